@@ -1,0 +1,22 @@
+# Compiler flags shared by every Hearth target: warnings, sanitizers, optional native tuning, ccache.
+find_program(HEARTH_CCACHE ccache)
+if(HEARTH_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  set(CMAKE_C_COMPILER_LAUNCHER "${HEARTH_CCACHE}")
+  set(CMAKE_CXX_COMPILER_LAUNCHER "${HEARTH_CCACHE}")
+  set(CMAKE_CUDA_COMPILER_LAUNCHER "${HEARTH_CCACHE}")
+endif()
+
+add_library(hearth_warnings INTERFACE)
+target_compile_options(hearth_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-missing-field-initializers>
+  $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${HEARTH_WERROR}>>:-Werror>)
+
+if(HEARTH_SANITIZE)
+  string(REPLACE ";" "," _hearth_san "${HEARTH_SANITIZE}")
+  add_compile_options(-fsanitize=${_hearth_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${_hearth_san})
+endif()
+
+if(HEARTH_NATIVE)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-march=native>)
+endif()

@@ -1,0 +1,42 @@
+// Helpers shared by the Qt Test executables: where the shared test data lives, where our built
+// binaries are, and skipping with a clear message when data is missing.
+#pragma once
+
+#include <QByteArray>
+#include <QDir>
+#include <QFileInfo>
+#include <QString>
+#include <QtTest>
+
+#include <cstdlib>
+#include <string>
+
+namespace hearth::test {
+
+// Folder with models/, templates/, tools/ (HEARTH_TEST_DATA, default ../shared).
+inline QString testDataDir() {
+    QByteArray env = qgetenv("HEARTH_TEST_DATA");
+    if (!env.isEmpty()) return QString::fromLocal8Bit(env);
+    return QStringLiteral("../shared");
+}
+
+inline std::string testDataPath(const QString& relative) {
+    return QDir(testDataDir()).filePath(relative).toStdString();
+}
+
+// Folder holding hearth-cli and friends (set by CTest).
+inline QString binDir() {
+    QByteArray env = qgetenv("HEARTH_BIN_DIR");
+    return env.isEmpty() ? QStringLiteral(".") : QString::fromLocal8Bit(env);
+}
+
+} // namespace hearth::test
+
+// Skips the current test function with a message when a shared test file is absent.
+#define HEARTH_REQUIRE_TEST_FILE(relativePath)                                                     \
+    do {                                                                                           \
+        const QString hearthPath_ = QDir(::hearth::test::testDataDir()).filePath(relativePath);   \
+        if (!QFileInfo::exists(hearthPath_))                                                       \
+            QSKIP(qPrintable(QStringLiteral("test data not found: %1 (set HEARTH_TEST_DATA)")     \
+                                 .arg(hearthPath_)));                                              \
+    } while (0)
