@@ -16,6 +16,13 @@ stamp() { echo "== [$(( $(date +%s) - start ))s] $*"; }
 stamp "dependencies"
 bash scripts/install-deps.sh
 
+stamp "reference engine (llama.cpp from npm: the tests' oracle)"
+if [[ -x "$HEARTH_TEST_DATA/tools/reference/setup.sh" ]]; then
+  export HEARTH_REF=${HEARTH_REF:-$HOME/.cache/hearth-ref}
+  bash "$HEARTH_TEST_DATA/tools/reference/setup.sh" >/dev/null ||
+    echo "warning: reference setup failed; tests that need it will say they are skipped"
+fi
+
 stamp "configure + build (ci preset)"
 cmake --preset ci -DHEARTH_TEST_DATA="$HEARTH_TEST_DATA" >/dev/null
 cmake --build --preset ci -j "$jobs"

@@ -25,6 +25,7 @@ struct ModelInfoView::Summary {
 ModelInfoView::ModelInfoView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     m_title = new QLabel(tr("No model open"), this);
+    m_title->setObjectName(QStringLiteral("titleLabel"));
     QFont f = m_title->font();
     f.setPointSizeF(f.pointSizeF() * 1.3);
     f.setBold(true);
@@ -34,8 +35,10 @@ ModelInfoView::ModelInfoView(QWidget* parent) : QWidget(parent) {
 
     auto* split = new QSplitter(Qt::Vertical, this);
     m_metadata = new QTableWidget(0, 2, split);
+    m_metadata->setObjectName(QStringLiteral("metadataTable"));
     m_metadata->setHorizontalHeaderLabels({tr("Key"), tr("Value")});
     m_tensors = new QTableWidget(0, 4, split);
+    m_tensors->setObjectName(QStringLiteral("tensorTable"));
     m_tensors->setHorizontalHeaderLabels({tr("Tensor"), tr("Type"), tr("Shape"), tr("Bytes")});
     for (QTableWidget* t : {m_metadata, m_tensors}) {
         t->horizontalHeader()->setStretchLastSection(true);
@@ -79,7 +82,10 @@ void ModelInfoView::load(const QString& path) {
 void ModelInfoView::show(const QString& path, const Summary& s) {
     if (!s.error.isEmpty()) {
         m_title->setText(tr("Cannot open %1").arg(path));
+        m_metadata->setRowCount(0);
+        m_tensors->setRowCount(0);
         Q_EMIT statusChanged(s.error);
+        Q_EMIT loaded(false);
         return;
     }
     m_title->setText(path);
@@ -98,6 +104,7 @@ void ModelInfoView::show(const QString& path, const Summary& s) {
                              .arg(s.metadata.size())
                              .arg(s.tensors.size())
                              .arg(double(s.totalBytes) / (1 << 20), 0, 'f', 1));
+    Q_EMIT loaded(true);
 }
 
 } // namespace hearth::ui

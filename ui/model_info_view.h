@@ -17,6 +17,8 @@ public:
 
 Q_SIGNALS:
     void statusChanged(const QString& text);
+    // Emitted on the GUI thread once a load has finished; ok is false when the file was refused.
+    void loaded(bool ok);
 
 private:
     struct Summary;
