@@ -14,6 +14,7 @@ std::string_view errorCodeName(ErrorCode code) {
     case ErrorCode::IoError: return "i/o error";
     case ErrorCode::OutOfMemory: return "out of memory";
     case ErrorCode::Cancelled: return "cancelled";
+    case ErrorCode::Busy: return "busy";
     case ErrorCode::Internal: return "internal error";
     }
     return "unknown error";

@@ -20,6 +20,7 @@ enum class ErrorCode {
     IoError,         // the operating system refused (open, read, write, mmap)
     OutOfMemory,     // an allocation failed or would exceed a budget
     Cancelled,       // the work was stopped on request
+    Busy,            // a queue or pool is full right now; trying again later may work
     Internal,        // a broken invariant inside the engine (a bug, reported not crashed)
 };
 
@@ -56,6 +57,7 @@ inline Status unsupported(std::string m) { return {ErrorCode::Unsupported, std::
 inline Status outOfRange(std::string m) { return {ErrorCode::OutOfRange, std::move(m)}; }
 inline Status ioError(std::string m) { return {ErrorCode::IoError, std::move(m)}; }
 inline Status outOfMemory(std::string m) { return {ErrorCode::OutOfMemory, std::move(m)}; }
+inline Status busy(std::string m) { return {ErrorCode::Busy, std::move(m)}; }
 inline Status internalError(std::string m) { return {ErrorCode::Internal, std::move(m)}; }
 
 // A value of type T, or the Status saying why there is none. Construct from either.

@@ -1,0 +1,161 @@
+// Continuous-batching scheduler over the paged KV cache (vLLM v1's schedule/update shape).
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <string>
+
+namespace hearth::sched {
+
+Scheduler::Scheduler(SchedulerConfig config, kv::KvCacheManager& cache)
+    : m_config(config), m_cache(cache) {
+    m_config.maxNumSeqs = std::max(1, m_config.maxNumSeqs);
+    m_config.maxBatchedTokens = std::max(1, m_config.maxBatchedTokens);
+}
+
+Status Scheduler::addRequest(Request request) {
+    const std::string name = "request " + std::to_string(request.id);
+    if (m_requests.count(request.id)) return invalidArgument(name + " already exists");
+    if (request.tokens.empty()) return invalidArgument(name + " has an empty prompt");
+    if (request.maxTokens < 1) return invalidArgument(name + ": max_tokens must be at least 1");
+    request.promptLength = int(request.tokens.size());
+    const int64_t total = int64_t(request.promptLength) + request.maxTokens;
+    if (total > m_config.contextLength)
+        return outOfRange(name + ": prompt (" + std::to_string(request.promptLength) +
+                          " tokens) + max_tokens (" + std::to_string(request.maxTokens) +
+                          ") exceeds the context length of " +
+                          std::to_string(m_config.contextLength));
+    const int64_t blocks = (total + m_cache.blockSize() - 1) / m_cache.blockSize();
+    if (blocks > m_cache.numBlocks())
+        return outOfRange(name + " needs " + std::to_string(blocks) +
+                          " KV blocks but the whole cache has " +
+                          std::to_string(m_cache.numBlocks()));
+    if (int(m_waiting.size()) >= m_config.maxWaiting)
+        return busy("the wait queue is full (" + std::to_string(m_config.maxWaiting) +
+                    " requests); try again later");
+    request.state = RequestState::Waiting;
+    request.numComputed = 0;
+    const RequestId id = request.id;
+    m_requests.emplace(id, std::make_unique<Request>(std::move(request)));
+    m_waiting.push_back(id);
+    return Status::ok();
+}
+
+void Scheduler::preempt(RequestId id) {
+    Request& r = *m_requests.at(id);
+    m_cache.free(id);
+    r.numComputed = 0;
+    r.state = RequestState::Waiting;
+    ++r.numPreemptions;
+    m_running.erase(std::remove(m_running.begin(), m_running.end(), id), m_running.end());
+    m_waiting.push_front(id);
+}
+
+SchedulerOutput Scheduler::schedule() {
+    SchedulerOutput out;
+    int budget = m_config.maxBatchedTokens;
+
+    // Running sequences first: each gets its decode token or its next prefill chunk.
+    for (size_t i = 0; i < m_running.size() && budget > 0;) {
+        Request& r = *m_requests.at(m_running[i]);
+        const int remaining = int(r.tokens.size()) - r.numComputed;
+        int n = std::min(remaining, budget);
+        bool selfPreempted = false;
+        while (!m_cache.allocateSlots(r.id, r.numComputed + n)) {
+            const RequestId victim = m_running.back();
+            preempt(victim);
+            out.preempted.push_back(victim);
+            if (victim == r.id) {
+                selfPreempted = true;
+                break;
+            }
+        }
+        if (selfPreempted) break;
+        out.seqs.push_back({r.id, r.numComputed, n, r.numComputed + n == int(r.tokens.size())});
+        budget -= n;
+        ++i;
+    }
+
+    // Then waiting requests, oldest first, while there is room and no one was just preempted.
+    while (!m_waiting.empty() && budget > 0 && int(m_running.size()) < m_config.maxNumSeqs &&
+           out.preempted.empty()) {
+        Request& r = *m_requests.at(m_waiting.front());
+        kv::CachedPrefix prefix = m_cache.findCachedPrefix(r.tokens);
+        const int start = prefix.numTokens;
+        const int n = std::min(int(r.tokens.size()) - start, budget);
+        if (!m_cache.allocateSlots(r.id, start + n, &prefix)) break;
+        if (r.numPreemptions == 0) {
+            m_cache.recordPrefixLookup(r.promptLength, std::min(start, r.promptLength));
+            r.numCachedPrompt = std::min(start, r.promptLength);
+        }
+        r.numComputed = start;
+        r.state = RequestState::Running;
+        m_waiting.pop_front();
+        m_running.push_back(r.id);
+        out.seqs.push_back({r.id, start, n, start + n == int(r.tokens.size())});
+        budget -= n;
+    }
+
+    for (const ScheduledSeq& s : out.seqs) out.totalTokens += s.numTokens;
+    return out;
+}
+
+void Scheduler::finishRequest(Request& r, FinishReason reason) {
+    r.state = RequestState::Finished;
+    r.finish = reason;
+    m_cache.free(r.id);
+    m_running.erase(std::remove(m_running.begin(), m_running.end(), r.id), m_running.end());
+    m_waiting.erase(std::remove(m_waiting.begin(), m_waiting.end(), r.id), m_waiting.end());
+}
+
+std::vector<RequestId> Scheduler::update(const SchedulerOutput& out,
+                                         std::span<const int32_t> sampled) {
+    std::vector<RequestId> finished;
+    size_t k = 0;
+    for (const ScheduledSeq& s : out.seqs) {
+        const bool hasSample = s.samples && k < sampled.size();
+        const int32_t token = hasSample ? sampled[k] : -1;
+        if (s.samples) ++k;
+        auto it = m_requests.find(s.id);
+        if (it == m_requests.end()) continue;
+        Request& r = *it->second;
+        if (r.state != RequestState::Running) continue; // cancelled or preempted meanwhile
+        m_prefillTokens += uint64_t(std::max(0, std::min(s.start + s.numTokens, r.promptLength) -
+                                                    std::max(s.start, 0)));
+        r.numComputed = s.start + s.numTokens;
+        m_cache.cacheComputedBlocks(r.id, r.tokens, r.numComputed);
+        if (!hasSample) continue;
+        r.tokens.push_back(token);
+        FinishReason reason = FinishReason::None;
+        if (std::find(r.stopTokens.begin(), r.stopTokens.end(), token) != r.stopTokens.end())
+            reason = FinishReason::Stop;
+        else if (r.numGenerated() >= r.maxTokens ||
+                 int(r.tokens.size()) >= m_config.contextLength)
+            reason = FinishReason::Length;
+        if (reason != FinishReason::None) {
+            finishRequest(r, reason);
+            finished.push_back(r.id);
+        }
+    }
+    return finished;
+}
+
+bool Scheduler::cancel(RequestId id) { return finish(id, FinishReason::Cancelled); }
+
+bool Scheduler::finish(RequestId id, FinishReason reason) {
+    auto it = m_requests.find(id);
+    if (it == m_requests.end() || it->second->state == RequestState::Finished) return false;
+    finishRequest(*it->second, reason);
+    return true;
+}
+
+const Request* Scheduler::request(RequestId id) const {
+    auto it = m_requests.find(id);
+    return it == m_requests.end() ? nullptr : it->second.get();
+}
+
+void Scheduler::release(RequestId id) {
+    auto it = m_requests.find(id);
+    if (it != m_requests.end() && it->second->state == RequestState::Finished) m_requests.erase(it);
+}
+
+} // namespace hearth::sched

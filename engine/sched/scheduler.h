@@ -1,0 +1,103 @@
+// Continuous batching: each step, schedule() picks how many tokens every sequence computes —
+// running sequences first (decode or the next prefill chunk), then waiting ones within the token
+// budget — and update() takes the sampled tokens back, finishing and freeing sequences.
+// Blocks come from the KV cache manager; when they run out the newest running request is
+// preempted (its blocks freed) and recomputed later.
+#pragma once
+
+#include "hearth/status.h"
+#include "kv/kv_cache_manager.h"
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+namespace hearth::sched {
+
+using RequestId = uint64_t;
+
+enum class RequestState { Waiting, Running, Finished };
+enum class FinishReason { None, Length, Stop, Cancelled };
+
+struct SchedulerConfig {
+    int maxNumSeqs = 16;          // sequences in one step
+    int maxBatchedTokens = 512;   // tokens computed in one step (chunked prefill splits prompts)
+    int maxWaiting = 256;         // bounded wait queue; beyond it requests are refused
+    int contextLength = 2048;     // per-sequence cap: prompt + max_tokens must fit
+};
+
+struct Request {
+    RequestId id = 0;
+    std::vector<int32_t> tokens; // prompt followed by generated tokens
+    int promptLength = 0;
+    int maxTokens = 16;          // tokens to generate at most
+    std::vector<int32_t> stopTokens; // end-of-generation ids
+    int numComputed = 0;         // tokens of `tokens` whose K/V are in the cache
+    int numCachedPrompt = 0;     // prompt tokens found in the prefix cache at admission
+    int numPreemptions = 0;
+    RequestState state = RequestState::Waiting;
+    FinishReason finish = FinishReason::None;
+
+    int numGenerated() const { return int(tokens.size()) - promptLength; }
+};
+
+struct ScheduledSeq {
+    RequestId id = 0;
+    int start = 0;       // position of the first token computed this step
+    int numTokens = 0;   // tokens computed this step
+    bool samples = false; // the chunk reaches the end of the sequence: a token is sampled
+};
+
+struct SchedulerOutput {
+    std::vector<ScheduledSeq> seqs;
+    int totalTokens = 0;
+    std::vector<RequestId> preempted; // lost their blocks this step; they wait to be recomputed
+    std::vector<kv::BlockCopy> copies; // copy-on-write copies the backend must do first
+    bool empty() const { return seqs.empty(); }
+};
+
+class Scheduler {
+public:
+    Scheduler(SchedulerConfig config, kv::KvCacheManager& cache);
+
+    // Queues a request. Refused at once when it can never fit (prompt + maxTokens beyond the
+    // context, or more blocks than the whole cache) or when the wait queue is full.
+    Status addRequest(Request request);
+
+    SchedulerOutput schedule();
+
+    // Applies a step's results: `sampled[i]` is the token for the i-th scheduled sequence that
+    // has `samples` set (in order). Returns the requests that finished in this step.
+    std::vector<RequestId> update(const SchedulerOutput& out, std::span<const int32_t> sampled);
+
+    // Stops a request at once (client gone, stop pressed): its blocks are freed now.
+    bool cancel(RequestId id);
+    // Marks a running request finished with `reason` (e.g. a stop string matched) and frees it.
+    bool finish(RequestId id, FinishReason reason);
+
+    const Request* request(RequestId id) const;
+    // Forgets a finished request (after its consumer has read the result).
+    void release(RequestId id);
+
+    int numRunning() const { return int(m_running.size()); }
+    int numWaiting() const { return int(m_waiting.size()); }
+    bool hasWork() const { return !m_running.empty() || !m_waiting.empty(); }
+    uint64_t prefillTokensComputed() const { return m_prefillTokens; }
+
+private:
+    void preempt(RequestId id);
+    void finishRequest(Request& r, FinishReason reason);
+
+    SchedulerConfig m_config;
+    kv::KvCacheManager& m_cache;
+    std::unordered_map<RequestId, std::unique_ptr<Request>> m_requests;
+    std::deque<RequestId> m_waiting; // FIFO; preempted requests go back to the front
+    std::vector<RequestId> m_running; // admission order: the last one is preempted first
+    uint64_t m_prefillTokens = 0;
+};
+
+} // namespace hearth::sched
