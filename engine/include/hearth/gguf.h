@@ -161,8 +161,9 @@ public:
     // Pointer to a tensor's bytes (nullptr when the data is not in the file).
     const uint8_t* tensorData(const TensorInfo& t) const;
 
+    struct Impl; // opaque: the parsed file and its mapping
+
 private:
-    struct Impl;
     explicit File(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> m_impl;
 };
@@ -195,8 +196,9 @@ public:
     Status writeFile(const std::string& path) const;
     Result<std::vector<uint8_t>> writeToMemory() const;
 
+    struct PendingTensor; // opaque: a tensor waiting to be written
+
 private:
-    struct PendingTensor;
     uint32_t m_version;
     std::vector<KeyValue> m_metadata;
     std::vector<std::shared_ptr<PendingTensor>> m_tensors;
