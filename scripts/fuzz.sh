@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Fuzzes the GGUF reader for SECONDS (default 60) with libFuzzer + ASan + UBSan.
+# Seeds: small valid files made by this script.
+# Exits non-zero on any crash, leak, timeout or out-of-memory.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+seconds=${1:-60}
+fuzzer=build/fuzz/bin/fuzz_gguf
+if [[ ! -x $fuzzer ]]; then
+  cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz --target fuzz_gguf
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/corpus" "$work/artifacts"
+# Small valid seeds made here (every value type, arrays, tensors of several types), so each run
+# is fast; big real models make the fuzzer crawl.
+python3 - "$work/corpus" <<'PY'
+import struct, sys, os
+out = sys.argv[1]
+def s(x): b = x.encode(); return struct.pack('<Q', len(b)) + b
+def kv(k, t, payload): return s(k) + struct.pack('<I', t) + payload
+def gguf(kvs, tensors, align=32):
+    h = b'GGUF' + struct.pack('<IQQ', 3, len(tensors), len(kvs)) + b''.join(kvs)
+    data, infos = b'', b''
+    for name, ne, typ, raw in tensors:
+        infos += s(name) + struct.pack('<I', len(ne)) + b''.join(struct.pack('<Q', d) for d in ne)
+        infos += struct.pack('<IQ', typ, len(data))
+        data += raw + b'\0' * ((-len(raw)) % align)
+    h += infos
+    h += b'\0' * ((-len(h)) % align)
+    return h + data
+kvs = [kv('general.architecture', 8, s('llama')), kv('general.alignment', 4, struct.pack('<I', 32)),
+       kv('a.u8', 0, b'\x01'), kv('a.i8', 1, b'\xff'), kv('a.u16', 2, b'\x01\x00'),
+       kv('a.i16', 3, b'\xff\xff'), kv('a.i32', 5, struct.pack('<i', -3)), kv('a.f32', 6, struct.pack('<f', 0.5)),
+       kv('a.bool', 7, b'\x01'), kv('a.u64', 10, struct.pack('<Q', 9)), kv('a.i64', 11, struct.pack('<q', -9)),
+       kv('a.f64', 12, struct.pack('<d', 1.5)),
+       kv('tokenizer.ggml.tokens', 9, struct.pack('<IQ', 8, 3) + s('a') + s('b') + s('<0x0A>')),
+       kv('tokenizer.ggml.scores', 9, struct.pack('<IQ', 6, 3) + struct.pack('<3f', 0, -1, -2)),
+       kv('tokenizer.ggml.token_type', 9, struct.pack('<IQ', 5, 3) + struct.pack('<3i', 1, 1, 6))]
+tensors = [('token_embd.weight', [4, 3], 0, b'\x00' * 48), ('blk.0.attn_q.weight', [32, 2], 8, b'\x01' * 68),
+           ('blk.0.ffn_down.weight', [256], 12, b'\x02' * 144), ('norm', [8], 1, b'\x03' * 16)]
+open(os.path.join(out, 'seed-full.gguf'), 'wb').write(gguf(kvs, tensors))
+open(os.path.join(out, 'seed-kv.gguf'), 'wb').write(gguf(kvs[:4], []))
+open(os.path.join(out, 'seed-v2.gguf'), 'wb').write(gguf(kvs[:2], tensors[:1]).replace(b'GGUF\x03', b'GGUF\x02', 1))
+PY
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+set +e
+"$fuzzer" "$work/corpus" -max_total_time="$seconds" -rss_limit_mb=512 -timeout=5 \
+  -max_len=65536 -print_final_stats=1 -artifact_prefix="$work/artifacts/" 2>&1 | tail -n 25
+status=${PIPESTATUS[0]}
+set -e
+if [[ $status -ne 0 ]] || compgen -G "$work/artifacts/*" >/dev/null; then
+  echo "fuzz: FAILED (exit $status); reproducer(s):" >&2
+  ls -l "$work/artifacts" >&2
+  mkdir -p build/fuzz/findings && cp "$work"/artifacts/* build/fuzz/findings/ 2>/dev/null || true
+  exit 1
+fi
+echo "fuzz: no findings in ${seconds}s"

@@ -1,0 +1,50 @@
+// libFuzzer target for the GGUF reader: any byte string must parse or be refused cleanly; a file
+// that parses must survive every accessor and re-serialise to bytes that parse the same way.
+#include "hearth/gguf.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+
+using namespace hearth::gguf;
+
+namespace {
+void check(bool ok) {
+    if (!ok) __builtin_trap(); // a violated invariant is a finding
+}
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    auto f = File::fromMemory(data, size);
+    if (!f.isOk()) {
+        check(!f.status().message().empty());
+        return 0;
+    }
+    Writer w(f->version());
+    for (const KeyValue& kv : f->metadata()) {
+        (void)kv.value.toDisplayString();
+        (void)kv.value.asUInt();
+        (void)kv.value.asI32Array();
+        (void)f->getU32(kv.key);
+        (void)f->getString(kv.key);
+        (void)f->getF32Array(kv.key);
+        w.set(kv.key, kv.value);
+    }
+    for (const TensorInfo& t : f->tensors()) {
+        const uint8_t* p = f->tensorData(t);
+        check(p != nullptr);
+        check(p + t.bytes <= data + size);
+        volatile uint8_t sink = t.bytes ? p[t.bytes - 1] : 0;
+        (void)sink;
+        check(w.addTensor(t.name, t.type, {t.ne.begin(), t.ne.begin() + t.nDims},
+                          std::vector<uint8_t>(p, p + t.bytes))
+                  .isOk());
+    }
+    auto bytes = w.writeToMemory();
+    check(bytes.isOk());
+    auto again = File::fromMemory(bytes->data(), bytes->size());
+    check(again.isOk());
+    check(again->metadata().size() == f->metadata().size());
+    check(again->tensors().size() == f->tensors().size());
+    return 0;
+}
