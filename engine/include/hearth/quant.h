@@ -92,6 +92,8 @@ struct TensorRole {
     uint64_t ne0 = 0;      // row length (innermost dimension)
     uint32_t nDims = 0;    // 1 for norms and biases
     uint32_t nLayers = 0;  // block_count of the model
+    uint32_t gqa = 1;      // attention heads per KV head
+    bool hasOutput = true; // false when the output projection is tied to token_embd
 };
 
 // A named recipe: a default type plus rules for tensors that deserve more (or fewer) bits.

@@ -1,0 +1,113 @@
+// Named quantization mixes (Q4_K_M, Q5_K_S, ...) and the per-tensor type rules behind them, for
+// llama-family models: which tensors get more bits, and fallbacks for rows that blocks can't tile.
+#include "hearth/quant.h"
+
+#include <cctype>
+#include <cstdio>
+#include <string>
+
+namespace hearth::quant {
+
+namespace {
+
+constexpr Mix kMixes[] = {
+    {"F32", Type::F32, 0},     {"F16", Type::F16, 1},       {"BF16", Type::BF16, 32},
+    {"Q4_0", Type::Q4_0, 2},   {"Q4_1", Type::Q4_1, 3},     {"Q8_0", Type::Q8_0, 7},
+    {"Q5_0", Type::Q5_0, 8},   {"Q5_1", Type::Q5_1, 9},     {"Q2_K", Type::Q2_K, 10},
+    {"Q3_K_S", Type::Q3_K, 11}, {"Q3_K_M", Type::Q3_K, 12}, {"Q3_K_L", Type::Q3_K, 13},
+    {"Q4_K_S", Type::Q4_K, 14}, {"Q4_K_M", Type::Q4_K, 15}, {"Q5_K_S", Type::Q5_K, 16},
+    {"Q5_K_M", Type::Q5_K, 17}, {"Q6_K", Type::Q6_K, 18},
+};
+
+bool sameName(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (std::toupper(static_cast<unsigned char>(a[i])) !=
+            std::toupper(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
+
+bool contains(std::string_view s, std::string_view part) { return s.find(part) != s.npos; }
+
+// Layer index from "blk.N.", or -1.
+int layerOf(std::string_view name) {
+    if (name.substr(0, 4) != "blk.") return -1;
+    int layer = 0;
+    size_t i = 4;
+    if (i >= name.size() || !std::isdigit(static_cast<unsigned char>(name[i]))) return -1;
+    for (; i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])); ++i)
+        layer = layer * 10 + (name[i] - '0');
+    return layer;
+}
+
+// The layers where _M mixes spend more bits: the first and last eighth, and every third between.
+bool useMoreBits(int layer, int nLayers) {
+    return layer < nLayers / 8 || layer >= 7 * nLayers / 8 || (layer - nLayers / 8) % 3 == 2;
+}
+
+// A 32-element-block type for rows that 256-element blocks cannot tile.
+Type smallBlockFallback(Type t) {
+    switch (t) {
+    case Type::Q2_K:
+    case Type::Q3_K: return Type::Q4_0;
+    case Type::Q4_K: return Type::Q5_0;
+    case Type::Q5_K: return Type::Q5_1;
+    case Type::Q6_K: return Type::Q8_0;
+    default: return t;
+    }
+}
+
+} // namespace
+
+std::span<const Mix> allMixes() { return kMixes; }
+
+std::optional<Mix> mixFromName(std::string_view name) {
+    for (const Mix& m : kMixes)
+        if (sameName(m.name, name)) return m;
+    // Aliases users type: a K-quant without a size letter means the _M mix.
+    if (sameName(name, "Q3_K")) return mixFromName("Q3_K_M");
+    if (sameName(name, "Q4_K")) return mixFromName("Q4_K_M");
+    if (sameName(name, "Q5_K")) return mixFromName("Q5_K_M");
+    return std::nullopt;
+}
+
+Type chooseType(const Mix& mix, const TensorRole& role) {
+    if (role.nDims < 2) return Type::F32;
+    const std::string_view n = role.name;
+    const std::string_view m = mix.name;
+    const Type base = mix.baseType;
+    if (base == Type::F32 || base == Type::F16 || base == Type::BF16) return base;
+
+    const int layer = layerOf(n);
+    const int nLayers = int(role.nLayers);
+    Type t = base;
+    const bool isOutput = n == "output.weight" || (!role.hasOutput && n == "token_embd.weight");
+    if (isOutput) {
+        if (role.ne0 % 256 != 0) t = Type::Q8_0;
+        else if (base != Type::Q8_0) t = Type::Q6_K;
+    } else if (contains(n, "attn_v.weight")) {
+        if (m == "Q2_K") t = role.gqa >= 4 ? Type::Q4_K : Type::Q3_K;
+        else if (m == "Q3_K_M") t = layer < 2 ? Type::Q5_K : Type::Q4_K;
+        else if (m == "Q3_K_L") t = Type::Q5_K;
+        else if ((m == "Q4_K_M" || m == "Q5_K_M") && useMoreBits(layer, nLayers)) t = Type::Q6_K;
+        else if (m == "Q4_K_S" && layer < 4) t = Type::Q5_K;
+    } else if (contains(n, "ffn_down.weight")) {
+        if (m == "Q2_K") t = Type::Q3_K;
+        else if (m == "Q3_K_M") t = layer < nLayers / 16 ? Type::Q5_K : Type::Q4_K;
+        else if (m == "Q3_K_L") t = Type::Q5_K;
+        else if ((m == "Q4_K_M" || m == "Q5_K_M") && useMoreBits(layer, nLayers)) t = Type::Q6_K;
+        else if (m == "Q4_K_S" && layer < nLayers / 8) t = Type::Q5_K;
+    } else if (contains(n, "attn_output.weight")) {
+        if (m == "Q2_K") t = Type::Q3_K;
+        else if (m == "Q3_K_M") t = Type::Q4_K;
+        else if (m == "Q3_K_L") t = Type::Q5_K;
+    }
+    const TypeInfo* info = typeInfo(t);
+    if (info && role.ne0 % info->blockElems != 0) t = smallBlockFallback(t);
+    info = typeInfo(t);
+    if (info && role.ne0 % info->blockElems != 0) t = Type::F16; // no block tiles this row
+    return t;
+}
+
+} // namespace hearth::quant

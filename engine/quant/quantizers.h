@@ -1,0 +1,29 @@
+// Reference quantizers of one row per type (n a multiple of the block size), used by convert.cpp.
+#pragma once
+
+#include "quant/blocks.h"
+
+#include <cstdint>
+
+namespace hearth::quant::detail {
+
+void quantizeQ4_0(const float* x, BlockQ4_0* y, int64_t n);
+void quantizeQ4_1(const float* x, BlockQ4_1* y, int64_t n);
+void quantizeQ5_0(const float* x, BlockQ5_0* y, int64_t n);
+void quantizeQ5_1(const float* x, BlockQ5_1* y, int64_t n);
+void quantizeQ8_0(const float* x, BlockQ8_0* y, int64_t n);
+void quantizeQ8_1(const float* x, BlockQ8_1* y, int64_t n);
+void quantizeQ2_K(const float* x, BlockQ2_K* y, int64_t n);
+void quantizeQ3_K(const float* x, BlockQ3_K* y, int64_t n);
+void quantizeQ4_K(const float* x, BlockQ4_K* y, int64_t n);
+void quantizeQ5_K(const float* x, BlockQ5_K* y, int64_t n);
+void quantizeQ6_K(const float* x, BlockQ6_K* y, int64_t n);
+void quantizeQ8_K(const float* x, BlockQ8_K* y, int64_t n);
+
+// Round half away from zero, as the reference formulas do; non-finite input gives 0.
+inline int roundToInt(float v) {
+    if (!(v == v) || v > 2.0e9f || v < -2.0e9f) return 0;
+    return int(v >= 0.0f ? v + 0.5f : v - 0.5f);
+}
+
+} // namespace hearth::quant::detail
