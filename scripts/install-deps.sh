@@ -9,9 +9,12 @@ packages=(
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools
   libcpp-httplib-dev libspdlog-dev libsqlite3-dev nlohmann-json3-dev
   clang libclang-rt-14-dev
-  xvfb xauth
-  nodejs npm python3
+  xvfb xauth python3
 )
+# Node.js and npm run the reference engine in tests; any install that provides the commands will do
+# (a nodejs from another source may already bundle npm, and Debian's npm would conflict with it).
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
