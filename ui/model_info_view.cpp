@@ -3,6 +3,7 @@
 
 #include "hearth/gguf.h"
 
+#include <QCoreApplication>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMetaObject>
