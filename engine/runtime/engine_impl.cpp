@@ -51,6 +51,7 @@ struct Live {
     std::shared_ptr<TokenSink> sink;
     std::unique_ptr<sample::Sampler> sampler;
     std::vector<int32_t> generated;
+    bool returnLogits = false;
     Clock::time_point submitted, firstScheduled, firstToken;
     bool scheduled = false, produced = false;
 };
@@ -239,6 +240,7 @@ void EngineImpl::run() {
             live.sink = s.request.sink;
             live.sampler = std::make_unique<sample::Sampler>(s.request.sampling);
             live.submitted = s.at;
+            live.returnLogits = s.request.returnLogits;
             m_live.emplace(s.id, std::move(live));
         }
         for (RequestId id : cancels)
@@ -310,6 +312,7 @@ Status EngineImpl::step() {
         info.id = res.token;
         info.logprob = res.logprob;
         for (const auto& t : res.top) info.topLogprobs.push_back({t.token, t.logprob});
+        if (live.returnLogits) info.logits.assign(l.begin(), l.end());
         emitted.push_back({s.id, std::move(info)});
     }
     const std::vector<sched::RequestId> finished = m_sched->update(out, sampled);

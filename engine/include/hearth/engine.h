@@ -31,6 +31,7 @@ struct TokenInfo {
     int32_t id = -1;
     float logprob = 0.0f;
     std::vector<std::pair<int32_t, float>> topLogprobs;
+    std::vector<float> logits; // the raw row that chose this token, when the request asked
 };
 
 struct Usage {
@@ -57,6 +58,7 @@ struct GenerationRequest {
     int32_t maxTokens = 256;
     std::vector<int32_t> stopTokens; // default: the model's end-of-generation tokens
     bool ignoreEos = false;
+    bool returnLogits = false; // copy each step's logits row into TokenInfo (for tests, dumps)
     std::shared_ptr<TokenSink> sink;
 };
 
