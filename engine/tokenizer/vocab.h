@@ -1,0 +1,108 @@
+// The loaded vocabulary shared by all tokenizer parts, and how it is built from raw
+// `tokenizer.ggml.*` arrays (read from GGUF, or made by hand in tests).
+#pragma once
+
+#include "hearth/status.h"
+#include "hearth/tokenizer.h"
+#include "tokenizer/pre_tokenizer.h"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace hearth::gguf {
+class File;
+}
+
+namespace hearth::tokenizer::detail {
+
+// Longest token text accepted; longer ones mean a corrupt or hostile file.
+inline constexpr size_t kMaxTokenBytes = 64 * 1024;
+
+struct StringViewHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+struct MergeEntry {
+    int32_t rank = 0;
+    int32_t result = kNoToken; // token of the joined text, kNoToken if the vocab lacks it
+};
+
+// Everything read from the metadata, before validation.
+struct VocabSource {
+    std::string model;
+    std::optional<std::string> pre;
+    std::vector<std::string> tokens;
+    std::optional<std::vector<float>> scores;
+    std::optional<std::vector<int32_t>> tokenTypes;
+    std::optional<std::vector<std::string>> merges;
+    // Special ids as stored (may be negative or out of range; validated when built).
+    std::optional<int64_t> bos, eos, eot, eom, unk, sep, pad;
+    std::optional<int64_t> fimPre, fimSuf, fimMid, fimPad, fimRep, fimSep;
+    std::optional<bool> addBos, addEos, addSpacePrefix;
+};
+
+struct Vocab {
+    Vocab() = default;
+    Vocab(const Vocab&) = delete; // the id map points into `text`
+    Vocab& operator=(const Vocab&) = delete;
+
+    ModelType type = ModelType::Spm;
+    std::string modelName;
+    std::string preName;
+    PreTokenizerConfig pre;
+
+    std::vector<std::string> text;
+    std::vector<float> score;
+    std::vector<TokenType> tokenType;
+    std::unordered_map<std::string_view, int32_t, StringViewHash, std::equal_to<>> ids;
+
+    // BPE merges keyed by (left id << 32 | right id).
+    std::unordered_map<uint64_t, MergeEntry> merges;
+    // BPE: token of each byte's stand-in character. SPM: token "<0xXX>", else the raw byte.
+    std::array<int32_t, 256> byteToken{};
+
+    // Control, user-defined and unknown tokens, longest text first: matched in the input
+    // before tokenizing (control and unknown only when parsing special tokens).
+    std::vector<int32_t> specialTokens;
+
+    // Each token's piece with special tokens rendered as their text.
+    std::vector<std::string> piece;
+
+    int32_t bos = kNoToken, eos = kNoToken, eot = kNoToken, eom = kNoToken;
+    int32_t unk = kNoToken, sep = kNoToken, pad = kNoToken;
+    int32_t fimPre = kNoToken, fimSuf = kNoToken, fimMid = kNoToken;
+    int32_t fimPad = kNoToken, fimRep = kNoToken, fimSep = kNoToken;
+    bool addBos = false;
+    bool addEos = false;
+    bool addSpacePrefix = false;
+    std::vector<int32_t> eog; // ascending
+
+    std::vector<std::string> warnings;
+
+    int32_t size() const { return static_cast<int32_t>(text.size()); }
+    bool valid(int32_t id) const { return id >= 0 && id < size(); }
+    int32_t find(std::string_view s) const {
+        const auto it = ids.find(s);
+        return it == ids.end() ? kNoToken : it->second;
+    }
+    static uint64_t mergeKey(int32_t left, int32_t right) {
+        return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
+               static_cast<uint32_t>(right);
+    }
+};
+
+// Reads the tokenizer keys of a GGUF file. Errors on missing tokens/model and mistyped keys.
+Result<VocabSource> readVocabSource(const gguf::File& file);
+
+// Validates and indexes a source. Errors on anything a tokenizer cannot safely use.
+Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource source);
+
+} // namespace hearth::tokenizer::detail
