@@ -3,9 +3,11 @@
 
 namespace hearth::cli {
 
+int runRun(Args args);
+
 std::span<const Command> commands() {
     static const Command table[] = {
-        {"version", "print the version", [](Args) { return 0; }},
+        {"run", "generate text from a prompt (streams; --print-ids, --logits-out)", runRun},
     };
     return table;
 }

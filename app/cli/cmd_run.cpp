@@ -1,0 +1,230 @@
+// `hearth-cli run`: tokenizes a prompt, generates with the engine and streams the text, like
+// llama.cpp's CLI; optionally prints the token ids and dumps every step's logits.
+#include "commands.h"
+
+#include "hearth/engine.h"
+#include "hearth/gguf.h"
+#include "hearth/tokenizer.h"
+
+#include <charconv>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <string>
+
+namespace hearth::cli {
+
+namespace {
+
+const char* kRunHelp =
+    "usage: hearth-cli run MODEL.gguf -p PROMPT [options]\n"
+    "  -p, --prompt TEXT     the prompt (special tokens like <|im_start|> are recognised)\n"
+    "  -n, --n-predict N     tokens to generate (default 128)\n"
+    "  --temp T              temperature; 0 = greedy (default 0.8)\n"
+    "  --top-k K --top-p P --min-p P   sampling filters (defaults 40, 0.95, 0.05)\n"
+    "  --seed S              random seed (default: random)\n"
+    "  --ctx N               context length (default: min(model, 4096))\n"
+    "  --threads N           accepted for compatibility; the reference path uses one thread\n"
+    "  --ignore-eos          keep generating after an end-of-generation token\n"
+    "  --print-ids           end with 'prompt ids: ...' and 'generated ids: ...' lines\n"
+    "  --logits-out FILE     write float32 logits [steps, n_vocab] of every generated token\n";
+
+template <typename T> bool parseNumber(std::string_view s, T& out) {
+    if constexpr (std::is_floating_point_v<T>) {
+        try {
+            size_t used = 0;
+            const double v = std::stod(std::string(s), &used);
+            if (used != s.size()) return false;
+            out = T(v);
+            return true;
+        } catch (...) {
+            return false;
+        }
+    } else {
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+        return ec == std::errc() && p == s.data() + s.size();
+    }
+}
+
+// Prints text as it comes and remembers ids and logits; the engine calls it on its thread.
+class PrintingSink : public TokenSink {
+public:
+    explicit PrintingSink(tokenizer::Tokenizer tok, bool keepLogits)
+        : m_decoder(std::move(tok)), m_keepLogits(keepLogits) {}
+
+    void onToken(const TokenInfo& t) override {
+        auto text = m_decoder.push(t.id);
+        if (text.isOk() && !text->empty()) {
+            std::fwrite(text->data(), 1, text->size(), stdout);
+            std::fflush(stdout);
+        }
+        std::lock_guard<std::mutex> lock(m_mu);
+        ids.push_back(t.id);
+        if (m_keepLogits) logits.insert(logits.end(), t.logits.begin(), t.logits.end());
+    }
+    void onFinish(FinishReason r, const Usage& u) override {
+        const std::string rest = m_decoder.finish();
+        std::fwrite(rest.data(), 1, rest.size(), stdout);
+        std::lock_guard<std::mutex> lock(m_mu);
+        reason = r;
+        usage = u;
+        done = true;
+        m_cv.notify_all();
+    }
+    void onError(const Status& s) override {
+        std::lock_guard<std::mutex> lock(m_mu);
+        error = s;
+        done = true;
+        m_cv.notify_all();
+    }
+    void wait() {
+        std::unique_lock<std::mutex> lock(m_mu);
+        m_cv.wait(lock, [&] { return done; });
+    }
+
+    std::vector<int32_t> ids;
+    std::vector<float> logits;
+    FinishReason reason = FinishReason::Error;
+    Usage usage;
+    Status error;
+    bool done = false;
+
+private:
+    tokenizer::StreamDecoder m_decoder;
+    bool m_keepLogits;
+    std::mutex m_mu;
+    std::condition_variable m_cv;
+};
+
+void printIds(const char* label, const std::vector<int32_t>& ids) {
+    std::printf("%s:", label);
+    for (int32_t id : ids) std::printf(" %d", id);
+    std::printf("\n");
+}
+
+} // namespace
+
+int runRun(Args args) {
+    std::string modelPath, prompt, logitsOut;
+    bool havePrompt = false, printIdsFlag = false, ignoreEos = false;
+    int32_t nPredict = 128, ctx = 0;
+    SamplingParams sp;
+    sp.temperature = 0.8f;
+    sp.topK = 40;
+    sp.topP = 0.95f;
+    sp.minP = 0.05f;
+    sp.seed = std::random_device{}();
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        auto value = [&](std::string_view& out) {
+            if (i + 1 >= args.size()) return false;
+            out = args[++i];
+            return true;
+        };
+        std::string_view v;
+        bool ok = true;
+        if (a == "-h" || a == "--help") {
+            std::fputs(kRunHelp, stdout);
+            return 0;
+        } else if (a == "-p" || a == "--prompt") {
+            ok = value(v);
+            prompt = std::string(v);
+            havePrompt = true;
+        } else if (a == "-n" || a == "--n-predict") {
+            ok = value(v) && parseNumber(v, nPredict);
+        } else if (a == "--temp") {
+            ok = value(v) && parseNumber(v, sp.temperature);
+        } else if (a == "--top-k") {
+            ok = value(v) && parseNumber(v, sp.topK);
+        } else if (a == "--top-p") {
+            ok = value(v) && parseNumber(v, sp.topP);
+        } else if (a == "--min-p") {
+            ok = value(v) && parseNumber(v, sp.minP);
+        } else if (a == "--seed") {
+            ok = value(v) && parseNumber(v, sp.seed);
+        } else if (a == "--ctx" || a == "-c") {
+            ok = value(v) && parseNumber(v, ctx);
+        } else if (a == "--threads" || a == "-t") {
+            int32_t ignored = 0;
+            ok = value(v) && parseNumber(v, ignored);
+        } else if (a == "--print-ids") {
+            printIdsFlag = true;
+        } else if (a == "--ignore-eos") {
+            ignoreEos = true;
+        } else if (a == "--logits-out") {
+            ok = value(v);
+            logitsOut = std::string(v);
+        } else if (!a.empty() && a[0] == '-') {
+            std::fprintf(stderr, "hearth-cli run: unknown option '%.*s' (see --help)\n",
+                         int(a.size()), a.data());
+            return 2;
+        } else if (modelPath.empty()) {
+            modelPath = std::string(a);
+        } else {
+            ok = false;
+        }
+        if (!ok) {
+            std::fprintf(stderr, "hearth-cli run: bad or missing value for '%.*s'\n", int(a.size()),
+                         a.data());
+            return 2;
+        }
+    }
+    if (modelPath.empty() || !havePrompt) {
+        std::fputs(kRunHelp, stderr);
+        return 2;
+    }
+    auto fail = [&](const Status& s, int code) {
+        std::fprintf(stderr, "hearth-cli: %s: %s\n", modelPath.c_str(), s.toString().c_str());
+        return code;
+    };
+    auto file = gguf::File::open(modelPath);
+    if (!file) return fail(file.status(), 2);
+    auto tok = tokenizer::Tokenizer::fromGguf(*file);
+    if (!tok) return fail(tok.status(), 2);
+    auto promptIds = tok->encode(prompt, true, true);
+    if (!promptIds) return fail(promptIds.status(), 2);
+
+    EngineConfig config;
+    config.modelPath = modelPath;
+    config.contextLength = ctx;
+    auto engine = Engine::create(config);
+    if (!engine) return fail(engine.status(), 2);
+
+    auto sink = std::make_shared<PrintingSink>(*tok, !logitsOut.empty());
+    GenerationRequest req;
+    req.prompt = *promptIds;
+    req.sampling = sp;
+    req.maxTokens = nPredict;
+    req.ignoreEos = ignoreEos;
+    req.returnLogits = !logitsOut.empty();
+    req.sink = sink;
+    auto id = (*engine)->submit(req);
+    if (!id) return fail(id.status(), 2);
+    sink->wait();
+    std::printf("\n");
+    if (!sink->error.isOk()) return fail(sink->error, 1);
+    if (!logitsOut.empty()) {
+        std::ofstream out(logitsOut, std::ios::binary);
+        out.write(reinterpret_cast<const char*>(sink->logits.data()),
+                  std::streamsize(sink->logits.size() * sizeof(float)));
+        if (!out) {
+            std::fprintf(stderr, "hearth-cli: cannot write %s\n", logitsOut.c_str());
+            return 1;
+        }
+    }
+    if (printIdsFlag) {
+        printIds("prompt ids", *promptIds);
+        printIds("generated ids", sink->ids);
+    }
+    std::fflush(stdout);
+    const Usage& u = sink->usage;
+    std::fprintf(stderr, "hearth-cli: %d prompt + %d generated tokens, first token %.0f ms, %.1f tok/s (%s)\n",
+                 u.promptTokens, u.completionTokens, u.timeToFirstTokenMs,
+                 u.generationMs > 0 ? 1000.0 * (u.completionTokens - 1) / u.generationMs : 0.0,
+                 finishReasonName(sink->reason));
+    return 0;
+}
+
+} // namespace hearth::cli
