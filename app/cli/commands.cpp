@@ -4,9 +4,14 @@
 namespace hearth::cli {
 
 int runRun(Args args);
+int runInspect(Args args);
+int runSynth(Args args);
 
 std::span<const Command> commands() {
     static const Command table[] = {
+        {"inspect", "architecture, tensors, tokenizer and memory estimate of a GGUF model",
+         runInspect},
+        {"synth", "write a random-weight model of a real shape with a real tokenizer", runSynth},
         {"run", "generate text from a prompt (streams; --print-ids, --logits-out)", runRun},
     };
     return table;

@@ -1,0 +1,188 @@
+// `hearth-cli inspect`: a model's architecture, hyper-parameters, tokenizer, tensor table, size and
+// memory estimate, as text or as one JSON object.
+#include "commands.h"
+
+#include "hearth/gguf.h"
+#include "hearth/model_info.h"
+
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <cstdio>
+#include <string>
+
+namespace hearth::cli {
+
+namespace {
+
+const char* kInspectHelp =
+    "usage: hearth-cli inspect MODEL.gguf [--json] [--ctx N] [--kv-type F16|Q8_0|F32]\n"
+    "  Prints the architecture, hyper-parameters, tokenizer, tensor table, total size, and the\n"
+    "  memory for weights and for the KV cache at --ctx tokens (default: min(model's, 4096)).\n";
+
+std::string humanBytes(uint64_t b) {
+    char buf[32];
+    if (b >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", double(b) / double(1ull << 30));
+    else if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", double(b) / double(1ull << 20));
+    else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", double(b) / 1024.0);
+    else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
+    return buf;
+}
+
+std::string optionalId(const std::optional<uint32_t>& v) {
+    return v ? std::to_string(*v) : std::string("-");
+}
+
+nlohmann::ordered_json toJson(const gguf::File& file, const ModelInfo& m, uint32_t ctx,
+                              quant::Type kvType, const MemoryEstimate& mem) {
+    nlohmann::ordered_json j;
+    j["architecture"] = m.architecture;
+    j["name"] = m.name;
+    j["file_type"] = m.fileType ? nlohmann::ordered_json(fileTypeName(*m.fileType)) : nullptr;
+    j["gguf_version"] = file.version();
+    j["hyperparameters"] = {{"context_length", m.contextLength},
+                            {"embedding_length", m.embeddingLength},
+                            {"block_count", m.blockCount},
+                            {"feed_forward_length", m.feedForwardLength},
+                            {"head_count", m.headCount},
+                            {"head_count_kv", m.headCountKv},
+                            {"key_length", m.keyLength},
+                            {"value_length", m.valueLength},
+                            {"rope_dimension_count", m.ropeDimensions},
+                            {"rope_freq_base", m.ropeFreqBase},
+                            {"rms_epsilon", m.rmsEpsilon},
+                            {"vocab_size", m.vocabSize},
+                            {"tied_embeddings", m.tiedEmbeddings}};
+    auto id = [](const std::optional<uint32_t>& v) {
+        return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+    };
+    j["tokenizer"] = {{"model", m.tokenizer.model},       {"pre", m.tokenizer.pre},
+                      {"tokens", m.tokenizer.tokens},     {"bos", id(m.tokenizer.bos)},
+                      {"eos", id(m.tokenizer.eos)},       {"eot", id(m.tokenizer.eot)},
+                      {"unk", id(m.tokenizer.unk)},
+                      {"has_chat_template", m.tokenizer.hasChatTemplate}};
+    nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
+    for (const gguf::TensorInfo& t : file.tensors()) {
+        nlohmann::ordered_json shape = nlohmann::ordered_json::array();
+        for (uint32_t d = 0; d < t.nDims; ++d) shape.push_back(t.ne[d]);
+        tensors.push_back({{"name", t.name},
+                           {"type", std::string(quant::typeName(t.type))},
+                           {"shape", shape},
+                           {"bytes", t.bytes}});
+    }
+    j["tensors"] = tensors;
+    j["tensor_count"] = file.tensors().size();
+    j["tensors_by_type"] = m.tensorsByType;
+    j["parameter_count"] = m.parameterCount;
+    j["file_bytes"] = file.fileSize();
+    j["memory"] = {{"context", ctx},
+                   {"kv_type", std::string(quant::typeName(kvType))},
+                   {"weights_bytes", mem.weightBytes},
+                   {"kv_cache_bytes", mem.kvBytes},
+                   {"total_bytes", mem.totalBytes()}};
+    return j;
+}
+
+void printText(const std::string& path, const gguf::File& file, const ModelInfo& m, uint32_t ctx,
+               quant::Type kvType, const MemoryEstimate& mem) {
+    std::printf("%s\n", path.c_str());
+    std::printf("  architecture      %s%s%s\n", m.architecture.c_str(), m.name.empty() ? "" : "  name: ",
+                m.name.c_str());
+    if (m.fileType) std::printf("  file type         %s\n", fileTypeName(*m.fileType).c_str());
+    std::printf("  gguf version      %u, %zu tensors, %s\n", file.version(), file.tensors().size(),
+                humanBytes(file.fileSize()).c_str());
+    std::printf("  parameters        %llu (%.2fM)\n",
+                static_cast<unsigned long long>(m.parameterCount), double(m.parameterCount) / 1e6);
+    std::printf("hyper-parameters\n");
+    std::printf("  context length    %u\n", m.contextLength);
+    std::printf("  embedding length  %u\n", m.embeddingLength);
+    std::printf("  layers            %u\n", m.blockCount);
+    std::printf("  feed forward      %u\n", m.feedForwardLength);
+    std::printf("  heads             %u (kv %u), head dim %u\n", m.headCount, m.headCountKv,
+                m.keyLength);
+    std::printf("  rope              %u dims, base %g\n", m.ropeDimensions, double(m.ropeFreqBase));
+    std::printf("  rms epsilon       %g\n", double(m.rmsEpsilon));
+    std::printf("  vocabulary        %u%s\n", m.vocabSize, m.tiedEmbeddings ? " (tied output)" : "");
+    const TokenizerSummary& t = m.tokenizer;
+    std::printf("tokenizer\n");
+    std::printf("  model             %s%s%s\n", t.model.empty() ? "-" : t.model.c_str(),
+                t.pre.empty() ? "" : ", pre ", t.pre.c_str());
+    std::printf("  tokens            %u  bos %s  eos %s  eot %s  unk %s\n", t.tokens,
+                optionalId(t.bos).c_str(), optionalId(t.eos).c_str(), optionalId(t.eot).c_str(),
+                optionalId(t.unk).c_str());
+    std::printf("  chat template     %s\n", t.hasChatTemplate ? "yes" : "no");
+    std::printf("tensors\n");
+    for (const gguf::TensorInfo& ti : file.tensors())
+        std::printf("  %-32s %-5s %-20s %s\n", ti.name.c_str(), quant::typeName(ti.type).data(),
+                    ti.shapeString().c_str(), humanBytes(ti.bytes).c_str());
+    std::printf("  by type          ");
+    for (const auto& [type, count] : m.tensorsByType) std::printf(" %s: %u", type.c_str(), count);
+    std::printf("\nmemory at context %u (KV %s)\n", ctx, quant::typeName(kvType).data());
+    std::printf("  weights           %s\n", humanBytes(mem.weightBytes).c_str());
+    std::printf("  KV cache          %s\n", humanBytes(mem.kvBytes).c_str());
+    std::printf("  total             %s\n", humanBytes(mem.totalBytes()).c_str());
+}
+
+} // namespace
+
+int runInspect(Args args) {
+    std::string path;
+    bool json = false;
+    uint32_t ctx = 0;
+    quant::Type kvType = quant::Type::F16;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        if (a == "-h" || a == "--help") {
+            std::fputs(kInspectHelp, stdout);
+            return 0;
+        } else if (a == "--json") {
+            json = true;
+        } else if (a == "--ctx" && i + 1 < args.size()) {
+            const std::string_view v = args[++i];
+            auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), ctx);
+            if (ec != std::errc() || p != v.data() + v.size() || ctx == 0) {
+                std::fprintf(stderr, "hearth-cli inspect: --ctx needs a positive number\n");
+                return 2;
+            }
+        } else if (a == "--kv-type" && i + 1 < args.size()) {
+            auto t = quant::typeFromName(args[++i]);
+            if (!t || (*t != quant::Type::F16 && *t != quant::Type::F32 && *t != quant::Type::Q8_0)) {
+                std::fprintf(stderr, "hearth-cli inspect: --kv-type must be F16, Q8_0 or F32\n");
+                return 2;
+            }
+            kvType = *t;
+        } else if (!a.empty() && a[0] == '-') {
+            std::fprintf(stderr, "hearth-cli inspect: unknown or incomplete option '%.*s'\n",
+                         int(a.size()), a.data());
+            return 2;
+        } else if (path.empty()) {
+            path = std::string(a);
+        } else {
+            std::fprintf(stderr, "hearth-cli inspect: one model at a time\n");
+            return 2;
+        }
+    }
+    if (path.empty()) {
+        std::fputs(kInspectHelp, stderr);
+        return 2;
+    }
+    auto file = gguf::File::open(path);
+    if (!file) {
+        std::fprintf(stderr, "hearth-cli: %s: %s\n", path.c_str(), file.status().toString().c_str());
+        return 2;
+    }
+    auto info = readModelInfo(*file);
+    if (!info) {
+        std::fprintf(stderr, "hearth-cli: %s: %s\n", path.c_str(), info.status().toString().c_str());
+        return 2;
+    }
+    if (ctx == 0) ctx = std::min<uint32_t>(info->contextLength ? info->contextLength : 4096, 4096);
+    const MemoryEstimate mem = estimateMemory(*info, ctx, kvType);
+    if (json)
+        std::printf("%s\n", toJson(*file, *info, ctx, kvType, mem).dump(2).c_str());
+    else
+        printText(path, *file, *info, ctx, kvType, mem);
+    return 0;
+}
+
+} // namespace hearth::cli

@@ -1,0 +1,64 @@
+// What a GGUF model is, read from its metadata and tensor table without loading weights, and the
+// memory it needs: the facts `hearth-cli inspect` prints and the app's memory estimate uses.
+#pragma once
+
+#include "hearth/gguf.h"
+#include "hearth/quant.h"
+#include "hearth/status.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace hearth {
+
+struct TokenizerSummary {
+    std::string model; // tokenizer.ggml.model: "llama" (SPM), "gpt2" (BPE), ...
+    std::string pre;   // tokenizer.ggml.pre
+    uint32_t tokens = 0;
+    std::optional<uint32_t> bos, eos, eot, unk;
+    std::optional<bool> addBos, addEos;
+    bool hasChatTemplate = false;
+};
+
+struct ModelInfo {
+    std::string architecture;
+    std::string name;
+    std::optional<uint32_t> fileType; // general.file_type (llama_ftype numbering)
+    uint32_t contextLength = 0;
+    uint32_t embeddingLength = 0;
+    uint32_t blockCount = 0;
+    uint32_t feedForwardLength = 0;
+    uint32_t headCount = 0;
+    uint32_t headCountKv = 0;
+    uint32_t keyLength = 0;   // per-head K dimension
+    uint32_t valueLength = 0; // per-head V dimension
+    uint32_t ropeDimensions = 0;
+    float ropeFreqBase = 10000.0f;
+    float rmsEpsilon = 0.0f;
+    uint32_t vocabSize = 0;
+    bool tiedEmbeddings = false; // no output.weight: the output reuses token_embd
+    TokenizerSummary tokenizer;
+    uint64_t parameterCount = 0;
+    uint64_t weightBytes = 0;
+    std::map<std::string, uint32_t> tensorsByType; // "Q4_K" -> count
+};
+
+// Reads the model facts; errors name a missing or absurd key (block_count 0, heads that do not
+// divide, ...).
+Result<ModelInfo> readModelInfo(const gguf::File& file);
+
+struct MemoryEstimate {
+    uint64_t weightBytes = 0;
+    uint64_t kvBytes = 0; // 2 x layers x kv_heads x head_dim x ctx x bytes per element
+    uint64_t totalBytes() const { return weightBytes + kvBytes; }
+};
+
+// Bytes per K/V element: F16 2, F32 4, Q8_0 34/32.
+MemoryEstimate estimateMemory(const ModelInfo& info, uint32_t contextLength, quant::Type kvType);
+
+// llama_ftype names: 15 -> "Q4_K_M", 1 -> "F16"; "unknown" otherwise.
+std::string fileTypeName(uint32_t fileType);
+
+} // namespace hearth

@@ -1,0 +1,123 @@
+// Model facts from GGUF metadata and the tensor table, and the memory estimate built on them.
+#include "hearth/model_info.h"
+
+#include <algorithm>
+
+namespace hearth {
+
+namespace {
+
+Result<uint32_t> optionalU32(const gguf::File& f, const std::string& key, uint32_t fallback) {
+    const gguf::Value* v = f.find(key);
+    if (!v) return fallback;
+    if (v->isArray()) { // per-layer values (e.g. OpenELM head counts): take the largest
+        auto values = v->asUIntArray();
+        if (!values || values->empty()) return invalidFormat("key '" + key + "' is not a list of counts");
+        const uint64_t m = *std::max_element(values->begin(), values->end());
+        if (m > UINT32_MAX) return outOfRange("key '" + key + "' is too large");
+        return uint32_t(m);
+    }
+    return f.getU32(key);
+}
+
+std::optional<uint32_t> tokenId(const gguf::File& f, const std::string& key, uint32_t nTokens) {
+    auto v = f.getU32(key);
+    if (!v.isOk() || *v >= nTokens) return std::nullopt; // absent, or a placeholder like 0xFFFFFFFF
+    return *v;
+}
+
+} // namespace
+
+std::string fileTypeName(uint32_t fileType) {
+    for (const quant::Mix& m : quant::allMixes())
+        if (m.fileType == fileType) return std::string(m.name);
+    return "unknown";
+}
+
+Result<ModelInfo> readModelInfo(const gguf::File& f) {
+    ModelInfo info;
+    HEARTH_ASSIGN_OR_RETURN(info.architecture, f.getString("general.architecture"));
+    if (info.architecture.empty() || info.architecture.size() > 64)
+        return invalidFormat("general.architecture is empty or too long");
+    if (f.has("general.name")) {
+        HEARTH_ASSIGN_OR_RETURN(info.name, f.getString("general.name"));
+    }
+    if (f.has("general.file_type")) {
+        HEARTH_ASSIGN_OR_RETURN(uint32_t ft, f.getU32("general.file_type"));
+        info.fileType = ft;
+    }
+    const std::string a = info.architecture + ".";
+    HEARTH_ASSIGN_OR_RETURN(info.blockCount, optionalU32(f, a + "block_count", 0));
+    HEARTH_ASSIGN_OR_RETURN(info.embeddingLength, optionalU32(f, a + "embedding_length", 0));
+    HEARTH_ASSIGN_OR_RETURN(info.contextLength, optionalU32(f, a + "context_length", 0));
+    HEARTH_ASSIGN_OR_RETURN(info.feedForwardLength, optionalU32(f, a + "feed_forward_length", 0));
+    HEARTH_ASSIGN_OR_RETURN(info.headCount, optionalU32(f, a + "attention.head_count", 0));
+    HEARTH_ASSIGN_OR_RETURN(info.headCountKv,
+                            optionalU32(f, a + "attention.head_count_kv", info.headCount));
+    if (info.blockCount == 0 || info.blockCount > 4096)
+        return invalidFormat("block_count " + std::to_string(info.blockCount) +
+                             " is outside 1..4096");
+    if (info.embeddingLength == 0) return invalidFormat("embedding_length is missing or zero");
+    if (info.headCount == 0 || info.headCountKv == 0 || info.headCount % info.headCountKv != 0)
+        return invalidFormat("head_count " + std::to_string(info.headCount) +
+                             " is not a positive multiple of head_count_kv " +
+                             std::to_string(info.headCountKv));
+    const uint32_t defaultHead = info.embeddingLength / info.headCount;
+    HEARTH_ASSIGN_OR_RETURN(info.keyLength, optionalU32(f, a + "attention.key_length", defaultHead));
+    HEARTH_ASSIGN_OR_RETURN(info.valueLength,
+                            optionalU32(f, a + "attention.value_length", info.keyLength));
+    HEARTH_ASSIGN_OR_RETURN(info.ropeDimensions,
+                            optionalU32(f, a + "rope.dimension_count", info.keyLength));
+    if (f.has(a + "rope.freq_base")) {
+        HEARTH_ASSIGN_OR_RETURN(info.ropeFreqBase, f.getF32(a + "rope.freq_base"));
+    }
+    if (f.has(a + "attention.layer_norm_rms_epsilon")) {
+        HEARTH_ASSIGN_OR_RETURN(info.rmsEpsilon, f.getF32(a + "attention.layer_norm_rms_epsilon"));
+    }
+
+    TokenizerSummary& t = info.tokenizer;
+    if (f.has("tokenizer.ggml.model")) {
+        HEARTH_ASSIGN_OR_RETURN(t.model, f.getString("tokenizer.ggml.model"));
+    }
+    if (f.has("tokenizer.ggml.pre")) {
+        HEARTH_ASSIGN_OR_RETURN(t.pre, f.getString("tokenizer.ggml.pre"));
+    }
+    if (const gguf::Value* tokens = f.find("tokenizer.ggml.tokens")) {
+        if (!tokens->asStringArray()) return invalidFormat("tokenizer.ggml.tokens is not a string list");
+        t.tokens = uint32_t(tokens->arraySize());
+    }
+    t.bos = tokenId(f, "tokenizer.ggml.bos_token_id", t.tokens);
+    t.eos = tokenId(f, "tokenizer.ggml.eos_token_id", t.tokens);
+    t.eot = tokenId(f, "tokenizer.ggml.eot_token_id", t.tokens);
+    t.unk = tokenId(f, "tokenizer.ggml.unknown_token_id", t.tokens);
+    if (auto b = f.getBool("tokenizer.ggml.add_bos_token"); b.isOk()) t.addBos = *b;
+    if (auto b = f.getBool("tokenizer.ggml.add_eos_token"); b.isOk()) t.addEos = *b;
+    t.hasChatTemplate = f.has("tokenizer.chat_template");
+
+    for (const gguf::TensorInfo& ti : f.tensors()) {
+        info.parameterCount += ti.elements();
+        info.weightBytes += ti.bytes;
+        ++info.tensorsByType[std::string(quant::typeName(ti.type))];
+    }
+    const gguf::TensorInfo* emb = f.findTensor("token_embd.weight");
+    info.vocabSize = emb && emb->nDims == 2 ? uint32_t(emb->ne[1]) : t.tokens;
+    if (f.has(a + "vocab_size")) {
+        HEARTH_ASSIGN_OR_RETURN(info.vocabSize, f.getU32(a + "vocab_size"));
+    }
+    info.tiedEmbeddings = emb && !f.findTensor("output.weight");
+    return info;
+}
+
+MemoryEstimate estimateMemory(const ModelInfo& info, uint32_t contextLength, quant::Type kvType) {
+    MemoryEstimate m;
+    m.weightBytes = info.weightBytes;
+    // Elements of K and V for one token in one layer: kv_heads x head_dim each.
+    const uint64_t perTokenLayer = uint64_t(info.headCountKv) * (info.keyLength + info.valueLength);
+    const uint64_t elements = perTokenLayer * info.blockCount * contextLength;
+    const quant::TypeInfo* t = quant::typeInfo(kvType);
+    const uint64_t blockElems = t ? t->blockElems : 1, blockBytes = t ? t->blockBytes : 2;
+    m.kvBytes = (elements + blockElems - 1) / blockElems * blockBytes;
+    return m;
+}
+
+} // namespace hearth

@@ -1,0 +1,229 @@
+// Synthetic models: real architectures' shapes and metadata, a real tokenizer copied from a
+// vocabulary file, and weights from a counter-based generator (value = f(seed, tensor, index)),
+// streamed tensor by tensor into the GGUF writer and quantized on the way.
+#include "hearth/synth.h"
+
+#include "hearth/gguf.h"
+#include "hearth/quant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+namespace hearth {
+
+namespace {
+
+struct Shape {
+    std::string name, arch, description;
+    int nLayer, nEmbd, nFf, nHead, nHeadKv, headDim;
+    float ropeBase, rmsEps;
+    int ctx;
+    bool tied, qkvBias, qkNorm, llama3Rope, writeHeadDims;
+};
+
+const Shape kShapes[] = {
+    {"llama-tiny", "llama", "llama, 4 layers, 256 wide, 8/4 heads (a few MB)", 4, 256, 768, 8, 4,
+     32, 10000.0f, 1e-5f, 2048, false, false, false, false, false},
+    {"llama3.2-1b", "llama", "Llama 3.2 1B shape: 16 layers, 2048, 32/8 heads, tied", 16, 2048,
+     8192, 32, 8, 64, 500000.0f, 1e-5f, 131072, true, false, false, true, false},
+    {"qwen2.5-0.5b", "qwen2", "Qwen2.5 0.5B shape: 24 layers, 896, 14/2 heads, QKV bias, tied", 24,
+     896, 4864, 14, 2, 64, 1000000.0f, 1e-6f, 32768, true, true, false, false, false},
+    {"qwen3-0.6b", "qwen3", "Qwen3 0.6B shape: 28 layers, 1024, 16/8 heads of 128, Q/K norm, tied",
+     28, 1024, 3072, 16, 8, 128, 1000000.0f, 1e-6f, 40960, true, false, true, false, true},
+};
+
+uint64_t splitmix(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+uint64_t nameHash(const std::string& s) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+    return h;
+}
+
+// Fills out[0..n) with normal(0, sigma) values number `first`.. of the stream `key`.
+// Pairs (2k, 2k+1) come from one Box-Muller draw, so any row boundary gives the same values.
+void gaussianRange(uint64_t key, uint64_t first, float* out, int64_t n, float sigma) {
+    int64_t i = 0;
+    while (i < n) {
+        const uint64_t index = first + uint64_t(i);
+        const uint64_t r = splitmix(key ^ splitmix(index / 2));
+        const double u1 = (double(r >> 40) + 0.5) / double(1ull << 24);
+        const double u2 = double(r & 0xffffff) / double(1ull << 24);
+        const double radius = std::sqrt(-2.0 * std::log(u1)) * sigma;
+        const double angle = 6.283185307179586 * u2;
+        if (index % 2 == 0) {
+            out[i++] = float(radius * std::cos(angle));
+            if (i < n) out[i++] = float(radius * std::sin(angle));
+        } else {
+            out[i++] = float(radius * std::sin(angle));
+        }
+    }
+}
+
+// llama3-style rope frequency factors (factor 32, low 1, high 4, original context 8192).
+std::vector<float> llama3RopeFactors(int headDim, float base) {
+    const double factor = 32.0, low = 1.0, high = 4.0, orig = 8192.0;
+    const double lowWave = orig / low, highWave = orig / high;
+    std::vector<float> f;
+    for (int i = 0; i < headDim / 2; ++i) {
+        const double freq = std::pow(double(base), -2.0 * i / headDim);
+        const double wave = 2.0 * 3.141592653589793 / freq;
+        if (wave < highWave) f.push_back(1.0f);
+        else if (wave > lowWave) f.push_back(float(factor));
+        else {
+            const double smooth = (orig / wave - low) / (high - low);
+            f.push_back(float(1.0 / ((1.0 - smooth) / factor + smooth)));
+        }
+    }
+    return f;
+}
+
+struct TensorPlan {
+    std::string name;
+    std::vector<uint64_t> shape; // ne order
+    enum Kind { Random, Ones, Fixed } kind = Random;
+    std::vector<float> fixed;
+};
+
+std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
+    std::vector<TensorPlan> t;
+    const uint64_t E = uint64_t(s.nEmbd), q = uint64_t(s.nHead) * s.headDim,
+                   kv = uint64_t(s.nHeadKv) * s.headDim;
+    t.push_back({"token_embd.weight", {E, uint64_t(nVocab)}});
+    t.push_back({"output_norm.weight", {E}, TensorPlan::Ones});
+    if (!s.tied) t.push_back({"output.weight", {E, uint64_t(nVocab)}});
+    if (s.llama3Rope)
+        t.push_back({"rope_freqs.weight", {uint64_t(s.headDim / 2)}, TensorPlan::Fixed,
+                     llama3RopeFactors(s.headDim, s.ropeBase)});
+    for (int l = 0; l < s.nLayer; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        t.push_back({p + "attn_norm.weight", {E}, TensorPlan::Ones});
+        t.push_back({p + "attn_q.weight", {E, q}});
+        t.push_back({p + "attn_k.weight", {E, kv}});
+        t.push_back({p + "attn_v.weight", {E, kv}});
+        if (s.qkvBias) {
+            t.push_back({p + "attn_q.bias", {q}});
+            t.push_back({p + "attn_k.bias", {kv}});
+            t.push_back({p + "attn_v.bias", {kv}});
+        }
+        if (s.qkNorm) {
+            t.push_back({p + "attn_q_norm.weight", {uint64_t(s.headDim)}, TensorPlan::Ones});
+            t.push_back({p + "attn_k_norm.weight", {uint64_t(s.headDim)}, TensorPlan::Ones});
+        }
+        t.push_back({p + "attn_output.weight", {q, E}});
+        t.push_back({p + "ffn_norm.weight", {E}, TensorPlan::Ones});
+        t.push_back({p + "ffn_gate.weight", {E, uint64_t(s.nFf)}});
+        t.push_back({p + "ffn_up.weight", {E, uint64_t(s.nFf)}});
+        t.push_back({p + "ffn_down.weight", {uint64_t(s.nFf), E}});
+    }
+    return t;
+}
+
+} // namespace
+
+std::vector<SynthPreset> synthPresets() {
+    std::vector<SynthPreset> out;
+    for (const Shape& s : kShapes) out.push_back({s.name, s.description});
+    return out;
+}
+
+Status synthesizeModel(const SynthOptions& o) {
+    const Shape* found = nullptr;
+    for (const Shape& s : kShapes)
+        if (s.name == o.preset) found = &s;
+    if (!found) return invalidArgument("unknown preset '" + o.preset + "' (see synth --list)");
+    Shape s = *found;
+    if (o.layers < 0 || o.layers > 4096) return invalidArgument("--layers must be 1..4096");
+    if (o.layers > 0) s.nLayer = o.layers;
+    const std::optional<quant::Mix> mix = quant::mixFromName(o.typeOrMix);
+    if (!mix) return invalidArgument("unknown type or mix '" + o.typeOrMix + "'");
+
+    HEARTH_ASSIGN_OR_RETURN(gguf::File vocab, gguf::File::open(o.vocabPath));
+    const gguf::Value* tokens = vocab.find("tokenizer.ggml.tokens");
+    if (!tokens || !tokens->asStringArray() || tokens->arraySize() == 0)
+        return invalidFormat(o.vocabPath + " has no tokenizer.ggml.tokens list");
+    const int nVocab = int(tokens->arraySize());
+
+    gguf::Writer w;
+    const std::string a = s.arch + ".";
+    w.set("general.architecture", gguf::Value::string(s.arch));
+    w.set("general.name", gguf::Value::string("hearth-synth " + s.name));
+    w.set("general.file_type", gguf::Value::u32(mix->fileType));
+    if (mix->baseType != quant::Type::F32 && mix->baseType != quant::Type::F16 &&
+        mix->baseType != quant::Type::BF16)
+        w.set("general.quantization_version", gguf::Value::u32(2));
+    w.set(a + "context_length", gguf::Value::u32(uint32_t(s.ctx)));
+    w.set(a + "embedding_length", gguf::Value::u32(uint32_t(s.nEmbd)));
+    w.set(a + "block_count", gguf::Value::u32(uint32_t(s.nLayer)));
+    w.set(a + "feed_forward_length", gguf::Value::u32(uint32_t(s.nFf)));
+    w.set(a + "attention.head_count", gguf::Value::u32(uint32_t(s.nHead)));
+    w.set(a + "attention.head_count_kv", gguf::Value::u32(uint32_t(s.nHeadKv)));
+    w.set(a + "rope.freq_base", gguf::Value::f32(s.ropeBase));
+    w.set(a + "attention.layer_norm_rms_epsilon", gguf::Value::f32(s.rmsEps));
+    w.set(a + "rope.dimension_count", gguf::Value::u32(uint32_t(s.headDim)));
+    if (s.writeHeadDims) {
+        w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(s.headDim)));
+        w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(s.headDim)));
+    }
+    for (const gguf::KeyValue& kv : vocab.metadata())
+        if (kv.key.rfind("tokenizer.", 0) == 0) w.set(kv.key, kv.value);
+
+    const std::vector<TensorPlan> plan = planTensors(s, nVocab);
+    const int threads = std::max(1, o.threads);
+    for (size_t ti = 0; ti < plan.size(); ++ti) {
+        const TensorPlan& p = plan[ti];
+        quant::TensorRole role;
+        role.name = p.name;
+        role.ne0 = p.shape[0];
+        role.nDims = uint32_t(p.shape.size());
+        role.nLayers = uint32_t(s.nLayer);
+        role.gqa = uint32_t(s.nHead / s.nHeadKv);
+        role.hasOutput = !s.tied;
+        const quant::Type type = quant::chooseType(*mix, role);
+        const int64_t rowLen = int64_t(p.shape[0]);
+        const int64_t rows = p.shape.size() > 1 ? int64_t(p.shape[1]) : 1;
+        const uint64_t key = splitmix(o.seed ^ nameHash(p.name));
+        HEARTH_ASSIGN_OR_RETURN(uint64_t rowBytes, quant::rowBytes(type, uint64_t(rowLen)));
+        auto producer = [p, type, rowLen, rows, key, rowBytes, threads, ti, n = plan.size(),
+                         progress = o.progress](uint8_t* dst, uint64_t) -> Status {
+            std::vector<Status> results(static_cast<size_t>(threads));
+            auto work = [&](int w) {
+                std::vector<float> row(static_cast<size_t>(rowLen));
+                for (int64_t r = rows * w / threads; r < rows * (w + 1) / threads; ++r) {
+                    if (p.kind == TensorPlan::Random)
+                        gaussianRange(key, uint64_t(r * rowLen), row.data(), rowLen, 0.02f);
+                    else if (p.kind == TensorPlan::Ones)
+                        std::fill(row.begin(), row.end(), 1.0f);
+                    else
+                        std::copy(p.fixed.begin(), p.fixed.end(), row.begin());
+                    Status st = quant::quantizeRow(type, row.data(), dst + uint64_t(r) * rowBytes, rowLen);
+                    if (!st.isOk()) {
+                        results[size_t(w)] = st;
+                        return;
+                    }
+                }
+            };
+            if (threads == 1 || rows < 2) {
+                work(0);
+                for (int w = 1; w < threads; ++w) work(w);
+            } else {
+                std::vector<std::thread> pool;
+                for (int w = 0; w < threads; ++w) pool.emplace_back(work, w);
+                for (auto& th : pool) th.join();
+            }
+            for (const Status& st : results) HEARTH_RETURN_IF_ERROR(st);
+            if (progress) progress(ti + 1, n, p.name);
+            return Status::ok();
+        };
+        HEARTH_RETURN_IF_ERROR(w.addTensor(p.name, type, p.shape, producer));
+    }
+    return w.writeFile(o.outPath);
+}
+
+} // namespace hearth
