@@ -99,9 +99,9 @@ private:
         const int32_t l = m_symbols[left].id;
         const int32_t r = m_symbols[right].id;
         if (l == kNoToken || r == kNoToken) return;
-        const auto it = m_vocab.merges.find(Vocab::mergeKey(l, r));
-        if (it == m_vocab.merges.end()) return;
-        m_heap.push_back({it->second.rank, left, right, l, r, it->second.result});
+        const MergeEntry* m = m_vocab.merges.find(Vocab::mergeKey(l, r));
+        if (m == nullptr) return;
+        m_heap.push_back({m->rank, left, right, l, r, m->result});
         std::push_heap(m_heap.begin(), m_heap.end(), LaterFirst{});
     }
 

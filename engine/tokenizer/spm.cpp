@@ -5,7 +5,7 @@
 #include "tokenizer/unicode.h"
 
 #include <algorithm>
-#include <queue>
+#include <cstring>
 
 namespace hearth::tokenizer::detail {
 
@@ -20,19 +20,25 @@ struct Symbol {
     int32_t next;
 };
 
+// A candidate pair. `key` orders the heap: the score's bits mapped so that larger scores give
+// larger keys, then the left index inverted so the leftmost pair wins ties.
 struct Candidate {
-    float score;
-    int32_t left;
+    uint64_t key;
     int32_t right;
     uint32_t len; // joined length when queued; stale if the symbols changed since
+    int32_t left() const { return static_cast<int32_t>(~static_cast<uint32_t>(key)); }
 };
 
-// Orders the heap: highest score on top, then the leftmost pair.
+uint64_t candidateKey(float score, int32_t left) {
+    uint32_t bits;
+    std::memcpy(&bits, &score, sizeof bits);
+    // Total order on floats as unsigned integers: negative values reversed below positives.
+    bits = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+    return (static_cast<uint64_t>(bits) << 32) | ~static_cast<uint32_t>(left);
+}
+
 struct LowerPriority {
-    bool operator()(const Candidate& a, const Candidate& b) const {
-        if (a.score != b.score) return a.score < b.score;
-        return a.left > b.left;
-    }
+    bool operator()(const Candidate& a, const Candidate& b) const { return a.key < b.key; }
 };
 
 class SpmSession {
@@ -41,28 +47,52 @@ public:
 
     void run(std::vector<int32_t>& out) {
         split();
-        for (size_t i = 1; i < m_symbols.size(); ++i) {
-            consider(static_cast<int32_t>(i - 1), static_cast<int32_t>(i));
+        // Symbols whose pair occurs in no token can never end up in one merged symbol, so the
+        // text falls apart into independent runs; merging each alone gives the same result as
+        // one global queue, with a queue small enough to stay in cache.
+        const auto n = static_cast<int32_t>(m_symbols.size());
+        int32_t runStart = 0;
+        for (int32_t i = 1; i <= n; ++i) {
+            if (i < n && mayJoin(i - 1, i)) continue;
+            mergeRun(runStart, i);
+            runStart = i;
         }
-        while (!m_queue.empty()) {
-            const Candidate c = m_queue.top();
-            m_queue.pop();
-            Symbol& left = m_symbols[c.left];
+        for (int32_t i = n == 0 ? -1 : 0; i != -1; i = m_symbols[i].next) emit(m_symbols[i], out);
+    }
+
+private:
+    std::string_view symbolText(int32_t i) const {
+        return m_text.substr(m_symbols[i].start, m_symbols[i].len);
+    }
+
+    bool mayJoin(int32_t a, int32_t b) const {
+        return m_vocab.spmPairs.find(spmPairKey(symbolText(a), symbolText(b))) != nullptr;
+    }
+
+    // Merges symbols [begin, end) until no adjacent pair forms a token: best score first, ties
+    // to the leftmost pair.
+    void mergeRun(int32_t begin, int32_t end) {
+        if (end - begin < 2) return;
+        m_heap.clear();
+        for (int32_t i = begin + 1; i < end; ++i) consider(i - 1, i, false);
+        std::make_heap(m_heap.begin(), m_heap.end(), LowerPriority{});
+        while (!m_heap.empty()) {
+            std::pop_heap(m_heap.begin(), m_heap.end(), LowerPriority{});
+            const Candidate c = m_heap.back();
+            m_heap.pop_back();
+            const int32_t leftIndex = c.left();
+            Symbol& left = m_symbols[leftIndex];
             Symbol& right = m_symbols[c.right];
             if (left.len == 0 || right.len == 0 || left.len + right.len != c.len) continue;
             left.len += right.len;
             right.len = 0;
             left.next = right.next;
-            if (right.next >= 0) m_symbols[right.next].prev = c.left;
-            consider(left.prev, c.left);
-            consider(c.left, left.next);
-        }
-        for (int32_t i = m_symbols.empty() ? -1 : 0; i != -1; i = m_symbols[i].next) {
-            emit(m_symbols[i], out);
+            if (right.next >= 0) m_symbols[right.next].prev = leftIndex;
+            consider(left.prev, leftIndex, true);
+            consider(leftIndex, left.next, true);
         }
     }
 
-private:
     void split() {
         m_symbols.reserve(m_text.size());
         size_t offset = 0;
@@ -78,14 +108,16 @@ private:
         }
     }
 
-    void consider(int32_t left, int32_t right) {
+    void consider(int32_t left, int32_t right, bool keepHeap) {
         if (left < 0 || right < 0) return;
         const Symbol& l = m_symbols[left];
         const Symbol& r = m_symbols[right];
         const uint32_t len = l.len + r.len;
+        if (len > m_vocab.maxTokenBytes) return;
         const int32_t id = m_vocab.find(m_text.substr(l.start, len));
         if (id == kNoToken) return;
-        m_queue.push({m_vocab.score[id], left, right, len});
+        m_heap.push_back({candidateKey(m_vocab.score[id], left), right, len});
+        if (keepHeap) std::push_heap(m_heap.begin(), m_heap.end(), LowerPriority{});
     }
 
     void emit(const Symbol& s, std::vector<int32_t>& out) const {
@@ -107,7 +139,7 @@ private:
     const Vocab& m_vocab;
     std::string_view m_text;
     std::vector<Symbol> m_symbols;
-    std::priority_queue<Candidate, std::vector<Candidate>, LowerPriority> m_queue;
+    std::vector<Candidate> m_heap;
 };
 
 } // namespace

@@ -184,8 +184,9 @@ std::string computePiece(const Vocab& v, int32_t id) {
     return {};
 }
 
-Status loadMerges(Vocab& v, const std::vector<std::string>& merges) {
+Status loadMerges(Vocab& v, std::span<const std::string> merges) {
     v.merges.reserve(merges.size());
+    std::string joined;
     for (size_t rank = 0; rank < merges.size(); ++rank) {
         const std::string& m = merges[rank];
         const size_t space = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
@@ -202,13 +203,28 @@ Status loadMerges(Vocab& v, const std::vector<std::string>& merges) {
                                  "] names a token that is not in the vocabulary: " +
                                  quoted(l == kNoToken ? left : right));
         }
-        std::string joined;
-        joined.reserve(left.size() + right.size());
-        joined.append(left).append(right);
-        v.merges.emplace(Vocab::mergeKey(l, r),
-                         MergeEntry{static_cast<int32_t>(rank), v.find(joined)});
+        joined.assign(left).append(right);
+        v.merges.insert(Vocab::mergeKey(l, r), MergeEntry{static_cast<int32_t>(rank), v.find(joined)});
     }
     return Status::ok();
+}
+
+// Records every adjacent symbol pair inside every token, symbols cut as the SPM tokenizer cuts
+// text (by UTF-8 lead byte).
+void indexSpmPairs(Vocab& v) {
+    v.spmPairs.reserve(v.text.size() * 4);
+    for (const std::string& t : v.text) {
+        std::string_view prev;
+        size_t pos = 0;
+        while (pos < t.size()) {
+            const size_t len =
+                std::min(utf8LengthFromLead(static_cast<uint8_t>(t[pos])), t.size() - pos);
+            const std::string_view sym = std::string_view(t).substr(pos, len);
+            if (!prev.empty()) v.spmPairs.insert(spmPairKey(prev, sym), 1);
+            prev = sym;
+            pos += len;
+        }
+    }
 }
 
 // Applies a stored special id over its default, the way llama.cpp does: a default outside
@@ -330,7 +346,7 @@ Result<VocabSource> readVocabSource(const gguf::File& file) {
     }
     if (const gguf::Value* merges = file.find(kKeyMerges)) {
         if (!merges->asStringArray()) return mistyped(kKeyMerges, *merges, "array of string");
-        src.merges = *merges->asStringArray();
+        src.merges = std::span<const std::string>(*merges->asStringArray());
     }
 
     struct IdKey {
@@ -415,6 +431,7 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
                                   std::to_string(i) + "]");
             t = "[EMPTY_" + std::to_string(i) + "]";
         }
+        v->maxTokenBytes = std::max(v->maxTokenBytes, t.size());
         if (src.scores) v->score[i] = (*src.scores)[i];
         if (src.tokenTypes) {
             const int32_t type = (*src.tokenTypes)[i];
@@ -422,14 +439,11 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
                                                        : TokenType::Undefined;
         }
     }
-    v->ids.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-        const auto [it, inserted] = v->ids.emplace(v->text[i], static_cast<int32_t>(i));
-        if (!inserted) {
-            return invalidFormat(std::string(kKeyTokens) + " lists " + quoted(v->text[i]) +
-                                 " twice (ids " + std::to_string(it->second) + " and " +
-                                 std::to_string(i) + ")");
-        }
+    int32_t firstId = kNoToken;
+    if (const int32_t dup = v->ids.build(v->text, firstId); dup != kNoToken) {
+        return invalidFormat(std::string(kKeyTokens) + " lists " + quoted(v->text[dup]) +
+                             " twice (ids " + std::to_string(firstId) + " and " +
+                             std::to_string(dup) + ")");
     }
 
     // Tokenizer family defaults, then the file's settings.
@@ -479,6 +493,7 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
     if (src.addSpacePrefix) v->addSpacePrefix = *src.addSpacePrefix;
 
     if (v->type == ModelType::Bpe) HEARTH_RETURN_IF_ERROR(loadMerges(*v, *src.merges));
+    if (v->type == ModelType::Spm) indexSpmPairs(*v);
 
     for (int b = 0; b < 256; ++b) {
         if (v->type == ModelType::Bpe) {

@@ -4,6 +4,7 @@
 
 #include "hearth/status.h"
 #include "hearth/tokenizer.h"
+#include "tokenizer/flat_hash.h"
 #include "tokenizer/pre_tokenizer.h"
 
 #include <array>
@@ -11,9 +12,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace hearth::gguf {
@@ -25,24 +26,20 @@ namespace hearth::tokenizer::detail {
 // Longest token text accepted; longer ones mean a corrupt or hostile file.
 inline constexpr size_t kMaxTokenBytes = 64 * 1024;
 
-struct StringViewHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
 struct MergeEntry {
     int32_t rank = 0;
     int32_t result = kNoToken; // token of the joined text, kNoToken if the vocab lacks it
 };
 
-// Everything read from the metadata, before validation.
+// Everything read from the metadata, before validation. `merges` views strings owned by the
+// caller (the GGUF file), which must stay alive until buildVocab returns.
 struct VocabSource {
     std::string model;
     std::optional<std::string> pre;
     std::vector<std::string> tokens;
     std::optional<std::vector<float>> scores;
     std::optional<std::vector<int32_t>> tokenTypes;
-    std::optional<std::vector<std::string>> merges;
+    std::optional<std::span<const std::string>> merges;
     // Special ids as stored (may be negative or out of range; validated when built).
     std::optional<int64_t> bos, eos, eot, eom, unk, sep, pad;
     std::optional<int64_t> fimPre, fimSuf, fimMid, fimPad, fimRep, fimSep;
@@ -60,12 +57,16 @@ struct Vocab {
     PreTokenizerConfig pre;
 
     std::vector<std::string> text;
+    size_t maxTokenBytes = 0;
     std::vector<float> score;
     std::vector<TokenType> tokenType;
-    std::unordered_map<std::string_view, int32_t, StringViewHash, std::equal_to<>> ids;
+    TokenIndex ids;
 
     // BPE merges keyed by (left id << 32 | right id).
-    std::unordered_map<uint64_t, MergeEntry> merges;
+    U64Map<MergeEntry> merges;
+    // SPM: every pair of adjacent symbols found inside some token (see spmPairKey). Text
+    // symbols forming a pair not in this set can never be merged together.
+    U64Map<uint8_t> spmPairs;
     // BPE: token of each byte's stand-in character. SPM: token "<0xXX>", else the raw byte.
     std::array<int32_t, 256> byteToken{};
 
@@ -89,15 +90,23 @@ struct Vocab {
 
     int32_t size() const { return static_cast<int32_t>(text.size()); }
     bool valid(int32_t id) const { return id >= 0 && id < size(); }
-    int32_t find(std::string_view s) const {
-        const auto it = ids.find(s);
-        return it == ids.end() ? kNoToken : it->second;
-    }
+    int32_t find(std::string_view s) const { return ids.find(s); }
     static uint64_t mergeKey(int32_t left, int32_t right) {
         return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
                static_cast<uint32_t>(right);
     }
 };
+
+// A 64-bit summary of two adjacent SPM symbols (each at most 4 bytes). Different pairs may
+// share a key; that only makes the "can never merge" test more cautious.
+inline uint64_t spmPairKey(std::string_view a, std::string_view b) {
+    uint64_t key = (a.size() << 4) | b.size();
+    for (char c : a) key = key * 0x100000001B3ull ^ static_cast<uint8_t>(c);
+    key = mix64(key);
+    for (char c : b) key = key * 0x100000001B3ull ^ static_cast<uint8_t>(c);
+    key = mix64(key);
+    return key == U64Map<uint8_t>::kEmptyKey ? 0 : key;
+}
 
 // Reads the tokenizer keys of a GGUF file. Errors on missing tokens/model and mistyped keys.
 Result<VocabSource> readVocabSource(const gguf::File& file);
