@@ -17,7 +17,11 @@ namespace hearth::test {
 inline QString testDataDir() {
     QByteArray env = qgetenv("HEARTH_TEST_DATA");
     if (!env.isEmpty()) return QString::fromLocal8Bit(env);
+#ifdef HEARTH_TEST_DATA_DEFAULT
+    return QStringLiteral(HEARTH_TEST_DATA_DEFAULT);
+#else
     return QStringLiteral("../shared");
+#endif
 }
 
 inline std::string testDataPath(const QString& relative) {
@@ -27,7 +31,23 @@ inline std::string testDataPath(const QString& relative) {
 // Folder holding hearth-cli and friends (set by CTest).
 inline QString binDir() {
     QByteArray env = qgetenv("HEARTH_BIN_DIR");
-    return env.isEmpty() ? QStringLiteral(".") : QString::fromLocal8Bit(env);
+    if (!env.isEmpty()) return QString::fromLocal8Bit(env);
+#ifdef HEARTH_BIN_DIR_DEFAULT
+    return QStringLiteral(HEARTH_BIN_DIR_DEFAULT);
+#else
+    return QStringLiteral(".");
+#endif
+}
+
+// The source tree (for test helpers compiled at run time).
+inline QString sourceDir() {
+    QByteArray env = qgetenv("HEARTH_SOURCE_DIR");
+    if (!env.isEmpty()) return QString::fromLocal8Bit(env);
+#ifdef HEARTH_SOURCE_DIR_DEFAULT
+    return QStringLiteral(HEARTH_SOURCE_DIR_DEFAULT);
+#else
+    return QStringLiteral(".");
+#endif
 }
 
 } // namespace hearth::test
