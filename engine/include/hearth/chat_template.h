@@ -1,0 +1,113 @@
+// Chat templates: a sandboxed interpreter for the Jinja subset that model chat templates use, and
+// the Hugging Face style rendering of a chat request (variables, continue_final_message).
+//
+// The interpreter reproduces Python Jinja2 in the environment transformers uses: trim_blocks and
+// lstrip_blocks on, `-`/`+` whitespace control, one trailing newline of the source dropped, the
+// lenient Undefined, an immutable sandbox (no list/dict mutation, no file, process or environment
+// access), loop controls, the `generation` tag, `tojson` as Python json.dumps(ensure_ascii=False),
+// and the globals raise_exception, strftime_now, namespace, range, dict.
+//
+// Every failure (syntax error, type error while rendering, exceeded limit, raise_exception) is
+// returned as a Status; nothing aborts and no exception escapes. raise_exception(msg) fails with
+// exactly msg as the Status message; other render errors say "line N: ...".
+#pragma once
+
+#include "hearth/status.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace hearth::tmpl {
+
+namespace detail {
+struct Program; // the parsed template (private to the engine)
+}
+
+// A wall-clock reading as Python's datetime.now() gives it (local time, no zone).
+struct DateTime {
+    int year = 1970;
+    int month = 1;  // 1..12
+    int day = 1;    // 1..31
+    int hour = 0;   // 0..23
+    int minute = 0; // 0..59
+    int second = 0; // 0..60
+};
+
+// Bounds on one render; exceeding any of them is an error, never a crash or a hang.
+struct RenderLimits {
+    size_t maxOutputBytes = size_t(1) << 20;   // the rendered text, and any single built string
+    uint64_t maxLoopIterations = 1'000'000;    // all loop iterations of the render together
+    uint64_t maxSteps = 50'000'000;            // evaluation steps (expressions, bytes built / 64)
+    int maxCallDepth = 100;                    // nested macro calls
+    int maxNestingDepth = 1500;                // nested evaluation frames of any kind
+    size_t maxContainerItems = size_t(1) << 20; // items in one list or dict built by the template
+};
+
+struct RenderOptions {
+    RenderLimits limits;
+    // The clock behind strftime_now(); empty means the local time of this machine.
+    std::function<DateTime()> clock;
+};
+
+struct ParseOptions {
+    size_t maxSourceBytes = size_t(4) << 20; // longer sources are refused
+    int maxNestingDepth = 200;              // nested blocks / parentheses / expression depth
+};
+
+// A parsed template. Cheap to copy (the parse is shared, immutable) and safe to render from
+// several threads at once.
+class ChatTemplate {
+public:
+    // Parses Jinja source (UTF-8). A syntax error is invalidFormat with "line N: ..." in its message.
+    static Result<ChatTemplate> parse(std::string_view source, const ParseOptions& options = {});
+
+    // Renders with the given variables (a JSON object; keys become template variables, JSON
+    // objects keep their key order). Variables not given are undefined.
+    Result<std::string> render(const nlohmann::ordered_json& variables,
+                               const RenderOptions& options = {}) const;
+
+    const std::string& source() const;
+
+private:
+    explicit ChatTemplate(std::shared_ptr<const detail::Program> program);
+    std::shared_ptr<const detail::Program> m_program;
+};
+
+// One chat request as transformers' apply_chat_template sees it.
+struct ChatRequest {
+    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+    nlohmann::ordered_json tools;     // null: no tools (the template still sees `tools` = none)
+    nlohmann::ordered_json documents; // null: no documents
+    bool addGenerationPrompt = false;
+    bool continueFinalMessage = false;
+    // Special tokens of the tokenizer: {"bos_token": "<s>", "eos_token": "</s>", ...}. Only the
+    // ones present are defined in the template.
+    nlohmann::ordered_json specialTokens = nlohmann::ordered_json::object();
+    // Extra caller variables (e.g. {"enable_thinking": false}); they override everything above.
+    nlohmann::ordered_json templateKwargs = nlohmann::ordered_json::object();
+};
+
+// Reads a request from JSON: "messages", optional "tools", "documents", "add_generation_prompt",
+// "continue_final_message", "template_kwargs", and special-token strings (keys ending in
+// "_token", e.g. "bos_token"). Unknown keys are ignored.
+Result<ChatRequest> chatRequestFromJson(const nlohmann::ordered_json& json);
+
+// The variables a request renders with, in transformers' order: messages, tools, documents,
+// add_generation_prompt, the special tokens, then template_kwargs (later keys override).
+nlohmann::ordered_json chatRequestVariables(const ChatRequest& request);
+
+// Renders the request and applies transformers' continue_final_message post-processing (the
+// output is cut right after the final message's text). continue_final_message together with
+// add_generation_prompt is refused, as transformers does.
+Result<std::string> applyChatTemplate(const ChatTemplate& chatTemplate, const ChatRequest& request,
+                                      const RenderOptions& options = {});
+
+// A ChatML template (<|im_start|>role\ncontent<|im_end|>\n) for models whose GGUF has none.
+std::string_view builtinChatMlTemplate();
+
+} // namespace hearth::tmpl
