@@ -1,0 +1,145 @@
+// `hearth-cli quantize`: re-encodes every tensor of a model with the type its mix chooses,
+// streaming row by row (dequantize the source, quantize into the output); metadata is copied.
+#include "commands.h"
+
+#include "hearth/gguf.h"
+#include "hearth/model_info.h"
+#include "hearth/quant.h"
+
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+namespace hearth::cli {
+
+namespace {
+const char* kQuantizeHelp =
+    "usage: hearth-cli quantize IN.gguf OUT.gguf TYPE_OR_MIX [--threads N]\n"
+    "  Mixes: Q4_K_M Q4_K_S Q5_K_M Q5_K_S Q6_K Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q3_K_L Q3_K_M Q3_K_S Q2_K\n"
+    "         F16 BF16 F32. The source may be F32, F16, BF16 or any type we can dequantize.\n";
+} // namespace
+
+int runQuantize(Args args) {
+    std::vector<std::string> positional;
+    int threads = 2;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        if (a == "-h" || a == "--help") {
+            std::fputs(kQuantizeHelp, stdout);
+            return 0;
+        } else if (a == "--threads" && i + 1 < args.size()) {
+            const std::string_view v = args[++i];
+            auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), threads);
+            if (ec != std::errc() || p != v.data() + v.size() || threads < 1 || threads > 256) {
+                std::fprintf(stderr, "hearth-cli quantize: --threads needs 1..256\n");
+                return 2;
+            }
+        } else if (!a.empty() && a[0] == '-') {
+            std::fprintf(stderr, "hearth-cli quantize: unknown or incomplete option '%.*s'\n",
+                         int(a.size()), a.data());
+            return 2;
+        } else {
+            positional.emplace_back(a);
+        }
+    }
+    if (positional.size() != 3) {
+        std::fputs(kQuantizeHelp, stderr);
+        return 2;
+    }
+    const std::string &in = positional[0], &out = positional[1];
+    const std::optional<quant::Mix> mix = quant::mixFromName(positional[2]);
+    if (!mix) {
+        std::fprintf(stderr, "hearth-cli quantize: unknown type or mix '%s'\n", positional[2].c_str());
+        return 2;
+    }
+    std::error_code ec;
+    if (std::filesystem::exists(out, ec) && std::filesystem::equivalent(in, out, ec)) {
+        std::fprintf(stderr, "hearth-cli quantize: refusing to overwrite the input file\n");
+        return 2;
+    }
+    auto file = gguf::File::open(in);
+    if (!file) {
+        std::fprintf(stderr, "hearth-cli: %s: %s\n", in.c_str(), file.status().toString().c_str());
+        return 2;
+    }
+    auto info = readModelInfo(*file);
+    if (!info) {
+        std::fprintf(stderr, "hearth-cli: %s: %s\n", in.c_str(), info.status().toString().c_str());
+        return 2;
+    }
+
+    gguf::Writer w(file->version());
+    for (const gguf::KeyValue& kv : file->metadata()) w.set(kv.key, kv.value);
+    w.set("general.file_type", gguf::Value::u32(mix->fileType));
+    const bool quantized = mix->baseType != quant::Type::F32 && mix->baseType != quant::Type::F16 &&
+                           mix->baseType != quant::Type::BF16;
+    if (quantized) w.set("general.quantization_version", gguf::Value::u32(2));
+
+    const size_t n = file->tensors().size();
+    for (size_t ti = 0; ti < n; ++ti) {
+        const gguf::TensorInfo& t = file->tensors()[ti];
+        const quant::TypeInfo* src = quant::typeInfo(t.type);
+        quant::TensorRole role;
+        role.name = t.name;
+        role.ne0 = t.ne[0];
+        role.nDims = t.nDims;
+        role.nLayers = info->blockCount;
+        role.gqa = info->headCount / std::max(1u, info->headCountKv);
+        role.hasOutput = !info->tiedEmbeddings;
+        // 1-D tensors and tensors we cannot decode keep their type and bytes.
+        quant::Type type = t.nDims < 2 ? t.type : quant::chooseType(*mix, role);
+        if (!src->canDequantize && type != t.type) {
+            std::fprintf(stderr, "hearth-cli: %s: tensor '%s' has type %s, which cannot be converted\n",
+                         in.c_str(), t.name.c_str(), src->name.data());
+            return 2;
+        }
+        std::vector<uint64_t> shape(t.ne.begin(), t.ne.begin() + t.nDims);
+        const uint8_t* data = file->tensorData(t);
+        Status added;
+        if (type == t.type) {
+            added = w.addTensor(t.name, type, shape, std::vector<uint8_t>(data, data + t.bytes));
+        } else {
+            const int64_t rowLen = int64_t(t.ne[0]);
+            const int64_t rows = int64_t(t.elements() / t.ne[0]);
+            const uint64_t srcRow = *quant::rowBytes(t.type, uint64_t(rowLen));
+            const uint64_t dstRow = *quant::rowBytes(type, uint64_t(rowLen));
+            added = w.addTensor(t.name, type, shape, [=](uint8_t* dst, uint64_t) -> Status {
+                std::vector<Status> results(static_cast<size_t>(threads));
+                auto work = [&](int k) {
+                    std::vector<float> row(static_cast<size_t>(rowLen));
+                    for (int64_t r = rows * k / threads; r < rows * (k + 1) / threads; ++r) {
+                        Status s = quant::dequantizeRow(t.type, data + uint64_t(r) * srcRow, row.data(), rowLen);
+                        if (s.isOk()) s = quant::quantizeRow(type, row.data(), dst + uint64_t(r) * dstRow, rowLen);
+                        if (!s.isOk()) {
+                            results[size_t(k)] = s;
+                            return;
+                        }
+                    }
+                };
+                std::vector<std::thread> pool;
+                for (int k = 1; k < threads; ++k) pool.emplace_back(work, k);
+                work(0);
+                for (auto& th : pool) th.join();
+                for (const Status& s : results) HEARTH_RETURN_IF_ERROR(s);
+                std::fprintf(stderr, "[%zu/%zu] %-32s %s -> %s\n", ti + 1, n, t.name.c_str(),
+                             src->name.data(), quant::typeName(type).data());
+                return Status::ok();
+            });
+        }
+        if (!added.isOk()) {
+            std::fprintf(stderr, "hearth-cli: %s: %s\n", in.c_str(), added.toString().c_str());
+            return 2;
+        }
+    }
+    Status s = w.writeFile(out);
+    if (!s.isOk()) {
+        std::fprintf(stderr, "hearth-cli: %s: %s\n", out.c_str(), s.toString().c_str());
+        return 1;
+    }
+    std::fprintf(stderr, "hearth-cli: wrote %s (%s)\n", out.c_str(), mix->name.data());
+    return 0;
+}
+
+} // namespace hearth::cli

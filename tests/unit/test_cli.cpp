@@ -1,0 +1,161 @@
+// hearth-cli inspect, synth and quantize as a user runs them, and the memory estimator against
+// hand-computed numbers.
+#include "hearth/gguf.h"
+#include "hearth/model_info.h"
+#include "test_support.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace hearth;
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QString out, err;
+};
+
+Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(hearth::test::binDir() + QStringLiteral("/hearth-cli"), args);
+    Run r;
+    if (!p.waitForFinished(120000)) return r;
+    r.exitCode = p.exitCode();
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+QString model(const char* name) {
+    return QString::fromStdString(hearth::test::testDataPath(QStringLiteral("models/") + name));
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private Q_SLOTS:
+    void inspectStatesTheReadmeFacts() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        Run r = cli({QStringLiteral("inspect"), model("stories260K.gguf")});
+        QCOMPARE(r.exitCode, 0);
+        for (const char* fact : {"architecture      llama", "layers            5",
+                                 "embedding length  64", "feed forward      172",
+                                 "heads             8 (kv 4), head dim 8",
+                                 "tokens            512  bos 1  eos 2", "by type           F32: 48"})
+            QVERIFY2(r.out.contains(QLatin1String(fact)), fact);
+
+        Run j = cli({QStringLiteral("inspect"), model("llama-2-tiny-random.gguf"), QStringLiteral("--json"),
+                     QStringLiteral("--ctx"), QStringLiteral("1024")});
+        QCOMPARE(j.exitCode, 0);
+        const QJsonObject o = QJsonDocument::fromJson(j.out.toUtf8()).object();
+        QCOMPARE(o["architecture"].toString(), QStringLiteral("llama"));
+        QCOMPARE(o["tensor_count"].toInt(), 12);
+        QCOMPARE(o["tensors_by_type"]["F16"].toInt(), 9);
+        QCOMPARE(o["tensors_by_type"]["F32"].toInt(), 3);
+        QCOMPARE(o["hyperparameters"]["block_count"].toInt(), 1);
+        QCOMPARE(o["hyperparameters"]["embedding_length"].toInt(), 8);
+        QCOMPARE(o["tokenizer"]["tokens"].toInt(), 32000);
+        // KV at 1024 tokens, F16: 2 x 1 layer x 2 kv heads x 4 dims x 1024 x 2 bytes.
+        QCOMPARE(o["memory"]["kv_cache_bytes"].toInteger(), qint64(2 * 1 * 2 * 4 * 1024 * 2));
+        QCOMPARE(o["tensors"].toArray().size(), 12);
+    }
+
+    void inspectEveryShippedModel() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        for (const char* name : {"stories260K.gguf", "llama-2-tiny-random.gguf", "ggml-vocab-llama-spm.gguf",
+                                 "ggml-vocab-llama-bpe.gguf", "ggml-vocab-qwen2.gguf"})
+            QCOMPARE(cli({QStringLiteral("inspect"), model(name)}).exitCode, 0);
+    }
+
+    void badFileIsOneLineAndExitTwo() {
+        const QString bad = m_dir.filePath(QStringLiteral("bad.gguf"));
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("GGUF\x03\0\0\0 truncated", 17);
+        f.close();
+        Run r = cli({QStringLiteral("inspect"), bad});
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(r.err.count('\n'), 1);
+        QVERIFY(r.err.startsWith(QStringLiteral("hearth-cli: ") + bad + QStringLiteral(": invalid format")));
+        QCOMPARE(cli({QStringLiteral("inspect")}).exitCode, 2);
+        QCOMPARE(cli({QStringLiteral("inspect"), bad, QStringLiteral("--bogus")}).exitCode, 2);
+        QCOMPARE(cli({QStringLiteral("frobnicate")}).exitCode, 2);
+        QCOMPARE(cli({QStringLiteral("--version")}).exitCode, 0);
+    }
+
+    void estimatorMatchesHandComputedNumbers() {
+        ModelInfo m;
+        m.weightBytes = 1000;
+        // Llama 3.2 1B: 16 layers, 8 KV heads of 64; 4096 tokens F16 = 2*16*8*64*4096*2 = 128 MiB.
+        m.blockCount = 16;
+        m.headCountKv = 8;
+        m.keyLength = m.valueLength = 64;
+        QCOMPARE(estimateMemory(m, 4096, quant::Type::F16).kvBytes, uint64_t(134217728));
+        QCOMPARE(estimateMemory(m, 4096, quant::Type::F16).totalBytes(), uint64_t(134218728));
+        // Qwen2.5 0.5B: 24 layers, 2 KV heads of 64; 32768 tokens Q8_0 = 2*24*2*64*32768 * 34/32.
+        m.blockCount = 24;
+        m.headCountKv = 2;
+        QCOMPARE(estimateMemory(m, 32768, quant::Type::Q8_0).kvBytes, uint64_t(213909504));
+        // Qwen3 0.6B: 28 layers, 8 KV heads of 128; 2048 tokens F32 = 2*28*8*128*2048*4.
+        m.blockCount = 28;
+        m.headCountKv = 8;
+        m.keyLength = m.valueLength = 128;
+        QCOMPARE(estimateMemory(m, 2048, quant::Type::F32).kvBytes, uint64_t(469762048));
+    }
+
+    void synthIsDeterministicAndQuantizeAgrees() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        auto synth = [&](const QString& type, const QString& seed, const QString& name) {
+            const QString out = m_dir.filePath(name);
+            Run r = cli({QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("llama-tiny"),
+                         QStringLiteral("--type"), type, QStringLiteral("--seed"), seed,
+                         QStringLiteral("--vocab"), model("ggml-vocab-llama-spm.gguf"),
+                         QStringLiteral("-o"), out});
+            return r.exitCode == 0 ? out : QString();
+        };
+        const QString a = synth(QStringLiteral("F32"), QStringLiteral("5"), QStringLiteral("a.gguf"));
+        const QString b = synth(QStringLiteral("F32"), QStringLiteral("5"), QStringLiteral("b.gguf"));
+        const QString c = synth(QStringLiteral("F32"), QStringLiteral("6"), QStringLiteral("c.gguf"));
+        const QString q = synth(QStringLiteral("Q8_0"), QStringLiteral("5"), QStringLiteral("q.gguf"));
+        QVERIFY(!a.isEmpty() && !b.isEmpty() && !c.isEmpty() && !q.isEmpty());
+        auto bytes = [](const QString& p) {
+            QFile f(p);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        QCOMPARE(bytes(a), bytes(b));
+        QVERIFY(bytes(a) != bytes(c));
+
+        const QString requant = m_dir.filePath(QStringLiteral("r.gguf"));
+        Run r = cli({QStringLiteral("quantize"), a, requant, QStringLiteral("Q8_0")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        auto fq = gguf::File::open(q.toStdString());
+        auto fr = gguf::File::open(requant.toStdString());
+        QVERIFY(fq.isOk() && fr.isOk());
+        QCOMPARE(fq->tensors().size(), fr->tensors().size());
+        for (const gguf::TensorInfo& t : fq->tensors()) {
+            const gguf::TensorInfo* u = fr->findTensor(t.name);
+            QVERIFY(u);
+            QCOMPARE(int(u->type), int(t.type));
+            QVERIFY(std::memcmp(fq->tensorData(t), fr->tensorData(*u), t.bytes) == 0);
+        }
+        QCOMPARE(*fr->getU32("general.file_type"), 7u);
+        QCOMPARE(cli({QStringLiteral("quantize"), a, a, QStringLiteral("Q8_0")}).exitCode, 2);
+        QCOMPARE(cli({QStringLiteral("quantize"), a, requant, QStringLiteral("Q7")}).exitCode, 2);
+        QCOMPARE(cli({QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("nope"),
+                      QStringLiteral("--type"), QStringLiteral("F32"), QStringLiteral("--vocab"),
+                      model("ggml-vocab-llama-spm.gguf"), QStringLiteral("-o"), requant})
+                     .exitCode,
+                 2);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"
