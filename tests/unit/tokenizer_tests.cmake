@@ -6,3 +6,5 @@ hearth_add_test(test_tokenizer_small SOURCES test_tokenizer_small.cpp test_token
   LABELS unit LIBS hearth_engine_internal)
 hearth_add_test(test_tokenizer_load SOURCES test_tokenizer_load.cpp test_tokenizer_support.h
   LABELS unit LIBS hearth_engine_internal)
+hearth_add_test(test_tokenizer_vocab SOURCES test_tokenizer_vocab.cpp test_tokenizer_support.h
+  LABELS unit LIBS hearth_engine_internal)
