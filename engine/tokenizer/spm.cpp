@@ -46,35 +46,39 @@ public:
     SpmSession(const Vocab& vocab, std::string_view text) : m_vocab(vocab), m_text(text) {}
 
     void run(std::vector<int32_t>& out) {
-        split();
         // Symbols whose pair occurs in no token can never end up in one merged symbol, so the
-        // text falls apart into independent runs; merging each alone gives the same result as
-        // one global queue, with a queue small enough to stay in cache.
-        const auto n = static_cast<int32_t>(m_symbols.size());
-        int32_t runStart = 0;
-        for (int32_t i = 1; i <= n; ++i) {
-            if (i < n && mayJoin(i - 1, i)) continue;
-            mergeRun(runStart, i);
-            runStart = i;
+        // text falls apart into independent runs. Merging each run alone, as it is cut from
+        // the text, gives the same result as one global queue while the symbols and the queue
+        // stay small enough for the cache.
+        size_t offset = 0;
+        std::string_view previous;
+        while (offset < m_text.size()) {
+            const size_t len = std::min(utf8LengthFromLead(static_cast<uint8_t>(m_text[offset])),
+                                        m_text.size() - offset);
+            const std::string_view symbol = m_text.substr(offset, len);
+            if (!m_symbols.empty() &&
+                m_vocab.spmPairs.find(spmPairKey(previous, symbol)) == nullptr) {
+                finishRun(out);
+            }
+            const auto index = static_cast<int32_t>(m_symbols.size());
+            if (index > 0) m_symbols.back().next = index;
+            m_symbols.push_back({static_cast<uint32_t>(offset), static_cast<uint32_t>(len),
+                                 index - 1, -1});
+            previous = symbol;
+            offset += len;
         }
-        for (int32_t i = n == 0 ? -1 : 0; i != -1; i = m_symbols[i].next) emit(m_symbols[i], out);
+        finishRun(out);
     }
 
 private:
-    std::string_view symbolText(int32_t i) const {
-        return m_text.substr(m_symbols[i].start, m_symbols[i].len);
-    }
-
-    bool mayJoin(int32_t a, int32_t b) const {
-        return m_vocab.spmPairs.find(spmPairKey(symbolText(a), symbolText(b))) != nullptr;
-    }
-
-    // Merges symbols [begin, end) until no adjacent pair forms a token: best score first, ties
-    // to the leftmost pair.
-    void mergeRun(int32_t begin, int32_t end) {
-        if (end - begin < 2) return;
+    // Merges the current run until no adjacent pair forms a token (best score first, ties to
+    // the leftmost pair), writes its tokens and starts a new run.
+    void finishRun(std::vector<int32_t>& out) {
+        if (m_symbols.empty()) return;
         m_heap.clear();
-        for (int32_t i = begin + 1; i < end; ++i) consider(i - 1, i, false);
+        for (size_t i = 1; i < m_symbols.size(); ++i) {
+            consider(static_cast<int32_t>(i - 1), static_cast<int32_t>(i), false);
+        }
         std::make_heap(m_heap.begin(), m_heap.end(), LowerPriority{});
         while (!m_heap.empty()) {
             std::pop_heap(m_heap.begin(), m_heap.end(), LowerPriority{});
@@ -91,21 +95,8 @@ private:
             consider(left.prev, leftIndex, true);
             consider(leftIndex, left.next, true);
         }
-    }
-
-    void split() {
-        m_symbols.reserve(m_text.size());
-        size_t offset = 0;
-        int32_t index = 0;
-        while (offset < m_text.size()) {
-            const size_t len = std::min(utf8LengthFromLead(static_cast<uint8_t>(m_text[offset])),
-                                        m_text.size() - offset);
-            const bool last = offset + len == m_text.size();
-            m_symbols.push_back({static_cast<uint32_t>(offset), static_cast<uint32_t>(len),
-                                 index - 1, last ? -1 : index + 1});
-            offset += len;
-            ++index;
-        }
+        for (int32_t i = 0; i != -1; i = m_symbols[i].next) emit(m_symbols[i], out);
+        m_symbols.clear();
     }
 
     void consider(int32_t left, int32_t right, bool keepHeap) {
