@@ -76,10 +76,12 @@ Result<std::string> Tokenizer::decode(std::span<const int32_t> ids,
     }
     size_t first = 0;
     size_t last = ids.size();
-    bool stripSpace = v.addSpacePrefix;
+    const bool mayStrip = v.addSpacePrefix && options.stripLeadingSpace;
+    const bool stripAfterBos = mayStrip && options.stripSpaceAfterBos;
+    bool stripSpace = mayStrip;
     if (options.removeSpecial && v.addBos && last > 0 && ids[0] == v.bos) {
         first = 1;
-        stripSpace = v.addSpacePrefix && options.stripSpaceAfterBos;
+        stripSpace = stripAfterBos;
     }
     if (options.removeSpecial && v.addEos && last > first && ids[last - 1] == v.eos) --last;
 
@@ -90,7 +92,7 @@ Result<std::string> Tokenizer::decode(std::span<const int32_t> ids,
         if (options.renderSpecial || !hiddenUnlessRendered(v.tokenType[id])) piece = v.piece[id];
         if (stripSpace && !piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
         out.append(piece);
-        stripSpace = i == 0 && id == v.bos && v.addSpacePrefix && options.stripSpaceAfterBos;
+        stripSpace = i == 0 && id == v.bos && stripAfterBos;
     }
     if (options.cleanSpaces && v.pre.cleanSpaces) return cleanSpaces(out);
     return out;
@@ -104,14 +106,15 @@ StreamDecoder::StreamDecoder(Tokenizer tokenizer, DecodeOptions options)
 void StreamDecoder::reset() {
     m_pending.clear();
     m_tokensSeen = 0;
-    m_stripNextSpace = m_tokenizer.addSpacePrefix();
+    m_stripNextSpace = m_tokenizer.addSpacePrefix() && m_options.stripLeadingSpace;
 }
 
 Result<std::string> StreamDecoder::push(int32_t id) {
     if (id < 0 || id >= m_tokenizer.vocabSize()) return outOfVocab(id, m_tokenizer.vocabSize());
     const bool firstToken = m_tokensSeen++ == 0;
     const bool isBos = id == m_tokenizer.bos();
-    const bool stripAfterBos = m_tokenizer.addSpacePrefix() && m_options.stripSpaceAfterBos;
+    const bool stripAfterBos = m_tokenizer.addSpacePrefix() && m_options.stripLeadingSpace &&
+                               m_options.stripSpaceAfterBos;
     if (firstToken && isBos && m_options.removeSpecial && m_tokenizer.addBos()) {
         m_stripNextSpace = stripAfterBos;
         return std::string();

@@ -212,6 +212,13 @@ private Q_SLOTS:
         DecodeOptions render;
         render.renderSpecial = true;
         QCOMPARE(decode(t, Ids{1, hello, 2}, render), std::string("<s> Hello</s>"));
+        // A continuation keeps its first space, also in the streaming decoder.
+        DecodeOptions continuation;
+        continuation.stripLeadingSpace = false;
+        continuation.stripSpaceAfterBos = true;
+        QCOMPARE(decode(t, Ids{hello, world}, continuation), std::string(" Hello world"));
+        QCOMPARE(streamAll(t, Ids{hello, world}, continuation), std::string(" Hello world"));
+        QCOMPARE(streamAll(t, Ids{hello, world}), std::string("Hello world"));
         // Byte tokens decode to their bytes.
         QCOMPARE(decode(t, Ids{spmByteToken(0xC3), spmByteToken(0xA9)}), std::string("\xC3\xA9"));
         // Out-of-range ids are an error, not a crash.

@@ -45,8 +45,10 @@ struct DecodeOptions {
     // Write the text of control and unknown tokens; otherwise they decode to nothing.
     bool renderSpecial = false;
     // With a space-prefixing vocabulary (SPM), the first token's leading space is dropped, as
-    // llama.cpp does, except after a leading BOS. Set this to drop it after a BOS as well
-    // (what SentencePiece and Hugging Face do).
+    // llama.cpp does, except after a leading BOS. Turn this off when the tokens continue
+    // earlier text (generated tokens after a prompt), so no space is lost.
+    bool stripLeadingSpace = true;
+    // Also drop it from the token after a leading BOS (what SentencePiece and Hugging Face do).
     bool stripSpaceAfterBos = false;
     // Apply the vocabulary's clean_up_tokenization_spaces rules (" ," -> ",", " 's" -> "'s"
     // ...) where the vocabulary asks for them. Turn off to get the exact concatenation of
@@ -123,7 +125,8 @@ private:
 // characters: bytes of a character split across tokens (byte-fallback tokens, byte-level
 // pieces) wait until the character is complete, and bytes that can never form a valid
 // character come out as U+FFFD. The concatenated output equals decode() of the same ids with
-// cleanSpaces off, whenever that decode is valid UTF-8.
+// cleanSpaces off, whenever that decode is valid UTF-8. For generated tokens that continue a
+// prompt, set options.stripLeadingSpace = false.
 class StreamDecoder {
 public:
     explicit StreamDecoder(Tokenizer tokenizer, DecodeOptions options = {});
