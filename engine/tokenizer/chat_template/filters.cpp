@@ -223,7 +223,7 @@ Result<Value> fInt(Interp&, const Value& v, CallArgs& args) {
     }
     if (v.isString()) {
         int64_t i = 0;
-        if (base >= 2 && base <= 36 && parsePyInt(v.str(), base, i)) return Value::integer(i);
+        if ((base == 0 || (base >= 2 && base <= 36)) && parsePyInt(v.str(), base, i)) return Value::integer(i);
         double d = 0;
         if (parsePyFloat(v.str(), d) && std::isfinite(d) && std::fabs(d) < 9.2e18)
             return Value::integer(static_cast<int64_t>(d));
@@ -446,6 +446,7 @@ Result<Value> fRound(Interp&, const Value& v, CallArgs& args) {
     if (method != "common" && method != "ceil" && method != "floor")
         return invalidArgument("method must be common, ceil or floor");
     if (!v.isNumber()) return invalidArgument("type " + typeName(v) + " doesn't define __round__ method");
+    if (method == "common" && !v.isFloat() && precision >= 0) return Value::integer(v.intValue());
     const double x = v.numberValue();
     const double scale = std::pow(10.0, static_cast<double>(std::clamp<int64_t>(precision, -308, 308)));
     double result;

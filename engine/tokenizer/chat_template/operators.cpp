@@ -341,8 +341,9 @@ Result<Value> sliceValue(Interp& interp, const Value& obj, const Value& startV, 
     const bool sliceable = obj.isString() || (obj.isList() && obj.flavor() != ListFlavor::Generator);
     if (!sliceable) return Value::undefined("'" + typeName(obj) + "' object is not subscriptable");
     for (const Value* v : {&startV, &stopV, &stepV}) {
+        // Jinja turns the TypeError of a bad index into an undefined value.
         if (!v->isNone() && !isIntLike(*v))
-            return invalidArgument("slice indices must be integers or None or have an __index__ method");
+            return Value::undefined("slice indices must be integers or None or have an __index__ method");
     }
     const int64_t step = stepV.isNone() ? 1 : stepV.intValue();
     if (step == 0) return invalidArgument("slice step cannot be zero");

@@ -152,7 +152,8 @@ Result<std::string> applySpec(Interp& interp, const Value& v, const std::string&
     if (spec.width > 0) HEARTH_RETURN_IF_ERROR(interp.checkSize(static_cast<size_t>(spec.width)));
     std::string body;
     bool numeric = false;
-    const char t = spec.type;
+    char t = spec.type;
+    if (t == 0 && v.isInt()) t = 'd';
     if (t == 0 || t == 's') {
         if (v.isString() || t == 's') {
             body = toStr(v);

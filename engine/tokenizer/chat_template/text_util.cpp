@@ -241,7 +241,10 @@ template <typename Map> std::string mapChars(std::string_view s, Map&& map) {
 } // namespace
 
 std::string pyUpper(std::string_view s) {
-    return mapChars(s, [](char32_t cp, bool) { return toUpperCp(cp); });
+    std::string out = mapChars(s, [](char32_t cp, bool) { return toUpperCp(cp); });
+    // The one common full (one-to-many) mapping: sharp s becomes "SS".
+    for (size_t k = out.find("\xC3\x9F"); k != std::string::npos; k = out.find("\xC3\x9F", k)) out.replace(k, 2, "SS");
+    return out;
 }
 std::string pyLower(std::string_view s) {
     return mapChars(s, [](char32_t cp, bool) { return toLowerCp(cp); });
@@ -383,6 +386,20 @@ bool parsePyInt(std::string_view s, int base, int64_t& out) {
         p = 1;
     }
     if (p >= t.size()) return false;
+    // Prefixes are allowed when they match the base; base 0 takes the base from the prefix.
+    if (p + 1 < t.size() && t[p] == '0') {
+        const char x = static_cast<char>(std::tolower(static_cast<unsigned char>(t[p + 1])));
+        const int prefixBase = x == 'x' ? 16 : (x == 'o' ? 8 : (x == 'b' ? 2 : 0));
+        if (prefixBase && (base == 0 || base == prefixBase)) {
+            base = prefixBase;
+            p += 2;
+        }
+    }
+    if (base == 0) {
+        if (t.size() - p > 1 && t[p] == '0') return false; // Python refuses leading zeros here
+        base = 10;
+    }
+    if (p >= t.size() || t[p] == '+' || t[p] == '-') return false;
     uint64_t magnitude = 0;
     auto res = std::from_chars(t.data() + p, t.data() + t.size(), magnitude, base);
     if (res.ec != std::errc() || res.ptr != t.data() + t.size()) return false;
