@@ -111,7 +111,7 @@ Status Interp::raised(std::string message) {
 }
 
 Status Interp::locate(const Status& status, int line) {
-    if (m_errorLocated) return status;
+    if (status.isOk() || m_errorLocated) return status;
     m_errorLocated = true;
     return Status(status.code(), "line " + std::to_string(line) + ": " + status.message());
 }

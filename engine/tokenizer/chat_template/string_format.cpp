@@ -131,7 +131,7 @@ Result<Spec> parseSpec(const std::string& s) {
         spec.zero = true;
         ++i;
     }
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && spec.width < 100000) spec.width = spec.width * 10 + (s[i++] - '0');
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) spec.width = std::min(spec.width * 10 + (s[i++] - '0'), 100000000);
     if (i < s.size() && (s[i] == ',' || s[i] == '_')) {
         spec.comma = true;
         ++i;
@@ -139,7 +139,7 @@ Result<Spec> parseSpec(const std::string& s) {
     if (i < s.size() && s[i] == '.') {
         ++i;
         spec.precision = 0;
-        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && spec.precision < 1000) spec.precision = spec.precision * 10 + (s[i++] - '0');
+        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) spec.precision = std::min(spec.precision * 10 + (s[i++] - '0'), 100000000);
     }
     if (i < s.size()) spec.type = s[i++];
     if (i != s.size()) return invalidArgument("Invalid format specifier '" + s + "'");
@@ -273,8 +273,9 @@ Result<std::string> percentFormat(Interp& interp, const std::string& format, con
                 ++i;
                 return Status::ok();
             }
-            while (i < format.size() && std::isdigit(static_cast<unsigned char>(format[i])) && target < 100000)
-                target = target * 10 + (format[i++] - '0');
+            while (i < format.size() && std::isdigit(static_cast<unsigned char>(format[i]))) {
+                target = std::min(target * 10 + (format[i++] - '0'), 100000000);
+            }
             return Status::ok();
         };
         int width = 0;
