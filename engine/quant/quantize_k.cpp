@@ -15,22 +15,17 @@ inline bool finite(float v) { return std::isfinite(v); }
 
 // Fits x[i] ≈ scale * L[i] + lo with integer L in [0, nmax] and lo <= 0, minimising the
 // w-weighted squared error. Candidate scales (nmax + rmin + k*rdelta) / (max - min) for k in
-// [0, nstep] are each rounded, refit in closed form, and the best is kept.
+// [0, nstep] are each rounded, refit in closed form, and the best is kept. x must be finite.
 // Returns scale; *negMin receives -lo (>= 0).
 float fitScaleMin(const float* x, const float* w, int n, int nmax, uint8_t* L, float* negMin,
                   float rmin, float rdelta, int nstep) {
-    float lo = 0.0f, hi = 0.0f, sumW = 0.0f, sumWx = 0.0f;
-    bool first = true;
+    float lo = x[0], hi = x[0], sumW = 0.0f, sumWx = 0.0f, sumWxx = 0.0f;
     for (int i = 0; i < n; ++i) {
-        if (!finite(x[i])) continue;
-        if (first) {
-            lo = hi = x[i];
-            first = false;
-        }
         lo = std::min(lo, x[i]);
         hi = std::max(hi, x[i]);
         sumW += w[i];
         sumWx += w[i] * x[i];
+        sumWxx += w[i] * x[i] * x[i];
     }
     lo = std::min(lo, 0.0f);
     if (hi <= lo) {
@@ -38,28 +33,35 @@ float fitScaleMin(const float* x, const float* w, int n, int nmax, uint8_t* L, f
         *negMin = -lo;
         return 0.0f;
     }
-    auto errorOf = [&](float scale, float offset, const uint8_t* q) {
-        float err = 0.0f;
-        for (int i = 0; i < n; ++i) {
-            const float diff = scale * float(q[i]) + offset - (finite(x[i]) ? x[i] : 0.0f);
-            err += w[i] * diff * diff;
-        }
-        return err;
+    // Weighted squared error of x ≈ scale*q + offset from the sums over q.
+    auto error = [&](float scale, float offset, float sl, float sll, float sxl) {
+        return scale * scale * sll + 2.0f * scale * offset * sl + offset * offset * sumW -
+               2.0f * scale * sxl - 2.0f * offset * sumWx + sumWxx;
     };
     float bestScale = (hi - lo) / float(nmax), bestMin = lo;
-    for (int i = 0; i < n; ++i)
-        L[i] = uint8_t(std::clamp(roundToInt((x[i] - lo) / bestScale), 0, nmax));
-    float bestErr = errorOf(bestScale, bestMin, L);
+    float bestErr;
+    {
+        const float inv = 1.0f / bestScale;
+        float sl = 0.0f, sll = 0.0f, sxl = 0.0f;
+        for (int i = 0; i < n; ++i) {
+            const int q = std::min(nmax, int((x[i] - lo) * inv + 0.5f));
+            L[i] = uint8_t(q);
+            sl += w[i] * float(q);
+            sll += w[i] * float(q * q);
+            sxl += w[i] * float(q) * x[i];
+        }
+        bestErr = error(bestScale, bestMin, sl, sll, sxl);
+    }
     uint8_t trial[32];
     for (int step = 0; step <= nstep; ++step) {
         const float inv = (float(nmax) + rmin + rdelta * float(step)) / (hi - lo);
         float sl = 0.0f, sll = 0.0f, sxl = 0.0f;
         for (int i = 0; i < n; ++i) {
-            const int q = std::clamp(roundToInt(inv * (x[i] - lo)), 0, nmax);
+            const int q = std::min(nmax, int((x[i] - lo) * inv + 0.5f));
             trial[i] = uint8_t(q);
             sl += w[i] * float(q);
             sll += w[i] * float(q * q);
-            sxl += w[i] * float(q) * (finite(x[i]) ? x[i] : 0.0f);
+            sxl += w[i] * float(q) * x[i];
         }
         const float det = sumW * sll - sl * sl;
         if (det <= 0.0f) continue;
@@ -69,7 +71,7 @@ float fitScaleMin(const float* x, const float* w, int n, int nmax, uint8_t* L, f
             offset = 0.0f;
             scale = sll > 0.0f ? sxl / sll : 0.0f;
         }
-        const float err = errorOf(scale, offset, trial);
+        const float err = error(scale, offset, sl, sll, sxl);
         if (err < bestErr) {
             bestErr = err;
             bestScale = scale;
@@ -81,12 +83,20 @@ float fitScaleMin(const float* x, const float* w, int n, int nmax, uint8_t* L, f
     return bestScale;
 }
 
+// A super-block with non-finite values replaced by 0, so the searches can skip checks.
+struct FiniteBlock {
+    explicit FiniteBlock(const float* x) {
+        for (int i = 0; i < kQKK; ++i) v[i] = std::isfinite(x[i]) ? x[i] : 0.0f;
+    }
+    float v[kQKK];
+};
+
 // Fits x[i] ≈ scale * q[i] with integer q in [-nmax, nmax - 1], weights w. Tries scales around
 // nmax / max and keeps the best least-squares fit. Returns the scale (may be negative).
 float fitScaleSymmetric(const float* x, const float* w, int n, int nmax) {
     float amax = 0.0f, max = 0.0f;
     for (int i = 0; i < n; ++i) {
-        if (finite(x[i]) && std::fabs(x[i]) > amax) {
+        if (std::fabs(x[i]) > amax) {
             amax = std::fabs(x[i]);
             max = x[i];
         }
@@ -97,7 +107,7 @@ float fitScaleSymmetric(const float* x, const float* w, int n, int nmax) {
         const float inv = -(float(nmax) + 0.1f * float(step)) / max;
         float sxq = 0.0f, sqq = 0.0f;
         for (int i = 0; i < n; ++i) {
-            const float v = finite(x[i]) ? x[i] : 0.0f;
+            const float v = x[i];
             const int q = std::clamp(roundToInt(inv * v), -nmax, nmax - 1);
             sxq += w[i] * v * float(q);
             sqq += w[i] * float(q * q);
@@ -180,8 +190,10 @@ void quantizeK4Like(const float* x, int nmax, uint16_t& dOut, uint16_t& dminOut,
 
 } // namespace
 
-void quantizeQ2_K(const float* x, BlockQ2_K* y, int64_t n) {
-    for (int64_t b = 0; b < n / kQKK; ++b, x += kQKK) {
+void quantizeQ2_K(const float* src, BlockQ2_K* y, int64_t n) {
+    for (int64_t b = 0; b < n / kQKK; ++b, src += kQKK) {
+        const FiniteBlock block(src);
+        const float* x = block.v;
         uint8_t L[kQKK];
         float scales[16], mins[16], w[16];
         float maxScale = 0.0f, maxMin = 0.0f;
@@ -217,8 +229,10 @@ void quantizeQ2_K(const float* x, BlockQ2_K* y, int64_t n) {
     }
 }
 
-void quantizeQ3_K(const float* x, BlockQ3_K* y, int64_t n) {
-    for (int64_t b = 0; b < n / kQKK; ++b, x += kQKK) {
+void quantizeQ3_K(const float* src, BlockQ3_K* y, int64_t n) {
+    for (int64_t b = 0; b < n / kQKK; ++b, src += kQKK) {
+        const FiniteBlock block(src);
+        const float* x = block.v;
         float scales[16], w[16];
         float maxScale = 0.0f, amax = 0.0f;
         for (int j = 0; j < 16; ++j) {
@@ -270,8 +284,10 @@ void quantizeQ3_K(const float* x, BlockQ3_K* y, int64_t n) {
     }
 }
 
-void quantizeQ4_K(const float* x, BlockQ4_K* y, int64_t n) {
-    for (int64_t b = 0; b < n / kQKK; ++b, x += kQKK) {
+void quantizeQ4_K(const float* src, BlockQ4_K* y, int64_t n) {
+    for (int64_t b = 0; b < n / kQKK; ++b, src += kQKK) {
+        const FiniteBlock block(src);
+        const float* x = block.v;
         uint8_t L[kQKK];
         quantizeK4Like(x, 15, y[b].d, y[b].dmin, y[b].scales, L);
         for (int c = 0; c < 4; ++c)
@@ -280,8 +296,10 @@ void quantizeQ4_K(const float* x, BlockQ4_K* y, int64_t n) {
     }
 }
 
-void quantizeQ5_K(const float* x, BlockQ5_K* y, int64_t n) {
-    for (int64_t b = 0; b < n / kQKK; ++b, x += kQKK) {
+void quantizeQ5_K(const float* src, BlockQ5_K* y, int64_t n) {
+    for (int64_t b = 0; b < n / kQKK; ++b, src += kQKK) {
+        const FiniteBlock block(src);
+        const float* x = block.v;
         uint8_t L[kQKK];
         quantizeK4Like(x, 31, y[b].d, y[b].dmin, y[b].scales, L);
         std::memset(y[b].qh, 0, sizeof y[b].qh);
@@ -295,8 +313,10 @@ void quantizeQ5_K(const float* x, BlockQ5_K* y, int64_t n) {
     }
 }
 
-void quantizeQ6_K(const float* x, BlockQ6_K* y, int64_t n) {
-    for (int64_t b = 0; b < n / kQKK; ++b, x += kQKK) {
+void quantizeQ6_K(const float* src, BlockQ6_K* y, int64_t n) {
+    for (int64_t b = 0; b < n / kQKK; ++b, src += kQKK) {
+        const FiniteBlock block(src);
+        const float* x = block.v;
         float scales[16], w[16];
         float maxScale = 0.0f, amax = 0.0f;
         for (int j = 0; j < 16; ++j) {
