@@ -1,9 +1,8 @@
-// Special-token matching in one pass over the input (candidates bucketed by first byte), then
-// resolution of overlaps in the priority order llama.cpp uses.
+// Special-token matching in one pass over the input (a walk of the token trie from each
+// position), then resolution of overlaps in the priority order llama.cpp uses.
 #include "tokenizer/special_split.h"
 
 #include <algorithm>
-#include <array>
 
 namespace hearth::tokenizer::detail {
 
@@ -16,29 +15,55 @@ struct Occurrence {
 
 } // namespace
 
+void buildSpecialTrie(Vocab& vocab) {
+    vocab.specialTrie.assign(1, Vocab::TrieNode{});
+    for (uint32_t order = 0; order < vocab.specialTokens.size(); ++order) {
+        int32_t node = 0;
+        for (char c : vocab.text[vocab.specialTokens[order]]) {
+            const auto byte = static_cast<uint8_t>(c);
+            int32_t next = -1;
+            for (const auto& [b, child] : vocab.specialTrie[node].children) {
+                if (b == byte) next = child;
+            }
+            if (next < 0) {
+                next = static_cast<int32_t>(vocab.specialTrie.size());
+                vocab.specialTrie[node].children.emplace_back(byte, next);
+                vocab.specialTrie.emplace_back();
+            }
+            node = next;
+        }
+        if (vocab.specialTrie[node].order < 0) vocab.specialTrie[node].order = int32_t(order);
+    }
+}
+
 void splitSpecialTokens(const Vocab& vocab, std::string_view text, bool parseSpecial,
                         std::vector<Fragment>& out) {
     out.clear();
     if (text.empty()) return;
 
-    // Eligible tokens grouped by first byte, keeping their priority order.
-    std::array<std::vector<uint32_t>, 256> byFirstByte;
-    bool any = false;
-    for (uint32_t order = 0; order < vocab.specialTokens.size(); ++order) {
-        const int32_t id = vocab.specialTokens[order];
-        const TokenType type = vocab.tokenType[id];
-        if (!parseSpecial && type != TokenType::UserDefined) continue;
-        const std::string& t = vocab.text[id];
-        byFirstByte[static_cast<uint8_t>(t[0])].push_back(order);
-        any = true;
-    }
-
+    // Every occurrence of an eligible token: walk the trie from each position.
     std::vector<Occurrence> found;
-    if (any) {
+    const auto& trie = vocab.specialTrie;
+    if (!trie.empty() && !trie[0].children.empty()) {
         for (size_t pos = 0; pos < text.size(); ++pos) {
-            for (uint32_t order : byFirstByte[static_cast<uint8_t>(text[pos])]) {
-                const std::string& t = vocab.text[vocab.specialTokens[order]];
-                if (text.compare(pos, t.size(), t) == 0) found.push_back({order, pos});
+            int32_t node = 0;
+            for (size_t i = pos; i < text.size(); ++i) {
+                const auto byte = static_cast<uint8_t>(text[i]);
+                int32_t next = -1;
+                for (const auto& [b, child] : trie[node].children) {
+                    if (b == byte) {
+                        next = child;
+                        break;
+                    }
+                }
+                if (next < 0) break;
+                node = next;
+                const int32_t order = trie[node].order;
+                if (order < 0) continue;
+                const TokenType type = vocab.tokenType[vocab.specialTokens[order]];
+                if (parseSpecial || type == TokenType::UserDefined) {
+                    found.push_back({static_cast<uint32_t>(order), pos});
+                }
             }
         }
     }

@@ -17,6 +17,9 @@ struct Fragment {
     size_t length = 0;
 };
 
+// Builds vocab.specialTrie from vocab.specialTokens.
+void buildSpecialTrie(Vocab& vocab);
+
 // Splits `text` at occurrences of special-token text. User-defined tokens always count;
 // control and unknown tokens only with parseSpecial. Matching follows llama.cpp: tokens are
 // taken longest first, and each takes its leftmost non-overlapping occurrences in the text not

@@ -5,6 +5,7 @@
 
 #include "hearth/gguf.h"
 #include "tokenizer/byte_level.h"
+#include "tokenizer/special_split.h"
 #include "tokenizer/unicode.h"
 
 #include <algorithm>
@@ -514,6 +515,7 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
     }
     std::stable_sort(v->specialTokens.begin(), v->specialTokens.end(),
                      [&](int32_t a, int32_t b) { return v->text[a].size() > v->text[b].size(); });
+    buildSpecialTrie(*v);
 
     v->piece.resize(n);
     for (int32_t id = 0; id < v->size(); ++id) v->piece[id] = computePiece(*v, id);

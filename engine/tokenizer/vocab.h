@@ -73,6 +73,12 @@ struct Vocab {
     // Control, user-defined and unknown tokens, longest text first: matched in the input
     // before tokenizing (control and unknown only when parsing special tokens).
     std::vector<int32_t> specialTokens;
+    // A byte trie of their texts, for finding every occurrence in one pass.
+    struct TrieNode {
+        std::vector<std::pair<uint8_t, int32_t>> children; // byte -> node index
+        int32_t order = -1; // index into specialTokens of the token ending here
+    };
+    std::vector<TrieNode> specialTrie; // node 0 is the root
 
     // Each token's piece with special tokens rendered as their text.
     std::vector<std::string> piece;
