@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
     cp.n_threads_batch = 1;
     cp.type_k = GGML_TYPE_F32;
     cp.type_v = GGML_TYPE_F32;
+    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED; // flash attention rounds K/V to F16
     llama_context* ctx = llama_init_from_model(model, cp);
     if (!ctx) {
         std::fprintf(stderr, "ref_logits: cannot create a context\n");
