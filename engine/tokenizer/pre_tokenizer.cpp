@@ -51,6 +51,7 @@ constexpr NameEntry kNames[] = {
     {"megrez", K::Qwen2, true, false, false},
     {"hunyuan", K::Qwen2, false, false, false},
     {"grok-2", K::Qwen2, false, false, false},
+    {"qwen35", K::Qwen35, false, false, false},
     // DeepSeek
     {"deepseek-llm", K::DeepseekLlm, false, false, false},
     {"deepseek-coder", K::DeepseekCoder, false, false, false},
@@ -86,6 +87,7 @@ constexpr NameEntry kNames[] = {
     {"gpt-4o", K::Gpt4o, false, false, false},
     {"llama4", K::Gpt4o, false, false, false},
     {"minimax-m2", K::Gpt4o, false, false, false},
+    {"tekken", K::Tekken, false, true, true},
 };
 
 constexpr size_t kNoMatch = static_cast<size_t>(-1);
@@ -159,36 +161,44 @@ size_t matchGpt2(const Word& w, size_t p) {
 
 // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,maxDigits}|
 //  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-size_t matchLlama3Like(const Word& w, size_t p, size_t maxDigits) {
+// With `marks`, \p{M} joins \p{L} in the letter run and leaves the punctuation run (Qwen 3.5).
+size_t matchLlama3Like(const Word& w, size_t p, size_t maxDigits, bool marks) {
     if (size_t n = contraction(w, p, true)) return p + n;
-    if (!w.newline(p) && !w.number(p) && (w.letter(p) || w.letter(p + 1))) {
-        return w.runEnd(p + 1, [&](size_t i) { return w.letter(i); });
+    const auto letterish = [&](size_t i) {
+        return w.letter(i) || (marks && i < w.e && classOf(w.info[i]) == CharClass::Mark);
+    };
+    if (!w.newline(p) && !w.number(p) && (letterish(p) || letterish(p + 1))) {
+        return w.runEnd(p + 1, letterish);
     }
     if (w.number(p)) {
         size_t end = p;
         while (end - p < maxDigits && w.number(end)) ++end;
         return end;
     }
-    const size_t q = (w.at(p) == ' ' && w.other(p + 1)) ? p + 1 : p;
-    if (w.other(q)) {
-        const size_t end = w.runEnd(q, [&](size_t i) { return w.other(i); });
+    const auto otherish = [&](size_t i) { return w.other(i) && !letterish(i); };
+    const size_t q = (w.at(p) == ' ' && otherish(p + 1)) ? p + 1 : p;
+    if (otherish(q)) {
+        const size_t end = w.runEnd(q, otherish);
         return w.runEnd(end, [&](size_t i) { return w.newline(i); });
     }
     return whitespaceRun(w, p, true);
 }
 
-size_t matchLlama3(const Word& w, size_t p) { return matchLlama3Like(w, p, 3); }
-size_t matchQwen2(const Word& w, size_t p) { return matchLlama3Like(w, p, 1); }
+size_t matchLlama3(const Word& w, size_t p) { return matchLlama3Like(w, p, 3, false); }
+size_t matchQwen2(const Word& w, size_t p) { return matchLlama3Like(w, p, 1, false); }
+size_t matchQwen35(const Word& w, size_t p) { return matchLlama3Like(w, p, 1, true); }
 
 // The o200k pattern as the reference runs it (ASCII case classes over Unicode letters):
 //   [^\r\n\p{L}\p{N}]?U*W+C? | [^\r\n\p{L}\p{N}]?U+W*C? | \p{N}{1,3} |
 //    ?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
 // where U is a letter other than a-z, W a letter other than A-Z (so letters outside ASCII are
-// both) and C a case-insensitive contraction.
-size_t matchGpt4o(const Word& w, size_t p) {
+// both) and C a case-insensitive contraction. Tekken is the same without C and with \p{N}.
+size_t matchCaseShaped(const Word& w, size_t p, bool contractions, size_t maxDigits) {
     const auto upperish = [&](size_t i) { return w.letter(i) && !(w.at(i) >= 'a' && w.at(i) <= 'z'); };
     const auto lowerish = [&](size_t i) { return w.letter(i) && !(w.at(i) >= 'A' && w.at(i) <= 'Z'); };
-    const auto withContraction = [&](size_t end) { return end + contraction(w, end, true); };
+    const auto withContraction = [&](size_t end) {
+        return contractions ? end + contraction(w, end, true) : end;
+    };
     // U*W+ starting at q: U* backs off from its longest run until W+ can start.
     const auto upperThenLower = [&](size_t q) -> size_t {
         const size_t uEnd = w.runEnd(q, upperish);
@@ -208,7 +218,7 @@ size_t matchGpt4o(const Word& w, size_t p) {
     if (upperish(p)) return withContraction(w.runEnd(w.runEnd(p, upperish), lowerish));
     if (w.number(p)) {
         size_t end = p;
-        while (end - p < 3 && w.number(end)) ++end;
+        while (end - p < maxDigits && w.number(end)) ++end;
         return end;
     }
     const size_t q = (w.at(p) == ' ' && w.other(p + 1)) ? p + 1 : p;
@@ -218,6 +228,9 @@ size_t matchGpt4o(const Word& w, size_t p) {
     }
     return whitespaceRun(w, p, true);
 }
+
+size_t matchGpt4o(const Word& w, size_t p) { return matchCaseShaped(w, p, true, 3); }
+size_t matchTekken(const Word& w, size_t p) { return matchCaseShaped(w, p, false, 1); }
 
 // [\p{P}\$\+<=>\^~\|]+ (Default) and [\p{P}\$\+<=>\^~\|`]+ (Falcon)
 bool isPunctuationRunChar(const Word& w, size_t i, bool backtick) {
@@ -390,6 +403,7 @@ StepList stepsFor(PreTokenizerKind kind) {
     case K::Gpt2: return {{Step{matchGpt2}}, 1};
     case K::Llama3: return {{Step{matchLlama3}}, 1};
     case K::Qwen2: return {{Step{matchQwen2}}, 1};
+    case K::Qwen35: return {{Step{matchQwen35}}, 1};
     case K::DeepseekLlm:
         return {{Step{matchOneNewline}, Step{matchDeepseekLetters}, Step{matchDeepseekPunctuation},
                  Step{nullptr}, Step{matchCjkRun}, Step{matchNumberRun}},
@@ -403,6 +417,7 @@ StepList stepsFor(PreTokenizerKind kind) {
                 3};
     case K::Starcoder: return {{Step{matchOneNumber}, Step{matchGpt2}}, 2};
     case K::Gpt4o: return {{Step{matchGpt4o}}, 1};
+    case K::Tekken: return {{Step{matchTekken}}, 1};
     }
     return {{Step{matchGpt2}}, 1};
 }
@@ -427,11 +442,13 @@ std::string_view preTokenizerKindName(PreTokenizerKind kind) {
     case K::Gpt2: return "gpt-2";
     case K::Llama3: return "llama3";
     case K::Qwen2: return "qwen2";
+    case K::Qwen35: return "qwen35";
     case K::DeepseekLlm: return "deepseek-llm";
     case K::DeepseekCoder: return "deepseek-coder";
     case K::Falcon: return "falcon";
     case K::Starcoder: return "starcoder";
     case K::Gpt4o: return "gpt-4o";
+    case K::Tekken: return "tekken";
     }
     return "default";
 }

@@ -15,11 +15,13 @@ enum class PreTokenizerKind {
     Gpt2,          // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
     Llama3,        // case-insensitive contractions, letters with one leading non-letter, \p{N}{1,3}
     Qwen2,         // as Llama3 but digits one at a time
+    Qwen35,        // as Qwen2 with combining marks counted as letters
     DeepseekLlm,   // newlines, cased-letter runs, ASCII/full-width punctuation, CJK, digit runs
     DeepseekCoder, // newlines, letter runs, punctuation runs, CJK, single digits
-    Falcon,        // punctuation runs, GPT-2 rules, digit triples
+    Falcon,        // punctuation runs (with `), GPT-2 rules, digit triples
     Starcoder,     // single digits, then GPT-2 rules
     Gpt4o,         // o200k: case-shaped letter runs with contractions, \p{N}{1,3}, ...
+    Tekken,        // Mistral Tekken: as Gpt4o without contractions, digits one at a time
 };
 
 struct PreTokenizerConfig {

@@ -164,6 +164,10 @@ private Q_SLOTS:
         QVERIFY(!qwen.cleanSpaces && !qwen.ignoreMerges && !qwen.forceAddBos);
         QCOMPARE(preTokenizerConfig("smollm").kind, PreTokenizerKind::Starcoder);
         QCOMPARE(preTokenizerConfig("gpt-4o").kind, PreTokenizerKind::Gpt4o);
+        QCOMPARE(preTokenizerConfig("qwen35").kind, PreTokenizerKind::Qwen35);
+        const PreTokenizerConfig tekken = preTokenizerConfig("tekken");
+        QCOMPARE(tekken.kind, PreTokenizerKind::Tekken);
+        QVERIFY(tekken.ignoreMerges && tekken.forceAddBos && !tekken.cleanSpaces);
         QCOMPARE(preTokenizerConfig("deepseek-llm").kind, PreTokenizerKind::DeepseekLlm);
         QCOMPARE(preTokenizerConfig("deepseek-coder").kind, PreTokenizerKind::DeepseekCoder);
         QCOMPARE(preTokenizerConfig("falcon").kind, PreTokenizerKind::Falcon);
@@ -188,9 +192,12 @@ private Q_SLOTS:
         COMPARE_SPLIT(K::Llama3, "", {});
     }
 
-    void splitQwen2() {
+    void splitQwen2AndQwen35() {
         COMPARE_SPLIT(PreTokenizerKind::Qwen2, "x 2024年",
                       {"x", " ", "2", "0", "2", "4", "年"});
+        // Qwen 3.5 keeps combining marks inside letter runs.
+        COMPARE_SPLIT(PreTokenizerKind::Qwen2, "e\xCC\x81x", {"e", "\xCC\x81x"});
+        COMPARE_SPLIT(PreTokenizerKind::Qwen35, "e\xCC\x81x", {"e\xCC\x81x"});
     }
 
     void splitGpt2() {
@@ -207,6 +214,9 @@ private Q_SLOTS:
                        "45"});
         // A path keeps its slashes with the punctuation run; newlines follow it.
         COMPARE_SPLIT(PreTokenizerKind::Gpt4o, "a/b//\n", {"a", "/b", "//\n"});
+        // Tekken: the same letter shapes, no contractions, single digits.
+        COMPARE_SPLIT(PreTokenizerKind::Tekken, "HelloWorld don't 2024",
+                      {"Hello", "World", " don", "'t", " ", "2", "0", "2", "4"});
     }
 
     void splitDefaultAndFalcon() {
@@ -240,6 +250,7 @@ private Q_SLOTS:
         QElapsedTimer timer;
         timer.start();
         for (auto kind : {PreTokenizerKind::Llama3, PreTokenizerKind::Gpt4o,
+                          PreTokenizerKind::Tekken, PreTokenizerKind::Qwen35,
                           PreTokenizerKind::DeepseekLlm, PreTokenizerKind::Default}) {
             QCOMPARE(split(kind, spaces + "x").size(), size_t(2));
             QVERIFY(!split(kind, letters + "é").empty());
