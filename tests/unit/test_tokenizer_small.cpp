@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include <random>
+#include <thread>
 
 using namespace hearth;
 using namespace hearth::test;
@@ -285,6 +286,38 @@ private Q_SLOTS:
         remove.cleanSpaces = false;
         const Ids noEos(ids.begin(), ids.end() - 1);
         QCOMPARE(streamAll(t, noEos, remove), decode(t, noEos, remove));
+    }
+
+    void oneTokenizerManyThreads() {
+        VocabSpec spec = byteLevelVocab("llama-bpe");
+        spec.add("ab");
+        spec.add("<|x|>", 3);
+        spec.merges = std::vector<std::string>{"a b"};
+        const Tokenizer t = mustLoad(spec);
+        std::vector<std::string> texts;
+        std::vector<Ids> expected;
+        std::mt19937 rng(99);
+        for (int i = 0; i < 64; ++i) {
+            std::string s;
+            for (int k = 0; k < 200; ++k) s += "ab <|x|>\xC3\xA9!"[rng() % 12];
+            texts.push_back(s);
+            expected.push_back(encode(t, s, true, true));
+        }
+        std::vector<int> mismatches(4, 0);
+        std::vector<std::thread> threads;
+        for (int w = 0; w < 4; ++w) {
+            threads.emplace_back([&, w] {
+                const Tokenizer copy = t; // copies share the vocabulary
+                for (int round = 0; round < 20; ++round) {
+                    for (size_t i = 0; i < texts.size(); ++i) {
+                        const Tokenizer& use = (i % 2) ? copy : t;
+                        if (encode(use, texts[i], true, true) != expected[i]) ++mismatches[w];
+                    }
+                }
+            });
+        }
+        for (std::thread& th : threads) th.join();
+        QCOMPARE(mismatches, std::vector<int>(4, 0));
     }
 
     void randomBytesNeverBreakEncoding() {
