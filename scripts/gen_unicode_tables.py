@@ -184,13 +184,13 @@ def main() -> None:
         "",
         "namespace hearth::tokenizer::detail {",
         "",
-        "// Each entry starts a run that ends where the next entry starts (the last runs to U+10FFFF).",
+        "// Each entry starts a run that ends where the next one starts (the last: at U+10FFFF).",
         "const CodepointRun kCodepointRuns[] = {",
     ]
     row = []
     for start, value in ranges:
         row.append(f"{{0x{start:05X}, 0x{value:02X}}}")
-        if len(row) == 6:
+        if len(row) == 5:
             lines.append("    " + ", ".join(row) + ",")
             row = []
     if row:

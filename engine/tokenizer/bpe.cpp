@@ -67,7 +67,8 @@ public:
         for (int32_t i = 0; i < count; ++i) {
             const auto b = static_cast<uint8_t>(m_bytes[i]);
             const auto len = static_cast<uint32_t>(byteToUtf8(b).size());
-            m_symbols.push_back({offset, len, m_vocab.byteToken[b], i - 1, i + 1 < count ? i + 1 : -1});
+            const int32_t next = i + 1 < count ? i + 1 : -1;
+            m_symbols.push_back({offset, len, m_vocab.byteToken[b], i - 1, next});
             offset += len;
         }
 

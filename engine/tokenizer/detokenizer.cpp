@@ -9,7 +9,9 @@ namespace hearth::tokenizer {
 
 namespace {
 
-bool hiddenUnlessRendered(TokenType t) { return t == TokenType::Control || t == TokenType::Unknown; }
+bool hiddenUnlessRendered(TokenType t) {
+    return t == TokenType::Control || t == TokenType::Unknown;
+}
 
 Status outOfVocab(int32_t id, int32_t size) {
     return invalidArgument("token id " + std::to_string(id) + " is outside the vocabulary (" +

@@ -194,8 +194,12 @@ size_t matchQwen35(const Word& w, size_t p) { return matchLlama3Like(w, p, 1, tr
 // where U is a letter other than a-z, W a letter other than A-Z (so letters outside ASCII are
 // both) and C a case-insensitive contraction. Tekken is the same without C and with \p{N}.
 size_t matchCaseShaped(const Word& w, size_t p, bool contractions, size_t maxDigits) {
-    const auto upperish = [&](size_t i) { return w.letter(i) && !(w.at(i) >= 'a' && w.at(i) <= 'z'); };
-    const auto lowerish = [&](size_t i) { return w.letter(i) && !(w.at(i) >= 'A' && w.at(i) <= 'Z'); };
+    const auto upperish = [&](size_t i) {
+        return w.letter(i) && !(w.at(i) >= 'a' && w.at(i) <= 'z');
+    };
+    const auto lowerish = [&](size_t i) {
+        return w.letter(i) && !(w.at(i) >= 'A' && w.at(i) <= 'Z');
+    };
     const auto withContraction = [&](size_t end) {
         return contractions ? end + contraction(w, end, true) : end;
     };
@@ -322,7 +326,8 @@ constexpr Range32 kDeepseekLetters[] = {
 // ASCII punctuation and symbols plus full-width forms, curly quotes and the CJK comma and
 // full stop. (U+3000 is in the source pattern too, but as whitespace it never matches.)
 constexpr Range32 kDeepseekPunctuation[] = {
-    {0x21, 0x2F}, {0x3A, 0x7E}, {0x2018, 0x201F}, {0x3001, 0x3002}, {0xFF01, 0xFF0F}, {0xFF1A, 0xFF5E},
+    {0x21, 0x2F},     {0x3A, 0x7E},     {0x2018, 0x201F},
+    {0x3001, 0x3002}, {0xFF01, 0xFF0F}, {0xFF1A, 0xFF5E},
 };
 
 // CJK ideographs, everything from U+0800 up to them, and Hangul syllables; whitespace in
@@ -349,7 +354,9 @@ size_t matchDeepseekPunctuation(const Word& w, size_t p) {
 
 // [一-龥ࠀ-一가-퟿]+
 size_t matchCjkRun(const Word& w, size_t p) {
-    const auto pred = [&](size_t i) { return i < w.e && !w.space(i) && inTable(kCjkRanges, w.cp[i]); };
+    const auto pred = [&](size_t i) {
+        return i < w.e && !w.space(i) && inTable(kCjkRanges, w.cp[i]);
+    };
     return pred(p) ? w.runEnd(p, pred) : kNoMatch;
 }
 

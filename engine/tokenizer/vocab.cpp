@@ -88,7 +88,9 @@ constexpr std::string_view kFimMidTexts[] = {
     "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>",
     "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>",
 };
-constexpr std::string_view kFimPadTexts[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"};
+constexpr std::string_view kFimPadTexts[] = {
+    "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
+};
 constexpr std::string_view kFimRepTexts[] = {
     "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>",
 };
@@ -205,7 +207,8 @@ Status loadMerges(Vocab& v, std::span<const std::string> merges) {
                                  quoted(l == kNoToken ? left : right));
         }
         joined.assign(left).append(right);
-        v.merges.insert(Vocab::mergeKey(l, r), MergeEntry{static_cast<int32_t>(rank), v.find(joined)});
+        const MergeEntry entry{static_cast<int32_t>(rank), v.find(joined)};
+        v.merges.insert(Vocab::mergeKey(l, r), entry);
     }
     return Status::ok();
 }
@@ -401,7 +404,8 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
         return invalidFormat(std::string(kKeyTokens) + " has too many tokens");
     }
     if (src.scores && src.scores->size() < n) {
-        return invalidFormat(std::string(kKeyScores) + " has " + std::to_string(src.scores->size()) +
+        return invalidFormat(std::string(kKeyScores) + " has " +
+                             std::to_string(src.scores->size()) +
                              " entries for " + std::to_string(n) + " tokens");
     }
     if (src.tokenTypes && src.tokenTypes->size() < n) {
@@ -410,10 +414,12 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
                              std::to_string(n) + " tokens");
     }
     if (src.scores && src.scores->size() > n) {
-        v->warnings.push_back(std::string(kKeyScores) + " has more entries than tokens; extra ignored");
+        v->warnings.push_back(std::string(kKeyScores) +
+                              " has more entries than tokens; extra ignored");
     }
     if (src.tokenTypes && src.tokenTypes->size() > n) {
-        v->warnings.push_back(std::string(kKeyTypes) + " has more entries than tokens; extra ignored");
+        v->warnings.push_back(std::string(kKeyTypes) +
+                              " has more entries than tokens; extra ignored");
     }
 
     // Token texts, then the lookup map (which points into them, so they must not move after).

@@ -77,7 +77,8 @@ private Q_SLOTS:
     void scoresAndTypesMustCoverTheTokens() {
         VocabSpec spec = smallBpe();
         spec.scores.pop_back();
-        expectError(spec, ErrorCode::InvalidFormat, "tokenizer.ggml.scores has 256 entries for 257");
+        expectError(spec, ErrorCode::InvalidFormat,
+                    "tokenizer.ggml.scores has 256 entries for 257");
         spec = smallBpe();
         spec.types.resize(10);
         expectError(spec, ErrorCode::InvalidFormat, "tokenizer.ggml.token_type has 10 entries");
@@ -85,7 +86,8 @@ private Q_SLOTS:
         spec.extra = [](gguf::Writer& w) {
             w.set("tokenizer.ggml.scores", gguf::Value::stringArray({"x"}));
         };
-        expectError(spec, ErrorCode::InvalidFormat, "tokenizer.ggml.scores has type array of string");
+        expectError(spec, ErrorCode::InvalidFormat,
+                    "tokenizer.ggml.scores has type array of string");
         spec.extra = [](gguf::Writer& w) {
             w.set("tokenizer.ggml.token_type", gguf::Value::f32Array({1.0f}));
         };

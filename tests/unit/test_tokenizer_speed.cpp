@@ -62,8 +62,10 @@ class TestTokenizerSpeed : public QObject {
 private Q_SLOTS:
     void tokenizeOneMebibyte_data() {
         QTest::addColumn<QString>("path");
-        for (const char* name : {"ggml-vocab-llama-spm", "ggml-vocab-llama-bpe", "ggml-vocab-qwen2"})
+        for (const char* name :
+             {"ggml-vocab-llama-spm", "ggml-vocab-llama-bpe", "ggml-vocab-qwen2"}) {
             QTest::newRow(name) << QStringLiteral("models/%1.gguf").arg(QLatin1String(name));
+        }
     }
 
     void tokenizeOneMebibyte() {

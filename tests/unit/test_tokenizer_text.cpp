@@ -37,7 +37,9 @@ Words split(PreTokenizerKind kind, std::string_view text) {
 
 QString show(const Words& words) {
     QStringList parts;
-    for (const std::string& w : words) parts << QStringLiteral("[%1]").arg(QString::fromStdString(w));
+    for (const std::string& w : words) {
+        parts << QStringLiteral("[%1]").arg(QString::fromStdString(w));
+    }
     return parts.join(QLatin1Char(' '));
 }
 
@@ -240,7 +242,8 @@ private Q_SLOTS:
         using K = PreTokenizerKind;
         COMPARE_SPLIT(K::DeepseekLlm, "Hello, 世界! 123\n",
                       {"Hello", ",", " ", "世界", "!", " ", "123", "\n"});
-        COMPARE_SPLIT(K::DeepseekCoder, "foo(1, 23)\n", {"foo", "(", "1", ",", " ", "2", "3", ")", "\n"});
+        COMPARE_SPLIT(K::DeepseekCoder, "foo(1, 23)\n",
+                      {"foo", "(", "1", ",", " ", "2", "3", ")", "\n"});
     }
 
     void splitIsLinearOnHostileInput() {

@@ -236,7 +236,8 @@ private Q_SLOTS:
         {
             LOAD_OR_SKIP(t, vocabPath("qwen2"));
             const std::string text = "<|im_start|>user\nhi<|im_end|>[PAD151650]x";
-            QCOMPARE(encode(*t, text, false, true), (Ids{151644, 872, 198, 6023, 151645, 151650, 87}));
+            QCOMPARE(encode(*t, text, false, true),
+                     (Ids{151644, 872, 198, 6023, 151645, 151650, 87}));
             // "[PAD151650]" is user-defined: matched even without parse_special.
             QCOMPARE(encode(*t, text, false, false),
                      (Ids{27, 91, 318, 4906, 91, 29, 872, 198, 6023, 27, 91, 318, 6213, 91, 29,
