@@ -29,7 +29,7 @@ cmake --build --preset ci -j "$jobs"
 
 stamp "fuzz build (clang, ASan + UBSan)"
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$jobs"
+cmake --build --preset fuzz -j "$jobs" --target fuzz_gguf
 
 stamp "fuzzing the GGUF reader for ${HEARTH_FUZZ_SECONDS:-60}s"
 bash scripts/fuzz.sh "${HEARTH_FUZZ_SECONDS:-60}"
