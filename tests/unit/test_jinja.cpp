@@ -86,7 +86,12 @@ const Case kWsCases[] = {
     {"index_attr_falls_to_item", "{{ m.role }}:{{ m['content'] }}", "{\"m\": {\"role\": \"user\", \"content\": \"hi\"}}", "user:hi", false},
     {"dict_method_beats_key", "{{ d['items'] }}|{{ d.items()|list }}", "{\"d\": {\"items\": 3}}", "3|[('items', 3)]", false},
     {"slice_step_zero", "{{ [1,2][::0] }}", "{}", "", true}, // ValueError: slice step cannot be zero
-    {"slice_bad_index", "{{ [1,2]['a':] }}", "{}", "", false},
+    {"slice_bad_index", "{{ l['a':] }}", "{\"l\": [1, 2]}", "", true},
+    {"slice_not_sliceable", "{{ n[1:] }}", "{\"n\": 5}", "", true},
+    {"slice_dict", "{{ d[1:] }}", "{\"d\": {\"a\": 1}}", "", true},
+    {"slice_none", "{{ z[1:] }}", "{\"z\": null}", "", true},
+    {"slice_undefined", "{{ u[1:] }}", "{}", "", true},
+    {"index_bad_key_type", "[{{ l[n] }}]", "{\"l\": [1], \"n\": \"x\"}", "[]", false},
     {"getitem_on_none", "[{{ none[0] }}][{{ none.x }}][{{ (5)[0] }}]", "{}", "[][][]", false},
 };
 

@@ -201,6 +201,7 @@ Result<Value> fFloat(Interp&, const Value& v, CallArgs& args) {
     ArgReader r("float", args, {"default"});
     HEARTH_RETURN_IF_ERROR(checkNoExtra("float", r));
     const Value def = r.getOr(0, Value::floating(0.0));
+    if (v.isUndefined()) return undefinedError(v);
     if (v.isNumber()) return Value::floating(v.numberValue());
     if (v.isString()) {
         double d = 0;
@@ -215,6 +216,7 @@ Result<Value> fInt(Interp&, const Value& v, CallArgs& args) {
     const Value def = r.getOr(0, Value::integer(0));
     int base = 10;
     if (r.has(1) && r.get(1).isInt()) base = static_cast<int>(r.get(1).intValue());
+    if (v.isUndefined()) return undefinedError(v);
     if (v.isInt() || v.isBool()) return Value::integer(v.intValue());
     if (v.isFloat()) {
         const double d = v.numberValue();
@@ -232,6 +234,8 @@ Result<Value> fInt(Interp&, const Value& v, CallArgs& args) {
 }
 
 Result<Value> fIndent(Interp& interp, const Value& v, CallArgs& args) {
+    if (v.isUndefined()) return undefinedError(v);
+    if (!v.isString()) return invalidArgument("unsupported operand type(s) for +=: '" + typeName(v) + "' and 'str'");
     ArgReader r("indent", args, {"width", "first", "blank"});
     HEARTH_RETURN_IF_ERROR(checkNoExtra("indent", r));
     std::string indention = "    ";
@@ -307,6 +311,7 @@ Result<Value> fList(Interp&, const Value& v, CallArgs&) {
 }
 
 Result<Value> fMap(Interp& interp, const Value& v, CallArgs& args) {
+    if (!truthy(v)) return generator({}); // as Jinja: a falsy input maps to nothing
     HEARTH_ASSIGN_OR_RETURN(std::vector<Value> items, needIterable(v));
     std::string attribute;
     Value def;
@@ -375,6 +380,7 @@ Result<Value> fMax(Interp&, const Value& v, CallArgs& a) { return minMax(v, a, t
 Result<Value> fMin(Interp&, const Value& v, CallArgs& a) { return minMax(v, a, false); }
 
 Result<Value> selectImpl(Interp& interp, const Value& v, CallArgs& args, bool byAttr, bool keep) {
+    if (!truthy(v)) return generator({}); // Jinja skips a falsy input without iterating it
     HEARTH_ASSIGN_OR_RETURN(std::vector<Value> items, needIterable(v));
     size_t next = 0;
     std::string attribute;
@@ -554,8 +560,15 @@ Result<Value> fTrim(Interp&, const Value& v, CallArgs& args) {
 Result<Value> fTruncate(Interp&, const Value& v, CallArgs& args) {
     ArgReader r("truncate", args, {"length", "killwords", "end", "leeway"});
     HEARTH_RETURN_IF_ERROR(checkNoExtra("truncate", r));
-    const std::string s = toStr(v);
     const int64_t length = r.has(0) && r.get(0).isInt() ? r.get(0).intValue() : 255;
+    if (!v.isString()) {
+        // Jinja measures the value itself: short sequences pass through unchanged.
+        HEARTH_ASSIGN_OR_RETURN(int64_t n, lengthOf(v));
+        const int64_t leewayArg = r.has(3) && r.get(3).isInt() ? r.get(3).intValue() : 5;
+        if (n <= length + leewayArg) return v;
+        return invalidArgument("can only truncate strings");
+    }
+    const std::string s = v.str();
     const bool killwords = optBool(r, 1, false);
     const std::string end = r.has(2) ? toStr(r.get(2)) : "...";
     const int64_t leeway = r.has(3) && r.get(3).isInt() ? r.get(3).intValue() : 5;

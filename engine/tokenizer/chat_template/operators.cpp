@@ -111,6 +111,10 @@ Result<Value> binaryOp(Interp& interp, BinaryOp op, const Value& a, const Value&
         return Value::string(s + t);
     }
     if (a.isUndefined()) return undefinedError(a);
+    if (op == BinaryOp::Mod && a.isString()) {
+        HEARTH_ASSIGN_OR_RETURN(std::string s, percentFormat(interp, a.str(), b));
+        return Value::string(std::move(s));
+    }
     if (b.isUndefined()) return undefinedError(b);
     const bool numbers = a.isNumber() && b.isNumber();
     const bool floats = numbers && (a.isFloat() || b.isFloat());
@@ -182,10 +186,6 @@ Result<Value> binaryOp(Interp& interp, BinaryOp op, const Value& a, const Value&
         }
         return unsupported("//", a, b);
     case BinaryOp::Mod:
-        if (a.isString()) {
-            HEARTH_ASSIGN_OR_RETURN(std::string s, percentFormat(interp, a.str(), b));
-            return Value::string(std::move(s));
-        }
         if (floats) {
             if (b.numberValue() == 0) return invalidArgument("float modulo");
             return Value::floating(floorModF(a.numberValue(), b.numberValue()));
@@ -229,6 +229,7 @@ Result<bool> containsValue(const Value& container, const Value& item) {
     }
     case Kind::Dict: {
         std::string key;
+        if (item.isUndefined()) return false; // hashable, and never a key of input data
         if (!dictKey(item, key)) return invalidArgument("unhashable type: '" + typeName(item) + "'");
         return container.dictData().find(item) != nullptr;
     }
@@ -338,12 +339,13 @@ Result<Value> getItem(const Value& obj, const Value& key) {
 }
 
 Result<Value> sliceValue(Interp& interp, const Value& obj, const Value& startV, const Value& stopV, const Value& stepV) {
+    // Jinja compiles slices to plain Python subscripts, so type errors are not softened here.
     const bool sliceable = obj.isString() || (obj.isList() && obj.flavor() != ListFlavor::Generator);
-    if (!sliceable) return Value::undefined("'" + typeName(obj) + "' object is not subscriptable");
+    if (obj.isDict()) return invalidArgument("unhashable type: 'slice'");
+    if (!sliceable) return invalidArgument("'" + typeName(obj) + "' object is not subscriptable");
     for (const Value* v : {&startV, &stopV, &stepV}) {
-        // Jinja turns the TypeError of a bad index into an undefined value.
         if (!v->isNone() && !isIntLike(*v))
-            return Value::undefined("slice indices must be integers or None or have an __index__ method");
+            return invalidArgument("slice indices must be integers or None or have an __index__ method");
     }
     const int64_t step = stepV.isNone() ? 1 : stepV.intValue();
     if (step == 0) return invalidArgument("slice step cannot be zero");

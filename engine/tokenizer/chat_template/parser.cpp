@@ -284,9 +284,11 @@ Result<ExprPtr> Parser::parseSubscript(ExprPtr node) {
         args.push_back(std::move(a));
     }
     HEARTH_RETURN_IF_ERROR(expectOp("]"));
-    if (args.empty()) return fail(line, "expected an index");
-    ExprPtr index;
-    if (args.size() == 1) {
+    ExprPtr index; // x[] indexes with an empty tuple, as in Jinja
+    if (args.empty()) {
+        auto empty = std::make_unique<ListExpr>(line, true);
+        index = std::move(empty);
+    } else if (args.size() == 1) {
         index = std::move(args[0]);
     } else {
         auto tuple = std::make_unique<ListExpr>(line, true);

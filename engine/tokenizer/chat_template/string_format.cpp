@@ -236,11 +236,15 @@ Result<std::string> applySpec(Interp& interp, const Value& v, const std::string&
 Result<std::string> percentFormat(Interp& interp, const std::string& format, const Value& args) {
     std::vector<Value> positional;
     const Value* mapping = nullptr;
+    // Python treats any non-tuple, non-str argument with __getitem__ (dict, list, undefined) as a
+    // mapping: "%s" prints it whole and unused arguments are not an error.
+    bool mappingLike = false;
     if (args.isList() && args.flavor() == ListFlavor::Tuple) {
         positional = args.items();
     } else {
         positional.push_back(args);
         if (args.isDict()) mapping = &args;
+        mappingLike = args.isDict() || args.isUndefined() || (args.isList() && args.flavor() == ListFlavor::List);
     }
     size_t next = 0;
     bool usedMapping = false;
@@ -256,6 +260,7 @@ Result<std::string> percentFormat(Interp& interp, const std::string& format, con
         if (format[i] == '(') {
             const size_t close = format.find(')', i);
             if (close == std::string::npos) return invalidArgument("incomplete format key");
+            if (args.isUndefined()) return undefinedError(args);
             if (!mapping) return invalidArgument("format requires a mapping");
             const Value* found = mapping->dictData().find(std::string_view(format).substr(i + 1, close - i - 1));
             if (!found) return invalidArgument("'" + format.substr(i + 1, close - i - 1) + "'");
@@ -306,7 +311,7 @@ Result<std::string> percentFormat(Interp& interp, const std::string& format, con
         out += piece;
         HEARTH_RETURN_IF_ERROR(interp.checkSize(out.size()));
     }
-    if (!usedMapping && !mapping && next < positional.size())
+    if (!usedMapping && !mappingLike && next < positional.size())
         return invalidArgument("not all arguments converted during string formatting");
     return out;
 }

@@ -14,38 +14,59 @@ Result<Value> oneArg(std::string_view name, CallArgs& args) {
     return args.positional.empty() ? args.keyword[0].second : args.positional[0];
 }
 
-Result<bool> tDefined(Interp&, const Value& v, CallArgs&) { return !v.isUndefined(); }
-Result<bool> tUndefined(Interp&, const Value& v, CallArgs&) { return v.isUndefined(); }
-Result<bool> tNone(Interp&, const Value& v, CallArgs&) { return v.isNone(); }
-Result<bool> tBoolean(Interp&, const Value& v, CallArgs&) { return v.isBool(); }
-Result<bool> tFalse(Interp&, const Value& v, CallArgs&) { return v.isBool() && !v.boolValue(); }
-Result<bool> tTrue(Interp&, const Value& v, CallArgs&) { return v.isBool() && v.boolValue(); }
-Result<bool> tInteger(Interp&, const Value& v, CallArgs&) { return v.isInt(); }
-Result<bool> tFloat(Interp&, const Value& v, CallArgs&) { return v.isFloat(); }
-Result<bool> tNumber(Interp&, const Value& v, CallArgs&) { return v.isNumber(); }
-Result<bool> tString(Interp&, const Value& v, CallArgs&) { return v.isString(); }
-Result<bool> tMapping(Interp&, const Value& v, CallArgs&) { return v.isDict(); }
-Result<bool> tCallable(Interp&, const Value& v, CallArgs&) { return v.isCallable(); }
-Result<bool> tEscaped(Interp&, const Value&, CallArgs&) { return false; }
-
-Result<bool> tIterable(Interp&, const Value& v, CallArgs&) {
-    return v.isUndefined() || v.isString() || v.isList() || v.isDict() || v.isLoop();
-}
-Result<bool> tSequence(Interp&, const Value& v, CallArgs&) {
-    return v.isString() || v.isDict() || v.isLoop() || (v.isList() && v.flavor() != ListFlavor::Generator);
+// Tests without arguments: extra arguments are an error, as in Python.
+Status noArgs(std::string_view name, const CallArgs& args) {
+    if (args.positional.empty() && args.keyword.empty()) return Status::ok();
+    return invalidArgument("test_" + std::string(name) + "() takes 1 positional argument but " +
+                           std::to_string(1 + args.positional.size() + args.keyword.size()) + " were given");
 }
 
-Result<bool> parity(const Value& v, bool wantOdd) {
-    if (v.isInt() || v.isBool()) return ((v.intValue() % 2) != 0) == wantOdd;
-    if (v.isFloat()) {
-        const double r = std::fmod(std::fabs(v.numberValue()), 2.0);
-        return wantOdd ? r == 1.0 : r == 0.0;
+bool isDefined(const Value& v) { return !v.isUndefined(); }
+bool isUndefinedValue(const Value& v) { return v.isUndefined(); }
+bool isNoneValue(const Value& v) { return v.isNone(); }
+bool isBoolean(const Value& v) { return v.isBool(); }
+bool isFalse(const Value& v) { return v.isBool() && !v.boolValue(); }
+bool isTrue(const Value& v) { return v.isBool() && v.boolValue(); }
+bool isInteger(const Value& v) { return v.isInt(); }
+bool isFloatValue(const Value& v) { return v.isFloat(); }
+bool isNumber(const Value& v) { return v.isNumber(); }
+bool isStringValue(const Value& v) { return v.isString(); }
+bool isMapping(const Value& v) { return v.isDict(); }
+bool isCallableValue(const Value& v) { return v.isCallable(); }
+bool isEscaped(const Value&) { return false; } // autoescape is off: nothing is markup
+bool isIterable(const Value& v) { return v.isUndefined() || v.isString() || v.isList() || v.isDict() || v.isLoop(); }
+bool isSequence(const Value& v) {
+    return v.isUndefined() || v.isString() || v.isDict() || v.isLoop() || (v.isList() && v.flavor() != ListFlavor::Generator);
+}
+// str.islower() / str.isupper(): at least one cased character, none of the other case.
+bool caseTest(const Value& v, bool upper) {
+    const std::string s = toStr(v);
+    bool cased = false;
+    for (size_t i = 0; i < s.size();) {
+        Utf8Char c = decodeUtf8(s, i);
+        i += c.len;
+        if (!c.valid) continue;
+        if (upper ? isLowerCp(c.cp) : isUpperCp(c.cp)) return false;
+        cased = cased || isCased(c.cp);
     }
-    if (v.isUndefined()) return undefinedError(v);
-    return invalidArgument("unsupported operand type(s) for %: '" + typeName(v) + "' and 'int'");
+    return cased;
 }
-Result<bool> tOdd(Interp&, const Value& v, CallArgs&) { return parity(v, true); }
-Result<bool> tEven(Interp&, const Value& v, CallArgs&) { return parity(v, false); }
+bool isLowerValue(const Value& v) { return caseTest(v, false); }
+bool isUpperValue(const Value& v) { return caseTest(v, true); }
+bool isFilterName(const Value& v) { return v.isString() && findFilter(v.str()) != nullptr; }
+bool isTestName(const Value& v) { return v.isString() && findTest(v.str()) != nullptr; }
+
+template <bool (*Pred)(const Value&)> Result<bool> simple(Interp&, const Value& v, CallArgs& args) {
+    HEARTH_RETURN_IF_ERROR(noArgs("test", args));
+    return Pred(v);
+}
+
+// Jinja's odd/even: value % 2 == 1 (or 0), whatever % means for the value.
+template <bool Odd> Result<bool> parity(Interp& interp, const Value& v, CallArgs& args) {
+    HEARTH_RETURN_IF_ERROR(noArgs(Odd ? "odd" : "even", args));
+    HEARTH_ASSIGN_OR_RETURN(Value r, binaryOp(interp, BinaryOp::Mod, v, Value::integer(2)));
+    return equals(r, Value::integer(Odd ? 1 : 0));
+}
 
 Result<bool> tDivisibleBy(Interp& interp, const Value& v, CallArgs& args) {
     HEARTH_ASSIGN_OR_RETURN(Value n, oneArg("divisibleby", args));
@@ -86,33 +107,23 @@ Result<bool> tSameAs(Interp&, const Value& v, CallArgs& args) {
     return v.sameAs(other);
 }
 
-Result<bool> tLower(Interp&, const Value& v, CallArgs&) {
-    const std::string s = toStr(v);
-    return pyLower(s) == s;
-}
-Result<bool> tUpper(Interp&, const Value& v, CallArgs&) {
-    const std::string s = toStr(v);
-    return pyUpper(s) == s;
-}
-
-Result<bool> tFilter(Interp&, const Value& v, CallArgs&) { return v.isString() && findFilter(v.str()) != nullptr; }
-Result<bool> tTest(Interp&, const Value& v, CallArgs&) { return v.isString() && findTest(v.str()) != nullptr; }
-
 struct TestEntry {
     const char* name;
     TestFn fn;
 };
 
 const TestEntry kTests[] = {
-    {"defined", tDefined}, {"undefined", tUndefined}, {"none", tNone}, {"boolean", tBoolean},
-    {"false", tFalse}, {"true", tTrue}, {"integer", tInteger}, {"float", tFloat}, {"number", tNumber},
-    {"string", tString}, {"mapping", tMapping}, {"iterable", tIterable}, {"sequence", tSequence},
-    {"callable", tCallable}, {"odd", tOdd}, {"even", tEven}, {"divisibleby", tDivisibleBy},
+    {"defined", simple<isDefined>}, {"undefined", simple<isUndefinedValue>}, {"none", simple<isNoneValue>},
+    {"boolean", simple<isBoolean>}, {"false", simple<isFalse>}, {"true", simple<isTrue>},
+    {"integer", simple<isInteger>}, {"float", simple<isFloatValue>}, {"number", simple<isNumber>},
+    {"string", simple<isStringValue>}, {"mapping", simple<isMapping>}, {"iterable", simple<isIterable>},
+    {"sequence", simple<isSequence>}, {"callable", simple<isCallableValue>}, {"escaped", simple<isEscaped>},
+    {"lower", simple<isLowerValue>}, {"upper", simple<isUpperValue>}, {"filter", simple<isFilterName>},
+    {"test", simple<isTestName>}, {"odd", parity<true>}, {"even", parity<false>}, {"divisibleby", tDivisibleBy},
     {"eq", tEq}, {"equalto", tEq}, {"==", tEq}, {"ne", tNe}, {"!=", tNe},
     {"lt", tOrder<0>}, {"lessthan", tOrder<0>}, {"<", tOrder<0>}, {"le", tOrder<1>}, {"<=", tOrder<1>},
     {"gt", tOrder<2>}, {"greaterthan", tOrder<2>}, {">", tOrder<2>}, {"ge", tOrder<3>}, {">=", tOrder<3>},
-    {"in", tIn}, {"sameas", tSameAs}, {"lower", tLower}, {"upper", tUpper}, {"escaped", tEscaped},
-    {"filter", tFilter}, {"test", tTest},
+    {"in", tIn}, {"sameas", tSameAs},
 };
 
 } // namespace
