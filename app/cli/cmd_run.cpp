@@ -51,8 +51,15 @@ template <typename T> bool parseNumber(std::string_view s, T& out) {
 // Prints text as it comes and remembers ids and logits; the engine calls it on its thread.
 class PrintingSink : public TokenSink {
 public:
+    // Generated text continues the prompt, so its first piece keeps its leading space.
     explicit PrintingSink(tokenizer::Tokenizer tok, bool keepLogits)
-        : m_decoder(std::move(tok)), m_keepLogits(keepLogits) {}
+        : m_decoder(std::move(tok), continuationOptions()), m_keepLogits(keepLogits) {}
+
+    static tokenizer::DecodeOptions continuationOptions() {
+        tokenizer::DecodeOptions o;
+        o.stripLeadingSpace = false;
+        return o;
+    }
 
     void onToken(const TokenInfo& t) override {
         auto text = m_decoder.push(t.id);
