@@ -1,4 +1,5 @@
 // gguf::Value: construction, lossless conversions and display of metadata values.
+#include "gguf/format.h"
 #include "hearth/gguf.h"
 
 #include <cmath>
@@ -9,23 +10,6 @@
 namespace hearth::gguf {
 
 namespace {
-
-size_t scalarSize(ValueType t) {
-    switch (t) {
-    case ValueType::U8:
-    case ValueType::I8:
-    case ValueType::Bool: return 1;
-    case ValueType::U16:
-    case ValueType::I16: return 2;
-    case ValueType::U32:
-    case ValueType::I32:
-    case ValueType::F32: return 4;
-    case ValueType::U64:
-    case ValueType::I64:
-    case ValueType::F64: return 8;
-    default: return 0;
-    }
-}
 
 bool isUnsigned(ValueType t) {
     return t == ValueType::U8 || t == ValueType::U16 || t == ValueType::U32 || t == ValueType::U64;
@@ -132,7 +116,7 @@ uint64_t Value::arraySize() const {
     if (m_type != ValueType::Array) return 0;
     if (m_elementType == ValueType::String)
         return std::get<std::vector<std::string>>(m_data).size();
-    const size_t es = scalarSize(m_elementType);
+    const size_t es = detail::scalarBytes(m_elementType);
     return es ? std::get<std::vector<uint8_t>>(m_data).size() / es : 0;
 }
 
@@ -189,7 +173,7 @@ std::optional<std::vector<float>> Value::asF32Array() const {
 std::optional<std::vector<int32_t>> Value::asI32Array() const {
     const std::vector<uint8_t>* b = rawArrayBytes();
     if (!b) return std::nullopt;
-    const size_t es = scalarSize(m_elementType);
+    const size_t es = detail::scalarBytes(m_elementType);
     if (m_elementType == ValueType::F32 || m_elementType == ValueType::F64 ||
         m_elementType == ValueType::Bool)
         return std::nullopt;
@@ -213,7 +197,7 @@ std::optional<std::vector<uint64_t>> Value::asUIntArray() const {
     if (m_elementType == ValueType::F32 || m_elementType == ValueType::F64 ||
         m_elementType == ValueType::Bool)
         return std::nullopt;
-    const size_t es = scalarSize(m_elementType);
+    const size_t es = detail::scalarBytes(m_elementType);
     std::vector<uint64_t> out(b->size() / es);
     for (size_t i = 0; i < out.size(); ++i) {
         int64_t v;
@@ -253,7 +237,7 @@ std::string Value::toDisplayString(size_t maxItems) const {
                 os << (i ? ", " : "") << '"' << (*strings)[i] << '"';
         } else {
             const auto& b = std::get<std::vector<uint8_t>>(m_data);
-            const size_t es = scalarSize(m_elementType);
+            const size_t es = detail::scalarBytes(m_elementType);
             for (size_t i = 0; i < n; ++i) {
                 os << (i ? ", " : "");
                 const uint8_t* p = b.data() + i * es;
