@@ -154,6 +154,10 @@ const Case kExprCases[] = {
     {"str_method_unknown", "[{{ 'abc'.nope }}]", "{}", "[]", false},
     {"dict_methods", "{{ d.keys()|list }} {{ d.values()|list }} {{ d.get('a') }} {{ d.get('z') }} {{ d.get('z', 5) }} {{ d.items()|list }}", "{\"d\": {\"a\": 1, \"b\": 2}}", "['a', 'b'] [1, 2] 1 None 5 [('a', 1), ('b', 2)]", false},
     {"list_methods", "{{ [1,2,2].count(2) }} {{ ['a','b'].index('b') }}", "{}", "2 1", false},
+    {"dict_views_print", "{{ d.items() }}|{{ d.keys() }}|{{ d.values() }}|{{ d.items()|length }}|{{ d.keys()|join(',') }}|{{ 'a' in d.keys() }}|{{ d.values() is sequence }}|{{ d.items() is iterable }}", "{\"d\": {\"a\": 1, \"b\": [2]}}", "dict_items([('a', 1), ('b', [2])])|dict_keys(['a', 'b'])|dict_values([1, [2]])|2|a,b|True|False|True", false},
+    {"dict_views_index", "[{{ d.keys()[0] }}][{{ (d.items()|list)[0] }}][{{ d.values()|first }}][{{ d.items()|last }}]", "{\"d\": {\"a\": 1, \"b\": 2}}", "[][('a', 1)][1][('b', 2)]", false},
+    {"dict_views_tojson_error", "{{ d.items()|tojson }}", "{\"d\": {\"a\": 1}}", "", true}, // TypeError: Object of type dict_items is not JSON serializable
+    {"dict_views_empty_falsy", "{{ 'T' if e.items() else 'F' }}{{ 'T' if d.keys() else 'F' }}", "{\"d\": {\"a\": 1}, \"e\": {}}", "FT", false},
 };
 
 // filters, tests, macros, call blocks, globals

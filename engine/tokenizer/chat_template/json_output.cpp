@@ -90,7 +90,7 @@ public:
         case Kind::Float: m_out += jsonFloat(v.numberValue()); return Status::ok();
         case Kind::String: appendJsonString(m_out, v.str(), m_opt.ensureAscii); return Status::ok();
         case Kind::List:
-            if (v.flavor() == ListFlavor::Generator) break;
+            if (!isSequenceList(v)) break; // generators and dict views are not serializable
             return writeList(v.items(), level);
         case Kind::Dict: return writeDict(v.dictData(), level);
         default: break;

@@ -437,19 +437,19 @@ Result<Value> dictItems(Interp& interp, const Value& self, CallArgs& args) {
     HEARTH_RETURN_IF_ERROR(interp.checkItems(self.dictData().entries.size()));
     std::vector<Value> items;
     for (const auto& [k, v] : self.dictData().entries) items.push_back(Value::tuple({k, v}));
-    return Value::list(std::move(items));
+    return Value::list(std::move(items), ListFlavor::ItemsView);
 }
 Result<Value> dictKeys(Interp&, const Value& self, CallArgs& args) {
     HEARTH_RETURN_IF_ERROR(noArgs("keys", args).status());
     std::vector<Value> items;
     for (const auto& [k, v] : self.dictData().entries) items.push_back(k);
-    return Value::list(std::move(items));
+    return Value::list(std::move(items), ListFlavor::KeysView);
 }
 Result<Value> dictValues(Interp&, const Value& self, CallArgs& args) {
     HEARTH_RETURN_IF_ERROR(noArgs("values", args).status());
     std::vector<Value> items;
     for (const auto& [k, v] : self.dictData().entries) items.push_back(v);
-    return Value::list(std::move(items));
+    return Value::list(std::move(items), ListFlavor::ValuesView);
 }
 Result<Value> dictGet(Interp&, const Value& self, CallArgs& args) {
     ArgReader r("get", args, {"key", "default"});

@@ -132,8 +132,8 @@ Result<Value> binaryOp(Interp& interp, BinaryOp op, const Value& a, const Value&
             HEARTH_RETURN_IF_ERROR(interp.checkSize(a.str().size() + b.str().size()));
             return Value::string(a.str() + b.str());
         }
-        if (a.isList() && a.flavor() != ListFlavor::Generator) {
-            if (!b.isList() || b.flavor() != a.flavor())
+        if (isSequenceList(a)) {
+            if (!isSequenceList(b) || b.flavor() != a.flavor())
                 return invalidArgument("can only concatenate " + typeName(a) + " (not \"" + typeName(b) + "\") to " +
                                        typeName(a));
             HEARTH_RETURN_IF_ERROR(interp.checkItems(a.items().size() + b.items().size()));
@@ -157,13 +157,13 @@ Result<Value> binaryOp(Interp& interp, BinaryOp op, const Value& a, const Value&
             if (__builtin_mul_overflow(a.intValue(), b.intValue(), &r)) return overflow();
             return Value::integer(r);
         }
-        if ((a.isString() || (a.isList() && a.flavor() != ListFlavor::Generator)) && isIntLike(b))
+        if ((a.isString() || isSequenceList(a)) && isIntLike(b))
             return repeatSequence(interp, a, b.intValue());
-        if ((b.isString() || (b.isList() && b.flavor() != ListFlavor::Generator)) && isIntLike(a))
+        if ((b.isString() || isSequenceList(b)) && isIntLike(a))
             return repeatSequence(interp, b, a.intValue());
-        if (a.isString() || a.isList() || b.isString() || b.isList())
+        if (a.isString() || isSequenceList(a) || b.isString() || isSequenceList(b))
             return invalidArgument("can't multiply sequence by non-int of type '" +
-                                   typeName(a.isString() || a.isList() ? b : a) + "'");
+                                   typeName(a.isString() || isSequenceList(a) ? b : a) + "'");
         return unsupported("*", a, b);
     case BinaryOp::Div:
         if (numbers) {
@@ -309,7 +309,7 @@ Result<Value> getItem(const Value& obj, const Value& key) {
     if (obj.isUndefined()) return undefinedError(obj);
     if (isIntLike(key)) {
         int64_t i = key.intValue();
-        if (obj.isList() && obj.flavor() != ListFlavor::Generator) {
+        if (isSequenceList(obj)) {
             const auto n = static_cast<int64_t>(obj.items().size());
             if (i < 0) i += n;
             if (i < 0 || i >= n) return missingElement(obj, key);
@@ -340,7 +340,7 @@ Result<Value> getItem(const Value& obj, const Value& key) {
 
 Result<Value> sliceValue(Interp& interp, const Value& obj, const Value& startV, const Value& stopV, const Value& stepV) {
     // Jinja compiles slices to plain Python subscripts, so type errors are not softened here.
-    const bool sliceable = obj.isString() || (obj.isList() && obj.flavor() != ListFlavor::Generator);
+    const bool sliceable = obj.isString() || isSequenceList(obj);
     if (obj.isDict()) return invalidArgument("unhashable type: 'slice'");
     if (!sliceable) return invalidArgument("'" + typeName(obj) + "' object is not subscriptable");
     for (const Value* v : {&startV, &stopV, &stepV}) {

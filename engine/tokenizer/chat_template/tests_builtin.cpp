@@ -32,11 +32,11 @@ bool isFloatValue(const Value& v) { return v.isFloat(); }
 bool isNumber(const Value& v) { return v.isNumber(); }
 bool isStringValue(const Value& v) { return v.isString(); }
 bool isMapping(const Value& v) { return v.isDict(); }
-bool isCallableValue(const Value& v) { return v.isCallable(); }
+bool isCallableValue(const Value& v) { return v.isCallable() || v.isUndefined(); } // Undefined has __call__
 bool isEscaped(const Value&) { return false; } // autoescape is off: nothing is markup
 bool isIterable(const Value& v) { return v.isUndefined() || v.isString() || v.isList() || v.isDict() || v.isLoop(); }
 bool isSequence(const Value& v) {
-    return v.isUndefined() || v.isString() || v.isDict() || v.isLoop() || (v.isList() && v.flavor() != ListFlavor::Generator);
+    return v.isUndefined() || v.isString() || v.isDict() || v.isLoop() || isSequenceList(v);
 }
 // str.islower() / str.isupper(): at least one cased character, none of the other case.
 bool caseTest(const Value& v, bool upper) {

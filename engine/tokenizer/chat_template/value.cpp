@@ -190,6 +190,9 @@ std::string typeName(const Value& v) {
         case ListFlavor::List: return "list";
         case ListFlavor::Tuple: return "tuple";
         case ListFlavor::Generator: return "generator";
+        case ListFlavor::ItemsView: return "dict_items";
+        case ListFlavor::KeysView: return "dict_keys";
+        case ListFlavor::ValuesView: return "dict_values";
         }
         return "list";
     case Kind::Dict: return "dict";
@@ -237,6 +240,8 @@ void reprInto(std::string& out, const Value& v, int depth) {
             return;
         }
         const bool tuple = v.flavor() == ListFlavor::Tuple;
+        const bool view = !tuple && v.flavor() != ListFlavor::List;
+        if (view) out += typeName(v) + "(";
         out += tuple ? '(' : '[';
         const auto& items = v.items();
         for (size_t i = 0; i < items.size(); ++i) {
@@ -245,6 +250,7 @@ void reprInto(std::string& out, const Value& v, int depth) {
         }
         if (tuple && items.size() == 1) out += ',';
         out += tuple ? ')' : ']';
+        if (view) out += ')';
         return;
     }
     case Kind::Dict: {
@@ -301,7 +307,7 @@ bool equalsAt(const Value& a, const Value& b, int depth) {
     case Kind::String: return a.str() == b.str();
     case Kind::List: {
         if (a.flavor() != b.flavor()) return false;
-        if (a.flavor() == ListFlavor::Generator) return a.sameAs(b);
+        if (a.flavor() == ListFlavor::Generator || a.flavor() == ListFlavor::ValuesView) return a.sameAs(b);
         const auto& x = a.items();
         const auto& y = b.items();
         if (x.size() != y.size()) return false;
@@ -338,7 +344,7 @@ Result<int> compareAt(const Value& a, const Value& b, int depth) {
         int c = a.str().compare(b.str());
         return c < 0 ? -1 : (c > 0 ? 1 : 0);
     }
-    if (a.isList() && b.isList() && a.flavor() == b.flavor() && a.flavor() != ListFlavor::Generator) {
+    if (isSequenceList(a) && isSequenceList(b) && a.flavor() == b.flavor()) {
         const auto& x = a.items();
         const auto& y = b.items();
         for (size_t i = 0; i < x.size() && i < y.size(); ++i) {

@@ -24,8 +24,9 @@ struct CallArgs;
 enum class Kind : uint8_t { Undefined, None, Bool, Int, Float, String, List, Dict, Callable, Namespace, Loop };
 
 // A list prints as [..], a tuple as (..); a generator (what select/map/items return in Jinja) is
-// always truthy, has no length and can be iterated only once.
-enum class ListFlavor : uint8_t { List, Tuple, Generator };
+// always truthy, has no length and can be iterated only once; the dict views (dict.items(),
+// keys(), values()) iterate and have a length but cannot be indexed.
+enum class ListFlavor : uint8_t { List, Tuple, Generator, ItemsView, KeysView, ValuesView };
 
 // Deepest nesting of lists/dicts a template may build or receive as input.
 inline constexpr int kMaxValueDepth = 512;
@@ -138,6 +139,11 @@ private:
                  NamespacePtr, LoopPtr>
         m_data;
 };
+
+// A list or tuple: indexable, sliceable, concatenable (not a generator or a dict view).
+inline bool isSequenceList(const Value& v) {
+    return v.isList() && (v.flavor() == ListFlavor::List || v.flavor() == ListFlavor::Tuple);
+}
 
 // Arguments of one call, already evaluated.
 struct CallArgs {
