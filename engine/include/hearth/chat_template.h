@@ -7,9 +7,18 @@
 // access), loop controls, the `generation` tag, `tojson` as Python json.dumps(ensure_ascii=False),
 // and the globals raise_exception, strftime_now, namespace, range, dict.
 //
-// Every failure (syntax error, type error while rendering, exceeded limit, raise_exception) is
-// returned as a Status; nothing aborts and no exception escapes. raise_exception(msg) fails with
-// exactly msg as the Status message; other render errors say "line N: ...".
+// Every failure is returned as a Status; nothing aborts and no exception escapes:
+//   - syntax error: InvalidFormat, "chat template syntax error: line N: ...";
+//   - raise_exception(msg): InvalidArgument with exactly msg as the message;
+//   - other render errors (Python's TypeError and friends, undefined values used): InvalidArgument,
+//     "line N: <Python's wording>";
+//   - an exceeded RenderLimits bound: OutOfRange, "line N: ...".
+// Deliberate differences from Jinja2: an unknown filter or test fails when it is reached, not when
+// the template is compiled; integers are 64-bit (overflow is an error); recursive for-loops,
+// include/import/extends/block, cycler/lipsum and the filters groupby, slice, pprint, random,
+// striptags, urlize, urlencode, wordwrap, xmlattr and filesizeformat are not provided;
+// Jinja's compile-time folding of literal-only expressions (which hides some type errors) is not
+// reproduced. Rendering at the default limits needs about 1 MiB of stack.
 #pragma once
 
 #include "hearth/status.h"

@@ -3,6 +3,7 @@
 #include "tokenizer/chat_template/interp.h"
 
 #include <algorithm>
+#include <ctime>
 
 namespace hearth::tmpl {
 
