@@ -195,6 +195,15 @@ const Case kFiltersCases[] = {
     {"f_format", "{{ '%s - %s'|format('a', 1) }} {{ '%(x)s!'|format(x='y') }}", "{}", "a - 1 y!", false},
     {"f_batch_center", "{{ [1,2,3,4,5]|batch(2)|list }} {{ [1,2,3]|batch(2, 0)|list }} [{{ 'ab'|center(6) }}]", "{}", "[[1, 2], [3, 4], [5]] [[1, 2], [3, 0]] [  ab  ]", false},
     {"f_attr", "{% set ns = namespace(a=5) %}{{ ns|attr('a') }} [{{ d|attr('a') }}] {{ d|attr('items') is defined }}", "{\"d\": {\"a\": 1}}", "5 [] True", false},
+    {"markup_add_escapes_plain", "{{ 'Use <f>'|safe + t|tojson }}|{{ '<a>' + 'x'|safe }}|{{ ('<b>'|safe) + ('<i>'|safe) }}", "{\"t\": {\"k\": \"v\\\"<\"}}", "Use <f>{&#34;k&#34;: &#34;v\\&#34;&lt;&#34;}|&lt;a&gt;x|<b><i>", false},
+    {"markup_concat_tilde_plain", "{{ '<a>'|safe ~ '<b>' }}", "{}", "<a><b>", false},
+    {"markup_escape_filters", "{{ '<x>'|e }}|{{ '<x>'|e|e }}|{{ '<x>'|safe|e }}|{{ '<x>'|safe|forceescape }}|{{ '<x>'|e is escaped }}|{{ '<x>' is escaped }}", "{}", "&lt;x&gt;|&lt;x&gt;|<x>|&lt;x&gt;|True|False", false},
+    {"markup_methods", "{{ ('a&b'|safe).replace('&', '<&>') }}|{{ ('x'|safe).join(['<', '>']) }}|{{ ('<{}>'|safe).format('<i>') }}|{{ ('  <p> '|safe).strip() }}|{{ ('a,b'|safe).split(',') }}", "{}", "a&lt;&amp;&gt;b|&lt;x&gt;|<&lt;i&gt;>|<p>|[Markup('a'), Markup('b')]", false},
+    {"markup_percent", "{{ ('<%s|%d>'|safe) % ('<i>', 5) }}|{{ ('%(a)s'|safe) % {'a': '&'} }}|{{ '<%s>' % ('&'|safe) }}", "{}", "<&lt;i&gt;|5>|&amp;|<&>", false},
+    {"markup_filters_keep", "{{ ('<a>'|safe|upper) + '<' }}|{{ ('<a>'|safe|trim) + '<' }}|{{ ('<a>'|safe|string) + '<' }}|{{ ('<a>'|safe|title) + '<' }}|{{ ('<a>'|safe|replace('a', 'b')) + '<' }}", "{}", "<A>&lt;|<a>&lt;|<a>&lt;|<A><|<b><", false},
+    {"markup_repr_and_type", "{{ ['x'|safe] }}|{{ ('x'|safe) is string }}|{{ ('x'|safe) == 'x' }}|{{ ('ab'|safe)[0] + '<' }}|{{ ('ab'|safe)[::-1] + '<' }}|{{ (('ab'|safe) * 2) + '<' }}", "{}", "[Markup('x')]|True|True|a&lt;|ba&lt;|abab&lt;", false},
+    {"markup_macro_result_plain", "{% macro m() %}<{{ 1 }}>{% endmacro %}{{ m() + ('&'|safe) }}", "{}", "&lt;1&gt;&", false},
+    {"markup_add_int_error", "{{ ('x'|safe) + 1 }}", "{}", "", true}, // TypeError: unsupported operand type(s) for +: 'Markup' and 'int'
     {"f_chain", "{{ '  A,B , c '|trim|lower|replace(' ', '')|upper }}", "{}", "A,B,C", false},
     {"f_unknown_filter", "{{ 1|nosuchfilter }}", "{}", "", true}, // syntax: No filter named 'nosuchfilter'.
     {"t_types", "{{ 1 is number }}{{ 1.0 is number }}{{ true is number }}{{ 1 is integer }}{{ true is integer }}{{ 1.0 is float }}{{ true is boolean }}{{ 'a' is string }}{{ {} is mapping }}{{ [] is mapping }}", "{}", "TrueTrueTrueTrueFalseTrueTrueTrueTrueFalse", false},

@@ -93,9 +93,12 @@ Result<Value> fBatch(Interp&, const Value& v, CallArgs& args) {
     return generator(std::move(out));
 }
 
-Result<Value> fCapitalize(Interp&, const Value& v, CallArgs&) { return Value::string(pyCapitalize(toStr(v))); }
-Result<Value> fLower(Interp&, const Value& v, CallArgs&) { return Value::string(pyLower(toStr(v))); }
-Result<Value> fUpper(Interp&, const Value& v, CallArgs&) { return Value::string(pyUpper(toStr(v))); }
+// Filters that call a str method keep Markup (soft_str leaves it in place).
+Result<Value> fCapitalize(Interp&, const Value& v, CallArgs&) {
+    return withMarkup(Value::string(pyCapitalize(toStr(v))), v.isMarkup());
+}
+Result<Value> fLower(Interp&, const Value& v, CallArgs&) { return withMarkup(Value::string(pyLower(toStr(v))), v.isMarkup()); }
+Result<Value> fUpper(Interp&, const Value& v, CallArgs&) { return withMarkup(Value::string(pyUpper(toStr(v))), v.isMarkup()); }
 
 Result<Value> fTitle(Interp&, const Value& v, CallArgs&) {
     // Jinja splits before runs of [-\s({\[<] and capitalizes each piece.
@@ -123,7 +126,7 @@ Result<Value> fCenter(Interp& interp, const Value& v, CallArgs& args) {
     CallArgs inner;
     inner.positional.push_back(r.getOr(0, Value::integer(80)));
     Value method;
-    findMethod(Value::string(toStr(v)), "center", method);
+    findMethod(v.isMarkup() ? v : Value::string(toStr(v)), "center", method);
     return interp.callValue(method, inner);
 }
 
@@ -168,20 +171,10 @@ Result<Value> fDictsort(Interp& interp, const Value& v, CallArgs& args) {
 }
 
 Result<Value> fEscape(Interp&, const Value& v, CallArgs&) {
-    const std::string s = toStr(v);
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&#34;"; break;
-        case '\'': out += "&#39;"; break;
-        default: out.push_back(c);
-        }
-    }
-    return Value::string(std::move(out));
+    if (v.isMarkup()) return v; // already safe
+    return Value::markup(htmlEscape(toStr(v)));
 }
+Result<Value> fForceEscape(Interp&, const Value& v, CallArgs&) { return Value::markup(htmlEscape(toStr(v))); }
 
 Result<Value> fFirst(Interp&, const Value& v, CallArgs&) {
     HEARTH_ASSIGN_OR_RETURN(std::vector<Value> items, needIterable(v));
@@ -268,7 +261,7 @@ Result<Value> fIndent(Interp& interp, const Value& v, CallArgs& args) {
         HEARTH_RETURN_IF_ERROR(interp.checkSize(rv.size()));
     }
     if (first) rv = indention + rv;
-    return Value::string(std::move(rv));
+    return withMarkup(Value::string(std::move(rv)), v.isMarkup());
 }
 
 Result<Value> fItems(Interp& interp, const Value& v, CallArgs&) {
@@ -436,7 +429,7 @@ Result<Value> fReverse(Interp&, const Value& v, CallArgs&) {
         const std::vector<size_t> off = utf8Offsets(v.str());
         std::string out;
         for (size_t k = off.size() - 1; k > 0; --k) out.append(v.str(), off[k - 1], off[k] - off[k - 1]);
-        return Value::string(std::move(out));
+        return withMarkup(Value::string(std::move(out)), v.isMarkup());
     }
     HEARTH_ASSIGN_OR_RETURN(std::vector<Value> items, needIterable(v));
     std::reverse(items.begin(), items.end());
@@ -467,8 +460,8 @@ Result<Value> fRound(Interp&, const Value& v, CallArgs& args) {
     return Value::floating(result);
 }
 
-Result<Value> fSafe(Interp&, const Value& v, CallArgs&) { return Value::string(toStr(v)); }
-Result<Value> fString(Interp&, const Value& v, CallArgs&) { return Value::string(toStr(v)); }
+Result<Value> fSafe(Interp&, const Value& v, CallArgs&) { return Value::markup(toStr(v)); }
+Result<Value> fString(Interp&, const Value& v, CallArgs&) { return v.isString() ? v : Value::string(toStr(v)); }
 
 Result<Value> fSort(Interp& interp, const Value& v, CallArgs& args) {
     ArgReader r("sort", args, {"reverse", "case_sensitive", "attribute"});
@@ -552,9 +545,9 @@ Result<Value> fTrim(Interp&, const Value& v, CallArgs& args) {
     HEARTH_RETURN_IF_ERROR(checkNoExtra("trim", r));
     if (r.has(0) && !r.get(0).isNone()) {
         const std::string chars = toStr(r.get(0));
-        return Value::string(pyStrip(toStr(v), &chars, true, true));
+        return withMarkup(Value::string(pyStrip(toStr(v), &chars, true, true)), v.isMarkup());
     }
-    return Value::string(pyStrip(toStr(v), nullptr, true, true));
+    return withMarkup(Value::string(pyStrip(toStr(v), nullptr, true, true)), v.isMarkup());
 }
 
 Result<Value> fTruncate(Interp&, const Value& v, CallArgs& args) {
@@ -630,8 +623,8 @@ Result<Value> fFormat(Interp& interp, const Value& v, CallArgs& args) {
     } else {
         params = Value::tuple(args.positional);
     }
-    HEARTH_ASSIGN_OR_RETURN(std::string s, percentFormat(interp, toStr(v), params));
-    return Value::string(std::move(s));
+    HEARTH_ASSIGN_OR_RETURN(std::string s, percentFormat(interp, toStr(v), params, v.isMarkup()));
+    return withMarkup(Value::string(std::move(s)), v.isMarkup());
 }
 
 struct FilterEntry {
@@ -642,7 +635,7 @@ struct FilterEntry {
 const FilterEntry kFilters[] = {
     {"abs", fAbs}, {"attr", fAttr}, {"batch", fBatch}, {"capitalize", fCapitalize}, {"center", fCenter},
     {"count", fLength}, {"d", fDefault}, {"default", fDefault}, {"dictsort", fDictsort}, {"e", fEscape},
-    {"escape", fEscape}, {"first", fFirst}, {"float", fFloat}, {"forceescape", fEscape}, {"format", fFormat},
+    {"escape", fEscape}, {"first", fFirst}, {"float", fFloat}, {"forceescape", fForceEscape}, {"format", fFormat},
     {"indent", fIndent}, {"int", fInt}, {"items", fItems}, {"join", fJoin}, {"last", fLast},
     {"length", fLength}, {"list", fList}, {"lower", fLower}, {"map", fMap}, {"max", fMax}, {"min", fMin},
     {"reject", fReject}, {"rejectattr", fRejectattr}, {"replace", fReplace}, {"reverse", fReverse},

@@ -170,8 +170,9 @@ Result<std::vector<Value>> iterateValue(const Value& v);
 Result<int64_t> lengthOf(const Value& v);
 
 // Python `%` formatting and str.format.
-Result<std::string> percentFormat(Interp& interp, const std::string& format, const Value& args);
-Result<std::string> braceFormat(Interp& interp, const std::string& format, const CallArgs& args);
+// With `escape` (a Markup format string) the arguments are HTML-escaped as markupsafe does.
+Result<std::string> percentFormat(Interp& interp, const std::string& format, const Value& args, bool escape = false);
+Result<std::string> braceFormat(Interp& interp, const std::string& format, const CallArgs& args, bool escape = false);
 
 // json.dumps for tojson.
 struct JsonDumpOptions {

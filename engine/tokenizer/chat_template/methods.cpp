@@ -16,9 +16,40 @@ class BoundMethod : public CallableData {
 public:
     BoundMethod(std::string name, Value self, MethodFn fn)
         : CallableData(std::move(name)), m_self(std::move(self)), m_fn(fn) {}
-    Result<Value> call(Interp& interp, CallArgs& args) const override { return m_fn(interp, m_self, args); }
+    Result<Value> call(Interp& interp, CallArgs& args) const override {
+        if (!m_self.isMarkup()) return m_fn(interp, m_self, args);
+        return callOnMarkup(interp, args);
+    }
 
 private:
+    // markupsafe.Markup's methods: string arguments that end up in the result are escaped, and
+    // every string result is Markup again.
+    Result<Value> callOnMarkup(Interp& interp, CallArgs& args) const {
+        auto escapeArg = [](Value& v) {
+            if (v.isString() && !v.isMarkup()) v = Value::markup(htmlEscape(v.str()));
+        };
+        if (name == "replace" && args.positional.size() >= 2) escapeArg(args.positional[1]);
+        if ((name == "center" || name == "ljust" || name == "rjust") && args.positional.size() >= 2)
+            escapeArg(args.positional[1]);
+        if (name == "join" && !args.positional.empty()) {
+            HEARTH_ASSIGN_OR_RETURN(std::vector<Value> items, iterateValue(args.positional[0]));
+            for (Value& item : items) escapeArg(item);
+            args.positional[0] = Value::list(std::move(items));
+        }
+        if (name == "format") {
+            HEARTH_ASSIGN_OR_RETURN(std::string s, braceFormat(interp, m_self.str(), args, true));
+            return Value::markup(std::move(s));
+        }
+        HEARTH_ASSIGN_OR_RETURN(Value r, m_fn(interp, m_self, args));
+        if (r.isString()) return withMarkup(r, true);
+        if (r.isList() && isSequenceList(r)) {
+            std::vector<Value> items;
+            for (const Value& item : r.items()) items.push_back(withMarkup(item, true));
+            return Value::list(std::move(items), r.flavor());
+        }
+        return r;
+    }
+
     Value m_self;
     MethodFn m_fn;
 };

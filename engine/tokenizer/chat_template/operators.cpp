@@ -55,7 +55,7 @@ Result<Value> repeatSequence(Interp& interp, const Value& seq, int64_t times) {
         std::string out;
         out.reserve(unit * static_cast<size_t>(times));
         for (int64_t i = 0; i < times; ++i) out += seq.str();
-        return Value::string(std::move(out));
+        return withMarkup(Value::string(std::move(out)), seq.isMarkup());
     }
     const size_t unit = seq.items().size();
     if (unit && static_cast<uint64_t>(times) > interp.limits().maxContainerItems / unit + 1)
@@ -112,8 +112,8 @@ Result<Value> binaryOp(Interp& interp, BinaryOp op, const Value& a, const Value&
     }
     if (a.isUndefined()) return undefinedError(a);
     if (op == BinaryOp::Mod && a.isString()) {
-        HEARTH_ASSIGN_OR_RETURN(std::string s, percentFormat(interp, a.str(), b));
-        return Value::string(std::move(s));
+        HEARTH_ASSIGN_OR_RETURN(std::string s, percentFormat(interp, a.str(), b, a.isMarkup()));
+        return withMarkup(Value::string(std::move(s)), a.isMarkup());
     }
     if (b.isUndefined()) return undefinedError(b);
     const bool numbers = a.isNumber() && b.isNumber();
@@ -127,9 +127,14 @@ Result<Value> binaryOp(Interp& interp, BinaryOp op, const Value& a, const Value&
             return Value::integer(r);
         }
         if (a.isString()) {
-            if (!b.isString())
+            if (!b.isString()) {
+                if (a.isMarkup()) return unsupported("+", a, b);
                 return invalidArgument("can only concatenate str (not \"" + typeName(b) + "\") to str");
+            }
             HEARTH_RETURN_IF_ERROR(interp.checkSize(a.str().size() + b.str().size()));
+            if (a.isMarkup() || b.isMarkup()) // Markup escapes the plain side
+                return Value::markup((a.isMarkup() ? a.str() : htmlEscape(a.str())) +
+                                     (b.isMarkup() ? b.str() : htmlEscape(b.str())));
             return Value::string(a.str() + b.str());
         }
         if (isSequenceList(a)) {
@@ -321,14 +326,14 @@ Result<Value> getItem(const Value& obj, const Value& key) {
                 const auto n = static_cast<int64_t>(s.size());
                 if (i < 0) i += n;
                 if (i < 0 || i >= n) return missingElement(obj, key);
-                return Value::string(s.substr(static_cast<size_t>(i), 1));
+                return withMarkup(Value::string(s.substr(static_cast<size_t>(i), 1)), obj.isMarkup());
             }
             std::vector<size_t> off = utf8Offsets(s);
             const auto n = static_cast<int64_t>(off.size() - 1);
             if (i < 0) i += n;
             if (i < 0 || i >= n) return missingElement(obj, key);
             const auto k = static_cast<size_t>(i);
-            return Value::string(s.substr(off[k], off[k + 1] - off[k]));
+            return withMarkup(Value::string(s.substr(off[k], off[k + 1] - off[k])), obj.isMarkup());
         }
     }
     if (obj.isDict()) {
@@ -385,7 +390,10 @@ Result<Value> sliceValue(Interp& interp, const Value& obj, const Value& startV, 
         const std::string& s = obj.str();
         std::string out;
         if (offsets.empty()) {
-            if (step == 1) return Value::string(start < stop ? s.substr(static_cast<size_t>(start), static_cast<size_t>(stop - start)) : std::string());
+            if (step == 1)
+                return withMarkup(Value::string(start < stop ? s.substr(static_cast<size_t>(start), static_cast<size_t>(stop - start))
+                                                             : std::string()),
+                                  obj.isMarkup());
             for (int64_t i : indices) out.push_back(s[static_cast<size_t>(i)]);
         } else {
             for (int64_t i : indices) {
@@ -393,7 +401,7 @@ Result<Value> sliceValue(Interp& interp, const Value& obj, const Value& startV, 
                 out.append(s, offsets[k], offsets[k + 1] - offsets[k]);
             }
         }
-        return Value::string(std::move(out));
+        return withMarkup(Value::string(std::move(out)), obj.isMarkup());
     }
     std::vector<Value> out;
     out.reserve(indices.size());

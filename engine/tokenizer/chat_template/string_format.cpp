@@ -233,7 +233,7 @@ Result<std::string> applySpec(Interp& interp, const Value& v, const std::string&
 
 } // namespace
 
-Result<std::string> percentFormat(Interp& interp, const std::string& format, const Value& args) {
+Result<std::string> percentFormat(Interp& interp, const std::string& format, const Value& args, bool escape) {
     std::vector<Value> positional;
     const Value* mapping = nullptr;
     // Python treats any non-tuple, non-str argument with __getitem__ (dict, list, undefined) as a
@@ -307,7 +307,13 @@ Result<std::string> percentFormat(Interp& interp, const std::string& format, con
             value = &positional[next++];
         }
         HEARTH_RETURN_IF_ERROR(interp.checkSize(static_cast<size_t>(width)));
-        HEARTH_ASSIGN_OR_RETURN(std::string piece, convertOne(type, flags, width, precision, *value));
+        Value escaped;
+        if (escape && (type == 's' || type == 'r' || type == 'a') && !value->isMarkup()) {
+            escaped = Value::markup(htmlEscape(type == 's' ? toStr(*value) : repr(*value)));
+            value = &escaped;
+        }
+        HEARTH_ASSIGN_OR_RETURN(std::string piece, convertOne(type == 'r' || type == 'a' ? (escape ? 's' : type) : type, flags,
+                                                                width, precision, *value));
         out += piece;
         HEARTH_RETURN_IF_ERROR(interp.checkSize(out.size()));
     }
@@ -316,7 +322,7 @@ Result<std::string> percentFormat(Interp& interp, const std::string& format, con
     return out;
 }
 
-Result<std::string> braceFormat(Interp& interp, const std::string& format, const CallArgs& args) {
+Result<std::string> braceFormat(Interp& interp, const std::string& format, const CallArgs& args, bool escape) {
     std::string out;
     size_t autoIndex = 0;
     bool usedAuto = false, usedManual = false;
@@ -403,6 +409,7 @@ Result<std::string> braceFormat(Interp& interp, const std::string& format, const
             return invalidArgument(std::string("Unknown conversion specifier ") + conversion);
         }
         HEARTH_ASSIGN_OR_RETURN(std::string piece, applySpec(interp, value, spec));
+        if (escape && !value.isMarkup()) piece = htmlEscape(piece); // markupsafe formats, then escapes
         out += piece;
         HEARTH_RETURN_IF_ERROR(interp.checkSize(out.size()));
     }

@@ -33,7 +33,7 @@ bool isNumber(const Value& v) { return v.isNumber(); }
 bool isStringValue(const Value& v) { return v.isString(); }
 bool isMapping(const Value& v) { return v.isDict(); }
 bool isCallableValue(const Value& v) { return v.isCallable() || v.isUndefined(); } // Undefined has __call__
-bool isEscaped(const Value&) { return false; } // autoescape is off: nothing is markup
+bool isEscaped(const Value& v) { return v.isMarkup(); } // has __html__
 bool isIterable(const Value& v) { return v.isUndefined() || v.isString() || v.isList() || v.isDict() || v.isLoop(); }
 bool isSequence(const Value& v) {
     return v.isUndefined() || v.isString() || v.isDict() || v.isLoop() || isSequenceList(v);

@@ -96,6 +96,33 @@ Value Value::string(std::string s) {
     v.m_data = std::make_shared<const std::string>(std::move(s));
     return v;
 }
+Value Value::markup(std::string s) {
+    Value v = string(std::move(s));
+    v.m_markup = true;
+    return v;
+}
+
+Value withMarkup(const Value& v, bool markup) {
+    if (!v.isString() || v.isMarkup() == markup) return v;
+    return markup ? Value::markup(v.str()) : Value::string(v.str());
+}
+
+std::string htmlEscape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        switch (c) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&#34;"; break;
+        case '\'': out += "&#39;"; break;
+        default: out.push_back(c);
+        }
+    }
+    return out;
+}
+
 Value Value::list(std::vector<Value> items, ListFlavor flavor) {
     auto data = std::make_shared<ListData>();
     int depth = 0;
@@ -184,7 +211,7 @@ std::string typeName(const Value& v) {
     case Kind::Bool: return "bool";
     case Kind::Int: return "int";
     case Kind::Float: return "float";
-    case Kind::String: return "str";
+    case Kind::String: return v.isMarkup() ? "Markup" : "str";
     case Kind::List:
         switch (v.flavor()) {
         case ListFlavor::List: return "list";
@@ -233,7 +260,11 @@ void reprInto(std::string& out, const Value& v, int depth) {
     case Kind::Bool: out += v.boolValue() ? "True" : "False"; return;
     case Kind::Int: out += std::to_string(v.intValue()); return;
     case Kind::Float: out += formatPyFloat(v.numberValue()); return;
-    case Kind::String: out += pyStringRepr(v.str()); return;
+    case Kind::String:
+        if (v.isMarkup()) out += "Markup(";
+        out += pyStringRepr(v.str());
+        if (v.isMarkup()) out += ")";
+        return;
     case Kind::List: {
         if (v.flavor() == ListFlavor::Generator) {
             out += "<generator object>";

@@ -84,6 +84,9 @@ public:
     static Value integer(int64_t i);
     static Value floating(double f);
     static Value string(std::string s);
+    // A "safe" string (markupsafe.Markup): made by |safe and |escape; `+`, `%` and its methods
+    // HTML-escape their plain-string operands.
+    static Value markup(std::string s);
     static Value list(std::vector<Value> items, ListFlavor flavor = ListFlavor::List);
     static Value tuple(std::vector<Value> items) { return list(std::move(items), ListFlavor::Tuple); }
     static Value dict(std::shared_ptr<const DictData> d);
@@ -99,6 +102,7 @@ public:
     bool isFloat() const { return m_kind == Kind::Float; }
     bool isNumber() const { return m_kind == Kind::Int || m_kind == Kind::Float || m_kind == Kind::Bool; }
     bool isString() const { return m_kind == Kind::String; }
+    bool isMarkup() const { return m_kind == Kind::String && m_markup; }
     bool isList() const { return m_kind == Kind::List; }
     bool isDict() const { return m_kind == Kind::Dict; }
     bool isCallable() const { return m_kind == Kind::Callable; }
@@ -135,6 +139,7 @@ private:
     using LoopPtr = std::shared_ptr<LoopData>;
 
     Kind m_kind = Kind::Undefined;
+    bool m_markup = false;
     std::variant<std::monostate, bool, int64_t, double, StrPtr, ListPtr, DictPtr, CallablePtr,
                  NamespacePtr, LoopPtr>
         m_data;
@@ -150,6 +155,11 @@ struct CallArgs {
     std::vector<Value> positional;
     std::vector<std::pair<std::string, Value>> keyword;
 };
+
+// markupsafe.escape of text: & < > " ' become entities.
+std::string htmlEscape(std::string_view text);
+// The same string value as Markup (or plain again when `markup` is false).
+Value withMarkup(const Value& v, bool markup);
 
 // Python type name for messages: "NoneType", "str", "dict", ...
 std::string typeName(const Value& v);
