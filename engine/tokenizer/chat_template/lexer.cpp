@@ -1,4 +1,4 @@
-// The template lexer. Follows Jinja2's lexing rules for the environment transformers uses
+// The template lexer, following Jinja2's lexing rules for the environment transformers uses
 // (trim_blocks, lstrip_blocks, keep_trailing_newline off) without regular expressions.
 #include "tokenizer/chat_template/lexer.h"
 
