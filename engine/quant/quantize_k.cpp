@@ -121,6 +121,22 @@ float fitScaleSymmetric(const float* x, const float* w, int n, int nmax) {
     return bestScale;
 }
 
+// Symmetric scales of the 16 sub-blocks of 16 (Q3_K, Q6_K), weighted by x². Returns the scale of
+// largest magnitude, with its sign (0 when the block is all zeros).
+float fitSubBlockScales(const float* x, int nmax, float* scales) {
+    float w[16];
+    float maxScale = 0.0f, amax = 0.0f;
+    for (int j = 0; j < 16; ++j) {
+        for (int i = 0; i < 16; ++i) w[i] = x[16 * j + i] * x[16 * j + i];
+        scales[j] = fitScaleSymmetric(x + 16 * j, w, 16, nmax);
+        if (std::fabs(scales[j]) > amax) {
+            amax = std::fabs(scales[j]);
+            maxScale = scales[j];
+        }
+    }
+    return maxScale;
+}
+
 // Packs 2-bit values for Q2_K/Q3_K: within each 128-element half, byte l holds elements
 // l, l+32, l+64, l+96 at bit offsets 0, 2, 4, 6.
 void pack2Bit(const uint8_t* L, uint8_t* qs) {
@@ -233,19 +249,8 @@ void quantizeQ3_K(const float* src, BlockQ3_K* y, int64_t n) {
     for (int64_t b = 0; b < n / kQKK; ++b, src += kQKK) {
         const FiniteBlock block(src);
         const float* x = block.v;
-        float scales[16], w[16];
-        float maxScale = 0.0f, amax = 0.0f;
-        for (int j = 0; j < 16; ++j) {
-            for (int i = 0; i < 16; ++i) {
-                const float v = finite(x[16 * j + i]) ? x[16 * j + i] : 0.0f;
-                w[i] = v * v;
-            }
-            scales[j] = fitScaleSymmetric(x + 16 * j, w, 16, 4);
-            if (std::fabs(scales[j]) > amax) {
-                amax = std::fabs(scales[j]);
-                maxScale = scales[j];
-            }
-        }
+        float scales[16];
+        const float maxScale = fitSubBlockScales(x, 4, scales);
         std::memset(y[b].scales, 0, 12);
         int8_t ls[16] = {};
         if (maxScale != 0.0f) {
@@ -317,20 +322,9 @@ void quantizeQ6_K(const float* src, BlockQ6_K* y, int64_t n) {
     for (int64_t b = 0; b < n / kQKK; ++b, src += kQKK) {
         const FiniteBlock block(src);
         const float* x = block.v;
-        float scales[16], w[16];
-        float maxScale = 0.0f, amax = 0.0f;
-        for (int j = 0; j < 16; ++j) {
-            for (int i = 0; i < 16; ++i) {
-                const float v = finite(x[16 * j + i]) ? x[16 * j + i] : 0.0f;
-                w[i] = v * v;
-            }
-            scales[j] = fitScaleSymmetric(x + 16 * j, w, 16, 32);
-            if (std::fabs(scales[j]) > amax) {
-                amax = std::fabs(scales[j]);
-                maxScale = scales[j];
-            }
-        }
-        if (amax < 1e-30f) {
+        float scales[16];
+        const float maxScale = fitSubBlockScales(x, 32, scales);
+        if (std::fabs(maxScale) < 1e-30f) {
             std::memset(&y[b], 0, sizeof y[b]);
             continue;
         }
