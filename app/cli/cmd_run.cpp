@@ -26,7 +26,11 @@ const char* kRunHelp =
     "  --top-k K --top-p P --min-p P   sampling filters (defaults 40, 0.95, 0.05)\n"
     "  --seed S              random seed (default: random)\n"
     "  --ctx N               context length (default: min(model, 4096))\n"
-    "  --threads N           accepted for compatibility; the reference path uses one thread\n"
+    "  -t, --threads N       compute threads (default: all cores)\n"
+    "  --chat                apply the model's chat template to the prompt as one user message\n"
+    "  --stop TEXT           end generation before TEXT (may be given several times)\n"
+    "  --kv-type T           KV cache type: f16 (default), q8_0, f32\n"
+    "  --kv-memory SIZE      KV cache budget, e.g. 512M or 2G (default: automatic)\n"
     "  --ignore-eos          keep generating after an end-of-generation token\n"
     "  --print-ids           end with 'prompt ids: ...' and 'generated ids: ...' lines\n"
     "  --logits-out FILE     write float32 logits [steps, n_vocab] of every generated token\n";
@@ -51,29 +55,19 @@ template <typename T> bool parseNumber(std::string_view s, T& out) {
 // Prints text as it comes and remembers ids and logits; the engine calls it on its thread.
 class PrintingSink : public TokenSink {
 public:
-    // Generated text continues the prompt, so its first piece keeps its leading space.
-    explicit PrintingSink(tokenizer::Tokenizer tok, bool keepLogits)
-        : m_decoder(std::move(tok), continuationOptions()), m_keepLogits(keepLogits) {}
-
-    static tokenizer::DecodeOptions continuationOptions() {
-        tokenizer::DecodeOptions o;
-        o.stripLeadingSpace = false;
-        return o;
-    }
+    explicit PrintingSink(bool keepLogits) : m_keepLogits(keepLogits) {}
 
     void onToken(const TokenInfo& t) override {
-        auto text = m_decoder.push(t.id);
-        if (text.isOk() && !text->empty()) {
-            std::fwrite(text->data(), 1, text->size(), stdout);
+        if (!t.text.empty()) {
+            std::fwrite(t.text.data(), 1, t.text.size(), stdout);
             std::fflush(stdout);
         }
+        if (t.id < 0) return; // a text-only tail piece
         std::lock_guard<std::mutex> lock(m_mu);
         ids.push_back(t.id);
         if (m_keepLogits) logits.insert(logits.end(), t.logits.begin(), t.logits.end());
     }
     void onFinish(FinishReason r, const Usage& u) override {
-        const std::string rest = m_decoder.finish();
-        std::fwrite(rest.data(), 1, rest.size(), stdout);
         std::lock_guard<std::mutex> lock(m_mu);
         reason = r;
         usage = u;
@@ -99,7 +93,6 @@ public:
     bool done = false;
 
 private:
-    tokenizer::StreamDecoder m_decoder;
     bool m_keepLogits;
     std::mutex m_mu;
     std::condition_variable m_cv;
@@ -115,8 +108,11 @@ void printIds(const char* label, const std::vector<int32_t>& ids) {
 
 int runRun(Args args) {
     std::string modelPath, prompt, logitsOut;
-    bool havePrompt = false, printIdsFlag = false, ignoreEos = false;
-    int32_t nPredict = 128, ctx = 0;
+    bool havePrompt = false, printIdsFlag = false, ignoreEos = false, chat = false;
+    int32_t nPredict = 128, ctx = 0, threads = 0;
+    std::vector<std::string> stops;
+    KvType kvType = KvType::F16;
+    uint64_t kvMemory = 0;
     SamplingParams sp;
     sp.temperature = 0.8f;
     sp.topK = 40;
@@ -154,8 +150,18 @@ int runRun(Args args) {
         } else if (a == "--ctx" || a == "-c") {
             ok = value(v) && parseNumber(v, ctx);
         } else if (a == "--threads" || a == "-t") {
-            int32_t ignored = 0;
-            ok = value(v) && parseNumber(v, ignored);
+            ok = value(v) && parseNumber(v, threads) && threads >= 0;
+        } else if (a == "--chat") {
+            chat = true;
+        } else if (a == "--stop") {
+            ok = value(v);
+            stops.emplace_back(v);
+        } else if (a == "--kv-type") {
+            Result<KvType> t = value(v) ? kvTypeFromName(v) : Result<KvType>(invalidArgument(""));
+            ok = t.isOk();
+            if (ok) kvType = *t;
+        } else if (a == "--kv-memory") {
+            ok = value(v) && parseByteSize(v, kvMemory);
         } else if (a == "--print-ids") {
             printIdsFlag = true;
         } else if (a == "--ignore-eos") {
@@ -186,26 +192,31 @@ int runRun(Args args) {
         std::fprintf(stderr, "hearth-cli: %s: %s\n", modelPath.c_str(), s.toString().c_str());
         return code;
     };
-    auto file = gguf::File::open(modelPath);
-    if (!file) return fail(file.status(), 2);
-    auto tok = tokenizer::Tokenizer::fromGguf(*file);
-    if (!tok) return fail(tok.status(), 2);
-    auto promptIds = tok->encode(prompt, true, true);
-    if (!promptIds) return fail(promptIds.status(), 2);
-
     EngineConfig config;
     config.modelPath = modelPath;
     config.contextLength = ctx;
+    config.threads = threads;
+    config.kvType = kvType;
+    config.kvMemoryBytes = kvMemory;
+    config.maxNumSeqs = 1;
     auto engine = Engine::create(config);
     if (!engine) return fail(engine.status(), 2);
+    Result<std::vector<int32_t>> promptIds =
+        chat ? (*engine)->encodeChat(tmpl::singleUserMessage(prompt))
+             : (*engine)->tokenizer().encode(prompt, true, true);
+    if (!promptIds) return fail(promptIds.status(), 2);
+    if (chat && (*engine)->model().chatTemplateBuiltin)
+        std::fprintf(stderr, "hearth-cli: %s has no chat template; using the built-in ChatML template\n",
+                     modelPath.c_str());
 
-    auto sink = std::make_shared<PrintingSink>(*tok, !logitsOut.empty());
+    auto sink = std::make_shared<PrintingSink>(!logitsOut.empty());
     GenerationRequest req;
     req.prompt = *promptIds;
     req.sampling = sp;
     req.maxTokens = nPredict;
     req.ignoreEos = ignoreEos;
     req.returnLogits = !logitsOut.empty();
+    req.stopStrings = stops;
     req.sink = sink;
     auto id = (*engine)->submit(req);
     if (!id) return fail(id.status(), 2);

@@ -2,11 +2,12 @@
 // .jinja file) and prints the prompt exactly, the way transformers' apply_chat_template does.
 #include "commands.h"
 
-#include "hearth/chat_template.h"
 #include "hearth/gguf.h"
+#include "hearth/model_chat.h"
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -48,39 +49,6 @@ bool parseNow(std::string_view text, tmpl::DateTime& out) {
     if (n != 3 && n != 6) return false;
     if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 60) return false;
     out = tmpl::DateTime{y, mo, d, h, mi, s};
-    return true;
-}
-
-// The chat template and special tokens of a GGUF model. False (with a message) when unreadable.
-bool loadGguf(const std::string& path, std::string& source, nlohmann::ordered_json& tokens, bool& fallback,
-              std::FILE* err) {
-    gguf::ReadOptions options;
-    options.requireTensorData = false;
-    Result<gguf::File> file = gguf::File::open(path, options);
-    if (!file) {
-        std::fprintf(err, "hearth-cli template: %s: %s\n", path.c_str(), file.status().toString().c_str());
-        return false;
-    }
-    fallback = false;
-    const gguf::Value* tmplValue = file->find("tokenizer.chat_template");
-    if (tmplValue && tmplValue->asString()) {
-        source = *tmplValue->asString();
-    } else {
-        source = std::string(tmpl::builtinChatMlTemplate());
-        fallback = true;
-    }
-    const gguf::Value* vocab = file->find("tokenizer.ggml.tokens");
-    const std::vector<std::string>* strings = vocab ? vocab->asStringArray() : nullptr;
-    if (!strings) return true;
-    static const std::pair<const char*, const char*> kSpecial[] = {
-        {"tokenizer.ggml.bos_token_id", "bos_token"},     {"tokenizer.ggml.eos_token_id", "eos_token"},
-        {"tokenizer.ggml.unknown_token_id", "unk_token"}, {"tokenizer.ggml.separator_token_id", "sep_token"},
-        {"tokenizer.ggml.padding_token_id", "pad_token"},
-    };
-    for (const auto& [key, name] : kSpecial) {
-        Result<uint32_t> id = file->getU32(key);
-        if (id.isOk() && *id < strings->size()) tokens[name] = (*strings)[*id];
-    }
     return true;
 }
 
@@ -127,17 +95,36 @@ int runTemplateStreams(Args args, std::FILE* out, std::FILE* err) {
         return 2;
     }
 
-    std::string source;
-    nlohmann::ordered_json modelTokens = nlohmann::ordered_json::object();
+    std::optional<tmpl::ModelChat> chat;
     if (looksLikeGguf(modelPath)) {
-        bool fallback = false;
-        if (!loadGguf(modelPath, source, modelTokens, fallback, err)) return 2;
-        if (fallback)
+        gguf::ReadOptions readOptions;
+        readOptions.requireTensorData = false;
+        Result<gguf::File> file = gguf::File::open(modelPath, readOptions);
+        if (!file) {
+            std::fprintf(err, "hearth-cli template: %s: %s\n", modelPath.c_str(), file.status().toString().c_str());
+            return 2;
+        }
+        Result<tmpl::ModelChat> loaded = tmpl::modelChatFromGguf(*file);
+        if (!loaded) {
+            std::fprintf(err, "%s\n", loaded.status().message().c_str());
+            return 1;
+        }
+        if (loaded->builtin)
             std::fprintf(err, "hearth-cli template: %s has no tokenizer.chat_template; using the built-in ChatML template\n",
                          modelPath.c_str());
-    } else if (!readFile(modelPath, source)) {
-        std::fprintf(err, "hearth-cli template: cannot read %s\n", modelPath.c_str());
-        return 2;
+        chat.emplace(std::move(*loaded));
+    } else {
+        std::string source;
+        if (!readFile(modelPath, source)) {
+            std::fprintf(err, "hearth-cli template: cannot read %s\n", modelPath.c_str());
+            return 2;
+        }
+        Result<tmpl::ChatTemplate> parsed = tmpl::ChatTemplate::parse(source);
+        if (!parsed) {
+            std::fprintf(err, "%s\n", parsed.status().message().c_str());
+            return 1;
+        }
+        chat.emplace(tmpl::ModelChat{std::move(*parsed)});
     }
 
     std::string requestText;
@@ -155,16 +142,7 @@ int runTemplateStreams(Args args, std::FILE* out, std::FILE* err) {
         std::fprintf(err, "hearth-cli template: %s: %s\n", inputPath.c_str(), request.status().message().c_str());
         return 2;
     }
-    // The model's special tokens, unless the request sets them.
-    for (auto it = modelTokens.begin(); it != modelTokens.end(); ++it)
-        if (!request->specialTokens.contains(it.key())) request->specialTokens[it.key()] = it.value();
-
-    Result<tmpl::ChatTemplate> chatTemplate = tmpl::ChatTemplate::parse(source);
-    if (!chatTemplate) {
-        std::fprintf(err, "%s\n", chatTemplate.status().message().c_str());
-        return 1;
-    }
-    Result<std::string> prompt = tmpl::applyChatTemplate(*chatTemplate, *request, options);
+    Result<std::string> prompt = chat->render(std::move(*request), options);
     if (!prompt) {
         std::fprintf(err, "%s\n", prompt.status().message().c_str());
         return 1;

@@ -2,6 +2,7 @@
 // process exit code: 0 success, 1 failure while working, 2 bad input (usage, unreadable file).
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string_view>
 
@@ -14,6 +15,9 @@ struct Command {
     std::string_view summary;
     int (*run)(Args args);
 };
+
+// "512M", "2G", "1.5GiB", "1048576" -> bytes. False for anything else.
+bool parseByteSize(std::string_view text, uint64_t& bytes);
 
 // All subcommands, in the order `hearth-cli --help` lists them.
 std::span<const Command> commands();

@@ -167,68 +167,98 @@ Status LlamaModel::forward(const Batch& batch, cpu::PagedKvStore& kv,
             return invalidArgument("position " + std::to_string(t.pos) + " has no KV slot");
     }
 
-    // x: [n][E] residual stream; scratch buffers per token.
+    // x: [n][E] residual stream; q: [n][qDim]; att: [n][qDim] attention output; scratch per token.
     auto buffer = [](int64_t count) { return std::vector<float>(static_cast<size_t>(count)); };
     std::vector<float> x = buffer(int64_t(n) * E), xn = buffer(E), q = buffer(int64_t(n) * qDim),
-                       att = buffer(qDim), tmp = buffer(E), gate = buffer(hp.nFf),
-                       up = buffer(hp.nFf), scores;
+                       att = buffer(int64_t(n) * qDim), kRow = buffer(kvDim), vRow = buffer(kvDim),
+                       tmp = buffer(E), gate = buffer(hp.nFf), up = buffer(hp.nFf), scores, kHist,
+                       vHist;
     for (size_t i = 0; i < n; ++i)
         HEARTH_RETURN_IF_ERROR(cpu::ref::getRow(m_tokEmbd, batch.tokens[i].token, &x[i * size_t(E)]));
 
+    // The tokens of each sequence, and the furthest position each one reaches in this batch.
+    std::vector<std::vector<size_t>> seqTokens(batch.blockTables.size());
+    std::vector<int32_t> seqMaxPos(batch.blockTables.size(), -1);
+    for (size_t i = 0; i < n; ++i) {
+        const BatchToken& t = batch.tokens[i];
+        seqTokens[size_t(t.seq)].push_back(i);
+        seqMaxPos[size_t(t.seq)] = std::max(seqMaxPos[size_t(t.seq)], t.pos);
+    }
+    for (size_t s = 0; s < seqTokens.size(); ++s)
+        for (int32_t p = 0; p <= seqMaxPos[s]; ++p)
+            if (kv.slotOf(batch.blockTables[s], p) < 0)
+                return invalidArgument("position " + std::to_string(p) + " of a sequence has no KV slot");
+
     for (int l = 0; l < hp.nLayer; ++l) {
         const LayerWeights& L = m_layers[size_t(l)];
-        // 1. Q for every token; K and V written into the cache at the token's slot.
+        // 1. Q for every token; K and V stored in the cache at the token's slot.
         for (size_t i = 0; i < n; ++i) {
             const BatchToken& t = batch.tokens[i];
             float* xi = &x[i * size_t(E)];
             float* qi = &q[i * size_t(qDim)];
-            const int64_t slot = kv.slotOf(batch.blockTables[size_t(t.seq)], t.pos);
-            float* ki = kv.key(l, slot);
-            float* vi = kv.value(l, slot);
             cpu::ref::rmsNorm(xi, L.attnNorm.data, xn.data(), E, hp.rmsEps);
             HEARTH_RETURN_IF_ERROR(cpu::ref::matVec(L.wq, xn.data(), qi));
-            HEARTH_RETURN_IF_ERROR(cpu::ref::matVec(L.wk, xn.data(), ki));
-            HEARTH_RETURN_IF_ERROR(cpu::ref::matVec(L.wv, xn.data(), vi));
+            HEARTH_RETURN_IF_ERROR(cpu::ref::matVec(L.wk, xn.data(), kRow.data()));
+            HEARTH_RETURN_IF_ERROR(cpu::ref::matVec(L.wv, xn.data(), vRow.data()));
             addBias(qi, L.bq);
-            addBias(ki, L.bk);
-            addBias(vi, L.bv);
+            addBias(kRow.data(), L.bk);
+            addBias(vRow.data(), L.bv);
             for (int h = 0; h < hp.nHead; ++h) {
                 float* qh = qi + h * D;
                 if (L.qNorm) cpu::ref::rmsNorm(qh, L.qNorm->data, qh, D, hp.rmsEps);
                 cpu::ref::rope(qh, D, hp.nRot, t.pos, hp.ropeBase, hp.neoxRope, m_ropeFreqs);
             }
             for (int h = 0; h < hp.nHeadKv; ++h) {
-                float* kh = ki + h * D;
+                float* kh = kRow.data() + h * D;
                 if (L.kNorm) cpu::ref::rmsNorm(kh, L.kNorm->data, kh, D, hp.rmsEps);
                 cpu::ref::rope(kh, D, hp.nRot, t.pos, hp.ropeBase, hp.neoxRope, m_ropeFreqs);
             }
+            const int64_t slot = kv.slotOf(batch.blockTables[size_t(t.seq)], t.pos);
+            kv.writeKey(l, slot, kRow.data());
+            kv.writeValue(l, slot, vRow.data());
         }
-        // 2. Attention over each token's own sequence, positions [0, pos], then the FFN.
+        // 2. Attention: each sequence's history [0, maxPos] is read from the cache once (as
+        //    stored, so F16/Q8_0 rounding applies to this batch's tokens too), then every token
+        //    of the sequence attends causally over positions [0, pos].
         const float scale = 1.0f / std::sqrt(float(D));
-        for (size_t i = 0; i < n; ++i) {
-            const BatchToken& t = batch.tokens[i];
-            const auto table = batch.blockTables[size_t(t.seq)];
-            const float* qi = &q[i * size_t(qDim)];
-            scores.resize(size_t(t.pos) + 1);
-            for (int h = 0; h < hp.nHead; ++h) {
-                const int kvh = h / int(group);
-                const float* qh = qi + h * D;
-                for (int32_t p = 0; p <= t.pos; ++p) {
-                    const float* kp = kv.key(l, kv.slotOf(table, p)) + kvh * D;
-                    double dot = 0.0;
-                    for (int64_t d = 0; d < D; ++d) dot += double(qh[d]) * double(kp[d]);
-                    scores[size_t(p)] = float(dot) * scale;
-                }
-                cpu::ref::softmax(scores.data(), int64_t(scores.size()));
-                float* out = &att[size_t(h * D)];
-                std::fill(out, out + D, 0.0f);
-                for (int32_t p = 0; p <= t.pos; ++p) {
-                    const float* vp = kv.value(l, kv.slotOf(table, p)) + kvh * D;
-                    for (int64_t d = 0; d < D; ++d) out[d] += scores[size_t(p)] * vp[d];
+        for (size_t s = 0; s < seqTokens.size(); ++s) {
+            if (seqTokens[s].empty()) continue;
+            const auto table = batch.blockTables[s];
+            const size_t hist = size_t(seqMaxPos[s]) + 1;
+            kHist.resize(hist * size_t(kvDim));
+            vHist.resize(hist * size_t(kvDim));
+            for (size_t p = 0; p < hist; ++p) {
+                const int64_t slot = kv.slotOf(table, int64_t(p));
+                kv.readKey(l, slot, &kHist[p * size_t(kvDim)]);
+                kv.readValue(l, slot, &vHist[p * size_t(kvDim)]);
+            }
+            for (size_t i : seqTokens[s]) {
+                const int32_t pos = batch.tokens[i].pos;
+                const float* qi = &q[i * size_t(qDim)];
+                scores.resize(size_t(pos) + 1);
+                for (int h = 0; h < hp.nHead; ++h) {
+                    const int kvh = h / int(group);
+                    const float* qh = qi + h * D;
+                    for (int32_t p = 0; p <= pos; ++p) {
+                        const float* kp = &kHist[size_t(p) * size_t(kvDim) + size_t(kvh * D)];
+                        double dot = 0.0;
+                        for (int64_t d = 0; d < D; ++d) dot += double(qh[d]) * double(kp[d]);
+                        scores[size_t(p)] = float(dot) * scale;
+                    }
+                    cpu::ref::softmax(scores.data(), int64_t(scores.size()));
+                    float* out = &att[i * size_t(qDim) + size_t(h * D)];
+                    std::fill(out, out + D, 0.0f);
+                    for (int32_t p = 0; p <= pos; ++p) {
+                        const float* vp = &vHist[size_t(p) * size_t(kvDim) + size_t(kvh * D)];
+                        for (int64_t d = 0; d < D; ++d) out[d] += scores[size_t(p)] * vp[d];
+                    }
                 }
             }
+        }
+        // 3. Output projection and the SwiGLU feed-forward, per token.
+        for (size_t i = 0; i < n; ++i) {
             float* xi = &x[i * size_t(E)];
-            HEARTH_RETURN_IF_ERROR(cpu::ref::matVec(L.wo, att.data(), tmp.data()));
+            HEARTH_RETURN_IF_ERROR(cpu::ref::matVec(L.wo, &att[i * size_t(qDim)], tmp.data()));
             for (int64_t e = 0; e < E; ++e) xi[e] += tmp[size_t(e)];
             cpu::ref::rmsNorm(xi, L.ffnNorm.data, xn.data(), E, hp.rmsEps);
             HEARTH_RETURN_IF_ERROR(cpu::ref::matVec(L.wGate, xn.data(), gate.data()));

@@ -1,24 +1,12 @@
 // The engine thread: takes submitted and cancelled requests from an inbox, runs one scheduler step
 // at a time (schedule -> batched forward -> sample -> update), and hands results to each
 // request's sink. It alone owns the model, the KV cache and the scheduler.
-#include "hearth/engine.h"
+#include "runtime/engine_impl.h"
 
-#include "backend/cpu/paged_kv.h"
-#include "hearth/gguf.h"
-#include "kv/kv_cache_manager.h"
-#include "model/llama_model.h"
-#include "sample/sampler.h"
-#include "sched/scheduler.h"
+#include "runtime/memory_budget.h"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
-#include <optional>
-#include <thread>
-#include <unordered_map>
+#include <cctype>
 
 namespace hearth {
 
@@ -32,79 +20,41 @@ const char* finishReasonName(FinishReason r) {
     return "error";
 }
 
-namespace {
+const char* kvTypeName(KvType t) {
+    switch (t) {
+    case KvType::F16: return "f16";
+    case KvType::Q8_0: return "q8_0";
+    case KvType::F32: return "f32";
+    }
+    return "f16";
+}
 
-using Clock = std::chrono::steady_clock;
+Result<KvType> kvTypeFromName(std::string_view name) {
+    std::string lower(name);
+    for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+    for (KvType t : {KvType::F16, KvType::Q8_0, KvType::F32})
+        if (lower == kvTypeName(t)) return t;
+    return invalidArgument("unknown KV cache type '" + std::string(name) + "' (f16, q8_0 or f32)");
+}
+
+namespace runtime {
+
+namespace {
 
 double msBetween(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-struct Submitted {
-    RequestId id;
-    GenerationRequest request;
-    Clock::time_point at;
-};
+} // namespace
 
-// What the engine thread keeps per live request besides the scheduler's own record.
-struct Live {
-    std::shared_ptr<TokenSink> sink;
-    std::unique_ptr<sample::Sampler> sampler;
-    std::vector<int32_t> generated;
-    bool returnLogits = false;
-    Clock::time_point submitted, firstScheduled, firstToken;
-    bool scheduled = false, produced = false;
-};
-
-class EngineImpl final : public Engine {
-public:
-    ~EngineImpl() override {
-        {
-            std::lock_guard<std::mutex> lock(m_mu);
-            m_stop = true;
-        }
-        m_cv.notify_all();
-        if (m_thread.joinable()) m_thread.join();
+EngineImpl::~EngineImpl() {
+    {
+        std::lock_guard<std::mutex> lock(m_mu);
+        m_stop = true;
     }
-
-    static Result<std::unique_ptr<Engine>> create(const EngineConfig& config);
-
-    Result<RequestId> submit(GenerationRequest request) override;
-    void cancel(RequestId id) override;
-    const ModelSummary& model() const override { return m_summary; }
-    EngineStats stats() const override {
-        std::lock_guard<std::mutex> lock(m_statsMu);
-        return m_stats;
-    }
-
-private:
-    EngineImpl() = default;
-    void run();
-    Status step();
-    void finishLive(RequestId id, FinishReason reason);
-    void publishStats();
-
-    EngineConfig m_config;
-    std::optional<gguf::File> m_file;
-    std::unique_ptr<model::LlamaModel> m_model;
-    std::unique_ptr<kv::KvCacheManager> m_cache;
-    std::unique_ptr<cpu::PagedKvStore> m_store;
-    std::unique_ptr<sched::Scheduler> m_sched;
-    ModelSummary m_summary;
-
-    std::mutex m_mu;
-    std::condition_variable m_cv;
-    std::deque<Submitted> m_inbox;
-    std::vector<RequestId> m_cancels;
-    bool m_stop = false;
-    std::atomic<RequestId> m_nextId{1};
-    std::atomic<int> m_queued{0}; // submitted and not yet finished
-
-    std::unordered_map<RequestId, Live> m_live; // engine thread only
-    mutable std::mutex m_statsMu;
-    EngineStats m_stats;
-    std::thread m_thread;
-};
+    m_cv.notify_all();
+    if (m_thread.joinable()) m_thread.join();
+}
 
 Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     auto e = std::unique_ptr<EngineImpl>(new EngineImpl());
@@ -112,6 +62,12 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     HEARTH_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(config.modelPath));
     e->m_file.emplace(std::move(file));
     HEARTH_ASSIGN_OR_RETURN(e->m_model, model::LlamaModel::load(*e->m_file));
+    Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::fromGguf(*e->m_file);
+    if (!tok) return tok.status().withContext("the model's tokenizer");
+    e->m_tokenizer.emplace(std::move(*tok));
+    Result<tmpl::ModelChat> chat = tmpl::modelChatFromGguf(*e->m_file);
+    if (chat) e->m_chat.emplace(std::move(*chat));
+    else e->m_chatError = chat.status();
     const model::LlamaHParams& hp = e->m_model->hparams();
 
     ModelSummary& s = e->m_summary;
@@ -119,8 +75,11 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     s.name = e->m_file->has("general.name") ? e->m_file->getString("general.name").value() : "";
     s.nVocab = hp.nVocab;
     s.nLayer = hp.nLayer;
+    s.nEmbd = hp.nEmbd;
     s.contextLength = config.contextLength > 0 ? config.contextLength
                                                : std::min(hp.nCtxTrain > 0 ? hp.nCtxTrain : 4096, 4096);
+    for (int32_t id : e->m_tokenizer->eogTokens())
+        if (id >= 0 && id < hp.nVocab) s.eogTokens.push_back(id);
     for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id",
                             "tokenizer.ggml.eom_token_id"}) {
         auto id = e->m_file->getU32(key);
@@ -130,37 +89,67 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     }
     if (auto bos = e->m_file->getU32("tokenizer.ggml.bos_token_id"); bos.isOk() && *bos < uint32_t(hp.nVocab))
         s.bosToken = int32_t(*bos);
+    s.chatTemplateBuiltin = e->m_chat && e->m_chat->builtin;
 
-    const int bs = std::max(1, config.blockSize);
+    // The KV cache: a pool of blocks sized from the budget.
+    const int bs = std::clamp(config.blockSize, 1, 1024);
+    const int64_t rowSize = int64_t(hp.nHeadKv) * hp.headDim;
     const uint64_t bytesPerBlock =
-        2ull * uint64_t(hp.nLayer) * uint64_t(bs) * uint64_t(hp.nHeadKv) * uint64_t(hp.headDim) * 4;
-    const uint64_t blocks = config.kvMemoryBytes / bytesPerBlock;
+        2ull * uint64_t(hp.nLayer) * uint64_t(bs) * cpu::PagedKvStore::rowBytes(rowSize, config.kvType);
+    const uint64_t budget = config.kvMemoryBytes > 0
+                                ? config.kvMemoryBytes
+                                : autoKvBudget(bytesPerBlock, bs, s.contextLength, config.maxNumSeqs);
+    const uint64_t blocks = budget / bytesPerBlock;
     if (blocks < 1)
-        return outOfMemory("KV memory budget of " + std::to_string(config.kvMemoryBytes) +
+        return outOfMemory("KV memory budget of " + std::to_string(budget) +
                            " bytes holds no block (one needs " + std::to_string(bytesPerBlock) + ")");
     const int numBlocks = int(std::min<uint64_t>(blocks, 1u << 20));
+    HEARTH_ASSIGN_OR_RETURN(cpu::PagedKvStore store,
+                            cpu::PagedKvStore::create(hp.nLayer, numBlocks, bs, hp.nHeadKv,
+                                                      hp.headDim, config.kvType));
+    e->m_store = std::make_unique<cpu::PagedKvStore>(std::move(store));
     e->m_cache = std::make_unique<kv::KvCacheManager>(
         kv::KvCacheConfig{.numBlocks = numBlocks, .blockSize = bs, .prefixCaching = config.prefixCaching});
-    e->m_store = std::make_unique<cpu::PagedKvStore>(hp.nLayer, numBlocks, bs, hp.nHeadKv, hp.headDim);
     e->m_sched = std::make_unique<sched::Scheduler>(
-        sched::SchedulerConfig{.maxNumSeqs = config.maxNumSeqs,
-                               .maxBatchedTokens = config.maxBatchedTokens,
-                               .maxWaiting = config.maxWaiting,
+        sched::SchedulerConfig{.maxNumSeqs = std::max(1, config.maxNumSeqs),
+                               .maxBatchedTokens = std::max(1, config.maxBatchedTokens),
+                               .maxWaiting = std::max(0, config.maxWaiting),
                                .contextLength = s.contextLength},
         *e->m_cache);
+    s.kvType = kvTypeName(config.kvType);
+    s.kvBytes = e->m_store->bytes();
+    s.kvBlockSize = bs;
     e->m_stats.kvBlocksTotal = numBlocks;
     e->m_thread = std::thread([raw = e.get()] { raw->run(); });
     return std::unique_ptr<Engine>(std::move(e));
+}
+
+Result<std::string> EngineImpl::renderChat(const tmpl::ChatRequest& request) const {
+    if (!m_chat) return invalidArgument(m_chatError.message());
+    Result<std::string> text = m_chat->render(request);
+    if (!text) return invalidArgument(text.status().message());
+    return text;
+}
+
+Result<std::vector<int32_t>> EngineImpl::encodeChat(const tmpl::ChatRequest& request) const {
+    HEARTH_ASSIGN_OR_RETURN(std::string text, renderChat(request));
+    return tmpl::encodeChatPrompt(*m_tokenizer, text);
 }
 
 Result<RequestId> EngineImpl::submit(GenerationRequest request) {
     if (!request.sink) return invalidArgument("request has no sink");
     if (request.prompt.empty()) return invalidArgument("the prompt is empty");
     if (request.maxTokens < 1) return invalidArgument("'max_tokens' must be at least 1");
+    if (request.n < 1 || request.n > kMaxChoices)
+        return invalidArgument("'n' must be between 1 and " + std::to_string(kMaxChoices));
     for (int32_t t : request.prompt)
         if (t < 0 || t >= m_summary.nVocab)
             return invalidArgument("prompt token " + std::to_string(t) + " is outside the vocabulary");
+    for (int32_t t : request.stopTokens)
+        if (t < 0 || t >= m_summary.nVocab)
+            return invalidArgument("stop token " + std::to_string(t) + " is outside the vocabulary");
     HEARTH_RETURN_IF_ERROR(request.sampling.validate(m_summary.nVocab));
+    HEARTH_RETURN_IF_ERROR(validateStopStrings(request.stopStrings));
     const int64_t total = int64_t(request.prompt.size()) + request.maxTokens;
     if (total > m_summary.contextLength)
         return outOfRange("prompt (" + std::to_string(request.prompt.size()) +
@@ -186,17 +175,63 @@ void EngineImpl::cancel(RequestId id) {
     m_cv.notify_all();
 }
 
-void EngineImpl::finishLive(RequestId id, FinishReason reason) {
+void EngineImpl::admit(Submitted& s) {
+    const int n = s.request.n;
+    sched::Request r;
+    r.id = schedId(s.id, 0);
+    r.tokens = s.request.prompt;
+    r.maxTokens = s.request.maxTokens;
+    if (!s.request.ignoreEos)
+        r.stopTokens = s.request.stopTokens.empty() ? m_summary.eogTokens : s.request.stopTokens;
+    Status st = m_sched->addRequest(std::move(r));
+    if (!st.isOk()) {
+        --m_queued;
+        s.request.sink->onError(st);
+        return;
+    }
+    Live live;
+    live.sink = s.request.sink;
+    live.submitted = s.at;
+    live.returnLogits = s.request.returnLogits;
+    live.promptTokens = int32_t(s.request.prompt.size());
+    for (int c = 0; c < n; ++c) {
+        Choice ch;
+        SamplingParams sp = s.request.sampling;
+        sp.seed += uint64_t(c);
+        ch.sampler = std::make_unique<sample::Sampler>(sp);
+        ch.text = std::make_unique<TextStream>(*m_tokenizer, s.request.stopStrings);
+        live.choices.push_back(std::move(ch));
+    }
+    m_live.emplace(s.id, std::move(live));
+}
+
+void EngineImpl::finishChoice(RequestId id, int choice, FinishReason reason, bool flushText) {
     auto it = m_live.find(id);
     if (it == m_live.end()) return;
     Live& live = it->second;
-    const sched::Request* r = m_sched->request(id);
-    Usage u;
-    if (r) {
-        u.promptTokens = r->promptLength;
-        u.cachedPromptTokens = r->numCachedPrompt;
+    Choice& ch = live.choices[size_t(choice)];
+    if (ch.finished) return;
+    ch.finished = true;
+    ch.reason = reason;
+    if (flushText) {
+        TokenInfo tail;
+        tail.choice = choice;
+        tail.text = ch.text->finish();
+        if (!tail.text.empty()) live.sink->onToken(tail);
     }
-    u.completionTokens = int32_t(live.generated.size());
+    const sched::RequestId sid = schedId(id, choice);
+    if (const sched::Request* r = m_sched->request(sid)) {
+        if (choice == 0) live.cachedPromptTokens = r->numCachedPrompt;
+        if (r->state != sched::RequestState::Finished) m_sched->finish(sid, toSched(reason));
+        m_sched->release(sid);
+    }
+    live.sink->onChoiceFinish(choice, reason);
+    if (++live.numFinished < int(live.choices.size())) return;
+
+    Usage u;
+    u.promptTokens = live.promptTokens;
+    u.cachedPromptTokens = live.cachedPromptTokens;
+    for (const Choice& c : live.choices) u.completionTokens += int32_t(c.generated.size());
     const auto now = Clock::now();
     if (live.scheduled) u.queueMs = msBetween(live.submitted, live.firstScheduled);
     if (live.produced) {
@@ -204,10 +239,30 @@ void EngineImpl::finishLive(RequestId id, FinishReason reason) {
         u.generationMs = msBetween(live.firstToken, now);
     }
     std::shared_ptr<TokenSink> sink = std::move(live.sink);
+    const FinishReason first = live.choices[0].reason;
     m_live.erase(it);
-    m_sched->release(id);
     --m_queued;
-    sink->onFinish(reason, u);
+    sink->onFinish(first, u);
+}
+
+void EngineImpl::cancelLive(RequestId id) {
+    auto it = m_live.find(id);
+    if (it == m_live.end()) return;
+    const int n = int(it->second.choices.size());
+    for (int c = 0; c < n && m_live.count(id); ++c) finishChoice(id, c, FinishReason::Cancelled, true);
+}
+
+void EngineImpl::failAll(const Status& error) {
+    for (auto& [id, live] : m_live) {
+        for (size_t c = 0; c < live.choices.size(); ++c) {
+            const sched::RequestId sid = schedId(id, int(c));
+            m_sched->cancel(sid);
+            m_sched->release(sid);
+        }
+        --m_queued;
+        live.sink->onError(error);
+    }
+    m_live.clear();
 }
 
 void EngineImpl::run() {
@@ -223,120 +278,17 @@ void EngineImpl::run() {
             inbox.swap(m_inbox);
             cancels.swap(m_cancels);
         }
-        for (Submitted& s : inbox) {
-            sched::Request r;
-            r.id = s.id;
-            r.tokens = s.request.prompt;
-            r.maxTokens = s.request.maxTokens;
-            if (!s.request.ignoreEos)
-                r.stopTokens = s.request.stopTokens.empty() ? m_summary.eogTokens : s.request.stopTokens;
-            Status st = m_sched->addRequest(std::move(r));
-            if (!st.isOk()) {
-                --m_queued;
-                s.request.sink->onError(st);
-                continue;
-            }
-            Live live;
-            live.sink = s.request.sink;
-            live.sampler = std::make_unique<sample::Sampler>(s.request.sampling);
-            live.submitted = s.at;
-            live.returnLogits = s.request.returnLogits;
-            m_live.emplace(s.id, std::move(live));
-        }
-        for (RequestId id : cancels)
-            if (m_sched->cancel(id)) finishLive(id, FinishReason::Cancelled);
+        for (Submitted& s : inbox) admit(s);
+        for (RequestId id : cancels) cancelLive(id);
         if (m_sched->hasWork()) {
             Status st = step();
-            if (!st.isOk()) { // a failed step fails every request it touched, never the process
-                std::vector<RequestId> ids;
-                for (const auto& [id, live] : m_live) ids.push_back(id);
-                for (RequestId id : ids) {
-                    m_sched->cancel(id);
-                    auto it = m_live.find(id);
-                    std::shared_ptr<TokenSink> sink = it->second.sink;
-                    m_live.erase(it);
-                    m_sched->release(id);
-                    --m_queued;
-                    sink->onError(st);
-                }
-            }
+            if (!st.isOk()) failAll(st); // a failed step fails its requests, never the process
         }
         publishStats();
     }
     std::vector<RequestId> ids;
     for (const auto& [id, live] : m_live) ids.push_back(id);
-    for (RequestId id : ids) {
-        m_sched->cancel(id);
-        finishLive(id, FinishReason::Cancelled);
-    }
-}
-
-Status EngineImpl::step() {
-    sched::SchedulerOutput out = m_sched->schedule();
-    if (out.empty()) return Status::ok();
-    const auto now = Clock::now();
-    model::Batch batch;
-    std::vector<std::vector<int32_t>> tables;
-    tables.reserve(out.seqs.size());
-    for (size_t i = 0; i < out.seqs.size(); ++i) {
-        const sched::ScheduledSeq& s = out.seqs[i];
-        const sched::Request* r = m_sched->request(s.id);
-        Live& live = m_live.at(s.id);
-        if (!live.scheduled) {
-            live.scheduled = true;
-            live.firstScheduled = now;
-        }
-        auto table = m_cache->blockTable(s.id);
-        tables.emplace_back(table.begin(), table.end());
-        for (int k = 0; k < s.numTokens; ++k) {
-            const int pos = s.start + k;
-            batch.tokens.push_back({r->tokens[size_t(pos)], pos, int(i),
-                                    s.samples && k == s.numTokens - 1});
-        }
-    }
-    for (const auto& t : tables) batch.blockTables.emplace_back(t);
-    std::vector<float> logits;
-    HEARTH_RETURN_IF_ERROR(m_model->forward(batch, *m_store, logits));
-
-    const size_t V = size_t(m_summary.nVocab);
-    std::vector<int32_t> sampled;
-    std::vector<std::pair<RequestId, TokenInfo>> emitted;
-    size_t row = 0;
-    for (const sched::ScheduledSeq& s : out.seqs) {
-        if (!s.samples) continue;
-        Live& live = m_live.at(s.id);
-        const std::span<const float> l(&logits[row++ * V], V);
-        sample::SampleResult res = live.sampler->sample(l, live.generated);
-        sampled.push_back(res.token);
-        TokenInfo info;
-        info.id = res.token;
-        info.logprob = res.logprob;
-        for (const auto& t : res.top) info.topLogprobs.push_back({t.token, t.logprob});
-        if (live.returnLogits) info.logits.assign(l.begin(), l.end());
-        emitted.push_back({s.id, std::move(info)});
-    }
-    const std::vector<sched::RequestId> finished = m_sched->update(out, sampled);
-    const auto after = Clock::now();
-    for (auto& [id, info] : emitted) {
-        Live& live = m_live.at(id);
-        const sched::Request* r = m_sched->request(id);
-        const bool isStop = r && r->finish == sched::FinishReason::Stop &&
-                            std::find(finished.begin(), finished.end(), id) != finished.end();
-        live.generated.push_back(info.id);
-        if (!live.produced) {
-            live.produced = true;
-            live.firstToken = after;
-        }
-        if (!isStop) live.sink->onToken(info); // end-of-generation tokens are not output
-    }
-    for (sched::RequestId id : finished) {
-        const sched::Request* r = m_sched->request(id);
-        finishLive(id, r && r->finish == sched::FinishReason::Stop ? FinishReason::Stop
-                                                                   : FinishReason::Length);
-    }
-    std::lock_guard<std::mutex> lock(m_statsMu);
-    ++m_stats.steps;
-    return Status::ok();
+    for (RequestId id : ids) cancelLive(id);
 }
 
 void EngineImpl::publishStats() {
@@ -350,10 +302,10 @@ void EngineImpl::publishStats() {
     m_stats.prefixHitTokens = m_cache->prefixHitTokens();
 }
 
-} // namespace
+} // namespace runtime
 
 Result<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config) {
-    return EngineImpl::create(config);
+    return runtime::EngineImpl::create(config);
 }
 
 } // namespace hearth

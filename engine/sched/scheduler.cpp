@@ -60,7 +60,7 @@ SchedulerOutput Scheduler::schedule() {
         const int remaining = int(r.tokens.size()) - r.numComputed;
         int n = std::min(remaining, budget);
         bool selfPreempted = false;
-        while (!m_cache.allocateSlots(r.id, r.numComputed + n)) {
+        while (!m_cache.allocateSlots(r.id, r.numComputed + n) || !makeWritable(r, out)) {
             const RequestId victim = m_running.back();
             preempt(victim);
             out.preempted.push_back(victim);
@@ -99,6 +99,46 @@ SchedulerOutput Scheduler::schedule() {
     return out;
 }
 
+bool Scheduler::makeWritable(Request& r, SchedulerOutput& out) {
+    // Only the block holding the first position written can be shared (after a fork): later
+    // positions live in blocks allocated for this sequence alone.
+    Result<std::optional<kv::BlockCopy>> copy = m_cache.prepareWrite(r.id, r.numComputed);
+    if (!copy) return false;
+    if (copy->has_value()) out.copies.push_back(**copy);
+    return true;
+}
+
+Result<bool> Scheduler::fork(RequestId parent, RequestId child, int numComputed, int32_t firstToken) {
+    auto it = m_requests.find(parent);
+    if (it == m_requests.end() || it->second->state != RequestState::Running)
+        return invalidArgument("fork: request " + std::to_string(parent) + " is not running");
+    if (m_requests.count(child)) return invalidArgument("fork: request " + std::to_string(child) + " exists");
+    const Request& p = *it->second;
+    if (numComputed != p.promptLength || int(p.tokens.size()) != p.promptLength)
+        return invalidArgument("fork: the parent must have computed exactly its prompt");
+    HEARTH_RETURN_IF_ERROR(m_cache.fork(parent, child));
+    auto r = std::make_unique<Request>(p);
+    r->id = child;
+    r->numComputed = numComputed;
+    r->tokens.push_back(firstToken);
+    r->state = RequestState::Running;
+    Request& c = *r;
+    m_requests.emplace(child, std::move(r));
+    m_running.push_back(child);
+    const FinishReason reason = finishFor(c, firstToken);
+    if (reason == FinishReason::None) return false;
+    finishRequest(c, reason);
+    return true;
+}
+
+FinishReason Scheduler::finishFor(const Request& r, int32_t token) const {
+    if (std::find(r.stopTokens.begin(), r.stopTokens.end(), token) != r.stopTokens.end())
+        return FinishReason::Stop;
+    if (r.numGenerated() >= r.maxTokens || int(r.tokens.size()) >= m_config.contextLength)
+        return FinishReason::Length;
+    return FinishReason::None;
+}
+
 void Scheduler::finishRequest(Request& r, FinishReason reason) {
     r.state = RequestState::Finished;
     r.finish = reason;
@@ -125,12 +165,7 @@ std::vector<RequestId> Scheduler::update(const SchedulerOutput& out,
         m_cache.cacheComputedBlocks(r.id, r.tokens, r.numComputed);
         if (!hasSample) continue;
         r.tokens.push_back(token);
-        FinishReason reason = FinishReason::None;
-        if (std::find(r.stopTokens.begin(), r.stopTokens.end(), token) != r.stopTokens.end())
-            reason = FinishReason::Stop;
-        else if (r.numGenerated() >= r.maxTokens ||
-                 int(r.tokens.size()) >= m_config.contextLength)
-            reason = FinishReason::Length;
+        const FinishReason reason = finishFor(r, token);
         if (reason != FinishReason::None) {
             finishRequest(r, reason);
             finished.push_back(r.id);

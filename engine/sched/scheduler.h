@@ -74,6 +74,12 @@ public:
     // has `samples` set (in order). Returns the requests that finished in this step.
     std::vector<RequestId> update(const SchedulerOutput& out, std::span<const int32_t> sampled);
 
+    // Parallel sampling (n > 1): call when `parent` has just sampled its first token, before
+    // update(). `child` starts as a running copy whose prompt K/V (the first `numComputed`
+    // tokens) share the parent's blocks, with `firstToken` as its own first generated token.
+    // Returns true when the child is already finished by that token (stop token or length).
+    Result<bool> fork(RequestId parent, RequestId child, int numComputed, int32_t firstToken);
+
     // Stops a request at once (client gone, stop pressed): its blocks are freed now.
     bool cancel(RequestId id);
     // Marks a running request finished with `reason` (e.g. a stop string matched) and frees it.
@@ -91,6 +97,8 @@ public:
 private:
     void preempt(RequestId id);
     void finishRequest(Request& r, FinishReason reason);
+    FinishReason finishFor(const Request& r, int32_t token) const;
+    bool makeWritable(Request& r, SchedulerOutput& out); // copy-on-write of the block written next
 
     SchedulerConfig m_config;
     kv::KvCacheManager& m_cache;

@@ -50,6 +50,37 @@ private Q_SLOTS:
         QVERIFY2(maxDiff < 2e-2, qPrintable(QString::number(maxDiff)));
     }
 
+    void chatAppliesTheTemplateAndStopEndsBeforeTheMatch() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const QString model = QString::fromStdString(hearth::test::testDataPath("models/stories260K.gguf"));
+        const QString cli = hearth::test::binDir() + QStringLiteral("/hearth-cli");
+        QProcess tok;
+        tok.start(cli, {QStringLiteral("tokenize"), model,
+                        QStringLiteral("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"),
+                        QStringLiteral("--add-special"), QStringLiteral("--parse-special")});
+        QVERIFY(tok.waitForFinished(30000));
+        QCOMPARE(tok.exitCode(), 0);
+        const QString ids = QString::fromUtf8(tok.readAllStandardOutput()).trimmed();
+        QProcess p;
+        p.start(cli, {QStringLiteral("run"), model, QStringLiteral("-p"), QStringLiteral("Hi"),
+                      QStringLiteral("--chat"), QStringLiteral("-n"), QStringLiteral("8"),
+                      QStringLiteral("--temp"), QStringLiteral("0"), QStringLiteral("--print-ids")});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const QString out = QString::fromUtf8(p.readAllStandardOutput());
+        QVERIFY2(out.contains(QStringLiteral("prompt ids: ") + ids + QStringLiteral("\n")), qPrintable(out + "|" + ids));
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QStringLiteral("built-in ChatML")));
+
+        p.start(cli, {QStringLiteral("run"), model, QStringLiteral("-p"), QStringLiteral("Once upon a time"),
+                      QStringLiteral("-n"), QStringLiteral("64"), QStringLiteral("--temp"), QStringLiteral("0"),
+                      QStringLiteral("--stop"), QStringLiteral("Lily"), QStringLiteral("--kv-type"),
+                      QStringLiteral("f32")});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        QCOMPARE(QString::fromUtf8(p.readAllStandardOutput()), QStringLiteral(", there was a little girl named \n"));
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QStringLiteral("(stop)")));
+    }
+
     void badInputExitsTwo() {
         QProcess p;
         p.start(hearth::test::binDir() + QStringLiteral("/hearth-cli"),

@@ -24,8 +24,21 @@ class Collector : public TokenSink {
 public:
     void onToken(const TokenInfo& t) override {
         std::lock_guard<std::mutex> lock(m_mu);
-        tokens.push_back(t.id);
+        if (size_t(t.choice) >= choiceText.size()) {
+            choiceText.resize(size_t(t.choice) + 1);
+            choiceTokens.resize(size_t(t.choice) + 1);
+        }
+        choiceText[size_t(t.choice)] += t.text;
+        if (t.id >= 0) choiceTokens[size_t(t.choice)].push_back(t.id);
+        if (t.choice == 0) {
+            text += t.text;
+            if (t.id >= 0) tokens.push_back(t.id);
+        }
         m_cv.notify_all();
+    }
+    void onChoiceFinish(int32_t choice, FinishReason r) override {
+        std::lock_guard<std::mutex> lock(m_mu);
+        choiceReasons.push_back({choice, r});
     }
     void onFinish(FinishReason r, const Usage& u) override {
         std::lock_guard<std::mutex> lock(m_mu);
@@ -49,7 +62,11 @@ public:
         return m_cv.wait_for(lock, std::chrono::milliseconds(ms),
                              [&] { return tokens.size() >= n || done; });
     }
-    std::vector<int32_t> tokens;
+    std::vector<int32_t> tokens; // choice 0
+    std::string text;            // choice 0
+    std::vector<std::vector<int32_t>> choiceTokens;
+    std::vector<std::string> choiceText;
+    std::vector<std::pair<int32_t, FinishReason>> choiceReasons;
     FinishReason reason = FinishReason::Error;
     Usage usage;
     Status error;
@@ -159,6 +176,134 @@ private Q_SLOTS:
         GenerationRequest empty = greedy(sink);
         empty.prompt.clear();
         QCOMPARE(m_engine->submit(empty).status().code(), ErrorCode::InvalidArgument);
+    }
+
+    void streamsTextThatMatchesDecode() {
+        auto sink = std::make_shared<Collector>();
+        QVERIFY(m_engine->submit(greedy(sink)).isOk());
+        QVERIFY(sink->waitDone());
+        tokenizer::DecodeOptions o;
+        o.stripLeadingSpace = false;
+        o.cleanSpaces = false;
+        auto text = m_engine->tokenizer().decode(kReference, o);
+        QVERIFY(text.isOk());
+        QVERIFY(!text->empty());
+        QCOMPARE(sink->text, *text);
+    }
+
+    void stopStringEndsBeforeTheMatch() {
+        auto full = std::make_shared<Collector>();
+        QVERIFY(m_engine->submit(greedy(full)).isOk());
+        QVERIFY(full->waitDone());
+        // A stop string that spans token boundaries in the middle of the text.
+        const size_t at = full->text.size() / 2;
+        const std::string stop = full->text.substr(at, 7);
+        const size_t first = full->text.find(stop);
+        auto sink = std::make_shared<Collector>();
+        GenerationRequest r = greedy(sink);
+        r.stopStrings = {"never appears in stories", stop};
+        QVERIFY(m_engine->submit(r).isOk());
+        QVERIFY(sink->waitDone());
+        QCOMPARE(sink->reason, FinishReason::Stop);
+        QCOMPARE(sink->text, full->text.substr(0, first));
+        QVERIFY(sink->tokens.size() < kReference.size());
+        QTRY_COMPARE(m_engine->stats().kvBlocksUsed, 0);
+
+        GenerationRequest bad = greedy(sink);
+        bad.stopStrings = {""};
+        QCOMPARE(m_engine->submit(bad).status().code(), ErrorCode::InvalidArgument);
+        bad.stopStrings = {std::string("\xff\xfe")};
+        QCOMPARE(m_engine->submit(bad).status().code(), ErrorCode::InvalidArgument);
+    }
+
+    void nChoicesShareThePromptAndMatchSingleRequests() {
+        // Greedy: every choice is the reference continuation (forked K/V must be right).
+        auto sink = std::make_shared<Collector>();
+        GenerationRequest r = greedy(sink, 40);
+        r.n = 4;
+        QVERIFY(m_engine->submit(r).isOk());
+        QVERIFY(sink->waitDone());
+        QCOMPARE(sink->choiceTokens.size(), size_t(4));
+        const std::vector<int32_t> expected(kReference.begin(), kReference.begin() + 40);
+        for (const auto& t : sink->choiceTokens) QCOMPARE(t, expected);
+        QCOMPARE(sink->choiceReasons.size(), size_t(4));
+        QCOMPARE(sink->usage.completionTokens, 160);
+        QCOMPARE(sink->usage.promptTokens, 5);
+
+        // Sampled: choice i is what a single request with seed + i gives.
+        auto multi = std::make_shared<Collector>();
+        GenerationRequest m = greedy(multi, 30);
+        m.n = 3;
+        m.sampling.temperature = 1.0f;
+        m.sampling.seed = 1234;
+        QVERIFY(m_engine->submit(m).isOk());
+        QVERIFY(multi->waitDone());
+        QCOMPARE(multi->choiceTokens.size(), size_t(3));
+        for (int i = 0; i < 3; ++i) {
+            auto single = std::make_shared<Collector>();
+            GenerationRequest one = m;
+            one.n = 1;
+            one.sampling.seed = 1234 + uint64_t(i);
+            one.sink = single;
+            QVERIFY(m_engine->submit(one).isOk());
+            QVERIFY(single->waitDone());
+            QCOMPARE(multi->choiceTokens[size_t(i)], single->tokens);
+        }
+        QVERIFY(multi->choiceTokens[0] != multi->choiceTokens[1]);
+        QTRY_COMPARE(m_engine->stats().kvBlocksUsed, 0);
+        GenerationRequest bad = greedy(sink);
+        bad.n = 0;
+        QCOMPARE(m_engine->submit(bad).status().code(), ErrorCode::InvalidArgument);
+        bad.n = 129;
+        QCOMPARE(m_engine->submit(bad).status().code(), ErrorCode::InvalidArgument);
+    }
+
+    void cancelOfNChoicesEndsThemAll() {
+        auto sink = std::make_shared<Collector>();
+        GenerationRequest r = greedy(sink, 400);
+        r.n = 3;
+        auto id = m_engine->submit(r);
+        QVERIFY(id.isOk());
+        QVERIFY(sink->waitTokens(3));
+        m_engine->cancel(*id);
+        QVERIFY(sink->waitDone());
+        QCOMPARE(sink->reason, FinishReason::Cancelled);
+        QCOMPARE(sink->choiceReasons.size(), size_t(3));
+        QTRY_COMPARE(m_engine->stats().kvBlocksUsed, 0);
+    }
+
+    void kvCacheTypes() {
+        for (KvType type : {KvType::F32, KvType::F16, KvType::Q8_0}) {
+            EngineConfig c;
+            c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
+            c.contextLength = 256;
+            c.kvMemoryBytes = 2ull << 20;
+            c.kvType = type;
+            auto e = Engine::create(c);
+            QVERIFY2(e.isOk(), e.status().toString().c_str());
+            QCOMPARE((*e)->model().kvType, std::string(kvTypeName(type)));
+            auto sink = std::make_shared<Collector>();
+            QVERIFY((*e)->submit(greedy(sink)).isOk());
+            QVERIFY(sink->waitDone());
+            size_t same = 0;
+            while (same < sink->tokens.size() && sink->tokens[same] == kReference[same]) ++same;
+            qInfo("kv %s: %zu of 64 greedy tokens equal the reference, cache %llu bytes",
+                  kvTypeName(type), same, (unsigned long long)(*e)->model().kvBytes);
+            if (type != KvType::Q8_0) QCOMPARE(sink->tokens, kReference);
+            else QVERIFY(same >= 16);
+        }
+        QCOMPARE(kvTypeFromName("Q8_0").value(), KvType::Q8_0);
+        QVERIFY(!kvTypeFromName("q4").isOk());
+    }
+
+    void chatUsesTheBuiltinTemplateWhenTheModelHasNone() {
+        QVERIFY(m_engine->model().chatTemplateBuiltin);
+        auto ids = m_engine->encodeChat(tmpl::singleUserMessage("Hi"));
+        QVERIFY(ids.isOk());
+        auto text = m_engine->renderChat(tmpl::singleUserMessage("Hi"));
+        QVERIFY(text.isOk());
+        QCOMPARE(*text, std::string("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
+        QCOMPARE(ids->front(), m_engine->model().bosToken);
     }
 
     void stopsAtEndOfGeneration() {

@@ -44,6 +44,46 @@ std::vector<int> chunkSizes(const SchedulerOutput& out, RequestId id) {
 class TestScheduler : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void forkSharesThePromptAndCopiesTheLastBlockOnWrite() {
+        // Blocks of 4; a 6-token prompt fills block 0 and half of block 1. The fork shares both;
+        // the first decode of each sequence writes position 6 in shared block 1, so the first
+        // writer gets a private copy (a fresh block) and the last holder keeps the original.
+        KvCacheManager cache({.numBlocks = 8, .blockSize = 4, .prefixCaching = false});
+        Scheduler s({.maxNumSeqs = 4, .maxBatchedTokens = 16, .contextLength = 64}, cache);
+        QVERIFY(s.addRequest(makeRequest(1, 6, 3)).isOk());
+        SchedulerOutput prefill = s.schedule();
+        QCOMPARE(prefill.seqs.size(), size_t(1));
+        QVERIFY(prefill.seqs[0].samples);
+        const std::vector<int32_t> parentBlocks(cache.blockTable(1).begin(), cache.blockTable(1).end());
+        QCOMPARE(parentBlocks, (std::vector<int32_t>{0, 1}));
+        auto forked = s.fork(1, 2, 6, 42);
+        QVERIFY(forked.isOk());
+        QVERIFY(!*forked);
+        QCOMPARE(std::vector<int32_t>(cache.blockTable(2).begin(), cache.blockTable(2).end()), parentBlocks);
+        QCOMPARE(cache.pool().refCount(1), 2);
+        s.update(prefill, std::vector<int32_t>{41});
+        QCOMPARE(s.request(2)->tokens.back(), 42);
+        QCOMPARE(s.request(1)->tokens.back(), 41);
+
+        SchedulerOutput decode = s.schedule();
+        QCOMPARE(decode.seqs.size(), size_t(2));
+        QCOMPARE(decode.copies.size(), size_t(1));
+        QCOMPARE(decode.copies[0].src, 1);
+        QCOMPARE(decode.copies[0].dst, 2);
+        QCOMPARE(std::vector<int32_t>(cache.blockTable(1).begin(), cache.blockTable(1).end()),
+                 (std::vector<int32_t>{0, 2}));
+        QCOMPARE(std::vector<int32_t>(cache.blockTable(2).begin(), cache.blockTable(2).end()),
+                 (std::vector<int32_t>{0, 1}));
+        QCOMPARE(cache.pool().refCount(0), 2);
+        QCOMPARE(cache.pool().refCount(1), 1);
+        // A fork of a request that is not running, or onto an existing id, is refused.
+        QVERIFY(!s.fork(99, 3, 6, 1).isOk());
+        QVERIFY(!s.fork(1, 2, 6, 1).isOk());
+        s.cancel(1);
+        s.cancel(2);
+        QCOMPARE(cache.numUsedBlocks(), 0);
+    }
+
     void chunkedPrefillThenDecode() {
         KvCacheManager cache({.numBlocks = 64, .blockSize = 4});
         Scheduler s({.maxNumSeqs = 4, .maxBatchedTokens = 8, .contextLength = 256}, cache);

@@ -1,16 +1,101 @@
-// CPU paged K/V storage.
+// CPU paged K/V storage in F32, F16 or Q8_0.
 #include "backend/cpu/paged_kv.h"
 
+#include "quant/blocks.h"
+#include "quant/half.h"
+#include "quant/quantizers.h"
+
 #include <algorithm>
+#include <cstring>
 
 namespace hearth::cpu {
 
-PagedKvStore::PagedKvStore(int nLayers, int numBlocks, int blockSize, int nKvHeads, int headDim)
-    : m_numBlocks(numBlocks), m_blockSize(blockSize), m_rowSize(int64_t(nKvHeads) * headDim) {
-    const size_t perLayer = size_t(numBlocks) * size_t(blockSize) * size_t(m_rowSize);
-    m_k.assign(size_t(nLayers), std::vector<float>(perLayer, 0.0f));
-    m_v.assign(size_t(nLayers), std::vector<float>(perLayer, 0.0f));
+uint64_t PagedKvStore::rowBytes(int64_t rowSize, KvType type) {
+    switch (type) {
+    case KvType::F32: return uint64_t(rowSize) * 4;
+    case KvType::F16: return uint64_t(rowSize) * 2;
+    case KvType::Q8_0: return uint64_t(rowSize) / quant::kQK * sizeof(quant::BlockQ8_0);
+    }
+    return 0;
 }
+
+Result<PagedKvStore> PagedKvStore::create(int nLayers, int numBlocks, int blockSize, int nKvHeads,
+                                          int headDim, KvType type) {
+    if (nLayers < 1 || numBlocks < 1 || blockSize < 1 || nKvHeads < 1 || headDim < 1)
+        return invalidArgument("KV store dimensions must be positive");
+    const int64_t rowSize = int64_t(nKvHeads) * headDim;
+    if (type == KvType::Q8_0 && rowSize % quant::kQK != 0)
+        return unsupported("a q8_0 KV cache needs K/V rows of a multiple of 32 values; this model's are " +
+                           std::to_string(rowSize) + " (use f16)");
+    PagedKvStore s;
+    s.init(nLayers, numBlocks, blockSize, nKvHeads, headDim, type);
+    return s;
+}
+
+PagedKvStore::PagedKvStore(int nLayers, int numBlocks, int blockSize, int nKvHeads, int headDim) {
+    init(nLayers, numBlocks, blockSize, nKvHeads, headDim, KvType::F32);
+}
+
+void PagedKvStore::init(int nLayers, int numBlocks, int blockSize, int nKvHeads, int headDim,
+                        KvType type) {
+    m_numBlocks = numBlocks;
+    m_blockSize = blockSize;
+    m_rowSize = int64_t(nKvHeads) * headDim;
+    m_type = type;
+    m_rowBytes = rowBytes(m_rowSize, type);
+    const size_t perLayer = size_t(numBlocks) * size_t(blockSize) * size_t(m_rowBytes);
+    m_k.assign(size_t(nLayers), std::vector<uint8_t>(perLayer, 0));
+    m_v.assign(size_t(nLayers), std::vector<uint8_t>(perLayer, 0));
+}
+
+void PagedKvStore::write(std::vector<uint8_t>& layer, int64_t slot, const float* row) {
+    uint8_t* p = layer.data() + uint64_t(slot) * m_rowBytes;
+    switch (m_type) {
+    case KvType::F32: std::memcpy(p, row, size_t(m_rowBytes)); break;
+    case KvType::F16:
+        for (int64_t i = 0; i < m_rowSize; ++i) {
+            const uint16_t h = quant::floatToHalf(row[i]);
+            std::memcpy(p + 2 * i, &h, 2);
+        }
+        break;
+    case KvType::Q8_0: {
+        quant::BlockQ8_0 blocks[64];
+        for (int64_t off = 0; off < m_rowSize; off += 64 * quant::kQK) {
+            const int64_t n = std::min<int64_t>(64 * quant::kQK, m_rowSize - off);
+            quant::detail::quantizeQ8_0(row + off, blocks, n);
+            std::memcpy(p + off / quant::kQK * sizeof(quant::BlockQ8_0), blocks,
+                        size_t(n / quant::kQK) * sizeof(quant::BlockQ8_0));
+        }
+        break;
+    }
+    }
+}
+
+void PagedKvStore::read(const std::vector<uint8_t>& layer, int64_t slot, float* row) const {
+    const uint8_t* p = layer.data() + uint64_t(slot) * m_rowBytes;
+    switch (m_type) {
+    case KvType::F32: std::memcpy(row, p, size_t(m_rowBytes)); break;
+    case KvType::F16:
+        for (int64_t i = 0; i < m_rowSize; ++i) {
+            uint16_t h;
+            std::memcpy(&h, p + 2 * i, 2);
+            row[i] = quant::halfToFloat(h);
+        }
+        break;
+    case KvType::Q8_0:
+        for (int64_t b = 0; b < m_rowSize / quant::kQK; ++b) {
+            quant::BlockQ8_0 block;
+            std::memcpy(&block, p + b * int64_t(sizeof block), sizeof block);
+            quant::dequantBlock(block, row + b * quant::kQK);
+        }
+        break;
+    }
+}
+
+void PagedKvStore::writeKey(int layer, int64_t slot, const float* row) { write(m_k[size_t(layer)], slot, row); }
+void PagedKvStore::writeValue(int layer, int64_t slot, const float* row) { write(m_v[size_t(layer)], slot, row); }
+void PagedKvStore::readKey(int layer, int64_t slot, float* row) const { read(m_k[size_t(layer)], slot, row); }
+void PagedKvStore::readValue(int layer, int64_t slot, float* row) const { read(m_v[size_t(layer)], slot, row); }
 
 int64_t PagedKvStore::slotOf(std::span<const int32_t> blockTable, int64_t pos) const {
     if (pos < 0) return -1;
@@ -22,16 +107,16 @@ int64_t PagedKvStore::slotOf(std::span<const int32_t> blockTable, int64_t pos) c
 }
 
 void PagedKvStore::copyBlock(int32_t src, int32_t dst) {
-    const int64_t n = int64_t(m_blockSize) * m_rowSize;
+    const uint64_t n = uint64_t(m_blockSize) * m_rowBytes;
     for (size_t l = 0; l < m_k.size(); ++l) {
-        std::copy_n(m_k[l].begin() + src * n, n, m_k[l].begin() + dst * n);
-        std::copy_n(m_v[l].begin() + src * n, n, m_v[l].begin() + dst * n);
+        std::memcpy(m_k[l].data() + uint64_t(dst) * n, m_k[l].data() + uint64_t(src) * n, size_t(n));
+        std::memcpy(m_v[l].data() + uint64_t(dst) * n, m_v[l].data() + uint64_t(src) * n, size_t(n));
     }
 }
 
 uint64_t PagedKvStore::bytes() const {
     uint64_t total = 0;
-    for (size_t l = 0; l < m_k.size(); ++l) total += (m_k[l].size() + m_v[l].size()) * 4;
+    for (size_t l = 0; l < m_k.size(); ++l) total += m_k[l].size() + m_v[l].size();
     return total;
 }
 

@@ -1,6 +1,10 @@
-// K/V storage for the CPU path: fp32 values addressed by KV-cache block ids, so attention reads
-// a sequence's history through its block table (slot = block * blockSize + offset).
+// K/V storage for the CPU path, addressed by KV-cache block ids: attention reads a sequence's
+// history through its block table (slot = block * blockSize + offset). Rows are stored as F32,
+// F16 or Q8_0 (blocks of 32 along the row) and converted on write and read.
 #pragma once
+
+#include "hearth/engine.h"
+#include "hearth/status.h"
 
 #include <cstdint>
 #include <span>
@@ -10,15 +14,25 @@ namespace hearth::cpu {
 
 class PagedKvStore {
 public:
-    // Layout per layer: [block][offset][kvHead][headDim] for K and likewise for V.
-    PagedKvStore(int nLayers, int numBlocks, int blockSize, int nKvHeads, int headDim);
+    // Layout per layer: [block][offset][row] for K and likewise for V, where a row is
+    // [kvHead][headDim] values in `type`. Q8_0 needs nKvHeads * headDim to be a multiple of 32.
+    static Result<PagedKvStore> create(int nLayers, int numBlocks, int blockSize, int nKvHeads,
+                                       int headDim, KvType type = KvType::F32);
+    PagedKvStore(int nLayers, int numBlocks, int blockSize, int nKvHeads, int headDim); // F32
+
+    // Bytes of one token's K (or V) row of one layer.
+    static uint64_t rowBytes(int64_t rowSize, KvType type);
 
     int blockSize() const { return m_blockSize; }
     int numBlocks() const { return m_numBlocks; }
-    int64_t rowSize() const { return m_rowSize; } // nKvHeads * headDim floats per token
+    int64_t rowSize() const { return m_rowSize; } // nKvHeads * headDim values per token
+    KvType type() const { return m_type; }
 
-    float* key(int layer, int64_t slot) { return m_k[size_t(layer)].data() + slot * m_rowSize; }
-    float* value(int layer, int64_t slot) { return m_v[size_t(layer)].data() + slot * m_rowSize; }
+    // Converts and stores / loads one token's row (rowSize floats).
+    void writeKey(int layer, int64_t slot, const float* row);
+    void writeValue(int layer, int64_t slot, const float* row);
+    void readKey(int layer, int64_t slot, float* row) const;
+    void readValue(int layer, int64_t slot, float* row) const;
 
     // The slot of position `pos` of a sequence with this block table, or -1 when unmapped.
     int64_t slotOf(std::span<const int32_t> blockTable, int64_t pos) const;
@@ -29,10 +43,17 @@ public:
     uint64_t bytes() const;
 
 private:
-    int m_numBlocks;
-    int m_blockSize;
-    int64_t m_rowSize;
-    std::vector<std::vector<float>> m_k, m_v;
+    PagedKvStore() = default;
+    void init(int nLayers, int numBlocks, int blockSize, int nKvHeads, int headDim, KvType type);
+    void write(std::vector<uint8_t>& layer, int64_t slot, const float* row);
+    void read(const std::vector<uint8_t>& layer, int64_t slot, float* row) const;
+
+    int m_numBlocks = 0;
+    int m_blockSize = 0;
+    int64_t m_rowSize = 0;
+    uint64_t m_rowBytes = 0;
+    KvType m_type = KvType::F32;
+    std::vector<std::vector<uint8_t>> m_k, m_v;
 };
 
 } // namespace hearth::cpu

@@ -3,20 +3,32 @@
 // One engine thread owns the model, the KV cache and the scheduler; nothing else touches them.
 #pragma once
 
+#include "hearth/model_chat.h"
 #include "hearth/sampling.h"
 #include "hearth/status.h"
+#include "hearth/tokenizer.h"
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hearth {
 
+// How K and V are stored in the cache.
+enum class KvType { F16, Q8_0, F32 };
+const char* kvTypeName(KvType t);                       // "f16", "q8_0", "f32"
+Result<KvType> kvTypeFromName(std::string_view name);   // the same names, any case
+
 struct EngineConfig {
     std::string modelPath;
     int32_t contextLength = 0;      // per sequence; 0: min(model's training context, 4096)
-    uint64_t kvMemoryBytes = 256ull << 20; // KV cache budget (fp32 on the reference path)
+    // KV cache budget in bytes; 0: enough for maxNumSeqs full contexts, at most a quarter of
+    // the memory available now (and never less than one full context).
+    uint64_t kvMemoryBytes = 0;
+    KvType kvType = KvType::F16;
+    int32_t threads = 0;            // compute threads; 0: all cores
     int32_t blockSize = 16;         // tokens per KV block
     int32_t maxNumSeqs = 16;        // sequences per step
     int32_t maxBatchedTokens = 512; // tokens per step (long prompts are chunked)
@@ -27,8 +39,14 @@ struct EngineConfig {
 enum class FinishReason { Stop, Length, Cancelled, Error };
 const char* finishReasonName(FinishReason r); // "stop", "length", "cancelled", "error"
 
+// One streamed piece of a request's output. `text` is whole UTF-8 characters: bytes of a
+// character split across tokens wait for the rest, and text that might be the start of a stop
+// string is held back until it cannot be (so `text` can be empty, or carry several tokens' text).
+// At the end, held-back text comes out with id -1 (a text-only piece, not a token).
 struct TokenInfo {
+    int32_t choice = 0; // which of the request's n completions
     int32_t id = -1;
+    std::string text;
     float logprob = 0.0f;
     std::vector<std::pair<int32_t, float>> topLogprobs;
     std::vector<float> logits; // the raw row that chose this token, when the request asked
@@ -37,7 +55,7 @@ struct TokenInfo {
 struct Usage {
     int32_t promptTokens = 0;
     int32_t cachedPromptTokens = 0; // prompt tokens reused from the prefix cache
-    int32_t completionTokens = 0;
+    int32_t completionTokens = 0;   // all choices together
     double queueMs = 0.0;           // submit to first scheduling
     double timeToFirstTokenMs = 0.0;
     double generationMs = 0.0;      // first token to finish
@@ -48,6 +66,9 @@ class TokenSink {
 public:
     virtual ~TokenSink() = default;
     virtual void onToken(const TokenInfo& token) = 0;
+    // One of the n completions ended (called for every choice, before onFinish).
+    virtual void onChoiceFinish(int32_t /*choice*/, FinishReason /*reason*/) {}
+    // The whole request ended; `reason` is choice 0's.
     virtual void onFinish(FinishReason reason, const Usage& usage) = 0;
     virtual void onError(const Status& error) = 0; // the request ends without onFinish
 };
@@ -55,8 +76,11 @@ public:
 struct GenerationRequest {
     std::vector<int32_t> prompt;
     SamplingParams sampling;
-    int32_t maxTokens = 256;
+    int32_t maxTokens = 256;        // per choice
+    int32_t n = 1;                  // completions sampled from the one prompt (1..128); choice i
+                                    // uses seed + i, and they share the prompt's KV blocks
     std::vector<int32_t> stopTokens; // default: the model's end-of-generation tokens
+    std::vector<std::string> stopStrings; // generation ends before the first match (not output)
     bool ignoreEos = false;
     bool returnLogits = false; // copy each step's logits row into TokenInfo (for tests, dumps)
     std::shared_ptr<TokenSink> sink;
@@ -70,6 +94,11 @@ struct ModelSummary {
     int32_t contextLength = 0;
     std::vector<int32_t> eogTokens;
     int32_t bosToken = -1;
+    int32_t nEmbd = 0;
+    bool chatTemplateBuiltin = false; // the file has no template; ChatML is used
+    std::string kvType;               // "f16", ...
+    uint64_t kvBytes = 0;             // memory of the KV cache
+    int32_t kvBlockSize = 0;
 };
 
 struct EngineStats {
@@ -92,6 +121,7 @@ public:
     virtual ~Engine() = default;
 
     // Queues a request; its sink gets the tokens. Errors: bad parameters (InvalidArgument),
+    // e.g. n outside 1..128 or an empty or invalid-UTF-8 stop string,
     // prompt + max tokens beyond the context (OutOfRange), queue full (Busy).
     virtual Result<RequestId> submit(GenerationRequest request) = 0;
     // Stops a request; its blocks are freed within one step and its sink gets Cancelled.
@@ -99,6 +129,14 @@ public:
 
     virtual const ModelSummary& model() const = 0;
     virtual EngineStats stats() const = 0;
+
+    // The model's tokenizer (thread-safe, may be used from any thread).
+    virtual const tokenizer::Tokenizer& tokenizer() const = 0;
+    // Renders a chat with the model's template (any thread). Template errors come back as
+    // InvalidArgument (the request does not fit the template) with the template's message.
+    virtual Result<std::string> renderChat(const tmpl::ChatRequest& request) const = 0;
+    // renderChat, then the ids to submit (special tokens parsed, BOS not doubled).
+    virtual Result<std::vector<int32_t>> encodeChat(const tmpl::ChatRequest& request) const = 0;
 };
 
 } // namespace hearth

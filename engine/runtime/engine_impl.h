@@ -1,0 +1,124 @@
+// The engine behind hearth::Engine: one thread owning the model, the paged KV cache and the
+// scheduler, with the per-request state it keeps beside the scheduler's (samplers, text streams,
+// timings, the n choices of a request).
+#pragma once
+
+#include "backend/cpu/paged_kv.h"
+#include "hearth/engine.h"
+#include "hearth/gguf.h"
+#include "kv/kv_cache_manager.h"
+#include "model/llama_model.h"
+#include "runtime/text_stream.h"
+#include "sample/sampler.h"
+#include "sched/scheduler.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+namespace hearth::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+inline constexpr int kMaxChoices = 128;
+
+struct Submitted {
+    RequestId id;
+    GenerationRequest request;
+    Clock::time_point at;
+};
+
+// One of a request's n completions.
+struct Choice {
+    std::unique_ptr<sample::Sampler> sampler;
+    std::unique_ptr<TextStream> text;
+    std::vector<int32_t> generated;
+    bool started = false; // has a scheduler sequence (choice 0 from admission, others once forked)
+    bool finished = false;
+    FinishReason reason = FinishReason::Stop;
+};
+
+// What the engine thread keeps per live request besides the scheduler's records.
+struct Live {
+    std::shared_ptr<TokenSink> sink;
+    std::vector<Choice> choices;
+    int numFinished = 0;
+    bool returnLogits = false;
+    int32_t promptTokens = 0;
+    int32_t cachedPromptTokens = 0;
+    Clock::time_point submitted, firstScheduled, firstToken;
+    bool scheduled = false, produced = false;
+};
+
+class EngineImpl final : public Engine {
+public:
+    ~EngineImpl() override;
+    static Result<std::unique_ptr<Engine>> create(const EngineConfig& config);
+
+    Result<RequestId> submit(GenerationRequest request) override;
+    void cancel(RequestId id) override;
+    const ModelSummary& model() const override { return m_summary; }
+    EngineStats stats() const override {
+        std::lock_guard<std::mutex> lock(m_statsMu);
+        return m_stats;
+    }
+    const tokenizer::Tokenizer& tokenizer() const override { return *m_tokenizer; }
+    Result<std::string> renderChat(const tmpl::ChatRequest& request) const override;
+    Result<std::vector<int32_t>> encodeChat(const tmpl::ChatRequest& request) const override;
+
+private:
+    EngineImpl() = default;
+
+    // Scheduler ids: the public id with the choice in the low byte.
+    static sched::RequestId schedId(RequestId id, int choice) { return (id << 8) | uint64_t(choice); }
+    static RequestId publicId(sched::RequestId sid) { return sid >> 8; }
+    static int choiceOf(sched::RequestId sid) { return int(sid & 0xFF); }
+    static sched::FinishReason toSched(FinishReason r) {
+        return r == FinishReason::Length ? sched::FinishReason::Length
+               : r == FinishReason::Stop ? sched::FinishReason::Stop
+                                         : sched::FinishReason::Cancelled;
+    }
+
+    void run();
+    void admit(Submitted& s);
+    Status step();
+    // Emits a sampled token of one choice (text, stop strings); true when the choice ended.
+    bool emitToken(RequestId id, int choice, TokenInfo info, bool schedFinished,
+                   sched::FinishReason schedReason);
+    void finishChoice(RequestId id, int choice, FinishReason reason, bool flushText);
+    void cancelLive(RequestId id);
+    void failAll(const Status& error);
+    void publishStats();
+
+    EngineConfig m_config;
+    std::optional<gguf::File> m_file;
+    std::unique_ptr<model::LlamaModel> m_model;
+    std::optional<tokenizer::Tokenizer> m_tokenizer;
+    std::optional<tmpl::ModelChat> m_chat;
+    Status m_chatError;
+    std::unique_ptr<kv::KvCacheManager> m_cache;
+    std::unique_ptr<cpu::PagedKvStore> m_store;
+    std::unique_ptr<sched::Scheduler> m_sched;
+    ModelSummary m_summary;
+
+    std::mutex m_mu;
+    std::condition_variable m_cv;
+    std::deque<Submitted> m_inbox;
+    std::vector<RequestId> m_cancels;
+    bool m_stop = false;
+    std::atomic<RequestId> m_nextId{1};
+    std::atomic<int> m_queued{0}; // submitted and not yet finished
+
+    std::unordered_map<RequestId, Live> m_live; // engine thread only
+    mutable std::mutex m_statsMu;
+    EngineStats m_stats;
+    std::thread m_thread;
+};
+
+} // namespace hearth::runtime

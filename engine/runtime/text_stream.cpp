@@ -1,0 +1,93 @@
+// Streaming detokenization with stop strings held back until they can no longer match.
+#include "runtime/text_stream.h"
+
+#include <algorithm>
+
+namespace hearth::runtime {
+
+namespace {
+
+tokenizer::DecodeOptions continuation() {
+    tokenizer::DecodeOptions o;
+    o.stripLeadingSpace = false; // generated text continues the prompt: keep its first space
+    return o;
+}
+
+bool validUtf8(const std::string& s) {
+    size_t i = 0;
+    while (i < s.size()) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        if (len == 0 || i + size_t(len) > s.size()) return false;
+        uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+        for (int k = 1; k < len; ++k) {
+            const unsigned char cc = static_cast<unsigned char>(s[i + size_t(k)]);
+            if ((cc & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        static const uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+        if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+        i += size_t(len);
+    }
+    return true;
+}
+
+} // namespace
+
+Status validateStopStrings(const std::vector<std::string>& stops) {
+    if (stops.size() > 16) return invalidArgument("at most 16 stop strings are allowed");
+    for (const std::string& s : stops) {
+        if (s.empty()) return invalidArgument("a stop string is empty");
+        if (s.size() > 1000) return invalidArgument("a stop string is longer than 1000 bytes");
+        if (!validUtf8(s)) return invalidArgument("a stop string is not valid UTF-8");
+    }
+    return Status::ok();
+}
+
+TextStream::TextStream(tokenizer::Tokenizer tokenizer, std::vector<std::string> stopStrings)
+    : m_decoder(std::move(tokenizer), continuation()), m_stops(std::move(stopStrings)) {}
+
+TextStream::Piece TextStream::push(int32_t token) {
+    if (m_stopped) return {};
+    Result<std::string> text = m_decoder.push(token);
+    if (text.isOk()) m_pending += *text;
+    return release(false);
+}
+
+std::string TextStream::finish() {
+    if (m_stopped) return {};
+    m_pending += m_decoder.finish();
+    Piece p = release(true);
+    return std::move(p.text);
+}
+
+TextStream::Piece TextStream::release(bool final) {
+    Piece out;
+    // The earliest complete match ends the stream.
+    size_t first = std::string::npos;
+    for (const std::string& s : m_stops) first = std::min(first, m_pending.find(s));
+    if (first != std::string::npos) {
+        out.text = m_pending.substr(0, first);
+        out.stopped = true;
+        m_stopped = true;
+        m_pending.clear();
+        return out;
+    }
+    // Hold back the longest tail that is the start of some stop string.
+    size_t hold = 0;
+    if (!final) {
+        for (const std::string& s : m_stops) {
+            const size_t maxLen = std::min(s.size() - 1, m_pending.size());
+            for (size_t len = maxLen; len > hold; --len)
+                if (m_pending.compare(m_pending.size() - len, len, s, 0, len) == 0) {
+                    hold = len;
+                    break;
+                }
+        }
+    }
+    out.text = m_pending.substr(0, m_pending.size() - hold);
+    m_pending.erase(0, m_pending.size() - hold);
+    return out;
+}
+
+} // namespace hearth::runtime
