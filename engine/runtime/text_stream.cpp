@@ -1,6 +1,8 @@
 // Streaming detokenization with stop strings held back until they can no longer match.
 #include "runtime/text_stream.h"
 
+#include "tokenizer/unicode.h"
+
 #include <algorithm>
 
 namespace hearth::runtime {
@@ -13,25 +15,6 @@ tokenizer::DecodeOptions continuation() {
     return o;
 }
 
-bool validUtf8(const std::string& s) {
-    size_t i = 0;
-    while (i < s.size()) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-        if (len == 0 || i + size_t(len) > s.size()) return false;
-        uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-        for (int k = 1; k < len; ++k) {
-            const unsigned char cc = static_cast<unsigned char>(s[i + size_t(k)]);
-            if ((cc & 0xC0) != 0x80) return false;
-            cp = (cp << 6) | (cc & 0x3F);
-        }
-        static const uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-        if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-        i += size_t(len);
-    }
-    return true;
-}
-
 } // namespace
 
 Status validateStopStrings(const std::vector<std::string>& stops) {
@@ -39,7 +22,7 @@ Status validateStopStrings(const std::vector<std::string>& stops) {
     for (const std::string& s : stops) {
         if (s.empty()) return invalidArgument("a stop string is empty");
         if (s.size() > 1000) return invalidArgument("a stop string is longer than 1000 bytes");
-        if (!validUtf8(s)) return invalidArgument("a stop string is not valid UTF-8");
+        if (!tokenizer::isValidUtf8(s)) return invalidArgument("a stop string is not valid UTF-8");
     }
     return Status::ok();
 }

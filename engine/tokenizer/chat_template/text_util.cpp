@@ -2,6 +2,8 @@
 // number formatting and parsing.
 #include "tokenizer/chat_template/text_util.h"
 
+#include "tokenizer/unicode.h"
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -41,23 +43,7 @@ Utf8Char decodeUtf8(std::string_view s, size_t pos) {
     return {cp, need + 1, true};
 }
 
-void appendUtf8(std::string& out, char32_t cp) {
-    if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-}
+void appendUtf8(std::string& out, char32_t cp) { tokenizer::appendUtf8(out, uint32_t(cp)); }
 
 size_t utf8Length(std::string_view s) {
     size_t n = 0;
