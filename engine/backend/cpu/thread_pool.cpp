@@ -1,0 +1,106 @@
+// The persistent worker threads behind ThreadPool::parallelFor: workers spin briefly for the next
+// job, then sleep on a condition variable; chunks are handed out through an atomic counter.
+#include "backend/cpu/thread_pool.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace hearth::cpu {
+
+namespace {
+
+// True while this thread runs chunks of some pool's job: a nested parallelFor then runs inline.
+thread_local bool tl_insideJob = false;
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#else
+    std::this_thread::yield();
+#endif
+}
+
+constexpr int kSpinIterations = 4000; // about 50-200 µs of polling before a worker sleeps
+
+} // namespace
+
+ThreadPool::ThreadPool(int nThreads) : m_nThreads(nThreads < 1 ? 1 : nThreads) {
+    m_workers.reserve(size_t(m_nThreads - 1));
+    for (int i = 1; i < m_nThreads; ++i) m_workers.emplace_back([this, i] { workerMain(i); });
+}
+
+ThreadPool::~ThreadPool() {
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_stop.store(true, std::memory_order_release);
+    }
+    m_wake.notify_all();
+    for (auto& t : m_workers) t.join();
+}
+
+void ThreadPool::run(int64_t n, int64_t grain, RawFn fn, void* ctx) {
+    if (n <= 0) return;
+    if (grain < 1) grain = 1;
+    if (m_nThreads <= 1 || n <= grain || tl_insideJob) {
+        fn(ctx, 0, n);
+        return;
+    }
+    std::lock_guard<std::mutex> call(m_callMutex);
+    const int64_t target = n / (int64_t(m_nThreads) * 4) + 1; // ~4 chunks per thread
+    m_fn = fn;
+    m_ctx = ctx;
+    m_n = n;
+    m_chunk = std::max(grain, target);
+    m_next.store(0, std::memory_order_relaxed);
+    m_busy.store(int(m_workers.size()), std::memory_order_relaxed);
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_generation.fetch_add(1, std::memory_order_release);
+    }
+    m_wake.notify_all();
+
+    tl_insideJob = true;
+    workLoop();
+    tl_insideJob = false;
+    for (int spins = 0; m_busy.load(std::memory_order_acquire) != 0; ++spins) {
+        if (spins < kSpinIterations) cpuRelax();
+        else std::this_thread::yield();
+    }
+}
+
+void ThreadPool::workLoop() {
+    for (;;) {
+        const int64_t begin = m_next.fetch_add(m_chunk, std::memory_order_relaxed);
+        if (begin >= m_n) return;
+        m_fn(m_ctx, begin, std::min(m_n, begin + m_chunk));
+    }
+}
+
+void ThreadPool::workerMain(int /*index*/) {
+    uint64_t seen = 0;
+    for (;;) {
+        uint64_t gen = m_generation.load(std::memory_order_acquire);
+        for (int spins = 0; gen == seen && spins < kSpinIterations; ++spins) {
+            if (m_stop.load(std::memory_order_acquire)) return;
+            cpuRelax();
+            gen = m_generation.load(std::memory_order_acquire);
+        }
+        if (gen == seen) {
+            std::unique_lock<std::mutex> lock(m_mutex);
+            m_wake.wait(lock, [&] {
+                return m_stop.load(std::memory_order_acquire) ||
+                       m_generation.load(std::memory_order_acquire) != seen;
+            });
+            if (m_stop.load(std::memory_order_acquire)) return;
+            gen = m_generation.load(std::memory_order_acquire);
+        }
+        seen = gen;
+        tl_insideJob = true;
+        workLoop();
+        tl_insideJob = false;
+        m_busy.fetch_sub(1, std::memory_order_release);
+    }
+}
+
+} // namespace hearth::cpu

@@ -1,0 +1,73 @@
+// A small persistent thread pool for the CPU kernels: parallelFor splits an index range into
+// chunks that the workers and the calling thread take in turn.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace hearth::cpu {
+
+class ThreadPool {
+public:
+    // nThreads counts the calling thread: 1 (or less) runs everything inline, N starts N-1
+    // workers that live until the pool is destroyed.
+    explicit ThreadPool(int nThreads);
+    ~ThreadPool();
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    // Threads taking part in a parallelFor, the caller included.
+    int size() const { return m_nThreads; }
+
+    // Calls fn(begin, end) over disjoint chunks covering [0, n), each chunk at least `grain`
+    // indices long (except the last), and returns when all chunks are done. The caller works too.
+    // No allocation per call. Calls from several threads at once are serialized; a call made
+    // from inside fn (nested) runs inline on the calling thread.
+    template <typename Fn> void parallelFor(int64_t n, Fn&& fn, int64_t grain = 1) {
+        using F = std::remove_reference_t<Fn>;
+        run(n, grain, [](void* ctx, int64_t b, int64_t e) { (*static_cast<F*>(ctx))(b, e); },
+            const_cast<void*>(static_cast<const void*>(&fn)));
+    }
+
+    // Splits [0, n) into at most size() contiguous ranges, one per participant, for work whose
+    // partition must not depend on timing. fn(part, begin, end); parts may run in any order.
+    template <typename Fn> void parallelParts(int64_t n, Fn&& fn) {
+        const int64_t parts = std::min<int64_t>(n, m_nThreads);
+        if (parts <= 0) return;
+        parallelFor(parts, [&](int64_t pb, int64_t pe) {
+            for (int64_t p = pb; p < pe; ++p) fn(p, n * p / parts, n * (p + 1) / parts);
+        });
+    }
+
+private:
+    using RawFn = void (*)(void*, int64_t, int64_t);
+    void run(int64_t n, int64_t grain, RawFn fn, void* ctx);
+    void workLoop();      // runs chunks of the current job until none are left
+    void workerMain(int index);
+
+    int m_nThreads = 1;
+    std::vector<std::thread> m_workers;
+
+    std::mutex m_callMutex; // one parallelFor at a time
+    std::mutex m_mutex;     // guards the wake-up of sleeping workers
+    std::condition_variable m_wake;
+
+    // The current job; written by the caller before m_generation is bumped.
+    RawFn m_fn = nullptr;
+    void* m_ctx = nullptr;
+    int64_t m_n = 0;
+    int64_t m_chunk = 1;
+    std::atomic<int64_t> m_next{0};
+    std::atomic<int> m_busy{0};         // workers still inside the current job
+    std::atomic<uint64_t> m_generation{0};
+    std::atomic<bool> m_stop{false};
+};
+
+} // namespace hearth::cpu

@@ -1,0 +1,2 @@
+# Optimized CPU kernel tests (matMul at every instruction-set level, thread pool).
+hearth_add_test(test_cpu_matmul SOURCES test_cpu_matmul.cpp LABELS unit LIBS hearth_engine_internal)
