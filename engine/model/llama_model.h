@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+namespace hearth::cpu {
+class ThreadPool;
+}
+
 namespace hearth::model {
 
 enum class Arch { Llama, Qwen2, Qwen3 };
@@ -76,6 +80,11 @@ public:
     // sequence's positions [0, pos], and writes logits [nWanted][nVocab] for the tokens that want
     // them, in batch order.
     Status forward(const Batch& batch, cpu::PagedKvStore& kv, std::vector<float>& logits) const;
+
+    // The same computation on the optimized CPU kernels (batched matMul, threads from `pool`,
+    // nullptr: the calling thread). Agrees with forward() to activation-quantization accuracy.
+    Status forwardCpu(const Batch& batch, cpu::PagedKvStore& kv, std::vector<float>& logits,
+                      cpu::ThreadPool* pool) const;
 
 private:
     LlamaHParams m_hp;

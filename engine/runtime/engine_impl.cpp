@@ -120,6 +120,9 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     s.kvBytes = e->m_store->bytes();
     s.kvBlockSize = bs;
     e->m_stats.kvBlocksTotal = numBlocks;
+    const int threads = config.threads > 0 ? config.threads
+                                           : int(std::max(1u, std::thread::hardware_concurrency()));
+    e->m_pool = std::make_unique<cpu::ThreadPool>(std::clamp(threads, 1, 256));
     e->m_thread = std::thread([raw = e.get()] { raw->run(); });
     return std::unique_ptr<Engine>(std::move(e));
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend/cpu/paged_kv.h"
+#include "backend/cpu/thread_pool.h"
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
 #include "kv/kv_cache_manager.h"
@@ -105,6 +106,7 @@ private:
     std::unique_ptr<kv::KvCacheManager> m_cache;
     std::unique_ptr<cpu::PagedKvStore> m_store;
     std::unique_ptr<sched::Scheduler> m_sched;
+    std::unique_ptr<cpu::ThreadPool> m_pool;
     ModelSummary m_summary;
 
     std::mutex m_mu;

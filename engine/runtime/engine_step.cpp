@@ -52,7 +52,11 @@ Status EngineImpl::step() {
     }
     for (const auto& t : tables) batch.blockTables.emplace_back(t);
     std::vector<float> logits;
-    HEARTH_RETURN_IF_ERROR(m_model->forward(batch, *m_store, logits));
+    if (m_config.referenceForward) {
+        HEARTH_RETURN_IF_ERROR(m_model->forward(batch, *m_store, logits));
+    } else {
+        HEARTH_RETURN_IF_ERROR(m_model->forwardCpu(batch, *m_store, logits, m_pool.get()));
+    }
 
     const size_t V = size_t(m_summary.nVocab);
     std::vector<int32_t> sampled;

@@ -29,6 +29,7 @@ struct EngineConfig {
     uint64_t kvMemoryBytes = 0;
     KvType kvType = KvType::F16;
     int32_t threads = 0;            // compute threads; 0: all cores
+    bool referenceForward = false;  // run the slow scalar oracle instead of the optimized kernels
     int32_t blockSize = 16;         // tokens per KV block
     int32_t maxNumSeqs = 16;        // sequences per step
     int32_t maxBatchedTokens = 512; // tokens per step (long prompts are chunked)
