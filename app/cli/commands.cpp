@@ -13,6 +13,7 @@ int runSynth(Args args);
 int runQuantize(Args args);
 int runTokenize(Args args);
 int runTemplate(Args args);
+int runBenchServe(Args args);
 
 bool parseByteSize(std::string_view text, uint64_t& bytes) {
     size_t i = 0;
@@ -50,6 +51,8 @@ std::span<const Command> commands() {
         {"template", "render a chat template for a request (model or .jinja, --input REQ.json)",
          runTemplate},
         {"run", "generate text from a prompt (streams; --print-ids, --logits-out)", runRun},
+        {"bench-serve", "serving benchmark: concurrent vs sequential, TTFT, TPOT, prefix reuse",
+         runBenchServe},
     };
     return table;
 }

@@ -300,6 +300,7 @@ void EngineImpl::publishStats() {
     m_stats.waiting = m_sched->numWaiting();
     m_stats.kvBlocksUsed = m_cache->numUsedBlocks();
     m_stats.kvBlocksTotal = m_cache->numBlocks();
+    m_stats.kvTokensHeld = m_sched->tokensHeld();
     m_stats.prefillTokensComputed = m_sched->prefillTokensComputed();
     m_stats.prefixQueryTokens = m_cache->prefixQueryTokens();
     m_stats.prefixHitTokens = m_cache->prefixHitTokens();

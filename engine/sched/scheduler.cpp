@@ -183,6 +183,12 @@ bool Scheduler::finish(RequestId id, FinishReason reason) {
     return true;
 }
 
+int64_t Scheduler::tokensHeld() const {
+    int64_t n = 0;
+    for (RequestId id : m_running) n += m_requests.at(id)->numComputed;
+    return n;
+}
+
 const Request* Scheduler::request(RequestId id) const {
     auto it = m_requests.find(id);
     return it == m_requests.end() ? nullptr : it->second.get();

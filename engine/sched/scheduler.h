@@ -93,6 +93,8 @@ public:
     int numWaiting() const { return int(m_waiting.size()); }
     bool hasWork() const { return !m_running.empty() || !m_waiting.empty(); }
     uint64_t prefillTokensComputed() const { return m_prefillTokens; }
+    // Tokens whose K/V the running sequences hold (computed so far).
+    int64_t tokensHeld() const;
 
 private:
     void preempt(RequestId id);

@@ -39,6 +39,10 @@ ThreadPool::~ThreadPool() {
     for (auto& t : m_workers) t.join();
 }
 
+// The generation counter is odd while a job is open. A worker joins a job by registering in
+// m_active and then re-checking that the same job is still open; the caller closes the job once
+// every chunk is claimed and waits only for registered workers. So a worker that the OS did not
+// schedule in time never holds the caller up, and a late one never touches the next job's fields.
 void ThreadPool::run(int64_t n, int64_t grain, RawFn fn, void* ctx) {
     if (n <= 0) return;
     if (grain < 1) grain = 1;
@@ -53,17 +57,17 @@ void ThreadPool::run(int64_t n, int64_t grain, RawFn fn, void* ctx) {
     m_n = n;
     m_chunk = std::max(grain, target);
     m_next.store(0, std::memory_order_relaxed);
-    m_busy.store(int(m_workers.size()), std::memory_order_relaxed);
     {
         std::lock_guard<std::mutex> lock(m_mutex);
-        m_generation.fetch_add(1, std::memory_order_release);
+        m_generation.fetch_add(1, std::memory_order_acq_rel); // odd: open
     }
     m_wake.notify_all();
 
     tl_insideJob = true;
     workLoop();
     tl_insideJob = false;
-    for (int spins = 0; m_busy.load(std::memory_order_acquire) != 0; ++spins) {
+    m_generation.fetch_add(1); // even: closed, every chunk is claimed
+    for (int spins = 0; m_active.load() != 0; ++spins) {
         if (spins < kSpinIterations) cpuRelax();
         else std::this_thread::yield();
     }
@@ -79,27 +83,30 @@ void ThreadPool::workLoop() {
 
 void ThreadPool::workerMain(int /*index*/) {
     uint64_t seen = 0;
+    auto openJob = [&] {
+        const uint64_t g = m_generation.load(std::memory_order_acquire);
+        return (g & 1) != 0 && g != seen;
+    };
     for (;;) {
-        uint64_t gen = m_generation.load(std::memory_order_acquire);
-        for (int spins = 0; gen == seen && spins < kSpinIterations; ++spins) {
+        for (int spins = 0; !openJob() && spins < kSpinIterations; ++spins) {
             if (m_stop.load(std::memory_order_acquire)) return;
             cpuRelax();
-            gen = m_generation.load(std::memory_order_acquire);
         }
-        if (gen == seen) {
+        if (!openJob()) {
             std::unique_lock<std::mutex> lock(m_mutex);
-            m_wake.wait(lock, [&] {
-                return m_stop.load(std::memory_order_acquire) ||
-                       m_generation.load(std::memory_order_acquire) != seen;
-            });
+            m_wake.wait(lock, [&] { return m_stop.load(std::memory_order_acquire) || openJob(); });
             if (m_stop.load(std::memory_order_acquire)) return;
-            gen = m_generation.load(std::memory_order_acquire);
         }
+        const uint64_t gen = m_generation.load(std::memory_order_acquire);
         seen = gen;
-        tl_insideJob = true;
-        workLoop();
-        tl_insideJob = false;
-        m_busy.fetch_sub(1, std::memory_order_release);
+        if ((gen & 1) == 0) continue;
+        m_active.fetch_add(1); // seq_cst with the caller's close: one of us sees the other
+        if (m_generation.load() == gen) { // still the same open job
+            tl_insideJob = true;
+            workLoop();
+            tl_insideJob = false;
+        }
+        m_active.fetch_sub(1, std::memory_order_release);
     }
 }
 

@@ -65,8 +65,8 @@ private:
     int64_t m_n = 0;
     int64_t m_chunk = 1;
     std::atomic<int64_t> m_next{0};
-    std::atomic<int> m_busy{0};         // workers still inside the current job
-    std::atomic<uint64_t> m_generation{0};
+    std::atomic<int> m_active{0};       // workers registered in the current job
+    std::atomic<uint64_t> m_generation{0}; // odd while a job is open
     std::atomic<bool> m_stop{false};
 };
 

@@ -107,6 +107,7 @@ struct EngineStats {
     int32_t waiting = 0;
     int32_t kvBlocksUsed = 0;
     int32_t kvBlocksTotal = 0;
+    int64_t kvTokensHeld = 0;       // tokens whose K/V the running sequences hold
     uint64_t prefillTokensComputed = 0;
     uint64_t prefixQueryTokens = 0;
     uint64_t prefixHitTokens = 0;
