@@ -172,6 +172,23 @@ void Sampler::filter(std::vector<Candidate>& c) const {
 SampleResult Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
     SampleResult result;
     if (logits.empty()) return result;
+    const bool penalties = m_params.repetitionPenalty != 1.0f || m_params.presencePenalty != 0.0f ||
+                           m_params.frequencyPenalty != 0.0f;
+    if (m_params.temperature <= 0.0f && !penalties && m_params.logitBias.empty() &&
+        !m_params.logprobs && m_params.topLogprobs <= 0) {
+        // Plain greedy: the first maximum, NaN never chosen (as the general path does).
+        int32_t best = -1;
+        float bestLogit = -std::numeric_limits<float>::infinity();
+        for (size_t i = 0; i < logits.size(); ++i)
+            if (logits[i] > bestLogit) {
+                bestLogit = logits[i];
+                best = int32_t(i);
+            }
+        if (best >= 0) {
+            result.token = best;
+            return result;
+        }
+    }
     m_work.assign(logits.begin(), logits.end());
     applyPenalties(m_work, history);
     for (const auto& [token, bias] : m_params.logitBias)
@@ -191,6 +208,7 @@ SampleResult Sampler::sample(std::span<const float> logits, std::span<const int3
 
     if (m_params.temperature <= 0.0f) {
         result.token = std::min_element(m_candidates.begin(), m_candidates.end(), better)->id;
+        if (!m_params.logprobs && m_params.topLogprobs <= 0) return result;
     } else {
         if (m_params.topK > 0 && m_candidates.size() > size_t(m_params.topK)) {
             std::partial_sort(m_candidates.begin(), m_candidates.begin() + m_params.topK,
@@ -217,8 +235,10 @@ SampleResult Sampler::sample(std::span<const float> logits, std::span<const int3
             u -= weights[i];
         }
     }
-    result.logprob = logprobOf(logits, result.token);
-    result.top = topLogprobs(logits, m_params.topLogprobs);
+    if (m_params.logprobs || m_params.topLogprobs > 0) {
+        result.logprob = logprobOf(logits, result.token);
+        result.top = topLogprobs(logits, m_params.topLogprobs);
+    }
     return result;
 }
 

@@ -28,7 +28,7 @@ struct TokenLogprob {
 
 struct SampleResult {
     int32_t token = -1;
-    float logprob = 0.0f;              // of the chosen token under the model's distribution
+    float logprob = 0.0f;              // of the chosen token (when params.logprobs or topLogprobs)
     std::vector<TokenLogprob> top;     // the most likely alternatives (params.topLogprobs)
 };
 

@@ -138,6 +138,15 @@ private Q_SLOTS:
         QCOMPARE(r.top[1].token, 1); // tie with 3: lower id first
         QCOMPARE(r.top[2].token, 3);
         QVERIFY(std::fabs(r.top[1].logprob - float(1.0 - std::log(z))) < 1e-5f);
+        // Not asked for: not computed. Asked for without alternatives: the chosen one only.
+        SampleResult none = Sampler(params(0.0f)).sample(l, {});
+        QCOMPARE(none.logprob, 0.0f);
+        QVERIFY(none.top.empty());
+        SamplingParams only = params(0.0f);
+        only.logprobs = true;
+        SampleResult one = Sampler(only).sample(l, {});
+        QVERIFY(std::fabs(one.logprob - float(2.0 - std::log(z))) < 1e-5f);
+        QVERIFY(one.top.empty());
     }
 
     void validateNamesTheField() {

@@ -174,6 +174,8 @@ template <template <typename, int> class Tile, typename Dec>
 void rowsTiled(const Job& job, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
         int64_t j = 0;
+        // Wide tiles decode each weight block once for 8 activation rows (prefill, batches).
+        for (; j + 8 <= job.n; j += 8) Tile<Dec, 8>::run(job, r, j);
         for (; j + 4 <= job.n; j += 4) Tile<Dec, 4>::run(job, r, j);
         switch (job.n - j) {
         case 3: Tile<Dec, 3>::run(job, r, j); break;

@@ -10,6 +10,20 @@
 
 namespace hearth::cpu {
 
+namespace {
+
+// Every binary16 value as a float: reading an F16 cache is then one load per value.
+const float* halfTable() {
+    static const std::vector<float> table = [] {
+        std::vector<float> t(65536);
+        for (uint32_t h = 0; h < 65536; ++h) t[h] = quant::halfToFloat(uint16_t(h));
+        return t;
+    }();
+    return table.data();
+}
+
+} // namespace
+
 uint64_t PagedKvStore::rowBytes(int64_t rowSize, KvType type) {
     switch (type) {
     case KvType::F32: return uint64_t(rowSize) * 4;
@@ -75,13 +89,15 @@ void PagedKvStore::read(const std::vector<uint8_t>& layer, int64_t slot, float* 
     const uint8_t* p = layer.data() + uint64_t(slot) * m_rowBytes;
     switch (m_type) {
     case KvType::F32: std::memcpy(row, p, size_t(m_rowBytes)); break;
-    case KvType::F16:
+    case KvType::F16: {
+        const float* table = halfTable();
         for (int64_t i = 0; i < m_rowSize; ++i) {
             uint16_t h;
             std::memcpy(&h, p + 2 * i, 2);
-            row[i] = quant::halfToFloat(h);
+            row[i] = table[h];
         }
         break;
+    }
     case KvType::Q8_0:
         for (int64_t b = 0; b < m_rowSize / quant::kQK; ++b) {
             quant::BlockQ8_0 block;

@@ -21,7 +21,9 @@ struct SamplingParams {
     int32_t penaltyLastN = 64;     // how many recent tokens the penalties look at (-1: all)
     std::vector<std::pair<int32_t, float>> logitBias; // added to the logit; -inf bans
     uint64_t seed = 0;             // same seed + same logits -> same tokens
-    int32_t topLogprobs = 0;       // alternatives to report per token (0..20)
+    bool logprobs = false;         // report the chosen token's log-probability (costs a pass
+                                   // over the vocabulary per token)
+    int32_t topLogprobs = 0;       // alternatives to report per token (0..20; implies logprobs)
 
     // Checks ranges; an error names the offending field.
     Status validate(int32_t vocabSize) const;
