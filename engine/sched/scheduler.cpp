@@ -53,12 +53,26 @@ void Scheduler::preempt(RequestId id) {
 SchedulerOutput Scheduler::schedule() {
     SchedulerOutput out;
     int budget = m_config.maxBatchedTokens;
+    // Prompt tokens allowed this step: limited while anyone is decoding (chunked prefill).
+    int decoding = 0;
+    for (RequestId id : m_running) {
+        const Request& r = *m_requests.at(id);
+        decoding += int(r.tokens.size()) - r.numComputed == 1 && r.numComputed >= r.promptLength;
+    }
+    int prefillBudget = budget;
+    if (decoding > 0 && m_config.prefillPerDecode > 0.0f)
+        prefillBudget = std::max(16, int(m_config.prefillPerDecode * float(decoding)));
 
     // Running sequences first: each gets its decode token or its next prefill chunk.
     for (size_t i = 0; i < m_running.size() && budget > 0;) {
         Request& r = *m_requests.at(m_running[i]);
         const int remaining = int(r.tokens.size()) - r.numComputed;
-        int n = std::min(remaining, budget);
+        const bool prefill = r.numComputed < r.promptLength;
+        int n = std::min(remaining, prefill ? std::min(budget, prefillBudget) : budget);
+        if (n <= 0) {
+            ++i;
+            continue;
+        }
         bool selfPreempted = false;
         while (!m_cache.allocateSlots(r.id, r.numComputed + n) || !makeWritable(r, out)) {
             const RequestId victim = m_running.back();
@@ -72,16 +86,17 @@ SchedulerOutput Scheduler::schedule() {
         if (selfPreempted) break;
         out.seqs.push_back({r.id, r.numComputed, n, r.numComputed + n == int(r.tokens.size())});
         budget -= n;
+        if (prefill) prefillBudget -= n;
         ++i;
     }
 
     // Then waiting requests, oldest first, while there is room and no one was just preempted.
-    while (!m_waiting.empty() && budget > 0 && int(m_running.size()) < m_config.maxNumSeqs &&
-           out.preempted.empty()) {
+    while (!m_waiting.empty() && std::min(budget, prefillBudget) > 0 &&
+           int(m_running.size()) < m_config.maxNumSeqs && out.preempted.empty()) {
         Request& r = *m_requests.at(m_waiting.front());
         kv::CachedPrefix prefix = m_cache.findCachedPrefix(r.tokens);
         const int start = prefix.numTokens;
-        const int n = std::min(int(r.tokens.size()) - start, budget);
+        const int n = std::min(int(r.tokens.size()) - start, std::min(budget, prefillBudget));
         if (!m_cache.allocateSlots(r.id, start + n, &prefix)) break;
         if (r.numPreemptions == 0) {
             m_cache.recordPrefixLookup(r.promptLength, std::min(start, r.promptLength));
@@ -93,6 +108,7 @@ SchedulerOutput Scheduler::schedule() {
         m_running.push_back(r.id);
         out.seqs.push_back({r.id, start, n, start + n == int(r.tokens.size())});
         budget -= n;
+        prefillBudget -= n;
     }
 
     for (const ScheduledSeq& s : out.seqs) out.totalTokens += s.numTokens;

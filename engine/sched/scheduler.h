@@ -28,6 +28,10 @@ struct SchedulerConfig {
     int maxBatchedTokens = 512;   // tokens computed in one step (chunked prefill splits prompts)
     int maxWaiting = 256;         // bounded wait queue; beyond it requests are refused
     int contextLength = 2048;     // per-sequence cap: prompt + max_tokens must fit
+    // While sequences are decoding, a step computes at most this many prompt tokens per decoding
+    // sequence (at least 16), so admitting a long prompt never stalls the running streams for
+    // more than a few decode steps' time. 0: only maxBatchedTokens limits prefill.
+    float prefillPerDecode = 1.5f;
 };
 
 struct Request {

@@ -44,6 +44,25 @@ std::vector<int> chunkSizes(const SchedulerOutput& out, RequestId id) {
 class TestScheduler : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void prefillIsLimitedWhileStreamsDecode() {
+        // 20 decoding sequences let at most 1.5 * 20 = 30 prompt tokens into a step; with nobody
+        // decoding the whole budget goes to the prompt.
+        KvCacheManager cache({.numBlocks = 256, .blockSize = 16});
+        Scheduler s({.maxNumSeqs = 32, .maxBatchedTokens = 512, .contextLength = 4096}, cache);
+        for (RequestId id = 1; id <= 20; ++id) QVERIFY(s.addRequest(makeRequest(id, 4, 100, int(id) * 10)).isOk());
+        SchedulerOutput first = s.schedule();
+        QCOMPARE(first.totalTokens, 80);
+        s.update(first, fakeSample(s, first));
+        QVERIFY(s.addRequest(makeRequest(99, 1000, 4, 5000)).isOk());
+        SchedulerOutput mixed = s.schedule();
+        QCOMPARE(chunkSizes(mixed, 99), std::vector<int>{30});
+        QCOMPARE(mixed.totalTokens, 50);
+        s.update(mixed, fakeSample(s, mixed));
+        for (RequestId id = 1; id <= 20; ++id) s.cancel(id);
+        SchedulerOutput alone = s.schedule();
+        QCOMPARE(chunkSizes(alone, 99), std::vector<int>{512});
+    }
+
     void forkSharesThePromptAndCopiesTheLastBlockOnWrite() {
         // Blocks of 4; a 6-token prompt fills block 0 and half of block 1. The fork shares both;
         // the first decode of each sequence writes position 6 in shared block 1, so the first
