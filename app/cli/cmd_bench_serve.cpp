@@ -109,15 +109,17 @@ int runBenchServe(Args args) {
     config.modelPath = modelPath;
     config.maxNumSeqs = std::max(maxConc, 1) + (o.longPrompt > 0 ? 1 : 0);
     config.maxWaiting = std::max(256, 2 * o.requests);
-    const int needed = o.sharedPrefix + o.promptLen + o.genLen;
-    if (config.contextLength == 0) config.contextLength = std::max({needed, o.longPrompt + 1, 256});
+    // BOS + prefix + prompt + generated must fit; otherwise the model's default context is used.
+    const int needed = 1 + o.sharedPrefix + o.promptLen + o.genLen;
+    if (config.contextLength == 0 && std::max(needed, o.longPrompt + 2) > 4096)
+        config.contextLength = std::max(needed, o.longPrompt + 2);
     auto engine = Engine::create(config);
     if (!engine) {
         std::fprintf(stderr, "hearth-cli: %s: %s\n", modelPath.c_str(), engine.status().toString().c_str());
         return 2;
     }
     Engine& e = **engine;
-    if (needed > e.model().contextLength || o.longPrompt >= e.model().contextLength) {
+    if (needed > e.model().contextLength || o.longPrompt + 2 > e.model().contextLength) {
         std::fprintf(stderr, "hearth-cli bench-serve: prompts do not fit the context of %d\n", e.model().contextLength);
         return 2;
     }

@@ -86,6 +86,7 @@ Status EngineImpl::step() {
             emits.push_back(std::move(e));
         }
     }
+    m_sched->recordStepTime(out.totalTokens, std::chrono::duration<double, std::milli>(Clock::now() - now).count());
     const std::vector<sched::RequestId> finished = m_sched->update(out, sampled);
     for (Emit& e : emits) {
         const sched::RequestId sid = schedId(e.id, e.choice);

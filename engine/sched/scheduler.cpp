@@ -2,6 +2,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace hearth::sched {
@@ -59,9 +60,7 @@ SchedulerOutput Scheduler::schedule() {
         const Request& r = *m_requests.at(id);
         decoding += int(r.tokens.size()) - r.numComputed == 1 && r.numComputed >= r.promptLength;
     }
-    int prefillBudget = budget;
-    if (decoding > 0 && m_config.prefillPerDecode > 0.0f)
-        prefillBudget = std::max(16, int(m_config.prefillPerDecode * float(decoding)));
+    int prefillBudget = decoding > 0 ? prefillAllowance(decoding) : budget;
 
     // Running sequences first: each gets its decode token or its next prefill chunk.
     for (size_t i = 0; i < m_running.size() && budget > 0;) {
@@ -197,6 +196,36 @@ bool Scheduler::finish(RequestId id, FinishReason reason) {
     if (it == m_requests.end() || it->second->state == RequestState::Finished) return false;
     finishRequest(*it->second, reason);
     return true;
+}
+
+void Scheduler::recordStepTime(int tokens, double ms) {
+    if (tokens <= 0 || !(ms >= 0.0)) return;
+    constexpr double kDecay = 0.97; // remembers roughly the last 30 steps
+    const double n = tokens;
+    m_w = m_w * kDecay + 1.0;
+    m_sn = m_sn * kDecay + n;
+    m_st = m_st * kDecay + ms;
+    m_snn = m_snn * kDecay + n * n;
+    m_snt = m_snt * kDecay + n * ms;
+}
+
+int Scheduler::prefillAllowance(int decoding) const {
+    if (m_config.decodeStallFactor <= 0.0f) return m_config.maxBatchedTokens;
+    const double f = m_config.decodeStallFactor;
+    // Without a model yet (or a degenerate one) assume time proportional to tokens.
+    double baseOverPerToken = 0.0;
+    if (m_w > 0.0) {
+        const double meanN = m_sn / m_w, meanT = m_st / m_w;
+        const double varN = m_snn / m_w - meanN * meanN, cov = m_snt / m_w - meanN * meanT;
+        if (varN > 1e-6 && cov > 0.0) {
+            const double perToken = cov / varN;
+            const double base = meanT - perToken * meanN;
+            if (base > 0.0) baseOverPerToken = base / perToken;
+        }
+    }
+    // base + p (d + k) <= f (base + p d)  =>  k <= (f - 1) (d + base / p)
+    const double k = (f - 1.0) * (double(decoding) + baseOverPerToken);
+    return int(std::clamp(std::floor(k + 1e-6), 16.0, double(m_config.maxBatchedTokens)));
 }
 
 int64_t Scheduler::tokensHeld() const {

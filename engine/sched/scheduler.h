@@ -28,10 +28,11 @@ struct SchedulerConfig {
     int maxBatchedTokens = 512;   // tokens computed in one step (chunked prefill splits prompts)
     int maxWaiting = 256;         // bounded wait queue; beyond it requests are refused
     int contextLength = 2048;     // per-sequence cap: prompt + max_tokens must fit
-    // While sequences are decoding, a step computes at most this many prompt tokens per decoding
-    // sequence (at least 16), so admitting a long prompt never stalls the running streams for
-    // more than a few decode steps' time. 0: only maxBatchedTokens limits prefill.
-    float prefillPerDecode = 1.5f;
+    // While sequences are decoding, prompt tokens in a step are limited so that the step takes at
+    // most this many times as long as a decode-only step would (from the step-time model fed by
+    // recordStepTime: time = base + perToken * tokens); so admitting a long prompt never stalls
+    // running streams. At least 16 prompt tokens per step. 0: only maxBatchedTokens limits.
+    float decodeStallFactor = 2.5f;
 };
 
 struct Request {
@@ -97,6 +98,11 @@ public:
     int numWaiting() const { return int(m_waiting.size()); }
     bool hasWork() const { return !m_running.empty() || !m_waiting.empty(); }
     uint64_t prefillTokensComputed() const { return m_prefillTokens; }
+    // Feeds the step-time model: a step of `tokens` tokens took `ms`.
+    void recordStepTime(int tokens, double ms);
+    // Prompt tokens a step may add to `decoding` decoding sequences (the stall limit above).
+    int prefillAllowance(int decoding) const;
+
     // Tokens whose K/V the running sequences hold (computed so far).
     int64_t tokensHeld() const;
 
@@ -112,6 +118,8 @@ private:
     std::deque<RequestId> m_waiting; // FIFO; preempted requests go back to the front
     std::vector<RequestId> m_running; // admission order: the last one is preempted first
     uint64_t m_prefillTokens = 0;
+    // Exponentially weighted sums for the least-squares fit of step time against tokens.
+    double m_w = 0, m_sn = 0, m_st = 0, m_snn = 0, m_snt = 0;
 };
 
 } // namespace hearth::sched

@@ -45,8 +45,9 @@ class TestScheduler : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void prefillIsLimitedWhileStreamsDecode() {
-        // 20 decoding sequences let at most 1.5 * 20 = 30 prompt tokens into a step; with nobody
-        // decoding the whole budget goes to the prompt.
+        // With no step times yet (time taken as proportional to tokens), 20 decoding sequences
+        // let (2.5 - 1) * 20 = 30 prompt tokens into a step; with nobody decoding the whole
+        // budget goes to the prompt.
         KvCacheManager cache({.numBlocks = 256, .blockSize = 16});
         Scheduler s({.maxNumSeqs = 32, .maxBatchedTokens = 512, .contextLength = 4096}, cache);
         for (RequestId id = 1; id <= 20; ++id) QVERIFY(s.addRequest(makeRequest(id, 4, 100, int(id) * 10)).isOk());
@@ -58,6 +59,14 @@ private Q_SLOTS:
         QCOMPARE(chunkSizes(mixed, 99), std::vector<int>{30});
         QCOMPARE(mixed.totalTokens, 50);
         s.update(mixed, fakeSample(s, mixed));
+        // Steps measured at 10 ms + 0.5 ms per token: base / perToken = 20, so the allowance
+        // is 1.5 * (20 + 20) = 60.
+        for (int n : {20, 50, 100, 300, 20, 512}) s.recordStepTime(n, 10.0 + 0.5 * n);
+        QCOMPARE(s.prefillAllowance(20), 60);
+        QCOMPARE(s.prefillAllowance(1), 31);
+        SchedulerOutput measured = s.schedule();
+        QCOMPARE(chunkSizes(measured, 99), std::vector<int>{60});
+        s.update(measured, fakeSample(s, measured));
         for (RequestId id = 1; id <= 20; ++id) s.cancel(id);
         SchedulerOutput alone = s.schedule();
         QCOMPARE(chunkSizes(alone, 99), std::vector<int>{512});
