@@ -14,6 +14,7 @@ int runQuantize(Args args);
 int runTokenize(Args args);
 int runTemplate(Args args);
 int runBenchServe(Args args);
+int runBench(Args args);
 
 bool parseByteSize(std::string_view text, uint64_t& bytes) {
     size_t i = 0;
@@ -51,6 +52,7 @@ std::span<const Command> commands() {
         {"template", "render a chat template for a request (model or .jinja, --input REQ.json)",
          runTemplate},
         {"run", "generate text from a prompt (streams; --print-ids, --logits-out)", runRun},
+        {"bench", "prompt and generation throughput, like llama-bench (-p 512 -n 128, --json)", runBench},
         {"bench-serve", "serving benchmark: concurrent vs sequential, TTFT, TPOT, prefix reuse",
          runBenchServe},
     };

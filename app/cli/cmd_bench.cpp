@@ -1,0 +1,199 @@
+// `hearth-cli bench`: llama-bench style throughput of one model — prompt processing (pp: a
+// P-token prompt computed in one step) and text generation (tg: N tokens decoded one at a
+// time from an empty context), each repeated, reported as medians (and every sample in --json).
+#include "commands.h"
+
+#include "hearth/engine.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <thread>
+
+namespace hearth::cli {
+
+namespace {
+
+const char* kHelp =
+    "usage: hearth-cli bench MODEL.gguf [-p 512] [-n 128] [--threads N] [--reps R] [--json]\n"
+    "  -p N          prompt tokens processed in one batch (pp); 0 skips it (default 512)\n"
+    "  -n N          tokens generated one by one (tg); 0 skips it (default 128)\n"
+    "  --threads N   compute threads (default: all cores)\n"
+    "  --reps R      repetitions; medians are reported (default 3)\n"
+    "  --kv-type T   f16 (default), q8_0, f32\n"
+    "  --json        one JSON object: pp_tok_s, tg_tok_s (medians) and the samples\n";
+
+using Clock = std::chrono::steady_clock;
+
+class WaitSink : public TokenSink {
+public:
+    void onToken(const TokenInfo& t) override {
+        if (t.id < 0) return;
+        std::lock_guard<std::mutex> lock(m_mu);
+        last = Clock::now();
+        ++count;
+    }
+    void onFinish(FinishReason, const Usage&) override { done(); }
+    void onError(const Status& s) override {
+        std::lock_guard<std::mutex> lock(m_mu);
+        error = s;
+        m_done = true;
+        m_cv.notify_all();
+    }
+    void wait() {
+        std::unique_lock<std::mutex> lock(m_mu);
+        m_cv.wait(lock, [&] { return m_done; });
+    }
+    Clock::time_point last;
+    int count = 0;
+    Status error;
+
+private:
+    void done() {
+        std::lock_guard<std::mutex> lock(m_mu);
+        m_done = true;
+        m_cv.notify_all();
+    }
+    std::mutex m_mu;
+    std::condition_variable m_cv;
+    bool m_done = false;
+};
+
+// Seconds from submission to the last token of one greedy request.
+Result<double> timeRequest(Engine& e, std::vector<int32_t> prompt, int maxTokens) {
+    auto sink = std::make_shared<WaitSink>();
+    GenerationRequest r;
+    r.prompt = std::move(prompt);
+    r.sampling.temperature = 0.0f;
+    r.maxTokens = maxTokens;
+    r.ignoreEos = true;
+    r.sink = sink;
+    const auto t0 = Clock::now();
+    HEARTH_ASSIGN_OR_RETURN(RequestId id, e.submit(std::move(r)));
+    (void)id;
+    sink->wait();
+    if (!sink->error.isOk()) return sink->error;
+    return std::chrono::duration<double>(sink->last - t0).count();
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+bool parseInt(std::string_view s, int& out, int lo, int hi) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size() && out >= lo && out <= hi;
+}
+
+} // namespace
+
+int runBench(Args args) {
+    std::string modelPath;
+    int pp = 512, tg = 128, reps = 3;
+    bool json = false;
+    EngineConfig config;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        std::string_view v;
+        auto value = [&] {
+            if (i + 1 >= args.size()) return false;
+            v = args[++i];
+            return true;
+        };
+        bool ok = true;
+        if (a == "-h" || a == "--help") {
+            std::fputs(kHelp, stdout);
+            return 0;
+        } else if (a == "-p") ok = value() && parseInt(v, pp, 0, 1 << 16);
+        else if (a == "-n") ok = value() && parseInt(v, tg, 0, 1 << 16);
+        else if (a == "--reps" || a == "-r") ok = value() && parseInt(v, reps, 1, 1000);
+        else if (a == "--threads" || a == "-t") ok = value() && parseInt(v, config.threads, 0, 1024);
+        else if (a == "--json") json = true;
+        else if (a == "--kv-type") {
+            ok = value();
+            if (ok) {
+                auto t = kvTypeFromName(v);
+                ok = t.isOk();
+                if (ok) config.kvType = *t;
+            }
+        } else if (!a.empty() && a[0] == '-') {
+            std::fprintf(stderr, "hearth-cli bench: unknown option '%.*s' (see --help)\n", int(a.size()), a.data());
+            return 2;
+        } else if (modelPath.empty()) modelPath = std::string(a);
+        else ok = false;
+        if (!ok) {
+            std::fprintf(stderr, "hearth-cli bench: bad or missing value for '%.*s'\n", int(a.size()), a.data());
+            return 2;
+        }
+    }
+    if (modelPath.empty()) {
+        std::fputs(kHelp, stderr);
+        return 2;
+    }
+    config.modelPath = modelPath;
+    config.maxNumSeqs = 1;
+    config.maxBatchedTokens = std::max(pp, 1); // the whole prompt in one step, like llama-bench
+    config.contextLength = std::max(pp + 1, tg + 1) + 16;
+    config.prefixCaching = false;              // every repetition computes its prompt
+    auto engine = Engine::create(config);
+    if (!engine) {
+        std::fprintf(stderr, "hearth-cli: %s: %s\n", modelPath.c_str(), engine.status().toString().c_str());
+        return 2;
+    }
+    Engine& e = **engine;
+    std::mt19937_64 rng(42);
+    const int32_t nVocab = e.model().nVocab;
+    std::uniform_int_distribution<int32_t> dist(std::min<int32_t>(300, nVocab / 2), nVocab - 1);
+    std::vector<double> ppSamples, tgSamples;
+    // One warm-up of each, then the repetitions.
+    for (int rep = -1; rep < reps; ++rep) {
+        if (pp > 0) {
+            std::vector<int32_t> prompt(static_cast<size_t>(pp));
+            for (int32_t& t : prompt) t = dist(rng);
+            auto s = timeRequest(e, prompt, 1);
+            if (!s) {
+                std::fprintf(stderr, "hearth-cli bench: %s\n", s.status().toString().c_str());
+                return 1;
+            }
+            if (rep >= 0) ppSamples.push_back(pp / *s);
+        }
+        if (tg > 0) {
+            const int32_t first = e.model().bosToken >= 0 ? e.model().bosToken : dist(rng);
+            auto s = timeRequest(e, {first}, tg);
+            if (!s) {
+                std::fprintf(stderr, "hearth-cli bench: %s\n", s.status().toString().c_str());
+                return 1;
+            }
+            if (rep >= 0) tgSamples.push_back(tg / *s);
+        }
+    }
+    const int threads = config.threads > 0 ? config.threads : int(std::thread::hardware_concurrency());
+    if (json) {
+        nlohmann::ordered_json j;
+        j["model"] = modelPath;
+        j["threads"] = threads;
+        j["pp"] = pp;
+        j["tg"] = tg;
+        j["reps"] = reps;
+        j["pp_tok_s"] = median(ppSamples);
+        j["tg_tok_s"] = median(tgSamples);
+        j["pp_samples"] = ppSamples;
+        j["tg_samples"] = tgSamples;
+        std::printf("%s\n", j.dump(2).c_str());
+    } else {
+        std::printf("model %s, %d threads, %d reps (medians)\n", modelPath.c_str(), threads, reps);
+        if (pp > 0) std::printf("pp%-5d %10.1f tok/s\n", pp, median(ppSamples));
+        if (tg > 0) std::printf("tg%-5d %10.1f tok/s\n", tg, median(tgSamples));
+    }
+    return 0;
+}
+
+} // namespace hearth::cli

@@ -1,0 +1,264 @@
+// hearth-server: loads a GGUF model into the engine and serves it over the OpenAI-compatible
+// HTTP API on localhost until SIGINT or SIGTERM.
+#include "hearth/engine.h"
+#include "hearth/server.h"
+
+#include <charconv>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <pthread.h>
+#include <string>
+#include <string_view>
+#include <thread>
+
+namespace {
+
+const char* kHelp =
+    "usage: hearth-server --model MODEL.gguf [options]\n"
+    "\n"
+    "Serves a GGUF model over an OpenAI-compatible HTTP API: POST /v1/chat/completions,\n"
+    "POST /v1/completions, GET /v1/models, GET /health, GET /metrics, POST /tokenize,\n"
+    "POST /detokenize. The listener starts first; /health answers 503 until the model is loaded.\n"
+    "\n"
+    "  -m, --model FILE        the GGUF model to serve (required)\n"
+    "  --model-id NAME         the id /v1/models reports (default: the file name without .gguf)\n"
+    "  --host HOST             address to bind (default 127.0.0.1; 0.0.0.0 exposes the server to\n"
+    "                          the network: set --api-key too)\n"
+    "  --port PORT             port to listen on (default 8080; 0 picks a free one, printed)\n"
+    "  --api-key KEY           require 'Authorization: Bearer KEY' or 'x-api-key: KEY'\n"
+    "                          (default: the HEARTH_API_KEY environment variable, else none)\n"
+    "  --cors-origin ORIGIN    allow browser requests from ORIGIN (repeatable; '*' allows any)\n"
+    "  -c, --ctx N             context length per sequence (default: min(model, 4096))\n"
+    "  --kv-memory BYTES       KV cache budget, e.g. 2G, 512M or a byte count (default: enough\n"
+    "                          for --parallel full contexts, at most a quarter of free memory)\n"
+    "  --kv-type TYPE          KV cache storage: f16 (default), q8_0 or f32\n"
+    "  -t, --threads N         compute threads (default: all cores)\n"
+    "  -np, --parallel N       sequences decoded together (default 16)\n"
+    "  --max-body BYTES        largest request body accepted (default 8M; larger is 413)\n"
+    "  --max-tokens N          default max_tokens when a request sets none (default 4096)\n"
+    "  --http-threads N        connections served at once (default 128)\n"
+    "  --models-dir DIR        serve every .gguf in DIR (ids: file names without .gguf); a\n"
+    "                          request naming another model loads it in place of the current\n"
+    "                          one (one at a time). --model, if given, is loaded first\n"
+    "  --ttl SECONDS           with --models-dir: unload a model idle this long (default 0: never)\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "Stops cleanly on SIGINT (Ctrl-C) or SIGTERM.\n";
+
+template <typename T> bool parseInt(std::string_view s, T& out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size();
+}
+
+// "2G", "512M", "64K", "1T" or plain bytes (binary units, optional trailing B / iB).
+bool parseBytes(std::string_view s, uint64_t& out) {
+    uint64_t unit = 1;
+    std::string_view digits = s;
+    auto strip = [&](std::string_view suffix) {
+        if (digits.size() > suffix.size() &&
+            digits.substr(digits.size() - suffix.size()) == suffix) {
+            digits.remove_suffix(suffix.size());
+            return true;
+        }
+        return false;
+    };
+    if (!strip("iB") && !strip("ib")) strip("B") || strip("b");
+    if (!digits.empty()) {
+        switch (digits.back()) {
+        case 'K': case 'k': unit = 1ull << 10; break;
+        case 'M': case 'm': unit = 1ull << 20; break;
+        case 'G': case 'g': unit = 1ull << 30; break;
+        case 'T': case 't': unit = 1ull << 40; break;
+        default: break;
+        }
+        if (unit != 1) digits.remove_suffix(1);
+    }
+    uint64_t v = 0;
+    if (!parseInt(digits, v) || v == 0) return false;
+    if (v > UINT64_MAX / unit) return false;
+    out = v * unit;
+    return true;
+}
+
+struct Stop {
+    std::mutex mu;
+    std::condition_variable cv;
+    int signal = 0;
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+    using hearth::server::ServerConfig;
+    hearth::EngineConfig ec;
+    ServerConfig sc;
+    std::string modelId, modelsDir;
+    int ttl = 0;
+    if (const char* key = std::getenv("HEARTH_API_KEY")) sc.apiKey = key;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        auto value = [&](std::string_view& out) {
+            if (i + 1 >= argc) return false;
+            out = argv[++i];
+            return true;
+        };
+        std::string_view v;
+        bool ok = true;
+        if (a == "-h" || a == "--help") {
+            std::fputs(kHelp, stdout);
+            return 0;
+        } else if (a == "-m" || a == "--model") {
+            ok = value(v);
+            ec.modelPath = std::string(v);
+        } else if (a == "--model-id") {
+            ok = value(v) && !v.empty();
+            modelId = std::string(v);
+        } else if (a == "--host") {
+            ok = value(v) && !v.empty();
+            sc.host = std::string(v);
+        } else if (a == "--port") {
+            ok = value(v) && parseInt(v, sc.port) && sc.port >= 0 && sc.port <= 65535;
+        } else if (a == "--api-key") {
+            ok = value(v);
+            sc.apiKey = std::string(v);
+        } else if (a == "--cors-origin") {
+            ok = value(v) && !v.empty();
+            sc.corsOrigins.emplace_back(v);
+        } else if (a == "-c" || a == "--ctx") {
+            ok = value(v) && parseInt(v, ec.contextLength) && ec.contextLength >= 0;
+        } else if (a == "--kv-memory") {
+            ok = value(v) && parseBytes(v, ec.kvMemoryBytes);
+        } else if (a == "--kv-type") {
+            ok = value(v);
+            if (ok) {
+                auto t = hearth::kvTypeFromName(v);
+                ok = t.isOk();
+                if (ok) ec.kvType = *t;
+            }
+        } else if (a == "-t" || a == "--threads") {
+            ok = value(v) && parseInt(v, ec.threads) && ec.threads >= 0;
+        } else if (a == "-np" || a == "--parallel") {
+            ok = value(v) && parseInt(v, ec.maxNumSeqs) && ec.maxNumSeqs >= 1;
+        } else if (a == "--max-body") {
+            uint64_t b = 0;
+            ok = value(v) && parseBytes(v, b);
+            sc.maxBodyBytes = size_t(b);
+        } else if (a == "--max-tokens") {
+            ok = value(v) && parseInt(v, sc.defaultMaxTokens) && sc.defaultMaxTokens >= 1;
+        } else if (a == "--models-dir") {
+            ok = value(v) && !v.empty();
+            modelsDir = std::string(v);
+        } else if (a == "--ttl") {
+            ok = value(v) && parseInt(v, ttl) && ttl >= 0;
+        } else if (a == "--http-threads") {
+            ok = value(v) && parseInt(v, sc.maxConnections) && sc.maxConnections >= 1;
+        } else {
+            std::fprintf(stderr, "hearth-server: unknown argument '%s' (see --help)\n", argv[i]);
+            return 2;
+        }
+        if (!ok) {
+            std::fprintf(stderr, "hearth-server: bad or missing value for '%.*s' (see --help)\n",
+                         int(a.size()), a.data());
+            return 2;
+        }
+    }
+    if (ec.modelPath.empty() && modelsDir.empty()) {
+        std::fputs("hearth-server: --model or --models-dir is required\n\n", stderr);
+        std::fputs(kHelp, stderr);
+        return 2;
+    }
+    if (modelId.empty() && !ec.modelPath.empty())
+        modelId = std::filesystem::path(ec.modelPath).stem().string();
+
+    // Signals go to one waiting thread; every other thread (the server's too) blocks them.
+    // SIGUSR1 is how main tells that thread to end.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    Stop stop;
+    std::thread signalThread([&] {
+        int sig = 0;
+        while (sigwait(&signals, &sig) == 0 && sig != SIGUSR1) {
+            std::lock_guard<std::mutex> lock(stop.mu);
+            if (stop.signal != 0) std::_Exit(128 + sig); // a second signal: leave now
+            stop.signal = sig;
+            stop.cv.notify_all();
+        }
+    });
+    auto endSignalThread = [&] {
+        pthread_kill(signalThread.native_handle(), SIGUSR1);
+        signalThread.join();
+    };
+
+    sc.log = [](const std::string& line) {
+        std::fprintf(stderr, "hearth-server: %s\n", line.c_str());
+        std::fflush(stderr);
+    };
+    hearth::server::Server server(sc);
+    if (hearth::Status s = server.start(); !s.isOk()) {
+        std::fprintf(stderr, "hearth-server: %s\n", s.toString().c_str());
+        endSignalThread();
+        return 1;
+    }
+    // The listener is up (/health answers 503); now load the model.
+    std::shared_ptr<hearth::Engine> shared;
+    if (!modelsDir.empty()) {
+        hearth::server::ModelDirectoryConfig dc;
+        dc.dir = modelsDir;
+        dc.engine = ec;
+        dc.ttlSeconds = ttl;
+        dc.log = sc.log;
+        if (!ec.modelPath.empty())
+            dc.defaultModel = std::filesystem::path(ec.modelPath).stem().string();
+        auto provider = hearth::server::makeDirectoryModelProvider(dc);
+        if (!dc.defaultModel.empty()) {
+            std::string id;
+            auto first = provider->acquire(dc.defaultModel, id);
+            if (!first) {
+                std::fprintf(stderr, "hearth-server: %s\n", first.status().toString().c_str());
+                server.stop();
+                endSignalThread();
+                return 1;
+            }
+        }
+        server.setModelProvider(provider);
+        std::fprintf(stderr, "hearth-server: serving the models in %s\n", modelsDir.c_str());
+    } else {
+        std::fprintf(stderr, "hearth-server: loading %s\n", ec.modelPath.c_str());
+        auto engine = hearth::Engine::create(ec);
+        if (!engine) {
+            std::fprintf(stderr, "hearth-server: %s: %s\n", ec.modelPath.c_str(),
+                         engine.status().toString().c_str());
+            server.stop();
+            endSignalThread();
+            return 1;
+        }
+        shared = std::move(*engine);
+        const hearth::ModelSummary& m = shared->model();
+        server.setEngine(shared, modelId);
+        std::fprintf(stderr,
+                     "hearth-server: model '%s' ready (%s, %d layers, context %d, kv %s %.1f MiB)\n",
+                     modelId.c_str(), m.architecture.c_str(), m.nLayer, m.contextLength,
+                     m.kvType.c_str(), double(m.kvBytes) / (1024.0 * 1024.0));
+    }
+    std::fflush(stderr);
+
+    int sig = 0;
+    {
+        std::unique_lock<std::mutex> lock(stop.mu);
+        stop.cv.wait(lock, [&] { return stop.signal != 0; });
+        sig = stop.signal;
+    }
+    std::fprintf(stderr, "hearth-server: %s, stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    server.stop();
+    shared.reset();
+    endSignalThread();
+    return 0;
+}

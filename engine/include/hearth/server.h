@@ -1,0 +1,101 @@
+// The OpenAI-compatible HTTP server: /v1/chat/completions, /v1/completions, /v1/models,
+// /health, /metrics, /tokenize and /detokenize on localhost, driving a hearth::Engine.
+//
+// Private by default: it binds 127.0.0.1, refuses Host headers that do not name this machine
+// when bound to loopback (DNS rebinding), sends CORS headers only for configured origins, and
+// checks an API key (Authorization: Bearer or x-api-key) when one is set. Client mistakes are
+// 4xx with OpenAI's error shape, never a 500.
+#pragma once
+
+#include "hearth/engine.h"
+#include "hearth/status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hearth::server {
+
+struct ServerConfig {
+    std::string host = "127.0.0.1";
+    int port = 8080;                      // 0: pick a free port (see Server::port())
+    std::string apiKey;                   // empty: no key needed
+    std::vector<std::string> corsOrigins; // allowed browser origins; "*" allows any
+    size_t maxBodyBytes = size_t(8) << 20;
+    size_t maxMessages = 1024;
+    int32_t maxTokensCap = 1 << 20;       // max_tokens above this is refused (400)
+    int32_t defaultMaxTokens = 4096;      // when a request sets none (never beyond the context)
+    int readTimeoutSeconds = 60;
+    int writeTimeoutSeconds = 60;
+    int maxConnections = 128;             // worker threads: connections served at once
+    int retryAfterSeconds = 1;            // Retry-After of a 429 when the engine's queue is full
+    // Where warnings and the startup line go; default: stderr.
+    std::function<void(const std::string&)> log;
+};
+
+// A model the server can serve, as /v1/models lists it.
+struct ModelEntry {
+    std::string id;
+    bool loaded = false;
+};
+
+// Maps the `model` of a request to an engine. The server's default provider serves the one
+// engine given to Server::setEngine(); hearth-server's --models-dir uses another.
+class ModelProvider {
+public:
+    virtual ~ModelProvider() = default;
+    virtual std::vector<ModelEntry> list() = 0;
+    // The engine for `model` (empty: the default model), loading it when needed, and the id
+    // to report. NotFound when no such model exists; Busy/Unavailable while loading fails.
+    virtual Result<std::shared_ptr<Engine>> acquire(const std::string& model,
+                                                    std::string& resolvedId) = 0;
+    // Whether requests can be served now (/health).
+    virtual bool ready() const = 0;
+    // The engine loaded now, if any, without loading or counting as a use (for /metrics).
+    virtual std::shared_ptr<Engine> loaded() const { return nullptr; }
+};
+
+// Serves every .gguf in a folder (ids: file names without .gguf). A request naming another
+// model loads it in place of the current one (one model at a time; requests still running on
+// the old one finish first). With ttlSeconds > 0 a model idle that long is unloaded.
+struct ModelDirectoryConfig {
+    std::string dir;
+    EngineConfig engine;       // modelPath is set per model
+    int ttlSeconds = 0;        // 0: keep the loaded model
+    std::string defaultModel;  // for requests naming no model ("": the loaded one, else the first)
+    std::function<void(const std::string&)> log;
+};
+std::shared_ptr<ModelProvider> makeDirectoryModelProvider(ModelDirectoryConfig config);
+
+class Server {
+public:
+    explicit Server(ServerConfig config);
+    ~Server(); // stops
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    // Serve `engine` under `modelId`; until this is called /health answers 503 (loading).
+    void setEngine(std::shared_ptr<Engine> engine, std::string modelId);
+    // Serve through a provider instead (replaces any engine set before).
+    void setModelProvider(std::shared_ptr<ModelProvider> provider);
+    // The model could not be loaded: /health and generation endpoints answer 503 with this.
+    void setLoadError(std::string message);
+
+    // Binds and starts listening on a background thread. Errors: the address cannot be bound.
+    Status start();
+    // Stops listening, ends open streams (their requests are cancelled) and joins the thread.
+    void stop();
+    // The bound port (the chosen one when the config asked for 0); 0 before start().
+    int port() const;
+    bool running() const;
+
+    class Impl;
+
+private:
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace hearth::server

@@ -1,0 +1,361 @@
+// /v1/chat/completions and /v1/completions: prompt building, submission to the engine, and the
+// response, either whole or streamed as server-sent events (a disconnect cancels the request).
+#include "server/server_impl.h"
+
+#include "server/generation_stream.h"
+#include "server/openai_convert.h"
+#include "server/openai_response.h"
+#include "server/tool_calls.h"
+
+#include <chrono>
+
+namespace hearth::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kPoll = std::chrono::milliseconds(50);
+constexpr auto kKeepAlive = std::chrono::seconds(1);
+
+struct ChoiceState {
+    std::string text;
+    std::vector<TokenLogprob> logprobs;
+    bool finished = false;
+    FinishReason reason = FinishReason::Stop;
+    // Streaming chat with tools: text held back while it may be a tool call.
+    bool holding = false;
+    std::string held;
+    std::vector<TokenLogprob> heldLogprobs;
+};
+
+// One generation request from submission to the end of its response.
+struct Job {
+    bool chat = false;
+    CommonParams params;
+    bool parseTools = false;
+    std::vector<std::string> toolNames;
+    ResponseMeta meta;
+    std::shared_ptr<Engine> engine;
+    std::shared_ptr<GenerationStream> stream;
+    RequestId id = 0;
+    std::string echo; // completions with echo: the prompt text, sent first
+    std::vector<ChoiceState> choices;
+    Usage usage;
+    bool finished = false;
+    bool failed = false;
+    Status error;
+    bool started = false;
+    bool cancelled = false;
+    Clock::time_point lastWrite = Clock::now();
+
+    void cancel() {
+        if (!cancelled && !finished && !failed) engine->cancel(id);
+        cancelled = true;
+    }
+};
+
+TokenLogprob makeLogprob(const tokenizer::Tokenizer& tok, const StreamEvent& e) {
+    TokenLogprob t;
+    t.token = tok.tokenPiece(e.id);
+    t.logprob = e.logprob;
+    for (const auto& [id, lp] : e.topLogprobs) t.top.emplace_back(tok.tokenPiece(id), lp);
+    return t;
+}
+
+ChoiceState* choiceOf(Job& job, int32_t choice) {
+    if (choice < 0 || size_t(choice) >= job.choices.size()) return nullptr;
+    return &job.choices[size_t(choice)];
+}
+
+// Non-streaming bookkeeping of one event.
+void record(Job& job, const StreamEvent& e, Metrics& metrics) {
+    switch (e.kind) {
+    case StreamEvent::Kind::Token:
+        if (ChoiceState* c = choiceOf(job, e.choice)) {
+            c->text += e.text;
+            if (job.params.logprobs && e.id >= 0)
+                c->logprobs.push_back(makeLogprob(job.engine->tokenizer(), e));
+        }
+        break;
+    case StreamEvent::Kind::ChoiceFinish:
+        if (ChoiceState* c = choiceOf(job, e.choice)) {
+            c->finished = true;
+            c->reason = e.reason;
+        }
+        break;
+    case StreamEvent::Kind::Finish:
+        job.finished = true;
+        job.usage = e.usage;
+        for (ChoiceState& c : job.choices)
+            if (!c.finished) {
+                c.finished = true;
+                c.reason = e.reason;
+            }
+        metrics.observeGeneration(e.usage);
+        break;
+    case StreamEvent::Kind::Error:
+        job.failed = true;
+        job.error = e.error;
+        break;
+    }
+}
+
+std::vector<ChoiceOutput> outputs(Job& job) {
+    std::vector<ChoiceOutput> out;
+    for (ChoiceState& c : job.choices) {
+        ChoiceOutput o;
+        o.text = job.echo + c.text;
+        o.reason = c.reason;
+        o.logprobs = std::move(c.logprobs);
+        if (job.parseTools) {
+            ToolCallParse p = parseToolCalls(c.text, job.toolNames);
+            o.toolCalls = std::move(p.calls);
+            o.content = std::move(p.content);
+        }
+        out.push_back(std::move(o));
+    }
+    return out;
+}
+
+OJson logprobsFor(const Job& job, const std::vector<TokenLogprob>& lps, size_t offset) {
+    if (!job.params.logprobs) return nullptr;
+    return job.chat ? chatLogprobsJson(lps) : completionLogprobsJson(lps, offset);
+}
+
+// A chat content chunk, or a completion text chunk.
+std::string textChunk(const Job& job, int32_t index, const std::string& text,
+                      const std::vector<TokenLogprob>& lps) {
+    if (job.chat)
+        return sseEvent(chatChunkJson(job.meta, index, {{"content", text}}, nullptr,
+                                      logprobsFor(job, lps, 0)));
+    return sseEvent(completionChunkJson(job.meta, index, text, nullptr, logprobsFor(job, lps, 0)));
+}
+
+std::string finishChoice(Job& job, int32_t index, FinishReason reason) {
+    ChoiceState& c = job.choices[size_t(index)];
+    c.finished = true;
+    c.reason = reason;
+    std::string out;
+    bool calls = false;
+    if (c.holding) {
+        c.holding = false;
+        ToolCallParse p = parseToolCalls(c.held, job.toolNames);
+        if (!p.calls.empty()) {
+            calls = true;
+            if (!p.content.empty()) out += textChunk(job, index, p.content, {});
+            out += sseEvent(chatChunkJson(job.meta, index, toolCallsDelta(p.calls), nullptr));
+        } else if (!c.held.empty() || !c.heldLogprobs.empty()) {
+            out += textChunk(job, index, c.held, c.heldLogprobs);
+        }
+        c.held.clear();
+        c.heldLogprobs.clear();
+    }
+    const char* why = finishReasonText(reason, calls);
+    if (job.chat) out += sseEvent(chatChunkJson(job.meta, index, OJson::object(), why));
+    else out += sseEvent(completionChunkJson(job.meta, index, "", why));
+    return out;
+}
+
+// Streaming: the SSE text for a batch of events.
+std::string streamText(Job& job, std::vector<StreamEvent>& events, Metrics& metrics) {
+    std::string out;
+    for (StreamEvent& e : events) {
+        switch (e.kind) {
+        case StreamEvent::Kind::Token: {
+            ChoiceState* c = choiceOf(job, e.choice);
+            if (!c || c->finished) break;
+            std::vector<TokenLogprob> lps;
+            if (job.params.logprobs && e.id >= 0)
+                lps.push_back(makeLogprob(job.engine->tokenizer(), e));
+            if (c->holding) {
+                c->held += e.text;
+                for (TokenLogprob& t : lps) c->heldLogprobs.push_back(std::move(t));
+                if (!mightBeToolCall(c->held)) {
+                    c->holding = false;
+                    out += textChunk(job, e.choice, c->held, c->heldLogprobs);
+                    c->held.clear();
+                    c->heldLogprobs.clear();
+                }
+                break;
+            }
+            if (e.text.empty() && lps.empty()) break;
+            out += textChunk(job, e.choice, e.text, lps);
+            break;
+        }
+        case StreamEvent::Kind::ChoiceFinish:
+            if (ChoiceState* c = choiceOf(job, e.choice); c && !c->finished)
+                out += finishChoice(job, e.choice, e.reason);
+            break;
+        case StreamEvent::Kind::Finish:
+            for (size_t i = 0; i < job.choices.size(); ++i)
+                if (!job.choices[i].finished) out += finishChoice(job, int32_t(i), e.reason);
+            job.finished = true;
+            job.usage = e.usage;
+            metrics.observeGeneration(e.usage);
+            if (job.params.includeUsage)
+                out += sseEvent(usageChunkJson(
+                    job.meta, job.chat ? "chat.completion.chunk" : "text_completion", e.usage));
+            out += kSseDone;
+            break;
+        case StreamEvent::Kind::Error:
+            job.failed = true;
+            out += sseEvent(errorJson(apiErrorFromStatus(e.error)));
+            out += kSseDone;
+            break;
+        }
+    }
+    return out;
+}
+
+// The first chunks of a stream: the assistant role for every chat choice, the echoed prompt.
+std::string streamStart(const Job& job) {
+    std::string out;
+    for (size_t i = 0; i < job.choices.size(); ++i) {
+        if (job.chat)
+            out += sseEvent(chatChunkJson(job.meta, int32_t(i),
+                                          {{"role", "assistant"}, {"content", ""}}, nullptr));
+        else if (!job.echo.empty())
+            out += sseEvent(completionChunkJson(job.meta, int32_t(i), job.echo, nullptr));
+    }
+    return out;
+}
+
+} // namespace
+
+// Submits and answers; shared by both endpoints once the prompt is known.
+static void runJob(Server::Impl& server, std::shared_ptr<Job> job, GenerationRequest request,
+                   httplib::Response& res) {
+    job->stream = std::make_shared<GenerationStream>();
+    request.sink = job->stream;
+    job->choices.resize(size_t(request.n));
+    if (job->parseTools)
+        for (ChoiceState& c : job->choices) c.holding = job->params.stream;
+    auto id = job->engine->submit(std::move(request));
+    if (!id) {
+        ApiError e = apiErrorFromStatus(id.status());
+        if (id.status().code() == ErrorCode::OutOfRange) e.param = "max_tokens";
+        return server.sendError(res, e);
+    }
+    job->id = *id;
+
+    if (!job->params.stream) {
+        std::vector<StreamEvent> events;
+        while (!job->finished && !job->failed) {
+            if (server.m_stopping) {
+                job->cancel();
+                ApiError e;
+                e.status = 503;
+                e.type = "server_error";
+                e.code = "shutting_down";
+                e.message = "the server is shutting down";
+                return server.sendError(res, e);
+            }
+            events.clear();
+            job->stream->take(events, kPoll);
+            for (const StreamEvent& e : events) record(*job, e, server.m_metrics);
+        }
+        if (job->failed) return server.sendError(res, apiErrorFromStatus(job->error));
+        std::vector<ChoiceOutput> out = outputs(*job);
+        if (job->chat)
+            return Server::Impl::sendJson(
+                res, 200, chatCompletionJson(job->meta, out, job->usage, job->params.logprobs));
+        return Server::Impl::sendJson(
+            res, 200,
+            completionJson(job->meta, out, job->usage, job->params.logprobs, job->echo.size()));
+    }
+
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no");
+    Server::Impl* srv = &server;
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [job, srv](size_t, httplib::DataSink& sink) {
+            auto fail = [&] {
+                job->cancel();
+                return false;
+            };
+            if (srv->m_stopping || !sink.is_writable()) return fail();
+            std::string out;
+            if (!job->started) {
+                job->started = true;
+                out = streamStart(*job);
+            }
+            std::vector<StreamEvent> events;
+            job->stream->take(events, out.empty() ? kPoll : std::chrono::milliseconds(0));
+            out += streamText(*job, events, srv->m_metrics);
+            const auto now = Clock::now();
+            // An idle stream still writes now and then, so a vanished client is noticed.
+            if (out.empty() && now - job->lastWrite >= kKeepAlive) out = ": keep-alive\n\n";
+            if (!out.empty()) {
+                if (!sink.write(out.data(), out.size())) return fail();
+                job->lastWrite = now;
+            }
+            if (job->finished || job->failed) sink.done();
+            return true;
+        },
+        [job](bool) { job->cancel(); });
+}
+
+void Server::Impl::handleChat(const httplib::Request& req, httplib::Response& res) {
+    auto parsed = parseChatCompletionRequest(req.body, m_limits);
+    if (!parsed) return sendError(res, parsed.error());
+    ChatCompletionRequest& chat = parsed.value();
+    auto ref = engineFor(chat.common.model);
+    if (!ref) return sendError(res, ref.error());
+    auto job = std::make_shared<Job>();
+    job->chat = true;
+    job->engine = ref->engine;
+    job->meta = {newResponseId("chatcmpl-"), unixNow(), ref->modelId};
+    job->parseTools = !chat.tools.empty() && chat.toolChoice.mode != ToolChoiceMode::None;
+    for (const ToolFunction& f : chat.tools) job->toolNames.push_back(f.name);
+
+    auto prompt = job->engine->encodeChat(chatTemplateRequest(chat));
+    if (!prompt) {
+        ApiError e = apiErrorFromStatus(prompt.status(), "messages");
+        if (e.status >= 500) {
+            e.status = 400; // the template refused this conversation
+            e.type = "invalid_request_error";
+            e.code = "invalid_value";
+        }
+        return sendError(res, e);
+    }
+    ModelLimits limits{job->engine->model().nVocab, job->engine->model().contextLength,
+                       m_config.defaultMaxTokens};
+    auto gen = generationRequest(chat.common, std::move(*prompt), limits);
+    if (!gen) return sendError(res, gen.error());
+    job->params = std::move(chat.common);
+    runJob(*this, job, std::move(gen.value()), res);
+}
+
+void Server::Impl::handleCompletions(const httplib::Request& req, httplib::Response& res) {
+    auto parsed = parseCompletionRequest(req.body, m_limits);
+    if (!parsed) return sendError(res, parsed.error());
+    CompletionRequest& body = parsed.value();
+    auto ref = engineFor(body.common.model);
+    if (!ref) return sendError(res, ref.error());
+    auto job = std::make_shared<Job>();
+    job->engine = ref->engine;
+    job->meta = {newResponseId("cmpl-"), unixNow(), ref->modelId};
+    const tokenizer::Tokenizer& tok = job->engine->tokenizer();
+    std::vector<int32_t> prompt;
+    if (body.promptIsTokens) {
+        prompt = body.promptTokens;
+        if (body.echo) {
+            auto text = tok.decode(prompt);
+            if (text) job->echo = *text;
+        }
+    } else {
+        auto ids = tok.encode(body.promptText, true, true);
+        if (!ids) return sendError(res, apiErrorFromStatus(ids.status(), "prompt"));
+        prompt = std::move(*ids);
+        if (body.echo) job->echo = body.promptText;
+    }
+    ModelLimits limits{job->engine->model().nVocab, job->engine->model().contextLength,
+                       m_config.defaultMaxTokens};
+    auto gen = generationRequest(body.common, std::move(prompt), limits);
+    if (!gen) return sendError(res, gen.error());
+    job->params = std::move(body.common);
+    runJob(*this, job, std::move(gen.value()), res);
+}
+
+} // namespace hearth::server

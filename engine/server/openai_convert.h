@@ -1,0 +1,29 @@
+// Turns parsed OpenAI requests into what the engine takes: a chat-template request and a
+// GenerationRequest with sampling settings, limits checked against the model.
+#pragma once
+
+#include "hearth/chat_template.h"
+#include "hearth/engine.h"
+#include "server/openai_request.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace hearth::server {
+
+struct ModelLimits {
+    int32_t vocabSize = 0;
+    int32_t contextLength = 0;
+    int32_t defaultMaxTokens = 4096; // used when the request sets none (and context allows)
+};
+
+// The template request for a chat body (generation prompt added, tools unless tool_choice none).
+tmpl::ChatRequest chatTemplateRequest(const ChatCompletionRequest& request);
+
+// Sampling settings, stop strings, n and max tokens for `prompt`, checked against the model:
+// unknown logit-bias ids and prompts that leave no room are 400s.
+ApiResult<GenerationRequest> generationRequest(const CommonParams& params,
+                                               std::vector<int32_t> prompt,
+                                               const ModelLimits& limits);
+
+} // namespace hearth::server

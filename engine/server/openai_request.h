@@ -1,0 +1,109 @@
+// Typed, validated forms of the OpenAI /v1/chat/completions and /v1/completions request bodies,
+// the limits applied while parsing them, and the parsers (no HTTP here).
+#pragma once
+
+#include "server/api_error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace hearth::server {
+
+struct ParseLimits {
+    size_t maxBodyBytes = size_t(8) << 20;
+    int maxNestingDepth = 64;       // JSON arrays/objects inside each other
+    size_t maxMessages = 1024;
+    size_t maxStopStrings = 16;      // OpenAI allows 4; we accept a few more
+    size_t maxStopBytes = 1024;      // bytes per stop string
+    size_t maxLogitBias = 4096;
+    size_t maxTools = 256;
+    size_t maxPromptTokens = 1 << 20; // token-array prompts
+    int32_t maxTokensCap = 1 << 20;  // max_tokens above this is refused
+    int32_t maxN = 128;
+};
+
+// Settings shared by both endpoints.
+struct CommonParams {
+    std::string model;
+    std::optional<int32_t> maxTokens;
+    float temperature = 1.0f;
+    float topP = 1.0f;
+    int32_t topK = 0;
+    float minP = 0.0f;
+    float typicalP = 1.0f;
+    float repeatPenalty = 1.0f;
+    float presencePenalty = 0.0f;
+    float frequencyPenalty = 0.0f;
+    int32_t n = 1;
+    std::vector<std::string> stop;
+    std::optional<uint64_t> seed;
+    std::vector<std::pair<int32_t, float>> logitBias; // ids checked against the vocabulary later
+    bool logprobs = false;    // report logprobs of the chosen tokens
+    int32_t topLogprobs = 0;  // alternatives per token (0..20)
+    std::string user;
+    bool stream = false;
+    bool includeUsage = false; // stream_options.include_usage
+    bool ignoreEos = false;    // llama.cpp extra
+};
+
+struct ToolFunction {
+    std::string name;
+    std::string description;
+    nlohmann::ordered_json parameters; // JSON schema object, or null
+};
+
+enum class ToolChoiceMode { Auto, None, Required, Named };
+
+struct ToolChoice {
+    ToolChoiceMode mode = ToolChoiceMode::Auto;
+    std::string name; // for Named
+};
+
+struct ChatCompletionRequest {
+    CommonParams common;
+    // Normalised for chat templates: text parts joined into one string, tool-call arguments
+    // parsed into objects where they are JSON.
+    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+    std::vector<ToolFunction> tools;
+    nlohmann::ordered_json toolsJson; // as given (array), null when none
+    ToolChoice toolChoice;
+    nlohmann::ordered_json templateKwargs = nlohmann::ordered_json::object();
+};
+
+struct CompletionRequest {
+    CommonParams common;
+    bool promptIsTokens = false;
+    std::string promptText;
+    std::vector<int32_t> promptTokens;
+    bool echo = false;
+};
+
+// Parse and validate a body. Every failure is a 4xx ApiError, never an exception.
+ApiResult<ChatCompletionRequest> parseChatCompletionRequest(std::string_view body,
+                                                            const ParseLimits& limits = {});
+ApiResult<CompletionRequest> parseCompletionRequest(std::string_view body,
+                                                    const ParseLimits& limits = {});
+
+// Parses JSON text into an object after checking its size and nesting depth.
+ApiResult<nlohmann::ordered_json> parseJsonObject(std::string_view body, const ParseLimits& limits);
+
+// {"content": "..."} (plus optional "add_special", "parse_special") for /tokenize.
+struct TokenizeRequest {
+    std::string content;
+    bool addSpecial = false;
+    bool parseSpecial = true;
+    bool withPieces = false;
+};
+ApiResult<TokenizeRequest> parseTokenizeRequest(std::string_view body, const ParseLimits& limits);
+// {"tokens": [...]} for /detokenize (ids checked against the vocabulary later).
+ApiResult<std::vector<int32_t>> parseDetokenizeRequest(std::string_view body,
+                                                      const ParseLimits& limits);
+
+} // namespace hearth::server

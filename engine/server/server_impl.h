@@ -1,0 +1,81 @@
+// The server's internals shared by its source files: the httplib server, configuration, the
+// model provider and the metrics, and the request handlers.
+#pragma once
+
+#include "hearth/server.h"
+#include "server/api_error.h"
+#include "server/metrics.h"
+#include "server/openai_request.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace hearth::server {
+
+using OJson = nlohmann::ordered_json;
+
+struct EngineRef {
+    std::shared_ptr<Engine> engine;
+    std::string modelId;
+};
+
+// Serves the one engine given to Server::setEngine(); any requested model name maps to it.
+class SingleModelProvider final : public ModelProvider {
+public:
+    SingleModelProvider(std::shared_ptr<Engine> engine, std::string id)
+        : m_engine(std::move(engine)), m_id(std::move(id)) {}
+    std::vector<ModelEntry> list() override { return {{m_id, true}}; }
+    Result<std::shared_ptr<Engine>> acquire(const std::string&, std::string& resolvedId) override {
+        resolvedId = m_id;
+        return m_engine;
+    }
+    bool ready() const override { return m_engine != nullptr; }
+    std::shared_ptr<Engine> loaded() const override { return m_engine; }
+
+private:
+    std::shared_ptr<Engine> m_engine;
+    std::string m_id;
+};
+
+class Server::Impl {
+public:
+    explicit Impl(ServerConfig config);
+
+    void log(const std::string& message) const;
+    void installRoutes();
+    // Host check, API key and CORS headers; false when the response is already an error.
+    bool admit(const httplib::Request& req, httplib::Response& res);
+    void applyCors(const httplib::Request& req, httplib::Response& res) const;
+    static void sendJson(httplib::Response& res, int status, const OJson& body);
+    void sendError(httplib::Response& res, const ApiError& error) const;
+    // The engine for a request's `model`, or the error to send (503 while loading).
+    ApiResult<EngineRef> engineFor(const std::string& model);
+    std::shared_ptr<ModelProvider> currentProvider() const;
+
+    void handleChat(const httplib::Request& req, httplib::Response& res);
+    void handleCompletions(const httplib::Request& req, httplib::Response& res);
+    void handleModels(const httplib::Request& req, httplib::Response& res);
+    void handleHealth(const httplib::Request& req, httplib::Response& res);
+    void handleMetrics(const httplib::Request& req, httplib::Response& res);
+    void handleTokenize(const httplib::Request& req, httplib::Response& res);
+    void handleDetokenize(const httplib::Request& req, httplib::Response& res);
+
+    ServerConfig m_config;
+    ParseLimits m_limits;
+    httplib::Server m_http;
+    std::thread m_thread;
+    std::atomic<bool> m_stopping{false};
+    std::atomic<bool> m_running{false};
+    int m_port = 0;
+    Metrics m_metrics;
+    mutable std::mutex m_mu;
+    std::shared_ptr<ModelProvider> m_provider;
+    std::string m_loadError;
+};
+
+} // namespace hearth::server

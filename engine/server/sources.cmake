@@ -1,0 +1,43 @@
+# Sources of the OpenAI-compatible server, and cpp-httplib (Debian ships it as a shared library
+# whose header must be compiled with the same feature macros as the library).
+target_sources(hearth_engine PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/api_error.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/json_fields.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/openai_parse.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/openai_messages.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/openai_convert.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/openai_response.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tool_calls.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/security.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/generation_stream.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/http_server.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/handlers_generate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/handlers_misc.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/model_registry.cpp)
+
+if(NOT TARGET hearth_httplib)
+  add_library(hearth_httplib INTERFACE)
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(HEARTH_HTTPLIB QUIET IMPORTED_TARGET cpp-httplib)
+  endif()
+  if(HEARTH_HTTPLIB_FOUND)
+    target_link_libraries(hearth_httplib INTERFACE PkgConfig::HEARTH_HTTPLIB)
+  else()
+    find_path(HEARTH_HTTPLIB_INCLUDE httplib.h REQUIRED)
+    find_library(HEARTH_HTTPLIB_LIBRARY NAMES cpp-httplib)
+    target_include_directories(hearth_httplib INTERFACE ${HEARTH_HTTPLIB_INCLUDE})
+    if(HEARTH_HTTPLIB_LIBRARY)
+      # The packaged library is built with these; the header must agree with it.
+      target_link_libraries(hearth_httplib INTERFACE ${HEARTH_HTTPLIB_LIBRARY})
+      target_compile_definitions(hearth_httplib INTERFACE CPPHTTPLIB_OPENSSL_SUPPORT
+                                 CPPHTTPLIB_ZLIB_SUPPORT CPPHTTPLIB_BROTLI_SUPPORT)
+    endif()
+  endif()
+  find_package(OpenSSL QUIET)
+  if(OpenSSL_FOUND)
+    target_link_libraries(hearth_httplib INTERFACE OpenSSL::SSL OpenSSL::Crypto)
+  endif()
+endif()
+target_link_libraries(hearth_engine PRIVATE hearth_httplib)

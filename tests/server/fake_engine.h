@@ -1,0 +1,274 @@
+// A deterministic stand-in for hearth::Engine in server tests: it "generates" a scripted reply
+// token by token on its own thread, honours max tokens, n, stop strings and cancel, and records
+// what it was asked, so the HTTP layer can be tested without a model.
+#pragma once
+
+#include "hearth/engine.h"
+#include "hearth/gguf.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace hearth::test {
+
+class FakeEngine final : public Engine {
+public:
+    // `vocabGguf`: a GGUF whose tokenizer the fake uses (e.g. stories260K.gguf).
+    static std::unique_ptr<FakeEngine> create(const std::string& vocabGguf, int32_t context = 512) {
+        auto file = gguf::File::open(vocabGguf);
+        if (!file) return nullptr;
+        auto tok = tokenizer::Tokenizer::fromGguf(*file);
+        if (!tok) return nullptr;
+        return std::unique_ptr<FakeEngine>(new FakeEngine(std::move(*tok), context));
+    }
+
+    ~FakeEngine() override {
+        {
+            std::lock_guard<std::mutex> lock(m_mu);
+            m_stop = true;
+        }
+        m_cv.notify_all();
+        m_thread.join();
+    }
+
+    // What every choice generates (repeated when `repeat` is set, until max tokens).
+    void setReply(std::string reply, bool repeat = false) {
+        std::lock_guard<std::mutex> lock(m_mu);
+        m_reply = std::move(reply);
+        m_repeat = repeat;
+    }
+    void setTokenDelay(std::chrono::microseconds d) { m_delayUs = d.count(); }
+    void setMaxWaiting(int n) { m_maxWaiting = n; } // live requests beyond this: Busy
+    void setFailNext(Status s) {
+        std::lock_guard<std::mutex> lock(m_mu);
+        m_failNext = std::move(s);
+    }
+
+    std::set<RequestId> cancelled() const {
+        std::lock_guard<std::mutex> lock(m_mu);
+        return m_cancelled;
+    }
+    GenerationRequest lastRequest() const {
+        std::lock_guard<std::mutex> lock(m_mu);
+        return m_last;
+    }
+    int submitted() const { return m_submitted; }
+    int live() const {
+        std::lock_guard<std::mutex> lock(m_mu);
+        return int(m_live.size());
+    }
+
+    Result<RequestId> submit(GenerationRequest request) override {
+        if (request.n < 1 || request.n > 128) return invalidArgument("n must be in 1..128");
+        for (const std::string& s : request.stopStrings)
+            if (s.empty()) return invalidArgument("empty stop string");
+        if (int64_t(request.prompt.size()) + request.maxTokens > m_summary.contextLength)
+            return outOfRange("prompt + max tokens exceed the context");
+        std::lock_guard<std::mutex> lock(m_mu);
+        if (int(m_live.size()) >= m_maxWaiting) return busy("queue full");
+        const RequestId id = m_nextId++;
+        Live l;
+        l.id = id;
+        l.sink = request.sink;
+        l.promptTokens = int32_t(request.prompt.size());
+        l.maxTokens = request.maxTokens;
+        l.stops = request.stopStrings;
+        l.topLogprobs = request.sampling.topLogprobs;
+        l.choices.resize(size_t(request.n));
+        l.script = m_tokenizer.encode(m_reply, false, false).value();
+        l.repeat = m_repeat;
+        l.failWith = m_failNext;
+        m_failNext = Status::ok();
+        request.sink.reset();
+        m_last = std::move(request);
+        m_live.push_back(std::move(l));
+        ++m_submitted;
+        m_cv.notify_all();
+        return id;
+    }
+
+    void cancel(RequestId id) override {
+        std::lock_guard<std::mutex> lock(m_mu);
+        for (Live& l : m_live)
+            if (l.id == id) {
+                l.cancel = true;
+                m_cancelled.insert(id);
+            }
+    }
+
+    const ModelSummary& model() const override { return m_summary; }
+    EngineStats stats() const override {
+        std::lock_guard<std::mutex> lock(m_mu);
+        EngineStats s;
+        s.running = int32_t(m_live.size());
+        s.kvBlocksTotal = 64;
+        s.kvBlocksUsed = int32_t(m_live.size());
+        s.prefixQueryTokens = 100;
+        s.prefixHitTokens = 25;
+        return s;
+    }
+    const tokenizer::Tokenizer& tokenizer() const override { return m_tokenizer; }
+
+    // "role: content\n" per message, then "assistant:" when a generation prompt is asked for.
+    // A message whose content is "RAISE" fails like a template's raise_exception.
+    Result<std::string> renderChat(const tmpl::ChatRequest& request) const override {
+        std::string out;
+        for (const auto& m : request.messages) {
+            const std::string content = m["content"].is_string() ? m["content"].get<std::string>() : "";
+            if (content == "RAISE") return invalidArgument("Conversation roles must alternate");
+            out += m["role"].get<std::string>() + ": " + content + "\n";
+        }
+        if (!request.tools.is_null()) out += "tools: " + std::to_string(request.tools.size()) + "\n";
+        if (request.addGenerationPrompt) out += "assistant:";
+        return out;
+    }
+    Result<std::vector<int32_t>> encodeChat(const tmpl::ChatRequest& request) const override {
+        HEARTH_ASSIGN_OR_RETURN(std::string text, renderChat(request));
+        return m_tokenizer.encode(text, true, true);
+    }
+
+private:
+    struct Choice {
+        size_t pos = 0;
+        int32_t produced = 0;
+        std::string text;
+        bool done = false;
+        FinishReason why = FinishReason::Stop;
+    };
+    struct Live {
+        RequestId id = 0;
+        std::shared_ptr<TokenSink> sink;
+        int32_t promptTokens = 0, maxTokens = 0, topLogprobs = 0;
+        std::vector<std::string> stops;
+        std::vector<Choice> choices;
+        std::vector<int32_t> script;
+        bool repeat = false, cancel = false;
+        Status failWith;
+    };
+
+    FakeEngine(tokenizer::Tokenizer tok, int32_t context) : m_tokenizer(std::move(tok)) {
+        m_summary.architecture = "fake";
+        m_summary.name = "fake";
+        m_summary.nVocab = m_tokenizer.vocabSize();
+        m_summary.contextLength = context;
+        m_thread = std::thread([this] { run(); });
+    }
+
+    // One step: one token for every unfinished choice of every live request.
+    void run() {
+        for (;;) {
+            std::vector<Live> work;
+            {
+                std::unique_lock<std::mutex> lock(m_mu);
+                m_cv.wait(lock, [&] { return m_stop || !m_live.empty(); });
+                if (m_stop) {
+                    for (Live& l : m_live) l.sink->onFinish(FinishReason::Cancelled, {});
+                    return;
+                }
+                work.swap(m_live);
+            }
+            std::vector<Live> keep;
+            for (Live& l : work)
+                if (!stepOne(l)) keep.push_back(std::move(l));
+            {
+                std::lock_guard<std::mutex> lock(m_mu);
+                // Cancels that arrived while the lock was free apply next step.
+                for (Live& l : keep) {
+                    if (m_cancelled.count(l.id)) l.cancel = true;
+                    m_live.push_back(std::move(l));
+                }
+            }
+            if (m_delayUs > 0) std::this_thread::sleep_for(std::chrono::microseconds(m_delayUs.load()));
+        }
+    }
+
+    // Returns true when the request ended.
+    bool stepOne(Live& l) {
+        Usage usage;
+        usage.promptTokens = l.promptTokens;
+        if (!l.failWith.isOk()) {
+            l.sink->onError(l.failWith);
+            return true;
+        }
+        if (l.cancel) {
+            for (size_t c = 0; c < l.choices.size(); ++c)
+                if (!l.choices[c].done) l.sink->onChoiceFinish(int32_t(c), FinishReason::Cancelled);
+            for (const Choice& c : l.choices) usage.completionTokens += c.produced;
+            l.sink->onFinish(FinishReason::Cancelled, usage);
+            return true;
+        }
+        bool all = true;
+        for (size_t c = 0; c < l.choices.size(); ++c) {
+            Choice& ch = l.choices[c];
+            if (ch.done) continue;
+            FinishReason why = FinishReason::Stop;
+            if (ch.produced >= l.maxTokens) {
+                ch.done = true;
+                why = FinishReason::Length;
+            } else if (ch.pos >= l.script.size() && !(l.repeat && !l.script.empty())) {
+                ch.done = true;
+            } else {
+                if (ch.pos >= l.script.size()) ch.pos = 0;
+                const int32_t id = l.script[ch.pos++];
+                ++ch.produced;
+                TokenInfo t;
+                t.choice = int32_t(c);
+                t.id = id;
+                t.text = m_tokenizer.tokenPiece(id);
+                if (ch.produced == 1 && !t.text.empty() && t.text[0] == ' ')
+                    t.text.erase(0, 1); // replies start without the SPM space
+                t.logprob = -0.25f;
+                for (int32_t k = 0; k < l.topLogprobs; ++k) t.topLogprobs.emplace_back(k + 3, -1.0f - k);
+                const std::string before = ch.text;
+                ch.text += t.text;
+                for (const std::string& s : l.stops) {
+                    const size_t at = ch.text.find(s);
+                    if (at != std::string::npos) {
+                        t.text = at > before.size() ? ch.text.substr(before.size(), at - before.size()) : "";
+                        ch.done = true;
+                        break;
+                    }
+                }
+                l.sink->onToken(t);
+            }
+            if (ch.done) {
+                ch.why = why;
+                l.sink->onChoiceFinish(int32_t(c), why);
+            }
+            all = all && ch.done;
+        }
+        if (!all) return false;
+        for (const Choice& c : l.choices) usage.completionTokens += c.produced;
+        usage.timeToFirstTokenMs = 1.0;
+        usage.generationMs = 2.0;
+        l.sink->onFinish(l.choices[0].why, usage);
+        return true;
+    }
+
+    tokenizer::Tokenizer m_tokenizer;
+    ModelSummary m_summary;
+    mutable std::mutex m_mu;
+    std::condition_variable m_cv;
+    std::vector<Live> m_live;
+    std::set<RequestId> m_cancelled;
+    GenerationRequest m_last;
+    std::string m_reply = "Hello there, friend.";
+    bool m_repeat = false;
+    Status m_failNext;
+    RequestId m_nextId = 1;
+    std::atomic<int> m_submitted{0};
+    std::atomic<int> m_maxWaiting{1 << 20};
+    std::atomic<int64_t> m_delayUs{0};
+    std::thread m_thread;
+    bool m_stop = false;
+};
+
+} // namespace hearth::test

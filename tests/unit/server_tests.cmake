@@ -1,0 +1,8 @@
+# The OpenAI-compatible server: protocol layer (no HTTP), HTTP with a fake engine, and the real
+# engine on stories260K (labelled model).
+hearth_add_test(test_server_protocol SOURCES test_server_protocol.cpp LABELS unit
+                LIBS hearth_engine_internal)
+hearth_add_test(test_server_http SOURCES test_server_http.cpp LABELS unit
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
+hearth_add_test(test_server_model SOURCES test_server_model.cpp LABELS model
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 600)

@@ -1,0 +1,401 @@
+// Tests of the HTTP server over real loopback connections with a fake engine: endpoints,
+// streaming, cancel on disconnect, auth, Host check, CORS, limits (413/429/400), error shapes for
+// a hostile corpus, metrics, and 64 concurrent streaming clients.
+#include "../server/fake_engine.h"
+#include "../server/hostile_corpus.h"
+#include "../server/http_test_support.h"
+#include "test_support.h"
+
+#include "hearth/server.h"
+
+#include <QtTest>
+
+#include <atomic>
+#include <thread>
+
+using namespace hearth;
+using namespace hearth::test;
+using hearth::server::Server;
+using hearth::server::ServerConfig;
+
+namespace {
+
+const char* kChat = R"({"model":"fake","messages":[{"role":"user","content":"hi"}]})";
+
+struct Fixture {
+    std::shared_ptr<FakeEngine> engine;
+    std::unique_ptr<Server> server;
+    int port = 0;
+};
+
+Fixture startServer(ServerConfig config = {}, int32_t context = 512) {
+    Fixture f;
+    f.engine = FakeEngine::create(testDataPath("models/stories260K.gguf"), context);
+    config.port = 0;
+    config.log = [](const std::string&) {};
+    f.server = std::make_unique<Server>(config);
+    if (!f.server->start().isOk()) return f;
+    f.server->setEngine(f.engine, "fake-model");
+    f.port = f.server->port();
+    return f;
+}
+
+#define START(fixture, ...)                                                                        \
+    HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");                                          \
+    Fixture fixture = startServer(__VA_ARGS__);                                                   \
+    QVERIFY(fixture.engine);                                                                       \
+    QVERIFY(fixture.port > 0)
+
+} // namespace
+
+class TestServerHttp : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void healthIs503UntilAnEngineIsSet() {
+        ServerConfig c;
+        c.port = 0;
+        c.log = [](const std::string&) {};
+        Server s(c);
+        QVERIFY(s.start().isOk());
+        QVERIFY(s.port() > 0);
+        auto cl = client(s.port());
+        auto r = cl.Get("/health");
+        QVERIFY(r);
+        QCOMPARE(r->status, 503);
+        auto chat = postJson(s.port(), "/v1/chat/completions", kChat);
+        QCOMPARE(chat->status, 503);
+        QVERIFY(isErrorShape(parse(chat->body)));
+        s.setLoadError("bad file");
+        QCOMPARE(cl.Get("/health")->status, 503);
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        std::shared_ptr<FakeEngine> e = FakeEngine::create(testDataPath("models/stories260K.gguf"));
+        s.setEngine(e, "m");
+        r = cl.Get("/health");
+        QCOMPARE(r->status, 200);
+        QCOMPARE(parse(r->body)["status"].get<std::string>(), std::string("ok"));
+        s.stop();
+        QVERIFY(!s.running());
+    }
+
+    void modelsList() {
+        START(f);
+        auto r = client(f.port).Get("/v1/models");
+        QCOMPARE(r->status, 200);
+        OJson j = parse(r->body);
+        QCOMPARE(j["object"].get<std::string>(), std::string("list"));
+        QCOMPARE(j["data"][0]["id"].get<std::string>(), std::string("fake-model"));
+        QCOMPARE(client(f.port).Get("/v1/models/fake-model")->status, 200);
+        QCOMPARE(client(f.port).Get("/v1/models/nope")->status, 404);
+    }
+
+    void chatNonStreaming() {
+        START(f);
+        auto r = postJson(f.port, "/v1/chat/completions", kChat);
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        QVERIFY(r->get_header_value("Content-Type").find("application/json") == 0);
+        OJson j = parse(r->body);
+        QCOMPARE(j["object"].get<std::string>(), std::string("chat.completion"));
+        QVERIFY(j["id"].get<std::string>().rfind("chatcmpl-", 0) == 0);
+        QCOMPARE(j["model"].get<std::string>(), std::string("fake-model"));
+        QCOMPARE(j["choices"][0]["message"]["role"].get<std::string>(), std::string("assistant"));
+        QCOMPARE(j["choices"][0]["message"]["content"].get<std::string>(),
+                 std::string("Hello there, friend."));
+        QCOMPARE(j["choices"][0]["finish_reason"].get<std::string>(), std::string("stop"));
+        QVERIFY(j["usage"]["prompt_tokens"].get<int>() > 0);
+        QVERIFY(j["usage"]["completion_tokens"].get<int>() > 0);
+        QVERIFY(j["usage"]["prompt_tokens_details"].contains("cached_tokens"));
+        // The engine got the template's prompt and the sampling settings.
+        auto sent = postJson(f.port, "/v1/chat/completions",
+                             R"({"messages":[{"role":"user","content":"hi"}],"temperature":0.25, "top_p":0.5,"seed":9,"max_tokens":3,"presence_penalty":1})");
+        QCOMPARE(sent->status, 200);
+        GenerationRequest g = f.engine->lastRequest();
+        QCOMPARE(g.sampling.temperature, 0.25f);
+        QCOMPARE(g.sampling.topP, 0.5f);
+        QCOMPARE(g.sampling.seed, uint64_t(9));
+        QCOMPARE(g.sampling.presencePenalty, 1.0f);
+        QCOMPARE(g.maxTokens, 3);
+        QCOMPARE(parse(sent->body)["choices"][0]["finish_reason"].get<std::string>(), std::string("length"));
+    }
+
+    void chatStreaming() {
+        START(f);
+        auto r = postJson(f.port, "/v1/chat/completions",
+                          R"({"messages":[{"role":"user","content":"hi"}],"stream":true, "stream_options":{"include_usage":true}})");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        QVERIFY(r->get_header_value("Content-Type").find("text/event-stream") == 0);
+        auto data = sseData(r->body);
+        QVERIFY(data.size() >= 4);
+        QCOMPARE(data.back(), std::string("[DONE]"));
+        OJson first = parse(data[0]);
+        QCOMPARE(first["object"].get<std::string>(), std::string("chat.completion.chunk"));
+        QCOMPARE(first["choices"][0]["delta"]["role"].get<std::string>(), std::string("assistant"));
+        QCOMPARE(streamedText(r->body), std::string("Hello there, friend."));
+        OJson usage = parse(data[data.size() - 2]);
+        QCOMPARE(usage["choices"].size(), size_t(0));
+        QVERIFY(usage["usage"]["completion_tokens"].get<int>() > 0);
+        OJson fin = parse(data[data.size() - 3]);
+        QCOMPARE(fin["choices"][0]["finish_reason"].get<std::string>(), std::string("stop"));
+    }
+
+    void completionsAndN() {
+        START(f);
+        auto r = postJson(f.port, "/v1/completions", R"({"prompt":"Once upon","n":2,"max_tokens":50})");
+        QCOMPARE(r->status, 200);
+        OJson j = parse(r->body);
+        QCOMPARE(j["object"].get<std::string>(), std::string("text_completion"));
+        QCOMPARE(j["choices"].size(), size_t(2));
+        QCOMPARE(j["choices"][1]["index"].get<int>(), 1);
+        QCOMPARE(j["choices"][1]["text"].get<std::string>(), std::string("Hello there, friend."));
+        auto s = postJson(f.port, "/v1/completions",
+                          R"({"prompt":"Once upon","n":2,"stream":true,"echo":true})");
+        QCOMPARE(s->status, 200);
+        QCOMPARE(streamedText(s->body, 0), std::string("Once uponHello there, friend."));
+        QCOMPARE(streamedText(s->body, 1), std::string("Once uponHello there, friend."));
+        auto toks = postJson(f.port, "/v1/completions", R"({"prompt":[1,2,3],"max_tokens":2})");
+        QCOMPARE(toks->status, 200);
+        QCOMPARE(f.engine->lastRequest().prompt, (std::vector<int32_t>{1, 2, 3}));
+    }
+
+    void stopStringsAndLogprobs() {
+        START(f);
+        auto r = postJson(f.port, "/v1/chat/completions",
+                          R"({"messages":[{"role":"user","content":"hi"}],"stop":[","],"logprobs":true,"top_logprobs":2})");
+        QCOMPARE(r->status, 200);
+        OJson j = parse(r->body);
+        QCOMPARE(j["choices"][0]["message"]["content"].get<std::string>(), std::string("Hello there"));
+        QCOMPARE(f.engine->lastRequest().stopStrings, std::vector<std::string>{","});
+        const OJson& lp = j["choices"][0]["logprobs"]["content"];
+        QVERIFY(lp.size() >= 2);
+        QCOMPARE(lp[0]["top_logprobs"].size(), size_t(2));
+        QVERIFY(lp[0]["bytes"].is_array());
+        auto c = postJson(f.port, "/v1/completions", R"({"prompt":"x","logprobs":1,"max_tokens":3})");
+        OJson cj = parse(c->body);
+        QCOMPARE(cj["choices"][0]["logprobs"]["tokens"].size(), size_t(3));
+        QCOMPARE(cj["choices"][0]["logprobs"]["top_logprobs"][0].size(), size_t(1));
+    }
+
+    void toolCalls() {
+        START(f);
+        f.engine->setReply("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>");
+        const std::string body = R"({"messages":[{"role":"user","content":"weather?"}], "tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}]})";
+        auto r = postJson(f.port, "/v1/chat/completions", body);
+        QCOMPARE(r->status, 200);
+        OJson j = parse(r->body);
+        QCOMPARE(j["choices"][0]["finish_reason"].get<std::string>(), std::string("tool_calls"));
+        const OJson& call = j["choices"][0]["message"]["tool_calls"][0];
+        QCOMPARE(call["function"]["name"].get<std::string>(), std::string("get_weather"));
+        QCOMPARE(call["function"]["arguments"].get<std::string>(), std::string("{\"city\":\"Paris\"}"));
+        QVERIFY(call["id"].get<std::string>().rfind("call_", 0) == 0);
+        auto s = postJson(f.port, "/v1/chat/completions",
+                          body.substr(0, body.size() - 1) + R"(,"stream":true})");
+        QCOMPARE(s->status, 200);
+        bool sawCall = false, sawReason = false;
+        for (const std::string& d : sseData(s->body)) {
+            if (d == "[DONE]") continue;
+            OJson c = parse(d);
+            const OJson& ch = c["choices"][0];
+            if (ch["delta"].contains("tool_calls")) {
+                sawCall = true;
+                QCOMPARE(ch["delta"]["tool_calls"][0]["index"].get<int>(), 0);
+            }
+            if (ch["finish_reason"].is_string())
+                sawReason = ch["finish_reason"].get<std::string>() == "tool_calls";
+        }
+        QVERIFY(sawCall);
+        QVERIFY(sawReason);
+        QCOMPARE(streamedText(s->body), std::string(""));
+    }
+
+    void cancelOnDisconnect() {
+        START(f, ServerConfig{}, 1 << 20);
+        f.engine->setReply("tick tock ", true);
+        f.engine->setTokenDelay(std::chrono::milliseconds(2));
+        httplib::Client cl("127.0.0.1", f.port);
+        httplib::Request req;
+        req.method = "POST";
+        req.path = "/v1/chat/completions";
+        req.body = R"({"messages":[{"role":"user","content":"hi"}],"stream":true,"max_tokens":500000})";
+        req.set_header("Content-Type", "application/json");
+        size_t received = 0;
+        req.content_receiver = [&](const char*, size_t n, uint64_t, uint64_t) {
+            received += n;
+            return received < 2000; // hang up after a few chunks
+        };
+        cl.send(req);
+        QVERIFY(received >= 2000);
+        cl.stop();
+        QTRY_VERIFY_WITH_TIMEOUT(!f.engine->cancelled().empty(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(f.engine->live(), 0, 10000);
+        // The server still serves.
+        f.engine->setReply("ok");
+        QCOMPARE(postJson(f.port, "/v1/chat/completions", kChat)->status, 200);
+    }
+
+    void apiKey() {
+        ServerConfig c;
+        c.apiKey = "sekrit";
+        START(f, c);
+        auto none = postJson(f.port, "/v1/chat/completions", kChat);
+        QCOMPARE(none->status, 401);
+        QVERIFY(isErrorShape(parse(none->body)));
+        QCOMPARE(parse(none->body)["error"]["code"].get<std::string>(), std::string("invalid_api_key"));
+        QCOMPARE(postJson(f.port, "/v1/chat/completions", kChat, {{"Authorization", "Bearer wrong"}})->status, 401);
+        QCOMPARE(postJson(f.port, "/v1/chat/completions", kChat, {{"Authorization", "Bearer sekrit"}})->status, 200);
+        QCOMPARE(postJson(f.port, "/v1/chat/completions", kChat, {{"x-api-key", "sekrit"}})->status, 200);
+        QCOMPARE(client(f.port).Get("/v1/models")->status, 401);
+        QCOMPARE(client(f.port).Get("/health")->status, 200); // health stays open for probes
+    }
+
+    void hostHeaderCheck() {
+        START(f);
+        auto cl = client(f.port);
+        QCOMPARE(cl.Get("/v1/models", {{"Host", "evil.example:80"}})->status, 403);
+        QCOMPARE(cl.Get("/v1/models", {{"Host", "127.0.0.1.evil.example"}})->status, 403);
+        auto bad = postJson(f.port, "/v1/chat/completions", kChat, {{"Host", "attacker.test"}});
+        QCOMPARE(bad->status, 403);
+        QVERIFY(isErrorShape(parse(bad->body)));
+        QCOMPARE(cl.Get("/v1/models", {{"Host", "localhost:" + std::to_string(f.port)}})->status, 200);
+        QCOMPARE(cl.Get("/v1/models", {{"Host", "[::1]"}})->status, 200);
+    }
+
+    void cors() {
+        ServerConfig c;
+        c.corsOrigins = {"http://app.local"};
+        START(f, c);
+        auto cl = client(f.port);
+        auto ok = cl.Get("/v1/models", {{"Origin", "http://app.local"}});
+        QCOMPARE(ok->get_header_value("Access-Control-Allow-Origin"), std::string("http://app.local"));
+        auto other = cl.Get("/v1/models", {{"Origin", "http://evil.local"}});
+        QVERIFY(!other->has_header("Access-Control-Allow-Origin"));
+        auto pre = cl.Options("/v1/chat/completions", {{"Origin", "http://app.local"},
+                                                       {"Access-Control-Request-Method", "POST"}});
+        QCOMPARE(pre->status, 204);
+        QVERIFY(pre->get_header_value("Access-Control-Allow-Headers").find("Authorization") != std::string::npos);
+        auto preBad = cl.Options("/v1/chat/completions", {{"Origin", "http://evil.local"}});
+        QVERIFY(!preBad->has_header("Access-Control-Allow-Origin"));
+    }
+
+    void limits() {
+        START(f);
+        // 413 for a body over the limit.
+        const std::string big = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + std::string(9u << 20, 'a') + "\"}]}";
+        auto r = postJson(f.port, "/v1/chat/completions", big);
+        QVERIFY(r);
+        QCOMPARE(r->status, 413);
+        QVERIFY(isErrorShape(parse(r->body)));
+        // 400 when prompt + max_tokens exceed the context.
+        auto ctx = postJson(f.port, "/v1/chat/completions",
+                            R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":100000})");
+        QCOMPARE(ctx->status, 400);
+        QCOMPARE(parse(ctx->body)["error"]["code"].get<std::string>(), std::string("context_length_exceeded"));
+        // 429 with Retry-After when the engine is busy.
+        f.engine->setMaxWaiting(0);
+        auto busy = postJson(f.port, "/v1/chat/completions", kChat);
+        QCOMPARE(busy->status, 429);
+        QVERIFY(busy->has_header("Retry-After"));
+        QVERIFY(isErrorShape(parse(busy->body)));
+        f.engine->setMaxWaiting(1000);
+        // 400 for a conversation the template refuses.
+        auto tmpl = postJson(f.port, "/v1/chat/completions", R"({"messages":[{"role":"user","content":"RAISE"}]})");
+        QCOMPARE(tmpl->status, 400);
+        QVERIFY(parse(tmpl->body)["error"]["message"].get<std::string>().find("alternate") != std::string::npos);
+        // An engine error after submission.
+        f.engine->setFailNext(invalidArgument("bad stop string"));
+        QCOMPARE(postJson(f.port, "/v1/chat/completions", kChat)->status, 400);
+        // Unknown paths and wrong methods.
+        auto nf = client(f.port).Get("/v2/nothing");
+        QCOMPARE(nf->status, 404);
+        QVERIFY(isErrorShape(parse(nf->body)));
+        auto wm = client(f.port).Get("/v1/chat/completions");
+        QCOMPARE(wm->status, 405);
+        QVERIFY(isErrorShape(parse(wm->body)));
+        QCOMPARE(postJson(f.port, "/v1/models", "{}")->status, 405);
+    }
+
+    void hostileCorpusOverHttp() {
+        START(f);
+        const auto corpus = hostileBodies();
+        int i = 0;
+        for (const HostileBody& h : corpus) {
+            auto r = postJson(f.port, h.chat ? "/v1/chat/completions" : "/v1/completions", h.body);
+            const QString what = QStringLiteral("#%1: %2").arg(i++).arg(QString::fromUtf8(h.body.substr(0, 120).c_str()));
+            QVERIFY2(r, qPrintable(what));
+            QVERIFY2(r->status >= 400 && r->status < 500, qPrintable(what + " -> " + QString::number(r->status)));
+            QVERIFY2(isErrorShape(parse(r->body)), qPrintable(what));
+        }
+        QCOMPARE(f.engine->submitted(), 0);
+        QCOMPARE(postJson(f.port, "/v1/chat/completions", kChat)->status, 200);
+    }
+
+    void tokenizeRoundTrip() {
+        START(f);
+        auto t = postJson(f.port, "/tokenize", R"({"content":"Once upon a time"})");
+        QCOMPARE(t->status, 200);
+        OJson tokens = parse(t->body)["tokens"];
+        QVERIFY(tokens.size() >= 3);
+        auto d = postJson(f.port, "/detokenize", OJson{{"tokens", tokens}}.dump());
+        QCOMPARE(d->status, 200);
+        QCOMPARE(parse(d->body)["content"].get<std::string>(), std::string("Once upon a time"));
+        QCOMPARE(postJson(f.port, "/detokenize", R"({"tokens":[999999]})")->status, 400);
+    }
+
+    void metrics() {
+        START(f);
+        QCOMPARE(postJson(f.port, "/v1/chat/completions", kChat)->status, 200);
+        QCOMPARE(postJson(f.port, "/v1/chat/completions", "{")->status, 400);
+        auto m = client(f.port).Get("/metrics");
+        QCOMPARE(m->status, 200);
+        const std::string& text = m->body;
+        for (const char* needle :
+             {"hearth_http_requests_total{path=\"/v1/chat/completions\",code=\"200\"} 1",
+              "hearth_http_requests_total{path=\"/v1/chat/completions\",code=\"400\"} 1",
+              "hearth_time_to_first_token_seconds_bucket", "hearth_time_per_output_token_seconds_count",
+              "hearth_prompt_tokens_total", "hearth_generated_tokens_total", "hearth_requests_running",
+              "hearth_requests_waiting", "hearth_kv_blocks_total 64", "hearth_prefix_cache_hit_rate 0.25"})
+            QVERIFY2(text.find(needle) != std::string::npos, needle);
+    }
+
+    void concurrentStreams() {
+        START(f);
+        f.engine->setReply("one two three four five six seven eight");
+        f.engine->setTokenDelay(std::chrono::milliseconds(1));
+        constexpr int kClients = 64;
+        std::atomic<int> good{0};
+        std::vector<std::thread> threads;
+        for (int i = 0; i < kClients; ++i)
+            threads.emplace_back([&, i] {
+                auto r = postJson(f.port, "/v1/chat/completions",
+                                  R"({"messages":[{"role":"user","content":"client )" + std::to_string(i) +
+                                      R"("}],"stream":true})");
+                if (r && r->status == 200 &&
+                    streamedText(r->body) == "one two three four five six seven eight" &&
+                    sseData(r->body).back() == "[DONE]")
+                    ++good;
+                else if (!r)
+                    qWarning("client %d: %s", i, httplib::to_string(r.error()).c_str());
+                else
+                    qWarning("client %d: status %d: %s", i, r->status, r->body.substr(0, 300).c_str());
+            });
+        for (auto& t : threads) t.join();
+        QCOMPARE(good.load(), kClients);
+    }
+
+    void stopEndsOpenStreams() {
+        START(f, ServerConfig{}, 1 << 20);
+        f.engine->setReply("again ", true);
+        f.engine->setTokenDelay(std::chrono::milliseconds(2));
+        std::thread t([&] {
+            postJson(f.port, "/v1/chat/completions",
+                     R"({"messages":[{"role":"user","content":"hi"}],"stream":true,"max_tokens":500000})");
+        });
+        QTRY_COMPARE_WITH_TIMEOUT(f.engine->live(), 1, 5000);
+        f.server->stop();
+        t.join();
+        QTRY_COMPARE_WITH_TIMEOUT(f.engine->live(), 0, 5000);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestServerHttp)
+#include "test_server_http.moc"
