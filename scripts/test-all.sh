@@ -23,6 +23,9 @@ if [[ -x "$HEARTH_TEST_DATA/tools/reference/setup.sh" ]]; then
     echo "warning: reference setup failed; tests that need it will say they are skipped"
 fi
 
+stamp "openai npm client (the server's end-to-end test drives it)"
+bash scripts/install-npm-openai.sh || echo "warning: openai npm client not installed; its test will be skipped"
+
 stamp "configure + build (ci preset)"
 cmake --preset ci -DHEARTH_TEST_DATA="$HEARTH_TEST_DATA" >/dev/null
 cmake --build --preset ci -j "$jobs"
