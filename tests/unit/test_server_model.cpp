@@ -10,7 +10,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <atomic>
 #include <condition_variable>
+#include <thread>
 #include <mutex>
 
 using namespace hearth;
@@ -180,6 +182,62 @@ private Q_SLOTS:
         // Idle past the TTL: unloaded.
         QTRY_VERIFY_WITH_TIMEOUT(!list()[1]["loaded"].get<bool>(), 5000);
         server.stop();
+    }
+
+    void sixtyFourStreamsAndHalfOfThemKilled() {
+        // 64 streaming clients at once; the odd ones hang up after a few chunks. The others all
+        // get the greedy text, and the killed ones' sequences and KV blocks are released.
+        const std::string expected = [&] {
+            auto r = postJson(m_port, "/v1/completions",
+                              R"({"prompt":"Once upon a time","max_tokens":40,"temperature":0})");
+            return parse(r->body)["choices"][0]["text"].get<std::string>();
+        }();
+        auto metric = [&](const std::string& name) {
+            const std::string body = client(m_port).Get("/metrics")->body;
+            const size_t at = body.find("\n" + name + " ");
+            return at == std::string::npos ? -1.0 : std::stod(body.substr(at + name.size() + 2));
+        };
+        std::atomic<int> good{0}, killed{0};
+        std::vector<std::thread> threads;
+        for (int i = 0; i < 64; ++i)
+            threads.emplace_back([&, i] {
+                auto c = client(m_port);
+                const std::string body = R"({"prompt":"Once upon a time","max_tokens":)" +
+                                         std::string(i % 2 ? "200" : "40") + R"(,"temperature":0,"stream":true})";
+                std::string received;
+                int chunks = 0;
+                httplib::Request req;
+                req.method = "POST";
+                req.path = "/v1/completions";
+                req.body = body;
+                req.set_header("Content-Type", "application/json");
+                req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+                    received.append(data, n);
+                    return !(i % 2 && ++chunks >= 3); // odd clients hang up
+                };
+                httplib::Response res;
+                httplib::Error err = httplib::Error::Success;
+                const bool sent = c.send(req, res, err);
+                if (i % 2) {
+                    ++killed;
+                } else if (sent && res.status == 200 && streamedText(received) == expected) {
+                    ++good;
+                } else {
+                    qWarning("client %d: %s", i, received.substr(0, 200).c_str());
+                }
+            });
+        for (auto& t : threads) t.join();
+        const double stepsAtJoin = metric("hearth_engine_steps_total");
+        QCOMPARE(good.load(), 32);
+        QCOMPARE(killed.load(), 32);
+        // Every request has ended or been cancelled: nothing runs, no block is held. Had the
+        // hung-up streams not been cancelled, they would still need well over 100 steps each
+        // batch to reach their 200 tokens.
+        QTRY_COMPARE_WITH_TIMEOUT(metric("hearth_requests_running"), 0.0, 10000);
+        QVERIFY2(metric("hearth_engine_steps_total") - stepsAtJoin < 30,
+                 qPrintable(QString::number(metric("hearth_engine_steps_total") - stepsAtJoin)));
+        QTRY_COMPARE_WITH_TIMEOUT(metric("hearth_kv_blocks_used"), 0.0, 10000);
+        QVERIFY(metric("hearth_kv_blocks_total") > 0);
     }
 
     void tokenize() {
