@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <sys/resource.h>
 #include <thread>
 
 namespace hearth::cli {
@@ -185,6 +186,9 @@ int runBench(Args args) {
         j["reps"] = reps;
         j["pp_tok_s"] = median(ppSamples);
         j["tg_tok_s"] = median(tgSamples);
+        rusage ru{};
+        getrusage(RUSAGE_SELF, &ru);
+        j["max_rss_kib"] = ru.ru_maxrss;
         j["pp_samples"] = ppSamples;
         j["tg_samples"] = tgSamples;
         std::printf("%s\n", j.dump(2).c_str());

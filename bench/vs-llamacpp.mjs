@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// Hearth against llama.cpp (the npm prebuilt, zen4 CPU build) on the same GGUF files, side by
+// side: pp512 and tg128 at 1 and 2 threads, runs alternating A B A B; prints ours/theirs per figure
+// (median of the pairs), peak RSS, and decode speed as a fraction of the bandwidth limit (bytes
+// read per token / read bandwidth measured here). Run through bench/vs-llamacpp, which builds and
+// sets everything up.
+import {execFileSync} from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+const env = process.env;
+const bin = env.HEARTH_BIN;             // folder with hearth-cli and bench_membw
+const ref = env.HEARTH_REF;             // reference harness folder (setup.sh output)
+const models = (env.MODELS || "").split(/\s+/).filter(Boolean);
+const threadsList = (env.THREADS || "1 2").split(/\s+/).map(Number);
+const pairs = Number(env.PAIRS || 2);
+const pp = Number(env.PP || 512), tg = Number(env.TG || 128);
+const backendDir = path.join(ref, "node_modules/@node-llama-cpp/linux-x64/bins/linux-x64");
+
+const median = (v) => {
+    const s = [...v].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+function ours(model, threads) {
+    const out = execFileSync(path.join(bin, "hearth-cli"),
+        ["bench", model, "-p", String(pp), "-n", String(tg), "--threads", String(threads), "--reps", "1", "--json"],
+        {encoding: "utf8", stdio: ["ignore", "pipe", "inherit"]});
+    const j = JSON.parse(out);
+    return {pp: j.pp_tok_s, tg: j.tg_tok_s, rssMiB: j.max_rss_kib / 1024};
+}
+
+function theirs(model, threads) {
+    const json = path.join(fs.mkdtempSync("/tmp/hearth-vs-"), "ref.json");
+    execFileSync(path.join(ref, "ref-llama-bench"),
+        ["-m", model, "-p", String(pp), "-n", String(tg), "-t", String(threads), "-r", "1",
+         "--backend-dir", backendDir, "--json", json],
+        {encoding: "utf8", stdio: ["ignore", "ignore", "inherit"]});
+    const j = JSON.parse(fs.readFileSync(json, "utf8"));
+    return {pp: j.pp.median, tg: j.tg.median, rssMiB: j.max_rss_kib / 1024};
+}
+
+// Bytes a decode step reads: every tensor but the token embedding (one row of it is read).
+function decodeBytes(model) {
+    const out = execFileSync(path.join(bin, "hearth-cli"), ["inspect", model, "--json"], {encoding: "utf8"});
+    const j = JSON.parse(out);
+    let total = 0;
+    for (const t of j.tensors || []) if (t.name !== "token_embd.weight") total += Number(t.bytes || 0);
+    return total > 0 ? total : fs.statSync(model).size;
+}
+
+const bandwidth = {};
+for (const t of threadsList) {
+    const v = [];
+    for (let i = 0; i < 3; i++)
+        v.push(Number(execFileSync(path.join(bin, "bench_membw"), [String(t), "5"], {encoding: "utf8"}).trim()));
+    bandwidth[t] = median(v);
+}
+
+const rows = [];
+for (const model of models) {
+    const bytes = decodeBytes(model);
+    for (const t of threadsList) {
+        const a = [], b = [];
+        for (let i = 0; i < pairs; i++) {
+            a.push(ours(model, t));
+            b.push(theirs(model, t));
+        }
+        const ppRatio = median(a.map((x, i) => x.pp / b[i].pp));
+        const tgRatio = median(a.map((x, i) => x.tg / b[i].tg));
+        const limit = bandwidth[t] * 1e9 / bytes;
+        rows.push({
+            model: path.basename(model), threads: t,
+            pp_ours: median(a.map((x) => x.pp)), pp_theirs: median(b.map((x) => x.pp)), pp_ratio: ppRatio,
+            tg_ours: median(a.map((x) => x.tg)), tg_theirs: median(b.map((x) => x.tg)), tg_ratio: tgRatio,
+            tg_limit: limit, tg_ours_of_limit: median(a.map((x) => x.tg)) / limit,
+            tg_theirs_of_limit: median(b.map((x) => x.tg)) / limit,
+            rss_ours_mib: Math.max(...a.map((x) => x.rssMiB)), rss_theirs_mib: Math.max(...b.map((x) => x.rssMiB)),
+        });
+        const r = rows[rows.length - 1];
+        console.log(`${r.model.padEnd(28)} t=${t}  pp${pp} ${r.pp_ours.toFixed(1).padStart(7)} vs ${r.pp_theirs.toFixed(1).padStart(7)} = ${r.pp_ratio.toFixed(2)}x` +
+                    `   tg${tg} ${r.tg_ours.toFixed(1).padStart(6)} vs ${r.tg_theirs.toFixed(1).padStart(6)} = ${r.tg_ratio.toFixed(2)}x` +
+                    ` (${(100 * r.tg_ours_of_limit).toFixed(0)}% / ${(100 * r.tg_theirs_of_limit).toFixed(0)}% of ${r.tg_limit.toFixed(1)} tok/s limit)` +
+                    `   RSS ${r.rss_ours_mib.toFixed(0)} vs ${r.rss_theirs_mib.toFixed(0)} MiB`);
+    }
+}
+console.log(`read bandwidth (GB/s): ${Object.entries(bandwidth).map(([t, g]) => `${t} thread(s) ${g.toFixed(1)}`).join(", ")}`);
+console.log("ratios are ours / llama.cpp, median over A B pairs; limit = bandwidth / bytes read per token");
+if (env.JSON_OUT) fs.writeFileSync(env.JSON_OUT, JSON.stringify({bandwidth, rows}, null, 2));
