@@ -4,6 +4,7 @@
 // The reference forward in llama_model.cpp is its oracle.
 #include "model/llama_model.h"
 
+#include "backend/cpu/attention.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/thread_pool.h"
 
@@ -98,15 +99,18 @@ Status LlamaModel::forwardCpu(const Batch& batch, cpu::PagedKvStore& kv, std::ve
                 kv.writeValue(l, slot, &v[size_t(i * kvDim)]);
             }
         });
-        // Each sequence's history [0, maxPos] as floats, read once per layer.
+        // Each sequence's history [0, maxPos] as floats, read once per layer: K transposed
+        // (kHist[s]: [kvDim][hist], positions contiguous), V as rows (vHist[s]: [hist][kvDim]).
         parallel(pool, int64_t(nSeq), [&](int64_t b, int64_t e) {
+            std::vector<float> row(static_cast<size_t>(kvDim));
             for (int64_t s = b; s < e; ++s) {
                 const size_t hist = size_t(seqMaxPos[size_t(s)] + 1);
                 kHist[size_t(s)].resize(hist * size_t(kvDim));
                 vHist[size_t(s)].resize(hist * size_t(kvDim));
                 for (size_t p = 0; p < hist; ++p) {
                     const int64_t slot = kv.slotOf(batch.blockTables[size_t(s)], int64_t(p));
-                    kv.readKey(l, slot, &kHist[size_t(s)][p * size_t(kvDim)]);
+                    kv.readKey(l, slot, row.data());
+                    for (int64_t c = 0; c < kvDim; ++c) kHist[size_t(s)][size_t(c) * hist + p] = row[size_t(c)];
                     kv.readValue(l, slot, &vHist[size_t(s)][p * size_t(kvDim)]);
                 }
             }
@@ -117,29 +121,12 @@ Status LlamaModel::forwardCpu(const Batch& batch, cpu::PagedKvStore& kv, std::ve
             for (int64_t item = b; item < e; ++item) {
                 const int64_t i = item / hp.nHead, h = item % hp.nHead;
                 const BatchToken& t = batch.tokens[size_t(i)];
-                const float* kh = kHist[size_t(t.seq)].data() + (h / group) * D;
-                const float* vh = vHist[size_t(t.seq)].data() + (h / group) * D;
-                const float* qh = &q[size_t(i * qDim + h * D)];
-                const int64_t len = int64_t(t.pos) + 1;
+                const int64_t hist = seqMaxPos[size_t(t.seq)] + 1, len = int64_t(t.pos) + 1;
                 scores.resize(size_t(len));
-                float maxv = -INFINITY;
-                for (int64_t p = 0; p < len; ++p) {
-                    const float* kp = kh + p * kvDim;
-                    float dot = 0.0f;
-                    for (int64_t d = 0; d < D; ++d) dot += qh[d] * kp[d];
-                    scores[size_t(p)] = dot * scale;
-                    maxv = std::max(maxv, scores[size_t(p)]);
-                }
-                float sum = 0.0f;
-                for (int64_t p = 0; p < len; ++p) sum += (scores[size_t(p)] = std::exp(scores[size_t(p)] - maxv));
-                const float inv = 1.0f / sum;
-                float* out = &att[size_t(i * qDim + h * D)];
-                std::fill(out, out + D, 0.0f);
-                for (int64_t p = 0; p < len; ++p) {
-                    const float w = scores[size_t(p)] * inv;
-                    const float* vp = vh + p * kvDim;
-                    for (int64_t d = 0; d < D; ++d) out[d] += w * vp[d];
-                }
+                cpu::attendHead(&q[size_t(i * qDim + h * D)],
+                                kHist[size_t(t.seq)].data() + (h / group) * D * hist, hist,
+                                vHist[size_t(t.seq)].data() + (h / group) * D, kvDim, len, D, scale,
+                                scores.data(), &att[size_t(i * qDim + h * D)]);
             }
         });
         HEARTH_RETURN_IF_ERROR(cpu::matMul(L.wo, att.data(), n, tmp.data(), pool));
