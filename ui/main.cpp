@@ -3,6 +3,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QStandardPaths>
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
@@ -16,9 +17,16 @@ int main(int argc, char** argv) {
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("GGUF file to open"),
                                  QStringLiteral("[model.gguf]"));
+    QCommandLineOption dataDir(QStringLiteral("data-dir"),
+                               QStringLiteral("Folder for settings, conversations and models"),
+                               QStringLiteral("dir"));
+    parser.addOption(dataDir);
     parser.process(app);
+    QString dir = parser.value(dataDir);
+    if (dir.isEmpty()) dir = qEnvironmentVariable("HEARTH_DATA_DIR");
+    if (dir.isEmpty()) dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    hearth::ui::MainWindow window(dir);
 
-    hearth::ui::MainWindow window;
     window.show();
     if (!parser.positionalArguments().isEmpty())
         window.openModel(parser.positionalArguments().first());

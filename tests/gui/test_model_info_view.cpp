@@ -19,7 +19,8 @@ class TestModelInfoView : public QObject {
 private Q_SLOTS:
     void loadsRealModel() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
-        MainWindow window;
+        QTemporaryDir dataDir;
+        MainWindow window(dataDir.path());
         window.resize(1000, 700);
         window.show();
         auto* view = window.findChild<ModelInfoView*>();

@@ -1,0 +1,407 @@
+// EngineHost: the engine lives on a worker QThread; token sinks post to the host's thread.
+#include "services/engine_host.h"
+
+#include "hearth/engine.h"
+
+#include <QElapsedTimer>
+#include <QMetaObject>
+#include <QMutex>
+#include <QMutexLocker>
+#include <QThread>
+#include <QTimer>
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <utility>
+
+namespace hearth::app {
+
+struct EngineHost::Prompt {
+    enum class Kind { Text, Tokens, Chat } kind = Kind::Text;
+    QString text;
+    QList<int> ids;
+    QList<ChatMessage> messages;
+};
+
+namespace detail {
+
+// The only way work done on other threads reaches the host: queued calls, and none at all once
+// the host is being destroyed (detach() under the same lock that every post takes).
+struct HostRelay {
+    QMutex mutex;
+    EngineHost* host = nullptr;
+
+    template <typename F> void post(F&& f) {
+        QMutexLocker lock(&mutex);
+        if (!host) return;
+        EngineHost* h = host;
+        QMetaObject::invokeMethod(
+            h, [h, fn = std::forward<F>(f)]() mutable { fn(h); }, Qt::QueuedConnection);
+    }
+    void detach() {
+        QMutexLocker lock(&mutex);
+        host = nullptr;
+    }
+};
+
+// Forwards one request's output from the engine thread to the host's thread.
+class RelaySink final : public TokenSink {
+public:
+    RelaySink(std::shared_ptr<HostRelay> relay, quint64 id) : m_relay(std::move(relay)), m_id(id) {}
+
+    void onToken(const TokenInfo& token) override {
+        if (token.text.empty() || token.choice != 0) return;
+        QString text = QString::fromStdString(token.text);
+        m_relay->post([id = m_id, text = std::move(text)](EngineHost* h) { h->handleToken(id, text); });
+    }
+    void onFinish(FinishReason reason, const Usage& usage) override {
+        GenerationUsage u;
+        u.promptTokens = usage.promptTokens;
+        u.cachedPromptTokens = usage.cachedPromptTokens;
+        u.completionTokens = usage.completionTokens;
+        u.queueMs = usage.queueMs;
+        u.timeToFirstTokenMs = usage.timeToFirstTokenMs;
+        u.generationMs = usage.generationMs;
+        const QString why = QString::fromLatin1(finishReasonName(reason));
+        m_relay->post([id = m_id, why, u](EngineHost* h) { h->handleFinished(id, why, u); });
+    }
+    void onError(const Status& error) override {
+        const QString message = QString::fromStdString(error.toString());
+        m_relay->post([id = m_id, message](EngineHost* h) { h->handleFailed(id, message); });
+    }
+
+private:
+    std::shared_ptr<HostRelay> m_relay;
+    quint64 m_id;
+};
+
+namespace {
+
+GenerationRequest toRequest(const Sampling& s) {
+    GenerationRequest r;
+    r.sampling.temperature = s.temperature;
+    r.sampling.topK = s.topK;
+    r.sampling.topP = s.topP;
+    r.sampling.minP = s.minP;
+    r.sampling.repetitionPenalty = s.repetitionPenalty;
+    r.sampling.seed = s.seed;
+    r.maxTokens = s.maxTokens;
+    r.ignoreEos = s.ignoreEos;
+    for (const QString& stop : s.stopStrings)
+        if (!stop.isEmpty()) r.stopStrings.push_back(stop.toStdString());
+    return r;
+}
+
+LoadedModel toLoadedModel(const QString& path, const ModelSummary& s) {
+    LoadedModel m;
+    m.path = path;
+    m.architecture = QString::fromStdString(s.architecture);
+    m.name = QString::fromStdString(s.name);
+    m.vocabSize = s.nVocab;
+    m.layers = s.nLayer;
+    m.contextLength = s.contextLength;
+    m.embeddingLength = s.nEmbd;
+    m.builtinChatTemplate = s.chatTemplateBuiltin;
+    m.kvType = QString::fromStdString(s.kvType);
+    m.kvBytes = s.kvBytes;
+    return m;
+}
+
+} // namespace
+
+// Owns the engine. Every member is used only on the worker thread.
+class EngineWorker : public QObject {
+public:
+    explicit EngineWorker(std::shared_ptr<HostRelay> relay) : m_relay(std::move(relay)) {}
+
+    void load(quint64 generation, const QString& path, const LoadSettings& settings) {
+        release();
+        EngineConfig config;
+        config.modelPath = path.toStdString();
+        config.contextLength = settings.contextLength;
+        config.threads = settings.threads;
+        config.kvMemoryBytes = settings.kvMemoryBytes;
+        config.maxNumSeqs = std::max(1, settings.maxParallel);
+        Result<KvType> kv = kvTypeFromName(settings.kvType.toStdString());
+        if (!kv) {
+            const QString message = QStringLiteral("unknown KV cache type '%1'").arg(settings.kvType);
+            m_relay->post([generation, message](EngineHost* h) { h->handleLoadFailed(generation, message); });
+            return;
+        }
+        config.kvType = *kv;
+        spdlog::info("engine host: loading {}", config.modelPath);
+        QElapsedTimer timer;
+        timer.start();
+        Result<std::unique_ptr<Engine>> engine = Engine::create(config);
+        if (!engine) {
+            const QString message = QString::fromStdString(engine.status().toString());
+            spdlog::warn("engine host: loading {} failed: {}", config.modelPath, message.toStdString());
+            m_relay->post([generation, message](EngineHost* h) { h->handleLoadFailed(generation, message); });
+            return;
+        }
+        m_engine = std::move(*engine);
+        m_generation = generation;
+        LoadedModel model = toLoadedModel(path, m_engine->model());
+        model.loadSeconds = double(timer.elapsed()) / 1000.0;
+        spdlog::info("engine host: loaded {} ({} layers, context {}) in {:.2f} s",
+                     config.modelPath, model.layers, model.contextLength, model.loadSeconds);
+        std::shared_ptr<Engine> shared = m_engine;
+        m_relay->post([generation, model, shared](EngineHost* h) {
+            if (generation == h->m_generation) h->m_shared = shared;
+            h->handleLoaded(generation, model);
+        });
+    }
+
+    // Frees the engine (joins its thread); requests still running are dropped.
+    void release() {
+        m_engine.reset();
+        m_ids.clear();
+    }
+
+    void submit(quint64 id, const EngineHost::Prompt& prompt, const Sampling& sampling) {
+        auto fail = [this, id](const QString& message) {
+            m_relay->post([id, message](EngineHost* h) { h->handleFailed(id, message); });
+        };
+        if (!m_engine) return fail(QStringLiteral("no model is loaded"));
+        Result<std::vector<int32_t>> ids = promptIds(prompt);
+        if (!ids) return fail(QString::fromStdString(ids.status().toString()));
+        if (ids->empty()) return fail(QStringLiteral("the prompt is empty"));
+        GenerationRequest request = toRequest(sampling);
+        request.prompt = std::move(*ids);
+        // Keep prompt + reply inside the context: shorten the reply rather than refuse it.
+        const int context = m_engine->model().contextLength;
+        const int promptLen = int(request.prompt.size());
+        if (context > 0) {
+            if (promptLen >= context)
+                return fail(QStringLiteral("the prompt (%1 tokens) does not fit the context (%2 tokens)")
+                                .arg(promptLen)
+                                .arg(context));
+            request.maxTokens = std::min(request.maxTokens, context - promptLen);
+        }
+        request.sink = std::make_shared<RelaySink>(m_relay, id);
+        Result<RequestId> engineId = m_engine->submit(std::move(request));
+        if (!engineId) return fail(QString::fromStdString(engineId.status().toString()));
+        m_ids[id] = *engineId;
+    }
+
+    void cancel(quint64 id) {
+        auto it = m_ids.find(id);
+        if (it != m_ids.end() && m_engine) m_engine->cancel(it->second);
+    }
+
+    void forget(quint64 id) { m_ids.erase(id); }
+
+    void stats() {
+        if (!m_engine) return;
+        const EngineStats s = m_engine->stats();
+        EngineStatsSnapshot snap;
+        snap.running = s.running;
+        snap.waiting = s.waiting;
+        snap.kvBlocksUsed = s.kvBlocksUsed;
+        snap.kvBlocksTotal = s.kvBlocksTotal;
+        snap.kvTokensHeld = s.kvTokensHeld;
+        snap.prefixHitTokens = s.prefixHitTokens;
+        snap.prefixQueryTokens = s.prefixQueryTokens;
+        snap.steps = s.steps;
+        m_relay->post([g = m_generation, snap](EngineHost* h) { h->handleStats(g, snap); });
+    }
+
+private:
+    Result<std::vector<int32_t>> promptIds(const EngineHost::Prompt& prompt) const {
+        using Kind = EngineHost::Prompt::Kind;
+        switch (prompt.kind) {
+        case Kind::Text:
+            return m_engine->tokenizer().encode(prompt.text.toStdString(), true, true);
+        case Kind::Tokens: {
+            std::vector<int32_t> ids(prompt.ids.begin(), prompt.ids.end());
+            const int vocab = m_engine->model().nVocab;
+            for (int32_t id : ids)
+                if (id < 0 || id >= vocab)
+                    return invalidArgument("token id " + std::to_string(id) + " is outside the vocabulary");
+            return ids;
+        }
+        case Kind::Chat: {
+            tmpl::ChatRequest chat;
+            for (const ChatMessage& m : prompt.messages)
+                chat.messages.push_back({{"role", m.role.toStdString()},
+                                         {"content", m.content.toStdString()}});
+            chat.addGenerationPrompt = true;
+            return m_engine->encodeChat(chat);
+        }
+        }
+        return internalError("unknown prompt kind");
+    }
+
+    std::shared_ptr<HostRelay> m_relay;
+    std::shared_ptr<Engine> m_engine; // shared with the embedded server while it serves it
+    quint64 m_generation = 0;
+    std::map<quint64, RequestId> m_ids; // host id -> engine id, while running
+};
+
+} // namespace detail
+
+EngineHost::EngineHost(QObject* parent)
+    : QObject(parent), m_relay(std::make_shared<detail::HostRelay>()) {
+    qRegisterMetaType<LoadedModel>();
+    qRegisterMetaType<GenerationUsage>();
+    qRegisterMetaType<EngineStatsSnapshot>();
+    m_relay->host = this;
+    m_thread = new QThread(this);
+    m_thread->setObjectName(QStringLiteral("hearth-engine-host"));
+    m_worker = new detail::EngineWorker(m_relay);
+    m_worker->moveToThread(m_thread);
+    m_thread->start();
+    m_statsTimer = new QTimer(this);
+    connect(m_statsTimer, &QTimer::timeout, this, &EngineHost::pollStats);
+}
+
+EngineHost::~EngineHost() {
+    m_relay->detach();
+    detail::EngineWorker* w = m_worker;
+    QMetaObject::invokeMethod(
+        w,
+        [w] {
+            w->release();
+            QThread::currentThread()->quit();
+        },
+        Qt::QueuedConnection);
+    m_thread->wait();
+    delete m_worker;
+}
+
+void EngineHost::setState(State s) {
+    if (m_state == s) return;
+    m_state = s;
+    if (s == State::Ready && m_statsIntervalMs > 0) m_statsTimer->start(m_statsIntervalMs);
+    if (s != State::Ready) m_statsTimer->stop();
+    Q_EMIT stateChanged(s);
+}
+
+void EngineHost::loadModel(const QString& path, const LoadSettings& settings) {
+    const quint64 generation = ++m_generation;
+    // Requests of the current model end when the worker replaces it.
+    const QList<quint64> live = m_live.values();
+    for (quint64 id : live) handleFinished(id, QStringLiteral("cancelled"), {});
+    m_shared.reset(); // the old engine can go as soon as the worker drops it
+    setState(State::Loading);
+    detail::EngineWorker* w = m_worker;
+    QMetaObject::invokeMethod(
+        w, [w, generation, path, settings] { w->load(generation, path, settings); },
+        Qt::QueuedConnection);
+}
+
+void EngineHost::unloadModel() {
+    ++m_generation;
+    const QList<quint64> live = m_live.values();
+    for (quint64 id : live) handleFinished(id, QStringLiteral("cancelled"), {});
+    const bool wasLoaded = m_state != State::Empty;
+    m_model = {};
+    m_shared.reset();
+    setState(State::Empty);
+    detail::EngineWorker* w = m_worker;
+    QMetaObject::invokeMethod(w, [w] { w->release(); }, Qt::QueuedConnection);
+    if (wasLoaded) Q_EMIT unloaded();
+}
+
+quint64 EngineHost::sendText(const QString& prompt, const Sampling& sampling) {
+    Prompt p;
+    p.kind = Prompt::Kind::Text;
+    p.text = prompt;
+    return send(std::move(p), sampling);
+}
+
+quint64 EngineHost::sendTokens(const QList<int>& promptIds, const Sampling& sampling) {
+    Prompt p;
+    p.kind = Prompt::Kind::Tokens;
+    p.ids = promptIds;
+    return send(std::move(p), sampling);
+}
+
+quint64 EngineHost::sendChat(const QList<ChatMessage>& messages, const Sampling& sampling) {
+    Prompt p;
+    p.kind = Prompt::Kind::Chat;
+    p.messages = messages;
+    return send(std::move(p), sampling);
+}
+
+quint64 EngineHost::send(Prompt prompt, const Sampling& sampling) {
+    const quint64 id = m_nextId++;
+    m_live.insert(id);
+    if (m_state != State::Ready) {
+        failSoon(id, m_state == State::Loading ? QStringLiteral("the model is still loading")
+                                               : QStringLiteral("no model is loaded"));
+        return id;
+    }
+    detail::EngineWorker* w = m_worker;
+    QMetaObject::invokeMethod(
+        w, [w, id, prompt = std::move(prompt), sampling] { w->submit(id, prompt, sampling); },
+        Qt::QueuedConnection);
+    return id;
+}
+
+void EngineHost::failSoon(quint64 id, const QString& message) {
+    // Queued so that the caller has the id before the signal arrives.
+    QMetaObject::invokeMethod(
+        this, [this, id, message] { handleFailed(id, message); }, Qt::QueuedConnection);
+}
+
+void EngineHost::stop(quint64 id) {
+    if (!m_live.contains(id)) return;
+    detail::EngineWorker* w = m_worker;
+    QMetaObject::invokeMethod(w, [w, id] { w->cancel(id); }, Qt::QueuedConnection);
+}
+
+void EngineHost::stopAll() {
+    const QList<quint64> live = m_live.values();
+    for (quint64 id : live) stop(id);
+}
+
+void EngineHost::setStatsInterval(int ms) {
+    m_statsIntervalMs = std::max(0, ms);
+    if (m_statsIntervalMs == 0) m_statsTimer->stop();
+    else if (m_state == State::Ready) m_statsTimer->start(m_statsIntervalMs);
+}
+
+void EngineHost::pollStats() {
+    detail::EngineWorker* w = m_worker;
+    QMetaObject::invokeMethod(w, [w] { w->stats(); }, Qt::QueuedConnection);
+}
+
+void EngineHost::handleLoaded(quint64 generation, const LoadedModel& model) {
+    if (generation != m_generation) return; // superseded by a later load or an unload
+    m_model = model;
+    setState(State::Ready);
+    Q_EMIT loaded(m_model);
+}
+
+void EngineHost::handleLoadFailed(quint64 generation, const QString& message) {
+    if (generation != m_generation) return;
+    m_model = {};
+    setState(State::Empty);
+    Q_EMIT loadFailed(message);
+}
+
+void EngineHost::handleToken(quint64 id, const QString& text) {
+    if (m_live.contains(id)) Q_EMIT tokenReceived(id, text);
+}
+
+void EngineHost::handleFinished(quint64 id, const QString& reason, const GenerationUsage& usage) {
+    if (!m_live.remove(id)) return;
+    detail::EngineWorker* w = m_worker;
+    QMetaObject::invokeMethod(w, [w, id] { w->forget(id); }, Qt::QueuedConnection);
+    Q_EMIT finished(id, reason, usage);
+}
+
+void EngineHost::handleFailed(quint64 id, const QString& message) {
+    if (!m_live.remove(id)) return;
+    detail::EngineWorker* w = m_worker;
+    QMetaObject::invokeMethod(w, [w, id] { w->forget(id); }, Qt::QueuedConnection);
+    Q_EMIT failed(id, message);
+}
+
+void EngineHost::handleStats(quint64 generation, const EngineStatsSnapshot& stats) {
+    if (generation == m_generation && m_state == State::Ready) Q_EMIT statsUpdated(stats);
+}
+
+} // namespace hearth::app

@@ -1,0 +1,113 @@
+// EngineHost owns the inference engine for the app: it loads models and submits generations on a
+// worker thread and delivers their tokens, results and statistics as signals on its own thread.
+#pragma once
+
+#include "services/service_types.h"
+
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QSet>
+#include <QString>
+
+#include <memory>
+
+class QThread;
+
+namespace hearth {
+class Engine;
+}
+class QTimer;
+
+namespace hearth::app {
+
+namespace detail {
+class EngineWorker;
+class RelaySink;
+struct HostRelay;
+} // namespace detail
+
+class EngineHost : public QObject {
+    Q_OBJECT
+public:
+    enum class State { Empty, Loading, Ready };
+    Q_ENUM(State)
+
+    explicit EngineHost(QObject* parent = nullptr);
+    ~EngineHost() override;
+
+    // Starts loading `path` on the worker thread; ends with loaded() or loadFailed(). A model that
+    // is loaded stays usable until the new one replaces it. A later call supersedes this one.
+    void loadModel(const QString& path, const LoadSettings& settings);
+    // Ends every request (finished with "cancelled") and frees the model on the worker thread.
+    void unloadModel();
+
+    State state() const { return m_state; }
+    bool isLoaded() const { return m_state == State::Ready; }
+    const LoadedModel& model() const { return m_model; }
+    // The loaded engine itself, for the embedded API server to serve the same model (null when
+    // none is loaded). Holders keep it alive past an unload; the server drops it when stopped.
+    std::shared_ptr<Engine> sharedEngine() const { return isLoaded() ? m_shared : nullptr; }
+
+    // Each send returns a request id at once; the request's outcome comes as signals carrying it,
+    // including errors found before it reaches the engine (no model, prompt too long, ...).
+    // Plain-text completion: the text is tokenized as the CLI does (BOS where the vocabulary
+    // adds one, special-token text parsed), no chat template.
+    quint64 sendText(const QString& prompt, const Sampling& sampling);
+    quint64 sendTokens(const QList<int>& promptIds, const Sampling& sampling);
+    // A chat rendered with the model's template, with the assistant's turn opened.
+    quint64 sendChat(const QList<ChatMessage>& messages, const Sampling& sampling);
+
+    void stop(quint64 id);
+    void stopAll();
+    // Requests sent and not yet finished or failed.
+    QList<quint64> activeRequests() const { return m_live.values(); }
+
+    // How often statsUpdated() fires while a model is loaded (ms; 0 turns it off).
+    void setStatsInterval(int ms);
+    int statsInterval() const { return m_statsIntervalMs; }
+
+Q_SIGNALS:
+    void stateChanged(hearth::app::EngineHost::State state);
+    void loaded(const hearth::app::LoadedModel& model);
+    void loadFailed(const QString& message);
+    void unloaded();
+    void tokenReceived(quint64 id, const QString& text);
+    // reason: "stop", "length", "cancelled" (or "error" when the engine says so).
+    void finished(quint64 id, const QString& reason, const hearth::app::GenerationUsage& usage);
+    void failed(quint64 id, const QString& message);
+    void statsUpdated(const hearth::app::EngineStatsSnapshot& stats);
+
+private:
+    friend struct detail::HostRelay;
+    friend class detail::EngineWorker;
+    friend class detail::RelaySink;
+
+    struct Prompt;
+    quint64 send(Prompt prompt, const Sampling& sampling);
+    void setState(State s);
+    void failSoon(quint64 id, const QString& message);
+    void pollStats();
+
+    // Called on this object's thread with events posted by the worker or the token sinks.
+    void handleLoaded(quint64 generation, const LoadedModel& model);
+    void handleLoadFailed(quint64 generation, const QString& message);
+    void handleToken(quint64 id, const QString& text);
+    void handleFinished(quint64 id, const QString& reason, const GenerationUsage& usage);
+    void handleFailed(quint64 id, const QString& message);
+    void handleStats(quint64 generation, const EngineStatsSnapshot& stats);
+
+    QThread* m_thread = nullptr;
+    detail::EngineWorker* m_worker = nullptr; // lives in m_thread
+    std::shared_ptr<detail::HostRelay> m_relay;
+    QTimer* m_statsTimer = nullptr;
+    int m_statsIntervalMs = 1000;
+    State m_state = State::Empty;
+    LoadedModel m_model;
+    std::shared_ptr<Engine> m_shared;
+    quint64 m_generation = 0; // bumped by every load and unload
+    quint64 m_nextId = 1;
+    QSet<quint64> m_live;
+};
+
+} // namespace hearth::app

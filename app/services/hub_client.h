@@ -1,0 +1,105 @@
+// HubClient talks to the Hugging Face hub's JSON API (or any server with the same API at another
+// base URL): model search, a repository's file tree, and GGUF files grouped by quantization.
+#pragma once
+
+#include <QDateTime>
+#include <QHash>
+#include <QList>
+#include <QMetaType>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QUrl>
+
+class QNetworkAccessManager;
+class QNetworkReply;
+
+namespace hearth::app {
+
+struct HubModel {
+    QString id; // "owner/name"
+    qint64 downloads = 0;
+    qint64 likes = 0;
+    QDateTime lastModified;
+    QStringList tags;
+    QString pipelineTag;
+    bool gated = false;
+};
+
+struct HubFile {
+    QString path;   // inside the repository, '/'-separated
+    qint64 size = 0;
+    QString sha256; // lowercase hex, from lfs.oid; empty for files not in LFS
+};
+
+// One downloadable model variant: a single .gguf, or all parts of a split one.
+struct QuantOption {
+    QString quantization; // "Q4_K_M", "IQ4_XS", "F16", ...; the file's stem when not recognised
+    QString name;         // file path without the split suffix: "sub/model-Q4_K_M.gguf"
+    QList<HubFile> files; // in part order
+    qint64 totalSize = 0;
+    int partCount = 1;    // what the names announce ("-of-00003"); files.size() when complete
+    bool isSplit() const { return partCount > 1; }
+    bool isComplete() const { return files.size() == partCount; }
+};
+
+class HubClient : public QObject {
+    Q_OBJECT
+public:
+    // `network` may be shared; when null the client makes its own.
+    explicit HubClient(QNetworkAccessManager* network = nullptr, QObject* parent = nullptr);
+    ~HubClient() override;
+
+    void setBaseUrl(const QUrl& url); // default https://huggingface.co
+    QUrl baseUrl() const { return m_baseUrl; }
+    // Sent as "Authorization: Bearer ..." to the base URL's host only.
+    void setAccessToken(const QString& token) { m_token = token; }
+    void setTimeout(int ms) { m_timeoutMs = ms; }
+
+    // GET /api/models?search=Q&filter=gguf&limit=N -> searchFinished or failed.
+    quint64 searchModels(const QString& query, int limit = 30);
+    // GET /api/models/{repo}/tree/{revision}?recursive=true (following pages) -> filesListed.
+    quint64 listFiles(const QString& repo, const QString& revision = QStringLiteral("main"));
+    // Stops a request; no signal comes for it.
+    void abort(quint64 ticket);
+
+    // {base}/{repo}/resolve/{revision}/{path}
+    QUrl downloadUrl(const QString& repo, const QString& path,
+                     const QString& revision = QStringLiteral("main")) const;
+
+    static bool isValidRepoId(const QString& repo);
+    // A relative path with no "..", empty or absolute parts: safe to join to a local folder.
+    // Tree entries that fail this are dropped.
+    static bool isSafeRepoPath(const QString& path);
+    // The quantization named in a GGUF file name ("Q4_K_M", "IQ4_XS", "F16", ...), empty if none.
+    static QString quantizationOf(const QString& fileName);
+    // GGUF files (projector files left out) as variants, split parts joined, smallest first.
+    static QList<QuantOption> groupByQuantization(const QList<HubFile>& files);
+
+Q_SIGNALS:
+    void searchFinished(quint64 ticket, const QList<hearth::app::HubModel>& models);
+    void filesListed(quint64 ticket, const QString& repo, const QList<hearth::app::HubFile>& files);
+    void failed(quint64 ticket, const QString& message);
+
+private:
+    struct Pending;
+    QNetworkReply* get(const QUrl& url);
+    void startTreePage(quint64 ticket, const QUrl& url);
+    void onFinished(quint64 ticket, QNetworkReply* reply);
+
+    QNetworkAccessManager* m_network = nullptr;
+    QUrl m_baseUrl;
+    QString m_token;
+    int m_timeoutMs = 30000;
+    quint64 m_nextTicket = 1;
+    QHash<quint64, Pending*> m_pending;
+};
+
+// Why an HTTP request failed, in words for the user; empty when it did not.
+QString describeReplyError(QNetworkReply* reply, const QString& what);
+
+} // namespace hearth::app
+
+Q_DECLARE_METATYPE(hearth::app::HubModel)
+Q_DECLARE_METATYPE(hearth::app::HubFile)
+Q_DECLARE_METATYPE(hearth::app::QuantOption)

@@ -1,0 +1,117 @@
+// ModelLibrary knows the GGUF models on this machine: it scans the models folder (and files the
+// user referenced elsewhere) on a worker thread, reads each file's facts, imports and deletes.
+#pragma once
+
+#include <QDateTime>
+#include <QList>
+#include <QMetaType>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+class QThread;
+
+namespace hearth::app {
+
+struct ModelEntry {
+    QString path;
+    QString fileName;
+    qint64 sizeBytes = 0;   // all parts of a split model together
+    int parts = 1;          // files of a split model (only the first part is listed)
+    QDateTime modified;
+    bool external = false;  // referenced where it lies, not in the models folder
+    // From the GGUF metadata; empty or 0 when the file could not be read (see error).
+    QString architecture;
+    QString name;
+    quint64 parameterCount = 0;
+    QString quantization;   // "Q4_K_M", "F16", ...
+    int contextLength = 0;  // training context
+    int layers = 0;
+    bool hasChatTemplate = false;
+    quint64 memoryBytes = 0; // weights + F16 KV cache for min(context, 4096) tokens
+    QString error;
+
+    bool isUsable() const { return error.isEmpty(); }
+    QString displayName() const { return name.isEmpty() ? fileName : name; }
+    bool operator==(const ModelEntry&) const = default;
+};
+
+// One entry of the curated starter list (resources/models/starter.json).
+struct StarterModel {
+    QString repo;
+    QString title;
+    QString filePattern;  // wildcard over file names in the repo, case-insensitive
+    QString quantization;
+    qint64 approxSizeBytes = 0;
+    QString parameters;   // "1.5B"
+    QString license;
+    QString notes;
+    bool matches(const QString& fileName) const;
+};
+
+namespace detail {
+class LibraryWorker;
+}
+
+class ModelLibrary : public QObject {
+    Q_OBJECT
+public:
+    enum class ImportMode { Copy, Reference };
+    Q_ENUM(ImportMode)
+
+    // Scans nothing until refresh() is called.
+    explicit ModelLibrary(const QString& modelsFolder, QObject* parent = nullptr);
+    ~ModelLibrary() override;
+
+    QString modelsFolder() const { return m_folder; }
+    void setModelsFolder(const QString& folder); // and refresh
+    // Files outside the folder that the library lists (kept in <folder>/.hearth-library.json).
+    QStringList references() const { return m_references; }
+
+    // Rescans in the background; modelsChanged() follows. Unchanged files are not read again.
+    void refresh();
+    bool isScanning() const { return m_scanning; }
+    const QList<ModelEntry>& models() const { return m_models; }
+    const ModelEntry* find(const QString& path) const;
+
+    // Copies a GGUF into the models folder (on the worker, via a .part file) or references it
+    // where it is. Checks that it is a readable GGUF first. -> imported / importFailed.
+    quint64 importModel(const QString& sourcePath, ImportMode mode);
+    // Deletes a model file from the models folder (all parts of a split model), or forgets a
+    // referenced one without touching the file. False with a reason in *error when it cannot.
+    bool removeModel(const QString& path, QString* error = nullptr);
+
+    // The curated starter list; an error message in *error when it cannot be read.
+    static QList<StarterModel> starterModels(const QString& jsonPath = QStringLiteral(":/hearth/models/starter.json"),
+                                             QString* error = nullptr);
+    // "1.5B", "260K", "7.2B"
+    static QString formatParameters(quint64 count);
+
+Q_SIGNALS:
+    void scanningChanged(bool scanning);
+    void modelsChanged();
+    void importProgress(quint64 ticket, qint64 copied, qint64 total);
+    void imported(quint64 ticket, const QString& path);
+    void importFailed(quint64 ticket, const QString& message);
+
+private:
+    friend class detail::LibraryWorker;
+    void loadReferences();
+    bool saveReferences(QString* error);
+    void scanFinished(quint64 generation, const QList<ModelEntry>& entries);
+
+    QString m_folder;
+    QStringList m_references;
+    QList<ModelEntry> m_models;
+    bool m_scanning = false;
+    bool m_rescan = false;
+    quint64 m_generation = 0;
+    quint64 m_nextTicket = 1;
+    QThread* m_thread = nullptr;
+    detail::LibraryWorker* m_worker = nullptr; // lives in m_thread
+};
+
+} // namespace hearth::app
+
+Q_DECLARE_METATYPE(hearth::app::ModelEntry)
+Q_DECLARE_METATYPE(hearth::app::StarterModel)

@@ -1,0 +1,104 @@
+// Plain value types the app services pass between threads and to the UI: how to load a model,
+// what a loaded model is, sampling settings, chat messages, usage and engine statistics.
+#pragma once
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+
+namespace hearth::app {
+
+// How a model is loaded (the user's defaults live in Settings).
+struct LoadSettings {
+    int contextLength = 0;          // 0: the engine's default (min(training context, 4096))
+    QString kvType = QStringLiteral("f16"); // "f16", "q8_0", "f32"
+    int threads = 0;                // 0: all cores
+    int gpuLayers = 0;              // layers to offload; kept for the GPU backends
+    quint64 kvMemoryBytes = 0;      // 0: the engine decides
+    int maxParallel = 4;            // sequences decoded together
+
+    bool operator==(const LoadSettings&) const = default;
+};
+
+// What the UI shows about the model that is loaded.
+struct LoadedModel {
+    QString path;
+    QString architecture;
+    QString name;
+    int vocabSize = 0;
+    int layers = 0;
+    int contextLength = 0;
+    int embeddingLength = 0;
+    bool builtinChatTemplate = false; // the file has no template; ChatML is used
+    QString kvType;
+    quint64 kvBytes = 0;
+    double loadSeconds = 0.0;
+};
+
+// Sampling and length limits of one generation.
+struct Sampling {
+    float temperature = 0.8f; // <= 0: greedy
+    int topK = 40;
+    float topP = 0.95f;
+    float minP = 0.05f;
+    float repetitionPenalty = 1.0f;
+    quint64 seed = 0;
+    int maxTokens = 512;
+    QStringList stopStrings;
+    bool ignoreEos = false;
+
+    static Sampling greedy(int maxTokens) {
+        Sampling s;
+        s.temperature = 0.0f;
+        s.topK = 0;
+        s.topP = 1.0f;
+        s.minP = 0.0f;
+        s.maxTokens = maxTokens;
+        return s;
+    }
+};
+
+struct ChatMessage {
+    QString role; // "system", "user", "assistant"
+    QString content;
+};
+
+// What one finished generation cost.
+struct GenerationUsage {
+    int promptTokens = 0;
+    int cachedPromptTokens = 0;
+    int completionTokens = 0;
+    double queueMs = 0.0;
+    double timeToFirstTokenMs = 0.0;
+    double generationMs = 0.0;
+    // Decode speed after the first token (0 when fewer than two tokens).
+    double tokensPerSecond() const {
+        return generationMs > 0.0 && completionTokens > 1
+                   ? 1000.0 * (completionTokens - 1) / generationMs
+                   : 0.0;
+    }
+};
+
+// A periodic snapshot of the engine's queues and KV cache.
+struct EngineStatsSnapshot {
+    int running = 0;
+    int waiting = 0;
+    int kvBlocksUsed = 0;
+    int kvBlocksTotal = 0;
+    qint64 kvTokensHeld = 0;
+    quint64 prefixHitTokens = 0;
+    quint64 prefixQueryTokens = 0;
+    quint64 steps = 0;
+};
+
+} // namespace hearth::app
+
+Q_DECLARE_METATYPE(hearth::app::LoadSettings)
+Q_DECLARE_METATYPE(hearth::app::LoadedModel)
+Q_DECLARE_METATYPE(hearth::app::Sampling)
+Q_DECLARE_METATYPE(hearth::app::ChatMessage)
+Q_DECLARE_METATYPE(hearth::app::GenerationUsage)
+Q_DECLARE_METATYPE(hearth::app::EngineStatsSnapshot)

@@ -1,0 +1,190 @@
+// Settings: QSettings in INI format for preferences, owner-only files for secrets.
+#include "services/settings.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QSaveFile>
+#include <QSettings>
+#include <QStandardPaths>
+
+#include <spdlog/spdlog.h>
+
+namespace hearth::app {
+
+namespace {
+
+const QString kModelsFolder = QStringLiteral("models/folder");
+const QString kHubBaseUrl = QStringLiteral("hub/baseUrl");
+const QString kServerHost = QStringLiteral("server/host");
+const QString kServerPort = QStringLiteral("server/port");
+const QString kLoadContext = QStringLiteral("load/contextLength");
+const QString kLoadKvType = QStringLiteral("load/kvType");
+const QString kLoadThreads = QStringLiteral("load/threads");
+const QString kLoadGpuLayers = QStringLiteral("load/gpuLayers");
+const QString kLoadKvMemory = QStringLiteral("load/kvMemoryBytes");
+const QString kLoadParallel = QStringLiteral("load/maxParallel");
+const QString kDownloadsParallel = QStringLiteral("downloads/parallel");
+
+const QString kTokenFile = QStringLiteral("hub-token");
+const QString kApiKeyFile = QStringLiteral("server-api-key");
+
+constexpr QFileDevice::Permissions kOwnerOnly = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
+
+QString defaultIniPath() {
+    QString dir = QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation);
+    if (dir.isEmpty()) dir = QDir::homePath() + QStringLiteral("/.config/hearth");
+    return QDir(dir).filePath(QStringLiteral("hearth.ini"));
+}
+
+QString defaultModelsFolder() {
+    QString dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
+    if (dir.isEmpty()) dir = QDir::homePath() + QStringLiteral("/.local/share/hearth");
+    return QDir(dir).filePath(QStringLiteral("models"));
+}
+
+} // namespace
+
+Settings::Settings(const QString& iniPath, QObject* parent)
+    : QObject(parent),
+      m_settings(std::make_unique<QSettings>(iniPath.isEmpty() ? defaultIniPath() : iniPath,
+                                             QSettings::IniFormat)) {}
+
+Settings::~Settings() { m_settings->sync(); }
+
+QString Settings::filePath() const { return m_settings->fileName(); }
+
+void Settings::sync() { m_settings->sync(); }
+
+void Settings::setValue(const QString& key, const QVariant& value) {
+    if (m_settings->value(key) == value) return;
+    m_settings->setValue(key, value);
+    Q_EMIT changed(key);
+}
+
+QString Settings::modelsFolder() const {
+    return m_settings->value(kModelsFolder, defaultModelsFolder()).toString();
+}
+
+void Settings::setModelsFolder(const QString& folder) {
+    setValue(kModelsFolder, QDir::cleanPath(folder));
+}
+
+QUrl Settings::hubBaseUrl() const {
+    const QUrl url(m_settings->value(kHubBaseUrl, QStringLiteral("https://huggingface.co")).toString());
+    return url.isValid() ? url : QUrl(QStringLiteral("https://huggingface.co"));
+}
+
+bool Settings::setHubBaseUrl(const QUrl& url) {
+    const QString scheme = url.scheme().toLower();
+    if (!url.isValid() || url.host().isEmpty() ||
+        (scheme != QStringLiteral("https") && scheme != QStringLiteral("http"))) {
+        m_lastError = QStringLiteral("'%1' is not an http(s) address").arg(url.toString());
+        return false;
+    }
+    QUrl clean = url.adjusted(QUrl::StripTrailingSlash | QUrl::RemoveQuery | QUrl::RemoveFragment);
+    if (clean.path() == QStringLiteral("/")) clean.setPath(QString());
+    setValue(kHubBaseUrl, clean.toString());
+    return true;
+}
+
+QString Settings::secretPath(const QString& name) const {
+    return QFileInfo(m_settings->fileName()).absoluteDir().filePath(name);
+}
+
+QString Settings::accessTokenPath() const { return secretPath(kTokenFile); }
+QString Settings::serverApiKeyPath() const { return secretPath(kApiKeyFile); }
+
+QString Settings::readSecret(const QString& name) const {
+    QFile f(secretPath(name));
+    if (!f.exists()) return {};
+    // Someone widened the permissions: narrow them again before reading.
+    if ((f.permissions() & ~(kOwnerOnly | QFileDevice::ReadUser | QFileDevice::WriteUser)) != 0) {
+        spdlog::warn("settings: {} was readable by others; making it owner-only",
+                     f.fileName().toStdString());
+        f.setPermissions(kOwnerOnly);
+    }
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QString::fromUtf8(f.readAll()).trimmed();
+}
+
+bool Settings::writeSecret(const QString& name, const QString& value) {
+    const QString path = secretPath(name);
+    const QString trimmed = value.trimmed();
+    if (trimmed.isEmpty()) {
+        if (QFile::exists(path) && !QFile::remove(path)) {
+            m_lastError = QStringLiteral("cannot delete %1").arg(path);
+            return false;
+        }
+        Q_EMIT changed(name);
+        return true;
+    }
+    if (!QDir().mkpath(QFileInfo(path).absolutePath())) {
+        m_lastError = QStringLiteral("cannot create the folder of %1").arg(path);
+        return false;
+    }
+    // The temporary file is made owner-only before the secret goes in; the rename keeps that.
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || !f.setPermissions(kOwnerOnly) ||
+        f.write(trimmed.toUtf8()) < 0 || !f.commit()) {
+        m_lastError = QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
+        f.cancelWriting();
+        return false;
+    }
+    QFile::setPermissions(path, kOwnerOnly);
+    Q_EMIT changed(name);
+    return true;
+}
+
+QString Settings::accessToken() const { return readSecret(kTokenFile); }
+bool Settings::setAccessToken(const QString& token) { return writeSecret(kTokenFile, token); }
+QString Settings::serverApiKey() const { return readSecret(kApiKeyFile); }
+bool Settings::setServerApiKey(const QString& key) { return writeSecret(kApiKeyFile, key); }
+
+QString Settings::serverHost() const {
+    return m_settings->value(kServerHost, QStringLiteral("127.0.0.1")).toString();
+}
+
+void Settings::setServerHost(const QString& host) { setValue(kServerHost, host.trimmed()); }
+
+int Settings::serverPort() const {
+    const int port = m_settings->value(kServerPort, kDefaultServerPort).toInt();
+    return port >= 1 && port <= 65535 ? port : kDefaultServerPort;
+}
+
+bool Settings::setServerPort(int port) {
+    if (port < 1 || port > 65535) {
+        m_lastError = QStringLiteral("port %1 is outside 1..65535").arg(port);
+        return false;
+    }
+    setValue(kServerPort, port);
+    return true;
+}
+
+LoadSettings Settings::loadSettings() const {
+    LoadSettings s;
+    s.contextLength = std::max(0, m_settings->value(kLoadContext, s.contextLength).toInt());
+    s.kvType = m_settings->value(kLoadKvType, s.kvType).toString();
+    s.threads = std::max(0, m_settings->value(kLoadThreads, s.threads).toInt());
+    s.gpuLayers = std::max(0, m_settings->value(kLoadGpuLayers, s.gpuLayers).toInt());
+    s.kvMemoryBytes = m_settings->value(kLoadKvMemory, s.kvMemoryBytes).toULongLong();
+    s.maxParallel = std::max(1, m_settings->value(kLoadParallel, s.maxParallel).toInt());
+    return s;
+}
+
+void Settings::setLoadSettings(const LoadSettings& s) {
+    setValue(kLoadContext, s.contextLength);
+    setValue(kLoadKvType, s.kvType);
+    setValue(kLoadThreads, s.threads);
+    setValue(kLoadGpuLayers, s.gpuLayers);
+    setValue(kLoadKvMemory, s.kvMemoryBytes);
+    setValue(kLoadParallel, s.maxParallel);
+}
+
+int Settings::parallelDownloads() const {
+    return std::clamp(m_settings->value(kDownloadsParallel, 1).toInt(), 1, 8);
+}
+
+void Settings::setParallelDownloads(int n) { setValue(kDownloadsParallel, std::clamp(n, 1, 8)); }
+
+} // namespace hearth::app

@@ -1,0 +1,576 @@
+// Store: one SQLite connection owned by a worker QThread (WAL, synchronous=FULL, foreign keys),
+// schema migrations keyed on PRAGMA user_version, full-text search with FTS5 when SQLite has it.
+#include "services/store.h"
+
+#include <QDateTime>
+#include <QMetaObject>
+#include <QRegularExpression>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QThread>
+#include <QVariant>
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <optional>
+#include <variant>
+#include <utility>
+
+namespace hearth::app {
+
+namespace {
+
+// A failed statement or transaction, with the text SQLite gave.
+struct SqlFailure {
+    QString message;
+};
+
+QString describe(const QSqlQuery& q, const QString& what) {
+    return QStringLiteral("%1: %2").arg(what, q.lastError().text());
+}
+
+qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
+
+// A null QString binds as SQL NULL; the text columns are NOT NULL, so bind "" instead.
+QString text(const QString& s) { return s.isNull() ? QStringLiteral("") : s; }
+
+Conversation readConversation(const QSqlQuery& q) {
+    Conversation c;
+    c.id = q.value(0).toLongLong();
+    c.title = q.value(1).toString();
+    c.model = q.value(2).toString();
+    c.systemPrompt = q.value(3).toString();
+    c.samplingJson = q.value(4).toString();
+    c.created = q.value(5).toLongLong();
+    c.updated = q.value(6).toLongLong();
+    return c;
+}
+
+// "two words" -> "\"two\"* \"words\"*": every word must occur, as a prefix; FTS syntax is inert.
+QString ftsQuery(const QString& text) {
+    static const QRegularExpression space(QStringLiteral("\\s+"));
+    QStringList terms;
+    for (QString word : text.split(space, Qt::SkipEmptyParts)) {
+        word.replace(QLatin1Char('"'), QStringLiteral("\"\""));
+        terms << QStringLiteral("\"%1\"*").arg(word);
+    }
+    return terms.join(QLatin1Char(' '));
+}
+
+QString likePattern(const QString& text) {
+    QString escaped = text;
+    escaped.replace(QLatin1Char('\\'), QStringLiteral("\\\\"));
+    escaped.replace(QLatin1Char('%'), QStringLiteral("\\%"));
+    escaped.replace(QLatin1Char('_'), QStringLiteral("\\_"));
+    return QLatin1Char('%') + escaped + QLatin1Char('%');
+}
+
+// Some context around the first occurrence of `needle` (case-insensitive).
+QString plainSnippet(const QString& content, const QString& needle) {
+    const qsizetype at = content.indexOf(needle, 0, Qt::CaseInsensitive);
+    if (at < 0) return content.left(120);
+    const qsizetype from = std::max<qsizetype>(0, at - 40);
+    QString s = content.mid(from, needle.size() + 80);
+    if (from > 0) s.prepend(QStringLiteral("…"));
+    if (from + s.size() < content.size()) s.append(QStringLiteral("…"));
+    return s;
+}
+
+std::atomic<int> g_connectionCounter{0};
+
+} // namespace
+
+namespace detail {
+
+// Runs every statement. Lives in the store's thread; the connection is created there.
+class StoreWorker : public QObject {
+public:
+    StoreWorker() : m_connectionName(QStringLiteral("hearth-store-%1").arg(++g_connectionCounter)) {}
+    ~StoreWorker() override { close(); }
+
+    std::optional<SqlFailure> open(const QString& path) {
+        close();
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_connectionName);
+            db.setDatabaseName(path);
+            db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+            if (!db.open()) {
+                SqlFailure f{QStringLiteral("cannot open %1: %2").arg(path, db.lastError().text())};
+                db = QSqlDatabase();
+                QSqlDatabase::removeDatabase(m_connectionName);
+                return f;
+            }
+        }
+        m_open = true;
+        if (auto f = configure(path)) {
+            close();
+            return f;
+        }
+        m_fts = tableExists(QStringLiteral("messages_fts"));
+        spdlog::info("store: opened {} (schema {}, full-text search {})", path.toStdString(),
+                     Store::kSchemaVersion, m_fts ? "fts5" : "off");
+        return std::nullopt;
+    }
+
+    // Pragmas and migrations of a freshly opened connection.
+    std::optional<SqlFailure> configure(const QString& path) {
+        QSqlQuery q(database());
+        // WAL keeps readers and the writer apart; FULL syncs the log at every commit, so a
+        // committed message survives a crash of the process or of the machine.
+        if (!q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) || !q.next())
+            return fail(q, QStringLiteral("setting WAL mode"));
+        if (q.value(0).toString().compare(QStringLiteral("wal"), Qt::CaseInsensitive) != 0)
+            spdlog::warn("store: {} is not in WAL mode ({})", path.toStdString(),
+                         q.value(0).toString().toStdString());
+        for (const char* pragma : {"PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"})
+            if (!q.exec(QString::fromLatin1(pragma))) return fail(q, QString::fromLatin1(pragma));
+        if (auto f = migrate()) return f;
+        return std::nullopt;
+    }
+
+    bool fullTextSearch() const { return m_fts; }
+
+    void close() {
+        if (!m_open) return;
+        m_open = false;
+        {
+            QSqlDatabase db = database();
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(m_connectionName);
+    }
+
+    std::optional<SqlFailure> ensureOpen() const {
+        if (!m_open) return SqlFailure{QStringLiteral("the database is not open")};
+        return std::nullopt;
+    }
+
+    std::variant<Conversation, SqlFailure> createConversation(Conversation c) {
+        c.created = c.created ? c.created : nowMs();
+        c.updated = c.created;
+        QSqlQuery q(database());
+        q.prepare(QStringLiteral(
+            "INSERT INTO conversations(title, model, system_prompt, sampling_json, created, updated) "
+            "VALUES (?, ?, ?, ?, ?, ?)"));
+        q.addBindValue(text(c.title));
+        q.addBindValue(text(c.model));
+        q.addBindValue(text(c.systemPrompt));
+        q.addBindValue(c.samplingJson.isEmpty() ? QStringLiteral("{}") : c.samplingJson);
+        q.addBindValue(c.created);
+        q.addBindValue(c.updated);
+        if (!q.exec()) return *fail(q, QStringLiteral("creating a conversation"));
+        c.id = q.lastInsertId().toLongLong();
+        return c;
+    }
+
+    std::optional<SqlFailure> updateConversation(const Conversation& c, bool titleOnly) {
+        QSqlQuery q(database());
+        if (titleOnly) {
+            q.prepare(QStringLiteral("UPDATE conversations SET title = ?, updated = ? WHERE id = ?"));
+            q.addBindValue(text(c.title));
+        } else {
+            q.prepare(QStringLiteral("UPDATE conversations SET title = ?, model = ?, system_prompt = ?, "
+                                     "sampling_json = ?, updated = ? WHERE id = ?"));
+            q.addBindValue(text(c.title));
+            q.addBindValue(text(c.model));
+            q.addBindValue(text(c.systemPrompt));
+            q.addBindValue(text(c.samplingJson));
+        }
+        q.addBindValue(nowMs());
+        q.addBindValue(c.id);
+        if (!q.exec()) return fail(q, QStringLiteral("updating conversation %1").arg(c.id));
+        if (q.numRowsAffected() != 1)
+            return SqlFailure{QStringLiteral("conversation %1 does not exist").arg(c.id)};
+        return std::nullopt;
+    }
+
+    std::optional<SqlFailure> deleteConversation(qint64 id) {
+        QSqlQuery q(database());
+        q.prepare(QStringLiteral("DELETE FROM conversations WHERE id = ?"));
+        q.addBindValue(id);
+        if (!q.exec()) return fail(q, QStringLiteral("deleting conversation %1").arg(id));
+        if (q.numRowsAffected() != 1)
+            return SqlFailure{QStringLiteral("conversation %1 does not exist").arg(id)};
+        return std::nullopt;
+    }
+
+    std::variant<QList<Conversation>, SqlFailure> listConversations() {
+        QSqlQuery q(database());
+        q.setForwardOnly(true);
+        if (!q.exec(QStringLiteral("SELECT id, title, model, system_prompt, sampling_json, created, "
+                                   "updated FROM conversations ORDER BY updated DESC, id DESC")))
+            return *fail(q, QStringLiteral("listing conversations"));
+        QList<Conversation> out;
+        while (q.next()) out << readConversation(q);
+        return out;
+    }
+
+    std::variant<qint64, SqlFailure> appendMessage(StoredMessage m) {
+        QSqlDatabase db = database();
+        if (!db.transaction()) return SqlFailure{db.lastError().text()};
+        const qint64 created = m.created ? m.created : nowMs();
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral("INSERT INTO messages(conversation_id, role, content, tokens, "
+                                 "ttft_ms, tok_s, created) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+        q.addBindValue(m.conversationId);
+        q.addBindValue(text(m.role));
+        q.addBindValue(text(m.content));
+        q.addBindValue(m.tokens);
+        q.addBindValue(m.ttftMs);
+        q.addBindValue(m.tokensPerSecond);
+        q.addBindValue(created);
+        if (!q.exec()) {
+            auto f = fail(q, QStringLiteral("adding a message to conversation %1").arg(m.conversationId));
+            db.rollback();
+            return *f;
+        }
+        const qint64 id = q.lastInsertId().toLongLong();
+        QSqlQuery touch(db);
+        touch.prepare(QStringLiteral("UPDATE conversations SET updated = ? WHERE id = ?"));
+        touch.addBindValue(created);
+        touch.addBindValue(m.conversationId);
+        if (!touch.exec()) {
+            auto f = fail(touch, QStringLiteral("touching conversation %1").arg(m.conversationId));
+            db.rollback();
+            return *f;
+        }
+        if (!db.commit()) {
+            SqlFailure f{QStringLiteral("committing message: %1").arg(db.lastError().text())};
+            db.rollback();
+            return f;
+        }
+        return id;
+    }
+
+    std::optional<SqlFailure> updateMessage(const StoredMessage& m) {
+        QSqlQuery q(database());
+        q.prepare(QStringLiteral(
+            "UPDATE messages SET content = ?, tokens = ?, ttft_ms = ?, tok_s = ? WHERE id = ?"));
+        q.addBindValue(text(m.content));
+        q.addBindValue(m.tokens);
+        q.addBindValue(m.ttftMs);
+        q.addBindValue(m.tokensPerSecond);
+        q.addBindValue(m.id);
+        if (!q.exec()) return fail(q, QStringLiteral("updating message %1").arg(m.id));
+        if (q.numRowsAffected() != 1)
+            return SqlFailure{QStringLiteral("message %1 does not exist").arg(m.id)};
+        return std::nullopt;
+    }
+
+    std::variant<QList<StoredMessage>, SqlFailure> messages(qint64 conversationId) {
+        QSqlQuery q(database());
+        q.setForwardOnly(true);
+        q.prepare(QStringLiteral("SELECT id, conversation_id, role, content, tokens, ttft_ms, tok_s, "
+                                 "created FROM messages WHERE conversation_id = ? ORDER BY id"));
+        q.addBindValue(conversationId);
+        if (!q.exec()) return *fail(q, QStringLiteral("reading conversation %1").arg(conversationId));
+        QList<StoredMessage> out;
+        while (q.next()) {
+            StoredMessage m;
+            m.id = q.value(0).toLongLong();
+            m.conversationId = q.value(1).toLongLong();
+            m.role = q.value(2).toString();
+            m.content = q.value(3).toString();
+            m.tokens = q.value(4).toInt();
+            m.ttftMs = q.value(5).toDouble();
+            m.tokensPerSecond = q.value(6).toDouble();
+            m.created = q.value(7).toLongLong();
+            out << m;
+        }
+        return out;
+    }
+
+    std::variant<QList<SearchHit>, SqlFailure> search(const QString& text, int limit) {
+        QList<SearchHit> out;
+        const QString trimmed = text.trimmed();
+        if (trimmed.isEmpty()) return out;
+        QSqlQuery q(database());
+        q.setForwardOnly(true);
+        if (m_fts) {
+            q.prepare(QStringLiteral(
+                "SELECT m.id, m.conversation_id, c.title, m.role, "
+                "snippet(messages_fts, 0, '[', ']', '…', 12) "
+                "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+                "JOIN conversations c ON c.id = m.conversation_id "
+                "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?"));
+            q.addBindValue(ftsQuery(trimmed));
+        } else {
+            q.prepare(QStringLiteral(
+                "SELECT m.id, m.conversation_id, c.title, m.role, m.content FROM messages m "
+                "JOIN conversations c ON c.id = m.conversation_id "
+                "WHERE m.content LIKE ? ESCAPE '\\' ORDER BY m.id DESC LIMIT ?"));
+            q.addBindValue(likePattern(trimmed));
+        }
+        q.addBindValue(std::max(1, limit));
+        if (!q.exec()) return *fail(q, QStringLiteral("searching messages"));
+        while (q.next()) {
+            SearchHit h;
+            h.messageId = q.value(0).toLongLong();
+            h.conversationId = q.value(1).toLongLong();
+            h.conversationTitle = q.value(2).toString();
+            h.role = q.value(3).toString();
+            h.snippet = m_fts ? q.value(4).toString() : plainSnippet(q.value(4).toString(), trimmed);
+            out << h;
+        }
+        return out;
+    }
+
+private:
+    QSqlDatabase database() const { return QSqlDatabase::database(m_connectionName, false); }
+
+    std::optional<SqlFailure> fail(const QSqlQuery& q, const QString& what) const {
+        const QString message = describe(q, what);
+        spdlog::warn("store: {}", message.toStdString());
+        return SqlFailure{message};
+    }
+
+    bool tableExists(const QString& name) const {
+        QSqlQuery q(database());
+        q.prepare(QStringLiteral("SELECT 1 FROM sqlite_master WHERE name = ?"));
+        q.addBindValue(name);
+        return q.exec() && q.next();
+    }
+
+    // Brings the schema from PRAGMA user_version up to kSchemaVersion, one version per transaction.
+    std::optional<SqlFailure> migrate() {
+        QSqlDatabase db = database();
+        QSqlQuery q(db);
+        if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next())
+            return fail(q, QStringLiteral("reading the schema version"));
+        int version = q.value(0).toInt();
+        q.finish();
+        if (version > Store::kSchemaVersion)
+            return SqlFailure{QStringLiteral("the database was written by a newer Hearth (schema %1, "
+                                             "this one knows %2)")
+                                  .arg(version)
+                                  .arg(Store::kSchemaVersion)};
+        while (version < Store::kSchemaVersion) {
+            const int next = version + 1;
+            if (!db.transaction()) return SqlFailure{db.lastError().text()};
+            std::optional<SqlFailure> f = next == 1 ? migrateTo1() : migrateTo2();
+            QSqlQuery set(db);
+            if (!f && !set.exec(QStringLiteral("PRAGMA user_version = %1").arg(next)))
+                f = fail(set, QStringLiteral("setting the schema version"));
+            if (f || !db.commit()) {
+                db.rollback();
+                return f ? f : SqlFailure{db.lastError().text()};
+            }
+            version = next;
+        }
+        return std::nullopt;
+    }
+
+    std::optional<SqlFailure> run(const QStringList& statements) {
+        QSqlQuery q(database());
+        for (const QString& s : statements)
+            if (!q.exec(s)) return fail(q, QStringLiteral("schema"));
+        return std::nullopt;
+    }
+
+    std::optional<SqlFailure> migrateTo1() {
+        return run({
+            QStringLiteral("CREATE TABLE conversations ("
+                           " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                           " title TEXT NOT NULL DEFAULT '',"
+                           " model TEXT NOT NULL DEFAULT '',"
+                           " system_prompt TEXT NOT NULL DEFAULT '',"
+                           " sampling_json TEXT NOT NULL DEFAULT '{}',"
+                           " created INTEGER NOT NULL,"
+                           " updated INTEGER NOT NULL)"),
+            QStringLiteral("CREATE TABLE messages ("
+                           " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                           " conversation_id INTEGER NOT NULL"
+                           "  REFERENCES conversations(id) ON DELETE CASCADE,"
+                           " role TEXT NOT NULL,"
+                           " content TEXT NOT NULL DEFAULT '',"
+                           " tokens INTEGER NOT NULL DEFAULT 0,"
+                           " ttft_ms REAL NOT NULL DEFAULT 0,"
+                           " tok_s REAL NOT NULL DEFAULT 0,"
+                           " created INTEGER NOT NULL)"),
+            QStringLiteral("CREATE INDEX messages_by_conversation ON messages(conversation_id, id)"),
+            QStringLiteral("CREATE INDEX conversations_by_update ON conversations(updated)"),
+        });
+    }
+
+    // Full-text index over message content, kept in step by triggers. SQLite builds without
+    // FTS5 keep schema 2 with no index; search then falls back to LIKE.
+    std::optional<SqlFailure> migrateTo2() {
+        QSqlQuery probe(database());
+        if (!probe.exec(QStringLiteral(
+                "CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', "
+                "content_rowid='id', tokenize='unicode61 remove_diacritics 2')"))) {
+            spdlog::info("store: no FTS5 in this SQLite ({}); search uses LIKE",
+                         probe.lastError().text().toStdString());
+            return std::nullopt;
+        }
+        return run({
+            QStringLiteral("CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN "
+                           "INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content); END"),
+            QStringLiteral("CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN "
+                           "INSERT INTO messages_fts(messages_fts, rowid, content) "
+                           "VALUES ('delete', old.id, old.content); END"),
+            QStringLiteral("CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN "
+                           "INSERT INTO messages_fts(messages_fts, rowid, content) "
+                           "VALUES ('delete', old.id, old.content); "
+                           "INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content); END"),
+            QStringLiteral("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')"),
+        });
+    }
+
+    QString m_connectionName;
+    bool m_open = false;
+    bool m_fts = false;
+};
+
+} // namespace detail
+
+Store::Store(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<Conversation>();
+    qRegisterMetaType<StoredMessage>();
+    qRegisterMetaType<SearchHit>();
+    qRegisterMetaType<QList<Conversation>>();
+    qRegisterMetaType<QList<StoredMessage>>();
+    qRegisterMetaType<QList<SearchHit>>();
+    m_thread = new QThread(this);
+    m_thread->setObjectName(QStringLiteral("hearth-store"));
+    m_worker = new detail::StoreWorker;
+    m_worker->moveToThread(m_thread);
+    m_thread->start();
+}
+
+Store::~Store() {
+    detail::StoreWorker* w = m_worker;
+    // Queued behind every earlier request, so those all finish (and commit) first.
+    QMetaObject::invokeMethod(
+        w,
+        [w] {
+            w->close();
+            QThread::currentThread()->quit();
+        },
+        Qt::QueuedConnection);
+    m_thread->wait();
+    delete m_worker;
+}
+
+// Runs `work(worker, ticket)` on the store thread. Results are posted back to this object; events
+// still queued when it is destroyed are dropped with it (the worker stops first).
+template <typename F> quint64 Store::post(F&& work) {
+    const quint64 ticket = m_nextTicket++;
+    detail::StoreWorker* w = m_worker;
+    QMetaObject::invokeMethod(
+        w, [w, ticket, fn = std::forward<F>(work)]() mutable { fn(w, ticket); }, Qt::QueuedConnection);
+    return ticket;
+}
+
+namespace {
+
+// Posts `emitter` to run on the store's thread.
+template <typename F> void reply(Store* store, F&& emitter) {
+    QMetaObject::invokeMethod(store, std::forward<F>(emitter), Qt::QueuedConnection);
+}
+
+void replyFailure(Store* store, quint64 ticket, const QString& message) {
+    reply(store, [store, ticket, message] { Q_EMIT store->failed(ticket, message); });
+}
+
+} // namespace
+
+quint64 Store::open(const QString& path) {
+    return post([this, path](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->open(path)) return replyFailure(this, ticket, f->message);
+        const bool fts = w->fullTextSearch();
+        reply(this, [this, ticket, path, fts] { Q_EMIT opened(ticket, path, fts); });
+    });
+}
+
+quint64 Store::createConversation(const Conversation& draft) {
+    return post([this, draft](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        auto r = w->createConversation(draft);
+        if (auto* f = std::get_if<SqlFailure>(&r)) return replyFailure(this, ticket, f->message);
+        Conversation c = std::get<Conversation>(std::move(r));
+        reply(this, [this, ticket, c] { Q_EMIT conversationCreated(ticket, c); });
+    });
+}
+
+quint64 Store::renameConversation(qint64 id, const QString& title) {
+    Conversation c;
+    c.id = id;
+    c.title = title;
+    return post([this, c](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        if (auto f = w->updateConversation(c, true)) return replyFailure(this, ticket, f->message);
+        reply(this, [this, ticket, id = c.id] { Q_EMIT conversationUpdated(ticket, id); });
+    });
+}
+
+quint64 Store::updateConversation(const Conversation& conversation) {
+    return post([this, conversation](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        if (auto f = w->updateConversation(conversation, false))
+            return replyFailure(this, ticket, f->message);
+        reply(this, [this, ticket, id = conversation.id] { Q_EMIT conversationUpdated(ticket, id); });
+    });
+}
+
+quint64 Store::deleteConversation(qint64 id) {
+    return post([this, id](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        if (auto f = w->deleteConversation(id)) return replyFailure(this, ticket, f->message);
+        reply(this, [this, ticket, id] { Q_EMIT conversationDeleted(ticket, id); });
+    });
+}
+
+quint64 Store::listConversations() {
+    return post([this](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        auto r = w->listConversations();
+        if (auto* f = std::get_if<SqlFailure>(&r)) return replyFailure(this, ticket, f->message);
+        QList<Conversation> list = std::get<QList<Conversation>>(std::move(r));
+        reply(this, [this, ticket, list] { Q_EMIT conversationsListed(ticket, list); });
+    });
+}
+
+quint64 Store::searchMessages(const QString& query, int limit) {
+    return post([this, query, limit](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        auto r = w->search(query, limit);
+        if (auto* f = std::get_if<SqlFailure>(&r)) return replyFailure(this, ticket, f->message);
+        QList<SearchHit> hits = std::get<QList<SearchHit>>(std::move(r));
+        reply(this, [this, ticket, hits] { Q_EMIT searchFinished(ticket, hits); });
+    });
+}
+
+quint64 Store::appendMessage(const StoredMessage& message) {
+    return post([this, message](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        auto r = w->appendMessage(message);
+        if (auto* f = std::get_if<SqlFailure>(&r)) return replyFailure(this, ticket, f->message);
+        const qint64 id = std::get<qint64>(r);
+        reply(this, [this, ticket, id] { Q_EMIT committed(ticket, id); });
+    });
+}
+
+quint64 Store::updateMessage(const StoredMessage& message) {
+    return post([this, message](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        if (auto f = w->updateMessage(message)) return replyFailure(this, ticket, f->message);
+        reply(this, [this, ticket, id = message.id] { Q_EMIT messageUpdated(ticket, id); });
+    });
+}
+
+quint64 Store::messages(qint64 conversationId) {
+    return post([this, conversationId](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        auto r = w->messages(conversationId);
+        if (auto* f = std::get_if<SqlFailure>(&r)) return replyFailure(this, ticket, f->message);
+        QList<StoredMessage> list = std::get<QList<StoredMessage>>(std::move(r));
+        reply(this, [this, ticket, conversationId, list] {
+            Q_EMIT messagesLoaded(ticket, conversationId, list);
+        });
+    });
+}
+
+} // namespace hearth::app

@@ -1,0 +1,99 @@
+// Store keeps conversations and their messages in SQLite on its own thread: every call returns a
+// ticket at once and its result comes back as a signal carrying that ticket.
+#pragma once
+
+#include <QList>
+#include <QMetaType>
+#include <QObject>
+#include <QString>
+
+class QThread;
+
+namespace hearth::app {
+
+struct Conversation {
+    qint64 id = 0;
+    QString title;
+    QString model;        // the model file it was last used with
+    QString systemPrompt;
+    QString samplingJson = QStringLiteral("{}");
+    qint64 created = 0;   // ms since the epoch (UTC)
+    qint64 updated = 0;
+};
+
+struct StoredMessage {
+    qint64 id = 0;
+    qint64 conversationId = 0;
+    QString role;         // "system", "user", "assistant"
+    QString content;
+    int tokens = 0;
+    double ttftMs = 0.0;
+    double tokensPerSecond = 0.0;
+    qint64 created = 0;   // ms since the epoch; 0: now
+};
+
+struct SearchHit {
+    qint64 messageId = 0;
+    qint64 conversationId = 0;
+    QString conversationTitle;
+    QString role;
+    QString snippet; // the match with some context; FTS marks it with [ ]
+};
+
+namespace detail {
+class StoreWorker;
+}
+
+class Store : public QObject {
+    Q_OBJECT
+public:
+    static constexpr int kSchemaVersion = 2;
+
+    explicit Store(QObject* parent = nullptr);
+    // Finishes every request already made (so appended messages are committed), then closes.
+    ~Store() override;
+
+    // Opens (creating or migrating) the database; ends with opened() or failed(). Requests made
+    // before it finishes run after it.
+    quint64 open(const QString& path);
+
+    quint64 createConversation(const Conversation& draft); // -> conversationCreated
+    quint64 renameConversation(qint64 id, const QString& title); // -> conversationUpdated
+    // Title, model, system prompt and sampling of an existing conversation.
+    quint64 updateConversation(const Conversation& conversation); // -> conversationUpdated
+    quint64 deleteConversation(qint64 id); // its messages too -> conversationDeleted
+    quint64 listConversations();           // most recently updated first -> conversationsListed
+    quint64 searchMessages(const QString& query, int limit = 50); // -> searchFinished
+    // Commits the message (and the conversation's updated time) in one durable transaction;
+    // committed() comes only after the commit succeeded.
+    quint64 appendMessage(const StoredMessage& message);
+    // Content, tokens, ttft and speed of a stored message (e.g. when streaming ends).
+    quint64 updateMessage(const StoredMessage& message); // -> messageUpdated
+    quint64 messages(qint64 conversationId); // oldest first -> messagesLoaded
+
+Q_SIGNALS:
+    void opened(quint64 ticket, const QString& path, bool fullTextSearch);
+    void conversationCreated(quint64 ticket, const hearth::app::Conversation& conversation);
+    void conversationUpdated(quint64 ticket, qint64 id);
+    void conversationDeleted(quint64 ticket, qint64 id);
+    void conversationsListed(quint64 ticket, const QList<hearth::app::Conversation>& conversations);
+    void searchFinished(quint64 ticket, const QList<hearth::app::SearchHit>& hits);
+    void committed(quint64 ticket, qint64 messageId);
+    void messageUpdated(quint64 ticket, qint64 messageId);
+    void messagesLoaded(quint64 ticket, qint64 conversationId,
+                        const QList<hearth::app::StoredMessage>& messages);
+    void failed(quint64 ticket, const QString& message);
+
+private:
+    template <typename F> quint64 post(F&& work);
+
+    QThread* m_thread = nullptr;
+    detail::StoreWorker* m_worker = nullptr; // lives in m_thread
+    quint64 m_nextTicket = 1;
+};
+
+} // namespace hearth::app
+
+Q_DECLARE_METATYPE(hearth::app::Conversation)
+Q_DECLARE_METATYPE(hearth::app::StoredMessage)
+Q_DECLARE_METATYPE(hearth::app::SearchHit)

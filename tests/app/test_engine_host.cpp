@@ -1,0 +1,221 @@
+// EngineHost with the real stories260K model: loading on a worker, greedy text equal to the CLI's,
+// every signal delivered on the test's thread, stop, chat, stats, and errors as signals.
+#include "services/engine_host.h"
+
+#include "test_support.h"
+
+#include <QSignalSpy>
+#include <QThread>
+#include <QtTest>
+
+using namespace hearth::app;
+
+namespace {
+
+QString storiesPath() { return QString::fromStdString(hearth::test::testDataPath("models/stories260K.gguf")); }
+
+LoadSettings smallSettings() {
+    LoadSettings s;
+    s.contextLength = 256;
+    s.threads = 1;
+    return s;
+}
+
+bool loadStories(EngineHost& host) {
+    QSignalSpy loaded(&host, &EngineHost::loaded);
+    QSignalSpy failed(&host, &EngineHost::loadFailed);
+    host.loadModel(storiesPath(), smallSettings());
+    if (host.state() != EngineHost::State::Loading) return false;
+    for (int i = 0; i < 200 && loaded.isEmpty() && failed.isEmpty(); ++i) loaded.wait(100);
+    if (!failed.isEmpty()) qWarning() << "load failed:" << failed.first().first().toString();
+    return loaded.count() == 1;
+}
+
+} // namespace
+
+class TestEngineHost : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void greedyTextArrivesOnCallersThread() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        EngineHost host;
+        QVERIFY(loadStories(host));
+        QVERIFY(host.isLoaded());
+        QCOMPARE(host.model().architecture, QStringLiteral("llama"));
+        QCOMPARE(host.model().vocabSize, 512);
+        QCOMPARE(host.model().layers, 5);
+        QCOMPARE(host.model().contextLength, 256);
+        QVERIFY(host.model().builtinChatTemplate);
+
+        QString text;
+        int pieces = 0;
+        bool wrongThread = false;
+        QThread* const testThread = QThread::currentThread();
+        quint64 id = 0;
+        connect(&host, &EngineHost::tokenReceived, this, [&](quint64 rid, const QString& piece) {
+            if (QThread::currentThread() != testThread) wrongThread = true;
+            if (rid != id) return;
+            text += piece;
+            ++pieces;
+        });
+        QSignalSpy finished(&host, &EngineHost::finished);
+        QSignalSpy failed(&host, &EngineHost::failed);
+        id = host.sendText(QStringLiteral("Once upon a time"), Sampling::greedy(16));
+        QVERIFY(id != 0);
+        QCOMPARE(host.activeRequests(), QList<quint64>{id});
+        QVERIFY(finished.wait(20000));
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(1).toString()));
+        QVERIFY(!wrongThread);
+        QVERIFY2(text.startsWith(QStringLiteral(", there was a little girl named Lily")), qPrintable(text));
+        QVERIFY(pieces >= 8);
+        QCOMPARE(finished.first().at(0).toULongLong(), id);
+        QCOMPARE(finished.first().at(1).toString(), QStringLiteral("length"));
+        const auto usage = finished.first().at(2).value<GenerationUsage>();
+        QCOMPARE(usage.promptTokens, 5); // <s> Once upon a time
+        QCOMPARE(usage.completionTokens, 16);
+        QVERIFY(usage.timeToFirstTokenMs >= 0.0);
+        QVERIFY(host.activeRequests().isEmpty());
+
+        // The same prompt as token ids gives the same text.
+        QString again;
+        connect(&host, &EngineHost::tokenReceived, this,
+                [&](quint64 rid, const QString& piece) { if (rid != id) again += piece; });
+        host.sendTokens({1, 403, 407, 261, 378}, Sampling::greedy(16));
+        QVERIFY(finished.wait(20000));
+        QCOMPARE(again, text);
+    }
+
+    void stopEndsWithCancelled() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        EngineHost host;
+        QVERIFY(loadStories(host));
+        Sampling s = Sampling::greedy(200);
+        s.ignoreEos = true;
+        QSignalSpy tokens(&host, &EngineHost::tokenReceived);
+        QSignalSpy finished(&host, &EngineHost::finished);
+        const quint64 id = host.sendText(QStringLiteral("Once upon a time"), s);
+        QVERIFY(tokens.wait(20000));
+        host.stop(id);
+        QVERIFY(finished.wait(20000));
+        QCOMPARE(finished.first().at(0).toULongLong(), id);
+        const QString reason = finished.first().at(1).toString();
+        // Generation may already have ended before the stop arrived on a fast machine.
+        QVERIFY2(reason == QStringLiteral("cancelled") || reason == QStringLiteral("length"), qPrintable(reason));
+        if (reason == QStringLiteral("cancelled"))
+            QVERIFY(finished.first().at(2).value<GenerationUsage>().completionTokens < 200);
+    }
+
+    void chatUsesTheTemplate() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        EngineHost host;
+        QVERIFY(loadStories(host));
+        QSignalSpy finished(&host, &EngineHost::finished);
+        QSignalSpy failed(&host, &EngineHost::failed);
+        host.sendChat({{QStringLiteral("system"), QStringLiteral("Tell stories.")},
+                       {QStringLiteral("user"), QStringLiteral("Once upon a time")}},
+                      Sampling::greedy(8));
+        QVERIFY(finished.wait(20000));
+        QVERIFY(failed.isEmpty());
+        const auto usage = finished.first().at(2).value<GenerationUsage>();
+        QVERIFY2(usage.promptTokens > 10, qPrintable(QString::number(usage.promptTokens))); // ChatML markup
+        QVERIFY(usage.completionTokens >= 1);
+    }
+
+    void statsArrivePeriodically() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        EngineHost host;
+        host.setStatsInterval(20);
+        QSignalSpy stats(&host, &EngineHost::statsUpdated);
+        QVERIFY(loadStories(host));
+        QVERIFY(stats.wait(5000));
+        QVERIFY(stats.wait(5000));
+        const auto snap = stats.last().first().value<EngineStatsSnapshot>();
+        QVERIFY(snap.kvBlocksTotal > 0);
+        host.setStatsInterval(0);
+        stats.clear();
+        QTest::qWait(100);
+        QVERIFY(stats.size() <= 1); // one poll may have been in flight
+    }
+
+    void errorsComeAsSignals() {
+        EngineHost host;
+        QSignalSpy failed(&host, &EngineHost::failed);
+        const quint64 id = host.sendText(QStringLiteral("hello"), Sampling::greedy(4));
+        QVERIFY(failed.wait(5000));
+        QCOMPARE(failed.first().at(0).toULongLong(), id);
+        QVERIFY(failed.first().at(1).toString().contains(QStringLiteral("no model")));
+
+        QSignalSpy loadFailed(&host, &EngineHost::loadFailed);
+        host.loadModel(QStringLiteral("/nonexistent/model.gguf"), smallSettings());
+        QVERIFY(loadFailed.wait(5000));
+        QVERIFY(!loadFailed.first().first().toString().isEmpty());
+        QCOMPARE(host.state(), EngineHost::State::Empty);
+
+        LoadSettings bad = smallSettings();
+        bad.kvType = QStringLiteral("q3_weird");
+        host.loadModel(storiesPath(), bad);
+        QVERIFY(loadFailed.wait(5000));
+        QVERIFY(loadFailed.last().first().toString().contains(QStringLiteral("q3_weird")));
+    }
+
+    void badTokensAndLongPromptsFail() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        EngineHost host;
+        QVERIFY(loadStories(host));
+        QSignalSpy failed(&host, &EngineHost::failed);
+        host.sendTokens({1, 99999}, Sampling::greedy(4));
+        QVERIFY(failed.wait(5000));
+        QVERIFY(failed.first().at(1).toString().contains(QStringLiteral("vocabulary")));
+        QList<int> tooLong(300, 261);
+        host.sendTokens(tooLong, Sampling::greedy(4));
+        QVERIFY(failed.wait(5000));
+        QVERIFY(failed.last().at(1).toString().contains(QStringLiteral("context")));
+    }
+
+    void unloadAndDestroyWhileGenerating() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        {
+            EngineHost host;
+            QVERIFY(loadStories(host));
+            Sampling s = Sampling::greedy(200);
+            s.ignoreEos = true;
+            QSignalSpy finished(&host, &EngineHost::finished);
+            QSignalSpy unloaded(&host, &EngineHost::unloaded);
+            const quint64 id = host.sendText(QStringLiteral("Once upon a time"), s);
+            host.unloadModel();
+            QCOMPARE(finished.count(), 1); // ended at once, as cancelled
+            QCOMPARE(finished.first().at(0).toULongLong(), id);
+            QCOMPARE(finished.first().at(1).toString(), QStringLiteral("cancelled"));
+            QCOMPARE(unloaded.count(), 1);
+            QCOMPARE(host.state(), EngineHost::State::Empty);
+            QTest::qWait(50);
+            QCOMPARE(finished.count(), 1); // nothing more for it
+        }
+        {
+            EngineHost host;
+            QVERIFY(loadStories(host));
+            Sampling s = Sampling::greedy(200);
+            s.ignoreEos = true;
+            host.sendText(QStringLiteral("Once upon a time"), s);
+            host.sendText(QStringLiteral("Once upon a time"), s);
+            QTest::qWait(5);
+        } // destroyed mid-generation: no crash, no late signal
+    }
+
+    void laterLoadSupersedesEarlier() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        EngineHost host;
+        QSignalSpy loaded(&host, &EngineHost::loaded);
+        host.loadModel(storiesPath(), smallSettings());
+        LoadSettings second = smallSettings();
+        second.contextLength = 128;
+        host.loadModel(storiesPath(), second);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 20000);
+        QTest::qWait(50);
+        QCOMPARE(loaded.count(), 1);
+        QCOMPARE(host.model().contextLength, 128);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEngineHost)
+#include "test_engine_host.moc"

@@ -1,0 +1,247 @@
+// ModelLibrary on a temporary models folder holding the real stories260K model, a broken file,
+// a split model and a download in progress; import (copy and reference), delete, rescans, the
+// list model under QAbstractItemModelTester, and the starter list resource.
+#include "services/model_library.h"
+#include "services/model_list_model.h"
+
+#include "test_support.h"
+
+#include <QAbstractItemModelTester>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace hearth::app;
+
+namespace {
+
+QString storiesPath() { return QString::fromStdString(hearth::test::testDataPath("models/stories260K.gguf")); }
+
+bool copyFile(const QString& from, const QString& to) {
+    QDir().mkpath(QFileInfo(to).absolutePath());
+    return QFile::copy(from, to);
+}
+
+void writeText(const QString& path, const QByteArray& text) {
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(text);
+}
+
+bool rescan(ModelLibrary& lib) {
+    QSignalSpy scanning(&lib, &ModelLibrary::scanningChanged);
+    lib.refresh();
+    for (int i = 0; i < 200; ++i) {
+        if (!scanning.isEmpty() && !scanning.last().first().toBool()) return true;
+        scanning.wait(50);
+    }
+    return false;
+}
+
+const ModelEntry* byFile(const ModelLibrary& lib, const QString& fileName) {
+    for (const ModelEntry& e : lib.models())
+        if (e.fileName == fileName) return &e;
+    return nullptr;
+}
+
+} // namespace
+
+class TestModelLibrary : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void scansAndReadsModels() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("models"));
+        QVERIFY(copyFile(storiesPath(), folder + QStringLiteral("/stories260K.gguf")));
+        QVERIFY(copyFile(storiesPath(), folder + QStringLiteral("/nested/deeper/tiny-Q8_0.gguf")));
+        QVERIFY(copyFile(storiesPath(), folder + QStringLiteral("/split-00001-of-00002.gguf")));
+        writeText(folder + QStringLiteral("/split-00002-of-00002.gguf"), QByteArray(1000, 'x'));
+        writeText(folder + QStringLiteral("/broken.gguf"), "this is not a GGUF file");
+        writeText(folder + QStringLiteral("/downloading.gguf.part"), "partial");
+        writeText(folder + QStringLiteral("/notes.txt"), "hello");
+
+        ModelLibrary lib(folder);
+        ModelListModel model(&lib);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy changed(&lib, &ModelLibrary::modelsChanged);
+        QVERIFY(rescan(lib));
+        QCOMPARE(changed.size(), 1);
+        QCOMPARE(lib.models().size(), 4); // split part 2, .part and .txt are not listed
+
+        const ModelEntry* s = byFile(lib, QStringLiteral("stories260K.gguf"));
+        QVERIFY(s);
+        QVERIFY2(s->isUsable(), qPrintable(s->error));
+        QCOMPARE(s->architecture, QStringLiteral("llama"));
+        QCOMPARE(s->sizeBytes, 1185376);
+        QCOMPARE(s->contextLength, 2048);
+        QCOMPARE(s->layers, 5);
+        QVERIFY(s->parameterCount > 200000 && s->parameterCount < 400000);
+        QCOMPARE(s->quantization, QStringLiteral("F32"));
+        QVERIFY(!s->hasChatTemplate);
+        QVERIFY(s->memoryBytes > quint64(s->sizeBytes) / 2);
+        QVERIFY(!s->external);
+
+        const ModelEntry* nested = byFile(lib, QStringLiteral("tiny-Q8_0.gguf"));
+        QVERIFY(nested && nested->isUsable());
+        const ModelEntry* split = byFile(lib, QStringLiteral("split-00001-of-00002.gguf"));
+        QVERIFY(split);
+        QCOMPARE(split->parts, 2);
+        QCOMPARE(split->sizeBytes, 1185376 + 1000);
+        const ModelEntry* broken = byFile(lib, QStringLiteral("broken.gguf"));
+        QVERIFY(broken);
+        QVERIFY(!broken->isUsable());
+        QVERIFY(!broken->error.isEmpty());
+
+        // The list model mirrors the library.
+        QCOMPARE(model.rowCount(), 4);
+        const int row = model.rowOf(s->path);
+        QVERIFY(row >= 0);
+        const QModelIndex idx = model.index(row);
+        QCOMPARE(idx.data(ModelListModel::ArchitectureRole).toString(), QStringLiteral("llama"));
+        QCOMPARE(idx.data(ModelListModel::QuantizationRole).toString(), QStringLiteral("F32"));
+        QCOMPARE(idx.data(ModelListModel::SizeRole).toLongLong(), 1185376);
+        QCOMPARE(idx.data(ModelListModel::ChatTemplateRole).toBool(), false);
+        QVERIFY(idx.data(ModelListModel::ParametersTextRole).toString().endsWith(QLatin1Char('K')));
+        QVERIFY(!idx.data(Qt::DisplayRole).toString().isEmpty());
+        QCOMPARE(idx.data(ModelListModel::EntryRole).value<ModelEntry>(), *s);
+        QVERIFY(!model.index(model.rowOf(broken->path)).data(ModelListModel::ErrorRole).toString().isEmpty());
+        QVERIFY(model.roleNames().value(ModelListModel::QuantizationRole) == "quantization");
+
+        // Nothing changed: no signal, nothing re-read.
+        QVERIFY(rescan(lib));
+        QCOMPARE(changed.size(), 1);
+
+        // A file removed behind the library's back disappears on the next scan, row by row.
+        QSignalSpy removed(&model, &QAbstractItemModel::rowsRemoved);
+        QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+        QVERIFY(QFile::remove(folder + QStringLiteral("/broken.gguf")));
+        QVERIFY(rescan(lib));
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(removed.size(), 1);
+        QCOMPARE(reset.size(), 0);
+    }
+
+    void importCopyReferenceAndRemove() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("models"));
+        const QString outside = dir.filePath(QStringLiteral("elsewhere/my-model.gguf"));
+        QVERIFY(copyFile(storiesPath(), outside));
+        const QString junk = dir.filePath(QStringLiteral("elsewhere/junk.gguf"));
+        writeText(junk, "GGUF but not really");
+
+        ModelLibrary lib(folder);
+        ModelListModel model(&lib);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(rescan(lib));
+        QCOMPARE(model.rowCount(), 0);
+
+        QSignalSpy imported(&lib, &ModelLibrary::imported);
+        QSignalSpy importFailed(&lib, &ModelLibrary::importFailed);
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+        quint64 t = lib.importModel(outside, ModelLibrary::ImportMode::Copy);
+        QVERIFY(imported.wait(10000));
+        QCOMPARE(imported.first().at(0).toULongLong(), t);
+        const QString copied = imported.first().at(1).toString();
+        QCOMPARE(copied, QDir(folder).filePath(QStringLiteral("my-model.gguf")));
+        QCOMPARE(QFileInfo(copied).size(), 1185376);
+        QVERIFY(!QFile::exists(copied + QStringLiteral(".part")));
+        QTRY_COMPARE(model.rowCount(), 1);
+        QCOMPARE(inserted.size(), 1);
+
+        // The same file again is refused; so is a file that is not a model.
+        t = lib.importModel(outside, ModelLibrary::ImportMode::Copy);
+        QVERIFY(importFailed.wait(10000));
+        QVERIFY(importFailed.last().at(1).toString().contains(QStringLiteral("already")));
+        t = lib.importModel(junk, ModelLibrary::ImportMode::Reference);
+        QVERIFY(importFailed.wait(10000));
+        QCOMPARE(importFailed.last().at(0).toULongLong(), t);
+        QVERIFY(importFailed.last().at(1).toString().contains(QStringLiteral("not a usable GGUF")));
+
+        // A reference lists the file where it lies, and survives a restart.
+        const QString outsideAbs = QFileInfo(outside).absoluteFilePath();
+        t = lib.importModel(outside, ModelLibrary::ImportMode::Reference);
+        QVERIFY(imported.wait(10000));
+        QCOMPARE(imported.last().at(1).toString(), outsideAbs);
+        QTRY_COMPARE(model.rowCount(), 2);
+        const ModelEntry* ref = lib.find(outside);
+        QVERIFY(ref);
+        QVERIFY(ref->external);
+        QVERIFY(model.index(model.rowOf(outsideAbs)).data(ModelListModel::ExternalRole).toBool());
+        {
+            ModelLibrary again(folder);
+            QCOMPARE(again.references(), QStringList{outsideAbs});
+            QVERIFY(rescan(again));
+            QCOMPARE(again.models().size(), 2);
+        }
+
+        // Removing a reference keeps the file; removing a library file deletes it.
+        QString error;
+        QVERIFY(lib.removeModel(outside, &error));
+        QTRY_COMPARE(model.rowCount(), 1);
+        QVERIFY(QFile::exists(outside));
+        QVERIFY(lib.references().isEmpty());
+        QVERIFY(!lib.removeModel(dir.filePath(QStringLiteral("elsewhere/junk.gguf")), &error));
+        QVERIFY(error.contains(QStringLiteral("not in the models folder")));
+        QVERIFY(QFile::exists(junk));
+        QVERIFY(lib.removeModel(copied, &error));
+        QVERIFY(!QFile::exists(copied));
+        QTRY_COMPARE(model.rowCount(), 0);
+    }
+
+    void destroyedWhileScanning() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        QTemporaryDir dir;
+        for (int i = 0; i < 5; ++i)
+            QVERIFY(copyFile(storiesPath(), dir.filePath(QStringLiteral("m%1.gguf").arg(i))));
+        ModelLibrary lib(dir.path());
+        lib.refresh();
+        lib.refresh(); // folded into a rescan after the first
+    } // no crash, no hang
+
+    void starterList() {
+        QString error;
+        const QList<StarterModel> list = ModelLibrary::starterModels(QStringLiteral(":/hearth/models/starter.json"), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(list.size() >= 8);
+        QSet<QString> repos;
+        for (const StarterModel& m : list) {
+            QVERIFY(!m.title.isEmpty());
+            QVERIFY(!m.license.isEmpty());
+            QVERIFY(!m.quantization.isEmpty());
+            QVERIFY(m.approxSizeBytes > 100'000'000);
+            repos.insert(m.repo);
+        }
+        QCOMPARE(repos.size(), list.size());
+        auto find = [&](const QString& repo) {
+            for (const StarterModel& m : list)
+                if (m.repo == repo) return m;
+            return StarterModel{};
+        };
+        const StarterModel qwen7 = find(QStringLiteral("Qwen/Qwen2.5-7B-Instruct-GGUF"));
+        QVERIFY(qwen7.matches(QStringLiteral("qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf")));
+        QVERIFY(qwen7.matches(QStringLiteral("Qwen2.5-7B-Instruct-Q4_K_M-00002-of-00002.gguf")));
+        QVERIFY(!qwen7.matches(QStringLiteral("qwen2.5-7b-instruct-q8_0-00001-of-00003.gguf")));
+        QVERIFY(find(QStringLiteral("bartowski/Llama-3.2-1B-Instruct-GGUF")).matches(QStringLiteral("Llama-3.2-1B-Instruct-Q4_K_M.gguf")));
+
+        // The file in the source tree is the one compiled in.
+        const QString onDisk = hearth::test::sourceDir() + QStringLiteral("/resources/models/starter.json");
+        if (QFile::exists(onDisk)) QCOMPARE(ModelLibrary::starterModels(onDisk).size(), list.size());
+        QVERIFY(ModelLibrary::starterModels(QStringLiteral("/nonexistent.json"), &error).isEmpty());
+        QVERIFY(error.contains(QStringLiteral("cannot read")));
+    }
+
+    void parameterText() {
+        QCOMPARE(ModelLibrary::formatParameters(0), QString());
+        QCOMPARE(ModelLibrary::formatParameters(260'000), QStringLiteral("260K"));
+        QCOMPARE(ModelLibrary::formatParameters(1'540'000'000), QStringLiteral("1.5B"));
+        QCOMPARE(ModelLibrary::formatParameters(7'000'000'000), QStringLiteral("7B"));
+        QCOMPARE(ModelLibrary::formatParameters(70'600'000'000), QStringLiteral("71B"));
+        QCOMPARE(ModelLibrary::formatParameters(999), QStringLiteral("999"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModelLibrary)
+#include "test_model_library.moc"

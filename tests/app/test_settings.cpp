@@ -1,0 +1,125 @@
+// Settings in a temporary INI file: defaults, round trips through a second instance, validation,
+// and secrets in owner-only (0600) files that never appear in the INI file.
+#include "services/settings.h"
+
+#include "test_support.h"
+
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <sys/stat.h>
+
+using namespace hearth::app;
+
+namespace {
+
+// The file's mode bits as the operating system has them (not Qt's view of them).
+int modeBits(const QString& path) {
+    struct stat st {};
+    if (::stat(QFile::encodeName(path).constData(), &st) != 0) return -1;
+    return int(st.st_mode & 07777);
+}
+
+} // namespace
+
+class TestSettings : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void defaults() {
+        QTemporaryDir dir;
+        Settings s(dir.filePath(QStringLiteral("hearth.ini")));
+        QCOMPARE(s.hubBaseUrl(), QUrl(QStringLiteral("https://huggingface.co")));
+        QCOMPARE(s.serverHost(), QStringLiteral("127.0.0.1"));
+        QCOMPARE(s.serverPort(), Settings::kDefaultServerPort);
+        QVERIFY(s.accessToken().isEmpty());
+        QVERIFY(s.serverApiKey().isEmpty());
+        QVERIFY(s.modelsFolder().endsWith(QStringLiteral("models")));
+        QCOMPARE(s.loadSettings(), LoadSettings{});
+        QCOMPARE(s.parallelDownloads(), 1);
+    }
+
+    void valuesPersist() {
+        QTemporaryDir dir;
+        const QString ini = dir.filePath(QStringLiteral("hearth.ini"));
+        LoadSettings load;
+        load.contextLength = 8192;
+        load.kvType = QStringLiteral("q8_0");
+        load.threads = 6;
+        load.gpuLayers = 20;
+        load.kvMemoryBytes = 3ull << 30;
+        load.maxParallel = 2;
+        {
+            Settings s(ini);
+            QSignalSpy changed(&s, &Settings::changed);
+            s.setModelsFolder(dir.filePath(QStringLiteral("my models/")));
+            QVERIFY(s.setHubBaseUrl(QUrl(QStringLiteral("http://127.0.0.1:9999/"))));
+            s.setServerHost(QStringLiteral("0.0.0.0"));
+            QVERIFY(s.setServerPort(9000));
+            s.setLoadSettings(load);
+            s.setParallelDownloads(3);
+            QVERIFY(changed.count() >= 5);
+        }
+        Settings again(ini);
+        QCOMPARE(again.modelsFolder(), dir.filePath(QStringLiteral("my models")));
+        QCOMPARE(again.hubBaseUrl(), QUrl(QStringLiteral("http://127.0.0.1:9999")));
+        QCOMPARE(again.serverHost(), QStringLiteral("0.0.0.0"));
+        QCOMPARE(again.serverPort(), 9000);
+        QCOMPARE(again.loadSettings(), load);
+        QCOMPARE(again.parallelDownloads(), 3);
+    }
+
+    void badValuesAreRefused() {
+        QTemporaryDir dir;
+        Settings s(dir.filePath(QStringLiteral("hearth.ini")));
+        QVERIFY(!s.setServerPort(0));
+        QVERIFY(!s.setServerPort(70000));
+        QVERIFY(s.lastError().contains(QStringLiteral("70000")));
+        QCOMPARE(s.serverPort(), Settings::kDefaultServerPort);
+        QVERIFY(!s.setHubBaseUrl(QUrl(QStringLiteral("ftp://example.com"))));
+        QVERIFY(!s.setHubBaseUrl(QUrl(QStringLiteral("not a url"))));
+        QCOMPARE(s.hubBaseUrl(), QUrl(QStringLiteral("https://huggingface.co")));
+    }
+
+    void secretsAreOwnerOnlyFiles() {
+        QTemporaryDir dir;
+        const QString ini = dir.filePath(QStringLiteral("hearth.ini"));
+        const mode_t oldMask = ::umask(022); // a typical umask that would make files 0644
+        {
+            Settings s(ini);
+            QVERIFY(s.setAccessToken(QStringLiteral("  hf_secret_token_123\n")));
+            QVERIFY(s.setServerApiKey(QStringLiteral("sk-local-456")));
+            s.setServerPort(9001);
+            s.sync();
+            QCOMPARE(modeBits(s.accessTokenPath()), 0600);
+            QCOMPARE(modeBits(s.serverApiKeyPath()), 0600);
+            QVERIFY(s.accessTokenPath() != ini);
+        }
+        ::umask(oldMask);
+        Settings s(ini);
+        QCOMPARE(s.accessToken(), QStringLiteral("hf_secret_token_123"));
+        QCOMPARE(s.serverApiKey(), QStringLiteral("sk-local-456"));
+        QFile iniFile(ini);
+        QVERIFY(iniFile.open(QIODevice::ReadOnly));
+        const QByteArray iniText = iniFile.readAll();
+        QVERIFY(!iniText.contains("hf_secret"));
+        QVERIFY(!iniText.contains("sk-local"));
+
+        // Replacing keeps 0600; loosened permissions are tightened on the next read.
+        QVERIFY(s.setAccessToken(QStringLiteral("hf_other")));
+        QCOMPARE(modeBits(s.accessTokenPath()), 0600);
+        QVERIFY(QFile::setPermissions(s.accessTokenPath(), QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                                              QFileDevice::ReadGroup | QFileDevice::ReadOther));
+        QCOMPARE(s.accessToken(), QStringLiteral("hf_other"));
+        QCOMPARE(modeBits(s.accessTokenPath()), 0600);
+
+        // Clearing deletes the file.
+        QVERIFY(s.setAccessToken(QString()));
+        QVERIFY(!QFile::exists(s.accessTokenPath()));
+        QVERIFY(s.accessToken().isEmpty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSettings)
+#include "test_settings.moc"

@@ -1,0 +1,370 @@
+// Store on a real SQLite file: schema and WAL, conversations and messages round trip, cascade,
+// search, errors as signals, and no committed message lost when the writer is killed with -9.
+// Run with "--store-writer DB" this binary is the child that the kill test kills.
+#include "services/store.h"
+
+#include "test_support.h"
+
+#include <QCoreApplication>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cstdio>
+
+using namespace hearth::app;
+
+namespace {
+
+// Waits for the signal answering `ticket` on `spy` (the ticket is argument 0); fails on failed().
+bool waitFor(QSignalSpy& spy, QSignalSpy& failures, quint64 ticket, int timeoutMs = 10000) {
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < timeoutMs) {
+        for (const auto& args : spy)
+            if (args.first().toULongLong() == ticket) return true;
+        for (const auto& args : failures)
+            if (args.first().toULongLong() == ticket) {
+                qWarning() << "store failed:" << args.at(1).toString();
+                return false;
+            }
+        spy.wait(20);
+    }
+    return false;
+}
+
+QList<QVariant> argsFor(const QSignalSpy& spy, quint64 ticket) {
+    for (const auto& args : spy)
+        if (args.first().toULongLong() == ticket) return args;
+    return {};
+}
+
+// The child process: appends messages as fast as it can, several in flight, and prints each id
+// once its commit is reported. It runs until killed.
+int runStoreWriter(const QString& path) {
+    Store store;
+    qint64 conversation = 0;
+    int inFlight = 0;
+    int sent = 0;
+    const QString body = QString(QStringLiteral("lorem ipsum dolor sit amet ")).repeated(80);
+    auto sendMore = [&] {
+        while (inFlight < 6 && sent < 200000) {
+            StoredMessage m;
+            m.conversationId = conversation;
+            m.role = sent % 2 ? QStringLiteral("assistant") : QStringLiteral("user");
+            m.content = QStringLiteral("#%1 ").arg(sent) + body;
+            m.tokens = sent;
+            store.appendMessage(m);
+            ++inFlight;
+            ++sent;
+        }
+    };
+    QObject::connect(&store, &Store::failed, &store, [](quint64, const QString& message) {
+        std::fprintf(stderr, "store writer: %s\n", qPrintable(message));
+        QCoreApplication::exit(3);
+    });
+    QObject::connect(&store, &Store::conversationCreated, &store, [&](quint64, const Conversation& c) {
+        conversation = c.id;
+        sendMore();
+    });
+    QObject::connect(&store, &Store::committed, &store, [&](quint64, qint64 id) {
+        std::printf("%lld\n", static_cast<long long>(id));
+        std::fflush(stdout);
+        --inFlight;
+        sendMore();
+    });
+    store.open(path);
+    Conversation c;
+    c.title = QStringLiteral("crash test");
+    store.createConversation(c);
+    return QCoreApplication::exec();
+}
+
+} // namespace
+
+class TestStore : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void schemaAndPragmas() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("hearth.db"));
+        {
+            Store store;
+            QSignalSpy opened(&store, &Store::opened);
+            QSignalSpy failed(&store, &Store::failed);
+            const quint64 t = store.open(path);
+            QVERIFY(waitFor(opened, failed, t));
+            QCOMPARE(argsFor(opened, t).at(1).toString(), path);
+        }
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("check"));
+        db.setDatabaseName(path);
+        QVERIFY(db.open());
+        {
+            QSqlQuery q(db);
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version")) && q.next());
+            QCOMPARE(q.value(0).toInt(), Store::kSchemaVersion);
+            QVERIFY(q.exec(QStringLiteral("PRAGMA journal_mode")) && q.next());
+            QCOMPARE(q.value(0).toString(), QStringLiteral("wal"));
+            QStringList columns;
+            QVERIFY(q.exec(QStringLiteral("PRAGMA table_info(messages)")));
+            while (q.next()) columns << q.value(1).toString();
+            QCOMPARE(columns, (QStringList{"id", "conversation_id", "role", "content", "tokens",
+                                            "ttft_ms", "tok_s", "created"}));
+            columns.clear();
+            QVERIFY(q.exec(QStringLiteral("PRAGMA table_info(conversations)")));
+            while (q.next()) columns << q.value(1).toString();
+            QCOMPARE(columns, (QStringList{"id", "title", "model", "system_prompt", "sampling_json",
+                                            "created", "updated"}));
+            // A database from a newer Hearth is refused, not damaged.
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version = 99")));
+        }
+        db.close();
+        db = QSqlDatabase();
+        QSqlDatabase::removeDatabase(QStringLiteral("check"));
+        Store store;
+        QSignalSpy opened(&store, &Store::opened);
+        QSignalSpy failed(&store, &Store::failed);
+        const quint64 t = store.open(path);
+        QTRY_VERIFY(!failed.isEmpty());
+        QCOMPARE(failed.first().first().toULongLong(), t);
+        QVERIFY(failed.first().at(1).toString().contains(QStringLiteral("newer")));
+        QVERIFY(opened.isEmpty());
+        QSignalSpy listed(&store, &Store::conversationsListed);
+        store.listConversations();
+        QTRY_COMPARE(failed.size(), 2);
+        QVERIFY(failed.last().at(1).toString().contains(QStringLiteral("not open")));
+    }
+
+    void conversationsAndMessagesRoundTrip() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("hearth.db"));
+        Store store;
+        QSignalSpy opened(&store, &Store::opened);
+        QSignalSpy failed(&store, &Store::failed);
+        QSignalSpy created(&store, &Store::conversationCreated);
+        QSignalSpy committed(&store, &Store::committed);
+        QSignalSpy updated(&store, &Store::conversationUpdated);
+        QSignalSpy msgUpdated(&store, &Store::messageUpdated);
+        QSignalSpy listed(&store, &Store::conversationsListed);
+        QSignalSpy loaded(&store, &Store::messagesLoaded);
+        QSignalSpy deleted(&store, &Store::conversationDeleted);
+        QSignalSpy searched(&store, &Store::searchFinished);
+        QVERIFY(waitFor(opened, failed, store.open(path)));
+        const bool fts = opened.first().at(2).toBool();
+
+        Conversation draft;
+        draft.title = QStringLiteral("First");
+        draft.model = QStringLiteral("stories260K.gguf");
+        draft.systemPrompt = QStringLiteral("Be brief.");
+        draft.samplingJson = QStringLiteral(R"({"temperature":0.7})");
+        quint64 t = store.createConversation(draft);
+        QVERIFY(waitFor(created, failed, t));
+        const auto first = argsFor(created, t).at(1).value<Conversation>();
+        QVERIFY(first.id > 0);
+        QCOMPARE(first.systemPrompt, draft.systemPrompt);
+        QVERIFY(first.created > 0);
+        draft.title = QStringLiteral("Second");
+        t = store.createConversation(draft);
+        QVERIFY(waitFor(created, failed, t));
+        const auto second = argsFor(created, t).at(1).value<Conversation>();
+
+        StoredMessage m;
+        m.conversationId = first.id;
+        m.role = QStringLiteral("user");
+        m.content = QStringLiteral("Tell me about the red balloon");
+        const quint64 a = store.appendMessage(m);
+        m.role = QStringLiteral("assistant");
+        m.content = QStringLiteral("…");
+        const quint64 b = store.appendMessage(m);
+        QVERIFY(waitFor(committed, failed, a));
+        QVERIFY(waitFor(committed, failed, b));
+        const qint64 assistantId = argsFor(committed, b).at(1).toLongLong();
+        QVERIFY(assistantId > argsFor(committed, a).at(1).toLongLong());
+
+        StoredMessage done;
+        done.id = assistantId;
+        done.content = QStringLiteral("The balloon floated over the green hill.");
+        done.tokens = 9;
+        done.ttftMs = 12.5;
+        done.tokensPerSecond = 88.0;
+        QVERIFY(waitFor(msgUpdated, failed, store.updateMessage(done)));
+
+        m.conversationId = second.id;
+        m.role = QStringLiteral("user");
+        m.content = QStringLiteral("A story about a cat, 100% fluffy_and_soft");
+        QVERIFY(waitFor(committed, failed, store.appendMessage(m)));
+
+        QTest::qWait(5); // timestamps are in ms: make the rename the clearly later change
+        QVERIFY(waitFor(updated, failed, store.renameConversation(first.id, QStringLiteral("Balloons"))));
+
+        t = store.messages(first.id);
+        QVERIFY(waitFor(loaded, failed, t));
+        auto msgs = argsFor(loaded, t).at(2).value<QList<StoredMessage>>();
+        QCOMPARE(msgs.size(), 2);
+        QCOMPARE(msgs[0].role, QStringLiteral("user"));
+        QCOMPARE(msgs[1].content, done.content);
+        QCOMPARE(msgs[1].tokens, 9);
+        QCOMPARE(msgs[1].ttftMs, 12.5);
+        QCOMPARE(msgs[1].tokensPerSecond, 88.0);
+
+        t = store.listConversations();
+        QVERIFY(waitFor(listed, failed, t));
+        auto list = argsFor(listed, t).at(1).value<QList<Conversation>>();
+        QCOMPARE(list.size(), 2);
+        QCOMPARE(list[0].id, first.id); // renamed last, so most recently updated
+        QCOMPARE(list[0].title, QStringLiteral("Balloons"));
+        QCOMPARE(list[1].samplingJson, draft.samplingJson);
+
+        t = store.searchMessages(QStringLiteral("balloon"));
+        QVERIFY(waitFor(searched, failed, t));
+        auto hits = argsFor(searched, t).at(1).value<QList<SearchHit>>();
+        QCOMPARE(hits.size(), 2);
+        for (const SearchHit& h : hits) {
+            QCOMPARE(h.conversationId, first.id);
+            QCOMPARE(h.conversationTitle, QStringLiteral("Balloons"));
+            QVERIFY2(h.snippet.contains(QStringLiteral("balloon"), Qt::CaseInsensitive), qPrintable(h.snippet));
+        }
+        // Search text with SQL or FTS syntax in it is searched for, not interpreted.
+        for (const QString& q : {QStringLiteral("100%"), QStringLiteral("\"cat"), QStringLiteral("fluffy_and"),
+                                 QStringLiteral("cat AND OR NOT")}) {
+            t = store.searchMessages(q);
+            QVERIFY(waitFor(searched, failed, t));
+            hits = argsFor(searched, t).at(1).value<QList<SearchHit>>();
+            if (q == QStringLiteral("cat AND OR NOT")) {
+                QVERIFY(hits.isEmpty());
+                continue;
+            }
+            QCOMPARE(hits.size(), 1);
+            QCOMPARE(hits[0].conversationId, second.id);
+        }
+        qInfo() << "full-text search:" << (fts ? "fts5" : "LIKE");
+
+        // Deleting a conversation deletes its messages (and their search entries).
+        QVERIFY(waitFor(deleted, failed, store.deleteConversation(first.id)));
+        t = store.messages(first.id);
+        QVERIFY(waitFor(loaded, failed, t));
+        QVERIFY(argsFor(loaded, t).at(2).value<QList<StoredMessage>>().isEmpty());
+        t = store.searchMessages(QStringLiteral("balloon"));
+        QVERIFY(waitFor(searched, failed, t));
+        QVERIFY(argsFor(searched, t).at(1).value<QList<SearchHit>>().isEmpty());
+
+        // Errors come back as failed(ticket) with a message.
+        t = store.deleteConversation(first.id);
+        QTRY_VERIFY(!argsFor(failed, t).isEmpty());
+        QVERIFY(argsFor(failed, t).at(1).toString().contains(QStringLiteral("does not exist")));
+        m.conversationId = 424242;
+        t = store.appendMessage(m);
+        QTRY_VERIFY(!argsFor(failed, t).isEmpty());
+        QVERIFY(argsFor(committed, t).isEmpty());
+    }
+
+    void pendingWritesFinishOnDestruction() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("hearth.db"));
+        qint64 conversation = 0;
+        {
+            Store store;
+            QSignalSpy opened(&store, &Store::opened);
+            QSignalSpy failed(&store, &Store::failed);
+            QSignalSpy created(&store, &Store::conversationCreated);
+            store.open(path);
+            const quint64 t = store.createConversation({});
+            QVERIFY(waitFor(created, failed, t));
+            conversation = argsFor(created, t).at(1).value<Conversation>().id;
+            for (int i = 0; i < 50; ++i) {
+                StoredMessage m;
+                m.conversationId = conversation;
+                m.role = QStringLiteral("user");
+                m.content = QString::number(i);
+                store.appendMessage(m);
+            }
+        } // destroyed with 50 appends queued
+        Store store;
+        QSignalSpy opened(&store, &Store::opened);
+        QSignalSpy failed(&store, &Store::failed);
+        QSignalSpy loaded(&store, &Store::messagesLoaded);
+        store.open(path);
+        const quint64 t = store.messages(conversation);
+        QVERIFY(waitFor(loaded, failed, t));
+        QCOMPARE(argsFor(loaded, t).at(2).value<QList<StoredMessage>>().size(), 50);
+    }
+
+    void killMinusNineLosesNoCommittedMessage() {
+#ifndef Q_OS_UNIX
+        QSKIP("needs SIGKILL");
+#endif
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("crash.db"));
+        QProcess child;
+        child.setProcessChannelMode(QProcess::SeparateChannels);
+        child.start(QCoreApplication::applicationFilePath(), {QStringLiteral("--store-writer"), path});
+        QVERIFY(child.waitForStarted(5000));
+        QByteArray out;
+        QElapsedTimer t;
+        t.start();
+        // Let it commit a good number, then kill it in the middle of its stream of transactions.
+        while (out.count('\n') < 150 && t.elapsed() < 20000) {
+            child.waitForReadyRead(100);
+            out += child.readAllStandardOutput();
+            QVERIFY2(child.state() == QProcess::Running, child.readAllStandardError().constData());
+        }
+        child.kill(); // SIGKILL
+        QVERIFY(child.waitForFinished(5000));
+        QCOMPARE(child.exitStatus(), QProcess::CrashExit);
+        out += child.readAllStandardOutput();
+        QList<qint64> printed;
+        const QList<QByteArray> lines = out.split('\n');
+        // The last piece may be a cut-off line; log lines (spdlog also writes to stdout) are skipped.
+        for (qsizetype i = 0; i + 1 < lines.size(); ++i) {
+            bool isNumber = false;
+            const qint64 id = lines[i].trimmed().toLongLong(&isNumber);
+            if (isNumber) printed << id;
+        }
+        QVERIFY2(printed.size() >= 120, qPrintable(QString::number(printed.size())));
+
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("crash"));
+        db.setDatabaseName(path);
+        QVERIFY(db.open());
+        {
+            QSqlQuery q(db);
+            QVERIFY(q.exec(QStringLiteral("PRAGMA integrity_check")) && q.next());
+            QCOMPARE(q.value(0).toString(), QStringLiteral("ok"));
+            QSet<qint64> present;
+            QVERIFY(q.exec(QStringLiteral("SELECT id FROM messages")));
+            while (q.next()) present.insert(q.value(0).toLongLong());
+            for (qint64 id : printed) QVERIFY2(present.contains(id), qPrintable(QString::number(id)));
+            QVERIFY(present.size() >= printed.size());
+            qInfo() << "printed" << printed.size() << "committed ids; the database holds" << present.size();
+        }
+        db.close();
+        db = QSqlDatabase();
+        QSqlDatabase::removeDatabase(QStringLiteral("crash"));
+
+        // The store opens it again and can keep writing.
+        Store store;
+        QSignalSpy opened(&store, &Store::opened);
+        QSignalSpy failed(&store, &Store::failed);
+        QSignalSpy committed(&store, &Store::committed);
+        QVERIFY(waitFor(opened, failed, store.open(path)));
+        StoredMessage m;
+        m.conversationId = 1;
+        m.role = QStringLiteral("user");
+        m.content = QStringLiteral("after the crash");
+        QVERIFY(waitFor(committed, failed, store.appendMessage(m)));
+    }
+};
+
+int main(int argc, char** argv) {
+    if (argc == 3 && qstrcmp(argv[1], "--store-writer") == 0) {
+        QCoreApplication app(argc, argv);
+        return runStoreWriter(QString::fromLocal8Bit(argv[2]));
+    }
+    QCoreApplication app(argc, argv);
+    TestStore test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "test_store.moc"

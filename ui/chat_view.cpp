@@ -1,0 +1,343 @@
+// Chat page: conversation list, streaming Markdown transcript, input with Enter to send, stop and
+// regenerate, per-reply statistics and a context-usage bar.
+#include "chat_view.h"
+
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollBar>
+#include <QShortcut>
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QTimer>
+#include <QVBoxLayout>
+
+namespace hearth::ui {
+
+namespace {
+
+QString titleFor(const QString& text) {
+    QString t = text.simplified();
+    if (t.size() > 48) t = t.left(45) + QStringLiteral("...");
+    return t.isEmpty() ? QObject::tr("New chat") : t;
+}
+
+QString statsLine(int tokens, double ttftMs, double tokensPerSecond) {
+    return QObject::tr("%1 tokens · first token %2 ms · %3 tok/s")
+        .arg(tokens)
+        .arg(ttftMs, 0, 'f', 0)
+        .arg(tokensPerSecond, 0, 'f', 1);
+}
+
+} // namespace
+
+ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
+    : QWidget(parent), m_engine(engine), m_store(store) {
+    // Left: search, new chat, conversations.
+    auto* left = new QWidget(this);
+    auto* leftLayout = new QVBoxLayout(left);
+    leftLayout->setContentsMargins(0, 0, 0, 0);
+    auto* newButton = new QPushButton(tr("New chat"), left);
+    m_search = new QLineEdit(left);
+    m_search->setPlaceholderText(tr("Search messages"));
+    m_search->setClearButtonEnabled(true);
+    m_list = new QListWidget(left);
+    leftLayout->addWidget(newButton);
+    leftLayout->addWidget(m_search);
+    leftLayout->addWidget(m_list, 1);
+
+    // Right: transcript, statistics, input.
+    auto* right = new QWidget(this);
+    auto* rightLayout = new QVBoxLayout(right);
+    rightLayout->setContentsMargins(0, 0, 0, 0);
+    m_transcript = new QTextBrowser(right);
+    m_transcript->setOpenExternalLinks(true);
+    m_stats = new QLabel(right);
+    m_context = new QProgressBar(right);
+    m_context->setFormat(tr("context %v / %m tokens"));
+    m_context->setRange(0, 1);
+    m_context->setValue(0);
+    m_input = new QPlainTextEdit(right);
+    m_input->setPlaceholderText(tr("Message (Enter sends, Shift+Enter for a new line)"));
+    m_input->setMaximumHeight(110);
+    m_input->installEventFilter(this);
+    m_send = new QPushButton(tr("Send"), right);
+    m_stop = new QPushButton(tr("Stop"), right);
+    m_regenerate = new QPushButton(tr("Regenerate"), right);
+    auto* buttons = new QHBoxLayout();
+    buttons->addWidget(m_stats, 1);
+    buttons->addWidget(m_regenerate);
+    buttons->addWidget(m_stop);
+    buttons->addWidget(m_send);
+    rightLayout->addWidget(m_transcript, 1);
+    rightLayout->addWidget(m_context);
+    rightLayout->addWidget(m_input);
+    rightLayout->addLayout(buttons);
+
+    auto* split = new QSplitter(this);
+    split->addWidget(left);
+    split->addWidget(right);
+    split->setStretchFactor(1, 1);
+    split->setSizes({220, 700});
+    auto* layout = new QHBoxLayout(this);
+    layout->addWidget(split);
+
+    m_renderTimer = new QTimer(this);
+    m_renderTimer->setSingleShot(true);
+    m_renderTimer->setInterval(33); // at most ~30 re-renders a second while streaming
+    connect(m_renderTimer, &QTimer::timeout, this, &ChatView::render);
+
+    connect(newButton, &QPushButton::clicked, this, &ChatView::newChat);
+    connect(m_send, &QPushButton::clicked, this, [this] { sendText(m_input->toPlainText()); });
+    connect(m_stop, &QPushButton::clicked, this, &ChatView::stop);
+    connect(m_regenerate, &QPushButton::clicked, this, &ChatView::regenerate);
+    connect(new QShortcut(QKeySequence(QStringLiteral("Ctrl+N")), this), &QShortcut::activated, this,
+            &ChatView::newChat);
+    connect(new QShortcut(QKeySequence(Qt::Key_Escape), this), &QShortcut::activated, this, &ChatView::stop);
+    connect(m_list, &QListWidget::itemClicked, this,
+            [this](QListWidgetItem* item) { openConversation(item->data(Qt::UserRole).toLongLong()); });
+    connect(m_search, &QLineEdit::textChanged, this, [this](const QString& q) {
+        if (q.trimmed().isEmpty()) reloadConversations();
+        else m_searchTicket = m_store->searchMessages(q.trimmed());
+    });
+
+    connect(m_engine, &app::EngineHost::tokenReceived, this, &ChatView::onToken);
+    connect(m_engine, &app::EngineHost::finished, this, &ChatView::onFinished);
+    connect(m_engine, &app::EngineHost::failed, this, &ChatView::onFailed);
+    connect(m_engine, &app::EngineHost::stateChanged, this, [this] { updateButtons(); });
+
+    connect(m_store, &app::Store::conversationCreated, this,
+            [this](quint64 ticket, const app::Conversation& c) {
+                if (ticket != m_createTicket) return;
+                m_createTicket = 0;
+                m_conversationId = c.id;
+                reloadConversations();
+                const QString text = m_pendingText;
+                m_pendingText.clear();
+                appendUserMessage(text);
+            });
+    connect(m_store, &app::Store::committed, this, [this](quint64 ticket, qint64 id) {
+        if (ticket != m_userTicket) return;
+        m_userTicket = 0;
+        m_messages.append({id, QStringLiteral("user"), m_userText});
+        m_userText.clear();
+        render();
+        startReply();
+    });
+    connect(m_store, &app::Store::conversationsListed, this,
+            [this](quint64 ticket, const QList<app::Conversation>& list) {
+                if (ticket != m_listTicket) return;
+                m_list->clear();
+                for (const app::Conversation& c : list) {
+                    auto* item = new QListWidgetItem(c.title, m_list);
+                    item->setData(Qt::UserRole, c.id);
+                    if (c.id == m_conversationId) m_list->setCurrentItem(item);
+                }
+            });
+    connect(m_store, &app::Store::searchFinished, this,
+            [this](quint64 ticket, const QList<app::SearchHit>& hits) {
+                if (ticket != m_searchTicket) return;
+                m_list->clear();
+                for (const app::SearchHit& h : hits) {
+                    auto* item = new QListWidgetItem(h.conversationTitle + QStringLiteral("\n  ") + h.snippet, m_list);
+                    item->setData(Qt::UserRole, h.conversationId);
+                }
+            });
+    connect(m_store, &app::Store::messagesLoaded, this,
+            [this](quint64 ticket, qint64 conversationId, const QList<app::StoredMessage>& list) {
+                if (ticket != m_loadTicket || conversationId != m_conversationId) return;
+                m_messages.clear();
+                for (const app::StoredMessage& m : list)
+                    m_messages.append({m.id, m.role, m.content, m.tokens, m.ttftMs, m.tokensPerSecond});
+                render();
+            });
+    connect(m_store, &app::Store::failed, this, [this](quint64, const QString& message) {
+        Q_EMIT statusMessage(tr("Could not save: %1").arg(message));
+    });
+    reloadConversations();
+    updateButtons();
+}
+
+bool ChatView::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_input && event->type() == QEvent::KeyPress) {
+        auto* key = static_cast<QKeyEvent*>(event);
+        if ((key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) &&
+            !(key->modifiers() & Qt::ShiftModifier)) {
+            sendText(m_input->toPlainText());
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void ChatView::reloadConversations() { m_listTicket = m_store->listConversations(); }
+
+void ChatView::newChat() {
+    if (isGenerating()) stop();
+    m_conversationId = 0;
+    m_messages.clear();
+    m_streamText.clear();
+    m_error.clear();
+    m_list->clearSelection();
+    m_stats->clear();
+    render();
+    m_input->setFocus();
+}
+
+void ChatView::openConversation(qint64 id) {
+    if (isGenerating()) stop();
+    m_conversationId = id;
+    m_messages.clear();
+    m_error.clear();
+    m_streamText.clear();
+    m_loadTicket = m_store->messages(id);
+    render();
+}
+
+void ChatView::sendText(const QString& raw) {
+    const QString text = raw.trimmed();
+    if (text.isEmpty() || isGenerating() || m_userTicket || !m_pendingText.isEmpty())
+        return;
+    if (!m_engine->isLoaded()) {
+        Q_EMIT statusMessage(tr("Load a model first (Models page)"));
+        return;
+    }
+    m_input->clear();
+    m_error.clear();
+    if (m_conversationId == 0) {
+        app::Conversation draft;
+        draft.title = titleFor(text);
+        draft.model = m_engine->model().path;
+        draft.systemPrompt = m_systemPrompt;
+        m_pendingText = text;
+        m_createTicket = m_store->createConversation(draft);
+        return;
+    }
+    appendUserMessage(text);
+}
+
+void ChatView::appendUserMessage(const QString& text) {
+    app::StoredMessage m;
+    m.conversationId = m_conversationId;
+    m.role = QStringLiteral("user");
+    m.content = text;
+    m_userText = text;
+    m_userTicket = m_store->appendMessage(m); // shown once committed
+    updateButtons();
+}
+
+void ChatView::startReply() {
+    QList<app::ChatMessage> chat;
+    if (!m_systemPrompt.isEmpty()) chat.append({QStringLiteral("system"), m_systemPrompt});
+    for (const Message& m : m_messages) chat.append({m.role, m.content});
+    m_streamText.clear();
+    m_activeRequest = m_engine->sendChat(chat, m_sampling);
+    updateButtons();
+    render();
+}
+
+void ChatView::stop() {
+    if (m_activeRequest) m_engine->stop(m_activeRequest);
+}
+
+void ChatView::regenerate() {
+    if (isGenerating() || m_messages.isEmpty() || m_messages.last().role != QStringLiteral("assistant")) return;
+    m_replacing = m_messages.last().id;
+    m_messages.removeLast();
+    startReply();
+}
+
+void ChatView::onToken(quint64 id, const QString& text) {
+    if (id != m_activeRequest) return;
+    m_streamText += text;
+    scheduleRender();
+}
+
+void ChatView::onFinished(quint64 id, const QString& reason, const app::GenerationUsage& usage) {
+    if (id != m_activeRequest) return;
+    m_activeRequest = 0;
+    Message reply{0, QStringLiteral("assistant"), m_streamText, usage.completionTokens,
+                  usage.timeToFirstTokenMs, usage.tokensPerSecond()};
+    app::StoredMessage stored;
+    stored.conversationId = m_conversationId;
+    stored.role = reply.role;
+    stored.content = reply.content;
+    stored.tokens = reply.tokens;
+    stored.ttftMs = reply.ttftMs;
+    stored.tokensPerSecond = reply.tokensPerSecond;
+    if (m_replacing) {
+        stored.id = m_replacing;
+        reply.id = m_replacing;
+        m_store->updateMessage(stored);
+        m_replacing = 0;
+    } else {
+        m_store->appendMessage(stored);
+    }
+    m_messages.append(reply);
+    m_streamText.clear();
+    QString line = statsLine(reply.tokens, reply.ttftMs, reply.tokensPerSecond);
+    if (usage.cachedPromptTokens > 0) line += tr(" · %1 prompt tokens reused").arg(usage.cachedPromptTokens);
+    if (reason == QStringLiteral("cancelled")) line += tr(" · stopped");
+    m_stats->setText(line);
+    const int ctx = std::max(1, m_engine->model().contextLength);
+    m_context->setRange(0, ctx);
+    m_context->setValue(std::min(ctx, usage.promptTokens + usage.completionTokens));
+    render();
+    updateButtons();
+    Q_EMIT replyFinished(reply.content);
+}
+
+void ChatView::onFailed(quint64 id, const QString& message) {
+    if (id != m_activeRequest) return;
+    m_activeRequest = 0;
+    m_replacing = 0;
+    m_error = message;
+    m_streamText.clear();
+    render();
+    updateButtons();
+    Q_EMIT statusMessage(message);
+}
+
+void ChatView::scheduleRender() {
+    if (!m_renderTimer->isActive()) m_renderTimer->start();
+}
+
+void ChatView::render() {
+    QString md;
+    auto section = [&](const QString& who, const QString& text, const QString& footer) {
+        md += QStringLiteral("**%1**\n\n%2\n\n").arg(who, text.isEmpty() ? QStringLiteral("…") : text);
+        if (!footer.isEmpty()) md += QStringLiteral("*%1*\n\n").arg(footer);
+        md += QStringLiteral("---\n\n");
+    };
+    if (!m_systemPrompt.isEmpty()) section(tr("System"), m_systemPrompt, QString());
+    for (const Message& m : m_messages) {
+        const bool assistant = m.role == QStringLiteral("assistant");
+        section(assistant ? tr("Assistant") : m.role == QStringLiteral("system") ? tr("System") : tr("You"),
+                m.content, assistant && m.tokens > 0 ? statsLine(m.tokens, m.ttftMs, m.tokensPerSecond) : QString());
+    }
+    if (!m_userText.isEmpty() || !m_pendingText.isEmpty())
+        section(tr("You"), m_userText.isEmpty() ? m_pendingText : m_userText, tr("saving…"));
+    if (isGenerating()) section(tr("Assistant"), m_streamText, tr("generating…"));
+    if (!m_error.isEmpty()) md += QStringLiteral("**Error:** %1\n\n").arg(m_error);
+    if (md.isEmpty()) md = tr("*Start a conversation: type below and press Enter.*");
+    m_markdown = md;
+    QScrollBar* bar = m_transcript->verticalScrollBar();
+    const bool atEnd = bar->value() >= bar->maximum() - 4;
+    m_transcript->setMarkdown(md);
+    if (atEnd) bar->setValue(bar->maximum());
+}
+
+void ChatView::updateButtons() {
+    const bool busy = isGenerating() || m_userTicket != 0;
+    m_send->setEnabled(!busy && m_engine->isLoaded());
+    m_stop->setEnabled(isGenerating());
+    m_regenerate->setEnabled(!busy && !m_messages.isEmpty() &&
+                             m_messages.last().role == QStringLiteral("assistant"));
+}
+
+} // namespace hearth::ui

@@ -1,0 +1,59 @@
+// The server page: start and stop the embedded OpenAI-compatible server on the loaded model,
+// choose port, API key, LAN exposure (with a warning) and CORS origins; live request log and
+// copyable curl and Python examples.
+#pragma once
+
+#include "services/engine_host.h"
+#include "services/settings.h"
+
+#include <QWidget>
+#include <memory>
+
+class QCheckBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+class QSpinBox;
+
+namespace hearth::server {
+class Server;
+}
+
+namespace hearth::ui {
+
+class ServerView : public QWidget {
+    Q_OBJECT
+public:
+    ServerView(app::Settings* settings, app::EngineHost* engine, QWidget* parent = nullptr);
+    ~ServerView() override;
+
+    bool start();
+    void stop();
+    bool isRunning() const { return m_server != nullptr; }
+    int port() const;
+    void setPort(int port); // while stopped
+
+Q_SIGNALS:
+    void statusMessage(const QString& text);
+
+private:
+    void appendLog(const QString& line);
+    void updateExamples();
+    void updateState();
+
+    app::Settings* m_settings;
+    app::EngineHost* m_engine;
+    std::unique_ptr<server::Server> m_server;
+    QSpinBox* m_port = nullptr;
+    QLineEdit* m_apiKey = nullptr;
+    QLineEdit* m_cors = nullptr;
+    QCheckBox* m_lan = nullptr;
+    QLabel* m_warning = nullptr;
+    QLabel* m_state = nullptr;
+    QPushButton* m_toggle = nullptr;
+    QPlainTextEdit* m_log = nullptr;
+    QPlainTextEdit* m_examples = nullptr;
+};
+
+} // namespace hearth::ui
