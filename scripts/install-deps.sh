@@ -9,7 +9,7 @@ packages=(
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools
   libcpp-httplib-dev libspdlog-dev libsqlite3-dev nlohmann-json3-dev
   clang libclang-rt-14-dev
-  xvfb xauth python3
+  xvfb xauth python3 curl desktop-file-utils
 )
 # Node.js and npm run the reference engine in tests; any install that provides the commands will do
 # (a nodejs from another source may already bundle npm, and Debian's npm would conflict with it).

@@ -96,12 +96,13 @@ public:
     }
 
     void cancel(RequestId id) override {
+        // Recorded even while the step thread holds the live list (it is swapped out then);
+        // the step applies it when the request is put back.
         std::lock_guard<std::mutex> lock(m_mu);
+        if (id <= 0 || id >= m_nextId) return;
+        m_cancelled.insert(id);
         for (Live& l : m_live)
-            if (l.id == id) {
-                l.cancel = true;
-                m_cancelled.insert(id);
-            }
+            if (l.id == id) l.cancel = true;
     }
 
     const ModelSummary& model() const override { return m_summary; }
