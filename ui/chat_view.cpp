@@ -1,6 +1,19 @@
-// Chat page: conversation list, streaming Markdown transcript, input with Enter to send, stop and
-// regenerate, per-reply statistics and a context-usage bar.
+// Chat page: conversation list (rename, delete, search), streaming Markdown transcript with copy
+// links on code blocks, input with Enter to send, stop, regenerate, edit and resend, per-chat
+// system prompt and sampling, per-reply statistics and a context-usage bar.
 #include "chat_view.h"
+
+#include "chat_markdown.h"
+#include "chat_settings_dialog.h"
+#include "services/sampling_json.h"
+
+#include <QClipboard>
+#include <QDesktopServices>
+#include <QGuiApplication>
+#include <QInputDialog>
+#include <QMenu>
+#include <QMessageBox>
+#include <QUrl>
 
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -56,7 +69,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     auto* rightLayout = new QVBoxLayout(right);
     rightLayout->setContentsMargins(0, 0, 0, 0);
     m_transcript = new QTextBrowser(right);
-    m_transcript->setOpenExternalLinks(true);
+    m_transcript->setOpenLinks(false); // activateLink handles every link
     m_stats = new QLabel(right);
     m_context = new QProgressBar(right);
     m_context->setFormat(tr("context %v / %m tokens"));
@@ -69,8 +82,11 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     m_send = new QPushButton(tr("Send"), right);
     m_stop = new QPushButton(tr("Stop"), right);
     m_regenerate = new QPushButton(tr("Regenerate"), right);
+    m_chatSettings = new QPushButton(tr("Chat settings…"), right);
+    m_chatSettings->setToolTip(tr("System prompt and sampling of this chat"));
     auto* buttons = new QHBoxLayout();
     buttons->addWidget(m_stats, 1);
+    buttons->addWidget(m_chatSettings);
     buttons->addWidget(m_regenerate);
     buttons->addWidget(m_stop);
     buttons->addWidget(m_send);
@@ -96,9 +112,16 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     connect(m_send, &QPushButton::clicked, this, [this] { sendText(m_input->toPlainText()); });
     connect(m_stop, &QPushButton::clicked, this, &ChatView::stop);
     connect(m_regenerate, &QPushButton::clicked, this, &ChatView::regenerate);
+    connect(m_chatSettings, &QPushButton::clicked, this, &ChatView::openChatSettings);
+    connect(m_transcript, &QTextBrowser::anchorClicked, this, &ChatView::activateLink);
+    m_list->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_list, &QListWidget::customContextMenuRequested, this, &ChatView::showListMenu);
     connect(new QShortcut(QKeySequence(QStringLiteral("Ctrl+N")), this), &QShortcut::activated, this,
             &ChatView::newChat);
-    connect(new QShortcut(QKeySequence(Qt::Key_Escape), this), &QShortcut::activated, this, &ChatView::stop);
+    connect(new QShortcut(QKeySequence(Qt::Key_Escape), this), &QShortcut::activated, this, [this] {
+        if (isGenerating()) stop();
+        else if (isEditing()) cancelEdit();
+    });
     connect(m_list, &QListWidget::itemClicked, this,
             [this](QListWidgetItem* item) { openConversation(item->data(Qt::UserRole).toLongLong()); });
     connect(m_search, &QLineEdit::textChanged, this, [this](const QString& q) {
@@ -133,7 +156,9 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
             [this](quint64 ticket, const QList<app::Conversation>& list) {
                 if (ticket != m_listTicket) return;
                 m_list->clear();
+                m_conversations.clear();
                 for (const app::Conversation& c : list) {
+                    m_conversations.insert(c.id, c);
                     auto* item = new QListWidgetItem(c.title, m_list);
                     item->setData(Qt::UserRole, c.id);
                     if (c.id == m_conversationId) m_list->setCurrentItem(item);
@@ -156,6 +181,28 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                     m_messages.append({m.id, m.role, m.content, m.tokens, m.ttftMs, m.tokensPerSecond});
                 render();
             });
+    connect(m_store, &app::Store::messagesDeleted, this, [this](quint64 ticket, qint64, int) {
+        if (ticket != m_deleteTicket) return;
+        m_deleteTicket = 0;
+        // The edited message and everything after it are gone: drop them here too.
+        for (int i = 0; i < m_messages.size(); ++i)
+            if (m_messages[i].id == m_editingId) {
+                m_messages.erase(m_messages.begin() + i, m_messages.end());
+                break;
+            }
+        m_editingId = 0;
+        const QString text = m_editText;
+        m_editText.clear();
+        m_send->setText(tr("Send"));
+        appendUserMessage(text);
+    });
+    connect(m_store, &app::Store::conversationDeleted, this, [this](quint64, qint64 id) {
+        if (id == m_conversationId) newChat();
+        reloadConversations();
+    });
+    connect(m_store, &app::Store::conversationUpdated, this, [this](quint64, qint64) {
+        if (m_search->text().trimmed().isEmpty()) reloadConversations();
+    });
     connect(m_store, &app::Store::failed, this, [this](quint64, const QString& message) {
         Q_EMIT statusMessage(tr("Could not save: %1").arg(message));
     });
@@ -177,9 +224,23 @@ bool ChatView::eventFilter(QObject* watched, QEvent* event) {
 
 void ChatView::reloadConversations() { m_listTicket = m_store->listConversations(); }
 
+void ChatView::setSampling(const app::Sampling& sampling) {
+    m_defaultSampling = sampling;
+    if (!m_customSampling) m_sampling = sampling;
+}
+
+void ChatView::setSystemPrompt(const QString& text) {
+    m_defaultSystemPrompt = text;
+    if (m_conversationId == 0) m_systemPrompt = text;
+}
+
 void ChatView::newChat() {
     if (isGenerating()) stop();
+    cancelEdit();
     m_conversationId = 0;
+    m_systemPrompt = m_defaultSystemPrompt;
+    m_customSampling = false;
+    m_sampling = m_defaultSampling;
     m_messages.clear();
     m_streamText.clear();
     m_error.clear();
@@ -189,9 +250,20 @@ void ChatView::newChat() {
     m_input->setFocus();
 }
 
+void ChatView::applyConversationSettings(qint64 id) {
+    const auto it = m_conversations.constFind(id);
+    if (it == m_conversations.constEnd()) return;
+    m_systemPrompt = it->systemPrompt;
+    m_customSampling = !app::samplingJsonIsDefault(it->samplingJson);
+    m_sampling = m_customSampling ? app::samplingFromJson(it->samplingJson, m_defaultSampling)
+                                  : m_defaultSampling;
+}
+
 void ChatView::openConversation(qint64 id) {
     if (isGenerating()) stop();
+    cancelEdit();
     m_conversationId = id;
+    applyConversationSettings(id);
     m_messages.clear();
     m_error.clear();
     m_streamText.clear();
@@ -201,7 +273,7 @@ void ChatView::openConversation(qint64 id) {
 
 void ChatView::sendText(const QString& raw) {
     const QString text = raw.trimmed();
-    if (text.isEmpty() || isGenerating() || m_userTicket || !m_pendingText.isEmpty())
+    if (text.isEmpty() || isGenerating() || m_userTicket || m_deleteTicket || !m_pendingText.isEmpty())
         return;
     if (!m_engine->isLoaded()) {
         Q_EMIT statusMessage(tr("Load a model first (Models page)"));
@@ -209,11 +281,19 @@ void ChatView::sendText(const QString& raw) {
     }
     m_input->clear();
     m_error.clear();
+    if (m_editingId != 0 && m_conversationId != 0) {
+        // Edit and resend: the edited message and what followed it go, then it is sent anew.
+        m_editText = text;
+        m_deleteTicket = m_store->deleteMessagesFrom(m_conversationId, m_editingId);
+        updateButtons();
+        return;
+    }
     if (m_conversationId == 0) {
         app::Conversation draft;
         draft.title = titleFor(text);
         draft.model = m_engine->model().path;
         draft.systemPrompt = m_systemPrompt;
+        draft.samplingJson = m_customSampling ? app::samplingToJson(m_sampling) : QStringLiteral("{}");
         m_pendingText = text;
         m_createTicket = m_store->createConversation(draft);
         return;
@@ -309,16 +389,29 @@ void ChatView::scheduleRender() {
 
 void ChatView::render() {
     QString md;
+    m_codeBlocks.clear();
     auto section = [&](const QString& who, const QString& text, const QString& footer) {
-        md += QStringLiteral("**%1**\n\n%2\n\n").arg(who, text.isEmpty() ? QStringLiteral("…") : text);
+        const QString body = text.isEmpty() ? QStringLiteral("…") : withCopyLinks(text, m_codeBlocks);
+        md += QStringLiteral("**%1**\n\n%2\n\n").arg(who, body);
         if (!footer.isEmpty()) md += QStringLiteral("*%1*\n\n").arg(footer);
         md += QStringLiteral("---\n\n");
     };
+    const QString scheme = QLatin1String(kChatLinkScheme);
     if (!m_systemPrompt.isEmpty()) section(tr("System"), m_systemPrompt, QString());
-    for (const Message& m : m_messages) {
+    for (int i = 0; i < m_messages.size(); ++i) {
+        const Message& m = m_messages[i];
         const bool assistant = m.role == QStringLiteral("assistant");
+        const bool user = m.role == QStringLiteral("user");
+        QString footer = assistant && m.tokens > 0 ? statsLine(m.tokens, m.ttftMs, m.tokensPerSecond) : QString();
+        const QString link = user && m.id == m_editingId
+                                 ? tr("editing…")
+                                 : QStringLiteral("[%1](%2:%3/%4)")
+                                       .arg(user ? tr("Edit") : tr("Copy"), scheme,
+                                            user ? QStringLiteral("edit") : QStringLiteral("copy-message"))
+                                       .arg(i);
+        if (user || assistant) footer = footer.isEmpty() ? link : footer + QStringLiteral(" · ") + link;
         section(assistant ? tr("Assistant") : m.role == QStringLiteral("system") ? tr("System") : tr("You"),
-                m.content, assistant && m.tokens > 0 ? statsLine(m.tokens, m.ttftMs, m.tokensPerSecond) : QString());
+                m.content, footer);
     }
     if (!m_userText.isEmpty() || !m_pendingText.isEmpty())
         section(tr("You"), m_userText.isEmpty() ? m_pendingText : m_userText, tr("saving…"));
@@ -333,11 +426,116 @@ void ChatView::render() {
 }
 
 void ChatView::updateButtons() {
-    const bool busy = isGenerating() || m_userTicket != 0;
+    const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0;
     m_send->setEnabled(!busy && m_engine->isLoaded());
     m_stop->setEnabled(isGenerating());
     m_regenerate->setEnabled(!busy && !m_messages.isEmpty() &&
                              m_messages.last().role == QStringLiteral("assistant"));
+    m_chatSettings->setEnabled(!busy);
+}
+
+void ChatView::editMessage(int index) {
+    if (isGenerating() || m_userTicket || m_deleteTicket || index < 0 || index >= m_messages.size())
+        return;
+    const Message& m = m_messages[index];
+    if (m.role != QStringLiteral("user") || m.id <= 0) return;
+    m_editingId = m.id;
+    m_input->setPlainText(m.content);
+    m_input->setFocus();
+    m_send->setText(tr("Resend"));
+    Q_EMIT statusMessage(tr("Editing a message: Enter resends it (the replies after it are replaced), Esc cancels"));
+    render();
+}
+
+void ChatView::cancelEdit() {
+    if (m_editingId == 0 || m_deleteTicket) return;
+    m_editingId = 0;
+    m_input->clear();
+    m_send->setText(tr("Send"));
+    render();
+}
+
+void ChatView::activateLink(const QUrl& url) {
+    if (url.scheme() != QLatin1String(kChatLinkScheme)) {
+        if (url.scheme() == QStringLiteral("http") || url.scheme() == QStringLiteral("https"))
+            QDesktopServices::openUrl(url);
+        return;
+    }
+    const QStringList parts = url.path().split(QLatin1Char('/'));
+    if (parts.size() != 2) return;
+    bool ok = false;
+    const int index = parts[1].toInt(&ok);
+    if (!ok || index < 0) return;
+    if (parts[0] == QStringLiteral("copy") && index < m_codeBlocks.size()) {
+        QGuiApplication::clipboard()->setText(m_codeBlocks[index]);
+        Q_EMIT statusMessage(tr("Code copied"));
+    } else if (parts[0] == QStringLiteral("copy-message") && index < m_messages.size()) {
+        QGuiApplication::clipboard()->setText(m_messages[index].content);
+        Q_EMIT statusMessage(tr("Message copied"));
+    } else if (parts[0] == QStringLiteral("edit")) {
+        editMessage(index);
+    }
+}
+
+void ChatView::setChatSettings(const QString& systemPrompt, bool customSampling,
+                               const app::Sampling& sampling) {
+    m_systemPrompt = systemPrompt;
+    m_customSampling = customSampling;
+    m_sampling = customSampling ? sampling : m_defaultSampling;
+    if (m_conversationId != 0) {
+        app::Conversation c = m_conversations.value(m_conversationId);
+        c.id = m_conversationId;
+        if (c.title.isEmpty()) c.title = tr("New chat");
+        c.systemPrompt = m_systemPrompt;
+        c.samplingJson = m_customSampling ? app::samplingToJson(m_sampling) : QStringLiteral("{}");
+        m_conversations.insert(c.id, c);
+        m_store->updateConversation(c);
+    }
+    render();
+}
+
+void ChatView::openChatSettings() {
+    ChatSettingsDialog dialog(m_systemPrompt, m_sampling, m_customSampling, m_defaultSampling, this);
+    if (dialog.exec() == QDialog::Accepted)
+        setChatSettings(dialog.systemPrompt(), dialog.customSampling(), dialog.sampling());
+}
+
+void ChatView::renameConversation(qint64 id, const QString& title) {
+    const QString t = title.simplified();
+    if (t.isEmpty()) return;
+    m_store->renameConversation(id, t);
+    if (m_conversations.contains(id)) m_conversations[id].title = t;
+}
+
+void ChatView::deleteConversation(qint64 id) {
+    if (id == m_conversationId && isGenerating()) stop();
+    m_store->deleteConversation(id);
+}
+
+void ChatView::showListMenu(const QPoint& at) {
+    QListWidgetItem* item = m_list->itemAt(at);
+    if (!item) return;
+    const qint64 id = item->data(Qt::UserRole).toLongLong();
+    QMenu menu(this);
+    QAction* rename = menu.addAction(tr("Rename…"));
+    QAction* settings = menu.addAction(tr("Chat settings…"));
+    menu.addSeparator();
+    QAction* remove = menu.addAction(tr("Delete"));
+    QAction* chosen = menu.exec(m_list->viewport()->mapToGlobal(at));
+    if (chosen == rename) {
+        bool ok = false;
+        const QString title = QInputDialog::getText(this, tr("Rename chat"), tr("Title"), QLineEdit::Normal,
+                                                    m_conversations.value(id).title, &ok);
+        if (ok) renameConversation(id, title);
+    } else if (chosen == settings) {
+        if (id != m_conversationId) openConversation(id);
+        openChatSettings();
+    } else if (chosen == remove) {
+        if (QMessageBox::question(this, tr("Delete chat"),
+                                  tr("Delete \"%1\" and all its messages?").arg(m_conversations.value(id).title)) ==
+            QMessageBox::Yes)
+            deleteConversation(id);
+    }
 }
 
 } // namespace hearth::ui

@@ -5,6 +5,8 @@
 #include "services/engine_host.h"
 #include "services/store.h"
 
+#include <QHash>
+#include <QStringList>
 #include <QWidget>
 
 class QLabel;
@@ -15,6 +17,7 @@ class QProgressBar;
 class QPushButton;
 class QTextBrowser;
 class QTimer;
+class QUrl;
 
 namespace hearth::ui {
 
@@ -23,9 +26,29 @@ class ChatView : public QWidget {
 public:
     ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent = nullptr);
 
-    // Sampling of new replies (the settings page edits them).
-    void setSampling(const app::Sampling& sampling) { m_sampling = sampling; }
-    void setSystemPrompt(const QString& text) { m_systemPrompt = text; }
+    // The default sampling and system prompt (the settings page edits them): used by chats
+    // that have no settings of their own.
+    void setSampling(const app::Sampling& sampling);
+    void setSystemPrompt(const QString& text);
+
+    // This chat's own settings (the chat settings dialog); stored with the conversation.
+    void setChatSettings(const QString& systemPrompt, bool customSampling, const app::Sampling& sampling);
+    void openChatSettings();
+    app::Sampling currentSampling() const { return m_sampling; }
+    QString currentSystemPrompt() const { return m_systemPrompt; }
+
+    // Edit and resend: puts message `index` of the transcript (a user message) into the input;
+    // the next send replaces it and everything after it.
+    void editMessage(int index);
+    void cancelEdit();
+    bool isEditing() const { return m_editingId != 0; }
+
+    // A click on one of the transcript's links (copy code, copy message, edit, or a web link).
+    void activateLink(const QUrl& url);
+    QStringList codeBlocks() const { return m_codeBlocks; }
+
+    void renameConversation(qint64 id, const QString& title);
+    void deleteConversation(qint64 id);
 
     // What the transcript shows (for tests): the Markdown source.
     QString transcriptMarkdown() const { return m_markdown; }
@@ -33,6 +56,7 @@ public:
     qint64 conversationId() const { return m_conversationId; }
 
     void newChat();
+    void openConversation(qint64 id);
     void sendText(const QString& text); // as if typed and Enter pressed
     void stop();
     void regenerate();
@@ -55,7 +79,6 @@ private:
         double tokensPerSecond = 0.0;
     };
 
-    void openConversation(qint64 id);
     void appendUserMessage(const QString& text);
     void startReply();
     void render();
@@ -64,11 +87,17 @@ private:
     void onToken(quint64 id, const QString& text);
     void onFinished(quint64 id, const QString& reason, const app::GenerationUsage& usage);
     void onFailed(quint64 id, const QString& message);
+    void showListMenu(const QPoint& at);
+    void applyConversationSettings(qint64 id);
 
     app::EngineHost* m_engine;
     app::Store* m_store;
-    app::Sampling m_sampling;
+    app::Sampling m_sampling;            // what new replies of this chat use
     QString m_systemPrompt;
+    bool m_customSampling = false;       // this chat has its own sampling
+    app::Sampling m_defaultSampling;
+    QString m_defaultSystemPrompt;
+    QHash<qint64, app::Conversation> m_conversations; // from the last listing
 
     QListWidget* m_list = nullptr;
     QLineEdit* m_search = nullptr;
@@ -77,6 +106,7 @@ private:
     QPushButton* m_send = nullptr;
     QPushButton* m_stop = nullptr;
     QPushButton* m_regenerate = nullptr;
+    QPushButton* m_chatSettings = nullptr;
     QLabel* m_stats = nullptr;
     QProgressBar* m_context = nullptr;
     QTimer* m_renderTimer = nullptr;
@@ -95,6 +125,10 @@ private:
     quint64 m_listTicket = 0;
     quint64 m_loadTicket = 0;
     quint64 m_searchTicket = 0;
+    QStringList m_codeBlocks;             // of the last render, by link number
+    qint64 m_editingId = 0;               // the stored user message being edited
+    QString m_editText;                   // the edited text, while older messages are deleted
+    quint64 m_deleteTicket = 0;
 };
 
 } // namespace hearth::ui

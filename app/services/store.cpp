@@ -259,6 +259,17 @@ public:
         return std::nullopt;
     }
 
+    // Deletes message `fromId` of the conversation and every later one (edit and resend).
+    std::variant<int, SqlFailure> deleteMessagesFrom(qint64 conversationId, qint64 fromId) {
+        QSqlQuery q(database());
+        q.prepare(QStringLiteral("DELETE FROM messages WHERE conversation_id = ? AND id >= ?"));
+        q.addBindValue(conversationId);
+        q.addBindValue(fromId);
+        if (!q.exec())
+            return *fail(q, QStringLiteral("deleting messages of conversation %1").arg(conversationId));
+        return q.numRowsAffected();
+    }
+
     std::variant<QList<StoredMessage>, SqlFailure> messages(qint64 conversationId) {
         QSqlQuery q(database());
         q.setForwardOnly(true);
@@ -550,6 +561,18 @@ quint64 Store::appendMessage(const StoredMessage& message) {
         if (auto* f = std::get_if<SqlFailure>(&r)) return replyFailure(this, ticket, f->message);
         const qint64 id = std::get<qint64>(r);
         reply(this, [this, ticket, id] { Q_EMIT committed(ticket, id); });
+    });
+}
+
+quint64 Store::deleteMessagesFrom(qint64 conversationId, qint64 fromMessageId) {
+    return post([this, conversationId, fromMessageId](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        auto r = w->deleteMessagesFrom(conversationId, fromMessageId);
+        if (auto* f = std::get_if<SqlFailure>(&r)) return replyFailure(this, ticket, f->message);
+        const int count = std::get<int>(r);
+        reply(this, [this, ticket, conversationId, count] {
+            Q_EMIT messagesDeleted(ticket, conversationId, count);
+        });
     });
 }
 

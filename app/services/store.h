@@ -69,6 +69,9 @@ public:
     quint64 appendMessage(const StoredMessage& message);
     // Content, tokens, ttft and speed of a stored message (e.g. when streaming ends).
     quint64 updateMessage(const StoredMessage& message); // -> messageUpdated
+    // Deletes a message and every later one of its conversation (edit and resend)
+    // -> messagesDeleted with the number removed.
+    quint64 deleteMessagesFrom(qint64 conversationId, qint64 fromMessageId);
     quint64 messages(qint64 conversationId); // oldest first -> messagesLoaded
 
 Q_SIGNALS:
@@ -82,6 +85,7 @@ Q_SIGNALS:
     void messageUpdated(quint64 ticket, qint64 messageId);
     void messagesLoaded(quint64 ticket, qint64 conversationId,
                         const QList<hearth::app::StoredMessage>& messages);
+    void messagesDeleted(quint64 ticket, qint64 conversationId, int count);
     void failed(quint64 ticket, const QString& message);
 
 private:

@@ -261,6 +261,57 @@ private Q_SLOTS:
         QVERIFY(argsFor(committed, t).isEmpty());
     }
 
+    void deleteMessagesFromTruncatesTheConversation() {
+        QTemporaryDir dir;
+        Store store;
+        QSignalSpy opened(&store, &Store::opened);
+        QSignalSpy failed(&store, &Store::failed);
+        QSignalSpy created(&store, &Store::conversationCreated);
+        QSignalSpy committed(&store, &Store::committed);
+        QSignalSpy removed(&store, &Store::messagesDeleted);
+        QSignalSpy loaded(&store, &Store::messagesLoaded);
+        QSignalSpy searched(&store, &Store::searchFinished);
+        QVERIFY(waitFor(opened, failed, store.open(dir.filePath(QStringLiteral("hearth.db")))));
+        Conversation draft;
+        draft.title = QStringLiteral("edit me");
+        quint64 t = store.createConversation(draft);
+        QVERIFY(waitFor(created, failed, t));
+        const qint64 conv = argsFor(created, t).at(1).value<Conversation>().id;
+        t = store.createConversation(draft);
+        QVERIFY(waitFor(created, failed, t));
+        const qint64 other = argsFor(created, t).at(1).value<Conversation>().id;
+        QList<qint64> ids;
+        for (int i = 0; i < 5; ++i) {
+            StoredMessage m;
+            m.conversationId = i == 2 ? other : conv;
+            m.role = i % 2 ? QStringLiteral("assistant") : QStringLiteral("user");
+            m.content = QStringLiteral("message%1 zebra").arg(i);
+            t = store.appendMessage(m);
+            QVERIFY(waitFor(committed, failed, t));
+            ids << argsFor(committed, t).at(1).toLongLong();
+        }
+        // Deleting from the second message removes it and the later ones of that conversation
+        // only (the third belongs to another conversation).
+        t = store.deleteMessagesFrom(conv, ids[1]);
+        QVERIFY(waitFor(removed, failed, t));
+        QCOMPARE(argsFor(removed, t).at(2).toInt(), 3);
+        t = store.messages(conv);
+        QVERIFY(waitFor(loaded, failed, t));
+        auto list = argsFor(loaded, t).at(2).value<QList<StoredMessage>>();
+        QCOMPARE(list.size(), 1);
+        QCOMPARE(list[0].id, ids[0]);
+        t = store.messages(other);
+        QVERIFY(waitFor(loaded, failed, t));
+        QCOMPARE(argsFor(loaded, t).at(2).value<QList<StoredMessage>>().size(), 1);
+        // Search no longer finds the deleted messages.
+        t = store.searchMessages(QStringLiteral("message3"));
+        QVERIFY(waitFor(searched, failed, t));
+        QVERIFY(argsFor(searched, t).at(1).value<QList<SearchHit>>().isEmpty());
+        t = store.searchMessages(QStringLiteral("message0"));
+        QVERIFY(waitFor(searched, failed, t));
+        QCOMPARE(argsFor(searched, t).at(1).value<QList<SearchHit>>().size(), 1);
+    }
+
     void pendingWritesFinishOnDestruction() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("hearth.db"));

@@ -1,0 +1,56 @@
+// Code-block copy links for the chat transcript's Markdown.
+#include "chat_markdown.h"
+
+namespace hearth::ui {
+
+namespace {
+
+// The fence a line opens or closes ("```" or "~~~" and longer), or empty.
+QString fenceOf(const QString& line) {
+    const QString t = line.trimmed();
+    for (QChar c : {QLatin1Char('`'), QLatin1Char('~')}) {
+        qsizetype n = 0;
+        while (n < t.size() && t[n] == c) ++n;
+        if (n >= 3) return t.left(n);
+    }
+    return QString();
+}
+
+} // namespace
+
+QString withCopyLinks(const QString& text, QStringList& codeBlocks) {
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    QString out;
+    QString open;   // the fence of the block being read, empty outside blocks
+    QString code;
+    for (const QString& line : lines) {
+        const QString fence = fenceOf(line);
+        if (open.isEmpty()) {
+            if (!fence.isEmpty()) {
+                open = fence;
+                code.clear();
+                // Its own paragraph: a blank line before it, unless at the start.
+                if (!out.isEmpty() && !out.endsWith(QStringLiteral("\n\n"))) out += QLatin1Char('\n');
+                out += QStringLiteral("[Copy code](%1:copy/%2)\n\n")
+                           .arg(QLatin1String(kChatLinkScheme))
+                           .arg(codeBlocks.size());
+            }
+            out += line + QLatin1Char('\n');
+            continue;
+        }
+        out += line + QLatin1Char('\n');
+        // A closing fence is the same character, at least as long, with nothing after it.
+        if (!fence.isEmpty() && fence[0] == open[0] && fence.size() >= open.size() &&
+            line.trimmed() == fence) {
+            codeBlocks << code;
+            open.clear();
+        } else {
+            code += line + QLatin1Char('\n');
+        }
+    }
+    if (!open.isEmpty()) codeBlocks << code;
+    if (!text.endsWith(QLatin1Char('\n')) && out.endsWith(QLatin1Char('\n'))) out.chop(1);
+    return out;
+}
+
+} // namespace hearth::ui
