@@ -110,6 +110,10 @@ bool ServerView::start() {
         const QString text = QString::fromStdString(line);
         QMetaObject::invokeMethod(qApp, [self, text] { if (self) self->appendLog(text); }, Qt::QueuedConnection);
     };
+    c.requestLog = [self](const server::RequestRecord& r) {
+        const QString text = QString::fromStdString(server::formatRequestRecord(r));
+        QMetaObject::invokeMethod(qApp, [self, text] { if (self) self->appendLog(text); }, Qt::QueuedConnection);
+    };
     auto server = std::make_unique<server::Server>(c);
     Status st = server->start();
     if (!st.isOk()) {

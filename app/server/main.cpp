@@ -45,6 +45,7 @@ const char* kHelp =
     "                          request naming another model loads it in place of the current\n"
     "                          one (one at a time). --model, if given, is loaded first\n"
     "  --ttl SECONDS           with --models-dir: unload a model idle this long (default 0: never)\n"
+    "  --no-request-log        do not print a line per request (method, path, status, time)\n"
     "  -h, --help              show this help\n"
     "\n"
     "Stops cleanly on SIGINT (Ctrl-C) or SIGTERM.\n";
@@ -98,6 +99,7 @@ int main(int argc, char** argv) {
     ServerConfig sc;
     std::string modelId, modelsDir;
     int ttl = 0;
+    bool requestLog = true;
     if (const char* key = std::getenv("HEARTH_API_KEY")) sc.apiKey = key;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
@@ -154,6 +156,8 @@ int main(int argc, char** argv) {
             modelsDir = std::string(v);
         } else if (a == "--ttl") {
             ok = value(v) && parseInt(v, ttl) && ttl >= 0;
+        } else if (a == "--no-request-log") {
+            requestLog = false;
         } else if (a == "--http-threads") {
             ok = value(v) && parseInt(v, sc.maxConnections) && sc.maxConnections >= 1;
         } else {
@@ -201,6 +205,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "hearth-server: %s\n", line.c_str());
         std::fflush(stderr);
     };
+    if (requestLog)
+        sc.requestLog = [](const hearth::server::RequestRecord& r) {
+            std::fprintf(stderr, "hearth-server: %s\n", hearth::server::formatRequestRecord(r).c_str());
+            std::fflush(stderr);
+        };
     hearth::server::Server server(sc);
     if (hearth::Status s = server.start(); !s.isOk()) {
         std::fprintf(stderr, "hearth-server: %s\n", s.toString().c_str());

@@ -72,6 +72,38 @@ Server::Impl::Impl(ServerConfig config) : m_config(std::move(config)) {
     m_limits.maxTokensCap = m_config.maxTokensCap > 0 ? m_config.maxTokensCap : (1 << 20);
 }
 
+namespace {
+// When the request this worker thread serves was routed (the request log's clock).
+thread_local std::chrono::steady_clock::time_point t_requestStart{};
+} // namespace
+
+std::string formatRequestRecord(const RequestRecord& r) {
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.1f", r.milliseconds);
+    std::string line = r.method + " " + r.path + " " + std::to_string(r.status) + " " + ms + " ms";
+    if (r.streamed) line += " stream";
+    else line += " " + std::to_string(r.responseBytes) + " B";
+    if (!r.remote.empty()) line += " " + r.remote;
+    return line;
+}
+
+void Server::Impl::logRequest(const httplib::Request& req, const httplib::Response& res) const {
+    const auto start = t_requestStart;
+    t_requestStart = {};
+    if (!m_config.requestLog) return;
+    RequestRecord r;
+    r.method = req.method;
+    r.path = req.path;
+    r.remote = req.remote_addr;
+    r.status = res.status;
+    if (start != std::chrono::steady_clock::time_point{})
+        r.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    r.requestBytes = req.body.size();
+    r.streamed = res.is_chunked_content_provider_;
+    r.responseBytes = res.body.size();
+    m_config.requestLog(r);
+}
+
 void Server::Impl::log(const std::string& message) const {
     if (m_config.log) m_config.log(message);
     else std::fprintf(stderr, "hearth-server: %s\n", message.c_str());
@@ -208,6 +240,10 @@ void Server::Impl::installRoutes() {
     }
 
     // CORS preflight: allowed origins get the headers, others a bare 204 the browser refuses.
+    m_http.set_pre_routing_handler([](const Request&, Response&) {
+        t_requestStart = std::chrono::steady_clock::now();
+        return httplib::Server::HandlerResponse::Unhandled;
+    });
     m_http.Options(R"(.*)", [this](const Request& req, Response& res) {
         if (isLoopbackBind(m_config.host) && !hostHeaderAllowed(req.get_header_value("Host"))) {
             admit(req, res);
@@ -240,8 +276,10 @@ void Server::Impl::installRoutes() {
     m_http.set_exception_handler([this](const Request&, Response& res, std::exception_ptr) {
         sendError(res, errorForStatus(500));
     });
+    // After each response (a stream's after its last byte): metrics and the request log.
     m_http.set_logger([this](const Request& req, const Response& res) {
         m_metrics.countRequest(routeLabel(req.path), res.status);
+        logRequest(req, res);
     });
 }
 

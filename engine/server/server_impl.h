@@ -47,6 +47,8 @@ public:
     explicit Impl(ServerConfig config);
 
     void log(const std::string& message) const;
+    // One line of the request log (ServerConfig::requestLog), after the response is written.
+    void logRequest(const httplib::Request& req, const httplib::Response& res) const;
     void installRoutes();
     // Host check, API key and CORS headers; false when the response is already an error.
     bool admit(const httplib::Request& req, httplib::Response& res);

@@ -10,12 +10,15 @@
 
 #include <QtTest>
 
+#include <mutex>
+
 #include <atomic>
 #include <thread>
 
 using namespace hearth;
 using namespace hearth::test;
 using hearth::server::Server;
+using hearth::server::RequestRecord;
 using hearth::server::ServerConfig;
 
 namespace {
@@ -380,6 +383,48 @@ private Q_SLOTS:
             });
         for (auto& t : threads) t.join();
         QCOMPARE(good.load(), kClients);
+    }
+
+    void requestLogHasOneLinePerRequest() {
+        auto records = std::make_shared<std::vector<RequestRecord>>();
+        auto mu = std::make_shared<std::mutex>();
+        ServerConfig c;
+        c.apiKey = "sekrit";
+        c.requestLog = [records, mu](const RequestRecord& r) {
+            std::lock_guard<std::mutex> lock(*mu);
+            records->push_back(r);
+        };
+        START(f, c);
+        f.engine->setReply("one two three");
+        httplib::Client cl("127.0.0.1", f.port);
+        cl.set_bearer_token_auth("sekrit");
+        QCOMPARE(cl.Get("/v1/models")->status, 200);
+        const std::string stream = R"({"messages":[{"role":"user","content":"hi"}],"stream":true})";
+        QCOMPARE(cl.Post("/v1/chat/completions", stream, "application/json")->status, 200);
+        httplib::Client anonymous("127.0.0.1", f.port);
+        QCOMPARE(anonymous.Get("/v1/models")->status, 401);
+        QCOMPARE(cl.Get("/nope")->status, 404);
+        auto count = [&] {
+            std::lock_guard<std::mutex> lock(*mu);
+            return records->size();
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(count(), size_t(4), 5000);
+        std::lock_guard<std::mutex> lock(*mu);
+        const auto& r = *records;
+        QCOMPARE(r[0].method, std::string("GET"));
+        QCOMPARE(r[0].path, std::string("/v1/models"));
+        QCOMPARE(r[0].status, 200);
+        QVERIFY(!r[0].streamed && r[0].responseBytes > 0);
+        QCOMPARE(r[0].remote, std::string("127.0.0.1"));
+        QCOMPARE(r[1].path, std::string("/v1/chat/completions"));
+        QVERIFY(r[1].streamed);
+        QCOMPARE(r[1].requestBytes, stream.size());
+        QVERIFY(r[1].milliseconds > 0.0);
+        QCOMPARE(r[2].status, 401);
+        QCOMPARE(r[3].status, 404);
+        const std::string line = hearth::server::formatRequestRecord(r[1]);
+        QVERIFY2(line.rfind("POST /v1/chat/completions 200 ", 0) == 0 && line.find(" ms stream 127.0.0.1") != std::string::npos,
+                 line.c_str());
     }
 
     void stopEndsOpenStreams() {

@@ -19,6 +19,21 @@
 
 namespace hearth::server {
 
+// One finished HTTP request, for the request log.
+struct RequestRecord {
+    std::string method;
+    std::string path;
+    std::string remote;     // the client's address
+    int status = 0;
+    double milliseconds = 0.0; // from routing to the last byte written (a stream's whole life)
+    size_t requestBytes = 0;
+    size_t responseBytes = 0;  // body bytes of a non-streamed response (0 for a stream)
+    bool streamed = false;
+};
+
+// "POST /v1/chat/completions 200 1532.4 ms stream 127.0.0.1"
+std::string formatRequestRecord(const RequestRecord& record);
+
 struct ServerConfig {
     std::string host = "127.0.0.1";
     int port = 8080;                      // 0: pick a free port (see Server::port())
@@ -34,6 +49,8 @@ struct ServerConfig {
     int retryAfterSeconds = 1;            // Retry-After of a 429 when the engine's queue is full
     // Where warnings and the startup line go; default: stderr.
     std::function<void(const std::string&)> log;
+    // Called once per finished request, on the thread that served it; null: no request log.
+    std::function<void(const RequestRecord&)> requestLog;
 };
 
 // A model the server can serve, as /v1/models lists it.
