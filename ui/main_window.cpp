@@ -16,6 +16,11 @@
 #include "services/store.h"
 
 #include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileInfo>
+#include <QMimeData>
+#include <QUrl>
 #include <QFileDialog>
 #include <QLabel>
 #include <QLocale>
@@ -95,8 +100,43 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
         statusBar()->showMessage(tr("running %1 · waiting %2 · KV blocks %3/%4")
                                      .arg(s.running).arg(s.waiting).arg(s.kvBlocksUsed).arg(s.kvBlocksTotal), 2000);
     });
+    connect(m_library, &app::ModelLibrary::imported, this, [this](quint64, const QString& path) {
+        showStatus(tr("Added %1 to the library").arg(QFileInfo(path).fileName()));
+    });
+    connect(m_library, &app::ModelLibrary::importFailed, this, [this](quint64, const QString& message) {
+        showStatus(tr("Could not add the model: %1").arg(message));
+    });
+    setAcceptDrops(true);
     m_library->refresh();
-    showStatus(tr("Pick a model on the Models page, or File > Open"));
+    showStatus(tr("Pick a model on the Models page, File > Open, or drop a .gguf file here"));
+}
+
+QStringList MainWindow::droppedModels(const QList<QUrl>& urls) {
+    QStringList paths;
+    for (const QUrl& url : urls) {
+        if (!url.isLocalFile()) continue;
+        const QString path = url.toLocalFile();
+        if (path.endsWith(QStringLiteral(".gguf"), Qt::CaseInsensitive) && QFileInfo(path).isFile())
+            paths << path;
+    }
+    return paths;
+}
+
+void MainWindow::importModels(const QStringList& paths) {
+    for (const QString& path : paths) m_library->importModel(path, app::ModelLibrary::ImportMode::Reference);
+    if (!paths.isEmpty()) m_pages->setCurrentWidget(m_models);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls() && !droppedModels(event->mimeData()->urls()).isEmpty())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QStringList paths = event->mimeData()->hasUrls() ? droppedModels(event->mimeData()->urls()) : QStringList();
+    if (paths.isEmpty()) return;
+    event->acceptProposedAction();
+    importModels(paths);
 }
 
 MainWindow::~MainWindow() = default;

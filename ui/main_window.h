@@ -4,7 +4,10 @@
 
 #include <QMainWindow>
 
+class QDragEnterEvent;
+class QDropEvent;
 class QLabel;
+class QUrl;
 class QTabWidget;
 
 namespace hearth::app {
@@ -45,6 +48,16 @@ public:
     SettingsView* settingsView() const { return m_settingsView; }
     ServerView* serverView() const { return m_server; }
     QTabWidget* pages() const { return m_pages; }
+    app::ModelLibrary* library() const { return m_library; }
+
+    // GGUF files among `urls` (local files ending in .gguf); others are ignored.
+    static QStringList droppedModels(const QList<QUrl>& urls);
+    // Adds GGUF files to the library where they are (as a drop onto the window does).
+    void importModels(const QStringList& paths);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private Q_SLOTS:
     void showStatus(const QString& text);

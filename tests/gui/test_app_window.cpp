@@ -10,12 +10,16 @@
 #include "test_support.h"
 
 #include "services/engine_host.h"
+#include "services/model_library.h"
 #include "services/store.h"
 
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
+#include <QMimeData>
+#include <QUrl>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTcpServer>
@@ -107,6 +111,51 @@ private Q_SLOTS:
         QVERIFY(window.settingsView()->estimateText().contains(QStringLiteral("KV cache")));
         window.serverView()->stop();
         qInfo("screenshots in %s", qPrintable(dir));
+    }
+
+    // Dropping files on the window adds the .gguf ones to the library where they are.
+    void dropAddsModelsToTheLibrary() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir data, models, elsewhere;
+        qputenv("HEARTH_MODELS_DIR", models.path().toUtf8());
+        const QString gguf = elsewhere.filePath(QStringLiteral("dropped.gguf"));
+        QVERIFY(QFile::copy(QString::fromStdString(hearth::test::testDataPath("models/stories260K.gguf")), gguf));
+        const QString text = elsewhere.filePath(QStringLiteral("notes.txt"));
+        QFile f(text);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("not a model");
+        f.close();
+
+        MainWindow window(data.path());
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto* mime = new QMimeData();
+        mime->setUrls({QUrl::fromLocalFile(text), QUrl(QStringLiteral("https://example.com/x.gguf")),
+                       QUrl::fromLocalFile(gguf)});
+        QCOMPARE(MainWindow::droppedModels(mime->urls()), QStringList({gguf}));
+        const QPoint at(window.width() / 2, window.height() / 2);
+        QDragEnterEvent enter(at, Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&window, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(at), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&window, &drop);
+        QVERIFY(drop.isAccepted());
+        auto inLibrary = [&] {
+            for (const auto& m : window.library()->models())
+                if (QFileInfo(m.path).canonicalFilePath() == QFileInfo(gguf).canonicalFilePath()) return true;
+            return false;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(inLibrary(), 10000);
+        QCOMPARE(window.pages()->currentWidget(), static_cast<QWidget*>(window.modelsView()));
+        // Only text: refused.
+        auto* textOnly = new QMimeData();
+        textOnly->setUrls({QUrl::fromLocalFile(text)});
+        QDragEnterEvent refused(at, Qt::CopyAction, textOnly, Qt::LeftButton, Qt::NoModifier);
+        refused.ignore();
+        QApplication::sendEvent(&window, &refused);
+        QVERIFY(!refused.isAccepted());
+        delete mime;
+        delete textOnly;
     }
 };
 
