@@ -44,6 +44,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     : QWidget(parent), m_library(library), m_engine(engine), m_hub(hub), m_downloads(downloads),
       m_settings(settings) {
     auto* tabs = new QTabWidget(this);
+    m_tabs = tabs;
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(tabs);
 
@@ -52,6 +53,13 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     m_model = new app::ModelListModel(m_library, this);
     m_localList = new QListView(local);
     m_localList->setModel(m_model);
+    // Something is always selected when the library has models, so its details show.
+    auto selectFirst = [this] {
+        if (!m_localList->currentIndex().isValid() && m_model->rowCount() > 0)
+            m_localList->setCurrentIndex(m_model->index(0, 0));
+    };
+    connect(m_model, &QAbstractItemModel::modelReset, this, selectFirst);
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, selectFirst);
     m_details = new QLabel(local);
     m_details->setWordWrap(true);
     m_details->setAlignment(Qt::AlignTop | Qt::AlignLeft);
@@ -214,6 +222,10 @@ void ModelsView::loadSelected() {
     }
     m_engine->loadModel(i.data(app::ModelListModel::PathRole).toString(), m_settings->loadSettings());
 }
+
+void ModelsView::showLibraryTab() { m_tabs->setCurrentIndex(0); }
+
+void ModelsView::showDiscoverTab() { m_tabs->setCurrentIndex(1); }
 
 void ModelsView::search(const QString& query) {
     m_query->setText(query);

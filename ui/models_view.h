@@ -15,6 +15,7 @@
 class QLabel;
 class QLineEdit;
 class QListView;
+class QTabWidget;
 class QListWidget;
 class QTreeWidget;
 
@@ -33,13 +34,18 @@ public:
 
     void loadSelected();
     void search(const QString& query);
+    // Lists a hub repository's GGUF files grouped by quantization, with fit badges.
+    void showRepo(const QString& repo);
+    void showLibraryTab();
+    void showDiscoverTab();
+    // Quantization options shown for the current repository (for tests).
+    int shownOptionCount() const { return int(m_shownOptions.size()); }
 
 Q_SIGNALS:
     void statusMessage(const QString& text);
 
 private:
     void showDetails();
-    void showRepo(const QString& repo);
     void download(int optionRow);
 
     app::ModelLibrary* m_library;
@@ -49,6 +55,7 @@ private:
     app::Settings* m_settings;
     app::ModelListModel* m_model = nullptr;
 
+    QTabWidget* m_tabs = nullptr;
     QListView* m_localList = nullptr;
     QLabel* m_details = nullptr;
     QLineEdit* m_query = nullptr;

@@ -124,7 +124,6 @@ bool ServerView::start() {
     if (m_engine->isLoaded())
         server->setEngine(m_engine->sharedEngine(), m_engine->model().path.section(QLatin1Char('/'), -1).toStdString());
     m_server = std::move(server);
-    appendLog(tr("listening on %1:%2").arg(QString::fromStdString(c.host)).arg(m_server->port()));
     updateExamples();
     updateState();
     return true;
@@ -137,6 +136,8 @@ void ServerView::stop() {
     appendLog(tr("stopped"));
     updateState();
 }
+
+QString ServerView::logText() const { return m_log->toPlainText(); }
 
 void ServerView::appendLog(const QString& line) {
     m_log->appendPlainText(QTime::currentTime().toString(QStringLiteral("HH:mm:ss ")) + line);

@@ -33,6 +33,8 @@ public:
     bool isRunning() const { return m_server != nullptr; }
     int port() const;
     void setPort(int port); // while stopped
+    // The request log as shown (for tests).
+    QString logText() const;
 
 Q_SIGNALS:
     void statusMessage(const QString& text);

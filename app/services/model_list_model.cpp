@@ -32,7 +32,12 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
     const ModelEntry& e = m_rows[index.row()];
     switch (role) {
-    case Qt::DisplayRole: return e.displayName();
+    case Qt::DisplayRole: {
+        // Two lines: the model's name, then file, quantization and size.
+        if (!e.isUsable()) return QStringLiteral("%1\n%2").arg(e.fileName, tr("cannot be used"));
+        const QString size = QLocale().formattedDataSize(e.sizeBytes);
+        return QStringLiteral("%1\n%2 · %3 · %4").arg(e.displayName(), e.fileName, e.quantization, size);
+    }
     case Qt::ToolTipRole: {
         if (!e.isUsable()) return QStringLiteral("%1\n%2").arg(e.path, e.error);
         return QStringLiteral("%1\n%2 · %3 · %4 parameters · context %5")

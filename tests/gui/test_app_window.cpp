@@ -9,6 +9,8 @@
 #include "settings_view.h"
 #include "test_support.h"
 
+#include "../app/test_hub.h"
+
 #include "services/engine_host.h"
 #include "services/model_library.h"
 #include "services/store.h"
@@ -98,16 +100,46 @@ private Q_SLOTS:
         }
         QVERIFY(window.serverView()->start());
         QVERIFY(window.serverView()->port() > 0);
+        // A request shows up in the panel's log.
+        {
+            httplib::Client client("127.0.0.1", window.serverView()->port());
+            auto res = client.Get("/v1/models");
+            QVERIFY(res && res->status == 200);
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(window.serverView()->logText().contains(QStringLiteral("GET /v1/models 200")), 5000);
+
+        // The hub browser against a stand-in hub on loopback: search, then a repository's
+        // files grouped by quantization with fit badges.
+        hearth::test::TestHub hub;
+        for (const char* quant : {"Q4_K_M", "Q5_K_M", "Q8_0"})
+            hub.addFile("acme/tiny-GGUF", std::string("tiny-") + quant + ".gguf",
+                        {hearth::test::TestHub::makeContent(4096), {}, {}});
+        hub.addFile("acme/tiny-GGUF", "tiny-F16-00001-of-00002.gguf", {hearth::test::TestHub::makeContent(3000), {}, {}});
+        hub.addFile("acme/tiny-GGUF", "tiny-F16-00002-of-00002.gguf", {hearth::test::TestHub::makeContent(3000, 2), {}, {}});
+        window.hub()->setBaseUrl(hub.baseUrl());
+        window.modelsView()->search(QStringLiteral("tiny"));
+        QTRY_VERIFY_WITH_TIMEOUT(!hub.requests().empty(), 5000);
+        window.modelsView()->showRepo(QStringLiteral("acme/tiny-GGUF"));
+        QTRY_COMPARE_WITH_TIMEOUT(window.modelsView()->shownOptionCount(), 4, 5000);
 
         const QString dir = screenshotDir();
         QTabWidget* pages = window.pages();
-        const char* names[] = {"chat", "models", "settings", "server"};
-        for (int i = 0; i < 4; ++i) {
-            pages->setCurrentIndex(i);
+        auto shoot = [&](const char* name) {
             QTest::qWait(100);
-            const QString path = QDir(dir).filePath(QStringLiteral("%1.png").arg(QLatin1String(names[i])));
-            QVERIFY2(window.grab().save(path), qPrintable(path));
-        }
+            const QString path = QDir(dir).filePath(QStringLiteral("%1.png").arg(QLatin1String(name)));
+            return window.grab().save(path);
+        };
+        pages->setCurrentWidget(window.chatView());
+        QVERIFY(shoot("chat"));
+        pages->setCurrentWidget(window.modelsView());
+        window.modelsView()->showLibraryTab();
+        QVERIFY(shoot("models"));
+        window.modelsView()->showDiscoverTab();
+        QVERIFY(shoot("hub"));
+        pages->setCurrentWidget(window.settingsView());
+        QVERIFY(shoot("settings"));
+        pages->setCurrentWidget(window.serverView());
+        QVERIFY(shoot("server"));
         QVERIFY(window.settingsView()->estimateText().contains(QStringLiteral("KV cache")));
         window.serverView()->stop();
         qInfo("screenshots in %s", qPrintable(dir));
