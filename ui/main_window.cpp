@@ -88,8 +88,9 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
                                    .arg(m.name.isEmpty() ? m.path.section(QLatin1Char('/'), -1) : m.name, m.architecture)
                                    .arg(m.contextLength)
                                    .arg(m.kvType, QLocale().formattedDataSize(qint64(m.kvBytes))));
-        showStatus(tr("Loaded in %1 s%2").arg(m.loadSeconds, 0, 'f', 1)
-                       .arg(m.builtinChatTemplate ? tr(" (no chat template in the file: using ChatML)") : QString()));
+        showStatus(tr("Loaded in %1 s%2%3").arg(m.loadSeconds, 0, 'f', 1)
+                       .arg(m.builtinChatTemplate ? tr(" (no chat template in the file: using ChatML)") : QString(),
+                            m.fallbackReason.isEmpty() ? QString() : tr(" · on the CPU: %1").arg(m.fallbackReason)));
     });
     connect(m_engine, &app::EngineHost::loadFailed, this, [this](const QString& message) {
         m_engineState->setText(tr("No model loaded"));

@@ -1,5 +1,6 @@
-// Settings page: load settings saved through Settings, the memory estimate (weights, KV cache,
-// compute buffers, headroom against available RAM) recomputed as they change, and chat sampling.
+// Settings page: load settings saved through Settings (device, GPU layers, context, KV type,
+// threads, parallel sequences), the memory estimate split between the device and RAM (weights,
+// KV cache, compute buffers, headroom) recomputed as they change, and chat sampling.
 #include "settings_view.h"
 
 #include "models_view.h"
@@ -7,7 +8,12 @@
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
 
+#include <QApplication>
+#include <QCheckBox>
+#include <QHBoxLayout>
+#include <QSignalBlocker>
 #include <QComboBox>
+#include <QPointer>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -17,6 +23,8 @@
 #include <QSpinBox>
 #include <QThread>
 #include <QVBoxLayout>
+
+#include <thread>
 
 namespace hearth::ui {
 
@@ -42,17 +50,26 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     m_parallel = new QSpinBox(loadBox);
     m_parallel->setRange(1, 64);
     m_parallel->setValue(std::max(1, ls.maxParallel));
+    m_device = new QComboBox(loadBox);
+    m_device->addItem(tr("CPU"), QStringLiteral("cpu"));
+    m_device->setToolTip(tr("Where the model's layers run; looking for GPUs…"));
+    m_gpuAuto = new QCheckBox(tr("As many layers as fit"), loadBox);
+    m_gpuAuto->setChecked(ls.gpuLayers < 0);
     m_gpuLayers = new QSlider(Qt::Horizontal, loadBox);
     m_gpuLayers->setRange(0, 0);
-    m_gpuLayers->setEnabled(false);
-    m_gpuLabel = new QLabel(tr("No GPU backend in this build: every layer runs on the CPU."), loadBox);
+    m_gpuLayers->setValue(std::max(0, ls.gpuLayers));
+    m_gpuLabel = new QLabel(loadBox);
     m_gpuLabel->setWordWrap(true);
+    auto* gpuRow = new QHBoxLayout();
+    gpuRow->addWidget(m_gpuAuto);
+    gpuRow->addWidget(m_gpuLayers, 1);
+    form->addRow(tr("Device"), m_device);
+    form->addRow(tr("GPU layers"), gpuRow);
+    form->addRow(QString(), m_gpuLabel);
     form->addRow(tr("Context length"), m_context);
     form->addRow(tr("KV cache type"), m_kvType);
     form->addRow(tr("Threads"), m_threads);
     form->addRow(tr("Parallel sequences"), m_parallel);
-    form->addRow(tr("GPU layers"), m_gpuLayers);
-    form->addRow(QString(), m_gpuLabel);
     m_estimate = new QLabel(loadBox);
     m_estimate->setTextFormat(Qt::RichText);
     m_estimate->setWordWrap(true);
@@ -92,6 +109,9 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     connect(m_kvType, &QComboBox::currentIndexChanged, this, changedLoad);
     connect(m_threads, &QSpinBox::valueChanged, this, changedLoad);
     connect(m_parallel, &QSpinBox::valueChanged, this, changedLoad);
+    connect(m_device, &QComboBox::currentIndexChanged, this, changedLoad);
+    connect(m_gpuAuto, &QCheckBox::toggled, this, changedLoad);
+    connect(m_gpuLayers, &QSlider::valueChanged, this, changedLoad);
     auto changedSampling = [this] { Q_EMIT samplingChanged(sampling()); };
     connect(m_temperature, &QDoubleSpinBox::valueChanged, this, changedSampling);
     connect(m_topP, &QDoubleSpinBox::valueChanged, this, changedSampling);
@@ -101,7 +121,66 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
         m_modelPath = m.path;
         updateEstimate();
     });
+    // GPU drivers can take a while to answer: look for devices off the GUI thread.
+    m_pendingDevice = ls.device;
+    QPointer<SettingsView> self(this);
+    std::thread([self] {
+        DeviceList list = listDevices();
+        QMetaObject::invokeMethod(
+            qApp, [self, list] { if (self && self->m_devices.devices.empty()) self->setDevices(list); },
+            Qt::QueuedConnection);
+    }).detach();
     updateEstimate();
+}
+
+void SettingsView::setDevices(const DeviceList& devices) {
+    const QString wanted = m_pendingDevice.isEmpty() ? m_device->currentData().toString() : m_pendingDevice;
+    m_pendingDevice.clear();
+    m_devices = devices;
+    const QSignalBlocker block(m_device);
+    m_device->clear();
+    QLocale l;
+    for (const DeviceDescription& d : devices.devices) {
+        QString label = QString::fromStdString(d.name);
+        if (d.kind != DeviceKind::Cpu)
+            label = QStringLiteral("%1 %2 — %3").arg(QString::fromLatin1(deviceKindName(d.kind)).toUpper())
+                        .arg(d.index).arg(label);
+        if (d.totalMemory > 0)
+            label += d.freeMemory > 0 ? tr(" (%1 free of %2)").arg(l.formattedDataSize(qint64(d.freeMemory)),
+                                                                   l.formattedDataSize(qint64(d.totalMemory)))
+                                      : tr(" (%1)").arg(l.formattedDataSize(qint64(d.totalMemory)));
+        m_device->addItem(label, QString::fromStdString(d.id));
+    }
+    QStringList notes;
+    for (const std::string& n : devices.notes) notes << QString::fromStdString(n);
+    m_device->setToolTip(notes.isEmpty() ? tr("Where the model's layers run") : notes.join(QLatin1Char('\n')));
+    const int at = m_device->findData(wanted);
+    m_device->setCurrentIndex(at >= 0 ? at : 0);
+    updateGpuControls();
+    updateEstimate();
+}
+
+void SettingsView::selectDevice(const QString& id) {
+    const int at = m_device->findData(id);
+    if (at >= 0) m_device->setCurrentIndex(at);
+}
+
+void SettingsView::setGpuLayers(int layers) {
+    m_gpuAuto->setChecked(layers < 0);
+    if (layers >= 0) m_gpuLayers->setValue(layers);
+}
+
+const DeviceDescription* SettingsView::currentDevice() const {
+    return findDevice(m_devices, m_device->currentData().toString().toStdString());
+}
+
+void SettingsView::updateGpuControls() {
+    const DeviceDescription* d = currentDevice();
+    const bool gpu = d && d->kind != DeviceKind::Cpu;
+    m_gpuAuto->setEnabled(gpu);
+    m_gpuLayers->setEnabled(gpu && !m_gpuAuto->isChecked());
+    const QSignalBlocker block(m_gpuLayers);
+    m_gpuLayers->setRange(0, std::max(0, m_modelLayers));
 }
 
 app::Sampling SettingsView::sampling() const {
@@ -126,11 +205,20 @@ void SettingsView::save() {
     ls.kvType = m_kvType->currentData().toString();
     ls.threads = m_threads->value();
     ls.maxParallel = m_parallel->value();
+    if (m_pendingDevice.isEmpty()) ls.device = m_device->currentData().toString(); // else: not listed yet
+    ls.gpuLayers = m_gpuAuto->isChecked() ? -1 : m_gpuLayers->value();
     m_settings->setLoadSettings(ls);
+    updateGpuControls();
 }
 
 void SettingsView::updateEstimate() {
+    m_overLimit = false;
+    m_effectiveGpuLayers = 0;
+    const DeviceDescription* device = currentDevice();
+    const bool gpu = device && device->kind != DeviceKind::Cpu;
     if (m_modelPath.isEmpty()) {
+        m_gpuLabel->setText(gpu ? tr("Choose a model to see how many layers fit.")
+                                : tr("Every layer runs on the CPU."));
         m_estimate->setText(tr("Choose or load a model to see what it needs."));
         return;
     }
@@ -146,31 +234,61 @@ void SettingsView::updateEstimate() {
         m_estimate->setText(QString::fromStdString(info.status().message()).toHtmlEscaped());
         return;
     }
+    if (m_modelLayers != int(info->blockCount)) {
+        m_modelLayers = int(info->blockCount);
+        updateGpuControls();
+    }
     const uint32_t trainCtx = info->contextLength > 0 ? info->contextLength : 4096;
     const uint32_t ctx = m_context->value() > 0 ? uint32_t(m_context->value()) : std::min<uint32_t>(trainCtx, 4096);
     const QString kv = m_kvType->currentData().toString();
     const quant::Type kvType = kv == QStringLiteral("q8_0") ? quant::Type::Q8_0
                                : kv == QStringLiteral("f32") ? quant::Type::F32 : quant::Type::F16;
-    const MemoryEstimate est = estimateMemory(*info, ctx, kvType);
-    // The KV cache holds `parallel` full contexts at most; compute buffers: activations of a
-    // 512-token step plus logits.
-    const uint64_t kvTotal = est.kvBytes * uint64_t(m_parallel->value());
-    const uint64_t compute = uint64_t(512) * (uint64_t(info->embeddingLength) * 16 + 4 * uint64_t(info->vocabSize));
-    const uint64_t need = est.weightBytes + kvTotal + compute;
+    const int seqs = m_parallel->value();
+    // The device's budget: its free memory (else its total), less a tenth for the driver.
+    const uint64_t deviceBytes = gpu ? (device->freeMemory ? device->freeMemory : device->totalMemory) : 0;
+    const uint64_t budget = deviceBytes - deviceBytes / 10;
+    int layers = 0;
+    if (gpu) {
+        layers = m_gpuAuto->isChecked() ? maxGpuLayersThatFit(*file, *info, budget, ctx, kvType, seqs)
+                                        : std::min(m_gpuLayers->value(), int(info->blockCount));
+    }
+    m_effectiveGpuLayers = layers;
+    const SplitEstimate est = estimateSplit(*file, *info, layers, ctx, kvType, seqs);
     const qint64 available = availableRamBytes();
-    const bool over = available > 0 && double(need) > 0.9 * double(available);
+    const bool ramOver = available > 0 && double(est.cpuTotal()) > 0.9 * double(available);
+    const bool gpuOver = gpu && est.gpuTotal() > budget;
+    m_overLimit = ramOver || gpuOver;
     QLocale l;
-    QString html = tr("weights on CPU (memory-mapped): %1<br>weights on GPU: 0<br>KV cache (%2 × %3 tokens, %4): %5<br>"
-                      "compute buffers: %6<br><b>total: %7</b> of %8 available")
-                       .arg(l.formattedDataSize(qint64(est.weightBytes)))
-                       .arg(m_parallel->value())
-                       .arg(ctx)
-                       .arg(kv, l.formattedDataSize(qint64(kvTotal)), l.formattedDataSize(qint64(compute)),
-                            l.formattedDataSize(qint64(need)), l.formattedDataSize(available));
-    if (over) html = QStringLiteral("<span style='color:#c0392b'>") + html + tr("<br>Too much: lower the context, "
-                     "parallel sequences or KV type before loading.") + QStringLiteral("</span>");
-    if (m_engine->isLoaded() && m_engine->model().path == m_modelPath)
-        html += tr("<br>loaded: KV cache measured %1").arg(l.formattedDataSize(qint64(m_engine->model().kvBytes)));
+    auto size = [&](uint64_t b) { return l.formattedDataSize(qint64(b)); };
+    if (gpu)
+        m_gpuLabel->setText(tr("%1 of %2 layers on %3%4")
+                                .arg(layers).arg(info->blockCount)
+                                .arg(QString::fromStdString(device->id),
+                                     layers == int(info->blockCount) ? tr(" (and the output layer)") : QString()));
+    else
+        m_gpuLabel->setText(tr("Every layer runs on the CPU."));
+    QString html;
+    if (gpu)
+        html += tr("<b>on %1</b>: weights %2 · KV cache %3 · compute %4 = <b>%5</b> of %6 usable<br>")
+                    .arg(QString::fromStdString(device->id), size(est.weightsGpu), size(est.kvGpu),
+                         size(est.computeGpu), size(est.gpuTotal()), size(budget));
+    html += tr("<b>in RAM</b>: weights (memory-mapped) %1 · KV cache %2 · compute %3 = <b>%4</b> of %5 available<br>")
+                .arg(size(est.weightsCpu), size(est.kvCpu), size(est.computeCpu), size(est.cpuTotal()),
+                     size(uint64_t(std::max<qint64>(0, available))));
+    html += tr("KV cache: %1 sequences × %2 tokens, %3").arg(seqs).arg(ctx).arg(kv);
+    if (available > 0 && !ramOver)
+        html += tr(" · headroom in RAM %1").arg(size(uint64_t(available) - std::min<uint64_t>(uint64_t(available), est.cpuTotal())));
+    if (m_overLimit)
+        html = QStringLiteral("<span style='color:#c0392b'>") + html +
+               (gpuOver ? tr("<br>Too much for %1: lower the GPU layers, context or parallel sequences.")
+                              .arg(QString::fromStdString(device->id))
+                        : tr("<br>Too much: lower the context, parallel sequences or KV type before loading.")) +
+               QStringLiteral("</span>");
+    if (m_engine->isLoaded() && m_engine->model().path == m_modelPath) {
+        html += tr("<br>loaded on %1: KV cache measured %2").arg(m_engine->model().device, size(m_engine->model().kvBytes));
+        if (!m_engine->model().fallbackReason.isEmpty())
+            html += tr("<br>%1").arg(m_engine->model().fallbackReason.toHtmlEscaped());
+    }
     m_estimate->setText(html);
 }
 

@@ -1,12 +1,16 @@
-// The settings page: how models load (context, KV cache type, threads, parallel sequences, GPU
-// layers) with a live, itemised memory estimate for the chosen model, and the sampling of chats.
+// The settings page: how models load (device, GPU layers, context, KV cache type, threads,
+// parallel sequences) with a live, itemised memory estimate for the chosen model, split between
+// the device and RAM the way the engine places tensors, and the sampling of chats.
 #pragma once
 
 #include "services/engine_host.h"
 #include "services/settings.h"
 
+#include "hearth/devices.h"
+
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -24,6 +28,13 @@ public:
     void setModelPath(const QString& path);
     app::Sampling sampling() const;
     QString estimateText() const;
+    // The devices offered in the picker (found in the background at start; tests set them).
+    void setDevices(const DeviceList& devices);
+    void selectDevice(const QString& id);
+    void setGpuLayers(int layers); // -1: as many as fit
+    // What the estimate currently resolves "GPU layers" to, and whether it is over a limit.
+    int effectiveGpuLayers() const { return m_effectiveGpuLayers; }
+    bool estimateOverLimit() const { return m_overLimit; }
 
 Q_SIGNALS:
     void samplingChanged(const app::Sampling& sampling);
@@ -31,6 +42,8 @@ Q_SIGNALS:
 private:
     void save();
     void updateEstimate();
+    void updateGpuControls();
+    const DeviceDescription* currentDevice() const;
 
     app::Settings* m_settings;
     app::EngineHost* m_engine;
@@ -39,7 +52,14 @@ private:
     QComboBox* m_kvType = nullptr;
     QSpinBox* m_threads = nullptr;
     QSpinBox* m_parallel = nullptr;
+    QComboBox* m_device = nullptr;
+    DeviceList m_devices;
+    QString m_pendingDevice; // the saved device, until the list arrives
+    QCheckBox* m_gpuAuto = nullptr;
     QSlider* m_gpuLayers = nullptr;
+    int m_modelLayers = 0;
+    int m_effectiveGpuLayers = 0;
+    bool m_overLimit = false;
     QLabel* m_gpuLabel = nullptr;
     QLabel* m_estimate = nullptr;
     QDoubleSpinBox* m_temperature = nullptr;

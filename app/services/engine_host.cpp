@@ -144,6 +144,14 @@ public:
         m_generation = generation;
         LoadedModel model = toLoadedModel(path, m_engine->model());
         model.loadSeconds = double(timer.elapsed()) / 1000.0;
+        model.device = QStringLiteral("cpu");
+        if (settings.device != QStringLiteral("cpu") && settings.gpuLayers != 0) {
+            // The engine runs every layer on the CPU for now: say so rather than pretend.
+            model.fallbackReason = QStringLiteral("%1 was chosen, but this build's engine runs models on the CPU "
+                                                  "only; every layer runs on the CPU")
+                                       .arg(settings.device);
+            spdlog::warn("engine host: {}", model.fallbackReason.toStdString());
+        }
         spdlog::info("engine host: loaded {} ({} layers, context {}) in {:.2f} s",
                      config.modelPath, model.layers, model.contextLength, model.loadSeconds);
         std::shared_ptr<Engine> shared = m_engine;

@@ -16,7 +16,8 @@ struct LoadSettings {
     int contextLength = 0;          // 0: the engine's default (min(training context, 4096))
     QString kvType = QStringLiteral("f16"); // "f16", "q8_0", "f32"
     int threads = 0;                // 0: all cores
-    int gpuLayers = 0;              // layers to offload; kept for the GPU backends
+    QString device = QStringLiteral("cpu"); // "cpu", "vulkan:0", "cuda:0" (hearth/devices.h ids)
+    int gpuLayers = -1;             // layers on the device: -1 = as many as fit, 0 = none
     quint64 kvMemoryBytes = 0;      // 0: the engine decides
     int maxParallel = 4;            // sequences decoded together
 
@@ -36,6 +37,8 @@ struct LoadedModel {
     QString kvType;
     quint64 kvBytes = 0;
     double loadSeconds = 0.0;
+    QString device = QStringLiteral("cpu"); // where it runs
+    QString fallbackReason;                 // why it runs on the CPU when another device was asked for
 };
 
 // Sampling and length limits of one generation.

@@ -22,6 +22,7 @@ const QString kLoadContext = QStringLiteral("load/contextLength");
 const QString kLoadKvType = QStringLiteral("load/kvType");
 const QString kLoadThreads = QStringLiteral("load/threads");
 const QString kLoadGpuLayers = QStringLiteral("load/gpuLayers");
+const QString kLoadDevice = QStringLiteral("load/device");
 const QString kLoadKvMemory = QStringLiteral("load/kvMemoryBytes");
 const QString kLoadParallel = QStringLiteral("load/maxParallel");
 const QString kDownloadsParallel = QStringLiteral("downloads/parallel");
@@ -166,7 +167,9 @@ LoadSettings Settings::loadSettings() const {
     s.contextLength = std::max(0, m_settings->value(kLoadContext, s.contextLength).toInt());
     s.kvType = m_settings->value(kLoadKvType, s.kvType).toString();
     s.threads = std::max(0, m_settings->value(kLoadThreads, s.threads).toInt());
-    s.gpuLayers = std::max(0, m_settings->value(kLoadGpuLayers, s.gpuLayers).toInt());
+    s.gpuLayers = std::max(-1, m_settings->value(kLoadGpuLayers, s.gpuLayers).toInt());
+    s.device = m_settings->value(kLoadDevice, s.device).toString();
+    if (s.device.isEmpty()) s.device = QStringLiteral("cpu");
     s.kvMemoryBytes = m_settings->value(kLoadKvMemory, s.kvMemoryBytes).toULongLong();
     s.maxParallel = std::max(1, m_settings->value(kLoadParallel, s.maxParallel).toInt());
     return s;
@@ -177,6 +180,7 @@ void Settings::setLoadSettings(const LoadSettings& s) {
     setValue(kLoadKvType, s.kvType);
     setValue(kLoadThreads, s.threads);
     setValue(kLoadGpuLayers, s.gpuLayers);
+    setValue(kLoadDevice, s.device);
     setValue(kLoadKvMemory, s.kvMemoryBytes);
     setValue(kLoadParallel, s.maxParallel);
 }

@@ -108,6 +108,66 @@ Result<ModelInfo> readModelInfo(const gguf::File& f) {
     return info;
 }
 
+namespace {
+
+// The layer a tensor belongs to ("blk.12.attn_q.weight" -> 12), or -1.
+int layerOf(const std::string& name) {
+    if (name.rfind("blk.", 0) != 0) return -1;
+    int layer = 0;
+    size_t i = 4;
+    if (i >= name.size() || name[i] < '0' || name[i] > '9') return -1;
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9') {
+        layer = layer * 10 + (name[i] - '0');
+        if (layer > 1000000) return -1;
+        ++i;
+    }
+    return i < name.size() && name[i] == '.' ? layer : -1;
+}
+
+} // namespace
+
+SplitEstimate estimateSplit(const gguf::File& file, const ModelInfo& info, int gpuLayers,
+                            uint32_t contextLength, quant::Type kvType, int sequences,
+                            int batchTokens) {
+    SplitEstimate e;
+    const int layers = int(info.blockCount);
+    e.gpuLayers = std::clamp(gpuLayers, 0, layers);
+    const bool all = layers > 0 && e.gpuLayers == layers;
+    for (const gguf::TensorInfo& t : file.tensors()) {
+        const int layer = layerOf(t.name);
+        bool gpu = false;
+        if (layer >= 0) gpu = layer < e.gpuLayers;
+        else if (t.name.rfind("output", 0) == 0) gpu = all; // output.weight, output_norm.weight
+        (gpu ? e.weightsGpu : e.weightsCpu) += t.bytes;
+    }
+    const uint64_t seqs = uint64_t(std::max(1, sequences));
+    const uint64_t kvAll = estimateMemory(info, contextLength, kvType).kvBytes * seqs;
+    if (layers > 0) {
+        e.kvGpu = kvAll / uint64_t(layers) * uint64_t(e.gpuLayers);
+        e.kvCpu = kvAll - e.kvGpu;
+    } else {
+        e.kvCpu = kvAll;
+    }
+    // Activations of one step (x, norm, q, k, v, attention out, gate, up: ~4 E + 2 F floats per
+    // token, with slack), and the logits of every sequence.
+    const uint64_t perToken = (uint64_t(info.embeddingLength) * 6 + uint64_t(info.feedForwardLength) * 2) * 4;
+    const uint64_t activations = uint64_t(std::max(1, batchTokens)) * perToken;
+    const uint64_t logits = seqs * uint64_t(info.vocabSize) * 4;
+    if (e.gpuLayers > 0) e.computeGpu = activations + (all ? logits : 0);
+    if (!all) e.computeCpu = activations + logits;
+    else e.computeCpu = uint64_t(std::max(1, batchTokens)) * uint64_t(info.embeddingLength) * 4; // embeddings
+    return e;
+}
+
+int maxGpuLayersThatFit(const gguf::File& file, const ModelInfo& info, uint64_t gpuBytes,
+                        uint32_t contextLength, quant::Type kvType, int sequences, int batchTokens) {
+    int best = 0;
+    for (int n = 1; n <= int(info.blockCount); ++n)
+        if (estimateSplit(file, info, n, contextLength, kvType, sequences, batchTokens).gpuTotal() <= gpuBytes)
+            best = n;
+    return best;
+}
+
 MemoryEstimate estimateMemory(const ModelInfo& info, uint32_t contextLength, quant::Type kvType) {
     MemoryEstimate m;
     m.weightBytes = info.weightBytes;

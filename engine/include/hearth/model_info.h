@@ -58,6 +58,32 @@ struct MemoryEstimate {
 // Bytes per K/V element: F16 2, F32 4, Q8_0 34/32.
 MemoryEstimate estimateMemory(const ModelInfo& info, uint32_t contextLength, quant::Type kvType);
 
+// Where a model's memory goes when its first `gpuLayers` layers run on a GPU and the rest on the
+// CPU: the accounting the GPU backends place tensors by and the app's estimate shows.
+// Layer tensors (blk.N.*) go with their layer; the token embedding stays in RAM (a row lookup);
+// the output norm and output matrix go to the GPU only when every layer does. The KV cache of a
+// layer lives on that layer's device. Compute buffers: activations of a step of `batchTokens`
+// tokens plus the logits, on each device that runs part of the model.
+struct SplitEstimate {
+    int gpuLayers = 0;           // clamped to [0, blockCount]
+    uint64_t weightsGpu = 0;
+    uint64_t weightsCpu = 0;
+    uint64_t kvGpu = 0;
+    uint64_t kvCpu = 0;
+    uint64_t computeGpu = 0;
+    uint64_t computeCpu = 0;
+    uint64_t gpuTotal() const { return weightsGpu + kvGpu + computeGpu; }
+    uint64_t cpuTotal() const { return weightsCpu + kvCpu + computeCpu; }
+};
+SplitEstimate estimateSplit(const gguf::File& file, const ModelInfo& info, int gpuLayers,
+                            uint32_t contextLength, quant::Type kvType, int sequences,
+                            int batchTokens = 512);
+
+// The most layers whose share (SplitEstimate::gpuTotal) fits in `gpuBytes`; 0 when none does.
+int maxGpuLayersThatFit(const gguf::File& file, const ModelInfo& info, uint64_t gpuBytes,
+                        uint32_t contextLength, quant::Type kvType, int sequences,
+                        int batchTokens = 512);
+
 // llama_ftype names: 15 -> "Q4_K_M", 1 -> "F16"; "unknown" otherwise.
 std::string fileTypeName(uint32_t fileType);
 

@@ -1,0 +1,85 @@
+// The settings page's device picker and GPU layer split, offscreen: with a (described) GPU of a
+// given size, "as many as fit" picks the layer count the engine's accounting allows, a manual
+// count beyond the device's memory turns the estimate red, the CPU runs everything, and the
+// choices are saved.
+#include "settings_view.h"
+#include "test_support.h"
+
+#include "hearth/gguf.h"
+#include "hearth/model_info.h"
+#include "services/engine_host.h"
+#include "services/settings.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace hearth;
+
+class TestSettingsView : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void gpuLayersFollowTheDevice() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const std::string model = test::testDataPath("models/stories260K.gguf");
+        QTemporaryDir dir;
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        app::EngineHost engine;
+        ui::SettingsView view(&settings, &engine);
+        view.show();
+        view.setModelPath(QString::fromStdString(model));
+
+        // What the engine's accounting says layers need (context 2048 default up to 4096, F16
+        // KV, 4 sequences as the settings default).
+        auto file = gguf::File::open(model);
+        QVERIFY(file.isOk());
+        auto info = readModelInfo(*file);
+        QVERIFY(info.isOk());
+        const uint32_t ctx = std::min<uint32_t>(info->contextLength, 4096);
+        const int seqs = settings.loadSettings().maxParallel;
+        const uint64_t three = estimateSplit(*file, *info, 3, ctx, quant::Type::F16, seqs).gpuTotal();
+        const uint64_t four = estimateSplit(*file, *info, 4, ctx, quant::Type::F16, seqs).gpuTotal();
+        QVERIFY(three < four);
+
+        // A device whose usable memory (free less a tenth) lies between what 3 and 4 layers need.
+        const uint64_t usable = (three + four) / 2;
+        DeviceList list;
+        DeviceDescription cpu;
+        cpu.id = "cpu";
+        cpu.name = "Test CPU";
+        cpu.totalMemory = uint64_t(8) << 30;
+        DeviceDescription gpu;
+        gpu.kind = DeviceKind::Vulkan;
+        gpu.id = "vulkan:0";
+        gpu.name = "Test GPU";
+        gpu.type = "discrete";
+        gpu.freeMemory = usable * 10 / 9 + 1;
+        gpu.totalMemory = gpu.freeMemory * 2;
+        list.devices = {cpu, gpu};
+        list.notes = {"CUDA: no NVIDIA driver"};
+        view.setDevices(list);
+
+        view.selectDevice(QStringLiteral("vulkan:0"));
+        view.setGpuLayers(-1);
+        QCOMPARE(view.effectiveGpuLayers(), 3);
+        QVERIFY(!view.estimateOverLimit());
+        QVERIFY2(view.estimateText().contains(QStringLiteral("on vulkan:0")), qPrintable(view.estimateText()));
+        QCOMPARE(settings.loadSettings().device, QStringLiteral("vulkan:0"));
+        QCOMPARE(settings.loadSettings().gpuLayers, -1);
+
+        view.setGpuLayers(5); // all of them: more than the device holds
+        QCOMPARE(view.effectiveGpuLayers(), 5);
+        QVERIFY(view.estimateOverLimit());
+        QCOMPARE(settings.loadSettings().gpuLayers, 5);
+
+        view.setGpuLayers(2);
+        QVERIFY(!view.estimateOverLimit());
+
+        view.selectDevice(QStringLiteral("cpu"));
+        QCOMPARE(view.effectiveGpuLayers(), 0);
+        QVERIFY(!view.estimateText().contains(QStringLiteral("on vulkan:0")));
+        QCOMPARE(settings.loadSettings().device, QStringLiteral("cpu"));
+    }
+};
+
+QTEST_MAIN(TestSettingsView)
+#include "test_settings_view.moc"
