@@ -1,6 +1,8 @@
 // Entry point of the Hearth desktop application.
 #include "main_window.h"
 
+#include "services/logging.h"
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QStandardPaths>
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
     QString dir = parser.value(dataDir);
     if (dir.isEmpty()) dir = qEnvironmentVariable("HEARTH_DATA_DIR");
     if (dir.isEmpty()) dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    hearth::app::setupLogging(dir);
     hearth::ui::MainWindow window(dir);
 
     window.show();
