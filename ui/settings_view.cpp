@@ -50,6 +50,16 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     m_parallel = new QSpinBox(loadBox);
     m_parallel->setRange(1, 64);
     m_parallel->setValue(std::max(1, ls.maxParallel));
+    m_batch = new QSpinBox(loadBox);
+    m_batch->setRange(16, 8192);
+    m_batch->setSingleStep(128);
+    m_batch->setValue(ls.batchSize);
+    m_batch->setToolTip(tr("Prompt tokens computed per step: larger prompts are split into steps "
+                           "of this size so replies in progress keep flowing"));
+    m_mmap = new QCheckBox(tr("Map the model file (load fast; pages load as used)"), loadBox);
+    m_mmap->setToolTip(tr("Off: read the whole file into memory when loading: slower to load, "
+                          "but no pauses later while the system pages weights in"));
+    m_mmap->setChecked(ls.useMmap);
     m_device = new QComboBox(loadBox);
     m_device->addItem(tr("CPU"), QStringLiteral("cpu"));
     m_device->setToolTip(tr("Where the model's layers run; looking for GPUs…"));
@@ -70,6 +80,8 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     form->addRow(tr("KV cache type"), m_kvType);
     form->addRow(tr("Threads"), m_threads);
     form->addRow(tr("Parallel sequences"), m_parallel);
+    form->addRow(tr("Batch size"), m_batch);
+    form->addRow(tr("Memory map"), m_mmap);
     m_estimate = new QLabel(loadBox);
     m_estimate->setTextFormat(Qt::RichText);
     m_estimate->setWordWrap(true);
@@ -109,6 +121,8 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     connect(m_kvType, &QComboBox::currentIndexChanged, this, changedLoad);
     connect(m_threads, &QSpinBox::valueChanged, this, changedLoad);
     connect(m_parallel, &QSpinBox::valueChanged, this, changedLoad);
+    connect(m_mmap, &QCheckBox::toggled, this, changedLoad);
+    connect(m_batch, &QSpinBox::valueChanged, this, changedLoad);
     connect(m_device, &QComboBox::currentIndexChanged, this, changedLoad);
     connect(m_gpuAuto, &QCheckBox::toggled, this, changedLoad);
     connect(m_gpuLayers, &QSlider::valueChanged, this, changedLoad);
@@ -205,6 +219,8 @@ void SettingsView::save() {
     ls.kvType = m_kvType->currentData().toString();
     ls.threads = m_threads->value();
     ls.maxParallel = m_parallel->value();
+    ls.useMmap = m_mmap->isChecked();
+    ls.batchSize = m_batch->value();
     if (m_pendingDevice.isEmpty()) ls.device = m_device->currentData().toString(); // else: not listed yet
     ls.gpuLayers = m_gpuAuto->isChecked() ? -1 : m_gpuLayers->value();
     m_settings->setLoadSettings(ls);

@@ -57,6 +57,8 @@ private:
     QString m_pendingDevice; // the saved device, until the list arrives
     QCheckBox* m_gpuAuto = nullptr;
     QSlider* m_gpuLayers = nullptr;
+    QCheckBox* m_mmap = nullptr;
+    QSpinBox* m_batch = nullptr;
     int m_modelLayers = 0;
     int m_effectiveGpuLayers = 0;
     bool m_overLimit = false;

@@ -31,6 +31,7 @@ const char* kRunHelp =
     "  --stop TEXT           end generation before TEXT (may be given several times)\n"
     "  --kv-type T           KV cache type: f16 (default), q8_0, f32\n"
     "  --kv-memory SIZE      KV cache budget, e.g. 512M or 2G (default: automatic)\n"
+    "  --no-mmap             read the model into memory at load instead of mapping the file\n"
     "  --ignore-eos          keep generating after an end-of-generation token\n"
     "  --print-ids           end with 'prompt ids: ...' and 'generated ids: ...' lines\n"
     "  --logits-out FILE     write float32 logits [steps, n_vocab] of every generated token\n";
@@ -108,7 +109,7 @@ void printIds(const char* label, const std::vector<int32_t>& ids) {
 
 int runRun(Args args) {
     std::string modelPath, prompt, logitsOut;
-    bool havePrompt = false, printIdsFlag = false, ignoreEos = false, chat = false;
+    bool havePrompt = false, printIdsFlag = false, ignoreEos = false, chat = false, useMmap = true;
     int32_t nPredict = 128, ctx = 0, threads = 0;
     std::vector<std::string> stops;
     KvType kvType = KvType::F16;
@@ -162,6 +163,8 @@ int runRun(Args args) {
             if (ok) kvType = *t;
         } else if (a == "--kv-memory") {
             ok = value(v) && parseByteSize(v, kvMemory);
+        } else if (a == "--no-mmap") {
+            useMmap = false;
         } else if (a == "--print-ids") {
             printIdsFlag = true;
         } else if (a == "--ignore-eos") {
@@ -198,6 +201,7 @@ int runRun(Args args) {
     config.threads = threads;
     config.kvType = kvType;
     config.kvMemoryBytes = kvMemory;
+    config.useMmap = useMmap;
     config.maxNumSeqs = 1;
     auto engine = Engine::create(config);
     if (!engine) return fail(engine.status(), 2);

@@ -36,6 +36,7 @@ const char* kHelp =
     "  --kv-memory BYTES       KV cache budget, e.g. 2G, 512M or a byte count (default: enough\n"
     "                          for --parallel full contexts, at most a quarter of free memory)\n"
     "  --kv-type TYPE          KV cache storage: f16 (default), q8_0 or f32\n"
+    "  --no-mmap               read the model into memory at load instead of mapping the file\n"
     "  -t, --threads N         compute threads (default: all cores)\n"
     "  -np, --parallel N       sequences decoded together (default 16)\n"
     "  --max-body BYTES        largest request body accepted (default 8M; larger is 413)\n"
@@ -156,6 +157,8 @@ int main(int argc, char** argv) {
             modelsDir = std::string(v);
         } else if (a == "--ttl") {
             ok = value(v) && parseInt(v, ttl) && ttl >= 0;
+        } else if (a == "--no-mmap") {
+            ec.useMmap = false;
         } else if (a == "--no-request-log") {
             requestLog = false;
         } else if (a == "--http-threads") {

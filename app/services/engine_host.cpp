@@ -123,6 +123,8 @@ public:
         config.threads = settings.threads;
         config.kvMemoryBytes = settings.kvMemoryBytes;
         config.maxNumSeqs = std::max(1, settings.maxParallel);
+        config.useMmap = settings.useMmap;
+        config.maxBatchedTokens = std::max(16, settings.batchSize);
         Result<KvType> kv = kvTypeFromName(settings.kvType.toStdString());
         if (!kv) {
             const QString message = QStringLiteral("unknown KV cache type '%1'").arg(settings.kvType);

@@ -20,6 +20,8 @@ struct LoadSettings {
     int gpuLayers = -1;             // layers on the device: -1 = as many as fit, 0 = none
     quint64 kvMemoryBytes = 0;      // 0: the engine decides
     int maxParallel = 4;            // sequences decoded together
+    bool useMmap = true;            // false: read the whole file into memory at load
+    int batchSize = 512;            // prompt tokens computed per step (long prompts are chunked)
 
     bool operator==(const LoadSettings&) const = default;
 };

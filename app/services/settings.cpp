@@ -10,6 +10,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace hearth::app {
 
 namespace {
@@ -22,6 +24,8 @@ const QString kLoadContext = QStringLiteral("load/contextLength");
 const QString kLoadKvType = QStringLiteral("load/kvType");
 const QString kLoadThreads = QStringLiteral("load/threads");
 const QString kLoadGpuLayers = QStringLiteral("load/gpuLayers");
+const QString kLoadMmap = QStringLiteral("load/useMmap");
+const QString kLoadBatch = QStringLiteral("load/batchSize");
 const QString kLoadDevice = QStringLiteral("load/device");
 const QString kLoadKvMemory = QStringLiteral("load/kvMemoryBytes");
 const QString kLoadParallel = QStringLiteral("load/maxParallel");
@@ -172,6 +176,8 @@ LoadSettings Settings::loadSettings() const {
     if (s.device.isEmpty()) s.device = QStringLiteral("cpu");
     s.kvMemoryBytes = m_settings->value(kLoadKvMemory, s.kvMemoryBytes).toULongLong();
     s.maxParallel = std::max(1, m_settings->value(kLoadParallel, s.maxParallel).toInt());
+    s.useMmap = m_settings->value(kLoadMmap, s.useMmap).toBool();
+    s.batchSize = std::clamp(m_settings->value(kLoadBatch, s.batchSize).toInt(), 16, 8192);
     return s;
 }
 
@@ -183,6 +189,8 @@ void Settings::setLoadSettings(const LoadSettings& s) {
     setValue(kLoadDevice, s.device);
     setValue(kLoadKvMemory, s.kvMemoryBytes);
     setValue(kLoadParallel, s.maxParallel);
+    setValue(kLoadMmap, s.useMmap);
+    setValue(kLoadBatch, s.batchSize);
 }
 
 int Settings::parallelDownloads() const {

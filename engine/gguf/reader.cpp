@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <limits>
@@ -30,8 +31,11 @@ struct File::Impl {
     std::vector<TensorInfo> tensors;
     std::unordered_map<std::string, size_t> tensorIndex;
 
+    void* owned = nullptr; // the file read into memory (useMmap = false)
+
     ~Impl() {
         if (mapping) munmap(mapping, mappingSize);
+        std::free(owned);
     }
 };
 
@@ -183,7 +187,30 @@ Result<File> File::open(const std::string& path, const ReadOptions& options) {
     }
     auto impl = std::make_unique<Impl>();
     impl->size = uint64_t(st.st_size);
-    if (st.st_size > 0) {
+    if (st.st_size > 0 && !options.useMmap) {
+        // Read it whole, 64-byte aligned like a mapping's tensor data would be.
+        const size_t bytes = (size_t(st.st_size) + 63) / 64 * 64;
+        impl->owned = std::aligned_alloc(64, bytes);
+        if (!impl->owned) {
+            ::close(fd);
+            return ioError("not enough memory to read " + path + " (" + std::to_string(st.st_size) + " bytes)");
+        }
+        auto* out = static_cast<uint8_t*>(impl->owned);
+        size_t done = 0;
+        while (done < size_t(st.st_size)) {
+            const ssize_t n = ::pread(fd, out + done, std::min<size_t>(size_t(st.st_size) - done, size_t(1) << 26),
+                                      off_t(done));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                const int err = n < 0 ? errno : 0;
+                ::close(fd);
+                return ioError("cannot read " + path + ": " +
+                               (err ? std::string(std::strerror(err)) : std::string("the file got shorter")));
+            }
+            done += size_t(n);
+        }
+        impl->data = out;
+    } else if (st.st_size > 0) {
         void* m = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) {
             const int err = errno;

@@ -59,7 +59,9 @@ EngineImpl::~EngineImpl() {
 Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     auto e = std::unique_ptr<EngineImpl>(new EngineImpl());
     e->m_config = config;
-    HEARTH_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(config.modelPath));
+    gguf::ReadOptions readOptions;
+    readOptions.useMmap = config.useMmap;
+    HEARTH_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(config.modelPath, readOptions));
     e->m_file.emplace(std::move(file));
     HEARTH_ASSIGN_OR_RETURN(e->m_model, model::LlamaModel::load(*e->m_file));
     Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::fromGguf(*e->m_file);

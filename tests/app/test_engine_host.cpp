@@ -18,6 +18,7 @@ LoadSettings smallSettings() {
     LoadSettings s;
     s.contextLength = 256;
     s.threads = 1;
+    s.useMmap = false; // the host's tests read the file into memory; the engine's map it
     return s;
 }
 

@@ -50,6 +50,8 @@ private Q_SLOTS:
         load.gpuLayers = 20;
         load.kvMemoryBytes = 3ull << 30;
         load.maxParallel = 2;
+        load.useMmap = false;
+        load.batchSize = 256;
         {
             Settings s(ini);
             QSignalSpy changed(&s, &Settings::changed);

@@ -64,7 +64,8 @@ private Q_SLOTS:
         QProcess p;
         p.start(cli, {QStringLiteral("run"), model, QStringLiteral("-p"), QStringLiteral("Hi"),
                       QStringLiteral("--chat"), QStringLiteral("-n"), QStringLiteral("8"),
-                      QStringLiteral("--temp"), QStringLiteral("0"), QStringLiteral("--print-ids")});
+                      QStringLiteral("--temp"), QStringLiteral("0"), QStringLiteral("--print-ids"),
+                      QStringLiteral("--no-mmap")});
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
         const QString out = QString::fromUtf8(p.readAllStandardOutput());

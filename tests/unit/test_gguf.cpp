@@ -88,6 +88,28 @@ private Q_SLOTS:
         QVERIFY(*out == readAll(path));
     }
 
+    void readingWithoutMmapGivesTheSameTensors() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const std::string path = hearth::test::testDataPath(QStringLiteral("models/stories260K.gguf"));
+        ReadOptions noMap;
+        noMap.useMmap = false;
+        auto mapped = File::open(path);
+        auto read = File::open(path, noMap);
+        QVERIFY2(mapped.isOk() && read.isOk(), read.status().toString().c_str());
+        QCOMPARE(read->tensors().size(), mapped->tensors().size());
+        QCOMPARE(*read->getU32("llama.block_count"), 5u);
+        for (const TensorInfo& t : mapped->tensors()) {
+            const TensorInfo* u = read->findTensor(t.name);
+            QVERIFY(u && u->bytes == t.bytes);
+            const uint8_t* a = mapped->tensorData(t);
+            const uint8_t* b = read->tensorData(*u);
+            QVERIFY(b != a);
+            QCOMPARE(reinterpret_cast<uintptr_t>(b) % 32, reinterpret_cast<uintptr_t>(a) % 32);
+            QVERIFY(std::memcmp(a, b, t.bytes) == 0);
+        }
+        QCOMPARE(File::open(path + ".missing", noMap).status().code(), ErrorCode::IoError);
+    }
+
     void sharedModelFacts() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
         auto f = File::open(hearth::test::testDataPath(QStringLiteral("models/stories260K.gguf")));

@@ -410,19 +410,24 @@ private Q_SLOTS:
         };
         QTRY_COMPARE_WITH_TIMEOUT(count(), size_t(4), 5000);
         std::lock_guard<std::mutex> lock(*mu);
-        const auto& r = *records;
-        QCOMPARE(r[0].method, std::string("GET"));
-        QCOMPARE(r[0].path, std::string("/v1/models"));
-        QCOMPARE(r[0].status, 200);
-        QVERIFY(!r[0].streamed && r[0].responseBytes > 0);
-        QCOMPARE(r[0].remote, std::string("127.0.0.1"));
-        QCOMPARE(r[1].path, std::string("/v1/chat/completions"));
-        QVERIFY(r[1].streamed);
-        QCOMPARE(r[1].requestBytes, stream.size());
-        QVERIFY(r[1].milliseconds > 0.0);
-        QCOMPARE(r[2].status, 401);
-        QCOMPARE(r[3].status, 404);
-        const std::string line = hearth::server::formatRequestRecord(r[1]);
+        // The log is written when a response is finished, so a stream can be logged after a
+        // later request on another connection: find each record by what it was.
+        auto find = [&](const std::string& path, int status) -> const RequestRecord* {
+            for (const auto& rec : *records)
+                if (rec.path == path && rec.status == status) return &rec;
+            return nullptr;
+        };
+        const RequestRecord* models = find("/v1/models", 200);
+        const RequestRecord* chat = find("/v1/chat/completions", 200);
+        QVERIFY(models && chat && find("/v1/models", 401) && find("/nope", 404));
+        QCOMPARE(models->method, std::string("GET"));
+        QVERIFY(!models->streamed && models->responseBytes > 0);
+        QCOMPARE(models->remote, std::string("127.0.0.1"));
+        QCOMPARE(chat->method, std::string("POST"));
+        QVERIFY(chat->streamed);
+        QCOMPARE(chat->requestBytes, stream.size());
+        QVERIFY(chat->milliseconds > 0.0);
+        const std::string line = hearth::server::formatRequestRecord(*chat);
         QVERIFY2(line.rfind("POST /v1/chat/completions 200 ", 0) == 0 && line.find(" ms stream 127.0.0.1") != std::string::npos,
                  line.c_str());
     }

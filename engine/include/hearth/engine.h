@@ -35,6 +35,7 @@ struct EngineConfig {
     int32_t maxBatchedTokens = 512; // tokens per step (long prompts are chunked)
     int32_t maxWaiting = 256;       // queued requests beyond which submit() answers Busy
     bool prefixCaching = true;
+    bool useMmap = true;            // false: read the weights into memory at load (no page faults later)
 };
 
 enum class FinishReason { Stop, Length, Cancelled, Error };

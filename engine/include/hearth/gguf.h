@@ -121,10 +121,13 @@ struct ReadOptions {
     uint64_t maxTensorCount = 1ull << 20;       // tensors
     uint32_t maxAlignment = 1u << 20;           // general.alignment
     bool requireTensorData = true;              // tensor data must lie inside the file
+    // true: map the file (pages load on first use and can be dropped under memory pressure);
+    // false: read it whole into memory now (slower to open, no page faults later).
+    bool useMmap = true;
 };
 
-// A GGUF file opened for reading. The tensor data stays memory-mapped (or borrowed, for
-// fromMemory) and is valid while the File lives.
+// A GGUF file opened for reading. The tensor data stays memory-mapped (or read into memory with
+// useMmap = false, or borrowed, for fromMemory) and is valid while the File lives.
 class File {
 public:
     static Result<File> open(const std::string& path, const ReadOptions& options = {});
