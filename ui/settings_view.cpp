@@ -54,12 +54,14 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     m_batch->setRange(16, 8192);
     m_batch->setSingleStep(128);
     m_batch->setValue(ls.batchSize);
+    m_batch->setObjectName(QStringLiteral("batchSize"));
     m_batch->setToolTip(tr("Prompt tokens computed per step: larger prompts are split into steps "
                            "of this size so replies in progress keep flowing"));
     m_mmap = new QCheckBox(tr("Map the model file (load fast; pages load as used)"), loadBox);
     m_mmap->setToolTip(tr("Off: read the whole file into memory when loading: slower to load, "
                           "but no pauses later while the system pages weights in"));
     m_mmap->setChecked(ls.useMmap);
+    m_mmap->setObjectName(QStringLiteral("useMmap"));
     m_device = new QComboBox(loadBox);
     m_device->addItem(tr("CPU"), QStringLiteral("cpu"));
     m_device->setToolTip(tr("Where the model's layers run; looking for GPUs…"));
@@ -288,8 +290,8 @@ void SettingsView::updateEstimate() {
         html += tr("<b>on %1</b>: weights %2 · KV cache %3 · compute %4 = <b>%5</b> of %6 usable<br>")
                     .arg(QString::fromStdString(device->id), size(est.weightsGpu), size(est.kvGpu),
                          size(est.computeGpu), size(est.gpuTotal()), size(budget));
-    html += tr("<b>in RAM</b>: weights (memory-mapped) %1 · KV cache %2 · compute %3 = <b>%4</b> of %5 available<br>")
-                .arg(size(est.weightsCpu), size(est.kvCpu), size(est.computeCpu), size(est.cpuTotal()),
+    html += tr("<b>in RAM</b>: weights (%1) %2 · KV cache %3 · compute %4 = <b>%5</b> of %6 available<br>")
+                .arg(m_mmap->isChecked() ? tr("memory-mapped") : tr("read into memory"), size(est.weightsCpu), size(est.kvCpu), size(est.computeCpu), size(est.cpuTotal()),
                      size(uint64_t(std::max<qint64>(0, available))));
     html += tr("KV cache: %1 sequences × %2 tokens, %3").arg(seqs).arg(ctx).arg(kv);
     if (available > 0 && !ramOver)

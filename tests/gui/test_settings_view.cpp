@@ -10,6 +10,8 @@
 #include "services/engine_host.h"
 #include "services/settings.h"
 
+#include <QCheckBox>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -78,6 +80,18 @@ private Q_SLOTS:
         QCOMPARE(view.effectiveGpuLayers(), 0);
         QVERIFY(!view.estimateText().contains(QStringLiteral("on vulkan:0")));
         QCOMPARE(settings.loadSettings().device, QStringLiteral("cpu"));
+
+        // Memory map and batch size are saved as they change, and the estimate says which.
+        auto* mmap = view.findChild<QCheckBox*>(QStringLiteral("useMmap"));
+        auto* batch = view.findChild<QSpinBox*>(QStringLiteral("batchSize"));
+        QVERIFY(mmap && batch && mmap->isChecked());
+        QVERIFY(view.estimateText().contains(QStringLiteral("memory-mapped")));
+        mmap->setChecked(false);
+        batch->setValue(256);
+        QVERIFY2(view.estimateText().contains(QStringLiteral("weights (read into memory)")),
+                 qPrintable(view.estimateText()));
+        QCOMPARE(settings.loadSettings().useMmap, false);
+        QCOMPARE(settings.loadSettings().batchSize, 256);
     }
 };
 
