@@ -276,11 +276,12 @@ void Server::Impl::installRoutes() {
     m_http.set_exception_handler([this](const Request&, Response& res, std::exception_ptr) {
         sendError(res, errorForStatus(500));
     });
-    // After each response (a stream's after its last byte): metrics and the request log.
-    m_http.set_logger([this](const Request& req, const Response& res) {
+    // Counted when the status is final but before the response is sent, so a client that has
+    // its answer finds it in /metrics; logged after the response (a stream's after its last byte).
+    m_http.set_post_routing_handler([this](const Request& req, Response& res) {
         m_metrics.countRequest(routeLabel(req.path), res.status);
-        logRequest(req, res);
     });
+    m_http.set_logger([this](const Request& req, const Response& res) { logRequest(req, res); });
 }
 
 Server::Server(ServerConfig config) : m_impl(std::make_unique<Impl>(std::move(config))) {}

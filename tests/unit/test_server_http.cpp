@@ -348,12 +348,15 @@ private Q_SLOTS:
         START(f);
         QCOMPARE(postJson(f.port, "/v1/chat/completions", kChat)->status, 200);
         QCOMPARE(postJson(f.port, "/v1/chat/completions", "{")->status, 400);
+        QCOMPARE(client(f.port).Get("/nope")->status, 404);
+        // Counted before the answer is sent: no waiting needed for the counters to show it.
         auto m = client(f.port).Get("/metrics");
         QCOMPARE(m->status, 200);
         const std::string& text = m->body;
         for (const char* needle :
              {"hearth_http_requests_total{path=\"/v1/chat/completions\",code=\"200\"} 1",
               "hearth_http_requests_total{path=\"/v1/chat/completions\",code=\"400\"} 1",
+              "hearth_http_requests_total{path=\"other\",code=\"404\"} 1",
               "hearth_time_to_first_token_seconds_bucket", "hearth_time_per_output_token_seconds_count",
               "hearth_prompt_tokens_total", "hearth_generated_tokens_total", "hearth_requests_running",
               "hearth_requests_waiting", "hearth_kv_blocks_total 64", "hearth_prefix_cache_hit_rate 0.25"})
