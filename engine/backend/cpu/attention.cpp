@@ -1,10 +1,14 @@
-// Vectorizable attention for one head: scores over positions (contiguous thanks to the transposed
-// K), a stable softmax, and the weighted sum of V rows. The loops carry no reduction across the
-// vectorized index, so the compiler vectorizes them without reassociating floating-point sums.
+// Vectorizable attention: per head over a transposed history, and paged over K/V blocks with an
+// online softmax. The loops carry no reduction across the vectorized index (scores run along
+// positions, accumulators along the head dimension), so the compiler vectorizes them without
+// reassociating floating-point sums and results are the same on every instruction set level.
 #include "backend/cpu/attention.h"
+
+#include "backend/cpu/paged_kv.h"
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 #define HEARTH_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
@@ -34,6 +38,112 @@ void attendHead(const float* q, const float* kT, int64_t kStride, const float* v
         const float* vp = v + p * vStride;
         for (int64_t d = 0; d < D; ++d) out[d] += w * vp[d];
     }
+}
+
+namespace {
+
+// Folds one block's positions [0, lim) into one (token, head)'s running state: m (max score so
+// far), l (sum of exp(score - m)) and acc[D] (sum of exp(score - m) * v).
+//   kT: [D][B] the block's keys transposed; v: [B][D] its values; s: scratch [B].
+HEARTH_CLONES
+void foldBlock(const float* q, const float* kT, const float* v, int64_t B, int64_t lim, int64_t D,
+               float scale, float* s, float& m, float& l, float* acc) {
+    for (int64_t o = 0; o < B; ++o) s[o] = 0.0f;
+    for (int64_t d = 0; d < D; ++d) {
+        const float qd = q[d];
+        const float* k = kT + d * B;
+        for (int64_t o = 0; o < B; ++o) s[o] += qd * k[o];
+    }
+    float blockMax = -INFINITY;
+    for (int64_t o = 0; o < lim; ++o) blockMax = std::max(blockMax, s[o] *= scale);
+    const float newMax = std::max(m, blockMax);
+    const float correction = std::exp(m - newMax); // 0 for the first block (m = -inf)
+    l *= correction;
+    for (int64_t d = 0; d < D; ++d) acc[d] *= correction;
+    for (int64_t o = 0; o < lim; ++o) {
+        const float w = std::exp(s[o] - newMax);
+        l += w;
+        const float* vo = v + o * D;
+        for (int64_t d = 0; d < D; ++d) acc[d] += w * vo[d];
+    }
+    m = newMax;
+}
+
+} // namespace
+
+Status pagedAttention(const PagedAttentionCall& c) {
+    if (!c.kv || c.headDim < 1 || c.group < 1 || c.nTokens < 0)
+        return invalidArgument("pagedAttention: bad arguments");
+    const PagedKvStore& kv = *c.kv;
+    const int64_t B = kv.blockSize(), D = c.headDim, G = c.group, T = c.nTokens;
+    if ((c.kvHead + 1) * D > kv.rowSize()) return invalidArgument("pagedAttention: head outside the K/V row");
+    int64_t maxPos = -1;
+    for (int64_t t = 0; t < T; ++t) maxPos = std::max<int64_t>(maxPos, c.positions[t]);
+    if (maxPos < 0) return Status::ok();
+    const int64_t nBlocks = maxPos / B + 1;
+    if (nBlocks > int64_t(c.blockTable.size())) return internalError("pagedAttention: position beyond the block table");
+    for (int64_t b = 0; b < nBlocks; ++b)
+        if (c.blockTable[size_t(b)] < 0 || c.blockTable[size_t(b)] >= kv.numBlocks())
+            return internalError("pagedAttention: unmapped block in the block table");
+
+    // Per-thread scratch, grown on demand and kept: no allocation per call once warm.
+    //   kT [D][B], v [B][D], row [rowSize] (Q8_0 heads off the 32-value grid), s [B],
+    //   state per (token, head): acc [D], m, l.
+    const bool sliceReads = kv.type() != KvType::Q8_0 || (D % 32 == 0 && (c.kvHead * D) % 32 == 0);
+    const size_t need = size_t(2 * B * D + kv.rowSize() + B + T * G * (D + 2));
+    thread_local std::vector<float> scratch;
+    if (scratch.size() < need) scratch.resize(need);
+    float* kT = scratch.data();
+    float* v = kT + B * D;
+    float* row = v + B * D;
+    float* s = row + kv.rowSize();
+    float* acc = s + B;
+    float* m = acc + T * G * D;
+    float* l = m + T * G;
+    std::fill(acc, acc + T * G * D, 0.0f);
+    std::fill(m, m + T * G, -INFINITY);
+    std::fill(l, l + T * G, 0.0f);
+
+    const int64_t first = c.kvHead * D;
+    for (int64_t b = 0; b < nBlocks; ++b) {
+        const int64_t p0 = b * B;
+        const int64_t count = std::min(B, maxPos + 1 - p0);
+        const int64_t slot0 = int64_t(c.blockTable[size_t(b)]) * B;
+        for (int64_t o = 0; o < count; ++o) {
+            const float* key = row;
+            if (sliceReads) {
+                kv.readKeyPart(c.layer, slot0 + o, first, D, row);
+                kv.readValuePart(c.layer, slot0 + o, first, D, v + o * D);
+            } else { // whole rows, then this head's slice
+                kv.readKey(c.layer, slot0 + o, row);
+                for (int64_t d = 0; d < D; ++d) kT[d * B + o] = row[first + d];
+                kv.readValue(c.layer, slot0 + o, row);
+                std::copy(row + first, row + first + D, v + o * D);
+                continue;
+            }
+            for (int64_t d = 0; d < D; ++d) kT[d * B + o] = key[d];
+        }
+        for (int64_t o = count; o < B; ++o) // positions past the history: finite, never used
+            for (int64_t d = 0; d < D; ++d) kT[d * B + o] = 0.0f;
+        for (int64_t t = 0; t < T; ++t) {
+            const int64_t lim = std::min<int64_t>(count, int64_t(c.positions[t]) + 1 - p0);
+            if (lim <= 0) continue;
+            const float* qt = c.q + c.rows[t] * c.rowStride + c.kvHead * G * D;
+            for (int64_t j = 0; j < G; ++j) {
+                const int64_t state = t * G + j;
+                foldBlock(qt + j * D, kT, v, B, lim, D, c.scale, s, m[state], l[state], acc + state * D);
+            }
+        }
+    }
+    for (int64_t t = 0; t < T; ++t) {
+        float* ot = c.out + c.rows[t] * c.rowStride + c.kvHead * G * D;
+        for (int64_t j = 0; j < G; ++j) {
+            const int64_t state = t * G + j;
+            const float inv = l[state] > 0.0f ? 1.0f / l[state] : 0.0f;
+            for (int64_t d = 0; d < D; ++d) ot[j * D + d] = acc[state * D + d] * inv;
+        }
+    }
+    return Status::ok();
 }
 
 } // namespace hearth::cpu

@@ -86,23 +86,29 @@ void PagedKvStore::write(std::vector<uint8_t>& layer, int64_t slot, const float*
 }
 
 void PagedKvStore::read(const std::vector<uint8_t>& layer, int64_t slot, float* row) const {
+    readPart(layer, slot, 0, m_rowSize, row);
+}
+
+void PagedKvStore::readPart(const std::vector<uint8_t>& layer, int64_t slot, int64_t first,
+                            int64_t count, float* out) const {
     const uint8_t* p = layer.data() + uint64_t(slot) * m_rowBytes;
     switch (m_type) {
-    case KvType::F32: std::memcpy(row, p, size_t(m_rowBytes)); break;
+    case KvType::F32: std::memcpy(out, p + 4 * first, size_t(count) * 4); break;
     case KvType::F16: {
         const float* table = halfTable();
-        for (int64_t i = 0; i < m_rowSize; ++i) {
+        const uint8_t* h16 = p + 2 * first;
+        for (int64_t i = 0; i < count; ++i) {
             uint16_t h;
-            std::memcpy(&h, p + 2 * i, 2);
-            row[i] = table[h];
+            std::memcpy(&h, h16 + 2 * i, 2);
+            out[i] = table[h];
         }
         break;
     }
     case KvType::Q8_0:
-        for (int64_t b = 0; b < m_rowSize / quant::kQK; ++b) {
+        for (int64_t b = first / quant::kQK; b < (first + count) / quant::kQK; ++b) {
             quant::BlockQ8_0 block;
             std::memcpy(&block, p + b * int64_t(sizeof block), sizeof block);
-            quant::dequantBlock(block, row + b * quant::kQK);
+            quant::dequantBlock(block, out + b * quant::kQK - first);
         }
         break;
     }
@@ -112,6 +118,12 @@ void PagedKvStore::writeKey(int layer, int64_t slot, const float* row) { write(m
 void PagedKvStore::writeValue(int layer, int64_t slot, const float* row) { write(m_v[size_t(layer)], slot, row); }
 void PagedKvStore::readKey(int layer, int64_t slot, float* row) const { read(m_k[size_t(layer)], slot, row); }
 void PagedKvStore::readValue(int layer, int64_t slot, float* row) const { read(m_v[size_t(layer)], slot, row); }
+void PagedKvStore::readKeyPart(int layer, int64_t slot, int64_t first, int64_t count, float* out) const {
+    readPart(m_k[size_t(layer)], slot, first, count, out);
+}
+void PagedKvStore::readValuePart(int layer, int64_t slot, int64_t first, int64_t count, float* out) const {
+    readPart(m_v[size_t(layer)], slot, first, count, out);
+}
 
 int64_t PagedKvStore::slotOf(std::span<const int32_t> blockTable, int64_t pos) const {
     if (pos < 0) return -1;

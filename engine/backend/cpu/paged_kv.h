@@ -33,6 +33,10 @@ public:
     void writeValue(int layer, int64_t slot, const float* row);
     void readKey(int layer, int64_t slot, float* row) const;
     void readValue(int layer, int64_t slot, float* row) const;
+    // Loads values [first, first + count) of one row: one KV head's slice. For Q8_0, first and
+    // count must be multiples of 32 (else use readKey/readValue).
+    void readKeyPart(int layer, int64_t slot, int64_t first, int64_t count, float* out) const;
+    void readValuePart(int layer, int64_t slot, int64_t first, int64_t count, float* out) const;
 
     // The slot of position `pos` of a sequence with this block table, or -1 when unmapped.
     int64_t slotOf(std::span<const int32_t> blockTable, int64_t pos) const;
@@ -47,6 +51,8 @@ private:
     void init(int nLayers, int numBlocks, int blockSize, int nKvHeads, int headDim, KvType type);
     void write(std::vector<uint8_t>& layer, int64_t slot, const float* row);
     void read(const std::vector<uint8_t>& layer, int64_t slot, float* row) const;
+    void readPart(const std::vector<uint8_t>& layer, int64_t slot, int64_t first, int64_t count,
+                  float* out) const;
 
     int m_numBlocks = 0;
     int m_blockSize = 0;
