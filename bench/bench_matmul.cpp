@@ -1,7 +1,10 @@
 // Times the scalar reference matVec against matMul at each instruction-set level (1 and 2
-// threads) for 2048x2048 Q4_K, Q4_0 and Q8_0 weights at batch sizes 1 and 64.
+// threads) for 2048x2048 Q4_K, Q4_0 and Q8_0 weights at batch sizes 1 and 64, then the plain
+// AVX-512 kernels against the repacked ones (A/B, alternating) on llama-1B layer shapes.
+// Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part]
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ref_ops.h"
+#include "backend/cpu/repack.h"
 #include "backend/cpu/thread_pool.h"
 #include "hearth/quant.h"
 
@@ -9,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,11 +39,75 @@ template <typename Fn> double bestTime(Fn&& fn, double budget = 0.3) {
     return best;
 }
 
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// Plain (A) against repacked (B) matMul at the avx512 level, samples alternating A B A B; prints
+// the medians and the spread of the B/A time ratios (the machine is shared, so this is noisy).
+int abRepacked(double budget) {
+    if (!canRepack(Type::Q4_0, Isa::Avx512)) {
+        std::printf("A/B repacked: this CPU has no AVX-512 VNNI, nothing to compare\n");
+        return 0;
+    }
+    struct Shape {
+        const char* name;
+        int64_t rows, cols;
+    };
+    // llama3.2-1b: attn_q/attn_output, attn_k/attn_v, ffn_gate/ffn_up, ffn_down.
+    const Shape shapes[] = {{"q/o", 2048, 2048}, {"k/v", 512, 2048}, {"gate/up", 8192, 2048},
+                            {"down", 2048, 8192}};
+    std::mt19937 rng(7);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    ThreadPool pool1(1), pool2(2);
+    std::printf("A/B plain avx512 (A) vs repacked (B); medians of 5 alternating samples\n");
+    for (Type t : {Type::Q4_0, Type::Q8_0, Type::Q4_K}) {
+        for (const Shape& sh : shapes) {
+            std::vector<float> wf(size_t(sh.rows * sh.cols));
+            for (auto& v : wf) v = dist(rng) * 0.02f;
+            const uint64_t rb = *quant::rowBytes(t, uint64_t(sh.cols));
+            std::vector<uint8_t> data(rb * uint64_t(sh.rows));
+            if (!quant::quantizeRows(t, wf.data(), data.data(), sh.rows, sh.cols, 2).isOk()) return 1;
+            const ref::Matrix w{data.data(), t, sh.cols, sh.rows, rb};
+            auto packed = PackedMatrix::pack(w);
+            if (!packed.isOk()) return 1;
+            for (int64_t n : {int64_t(1), int64_t(8), int64_t(64), int64_t(512)}) {
+                std::vector<float> x(size_t(n * sh.cols));
+                for (auto& v : x) v = dist(rng);
+                std::vector<float> y(size_t(n * sh.rows));
+                const double flop = 2.0 * double(sh.rows) * double(sh.cols) * double(n);
+                for (ThreadPool* pool : {&pool1, &pool2}) {
+                    std::vector<double> a, b, ratio;
+                    const double each = budget / 10;
+                    for (int rep = 0; rep < 5; ++rep) {
+                        a.push_back(bestTime(
+                            [&] { (void)matMul(w, x.data(), n, y.data(), pool, Isa::Avx512); }, each));
+                        b.push_back(bestTime(
+                            [&] { (void)matMul(w, &*packed, x.data(), n, y.data(), pool, Isa::Avx512); },
+                            each));
+                        ratio.push_back(a.back() / b.back());
+                    }
+                    const auto [lo, hi] = std::minmax_element(ratio.begin(), ratio.end());
+                    std::printf("%-5s %-7s n=%-4lld %dT  A %8.3f ms %6.1f GFLOP/s  B %8.3f ms "
+                                "%6.1f GFLOP/s  speed-up %5.2fx (samples %.2f..%.2f)\n",
+                                std::string(quant::typeName(t)).c_str(), sh.name, (long long)n,
+                                pool->size(), median(a) * 1e3, flop / median(a) * 1e-9,
+                                median(b) * 1e3, flop / median(b) * 1e-9, median(ratio), *lo, *hi);
+                    std::fflush(stdout);
+                }
+            }
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     const int64_t rows = 2048, cols = 2048;
     const double budget = argc > 1 ? std::atof(argv[1]) : 0.3;
+    if (argc > 2 && std::strcmp(argv[2], "ab") == 0) return abRepacked(budget);
     std::printf("bench_matmul: %lldx%lld weights, detected ISA %s\n", (long long)rows,
                 (long long)cols, isaName(detectIsa()));
     std::mt19937 rng(42);
@@ -77,5 +145,5 @@ int main(int argc, char** argv) {
             }
         }
     }
-    return 0;
+    return abRepacked(budget);
 }

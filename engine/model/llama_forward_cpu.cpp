@@ -1,15 +1,21 @@
 // The llama-family forward pass on the optimized CPU kernels: every linear layer is one batched,
 // multithreaded matMul over all tokens of the step (each weight row is decoded once per step,
-// which is where continuous batching pays), and attention runs in parallel over (token, head).
+// which is where continuous batching pays), and attention runs in parallel over (sequence, KV head, run of tokens) straight from the paged cache.
+// The weights are repacked on first use for the fastest kernels of this CPU (repack.h).
 // The reference forward in llama_model.cpp is its oracle.
 #include "model/llama_model.h"
 
 #include "backend/cpu/attention.h"
 #include "backend/cpu/matmul.h"
+#include "backend/cpu/repack.h"
 #include "backend/cpu/thread_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <span>
+#include <string>
 
 namespace hearth::model {
 
@@ -21,6 +27,31 @@ void addBiasRows(float* x, int64_t n, int64_t dim, const std::optional<Vector>& 
         for (int64_t d = 0; d < dim; ++d) x[i * dim + d] += b->data[d];
 }
 
+// RoPE with precomputed angles: cs holds (cos θ_i, sin θ_i) for i < half, computed as
+// cpu::ref::rope does, so results are bitwise the same as calling it; the angles depend only on
+// the position, so each token's table serves every head of every layer.
+void ropeAngles(int64_t pos, int64_t nRot, float freqBase, std::span<const float> freqFactors,
+                double* cs) {
+    const int64_t half = nRot / 2;
+    for (int64_t i = 0; i < half; ++i) {
+        double theta = double(pos) * std::pow(double(freqBase), -2.0 * double(i) / double(nRot));
+        if (size_t(i) < freqFactors.size()) theta /= double(freqFactors[size_t(i)]);
+        cs[2 * i] = std::cos(theta);
+        cs[2 * i + 1] = std::sin(theta);
+    }
+}
+
+void ropeApply(float* x, int64_t half, bool neox, const double* cs) {
+    for (int64_t i = 0; i < half; ++i) {
+        const double c = cs[2 * i], s = cs[2 * i + 1];
+        const int64_t a = neox ? i : 2 * i;
+        const int64_t b = neox ? i + half : 2 * i + 1;
+        const double x0 = x[a], x1 = x[b];
+        x[a] = float(x0 * c - x1 * s);
+        x[b] = float(x0 * s + x1 * c);
+    }
+}
+
 void parallel(cpu::ThreadPool* pool, int64_t n, const auto& fn) {
     if (pool) pool->parallelFor(n, fn);
     else fn(int64_t(0), n);
@@ -28,20 +59,62 @@ void parallel(cpu::ThreadPool* pool, int64_t n, const auto& fn) {
 
 } // namespace
 
+Status LlamaModel::prepareCpu(cpu::ThreadPool* pool, int firstLayer) const {
+    std::call_once(m_cpuOnce, [&] {
+        // HEARTH_CPU_REPACK=0 keeps the plain kernels on the mapped weights (A/B measurements).
+        const char* env = std::getenv("HEARTH_CPU_REPACK");
+        if (env && std::string(env) == "0") return;
+        std::vector<cpu::ref::Matrix> all;
+        for (size_t l = size_t(std::clamp(firstLayer, 0, m_hp.nLayer)); l < m_layers.size(); ++l)
+            for (const LayerWeights& L = m_layers[l];
+                 const cpu::ref::Matrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.wGate, &L.wUp, &L.wDown})
+                all.push_back(*w);
+        all.push_back(m_output);
+        auto packed = std::make_shared<cpu::RepackedWeights>();
+        m_cpuStatus = packed->addAll(all, /*releaseSource=*/true, pool);
+        if (m_cpuStatus.isOk()) m_cpuPacked = std::move(packed);
+    });
+    return m_cpuStatus;
+}
+
+size_t LlamaModel::cpuRepackedBytes() const { return m_cpuPacked ? m_cpuPacked->bytes() : 0; }
+
 Status LlamaModel::forwardCpu(const Batch& batch, cpu::PagedKvStore& kv, std::vector<float>& logits,
                               cpu::ThreadPool* pool) const {
+    const int64_t n = int64_t(batch.tokens.size()), E = m_hp.nEmbd;
+    // x [n][E]: each token's embedding row.
+    std::vector<float> x(static_cast<size_t>(n * E));
+    for (int64_t i = 0; i < n; ++i) {
+        const int32_t token = batch.tokens[size_t(i)].token;
+        if (token < 0 || token >= m_hp.nVocab)
+            return outOfRange("token id " + std::to_string(token) + " outside the vocabulary");
+        HEARTH_RETURN_IF_ERROR(cpu::ref::getRow(m_tokEmbd, token, &x[size_t(i * E)]));
+    }
+    return forwardCpuFrom(batch, 0, x, kv, logits, pool);
+}
+
+Status LlamaModel::forwardCpuFrom(const Batch& batch, int firstLayer, std::vector<float>& x,
+                                  cpu::PagedKvStore& kv, std::vector<float>& logits,
+                                  cpu::ThreadPool* pool) const {
     const LlamaHParams& hp = m_hp;
     const int64_t n = int64_t(batch.tokens.size());
     const int64_t E = hp.nEmbd, D = hp.headDim, F = hp.nFf, qDim = int64_t(hp.nHead) * D,
                   kvDim = int64_t(hp.nHeadKv) * D, group = hp.nHead / hp.nHeadKv;
-    if (kv.rowSize() != kvDim) return invalidArgument("KV store shape does not match the model");
+    if (firstLayer < 0 || firstLayer > hp.nLayer) return invalidArgument("first layer out of range");
+    if (kv.rowSize() != kvDim || kv.layers() < hp.nLayer - firstLayer)
+        return invalidArgument("KV store shape does not match the model");
+    if (int64_t(x.size()) != n * E) return invalidArgument("hidden state does not match the batch");
+    HEARTH_RETURN_IF_ERROR(prepareCpu(pool, firstLayer));
+    const cpu::RepackedWeights* packed = m_cpuPacked.get();
+    // y[n][w.rows] = x[n][w.cols] · Wᵀ, on the repacked copy when there is one.
+    auto matMul = [&](const cpu::ref::Matrix& w, const float* xIn, int64_t rowsIn, float* yOut) {
+        return cpu::matMul(w, packed ? packed->find(w) : nullptr, xIn, rowsIn, yOut, pool);
+    };
     const size_t nSeq = batch.blockTables.size();
     std::vector<std::vector<size_t>> seqTokens(nSeq);
     std::vector<int32_t> seqMaxPos(nSeq, -1);
     for (int64_t i = 0; i < n; ++i) {
         const BatchToken& t = batch.tokens[size_t(i)];
-        if (t.token < 0 || t.token >= hp.nVocab)
-            return outOfRange("token id " + std::to_string(t.token) + " outside the vocabulary");
         if (t.seq < 0 || size_t(t.seq) >= nSeq)
             return invalidArgument("batch token names an unknown sequence");
         if (t.pos < 0) return invalidArgument("negative position");
@@ -53,16 +126,32 @@ Status LlamaModel::forwardCpu(const Batch& batch, cpu::PagedKvStore& kv, std::ve
             if (kv.slotOf(batch.blockTables[s], p) < 0)
                 return invalidArgument("position " + std::to_string(p) + " of a sequence has no KV slot");
 
-    // Activations, row-major per token: x, xn [n][E]; q, att [n][qDim]; k, v [n][kvDim];
+    // Activations, row-major per token: xn [n][E]; q, att [n][qDim]; k, v [n][kvDim];
     // gate, up [n][F]; tmp [n][E].
     auto buffer = [](int64_t count) { return std::vector<float>(static_cast<size_t>(count)); };
-    std::vector<float> x = buffer(n * E), xn = buffer(n * E), q = buffer(n * qDim),
+    std::vector<float> xn = buffer(n * E), q = buffer(n * qDim),
                        att = buffer(n * qDim), k = buffer(n * kvDim), v = buffer(n * kvDim),
                        gate = buffer(n * F), up = buffer(n * F), tmp = buffer(n * E);
-    std::vector<std::vector<float>> kHist(nSeq), vHist(nSeq);
-    for (int64_t i = 0; i < n; ++i)
-        HEARTH_RETURN_IF_ERROR(cpu::ref::getRow(m_tokEmbd, batch.tokens[size_t(i)].token, &x[size_t(i * E)]));
-
+    // Attention work: each sequence's tokens (batch rows and positions) in runs of up to
+    // kAttentionRun, times its KV heads.
+    constexpr int64_t kAttentionRun = 32;
+    struct AttentionItem {
+        size_t seq;
+        int64_t kvHead, first, count;
+    };
+    std::vector<std::vector<int64_t>> seqRows(nSeq);
+    std::vector<std::vector<int32_t>> seqPositions(nSeq);
+    std::vector<AttentionItem> items;
+    for (size_t s = 0; s < nSeq; ++s) {
+        for (size_t i : seqTokens[s]) {
+            seqRows[s].push_back(int64_t(i));
+            seqPositions[s].push_back(batch.tokens[i].pos);
+        }
+        const int64_t count = int64_t(seqRows[s].size());
+        for (int64_t h = 0; h < hp.nHeadKv; ++h)
+            for (int64_t first = 0; first < count; first += kAttentionRun)
+                items.push_back({s, h, first, std::min(kAttentionRun, count - first)});
+    }
     auto normRows = [&](const Vector& w) {
         parallel(pool, n, [&](int64_t b, int64_t e) {
             for (int64_t i = b; i < e; ++i)
@@ -70,13 +159,22 @@ Status LlamaModel::forwardCpu(const Batch& batch, cpu::PagedKvStore& kv, std::ve
         });
     };
     const float scale = 1.0f / std::sqrt(float(D));
+    // Each token's RoPE angles [n][half][cos, sin], shared by all heads and layers.
+    const int64_t nRot = std::min<int64_t>(hp.nRot, D), half = nRot / 2;
+    std::vector<double> ropeCs(static_cast<size_t>(n * 2 * half));
+    parallel(pool, n, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+            ropeAngles(batch.tokens[size_t(i)].pos, nRot, hp.ropeBase, m_ropeFreqs,
+                       &ropeCs[size_t(i * 2 * half)]);
+    });
 
-    for (int l = 0; l < hp.nLayer; ++l) {
+    for (int l = firstLayer; l < hp.nLayer; ++l) {
         const LayerWeights& L = m_layers[size_t(l)];
+        const int kvLayer = l - firstLayer;
         normRows(L.attnNorm);
-        HEARTH_RETURN_IF_ERROR(cpu::matMul(L.wq, xn.data(), n, q.data(), pool));
-        HEARTH_RETURN_IF_ERROR(cpu::matMul(L.wk, xn.data(), n, k.data(), pool));
-        HEARTH_RETURN_IF_ERROR(cpu::matMul(L.wv, xn.data(), n, v.data(), pool));
+        HEARTH_RETURN_IF_ERROR(matMul(L.wq, xn.data(), n, q.data()));
+        HEARTH_RETURN_IF_ERROR(matMul(L.wk, xn.data(), n, k.data()));
+        HEARTH_RETURN_IF_ERROR(matMul(L.wv, xn.data(), n, v.data()));
         addBiasRows(q.data(), n, qDim, L.bq);
         addBiasRows(k.data(), n, kvDim, L.bk);
         addBiasRows(v.data(), n, kvDim, L.bv);
@@ -87,58 +185,52 @@ Status LlamaModel::forwardCpu(const Batch& batch, cpu::PagedKvStore& kv, std::ve
                 for (int h = 0; h < hp.nHead; ++h) {
                     float* qh = &q[size_t(i * qDim + h * D)];
                     if (L.qNorm) cpu::ref::rmsNorm(qh, L.qNorm->data, qh, D, hp.rmsEps);
-                    cpu::ref::rope(qh, D, hp.nRot, t.pos, hp.ropeBase, hp.neoxRope, m_ropeFreqs);
+                    ropeApply(qh, half, hp.neoxRope, &ropeCs[size_t(i * 2 * half)]);
                 }
                 for (int h = 0; h < hp.nHeadKv; ++h) {
                     float* kh = &k[size_t(i * kvDim + h * D)];
                     if (L.kNorm) cpu::ref::rmsNorm(kh, L.kNorm->data, kh, D, hp.rmsEps);
-                    cpu::ref::rope(kh, D, hp.nRot, t.pos, hp.ropeBase, hp.neoxRope, m_ropeFreqs);
+                    ropeApply(kh, half, hp.neoxRope, &ropeCs[size_t(i * 2 * half)]);
                 }
                 const int64_t slot = kv.slotOf(batch.blockTables[size_t(t.seq)], t.pos);
-                kv.writeKey(l, slot, &k[size_t(i * kvDim)]);
-                kv.writeValue(l, slot, &v[size_t(i * kvDim)]);
+                kv.writeKey(kvLayer, slot, &k[size_t(i * kvDim)]);
+                kv.writeValue(kvLayer, slot, &v[size_t(i * kvDim)]);
             }
         });
-        // Each sequence's history [0, maxPos] as floats, read once per layer: K transposed
-        // (kHist[s]: [kvDim][hist], positions contiguous), V as rows (vHist[s]: [hist][kvDim]).
-        parallel(pool, int64_t(nSeq), [&](int64_t b, int64_t e) {
-            std::vector<float> row(static_cast<size_t>(kvDim));
-            for (int64_t s = b; s < e; ++s) {
-                const size_t hist = size_t(seqMaxPos[size_t(s)] + 1);
-                kHist[size_t(s)].resize(hist * size_t(kvDim));
-                vHist[size_t(s)].resize(hist * size_t(kvDim));
-                for (size_t p = 0; p < hist; ++p) {
-                    const int64_t slot = kv.slotOf(batch.blockTables[size_t(s)], int64_t(p));
-                    kv.readKey(l, slot, row.data());
-                    for (int64_t c = 0; c < kvDim; ++c) kHist[size_t(s)][size_t(c) * hist + p] = row[size_t(c)];
-                    kv.readValue(l, slot, &vHist[size_t(s)][p * size_t(kvDim)]);
-                }
+        // Attention straight from the paged cache, one work item per (sequence, KV head, run of
+        // its tokens); each folds the sequence's history block by block.
+        std::atomic<bool> attentionFailed{false};
+        parallel(pool, int64_t(items.size()), [&](int64_t b, int64_t e) {
+            for (int64_t w = b; w < e; ++w) {
+                const AttentionItem& it = items[size_t(w)];
+                cpu::PagedAttentionCall call;
+                call.kv = &kv;
+                call.layer = kvLayer;
+                call.blockTable = batch.blockTables[it.seq];
+                call.kvHead = it.kvHead;
+                call.group = group;
+                call.headDim = D;
+                call.scale = scale;
+                call.q = q.data();
+                call.out = att.data();
+                call.rowStride = qDim;
+                call.rows = seqRows[it.seq].data() + it.first;
+                call.positions = seqPositions[it.seq].data() + it.first;
+                call.nTokens = it.count;
+                if (!cpu::pagedAttention(call).isOk()) attentionFailed = true;
             }
         });
-        // Attention, one (token, head) per work item.
-        parallel(pool, n * hp.nHead, [&](int64_t b, int64_t e) {
-            std::vector<float> scores;
-            for (int64_t item = b; item < e; ++item) {
-                const int64_t i = item / hp.nHead, h = item % hp.nHead;
-                const BatchToken& t = batch.tokens[size_t(i)];
-                const int64_t hist = seqMaxPos[size_t(t.seq)] + 1, len = int64_t(t.pos) + 1;
-                scores.resize(size_t(len));
-                cpu::attendHead(&q[size_t(i * qDim + h * D)],
-                                kHist[size_t(t.seq)].data() + (h / group) * D * hist, hist,
-                                vHist[size_t(t.seq)].data() + (h / group) * D, kvDim, len, D, scale,
-                                scores.data(), &att[size_t(i * qDim + h * D)]);
-            }
-        });
-        HEARTH_RETURN_IF_ERROR(cpu::matMul(L.wo, att.data(), n, tmp.data(), pool));
+        if (attentionFailed) return internalError("attention: a position outside its sequence's blocks");
+        HEARTH_RETURN_IF_ERROR(matMul(L.wo, att.data(), n, tmp.data()));
         for (int64_t j = 0; j < n * E; ++j) x[size_t(j)] += tmp[size_t(j)];
         normRows(L.ffnNorm);
-        HEARTH_RETURN_IF_ERROR(cpu::matMul(L.wGate, xn.data(), n, gate.data(), pool));
-        HEARTH_RETURN_IF_ERROR(cpu::matMul(L.wUp, xn.data(), n, up.data(), pool));
+        HEARTH_RETURN_IF_ERROR(matMul(L.wGate, xn.data(), n, gate.data()));
+        HEARTH_RETURN_IF_ERROR(matMul(L.wUp, xn.data(), n, up.data()));
         parallel(pool, n, [&](int64_t b, int64_t e) {
             for (int64_t i = b; i < e; ++i)
                 cpu::ref::swiglu(&gate[size_t(i * F)], &up[size_t(i * F)], &gate[size_t(i * F)], F);
         });
-        HEARTH_RETURN_IF_ERROR(cpu::matMul(L.wDown, gate.data(), n, tmp.data(), pool));
+        HEARTH_RETURN_IF_ERROR(matMul(L.wDown, gate.data(), n, tmp.data()));
         for (int64_t j = 0; j < n * E; ++j) x[size_t(j)] += tmp[size_t(j)];
     }
 
@@ -153,7 +245,7 @@ Status LlamaModel::forwardCpu(const Batch& batch, cpu::PagedKvStore& kv, std::ve
     const int64_t wanted = int64_t(wantedRows.size()) / E;
     logits.assign(size_t(wanted) * size_t(hp.nVocab), 0.0f);
     if (wanted > 0)
-        HEARTH_RETURN_IF_ERROR(cpu::matMul(m_output, wantedRows.data(), wanted, logits.data(), pool));
+        HEARTH_RETURN_IF_ERROR(matMul(m_output, wantedRows.data(), wanted, logits.data()));
     return Status::ok();
 }
 

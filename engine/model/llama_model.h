@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,6 +19,7 @@
 
 namespace hearth::cpu {
 class ThreadPool;
+class RepackedWeights;
 }
 
 namespace hearth::model {
@@ -76,6 +78,13 @@ public:
 
     const LlamaHParams& hparams() const { return m_hp; }
 
+    // Read-only views of the bound weights, for device backends that upload them.
+    const cpu::ref::Matrix& tokenEmbedding() const { return m_tokEmbd; }
+    const cpu::ref::Matrix& outputMatrix() const { return m_output; }
+    const Vector& outputNorm() const { return m_outputNorm; }
+    const std::vector<float>& ropeFreqs() const { return m_ropeFreqs; }
+    const LayerWeights& layer(int i) const { return m_layers[size_t(i)]; }
+
     // Runs the batch: writes each token's K/V into `kv` at its slot, attends causally over its
     // sequence's positions [0, pos], and writes logits [nWanted][nVocab] for the tokens that want
     // them, in batch order.
@@ -86,12 +95,31 @@ public:
     Status forwardCpu(const Batch& batch, cpu::PagedKvStore& kv, std::vector<float>& logits,
                       cpu::ThreadPool* pool) const;
 
+    // The part of forwardCpu after layer firstLayer - 1: layers [firstLayer, nLayer) from the
+    // hidden state x [n][nEmbd] (overwritten), K/V of layer l in kv's layer l - firstLayer, then
+    // the logits. A layer split runs its CPU half with it.
+    Status forwardCpuFrom(const Batch& batch, int firstLayer, std::vector<float>& x,
+                          cpu::PagedKvStore& kv, std::vector<float>& logits,
+                          cpu::ThreadPool* pool) const;
+
+    // Rearranges the weight matrices for this CPU's fastest kernels (cpu/repack.h) and hands the
+    // originals' pages back to the OS; done once (forwardCpu calls it on first use), returns the
+    // first call's status. Costs about one pass over the weights; resident memory stays near
+    // the model's size. HEARTH_CPU_REPACK=0 in the environment turns it off.
+    // Only layers from firstLayer on are repacked (a layer split's device layers are not).
+    Status prepareCpu(cpu::ThreadPool* pool, int firstLayer = 0) const;
+    size_t cpuRepackedBytes() const; // 0 before prepareCpu or when nothing was repacked
+
 private:
     LlamaHParams m_hp;
     cpu::ref::Matrix m_tokEmbd, m_output;
     Vector m_outputNorm;
     std::vector<float> m_ropeFreqs; // llama3 frequency factors, empty when absent
     std::vector<LayerWeights> m_layers;
+    // Built by prepareCpu (llama_forward_cpu.cpp).
+    mutable std::once_flag m_cpuOnce;
+    mutable Status m_cpuStatus;
+    mutable std::shared_ptr<const cpu::RepackedWeights> m_cpuPacked;
 };
 
 Result<LlamaHParams> readLlamaHParams(const gguf::File& file);

@@ -1,7 +1,7 @@
-// Vectorizable attention: per head over a transposed history, and paged over K/V blocks with an
-// online softmax. The loops carry no reduction across the vectorized index (scores run along
-// positions, accumulators along the head dimension), so the compiler vectorizes them without
-// reassociating floating-point sums and results are the same on every instruction set level.
+// Vectorizable paged attention over K/V blocks with an online softmax. The loops carry no
+// reduction across the vectorized index (scores run along positions, accumulators along the
+// head dimension), so the compiler vectorizes them without reassociating floating-point sums
+// and results are the same on every instruction set level.
 #include "backend/cpu/attention.h"
 
 #include "backend/cpu/paged_kv.h"
@@ -17,28 +17,6 @@
 #endif
 
 namespace hearth::cpu {
-
-HEARTH_CLONES
-void attendHead(const float* q, const float* kT, int64_t kStride, const float* v, int64_t vStride,
-                int64_t len, int64_t D, float scale, float* scores, float* out) {
-    for (int64_t p = 0; p < len; ++p) scores[p] = 0.0f;
-    for (int64_t d = 0; d < D; ++d) {
-        const float qd = q[d];
-        const float* k = kT + d * kStride;
-        for (int64_t p = 0; p < len; ++p) scores[p] += qd * k[p];
-    }
-    float maxv = -INFINITY;
-    for (int64_t p = 0; p < len; ++p) maxv = std::max(maxv, scores[p] *= scale);
-    float sum = 0.0f;
-    for (int64_t p = 0; p < len; ++p) sum += (scores[p] = std::exp(scores[p] - maxv));
-    const float inv = 1.0f / sum;
-    for (int64_t d = 0; d < D; ++d) out[d] = 0.0f;
-    for (int64_t p = 0; p < len; ++p) {
-        const float w = scores[p] * inv;
-        const float* vp = v + p * vStride;
-        for (int64_t d = 0; d < D; ++d) out[d] += w * vp[d];
-    }
-}
 
 namespace {
 

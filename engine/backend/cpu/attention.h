@@ -1,6 +1,6 @@
 // Attention on the CPU, vectorized for the CPU it runs on (AVX-512, AVX2 or baseline x86-64
-// clones chosen at load time): one head over a gathered history, and the paged form that reads
-// K/V blocks straight from the cache with an online softmax.
+// clones chosen at load time): query tokens against K/V blocks read straight from the paged
+// cache, with an online softmax.
 #pragma once
 
 #include "hearth/status.h"
@@ -11,12 +11,6 @@
 namespace hearth::cpu {
 
 class PagedKvStore;
-
-// out[D] = softmax(scale * q · K[p]) · V[p] over positions p in [0, len).
-// kT holds K transposed: kT[d * kStride + p] (positions contiguous, so the scores vectorize);
-// v holds V rows: v[p * vStride + d]. scores is scratch of at least len floats.
-void attendHead(const float* q, const float* kT, int64_t kStride, const float* v, int64_t vStride,
-                int64_t len, int64_t D, float scale, float* scores, float* out);
 
 // Some query tokens of one sequence against that sequence's paged K/V history, for one KV head
 // and the `group` query heads that share it. Flash-style: the history is visited block by block

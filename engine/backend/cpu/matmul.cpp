@@ -151,6 +151,35 @@ bool dequantizeWeightRow(const Job& job, int64_t r, float* out) {
         .isOk();
 }
 
+const uint8_t* quantizeActivations(ActKind kind, const float* x, int64_t n, int64_t cols,
+                                   ThreadPool* pool, uint64_t* rowBytes) {
+    const bool k256 = kind == ActKind::Q8x256;
+    *rowBytes = uint64_t(cols / (k256 ? 256 : 32)) * (k256 ? sizeof(ActQ8x256) : sizeof(ActQ8x32));
+    uint8_t* acts = static_cast<uint8_t*>(tl_acts.get(size_t(*rowBytes * uint64_t(n))));
+    if (!acts) return nullptr;
+    const uint64_t stride = *rowBytes;
+    // The AVX-512 quantizers give the same bits as the portable ones, so the choice follows the
+    // CPU, not the kernels' level.
+#if defined(__x86_64__)
+    const bool wide = detectIsa() == Isa::Avx512;
+    auto row32 = wide ? &quantizeRow32Avx512 : &quantizeRow32;
+    auto row256 = wide ? &quantizeRow256Avx512 : &quantizeRow256;
+#else
+    auto row32 = &quantizeRow32;
+    auto row256 = &quantizeRow256;
+#endif
+    auto quantize = [&](int64_t j0, int64_t j1) {
+        for (int64_t j = j0; j < j1; ++j) {
+            uint8_t* dst = acts + uint64_t(j) * stride;
+            if (k256) row256(x + j * cols, reinterpret_cast<ActQ8x256*>(dst), cols);
+            else row32(x + j * cols, reinterpret_cast<ActQ8x32*>(dst), cols);
+        }
+    };
+    if (pool && n > 1) pool->parallelFor(n, quantize);
+    else quantize(0, n);
+    return acts;
+}
+
 } // namespace kernels
 
 const char* isaName(Isa isa) {
@@ -233,22 +262,8 @@ Status matMul(const ref::Matrix& w, const float* x, int64_t n, float* y, ThreadP
 
     const int64_t cols = w.cols;
     if (job.act == ActKind::Q8x32 || job.act == ActKind::Q8x256) {
-        const bool k256 = job.act == ActKind::Q8x256;
-        if (cols % (k256 ? 256 : 32) != 0) return internalError("matMul: activation blocking");
-        job.actRowBytes = uint64_t(cols / (k256 ? 256 : 32)) *
-                          (k256 ? sizeof(ActQ8x256) : sizeof(ActQ8x32));
-        uint8_t* acts = static_cast<uint8_t*>(tl_acts.get(size_t(job.actRowBytes * uint64_t(n))));
-        if (!acts) return outOfMemory("matMul: activation buffer");
-        auto quantize = [&](int64_t j0, int64_t j1) {
-            for (int64_t j = j0; j < j1; ++j) {
-                uint8_t* dst = acts + uint64_t(j) * job.actRowBytes;
-                if (k256) quantizeRow256(x + j * cols, reinterpret_cast<ActQ8x256*>(dst), cols);
-                else quantizeRow32(x + j * cols, reinterpret_cast<ActQ8x32*>(dst), cols);
-            }
-        };
-        if (pool && n > 1) pool->parallelFor(n, quantize);
-        else quantize(0, n);
-        job.acts = acts;
+        job.acts = kernels::quantizeActivations(job.act, x, n, cols, pool, &job.actRowBytes);
+        if (!job.acts) return outOfMemory("matMul: activation buffer");
     }
 
     // Chunks of at least ~64k multiply-adds, and a multiple of 4 rows for the kernels' tiles.

@@ -219,7 +219,45 @@ void rowsAvx512(const Job& job, int64_t r0, int64_t r1) {
     }
 }
 
+// Quantizes 16·k floats with the scale id (x·id rounded to nearest even, clamped to ±127) into
+// q; returns the int32 lane sums of the values.
+inline __m512i quantize16(const float* x, __m512 id, int8_t* q) {
+    __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x), id));
+    v = _mm512_max_epi32(_mm512_min_epi32(v, _mm512_set1_epi32(127)), _mm512_set1_epi32(-127));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(v));
+    return v;
+}
+
+inline float absMax(const float* x, int64_t n) {
+    __m512 m = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i += 16) m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(x + i)));
+    return _mm512_reduce_max_ps(m);
+}
+
 } // namespace
+
+void quantizeRow32Avx512(const float* x, ActQ8x32* out, int64_t cols) {
+    for (int64_t b = 0; b < cols / 32; ++b, x += 32) {
+        const float amax = absMax(x, 32);
+        const float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        const __m512 idv = _mm512_set1_ps(id);
+        const __m512i s = _mm512_add_epi32(quantize16(x, idv, out[b].qs),
+                                           quantize16(x + 16, idv, out[b].qs + 16));
+        out[b].d = d;
+        out[b].s = d * float(_mm512_reduce_add_epi32(s));
+    }
+}
+
+void quantizeRow256Avx512(const float* x, ActQ8x256* out, int64_t cols) {
+    for (int64_t b = 0; b < cols / 256; ++b, x += 256) {
+        const float amax = absMax(x, 256);
+        const __m512 idv = _mm512_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
+        for (int g = 0; g < 16; ++g)
+            out[b].bsums[g] =
+                int16_t(_mm512_reduce_add_epi32(quantize16(x + 16 * g, idv, out[b].qs + 16 * g)));
+        out[b].d = amax / 127.0f;
+    }
+}
 
 const IsaKernels& avx512Kernels() {
     static const IsaKernels k{&actKindAvx512, &rowsAvx512};

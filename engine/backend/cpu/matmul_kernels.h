@@ -7,6 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 
+namespace hearth::cpu {
+class ThreadPool;
+}
+
 namespace hearth::cpu::kernels {
 
 // One block of 32 activations quantized to 8 bits: x ≈ d * qs[i]; s = d * Σ qs (for offsets).
@@ -48,6 +52,28 @@ struct IsaKernels {
     void (*rows)(const Job& job, int64_t r0, int64_t r1);
 };
 
+// A call on repacked weights (see repack.h): outputs y[j][r] for tokens j in [j0, j1) and the
+// 16-row groups g in [g0, g1), from activations quantized per 32 (ActQ8x32; Q4_K: ActQ8x256).
+struct PackedJob {
+    const uint8_t* w = nullptr; // group g at w + g * groupBytes
+    quant::Type type = quant::Type::F32;
+    int64_t cols = 0;
+    int64_t rows = 0;
+    uint64_t groupBytes = 0;
+    uint64_t payloadBytes = 0; // per block of a group; the scales follow the payload blocks
+    const uint8_t* acts = nullptr;
+    uint64_t actRowBytes = 0;
+    float* y = nullptr;
+};
+
+// The AVX-512 VNNI kernels for repacked Q4_0/Q8_0/Q4_K; only call when the CPU has them.
+void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1);
+
+// AVX-512 versions of the activation quantizers in matmul.cpp, bit for bit the same results
+// (same scale, round to nearest even, clamp); only call when the CPU has AVX-512 F/BW.
+void quantizeRow32Avx512(const float* x, ActQ8x32* out, int64_t cols);
+void quantizeRow256Avx512(const float* x, ActQ8x256* out, int64_t cols);
+
 const IsaKernels& scalarKernels();
 const IsaKernels& avx2Kernels();   // only call when the CPU has AVX2+FMA+F16C
 const IsaKernels& avx512Kernels(); // only call when the CPU has AVX-512 F/BW/VL/VNNI
@@ -55,6 +81,12 @@ const IsaKernels& avx512Kernels(); // only call when the CPU has AVX-512 F/BW/VL
 // Scratch memory of the calling thread, 64-byte aligned, at least `bytes` long; valid until the
 // next call on the same thread. Defined in matmul.cpp (generic code, safe from any level).
 void* threadScratch(size_t bytes);
+
+// Quantizes n rows of cols activations (cols a multiple of the block) into this thread's
+// activation buffer, rows split over pool; sets *rowBytes. nullptr when out of memory.
+// Valid until the next call on the same thread. Defined in matmul.cpp.
+const uint8_t* quantizeActivations(ActKind kind, const float* x, int64_t n, int64_t cols,
+                                   ThreadPool* pool, uint64_t* rowBytes);
 
 // Dequantizes weight row r (any supported type) to cols floats, for the generic path.
 // Defined in matmul.cpp; used by every level for types without a fast path.

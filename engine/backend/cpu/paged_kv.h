@@ -26,6 +26,7 @@ public:
     int blockSize() const { return m_blockSize; }
     int numBlocks() const { return m_numBlocks; }
     int64_t rowSize() const { return m_rowSize; } // nKvHeads * headDim values per token
+    int layers() const { return int(m_k.size()); }
     KvType type() const { return m_type; }
 
     // Converts and stores / loads one token's row (rowSize floats).

@@ -1,0 +1,269 @@
+// Repacking of Q4_0/Q8_0/Q4_K weight matrices into the 16-row interleaved layout (repack.h), the
+// matMul driver over repacked weights (activation quantization, split of row groups over the
+// pool) and the per-model set of repacked copies. Compiled for plain x86-64.
+#include "backend/cpu/repack.h"
+
+#include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/thread_pool.h"
+#include "quant/blocks.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+namespace hearth::cpu {
+
+namespace {
+
+using quant::Type;
+
+// Q4_0: the 16 nibble bytes of a block, split into 4-byte chunks, row i of the group at bytes
+// 4i..4i+3 of chunk k. Q8_0: the 32 values + 128 in 8 chunks.
+void packBlock(Type type, const uint8_t* const* src, int nRows, int64_t b, uint8_t* payload,
+               uint16_t* scales) {
+    for (int i = 0; i < kPackRows; ++i) {
+        if (i >= nRows) {
+            scales[i] = 0;
+            continue;
+        }
+        if (type == Type::Q4_0) {
+            const auto& blk = reinterpret_cast<const quant::BlockQ4_0*>(src[i])[b];
+            scales[i] = blk.d;
+            for (int k = 0; k < 4; ++k) std::memcpy(payload + 64 * k + 4 * i, blk.qs + 4 * k, 4);
+        } else {
+            const auto& blk = reinterpret_cast<const quant::BlockQ8_0*>(src[i])[b];
+            scales[i] = blk.d;
+            for (int k = 0; k < 8; ++k)
+                for (int e = 0; e < 4; ++e)
+                    payload[64 * k + 4 * i + e] = uint8_t(int(blk.qs[4 * k + e]) + 128);
+        }
+    }
+}
+
+// Q4_K super-block b of the group's rows (layout in repack.h): nibble chunks, then d, dmin, the
+// 6-bit scales as bytes [sub-block][row] and the mins as byte pairs [pair][row][2].
+void packBlockQ4K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out) {
+    uint16_t* d = reinterpret_cast<uint16_t*>(out + kQ4KPayload);
+    uint16_t* dmin = d + kPackRows;
+    uint8_t* sc = out + kQ4KPayload + 4 * kPackRows;
+    uint8_t* mn = sc + 8 * kPackRows;
+    for (int i = 0; i < nRows; ++i) {
+        const auto& blk = reinterpret_cast<const quant::BlockQ4_K*>(src[i])[b];
+        for (int c = 0; c < 4; ++c)
+            for (int k = 0; k < 8; ++k)
+                std::memcpy(out + 64 * (8 * c + k) + 4 * i, blk.qs + 32 * c + 4 * k, 4);
+        d[i] = blk.d;
+        dmin[i] = blk.dmin;
+        for (int j = 0; j < 8; ++j) {
+            int s = 0, m = 0;
+            quant::k4ScaleMin(blk.scales, j, s, m);
+            sc[kPackRows * j + i] = uint8_t(s);
+            mn[2 * kPackRows * (j / 2) + 2 * i + (j % 2)] = uint8_t(m);
+        }
+    }
+}
+
+// Hands the whole pages inside [p, p + bytes) back to the kernel without changing their contents
+// (MADV_PAGEOUT: clean file-backed pages are dropped and re-read on the next access).
+void releasePages(const uint8_t* p, uint64_t bytes) {
+#if defined(__linux__)
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+    const long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return;
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + uintptr_t(page) - 1) &
+                            ~uintptr_t(page - 1);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~uintptr_t(page - 1);
+    if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+} // namespace
+
+void PackedMatrix::Free::operator()(uint8_t* p) const { std::free(p); }
+
+bool canRepack(quant::Type t, Isa isa) {
+    return isa == Isa::Avx512 && isaSupported(isa) &&
+           (t == Type::Q4_0 || t == Type::Q8_0 || t == Type::Q4_K);
+}
+
+Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource) {
+    if (w.type != Type::Q4_0 && w.type != Type::Q8_0 && w.type != Type::Q4_K)
+        return unsupported("repack: no repacked layout for " +
+                           std::string(quant::typeName(w.type)));
+    const int64_t blockCols = w.type == Type::Q4_K ? 256 : 32;
+    if (!w.data || w.rows <= 0 || w.cols <= 0 || w.cols % blockCols != 0)
+        return invalidArgument("repack: bad matrix (rows " + std::to_string(w.rows) + ", cols " +
+                               std::to_string(w.cols) + ")");
+    const uint64_t blockBytes = w.type == Type::Q4_0   ? sizeof(quant::BlockQ4_0)
+                                : w.type == Type::Q8_0 ? sizeof(quant::BlockQ8_0)
+                                                       : sizeof(quant::BlockQ4_K);
+    const int64_t nb = w.cols / blockCols;
+    if (w.rowBytes < uint64_t(nb) * blockBytes)
+        return invalidArgument("repack: rowBytes too small");
+
+    PackedMatrix m;
+    m.m_type = w.type;
+    m.m_rows = w.rows;
+    m.m_cols = w.cols;
+    if (w.type == Type::Q4_K) {
+        m.m_payloadBytes = kQ4KBlockBytes; // the block's scales are inside
+        m.m_groupBytes = uint64_t(nb) * kQ4KBlockBytes;
+    } else {
+        m.m_payloadBytes = w.type == Type::Q4_0 ? 256 : 512;
+        m.m_groupBytes = uint64_t(nb) * (m.m_payloadBytes + 2 * kPackRows);
+    }
+    const size_t total = (m.bytes() + 63) / 64 * 64;
+    m.m_data.reset(static_cast<uint8_t*>(std::aligned_alloc(64, total)));
+    if (!m.m_data) return outOfMemory("repack: " + std::to_string(total) + " bytes");
+
+    // With releaseSource, the source pages go back every ~8 MiB, so that packing a big matrix
+    // (a tied embedding) does not hold both whole copies at once.
+    const uint64_t srcBytes = uint64_t(w.rows) * w.rowBytes;
+    const int64_t releaseEvery = std::max<int64_t>(1, int64_t((8u << 20) / (kPackRows * w.rowBytes)));
+    uint64_t released = 0;
+    auto releaseUpTo = [&](uint64_t end) {
+        // Whole pages of [released, end), plus the page holding `released` that the last call
+        // had to leave (it held bytes not yet copied).
+        const uintptr_t base = reinterpret_cast<uintptr_t>(w.data);
+        const uintptr_t from = std::max(base, (base + released) & ~uintptr_t(4095));
+        releasePages(reinterpret_cast<const uint8_t*>(from), base + end - from);
+        released = end;
+    };
+    for (int64_t g = 0; g < m.groups(); ++g) {
+        if (releaseSource && g > 0 && g % releaseEvery == 0)
+            releaseUpTo(uint64_t(g * kPackRows) * w.rowBytes);
+        const int nRows = int(std::min<int64_t>(kPackRows, w.rows - g * kPackRows));
+        const uint8_t* src[kPackRows] = {};
+        for (int i = 0; i < nRows; ++i) src[i] = w.data + uint64_t(g * kPackRows + i) * w.rowBytes;
+        uint8_t* grp = m.m_data.get() + uint64_t(g) * m.m_groupBytes;
+        if (nRows < kPackRows) std::memset(grp, 0, m.m_groupBytes);
+        if (w.type == Type::Q4_K) {
+            for (int64_t b = 0; b < nb; ++b)
+                packBlockQ4K(src, nRows, b, grp + uint64_t(b) * kQ4KBlockBytes);
+            continue;
+        }
+        uint16_t* scales = reinterpret_cast<uint16_t*>(grp + uint64_t(nb) * m.m_payloadBytes);
+        for (int64_t b = 0; b < nb; ++b)
+            packBlock(w.type, src, nRows, b, grp + uint64_t(b) * m.m_payloadBytes,
+                      scales + kPackRows * b);
+    }
+    if (releaseSource) releaseUpTo(srcBytes);
+    return m;
+}
+
+Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, int64_t n,
+              float* y, ThreadPool* pool) {
+    return matMul(w, packed, x, n, y, pool, activeIsaLevel());
+}
+
+Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, int64_t n,
+              float* y, ThreadPool* pool, Isa isa) {
+    if (!packed || !canRepack(packed->type(), isa)) return matMul(w, x, n, y, pool, isa);
+    if (packed->type() != w.type || packed->rows() != w.rows || packed->cols() != w.cols)
+        return invalidArgument("matMul: the repacked copy does not match the matrix");
+    if (n < 0) return invalidArgument("matMul: n " + std::to_string(n));
+    if (n == 0) return Status::ok();
+    if (!x || !y) return invalidArgument("matMul: null x or y");
+
+    kernels::PackedJob job;
+    job.w = packed->group(0);
+    job.type = packed->type();
+    job.cols = packed->cols();
+    job.rows = packed->rows();
+    job.groupBytes = packed->groupBytes();
+    job.payloadBytes = packed->payloadBytes();
+    job.y = y;
+    const kernels::ActKind act =
+        job.type == quant::Type::Q4_K ? kernels::ActKind::Q8x256 : kernels::ActKind::Q8x32;
+    job.acts = kernels::quantizeActivations(act, x, n, job.cols, pool, &job.actRowBytes);
+    if (!job.acts) return outOfMemory("matMul: activation buffer");
+
+#if defined(__x86_64__)
+    // Each output comes from one tile whatever the split, so any chunking gives the same bits.
+    const int64_t groups = packed->groups();
+    const int parts = pool ? pool->size() : 1;
+    if (parts <= 1 || groups == 1) {
+        kernels::packedGroupsAvx512(job, 0, groups, 0, n);
+    } else if (groups >= 4 * parts || n < 16) {
+        // Rows in tile-aligned chunks; a few chunks per thread balance uneven progress.
+        const int64_t grain = std::max<int64_t>(1, groups / (8 * parts));
+        pool->parallelFor(groups, [&](int64_t g0, int64_t g1) {
+            kernels::packedGroupsAvx512(job, g0, g1, 0, n);
+        }, grain);
+    } else {
+        // Few row groups and many tokens: split the tokens too, in chunks of 8.
+        const int64_t tchunks = (n + 7) / 8;
+        pool->parallelFor(groups * tchunks, [&](int64_t c0, int64_t c1) {
+            for (int64_t c = c0; c < c1; ++c) {
+                const int64_t g = c / tchunks, j = (c % tchunks) * 8;
+                kernels::packedGroupsAvx512(job, g, g + 1, j, std::min<int64_t>(n, j + 8));
+            }
+        });
+    }
+    return Status::ok();
+#else
+    return internalError("matMul: repacked weights on a CPU without the kernel");
+#endif
+}
+
+Status RepackedWeights::add(const ref::Matrix& w, bool releaseSource) {
+    if (!canRepack(w.type, activeIsaLevel()) || !w.data || m_map.count(w.data)) return Status::ok();
+    HEARTH_ASSIGN_OR_RETURN(PackedMatrix p, PackedMatrix::pack(w, releaseSource));
+    m_bytes += p.bytes();
+    m_map.emplace(w.data, std::make_unique<PackedMatrix>(std::move(p)));
+    return Status::ok();
+}
+
+Status RepackedWeights::addAll(const std::vector<ref::Matrix>& ws, bool releaseSource,
+                               ThreadPool* pool) {
+    // The distinct matrices that get a copy (tied embeddings appear twice).
+    std::vector<const ref::Matrix*> todo;
+    for (const ref::Matrix& w : ws) {
+        if (!canRepack(w.type, activeIsaLevel()) || !w.data || m_map.count(w.data)) continue;
+        if (std::none_of(todo.begin(), todo.end(),
+                         [&](const ref::Matrix* o) { return o->data == w.data; }))
+            todo.push_back(&w);
+    }
+    std::vector<std::unique_ptr<PackedMatrix>> packed(todo.size());
+    std::vector<Status> status(todo.size());
+    auto packRange = [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+            const ref::Matrix& w = *todo[size_t(i)];
+            auto p = PackedMatrix::pack(w, releaseSource);
+            if (!p.isOk()) {
+                status[size_t(i)] = p.status();
+                continue;
+            }
+            packed[size_t(i)] = std::make_unique<PackedMatrix>(std::move(*p));
+        }
+    };
+    if (pool) pool->parallelFor(int64_t(todo.size()), packRange);
+    else packRange(0, int64_t(todo.size()));
+    for (size_t i = 0; i < todo.size(); ++i) {
+        HEARTH_RETURN_IF_ERROR(status[i]);
+        m_bytes += packed[i]->bytes();
+        m_map.emplace(todo[i]->data, std::move(packed[i]));
+    }
+    return Status::ok();
+}
+
+const PackedMatrix* RepackedWeights::find(const ref::Matrix& w) const {
+    if (m_map.empty()) return nullptr;
+    const auto it = m_map.find(w.data);
+    if (it == m_map.end()) return nullptr;
+    const PackedMatrix* p = it->second.get();
+    return p->type() == w.type && p->rows() == w.rows && p->cols() == w.cols ? p : nullptr;
+}
+
+} // namespace hearth::cpu

@@ -1,0 +1,100 @@
+// Weight matrices (Q4_0, Q8_0, Q4_K) rearranged once at load into the interleaved layout of the
+// AVX-512 repacked kernels (16 rows side by side in 4-byte column groups, scales gathered), and
+// the matMul that uses them, falling back to the plain kernels where the layout does not apply.
+#pragma once
+
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/ref_ops.h"
+#include "hearth/status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace hearth::cpu {
+
+// Layout (Q4_0 and Q8_0, blocks of 32 columns): rows are taken 16 at a time (a group; the last
+// one padded with zero rows). A group is stored as nb payload blocks followed by nb scale blocks:
+//   payload block b: 4-byte column chunks k of the block, each chunk holding 16 rows × 4 bytes
+//     (64 bytes: row i at bytes 4i..4i+3), so one 512-bit load gives one chunk of all 16 rows.
+//     Q4_0: 4 chunks of the original nibble bytes (low nibbles: columns 4k..4k+3, high nibbles:
+//     columns 16+4k..16+4k+3), 256 bytes; Q8_0: 8 chunks of q + 128 (unsigned), 512 bytes.
+//   scale block b: the 16 rows' fp16 scales, 32 bytes.
+// The size equals the original's (plus the padding rows), so the model's memory does not grow
+// when the original pages are released.
+//
+// Q4_K (super-blocks of 256 columns): each block of a group is 2368 bytes, 2.8% more than the
+// original's 16 × 144:
+//   [0, 2048): 32 chunks of 64 bytes; chunk 8c + k holds qs[32c + 4k .. 32c + 4k + 3] of each
+//     row (row i at bytes 4i..4i+3): low nibbles are columns 64c + 4k.., high ones 64c + 32 + 4k..
+//   [2048, 2080): the 16 rows' d (fp16); [2080, 2112): their dmin (fp16);
+//   [2112, 2240): the 6-bit scales as bytes, sub-block j of row i at 16j + i;
+//   [2240, 2368): the 6-bit mins as bytes, sub-block j of row i at 32(j/2) + 2i + j%2.
+inline constexpr int kPackRows = 16;
+inline constexpr uint64_t kQ4KPayload = 2048;
+inline constexpr uint64_t kQ4KBlockBytes = 2368;
+
+class PackedMatrix {
+public:
+    quant::Type type() const { return m_type; }
+    int64_t rows() const { return m_rows; }
+    int64_t cols() const { return m_cols; }
+    int64_t groups() const { return (m_rows + kPackRows - 1) / kPackRows; }
+    uint64_t groupBytes() const { return m_groupBytes; }
+    uint64_t payloadBytes() const { return m_payloadBytes; } // per block of a group (Q4_K: all)
+    const uint8_t* group(int64_t g) const { return m_data.get() + uint64_t(g) * m_groupBytes; }
+    size_t bytes() const { return size_t(uint64_t(groups()) * m_groupBytes); }
+
+    // Rearranges w (Q4_0, Q8_0 or Q4_K). With releaseSource, w's pages are handed back to the
+    // kernel as they are copied (see RepackedWeights::add). Errors: another type, a bad shape,
+    // no memory.
+    static Result<PackedMatrix> pack(const ref::Matrix& w, bool releaseSource = false);
+
+private:
+    struct Free {
+        void operator()(uint8_t* p) const;
+    };
+    quant::Type m_type = quant::Type::F32;
+    int64_t m_rows = 0, m_cols = 0;
+    uint64_t m_groupBytes = 0, m_payloadBytes = 0;
+    std::unique_ptr<uint8_t, Free> m_data;
+};
+
+// Whether weights of type t have a repacked kernel at this level (Q4_0, Q8_0, Q4_K at Avx512).
+bool canRepack(quant::Type t, Isa isa);
+
+// y = x · Wᵀ as matMul, on the repacked copy when `packed` is given and `isa` has its kernel,
+// otherwise on w. Same error statuses as matMul. Each output is computed by one tile whatever
+// the thread count, so results are bitwise the same for any pool size. Results differ from the
+// plain kernels' only by float summation order.
+Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, int64_t n,
+              float* y, ThreadPool* pool);
+Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, int64_t n,
+              float* y, ThreadPool* pool, Isa isa);
+
+// The repacked copies of a model's weight matrices, found by the original's data pointer.
+class RepackedWeights {
+public:
+    // Repacks w when canRepack(w.type, activeIsaLevel()); otherwise does nothing. With
+    // releaseSource, the original's pages are then handed back to the kernel (file-backed,
+    // read-only mappings reload them if they are read again), so resident memory holds the copy
+    // instead of the original. Errors: out of memory, bad shapes.
+    Status add(const ref::Matrix& w, bool releaseSource);
+
+    // add() for each matrix, the packing spread over pool (nullptr: this thread).
+    Status addAll(const std::vector<ref::Matrix>& ws, bool releaseSource, ThreadPool* pool);
+
+    // The repacked copy of w, or nullptr.
+    const PackedMatrix* find(const ref::Matrix& w) const;
+
+    size_t bytes() const { return m_bytes; }
+    size_t count() const { return m_map.size(); }
+
+private:
+    std::unordered_map<const uint8_t*, std::unique_ptr<PackedMatrix>> m_map;
+    size_t m_bytes = 0;
+};
+
+} // namespace hearth::cpu

@@ -1,0 +1,195 @@
+// The AVX-512 VNNI kernels over repacked Q4_0/Q8_0/Q4_K weights (layout in repack.h): a tile of
+// 16 weight rows × up to 8 tokens (4 for Q4_K), one vpdpbusd per 4-column chunk (unsigned weights
+// × signed 8-bit activations, 16 rows in the 16 lanes), the weights' offset (Q4_K: its mins)
+// removed with the activation sums.
+// GCC 12 reports false -Wuninitialized in its AVX-512 headers (bug 105593); silenced here.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include "backend/cpu/matmul_kernels.h"
+
+#include <cstring>
+#include <immintrin.h>
+
+namespace hearth::cpu::kernels {
+
+namespace {
+
+inline __m512i broadcast4(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+// y[j0 + t][16g .. 16g + 15] for t < NT. kQ8: payload of 8 byte chunks (q + 128), else 4 chunks
+// of nibble pairs (q + 8 in the low nibble for columns 4k.., in the high one for 16 + 4k..).
+template <int NT, bool kQ8> void tile(const PackedJob& job, int64_t g, int64_t j0) {
+    const int64_t nb = job.cols / 32;
+    const uint8_t* payload = job.w + uint64_t(g) * job.groupBytes;
+    const uint8_t* scales = payload + uint64_t(nb) * job.payloadBytes;
+    const ActQ8x32* a[NT];
+    __m512 acc[NT];
+    for (int t = 0; t < NT; ++t) {
+        a[t] = reinterpret_cast<const ActQ8x32*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
+        acc[t] = _mm512_setzero_ps();
+    }
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    const float offset = kQ8 ? 128.0f : 8.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        const __m512 ws = _mm512_cvtph_ps(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32 * b)));
+        const uint8_t* pb = payload + uint64_t(b) * job.payloadBytes;
+        __m512i w[8]; // w[k]: columns 4k..4k+3 of the block, 16 rows × 4 unsigned bytes
+        if constexpr (kQ8) {
+            for (int k = 0; k < 8; ++k) w[k] = _mm512_loadu_si512(pb + 64 * k);
+        } else {
+            for (int k = 0; k < 4; ++k) {
+                const __m512i raw = _mm512_loadu_si512(pb + 64 * k);
+                w[k] = _mm512_and_si512(raw, low4);
+                w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+            }
+        }
+        for (int t = 0; t < NT; ++t) {
+            const ActQ8x32& ab = a[t][b];
+            __m512i s0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[0], broadcast4(ab.qs));
+            __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[1], broadcast4(ab.qs + 4));
+            s0 = _mm512_dpbusd_epi32(s0, w[2], broadcast4(ab.qs + 8));
+            s1 = _mm512_dpbusd_epi32(s1, w[3], broadcast4(ab.qs + 12));
+            s0 = _mm512_dpbusd_epi32(s0, w[4], broadcast4(ab.qs + 16));
+            s1 = _mm512_dpbusd_epi32(s1, w[5], broadcast4(ab.qs + 20));
+            s0 = _mm512_dpbusd_epi32(s0, w[6], broadcast4(ab.qs + 24));
+            s1 = _mm512_dpbusd_epi32(s1, w[7], broadcast4(ab.qs + 28));
+            // Σ w·a = d_a Σ u·q - offset · d_a Σ q, with u = q_w + offset.
+            const __m512 f = _mm512_fmsub_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)),
+                                             _mm512_set1_ps(ab.d), _mm512_set1_ps(offset * ab.s));
+            acc[t] = _mm512_fmadd_ps(ws, f, acc[t]);
+        }
+    }
+    const int64_t r0 = g * 16, left = job.rows - r0;
+    const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
+    for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(job.y + (j0 + t) * job.rows + r0, m, acc[t]);
+}
+
+template <bool kQ8> void groups(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0,
+                                int64_t j1) {
+    // Panels of tokens keep their activations in L2 while the groups' weights stream past.
+    constexpr int64_t kPanel = 64;
+    for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
+        const int64_t p1 = p0 + kPanel < j1 ? p0 + kPanel : j1;
+        for (int64_t g = g0; g < g1; ++g) {
+            int64_t j = p0;
+            for (; j + 8 <= p1; j += 8) tile<8, kQ8>(job, g, j);
+            switch (p1 - j) {
+            case 7: tile<7, kQ8>(job, g, j); break;
+            case 6: tile<6, kQ8>(job, g, j); break;
+            case 5: tile<5, kQ8>(job, g, j); break;
+            case 4: tile<4, kQ8>(job, g, j); break;
+            case 3: tile<3, kQ8>(job, g, j); break;
+            case 2: tile<2, kQ8>(job, g, j); break;
+            case 1: tile<1, kQ8>(job, g, j); break;
+            default: break;
+            }
+        }
+    }
+}
+
+// ---- Q4_K: super-blocks of 256 against ActQ8x256 -------------------------------------------
+
+constexpr uint64_t kQ4KPayload = 2048, kQ4KBlockBytes = 2368; // see repack.h
+
+// y[j0 + t][16g .. 16g + 15] for t < NT. Per sub-block of 32 the integer dot products of the 16
+// rows are scaled by their 6-bit scales in int32 (|Σ| < 2^25 per super-block), then by d·d_a in
+// float; the mins term dmin·d_a·Σ m_j·(Σ q_a over sub-block j) comes from vpdpwssd on byte pairs.
+template <int NT> void tileQ4K(const PackedJob& job, int64_t g, int64_t j0) {
+    const int64_t nb = job.cols / 256;
+    const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
+    const ActQ8x256* a[NT];
+    __m512 acc[NT];
+    for (int t = 0; t < NT; ++t) {
+        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
+        acc[t] = _mm512_setzero_ps();
+    }
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = grp + uint64_t(b) * kQ4KBlockBytes;
+        const uint8_t* scales = blk + kQ4KPayload + 64;
+        const uint8_t* mins = scales + 128;
+        __m512i isum[NT];
+        for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+        for (int c = 0; c < 4; ++c) {
+            __m512i slo[NT], shi[NT];
+            for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm512_setzero_si512();
+            for (int k = 0; k < 8; ++k) {
+                const __m512i raw = _mm512_loadu_si512(blk + 64 * (8 * c + k));
+                const __m512i lo = _mm512_and_si512(raw, low4);
+                const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+                for (int t = 0; t < NT; ++t) {
+                    const int8_t* q = a[t][b].qs + 64 * c + 4 * k;
+                    slo[t] = _mm512_dpbusd_epi32(slo[t], lo, broadcast4(q));
+                    shi[t] = _mm512_dpbusd_epi32(shi[t], hi, broadcast4(q + 32));
+                }
+            }
+            const __m512i sc0 = _mm512_cvtepu8_epi32(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16 * (2 * c))));
+            const __m512i sc1 = _mm512_cvtepu8_epi32(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16 * (2 * c + 1))));
+            for (int t = 0; t < NT; ++t)
+                isum[t] = _mm512_add_epi32(isum[t],
+                                           _mm512_add_epi32(_mm512_mullo_epi32(slo[t], sc0),
+                                                            _mm512_mullo_epi32(shi[t], sc1)));
+        }
+        const __m512 wd = _mm512_cvtph_ps(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kQ4KPayload)));
+        const __m512 wdm = _mm512_cvtph_ps(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kQ4KPayload + 32)));
+        for (int t = 0; t < NT; ++t) {
+            const ActQ8x256& ab = a[t][b];
+            __m512i msum = _mm512_setzero_si512();
+            for (int p = 0; p < 4; ++p) {
+                // Sums of the activations over sub-blocks 2p and 2p + 1, as an int16 pair.
+                const int32_t s0 = int32_t(ab.bsums[4 * p]) + ab.bsums[4 * p + 1];
+                const int32_t s1 = int32_t(ab.bsums[4 * p + 2]) + ab.bsums[4 * p + 3];
+                const int32_t pair = int32_t(uint32_t(uint16_t(int16_t(s0))) |
+                                             uint32_t(uint16_t(int16_t(s1))) << 16);
+                const __m512i m = _mm512_cvtepu8_epi16(
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mins + 32 * p)));
+                msum = _mm512_dpwssd_epi32(msum, m, _mm512_set1_epi32(pair));
+            }
+            const __m512 da = _mm512_set1_ps(ab.d);
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(wd, da), acc[t]);
+            acc[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(wdm, da), acc[t]);
+        }
+    }
+    const int64_t r0 = g * 16, left = job.rows - r0;
+    const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
+    for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(job.y + (j0 + t) * job.rows + r0, m, acc[t]);
+}
+
+void groupsQ4K(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
+    constexpr int64_t kPanel = 32;
+    for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
+        const int64_t p1 = p0 + kPanel < j1 ? p0 + kPanel : j1;
+        for (int64_t g = g0; g < g1; ++g) {
+            int64_t j = p0;
+            for (; j + 4 <= p1; j += 4) tileQ4K<4>(job, g, j);
+            switch (p1 - j) {
+            case 3: tileQ4K<3>(job, g, j); break;
+            case 2: tileQ4K<2>(job, g, j); break;
+            case 1: tileQ4K<1>(job, g, j); break;
+            default: break;
+            }
+        }
+    }
+}
+
+} // namespace
+
+void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
+    if (job.type == quant::Type::Q8_0) groups<true>(job, g0, g1, j0, j1);
+    else if (job.type == quant::Type::Q4_K) groupsQ4K(job, g0, g1, j0, j1);
+    else groups<false>(job, g0, g1, j0, j1);
+}
+
+} // namespace hearth::cpu::kernels

@@ -1,0 +1,336 @@
+// Tests of the repacked-weight matMul (repack.h; Q4_0, Q8_0, Q4_K): results against the scalar
+// reference (on the same 8-bit activations) and against the plain kernels, for odd row counts
+// and n = 1..70, bitwise independence from the thread count, the fallback where no repacked
+// kernel applies, and the per-model set of copies.
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/ref_ops.h"
+#include "backend/cpu/repack.h"
+#include "backend/cpu/thread_pool.h"
+#include "hearth/quant.h"
+
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace hearth;
+using namespace hearth::cpu;
+using quant::Type;
+
+namespace {
+
+std::vector<float> gaussian(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (auto& f : v) f = dist(rng);
+    return v;
+}
+
+struct Weights {
+    std::vector<uint8_t> bytes;
+    ref::Matrix m;
+};
+
+Weights makeWeights(Type t, int64_t rows, int64_t cols, uint32_t seed) {
+    Weights w;
+    const uint64_t rb = *quant::rowBytes(t, uint64_t(cols));
+    w.bytes.resize(rb * uint64_t(rows));
+    std::vector<float> f = gaussian(size_t(rows * cols), seed);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) f[size_t(r * cols + c)] *= 0.25f + float(r % 5) * 0.3f;
+    for (int64_t r = 0; r < rows; ++r) {
+        const Status s = quant::quantizeRow(t, f.data() + r * cols, w.bytes.data() + rb * r, cols);
+        if (!s.isOk()) qFatal("quantizeRow: %s", s.toString().c_str());
+    }
+    w.m = {w.bytes.data(), t, cols, rows, rb};
+    return w;
+}
+
+// The activations the kernels see: blocks of 32 (Q4_K: 256) quantized to 8 bits (scale amax/127,
+// round to nearest even), expanded back to floats.
+std::vector<float> quantizedActs(Type t, const std::vector<float>& x) {
+    const size_t block = t == Type::Q4_K ? 256 : 32;
+    std::vector<float> out(x.size());
+    for (size_t b = 0; b < x.size(); b += block) {
+        float amax = 0;
+        for (size_t i = b; i < b + block; ++i) amax = std::max(amax, std::fabs(x[i]));
+        const float d = amax / 127.0f, id = amax > 0 ? 127.0f / amax : 0.0f;
+        for (size_t i = b; i < b + block; ++i) out[i] = d * std::nearbyint(x[i] * id);
+    }
+    return out;
+}
+
+const Type kTypes[] = {Type::Q4_0, Type::Q8_0, Type::Q4_K};
+
+std::vector<int64_t> colsFor(Type t) {
+    if (t == Type::Q4_K) return {256, 768};
+    return {32, 96, 512};
+}
+
+std::vector<float> reference(const ref::Matrix& w, const std::vector<float>& x, int64_t n) {
+    std::vector<float> y(size_t(n * w.rows));
+    for (int64_t j = 0; j < n; ++j) {
+        const Status s = ref::matVec(w, x.data() + j * w.cols, y.data() + j * w.rows);
+        if (!s.isOk()) qFatal("matVec: %s", s.toString().c_str());
+    }
+    return y;
+}
+
+double maxAbs(const std::vector<float>& v) {
+    double m = 0;
+    for (float f : v) m = std::max(m, double(std::fabs(f)));
+    return m;
+}
+
+double maxDiff(const std::vector<float>& a, const std::vector<float>& b) {
+    double m = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        const double d = std::fabs(double(a[i]) - double(b[i]));
+        if (!(d <= m)) m = d; // NaN propagates as a failure
+    }
+    return m;
+}
+
+bool haveKernel() { return canRepack(Type::Q4_0, Isa::Avx512); }
+
+PackedMatrix packOrDie(const ref::Matrix& w) {
+    auto p = PackedMatrix::pack(w);
+    if (!p.isOk()) qFatal("pack: %s", p.status().toString().c_str());
+    return std::move(*p);
+}
+
+} // namespace
+
+class TestCpuRepack : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void layoutKeepsTheSize() {
+        for (Type t : kTypes) {
+            const Weights w = makeWeights(t, 48, 256, 1);
+            const PackedMatrix p = packOrDie(w.m);
+            QCOMPARE(p.groups(), int64_t(3));
+            if (t == Type::Q4_K) // scales and mins as whole bytes: 2368 instead of 16 × 144
+                QCOMPARE(uint64_t(p.bytes()), uint64_t(3 * 2368));
+            else
+                QCOMPARE(uint64_t(p.bytes()), w.m.rowBytes * 48); // same bytes, rearranged
+            QCOMPARE(p.rows(), int64_t(48));
+            QCOMPARE(p.cols(), int64_t(256));
+            QCOMPARE(p.type(), t);
+            // Handing the source's pages back (here: heap pages) changes no byte of either.
+            const std::vector<uint8_t> before = w.bytes;
+            auto q = PackedMatrix::pack(w.m, /*releaseSource=*/true);
+            QVERIFY(q.isOk());
+            QVERIFY(w.bytes == before);
+            QVERIFY(std::memcmp(p.group(0), q->group(0), p.bytes()) == 0);
+        }
+    }
+
+    // Against the reference on the kernels' own 8-bit activations only float summation order
+    // differs (measured ~1e-7 of max|y|), so a wrong nibble, scale or offset cannot hide.
+    void matchesReferenceForOddShapesAndEveryN() {
+        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        ThreadPool pool(2);
+        std::string failures;
+        for (Type t : kTypes) {
+            double worst = 0;
+            for (int64_t rows : {1, 15, 16, 37, 100}) {
+                for (int64_t cols : colsFor(t)) {
+                    const Weights w = makeWeights(t, rows, cols, uint32_t(rows * 1000 + cols));
+                    const PackedMatrix p = packOrDie(w.m);
+                    const bool every = rows == 37 && cols == colsFor(t)[1];
+                    for (int64_t n = 1; n <= 70; n += every ? 1 : 23) {
+                        const std::vector<float> x =
+                            gaussian(size_t(n * cols), uint32_t(n + cols));
+                        const std::vector<float> want = reference(w.m, quantizedActs(t, x), n);
+                        std::vector<float> got(want.size(), NAN);
+                        const Status s = matMul(w.m, &p, x.data(), n, got.data(), &pool, Isa::Avx512);
+                        QVERIFY2(s.isOk(), s.toString().c_str());
+                        const double scale = maxAbs(want), err = maxDiff(got, want);
+                        worst = std::max(worst, err / scale);
+                        if (!(err <= 1e-4 * scale + 1e-6))
+                            failures += std::string(quant::typeName(t)) + " rows " +
+                                        std::to_string(rows) + " cols " + std::to_string(cols) +
+                                        " n " + std::to_string(n) + ": " +
+                                        std::to_string(err / scale) + "\n";
+                    }
+                }
+            }
+            qInfo("%s repacked, worst max|d|/max|y| on 8-bit activations: %g",
+                  std::string(quant::typeName(t)).c_str(), worst);
+        }
+        QVERIFY2(failures.empty(), failures.c_str());
+    }
+
+    // The plain AVX-512 kernel quantizes the activations the same way: the two agree to float
+    // rounding, for every n from 1 to 70.
+    void matchesThePlainKernel() {
+        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        ThreadPool pool(2);
+        for (Type t : kTypes) {
+            const int64_t rows = 53, cols = 256;
+            const Weights w = makeWeights(t, rows, cols, 11);
+            const PackedMatrix p = packOrDie(w.m);
+            double worst = 0;
+            for (int64_t n = 1; n <= 70; ++n) {
+                const std::vector<float> x = gaussian(size_t(n * cols), uint32_t(100 + n));
+                std::vector<float> plain(size_t(n * rows)), packed(plain.size());
+                QVERIFY(matMul(w.m, x.data(), n, plain.data(), &pool, Isa::Avx512).isOk());
+                QVERIFY(matMul(w.m, &p, x.data(), n, packed.data(), &pool, Isa::Avx512).isOk());
+                const double scale = maxAbs(plain), err = maxDiff(packed, plain);
+                worst = std::max(worst, err / scale);
+                QVERIFY2(err <= 1e-5 * scale + 1e-6,
+                         (std::string(quant::typeName(t)) + " n " + std::to_string(n)).c_str());
+            }
+            qInfo("%s repacked vs plain kernel, worst max|d|/max|y|: %g",
+                  std::string(quant::typeName(t)).c_str(), worst);
+        }
+    }
+
+    // Rows split in groups, tokens split too when groups are few: every output still comes from
+    // one tile, so the bits do not depend on the pool.
+    void threadCountsGiveBitwiseIdenticalResults() {
+        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        ThreadPool p1(1), p2(2), p3(3);
+        for (Type t : kTypes) {
+            for (int64_t rows : {37, 203, 1000}) {
+                const int64_t cols = 512;
+                const Weights w = makeWeights(t, rows, cols, 77);
+                const PackedMatrix p = packOrDie(w.m);
+                for (int64_t n : {1, 7, 16, 70}) {
+                    const std::vector<float> x = gaussian(size_t(n * cols), 78);
+                    std::vector<float> y0(size_t(n * rows)), y1(y0.size()), y2(y0.size()),
+                        y3(y0.size());
+                    QVERIFY(matMul(w.m, &p, x.data(), n, y0.data(), nullptr, Isa::Avx512).isOk());
+                    QVERIFY(matMul(w.m, &p, x.data(), n, y1.data(), &p1, Isa::Avx512).isOk());
+                    QVERIFY(matMul(w.m, &p, x.data(), n, y2.data(), &p2, Isa::Avx512).isOk());
+                    QVERIFY(matMul(w.m, &p, x.data(), n, y3.data(), &p3, Isa::Avx512).isOk());
+                    const size_t bytes = y0.size() * sizeof(float);
+                    const std::string what = std::string(quant::typeName(t)) + " rows " +
+                                             std::to_string(rows) + " n " + std::to_string(n);
+                    QVERIFY2(std::memcmp(y0.data(), y1.data(), bytes) == 0, what.c_str());
+                    QVERIFY2(std::memcmp(y0.data(), y2.data(), bytes) == 0, what.c_str());
+                    QVERIFY2(std::memcmp(y0.data(), y3.data(), bytes) == 0, what.c_str());
+                }
+            }
+        }
+    }
+
+    // Below AVX-512 (or for other types) the call takes the plain kernels, bit for bit.
+    void lowerLevelsFallBackToThePlainKernels() {
+        ThreadPool pool(2);
+        for (Type t : kTypes) {
+            const int64_t rows = 37, cols = 256, n = 9;
+            const Weights w = makeWeights(t, rows, cols, 5);
+            const PackedMatrix p = packOrDie(w.m);
+            const std::vector<float> x = gaussian(size_t(n * cols), 6);
+            for (Isa isa : {Isa::Scalar, Isa::Avx2}) {
+                if (!isaSupported(isa)) continue;
+                QVERIFY(!canRepack(t, isa));
+                std::vector<float> a(size_t(n * rows)), b(a.size());
+                QVERIFY(matMul(w.m, x.data(), n, a.data(), &pool, isa).isOk());
+                QVERIFY(matMul(w.m, &p, x.data(), n, b.data(), &pool, isa).isOk());
+                QVERIFY2(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0,
+                         isaName(isa));
+            }
+        }
+        QVERIFY(!canRepack(Type::Q6_K, detectIsa()));
+        QVERIFY(!canRepack(Type::F32, detectIsa()));
+        QCOMPARE(canRepack(Type::Q8_0, Isa::Avx512), isaSupported(Isa::Avx512));
+    }
+
+    // The AVX-512 activation quantizers must give the portable definition's bits exactly
+    // (scale amax/127, round half to even, clamp to ±127), ties and zero blocks included.
+    void avx512QuantizersMatchTheDefinition() {
+        if (!haveKernel()) QSKIP("this CPU has no AVX-512");
+        const int64_t cols = 512;
+        std::vector<float> x = gaussian(size_t(cols), 9);
+        for (int i = 0; i < 32; ++i) x[size_t(64 + i)] = 0.0f;              // an all-zero block
+        for (int i = 0; i < 32; ++i) x[size_t(96 + i)] = float(i - 16) * 0.5f; // ties at ±x.5
+        x[96] = -127.0f;
+        std::vector<cpu::kernels::ActQ8x32> a32(size_t(cols / 32));
+        std::vector<cpu::kernels::ActQ8x256> a256(size_t(cols / 256));
+        cpu::kernels::quantizeRow32Avx512(x.data(), a32.data(), cols);
+        cpu::kernels::quantizeRow256Avx512(x.data(), a256.data(), cols);
+        auto check = [&](size_t block, auto&& at) {
+            for (size_t b = 0; b < x.size(); b += block) {
+                float amax = 0;
+                for (size_t i = b; i < b + block; ++i) amax = std::max(amax, std::fabs(x[i]));
+                const float id = amax > 0 ? 127.0f / amax : 0.0f;
+                int32_t sum = 0;
+                for (size_t i = b; i < b + block; ++i) {
+                    const int32_t q = std::clamp(int32_t(std::nearbyint(x[i] * id)), -127, 127);
+                    sum += q;
+                    if (!at(b / block, i - b, q, amax / 127.0f, sum)) return false;
+                }
+            }
+            return true;
+        };
+        QVERIFY(check(32, [&](size_t b, size_t i, int32_t q, float d, int32_t sum) {
+            const auto& blk = a32[b];
+            if (blk.qs[i] != q || blk.d != d) return false;
+            return i != 31 || blk.s == d * float(sum);
+        }));
+        QVERIFY(check(256, [&](size_t b, size_t i, int32_t q, float d, int32_t) {
+            return a256[b].qs[i] == q && a256[b].d == d;
+        }));
+        for (size_t b = 0; b < a256.size(); ++b)
+            for (int g = 0; g < 16; ++g) {
+                int32_t sum = 0;
+                for (int i = 0; i < 16; ++i) sum += a256[b].qs[16 * g + i];
+                QCOMPARE(int32_t(a256[b].bsums[g]), sum);
+            }
+    }
+
+    void errorsAreStatuses() {
+        const Weights k = makeWeights(Type::Q6_K, 16, 256, 1);
+        QCOMPARE(PackedMatrix::pack(k.m).status().code(), ErrorCode::Unsupported);
+        Weights w = makeWeights(Type::Q4_0, 16, 64, 2);
+        ref::Matrix bad = w.m;
+        bad.rowBytes = 10;
+        QCOMPARE(PackedMatrix::pack(bad).status().code(), ErrorCode::InvalidArgument);
+        bad = w.m;
+        bad.data = nullptr;
+        QCOMPARE(PackedMatrix::pack(bad).status().code(), ErrorCode::InvalidArgument);
+        if (!haveKernel()) return;
+        const PackedMatrix p = packOrDie(w.m);
+        std::vector<float> x(64 * 2, 1.0f), y(32);
+        bad = w.m;
+        bad.rows = 15; // the copy no longer matches
+        QCOMPARE(matMul(bad, &p, x.data(), 2, y.data(), nullptr, Isa::Avx512).code(),
+                 ErrorCode::InvalidArgument);
+        QCOMPARE(matMul(w.m, &p, nullptr, 2, y.data(), nullptr, Isa::Avx512).code(),
+                 ErrorCode::InvalidArgument);
+        QCOMPARE(matMul(w.m, &p, x.data(), -1, y.data(), nullptr, Isa::Avx512).code(),
+                 ErrorCode::InvalidArgument);
+        QVERIFY(matMul(w.m, &p, x.data(), 0, y.data(), nullptr, Isa::Avx512).isOk());
+    }
+
+    void repackedWeightsFindsItsCopies() {
+        const Weights a = makeWeights(Type::Q4_0, 20, 64, 3);
+        const Weights b = makeWeights(Type::Q6_K, 4, 256, 4);
+        RepackedWeights set;
+        QVERIFY(set.add(a.m, false).isOk());
+        QVERIFY(set.add(a.m, false).isOk()); // twice: one copy
+        QVERIFY(set.add(b.m, false).isOk()); // no layout: nothing
+        QCOMPARE(set.find(b.m), static_cast<const PackedMatrix*>(nullptr));
+        if (!canRepack(Type::Q4_0, activeIsaLevel())) {
+            QCOMPARE(set.count(), size_t(0));
+            return;
+        }
+        QCOMPARE(set.count(), size_t(1));
+        QVERIFY(set.find(a.m) != nullptr);
+        QCOMPARE(set.bytes(), set.find(a.m)->bytes());
+        ref::Matrix other = a.m;
+        other.rows = 19; // same data, other shape: no match
+        QCOMPARE(set.find(other), static_cast<const PackedMatrix*>(nullptr));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCpuRepack)
+#include "test_cpu_repack.moc"
