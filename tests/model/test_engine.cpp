@@ -2,6 +2,7 @@
 // batch invariance with 16 concurrent requests, cancellation freeing KV blocks, prefix reuse
 // across requests, and clear errors at submit time.
 #include "hearth/engine.h"
+#include "engine_device_checks.h"
 #include "test_support.h"
 
 #include <QtTest>
@@ -13,12 +14,8 @@ using namespace hearth;
 
 namespace {
 
-const std::vector<int32_t> kPrompt{1, 403, 407, 261, 378};
-const std::vector<int32_t> kReference{
-    432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337,
-    410, 408, 419, 292, 411, 322, 265, 282, 295, 433, 426, 385, 328, 432, 358, 394,
-    261, 370, 432, 352, 266, 268, 388, 426, 338, 391, 266, 267, 337, 335, 312, 432,
-    398, 312, 286, 267, 414, 270, 333, 415, 426, 13,  438, 310, 439, 419, 357, 336};
+const std::vector<int32_t>& kPrompt = hearth::test::kStoriesPrompt;
+const std::vector<int32_t>& kReference = hearth::test::kStoriesGreedy;
 
 class Collector : public TokenSink {
 public:

@@ -1,0 +1,508 @@
+// backend::Device on Vulkan: pipelines built lazily from the embedded SPIR-V, descriptor sets from
+// pools reset after every step, one command buffer per step with a barrier between dispatches,
+// and weights larger than the storage-buffer binding limit bound one row range at a time.
+#include "backend/vulkan/vk_device.h"
+
+#include "backend/vulkan/embedded_spirv.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hearth::vk {
+
+namespace {
+
+constexpr uint32_t kPushBytes = 32;     // every shader's push constants fit here
+constexpr uint32_t kMaxBindings = 6;
+constexpr uint32_t kSetsPerPool = 1024;
+constexpr uint32_t kMaxGroups = 65535;  // guaranteed maxComputeWorkGroupCount per dimension
+
+struct Pipeline {
+    VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+};
+
+// One storage-buffer binding: a buffer range.
+struct Binding {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceSize offset = 0;
+    VkDeviceSize range = 0;
+};
+
+// Rows [rowOffset, rowOffset + nRows) of a matrix, bound at `bindOffset` (aligned) with the first
+// row `byteBase` bytes further.
+struct RowRange {
+    uint64_t bindOffset = 0, bindSize = 0;
+    uint32_t byteBase = 0, rowOffset = 0, nRows = 0;
+};
+
+// The matrix kernels' push constants (shaders/matmul_params.glsl).
+struct MatParams {
+    uint32_t cols, rowBytes, byteBase, rowOffset, nRows, totalRows, n;
+};
+
+const char* typeSuffix(quant::Type t) {
+    switch (t) {
+    case quant::Type::F32: return "f32";
+    case quant::Type::F16: return "f16";
+    case quant::Type::Q8_0: return "q8_0";
+    case quant::Type::Q4_0: return "q4_0";
+    case quant::Type::Q4_1: return "q4_1";
+    case quant::Type::Q5_0: return "q5_0";
+    case quant::Type::Q5_1: return "q5_1";
+    case quant::Type::Q2_K: return "q2_k";
+    case quant::Type::Q3_K: return "q3_k";
+    case quant::Type::Q4_K: return "q4_k";
+    case quant::Type::Q5_K: return "q5_k";
+    case quant::Type::Q6_K: return "q6_k";
+    default: return nullptr;
+    }
+}
+
+// Work groups for `items` invocations of `local` each, split over x and y under the per-dimension
+// limit; shaders rebuild the linear index as x + y * numGroups.x * local.
+std::array<uint32_t, 2> groups2d(uint64_t items, uint32_t local) {
+    const uint64_t g = std::max<uint64_t>(1, (items + local - 1) / local);
+    const uint64_t gx = std::min<uint64_t>(g, kMaxGroups);
+    return {uint32_t(gx), uint32_t((g + gx - 1) / gx)};
+}
+
+class VulkanDevice final : public backend::Device {
+public:
+    explicit VulkanDevice(std::unique_ptr<Context> ctx) : m_ctx(std::move(ctx)) {}
+    ~VulkanDevice() override;
+
+    Status init();
+    const backend::DeviceInfo& info() const override { return m_ctx->info; }
+    bool supportsOp(backend::Op op, quant::Type type) const override;
+    Result<std::unique_ptr<backend::Buffer>> allocate(uint64_t bytes, bool hostVisible) override;
+
+    Status matMul(const backend::DeviceMatrix& w, const backend::Buffer& x, int64_t n, backend::Buffer& y) override;
+    Status getRows(const backend::DeviceMatrix& w, const backend::Buffer& ids, int64_t n, backend::Buffer& out) override;
+    Status rmsNorm(const backend::Buffer& x, const backend::Buffer& weight, int64_t rows, int64_t dim,
+                   float eps, backend::Buffer& out) override;
+    Status rope(backend::Buffer& x, const backend::Buffer& pos, const backend::Buffer* freqFactors,
+                const backend::RopeParams& p) override;
+    Status add(const backend::Buffer& a, const backend::Buffer& b, int64_t count, int64_t bLen,
+               backend::Buffer& out) override;
+    Status swiglu(const backend::Buffer& gate, const backend::Buffer& up, int64_t count, backend::Buffer& out) override;
+    Status kvWrite(const backend::Buffer& src, const backend::Buffer& slots, int64_t n, int64_t rowSize,
+                   KvType type, backend::Buffer& cache) override;
+    Status attention(const backend::Buffer& q, const backend::Buffer& kCache, const backend::Buffer& vCache,
+                     const backend::Buffer& info, const backend::Buffer& tables,
+                     const backend::AttentionParams& p, backend::Buffer& out) override;
+    Status copy(const backend::Buffer& src, uint64_t srcOffset, backend::Buffer& dst, uint64_t dstOffset,
+                uint64_t bytes) override;
+    Status run() override;
+    void discard() override;
+
+private:
+    Result<const Pipeline*> pipeline(const std::string& name);
+    Result<Binding> whole(const backend::Buffer& b) const;
+    Result<std::vector<RowRange>> rowRanges(const backend::DeviceMatrix& w, uint32_t maxRows) const;
+    Status dispatch(const std::string& name, std::initializer_list<Binding> bindings, const void* push,
+                    uint32_t pushBytes, uint32_t gx, uint32_t gy, uint32_t gz = 1);
+    Result<VkDescriptorSet> allocateSet(VkDescriptorSetLayout layout);
+    Status beginIfNeeded();
+
+    std::unique_ptr<Context> m_ctx;
+    std::map<std::string, Pipeline> m_pipelines;
+    VkPipelineCache m_cache = VK_NULL_HANDLE;
+    std::vector<VkDescriptorPool> m_pools;
+    size_t m_poolInUse = 0;
+    VkCommandBuffer m_cmd = VK_NULL_HANDLE;
+    bool m_recording = false;
+    Status m_recordError = Status::ok(); // first failure while recording, reported by run()
+    std::unique_ptr<VulkanBuffer> m_dummy; // bound where an optional input is absent
+};
+
+VulkanDevice::~VulkanDevice() {
+    const Api& api = m_ctx->api;
+    api.vkDeviceWaitIdle(m_ctx->device);
+    m_dummy.reset();
+    for (auto& [name, p] : m_pipelines) {
+        api.vkDestroyPipeline(m_ctx->device, p.pipeline, nullptr);
+        api.vkDestroyPipelineLayout(m_ctx->device, p.layout, nullptr);
+        api.vkDestroyDescriptorSetLayout(m_ctx->device, p.setLayout, nullptr);
+    }
+    for (VkDescriptorPool pool : m_pools) api.vkDestroyDescriptorPool(m_ctx->device, pool, nullptr);
+    if (m_cache) api.vkDestroyPipelineCache(m_ctx->device, m_cache, nullptr);
+    if (m_cmd) api.vkFreeCommandBuffers(m_ctx->device, m_ctx->commandPool, 1, &m_cmd);
+}
+
+Status VulkanDevice::init() {
+    const Api& api = m_ctx->api;
+    VkPipelineCacheCreateInfo pci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    HEARTH_VK_CHECK("vkCreatePipelineCache", api.vkCreatePipelineCache(m_ctx->device, &pci, nullptr, &m_cache));
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = m_ctx->commandPool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    HEARTH_VK_CHECK("vkAllocateCommandBuffers", api.vkAllocateCommandBuffers(m_ctx->device, &ai, &m_cmd));
+    HEARTH_ASSIGN_OR_RETURN(m_dummy, VulkanBuffer::create(*m_ctx, 16, false));
+    return Status::ok();
+}
+
+bool VulkanDevice::supportsOp(backend::Op op, quant::Type type) const {
+    switch (op) {
+    case backend::Op::MatMul:
+    case backend::Op::GetRows: return typeSuffix(type) != nullptr;
+    default: return type == quant::Type::F32;
+    }
+}
+
+Result<std::unique_ptr<backend::Buffer>> VulkanDevice::allocate(uint64_t bytes, bool hostVisible) {
+    HEARTH_ASSIGN_OR_RETURN(auto b, VulkanBuffer::create(*m_ctx, bytes, hostVisible));
+    return std::unique_ptr<backend::Buffer>(std::move(b));
+}
+
+Result<const Pipeline*> VulkanDevice::pipeline(const std::string& name) {
+    auto it = m_pipelines.find(name);
+    if (it != m_pipelines.end()) return &it->second;
+    const SpirvModule* module = nullptr;
+    for (const SpirvModule& m : embeddedSpirv())
+        if (name == m.name) module = &m;
+    if (!module) return internalError("no embedded shader named " + name);
+    const Api& api = m_ctx->api;
+    const VkDevice dev = m_ctx->device;
+    Pipeline p;
+    std::array<VkDescriptorSetLayoutBinding, kMaxBindings> bindings{};
+    for (uint32_t i = 0; i < kMaxBindings; ++i)
+        bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    VkDescriptorSetLayoutCreateInfo dci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dci.bindingCount = kMaxBindings;
+    dci.pBindings = bindings.data();
+    HEARTH_VK_CHECK("vkCreateDescriptorSetLayout", api.vkCreateDescriptorSetLayout(dev, &dci, nullptr, &p.setLayout));
+    VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushBytes};
+    VkPipelineLayoutCreateInfo lci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    lci.setLayoutCount = 1;
+    lci.pSetLayouts = &p.setLayout;
+    lci.pushConstantRangeCount = 1;
+    lci.pPushConstantRanges = &push;
+    VkResult r = api.vkCreatePipelineLayout(dev, &lci, nullptr, &p.layout);
+    VkShaderModule shader = VK_NULL_HANDLE;
+    if (r == VK_SUCCESS) {
+        VkShaderModuleCreateInfo sci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+        sci.codeSize = module->wordCount * sizeof(uint32_t);
+        sci.pCode = module->words;
+        r = api.vkCreateShaderModule(dev, &sci, nullptr, &shader);
+    }
+    if (r == VK_SUCCESS) {
+        VkComputePipelineCreateInfo cci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+        cci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+        cci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+        cci.stage.module = shader;
+        cci.stage.pName = "main";
+        cci.layout = p.layout;
+        r = api.vkCreateComputePipelines(dev, m_cache, 1, &cci, nullptr, &p.pipeline);
+        api.vkDestroyShaderModule(dev, shader, nullptr);
+    }
+    if (r != VK_SUCCESS) {
+        if (p.layout) api.vkDestroyPipelineLayout(dev, p.layout, nullptr);
+        api.vkDestroyDescriptorSetLayout(dev, p.setLayout, nullptr);
+        return vkError(("pipeline " + name).c_str(), r);
+    }
+    return &(m_pipelines[name] = p);
+}
+
+Result<VkDescriptorSet> VulkanDevice::allocateSet(VkDescriptorSetLayout layout) {
+    const Api& api = m_ctx->api;
+    for (;; ++m_poolInUse) {
+        if (m_poolInUse == m_pools.size()) {
+            VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kMaxBindings};
+            VkDescriptorPoolCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+            ci.maxSets = kSetsPerPool;
+            ci.poolSizeCount = 1;
+            ci.pPoolSizes = &size;
+            VkDescriptorPool pool = VK_NULL_HANDLE;
+            HEARTH_VK_CHECK("vkCreateDescriptorPool", api.vkCreateDescriptorPool(m_ctx->device, &ci, nullptr, &pool));
+            m_pools.push_back(pool);
+        }
+        VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+        ai.descriptorPool = m_pools[m_poolInUse];
+        ai.descriptorSetCount = 1;
+        ai.pSetLayouts = &layout;
+        VkDescriptorSet set = VK_NULL_HANDLE;
+        const VkResult r = api.vkAllocateDescriptorSets(m_ctx->device, &ai, &set);
+        if (r == VK_SUCCESS) return set;
+        if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL)
+            return vkError("vkAllocateDescriptorSets", r);
+    }
+}
+
+Status VulkanDevice::beginIfNeeded() {
+    if (m_recording) return Status::ok();
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    HEARTH_VK_CHECK("vkBeginCommandBuffer", m_ctx->api.vkBeginCommandBuffer(m_cmd, &bi));
+    m_recording = true;
+    return Status::ok();
+}
+
+Result<Binding> VulkanDevice::whole(const backend::Buffer& b) const {
+    const auto* vb = dynamic_cast<const VulkanBuffer*>(&b);
+    if (!vb || vb->context() != m_ctx.get()) return invalidArgument("buffer belongs to another device");
+    if (vb->allocatedSize() > m_ctx->maxBindRange)
+        return unsupported("a " + std::to_string(vb->size()) + "-byte activation buffer exceeds the " +
+                           std::to_string(m_ctx->maxBindRange) + "-byte binding limit");
+    return Binding{vb->handle(), 0, vb->allocatedSize()};
+}
+
+Result<std::vector<RowRange>> VulkanDevice::rowRanges(const backend::DeviceMatrix& w, uint32_t maxRows) const {
+    const auto* vb = dynamic_cast<const VulkanBuffer*>(w.buffer);
+    if (!vb || vb->context() != m_ctx.get()) return invalidArgument("weight buffer belongs to another device");
+    if (uint64_t(w.rows) * w.rowBytes > vb->size()) return invalidArgument("weight buffer smaller than its matrix");
+    const uint64_t align = m_ctx->offsetAlign, limit = m_ctx->maxWeightRange;
+    if (limit < align + 4 + w.rowBytes) return unsupported("one weight row exceeds the binding limit");
+    const uint64_t perRange = std::min<uint64_t>((limit - align - 4) / w.rowBytes, maxRows);
+    std::vector<RowRange> out;
+    for (uint64_t r0 = 0; r0 < uint64_t(w.rows); r0 += perRange) {
+        RowRange rr;
+        const uint64_t start = r0 * w.rowBytes;
+        rr.bindOffset = start - start % align;
+        rr.byteBase = uint32_t(start - rr.bindOffset);
+        rr.rowOffset = uint32_t(r0);
+        rr.nRows = uint32_t(std::min<uint64_t>(perRange, uint64_t(w.rows) - r0));
+        rr.bindSize = std::min<uint64_t>((rr.byteBase + uint64_t(rr.nRows) * w.rowBytes + 3) / 4 * 4,
+                                         vb->allocatedSize() - rr.bindOffset);
+        out.push_back(rr);
+    }
+    return out;
+}
+
+Status VulkanDevice::dispatch(const std::string& name, std::initializer_list<Binding> bindings,
+                              const void* push, uint32_t pushBytes, uint32_t gx, uint32_t gy, uint32_t gz) {
+    HEARTH_RETURN_IF_ERROR(beginIfNeeded());
+    HEARTH_ASSIGN_OR_RETURN(const Pipeline* p, pipeline(name));
+    HEARTH_ASSIGN_OR_RETURN(VkDescriptorSet set, allocateSet(p->setLayout));
+    const Api& api = m_ctx->api;
+    std::array<VkDescriptorBufferInfo, kMaxBindings> infos{};
+    std::array<VkWriteDescriptorSet, kMaxBindings> writes{};
+    const VkBuffer dummy = m_dummy->handle();
+    uint32_t i = 0;
+    for (const Binding& b : bindings) infos[i++] = {b.buffer, b.offset, b.range};
+    for (; i < kMaxBindings; ++i) infos[i] = {dummy, 0, VK_WHOLE_SIZE};
+    for (uint32_t k = 0; k < kMaxBindings; ++k) {
+        writes[k] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[k].dstSet = set;
+        writes[k].dstBinding = k;
+        writes[k].descriptorCount = 1;
+        writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[k].pBufferInfo = &infos[k];
+    }
+    api.vkUpdateDescriptorSets(m_ctx->device, kMaxBindings, writes.data(), 0, nullptr);
+    api.vkCmdBindPipeline(m_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+    api.vkCmdBindDescriptorSets(m_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, nullptr);
+    std::array<uint8_t, kPushBytes> pushData{};
+    std::memcpy(pushData.data(), push, std::min(pushBytes, kPushBytes));
+    api.vkCmdPushConstants(m_cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushBytes, pushData.data());
+    api.vkCmdDispatch(m_cmd, gx, gy, gz);
+    // Every op reads what the previous ones wrote.
+    VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    api.vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                             0, 1, &barrier, 0, nullptr, 0, nullptr);
+    return Status::ok();
+}
+
+Status VulkanDevice::copy(const backend::Buffer& src, uint64_t srcOffset, backend::Buffer& dst, uint64_t dstOffset,
+                          uint64_t bytes) {
+    if (bytes == 0) return Status::ok();
+    const auto* from = dynamic_cast<const VulkanBuffer*>(&src);
+    const auto* to = dynamic_cast<const VulkanBuffer*>(&dst);
+    if (!from || !to || from->context() != m_ctx.get() || to->context() != m_ctx.get())
+        return invalidArgument("copy: buffer belongs to another device");
+    if (srcOffset > from->size() || bytes > from->size() - srcOffset || dstOffset > to->size() ||
+        bytes > to->size() - dstOffset)
+        return outOfRange("copy past the end of a Vulkan buffer");
+    HEARTH_RETURN_IF_ERROR(beginIfNeeded());
+    const Api& api = m_ctx->api;
+    // Earlier dispatches' writes are visible to the copy, and the copy's to later dispatches.
+    VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    before.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    before.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    api.vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                             VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, nullptr, 0, nullptr);
+    const VkBufferCopy region{srcOffset, dstOffset, bytes};
+    api.vkCmdCopyBuffer(m_cmd, from->handle(), to->handle(), 1, &region);
+    VkMemoryBarrier after{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    after.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    after.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                          VK_ACCESS_TRANSFER_WRITE_BIT;
+    api.vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &after, 0,
+                             nullptr, 0, nullptr);
+    return Status::ok();
+}
+
+void VulkanDevice::discard() {
+    if (!m_recording) return;
+    const Api& api = m_ctx->api;
+    api.vkEndCommandBuffer(m_cmd);
+    api.vkResetCommandBuffer(m_cmd, 0);
+    for (VkDescriptorPool pool : m_pools) api.vkResetDescriptorPool(m_ctx->device, pool, 0);
+    m_poolInUse = 0;
+    m_recording = false;
+}
+
+Status VulkanDevice::run() {
+    if (!m_recording) return Status::ok();
+    const Api& api = m_ctx->api;
+    VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT;
+    api.vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                             VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &barrier,
+                             0, nullptr, 0, nullptr);
+    m_recording = false;
+    VkResult r = api.vkEndCommandBuffer(m_cmd);
+    Status s = r == VK_SUCCESS ? m_ctx->submitAndWait(m_cmd) : vkError("vkEndCommandBuffer", r);
+    api.vkResetCommandBuffer(m_cmd, 0);
+    for (VkDescriptorPool pool : m_pools) api.vkResetDescriptorPool(m_ctx->device, pool, 0);
+    m_poolInUse = 0;
+    return s;
+}
+
+Status VulkanDevice::matMul(const backend::DeviceMatrix& w, const backend::Buffer& x, int64_t n, backend::Buffer& y) {
+    const char* suffix = typeSuffix(w.type);
+    if (!suffix) return unsupported(std::string("Vulkan matMul: weight type ") + std::string(quant::typeName(w.type)));
+    if (n <= 0) return Status::ok();
+    if (uint64_t(x.size()) < uint64_t(n * w.cols) * 4 || uint64_t(y.size()) < uint64_t(n * w.rows) * 4)
+        return invalidArgument("Vulkan matMul: activation buffer too small");
+    const bool tiled = n > 8;
+    if (!tiled && n > kMaxGroups) return invalidArgument("too many tokens");
+    HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
+    HEARTH_ASSIGN_OR_RETURN(const Binding by, whole(y));
+    HEARTH_ASSIGN_OR_RETURN(auto ranges, rowRanges(w, tiled ? kMaxGroups * 16u : kMaxGroups));
+    const VkBuffer wb = static_cast<const VulkanBuffer*>(w.buffer)->handle();
+    for (const RowRange& rr : ranges) {
+        const MatParams p{uint32_t(w.cols), uint32_t(w.rowBytes), rr.byteBase, rr.rowOffset, rr.nRows,
+                          uint32_t(w.rows), uint32_t(n)};
+        const Binding bw{wb, rr.bindOffset, rr.bindSize};
+        if (tiled)
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_") + suffix, {bw, bx, by}, &p, sizeof p,
+                                            (rr.nRows + 15) / 16, uint32_t((n + 15) / 16)));
+        else
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_") + suffix, {bw, bx, by}, &p, sizeof p,
+                                            rr.nRows, uint32_t(n)));
+    }
+    return Status::ok();
+}
+
+Status VulkanDevice::getRows(const backend::DeviceMatrix& w, const backend::Buffer& ids, int64_t n, backend::Buffer& out) {
+    const char* suffix = typeSuffix(w.type);
+    if (!suffix) return unsupported(std::string("Vulkan getRows: weight type ") + std::string(quant::typeName(w.type)));
+    if (n <= 0) return Status::ok();
+    if (n > kMaxGroups) return invalidArgument("too many tokens");
+    HEARTH_ASSIGN_OR_RETURN(const Binding bi, whole(ids));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    HEARTH_ASSIGN_OR_RETURN(auto ranges, rowRanges(w, UINT32_MAX));
+    const VkBuffer wb = static_cast<const VulkanBuffer*>(w.buffer)->handle();
+    for (const RowRange& rr : ranges) {
+        const MatParams p{uint32_t(w.cols), uint32_t(w.rowBytes), rr.byteBase, rr.rowOffset, rr.nRows,
+                          uint32_t(w.rows), uint32_t(n)};
+        HEARTH_RETURN_IF_ERROR(dispatch(std::string("get_rows_") + suffix, {{wb, rr.bindOffset, rr.bindSize}, bi, bo},
+                                        &p, sizeof p, uint32_t(n), 1));
+    }
+    return Status::ok();
+}
+
+Status VulkanDevice::rmsNorm(const backend::Buffer& x, const backend::Buffer& weight, int64_t rows, int64_t dim,
+                             float eps, backend::Buffer& out) {
+    if (rows <= 0) return Status::ok();
+    if (rows > kMaxGroups) return invalidArgument("too many rows for rmsNorm");
+    HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bw, whole(weight));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t dim, rows; float eps; } p{uint32_t(dim), uint32_t(rows), eps};
+    return dispatch("rms_norm", {bx, bw, bo}, &p, sizeof p, uint32_t(rows), 1);
+}
+
+Status VulkanDevice::rope(backend::Buffer& x, const backend::Buffer& pos, const backend::Buffer* freqFactors,
+                          const backend::RopeParams& rp) {
+    if (rp.n <= 0 || rp.nRot < 2) return Status::ok();
+    if (rp.nRot > rp.headDim) return invalidArgument("rope: nRot > headDim");
+    HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bp, whole(pos));
+    Binding bf{m_dummy->handle(), 0, VK_WHOLE_SIZE};
+    if (freqFactors && rp.nFreqFactors > 0) {
+        HEARTH_ASSIGN_OR_RETURN(bf, whole(*freqFactors));
+    }
+    struct { uint32_t n, nHeads, headDim, nRot; float base; uint32_t neox, nFreq; } p{
+        uint32_t(rp.n), uint32_t(rp.nHeads), uint32_t(rp.headDim), uint32_t(rp.nRot), rp.freqBase,
+        rp.neox ? 1u : 0u, uint32_t(freqFactors ? rp.nFreqFactors : 0)};
+    const auto g = groups2d(uint64_t(rp.n) * uint64_t(rp.nHeads) * uint64_t(rp.nRot / 2), 64);
+    return dispatch("rope", {bx, bp, bf}, &p, sizeof p, g[0], g[1]);
+}
+
+Status VulkanDevice::add(const backend::Buffer& a, const backend::Buffer& b, int64_t count, int64_t bLen,
+                         backend::Buffer& out) {
+    if (count <= 0) return Status::ok();
+    if (bLen <= 0) return invalidArgument("add: bLen must be positive");
+    HEARTH_ASSIGN_OR_RETURN(const Binding ba, whole(a));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bb, whole(b));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t count, bLen; } p{uint32_t(count), uint32_t(bLen)};
+    return dispatch("add", {ba, bb, bo}, &p, sizeof p, uint32_t(std::min<int64_t>((count + 255) / 256, kMaxGroups)), 1);
+}
+
+Status VulkanDevice::swiglu(const backend::Buffer& gate, const backend::Buffer& up, int64_t count, backend::Buffer& out) {
+    if (count <= 0) return Status::ok();
+    HEARTH_ASSIGN_OR_RETURN(const Binding bg, whole(gate));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bu, whole(up));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t count, bLen; } p{uint32_t(count), uint32_t(count)};
+    return dispatch("swiglu", {bg, bu, bo}, &p, sizeof p, uint32_t(std::min<int64_t>((count + 255) / 256, kMaxGroups)), 1);
+}
+
+Status VulkanDevice::kvWrite(const backend::Buffer& src, const backend::Buffer& slots, int64_t n, int64_t rowSize,
+                             KvType type, backend::Buffer& cache) {
+    if (n <= 0) return Status::ok();
+    if (type != KvType::F32 && type != KvType::F16)
+        return unsupported(std::string("Vulkan KV cache type ") + kvTypeName(type));
+    if (rowSize % 2) return invalidArgument("kvWrite: odd row size");
+    HEARTH_ASSIGN_OR_RETURN(const Binding bs, whole(src));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bl, whole(slots));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bc, whole(cache));
+    struct { uint32_t n, rowSize; } p{uint32_t(n), uint32_t(rowSize)};
+    const auto g = groups2d(uint64_t(n) * uint64_t(rowSize / 2), 64);
+    return dispatch(type == KvType::F16 ? "kv_write_f16" : "kv_write_f32", {bs, bl, bc}, &p, sizeof p, g[0], g[1]);
+}
+
+Status VulkanDevice::attention(const backend::Buffer& q, const backend::Buffer& kCache, const backend::Buffer& vCache,
+                               const backend::Buffer& info, const backend::Buffer& tables,
+                               const backend::AttentionParams& ap, backend::Buffer& out) {
+    if (ap.n <= 0) return Status::ok();
+    if (ap.headDim > 256 || ap.headDim <= 0) return unsupported("Vulkan attention: headDim must be in [1, 256]");
+    if (ap.nHeadKv <= 0 || ap.nHead % ap.nHeadKv) return invalidArgument("attention: nHead % nHeadKv != 0");
+    if (ap.kvType != KvType::F32 && ap.kvType != KvType::F16)
+        return unsupported(std::string("Vulkan KV cache type ") + kvTypeName(ap.kvType));
+    if (ap.n > kMaxGroups) return invalidArgument("too many tokens");
+    HEARTH_ASSIGN_OR_RETURN(const Binding bq, whole(q));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bk, whole(kCache));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bv, whole(vCache));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bi, whole(info));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bt, whole(tables));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t n, nHead, nHeadKv, headDim, blockSize; float scale; } p{
+        uint32_t(ap.n), uint32_t(ap.nHead), uint32_t(ap.nHeadKv), uint32_t(ap.headDim), uint32_t(ap.blockSize), ap.scale};
+    return dispatch(ap.kvType == KvType::F16 ? "attention_f16" : "attention_f32", {bq, bk, bv, bi, bt, bo}, &p,
+                    sizeof p, uint32_t(ap.nHead), uint32_t(ap.n));
+}
+
+} // namespace
+
+Result<std::unique_ptr<backend::Device>> createVulkanDevice(const VulkanOptions& options) {
+    HEARTH_ASSIGN_OR_RETURN(auto ctx, Context::create(options));
+    auto dev = std::make_unique<VulkanDevice>(std::move(ctx));
+    HEARTH_RETURN_IF_ERROR(dev->init());
+    return std::unique_ptr<backend::Device>(std::move(dev));
+}
+
+} // namespace hearth::vk

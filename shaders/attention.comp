@@ -1,0 +1,65 @@
+// Paged attention for decode and prefill chunks: one workgroup per (head, token). Token t attends
+// causally to positions [0, pos[t]] of its sequence, whose K/V rows live in the cache at slot
+// table[tableOffset + p / blockSize] * blockSize + p % blockSize. GQA: query head h reads KV head
+// h / (nHead / nHeadKv). Online softmax over chunks of 64 positions; headDim <= 256.
+#version 450
+#include "kv.glsl"
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer Q { float q[]; };          // [n][nHead][headDim]
+layout(std430, binding = 1) readonly buffer K { KV_WORD kc[]; };       // [slot][nHeadKv][headDim]
+layout(std430, binding = 2) readonly buffer V { KV_WORD vc[]; };
+layout(std430, binding = 3) readonly buffer Info { ivec2 info[]; };    // [n]: (pos, tableOffset)
+layout(std430, binding = 4) readonly buffer Tables { int tables[]; };  // block ids
+layout(std430, binding = 5) writeonly buffer Out { float o[]; };      // [n][nHead][headDim]
+layout(push_constant) uniform Params {
+    uint n; uint nHead; uint nHeadKv; uint headDim; uint blockSize; float scale;
+} p;
+
+shared float qs[256];
+shared float sc[64];
+shared uint slotOf[64];
+
+void main() {
+    const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
+    const uint D = p.headDim, rowSize = p.nHeadKv * D, kvh = h / (p.nHead / p.nHeadKv);
+    const uint len = uint(info[t].x) + 1u, tableOffset = uint(info[t].y);
+    for (uint d = tid; d < D; d += 64u) qs[d] = q[(t * p.nHead + h) * D + d] * p.scale;
+    barrier();
+    float m = -1.0 / 0.0, l = 0.0;
+    float acc[4] = float[4](0.0, 0.0, 0.0, 0.0); // dims tid, tid + 64, ...
+    for (uint p0 = 0u; p0 < len; p0 += 64u) {
+        const uint pp = p0 + tid;
+        float s = -1.0 / 0.0;
+        if (pp < len) {
+            const uint slot = uint(tables[tableOffset + pp / p.blockSize]) * p.blockSize + pp % p.blockSize;
+            slotOf[tid] = slot;
+            const uint kb = slot * rowSize + kvh * D;
+            s = 0.0;
+            for (uint d = 0u; d < D; ++d) s += qs[d] * KV_LOAD(kc, kb + d);
+        }
+        sc[tid] = s;
+        barrier();
+        const uint cnt = min(64u, len - p0);
+        float cm = sc[0];
+        for (uint j = 1u; j < cnt; ++j) cm = max(cm, sc[j]);
+        const float nm = max(m, cm);
+        const float corr = exp(m - nm); // 0 on the first chunk (m = -inf, nm finite)
+        l *= corr;
+        for (uint k = 0u; k < 4u; ++k) acc[k] *= corr;
+        for (uint j = 0u; j < cnt; ++j) {
+            const float wgt = exp(sc[j] - nm);
+            l += wgt;
+            const uint vb = slotOf[j] * rowSize + kvh * D;
+            for (uint k = 0u; k < 4u; ++k) {
+                const uint d = tid + 64u * k;
+                if (d < D) acc[k] += wgt * KV_LOAD(vc, vb + d);
+            }
+        }
+        m = nm;
+        barrier();
+    }
+    for (uint k = 0u; k < 4u; ++k) {
+        const uint d = tid + 64u * k;
+        if (d < D) o[(t * p.nHead + h) * D + d] = acc[k] / l;
+    }
+}

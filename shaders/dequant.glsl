@@ -1,0 +1,98 @@
+// Element-wise dequantization of one weight row, read from a buffer of 32-bit words byte by byte
+// (no 8/16-bit storage features needed). Block layouts are those of engine/quant/blocks.h.
+// The including shader declares `W_BINDING` and gets `float dq(uint rowBase, uint i)`: element i
+// of the row whose first byte is at rowBase.
+layout(std430, binding = W_BINDING) readonly buffer WeightWords { uint w[]; };
+
+uint wByte(uint b) { return (w[b >> 2] >> ((b & 3u) * 8u)) & 0xffu; }
+int wI8(uint b) { return int(wByte(b) << 24) >> 24; }
+float wHalf(uint b) { return unpackHalf2x16((w[b >> 2] >> ((b & 2u) * 8u)) & 0xffffu).x; }
+
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+// The 8 six-bit (scale, min) pairs of a Q4_K/Q5_K super-block, packed in 12 bytes at s.
+void k4ScaleMin(uint s, uint j, out float sc, out float m) {
+    if (j < 4u) {
+        sc = float(wByte(s + j) & 63u);
+        m = float(wByte(s + j + 4u) & 63u);
+    } else {
+        sc = float((wByte(s + j + 4u) & 0x0fu) | ((wByte(s + j - 4u) >> 6) << 4));
+        m = float((wByte(s + j + 4u) >> 4) | ((wByte(s + j) >> 6) << 4));
+    }
+}
+#endif
+
+float dq(uint rowBase, uint i) {
+#if defined(TYPE_F32)
+    return uintBitsToFloat(w[(rowBase >> 2) + i]);
+#elif defined(TYPE_F16)
+    return wHalf(rowBase + 2u * i);
+#elif defined(TYPE_Q8_0)
+    const uint b = rowBase + (i / 32u) * 34u;
+    return wHalf(b) * float(wI8(b + 2u + i % 32u));
+#elif defined(TYPE_Q4_0)
+    const uint b = rowBase + (i / 32u) * 18u, j = i % 32u;
+    const uint q = j < 16u ? (wByte(b + 2u + j) & 0x0fu) : (wByte(b + 2u + j - 16u) >> 4);
+    return wHalf(b) * float(int(q) - 8);
+#elif defined(TYPE_Q4_1)
+    const uint b = rowBase + (i / 32u) * 20u, j = i % 32u;
+    const uint q = j < 16u ? (wByte(b + 4u + j) & 0x0fu) : (wByte(b + 4u + j - 16u) >> 4);
+    return wHalf(b) * float(q) + wHalf(b + 2u);
+#elif defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+    // Element j's fifth bit is bit j of the little-endian qh word.
+#if defined(TYPE_Q5_0)
+    const uint b = rowBase + (i / 32u) * 22u, qh = b + 2u, qs = b + 6u;
+#else
+    const uint b = rowBase + (i / 32u) * 24u, qh = b + 4u, qs = b + 8u;
+#endif
+    const uint j = i % 32u;
+    uint q = j < 16u ? (wByte(qs + j) & 0x0fu) : (wByte(qs + j - 16u) >> 4);
+    q |= ((wByte(qh + j / 8u) >> (j % 8u)) & 1u) << 4;
+#if defined(TYPE_Q5_0)
+    return wHalf(b) * float(int(q) - 16);
+#else
+    return wHalf(b) * float(q) + wHalf(b + 2u);
+#endif
+#elif defined(TYPE_Q2_K)
+    // scales[16] at +0, qs[64] at +16, d at +80, dmin at +82.
+    const uint b = rowBase + (i / 256u) * 84u, e = i % 256u;
+    const uint r = e % 128u, q = (wByte(b + 16u + (e / 128u) * 32u + r % 32u) >> (2u * (r / 32u))) & 3u;
+    const uint sc = wByte(b + e / 16u);
+    return wHalf(b + 80u) * float(sc & 0x0fu) * float(q) - wHalf(b + 82u) * float(sc >> 4);
+#elif defined(TYPE_Q3_K)
+    // hmask[32] at +0, qs[64] at +32, scales[12] at +96, d at +108.
+    const uint b = rowBase + (i / 256u) * 110u, e = i % 256u;
+    const uint r = e % 128u, low = (wByte(b + 32u + (e / 128u) * 32u + r % 32u) >> (2u * (r / 32u))) & 3u;
+    const uint high = (wByte(b + e % 32u) >> (e / 32u)) & 1u;
+    const uint j = e / 16u, s = b + 96u;
+    const uint slo = j < 8u ? (wByte(s + j) & 0x0fu) : (wByte(s + j - 8u) >> 4);
+    const uint shi = (wByte(s + 8u + j % 4u) >> (2u * (j / 4u))) & 3u;
+    const int scale = int(slo | (shi << 4)) - 32;
+    return wHalf(b + 108u) * float(scale) * float(int(low) - (high != 0u ? 0 : 4));
+#elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+#if defined(TYPE_Q4_K)
+    const uint b = rowBase + (i / 256u) * 144u, qs = b + 16u;
+#else
+    const uint b = rowBase + (i / 256u) * 176u, qh = b + 16u, qs = b + 48u;
+#endif
+    const uint e = i % 256u, c = e / 64u, hi = (e % 64u) / 32u, l = e % 32u;
+    float sc, m;
+    k4ScaleMin(b + 4u, 2u * c + hi, sc, m);
+    const uint byte = wByte(qs + 32u * c + l);
+    uint q = hi == 1u ? (byte >> 4) : (byte & 0x0fu);
+#if defined(TYPE_Q5_K)
+    q |= ((wByte(qh + l) >> (2u * c + hi)) & 1u) << 4;
+#endif
+    return wHalf(b) * sc * float(q) - wHalf(b + 2u) * m;
+#elif defined(TYPE_Q6_K)
+    // ql[128] at +0, qh[64] at +128, scales[16] (int8) at +192, d at +208.
+    const uint b = rowBase + (i / 256u) * 210u;
+    const uint e = i % 256u, h = e / 128u, k = (e % 128u) / 32u, l = e % 32u;
+    const uint lo = wByte(b + 64u * h + l + 32u * (k & 1u));
+    const uint nib = k >= 2u ? (lo >> 4) : (lo & 0x0fu);
+    const uint hb = (wByte(b + 128u + 32u * h + l) >> (2u * k)) & 3u;
+    const int q = int(nib | (hb << 4)) - 32;
+    return wHalf(b + 208u) * float(wI8(b + 192u + 8u * h + l / 16u + 2u * k)) * float(q);
+#else
+#error "define one TYPE_*"
+#endif
+}
