@@ -105,11 +105,47 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     if (blocks < 1)
         return outOfMemory("KV memory budget of " + std::to_string(budget) +
                            " bytes holds no block (one needs " + std::to_string(bytesPerBlock) + ")");
-    const int numBlocks = int(std::min<uint64_t>(blocks, 1u << 20));
-    HEARTH_ASSIGN_OR_RETURN(cpu::PagedKvStore store,
-                            cpu::PagedKvStore::create(hp.nLayer, numBlocks, bs, hp.nHeadKv,
-                                                      hp.headDim, config.kvType));
-    e->m_store = std::make_unique<cpu::PagedKvStore>(std::move(store));
+    int numBlocks = int(std::min<uint64_t>(blocks, 1u << 20));
+    // A GPU takes the first gpuLayers layers (weights and K/V); the CPU keeps the rest. Its
+    // per-layer K/V cache is one binding, which may hold fewer blocks than the budget.
+    int cpuLayers = hp.nLayer;
+    if (config.device.rfind("cuda", 0) == 0) {
+        // CUDA runs the whole model (no layer split on this backend yet).
+        if (config.gpuLayers >= 0 && config.gpuLayers < hp.nLayer)
+            return unsupported("device " + config.device + " runs every layer; a split of " +
+                               std::to_string(config.gpuLayers) + " of " + std::to_string(hp.nLayer) +
+                               " layers needs a Vulkan device or the CPU");
+#if HEARTH_HAS_CUDA
+        const std::string digits = config.device.size() > 5 && config.device[4] == ':' ? config.device.substr(5) : "";
+        if (digits.empty() || digits.size() > 4 || digits.find_first_not_of("0123456789") != std::string::npos)
+            return invalidArgument("device id '" + config.device + "': expected cuda:INDEX such as cuda:0");
+        auto cudaForward = model::CudaLlamaForward::create(*e->m_model, std::stoi(digits), numBlocks, bs,
+                                                           config.kvType);
+        if (!cudaForward.isOk()) return cudaForward.status().withContext("device " + config.device);
+        e->m_cudaForward = std::move(cudaForward).value();
+        cpuLayers = 0;
+        s.device = config.device;
+        s.gpuLayers = hp.nLayer;
+#else
+        return unsupported("device " + config.device + ": the CUDA backend is not built into this binary");
+#endif
+    } else if (!config.device.empty() && config.device != "cpu") {
+        HEARTH_ASSIGN_OR_RETURN(e->m_device, model::openComputeDevice(config.device));
+        numBlocks = std::min(numBlocks, model::DeviceForward::maxBlocks(*e->m_device, hp, bs, config.kvType));
+        if (numBlocks < 1) return unsupported("device " + config.device + " cannot hold one K/V block");
+        HEARTH_ASSIGN_OR_RETURN(e->m_deviceForward,
+                                model::DeviceForward::create(*e->m_model, *e->m_device, numBlocks, bs,
+                                                             config.kvType, config.gpuLayers));
+        cpuLayers = hp.nLayer - e->m_deviceForward->gpuLayers();
+        s.device = config.device;
+        s.gpuLayers = e->m_deviceForward->gpuLayers();
+    }
+    if (cpuLayers > 0) {
+        HEARTH_ASSIGN_OR_RETURN(cpu::PagedKvStore store,
+                                cpu::PagedKvStore::create(cpuLayers, numBlocks, bs, hp.nHeadKv,
+                                                          hp.headDim, config.kvType));
+        e->m_store = std::make_unique<cpu::PagedKvStore>(std::move(store));
+    }
     e->m_cache = std::make_unique<kv::KvCacheManager>(
         kv::KvCacheConfig{.numBlocks = numBlocks, .blockSize = bs, .prefixCaching = config.prefixCaching});
     e->m_sched = std::make_unique<sched::Scheduler>(
@@ -119,7 +155,10 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
                                .contextLength = s.contextLength},
         *e->m_cache);
     s.kvType = kvTypeName(config.kvType);
-    s.kvBytes = e->m_store->bytes();
+    s.kvBytes = (e->m_store ? e->m_store->bytes() : 0) + (e->m_deviceForward ? e->m_deviceForward->kvBytes() : 0);
+#if HEARTH_HAS_CUDA
+    if (e->m_cudaForward) s.kvBytes += e->m_cudaForward->kvBytes();
+#endif
     s.kvBlockSize = bs;
     e->m_stats.kvBlocksTotal = numBlocks;
     const int threads = config.threads > 0 ? config.threads

@@ -8,6 +8,10 @@
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
 #include "kv/kv_cache_manager.h"
+#include "model/llama_forward_vulkan.h"
+#if HEARTH_HAS_CUDA
+#include "model/llama_forward_cuda.h"
+#endif
 #include "model/llama_model.h"
 #include "runtime/text_stream.h"
 #include "sample/sampler.h"
@@ -100,11 +104,16 @@ private:
     EngineConfig m_config;
     std::optional<gguf::File> m_file;
     std::unique_ptr<model::LlamaModel> m_model;
+    std::unique_ptr<backend::Device> m_device;             // the GPU of config.device, if any
+    std::unique_ptr<model::DeviceForward> m_deviceForward; // its layers; the CPU's are in m_store
+#if HEARTH_HAS_CUDA
+    std::unique_ptr<model::CudaLlamaForward> m_cudaForward; // config.device "cuda:N": every layer
+#endif
     std::optional<tokenizer::Tokenizer> m_tokenizer;
     std::optional<tmpl::ModelChat> m_chat;
     Status m_chatError;
     std::unique_ptr<kv::KvCacheManager> m_cache;
-    std::unique_ptr<cpu::PagedKvStore> m_store;
+    std::unique_ptr<cpu::PagedKvStore> m_store; // K/V of the CPU layers (null when all are on a GPU)
     std::unique_ptr<sched::Scheduler> m_sched;
     std::unique_ptr<cpu::ThreadPool> m_pool;
     ModelSummary m_summary;

@@ -36,6 +36,8 @@ struct EngineConfig {
     int32_t maxWaiting = 256;       // queued requests beyond which submit() answers Busy
     bool prefixCaching = true;
     bool useMmap = true;            // false: read the weights into memory at load (no page faults later)
+    std::string device = "cpu";     // "cpu" or a GPU id from listDevices() ("vulkan:0")
+    int32_t gpuLayers = -1;         // with a GPU: layers on it, the rest on the CPU (-1: all)
 };
 
 enum class FinishReason { Stop, Length, Cancelled, Error };
@@ -101,6 +103,8 @@ struct ModelSummary {
     std::string kvType;               // "f16", ...
     uint64_t kvBytes = 0;             // memory of the KV cache
     int32_t kvBlockSize = 0;
+    std::string device = "cpu";       // where the first gpuLayers layers run
+    int32_t gpuLayers = 0;            // layers on that device (0 with the CPU)
 };
 
 struct EngineStats {

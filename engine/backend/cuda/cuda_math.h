@@ -1,0 +1,230 @@
+// The per-element math of the CUDA kernels as inline __host__ __device__ functions, so the host
+// tests run the exact code the kernels run: fp16 conversion, RMSNorm pieces, RoPE, SiLU/SwiGLU,
+// the online-softmax state, and 32-value chunk dequantization + dot for every weight type.
+#pragma once
+
+#include "quant/blocks.h" // defines: HEARTH_HD, Block*, halfToFloat, floatToHalf, k4ScaleMin
+
+#include <math.h>
+#include <cstdint>
+#include <type_traits>
+
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#endif
+
+namespace hearth::cuda::math {
+
+// ---- fp16 --------------------------------------------------------------------------------------
+
+// binary16 bits -> float; the hardware conversion on the device, the exact bit version on the host.
+HEARTH_HD inline float fp16ToFloat(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+    return __half2float(__ushort_as_half(h));
+#else
+    return quant::halfToFloat(h);
+#endif
+}
+
+// float -> binary16 bits, round to nearest even on both sides.
+HEARTH_HD inline uint16_t floatToFp16(float f) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__float2half_rn(f));
+#else
+    return quant::floatToHalf(f);
+#endif
+}
+
+// ---- RMSNorm -----------------------------------------------------------------------------------
+
+// 1 / sqrt(mean(x²) + eps) from the row's sum of squares over n values.
+HEARTH_HD inline float rmsScale(float sumSquares, int64_t n, float eps) {
+    return 1.0f / sqrtf(sumSquares / float(n) + eps);
+}
+
+// out[n] = x[n] * scale * weight[n] for one row, sequentially (the kernel splits the loops).
+HEARTH_HD inline void rmsNormRow(const float* x, const float* weight, float* out, int64_t n, float eps) {
+    float ss = 0.0f;
+    for (int64_t i = 0; i < n; ++i) ss += x[i] * x[i];
+    const float scale = rmsScale(ss, n, eps);
+    for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
+}
+
+// ---- RoPE --------------------------------------------------------------------------------------
+
+// Angle of rotation pair i (0 <= i < nRot/2) at `pos`: pos * base^(-2i/nRot) / freqFactor.
+HEARTH_HD inline float ropeTheta(int64_t pos, int i, int nRot, float freqBase, float freqFactor) {
+    return float(pos) * powf(freqBase, -2.0f * float(i) / float(nRot)) / freqFactor;
+}
+
+// The two dims pair i rotates: normal (2i, 2i+1), NeoX (i, i + nRot/2).
+HEARTH_HD inline void ropePair(int i, int nRot, bool neox, int& a, int& b) {
+    a = neox ? i : 2 * i;
+    b = neox ? i + nRot / 2 : 2 * i + 1;
+}
+
+HEARTH_HD inline void ropeRotate(float& x0, float& x1, float theta) {
+    const float c = cosf(theta), s = sinf(theta);
+    const float a = x0, b = x1;
+    x0 = a * c - b * s;
+    x1 = a * s + b * c;
+}
+
+// Rotates one head x[headDim] in place; dims >= nRot stay. freqFactors: nRot/2 values or null.
+HEARTH_HD inline void ropeHead(float* x, int headDim, int nRot, int64_t pos, float freqBase, bool neox,
+                               const float* freqFactors) {
+    if (nRot > headDim) nRot = headDim;
+    for (int i = 0; i < nRot / 2; ++i) {
+        int a = 0, b = 0;
+        ropePair(i, nRot, neox, a, b);
+        ropeRotate(x[a], x[b], ropeTheta(pos, i, nRot, freqBase, freqFactors ? freqFactors[i] : 1.0f));
+    }
+}
+
+// ---- SiLU / SwiGLU -----------------------------------------------------------------------------
+
+HEARTH_HD inline float silu(float v) { return v / (1.0f + expf(-v)); }
+HEARTH_HD inline float swiglu(float gate, float up) { return silu(gate) * up; }
+
+// ---- online softmax ----------------------------------------------------------------------------
+
+// Running state of softmax over a stream of scores: the largest score so far and the sum of
+// exp(score - max). Weighted sums kept beside it are rescaled by the factors the updates return.
+struct OnlineSoftmax {
+    float max = -INFINITY;
+    float sum = 0.0f;
+};
+
+// Adds score s: the running weighted sum must become acc * scaleOld + weight * value.
+HEARTH_HD inline void softmaxAdd(OnlineSoftmax& st, float s, float& scaleOld, float& weight) {
+    const float m = fmaxf(st.max, s);
+    scaleOld = st.max == -INFINITY ? 0.0f : expf(st.max - m);
+    weight = expf(s - m);
+    st.sum = st.sum * scaleOld + weight;
+    st.max = m;
+}
+
+// Merges b into a: the combined weighted sum is accA * scaleA + accB * scaleB. Empty states work.
+HEARTH_HD inline void softmaxMerge(OnlineSoftmax& a, const OnlineSoftmax& b, float& scaleA, float& scaleB) {
+    const float m = fmaxf(a.max, b.max);
+    scaleA = a.max == -INFINITY ? 0.0f : expf(a.max - m);
+    scaleB = b.max == -INFINITY ? 0.0f : expf(b.max - m);
+    a.sum = a.sum * scaleA + b.sum * scaleB;
+    a.max = m;
+}
+
+// ---- weight chunks -----------------------------------------------------------------------------
+// Kernels walk a weight row in chunks of 32 consecutive values: a legacy block is one chunk, a
+// K-quant super-block eight. dequantChunk(block, c, y) writes values [32c, 32c + 32) of the block.
+
+inline constexpr int kChunk = 32;
+
+struct F16Chunk { uint16_t v[kChunk]; }; // plain F16 row data viewed in chunks
+struct F32Chunk { float v[kChunk]; };    // plain F32 row data viewed in chunks
+
+template <typename B> struct ChunkTraits;
+template <> struct ChunkTraits<F32Chunk> { static constexpr int kChunks = 1; };
+template <> struct ChunkTraits<F16Chunk> { static constexpr int kChunks = 1; };
+template <> struct ChunkTraits<quant::BlockQ4_0> { static constexpr int kChunks = 1; };
+template <> struct ChunkTraits<quant::BlockQ8_0> { static constexpr int kChunks = 1; };
+template <> struct ChunkTraits<quant::BlockQ4_K> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockQ5_K> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockQ6_K> { static constexpr int kChunks = 8; };
+
+HEARTH_HD inline void dequantChunk(const F32Chunk& b, int, float* y) {
+    for (int j = 0; j < kChunk; ++j) y[j] = b.v[j];
+}
+
+HEARTH_HD inline void dequantChunk(const F16Chunk& b, int, float* y) {
+    for (int j = 0; j < kChunk; ++j) y[j] = fp16ToFloat(b.v[j]);
+}
+
+// Q4_0: byte j holds element j (low nibble) and j+16 (high nibble); x = d * (q - 8).
+HEARTH_HD inline void dequantChunk(const quant::BlockQ4_0& b, int, float* y) {
+    const float d = fp16ToFloat(b.d);
+    for (int j = 0; j < kChunk / 2; ++j) {
+        y[j] = d * float((b.qs[j] & 0x0f) - 8);
+        y[j + kChunk / 2] = d * float((b.qs[j] >> 4) - 8);
+    }
+}
+
+HEARTH_HD inline void dequantChunk(const quant::BlockQ8_0& b, int, float* y) {
+    const float d = fp16ToFloat(b.d);
+    for (int j = 0; j < kChunk; ++j) y[j] = d * float(b.qs[j]);
+}
+
+// Q4_K chunk c = sub-block c: nibble (c & 1) of qs[32 * (c / 2) + l]; x = d*sc*q - dmin*m.
+HEARTH_HD inline void dequantChunk(const quant::BlockQ4_K& b, int c, float* y) {
+    int sc = 0, m = 0;
+    quant::k4ScaleMin(b.scales, c, sc, m);
+    const float d = fp16ToFloat(b.d) * float(sc), dm = fp16ToFloat(b.dmin) * float(m);
+    const uint8_t* qs = b.qs + 32 * (c / 2);
+    const int shift = 4 * (c & 1);
+    for (int l = 0; l < kChunk; ++l) y[l] = d * float((qs[l] >> shift) & 0x0f) - dm;
+}
+
+// Q5_K chunk c: as Q4_K with the fifth bit c of qh[l].
+HEARTH_HD inline void dequantChunk(const quant::BlockQ5_K& b, int c, float* y) {
+    int sc = 0, m = 0;
+    quant::k4ScaleMin(b.scales, c, sc, m);
+    const float d = fp16ToFloat(b.d) * float(sc), dm = fp16ToFloat(b.dmin) * float(m);
+    const uint8_t* qs = b.qs + 32 * (c / 2);
+    const int shift = 4 * (c & 1);
+    for (int l = 0; l < kChunk; ++l) {
+        const int q = ((qs[l] >> shift) & 0x0f) | ((b.qh[l] >> c) & 1) << 4;
+        y[l] = d * float(q) - dm;
+    }
+}
+
+// Q6_K chunk c: half h = c / 4, quarter k = c % 4 of that half. Low 4 bits from
+// ql[64h + 32(k & 1) + l] (nibble k / 2), high 2 bits from qh[32h + l] bits 2k; scale
+// scales[8h + 2k + l / 16]; x = d * sc * (q - 32).
+HEARTH_HD inline void dequantChunk(const quant::BlockQ6_K& b, int c, float* y) {
+    const int h = c / 4, k = c % 4;
+    const uint8_t* ql = b.ql + 64 * h + 32 * (k & 1);
+    const uint8_t* qh = b.qh + 32 * h;
+    const int8_t* sc = b.scales + 8 * h + 2 * k;
+    const float d = fp16ToFloat(b.d);
+    const int lowShift = 4 * (k / 2), highShift = 2 * k;
+    for (int l = 0; l < kChunk; ++l) {
+        const int q = (((ql[l] >> lowShift) & 0x0f) | ((qh[l] >> highShift) & 3) << 4) - 32;
+        y[l] = d * float(sc[l / 16]) * float(q);
+    }
+}
+
+// Values [32c, 32c + 32) of a weight row stored as blocks B (what each kernel thread loads).
+template <typename B> HEARTH_HD inline void dequantRowChunk(const B* row, int64_t c, float* y) {
+    constexpr int per = ChunkTraits<B>::kChunks;
+    dequantChunk(row[c / per], int(c % per), y);
+}
+
+// The same for a row of `cols` values: F32 and F16 rows may end inside chunk c (any cols is
+// allowed for them), and the values past the end read as 0. Quantized rows are whole blocks.
+template <typename B>
+HEARTH_HD inline void dequantRowChunkBounded(const B* row, int64_t c, int64_t cols, float* y) {
+    (void)cols; // unused for quantized rows
+    if constexpr (std::is_same_v<B, F32Chunk> || std::is_same_v<B, F16Chunk>) {
+        const int64_t base = c * kChunk;
+        if (base + kChunk > cols) {
+            for (int j = 0; j < kChunk; ++j) {
+                const int64_t i = base + j;
+                if (i >= cols) y[j] = 0.0f;
+                else if constexpr (std::is_same_v<B, F32Chunk>) y[j] = reinterpret_cast<const float*>(row)[i];
+                else y[j] = fp16ToFloat(reinterpret_cast<const uint16_t*>(row)[i]);
+            }
+            return;
+        }
+    }
+    dequantRowChunk(row, c, y);
+}
+
+// Σ dequant(chunk c of b)[j] * x[j] over the chunk's 32 values.
+template <typename B> HEARTH_HD inline float dotChunk(const B& b, int c, const float* x) {
+    float w[kChunk];
+    dequantChunk(b, c, w);
+    float s = 0.0f;
+    for (int j = 0; j < kChunk; ++j) s += w[j] * x[j];
+    return s;
+}
+
+} // namespace hearth::cuda::math

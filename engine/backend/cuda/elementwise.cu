@@ -1,0 +1,144 @@
+// Row and element-wise kernels: RMSNorm, RoPE, SwiGLU, add, softmax and embedding get-rows.
+#include "backend/cuda/kernel_common.cuh"
+
+namespace hearth::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// grid: nRows blocks; block sums the row's squares, then scales.
+__global__ void rmsNormKernel(const float* x, const float* __restrict__ weight, float* out, int64_t n,
+                              float eps) {
+    const float* xr = x + int64_t(blockIdx.x) * n;
+    float* yr = out + int64_t(blockIdx.x) * n;
+    float ss = 0.0f;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) ss += xr[i] * xr[i];
+    const float scale = math::rmsScale(detail::blockSum(ss), n, eps);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = xr[i] * scale * weight[i];
+}
+
+// One thread per (token, head, pair): x[nTokens][nHeads][headDim].
+__global__ void ropeKernel(float* x, const int32_t* __restrict__ positions, int64_t nTokens, int nHeads,
+                           int headDim, int nRot, float freqBase, bool neox,
+                           const float* __restrict__ freqFactors) {
+    const int half = nRot / 2;
+    const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (idx >= nTokens * nHeads * half) return;
+    const int i = int(idx % half);
+    const int64_t head = idx / half; // token * nHeads + h
+    const int64_t token = head / nHeads;
+    float* xh = x + head * headDim;
+    int a = 0, b = 0;
+    math::ropePair(i, nRot, neox, a, b);
+    const float ff = freqFactors ? freqFactors[i] : 1.0f;
+    math::ropeRotate(xh[a], xh[b], math::ropeTheta(positions[token], i, nRot, freqBase, ff));
+}
+
+__global__ void swigluKernel(const float* gate, const float* up, float* out, int64_t n) {
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+        out[i] = math::swiglu(gate[i], up[i]);
+}
+
+__global__ void addKernel(const float* a, const float* b, float* out, int64_t n) {
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+        out[i] = a[i] + b[i];
+}
+
+__global__ void addRowsKernel(float* x, const float* __restrict__ bias, int64_t n, int64_t dim) {
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+        x[i] += bias[i % dim];
+}
+
+// grid: nRows blocks; max, then sum of exponentials, then normalize.
+__global__ void softmaxKernel(float* x, int64_t n) {
+    float* xr = x + int64_t(blockIdx.x) * n;
+    float m = -INFINITY;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, xr[i]);
+    m = detail::blockMax(m);
+    float s = 0.0f;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += expf(xr[i] - m);
+    const float inv = 1.0f / detail::blockSum(s);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) xr[i] = expf(xr[i] - m) * inv;
+}
+
+// grid: nIds blocks; each thread dequantizes 32-value chunks of the row.
+template <typename B>
+__global__ void getRowsKernel(const uint8_t* __restrict__ table, uint64_t rowBytes, int64_t rows,
+                              int64_t cols, const int32_t* __restrict__ ids, float* out) {
+    const int32_t id = ids[blockIdx.x];
+    float* yr = out + int64_t(blockIdx.x) * cols;
+    const int64_t nChunks = (cols + math::kChunk - 1) / math::kChunk;
+    for (int64_t c = threadIdx.x; c < nChunks; c += blockDim.x) {
+        float v[math::kChunk];
+        if (id >= 0 && id < rows) {
+            detail::loadChunk(reinterpret_cast<const B*>(table + uint64_t(id) * rowBytes), c, cols, v);
+        } else {
+            for (float& e : v) e = 0.0f;
+        }
+        for (int j = 0; j < math::kChunk && c * math::kChunk + j < cols; ++j) yr[c * math::kChunk + j] = v[j];
+    }
+}
+
+unsigned elementGrid(int64_t n) {
+    const int64_t blocks = (n + kThreads - 1) / kThreads;
+    return unsigned(blocks < 65535 ? blocks : 65535);
+}
+
+} // namespace
+
+Status rmsNorm(const float* x, const float* weight, float* out, int64_t nRows, int64_t n, float eps,
+               StreamHandle stream) {
+    if (!x || !weight || !out || nRows <= 0 || n <= 0 || nRows > 0x7fffffff)
+        return invalidArgument("cuda rmsNorm: null pointer or bad shape");
+    rmsNormKernel<<<unsigned(nRows), kThreads, 0, stream>>>(x, weight, out, n, eps);
+    return detail::launchStatus("rmsNormKernel");
+}
+
+Status rope(float* x, const int32_t* positions, int64_t nTokens, const RopeParams& p, StreamHandle stream) {
+    if (!x || !positions || nTokens <= 0 || p.nHeads <= 0 || p.headDim <= 0 || p.nRot <= 0 ||
+        p.nRot > p.headDim || p.nRot % 2 != 0)
+        return invalidArgument("cuda rope: null pointer or bad shape (nRot must be even and <= headDim)");
+    const int64_t threads = nTokens * p.nHeads * (p.nRot / 2);
+    ropeKernel<<<detail::gridFor(threads, kThreads), kThreads, 0, stream>>>(
+        x, positions, nTokens, p.nHeads, p.headDim, p.nRot, p.freqBase, p.neox, p.freqFactors);
+    return detail::launchStatus("ropeKernel");
+}
+
+Status swiglu(const float* gate, const float* up, float* out, int64_t n, StreamHandle stream) {
+    if (!gate || !up || !out || n <= 0) return invalidArgument("cuda swiglu: null pointer or empty");
+    swigluKernel<<<elementGrid(n), kThreads, 0, stream>>>(gate, up, out, n);
+    return detail::launchStatus("swigluKernel");
+}
+
+Status add(const float* a, const float* b, float* out, int64_t n, StreamHandle stream) {
+    if (!a || !b || !out || n <= 0) return invalidArgument("cuda add: null pointer or empty");
+    addKernel<<<elementGrid(n), kThreads, 0, stream>>>(a, b, out, n);
+    return detail::launchStatus("addKernel");
+}
+
+Status addRows(float* x, const float* bias, int64_t nRows, int64_t dim, StreamHandle stream) {
+    if (!x || !bias || nRows <= 0 || dim <= 0) return invalidArgument("cuda addRows: null pointer or empty");
+    addRowsKernel<<<elementGrid(nRows * dim), kThreads, 0, stream>>>(x, bias, nRows * dim, dim);
+    return detail::launchStatus("addRowsKernel");
+}
+
+Status softmax(float* x, int64_t nRows, int64_t n, StreamHandle stream) {
+    if (!x || nRows <= 0 || n <= 0 || nRows > 0x7fffffff)
+        return invalidArgument("cuda softmax: null pointer or bad shape");
+    softmaxKernel<<<unsigned(nRows), kThreads, 0, stream>>>(x, n);
+    return detail::launchStatus("softmaxKernel");
+}
+
+Status getRows(const DeviceMatrix& table, const int32_t* ids, int64_t nIds, float* out, StreamHandle stream) {
+    if (!ids || !out || nIds <= 0 || nIds > 0x7fffffff)
+        return invalidArgument("cuda getRows: null pointer or bad count");
+    return detail::dispatchWeight(table, "cuda getRows", [&](auto block) -> Status {
+        using B = decltype(block);
+        getRowsKernel<B><<<unsigned(nIds), 128, 0, stream>>>(static_cast<const uint8_t*>(table.data),
+                                                             table.rowBytes, table.rows, table.cols, ids, out);
+        return detail::launchStatus("getRowsKernel");
+    });
+}
+
+} // namespace hearth::cuda

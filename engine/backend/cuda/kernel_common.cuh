@@ -1,0 +1,88 @@
+// Helpers shared by the .cu files: launch checking, warp/block reductions, and the dispatch from
+// a weight's quant::Type to the chunk type its kernels are instantiated with.
+#pragma once
+
+#include "backend/cuda/cuda_math.h"
+#include "backend/cuda/cuda_ops.h"
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+namespace hearth::cuda::detail {
+
+// The Status of the last launch (configuration errors show up here, not as exceptions).
+inline Status launchStatus(const char* kernel) {
+    return cudaStatus(cudaGetLastError(), (std::string("launch ") + kernel).c_str());
+}
+
+__device__ inline float warpSum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ inline float warpMax(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// Sum over the whole thread block (blockDim.x a multiple of 32, at most 1024); every thread gets it.
+__device__ inline float blockSum(float v) {
+    __shared__ float partial[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nWarps = blockDim.x >> 5;
+    v = warpSum(v);
+    __syncthreads(); // partial may still be read by a previous call
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    v = lane < nWarps ? partial[lane] : 0.0f;
+    return warpSum(v);
+}
+
+__device__ inline float blockMax(float v) {
+    __shared__ float partial[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nWarps = blockDim.x >> 5;
+    v = warpMax(v);
+    __syncthreads();
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    v = lane < nWarps ? partial[lane] : -INFINITY;
+    return warpMax(v);
+}
+
+// Chunk c of one weight row of `cols` values, zero past the end (math::dequantRowChunkBounded,
+// host-tested).
+template <typename B> __device__ inline void loadChunk(const B* row, int64_t c, int64_t cols, float* y) {
+    math::dequantRowChunkBounded(row, c, cols, y);
+}
+
+// Chunks of 32 values covering a row of `cols` values (the last may be partial for F32/F16).
+inline int64_t chunksOf(int64_t cols) { return (cols + math::kChunk - 1) / math::kChunk; }
+
+// Checks a weight's shape (F32/F16: any cols; Q4_0/Q8_0: multiple of 32; K-quants: of 256) and
+// calls fn(B{}) with the chunk type of its quant type.
+template <typename Fn> Status dispatchWeight(const DeviceMatrix& w, const char* op, Fn&& fn) {
+    const bool kQuant = w.type == quant::Type::Q4_K || w.type == quant::Type::Q5_K || w.type == quant::Type::Q6_K;
+    const bool plain = w.type == quant::Type::F32 || w.type == quant::Type::F16;
+    const int64_t multiple = kQuant ? quant::kQKK : plain ? 1 : math::kChunk;
+    if (!w.data || w.cols <= 0 || w.rows <= 0 || w.cols % multiple != 0)
+        return invalidArgument(std::string(op) + ": weight needs data and cols a positive multiple of " +
+                               std::to_string(multiple) + " (cols " + std::to_string(w.cols) + ")");
+    switch (w.type) {
+    case quant::Type::F32: return fn(math::F32Chunk{});
+    case quant::Type::F16: return fn(math::F16Chunk{});
+    case quant::Type::Q4_0: return fn(quant::BlockQ4_0{});
+    case quant::Type::Q8_0: return fn(quant::BlockQ8_0{});
+    case quant::Type::Q4_K: return fn(quant::BlockQ4_K{});
+    case quant::Type::Q5_K: return fn(quant::BlockQ5_K{});
+    case quant::Type::Q6_K: return fn(quant::BlockQ6_K{});
+    default: break;
+    }
+    return unsupported(std::string(op) + ": weight type " + std::to_string(unsigned(w.type)) +
+                       " has no CUDA kernel");
+}
+
+inline unsigned gridFor(int64_t n, int threads) { return unsigned((n + threads - 1) / threads); }
+
+} // namespace hearth::cuda::detail

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# One command for a machine with an NVIDIA GPU: builds Hearth's CUDA backend for this GPU's
+# architecture (CMake's "native"), runs the CUDA tests (label cuda: ops and the llama forward, plus
+# the host math test), lists the devices, checks that the engine's greedy tokens on cuda:0 equal
+# the CPU's on the shared stories260K, and benchmarks `hearth-cli bench --device cuda:0`.
+# Environment: HEARTH_TEST_DATA (default ../shared), HEARTH_JOBS (default: all cores),
+# HEARTH_CUDA_BUILD (default build/cuda-native), HEARTH_BENCH_MODEL (a GGUF for the bench).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+jobs=${HEARTH_JOBS:-$(nproc)}
+build=${HEARTH_CUDA_BUILD:-build/cuda-native}
+export HEARTH_TEST_DATA=${HEARTH_TEST_DATA:-$(cd "$root/.." && pwd)/shared}
+
+start=$(date +%s)
+stamp() { echo "== [$(( $(date +%s) - start ))s] $*"; }
+
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader || true
+else
+  echo "nvidia-smi not found: the cuda tests will report the missing driver and skip"
+fi
+
+stamp "configure ($build, CUDA architectures: native)"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEARTH_CUDA=ON \
+  -DHEARTH_CUDA_ARCHITECTURES=native -DHEARTH_WERROR=ON -DHEARTH_GUI=OFF -DHEARTH_VULKAN=OFF \
+  -DHEARTH_TEST_DATA="$HEARTH_TEST_DATA" >/dev/null
+
+stamp "build"
+cmake --build "$build" -j"$jobs" --target test_cuda_math test_cuda_ops test_forward_cuda test_engine_cuda hearth-cli
+
+stamp "tests (label cuda + host math)"
+ctest --test-dir "$build" --output-on-failure -V -L cuda
+ctest --test-dir "$build" --output-on-failure -V -R '^test_(cuda_math|engine_cuda)$'
+
+cli="$build/bin/hearth-cli"
+[[ -x "$cli" ]] || cli=$(find "$build" -name hearth-cli -type f -perm -u+x | head -1)
+stamp "devices"
+"$cli" devices || true
+stories="$HEARTH_TEST_DATA/models/stories260K.gguf"
+if [[ -f "$stories" ]]; then
+  stamp "engine on cuda:0 vs the CPU (greedy ids, stories260K)"
+  cpu_ids=$("$cli" run "$stories" -p "Once upon a time" -n 48 --temp 0 --print-ids --device cpu | tail -1)
+  gpu_ids=$("$cli" run "$stories" -p "Once upon a time" -n 48 --temp 0 --print-ids --device cuda:0 | tail -1)
+  echo "cpu:  $cpu_ids"
+  echo "cuda: $gpu_ids"
+  [[ "$cpu_ids" == "$gpu_ids" ]] || { echo "FAIL: greedy ids differ between cpu and cuda:0"; exit 1; }
+fi
+model=${HEARTH_BENCH_MODEL:-$stories}
+if [[ -f "$model" ]]; then
+  stamp "bench ($model): cpu, then cuda:0"
+  "$cli" bench "$model" --device cpu --reps 2
+  "$cli" bench "$model" --device cuda:0 --reps 2
+else
+  echo "no model for the bench: set HEARTH_BENCH_MODEL=/path/to/model.gguf"
+fi
+stamp "done"

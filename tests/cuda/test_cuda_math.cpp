@@ -1,0 +1,209 @@
+// Host tests of the CUDA kernels' shared math (backend/cuda/cuda_math.h) against the CPU scalar
+// reference (backend/cpu/ref_ops) and quant's reference dequantizers, on random inputs.
+#include "backend/cpu/ref_ops.h"
+#include "backend/cuda/cuda_math.h"
+#include "hearth/quant.h"
+#include "test_support.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace hearth;
+namespace cm = hearth::cuda::math;
+
+namespace {
+
+std::vector<float> randomFloats(size_t n, uint32_t seed, float scale = 1.0f) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(-scale, scale);
+    std::vector<float> v(n);
+    for (float& x : v) x = d(rng);
+    return v;
+}
+
+// A random weight matrix quantized with the reference quantizer.
+struct HostMatrix {
+    std::vector<uint8_t> bytes;
+    cpu::ref::Matrix m;
+};
+
+HostMatrix makeMatrix(quant::Type type, int64_t rows, int64_t cols, uint32_t seed) {
+    HostMatrix h;
+    const uint64_t rowBytes = quant::rowBytes(type, uint64_t(cols)).value();
+    h.bytes.resize(rowBytes * uint64_t(rows));
+    const std::vector<float> src = randomFloats(size_t(rows * cols), seed);
+    for (int64_t r = 0; r < rows; ++r)
+        if (!quant::quantizeRow(type, src.data() + r * cols, h.bytes.data() + uint64_t(r) * rowBytes, cols).isOk())
+            qFatal("quantizeRow failed");
+    h.m = {h.bytes.data(), type, cols, rows, rowBytes};
+    return h;
+}
+
+// The whole row through dequantRowChunk, chunk by chunk, as the kernels read it.
+template <typename B> std::vector<float> chunkedRow(const HostMatrix& h, int64_t r) {
+    std::vector<float> out(size_t(h.m.cols));
+    const B* row = reinterpret_cast<const B*>(h.bytes.data() + uint64_t(r) * h.m.rowBytes);
+    float chunk[cm::kChunk];
+    for (int64_t c = 0; c * cm::kChunk < h.m.cols; ++c) {
+        cm::dequantRowChunkBounded(row, c, h.m.cols, chunk);
+        for (int j = 0; j < cm::kChunk; ++j) {
+            if (c * cm::kChunk + j < h.m.cols) out[size_t(c * cm::kChunk + j)] = chunk[j];
+            else if (chunk[j] != 0.0f) qFatal("value past the end of the row is not 0");
+        }
+    }
+    return out;
+}
+
+// Checks dequantRowChunkBounded (exact) and dotChunk (relative to Σ|w·x|) for one type.
+template <typename B> void checkType(quant::Type type, int64_t cols) {
+    const int64_t rows = 5;
+    const HostMatrix h = makeMatrix(type, rows, cols, 17u + uint32_t(type));
+    const std::vector<float> x = randomFloats(size_t(cols), 99);
+    std::vector<float> ref(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+        QVERIFY(cpu::ref::getRow(h.m, r, ref.data()).isOk());
+        const std::vector<float> got = chunkedRow<B>(h, r);
+        for (int64_t i = 0; i < cols; ++i)
+            QVERIFY2(got[size_t(i)] == ref[size_t(i)],
+                     qPrintable(QStringLiteral("%1 row %2 elem %3: %4 vs %5")
+                                    .arg(quant::typeName(type).data()).arg(r).arg(i)
+                                    .arg(got[size_t(i)]).arg(ref[size_t(i)])));
+        if (cols % cm::kChunk != 0) continue; // dotChunk reads whole chunks
+        // dot product, chunk by chunk like one kernel lane
+        const B* row = reinterpret_cast<const B*>(h.bytes.data() + uint64_t(r) * h.m.rowBytes);
+        constexpr int per = cm::ChunkTraits<B>::kChunks;
+        float dot = 0.0f;
+        double exact = 0.0, mag = 0.0;
+        for (int64_t c = 0; c < cols / cm::kChunk; ++c)
+            dot += cm::dotChunk(row[c / per], int(c % per), x.data() + c * cm::kChunk);
+        for (int64_t i = 0; i < cols; ++i) {
+            exact += double(ref[size_t(i)]) * x[size_t(i)];
+            mag += std::fabs(double(ref[size_t(i)]) * x[size_t(i)]);
+        }
+        QVERIFY2(std::fabs(dot - exact) <= 1e-5 * mag + 1e-6,
+                 qPrintable(QStringLiteral("dot %1 vs %2").arg(dot).arg(exact)));
+    }
+}
+
+} // namespace
+
+class TestCudaMath : public QObject {
+    Q_OBJECT
+private slots:
+    // Every half value, and random floats with round-to-nearest-even, match quant's conversions.
+    void fp16Conversions() {
+        for (uint32_t h = 0; h < 65536; ++h) {
+            const float a = cm::fp16ToFloat(uint16_t(h)), b = quant::f16ToF32(uint16_t(h));
+            QVERIFY((std::isnan(a) && std::isnan(b)) || quant::floatBits(a) == quant::floatBits(b));
+        }
+        std::mt19937 rng(5);
+        std::uniform_int_distribution<uint32_t> bits;
+        for (int i = 0; i < 200000; ++i) {
+            const float f = quant::bitsFloat(bits(rng));
+            if (std::isnan(f)) continue;
+            QCOMPARE(cm::floatToFp16(f), quant::f32ToF16(f));
+        }
+    }
+
+    // Relative 1e-5 against the double-accumulating reference.
+    void rmsNorm() {
+        for (int64_t n : {1, 31, 4097}) {
+            const auto x = randomFloats(size_t(n), 1, 3.0f), w = randomFloats(size_t(n), 2);
+            std::vector<float> got(static_cast<size_t>(n)), ref(static_cast<size_t>(n));
+            cm::rmsNormRow(x.data(), w.data(), got.data(), n, 1e-5f);
+            cpu::ref::rmsNorm(x.data(), w.data(), ref.data(), n, 1e-5f);
+            for (int64_t i = 0; i < n; ++i)
+                QVERIFY(std::fabs(got[size_t(i)] - ref[size_t(i)]) <= 1e-5f * std::fabs(ref[size_t(i)]) + 1e-6f);
+        }
+    }
+
+    // Both pairings, partial rotation, freq factors; absolute 2e-3 (float angles at pos <= 5000
+    // vs the reference's double angles).
+    void rope() {
+        for (bool neox : {false, true})
+            for (int nRot : {128, 64, 32})
+                for (bool factors : {false, true})
+                    for (int64_t pos : {0, 1, 17, 999, 5000}) {
+                        const int headDim = 128;
+                        auto x = randomFloats(size_t(headDim), uint32_t(pos + nRot));
+                        std::vector<float> ref = x;
+                        std::vector<float> ff = randomFloats(size_t(nRot / 2), 3);
+                        for (float& f : ff) f = 1.0f + 4.0f * std::fabs(f);
+                        cm::ropeHead(x.data(), headDim, nRot, pos, 500000.0f, neox, factors ? ff.data() : nullptr);
+                        cpu::ref::rope(ref.data(), headDim, nRot, pos, 500000.0f, neox,
+                                       factors ? std::span<const float>(ff) : std::span<const float>());
+                        for (int i = 0; i < headDim; ++i)
+                            QVERIFY2(std::fabs(x[size_t(i)] - ref[size_t(i)]) <= 2e-3f,
+                                     qPrintable(QStringLiteral("neox %1 nRot %2 pos %3 dim %4: %5 vs %6")
+                                                    .arg(neox).arg(nRot).arg(pos).arg(i)
+                                                    .arg(x[size_t(i)]).arg(ref[size_t(i)])));
+                    }
+    }
+
+    // Relative 1e-6.
+    void swiglu() {
+        const int64_t n = 1001;
+        const auto g = randomFloats(size_t(n), 7, 8.0f), u = randomFloats(size_t(n), 8, 2.0f);
+        std::vector<float> ref(static_cast<size_t>(n));
+        cpu::ref::swiglu(g.data(), u.data(), ref.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+            const float got = cm::swiglu(g[size_t(i)], u[size_t(i)]);
+            QVERIFY(std::fabs(got - ref[size_t(i)]) <= 1e-6f * std::fabs(ref[size_t(i)]) + 1e-7f);
+        }
+    }
+
+    // Scores streamed into 4 states (as the attention kernel's warps do), merged in order with an
+    // empty state mixed in; the weighted sum of values matches softmax(scores)·values to 1e-5.
+    void onlineSoftmax() {
+        for (int n : {1, 3, 100, 2049}) {
+            auto scores = randomFloats(size_t(n), uint32_t(n), 20.0f);
+            const auto values = randomFloats(size_t(n), uint32_t(n) + 1);
+            cm::OnlineSoftmax st[5];
+            double acc[5] = {};
+            for (int i = 0; i < n; ++i) {
+                float scaleOld = 0, weight = 0;
+                cm::softmaxAdd(st[i % 4], scores[size_t(i)], scaleOld, weight);
+                acc[i % 4] = acc[i % 4] * scaleOld + weight * values[size_t(i)];
+            }
+            for (int w = 1; w < 5; ++w) { // st[4] stays empty
+                float a = 0, b = 0;
+                cm::softmaxMerge(st[0], st[w], a, b);
+                acc[0] = acc[0] * a + acc[w] * b;
+            }
+            std::vector<float> p = scores;
+            cpu::ref::softmax(p.data(), n);
+            double ref = 0.0;
+            for (int i = 0; i < n; ++i) ref += double(p[size_t(i)]) * values[size_t(i)];
+            const double got = acc[0] / st[0].sum;
+            QVERIFY2(std::fabs(got - ref) <= 1e-5, qPrintable(QStringLiteral("n %1: %2 vs %3").arg(n).arg(got).arg(ref)));
+        }
+        // Two empty states merge into an empty one without NaN.
+        cm::OnlineSoftmax a, b;
+        float sa = 1, sb = 1;
+        cm::softmaxMerge(a, b, sa, sb);
+        QCOMPARE(sa, 0.0f);
+        QCOMPARE(sb, 0.0f);
+        QCOMPARE(a.sum, 0.0f);
+    }
+
+    // Chunk dequantization equals the reference bit for bit; chunk dot products match in double.
+    void weightChunks() {
+        checkType<cm::F32Chunk>(quant::Type::F32, 96);
+        checkType<cm::F16Chunk>(quant::Type::F16, 96);
+        // F32/F16 rows of any length: the last chunk is partial and reads zeros past the end.
+        checkType<cm::F32Chunk>(quant::Type::F32, 172);
+        checkType<cm::F16Chunk>(quant::Type::F16, 8);
+        checkType<cm::F16Chunk>(quant::Type::F16, 45);
+        checkType<quant::BlockQ4_0>(quant::Type::Q4_0, 160);
+        checkType<quant::BlockQ8_0>(quant::Type::Q8_0, 160);
+        checkType<quant::BlockQ4_K>(quant::Type::Q4_K, 768);
+        checkType<quant::BlockQ5_K>(quant::Type::Q5_K, 768);
+        checkType<quant::BlockQ6_K>(quant::Type::Q6_K, 768);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCudaMath)
+#include "test_cuda_math.moc"

@@ -1,0 +1,405 @@
+// Every CUDA op against the CPU scalar reference (backend/cpu/ref_ops, cpu::PagedKvStore) on random
+// inputs with odd sizes: matVec (batch 1..8) and matMul (WMMA prefill) for each weight type, getRows,
+// rmsNorm (also in place), addRows, rope (both pairings, partial rotation, freq factors), swiglu,
+// add, softmax, KV writes into paged blocks and paged attention (decode and prefill chunks, GQA).
+// Tolerances are stated at each check. Without a usable CUDA driver/device it prints why and exits
+// 77 (CTest: skipped).
+#include "backend/cpu/paged_kv.h"
+#include "backend/cpu/ref_ops.h"
+#include "backend/cuda/cuda_device.h"
+#include "backend/cuda/cuda_ops.h"
+#include "hearth/quant.h"
+#include "test_support.h"
+
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <tuple>
+#include <vector>
+
+using namespace hearth;
+
+namespace {
+
+std::vector<float> randomFloats(size_t n, uint32_t seed, float scale = 1.0f) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(-scale, scale);
+    std::vector<float> v(n);
+    for (float& x : v) x = d(rng);
+    return v;
+}
+
+template <typename T> cuda::DeviceBuffer upload(const std::vector<T>& v) {
+    auto buf = cuda::DeviceBuffer::allocate(v.size() * sizeof(T));
+    if (!buf) qFatal("%s", buf.status().toString().c_str());
+    if (auto s = cuda::copyToDevice(buf->data(), v.data(), v.size() * sizeof(T)); !s)
+        qFatal("%s", s.toString().c_str());
+    return std::move(buf).value();
+}
+
+cuda::DeviceBuffer deviceFloats(size_t n) {
+    auto buf = cuda::DeviceBuffer::allocate(n * sizeof(float));
+    if (!buf) qFatal("%s", buf.status().toString().c_str());
+    return std::move(buf).value();
+}
+
+template <typename T> std::vector<T> download(const cuda::DeviceBuffer& buf, size_t n) {
+    std::vector<T> v(n);
+    if (auto s = cuda::copyToHost(v.data(), buf.data(), n * sizeof(T)); !s) qFatal("%s", s.toString().c_str());
+    return v;
+}
+
+#define CHECK_OK(expr)                                                                             \
+    do {                                                                                           \
+        const ::hearth::Status s_ = (expr);                                                        \
+        QVERIFY2(s_.isOk(), s_.toString().c_str());                                                \
+    } while (0)
+
+// A quantized weight on the host (the oracle's view) and its device copy.
+struct TestMatrix {
+    std::vector<uint8_t> bytes;
+    cpu::ref::Matrix host;
+    cuda::DeviceBuffer buffer;
+    cuda::DeviceMatrix dev;
+};
+
+TestMatrix makeMatrix(quant::Type type, int64_t rows, int64_t cols, uint32_t seed) {
+    TestMatrix m;
+    const uint64_t rowBytes = quant::rowBytes(type, uint64_t(cols)).value();
+    m.bytes.resize(rowBytes * uint64_t(rows));
+    const auto src = randomFloats(size_t(rows * cols), seed);
+    for (int64_t r = 0; r < rows; ++r)
+        if (!quant::quantizeRow(type, src.data() + r * cols, m.bytes.data() + uint64_t(r) * rowBytes, cols).isOk())
+            qFatal("quantizeRow failed");
+    m.host = {m.bytes.data(), type, cols, rows, rowBytes};
+    m.buffer = upload(m.bytes);
+    m.dev = {m.buffer.data(), type, cols, rows, rowBytes};
+    return m;
+}
+
+struct TypeCase {
+    quant::Type type;
+    int64_t cols;
+};
+const TypeCase kTypes[] = {{quant::Type::F32, 96},   {quant::Type::F16, 160},  {quant::Type::Q4_0, 160},
+                           {quant::Type::Q8_0, 224}, {quant::Type::Q4_K, 512}, {quant::Type::Q5_K, 768},
+                           {quant::Type::Q6_K, 512}, {quant::Type::F32, 172},  {quant::Type::F16, 45},
+                           {quant::Type::F16, 8}};
+
+// Reference y[n][rows] and Σ|w·x| per output (the scale of the rounding error).
+void referenceMatMul(const TestMatrix& m, const std::vector<float>& x, int64_t n, std::vector<float>& y,
+                     std::vector<double>& mag) {
+    const int64_t rows = m.host.rows, cols = m.host.cols;
+    y.assign(size_t(n * rows), 0.0f);
+    mag.assign(size_t(n * rows), 0.0);
+    std::vector<float> w(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+        if (!cpu::ref::getRow(m.host, r, w.data()).isOk()) qFatal("getRow failed");
+        for (int64_t k = 0; k < n; ++k) {
+            double acc = 0.0, a = 0.0;
+            for (int64_t c = 0; c < cols; ++c) {
+                acc += double(w[size_t(c)]) * x[size_t(k * cols + c)];
+                a += std::fabs(double(w[size_t(c)]) * x[size_t(k * cols + c)]);
+            }
+            y[size_t(k * rows + r)] = float(acc);
+            mag[size_t(k * rows + r)] = a;
+        }
+    }
+}
+
+void compareMatMul(const TestMatrix& m, int64_t n, bool prefill, double relTol) {
+    const int64_t rows = m.host.rows, cols = m.host.cols;
+    const auto x = randomFloats(size_t(n * cols), uint32_t(n * 7 + cols));
+    const auto dx = upload(x);
+    auto dy = deviceFloats(size_t(n * rows));
+    const Status s = prefill ? cuda::matMul(m.dev, dx.as<float>(), dy.as<float>(), n, nullptr)
+                             : cuda::matVec(m.dev, dx.as<float>(), dy.as<float>(), int(n), nullptr);
+    QVERIFY2(s.isOk(), s.toString().c_str());
+    const auto got = download<float>(dy, size_t(n * rows));
+    std::vector<float> ref;
+    std::vector<double> mag;
+    referenceMatMul(m, x, n, ref, mag);
+    for (size_t i = 0; i < got.size(); ++i)
+        QVERIFY2(std::fabs(double(got[i]) - ref[i]) <= relTol * mag[i] + 1e-5,
+                 qPrintable(QStringLiteral("%1 n %2 %3 out %4: %5 vs %6")
+                                .arg(quant::typeName(m.host.type).data()).arg(n)
+                                .arg(prefill ? "matMul" : "matVec").arg(i).arg(got[i]).arg(ref[i])));
+}
+
+} // namespace
+
+class TestCudaOps : public QObject {
+    Q_OBJECT
+private slots:
+    void devices() {
+        auto list = cuda::listDevices();
+        QVERIFY2(list.isOk(), list.status().toString().c_str());
+        for (const cuda::DeviceInfo& d : *list)
+            std::printf("cuda device %d: %s, cc %d.%d, %d SMs, %.1f / %.1f GiB free\n", d.index, d.name.c_str(),
+                        d.ccMajor, d.ccMinor, d.smCount, double(d.freeBytes) / (1 << 30),
+                        double(d.totalBytes) / (1 << 30));
+        QVERIFY(!list->empty());
+    }
+
+    // fp32 accumulation over at most 768 products: 1e-4 of Σ|w·x|.
+    void matVec() {
+        for (const TypeCase& tc : kTypes) {
+            const TestMatrix m = makeMatrix(tc.type, 67, tc.cols, uint32_t(tc.type) + 1);
+            for (int n : {1, 3, 8}) compareMatMul(m, n, false, 1e-4);
+        }
+        const TestMatrix m = makeMatrix(quant::Type::Q4_0, 3, 64, 1);
+        QVERIFY(!cuda::matVec(m.dev, nullptr, nullptr, 9, nullptr).isOk()); // batch > 8 refused
+    }
+
+    // fp16 activations and weights on tensor cores (each rounded by <= 2^-11): 4e-3 of Σ|w·x|.
+    void matMul() {
+        for (const TypeCase& tc : kTypes) {
+            const TestMatrix m = makeMatrix(tc.type, 130, tc.cols, uint32_t(tc.type) + 11);
+            for (int64_t n : {1, 33, 70}) compareMatMul(m, n, true, 4e-3);
+        }
+    }
+
+    // Same values as the reference dequantizer up to fused multiply-adds: 1e-6 of the row's max.
+    void getRows() {
+        for (const TypeCase& tc : kTypes) {
+            const TestMatrix m = makeMatrix(tc.type, 41, tc.cols, uint32_t(tc.type) + 21);
+            const std::vector<int32_t> ids = {0, 40, 7, 7, 19};
+            const auto dIds = upload(ids);
+            auto dOut = deviceFloats(ids.size() * size_t(tc.cols));
+            CHECK_OK(cuda::getRows(m.dev, dIds.as<int32_t>(), int64_t(ids.size()), dOut.as<float>(), nullptr));
+            const auto got = download<float>(dOut, ids.size() * size_t(tc.cols));
+            std::vector<float> ref(size_t(tc.cols));
+            for (size_t i = 0; i < ids.size(); ++i) {
+                QVERIFY(cpu::ref::getRow(m.host, ids[i], ref.data()).isOk());
+                float maxAbs = 0.0f;
+                for (float v : ref) maxAbs = std::max(maxAbs, std::fabs(v));
+                for (int64_t c = 0; c < tc.cols; ++c)
+                    QVERIFY(std::fabs(got[i * size_t(tc.cols) + size_t(c)] - ref[size_t(c)]) <= 1e-6f * maxAbs);
+            }
+        }
+    }
+
+    // Relative 1e-5.
+    void rmsNorm() {
+        // Model rows (4097 wide), and per-head Q/K norm rows (37 x 64) normalized in place.
+        for (auto [rows, n, inPlace] : {std::tuple<int64_t, int64_t, bool>{3, 4097, false}, {37, 64, true}}) {
+            const auto x = randomFloats(size_t(rows * n), 1, 3.0f), w = randomFloats(size_t(n), 2);
+            auto dx = upload(x);
+            const auto dw = upload(w);
+            auto dy = deviceFloats(size_t(rows * n));
+            float* out = inPlace ? dx.as<float>() : dy.as<float>();
+            CHECK_OK(cuda::rmsNorm(dx.as<float>(), dw.as<float>(), out, rows, n, 1e-5f, nullptr));
+            const auto got = download<float>(inPlace ? dx : dy, size_t(rows * n));
+            std::vector<float> ref(static_cast<size_t>(n));
+            for (int64_t r = 0; r < rows; ++r) {
+                cpu::ref::rmsNorm(x.data() + r * n, w.data(), ref.data(), n, 1e-5f);
+                for (int64_t i = 0; i < n; ++i)
+                    QVERIFY(std::fabs(got[size_t(r * n + i)] - ref[size_t(i)]) <= 1e-5f * std::fabs(ref[size_t(i)]) + 1e-6f);
+            }
+        }
+    }
+
+    // Bias rows: exact.
+    void addRows() {
+        const int64_t rows = 5, dim = 333;
+        const auto x = randomFloats(size_t(rows * dim), 41), b = randomFloats(size_t(dim), 42);
+        auto dx = upload(x);
+        const auto db = upload(b);
+        CHECK_OK(cuda::addRows(dx.as<float>(), db.as<float>(), rows, dim, nullptr));
+        const auto got = download<float>(dx, x.size());
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t d = 0; d < dim; ++d)
+                QCOMPARE(got[size_t(r * dim + d)], x[size_t(r * dim + d)] + b[size_t(d)]);
+    }
+
+    // Absolute 2e-3 (float angles at positions up to 5000).
+    void rope() {
+        const int64_t nTokens = 5;
+        const int nHeads = 4, headDim = 128;
+        const std::vector<int32_t> pos = {0, 1, 77, 1234, 5000};
+        const auto dPos = upload(pos);
+        for (bool neox : {false, true})
+            for (int nRot : {128, 64})
+                for (bool factors : {false, true}) {
+                    const auto x = randomFloats(size_t(nTokens * nHeads * headDim), uint32_t(nRot + neox));
+                    std::vector<float> ff = randomFloats(size_t(nRot / 2), 3);
+                    for (float& f : ff) f = 1.0f + 4.0f * std::fabs(f);
+                    auto dx = upload(x);
+                    const auto dff = upload(ff);
+                    cuda::RopeParams p;
+                    p.nHeads = nHeads;
+                    p.headDim = headDim;
+                    p.nRot = nRot;
+                    p.freqBase = 500000.0f;
+                    p.neox = neox;
+                    p.freqFactors = factors ? dff.as<float>() : nullptr;
+                    CHECK_OK(cuda::rope(dx.as<float>(), dPos.as<int32_t>(), nTokens, p, nullptr));
+                    const auto got = download<float>(dx, x.size());
+                    std::vector<float> ref = x;
+                    for (int64_t t = 0; t < nTokens; ++t)
+                        for (int h = 0; h < nHeads; ++h)
+                            cpu::ref::rope(ref.data() + (t * nHeads + h) * headDim, headDim, nRot, pos[size_t(t)],
+                                           500000.0f, neox, factors ? std::span<const float>(ff) : std::span<const float>());
+                    for (size_t i = 0; i < x.size(); ++i) QVERIFY(std::fabs(got[i] - ref[i]) <= 2e-3f);
+                }
+    }
+
+    // Relative 1e-5 (device expf).
+    void swigluAdd() {
+        const int64_t n = 100003;
+        const auto g = randomFloats(size_t(n), 7, 8.0f), u = randomFloats(size_t(n), 8, 2.0f);
+        const auto dg = upload(g), du = upload(u);
+        auto dy = deviceFloats(static_cast<size_t>(n));
+        CHECK_OK(cuda::swiglu(dg.as<float>(), du.as<float>(), dy.as<float>(), n, nullptr));
+        auto got = download<float>(dy, size_t(n));
+        std::vector<float> ref(static_cast<size_t>(n));
+        cpu::ref::swiglu(g.data(), u.data(), ref.data(), n);
+        for (int64_t i = 0; i < n; ++i)
+            QVERIFY(std::fabs(got[size_t(i)] - ref[size_t(i)]) <= 1e-5f * std::fabs(ref[size_t(i)]) + 1e-6f);
+        CHECK_OK(cuda::add(dg.as<float>(), du.as<float>(), dy.as<float>(), n, nullptr));
+        got = download<float>(dy, size_t(n));
+        for (int64_t i = 0; i < n; ++i) QCOMPARE(got[size_t(i)], g[size_t(i)] + u[size_t(i)]);
+    }
+
+    // Absolute 1e-6.
+    void softmax() {
+        const int64_t rows = 3, n = 1000;
+        const auto x = randomFloats(size_t(rows * n), 9, 10.0f);
+        auto dx = upload(x);
+        CHECK_OK(cuda::softmax(dx.as<float>(), rows, n, nullptr));
+        const auto got = download<float>(dx, x.size());
+        std::vector<float> ref = x;
+        for (int64_t r = 0; r < rows; ++r) cpu::ref::softmax(ref.data() + r * n, n);
+        for (size_t i = 0; i < x.size(); ++i) QVERIFY(std::fabs(got[i] - ref[i]) <= 1e-6f);
+    }
+
+    void attention_data() {
+        QTest::addColumn<bool>("f16");
+        QTest::addColumn<int>("headDim");
+        QTest::addColumn<int>("firstPos");
+        QTest::addColumn<int>("nTokens");
+        QTest::newRow("f32 decode d128") << false << 128 << 40 << 1;
+        QTest::newRow("f16 decode d80") << true << 80 << 100 << 1;
+        QTest::newRow("f32 prefill d64") << false << 64 << 0 << 37;
+        QTest::newRow("f16 prefill chunk d128") << true << 128 << 21 << 17;
+    }
+
+    // KV writes equal cpu::PagedKvStore's conversion exactly; attention outputs match the
+    // reference softmax over those stored keys/values to 1e-4 absolute.
+    void attention() {
+        QFETCH(bool, f16);
+        QFETCH(int, headDim);
+        QFETCH(int, firstPos);
+        QFETCH(int, nTokens);
+        const int nHeads = 8, nKvHeads = 2, blockSize = 16, numBlocks = 12;
+        const int64_t total = firstPos + nTokens, rowSize = int64_t(nKvHeads) * headDim;
+        const KvType kvType = f16 ? KvType::F16 : KvType::F32;
+        auto store = cpu::PagedKvStore::create(1, numBlocks, blockSize, nKvHeads, headDim, kvType);
+        QVERIFY(store.isOk());
+
+        std::vector<int32_t> table(numBlocks);
+        std::iota(table.begin(), table.end(), 0);
+        std::shuffle(table.begin(), table.end(), std::mt19937(4));
+        std::vector<int64_t> slotIds(static_cast<size_t>(total));
+        for (int64_t p = 0; p < total; ++p) slotIds[size_t(p)] = int64_t(table[size_t(p / blockSize)]) * blockSize + p % blockSize;
+
+        const auto k = randomFloats(size_t(total * rowSize), 31), v = randomFloats(size_t(total * rowSize), 32);
+        for (int64_t p = 0; p < total; ++p) {
+            store->writeKey(0, slotIds[size_t(p)], k.data() + p * rowSize);
+            store->writeValue(0, slotIds[size_t(p)], v.data() + p * rowSize);
+        }
+        const size_t elemBytes = f16 ? 2 : 4, cacheElems = size_t(numBlocks) * blockSize * size_t(rowSize);
+        auto dk = cuda::DeviceBuffer::allocate(cacheElems * elemBytes);
+        auto dv = cuda::DeviceBuffer::allocate(cacheElems * elemBytes);
+        QVERIFY(dk.isOk() && dv.isOk());
+        cuda::PagedKvView view;
+        view.k = dk->data();
+        view.v = dv->data();
+        view.type = f16 ? cuda::KvFormat::F16 : cuda::KvFormat::F32;
+        view.numBlocks = numBlocks;
+        view.blockSize = blockSize;
+        view.nKvHeads = nKvHeads;
+        view.headDim = headDim;
+        const auto dkIn = upload(k), dvIn = upload(v), dSlots = upload(slotIds), dTable = upload(table);
+        CHECK_OK(cuda::kvWrite(view, dkIn.as<float>(), dvIn.as<float>(), dSlots.as<int64_t>(), total, nullptr));
+
+        // The device cache holds what the CPU store holds, slot by slot.
+        std::vector<uint8_t> rawK(cacheElems * elemBytes), rawV(cacheElems * elemBytes);
+        CHECK_OK(cuda::copyToHost(rawK.data(), dk->data(), rawK.size()));
+        CHECK_OK(cuda::copyToHost(rawV.data(), dv->data(), rawV.size()));
+        auto elem = [&](const std::vector<uint8_t>& raw, int64_t i) {
+            if (f16) {
+                uint16_t h;
+                std::memcpy(&h, raw.data() + size_t(i) * 2, 2);
+                return quant::f16ToF32(h);
+            }
+            float f;
+            std::memcpy(&f, raw.data() + size_t(i) * 4, 4);
+            return f;
+        };
+        std::vector<float> keys(size_t(total * rowSize)), values(size_t(total * rowSize));
+        for (int64_t p = 0; p < total; ++p) {
+            store->readKey(0, slotIds[size_t(p)], keys.data() + p * rowSize);
+            store->readValue(0, slotIds[size_t(p)], values.data() + p * rowSize);
+            for (int64_t e = 0; e < rowSize; ++e) {
+                QCOMPARE(elem(rawK, slotIds[size_t(p)] * rowSize + e), keys[size_t(p * rowSize + e)]);
+                QCOMPARE(elem(rawV, slotIds[size_t(p)] * rowSize + e), values[size_t(p * rowSize + e)]);
+            }
+        }
+
+        const auto q = randomFloats(size_t(nTokens) * nHeads * size_t(headDim), 33, 2.0f);
+        const auto dq = upload(q);
+        auto dout = deviceFloats(q.size());
+        cuda::AttentionArgs a;
+        a.q = dq.as<float>();
+        a.out = dout.as<float>();
+        a.blockTable = dTable.as<int32_t>();
+        a.nTokens = nTokens;
+        a.firstPos = firstPos;
+        a.nHeads = nHeads;
+        a.scale = 1.0f / std::sqrt(float(headDim));
+        CHECK_OK(cuda::pagedAttention(view, a, nullptr));
+        const auto got = download<float>(dout, q.size());
+
+        const int group = nHeads / nKvHeads;
+        for (int t = 0; t < nTokens; ++t)
+            for (int h = 0; h < nHeads; ++h) {
+                const int64_t n = firstPos + t + 1;
+                const float* qh = q.data() + (size_t(t) * nHeads + size_t(h)) * size_t(headDim);
+                const int64_t off = int64_t(h / group) * headDim;
+                std::vector<float> s(static_cast<size_t>(n));
+                for (int64_t p = 0; p < n; ++p) {
+                    double d = 0.0;
+                    for (int i = 0; i < headDim; ++i) d += double(qh[i]) * keys[size_t(p * rowSize + off + i)];
+                    s[size_t(p)] = float(d * a.scale);
+                }
+                cpu::ref::softmax(s.data(), n);
+                for (int i = 0; i < headDim; ++i) {
+                    double o = 0.0;
+                    for (int64_t p = 0; p < n; ++p) o += double(s[size_t(p)]) * values[size_t(p * rowSize + off + i)];
+                    const float g = got[(size_t(t) * nHeads + size_t(h)) * size_t(headDim) + size_t(i)];
+                    QVERIFY2(std::fabs(g - o) <= 1e-4,
+                             qPrintable(QStringLiteral("token %1 head %2 dim %3: %4 vs %5").arg(t).arg(h).arg(i).arg(g).arg(o)));
+                }
+            }
+    }
+};
+
+// Skips the whole executable (exit 77, SKIP_RETURN_CODE) when CUDA cannot be used here.
+int main(int argc, char** argv) {
+    const auto count = cuda::deviceCount();
+    if (!count.isOk()) {
+        std::printf("SKIP: no usable CUDA device/driver: %s\n", count.status().toString().c_str());
+        return 77;
+    }
+    QCoreApplication app(argc, argv);
+    TestCudaOps test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "test_cuda_ops.moc"
