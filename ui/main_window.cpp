@@ -84,13 +84,15 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
         if (s == app::EngineHost::State::Loading) m_engineState->setText(tr("Loading model..."));
     });
     connect(m_engine, &app::EngineHost::loaded, this, [this](const app::LoadedModel& m) {
-        m_engineState->setText(tr("%1 · %2 · ctx %3 · KV %4 %5")
+        m_engineState->setText(tr("%1 · %2 · ctx %3 · KV %4 %5 · %6")
                                    .arg(m.name.isEmpty() ? m.path.section(QLatin1Char('/'), -1) : m.name, m.architecture)
                                    .arg(m.contextLength)
-                                   .arg(m.kvType, QLocale().formattedDataSize(qint64(m.kvBytes))));
+                                   .arg(m.kvType, QLocale().formattedDataSize(qint64(m.kvBytes)),
+                                        m.gpuLayers > 0 ? tr("%1/%2 layers on %3").arg(m.gpuLayers).arg(m.layers).arg(m.device)
+                                                        : tr("CPU")));
         showStatus(tr("Loaded in %1 s%2%3").arg(m.loadSeconds, 0, 'f', 1)
                        .arg(m.builtinChatTemplate ? tr(" (no chat template in the file: using ChatML)") : QString(),
-                            m.fallbackReason.isEmpty() ? QString() : tr(" · on the CPU: %1").arg(m.fallbackReason)));
+                            m.fallbackReason.isEmpty() ? QString() : tr(" · %1").arg(m.fallbackReason)));
     });
     connect(m_engine, &app::EngineHost::loadFailed, this, [this](const QString& message) {
         m_engineState->setText(tr("No model loaded"));

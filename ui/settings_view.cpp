@@ -263,8 +263,7 @@ void SettingsView::updateEstimate() {
                                : kv == QStringLiteral("f32") ? quant::Type::F32 : quant::Type::F16;
     const int seqs = m_parallel->value();
     // The device's budget: its free memory (else its total), less a tenth for the driver.
-    const uint64_t deviceBytes = gpu ? (device->freeMemory ? device->freeMemory : device->totalMemory) : 0;
-    const uint64_t budget = deviceBytes - deviceBytes / 10;
+    const uint64_t budget = gpu ? usableMemory(*device) : 0;
     int layers = 0;
     if (gpu) {
         layers = m_gpuAuto->isChecked() ? maxGpuLayersThatFit(*file, *info, budget, ctx, kvType, seqs)
@@ -303,7 +302,11 @@ void SettingsView::updateEstimate() {
                         : tr("<br>Too much: lower the context, parallel sequences or KV type before loading.")) +
                QStringLiteral("</span>");
     if (m_engine->isLoaded() && m_engine->model().path == m_modelPath) {
-        html += tr("<br>loaded on %1: KV cache measured %2").arg(m_engine->model().device, size(m_engine->model().kvBytes));
+        const app::LoadedModel& m = m_engine->model();
+        const QString where = m.gpuLayers > 0 ? tr("%1 layers on %2, %3 on the CPU")
+                                                    .arg(m.gpuLayers).arg(m.device).arg(std::max(0, m.layers - m.gpuLayers))
+                                              : tr("cpu");
+        html += tr("<br>loaded (%1): KV cache measured %2").arg(where, size(m.kvBytes));
         if (!m_engine->model().fallbackReason.isEmpty())
             html += tr("<br>%1").arg(m_engine->model().fallbackReason.toHtmlEscaped());
     }

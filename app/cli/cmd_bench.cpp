@@ -28,6 +28,8 @@ const char* kHelp =
     "  --threads N   compute threads (default: all cores)\n"
     "  --reps R      repetitions; medians are reported (default 3)\n"
     "  --kv-type T   f16 (default), q8_0, f32\n"
+    "  --device ID   cpu (default) or a GPU from 'hearth-cli devices' (vulkan:0, ...)\n"
+    "  -ngl, --gpu-layers N   with --device: layers on the GPU, the rest on the CPU (default: all)\n"
     "  --json        one JSON object: pp_tok_s, tg_tok_s (medians) and the samples\n";
 
 using Clock = std::chrono::steady_clock;
@@ -118,6 +120,10 @@ int runBench(Args args) {
         else if (a == "--reps" || a == "-r") ok = value() && parseInt(v, reps, 1, 1000);
         else if (a == "--threads" || a == "-t") ok = value() && parseInt(v, config.threads, 0, 1024);
         else if (a == "--json") json = true;
+        else if (a == "--device") {
+            ok = value() && !v.empty();
+            config.device = std::string(v);
+        } else if (a == "-ngl" || a == "--gpu-layers") ok = value() && parseInt(v, config.gpuLayers, -1, 1 << 16);
         else if (a == "--kv-type") {
             ok = value();
             if (ok) {
@@ -180,6 +186,8 @@ int runBench(Args args) {
     if (json) {
         nlohmann::ordered_json j;
         j["model"] = modelPath;
+        j["device"] = e.model().device;
+        j["gpu_layers"] = e.model().gpuLayers;
         j["threads"] = threads;
         j["pp"] = pp;
         j["tg"] = tg;
@@ -193,7 +201,10 @@ int runBench(Args args) {
         j["tg_samples"] = tgSamples;
         std::printf("%s\n", j.dump(2).c_str());
     } else {
-        std::printf("model %s, %d threads, %d reps (medians)\n", modelPath.c_str(), threads, reps);
+        std::printf("model %s, %d threads, %d reps (medians)", modelPath.c_str(), threads, reps);
+        if (e.model().gpuLayers > 0)
+            std::printf(", %d of %d layers on %s", e.model().gpuLayers, e.model().nLayer, e.model().device.c_str());
+        std::printf("\n");
         if (pp > 0) std::printf("pp%-5d %10.1f tok/s\n", pp, median(ppSamples));
         if (tg > 0) std::printf("tg%-5d %10.1f tok/s\n", tg, median(tgSamples));
     }

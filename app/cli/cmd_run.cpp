@@ -32,6 +32,8 @@ const char* kRunHelp =
     "  --kv-type T           KV cache type: f16 (default), q8_0, f32\n"
     "  --kv-memory SIZE      KV cache budget, e.g. 512M or 2G (default: automatic)\n"
     "  --no-mmap             read the model into memory at load instead of mapping the file\n"
+    "  --device ID           cpu (default) or a GPU from 'hearth-cli devices' (vulkan:0, ...)\n"
+    "  -ngl, --gpu-layers N  with --device: layers on the GPU, the rest on the CPU (default: all)\n"
     "  --ignore-eos          keep generating after an end-of-generation token\n"
     "  --print-ids           end with 'prompt ids: ...' and 'generated ids: ...' lines\n"
     "  --logits-out FILE     write float32 logits [steps, n_vocab] of every generated token\n";
@@ -110,7 +112,8 @@ void printIds(const char* label, const std::vector<int32_t>& ids) {
 int runRun(Args args) {
     std::string modelPath, prompt, logitsOut;
     bool havePrompt = false, printIdsFlag = false, ignoreEos = false, chat = false, useMmap = true;
-    int32_t nPredict = 128, ctx = 0, threads = 0;
+    int32_t nPredict = 128, ctx = 0, threads = 0, gpuLayers = -1;
+    std::string device = "cpu";
     std::vector<std::string> stops;
     KvType kvType = KvType::F16;
     uint64_t kvMemory = 0;
@@ -165,6 +168,11 @@ int runRun(Args args) {
             ok = value(v) && parseByteSize(v, kvMemory);
         } else if (a == "--no-mmap") {
             useMmap = false;
+        } else if (a == "--device") {
+            ok = value(v) && !v.empty();
+            device = std::string(v);
+        } else if (a == "-ngl" || a == "--gpu-layers") {
+            ok = value(v) && parseNumber(v, gpuLayers) && gpuLayers >= -1;
         } else if (a == "--print-ids") {
             printIdsFlag = true;
         } else if (a == "--ignore-eos") {
@@ -202,6 +210,8 @@ int runRun(Args args) {
     config.kvType = kvType;
     config.kvMemoryBytes = kvMemory;
     config.useMmap = useMmap;
+    config.device = device;
+    config.gpuLayers = gpuLayers;
     config.maxNumSeqs = 1;
     auto engine = Engine::create(config);
     if (!engine) return fail(engine.status(), 2);

@@ -15,6 +15,7 @@ int runTokenize(Args args);
 int runTemplate(Args args);
 int runBenchServe(Args args);
 int runBench(Args args);
+int runDevices(Args args);
 
 bool parseByteSize(std::string_view text, uint64_t& bytes) {
     size_t i = 0;
@@ -55,6 +56,7 @@ std::span<const Command> commands() {
         {"bench", "prompt and generation throughput, like llama-bench (-p 512 -n 128, --json)", runBench},
         {"bench-serve", "serving benchmark: concurrent vs sequential, TTFT, TPOT, prefix reuse",
          runBenchServe},
+        {"devices", "list the compute devices (CPU, Vulkan, CUDA) with their memory (--json)", runDevices},
     };
     return table;
 }

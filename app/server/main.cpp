@@ -37,6 +37,8 @@ const char* kHelp =
     "                          for --parallel full contexts, at most a quarter of free memory)\n"
     "  --kv-type TYPE          KV cache storage: f16 (default), q8_0 or f32\n"
     "  --no-mmap               read the model into memory at load instead of mapping the file\n"
+    "  --device ID             cpu (default) or a GPU from 'hearth-cli devices' (vulkan:0, ...)\n"
+    "  -ngl, --gpu-layers N    with --device: layers on the GPU, the rest on the CPU (default: all)\n"
     "  -t, --threads N         compute threads (default: all cores)\n"
     "  -np, --parallel N       sequences decoded together (default 16)\n"
     "  --max-body BYTES        largest request body accepted (default 8M; larger is 413)\n"
@@ -159,6 +161,11 @@ int main(int argc, char** argv) {
             ok = value(v) && parseInt(v, ttl) && ttl >= 0;
         } else if (a == "--no-mmap") {
             ec.useMmap = false;
+        } else if (a == "--device") {
+            ok = value(v) && !v.empty();
+            ec.device = std::string(v);
+        } else if (a == "-ngl" || a == "--gpu-layers") {
+            ok = value(v) && parseInt(v, ec.gpuLayers) && ec.gpuLayers >= -1;
         } else if (a == "--no-request-log") {
             requestLog = false;
         } else if (a == "--http-threads") {

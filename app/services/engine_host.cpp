@@ -1,7 +1,10 @@
 // EngineHost: the engine lives on a worker QThread; token sinks post to the host's thread.
 #include "services/engine_host.h"
 
+#include "hearth/devices.h"
 #include "hearth/engine.h"
+#include "hearth/gguf.h"
+#include "hearth/model_info.h"
 
 #include <QElapsedTimer>
 #include <QMetaObject>
@@ -93,6 +96,15 @@ GenerationRequest toRequest(const Sampling& s) {
     return r;
 }
 
+quant::Type kvQuantType(KvType t) {
+    switch (t) {
+    case KvType::F32: return quant::Type::F32;
+    case KvType::Q8_0: return quant::Type::Q8_0;
+    case KvType::F16: break;
+    }
+    return quant::Type::F16;
+}
+
 LoadedModel toLoadedModel(const QString& path, const ModelSummary& s) {
     LoadedModel m;
     m.path = path;
@@ -132,10 +144,23 @@ public:
             return;
         }
         config.kvType = *kv;
-        spdlog::info("engine host: loading {}", config.modelPath);
+        QString fallbackReason;
+        placeLayers(settings, config, fallbackReason);
+        spdlog::info("engine host: loading {} on {} ({} GPU layers)", config.modelPath, config.device,
+                     config.device == "cpu" ? 0 : config.gpuLayers);
         QElapsedTimer timer;
         timer.start();
         Result<std::unique_ptr<Engine>> engine = Engine::create(config);
+        if (!engine && config.device != "cpu") {
+            // The GPU could not take it (driver, memory, an unsupported weight type): run on the
+            // CPU and say why, rather than fail or fall back silently.
+            fallbackReason = QStringLiteral("%1 could not load the model (%2); every layer runs on the CPU")
+                                 .arg(QString::fromStdString(config.device),
+                                      QString::fromStdString(engine.status().toString()));
+            spdlog::warn("engine host: {}", fallbackReason.toStdString());
+            config.device = "cpu";
+            engine = Engine::create(config);
+        }
         if (!engine) {
             const QString message = QString::fromStdString(engine.status().toString());
             spdlog::warn("engine host: loading {} failed: {}", config.modelPath, message.toStdString());
@@ -146,14 +171,9 @@ public:
         m_generation = generation;
         LoadedModel model = toLoadedModel(path, m_engine->model());
         model.loadSeconds = double(timer.elapsed()) / 1000.0;
-        model.device = QStringLiteral("cpu");
-        if (settings.device != QStringLiteral("cpu") && settings.gpuLayers != 0) {
-            // The engine runs every layer on the CPU for now: say so rather than pretend.
-            model.fallbackReason = QStringLiteral("%1 was chosen, but this build's engine runs models on the CPU "
-                                                  "only; every layer runs on the CPU")
-                                       .arg(settings.device);
-            spdlog::warn("engine host: {}", model.fallbackReason.toStdString());
-        }
+        model.device = QString::fromStdString(m_engine->model().device);
+        model.gpuLayers = m_engine->model().gpuLayers;
+        model.fallbackReason = fallbackReason;
         spdlog::info("engine host: loaded {} ({} layers, context {}) in {:.2f} s",
                      config.modelPath, model.layers, model.contextLength, model.loadSeconds);
         std::shared_ptr<Engine> shared = m_engine;
@@ -161,6 +181,43 @@ public:
             if (generation == h->m_generation) h->m_shared = shared;
             h->handleLoaded(generation, model);
         });
+    }
+
+    // Where the layers go: the chosen device and its layer count, "as many as fit" resolved with
+    // the same estimate the settings page shows. Anything that sends every layer to the CPU
+    // instead of the chosen GPU leaves a reason.
+    static void placeLayers(const LoadSettings& settings, EngineConfig& config, QString& reason) {
+        config.device = "cpu";
+        config.gpuLayers = 0;
+        const std::string wanted = settings.device.toStdString();
+        if (wanted.empty() || wanted == "cpu" || settings.gpuLayers == 0) return;
+        const DeviceList devices = listDevices();
+        const DeviceDescription* device = findDevice(devices, wanted);
+        if (!device) {
+            std::string notes;
+            for (const std::string& n : devices.notes) notes += (notes.empty() ? "" : "; ") + n;
+            reason = QStringLiteral("%1 was not found (%2); every layer runs on the CPU")
+                         .arg(settings.device, notes.empty() ? QStringLiteral("no such device")
+                                                             : QString::fromStdString(notes));
+            return;
+        }
+        int layers = settings.gpuLayers;
+        if (layers < 0) {
+            Result<gguf::File> file = gguf::File::open(config.modelPath);
+            Result<ModelInfo> info = file ? readModelInfo(*file) : Result<ModelInfo>(file.status());
+            if (!info) return; // the load itself will report what is wrong with the file
+            const uint32_t ctx = config.contextLength > 0 ? uint32_t(config.contextLength)
+                                                          : std::min<uint32_t>(info->contextLength, 4096);
+            layers = maxGpuLayersThatFit(*file, *info, usableMemory(*device), ctx, kvQuantType(config.kvType),
+                                         config.maxNumSeqs, config.maxBatchedTokens);
+            if (layers == 0) {
+                reason = QStringLiteral("not even one layer fits in %1's free memory; every layer runs on the CPU")
+                             .arg(settings.device);
+                return;
+            }
+        }
+        config.device = wanted;
+        config.gpuLayers = layers;
     }
 
     // Frees the engine (joins its thread); requests still running are dropped.

@@ -39,7 +39,8 @@ struct LoadedModel {
     QString kvType;
     quint64 kvBytes = 0;
     double loadSeconds = 0.0;
-    QString device = QStringLiteral("cpu"); // where it runs
+    QString device = QStringLiteral("cpu"); // where the first gpuLayers layers run
+    int gpuLayers = 0;                      // layers on that device; the rest run on the CPU
     QString fallbackReason;                 // why it runs on the CPU when another device was asked for
 };
 

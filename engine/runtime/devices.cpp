@@ -77,4 +77,9 @@ const DeviceDescription* findDevice(const DeviceList& list, const std::string& i
     return nullptr;
 }
 
+uint64_t usableMemory(const DeviceDescription& device) {
+    const uint64_t bytes = device.freeMemory ? device.freeMemory : device.totalMemory;
+    return bytes - bytes / 10;
+}
+
 } // namespace hearth

@@ -4,6 +4,8 @@
 
 #include "test_support.h"
 
+#include "hearth/devices.h"
+
 #include <QSignalSpy>
 #include <QThread>
 #include <QtTest>
@@ -215,6 +217,43 @@ private Q_SLOTS:
         QTest::qWait(50);
         QCOMPARE(loaded.count(), 1);
         QCOMPARE(host.model().contextLength, 128);
+    }
+
+    // A GPU choice runs there (as many layers as fit: all of this small model) and gives the
+    // CPU's greedy text; a device that is not there runs on the CPU with the reason shown.
+    void gpuDeviceOrAReason() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        const hearth::DeviceList devices = hearth::listDevices();
+        auto greedy = [](EngineHost& host) {
+            QString text;
+            QObject::connect(&host, &EngineHost::tokenReceived, &host,
+                             [&text](quint64, const QString& piece) { text += piece; });
+            QSignalSpy finished(&host, &EngineHost::finished);
+            host.sendText(QStringLiteral("Once upon a time"), Sampling::greedy(16));
+            if (!finished.wait(60000)) return QStringLiteral("(no reply)");
+            return text;
+        };
+        for (const QString& id : {QStringLiteral("vulkan:0"), QStringLiteral("vulkan:9")}) {
+            EngineHost host;
+            LoadSettings s = smallSettings();
+            s.device = id;
+            s.gpuLayers = -1;
+            QSignalSpy loaded(&host, &EngineHost::loaded);
+            host.loadModel(storiesPath(), s);
+            QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 60000);
+            if (hearth::findDevice(devices, id.toStdString())) {
+                QCOMPARE(host.model().device, id);
+                QCOMPARE(host.model().gpuLayers, 5);
+                QVERIFY2(host.model().fallbackReason.isEmpty(), qPrintable(host.model().fallbackReason));
+            } else {
+                QCOMPARE(host.model().device, QStringLiteral("cpu"));
+                QCOMPARE(host.model().gpuLayers, 0);
+                QVERIFY2(host.model().fallbackReason.contains(id + QStringLiteral(" was not found")),
+                         qPrintable(host.model().fallbackReason));
+            }
+            const QString text = greedy(host);
+            QVERIFY2(text.startsWith(QStringLiteral(", there was a little girl named Lily")), qPrintable(text));
+        }
     }
 };
 

@@ -35,4 +35,8 @@ DeviceList listDevices();
 // The device with this id ("cpu", "vulkan:0", ...), or nullptr.
 const DeviceDescription* findDevice(const DeviceList& list, const std::string& id);
 
+// What a load may plan to use on the device: its free memory (else its total) less a tenth for
+// the driver and other programs.
+uint64_t usableMemory(const DeviceDescription& device);
+
 } // namespace hearth
