@@ -41,10 +41,12 @@ stories="$HEARTH_TEST_DATA/models/stories260K.gguf"
 if [[ -f "$stories" ]]; then
   stamp "engine on cuda:0 vs the CPU (greedy ids, stories260K)"
   cpu_ids=$("$cli" run "$stories" -p "Once upon a time" -n 48 --temp 0 --print-ids --device cpu | tail -1)
-  gpu_ids=$("$cli" run "$stories" -p "Once upon a time" -n 48 --temp 0 --print-ids --device cuda:0 | tail -1)
   echo "cpu:  $cpu_ids"
-  echo "cuda: $gpu_ids"
-  [[ "$cpu_ids" == "$gpu_ids" ]] || { echo "FAIL: greedy ids differ between cpu and cuda:0"; exit 1; }
+  for ngl in -1 3; do
+    gpu_ids=$("$cli" run "$stories" -p "Once upon a time" -n 48 --temp 0 --print-ids --device cuda:0 -ngl "$ngl" | tail -1)
+    echo "cuda (-ngl $ngl): $gpu_ids"
+    [[ "$cpu_ids" == "$gpu_ids" ]] || { echo "FAIL: greedy ids differ between cpu and cuda:0 -ngl $ngl"; exit 1; }
+  done
 fi
 model=${HEARTH_BENCH_MODEL:-$stories}
 if [[ -f "$model" ]]; then

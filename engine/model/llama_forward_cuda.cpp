@@ -45,7 +45,7 @@ struct Scratch {
 struct CudaLlamaForward::Impl {
     const LlamaModel* model = nullptr;
     int device = 0;
-    int numBlocks = 0, blockSize = 0;
+    int numBlocks = 0, blockSize = 0, gpuLayers = 0;
     cuda::KvFormat kvFormat = cuda::KvFormat::F16;
     uint64_t blockBytes = 0; // one block of one layer's K (or V)
     cuda::Stream stream;
@@ -135,9 +135,11 @@ CudaLlamaForward::~CudaLlamaForward() = default;
 
 uint64_t CudaLlamaForward::weightBytes() const { return m_impl->weightBytes; }
 uint64_t CudaLlamaForward::kvBytes() const { return m_impl->kvBytes; }
+int CudaLlamaForward::gpuLayers() const { return m_impl->gpuLayers; }
 
 Result<std::unique_ptr<CudaLlamaForward>> CudaLlamaForward::create(const LlamaModel& model, int deviceIndex,
-                                                                   int numBlocks, int blockSize, KvType kvType) {
+                                                                   int numBlocks, int blockSize, KvType kvType,
+                                                                   int gpuLayers) {
     const LlamaHParams& hp = model.hparams();
     if (numBlocks <= 0 || blockSize <= 0) return invalidArgument("CUDA forward: empty K/V pool");
     if (kvType == KvType::Q8_0) return unsupported("CUDA: Q8_0 K/V cache is not supported (use f16 or f32)");
@@ -156,19 +158,22 @@ Result<std::unique_ptr<CudaLlamaForward>> CudaLlamaForward::create(const LlamaMo
     I.device = deviceIndex;
     I.numBlocks = numBlocks;
     I.blockSize = blockSize;
+    I.gpuLayers = gpuLayers < 0 ? hp.nLayer : std::min(gpuLayers, hp.nLayer);
     I.kvFormat = kvType == KvType::F32 ? cuda::KvFormat::F32 : cuda::KvFormat::F16;
     const uint64_t kvDim = uint64_t(hp.nHeadKv) * uint64_t(hp.headDim);
     I.blockBytes = uint64_t(blockSize) * kvDim * (kvType == KvType::F32 ? 4u : 2u);
     HEARTH_ASSIGN_OR_RETURN(I.stream, cuda::Stream::create());
 
     HEARTH_ASSIGN_OR_RETURN(I.tokEmbd, I.uploadMatrix(model.tokenEmbedding(), "token_embd"));
-    HEARTH_ASSIGN_OR_RETURN(I.output, I.uploadMatrix(model.outputMatrix(), "output"));
-    HEARTH_ASSIGN_OR_RETURN(I.outputNorm, I.uploadFloats(model.outputNorm().data, model.outputNorm().n));
+    if (I.gpuLayers == hp.nLayer) { // otherwise the CPU computes the logits
+        HEARTH_ASSIGN_OR_RETURN(I.output, I.uploadMatrix(model.outputMatrix(), "output"));
+        HEARTH_ASSIGN_OR_RETURN(I.outputNorm, I.uploadFloats(model.outputNorm().data, model.outputNorm().n));
+    }
     if (!model.ropeFreqs().empty()) {
         HEARTH_ASSIGN_OR_RETURN(I.ropeFreqs, I.uploadFloats(model.ropeFreqs().data(), int64_t(model.ropeFreqs().size())));
     }
-    I.layers.resize(size_t(hp.nLayer));
-    for (int l = 0; l < hp.nLayer; ++l) {
+    I.layers.resize(size_t(I.gpuLayers));
+    for (int l = 0; l < I.gpuLayers; ++l) {
         const LayerWeights& L = model.layer(l);
         DeviceLayer& D = I.layers[size_t(l)];
         HEARTH_ASSIGN_OR_RETURN(D.attnNorm, I.uploadFloats(L.attnNorm.data, L.attnNorm.n));
@@ -210,7 +215,8 @@ Status CudaLlamaForward::copyBlock(int32_t src, int32_t dst) {
     return I.stream.synchronize();
 }
 
-Status CudaLlamaForward::forward(const Batch& batch, std::vector<float>& logits) {
+Status CudaLlamaForward::forward(const Batch& batch, std::vector<float>& logits, cpu::PagedKvStore* cpuKv,
+                                 cpu::ThreadPool* pool) {
     Impl& I = *m_impl;
     const LlamaHParams& hp = I.model->hparams();
     const int64_t n = int64_t(batch.tokens.size());
@@ -218,6 +224,8 @@ Status CudaLlamaForward::forward(const Batch& batch, std::vector<float>& logits)
                   kvDim = int64_t(hp.nHeadKv) * D;
     logits.clear();
     if (n == 0) return Status::ok();
+    const bool split = I.gpuLayers < hp.nLayer;
+    if (split && !cpuKv) return invalidArgument("CUDA forward: a layer split needs the CPU layers' K/V store");
 
     // Host side: check the batch as forwardCpu does, and derive each token's slot.
     const size_t nSeq = batch.blockTables.size();
@@ -249,7 +257,7 @@ Status CudaLlamaForward::forward(const Batch& batch, std::vector<float>& logits)
     }
 
     HEARTH_RETURN_IF_ERROR(cuda::setDevice(I.device));
-    HEARTH_RETURN_IF_ERROR(I.reserve(n, int64_t(tables.size()), wanted));
+    HEARTH_RETURN_IF_ERROR(I.reserve(n, int64_t(tables.size()), split ? 0 : wanted));
     Scratch& S = I.s;
     const cuda::StreamHandle st = I.stream.handle();
     HEARTH_RETURN_IF_ERROR(cuda::copyToDevice(S.ids.data(), ids.data(), ids.size() * sizeof(int32_t), st));
@@ -272,7 +280,7 @@ Status CudaLlamaForward::forward(const Batch& batch, std::vector<float>& logits)
     const float scale = 1.0f / std::sqrt(float(D));
 
     HEARTH_RETURN_IF_ERROR(cuda::getRows(I.tokEmbd, S.ids.as<int32_t>(), n, x, st));
-    for (int l = 0; l < hp.nLayer; ++l) {
+    for (int l = 0; l < I.gpuLayers; ++l) {
         DeviceLayer& L = I.layers[size_t(l)];
         // x, xn [n][E]; q, att [n][qDim]; k, v [n][kvDim]; gate, up [n][F]; tmp [n][E].
         HEARTH_RETURN_IF_ERROR(cuda::rmsNorm(x, L.attnNorm, xn, n, E, hp.rmsEps, st));
@@ -326,6 +334,12 @@ Status CudaLlamaForward::forward(const Batch& batch, std::vector<float>& logits)
         HEARTH_RETURN_IF_ERROR(cuda::add(x, tmp, x, n * E, st));
     }
 
+    if (split) {
+        // The hidden state comes back; the CPU runs the remaining layers and the logits.
+        std::vector<float> hidden(static_cast<size_t>(n * E));
+        HEARTH_RETURN_IF_ERROR(cuda::copyToHost(hidden.data(), x, hidden.size() * sizeof(float), st));
+        return I.model->forwardCpuFrom(batch, I.gpuLayers, hidden, *cpuKv, logits, pool);
+    }
     // The wanted rows of x gathered into xn [wanted][E], final norm, then the output matrix.
     if (wanted == 0) return I.stream.synchronize();
     int64_t row = 0;

@@ -1,6 +1,7 @@
 // The llama-family forward pass on one CUDA device through the op API of backend/cuda/cuda_ops.h:
 // weights uploaded once, K/V in paged blocks in device memory, each step a sequence of kernels on
-// one stream mirroring LlamaModel::forwardCpu, and only the wanted logits copied back.
+// one stream mirroring LlamaModel::forwardCpu, and only the wanted logits copied back. A layer
+// split runs the first N layers here and the rest on the CPU (LlamaModel::forwardCpuFrom).
 // Compiled only when the CUDA backend is built (HEARTH_HAS_CUDA).
 #pragma once
 
@@ -12,21 +13,33 @@
 #include <memory>
 #include <vector>
 
+namespace hearth::cpu {
+class PagedKvStore;
+class ThreadPool;
+} // namespace hearth::cpu
+
 namespace hearth::model {
 
 class CudaLlamaForward {
 public:
-    // Uploads every weight of `model` (which must outlive this) to CUDA device `deviceIndex` and
-    // allocates a K/V pool of numBlocks blocks of blockSize positions per layer. Weight types the
-    // kernels lack, Q8_0 K/V or headDim > 256 give Unsupported naming them; no device or driver
-    // gives the runtime's reason.
+    // Uploads the weights of `model` (which must outlive this) for its first gpuLayers layers
+    // (-1 or more than the model has: all, and then the output layer too) to CUDA device
+    // `deviceIndex`, and allocates a K/V pool of numBlocks blocks of blockSize positions for each
+    // of those layers. Weight types the kernels lack, Q8_0 K/V or headDim > 256 give Unsupported
+    // naming them; no device or driver gives the runtime's reason.
     static Result<std::unique_ptr<CudaLlamaForward>> create(const LlamaModel& model, int deviceIndex,
-                                                            int numBlocks, int blockSize, KvType kvType);
+                                                            int numBlocks, int blockSize, KvType kvType,
+                                                            int gpuLayers = -1);
     ~CudaLlamaForward();
 
-    // Same contract as LlamaModel::forwardCpu, with the K/V held on the device: block ids in the
-    // batch's tables index this object's pool.
-    Status forward(const Batch& batch, std::vector<float>& logits);
+    int gpuLayers() const;
+
+    // Same contract as LlamaModel::forwardCpu, with the device layers' K/V held on the device:
+    // block ids in the batch's tables index this object's pool (and cpuKv's, the same ids). With a
+    // layer split the hidden state comes back after the device layers and the CPU kernels run the
+    // rest with cpuKv (its layer i is model layer gpuLayers() + i) and pool.
+    Status forward(const Batch& batch, std::vector<float>& logits, cpu::PagedKvStore* cpuKv = nullptr,
+                   cpu::ThreadPool* pool = nullptr);
 
     // Copies K/V block src to dst in every layer (copy-on-write of a shared prefix block).
     Status copyBlock(int32_t src, int32_t dst);

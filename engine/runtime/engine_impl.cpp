@@ -110,22 +110,19 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     // per-layer K/V cache is one binding, which may hold fewer blocks than the budget.
     int cpuLayers = hp.nLayer;
     if (config.device.rfind("cuda", 0) == 0) {
-        // CUDA runs the whole model (no layer split on this backend yet).
-        if (config.gpuLayers >= 0 && config.gpuLayers < hp.nLayer)
-            return unsupported("device " + config.device + " runs every layer; a split of " +
-                               std::to_string(config.gpuLayers) + " of " + std::to_string(hp.nLayer) +
-                               " layers needs a Vulkan device or the CPU");
+        // The first gpuLayers layers on CUDA (all with -1), the rest on the CPU.
 #if HEARTH_HAS_CUDA
-        const std::string digits = config.device.size() > 5 && config.device[4] == ':' ? config.device.substr(5) : "";
+        const std::string digits = config.device == "cuda" ? "0"
+                                   : config.device.size() > 5 && config.device[4] == ':' ? config.device.substr(5) : "";
         if (digits.empty() || digits.size() > 4 || digits.find_first_not_of("0123456789") != std::string::npos)
             return invalidArgument("device id '" + config.device + "': expected cuda:INDEX such as cuda:0");
         auto cudaForward = model::CudaLlamaForward::create(*e->m_model, std::stoi(digits), numBlocks, bs,
-                                                           config.kvType);
+                                                           config.kvType, config.gpuLayers);
         if (!cudaForward.isOk()) return cudaForward.status().withContext("device " + config.device);
         e->m_cudaForward = std::move(cudaForward).value();
-        cpuLayers = 0;
+        cpuLayers = hp.nLayer - e->m_cudaForward->gpuLayers();
         s.device = config.device;
-        s.gpuLayers = hp.nLayer;
+        s.gpuLayers = e->m_cudaForward->gpuLayers();
 #else
         return unsupported("device " + config.device + ": the CUDA backend is not built into this binary");
 #endif

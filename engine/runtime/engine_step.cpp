@@ -60,7 +60,7 @@ Status EngineImpl::step() {
     std::vector<float> logits;
 #if HEARTH_HAS_CUDA
     if (m_cudaForward) {
-        HEARTH_RETURN_IF_ERROR(m_cudaForward->forward(batch, logits));
+        HEARTH_RETURN_IF_ERROR(m_cudaForward->forward(batch, logits, m_store.get(), m_pool.get()));
     } else
 #endif
     if (m_deviceForward) {

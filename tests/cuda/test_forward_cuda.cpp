@@ -24,9 +24,13 @@ private slots:
     void compare_data() {
         QTest::addColumn<QString>("model");
         QTest::addColumn<int>("kv");
-        QTest::newRow("stories260K f32 kv") << QStringLiteral("models/stories260K.gguf") << int(KvType::F32);
-        QTest::newRow("stories260K f16 kv") << QStringLiteral("models/stories260K.gguf") << int(KvType::F16);
-        QTest::newRow("tiny-random f16 kv") << QStringLiteral("models/llama-2-tiny-random.gguf") << int(KvType::F16);
+        QTest::addColumn<int>("gpuLayers"); // -1: all; otherwise the rest run on the CPU
+        const QString stories = QStringLiteral("models/stories260K.gguf");
+        QTest::newRow("stories260K f32 kv") << stories << int(KvType::F32) << -1;
+        QTest::newRow("stories260K f16 kv") << stories << int(KvType::F16) << -1;
+        QTest::newRow("stories260K f16 kv, 2 of 5 layers") << stories << int(KvType::F16) << 2;
+        QTest::newRow("stories260K f32 kv, 0 layers") << stories << int(KvType::F32) << 0;
+        QTest::newRow("tiny-random f16 kv") << QStringLiteral("models/llama-2-tiny-random.gguf") << int(KvType::F16) << -1;
     }
 
     // Tolerance: |Δlogit| <= 3e-2 * max(1, max|logit|) (prefill runs fp16 tensor-core tiles, F16 K/V
@@ -34,6 +38,7 @@ private slots:
     void compare() {
         QFETCH(QString, model);
         QFETCH(int, kv);
+        QFETCH(int, gpuLayers);
         HEARTH_REQUIRE_TEST_FILE(model);
         const auto kvType = KvType(kv);
         auto file = gguf::File::open(test::testDataPath(model));
@@ -41,8 +46,14 @@ private slots:
         auto m = model::LlamaModel::load(*file);
         QVERIFY2(m.isOk(), m.status().toString().c_str());
         const auto& hp = (*m)->hparams();
-        auto fwd = model::CudaLlamaForward::create(**m, 0, 8, 16, kvType);
+        auto fwd = model::CudaLlamaForward::create(**m, 0, 8, 16, kvType, gpuLayers);
         QVERIFY2(fwd.isOk(), fwd.status().toString().c_str());
+        const int cpuLayers = hp.nLayer - (*fwd)->gpuLayers();
+        QCOMPARE((*fwd)->gpuLayers(), gpuLayers < 0 ? hp.nLayer : gpuLayers);
+        // The CPU layers' K/V (same block ids), used only with a split.
+        auto cpuStore = cpu::PagedKvStore::create(std::max(cpuLayers, 1), 8, 16, hp.nHeadKv, hp.headDim, kvType);
+        QVERIFY(cpuStore.isOk());
+        cpu::PagedKvStore* cpuKv = cpuLayers > 0 ? &*cpuStore : nullptr;
         auto refStore = cpu::PagedKvStore::create(hp.nLayer, 8, 16, hp.nHeadKv, hp.headDim, kvType);
         QVERIFY(refStore.isOk());
 
@@ -57,6 +68,7 @@ private slots:
         for (auto [a0, b0, a1, b1] : {std::array<int, 4>{0, 30, 0, 12}, std::array<int, 4>{30, 37, 12, 21}}) {
             if (a0 > 0) {
                 refStore->copyBlock(0, 4);
+                if (cpuKv) cpuKv->copyBlock(0, 4);
                 const Status s = (*fwd)->copyBlock(0, 4);
                 QVERIFY2(s.isOk(), s.toString().c_str());
                 table0[0] = 4;
@@ -68,7 +80,7 @@ private slots:
             std::vector<float> ref, ours;
             Status s = (*m)->forward(batch, *refStore, ref);
             QVERIFY2(s.isOk(), s.toString().c_str());
-            s = (*fwd)->forward(batch, ours);
+            s = (*fwd)->forward(batch, ours, cpuKv);
             QVERIFY2(s.isOk(), s.toString().c_str());
             QCOMPARE(ours.size(), ref.size());
             const size_t V = size_t(hp.nVocab);
@@ -90,7 +102,7 @@ private slots:
         batch.tokens.push_back({t0[5], 37, 0, true});
         std::vector<float> ref, ours;
         QVERIFY((*m)->forward(batch, *refStore, ref).isOk());
-        const Status s = (*fwd)->forward(batch, ours);
+        const Status s = (*fwd)->forward(batch, ours, cpuKv);
         QVERIFY2(s.isOk(), s.toString().c_str());
         QCOMPARE(ours.size(), ref.size());
         for (size_t i = 0; i < ref.size(); ++i) maxDiff = std::max(maxDiff, double(std::fabs(ref[i] - ours[i])));
