@@ -1,7 +1,7 @@
-// Tests of the repacked-weight matMul (repack.h; Q4_0, Q8_0, Q4_K): results against the scalar
-// reference (on the same 8-bit activations) and against the plain kernels, for odd row counts
-// and n = 1..70, bitwise independence from the thread count, the fallback where no repacked
-// kernel applies, and the per-model set of copies.
+// Tests of the repacked-weight matMul (repack.h; Q4_0, Q8_0, Q4_K, Q6_K): results against the
+// scalar reference (on the same 8-bit activations) and against the plain kernels, for odd row
+// counts and n = 1..70, bitwise independence from the thread count, the fallback where no
+// repacked kernel applies, and the per-model set of copies.
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/matmul_kernels.h"
 #include "backend/cpu/ref_ops.h"
@@ -9,7 +9,10 @@
 #include "backend/cpu/thread_pool.h"
 #include "hearth/quant.h"
 
+#include <QTemporaryFile>
 #include <QtTest>
+
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cmath>
@@ -52,10 +55,10 @@ Weights makeWeights(Type t, int64_t rows, int64_t cols, uint32_t seed) {
     return w;
 }
 
-// The activations the kernels see: blocks of 32 (Q4_K: 256) quantized to 8 bits (scale amax/127,
+// The activations the kernels see: blocks of 32 (Q4_K, Q6_K: 256) quantized to 8 bits (scale amax/127,
 // round to nearest even), expanded back to floats.
 std::vector<float> quantizedActs(Type t, const std::vector<float>& x) {
-    const size_t block = t == Type::Q4_K ? 256 : 32;
+    const size_t block = t == Type::Q4_K || t == Type::Q6_K ? 256 : 32;
     std::vector<float> out(x.size());
     for (size_t b = 0; b < x.size(); b += block) {
         float amax = 0;
@@ -66,10 +69,10 @@ std::vector<float> quantizedActs(Type t, const std::vector<float>& x) {
     return out;
 }
 
-const Type kTypes[] = {Type::Q4_0, Type::Q8_0, Type::Q4_K};
+const Type kTypes[] = {Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K};
 
 std::vector<int64_t> colsFor(Type t) {
-    if (t == Type::Q4_K) return {256, 768};
+    if (t == Type::Q4_K || t == Type::Q6_K) return {256, 768};
     return {32, 96, 512};
 }
 
@@ -129,6 +132,60 @@ private Q_SLOTS:
             QVERIFY(w.bytes == before);
             QVERIFY(std::memcmp(p.group(0), q->group(0), p.bytes()) == 0);
         }
+    }
+
+    // A matrix read from a file mapping (as a model's weights are): after packing with
+    // releaseSource its pages leave the process (its resident size for the mapping drops), read
+    // back unchanged, and are still in the page cache (so reloading the model is no disk read;
+    // on tmpfs this holds whichever way the pages were released).
+    void releasingAFileMappingKeepsWhatItReads() {
+        const Weights w = makeWeights(Type::Q4_0, 256, 4096, 5); // 576 KiB, 144 pages
+        QTemporaryFile file;
+        QVERIFY(file.open());
+        QCOMPARE(file.write(reinterpret_cast<const char*>(w.bytes.data()), qint64(w.bytes.size())),
+                 qint64(w.bytes.size()));
+        QVERIFY(file.flush());
+        const size_t size = w.bytes.size();
+        void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, int(file.handle()), 0);
+        QVERIFY(map != MAP_FAILED);
+        ref::Matrix mapped = w.m;
+        mapped.data = static_cast<const uint8_t*>(map);
+        // KiB of the mapping resident in this process (/proc/self/smaps), and pages in the cache.
+        auto processKib = [&] {
+            QFile smaps(QStringLiteral("/proc/self/smaps"));
+            if (!smaps.open(QIODevice::ReadOnly)) return -1L;
+            const QByteArray start = QByteArray::number(qulonglong(uintptr_t(map)), 16) + '-';
+            bool inside = false;
+            for (const QByteArray& line : smaps.readAll().split('\n')) {
+                const QByteArray first = line.left(line.indexOf(' '));
+                if (first.contains('-') && !first.endsWith(':')) inside = line.startsWith(start); // a mapping
+                else if (inside && first == "Rss:") return line.mid(4).trimmed().split(' ').first().toLong();
+            }
+            return -1L;
+        };
+        auto cachedPages = [&] {
+            std::vector<unsigned char> v((size + 4095) / 4096);
+            if (mincore(map, size, v.data()) != 0) return -1;
+            int n = 0;
+            for (unsigned char c : v) n += c & 1;
+            return n;
+        };
+        volatile uint8_t sink = 0;
+        for (size_t i = 0; i < size; i += 4096) sink = uint8_t(sink + mapped.data[i]); // map every page
+        const long before = processKib();
+        QVERIFY2(before >= 500, qPrintable(QString::number(before)));
+        const PackedMatrix plain = packOrDie(w.m);
+        auto packed = PackedMatrix::pack(mapped, /*releaseSource=*/true);
+        QVERIFY(packed.isOk());
+        QVERIFY(std::memcmp(plain.group(0), packed->group(0), plain.bytes()) == 0);
+        const long after = processKib();
+        const int cached = cachedPages();
+        qInfo("mapping resident: %ld KiB before, %ld KiB after; %d of %zu pages still cached", before,
+              after, cached, (size + 4095) / 4096);
+        QVERIFY(after <= 16);
+        QVERIFY(cached >= int(size / 4096) - 2);
+        QVERIFY(std::memcmp(mapped.data, w.bytes.data(), size) == 0); // reads back
+        munmap(map, size);
     }
 
     // Against the reference on the kernels' own 8-bit activations only float summation order
@@ -239,7 +296,7 @@ private Q_SLOTS:
                          isaName(isa));
             }
         }
-        QVERIFY(!canRepack(Type::Q6_K, detectIsa()));
+        QVERIFY(!canRepack(Type::Q5_K, detectIsa()));
         QVERIFY(!canRepack(Type::F32, detectIsa()));
         QCOMPARE(canRepack(Type::Q8_0, Isa::Avx512), isaSupported(Isa::Avx512));
     }
@@ -288,7 +345,7 @@ private Q_SLOTS:
     }
 
     void errorsAreStatuses() {
-        const Weights k = makeWeights(Type::Q6_K, 16, 256, 1);
+        const Weights k = makeWeights(Type::Q5_K, 16, 256, 1);
         QCOMPARE(PackedMatrix::pack(k.m).status().code(), ErrorCode::Unsupported);
         Weights w = makeWeights(Type::Q4_0, 16, 64, 2);
         ref::Matrix bad = w.m;
@@ -313,7 +370,7 @@ private Q_SLOTS:
 
     void repackedWeightsFindsItsCopies() {
         const Weights a = makeWeights(Type::Q4_0, 20, 64, 3);
-        const Weights b = makeWeights(Type::Q6_K, 4, 256, 4);
+        const Weights b = makeWeights(Type::Q5_K, 4, 256, 4);
         RepackedWeights set;
         QVERIFY(set.add(a.m, false).isOk());
         QVERIFY(set.add(a.m, false).isOk()); // twice: one copy

@@ -53,7 +53,8 @@ struct IsaKernels {
 };
 
 // A call on repacked weights (see repack.h): outputs y[j][r] for tokens j in [j0, j1) and the
-// 16-row groups g in [g0, g1), from activations quantized per 32 (ActQ8x32; Q4_K: ActQ8x256).
+// 16-row groups g in [g0, g1), from activations quantized per 32 (ActQ8x32; Q4_K, Q6_K:
+// ActQ8x256).
 struct PackedJob {
     const uint8_t* w = nullptr; // group g at w + g * groupBytes
     quant::Type type = quant::Type::F32;
@@ -66,7 +67,7 @@ struct PackedJob {
     float* y = nullptr;
 };
 
-// The AVX-512 VNNI kernels for repacked Q4_0/Q8_0/Q4_K; only call when the CPU has them.
+// The AVX-512 VNNI kernels for repacked Q4_0/Q8_0/Q4_K/Q6_K; only call when the CPU has them.
 void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1);
 
 // AVX-512 versions of the activation quantizers in matmul.cpp, bit for bit the same results

@@ -1,6 +1,6 @@
-// Repacking of Q4_0/Q8_0/Q4_K weight matrices into the 16-row interleaved layout (repack.h), the
-// matMul driver over repacked weights (activation quantization, split of row groups over the
-// pool) and the per-model set of repacked copies. Compiled for plain x86-64.
+// Repacking of Q4_0/Q8_0/Q4_K/Q6_K weight matrices into the 16-row interleaved layout
+// (repack.h), the matMul driver over repacked weights (activation quantization, split of row
+// groups over the pool) and the per-model set of repacked copies. Compiled for plain x86-64.
 #include "backend/cpu/repack.h"
 
 #include "backend/cpu/matmul_kernels.h"
@@ -8,6 +8,7 @@
 #include "quant/blocks.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -69,9 +70,67 @@ void packBlockQ4K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out)
     }
 }
 
-// Hands the whole pages inside [p, p + bytes) back to the kernel without changing their contents
-// (MADV_PAGEOUT: clean file-backed pages are dropped and re-read on the next access).
-void releasePages(const uint8_t* p, uint64_t bytes) {
+// Q6_K super-block b of the group's rows (layout in repack.h): u = q + 32 of every column split
+// into nibble and high-bit vectors, then the scales [sub-block][row] and d.
+void packBlockQ6K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out) {
+    uint8_t* hbits = out + 2048;
+    int8_t* sc = reinterpret_cast<int8_t*>(out + 3072);
+    uint16_t* d = reinterpret_cast<uint16_t*>(out + 3328);
+    for (int i = 0; i < nRows; ++i) {
+        const auto& blk = reinterpret_cast<const quant::BlockQ6_K*>(src[i])[b];
+        // u[col] from the original's halves (see quant::dequantBlock for Q6_K).
+        uint8_t u[256];
+        for (int h = 0; h < 2; ++h)
+            for (int l = 0; l < 32; ++l) {
+                const uint8_t ql0 = blk.ql[64 * h + l], ql1 = blk.ql[64 * h + l + 32];
+                const uint8_t qh = blk.qh[32 * h + l];
+                u[128 * h + l] = uint8_t((ql0 & 0x0f) | ((qh >> 0) & 3) << 4);
+                u[128 * h + l + 32] = uint8_t((ql1 & 0x0f) | ((qh >> 2) & 3) << 4);
+                u[128 * h + l + 64] = uint8_t((ql0 >> 4) | ((qh >> 4) & 3) << 4);
+                u[128 * h + l + 96] = uint8_t((ql1 >> 4) | ((qh >> 6) & 3) << 4);
+            }
+        for (int col = 0; col < 256; ++col) {
+            const int c = col / 4, at = 4 * i + col % 4;
+            const uint8_t lo = u[col] & 0x0f, hi = u[col] >> 4;
+            out[64 * (c % 32) + at] |= uint8_t(c < 32 ? lo : lo << 4);
+            hbits[64 * (c % 16) + at] |= uint8_t(hi << (2 * (c / 16)));
+        }
+        for (int j = 0; j < 16; ++j) sc[kPackRows * j + i] = blk.scales[j];
+        d[i] = blk.d;
+    }
+}
+
+// Whether p lies in a mapping of a file (/proc/self/maps: a non-zero inode).
+bool fileBacked(const void* p) {
+#if defined(__linux__)
+    FILE* maps = std::fopen("/proc/self/maps", "r");
+    if (!maps) return false;
+    const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+    char line[512];
+    bool found = false;
+    while (std::fgets(line, sizeof line, maps)) {
+        unsigned long begin = 0, end = 0, offset = 0, inode = 0;
+        char perms[8] = {}, dev[16] = {};
+        if (std::sscanf(line, "%lx-%lx %7s %lx %15s %lu", &begin, &end, perms, &offset, dev, &inode) != 6)
+            continue;
+        if (at >= begin && at < end) {
+            found = inode != 0;
+            break;
+        }
+    }
+    std::fclose(maps);
+    return found;
+#else
+    (void)p;
+    return false;
+#endif
+}
+
+// Hands the whole pages inside [p, p + bytes) back to the kernel without changing what reading
+// them gives. A read-only file mapping is unmapped from this process (MADV_DONTNEED: the pages stay
+// in the page cache, so the next load of the file is fast, and a read faults them back in);
+// anything else is paged out (MADV_PAGEOUT: contents kept, swapped if there is swap).
+void releasePages(const uint8_t* p, uint64_t bytes, bool fromFile) {
 #if defined(__linux__)
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21
@@ -81,10 +140,12 @@ void releasePages(const uint8_t* p, uint64_t bytes) {
     const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + uintptr_t(page) - 1) &
                             ~uintptr_t(page - 1);
     const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~uintptr_t(page - 1);
-    if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
+    if (end > begin)
+        (void)madvise(reinterpret_cast<void*>(begin), end - begin, fromFile ? MADV_DONTNEED : MADV_PAGEOUT);
 #else
     (void)p;
     (void)bytes;
+    (void)fromFile;
 #endif
 }
 
@@ -94,20 +155,22 @@ void PackedMatrix::Free::operator()(uint8_t* p) const { std::free(p); }
 
 bool canRepack(quant::Type t, Isa isa) {
     return isa == Isa::Avx512 && isaSupported(isa) &&
-           (t == Type::Q4_0 || t == Type::Q8_0 || t == Type::Q4_K);
+           (t == Type::Q4_0 || t == Type::Q8_0 || t == Type::Q4_K || t == Type::Q6_K);
 }
 
 Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource) {
-    if (w.type != Type::Q4_0 && w.type != Type::Q8_0 && w.type != Type::Q4_K)
+    if (w.type != Type::Q4_0 && w.type != Type::Q8_0 && w.type != Type::Q4_K && w.type != Type::Q6_K)
         return unsupported("repack: no repacked layout for " +
                            std::string(quant::typeName(w.type)));
-    const int64_t blockCols = w.type == Type::Q4_K ? 256 : 32;
+    const bool kQuant = w.type == Type::Q4_K || w.type == Type::Q6_K; // super-blocks of 256
+    const int64_t blockCols = kQuant ? 256 : 32;
     if (!w.data || w.rows <= 0 || w.cols <= 0 || w.cols % blockCols != 0)
         return invalidArgument("repack: bad matrix (rows " + std::to_string(w.rows) + ", cols " +
                                std::to_string(w.cols) + ")");
     const uint64_t blockBytes = w.type == Type::Q4_0   ? sizeof(quant::BlockQ4_0)
                                 : w.type == Type::Q8_0 ? sizeof(quant::BlockQ8_0)
-                                                       : sizeof(quant::BlockQ4_K);
+                                : w.type == Type::Q4_K ? sizeof(quant::BlockQ4_K)
+                                                       : sizeof(quant::BlockQ6_K);
     const int64_t nb = w.cols / blockCols;
     if (w.rowBytes < uint64_t(nb) * blockBytes)
         return invalidArgument("repack: rowBytes too small");
@@ -116,9 +179,9 @@ Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource
     m.m_type = w.type;
     m.m_rows = w.rows;
     m.m_cols = w.cols;
-    if (w.type == Type::Q4_K) {
-        m.m_payloadBytes = kQ4KBlockBytes; // the block's scales are inside
-        m.m_groupBytes = uint64_t(nb) * kQ4KBlockBytes;
+    if (kQuant) {
+        m.m_payloadBytes = w.type == Type::Q4_K ? kQ4KBlockBytes : kQ6KBlockBytes; // scales inside
+        m.m_groupBytes = uint64_t(nb) * m.m_payloadBytes;
     } else {
         m.m_payloadBytes = w.type == Type::Q4_0 ? 256 : 512;
         m.m_groupBytes = uint64_t(nb) * (m.m_payloadBytes + 2 * kPackRows);
@@ -132,12 +195,13 @@ Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource
     const uint64_t srcBytes = uint64_t(w.rows) * w.rowBytes;
     const int64_t releaseEvery = std::max<int64_t>(1, int64_t((8u << 20) / (kPackRows * w.rowBytes)));
     uint64_t released = 0;
+    const bool fromFile = releaseSource && fileBacked(w.data);
     auto releaseUpTo = [&](uint64_t end) {
         // Whole pages of [released, end), plus the page holding `released` that the last call
         // had to leave (it held bytes not yet copied).
         const uintptr_t base = reinterpret_cast<uintptr_t>(w.data);
         const uintptr_t from = std::max(base, (base + released) & ~uintptr_t(4095));
-        releasePages(reinterpret_cast<const uint8_t*>(from), base + end - from);
+        releasePages(reinterpret_cast<const uint8_t*>(from), base + end - from, fromFile);
         released = end;
     };
     for (int64_t g = 0; g < m.groups(); ++g) {
@@ -147,7 +211,12 @@ Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource
         const uint8_t* src[kPackRows] = {};
         for (int i = 0; i < nRows; ++i) src[i] = w.data + uint64_t(g * kPackRows + i) * w.rowBytes;
         uint8_t* grp = m.m_data.get() + uint64_t(g) * m.m_groupBytes;
-        if (nRows < kPackRows) std::memset(grp, 0, m.m_groupBytes);
+        if (nRows < kPackRows || w.type == Type::Q6_K) std::memset(grp, 0, m.m_groupBytes);
+        if (w.type == Type::Q6_K) {
+            for (int64_t b = 0; b < nb; ++b)
+                packBlockQ6K(src, nRows, b, grp + uint64_t(b) * kQ6KBlockBytes);
+            continue;
+        }
         if (w.type == Type::Q4_K) {
             for (int64_t b = 0; b < nb; ++b)
                 packBlockQ4K(src, nRows, b, grp + uint64_t(b) * kQ4KBlockBytes);
@@ -185,7 +254,8 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
     job.payloadBytes = packed->payloadBytes();
     job.y = y;
     const kernels::ActKind act =
-        job.type == quant::Type::Q4_K ? kernels::ActKind::Q8x256 : kernels::ActKind::Q8x32;
+        job.type == quant::Type::Q4_K || job.type == quant::Type::Q6_K ? kernels::ActKind::Q8x256
+                                                                       : kernels::ActKind::Q8x32;
     job.acts = kernels::quantizeActivations(act, x, n, job.cols, pool, &job.actRowBytes);
     if (!job.acts) return outOfMemory("matMul: activation buffer");
 

@@ -1,4 +1,4 @@
-// Weight matrices (Q4_0, Q8_0, Q4_K) rearranged once at load into the interleaved layout of the
+// Weight matrices (Q4_0, Q8_0, Q4_K, Q6_K) rearranged once at load into the interleaved layout of the
 // AVX-512 repacked kernels (16 rows side by side in 4-byte column groups, scales gathered), and
 // the matMul that uses them, falling back to the plain kernels where the layout does not apply.
 #pragma once
@@ -32,9 +32,18 @@ namespace hearth::cpu {
 //   [2048, 2080): the 16 rows' d (fp16); [2080, 2112): their dmin (fp16);
 //   [2112, 2240): the 6-bit scales as bytes, sub-block j of row i at 16j + i;
 //   [2240, 2368): the 6-bit mins as bytes, sub-block j of row i at 32(j/2) + 2i + j%2.
+//
+// Q6_K (super-blocks of 256 columns): each block of a group is 3360 bytes, the original's 16 × 210.
+// Column chunk c (columns 4c..4c+3) of row i holds u = q + 32 (0..63) as a low nibble and 2 high
+// bits, row i at bytes 4i..4i+3 of its vectors:
+//   [0, 2048): 32 nibble vectors of 64 bytes; vector v: chunk v in the low nibbles, chunk v + 32
+//     in the high nibbles;
+//   [2048, 3072): 16 high-bit vectors; vector h: bits 2p..2p+1 are chunk h + 16p's (p < 4);
+//   [3072, 3328): the 8-bit scales, sub-block j of row i at 16j + i; [3328, 3360): d (fp16).
 inline constexpr int kPackRows = 16;
 inline constexpr uint64_t kQ4KPayload = 2048;
 inline constexpr uint64_t kQ4KBlockBytes = 2368;
+inline constexpr uint64_t kQ6KBlockBytes = 3360;
 
 class PackedMatrix {
 public:
@@ -43,11 +52,11 @@ public:
     int64_t cols() const { return m_cols; }
     int64_t groups() const { return (m_rows + kPackRows - 1) / kPackRows; }
     uint64_t groupBytes() const { return m_groupBytes; }
-    uint64_t payloadBytes() const { return m_payloadBytes; } // per block of a group (Q4_K: all)
+    uint64_t payloadBytes() const { return m_payloadBytes; } // per block of a group (K types: all)
     const uint8_t* group(int64_t g) const { return m_data.get() + uint64_t(g) * m_groupBytes; }
     size_t bytes() const { return size_t(uint64_t(groups()) * m_groupBytes); }
 
-    // Rearranges w (Q4_0, Q8_0 or Q4_K). With releaseSource, w's pages are handed back to the
+    // Rearranges w (Q4_0, Q8_0, Q4_K or Q6_K). With releaseSource, w's pages are handed back to the
     // kernel as they are copied (see RepackedWeights::add). Errors: another type, a bad shape,
     // no memory.
     static Result<PackedMatrix> pack(const ref::Matrix& w, bool releaseSource = false);
@@ -62,7 +71,8 @@ private:
     std::unique_ptr<uint8_t, Free> m_data;
 };
 
-// Whether weights of type t have a repacked kernel at this level (Q4_0, Q8_0, Q4_K at Avx512).
+// Whether weights of type t have a repacked kernel at this level (Q4_0, Q8_0, Q4_K, Q6_K at
+// Avx512).
 bool canRepack(quant::Type t, Isa isa);
 
 // y = x · Wᵀ as matMul, on the repacked copy when `packed` is given and `isa` has its kernel,

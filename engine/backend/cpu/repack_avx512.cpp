@@ -1,7 +1,7 @@
-// The AVX-512 VNNI kernels over repacked Q4_0/Q8_0/Q4_K weights (layout in repack.h): a tile of
-// 16 weight rows × up to 8 tokens (4 for Q4_K), one vpdpbusd per 4-column chunk (unsigned weights
-// × signed 8-bit activations, 16 rows in the 16 lanes), the weights' offset (Q4_K: its mins)
-// removed with the activation sums.
+// The AVX-512 VNNI kernels over repacked Q4_0/Q8_0/Q4_K/Q6_K weights (layout in repack.h): a tile
+// of 16 weight rows × up to 8 tokens (4 for the K types), one vpdpbusd per 4-column chunk
+// (unsigned weights × signed 8-bit activations, 16 rows in the 16 lanes), the weights' offset
+// (Q4_K: its mins) removed with the activation sums.
 // GCC 12 reports false -Wuninitialized in its AVX-512 headers (bug 105593); silenced here.
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -184,11 +184,102 @@ void groupsQ4K(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t
     }
 }
 
+// ---- Q6_K: super-blocks of 256 against ActQ8x256 -------------------------------------------
+
+constexpr uint64_t kQ6KBlockBytes = 3360; // see repack.h
+
+// Bits 2p..2p+1 of each byte of hb moved to bits 4..5 (epi16 shifts: what crosses into the
+// neighbouring byte lands outside 0x30 and is masked off).
+template <int P> inline __m512i highBits(__m512i hb) {
+    const __m512i m = _mm512_set1_epi8(0x30);
+    if constexpr (P == 0) return _mm512_and_si512(_mm512_slli_epi16(hb, 4), m);
+    else if constexpr (P == 1) return _mm512_and_si512(_mm512_slli_epi16(hb, 2), m);
+    else if constexpr (P == 2) return _mm512_and_si512(hb, m);
+    else return _mm512_and_si512(_mm512_srli_epi16(hb, 2), m);
+}
+
+// y[j0 + t][16g .. 16g + 15] for t < NT. Per sub-block j of 16 columns: Σ u·q_a by vpdpbusd,
+// minus 32·Σ q_a (u = q + 32), times the rows' 8-bit scales in int32 (|Σ| < 2^29 per
+// super-block), then d·d_a in float. Sub-blocks j and j + 8 share their nibble vectors.
+template <int NT> void tileQ6K(const PackedJob& job, int64_t g, int64_t j0) {
+    const int64_t nb = job.cols / 256;
+    const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
+    const ActQ8x256* a[NT];
+    __m512 acc[NT];
+    for (int t = 0; t < NT; ++t) {
+        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
+        acc[t] = _mm512_setzero_ps();
+    }
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = grp + uint64_t(b) * kQ6KBlockBytes;
+        const uint8_t* hbits = blk + 2048;
+        const int8_t* scales = reinterpret_cast<const int8_t*>(blk + 3072);
+        __m512i isum[NT];
+        for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+        for (int j = 0; j < 8; ++j) {
+            // Chunks c = 4j + e (sub-block j) and c + 32 (sub-block j + 8).
+            __m512i slo[NT], shi[NT];
+            for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm512_setzero_si512();
+            for (int e = 0; e < 4; ++e) {
+                const int c = 4 * j + e;
+                const __m512i raw = _mm512_loadu_si512(blk + 64 * c);
+                const __m512i hb = _mm512_loadu_si512(hbits + 64 * (c % 16));
+                const __m512i lo = _mm512_or_si512(_mm512_and_si512(raw, low4),
+                                                   c < 16 ? highBits<0>(hb) : highBits<1>(hb));
+                const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(raw, 4), low4),
+                                                   c < 16 ? highBits<2>(hb) : highBits<3>(hb));
+                for (int t = 0; t < NT; ++t) {
+                    const int8_t* q = a[t][b].qs + 4 * c;
+                    slo[t] = _mm512_dpbusd_epi32(slo[t], lo, broadcast4(q));
+                    shi[t] = _mm512_dpbusd_epi32(shi[t], hi, broadcast4(q + 128));
+                }
+            }
+            const __m512i sc0 = _mm512_cvtepi8_epi32(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16 * j)));
+            const __m512i sc1 = _mm512_cvtepi8_epi32(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16 * (j + 8))));
+            for (int t = 0; t < NT; ++t) {
+                const __m512i lo = _mm512_sub_epi32(slo[t], _mm512_set1_epi32(32 * a[t][b].bsums[j]));
+                const __m512i hi = _mm512_sub_epi32(shi[t], _mm512_set1_epi32(32 * a[t][b].bsums[j + 8]));
+                isum[t] = _mm512_add_epi32(isum[t], _mm512_add_epi32(_mm512_mullo_epi32(lo, sc0),
+                                                                     _mm512_mullo_epi32(hi, sc1)));
+            }
+        }
+        const __m512 wd = _mm512_cvtph_ps(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 3328)));
+        for (int t = 0; t < NT; ++t)
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]),
+                                     _mm512_mul_ps(wd, _mm512_set1_ps(a[t][b].d)), acc[t]);
+    }
+    const int64_t r0 = g * 16, left = job.rows - r0;
+    const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
+    for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(job.y + (j0 + t) * job.rows + r0, m, acc[t]);
+}
+
+void groupsQ6K(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
+    constexpr int64_t kPanel = 32;
+    for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
+        const int64_t p1 = p0 + kPanel < j1 ? p0 + kPanel : j1;
+        for (int64_t g = g0; g < g1; ++g) {
+            int64_t j = p0;
+            for (; j + 4 <= p1; j += 4) tileQ6K<4>(job, g, j);
+            switch (p1 - j) {
+            case 3: tileQ6K<3>(job, g, j); break;
+            case 2: tileQ6K<2>(job, g, j); break;
+            case 1: tileQ6K<1>(job, g, j); break;
+            default: break;
+            }
+        }
+    }
+}
+
 } // namespace
 
 void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
     if (job.type == quant::Type::Q8_0) groups<true>(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::Q4_K) groupsQ4K(job, g0, g1, j0, j1);
+    else if (job.type == quant::Type::Q6_K) groupsQ6K(job, g0, g1, j0, j1);
     else groups<false>(job, g0, g1, j0, j1);
 }
 
