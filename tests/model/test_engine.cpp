@@ -1,6 +1,7 @@
 // The engine end to end on stories260K: the reference's greedy tokens through the public API,
 // batch invariance with 16 concurrent requests, cancellation freeing KV blocks, prefix reuse
 // across requests, and clear errors at submit time.
+#include "hearth/devices.h"
 #include "hearth/engine.h"
 #include "engine_device_checks.h"
 #include "test_support.h"
@@ -74,6 +75,10 @@ private:
     std::condition_variable m_cv;
 };
 
+// The device the engine runs on: HEARTH_TEST_DEVICE (CTest runs this suite again on vulkan:0), or
+// the CPU.
+std::string testDevice() { return qEnvironmentVariable("HEARTH_TEST_DEVICE", QStringLiteral("cpu")).toStdString(); }
+
 GenerationRequest greedy(std::shared_ptr<Collector> sink, int maxTokens = 64) {
     GenerationRequest r;
     r.prompt = kPrompt;
@@ -93,10 +98,14 @@ class TestEngine : public QObject {
 private Q_SLOTS:
     void initTestCase() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        if (testDevice() != "cpu" && !findDevice(listDevices(), testDevice()))
+            QSKIP(qPrintable(QStringLiteral("no device %1 here").arg(QString::fromStdString(testDevice()))));
+        qInfo("engine on %s", testDevice().c_str());
         EngineConfig c;
         c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
         c.contextLength = 512;
         c.kvMemoryBytes = 8ull << 20;
+        c.device = testDevice();
         auto e = Engine::create(c);
         QVERIFY2(e.isOk(), e.status().toString().c_str());
         m_engine = std::move(*e);
@@ -276,7 +285,12 @@ private Q_SLOTS:
             c.contextLength = 256;
             c.kvMemoryBytes = 2ull << 20;
             c.kvType = type;
+            c.device = testDevice();
             auto e = Engine::create(c);
+            if (!e.isOk() && e.status().code() == ErrorCode::Unsupported && testDevice() != "cpu") {
+                qInfo("kv %s on %s: %s", kvTypeName(type), testDevice().c_str(), e.status().toString().c_str());
+                continue;
+            }
             QVERIFY2(e.isOk(), e.status().toString().c_str());
             QCOMPARE((*e)->model().kvType, std::string(kvTypeName(type)));
             auto sink = std::make_shared<Collector>();
