@@ -65,6 +65,9 @@ struct PackedJob {
     const uint8_t* acts = nullptr;
     uint64_t actRowBytes = 0;
     float* y = nullptr;
+    // > 0: the kernels prefetch the weights this many bytes ahead of the block they read (set for
+    // a few tokens, where the weight stream, not arithmetic, bounds the speed).
+    uint64_t prefetchBytes = 0;
 };
 
 // The AVX-512 VNNI kernels for repacked Q4_0/Q8_0/Q4_K/Q6_K; only call when the CPU has them.

@@ -63,6 +63,9 @@ public:
 
 private:
     struct Free {
+        Free() : bytes(0) {}
+        explicit Free(size_t n) : bytes(n) {}
+        size_t bytes; // the mapping's length
         void operator()(uint8_t* p) const;
     };
     quant::Type m_type = quant::Type::F32;

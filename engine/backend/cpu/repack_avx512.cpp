@@ -17,6 +17,14 @@ namespace hearth::cpu::kernels {
 
 namespace {
 
+// Software prefetch of [p, p + bytes) into L1, one request per cache line. Decode streams every
+// weight once per step with little arithmetic per byte; without it one core keeps too few
+// cache misses in flight to approach the memory bandwidth (measured: 1-thread decode of a Q4_K_M
+// model 15 -> 27 tok/s).
+inline void prefetchLines(const uint8_t* p, uint64_t bytes) {
+    for (uint64_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
+}
+
 inline __m512i broadcast4(const int8_t* p) {
     int32_t v;
     std::memcpy(&v, p, 4);
@@ -41,6 +49,10 @@ template <int NT, bool kQ8> void tile(const PackedJob& job, int64_t g, int64_t j
         const __m512 ws = _mm512_cvtph_ps(
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32 * b)));
         const uint8_t* pb = payload + uint64_t(b) * job.payloadBytes;
+        if (job.prefetchBytes) {
+            prefetchLines(pb + job.prefetchBytes, job.payloadBytes);
+            if ((b & 1) == 0) prefetchLines(scales + 32 * b + job.prefetchBytes / 8, 64);
+        }
         __m512i w[8]; // w[k]: columns 4k..4k+3 of the block, 16 rows × 4 unsigned bytes
         if constexpr (kQ8) {
             for (int k = 0; k < 8; ++k) w[k] = _mm512_loadu_si512(pb + 64 * k);
@@ -114,6 +126,7 @@ template <int NT> void tileQ4K(const PackedJob& job, int64_t g, int64_t j0) {
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = grp + uint64_t(b) * kQ4KBlockBytes;
+        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kQ4KBlockBytes);
         const uint8_t* scales = blk + kQ4KPayload + 64;
         const uint8_t* mins = scales + 128;
         __m512i isum[NT];
@@ -213,6 +226,7 @@ template <int NT> void tileQ6K(const PackedJob& job, int64_t g, int64_t j0) {
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = grp + uint64_t(b) * kQ6KBlockBytes;
+        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kQ6KBlockBytes);
         const uint8_t* hbits = blk + 2048;
         const int8_t* scales = reinterpret_cast<const int8_t*>(blk + 3072);
         __m512i isum[NT];
