@@ -1,13 +1,16 @@
 // Vectorizable paged attention over K/V blocks with an online softmax. The loops carry no
 // reduction across the vectorized index (scores run along positions, accumulators along the
-// head dimension), so the compiler vectorizes them without reassociating floating-point sums
-// and results are the same on every instruction set level.
+// head dimension), so the compiler vectorizes them without reassociating floating-point sums;
+// built without FMA contraction (CMakeLists.txt), results are the same on every instruction set
+// level and whichever states share a fold.
 #include "backend/cpu/attention.h"
 
 #include "backend/cpu/paged_kv.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
@@ -47,6 +50,88 @@ void foldBlock(const float* q, const float* kT, const float* v, int64_t B, int64
     m = newMax;
 }
 
+// e^x for x <= 0 in plain float arithmetic the compiler vectorizes (relative error about 1e-7):
+// x = n·ln2 + r with |r| <= ln2/2, e^r by a degree-7 polynomial, 2^n from the exponent bits.
+// Below -87 the result is e^-87 (about 1.6e-38) instead of 0; callers zero what they mask.
+__attribute__((always_inline)) inline float expNonPositive(float x) {
+    x = x < -87.0f ? -87.0f : x;
+    const float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f; // round to nearest integer
+    const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;    // ln2 in two parts
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    return p * std::bit_cast<float>((int32_t(n) + 127) << 23);
+}
+
+constexpr int64_t kFastBlock = 16; // the block size of the multi-state fold
+constexpr int kStates = 4;         // query states folded together (a GQA group of 4 heads)
+
+// foldBlock for NQ (token, head) states at once over a block of kFastBlock positions, with D a
+// multiple of 16: the states' scores and accumulators stay in registers and their dependency
+// chains interleave, and the exponentials are vectorized. State i folds positions [0, lim[i]).
+// Each state's arithmetic is the same whatever the other states, so results stay batch invariant.
+//   kT: [D][16] keys transposed; v: [16][D] values (rows past the history zero).
+template <int NQ>
+__attribute__((always_inline)) inline void foldStates(const float* const* q, const float* kT, const float* v, const int64_t* lim,
+                       int64_t D, float scale, float* const* m, float* const* l, float* const* acc) {
+    constexpr int64_t B = kFastBlock;
+    float s[NQ][B] = {};
+    for (int64_t d = 0; d < D; ++d) {
+        const float* k = kT + d * B;
+        for (int i = 0; i < NQ; ++i) {
+            const float qd = q[i][d];
+            for (int64_t o = 0; o < B; ++o) s[i][o] += qd * k[o];
+        }
+    }
+    float w[NQ][B];
+    float correction[NQ];
+    int64_t maxLim = 0;
+    for (int i = 0; i < NQ; ++i) {
+        float blockMax = -INFINITY;
+        for (int64_t o = 0; o < B; ++o) s[i][o] *= scale;
+        for (int64_t o = 0; o < lim[i]; ++o) blockMax = std::max(blockMax, s[i][o]);
+        const float newMax = std::max(*m[i], blockMax);
+        correction[i] = std::exp(*m[i] - newMax); // 0 for the first block (m = -inf)
+        *m[i] = newMax;
+        for (int64_t o = 0; o < B; ++o) w[i][o] = expNonPositive(s[i][o] - newMax);
+        for (int64_t o = lim[i]; o < B; ++o) w[i][o] = 0.0f;
+        float sum = 0.0f;
+        for (int64_t o = 0; o < B; ++o) sum += w[i][o];
+        *l[i] = *l[i] * correction[i] + sum;
+        maxLim = std::max(maxLim, lim[i]);
+    }
+    for (int64_t d0 = 0; d0 < D; d0 += 16) {
+        float a[NQ][16];
+        for (int i = 0; i < NQ; ++i)
+            for (int64_t e = 0; e < 16; ++e) a[i][e] = acc[i][d0 + e] * correction[i];
+        for (int64_t o = 0; o < maxLim; ++o) {
+            const float* vo = v + o * D + d0;
+            for (int i = 0; i < NQ; ++i) {
+                const float wo = w[i][o];
+                for (int64_t e = 0; e < 16; ++e) a[i][e] += wo * vo[e];
+            }
+        }
+        for (int i = 0; i < NQ; ++i)
+            for (int64_t e = 0; e < 16; ++e) acc[i][d0 + e] = a[i][e];
+    }
+}
+
+HEARTH_CLONES
+void foldStates4(const float* const* q, const float* kT, const float* v, const int64_t* lim,
+                 int64_t D, float scale, float* const* m, float* const* l, float* const* acc) {
+    foldStates<kStates>(q, kT, v, lim, D, scale, m, l, acc);
+}
+
+HEARTH_CLONES
+void foldStates1(const float* const* q, const float* kT, const float* v, const int64_t* lim,
+                 int64_t D, float scale, float* const* m, float* const* l, float* const* acc) {
+    foldStates<1>(q, kT, v, lim, D, scale, m, l, acc);
+}
+
 } // namespace
 
 Status pagedAttention(const PagedAttentionCall& c) {
@@ -83,6 +168,7 @@ Status pagedAttention(const PagedAttentionCall& c) {
     std::fill(l, l + T * G, 0.0f);
 
     const int64_t first = c.kvHead * D;
+    const bool fast = B == kFastBlock && D % 16 == 0;
     for (int64_t b = 0; b < nBlocks; ++b) {
         const int64_t p0 = b * B;
         const int64_t count = std::min(B, maxPos + 1 - p0);
@@ -101,8 +187,37 @@ Status pagedAttention(const PagedAttentionCall& c) {
             }
             for (int64_t d = 0; d < D; ++d) kT[d * B + o] = key[d];
         }
-        for (int64_t o = count; o < B; ++o) // positions past the history: finite, never used
+        for (int64_t o = count; o < B; ++o) { // positions past the history: zero, never used
             for (int64_t d = 0; d < D; ++d) kT[d * B + o] = 0.0f;
+            std::fill(v + o * D, v + (o + 1) * D, 0.0f);
+        }
+        if (fast) {
+            // The states that see part of this block, folded kStates at a time.
+            const float* qs[kStates];
+            int64_t lims[kStates];
+            float *ms[kStates], *ls[kStates], *accs[kStates];
+            int pending = 0;
+            for (int64_t t = 0; t < T; ++t) {
+                const int64_t lim = std::min<int64_t>(count, int64_t(c.positions[t]) + 1 - p0);
+                if (lim <= 0) continue;
+                const float* qt = c.q + c.rows[t] * c.rowStride + c.kvHead * G * D;
+                for (int64_t j = 0; j < G; ++j) {
+                    const int64_t state = t * G + j;
+                    qs[pending] = qt + j * D;
+                    lims[pending] = lim;
+                    ms[pending] = m + state;
+                    ls[pending] = l + state;
+                    accs[pending] = acc + state * D;
+                    if (++pending == kStates) {
+                        foldStates4(qs, kT, v, lims, D, c.scale, ms, ls, accs);
+                        pending = 0;
+                    }
+                }
+            }
+            for (int i = 0; i < pending; ++i)
+                foldStates1(qs + i, kT, v, lims + i, D, c.scale, ms + i, ls + i, accs + i);
+            continue;
+        }
         for (int64_t t = 0; t < T; ++t) {
             const int64_t lim = std::min<int64_t>(count, int64_t(c.positions[t]) + 1 - p0);
             if (lim <= 0) continue;
