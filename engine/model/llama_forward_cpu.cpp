@@ -5,6 +5,7 @@
 // The reference forward in llama_model.cpp is its oracle.
 #include "model/llama_model.h"
 
+#include "backend/cpu/activations.h"
 #include "backend/cpu/attention.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/repack.h"
@@ -228,7 +229,7 @@ Status LlamaModel::forwardCpuFrom(const Batch& batch, int firstLayer, std::vecto
         HEARTH_RETURN_IF_ERROR(matMul(L.wUp, xn.data(), n, up.data()));
         parallel(pool, n, [&](int64_t b, int64_t e) {
             for (int64_t i = b; i < e; ++i)
-                cpu::ref::swiglu(&gate[size_t(i * F)], &up[size_t(i * F)], &gate[size_t(i * F)], F);
+                cpu::swiglu(&gate[size_t(i * F)], &up[size_t(i * F)], &gate[size_t(i * F)], F);
         });
         HEARTH_RETURN_IF_ERROR(matMul(L.wDown, gate.data(), n, tmp.data()));
         for (int64_t j = 0; j < n * E; ++j) x[size_t(j)] += tmp[size_t(j)];

@@ -1,3 +1,4 @@
 # Optimized CPU kernel tests (matMul at every instruction-set level, thread pool).
 hearth_add_test(test_cpu_matmul SOURCES test_cpu_matmul.cpp LABELS unit LIBS hearth_engine_internal)
 hearth_add_test(test_cpu_repack SOURCES test_cpu_repack.cpp LABELS unit LIBS hearth_engine_internal)
+hearth_add_test(test_cpu_activations SOURCES test_cpu_activations.cpp LABELS unit LIBS hearth_engine_internal)

@@ -5,6 +5,7 @@
 // level and whichever states share a fold.
 #include "backend/cpu/attention.h"
 
+#include "backend/cpu/fast_math.h"
 #include "backend/cpu/paged_kv.h"
 
 #include <algorithm>
@@ -50,23 +51,6 @@ void foldBlock(const float* q, const float* kT, const float* v, int64_t B, int64
     m = newMax;
 }
 
-// e^x for x <= 0 in plain float arithmetic the compiler vectorizes (relative error about 1e-7):
-// x = n·ln2 + r with |r| <= ln2/2, e^r by a degree-7 polynomial, 2^n from the exponent bits.
-// Below -87 the result is e^-87 (about 1.6e-38) instead of 0; callers zero what they mask.
-__attribute__((always_inline)) inline float expNonPositive(float x) {
-    x = x < -87.0f ? -87.0f : x;
-    const float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f; // round to nearest integer
-    const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;    // ln2 in two parts
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
-    return p * std::bit_cast<float>((int32_t(n) + 127) << 23);
-}
-
 constexpr int64_t kFastBlock = 16; // the block size of the multi-state fold
 constexpr int kStates = 4;         // query states folded together (a GQA group of 4 heads)
 
@@ -97,7 +81,7 @@ __attribute__((always_inline)) inline void foldStates(const float* const* q, con
         const float newMax = std::max(*m[i], blockMax);
         correction[i] = std::exp(*m[i] - newMax); // 0 for the first block (m = -inf)
         *m[i] = newMax;
-        for (int64_t o = 0; o < B; ++o) w[i][o] = expNonPositive(s[i][o] - newMax);
+        for (int64_t o = 0; o < B; ++o) w[i][o] = expClamped(s[i][o] - newMax);
         for (int64_t o = lim[i]; o < B; ++o) w[i][o] = 0.0f;
         float sum = 0.0f;
         for (int64_t o = 0; o < B; ++o) sum += w[i][o];
