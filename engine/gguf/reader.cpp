@@ -32,6 +32,7 @@ struct File::Impl {
     std::unordered_map<std::string, size_t> tensorIndex;
 
     void* owned = nullptr; // the file read into memory (useMmap = false)
+    std::shared_ptr<const DataReader> reader;
 
     ~Impl() {
         if (mapping) munmap(mapping, mappingSize);
@@ -173,6 +174,7 @@ Result<File> File::fromMemory(const uint8_t* data, size_t size, const ReadOption
     auto impl = std::make_unique<Impl>();
     impl->data = data;
     impl->size = size;
+    impl->reader = std::make_shared<DataReader>(-1, data, size);
     HEARTH_RETURN_IF_ERROR(parse(*impl, options));
     return File(std::move(impl));
 }
@@ -220,11 +222,43 @@ Result<File> File::open(const std::string& path, const ReadOptions& options) {
         impl->mapping = m;
         impl->mappingSize = size_t(st.st_size);
         impl->data = static_cast<const uint8_t*>(m);
+        // The descriptor stays open for the reader (and closes with it).
+        impl->reader = std::make_shared<DataReader>(fd, impl->data, impl->size);
+        HEARTH_RETURN_IF_ERROR(parse(*impl, options));
+        return File(std::move(impl));
     }
     ::close(fd);
+    impl->reader = std::make_shared<DataReader>(-1, impl->data, impl->size);
     HEARTH_RETURN_IF_ERROR(parse(*impl, options));
     return File(std::move(impl));
 }
+
+DataReader::~DataReader() {
+    if (m_fd >= 0) ::close(m_fd);
+}
+
+Status DataReader::read(const uint8_t* p, size_t n, void* dst) const {
+    const uintptr_t base = reinterpret_cast<uintptr_t>(m_base), at = reinterpret_cast<uintptr_t>(p);
+    if (!p || at < base || at - base > m_size || n > m_size - (at - base))
+        return outOfRange("read outside the file's data");
+    if (n == 0) return Status::ok();
+    if (m_fd < 0) {
+        std::memcpy(dst, p, n);
+        return Status::ok();
+    }
+    auto* out = static_cast<uint8_t*>(dst);
+    size_t done = 0;
+    while (done < n) {
+        const ssize_t got = ::pread(m_fd, out + done, n - done, off_t(at - base + done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0)
+            return ioError(got < 0 ? std::string("read: ") + std::strerror(errno) : "read: the file got shorter");
+        done += size_t(got);
+    }
+    return Status::ok();
+}
+
+std::shared_ptr<const DataReader> File::dataReader() const { return m_impl->reader; }
 
 static Status parse(File::Impl& f, const ReadOptions& opt) {
     Cursor c(f.data, f.size);

@@ -62,20 +62,31 @@ void parallel(cpu::ThreadPool* pool, int64_t n, const auto& fn) {
 
 Status LlamaModel::prepareCpu(cpu::ThreadPool* pool, int firstLayer) const {
     std::call_once(m_cpuOnce, [&] {
-        // HEARTH_CPU_REPACK=0 keeps the plain kernels on the mapped weights (A/B measurements).
-        const char* env = std::getenv("HEARTH_CPU_REPACK");
-        if (env && std::string(env) == "0") return;
-        std::vector<cpu::ref::Matrix> all;
-        for (size_t l = size_t(std::clamp(firstLayer, 0, m_hp.nLayer)); l < m_layers.size(); ++l)
-            for (const LayerWeights& L = m_layers[l];
-                 const cpu::ref::Matrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.wGate, &L.wUp, &L.wDown})
-                all.push_back(*w);
-        all.push_back(m_output);
-        auto packed = std::make_shared<cpu::RepackedWeights>();
-        m_cpuStatus = packed->addAll(all, /*releaseSource=*/true, pool);
-        if (m_cpuStatus.isOk()) m_cpuPacked = std::move(packed);
+        repackCpu(pool, firstLayer);
+        // Unless the token-embedding table doubles as an output matrix used in place, its rows
+        // are read from the file (pread) rather than the mapping: random lookups would otherwise
+        // map the pages around each row (2 MiB with a huge-page page cache) until the table is
+        // resident, which is its size again in memory for a table a step reads a few rows of.
+        const bool usedInPlace =
+            m_output.data == m_tokEmbd.data && !(m_cpuPacked && m_cpuPacked->find(m_output));
+        m_embdByRead = !usedInPlace && m_reader != nullptr;
     });
     return m_cpuStatus;
+}
+
+void LlamaModel::repackCpu(cpu::ThreadPool* pool, int firstLayer) const {
+    // HEARTH_CPU_REPACK=0 keeps the plain kernels on the mapped weights (A/B measurements).
+    const char* env = std::getenv("HEARTH_CPU_REPACK");
+    if (env && std::string(env) == "0") return;
+    std::vector<cpu::ref::Matrix> all;
+    for (size_t l = size_t(std::clamp(firstLayer, 0, m_hp.nLayer)); l < m_layers.size(); ++l)
+        for (const LayerWeights& L = m_layers[l];
+             const cpu::ref::Matrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.wGate, &L.wUp, &L.wDown})
+            all.push_back(*w);
+    all.push_back(m_output);
+    auto packed = std::make_shared<cpu::RepackedWeights>();
+    m_cpuStatus = packed->addAll(all, /*releaseSource=*/true, pool);
+    if (m_cpuStatus.isOk()) m_cpuPacked = std::move(packed);
 }
 
 size_t LlamaModel::cpuRepackedBytes() const { return m_cpuPacked ? m_cpuPacked->bytes() : 0; }
@@ -83,13 +94,24 @@ size_t LlamaModel::cpuRepackedBytes() const { return m_cpuPacked ? m_cpuPacked->
 Status LlamaModel::forwardCpu(const Batch& batch, cpu::PagedKvStore& kv, std::vector<float>& logits,
                               cpu::ThreadPool* pool) const {
     const int64_t n = int64_t(batch.tokens.size()), E = m_hp.nEmbd;
+    HEARTH_RETURN_IF_ERROR(prepareCpu(pool, 0));
     // x [n][E]: each token's embedding row.
     std::vector<float> x(static_cast<size_t>(n * E));
+    std::vector<uint8_t> raw(m_embdByRead ? size_t(m_tokEmbd.rowBytes) : 0);
     for (int64_t i = 0; i < n; ++i) {
         const int32_t token = batch.tokens[size_t(i)].token;
         if (token < 0 || token >= m_hp.nVocab)
             return outOfRange("token id " + std::to_string(token) + " outside the vocabulary");
-        HEARTH_RETURN_IF_ERROR(cpu::ref::getRow(m_tokEmbd, token, &x[size_t(i * E)]));
+        if (!m_embdByRead) {
+            HEARTH_RETURN_IF_ERROR(cpu::ref::getRow(m_tokEmbd, token, &x[size_t(i * E)]));
+            continue;
+        }
+        HEARTH_RETURN_IF_ERROR(
+            m_reader->read(m_tokEmbd.data + uint64_t(token) * m_tokEmbd.rowBytes, raw.size(), raw.data()));
+        cpu::ref::Matrix row = m_tokEmbd;
+        row.data = raw.data();
+        row.rows = 1;
+        HEARTH_RETURN_IF_ERROR(cpu::ref::getRow(row, 0, &x[size_t(i * E)]));
     }
     return forwardCpuFrom(batch, 0, x, kv, logits, pool);
 }
@@ -128,11 +150,14 @@ Status LlamaModel::forwardCpuFrom(const Batch& batch, int firstLayer, std::vecto
                 return invalidArgument("position " + std::to_string(p) + " of a sequence has no KV slot");
 
     // Activations, row-major per token: xn [n][E]; q, att [n][qDim]; k, v [n][kvDim];
-    // gate, up [n][F]; tmp [n][E].
+    // tmp [n][E]; gate, up [chunk][F]: the feed-forward runs kFfnChunk tokens at a time, so its
+    // activations, the largest, stay small on long prompts (the weights are read once per chunk).
+    constexpr int64_t kFfnChunk = 256;
     auto buffer = [](int64_t count) { return std::vector<float>(static_cast<size_t>(count)); };
     std::vector<float> xn = buffer(n * E), q = buffer(n * qDim),
                        att = buffer(n * qDim), k = buffer(n * kvDim), v = buffer(n * kvDim),
-                       gate = buffer(n * F), up = buffer(n * F), tmp = buffer(n * E);
+                       gate = buffer(std::min(n, kFfnChunk) * F), up = buffer(std::min(n, kFfnChunk) * F),
+                       tmp = buffer(n * E);
     // Attention work: each sequence's tokens (batch rows and positions) in runs of up to
     // kAttentionRun, times its KV heads.
     constexpr int64_t kAttentionRun = 32;
@@ -225,13 +250,16 @@ Status LlamaModel::forwardCpuFrom(const Batch& batch, int firstLayer, std::vecto
         HEARTH_RETURN_IF_ERROR(matMul(L.wo, att.data(), n, tmp.data()));
         for (int64_t j = 0; j < n * E; ++j) x[size_t(j)] += tmp[size_t(j)];
         normRows(L.ffnNorm);
-        HEARTH_RETURN_IF_ERROR(matMul(L.wGate, xn.data(), n, gate.data()));
-        HEARTH_RETURN_IF_ERROR(matMul(L.wUp, xn.data(), n, up.data()));
-        parallel(pool, n, [&](int64_t b, int64_t e) {
-            for (int64_t i = b; i < e; ++i)
-                cpu::swiglu(&gate[size_t(i * F)], &up[size_t(i * F)], &gate[size_t(i * F)], F);
-        });
-        HEARTH_RETURN_IF_ERROR(matMul(L.wDown, gate.data(), n, tmp.data()));
+        for (int64_t c0 = 0; c0 < n; c0 += kFfnChunk) {
+            const int64_t c = std::min(kFfnChunk, n - c0);
+            HEARTH_RETURN_IF_ERROR(matMul(L.wGate, &xn[size_t(c0 * E)], c, gate.data()));
+            HEARTH_RETURN_IF_ERROR(matMul(L.wUp, &xn[size_t(c0 * E)], c, up.data()));
+            parallel(pool, c, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i)
+                    cpu::swiglu(&gate[size_t(i * F)], &up[size_t(i * F)], &gate[size_t(i * F)], F);
+            });
+            HEARTH_RETURN_IF_ERROR(matMul(L.wDown, gate.data(), c, &tmp[size_t(c0 * E)]));
+        }
         for (int64_t j = 0; j < n * E; ++j) x[size_t(j)] += tmp[size_t(j)];
     }
 

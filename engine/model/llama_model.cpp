@@ -41,7 +41,11 @@ Result<Matrix> bindMatrix(const gguf::File& f, const std::string& name, int64_t 
     return m;
 }
 
-Result<Vector> bindVector(const gguf::File& f, const std::string& name, int64_t n) {
+// Vectors are copied out of the file: they are tiny, read every step, and lie between the big
+// matrices, so reading one in place would keep the file's pages around it mapped (a whole 2 MiB
+// when the page cache holds the file in huge pages) after the matrices' own pages were released.
+Result<Vector> bindVector(const gguf::File& f, const std::string& name, int64_t n,
+                          std::vector<std::vector<float>>& copies) {
     const gguf::TensorInfo* t = f.findTensor(name);
     if (!t) return notFound("missing tensor '" + name + "'");
     if (t->type != quant::Type::F32 || t->elements() != uint64_t(n))
@@ -52,7 +56,9 @@ Result<Vector> bindVector(const gguf::File& f, const std::string& name, int64_t 
     if (!p) return invalidFormat("tensor '" + name + "' has no data");
     if (reinterpret_cast<uintptr_t>(p) % alignof(float) != 0)
         return invalidFormat("tensor '" + name + "' is not aligned");
-    return Vector{reinterpret_cast<const float*>(p), n};
+    const float* values = reinterpret_cast<const float*>(p);
+    copies.emplace_back(values, values + n);
+    return Vector{copies.back().data(), n};
 }
 
 void addBias(float* x, const std::optional<Vector>& b) {
@@ -113,22 +119,24 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::load(const gguf::File& f) {
     const LlamaHParams& hp = m->m_hp;
     const int64_t qDim = int64_t(hp.nHead) * hp.headDim, kvDim = int64_t(hp.nHeadKv) * hp.headDim;
     HEARTH_ASSIGN_OR_RETURN(m->m_tokEmbd, bindMatrix(f, "token_embd.weight", hp.nEmbd, hp.nVocab));
+    m->m_reader = f.dataReader();
     if (f.findTensor("output.weight")) {
         HEARTH_ASSIGN_OR_RETURN(m->m_output, bindMatrix(f, "output.weight", hp.nEmbd, hp.nVocab));
     } else {
         m->m_output = m->m_tokEmbd; // tied embeddings
     }
-    HEARTH_ASSIGN_OR_RETURN(m->m_outputNorm, bindVector(f, "output_norm.weight", hp.nEmbd));
+    auto vectorWeight = [&](const std::string& name, int64_t n) { return bindVector(f, name, n, m->m_vectorCopies); };
+    HEARTH_ASSIGN_OR_RETURN(m->m_outputNorm, vectorWeight("output_norm.weight", hp.nEmbd));
     if (f.findTensor("rope_freqs.weight")) {
-        HEARTH_ASSIGN_OR_RETURN(Vector rf, bindVector(f, "rope_freqs.weight", hp.nRot / 2));
+        HEARTH_ASSIGN_OR_RETURN(Vector rf, vectorWeight("rope_freqs.weight", hp.nRot / 2));
         m->m_ropeFreqs.assign(rf.data, rf.data + rf.n);
     }
     m->m_layers.resize(size_t(hp.nLayer));
     for (int i = 0; i < hp.nLayer; ++i) {
         LayerWeights& L = m->m_layers[size_t(i)];
         const std::string p = "blk." + std::to_string(i) + ".";
-        HEARTH_ASSIGN_OR_RETURN(L.attnNorm, bindVector(f, p + "attn_norm.weight", hp.nEmbd));
-        HEARTH_ASSIGN_OR_RETURN(L.ffnNorm, bindVector(f, p + "ffn_norm.weight", hp.nEmbd));
+        HEARTH_ASSIGN_OR_RETURN(L.attnNorm, vectorWeight(p + "attn_norm.weight", hp.nEmbd));
+        HEARTH_ASSIGN_OR_RETURN(L.ffnNorm, vectorWeight(p + "ffn_norm.weight", hp.nEmbd));
         HEARTH_ASSIGN_OR_RETURN(L.wq, bindMatrix(f, p + "attn_q.weight", hp.nEmbd, qDim));
         HEARTH_ASSIGN_OR_RETURN(L.wk, bindMatrix(f, p + "attn_k.weight", hp.nEmbd, kvDim));
         HEARTH_ASSIGN_OR_RETURN(L.wv, bindMatrix(f, p + "attn_v.weight", hp.nEmbd, kvDim));
@@ -137,15 +145,15 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::load(const gguf::File& f) {
         HEARTH_ASSIGN_OR_RETURN(L.wUp, bindMatrix(f, p + "ffn_up.weight", hp.nEmbd, hp.nFf));
         HEARTH_ASSIGN_OR_RETURN(L.wDown, bindMatrix(f, p + "ffn_down.weight", hp.nFf, hp.nEmbd));
         if (f.findTensor(p + "attn_q.bias")) {
-            HEARTH_ASSIGN_OR_RETURN(L.bq, bindVector(f, p + "attn_q.bias", qDim));
-            HEARTH_ASSIGN_OR_RETURN(L.bk, bindVector(f, p + "attn_k.bias", kvDim));
-            HEARTH_ASSIGN_OR_RETURN(L.bv, bindVector(f, p + "attn_v.bias", kvDim));
+            HEARTH_ASSIGN_OR_RETURN(L.bq, vectorWeight(p + "attn_q.bias", qDim));
+            HEARTH_ASSIGN_OR_RETURN(L.bk, vectorWeight(p + "attn_k.bias", kvDim));
+            HEARTH_ASSIGN_OR_RETURN(L.bv, vectorWeight(p + "attn_v.bias", kvDim));
         } else if (hp.arch == Arch::Qwen2) {
             return notFound("qwen2 model without tensor '" + p + "attn_q.bias'");
         }
         if (hp.arch == Arch::Qwen3) {
-            HEARTH_ASSIGN_OR_RETURN(L.qNorm, bindVector(f, p + "attn_q_norm.weight", hp.headDim));
-            HEARTH_ASSIGN_OR_RETURN(L.kNorm, bindVector(f, p + "attn_k_norm.weight", hp.headDim));
+            HEARTH_ASSIGN_OR_RETURN(L.qNorm, vectorWeight(p + "attn_q_norm.weight", hp.headDim));
+            HEARTH_ASSIGN_OR_RETURN(L.kNorm, vectorWeight(p + "attn_k_norm.weight", hp.headDim));
         }
     }
     return m;

@@ -114,12 +114,16 @@ private:
     LlamaHParams m_hp;
     cpu::ref::Matrix m_tokEmbd, m_output;
     Vector m_outputNorm;
+    std::vector<std::vector<float>> m_vectorCopies; // what every Vector points into
     std::vector<float> m_ropeFreqs; // llama3 frequency factors, empty when absent
     std::vector<LayerWeights> m_layers;
     // Built by prepareCpu (llama_forward_cpu.cpp).
     mutable std::once_flag m_cpuOnce;
     mutable Status m_cpuStatus;
     mutable std::shared_ptr<const cpu::RepackedWeights> m_cpuPacked;
+    std::shared_ptr<const gguf::DataReader> m_reader; // the file's bytes, off the mapping
+    mutable bool m_embdByRead = false; // embedding rows read with m_reader (prepareCpu)
+    void repackCpu(cpu::ThreadPool* pool, int firstLayer) const; // prepareCpu's repacking
 };
 
 Result<LlamaHParams> readLlamaHParams(const gguf::File& file);

@@ -12,6 +12,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -143,6 +147,57 @@ private Q_SLOTS:
               c.argmaxAgree, c.rows);
         QVERIFY2(c.maxDiff < tolerance * (1.0 + c.maxLogit), qPrintable(QString::number(c.maxDiff)));
         QVERIFY(c.argmaxAgree >= c.rows * 9 / 10);
+    }
+
+    // Token-embedding rows are read from the file, not through the mapping: a forward over many
+    // tokens leaves none of the (untied) table's pages mapped, and gives the same logits as the
+    // model read into memory. Runs after syntheticModels, which wrote the file.
+    void embeddingTableStaysUnmapped() {
+        const QString path = m_dir.filePath(QStringLiteral("llama-tiny-Q4_0.gguf"));
+        if (!QFile::exists(path)) QSKIP("llama-tiny-Q4_0.gguf was not synthesized (shared vocab absent)");
+        auto file = gguf::File::open(path.toStdString());
+        gguf::ReadOptions noMap;
+        noMap.useMmap = false;
+        auto inMemory = gguf::File::open(path.toStdString(), noMap);
+        QVERIFY(file.isOk() && inMemory.isOk());
+        QVERIFY(file->findTensor("output.weight")); // untied: the table is only looked up
+        const gguf::TensorInfo* t = file->findTensor("token_embd.weight");
+        const uintptr_t page = 4096, d = reinterpret_cast<uintptr_t>(file->tensorData(*t));
+        const uintptr_t first = (d + page - 1) / page, last = (d + t->bytes) / page;
+        QVERIFY(last > first + 16);
+        const int pm = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+        if (pm < 0) QSKIP("/proc/self/pagemap is not readable here");
+        auto present = [&] {
+            int count = 0;
+            for (uintptr_t pg = first; pg < last; ++pg) {
+                uint64_t entry = 0;
+                if (::pread(pm, &entry, 8, off_t(pg * 8)) != 8) return -1;
+                count += int(entry >> 63);
+            }
+            return count;
+        };
+        std::vector<float> logits[2];
+        int i = 0;
+        for (const gguf::File* f : {&*file, &*inMemory}) {
+            auto model = model::LlamaModel::load(*f);
+            QVERIFY(model.isOk());
+            const auto& hp = (*model)->hparams();
+            auto store = cpu::PagedKvStore::create(hp.nLayer, 16, 16, hp.nHeadKv, hp.headDim, KvType::F16);
+            QVERIFY(store.isOk());
+            QVERIFY((*model)->prepareCpu(nullptr).isOk());
+            // Opening and loading may have mapped pages (fault-around, huge pages): drop them.
+            if (f == &*file)
+                QCOMPARE(madvise(reinterpret_cast<void*>(first * page), (last - first) * page, MADV_DONTNEED), 0);
+            const std::vector<int32_t> table{0, 1, 2, 3, 4, 5, 6, 7};
+            model::Batch b;
+            b.blockTables = {table};
+            for (int p = 0; p < 120; ++p) b.tokens.push_back({(p * 7919 + 5) % hp.nVocab, p, 0, p == 119});
+            QVERIFY((*model)->forwardCpu(b, *store, logits[i++], nullptr).isOk());
+            if (f == &*file) QCOMPARE(present(), 0);
+        }
+        ::close(pm);
+        QVERIFY(!logits[0].empty());
+        QCOMPARE(logits[0], logits[1]);
     }
 };
 

@@ -7,6 +7,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -108,6 +112,61 @@ private Q_SLOTS:
             QVERIFY(std::memcmp(a, b, t.bytes) == 0);
         }
         QCOMPARE(File::open(path + ".missing", noMap).status().code(), ErrorCode::IoError);
+    }
+
+    void dataReaderCopiesWithoutMapping() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const std::string path = hearth::test::testDataPath(QStringLiteral("models/stories260K.gguf"));
+        ReadOptions noMap;
+        noMap.useMmap = false;
+        const std::vector<uint8_t> bytes = readAll(path);
+        auto mapped = File::open(path);
+        auto read = File::open(path, noMap);
+        auto memory = File::fromMemory(bytes.data(), bytes.size());
+        QVERIFY(mapped.isOk() && read.isOk() && memory.isOk());
+        for (const File* f : {&*mapped, &*read, &*memory}) {
+            const auto reader = f->dataReader();
+            QVERIFY(reader);
+            const TensorInfo* t = f->findTensor("token_embd.weight");
+            QVERIFY(t);
+            const uint8_t* d = f->tensorData(*t);
+            std::vector<uint8_t> out(size_t(t->bytes) - 100);
+            QVERIFY(reader->read(d + 100, out.size(), out.data()).isOk());
+            QVERIFY(std::memcmp(out.data(), bytes.data() + f->dataOffset() + t->offset + 100, out.size()) == 0);
+            // Outside the file's bytes: refused, nothing read.
+            uint8_t one = 0;
+            QCOMPARE(reader->read(d - f->dataOffset() - t->offset - 1, 1, &one).code(), ErrorCode::OutOfRange);
+            QCOMPARE(reader->read(d, size_t(f->fileSize()), &one).code(), ErrorCode::OutOfRange);
+            QCOMPARE(reader->read(nullptr, 1, &one).code(), ErrorCode::OutOfRange);
+        }
+        // Reading a mapped file's tensor through the reader leaves the mapping untouched: with the
+        // table's pages dropped from this process (opening the file may have mapped them: fault-
+        // around, huge pages), reads bring none of its whole pages back (/proc/self/pagemap, bit 63).
+        const TensorInfo* t = mapped->findTensor("token_embd.weight");
+        const uint8_t* d = mapped->tensorData(*t);
+        const int pm = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+        if (pm < 0) QSKIP("/proc/self/pagemap is not readable here");
+        const uintptr_t page = 4096, first = (reinterpret_cast<uintptr_t>(d) + page - 1) / page,
+                        last = (reinterpret_cast<uintptr_t>(d) + t->bytes) / page;
+        QVERIFY(last > first + 8);
+        QCOMPARE(madvise(reinterpret_cast<void*>(first * page), (last - first) * page, MADV_DONTNEED), 0);
+        std::vector<uint8_t> all(size_t(t->bytes));
+        for (int i = 0; i < 3; ++i) QVERIFY(mapped->dataReader()->read(d, all.size(), all.data()).isOk());
+        QVERIFY(std::memcmp(all.data(), bytes.data() + mapped->dataOffset() + t->offset, all.size()) == 0);
+        auto present = [&] {
+            int count = 0;
+            for (uintptr_t pg = first; pg < last; ++pg) {
+                uint64_t entry = 0;
+                if (::pread(pm, &entry, 8, off_t(pg * 8)) != 8) return -1;
+                count += int(entry >> 63);
+            }
+            return count;
+        };
+        QCOMPARE(present(), 0);
+        volatile uint8_t touch = *reinterpret_cast<const uint8_t*>(first * page + 8);
+        (void)touch;
+        QVERIFY(present() > 0); // the check sees a page that the mapping did fault in
+        ::close(pm);
     }
 
     void sharedModelFacts() {

@@ -4,6 +4,7 @@
 #include "backend/cpu/repack.h"
 
 #include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/page_release.h"
 #include "backend/cpu/thread_pool.h"
 #include "quant/blocks.h"
 
@@ -98,55 +99,6 @@ void packBlockQ6K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out)
         for (int j = 0; j < 16; ++j) sc[kPackRows * j + i] = blk.scales[j];
         d[i] = blk.d;
     }
-}
-
-// Whether p lies in a mapping of a file (/proc/self/maps: a non-zero inode).
-bool fileBacked(const void* p) {
-#if defined(__linux__)
-    FILE* maps = std::fopen("/proc/self/maps", "r");
-    if (!maps) return false;
-    const uintptr_t at = reinterpret_cast<uintptr_t>(p);
-    char line[512];
-    bool found = false;
-    while (std::fgets(line, sizeof line, maps)) {
-        unsigned long begin = 0, end = 0, offset = 0, inode = 0;
-        char perms[8] = {}, dev[16] = {};
-        if (std::sscanf(line, "%lx-%lx %7s %lx %15s %lu", &begin, &end, perms, &offset, dev, &inode) != 6)
-            continue;
-        if (at >= begin && at < end) {
-            found = inode != 0;
-            break;
-        }
-    }
-    std::fclose(maps);
-    return found;
-#else
-    (void)p;
-    return false;
-#endif
-}
-
-// Hands the whole pages inside [p, p + bytes) back to the kernel without changing what reading
-// them gives. A read-only file mapping is unmapped from this process (MADV_DONTNEED: the pages stay
-// in the page cache, so the next load of the file is fast, and a read faults them back in);
-// anything else is paged out (MADV_PAGEOUT: contents kept, swapped if there is swap).
-void releasePages(const uint8_t* p, uint64_t bytes, bool fromFile) {
-#if defined(__linux__)
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
-    const long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0) return;
-    const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + uintptr_t(page) - 1) &
-                            ~uintptr_t(page - 1);
-    const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~uintptr_t(page - 1);
-    if (end > begin)
-        (void)madvise(reinterpret_cast<void*>(begin), end - begin, fromFile ? MADV_DONTNEED : MADV_PAGEOUT);
-#else
-    (void)p;
-    (void)bytes;
-    (void)fromFile;
-#endif
 }
 
 // Zeroed, page-aligned memory for a repacked matrix. On Linux it is its own anonymous mapping,

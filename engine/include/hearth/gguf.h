@@ -126,6 +126,25 @@ struct ReadOptions {
     bool useMmap = true;
 };
 
+// Copies of a File's bytes that leave its mapping alone: pread from the file (its own descriptor)
+// when the File maps it, a plain copy when the data is in memory. For data read a little at a
+// time, such as one embedding row per token, that would otherwise keep the mapped pages around
+// each read resident (a whole 2 MiB when the page cache holds the file in huge pages).
+class DataReader {
+public:
+    DataReader(int fd, const uint8_t* base, uint64_t size) : m_fd(fd), m_base(base), m_size(size) {}
+    DataReader(const DataReader&) = delete;
+    DataReader& operator=(const DataReader&) = delete;
+    ~DataReader();
+    // dst[0, n) = the n bytes at p, which must lie in the File's data (a tensorData pointer).
+    Status read(const uint8_t* p, size_t n, void* dst) const;
+
+private:
+    int m_fd = -1;
+    const uint8_t* m_base = nullptr;
+    uint64_t m_size = 0;
+};
+
 // A GGUF file opened for reading. The tensor data stays memory-mapped (or read into memory with
 // useMmap = false, or borrowed, for fromMemory) and is valid while the File lives.
 class File {
@@ -163,6 +182,8 @@ public:
     const TensorInfo* findTensor(std::string_view name) const;
     // Pointer to a tensor's bytes (nullptr when the data is not in the file).
     const uint8_t* tensorData(const TensorInfo& t) const;
+    // Reads the data's bytes without touching the mapping (valid while the File lives).
+    std::shared_ptr<const DataReader> dataReader() const;
 
     struct Impl; // opaque: the parsed file and its mapping
 
