@@ -8,6 +8,10 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 namespace hearth::cpu {
 
 namespace {
@@ -20,6 +24,35 @@ const float* halfTable() {
         return t;
     }();
     return table.data();
+}
+
+// out[i] = the binary16 value at src + 2i, for i < n (exact either way).
+void halfsToFloats(const uint8_t* src, float* out, int64_t n) {
+    const float* table = halfTable();
+    for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, src + 2 * i, 2);
+        out[i] = table[h];
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same with F16C, eight values per instruction: attention over a long F16 history spends
+// most of its time here.
+__attribute__((target("avx2,f16c"))) void halfsToFloatsF16c(const uint8_t* src, float* out, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i))));
+    if (i < n) halfsToFloats(src + 2 * i, out + i, n - i);
+}
+#endif
+
+void convertHalfs(const uint8_t* src, float* out, int64_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const bool f16c = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    if (f16c) return halfsToFloatsF16c(src, out, n);
+#endif
+    halfsToFloats(src, out, n);
 }
 
 } // namespace
@@ -94,16 +127,7 @@ void PagedKvStore::readPart(const std::vector<uint8_t>& layer, int64_t slot, int
     const uint8_t* p = layer.data() + uint64_t(slot) * m_rowBytes;
     switch (m_type) {
     case KvType::F32: std::memcpy(out, p + 4 * first, size_t(count) * 4); break;
-    case KvType::F16: {
-        const float* table = halfTable();
-        const uint8_t* h16 = p + 2 * first;
-        for (int64_t i = 0; i < count; ++i) {
-            uint16_t h;
-            std::memcpy(&h, h16 + 2 * i, 2);
-            out[i] = table[h];
-        }
-        break;
-    }
+    case KvType::F16: convertHalfs(p + 2 * first, out, count); break;
     case KvType::Q8_0:
         for (int64_t b = first / quant::kQK; b < (first + count) / quant::kQK; ++b) {
             quant::BlockQ8_0 block;
