@@ -1,6 +1,7 @@
 // CPU paged K/V storage in F32, F16 or Q8_0.
 #include "backend/cpu/paged_kv.h"
 
+#include "backend/cpu/matmul.h"
 #include "quant/blocks.h"
 #include "quant/half.h"
 #include "quant/quantizers.h"
@@ -49,7 +50,7 @@ __attribute__((target("avx2,f16c"))) void halfsToFloatsF16c(const uint8_t* src, 
 
 void convertHalfs(const uint8_t* src, float* out, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    static const bool f16c = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    static const bool f16c = isaSupported(Isa::Avx2); // AVX2 + FMA + F16C, from CPUID
     if (f16c) return halfsToFloatsF16c(src, out, n);
 #endif
     halfsToFloats(src, out, n);
