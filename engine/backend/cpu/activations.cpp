@@ -14,7 +14,11 @@ namespace hearth::cpu {
 
 HEARTH_CLONES
 void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+    // out may be gate itself: element i reads only index i before writing it, so there is no
+    // loop-carried dependence and the compiler need not check for overlap.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC ivdep
+#endif
     for (int64_t i = 0; i < n; ++i) {
         const float g = gate[i];
         out[i] = g / (1.0f + expClamped(-g)) * up[i];
