@@ -12,6 +12,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
@@ -54,6 +55,26 @@ void foldBlock(const float* q, const float* kT, const float* v, int64_t B, int64
 constexpr int64_t kFastBlock = 16; // the block size of the multi-state fold
 constexpr int kStates = 4;         // query states folded together (a GQA group of 4 heads)
 
+// Sixteen floats as one value (a zmm register with AVX-512, two ymm with AVX2, four xmm
+// otherwise): accumulators declared this way stay in registers, where arrays indexed in loops
+// were kept on the stack. Arithmetic on them is element by element, in the written order.
+typedef float V16 __attribute__((vector_size(64)));
+
+// V16 values never cross a call boundary (everything below that takes or returns one is inlined
+// into a clone), so the warning that passing them by value depends on the ISA does not apply.
+#if defined(__GNUC__) // GCC and clang
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+__attribute__((always_inline)) inline V16 load16(const float* p) {
+    V16 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+__attribute__((always_inline)) inline void store16(float* p, V16 v) { std::memcpy(p, &v, sizeof v); }
+
 // foldBlock for NQ (token, head) states at once over a block of kFastBlock positions, with D a
 // multiple of 16: the states' scores and accumulators stay in registers and their dependency
 // chains interleave, and the exponentials are vectorized. State i folds positions [0, lim[i]).
@@ -63,51 +84,77 @@ template <int NQ>
 __attribute__((always_inline)) inline void foldStates(const float* const* q, const float* kT, const float* v, const int64_t* lim,
                        int64_t D, float scale, float* const* m, float* const* l, float* const* acc) {
     constexpr int64_t B = kFastBlock;
-    float s[NQ][B] = {};
+    // s[i][o] = sum over d of q[i][d] * kT[d][o], summed in order of d.
+    V16 s[NQ];
+    for (int i = 0; i < NQ; ++i) s[i] = V16{};
     for (int64_t d = 0; d < D; ++d) {
-        const float* k = kT + d * B;
-        for (int i = 0; i < NQ; ++i) {
-            const float qd = q[i][d];
-            for (int64_t o = 0; o < B; ++o) s[i][o] += qd * k[o];
-        }
+        const V16 k = load16(kT + d * B);
+        for (int i = 0; i < NQ; ++i) s[i] += q[i][d] * k;
     }
     float w[NQ][B];
     float correction[NQ];
     int64_t maxLim = 0;
     for (int i = 0; i < NQ; ++i) {
+        float si[B];
+        store16(si, s[i] * scale);
         float blockMax = -INFINITY;
-        for (int64_t o = 0; o < B; ++o) s[i][o] *= scale;
-        for (int64_t o = 0; o < lim[i]; ++o) blockMax = std::max(blockMax, s[i][o]);
+        for (int64_t o = 0; o < lim[i]; ++o) blockMax = std::max(blockMax, si[o]);
         const float newMax = std::max(*m[i], blockMax);
         correction[i] = std::exp(*m[i] - newMax); // 0 for the first block (m = -inf)
         *m[i] = newMax;
-        for (int64_t o = 0; o < B; ++o) w[i][o] = expClamped(s[i][o] - newMax);
+        for (int64_t o = 0; o < B; ++o) w[i][o] = expClamped(si[o] - newMax);
         for (int64_t o = lim[i]; o < B; ++o) w[i][o] = 0.0f;
         float sum = 0.0f;
         for (int64_t o = 0; o < B; ++o) sum += w[i][o];
         *l[i] = *l[i] * correction[i] + sum;
         maxLim = std::max(maxLim, lim[i]);
     }
-    for (int64_t d0 = 0; d0 < D; d0 += 16) {
-        float a[NQ][16];
-        for (int i = 0; i < NQ; ++i)
-            for (int64_t e = 0; e < 16; ++e) a[i][e] = acc[i][d0 + e] * correction[i];
+    // acc[i][d] = acc[i][d] * correction[i] + sum over o of w[i][o] * v[o][d], 32 columns a pass
+    // (each weight loaded once for two registers), then a last 16 when D is an odd multiple.
+    int64_t d0 = 0;
+    for (; d0 + 32 <= D; d0 += 32) {
+        V16 a[NQ], b[NQ];
+        for (int i = 0; i < NQ; ++i) {
+            a[i] = load16(acc[i] + d0) * correction[i];
+            b[i] = load16(acc[i] + d0 + 16) * correction[i];
+        }
         for (int64_t o = 0; o < maxLim; ++o) {
-            const float* vo = v + o * D + d0;
+            const V16 va = load16(v + o * D + d0), vb = load16(v + o * D + d0 + 16);
             for (int i = 0; i < NQ; ++i) {
-                const float wo = w[i][o];
-                for (int64_t e = 0; e < 16; ++e) a[i][e] += wo * vo[e];
+                a[i] += w[i][o] * va;
+                b[i] += w[i][o] * vb;
             }
         }
-        for (int i = 0; i < NQ; ++i)
-            for (int64_t e = 0; e < 16; ++e) acc[i][d0 + e] = a[i][e];
+        for (int i = 0; i < NQ; ++i) {
+            store16(acc[i] + d0, a[i]);
+            store16(acc[i] + d0 + 16, b[i]);
+        }
+    }
+    if (d0 < D) {
+        V16 a[NQ];
+        for (int i = 0; i < NQ; ++i) a[i] = load16(acc[i] + d0) * correction[i];
+        for (int64_t o = 0; o < maxLim; ++o) {
+            const V16 va = load16(v + o * D + d0);
+            for (int i = 0; i < NQ; ++i) a[i] += w[i][o] * va;
+        }
+        for (int i = 0; i < NQ; ++i) store16(acc[i] + d0, a[i]);
     }
 }
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 HEARTH_CLONES
 void foldStates4(const float* const* q, const float* kT, const float* v, const int64_t* lim,
                  int64_t D, float scale, float* const* m, float* const* l, float* const* acc) {
     foldStates<kStates>(q, kT, v, lim, D, scale, m, l, acc);
+}
+
+HEARTH_CLONES
+void foldStates2(const float* const* q, const float* kT, const float* v, const int64_t* lim,
+                 int64_t D, float scale, float* const* m, float* const* l, float* const* acc) {
+    foldStates<2>(q, kT, v, lim, D, scale, m, l, acc);
 }
 
 HEARTH_CLONES
@@ -157,6 +204,13 @@ Status pagedAttention(const PagedAttentionCall& c) {
         const int64_t p0 = b * B;
         const int64_t count = std::min(B, maxPos + 1 - p0);
         const int64_t slot0 = int64_t(c.blockTable[size_t(b)]) * B;
+        // This head's rows of blocks two ahead are requested from memory now (the first three
+        // at the start): with rows a whole K/V row apart, the hardware would not fetch them.
+        if (b == 0)
+            for (int64_t a = 0; a < std::min<int64_t>(nBlocks, 3); ++a)
+                kv.prefetch(c.layer, int64_t(c.blockTable[size_t(a)]) * B, B, first, D);
+        else if (b + 2 < nBlocks)
+            kv.prefetch(c.layer, int64_t(c.blockTable[size_t(b + 2)]) * B, B, first, D);
         for (int64_t o = 0; o < count; ++o) {
             const float* key = row;
             if (sliceReads) {
@@ -198,8 +252,12 @@ Status pagedAttention(const PagedAttentionCall& c) {
                     }
                 }
             }
-            for (int i = 0; i < pending; ++i)
-                foldStates1(qs + i, kT, v, lims + i, D, c.scale, ms + i, ls + i, accs + i);
+            int i = 0;
+            if (pending - i >= 2) {
+                foldStates2(qs + i, kT, v, lims + i, D, c.scale, ms + i, ls + i, accs + i);
+                i += 2;
+            }
+            if (i < pending) foldStates1(qs + i, kT, v, lims + i, D, c.scale, ms + i, ls + i, accs + i);
             continue;
         }
         for (int64_t t = 0; t < T; ++t) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -48,6 +49,32 @@ __attribute__((target("avx2,f16c"))) void halfsToFloatsF16c(const uint8_t* src, 
 }
 #endif
 
+// dst + 2i = binary16 of in[i], rounded to nearest even (NaN quieted, payload's top bits kept).
+void floatsToHalfs(const float* in, uint8_t* dst, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = quant::floatToHalf(in[i]);
+        std::memcpy(dst + 2 * i, &h, 2);
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,f16c"))) void floatsToHalfsF16c(const float* in, uint8_t* dst, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    if (i < n) floatsToHalfs(in + i, dst + 2 * i, n - i);
+}
+#endif
+
+void storeHalfs(const float* in, uint8_t* dst, int64_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const bool f16c = isaSupported(Isa::Avx2);
+    if (f16c) return floatsToHalfsF16c(in, dst, n);
+#endif
+    floatsToHalfs(in, dst, n);
+}
+
 void convertHalfs(const uint8_t* src, float* out, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
     static const bool f16c = isaSupported(Isa::Avx2); // AVX2 + FMA + F16C, from CPUID
@@ -76,36 +103,38 @@ Result<PagedKvStore> PagedKvStore::create(int nLayers, int numBlocks, int blockS
         return unsupported("a q8_0 KV cache needs K/V rows of a multiple of 32 values; this model's are " +
                            std::to_string(rowSize) + " (use f16)");
     PagedKvStore s;
-    s.init(nLayers, numBlocks, blockSize, nKvHeads, headDim, type);
+    HEARTH_RETURN_IF_ERROR(s.init(nLayers, numBlocks, blockSize, nKvHeads, headDim, type));
     return s;
 }
 
 PagedKvStore::PagedKvStore(int nLayers, int numBlocks, int blockSize, int nKvHeads, int headDim) {
-    init(nLayers, numBlocks, blockSize, nKvHeads, headDim, KvType::F32);
+    if (!init(nLayers, numBlocks, blockSize, nKvHeads, headDim, KvType::F32).isOk()) m_layers = 0;
 }
 
-void PagedKvStore::init(int nLayers, int numBlocks, int blockSize, int nKvHeads, int headDim,
-                        KvType type) {
+Status PagedKvStore::init(int nLayers, int numBlocks, int blockSize, int nKvHeads, int headDim,
+                          KvType type) {
     m_numBlocks = numBlocks;
     m_blockSize = blockSize;
     m_rowSize = int64_t(nKvHeads) * headDim;
     m_type = type;
     m_rowBytes = rowBytes(m_rowSize, type);
-    const size_t perLayer = size_t(numBlocks) * size_t(blockSize) * size_t(m_rowBytes);
-    m_k.assign(size_t(nLayers), std::vector<uint8_t>(perLayer, 0));
-    m_v.assign(size_t(nLayers), std::vector<uint8_t>(perLayer, 0));
+    m_slots = uint64_t(numBlocks) * uint64_t(blockSize);
+    const uint64_t bytes = uint64_t(nLayers) * m_slots * m_rowBytes;
+    m_k = ZeroedMemory(size_t(bytes));
+    m_v = ZeroedMemory(size_t(bytes));
+    if (!m_k.ok() || !m_v.ok()) {
+        m_k = ZeroedMemory();
+        m_v = ZeroedMemory();
+        return outOfMemory("cannot allocate the K/V cache (" + std::to_string(2 * bytes >> 20) + " MiB)");
+    }
+    m_layers = nLayers;
+    return Status::ok();
 }
 
-void PagedKvStore::write(std::vector<uint8_t>& layer, int64_t slot, const float* row) {
-    uint8_t* p = layer.data() + uint64_t(slot) * m_rowBytes;
+void PagedKvStore::write(uint8_t* p, const float* row) {
     switch (m_type) {
     case KvType::F32: std::memcpy(p, row, size_t(m_rowBytes)); break;
-    case KvType::F16:
-        for (int64_t i = 0; i < m_rowSize; ++i) {
-            const uint16_t h = quant::floatToHalf(row[i]);
-            std::memcpy(p + 2 * i, &h, 2);
-        }
-        break;
+    case KvType::F16: storeHalfs(row, p, m_rowSize); break;
     case KvType::Q8_0: {
         quant::BlockQ8_0 blocks[64];
         for (int64_t off = 0; off < m_rowSize; off += 64 * quant::kQK) {
@@ -119,13 +148,7 @@ void PagedKvStore::write(std::vector<uint8_t>& layer, int64_t slot, const float*
     }
 }
 
-void PagedKvStore::read(const std::vector<uint8_t>& layer, int64_t slot, float* row) const {
-    readPart(layer, slot, 0, m_rowSize, row);
-}
-
-void PagedKvStore::readPart(const std::vector<uint8_t>& layer, int64_t slot, int64_t first,
-                            int64_t count, float* out) const {
-    const uint8_t* p = layer.data() + uint64_t(slot) * m_rowBytes;
+void PagedKvStore::readPart(const uint8_t* p, int64_t first, int64_t count, float* out) const {
     switch (m_type) {
     case KvType::F32: std::memcpy(out, p + 4 * first, size_t(count) * 4); break;
     case KvType::F16: convertHalfs(p + 2 * first, out, count); break;
@@ -139,15 +162,30 @@ void PagedKvStore::readPart(const std::vector<uint8_t>& layer, int64_t slot, int
     }
 }
 
-void PagedKvStore::writeKey(int layer, int64_t slot, const float* row) { write(m_k[size_t(layer)], slot, row); }
-void PagedKvStore::writeValue(int layer, int64_t slot, const float* row) { write(m_v[size_t(layer)], slot, row); }
-void PagedKvStore::readKey(int layer, int64_t slot, float* row) const { read(m_k[size_t(layer)], slot, row); }
-void PagedKvStore::readValue(int layer, int64_t slot, float* row) const { read(m_v[size_t(layer)], slot, row); }
+void PagedKvStore::writeKey(int layer, int64_t slot, const float* row) { write(keyRow(layer, slot), row); }
+void PagedKvStore::writeValue(int layer, int64_t slot, const float* row) { write(valueRow(layer, slot), row); }
+void PagedKvStore::readKey(int layer, int64_t slot, float* row) const { readPart(keyRow(layer, slot), 0, m_rowSize, row); }
+void PagedKvStore::readValue(int layer, int64_t slot, float* row) const { readPart(valueRow(layer, slot), 0, m_rowSize, row); }
 void PagedKvStore::readKeyPart(int layer, int64_t slot, int64_t first, int64_t count, float* out) const {
-    readPart(m_k[size_t(layer)], slot, first, count, out);
+    readPart(keyRow(layer, slot), first, count, out);
 }
 void PagedKvStore::readValuePart(int layer, int64_t slot, int64_t first, int64_t count, float* out) const {
-    readPart(m_v[size_t(layer)], slot, first, count, out);
+    readPart(valueRow(layer, slot), first, count, out);
+}
+
+void PagedKvStore::prefetch(int layer, int64_t slot0, int64_t slots, int64_t first, int64_t count) const {
+    const uint64_t begin = uint64_t(first) * m_rowBytes / uint64_t(m_rowSize);
+    const uint64_t end = uint64_t(first + count) * m_rowBytes / uint64_t(m_rowSize);
+    for (int64_t o = 0; o < slots; ++o) {
+        const uint8_t* k = keyRow(layer, slot0 + o);
+        const uint8_t* v = valueRow(layer, slot0 + o);
+        for (uint64_t b = begin; b < end; b += 64) {
+            __builtin_prefetch(k + b);
+            __builtin_prefetch(v + b);
+        }
+        __builtin_prefetch(k + end - 1);
+        __builtin_prefetch(v + end - 1);
+    }
 }
 
 int64_t PagedKvStore::slotOf(std::span<const int32_t> blockTable, int64_t pos) const {
@@ -160,17 +198,14 @@ int64_t PagedKvStore::slotOf(std::span<const int32_t> blockTable, int64_t pos) c
 }
 
 void PagedKvStore::copyBlock(int32_t src, int32_t dst) {
-    const uint64_t n = uint64_t(m_blockSize) * m_rowBytes;
-    for (size_t l = 0; l < m_k.size(); ++l) {
-        std::memcpy(m_k[l].data() + uint64_t(dst) * n, m_k[l].data() + uint64_t(src) * n, size_t(n));
-        std::memcpy(m_v[l].data() + uint64_t(dst) * n, m_v[l].data() + uint64_t(src) * n, size_t(n));
+    const size_t n = size_t(uint64_t(m_blockSize) * m_rowBytes);
+    const int64_t s = int64_t(src) * m_blockSize, d = int64_t(dst) * m_blockSize;
+    for (int l = 0; l < m_layers; ++l) {
+        std::memcpy(keyRow(l, d), keyRow(l, s), n);
+        std::memcpy(valueRow(l, d), valueRow(l, s), n);
     }
 }
 
-uint64_t PagedKvStore::bytes() const {
-    uint64_t total = 0;
-    for (size_t l = 0; l < m_k.size(); ++l) total += m_k[l].size() + m_v[l].size();
-    return total;
-}
+uint64_t PagedKvStore::bytes() const { return uint64_t(m_k.size()) + uint64_t(m_v.size()); }
 
 } // namespace hearth::cpu
