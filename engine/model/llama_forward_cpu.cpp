@@ -272,7 +272,7 @@ Status LlamaModel::forwardCpuFrom(const Batch& batch, int firstLayer, std::vecto
         cpu::ref::rmsNorm(&x[size_t(i * E)], m_outputNorm.data, &wantedRows[at], E, hp.rmsEps);
     }
     const int64_t wanted = int64_t(wantedRows.size()) / E;
-    logits.assign(size_t(wanted) * size_t(hp.nVocab), 0.0f);
+    logits.resize(size_t(wanted) * size_t(hp.nVocab)); // every value is written below
     if (wanted > 0)
         HEARTH_RETURN_IF_ERROR(matMul(m_output, wantedRows.data(), wanted, logits.data()));
     return Status::ok();

@@ -161,6 +161,11 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     const int threads = config.threads > 0 ? config.threads
                                            : int(std::max(1u, std::thread::hardware_concurrency()));
     e->m_pool = std::make_unique<cpu::ThreadPool>(std::clamp(threads, 1, 256));
+    // The CPU layers' weights are repacked now, as part of loading, rather than by the first
+    // request (a 1B model's first prompt took 1.5-2.6 s longer than the next one).
+    if (cpuLayers > 0 && !config.referenceForward)
+        HEARTH_RETURN_IF_ERROR(e->m_model->prepareCpu(e->m_pool.get(), hp.nLayer - cpuLayers)
+                                   .withContext("preparing the CPU weights"));
     e->m_thread = std::thread([raw = e.get()] { raw->run(); });
     return std::unique_ptr<Engine>(std::move(e));
 }

@@ -116,6 +116,7 @@ private:
     std::unique_ptr<cpu::PagedKvStore> m_store; // K/V of the CPU layers (null when all are on a GPU)
     std::unique_ptr<sched::Scheduler> m_sched;
     std::unique_ptr<cpu::ThreadPool> m_pool;
+    std::vector<float> m_logits; // the last step's logits, [row][vocab]; kept to reuse its memory
     ModelSummary m_summary;
 
     std::mutex m_mu;

@@ -57,7 +57,7 @@ Status EngineImpl::step() {
         }
     }
     for (const auto& t : tables) batch.blockTables.emplace_back(t);
-    std::vector<float> logits;
+    std::vector<float>& logits = m_logits;
 #if HEARTH_HAS_CUDA
     if (m_cudaForward) {
         HEARTH_RETURN_IF_ERROR(m_cudaForward->forward(batch, logits, m_store.get(), m_pool.get()));

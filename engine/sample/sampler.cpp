@@ -51,6 +51,39 @@ uint64_t splitmix64(uint64_t& x) {
 inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 } // namespace
 
+int32_t argmaxFirst(std::span<const float> values) {
+    constexpr size_t L = 16;
+    const float* v = values.data();
+    const size_t n = values.size(), whole = n - n % L;
+    // Lane j sees indices j, j + 16, ...: a strictly greater value replaces its maximum, so each
+    // lane holds its first maximum (NaN compares false and is never taken).
+    float laneMax[L];
+    int32_t laneIdx[L];
+    for (size_t j = 0; j < L; ++j) {
+        laneMax[j] = -std::numeric_limits<float>::infinity();
+        laneIdx[j] = -1;
+    }
+    for (size_t i = 0; i < whole; i += L)
+        for (size_t j = 0; j < L; ++j) {
+            const bool more = v[i + j] > laneMax[j];
+            laneMax[j] = more ? v[i + j] : laneMax[j];
+            laneIdx[j] = more ? int32_t(i + j) : laneIdx[j];
+        }
+    int32_t best = -1;
+    float bestValue = -std::numeric_limits<float>::infinity();
+    for (size_t j = 0; j < L; ++j) // the largest lane maximum; on a tie the lower index
+        if (laneIdx[j] >= 0 && (laneMax[j] > bestValue || (laneMax[j] == bestValue && laneIdx[j] < best))) {
+            bestValue = laneMax[j];
+            best = laneIdx[j];
+        }
+    for (size_t i = whole; i < n; ++i) // the tail comes after every lane's indices
+        if (v[i] > bestValue) {
+            bestValue = v[i];
+            best = int32_t(i);
+        }
+    return best;
+}
+
 Rng::Rng(uint64_t seed) {
     for (uint64_t& s : m_s) s = splitmix64(seed);
 }
@@ -177,13 +210,7 @@ SampleResult Sampler::sample(std::span<const float> logits, std::span<const int3
     if (m_params.temperature <= 0.0f && !penalties && m_params.logitBias.empty() &&
         !m_params.logprobs && m_params.topLogprobs <= 0) {
         // Plain greedy: the first maximum, NaN never chosen (as the general path does).
-        int32_t best = -1;
-        float bestLogit = -std::numeric_limits<float>::infinity();
-        for (size_t i = 0; i < logits.size(); ++i)
-            if (logits[i] > bestLogit) {
-                bestLogit = logits[i];
-                best = int32_t(i);
-            }
+        const int32_t best = argmaxFirst(logits);
         if (best >= 0) {
             result.token = best;
             return result;

@@ -58,6 +58,10 @@ private:
     std::vector<Candidate> m_candidates;
 };
 
+// The index of the first maximum, NaN never chosen; -1 when every value is NaN or -inf (or
+// there are none). Vectorized: sixteen lanes each keep their first maximum.
+int32_t argmaxFirst(std::span<const float> values);
+
 // log-softmax of the raw logits for one token, and the k most likely (ties: lower id first).
 float logprobOf(std::span<const float> logits, int32_t token);
 std::vector<TokenLogprob> topLogprobs(std::span<const float> logits, int k);

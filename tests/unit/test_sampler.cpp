@@ -4,6 +4,9 @@
 
 #include <QtTest>
 
+#include <limits>
+#include <random>
+
 #include <cmath>
 #include <vector>
 
@@ -32,6 +35,34 @@ private Q_SLOTS:
         Sampler s(params(0.0f));
         const std::vector<float> l{0.5f, 2.0f, -1.0f, 2.0f};
         QCOMPARE(s.sample(l, {}).token, 1);
+    }
+
+    // The lane-wise argmax against the plain first-maximum loop: odd lengths (tails), many
+    // ties, NaN, infinities, everything -inf or NaN.
+    void argmaxMatchesPlainLoop() {
+        std::mt19937 rng(5);
+        std::uniform_int_distribution<int> pick(0, 9);
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        const float inf = std::numeric_limits<float>::infinity();
+        for (int trial = 0; trial < 3000; ++trial) {
+            const size_t n = size_t(trial % 67) + (trial % 5 == 0 ? 32000 : 0);
+            std::vector<float> v(n);
+            for (float& x : v) {
+                const int k = pick(rng);
+                x = k < 3 ? float(pick(rng)) : k == 3 ? nan : k == 4 && trial % 7 == 0 ? inf : -inf;
+                if (trial % 11 == 0) x = k < 5 ? nan : -inf;
+                if (trial % 13 == 0 && k == 5) x = -0.0f;
+                if (trial % 13 == 0 && k == 6) x = 0.0f;
+            }
+            int32_t want = -1;
+            float best = -inf;
+            for (size_t i = 0; i < n; ++i)
+                if (v[i] > best) {
+                    best = v[i];
+                    want = int32_t(i);
+                }
+            QCOMPARE(sample::argmaxFirst(v), want);
+        }
     }
 
     void seedReproducesAndDiffers() {
