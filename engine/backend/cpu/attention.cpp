@@ -100,7 +100,8 @@ __attribute__((always_inline)) inline void foldStates(const float* const* q, con
         float blockMax = -INFINITY;
         for (int64_t o = 0; o < lim[i]; ++o) blockMax = std::max(blockMax, si[o]);
         const float newMax = std::max(*m[i], blockMax);
-        correction[i] = std::exp(*m[i] - newMax); // 0 for the first block (m = -inf)
+        // 0 for the first block (m = -inf); exp(0) is exactly 1, so an unchanged maximum skips it.
+        correction[i] = newMax == *m[i] ? 1.0f : std::exp(*m[i] - newMax);
         *m[i] = newMax;
         for (int64_t o = 0; o < B; ++o) w[i][o] = expClamped(si[o] - newMax);
         for (int64_t o = lim[i]; o < B; ++o) w[i][o] = 0.0f;
