@@ -6,6 +6,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -93,6 +94,74 @@ private slots:
                          qPrintable(QString("trial %1 value %2 (bits %3)").arg(trial).arg(i)
                                         .arg(QString::number(quint32(std::bit_cast<uint32_t>(row[size_t(i)])), 16))));
             }
+        }
+    }
+
+    // Head-major stores (F32, F16): one head's block read whole (K transposed) agrees with the
+    // rows read one by one, and row parts at every offset agree with whole rows; the same parts
+    // for Q8_0 on its 32-value grid.
+    void blockHeadsAndPartsAgreeWithRows_data() {
+        QTest::addColumn<int>("type");
+        QTest::newRow("f32") << int(KvType::F32);
+        QTest::newRow("f16") << int(KvType::F16);
+        QTest::newRow("q8_0") << int(KvType::Q8_0);
+    }
+
+    void blockHeadsAndPartsAgreeWithRows() {
+        QFETCH(int, type);
+        const KvType t = KvType(type);
+        const int layers = 2, blocks = 3, B = 5, heads = t == KvType::Q8_0 ? 2 : 3, D = t == KvType::Q8_0 ? 32 : 7;
+        const int R = heads * D;
+        auto kv = PagedKvStore::create(layers, blocks, B, heads, D, t);
+        QVERIFY(kv.isOk());
+        QCOMPARE(kv->headMajor(), t != KvType::Q8_0);
+        std::mt19937 rng(17);
+        std::normal_distribution<float> dist(0.0f, 3.0f);
+        std::vector<float> row(static_cast<size_t>(R));
+        for (int l = 0; l < layers; ++l)
+            for (int64_t slot = 0; slot < blocks * B; ++slot) {
+                for (float& x : row) x = dist(rng);
+                kv->writeKey(l, slot, row.data());
+                for (float& x : row) x = dist(rng);
+                kv->writeValue(l, slot, row.data());
+            }
+        const size_t nR = static_cast<size_t>(R), nBD = static_cast<size_t>(B * D);
+        std::vector<float> k(nR), v(nR), part(nR);
+        std::vector<float> kT(nBD), vb(nBD);
+        for (int l = 0; l < layers; ++l)
+            for (int b = 0; b < blocks; ++b) {
+                for (int h = 0; h < heads && kv->headMajor(); ++h) {
+                    kv->readBlockHead(l, b, h, kT.data(), vb.data());
+                    for (int o = 0; o < B; ++o) {
+                        kv->readKey(l, b * B + o, k.data());
+                        kv->readValue(l, b * B + o, v.data());
+                        for (int d = 0; d < D; ++d) {
+                            QCOMPARE(kT[size_t(d * B + o)], k[size_t(h * D + d)]);
+                            QCOMPARE(vb[size_t(o * D + d)], v[size_t(h * D + d)]);
+                        }
+                    }
+                }
+                for (int o = 0; o < B; ++o) {
+                    const int64_t slot = b * B + o;
+                    kv->readKey(l, slot, k.data());
+                    kv->readValue(l, slot, v.data());
+                    const int step = t == KvType::Q8_0 ? 32 : 1;
+                    for (int first = 0; first < R; first += step)
+                        for (int count = step; first + count <= R; count += step) {
+                            kv->readKeyPart(l, slot, first, count, part.data());
+                            QVERIFY(std::equal(part.begin(), part.begin() + count, k.begin() + first));
+                            kv->readValuePart(l, slot, first, count, part.data());
+                            QVERIFY(std::equal(part.begin(), part.begin() + count, v.begin() + first));
+                        }
+                }
+            }
+        // A copied block reads back the same through every path.
+        kv->copyBlock(1, 0);
+        std::vector<float> a(nR), c(nR);
+        for (int o = 0; o < B; ++o) {
+            kv->readKey(1, B + o, a.data());
+            kv->readKey(1, o, c.data());
+            QCOMPARE(a, c);
         }
     }
 

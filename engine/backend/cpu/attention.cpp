@@ -200,31 +200,37 @@ Status pagedAttention(const PagedAttentionCall& c) {
     std::fill(l, l + T * G, 0.0f);
 
     const int64_t first = c.kvHead * D;
+    // F32/F16 stores hold each head's block as K [D][B] and V [B][D]: read whole, no transposing.
+    const bool headMajor = kv.headMajor();
+    if (headMajor && kv.headDim() != D) return invalidArgument("pagedAttention: head size differs from the K/V store's");
     const bool fast = B == kFastBlock && D % 16 == 0;
     for (int64_t b = 0; b < nBlocks; ++b) {
         const int64_t p0 = b * B;
         const int64_t count = std::min(B, maxPos + 1 - p0);
         const int64_t slot0 = int64_t(c.blockTable[size_t(b)]) * B;
-        // This head's rows of blocks two ahead are requested from memory now (the first three
-        // at the start): with rows a whole K/V row apart, the hardware would not fetch them.
+        // This head's part of the blocks two ahead is requested from memory now (the first three
+        // at the start), while this one is folded.
         if (b == 0)
-            for (int64_t a = 0; a < std::min<int64_t>(nBlocks, 3); ++a)
-                kv.prefetch(c.layer, int64_t(c.blockTable[size_t(a)]) * B, B, first, D);
+            for (int64_t a = 0; a < std::min<int64_t>(nBlocks, 3); ++a) kv.prefetch(c.layer, c.blockTable[size_t(a)], c.kvHead);
         else if (b + 2 < nBlocks)
-            kv.prefetch(c.layer, int64_t(c.blockTable[size_t(b + 2)]) * B, B, first, D);
-        for (int64_t o = 0; o < count; ++o) {
-            const float* key = row;
-            if (sliceReads) {
-                kv.readKeyPart(c.layer, slot0 + o, first, D, row);
-                kv.readValuePart(c.layer, slot0 + o, first, D, v + o * D);
-            } else { // whole rows, then this head's slice
-                kv.readKey(c.layer, slot0 + o, row);
-                for (int64_t d = 0; d < D; ++d) kT[d * B + o] = row[first + d];
-                kv.readValue(c.layer, slot0 + o, row);
-                std::copy(row + first, row + first + D, v + o * D);
-                continue;
+            kv.prefetch(c.layer, c.blockTable[size_t(b + 2)], c.kvHead);
+        if (headMajor) {
+            kv.readBlockHead(c.layer, c.blockTable[size_t(b)], c.kvHead, kT, v);
+        } else {
+            for (int64_t o = 0; o < count; ++o) {
+                const float* key = row;
+                if (sliceReads) {
+                    kv.readKeyPart(c.layer, slot0 + o, first, D, row);
+                    kv.readValuePart(c.layer, slot0 + o, first, D, v + o * D);
+                } else { // whole rows, then this head's slice
+                    kv.readKey(c.layer, slot0 + o, row);
+                    for (int64_t d = 0; d < D; ++d) kT[d * B + o] = row[first + d];
+                    kv.readValue(c.layer, slot0 + o, row);
+                    std::copy(row + first, row + first + D, v + o * D);
+                    continue;
+                }
+                for (int64_t d = 0; d < D; ++d) kT[d * B + o] = key[d];
             }
-            for (int64_t d = 0; d < D; ++d) kT[d * B + o] = key[d];
         }
         for (int64_t o = count; o < B; ++o) { // positions past the history: zero, never used
             for (int64_t d = 0; d < D; ++d) kT[d * B + o] = 0.0f;

@@ -116,10 +116,10 @@ Status PagedKvStore::init(int nLayers, int numBlocks, int blockSize, int nKvHead
     m_numBlocks = numBlocks;
     m_blockSize = blockSize;
     m_rowSize = int64_t(nKvHeads) * headDim;
+    m_headDim = headDim;
     m_type = type;
     m_rowBytes = rowBytes(m_rowSize, type);
-    m_slots = uint64_t(numBlocks) * uint64_t(blockSize);
-    const uint64_t bytes = uint64_t(nLayers) * m_slots * m_rowBytes;
+    const uint64_t bytes = uint64_t(nLayers) * uint64_t(numBlocks) * uint64_t(blockSize) * m_rowBytes;
     m_k = ZeroedMemory(size_t(bytes));
     m_v = ZeroedMemory(size_t(bytes));
     if (!m_k.ok() || !m_v.ok()) {
@@ -131,11 +131,12 @@ Status PagedKvStore::init(int nLayers, int numBlocks, int blockSize, int nKvHead
     return Status::ok();
 }
 
-void PagedKvStore::write(uint8_t* p, const float* row) {
+void PagedKvStore::write(uint8_t* base, bool value, int layer, int64_t slot, const float* row) {
+    const int64_t B = m_blockSize, D = m_headDim, o = slot % B;
+    uint8_t* block = base + blockOffset(layer, slot / B);
     switch (m_type) {
-    case KvType::F32: std::memcpy(p, row, size_t(m_rowBytes)); break;
-    case KvType::F16: storeHalfs(row, p, m_rowSize); break;
     case KvType::Q8_0: {
+        uint8_t* p = block + uint64_t(o) * m_rowBytes;
         quant::BlockQ8_0 blocks[64];
         for (int64_t off = 0; off < m_rowSize; off += 64 * quant::kQK) {
             const int64_t n = std::min<int64_t>(64 * quant::kQK, m_rowSize - off);
@@ -143,48 +144,114 @@ void PagedKvStore::write(uint8_t* p, const float* row) {
             std::memcpy(p + off / quant::kQK * sizeof(quant::BlockQ8_0), blocks,
                         size_t(n / quant::kQK) * sizeof(quant::BlockQ8_0));
         }
-        break;
+        return;
     }
+    case KvType::F32:
+    case KvType::F16: break;
     }
-}
-
-void PagedKvStore::readPart(const uint8_t* p, int64_t first, int64_t count, float* out) const {
-    switch (m_type) {
-    case KvType::F32: std::memcpy(out, p + 4 * first, size_t(count) * 4); break;
-    case KvType::F16: convertHalfs(p + 2 * first, out, count); break;
-    case KvType::Q8_0:
-        for (int64_t b = first / quant::kQK; b < (first + count) / quant::kQK; ++b) {
-            quant::BlockQ8_0 block;
-            std::memcpy(&block, p + b * int64_t(sizeof block), sizeof block);
-            quant::dequantBlock(block, out + b * quant::kQK - first);
+    const int64_t e = m_type == KvType::F32 ? 4 : 2;
+    if (value) { // V: each head's D values are contiguous at [head][o]
+        for (int64_t h = 0; h < m_rowSize / D; ++h) {
+            uint8_t* p = block + uint64_t((h * B + o) * D * e);
+            if (e == 4) std::memcpy(p, row + h * D, size_t(D) * 4);
+            else storeHalfs(row + h * D, p, D);
         }
-        break;
+        return;
+    }
+    // K: value d of head h goes to [h][d][o], a stride of B elements; converted in runs first.
+    constexpr int64_t kRun = 256;
+    uint8_t run[kRun * 4];
+    for (int64_t c0 = 0; c0 < m_rowSize; c0 += kRun) {
+        const int64_t n = std::min(kRun, m_rowSize - c0);
+        if (e == 4) std::memcpy(run, row + c0, size_t(n) * 4);
+        else storeHalfs(row + c0, run, n);
+        for (int64_t j = 0; j < n; ++j) // column c = h * D + d lands at (c * B + o) elements
+            std::memcpy(block + uint64_t(((c0 + j) * B + o) * e), run + j * e, size_t(e));
     }
 }
 
-void PagedKvStore::writeKey(int layer, int64_t slot, const float* row) { write(keyRow(layer, slot), row); }
-void PagedKvStore::writeValue(int layer, int64_t slot, const float* row) { write(valueRow(layer, slot), row); }
-void PagedKvStore::readKey(int layer, int64_t slot, float* row) const { readPart(keyRow(layer, slot), 0, m_rowSize, row); }
-void PagedKvStore::readValue(int layer, int64_t slot, float* row) const { readPart(valueRow(layer, slot), 0, m_rowSize, row); }
+void PagedKvStore::read(const uint8_t* base, bool value, int layer, int64_t slot, int64_t first,
+                        int64_t count, float* out) const {
+    const int64_t B = m_blockSize, D = m_headDim, o = slot % B;
+    const uint8_t* block = base + blockOffset(layer, slot / B);
+    switch (m_type) {
+    case KvType::Q8_0: {
+        const uint8_t* p = block + uint64_t(o) * m_rowBytes;
+        for (int64_t b = first / quant::kQK; b < (first + count) / quant::kQK; ++b) {
+            quant::BlockQ8_0 q;
+            std::memcpy(&q, p + b * int64_t(sizeof q), sizeof q);
+            quant::dequantBlock(q, out + b * quant::kQK - first);
+        }
+        return;
+    }
+    case KvType::F32:
+    case KvType::F16: break;
+    }
+    const int64_t e = m_type == KvType::F32 ? 4 : 2;
+    if (value) { // runs of one head at a time
+        for (int64_t c = first; c < first + count;) {
+            const int64_t h = c / D, d = c % D, n = std::min(D - d, first + count - c);
+            const uint8_t* p = block + uint64_t(((h * B + o) * D + d) * e);
+            if (e == 4) std::memcpy(out + (c - first), p, size_t(n) * 4);
+            else convertHalfs(p, out + (c - first), n);
+            c += n;
+        }
+        return;
+    }
+    for (int64_t c = first; c < first + count; ++c) { // K: one value every B elements
+        const uint8_t* p = block + uint64_t((c * B + o) * e);
+        if (e == 4) {
+            std::memcpy(out + (c - first), p, 4);
+        } else {
+            uint16_t h;
+            std::memcpy(&h, p, 2);
+            out[c - first] = quant::halfToFloat(h);
+        }
+    }
+}
+
+void PagedKvStore::writeKey(int layer, int64_t slot, const float* row) { write(m_k.data(), false, layer, slot, row); }
+void PagedKvStore::writeValue(int layer, int64_t slot, const float* row) { write(m_v.data(), true, layer, slot, row); }
+void PagedKvStore::readKey(int layer, int64_t slot, float* row) const { read(m_k.data(), false, layer, slot, 0, m_rowSize, row); }
+void PagedKvStore::readValue(int layer, int64_t slot, float* row) const { read(m_v.data(), true, layer, slot, 0, m_rowSize, row); }
 void PagedKvStore::readKeyPart(int layer, int64_t slot, int64_t first, int64_t count, float* out) const {
-    readPart(keyRow(layer, slot), first, count, out);
+    read(m_k.data(), false, layer, slot, first, count, out);
 }
 void PagedKvStore::readValuePart(int layer, int64_t slot, int64_t first, int64_t count, float* out) const {
-    readPart(valueRow(layer, slot), first, count, out);
+    read(m_v.data(), true, layer, slot, first, count, out);
 }
 
-void PagedKvStore::prefetch(int layer, int64_t slot0, int64_t slots, int64_t first, int64_t count) const {
-    const uint64_t begin = uint64_t(first) * m_rowBytes / uint64_t(m_rowSize);
-    const uint64_t end = uint64_t(first + count) * m_rowBytes / uint64_t(m_rowSize);
-    for (int64_t o = 0; o < slots; ++o) {
-        const uint8_t* k = keyRow(layer, slot0 + o);
-        const uint8_t* v = valueRow(layer, slot0 + o);
-        for (uint64_t b = begin; b < end; b += 64) {
-            __builtin_prefetch(k + b);
-            __builtin_prefetch(v + b);
-        }
-        __builtin_prefetch(k + end - 1);
-        __builtin_prefetch(v + end - 1);
+void PagedKvStore::readBlockHead(int layer, int32_t block, int64_t kvHead, float* kT, float* v) const {
+    const int64_t n = int64_t(m_blockSize) * m_headDim; // values of one head in one block
+    const uint64_t at = blockOffset(layer, block) + uint64_t(kvHead * n) * (m_type == KvType::F32 ? 4 : 2);
+    if (m_type == KvType::F32) {
+        std::memcpy(kT, m_k.data() + at, size_t(n) * 4);
+        std::memcpy(v, m_v.data() + at, size_t(n) * 4);
+    } else if (m_type == KvType::F16) {
+        convertHalfs(m_k.data() + at, kT, n);
+        convertHalfs(m_v.data() + at, v, n);
+    }
+}
+
+void PagedKvStore::prefetch(int layer, int32_t block, int64_t kvHead) const {
+    const uint8_t* k = m_k.data() + blockOffset(layer, block);
+    const uint8_t* v = m_v.data() + blockOffset(layer, block);
+    auto lines = [](const uint8_t* p, uint64_t bytes) {
+        for (uint64_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
+        __builtin_prefetch(p + bytes - 1);
+    };
+    if (headMajor()) { // one contiguous run each
+        const uint64_t bytes = uint64_t(m_blockSize * m_headDim) * (m_type == KvType::F32 ? 4 : 2);
+        lines(k + uint64_t(kvHead) * bytes, bytes);
+        lines(v + uint64_t(kvHead) * bytes, bytes);
+        return;
+    }
+    // Q8_0 rows: this head's slice of each, a row apart (too far for the hardware to follow).
+    const uint64_t begin = uint64_t(kvHead * m_headDim) * m_rowBytes / uint64_t(m_rowSize);
+    const uint64_t end = uint64_t((kvHead + 1) * m_headDim) * m_rowBytes / uint64_t(m_rowSize);
+    for (int64_t o = 0; o < m_blockSize; ++o) {
+        lines(k + uint64_t(o) * m_rowBytes + begin, end - begin);
+        lines(v + uint64_t(o) * m_rowBytes + begin, end - begin);
     }
 }
 
@@ -199,10 +266,9 @@ int64_t PagedKvStore::slotOf(std::span<const int32_t> blockTable, int64_t pos) c
 
 void PagedKvStore::copyBlock(int32_t src, int32_t dst) {
     const size_t n = size_t(uint64_t(m_blockSize) * m_rowBytes);
-    const int64_t s = int64_t(src) * m_blockSize, d = int64_t(dst) * m_blockSize;
     for (int l = 0; l < m_layers; ++l) {
-        std::memcpy(keyRow(l, d), keyRow(l, s), n);
-        std::memcpy(valueRow(l, d), valueRow(l, s), n);
+        std::memcpy(m_k.data() + blockOffset(l, dst), m_k.data() + blockOffset(l, src), n);
+        std::memcpy(m_v.data() + blockOffset(l, dst), m_v.data() + blockOffset(l, src), n);
     }
 }
 

@@ -1,5 +1,5 @@
 // K/V storage for the CPU path, addressed by KV-cache block ids: attention reads a sequence's
-// history through its block table (slot = block * blockSize + offset). Rows are stored as F32,
+// history through its block table (slot = block * blockSize + offset). Values are stored as F32,
 // F16 or Q8_0 (blocks of 32 along the row) and converted on write and read.
 #pragma once
 
@@ -15,8 +15,12 @@ namespace hearth::cpu {
 
 class PagedKvStore {
 public:
-    // Layout per layer: [block][offset][row] for K and likewise for V, where a row is
-    // [kvHead][headDim] values in `type`. Q8_0 needs nKvHeads * headDim to be a multiple of 32.
+    // A token's row is [kvHead][headDim] values. Layout per layer and block:
+    //   F32, F16 (head-major): per KV head, K as [headDim][blockSize] (transposed) and V as
+    //     [blockSize][headDim], so one head's block is two contiguous runs, the K run already in
+    //     the order attention's scores want (readBlockHead);
+    //   Q8_0: [offset][row] with rows quantized in blocks of 32 (nKvHeads * headDim must be a
+    //     multiple of 32).
     static Result<PagedKvStore> create(int nLayers, int numBlocks, int blockSize, int nKvHeads,
                                        int headDim, KvType type = KvType::F32);
     // F32, for tests: a failed allocation leaves a store of no layers.
@@ -28,6 +32,8 @@ public:
     int blockSize() const { return m_blockSize; }
     int numBlocks() const { return m_numBlocks; }
     int64_t rowSize() const { return m_rowSize; } // nKvHeads * headDim values per token
+    int64_t headDim() const { return m_headDim; }
+    bool headMajor() const { return m_type != KvType::Q8_0; }
     int layers() const { return m_layers; }
     KvType type() const { return m_type; }
 
@@ -41,9 +47,12 @@ public:
     void readKeyPart(int layer, int64_t slot, int64_t first, int64_t count, float* out) const;
     void readValuePart(int layer, int64_t slot, int64_t first, int64_t count, float* out) const;
 
-    // Hints that the K and V values [first, first + count) of these slots' rows are read soon
-    // (software prefetch: rows of one head are a row apart, too far for the hardware to follow).
-    void prefetch(int layer, int64_t slot0, int64_t slots, int64_t first, int64_t count) const;
+    // One KV head's part of a whole block as floats (head-major stores only): kT [headDim][blockSize]
+    // and v [blockSize][headDim]. Offsets not yet written read as whatever the block last held.
+    void readBlockHead(int layer, int32_t block, int64_t kvHead, float* kT, float* v) const;
+
+    // Hints that one KV head's K and V of this block are read soon (software prefetch).
+    void prefetch(int layer, int32_t block, int64_t kvHead) const;
 
     // The slot of position `pos` of a sequence with this block table, or -1 when unmapped.
     int64_t slotOf(std::span<const int32_t> blockTable, int64_t pos) const;
@@ -56,21 +65,22 @@ public:
 private:
     PagedKvStore() = default;
     Status init(int nLayers, int numBlocks, int blockSize, int nKvHeads, int headDim, KvType type);
-    uint8_t* keyRow(int layer, int64_t slot) { return m_k.data() + (uint64_t(layer) * m_slots + uint64_t(slot)) * m_rowBytes; }
-    uint8_t* valueRow(int layer, int64_t slot) { return m_v.data() + (uint64_t(layer) * m_slots + uint64_t(slot)) * m_rowBytes; }
-    const uint8_t* keyRow(int layer, int64_t slot) const { return m_k.data() + (uint64_t(layer) * m_slots + uint64_t(slot)) * m_rowBytes; }
-    const uint8_t* valueRow(int layer, int64_t slot) const { return m_v.data() + (uint64_t(layer) * m_slots + uint64_t(slot)) * m_rowBytes; }
-    void write(uint8_t* p, const float* row);
-    void readPart(const uint8_t* p, int64_t first, int64_t count, float* out) const;
+    // Where a block of a layer starts in m_k or m_v (blockSize * rowBytes bytes either way).
+    uint64_t blockOffset(int layer, int64_t block) const {
+        return (uint64_t(layer) * uint64_t(m_numBlocks) + uint64_t(block)) * uint64_t(m_blockSize) * m_rowBytes;
+    }
+    void write(uint8_t* base, bool value, int layer, int64_t slot, const float* row);
+    void read(const uint8_t* base, bool value, int layer, int64_t slot, int64_t first, int64_t count,
+              float* out) const;
 
     int m_numBlocks = 0;
     int m_blockSize = 0;
     int64_t m_rowSize = 0;
+    int64_t m_headDim = 0;
     uint64_t m_rowBytes = 0;
     KvType m_type = KvType::F32;
     int m_layers = 0;
-    uint64_t m_slots = 0; // numBlocks * blockSize rows per layer
-    // [layer][slot][row] each, zero until written; pages are taken as blocks are first used.
+    // [layer][block] each, zero until written; pages are taken as blocks are first used.
     ZeroedMemory m_k, m_v;
 };
 
