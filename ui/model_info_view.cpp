@@ -49,11 +49,23 @@ ModelInfoView::ModelInfoView(QWidget* parent) : QWidget(parent) {
     layout->addWidget(split, 1);
 }
 
+ModelInfoView::~ModelInfoView() {
+    for (Reader& r : m_readers) r.thread.join();
+}
+
 void ModelInfoView::load(const QString& path) {
     const quint64 generation = ++m_generation;
     Q_EMIT statusChanged(tr("Reading %1...").arg(path));
+    // Earlier readers that have finished are joined; a thread left running would meet the
+    // process's exit (a reader was seen aborting inside exit, and the crash handler then hung).
+    std::erase_if(m_readers, [](Reader& r) {
+        if (!r.done->load()) return false;
+        r.thread.join();
+        return true;
+    });
     QPointer<ModelInfoView> self(this);
-    std::thread([self, path, generation] {
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    std::thread reader([self, path, generation, done] {
         Summary s;
         auto file = gguf::File::open(path.toStdString());
         if (!file) {
@@ -77,7 +89,9 @@ void ModelInfoView::load(const QString& path) {
                 if (self && self->m_generation == generation) self->show(path, s);
             },
             Qt::QueuedConnection);
-    }).detach();
+        done->store(true);
+    });
+    m_readers.push_back({std::move(reader), std::move(done)});
 }
 
 void ModelInfoView::show(const QString& path, const Summary& s) {

@@ -4,6 +4,11 @@
 
 #include <QWidget>
 
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
 class QLabel;
 class QTableWidget;
 
@@ -13,6 +18,7 @@ class ModelInfoView : public QWidget {
     Q_OBJECT
 public:
     explicit ModelInfoView(QWidget* parent = nullptr);
+    ~ModelInfoView() override; // waits for readers still running (none may outlive the app)
     void load(const QString& path);
 
 Q_SIGNALS:
@@ -28,6 +34,11 @@ private:
     QTableWidget* m_metadata = nullptr;
     QTableWidget* m_tensors = nullptr;
     quint64 m_generation = 0; // ignores results of superseded loads
+    struct Reader {
+        std::thread thread;
+        std::shared_ptr<std::atomic<bool>> done;
+    };
+    std::vector<Reader> m_readers; // joined once done (at the next load) or at destruction
 };
 
 } // namespace hearth::ui

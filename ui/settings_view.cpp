@@ -140,13 +140,17 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     // GPU drivers can take a while to answer: look for devices off the GUI thread.
     m_pendingDevice = ls.device;
     QPointer<SettingsView> self(this);
-    std::thread([self] {
+    m_deviceProbe = std::thread([self] {
         DeviceList list = listDevices();
         QMetaObject::invokeMethod(
             qApp, [self, list] { if (self && self->m_devices.devices.empty()) self->setDevices(list); },
             Qt::QueuedConnection);
-    }).detach();
+    });
     updateEstimate();
+}
+
+SettingsView::~SettingsView() {
+    if (m_deviceProbe.joinable()) m_deviceProbe.join();
 }
 
 void SettingsView::setDevices(const DeviceList& devices) {

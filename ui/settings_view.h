@@ -10,6 +10,8 @@
 
 #include <QWidget>
 
+#include <thread>
+
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
@@ -23,6 +25,7 @@ class SettingsView : public QWidget {
     Q_OBJECT
 public:
     SettingsView(app::Settings* settings, app::EngineHost* engine, QWidget* parent = nullptr);
+    ~SettingsView() override; // waits for the device probe if it is still running
 
     // The model whose memory the estimate describes.
     void setModelPath(const QString& path);
@@ -55,6 +58,7 @@ private:
     QComboBox* m_device = nullptr;
     DeviceList m_devices;
     QString m_pendingDevice; // the saved device, until the list arrives
+    std::thread m_deviceProbe; // lists devices off the GUI thread; joined, never left to exit
     QCheckBox* m_gpuAuto = nullptr;
     QSlider* m_gpuLayers = nullptr;
     QCheckBox* m_mmap = nullptr;
