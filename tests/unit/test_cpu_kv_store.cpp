@@ -141,6 +141,21 @@ private slots:
                         }
                     }
                 }
+                for (int h = 0; h < heads && !kv->headMajor(); ++h) // Q8_0: whole rows, then parts
+                    for (int count : {1, 3, B}) {
+                        std::fill(kT.begin(), kT.end(), -7.0f);
+                        std::fill(vb.begin(), vb.end(), -7.0f);
+                        kv->readBlockHeadRows(l, b, h, count, kT.data(), vb.data());
+                        for (int o = 0; o < count; ++o) {
+                            kv->readKey(l, b * B + o, k.data());
+                            kv->readValue(l, b * B + o, v.data());
+                            for (int d = 0; d < D; ++d) {
+                                QCOMPARE(kT[size_t(d * B + o)], k[size_t(h * D + d)]);
+                                QCOMPARE(vb[size_t(o * D + d)], v[size_t(h * D + d)]);
+                            }
+                        }
+                        QCOMPARE(vb[size_t(count * D) % vb.size()], count == B ? vb[0] : -7.0f); // nothing past count
+                    }
                 for (int o = 0; o < B; ++o) {
                     const int64_t slot = b * B + o;
                     kv->readKey(l, slot, k.data());

@@ -216,6 +216,8 @@ Status pagedAttention(const PagedAttentionCall& c) {
             kv.prefetch(c.layer, c.blockTable[size_t(b + 2)], c.kvHead);
         if (headMajor) {
             kv.readBlockHead(c.layer, c.blockTable[size_t(b)], c.kvHead, kT, v);
+        } else if (sliceReads) { // Q8_0, the head on the 32-value grid
+            kv.readBlockHeadRows(c.layer, c.blockTable[size_t(b)], c.kvHead, count, kT, v);
         } else {
             for (int64_t o = 0; o < count; ++o) {
                 const float* key = row;

@@ -233,6 +233,28 @@ void PagedKvStore::readBlockHead(int layer, int32_t block, int64_t kvHead, float
     }
 }
 
+void PagedKvStore::readBlockHeadRows(int layer, int32_t block, int64_t kvHead, int64_t count, float* kT,
+                                     float* v) const {
+    if (m_type != KvType::Q8_0) return;
+    const int64_t B = m_blockSize, D = m_headDim, Q = quant::kQK;
+    const uint64_t at = blockOffset(layer, block);
+    const int64_t chunk0 = kvHead * D / Q; // the head's first 32-value block within a row
+    for (int64_t o = 0; o < count; ++o) {
+        const uint8_t* kr = m_k.data() + at + uint64_t(o) * m_rowBytes;
+        const uint8_t* vr = m_v.data() + at + uint64_t(o) * m_rowBytes;
+        for (int64_t c = 0; c < D / Q; ++c) { // as quant::dequantBlock: d * q, value by value
+            quant::BlockQ8_0 kb, vb;
+            std::memcpy(&kb, kr + uint64_t(chunk0 + c) * sizeof kb, sizeof kb);
+            std::memcpy(&vb, vr + uint64_t(chunk0 + c) * sizeof vb, sizeof vb);
+            const float dk = quant::halfToFloat(kb.d), dv = quant::halfToFloat(vb.d);
+            float* vo = v + o * D + c * Q;
+            for (int64_t j = 0; j < Q; ++j) vo[j] = dv * float(vb.qs[j]);
+            float* kc = kT + c * Q * B + o; // transposed: value j of the chunk at row c * 32 + j
+            for (int64_t j = 0; j < Q; ++j) kc[j * B] = dk * float(kb.qs[j]);
+        }
+    }
+}
+
 void PagedKvStore::prefetch(int layer, int32_t block, int64_t kvHead) const {
     const uint8_t* k = m_k.data() + blockOffset(layer, block);
     const uint8_t* v = m_v.data() + blockOffset(layer, block);

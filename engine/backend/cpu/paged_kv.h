@@ -51,6 +51,10 @@ public:
     // and v [blockSize][headDim]. Offsets not yet written read as whatever the block last held.
     void readBlockHead(int layer, int32_t block, int64_t kvHead, float* kT, float* v) const;
 
+    // The same for a Q8_0 store, for the block's first `count` offsets, when the head's values
+    // start and end on the 32-value grid (headDim and kvHead * headDim multiples of 32).
+    void readBlockHeadRows(int layer, int32_t block, int64_t kvHead, int64_t count, float* kT, float* v) const;
+
     // Hints that one KV head's K and V of this block are read soon (software prefetch).
     void prefetch(int layer, int32_t block, int64_t kvHead) const;
 
