@@ -6,6 +6,7 @@
 #include "backend/cpu/thread_pool.h"
 #include "hearth/gguf.h"
 #include "model/llama_model.h"
+#include "pagemap.h"
 #include "test_support.h"
 
 #include <QProcess>
@@ -167,15 +168,7 @@ private Q_SLOTS:
         QVERIFY(last > first + 16);
         const int pm = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
         if (pm < 0) QSKIP("/proc/self/pagemap is not readable here");
-        auto present = [&] {
-            int count = 0;
-            for (uintptr_t pg = first; pg < last; ++pg) {
-                uint64_t entry = 0;
-                if (::pread(pm, &entry, 8, off_t(pg * 8)) != 8) return -1;
-                count += int(entry >> 63);
-            }
-            return count;
-        };
+        auto present = [&] { return hearth::test::presentPages(pm, first, last); };
         std::vector<float> logits[2];
         int i = 0;
         for (const gguf::File* f : {&*file, &*inMemory}) {

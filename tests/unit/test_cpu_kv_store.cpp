@@ -128,32 +128,31 @@ private slots:
         const size_t nR = static_cast<size_t>(R), nBD = static_cast<size_t>(B * D);
         std::vector<float> k(nR), v(nR), part(nR);
         std::vector<float> kT(nBD), vb(nBD);
+        // kT/vb (one head's block, offsets [0, count)) against the rows read one by one.
+        auto sameAsRows = [&](int l, int b, int h, int count) {
+            for (int o = 0; o < count; ++o) {
+                kv->readKey(l, b * B + o, k.data());
+                kv->readValue(l, b * B + o, v.data());
+                for (int d = 0; d < D; ++d) {
+                    QCOMPARE(kT[size_t(d * B + o)], k[size_t(h * D + d)]);
+                    QCOMPARE(vb[size_t(o * D + d)], v[size_t(h * D + d)]);
+                }
+            }
+        };
         for (int l = 0; l < layers; ++l)
             for (int b = 0; b < blocks; ++b) {
                 for (int h = 0; h < heads && kv->headMajor(); ++h) {
                     kv->readBlockHead(l, b, h, kT.data(), vb.data());
-                    for (int o = 0; o < B; ++o) {
-                        kv->readKey(l, b * B + o, k.data());
-                        kv->readValue(l, b * B + o, v.data());
-                        for (int d = 0; d < D; ++d) {
-                            QCOMPARE(kT[size_t(d * B + o)], k[size_t(h * D + d)]);
-                            QCOMPARE(vb[size_t(o * D + d)], v[size_t(h * D + d)]);
-                        }
-                    }
+                    sameAsRows(l, b, h, B);
+                    if (QTest::currentTestFailed()) return;
                 }
                 for (int h = 0; h < heads && !kv->headMajor(); ++h) // Q8_0: whole rows, then parts
                     for (int count : {1, 3, B}) {
                         std::fill(kT.begin(), kT.end(), -7.0f);
                         std::fill(vb.begin(), vb.end(), -7.0f);
                         kv->readBlockHeadRows(l, b, h, count, kT.data(), vb.data());
-                        for (int o = 0; o < count; ++o) {
-                            kv->readKey(l, b * B + o, k.data());
-                            kv->readValue(l, b * B + o, v.data());
-                            for (int d = 0; d < D; ++d) {
-                                QCOMPARE(kT[size_t(d * B + o)], k[size_t(h * D + d)]);
-                                QCOMPARE(vb[size_t(o * D + d)], v[size_t(h * D + d)]);
-                            }
-                        }
+                        sameAsRows(l, b, h, count);
+                        if (QTest::currentTestFailed()) return;
                         QCOMPARE(vb[size_t(count * D) % vb.size()], count == B ? vb[0] : -7.0f); // nothing past count
                     }
                 for (int o = 0; o < B; ++o) {

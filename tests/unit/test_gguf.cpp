@@ -2,6 +2,7 @@
 // their errors, and every class of malformed file is refused with a clear message, never a crash.
 #include "gguf_builder.h"
 #include "hearth/gguf.h"
+#include "pagemap.h"
 #include "test_support.h"
 
 #include <QTemporaryDir>
@@ -153,15 +154,7 @@ private Q_SLOTS:
         std::vector<uint8_t> all(size_t(t->bytes));
         for (int i = 0; i < 3; ++i) QVERIFY(mapped->dataReader()->read(d, all.size(), all.data()).isOk());
         QVERIFY(std::memcmp(all.data(), bytes.data() + mapped->dataOffset() + t->offset, all.size()) == 0);
-        auto present = [&] {
-            int count = 0;
-            for (uintptr_t pg = first; pg < last; ++pg) {
-                uint64_t entry = 0;
-                if (::pread(pm, &entry, 8, off_t(pg * 8)) != 8) return -1;
-                count += int(entry >> 63);
-            }
-            return count;
-        };
+        auto present = [&] { return hearth::test::presentPages(pm, first, last); };
         QCOMPARE(present(), 0);
         volatile uint8_t touch = *reinterpret_cast<const uint8_t*>(first * page + 8);
         (void)touch;

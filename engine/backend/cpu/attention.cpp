@@ -218,20 +218,12 @@ Status pagedAttention(const PagedAttentionCall& c) {
             kv.readBlockHead(c.layer, c.blockTable[size_t(b)], c.kvHead, kT, v);
         } else if (sliceReads) { // Q8_0, the head on the 32-value grid
             kv.readBlockHeadRows(c.layer, c.blockTable[size_t(b)], c.kvHead, count, kT, v);
-        } else {
+        } else { // Q8_0 with the head off the grid: whole rows, then this head's slice
             for (int64_t o = 0; o < count; ++o) {
-                const float* key = row;
-                if (sliceReads) {
-                    kv.readKeyPart(c.layer, slot0 + o, first, D, row);
-                    kv.readValuePart(c.layer, slot0 + o, first, D, v + o * D);
-                } else { // whole rows, then this head's slice
-                    kv.readKey(c.layer, slot0 + o, row);
-                    for (int64_t d = 0; d < D; ++d) kT[d * B + o] = row[first + d];
-                    kv.readValue(c.layer, slot0 + o, row);
-                    std::copy(row + first, row + first + D, v + o * D);
-                    continue;
-                }
-                for (int64_t d = 0; d < D; ++d) kT[d * B + o] = key[d];
+                kv.readKey(c.layer, slot0 + o, row);
+                for (int64_t d = 0; d < D; ++d) kT[d * B + o] = row[first + d];
+                kv.readValue(c.layer, slot0 + o, row);
+                std::copy(row + first, row + first + D, v + o * D);
             }
         }
         for (int64_t o = count; o < B; ++o) { // positions past the history: zero, never used

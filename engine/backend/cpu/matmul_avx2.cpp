@@ -48,14 +48,6 @@ inline void dot4(const float* const* w, int nr, const float* x, int64_t cols, fl
     }
 }
 
-void f16Row(const uint16_t* src, float* dst, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(
-                                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
-    for (; i < n; ++i) dst[i] = fp16(src[i]);
-}
-
 void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
     const int64_t cols = job.cols;
     float* buf = static_cast<float*>(threadScratch(size_t(4 * cols) * sizeof(float)));
@@ -68,7 +60,7 @@ void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
                 wr[i] = reinterpret_cast<const float*>(src);
                 continue;
             }
-            if (job.type == Type::F16) f16Row(reinterpret_cast<const uint16_t*>(src), buf + i * cols, cols);
+            if (job.type == Type::F16) f16RowAvx2(reinterpret_cast<const uint16_t*>(src), buf + i * cols, cols);
             else dequantizeWeightRow(job, r + i, buf + i * cols);
             wr[i] = buf + i * cols;
         }
@@ -210,6 +202,15 @@ void rowsAvx2(const Job& job, int64_t r0, int64_t r1) {
 }
 
 } // namespace
+
+void f16RowAvx2(const uint16_t* src, float* dst, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(
+                                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+    for (; i < n; ++i) dst[i] = fp16(src[i]);
+}
+
 
 const IsaKernels& avx2Kernels() {
     static const IsaKernels k{&actKindAvx2, &rowsAvx2};

@@ -78,6 +78,10 @@ void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0
 void quantizeRow32Avx512(const float* x, ActQ8x32* out, int64_t cols);
 void quantizeRow256Avx512(const float* x, ActQ8x256* out, int64_t cols);
 
+// dst[i] = binary16 src[i] as a float, eight per F16C instruction; only call when the CPU has
+// AVX2+FMA+F16C.
+void f16RowAvx2(const uint16_t* src, float* dst, int64_t n);
+
 const IsaKernels& scalarKernels();
 const IsaKernels& avx2Kernels();   // only call when the CPU has AVX2+FMA+F16C
 const IsaKernels& avx512Kernels(); // only call when the CPU has AVX-512 F/BW/VL/VNNI

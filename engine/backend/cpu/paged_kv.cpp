@@ -2,6 +2,7 @@
 #include "backend/cpu/paged_kv.h"
 
 #include "backend/cpu/matmul.h"
+#include "backend/cpu/matmul_kernels.h"
 #include "quant/blocks.h"
 #include "quant/half.h"
 #include "quant/quantizers.h"
@@ -38,17 +39,6 @@ void halfsToFloats(const uint8_t* src, float* out, int64_t n) {
     }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-// The same with F16C, eight values per instruction: attention over a long F16 history spends
-// most of its time here.
-__attribute__((target("avx2,f16c"))) void halfsToFloatsF16c(const uint8_t* src, float* out, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i))));
-    if (i < n) halfsToFloats(src + 2 * i, out + i, n - i);
-}
-#endif
-
 // dst + 2i = binary16 of in[i], rounded to nearest even (NaN quieted, payload's top bits kept).
 void floatsToHalfs(const float* in, uint8_t* dst, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
@@ -67,18 +57,28 @@ __attribute__((target("avx2,f16c"))) void floatsToHalfsF16c(const float* in, uin
 }
 #endif
 
+// AVX2 + FMA + F16C, from CPUID (x86-64 only; the scalar conversions otherwise).
+bool hasF16c() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const bool yes = isaSupported(Isa::Avx2);
+    return yes;
+#else
+    return false;
+#endif
+}
+
 void storeHalfs(const float* in, uint8_t* dst, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    static const bool f16c = isaSupported(Isa::Avx2);
-    if (f16c) return floatsToHalfsF16c(in, dst, n);
+    if (hasF16c()) return floatsToHalfsF16c(in, dst, n);
 #endif
     floatsToHalfs(in, dst, n);
 }
 
+// Attention over a long F16 history spends most of its time here: the F16C row kernel of the
+// AVX2 matMul when the CPU has it.
 void convertHalfs(const uint8_t* src, float* out, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    static const bool f16c = isaSupported(Isa::Avx2); // AVX2 + FMA + F16C, from CPUID
-    if (f16c) return halfsToFloatsF16c(src, out, n);
+    if (hasF16c()) return kernels::f16RowAvx2(reinterpret_cast<const uint16_t*>(src), out, n);
 #endif
     halfsToFloats(src, out, n);
 }
