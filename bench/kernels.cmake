@@ -5,3 +5,7 @@ target_link_libraries(bench_matmul PRIVATE hearth_engine_internal hearth_warning
 # CPU paged attention: ns per (query head, position) on prompt-chunk and decode shapes.
 add_executable(bench_attention ${CMAKE_CURRENT_LIST_DIR}/bench_attention.cpp)
 target_link_libraries(bench_attention PRIVATE hearth_engine_internal hearth_warnings)
+
+# Decode's weight stream alone (1B-shaped repacked matrices, one token) against a plain read.
+add_executable(bench_decode_stream ${CMAKE_CURRENT_LIST_DIR}/bench_decode_stream.cpp)
+target_link_libraries(bench_decode_stream PRIVATE hearth_engine_internal hearth_warnings)

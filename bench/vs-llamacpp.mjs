@@ -40,12 +40,16 @@ function theirs(model, threads) {
     return {pp: j.pp.median, tg: j.tg.median, rssMiB: j.max_rss_kib / 1024};
 }
 
-// Bytes a decode step reads: every tensor but the token embedding (one row of it is read).
+// Bytes a decode step reads: every tensor but the token embedding, of which one row is read,
+// unless the model has no output.weight: then the embedding is also the output projection (tied
+// embeddings, as in llama3.2-1b and qwen2.5-0.5b) and is read in full every step.
 function decodeBytes(model) {
     const out = execFileSync(path.join(bin, "hearth-cli"), ["inspect", model, "--json"], {encoding: "utf8"});
     const j = JSON.parse(out);
+    const tensors = j.tensors || [];
+    const tied = !tensors.some((t) => t.name === "output.weight");
     let total = 0;
-    for (const t of j.tensors || []) if (t.name !== "token_embd.weight") total += Number(t.bytes || 0);
+    for (const t of tensors) if (tied || t.name !== "token_embd.weight") total += Number(t.bytes || 0);
     return total > 0 ? total : fs.statSync(model).size;
 }
 

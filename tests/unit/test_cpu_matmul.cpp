@@ -14,8 +14,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace hearth;
@@ -370,6 +372,37 @@ private Q_SLOTS:
             std::atomic<int64_t> total{0};
             pool.parallelParts(10, [&](int64_t, int64_t b, int64_t e) { total += e - b; });
             QCOMPARE(total.load(), int64_t(10));
+        }
+    }
+
+    // Chunks are claimed guided: a 1/(2·threads) share of what is left, never under the grain
+    // (but the last, cut at n), so in index order their sizes never grow.
+    void threadPoolChunksShrinkGuided() {
+        for (int threads : {2, 3}) {
+            ThreadPool pool(threads);
+            for (int64_t grain : {1, 5}) {
+                const int64_t n = 1000;
+                std::mutex m;
+                std::vector<std::pair<int64_t, int64_t>> chunks;
+                pool.parallelFor(
+                    n,
+                    [&](int64_t b, int64_t e) {
+                        std::lock_guard<std::mutex> lock(m);
+                        chunks.emplace_back(b, e);
+                    },
+                    grain);
+                std::sort(chunks.begin(), chunks.end());
+                QVERIFY(chunks.size() > 2);
+                QCOMPARE(chunks.front(), std::make_pair(int64_t(0), n / (2 * threads)));
+                QCOMPARE(chunks.back().second, n);
+                for (size_t i = 0; i + 1 < chunks.size(); ++i) {
+                    const int64_t size = chunks[i].second - chunks[i].first;
+                    QCOMPARE(chunks[i].second, chunks[i + 1].first);
+                    QVERIFY(size >= grain);
+                    QCOMPARE(size, std::max(grain, (n - chunks[i].first) / (2 * threads)));
+                    QVERIFY(chunks[i + 1].second - chunks[i + 1].first <= size);
+                }
+            }
         }
     }
 

@@ -61,7 +61,7 @@ struct PackedJob {
     int64_t cols = 0;
     int64_t rows = 0;
     uint64_t groupBytes = 0;
-    uint64_t payloadBytes = 0; // per block of a group; the scales follow the payload blocks
+    uint64_t payloadBytes = 0; // per block of a group (Q4_0/Q8_0: without its scales, see repack.h)
     const uint8_t* acts = nullptr;
     uint64_t actRowBytes = 0;
     float* y = nullptr;

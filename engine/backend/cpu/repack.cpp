@@ -203,10 +203,14 @@ Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource
                 packBlockQ4K(src, nRows, b, grp + uint64_t(b) * kQ4KBlockBytes);
             continue;
         }
-        uint16_t* scales = reinterpret_cast<uint16_t*>(grp + uint64_t(nb) * m.m_payloadBytes);
-        for (int64_t b = 0; b < nb; ++b)
-            packBlock(w.type, src, nRows, b, grp + uint64_t(b) * m.m_payloadBytes,
-                      scales + kPackRows * b);
+        // Pairs of blocks: both payloads, then both blocks' scales (an odd last block alone).
+        const uint64_t pb = m.m_payloadBytes, unitBytes = 2 * pb + 2 * 2 * kPackRows;
+        for (int64_t b = 0; b < nb; ++b) {
+            uint8_t* unit = grp + uint64_t(b / 2) * unitBytes;
+            const uint64_t inUnit = b + 1 < nb || b % 2 ? 2 : 1; // blocks in this unit
+            packBlock(w.type, src, nRows, b, unit + uint64_t(b % 2) * pb,
+                      reinterpret_cast<uint16_t*>(unit + inUnit * pb) + kPackRows * (b % 2));
+        }
     }
     if (releaseSource) releaseUpTo(srcBytes);
     return m;
@@ -252,8 +256,9 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
     if (parts <= 1 || groups == 1) {
         kernels::packedGroupsAvx512(job, 0, groups, 0, n);
     } else if (groups >= 4 * parts || n < 16) {
-        // Rows in tile-aligned chunks; a few chunks per thread balance uneven progress.
-        const int64_t grain = std::max<int64_t>(1, groups / (8 * parts));
+        // Rows in tile-aligned chunks, shrinking as the job drains (ThreadPool hands them out
+        // guided); the grain bounds the smallest to 1/32 of a thread's share.
+        const int64_t grain = std::max<int64_t>(1, groups / (32 * parts));
         pool->parallelFor(groups, [&](int64_t g0, int64_t g1) {
             kernels::packedGroupsAvx512(job, g0, g1, 0, n);
         }, grain);

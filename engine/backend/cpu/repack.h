@@ -16,12 +16,15 @@
 namespace hearth::cpu {
 
 // Layout (Q4_0 and Q8_0, blocks of 32 columns): rows are taken 16 at a time (a group; the last
-// one padded with zero rows). A group is stored as nb payload blocks followed by nb scale blocks:
+// one padded with zero rows). A group's blocks are stored in pairs (units): the payloads of
+// blocks 2u and 2u + 1, then their two scale blocks (an odd last block: its payload, then its
+// scales), so that decode reads one sequential stream:
 //   payload block b: 4-byte column chunks k of the block, each chunk holding 16 rows × 4 bytes
 //     (64 bytes: row i at bytes 4i..4i+3), so one 512-bit load gives one chunk of all 16 rows.
 //     Q4_0: 4 chunks of the original nibble bytes (low nibbles: columns 4k..4k+3, high nibbles:
 //     columns 16+4k..16+4k+3), 256 bytes; Q8_0: 8 chunks of q + 128 (unsigned), 512 bytes.
 //   scale block b: the 16 rows' fp16 scales, 32 bytes.
+// A unit is 576 bytes (Q4_0) or 1,088 (Q8_0), whole cache lines.
 // The size equals the original's (plus the padding rows), so the model's memory does not grow
 // when the original pages are released.
 //

@@ -33,10 +33,11 @@ inline __m512i broadcast4(const int8_t* p) {
 
 // y[j0 + t][16g .. 16g + 15] for t < NT. kQ8: payload of 8 byte chunks (q + 128), else 4 chunks
 // of nibble pairs (q + 8 in the low nibble for columns 4k.., in the high one for 16 + 4k..).
+// Blocks come in pairs: two payloads, then their two scale rows (repack.h), one stream.
 template <int NT, bool kQ8> void tile(const PackedJob& job, int64_t g, int64_t j0) {
     const int64_t nb = job.cols / 32;
-    const uint8_t* payload = job.w + uint64_t(g) * job.groupBytes;
-    const uint8_t* scales = payload + uint64_t(nb) * job.payloadBytes;
+    const uint64_t pb = job.payloadBytes, unitBytes = 2 * pb + 64;
+    const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
     const ActQ8x32* a[NT];
     __m512 acc[NT];
     for (int t = 0; t < NT; ++t) {
@@ -45,20 +46,14 @@ template <int NT, bool kQ8> void tile(const PackedJob& job, int64_t g, int64_t j
     }
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     const float offset = kQ8 ? 128.0f : 8.0f;
-    for (int64_t b = 0; b < nb; ++b) {
-        const __m512 ws = _mm512_cvtph_ps(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32 * b)));
-        const uint8_t* pb = payload + uint64_t(b) * job.payloadBytes;
-        if (job.prefetchBytes) {
-            prefetchLines(pb + job.prefetchBytes, job.payloadBytes);
-            if ((b & 1) == 0) prefetchLines(scales + 32 * b + job.prefetchBytes / 8, 64);
-        }
+    auto block = [&](const uint8_t* p, const uint8_t* sc, int64_t b) {
+        const __m512 ws = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc)));
         __m512i w[8]; // w[k]: columns 4k..4k+3 of the block, 16 rows × 4 unsigned bytes
         if constexpr (kQ8) {
-            for (int k = 0; k < 8; ++k) w[k] = _mm512_loadu_si512(pb + 64 * k);
+            for (int k = 0; k < 8; ++k) w[k] = _mm512_loadu_si512(p + 64 * k);
         } else {
             for (int k = 0; k < 4; ++k) {
-                const __m512i raw = _mm512_loadu_si512(pb + 64 * k);
+                const __m512i raw = _mm512_loadu_si512(p + 64 * k);
                 w[k] = _mm512_and_si512(raw, low4);
                 w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
             }
@@ -78,6 +73,17 @@ template <int NT, bool kQ8> void tile(const PackedJob& job, int64_t g, int64_t j
                                              _mm512_set1_ps(ab.d), _mm512_set1_ps(offset * ab.s));
             acc[t] = _mm512_fmadd_ps(ws, f, acc[t]);
         }
+    };
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+        const uint8_t* unit = grp + uint64_t(b / 2) * unitBytes;
+        if (job.prefetchBytes) prefetchLines(unit + job.prefetchBytes, unitBytes);
+        block(unit, unit + 2 * pb, b);
+        block(unit + pb, unit + 2 * pb + 32, b + 1);
+    }
+    if (b < nb) { // an odd last block: its payload, then its scales
+        const uint8_t* unit = grp + uint64_t(b / 2) * unitBytes;
+        block(unit, unit + pb, b);
     }
     const int64_t r0 = g * 16, left = job.rows - r0;
     const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);

@@ -63,7 +63,7 @@ private:
     RawFn m_fn = nullptr;
     void* m_ctx = nullptr;
     int64_t m_n = 0;
-    int64_t m_chunk = 1;
+    int64_t m_grain = 1;
     std::atomic<int64_t> m_next{0};
     std::atomic<int> m_active{0};       // workers registered in the current job
     std::atomic<uint64_t> m_generation{0}; // odd while a job is open

@@ -1,0 +1,133 @@
+// Decode's weight streaming without the rest of the model: the matrices of a llama3.2-1b-shaped
+// model (16 layers of q, k, v, o, gate, up, down, then a tied 128256-row output matrix) repacked
+// as the engine does, multiplied by one token in layer order, against a plain read of a buffer as
+// large (the bound). Samples alternate A B A B; prints GB/s and the fraction of the read bound.
+// Usage: bench_decode_stream [threads 2] [type Q4_0|Q8_0] [pairs 5]
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/ref_ops.h"
+#include "backend/cpu/repack.h"
+#include "backend/cpu/thread_pool.h"
+#include "hearth/quant.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace hearth;
+using namespace hearth::cpu;
+using quant::Type;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// A rows × cols matrix of type t whose rows repeat a quantized random 64-row template (the
+// values do not matter for timing; quantizing 1 GB would).
+struct Weights {
+    std::vector<uint8_t> data;
+    ref::Matrix m;
+    std::unique_ptr<PackedMatrix> packed;
+};
+
+bool makeWeights(Type t, int64_t rows, int64_t cols, std::mt19937& rng, Weights& out) {
+    constexpr int64_t kTemplate = 64;
+    std::normal_distribution<float> dist(0.0f, 0.02f);
+    std::vector<float> f(size_t(kTemplate * cols));
+    for (auto& v : f) v = dist(rng);
+    const uint64_t rb = *quant::rowBytes(t, uint64_t(cols));
+    std::vector<uint8_t> tmpl(rb * kTemplate);
+    if (!quant::quantizeRows(t, f.data(), tmpl.data(), kTemplate, cols, 1).isOk()) return false;
+    out.data.resize(rb * uint64_t(rows));
+    for (int64_t r = 0; r < rows; ++r)
+        std::memcpy(out.data.data() + rb * uint64_t(r), tmpl.data() + rb * uint64_t(r % kTemplate), rb);
+    out.m = ref::Matrix{out.data.data(), t, cols, rows, rb};
+    auto p = PackedMatrix::pack(out.m);
+    if (!p.isOk()) return false;
+    out.packed = std::make_unique<PackedMatrix>(std::move(*p));
+    out.data.clear();
+    out.data.shrink_to_fit(); // only the repacked copy is read, as in the engine
+    return true;
+}
+
+// Seconds to sum `words` 64-bit words with `threads` threads (bench_membw's loop).
+double readOnce(const std::vector<uint64_t>& buf, ThreadPool& pool) {
+    std::vector<uint64_t> sums(size_t(pool.size()), 0);
+    const auto t0 = Clock::now();
+    pool.parallelParts(int64_t(buf.size()), [&](int64_t part, int64_t b, int64_t e) {
+        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        int64_t i = b;
+        for (; i + 4 <= e; i += 4) {
+            s0 += buf[size_t(i)];
+            s1 += buf[size_t(i + 1)];
+            s2 += buf[size_t(i + 2)];
+            s3 += buf[size_t(i + 3)];
+        }
+        for (; i < e; ++i) s0 += buf[size_t(i)];
+        sums[size_t(part)] = s0 + s1 + s2 + s3;
+    });
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    volatile uint64_t sink = 0;
+    for (uint64_t v : sums) sink = sink + v;
+    return s;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    const int threads = argc > 1 ? std::max(1, std::atoi(argv[1])) : 2;
+    const std::string typeName = argc > 2 ? argv[2] : "Q4_0";
+    const int pairs = argc > 3 ? std::max(1, std::atoi(argv[3])) : 5;
+    const Type t = typeName == "Q8_0" ? Type::Q8_0 : Type::Q4_0;
+    if (!canRepack(t, Isa::Avx512) || !canRepack(Type::Q6_K, Isa::Avx512)) {
+        std::printf("bench_decode_stream: this CPU has no AVX-512 VNNI repacked kernels\n");
+        return 0;
+    }
+    constexpr int64_t E = 2048, kvDim = 512, F = 8192, kLayers = 16, kVocab = 128256;
+    struct Shape {
+        int64_t rows, cols;
+    };
+    const Shape layer[] = {{E, E}, {kvDim, E}, {kvDim, E}, {E, E}, {F, E}, {F, E}, {E, F}};
+    std::mt19937 rng(11);
+    std::vector<Weights> ws;
+    ws.reserve(kLayers * 7 + 1);
+    for (int l = 0; l < kLayers; ++l)
+        for (const Shape& s : layer) {
+            ws.emplace_back();
+            if (!makeWeights(t, s.rows, s.cols, rng, ws.back())) return 1;
+        }
+    ws.emplace_back(); // output: Q6_K for Q4_0 models, Q8_0 for Q8_0 ones (as llama.cpp writes)
+    if (!makeWeights(t == Type::Q8_0 ? Type::Q8_0 : Type::Q6_K, kVocab, E, rng, ws.back())) return 1;
+    size_t bytes = 0;
+    for (const Weights& w : ws) bytes += w.packed->bytes();
+
+    ThreadPool pool(threads);
+    std::vector<float> x(size_t(F), 0.5f);
+    std::vector<float> y(static_cast<size_t>(kVocab));
+    std::vector<uint64_t> buf(bytes / 8 + 1);
+    for (size_t i = 0; i < buf.size(); ++i) buf[i] = i * 0x9E3779B97F4A7C15ull;
+    std::vector<double> stream, read;
+    for (int p = 0; p < pairs; ++p) {
+        const auto t0 = Clock::now();
+        for (const Weights& w : ws)
+            if (!matMul(w.m, w.packed.get(), x.data(), 1, y.data(), &pool, Isa::Avx512).isOk()) return 1;
+        stream.push_back(double(bytes) / std::chrono::duration<double>(Clock::now() - t0).count() * 1e-9);
+        read.push_back(double(bytes) / readOnce(buf, pool) * 1e-9);
+    }
+    const double s = median(stream), r = median(read);
+    std::printf("%s decode stream, %d thread(s), %.0f MB: matMul %.1f GB/s, plain read %.1f GB/s "
+                "(%.0f%% of it; %.1f ms per token)\n",
+                typeName.c_str(), threads, double(bytes) * 1e-6, s, r, 100.0 * s / r,
+                double(bytes) / s * 1e-6);
+    return 0;
+}
