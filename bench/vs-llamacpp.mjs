@@ -53,31 +53,32 @@ function decodeBytes(model) {
     return total > 0 ? total : fs.statSync(model).size;
 }
 
-const bandwidth = {};
-for (const t of threadsList) {
-    const v = [];
-    for (let i = 0; i < 3; i++)
-        v.push(Number(execFileSync(path.join(bin, "bench_membw"), [String(t), "5"], {encoding: "utf8"}).trim()));
-    bandwidth[t] = median(v);
-}
+// Read bandwidth (GB/s) at t threads, median of 5 repetitions. The machine's bandwidth drifts
+// over minutes (other tenants), so it is measured beside every A B pair, and each row's limit
+// uses the samples taken during its own pairs.
+const membw = (t) => Number(execFileSync(path.join(bin, "bench_membw"), [String(t), "5"], {encoding: "utf8"}).trim());
+const bwSamples = Object.fromEntries(threadsList.map((t) => [t, []]));
 
 const rows = [];
 for (const model of models) {
     const bytes = decodeBytes(model);
     for (const t of threadsList) {
-        const a = [], b = [];
+        const a = [], b = [], bw = [];
         for (let i = 0; i < pairs; i++) {
+            bw.push(membw(t));
             a.push(ours(model, t));
             b.push(theirs(model, t));
+            bw.push(membw(t));
         }
+        bwSamples[t].push(...bw);
         const ppRatio = median(a.map((x, i) => x.pp / b[i].pp));
         const tgRatio = median(a.map((x, i) => x.tg / b[i].tg));
-        const limit = bandwidth[t] * 1e9 / bytes;
+        const limit = median(bw) * 1e9 / bytes;
         rows.push({
             model: path.basename(model), threads: t,
             pp_ours: median(a.map((x) => x.pp)), pp_theirs: median(b.map((x) => x.pp)), pp_ratio: ppRatio,
             tg_ours: median(a.map((x) => x.tg)), tg_theirs: median(b.map((x) => x.tg)), tg_ratio: tgRatio,
-            tg_limit: limit, tg_ours_of_limit: median(a.map((x) => x.tg)) / limit,
+            bandwidth_gbs: median(bw), tg_limit: limit, tg_ours_of_limit: median(a.map((x) => x.tg)) / limit,
             tg_theirs_of_limit: median(b.map((x) => x.tg)) / limit,
             rss_ours_mib: Math.max(...a.map((x) => x.rssMiB)), rss_theirs_mib: Math.max(...b.map((x) => x.rssMiB)),
         });
@@ -88,6 +89,7 @@ for (const model of models) {
                     `   RSS ${r.rss_ours_mib.toFixed(0)} vs ${r.rss_theirs_mib.toFixed(0)} MiB`);
     }
 }
-console.log(`read bandwidth (GB/s): ${Object.entries(bandwidth).map(([t, g]) => `${t} thread(s) ${g.toFixed(1)}`).join(", ")}`);
+const bandwidth = Object.fromEntries(threadsList.map((t) => [t, median(bwSamples[t])]));
+console.log(`read bandwidth (GB/s, median of the samples beside the pairs): ${Object.entries(bandwidth).map(([t, g]) => `${t} thread(s) ${g.toFixed(1)}`).join(", ")}`);
 console.log("ratios are ours / llama.cpp, median over A B pairs; limit = bandwidth / bytes read per token");
 if (env.JSON_OUT) fs.writeFileSync(env.JSON_OUT, JSON.stringify({bandwidth, rows}, null, 2));

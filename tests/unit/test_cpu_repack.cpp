@@ -16,9 +16,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace hearth;
@@ -386,6 +389,44 @@ private Q_SLOTS:
         ref::Matrix other = a.m;
         other.rows = 19; // same data, other shape: no match
         QCOMPARE(set.find(other), static_cast<const PackedMatrix*>(nullptr));
+    }
+
+    // addAll puts the copies side by side in one mapping: each equals the copy pack() makes on
+    // its own, none overlaps another, and a set of 2 MiB or more starts on a huge-page boundary.
+    void repackedWeightsAddAllSharesOneMapping() {
+        if (!haveKernel()) QSKIP("no AVX-512 VNNI: nothing is repacked");
+        const Weights big = makeWeights(Type::Q8_0, 1040, 2048, 21); // 2.2 MB packed
+        const Weights q4 = makeWeights(Type::Q4_0, 37, 96, 22);
+        const Weights k4 = makeWeights(Type::Q4_K, 20, 512, 23);
+        const Weights k6 = makeWeights(Type::Q6_K, 16, 256, 24);
+        const Weights k5 = makeWeights(Type::Q5_K, 4, 256, 25); // no layout: left out
+        const std::vector<ref::Matrix> ws = {big.m, q4.m, k4.m, q4.m, k6.m, k5.m};
+        ThreadPool pool(2);
+        RepackedWeights set;
+        QVERIFY(set.addAll(ws, false, &pool).isOk());
+        QCOMPARE(set.count(), size_t(4));
+        QCOMPARE(set.find(k5.m), static_cast<const PackedMatrix*>(nullptr));
+        size_t total = 0;
+        std::vector<std::pair<uintptr_t, uintptr_t>> spans;
+        for (const Weights* w : {&big, &q4, &k4, &k6}) {
+            const PackedMatrix* p = set.find(w->m);
+            QVERIFY(p != nullptr);
+            const PackedMatrix own = packOrDie(w->m);
+            QCOMPARE(p->bytes(), own.bytes());
+            QVERIFY(std::memcmp(p->group(0), own.group(0), own.bytes()) == 0);
+            QCOMPARE(reinterpret_cast<uintptr_t>(p->group(0)) % 64, uintptr_t(0));
+            spans.emplace_back(reinterpret_cast<uintptr_t>(p->group(0)),
+                               reinterpret_cast<uintptr_t>(p->group(0)) + p->bytes());
+            total += p->bytes();
+        }
+        QCOMPARE(set.bytes(), total);
+        std::sort(spans.begin(), spans.end());
+        for (size_t i = 0; i + 1 < spans.size(); ++i) QVERIFY(spans[i].second <= spans[i + 1].first);
+#if defined(__linux__)
+        const char* env = std::getenv("HEARTH_CPU_HUGEPAGES");
+        if (!(env && std::string(env) == "0"))
+            QCOMPARE(spans.front().first % (uintptr_t(2) << 20), uintptr_t(0));
+#endif
     }
 };
 

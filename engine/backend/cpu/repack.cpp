@@ -101,24 +101,31 @@ void packBlockQ6K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out)
     }
 }
 
-// Zeroed, page-aligned memory for a repacked matrix. On Linux it is its own anonymous mapping,
-// with transparent huge pages asked for on its 2 MiB-aligned interior: weights are streamed in
-// full every step, and 4 KiB pages cost a TLB miss (a two-level walk under virtualization) per
-// 4 KiB read and give proactive reclaim one page to scan per 4 KiB. The edges keep small pages, so
-// no memory is wasted rounding up.
+// Zeroed, page-aligned memory for repacked matrices. On Linux it is its own anonymous mapping,
+// starting on a 2 MiB boundary when it is that large, with transparent huge pages asked for on
+// its whole 2 MiB pages: weights are streamed in full every step, and 4 KiB pages cost a TLB miss
+// (a two-level walk under virtualization) per 4 KiB read and give proactive reclaim one page to
+// scan per 4 KiB. The tail keeps small pages, so no memory is wasted rounding up.
 uint8_t* allocPacked(size_t bytes) {
 #if defined(__linux__)
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return nullptr;
-    constexpr uintptr_t kHuge = uintptr_t(2) << 20;
-    const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-    const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+    constexpr size_t kHuge = size_t(2) << 20;
     static const bool huge = [] { // HEARTH_CPU_HUGEPAGES=0 keeps small pages (A/B measurements)
         const char* env = std::getenv("HEARTH_CPU_HUGEPAGES");
         return !(env && std::string(env) == "0");
     }();
-    if (huge && end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-    return static_cast<uint8_t*>(p);
+    const bool align = huge && bytes >= kHuge;
+    const size_t mapped = align ? bytes + kHuge : bytes;
+    void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    if (!align) return static_cast<uint8_t*>(p);
+    // Keep [begin, begin + bytes) of the mapping, begin the first 2 MiB boundary; unmap the rest.
+    const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+    const uintptr_t begin = (at + kHuge - 1) & ~uintptr_t(kHuge - 1);
+    const uintptr_t end = begin + ((bytes + 4095) & ~size_t(4095));
+    if (begin > at) (void)munmap(p, begin - at);
+    if (at + mapped > end) (void)munmap(reinterpret_cast<void*>(end), at + mapped - end);
+    (void)madvise(reinterpret_cast<void*>(begin), bytes & ~(kHuge - 1), MADV_HUGEPAGE);
+    return reinterpret_cast<uint8_t*>(begin);
 #else
     return static_cast<uint8_t*>(std::calloc(1, bytes));
 #endif
@@ -127,8 +134,9 @@ uint8_t* allocPacked(size_t bytes) {
 } // namespace
 
 void PackedMatrix::Free::operator()(uint8_t* p) const {
+    if (!p || bytes == 0) return; // bytes 0: memory of a RepackedWeights arena
 #if defined(__linux__)
-    if (p) (void)munmap(p, bytes);
+    (void)munmap(p, bytes);
 #else
     std::free(p);
 #endif
@@ -139,7 +147,7 @@ bool canRepack(quant::Type t, Isa isa) {
            (t == Type::Q4_0 || t == Type::Q8_0 || t == Type::Q4_K || t == Type::Q6_K);
 }
 
-Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource) {
+Result<uint64_t> PackedMatrix::packedBytes(const ref::Matrix& w) {
     if (w.type != Type::Q4_0 && w.type != Type::Q8_0 && w.type != Type::Q4_K && w.type != Type::Q6_K)
         return unsupported("repack: no repacked layout for " +
                            std::string(quant::typeName(w.type)));
@@ -155,7 +163,18 @@ Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource
     const int64_t nb = w.cols / blockCols;
     if (w.rowBytes < uint64_t(nb) * blockBytes)
         return invalidArgument("repack: rowBytes too small");
+    const uint64_t groups = uint64_t((w.rows + kPackRows - 1) / kPackRows);
+    const uint64_t groupBytes = kQuant ? uint64_t(nb) * (w.type == Type::Q4_K ? kQ4KBlockBytes
+                                                                              : kQ6KBlockBytes)
+                                       : uint64_t(nb) * ((w.type == Type::Q4_0 ? 256 : 512) +
+                                                         2 * kPackRows);
+    return (groups * groupBytes + 63) / 64 * 64;
+}
 
+Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource, uint8_t* into) {
+    HEARTH_ASSIGN_OR_RETURN(const uint64_t total, packedBytes(w));
+    const bool kQuant = w.type == Type::Q4_K || w.type == Type::Q6_K;
+    const int64_t nb = w.cols / (kQuant ? 256 : 32);
     PackedMatrix m;
     m.m_type = w.type;
     m.m_rows = w.rows;
@@ -167,9 +186,12 @@ Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource
         m.m_payloadBytes = w.type == Type::Q4_0 ? 256 : 512;
         m.m_groupBytes = uint64_t(nb) * (m.m_payloadBytes + 2 * kPackRows);
     }
-    const size_t total = (m.bytes() + 63) / 64 * 64;
-    m.m_data = std::unique_ptr<uint8_t, Free>(allocPacked(total), Free{total});
-    if (!m.m_data) return outOfMemory("repack: " + std::to_string(total) + " bytes");
+    if (into) {
+        m.m_data = std::unique_ptr<uint8_t, Free>(into, Free{0});
+    } else {
+        m.m_data = std::unique_ptr<uint8_t, Free>(allocPacked(size_t(total)), Free{size_t(total)});
+        if (!m.m_data) return outOfMemory("repack: " + std::to_string(total) + " bytes");
+    }
 
     // With releaseSource, the source pages go back every ~8 MiB, so that packing a big matrix
     // (a tied embedding) does not hold both whole copies at once.
@@ -296,12 +318,24 @@ Status RepackedWeights::addAll(const std::vector<ref::Matrix>& ws, bool releaseS
                          [&](const ref::Matrix* o) { return o->data == w.data; }))
             todo.push_back(&w);
     }
+    // One mapping for all the copies, each at a 4 KiB-aligned offset.
+    std::vector<uint64_t> offsets(todo.size());
+    uint64_t total = 0;
+    for (size_t i = 0; i < todo.size(); ++i) {
+        HEARTH_ASSIGN_OR_RETURN(const uint64_t bytes, PackedMatrix::packedBytes(*todo[i]));
+        offsets[i] = total;
+        total += (bytes + 4095) / 4096 * 4096;
+    }
+    if (total == 0) return Status::ok();
+    std::unique_ptr<uint8_t, PackedMatrix::Free> arena(allocPacked(size_t(total)),
+                                                       PackedMatrix::Free{size_t(total)});
+    if (!arena) return outOfMemory("repack: " + std::to_string(total) + " bytes");
     std::vector<std::unique_ptr<PackedMatrix>> packed(todo.size());
     std::vector<Status> status(todo.size());
     auto packRange = [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
             const ref::Matrix& w = *todo[size_t(i)];
-            auto p = PackedMatrix::pack(w, releaseSource);
+            auto p = PackedMatrix::pack(w, releaseSource, arena.get() + offsets[size_t(i)]);
             if (!p.isOk()) {
                 status[size_t(i)] = p.status();
                 continue;
@@ -311,11 +345,12 @@ Status RepackedWeights::addAll(const std::vector<ref::Matrix>& ws, bool releaseS
     };
     if (pool) pool->parallelFor(int64_t(todo.size()), packRange);
     else packRange(0, int64_t(todo.size()));
+    for (size_t i = 0; i < todo.size(); ++i) HEARTH_RETURN_IF_ERROR(status[i]);
     for (size_t i = 0; i < todo.size(); ++i) {
-        HEARTH_RETURN_IF_ERROR(status[i]);
         m_bytes += packed[i]->bytes();
         m_map.emplace(todo[i]->data, std::move(packed[i]));
     }
+    m_arenas.push_back(std::move(arena));
     return Status::ok();
 }
 

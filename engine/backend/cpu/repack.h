@@ -59,18 +59,26 @@ public:
     const uint8_t* group(int64_t g) const { return m_data.get() + uint64_t(g) * m_groupBytes; }
     size_t bytes() const { return size_t(uint64_t(groups()) * m_groupBytes); }
 
-    // Rearranges w (Q4_0, Q8_0, Q4_K or Q6_K). With releaseSource, w's pages are handed back to the
-    // kernel as they are copied (see RepackedWeights::add). Errors: another type, a bad shape,
-    // no memory.
-    static Result<PackedMatrix> pack(const ref::Matrix& w, bool releaseSource = false);
+    // Bytes of w's repacked copy (a multiple of 64). Errors: another type, a bad shape.
+    static Result<uint64_t> packedBytes(const ref::Matrix& w);
 
-private:
+    // Rearranges w (Q4_0, Q8_0, Q4_K or Q6_K). With releaseSource, w's pages are handed back to the
+    // kernel as they are copied (see RepackedWeights::add). With `into` (packedBytes(w) zeroed
+    // bytes, 64-byte aligned, outliving the result) the copy is written there; otherwise it gets
+    // its own memory. Errors: another type, a bad shape, no memory.
+    static Result<PackedMatrix> pack(const ref::Matrix& w, bool releaseSource = false,
+                                     uint8_t* into = nullptr);
+
+    // Unmaps memory from the repacked-weights allocator; bytes 0 (memory owned elsewhere) does
+    // nothing.
     struct Free {
         Free() : bytes(0) {}
         explicit Free(size_t n) : bytes(n) {}
         size_t bytes; // the mapping's length
         void operator()(uint8_t* p) const;
     };
+
+private:
     quant::Type m_type = quant::Type::F32;
     int64_t m_rows = 0, m_cols = 0;
     uint64_t m_groupBytes = 0, m_payloadBytes = 0;
@@ -99,7 +107,9 @@ public:
     // instead of the original. Errors: out of memory, bad shapes.
     Status add(const ref::Matrix& w, bool releaseSource);
 
-    // add() for each matrix, the packing spread over pool (nullptr: this thread).
+    // add() for each matrix, the packing spread over pool (nullptr: this thread). The copies
+    // share one mapping, so that nearly all of them lie on huge pages (one matrix on its own
+    // keeps small pages on its tail: most of a 2048 x 2048 Q4_0 matrix).
     Status addAll(const std::vector<ref::Matrix>& ws, bool releaseSource, ThreadPool* pool);
 
     // The repacked copy of w, or nullptr.
@@ -109,6 +119,7 @@ public:
     size_t count() const { return m_map.size(); }
 
 private:
+    std::vector<std::unique_ptr<uint8_t, PackedMatrix::Free>> m_arenas; // addAll's mappings
     std::unordered_map<const uint8_t*, std::unique_ptr<PackedMatrix>> m_map;
     size_t m_bytes = 0;
 };
