@@ -58,6 +58,38 @@ void parallel(cpu::ThreadPool* pool, int64_t n, const auto& fn) {
     else fn(int64_t(0), n);
 }
 
+// A step's buffers, kept by the thread between steps: once a step of some size has run, steps
+// up to that size make no heap allocations (vectors are refilled, their capacity kept). The
+// largest step's buffers stay allocated: ~70 MB after a 2,048-token step of a 2,048-wide model.
+struct AttentionItem {
+    size_t seq;
+    int64_t kvHead, first, count;
+};
+struct StepScratch {
+    std::vector<float> x, xn, q, att, k, v, gate, up, tmp, wantedRows;
+    std::vector<uint8_t> raw;
+    std::vector<double> ropeCs;
+    std::vector<int32_t> seqMaxPos;
+    std::vector<std::vector<size_t>> seqTokens;
+    std::vector<std::vector<int64_t>> seqRows;
+    std::vector<std::vector<int32_t>> seqPositions;
+    std::vector<AttentionItem> items;
+};
+thread_local StepScratch tl_step;
+
+// v holds `count` zeros, reusing its memory.
+template <typename T> std::vector<T>& refill(std::vector<T>& v, int64_t count, T value = T()) {
+    v.assign(static_cast<size_t>(count), value);
+    return v;
+}
+
+// v holds `count` empty vectors, each keeping its memory.
+template <typename T> std::vector<std::vector<T>>& emptied(std::vector<std::vector<T>>& v, size_t count) {
+    if (v.size() < count) v.resize(count);
+    for (auto& e : v) e.clear();
+    return v;
+}
+
 } // namespace
 
 Status LlamaModel::prepareCpu(cpu::ThreadPool* pool, int firstLayer) const {
@@ -96,8 +128,8 @@ Status LlamaModel::forwardCpu(const Batch& batch, cpu::PagedKvStore& kv, std::ve
     const int64_t n = int64_t(batch.tokens.size()), E = m_hp.nEmbd;
     HEARTH_RETURN_IF_ERROR(prepareCpu(pool, 0));
     // x [n][E]: each token's embedding row.
-    std::vector<float> x(static_cast<size_t>(n * E));
-    std::vector<uint8_t> raw(m_embdByRead ? size_t(m_tokEmbd.rowBytes) : 0);
+    std::vector<float>& x = refill(tl_step.x, n * E);
+    std::vector<uint8_t>& raw = refill(tl_step.raw, m_embdByRead ? int64_t(m_tokEmbd.rowBytes) : 0);
     for (int64_t i = 0; i < n; ++i) {
         const int32_t token = batch.tokens[size_t(i)].token;
         if (token < 0 || token >= m_hp.nVocab)
@@ -134,8 +166,9 @@ Status LlamaModel::forwardCpuFrom(const Batch& batch, int firstLayer, std::vecto
         return cpu::matMul(w, packed ? packed->find(w) : nullptr, xIn, rowsIn, yOut, pool);
     };
     const size_t nSeq = batch.blockTables.size();
-    std::vector<std::vector<size_t>> seqTokens(nSeq);
-    std::vector<int32_t> seqMaxPos(nSeq, -1);
+    StepScratch& S = tl_step;
+    std::vector<std::vector<size_t>>& seqTokens = emptied(S.seqTokens, nSeq);
+    std::vector<int32_t>& seqMaxPos = refill(S.seqMaxPos, int64_t(nSeq), int32_t(-1));
     for (int64_t i = 0; i < n; ++i) {
         const BatchToken& t = batch.tokens[size_t(i)];
         if (t.seq < 0 || size_t(t.seq) >= nSeq)
@@ -153,21 +186,17 @@ Status LlamaModel::forwardCpuFrom(const Batch& batch, int firstLayer, std::vecto
     // tmp [n][E]; gate, up [chunk][F]: the feed-forward runs kFfnChunk tokens at a time, so its
     // activations, the largest, stay small on long prompts (the weights are read once per chunk).
     constexpr int64_t kFfnChunk = 256;
-    auto buffer = [](int64_t count) { return std::vector<float>(static_cast<size_t>(count)); };
-    std::vector<float> xn = buffer(n * E), q = buffer(n * qDim),
-                       att = buffer(n * qDim), k = buffer(n * kvDim), v = buffer(n * kvDim),
-                       gate = buffer(std::min(n, kFfnChunk) * F), up = buffer(std::min(n, kFfnChunk) * F),
-                       tmp = buffer(n * E);
+    std::vector<float>&xn = refill(S.xn, n * E), &q = refill(S.q, n * qDim),
+                      &att = refill(S.att, n * qDim), &k = refill(S.k, n * kvDim),
+                      &v = refill(S.v, n * kvDim), &gate = refill(S.gate, std::min(n, kFfnChunk) * F),
+                      &up = refill(S.up, std::min(n, kFfnChunk) * F), &tmp = refill(S.tmp, n * E);
     // Attention work: each sequence's tokens (batch rows and positions) in runs of up to
     // kAttentionRun, times its KV heads.
     constexpr int64_t kAttentionRun = 32;
-    struct AttentionItem {
-        size_t seq;
-        int64_t kvHead, first, count;
-    };
-    std::vector<std::vector<int64_t>> seqRows(nSeq);
-    std::vector<std::vector<int32_t>> seqPositions(nSeq);
-    std::vector<AttentionItem> items;
+    std::vector<std::vector<int64_t>>& seqRows = emptied(S.seqRows, nSeq);
+    std::vector<std::vector<int32_t>>& seqPositions = emptied(S.seqPositions, nSeq);
+    std::vector<AttentionItem>& items = S.items;
+    items.clear();
     for (size_t s = 0; s < nSeq; ++s) {
         for (size_t i : seqTokens[s]) {
             seqRows[s].push_back(int64_t(i));
@@ -187,7 +216,7 @@ Status LlamaModel::forwardCpuFrom(const Batch& batch, int firstLayer, std::vecto
     const float scale = 1.0f / std::sqrt(float(D));
     // Each token's RoPE angles [n][half][cos, sin], shared by all heads and layers.
     const int64_t nRot = std::min<int64_t>(hp.nRot, D), half = nRot / 2;
-    std::vector<double> ropeCs(static_cast<size_t>(n * 2 * half));
+    std::vector<double>& ropeCs = refill(S.ropeCs, n * 2 * half);
     parallel(pool, n, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i)
             ropeAngles(batch.tokens[size_t(i)].pos, nRot, hp.ropeBase, m_ropeFreqs,
@@ -264,7 +293,8 @@ Status LlamaModel::forwardCpuFrom(const Batch& batch, int firstLayer, std::vecto
     }
 
     // Logits for the tokens that want them: final norm, then the output matrix.
-    std::vector<float> wantedRows;
+    std::vector<float>& wantedRows = S.wantedRows;
+    wantedRows.clear();
     for (int64_t i = 0; i < n; ++i) {
         if (!batch.tokens[size_t(i)].wantLogits) continue;
         const size_t at = wantedRows.size();

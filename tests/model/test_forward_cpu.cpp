@@ -18,10 +18,27 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <numeric>
 
 using namespace hearth;
+
+// Heap allocations through operator new, counted while g_countAllocations is set (any thread).
+namespace {
+std::atomic<bool> g_countAllocations{false};
+std::atomic<long> g_allocations{0};
+} // namespace
+
+void* operator new(std::size_t bytes) {
+    if (g_countAllocations.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+    if (void* p = std::malloc(bytes ? bytes : 1)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -191,6 +208,39 @@ private Q_SLOTS:
         ::close(pm);
         QVERIFY(!logits[0].empty());
         QCOMPARE(logits[0], logits[1]);
+    }
+
+    // Once a decode step has run, the next one (one token further, two threads, repacked
+    // quantized weights) allocates nothing on the heap. Runs after syntheticModels.
+    void decodeStepAllocatesNothingOnceWarm() {
+        const QString path = m_dir.filePath(QStringLiteral("llama-tiny-Q4_0.gguf"));
+        if (!QFile::exists(path)) QSKIP("llama-tiny-Q4_0.gguf was not synthesized (shared vocab absent)");
+        auto file = gguf::File::open(path.toStdString());
+        QVERIFY(file.isOk());
+        auto model = model::LlamaModel::load(*file);
+        QVERIFY(model.isOk());
+        const auto& hp = (*model)->hparams();
+        auto store = cpu::PagedKvStore::create(hp.nLayer, 16, 16, hp.nHeadKv, hp.headDim, KvType::F16);
+        QVERIFY(store.isOk());
+        cpu::ThreadPool pool(2);
+        const std::vector<int32_t> table{0, 1, 2, 3};
+        auto batchAt = [&](int from, int to) {
+            model::Batch b;
+            b.blockTables = {table};
+            for (int p = from; p < to; ++p) b.tokens.push_back({(p * 7919 + 5) % hp.nVocab, p, 0, p + 1 == to});
+            return b;
+        };
+        std::vector<float> logits;
+        QVERIFY((*model)->forwardCpu(batchAt(0, 20), *store, logits, &pool).isOk());
+        QVERIFY((*model)->forwardCpu(batchAt(20, 21), *store, logits, &pool).isOk()); // warm
+        const model::Batch next = batchAt(21, 22);
+        g_allocations = 0;
+        g_countAllocations = true;
+        const Status s = (*model)->forwardCpu(next, *store, logits, &pool);
+        g_countAllocations = false;
+        QVERIFY(s.isOk());
+        QCOMPARE(logits.size(), size_t(hp.nVocab));
+        QCOMPARE(g_allocations.load(), 0L);
     }
 };
 
