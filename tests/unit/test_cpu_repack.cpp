@@ -208,9 +208,12 @@ private Q_SLOTS:
                         const std::vector<float> x =
                             gaussian(size_t(n * cols), uint32_t(n + cols));
                         const std::vector<float> want = reference(w.m, quantizedActs(t, x), n);
-                        std::vector<float> got(want.size(), NAN);
+                        std::vector<float> got(want.size(), NAN), alone(want.size(), NAN);
                         const Status s = matMul(w.m, &p, x.data(), n, got.data(), &pool, Isa::Avx512);
                         QVERIFY2(s.isOk(), s.toString().c_str());
+                        // One thread takes other tiles (a token's groups in pairs): same bits.
+                        QVERIFY(matMul(w.m, &p, x.data(), n, alone.data(), nullptr, Isa::Avx512).isOk());
+                        QVERIFY(std::memcmp(got.data(), alone.data(), sizeof(float) * got.size()) == 0);
                         const double scale = maxAbs(want), err = maxDiff(got, want);
                         worst = std::max(worst, err / scale);
                         if (!(err <= 1e-4 * scale + 1e-6))

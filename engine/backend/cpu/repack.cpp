@@ -101,6 +101,20 @@ void packBlockQ6K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out)
     }
 }
 
+// Bytes per block of a group (for the K types, scales included) and per group of 16 rows, for nb
+// blocks (of 32 columns; K types: of 256) per row.
+struct Layout {
+    uint64_t payloadBytes, groupBytes;
+};
+Layout layoutOf(Type t, int64_t nb) {
+    if (t == Type::Q4_K || t == Type::Q6_K) {
+        const uint64_t block = t == Type::Q4_K ? kQ4KBlockBytes : kQ6KBlockBytes;
+        return {block, uint64_t(nb) * block};
+    }
+    const uint64_t payload = t == Type::Q4_0 ? 256 : 512;
+    return {payload, uint64_t(nb) * (payload + 2 * kPackRows)};
+}
+
 // Zeroed, page-aligned memory for repacked matrices. On Linux it is its own anonymous mapping,
 // starting on a 2 MiB boundary when it is that large, with transparent huge pages asked for on
 // its whole 2 MiB pages: weights are streamed in full every step, and 4 KiB pages cost a TLB miss
@@ -164,11 +178,7 @@ Result<uint64_t> PackedMatrix::packedBytes(const ref::Matrix& w) {
     if (w.rowBytes < uint64_t(nb) * blockBytes)
         return invalidArgument("repack: rowBytes too small");
     const uint64_t groups = uint64_t((w.rows + kPackRows - 1) / kPackRows);
-    const uint64_t groupBytes = kQuant ? uint64_t(nb) * (w.type == Type::Q4_K ? kQ4KBlockBytes
-                                                                              : kQ6KBlockBytes)
-                                       : uint64_t(nb) * ((w.type == Type::Q4_0 ? 256 : 512) +
-                                                         2 * kPackRows);
-    return (groups * groupBytes + 63) / 64 * 64;
+    return (groups * layoutOf(w.type, nb).groupBytes + 63) / 64 * 64;
 }
 
 Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource, uint8_t* into) {
@@ -179,13 +189,9 @@ Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource
     m.m_type = w.type;
     m.m_rows = w.rows;
     m.m_cols = w.cols;
-    if (kQuant) {
-        m.m_payloadBytes = w.type == Type::Q4_K ? kQ4KBlockBytes : kQ6KBlockBytes; // scales inside
-        m.m_groupBytes = uint64_t(nb) * m.m_payloadBytes;
-    } else {
-        m.m_payloadBytes = w.type == Type::Q4_0 ? 256 : 512;
-        m.m_groupBytes = uint64_t(nb) * (m.m_payloadBytes + 2 * kPackRows);
-    }
+    const Layout layout = layoutOf(w.type, nb);
+    m.m_payloadBytes = layout.payloadBytes;
+    m.m_groupBytes = layout.groupBytes;
     if (into) {
         m.m_data = std::unique_ptr<uint8_t, Free>(into, Free{0});
     } else {
