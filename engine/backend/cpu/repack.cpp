@@ -14,11 +14,6 @@
 #include <cstring>
 #include <string>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
-
 namespace hearth::cpu {
 
 namespace {
@@ -115,46 +110,7 @@ Layout layoutOf(Type t, int64_t nb) {
     return {payload, uint64_t(nb) * (payload + 2 * kPackRows)};
 }
 
-// Zeroed, page-aligned memory for repacked matrices. On Linux it is its own anonymous mapping,
-// starting on a 2 MiB boundary when it is that large, with transparent huge pages asked for on
-// its whole 2 MiB pages: weights are streamed in full every step, and 4 KiB pages cost a TLB miss
-// (a two-level walk under virtualization) per 4 KiB read and give proactive reclaim one page to
-// scan per 4 KiB. The tail keeps small pages, so no memory is wasted rounding up.
-uint8_t* allocPacked(size_t bytes) {
-#if defined(__linux__)
-    constexpr size_t kHuge = size_t(2) << 20;
-    static const bool huge = [] { // HEARTH_CPU_HUGEPAGES=0 keeps small pages (A/B measurements)
-        const char* env = std::getenv("HEARTH_CPU_HUGEPAGES");
-        return !(env && std::string(env) == "0");
-    }();
-    const bool align = huge && bytes >= kHuge;
-    const size_t mapped = align ? bytes + kHuge : bytes;
-    void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return nullptr;
-    if (!align) return static_cast<uint8_t*>(p);
-    // Keep [begin, begin + bytes) of the mapping, begin the first 2 MiB boundary; unmap the rest.
-    const uintptr_t at = reinterpret_cast<uintptr_t>(p);
-    const uintptr_t begin = (at + kHuge - 1) & ~uintptr_t(kHuge - 1);
-    const uintptr_t end = begin + ((bytes + 4095) & ~size_t(4095));
-    if (begin > at) (void)munmap(p, begin - at);
-    if (at + mapped > end) (void)munmap(reinterpret_cast<void*>(end), at + mapped - end);
-    (void)madvise(reinterpret_cast<void*>(begin), bytes & ~(kHuge - 1), MADV_HUGEPAGE);
-    return reinterpret_cast<uint8_t*>(begin);
-#else
-    return static_cast<uint8_t*>(std::calloc(1, bytes));
-#endif
-}
-
 } // namespace
-
-void PackedMatrix::Free::operator()(uint8_t* p) const {
-    if (!p || bytes == 0) return; // bytes 0: memory of a RepackedWeights arena
-#if defined(__linux__)
-    (void)munmap(p, bytes);
-#else
-    std::free(p);
-#endif
-}
 
 bool canRepack(quant::Type t, Isa isa) {
     return isa == Isa::Avx512 && isaSupported(isa) &&
@@ -193,10 +149,13 @@ Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource
     m.m_payloadBytes = layout.payloadBytes;
     m.m_groupBytes = layout.groupBytes;
     if (into) {
-        m.m_data = std::unique_ptr<uint8_t, Free>(into, Free{0});
+        m.m_data = into;
     } else {
-        m.m_data = std::unique_ptr<uint8_t, Free>(allocPacked(size_t(total)), Free{size_t(total)});
-        if (!m.m_data) return outOfMemory("repack: " + std::to_string(total) + " bytes");
+        // Weights are streamed in full every step: on 4 KiB pages each 4 KiB read costs a TLB
+        // miss (a two-level walk under virtualization).
+        m.m_own = ZeroedMemory(size_t(total), /*hugePages=*/true);
+        if (!m.m_own.ok()) return outOfMemory("repack: " + std::to_string(total) + " bytes");
+        m.m_data = m.m_own.data();
     }
 
     // With releaseSource, the source pages go back every ~8 MiB, so that packing a big matrix
@@ -219,7 +178,7 @@ Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource
         const int nRows = int(std::min<int64_t>(kPackRows, w.rows - g * kPackRows));
         const uint8_t* src[kPackRows] = {};
         for (int i = 0; i < nRows; ++i) src[i] = w.data + uint64_t(g * kPackRows + i) * w.rowBytes;
-        uint8_t* grp = m.m_data.get() + uint64_t(g) * m.m_groupBytes;
+        uint8_t* grp = m.m_data + uint64_t(g) * m.m_groupBytes;
         if (nRows < kPackRows || w.type == Type::Q6_K) std::memset(grp, 0, m.m_groupBytes);
         if (w.type == Type::Q6_K) {
             for (int64_t b = 0; b < nb; ++b)
@@ -333,15 +292,14 @@ Status RepackedWeights::addAll(const std::vector<ref::Matrix>& ws, bool releaseS
         total += (bytes + 4095) / 4096 * 4096;
     }
     if (total == 0) return Status::ok();
-    std::unique_ptr<uint8_t, PackedMatrix::Free> arena(allocPacked(size_t(total)),
-                                                       PackedMatrix::Free{size_t(total)});
-    if (!arena) return outOfMemory("repack: " + std::to_string(total) + " bytes");
+    ZeroedMemory arena(size_t(total), /*hugePages=*/true);
+    if (!arena.ok()) return outOfMemory("repack: " + std::to_string(total) + " bytes");
     std::vector<std::unique_ptr<PackedMatrix>> packed(todo.size());
     std::vector<Status> status(todo.size());
     auto packRange = [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
             const ref::Matrix& w = *todo[size_t(i)];
-            auto p = PackedMatrix::pack(w, releaseSource, arena.get() + offsets[size_t(i)]);
+            auto p = PackedMatrix::pack(w, releaseSource, arena.data() + offsets[size_t(i)]);
             if (!p.isOk()) {
                 status[size_t(i)] = p.status();
                 continue;

@@ -5,6 +5,7 @@
 
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ref_ops.h"
+#include "backend/cpu/zeroed_memory.h"
 #include "hearth/status.h"
 
 #include <cstddef>
@@ -56,7 +57,7 @@ public:
     int64_t groups() const { return (m_rows + kPackRows - 1) / kPackRows; }
     uint64_t groupBytes() const { return m_groupBytes; }
     uint64_t payloadBytes() const { return m_payloadBytes; } // per block of a group (K types: all)
-    const uint8_t* group(int64_t g) const { return m_data.get() + uint64_t(g) * m_groupBytes; }
+    const uint8_t* group(int64_t g) const { return m_data + uint64_t(g) * m_groupBytes; }
     size_t bytes() const { return size_t(uint64_t(groups()) * m_groupBytes); }
 
     // Bytes of w's repacked copy (a multiple of 64). Errors: another type, a bad shape.
@@ -69,20 +70,12 @@ public:
     static Result<PackedMatrix> pack(const ref::Matrix& w, bool releaseSource = false,
                                      uint8_t* into = nullptr);
 
-    // Unmaps memory from the repacked-weights allocator; bytes 0 (memory owned elsewhere) does
-    // nothing.
-    struct Free {
-        Free() : bytes(0) {}
-        explicit Free(size_t n) : bytes(n) {}
-        size_t bytes; // the mapping's length
-        void operator()(uint8_t* p) const;
-    };
-
 private:
     quant::Type m_type = quant::Type::F32;
     int64_t m_rows = 0, m_cols = 0;
     uint64_t m_groupBytes = 0, m_payloadBytes = 0;
-    std::unique_ptr<uint8_t, Free> m_data;
+    ZeroedMemory m_own; // the copy's memory, unless it lives in memory owned elsewhere
+    uint8_t* m_data = nullptr;
 };
 
 // Whether weights of type t have a repacked kernel at this level (Q4_0, Q8_0, Q4_K, Q6_K at
@@ -119,7 +112,7 @@ public:
     size_t count() const { return m_map.size(); }
 
 private:
-    std::vector<std::unique_ptr<uint8_t, PackedMatrix::Free>> m_arenas; // addAll's mappings
+    std::vector<ZeroedMemory> m_arenas; // addAll's shared memory
     std::unordered_map<const uint8_t*, std::unique_ptr<PackedMatrix>> m_map;
     size_t m_bytes = 0;
 };

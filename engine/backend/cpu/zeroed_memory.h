@@ -1,5 +1,6 @@
 // Large zero-filled buffers whose pages the kernel supplies on first write: a K/V cache sized for
 // many full contexts costs memory only for the blocks actually used, and creating it is instant.
+// Optionally on transparent huge pages, for memory streamed in full (repacked weights).
 #pragma once
 
 #include <cstddef>
@@ -11,7 +12,10 @@ class ZeroedMemory {
 public:
     ZeroedMemory() = default;
     // bytes of zeros; data() is null when bytes is 0 or the allocation failed (check ok()).
-    explicit ZeroedMemory(size_t bytes);
+    // With hugePages (Linux), a buffer of 2 MiB or more starts on a 2 MiB boundary and asks for
+    // transparent huge pages over its whole 2 MiB pages (HEARTH_CPU_HUGEPAGES=0 turns that off,
+    // for A/B measurements); the tail keeps small pages, so nothing is wasted rounding up.
+    explicit ZeroedMemory(size_t bytes, bool hugePages = false);
     ~ZeroedMemory();
     ZeroedMemory(ZeroedMemory&& o) noexcept;
     ZeroedMemory& operator=(ZeroedMemory&& o) noexcept;
