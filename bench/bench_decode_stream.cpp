@@ -1,13 +1,15 @@
 // Decode's weight streaming without the rest of the model: the matrices of a llama3.2-1b-shaped
 // model (16 layers of q, k, v, o, gate, up, down, then a tied 128256-row output matrix) repacked
-// as the engine does, multiplied by one token in layer order, against a plain read of a buffer as
-// large (the bound). Samples alternate A B A B; prints GB/s and the fraction of the read bound.
+// as the engine does, multiplied by one token in layer order, against bench_membw's read probe on
+// a buffer as large (the bound). Samples alternate A B A B; prints GB/s and the fraction of the
+// read bound.
 // Usage: bench_decode_stream [threads 2] [type Q4_0|Q8_0] [pairs 5]
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ref_ops.h"
 #include "backend/cpu/repack.h"
 #include "backend/cpu/thread_pool.h"
 #include "hearth/quant.h"
+#include "read_probe.h"
 
 #include <algorithm>
 #include <chrono>
@@ -60,28 +62,6 @@ bool makeWeights(Type t, int64_t rows, int64_t cols, std::mt19937& rng, Weights&
     return true;
 }
 
-// Seconds to sum `words` 64-bit words with `threads` threads (bench_membw's loop).
-double readOnce(const std::vector<uint64_t>& buf, ThreadPool& pool) {
-    std::vector<uint64_t> sums(size_t(pool.size()), 0);
-    const auto t0 = Clock::now();
-    pool.parallelParts(int64_t(buf.size()), [&](int64_t part, int64_t b, int64_t e) {
-        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        int64_t i = b;
-        for (; i + 4 <= e; i += 4) {
-            s0 += buf[size_t(i)];
-            s1 += buf[size_t(i + 1)];
-            s2 += buf[size_t(i + 2)];
-            s3 += buf[size_t(i + 3)];
-        }
-        for (; i < e; ++i) s0 += buf[size_t(i)];
-        sums[size_t(part)] = s0 + s1 + s2 + s3;
-    });
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    volatile uint64_t sink = 0;
-    for (uint64_t v : sums) sink = sink + v;
-    return s;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -114,18 +94,20 @@ int main(int argc, char** argv) {
     ThreadPool pool(threads);
     std::vector<float> x(size_t(F), 0.5f);
     std::vector<float> y(static_cast<size_t>(kVocab));
-    std::vector<uint64_t> buf(bytes / 8 + 1);
-    for (size_t i = 0; i < buf.size(); ++i) buf[i] = i * 0x9E3779B97F4A7C15ull;
+    const size_t words = bytes / 8;
+    uint64_t* buf = hearth::bench::allocateProbeBuffer(words * 8);
+    if (!buf) return 1;
+    for (size_t i = 0; i < words; ++i) buf[i] = i * 0x9E3779B97F4A7C15ull;
     std::vector<double> stream, read;
     for (int p = 0; p < pairs; ++p) {
         const auto t0 = Clock::now();
         for (const Weights& w : ws)
             if (!matMul(w.m, w.packed.get(), x.data(), 1, y.data(), &pool, Isa::Avx512).isOk()) return 1;
         stream.push_back(double(bytes) / std::chrono::duration<double>(Clock::now() - t0).count() * 1e-9);
-        read.push_back(double(bytes) / readOnce(buf, pool) * 1e-9);
+        read.push_back(hearth::bench::readBandwidth(buf, words, threads, 1).best());
     }
     const double s = median(stream), r = median(read);
-    std::printf("%s decode stream, %d thread(s), %.0f MB: matMul %.1f GB/s, plain read %.1f GB/s "
+    std::printf("%s decode stream, %d thread(s), %.0f MB: matMul %.1f GB/s, read probe %.1f GB/s "
                 "(%.0f%% of it; %.1f ms per token)\n",
                 typeName.c_str(), threads, double(bytes) * 1e-6, s, r, 100.0 * s / r,
                 double(bytes) / s * 1e-6);
