@@ -2,7 +2,7 @@
 // model (16 layers of q, k, v, o, gate, up, down, then a tied 128256-row output matrix) repacked
 // as the engine does, multiplied by one token in layer order, against bench_membw's read probe on
 // a buffer as large (the bound). Samples alternate A B A B; prints GB/s and the fraction of the
-// read bound.
+// read bound, for the whole stream and for its two parts (the layers, the output matrix).
 // Usage: bench_decode_stream [threads 2] [type Q4_0|Q8_0] [pairs 5]
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ref_ops.h"
@@ -98,12 +98,21 @@ int main(int argc, char** argv) {
     uint64_t* buf = hearth::bench::allocateProbeBuffer(words * 8);
     if (!buf) return 1;
     for (size_t i = 0; i < words; ++i) buf[i] = i * 0x9E3779B97F4A7C15ull;
-    std::vector<double> stream, read;
+    const size_t outBytes = ws.back().packed->bytes();
+    std::vector<double> stream, read, layers, output;
     for (int p = 0; p < pairs; ++p) {
         const auto t0 = Clock::now();
-        for (const Weights& w : ws)
-            if (!matMul(w.m, w.packed.get(), x.data(), 1, y.data(), &pool, Isa::Avx512).isOk()) return 1;
-        stream.push_back(double(bytes) / std::chrono::duration<double>(Clock::now() - t0).count() * 1e-9);
+        for (size_t i = 0; i + 1 < ws.size(); ++i)
+            if (!matMul(ws[i].m, ws[i].packed.get(), x.data(), 1, y.data(), &pool, Isa::Avx512).isOk())
+                return 1;
+        const auto t1 = Clock::now();
+        if (!matMul(ws.back().m, ws.back().packed.get(), x.data(), 1, y.data(), &pool, Isa::Avx512).isOk())
+            return 1;
+        const auto t2 = Clock::now();
+        const auto secs = [](auto d) { return std::chrono::duration<double>(d).count(); };
+        stream.push_back(double(bytes) / secs(t2 - t0) * 1e-9);
+        layers.push_back(double(bytes - outBytes) / secs(t1 - t0) * 1e-9);
+        output.push_back(double(outBytes) / secs(t2 - t1) * 1e-9);
         read.push_back(hearth::bench::readBandwidth(buf, words, threads, 1).best());
     }
     const double s = median(stream), r = median(read);
@@ -111,5 +120,10 @@ int main(int argc, char** argv) {
                 "(%.0f%% of it; %.1f ms per token)\n",
                 typeName.c_str(), threads, double(bytes) * 1e-6, s, r, 100.0 * s / r,
                 double(bytes) / s * 1e-6);
+    // The same stream split: the layers' small matrices, then the one large output matrix.
+    std::printf("  layers %.0f MB at %.1f GB/s (%.0f%%), output %.0f MB (%s) at %.1f GB/s (%.0f%%)\n",
+                double(bytes - outBytes) * 1e-6, median(layers), 100.0 * median(layers) / r,
+                double(outBytes) * 1e-6, t == Type::Q8_0 ? "Q8_0" : "Q6_K", median(output),
+                100.0 * median(output) / r);
     return 0;
 }

@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <sys/mman.h>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -404,6 +407,34 @@ private Q_SLOTS:
                 }
             }
         }
+    }
+
+    // prefetchWhileIdle only prefetches: a hint at memory that is no longer mapped is taken by an
+    // idle worker without a fault, and jobs before and after it run as usual.
+    void threadPoolIdlePrefetchIsHarmless() {
+        ThreadPool pool(2);
+        const size_t bytes = size_t(4) << 20;
+        void* gone = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        QVERIFY(gone != MAP_FAILED);
+        QCOMPARE(::munmap(gone, bytes), 0);
+        bool taken = false;
+        for (int attempt = 0; attempt < 50 && !taken; ++attempt) {
+            std::atomic<int64_t> count{0};
+            pool.parallelFor(64, [&](int64_t b, int64_t e) { count += e - b; });
+            QCOMPARE(count.load(), int64_t(64));
+            // Right after a job the worker spins (then sleeps): it should take the hint.
+            pool.prefetchWhileIdle(static_cast<const uint8_t*>(gone) + 64 * attempt, bytes / 2);
+            const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+            while (pool.prefetchHintPending() && std::chrono::steady_clock::now() < until)
+                std::this_thread::yield();
+            taken = !pool.prefetchHintPending();
+        }
+        QVERIFY(taken);
+        std::atomic<int64_t> count{0};
+        pool.parallelFor(1000, [&](int64_t b, int64_t e) { count += e - b; });
+        QCOMPARE(count.load(), int64_t(1000));
+        pool.prefetchWhileIdle(nullptr, bytes); // no range: ignored
+        QVERIFY(!pool.prefetchHintPending());
     }
 
     void threadPoolNestedCallRunsInline() {

@@ -265,6 +265,18 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
 #endif
 }
 
+void prefetchForNextMatMul(const PackedMatrix* next, int64_t n, ThreadPool* pool) {
+    if (!next || !pool || pool->size() <= 1 || n < 1 || n > 4) return;
+    // Half of a Zen 4 core's L2: the worker's prefetches must survive until its chunk starts.
+    constexpr uint64_t kMaxBytes = 512 << 10;
+    const int64_t groups = next->groups(), share = 2 * int64_t(pool->size());
+    const int64_t first = groups / share;                                    // the caller's chunk
+    const int64_t count = std::max<int64_t>(1, (groups - first) / share);    // the worker's
+    if (first >= groups) return;
+    const uint64_t bytes = std::min(uint64_t(count) * next->groupBytes(), kMaxBytes);
+    pool->prefetchWhileIdle(next->group(first), size_t(bytes));
+}
+
 Status RepackedWeights::add(const ref::Matrix& w, bool releaseSource) {
     if (!canRepack(w.type, activeIsaLevel()) || !w.data || m_map.count(w.data)) return Status::ok();
     HEARTH_ASSIGN_OR_RETURN(PackedMatrix p, PackedMatrix::pack(w, releaseSource));

@@ -91,6 +91,12 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
 Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, int64_t n,
               float* y, ThreadPool* pool, Isa isa);
 
+// Before the small serial steps that precede matMul(next) at decode (n <= 4 tokens): asks the
+// pool's idle workers to prefetch the rows of `next` that the first of them is expected to take
+// (matMul's guided split hands the caller the first 1/(2·threads) of the groups, the next worker
+// the following share), up to 512 KiB. Does nothing without a pool, a copy, or at larger n.
+void prefetchForNextMatMul(const PackedMatrix* next, int64_t n, ThreadPool* pool);
+
 // The repacked copies of a model's weight matrices, found by the original's data pointer.
 class RepackedWeights {
 public:

@@ -1,5 +1,6 @@
 // The persistent worker threads behind ThreadPool::parallelFor: workers spin briefly for the next
-// job, then sleep on a condition variable; shrinking chunks are claimed from an atomic counter.
+// job (prefetching the hinted range meanwhile), then sleep on a condition variable; shrinking
+// chunks are claimed from an atomic counter.
 #include "backend/cpu/thread_pool.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -12,6 +13,15 @@ namespace {
 
 // True while this thread runs chunks of some pool's job: a nested parallelFor then runs inline.
 thread_local bool tl_insideJob = false;
+
+// Brings the cache line at p toward this core (into L2 at least); never faults.
+inline void prefetchLine(const uint8_t* p) {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1);
+#else
+    __builtin_prefetch(p, 0, 2);
+#endif
+}
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -95,11 +105,22 @@ void ThreadPool::workerMain(int /*index*/) {
         const uint64_t g = m_generation.load(std::memory_order_acquire);
         return (g & 1) != 0 && g != seen;
     };
+    const uint8_t* hint = nullptr; // prefetchWhileIdle's range, taken while spinning
+    size_t hintLeft = 0;
     for (;;) {
         for (int spins = 0; !openJob() && spins < kSpinIterations; ++spins) {
             if (m_stop.load(std::memory_order_acquire)) return;
+            if (m_hintPtr.load(std::memory_order_relaxed)) {
+                hint = m_hintPtr.exchange(nullptr, std::memory_order_acquire);
+                hintLeft = m_hintBytes.load(std::memory_order_relaxed);
+            }
+            if (hint && hintLeft >= 64) { // a few lines, then look for a job again
+                for (int l = 0; l < 4 && hintLeft >= 64; ++l, hint += 64, hintLeft -= 64) prefetchLine(hint);
+                continue;
+            }
             cpuRelax();
         }
+        hintLeft = 0; // a job opened (or the worker sleeps): the hint is stale
         if (!openJob()) {
             std::unique_lock<std::mutex> lock(m_mutex);
             m_wake.wait(lock, [&] { return m_stop.load(std::memory_order_acquire) || openJob(); });

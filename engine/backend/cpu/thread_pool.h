@@ -46,6 +46,18 @@ public:
         });
     }
 
+    // Asks the workers, once they are idle, to pull [p, p + bytes) toward their caches while they
+    // wait for the next job: decode's weights are read once per step, and the gaps between its
+    // jobs (norms, RoPE, the KV write) would otherwise leave the memory bus half used. Only a
+    // hint: the lines are prefetched, never read, so any address is safe; a job that opens
+    // stops it; a later hint replaces one not yet taken.
+    void prefetchWhileIdle(const void* p, size_t bytes) {
+        m_hintBytes.store(bytes, std::memory_order_relaxed);
+        m_hintPtr.store(static_cast<const uint8_t*>(p), std::memory_order_release);
+    }
+    // Whether the last hint is still waiting for an idle worker to take it.
+    bool prefetchHintPending() const { return m_hintPtr.load(std::memory_order_acquire) != nullptr; }
+
 private:
     using RawFn = void (*)(void*, int64_t, int64_t);
     void run(int64_t n, int64_t grain, RawFn fn, void* ctx);
@@ -68,6 +80,8 @@ private:
     std::atomic<int> m_active{0};       // workers registered in the current job
     std::atomic<uint64_t> m_generation{0}; // odd while a job is open
     std::atomic<bool> m_stop{false};
+    std::atomic<const uint8_t*> m_hintPtr{nullptr}; // prefetchWhileIdle's range, until taken
+    std::atomic<size_t> m_hintBytes{0};
 };
 
 } // namespace hearth::cpu
