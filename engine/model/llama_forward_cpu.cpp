@@ -215,7 +215,7 @@ Status LlamaModel::forwardCpuFrom(const Batch& batch, int firstLayer, std::vecto
     auto normRows = [&](const Vector& w) {
         parallel(pool, n, [&](int64_t b, int64_t e) {
             for (int64_t i = b; i < e; ++i)
-                cpu::ref::rmsNorm(&x[size_t(i * E)], w.data, &xn[size_t(i * E)], E, hp.rmsEps);
+                cpu::rmsNorm(&x[size_t(i * E)], w.data, &xn[size_t(i * E)], E, hp.rmsEps);
         });
     };
     const float scale = 1.0f / std::sqrt(float(D));
@@ -247,12 +247,12 @@ Status LlamaModel::forwardCpuFrom(const Batch& batch, int firstLayer, std::vecto
                 const BatchToken& t = batch.tokens[size_t(i)];
                 for (int h = 0; h < hp.nHead; ++h) {
                     float* qh = &q[size_t(i * qDim + h * D)];
-                    if (L.qNorm) cpu::ref::rmsNorm(qh, L.qNorm->data, qh, D, hp.rmsEps);
+                    if (L.qNorm) cpu::rmsNorm(qh, L.qNorm->data, qh, D, hp.rmsEps);
                     ropeApply(qh, half, hp.neoxRope, &ropeCs[size_t(i * 2 * half)]);
                 }
                 for (int h = 0; h < hp.nHeadKv; ++h) {
                     float* kh = &k[size_t(i * kvDim + h * D)];
-                    if (L.kNorm) cpu::ref::rmsNorm(kh, L.kNorm->data, kh, D, hp.rmsEps);
+                    if (L.kNorm) cpu::rmsNorm(kh, L.kNorm->data, kh, D, hp.rmsEps);
                     ropeApply(kh, half, hp.neoxRope, &ropeCs[size_t(i * 2 * half)]);
                 }
                 const int64_t slot = kv.slotOf(batch.blockTables[size_t(t.seq)], t.pos);
@@ -311,7 +311,7 @@ Status LlamaModel::forwardCpuFrom(const Batch& batch, int firstLayer, std::vecto
         if (!batch.tokens[size_t(i)].wantLogits) continue;
         const size_t at = wantedRows.size();
         wantedRows.resize(at + size_t(E));
-        cpu::ref::rmsNorm(&x[size_t(i * E)], m_outputNorm.data, &wantedRows[at], E, hp.rmsEps);
+        cpu::rmsNorm(&x[size_t(i * E)], m_outputNorm.data, &wantedRows[at], E, hp.rmsEps);
     }
     const int64_t wanted = int64_t(wantedRows.size()) / E;
     logits.resize(size_t(wanted) * size_t(hp.nVocab)); // every value is written below

@@ -1,5 +1,5 @@
-// The vectorized CPU activations against the scalar reference: random inputs of odd lengths,
-// values out to where exp over- and underflows, and the output written over the gate in place.
+// The vectorized CPU activations and RMSNorm against the scalar reference: random inputs of odd
+// lengths, values out to where exp over- and underflows, and the output written over the input.
 #include "backend/cpu/activations.h"
 #include "backend/cpu/fast_math.h"
 #include "backend/cpu/ref_ops.h"
@@ -63,6 +63,30 @@ private slots:
             cpu::swiglu(inPlace.data(), up.data(), inPlace.data(), n);
             QCOMPARE(inPlace, got);
         }
+    }
+
+    void rmsNormMatchesReference() {
+        std::mt19937 rng(8);
+        std::normal_distribution<float> dist(0.0f, 2.0f);
+        for (int64_t n : {1, 7, 8, 9, 64, 100, 2048, 4099}) {
+            std::vector<float> x(static_cast<size_t>(n)), w(static_cast<size_t>(n));
+            for (auto& v : x) v = dist(rng);
+            for (auto& v : w) v = dist(rng);
+            std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+            cpu::ref::rmsNorm(x.data(), w.data(), want.data(), n, 1e-5f);
+            cpu::rmsNorm(x.data(), w.data(), got.data(), n, 1e-5f);
+            for (int64_t i = 0; i < n; ++i)
+                QVERIFY2(within(got[size_t(i)], want[size_t(i)], 1e-6f, 1e-30f),
+                         qPrintable(QString("n=%1 i=%2: %3 vs %4").arg(n).arg(i)
+                                        .arg(got[size_t(i)]).arg(want[size_t(i)])));
+            std::vector<float> inPlace = x; // out over x gives the same values
+            cpu::rmsNorm(inPlace.data(), w.data(), inPlace.data(), n, 1e-5f);
+            QCOMPARE(inPlace, got);
+        }
+        // All zeros: the scale is 1/sqrt(eps), finite.
+        std::vector<float> zeros(33, 0.0f), ones(33, 1.0f), out(33, -1.0f);
+        cpu::rmsNorm(zeros.data(), ones.data(), out.data(), 33, 1e-5f);
+        for (float v : out) QCOMPARE(v, 0.0f);
     }
 };
 

@@ -1,8 +1,10 @@
-// Vectorized element-wise activations: plain loops over expClamped that the compiler turns into
-// SIMD code for each instruction set clone.
+// Vectorized element-wise activations and RMSNorm: plain loops (over expClamped for SwiGLU) that
+// the compiler turns into SIMD code for each instruction set clone.
 #include "backend/cpu/activations.h"
 
 #include "backend/cpu/fast_math.h"
+
+#include <cmath>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 #define HEARTH_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
@@ -23,6 +25,19 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
         const float g = gate[i];
         out[i] = g / (1.0f + expClamped(-g)) * up[i];
     }
+}
+
+HEARTH_CLONES
+void rmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps) {
+    double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; ++k) part[k] += double(x[i + k]) * double(x[i + k]);
+    double ss = 0.0;
+    for (; i < n; ++i) ss += double(x[i]) * double(x[i]);
+    for (double p : part) ss += p;
+    const float scale = float(1.0 / std::sqrt(ss / double(n) + double(eps)));
+    for (i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
 }
 
 } // namespace hearth::cpu

@@ -1,4 +1,4 @@
-// Element-wise activations for the CPU forward, vectorized for the CPU it runs on (AVX-512, AVX2
+// Element-wise activations and RMSNorm for the CPU forward, vectorized for the CPU it runs on (AVX-512, AVX2
 // or baseline x86-64 clones chosen at load time); cpu::ref holds the plain versions they match.
 #pragma once
 
@@ -9,5 +9,10 @@ namespace hearth::cpu {
 // out[i] = silu(gate[i]) * up[i] = gate[i] / (1 + exp(-gate[i])) * up[i]; out may alias gate.
 // Agrees with ref::swiglu to a few ulp (a polynomial exponential).
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
+
+// out[i] = x[i] / sqrt(mean(x²) + eps) * weight[i]; out may alias x. As ref::rmsNorm (the sum of
+// squares in double) but summed in eight interleaved partial sums, so it vectorizes: the scale
+// agrees with the reference's to ~1e-15 relative.
+void rmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps);
 
 } // namespace hearth::cpu
