@@ -284,6 +284,48 @@ private Q_SLOTS:
         }
     }
 
+    // Matrices sharing x in one job (q, k, v at decode) give matMul's bits for each, whatever the
+    // pool; past a few tokens it is matMul for each; a copy that does not match is an error.
+    void sharedJobMatchesSeparateCalls() {
+        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        ThreadPool p2(2), p3(3);
+        for (Type t : kTypes) {
+            const int64_t cols = t == Type::Q4_K || t == Type::Q6_K ? 512 : 96;
+            const int64_t rowsOf[] = {37, 203, 16};
+            std::vector<Weights> ws;
+            std::vector<PackedMatrix> ps;
+            for (int i = 0; i < 3; ++i) {
+                ws.push_back(makeWeights(t, rowsOf[i], cols, 90 + uint32_t(i)));
+                ps.push_back(packOrDie(ws.back().m));
+            }
+            for (int64_t n : {1, 3, 4, 5}) {
+                const std::vector<float> x = gaussian(size_t(n * cols), 95);
+                for (ThreadPool* pool : {&p2, &p3}) {
+                    std::vector<std::vector<float>> got(3), want(3);
+                    SharedMatMul outs[3];
+                    for (int i = 0; i < 3; ++i) {
+                        got[size_t(i)].assign(size_t(n * rowsOf[i]), -1.0f);
+                        want[size_t(i)].assign(size_t(n * rowsOf[i]), -2.0f);
+                        QVERIFY(matMul(ws[size_t(i)].m, &ps[size_t(i)], x.data(), n,
+                                       want[size_t(i)].data(), nullptr).isOk());
+                        outs[i] = {&ws[size_t(i)].m, &ps[size_t(i)], got[size_t(i)].data()};
+                    }
+                    QVERIFY(matMulShared(outs, x.data(), n, pool).isOk());
+                    for (int i = 0; i < 3; ++i)
+                        QVERIFY2(std::memcmp(got[size_t(i)].data(), want[size_t(i)].data(),
+                                             want[size_t(i)].size() * sizeof(float)) == 0,
+                                 (std::string(quant::typeName(t)) + " n " + std::to_string(n) +
+                                  " matrix " + std::to_string(i)).c_str());
+                }
+            }
+            std::vector<float> x(size_t(cols), 0.5f), y(1000);
+            SharedMatMul wrong[2] = {{&ws[0].m, &ps[0], y.data()}, {&ws[1].m, &ps[0], y.data()}};
+            QCOMPARE(matMulShared(wrong, x.data(), 1, &p2).code(), ErrorCode::InvalidArgument);
+            SharedMatMul none[2] = {{&ws[0].m, &ps[0], y.data()}, {nullptr, nullptr, y.data()}};
+            QCOMPARE(matMulShared(none, x.data(), 1, &p2).code(), ErrorCode::InvalidArgument);
+        }
+    }
+
     // Below AVX-512 (or for other types) the call takes the plain kernels, bit for bit.
     void lowerLevelsFallBackToThePlainKernels() {
         ThreadPool pool(2);

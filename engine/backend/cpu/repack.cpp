@@ -208,6 +208,28 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
     return matMul(w, packed, x, n, y, pool, activeIsaLevel());
 }
 
+namespace {
+
+// The kernels' job for y = x · Wᵀ on a repacked copy, all but the activations.
+kernels::PackedJob packedJob(const PackedMatrix& packed, float* y, int64_t n) {
+    kernels::PackedJob job;
+    job.w = packed.group(0);
+    job.type = packed.type();
+    job.cols = packed.cols();
+    job.rows = packed.rows();
+    job.groupBytes = packed.groupBytes();
+    job.payloadBytes = packed.payloadBytes();
+    job.y = y;
+    // Sixteen blocks of 32 columns ahead (two super-blocks for the K types): the best of 1-16 KiB
+    // distances measured on 1B decode.
+    if (n <= 4) job.prefetchBytes = 16 * (job.type == quant::Type::Q4_K || job.type == quant::Type::Q6_K
+                                               ? job.payloadBytes / 8
+                                               : job.payloadBytes);
+    return job;
+}
+
+} // namespace
+
 Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, int64_t n,
               float* y, ThreadPool* pool, Isa isa) {
     if (!packed || !canRepack(packed->type(), isa)) return matMul(w, x, n, y, pool, isa);
@@ -217,19 +239,7 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
     if (n == 0) return Status::ok();
     if (!x || !y) return invalidArgument("matMul: null x or y");
 
-    kernels::PackedJob job;
-    job.w = packed->group(0);
-    job.type = packed->type();
-    job.cols = packed->cols();
-    job.rows = packed->rows();
-    job.groupBytes = packed->groupBytes();
-    job.payloadBytes = packed->payloadBytes();
-    job.y = y;
-    // Sixteen blocks of 32 columns ahead (two super-blocks for the K types): the best of 1-16 KiB
-    // distances measured on 1B decode.
-    if (n <= 4) job.prefetchBytes = 16 * (job.type == quant::Type::Q4_K || job.type == quant::Type::Q6_K
-                                               ? job.payloadBytes / 8
-                                               : job.payloadBytes);
+    kernels::PackedJob job = packedJob(*packed, y, n);
     const kernels::ActKind act =
         job.type == quant::Type::Q4_K || job.type == quant::Type::Q6_K ? kernels::ActKind::Q8x256
                                                                        : kernels::ActKind::Q8x32;
@@ -244,8 +254,10 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
         kernels::packedGroupsAvx512(job, 0, groups, 0, n);
     } else if (groups >= 4 * parts || n < 16) {
         // Rows in tile-aligned chunks, shrinking as the job drains (ThreadPool hands them out
-        // guided); the grain bounds the smallest to 1/32 of a thread's share.
-        const int64_t grain = std::max<int64_t>(1, groups / (32 * parts));
+        // guided); the grain bounds the smallest to 1/512 of a thread's share (one group for
+        // most matrices: the threads then finish within a group of each other; 1/32 made decode
+        // steps ~1% longer, measured alternating steps in one process).
+        const int64_t grain = std::max<int64_t>(1, groups / (512 * parts));
         pool->parallelFor(groups, [&](int64_t g0, int64_t g1) {
             kernels::packedGroupsAvx512(job, g0, g1, 0, n);
         }, grain);
@@ -265,16 +277,83 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
 #endif
 }
 
+Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t n, ThreadPool* pool) {
+    const Isa isa = activeIsaLevel();
+    constexpr size_t kMaxShared = 4;
+    // One job only at decode, with more than one thread, for copies of one type and width.
+    bool together = pool && pool->size() > 1 && n >= 1 && n <= 4 && x && outs.size() > 1 &&
+                    outs.size() <= kMaxShared;
+    for (const SharedMatMul& o : outs) {
+        if (!o.w) return invalidArgument("matMul: no matrix");
+        const PackedMatrix* p = o.packed;
+        together = together && p && o.y && canRepack(p->type(), isa) && p->type() == o.w->type &&
+                   p->rows() == o.w->rows && p->cols() == o.w->cols &&
+                   p->type() == outs[0].w->type && p->cols() == outs[0].w->cols;
+    }
+#if defined(__x86_64__)
+    if (together) {
+        const quant::Type t = outs[0].packed->type();
+        const bool k256 = t == quant::Type::Q4_K || t == quant::Type::Q6_K;
+        uint64_t actRowBytes = 0;
+        const uint8_t* acts = kernels::quantizeActivations(
+            k256 ? kernels::ActKind::Q8x256 : kernels::ActKind::Q8x32, x, n, outs[0].w->cols, pool,
+            &actRowBytes);
+        if (!acts) return outOfMemory("matMul: activation buffer");
+        kernels::PackedJob jobs[kMaxShared];
+        int64_t ends[kMaxShared]; // the matrices' groups, end to end: matrix i ends at ends[i]
+        int64_t total = 0;
+        for (size_t i = 0; i < outs.size(); ++i) {
+            jobs[i] = packedJob(*outs[i].packed, outs[i].y, n);
+            jobs[i].acts = acts;
+            jobs[i].actRowBytes = actRowBytes;
+            total += outs[i].packed->groups();
+            ends[i] = total;
+        }
+        const size_t count = outs.size();
+        pool->parallelFor(total, [&](int64_t g0, int64_t g1) {
+            for (size_t i = 0, start = 0; i < count && g0 < g1; start = size_t(ends[i]), ++i) {
+                if (g0 >= ends[i]) continue;
+                const int64_t e = std::min(g1, ends[i]);
+                kernels::packedGroupsAvx512(jobs[i], g0 - int64_t(start), e - int64_t(start), 0, n);
+                g0 = e;
+            }
+        }, std::max<int64_t>(1, total / (512 * int64_t(pool->size()))));
+        return Status::ok();
+    }
+#endif
+    for (const SharedMatMul& o : outs) HEARTH_RETURN_IF_ERROR(matMul(*o.w, o.packed, x, n, o.y, pool, isa));
+    return Status::ok();
+}
+
+void prefetchForNextMatMul(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool) {
+    if (!pool || pool->size() <= 1 || n < 1 || n > 4 || next.empty()) return;
+    // The worker stops at the next job anyway; caps of 0.5, 1, 2 and 4 MiB measured each better
+    // than the one before (what leaves L2 early waits in the L3).
+    constexpr uint64_t kMaxBytes = 4096 << 10;
+    int64_t total = 0;
+    for (const SharedMatMul& o : next) {
+        if (!o.packed) return; // not one repacked job
+        total += o.packed->groups();
+    }
+    const int64_t share = 2 * int64_t(pool->size());
+    int64_t first = total / share;                                   // after the caller's chunk
+    uint64_t bytes = uint64_t(std::max<int64_t>(1, (total - first) / share)); // groups, for now
+    for (const SharedMatMul& o : next) {
+        const PackedMatrix& p = *o.packed;
+        if (first >= p.groups()) {
+            first -= p.groups();
+            continue;
+        }
+        // The worker's chunk, or what of it lies in this matrix.
+        bytes = std::min(std::min(bytes, uint64_t(p.groups() - first)) * p.groupBytes(), kMaxBytes);
+        pool->prefetchWhileIdle(p.group(first), size_t(bytes));
+        return;
+    }
+}
+
 void prefetchForNextMatMul(const PackedMatrix* next, int64_t n, ThreadPool* pool) {
-    if (!next || !pool || pool->size() <= 1 || n < 1 || n > 4) return;
-    // Half of a Zen 4 core's L2: the worker's prefetches must survive until its chunk starts.
-    constexpr uint64_t kMaxBytes = 512 << 10;
-    const int64_t groups = next->groups(), share = 2 * int64_t(pool->size());
-    const int64_t first = groups / share;                                    // the caller's chunk
-    const int64_t count = std::max<int64_t>(1, (groups - first) / share);    // the worker's
-    if (first >= groups) return;
-    const uint64_t bytes = std::min(uint64_t(count) * next->groupBytes(), kMaxBytes);
-    pool->prefetchWhileIdle(next->group(first), size_t(bytes));
+    const SharedMatMul one{nullptr, next, nullptr};
+    prefetchForNextMatMul(std::span<const SharedMatMul>(&one, 1), n, pool);
 }
 
 Status RepackedWeights::add(const ref::Matrix& w, bool releaseSource) {

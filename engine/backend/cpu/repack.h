@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -91,11 +92,25 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
 Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, int64_t n,
               float* y, ThreadPool* pool, Isa isa);
 
+// One output of matMulShared: y[n][w.rows] = x · wᵀ, on the repacked copy when there is one.
+struct SharedMatMul {
+    const ref::Matrix* w = nullptr;
+    const PackedMatrix* packed = nullptr;
+    float* y = nullptr;
+};
+
+// matMul for matrices that multiply the same x (q, k and v; gate and up). At decode (n <= 4),
+// with repacked copies of one type and width, in one parallel job over all their row groups
+// after one activation quantization; otherwise matMul for each. Same results as matMul.
+Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t n, ThreadPool* pool);
+
 // Before the small serial steps that precede matMul(next) at decode (n <= 4 tokens): asks the
 // pool's idle workers to prefetch the rows of `next` that the first of them is expected to take
-// (matMul's guided split hands the caller the first 1/(2·threads) of the groups, the next worker
-// the following share), up to 512 KiB. Does nothing without a pool, a copy, or at larger n.
+// (the guided split hands the caller the first 1/(2·threads) of the groups, the next worker the
+// following share), up to 4 MiB. Does nothing without a pool or a copy, or at larger n. The
+// span form is for matMulShared's job, whose groups run through its matrices end to end.
 void prefetchForNextMatMul(const PackedMatrix* next, int64_t n, ThreadPool* pool);
+void prefetchForNextMatMul(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool);
 
 // The repacked copies of a model's weight matrices, found by the original's data pointer.
 class RepackedWeights {
