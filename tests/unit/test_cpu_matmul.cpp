@@ -409,8 +409,9 @@ private Q_SLOTS:
         }
     }
 
-    // prefetchWhileIdle only prefetches: a hint at memory that is no longer mapped is taken by an
-    // idle worker without a fault, and jobs before and after it run as usual.
+    // prefetchWhileIdle and prefetchWhileWaiting only prefetch: a hint at memory that is no longer
+    // mapped is taken by an idle worker (or the waiting caller) without a fault, and jobs before
+    // and after it run as usual.
     void threadPoolIdlePrefetchIsHarmless() {
         ThreadPool pool(2);
         const size_t bytes = size_t(4) << 20;
@@ -435,6 +436,16 @@ private Q_SLOTS:
         QCOMPARE(count.load(), int64_t(1000));
         pool.prefetchWhileIdle(nullptr, bytes); // no range: ignored
         QVERIFY(!pool.prefetchHintPending());
+        // The caller's hint, prefetched while it waits for a worker that sleeps in its chunk.
+        for (int rep = 0; rep < 3; ++rep) {
+            pool.prefetchWhileWaiting(gone, bytes);
+            std::atomic<int64_t> done{0};
+            pool.parallelFor(2, [&](int64_t b, int64_t e) {
+                if (b > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                done += e - b;
+            });
+            QCOMPARE(done.load(), int64_t(2));
+        }
     }
 
     void threadPoolNestedCallRunsInline() {

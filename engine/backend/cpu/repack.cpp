@@ -325,35 +325,52 @@ Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t 
     return Status::ok();
 }
 
-void prefetchForNextMatMul(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool) {
-    if (!pool || pool->size() <= 1 || n < 1 || n > 4 || next.empty()) return;
+namespace {
+
+// The groups of the decode job over `next` (matrices end to end) that the split gives thread
+// `who` (0: the caller, 1: the first worker) first, up to 4 MiB: its matrix, group and bytes.
+struct ChunkStart {
+    const PackedMatrix* matrix = nullptr;
+    int64_t group = 0;
+    uint64_t bytes = 0;
+};
+ChunkStart firstChunk(std::span<const SharedMatMul> next, int64_t n, const ThreadPool* pool, int who) {
+    if (!pool || pool->size() <= 1 || n < 1 || n > 4 || next.empty()) return {};
     // The worker stops at the next job anyway; caps of 0.5, 1, 2 and 4 MiB measured each better
     // than the one before (what leaves L2 early waits in the L3).
     constexpr uint64_t kMaxBytes = 4096 << 10;
     int64_t total = 0;
     for (const SharedMatMul& o : next) {
-        if (!o.packed) return; // not one repacked job
+        if (!o.packed) return {}; // not one repacked job
         total += o.packed->groups();
     }
+    // ThreadPool's guided claims: the caller takes total/share first, the worker the next share.
     const int64_t share = 2 * int64_t(pool->size());
-    int64_t first = total / share;                                   // after the caller's chunk
-    uint64_t bytes = uint64_t(std::max<int64_t>(1, (total - first) / share)); // groups, for now
+    int64_t first = who == 0 ? 0 : total / share;
+    int64_t count = who == 0 ? std::max<int64_t>(1, total / share)
+                             : std::max<int64_t>(1, (total - total / share) / share);
     for (const SharedMatMul& o : next) {
         const PackedMatrix& p = *o.packed;
         if (first >= p.groups()) {
             first -= p.groups();
             continue;
         }
-        // The worker's chunk, or what of it lies in this matrix.
-        bytes = std::min(std::min(bytes, uint64_t(p.groups() - first)) * p.groupBytes(), kMaxBytes);
-        pool->prefetchWhileIdle(p.group(first), size_t(bytes));
-        return;
+        count = std::min(count, p.groups() - first); // what of the chunk lies in this matrix
+        return {&p, first, std::min(uint64_t(count) * p.groupBytes(), kMaxBytes)};
     }
+    return {};
 }
 
-void prefetchForNextMatMul(const PackedMatrix* next, int64_t n, ThreadPool* pool) {
-    const SharedMatMul one{nullptr, next, nullptr};
-    prefetchForNextMatMul(std::span<const SharedMatMul>(&one, 1), n, pool);
+} // namespace
+
+void prefetchWorkerChunk(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool) {
+    const ChunkStart c = firstChunk(next, n, pool, 1);
+    if (c.matrix) pool->prefetchWhileIdle(c.matrix->group(c.group), size_t(c.bytes));
+}
+
+void prefetchCallerChunk(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool) {
+    const ChunkStart c = firstChunk(next, n, pool, 0);
+    if (c.matrix) pool->prefetchWhileWaiting(c.matrix->group(c.group), size_t(c.bytes));
 }
 
 Status RepackedWeights::add(const ref::Matrix& w, bool releaseSource) {

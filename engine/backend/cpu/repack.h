@@ -104,13 +104,17 @@ struct SharedMatMul {
 // after one activation quantization; otherwise matMul for each. Same results as matMul.
 Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t n, ThreadPool* pool);
 
-// Before the small serial steps that precede matMul(next) at decode (n <= 4 tokens): asks the
-// pool's idle workers to prefetch the rows of `next` that the first of them is expected to take
-// (the guided split hands the caller the first 1/(2·threads) of the groups, the next worker the
-// following share), up to 4 MiB. Does nothing without a pool or a copy, or at larger n. The
-// span form is for matMulShared's job, whose groups run through its matrices end to end.
-void prefetchForNextMatMul(const PackedMatrix* next, int64_t n, ThreadPool* pool);
-void prefetchForNextMatMul(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool);
+// Decode's weight prefetching around its jobs (n <= 4 tokens, a pool of two or more threads,
+// repacked copies; otherwise they do nothing). `next` is the job after: one matrix, or
+// matMulShared's, whose groups run through its matrices end to end. ThreadPool's guided split
+// hands the caller the first 1/(2·threads) of the groups and the first worker the next share;
+// each function names that thread's first chunk of `next` (up to 4 MiB) to the pool:
+// - prefetchWorkerChunk, called after a job: the idle worker prefetches its chunk while the
+//   caller does the small steps in between (norms, RoPE, the KV write, SwiGLU);
+// - prefetchCallerChunk, called before a job: the caller, once its part of that job is done
+//   and it waits for the worker, prefetches its own chunk.
+void prefetchWorkerChunk(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool);
+void prefetchCallerChunk(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool);
 
 // The repacked copies of a model's weight matrices, found by the original's data pointer.
 class RepackedWeights {

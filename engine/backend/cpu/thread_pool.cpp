@@ -1,6 +1,6 @@
 // The persistent worker threads behind ThreadPool::parallelFor: workers spin briefly for the next
 // job (prefetching the hinted range meanwhile), then sleep on a condition variable; shrinking
-// chunks are claimed from an atomic counter.
+// chunks are claimed from an atomic counter; the caller prefetches its hint while it waits.
 #include "backend/cpu/thread_pool.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -76,7 +76,14 @@ void ThreadPool::run(int64_t n, int64_t grain, RawFn fn, void* ctx) {
     workLoop();
     tl_insideJob = false;
     m_generation.fetch_add(1); // even: closed, every chunk is claimed
+    // Waiting for the workers' last chunks: the prefetchWhileWaiting range first, if any.
+    const uint8_t* hint = m_waitPtr.exchange(nullptr, std::memory_order_acquire);
+    size_t hintLeft = hint ? m_waitBytes.load(std::memory_order_relaxed) : 0;
     for (int spins = 0; m_active.load() != 0; ++spins) {
+        if (hintLeft >= 64) {
+            for (int l = 0; l < 4 && hintLeft >= 64; ++l, hint += 64, hintLeft -= 64) prefetchLine(hint);
+            continue;
+        }
         if (spins < kSpinIterations) cpuRelax();
         else std::this_thread::yield();
     }

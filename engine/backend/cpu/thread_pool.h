@@ -55,6 +55,13 @@ public:
         m_hintBytes.store(bytes, std::memory_order_relaxed);
         m_hintPtr.store(static_cast<const uint8_t*>(p), std::memory_order_release);
     }
+    // The calling thread of the next parallelFor that uses the workers, once its own chunks are
+    // done and it waits for theirs, prefetches [p, p + bytes) (say, its first chunk of the job
+    // after). A hint as above: safe at any address, replaced by a later one.
+    void prefetchWhileWaiting(const void* p, size_t bytes) {
+        m_waitBytes.store(bytes, std::memory_order_relaxed);
+        m_waitPtr.store(static_cast<const uint8_t*>(p), std::memory_order_release);
+    }
     // Whether the last hint is still waiting for an idle worker to take it.
     bool prefetchHintPending() const { return m_hintPtr.load(std::memory_order_acquire) != nullptr; }
 
@@ -82,6 +89,8 @@ private:
     std::atomic<bool> m_stop{false};
     std::atomic<const uint8_t*> m_hintPtr{nullptr}; // prefetchWhileIdle's range, until taken
     std::atomic<size_t> m_hintBytes{0};
+    std::atomic<const uint8_t*> m_waitPtr{nullptr}; // prefetchWhileWaiting's, until a job takes it
+    std::atomic<size_t> m_waitBytes{0};
 };
 
 } // namespace hearth::cpu
