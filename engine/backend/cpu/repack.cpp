@@ -277,21 +277,35 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
 #endif
 }
 
+namespace {
+
+constexpr size_t kMaxShared = 4;
+
+// Whether matMulShared runs `outs` as one job (given x and the outputs): at decode, with more
+// than one thread, for repacked copies (matching their matrices) of one type and width.
+bool oneSharedJob(std::span<const SharedMatMul> outs, int64_t n, const ThreadPool* pool) {
+    if (!pool || pool->size() <= 1 || n < 1 || n > 4 || outs.size() < 2 || outs.size() > kMaxShared)
+        return false;
+    const Isa isa = activeIsaLevel();
+    for (const SharedMatMul& o : outs) {
+        const PackedMatrix* p = o.packed;
+        if (!o.w || !p || !canRepack(p->type(), isa) || p->type() != o.w->type ||
+            p->rows() != o.w->rows || p->cols() != o.w->cols || p->type() != outs[0].w->type ||
+            p->cols() != outs[0].w->cols)
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
 Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t n, ThreadPool* pool) {
     const Isa isa = activeIsaLevel();
-    constexpr size_t kMaxShared = 4;
-    // One job only at decode, with more than one thread, for copies of one type and width.
-    bool together = pool && pool->size() > 1 && n >= 1 && n <= 4 && x && outs.size() > 1 &&
-                    outs.size() <= kMaxShared;
-    for (const SharedMatMul& o : outs) {
+    for (const SharedMatMul& o : outs)
         if (!o.w) return invalidArgument("matMul: no matrix");
-        const PackedMatrix* p = o.packed;
-        together = together && p && o.y && canRepack(p->type(), isa) && p->type() == o.w->type &&
-                   p->rows() == o.w->rows && p->cols() == o.w->cols &&
-                   p->type() == outs[0].w->type && p->cols() == outs[0].w->cols;
-    }
 #if defined(__x86_64__)
-    if (together) {
+    const bool outputs = std::all_of(outs.begin(), outs.end(), [](const SharedMatMul& o) { return o.y; });
+    if (x && outputs && oneSharedJob(outs, n, pool)) {
         const quant::Type t = outs[0].packed->type();
         const bool k256 = t == quant::Type::Q4_K || t == quant::Type::Q6_K;
         uint64_t actRowBytes = 0;
@@ -339,9 +353,11 @@ ChunkStart firstChunk(std::span<const SharedMatMul> next, int64_t n, const Threa
     // The worker stops at the next job anyway; caps of 0.5, 1, 2 and 4 MiB measured each better
     // than the one before (what leaves L2 early waits in the L3).
     constexpr uint64_t kMaxBytes = 4096 << 10;
+    // Separate jobs unless matMulShared makes them one: then the first matrix's job comes first.
+    if (next.size() > 1 && !oneSharedJob(next, n, pool)) next = next.first(1);
     int64_t total = 0;
     for (const SharedMatMul& o : next) {
-        if (!o.packed) return {}; // not one repacked job
+        if (!o.packed) return {}; // not a repacked job
         total += o.packed->groups();
     }
     // ThreadPool's guided claims: the caller takes total/share first, the worker the next share.
