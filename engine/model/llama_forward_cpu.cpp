@@ -13,8 +13,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
-#include <cstdio>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
