@@ -59,13 +59,15 @@ void parallel(cpu::ThreadPool* pool, int64_t n, const auto& fn) {
     else fn(int64_t(0), n);
 }
 
-// A step's buffers, kept by the thread between steps: once a step of some size has run, steps
-// up to that size make no heap allocations (vectors are refilled, their capacity kept). The
-// largest step's buffers stay allocated: ~70 MB after a 2,048-token step of a 2,048-wide model.
+// One attention work item: a sequence's KV head over a run of its tokens.
 struct AttentionItem {
     size_t seq;
     int64_t kvHead, first, count;
 };
+
+// A step's buffers, kept by the thread between steps: once a step of some size has run, steps
+// up to that size make no heap allocations (vectors are refilled, their capacity kept). The
+// largest step's buffers stay allocated: ~70 MB after a 2,048-token step of a 2,048-wide model.
 struct StepScratch {
     std::vector<float> x, xn, q, att, k, v, gate, up, tmp, wantedRows;
     std::vector<uint8_t> raw;
@@ -78,7 +80,7 @@ struct StepScratch {
 };
 thread_local StepScratch tl_step;
 
-// v holds `count` zeros, reusing its memory.
+// v holds `count` copies of value (zeros by default), reusing its memory.
 template <typename T> std::vector<T>& refill(std::vector<T>& v, int64_t count, T value = T()) {
     v.assign(static_cast<size_t>(count), value);
     return v;
@@ -162,11 +164,11 @@ Status LlamaModel::forwardCpuFrom(const Batch& batch, int firstLayer, std::vecto
     if (int64_t(x.size()) != n * E) return invalidArgument("hidden state does not match the batch");
     HEARTH_RETURN_IF_ERROR(prepareCpu(pool, firstLayer));
     const cpu::RepackedWeights* packed = m_cpuPacked.get();
+    auto findPacked = [&](const cpu::ref::Matrix& w) { return packed ? packed->find(w) : nullptr; };
     // y[n][w.rows] = x[n][w.cols] · Wᵀ, on the repacked copy when there is one.
     auto matMul = [&](const cpu::ref::Matrix& w, const float* xIn, int64_t rowsIn, float* yOut) {
-        return cpu::matMul(w, packed ? packed->find(w) : nullptr, xIn, rowsIn, yOut, pool);
+        return cpu::matMul(w, findPacked(w), xIn, rowsIn, yOut, pool);
     };
-    auto findPacked = [&](const cpu::ref::Matrix& w) { return packed ? packed->find(w) : nullptr; };
     // The matrices that multiply the same activations, one job at decode (q, k and v apart were
     // ~2.5% slower 1B Q4_0 decode steps, measured alternating steps in one process).
     using Shared3 = std::array<cpu::SharedMatMul, 3>;

@@ -96,13 +96,28 @@ void packBlockQ6K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out)
     }
 }
 
+// Q4_K and Q6_K come in super-blocks of 256 columns (and take activations in blocks of 256);
+// Q4_0 and Q8_0 in blocks of 32.
+bool superBlocks(Type t) { return t == Type::Q4_K || t == Type::Q6_K; }
+
+kernels::ActKind actKindOf(Type t) {
+    return superBlocks(t) ? kernels::ActKind::Q8x256 : kernels::ActKind::Q8x32;
+}
+
+// The smallest chunk of row groups a thread claims in a repacked matMul: 1/512 of a thread's
+// share, one group for most matrices, so the threads finish within a group of each other (1/32
+// made decode steps ~1% longer, measured alternating steps in one process).
+int64_t groupGrain(int64_t groups, int parts) {
+    return std::max<int64_t>(1, groups / (512 * int64_t(parts)));
+}
+
 // Bytes per block of a group (for the K types, scales included) and per group of 16 rows, for nb
 // blocks (of 32 columns; K types: of 256) per row.
 struct Layout {
     uint64_t payloadBytes, groupBytes;
 };
 Layout layoutOf(Type t, int64_t nb) {
-    if (t == Type::Q4_K || t == Type::Q6_K) {
+    if (superBlocks(t)) {
         const uint64_t block = t == Type::Q4_K ? kQ4KBlockBytes : kQ6KBlockBytes;
         return {block, uint64_t(nb) * block};
     }
@@ -121,8 +136,7 @@ Result<uint64_t> PackedMatrix::packedBytes(const ref::Matrix& w) {
     if (w.type != Type::Q4_0 && w.type != Type::Q8_0 && w.type != Type::Q4_K && w.type != Type::Q6_K)
         return unsupported("repack: no repacked layout for " +
                            std::string(quant::typeName(w.type)));
-    const bool kQuant = w.type == Type::Q4_K || w.type == Type::Q6_K; // super-blocks of 256
-    const int64_t blockCols = kQuant ? 256 : 32;
+    const int64_t blockCols = superBlocks(w.type) ? 256 : 32;
     if (!w.data || w.rows <= 0 || w.cols <= 0 || w.cols % blockCols != 0)
         return invalidArgument("repack: bad matrix (rows " + std::to_string(w.rows) + ", cols " +
                                std::to_string(w.cols) + ")");
@@ -139,8 +153,7 @@ Result<uint64_t> PackedMatrix::packedBytes(const ref::Matrix& w) {
 
 Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource, uint8_t* into) {
     HEARTH_ASSIGN_OR_RETURN(const uint64_t total, packedBytes(w));
-    const bool kQuant = w.type == Type::Q4_K || w.type == Type::Q6_K;
-    const int64_t nb = w.cols / (kQuant ? 256 : 32);
+    const int64_t nb = w.cols / (superBlocks(w.type) ? 256 : 32);
     PackedMatrix m;
     m.m_type = w.type;
     m.m_rows = w.rows;
@@ -222,9 +235,8 @@ kernels::PackedJob packedJob(const PackedMatrix& packed, float* y, int64_t n) {
     job.y = y;
     // Sixteen blocks of 32 columns ahead (two super-blocks for the K types): the best of 1-16 KiB
     // distances measured on 1B decode.
-    if (n <= 4) job.prefetchBytes = 16 * (job.type == quant::Type::Q4_K || job.type == quant::Type::Q6_K
-                                               ? job.payloadBytes / 8
-                                               : job.payloadBytes);
+    if (n <= 4)
+        job.prefetchBytes = 16 * (superBlocks(job.type) ? job.payloadBytes / 8 : job.payloadBytes);
     return job;
 }
 
@@ -240,10 +252,8 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
     if (!x || !y) return invalidArgument("matMul: null x or y");
 
     kernels::PackedJob job = packedJob(*packed, y, n);
-    const kernels::ActKind act =
-        job.type == quant::Type::Q4_K || job.type == quant::Type::Q6_K ? kernels::ActKind::Q8x256
-                                                                       : kernels::ActKind::Q8x32;
-    job.acts = kernels::quantizeActivations(act, x, n, job.cols, pool, &job.actRowBytes);
+    job.acts =
+        kernels::quantizeActivations(actKindOf(job.type), x, n, job.cols, pool, &job.actRowBytes);
     if (!job.acts) return outOfMemory("matMul: activation buffer");
 
 #if defined(__x86_64__)
@@ -254,13 +264,10 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
         kernels::packedGroupsAvx512(job, 0, groups, 0, n);
     } else if (groups >= 4 * parts || n < 16) {
         // Rows in tile-aligned chunks, shrinking as the job drains (ThreadPool hands them out
-        // guided); the grain bounds the smallest to 1/512 of a thread's share (one group for
-        // most matrices: the threads then finish within a group of each other; 1/32 made decode
-        // steps ~1% longer, measured alternating steps in one process).
-        const int64_t grain = std::max<int64_t>(1, groups / (512 * parts));
+        // guided), down to groupGrain.
         pool->parallelFor(groups, [&](int64_t g0, int64_t g1) {
             kernels::packedGroupsAvx512(job, g0, g1, 0, n);
-        }, grain);
+        }, groupGrain(groups, parts));
     } else {
         // Few row groups and many tokens: split the tokens too, in chunks of 8.
         const int64_t tchunks = (n + 7) / 8;
@@ -306,12 +313,9 @@ Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t 
 #if defined(__x86_64__)
     const bool outputs = std::all_of(outs.begin(), outs.end(), [](const SharedMatMul& o) { return o.y; });
     if (x && outputs && oneSharedJob(outs, n, pool)) {
-        const quant::Type t = outs[0].packed->type();
-        const bool k256 = t == quant::Type::Q4_K || t == quant::Type::Q6_K;
         uint64_t actRowBytes = 0;
-        const uint8_t* acts = kernels::quantizeActivations(
-            k256 ? kernels::ActKind::Q8x256 : kernels::ActKind::Q8x32, x, n, outs[0].w->cols, pool,
-            &actRowBytes);
+        const uint8_t* acts = kernels::quantizeActivations(actKindOf(outs[0].w->type), x, n,
+                                                           outs[0].w->cols, pool, &actRowBytes);
         if (!acts) return outOfMemory("matMul: activation buffer");
         kernels::PackedJob jobs[kMaxShared];
         int64_t ends[kMaxShared]; // the matrices' groups, end to end: matrix i ends at ends[i]
@@ -331,7 +335,7 @@ Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t 
                 kernels::packedGroupsAvx512(jobs[i], g0 - int64_t(start), e - int64_t(start), 0, n);
                 g0 = e;
             }
-        }, std::max<int64_t>(1, total / (512 * int64_t(pool->size()))));
+        }, groupGrain(total, pool->size()));
         return Status::ok();
     }
 #endif
@@ -360,11 +364,11 @@ ChunkStart firstChunk(std::span<const SharedMatMul> next, int64_t n, const Threa
         if (!o.packed) return {}; // not a repacked job
         total += o.packed->groups();
     }
-    // ThreadPool's guided claims: the caller takes total/share first, the worker the next share.
-    const int64_t share = 2 * int64_t(pool->size());
-    int64_t first = who == 0 ? 0 : total / share;
-    int64_t count = who == 0 ? std::max<int64_t>(1, total / share)
-                             : std::max<int64_t>(1, (total - total / share) / share);
+    // ThreadPool's guided claims: the caller takes the first chunk, the worker the next.
+    const int64_t grain = groupGrain(total, pool->size());
+    const int64_t callerGroups = pool->claimSize(total, grain);
+    int64_t first = who == 0 ? 0 : callerGroups;
+    int64_t count = who == 0 ? callerGroups : pool->claimSize(total - callerGroups, grain);
     for (const SharedMatMul& o : next) {
         const PackedMatrix& p = *o.packed;
         if (first >= p.groups()) {

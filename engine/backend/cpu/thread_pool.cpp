@@ -23,6 +23,11 @@ inline void prefetchLine(const uint8_t* p) {
 #endif
 }
 
+// Prefetches up to four lines of a hint range, advancing it.
+inline void prefetchSome(const uint8_t*& p, size_t& left) {
+    for (int l = 0; l < 4 && left >= 64; ++l, p += 64, left -= 64) prefetchLine(p);
+}
+
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
     _mm_pause();
@@ -86,7 +91,7 @@ void ThreadPool::run(int64_t n, int64_t grain, RawFn fn, void* ctx) {
     size_t hintLeft = hint ? m_waitBytes.load(std::memory_order_relaxed) : 0;
     for (int spins = 0; m_active.load() != 0;) {
         if (hintLeft >= 64) { // prefetching is not idling: it does not count as a spin
-            for (int l = 0; l < 4 && hintLeft >= 64; ++l, hint += 64, hintLeft -= 64) prefetchLine(hint);
+            prefetchSome(hint, hintLeft);
             continue;
         }
         if (spins++ < kSpinIterations) cpuRelax();
@@ -100,13 +105,12 @@ void ThreadPool::run(int64_t n, int64_t grain, RawFn fn, void* ctx) {
 // thread running a whole chunk alone; guided chunks with the repacked matMul's finer grain
 // streamed the 1B decode's weights 3-4% faster in bench_decode_stream.)
 void ThreadPool::workLoop() {
-    const int64_t share = 2 * int64_t(m_nThreads);
     int64_t begin = m_next.load(std::memory_order_relaxed);
     for (;;) {
         if (begin >= m_n) return;
-        const int64_t size = std::max(m_grain, (m_n - begin) / share);
+        const int64_t size = claimSize(m_n - begin, m_grain);
         if (!m_next.compare_exchange_weak(begin, begin + size, std::memory_order_relaxed)) continue;
-        m_fn(m_ctx, begin, std::min(m_n, begin + size));
+        m_fn(m_ctx, begin, begin + size);
         begin = m_next.load(std::memory_order_relaxed);
     }
 }
@@ -127,7 +131,7 @@ void ThreadPool::workerMain(int /*index*/) {
                 hintLeft = m_hintBytes.load(std::memory_order_relaxed);
             }
             if (hint && hintLeft >= 64) { // a few lines, then look for a job again; not a spin
-                for (int l = 0; l < 4 && hintLeft >= 64; ++l, hint += 64, hintLeft -= 64) prefetchLine(hint);
+                prefetchSome(hint, hintLeft);
                 --spins;
                 continue;
             }

@@ -46,6 +46,12 @@ public:
         });
     }
 
+    // How many indices a claim takes when `left` remain of a job with this grain (guided: a
+    // 1/(2·size()) share of what is left, at least the grain); the caller claims first.
+    int64_t claimSize(int64_t left, int64_t grain) const {
+        return std::min(left, std::max(grain, left / (2 * int64_t(m_nThreads))));
+    }
+
     // Asks the workers, once they are idle, to pull [p, p + bytes) toward their caches while they
     // wait for the next job: decode's weights are read once per step, and the gaps between its
     // jobs (norms, RoPE, the KV write) would otherwise leave the memory bus half used. Only a
