@@ -197,8 +197,15 @@ private slots:
         checkType<cm::F32Chunk>(quant::Type::F32, 172);
         checkType<cm::F16Chunk>(quant::Type::F16, 8);
         checkType<cm::F16Chunk>(quant::Type::F16, 45);
+        checkType<cm::BF16Chunk>(quant::Type::BF16, 96);
+        checkType<cm::BF16Chunk>(quant::Type::BF16, 45);
         checkType<quant::BlockQ4_0>(quant::Type::Q4_0, 160);
+        checkType<quant::BlockQ4_1>(quant::Type::Q4_1, 160);
+        checkType<quant::BlockQ5_0>(quant::Type::Q5_0, 160);
+        checkType<quant::BlockQ5_1>(quant::Type::Q5_1, 160);
         checkType<quant::BlockQ8_0>(quant::Type::Q8_0, 160);
+        checkType<quant::BlockQ2_K>(quant::Type::Q2_K, 768);
+        checkType<quant::BlockQ3_K>(quant::Type::Q3_K, 768);
         checkType<quant::BlockQ4_K>(quant::Type::Q4_K, 768);
         checkType<quant::BlockQ5_K>(quant::Type::Q5_K, 768);
         checkType<quant::BlockQ6_K>(quant::Type::Q6_K, 768);

@@ -89,7 +89,9 @@ struct TypeCase {
 const TypeCase kTypes[] = {{quant::Type::F32, 96},   {quant::Type::F16, 160},  {quant::Type::Q4_0, 160},
                            {quant::Type::Q8_0, 224}, {quant::Type::Q4_K, 512}, {quant::Type::Q5_K, 768},
                            {quant::Type::Q6_K, 512}, {quant::Type::F32, 172},  {quant::Type::F16, 45},
-                           {quant::Type::F16, 8}};
+                           {quant::Type::F16, 8},    {quant::Type::BF16, 96},  {quant::Type::BF16, 45},
+                           {quant::Type::Q4_1, 160}, {quant::Type::Q5_0, 224}, {quant::Type::Q5_1, 160},
+                           {quant::Type::Q2_K, 512}, {quant::Type::Q3_K, 768}};
 
 // Reference y[n][rows] and Σ|w·x| per output (the scale of the rounding error).
 void referenceMatMul(const TestMatrix& m, const std::vector<float>& x, int64_t n, std::vector<float>& y,

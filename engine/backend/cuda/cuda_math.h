@@ -119,14 +119,26 @@ HEARTH_HD inline void softmaxMerge(OnlineSoftmax& a, const OnlineSoftmax& b, flo
 
 inline constexpr int kChunk = 32;
 
-struct F16Chunk { uint16_t v[kChunk]; }; // plain F16 row data viewed in chunks
-struct F32Chunk { float v[kChunk]; };    // plain F32 row data viewed in chunks
+struct F16Chunk { uint16_t v[kChunk]; };  // plain F16 row data viewed in chunks
+struct BF16Chunk { uint16_t v[kChunk]; }; // plain BF16 row data viewed in chunks
+struct F32Chunk { float v[kChunk]; };     // plain F32 row data viewed in chunks
+
+// Plain rows (F32, F16, BF16) may have any length; quantized rows are whole blocks.
+template <typename B>
+inline constexpr bool kPlainChunk =
+    std::is_same_v<B, F32Chunk> || std::is_same_v<B, F16Chunk> || std::is_same_v<B, BF16Chunk>;
 
 template <typename B> struct ChunkTraits;
 template <> struct ChunkTraits<F32Chunk> { static constexpr int kChunks = 1; };
 template <> struct ChunkTraits<F16Chunk> { static constexpr int kChunks = 1; };
+template <> struct ChunkTraits<BF16Chunk> { static constexpr int kChunks = 1; };
 template <> struct ChunkTraits<quant::BlockQ4_0> { static constexpr int kChunks = 1; };
+template <> struct ChunkTraits<quant::BlockQ4_1> { static constexpr int kChunks = 1; };
+template <> struct ChunkTraits<quant::BlockQ5_0> { static constexpr int kChunks = 1; };
+template <> struct ChunkTraits<quant::BlockQ5_1> { static constexpr int kChunks = 1; };
 template <> struct ChunkTraits<quant::BlockQ8_0> { static constexpr int kChunks = 1; };
+template <> struct ChunkTraits<quant::BlockQ2_K> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockQ3_K> { static constexpr int kChunks = 8; };
 template <> struct ChunkTraits<quant::BlockQ4_K> { static constexpr int kChunks = 8; };
 template <> struct ChunkTraits<quant::BlockQ5_K> { static constexpr int kChunks = 8; };
 template <> struct ChunkTraits<quant::BlockQ6_K> { static constexpr int kChunks = 8; };
@@ -139,6 +151,19 @@ HEARTH_HD inline void dequantChunk(const F16Chunk& b, int, float* y) {
     for (int j = 0; j < kChunk; ++j) y[j] = fp16ToFloat(b.v[j]);
 }
 
+// BF16 is the high half of a float's bits.
+HEARTH_HD inline float bf16ToFloat(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(uint32_t(h) << 16);
+#else
+    return quant::bf16ToFloat(h);
+#endif
+}
+
+HEARTH_HD inline void dequantChunk(const BF16Chunk& b, int, float* y) {
+    for (int j = 0; j < kChunk; ++j) y[j] = bf16ToFloat(b.v[j]);
+}
+
 // Q4_0: byte j holds element j (low nibble) and j+16 (high nibble); x = d * (q - 8).
 HEARTH_HD inline void dequantChunk(const quant::BlockQ4_0& b, int, float* y) {
     const float d = fp16ToFloat(b.d);
@@ -148,9 +173,67 @@ HEARTH_HD inline void dequantChunk(const quant::BlockQ4_0& b, int, float* y) {
     }
 }
 
+// Q4_1: as Q4_0 without the offset; x = d * q + m.
+HEARTH_HD inline void dequantChunk(const quant::BlockQ4_1& b, int, float* y) {
+    const float d = fp16ToFloat(b.d), m = fp16ToFloat(b.m);
+    for (int j = 0; j < kChunk / 2; ++j) {
+        y[j] = d * float(b.qs[j] & 0x0f) + m;
+        y[j + kChunk / 2] = d * float(b.qs[j] >> 4) + m;
+    }
+}
+
+// The fifth bit of element j of a Q5_0/Q5_1 block: bit j of qh read as a little-endian u32.
+HEARTH_HD inline int q5HighBit(uint32_t qh, int j) { return int((qh >> j) & 1u) << 4; }
+
+// Q5_0: q = nibble | fifth bit << 4; x = d * (q - 16).
+HEARTH_HD inline void dequantChunk(const quant::BlockQ5_0& b, int, float* y) {
+    const float d = fp16ToFloat(b.d);
+    const uint32_t qh = quant::loadQh(b.qh);
+    for (int j = 0; j < kChunk / 2; ++j) {
+        y[j] = d * float(((b.qs[j] & 0x0f) | q5HighBit(qh, j)) - 16);
+        y[j + kChunk / 2] = d * float(((b.qs[j] >> 4) | q5HighBit(qh, j + 16)) - 16);
+    }
+}
+
+// Q5_1: x = d * q + m.
+HEARTH_HD inline void dequantChunk(const quant::BlockQ5_1& b, int, float* y) {
+    const float d = fp16ToFloat(b.d), m = fp16ToFloat(b.m);
+    const uint32_t qh = quant::loadQh(b.qh);
+    for (int j = 0; j < kChunk / 2; ++j) {
+        y[j] = d * float((b.qs[j] & 0x0f) | q5HighBit(qh, j)) + m;
+        y[j + kChunk / 2] = d * float((b.qs[j] >> 4) | q5HighBit(qh, j + 16)) + m;
+    }
+}
+
 HEARTH_HD inline void dequantChunk(const quant::BlockQ8_0& b, int, float* y) {
     const float d = fp16ToFloat(b.d);
     for (int j = 0; j < kChunk; ++j) y[j] = d * float(b.qs[j]);
+}
+
+// Q2_K chunk c: half h = c / 4 of the super-block, bit pair c % 4 of qs[32h + l]; sub-block
+// scale/min byte scales[2c + l / 16] (scale low nibble, min high); x = d*sc*q - dmin*m.
+HEARTH_HD inline void dequantChunk(const quant::BlockQ2_K& b, int c, float* y) {
+    const float d = fp16ToFloat(b.d), dmin = fp16ToFloat(b.dmin);
+    const uint8_t* qs = b.qs + 32 * (c / 4);
+    const int shift = 2 * (c % 4);
+    for (int l = 0; l < kChunk; ++l) {
+        const uint8_t sc = b.scales[2 * c + l / 16];
+        const int q = (qs[l] >> shift) & 3;
+        y[l] = d * float(sc & 0x0f) * float(q) - dmin * float(sc >> 4);
+    }
+}
+
+// Q3_K chunk c: the low two bits as in Q2_K; element 32c + l is 4 lower unless bit c of hmask[l]
+// is set; six-bit scale q3kScale(2c + l / 16); x = d * scale * (q - 4).
+HEARTH_HD inline void dequantChunk(const quant::BlockQ3_K& b, int c, float* y) {
+    const float d = fp16ToFloat(b.d);
+    const uint8_t* qs = b.qs + 32 * (c / 4);
+    const int shift = 2 * (c % 4);
+    for (int l = 0; l < kChunk; ++l) {
+        const int low = (qs[l] >> shift) & 3;
+        const int high = (b.hmask[l] >> c) & 1;
+        y[l] = d * float(quant::q3kScale(b.scales, 2 * c + l / 16)) * float(low - (high ? 0 : 4));
+    }
 }
 
 // Q4_K chunk c = sub-block c: nibble (c & 1) of qs[32 * (c / 2) + l]; x = d*sc*q - dmin*m.
@@ -198,19 +281,20 @@ template <typename B> HEARTH_HD inline void dequantRowChunk(const B* row, int64_
     dequantChunk(row[c / per], int(c % per), y);
 }
 
-// The same for a row of `cols` values: F32 and F16 rows may end inside chunk c (any cols is
+// The same for a row of `cols` values: F32, F16 and BF16 rows may end inside chunk c (any cols is
 // allowed for them), and the values past the end read as 0. Quantized rows are whole blocks.
 template <typename B>
 HEARTH_HD inline void dequantRowChunkBounded(const B* row, int64_t c, int64_t cols, float* y) {
     (void)cols; // unused for quantized rows
-    if constexpr (std::is_same_v<B, F32Chunk> || std::is_same_v<B, F16Chunk>) {
+    if constexpr (kPlainChunk<B>) {
         const int64_t base = c * kChunk;
         if (base + kChunk > cols) {
             for (int j = 0; j < kChunk; ++j) {
                 const int64_t i = base + j;
                 if (i >= cols) y[j] = 0.0f;
                 else if constexpr (std::is_same_v<B, F32Chunk>) y[j] = reinterpret_cast<const float*>(row)[i];
-                else y[j] = fp16ToFloat(reinterpret_cast<const uint16_t*>(row)[i]);
+                else if constexpr (std::is_same_v<B, F16Chunk>) y[j] = fp16ToFloat(reinterpret_cast<const uint16_t*>(row)[i]);
+                else y[j] = bf16ToFloat(reinterpret_cast<const uint16_t*>(row)[i]);
             }
             return;
         }

@@ -57,14 +57,15 @@ template <typename B> __device__ inline void loadChunk(const B* row, int64_t c, 
     math::dequantRowChunkBounded(row, c, cols, y);
 }
 
-// Chunks of 32 values covering a row of `cols` values (the last may be partial for F32/F16).
+// Chunks of 32 values covering a row of `cols` values (the last may be partial for plain types).
 inline int64_t chunksOf(int64_t cols) { return (cols + math::kChunk - 1) / math::kChunk; }
 
-// Checks a weight's shape (F32/F16: any cols; Q4_0/Q8_0: multiple of 32; K-quants: of 256) and
-// calls fn(B{}) with the chunk type of its quant type.
+// Checks a weight's shape (F32/F16/BF16: any cols; legacy quants: a multiple of 32; K-quants: of
+// 256) and calls fn(B{}) with the chunk type of its quant type.
 template <typename Fn> Status dispatchWeight(const DeviceMatrix& w, const char* op, Fn&& fn) {
-    const bool kQuant = w.type == quant::Type::Q4_K || w.type == quant::Type::Q5_K || w.type == quant::Type::Q6_K;
-    const bool plain = w.type == quant::Type::F32 || w.type == quant::Type::F16;
+    const bool kQuant = w.type == quant::Type::Q2_K || w.type == quant::Type::Q3_K || w.type == quant::Type::Q4_K ||
+                        w.type == quant::Type::Q5_K || w.type == quant::Type::Q6_K;
+    const bool plain = w.type == quant::Type::F32 || w.type == quant::Type::F16 || w.type == quant::Type::BF16;
     const int64_t multiple = kQuant ? quant::kQKK : plain ? 1 : math::kChunk;
     if (!w.data || w.cols <= 0 || w.rows <= 0 || w.cols % multiple != 0)
         return invalidArgument(std::string(op) + ": weight needs data and cols a positive multiple of " +
@@ -72,8 +73,14 @@ template <typename Fn> Status dispatchWeight(const DeviceMatrix& w, const char* 
     switch (w.type) {
     case quant::Type::F32: return fn(math::F32Chunk{});
     case quant::Type::F16: return fn(math::F16Chunk{});
+    case quant::Type::BF16: return fn(math::BF16Chunk{});
     case quant::Type::Q4_0: return fn(quant::BlockQ4_0{});
+    case quant::Type::Q4_1: return fn(quant::BlockQ4_1{});
+    case quant::Type::Q5_0: return fn(quant::BlockQ5_0{});
+    case quant::Type::Q5_1: return fn(quant::BlockQ5_1{});
     case quant::Type::Q8_0: return fn(quant::BlockQ8_0{});
+    case quant::Type::Q2_K: return fn(quant::BlockQ2_K{});
+    case quant::Type::Q3_K: return fn(quant::BlockQ3_K{});
     case quant::Type::Q4_K: return fn(quant::BlockQ4_K{});
     case quant::Type::Q5_K: return fn(quant::BlockQ5_K{});
     case quant::Type::Q6_K: return fn(quant::BlockQ6_K{});

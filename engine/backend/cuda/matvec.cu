@@ -10,7 +10,7 @@ constexpr int kWarpsPerBlock = 4;
 
 // grid: ceil(rows / 4) blocks of 4 warps; warp = one row of W, all n batch columns at once.
 // vec4: every chunk is whole and x is 16-byte aligned, so x is read as float4; otherwise scalar
-// reads stop at cols (only F32/F16 rows end inside a chunk).
+// reads stop at cols (only plain F32/F16/BF16 rows end inside a chunk).
 template <typename B>
 __global__ void matVecKernel(const uint8_t* __restrict__ w, uint64_t rowBytes, int64_t rows,
                              int64_t nChunks, const float* __restrict__ x, int64_t cols,
@@ -56,8 +56,14 @@ bool weightTypeSupported(quant::Type type) {
     switch (type) {
     case quant::Type::F32:
     case quant::Type::F16:
+    case quant::Type::BF16:
     case quant::Type::Q4_0:
+    case quant::Type::Q4_1:
+    case quant::Type::Q5_0:
+    case quant::Type::Q5_1:
     case quant::Type::Q8_0:
+    case quant::Type::Q2_K:
+    case quant::Type::Q3_K:
     case quant::Type::Q4_K:
     case quant::Type::Q5_K:
     case quant::Type::Q6_K: return true;
