@@ -53,6 +53,8 @@ if [[ -f "$model" ]]; then
   stamp "bench ($model): cpu, then cuda:0"
   "$cli" bench "$model" --device cpu --reps 2
   "$cli" bench "$model" --device cuda:0 --reps 2
+  stamp "bench without CUDA graphs (HEARTH_CUDA_GRAPHS=0), for comparison"
+  HEARTH_CUDA_GRAPHS=0 "$cli" bench "$model" --device cuda:0 --reps 2
 else
   echo "no model for the bench: set HEARTH_BENCH_MODEL=/path/to/model.gguf"
 fi

@@ -1,7 +1,8 @@
 // LlamaModel's forward pass on a CUDA device: the steps of forwardCpu (embedding, per layer
 // RMSNorm, Q/K/V projections with optional bias and Q/K norm, RoPE, paged K/V write, causal GQA
 // attention, output projection, SwiGLU feed-forward, residual adds; final norm and logits) as
-// kernels from backend/cuda/cuda_ops.h enqueued on one stream.
+// kernels from backend/cuda/cuda_ops.h enqueued on one stream. Small batches (decode) are captured
+// once per shape as a CUDA graph and replayed, so a step costs one launch instead of hundreds.
 #include "model/llama_forward_cuda.h"
 
 #include "backend/cuda/cuda_device.h"
@@ -9,8 +10,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 
 namespace hearth::model {
 
@@ -33,6 +37,8 @@ struct Scratch {
     cuda::DeviceBuffer k, v;         // [n][kvDim]
     cuda::DeviceBuffer gate, up;     // [n][F]
     cuda::DeviceBuffer ids, pos;     // int32 [n]
+    cuda::DeviceBuffer tableStart;   // int32 [n]: where token i's block table starts in tables
+    cuda::DeviceBuffer rows;         // int32 [wanted]: the tokens whose logits are wanted
     cuda::DeviceBuffer slots;        // int64 [n]
     int64_t tableCapacity = 0;
     cuda::DeviceBuffer tables;       // int32, every sequence's block table back to back
@@ -57,11 +63,16 @@ struct CudaLlamaForward::Impl {
     std::vector<DeviceLayer> layers;
     Scratch s;
     uint64_t weightBytes = 0, kvBytes = 0;
+    // Replayable steps keyed by (tokens, wanted logits); dropped whenever reserve() moves a buffer.
+    bool useGraphs = true;
+    std::map<std::pair<int64_t, int64_t>, cuda::Graph> graphs;
 
     Result<const float*> uploadFloats(const float* data, int64_t n);
     Result<cuda::DeviceMatrix> uploadMatrix(const cpu::ref::Matrix& m, const char* what);
     Status reserve(int64_t n, int64_t tableLen, int64_t wanted);
     Status linear(const cuda::DeviceMatrix& w, const float* x, float* y, int64_t n);
+    Status enqueueStep(int64_t n, int64_t wanted, bool split);
+    Status runStep(int64_t n, int64_t wanted, bool split);
 };
 
 Result<const float*> CudaLlamaForward::Impl::uploadFloats(const float* data, int64_t n) {
@@ -109,17 +120,22 @@ Status CudaLlamaForward::Impl::reserve(int64_t n, int64_t tableLen, int64_t want
         HEARTH_RETURN_IF_ERROR(floats(s.up, c * F));
         HEARTH_RETURN_IF_ERROR(floats(s.ids, c));  // int32, same size as float
         HEARTH_RETURN_IF_ERROR(floats(s.pos, c));
+        HEARTH_RETURN_IF_ERROR(floats(s.tableStart, c));
+        HEARTH_RETURN_IF_ERROR(floats(s.rows, c));
         HEARTH_RETURN_IF_ERROR(floats(s.slots, 2 * c)); // int64
         s.capacity = c;
+        graphs.clear();
     }
     if (tableLen > s.tableCapacity) {
         const int64_t c = std::max<int64_t>(tableLen, 64);
         HEARTH_RETURN_IF_ERROR(floats(s.tables, c));
         s.tableCapacity = c;
+        graphs.clear();
     }
     if (wanted > s.logitRows) {
         HEARTH_RETURN_IF_ERROR(floats(s.logits, wanted * hp.nVocab));
         s.logitRows = wanted;
+        graphs.clear();
     }
     return Status::ok();
 }
@@ -160,6 +176,7 @@ Result<std::unique_ptr<CudaLlamaForward>> CudaLlamaForward::create(const LlamaMo
     I.blockSize = blockSize;
     I.gpuLayers = gpuLayers < 0 ? hp.nLayer : std::min(gpuLayers, hp.nLayer);
     I.kvFormat = kvType == KvType::F32 ? cuda::KvFormat::F32 : cuda::KvFormat::F16;
+    if (const char* env = std::getenv("HEARTH_CUDA_GRAPHS")) I.useGraphs = std::strcmp(env, "0") != 0;
     const uint64_t kvDim = uint64_t(hp.nHeadKv) * uint64_t(hp.headDim);
     I.blockBytes = uint64_t(blockSize) * kvDim * (kvType == KvType::F32 ? 4u : 2u);
     HEARTH_ASSIGN_OR_RETURN(I.stream, cuda::Stream::create());
@@ -215,57 +232,15 @@ Status CudaLlamaForward::copyBlock(int32_t src, int32_t dst) {
     return I.stream.synchronize();
 }
 
-Status CudaLlamaForward::forward(const Batch& batch, std::vector<float>& logits, cpu::PagedKvStore* cpuKv,
-                                 cpu::ThreadPool* pool) {
-    Impl& I = *m_impl;
-    const LlamaHParams& hp = I.model->hparams();
-    const int64_t n = int64_t(batch.tokens.size());
+// Enqueues the step's kernels for n tokens, wanted of them with logits (none with a split), reading
+// the batch from the scratch arrays forward() uploaded. Launch arguments depend only on (n,
+// wanted) and the scratch addresses, which is what lets runStep replay a captured copy.
+Status CudaLlamaForward::Impl::enqueueStep(int64_t n, int64_t wanted, bool split) {
+    const LlamaHParams& hp = model->hparams();
     const int64_t E = hp.nEmbd, D = hp.headDim, F = hp.nFf, qDim = int64_t(hp.nHead) * D,
                   kvDim = int64_t(hp.nHeadKv) * D;
-    logits.clear();
-    if (n == 0) return Status::ok();
-    const bool split = I.gpuLayers < hp.nLayer;
-    if (split && !cpuKv) return invalidArgument("CUDA forward: a layer split needs the CPU layers' K/V store");
-
-    // Host side: check the batch as forwardCpu does, and derive each token's slot.
-    const size_t nSeq = batch.blockTables.size();
-    std::vector<int32_t> ids(static_cast<size_t>(n)), pos(static_cast<size_t>(n));
-    std::vector<int64_t> slots(static_cast<size_t>(n));
-    std::vector<int64_t> tableOffset(nSeq);
-    std::vector<int32_t> tables;
-    for (size_t s = 0; s < nSeq; ++s) {
-        tableOffset[s] = int64_t(tables.size());
-        for (int32_t b : batch.blockTables[s]) {
-            if (b < 0 || b >= I.numBlocks) return outOfRange("block id " + std::to_string(b) + " outside the CUDA K/V pool");
-            tables.push_back(b);
-        }
-    }
-    int64_t wanted = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        const BatchToken& t = batch.tokens[size_t(i)];
-        if (t.token < 0 || t.token >= hp.nVocab)
-            return outOfRange("token id " + std::to_string(t.token) + " outside the vocabulary");
-        if (t.seq < 0 || size_t(t.seq) >= nSeq) return invalidArgument("batch token names an unknown sequence");
-        if (t.pos < 0) return invalidArgument("negative position");
-        const auto& table = batch.blockTables[size_t(t.seq)];
-        if (size_t(t.pos / I.blockSize) >= table.size())
-            return invalidArgument("position " + std::to_string(t.pos) + " of a sequence has no KV slot");
-        ids[size_t(i)] = t.token;
-        pos[size_t(i)] = t.pos;
-        slots[size_t(i)] = int64_t(table[size_t(t.pos / I.blockSize)]) * I.blockSize + t.pos % I.blockSize;
-        if (t.wantLogits) ++wanted;
-    }
-
-    HEARTH_RETURN_IF_ERROR(cuda::setDevice(I.device));
-    HEARTH_RETURN_IF_ERROR(I.reserve(n, int64_t(tables.size()), split ? 0 : wanted));
-    Scratch& S = I.s;
-    const cuda::StreamHandle st = I.stream.handle();
-    HEARTH_RETURN_IF_ERROR(cuda::copyToDevice(S.ids.data(), ids.data(), ids.size() * sizeof(int32_t), st));
-    HEARTH_RETURN_IF_ERROR(cuda::copyToDevice(S.pos.data(), pos.data(), pos.size() * sizeof(int32_t), st));
-    HEARTH_RETURN_IF_ERROR(cuda::copyToDevice(S.slots.data(), slots.data(), slots.size() * sizeof(int64_t), st));
-    if (!tables.empty())
-        HEARTH_RETURN_IF_ERROR(cuda::copyToDevice(S.tables.data(), tables.data(), tables.size() * sizeof(int32_t), st));
-
+    Scratch& S = s;
+    const cuda::StreamHandle st = stream.handle();
     float *x = S.x.as<float>(), *xn = S.xn.as<float>(), *tmp = S.tmp.as<float>(), *q = S.q.as<float>(),
           *att = S.att.as<float>(), *k = S.k.as<float>(), *v = S.v.as<float>(), *gate = S.gate.as<float>(),
           *up = S.up.as<float>();
@@ -276,17 +251,25 @@ Status CudaLlamaForward::forward(const Batch& batch, std::vector<float>& logits,
     rope.nRot = hp.nRot;
     rope.freqBase = hp.ropeBase;
     rope.neox = hp.neoxRope;
-    rope.freqFactors = I.ropeFreqs;
-    const float scale = 1.0f / std::sqrt(float(D));
+    rope.freqFactors = ropeFreqs;
+    cuda::AttentionArgs a;
+    a.q = q;
+    a.out = att;
+    a.tables = S.tables.as<int32_t>();
+    a.tableStart = S.tableStart.as<int32_t>();
+    a.positions = dPos;
+    a.nTokens = n;
+    a.nHeads = hp.nHead;
+    a.scale = 1.0f / std::sqrt(float(D));
 
-    HEARTH_RETURN_IF_ERROR(cuda::getRows(I.tokEmbd, S.ids.as<int32_t>(), n, x, st));
-    for (int l = 0; l < I.gpuLayers; ++l) {
-        DeviceLayer& L = I.layers[size_t(l)];
+    HEARTH_RETURN_IF_ERROR(cuda::getRows(tokEmbd, S.ids.as<int32_t>(), n, x, st));
+    for (int l = 0; l < gpuLayers; ++l) {
+        DeviceLayer& L = layers[size_t(l)];
         // x, xn [n][E]; q, att [n][qDim]; k, v [n][kvDim]; gate, up [n][F]; tmp [n][E].
         HEARTH_RETURN_IF_ERROR(cuda::rmsNorm(x, L.attnNorm, xn, n, E, hp.rmsEps, st));
-        HEARTH_RETURN_IF_ERROR(I.linear(L.wq, xn, q, n));
-        HEARTH_RETURN_IF_ERROR(I.linear(L.wk, xn, k, n));
-        HEARTH_RETURN_IF_ERROR(I.linear(L.wv, xn, v, n));
+        HEARTH_RETURN_IF_ERROR(linear(L.wq, xn, q, n));
+        HEARTH_RETURN_IF_ERROR(linear(L.wk, xn, k, n));
+        HEARTH_RETURN_IF_ERROR(linear(L.wv, xn, v, n));
         if (L.bq) HEARTH_RETURN_IF_ERROR(cuda::addRows(q, L.bq, n, qDim, st));
         if (L.bk) HEARTH_RETURN_IF_ERROR(cuda::addRows(k, L.bk, n, kvDim, st));
         if (L.bv) HEARTH_RETURN_IF_ERROR(cuda::addRows(v, L.bv, n, kvDim, st));
@@ -301,55 +284,120 @@ Status CudaLlamaForward::forward(const Batch& batch, std::vector<float>& logits,
         cuda::PagedKvView view;
         view.k = L.kCache.data();
         view.v = L.vCache.data();
-        view.type = I.kvFormat;
-        view.numBlocks = I.numBlocks;
-        view.blockSize = I.blockSize;
+        view.type = kvFormat;
+        view.numBlocks = numBlocks;
+        view.blockSize = blockSize;
         view.nKvHeads = hp.nHeadKv;
         view.headDim = hp.headDim;
         HEARTH_RETURN_IF_ERROR(cuda::kvWrite(view, k, v, S.slots.as<int64_t>(), n, st));
-        // Attention per run of batch tokens of one sequence at consecutive positions (a prefill
-        // chunk is one run, each decode token its own).
-        for (int64_t i = 0; i < n;) {
-            const BatchToken& t = batch.tokens[size_t(i)];
-            int64_t j = i + 1;
-            while (j < n && batch.tokens[size_t(j)].seq == t.seq && batch.tokens[size_t(j)].pos == t.pos + (j - i)) ++j;
-            cuda::AttentionArgs a;
-            a.q = q + i * qDim;
-            a.out = att + i * qDim;
-            a.blockTable = S.tables.as<int32_t>() + tableOffset[size_t(t.seq)];
-            a.nTokens = j - i;
-            a.firstPos = t.pos;
-            a.nHeads = hp.nHead;
-            a.scale = scale;
-            HEARTH_RETURN_IF_ERROR(cuda::pagedAttention(view, a, st));
-            i = j;
-        }
-        HEARTH_RETURN_IF_ERROR(I.linear(L.wo, att, tmp, n));
+        // Every token of the batch in one launch, each through its own sequence's block table.
+        HEARTH_RETURN_IF_ERROR(cuda::pagedAttention(view, a, st));
+        HEARTH_RETURN_IF_ERROR(linear(L.wo, att, tmp, n));
         HEARTH_RETURN_IF_ERROR(cuda::add(x, tmp, x, n * E, st));
         HEARTH_RETURN_IF_ERROR(cuda::rmsNorm(x, L.ffnNorm, xn, n, E, hp.rmsEps, st));
-        HEARTH_RETURN_IF_ERROR(I.linear(L.wGate, xn, gate, n));
-        HEARTH_RETURN_IF_ERROR(I.linear(L.wUp, xn, up, n));
+        HEARTH_RETURN_IF_ERROR(linear(L.wGate, xn, gate, n));
+        HEARTH_RETURN_IF_ERROR(linear(L.wUp, xn, up, n));
         HEARTH_RETURN_IF_ERROR(cuda::swiglu(gate, up, gate, n * F, st));
-        HEARTH_RETURN_IF_ERROR(I.linear(L.wDown, gate, tmp, n));
+        HEARTH_RETURN_IF_ERROR(linear(L.wDown, gate, tmp, n));
         HEARTH_RETURN_IF_ERROR(cuda::add(x, tmp, x, n * E, st));
     }
+    if (split || wanted == 0) return Status::ok();
+    // The wanted rows of x gathered into xn [wanted][E], final norm, then the output matrix.
+    HEARTH_RETURN_IF_ERROR(cuda::gatherRows(x, S.rows.as<int32_t>(), wanted, E, xn, st));
+    HEARTH_RETURN_IF_ERROR(cuda::rmsNorm(xn, outputNorm, xn, wanted, E, hp.rmsEps, st));
+    return linear(output, xn, S.logits.as<float>(), wanted);
+}
+
+// Enqueues a step, through a CUDA graph for decode-sized batches: the first step of a shape is
+// captured (and run from the capture), later ones replay it. If capturing fails for any reason the
+// step is enqueued directly and graphs stay off for this object.
+Status CudaLlamaForward::Impl::runStep(int64_t n, int64_t wanted, bool split) {
+    if (!useGraphs || n > cuda::kMatVecMaxBatch) return enqueueStep(n, wanted, split);
+    const std::pair<int64_t, int64_t> key{n, wanted};
+    if (auto it = graphs.find(key); it != graphs.end()) return it->second.launch(stream.handle());
+    if (!cuda::Graph::beginCapture(stream.handle()).isOk()) {
+        useGraphs = false;
+        return enqueueStep(n, wanted, split);
+    }
+    if (!enqueueStep(n, wanted, split).isOk()) {
+        cuda::Graph::abortCapture(stream.handle());
+        useGraphs = false;
+        return enqueueStep(n, wanted, split); // the real error, if there is one, surfaces here
+    }
+    Result<cuda::Graph> graph = cuda::Graph::endCapture(stream.handle());
+    if (!graph.isOk()) {
+        useGraphs = false;
+        return enqueueStep(n, wanted, split);
+    }
+    const cuda::Graph& g = graphs.emplace(key, std::move(graph).value()).first->second;
+    return g.launch(stream.handle());
+}
+
+Status CudaLlamaForward::forward(const Batch& batch, std::vector<float>& logits, cpu::PagedKvStore* cpuKv,
+                                 cpu::ThreadPool* pool) {
+    Impl& I = *m_impl;
+    const LlamaHParams& hp = I.model->hparams();
+    const int64_t n = int64_t(batch.tokens.size());
+    const int64_t E = hp.nEmbd;
+    logits.clear();
+    if (n == 0) return Status::ok();
+    const bool split = I.gpuLayers < hp.nLayer;
+    if (split && !cpuKv) return invalidArgument("CUDA forward: a layer split needs the CPU layers' K/V store");
+
+    // Host side: check the batch as forwardCpu does, and derive each token's slot.
+    const size_t nSeq = batch.blockTables.size();
+    std::vector<int32_t> ids(static_cast<size_t>(n)), pos(static_cast<size_t>(n)),
+        tableStart(static_cast<size_t>(n)), rows;
+    std::vector<int64_t> slots(static_cast<size_t>(n));
+    std::vector<int32_t> tableOffset(nSeq);
+    std::vector<int32_t> tables;
+    for (size_t s = 0; s < nSeq; ++s) {
+        tableOffset[s] = int32_t(tables.size());
+        for (int32_t b : batch.blockTables[s]) {
+            if (b < 0 || b >= I.numBlocks) return outOfRange("block id " + std::to_string(b) + " outside the CUDA K/V pool");
+            tables.push_back(b);
+        }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        const BatchToken& t = batch.tokens[size_t(i)];
+        if (t.token < 0 || t.token >= hp.nVocab)
+            return outOfRange("token id " + std::to_string(t.token) + " outside the vocabulary");
+        if (t.seq < 0 || size_t(t.seq) >= nSeq) return invalidArgument("batch token names an unknown sequence");
+        if (t.pos < 0) return invalidArgument("negative position");
+        const auto& table = batch.blockTables[size_t(t.seq)];
+        if (size_t(t.pos / I.blockSize) >= table.size())
+            return invalidArgument("position " + std::to_string(t.pos) + " of a sequence has no KV slot");
+        ids[size_t(i)] = t.token;
+        pos[size_t(i)] = t.pos;
+        tableStart[size_t(i)] = tableOffset[size_t(t.seq)];
+        slots[size_t(i)] = int64_t(table[size_t(t.pos / I.blockSize)]) * I.blockSize + t.pos % I.blockSize;
+        if (t.wantLogits) rows.push_back(int32_t(i));
+    }
+    const int64_t wanted = split ? 0 : int64_t(rows.size());
+
+    HEARTH_RETURN_IF_ERROR(cuda::setDevice(I.device));
+    HEARTH_RETURN_IF_ERROR(I.reserve(n, int64_t(tables.size()), wanted));
+    Scratch& S = I.s;
+    const cuda::StreamHandle st = I.stream.handle();
+    auto upload = [&](cuda::DeviceBuffer& dst, const auto& v) {
+        return v.empty() ? Status::ok() : cuda::copyToDevice(dst.data(), v.data(), v.size() * sizeof(v[0]), st);
+    };
+    HEARTH_RETURN_IF_ERROR(upload(S.ids, ids));
+    HEARTH_RETURN_IF_ERROR(upload(S.pos, pos));
+    HEARTH_RETURN_IF_ERROR(upload(S.tableStart, tableStart));
+    HEARTH_RETURN_IF_ERROR(upload(S.slots, slots));
+    HEARTH_RETURN_IF_ERROR(upload(S.tables, tables));
+    if (wanted > 0) HEARTH_RETURN_IF_ERROR(upload(S.rows, rows));
+
+    HEARTH_RETURN_IF_ERROR(I.runStep(n, wanted, split));
 
     if (split) {
         // The hidden state comes back; the CPU runs the remaining layers and the logits.
         std::vector<float> hidden(static_cast<size_t>(n * E));
-        HEARTH_RETURN_IF_ERROR(cuda::copyToHost(hidden.data(), x, hidden.size() * sizeof(float), st));
+        HEARTH_RETURN_IF_ERROR(cuda::copyToHost(hidden.data(), S.x.data(), hidden.size() * sizeof(float), st));
         return I.model->forwardCpuFrom(batch, I.gpuLayers, hidden, *cpuKv, logits, pool);
     }
-    // The wanted rows of x gathered into xn [wanted][E], final norm, then the output matrix.
     if (wanted == 0) return I.stream.synchronize();
-    int64_t row = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        if (!batch.tokens[size_t(i)].wantLogits) continue;
-        HEARTH_RETURN_IF_ERROR(cuda::copyDeviceToDevice(xn + row * E, x + i * E, size_t(E) * sizeof(float), st));
-        ++row;
-    }
-    HEARTH_RETURN_IF_ERROR(cuda::rmsNorm(xn, I.outputNorm, xn, wanted, E, hp.rmsEps, st));
-    HEARTH_RETURN_IF_ERROR(I.linear(I.output, xn, S.logits.as<float>(), wanted));
     logits.resize(size_t(wanted) * size_t(hp.nVocab));
     return cuda::copyToHost(logits.data(), S.logits.data(), logits.size() * sizeof(float), st);
 }

@@ -1,7 +1,8 @@
 // Every CUDA op against the CPU scalar reference (backend/cpu/ref_ops, cpu::PagedKvStore) on random
 // inputs with odd sizes: matVec (batch 1..8) and matMul (WMMA prefill) for each weight type, getRows,
 // rmsNorm (also in place), addRows, rope (both pairings, partial rotation, freq factors), swiglu,
-// add, softmax, KV writes into paged blocks and paged attention (decode and prefill chunks, GQA).
+// add, softmax, row gathers (also replayed from a CUDA graph), KV writes into paged blocks and paged
+// attention (decode batches of many sequences, prefill chunks, both mixed, GQA).
 // Tolerances are stated at each check. Without a usable CUDA driver/device it prints why and exits
 // 77 (CTest: skipped).
 #include "backend/cpu/paged_kv.h"
@@ -283,37 +284,57 @@ private slots:
     void attention_data() {
         QTest::addColumn<bool>("f16");
         QTest::addColumn<int>("headDim");
-        QTest::addColumn<int>("firstPos");
-        QTest::addColumn<int>("nTokens");
-        QTest::newRow("f32 decode d128") << false << 128 << 40 << 1;
-        QTest::newRow("f16 decode d80") << true << 80 << 100 << 1;
-        QTest::newRow("f32 prefill d64") << false << 64 << 0 << 37;
-        QTest::newRow("f16 prefill chunk d128") << true << 128 << 21 << 17;
+        QTest::addColumn<QString>("runs"); // "firstPos:nTokens" per sequence
+        QTest::newRow("f32 decode d128") << false << 128 << "40:1";
+        QTest::newRow("f16 decode d80") << true << 80 << "100:1";
+        QTest::newRow("f32 prefill d64") << false << 64 << "0:37";
+        QTest::newRow("f16 prefill chunk d128") << true << 128 << "21:17";
+        QTest::newRow("f16 decode batch of 5 d64") << true << 64 << "40:1,0:1,17:1,63:1,5:1";
+        QTest::newRow("f32 decodes beside a prefill d96") << false << 96 << "33:1,9:12,70:1";
     }
 
     // KV writes equal cpu::PagedKvStore's conversion exactly; attention outputs match the
-    // reference softmax over those stored keys/values to 1e-4 absolute.
+    // reference softmax over those stored keys/values to 1e-4 absolute. Several sequences share
+    // one launch: each has its own shuffled blocks, and their tokens are interleaved in the batch.
     void attention() {
         QFETCH(bool, f16);
         QFETCH(int, headDim);
-        QFETCH(int, firstPos);
-        QFETCH(int, nTokens);
-        const int nHeads = 8, nKvHeads = 2, blockSize = 16, numBlocks = 12;
-        const int64_t total = firstPos + nTokens, rowSize = int64_t(nKvHeads) * headDim;
+        QFETCH(QString, runs);
+        const int nHeads = 8, nKvHeads = 2, blockSize = 16, numBlocks = 32;
+        const int64_t rowSize = int64_t(nKvHeads) * headDim;
         const KvType kvType = f16 ? KvType::F16 : KvType::F32;
         auto store = cpu::PagedKvStore::create(1, numBlocks, blockSize, nKvHeads, headDim, kvType);
         QVERIFY(store.isOk());
 
-        std::vector<int32_t> table(numBlocks);
-        std::iota(table.begin(), table.end(), 0);
-        std::shuffle(table.begin(), table.end(), std::mt19937(4));
-        std::vector<int64_t> slotIds(static_cast<size_t>(total));
-        for (int64_t p = 0; p < total; ++p) slotIds[size_t(p)] = int64_t(table[size_t(p / blockSize)]) * blockSize + p % blockSize;
-
-        const auto k = randomFloats(size_t(total * rowSize), 31), v = randomFloats(size_t(total * rowSize), 32);
-        for (int64_t p = 0; p < total; ++p) {
-            store->writeKey(0, slotIds[size_t(p)], k.data() + p * rowSize);
-            store->writeValue(0, slotIds[size_t(p)], v.data() + p * rowSize);
+        // Sequence s: positions [0, firstPos + nTokens) written, queries at the last nTokens.
+        struct Seq {
+            int firstPos = 0, nTokens = 0, tableStart = 0;
+            std::vector<int64_t> slotIds;
+        };
+        std::vector<Seq> seqs;
+        std::vector<int32_t> perm(numBlocks), tables;
+        std::iota(perm.begin(), perm.end(), 0);
+        std::shuffle(perm.begin(), perm.end(), std::mt19937(4));
+        std::vector<int64_t> allSlots;
+        for (const QString& run : runs.split(',')) {
+            Seq sq;
+            sq.firstPos = run.section(':', 0, 0).toInt();
+            sq.nTokens = run.section(':', 1, 1).toInt();
+            const int total = sq.firstPos + sq.nTokens, blocks = (total + blockSize - 1) / blockSize;
+            sq.tableStart = int(tables.size());
+            QVERIFY(tables.size() + size_t(blocks) <= perm.size());
+            tables.insert(tables.end(), perm.begin() + ptrdiff_t(tables.size()),
+                          perm.begin() + ptrdiff_t(tables.size()) + blocks);
+            for (int p = 0; p < total; ++p)
+                sq.slotIds.push_back(int64_t(tables[size_t(sq.tableStart + p / blockSize)]) * blockSize + p % blockSize);
+            allSlots.insert(allSlots.end(), sq.slotIds.begin(), sq.slotIds.end());
+            seqs.push_back(std::move(sq));
+        }
+        const int64_t totalRows = int64_t(allSlots.size());
+        const auto k = randomFloats(size_t(totalRows * rowSize), 31), v = randomFloats(size_t(totalRows * rowSize), 32);
+        for (int64_t r = 0; r < totalRows; ++r) {
+            store->writeKey(0, allSlots[size_t(r)], k.data() + r * rowSize);
+            store->writeValue(0, allSlots[size_t(r)], v.data() + r * rowSize);
         }
         const size_t elemBytes = f16 ? 2 : 4, cacheElems = size_t(numBlocks) * blockSize * size_t(rowSize);
         auto dk = cuda::DeviceBuffer::allocate(cacheElems * elemBytes);
@@ -327,8 +348,8 @@ private slots:
         view.blockSize = blockSize;
         view.nKvHeads = nKvHeads;
         view.headDim = headDim;
-        const auto dkIn = upload(k), dvIn = upload(v), dSlots = upload(slotIds), dTable = upload(table);
-        CHECK_OK(cuda::kvWrite(view, dkIn.as<float>(), dvIn.as<float>(), dSlots.as<int64_t>(), total, nullptr));
+        const auto dkIn = upload(k), dvIn = upload(v), dSlots = upload(allSlots), dTables = upload(tables);
+        CHECK_OK(cuda::kvWrite(view, dkIn.as<float>(), dvIn.as<float>(), dSlots.as<int64_t>(), totalRows, nullptr));
 
         // The device cache holds what the CPU store holds, slot by slot.
         std::vector<uint8_t> rawK(cacheElems * elemBytes), rawV(cacheElems * elemBytes);
@@ -344,51 +365,100 @@ private slots:
             std::memcpy(&f, raw.data() + size_t(i) * 4, 4);
             return f;
         };
-        std::vector<float> keys(size_t(total * rowSize)), values(size_t(total * rowSize));
-        for (int64_t p = 0; p < total; ++p) {
-            store->readKey(0, slotIds[size_t(p)], keys.data() + p * rowSize);
-            store->readValue(0, slotIds[size_t(p)], values.data() + p * rowSize);
-            for (int64_t e = 0; e < rowSize; ++e) {
-                QCOMPARE(elem(rawK, slotIds[size_t(p)] * rowSize + e), keys[size_t(p * rowSize + e)]);
-                QCOMPARE(elem(rawV, slotIds[size_t(p)] * rowSize + e), values[size_t(p * rowSize + e)]);
-            }
+        std::vector<float> stored(static_cast<size_t>(rowSize));
+        for (int64_t slot : allSlots) {
+            store->readKey(0, slot, stored.data());
+            for (int64_t e = 0; e < rowSize; ++e) QCOMPARE(elem(rawK, slot * rowSize + e), stored[size_t(e)]);
+            store->readValue(0, slot, stored.data());
+            for (int64_t e = 0; e < rowSize; ++e) QCOMPARE(elem(rawV, slot * rowSize + e), stored[size_t(e)]);
         }
 
+        // Batch order interleaves the sequences: their first query tokens, then their second, ...
+        std::vector<std::pair<int, int>> tokens; // (sequence, position)
+        for (int t = 0;; ++t) {
+            const size_t before = tokens.size();
+            for (size_t sq = 0; sq < seqs.size(); ++sq)
+                if (t < seqs[sq].nTokens) tokens.emplace_back(int(sq), seqs[sq].firstPos + t);
+            if (tokens.size() == before) break;
+        }
+        const int nTokens = int(tokens.size());
+        std::vector<int32_t> tableStart, positions;
+        for (auto [sq, p] : tokens) {
+            tableStart.push_back(seqs[size_t(sq)].tableStart);
+            positions.push_back(p);
+        }
         const auto q = randomFloats(size_t(nTokens) * nHeads * size_t(headDim), 33, 2.0f);
-        const auto dq = upload(q);
+        const auto dq = upload(q), dStart = upload(tableStart), dPos = upload(positions);
         auto dout = deviceFloats(q.size());
         cuda::AttentionArgs a;
         a.q = dq.as<float>();
         a.out = dout.as<float>();
-        a.blockTable = dTable.as<int32_t>();
+        a.tables = dTables.as<int32_t>();
+        a.tableStart = dStart.as<int32_t>();
+        a.positions = dPos.as<int32_t>();
         a.nTokens = nTokens;
-        a.firstPos = firstPos;
         a.nHeads = nHeads;
         a.scale = 1.0f / std::sqrt(float(headDim));
         CHECK_OK(cuda::pagedAttention(view, a, nullptr));
         const auto got = download<float>(dout, q.size());
 
         const int group = nHeads / nKvHeads;
-        for (int t = 0; t < nTokens; ++t)
+        std::vector<float> keys(static_cast<size_t>(rowSize)), values(static_cast<size_t>(rowSize));
+        for (int t = 0; t < nTokens; ++t) {
+            const Seq& sq = seqs[size_t(tokens[size_t(t)].first)];
+            const int64_t n = tokens[size_t(t)].second + 1;
             for (int h = 0; h < nHeads; ++h) {
-                const int64_t n = firstPos + t + 1;
                 const float* qh = q.data() + (size_t(t) * nHeads + size_t(h)) * size_t(headDim);
                 const int64_t off = int64_t(h / group) * headDim;
                 std::vector<float> s(static_cast<size_t>(n));
                 for (int64_t p = 0; p < n; ++p) {
+                    store->readKey(0, sq.slotIds[size_t(p)], keys.data());
                     double d = 0.0;
-                    for (int i = 0; i < headDim; ++i) d += double(qh[i]) * keys[size_t(p * rowSize + off + i)];
+                    for (int i = 0; i < headDim; ++i) d += double(qh[i]) * keys[size_t(off + i)];
                     s[size_t(p)] = float(d * a.scale);
                 }
                 cpu::ref::softmax(s.data(), n);
+                std::vector<double> o(static_cast<size_t>(headDim), 0.0);
+                for (int64_t p = 0; p < n; ++p) {
+                    store->readValue(0, sq.slotIds[size_t(p)], values.data());
+                    for (int i = 0; i < headDim; ++i) o[size_t(i)] += double(s[size_t(p)]) * values[size_t(off + i)];
+                }
                 for (int i = 0; i < headDim; ++i) {
-                    double o = 0.0;
-                    for (int64_t p = 0; p < n; ++p) o += double(s[size_t(p)]) * values[size_t(p * rowSize + off + i)];
                     const float g = got[(size_t(t) * nHeads + size_t(h)) * size_t(headDim) + size_t(i)];
-                    QVERIFY2(std::fabs(g - o) <= 1e-4,
-                             qPrintable(QStringLiteral("token %1 head %2 dim %3: %4 vs %5").arg(t).arg(h).arg(i).arg(g).arg(o)));
+                    QVERIFY2(std::fabs(g - o[size_t(i)]) <= 1e-4,
+                             qPrintable(QStringLiteral("token %1 head %2 dim %3: %4 vs %5")
+                                            .arg(t).arg(h).arg(i).arg(g).arg(o[size_t(i)])));
                 }
             }
+        }
+    }
+
+    // Row gathers copy exactly; a graph captured from a gather replays with new row indices.
+    void gatherRowsAndGraphReplay() {
+        const int64_t dim = 77, nRows = 9;
+        const auto x = randomFloats(size_t(nRows * dim), 41);
+        const auto dx = upload(x);
+        std::vector<int32_t> rows = {8, 0, 3};
+        auto dRows = upload(rows);
+        auto dout = deviceFloats(rows.size() * size_t(dim));
+        auto stream = cuda::Stream::create();
+        QVERIFY(stream.isOk());
+        CHECK_OK(cuda::Graph::beginCapture(stream->handle()));
+        const Status enq = cuda::gatherRows(dx.as<float>(), dRows.as<int32_t>(), int64_t(rows.size()), dim,
+                                            dout.as<float>(), stream->handle());
+        if (!enq.isOk()) cuda::Graph::abortCapture(stream->handle());
+        CHECK_OK(enq);
+        auto graph = cuda::Graph::endCapture(stream->handle());
+        QVERIFY2(graph.isOk(), graph.status().toString().c_str());
+        for (const std::vector<int32_t>& pick : {std::vector<int32_t>{8, 0, 3}, std::vector<int32_t>{2, 2, 7}}) {
+            CHECK_OK(cuda::copyToDevice(dRows.data(), pick.data(), pick.size() * sizeof(int32_t), stream->handle()));
+            CHECK_OK(graph->launch(stream->handle()));
+            CHECK_OK(stream->synchronize());
+            const auto got = download<float>(dout, pick.size() * size_t(dim));
+            for (size_t r = 0; r < pick.size(); ++r)
+                for (int64_t e = 0; e < dim; ++e)
+                    QCOMPARE(got[r * size_t(dim) + size_t(e)], x[size_t(pick[r]) * size_t(dim) + size_t(e)]);
+        }
     }
 };
 

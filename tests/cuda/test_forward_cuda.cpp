@@ -1,7 +1,8 @@
 // The llama forward pass on CUDA (model::CudaLlamaForward) against the scalar reference forward:
 // two steps over two sequences (a chunked prefill next to a sequence in scattered blocks, then a
 // copy-on-write of a block), all logits, for stories260K (F32, GQA, n_ff 172) and
-// llama-2-tiny-random (F16), with F32 and F16 K/V. Exits 77 (skipped) without a CUDA device.
+// llama-2-tiny-random (F16), with F32 and F16 K/V; and decode steps replayed from CUDA graphs equal
+// to the same steps launched directly. Exits 77 (skipped) without a CUDA device.
 #include "backend/cpu/paged_kv.h"
 #include "backend/cuda/cuda_device.h"
 #include "hearth/gguf.h"
@@ -15,6 +16,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 using namespace hearth;
 
@@ -111,6 +113,49 @@ private slots:
                     qPrintable(model), rows, maxDiff, maxLogit, agree);
         QVERIFY(maxDiff <= 3e-2 * std::max(1.0, maxLogit));
         QVERIFY(agree * 10 >= rows * 9);
+    }
+
+    // Decode-sized steps are captured once per (tokens, wanted) shape and replayed; the replays
+    // must give exactly the logits of direct launches (same kernels, same arguments) while the
+    // batch contents change under them: positions, tokens, block tables and which rows want logits.
+    void graphReplayEqualsDirect() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        auto file = gguf::File::open(test::testDataPath(QStringLiteral("models/stories260K.gguf")));
+        QVERIFY2(file.isOk(), file.status().toString().c_str());
+        auto m = model::LlamaModel::load(*file);
+        QVERIFY2(m.isOk(), m.status().toString().c_str());
+        qputenv("HEARTH_CUDA_GRAPHS", "0");
+        auto direct = model::CudaLlamaForward::create(**m, 0, 16, 16, KvType::F16);
+        qunsetenv("HEARTH_CUDA_GRAPHS");
+        auto graphed = model::CudaLlamaForward::create(**m, 0, 16, 16, KvType::F16);
+        QVERIFY(direct.isOk() && graphed.isOk());
+
+        const int nVocab = (*m)->hparams().nVocab;
+        const std::vector<std::vector<int32_t>> tables = {{3, 9, 1}, {12, 0}, {6, 7, 14}};
+        std::vector<int> length = {0, 0, 0};
+        // Prefill three prompts (matMul path, no graph), then decode steps of 1..3 tokens.
+        model::Batch prefill;
+        prefill.blockTables.assign(tables.begin(), tables.end());
+        for (int s = 0; s < 3; ++s)
+            for (int p = 0; p < 9 + 4 * s; ++p) prefill.tokens.push_back({(p * 31 + s * 7) % (nVocab - 1) + 1, p, s, false});
+        for (int s = 0; s < 3; ++s) length[size_t(s)] = 9 + 4 * s;
+        std::vector<float> a, b;
+        QVERIFY((*direct)->forward(prefill, a).isOk());
+        QVERIFY((*graphed)->forward(prefill, b).isOk());
+        for (int step = 0; step < 12; ++step) {
+            model::Batch batch;
+            batch.blockTables.assign(tables.begin(), tables.end());
+            const int nSeqs = 1 + step % 3;
+            for (int s = 0; s < nSeqs; ++s) {
+                const bool want = s != 1 || step % 2 == 0;
+                batch.tokens.push_back({(step * 13 + s * 5) % (nVocab - 1) + 1, length[size_t(s)]++, s, want});
+            }
+            const Status sa = (*direct)->forward(batch, a), sb = (*graphed)->forward(batch, b);
+            QVERIFY2(sa.isOk(), sa.toString().c_str());
+            QVERIFY2(sb.isOk(), sb.toString().c_str());
+            QCOMPARE(b.size(), a.size());
+            QVERIFY2(a == b, qPrintable(QStringLiteral("step %1: graph replay differs from direct launches").arg(step)));
+        }
     }
 };
 

@@ -1,5 +1,6 @@
-// Paged K/V writes and causal paged attention (decode and prefill chunks) with a flash-style
-// online softmax: the warps of a block split a (token, head)'s keys, then merge their states.
+// Paged K/V writes and causal paged attention (a whole batch of decode tokens and prefill chunks in
+// one launch) with a flash-style online softmax: the warps of a block split a (token, head)'s keys,
+// then merge their states.
 #include "backend/cuda/kernel_common.cuh"
 
 #include <algorithm>
@@ -33,11 +34,14 @@ __global__ void kvWriteKernel(T* kc, T* vc, const float* __restrict__ k, const f
 
 // grid: (nHeads, nTokens), kAttnWarps warps. Warp w takes key positions w, w + 4, ... up to the
 // token's own position; each lane keeps its dims of q (pre-scaled) and of the weighted V sum.
+// Every argument but the per-token arrays is fixed for a batch shape, so a captured decode graph
+// replays it unchanged.
 template <typename T>
 __global__ void __launch_bounds__(kAttnWarps * 32)
 attentionKernel(const float* __restrict__ q, float* __restrict__ out, const T* __restrict__ kc,
-                const T* __restrict__ vc, const int32_t* __restrict__ blockTable, int nHeads,
-                int nKvHeads, int headDim, int blockSize, int64_t firstPos, float scale) {
+                const T* __restrict__ vc, const int32_t* __restrict__ tables,
+                const int32_t* __restrict__ tableStart, const int32_t* __restrict__ positions,
+                int nHeads, int nKvHeads, int headDim, int blockSize, float scale) {
     __shared__ float sMax[kAttnWarps], sSum[kAttnWarps];
     __shared__ float sAcc[kAttnWarps][kMaxHeadDim];
 
@@ -57,7 +61,8 @@ attentionKernel(const float* __restrict__ q, float* __restrict__ out, const T* _
     }
 
     math::OnlineSoftmax st;
-    const int64_t last = firstPos + t;
+    const int32_t* blockTable = tables + tableStart[t];
+    const int64_t last = positions[t];
     for (int64_t p = warp; p <= last; p += kAttnWarps) {
         const int64_t slot = int64_t(blockTable[p / blockSize]) * blockSize + p % blockSize;
         const T* kr = kc + slot * rowSize + int64_t(kvh) * headDim;
@@ -138,19 +143,19 @@ Status kvWrite(const PagedKvView& kv, const float* k, const float* v, const int6
 
 Status pagedAttention(const PagedKvView& kv, const AttentionArgs& a, StreamHandle stream) {
     HEARTH_RETURN_IF_ERROR(checkView(kv, "cuda pagedAttention"));
-    if (!a.q || !a.out || !a.blockTable || a.nTokens <= 0 || a.firstPos < 0 || a.nHeads <= 0 ||
+    if (!a.q || !a.out || !a.tables || !a.tableStart || !a.positions || a.nTokens <= 0 || a.nHeads <= 0 ||
         a.nHeads % kv.nKvHeads != 0 || kv.headDim > kMaxHeadDim || a.nTokens > 65535)
         return invalidArgument("cuda pagedAttention: null pointer, bad shape, nHeads not a multiple of "
                                "nKvHeads, headDim > 256 or more than 65535 tokens");
     const dim3 grid(unsigned(a.nHeads), unsigned(a.nTokens));
     if (kv.type == KvFormat::F16) {
         attentionKernel<uint16_t><<<grid, kAttnWarps * 32, 0, stream>>>(
-            a.q, a.out, static_cast<const uint16_t*>(kv.k), static_cast<const uint16_t*>(kv.v), a.blockTable,
-            a.nHeads, kv.nKvHeads, kv.headDim, kv.blockSize, a.firstPos, a.scale);
+            a.q, a.out, static_cast<const uint16_t*>(kv.k), static_cast<const uint16_t*>(kv.v), a.tables,
+            a.tableStart, a.positions, a.nHeads, kv.nKvHeads, kv.headDim, kv.blockSize, a.scale);
     } else {
         attentionKernel<float><<<grid, kAttnWarps * 32, 0, stream>>>(
-            a.q, a.out, static_cast<const float*>(kv.k), static_cast<const float*>(kv.v), a.blockTable,
-            a.nHeads, kv.nKvHeads, kv.headDim, kv.blockSize, a.firstPos, a.scale);
+            a.q, a.out, static_cast<const float*>(kv.k), static_cast<const float*>(kv.v), a.tables,
+            a.tableStart, a.positions, a.nHeads, kv.nKvHeads, kv.headDim, kv.blockSize, a.scale);
     }
     return detail::launchStatus("attentionKernel");
 }

@@ -115,6 +115,49 @@ Status Stream::synchronize() const {
     return cudaStatus(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize");
 }
 
+Status Graph::beginCapture(StreamHandle stream) {
+    if (!stream) return invalidArgument("cuda graph: capture needs a created stream, not the default one");
+    return cudaStatus(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+}
+
+Result<Graph> Graph::endCapture(StreamHandle stream) {
+    cudaGraph_t graph = nullptr;
+    HEARTH_RETURN_IF_ERROR(cudaStatus(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture"));
+    if (!graph) return internalError("cudaStreamEndCapture: no graph was recorded");
+    Graph g;
+    cudaGraphExec_t exec = nullptr;
+    const Status s = cudaStatus(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    cudaGraphDestroy(graph); // the executable graph keeps what it needs
+    HEARTH_RETURN_IF_ERROR(s);
+    g.m_exec = exec;
+    return g;
+}
+
+void Graph::abortCapture(StreamHandle stream) {
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+    cudaGetLastError(); // a capture invalidated by a failed call leaves a (non-sticky) error; clear it
+}
+
+Graph::Graph(Graph&& o) noexcept : m_exec(std::exchange(o.m_exec, nullptr)) {}
+
+Graph& Graph::operator=(Graph&& o) noexcept {
+    if (this != &o) {
+        if (m_exec) cudaGraphExecDestroy(m_exec);
+        m_exec = std::exchange(o.m_exec, nullptr);
+    }
+    return *this;
+}
+
+Graph::~Graph() {
+    if (m_exec) cudaGraphExecDestroy(m_exec);
+}
+
+Status Graph::launch(StreamHandle stream) const {
+    if (!m_exec) return invalidArgument("cuda graph: launch of an empty graph");
+    return cudaStatus(cudaGraphLaunch(m_exec, stream), "cudaGraphLaunch");
+}
+
 Status copyToDevice(void* dst, const void* src, size_t bytes, StreamHandle stream) {
     return cudaStatus(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream),
                       "cudaMemcpyAsync(host to device)");

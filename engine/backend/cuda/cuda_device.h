@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-struct CUstream_st; // the CUDA runtime's stream type (cudaStream_t is CUstream_st*)
+struct CUstream_st;    // the CUDA runtime's stream type (cudaStream_t is CUstream_st*)
+struct CUgraphExec_st; // an instantiated graph (cudaGraphExec_t)
 
 namespace hearth::cuda {
 
@@ -71,6 +72,35 @@ public:
 
 private:
     StreamHandle m_stream = nullptr;
+};
+
+// A captured sequence of kernel launches, replayed with one call (CUDA graphs). The launches'
+// arguments are frozen at capture: replays see new contents of the same buffers, so a caller
+// recaptures whenever a shape or a buffer address changes. Move-only.
+class Graph {
+public:
+    // Starts recording what this thread enqueues on `stream` (which must not be the legacy default
+    // stream); nothing runs until the graph is launched. Only kernel launches and async copies
+    // between device buffers may be enqueued until endCapture or abortCapture.
+    static Status beginCapture(StreamHandle stream);
+    // Stops recording and instantiates the graph.
+    static Result<Graph> endCapture(StreamHandle stream);
+    // Stops recording after a failed enqueue, dropping what was recorded.
+    static void abortCapture(StreamHandle stream);
+
+    Graph() = default;
+    Graph(Graph&& o) noexcept;
+    Graph& operator=(Graph&& o) noexcept;
+    Graph(const Graph&) = delete;
+    Graph& operator=(const Graph&) = delete;
+    ~Graph();
+
+    bool valid() const { return m_exec != nullptr; }
+    // Enqueues one replay on `stream`.
+    Status launch(StreamHandle stream) const;
+
+private:
+    CUgraphExec_st* m_exec = nullptr;
 };
 
 // Asynchronous on `stream` (pageable host memory makes them synchronous in practice).

@@ -62,6 +62,10 @@ Status add(const float* a, const float* b, float* out, int64_t n, StreamHandle s
 // x[nRows][dim] += bias[dim] (bias broadcast over rows)
 Status addRows(float* x, const float* bias, int64_t nRows, int64_t dim, StreamHandle stream);
 
+// out[i][dim] = x[rows[i]][dim] for i < nRows (rows: device, int32, each inside x).
+Status gatherRows(const float* x, const int32_t* rows, int64_t nRows, int64_t dim, float* out,
+                  StreamHandle stream);
+
 // In-place softmax of each of x[nRows][n].
 Status softmax(float* x, int64_t nRows, int64_t n, StreamHandle stream);
 
@@ -89,20 +93,22 @@ struct PagedKvView {
 Status kvWrite(const PagedKvView& kv, const float* k, const float* v, const int64_t* slots,
                int64_t n, StreamHandle stream);
 
-// Causal paged attention of one sequence: queries q[nTokens][nHeads][headDim] at positions
-// firstPos + t attend to the sequence's keys at positions [0, firstPos + t] (which must already be
-// written), found through blockTable (device, int32, enough blocks for firstPos + nTokens).
-// GQA: head h reads kv head h / (nHeads / nKvHeads). Decode is nTokens = 1; prefill chunks are
-// nTokens > 1. Flash-style: one thread block per (token, head), warps split the keys and keep an
-// online softmax each, merged at the end. headDim <= 256.
+// Causal paged attention of a batch: query token t (q[t][nHeads][headDim]) attends to its
+// sequence's keys at positions [0, positions[t]] (which must already be written), found through
+// that sequence's block table at tables + tableStart[t]. Tokens of many sequences (decode) and
+// runs of one sequence (prefill chunks) mix freely; every array is device memory, so one launch
+// serves the whole batch and a captured graph can replay it with new contents. GQA: head h reads
+// kv head h / (nHeads / nKvHeads). Flash-style: one thread block per (token, head), warps split
+// the keys and keep an online softmax each, merged at the end. headDim <= 256.
 struct AttentionArgs {
-    const float* q = nullptr;   // [nTokens][nHeads][headDim]
-    float* out = nullptr;       // [nTokens][nHeads][headDim]
-    const int32_t* blockTable = nullptr;
+    const float* q = nullptr;          // [nTokens][nHeads][headDim]
+    float* out = nullptr;              // [nTokens][nHeads][headDim]
+    const int32_t* tables = nullptr;   // the sequences' block tables back to back
+    const int32_t* tableStart = nullptr; // [nTokens]: offset of token t's table in tables
+    const int32_t* positions = nullptr;  // [nTokens]: token t's position in its sequence
     int64_t nTokens = 0;
-    int64_t firstPos = 0;
     int nHeads = 0;
-    float scale = 0.0f;         // usually 1/sqrt(headDim)
+    float scale = 0.0f;                // usually 1/sqrt(headDim)
 };
 Status pagedAttention(const PagedKvView& kv, const AttentionArgs& args, StreamHandle stream);
 

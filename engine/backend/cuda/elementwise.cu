@@ -1,4 +1,5 @@
-// Row and element-wise kernels: RMSNorm, RoPE, SwiGLU, add, softmax and embedding get-rows.
+// Row and element-wise kernels: RMSNorm, RoPE, SwiGLU, add, softmax, row gathers and embedding
+// get-rows.
 #include "backend/cuda/kernel_common.cuh"
 
 namespace hearth::cuda {
@@ -48,6 +49,13 @@ __global__ void addKernel(const float* a, const float* b, float* out, int64_t n)
 __global__ void addRowsKernel(float* x, const float* __restrict__ bias, int64_t n, int64_t dim) {
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
         x[i] += bias[i % dim];
+}
+
+// grid-stride over nRows * dim values: out[i][e] = x[rows[i]][e].
+__global__ void gatherRowsKernel(const float* __restrict__ x, const int32_t* __restrict__ rows, int64_t n,
+                                 int64_t dim, float* __restrict__ out) {
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+        out[i] = x[int64_t(rows[i / dim]) * dim + i % dim];
 }
 
 // grid: nRows blocks; max, then sum of exponentials, then normalize.
@@ -121,6 +129,13 @@ Status addRows(float* x, const float* bias, int64_t nRows, int64_t dim, StreamHa
     if (!x || !bias || nRows <= 0 || dim <= 0) return invalidArgument("cuda addRows: null pointer or empty");
     addRowsKernel<<<elementGrid(nRows * dim), kThreads, 0, stream>>>(x, bias, nRows * dim, dim);
     return detail::launchStatus("addRowsKernel");
+}
+
+Status gatherRows(const float* x, const int32_t* rows, int64_t nRows, int64_t dim, float* out,
+                  StreamHandle stream) {
+    if (!x || !rows || !out || nRows <= 0 || dim <= 0) return invalidArgument("cuda gatherRows: null pointer or empty");
+    gatherRowsKernel<<<elementGrid(nRows * dim), kThreads, 0, stream>>>(x, rows, nRows * dim, dim, out);
+    return detail::launchStatus("gatherRowsKernel");
 }
 
 Status softmax(float* x, int64_t nRows, int64_t n, StreamHandle stream) {
