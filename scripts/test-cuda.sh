@@ -4,7 +4,8 @@
 # the host math test), lists the devices, checks that the engine's greedy tokens on cuda:0 equal
 # the CPU's on the shared stories260K, and benchmarks `hearth-cli bench --device cuda:0`.
 # Environment: HEARTH_TEST_DATA (default ../shared), HEARTH_JOBS (default: all cores),
-# HEARTH_CUDA_BUILD (default build/cuda-native), HEARTH_BENCH_MODEL (a GGUF for the bench).
+# HEARTH_CUDA_BUILD (default build/cuda-native), HEARTH_BENCH_MODEL (a GGUF for the bench; default:
+# synthesized 1B models). HEARTH_CUDA_INT8=0 / HEARTH_CUDA_GRAPHS=0 switch those paths off.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -48,14 +49,31 @@ if [[ -f "$stories" ]]; then
     [[ "$cpu_ids" == "$gpu_ids" ]] || { echo "FAIL: greedy ids differ between cpu and cuda:0 -ngl $ngl"; exit 1; }
   done
 fi
-model=${HEARTH_BENCH_MODEL:-$stories}
-if [[ -f "$model" ]]; then
-  stamp "bench ($model): cpu, then cuda:0"
-  "$cli" bench "$model" --device cpu --reps 2
-  "$cli" bench "$model" --device cuda:0 --reps 2
-  stamp "bench without CUDA graphs (HEARTH_CUDA_GRAPHS=0), for comparison"
-  HEARTH_CUDA_GRAPHS=0 "$cli" bench "$model" --device cuda:0 --reps 2
-else
-  echo "no model for the bench: set HEARTH_BENCH_MODEL=/path/to/model.gguf"
+# The bench: a given model, or synthesized Llama 3.2 1B shapes in Q4_0 and Q4_K_M (prefill of
+# quantized weights takes the int8 path, decode the graph replay), each also with the int8 prefill
+# and the graphs switched off, so their effect is measured on this GPU.
+models=()
+if [[ -n "${HEARTH_BENCH_MODEL:-}" ]]; then
+  models=("$HEARTH_BENCH_MODEL")
+elif [[ -f "$HEARTH_TEST_DATA/models/ggml-vocab-llama-bpe.gguf" ]]; then
+  for type in Q4_0 Q4_K_M; do
+    f="$build/bench-llama3.2-1b-$type.gguf"
+    if [[ ! -s "$f" ]]; then
+      stamp "synthesizing $f"
+      "$cli" synth --preset llama3.2-1b --type "$type" --vocab "$HEARTH_TEST_DATA/models/ggml-vocab-llama-bpe.gguf" \
+        -o "$f.tmp" >/dev/null
+      mv "$f.tmp" "$f"
+    fi
+    models+=("$f")
+  done
 fi
+[[ ${#models[@]} -gt 0 ]] || { [[ -f "$stories" ]] && models=("$stories"); }
+for model in "${models[@]}"; do
+  stamp "bench ($model): cpu, then cuda:0 (default, without int8 prefill, without graphs)"
+  "$cli" bench "$model" --device cpu --reps 2 -p 128 -n 32
+  "$cli" bench "$model" --device cuda:0 --reps 3
+  HEARTH_CUDA_INT8=0 "$cli" bench "$model" --device cuda:0 --reps 3
+  HEARTH_CUDA_GRAPHS=0 "$cli" bench "$model" --device cuda:0 --reps 3
+done
+[[ ${#models[@]} -gt 0 ]] || echo "no model for the bench: set HEARTH_BENCH_MODEL=/path/to/model.gguf"
 stamp "done"

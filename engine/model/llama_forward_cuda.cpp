@@ -3,10 +3,13 @@
 // attention, output projection, SwiGLU feed-forward, residual adds; final norm and logits) as
 // kernels from backend/cuda/cuda_ops.h enqueued on one stream. Small batches (decode) are captured
 // once per shape as a CUDA graph and replayed, so a step costs one launch instead of hundreds.
+// Larger batches (prefill) multiply quantized weights with int8 activations (dp4a), plain
+// F32/F16/BF16 weights on tensor cores.
 #include "model/llama_forward_cuda.h"
 
 #include "backend/cuda/cuda_device.h"
 #include "backend/cuda/cuda_ops.h"
+#include "backend/cuda/int8_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -36,6 +39,7 @@ struct Scratch {
     cuda::DeviceBuffer q, att;       // [n][qDim]
     cuda::DeviceBuffer k, v;         // [n][kvDim]
     cuda::DeviceBuffer gate, up;     // [n][F]
+    cuda::DeviceBuffer actQ;         // ActChunk [n][max(E, qDim, F) / 32]: int8 activations
     cuda::DeviceBuffer ids, pos;     // int32 [n]
     cuda::DeviceBuffer tableStart;   // int32 [n]: where token i's block table starts in tables
     cuda::DeviceBuffer rows;         // int32 [wanted]: the tokens whose logits are wanted
@@ -65,12 +69,14 @@ struct CudaLlamaForward::Impl {
     uint64_t weightBytes = 0, kvBytes = 0;
     // Replayable steps keyed by (tokens, wanted logits); dropped whenever reserve() moves a buffer.
     bool useGraphs = true;
+    bool useInt8 = true;                  // prefill of quantized weights through matMulInt8
+    const float* quantizedInput = nullptr; // whose int8 copy actQ holds, during enqueueStep
     std::map<std::pair<int64_t, int64_t>, cuda::Graph> graphs;
 
     Result<const float*> uploadFloats(const float* data, int64_t n);
     Result<cuda::DeviceMatrix> uploadMatrix(const cpu::ref::Matrix& m, const char* what);
     Status reserve(int64_t n, int64_t tableLen, int64_t wanted);
-    Status linear(const cuda::DeviceMatrix& w, const float* x, float* y, int64_t n);
+    Status linear(const cuda::DeviceMatrix& w, const float* x, float* y, int64_t n, bool sameInput = false);
     Status enqueueStep(int64_t n, int64_t wanted, bool split);
     Status runStep(int64_t n, int64_t wanted, bool split);
 };
@@ -118,6 +124,9 @@ Status CudaLlamaForward::Impl::reserve(int64_t n, int64_t tableLen, int64_t want
         HEARTH_RETURN_IF_ERROR(floats(s.v, c * kvDim));
         HEARTH_RETURN_IF_ERROR(floats(s.gate, c * F));
         HEARTH_RETURN_IF_ERROR(floats(s.up, c * F));
+        const int64_t maxCols = std::max({E, qDim, F});
+        HEARTH_ASSIGN_OR_RETURN(s.actQ, cuda::DeviceBuffer::allocate(size_t(c) * size_t((maxCols + 31) / 32) *
+                                                                     sizeof(cuda::math::ActChunk)));
         HEARTH_RETURN_IF_ERROR(floats(s.ids, c));  // int32, same size as float
         HEARTH_RETURN_IF_ERROR(floats(s.pos, c));
         HEARTH_RETURN_IF_ERROR(floats(s.tableStart, c));
@@ -140,10 +149,20 @@ Status CudaLlamaForward::Impl::reserve(int64_t n, int64_t tableLen, int64_t want
     return Status::ok();
 }
 
-// y[n][rows] = x[n][cols] · Wᵀ: the decode kernel for small batches, tensor cores otherwise.
-Status CudaLlamaForward::Impl::linear(const cuda::DeviceMatrix& w, const float* x, float* y, int64_t n) {
+// y[n][rows] = x[n][cols] · Wᵀ: the decode kernel for small batches; otherwise int8 dot products
+// for quantized weights (x quantized once per group of projections of the same input: sameInput
+// says x is unchanged since the previous call) and tensor cores for plain ones.
+Status CudaLlamaForward::Impl::linear(const cuda::DeviceMatrix& w, const float* x, float* y, int64_t n,
+                                      bool sameInput) {
+    if (!sameInput) quantizedInput = nullptr;
     if (n <= cuda::kMatVecMaxBatch) return cuda::matVec(w, x, y, int(n), stream.handle());
-    return cuda::matMul(w, x, y, n, stream.handle());
+    if (!useInt8 || !cuda::int8TypeSupported(w.type)) return cuda::matMul(w, x, y, n, stream.handle());
+    auto* xq = static_cast<cuda::math::ActChunk*>(s.actQ.data());
+    if (quantizedInput != x) {
+        HEARTH_RETURN_IF_ERROR(cuda::quantizeActivations(x, n, w.cols, xq, stream.handle()));
+        quantizedInput = x;
+    }
+    return cuda::matMulInt8(w, xq, y, n, stream.handle());
 }
 
 CudaLlamaForward::CudaLlamaForward(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
@@ -177,6 +196,7 @@ Result<std::unique_ptr<CudaLlamaForward>> CudaLlamaForward::create(const LlamaMo
     I.gpuLayers = gpuLayers < 0 ? hp.nLayer : std::min(gpuLayers, hp.nLayer);
     I.kvFormat = kvType == KvType::F32 ? cuda::KvFormat::F32 : cuda::KvFormat::F16;
     if (const char* env = std::getenv("HEARTH_CUDA_GRAPHS")) I.useGraphs = std::strcmp(env, "0") != 0;
+    if (const char* env = std::getenv("HEARTH_CUDA_INT8")) I.useInt8 = std::strcmp(env, "0") != 0;
     const uint64_t kvDim = uint64_t(hp.nHeadKv) * uint64_t(hp.headDim);
     I.blockBytes = uint64_t(blockSize) * kvDim * (kvType == KvType::F32 ? 4u : 2u);
     HEARTH_ASSIGN_OR_RETURN(I.stream, cuda::Stream::create());
@@ -268,8 +288,8 @@ Status CudaLlamaForward::Impl::enqueueStep(int64_t n, int64_t wanted, bool split
         // x, xn [n][E]; q, att [n][qDim]; k, v [n][kvDim]; gate, up [n][F]; tmp [n][E].
         HEARTH_RETURN_IF_ERROR(cuda::rmsNorm(x, L.attnNorm, xn, n, E, hp.rmsEps, st));
         HEARTH_RETURN_IF_ERROR(linear(L.wq, xn, q, n));
-        HEARTH_RETURN_IF_ERROR(linear(L.wk, xn, k, n));
-        HEARTH_RETURN_IF_ERROR(linear(L.wv, xn, v, n));
+        HEARTH_RETURN_IF_ERROR(linear(L.wk, xn, k, n, true));
+        HEARTH_RETURN_IF_ERROR(linear(L.wv, xn, v, n, true));
         if (L.bq) HEARTH_RETURN_IF_ERROR(cuda::addRows(q, L.bq, n, qDim, st));
         if (L.bk) HEARTH_RETURN_IF_ERROR(cuda::addRows(k, L.bk, n, kvDim, st));
         if (L.bv) HEARTH_RETURN_IF_ERROR(cuda::addRows(v, L.bv, n, kvDim, st));
@@ -296,7 +316,7 @@ Status CudaLlamaForward::Impl::enqueueStep(int64_t n, int64_t wanted, bool split
         HEARTH_RETURN_IF_ERROR(cuda::add(x, tmp, x, n * E, st));
         HEARTH_RETURN_IF_ERROR(cuda::rmsNorm(x, L.ffnNorm, xn, n, E, hp.rmsEps, st));
         HEARTH_RETURN_IF_ERROR(linear(L.wGate, xn, gate, n));
-        HEARTH_RETURN_IF_ERROR(linear(L.wUp, xn, up, n));
+        HEARTH_RETURN_IF_ERROR(linear(L.wUp, xn, up, n, true));
         HEARTH_RETURN_IF_ERROR(cuda::swiglu(gate, up, gate, n * F, st));
         HEARTH_RETURN_IF_ERROR(linear(L.wDown, gate, tmp, n));
         HEARTH_RETURN_IF_ERROR(cuda::add(x, tmp, x, n * E, st));

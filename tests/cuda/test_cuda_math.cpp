@@ -1,13 +1,15 @@
-// Host tests of the CUDA kernels' shared math (backend/cuda/cuda_math.h) against the CPU scalar
-// reference (backend/cpu/ref_ops) and quant's reference dequantizers, on random inputs.
+// Host tests of the CUDA kernels' shared math (backend/cuda/cuda_math.h, int8_math.h) against the
+// CPU scalar reference (backend/cpu/ref_ops) and quant's reference dequantizers, on random inputs.
 #include "backend/cpu/ref_ops.h"
 #include "backend/cuda/cuda_math.h"
+#include "backend/cuda/int8_math.h"
 #include "hearth/quant.h"
 #include "test_support.h"
 
 #include <QtTest>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -85,6 +87,42 @@ template <typename B> void checkType(quant::Type type, int64_t cols) {
         }
         QVERIFY2(std::fabs(dot - exact) <= 1e-5 * mag + 1e-6,
                  qPrintable(QStringLiteral("dot %1 vs %2").arg(dot).arg(exact)));
+    }
+}
+
+// The int8 view of one type: every value of intRowChunk equals dequantRowChunk's bit for bit, and
+// dotIntChunk with quantized activations equals the double dot of those same values to 1e-6 of
+// Σ|w·x̂| (only the final fp32 scaling rounds).
+template <typename B> void checkIntType(quant::Type type, int64_t cols) {
+    const int64_t rows = 4, nChunks = cols / cm::kChunk;
+    const HostMatrix h = makeMatrix(type, rows, cols, 41u + uint32_t(type));
+    std::vector<float> x = randomFloats(size_t(cols), 7, 3.0f);
+    for (int j = 0; j < cm::kChunk; ++j) x[size_t(j)] *= 1e-3f; // a chunk of tiny values
+    for (int64_t r = 0; r < rows; ++r) {
+        const B* row = reinterpret_cast<const B*>(h.bytes.data() + uint64_t(r) * h.m.rowBytes);
+        for (int64_t c = 0; c < nChunks; ++c) {
+            cm::IntChunk w;
+            cm::intRowChunk(row, c, w);
+            float ref[cm::kChunk];
+            cm::dequantRowChunk(row, c, ref);
+            for (int j = 0; j < cm::kChunk; ++j)
+                QVERIFY2(cm::intChunkValue(w, j) == ref[j],
+                         qPrintable(QStringLiteral("%1 row %2 chunk %3 elem %4: %5 vs %6")
+                                        .arg(quant::typeName(type).data()).arg(r).arg(c).arg(j)
+                                        .arg(cm::intChunkValue(w, j)).arg(ref[j])));
+            cm::ActChunk a;
+            cm::quantizeActChunk(x.data() + c * cm::kChunk, a);
+            double exact = 0.0, mag = 0.0;
+            for (int j = 0; j < cm::kChunk; ++j) {
+                const double xv = double(a.d) * cm::packedByte(a.q, j);
+                exact += double(ref[j]) * xv;
+                mag += std::fabs(double(ref[j]) * xv);
+            }
+            const float got = cm::dotIntChunk(w, a);
+            QVERIFY2(std::fabs(got - exact) <= 1e-6 * mag + 1e-12,
+                     qPrintable(QStringLiteral("%1 chunk dot %2 vs %3").arg(quant::typeName(type).data())
+                                    .arg(got).arg(exact)));
+        }
     }
 }
 
@@ -209,6 +247,63 @@ private slots:
         checkType<quant::BlockQ4_K>(quant::Type::Q4_K, 768);
         checkType<quant::BlockQ5_K>(quant::Type::Q5_K, 768);
         checkType<quant::BlockQ6_K>(quant::Type::Q6_K, 768);
+    }
+    // dp4a's emulation: four signed byte products plus the accumulator, on random words.
+    void dp4a() {
+        std::mt19937 rng(5);
+        for (int i = 0; i < 10000; ++i) {
+            const auto a = int32_t(rng()), b = int32_t(rng()), c = int32_t(rng() % 100000) - 50000;
+            int8_t ab[4], bb[4];
+            std::memcpy(ab, &a, 4); // little-endian: byte k is bits 8k..8k+7
+            std::memcpy(bb, &b, 4);
+            int32_t want = c;
+            for (int k = 0; k < 4; ++k) want += int32_t(ab[k]) * int32_t(bb[k]);
+            QCOMPARE(cm::dp4a(a, b, c), want);
+        }
+        QCOMPARE(cm::dp4a(int32_t(0x80808080u), int32_t(0x80808080u), 0), 4 * 128 * 128);
+    }
+
+    // Activation chunks: |q| <= 127 with the largest value at ±127, each value within half a step
+    // of x, the half sums exact, and a chunk of zeros all zero.
+    void quantizeActivations() {
+        for (float scale : {1.0f, 1e-4f, 300.0f}) {
+            const std::vector<float> x = randomFloats(size_t(cm::kChunk), uint32_t(scale * 10), scale);
+            cm::ActChunk a;
+            cm::quantizeActChunk(x.data(), a);
+            float amax = 0.0f;
+            for (float v : x) amax = std::max(amax, std::fabs(v));
+            QCOMPARE(a.d, amax / 127.0f);
+            int sums[2] = {0, 0}, peak = 0;
+            for (int j = 0; j < cm::kChunk; ++j) {
+                const int q = cm::packedByte(a.q, j);
+                QVERIFY(q >= -127 && q <= 127);
+                QVERIFY(std::fabs(a.d * float(q) - x[size_t(j)]) <= 0.5001f * a.d);
+                sums[j / 16] += q;
+                peak = std::max(peak, std::abs(q));
+            }
+            QCOMPARE(peak, 127);
+            QCOMPARE(a.sum[0], a.d * float(sums[0]));
+            QCOMPARE(a.sum[1], a.d * float(sums[1]));
+        }
+        const std::vector<float> zeros(size_t(cm::kChunk), 0.0f);
+        cm::ActChunk a;
+        cm::quantizeActChunk(zeros.data(), a);
+        QCOMPARE(a.d, 0.0f);
+        for (int k = 0; k < cm::kChunk / 4; ++k) QCOMPARE(a.q[k], 0);
+        QCOMPARE(a.sum[0] + a.sum[1], 0.0f);
+    }
+
+    void intChunks() {
+        checkIntType<quant::BlockQ4_0>(quant::Type::Q4_0, 160);
+        checkIntType<quant::BlockQ4_1>(quant::Type::Q4_1, 160);
+        checkIntType<quant::BlockQ5_0>(quant::Type::Q5_0, 160);
+        checkIntType<quant::BlockQ5_1>(quant::Type::Q5_1, 160);
+        checkIntType<quant::BlockQ8_0>(quant::Type::Q8_0, 160);
+        checkIntType<quant::BlockQ2_K>(quant::Type::Q2_K, 768);
+        checkIntType<quant::BlockQ3_K>(quant::Type::Q3_K, 768);
+        checkIntType<quant::BlockQ4_K>(quant::Type::Q4_K, 768);
+        checkIntType<quant::BlockQ5_K>(quant::Type::Q5_K, 768);
+        checkIntType<quant::BlockQ6_K>(quant::Type::Q6_K, 768);
     }
 };
 

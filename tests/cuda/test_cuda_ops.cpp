@@ -1,5 +1,6 @@
 // Every CUDA op against the CPU scalar reference (backend/cpu/ref_ops, cpu::PagedKvStore) on random
-// inputs with odd sizes: matVec (batch 1..8) and matMul (WMMA prefill) for each weight type, getRows,
+// inputs with odd sizes: matVec (batch 1..8), matMul (WMMA prefill) and matMulInt8 (dp4a prefill,
+// against the host emulation and the unquantized reference) for each weight type, getRows,
 // rmsNorm (also in place), addRows, rope (both pairings, partial rotation, freq factors), swiglu,
 // add, softmax, row gathers (also replayed from a CUDA graph), KV writes into paged blocks and paged
 // attention (decode batches of many sequences, prefill chunks, both mixed, GQA).
@@ -9,6 +10,7 @@
 #include "backend/cpu/ref_ops.h"
 #include "backend/cuda/cuda_device.h"
 #include "backend/cuda/cuda_ops.h"
+#include "backend/cuda/int8_math.h"
 #include "hearth/quant.h"
 #include "test_support.h"
 
@@ -134,6 +136,27 @@ void compareMatMul(const TestMatrix& m, int64_t n, bool prefill, double relTol) 
                                 .arg(prefill ? "matMul" : "matVec").arg(i).arg(got[i]).arg(ref[i])));
 }
 
+// Chunk c of row r of a quantized host matrix as the int8 kernel unpacks it.
+cuda::math::IntChunk hostIntChunk(const TestMatrix& m, int64_t r, int64_t c) {
+    const uint8_t* row = m.bytes.data() + uint64_t(r) * m.host.rowBytes;
+    cuda::math::IntChunk w{};
+    auto as = [&](auto block) { cuda::math::intRowChunk(reinterpret_cast<const decltype(block)*>(row), c, w); };
+    switch (m.host.type) {
+    case quant::Type::Q4_0: as(quant::BlockQ4_0{}); break;
+    case quant::Type::Q4_1: as(quant::BlockQ4_1{}); break;
+    case quant::Type::Q5_0: as(quant::BlockQ5_0{}); break;
+    case quant::Type::Q5_1: as(quant::BlockQ5_1{}); break;
+    case quant::Type::Q8_0: as(quant::BlockQ8_0{}); break;
+    case quant::Type::Q2_K: as(quant::BlockQ2_K{}); break;
+    case quant::Type::Q3_K: as(quant::BlockQ3_K{}); break;
+    case quant::Type::Q4_K: as(quant::BlockQ4_K{}); break;
+    case quant::Type::Q5_K: as(quant::BlockQ5_K{}); break;
+    case quant::Type::Q6_K: as(quant::BlockQ6_K{}); break;
+    default: qFatal("no int8 view of this type");
+    }
+    return w;
+}
+
 } // namespace
 
 class TestCudaOps : public QObject {
@@ -165,6 +188,73 @@ private slots:
             const TestMatrix m = makeMatrix(tc.type, 130, tc.cols, uint32_t(tc.type) + 11);
             for (int64_t n : {1, 33, 70}) compareMatMul(m, n, true, 4e-3);
         }
+    }
+
+    // Int8 prefill. The device's activation chunks equal the host's quantizeActChunk bit for bit;
+    // the products equal Σ dotIntChunk on the host to 1e-5 of Σ|w·x̂| (fp32 summation order) and
+    // the unquantized reference within Σ|w| * step/2 (each activation moves by at most half its
+    // chunk's step) plus 1e-4 of Σ|w·x|.
+    void matMulInt8() {
+        namespace cm = cuda::math;
+        for (const TypeCase& tc : kTypes) {
+            if (!cuda::int8TypeSupported(tc.type)) continue;
+            const int64_t rows = 130, cols = tc.cols, nc = cols / cm::kChunk;
+            const TestMatrix m = makeMatrix(tc.type, rows, cols, uint32_t(tc.type) + 31);
+            for (int64_t n : {1, 33, 70}) {
+                auto x = randomFloats(size_t(n * cols), uint32_t(n + cols), 2.0f);
+                for (int j = 0; j < cm::kChunk; ++j) x[size_t(j)] *= 100.0f; // chunks of unlike scale
+                if (nc > 1)
+                    for (int j = cm::kChunk; j < 2 * cm::kChunk; ++j) x[size_t(j)] = 0.0f; // and of zeros
+                const auto dx = upload(x);
+                auto dq = cuda::DeviceBuffer::allocate(size_t(n * nc) * sizeof(cm::ActChunk));
+                QVERIFY(dq.isOk());
+                auto dy = deviceFloats(size_t(n * rows));
+                auto* xq = static_cast<cm::ActChunk*>(dq->data());
+                CHECK_OK(cuda::quantizeActivations(dx.as<float>(), n, cols, xq, nullptr));
+                CHECK_OK(cuda::matMulInt8(m.dev, xq, dy.as<float>(), n, nullptr));
+                const auto got = download<float>(dy, size_t(n * rows));
+                const auto gotQ = download<cm::ActChunk>(*dq, size_t(n * nc));
+
+                std::vector<cm::ActChunk> hq(size_t(n * nc));
+                for (int64_t i = 0; i < n * nc; ++i) {
+                    cm::quantizeActChunk(x.data() + i * cm::kChunk, hq[size_t(i)]);
+                    QVERIFY(std::memcmp(hq[size_t(i)].q, gotQ[size_t(i)].q, sizeof hq[0].q) == 0);
+                    QCOMPARE(gotQ[size_t(i)].d, hq[size_t(i)].d);
+                    QCOMPARE(gotQ[size_t(i)].sum[0], hq[size_t(i)].sum[0]);
+                    QCOMPARE(gotQ[size_t(i)].sum[1], hq[size_t(i)].sum[1]);
+                }
+                std::vector<float> ref;
+                std::vector<double> mag;
+                referenceMatMul(m, x, n, ref, mag);
+                for (int64_t r = 0; r < rows; ++r)
+                    for (int64_t k = 0; k < n; ++k) {
+                        double emu = 0.0, emuMag = 0.0, bound = 0.0;
+                        for (int64_t c = 0; c < nc; ++c) {
+                            const cm::IntChunk w = hostIntChunk(m, r, c);
+                            const cm::ActChunk& a = hq[size_t(k * nc + c)];
+                            emu += cm::dotIntChunk(w, a);
+                            for (int j = 0; j < cm::kChunk; ++j) {
+                                const double wv = cm::intChunkValue(w, j);
+                                emuMag += std::fabs(wv * a.d * cm::packedByte(a.q, j));
+                                bound += std::fabs(wv) * a.d * 0.5;
+                            }
+                        }
+                        const size_t i = size_t(k * rows + r);
+                        QVERIFY2(std::fabs(got[i] - emu) <= 1e-5 * emuMag + 1e-6,
+                                 qPrintable(QStringLiteral("%1 n %2 out %3: %4 vs host emulation %5")
+                                                .arg(quant::typeName(tc.type).data()).arg(n).arg(i).arg(got[i]).arg(emu)));
+                        QVERIFY2(std::fabs(got[i] - ref[i]) <= bound * 1.001 + 1e-4 * mag[i] + 1e-5,
+                                 qPrintable(QStringLiteral("%1 n %2 out %3: %4 vs reference %5")
+                                                .arg(quant::typeName(tc.type).data()).arg(n).arg(i).arg(got[i]).arg(ref[i])));
+                    }
+            }
+        }
+        const TestMatrix f16 = makeMatrix(quant::Type::F16, 3, 64, 1);
+        QVERIFY(!cuda::int8TypeSupported(quant::Type::F16));
+        auto y = deviceFloats(3);
+        const Status refused =
+            cuda::matMulInt8(f16.dev, static_cast<const cm::ActChunk*>(f16.dev.data), y.as<float>(), 1, nullptr);
+        QCOMPARE(refused.code(), ErrorCode::Unsupported);
     }
 
     // Same values as the reference dequantizer up to fused multiply-adds: 1e-6 of the row's max.

@@ -11,6 +11,10 @@
 
 namespace hearth::cuda {
 
+namespace math {
+struct ActChunk; // int8_math.h: 32 activations as int8 with their scale
+}
+
 // A 2-D weight in device memory as GGUF stores it: W[rows][cols], each row rowBytes long.
 // Supported types: F32, F16, BF16 (any cols), Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 (cols % 32 == 0),
 // Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (cols % 256 == 0).
@@ -35,6 +39,18 @@ Status matVec(const DeviceMatrix& w, const float* x, float* y, int n, StreamHand
 // Prefill: y[n][rows] = x[n][cols] · W[rows][cols]ᵀ for any n; tensor-core (WMMA) tiles of fp16
 // with fp32 accumulation, weights dequantized into shared memory. Needs compute capability 7.0+.
 Status matMul(const DeviceMatrix& w, const float* x, float* y, int64_t n, StreamHandle stream);
+
+// Whether matMulInt8 handles this type: every quantized type matVec takes (not F32/F16/BF16).
+bool int8TypeSupported(quant::Type type);
+
+// out[n][cols / 32]: each 32 values of x[n][cols] quantized to int8 with one scale
+// (math::quantizeActChunk). cols % 32 == 0.
+Status quantizeActivations(const float* x, int64_t n, int64_t cols, math::ActChunk* out, StreamHandle stream);
+
+// Prefill with int8 dot products: y[n][rows] = xq[n][cols / 32] · W[rows][cols]ᵀ where xq comes
+// from quantizeActivations; weights unpacked to int8 with per-16/32 scales and offsets
+// (math::intChunk), products summed by dp4a, scales applied in fp32 per 32-value chunk.
+Status matMulInt8(const DeviceMatrix& w, const math::ActChunk* xq, float* y, int64_t n, StreamHandle stream);
 
 // out[nRows][n] = x[nRows][n] / sqrt(mean(x²) + eps) * weight[n]; in place allowed.
 Status rmsNorm(const float* x, const float* weight, float* out, int64_t nRows, int64_t n, float eps,
