@@ -148,9 +148,17 @@ SplitEstimate estimateSplit(const gguf::File& file, const ModelInfo& info, int g
     } else {
         e.kvCpu = kvAll;
     }
-    // Activations of one step (x, norm, q, k, v, attention out, gate, up: ~4 E + 2 F floats per
-    // token, with slack), and the logits of every sequence.
-    const uint64_t perToken = (uint64_t(info.embeddingLength) * 6 + uint64_t(info.feedForwardLength) * 2) * 4;
+    // Activations of one step, per token as the device forwards allocate them: x, norm, residual
+    // [E]; q, attention out [heads x key]; k [kv heads x key], v [kv heads x value]; gate, up [F];
+    // six words of ids, positions, slots and table offsets; and the int8 copy of the widest input
+    // that the CUDA prefill multiplies (44 bytes per 32 values). Then the logits of every sequence.
+    const uint64_t E = info.embeddingLength, F = info.feedForwardLength;
+    const uint64_t key = info.keyLength ? info.keyLength : E / std::max(1u, info.headCount);
+    const uint64_t value = info.valueLength ? info.valueLength : key;
+    const uint64_t qDim = uint64_t(info.headCount) * key;
+    const uint64_t kvDims = uint64_t(info.headCountKv) * (key + value);
+    const uint64_t widest = std::max({E, qDim, F});
+    const uint64_t perToken = (3 * E + 2 * qDim + kvDims + 2 * F + 6) * 4 + (widest + 31) / 32 * 44;
     const uint64_t activations = uint64_t(std::max(1, batchTokens)) * perToken;
     const uint64_t logits = seqs * uint64_t(info.vocabSize) * 4;
     if (e.gpuLayers > 0) e.computeGpu = activations + (all ? logits : 0);
