@@ -1,4 +1,4 @@
-// Tests of the repacked-weight matMul (repack.h; Q4_0, Q8_0, Q4_K, Q6_K): results against the
+// Tests of the repacked-weight matMul (repack.h; Q4_0, Q5_0, Q8_0, Q4_K, Q6_K): results against the
 // scalar reference (on the same 8-bit activations) and against the plain kernels, for odd row
 // counts and n = 1..70, bitwise independence from the thread count, the fallback where no
 // repacked kernel applies, and the per-model set of copies.
@@ -72,7 +72,7 @@ std::vector<float> quantizedActs(Type t, const std::vector<float>& x) {
     return out;
 }
 
-const Type kTypes[] = {Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K};
+const Type kTypes[] = {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q4_K, Type::Q6_K};
 
 std::vector<int64_t> colsFor(Type t) {
     if (t == Type::Q4_K || t == Type::Q6_K) return {256, 768};

@@ -61,7 +61,7 @@ struct PackedJob {
     int64_t cols = 0;
     int64_t rows = 0;
     uint64_t groupBytes = 0;
-    uint64_t payloadBytes = 0; // per block of a group (Q4_0/Q8_0: without its scales, see repack.h)
+    uint64_t payloadBytes = 0; // per block of a group (Q4_0/Q5_0/Q8_0: without its scales, see repack.h)
     const uint8_t* acts = nullptr;
     uint64_t actRowBytes = 0;
     float* y = nullptr;
@@ -70,7 +70,7 @@ struct PackedJob {
     uint64_t prefetchBytes = 0;
 };
 
-// The AVX-512 VNNI kernels for repacked Q4_0/Q8_0/Q4_K/Q6_K; only call when the CPU has them.
+// The AVX-512 VNNI kernels for repacked Q4_0/Q5_0/Q8_0/Q4_K/Q6_K; only call when the CPU has them.
 void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1);
 
 // AVX-512 versions of the activation quantizers in matmul.cpp, bit for bit the same results

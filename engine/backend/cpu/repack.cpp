@@ -1,4 +1,4 @@
-// Repacking of Q4_0/Q8_0/Q4_K/Q6_K weight matrices into the 16-row interleaved layout
+// Repacking of Q4_0/Q5_0/Q8_0/Q4_K/Q6_K weight matrices into the 16-row interleaved layout
 // (repack.h), the matMul driver over repacked weights (activation quantization, split of row
 // groups over the pool) and the per-model set of repacked copies. Compiled for plain x86-64.
 #include "backend/cpu/repack.h"
@@ -21,9 +21,11 @@ namespace {
 using quant::Type;
 
 // Q4_0: the 16 nibble bytes of a block, split into 4-byte chunks, row i of the group at bytes
-// 4i..4i+3 of chunk k. Q8_0: the 32 values + 128 in 8 chunks.
+// 4i..4i+3 of chunk k. Q5_0: the same, then the fifth bits as 8 masks over those bytes. Q8_0: the
+// 32 values + 128 in 8 chunks.
 void packBlock(Type type, const uint8_t* const* src, int nRows, int64_t b, uint8_t* payload,
                uint16_t* scales) {
+    uint64_t masks[8] = {}; // Q5_0
     for (int i = 0; i < kPackRows; ++i) {
         if (i >= nRows) {
             scales[i] = 0;
@@ -33,6 +35,12 @@ void packBlock(Type type, const uint8_t* const* src, int nRows, int64_t b, uint8
             const auto& blk = reinterpret_cast<const quant::BlockQ4_0*>(src[i])[b];
             scales[i] = blk.d;
             for (int k = 0; k < 4; ++k) std::memcpy(payload + 64 * k + 4 * i, blk.qs + 4 * k, 4);
+        } else if (type == Type::Q5_0) {
+            const auto& blk = reinterpret_cast<const quant::BlockQ5_0*>(src[i])[b];
+            scales[i] = blk.d;
+            for (int k = 0; k < 4; ++k) std::memcpy(payload + 64 * k + 4 * i, blk.qs + 4 * k, 4);
+            const uint32_t qh = quant::loadQh(blk.qh);
+            for (int v = 0; v < 8; ++v) masks[v] |= uint64_t((qh >> (4 * v)) & 0xf) << (4 * i);
         } else {
             const auto& blk = reinterpret_cast<const quant::BlockQ8_0*>(src[i])[b];
             scales[i] = blk.d;
@@ -41,6 +49,7 @@ void packBlock(Type type, const uint8_t* const* src, int nRows, int64_t b, uint8
                     payload[64 * k + 4 * i + e] = uint8_t(int(blk.qs[4 * k + e]) + 128);
         }
     }
+    if (type == Type::Q5_0) std::memcpy(payload + 256, masks, sizeof masks); // little-endian words
 }
 
 // Q4_K super-block b of the group's rows (layout in repack.h): nibble chunks, then d, dmin, the
@@ -97,7 +106,7 @@ void packBlockQ6K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out)
 }
 
 // Q4_K and Q6_K come in super-blocks of 256 columns (and take activations in blocks of 256);
-// Q4_0 and Q8_0 in blocks of 32.
+// Q4_0, Q5_0 and Q8_0 in blocks of 32.
 bool superBlocks(Type t) { return t == Type::Q4_K || t == Type::Q6_K; }
 
 kernels::ActKind actKindOf(Type t) {
@@ -121,7 +130,7 @@ Layout layoutOf(Type t, int64_t nb) {
         const uint64_t block = t == Type::Q4_K ? kQ4KBlockBytes : kQ6KBlockBytes;
         return {block, uint64_t(nb) * block};
     }
-    const uint64_t payload = t == Type::Q4_0 ? 256 : 512;
+    const uint64_t payload = t == Type::Q4_0 ? 256 : t == Type::Q5_0 ? 320 : 512;
     return {payload, uint64_t(nb) * (payload + 2 * kPackRows)};
 }
 
@@ -129,11 +138,12 @@ Layout layoutOf(Type t, int64_t nb) {
 
 bool canRepack(quant::Type t, Isa isa) {
     return isa == Isa::Avx512 && isaSupported(isa) &&
-           (t == Type::Q4_0 || t == Type::Q8_0 || t == Type::Q4_K || t == Type::Q6_K);
+           (t == Type::Q4_0 || t == Type::Q5_0 || t == Type::Q8_0 || t == Type::Q4_K || t == Type::Q6_K);
 }
 
 Result<uint64_t> PackedMatrix::packedBytes(const ref::Matrix& w) {
-    if (w.type != Type::Q4_0 && w.type != Type::Q8_0 && w.type != Type::Q4_K && w.type != Type::Q6_K)
+    if (w.type != Type::Q4_0 && w.type != Type::Q5_0 && w.type != Type::Q8_0 && w.type != Type::Q4_K &&
+        w.type != Type::Q6_K)
         return unsupported("repack: no repacked layout for " +
                            std::string(quant::typeName(w.type)));
     const int64_t blockCols = superBlocks(w.type) ? 256 : 32;
@@ -141,6 +151,7 @@ Result<uint64_t> PackedMatrix::packedBytes(const ref::Matrix& w) {
         return invalidArgument("repack: bad matrix (rows " + std::to_string(w.rows) + ", cols " +
                                std::to_string(w.cols) + ")");
     const uint64_t blockBytes = w.type == Type::Q4_0   ? sizeof(quant::BlockQ4_0)
+                                : w.type == Type::Q5_0 ? sizeof(quant::BlockQ5_0)
                                 : w.type == Type::Q8_0 ? sizeof(quant::BlockQ8_0)
                                 : w.type == Type::Q4_K ? sizeof(quant::BlockQ4_K)
                                                        : sizeof(quant::BlockQ6_K);

@@ -1,4 +1,4 @@
-// Weight matrices (Q4_0, Q8_0, Q4_K, Q6_K) rearranged once at load into the interleaved layout of the
+// Weight matrices (Q4_0, Q5_0, Q8_0, Q4_K, Q6_K) rearranged once at load into the interleaved layout of the
 // AVX-512 repacked kernels (16 rows side by side in 4-byte column groups, scales gathered), and
 // the matMul that uses them, falling back to the plain kernels where the layout does not apply.
 #pragma once
@@ -17,16 +17,19 @@
 
 namespace hearth::cpu {
 
-// Layout (Q4_0 and Q8_0, blocks of 32 columns): rows are taken 16 at a time (a group; the last
+// Layout (Q4_0, Q5_0 and Q8_0, blocks of 32 columns): rows are taken 16 at a time (a group; the last
 // one padded with zero rows). A group's blocks are stored in pairs (units): the payloads of
 // blocks 2u and 2u + 1, then their two scale blocks (an odd last block: its payload, then its
 // scales), so that decode reads one sequential stream:
 //   payload block b: 4-byte column chunks k of the block, each chunk holding 16 rows × 4 bytes
 //     (64 bytes: row i at bytes 4i..4i+3), so one 512-bit load gives one chunk of all 16 rows.
 //     Q4_0: 4 chunks of the original nibble bytes (low nibbles: columns 4k..4k+3, high nibbles:
-//     columns 16+4k..16+4k+3), 256 bytes; Q8_0: 8 chunks of q + 128 (unsigned), 512 bytes.
+//     columns 16+4k..16+4k+3), 256 bytes; Q5_0: those 256 bytes, then 8 bit masks of 8 bytes,
+//     mask v bit 4i + e = the fifth bit of row i's column 4v + e (the column that byte 4i + e of
+//     nibble vector v holds: low nibbles of chunk v for v < 4, high nibbles of chunk v - 4
+//     otherwise), 320 bytes; Q8_0: 8 chunks of q + 128 (unsigned), 512 bytes.
 //   scale block b: the 16 rows' fp16 scales, 32 bytes.
-// A unit is 576 bytes (Q4_0) or 1,088 (Q8_0), whole cache lines.
+// A unit is 576 bytes (Q4_0), 704 (Q5_0) or 1,088 (Q8_0), whole cache lines.
 // The size equals the original's (plus the padding rows), so the model's memory does not grow
 // when the original pages are released.
 //
@@ -64,7 +67,7 @@ public:
     // Bytes of w's repacked copy (a multiple of 64). Errors: another type, a bad shape.
     static Result<uint64_t> packedBytes(const ref::Matrix& w);
 
-    // Rearranges w (Q4_0, Q8_0, Q4_K or Q6_K). With releaseSource, w's pages are handed back to the
+    // Rearranges w (Q4_0, Q5_0, Q8_0, Q4_K or Q6_K). With releaseSource, w's pages are handed back to the
     // kernel as they are copied (see RepackedWeights::add). With `into` (packedBytes(w) zeroed
     // bytes, 64-byte aligned, outliving the result) the copy is written there; otherwise it gets
     // its own memory. Errors: another type, a bad shape, no memory.
@@ -79,8 +82,8 @@ private:
     uint8_t* m_data = nullptr;
 };
 
-// Whether weights of type t have a repacked kernel at this level (Q4_0, Q8_0, Q4_K, Q6_K at
-// Avx512).
+// Whether weights of type t have a repacked kernel at this level (Q4_0, Q5_0, Q8_0, Q4_K, Q6_K
+// at Avx512).
 bool canRepack(quant::Type t, Isa isa);
 
 // y = x · Wᵀ as matMul, on the repacked copy when `packed` is given and `isa` has its kernel,

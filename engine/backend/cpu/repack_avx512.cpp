@@ -1,4 +1,4 @@
-// The AVX-512 VNNI kernels over repacked Q4_0/Q8_0/Q4_K/Q6_K weights (layout in repack.h): a tile
+// The AVX-512 VNNI kernels over repacked Q4_0/Q5_0/Q8_0/Q4_K/Q6_K weights (layout in repack.h): a tile
 // of 16 weight rows × up to 8 tokens (4 for the K types), one vpdpbusd per 4-column chunk
 // (unsigned weights × signed 8-bit activations, 16 rows in the 16 lanes), the weights' offset
 // (Q4_K: its mins) removed with the activation sums.
@@ -31,10 +31,15 @@ inline __m512i broadcast4(const int8_t* p) {
     return _mm512_set1_epi32(v);
 }
 
-// y[j0 + t][16g .. 16g + 15] for t < NT. kQ8: payload of 8 byte chunks (q + 128), else 4 chunks
-// of nibble pairs (q + 8 in the low nibble for columns 4k.., in the high one for 16 + 4k..).
+// The legacy types' repacked payloads (repack.h).
+enum class Legacy { Q4_0, Q5_0, Q8_0 };
+
+// y[j0 + t][16g .. 16g + 15] for t < NT. Q8_0: payload of 8 byte chunks (q + 128); Q4_0: 4 chunks
+// of nibble pairs (q + 8 in the low nibble for columns 4k.., in the high one for 16 + 4k..);
+// Q5_0: those nibbles (of q + 16) with the fifth bits added from 8 byte masks.
 // Blocks come in pairs: two payloads, then their two scale rows (repack.h), one stream.
-template <int NT, bool kQ8> void tile(const PackedJob& job, int64_t g, int64_t j0) {
+template <int NT, Legacy kType> void tile(const PackedJob& job, int64_t g, int64_t j0) {
+    constexpr bool kQ8 = kType == Legacy::Q8_0;
     const int64_t nb = job.cols / 32;
     const uint64_t pb = job.payloadBytes, unitBytes = 2 * pb + 64;
     const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
@@ -45,7 +50,7 @@ template <int NT, bool kQ8> void tile(const PackedJob& job, int64_t g, int64_t j
         acc[t] = _mm512_setzero_ps();
     }
     const __m512i low4 = _mm512_set1_epi8(0x0f);
-    const float offset = kQ8 ? 128.0f : 8.0f;
+    const float offset = kQ8 ? 128.0f : kType == Legacy::Q5_0 ? 16.0f : 8.0f;
     auto block = [&](const uint8_t* p, const uint8_t* sc, int64_t b) {
         const __m512 ws = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc)));
         __m512i w[8]; // w[k]: columns 4k..4k+3 of the block, 16 rows × 4 unsigned bytes
@@ -56,6 +61,14 @@ template <int NT, bool kQ8> void tile(const PackedJob& job, int64_t g, int64_t j
                 const __m512i raw = _mm512_loadu_si512(p + 64 * k);
                 w[k] = _mm512_and_si512(raw, low4);
                 w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+            }
+            if constexpr (kType == Legacy::Q5_0) {
+                const __m512i fifth = _mm512_set1_epi8(0x10);
+                for (int v = 0; v < 8; ++v) {
+                    uint64_t bits;
+                    std::memcpy(&bits, p + 256 + 8 * v, 8);
+                    w[v] = _mm512_mask_add_epi8(w[v], _cvtu64_mask64(bits), w[v], fifth);
+                }
             }
         }
         for (int t = 0; t < NT; ++t) {
@@ -90,23 +103,23 @@ template <int NT, bool kQ8> void tile(const PackedJob& job, int64_t g, int64_t j
     for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(job.y + (j0 + t) * job.rows + r0, m, acc[t]);
 }
 
-template <bool kQ8> void groups(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0,
-                                int64_t j1) {
+template <Legacy kType> void groups(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0,
+                                    int64_t j1) {
     // Panels of tokens keep their activations in L2 while the groups' weights stream past.
     constexpr int64_t kPanel = 64;
     for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
         const int64_t p1 = p0 + kPanel < j1 ? p0 + kPanel : j1;
         for (int64_t g = g0; g < g1; ++g) {
             int64_t j = p0;
-            for (; j + 8 <= p1; j += 8) tile<8, kQ8>(job, g, j);
+            for (; j + 8 <= p1; j += 8) tile<8, kType>(job, g, j);
             switch (p1 - j) {
-            case 7: tile<7, kQ8>(job, g, j); break;
-            case 6: tile<6, kQ8>(job, g, j); break;
-            case 5: tile<5, kQ8>(job, g, j); break;
-            case 4: tile<4, kQ8>(job, g, j); break;
-            case 3: tile<3, kQ8>(job, g, j); break;
-            case 2: tile<2, kQ8>(job, g, j); break;
-            case 1: tile<1, kQ8>(job, g, j); break;
+            case 7: tile<7, kType>(job, g, j); break;
+            case 6: tile<6, kType>(job, g, j); break;
+            case 5: tile<5, kType>(job, g, j); break;
+            case 4: tile<4, kType>(job, g, j); break;
+            case 3: tile<3, kType>(job, g, j); break;
+            case 2: tile<2, kType>(job, g, j); break;
+            case 1: tile<1, kType>(job, g, j); break;
             default: break;
             }
         }
@@ -297,10 +310,11 @@ void groupsQ6K(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t
 } // namespace
 
 void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
-    if (job.type == quant::Type::Q8_0) groups<true>(job, g0, g1, j0, j1);
+    if (job.type == quant::Type::Q8_0) groups<Legacy::Q8_0>(job, g0, g1, j0, j1);
+    else if (job.type == quant::Type::Q5_0) groups<Legacy::Q5_0>(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::Q4_K) groupsQ4K(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::Q6_K) groupsQ6K(job, g0, g1, j0, j1);
-    else groups<false>(job, g0, g1, j0, j1);
+    else groups<Legacy::Q4_0>(job, g0, g1, j0, j1);
 }
 
 } // namespace hearth::cpu::kernels
