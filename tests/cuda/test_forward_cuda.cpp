@@ -10,6 +10,7 @@
 #include "hearth/synth.h"
 #include "model/llama_forward_cuda.h"
 #include "model/llama_model.h"
+#include "logit_diff.h"
 #include "test_support.h"
 
 #include <QTemporaryDir>
@@ -27,10 +28,8 @@ using namespace hearth;
 
 namespace {
 
-struct Comparison {
+struct Comparison : test::LogitDiff {
     std::string error; // empty when both forwards ran
-    double maxDiff = 0.0, maxLogit = 0.0;
-    int argmaxAgree = 0, rows = 0;
 };
 
 // Prefill steps of 30 + 12 and 7 + 9 tokens (a copy-on-write of block 0 -> 4 between them), all
@@ -66,19 +65,7 @@ Comparison compare(const std::string& path, KvType kvType, int gpuLayers) {
         std::vector<float> ref, ours;
         HEARTH_RETURN_IF_ERROR((*m)->forward(batch, *refStore, ref));
         HEARTH_RETURN_IF_ERROR((*fwd)->forward(batch, ours, cpuKv));
-        if (ours.size() != ref.size()) return internalError("logit count differs");
-        const size_t V = size_t(hp.nVocab);
-        for (size_t r = 0; r < ref.size() / V; ++r) {
-            const float* x = &ref[r * V];
-            const float* y = &ours[r * V];
-            for (size_t i = 0; i < V; ++i) {
-                c.maxDiff = std::max(c.maxDiff, double(std::fabs(x[i] - y[i])));
-                c.maxLogit = std::max(c.maxLogit, double(std::fabs(x[i])));
-            }
-            c.argmaxAgree += std::max_element(x, x + V) - x == std::max_element(y, y + V) - y;
-            ++c.rows;
-        }
-        return Status::ok();
+        return c.add(ref, ours, size_t(hp.nVocab)) ? Status::ok() : internalError("logit count differs");
     };
     for (auto [a0, b0, a1, b1] : {std::array<int, 4>{0, 30, 0, 12}, std::array<int, 4>{30, 37, 12, 21}}) {
         if (a0 > 0) {

@@ -7,6 +7,7 @@
 #include "hearth/gguf.h"
 #include "model/llama_model.h"
 #include "pagemap.h"
+#include "logit_diff.h"
 #include "test_support.h"
 
 #include <QProcess>
@@ -42,11 +43,7 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
-struct Comparison {
-    double maxDiff = 0.0;   // max |ours - reference| over all logits
-    double maxLogit = 0.0;  // max |reference logit|, for scale
-    int argmaxAgree = 0;
-    int rows = 0;
+struct Comparison : hearth::test::LogitDiff {
     bool ok = false;
     std::string error;
 };
@@ -82,18 +79,7 @@ Comparison compare(const std::string& path, KvType kvType, int threads) {
         if (!s.isOk()) return c.error = s.toString(), c;
         s = (*model)->forwardCpu(batch, *cpuStore, ours, threads > 1 ? &pool : nullptr);
         if (!s.isOk()) return c.error = s.toString(), c;
-        if (ours.size() != ref.size()) return c.error = "logit count differs", c;
-        const size_t V = size_t(hp.nVocab);
-        for (size_t r = 0; r < ref.size() / V; ++r) {
-            const float* x = &ref[r * V];
-            const float* y = &ours[r * V];
-            for (size_t i = 0; i < V; ++i) {
-                c.maxDiff = std::max(c.maxDiff, double(std::fabs(x[i] - y[i])));
-                c.maxLogit = std::max(c.maxLogit, double(std::fabs(x[i])));
-            }
-            c.argmaxAgree += std::max_element(x, x + V) - x == std::max_element(y, y + V) - y;
-            ++c.rows;
-        }
+        if (!c.add(ref, ours, size_t(hp.nVocab))) return c.error = "logit count differs", c;
     }
     c.ok = true;
     return c;

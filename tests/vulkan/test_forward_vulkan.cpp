@@ -8,6 +8,7 @@
 #include "hearth/gguf.h"
 #include "model/llama_forward_vulkan.h"
 #include "model/llama_model.h"
+#include "logit_diff.h"
 #include "test_support.h"
 
 #include <QFile>
@@ -30,9 +31,7 @@ const std::vector<int32_t> kExpected{
     261, 370, 432, 352, 266, 268, 388, 426, 338, 391, 266, 267, 337, 335, 312, 432,
     398, 312, 286, 267, 414, 270, 333, 415, 426, 13,  438, 310, 439, 419, 357, 336};
 
-struct Comparison {
-    double maxDiff = 0.0, maxLogit = 0.0;
-    int argmaxAgree = 0, rows = 0;
+struct Comparison : hearth::test::LogitDiff {
     std::string error;
 };
 
@@ -81,18 +80,7 @@ Comparison compare(backend::Device& device, const std::string& path, KvType kvTy
         if (!s.isOk()) return c.error = s.toString(), c;
         s = (*fwd)->forward(batch, ours, cpuStore ? &*cpuStore : nullptr);
         if (!s.isOk()) return c.error = s.toString(), c;
-        if (ours.size() != ref.size()) return c.error = "logit count differs", c;
-        const size_t V = size_t(hp.nVocab);
-        for (size_t r = 0; r < ref.size() / V; ++r) {
-            const float* x = &ref[r * V];
-            const float* y = &ours[r * V];
-            for (size_t i = 0; i < V; ++i) {
-                c.maxDiff = std::max(c.maxDiff, double(std::fabs(x[i] - y[i])));
-                c.maxLogit = std::max(c.maxLogit, double(std::fabs(x[i])));
-            }
-            c.argmaxAgree += std::max_element(x, x + V) - x == std::max_element(y, y + V) - y;
-            ++c.rows;
-        }
+        if (!c.add(ref, ours, size_t(hp.nVocab))) return c.error = "logit count differs", c;
     }
     return c;
 }

@@ -165,27 +165,22 @@ HEARTH_HD inline void intChunk(const quant::BlockQ3_K& b, int c, IntChunk& w) {
               0.0f, 0.0f);
 }
 
-HEARTH_HD inline void intChunk(const quant::BlockQ4_K& b, int c, IntChunk& w) {
+// Q4_K / Q5_K chunk c: nibble (c & 1) of qs[32 * (c / 2) + l], with (Q5_K, qh not null) bit c of
+// qh[l] as the fifth; one scale and one minimum for the whole chunk.
+template <typename B> HEARTH_HD inline void k4IntChunk(const B& b, int c, const uint8_t* qh, IntChunk& w) {
     clearWords(w.q);
     int sc = 0, m = 0;
     quant::k4ScaleMin(b.scales, c, sc, m);
     const uint8_t* qs = b.qs + 32 * (c / 2);
     const int shift = 4 * (c & 1);
-    for (int l = 0; l < kChunk; ++l) packByte(w.q, l, (qs[l] >> shift) & 0x0f);
+    for (int l = 0; l < kChunk; ++l)
+        packByte(w.q, l, ((qs[l] >> shift) & 0x0f) | (qh ? ((qh[l] >> c) & 1) << 4 : 0));
     const float d = fp16ToFloat(b.d) * float(sc), dm = fp16ToFloat(b.dmin) * float(m);
     setScales(w, d, d, -dm, -dm);
 }
 
-HEARTH_HD inline void intChunk(const quant::BlockQ5_K& b, int c, IntChunk& w) {
-    clearWords(w.q);
-    int sc = 0, m = 0;
-    quant::k4ScaleMin(b.scales, c, sc, m);
-    const uint8_t* qs = b.qs + 32 * (c / 2);
-    const int shift = 4 * (c & 1);
-    for (int l = 0; l < kChunk; ++l) packByte(w.q, l, ((qs[l] >> shift) & 0x0f) | ((b.qh[l] >> c) & 1) << 4);
-    const float d = fp16ToFloat(b.d) * float(sc), dm = fp16ToFloat(b.dmin) * float(m);
-    setScales(w, d, d, -dm, -dm);
-}
+HEARTH_HD inline void intChunk(const quant::BlockQ4_K& b, int c, IntChunk& w) { k4IntChunk(b, c, nullptr, w); }
+HEARTH_HD inline void intChunk(const quant::BlockQ5_K& b, int c, IntChunk& w) { k4IntChunk(b, c, b.qh, w); }
 
 HEARTH_HD inline void intChunk(const quant::BlockQ6_K& b, int c, IntChunk& w) {
     clearWords(w.q);
