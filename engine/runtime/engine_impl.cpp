@@ -63,85 +63,71 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     readOptions.useMmap = config.useMmap;
     HEARTH_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(config.modelPath, readOptions));
     e->m_file.emplace(std::move(file));
-    HEARTH_ASSIGN_OR_RETURN(e->m_model, model::LlamaModel::load(*e->m_file));
+    HEARTH_ASSIGN_OR_RETURN(e->m_model, model::loadArchitecture(*e->m_file));
     Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::fromGguf(*e->m_file);
     if (!tok) return tok.status().withContext("the model's tokenizer");
     e->m_tokenizer.emplace(std::move(*tok));
     Result<tmpl::ModelChat> chat = tmpl::modelChatFromGguf(*e->m_file);
     if (chat) e->m_chat.emplace(std::move(*chat));
     else e->m_chatError = chat.status();
-    const model::LlamaHParams& hp = e->m_model->hparams();
+    const model::ModelDims& dims = e->m_model->dims();
 
     ModelSummary& s = e->m_summary;
-    s.architecture = hp.archName;
+    s.architecture = dims.archName;
     s.name = e->m_file->has("general.name") ? e->m_file->getString("general.name").value() : "";
-    s.nVocab = hp.nVocab;
-    s.nLayer = hp.nLayer;
-    s.nEmbd = hp.nEmbd;
+    s.nVocab = dims.nVocab;
+    s.nLayer = dims.nLayer;
+    s.nEmbd = dims.nEmbd;
     s.contextLength = config.contextLength > 0 ? config.contextLength
-                                               : std::min(hp.nCtxTrain > 0 ? hp.nCtxTrain : 4096, 4096);
+                                               : std::min(dims.nCtxTrain > 0 ? dims.nCtxTrain : 4096, 4096);
     for (int32_t id : e->m_tokenizer->eogTokens())
-        if (id >= 0 && id < hp.nVocab) s.eogTokens.push_back(id);
+        if (id >= 0 && id < dims.nVocab) s.eogTokens.push_back(id);
     for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id",
                             "tokenizer.ggml.eom_token_id"}) {
         auto id = e->m_file->getU32(key);
-        if (id.isOk() && int64_t(*id) < hp.nVocab &&
+        if (id.isOk() && int64_t(*id) < dims.nVocab &&
             std::find(s.eogTokens.begin(), s.eogTokens.end(), int32_t(*id)) == s.eogTokens.end())
             s.eogTokens.push_back(int32_t(*id));
     }
-    if (auto bos = e->m_file->getU32("tokenizer.ggml.bos_token_id"); bos.isOk() && *bos < uint32_t(hp.nVocab))
+    if (auto bos = e->m_file->getU32("tokenizer.ggml.bos_token_id"); bos.isOk() && *bos < uint32_t(dims.nVocab))
         s.bosToken = int32_t(*bos);
     s.chatTemplateBuiltin = e->m_chat && e->m_chat->builtin;
 
     // The KV cache: a pool of blocks sized from the budget.
     const int bs = std::clamp(config.blockSize, 1, 1024);
-    const int64_t rowSize = int64_t(hp.nHeadKv) * hp.headDim;
-    const uint64_t bytesPerBlock =
-        2ull * uint64_t(hp.nLayer) * uint64_t(bs) * cpu::PagedKvStore::rowBytes(rowSize, config.kvType);
+    uint64_t bytesPerBlock = 0;
+    for (const model::LayerKv& kv : dims.kv)
+        bytesPerBlock += uint64_t(bs) * (backend::kvRowBytes(kv.kRow(), config.kvType) +
+                                         backend::kvRowBytes(kv.vRow(), config.kvType));
     const uint64_t budget = config.kvMemoryBytes > 0
                                 ? config.kvMemoryBytes
                                 : autoKvBudget(bytesPerBlock, bs, s.contextLength, config.maxNumSeqs);
-    const uint64_t blocks = budget / bytesPerBlock;
+    const uint64_t blocks = bytesPerBlock ? budget / bytesPerBlock : 0;
     if (blocks < 1)
         return outOfMemory("KV memory budget of " + std::to_string(budget) +
                            " bytes holds no block (one needs " + std::to_string(bytesPerBlock) + ")");
-    int numBlocks = int(std::min<uint64_t>(blocks, 1u << 20));
-    // A GPU takes the first gpuLayers layers (weights and K/V); the CPU keeps the rest. Its
-    // per-layer K/V cache is one binding, which may hold fewer blocks than the budget.
-    int cpuLayers = hp.nLayer;
-    if (config.device.rfind("cuda", 0) == 0) {
-        // The first gpuLayers layers on CUDA (all with -1), the rest on the CPU.
-#if HEARTH_HAS_CUDA
-        const std::string digits = config.device == "cuda" ? "0"
-                                   : config.device.size() > 5 && config.device[4] == ':' ? config.device.substr(5) : "";
-        if (digits.empty() || digits.size() > 4 || digits.find_first_not_of("0123456789") != std::string::npos)
-            return invalidArgument("device id '" + config.device + "': expected cuda:INDEX such as cuda:0");
-        auto cudaForward = model::CudaLlamaForward::create(*e->m_model, std::stoi(digits), numBlocks, bs,
-                                                           config.kvType, config.gpuLayers);
-        if (!cudaForward.isOk()) return cudaForward.status().withContext("device " + config.device);
-        e->m_cudaForward = std::move(cudaForward).value();
-        cpuLayers = hp.nLayer - e->m_cudaForward->gpuLayers();
-        s.device = config.device;
-        s.gpuLayers = e->m_cudaForward->gpuLayers();
-#else
-        return unsupported("device " + config.device + ": the CUDA backend is not built into this binary");
-#endif
-    } else if (!config.device.empty() && config.device != "cpu") {
-        HEARTH_ASSIGN_OR_RETURN(e->m_device, model::openComputeDevice(config.device));
-        numBlocks = std::min(numBlocks, model::DeviceForward::maxBlocks(*e->m_device, hp, bs, config.kvType));
-        if (numBlocks < 1) return unsupported("device " + config.device + " cannot hold one K/V block");
-        HEARTH_ASSIGN_OR_RETURN(e->m_deviceForward,
-                                model::DeviceForward::create(*e->m_model, *e->m_device, numBlocks, bs,
-                                                             config.kvType, config.gpuLayers));
-        cpuLayers = hp.nLayer - e->m_deviceForward->gpuLayers();
-        s.device = config.device;
-        s.gpuLayers = e->m_deviceForward->gpuLayers();
+    const int threads = config.threads > 0 ? config.threads
+                                           : int(std::max(1u, std::thread::hardware_concurrency()));
+    e->m_pool = std::make_unique<cpu::ThreadPool>(std::clamp(threads, 1, 256));
+    // The model's steps: the first gpuLayers layers on the GPU of config.device, the rest on the
+    // CPU, whose weights are repacked now, as part of loading, rather than by the first request.
+    RunnerConfig rc;
+    rc.device = config.referenceForward ? "ref" : config.device.empty() ? "cpu" : config.device;
+    rc.gpuLayers = config.gpuLayers;
+    rc.kvType = config.kvType;
+    rc.blockSize = bs;
+    rc.numBlocks = int(std::min<uint64_t>(blocks, 1u << 20));
+    rc.pool = e->m_pool.get();
+    auto runner = ModelRunner::create(*e->m_model, rc);
+    if (!runner) {
+        if (rc.device != "cpu" && rc.device != "ref") return runner.status().withContext("device " + rc.device);
+        return runner.status();
     }
-    if (cpuLayers > 0) {
-        HEARTH_ASSIGN_OR_RETURN(cpu::PagedKvStore store,
-                                cpu::PagedKvStore::create(cpuLayers, numBlocks, bs, hp.nHeadKv,
-                                                          hp.headDim, config.kvType));
-        e->m_store = std::make_unique<cpu::PagedKvStore>(std::move(store));
+    e->m_runner = std::move(runner).value();
+    const int numBlocks = e->m_runner->numBlocks();
+    if (rc.device != "cpu" && rc.device != "ref") {
+        s.device = rc.device;
+        s.gpuLayers = e->m_runner->gpuLayers();
     }
     e->m_cache = std::make_unique<kv::KvCacheManager>(
         kv::KvCacheConfig{.numBlocks = numBlocks, .blockSize = bs, .prefixCaching = config.prefixCaching});
@@ -152,20 +138,9 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
                                .contextLength = s.contextLength},
         *e->m_cache);
     s.kvType = kvTypeName(config.kvType);
-    s.kvBytes = (e->m_store ? e->m_store->bytes() : 0) + (e->m_deviceForward ? e->m_deviceForward->kvBytes() : 0);
-#if HEARTH_HAS_CUDA
-    if (e->m_cudaForward) s.kvBytes += e->m_cudaForward->kvBytes();
-#endif
+    s.kvBytes = e->m_runner->kvBytes();
     s.kvBlockSize = bs;
     e->m_stats.kvBlocksTotal = numBlocks;
-    const int threads = config.threads > 0 ? config.threads
-                                           : int(std::max(1u, std::thread::hardware_concurrency()));
-    e->m_pool = std::make_unique<cpu::ThreadPool>(std::clamp(threads, 1, 256));
-    // The CPU layers' weights are repacked now, as part of loading, rather than by the first
-    // request (a 1B model's first prompt took 1.5-2.6 s longer than the next one).
-    if (cpuLayers > 0 && !config.referenceForward)
-        HEARTH_RETURN_IF_ERROR(e->m_model->prepareCpu(e->m_pool.get(), hp.nLayer - cpuLayers)
-                                   .withContext("preparing the CPU weights"));
     e->m_thread = std::thread([raw = e.get()] { raw->run(); });
     return std::unique_ptr<Engine>(std::move(e));
 }

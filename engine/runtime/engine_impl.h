@@ -3,16 +3,12 @@
 // timings, the n choices of a request).
 #pragma once
 
-#include "backend/cpu/paged_kv.h"
 #include "backend/cpu/thread_pool.h"
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
 #include "kv/kv_cache_manager.h"
-#include "model/llama_forward_vulkan.h"
-#if HEARTH_HAS_CUDA
-#include "model/llama_forward_cuda.h"
-#endif
-#include "model/llama_model.h"
+#include "model/arch.h"
+#include "runtime/model_runner.h"
 #include "runtime/text_stream.h"
 #include "sample/sampler.h"
 #include "sched/scheduler.h"
@@ -103,17 +99,12 @@ private:
 
     EngineConfig m_config;
     std::optional<gguf::File> m_file;
-    std::unique_ptr<model::LlamaModel> m_model;
-    std::unique_ptr<backend::Device> m_device;             // the GPU of config.device, if any
-    std::unique_ptr<model::DeviceForward> m_deviceForward; // its layers; the CPU's are in m_store
-#if HEARTH_HAS_CUDA
-    std::unique_ptr<model::CudaLlamaForward> m_cudaForward; // config.device "cuda:N": every layer
-#endif
+    std::unique_ptr<model::Architecture> m_model;
+    std::unique_ptr<ModelRunner> m_runner; // the model's steps on config.device (and the CPU)
     std::optional<tokenizer::Tokenizer> m_tokenizer;
     std::optional<tmpl::ModelChat> m_chat;
     Status m_chatError;
     std::unique_ptr<kv::KvCacheManager> m_cache;
-    std::unique_ptr<cpu::PagedKvStore> m_store; // K/V of the CPU layers (null when all are on a GPU)
     std::unique_ptr<sched::Scheduler> m_sched;
     std::unique_ptr<cpu::ThreadPool> m_pool;
     std::vector<float> m_logits; // the last step's logits, [row][vocab]; kept to reuse its memory

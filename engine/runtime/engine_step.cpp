@@ -30,15 +30,9 @@ TokenInfo tokenInfo(const sample::SampleResult& res, std::span<const float> row,
 Status EngineImpl::step() {
     sched::SchedulerOutput out = m_sched->schedule();
     if (out.empty()) return Status::ok();
-    for (const kv::BlockCopy& c : out.copies) {
-        if (m_store) m_store->copyBlock(c.src, c.dst);
-        if (m_deviceForward) HEARTH_RETURN_IF_ERROR(m_deviceForward->copyBlock(c.src, c.dst));
-#if HEARTH_HAS_CUDA
-        if (m_cudaForward) HEARTH_RETURN_IF_ERROR(m_cudaForward->copyBlock(c.src, c.dst));
-#endif
-    }
+    for (const kv::BlockCopy& c : out.copies) HEARTH_RETURN_IF_ERROR(m_runner->copyBlock(c.src, c.dst));
     const auto now = Clock::now();
-    model::Batch batch;
+    graph::Batch batch;
     std::vector<std::vector<int32_t>> tables;
     tables.reserve(out.seqs.size());
     for (size_t i = 0; i < out.seqs.size(); ++i) {
@@ -58,18 +52,7 @@ Status EngineImpl::step() {
     }
     for (const auto& t : tables) batch.blockTables.emplace_back(t);
     std::vector<float>& logits = m_logits;
-#if HEARTH_HAS_CUDA
-    if (m_cudaForward) {
-        HEARTH_RETURN_IF_ERROR(m_cudaForward->forward(batch, logits, m_store.get(), m_pool.get()));
-    } else
-#endif
-    if (m_deviceForward) {
-        HEARTH_RETURN_IF_ERROR(m_deviceForward->forward(batch, logits, m_store.get(), m_pool.get()));
-    } else if (m_config.referenceForward) {
-        HEARTH_RETURN_IF_ERROR(m_model->forward(batch, *m_store, logits));
-    } else {
-        HEARTH_RETURN_IF_ERROR(m_model->forwardCpu(batch, *m_store, logits, m_pool.get()));
-    }
+    HEARTH_RETURN_IF_ERROR(m_runner->forward(batch, logits));
 
     const size_t V = size_t(m_summary.nVocab);
     std::vector<int32_t> sampled;

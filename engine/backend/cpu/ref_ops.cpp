@@ -62,4 +62,28 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+float gelu(float v) {
+    const double x = v;
+    return float(0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
+}
+
+void geglu(const float* gate, const float* up, float* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = gelu(gate[i]) * up[i];
+}
+
+void layerNorm(const float* x, const float* weight, const float* bias, float* out, int64_t n, float eps) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += x[i];
+    const double mean = sum / double(n);
+    double ss = 0.0;
+    for (int64_t i = 0; i < n; ++i) ss += (x[i] - mean) * (x[i] - mean);
+    const double inv = 1.0 / std::sqrt(ss / double(n) + double(eps));
+    for (int64_t i = 0; i < n; ++i) {
+        double v = (x[i] - mean) * inv;
+        if (weight) v *= weight[i];
+        if (bias) v += bias[i];
+        out[i] = float(v);
+    }
+}
+
 } // namespace hearth::cpu::ref

@@ -41,4 +41,12 @@ void softmax(float* x, int64_t n);
 // out[n] = silu(gate[n]) * up[n], silu(v) = v / (1 + e^-v)
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
 
+// gelu(v) = 0.5 v (1 + tanh(√(2/π) (v + 0.044715 v³))), the tanh form ggml and Gemma use.
+float gelu(float v);
+// out[n] = gelu(gate[n]) * up[n]
+void geglu(const float* gate, const float* up, float* out, int64_t n);
+
+// out[n] = (x - mean) / sqrt(var + eps) * weight + bias (weight, bias may be null)
+void layerNorm(const float* x, const float* weight, const float* bias, float* out, int64_t n, float eps);
+
 } // namespace hearth::cpu::ref

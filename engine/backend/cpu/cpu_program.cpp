@@ -1,0 +1,433 @@
+// The optimized CPU program of a step graph: every linear layer is one batched, multithreaded
+// matMul over all the step's tokens (each weight row decoded once per step, which is where
+// continuous batching pays); matMuls that read the same activations (q, k and v; gate and up) run
+// as one job; attention runs in parallel over (sequence, KV head, run of tokens) straight from
+// the paged cache; and at decode the threads prefetch the next job's weights while they would
+// otherwise wait. Nodes no kernel here covers run the reference implementation (ref_program.cpp).
+// Everything a run needs is allocated at compile: a warm step makes no heap allocations.
+#include "backend/cpu/activations.h"
+#include "backend/cpu/attention.h"
+#include "backend/cpu/cpu_device.h"
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/ref_ops.h"
+#include "backend/cpu/repack.h"
+#include "backend/cpu/rope_math.h"
+#include "backend/cpu/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+namespace hearth::cpu {
+
+using graph::Node;
+using graph::Op;
+using graph::Tensor;
+using graph::TensorId;
+
+namespace {
+
+// Rows processed inline below this many values; above it, split over the pool.
+constexpr int64_t kParallelValues = 1 << 15;
+
+// One unit of the program: a job of one to three matMuls sharing their input, or one node.
+struct Step {
+    bool matMul = false;
+    int node = -1;                      // the node (for matMul jobs: the first)
+    std::vector<SharedMatMul> outs;     // matMul jobs
+    std::vector<ref::Matrix> matrices;  // what outs point to
+    std::vector<TensorId> outTensors;   // each matMul's output
+    const float* x = nullptr;
+    int64_t n = 0;
+    int nextJob = -1;                   // the next matMul job (for prefetching), -1 at the end
+    int rope = -1;                      // Rope: its angle table
+};
+
+// Angles of one RoPE configuration for every token of the step: [n][half][cos, sin].
+struct RopeTable {
+    graph::RopeParams params;
+    const float* factors = nullptr;
+    const int32_t* positions = nullptr;
+    std::vector<double> cs;
+    bool ready = false;
+};
+
+// One attention work item: a sequence's KV head over a run of its tokens.
+struct AttentionItem {
+    int seq = 0;
+    int64_t kvHead = 0, first = 0, count = 0;
+};
+
+struct Sequence {
+    int32_t tableOffset = 0;
+    int32_t maxPos = 0;
+    int64_t begin = 0, count = 0; // its tokens in rows/positions
+};
+
+class CpuProgram final : public backend::Program {
+public:
+    CpuProgram(std::shared_ptr<const CpuWeights> w, ThreadPool* pool) : m_weights(std::move(w)), m_pool(pool) {}
+
+    Status compile(const backend::ProgramSpec& spec) {
+        HEARTH_RETURN_IF_ERROR(m_h.resolve(spec, *m_weights));
+        const auto& nodes = m_h.graph->nodes();
+        const RepackedWeights* packed = m_weights->packed.get();
+        int64_t maxTokens = 0;
+        for (size_t k = 0; k < spec.nodes.size(); ++k) {
+            const int index = spec.nodes[k];
+            const Node& n = nodes[size_t(index)];
+            Step step;
+            step.node = index;
+            const Tensor& w = n.op == Op::MatMul ? m_h.t(n.src[0]) : m_h.t(n.out);
+            if (n.op == Op::MatMul && w.kind == graph::TensorKind::Weight && w.viewOf == graph::kNone) {
+                // Join the job before when it multiplies the same activations.
+                if (!m_steps.empty() && m_steps.back().matMul && m_steps.back().outs.size() < 3 &&
+                    nodes[size_t(m_steps.back().node)].src[1] == n.src[1]) {
+                    appendMatMul(m_steps.back(), n, packed);
+                    continue;
+                }
+                step.matMul = true;
+                step.x = m_h.f(n.src[1]);
+                step.n = m_h.t(n.src[1]).rows();
+                appendMatMul(step, n, packed);
+            } else if (n.op == Op::Rope) {
+                step.rope = ropeTable(n);
+            } else if (n.op == Op::Attention) {
+                maxTokens = std::max(maxTokens, m_h.t(n.src[0]).ne[2]);
+                m_hasAttention = true;
+            } else if (n.op == Op::GetRows) {
+                const Tensor& t = m_h.t(n.src[0]);
+                m_raw.resize(std::max(m_raw.size(), size_t(t.nb[1])));
+            }
+            m_steps.push_back(std::move(step));
+        }
+        // Each step's next matMul job, for the prefetch hints.
+        int next = -1;
+        for (int i = int(m_steps.size()) - 1; i >= 0; --i) {
+            m_steps[size_t(i)].nextJob = next;
+            if (m_steps[size_t(i)].matMul) next = i;
+        }
+        // Attention scratch for the step's token count.
+        m_rows.resize(size_t(maxTokens));
+        m_positions.resize(size_t(maxTokens));
+        m_seqOf.resize(size_t(maxTokens));
+        m_sequences.reserve(size_t(maxTokens));
+        m_items.reserve(size_t(maxTokens) * 64);
+        for (RopeTable& t : m_ropes) t.cs.resize(size_t(m_ropeTokens) * size_t(t.params.nRot));
+        return Status::ok();
+    }
+
+    Status run() override {
+        for (RopeTable& t : m_ropes) t.ready = false;
+        m_attentionReady = false;
+        for (size_t i = 0; i < m_steps.size(); ++i) {
+            const Step& step = m_steps[i];
+            const Status s = runStep(step);
+            if (!s.isOk()) {
+                const Node& n = m_h.graph->nodes()[size_t(step.node)];
+                return s.withContext(std::string("node ") + std::to_string(step.node) + " (" + graph::opName(n.op) + ")");
+            }
+        }
+        return Status::ok();
+    }
+
+private:
+    void appendMatMul(Step& step, const Node& n, const RepackedWeights* packed) {
+        const Tensor& w = m_h.t(n.src[0]);
+        step.matrices.reserve(3); // outs point into it
+        step.matrices.push_back({m_h.ptr[size_t(n.src[0])], w.type, w.ne[0], w.ne[1], w.nb[1]});
+        step.outTensors.push_back(n.out);
+        step.outs.clear();
+        for (size_t i = 0; i < step.matrices.size(); ++i) {
+            const ref::Matrix& m = step.matrices[i];
+            step.outs.push_back({&m, packed ? packed->find(m) : nullptr, m_h.f(step.outTensors[i])});
+        }
+    }
+
+    int ropeTable(const Node& n) {
+        const float* factors = n.src[2] != graph::kNone ? m_h.f(n.src[2]) : nullptr;
+        const int32_t* positions = m_h.i(n.src[1]);
+        m_ropeTokens = std::max(m_ropeTokens, m_h.t(n.out).ne[2]);
+        for (size_t i = 0; i < m_ropes.size(); ++i) {
+            const RopeTable& t = m_ropes[i];
+            const graph::RopeParams& a = t.params;
+            const graph::RopeParams& b = n.rope;
+            if (t.factors == factors && t.positions == positions && a.nRot == b.nRot && a.freqBase == b.freqBase &&
+                a.freqScale == b.freqScale && a.extFactor == b.extFactor && a.attnFactor == b.attnFactor &&
+                a.betaFast == b.betaFast && a.betaSlow == b.betaSlow && a.nCtxOrig == b.nCtxOrig)
+                return int(i);
+        }
+        RopeTable t;
+        t.params = n.rope;
+        t.factors = factors;
+        t.positions = positions;
+        m_ropes.push_back(std::move(t));
+        return int(m_ropes.size() - 1);
+    }
+
+    template <typename Fn> void parallelRows(int64_t rows, int64_t width, const Fn& fn) {
+        if (!m_pool || rows * width < kParallelValues) fn(int64_t(0), rows);
+        else m_pool->parallelFor(rows, fn);
+    }
+
+    std::span<const SharedMatMul> jobOf(int step) const {
+        if (step < 0) return {};
+        return m_steps[size_t(step)].outs;
+    }
+
+    Status runStep(const Step& step) {
+        const Node& n = m_h.graph->nodes()[size_t(step.node)];
+        if (step.matMul) {
+            const auto next = jobOf(step.nextJob);
+            prefetchCallerChunk(next, step.n, m_pool);
+            Status s = step.outs.size() == 1
+                           ? matMul(*step.outs[0].w, step.outs[0].packed, step.x, step.n, step.outs[0].y, m_pool)
+                           : matMulShared(step.outs, step.x, step.n, m_pool);
+            prefetchWorkerChunk(next, step.n, m_pool);
+            return s;
+        }
+        const Tensor& out = m_h.t(n.out);
+        const int64_t width = out.ne[0], rows = out.rows();
+        switch (n.op) {
+        case Op::GetRows: return getRows(n);
+        case Op::RmsNorm: {
+            if (n.src[1] == graph::kNone) break;
+            const float *x = m_h.f(n.src[0]), *w = m_h.f(n.src[1]);
+            float* o = m_h.f(n.out);
+            parallelRows(rows, width, [&](int64_t b, int64_t e) {
+                for (int64_t r = b; r < e; ++r) rmsNorm(x + r * width, w, o + r * width, width, n.eps);
+            });
+            return Status::ok();
+        }
+        case Op::Rope: return rope(step, n);
+        case Op::KvWrite: return kvWrite(n);
+        case Op::Attention:
+            if (fastAttention(n)) return attention(step, n);
+            break;
+        case Op::Add:
+        case Op::Mul: {
+            const float *a = m_h.f(n.src[0]), *b = m_h.f(n.src[1]);
+            const int64_t bn = m_h.t(n.src[1]).elements();
+            float* o = m_h.f(n.out);
+            const bool add = n.op == Op::Add;
+            parallelRows(rows, width, [&](int64_t rb, int64_t re) {
+                for (int64_t r = rb; r < re; ++r) {
+                    const float* br = b + (bn == width * rows ? r * width : 0);
+                    const float* ar = a + r * width;
+                    float* orow = o + r * width;
+                    if (add)
+                        for (int64_t i = 0; i < width; ++i) orow[i] = ar[i] + br[i];
+                    else
+                        for (int64_t i = 0; i < width; ++i) orow[i] = ar[i] * br[i];
+                }
+            });
+            if (bn != width && bn != width * rows) break; // another broadcast: the reference
+            return Status::ok();
+        }
+        case Op::Scale: {
+            const float* x = m_h.f(n.src[0]);
+            float* o = m_h.f(n.out);
+            for (int64_t i = 0; i < width * rows; ++i) o[i] = x[i] * n.scale;
+            return Status::ok();
+        }
+        case Op::SwiGlu: {
+            const float *g = m_h.f(n.src[0]), *u = m_h.f(n.src[1]);
+            float* o = m_h.f(n.out);
+            parallelRows(rows, width, [&](int64_t b, int64_t e) {
+                for (int64_t r = b; r < e; ++r) swiglu(g + r * width, u + r * width, o + r * width, width);
+            });
+            return Status::ok();
+        }
+        case Op::GeGlu: {
+            const float *g = m_h.f(n.src[0]), *u = m_h.f(n.src[1]);
+            float* o = m_h.f(n.out);
+            parallelRows(rows, width, [&](int64_t b, int64_t e) {
+                for (int64_t r = b; r < e; ++r) ref::geglu(g + r * width, u + r * width, o + r * width, width);
+            });
+            return Status::ok();
+        }
+        default: break;
+        }
+        return runReferenceNode(m_h, n);
+    }
+
+    Status getRows(const Node& n) {
+        const Tensor& T = m_h.t(n.src[0]);
+        const int32_t* ids = m_h.i(n.src[1]);
+        const int64_t count = m_h.t(n.src[1]).elements(), cols = T.ne[0];
+        float* out = m_h.f(n.out);
+        const CpuWeights& W = *m_weights;
+        const bool byRead = T.kind == graph::TensorKind::Weight && W.reader && T.weight >= 0 &&
+                            size_t(T.weight) < W.readRows.size() && W.readRows[size_t(T.weight)];
+        for (int64_t i = 0; i < count; ++i) {
+            const int32_t id = ids[i];
+            if (id < 0 || id >= T.ne[1])
+                return outOfRange("get_rows: row " + std::to_string(id) + " outside [0, " + std::to_string(T.ne[1]) + ")");
+            const uint8_t* row = m_h.ptr[size_t(n.src[0])] + uint64_t(id) * T.nb[1];
+            if (T.type == quant::Type::F32 && !byRead) {
+                std::memcpy(out + i * cols, row, size_t(cols) * 4);
+                continue;
+            }
+            if (byRead) {
+                HEARTH_RETURN_IF_ERROR(W.reader->read(row, size_t(T.nb[1]), m_raw.data()));
+                row = m_raw.data();
+            }
+            HEARTH_RETURN_IF_ERROR(quant::dequantizeRow(T.type, row, out + i * cols, cols));
+        }
+        return Status::ok();
+    }
+
+    Status rope(const Step& step, const Node& n) {
+        RopeTable& t = m_ropes[size_t(step.rope)];
+        const Tensor& out = m_h.t(n.out);
+        const int64_t D = out.ne[0], heads = out.ne[1], tokens = out.ne[2], half = t.params.nRot / 2;
+        if (!t.ready) {
+            parallelRows(tokens, half * 64, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) ropeAngles(t.params, t.positions[i], t.factors, &t.cs[size_t(i * 2 * half)]);
+            });
+            t.ready = true;
+        }
+        const float* x = m_h.f(n.src[0]);
+        float* o = m_h.f(n.out);
+        parallelRows(tokens, heads * D, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) {
+                if (o != x) std::memcpy(o + i * heads * D, x + i * heads * D, size_t(heads * D) * 4);
+                for (int64_t hd = 0; hd < heads; ++hd) ropeRotate(o + (i * heads + hd) * D, half, n.rope.neox, &t.cs[size_t(i * 2 * half)]);
+            }
+        });
+        return Status::ok();
+    }
+
+    Status kvWrite(const Node& n) {
+        const Tensor& C = m_h.t(n.src[0]);
+        PagedKvStore& kv = m_h.kv->store();
+        const int layer = m_h.kvLayer(n.src[0]);
+        const float* rowsIn = m_h.f(n.src[1]);
+        const int32_t* slots = m_h.i(n.src[2]);
+        const int64_t count = m_h.t(n.src[2]).elements(), row = C.ne[0];
+        const int64_t maxSlot = int64_t(kv.numBlocks()) * kv.blockSize();
+        for (int64_t i = 0; i < count; ++i)
+            if (slots[i] < 0 || slots[i] >= maxSlot) return invalidArgument("kv_write: slot outside the pool");
+        parallelRows(count, row, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) {
+                if (C.value) kv.writeValue(layer, slots[i], rowsIn + i * row);
+                else kv.writeKey(layer, slots[i], rowsIn + i * row);
+            }
+        });
+        return Status::ok();
+    }
+
+    bool fastAttention(const Node& n) const {
+        const Tensor &q = m_h.t(n.src[0]), &out = m_h.t(n.out);
+        return n.attn.window == 0 && n.attn.softcap == 0.0f && n.src[5] == graph::kNone && out.ne[0] == q.ne[0] &&
+               m_h.kvLayer(n.src[1]) == m_h.kvLayer(n.src[2]) && n.attn.blockSize == m_h.kv->store().blockSize();
+    }
+
+    // Groups the step's tokens by sequence (their block table's offset) and splits the work into
+    // items of up to kRun tokens per (sequence, KV head). Done once per run.
+    Status planAttention(const Node& n) {
+        constexpr int64_t kRun = 32;
+        const Tensor& q = m_h.t(n.src[0]);
+        const int64_t tokens = q.ne[2], tableLen = m_h.t(n.src[4]).ne[0];
+        const int32_t* info = m_h.i(n.src[3]);
+        m_sequences.clear();
+        for (int64_t t = 0; t < tokens; ++t) {
+            const int32_t pos = info[2 * t], offset = info[2 * t + 1];
+            size_t s = 0;
+            while (s < m_sequences.size() && m_sequences[s].tableOffset != offset) ++s;
+            if (s == m_sequences.size()) m_sequences.push_back({offset, pos, 0, 0});
+            Sequence& seq = m_sequences[s];
+            seq.maxPos = std::max(seq.maxPos, pos);
+            ++seq.count;
+            m_seqOf[size_t(t)] = int(s);
+        }
+        int64_t at = 0;
+        for (Sequence& s : m_sequences) {
+            if (s.tableOffset < 0 || s.tableOffset + s.maxPos / n.attn.blockSize >= tableLen)
+                return invalidArgument("attention: a position outside its sequence's block table");
+            s.begin = at;
+            at += s.count;
+            s.count = 0;
+        }
+        for (int64_t t = 0; t < tokens; ++t) {
+            Sequence& s = m_sequences[size_t(m_seqOf[size_t(t)])];
+            m_rows[size_t(s.begin + s.count)] = t;
+            m_positions[size_t(s.begin + s.count)] = info[2 * t];
+            ++s.count;
+        }
+        m_items.clear();
+        for (size_t s = 0; s < m_sequences.size(); ++s)
+            for (int64_t h = 0; h < n.attn.nHeadKv; ++h)
+                for (int64_t first = 0; first < m_sequences[s].count; first += kRun)
+                    m_items.push_back({int(s), h, first, std::min(kRun, m_sequences[s].count - first)});
+        m_attentionReady = true;
+        return Status::ok();
+    }
+
+    Status attention(const Step& step, const Node& n) {
+        if (!m_attentionReady) HEARTH_RETURN_IF_ERROR(planAttention(n));
+        const Tensor& q = m_h.t(n.src[0]);
+        const int64_t D = q.ne[0], nHead = q.ne[1];
+        const int32_t* tables = m_h.i(n.src[4]);
+        const auto next = jobOf(step.nextJob);
+        prefetchCallerChunk(next, q.ne[2], m_pool);
+        prefetchWorkerChunk(next, q.ne[2], m_pool); // again: the worker's wait after its part
+        std::atomic<bool> failed{false};
+        const PagedKvStore& kv = m_h.kv->store();
+        const int layer = m_h.kvLayer(n.src[1]);
+        const float* qp = m_h.f(n.src[0]);
+        float* out = m_h.f(n.out);
+        auto work = [&](int64_t b, int64_t e) {
+            for (int64_t w = b; w < e; ++w) {
+                const AttentionItem& it = m_items[size_t(w)];
+                const Sequence& s = m_sequences[size_t(it.seq)];
+                PagedAttentionCall call;
+                call.kv = &kv;
+                call.layer = layer;
+                call.blockTable = std::span<const int32_t>(tables + s.tableOffset, size_t(s.maxPos / n.attn.blockSize + 1));
+                call.kvHead = it.kvHead;
+                call.group = nHead / n.attn.nHeadKv;
+                call.headDim = D;
+                call.scale = n.attn.scale;
+                call.q = qp;
+                call.out = out;
+                call.rowStride = nHead * D;
+                call.rows = m_rows.data() + s.begin + it.first;
+                call.positions = m_positions.data() + s.begin + it.first;
+                call.nTokens = it.count;
+                if (!pagedAttention(call).isOk()) failed = true;
+            }
+        };
+        if (m_pool) m_pool->parallelFor(int64_t(m_items.size()), work);
+        else work(0, int64_t(m_items.size()));
+        if (failed) return internalError("attention: a position outside its sequence's blocks");
+        return Status::ok();
+    }
+
+    std::shared_ptr<const CpuWeights> m_weights;
+    ThreadPool* m_pool = nullptr;
+    HostTensors m_h;
+    std::vector<Step> m_steps;
+    std::vector<RopeTable> m_ropes;
+    int64_t m_ropeTokens = 0;
+    std::vector<uint8_t> m_raw; // an embedding row read from the file
+    bool m_hasAttention = false, m_attentionReady = false;
+    std::vector<int64_t> m_rows;
+    std::vector<int32_t> m_positions;
+    std::vector<int> m_seqOf;
+    std::vector<Sequence> m_sequences;
+    std::vector<AttentionItem> m_items;
+};
+
+} // namespace
+
+Result<std::unique_ptr<backend::Program>> compileCpu(const backend::ProgramSpec& spec,
+                                                     std::shared_ptr<const CpuWeights> weights, ThreadPool* pool) {
+    auto p = std::make_unique<CpuProgram>(std::move(weights), pool);
+    HEARTH_RETURN_IF_ERROR(p->compile(spec));
+    return std::unique_ptr<backend::Program>(std::move(p));
+}
+
+} // namespace hearth::cpu

@@ -1,0 +1,222 @@
+// The backend-neutral description of one forward step: tensors of up to four dimensions (weights
+// bound from the model file, the step's inputs, the layers' paged K/V caches, and activations)
+// and a list of nodes, each one op of the set below, in execution order. An architecture builds
+// it once per step shape (model/arch.h); the reference, the CPU, Vulkan and CUDA all execute the
+// same list (backend/device.h).
+//
+// Shapes follow the GGUF convention: ne[0] is the contiguous dimension, so a [n][E] activation
+// has ne = {E, n, 1, 1}. Activations are F32 and contiguous; a view (reshape, or a slice of rows)
+// shares its source's storage. Index tensors (token ids, positions, expert ids) are I32.
+#pragma once
+
+#include "hearth/quant.h"
+#include "hearth/status.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hearth::graph {
+
+inline constexpr int kMaxDims = 4;
+inline constexpr int kMaxSrc = 6;
+
+using TensorId = int32_t;
+inline constexpr TensorId kNone = -1;
+
+enum class TensorKind : uint8_t {
+    Weight,     // a tensor of the model file (Weights below), read-only
+    Input,      // one of the step's inputs (StepInput), written by the runtime before each run
+    KvCache,    // one layer's paged K or V pool: [slots][kvRow] in the cache's type
+    Activation, // written by exactly one node of this graph
+};
+
+// The inputs every step provides (graph/step.h fills them from a batch).
+enum class StepInput : uint8_t {
+    TokenIds,   // I32 [n]
+    Positions,  // I32 [n]: each token's position in its sequence
+    KvSlots,    // I32 [n]: where each token's K/V row goes (block * blockSize + offset)
+    AttnInfo,   // I32 [n][2]: (position, offset of the token's block table in BlockTables)
+    BlockTables,// I32 [T]: every sequence's block table back to back (T rounded up)
+    WantedRows, // I32 [w]: the rows whose logits are wanted, ascending
+};
+inline constexpr int kStepInputs = 6;
+const char* stepInputName(StepInput which);
+
+struct Tensor {
+    TensorKind kind = TensorKind::Activation;
+    quant::Type type = quant::Type::F32;
+    std::array<int64_t, kMaxDims> ne{1, 1, 1, 1};
+    std::array<uint64_t, kMaxDims> nb{0, 0, 0, 0}; // byte strides (nb[0] = element or block)
+    TensorId viewOf = kNone; // a view: shares storage with this tensor, from byte `offset`
+    uint64_t offset = 0;
+    int32_t weight = -1;     // Weight: index into Weights
+    StepInput input = StepInput::TokenIds; // Input
+    int32_t layer = -1;      // KvCache: the model layer; Activation: the layer that made it
+    bool value = false;      // KvCache: the V pool (else K)
+    std::string name;
+
+    int64_t elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
+    int64_t rows() const { return ne[1] * ne[2] * ne[3]; }
+    uint64_t bytes() const; // contiguous size: nb[3] * ne[3]
+    bool contiguous() const;
+};
+
+// A weight of the model file: its bytes stay in the file's mapping (or a copy the binding keeps).
+struct Weight {
+    std::string name;
+    quant::Type type = quant::Type::F32;
+    std::array<int64_t, kMaxDims> ne{1, 1, 1, 1};
+    int nDims = 1;
+    const uint8_t* data = nullptr;
+    uint64_t rowBytes = 0; // bytes of one ne[0] row
+    int32_t layer = -1;    // the layer that uses it; -1 before the first, nLayer after the last
+    uint64_t bytes() const { return rowBytes * uint64_t(ne[1] * ne[2] * ne[3]); }
+};
+
+enum class Op : uint8_t {
+    GetRows,   // out[i][:] = table[ids[i]][:] (any table type, dequantized)   src: table, ids
+    MatMul,    // out[r][j] = Σ_c x[r][c] · W[j][c]                              src: W, x
+    MatMulId,  // out[t][e][j] = Σ_c x[t][e or 0][c] · W[ids[t][e]][j][c]       src: W [nExp][rows][cols], x, ids
+    RmsNorm,   // out = x / sqrt(mean(x²) + eps) (· w)      per ne0 row          src: x, [w]
+    LayerNorm, // out = (x - mean) / sqrt(var + eps) (· w) (+ b)                 src: x, [w], [b]
+    Rope,      // rotates the first nRot dims of each head of x [n][heads][d]   src: x, positions, [freq factors]
+    KvWrite,   // cache[slots[i]] = rows[i] (converted to the cache's type)     src: cache, rows, slots; out: the cache
+    Attention, // paged causal attention, see AttentionParams                   src: q, kCache, vCache, info, tables, [sinks]
+    Add,       // out = a + b, b broadcast over a's rows when it is one row     src: a, b
+    Mul,       // out = a * b, likewise                                          src: a, b
+    Scale,     // out = x * scale                                                src: x
+    Silu,      // out = x / (1 + e^-x)                                           src: x
+    Gelu,      // out = 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))               src: x
+    SwiGlu,    // out = silu(gate) * up                                          src: gate, up
+    GeGlu,     // out = gelu(gate) * up                                          src: gate, up
+    Softmax,   // per ne0 row, after multiplying by scale                        src: x
+    Softcap,   // out = cap · tanh(x / cap)                                       src: x
+    TopK,      // out I32 [rows][k]: indices of the k largest of each row, largest first   src: x
+    ArgSort,   // out I32 [rows][ne0]: indices by descending value (stable)      src: x
+    Concat,    // out = a and b joined along dim                                 src: a, b
+    Copy,      // out = x as a contiguous tensor (of a strided view)             src: x
+};
+inline constexpr int kOpCount = int(Op::Copy) + 1;
+const char* opName(Op op);
+
+struct RopeParams {
+    int32_t nRot = 0;          // rotated dims per head (even, <= head size)
+    bool neox = false;         // pairs (i, i + nRot/2) instead of (2i, 2i + 1)
+    float freqBase = 10000.0f;
+    float freqScale = 1.0f;    // linear position scaling (1: none)
+    // YaRN (extFactor 0: off): ramp between interpolated and extrapolated frequencies over
+    // [betaSlow, betaFast] rotations of the original context, magnitude times attnFactor.
+    float extFactor = 0.0f;
+    float attnFactor = 1.0f;
+    float betaFast = 32.0f;
+    float betaSlow = 1.0f;
+    int32_t nCtxOrig = 0;
+    bool plain() const { return freqScale == 1.0f && extFactor == 0.0f && attnFactor == 1.0f; }
+};
+
+struct AttentionParams {
+    int32_t nHeadKv = 0;    // q has nHead heads; head h reads KV head h / (nHead / nHeadKv)
+    float scale = 1.0f;     // on q · k
+    int32_t window = 0;     // > 0: a token at p attends to positions (p - window, p] only
+    float softcap = 0.0f;   // > 0: scores become softcap · tanh(score / softcap)
+    int32_t blockSize = 16; // positions per K/V block
+};
+
+struct Node {
+    Op op = Op::Add;
+    TensorId out = kNone;
+    std::array<TensorId, kMaxSrc> src{kNone, kNone, kNone, kNone, kNone, kNone};
+    int32_t layer = -1;   // the model layer (-1 before the first, nLayer after the last)
+    float eps = 0.0f;     // RmsNorm, LayerNorm
+    float scale = 1.0f;   // Scale, Softmax
+    float cap = 0.0f;     // Softcap
+    int32_t k = 0;        // TopK
+    int32_t dim = 0;      // Concat
+    RopeParams rope;
+    AttentionParams attn;
+};
+
+// One step's description. Built through the methods below, which check shapes: the first
+// mistake is kept (status()) and later calls return kNone, so an architecture checks once.
+class Graph {
+public:
+    explicit Graph(const std::vector<Weight>* weights = nullptr) : m_weights(weights) {}
+
+    const std::vector<Tensor>& tensors() const { return m_tensors; }
+    const std::vector<Node>& nodes() const { return m_nodes; }
+    const Tensor& tensor(TensorId id) const { return m_tensors[size_t(id)]; }
+    const std::vector<Weight>& weights() const { return *m_weights; }
+    const Status& status() const { return m_status; }
+    // The tensor holding storage for id (follows views to their root).
+    TensorId root(TensorId id) const;
+
+    // The logits [w][vocab] (kNone when no row wants them) and the hidden state before the head.
+    TensorId output() const { return m_output; }
+    void setOutput(TensorId t) { m_output = t; }
+
+    // Nodes made from now on belong to this layer.
+    void setLayer(int32_t layer) { m_layer = layer; }
+
+    // ---- leaves
+    TensorId weight(int32_t index);
+    TensorId input(StepInput which, int64_t n, int64_t n1 = 1);
+    TensorId kvCache(int32_t layer, bool value, quant::Type type, int64_t slots, int64_t rowSize);
+
+    // ---- views (no node; share storage)
+    TensorId reshape(TensorId x, int64_t ne0, int64_t ne1 = 1, int64_t ne2 = 1, int64_t ne3 = 1);
+    // Rows [first, first + count) of a tensor taken as [rows][ne0].
+    TensorId rows(TensorId x, int64_t first, int64_t count);
+    // Columns [first, first + count) of each row: a strided view (Copy makes it contiguous).
+    TensorId columns(TensorId x, int64_t first, int64_t count);
+
+    // ---- ops
+    TensorId getRows(TensorId table, TensorId ids);
+    TensorId matMul(TensorId w, TensorId x);
+    TensorId matMulId(TensorId w, TensorId x, TensorId ids);
+    TensorId rmsNorm(TensorId x, TensorId w, float eps);
+    TensorId layerNorm(TensorId x, TensorId w, TensorId b, float eps);
+    TensorId rope(TensorId x, TensorId positions, TensorId freqFactors, const RopeParams& p);
+    TensorId kvWrite(TensorId cache, TensorId rows, TensorId slots);
+    TensorId attention(TensorId q, TensorId kCache, TensorId vCache, TensorId info, TensorId tables,
+                       TensorId sinks, int64_t headDimV, const AttentionParams& p);
+    TensorId add(TensorId a, TensorId b);
+    TensorId mul(TensorId a, TensorId b);
+    TensorId scale(TensorId x, float s);
+    TensorId silu(TensorId x);
+    TensorId gelu(TensorId x);
+    TensorId swiGlu(TensorId gate, TensorId up);
+    TensorId geGlu(TensorId gate, TensorId up);
+    TensorId softmax(TensorId x, float scale = 1.0f);
+    TensorId softcap(TensorId x, float cap);
+    TensorId topK(TensorId x, int32_t k);
+    TensorId argSort(TensorId x);
+    TensorId concat(TensorId a, TensorId b, int32_t dim);
+    TensorId copy(TensorId x);
+
+    // Adds a node as given (for op tests); its output tensor must already exist.
+    TensorId addNode(const Node& node);
+    TensorId newActivation(quant::Type type, std::array<int64_t, kMaxDims> ne, const std::string& name = {});
+
+    // A short listing (one line per node) for logs and test failures.
+    std::string describe() const;
+
+private:
+    bool fail(const std::string& message);
+    bool valid(TensorId id) const { return id >= 0 && size_t(id) < m_tensors.size(); }
+    TensorId push(Tensor t);
+    TensorId emit(Node node, quant::Type type, std::array<int64_t, kMaxDims> ne);
+
+    const std::vector<Weight>* m_weights = nullptr;
+    std::vector<Tensor> m_tensors;
+    std::vector<Node> m_nodes;
+    TensorId m_output = kNone;
+    int32_t m_layer = -1;
+    Status m_status;
+};
+
+// Fills nb for a contiguous tensor of this type and shape.
+void setContiguousStrides(Tensor& t);
+
+} // namespace hearth::graph

@@ -1,0 +1,49 @@
+// A step as the engine hands it over (tokens of several sequences with their block tables), its
+// shape (what a graph is built for) and the input arrays every backend reads: token ids,
+// positions, K/V slots, per-token attention info, the block tables and the wanted rows.
+#pragma once
+
+#include "hearth/status.h"
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace hearth::graph {
+
+// One token of a batch: which sequence, at which position, and whether its logits are wanted.
+struct BatchToken {
+    int32_t token = 0;
+    int32_t pos = 0;
+    int seq = 0;            // index into Batch::blockTables
+    bool wantLogits = false;
+};
+
+struct Batch {
+    std::vector<BatchToken> tokens;
+    std::vector<std::span<const int32_t>> blockTables; // per sequence
+};
+
+// What a step's graph depends on: the token count, how many rows want logits, and the length of
+// the block-table array (rounded up so that steps of one size share a graph).
+struct StepShape {
+    int64_t tokens = 0;
+    int64_t wanted = 0;
+    int64_t tableLen = 0;
+    bool operator==(const StepShape&) const = default;
+};
+
+// The table length a step with `len` block ids is built for: 64, 128, 256, ...
+int64_t roundTableLength(int64_t len);
+
+struct StepInputs {
+    std::vector<int32_t> ids, positions, slots, info, tables, wanted;
+    std::vector<int32_t> seqOffsets; // scratch: where each sequence's table starts in `tables`
+};
+
+// Checks the batch (token ids in the vocabulary, known sequences, non-negative positions, every
+// position of each sequence up to its furthest one mapped by its table, block ids in the pool)
+// and fills `in` (reusing its memory). Returns the step's shape.
+Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize, int numBlocks, StepInputs& in);
+
+} // namespace hearth::graph

@@ -1,0 +1,49 @@
+// The architecture registry: general.architecture names to the files that bind them.
+#include "model/arch.h"
+
+#include "model/architectures.h"
+
+namespace hearth::model {
+
+namespace {
+
+struct Entry {
+    const char* name;
+    Result<std::unique_ptr<Architecture>> (*load)(const gguf::File&);
+};
+
+constexpr Entry kArchitectures[] = {
+    {"llama", loadLlama},
+    {"qwen2", loadQwen2},
+    {"qwen3", loadQwen3},
+    {"gemma3", loadGemma3},
+};
+
+} // namespace
+
+graph::Graph Architecture::buildGraph(const graph::StepShape& shape, const KvSetup& kv) const {
+    graph::Graph g(&m_weights);
+    build(g, shape, kv);
+    return g;
+}
+
+Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file) {
+    HEARTH_ASSIGN_OR_RETURN(std::string name, file.getString("general.architecture"));
+    for (const Entry& e : kArchitectures)
+        if (name == e.name) {
+            auto arch = e.load(file);
+            if (!arch) return arch.status().withContext("architecture '" + name + "'");
+            return arch;
+        }
+    std::string known;
+    for (const Entry& e : kArchitectures) known += std::string(known.empty() ? "" : ", ") + e.name;
+    return unsupported("architecture '" + name + "' is not supported (supported: " + known + ")");
+}
+
+std::vector<std::string> supportedArchitectures() {
+    std::vector<std::string> out;
+    for (const Entry& e : kArchitectures) out.emplace_back(e.name);
+    return out;
+}
+
+} // namespace hearth::model

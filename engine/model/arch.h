@@ -1,0 +1,78 @@
+// What every architecture gives the runtime: its dimensions, its weights bound from the file
+// once, and build(), which describes one step of the model as a graph (graph/graph.h). Each
+// architecture is one file in this folder; loadArchitecture picks it by general.architecture.
+#pragma once
+
+#include "graph/graph.h"
+#include "graph/step.h"
+#include "hearth/gguf.h"
+#include "hearth/status.h"
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hearth::model {
+
+// One layer's K/V row: nHeadKv heads of headDimK (K) and headDimV (V) values.
+struct LayerKv {
+    int nHeadKv = 0;
+    int headDimK = 0;
+    int headDimV = 0;
+    int64_t kRow() const { return int64_t(nHeadKv) * headDimK; }
+    int64_t vRow() const { return int64_t(nHeadKv) * headDimV; }
+};
+
+struct ModelDims {
+    std::string archName;
+    int nLayer = 0;
+    int nEmbd = 0;
+    int nVocab = 0;
+    int nCtxTrain = 0;
+    std::vector<LayerKv> kv; // per layer
+};
+
+// How the K/V pools of a load are laid out: the graph's caches are [numBlocks * blockSize] rows.
+struct KvSetup {
+    quant::Type type = quant::Type::F16; // F32, F16 or Q8_0
+    int blockSize = 16;
+    int numBlocks = 0;
+    int64_t slots() const { return int64_t(blockSize) * numBlocks; }
+};
+
+class Architecture {
+public:
+    virtual ~Architecture() = default;
+
+    const ModelDims& dims() const { return m_dims; }
+    const std::vector<graph::Weight>& weights() const { return m_weights; }
+    // The file's bytes through reads rather than the mapping (embedding rows on the CPU).
+    const std::shared_ptr<const gguf::DataReader>& reader() const { return m_reader; }
+    // The weight holding the token embeddings, and the output projection (the same when tied).
+    int32_t tokenEmbedding() const { return m_tokenEmbedding; }
+    int32_t outputWeight() const { return m_output; }
+
+    // Appends one step to g (made with this model's weights): the step inputs, every layer, and,
+    // when shape.wanted > 0, the logits of the wanted rows as g.output().
+    virtual void build(graph::Graph& g, const graph::StepShape& shape, const KvSetup& kv) const = 0;
+
+    // A graph of this model for one step of this shape (its status says whether it built).
+    graph::Graph buildGraph(const graph::StepShape& shape, const KvSetup& kv) const;
+
+protected:
+    ModelDims m_dims;
+    std::vector<graph::Weight> m_weights;
+    std::deque<std::vector<float>> m_copies; // vectors copied out of the file (what Weight::data points to)
+    std::shared_ptr<const gguf::DataReader> m_reader;
+    int32_t m_tokenEmbedding = -1, m_output = -1;
+};
+
+// Binds the file's architecture (general.architecture). Unknown architectures, missing keys or
+// tensors and wrong shapes give one error naming the problem.
+Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file);
+
+// The general.architecture values loadArchitecture accepts.
+std::vector<std::string> supportedArchitectures();
+
+} // namespace hearth::model

@@ -1,0 +1,13 @@
+// The loaders of the architectures in this folder, one file each; arch.cpp lists them by name.
+#pragma once
+
+#include "model/arch.h"
+
+namespace hearth::model {
+
+Result<std::unique_ptr<Architecture>> loadLlama(const gguf::File& file);  // llama.cpp
+Result<std::unique_ptr<Architecture>> loadQwen2(const gguf::File& file);  // qwen2.cpp
+Result<std::unique_ptr<Architecture>> loadQwen3(const gguf::File& file);  // qwen3.cpp
+Result<std::unique_ptr<Architecture>> loadGemma3(const gguf::File& file); // gemma3.cpp
+
+} // namespace hearth::model

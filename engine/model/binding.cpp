@@ -1,0 +1,182 @@
+// Hyper-parameter reads, tensor binding, and the decoder pieces architectures share.
+#include "model/binding.h"
+
+#include <cmath>
+
+namespace hearth::model {
+
+using graph::TensorId;
+
+Result<int> Binder::integer(const std::string& key, std::optional<int> fallback) const {
+    const std::string full = m_arch + "." + key;
+    if (!m_file.has(full)) {
+        if (fallback) return *fallback;
+        return notFound("missing key '" + full + "'");
+    }
+    HEARTH_ASSIGN_OR_RETURN(uint32_t v, m_file.getU32(full));
+    if (v > (1u << 30)) return outOfRange("key '" + full + "' is implausibly large");
+    return int(v);
+}
+
+Result<float> Binder::real(const std::string& key, std::optional<float> fallback) const {
+    const std::string full = m_arch + "." + key;
+    if (!m_file.has(full)) {
+        if (fallback) return *fallback;
+        return notFound("missing key '" + full + "'");
+    }
+    HEARTH_ASSIGN_OR_RETURN(float v, m_file.getF32(full));
+    if (!std::isfinite(v)) return invalidFormat("key '" + full + "' is not a finite number");
+    return v;
+}
+
+Result<int32_t> Binder::matrix(const std::string& name, int64_t cols, int64_t rows, int32_t layer) {
+    const gguf::TensorInfo* t = m_file.findTensor(name);
+    if (!t) return notFound("missing tensor '" + name + "'");
+    if (t->nDims != 2 || int64_t(t->ne[0]) != cols || int64_t(t->ne[1]) != rows)
+        return invalidFormat("tensor '" + name + "' has shape " + t->shapeString() + ", expected [" +
+                             std::to_string(cols) + ", " + std::to_string(rows) + "]");
+    const quant::TypeInfo* info = quant::typeInfo(t->type);
+    if (!info || !info->canDequantize)
+        return unsupported("tensor '" + name + "' has type " + std::string(quant::typeName(t->type)) +
+                           ", which this build cannot compute with");
+    graph::Weight w;
+    w.name = name;
+    w.type = t->type;
+    w.ne = {cols, rows, 1, 1};
+    w.nDims = 2;
+    w.data = m_file.tensorData(*t);
+    HEARTH_ASSIGN_OR_RETURN(w.rowBytes, quant::rowBytes(t->type, uint64_t(cols)));
+    w.layer = layer;
+    if (!w.data) return invalidFormat("tensor '" + name + "' has no data");
+    m_weights.push_back(std::move(w));
+    return int32_t(m_weights.size() - 1);
+}
+
+Result<int32_t> Binder::vector(const std::string& name, int64_t n, int32_t layer) {
+    const gguf::TensorInfo* t = m_file.findTensor(name);
+    if (!t) return notFound("missing tensor '" + name + "'");
+    if (t->type != quant::Type::F32 || t->elements() != uint64_t(n))
+        return invalidFormat("tensor '" + name + "' must be F32 with " + std::to_string(n) + " elements (it is " +
+                             std::string(quant::typeName(t->type)) + " " + t->shapeString() + ")");
+    const uint8_t* p = m_file.tensorData(*t);
+    if (!p) return invalidFormat("tensor '" + name + "' has no data");
+    if (reinterpret_cast<uintptr_t>(p) % alignof(float) != 0)
+        return invalidFormat("tensor '" + name + "' is not aligned");
+    const float* values = reinterpret_cast<const float*>(p);
+    m_copies.emplace_back(values, values + n);
+    graph::Weight w;
+    w.name = name;
+    w.type = quant::Type::F32;
+    w.ne = {n, 1, 1, 1};
+    w.nDims = 1;
+    w.data = reinterpret_cast<const uint8_t*>(m_copies.back().data());
+    w.rowBytes = uint64_t(n) * 4;
+    w.layer = layer;
+    m_weights.push_back(std::move(w));
+    return int32_t(m_weights.size() - 1);
+}
+
+Result<int32_t> Binder::optionalVector(const std::string& name, int64_t n, int32_t layer) {
+    if (!hasTensor(name)) return -1;
+    return vector(name, n, layer);
+}
+
+Result<DecoderHParams> readDecoderHParams(const Binder& b) {
+    DecoderHParams hp;
+    HEARTH_ASSIGN_OR_RETURN(hp.nLayer, b.integer("block_count"));
+    HEARTH_ASSIGN_OR_RETURN(hp.nEmbd, b.integer("embedding_length"));
+    HEARTH_ASSIGN_OR_RETURN(hp.nFf, b.integer("feed_forward_length"));
+    HEARTH_ASSIGN_OR_RETURN(hp.nHead, b.integer("attention.head_count"));
+    HEARTH_ASSIGN_OR_RETURN(hp.nHeadKv, b.integer("attention.head_count_kv", hp.nHead));
+    HEARTH_ASSIGN_OR_RETURN(hp.nCtxTrain, b.integer("context_length", 2048));
+    if (hp.nLayer < 1 || hp.nLayer > 4096) return invalidFormat("block_count must be 1..4096");
+    if (hp.nEmbd < 1 || hp.nFf < 1) return invalidFormat("embedding/feed-forward length is zero");
+    if (hp.nHead < 1 || hp.nHeadKv < 1 || hp.nHead % hp.nHeadKv != 0)
+        return invalidFormat("head_count " + std::to_string(hp.nHead) + " is not a positive multiple of head_count_kv " +
+                             std::to_string(hp.nHeadKv));
+    HEARTH_ASSIGN_OR_RETURN(hp.headDim, b.integer("attention.key_length", hp.nEmbd / hp.nHead));
+    HEARTH_ASSIGN_OR_RETURN(hp.headDimV, b.integer("attention.value_length", hp.headDim));
+    if (hp.headDim < 2 || hp.headDim % 2 != 0 || hp.headDimV < 1 || hp.headDim > 1024 || hp.headDimV > 1024)
+        return unsupported("head dimension " + std::to_string(hp.headDim) + " / value length " +
+                           std::to_string(hp.headDimV) + " is not supported");
+    HEARTH_ASSIGN_OR_RETURN(hp.nRot, b.integer("rope.dimension_count", hp.headDim));
+    if (hp.nRot < 2 || hp.nRot > hp.headDim || hp.nRot % 2 != 0)
+        return invalidFormat("rope.dimension_count " + std::to_string(hp.nRot) + " is invalid");
+    HEARTH_ASSIGN_OR_RETURN(hp.ropeBase, b.real("rope.freq_base", 10000.0f));
+    HEARTH_ASSIGN_OR_RETURN(hp.normEps, b.real("attention.layer_norm_rms_epsilon", 1e-5f));
+    if (!(hp.ropeBase > 0.0f) || !(hp.normEps > 0.0f))
+        return invalidFormat("rope.freq_base and layer_norm_rms_epsilon must be positive");
+    const gguf::TensorInfo* emb = b.file().findTensor("token_embd.weight");
+    if (!emb) return notFound("missing tensor 'token_embd.weight'");
+    if (emb->nDims != 2 || emb->ne[1] > (1u << 30)) return invalidFormat("token_embd.weight must be 2-D");
+    hp.nVocab = int(emb->ne[1]);
+    return hp;
+}
+
+ModelDims decoderDims(const std::string& arch, const DecoderHParams& hp) {
+    ModelDims d;
+    d.archName = arch;
+    d.nLayer = hp.nLayer;
+    d.nEmbd = hp.nEmbd;
+    d.nVocab = hp.nVocab;
+    d.nCtxTrain = hp.nCtxTrain;
+    d.kv.assign(size_t(hp.nLayer), LayerKv{hp.nHeadKv, hp.headDim, hp.headDimV});
+    return d;
+}
+
+StepTensors stepTensors(graph::Graph& g, const graph::StepShape& shape) {
+    using graph::StepInput;
+    StepTensors in;
+    in.n = shape.tokens;
+    in.ids = g.input(StepInput::TokenIds, shape.tokens);
+    in.positions = g.input(StepInput::Positions, shape.tokens);
+    in.slots = g.input(StepInput::KvSlots, shape.tokens);
+    in.info = g.input(StepInput::AttnInfo, 2, shape.tokens);
+    in.tables = g.input(StepInput::BlockTables, shape.tableLen);
+    if (shape.wanted > 0) in.wanted = g.input(StepInput::WantedRows, shape.wanted);
+    return in;
+}
+
+TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv, int layer, TensorId x,
+                       const AttentionWeights& w, const AttentionSpec& s) {
+    const int64_t n = in.n, D = s.headDim, Dv = s.headDimV > 0 ? s.headDimV : s.headDim;
+    auto opt = [&](int32_t index) { return index >= 0 ? g.weight(index) : graph::kNone; };
+    // q [n][nHead * D]; k [n][nHeadKv * D]; v [n][nHeadKv * Dv]
+    TensorId q = g.matMul(g.weight(w.wq), x);
+    TensorId k = g.matMul(g.weight(w.wk), x);
+    TensorId v = g.matMul(g.weight(w.wv), x);
+    if (w.bq >= 0) q = g.add(q, g.weight(w.bq));
+    if (w.bk >= 0) k = g.add(k, g.weight(w.bk));
+    if (w.bv >= 0) v = g.add(v, g.weight(w.bv));
+    q = g.reshape(q, D, s.nHead, n); // [n][nHead][D]
+    k = g.reshape(k, D, s.nHeadKv, n);
+    if (w.qNorm >= 0) q = g.rmsNorm(q, g.weight(w.qNorm), s.normEps);
+    if (w.kNorm >= 0) k = g.rmsNorm(k, g.weight(w.kNorm), s.normEps);
+    q = g.rope(q, in.positions, opt(w.ropeFactors), s.rope);
+    k = g.rope(k, in.positions, opt(w.ropeFactors), s.rope);
+    const TensorId kCache = g.kvCache(layer, false, kv.type, kv.slots(), int64_t(s.nHeadKv) * D);
+    const TensorId vCache = g.kvCache(layer, true, kv.type, kv.slots(), int64_t(s.nHeadKv) * Dv);
+    g.kvWrite(kCache, k, in.slots);
+    g.kvWrite(vCache, v, in.slots);
+    graph::AttentionParams ap;
+    ap.nHeadKv = s.nHeadKv;
+    ap.scale = s.scale;
+    ap.window = s.window;
+    ap.softcap = s.softcap;
+    ap.blockSize = kv.blockSize;
+    TensorId att = g.attention(q, kCache, vCache, in.info, in.tables, graph::kNone, Dv, ap); // [n][nHead][Dv]
+    att = g.reshape(att, int64_t(s.nHead) * Dv, n);
+    return g.matMul(g.weight(w.wo), att); // [n][E]
+}
+
+void logitsHead(graph::Graph& g, const StepTensors& in, TensorId x, int32_t norm, int32_t output, float eps,
+                float cap) {
+    if (in.wanted == graph::kNone) return;
+    TensorId rows = g.getRows(x, in.wanted);     // [w][E]
+    rows = g.rmsNorm(rows, g.weight(norm), eps);
+    TensorId logits = g.matMul(g.weight(output), rows); // [w][vocab]
+    if (cap > 0.0f) logits = g.softcap(logits, cap);
+    g.setOutput(logits);
+}
+
+} // namespace hearth::model

@@ -1,0 +1,92 @@
+// Reading an architecture's hyper-parameters ("<arch>.<key>") and binding its tensors as graph
+// weights, with the checks every architecture needs (shape, type, data present), and the pieces
+// most decoder layers share: the step inputs, self-attention over the paged cache, the logits.
+#pragma once
+
+#include "model/arch.h"
+
+#include <optional>
+#include <string>
+
+namespace hearth::model {
+
+class Binder {
+public:
+    Binder(const gguf::File& file, std::string arch, std::vector<graph::Weight>& weights,
+           std::deque<std::vector<float>>& copies)
+        : m_file(file), m_arch(std::move(arch)), m_weights(weights), m_copies(copies) {}
+
+    const gguf::File& file() const { return m_file; }
+    bool has(const std::string& key) const { return m_file.has(m_arch + "." + key); }
+    // "<arch>.<key>" as an integer (at most 2^30) or float; the fallback when absent.
+    Result<int> integer(const std::string& key, std::optional<int> fallback = {}) const;
+    Result<float> real(const std::string& key, std::optional<float> fallback = {}) const;
+
+    bool hasTensor(const std::string& name) const { return m_file.findTensor(name) != nullptr; }
+    // A 2-D weight [rows][cols] of a type we can compute with; returns its index.
+    Result<int32_t> matrix(const std::string& name, int64_t cols, int64_t rows, int32_t layer);
+    // An F32 vector of n values, copied out of the file (tiny, read every step, and between the
+    // big matrices, whose pages are released once repacked or uploaded).
+    Result<int32_t> vector(const std::string& name, int64_t n, int32_t layer);
+    // vector() when the file has it, else -1.
+    Result<int32_t> optionalVector(const std::string& name, int64_t n, int32_t layer);
+
+private:
+    const gguf::File& m_file;
+    std::string m_arch;
+    std::vector<graph::Weight>& m_weights;
+    std::deque<std::vector<float>>& m_copies;
+};
+
+// The hyper-parameters of a decoder-only transformer under the usual GGUF keys.
+struct DecoderHParams {
+    int nLayer = 0, nEmbd = 0, nFf = 0, nHead = 0, nHeadKv = 0;
+    int headDim = 0;  // attention.key_length (default nEmbd / nHead)
+    int headDimV = 0; // attention.value_length (default headDim)
+    int nRot = 0;     // rope.dimension_count (default headDim)
+    float ropeBase = 10000.0f;
+    float normEps = 1e-5f; // attention.layer_norm_rms_epsilon
+    int nVocab = 0;        // rows of token_embd.weight
+    int nCtxTrain = 0;
+};
+Result<DecoderHParams> readDecoderHParams(const Binder& b);
+// The dimensions the runtime sees, every layer with the same K/V shape.
+ModelDims decoderDims(const std::string& arch, const DecoderHParams& hp);
+
+// The step's input tensors, made once per graph.
+struct StepTensors {
+    graph::TensorId ids = graph::kNone, positions = graph::kNone, slots = graph::kNone, info = graph::kNone,
+                    tables = graph::kNone, wanted = graph::kNone;
+    int64_t n = 0;
+};
+StepTensors stepTensors(graph::Graph& g, const graph::StepShape& shape);
+
+// The weights of a self-attention block; -1 where the architecture has none.
+struct AttentionWeights {
+    int32_t wq = -1, wk = -1, wv = -1, wo = -1;
+    int32_t bq = -1, bk = -1, bv = -1;      // projection biases (qwen2)
+    int32_t qNorm = -1, kNorm = -1;         // per-head RMS norms before RoPE (qwen3, gemma3)
+    int32_t ropeFactors = -1;               // per-dimension frequency factors (llama3)
+};
+
+struct AttentionSpec {
+    int nHead = 0, nHeadKv = 0, headDim = 0, headDimV = 0;
+    graph::RopeParams rope;
+    float normEps = 1e-6f;  // of the q/k norms
+    float scale = 1.0f;     // on q · k
+    int window = 0;         // sliding window (0: every earlier position)
+    float softcap = 0.0f;   // attention logit soft-capping (0: none)
+};
+
+// Self-attention of layer `layer` on the normed input x [n][E]: q/k/v projections (with biases and
+// q/k norms when given), RoPE, K and V written into the layer's cache, paged attention, and the
+// output projection. Returns [n][E].
+graph::TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv, int layer,
+                              graph::TensorId x, const AttentionWeights& w, const AttentionSpec& spec);
+
+// The wanted rows of x [n][E], normed and projected to logits [w][vocab]; with a final soft cap
+// when cap > 0. Sets g.output(). Does nothing when no row is wanted.
+void logitsHead(graph::Graph& g, const StepTensors& in, graph::TensorId x, int32_t norm, int32_t output,
+                float eps, float cap = 0.0f);
+
+} // namespace hearth::model

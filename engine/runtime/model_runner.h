@@ -1,0 +1,95 @@
+// Runs an architecture's step graphs on the devices of a load: places each node (the first
+// gpuLayers layers on the GPU, the rest and every node the GPU lacks on the CPU), loads each
+// device's weights and K/V pools once, and per step shape builds the graph, splits it into runs
+// of nodes per device, gives its tensors memory (reused between tensors whose lives do not
+// overlap, and between shapes), compiles each run into a program and keeps the result for the
+// next step of that shape. Tensors that cross devices are copied between the runs.
+#pragma once
+
+#include "backend/device.h"
+#include "graph/step.h"
+#include "model/arch.h"
+
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hearth::cpu {
+class ThreadPool;
+}
+
+namespace hearth::runtime {
+
+struct RunnerConfig {
+    std::string device = "cpu";  // "cpu", "ref" or a GPU id ("vulkan:0", "cuda:0")
+    int gpuLayers = -1;          // with a GPU: layers on it (-1: all)
+    KvType kvType = KvType::F16;
+    int blockSize = 16;
+    int numBlocks = 0;           // wanted; a GPU may hold fewer (numBlocks() says)
+    cpu::ThreadPool* pool = nullptr;
+    // Opens devices by id (tests substitute one); defaults to backend::openDevice.
+    std::function<Result<std::unique_ptr<backend::Device>>(const std::string&, cpu::ThreadPool*)> open;
+};
+
+// What one device holds for a load.
+struct DeviceMemory {
+    std::string id;
+    uint64_t weightBytes = 0;     // uploaded or repacked weights (beyond the file's mapping)
+    uint64_t mappedBytes = 0;     // weights read in place from the file's mapping (CPU)
+    uint64_t kvBytes = 0;
+    uint64_t activationBytes = 0; // step buffers allocated so far
+};
+
+// Where a step's nodes go: per node a device index (0: the GPU when there is one, else the CPU).
+struct Placement {
+    std::vector<int> nodeDevice;
+    std::vector<int> kvDevice; // per layer
+};
+
+class ModelRunner {
+public:
+    static Result<std::unique_ptr<ModelRunner>> create(const model::Architecture& arch, const RunnerConfig& config);
+    ~ModelRunner();
+
+    // Runs one step; logits [wanted][vocab] in batch order of the tokens that want them.
+    Status forward(const graph::Batch& batch, std::vector<float>& logits);
+    // Copies K/V block src to dst on every device (before the next step's work).
+    Status copyBlock(int32_t src, int32_t dst);
+
+    int numBlocks() const { return m_kv.numBlocks; }
+    int gpuLayers() const { return m_gpuLayers; }
+    const std::string& deviceId() const;          // the first device: the GPU, else "cpu"/"ref"
+    uint64_t kvBytes() const;
+    std::vector<DeviceMemory> memory() const;
+    // "op@layer" of the nodes the GPU does not run and the CPU does instead.
+    const std::vector<std::string>& fallbacks() const { return m_fallbacks; }
+    backend::Device& device(size_t i);
+    size_t deviceCount() const;
+
+    // The memory each device would need for steps up to this shape (weights, K/V, activations),
+    // from the same placement the load uses, without allocating anything.
+    std::vector<DeviceMemory> plannedMemory(const graph::StepShape& shape) const;
+
+    struct Plan;
+    struct Dev;
+
+private:
+    ModelRunner() = default;
+    Result<Placement> place(const graph::Graph& g) const;
+    Result<std::shared_ptr<Plan>> planFor(const graph::StepShape& shape);
+    Status compilePlan(Plan& plan);
+
+    const model::Architecture* m_arch = nullptr;
+    RunnerConfig m_config;
+    model::KvSetup m_kv;
+    int m_gpuLayers = 0;
+    std::vector<Dev> m_devices; // [0]: the GPU if any; the last: the CPU
+    std::vector<int> m_kvDevice; // per layer
+    std::vector<std::string> m_fallbacks;
+    std::list<std::shared_ptr<Plan>> m_plans; // most recently used first
+    graph::StepInputs m_inputs;
+};
+
+} // namespace hearth::runtime

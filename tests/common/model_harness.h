@@ -1,0 +1,131 @@
+// A model loaded for a forward test: the GGUF file, its architecture, and a ModelRunner on one
+// device ("ref", "cpu", "vulkan:0", "cuda:0", with an optional layer split), plus the two-step,
+// two-sequence batch every backend's forward test compares against the reference device.
+#pragma once
+
+#include "backend/cpu/thread_pool.h"
+#include "graph/step.h"
+#include "hearth/gguf.h"
+#include "logit_diff.h"
+#include "model/arch.h"
+#include "runtime/model_runner.h"
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hearth::test {
+
+struct LoadedModel {
+    std::optional<gguf::File> file; // the weights point into it: declared first, destroyed last
+    std::unique_ptr<model::Architecture> arch;
+    std::unique_ptr<runtime::ModelRunner> runner;
+    const model::ModelDims& dims() const { return arch->dims(); }
+};
+
+struct LoadOptions {
+    std::string device = "cpu";
+    KvType kvType = KvType::F32;
+    int numBlocks = 8;
+    int blockSize = 16;
+    int gpuLayers = -1;
+    cpu::ThreadPool* pool = nullptr;
+};
+
+// The model at `path` on options.device; the error is the status's text.
+inline Result<std::unique_ptr<LoadedModel>> loadModel(const std::string& path, const LoadOptions& o) {
+    auto m = std::make_unique<LoadedModel>();
+    HEARTH_ASSIGN_OR_RETURN(gguf::File f, gguf::File::open(path));
+    m->file.emplace(std::move(f));
+    HEARTH_ASSIGN_OR_RETURN(m->arch, model::loadArchitecture(*m->file));
+    runtime::RunnerConfig rc;
+    rc.device = o.device;
+    rc.gpuLayers = o.gpuLayers;
+    rc.kvType = o.kvType;
+    rc.blockSize = o.blockSize;
+    rc.numBlocks = o.numBlocks;
+    rc.pool = o.pool;
+    HEARTH_ASSIGN_OR_RETURN(m->runner, runtime::ModelRunner::create(*m->arch, rc));
+    return m;
+}
+
+struct Comparison : LogitDiff {
+    std::string error;
+};
+
+// Two steps over two sequences (37 and 21 tokens; the second in blocks 7 and 5), logits for
+// every token or only each sequence's last, on options.device and on the reference device.
+// Between the steps the first sequence's block 0 is copied to block 4, which replaces it in its
+// table (a fork's copy-on-write).
+inline Comparison compareWithReference(const std::string& path, const LoadOptions& options, bool allLogits) {
+    Comparison c;
+    auto ours = loadModel(path, options);
+    if (!ours) return c.error = ours.status().toString(), c;
+    LoadOptions refOptions = options;
+    refOptions.device = "ref";
+    refOptions.gpuLayers = -1;
+    refOptions.pool = nullptr;
+    auto ref = loadModel(path, refOptions);
+    if (!ref) return c.error = ref.status().toString(), c;
+    const int nVocab = (*ref)->dims().nVocab;
+    std::vector<int32_t> t0{1}, t1{1};
+    for (int i = 0; i < 36; ++i) t0.push_back((i * 7919 + 13) % (nVocab - 300) + 256);
+    for (int i = 0; i < 20; ++i) t1.push_back((i * 104729 + 71) % (nVocab - 300) + 256);
+    std::vector<int32_t> table0{0, 1, 2};
+    const std::vector<int32_t> table1{7, 5};
+    for (auto [a0, b0, a1, b1] : {std::array<int, 4>{0, 30, 0, 12}, std::array<int, 4>{30, 37, 12, 21}}) {
+        if (a0 > 0) {
+            for (auto* m : {ours->get(), ref->get()}) {
+                const Status s = m->runner->copyBlock(0, 4);
+                if (!s.isOk()) return c.error = s.toString(), c;
+            }
+            table0[0] = 4;
+        }
+        graph::Batch batch;
+        batch.blockTables = {table0, table1};
+        for (int p = a0; p < b0; ++p) batch.tokens.push_back({t0[size_t(p)], p, 0, allLogits || p == b0 - 1});
+        for (int p = a1; p < b1; ++p) batch.tokens.push_back({t1[size_t(p)], p, 1, allLogits || p == b1 - 1});
+        std::vector<float> expected, got;
+        Status s = (*ref)->runner->forward(batch, expected);
+        if (!s.isOk()) return c.error = "reference: " + s.toString(), c;
+        s = (*ours)->runner->forward(batch, got);
+        if (!s.isOk()) return c.error = s.toString(), c;
+        if (!c.add(expected, got, size_t(nVocab))) return c.error = "logit count differs", c;
+    }
+    return c;
+}
+
+// Greedy generation of `steps` tokens after `prompt` (prefilled in one step), one sequence in
+// blocks 0, 1, 2, ...; returns the ids and each chosen token's logits row.
+struct Greedy {
+    std::vector<int32_t> ids;
+    std::vector<float> logits; // [steps][vocab]
+    std::string error;
+};
+inline Greedy greedy(LoadedModel& m, const std::vector<int32_t>& prompt, int steps) {
+    Greedy g;
+    const int V = m.dims().nVocab, bs = 16;
+    std::vector<int32_t> tokens = prompt, table;
+    int computed = 0;
+    for (int step = 0; step < steps; ++step) {
+        while (int(table.size()) * bs < int(tokens.size())) table.push_back(int32_t(table.size()));
+        graph::Batch batch;
+        batch.blockTables = {table};
+        for (int p = computed; p < int(tokens.size()); ++p)
+            batch.tokens.push_back({tokens[size_t(p)], p, 0, p == int(tokens.size()) - 1});
+        computed = int(tokens.size());
+        std::vector<float> logits;
+        const Status s = m.runner->forward(batch, logits);
+        if (!s.isOk()) return g.error = s.toString(), g;
+        if (logits.size() != size_t(V)) return g.error = "expected one row of logits", g;
+        const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        g.ids.push_back(next);
+        g.logits.insert(g.logits.end(), logits.begin(), logits.end());
+        tokens.push_back(next);
+    }
+    return g;
+}
+
+} // namespace hearth::test
