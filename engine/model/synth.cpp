@@ -20,6 +20,11 @@ struct Shape {
     float ropeBase, rmsEps;
     int ctx;
     bool tied, qkvBias, qkNorm, llama3Rope, writeHeadDims;
+    // Gemma 3: post-attention and post-FFN norms, a sliding window on all but every
+    // `windowPattern`-th layer, linear RoPE scaling of the global layers, final soft-capping.
+    bool gemma = false;
+    int window = 0, windowPattern = 6;
+    float ropeScale = 0.0f, finalSoftcap = 0.0f;
 };
 
 const Shape kShapes[] = {
@@ -31,6 +36,13 @@ const Shape kShapes[] = {
      896, 4864, 14, 2, 64, 1000000.0f, 1e-6f, 32768, true, true, false, false, false},
     {"qwen3-0.6b", "qwen3", "Qwen3 0.6B shape: 28 layers, 1024, 16/8 heads of 128, Q/K norm, tied",
      28, 1024, 3072, 16, 8, 128, 1000000.0f, 1e-6f, 40960, true, false, true, false, true},
+    {"gemma3-tiny", "gemma3",
+     "gemma3, 6 layers (5 sliding, window 8, then 1 global), 256 wide, 4/2 heads of 64, final soft cap 30", 6, 256,
+     768, 4, 2, 64, 1000000.0f, 1e-6f, 2048, true, false, true, false, true, true, 8, 6, 8.0f, 30.0f},
+    {"gemma3-1b", "gemma3", "Gemma 3 1B shape: 26 layers, 1152, 4/1 heads of 256, window 512, 5:1 sliding/global", 26,
+     1152, 6912, 4, 1, 256, 1000000.0f, 1e-6f, 32768, true, false, true, false, true, true, 512, 6, 0.0f, 0.0f},
+    {"gemma3-4b", "gemma3", "Gemma 3 4B shape: 34 layers, 2560, 8/4 heads of 256, window 1024, linear RoPE x8", 34,
+     2560, 10240, 8, 4, 256, 1000000.0f, 1e-6f, 131072, true, false, true, false, true, true, 1024, 6, 8.0f, 0.0f},
 };
 
 uint64_t splitmix(uint64_t x) {
@@ -117,10 +129,12 @@ std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
             t.push_back({p + "attn_k_norm.weight", {uint64_t(s.headDim)}, TensorPlan::Ones});
         }
         t.push_back({p + "attn_output.weight", {q, E}});
+        if (s.gemma) t.push_back({p + "post_attention_norm.weight", {E}, TensorPlan::Ones});
         t.push_back({p + "ffn_norm.weight", {E}, TensorPlan::Ones});
         t.push_back({p + "ffn_gate.weight", {E, uint64_t(s.nFf)}});
         t.push_back({p + "ffn_up.weight", {E, uint64_t(s.nFf)}});
         t.push_back({p + "ffn_down.weight", {uint64_t(s.nFf), E}});
+        if (s.gemma) t.push_back({p + "post_ffw_norm.weight", {E}, TensorPlan::Ones});
     }
     return t;
 }
@@ -170,6 +184,15 @@ Status synthesizeModel(const SynthOptions& o) {
     if (s.writeHeadDims) {
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(s.headDim)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(s.headDim)));
+    }
+    if (s.gemma) {
+        w.set(a + "attention.sliding_window", gguf::Value::u32(uint32_t(s.window)));
+        w.set(a + "attention.sliding_window_pattern", gguf::Value::u32(uint32_t(s.windowPattern)));
+        if (s.ropeScale > 0.0f) {
+            w.set(a + "rope.scaling.type", gguf::Value::string("linear"));
+            w.set(a + "rope.scaling.factor", gguf::Value::f32(s.ropeScale));
+        }
+        if (s.finalSoftcap > 0.0f) w.set(a + "final_logit_softcapping", gguf::Value::f32(s.finalSoftcap));
     }
     for (const gguf::KeyValue& kv : vocab.metadata())
         if (kv.key.rfind("tokenizer.", 0) == 0) w.set(kv.key, kv.value);

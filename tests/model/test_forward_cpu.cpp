@@ -1,13 +1,13 @@
-// The optimized CPU forward (batched matMul kernels, threads) against the scalar reference
-// forward on the same batches: stories260K (F32), llama-2-tiny-random, and synthetic llama-tiny,
-// qwen2.5 and qwen3 cuts in float and quantized types. A batch mixes a prefill of one sequence
-// with tokens of another whose blocks are scattered, so paging and batching are both exercised.
-#include "backend/cpu/paged_kv.h"
+// The CPU device (batched matMul kernels, threads, the reference for nodes no kernel covers)
+// against the reference device on the same step graphs: stories260K (F32), llama-2-tiny-random,
+// and synthetic llama-tiny, qwen2.5, qwen3 and gemma3 cuts in float and quantized types. A batch
+// mixes a prefill of one sequence with tokens of another whose blocks are scattered, so paging
+// and batching are both exercised. Also: embedding rows read without mapping the table, and a
+// warm decode step that allocates nothing.
 #include "backend/cpu/thread_pool.h"
 #include "hearth/gguf.h"
-#include "model/llama_model.h"
+#include "model_harness.h"
 #include "pagemap.h"
-#include "logit_diff.h"
 #include "test_support.h"
 
 #include <QProcess>
@@ -43,45 +43,19 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
-struct Comparison : hearth::test::LogitDiff {
+struct Comparison : hearth::test::Comparison {
     bool ok = false;
-    std::string error;
 };
 
 Comparison compare(const std::string& path, KvType kvType, int threads) {
-    Comparison c;
-    auto file = gguf::File::open(path);
-    if (!file) return c.error = file.status().toString(), c;
-    auto model = model::LlamaModel::load(*file);
-    if (!model) return c.error = model.status().toString(), c;
-    const auto& hp = (*model)->hparams();
-    // Sequence 0: 37 prompt tokens; sequence 1: 21 tokens in blocks taken from the far end.
-    std::vector<int32_t> t0{1}, t1{1};
-    for (int i = 0; i < 36; ++i) t0.push_back((i * 7919 + 13) % (hp.nVocab - 300) + 256);
-    for (int i = 0; i < 20; ++i) t1.push_back((i * 104729 + 71) % (hp.nVocab - 300) + 256);
-    const std::vector<int32_t> table0{0, 1, 2}, table1{7, 5};
-    auto makeBatch = [&](int from0, int to0, int from1, int to1) {
-        model::Batch b;
-        b.blockTables = {table0, table1};
-        for (int p = from0; p < to0; ++p) b.tokens.push_back({t0[size_t(p)], p, 0, true});
-        for (int p = from1; p < to1; ++p) b.tokens.push_back({t1[size_t(p)], p, 1, true});
-        return b;
-    };
-    auto refStore = cpu::PagedKvStore::create(hp.nLayer, 8, 16, hp.nHeadKv, hp.headDim, kvType);
-    auto cpuStore = cpu::PagedKvStore::create(hp.nLayer, 8, 16, hp.nHeadKv, hp.headDim, kvType);
-    if (!refStore || !cpuStore) return c.error = "store", c;
     cpu::ThreadPool pool(threads);
-    // Two steps: prefill chunks of both, then the rest (history read back from the cache).
-    for (auto [a0, b0, a1, b1] : {std::array<int, 4>{0, 30, 0, 12}, std::array<int, 4>{30, 37, 12, 21}}) {
-        const model::Batch batch = makeBatch(a0, b0, a1, b1);
-        std::vector<float> ref, ours;
-        Status s = (*model)->forward(batch, *refStore, ref);
-        if (!s.isOk()) return c.error = s.toString(), c;
-        s = (*model)->forwardCpu(batch, *cpuStore, ours, threads > 1 ? &pool : nullptr);
-        if (!s.isOk()) return c.error = s.toString(), c;
-        if (!c.add(ref, ours, size_t(hp.nVocab))) return c.error = "logit count differs", c;
-    }
-    c.ok = true;
+    test::LoadOptions o;
+    o.device = "cpu";
+    o.kvType = kvType;
+    o.pool = threads > 1 ? &pool : nullptr;
+    Comparison c;
+    static_cast<test::Comparison&>(c) = test::compareWithReference(path, o, /*allLogits=*/true);
+    c.ok = c.error.empty();
     return c;
 }
 
@@ -129,6 +103,9 @@ private Q_SLOTS:
             QTest::newRow(qPrintable(QStringLiteral("llama-tiny ") + t)) << QStringLiteral("llama-tiny") << QString::fromLatin1(t) << spm << 5e-2;
         QTest::newRow("qwen2.5 Q4_K_M") << QStringLiteral("qwen2.5-0.5b") << QStringLiteral("Q4_K_M") << qwen << 5e-2;
         QTest::newRow("qwen3 Q8_0") << QStringLiteral("qwen3-0.6b") << QStringLiteral("Q8_0") << qwen << 5e-2;
+        QTest::newRow("gemma3-tiny F16") << QStringLiteral("gemma3-tiny") << QStringLiteral("F16") << spm << 1e-3;
+        QTest::newRow("gemma3-tiny Q8_0") << QStringLiteral("gemma3-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
+        QTest::newRow("gemma3-1b Q4_K_M") << QStringLiteral("gemma3-1b") << QStringLiteral("Q4_K_M") << spm << 5e-2;
     }
     void syntheticModels() {
         QFETCH(QString, preset);
@@ -171,25 +148,33 @@ private Q_SLOTS:
         QVERIFY(last > first + 16);
         const int pm = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
         if (pm < 0) QSKIP("/proc/self/pagemap is not readable here");
-        auto present = [&] { return hearth::test::presentPages(pm, first, last); };
         std::vector<float> logits[2];
         int i = 0;
-        for (const gguf::File* f : {&*file, &*inMemory}) {
-            auto model = model::LlamaModel::load(*f);
-            QVERIFY(model.isOk());
-            const auto& hp = (*model)->hparams();
-            auto store = cpu::PagedKvStore::create(hp.nLayer, 16, 16, hp.nHeadKv, hp.headDim, KvType::F16);
-            QVERIFY(store.isOk());
-            QVERIFY((*model)->prepareCpu(nullptr).isOk());
+        for (const bool mapped : {true, false}) {
+            // The runner repacks the matrices as it loads; the file's own pages are then dropped.
+            gguf::ReadOptions ro;
+            ro.useMmap = mapped;
+            auto f = gguf::File::open(path.toStdString(), ro);
+            QVERIFY(f.isOk());
+            auto arch = model::loadArchitecture(*f);
+            QVERIFY(arch.isOk());
+            runtime::RunnerConfig rc;
+            rc.device = "cpu";
+            rc.numBlocks = 16;
+            auto runner = runtime::ModelRunner::create(**arch, rc);
+            QVERIFY2(runner.isOk(), runner.status().toString().c_str());
+            const int nVocab = (*arch)->dims().nVocab;
             // Opening and loading may have mapped pages (fault-around, huge pages): drop them.
-            if (f == &*file)
-                QCOMPARE(madvise(reinterpret_cast<void*>(first * page), (last - first) * page, MADV_DONTNEED), 0);
+            const uintptr_t d2 = reinterpret_cast<uintptr_t>(f->tensorData(*f->findTensor("token_embd.weight")));
+            const uintptr_t first2 = (d2 + page - 1) / page, last2 = (d2 + t->bytes) / page;
+            if (mapped)
+                QCOMPARE(madvise(reinterpret_cast<void*>(first2 * page), (last2 - first2) * page, MADV_DONTNEED), 0);
             const std::vector<int32_t> table{0, 1, 2, 3, 4, 5, 6, 7};
-            model::Batch b;
+            graph::Batch b;
             b.blockTables = {table};
-            for (int p = 0; p < 120; ++p) b.tokens.push_back({(p * 7919 + 5) % hp.nVocab, p, 0, p == 119});
-            QVERIFY((*model)->forwardCpu(b, *store, logits[i++], nullptr).isOk());
-            if (f == &*file) QCOMPARE(present(), 0);
+            for (int p = 0; p < 120; ++p) b.tokens.push_back({(p * 7919 + 5) % nVocab, p, 0, p == 119});
+            QVERIFY((*runner)->forward(b, logits[i++]).isOk());
+            if (mapped) QCOMPARE(hearth::test::presentPages(pm, first2, last2), 0);
         }
         ::close(pm);
         QVERIFY(!logits[0].empty());
@@ -201,31 +186,32 @@ private Q_SLOTS:
     void decodeStepAllocatesNothingOnceWarm() {
         const QString path = m_dir.filePath(QStringLiteral("llama-tiny-Q4_0.gguf"));
         if (!QFile::exists(path)) QSKIP("llama-tiny-Q4_0.gguf was not synthesized (shared vocab absent)");
-        auto file = gguf::File::open(path.toStdString());
-        QVERIFY(file.isOk());
-        auto model = model::LlamaModel::load(*file);
-        QVERIFY(model.isOk());
-        const auto& hp = (*model)->hparams();
-        auto store = cpu::PagedKvStore::create(hp.nLayer, 16, 16, hp.nHeadKv, hp.headDim, KvType::F16);
-        QVERIFY(store.isOk());
         cpu::ThreadPool pool(2);
+        test::LoadOptions o;
+        o.device = "cpu";
+        o.kvType = KvType::F16;
+        o.numBlocks = 16;
+        o.pool = &pool;
+        auto m = test::loadModel(path.toStdString(), o);
+        QVERIFY2(m.isOk(), m.status().toString().c_str());
+        const int nVocab = (*m)->dims().nVocab;
         const std::vector<int32_t> table{0, 1, 2, 3};
         auto batchAt = [&](int from, int to) {
-            model::Batch b;
+            graph::Batch b;
             b.blockTables = {table};
-            for (int p = from; p < to; ++p) b.tokens.push_back({(p * 7919 + 5) % hp.nVocab, p, 0, p + 1 == to});
+            for (int p = from; p < to; ++p) b.tokens.push_back({(p * 7919 + 5) % nVocab, p, 0, p + 1 == to});
             return b;
         };
         std::vector<float> logits;
-        QVERIFY((*model)->forwardCpu(batchAt(0, 20), *store, logits, &pool).isOk());
-        QVERIFY((*model)->forwardCpu(batchAt(20, 21), *store, logits, &pool).isOk()); // warm
-        const model::Batch next = batchAt(21, 22);
+        QVERIFY((*m)->runner->forward(batchAt(0, 20), logits).isOk());
+        QVERIFY((*m)->runner->forward(batchAt(20, 21), logits).isOk()); // warm
+        const graph::Batch next = batchAt(21, 22);
         g_allocations = 0;
         g_countAllocations = true;
-        const Status s = (*model)->forwardCpu(next, *store, logits, &pool);
+        const Status s = (*m)->runner->forward(next, logits);
         g_countAllocations = false;
         QVERIFY(s.isOk());
-        QCOMPARE(logits.size(), size_t(hp.nVocab));
+        QCOMPARE(logits.size(), size_t(nVocab));
         QCOMPARE(g_allocations.load(), 0L);
     }
 };

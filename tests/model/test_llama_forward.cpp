@@ -1,9 +1,9 @@
-// The reference forward pass against llama.cpp's golden output on stories260K: 64 greedy tokens
-// identical and logits within 2e-2 of the reference's fp32-attention run; the same answers when
-// sequences share a batch, when the prompt is split into chunks, and through paged block tables.
-#include "backend/cpu/paged_kv.h"
+// The reference device (the scalar oracle) running the llama architecture's graph, against
+// llama.cpp's golden output on stories260K: 64 greedy tokens identical and logits within 2e-2 of
+// the reference's fp32-attention run; the same answers when sequences share a batch, when the
+// prompt is split into chunks, and through paged block tables; bad batches refused.
 #include "kv/kv_cache_manager.h"
-#include "model/llama_model.h"
+#include "model_harness.h"
 #include "test_support.h"
 
 #include <QFile>
@@ -16,6 +16,7 @@
 #include <cmath>
 
 using namespace hearth;
+using ModelRunnerRef = runtime::ModelRunner&;
 
 namespace {
 
@@ -25,22 +26,27 @@ int32_t argmax(const float* v, int n) { return int32_t(std::max_element(v, v + n
 
 // Greedy generation for several sequences at once, prefilled in chunks of `chunk` tokens.
 struct Runner {
-    model::LlamaModel& model;
+    std::unique_ptr<test::LoadedModel> model;
     kv::KvCacheManager cache{{.numBlocks = 256, .blockSize = 16, .prefixCaching = false}};
-    cpu::PagedKvStore store;
 
-    explicit Runner(model::LlamaModel& m)
-        : model(m), store(m.hparams().nLayer, 256, 16, m.hparams().nHeadKv, m.hparams().headDim) {}
+    Runner() {
+        test::LoadOptions o;
+        o.device = "ref";
+        o.numBlocks = 256;
+        auto m = test::loadModel(hearth::test::testDataPath("models/stories260K.gguf"), o);
+        if (m) model = std::move(*m);
+    }
 
     // Returns per sequence: generated ids and the logits rows that chose them.
     std::vector<std::pair<std::vector<int32_t>, std::vector<float>>>
     generate(int nSeqs, int steps, int chunk) {
-        const int V = model.hparams().nVocab;
+        if (!model) return {};
+        const int V = model->dims().nVocab;
         std::vector<std::vector<int32_t>> tokens(static_cast<size_t>(nSeqs), kPrompt);
         std::vector<std::pair<std::vector<int32_t>, std::vector<float>>> out(static_cast<size_t>(nSeqs));
         std::vector<int> computed(size_t(nSeqs), 0);
         while (int(out[0].first.size()) < steps) {
-            model::Batch batch;
+            graph::Batch batch;
             std::vector<std::vector<int32_t>> tables(static_cast<size_t>(nSeqs));
             for (int s = 0; s < nSeqs; ++s) {
                 const int total = int(tokens[size_t(s)].size());
@@ -58,9 +64,9 @@ struct Runner {
             }
             for (auto& t : tables) batch.blockTables.emplace_back(t);
             std::vector<float> logits;
-            if (!model.forward(batch, store, logits).isOk()) return {};
+            if (!model->runner->forward(batch, logits).isOk()) return {};
             size_t row = 0;
-            for (const model::BatchToken& bt : batch.tokens) {
+            for (const graph::BatchToken& bt : batch.tokens) {
                 if (!bt.wantLogits) continue;
                 const float* l = &logits[row++ * size_t(V)];
                 const int32_t next = argmax(l, V);
@@ -89,24 +95,18 @@ std::vector<int32_t> referenceTokens() {
 
 class TestLlamaForward : public QObject {
     Q_OBJECT
-    std::optional<gguf::File> m_file;
-    std::unique_ptr<model::LlamaModel> m_model;
-
 private Q_SLOTS:
     void initTestCase() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
-        auto f = gguf::File::open(hearth::test::testDataPath("models/stories260K.gguf"));
-        QVERIFY2(f.isOk(), f.status().toString().c_str());
-        m_file.emplace(std::move(*f));
-        auto m = model::LlamaModel::load(*m_file);
-        QVERIFY2(m.isOk(), m.status().toString().c_str());
-        m_model = std::move(*m);
-        QCOMPARE(m_model->hparams().nLayer, 5);
-        QCOMPARE(m_model->hparams().nVocab, 512);
+        Runner r;
+        QVERIFY(r.model);
+        QCOMPARE(r.model->dims().archName, std::string("llama"));
+        QCOMPARE(r.model->dims().nLayer, 5);
+        QCOMPARE(r.model->dims().nVocab, 512);
     }
 
     void matchesReferenceGreedyAndLogits() {
-        Runner r(*m_model);
+        Runner r;
         auto out = r.generate(1, 64, 64);
         QCOMPARE(int(out.size()), 1);
         const std::vector<int32_t> expected{
@@ -132,9 +132,9 @@ private Q_SLOTS:
     }
 
     void batchedChunkedPagedRunsAgree() {
-        Runner one(*m_model);
+        Runner one;
         auto single = one.generate(1, 24, 64);
-        Runner many(*m_model);
+        Runner many;
         auto batched = many.generate(3, 24, 2); // 3 sequences in one batch, prompt in 2-token chunks
         QCOMPARE(int(batched.size()), 3);
         for (int s = 0; s < 3; ++s) {
@@ -148,17 +148,28 @@ private Q_SLOTS:
     }
 
     void refusesBadBatches() {
-        cpu::PagedKvStore store(5, 4, 16, 4, 8);
-        std::vector<int32_t> table{0};
-        model::Batch b;
-        b.blockTables.emplace_back(table);
-        std::vector<float> logits;
-        b.tokens = {{600, 0, 0, true}};
-        QCOMPARE(m_model->forward(b, store, logits).code(), ErrorCode::OutOfRange);
-        b.tokens = {{1, 16, 0, true}}; // position outside the one mapped block
-        QCOMPARE(m_model->forward(b, store, logits).code(), ErrorCode::InvalidArgument);
-        b.tokens = {{1, 0, 3, true}};
-        QCOMPARE(m_model->forward(b, store, logits).code(), ErrorCode::InvalidArgument);
+        for (const char* device : {"ref", "cpu"}) {
+            test::LoadOptions o;
+            o.device = device;
+            o.numBlocks = 4;
+            auto m = test::loadModel(hearth::test::testDataPath("models/stories260K.gguf"), o);
+            QVERIFY(m.isOk());
+            ModelRunnerRef runner = *(*m)->runner;
+            std::vector<int32_t> table{0};
+            graph::Batch b;
+            b.blockTables.emplace_back(table);
+            std::vector<float> logits;
+            b.tokens = {{600, 0, 0, true}};
+            QCOMPARE(runner.forward(b, logits).code(), ErrorCode::OutOfRange);
+            b.tokens = {{1, 16, 0, true}}; // position outside the one mapped block
+            QCOMPARE(runner.forward(b, logits).code(), ErrorCode::InvalidArgument);
+            b.tokens = {{1, 0, 3, true}};
+            QCOMPARE(runner.forward(b, logits).code(), ErrorCode::InvalidArgument);
+            const std::vector<int32_t> badTable{9};
+            b.blockTables = {badTable};
+            b.tokens = {{1, 0, 0, true}}; // a block id outside the pool
+            QCOMPARE(runner.forward(b, logits).code(), ErrorCode::InvalidArgument);
+        }
     }
 };
 

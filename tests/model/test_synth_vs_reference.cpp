@@ -1,11 +1,11 @@
-// Our forward pass against llama.cpp on synthetic models of the architectures people run
-// (llama-tiny, and 2-layer cuts of the qwen2.5-0.5b and qwen3-0.6b shapes) in several types:
-// both evaluate one fixed token sequence. Our logits must match llama.cpp's fp32 evaluation of the
+// Our reference device against llama.cpp on synthetic models of the architectures people run
+// (llama-tiny, 2-layer cuts of the qwen2.5-0.5b, qwen3-0.6b and gemma3-1b shapes, and gemma3-tiny,
+// whose 8-position sliding window the sequence outruns) in several types: both evaluate one
+// fixed token sequence. Our logits must match llama.cpp's fp32 evaluation of the
 // same weights closely, and its own evaluation of the quantized file within the activation
 // rounding it adds, with the top-5 tokens overlapping at every position.
-#include "backend/cpu/paged_kv.h"
 #include "hearth/gguf.h"
-#include "model/llama_model.h"
+#include "model_harness.h"
 #include "test_support.h"
 
 #include <QProcess>
@@ -31,6 +31,28 @@ std::vector<int32_t> topK(const float* v, size_t n, int k) {
     return idx;
 }
 
+// Teacher-forced logits [ids][vocab] of the model on `device`, its blocks in reverse order (so
+// paging is really used); empty on failure (with a warning).
+std::vector<float> evaluate(const std::string& path, const std::vector<int32_t>& ids, const std::string& device) {
+    test::LoadOptions o;
+    o.device = device;
+    o.numBlocks = int(ids.size() + 15) / 16;
+    auto m = test::loadModel(path, o);
+    if (!m) {
+        qWarning("%s", m.status().toString().c_str());
+        return {};
+    }
+    std::vector<int32_t> table(static_cast<size_t>(o.numBlocks));
+    std::iota(table.rbegin(), table.rend(), 0);
+    graph::Batch batch;
+    batch.blockTables.emplace_back(table);
+    for (size_t i = 0; i < ids.size(); ++i) batch.tokens.push_back({ids[i], int32_t(i), 0, true});
+    std::vector<float> ours;
+    const Status s = (*m)->runner->forward(batch, ours);
+    if (!s.isOk()) qWarning("%s", s.toString().c_str());
+    return s.isOk() ? ours : std::vector<float>{};
+}
+
 } // namespace
 
 class TestSynthVsReference : public QObject {
@@ -40,11 +62,6 @@ class TestSynthVsReference : public QObject {
 
     // Teacher-forced logits of our forward and of llama.cpp on `path`; returns max |difference|.
     double compareOnFile(const QString& path, const std::vector<int32_t>& ids) {
-        auto file = gguf::File::open(path.toStdString());
-        if (!file.isOk()) return 1e9;
-        auto model = model::LlamaModel::load(*file);
-        if (!model.isOk()) return 1e9;
-        const auto& hp = (*model)->hparams();
         QStringList idList;
         for (int32_t id : ids) idList << QString::number(id);
         QProcess run;
@@ -55,15 +72,8 @@ class TestSynthVsReference : public QObject {
         std::vector<char> raw{std::istreambuf_iterator<char>(in), {}};
         std::vector<float> theirs(raw.size() / 4);
         std::memcpy(theirs.data(), raw.data(), theirs.size() * 4);
-        const int blocks = int(ids.size() + 15) / 16;
-        cpu::PagedKvStore store(hp.nLayer, blocks, 16, hp.nHeadKv, hp.headDim);
-        std::vector<int32_t> table(static_cast<size_t>(blocks));
-        std::iota(table.rbegin(), table.rend(), 0); // blocks in reverse: paging is really used
-        model::Batch batch;
-        batch.blockTables.emplace_back(table);
-        for (size_t i = 0; i < ids.size(); ++i) batch.tokens.push_back({ids[i], int32_t(i), 0, true});
-        std::vector<float> ours;
-        if (!(*model)->forward(batch, store, ours).isOk() || ours.size() != theirs.size()) return 1e9;
+        const std::vector<float> ours = evaluate(path.toStdString(), ids, "ref");
+        if (ours.size() != theirs.size()) return 1e9;
         double maxDiff = 0.0;
         for (size_t i = 0; i < ours.size(); ++i)
             maxDiff = std::max(maxDiff, double(std::fabs(ours[i] - theirs[i])));
@@ -126,6 +136,10 @@ private Q_SLOTS:
         QTest::newRow("qwen2.5 Q8_0") << QStringLiteral("qwen2.5-0.5b") << QStringLiteral("Q8_0") << qwen;
         QTest::newRow("qwen3 F16") << QStringLiteral("qwen3-0.6b") << QStringLiteral("F16") << qwen;
         QTest::newRow("qwen3 Q4_K_M") << QStringLiteral("qwen3-0.6b") << QStringLiteral("Q4_K_M") << qwen;
+        QTest::newRow("gemma3-tiny F32") << QStringLiteral("gemma3-tiny") << QStringLiteral("F32") << spm;
+        QTest::newRow("gemma3-tiny Q8_0") << QStringLiteral("gemma3-tiny") << QStringLiteral("Q8_0") << spm;
+        QTest::newRow("gemma3-1b F16") << QStringLiteral("gemma3-1b") << QStringLiteral("F16") << spm;
+        QTest::newRow("gemma3-1b Q4_K_M") << QStringLiteral("gemma3-1b") << QStringLiteral("Q4_K_M") << spm;
     }
     void agreesWithReference() {
         QFETCH(QString, preset);
@@ -143,9 +157,9 @@ private Q_SLOTS:
 
         auto file = gguf::File::open(path.toStdString());
         QVERIFY(file.isOk());
-        auto model = model::LlamaModel::load(*file);
-        QVERIFY2(model.isOk(), model.status().toString().c_str());
-        const auto& hp = (*model)->hparams();
+        auto arch = model::loadArchitecture(*file);
+        QVERIFY2(arch.isOk(), arch.status().toString().c_str());
+        const int nVocab = (*arch)->dims().nVocab;
         std::vector<int32_t> ids{1};
         for (int i = 0; i < 19; ++i) ids.push_back((i * 7919 + 13) % 30000 + 300);
         QStringList idList;
@@ -167,7 +181,7 @@ private Q_SLOTS:
             return v;
         };
         const std::vector<float> theirs = reference(path);
-        QCOMPARE(theirs.size(), ids.size() * size_t(hp.nVocab));
+        QCOMPARE(theirs.size(), ids.size() * size_t(nVocab));
         // The same weights widened to F32: llama.cpp then computes in fp32 as we do.
         const QString widened = path + QStringLiteral(".f32.gguf");
         QProcess widen;
@@ -177,20 +191,15 @@ private Q_SLOTS:
         const std::vector<float> theirsFp32 = reference(widened);
         QCOMPARE(theirsFp32.size(), theirs.size());
 
-        cpu::PagedKvStore store(hp.nLayer, 2, 16, hp.nHeadKv, hp.headDim);
-        std::vector<int32_t> table{0, 1};
-        model::Batch batch;
-        batch.blockTables.emplace_back(table);
-        for (size_t i = 0; i < ids.size(); ++i) batch.tokens.push_back({ids[i], int32_t(i), 0, true});
-        std::vector<float> ours;
-        QVERIFY((*model)->forward(batch, store, ours).isOk());
+        const std::vector<float> ours = evaluate(path.toStdString(), ids, "ref");
+        QCOMPARE(ours.size(), theirs.size());
 
         // Tolerances. Against llama.cpp in fp32 on the same weights: 1e-2 (measured 1.1e-3 on
         // llama-tiny, 3.3e-3 on the qwen2.5 cut with its 151936-row output; summation order). Against llama.cpp on the quantized file: it
         // quantizes activations to 8 bits for its integer dot products and we do not, which moves
         // logits by a few 1e-2 (measured 1.7e-2 .. 8.2e-2): 0.15, and the top-5 tokens must still
         // overlap in at least 4 of 5 at every position (random weights make near-ties common).
-        const size_t V = size_t(hp.nVocab);
+        const size_t V = size_t(nVocab);
         double maxDiff = 0.0, maxDiffFp32 = 0.0;
         int minOverlap = 5;
         for (size_t p = 0; p < ids.size(); ++p) {

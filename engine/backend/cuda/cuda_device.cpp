@@ -61,6 +61,14 @@ Result<std::vector<DeviceInfo>> listDevices() {
 
 Status setDevice(int index) { return cudaStatus(cudaSetDevice(index), "cudaSetDevice"); }
 
+Status memoryInfo(uint64_t& freeBytes, uint64_t& totalBytes) {
+    size_t f = 0, t = 0;
+    HEARTH_RETURN_IF_ERROR(cudaStatus(cudaMemGetInfo(&f, &t), "cudaMemGetInfo"));
+    freeBytes = f;
+    totalBytes = t;
+    return Status::ok();
+}
+
 Status synchronizeDevice() { return cudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
 Result<DeviceBuffer> DeviceBuffer::allocate(size_t bytes) {

@@ -34,6 +34,8 @@ struct DeviceInfo {
 Result<int> deviceCount();
 Result<std::vector<DeviceInfo>> listDevices();
 Status setDevice(int index);
+// Free and total bytes of the current device's memory (cudaMemGetInfo).
+Status memoryInfo(uint64_t& freeBytes, uint64_t& totalBytes);
 Status synchronizeDevice();
 
 // A block of device memory, freed on destruction. Move-only.

@@ -1,6 +1,7 @@
 // The per-element math of the CUDA kernels as inline __host__ __device__ functions, so the host
 // tests run the exact code the kernels run: fp16 conversion, RMSNorm pieces, RoPE, SiLU/SwiGLU,
-// the online-softmax state, and 32-value chunk dequantization + dot for every weight type.
+// GELU/GeGLU, soft-capping, the attention window, the online-softmax state, and 32-value chunk
+// dequantization + dot for every weight type.
 #pragma once
 
 #include "quant/blocks.h" // defines: HEARTH_HD, Block*, halfToFloat, floatToHalf, k4ScaleMin
@@ -57,6 +58,13 @@ HEARTH_HD inline float ropeTheta(int64_t pos, int i, int nRot, float freqBase, f
     return float(pos) * powf(freqBase, -2.0f * float(i) / float(nRot)) / freqFactor;
 }
 
+// The angle with linear position scaling (RopeParams::freqScale, no YaRN): freqScale * ropeTheta.
+HEARTH_HD inline float ropeThetaScaled(int64_t pos, int i, int nRot, float freqBase, float freqFactor,
+                                       float freqScale) {
+    const float theta = ropeTheta(pos, i, nRot, freqBase, freqFactor);
+    return freqScale == 1.0f ? theta : freqScale * theta;
+}
+
 // The two dims pair i rotates: normal (2i, 2i+1), NeoX (i, i + nRot/2).
 HEARTH_HD inline void ropePair(int i, int nRot, bool neox, int& a, int& b) {
     a = neox ? i : 2 * i;
@@ -85,6 +93,25 @@ HEARTH_HD inline void ropeHead(float* x, int headDim, int nRot, int64_t pos, flo
 
 HEARTH_HD inline float silu(float v) { return v / (1.0f + expf(-v)); }
 HEARTH_HD inline float swiglu(float gate, float up) { return silu(gate) * up; }
+
+// ---- GELU / GeGLU, soft-capping, the attention window ---------------------------------------
+
+// gelu(v) = 0.5 v (1 + tanh(√(2/π) (v + 0.044715 v³))), the tanh form ggml and Gemma use.
+HEARTH_HD inline float gelu(float v) {
+    return 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+}
+HEARTH_HD inline float geglu(float gate, float up) { return gelu(gate) * up; }
+
+// cap · tanh(v / cap) for cap > 0 (Gemma's logit soft-capping); v unchanged for cap <= 0.
+HEARTH_HD inline float softcap(float v, float cap) { return cap > 0.0f ? cap * tanhf(v / cap) : v; }
+
+// The first position a query at `pos` attends to: pos - window + 1 with a sliding window
+// (window > 0), else 0.
+HEARTH_HD inline int64_t attentionFirst(int64_t pos, int window) {
+    if (window <= 0) return 0;
+    const int64_t first = pos - int64_t(window) + 1;
+    return first > 0 ? first : 0;
+}
 
 // ---- online softmax ----------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 // The CUDA operators of the forward pass: host functions taking device pointers and a stream,
 // enqueueing one kernel each and returning a Status (bad arguments, or the launch's CUDA error).
-// Shapes are row-major with the last index contiguous. A later device interface wraps these.
+// Shapes are row-major with the last index contiguous. backend/cuda/cuda_graph_device.h runs step
+// graphs through these.
 #pragma once
 
 #include "backend/cuda/cuda_device.h"
@@ -61,6 +62,7 @@ struct RopeParams {
     int headDim = 0;
     int nRot = 0;                      // dims that rotate (<= headDim, even)
     float freqBase = 10000.0f;
+    float freqScale = 1.0f;            // linear position scaling (angles multiplied by it)
     bool neox = false;                 // NeoX pairing (i, i + nRot/2) instead of (2i, 2i+1)
     const float* freqFactors = nullptr; // device, nRot/2 values, or null
 };
@@ -71,6 +73,15 @@ Status rope(float* x, const int32_t* positions, int64_t nTokens, const RopeParam
 
 // out[n] = silu(gate[n]) * up[n]
 Status swiglu(const float* gate, const float* up, float* out, int64_t n, StreamHandle stream);
+
+// out[n] = gelu(gate[n]) * up[n] (tanh GELU, math::geglu)
+Status geglu(const float* gate, const float* up, float* out, int64_t n, StreamHandle stream);
+
+// out[n] = x[n] * s (out may alias x)
+Status scale(const float* x, float s, float* out, int64_t n, StreamHandle stream);
+
+// out[n] = cap * tanh(x[n] / cap), cap > 0 (out may alias x)
+Status softcap(const float* x, float cap, float* out, int64_t n, StreamHandle stream);
 
 // out[n] = a[n] + b[n] (out may alias a or b)
 Status add(const float* a, const float* b, float* out, int64_t n, StreamHandle stream);
@@ -105,26 +116,29 @@ struct PagedKvView {
     int headDim = 0;
 };
 
-// Stores k[n][nKvHeads*headDim] and v[...] of n tokens at slots[n] (device, int64).
-Status kvWrite(const PagedKvView& kv, const float* k, const float* v, const int64_t* slots,
+// Stores rows[n][rowSize] (F32) into one K or V cache of nSlots rows of `type` at slots[n]
+// (device, int32; a slot outside [0, nSlots) is skipped: the host checks them).
+Status kvWrite(void* cache, KvFormat type, int64_t nSlots, int64_t rowSize, const float* rows, const int32_t* slots,
                int64_t n, StreamHandle stream);
 
 // Causal paged attention of a batch: query token t (q[t][nHeads][headDim]) attends to its
-// sequence's keys at positions [0, positions[t]] (which must already be written), found through
-// that sequence's block table at tables + tableStart[t]. Tokens of many sequences (decode) and
-// runs of one sequence (prefill chunks) mix freely; every array is device memory, so one launch
-// serves the whole batch and a captured graph can replay it with new contents. GQA: head h reads
-// kv head h / (nHeads / nKvHeads). Flash-style: one thread block per (token, head), warps split
-// the keys and keep an online softmax each, merged at the end. headDim <= 256.
+// sequence's keys at positions [first, info[t][0]] (first = 0, or info[t][0] - window + 1 with a
+// sliding window; the keys must already be written), found through that sequence's block table at
+// tables + info[t][1]. Tokens of many sequences (decode) and runs of one sequence (prefill chunks)
+// mix freely; every array is device memory, so one launch serves the whole batch and a captured
+// graph can replay it with new contents. GQA: head h reads kv head h / (nHeads / nKvHeads).
+// Flash-style: one thread block per (token, head), warps split the keys and keep an online
+// softmax each, merged at the end. headDim <= 256.
 struct AttentionArgs {
     const float* q = nullptr;          // [nTokens][nHeads][headDim]
     float* out = nullptr;              // [nTokens][nHeads][headDim]
     const int32_t* tables = nullptr;   // the sequences' block tables back to back
-    const int32_t* tableStart = nullptr; // [nTokens]: offset of token t's table in tables
-    const int32_t* positions = nullptr;  // [nTokens]: token t's position in its sequence
+    const int32_t* info = nullptr;     // [nTokens][2]: token t's position, offset of its table in tables
     int64_t nTokens = 0;
     int nHeads = 0;
-    float scale = 0.0f;                // usually 1/sqrt(headDim)
+    float scale = 0.0f;                // on q · k, usually 1/sqrt(headDim)
+    int window = 0;                    // > 0: the last `window` positions only
+    float softcap = 0.0f;              // > 0: scores become softcap * tanh(score / softcap)
 };
 Status pagedAttention(const PagedKvView& kv, const AttentionArgs& args, StreamHandle stream);
 

@@ -1,5 +1,5 @@
-// Row and element-wise kernels: RMSNorm, RoPE, SwiGLU, add, softmax, row gathers and embedding
-// get-rows.
+// Row and element-wise kernels: RMSNorm, RoPE, SwiGLU, GeGLU, add, scale, soft-capping, softmax,
+// row gathers and embedding get-rows.
 #include "backend/cuda/kernel_common.cuh"
 
 namespace hearth::cuda {
@@ -21,7 +21,7 @@ __global__ void rmsNormKernel(const float* x, const float* __restrict__ weight, 
 
 // One thread per (token, head, pair): x[nTokens][nHeads][headDim].
 __global__ void ropeKernel(float* x, const int32_t* __restrict__ positions, int64_t nTokens, int nHeads,
-                           int headDim, int nRot, float freqBase, bool neox,
+                           int headDim, int nRot, float freqBase, float freqScale, bool neox,
                            const float* __restrict__ freqFactors) {
     const int half = nRot / 2;
     const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -33,12 +33,27 @@ __global__ void ropeKernel(float* x, const int32_t* __restrict__ positions, int6
     int a = 0, b = 0;
     math::ropePair(i, nRot, neox, a, b);
     const float ff = freqFactors ? freqFactors[i] : 1.0f;
-    math::ropeRotate(xh[a], xh[b], math::ropeTheta(positions[token], i, nRot, freqBase, ff));
+    math::ropeRotate(xh[a], xh[b], math::ropeThetaScaled(positions[token], i, nRot, freqBase, ff, freqScale));
 }
 
 __global__ void swigluKernel(const float* gate, const float* up, float* out, int64_t n) {
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
         out[i] = math::swiglu(gate[i], up[i]);
+}
+
+__global__ void gegluKernel(const float* gate, const float* up, float* out, int64_t n) {
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+        out[i] = math::geglu(gate[i], up[i]);
+}
+
+__global__ void scaleKernel(const float* x, float* out, int64_t n, float s) {
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+        out[i] = x[i] * s;
+}
+
+__global__ void softcapKernel(const float* x, float* out, int64_t n, float cap) {
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+        out[i] = math::softcap(x[i], cap);
 }
 
 __global__ void addKernel(const float* a, const float* b, float* out, int64_t n) {
@@ -109,7 +124,7 @@ Status rope(float* x, const int32_t* positions, int64_t nTokens, const RopeParam
         return invalidArgument("cuda rope: null pointer or bad shape (nRot must be even and <= headDim)");
     const int64_t threads = nTokens * p.nHeads * (p.nRot / 2);
     ropeKernel<<<detail::gridFor(threads, kThreads), kThreads, 0, stream>>>(
-        x, positions, nTokens, p.nHeads, p.headDim, p.nRot, p.freqBase, p.neox, p.freqFactors);
+        x, positions, nTokens, p.nHeads, p.headDim, p.nRot, p.freqBase, p.freqScale, p.neox, p.freqFactors);
     return detail::launchStatus("ropeKernel");
 }
 
@@ -117,6 +132,24 @@ Status swiglu(const float* gate, const float* up, float* out, int64_t n, StreamH
     if (!gate || !up || !out || n <= 0) return invalidArgument("cuda swiglu: null pointer or empty");
     swigluKernel<<<elementGrid(n), kThreads, 0, stream>>>(gate, up, out, n);
     return detail::launchStatus("swigluKernel");
+}
+
+Status geglu(const float* gate, const float* up, float* out, int64_t n, StreamHandle stream) {
+    if (!gate || !up || !out || n <= 0) return invalidArgument("cuda geglu: null pointer or empty");
+    gegluKernel<<<elementGrid(n), kThreads, 0, stream>>>(gate, up, out, n);
+    return detail::launchStatus("gegluKernel");
+}
+
+Status scale(const float* x, float s, float* out, int64_t n, StreamHandle stream) {
+    if (!x || !out || n <= 0) return invalidArgument("cuda scale: null pointer or empty");
+    scaleKernel<<<elementGrid(n), kThreads, 0, stream>>>(x, out, n, s);
+    return detail::launchStatus("scaleKernel");
+}
+
+Status softcap(const float* x, float cap, float* out, int64_t n, StreamHandle stream) {
+    if (!x || !out || n <= 0 || !(cap > 0.0f)) return invalidArgument("cuda softcap: null pointer, empty or cap <= 0");
+    softcapKernel<<<elementGrid(n), kThreads, 0, stream>>>(x, out, n, cap);
+    return detail::launchStatus("softcapKernel");
 }
 
 Status add(const float* a, const float* b, float* out, int64_t n, StreamHandle stream) {

@@ -306,4 +306,31 @@ Status VulkanBuffer::read(uint64_t offset, void* dst, uint64_t bytes) const {
     return staging->read(0, dst, bytes);
 }
 
+Status VulkanBufferView::write(uint64_t offset, const void* src, uint64_t bytes) {
+    if (offset > m_size || bytes > m_size - offset) return outOfRange("write past the end of a Vulkan buffer view");
+    return m_parent->write(m_offset + offset, src, bytes);
+}
+
+Status VulkanBufferView::read(uint64_t offset, void* dst, uint64_t bytes) const {
+    if (offset > m_size || bytes > m_size - offset) return outOfRange("read past the end of a Vulkan buffer view");
+    return m_parent->read(m_offset + offset, dst, bytes);
+}
+
+Result<BufferRange> bufferRange(const backend::Buffer& b, const Context* ctx) {
+    BufferRange r;
+    if (const auto* whole = dynamic_cast<const VulkanBuffer*>(&b)) {
+        r.buffer = whole;
+        r.size = whole->size();
+    } else if (const auto* view = dynamic_cast<const VulkanBufferView*>(&b)) {
+        r.buffer = &view->parent();
+        r.offset = view->offset();
+        r.size = view->size();
+    }
+    if (!r.buffer || r.buffer->context() != ctx) return invalidArgument("buffer belongs to another device");
+    if (r.offset > r.buffer->allocatedSize() || r.size > r.buffer->size() - std::min(r.offset, r.buffer->size()))
+        return invalidArgument("buffer view outside its buffer");
+    r.available = r.buffer->allocatedSize() - r.offset;
+    return r;
+}
+
 } // namespace hearth::vk

@@ -85,4 +85,34 @@ private:
     uint64_t m_size = 0, m_allocated = 0;
 };
 
+// Bytes [offset, offset + size) of a VulkanBuffer seen as a buffer of its own (one tensor inside
+// a step's scratch buffer, or a chunk of its rows); ops bind just that range. The parent must
+// outlive the view; offset must be a multiple of the device's offset alignment to be bound.
+class VulkanBufferView final : public backend::Buffer {
+public:
+    VulkanBufferView(VulkanBuffer& parent, uint64_t offset, uint64_t size)
+        : m_parent(&parent), m_offset(offset), m_size(size) {}
+    uint64_t size() const override { return m_size; }
+    Status write(uint64_t offset, const void* src, uint64_t bytes) override;
+    Status read(uint64_t offset, void* dst, uint64_t bytes) const override;
+
+    VulkanBuffer& parent() const { return *m_parent; }
+    uint64_t offset() const { return m_offset; }
+
+private:
+    VulkanBuffer* m_parent;
+    uint64_t m_offset, m_size;
+};
+
+// The storage behind a Vulkan buffer or view: the buffer, where the range starts in it, the
+// range's size, and the bytes from there to the end of the allocation (what a binding may cover).
+struct BufferRange {
+    const VulkanBuffer* buffer = nullptr;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    uint64_t available = 0;
+};
+// The range of `b`; InvalidArgument when it is not a buffer of ctx.
+Result<BufferRange> bufferRange(const backend::Buffer& b, const Context* ctx);
+
 } // namespace hearth::vk

@@ -1,6 +1,7 @@
-// backend::Device on Vulkan: pipelines built lazily from the embedded SPIR-V, descriptor sets from
-// pools reset after every step, one command buffer per step with a barrier between dispatches,
-// and weights larger than the storage-buffer binding limit bound one row range at a time.
+// backend::OpDevice on Vulkan: pipelines built lazily from the embedded SPIR-V, descriptor sets
+// from pools reset after every step (or kept by a recorded CommandList), one command buffer per
+// step with a barrier between dispatches, and weights larger than the storage-buffer binding limit
+// bound one row range at a time.
 #include "backend/vulkan/vk_device.h"
 
 #include "backend/vulkan/embedded_spirv.h"
@@ -15,6 +16,9 @@
 namespace hearth::vk {
 
 namespace {
+
+using backend::Buffer;
+using backend::ops::DeviceMatrix;
 
 constexpr uint32_t kPushBytes = 32;     // every shader's push constants fit here
 constexpr uint32_t kMaxBindings = 6;
@@ -72,52 +76,79 @@ std::array<uint32_t, 2> groups2d(uint64_t items, uint32_t local) {
     return {uint32_t(gx), uint32_t((g + gx - 1) / gx)};
 }
 
-class VulkanDevice final : public backend::Device {
+// A command buffer and the descriptor pools its sets come from.
+struct Recording {
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    std::vector<VkDescriptorPool> pools;
+    size_t poolInUse = 0;
+    bool open = false;
+};
+
+void releaseRecording(Context& ctx, Recording& r) {
+    for (VkDescriptorPool pool : r.pools) ctx.api.vkDestroyDescriptorPool(ctx.device, pool, nullptr);
+    r.pools.clear();
+    if (r.cmd) ctx.api.vkFreeCommandBuffers(ctx.device, ctx.commandPool, 1, &r.cmd);
+    r.cmd = VK_NULL_HANDLE;
+}
+
+class RecordedList final : public CommandList {
+public:
+    explicit RecordedList(Context& ctx) : m_ctx(&ctx) {}
+    ~RecordedList() override { releaseRecording(*m_ctx, rec); }
+    Recording rec;
+
+private:
+    Context* m_ctx;
+};
+
+class VulkanDevice final : public VulkanOpDevice {
 public:
     explicit VulkanDevice(std::unique_ptr<Context> ctx) : m_ctx(std::move(ctx)) {}
     ~VulkanDevice() override;
 
     Status init();
     const backend::DeviceInfo& info() const override { return m_ctx->info; }
-    bool supportsOp(backend::Op op, quant::Type type) const override;
-    Result<std::unique_ptr<backend::Buffer>> allocate(uint64_t bytes, bool hostVisible) override;
+    bool supportsOp(backend::ops::Op op, quant::Type type) const override;
+    Result<std::unique_ptr<Buffer>> allocate(uint64_t bytes, bool hostVisible) override;
 
-    Status matMul(const backend::DeviceMatrix& w, const backend::Buffer& x, int64_t n, backend::Buffer& y) override;
-    Status getRows(const backend::DeviceMatrix& w, const backend::Buffer& ids, int64_t n, backend::Buffer& out) override;
-    Status rmsNorm(const backend::Buffer& x, const backend::Buffer& weight, int64_t rows, int64_t dim,
-                   float eps, backend::Buffer& out) override;
-    Status rope(backend::Buffer& x, const backend::Buffer& pos, const backend::Buffer* freqFactors,
-                const backend::RopeParams& p) override;
-    Status add(const backend::Buffer& a, const backend::Buffer& b, int64_t count, int64_t bLen,
-               backend::Buffer& out) override;
-    Status swiglu(const backend::Buffer& gate, const backend::Buffer& up, int64_t count, backend::Buffer& out) override;
-    Status kvWrite(const backend::Buffer& src, const backend::Buffer& slots, int64_t n, int64_t rowSize,
-                   KvType type, backend::Buffer& cache) override;
-    Status attention(const backend::Buffer& q, const backend::Buffer& kCache, const backend::Buffer& vCache,
-                     const backend::Buffer& info, const backend::Buffer& tables,
-                     const backend::AttentionParams& p, backend::Buffer& out) override;
-    Status copy(const backend::Buffer& src, uint64_t srcOffset, backend::Buffer& dst, uint64_t dstOffset,
-                uint64_t bytes) override;
+    Status matMul(const DeviceMatrix& w, const Buffer& x, int64_t n, Buffer& y) override;
+    Status getRows(const DeviceMatrix& w, const Buffer& ids, int64_t n, Buffer& out) override;
+    Status rmsNorm(const Buffer& x, const Buffer* weight, int64_t rows, int64_t dim, float eps, Buffer& out) override;
+    Status rope(const Buffer& x, const Buffer& pos, const Buffer* freqFactors, const backend::ops::RopeParams& p,
+                Buffer& out) override;
+    Status unary(backend::ops::Unary op, const Buffer& x, int64_t count, float param, Buffer& out) override;
+    Status binary(backend::ops::Binary op, const Buffer& a, const Buffer& b, int64_t count, int64_t bLen,
+                  Buffer& out) override;
+    Status kvWrite(const Buffer& src, const Buffer& slots, int64_t n, int64_t rowSize, KvType type,
+                   Buffer& cache) override;
+    Status attention(const Buffer& q, const Buffer& kCache, const Buffer& vCache, const Buffer& info,
+                     const Buffer& tables, const backend::ops::AttentionParams& p, Buffer& out) override;
+    Status copy(const Buffer& src, uint64_t srcOffset, Buffer& dst, uint64_t dstOffset, uint64_t bytes) override;
     Status run() override;
     void discard() override;
 
+    Result<std::unique_ptr<CommandList>> record(const std::function<Status()>& body) override;
+    Status submit(const CommandList& list) override;
+    Context& context() override { return *m_ctx; }
+
 private:
     Result<const Pipeline*> pipeline(const std::string& name);
-    Result<Binding> whole(const backend::Buffer& b) const;
-    Result<std::vector<RowRange>> rowRanges(const backend::DeviceMatrix& w, uint32_t maxRows) const;
+    Result<Binding> whole(const Buffer& b) const;
+    Result<std::vector<RowRange>> rowRanges(const DeviceMatrix& w, uint32_t maxRows) const;
     Status dispatch(const std::string& name, std::initializer_list<Binding> bindings, const void* push,
                     uint32_t pushBytes, uint32_t gx, uint32_t gy, uint32_t gz = 1);
     Result<VkDescriptorSet> allocateSet(VkDescriptorSetLayout layout);
     Status beginIfNeeded();
+    Status allocateCommandBuffer(VkCommandBuffer& cmd);
+    void resetStep();
+    // Makes every write so far visible to the host and to later copies (the end of a step).
+    void finalBarrier(VkCommandBuffer cmd);
 
     std::unique_ptr<Context> m_ctx;
     std::map<std::string, Pipeline> m_pipelines;
     VkPipelineCache m_cache = VK_NULL_HANDLE;
-    std::vector<VkDescriptorPool> m_pools;
-    size_t m_poolInUse = 0;
-    VkCommandBuffer m_cmd = VK_NULL_HANDLE;
-    bool m_recording = false;
-    Status m_recordError = Status::ok(); // first failure while recording, reported by run()
+    Recording m_step;             // the ops of the current step, submitted by run()
+    Recording* m_rec = &m_step;   // where ops go now (m_step, or a list being recorded)
     std::unique_ptr<VulkanBuffer> m_dummy; // bound where an optional input is absent
 };
 
@@ -130,35 +161,39 @@ VulkanDevice::~VulkanDevice() {
         api.vkDestroyPipelineLayout(m_ctx->device, p.layout, nullptr);
         api.vkDestroyDescriptorSetLayout(m_ctx->device, p.setLayout, nullptr);
     }
-    for (VkDescriptorPool pool : m_pools) api.vkDestroyDescriptorPool(m_ctx->device, pool, nullptr);
+    releaseRecording(*m_ctx, m_step);
     if (m_cache) api.vkDestroyPipelineCache(m_ctx->device, m_cache, nullptr);
-    if (m_cmd) api.vkFreeCommandBuffers(m_ctx->device, m_ctx->commandPool, 1, &m_cmd);
+}
+
+Status VulkanDevice::allocateCommandBuffer(VkCommandBuffer& cmd) {
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = m_ctx->commandPool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    HEARTH_VK_CHECK("vkAllocateCommandBuffers", m_ctx->api.vkAllocateCommandBuffers(m_ctx->device, &ai, &cmd));
+    return Status::ok();
 }
 
 Status VulkanDevice::init() {
     const Api& api = m_ctx->api;
     VkPipelineCacheCreateInfo pci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
     HEARTH_VK_CHECK("vkCreatePipelineCache", api.vkCreatePipelineCache(m_ctx->device, &pci, nullptr, &m_cache));
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = m_ctx->commandPool;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 1;
-    HEARTH_VK_CHECK("vkAllocateCommandBuffers", api.vkAllocateCommandBuffers(m_ctx->device, &ai, &m_cmd));
+    HEARTH_RETURN_IF_ERROR(allocateCommandBuffer(m_step.cmd));
     HEARTH_ASSIGN_OR_RETURN(m_dummy, VulkanBuffer::create(*m_ctx, 16, false));
     return Status::ok();
 }
 
-bool VulkanDevice::supportsOp(backend::Op op, quant::Type type) const {
+bool VulkanDevice::supportsOp(backend::ops::Op op, quant::Type type) const {
     switch (op) {
-    case backend::Op::MatMul:
-    case backend::Op::GetRows: return typeSuffix(type) != nullptr;
+    case backend::ops::Op::MatMul:
+    case backend::ops::Op::GetRows: return typeSuffix(type) != nullptr;
     default: return type == quant::Type::F32;
     }
 }
 
-Result<std::unique_ptr<backend::Buffer>> VulkanDevice::allocate(uint64_t bytes, bool hostVisible) {
+Result<std::unique_ptr<Buffer>> VulkanDevice::allocate(uint64_t bytes, bool hostVisible) {
     HEARTH_ASSIGN_OR_RETURN(auto b, VulkanBuffer::create(*m_ctx, bytes, hostVisible));
-    return std::unique_ptr<backend::Buffer>(std::move(b));
+    return std::unique_ptr<Buffer>(std::move(b));
 }
 
 Result<const Pipeline*> VulkanDevice::pipeline(const std::string& name) {
@@ -212,19 +247,22 @@ Result<const Pipeline*> VulkanDevice::pipeline(const std::string& name) {
 
 Result<VkDescriptorSet> VulkanDevice::allocateSet(VkDescriptorSetLayout layout) {
     const Api& api = m_ctx->api;
-    for (;; ++m_poolInUse) {
-        if (m_poolInUse == m_pools.size()) {
-            VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kMaxBindings};
+    Recording& rec = *m_rec;
+    for (;; ++rec.poolInUse) {
+        if (rec.poolInUse == rec.pools.size()) {
+            // A recorded list keeps its sets for good: its pools start small.
+            const uint32_t sets = &rec == &m_step ? kSetsPerPool : 256;
+            VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, sets * kMaxBindings};
             VkDescriptorPoolCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-            ci.maxSets = kSetsPerPool;
+            ci.maxSets = sets;
             ci.poolSizeCount = 1;
             ci.pPoolSizes = &size;
             VkDescriptorPool pool = VK_NULL_HANDLE;
             HEARTH_VK_CHECK("vkCreateDescriptorPool", api.vkCreateDescriptorPool(m_ctx->device, &ci, nullptr, &pool));
-            m_pools.push_back(pool);
+            rec.pools.push_back(pool);
         }
         VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-        ai.descriptorPool = m_pools[m_poolInUse];
+        ai.descriptorPool = rec.pools[rec.poolInUse];
         ai.descriptorSetCount = 1;
         ai.pSetLayouts = &layout;
         VkDescriptorSet set = VK_NULL_HANDLE;
@@ -236,40 +274,43 @@ Result<VkDescriptorSet> VulkanDevice::allocateSet(VkDescriptorSetLayout layout) 
 }
 
 Status VulkanDevice::beginIfNeeded() {
-    if (m_recording) return Status::ok();
+    if (m_rec->open) return Status::ok();
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    HEARTH_VK_CHECK("vkBeginCommandBuffer", m_ctx->api.vkBeginCommandBuffer(m_cmd, &bi));
-    m_recording = true;
+    bi.flags = m_rec == &m_step ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT : 0;
+    HEARTH_VK_CHECK("vkBeginCommandBuffer", m_ctx->api.vkBeginCommandBuffer(m_rec->cmd, &bi));
+    m_rec->open = true;
     return Status::ok();
 }
 
-Result<Binding> VulkanDevice::whole(const backend::Buffer& b) const {
-    const auto* vb = dynamic_cast<const VulkanBuffer*>(&b);
-    if (!vb || vb->context() != m_ctx.get()) return invalidArgument("buffer belongs to another device");
-    if (vb->allocatedSize() > m_ctx->maxBindRange)
-        return unsupported("a " + std::to_string(vb->size()) + "-byte activation buffer exceeds the " +
+Result<Binding> VulkanDevice::whole(const Buffer& b) const {
+    HEARTH_ASSIGN_OR_RETURN(const BufferRange r, bufferRange(b, m_ctx.get()));
+    if (r.offset % m_ctx->offsetAlign != 0) return invalidArgument("a buffer view starts at an unaligned offset");
+    // The range covers the view rounded up to whole words (16 for a whole buffer, as allocated).
+    const uint64_t range = r.offset == 0 && r.size == r.buffer->size() ? r.available
+                                                                       : std::min<uint64_t>((r.size + 3) / 4 * 4, r.available);
+    if (range > m_ctx->maxBindRange)
+        return unsupported("a " + std::to_string(r.size) + "-byte activation buffer exceeds the " +
                            std::to_string(m_ctx->maxBindRange) + "-byte binding limit");
-    return Binding{vb->handle(), 0, vb->allocatedSize()};
+    return Binding{r.buffer->handle(), r.offset, std::max<uint64_t>(range, 4)};
 }
 
-Result<std::vector<RowRange>> VulkanDevice::rowRanges(const backend::DeviceMatrix& w, uint32_t maxRows) const {
-    const auto* vb = dynamic_cast<const VulkanBuffer*>(w.buffer);
-    if (!vb || vb->context() != m_ctx.get()) return invalidArgument("weight buffer belongs to another device");
-    if (uint64_t(w.rows) * w.rowBytes > vb->size()) return invalidArgument("weight buffer smaller than its matrix");
+Result<std::vector<RowRange>> VulkanDevice::rowRanges(const DeviceMatrix& w, uint32_t maxRows) const {
+    if (!w.buffer) return invalidArgument("weight matrix without a buffer");
+    HEARTH_ASSIGN_OR_RETURN(const BufferRange b, bufferRange(*w.buffer, m_ctx.get()));
+    if (uint64_t(w.rows) * w.rowBytes > b.size) return invalidArgument("weight buffer smaller than its matrix");
     const uint64_t align = m_ctx->offsetAlign, limit = m_ctx->maxWeightRange;
     if (limit < align + 4 + w.rowBytes) return unsupported("one weight row exceeds the binding limit");
     const uint64_t perRange = std::min<uint64_t>((limit - align - 4) / w.rowBytes, maxRows);
     std::vector<RowRange> out;
     for (uint64_t r0 = 0; r0 < uint64_t(w.rows); r0 += perRange) {
         RowRange rr;
-        const uint64_t start = r0 * w.rowBytes;
+        const uint64_t start = b.offset + r0 * w.rowBytes;
         rr.bindOffset = start - start % align;
         rr.byteBase = uint32_t(start - rr.bindOffset);
         rr.rowOffset = uint32_t(r0);
         rr.nRows = uint32_t(std::min<uint64_t>(perRange, uint64_t(w.rows) - r0));
         rr.bindSize = std::min<uint64_t>((rr.byteBase + uint64_t(rr.nRows) * w.rowBytes + 3) / 4 * 4,
-                                         vb->allocatedSize() - rr.bindOffset);
+                                         b.buffer->allocatedSize() - rr.bindOffset);
         out.push_back(rr);
     }
     return out;
@@ -281,6 +322,7 @@ Status VulkanDevice::dispatch(const std::string& name, std::initializer_list<Bin
     HEARTH_ASSIGN_OR_RETURN(const Pipeline* p, pipeline(name));
     HEARTH_ASSIGN_OR_RETURN(VkDescriptorSet set, allocateSet(p->setLayout));
     const Api& api = m_ctx->api;
+    const VkCommandBuffer cmd = m_rec->cmd;
     std::array<VkDescriptorBufferInfo, kMaxBindings> infos{};
     std::array<VkWriteDescriptorSet, kMaxBindings> writes{};
     const VkBuffer dummy = m_dummy->handle();
@@ -296,91 +338,117 @@ Status VulkanDevice::dispatch(const std::string& name, std::initializer_list<Bin
         writes[k].pBufferInfo = &infos[k];
     }
     api.vkUpdateDescriptorSets(m_ctx->device, kMaxBindings, writes.data(), 0, nullptr);
-    api.vkCmdBindPipeline(m_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
-    api.vkCmdBindDescriptorSets(m_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, nullptr);
+    api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+    api.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, nullptr);
     std::array<uint8_t, kPushBytes> pushData{};
     std::memcpy(pushData.data(), push, std::min(pushBytes, kPushBytes));
-    api.vkCmdPushConstants(m_cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushBytes, pushData.data());
-    api.vkCmdDispatch(m_cmd, gx, gy, gz);
+    api.vkCmdPushConstants(cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushBytes, pushData.data());
+    api.vkCmdDispatch(cmd, gx, gy, gz);
     // Every op reads what the previous ones wrote.
     VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
     barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    api.vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+    api.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                              0, 1, &barrier, 0, nullptr, 0, nullptr);
     return Status::ok();
 }
 
-Status VulkanDevice::copy(const backend::Buffer& src, uint64_t srcOffset, backend::Buffer& dst, uint64_t dstOffset,
-                          uint64_t bytes) {
+Status VulkanDevice::copy(const Buffer& src, uint64_t srcOffset, Buffer& dst, uint64_t dstOffset, uint64_t bytes) {
     if (bytes == 0) return Status::ok();
-    const auto* from = dynamic_cast<const VulkanBuffer*>(&src);
-    const auto* to = dynamic_cast<const VulkanBuffer*>(&dst);
-    if (!from || !to || from->context() != m_ctx.get() || to->context() != m_ctx.get())
-        return invalidArgument("copy: buffer belongs to another device");
-    if (srcOffset > from->size() || bytes > from->size() - srcOffset || dstOffset > to->size() ||
-        bytes > to->size() - dstOffset)
+    HEARTH_ASSIGN_OR_RETURN(const BufferRange from, bufferRange(src, m_ctx.get()));
+    HEARTH_ASSIGN_OR_RETURN(const BufferRange to, bufferRange(dst, m_ctx.get()));
+    if (srcOffset > from.size || bytes > from.size - srcOffset || dstOffset > to.size || bytes > to.size - dstOffset)
         return outOfRange("copy past the end of a Vulkan buffer");
     HEARTH_RETURN_IF_ERROR(beginIfNeeded());
     const Api& api = m_ctx->api;
+    const VkCommandBuffer cmd = m_rec->cmd;
     // Earlier dispatches' writes are visible to the copy, and the copy's to later dispatches.
     VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     before.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
     before.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    api.vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+    api.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                              VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, nullptr, 0, nullptr);
-    const VkBufferCopy region{srcOffset, dstOffset, bytes};
-    api.vkCmdCopyBuffer(m_cmd, from->handle(), to->handle(), 1, &region);
+    const VkBufferCopy region{from.offset + srcOffset, to.offset + dstOffset, bytes};
+    api.vkCmdCopyBuffer(cmd, from.buffer->handle(), to.buffer->handle(), 1, &region);
     VkMemoryBarrier after{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     after.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     after.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
                           VK_ACCESS_TRANSFER_WRITE_BIT;
-    api.vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+    api.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
                              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &after, 0,
                              nullptr, 0, nullptr);
     return Status::ok();
 }
 
-void VulkanDevice::discard() {
-    if (!m_recording) return;
+void VulkanDevice::resetStep() {
     const Api& api = m_ctx->api;
-    api.vkEndCommandBuffer(m_cmd);
-    api.vkResetCommandBuffer(m_cmd, 0);
-    for (VkDescriptorPool pool : m_pools) api.vkResetDescriptorPool(m_ctx->device, pool, 0);
-    m_poolInUse = 0;
-    m_recording = false;
+    api.vkResetCommandBuffer(m_step.cmd, 0);
+    for (VkDescriptorPool pool : m_step.pools) api.vkResetDescriptorPool(m_ctx->device, pool, 0);
+    m_step.poolInUse = 0;
+    m_step.open = false;
 }
 
-Status VulkanDevice::run() {
-    if (!m_recording) return Status::ok();
-    const Api& api = m_ctx->api;
+void VulkanDevice::discard() {
+    if (!m_step.open) return;
+    m_ctx->api.vkEndCommandBuffer(m_step.cmd);
+    resetStep();
+}
+
+void VulkanDevice::finalBarrier(VkCommandBuffer cmd) {
     VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
     barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT;
-    api.vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                             VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &barrier,
-                             0, nullptr, 0, nullptr);
-    m_recording = false;
-    VkResult r = api.vkEndCommandBuffer(m_cmd);
-    Status s = r == VK_SUCCESS ? m_ctx->submitAndWait(m_cmd) : vkError("vkEndCommandBuffer", r);
-    api.vkResetCommandBuffer(m_cmd, 0);
-    for (VkDescriptorPool pool : m_pools) api.vkResetDescriptorPool(m_ctx->device, pool, 0);
-    m_poolInUse = 0;
+    m_ctx->api.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                    VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &barrier, 0,
+                                    nullptr, 0, nullptr);
+}
+
+Status VulkanDevice::run() {
+    if (!m_step.open) return Status::ok();
+    finalBarrier(m_step.cmd);
+    const VkResult r = m_ctx->api.vkEndCommandBuffer(m_step.cmd);
+    const Status s = r == VK_SUCCESS ? m_ctx->submitAndWait(m_step.cmd) : vkError("vkEndCommandBuffer", r);
+    resetStep();
     return s;
 }
 
-Status VulkanDevice::matMul(const backend::DeviceMatrix& w, const backend::Buffer& x, int64_t n, backend::Buffer& y) {
+Result<std::unique_ptr<CommandList>> VulkanDevice::record(const std::function<Status()>& body) {
+    if (m_rec != &m_step) return internalError("a command list is already being recorded");
+    auto list = std::make_unique<RecordedList>(*m_ctx);
+    HEARTH_RETURN_IF_ERROR(allocateCommandBuffer(list->rec.cmd));
+    m_rec = &list->rec;
+    Status s = beginIfNeeded();
+    if (s.isOk()) s = body();
+    m_rec = &m_step;
+    if (!s.isOk()) {
+        if (list->rec.open) m_ctx->api.vkEndCommandBuffer(list->rec.cmd);
+        return s;
+    }
+    finalBarrier(list->rec.cmd);
+    HEARTH_VK_CHECK("vkEndCommandBuffer", m_ctx->api.vkEndCommandBuffer(list->rec.cmd));
+    list->rec.open = false;
+    return std::unique_ptr<CommandList>(std::move(list));
+}
+
+Status VulkanDevice::submit(const CommandList& list) {
+    const auto* recorded = dynamic_cast<const RecordedList*>(&list);
+    if (!recorded || !recorded->rec.cmd) return invalidArgument("command list of another device");
+    return m_ctx->submitAndWait(recorded->rec.cmd);
+}
+
+Status VulkanDevice::matMul(const DeviceMatrix& w, const Buffer& x, int64_t n, Buffer& y) {
     const char* suffix = typeSuffix(w.type);
     if (!suffix) return unsupported(std::string("Vulkan matMul: weight type ") + std::string(quant::typeName(w.type)));
     if (n <= 0) return Status::ok();
     if (uint64_t(x.size()) < uint64_t(n * w.cols) * 4 || uint64_t(y.size()) < uint64_t(n * w.rows) * 4)
         return invalidArgument("Vulkan matMul: activation buffer too small");
     const bool tiled = n > 8;
-    if (!tiled && n > kMaxGroups) return invalidArgument("too many tokens");
+    if ((tiled ? (n + 15) / 16 : n) > kMaxGroups) return invalidArgument("too many tokens");
     HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
     HEARTH_ASSIGN_OR_RETURN(const Binding by, whole(y));
     HEARTH_ASSIGN_OR_RETURN(auto ranges, rowRanges(w, tiled ? kMaxGroups * 16u : kMaxGroups));
-    const VkBuffer wb = static_cast<const VulkanBuffer*>(w.buffer)->handle();
+    HEARTH_ASSIGN_OR_RETURN(const BufferRange wr, bufferRange(*w.buffer, m_ctx.get()));
+    const VkBuffer wb = wr.buffer->handle();
     for (const RowRange& rr : ranges) {
         const MatParams p{uint32_t(w.cols), uint32_t(w.rowBytes), rr.byteBase, rr.rowOffset, rr.nRows,
                           uint32_t(w.rows), uint32_t(n)};
@@ -395,74 +463,98 @@ Status VulkanDevice::matMul(const backend::DeviceMatrix& w, const backend::Buffe
     return Status::ok();
 }
 
-Status VulkanDevice::getRows(const backend::DeviceMatrix& w, const backend::Buffer& ids, int64_t n, backend::Buffer& out) {
+Status VulkanDevice::getRows(const DeviceMatrix& w, const Buffer& ids, int64_t n, Buffer& out) {
     const char* suffix = typeSuffix(w.type);
     if (!suffix) return unsupported(std::string("Vulkan getRows: weight type ") + std::string(quant::typeName(w.type)));
     if (n <= 0) return Status::ok();
-    if (n > kMaxGroups) return invalidArgument("too many tokens");
     HEARTH_ASSIGN_OR_RETURN(const Binding bi, whole(ids));
     HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
     HEARTH_ASSIGN_OR_RETURN(auto ranges, rowRanges(w, UINT32_MAX));
-    const VkBuffer wb = static_cast<const VulkanBuffer*>(w.buffer)->handle();
+    HEARTH_ASSIGN_OR_RETURN(const BufferRange wr, bufferRange(*w.buffer, m_ctx.get()));
+    const VkBuffer wb = wr.buffer->handle();
+    const auto g = groups2d(uint64_t(n), 1);
     for (const RowRange& rr : ranges) {
         const MatParams p{uint32_t(w.cols), uint32_t(w.rowBytes), rr.byteBase, rr.rowOffset, rr.nRows,
                           uint32_t(w.rows), uint32_t(n)};
         HEARTH_RETURN_IF_ERROR(dispatch(std::string("get_rows_") + suffix, {{wb, rr.bindOffset, rr.bindSize}, bi, bo},
-                                        &p, sizeof p, uint32_t(n), 1));
+                                        &p, sizeof p, g[0], g[1]));
     }
     return Status::ok();
 }
 
-Status VulkanDevice::rmsNorm(const backend::Buffer& x, const backend::Buffer& weight, int64_t rows, int64_t dim,
-                             float eps, backend::Buffer& out) {
+Status VulkanDevice::rmsNorm(const Buffer& x, const Buffer* weight, int64_t rows, int64_t dim, float eps, Buffer& out) {
     if (rows <= 0) return Status::ok();
-    if (rows > kMaxGroups) return invalidArgument("too many rows for rmsNorm");
     HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
-    HEARTH_ASSIGN_OR_RETURN(const Binding bw, whole(weight));
+    Binding bw{m_dummy->handle(), 0, VK_WHOLE_SIZE};
+    if (weight) {
+        HEARTH_ASSIGN_OR_RETURN(bw, whole(*weight));
+    }
     HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
-    struct { uint32_t dim, rows; float eps; } p{uint32_t(dim), uint32_t(rows), eps};
-    return dispatch("rms_norm", {bx, bw, bo}, &p, sizeof p, uint32_t(rows), 1);
+    struct { uint32_t dim, rows; float eps; uint32_t hasWeight; } p{uint32_t(dim), uint32_t(rows), eps, weight ? 1u : 0u};
+    const auto g = groups2d(uint64_t(rows), 1);
+    return dispatch("rms_norm", {bx, bw, bo}, &p, sizeof p, g[0], g[1]);
 }
 
-Status VulkanDevice::rope(backend::Buffer& x, const backend::Buffer& pos, const backend::Buffer* freqFactors,
-                          const backend::RopeParams& rp) {
-    if (rp.n <= 0 || rp.nRot < 2) return Status::ok();
-    if (rp.nRot > rp.headDim) return invalidArgument("rope: nRot > headDim");
+Status VulkanDevice::rope(const Buffer& x, const Buffer& pos, const Buffer* freqFactors,
+                          const backend::ops::RopeParams& rp, Buffer& out) {
+    if (rp.n <= 0) return Status::ok();
+    if (rp.nRot < 2 || rp.nRot % 2 || rp.nRot > rp.headDim || rp.headDim % 2)
+        return invalidArgument("rope: nRot must be even and at most the (even) head size");
     HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
     HEARTH_ASSIGN_OR_RETURN(const Binding bp, whole(pos));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
     Binding bf{m_dummy->handle(), 0, VK_WHOLE_SIZE};
     if (freqFactors && rp.nFreqFactors > 0) {
         HEARTH_ASSIGN_OR_RETURN(bf, whole(*freqFactors));
     }
-    struct { uint32_t n, nHeads, headDim, nRot; float base; uint32_t neox, nFreq; } p{
+    struct { uint32_t n, nHeads, headDim, nRot; float base; uint32_t neox, nFreq; float freqScale; } p{
         uint32_t(rp.n), uint32_t(rp.nHeads), uint32_t(rp.headDim), uint32_t(rp.nRot), rp.freqBase,
-        rp.neox ? 1u : 0u, uint32_t(freqFactors ? rp.nFreqFactors : 0)};
-    const auto g = groups2d(uint64_t(rp.n) * uint64_t(rp.nHeads) * uint64_t(rp.nRot / 2), 64);
-    return dispatch("rope", {bx, bp, bf}, &p, sizeof p, g[0], g[1]);
+        rp.neox ? 1u : 0u, uint32_t(freqFactors ? rp.nFreqFactors : 0), rp.freqScale};
+    const auto g = groups2d(uint64_t(rp.n) * uint64_t(rp.nHeads) * uint64_t(rp.headDim / 2), 64);
+    return dispatch("rope", {bx, bp, bf, bo}, &p, sizeof p, g[0], g[1]);
 }
 
-Status VulkanDevice::add(const backend::Buffer& a, const backend::Buffer& b, int64_t count, int64_t bLen,
-                         backend::Buffer& out) {
+Status VulkanDevice::unary(backend::ops::Unary op, const Buffer& x, int64_t count, float param, Buffer& out) {
     if (count <= 0) return Status::ok();
-    if (bLen <= 0) return invalidArgument("add: bLen must be positive");
+    const char* name = "scale";
+    switch (op) {
+    case backend::ops::Unary::Scale: name = "scale"; break;
+    case backend::ops::Unary::Silu: name = "silu"; break;
+    case backend::ops::Unary::Gelu: name = "gelu"; break;
+    case backend::ops::Unary::Softcap:
+        if (!(param > 0.0f)) return invalidArgument("softcap: the cap must be positive");
+        name = "softcap";
+        break;
+    }
+    HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t count, bLen; float param; } p{uint32_t(count), 1u, param};
+    return dispatch(name, {bx, {m_dummy->handle(), 0, VK_WHOLE_SIZE}, bo}, &p, sizeof p,
+                    uint32_t(std::min<int64_t>((count + 255) / 256, kMaxGroups)), 1);
+}
+
+Status VulkanDevice::binary(backend::ops::Binary op, const Buffer& a, const Buffer& b, int64_t count, int64_t bLen,
+                            Buffer& out) {
+    if (count <= 0) return Status::ok();
+    if (bLen <= 0) return invalidArgument("binary op: bLen must be positive");
+    const char* name = "add";
+    switch (op) {
+    case backend::ops::Binary::Add: name = "add"; break;
+    case backend::ops::Binary::Mul: name = "mul"; break;
+    case backend::ops::Binary::Swiglu: name = "swiglu"; break;
+    case backend::ops::Binary::Geglu: name = "geglu"; break;
+    }
+    if ((op == backend::ops::Binary::Swiglu || op == backend::ops::Binary::Geglu) && bLen != count)
+        return invalidArgument("gated op: gate and up must have the same length");
     HEARTH_ASSIGN_OR_RETURN(const Binding ba, whole(a));
     HEARTH_ASSIGN_OR_RETURN(const Binding bb, whole(b));
     HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
-    struct { uint32_t count, bLen; } p{uint32_t(count), uint32_t(bLen)};
-    return dispatch("add", {ba, bb, bo}, &p, sizeof p, uint32_t(std::min<int64_t>((count + 255) / 256, kMaxGroups)), 1);
+    struct { uint32_t count, bLen; float param; } p{uint32_t(count), uint32_t(bLen), 0.0f};
+    return dispatch(name, {ba, bb, bo}, &p, sizeof p, uint32_t(std::min<int64_t>((count + 255) / 256, kMaxGroups)), 1);
 }
 
-Status VulkanDevice::swiglu(const backend::Buffer& gate, const backend::Buffer& up, int64_t count, backend::Buffer& out) {
-    if (count <= 0) return Status::ok();
-    HEARTH_ASSIGN_OR_RETURN(const Binding bg, whole(gate));
-    HEARTH_ASSIGN_OR_RETURN(const Binding bu, whole(up));
-    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
-    struct { uint32_t count, bLen; } p{uint32_t(count), uint32_t(count)};
-    return dispatch("swiglu", {bg, bu, bo}, &p, sizeof p, uint32_t(std::min<int64_t>((count + 255) / 256, kMaxGroups)), 1);
-}
-
-Status VulkanDevice::kvWrite(const backend::Buffer& src, const backend::Buffer& slots, int64_t n, int64_t rowSize,
-                             KvType type, backend::Buffer& cache) {
+Status VulkanDevice::kvWrite(const Buffer& src, const Buffer& slots, int64_t n, int64_t rowSize, KvType type,
+                             Buffer& cache) {
     if (n <= 0) return Status::ok();
     if (type != KvType::F32 && type != KvType::F16)
         return unsupported(std::string("Vulkan KV cache type ") + kvTypeName(type));
@@ -475,34 +567,35 @@ Status VulkanDevice::kvWrite(const backend::Buffer& src, const backend::Buffer& 
     return dispatch(type == KvType::F16 ? "kv_write_f16" : "kv_write_f32", {bs, bl, bc}, &p, sizeof p, g[0], g[1]);
 }
 
-Status VulkanDevice::attention(const backend::Buffer& q, const backend::Buffer& kCache, const backend::Buffer& vCache,
-                               const backend::Buffer& info, const backend::Buffer& tables,
-                               const backend::AttentionParams& ap, backend::Buffer& out) {
+Status VulkanDevice::attention(const Buffer& q, const Buffer& kCache, const Buffer& vCache, const Buffer& info,
+                               const Buffer& tables, const backend::ops::AttentionParams& ap, Buffer& out) {
     if (ap.n <= 0) return Status::ok();
     if (ap.headDim > 256 || ap.headDim <= 0) return unsupported("Vulkan attention: headDim must be in [1, 256]");
     if (ap.nHeadKv <= 0 || ap.nHead % ap.nHeadKv) return invalidArgument("attention: nHead % nHeadKv != 0");
     if (ap.kvType != KvType::F32 && ap.kvType != KvType::F16)
         return unsupported(std::string("Vulkan KV cache type ") + kvTypeName(ap.kvType));
-    if (ap.n > kMaxGroups) return invalidArgument("too many tokens");
+    if (ap.window < 0 || ap.softcap < 0.0f) return invalidArgument("attention: negative window or soft cap");
+    if (ap.n > kMaxGroups || ap.nHead > int(kMaxGroups)) return invalidArgument("too many tokens");
     HEARTH_ASSIGN_OR_RETURN(const Binding bq, whole(q));
     HEARTH_ASSIGN_OR_RETURN(const Binding bk, whole(kCache));
     HEARTH_ASSIGN_OR_RETURN(const Binding bv, whole(vCache));
     HEARTH_ASSIGN_OR_RETURN(const Binding bi, whole(info));
     HEARTH_ASSIGN_OR_RETURN(const Binding bt, whole(tables));
     HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
-    struct { uint32_t n, nHead, nHeadKv, headDim, blockSize; float scale; } p{
-        uint32_t(ap.n), uint32_t(ap.nHead), uint32_t(ap.nHeadKv), uint32_t(ap.headDim), uint32_t(ap.blockSize), ap.scale};
+    struct { uint32_t n, nHead, nHeadKv, headDim, blockSize; float scale; uint32_t window; float softcap; } p{
+        uint32_t(ap.n), uint32_t(ap.nHead), uint32_t(ap.nHeadKv), uint32_t(ap.headDim), uint32_t(ap.blockSize),
+        ap.scale, uint32_t(ap.window), ap.softcap};
     return dispatch(ap.kvType == KvType::F16 ? "attention_f16" : "attention_f32", {bq, bk, bv, bi, bt, bo}, &p,
                     sizeof p, uint32_t(ap.nHead), uint32_t(ap.n));
 }
 
 } // namespace
 
-Result<std::unique_ptr<backend::Device>> createVulkanDevice(const VulkanOptions& options) {
+Result<std::unique_ptr<VulkanOpDevice>> createVulkanDevice(const VulkanOptions& options) {
     HEARTH_ASSIGN_OR_RETURN(auto ctx, Context::create(options));
     auto dev = std::make_unique<VulkanDevice>(std::move(ctx));
     HEARTH_RETURN_IF_ERROR(dev->init());
-    return std::unique_ptr<backend::Device>(std::move(dev));
+    return std::unique_ptr<VulkanOpDevice>(std::move(dev));
 }
 
 } // namespace hearth::vk

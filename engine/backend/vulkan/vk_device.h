@@ -1,16 +1,34 @@
-// The Vulkan implementation of backend::Device: our GLSL compute shaders (embedded SPIR-V) run
-// each op; ops of a step are recorded into one command buffer and submitted by run().
+// The Vulkan implementation of backend::OpDevice: our GLSL compute shaders (embedded SPIR-V) run
+// each op; ops of a step are recorded into one command buffer and submitted by run(), or recorded
+// once into a CommandList that a compiled program submits every step.
 #pragma once
 
-#include "backend/device.h"
+#include "backend/op_device.h"
 #include "backend/vulkan/vk_context.h"
 
+#include <functional>
 #include <memory>
 
 namespace hearth::vk {
 
+// Ops recorded once into a command buffer of their own (with their descriptor sets), submitted
+// any number of times; the buffers they name must outlive it.
+class CommandList {
+public:
+    virtual ~CommandList() = default;
+};
+
+class VulkanOpDevice : public backend::OpDevice {
+public:
+    // Records the ops `body` issues into a new command list instead of the current step.
+    virtual Result<std::unique_ptr<CommandList>> record(const std::function<Status()>& body) = 0;
+    // Submits a recorded list and waits for it.
+    virtual Status submit(const CommandList& list) = 0;
+    virtual Context& context() = 0;
+};
+
 // Opens the device chosen by `options`; a missing loader, no device or an old driver gives a
 // Status (Unsupported) that callers log before staying on the CPU.
-Result<std::unique_ptr<backend::Device>> createVulkanDevice(const VulkanOptions& options = {});
+Result<std::unique_ptr<VulkanOpDevice>> createVulkanDevice(const VulkanOptions& options = {});
 
 } // namespace hearth::vk
