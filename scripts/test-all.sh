@@ -38,6 +38,26 @@ stamp "fuzzing the GGUF reader for ${HEARTH_FUZZ_SECONDS:-60}s"
 bash scripts/fuzz.sh "${HEARTH_FUZZ_SECONDS:-60}"
 
 stamp "tests"
-ctest --preset ci -j "$jobs" --output-on-failure
+log=build/ci/ctest-output.log
+set +e
+ctest --preset ci -j "$jobs" --output-on-failure 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
 
+# Counts: executables passed / skipped (every function skipped: exit 77) / failed, and the test
+# functions skipped inside executables that passed (their "hearth-test: N passed, M skipped" line).
+passed=$(grep -cE 'Test +#[0-9]+: .* Passed' "$log" || true)
+skipped=$(grep -cE 'Test +#[0-9]+: .*\*\*\*Skipped' "$log" || true)
+failed=$(grep -cE 'Test +#[0-9]+: .*(\*\*\*Failed|\*\*\*Timeout|\*\*\*Exception|Not Run)' "$log" || true)
+partial=0
+if [[ -f build/ci/Testing/Temporary/LastTest.log ]]; then
+  partial=$(grep -oE '^hearth-test: [0-9]+ passed, [0-9]+ skipped' build/ci/Testing/Temporary/LastTest.log |
+            awk '{s += $4} END {print s + 0}')
+fi
+echo "== tests: $passed passed, $skipped skipped, $failed failed; $partial test functions skipped inside passing tests"
+if (( skipped > 0 )); then
+  echo "== skipped:"
+  grep -E 'Test +#[0-9]+: .*\*\*\*Skipped' "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+).*/   \1/'
+fi
+(( rc == 0 )) || { stamp "tests FAILED"; exit "$rc"; }
 stamp "all tests passed"

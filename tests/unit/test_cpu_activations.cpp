@@ -23,7 +23,7 @@ bool within(float a, float b, float rel, float abs) {
 
 class TestCpuActivations : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     void expMatchesLibrary() {
         float worst = 0.0f;
         for (float x = -87.0f; x <= 87.0f; x += 0.0137f) {

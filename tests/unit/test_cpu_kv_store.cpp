@@ -39,7 +39,7 @@ float fromBits(uint32_t b) {
 class TestCpuKvStore : public QObject {
     Q_OBJECT
 
-private slots:
+private Q_SLOTS:
     void f16RowsReadBackExactly() {
         const int D = 45; // one KV head of 45 values: 5 full runs of 8 and a tail
         auto kv = PagedKvStore::create(1, 2, 4, 1, D, KvType::F16);
