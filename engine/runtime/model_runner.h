@@ -9,6 +9,7 @@
 #include "backend/device.h"
 #include "graph/step.h"
 #include "model/arch.h"
+#include "runtime/step_plan.h"
 
 #include <functional>
 #include <list>
@@ -42,12 +43,6 @@ struct DeviceMemory {
     uint64_t activationBytes = 0; // step buffers allocated so far
 };
 
-// Where a step's nodes go: per node a device index (0: the GPU when there is one, else the CPU).
-struct Placement {
-    std::vector<int> nodeDevice;
-    std::vector<int> kvDevice; // per layer
-};
-
 class ModelRunner {
 public:
     static Result<std::unique_ptr<ModelRunner>> create(const model::Architecture& arch, const RunnerConfig& config);
@@ -68,16 +63,12 @@ public:
     backend::Device& device(size_t i);
     size_t deviceCount() const;
 
-    // The memory each device would need for steps up to this shape (weights, K/V, activations),
-    // from the same placement the load uses, without allocating anything.
-    std::vector<DeviceMemory> plannedMemory(const graph::StepShape& shape) const;
-
     struct Plan;
     struct Dev;
 
 private:
     ModelRunner() = default;
-    Result<Placement> place(const graph::Graph& g) const;
+    Devices devices() const;
     Result<std::shared_ptr<Plan>> planFor(const graph::StepShape& shape);
     Status compilePlan(Plan& plan);
 
@@ -90,6 +81,7 @@ private:
     std::vector<std::string> m_fallbacks;
     std::list<std::shared_ptr<Plan>> m_plans; // most recently used first
     graph::StepInputs m_inputs;
+    std::vector<uint8_t> m_staging; // tensors copied between two devices that are not host memory
 };
 
 } // namespace hearth::runtime

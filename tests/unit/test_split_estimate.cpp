@@ -1,97 +1,126 @@
-// The GPU/CPU split accounting (hearth/model_info.h) on a hand-made GGUF whose every byte is
-// known, checked against figures worked out by hand; and the device list's CPU entry.
-#include "gguf_builder.h"
-
+// The GPU/CPU memory estimate (hearth/model_info.h) against what the engine actually allocates:
+// the ModelRunner loaded on the CPU (and on vulkan:0 with a layer split, where there is one)
+// reports the weights it holds, its K/V pools and, after one step of the estimated shape, its
+// step buffers; the estimate must name the same bytes. Plus the device list's CPU entry.
 #include "hearth/devices.h"
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
+#include "model/arch.h"
+#include "runtime/model_runner.h"
+#include "test_support.h"
 
-#include <QTemporaryDir>
 #include <QtTest>
 
-#include <fstream>
-
 using namespace hearth;
+
+namespace {
+
+constexpr uint32_t kContext = 64;
+constexpr int kSequences = 3, kBatchTokens = 5;
+
+struct Actual {
+    runtime::DeviceMemory gpu, cpu;
+    std::string error;
+};
+
+// Loads `path` on `device` as the estimate assumes (blocks of 16, kContext per sequence) and runs
+// one step of kBatchTokens tokens from kSequences sequences, each wanting its last logits.
+Actual allocate(const std::string& path, const std::string& device, int gpuLayers, KvType kv) {
+    Actual a;
+    auto file = gguf::File::open(path);
+    if (!file) return a.error = file.status().toString(), a;
+    auto arch = model::loadArchitecture(*file);
+    if (!arch) return a.error = arch.status().toString(), a;
+    runtime::RunnerConfig rc;
+    rc.device = device;
+    rc.gpuLayers = gpuLayers;
+    rc.kvType = kv;
+    rc.blockSize = 16;
+    rc.numBlocks = int(kContext / 16) * kSequences;
+    auto runner = runtime::ModelRunner::create(**arch, rc);
+    if (!runner) return a.error = runner.status().toString(), a;
+    const std::vector<int32_t> t0{0}, t1{1}, t2{2};
+    graph::Batch b;
+    b.blockTables = {t0, t1, t2};
+    b.tokens = {{1, 0, 0, false}, {5, 1, 0, true}, {1, 0, 1, false}, {7, 1, 1, true}, {1, 0, 2, true}};
+    std::vector<float> logits;
+    const Status s = (*runner)->forward(b, logits);
+    if (!s.isOk()) return a.error = s.toString(), a;
+    const auto memory = (*runner)->memory();
+    a.cpu = memory.back();
+    if (memory.size() > 1) a.gpu = memory.front();
+    return a;
+}
+
+} // namespace
 
 class TestSplitEstimate : public QObject {
     Q_OBJECT
 
-    QTemporaryDir m_dir;
-    std::string m_path;
-    ModelInfo m_info;
-
 private Q_SLOTS:
-    void initTestCase() {
-        // F32 tensors (type 0): embedding [10][8] 320 B, output norm 32 B, output [10][8] 320 B,
-        // per layer attn_q [8][8] 256 B and ffn_up [16][8] 512 B: 768 B a layer.
-        struct T { const char* name; std::vector<uint64_t> ne; uint64_t bytes; };
-        const std::vector<T> tensors = {{"token_embd.weight", {8, 10}, 320}, {"output_norm.weight", {8}, 32},
-                                        {"output.weight", {8, 10}, 320},     {"blk.0.attn_q.weight", {8, 8}, 256},
-                                        {"blk.0.ffn_up.weight", {8, 16}, 512}, {"blk.1.attn_q.weight", {8, 8}, 256},
-                                        {"blk.1.ffn_up.weight", {8, 16}, 512}};
-        test::GgufBytes b;
-        b.header(tensors.size(), 1).kvStr("general.architecture", "llama");
-        uint64_t offset = 0;
-        for (const T& t : tensors) {
-            b.tensor(t.name, t.ne, 0, offset);
-            offset += t.bytes;
-        }
-        b.padTo(32).zeros(offset);
-        m_path = m_dir.filePath(QStringLiteral("split.gguf")).toStdString();
-        std::ofstream(m_path, std::ios::binary).write(reinterpret_cast<const char*>(b.bytes.data()),
-                                                      std::streamsize(b.bytes.size()));
-        m_info.blockCount = 2;
-        m_info.embeddingLength = 8;
-        m_info.feedForwardLength = 16;
-        m_info.headCount = 2;
-        m_info.headCountKv = 1;
-        m_info.keyLength = 4;
-        m_info.valueLength = 4;
-        m_info.vocabSize = 10;
+    void estimateMatchesAllocation_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("device");
+        QTest::addColumn<int>("gpuLayers");
+        QTest::addColumn<int>("kv");
+        QTest::newRow("stories260K cpu f32") << QStringLiteral("stories260K.gguf") << QStringLiteral("cpu") << 0 << int(KvType::F32);
+        QTest::newRow("tiny-random cpu f16") << QStringLiteral("llama-2-tiny-random.gguf") << QStringLiteral("cpu") << 0 << int(KvType::F16);
+        QTest::newRow("stories260K vulkan 2 of 5") << QStringLiteral("stories260K.gguf") << QStringLiteral("vulkan:0") << 2 << int(KvType::F16);
+        QTest::newRow("stories260K vulkan all") << QStringLiteral("stories260K.gguf") << QStringLiteral("vulkan:0") << -1 << int(KvType::F32);
+    }
+    void estimateMatchesAllocation() {
+        QFETCH(QString, model);
+        QFETCH(QString, device);
+        QFETCH(int, gpuLayers);
+        QFETCH(int, kv);
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/") + model);
+        const std::string path = test::testDataPath(QStringLiteral("models/") + model);
+        if (device != QStringLiteral("cpu") && !findDevice(listDevices(), device.toStdString()))
+            QSKIP(qPrintable(device + QStringLiteral(" is not available here")));
+        const Actual a = allocate(path, device.toStdString(), gpuLayers, KvType(kv));
+        QVERIFY2(a.error.empty(), a.error.c_str());
+        auto file = gguf::File::open(path);
+        QVERIFY(file.isOk());
+        auto info = readModelInfo(*file);
+        QVERIFY(info.isOk());
+        const quant::Type kvType = KvType(kv) == KvType::F32 ? quant::Type::F32 : quant::Type::F16;
+        const int layers = device == QStringLiteral("cpu") ? 0 : gpuLayers < 0 ? int(info->blockCount) : gpuLayers;
+        const SplitEstimate e = estimateSplit(*file, *info, layers, kContext, kvType, kSequences, kBatchTokens);
+        qInfo("estimate gpu %llu/%llu/%llu cpu %llu/%llu/%llu (weights/kv/compute); allocated gpu %llu/%llu/%llu "
+              "cpu %llu/%llu/%llu",
+              (unsigned long long)e.weightsGpu, (unsigned long long)e.kvGpu, (unsigned long long)e.computeGpu,
+              (unsigned long long)e.weightsCpu, (unsigned long long)e.kvCpu, (unsigned long long)e.computeCpu,
+              (unsigned long long)a.gpu.weightBytes, (unsigned long long)a.gpu.kvBytes,
+              (unsigned long long)a.gpu.activationBytes, (unsigned long long)a.cpu.mappedBytes,
+              (unsigned long long)a.cpu.kvBytes, (unsigned long long)a.cpu.activationBytes);
+        QCOMPARE(e.weightsGpu, a.gpu.weightBytes);
+        QCOMPARE(e.kvGpu, a.gpu.kvBytes);
+        QCOMPARE(e.computeGpu, a.gpu.activationBytes);
+        QCOMPARE(e.weightsCpu, a.cpu.mappedBytes);
+        QCOMPARE(e.kvCpu, a.cpu.kvBytes);
+        QCOMPARE(e.computeCpu, a.cpu.activationBytes);
+        // Every weight is somewhere; a weight two devices read (a tied embedding) counts twice.
+        QVERIFY(e.weightsGpu + e.weightsCpu >= info->weightBytes);
     }
 
-    void splitsByLayer() {
-        auto file = gguf::File::open(m_path);
-        QVERIFY2(file.isOk(), file.status().toString().c_str());
-        // KV, F32, context 64, 3 sequences: 1 head x (4 + 4) x 2 layers x 64 x 4 B x 3 = 12288 B,
-        // 6144 B a layer. Compute: 4 tokens x ((3 x 8 + 2 x 8 + 8 + 2 x 16 + 6) x 4 B + 44 B) =
-        // 1552 B of activations (E 8, q 2 x 4, k + v 1 x 8, F 16, 6 index words, one int8 chunk);
-        // logits 3 x 10 x 4 = 120 B.
-        const SplitEstimate none = estimateSplit(*file, m_info, 0, 64, quant::Type::F32, 3, 4);
-        QCOMPARE(none.weightsGpu, uint64_t(0));
-        QCOMPARE(none.weightsCpu, uint64_t(2208));
-        QCOMPARE(none.kvGpu, uint64_t(0));
-        QCOMPARE(none.kvCpu, uint64_t(12288));
-        QCOMPARE(none.computeGpu, uint64_t(0));
-        QCOMPARE(none.computeCpu, uint64_t(1672));
-
-        const SplitEstimate one = estimateSplit(*file, m_info, 1, 64, quant::Type::F32, 3, 4);
-        QCOMPARE(one.gpuLayers, 1);
-        QCOMPARE(one.weightsGpu, uint64_t(768));
-        QCOMPARE(one.weightsCpu, uint64_t(1440));
-        QCOMPARE(one.kvGpu, uint64_t(6144));
-        QCOMPARE(one.kvCpu, uint64_t(6144));
-        QCOMPARE(one.computeGpu, uint64_t(1552));
-        QCOMPARE(one.computeCpu, uint64_t(1672));
-        QCOMPARE(one.gpuTotal(), uint64_t(8464));
-
-        // All layers: the output norm and matrix move too; the embedding stays in RAM.
-        const SplitEstimate all = estimateSplit(*file, m_info, 99, 64, quant::Type::F32, 3, 4);
-        QCOMPARE(all.gpuLayers, 2);
-        QCOMPARE(all.weightsGpu, uint64_t(1888));
-        QCOMPARE(all.weightsCpu, uint64_t(320));
-        QCOMPARE(all.kvGpu, uint64_t(12288));
-        QCOMPARE(all.kvCpu, uint64_t(0));
-        QCOMPARE(all.computeGpu, uint64_t(1672));
-        QCOMPARE(all.computeCpu, uint64_t(128));
-        QCOMPARE(estimateSplit(*file, m_info, -3, 64, quant::Type::F32, 3, 4).gpuLayers, 0);
-
-        QCOMPARE(maxGpuLayersThatFit(*file, m_info, 8463, 64, quant::Type::F32, 3, 4), 0);
-        QCOMPARE(maxGpuLayersThatFit(*file, m_info, 8464, 64, quant::Type::F32, 3, 4), 1);
-        QCOMPARE(maxGpuLayersThatFit(*file, m_info, 15847, 64, quant::Type::F32, 3, 4), 1);
-        QCOMPARE(maxGpuLayersThatFit(*file, m_info, 15848, 64, quant::Type::F32, 3, 4), 2);
-        // F16 KV halves the cache.
-        QCOMPARE(estimateSplit(*file, m_info, 2, 64, quant::Type::F16, 3, 4).kvGpu, uint64_t(6144));
+    // More layers on the GPU never need less GPU memory, and the fit search agrees with it.
+    void moreLayersNeedMore() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        auto file = gguf::File::open(test::testDataPath(QStringLiteral("models/stories260K.gguf")));
+        QVERIFY(file.isOk());
+        auto info = readModelInfo(*file);
+        QVERIFY(info.isOk());
+        uint64_t last = 0;
+        for (int n = 0; n <= int(info->blockCount); ++n) {
+            const SplitEstimate e = estimateSplit(*file, *info, n, 256, quant::Type::F16, 2);
+            QCOMPARE(e.gpuLayers, n);
+            QVERIFY(e.gpuTotal() >= last);
+            last = e.gpuTotal();
+            if (n > 0) QCOMPARE(maxGpuLayersThatFit(*file, *info, e.gpuTotal(), 256, quant::Type::F16, 2), n);
+        }
+        QCOMPARE(estimateSplit(*file, *info, -3, 256, quant::Type::F16, 2).gpuLayers, 0);
+        QCOMPARE(estimateSplit(*file, *info, 99, 256, quant::Type::F16, 2).gpuLayers, int(info->blockCount));
+        QCOMPARE(estimateSplit(*file, *info, 0, 256, quant::Type::F16, 2).gpuTotal(), uint64_t(0));
     }
 
     void deviceListStartsWithTheCpu() {

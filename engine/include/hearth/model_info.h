@@ -59,11 +59,13 @@ struct MemoryEstimate {
 MemoryEstimate estimateMemory(const ModelInfo& info, uint32_t contextLength, quant::Type kvType);
 
 // Where a model's memory goes when its first `gpuLayers` layers run on a GPU and the rest on the
-// CPU: the accounting the GPU backends place tensors by and the app's estimate shows.
-// Layer tensors (blk.N.*) go with their layer; the token embedding stays in RAM (a row lookup);
-// the output norm and output matrix go to the GPU only when every layer does. The KV cache of a
-// layer lives on that layer's device. Compute buffers: activations of a step of `batchTokens`
-// tokens plus the logits, on each device that runs part of the model.
+// CPU, computed from the same step description and placement the engine loads with (its
+// architecture's graph for a step of `batchTokens` tokens, `sequences` of them wanting logits):
+// each device's weights are those its nodes read (the token embedding goes with the first
+// layer, the output head with the last), its K/V the pools of its layers (blocks of 16 positions,
+// `contextLength` per sequence), its compute memory the step buffers the runner would allocate.
+// The GPU is assumed to run every op (a node it lacks would run on the CPU instead). A file whose
+// architecture the engine cannot bind is estimated from its tensor names (blk.N.* with layer N).
 struct SplitEstimate {
     int gpuLayers = 0;           // clamped to [0, blockCount]
     uint64_t weightsGpu = 0;

@@ -1,0 +1,105 @@
+// The GPU/CPU memory estimate (hearth/model_info.h) from the step description: the architecture's
+// graph placed and given memory slots exactly as ModelRunner does (runtime/step_plan.h).
+#include "hearth/model_info.h"
+
+#include "graph/step.h"
+#include "model/arch.h"
+#include "runtime/step_plan.h"
+
+#include <algorithm>
+#include <set>
+
+namespace hearth {
+
+namespace {
+
+constexpr int kBlockSize = 16; // the engine's default K/V block
+
+KvType kvTypeOf(quant::Type t) {
+    return t == quant::Type::F32 ? KvType::F32 : t == quant::Type::Q8_0 ? KvType::Q8_0 : KvType::F16;
+}
+
+// The layer a tensor belongs to ("blk.12.attn_q.weight" -> 12), or -1.
+int layerOf(const std::string& name) {
+    if (name.rfind("blk.", 0) != 0) return -1;
+    int layer = 0;
+    size_t i = 4;
+    if (i >= name.size() || name[i] < '0' || name[i] > '9') return -1;
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9') {
+        layer = layer * 10 + (name[i] - '0');
+        if (layer > 1000000) return -1;
+        ++i;
+    }
+    return i < name.size() && name[i] == '.' ? layer : -1;
+}
+
+// For files the engine cannot bind: layer tensors with their layer, the output head with the
+// last one, the embedding with the first; K/V by layer; activations left out.
+SplitEstimate byTensorNames(const gguf::File& file, const ModelInfo& info, int gpuLayers, uint32_t contextLength,
+                            quant::Type kvType, int sequences) {
+    SplitEstimate e;
+    const int layers = int(info.blockCount);
+    e.gpuLayers = std::clamp(gpuLayers, 0, layers);
+    for (const gguf::TensorInfo& t : file.tensors()) {
+        const int layer = layerOf(t.name);
+        const bool gpu = layer >= 0 ? layer < e.gpuLayers
+                         : t.name.rfind("output", 0) == 0 ? layers > 0 && e.gpuLayers == layers
+                                                          : e.gpuLayers > 0;
+        (gpu ? e.weightsGpu : e.weightsCpu) += t.bytes;
+    }
+    const uint64_t kvAll = estimateMemory(info, contextLength, kvType).kvBytes * uint64_t(std::max(1, sequences));
+    e.kvGpu = layers > 0 ? kvAll / uint64_t(layers) * uint64_t(e.gpuLayers) : 0;
+    e.kvCpu = kvAll - e.kvGpu;
+    return e;
+}
+
+} // namespace
+
+SplitEstimate estimateSplit(const gguf::File& file, const ModelInfo& info, int gpuLayers, uint32_t contextLength,
+                            quant::Type kvType, int sequences, int batchTokens) {
+    auto arch = model::loadArchitecture(file);
+    if (!arch) return byTensorNames(file, info, gpuLayers, contextLength, kvType, sequences);
+    const model::ModelDims& dims = (*arch)->dims();
+    SplitEstimate e;
+    e.gpuLayers = std::clamp(gpuLayers, 0, dims.nLayer);
+    const int seqs = std::max(1, sequences);
+    const int blocksPerSeq = int((uint64_t(std::max<uint32_t>(1, contextLength)) + kBlockSize - 1) / kBlockSize);
+    model::KvSetup kv;
+    kv.type = kvType == quant::Type::F32 ? quant::Type::F32 : kvType == quant::Type::Q8_0 ? quant::Type::Q8_0 : quant::Type::F16;
+    kv.blockSize = kBlockSize;
+    kv.numBlocks = blocksPerSeq * seqs;
+    runtime::Devices devices;
+    devices.count = 2;
+    devices.gpuLayers = e.gpuLayers;
+    devices.supports = [](int, const graph::Graph&, const graph::Node&) { return true; };
+    const int tokens = std::max(1, batchTokens);
+    const graph::StepShape shape{tokens, std::min(tokens, seqs), graph::roundTableLength(kv.numBlocks)};
+    graph::Graph probe = (*arch)->buildGraph(runtime::kProbeShape, kv);
+    const std::vector<int> kvDevice = runtime::chooseKvDevices(probe, dims.nLayer, devices);
+    auto plan = runtime::makeStepPlan((*arch)->buildGraph(shape, kv), shape, dims.nLayer, kvDevice, devices);
+    if (!plan) return byTensorNames(file, info, gpuLayers, contextLength, kvType, sequences);
+    uint64_t* weights[2] = {&e.weightsGpu, &e.weightsCpu};
+    uint64_t* kvBytes[2] = {&e.kvGpu, &e.kvCpu};
+    uint64_t* compute[2] = {&e.computeGpu, &e.computeCpu};
+    for (int d = 0; d < 2; ++d) {
+        const runtime::WeightUses u = runtime::weightUses(*plan, d);
+        std::set<int32_t> all(u.matMul.begin(), u.matMul.end());
+        all.insert(u.rows.begin(), u.rows.end());
+        all.insert(u.other.begin(), u.other.end());
+        for (int32_t w : all) *weights[d] += (*arch)->weights()[size_t(w)].bytes();
+        auto spec = runtime::kvPoolSpec(dims, kvDevice, d, kvTypeOf(kv.type), kv.blockSize, kv.numBlocks);
+        if (spec && !spec->layers.empty()) *kvBytes[d] = runtime::kvPoolBytes(*spec);
+        for (uint64_t b : plan->slotBytes[size_t(d)]) *compute[d] += b;
+    }
+    return e;
+}
+
+int maxGpuLayersThatFit(const gguf::File& file, const ModelInfo& info, uint64_t gpuBytes, uint32_t contextLength,
+                        quant::Type kvType, int sequences, int batchTokens) {
+    int best = 0;
+    for (int n = 1; n <= int(info.blockCount); ++n)
+        if (estimateSplit(file, info, n, contextLength, kvType, sequences, batchTokens).gpuTotal() <= gpuBytes) best = n;
+    return best;
+}
+
+} // namespace hearth
