@@ -27,6 +27,8 @@ struct Case {
     int group;
     int historyLen; // positions stored
     int nTokens;    // query tokens: the last nTokens positions (1 = decode)
+    int window = 0; // sliding window (0: none)
+    float cap = 0.0f; // score soft-capping (0: none)
 };
 
 // out[t][h][d] for every query head, from the stored rows, softmax in double.
@@ -40,18 +42,20 @@ std::vector<float> reference(const PagedKvStore& kv, int layer, const std::vecto
         for (int64_t h = 0; h < H; ++h) {
             const int64_t g = h / c.group;
             const int len = pos[size_t(t)] + 1;
-            std::vector<double> s(static_cast<size_t>(len));
-            for (int p = 0; p < len; ++p) {
+            const int first = c.window > 0 ? std::max(0, len - c.window) : 0;
+            std::vector<double> s(static_cast<size_t>(len), -INFINITY);
+            for (int p = first; p < len; ++p) {
                 kv.readKey(layer, kv.slotOf(table, p), k.data());
                 double dot = 0.0;
                 for (int64_t d = 0; d < D; ++d) dot += double(q[size_t((t * H + h) * D + d)]) * k[size_t(g * D + d)];
                 s[size_t(p)] = dot * scale;
+                if (c.cap > 0.0f) s[size_t(p)] = c.cap * std::tanh(s[size_t(p)] / c.cap);
             }
             const double mx = *std::max_element(s.begin(), s.end());
             double sum = 0.0;
             for (double& x : s) sum += (x = std::exp(x - mx));
             std::vector<double> acc(size_t(D), 0.0);
-            for (int p = 0; p < len; ++p) {
+            for (int p = first; p < len; ++p) {
                 kv.readValue(layer, kv.slotOf(table, p), v.data());
                 for (int64_t d = 0; d < D; ++d) acc[size_t(d)] += s[size_t(p)] / sum * v[size_t(g * D + d)];
             }
@@ -82,6 +86,8 @@ Status run(const PagedKvStore& kv, int layer, const std::vector<int32_t>& table,
         call.rows = which.data();
         call.positions = positions.data();
         call.nTokens = int64_t(which.size());
+        call.window = c.window;
+        call.softcap = c.cap;
         Status s = pagedAttention(call);
         if (!s.isOk()) return s;
     }
@@ -101,12 +107,14 @@ private Q_SLOTS:
         QTest::addColumn<int>("group");
         QTest::addColumn<int>("historyLen");
         QTest::addColumn<int>("nTokens");
+        QTest::addColumn<int>("window");
+        QTest::addColumn<int>("cap");
         const struct { const char* name; KvType t; } types[] = {
             {"f32", KvType::F32}, {"f16", KvType::F16}, {"q8_0", KvType::Q8_0}};
         for (const auto& ty : types) {
-            auto row = [&](const char* what, int bs, int D, int kvh, int g, int len, int n) {
+            auto row = [&](const char* what, int bs, int D, int kvh, int g, int len, int n, int window = 0, int cap = 0) {
                 QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(QLatin1String(ty.name), QLatin1String(what))))
-                    << int(ty.t) << bs << D << kvh << g << len << n;
+                    << int(ty.t) << bs << D << kvh << g << len << n << window << cap;
             };
             row("decode bs16 D64 gqa4", 16, 64, 2, 4, 77, 1);
             row("decode bs16 D64 one position", 16, 64, 2, 4, 1, 1);
@@ -120,6 +128,14 @@ private Q_SLOTS:
             row("decode bs16 D48 gqa3", 16, 48, 2, 3, 33, 1);
             row("chunk bs16 D80 gqa2", 16, 80, 2, 2, 70, 3);
             row("prefill bs16 D96 gqa1", 16, 96, 1, 1, 40, 23);
+            // Sliding windows (inside a block, across blocks, wider than the history) and soft-capped
+            // scores, on the multi-state fold and on the plain one (block size 5).
+            row("decode bs16 D64 gqa4 window 20", 16, 64, 2, 4, 77, 1, 20);
+            row("prefill bs16 D64 gqa2 window 7", 16, 64, 2, 2, 50, 50, 7);
+            row("chunk bs5 D32 gqa2 window 9", 5, 32, 3, 2, 41, 9, 9);
+            row("chunk bs16 D32 gqa1 window 500", 16, 32, 1, 1, 60, 5, 500);
+            row("decode bs16 D64 gqa4 cap 2", 16, 64, 2, 4, 77, 1, 0, 2);
+            row("prefill bs5 D32 gqa2 window 6 cap 3", 5, 32, 2, 2, 30, 30, 6, 3);
         }
     }
 
@@ -131,7 +147,9 @@ private Q_SLOTS:
         QFETCH(int, group);
         QFETCH(int, historyLen);
         QFETCH(int, nTokens);
-        const Case c{KvType(type), blockSize, headDim, nKvHeads, group, historyLen, nTokens};
+        QFETCH(int, window);
+        QFETCH(int, cap);
+        const Case c{KvType(type), blockSize, headDim, nKvHeads, group, historyLen, nTokens, window, float(cap)};
         std::mt19937 rng(uint32_t(type * 1000 + blockSize * 31 + headDim + historyLen));
         std::normal_distribution<float> normal(0.0f, 1.0f);
 

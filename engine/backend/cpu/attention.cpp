@@ -25,12 +25,12 @@ namespace hearth::cpu {
 
 namespace {
 
-// Folds one block's positions [0, lim) into one (token, head)'s running state: m (max score so
+// Folds one block's positions [from, lim) into one (token, head)'s running state: m (max score so
 // far), l (sum of exp(score - m)) and acc[D] (sum of exp(score - m) * v).
 //   kT: [D][B] the block's keys transposed; v: [B][D] its values; s: scratch [B].
 HEARTH_CLONES
-void foldBlock(const float* q, const float* kT, const float* v, int64_t B, int64_t lim, int64_t D,
-               float scale, float* s, float& m, float& l, float* acc) {
+void foldBlock(const float* q, const float* kT, const float* v, int64_t B, int64_t from, int64_t lim, int64_t D,
+               float scale, float cap, float* s, float& m, float& l, float* acc) {
     for (int64_t o = 0; o < B; ++o) s[o] = 0.0f;
     for (int64_t d = 0; d < D; ++d) {
         const float qd = q[d];
@@ -38,12 +38,16 @@ void foldBlock(const float* q, const float* kT, const float* v, int64_t B, int64
         for (int64_t o = 0; o < B; ++o) s[o] += qd * k[o];
     }
     float blockMax = -INFINITY;
-    for (int64_t o = 0; o < lim; ++o) blockMax = std::max(blockMax, s[o] *= scale);
+    for (int64_t o = from; o < lim; ++o) {
+        s[o] *= scale;
+        if (cap > 0.0f) s[o] = cap * std::tanh(s[o] / cap);
+        blockMax = std::max(blockMax, s[o]);
+    }
     const float newMax = std::max(m, blockMax);
     const float correction = std::exp(m - newMax); // 0 for the first block (m = -inf)
     l *= correction;
     for (int64_t d = 0; d < D; ++d) acc[d] *= correction;
-    for (int64_t o = 0; o < lim; ++o) {
+    for (int64_t o = from; o < lim; ++o) {
         const float w = std::exp(s[o] - newMax);
         l += w;
         const float* vo = v + o * D;
@@ -77,12 +81,14 @@ __attribute__((always_inline)) inline void store16(float* p, V16 v) { std::memcp
 
 // foldBlock for NQ (token, head) states at once over a block of kFastBlock positions, with D a
 // multiple of 16: the states' scores and accumulators stay in registers and their dependency
-// chains interleave, and the exponentials are vectorized. State i folds positions [0, lim[i]).
+// chains interleave, and the exponentials are vectorized. State i folds positions
+// [from[i], lim[i]); with cap > 0 its scores are soft-capped first.
 // Each state's arithmetic is the same whatever the other states, so results stay batch invariant.
 //   kT: [D][16] keys transposed; v: [16][D] values (rows past the history zero).
 template <int NQ>
-__attribute__((always_inline)) inline void foldStates(const float* const* q, const float* kT, const float* v, const int64_t* lim,
-                       int64_t D, float scale, float* const* m, float* const* l, float* const* acc) {
+__attribute__((always_inline)) inline void foldStates(const float* const* q, const float* kT, const float* v, const int64_t* from,
+                       const int64_t* lim, int64_t D, float scale, float cap, float* const* m, float* const* l,
+                       float* const* acc) {
     constexpr int64_t B = kFastBlock;
     // s[i][o] = sum over d of q[i][d] * kT[d][o], summed in order of d.
     V16 s[NQ];
@@ -97,13 +103,16 @@ __attribute__((always_inline)) inline void foldStates(const float* const* q, con
     for (int i = 0; i < NQ; ++i) {
         float si[B];
         store16(si, s[i] * scale);
+        if (cap > 0.0f)
+            for (int64_t o = 0; o < B; ++o) si[o] = cap * std::tanh(si[o] / cap);
         float blockMax = -INFINITY;
-        for (int64_t o = 0; o < lim[i]; ++o) blockMax = std::max(blockMax, si[o]);
+        for (int64_t o = from[i]; o < lim[i]; ++o) blockMax = std::max(blockMax, si[o]);
         const float newMax = std::max(*m[i], blockMax);
         // 0 for the first block (m = -inf); exp(0) is exactly 1, so an unchanged maximum skips it.
         correction[i] = newMax == *m[i] ? 1.0f : std::exp(*m[i] - newMax);
         *m[i] = newMax;
         for (int64_t o = 0; o < B; ++o) w[i][o] = expClamped(si[o] - newMax);
+        for (int64_t o = 0; o < from[i]; ++o) w[i][o] = 0.0f;
         for (int64_t o = lim[i]; o < B; ++o) w[i][o] = 0.0f;
         float sum = 0.0f;
         for (int64_t o = 0; o < B; ++o) sum += w[i][o];
@@ -147,21 +156,27 @@ __attribute__((always_inline)) inline void foldStates(const float* const* q, con
 #endif
 
 HEARTH_CLONES
-void foldStates4(const float* const* q, const float* kT, const float* v, const int64_t* lim,
-                 int64_t D, float scale, float* const* m, float* const* l, float* const* acc) {
-    foldStates<kStates>(q, kT, v, lim, D, scale, m, l, acc);
+void foldStates4(const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
+                 int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc) {
+    foldStates<kStates>(q, kT, v, from, lim, D, scale, cap, m, l, acc);
 }
 
 HEARTH_CLONES
-void foldStates2(const float* const* q, const float* kT, const float* v, const int64_t* lim,
-                 int64_t D, float scale, float* const* m, float* const* l, float* const* acc) {
-    foldStates<2>(q, kT, v, lim, D, scale, m, l, acc);
+void foldStates2(const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
+                 int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc) {
+    foldStates<2>(q, kT, v, from, lim, D, scale, cap, m, l, acc);
 }
 
 HEARTH_CLONES
-void foldStates1(const float* const* q, const float* kT, const float* v, const int64_t* lim,
-                 int64_t D, float scale, float* const* m, float* const* l, float* const* acc) {
-    foldStates<1>(q, kT, v, lim, D, scale, m, l, acc);
+void foldStates1(const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
+                 int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc) {
+    foldStates<1>(q, kT, v, from, lim, D, scale, cap, m, l, acc);
+}
+
+// The first offset of the block starting at p0 that token t's window reaches (0 without a window).
+int64_t windowFrom(const PagedAttentionCall& c, int64_t t, int64_t p0) {
+    if (c.window <= 0) return 0;
+    return std::max<int64_t>(0, int64_t(c.positions[t]) - c.window + 1 - p0);
 }
 
 } // namespace
@@ -176,6 +191,11 @@ Status pagedAttention(const PagedAttentionCall& c) {
     for (int64_t t = 0; t < T; ++t) maxPos = std::max<int64_t>(maxPos, c.positions[t]);
     if (maxPos < 0) return Status::ok();
     const int64_t nBlocks = maxPos / B + 1;
+    // With a window, blocks before every token's window are never read.
+    int64_t minFrom = maxPos;
+    for (int64_t t = 0; t < T; ++t)
+        minFrom = std::min<int64_t>(minFrom, c.window > 0 ? std::max<int64_t>(0, c.positions[t] - c.window + 1) : 0);
+    const int64_t firstBlock = minFrom / B;
     if (nBlocks > int64_t(c.blockTable.size())) return internalError("pagedAttention: position beyond the block table");
     for (int64_t b = 0; b < nBlocks; ++b)
         if (c.blockTable[size_t(b)] < 0 || c.blockTable[size_t(b)] >= kv.numBlocks())
@@ -204,14 +224,14 @@ Status pagedAttention(const PagedAttentionCall& c) {
     const bool headMajor = kv.headMajor();
     if (headMajor && kv.headDim() != D) return invalidArgument("pagedAttention: head size differs from the K/V store's");
     const bool fast = B == kFastBlock && D % 16 == 0;
-    for (int64_t b = 0; b < nBlocks; ++b) {
+    for (int64_t b = firstBlock; b < nBlocks; ++b) {
         const int64_t p0 = b * B;
         const int64_t count = std::min(B, maxPos + 1 - p0);
         const int64_t slot0 = int64_t(c.blockTable[size_t(b)]) * B;
         // This head's part of the blocks two ahead is requested from memory now (the first three
         // at the start), while this one is folded.
-        if (b == 0)
-            for (int64_t a = 0; a < std::min<int64_t>(nBlocks, 3); ++a) kv.prefetch(c.layer, c.blockTable[size_t(a)], c.kvHead);
+        if (b == firstBlock)
+            for (int64_t a = b; a < std::min<int64_t>(nBlocks, b + 3); ++a) kv.prefetch(c.layer, c.blockTable[size_t(a)], c.kvHead);
         else if (b + 2 < nBlocks)
             kv.prefetch(c.layer, c.blockTable[size_t(b + 2)], c.kvHead);
         if (headMajor) {
@@ -233,41 +253,45 @@ Status pagedAttention(const PagedAttentionCall& c) {
         if (fast) {
             // The states that see part of this block, folded kStates at a time.
             const float* qs[kStates];
-            int64_t lims[kStates];
+            int64_t froms[kStates], lims[kStates];
             float *ms[kStates], *ls[kStates], *accs[kStates];
             int pending = 0;
             for (int64_t t = 0; t < T; ++t) {
                 const int64_t lim = std::min<int64_t>(count, int64_t(c.positions[t]) + 1 - p0);
-                if (lim <= 0) continue;
+                const int64_t from = windowFrom(c, t, p0);
+                if (lim <= from) continue;
                 const float* qt = c.q + c.rows[t] * c.rowStride + c.kvHead * G * D;
                 for (int64_t j = 0; j < G; ++j) {
                     const int64_t state = t * G + j;
                     qs[pending] = qt + j * D;
+                    froms[pending] = from;
                     lims[pending] = lim;
                     ms[pending] = m + state;
                     ls[pending] = l + state;
                     accs[pending] = acc + state * D;
                     if (++pending == kStates) {
-                        foldStates4(qs, kT, v, lims, D, c.scale, ms, ls, accs);
+                        foldStates4(qs, kT, v, froms, lims, D, c.scale, c.softcap, ms, ls, accs);
                         pending = 0;
                     }
                 }
             }
             int i = 0;
             if (pending - i >= 2) {
-                foldStates2(qs + i, kT, v, lims + i, D, c.scale, ms + i, ls + i, accs + i);
+                foldStates2(qs + i, kT, v, froms + i, lims + i, D, c.scale, c.softcap, ms + i, ls + i, accs + i);
                 i += 2;
             }
-            if (i < pending) foldStates1(qs + i, kT, v, lims + i, D, c.scale, ms + i, ls + i, accs + i);
+            if (i < pending)
+                foldStates1(qs + i, kT, v, froms + i, lims + i, D, c.scale, c.softcap, ms + i, ls + i, accs + i);
             continue;
         }
         for (int64_t t = 0; t < T; ++t) {
             const int64_t lim = std::min<int64_t>(count, int64_t(c.positions[t]) + 1 - p0);
-            if (lim <= 0) continue;
+            const int64_t from = windowFrom(c, t, p0);
+            if (lim <= from) continue;
             const float* qt = c.q + c.rows[t] * c.rowStride + c.kvHead * G * D;
             for (int64_t j = 0; j < G; ++j) {
                 const int64_t state = t * G + j;
-                foldBlock(qt + j * D, kT, v, B, lim, D, c.scale, s, m[state], l[state], acc + state * D);
+                foldBlock(qt + j * D, kT, v, B, from, lim, D, c.scale, c.softcap, s, m[state], l[state], acc + state * D);
             }
         }
     }

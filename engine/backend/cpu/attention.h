@@ -33,6 +33,10 @@ struct PagedAttentionCall {
     const int64_t* rows = nullptr;
     const int32_t* positions = nullptr;
     int64_t nTokens = 0;
+    // Sliding window (> 0): token t attends positions (positions[t] - window, positions[t]] only.
+    int64_t window = 0;
+    // Score soft-capping (> 0): scores (after scale) become softcap * tanh(score / softcap).
+    float softcap = 0.0f;
 };
 
 // Fails (and writes nothing) when a position is not mapped by the block table.

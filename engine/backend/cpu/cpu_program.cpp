@@ -321,7 +321,7 @@ private:
 
     bool fastAttention(const Node& n) const {
         const Tensor &q = m_h.t(n.src[0]), &out = m_h.t(n.out);
-        return n.attn.window == 0 && n.attn.softcap == 0.0f && n.src[5] == graph::kNone && out.ne[0] == q.ne[0] &&
+        return n.src[5] == graph::kNone && out.ne[0] == q.ne[0] &&
                m_h.kvLayer(n.src[1]) == m_h.kvLayer(n.src[2]) && n.attn.blockSize == m_h.kv->store().blockSize();
     }
 
@@ -397,6 +397,8 @@ private:
                 call.rows = m_rows.data() + s.begin + it.first;
                 call.positions = m_positions.data() + s.begin + it.first;
                 call.nTokens = it.count;
+                call.window = n.attn.window;
+                call.softcap = n.attn.softcap;
                 if (!pagedAttention(call).isOk()) failed = true;
             }
         };
