@@ -156,6 +156,7 @@ int runBench(Args args) {
         return 2;
     }
     Engine& e = **engine;
+    for (const std::string& note : e.model().deviceNotes) std::fprintf(stderr, "hearth-cli: %s\n", note.c_str());
     std::mt19937_64 rng(42);
     const int32_t nVocab = e.model().nVocab;
     std::uniform_int_distribution<int32_t> dist(std::min<int32_t>(300, nVocab / 2), nVocab - 1);

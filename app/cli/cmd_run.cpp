@@ -215,6 +215,7 @@ int runRun(Args args) {
     config.maxNumSeqs = 1;
     auto engine = Engine::create(config);
     if (!engine) return fail(engine.status(), 2);
+    for (const std::string& note : (*engine)->model().deviceNotes) std::fprintf(stderr, "hearth-cli: %s\n", note.c_str());
     Result<std::vector<int32_t>> promptIds =
         chat ? (*engine)->encodeChat(tmpl::singleUserMessage(prompt))
              : (*engine)->tokenizer().encode(prompt, true, true);

@@ -261,6 +261,7 @@ int main(int argc, char** argv) {
         }
         shared = std::move(*engine);
         const hearth::ModelSummary& m = shared->model();
+        for (const std::string& note : m.deviceNotes) std::fprintf(stderr, "hearth-server: %s\n", note.c_str());
         server.setEngine(shared, modelId);
         std::fprintf(stderr,
                      "hearth-server: model '%s' ready (%s, %d layers, context %d, kv %s %.1f MiB)\n",

@@ -128,6 +128,8 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     if (rc.device != "cpu" && rc.device != "ref") {
         s.device = rc.device;
         s.gpuLayers = e->m_runner->gpuLayers();
+        for (const std::string& op : e->m_runner->fallbacks())
+            s.deviceNotes.push_back(rc.device + " lacks " + op + ": it runs on the CPU");
     }
     e->m_cache = std::make_unique<kv::KvCacheManager>(
         kv::KvCacheConfig{.numBlocks = numBlocks, .blockSize = bs, .prefixCaching = config.prefixCaching});

@@ -105,6 +105,9 @@ struct ModelSummary {
     int32_t kvBlockSize = 0;
     std::string device = "cpu";       // where the first gpuLayers layers run
     int32_t gpuLayers = 0;            // layers on that device (0 with the CPU)
+    // Why parts of the model run elsewhere than asked: a GPU that failed its check before use
+    // (the model then runs on the CPU), or ops of its layers it lacks ("rope@3"), run on the CPU.
+    std::vector<std::string> deviceNotes;
 };
 
 struct EngineStats {
