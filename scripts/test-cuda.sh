@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU: builds Hearth's CUDA backend for this GPU's
-# architecture (CMake's "native"), runs the CUDA tests (label cuda: ops and the llama forward, plus
-# the host math test), lists the devices, checks that the engine's greedy tokens on cuda:0 equal
+# architecture (CMake's "native"), runs the CUDA tests (label cuda: the ops, and step graphs on the
+# CUDA device through the runner, plus the host math and engine tests), lists the devices, checks that the engine's greedy tokens on cuda:0 equal
 # the CPU's on the shared stories260K, and benchmarks `hearth-cli bench --device cuda:0`.
 # Environment: HEARTH_TEST_DATA (default ../shared), HEARTH_JOBS (default: all cores),
 # HEARTH_CUDA_BUILD (default build/cuda-native), HEARTH_BENCH_MODEL (a GGUF for the bench; default:

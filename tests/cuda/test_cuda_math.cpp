@@ -1,6 +1,9 @@
 // Host tests of the CUDA kernels' shared math (backend/cuda/cuda_math.h, int8_math.h) against the
-// CPU scalar reference (backend/cpu/ref_ops) and quant's reference dequantizers, on random inputs.
+// CPU scalar reference (backend/cpu/ref_ops, rope_math.h) and quant's reference dequantizers, on
+// random inputs: fp16, RMSNorm, RoPE (also linearly scaled), SwiGLU, GELU/GeGLU, soft-capping, the
+// attention window, the online softmax, weight chunks and the int8 path.
 #include "backend/cpu/ref_ops.h"
+#include "backend/cpu/rope_math.h"
 #include "backend/cuda/cuda_math.h"
 #include "backend/cuda/int8_math.h"
 #include "hearth/quant.h"
@@ -8,6 +11,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -130,7 +134,7 @@ template <typename B> void checkIntType(quant::Type type, int64_t cols) {
 
 class TestCudaMath : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     // Every half value, and random floats with round-to-nearest-even, match quant's conversions.
     void fp16Conversions() {
         for (uint32_t h = 0; h < 65536; ++h) {
@@ -179,6 +183,122 @@ private slots:
                                                     .arg(neox).arg(nRot).arg(pos).arg(i)
                                                     .arg(x[size_t(i)]).arg(ref[size_t(i)])));
                     }
+    }
+
+    // Linear position scaling (RopeParams::freqScale, as Gemma 3's global layers use it): the angle
+    // against rope_math.h's ropeAngles (double) for each pair: cos and sin to 2e-3 absolute.
+    void ropeScaled() {
+        for (float freqScale : {1.0f, 0.125f, 0.25f})
+            for (bool factors : {false, true})
+                for (int64_t pos : {0, 1, 17, 999, 5000}) {
+                    graph::RopeParams p;
+                    p.nRot = 64;
+                    p.freqBase = 1000000.0f;
+                    p.freqScale = freqScale;
+                    std::vector<float> ff = randomFloats(size_t(p.nRot / 2), 3);
+                    for (float& f : ff) f = 1.0f + 4.0f * std::fabs(f);
+                    std::vector<double> cs(size_t(p.nRot));
+                    cpu::ropeAngles(p, pos, factors ? ff.data() : nullptr, cs.data());
+                    for (int i = 0; i < p.nRot / 2; ++i) {
+                        const float theta = cm::ropeThetaScaled(pos, i, p.nRot, p.freqBase,
+                                                                factors ? ff[size_t(i)] : 1.0f, freqScale);
+                        QVERIFY2(std::fabs(std::cos(theta) - cs[size_t(2 * i)]) <= 2e-3 &&
+                                     std::fabs(std::sin(theta) - cs[size_t(2 * i + 1)]) <= 2e-3,
+                                 qPrintable(QStringLiteral("scale %1 pos %2 pair %3").arg(freqScale).arg(pos).arg(i)));
+                        if (freqScale == 1.0f)
+                            QCOMPARE(theta, cm::ropeTheta(pos, i, p.nRot, p.freqBase, factors ? ff[size_t(i)] : 1.0f));
+                    }
+                }
+    }
+
+    // Tanh GELU and GeGLU against ref_ops over [-12, 12]: relative 1e-5 plus 1e-6.
+    void gelu() {
+        const int64_t n = 4001;
+        auto g = randomFloats(size_t(n), 17, 12.0f);
+        g[0] = 0.0f;
+        g[1] = -12.0f;
+        g[2] = 12.0f;
+        const auto u = randomFloats(size_t(n), 18, 3.0f);
+        std::vector<float> ref(static_cast<size_t>(n));
+        cpu::ref::geglu(g.data(), u.data(), ref.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+            const float r = cpu::ref::gelu(g[size_t(i)]);
+            QVERIFY2(std::fabs(cm::gelu(g[size_t(i)]) - r) <= 1e-5f * std::fabs(r) + 1e-6f,
+                     qPrintable(QStringLiteral("gelu(%1): %2 vs %3").arg(g[size_t(i)]).arg(cm::gelu(g[size_t(i)])).arg(r)));
+            const float got = cm::geglu(g[size_t(i)], u[size_t(i)]);
+            QVERIFY(std::fabs(got - ref[size_t(i)]) <= 1e-5f * std::fabs(ref[size_t(i)]) + 1e-6f);
+        }
+    }
+
+    // Soft-capping as the reference computes it (cap · tanh(v / cap) in double): relative 1e-6
+    // plus 1e-6; a cap of 0 leaves the value alone.
+    void softcap() {
+        const auto v = randomFloats(4001, 19, 200.0f);
+        for (float cap : {30.0f, 50.0f, 1.0f})
+            for (float x : v) {
+                const double ref = double(cap) * std::tanh(double(x) / double(cap));
+                QVERIFY(std::fabs(cm::softcap(x, cap) - ref) <= 1e-6 * std::fabs(ref) + 1e-6);
+            }
+        QCOMPARE(cm::softcap(123.5f, 0.0f), 123.5f);
+    }
+
+    // The first key position of a sliding window: (pos - window, pos] as the reference walks it.
+    void attentionWindow() {
+        QCOMPARE(cm::attentionFirst(100, 0), int64_t(0));
+        QCOMPARE(cm::attentionFirst(0, 8), int64_t(0));
+        QCOMPARE(cm::attentionFirst(7, 8), int64_t(0));
+        QCOMPARE(cm::attentionFirst(8, 8), int64_t(1));
+        QCOMPARE(cm::attentionFirst(36, 8), int64_t(29));
+        QCOMPARE(cm::attentionFirst(5000, 512), int64_t(4489));
+        for (int window : {1, 8, 512})
+            for (int64_t pos : {0, 3, 511, 512, 9999}) {
+                const int64_t first = cm::attentionFirst(pos, window);
+                QCOMPARE(pos - first + 1, std::min<int64_t>(window, pos + 1)); // keys attended to
+            }
+    }
+
+    // A windowed, soft-capped attention row as the kernel computes it (q pre-scaled, scores
+    // capped, streamed into 4 warp states, merged) against the reference's formula in double.
+    void cappedWindowAttention() {
+        const int D = 64, window = 8;
+        const float scale = 0.125f, cap = 5.0f;
+        for (int64_t pos : {0, 5, 7, 8, 40}) {
+            const auto q = randomFloats(size_t(D), uint32_t(pos) + 1, 3.0f);
+            const auto k = randomFloats(size_t((pos + 1) * D), uint32_t(pos) + 2, 3.0f);
+            const auto v = randomFloats(size_t(pos + 1), uint32_t(pos) + 3);
+            cm::OnlineSoftmax st[4];
+            double acc[4] = {};
+            const int64_t first = cm::attentionFirst(pos, window);
+            for (int w = 0; w < 4; ++w)
+                for (int64_t p = first + w; p <= pos; p += 4) {
+                    float s = 0.0f;
+                    for (int d = 0; d < D; ++d) s += q[size_t(d)] * scale * k[size_t(p * D + d)];
+                    s = cm::softcap(s, cap);
+                    float scaleOld = 0, weight = 0;
+                    cm::softmaxAdd(st[w], s, scaleOld, weight);
+                    acc[w] = acc[w] * scaleOld + weight * v[size_t(p)];
+                }
+            for (int w = 1; w < 4; ++w) {
+                float a = 0, b = 0;
+                cm::softmaxMerge(st[0], st[w], a, b);
+                acc[0] = acc[0] * a + acc[w] * b;
+            }
+            std::vector<double> sc;
+            double mx = -INFINITY;
+            for (int64_t p = std::max<int64_t>(0, pos - window + 1); p <= pos; ++p) {
+                double dot = 0.0;
+                for (int d = 0; d < D; ++d) dot += double(q[size_t(d)]) * double(k[size_t(p * D + d)]);
+                const double s = double(cap) * std::tanh(double(float(dot) * scale) / double(cap));
+                sc.push_back(s);
+                mx = std::max(mx, s);
+            }
+            double sum = 0.0, ref = 0.0;
+            for (size_t j = 0; j < sc.size(); ++j) sum += std::exp(sc[j] - mx);
+            for (size_t j = 0; j < sc.size(); ++j)
+                ref += std::exp(sc[j] - mx) / sum * v[size_t(std::max<int64_t>(0, pos - window + 1) + int64_t(j))];
+            const double got = acc[0] / st[0].sum;
+            QVERIFY2(std::fabs(got - ref) <= 1e-5, qPrintable(QStringLiteral("pos %1: %2 vs %3").arg(pos).arg(got).arg(ref)));
+        }
     }
 
     // Relative 1e-6.

@@ -1,13 +1,15 @@
 // Every CUDA op against the CPU scalar reference (backend/cpu/ref_ops, cpu::PagedKvStore) on random
 // inputs with odd sizes: matVec (batch 1..8), matMul (WMMA prefill) and matMulInt8 (dp4a prefill,
 // against the host emulation and the unquantized reference) for each weight type, getRows,
-// rmsNorm (also in place), addRows, rope (both pairings, partial rotation, freq factors), swiglu,
-// add, softmax, row gathers (also replayed from a CUDA graph), KV writes into paged blocks and paged
-// attention (decode batches of many sequences, prefill chunks, both mixed, GQA).
-// Tolerances are stated at each check. Without a usable CUDA driver/device it prints why and exits
-// 77 (CTest: skipped).
+// rmsNorm (also in place), addRows, rope (both pairings, partial rotation, freq factors, linear
+// scaling), swiglu, geglu, scale, softcap, add, softmax, row gathers (also replayed from a CUDA
+// graph), KV writes into paged blocks and paged attention (decode batches of many sequences,
+// prefill chunks, both mixed, GQA, sliding windows and soft-capped scores).
+// Tolerances are stated at each check. Without a usable CUDA driver/device every test skips
+// (QSKIP) with the runtime's reason.
 #include "backend/cpu/paged_kv.h"
 #include "backend/cpu/ref_ops.h"
+#include "backend/cpu/rope_math.h"
 #include "backend/cuda/cuda_device.h"
 #include "backend/cuda/cuda_ops.h"
 #include "backend/cuda/int8_math.h"
@@ -161,7 +163,13 @@ cuda::math::IntChunk hostIntChunk(const TestMatrix& m, int64_t r, int64_t c) {
 
 class TestCudaOps : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
+    // Without a usable driver or device every test skips with the runtime's reason.
+    void initTestCase() {
+        const auto count = cuda::deviceCount();
+        if (!count.isOk()) QSKIP(("no usable CUDA device/driver: " + count.status().toString()).c_str());
+    }
+
     void devices() {
         auto list = cuda::listDevices();
         QVERIFY2(list.isOk(), list.status().toString().c_str());
@@ -310,7 +318,7 @@ private slots:
                 QCOMPARE(got[size_t(r * dim + d)], x[size_t(r * dim + d)] + b[size_t(d)]);
     }
 
-    // Absolute 2e-3 (float angles at positions up to 5000).
+    // Absolute 2e-3 (float angles at positions up to 5000) against rope_math.h's double angles.
     void rope() {
         const int64_t nTokens = 5;
         const int nHeads = 4, headDim = 128;
@@ -318,7 +326,8 @@ private slots:
         const auto dPos = upload(pos);
         for (bool neox : {false, true})
             for (int nRot : {128, 64})
-                for (bool factors : {false, true}) {
+                for (bool factors : {false, true})
+                    for (float freqScale : {1.0f, 0.125f}) {
                     const auto x = randomFloats(size_t(nTokens * nHeads * headDim), uint32_t(nRot + neox));
                     std::vector<float> ff = randomFloats(size_t(nRot / 2), 3);
                     for (float& f : ff) f = 1.0f + 4.0f * std::fabs(f);
@@ -330,14 +339,22 @@ private slots:
                     p.nRot = nRot;
                     p.freqBase = 500000.0f;
                     p.neox = neox;
+                    p.freqScale = freqScale;
                     p.freqFactors = factors ? dff.as<float>() : nullptr;
                     CHECK_OK(cuda::rope(dx.as<float>(), dPos.as<int32_t>(), nTokens, p, nullptr));
                     const auto got = download<float>(dx, x.size());
                     std::vector<float> ref = x;
-                    for (int64_t t = 0; t < nTokens; ++t)
+                    graph::RopeParams rp;
+                    rp.nRot = nRot;
+                    rp.neox = neox;
+                    rp.freqBase = 500000.0f;
+                    rp.freqScale = freqScale;
+                    std::vector<double> cs(static_cast<size_t>(nRot));
+                    for (int64_t t = 0; t < nTokens; ++t) {
+                        cpu::ropeAngles(rp, pos[size_t(t)], factors ? ff.data() : nullptr, cs.data());
                         for (int h = 0; h < nHeads; ++h)
-                            cpu::ref::rope(ref.data() + (t * nHeads + h) * headDim, headDim, nRot, pos[size_t(t)],
-                                           500000.0f, neox, factors ? std::span<const float>(ff) : std::span<const float>());
+                            cpu::ropeRotate(ref.data() + (t * nHeads + h) * headDim, nRot / 2, neox, cs.data());
+                    }
                     for (size_t i = 0; i < x.size(); ++i) QVERIFY(std::fabs(got[i] - ref[i]) <= 2e-3f);
                 }
     }
@@ -359,6 +376,34 @@ private slots:
         for (int64_t i = 0; i < n; ++i) QCOMPARE(got[size_t(i)], g[size_t(i)] + u[size_t(i)]);
     }
 
+    // GeGLU relative 1e-5 (device tanhf); scale exact; softcap relative 1e-6 plus 1e-6 of the
+    // reference's double tanh; the outputs may alias the input.
+    void gegluScaleSoftcap() {
+        const int64_t n = 100003;
+        const auto g = randomFloats(size_t(n), 17, 8.0f), u = randomFloats(size_t(n), 18, 2.0f);
+        const auto dg = upload(g), du = upload(u);
+        auto dy = deviceFloats(static_cast<size_t>(n));
+        CHECK_OK(cuda::geglu(dg.as<float>(), du.as<float>(), dy.as<float>(), n, nullptr));
+        auto got = download<float>(dy, size_t(n));
+        std::vector<float> ref(static_cast<size_t>(n));
+        cpu::ref::geglu(g.data(), u.data(), ref.data(), n);
+        for (int64_t i = 0; i < n; ++i)
+            QVERIFY(std::fabs(got[size_t(i)] - ref[size_t(i)]) <= 1e-5f * std::fabs(ref[size_t(i)]) + 1e-6f);
+        CHECK_OK(cuda::scale(dg.as<float>(), 33.9411255f, dy.as<float>(), n, nullptr));
+        got = download<float>(dy, size_t(n));
+        for (int64_t i = 0; i < n; ++i) QCOMPARE(got[size_t(i)], g[size_t(i)] * 33.9411255f);
+        CHECK_OK(cuda::scale(dy.as<float>(), 10.0f, dy.as<float>(), n, nullptr)); // in place
+        got = download<float>(dy, size_t(n));
+        for (int64_t i = 0; i < n; ++i) QCOMPARE(got[size_t(i)], (g[size_t(i)] * 33.9411255f) * 10.0f);
+        CHECK_OK(cuda::softcap(dy.as<float>(), 30.0f, dy.as<float>(), n, nullptr));
+        got = download<float>(dy, size_t(n));
+        for (int64_t i = 0; i < n; ++i) {
+            const double r = 30.0 * std::tanh(double((g[size_t(i)] * 33.9411255f) * 10.0f) / 30.0);
+            QVERIFY(std::fabs(got[size_t(i)] - r) <= 1e-6 * std::fabs(r) + 1e-6);
+        }
+        QVERIFY(!cuda::softcap(dy.as<float>(), 0.0f, dy.as<float>(), n, nullptr).isOk()); // cap must be > 0
+    }
+
     // Absolute 1e-6.
     void softmax() {
         const int64_t rows = 3, n = 1000;
@@ -375,21 +420,29 @@ private slots:
         QTest::addColumn<bool>("f16");
         QTest::addColumn<int>("headDim");
         QTest::addColumn<QString>("runs"); // "firstPos:nTokens" per sequence
-        QTest::newRow("f32 decode d128") << false << 128 << "40:1";
-        QTest::newRow("f16 decode d80") << true << 80 << "100:1";
-        QTest::newRow("f32 prefill d64") << false << 64 << "0:37";
-        QTest::newRow("f16 prefill chunk d128") << true << 128 << "21:17";
-        QTest::newRow("f16 decode batch of 5 d64") << true << 64 << "40:1,0:1,17:1,63:1,5:1";
-        QTest::newRow("f32 decodes beside a prefill d96") << false << 96 << "33:1,9:12,70:1";
+        QTest::addColumn<int>("window");   // sliding window (0: none)
+        QTest::addColumn<float>("softcap"); // score soft-capping (0: none)
+        QTest::newRow("f32 decode d128") << false << 128 << "40:1" << 0 << 0.0f;
+        QTest::newRow("f16 decode d80") << true << 80 << "100:1" << 0 << 0.0f;
+        QTest::newRow("f32 prefill d64") << false << 64 << "0:37" << 0 << 0.0f;
+        QTest::newRow("f16 prefill chunk d128") << true << 128 << "21:17" << 0 << 0.0f;
+        QTest::newRow("f16 decode batch of 5 d64") << true << 64 << "40:1,0:1,17:1,63:1,5:1" << 0 << 0.0f;
+        QTest::newRow("f32 decodes beside a prefill d96") << false << 96 << "33:1,9:12,70:1" << 0 << 0.0f;
+        QTest::newRow("f32 prefill d64, window 8") << false << 64 << "0:37" << 8 << 0.0f;
+        QTest::newRow("f16 mixed d256, window 5, softcap 2") << true << 256 << "33:1,9:12,70:1" << 5 << 2.0f;
+        QTest::newRow("f32 decode batch d128, softcap 1") << false << 128 << "40:1,0:1,17:1" << 0 << 1.0f;
     }
 
-    // KV writes equal cpu::PagedKvStore's conversion exactly; attention outputs match the
-    // reference softmax over those stored keys/values to 1e-4 absolute. Several sequences share
+    // KV writes (int32 slots, K and V one cache at a time) equal cpu::PagedKvStore's conversion
+    // exactly; attention outputs match the reference softmax over those stored keys/values (within
+    // the window, scores soft-capped) to 1e-4 absolute. Several sequences share
     // one launch: each has its own shuffled blocks, and their tokens are interleaved in the batch.
     void attention() {
         QFETCH(bool, f16);
         QFETCH(int, headDim);
         QFETCH(QString, runs);
+        QFETCH(int, window);
+        QFETCH(float, softcap);
         const int nHeads = 8, nKvHeads = 2, blockSize = 16, numBlocks = 32;
         const int64_t rowSize = int64_t(nKvHeads) * headDim;
         const KvType kvType = f16 ? KvType::F16 : KvType::F32;
@@ -399,13 +452,13 @@ private slots:
         // Sequence s: positions [0, firstPos + nTokens) written, queries at the last nTokens.
         struct Seq {
             int firstPos = 0, nTokens = 0, tableStart = 0;
-            std::vector<int64_t> slotIds;
+            std::vector<int32_t> slotIds;
         };
         std::vector<Seq> seqs;
         std::vector<int32_t> perm(numBlocks), tables;
         std::iota(perm.begin(), perm.end(), 0);
         std::shuffle(perm.begin(), perm.end(), std::mt19937(4));
-        std::vector<int64_t> allSlots;
+        std::vector<int32_t> allSlots;
         for (const QString& run : runs.split(',')) {
             Seq sq;
             sq.firstPos = run.section(':', 0, 0).toInt();
@@ -416,7 +469,7 @@ private slots:
             tables.insert(tables.end(), perm.begin() + ptrdiff_t(tables.size()),
                           perm.begin() + ptrdiff_t(tables.size()) + blocks);
             for (int p = 0; p < total; ++p)
-                sq.slotIds.push_back(int64_t(tables[size_t(sq.tableStart + p / blockSize)]) * blockSize + p % blockSize);
+                sq.slotIds.push_back(tables[size_t(sq.tableStart + p / blockSize)] * blockSize + p % blockSize);
             allSlots.insert(allSlots.end(), sq.slotIds.begin(), sq.slotIds.end());
             seqs.push_back(std::move(sq));
         }
@@ -439,7 +492,9 @@ private slots:
         view.nKvHeads = nKvHeads;
         view.headDim = headDim;
         const auto dkIn = upload(k), dvIn = upload(v), dSlots = upload(allSlots), dTables = upload(tables);
-        CHECK_OK(cuda::kvWrite(view, dkIn.as<float>(), dvIn.as<float>(), dSlots.as<int64_t>(), totalRows, nullptr));
+        const int64_t nSlots = int64_t(numBlocks) * blockSize;
+        CHECK_OK(cuda::kvWrite(view.k, view.type, nSlots, rowSize, dkIn.as<float>(), dSlots.as<int32_t>(), totalRows, nullptr));
+        CHECK_OK(cuda::kvWrite(view.v, view.type, nSlots, rowSize, dvIn.as<float>(), dSlots.as<int32_t>(), totalRows, nullptr));
 
         // The device cache holds what the CPU store holds, slot by slot.
         std::vector<uint8_t> rawK(cacheElems * elemBytes), rawV(cacheElems * elemBytes);
@@ -472,23 +527,24 @@ private slots:
             if (tokens.size() == before) break;
         }
         const int nTokens = int(tokens.size());
-        std::vector<int32_t> tableStart, positions;
+        std::vector<int32_t> info; // per token: position, offset of its block table (graph::StepInput::AttnInfo)
         for (auto [sq, p] : tokens) {
-            tableStart.push_back(seqs[size_t(sq)].tableStart);
-            positions.push_back(p);
+            info.push_back(p);
+            info.push_back(seqs[size_t(sq)].tableStart);
         }
         const auto q = randomFloats(size_t(nTokens) * nHeads * size_t(headDim), 33, 2.0f);
-        const auto dq = upload(q), dStart = upload(tableStart), dPos = upload(positions);
+        const auto dq = upload(q), dInfo = upload(info);
         auto dout = deviceFloats(q.size());
         cuda::AttentionArgs a;
         a.q = dq.as<float>();
         a.out = dout.as<float>();
         a.tables = dTables.as<int32_t>();
-        a.tableStart = dStart.as<int32_t>();
-        a.positions = dPos.as<int32_t>();
+        a.info = dInfo.as<int32_t>();
         a.nTokens = nTokens;
         a.nHeads = nHeads;
         a.scale = 1.0f / std::sqrt(float(headDim));
+        a.window = window;
+        a.softcap = softcap;
         CHECK_OK(cuda::pagedAttention(view, a, nullptr));
         const auto got = download<float>(dout, q.size());
 
@@ -496,22 +552,25 @@ private slots:
         std::vector<float> keys(static_cast<size_t>(rowSize)), values(static_cast<size_t>(rowSize));
         for (int t = 0; t < nTokens; ++t) {
             const Seq& sq = seqs[size_t(tokens[size_t(t)].first)];
-            const int64_t n = tokens[size_t(t)].second + 1;
+            const int64_t pos = tokens[size_t(t)].second;
+            const int64_t first = window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0, n = pos - first + 1;
             for (int h = 0; h < nHeads; ++h) {
                 const float* qh = q.data() + (size_t(t) * nHeads + size_t(h)) * size_t(headDim);
                 const int64_t off = int64_t(h / group) * headDim;
                 std::vector<float> s(static_cast<size_t>(n));
-                for (int64_t p = 0; p < n; ++p) {
-                    store->readKey(0, sq.slotIds[size_t(p)], keys.data());
+                for (int64_t j = 0; j < n; ++j) {
+                    store->readKey(0, sq.slotIds[size_t(first + j)], keys.data());
                     double d = 0.0;
                     for (int i = 0; i < headDim; ++i) d += double(qh[i]) * keys[size_t(off + i)];
-                    s[size_t(p)] = float(d * a.scale);
+                    double sc = d * a.scale;
+                    if (softcap > 0.0f) sc = double(softcap) * std::tanh(sc / double(softcap));
+                    s[size_t(j)] = float(sc);
                 }
                 cpu::ref::softmax(s.data(), n);
                 std::vector<double> o(static_cast<size_t>(headDim), 0.0);
-                for (int64_t p = 0; p < n; ++p) {
-                    store->readValue(0, sq.slotIds[size_t(p)], values.data());
-                    for (int i = 0; i < headDim; ++i) o[size_t(i)] += double(s[size_t(p)]) * values[size_t(off + i)];
+                for (int64_t j = 0; j < n; ++j) {
+                    store->readValue(0, sq.slotIds[size_t(first + j)], values.data());
+                    for (int i = 0; i < headDim; ++i) o[size_t(i)] += double(s[size_t(j)]) * values[size_t(off + i)];
                 }
                 for (int i = 0; i < headDim; ++i) {
                     const float g = got[(size_t(t) * nHeads + size_t(h)) * size_t(headDim) + size_t(i)];
@@ -552,16 +611,5 @@ private slots:
     }
 };
 
-// Skips the whole executable (exit 77, SKIP_RETURN_CODE) when CUDA cannot be used here.
-int main(int argc, char** argv) {
-    const auto count = cuda::deviceCount();
-    if (!count.isOk()) {
-        std::printf("SKIP: no usable CUDA device/driver: %s\n", count.status().toString().c_str());
-        return 77;
-    }
-    QCoreApplication app(argc, argv);
-    TestCudaOps test;
-    return QTest::qExec(&test, argc, argv);
-}
-
+QTEST_GUILESS_MAIN(TestCudaOps)
 #include "test_cuda_ops.moc"

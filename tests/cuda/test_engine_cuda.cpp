@@ -1,6 +1,7 @@
-// The engine on a CUDA device through the public API (EngineConfig.device = "cuda:0", every
-// layer on it or split with the CPU): stories260K's greedy tokens equal the reference's and n > 1
-// choices (forked K/V blocks copied on the device) match single requests. The error cases (a
+// The engine on a CUDA device through the public API (EngineConfig.device = "cuda:0", its step
+// graphs run by the runner on cuda::CudaGraphDevice, every layer on it or split with the CPU):
+// stories260K's greedy tokens equal the reference's and n > 1 choices (forked K/V blocks copied on
+// the device) match single requests. The error cases (a
 // malformed id, no such device, no driver) run everywhere and must give a status, not a crash;
 // the device cases skip with the runtime's reason when there is no CUDA device.
 #include "hearth/devices.h"
