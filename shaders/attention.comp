@@ -1,7 +1,9 @@
-// Paged attention for decode and prefill chunks: one workgroup per (head, token). Token t attends
-// causally to positions [0, pos[t]] of its sequence, whose K/V rows live in the cache at slot
+// Paged attention for decode and prefill chunks: one workgroup per (head, token). Token t at
+// position pos attends causally to positions [0, pos] of its sequence (with a sliding window
+// w > 0: (pos - w, pos]), whose K/V rows live in the cache at slot
 // table[tableOffset + p / blockSize] * blockSize + p % blockSize. GQA: query head h reads KV head
-// h / (nHead / nHeadKv). Online softmax over chunks of 64 positions; headDim <= 256.
+// h / (nHead / nHeadKv). Scores are scale * q.k, soft-capped to softcap * tanh(s / softcap) when
+// softcap > 0. Online softmax over chunks of 64 positions; headDim <= 256.
 #version 450
 #include "kv.glsl"
 layout(local_size_x = 64) in;
@@ -12,7 +14,7 @@ layout(std430, binding = 3) readonly buffer Info { ivec2 info[]; };    // [n]: (
 layout(std430, binding = 4) readonly buffer Tables { int tables[]; };  // block ids
 layout(std430, binding = 5) writeonly buffer Out { float o[]; };      // [n][nHead][headDim]
 layout(push_constant) uniform Params {
-    uint n; uint nHead; uint nHeadKv; uint headDim; uint blockSize; float scale;
+    uint n; uint nHead; uint nHeadKv; uint headDim; uint blockSize; float scale; uint window; float softcap;
 } p;
 
 shared float qs[256];
@@ -22,24 +24,27 @@ shared uint slotOf[64];
 void main() {
     const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
     const uint D = p.headDim, rowSize = p.nHeadKv * D, kvh = h / (p.nHead / p.nHeadKv);
-    const uint len = uint(info[t].x) + 1u, tableOffset = uint(info[t].y);
+    const int pos = info[t].x;
+    const uint end = uint(pos) + 1u, tableOffset = uint(info[t].y);
+    const uint first = p.window > 0u ? uint(max(0, pos - int(p.window) + 1)) : 0u;
     for (uint d = tid; d < D; d += 64u) qs[d] = q[(t * p.nHead + h) * D + d] * p.scale;
     barrier();
     float m = -1.0 / 0.0, l = 0.0;
     float acc[4] = float[4](0.0, 0.0, 0.0, 0.0); // dims tid, tid + 64, ...
-    for (uint p0 = 0u; p0 < len; p0 += 64u) {
+    for (uint p0 = first; p0 < end; p0 += 64u) {
         const uint pp = p0 + tid;
         float s = -1.0 / 0.0;
-        if (pp < len) {
+        if (pp < end) {
             const uint slot = uint(tables[tableOffset + pp / p.blockSize]) * p.blockSize + pp % p.blockSize;
             slotOf[tid] = slot;
             const uint kb = slot * rowSize + kvh * D;
             s = 0.0;
             for (uint d = 0u; d < D; ++d) s += qs[d] * KV_LOAD(kc, kb + d);
+            if (p.softcap > 0.0) s = p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0));
         }
         sc[tid] = s;
         barrier();
-        const uint cnt = min(64u, len - p0);
+        const uint cnt = min(64u, end - p0);
         float cm = sc[0];
         for (uint j = 1u; j < cnt; ++j) cm = max(cm, sc[j]);
         const float nm = max(m, cm);

@@ -1,10 +1,13 @@
-// Every Vulkan op against the CPU scalar reference (backend/cpu/ref_ops) on random inputs with odd
-// sizes: matMul (decode matvec and tiled prefill) and getRows for each weight type, weights bound
-// in ranges under a forced small binding limit, rmsNorm, rope (both pairings, partial rotation,
-// frequency factors), add, bias add, swiglu, KV writes into paged blocks and paged attention.
+// Every Vulkan op (backend::OpDevice) against the CPU scalar reference (backend/cpu/ref_ops,
+// rope_math.h) on random inputs with odd sizes: matMul (decode matvec and tiled prefill) and
+// getRows for each weight type, weights bound in ranges under a forced small binding limit,
+// rmsNorm (with and without a weight), rope (both pairings, partial rotation, frequency factors,
+// linear scaling, out of place), add, bias add, mul, scale, silu, gelu, softcap, swiglu, geglu, KV
+// writes into paged blocks and paged attention (with a sliding window and score soft-capping).
 // Tolerances are stated next to each check. Skips with a message when there is no Vulkan device.
 #include "backend/cpu/ref_ops.h"
-#include "backend/device.h"
+#include "backend/cpu/rope_math.h"
+#include "backend/op_device.h"
 #include "backend/vulkan/vk_device.h"
 #include "quant/half.h"
 #include "test_support.h"
@@ -37,10 +40,10 @@ struct TestMatrix {
     std::vector<uint8_t> bytes;
     cpu::ref::Matrix host;
     std::unique_ptr<backend::Buffer> buffer;
-    backend::DeviceMatrix dev;
+    backend::ops::DeviceMatrix dev;
 };
 
-Result<TestMatrix> makeMatrix(backend::Device& device, quant::Type type, int64_t rows, int64_t cols, uint32_t seed) {
+Result<TestMatrix> makeMatrix(backend::OpDevice& device, quant::Type type, int64_t rows, int64_t cols, uint32_t seed) {
     TestMatrix m;
     HEARTH_ASSIGN_OR_RETURN(const uint64_t rowBytes, quant::rowBytes(type, uint64_t(cols)));
     const std::vector<float> values = randomFloats(size_t(rows * cols), seed);
@@ -54,7 +57,7 @@ Result<TestMatrix> makeMatrix(backend::Device& device, quant::Type type, int64_t
 }
 
 template <typename T>
-std::unique_ptr<backend::Buffer> upload(backend::Device& device, const std::vector<T>& v) {
+std::unique_ptr<backend::Buffer> upload(backend::OpDevice& device, const std::vector<T>& v) {
     auto b = device.allocate(std::max<size_t>(1, v.size()) * sizeof(T), true);
     if (!b) return nullptr;
     if (!(*b)->write(0, v.data(), v.size() * sizeof(T)).isOk()) return nullptr;
@@ -98,14 +101,14 @@ void referenceMatMul(const cpu::ref::Matrix& w, const std::vector<float>& x, int
 
 class TestVulkanOps : public QObject {
     Q_OBJECT
-    std::unique_ptr<backend::Device> m_dev;
+    std::unique_ptr<backend::OpDevice> m_dev;
     std::string m_why;
 
-    backend::Device* device() { return m_dev.get(); }
+    backend::OpDevice* device() { return m_dev.get(); }
 
     // Runs W.x on `dev` for n tokens and checks against the oracle: |d| <= 1e-4 * sum|w x| + 1e-5
     // (float sums in a different order; the weights are dequantized exactly alike).
-    void checkMatMul(backend::Device& dev, quant::Type type, int64_t rows, int64_t cols, int64_t n) {
+    void checkMatMul(backend::OpDevice& dev, quant::Type type, int64_t rows, int64_t cols, int64_t n) {
         auto m = makeMatrix(dev, type, rows, cols, uint32_t(rows * 31 + cols));
         QVERIFY2(m.isOk(), m.status().toString().c_str());
         const std::vector<float> x = randomFloats(size_t(n * cols), 7);
@@ -252,12 +255,19 @@ private Q_SLOTS:
         auto bx = upload(*device(), x), bw = upload(*device(), w);
         auto bo = device()->allocate(x.size() * 4, true);
         QVERIFY(bx && bw && bo);
-        QVERIFY(device()->rmsNorm(*bx, *bw, rows, dim, 1e-5f, **bo).isOk());
-        QVERIFY(device()->rmsNorm(*bx, *bw, rows, dim, 1e-5f, *bx).isOk()); // in place
+        auto plain = device()->allocate(x.size() * 4, true);
+        QVERIFY(plain.isOk());
+        QVERIFY(device()->rmsNorm(*bx, bw.get(), rows, dim, 1e-5f, **bo).isOk());
+        QVERIFY(device()->rmsNorm(*bx, nullptr, rows, dim, 1e-5f, **plain).isOk()); // without a weight
+        QVERIFY(device()->rmsNorm(*bx, bw.get(), rows, dim, 1e-5f, *bx).isOk());    // in place
         QVERIFY(device()->run().isOk());
-        std::vector<float> ref(x.size());
-        for (int64_t r = 0; r < rows; ++r) cpu::ref::rmsNorm(&x[size_t(r * dim)], w.data(), &ref[size_t(r * dim)], dim, 1e-5f);
+        std::vector<float> ref(x.size()), ones(size_t(dim), 1.0f), refPlain(x.size());
+        for (int64_t r = 0; r < rows; ++r) {
+            cpu::ref::rmsNorm(&x[size_t(r * dim)], w.data(), &ref[size_t(r * dim)], dim, 1e-5f);
+            cpu::ref::rmsNorm(&x[size_t(r * dim)], ones.data(), &refPlain[size_t(r * dim)], dim, 1e-5f);
+        }
         QVERIFY(maxAbsDiff(download(**bo, ref.size()), ref) <= 1e-5);
+        QVERIFY(maxAbsDiff(download(**plain, ref.size()), refPlain) <= 1e-5);
         QVERIFY(maxAbsDiff(download(*bx, ref.size()), ref) <= 1e-5);
     }
 
@@ -266,19 +276,24 @@ private Q_SLOTS:
         QTest::addColumn<int>("headDim");
         QTest::addColumn<int>("nRot");
         QTest::addColumn<bool>("factors");
-        QTest::newRow("normal full") << false << 64 << 64 << false;
-        QTest::newRow("neox full") << true << 64 << 64 << false;
-        QTest::newRow("normal nRot<headDim") << false << 40 << 24 << false;
-        QTest::newRow("neox nRot<headDim") << true << 40 << 24 << false;
-        QTest::newRow("neox freq factors") << true << 64 << 64 << true;
-        QTest::newRow("normal freq factors") << false << 8 << 8 << true;
+        QTest::addColumn<float>("freqScale");
+        QTest::newRow("normal full") << false << 64 << 64 << false << 1.0f;
+        QTest::newRow("neox full") << true << 64 << 64 << false << 1.0f;
+        QTest::newRow("normal nRot<headDim") << false << 40 << 24 << false << 1.0f;
+        QTest::newRow("neox nRot<headDim") << true << 40 << 24 << false << 1.0f;
+        QTest::newRow("neox freq factors") << true << 64 << 64 << true << 1.0f;
+        QTest::newRow("normal freq factors") << false << 8 << 8 << true << 1.0f;
+        QTest::newRow("neox linear scaling") << true << 40 << 24 << false << 0.125f;
+        QTest::newRow("normal scaling and factors") << false << 64 << 64 << true << 0.25f;
     }
-    // |d| <= 2e-3: float angles at positions up to 1500 against double ones.
+    // |d| <= 2e-3: float angles at positions up to 1500 against double ones (rope_math.h, the
+    // formula of every backend). Rotated in place and into a second buffer.
     void rope() {
         QFETCH(bool, neox);
         QFETCH(int, headDim);
         QFETCH(int, nRot);
         QFETCH(bool, factors);
+        QFETCH(float, freqScale);
         const int nHeads = 3;
         const std::vector<int32_t> pos{0, 1, 17, 300, 1499};
         const int64_t n = int64_t(pos.size());
@@ -287,40 +302,75 @@ private Q_SLOTS:
         if (factors)
             for (int i = 0; i < nRot / 2; ++i) freq.push_back(1.0f + 0.37f * float(i % 5));
         auto bx = upload(*device(), x), bp = upload(*device(), pos), bf = upload(*device(), freq);
-        QVERIFY(bx && bp && bf);
-        backend::RopeParams p{n, nHeads, headDim, nRot, 10000.0f, neox, int(freq.size())};
-        QVERIFY(device()->rope(*bx, *bp, factors ? bf.get() : nullptr, p).isOk());
+        auto bo = device()->allocate(x.size() * 4, true);
+        QVERIFY(bx && bp && bf && bo);
+        backend::ops::RopeParams p{n, nHeads, headDim, nRot, 10000.0f, neox, int(freq.size()), freqScale};
+        QVERIFY(device()->rope(*bx, *bp, factors ? bf.get() : nullptr, p, **bo).isOk());
+        QVERIFY(device()->rope(*bx, *bp, factors ? bf.get() : nullptr, p, *bx).isOk());
         QVERIFY(device()->run().isOk());
+        graph::RopeParams rp;
+        rp.nRot = nRot;
+        rp.neox = neox;
+        rp.freqBase = 10000.0f;
+        rp.freqScale = freqScale;
         std::vector<float> ref = x;
-        for (int64_t t = 0; t < n; ++t)
-            for (int h = 0; h < nHeads; ++h)
-                cpu::ref::rope(&ref[size_t((t * nHeads + h) * headDim)], headDim, nRot, pos[size_t(t)], 10000.0f, neox, freq);
-        const double d = maxAbsDiff(download(*bx, ref.size()), ref);
+        std::vector<double> cs(static_cast<size_t>(nRot));
+        for (int64_t t = 0; t < n; ++t) {
+            cpu::ropeAngles(rp, pos[size_t(t)], factors ? freq.data() : nullptr, cs.data());
+            for (int h = 0; h < nHeads; ++h) cpu::ropeRotate(&ref[size_t((t * nHeads + h) * headDim)], nRot / 2, neox, cs.data());
+        }
+        const double d = maxAbsDiff(download(**bo, ref.size()), ref), inPlace = maxAbsDiff(download(*bx, ref.size()), ref);
         QVERIFY2(d <= 2e-3, qPrintable(QString::number(d)));
+        QVERIFY2(inPlace <= 2e-3, qPrintable(QString::number(inPlace)));
     }
 
-    // Exact for add; swiglu |d| <= 1e-6 (exp differs in the last bits).
+    // Exact for add, mul and scale; the others |d| <= 1e-5 (exp and tanh differ in the last bits;
+    // values up to 4, soft cap 3 and 30).
     void elementwise() {
+        using backend::ops::Binary;
+        using backend::ops::Unary;
         const int64_t count = 1001, dim = 13;
-        const auto a = randomFloats(size_t(count), 4, 4.0f), b = randomFloats(size_t(count), 5, 4.0f);
-        auto ba = upload(*device(), a), bb = upload(*device(), b);
-        auto sum = device()->allocate(size_t(count) * 4, true), bias = device()->allocate(size_t(count) * 4, true),
-             sw = device()->allocate(size_t(count) * 4, true);
-        QVERIFY(ba && bb && sum && bias && sw);
-        QVERIFY(device()->add(*ba, *bb, count, count, **sum).isOk());
-        QVERIFY(device()->add(*ba, *bb, count, dim, **bias).isOk());
-        QVERIFY(device()->swiglu(*ba, *bb, count, **sw).isOk());
-        QVERIFY(device()->run().isOk());
         const size_t values = static_cast<size_t>(count);
-        std::vector<float> rSum(values), rBias(values), rSw(values);
-        for (int64_t i = 0; i < count; ++i) {
-            rSum[size_t(i)] = a[size_t(i)] + b[size_t(i)];
-            rBias[size_t(i)] = a[size_t(i)] + b[size_t(i % dim)];
+        const auto a = randomFloats(values, 4, 4.0f), b = randomFloats(values, 5, 4.0f);
+        auto ba = upload(*device(), a), bb = upload(*device(), b);
+        QVERIFY(ba && bb);
+        std::vector<std::unique_ptr<backend::Buffer>> outs;
+        for (int i = 0; i < 11; ++i) {
+            auto o = device()->allocate(values * 4, true);
+            QVERIFY(o.isOk());
+            outs.push_back(std::move(*o));
         }
-        cpu::ref::swiglu(a.data(), b.data(), rSw.data(), count);
-        QCOMPARE(maxAbsDiff(download(**sum, rSum.size()), rSum), 0.0);
-        QCOMPARE(maxAbsDiff(download(**bias, rBias.size()), rBias), 0.0);
-        QVERIFY(maxAbsDiff(download(**sw, rSw.size()), rSw) <= 1e-5);
+        QVERIFY(device()->add(*ba, *bb, count, count, *outs[0]).isOk());
+        QVERIFY(device()->add(*ba, *bb, count, dim, *outs[1]).isOk());
+        QVERIFY(device()->swiglu(*ba, *bb, count, *outs[2]).isOk());
+        QVERIFY(device()->binary(Binary::Mul, *ba, *bb, count, count, *outs[3]).isOk());
+        QVERIFY(device()->binary(Binary::Mul, *ba, *bb, count, dim, *outs[4]).isOk());
+        QVERIFY(device()->binary(Binary::Geglu, *ba, *bb, count, count, *outs[5]).isOk());
+        QVERIFY(device()->unary(Unary::Scale, *ba, count, 0.37f, *outs[6]).isOk());
+        QVERIFY(device()->unary(Unary::Silu, *ba, count, 0.0f, *outs[7]).isOk());
+        QVERIFY(device()->unary(Unary::Gelu, *ba, count, 0.0f, *outs[8]).isOk());
+        QVERIFY(device()->unary(Unary::Softcap, *ba, count, 3.0f, *outs[9]).isOk());
+        QVERIFY(device()->unary(Unary::Softcap, *ba, count, 30.0f, *outs[10]).isOk());
+        QVERIFY(device()->run().isOk());
+        std::vector<std::vector<float>> ref(outs.size(), std::vector<float>(values));
+        for (size_t i = 0; i < values; ++i) {
+            ref[0][i] = a[i] + b[i];
+            ref[1][i] = a[i] + b[i % size_t(dim)];
+            ref[3][i] = a[i] * b[i];
+            ref[4][i] = a[i] * b[i % size_t(dim)];
+            ref[6][i] = a[i] * 0.37f;
+            ref[7][i] = a[i] / (1.0f + std::exp(-a[i]));
+            ref[8][i] = cpu::ref::gelu(a[i]);
+            ref[9][i] = float(3.0 * std::tanh(double(a[i]) / 3.0));
+            ref[10][i] = float(30.0 * std::tanh(double(a[i]) / 30.0));
+        }
+        cpu::ref::swiglu(a.data(), b.data(), ref[2].data(), count);
+        cpu::ref::geglu(a.data(), b.data(), ref[5].data(), count);
+        for (size_t k = 0; k < outs.size(); ++k) {
+            const double d = maxAbsDiff(download(*outs[k], values), ref[k]);
+            const bool exact = k == 0 || k == 1 || k == 3 || k == 4 || k == 6;
+            QVERIFY2(exact ? d == 0.0 : d <= 1e-5, qPrintable(QStringLiteral("output %1: %2").arg(k).arg(d)));
+        }
     }
 
     // KV rows land at their slots: exact for F32, within half-precision rounding (rel 2^-11) for F16.
@@ -354,18 +404,26 @@ private Q_SLOTS:
     void attention_data() {
         QTest::addColumn<int>("kv");
         QTest::addColumn<bool>("prefill");
-        QTest::newRow("f32 decode") << int(KvType::F32) << false;
-        QTest::newRow("f16 decode") << int(KvType::F16) << false;
-        QTest::newRow("f32 prefill chunk") << int(KvType::F32) << true;
-        QTest::newRow("f16 prefill chunk") << int(KvType::F16) << true;
+        QTest::addColumn<int>("window");
+        QTest::addColumn<float>("softcap");
+        QTest::newRow("f32 decode") << int(KvType::F32) << false << 0 << 0.0f;
+        QTest::newRow("f16 decode") << int(KvType::F16) << false << 0 << 0.0f;
+        QTest::newRow("f32 prefill chunk") << int(KvType::F32) << true << 0 << 0.0f;
+        QTest::newRow("f16 prefill chunk") << int(KvType::F16) << true << 0 << 0.0f;
+        QTest::newRow("f32 decode window 13") << int(KvType::F32) << false << 13 << 0.0f;
+        QTest::newRow("f16 prefill window 70 softcap") << int(KvType::F16) << true << 70 << 0.5f;
+        QTest::newRow("f32 prefill window 5 softcap") << int(KvType::F32) << true << 5 << 1.5f;
     }
     // Two sequences with scattered blocks (70 positions over 5 blocks of 16, and 20 over 2), GQA
     // 8 query heads on 2 KV heads, headDim 40. Decode: the last position of each; prefill: a
-    // causal chunk of 30 positions of the first. Oracle: double softmax over the stored K/V
-    // (F16 rounded like the cache). |d| <= 2e-5.
+    // causal chunk of 30 positions of the first. A window w > 0 limits a query at p to (p - w, p];
+    // a soft cap c turns each score s into c tanh(s / c). Oracle: double softmax over the stored
+    // K/V (F16 rounded like the cache). |d| <= 2e-5.
     void attention() {
         QFETCH(int, kv);
         QFETCH(bool, prefill);
+        QFETCH(int, window);
+        QFETCH(float, softcap);
         const KvType type = KvType(kv);
         const int nHead = 8, nHeadKv = 2, D = 40, bs = 16, rowSize = nHeadKv * D, nSlots = 7 * bs;
         const std::vector<int32_t> tables{3, 0, 5, 1, 6, 2, 4};
@@ -399,7 +457,7 @@ private Q_SLOTS:
         auto bo = device()->allocate(q.size() * 4, true);
         QVERIFY(bq && bi && bt && bo);
         const float scale = 1.0f / std::sqrt(float(D));
-        const backend::AttentionParams p{n, nHead, nHeadKv, D, bs, scale, type};
+        const backend::ops::AttentionParams p{n, nHead, nHeadKv, D, bs, scale, type, window, softcap};
         QVERIFY(device()->attention(*bq, **kc, **vc, *bi, *bt, p, **bo).isOk());
         const Status s = device()->run();
         QVERIFY2(s.isOk(), s.toString().c_str());
@@ -410,19 +468,22 @@ private Q_SLOTS:
             const auto [seq, pos] = queries[size_t(t)];
             for (int h = 0; h < nHead; ++h) {
                 const int kvh = h / (nHead / nHeadKv);
-                std::vector<double> sc(size_t(pos + 1));
+                const int first = window > 0 ? std::max(0, pos - window + 1) : 0;
+                std::vector<double> sc(size_t(pos + 1), 0.0);
                 double mx = -INFINITY;
-                for (int j = 0; j <= pos; ++j) {
+                for (int j = first; j <= pos; ++j) {
                     double dot = 0.0;
                     for (int d = 0; d < D; ++d)
                         dot += double(q[size_t((t * nHead + h) * D + d)]) * kRows[rowIndex(seq, j) * rowSize + size_t(kvh * D + d)];
-                    mx = std::max(mx, sc[size_t(j)] = dot * scale);
+                    double score = dot * scale;
+                    if (softcap > 0.0f) score = double(softcap) * std::tanh(score / double(softcap));
+                    mx = std::max(mx, sc[size_t(j)] = score);
                 }
                 double sum = 0.0;
-                for (double& v : sc) sum += (v = std::exp(v - mx));
+                for (int j = first; j <= pos; ++j) sum += (sc[size_t(j)] = std::exp(sc[size_t(j)] - mx));
                 for (int d = 0; d < D; ++d) {
                     double acc = 0.0;
-                    for (int j = 0; j <= pos; ++j) acc += sc[size_t(j)] * vRows[rowIndex(seq, j) * rowSize + size_t(kvh * D + d)];
+                    for (int j = first; j <= pos; ++j) acc += sc[size_t(j)] * vRows[rowIndex(seq, j) * rowSize + size_t(kvh * D + d)];
                     ref[size_t((t * nHead + h) * D + d)] = float(acc / sum);
                 }
             }
@@ -433,12 +494,12 @@ private Q_SLOTS:
 
     // Bad arguments come back as a Status.
     void errors() {
-        backend::AttentionParams p{1, 3, 2, 8, 16, 1.0f, KvType::F32};
+        backend::ops::AttentionParams p{1, 3, 2, 8, 16, 1.0f, KvType::F32};
         auto b = device()->allocate(64, true);
         QVERIFY(b.isOk());
         QVERIFY(!device()->attention(**b, **b, **b, **b, **b, p, **b).isOk()); // 3 % 2 != 0
-        backend::DeviceMatrix m{b->get(), quant::Type::IQ2_XXS, 256, 1, 66};
-        QVERIFY(!device()->supportsOp(backend::Op::MatMul, quant::Type::IQ2_XXS));
+        backend::ops::DeviceMatrix m{b->get(), quant::Type::IQ2_XXS, 256, 1, 66};
+        QVERIFY(!device()->supportsOp(backend::ops::Op::MatMul, quant::Type::IQ2_XXS));
         QCOMPARE(device()->matMul(m, **b, 1, **b).code(), ErrorCode::Unsupported);
         vk::VulkanOptions o;
         o.deviceIndex = 99;

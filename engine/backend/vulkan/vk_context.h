@@ -1,7 +1,7 @@
 // One Vulkan device ready for compute: the instance, the chosen physical device (index from
 // options or env HEARTH_VK_DEVICE) and what it offers, a logical device with one compute queue,
-// memory-type choice, buffers (mapped when the memory allows, else written through staging), and
-// a one-shot submit for copies.
+// memory-type choice, buffers (mapped when the memory allows, else written through staging) and
+// views of their byte ranges, and a one-shot submit for copies.
 #pragma once
 
 #include "backend/device.h"
