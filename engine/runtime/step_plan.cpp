@@ -70,15 +70,16 @@ std::vector<int> chooseKvDevices(const graph::Graph& probe, int nLayer, const De
     std::vector<int> kv(size_t(nLayer), devices.cpu());
     if (devices.count < 2) return kv;
     for (int l = 0; l < std::min(devices.gpuLayers, nLayer); ++l) kv[size_t(l)] = 0;
+    std::vector<bool> refusedLayer(size_t(nLayer), false);
     for (const Node& n : probe.nodes()) {
         if (!touchesKv(n)) continue;
         const int layer = kvLayerOf(probe, n);
-        if (layer < 0 || layer >= nLayer || kv[size_t(layer)] != 0) continue;
-        if (!devices.supports(0, probe, n)) {
-            kv[size_t(layer)] = devices.cpu();
-            if (refused) refused->push_back(std::string(graph::opName(n.op)) + "@" + std::to_string(layer) + " (its layer's K/V)");
-        }
+        if (layer < 0 || layer >= nLayer || kv[size_t(layer)] != 0 || devices.supports(0, probe, n)) continue;
+        refusedLayer[size_t(layer)] = true;
+        if (refused) refused->push_back(std::string(graph::opName(n.op)) + "@" + std::to_string(layer) + " (its layer's K/V)");
     }
+    for (int l = 0; l < nLayer; ++l)
+        if (refusedLayer[size_t(l)]) kv[size_t(l)] = devices.cpu();
     return kv;
 }
 
