@@ -16,6 +16,7 @@ int runTemplate(Args args);
 int runBenchServe(Args args);
 int runBench(Args args);
 int runDevices(Args args);
+int runSelftest(Args args);
 
 bool parseByteSize(std::string_view text, uint64_t& bytes) {
     size_t i = 0;
@@ -57,6 +58,7 @@ std::span<const Command> commands() {
         {"bench-serve", "serving benchmark: concurrent vs sequential, TTFT, TPOT, prefix reuse",
          runBenchServe},
         {"devices", "list the compute devices (CPU, Vulkan, CUDA) with their memory (--json)", runDevices},
+        {"selftest", "check a device's ops against the reference (--device ID, --quick, --json)", runSelftest},
     };
     return table;
 }

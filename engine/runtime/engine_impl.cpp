@@ -125,6 +125,7 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     }
     e->m_runner = std::move(runner).value();
     const int numBlocks = e->m_runner->numBlocks();
+    if (!e->m_runner->deviceWarning().empty()) s.deviceNotes.push_back(e->m_runner->deviceWarning());
     if (rc.device != "cpu" && rc.device != "ref") {
         s.device = rc.device;
         s.gpuLayers = e->m_runner->gpuLayers();

@@ -2,8 +2,10 @@
 #include "runtime/model_runner.h"
 
 #include "backend/cpu/thread_pool.h"
+#include "backend/selftest.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -71,7 +73,27 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
     auto open = config.open ? config.open : [](const std::string& id, cpu::ThreadPool* pool) {
         return backend::openDevice(id, pool);
     };
-    const bool gpu = config.device != "cpu" && config.device != "ref" && !config.device.empty();
+    bool gpu = config.device != "cpu" && config.device != "ref" && !config.device.empty();
+    // A device is checked before it is trusted: the quick self-test, on an instance of its own
+    // (devices keep uploaded weights by index, so the test's must not stay in the one the model
+    // loads into). Any failing case leaves the load on the CPU alone, and deviceWarning() names
+    // the ops. HEARTH_SKIP_DEVICE_CHECK=1 skips the check.
+    const char* skipCheck = std::getenv("HEARTH_SKIP_DEVICE_CHECK");
+    if (gpu && config.gpuLayers != 0 && !(skipCheck && std::string(skipCheck) == "1")) {
+        HEARTH_ASSIGN_OR_RETURN(auto checked, open(config.device, config.pool));
+        backend::SelftestOptions quick;
+        quick.quick = true;
+        const auto report = backend::runSelftest(*checked, quick);
+        if (!report) {
+            r->m_deviceWarning = "device " + config.device + " was not checked: " + report.status().toString();
+        } else if (!report->passed()) {
+            std::string ops;
+            for (const std::string& f : report->failing()) ops += (ops.empty() ? "" : ", ") + f;
+            r->m_deviceWarning = "device " + config.device + " disagrees with the reference on " + ops +
+                                 " (hearth-cli selftest --device " + config.device + "); running on the CPU only";
+            gpu = false;
+        }
+    }
     if (gpu) {
         HEARTH_ASSIGN_OR_RETURN(auto dev, open(config.device, config.pool));
         r->m_devices.push_back(Dev{std::move(dev), nullptr, {}, 0, 0, 0});

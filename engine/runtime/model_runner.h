@@ -60,6 +60,10 @@ public:
     std::vector<DeviceMemory> memory() const;
     // "op@layer" of the nodes the GPU does not run and the CPU does instead.
     const std::vector<std::string>& fallbacks() const { return m_fallbacks; }
+    // Why the configured GPU is not used (it failed the quick self-test run before a GPU is
+    // trusted, backend/selftest.h; HEARTH_SKIP_DEVICE_CHECK=1 skips that), or a note that the
+    // check could not run; empty otherwise.
+    const std::string& deviceWarning() const { return m_deviceWarning; }
     backend::Device& device(size_t i);
     size_t deviceCount() const;
 
@@ -79,6 +83,7 @@ private:
     std::vector<Dev> m_devices; // [0]: the GPU if any; the last: the CPU
     std::vector<int> m_kvDevice; // per layer
     std::vector<std::string> m_fallbacks;
+    std::string m_deviceWarning;
     std::list<std::shared_ptr<Plan>> m_plans; // most recently used first
     graph::StepInputs m_inputs;
     std::vector<uint8_t> m_staging; // tensors copied between two devices that are not host memory
