@@ -76,7 +76,8 @@ std::vector<int> chooseKvDevices(const graph::Graph& probe, int nLayer, const De
         const int layer = kvLayerOf(probe, n);
         if (layer < 0 || layer >= nLayer || kv[size_t(layer)] != 0 || devices.supports(0, probe, n)) continue;
         refusedLayer[size_t(layer)] = true;
-        if (refused) refused->push_back(std::string(graph::opName(n.op)) + "@" + std::to_string(layer) + " (its layer's K/V)");
+        const std::string what = std::string(graph::opName(n.op)) + "@" + std::to_string(layer) + " (its layer's K/V)";
+        if (refused && std::find(refused->begin(), refused->end(), what) == refused->end()) refused->push_back(what);
     }
     for (int l = 0; l < nLayer; ++l)
         if (refusedLayer[size_t(l)]) kv[size_t(l)] = devices.cpu();

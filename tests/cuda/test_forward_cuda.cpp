@@ -308,13 +308,15 @@ private Q_SLOTS:
         QVERIFY(onGpu(**gpuModel));
         const std::vector<std::string> fallbacks = (*gpuModel)->runner->fallbacks();
         std::printf("stories260K q8_0 kv: fallbacks %s\n", joined(fallbacks).c_str());
-        QCOMPARE(int(fallbacks.size()), (*gpuModel)->dims().nLayer);
-        for (int l = 0; l < (*gpuModel)->dims().nLayer; ++l) {
-            const std::string prefix = std::string(graph::opName(graph::Op::KvWrite)) + "@" + std::to_string(l) + " ";
-            QVERIFY2(std::any_of(fallbacks.begin(), fallbacks.end(),
-                                 [&](const std::string& f) { return f.rfind(prefix, 0) == 0; }),
-                     (prefix + "not among the fallbacks: " + joined(fallbacks)).c_str());
-        }
+        // Each layer's K/V write and its attention, once each.
+        QCOMPARE(int(fallbacks.size()), 2 * (*gpuModel)->dims().nLayer);
+        for (int l = 0; l < (*gpuModel)->dims().nLayer; ++l)
+            for (graph::Op op : {graph::Op::KvWrite, graph::Op::Attention}) {
+                const std::string prefix = std::string(graph::opName(op)) + "@" + std::to_string(l) + " ";
+                QVERIFY2(std::any_of(fallbacks.begin(), fallbacks.end(),
+                                     [&](const std::string& f) { return f.rfind(prefix, 0) == 0; }),
+                         (prefix + "not among the fallbacks: " + joined(fallbacks)).c_str());
+            }
         o.device = "cpu";
         auto cpuModel = test::loadModel(path, o);
         QVERIFY2(cpuModel.isOk(), cpuModel.status().toString().c_str());

@@ -21,8 +21,10 @@ Status CudaBuffer::write(uint64_t offset, const void* src, uint64_t bytes) {
     if (offset > size() || bytes > size() - offset) return outOfRange("CUDA buffer write past its end");
     if (bytes == 0) return Status::ok();
     HEARTH_RETURN_IF_ERROR(setDevice(m_ctx->device));
-    HEARTH_RETURN_IF_ERROR(copyToDevice(data() + offset, src, size_t(bytes), m_ctx->stream.handle()));
-    return m_ctx->stream.synchronize();
+    // Ordered on the device's stream before the next program; no wait here: the engine's sources
+    // are pageable host memory, which the driver stages before this call returns, so the caller
+    // may reuse them at once (a step's six input writes each waited for the stream before).
+    return copyToDevice(data() + offset, src, size_t(bytes), m_ctx->stream.handle());
 }
 
 Status CudaBuffer::read(uint64_t offset, void* dst, uint64_t bytes) const {
