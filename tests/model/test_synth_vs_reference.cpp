@@ -1,9 +1,10 @@
-// Our reference device against llama.cpp on synthetic models of the architectures people run
-// (llama-tiny, 2-layer cuts of the qwen2.5-0.5b, qwen3-0.6b and gemma3-1b shapes, and gemma3-tiny,
-// whose 8-position sliding window the sequence outruns) in several types: both evaluate one
-// fixed token sequence. Our logits must match llama.cpp's fp32 evaluation of the
+// Our reference device, and the CPU and Vulkan devices running the same description, against
+// llama.cpp on synthetic models of the architectures people run (llama-tiny, 2-layer cuts of the
+// qwen2.5-0.5b, qwen3-0.6b and gemma3-1b shapes, and gemma3-tiny, whose 8-position sliding window
+// the sequence outruns) in several types: both evaluate one fixed token sequence. Our logits must match llama.cpp's fp32 evaluation of the
 // same weights closely, and its own evaluation of the quantized file within the activation
 // rounding it adds, with the top-5 tokens overlapping at every position.
+#include "hearth/devices.h"
 #include "hearth/gguf.h"
 #include "model_harness.h"
 #include "test_support.h"
@@ -217,6 +218,30 @@ private Q_SLOTS:
         QVERIFY2(maxDiffFp32 <= 1e-2, qPrintable(QString::number(maxDiffFp32)));
         QVERIFY2(maxDiff <= 0.15, qPrintable(QString::number(maxDiff)));
         QVERIFY(minOverlap >= 4);
+
+        // The same description on the optimized CPU and on Vulkan (when this machine has it)
+        // against llama.cpp on the file: float weights within its fp32 tolerance, quantized ones
+        // within the activation rounding both add, top-5 overlapping as above.
+        std::vector<std::string> devices{"cpu"};
+        if (findDevice(listDevices(), "vulkan:0")) devices.push_back("vulkan:0");
+        const bool floatWeights = type == QStringLiteral("F32") || type == QStringLiteral("F16");
+        for (const std::string& device : devices) {
+            const std::vector<float> on = evaluate(path.toStdString(), ids, device);
+            QCOMPARE(on.size(), theirs.size());
+            double diff = 0.0;
+            int overlapMin = 5;
+            for (size_t p = 0; p < ids.size(); ++p) {
+                for (size_t v = 0; v < V; ++v) diff = std::max(diff, double(std::fabs(on[p * V + v] - theirs[p * V + v])));
+                auto a = topK(&on[p * V], V, 5), b = topK(&theirs[p * V], V, 5);
+                int overlap = 0;
+                for (int32_t x : a) overlap += std::count(b.begin(), b.end(), x) ? 1 : 0;
+                overlapMin = std::min(overlapMin, overlap);
+            }
+            qInfo("%s %s on %s: max |dlogit| %.2e vs llama.cpp on the file, min top-5 overlap %d/5", qPrintable(preset),
+                  qPrintable(type), device.c_str(), diff, overlapMin);
+            QVERIFY2(diff <= (floatWeights ? 2e-2 : 0.15), qPrintable(QString::number(diff)));
+            QVERIFY(overlapMin >= 4);
+        }
     }
 };
 
