@@ -1,96 +1,16 @@
-// Qwen2 / Qwen2.5: llama's layers with biases on the q, k and v projections and RoPE on the
-// NeoX pairing (dimension i with i + nRot/2).
+// Qwen2 / Qwen2.5: the dense decoder (model/dense_decoder.h) with biases on the q, k and v
+// projections (required) and RoPE on the NeoX pairing (dimension i with i + nRot/2).
 #include "model/architectures.h"
-#include "model/binding.h"
-
-#include <cmath>
+#include "model/dense_decoder.h"
 
 namespace hearth::model {
 
-namespace {
-
-struct Layer {
-    int32_t attnNorm = -1, ffnNorm = -1, gate = -1, up = -1, down = -1;
-    AttentionWeights attn;
-};
-
-class Qwen2 final : public Architecture {
-public:
-    Status bind(const gguf::File& f) {
-        Binder b(f, "qwen2", m_weights, m_copies);
-        HEARTH_ASSIGN_OR_RETURN(m_hp, readDecoderHParams(b));
-        const DecoderHParams& hp = m_hp;
-        m_dims = decoderDims("qwen2", hp);
-        const int64_t E = hp.nEmbd, qDim = int64_t(hp.nHead) * hp.headDim, kDim = int64_t(hp.nHeadKv) * hp.headDim,
-                      vDim = int64_t(hp.nHeadKv) * hp.headDimV;
-        HEARTH_ASSIGN_OR_RETURN(m_tokenEmbedding, b.matrix("token_embd.weight", E, hp.nVocab, -1));
-        HEARTH_ASSIGN_OR_RETURN(m_outputNorm, b.vector("output_norm.weight", E, hp.nLayer));
-        m_output = m_tokenEmbedding; // tied unless the file has its own
-        if (b.hasTensor("output.weight")) {
-            HEARTH_ASSIGN_OR_RETURN(m_output, b.matrix("output.weight", E, hp.nVocab, hp.nLayer));
-        }
-        HEARTH_ASSIGN_OR_RETURN(const int32_t ropeFactors, b.optionalVector("rope_freqs.weight", hp.nRot / 2, -1));
-        m_layers.resize(size_t(hp.nLayer));
-        for (int l = 0; l < hp.nLayer; ++l) {
-            Layer& L = m_layers[size_t(l)];
-            const std::string p = "blk." + std::to_string(l) + ".";
-            HEARTH_ASSIGN_OR_RETURN(L.attnNorm, b.vector(p + "attn_norm.weight", E, l));
-            HEARTH_ASSIGN_OR_RETURN(L.attn.wq, b.matrix(p + "attn_q.weight", E, qDim, l));
-            HEARTH_ASSIGN_OR_RETURN(L.attn.wk, b.matrix(p + "attn_k.weight", E, kDim, l));
-            HEARTH_ASSIGN_OR_RETURN(L.attn.wv, b.matrix(p + "attn_v.weight", E, vDim, l));
-            HEARTH_ASSIGN_OR_RETURN(L.attn.wo, b.matrix(p + "attn_output.weight", qDim / hp.headDim * hp.headDimV, E, l));
-            L.attn.ropeFactors = ropeFactors;
-            HEARTH_ASSIGN_OR_RETURN(L.attn.bq, b.vector(p + "attn_q.bias", qDim, l));
-            HEARTH_ASSIGN_OR_RETURN(L.attn.bk, b.vector(p + "attn_k.bias", kDim, l));
-            HEARTH_ASSIGN_OR_RETURN(L.attn.bv, b.vector(p + "attn_v.bias", vDim, l));
-            HEARTH_ASSIGN_OR_RETURN(L.ffnNorm, b.vector(p + "ffn_norm.weight", E, l));
-            HEARTH_ASSIGN_OR_RETURN(L.gate, b.matrix(p + "ffn_gate.weight", E, hp.nFf, l));
-            HEARTH_ASSIGN_OR_RETURN(L.up, b.matrix(p + "ffn_up.weight", E, hp.nFf, l));
-            HEARTH_ASSIGN_OR_RETURN(L.down, b.matrix(p + "ffn_down.weight", hp.nFf, E, l));
-        }
-        m_reader = f.dataReader();
-        return Status::ok();
-    }
-
-    void build(graph::Graph& g, const graph::StepShape& shape, const KvSetup& kv) const override {
-        const DecoderHParams& hp = m_hp;
-        AttentionSpec spec;
-        spec.nHead = hp.nHead;
-        spec.nHeadKv = hp.nHeadKv;
-        spec.headDim = hp.headDim;
-        spec.headDimV = hp.headDimV;
-        spec.rope.nRot = hp.nRot;
-        spec.rope.freqBase = hp.ropeBase;
-        spec.rope.neox = true;
-        spec.scale = 1.0f / std::sqrt(float(hp.headDim));
-
-        g.setLayer(-1);
-        const StepTensors in = stepTensors(g, shape);
-        graph::TensorId x = g.getRows(g.weight(m_tokenEmbedding), in.ids); // [n][E]
-        for (int l = 0; l < hp.nLayer; ++l) {
-            const Layer& L = m_layers[size_t(l)];
-            g.setLayer(l);
-            graph::TensorId cur = g.rmsNorm(x, g.weight(L.attnNorm), hp.normEps);
-            x = g.add(x, selfAttention(g, in, kv, l, cur, L.attn, spec));
-            cur = g.rmsNorm(x, g.weight(L.ffnNorm), hp.normEps);
-            // [n][F] gate and up, [n][E] down
-            const graph::TensorId h = g.swiGlu(g.matMul(g.weight(L.gate), cur), g.matMul(g.weight(L.up), cur));
-            x = g.add(x, g.matMul(g.weight(L.down), h));
-        }
-        g.setLayer(hp.nLayer);
-        logitsHead(g, in, x, m_outputNorm, m_output, hp.normEps);
-    }
-
-private:
-    DecoderHParams m_hp;
-    std::vector<Layer> m_layers;
-    int32_t m_outputNorm = -1;
-};
-
-} // namespace
-
 Result<std::unique_ptr<Architecture>> loadQwen2(const gguf::File& file) {
-    auto m = std::make_unique<Qwen2>();
+    DenseVariant v;
+    v.arch = "qwen2";
+    v.biases = true;
+    v.neox = true;
+    auto m = std::make_unique<DenseDecoder>(v);
     HEARTH_RETURN_IF_ERROR(m->bind(file));
     return std::unique_ptr<Architecture>(std::move(m));
 }

@@ -1,0 +1,40 @@
+// The pre-norm dense decoder that llama, qwen2 and qwen3 share: per layer RMSNorm, grouped-query
+// self-attention (with the variant's biases, q/k norms and RoPE pairing), a residual add, RMSNorm,
+// a SwiGLU feed-forward and another residual add; then the final norm and the logits. Each of those
+// architectures' files binds it with its own options and describes its step through it.
+#pragma once
+
+#include "model/binding.h"
+
+#include <vector>
+
+namespace hearth::model {
+
+struct DenseLayer {
+    int32_t attnNorm = -1, ffnNorm = -1, gate = -1, up = -1, down = -1;
+    AttentionWeights attn;
+};
+
+struct DenseVariant {
+    const char* arch = "llama";
+    bool biases = false;         // q/k/v biases required (qwen2)
+    bool optionalBiases = false; // q/k/v biases bound when the file has them (llama)
+    bool qkNorm = false;         // per-head RMS norms of q and k before RoPE (qwen3)
+    bool neox = false;           // RoPE pairs (i, i + nRot/2) instead of (2i, 2i + 1)
+};
+
+class DenseDecoder : public Architecture {
+public:
+    explicit DenseDecoder(const DenseVariant& variant) : m_variant(variant) {}
+    // Reads the hyper-parameters and binds every tensor (errors name the key or tensor).
+    Status bind(const gguf::File& file);
+    void build(graph::Graph& g, const graph::StepShape& shape, const KvSetup& kv) const override;
+
+private:
+    DenseVariant m_variant;
+    DecoderHParams m_hp;
+    std::vector<DenseLayer> m_layers;
+    int32_t m_outputNorm = -1;
+};
+
+} // namespace hearth::model
