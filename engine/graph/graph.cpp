@@ -361,29 +361,20 @@ bool broadcastable(const Tensor& a, const Tensor& b) {
 
 } // namespace
 
-TensorId Graph::add(TensorId a, TensorId b) {
+TensorId Graph::broadcastOp(Op op, TensorId a, TensorId b) {
     if (!m_status.isOk()) return kNone;
-    HEARTH_GRAPH_CHECK(valid(a) && valid(b), "add of a missing tensor");
+    HEARTH_GRAPH_CHECK(valid(a) && valid(b), std::string(opName(op)) + " of a missing tensor");
     const Tensor &A = m_tensors[size_t(a)], &B = m_tensors[size_t(b)];
     HEARTH_GRAPH_CHECK(isFloatAct(A) && A.contiguous() && B.contiguous() && broadcastable(A, B),
-                       "add(" + shapeOf(A) + ", " + shapeOf(B) + ")");
+                       std::string(opName(op)) + "(" + shapeOf(A) + ", " + shapeOf(B) + ")");
     Node n;
-    n.op = Op::Add;
+    n.op = op;
     n.src = {a, b, kNone, kNone, kNone, kNone};
     return emit(n, Type::F32, A.ne);
 }
 
-TensorId Graph::mul(TensorId a, TensorId b) {
-    if (!m_status.isOk()) return kNone;
-    HEARTH_GRAPH_CHECK(valid(a) && valid(b), "mul of a missing tensor");
-    const Tensor &A = m_tensors[size_t(a)], &B = m_tensors[size_t(b)];
-    HEARTH_GRAPH_CHECK(isFloatAct(A) && A.contiguous() && B.contiguous() && broadcastable(A, B),
-                       "mul(" + shapeOf(A) + ", " + shapeOf(B) + ")");
-    Node n;
-    n.op = Op::Mul;
-    n.src = {a, b, kNone, kNone, kNone, kNone};
-    return emit(n, Type::F32, A.ne);
-}
+TensorId Graph::add(TensorId a, TensorId b) { return broadcastOp(Op::Add, a, b); }
+TensorId Graph::mul(TensorId a, TensorId b) { return broadcastOp(Op::Mul, a, b); }
 
 namespace {
 
@@ -422,29 +413,20 @@ TensorId Graph::softcap(TensorId x, float c) {
     return emit(n, Type::F32, X.ne);
 }
 
-TensorId Graph::swiGlu(TensorId gate, TensorId up) {
+TensorId Graph::gated(Op op, TensorId gate, TensorId up) {
     if (!m_status.isOk()) return kNone;
-    HEARTH_GRAPH_CHECK(valid(gate) && valid(up), "swiglu of a missing tensor");
+    HEARTH_GRAPH_CHECK(valid(gate) && valid(up), std::string(opName(op)) + " of a missing tensor");
     const Tensor &G = m_tensors[size_t(gate)], &U = m_tensors[size_t(up)];
     HEARTH_GRAPH_CHECK(isFloatAct(G) && isFloatAct(U) && G.contiguous() && U.contiguous() && G.ne == U.ne,
-                       "swiglu(" + shapeOf(G) + ", " + shapeOf(U) + ")");
+                       std::string(opName(op)) + "(" + shapeOf(G) + ", " + shapeOf(U) + ")");
     Node n;
-    n.op = Op::SwiGlu;
+    n.op = op;
     n.src = {gate, up, kNone, kNone, kNone, kNone};
     return emit(n, Type::F32, G.ne);
 }
 
-TensorId Graph::geGlu(TensorId gate, TensorId up) {
-    if (!m_status.isOk()) return kNone;
-    HEARTH_GRAPH_CHECK(valid(gate) && valid(up), "geglu of a missing tensor");
-    const Tensor &G = m_tensors[size_t(gate)], &U = m_tensors[size_t(up)];
-    HEARTH_GRAPH_CHECK(isFloatAct(G) && isFloatAct(U) && G.contiguous() && U.contiguous() && G.ne == U.ne,
-                       "geglu(" + shapeOf(G) + ", " + shapeOf(U) + ")");
-    Node n;
-    n.op = Op::GeGlu;
-    n.src = {gate, up, kNone, kNone, kNone, kNone};
-    return emit(n, Type::F32, G.ne);
-}
+TensorId Graph::swiGlu(TensorId gate, TensorId up) { return gated(Op::SwiGlu, gate, up); }
+TensorId Graph::geGlu(TensorId gate, TensorId up) { return gated(Op::GeGlu, gate, up); }
 
 TensorId Graph::topK(TensorId x, int32_t k) {
     if (!m_status.isOk()) return kNone;

@@ -207,6 +207,8 @@ private:
     bool valid(TensorId id) const { return id >= 0 && size_t(id) < m_tensors.size(); }
     TensorId push(Tensor t);
     TensorId emit(Node node, quant::Type type, std::array<int64_t, kMaxDims> ne);
+    TensorId gated(Op op, TensorId gate, TensorId up);   // SwiGlu, GeGlu
+    TensorId broadcastOp(Op op, TensorId a, TensorId b); // Add, Mul
 
     const std::vector<Weight>* m_weights = nullptr;
     std::vector<Tensor> m_tensors;
