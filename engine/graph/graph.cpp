@@ -58,10 +58,13 @@ void setContiguousStrides(Tensor& t) {
 uint64_t Tensor::bytes() const { return nb[3] * uint64_t(ne[3]); }
 
 bool Tensor::contiguous() const {
-    Tensor c = *this;
-    setContiguousStrides(c);
-    for (int d = 1; d < kMaxDims; ++d)
-        if (ne[size_t(d)] > 1 && nb[size_t(d)] != c.nb[size_t(d)]) return false;
+    const quant::TypeInfo* info = quant::typeInfo(type);
+    const uint64_t blockElems = info ? info->blockElems : 1, blockBytes = info ? info->blockBytes : 4;
+    uint64_t expected = uint64_t(ne[0]) / blockElems * blockBytes; // nb[1] of a contiguous tensor
+    for (int d = 1; d < kMaxDims; ++d) {
+        if (ne[size_t(d)] > 1 && nb[size_t(d)] != expected) return false;
+        expected *= uint64_t(ne[size_t(d)]);
+    }
     return true;
 }
 

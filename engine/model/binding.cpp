@@ -137,6 +137,19 @@ StepTensors stepTensors(graph::Graph& g, const graph::StepShape& shape) {
     return in;
 }
 
+AttentionSpec attentionSpec(const DecoderHParams& hp) {
+    AttentionSpec spec;
+    spec.nHead = hp.nHead;
+    spec.nHeadKv = hp.nHeadKv;
+    spec.headDim = hp.headDim;
+    spec.headDimV = hp.headDimV;
+    spec.rope.nRot = hp.nRot;
+    spec.rope.freqBase = hp.ropeBase;
+    spec.normEps = hp.normEps;
+    spec.scale = 1.0f / std::sqrt(float(hp.headDim));
+    return spec;
+}
+
 TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv, int layer, TensorId x,
                        const AttentionWeights& w, const AttentionSpec& s) {
     const int64_t n = in.n, D = s.headDim, Dv = s.headDimV > 0 ? s.headDimV : s.headDim;

@@ -78,6 +78,11 @@ struct AttentionSpec {
     float softcap = 0.0f;   // attention logit soft-capping (0: none)
 };
 
+// The spec of a decoder's attention from its hyper-parameters: its heads and sizes, RoPE over
+// nRot dims at the file's base (adjacent pairs; set neox for the other pairing), q/k norms at the
+// model's epsilon, scores scaled by 1/sqrt(head size).
+AttentionSpec attentionSpec(const DecoderHParams& hp);
+
 // Self-attention of layer `layer` on the normed input x [n][E]: q/k/v projections (with biases and
 // q/k norms when given), RoPE, K and V written into the layer's cache, paged attention, and the
 // output projection. Returns [n][E].

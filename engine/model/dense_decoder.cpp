@@ -1,7 +1,6 @@
 // Binding and step description of the dense decoder shared by llama, qwen2 and qwen3.
 #include "model/dense_decoder.h"
 
-#include <cmath>
 
 namespace hearth::model {
 
@@ -53,16 +52,8 @@ Status DenseDecoder::bind(const gguf::File& f) {
 
 void DenseDecoder::build(graph::Graph& g, const graph::StepShape& shape, const KvSetup& kv) const {
     const DecoderHParams& hp = m_hp;
-    AttentionSpec spec;
-    spec.nHead = hp.nHead;
-    spec.nHeadKv = hp.nHeadKv;
-    spec.headDim = hp.headDim;
-    spec.headDimV = hp.headDimV;
-    spec.rope.nRot = hp.nRot;
-    spec.rope.freqBase = hp.ropeBase;
+    AttentionSpec spec = attentionSpec(hp);
     spec.rope.neox = m_variant.neox;
-    spec.normEps = hp.normEps;
-    spec.scale = 1.0f / std::sqrt(float(hp.headDim));
 
     g.setLayer(-1);
     const StepTensors in = stepTensors(g, shape);

@@ -96,17 +96,11 @@ public:
         for (int l = 0; l < hp.nLayer; ++l) {
             const Layer& L = m_layers[size_t(l)];
             g.setLayer(l);
-            AttentionSpec spec;
-            spec.nHead = hp.nHead;
-            spec.nHeadKv = hp.nHeadKv;
-            spec.headDim = hp.headDim;
-            spec.headDimV = hp.headDim;
-            spec.rope.nRot = hp.nRot;
+            AttentionSpec spec = attentionSpec(hp);
             spec.rope.neox = true;
             spec.rope.freqBase = L.sliding ? m_ropeBaseSliding : hp.ropeBase;
             spec.rope.freqScale = L.sliding ? 1.0f : m_ropeScale;
             spec.rope.nCtxOrig = hp.nCtxTrain;
-            spec.normEps = hp.normEps;
             spec.scale = m_queryScale;
             spec.window = L.sliding ? m_window : 0;
             spec.softcap = m_attnSoftcap;

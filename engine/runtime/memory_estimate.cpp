@@ -53,19 +53,17 @@ SplitEstimate byTensorNames(const gguf::File& file, const ModelInfo& info, int g
     return e;
 }
 
-} // namespace
-
-SplitEstimate estimateSplit(const gguf::File& file, const ModelInfo& info, int gpuLayers, uint32_t contextLength,
-                            quant::Type kvType, int sequences, int batchTokens) {
-    auto arch = model::loadArchitecture(file);
-    if (!arch) return byTensorNames(file, info, gpuLayers, contextLength, kvType, sequences);
-    const model::ModelDims& dims = (*arch)->dims();
+// The estimate for an architecture bound once (maxGpuLayersThatFit asks for every layer count).
+SplitEstimate fromDescription(const model::Architecture& arch, int gpuLayers, uint32_t contextLength, quant::Type kvType,
+                              int sequences, int batchTokens, bool& ok) {
+    const model::ModelDims& dims = arch.dims();
     SplitEstimate e;
     e.gpuLayers = std::clamp(gpuLayers, 0, dims.nLayer);
     const int seqs = std::max(1, sequences);
     const int blocksPerSeq = int((uint64_t(std::max<uint32_t>(1, contextLength)) + kBlockSize - 1) / kBlockSize);
+    const KvType kvStored = kvTypeOf(kvType);
     model::KvSetup kv;
-    kv.type = kvType == quant::Type::F32 ? quant::Type::F32 : kvType == quant::Type::Q8_0 ? quant::Type::Q8_0 : quant::Type::F16;
+    kv.type = runtime::kvElementType(kvStored);
     kv.blockSize = kBlockSize;
     kv.numBlocks = blocksPerSeq * seqs;
     runtime::Devices devices;
@@ -74,10 +72,11 @@ SplitEstimate estimateSplit(const gguf::File& file, const ModelInfo& info, int g
     devices.supports = [](int, const graph::Graph&, const graph::Node&) { return true; };
     const int tokens = std::max(1, batchTokens);
     const graph::StepShape shape{tokens, std::min(tokens, seqs), graph::roundTableLength(kv.numBlocks)};
-    graph::Graph probe = (*arch)->buildGraph(runtime::kProbeShape, kv);
-    const std::vector<int> kvDevice = runtime::chooseKvDevices(probe, dims.nLayer, devices);
-    auto plan = runtime::makeStepPlan((*arch)->buildGraph(shape, kv), shape, dims.nLayer, kvDevice, devices);
-    if (!plan) return byTensorNames(file, info, gpuLayers, contextLength, kvType, sequences);
+    const std::vector<int> kvDevice =
+        runtime::chooseKvDevices(arch.buildGraph(runtime::kProbeShape, kv), dims.nLayer, devices);
+    auto plan = runtime::makeStepPlan(arch.buildGraph(shape, kv), shape, dims.nLayer, kvDevice, devices);
+    ok = plan.isOk();
+    if (!ok) return e;
     uint64_t* weights[2] = {&e.weightsGpu, &e.weightsCpu};
     uint64_t* kvBytes[2] = {&e.kvGpu, &e.kvCpu};
     uint64_t* compute[2] = {&e.computeGpu, &e.computeCpu};
@@ -86,19 +85,38 @@ SplitEstimate estimateSplit(const gguf::File& file, const ModelInfo& info, int g
         std::set<int32_t> all(u.matMul.begin(), u.matMul.end());
         all.insert(u.rows.begin(), u.rows.end());
         all.insert(u.other.begin(), u.other.end());
-        for (int32_t w : all) *weights[d] += (*arch)->weights()[size_t(w)].bytes();
-        auto spec = runtime::kvPoolSpec(dims, kvDevice, d, kvTypeOf(kv.type), kv.blockSize, kv.numBlocks);
+        for (int32_t w : all) *weights[d] += arch.weights()[size_t(w)].bytes();
+        auto spec = runtime::kvPoolSpec(dims, kvDevice, d, kvStored, kv.blockSize, kv.numBlocks);
         if (spec && !spec->layers.empty()) *kvBytes[d] = runtime::kvPoolBytes(*spec);
         for (uint64_t b : plan->slotBytes[size_t(d)]) *compute[d] += b;
     }
     return e;
 }
 
+} // namespace
+
+SplitEstimate estimateSplit(const gguf::File& file, const ModelInfo& info, int gpuLayers, uint32_t contextLength,
+                            quant::Type kvType, int sequences, int batchTokens) {
+    auto arch = model::loadArchitecture(file);
+    bool ok = false;
+    if (arch) {
+        const SplitEstimate e = fromDescription(**arch, gpuLayers, contextLength, kvType, sequences, batchTokens, ok);
+        if (ok) return e;
+    }
+    return byTensorNames(file, info, gpuLayers, contextLength, kvType, sequences);
+}
+
 int maxGpuLayersThatFit(const gguf::File& file, const ModelInfo& info, uint64_t gpuBytes, uint32_t contextLength,
                         quant::Type kvType, int sequences, int batchTokens) {
+    auto arch = model::loadArchitecture(file);
     int best = 0;
-    for (int n = 1; n <= int(info.blockCount); ++n)
-        if (estimateSplit(file, info, n, contextLength, kvType, sequences, batchTokens).gpuTotal() <= gpuBytes) best = n;
+    for (int n = 1; n <= int(info.blockCount); ++n) {
+        bool ok = false;
+        SplitEstimate e;
+        if (arch) e = fromDescription(**arch, n, contextLength, kvType, sequences, batchTokens, ok);
+        if (!ok) e = byTensorNames(file, info, n, contextLength, kvType, sequences);
+        if (e.gpuTotal() <= gpuBytes) best = n;
+    }
     return best;
 }
 

@@ -21,15 +21,6 @@ namespace {
 
 constexpr size_t kMaxPlans = 16;
 
-quant::Type kvQuantType(KvType t) {
-    switch (t) {
-    case KvType::F32: return quant::Type::F32;
-    case KvType::F16: return quant::Type::F16;
-    case KvType::Q8_0: return quant::Type::Q8_0;
-    }
-    return quant::Type::F16;
-}
-
 } // namespace
 
 struct ModelRunner::Dev {
@@ -103,7 +94,7 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
     r->m_devices.push_back(Dev{std::move(cpuDev), nullptr, {}, 0, 0, 0});
     const int cpu = int(r->m_devices.size()) - 1;
 
-    r->m_kv.type = kvQuantType(config.kvType);
+    r->m_kv.type = kvElementType(config.kvType);
     r->m_kv.blockSize = std::max(1, config.blockSize);
     r->m_kv.numBlocks = std::max(1, config.numBlocks);
 
@@ -125,19 +116,21 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
 
     // K/V pools: one per device, for the layers whose K/V it holds, of as many blocks as the
     // smallest device allows.
+    std::vector<backend::KvPoolSpec> pools;
     for (size_t d = 0; d < r->m_devices.size(); ++d) {
-        HEARTH_ASSIGN_OR_RETURN(const backend::KvPoolSpec spec,
+        HEARTH_ASSIGN_OR_RETURN(backend::KvPoolSpec spec,
                                 kvPoolSpec(dims, r->m_kvDevice, int(d), config.kvType, r->m_kv.blockSize, r->m_kv.numBlocks));
-        if (spec.layers.empty()) continue;
-        const int most = r->m_devices[d].device->maxKvBlocks(spec);
-        if (most < 1) return unsupported("device " + r->m_devices[d].device->info().id + " cannot hold one K/V block");
-        r->m_kv.numBlocks = std::min(r->m_kv.numBlocks, most);
+        if (!spec.layers.empty()) {
+            const int most = r->m_devices[d].device->maxKvBlocks(spec);
+            if (most < 1) return unsupported("device " + r->m_devices[d].device->info().id + " cannot hold one K/V block");
+            r->m_kv.numBlocks = std::min(r->m_kv.numBlocks, most);
+        }
+        pools.push_back(std::move(spec));
     }
     for (size_t d = 0; d < r->m_devices.size(); ++d) {
-        HEARTH_ASSIGN_OR_RETURN(const backend::KvPoolSpec spec,
-                                kvPoolSpec(dims, r->m_kvDevice, int(d), config.kvType, r->m_kv.blockSize, r->m_kv.numBlocks));
-        if (spec.layers.empty()) continue;
-        auto pool = r->m_devices[d].device->createKvPool(spec);
+        if (pools[d].layers.empty()) continue;
+        pools[d].numBlocks = r->m_kv.numBlocks;
+        auto pool = r->m_devices[d].device->createKvPool(pools[d]);
         if (!pool) return pool.status().withContext("K/V cache on " + r->m_devices[d].device->info().id);
         r->m_devices[d].pool = std::move(pool).value();
     }

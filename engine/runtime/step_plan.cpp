@@ -202,6 +202,15 @@ Result<backend::KvPoolSpec> kvPoolSpec(const model::ModelDims& dims, const std::
     return spec;
 }
 
+quant::Type kvElementType(KvType type) {
+    switch (type) {
+    case KvType::F32: return quant::Type::F32;
+    case KvType::F16: return quant::Type::F16;
+    case KvType::Q8_0: return quant::Type::Q8_0;
+    }
+    return quant::Type::F16;
+}
+
 uint64_t kvPoolBytes(const backend::KvPoolSpec& spec) {
     const uint64_t rows = uint64_t(spec.numBlocks) * uint64_t(spec.blockSize) * spec.layers.size();
     return rows * (backend::kvRowBytes(spec.kRow, spec.type) + backend::kvRowBytes(spec.vRow, spec.type));

@@ -51,6 +51,13 @@ inline Result<std::unique_ptr<LoadedModel>> loadModel(const std::string& path, c
     return m;
 }
 
+// "a, b, c" (or "(none)"), for messages listing fallbacks.
+inline std::string joined(const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s.empty() ? "(none)" : s;
+}
+
 struct Comparison : LogitDiff {
     std::string error;
 };

@@ -95,11 +95,7 @@ Comparison compareOn(const std::string& path, const test::LoadOptions& options, 
     return compareSteps(**ours, **ref);
 }
 
-std::string joined(const std::vector<std::string>& v) {
-    std::string s;
-    for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s.empty() ? "(none)" : s;
-}
+using test::joined;
 
 // The CUDA device with one op declined, as a backend that lacks it would: the runner must put
 // those nodes on the CPU and copy their operands and results across.

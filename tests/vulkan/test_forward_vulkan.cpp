@@ -41,11 +41,7 @@ const char* kDevice = "vulkan:0";
 
 std::string storiesPath() { return test::testDataPath(QStringLiteral("models/stories260K.gguf")); }
 
-std::string joined(const std::vector<std::string>& v) {
-    std::string s;
-    for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s.empty() ? "(none)" : s;
-}
+using test::joined;
 
 bool hasFallback(const std::vector<std::string>& fallbacks, const std::string& prefix) {
     return std::any_of(fallbacks.begin(), fallbacks.end(), [&](const std::string& f) { return f.rfind(prefix, 0) == 0; });

@@ -96,7 +96,6 @@ public:
                 step.rope = ropeTable(n);
             } else if (n.op == Op::Attention) {
                 maxTokens = std::max(maxTokens, m_h.t(n.src[0]).ne[2]);
-                m_hasAttention = true;
             } else if (n.op == Op::GetRows) {
                 const Tensor& t = m_h.t(n.src[0]);
                 m_raw.resize(std::max(m_raw.size(), size_t(t.nb[1])));
@@ -415,7 +414,7 @@ private:
     std::vector<RopeTable> m_ropes;
     int64_t m_ropeTokens = 0;
     std::vector<uint8_t> m_raw; // an embedding row read from the file
-    bool m_hasAttention = false, m_attentionReady = false;
+    bool m_attentionReady = false;
     std::vector<int64_t> m_rows;
     std::vector<int32_t> m_positions;
     std::vector<int> m_seqOf;
