@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the GGUF reader for SECONDS (default 60) with libFuzzer + ASan + UBSan.
+# Fuzzes the GGUF reader and the model binding for SECONDS (default 60) with libFuzzer + ASan + UBSan.
 # Seeds: small valid files made by this script.
 # Exits non-zero on any crash, leak, timeout or out-of-memory.
 set -euo pipefail
@@ -44,6 +44,31 @@ tensors = [('token_embd.weight', [4, 3], 0, b'\x00' * 48), ('blk.0.attn_q.weight
 open(os.path.join(out, 'seed-full.gguf'), 'wb').write(gguf(kvs, tensors))
 open(os.path.join(out, 'seed-kv.gguf'), 'wb').write(gguf(kvs[:4], []))
 open(os.path.join(out, 'seed-v2.gguf'), 'wb').write(gguf(kvs[:2], tensors[:1]).replace(b'GGUF\x03', b'GGUF\x02', 1))
+# Tiny models that bind (E 8, 2 heads of 4, 1 KV head, F 16, vocabulary 6, one layer), so the
+# fuzzer reaches the architectures' binding and graph building.
+def model(arch):
+    a = arch + '.'
+    u32 = lambda k, v: kv(a + k, 4, struct.pack('<I', v))
+    m = [kv('general.architecture', 8, s(arch)), u32('block_count', 1), u32('embedding_length', 8),
+         u32('feed_forward_length', 16), u32('attention.head_count', 2), u32('attention.head_count_kv', 1)]
+    if arch == 'gemma3': m += [u32('attention.sliding_window', 2)]
+    t = []
+    def add(name, *ne):
+        n = 1
+        for d in ne: n *= d
+        t.append((name, list(ne), 0, struct.pack('<%df' % n, *[((i * 7) % 13 - 6) * 0.05 for i in range(n)])))
+    add('token_embd.weight', 8, 6); add('output_norm.weight', 8)
+    p = 'blk.0.'
+    for n in ('attn_norm', 'ffn_norm'): add(p + n + '.weight', 8)
+    add(p + 'attn_q.weight', 8, 8); add(p + 'attn_k.weight', 8, 4); add(p + 'attn_v.weight', 8, 4)
+    add(p + 'attn_output.weight', 8, 8); add(p + 'ffn_gate.weight', 8, 16); add(p + 'ffn_up.weight', 8, 16)
+    add(p + 'ffn_down.weight', 16, 8)
+    if arch == 'qwen2': add(p + 'attn_q.bias', 8); add(p + 'attn_k.bias', 4); add(p + 'attn_v.bias', 4)
+    if arch in ('qwen3', 'gemma3'): add(p + 'attn_q_norm.weight', 4); add(p + 'attn_k_norm.weight', 4)
+    if arch == 'gemma3': add(p + 'post_attention_norm.weight', 8); add(p + 'post_ffw_norm.weight', 8)
+    return gguf(m, t)
+for arch in ('llama', 'qwen2', 'qwen3', 'gemma3'):
+    open(os.path.join(out, 'seed-' + arch + '.gguf'), 'wb').write(model(arch))
 PY
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

@@ -1,6 +1,9 @@
-// libFuzzer target for the GGUF reader: any byte string must parse or be refused cleanly; a file
-// that parses must survive every accessor and re-serialise to bytes that parse the same way.
+// libFuzzer target for the GGUF reader and the model binding: any byte string must parse or be
+// refused cleanly; a file that parses must survive every accessor, re-serialise to bytes that
+// parse the same way, and either bind as an architecture whose step graphs build, or be refused
+// with a message.
 #include "hearth/gguf.h"
+#include "model/arch.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -46,5 +49,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(again.isOk());
     check(again->metadata().size() == f->metadata().size());
     check(again->tensors().size() == f->tensors().size());
+
+    auto arch = hearth::model::loadArchitecture(*f);
+    if (!arch.isOk()) {
+        check(!arch.status().message().empty());
+        return 0;
+    }
+    hearth::model::KvSetup kv;
+    kv.numBlocks = 4;
+    for (const hearth::graph::StepShape shape : {hearth::graph::StepShape{1, 1, 64}, hearth::graph::StepShape{5, 0, 64}}) {
+        const hearth::graph::Graph g = (*arch)->buildGraph(shape, kv);
+        check(g.status().isOk() || !g.status().message().empty());
+    }
     return 0;
 }
