@@ -40,7 +40,8 @@ function theirs(model, threads) {
     return {pp: j.pp.median, tg: j.tg.median, rssMiB: j.max_rss_kib / 1024};
 }
 
-// Bytes a decode step reads: every tensor but the token embedding, of which one row is read,
+// Bytes a decode step reads: every tensor but the token embedding, of which one row is read, (of
+// the experts' tensors, the used experts' share),
 // unless the model has no output.weight: then the embedding is also the output projection (tied
 // embeddings, as in llama3.2-1b and qwen2.5-0.5b) and is read in full every step.
 function decodeBytes(model) {
@@ -48,8 +49,12 @@ function decodeBytes(model) {
     const j = JSON.parse(out);
     const tensors = j.tensors || [];
     const tied = !tensors.some((t) => t.name === "output.weight");
+    // Mixture of experts: a token reads its experts' share of each *_exps tensor.
+    const hp = j.hyperparameters || {};
+    const share = hp.expert_count > 0 ? hp.expert_used_count / hp.expert_count : 1;
     let total = 0;
-    for (const t of tensors) if (tied || t.name !== "token_embd.weight") total += Number(t.bytes || 0);
+    for (const t of tensors)
+        if (tied || t.name !== "token_embd.weight") total += Number(t.bytes || 0) * (t.name.includes("_exps.") ? share : 1);
     return total > 0 ? total : fs.statSync(model).size;
 }
 

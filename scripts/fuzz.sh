@@ -52,6 +52,9 @@ def model(arch):
     m = [kv('general.architecture', 8, s(arch)), u32('block_count', 1), u32('embedding_length', 8),
          u32('feed_forward_length', 16), u32('attention.head_count', 2), u32('attention.head_count_kv', 1)]
     if arch == 'gemma3': m += [u32('attention.sliding_window', 2)]
+    if arch in ('qwen3moe', 'gpt-oss'): m += [u32('expert_count', 4), u32('expert_used_count', 2), u32('expert_feed_forward_length', 8)]
+    if arch == 'gpt-oss': m += [u32('attention.sliding_window', 2), kv(a + 'rope.scaling.type', 8, s('yarn')),
+                                kv(a + 'rope.scaling.factor', 6, struct.pack('<f', 32.0))]
     t = []
     def add(name, *ne):
         n = 1
@@ -61,13 +64,22 @@ def model(arch):
     p = 'blk.0.'
     for n in ('attn_norm', 'ffn_norm'): add(p + n + '.weight', 8)
     add(p + 'attn_q.weight', 8, 8); add(p + 'attn_k.weight', 8, 4); add(p + 'attn_v.weight', 8, 4)
-    add(p + 'attn_output.weight', 8, 8); add(p + 'ffn_gate.weight', 8, 16); add(p + 'ffn_up.weight', 8, 16)
-    add(p + 'ffn_down.weight', 16, 8)
+    add(p + 'attn_output.weight', 8, 8)
+    if arch in ('qwen3moe', 'gpt-oss'):
+        add(p + 'ffn_gate_inp.weight', 8, 4); add(p + 'ffn_gate_exps.weight', 8, 8, 4)
+        add(p + 'ffn_up_exps.weight', 8, 8, 4); add(p + 'ffn_down_exps.weight', 8, 8, 4)
+    if arch == 'gpt-oss':
+        add('output.weight', 8, 6); add(p + 'post_attention_norm.weight', 8); add(p + 'attn_sinks.weight', 2)
+        add(p + 'attn_q.bias', 8); add(p + 'attn_k.bias', 4); add(p + 'attn_v.bias', 4); add(p + 'attn_output.bias', 8)
+        add(p + 'ffn_gate_inp.bias', 4)
+        for n in ('ffn_gate_exps', 'ffn_up_exps', 'ffn_down_exps'): add(p + n + '.bias', 8, 4)
+    else:
+        add(p + 'ffn_gate.weight', 8, 16); add(p + 'ffn_up.weight', 8, 16); add(p + 'ffn_down.weight', 16, 8)
     if arch == 'qwen2': add(p + 'attn_q.bias', 8); add(p + 'attn_k.bias', 4); add(p + 'attn_v.bias', 4)
-    if arch in ('qwen3', 'gemma3'): add(p + 'attn_q_norm.weight', 4); add(p + 'attn_k_norm.weight', 4)
+    if arch in ('qwen3', 'qwen3moe', 'gemma3'): add(p + 'attn_q_norm.weight', 4); add(p + 'attn_k_norm.weight', 4)
     if arch == 'gemma3': add(p + 'post_attention_norm.weight', 8); add(p + 'post_ffw_norm.weight', 8)
     return gguf(m, t)
-for arch in ('llama', 'qwen2', 'qwen3', 'gemma3'):
+for arch in ('llama', 'qwen2', 'qwen3', 'qwen3moe', 'gemma3', 'gpt-oss'):
     open(os.path.join(out, 'seed-' + arch + '.gguf'), 'wb').write(model(arch))
 PY
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

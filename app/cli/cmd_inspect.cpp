@@ -44,6 +44,8 @@ nlohmann::ordered_json toJson(const gguf::File& file, const ModelInfo& m, uint32
                             {"embedding_length", m.embeddingLength},
                             {"block_count", m.blockCount},
                             {"feed_forward_length", m.feedForwardLength},
+                            {"expert_count", m.expertCount},
+                            {"expert_used_count", m.expertUsedCount},
                             {"head_count", m.headCount},
                             {"head_count_kv", m.headCountKv},
                             {"key_length", m.keyLength},
@@ -98,6 +100,7 @@ void printText(const std::string& path, const gguf::File& file, const ModelInfo&
     std::printf("  embedding length  %u\n", m.embeddingLength);
     std::printf("  layers            %u\n", m.blockCount);
     std::printf("  feed forward      %u\n", m.feedForwardLength);
+    if (m.expertCount > 0) std::printf("  experts           %u, %u per token\n", m.expertCount, m.expertUsedCount);
     std::printf("  heads             %u (kv %u), head dim %u\n", m.headCount, m.headCountKv,
                 m.keyLength);
     std::printf("  rope              %u dims, base %g\n", m.ropeDimensions, double(m.ropeFreqBase));

@@ -282,9 +282,12 @@ public:
 
     void glu(graph::Op op, int64_t width, int64_t rows) {
         Case& c = begin(graph::opName(op), "F32", "gate" + dims({width, rows, 1, 1}) + " up", 1e-5);
-        const TensorId gate = act(c, {width, rows, 1, 1}, -6.0f, 6.0f);
-        const TensorId up = act(c, {width, rows, 1, 1}, -2.0f, 2.0f);
-        finish(c, op == graph::Op::SwiGlu ? c.graph.swiGlu(gate, up) : c.graph.geGlu(gate, up));
+        const bool oai = op == graph::Op::SwiGluOai; // its inputs also beyond its limit of 7
+        const TensorId gate = act(c, {width, rows, 1, 1}, oai ? -10.0f : -6.0f, oai ? 10.0f : 6.0f);
+        const TensorId up = act(c, {width, rows, 1, 1}, oai ? -10.0f : -2.0f, oai ? 10.0f : 2.0f);
+        finish(c, op == graph::Op::SwiGlu  ? c.graph.swiGlu(gate, up)
+                  : op == graph::Op::GeGlu ? c.graph.geGlu(gate, up)
+                                           : c.graph.swiGluOai(gate, up, 1.702f, 7.0f));
     }
 
     // TopK (k > 0) or ArgSort (k == 0) of rows of distinct values (so the order is unique).
@@ -299,6 +302,27 @@ public:
         }
         const TensorId x = values(c, {width, rows, 1, 1}, std::move(v));
         finish(c, k ? c.graph.topK(x, k) : c.graph.argSort(x));
+    }
+
+    // The values of each row at k distinct indices of it (the router's chosen experts).
+    void gather(int64_t width, int64_t rows, int64_t k) {
+        Case& c = begin("gather", "F32", "x" + dims({width, rows, 1, 1}) + " ids" + dims({k, rows, 1, 1}), 0.0);
+        const TensorId x = act(c, {width, rows, 1, 1}, -4.0f, 4.0f);
+        std::vector<int32_t> ids;
+        for (int64_t r = 0; r < rows; ++r) {
+            std::vector<int32_t> order(static_cast<size_t>(width));
+            std::iota(order.begin(), order.end(), 0);
+            m_rng.shuffle(order);
+            ids.insert(ids.end(), order.begin(), order.begin() + k);
+        }
+        finish(c, c.graph.gather(x, indices(c, {k, rows, 1, 1}, ids)));
+    }
+
+    // y [t][k][J] mixed per token by w [t][k].
+    void weightedSum(int64_t J, int64_t k, int64_t tokens) {
+        Case& c = begin("weighted_sum", "F32", "y" + dims({J, k, tokens, 1}) + " w" + dims({k, tokens, 1, 1}), 1e-5);
+        const TensorId y = act(c, {J, k, tokens, 1}, -2.0f, 2.0f);
+        finish(c, c.graph.weightedSum(y, act(c, {k, tokens, 1, 1}, 0.0f, 1.0f)));
     }
 
     void concat(Ne a, int32_t dim, int64_t bExtent) {
@@ -567,6 +591,7 @@ void elementCases(Builder& b) {
     shapes([&](int64_t w, int64_t n) { b.unary(Op::Gelu, w, n, -8.0f, 8.0f); });
     shapes([&](int64_t w, int64_t n) { b.glu(Op::SwiGlu, w, n); });
     shapes([&](int64_t w, int64_t n) { b.glu(Op::GeGlu, w, n); });
+    shapes([&](int64_t w, int64_t n) { b.glu(Op::SwiGluOai, w, n); });
     shapes([&](int64_t w, int64_t n) { b.unary(Op::Softmax, w, n, -10.0f, 10.0f, w == 17 ? 0.5f : 1.0f); });
     shapes([&](int64_t w, int64_t n) { b.unary(Op::Softcap, w, n, -120.0f, 120.0f, 30.0f); });
     b.sort(17, 3, 1);
@@ -577,6 +602,12 @@ void elementCases(Builder& b) {
     b.sort(8, 2, 0);
     b.sort(17, 3, 0);
     b.sort(300, 2, 0);
+    b.gather(8, 1, 2);
+    b.gather(128, 5, 8);
+    b.gather(32, 17, 4);
+    b.weightedSum(17, 1, 3);
+    b.weightedSum(256, 8, 1);
+    b.weightedSum(oddWidth(), 4, r.range(2, 20));
     b.concat({5, 3, 2, 1}, 0, 7);
     b.concat({5, 3, 2, 1}, 1, 1);
     b.concat({5, 3, 2, 2}, 2, 3);

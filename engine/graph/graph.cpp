@@ -43,6 +43,9 @@ const char* opName(Op op) {
     case Op::ArgSort: return "argsort";
     case Op::Concat: return "concat";
     case Op::Copy: return "copy";
+    case Op::Gather: return "gather";
+    case Op::WeightedSum: return "weighted_sum";
+    case Op::SwiGluOai: return "swiglu_oai";
     }
     return "?";
 }
@@ -431,6 +434,17 @@ TensorId Graph::gated(Op op, TensorId gate, TensorId up) {
 TensorId Graph::swiGlu(TensorId gate, TensorId up) { return gated(Op::SwiGlu, gate, up); }
 TensorId Graph::geGlu(TensorId gate, TensorId up) { return gated(Op::GeGlu, gate, up); }
 
+TensorId Graph::swiGluOai(TensorId gate, TensorId up, float alpha, float limit) {
+    if (!m_status.isOk()) return kNone;
+    HEARTH_GRAPH_CHECK(alpha > 0.0f && limit > 0.0f, "swiglu_oai needs a positive alpha and limit");
+    const TensorId out = gated(Op::SwiGluOai, gate, up);
+    if (out != kNone) {
+        m_nodes.back().scale = alpha;
+        m_nodes.back().cap = limit;
+    }
+    return out;
+}
+
 TensorId Graph::topK(TensorId x, int32_t k) {
     if (!m_status.isOk()) return kNone;
     HEARTH_GRAPH_CHECK(valid(x), "top_k of a missing tensor");
@@ -473,6 +487,32 @@ TensorId Graph::copy(TensorId x) {
     const Tensor& X = m_tensors[size_t(x)];
     HEARTH_GRAPH_CHECK(isFloatAct(X), "copy(" + shapeOf(X) + ")");
     return emit(unary(Op::Copy, x), Type::F32, X.ne);
+}
+
+TensorId Graph::gather(TensorId x, TensorId ids) {
+    if (!m_status.isOk()) return kNone;
+    HEARTH_GRAPH_CHECK(valid(x) && valid(ids), "gather of a missing tensor");
+    const Tensor &X = m_tensors[size_t(x)], &I = m_tensors[size_t(ids)];
+    HEARTH_GRAPH_CHECK(isFloatAct(X) && X.contiguous() && isIndex(I) && I.contiguous() && I.rows() == X.rows(),
+                       "gather(" + shapeOf(X) + ", " + shapeOf(I) + ")");
+    Node n;
+    n.op = Op::Gather;
+    n.src = {x, ids, kNone, kNone, kNone, kNone};
+    return emit(n, Type::F32, I.ne);
+}
+
+TensorId Graph::weightedSum(TensorId y, TensorId w) {
+    if (!m_status.isOk()) return kNone;
+    HEARTH_GRAPH_CHECK(valid(y) && valid(w), "weighted_sum of a missing tensor");
+    const Tensor &Y = m_tensors[size_t(y)], &W = m_tensors[size_t(w)];
+    // y [t][k][J], w [t][k] -> [t][J]
+    HEARTH_GRAPH_CHECK(isFloatAct(Y) && isFloatAct(W) && Y.contiguous() && W.contiguous() && Y.ne[3] == 1 &&
+                           W.ne[0] == Y.ne[1] && W.rows() == Y.ne[2],
+                       "weighted_sum(" + shapeOf(Y) + ", " + shapeOf(W) + ")");
+    Node n;
+    n.op = Op::WeightedSum;
+    n.src = {y, w, kNone, kNone, kNone, kNone};
+    return emit(n, Type::F32, {Y.ne[0], Y.ne[2], 1, 1});
 }
 
 std::string Graph::describe() const {

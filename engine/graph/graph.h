@@ -97,8 +97,11 @@ enum class Op : uint8_t {
     ArgSort,   // out I32 [rows][ne0]: indices by descending value (stable)      src: x
     Concat,    // out = a and b joined along dim                                 src: a, b
     Copy,      // out = x as a contiguous tensor (of a strided view)             src: x
+    Gather,    // out[r][e] = x[r][ids[r][e]]  (F32 [rows][k])                   src: x [rows][N], ids I32 [rows][k]
+    WeightedSum, // out[t][j] = Σ_e w[t][e] · y[t][e][j]  (mixing the experts)  src: y [t][k][J], w [t][k]
+    SwiGluOai, // gpt-oss: g = min(gate, limit), u = clamp(up, ±limit); out = g·σ(alpha·g)·(u + 1)   src: gate, up
 };
-inline constexpr int kOpCount = int(Op::Copy) + 1;
+inline constexpr int kOpCount = int(Op::SwiGluOai) + 1;
 const char* opName(Op op);
 
 struct RopeParams {
@@ -130,8 +133,8 @@ struct Node {
     std::array<TensorId, kMaxSrc> src{kNone, kNone, kNone, kNone, kNone, kNone};
     int32_t layer = -1;   // the model layer (-1 before the first, nLayer after the last)
     float eps = 0.0f;     // RmsNorm, LayerNorm
-    float scale = 1.0f;   // Scale, Softmax
-    float cap = 0.0f;     // Softcap
+    float scale = 1.0f;   // Scale, Softmax; SwiGluOai: alpha
+    float cap = 0.0f;     // Softcap; SwiGluOai: limit
     int32_t k = 0;        // TopK
     int32_t dim = 0;      // Concat
     RopeParams rope;
@@ -188,12 +191,17 @@ public:
     TensorId gelu(TensorId x);
     TensorId swiGlu(TensorId gate, TensorId up);
     TensorId geGlu(TensorId gate, TensorId up);
+    TensorId swiGluOai(TensorId gate, TensorId up, float alpha, float limit);
     TensorId softmax(TensorId x, float scale = 1.0f);
     TensorId softcap(TensorId x, float cap);
     TensorId topK(TensorId x, int32_t k);
     TensorId argSort(TensorId x);
     TensorId concat(TensorId a, TensorId b, int32_t dim);
     TensorId copy(TensorId x);
+    // Each row's values at that row's indices (the router's weights of the chosen experts).
+    TensorId gather(TensorId x, TensorId ids);
+    // The rows of y [t][k][J] summed per t with the weights w [t][k]: [t][J].
+    TensorId weightedSum(TensorId y, TensorId w);
 
     // Adds a node as given (for op tests); its output tensor must already exist.
     TensorId addNode(const Node& node);

@@ -16,7 +16,9 @@ constexpr Entry kArchitectures[] = {
     {"llama", loadLlama},
     {"qwen2", loadQwen2},
     {"qwen3", loadQwen3},
+    {"qwen3moe", loadQwen3Moe},
     {"gemma3", loadGemma3},
+    {"gpt-oss", loadGptOss},
 };
 
 } // namespace

@@ -8,6 +8,8 @@ namespace hearth::model {
 Result<std::unique_ptr<Architecture>> loadLlama(const gguf::File& file);  // llama.cpp
 Result<std::unique_ptr<Architecture>> loadQwen2(const gguf::File& file);  // qwen2.cpp
 Result<std::unique_ptr<Architecture>> loadQwen3(const gguf::File& file);  // qwen3.cpp
+Result<std::unique_ptr<Architecture>> loadQwen3Moe(const gguf::File& file); // qwen3moe.cpp
 Result<std::unique_ptr<Architecture>> loadGemma3(const gguf::File& file); // gemma3.cpp
+Result<std::unique_ptr<Architecture>> loadGptOss(const gguf::File& file); // gpt_oss.cpp
 
 } // namespace hearth::model

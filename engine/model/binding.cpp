@@ -30,11 +30,23 @@ Result<float> Binder::real(const std::string& key, std::optional<float> fallback
 }
 
 Result<int32_t> Binder::matrix(const std::string& name, int64_t cols, int64_t rows, int32_t layer) {
+    return tensor(name, {cols, rows, 1, 1}, 2, layer);
+}
+
+Result<int32_t> Binder::experts(const std::string& name, int64_t cols, int64_t rows, int64_t nExp, int32_t layer) {
+    return tensor(name, {cols, rows, nExp, 1}, 3, layer);
+}
+
+Result<int32_t> Binder::tensor(const std::string& name, std::array<int64_t, 4> ne, int nDims, int32_t layer) {
     const gguf::TensorInfo* t = m_file.findTensor(name);
     if (!t) return notFound("missing tensor '" + name + "'");
-    if (t->nDims != 2 || int64_t(t->ne[0]) != cols || int64_t(t->ne[1]) != rows)
-        return invalidFormat("tensor '" + name + "' has shape " + t->shapeString() + ", expected [" +
-                             std::to_string(cols) + ", " + std::to_string(rows) + "]");
+    bool same = t->nDims == uint32_t(nDims);
+    for (int d = 0; same && d < nDims; ++d) same = int64_t(t->ne[size_t(d)]) == ne[size_t(d)];
+    if (!same) {
+        std::string want = "[";
+        for (int d = 0; d < nDims; ++d) want += (d ? ", " : "") + std::to_string(ne[size_t(d)]);
+        return invalidFormat("tensor '" + name + "' has shape " + t->shapeString() + ", expected " + want + "]");
+    }
     const quant::TypeInfo* info = quant::typeInfo(t->type);
     if (!info || !info->canDequantize)
         return unsupported("tensor '" + name + "' has type " + std::string(quant::typeName(t->type)) +
@@ -42,10 +54,10 @@ Result<int32_t> Binder::matrix(const std::string& name, int64_t cols, int64_t ro
     graph::Weight w;
     w.name = name;
     w.type = t->type;
-    w.ne = {cols, rows, 1, 1};
-    w.nDims = 2;
+    w.ne = ne;
+    w.nDims = nDims;
     w.data = m_file.tensorData(*t);
-    HEARTH_ASSIGN_OR_RETURN(w.rowBytes, quant::rowBytes(t->type, uint64_t(cols)));
+    HEARTH_ASSIGN_OR_RETURN(w.rowBytes, quant::rowBytes(t->type, uint64_t(ne[0])));
     w.layer = layer;
     if (!w.data) return invalidFormat("tensor '" + name + "' has no data");
     m_weights.push_back(std::move(w));
@@ -81,11 +93,15 @@ Result<int32_t> Binder::optionalVector(const std::string& name, int64_t n, int32
     return vector(name, n, layer);
 }
 
-Result<DecoderHParams> readDecoderHParams(const Binder& b) {
+Result<DecoderHParams> readDecoderHParams(const Binder& b, bool feedForward) {
     DecoderHParams hp;
     HEARTH_ASSIGN_OR_RETURN(hp.nLayer, b.integer("block_count"));
     HEARTH_ASSIGN_OR_RETURN(hp.nEmbd, b.integer("embedding_length"));
-    HEARTH_ASSIGN_OR_RETURN(hp.nFf, b.integer("feed_forward_length"));
+    if (feedForward) {
+        HEARTH_ASSIGN_OR_RETURN(hp.nFf, b.integer("feed_forward_length"));
+    } else {
+        HEARTH_ASSIGN_OR_RETURN(hp.nFf, b.integer("feed_forward_length", 1));
+    }
     HEARTH_ASSIGN_OR_RETURN(hp.nHead, b.integer("attention.head_count"));
     HEARTH_ASSIGN_OR_RETURN(hp.nHeadKv, b.integer("attention.head_count_kv", hp.nHead));
     HEARTH_ASSIGN_OR_RETURN(hp.nCtxTrain, b.integer("context_length", 2048));
@@ -111,6 +127,59 @@ Result<DecoderHParams> readDecoderHParams(const Binder& b) {
     if (emb->nDims != 2 || emb->ne[1] > (1u << 30)) return invalidFormat("token_embd.weight must be 2-D");
     hp.nVocab = int(emb->ne[1]);
     return hp;
+}
+
+Result<std::vector<bool>> readSlidingLayers(const Binder& b, int nLayer, int window, int defaultEvery) {
+    std::vector<bool> sliding(size_t(nLayer), false);
+    if (window <= 0) return sliding;
+    const std::string key = b.arch() + ".attention.sliding_window_pattern";
+    const gguf::Value* pattern = b.file().find(key);
+    if (pattern && pattern->isArray()) {
+        // One byte per layer (booleans, or 0/1 integers).
+        const std::vector<uint8_t>* flags = pattern->rawArrayBytes();
+        if (!flags || pattern->arraySize() != uint64_t(nLayer) || flags->size() != size_t(nLayer))
+            return invalidFormat(key + " must hold one boolean per layer");
+        for (size_t i = 0; i < flags->size(); ++i) sliding[i] = (*flags)[i] != 0;
+        return sliding;
+    }
+    HEARTH_ASSIGN_OR_RETURN(const int every, b.integer("attention.sliding_window_pattern", defaultEvery));
+    for (int l = 0; l < nLayer; ++l) sliding[size_t(l)] = every == 0 || l % every < every - 1;
+    return sliding;
+}
+
+Result<graph::RopeParams> readRopeScaling(const Binder& b, const DecoderHParams& hp, graph::RopeParams p) {
+    std::string type = "linear";
+    if (b.file().has(b.arch() + ".rope.scaling.type")) {
+        HEARTH_ASSIGN_OR_RETURN(type, b.file().getString(b.arch() + ".rope.scaling.type"));
+    }
+    float factor = 0.0f;
+    if (b.has("rope.scaling.factor")) {
+        HEARTH_ASSIGN_OR_RETURN(factor, b.real("rope.scaling.factor"));
+    } else if (b.has("rope.scale_linear")) {
+        HEARTH_ASSIGN_OR_RETURN(factor, b.real("rope.scale_linear"));
+    }
+    if (factor < 0.0f) return invalidFormat(b.arch() + ".rope.scaling.factor must not be negative");
+    HEARTH_ASSIGN_OR_RETURN(const float attnFactor, b.real("rope.scaling.attn_factor", 1.0f));
+    HEARTH_ASSIGN_OR_RETURN(p.nCtxOrig, b.integer("rope.scaling.original_context_length", hp.nCtxTrain));
+    if (type == "none") return p;
+    if (type != "linear" && type != "yarn") return unsupported("RoPE scaling '" + type + "'");
+    p.freqScale = factor == 0.0f ? 1.0f : 1.0f / factor;
+    p.attnFactor = attnFactor;
+    if (type == "yarn") {
+        // llama.cpp's defaults: extrapolation mixed in fully, the ramp over [1, 32] rotations, and
+        // the magnitude YaRN adds (1 + 0.1 ln factor) left as the kernel applies it.
+        p.extFactor = 1.0f;
+        HEARTH_ASSIGN_OR_RETURN(p.betaFast, b.real("rope.scaling.yarn_beta_fast", 32.0f));
+        HEARTH_ASSIGN_OR_RETURN(p.betaSlow, b.real("rope.scaling.yarn_beta_slow", 1.0f));
+        HEARTH_ASSIGN_OR_RETURN(const float logMul, b.real("rope.scaling.yarn_log_multiplier", 0.0f));
+        // The magnitude llama.cpp hands the kernel, which multiplies it by 1 + 0.1 ln factor.
+        const double f = factor == 0.0f ? 1.0 : double(factor);
+        auto mscale = [&](double m) { return f <= 1.0 ? 1.0 : 0.1 * m * std::log(f) + 1.0; };
+        double a = logMul != 0.0f ? mscale(1.0) / mscale(double(logMul)) : mscale(1.0);
+        a /= 1.0 + 0.1 * std::log(f);
+        p.attnFactor = float(a * double(attnFactor));
+    }
+    return p;
 }
 
 ModelDims decoderDims(const std::string& arch, const DecoderHParams& hp) {
@@ -177,9 +246,10 @@ TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv
     ap.window = s.window;
     ap.softcap = s.softcap;
     ap.blockSize = kv.blockSize;
-    TensorId att = g.attention(q, kCache, vCache, in.info, in.tables, graph::kNone, Dv, ap); // [n][nHead][Dv]
+    TensorId att = g.attention(q, kCache, vCache, in.info, in.tables, opt(w.sinks), Dv, ap); // [n][nHead][Dv]
     att = g.reshape(att, int64_t(s.nHead) * Dv, n);
-    return g.matMul(g.weight(w.wo), att); // [n][E]
+    const TensorId out = g.matMul(g.weight(w.wo), att); // [n][E]
+    return w.bo >= 0 ? g.add(out, g.weight(w.bo)) : out;
 }
 
 void logitsHead(graph::Graph& g, const StepTensors& in, TensorId x, int32_t norm, int32_t output, float eps,

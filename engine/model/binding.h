@@ -5,6 +5,7 @@
 
 #include "model/arch.h"
 
+#include <array>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,7 @@ public:
         : m_file(file), m_arch(std::move(arch)), m_weights(weights), m_copies(copies) {}
 
     const gguf::File& file() const { return m_file; }
+    const std::string& arch() const { return m_arch; }
     bool has(const std::string& key) const { return m_file.has(m_arch + "." + key); }
     // "<arch>.<key>" as an integer (at most 2^30) or float; the fallback when absent.
     Result<int> integer(const std::string& key, std::optional<int> fallback = {}) const;
@@ -25,6 +27,8 @@ public:
     bool hasTensor(const std::string& name) const { return m_file.findTensor(name) != nullptr; }
     // A 2-D weight [rows][cols] of a type we can compute with; returns its index.
     Result<int32_t> matrix(const std::string& name, int64_t cols, int64_t rows, int32_t layer);
+    // A 3-D weight [nExp][rows][cols] (one matrix per expert); returns its index.
+    Result<int32_t> experts(const std::string& name, int64_t cols, int64_t rows, int64_t nExp, int32_t layer);
     // An F32 vector of n values, copied out of the file (tiny, read every step, and between the
     // big matrices, whose pages are released once repacked or uploaded).
     Result<int32_t> vector(const std::string& name, int64_t n, int32_t layer);
@@ -32,6 +36,8 @@ public:
     Result<int32_t> optionalVector(const std::string& name, int64_t n, int32_t layer);
 
 private:
+    Result<int32_t> tensor(const std::string& name, std::array<int64_t, 4> ne, int nDims, int32_t layer);
+
     const gguf::File& m_file;
     std::string m_arch;
     std::vector<graph::Weight>& m_weights;
@@ -49,7 +55,15 @@ struct DecoderHParams {
     int nVocab = 0;        // rows of token_embd.weight
     int nCtxTrain = 0;
 };
-Result<DecoderHParams> readDecoderHParams(const Binder& b);
+// feedForward: whether feed_forward_length is required (MoE files may give only the experts').
+Result<DecoderHParams> readDecoderHParams(const Binder& b, bool feedForward = true);
+// Which layers use sliding-window attention: attention.sliding_window_pattern as one boolean per
+// layer, or as n (all but every n-th layer slide; 0: all), else every layer but each
+// `defaultEvery`-th. All false when window is 0.
+Result<std::vector<bool>> readSlidingLayers(const Binder& b, int nLayer, int window, int defaultEvery);
+// RoPE scaling from rope.scaling.{type,factor,original_context_length,attn_factor}: linear
+// (positions divided by the factor) or YaRN (as llama.cpp applies it), on top of `base`.
+Result<graph::RopeParams> readRopeScaling(const Binder& b, const DecoderHParams& hp, graph::RopeParams base);
 // The dimensions the runtime sees, every layer with the same K/V shape.
 ModelDims decoderDims(const std::string& arch, const DecoderHParams& hp);
 
@@ -67,6 +81,8 @@ struct AttentionWeights {
     int32_t bq = -1, bk = -1, bv = -1;      // projection biases (qwen2)
     int32_t qNorm = -1, kNorm = -1;         // per-head RMS norms before RoPE (qwen3, gemma3)
     int32_t ropeFactors = -1;               // per-dimension frequency factors (llama3)
+    int32_t bo = -1;                        // output projection bias (gpt-oss)
+    int32_t sinks = -1;                     // per-head attention sink logits [nHead] (gpt-oss)
 };
 
 struct AttentionSpec {

@@ -17,6 +17,15 @@ Status DenseDecoder::bind(const gguf::File& f) {
     if (b.hasTensor("output.weight")) {
         HEARTH_ASSIGN_OR_RETURN(m_output, b.matrix("output.weight", E, hp.nVocab, hp.nLayer));
     }
+    using Ffn = DenseVariant::Ffn;
+    m_experts = m_variant.ffn == Ffn::Experts;
+    if (m_variant.ffn == Ffn::ExpertsIfCounted) {
+        HEARTH_ASSIGN_OR_RETURN(const int counted, b.integer("expert_count", 0));
+        m_experts = counted > 0;
+    }
+    if (m_experts) {
+        HEARTH_ASSIGN_OR_RETURN(m_moe, readMoeHParams(b, hp.nFf));
+    }
     HEARTH_ASSIGN_OR_RETURN(const int32_t ropeFactors, b.optionalVector("rope_freqs.weight", hp.nRot / 2, -1));
     m_layers.resize(size_t(hp.nLayer));
     for (int l = 0; l < hp.nLayer; ++l) {
@@ -42,6 +51,10 @@ Status DenseDecoder::bind(const gguf::File& f) {
             HEARTH_ASSIGN_OR_RETURN(L.attn.kNorm, b.vector(p + "attn_k_norm.weight", hp.headDim, l));
         }
         HEARTH_ASSIGN_OR_RETURN(L.ffnNorm, b.vector(p + "ffn_norm.weight", E, l));
+        if (m_experts) {
+            HEARTH_ASSIGN_OR_RETURN(L.experts, bindExperts(b, l, E, m_moe));
+            continue;
+        }
         HEARTH_ASSIGN_OR_RETURN(L.gate, b.matrix(p + "ffn_gate.weight", E, hp.nFf, l));
         HEARTH_ASSIGN_OR_RETURN(L.up, b.matrix(p + "ffn_up.weight", E, hp.nFf, l));
         HEARTH_ASSIGN_OR_RETURN(L.down, b.matrix(p + "ffn_down.weight", hp.nFf, E, l));
@@ -64,6 +77,10 @@ void DenseDecoder::build(graph::Graph& g, const graph::StepShape& shape, const K
         graph::TensorId cur = g.rmsNorm(x, g.weight(L.attnNorm), hp.normEps);
         x = g.add(x, selfAttention(g, in, kv, l, cur, L.attn, spec));
         cur = g.rmsNorm(x, g.weight(L.ffnNorm), hp.normEps);
+        if (m_experts) {
+            x = g.add(x, moeFeedForward(g, cur, L.experts, m_moe, m_variant.gating));
+            continue;
+        }
         // [n][F] gate and up, [n][E] down
         const graph::TensorId h = g.swiGlu(g.matMul(g.weight(L.gate), cur), g.matMul(g.weight(L.up), cur));
         x = g.add(x, g.matMul(g.weight(L.down), h));

@@ -1,10 +1,12 @@
 // The pre-norm dense decoder that llama, qwen2 and qwen3 share: per layer RMSNorm, grouped-query
 // self-attention (with the variant's biases, q/k norms and RoPE pairing), a residual add, RMSNorm,
-// a SwiGLU feed-forward and another residual add; then the final norm and the logits. Each of those
+// a SwiGLU feed-forward (or a mixture of SwiGLU experts: qwen3moe, Mixtral) and another residual
+// add; then the final norm and the logits. Each of those
 // architectures' files binds it with its own options and describes its step through it.
 #pragma once
 
 #include "model/binding.h"
+#include "model/moe.h"
 
 #include <vector>
 
@@ -13,6 +15,7 @@ namespace hearth::model {
 struct DenseLayer {
     int32_t attnNorm = -1, ffnNorm = -1, gate = -1, up = -1, down = -1;
     AttentionWeights attn;
+    MoeWeights experts; // a mixture-of-experts feed-forward instead of gate/up/down
 };
 
 struct DenseVariant {
@@ -21,6 +24,10 @@ struct DenseVariant {
     bool optionalBiases = false; // q/k/v biases bound when the file has them (llama)
     bool qkNorm = false;         // per-head RMS norms of q and k before RoPE (qwen3)
     bool neox = false;           // RoPE pairs (i, i + nRot/2) instead of (2i, 2i + 1)
+    // The feed-forward: dense SwiGLU, a mixture of experts, or experts when the file has
+    // expert_count (llama files of Mixtral).
+    enum class Ffn : uint8_t { Dense, Experts, ExpertsIfCounted } ffn = Ffn::Dense;
+    MoeGating gating = MoeGating::SoftmaxNormalized;
 };
 
 class DenseDecoder : public Architecture {
@@ -33,6 +40,8 @@ public:
 private:
     DenseVariant m_variant;
     DecoderHParams m_hp;
+    bool m_experts = false;
+    MoeHParams m_moe;
     std::vector<DenseLayer> m_layers;
     int32_t m_outputNorm = -1;
 };

@@ -27,21 +27,7 @@ public:
         if (hp.headDimV != hp.headDim) return unsupported("gemma3 with value length != key length");
         m_dims = decoderDims("gemma3", hp);
         HEARTH_ASSIGN_OR_RETURN(m_window, b.integer("attention.sliding_window", 0));
-        // Which layers slide: an array of booleans, else every layer but each n-th (default 6).
-        std::vector<bool> sliding(size_t(hp.nLayer), false);
-        if (m_window > 0) {
-            const gguf::Value* pattern = f.find("gemma3.attention.sliding_window_pattern");
-            if (pattern && pattern->isArray()) {
-                // One byte per layer (booleans, or 0/1 integers).
-                const std::vector<uint8_t>* flags = pattern->rawArrayBytes();
-                if (!flags || pattern->arraySize() != uint64_t(hp.nLayer) || flags->size() != size_t(hp.nLayer))
-                    return invalidFormat("gemma3.attention.sliding_window_pattern must hold one boolean per layer");
-                for (size_t i = 0; i < flags->size(); ++i) sliding[i] = (*flags)[i] != 0;
-            } else {
-                HEARTH_ASSIGN_OR_RETURN(const int every, b.integer("attention.sliding_window_pattern", 6));
-                for (int l = 0; l < hp.nLayer; ++l) sliding[size_t(l)] = every == 0 || l % every < every - 1;
-            }
-        }
+        HEARTH_ASSIGN_OR_RETURN(const std::vector<bool> sliding, readSlidingLayers(b, hp.nLayer, m_window, 6));
         HEARTH_ASSIGN_OR_RETURN(m_ropeBaseSliding, b.real("rope.freq_base_swa", 10000.0f));
         float factor = 0.0f;
         if (b.has("rope.scaling.factor")) {

@@ -1,6 +1,6 @@
 // Llama 2 / 3.x (and Mistral, TinyLlama, SmolLM): the dense decoder (model/dense_decoder.h) with
 // RoPE on adjacent pairs, llama3's per-dimension frequency factors when the file has rope_freqs,
-// and q/k/v biases when the file has them.
+// q/k/v biases when the file has them, and a mixture of experts (Mixtral) when it counts experts.
 #include "model/architectures.h"
 #include "model/dense_decoder.h"
 
@@ -10,6 +10,7 @@ Result<std::unique_ptr<Architecture>> loadLlama(const gguf::File& file) {
     DenseVariant v;
     v.arch = "llama";
     v.optionalBiases = true;
+    v.ffn = DenseVariant::Ffn::ExpertsIfCounted;
     auto m = std::make_unique<DenseDecoder>(v);
     HEARTH_RETURN_IF_ERROR(m->bind(file));
     return std::unique_ptr<Architecture>(std::move(m));

@@ -51,6 +51,8 @@ Result<ModelInfo> readModelInfo(const gguf::File& f) {
     HEARTH_ASSIGN_OR_RETURN(info.embeddingLength, optionalU32(f, a + "embedding_length", 0));
     HEARTH_ASSIGN_OR_RETURN(info.contextLength, optionalU32(f, a + "context_length", 0));
     HEARTH_ASSIGN_OR_RETURN(info.feedForwardLength, optionalU32(f, a + "feed_forward_length", 0));
+    HEARTH_ASSIGN_OR_RETURN(info.expertCount, optionalU32(f, a + "expert_count", 0));
+    HEARTH_ASSIGN_OR_RETURN(info.expertUsedCount, optionalU32(f, a + "expert_used_count", 0));
     HEARTH_ASSIGN_OR_RETURN(info.headCount, optionalU32(f, a + "attention.head_count", 0));
     HEARTH_ASSIGN_OR_RETURN(info.headCountKv,
                             optionalU32(f, a + "attention.head_count_kv", info.headCount));

@@ -25,6 +25,11 @@ struct Shape {
     bool gemma = false;
     int window = 0, windowPattern = 6;
     float ropeScale = 0.0f, finalSoftcap = 0.0f;
+    // Mixture of experts: nExpert experts of hidden width nFfExpert, nUsed per token (0: dense).
+    int nExpert = 0, nUsed = 0, nFfExpert = 0;
+    // gpt-oss: biases on attention (output too) and experts, per-head sinks, YaRN RoPE scaled by
+    // ropeScale from a 4096-position original context, the window on even layers.
+    bool oss = false;
 };
 
 const Shape kShapes[] = {
@@ -43,6 +48,17 @@ const Shape kShapes[] = {
      1152, 6912, 4, 1, 256, 1000000.0f, 1e-6f, 32768, true, false, true, false, true, true, 512, 6, 0.0f, 0.0f},
     {"gemma3-4b", "gemma3", "Gemma 3 4B shape: 34 layers, 2560, 8/4 heads of 256, window 1024, linear RoPE x8", 34,
      2560, 10240, 8, 4, 256, 1000000.0f, 1e-6f, 131072, true, false, true, false, true, true, 1024, 6, 8.0f, 0.0f},
+    {"qwen3moe-tiny", "qwen3moe", "qwen3moe, 4 layers, 256 wide, 4/2 heads of 64, 16 experts of 128, 4 per token", 4,
+     256, 512, 4, 2, 64, 1000000.0f, 1e-6f, 4096, false, false, true, false, true, false, 0, 6, 0.0f, 0.0f, 16, 4, 128},
+    {"qwen3-30b-a3b", "qwen3moe",
+     "Qwen3-30B-A3B shape: 48 layers, 2048, 32/4 heads of 128, 128 experts of 768, 8 per token", 48, 2048, 6144, 32,
+     4, 128, 1000000.0f, 1e-6f, 40960, false, false, true, false, true, false, 0, 6, 0.0f, 0.0f, 128, 8, 768},
+    {"gpt-oss-tiny", "gpt-oss", "gpt-oss, 4 layers (window 8 on even layers), 256 wide, 4/2 heads of 64, 8 experts of 256, 2 per token",
+     4, 256, 256, 4, 2, 64, 150000.0f, 1e-5f, 131072, false, true, false, false, true, false, 8, 2, 32.0f, 0.0f, 8, 2, 256,
+     true},
+    {"gpt-oss-20b", "gpt-oss", "gpt-oss-20b shape: 24 layers, 2880, 64/8 heads of 64, 32 experts of 2880, 4 per token, window 128",
+     24, 2880, 2880, 64, 8, 64, 150000.0f, 1e-5f, 131072, false, true, false, false, true, false, 128, 2, 32.0f, 0.0f, 32,
+     4, 2880, true},
 };
 
 uint64_t splitmix(uint64_t x) {
@@ -101,6 +117,7 @@ struct TensorPlan {
     std::vector<uint64_t> shape; // ne order
     enum Kind { Random, Ones, Fixed } kind = Random;
     std::vector<float> fixed;
+    float sigma = 0.02f; // Random: the values' standard deviation
 };
 
 std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
@@ -129,8 +146,29 @@ std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
             t.push_back({p + "attn_k_norm.weight", {uint64_t(s.headDim)}, TensorPlan::Ones});
         }
         t.push_back({p + "attn_output.weight", {q, E}});
+        if (s.oss) {
+            t.push_back({p + "attn_output.bias", {E}});
+            t.push_back({p + "attn_sinks.weight", {uint64_t(s.nHead)}});
+            t.push_back({p + "post_attention_norm.weight", {E}, TensorPlan::Ones});
+        }
         if (s.gemma) t.push_back({p + "post_attention_norm.weight", {E}, TensorPlan::Ones});
-        t.push_back({p + "ffn_norm.weight", {E}, TensorPlan::Ones});
+        if (!s.oss) t.push_back({p + "ffn_norm.weight", {E}, TensorPlan::Ones});
+        if (s.nExpert > 0) {
+            const uint64_t n = uint64_t(s.nExpert), F = uint64_t(s.nFfExpert);
+            // Routers with clear preferences (logits a few units apart), as trained ones have:
+            // near-ties would let rounding noise pick different experts.
+            t.push_back({p + "ffn_gate_inp.weight", {E, n}, TensorPlan::Random, {}, 4.0f / std::sqrt(float(E))});
+            t.push_back({p + "ffn_gate_exps.weight", {E, F, n}});
+            t.push_back({p + "ffn_up_exps.weight", {E, F, n}});
+            t.push_back({p + "ffn_down_exps.weight", {F, E, n}});
+            if (s.oss) {
+                t.push_back({p + "ffn_gate_inp.bias", {n}});
+                t.push_back({p + "ffn_gate_exps.bias", {F, n}});
+                t.push_back({p + "ffn_up_exps.bias", {F, n}});
+                t.push_back({p + "ffn_down_exps.bias", {E, n}});
+            }
+            continue;
+        }
         t.push_back({p + "ffn_gate.weight", {E, uint64_t(s.nFf)}});
         t.push_back({p + "ffn_up.weight", {E, uint64_t(s.nFf)}});
         t.push_back({p + "ffn_down.weight", {uint64_t(s.nFf), E}});
@@ -185,6 +223,17 @@ Status synthesizeModel(const SynthOptions& o) {
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(s.headDim)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(s.headDim)));
     }
+    if (s.nExpert > 0) {
+        w.set(a + "expert_count", gguf::Value::u32(uint32_t(s.nExpert)));
+        w.set(a + "expert_used_count", gguf::Value::u32(uint32_t(s.nUsed)));
+        w.set(a + "expert_feed_forward_length", gguf::Value::u32(uint32_t(s.nFfExpert)));
+    }
+    if (s.oss) {
+        w.set(a + "attention.sliding_window", gguf::Value::u32(uint32_t(s.window)));
+        w.set(a + "rope.scaling.type", gguf::Value::string("yarn"));
+        w.set(a + "rope.scaling.factor", gguf::Value::f32(s.ropeScale));
+        w.set(a + "rope.scaling.original_context_length", gguf::Value::u32(4096));
+    }
     if (s.gemma) {
         w.set(a + "attention.sliding_window", gguf::Value::u32(uint32_t(s.window)));
         w.set(a + "attention.sliding_window_pattern", gguf::Value::u32(uint32_t(s.windowPattern)));
@@ -210,7 +259,8 @@ Status synthesizeModel(const SynthOptions& o) {
         role.hasOutput = !s.tied;
         const quant::Type type = quant::chooseType(*mix, role);
         const int64_t rowLen = int64_t(p.shape[0]);
-        const int64_t rows = p.shape.size() > 1 ? int64_t(p.shape[1]) : 1;
+        int64_t rows = 1;
+        for (size_t d = 1; d < p.shape.size(); ++d) rows *= int64_t(p.shape[d]);
         const uint64_t key = splitmix(o.seed ^ nameHash(p.name));
         HEARTH_ASSIGN_OR_RETURN(uint64_t rowBytes, quant::rowBytes(type, uint64_t(rowLen)));
         auto producer = [p, type, rowLen, rows, key, rowBytes, threads, ti, n = plan.size(),
@@ -220,7 +270,7 @@ Status synthesizeModel(const SynthOptions& o) {
                 std::vector<float> row(static_cast<size_t>(rowLen));
                 for (int64_t r = rows * w / threads; r < rows * (w + 1) / threads; ++r) {
                     if (p.kind == TensorPlan::Random)
-                        gaussianRange(key, uint64_t(r * rowLen), row.data(), rowLen, 0.02f);
+                        gaussianRange(key, uint64_t(r * rowLen), row.data(), rowLen, p.sigma);
                     else if (p.kind == TensorPlan::Ones)
                         std::fill(row.begin(), row.end(), 1.0f);
                     else

@@ -73,8 +73,10 @@ std::optional<Mix> mixFromName(std::string_view name) {
 }
 
 Type chooseType(const Mix& mix, const TensorRole& role) {
-    if (role.nDims < 2) return Type::F32;
     const std::string_view n = role.name;
+    // Norms, biases (the experts' are 2-D), and the experts' routers (small, and their order
+    // decides which experts run) stay F32.
+    if (role.nDims < 2 || contains(n, "ffn_gate_inp.weight") || !n.ends_with(".weight")) return Type::F32;
     const std::string_view m = mix.name;
     const Type base = mix.baseType;
     if (base == Type::F32 || base == Type::F16 || base == Type::BF16) return base;
@@ -92,7 +94,7 @@ Type chooseType(const Mix& mix, const TensorRole& role) {
         else if (m == "Q3_K_L") t = Type::Q5_K;
         else if ((m == "Q4_K_M" || m == "Q5_K_M") && useMoreBits(layer, nLayers)) t = Type::Q6_K;
         else if (m == "Q4_K_S" && layer < 4) t = Type::Q5_K;
-    } else if (contains(n, "ffn_down.weight")) {
+    } else if (contains(n, "ffn_down.weight") || contains(n, "ffn_down_exps.weight")) {
         if (m == "Q2_K") t = Type::Q3_K;
         else if (m == "Q3_K_M") t = layer < nLayers / 16 ? Type::Q5_K : Type::Q4_K;
         else if (m == "Q3_K_L") t = Type::Q5_K;

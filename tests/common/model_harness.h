@@ -105,13 +105,16 @@ inline Comparison compareWithReference(const std::string& path, const LoadOption
 }
 
 // Greedy generation of `steps` tokens after `prompt` (prefilled in one step), one sequence in
-// blocks 0, 1, 2, ...; returns the ids and each chosen token's logits row.
+// blocks 0, 1, 2, ...; returns the ids and each chosen token's logits row. With `forced`, step i
+// feeds forced[i] on instead of its own choice (teacher forcing: two models compared step by
+// step on the same history).
 struct Greedy {
     std::vector<int32_t> ids;
     std::vector<float> logits; // [steps][vocab]
     std::string error;
 };
-inline Greedy greedy(LoadedModel& m, const std::vector<int32_t>& prompt, int steps) {
+inline Greedy greedy(LoadedModel& m, const std::vector<int32_t>& prompt, int steps,
+                     const std::vector<int32_t>* forced = nullptr) {
     Greedy g;
     const int V = m.dims().nVocab, bs = 16;
     std::vector<int32_t> tokens = prompt, table;
@@ -130,7 +133,7 @@ inline Greedy greedy(LoadedModel& m, const std::vector<int32_t>& prompt, int ste
         const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
         g.ids.push_back(next);
         g.logits.insert(g.logits.end(), logits.begin(), logits.end());
-        tokens.push_back(next);
+        tokens.push_back(forced && size_t(step) < forced->size() ? (*forced)[size_t(step)] : next);
     }
     return g;
 }

@@ -106,6 +106,10 @@ private Q_SLOTS:
         QTest::newRow("gemma3-tiny F16") << QStringLiteral("gemma3-tiny") << QStringLiteral("F16") << spm << 1e-3;
         QTest::newRow("gemma3-tiny Q8_0") << QStringLiteral("gemma3-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
         QTest::newRow("gemma3-1b Q4_K_M") << QStringLiteral("gemma3-1b") << QStringLiteral("Q4_K_M") << spm << 5e-2;
+        QTest::newRow("qwen3moe-tiny F16") << QStringLiteral("qwen3moe-tiny") << QStringLiteral("F16") << qwen << 1e-3;
+        QTest::newRow("qwen3moe-tiny Q4_K_M") << QStringLiteral("qwen3moe-tiny") << QStringLiteral("Q4_K_M") << qwen << 5e-2;
+        QTest::newRow("gpt-oss-tiny F16") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("F16") << spm << 1e-3;
+        QTest::newRow("gpt-oss-tiny Q8_0") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
     }
     void syntheticModels() {
         QFETCH(QString, preset);
@@ -128,6 +132,45 @@ private Q_SLOTS:
               c.argmaxAgree, c.rows);
         QVERIFY2(c.maxDiff < tolerance * (1.0 + c.maxLogit), qPrintable(QString::number(c.maxDiff)));
         QVERIFY(c.argmaxAgree >= c.rows * 9 / 10);
+    }
+
+    // Decode steps of a mixture-of-experts model (a token at a time: every chosen expert of the
+    // step in one parallel job) give the reference's logits, step by step on the reference's
+    // greedy history. Uses the files syntheticModels wrote.
+    void expertsDecode_data() {
+        QTest::addColumn<QString>("type");
+        QTest::newRow("F16") << QStringLiteral("F16");
+        QTest::newRow("Q4_K_M") << QStringLiteral("Q4_K_M");
+    }
+    void expertsDecode() {
+        QFETCH(QString, type);
+        const std::string path = m_dir.filePath(QStringLiteral("qwen3moe-tiny-") + type + QStringLiteral(".gguf")).toStdString();
+        if (!QFileInfo::exists(QString::fromStdString(path))) QSKIP("syntheticModels did not write the file");
+        cpu::ThreadPool pool(2);
+        test::LoadOptions o;
+        o.device = "cpu";
+        o.pool = &pool;
+        auto ours = test::loadModel(path, o);
+        QVERIFY2(ours.isOk(), ours.status().toString().c_str());
+        o.device = "ref";
+        o.pool = nullptr;
+        auto ref = test::loadModel(path, o);
+        QVERIFY2(ref.isOk(), ref.status().toString().c_str());
+        const std::vector<int32_t> prompt{1, 3000, 4000, 5000};
+        const test::Greedy b = test::greedy(**ref, prompt, 12);
+        const test::Greedy a = test::greedy(**ours, prompt, 12, &b.ids);
+        QVERIFY2(a.error.empty() && b.error.empty(), (a.error + b.error).c_str());
+        double maxDiff = 0.0, maxLogit = 0.0;
+        for (size_t i = 0; i < a.logits.size(); ++i) {
+            maxDiff = std::max(maxDiff, double(std::fabs(a.logits[i] - b.logits[i])));
+            maxLogit = std::max(maxLogit, double(std::fabs(b.logits[i])));
+        }
+        int agree = 0;
+        for (size_t i = 0; i < a.ids.size(); ++i) agree += a.ids[i] == b.ids[i] ? 1 : 0;
+        qInfo("decode: max |d| %.2e (max |logit| %.2f), argmax agrees %d/%d", maxDiff, maxLogit, agree, int(a.ids.size()));
+        if (type == QStringLiteral("F16")) QCOMPARE(a.ids, b.ids);
+        QVERIFY(agree >= int(a.ids.size()) * 9 / 10);
+        QVERIFY2(maxDiff < (type == QStringLiteral("F16") ? 1e-3 : 5e-2) * (1.0 + maxLogit), qPrintable(QString::number(maxDiff)));
     }
 
     // Token-embedding rows are read from the file, not through the mapping: a forward over many

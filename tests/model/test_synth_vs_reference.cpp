@@ -1,7 +1,8 @@
 // Our reference device, and the CPU and Vulkan devices running the same description, against
 // llama.cpp on synthetic models of the architectures people run (llama-tiny, 2-layer cuts of the
-// qwen2.5-0.5b, qwen3-0.6b and gemma3-1b shapes, and gemma3-tiny, whose 8-position sliding window
-// the sequence outruns) in several types: both evaluate one fixed token sequence. Our logits must match llama.cpp's fp32 evaluation of the
+// qwen2.5-0.5b, qwen3-0.6b and gemma3-1b shapes, gemma3-tiny, whose 8-position
+// sliding window the sequence outruns, qwen3moe-tiny, 16 experts of which 4 run per token, and
+// gpt-oss-tiny: sinks, biases, YaRN, experts with biases and the clamped SwiGLU) in several types: both evaluate one fixed token sequence. Our logits must match llama.cpp's fp32 evaluation of the
 // same weights closely, and its own evaluation of the quantized file within the activation
 // rounding it adds, with the top-5 tokens overlapping at every position.
 #include "hearth/devices.h"
@@ -141,6 +142,10 @@ private Q_SLOTS:
         QTest::newRow("gemma3-tiny Q8_0") << QStringLiteral("gemma3-tiny") << QStringLiteral("Q8_0") << spm;
         QTest::newRow("gemma3-1b F16") << QStringLiteral("gemma3-1b") << QStringLiteral("F16") << spm;
         QTest::newRow("gemma3-1b Q4_K_M") << QStringLiteral("gemma3-1b") << QStringLiteral("Q4_K_M") << spm;
+        QTest::newRow("qwen3moe-tiny F32") << QStringLiteral("qwen3moe-tiny") << QStringLiteral("F32") << qwen;
+        QTest::newRow("qwen3moe-tiny Q4_K_M") << QStringLiteral("qwen3moe-tiny") << QStringLiteral("Q4_K_M") << qwen;
+        QTest::newRow("gpt-oss-tiny F32") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("F32") << spm;
+        QTest::newRow("gpt-oss-tiny Q8_0") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("Q8_0") << spm;
     }
     void agreesWithReference() {
         QFETCH(QString, preset);

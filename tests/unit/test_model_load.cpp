@@ -1,6 +1,7 @@
 // Binding an architecture from hostile or broken files ends in one clear error, never a crash: an
 // unknown architecture (naming the supported ones), a missing tensor, a tensor of the wrong shape
-// or type, impossible hyper-parameters, a malformed gemma3 sliding-window pattern; a well-formed
+// or type, impossible hyper-parameters, a malformed gemma3 sliding-window pattern, expert counts
+// that disagree with the expert tensors; a well-formed
 // tiny file of each architecture binds and runs a step on the CPU and the reference.
 #include "hearth/gguf.h"
 #include "model/arch.h"
@@ -34,6 +35,16 @@ Spec tinySpec(const std::string& arch) {
     s.keys[a + "attention.head_count"] = gguf::Value::u32(2);
     s.keys[a + "attention.head_count_kv"] = gguf::Value::u32(1);
     s.keys[a + "attention.layer_norm_rms_epsilon"] = gguf::Value::f32(1e-5f);
+    const bool moe = arch == "qwen3moe" || arch == "gpt-oss";
+    if (arch == "gpt-oss") {
+        s.keys[a + "attention.sliding_window"] = gguf::Value::u32(4);
+        s.tensors["output.weight"] = {8, 16};
+    }
+    if (moe) {
+        s.keys[a + "expert_count"] = gguf::Value::u32(4);
+        s.keys[a + "expert_used_count"] = gguf::Value::u32(2);
+        s.keys[a + "expert_feed_forward_length"] = gguf::Value::u32(8);
+    }
     s.tensors["token_embd.weight"] = {8, 16};
     s.tensors["output_norm.weight"] = {8};
     for (int l = 0; l < 2; ++l) {
@@ -43,12 +54,29 @@ Spec tinySpec(const std::string& arch) {
         s.tensors[p + "attn_k.weight"] = {8, 4};
         s.tensors[p + "attn_v.weight"] = {8, 4};
         s.tensors[p + "attn_output.weight"] = {8, 8};
-        s.tensors[p + "ffn_gate.weight"] = {8, 16};
-        s.tensors[p + "ffn_up.weight"] = {8, 16};
-        s.tensors[p + "ffn_down.weight"] = {16, 8};
+        if (moe) {
+            // 4 experts of hidden width 8, 2 per token.
+            s.tensors[p + "ffn_gate_inp.weight"] = {8, 4};
+            s.tensors[p + "ffn_gate_exps.weight"] = {8, 8, 4};
+            s.tensors[p + "ffn_up_exps.weight"] = {8, 8, 4};
+            s.tensors[p + "ffn_down_exps.weight"] = {8, 8, 4};
+            if (arch == "gpt-oss") {
+                s.tensors[p + "ffn_gate_inp.bias"] = {4};
+                for (const char* n : {"ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"}) s.tensors[p + n + ".bias"] = {8, 4};
+                for (const char* n : {"attn_q", "attn_k", "attn_v"}) s.tensors[p + n + ".bias"] = {std::string(n) == "attn_q" ? 8u : 4u};
+                s.tensors[p + "attn_output.bias"] = {8};
+                s.tensors[p + "attn_sinks.weight"] = {2};
+                s.tensors[p + "post_attention_norm.weight"] = {8};
+                s.tensors.erase(p + "ffn_norm.weight");
+            }
+        } else {
+            s.tensors[p + "ffn_gate.weight"] = {8, 16};
+            s.tensors[p + "ffn_up.weight"] = {8, 16};
+            s.tensors[p + "ffn_down.weight"] = {16, 8};
+        }
         if (arch == "qwen2")
             for (const char* n : {"attn_q", "attn_k", "attn_v"}) s.tensors[p + n + ".bias"] = {std::string(n) == "attn_q" ? 8u : 4u};
-        if (arch == "qwen3" || arch == "gemma3")
+        if (arch == "qwen3" || arch == "qwen3moe" || arch == "gemma3")
             for (const char* n : {"attn_q_norm", "attn_k_norm"}) s.tensors[p + n + ".weight"] = {4};
         if (arch == "gemma3")
             for (const char* n : {"post_attention_norm", "post_ffw_norm"}) s.tensors[p + n + ".weight"] = {8};
@@ -109,7 +137,7 @@ class TestModelLoad : public QObject {
 private Q_SLOTS:
     void wellFormedFilesBindAndRun_data() {
         QTest::addColumn<QString>("arch");
-        for (const char* a : {"llama", "qwen2", "qwen3", "gemma3"}) QTest::newRow(a) << QString::fromLatin1(a);
+        for (const char* a : {"llama", "qwen2", "qwen3", "qwen3moe", "gemma3", "gpt-oss"}) QTest::newRow(a) << QString::fromLatin1(a);
     }
     void wellFormedFilesBindAndRun() {
         QFETCH(QString, arch);
@@ -148,12 +176,22 @@ private Q_SLOTS:
                                                             << QStringLiteral("sliding_window_pattern");
         QTest::newRow("norm of the wrong size") << 8 << int(ErrorCode::InvalidFormat) << QStringLiteral("output_norm.weight");
         QTest::newRow("rope dims above the head") << 9 << int(ErrorCode::InvalidFormat) << QStringLiteral("rope.dimension_count");
+        QTest::newRow("more experts used than exist") << 10 << int(ErrorCode::InvalidFormat) << QStringLiteral("expert_used_count");
+        QTest::newRow("expert count that does not match the tensors")
+            << 11 << int(ErrorCode::InvalidFormat) << QStringLiteral("blk.0.ffn_gate_inp.weight");
+        QTest::newRow("an expert tensor of the wrong shape") << 12 << int(ErrorCode::InvalidFormat)
+                                                             << QStringLiteral("blk.1.ffn_down_exps.weight");
+        QTest::newRow("experts without a count") << 13 << int(ErrorCode::NotFound) << QStringLiteral("qwen3moe.expert_count");
+        QTest::newRow("gpt-oss without sinks") << 14 << int(ErrorCode::NotFound) << QStringLiteral("blk.0.attn_sinks.weight");
+        QTest::newRow("gpt-oss expert bias of the wrong shape") << 15 << int(ErrorCode::InvalidFormat)
+                                                                << QStringLiteral("blk.1.ffn_up_exps.bias");
+        QTest::newRow("unknown RoPE scaling") << 16 << int(ErrorCode::Unsupported) << QStringLiteral("RoPE scaling 'warp'");
     }
     void brokenFilesGiveOneClearError() {
         QFETCH(int, which);
         QFETCH(int, code);
         QFETCH(QString, mentions);
-        Spec s = tinySpec(which == 6 ? "qwen2" : which == 7 ? "gemma3" : "llama");
+        Spec s = tinySpec(which == 6 ? "qwen2" : which == 7 ? "gemma3" : which >= 14 ? "gpt-oss" : which >= 10 ? "qwen3moe" : "llama");
         switch (which) {
         case 0: s = tinySpec("mamba9"); break;
         case 1: s.tensors.erase("blk.1.ffn_up.weight"); break;
@@ -170,6 +208,13 @@ private Q_SLOTS:
             break;
         case 8: s.tensors["output_norm.weight"] = {7}; break;
         case 9: s.keys["llama.rope.dimension_count"] = gguf::Value::u32(64); break;
+        case 10: s.keys["qwen3moe.expert_used_count"] = gguf::Value::u32(5); break;
+        case 11: s.keys["qwen3moe.expert_count"] = gguf::Value::u32(3); break;
+        case 12: s.tensors["blk.1.ffn_down_exps.weight"] = {8, 8, 3}; break;
+        case 13: s.keys.erase("qwen3moe.expert_count"); break;
+        case 14: s.tensors.erase("blk.0.attn_sinks.weight"); break;
+        case 15: s.tensors["blk.1.ffn_up_exps.bias"] = {8, 3}; break;
+        case 16: s.keys["gpt-oss.rope.scaling.type"] = gguf::Value::string("warp"); break;
         }
         auto m = bind(s);
         qInfo("%s", m->status.toString().c_str());

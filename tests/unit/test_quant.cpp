@@ -251,6 +251,12 @@ private Q_SLOTS:
         QCOMPARE(chooseType(m, role("blk.7.attn_q.weight", 896)), Type::Q5_0);
         QCOMPARE(chooseType(m, role("output.weight", 896)), Type::Q8_0);
         QCOMPARE(chooseType(m, role("blk.7.attn_q.weight", 100)), Type::F16);
+        // Mixtures of experts: routers and (2-D) expert biases stay F32; expert down projections
+        // get the ffn_down rule.
+        QCOMPARE(chooseType(m, role("blk.7.ffn_gate_inp.weight")), Type::F32);
+        QCOMPARE(chooseType(m, role("blk.7.ffn_up_exps.bias")), Type::F32);
+        QCOMPARE(chooseType(m, role("blk.6.ffn_down_exps.weight")), Type::Q6_K);
+        QCOMPARE(chooseType(m, role("blk.7.ffn_down_exps.weight")), Type::Q4_K);
 
         const Mix s = *mixFromName("Q4_K_S");
         QCOMPARE(chooseType(s, role("blk.3.attn_v.weight")), Type::Q5_K);

@@ -299,7 +299,14 @@ Status pagedAttention(const PagedAttentionCall& c) {
         float* ot = c.out + c.rows[t] * c.rowStride + c.kvHead * G * D;
         for (int64_t j = 0; j < G; ++j) {
             const int64_t state = t * G + j;
-            const float inv = l[state] > 0.0f ? 1.0f / l[state] : 0.0f;
+            float inv = l[state] > 0.0f ? 1.0f / l[state] : 0.0f;
+            if (c.sinks) {
+                // The sink's exp(sink) joins the denominator, both sides rescaled to the larger max.
+                const float sink = c.sinks[c.kvHead * G + j];
+                const float top = l[state] > 0.0f ? std::max(m[state], sink) : sink;
+                const float keep = l[state] > 0.0f ? std::exp(m[state] - top) : 0.0f;
+                inv = keep / (l[state] * keep + std::exp(sink - top));
+            }
             for (int64_t d = 0; d < D; ++d) ot[j * D + d] = acc[state * D + d] * inv;
         }
     }

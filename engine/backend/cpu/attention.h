@@ -37,6 +37,9 @@ struct PagedAttentionCall {
     int64_t window = 0;
     // Score soft-capping (> 0): scores (after scale) become softcap * tanh(score / softcap).
     float softcap = 0.0f;
+    // Attention sinks (gpt-oss): one logit per query head (all nHead, indexed as q's heads) that
+    // joins each softmax's denominator without a value.
+    const float* sinks = nullptr;
 };
 
 // Fails (and writes nothing) when a position is not mapped by the block table.

@@ -81,8 +81,10 @@ Result<uint64_t> CpuDevice::loadWeights(const std::vector<graph::Weight>& all, s
             std::vector<ref::Matrix> matrices;
             for (const backend::WeightUse& u : used) {
                 const graph::Weight& w = all[size_t(u.index)];
-                if (!u.matMul || w.nDims != 2) continue;
-                matrices.push_back({w.data, w.type, w.ne[0], w.ne[1], w.rowBytes});
+                if (!u.matMul || w.nDims < 2 || w.ne[3] != 1) continue;
+                // A 3-D weight holds one matrix per expert: each gets its own copy.
+                for (int64_t e = 0; e < w.ne[2]; ++e)
+                    matrices.push_back({w.data + uint64_t(e) * w.rowBytes * uint64_t(w.ne[1]), w.type, w.ne[0], w.ne[1], w.rowBytes});
             }
             auto packed = std::make_shared<RepackedWeights>();
             HEARTH_RETURN_IF_ERROR(packed->addAll(matrices, /*releaseSource=*/true, m_pool));

@@ -43,6 +43,15 @@ struct Step {
     int64_t n = 0;
     int nextJob = -1;                   // the next matMul job (for prefetching), -1 at the end
     int rope = -1;                      // Rope: its angle table
+    int experts = -1;                   // MatMulId (one, or gate and up on the same input): m_experts
+};
+
+// The expert matrices of the MatMulId nodes of one step: per node, each expert's matrix and
+// repacked copy.
+struct ExpertStep {
+    std::vector<int> nodes;
+    std::vector<std::vector<ref::Matrix>> matrices;
+    std::vector<std::vector<const PackedMatrix*>> packed;
 };
 
 // Angles of one RoPE configuration for every token of the step: [n][half][cos, sin].
@@ -80,7 +89,7 @@ public:
             const Node& n = nodes[size_t(index)];
             Step step;
             step.node = index;
-            const Tensor& w = n.op == Op::MatMul ? m_h.t(n.src[0]) : m_h.t(n.out);
+            const Tensor& w = n.op == Op::MatMul || n.op == Op::MatMulId ? m_h.t(n.src[0]) : m_h.t(n.out);
             if (n.op == Op::MatMul && w.kind == graph::TensorKind::Weight && w.viewOf == graph::kNone) {
                 // Join the job before when it multiplies the same activations.
                 if (!m_steps.empty() && m_steps.back().matMul && m_steps.back().outs.size() < 3 &&
@@ -92,6 +101,22 @@ public:
                 step.x = m_h.f(n.src[1]);
                 step.n = m_h.t(n.src[1]).rows();
                 appendMatMul(step, n, packed);
+            } else if (n.op == Op::MatMulId && w.kind == graph::TensorKind::Weight && w.viewOf == graph::kNone) {
+                // Gate and up read the same input with the same experts: one step.
+                if (!m_steps.empty() && m_steps.back().experts >= 0) {
+                    ExpertStep& prev = m_experts[size_t(m_steps.back().experts)];
+                    const Node& first = nodes[size_t(prev.nodes[0])];
+                    if (prev.nodes.size() < 2 && first.src[1] == n.src[1] && first.src[2] == n.src[2]) {
+                        appendExperts(prev, index, packed);
+                        continue;
+                    }
+                }
+                step.experts = int(m_experts.size());
+                m_experts.emplace_back();
+                appendExperts(m_experts.back(), index, packed);
+                const int64_t pairs = m_h.t(n.src[2]).elements();
+                m_expertPairs = std::max(m_expertPairs, pairs);
+                m_expertWidth = std::max({m_expertWidth, w.ne[0], w.ne[1]});
             } else if (n.op == Op::Rope) {
                 step.rope = ropeTable(n);
             } else if (n.op == Op::Attention) {
@@ -108,6 +133,11 @@ public:
             m_steps[size_t(i)].nextJob = next;
             if (m_steps[size_t(i)].matMul) next = i;
         }
+        // Expert scratch: each expert's rows gathered, and its outputs before they are scattered.
+        m_expertX.resize(size_t(m_expertPairs * m_expertWidth));
+        m_expertY.resize(size_t(m_expertPairs * m_expertWidth));
+        m_expertOrder.resize(size_t(m_expertPairs));
+        m_expertJobs.reserve(size_t(m_expertPairs) * 2);
         // Attention scratch for the step's token count.
         m_rows.resize(size_t(maxTokens));
         m_positions.resize(size_t(maxTokens));
@@ -143,6 +173,63 @@ private:
             const ref::Matrix& m = step.matrices[i];
             step.outs.push_back({&m, packed ? packed->find(m) : nullptr, m_h.f(step.outTensors[i])});
         }
+    }
+
+    void appendExperts(ExpertStep& e, int index, const RepackedWeights* packed) {
+        const Node& n = m_h.graph->nodes()[size_t(index)];
+        const Tensor& w = m_h.t(n.src[0]);
+        e.nodes.push_back(index);
+        auto& mats = e.matrices.emplace_back();
+        auto& copies = e.packed.emplace_back();
+        for (int64_t x = 0; x < w.ne[2]; ++x) {
+            mats.push_back({m_h.ptr[size_t(n.src[0])] + uint64_t(x) * w.nb[2], w.type, w.ne[0], w.ne[1], w.nb[1]});
+            copies.push_back(packed ? packed->find(mats.back()) : nullptr);
+        }
+    }
+
+    // out[t][e] = x[t][e or 0] · W[ids[t][e]]ᵀ for the step's MatMulId nodes (same x and ids). A
+    // few tokens: every (token, expert) product as one parallel job. More: each expert's tokens
+    // gathered and multiplied as one batch, so that each chosen expert's weights are read once.
+    Status expertMatMul(const ExpertStep& e) {
+        const Node& n = m_h.graph->nodes()[size_t(e.nodes[0])];
+        const Tensor &W = m_h.t(n.src[0]), &X = m_h.t(n.src[1]), &I = m_h.t(n.src[2]);
+        const int64_t k = I.ne[0], tokens = I.ne[1], cols = W.ne[0], rows = W.ne[1], nExp = W.ne[2];
+        const bool shared = X.ne[1] == 1;
+        const int32_t* ids = m_h.i(n.src[2]);
+        const float* x = m_h.f(n.src[1]);
+        for (int64_t p = 0; p < k * tokens; ++p)
+            if (ids[p] < 0 || ids[p] >= nExp)
+                return outOfRange("mat_mul_id: expert " + std::to_string(ids[p]) + " outside [0, " + std::to_string(nExp) + ")");
+        auto xRow = [&](int64_t p) { return x + (shared ? p / k : p) * cols; };
+        if (tokens <= 4) {
+            m_expertJobs.clear();
+            for (size_t i = 0; i < e.nodes.size(); ++i) {
+                float* y = m_h.f(m_h.graph->nodes()[size_t(e.nodes[i])].out);
+                for (int64_t p = 0; p < k * tokens; ++p)
+                    m_expertJobs.push_back({&e.matrices[i][size_t(ids[p])], e.packed[i][size_t(ids[p])], xRow(p), 1, y + p * rows});
+            }
+            return matMulExperts(m_expertJobs, m_pool);
+        }
+        // The (token, slot) pairs by expert: a counting sort.
+        m_expertStart.assign(size_t(nExp + 1), 0);
+        for (int64_t p = 0; p < k * tokens; ++p) ++m_expertStart[size_t(ids[p]) + 1];
+        for (int64_t x2 = 0; x2 < nExp; ++x2) m_expertStart[size_t(x2 + 1)] += m_expertStart[size_t(x2)];
+        m_expertFill.assign(m_expertStart.begin(), m_expertStart.end() - 1);
+        for (int64_t p = 0; p < k * tokens; ++p) m_expertOrder[size_t(m_expertFill[size_t(ids[p])]++)] = p;
+        for (int64_t x2 = 0; x2 < nExp; ++x2) {
+            const int64_t b = m_expertStart[size_t(x2)], c = m_expertStart[size_t(x2 + 1)] - b;
+            if (c == 0) continue;
+            for (int64_t r = 0; r < c; ++r)
+                std::memcpy(m_expertX.data() + r * cols, xRow(m_expertOrder[size_t(b + r)]), size_t(cols) * 4);
+            for (size_t i = 0; i < e.nodes.size(); ++i) {
+                HEARTH_RETURN_IF_ERROR(matMul(e.matrices[i][size_t(x2)], e.packed[i][size_t(x2)], m_expertX.data(), c,
+                                              m_expertY.data(), m_pool));
+                float* y = m_h.f(m_h.graph->nodes()[size_t(e.nodes[i])].out);
+                for (int64_t r = 0; r < c; ++r)
+                    std::memcpy(y + m_expertOrder[size_t(b + r)] * rows, m_expertY.data() + r * rows, size_t(rows) * 4);
+            }
+        }
+        return Status::ok();
     }
 
     int ropeTable(const Node& n) {
@@ -187,6 +274,7 @@ private:
             prefetchWorkerChunk(next, step.n, m_pool);
             return s;
         }
+        if (step.experts >= 0) return expertMatMul(m_experts[size_t(step.experts)]);
         const Tensor& out = m_h.t(n.out);
         const int64_t width = out.ne[0], rows = out.rows();
         switch (n.op) {
@@ -320,7 +408,7 @@ private:
 
     bool fastAttention(const Node& n) const {
         const Tensor &q = m_h.t(n.src[0]), &out = m_h.t(n.out);
-        return n.src[5] == graph::kNone && out.ne[0] == q.ne[0] &&
+        return out.ne[0] == q.ne[0] &&
                m_h.kvLayer(n.src[1]) == m_h.kvLayer(n.src[2]) && n.attn.blockSize == m_h.kv->store().blockSize();
     }
 
@@ -398,6 +486,7 @@ private:
                 call.nTokens = it.count;
                 call.window = n.attn.window;
                 call.softcap = n.attn.softcap;
+                call.sinks = n.src[5] != graph::kNone ? m_h.f(n.src[5]) : nullptr;
                 if (!pagedAttention(call).isOk()) failed = true;
             }
         };
@@ -413,6 +502,11 @@ private:
     std::vector<Step> m_steps;
     std::vector<RopeTable> m_ropes;
     int64_t m_ropeTokens = 0;
+    std::vector<ExpertStep> m_experts;
+    int64_t m_expertPairs = 0, m_expertWidth = 0;
+    std::vector<float> m_expertX, m_expertY;
+    std::vector<int64_t> m_expertOrder, m_expertStart, m_expertFill;
+    std::vector<ExpertMatMul> m_expertJobs;
     std::vector<uint8_t> m_raw; // an embedding row read from the file
     bool m_attentionReady = false;
     std::vector<int64_t> m_rows;

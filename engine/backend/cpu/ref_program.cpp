@@ -229,6 +229,15 @@ Status runReferenceNode(const HostTensors& h, const Node& n) {
     case Op::Gelu: return unary([](float v) { return ref::gelu(v); });
     case Op::SwiGlu: ref::swiglu(src(0), src(1), h.f(n.out), count); return Status::ok();
     case Op::GeGlu: ref::geglu(src(0), src(1), h.f(n.out), count); return Status::ok();
+    case Op::SwiGluOai: {
+        const float *g = src(0), *u = src(1);
+        float* o = h.f(n.out);
+        for (int64_t i = 0; i < count; ++i) {
+            const double x = std::min(g[i], n.cap), y = std::clamp(u[i], -n.cap, n.cap);
+            o[i] = float(x / (1.0 + std::exp(-double(n.scale) * x)) * (y + 1.0));
+        }
+        return Status::ok();
+    }
     case Op::Softmax:
         for (int64_t r = 0; r < rows; ++r) {
             float* o = h.f(n.out) + r * width;
@@ -272,6 +281,33 @@ Status runReferenceNode(const HostTensors& h, const Node& n) {
             for (int64_t i2 = 0; i2 < out.ne[2]; ++i2)
                 for (int64_t i1 = 0; i1 < out.ne[1]; ++i1)
                     for (int64_t i0 = 0; i0 < out.ne[0]; ++i0) o[i++] = at(h, n.src[0], i0, i1, i2, i3);
+        return Status::ok();
+    }
+    case Op::Gather: {
+        const Tensor &X = h.t(n.src[0]), &I = h.t(n.src[1]);
+        const int64_t k = I.ne[0];
+        const int32_t* ids = h.i(n.src[1]);
+        float* o = h.f(n.out);
+        for (int64_t r = 0; r < I.rows(); ++r)
+            for (int64_t e = 0; e < k; ++e) {
+                const int32_t id = ids[r * k + e];
+                if (id < 0 || id >= X.ne[0])
+                    return outOfRange("gather: index " + std::to_string(id) + " outside [0, " + std::to_string(X.ne[0]) + ")");
+                o[r * k + e] = src(0)[r * X.ne[0] + id];
+            }
+        return Status::ok();
+    }
+    case Op::WeightedSum: {
+        const Tensor& Y = h.t(n.src[0]);
+        const int64_t J = Y.ne[0], k = Y.ne[1];
+        const float *y = src(0), *w = src(1);
+        float* o = h.f(n.out);
+        for (int64_t t = 0; t < Y.ne[2]; ++t)
+            for (int64_t j = 0; j < J; ++j) {
+                double acc = 0.0;
+                for (int64_t e = 0; e < k; ++e) acc += double(w[t * k + e]) * double(y[(t * k + e) * J + j]);
+                o[t * J + j] = float(acc);
+            }
         return Status::ok();
     }
     }

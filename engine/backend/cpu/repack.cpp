@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <unordered_set>
 
 namespace hearth::cpu {
 
@@ -384,6 +385,74 @@ Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t 
     return Status::ok();
 }
 
+Status matMulExperts(std::span<const ExpertMatMul> jobs, ThreadPool* pool) {
+    if (jobs.empty()) return Status::ok();
+    const Isa isa = activeIsaLevel();
+    for (const ExpertMatMul& j : jobs)
+        if (!j.w || !j.x || !j.y || j.n < 0) return invalidArgument("matMulExperts: an incomplete job");
+#if defined(__x86_64__)
+    const ref::Matrix& first = *jobs[0].w;
+    bool one = pool && pool->size() > 1 && jobs.size() > 1;
+    for (const ExpertMatMul& j : jobs) {
+        const PackedMatrix* p = j.packed;
+        one = one && j.n >= 1 && j.n <= 4 && p && canRepack(p->type(), isa) && p->type() == j.w->type &&
+              p->rows() == j.w->rows && p->cols() == j.w->cols && p->type() == first.type && p->cols() == first.cols;
+    }
+    if (one) {
+        // The jobs' distinct inputs side by side, quantized in one go.
+        thread_local std::vector<float> inputs;
+        thread_local std::vector<std::pair<const float*, int64_t>> starts; // input, its first row
+        thread_local std::vector<kernels::PackedJob> packed;
+        thread_local std::vector<int64_t> ends;
+        const int64_t cols = first.cols;
+        starts.clear();
+        int64_t rows = 0;
+        for (const ExpertMatMul& j : jobs) {
+            bool seen = false;
+            for (const auto& s : starts) seen = seen || s.first == j.x;
+            if (!seen) {
+                starts.emplace_back(j.x, rows);
+                rows += j.n;
+            }
+        }
+        inputs.resize(size_t(rows * cols));
+        for (const ExpertMatMul& j : jobs)
+            for (const auto& s : starts)
+                if (s.first == j.x) std::memcpy(inputs.data() + s.second * cols, j.x, size_t(j.n * cols) * 4);
+        uint64_t actRowBytes = 0;
+        const uint8_t* acts = kernels::quantizeActivations(actKindOf(first.type), inputs.data(), rows, cols, pool, &actRowBytes);
+        if (!acts) return outOfMemory("matMul: activation buffer");
+        packed.resize(jobs.size());
+        ends.resize(jobs.size());
+        int64_t total = 0;
+        for (size_t i = 0; i < jobs.size(); ++i) {
+            packed[i] = packedJob(*jobs[i].packed, jobs[i].y, jobs[i].n);
+            for (const auto& s : starts)
+                if (s.first == jobs[i].x) packed[i].acts = acts + uint64_t(s.second) * actRowBytes;
+            packed[i].actRowBytes = actRowBytes;
+            total += jobs[i].packed->groups();
+            ends[i] = total;
+        }
+        // The workers see their own thread_local vectors: hand them this thread's by pointer.
+        const kernels::PackedJob* work = packed.data();
+        const int64_t* workEnds = ends.data();
+        const size_t count = jobs.size();
+        pool->parallelFor(total, [work, workEnds, count, jobs](int64_t g0, int64_t g1) {
+            // The job holding g0: the ends ascend.
+            size_t i = size_t(std::upper_bound(workEnds, workEnds + count, g0) - workEnds);
+            for (; i < count && g0 < g1; ++i) {
+                const int64_t start = workEnds[i] - jobs[i].packed->groups(), e = std::min(g1, workEnds[i]);
+                kernels::packedGroupsAvx512(work[i], g0 - start, e - start, 0, jobs[i].n);
+                g0 = e;
+            }
+        }, groupGrain(total, pool->size()));
+        return Status::ok();
+    }
+#endif
+    for (const ExpertMatMul& j : jobs) HEARTH_RETURN_IF_ERROR(matMul(*j.w, j.packed, j.x, j.n, j.y, pool, isa));
+    return Status::ok();
+}
+
 namespace {
 
 // The groups of the decode job over `next` (matrices end to end) that the split gives thread
@@ -446,11 +515,10 @@ Status RepackedWeights::addAll(const std::vector<ref::Matrix>& ws, bool releaseS
                                ThreadPool* pool) {
     // The distinct matrices that get a copy (tied embeddings appear twice).
     std::vector<const ref::Matrix*> todo;
+    std::unordered_set<const uint8_t*> seen;
     for (const ref::Matrix& w : ws) {
         if (!canRepack(w.type, activeIsaLevel()) || !w.data || m_map.count(w.data)) continue;
-        if (std::none_of(todo.begin(), todo.end(),
-                         [&](const ref::Matrix* o) { return o->data == w.data; }))
-            todo.push_back(&w);
+        if (seen.insert(w.data).second) todo.push_back(&w);
     }
     // One mapping for all the copies, each at a 4 KiB-aligned offset.
     std::vector<uint64_t> offsets(todo.size());

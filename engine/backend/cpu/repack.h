@@ -107,6 +107,18 @@ struct SharedMatMul {
 // after one activation quantization; otherwise matMul for each. Same results as matMul.
 Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t n, ThreadPool* pool);
 
+// One expert's part of a mat_mul_id: y[n][w.rows] = x[n][w.cols] · wᵀ.
+struct ExpertMatMul {
+    const ref::Matrix* w = nullptr;
+    const PackedMatrix* packed = nullptr;
+    const float* x = nullptr;
+    int64_t n = 0;
+    float* y = nullptr;
+};
+// matMul for each job. At decode (every job n <= 4, repacked copies of one type and width, a
+// pool of two or more threads) as one parallel job over all their row groups, after quantizing
+// each distinct x once. Same results as matMul.
+Status matMulExperts(std::span<const ExpertMatMul> jobs, ThreadPool* pool);
 // Decode's weight prefetching around its jobs (n <= 4 tokens, a pool of two or more threads,
 // repacked copies; otherwise they do nothing). `next` is the job after: one matrix, or
 // matMulShared's, whose groups run through its matrices end to end. ThreadPool's guided split

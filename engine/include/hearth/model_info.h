@@ -30,6 +30,8 @@ struct ModelInfo {
     uint32_t embeddingLength = 0;
     uint32_t blockCount = 0;
     uint32_t feedForwardLength = 0;
+    uint32_t expertCount = 0;     // mixture of experts: experts per layer (0: dense)
+    uint32_t expertUsedCount = 0; // experts each token runs through
     uint32_t headCount = 0;
     uint32_t headCountKv = 0;
     uint32_t keyLength = 0;   // per-head K dimension
