@@ -1,7 +1,6 @@
-// `hearth-cli split`: writes a model as llama.cpp's gguf-split parts (NAME-00001-of-0000N.gguf, ...)
-// by tensors or bytes per part, or merges a split model back into one file (--merge).
+// `hearth-cli split`: writes a model as llama.cpp's gguf-split parts (NAME-00001-of-0000N.gguf,
+// ...) by tensors or bytes per part, or merges a split model back into one file (--merge).
 #include "commands.h"
-
 #include "hearth/gguf.h"
 
 #include <charconv>
@@ -31,9 +30,10 @@ Status copyModel(const std::shared_ptr<const gguf::File>& file, gguf::Writer& w)
         const uint8_t* data = file->tensorData(t);
         if (!data) return invalidFormat("tensor '" + t.name + "' has no data");
         std::vector<uint64_t> shape(t.ne.begin(), t.ne.begin() + t.nDims);
-        HEARTH_RETURN_IF_ERROR(w.addTensor(t.name, t.type, shape, [file, data](uint8_t* dst, uint64_t bytes) {
-            return file->dataReader()->read(data, size_t(bytes), dst);
-        }));
+        HEARTH_RETURN_IF_ERROR(
+            w.addTensor(t.name, t.type, shape, [file, data](uint8_t* dst, uint64_t bytes) {
+                return file->dataReader()->read(data, size_t(bytes), dst);
+            }));
     }
     return Status::ok();
 }
@@ -58,7 +58,8 @@ int runSplit(Args args) {
             merge = true;
         } else if (a == "--max-size" && i + 1 < args.size()) {
             if (!parseByteSize(args[++i], options.maxBytes)) {
-                std::fprintf(stderr, "hearth-cli split: --max-size needs a size such as 512M or 2G\n");
+                std::fprintf(stderr,
+                             "hearth-cli split: --max-size needs a size such as 512M or 2G\n");
                 return 2;
             }
         } else if (a == "--max-tensors" && i + 1 < args.size()) {
@@ -69,21 +70,24 @@ int runSplit(Args args) {
                 return 2;
             }
         } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "hearth-cli split: unknown or incomplete option '%.*s'\n", int(a.size()), a.data());
+            std::fprintf(stderr, "hearth-cli split: unknown or incomplete option '%.*s'\n",
+                         int(a.size()), a.data());
             return 2;
         } else {
             positional.emplace_back(a);
         }
     }
     const bool limited = options.maxBytes > 0 || options.maxTensors > 0;
-    if (positional.size() != 2 || merge == limited || (options.maxBytes > 0 && options.maxTensors > 0)) {
+    if (positional.size() != 2 || merge == limited ||
+        (options.maxBytes > 0 && options.maxTensors > 0)) {
         std::fputs(kSplitHelp, stderr);
         return 2;
     }
     const std::string &in = positional[0], &out = positional[1];
     auto opened = gguf::File::open(in);
     if (!opened) {
-        std::fprintf(stderr, "hearth-cli: %s: %s\n", in.c_str(), opened.status().toString().c_str());
+        std::fprintf(stderr, "hearth-cli: %s: %s\n", in.c_str(),
+                     opened.status().toString().c_str());
         return 2;
     }
     const auto file = std::make_shared<const gguf::File>(std::move(*opened));
@@ -95,7 +99,8 @@ int runSplit(Args args) {
     if (merge) {
         for (const gguf::PartInfo& p : file->parts())
             if (sameFile(p.path, out)) {
-                std::fprintf(stderr, "hearth-cli split: refusing to overwrite the input file %s\n", p.path.c_str());
+                std::fprintf(stderr, "hearth-cli split: refusing to overwrite the input file %s\n",
+                             p.path.c_str());
                 return 2;
             }
         if (Status s = w.writeFile(out); !s.isOk()) {
@@ -110,19 +115,22 @@ int runSplit(Args args) {
     for (const gguf::PartInfo& p : file->parts()) {
         const auto name = gguf::parseSplitName(p.path);
         std::error_code ec;
-        if (name && std::filesystem::weakly_canonical(name->prefix, ec) == std::filesystem::weakly_canonical(out, ec)) {
-            std::fprintf(stderr, "hearth-cli split: OUT_PREFIX %s would overwrite the input %s\n", out.c_str(),
-                         p.path.c_str());
+        if (name && std::filesystem::weakly_canonical(name->prefix, ec) ==
+                        std::filesystem::weakly_canonical(out, ec)) {
+            std::fprintf(stderr, "hearth-cli split: OUT_PREFIX %s would overwrite the input %s\n",
+                         out.c_str(), p.path.c_str());
             return 2;
         }
     }
     auto written = w.writeSplit(out, options);
     if (!written) {
-        std::fprintf(stderr, "hearth-cli: %s: %s\n", out.c_str(), written.status().toString().c_str());
+        std::fprintf(stderr, "hearth-cli: %s: %s\n", out.c_str(),
+                     written.status().toString().c_str());
         return 1;
     }
     for (const std::string& p : *written) std::printf("%s\n", p.c_str());
-    std::fprintf(stderr, "hearth-cli: wrote %zu parts (%zu tensors)\n", written->size(), file->tensors().size());
+    std::fprintf(stderr, "hearth-cli: wrote %zu parts (%zu tensors)\n", written->size(),
+                 file->tensors().size());
     return 0;
 }
 

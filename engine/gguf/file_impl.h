@@ -48,7 +48,8 @@ struct File::Impl {
 namespace detail {
 
 // Maps (or reads, with useMmap = false) one file and parses it as a one-part File::Impl.
-Result<std::unique_ptr<File::Impl>> openOnePart(const std::string& path, const ReadOptions& options);
+Result<std::unique_ptr<File::Impl>> openOnePart(const std::string& path,
+                                                const ReadOptions& options);
 
 // When `first` is the first part of a split model (split.count > 1), opens and checks the other
 // parts and appends their bytes and tensors to it. A file without split keys is left alone.

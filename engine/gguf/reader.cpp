@@ -193,9 +193,11 @@ Result<std::unique_ptr<File::Impl>> detail::openOnePart(const std::string& path,
             const ssize_t n = ::pread(part->fd, out + done,
                                       std::min<size_t>(size_t(st.st_size) - done, size_t(1) << 26), off_t(done));
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0)
+            if (n <= 0) {
+                const int err = n < 0 ? errno : 0;
                 return ioError("cannot read " + path + ": " +
-                               (n < 0 ? std::string(std::strerror(errno)) : std::string("the file got shorter")));
+                               (err ? std::string(std::strerror(err)) : std::string("the file got shorter")));
+            }
             done += size_t(n);
         }
         part->data = out;
@@ -203,7 +205,10 @@ Result<std::unique_ptr<File::Impl>> detail::openOnePart(const std::string& path,
         part->fd = -1;
     } else if (st.st_size > 0) {
         void* m = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, part->fd, 0);
-        if (m == MAP_FAILED) return ioError("cannot map " + path + ": " + std::strerror(errno));
+        if (m == MAP_FAILED) {
+            const int err = errno;
+            return ioError("cannot map " + path + ": " + std::strerror(err));
+        }
         part->mapping = m;
         part->mappingSize = size_t(st.st_size);
         part->data = static_cast<const uint8_t*>(m);

@@ -30,7 +30,9 @@ Result<uint32_t> splitNumber(const File::Impl& f, std::string_view key, const st
     return uint32_t(*u);
 }
 
-std::string count(uint64_t n) { return std::to_string(n); }
+std::string count(uint64_t n) {
+    return std::to_string(n);
+}
 
 bool parseDigits(std::string_view s, uint32_t& out) {
     if (s.size() != kDigits) return false;
@@ -98,8 +100,8 @@ Status detail::openOtherParts(File::Impl& f, const ReadOptions& options) {
     }
     HEARTH_ASSIGN_OR_RETURN(const uint32_t no, splitNumber(f, kSplitNoKey, path));
     if (no >= parts)
-        return invalidFormat(path + ": " + std::string(kSplitNoKey) + " " + count(no) + " is not below " +
-                             std::string(kSplitCountKey) + " " + count(parts));
+        return invalidFormat(path + ": " + std::string(kSplitNoKey) + " " + count(no) +
+                             " is not below " + std::string(kSplitCountKey) + " " + count(parts));
     if (no != 0)
         return invalidArgument(path + " is part " + count(no + 1) + " of " + count(parts) +
                                " of a split model: open its first part, " +
@@ -112,14 +114,16 @@ Status detail::openOtherParts(File::Impl& f, const ReadOptions& options) {
 
     const Value* total = findKey(f, kSplitTensorsCountKey);
     const auto expected = total ? total->asInt() : std::nullopt;
-    if (!total) return invalidFormat(path + " has no " + std::string(kSplitTensorsCountKey) + " key");
+    if (!total)
+        return invalidFormat(path + " has no " + std::string(kSplitTensorsCountKey) + " key");
     if (!expected || *expected < 0 || *expected > std::numeric_limits<int32_t>::max())
         return invalidFormat(path + ": " + std::string(kSplitTensorsCountKey) + " is " +
                              total->toDisplayString() + ", not a tensor count");
 
     for (uint32_t i = 1; i < parts; ++i) {
         const std::string partPath = splitPartPath(name->prefix, i, parts);
-        const std::string where = "part " + count(i + 1) + " of " + count(parts) + " (" + partPath + ")";
+        const std::string where =
+            "part " + count(i + 1) + " of " + count(parts) + " (" + partPath + ")";
         if (!fileExists(partPath)) return notFound(where + " is missing");
         Result<std::unique_ptr<File::Impl>> opened = openOnePart(partPath, options);
         if (!opened) return opened.status().withContext(where);
@@ -127,22 +131,23 @@ Status detail::openOtherParts(File::Impl& f, const ReadOptions& options) {
         HEARTH_ASSIGN_OR_RETURN(const uint32_t partNo, splitNumber(part, kSplitNoKey, where));
         HEARTH_ASSIGN_OR_RETURN(const uint32_t partCount, splitNumber(part, kSplitCountKey, where));
         if (partNo != i)
-            return invalidFormat(where + ": " + std::string(kSplitNoKey) + " is " + count(partNo) + ", expected " +
-                                 count(i) + " (0-based)");
+            return invalidFormat(where + ": " + std::string(kSplitNoKey) + " is " + count(partNo) +
+                                 ", expected " + count(i) + " (0-based)");
         if (partCount != parts)
-            return invalidFormat(where + ": " + std::string(kSplitCountKey) + " is " + count(partCount) +
-                                 ", the first part says " + count(parts));
+            return invalidFormat(where + ": " + std::string(kSplitCountKey) + " is " +
+                                 count(partCount) + ", the first part says " + count(parts));
         if (const Value* t = findKey(part, kSplitTensorsCountKey); t && t->asInt() != expected)
             return invalidFormat(where + ": " + std::string(kSplitTensorsCountKey) + " is " +
-                                 t->toDisplayString() + ", the first part says " + count(uint64_t(*expected)));
+                                 t->toDisplayString() + ", the first part says " +
+                                 count(uint64_t(*expected)));
         if (f.tensors.size() + part.tensors.size() > options.maxTensorCount)
-            return invalidFormat(where + ": the parts hold more than " + count(options.maxTensorCount) +
-                                 " tensors");
+            return invalidFormat(where + ": the parts hold more than " +
+                                 count(options.maxTensorCount) + " tensors");
         for (TensorInfo& t : part.tensors) {
             if (auto it = f.tensorIndex.find(t.name); it != f.tensorIndex.end()) {
                 const uint32_t other = f.tensors[it->second].part;
-                return invalidFormat(where + ": tensor '" + t.name + "' is also in part " + count(other + 1) +
-                                     " (" + f.parts[other]->path + ")");
+                return invalidFormat(where + ": tensor '" + t.name + "' is also in part " +
+                                     count(other + 1) + " (" + f.parts[other]->path + ")");
             }
             t.part = i;
             f.tensorIndex.emplace(t.name, f.tensors.size());
@@ -152,8 +157,8 @@ Status detail::openOtherParts(File::Impl& f, const ReadOptions& options) {
     }
     if (f.tensors.size() != uint64_t(*expected))
         return invalidFormat(path + ": " + std::string(kSplitTensorsCountKey) + " is " +
-                             count(uint64_t(*expected)) + " but the " + count(parts) + " parts hold " +
-                             count(f.tensors.size()) + " tensors");
+                             count(uint64_t(*expected)) + " but the " + count(parts) +
+                             " parts hold " + count(f.tensors.size()) + " tensors");
     return Status::ok();
 }
 

@@ -12,7 +12,6 @@
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <condition_variable>
 #include <cstring>
 #include <functional>
@@ -23,7 +22,9 @@ using namespace hearth::gguf;
 
 namespace {
 
-std::string storiesPath() { return test::testDataPath(QStringLiteral("models/stories260K.gguf")); }
+std::string storiesPath() {
+    return test::testDataPath(QStringLiteral("models/stories260K.gguf"));
+}
 
 // A writer holding `f`'s metadata (split keys too when keepSplitKeys) and tensors (bytes copied),
 // the tensors in reverse order when `reversed`.
@@ -36,7 +37,8 @@ Writer copyOf(const File& f, bool keepSplitKeys = false, bool reversed = false) 
     if (reversed) std::reverse(order.begin(), order.end());
     for (const TensorInfo* t : order) {
         const uint8_t* d = f.tensorData(*t);
-        const Status s = w.addTensor(t->name, t->type, std::vector<uint64_t>(t->ne.begin(), t->ne.begin() + t->nDims),
+        const Status s = w.addTensor(t->name, t->type,
+                                     std::vector<uint64_t>(t->ne.begin(), t->ne.begin() + t->nDims),
                                      std::vector<uint8_t>(d, d + t->bytes));
         if (!s.isOk()) qFatal("%s", s.toString().c_str());
     }
@@ -64,7 +66,8 @@ std::string difference(const File& a, const File& b) {
         if (u->type != t.type || u->ne != t.ne || u->nDims != t.nDims || u->bytes != t.bytes)
             return "tensor '" + t.name + "' has another type or shape";
         const uint8_t *da = a.tensorData(t), *db = b.tensorData(*u);
-        if (!da || !db || std::memcmp(da, db, t.bytes) != 0) return "tensor '" + t.name + "' bytes differ";
+        if (!da || !db || std::memcmp(da, db, t.bytes) != 0)
+            return "tensor '" + t.name + "' bytes differ";
         std::vector<uint8_t> viaReader(t.bytes);
         if (!b.dataReader()->read(db, viaReader.size(), viaReader.data()).isOk() ||
             std::memcmp(viaReader.data(), da, t.bytes) != 0)
@@ -154,10 +157,13 @@ class TestGgufSplit : public QObject {
         if (!paths || paths->size() != 3) qFatal("writeSplit failed");
         return prefix;
     }
-    static std::string part(const std::string& prefix, uint32_t index) { return splitPartPath(prefix, index, 3); }
+    static std::string part(const std::string& prefix, uint32_t index) {
+        return splitPartPath(prefix, index, 3);
+    }
 
     // Opening the split at `prefix` fails with `code` and a message holding each of `phrases`.
-    static void expectError(const std::string& path, ErrorCode code, std::initializer_list<const char*> phrases) {
+    static void expectError(const std::string& path, ErrorCode code,
+                            std::initializer_list<const char*> phrases) {
         auto f = File::open(path);
         QVERIFY2(!f.isOk(), "a broken split opened");
         const std::string m = f.status().toString();
@@ -182,12 +188,15 @@ private Q_SLOTS:
         QCOMPARE(n->prefix, std::string("dir/model-q4"));
         QCOMPARE(n->index, 1u);
         QCOMPARE(n->count, 3u);
-        QCOMPARE(splitPartPath("dir/model-q4", 1, 3), std::string("dir/model-q4-00002-of-00003.gguf"));
+        QCOMPARE(splitPartPath("dir/model-q4", 1, 3),
+                 std::string("dir/model-q4-00002-of-00003.gguf"));
         QCOMPARE(splitPartPath("m", 0, 12), std::string("m-00001-of-00012.gguf"));
-        for (const char* bad : {"m-00000-of-00003.gguf", "m-00004-of-00003.gguf", "m-0002-of-00003.gguf",
-                                "m-00002-of-00003.bin", "m-0000a-of-00003.gguf", "-00001-of-00003.gguf", "m.gguf"})
+        for (const char* bad :
+             {"m-00000-of-00003.gguf", "m-00004-of-00003.gguf", "m-0002-of-00003.gguf",
+              "m-00002-of-00003.bin", "m-0000a-of-00003.gguf", "-00001-of-00003.gguf", "m.gguf"})
             QVERIFY2(!parseSplitName(bad), bad);
-        QVERIFY(isSplitKey("split.count") && isSplitKey("split.no") && isSplitKey("split.tensors.count"));
+        QVERIFY(isSplitKey("split.count") && isSplitKey("split.no") &&
+                isSplitKey("split.tensors.count"));
         QVERIFY(!isSplitKey("split.other"));
     }
 
@@ -250,7 +259,8 @@ private Q_SLOTS:
         const std::string diff = difference(*m_stories, *f);
         QVERIFY2(diff.empty(), diff.c_str());
 
-        QCOMPARE(copyOf(*m_stories).writeSplit(prefix, {}).status().code(), ErrorCode::InvalidArgument);
+        QCOMPARE(copyOf(*m_stories).writeSplit(prefix, {}).status().code(),
+                 ErrorCode::InvalidArgument);
         // In memory: the same bytes as on disk.
         auto inMemory = copyOf(*m_stories).writeSplitToMemory(o);
         QVERIFY(inMemory.isOk());
@@ -259,7 +269,8 @@ private Q_SLOTS:
         QVERIFY(last.open(QIODevice::ReadOnly));
         const QByteArray onDisk = last.readAll();
         QVERIFY(onDisk.size() == qsizetype(inMemory->back().size()) &&
-                std::memcmp(onDisk.constData(), inMemory->back().data(), size_t(onDisk.size())) == 0);
+                std::memcmp(onDisk.constData(), inMemory->back().data(), size_t(onDisk.size())) ==
+                    0);
     }
 
     void engineGivesIdenticalLogits() {
@@ -315,7 +326,8 @@ private Q_SLOTS:
     void missingPart() {
         const std::string prefix = freshSplit();
         QVERIFY(QFile::remove(QString::fromStdString(part(prefix, 1))));
-        expectError(part(prefix, 0), ErrorCode::NotFound, {"part 2 of 3", "stories-00002-of-00003.gguf", "missing"});
+        expectError(part(prefix, 0), ErrorCode::NotFound,
+                    {"part 2 of 3", "stories-00002-of-00003.gguf", "missing"});
     }
 
     void laterPartOpenedDirectly() {
@@ -328,7 +340,8 @@ private Q_SLOTS:
         const std::string prefix = freshSplit();
         rewritePart(part(prefix, 2), [](Writer& w) { w.set("split.count", Value::u16(4)); });
         expectError(part(prefix, 0), ErrorCode::InvalidFormat,
-                    {"part 3 of 3", "stories-00003-of-00003.gguf", "split.count is 4, the first part says 3"});
+                    {"part 3 of 3", "stories-00003-of-00003.gguf",
+                     "split.count is 4, the first part says 3"});
     }
 
     void partNumberDisagrees() {
@@ -338,16 +351,19 @@ private Q_SLOTS:
                     {"stories-00003-of-00003.gguf", "split.no is 1, expected 2"});
         // Parts swapped on disk.
         const std::string swapped = freshSplit();
-        const QString p2 = QString::fromStdString(part(swapped, 1)), p3 = QString::fromStdString(part(swapped, 2));
+        const QString p2 = QString::fromStdString(part(swapped, 1)),
+                      p3 = QString::fromStdString(part(swapped, 2));
         QVERIFY(QFile::rename(p2, p2 + QStringLiteral(".x")) && QFile::rename(p3, p2) &&
                 QFile::rename(p2 + QStringLiteral(".x"), p3));
-        expectError(part(swapped, 0), ErrorCode::InvalidFormat, {"stories-00002-of-00003.gguf", "split.no is 2, expected 1"});
+        expectError(part(swapped, 0), ErrorCode::InvalidFormat,
+                    {"stories-00002-of-00003.gguf", "split.no is 2, expected 1"});
     }
 
     void partWithoutSplitKeys() {
         const std::string prefix = freshSplit();
         rewritePart(part(prefix, 1), [](Writer& w) { QVERIFY(w.remove("split.count").isOk()); });
-        expectError(part(prefix, 0), ErrorCode::InvalidFormat, {"stories-00002-of-00003.gguf", "has no split.count key"});
+        expectError(part(prefix, 0), ErrorCode::InvalidFormat,
+                    {"stories-00002-of-00003.gguf", "has no split.count key"});
     }
 
     void duplicateTensorAcrossParts() {
@@ -356,12 +372,14 @@ private Q_SLOTS:
         rewritePart(part(prefix, 2), [&](Writer& w) {
             const uint8_t* d = m_stories->tensorData(inFirst);
             QVERIFY(w.addTensor(inFirst.name, inFirst.type,
-                                std::vector<uint64_t>(inFirst.ne.begin(), inFirst.ne.begin() + inFirst.nDims),
+                                std::vector<uint64_t>(inFirst.ne.begin(),
+                                                      inFirst.ne.begin() + inFirst.nDims),
                                 std::vector<uint8_t>(d, d + inFirst.bytes))
                         .isOk());
         });
         expectError(part(prefix, 0), ErrorCode::InvalidFormat,
-                    {"stories-00003-of-00003.gguf", ("tensor '" + inFirst.name + "' is also in part 1").c_str()});
+                    {"stories-00003-of-00003.gguf",
+                     ("tensor '" + inFirst.name + "' is also in part 1").c_str()});
     }
 
     void tensorCountDisagrees() {
@@ -376,34 +394,41 @@ private Q_SLOTS:
         for (size_t i = 1; i < last->tensors().size(); ++i) {
             const TensorInfo& t = last->tensors()[i];
             const uint8_t* d = last->tensorData(t);
-            QVERIFY(w.addTensor(t.name, t.type, std::vector<uint64_t>(t.ne.begin(), t.ne.begin() + t.nDims),
+            QVERIFY(w.addTensor(t.name, t.type,
+                                std::vector<uint64_t>(t.ne.begin(), t.ne.begin() + t.nDims),
                                 std::vector<uint8_t>(d, d + t.bytes))
                         .isOk());
         }
         QVERIFY(w.writeFile(part(prefix, 2)).isOk());
         expectError(part(prefix, 0), ErrorCode::InvalidFormat,
-                    {"stories-00001-of-00003.gguf", "split.tensors.count is 48 but the 3 parts hold 47 tensors"});
+                    {"stories-00001-of-00003.gguf",
+                     "split.tensors.count is 48 but the 3 parts hold 47 tensors"});
     }
 
     void truncatedPart() {
         const std::string prefix = freshSplit();
         const QString p2 = QString::fromStdString(part(prefix, 1));
         QVERIFY(QFile::resize(p2, QFileInfo(p2).size() - 100));
-        expectError(part(prefix, 0), ErrorCode::InvalidFormat,
-                    {"part 2 of 3 (", "stories-00002-of-00003.gguf", "runs past the end of the file"});
+        expectError(
+            part(prefix, 0), ErrorCode::InvalidFormat,
+            {"part 2 of 3 (", "stories-00002-of-00003.gguf", "runs past the end of the file"});
         // A part cut inside its header.
         QVERIFY(QFile::resize(p2, 40));
-        expectError(part(prefix, 0), ErrorCode::InvalidFormat, {"stories-00002-of-00003.gguf", "is impossible for a 40-byte file"});
+        expectError(part(prefix, 0), ErrorCode::InvalidFormat,
+                    {"stories-00002-of-00003.gguf", "is impossible for a 40-byte file"});
     }
 
     void firstPartNamedOtherwise() {
         const std::string prefix = freshSplit();
-        const QString renamed = QFileInfo(QString::fromStdString(prefix)).absolutePath() + QStringLiteral("/renamed.gguf");
+        const QString renamed = QFileInfo(QString::fromStdString(prefix)).absolutePath() +
+                                QStringLiteral("/renamed.gguf");
         QVERIFY(QFile::rename(QString::fromStdString(part(prefix, 0)), renamed));
         expectError(renamed.toStdString(), ErrorCode::InvalidFormat,
-                    {"renamed.gguf is the first of 3 parts", "NAME-00001-of-00003.gguf", "cannot be found"});
+                    {"renamed.gguf is the first of 3 parts", "NAME-00001-of-00003.gguf",
+                     "cannot be found"});
         // A complete file named as a first part, without split keys, is not taken for one.
-        const QString named = QFileInfo(QString::fromStdString(prefix)).absolutePath() + QStringLiteral("/whole-00001-of-00002.gguf");
+        const QString named = QFileInfo(QString::fromStdString(prefix)).absolutePath() +
+                              QStringLiteral("/whole-00001-of-00002.gguf");
         QVERIFY(QFile::copy(QString::fromStdString(storiesPath()), named));
         expectError(named.toStdString(), ErrorCode::InvalidFormat,
                     {"whole-00001-of-00002.gguf is named as part 1 of 2", "no split.count key"});
