@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "hearth/gguf.h"
 
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -16,10 +17,46 @@ namespace {
 const char* kSplitHelp =
     "usage: hearth-cli split IN.gguf OUT_PREFIX (--max-size SIZE | --max-tensors N)\n"
     "       hearth-cli split --merge IN-00001-of-0000N.gguf OUT.gguf\n"
-    "  Writes OUT_PREFIX-00001-of-0000N.gguf, ... as llama.cpp's gguf-split does: the first part\n"
-    "  holds all metadata, each part at most N tensors or SIZE bytes of tensor data (512M, 2G;\n"
-    "  K/M/G are powers of 1024; a larger tensor gets a part of its own). IN may itself be split\n"
-    "  (give its first part). --merge writes a split model (or any model) as one file.\n";
+    "  Writes OUT_PREFIX-00001-of-0000N.gguf, ... as llama.cpp's gguf-split does (the same "
+    "bytes):\n"
+    "  the first part holds all metadata, each part at most N tensors or SIZE bytes of tensor "
+    "data\n"
+    "  (a larger tensor gets a part of its own). SIZE as gguf-split reads it: 500M, 2G are 10^6 "
+    "and\n"
+    "  10^9 bytes (Hugging Face's file limit counts so); 512MiB, 2GiB powers of 1024; or bytes.\n"
+    "  IN may itself be split (give its first part). --merge writes a split model as one file.\n";
+
+// "2G" -> 2e9, "1.5GiB" -> 1.5 * 2^30, "1000000" -> 1e6. False for anything else.
+bool parseSplitSize(std::string_view text, uint64_t& bytes) {
+    size_t i = 0;
+    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
+    double v = 0.0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + i, v);
+    if (i == 0 || ec != std::errc() || end != text.data() + i) return false;
+    std::string unit(text.substr(i));
+    for (char& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
+    double scale = 0.0;
+    if (unit.empty() || unit == "B")
+        scale = 1.0;
+    else if (unit == "K" || unit == "KB")
+        scale = 1e3;
+    else if (unit == "M" || unit == "MB")
+        scale = 1e6;
+    else if (unit == "G" || unit == "GB")
+        scale = 1e9;
+    else if (unit == "KIB")
+        scale = 1024.0;
+    else if (unit == "MIB")
+        scale = 1024.0 * 1024.0;
+    else if (unit == "GIB")
+        scale = 1024.0 * 1024.0 * 1024.0;
+    else
+        return false;
+    const double b = v * scale;
+    if (!(b >= 1.0 && b <= 1e15)) return false;
+    bytes = uint64_t(b);
+    return true;
+}
 
 // Copies a model's metadata (without split keys) and tensors (read through the file's data
 // reader when written) into a writer.
@@ -57,7 +94,7 @@ int runSplit(Args args) {
         } else if (a == "--merge") {
             merge = true;
         } else if (a == "--max-size" && i + 1 < args.size()) {
-            if (!parseByteSize(args[++i], options.maxBytes)) {
+            if (!parseSplitSize(args[++i], options.maxBytes)) {
                 std::fprintf(stderr,
                              "hearth-cli split: --max-size needs a size such as 512M or 2G\n");
                 return 2;

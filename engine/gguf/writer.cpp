@@ -276,15 +276,15 @@ namespace {
 
 using TensorList = std::vector<std::shared_ptr<Writer::PendingTensor>>;
 
-// The tensors, in order, cut into parts at the options' limits.
-Result<std::vector<TensorList>> partition(const TensorList& tensors, const Writer::SplitOptions& options,
-                                          uint32_t alignment) {
+// The tensors, in order, cut into parts at the options' limits (sizes padded to 32 bytes, as
+// gguf-split counts them).
+Result<std::vector<TensorList>> partition(const TensorList& tensors, const Writer::SplitOptions& options) {
     if (options.maxTensors == 0 && options.maxBytes == 0)
         return invalidArgument("split: give a maximum number of tensors or of bytes per part");
     std::vector<TensorList> parts(1);
     uint64_t bytes = 0;
     for (const auto& t : tensors) {
-        auto padded = checkedPad(t->bytes, alignment);
+        auto padded = checkedPad(t->bytes, kDefaultAlignment);
         if (!padded) return invalidArgument("tensor '" + t->name + "': size overflows");
         TensorList& current = parts.back();
         const bool full = !current.empty() &&
@@ -304,16 +304,17 @@ Result<std::vector<TensorList>> partition(const TensorList& tensors, const Write
     return parts;
 }
 
-// A part's metadata: everything for the first, only general.alignment for the others; then the
-// split keys.
+// A part's metadata: everything for the first, nothing for the others (which gguf-split writes
+// with the default alignment); then the split keys.
 std::vector<KeyValue> partMetadata(const std::vector<KeyValue>& all, uint32_t no, uint32_t count,
                                    uint64_t tensors) {
     std::vector<KeyValue> out;
     for (const KeyValue& kv : all)
-        if (!isSplitKey(kv.key) && (no == 0 || kv.key == "general.alignment")) out.push_back(kv);
+        if (no == 0 && !isSplitKey(kv.key)) out.push_back(kv);
+    // In gguf-split's order (it sets split.count last), so that its parts and ours are the same bytes.
     out.push_back({std::string(kSplitNoKey), Value::u16(uint16_t(no))});
-    out.push_back({std::string(kSplitCountKey), Value::u16(uint16_t(count))});
     out.push_back({std::string(kSplitTensorsCountKey), Value::i32(int32_t(tensors))});
+    out.push_back({std::string(kSplitCountKey), Value::u16(uint16_t(count))});
     return out;
 }
 
@@ -321,14 +322,14 @@ std::vector<KeyValue> partMetadata(const std::vector<KeyValue>& all, uint32_t no
 
 Result<std::vector<std::string>> Writer::writeSplit(const std::string& prefix,
                                                     const SplitOptions& options) const {
-    HEARTH_ASSIGN_OR_RETURN(std::vector<TensorList> parts, partition(m_tensors, options, alignment()));
+    HEARTH_ASSIGN_OR_RETURN(std::vector<TensorList> parts, partition(m_tensors, options));
     const auto n = uint32_t(parts.size());
     std::vector<std::string> written;
     for (uint32_t i = 0; i < n; ++i) {
         const std::string path = splitPartPath(prefix, i, n);
         const std::vector<KeyValue> metadata = partMetadata(m_metadata, i, n, m_tensors.size());
         Status s = writeToPath(path, [&](const Sink& sink) {
-            return writeAll(m_version, alignment(), metadata, parts[i], sink);
+            return writeAll(m_version, i == 0 ? alignment() : kDefaultAlignment, metadata, parts[i], sink);
         });
         if (!s.isOk()) {
             for (const std::string& done : written) ::unlink(done.c_str());
@@ -340,11 +341,12 @@ Result<std::vector<std::string>> Writer::writeSplit(const std::string& prefix,
 }
 
 Result<std::vector<std::vector<uint8_t>>> Writer::writeSplitToMemory(const SplitOptions& options) const {
-    HEARTH_ASSIGN_OR_RETURN(std::vector<TensorList> parts, partition(m_tensors, options, alignment()));
+    HEARTH_ASSIGN_OR_RETURN(std::vector<TensorList> parts, partition(m_tensors, options));
     const auto n = uint32_t(parts.size());
     std::vector<std::vector<uint8_t>> out(n);
     for (uint32_t i = 0; i < n; ++i)
-        HEARTH_RETURN_IF_ERROR(writeAll(m_version, alignment(), partMetadata(m_metadata, i, n, m_tensors.size()),
+        HEARTH_RETURN_IF_ERROR(writeAll(m_version, i == 0 ? alignment() : kDefaultAlignment,
+                                        partMetadata(m_metadata, i, n, m_tensors.size()),
                                         parts[i], [&](const uint8_t* p, size_t bytes) {
                                             out[i].insert(out[i].end(), p, p + bytes);
                                             return Status::ok();

@@ -206,11 +206,25 @@ private Q_SLOTS:
             QVERIFY(std::memcmp(a->tensorData(t), b->tensorData(*u), t.bytes) == 0);
         }
 
-        // By size: no part's tensor data over 300 KiB.
+        // By size, counted as gguf-split counts (1M = 10^6 bytes of padded tensor data): the
+        // 1.13 MiB model in 2 parts, the same as with the size in bytes; 300KiB makes 5.
         const QString bySize = m_dir.filePath(QStringLiteral("split/sized"));
-        r = cli({QStringLiteral("split"), source, bySize, QStringLiteral("--max-size"), QStringLiteral("300K")});
+        r = cli({QStringLiteral("split"), source, bySize, QStringLiteral("--max-size"), QStringLiteral("1M")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
-        QVERIFY(r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts).size() >= 3);
+        QCOMPARE(r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 2);
+        const QString inBytes = m_dir.filePath(QStringLiteral("split/bytes"));
+        Run rb = cli({QStringLiteral("split"), source, inBytes, QStringLiteral("--max-size"), QStringLiteral("1000000")});
+        QVERIFY2(rb.exitCode == 0, qPrintable(rb.err));
+        auto bytesOf = [](const QString& p) {
+            QFile f(p);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        for (const char* tail : {"-00001-of-00002.gguf", "-00002-of-00002.gguf"})
+            QCOMPARE(bytesOf(bySize + QLatin1String(tail)), bytesOf(inBytes + QLatin1String(tail)));
+        r = cli({QStringLiteral("split"), source, m_dir.filePath(QStringLiteral("split/kib")), QStringLiteral("--max-size"),
+                 QStringLiteral("300KiB")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 5);
 
         // Usage errors.
         QCOMPARE(cli({QStringLiteral("split"), source, bySize}).exitCode, 2);

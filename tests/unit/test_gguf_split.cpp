@@ -230,6 +230,11 @@ private Q_SLOTS:
         auto second = File::open(part(prefix, 1), alone);
         QVERIFY(second.isOk());
         QCOMPARE(second->metadata().size(), size_t(3));
+        // In the order llama.cpp's gguf-split writes them (its parts and ours were compared byte
+        // for byte: identical for --split-max-tensors 20 and --split-max-size 1M on stories260K).
+        QCOMPARE(second->metadata()[0].key, std::string("split.no"));
+        QCOMPARE(second->metadata()[1].key, std::string("split.tensors.count"));
+        QCOMPARE(second->metadata()[2].key, std::string("split.count"));
         QCOMPARE(*second->getU32("split.no"), 1u);
         QCOMPARE(second->find("split.no")->type(), ValueType::U16);
         QCOMPARE(second->find("split.tensors.count")->type(), ValueType::I32);
@@ -271,6 +276,35 @@ private Q_SLOTS:
         QVERIFY(onDisk.size() == qsizetype(inMemory->back().size()) &&
                 std::memcmp(onDisk.constData(), inMemory->back().data(), size_t(onDisk.size())) ==
                     0);
+    }
+
+    // A model aligned to 64: the first part keeps its alignment, the later ones have the default
+    // (as gguf-split writes them), and every tensor's data still lies aligned in its part.
+    void alignmentOfTheFirstPart() {
+        Writer w = copyOf(*m_stories);
+        w.set("general.alignment", Value::u32(64));
+        auto whole = w.writeToMemory();
+        QVERIFY(whole.isOk());
+        auto wholeFile = File::fromMemory(whole->data(), whole->size());
+        QVERIFY(wholeFile.isOk());
+        const QString folder = m_dir.filePath(QStringLiteral("aligned"));
+        QDir().mkpath(folder);
+        Writer::SplitOptions o;
+        o.maxTensors = 16;
+        auto paths = w.writeSplit(QDir(folder).filePath(QStringLiteral("a")).toStdString(), o);
+        QVERIFY(paths.isOk() && paths->size() == 3);
+        auto f = File::open(paths->front());
+        QVERIFY2(f.isOk(), f.status().toString().c_str());
+        QCOMPARE(f->alignment(), 64u);
+        for (const TensorInfo& t : f->tensors())
+            QCOMPARE(t.offset % (t.part == 0 ? 64 : 32), uint64_t(0));
+        const std::string diff = difference(*wholeFile, *f);
+        QVERIFY2(diff.empty(), diff.c_str());
+        ReadOptions alone;
+        alone.openSplitParts = false;
+        auto second = File::open((*paths)[1], alone);
+        QVERIFY(second.isOk());
+        QCOMPARE(second->alignment(), 32u);
     }
 
     void engineGivesIdenticalLogits() {

@@ -272,14 +272,14 @@ public:
     // How writeSplit divides the tensors, in the order added, into parts (at least one limit).
     struct SplitOptions {
         uint64_t maxTensors = 0; // tensors per part; 0: no limit
-        // Tensor data per part, each tensor padded to the alignment (as gguf-split counts it);
-        // 0: no limit. A tensor larger than this gets a part of its own.
+        // Tensor data per part, each tensor padded to 32 bytes (as gguf-split counts it); 0: no
+        // limit. A tensor larger than this gets a part of its own.
         uint64_t maxBytes = 0;
     };
-    // Writes the model as llama.cpp's gguf-split does: PREFIX-00001-of-0000N.gguf, ... The first
-    // part gets all metadata, every part split.no, split.count and split.tensors.count (existing
-    // split keys are replaced; general.alignment is kept in every part). Returns the paths. On a
-    // failure, parts already written are removed.
+    // Writes the model as llama.cpp's gguf-split does (the same bytes for the same limits):
+    // PREFIX-00001-of-0000N.gguf, ... The first part gets all metadata, every part split.no,
+    // split.tensors.count and split.count (existing split keys are replaced; the later parts have
+    // the default alignment). Returns the paths. On a failure, parts already written are removed.
     Result<std::vector<std::string>> writeSplit(const std::string& prefix,
                                                 const SplitOptions& options) const;
     Result<std::vector<std::vector<uint8_t>>> writeSplitToMemory(const SplitOptions& options) const;
