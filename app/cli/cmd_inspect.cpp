@@ -18,7 +18,8 @@ namespace {
 const char* kInspectHelp =
     "usage: hearth-cli inspect MODEL.gguf [--json] [--ctx N] [--kv-type F16|Q8_0|F32]\n"
     "  Prints the architecture, hyper-parameters, tokenizer, tensor table, total size, and the\n"
-    "  memory for weights and for the KV cache at --ctx tokens (default: min(model's, 4096)).\n";
+    "  memory for weights and for the KV cache at --ctx tokens (default: min(model's, 4096)).\n"
+    "  A split model is inspected through its first part (NAME-00001-of-0000N.gguf), all parts counted.\n";
 
 std::string humanBytes(uint64_t b) {
     char buf[32];
@@ -76,7 +77,11 @@ nlohmann::ordered_json toJson(const gguf::File& file, const ModelInfo& m, uint32
     j["tensor_count"] = file.tensors().size();
     j["tensors_by_type"] = m.tensorsByType;
     j["parameter_count"] = m.parameterCount;
-    j["file_bytes"] = file.fileSize();
+    j["file_bytes"] = file.fileSize(); // all parts of a split model
+    nlohmann::ordered_json parts = nlohmann::ordered_json::array();
+    for (const gguf::PartInfo& p : file.parts())
+        parts.push_back({{"path", p.path}, {"bytes", p.fileSize}, {"tensors", p.tensorCount}});
+    j["parts"] = parts;
     j["memory"] = {{"context", ctx},
                    {"kv_type", std::string(quant::typeName(kvType))},
                    {"weights_bytes", mem.weightBytes},
@@ -91,8 +96,10 @@ void printText(const std::string& path, const gguf::File& file, const ModelInfo&
     std::printf("  architecture      %s%s%s\n", m.architecture.c_str(), m.name.empty() ? "" : "  name: ",
                 m.name.c_str());
     if (m.fileType) std::printf("  file type         %s\n", fileTypeName(*m.fileType).c_str());
-    std::printf("  gguf version      %u, %zu tensors, %s\n", file.version(), file.tensors().size(),
+    std::printf("  gguf version      %u, %zu tensors, %s", file.version(), file.tensors().size(),
                 humanBytes(file.fileSize()).c_str());
+    if (file.parts().size() > 1) std::printf(" in %zu parts", file.parts().size());
+    std::printf("\n");
     std::printf("  parameters        %llu (%.2fM)\n",
                 static_cast<unsigned long long>(m.parameterCount), double(m.parameterCount) / 1e6);
     std::printf("hyper-parameters\n");

@@ -71,7 +71,8 @@ int runQuantize(Args args) {
     }
 
     gguf::Writer w(file->version());
-    for (const gguf::KeyValue& kv : file->metadata()) w.set(kv.key, kv.value);
+    for (const gguf::KeyValue& kv : file->metadata()) // a split model's parts become one file
+        if (!gguf::isSplitKey(kv.key)) w.set(kv.key, kv.value);
     w.set("general.file_type", gguf::Value::u32(mix->fileType));
     const bool quantized = mix->baseType != quant::Type::F32 && mix->baseType != quant::Type::F16 &&
                            mix->baseType != quant::Type::BF16;

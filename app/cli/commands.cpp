@@ -11,6 +11,7 @@ int runRun(Args args);
 int runInspect(Args args);
 int runSynth(Args args);
 int runQuantize(Args args);
+int runSplit(Args args);
 int runTokenize(Args args);
 int runTemplate(Args args);
 int runBenchServe(Args args);
@@ -49,6 +50,8 @@ std::span<const Command> commands() {
         {"inspect", "architecture, tensors, tokenizer and memory estimate of a GGUF model",
          runInspect},
         {"quantize", "re-quantize a model to a type or mix (Q4_K_M, Q8_0, ...)", runQuantize},
+        {"split", "write a model as gguf-split parts (--max-size 2G | --max-tensors N), or --merge them",
+         runSplit},
         {"synth", "write a random-weight model of a real shape with a real tokenizer", runSynth},
         {"tokenize", "print the token ids of a text (--add-special, --parse-special)", runTokenize},
         {"template", "render a chat template for a request (model or .jinja, --input REQ.json)",

@@ -1,5 +1,6 @@
 // The GGUF reader: parses a mapped file as hostile input, checking every count, length, offset
 // and size product against the bytes actually present before trusting or allocating for it.
+#include "gguf/file_impl.h"
 #include "gguf/format.h"
 #include "hearth/gguf.h"
 
@@ -18,27 +19,11 @@ namespace hearth::gguf {
 
 using namespace detail;
 
-struct File::Impl {
-    void* mapping = nullptr;
-    size_t mappingSize = 0;
-    const uint8_t* data = nullptr;
-    uint64_t size = 0;
-    uint32_t version = 0;
-    uint32_t alignment = kDefaultAlignment;
-    uint64_t dataOffset = 0;
-    std::vector<KeyValue> metadata;
-    std::unordered_map<std::string, size_t> keyIndex;
-    std::vector<TensorInfo> tensors;
-    std::unordered_map<std::string, size_t> tensorIndex;
-
-    void* owned = nullptr; // the file read into memory (useMmap = false)
-    std::shared_ptr<const DataReader> reader;
-
-    ~Impl() {
-        if (mapping) munmap(mapping, mappingSize);
-        std::free(owned);
-    }
-};
+detail::PartBytes::~PartBytes() {
+    if (mapping) munmap(mapping, mappingSize);
+    std::free(owned);
+    if (fd >= 0) ::close(fd);
+}
 
 namespace {
 
@@ -163,7 +148,7 @@ std::string typeMismatch(std::string_view key, const Value& v, std::string_view 
 
 } // namespace
 
-static Status parse(File::Impl& f, const ReadOptions& opt);
+static Status parse(File::Impl& f, PartBytes& part, const ReadOptions& opt);
 
 File::File(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 File::File(File&&) noexcept = default;
@@ -172,84 +157,109 @@ File::~File() = default;
 
 Result<File> File::fromMemory(const uint8_t* data, size_t size, const ReadOptions& options) {
     auto impl = std::make_unique<Impl>();
-    impl->data = data;
-    impl->size = size;
-    impl->reader = std::make_shared<DataReader>(-1, data, size);
-    HEARTH_RETURN_IF_ERROR(parse(*impl, options));
+    auto part = std::make_unique<PartBytes>();
+    part->data = data;
+    part->size = size;
+    HEARTH_RETURN_IF_ERROR(parse(*impl, *part, options));
+    impl->parts.push_back(std::move(part));
+    finishParts(*impl);
     return File(std::move(impl));
 }
 
 Result<File> File::open(const std::string& path, const ReadOptions& options) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ioError("cannot open " + path + ": " + std::strerror(errno));
+    HEARTH_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, openOnePart(path, options));
+    if (options.openSplitParts) HEARTH_RETURN_IF_ERROR(openOtherParts(*impl, options));
+    finishParts(*impl);
+    return File(std::move(impl));
+}
+
+Result<std::unique_ptr<File::Impl>> detail::openOnePart(const std::string& path, const ReadOptions& options) {
+    auto part = std::make_unique<PartBytes>();
+    part->path = path;
+    part->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (part->fd < 0) return ioError("cannot open " + path + ": " + std::strerror(errno));
     struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        return ioError(path + " is not a regular file");
-    }
-    auto impl = std::make_unique<Impl>();
-    impl->size = uint64_t(st.st_size);
+    if (fstat(part->fd, &st) != 0 || !S_ISREG(st.st_mode)) return ioError(path + " is not a regular file");
+    part->size = uint64_t(st.st_size);
     if (st.st_size > 0 && !options.useMmap) {
         // Read it whole, 64-byte aligned like a mapping's tensor data would be.
         const size_t bytes = (size_t(st.st_size) + 63) / 64 * 64;
-        impl->owned = std::aligned_alloc(64, bytes);
-        if (!impl->owned) {
-            ::close(fd);
+        part->owned = std::aligned_alloc(64, bytes);
+        if (!part->owned)
             return ioError("not enough memory to read " + path + " (" + std::to_string(st.st_size) + " bytes)");
-        }
-        auto* out = static_cast<uint8_t*>(impl->owned);
+        auto* out = static_cast<uint8_t*>(part->owned);
         size_t done = 0;
         while (done < size_t(st.st_size)) {
-            const ssize_t n = ::pread(fd, out + done, std::min<size_t>(size_t(st.st_size) - done, size_t(1) << 26),
-                                      off_t(done));
+            const ssize_t n = ::pread(part->fd, out + done,
+                                      std::min<size_t>(size_t(st.st_size) - done, size_t(1) << 26), off_t(done));
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) {
                 const int err = n < 0 ? errno : 0;
-                ::close(fd);
                 return ioError("cannot read " + path + ": " +
                                (err ? std::string(std::strerror(err)) : std::string("the file got shorter")));
             }
             done += size_t(n);
         }
-        impl->data = out;
+        part->data = out;
+        ::close(part->fd); // the reader copies from memory
+        part->fd = -1;
     } else if (st.st_size > 0) {
-        void* m = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+        void* m = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, part->fd, 0);
         if (m == MAP_FAILED) {
             const int err = errno;
-            ::close(fd);
             return ioError("cannot map " + path + ": " + std::strerror(err));
         }
-        impl->mapping = m;
-        impl->mappingSize = size_t(st.st_size);
-        impl->data = static_cast<const uint8_t*>(m);
+        part->mapping = m;
+        part->mappingSize = size_t(st.st_size);
+        part->data = static_cast<const uint8_t*>(m);
         // The descriptor stays open for the reader (and closes with it).
-        impl->reader = std::make_shared<DataReader>(fd, impl->data, impl->size);
-        HEARTH_RETURN_IF_ERROR(parse(*impl, options));
-        return File(std::move(impl));
+    } else {
+        ::close(part->fd);
+        part->fd = -1;
     }
-    ::close(fd);
-    impl->reader = std::make_shared<DataReader>(-1, impl->data, impl->size);
-    HEARTH_RETURN_IF_ERROR(parse(*impl, options));
-    return File(std::move(impl));
+    auto impl = std::make_unique<File::Impl>();
+    HEARTH_RETURN_IF_ERROR(parse(*impl, *part, options));
+    impl->parts.push_back(std::move(part));
+    return impl;
+}
+
+void detail::finishParts(File::Impl& f) {
+    std::vector<DataReader::Segment> segments;
+    f.partInfo.clear();
+    for (auto& p : f.parts) {
+        segments.push_back({p->fd, p->data, p->size});
+        p->fd = -1; // the reader owns it now
+        f.partInfo.push_back({p->path, p->size, p->dataOffset, p->tensorCount});
+    }
+    f.reader = std::make_shared<DataReader>(std::move(segments));
 }
 
 DataReader::~DataReader() {
-    if (m_fd >= 0) ::close(m_fd);
+    for (const Segment& s : m_segments)
+        if (s.fd >= 0) ::close(s.fd);
 }
 
 Status DataReader::read(const uint8_t* p, size_t n, void* dst) const {
-    const uintptr_t base = reinterpret_cast<uintptr_t>(m_base), at = reinterpret_cast<uintptr_t>(p);
-    if (!p || at < base || at - base > m_size || n > m_size - (at - base))
-        return outOfRange("read outside the file's data");
+    const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+    const Segment* seg = nullptr;
+    for (const Segment& s : m_segments) {
+        const uintptr_t base = reinterpret_cast<uintptr_t>(s.base);
+        if (p && s.base && at >= base && at - base <= s.size && n <= s.size - (at - base)) {
+            seg = &s;
+            break;
+        }
+    }
+    if (!seg) return outOfRange("read outside the file's data");
     if (n == 0) return Status::ok();
-    if (m_fd < 0) {
+    if (seg->fd < 0) {
         std::memcpy(dst, p, n);
         return Status::ok();
     }
+    const uint64_t offset = at - reinterpret_cast<uintptr_t>(seg->base);
     auto* out = static_cast<uint8_t*>(dst);
     size_t done = 0;
     while (done < n) {
-        const ssize_t got = ::pread(m_fd, out + done, n - done, off_t(at - base + done));
+        const ssize_t got = ::pread(seg->fd, out + done, n - done, off_t(offset + done));
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0)
             return ioError(got < 0 ? std::string("read: ") + std::strerror(errno) : "read: the file got shorter");
@@ -260,10 +270,10 @@ Status DataReader::read(const uint8_t* p, size_t n, void* dst) const {
 
 std::shared_ptr<const DataReader> File::dataReader() const { return m_impl->reader; }
 
-static Status parse(File::Impl& f, const ReadOptions& opt) {
-    Cursor c(f.data, f.size);
-    if (f.size < 8)
-        return invalidFormat("file is too small to be GGUF (" + std::to_string(f.size) + " bytes)");
+static Status parse(File::Impl& f, PartBytes& part, const ReadOptions& opt) {
+    Cursor c(part.data, part.size);
+    if (part.size < 8)
+        return invalidFormat("file is too small to be GGUF (" + std::to_string(part.size) + " bytes)");
     uint32_t magic = 0, version = 0;
     HEARTH_RETURN_IF_ERROR(c.readLe(magic, "magic"));
     if (magic != kMagic) return invalidFormat("not a GGUF file (bad magic)");
@@ -282,10 +292,10 @@ static Status parse(File::Impl& f, const ReadOptions& opt) {
     // + 4 + 8. A count that cannot fit in the remaining bytes is rejected before allocating.
     if (nKv > opt.maxMetadataCount || nKv > c.remaining() / 14)
         return invalidFormat("metadata count " + std::to_string(nKv) + " is impossible for a " +
-                             std::to_string(f.size) + "-byte file");
+                             std::to_string(part.size) + "-byte file");
     if (nTensors > opt.maxTensorCount || nTensors > c.remaining() / 33)
         return invalidFormat("tensor count " + std::to_string(nTensors) +
-                             " is impossible for a " + std::to_string(f.size) + "-byte file");
+                             " is impossible for a " + std::to_string(part.size) + "-byte file");
 
     f.metadata.reserve(size_t(nKv));
     for (uint64_t i = 0; i < nKv; ++i) {
@@ -364,14 +374,15 @@ static Status parse(File::Impl& f, const ReadOptions& opt) {
         f.tensors.push_back(std::move(t));
     }
 
+    part.tensorCount = f.tensors.size();
     auto dataOffset = checkedPad(c.pos(), f.alignment);
     if (!dataOffset) return invalidFormat("data section offset overflows");
-    f.dataOffset = *dataOffset;
+    part.dataOffset = *dataOffset;
     if (f.tensors.empty()) return Status::ok();
 
-    if (f.dataOffset > f.size)
+    if (part.dataOffset > part.size)
         return invalidFormat("the data section starts past the end of the file");
-    const uint64_t dataBytes = f.size - f.dataOffset;
+    const uint64_t dataBytes = part.size - part.dataOffset;
     std::vector<size_t> order(f.tensors.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(),
@@ -396,8 +407,13 @@ static Status parse(File::Impl& f, const ReadOptions& opt) {
 
 uint32_t File::version() const { return m_impl->version; }
 uint32_t File::alignment() const { return m_impl->alignment; }
-uint64_t File::fileSize() const { return m_impl->size; }
-uint64_t File::dataOffset() const { return m_impl->dataOffset; }
+uint64_t File::fileSize() const {
+    uint64_t total = 0;
+    for (const auto& p : m_impl->parts) total += p->size;
+    return total;
+}
+uint64_t File::dataOffset() const { return m_impl->parts.front()->dataOffset; }
+const std::vector<PartInfo>& File::parts() const { return m_impl->partInfo; }
 const std::vector<KeyValue>& File::metadata() const { return m_impl->metadata; }
 const std::vector<TensorInfo>& File::tensors() const { return m_impl->tensors; }
 
@@ -412,9 +428,11 @@ const TensorInfo* File::findTensor(std::string_view name) const {
 }
 
 const uint8_t* File::tensorData(const TensorInfo& t) const {
-    const uint64_t start = m_impl->dataOffset + t.offset;
-    if (start > m_impl->size || t.bytes > m_impl->size - start) return nullptr;
-    return m_impl->data + start;
+    if (t.part >= m_impl->parts.size()) return nullptr;
+    const detail::PartBytes& p = *m_impl->parts[t.part];
+    auto start = checkedAdd(p.dataOffset, t.offset);
+    if (!start || *start > p.size || t.bytes > p.size - *start || !p.data) return nullptr;
+    return p.data + *start;
 }
 
 #define HEARTH_GGUF_FIND_OR_RETURN(v, key)                                                         \

@@ -1,5 +1,6 @@
 // The GGUF writer: metadata in insertion order, tensors at aligned offsets, data streamed from
-// producers, and files replaced atomically (temporary file, fsync, rename).
+// producers, files replaced atomically (temporary file, fsync, rename), and split models written
+// as gguf-split's parts.
 #include "gguf/format.h"
 #include "hearth/gguf.h"
 
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <limits>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -227,7 +229,8 @@ Result<std::vector<uint8_t>> Writer::writeToMemory() const {
     return out;
 }
 
-Status Writer::writeFile(const std::string& path) const {
+// Writes `path` through a temporary file in the same directory, fsync and a rename.
+static Status writeToPath(const std::string& path, const std::function<Status(const Sink&)>& body) {
     std::string tmpl = path + ".tmp-XXXXXX";
     const int fd = mkstemp(tmpl.data());
     if (fd < 0) return ioError("cannot create a file next to " + path + ": " + std::strerror(errno));
@@ -236,20 +239,18 @@ Status Writer::writeFile(const std::string& path) const {
         ::unlink(tmpl.c_str());
         return s;
     };
-    Status s = writeAll(m_version, alignment(), m_metadata, m_tensors,
-                        [&](const uint8_t* p, size_t n) -> Status {
-                            while (n > 0) {
-                                const ssize_t w = ::write(fd, p, n);
-                                if (w < 0) {
-                                    if (errno == EINTR) continue;
-                                    return ioError("cannot write " + path + ": " +
-                                                   std::strerror(errno));
-                                }
-                                p += w;
-                                n -= size_t(w);
-                            }
-                            return Status::ok();
-                        });
+    Status s = body([&](const uint8_t* p, size_t n) -> Status {
+        while (n > 0) {
+            const ssize_t w = ::write(fd, p, n);
+            if (w < 0) {
+                if (errno == EINTR) continue;
+                return ioError("cannot write " + path + ": " + std::strerror(errno));
+            }
+            p += w;
+            n -= size_t(w);
+        }
+        return Status::ok();
+    });
     if (!s.isOk()) return fail(s);
     if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0)
         return fail(ioError("cannot flush " + path + ": " + std::strerror(errno)));
@@ -263,6 +264,94 @@ Status Writer::writeFile(const std::string& path) const {
         return ioError("cannot rename to " + path + ": " + std::strerror(err));
     }
     return Status::ok();
+}
+
+Status Writer::writeFile(const std::string& path) const {
+    return writeToPath(path, [&](const Sink& sink) {
+        return writeAll(m_version, alignment(), m_metadata, m_tensors, sink);
+    });
+}
+
+namespace {
+
+using TensorList = std::vector<std::shared_ptr<Writer::PendingTensor>>;
+
+// The tensors, in order, cut into parts at the options' limits (sizes padded to 32 bytes, as
+// gguf-split counts them).
+Result<std::vector<TensorList>> partition(const TensorList& tensors, const Writer::SplitOptions& options) {
+    if (options.maxTensors == 0 && options.maxBytes == 0)
+        return invalidArgument("split: give a maximum number of tensors or of bytes per part");
+    std::vector<TensorList> parts(1);
+    uint64_t bytes = 0;
+    for (const auto& t : tensors) {
+        auto padded = checkedPad(t->bytes, kDefaultAlignment);
+        if (!padded) return invalidArgument("tensor '" + t->name + "': size overflows");
+        TensorList& current = parts.back();
+        const bool full = !current.empty() &&
+                          ((options.maxTensors && current.size() >= options.maxTensors) ||
+                           (options.maxBytes && (bytes + *padded < bytes || bytes + *padded > options.maxBytes)));
+        if (full) {
+            parts.emplace_back();
+            bytes = 0;
+        }
+        parts.back().push_back(t);
+        bytes += *padded;
+    }
+    if (parts.size() > 65535)
+        return invalidArgument("split: " + std::to_string(parts.size()) + " parts, over the format's 65535");
+    if (tensors.size() > uint64_t(std::numeric_limits<int32_t>::max()))
+        return invalidArgument("split: too many tensors for split.tensors.count");
+    return parts;
+}
+
+// A part's metadata: everything for the first, nothing for the others (which gguf-split writes
+// with the default alignment); then the split keys.
+std::vector<KeyValue> partMetadata(const std::vector<KeyValue>& all, uint32_t no, uint32_t count,
+                                   uint64_t tensors) {
+    std::vector<KeyValue> out;
+    for (const KeyValue& kv : all)
+        if (no == 0 && !isSplitKey(kv.key)) out.push_back(kv);
+    // In gguf-split's order (it sets split.count last), so that its parts and ours are the same bytes.
+    out.push_back({std::string(kSplitNoKey), Value::u16(uint16_t(no))});
+    out.push_back({std::string(kSplitTensorsCountKey), Value::i32(int32_t(tensors))});
+    out.push_back({std::string(kSplitCountKey), Value::u16(uint16_t(count))});
+    return out;
+}
+
+} // namespace
+
+Result<std::vector<std::string>> Writer::writeSplit(const std::string& prefix,
+                                                    const SplitOptions& options) const {
+    HEARTH_ASSIGN_OR_RETURN(std::vector<TensorList> parts, partition(m_tensors, options));
+    const auto n = uint32_t(parts.size());
+    std::vector<std::string> written;
+    for (uint32_t i = 0; i < n; ++i) {
+        const std::string path = splitPartPath(prefix, i, n);
+        const std::vector<KeyValue> metadata = partMetadata(m_metadata, i, n, m_tensors.size());
+        Status s = writeToPath(path, [&](const Sink& sink) {
+            return writeAll(m_version, i == 0 ? alignment() : kDefaultAlignment, metadata, parts[i], sink);
+        });
+        if (!s.isOk()) {
+            for (const std::string& done : written) ::unlink(done.c_str());
+            return s;
+        }
+        written.push_back(path);
+    }
+    return written;
+}
+
+Result<std::vector<std::vector<uint8_t>>> Writer::writeSplitToMemory(const SplitOptions& options) const {
+    HEARTH_ASSIGN_OR_RETURN(std::vector<TensorList> parts, partition(m_tensors, options));
+    const auto n = uint32_t(parts.size());
+    std::vector<std::vector<uint8_t>> out(n);
+    for (uint32_t i = 0; i < n; ++i)
+        HEARTH_RETURN_IF_ERROR(writeAll(m_version, i == 0 ? alignment() : kDefaultAlignment,
+                                        partMetadata(m_metadata, i, n, m_tensors.size()),
+                                        parts[i], [&](const uint8_t* p, size_t bytes) {
+                                            out[i].insert(out[i].end(), p, p + bytes);
+                                            return Status::ok();
+                                        }));
+    return out;
 }
 
 } // namespace hearth::gguf

@@ -1,5 +1,7 @@
-// The --models-dir provider: lists the .gguf files of a folder, loads the one a request names
-// (one model at a time), and unloads a model left idle longer than the TTL.
+// The --models-dir provider: lists the .gguf files of a folder (a split model once, by its first
+// part), loads the one a request names (one model at a time), and unloads a model left idle longer
+// than the TTL.
+#include "hearth/gguf.h"
 #include "hearth/server.h"
 
 #include <algorithm>
@@ -91,6 +93,8 @@ private:
         std::error_code ec;
         for (const auto& entry : std::filesystem::directory_iterator(m_config.dir, ec)) {
             if (!entry.is_regular_file(ec) || entry.path().extension() != ".gguf") continue;
+            const auto part = gguf::parseSplitName(entry.path().filename().string());
+            if (part && part->index != 0) continue; // loaded with the first part
             ids.push_back(entry.path().stem().string());
         }
         std::sort(ids.begin(), ids.end());

@@ -1,13 +1,14 @@
 // libFuzzer target for the GGUF reader and the model binding: any byte string must parse or be
 // refused cleanly; a file that parses must survive every accessor, re-serialise to bytes that
-// parse the same way, and either bind as an architecture whose step graphs build, or be refused
-// with a message.
+// parse the same way (also when written as split parts), and either bind as an architecture whose
+// step graphs build, or be refused with a message.
 #include "hearth/gguf.h"
 #include "model/arch.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 using namespace hearth::gguf;
 
@@ -49,6 +50,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(again.isOk());
     check(again->metadata().size() == f->metadata().size());
     check(again->tensors().size() == f->tensors().size());
+
+    // The same model written as split parts of 1 to 3 tensors: each part parses with its split
+    // keys, and the parts together hold every tensor once, byte for byte.
+    Writer::SplitOptions splitOptions;
+    splitOptions.maxTensors = 1 + size % 3;
+    auto parts = w.writeSplitToMemory(splitOptions);
+    check(parts.isOk() || f->tensors().size() / splitOptions.maxTensors > 65535);
+    if (parts.isOk()) {
+        size_t seen = 0;
+        for (size_t i = 0; i < parts->size(); ++i) {
+            auto part = File::fromMemory((*parts)[i].data(), (*parts)[i].size());
+            check(part.isOk());
+            check(part->getU32(kSplitNoKey).isOk() && *part->getU32(kSplitNoKey) == i);
+            check(part->getU32(kSplitCountKey).isOk() && *part->getU32(kSplitCountKey) == parts->size());
+            for (const TensorInfo& t : part->tensors()) {
+                const TensorInfo* o = f->findTensor(t.name);
+                check(o && o->bytes == t.bytes && std::memcmp(part->tensorData(t), f->tensorData(*o), t.bytes) == 0);
+                ++seen;
+            }
+        }
+        check(seen == f->tensors().size());
+    }
 
     auto arch = hearth::model::loadArchitecture(*f);
     if (!arch.isOk()) {

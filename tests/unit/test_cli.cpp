@@ -1,5 +1,5 @@
-// hearth-cli inspect, synth and quantize as a user runs them, and the memory estimator against
-// hand-computed numbers.
+// hearth-cli inspect, synth, quantize and split as a user runs them, and the memory estimator
+// against hand-computed numbers.
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
 #include "test_support.h"
@@ -154,6 +154,84 @@ private Q_SLOTS:
                       model("ggml-vocab-llama-spm.gguf"), QStringLiteral("-o"), requant})
                      .exitCode,
                  2);
+    }
+
+    // split writes gguf-split parts that inspect and quantize read as one model, and --merge
+    // writes them back as one file equal to the original.
+    void splitInspectQuantizeMerge() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const QString source = model("stories260K.gguf");
+        const QString prefix = m_dir.filePath(QStringLiteral("split/stories"));
+        QVERIFY(QDir().mkpath(m_dir.filePath(QStringLiteral("split"))));
+        Run r = cli({QStringLiteral("split"), source, prefix, QStringLiteral("--max-tensors"), QStringLiteral("20")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QString first = prefix + QStringLiteral("-00001-of-00003.gguf");
+        QCOMPARE(r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts),
+                 QStringList({first, prefix + QStringLiteral("-00002-of-00003.gguf"),
+                              prefix + QStringLiteral("-00003-of-00003.gguf")}));
+        qint64 onDisk = 0;
+        for (const QString& p : r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) onDisk += QFileInfo(p).size();
+
+        Run j = cli({QStringLiteral("inspect"), first, QStringLiteral("--json")});
+        QVERIFY2(j.exitCode == 0, qPrintable(j.err));
+        const QJsonObject o = QJsonDocument::fromJson(j.out.toUtf8()).object();
+        QCOMPARE(o["tensor_count"].toInt(), 48);
+        QCOMPARE(o["file_bytes"].toInteger(), onDisk);
+        QCOMPARE(o["parts"].toArray().size(), 3);
+        QCOMPARE(o["parts"].toArray()[2].toObject()["tensors"].toInt(), 8);
+        QVERIFY(cli({QStringLiteral("inspect"), first}).out.contains(QStringLiteral("48 tensors")));
+        Run later = cli({QStringLiteral("inspect"), prefix + QStringLiteral("-00002-of-00003.gguf")});
+        QCOMPARE(later.exitCode, 2);
+        QVERIFY2(later.err.contains(QStringLiteral("open its first part, ") + first), qPrintable(later.err));
+
+        // quantize of a split model writes one file without split keys.
+        const QString quantized = m_dir.filePath(QStringLiteral("split/q8.gguf"));
+        r = cli({QStringLiteral("quantize"), first, quantized, QStringLiteral("Q8_0")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        auto fq = gguf::File::open(quantized.toStdString());
+        QVERIFY2(fq.isOk(), fq.status().toString().c_str());
+        QCOMPARE(fq->tensors().size(), size_t(48));
+        QVERIFY(!fq->has("split.count"));
+
+        const QString merged = m_dir.filePath(QStringLiteral("split/merged.gguf"));
+        r = cli({QStringLiteral("split"), QStringLiteral("--merge"), first, merged});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        auto a = gguf::File::open(source.toStdString()), b = gguf::File::open(merged.toStdString());
+        QVERIFY(a.isOk() && b.isOk());
+        QCOMPARE(b->metadata().size(), a->metadata().size());
+        QCOMPARE(b->tensors().size(), a->tensors().size());
+        for (const gguf::TensorInfo& t : a->tensors()) {
+            const gguf::TensorInfo* u = b->findTensor(t.name);
+            QVERIFY(u && u->bytes == t.bytes);
+            QVERIFY(std::memcmp(a->tensorData(t), b->tensorData(*u), t.bytes) == 0);
+        }
+
+        // By size, counted as gguf-split counts (1M = 10^6 bytes of padded tensor data): the
+        // 1.13 MiB model in 2 parts, the same as with the size in bytes; 300KiB makes 5.
+        const QString bySize = m_dir.filePath(QStringLiteral("split/sized"));
+        r = cli({QStringLiteral("split"), source, bySize, QStringLiteral("--max-size"), QStringLiteral("1M")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 2);
+        const QString inBytes = m_dir.filePath(QStringLiteral("split/bytes"));
+        Run rb = cli({QStringLiteral("split"), source, inBytes, QStringLiteral("--max-size"), QStringLiteral("1000000")});
+        QVERIFY2(rb.exitCode == 0, qPrintable(rb.err));
+        auto bytesOf = [](const QString& p) {
+            QFile f(p);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        for (const char* tail : {"-00001-of-00002.gguf", "-00002-of-00002.gguf"})
+            QCOMPARE(bytesOf(bySize + QLatin1String(tail)), bytesOf(inBytes + QLatin1String(tail)));
+        r = cli({QStringLiteral("split"), source, m_dir.filePath(QStringLiteral("split/kib")), QStringLiteral("--max-size"),
+                 QStringLiteral("300KiB")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 5);
+
+        // Usage errors.
+        QCOMPARE(cli({QStringLiteral("split"), source, bySize}).exitCode, 2);
+        QCOMPARE(cli({QStringLiteral("split"), source, bySize, QStringLiteral("--max-size"), QStringLiteral("lots")}).exitCode, 2);
+        QCOMPARE(cli({QStringLiteral("split"), source, bySize, QStringLiteral("--max-tensors"), QStringLiteral("0")}).exitCode, 2);
+        QCOMPARE(cli({QStringLiteral("split"), first, prefix, QStringLiteral("--max-tensors"), QStringLiteral("5")}).exitCode, 2);
+        QCOMPARE(cli({QStringLiteral("split"), QStringLiteral("--merge"), first, first}).exitCode, 2);
     }
 };
 

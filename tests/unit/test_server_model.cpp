@@ -4,6 +4,7 @@
 #include "test_support.h"
 
 #include "hearth/engine.h"
+#include "hearth/gguf.h"
 #include "hearth/server.h"
 
 #include <QFile>
@@ -150,6 +151,21 @@ private Q_SLOTS:
         QFile notModel(dir.filePath("notes.txt"));
         QVERIFY(notModel.open(QIODevice::WriteOnly));
         notModel.close();
+        { // A split model is listed once, by its first part, and loads with all its parts.
+            auto whole = hearth::gguf::File::open(testDataPath(kModel));
+            QVERIFY(whole.isOk());
+            hearth::gguf::Writer w(whole->version());
+            for (const auto& kv : whole->metadata()) w.set(kv.key, kv.value);
+            for (const auto& t : whole->tensors()) {
+                const uint8_t* d = whole->tensorData(t);
+                QVERIFY(w.addTensor(t.name, t.type, std::vector<uint64_t>(t.ne.begin(), t.ne.begin() + t.nDims),
+                                    std::vector<uint8_t>(d, d + t.bytes))
+                            .isOk());
+            }
+            hearth::gguf::Writer::SplitOptions o;
+            o.maxTensors = 20;
+            QVERIFY(w.writeSplit(dir.filePath("gamma").toStdString(), o).isOk());
+        }
         hearth::server::ModelDirectoryConfig dc;
         dc.dir = dir.path().toStdString();
         dc.engine.contextLength = 128;
@@ -163,8 +179,9 @@ private Q_SLOTS:
         const int port = server.port();
         auto list = [&] { return parse(client(port).Get("/v1/models")->body)["data"]; };
         OJson models = list();
-        QCOMPARE(models.size(), size_t(2));
+        QCOMPARE(models.size(), size_t(3));
         QCOMPARE(models[0]["id"].get<std::string>(), std::string("alpha"));
+        QCOMPARE(models[2]["id"].get<std::string>(), std::string("gamma-00001-of-00003"));
         QVERIFY(!models[0]["loaded"].get<bool>());
         auto a = postJson(port, "/v1/completions", R"({"model":"alpha","prompt":"Once","max_tokens":4})");
         QCOMPARE(a->status, 200);
@@ -176,6 +193,10 @@ private Q_SLOTS:
         models = list();
         QVERIFY(!models[0]["loaded"].get<bool>());
         QVERIFY(models[1]["loaded"].get<bool>());
+        auto g = postJson(port, "/v1/completions", R"({"model":"gamma-00001-of-00003","prompt":"Once","max_tokens":4})");
+        QCOMPARE(g->status, 200);
+        QCOMPARE(parse(g->body)["model"].get<std::string>(), std::string("gamma-00001-of-00003"));
+        QCOMPARE(postJson(port, "/v1/completions", R"({"model":"gamma-00002-of-00003","prompt":"x"})")->status, 404);
         auto missing = postJson(port, "/v1/completions", R"({"model":"../alpha","prompt":"x"})");
         QCOMPARE(missing->status, 404);
         QCOMPARE(parse(missing->body)["error"]["code"].get<std::string>(), std::string("model_not_found"));

@@ -6,6 +6,12 @@
 // u64 ne[n_dims], u32 type, u64 offset) | zero padding to `general.alignment` (default 32) |
 // tensor data, each tensor at its offset from the data start, aligned.
 // A string is u64 byte length + bytes (no NUL). An array is u32 element type + u64 count + elements.
+//
+// Split models (llama.cpp's gguf-split): NAME-00001-of-00003.gguf, NAME-00002-of-00003.gguf, ...
+// Each part is a complete GGUF file with split.no (u16, 0-based), split.count (u16) and
+// split.tensors.count (i32, the tensors of all parts together); the first part holds the model's
+// metadata, every part holds its share of the tensors. File::open of the first part opens them all
+// as one model; opening a later part is an error that names the first (as in llama.cpp).
 #pragma once
 
 #include "hearth/quant.h"
@@ -15,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -102,13 +109,33 @@ struct KeyValue {
     Value value;
 };
 
+// The metadata keys of a split model's parts.
+inline constexpr std::string_view kSplitNoKey = "split.no";                    // u16, 0-based
+inline constexpr std::string_view kSplitCountKey = "split.count";              // u16
+inline constexpr std::string_view kSplitTensorsCountKey = "split.tensors.count"; // i32, all parts
+// One of the three keys above: a copy of a split model's metadata into another file leaves them out.
+bool isSplitKey(std::string_view key);
+
+// A part's file name, as llama.cpp spells it (llama_split_path / llama_split_prefix).
+struct SplitName {
+    std::string prefix; // "dir/name"
+    uint32_t index = 0; // 0-based: "-00002-of-" is index 1
+    uint32_t count = 0;
+};
+// "dir/name-00002-of-00003.gguf" -> {"dir/name", 1, 3}; nullopt when the path is not so named
+// (no "-NNNNN-of-NNNNN.gguf" ending, an index of 0 or above the count).
+std::optional<SplitName> parseSplitName(std::string_view path);
+// (prefix, 1, 3) -> "prefix-00002-of-00003.gguf".
+std::string splitPartPath(std::string_view prefix, uint32_t index, uint32_t count);
+
 struct TensorInfo {
     std::string name;
     quant::Type type = quant::Type::F32;
     uint32_t nDims = 0;
     std::array<uint64_t, 4> ne{1, 1, 1, 1}; // ne[0] is the contiguous (row) dimension
-    uint64_t offset = 0;                    // from the start of the data section
+    uint64_t offset = 0;                    // from the start of its part's data section
     uint64_t bytes = 0;                     // size of the tensor's data
+    uint32_t part = 0;                      // the part of a split model holding it (0: the first)
     uint64_t elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; } // validated not to overflow
     std::string shapeString() const;        // "[256, 512]"
 };
@@ -124,33 +151,54 @@ struct ReadOptions {
     // true: map the file (pages load on first use and can be dropped under memory pressure);
     // false: read it whole into memory now (slower to open, no page faults later).
     bool useMmap = true;
+    // true: opening a split model's first part opens all its parts (each validated like a file of
+    // its own, then checked against each other); false: only the file named, split keys or not.
+    bool openSplitParts = true;
 };
 
 // Copies of a File's bytes that leave its mapping alone: pread from the file (its own descriptor)
 // when the File maps it, a plain copy when the data is in memory. For data read a little at a
 // time, such as one embedding row per token, that would otherwise keep the mapped pages around
 // each read resident (a whole 2 MiB when the page cache holds the file in huge pages).
+// A split model has one descriptor per part; a read goes to the part whose bytes hold p.
 class DataReader {
 public:
-    DataReader(int fd, const uint8_t* base, uint64_t size) : m_fd(fd), m_base(base), m_size(size) {}
+    // One file's bytes at base; fd (owned, closed with the reader) or -1 to copy from memory.
+    struct Segment {
+        int fd = -1;
+        const uint8_t* base = nullptr;
+        uint64_t size = 0;
+    };
+    DataReader(int fd, const uint8_t* base, uint64_t size) : m_segments{Segment{fd, base, size}} {}
+    explicit DataReader(std::vector<Segment> segments) : m_segments(std::move(segments)) {}
     DataReader(const DataReader&) = delete;
     DataReader& operator=(const DataReader&) = delete;
     ~DataReader();
-    // dst[0, n) = the n bytes at p, which must lie in the File's data (a tensorData pointer).
+    // dst[0, n) = the n bytes at p, which must lie in one of the File's parts (a tensorData pointer).
     Status read(const uint8_t* p, size_t n, void* dst) const;
 
 private:
-    int m_fd = -1;
-    const uint8_t* m_base = nullptr;
-    uint64_t m_size = 0;
+    std::vector<Segment> m_segments;
+};
+
+// One file of an opened model: the file itself, or a part of a split model.
+struct PartInfo {
+    std::string path;        // empty for File::fromMemory
+    uint64_t fileSize = 0;
+    uint64_t dataOffset = 0; // absolute offset of its data section
+    uint64_t tensorCount = 0;
 };
 
 // A GGUF file opened for reading. The tensor data stays memory-mapped (or read into memory with
 // useMmap = false, or borrowed, for fromMemory) and is valid while the File lives.
+// A split model opened through its first part is one File: the first part's metadata (split keys
+// included), the tensors of all parts in part order, each tensor's data in its own part.
 class File {
 public:
+    // Errors about one part of a split model name that part's file.
     static Result<File> open(const std::string& path, const ReadOptions& options = {});
-    // Parses a buffer the caller keeps alive (used by tests and the fuzzer).
+    // Parses a buffer the caller keeps alive (used by tests and the fuzzer). Always one part: split
+    // keys are kept as metadata and nothing else is opened.
     static Result<File> fromMemory(const uint8_t* data, size_t size,
                                    const ReadOptions& options = {});
 
@@ -159,9 +207,10 @@ public:
     ~File();
 
     uint32_t version() const;
-    uint32_t alignment() const;
-    uint64_t fileSize() const;
-    uint64_t dataOffset() const; // absolute offset of the data section
+    uint32_t alignment() const;  // the first part's
+    uint64_t fileSize() const;   // bytes of all parts together
+    uint64_t dataOffset() const; // absolute offset of the first part's data section
+    const std::vector<PartInfo>& parts() const; // one entry, or a split model's parts in order
 
     const std::vector<KeyValue>& metadata() const;
     const Value* find(std::string_view key) const;
@@ -219,6 +268,21 @@ public:
     // write never leaves a truncated file under the final name.
     Status writeFile(const std::string& path) const;
     Result<std::vector<uint8_t>> writeToMemory() const;
+
+    // How writeSplit divides the tensors, in the order added, into parts (at least one limit).
+    struct SplitOptions {
+        uint64_t maxTensors = 0; // tensors per part; 0: no limit
+        // Tensor data per part, each tensor padded to 32 bytes (as gguf-split counts it); 0: no
+        // limit. A tensor larger than this gets a part of its own.
+        uint64_t maxBytes = 0;
+    };
+    // Writes the model as llama.cpp's gguf-split does (the same bytes for the same limits):
+    // PREFIX-00001-of-0000N.gguf, ... The first part gets all metadata, every part split.no,
+    // split.tensors.count and split.count (existing split keys are replaced; the later parts have
+    // the default alignment). Returns the paths. On a failure, parts already written are removed.
+    Result<std::vector<std::string>> writeSplit(const std::string& prefix,
+                                                const SplitOptions& options) const;
+    Result<std::vector<std::vector<uint8_t>>> writeSplitToMemory(const SplitOptions& options) const;
 
     struct PendingTensor; // opaque: a tensor waiting to be written
 
