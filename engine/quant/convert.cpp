@@ -61,6 +61,9 @@ Status dequantizeRow(Type t, const void* src, float* dst, int64_t n) {
     case Type::Q5_K: dequantBlocks<BlockQ5_K>(src, dst, nb, kQKK); break;
     case Type::Q6_K: dequantBlocks<BlockQ6_K>(src, dst, nb, kQKK); break;
     case Type::Q8_K: dequantBlocks<BlockQ8_K>(src, dst, nb, kQKK); break;
+    case Type::IQ4_NL: dequantBlocks<BlockIQ4_NL>(src, dst, nb, kQK); break;
+    case Type::IQ4_XS: dequantBlocks<BlockIQ4_XS>(src, dst, nb, kQKK); break;
+    case Type::MXFP4: dequantBlocks<BlockMXFP4>(src, dst, nb, kQK); break;
     default: return unsupported("dequantizing " + std::string(info->name) + " is not supported");
     }
     return Status::ok();
