@@ -135,8 +135,11 @@ private Q_SLOTS:
 
         // (c) quantization error: ours no worse than ggml's (5% slack for K-quant searches).
         const double errOurs = rmse(m_data, oursByUs), errTheirs = rmse(m_data, theirsByThem);
-        qInfo("%-5s rmse ours %.6f  ggml %.6f  ratio %.3f", typeName(t).data(), errOurs, errTheirs,
-              errOurs / errTheirs);
+        size_t sameBytes = 0;
+        for (size_t i = 0; i < total; ++i) sameBytes += ours[i] == theirs[i];
+        qInfo("%-6s rmse ours %.6f  ggml %.6f  ratio %.3f  (bytes identical to ggml's: %.2f%%)",
+              typeName(t).data(), errOurs, errTheirs, errOurs / errTheirs,
+              100.0 * double(sameBytes) / double(total));
         QVERIFY2(errOurs <= errTheirs * 1.05 + 1e-9,
                  qPrintable(QStringLiteral("rmse %1 vs ggml %2").arg(errOurs).arg(errTheirs)));
     }
