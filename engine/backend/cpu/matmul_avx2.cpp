@@ -1,6 +1,7 @@
 // The AVX2 matMul level (compiled with -mavx2 -mfma -mf16c, called only after a run-time check):
-// 8-bit integer dot products against quantized activations for the quantized types, FMA float
-// dot products for F32/F16 and for the generic dequantize-a-row path.
+// 8-bit integer dot products against quantized activations for the quantized types (table
+// formats through a byte shuffle), FMA float dot products for F32/F16 and for the generic
+// dequantize-a-row path.
 #include "backend/cpu/matmul_decode.h"
 #include "backend/cpu/matmul_kernels.h"
 
@@ -153,6 +154,41 @@ template <typename Dec, int NA> void kTile(const Job& job, int64_t r, int64_t j0
     for (int t = 0; t < NA; ++t) job.y[(j0 + t) * job.rows + r] = hsum(acc[t]);
 }
 
+// ---- IQ4_XS: super-blocks of 256 against ActQ8x256 ----------------------------------------
+
+// Each 32-value sub-block: |w| times the activations with w's sign (maddubs), weighted by the
+// sub-block's 6-bit scale (madd), summed in 32 bits over the super-block; one float multiply
+// by d * d_act per super-block.
+template <typename, int NA> void iq4xsTile(const Job& job, int64_t r, int64_t j0) {
+    const int64_t nb = job.cols / 256;
+    const auto* wrow = reinterpret_cast<const quant::BlockIQ4_XS*>(job.w + uint64_t(r) * job.rowBytes);
+    const ActQ8x256* a[NA];
+    for (int t = 0; t < NA; ++t)
+        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
+    __m256 acc[NA];
+    for (int t = 0; t < NA; ++t) acc[t] = _mm256_setzero_ps();
+    const __m256i table = levelTable<quant::iq4Level>();
+    for (int64_t b = 0; b < nb; ++b) {
+        const quant::BlockIQ4_XS& blk = wrow[b];
+        __m256i sum[NA];
+        for (int t = 0; t < NA; ++t) sum[t] = _mm256_setzero_si256();
+        for (int j = 0; j < 8; ++j) {
+            const __m256i w = iq4xsValues(blk, j, table);
+            const __m256i wAbs = _mm256_sign_epi8(w, w);
+            const __m256i sc = _mm256_set1_epi16(int16_t(quant::iq4xsScale(blk, j)));
+            for (int t = 0; t < NA; ++t) {
+                const __m256i av = _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t][b].qs + 32 * j));
+                const __m256i p = _mm256_maddubs_epi16(wAbs, _mm256_sign_epi8(av, w));
+                sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(p, sc));
+            }
+        }
+        const float d = fp16(blk.d);
+        for (int t = 0; t < NA; ++t)
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_set1_ps(d * a[t][b].d), acc[t]);
+    }
+    for (int t = 0; t < NA; ++t) job.y[(j0 + t) * job.rows + r] = hsum(acc[t]);
+}
+
 // Rows [r0, r1) against all activation rows, four at a time.
 template <template <typename, int> class Tile, typename Dec>
 void rowsTiled(const Job& job, int64_t r0, int64_t r1) {
@@ -174,12 +210,17 @@ template <typename Dec, int NA> struct LegacyTile {
 template <typename Dec, int NA> struct KTile {
     static void run(const Job& job, int64_t r, int64_t j) { kTile<Dec, NA>(job, r, j); }
 };
+template <typename Dec, int NA> struct Iq4XsTile {
+    static void run(const Job& job, int64_t r, int64_t j) { iq4xsTile<Dec, NA>(job, r, j); }
+};
 
 ActKind actKindAvx2(Type t) {
     switch (t) {
     case Type::Q4_0: case Type::Q4_1: case Type::Q5_0: case Type::Q5_1: case Type::Q8_0:
+    case Type::IQ4_NL: case Type::MXFP4:
         return ActKind::Q8x32;
     case Type::Q2_K: case Type::Q3_K: case Type::Q4_K: case Type::Q5_K: case Type::Q6_K:
+    case Type::IQ4_XS:
         return ActKind::Q8x256;
     default: return ActKind::Float;
     }
@@ -197,6 +238,9 @@ void rowsAvx2(const Job& job, int64_t r0, int64_t r1) {
     case Type::Q4_K: return rowsTiled<KTile, DecQ4K>(job, r0, r1);
     case Type::Q5_K: return rowsTiled<KTile, DecQ5K>(job, r0, r1);
     case Type::Q6_K: return rowsTiled<KTile, DecQ6K>(job, r0, r1);
+    case Type::IQ4_NL: return rowsTiled<LegacyTile, DecIQ4NL>(job, r0, r1);
+    case Type::MXFP4: return rowsTiled<LegacyTile, DecMXFP4>(job, r0, r1);
+    case Type::IQ4_XS: return rowsTiled<Iq4XsTile, void>(job, r0, r1);
     default: return rowsFloat(job, r0, r1);
     }
 }

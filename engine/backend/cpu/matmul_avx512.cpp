@@ -170,6 +170,46 @@ template <typename Dec, int NA> void kTile(const Job& job, int64_t r, int64_t j0
         job.y[(j0 + t) * job.rows + r] = hsum(_mm256_sub_ps(fold(acc[t]), accOff[t]));
 }
 
+// ---- IQ4_XS: super-blocks of 256 against ActQ8x256 ----------------------------------------
+
+// Two 32-value sub-blocks per 512-bit step: |w| times the activations with w's sign (maddubs),
+// weighted by each sub-block's 6-bit scale and summed in 32 bits (dpwssd); one float multiply by
+// d * d_act per super-block.
+template <typename, int NA> void iq4xsTile(const Job& job, int64_t r, int64_t j0) {
+    const int64_t nb = job.cols / 256;
+    const auto* wrow = reinterpret_cast<const quant::BlockIQ4_XS*>(job.w + uint64_t(r) * job.rowBytes);
+    const ActQ8x256* a[NA];
+    for (int t = 0; t < NA; ++t)
+        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
+    __m512 acc[NA];
+    for (int t = 0; t < NA; ++t) acc[t] = _mm512_setzero_ps();
+    const __m256i table = levelTable<quant::iq4Level>();
+    const __m512i zero = _mm512_setzero_si512();
+    for (int64_t b = 0; b < nb; ++b) {
+        const quant::BlockIQ4_XS& blk = wrow[b];
+        __m512i sum[NA];
+        for (int t = 0; t < NA; ++t) sum[t] = zero;
+        for (int j = 0; j < 8; j += 2) {
+            const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(iq4xsValues(blk, j, table)),
+                                                 iq4xsValues(blk, j + 1, table), 1);
+            const __m512i wAbs = _mm512_abs_epi8(w);
+            const __mmask64 negative = _mm512_movepi8_mask(w);
+            const __m512i sc = _mm512_inserti64x4(
+                _mm512_set1_epi16(int16_t(quant::iq4xsScale(blk, j))),
+                _mm256_set1_epi16(int16_t(quant::iq4xsScale(blk, j + 1))), 1);
+            for (int t = 0; t < NA; ++t) {
+                __m512i av = _mm512_load_si512(a[t][b].qs + 32 * j);
+                av = _mm512_mask_sub_epi8(av, negative, zero, av);
+                sum[t] = _mm512_dpwssd_epi32(sum[t], _mm512_maddubs_epi16(wAbs, av), sc);
+            }
+        }
+        const float d = fp16(blk.d);
+        for (int t = 0; t < NA; ++t)
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[t]), _mm512_set1_ps(d * a[t][b].d), acc[t]);
+    }
+    for (int t = 0; t < NA; ++t) job.y[(j0 + t) * job.rows + r] = hsum(fold(acc[t]));
+}
+
 template <template <typename, int> class Tile, typename Dec>
 void rowsTiled(const Job& job, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -192,12 +232,17 @@ template <typename Dec, int NA> struct LegacyTile {
 template <typename Dec, int NA> struct KTile {
     static void run(const Job& job, int64_t r, int64_t j) { kTile<Dec, NA>(job, r, j); }
 };
+template <typename Dec, int NA> struct Iq4XsTile {
+    static void run(const Job& job, int64_t r, int64_t j) { iq4xsTile<Dec, NA>(job, r, j); }
+};
 
 ActKind actKindAvx512(Type t) {
     switch (t) {
     case Type::Q4_0: case Type::Q4_1: case Type::Q5_0: case Type::Q5_1: case Type::Q8_0:
+    case Type::IQ4_NL: case Type::MXFP4:
         return ActKind::Q8x32;
     case Type::Q2_K: case Type::Q3_K: case Type::Q4_K: case Type::Q5_K: case Type::Q6_K:
+    case Type::IQ4_XS:
         return ActKind::Q8x256;
     default: return ActKind::Float;
     }
@@ -215,6 +260,9 @@ void rowsAvx512(const Job& job, int64_t r0, int64_t r1) {
     case Type::Q4_K: return rowsTiled<KTile, DecQ4K>(job, r0, r1);
     case Type::Q5_K: return rowsTiled<KTile, DecQ5K>(job, r0, r1);
     case Type::Q6_K: return rowsTiled<KTile, DecQ6K>(job, r0, r1);
+    case Type::IQ4_NL: return rowsTiled<LegacyTile, DecIQ4NL>(job, r0, r1);
+    case Type::MXFP4: return rowsTiled<LegacyTile, DecMXFP4>(job, r0, r1);
+    case Type::IQ4_XS: return rowsTiled<Iq4XsTile, void>(job, r0, r1);
     default: return rowsFloat(job, r0, r1);
     }
 }

@@ -6,6 +6,7 @@
 
 #include "quant/blocks.h"
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <immintrin.h>
@@ -165,6 +166,43 @@ struct DecQ8_0 {
         return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), fp16(b.d), 0.0f};
     }
 };
+
+// The 16 levels of a 4-bit table format as signed bytes, in both 128-bit lanes, so that
+// _mm256_shuffle_epi8(table, nibbles) looks them up.
+template <int8_t (*Level)(int)> inline constexpr std::array<int8_t, 16> kLevelBytes = [] {
+    std::array<int8_t, 16> t{};
+    for (int i = 0; i < 16; ++i) t[size_t(i)] = Level(i);
+    return t;
+}();
+template <int8_t (*Level)(int)> inline __m256i levelTable() {
+    return _mm256_broadcastsi128_si256(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(kLevelBytes<Level>.data())));
+}
+
+// IQ4_NL and MXFP4: signed table values (kSigned: the kernels pair |q| with sign-adjusted
+// activations), w = d * q.
+struct DecIQ4NL {
+    static constexpr size_t kBytes = sizeof(quant::BlockIQ4_NL);
+    static constexpr bool kSigned = true;
+    static LBlock decode(const uint8_t* p) {
+        const auto& b = *reinterpret_cast<const quant::BlockIQ4_NL*>(p);
+        return {_mm256_shuffle_epi8(levelTable<quant::iq4Level>(), nibbles(b.qs)), fp16(b.d), 0.0f};
+    }
+};
+struct DecMXFP4 {
+    static constexpr size_t kBytes = sizeof(quant::BlockMXFP4);
+    static constexpr bool kSigned = true;
+    static LBlock decode(const uint8_t* p) {
+        const auto& b = *reinterpret_cast<const quant::BlockMXFP4*>(p);
+        return {_mm256_shuffle_epi8(levelTable<quant::mxfp4Level>(), nibbles(b.qs)),
+                quant::e8m0Half(b.e), 0.0f};
+    }
+};
+
+// IQ4_XS sub-block j (0..7) of a super-block: its 32 signed table values in element order.
+inline __m256i iq4xsValues(const quant::BlockIQ4_XS& b, int j, __m256i table) {
+    return _mm256_shuffle_epi8(table, nibbles(b.qs + 16 * j));
+}
 
 struct DecQ4K {
     static constexpr size_t kBytes = sizeof(quant::BlockQ4_K);
