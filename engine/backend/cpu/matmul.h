@@ -45,7 +45,7 @@ bool matMulSupports(quant::Type t);
 
 // y[n][w.rows] = x[n][w.cols] · Wᵀ: y[j*w.rows + r] = Σ_c W[r][c] * x[j*w.cols + c].
 // Quantized weights use activations quantized to 8 bits per call (per 32 values for the legacy
-// types, per 256 for the K types), so results differ from ref::matVec by a few 1e-3 relative to
+// types, IQ4_NL and MXFP4, per 256 for the K types and IQ4_XS), so results differ from ref::matVec by a few 1e-3 relative to
 // the output scale; float weights (F32, F16, BF16) are exact up to float rounding. Rows are
 // split over `pool` (nullptr runs on the calling thread); for a given level the result is
 // bitwise the same whatever the thread count. x and y must not overlap.

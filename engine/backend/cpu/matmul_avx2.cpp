@@ -158,7 +158,8 @@ template <typename Dec, int NA> void kTile(const Job& job, int64_t r, int64_t j0
 
 // Each 32-value sub-block: |w| times the activations with w's sign (maddubs), weighted by the
 // sub-block's 6-bit scale (madd), summed in 32 bits over the super-block; one float multiply
-// by d * d_act per super-block.
+// by d * d_act per super-block. 32 quant bytes (two sub-blocks, one per 128-bit lane) load at a
+// time; a lane permute puts each one's low and high nibbles in element order.
 template <typename, int NA> void iq4xsTile(const Job& job, int64_t r, int64_t j0) {
     const int64_t nb = job.cols / 256;
     const auto* wrow = reinterpret_cast<const quant::BlockIQ4_XS*>(job.w + uint64_t(r) * job.rowBytes);
@@ -168,18 +169,32 @@ template <typename, int NA> void iq4xsTile(const Job& job, int64_t r, int64_t j0
     __m256 acc[NA];
     for (int t = 0; t < NA; ++t) acc[t] = _mm256_setzero_ps();
     const __m256i table = levelTable<quant::iq4Level>();
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    // Byte shuffles broadcasting 16-bit scale j to every lane.
+    __m256i pick[8];
+    for (int j = 0; j < 8; ++j) pick[j] = _mm256_set1_epi16(int16_t((2 * j + 1) << 8 | (2 * j)));
     for (int64_t b = 0; b < nb; ++b) {
         const quant::BlockIQ4_XS& blk = wrow[b];
+        const __m256i s32 = iq4xsScales(blk);
+        const __m128i s16 = _mm_packs_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
+        const __m256i scales = _mm256_broadcastsi128_si256(s16);
         __m256i sum[NA];
         for (int t = 0; t < NA; ++t) sum[t] = _mm256_setzero_si256();
-        for (int j = 0; j < 8; ++j) {
-            const __m256i w = iq4xsValues(blk, j, table);
-            const __m256i wAbs = _mm256_sign_epi8(w, w);
-            const __m256i sc = _mm256_set1_epi16(int16_t(quant::iq4xsScale(blk, j)));
-            for (int t = 0; t < NA; ++t) {
-                const __m256i av = _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t][b].qs + 32 * j));
-                const __m256i p = _mm256_maddubs_epi16(wAbs, _mm256_sign_epi8(av, w));
-                sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(p, sc));
+        for (int j = 0; j < 8; j += 2) {
+            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 16 * j));
+            const __m256i lo = _mm256_and_si256(v, m4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+            const __m256i w[2] = {_mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x20)),
+                                  _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x31))};
+            for (int i = 0; i < 2; ++i) {
+                const __m256i wAbs = _mm256_sign_epi8(w[i], w[i]);
+                const __m256i sc = _mm256_shuffle_epi8(scales, pick[j + i]);
+                for (int t = 0; t < NA; ++t) {
+                    const __m256i av = _mm256_load_si256(
+                        reinterpret_cast<const __m256i*>(a[t][b].qs + 32 * (j + i)));
+                    const __m256i p = _mm256_maddubs_epi16(wAbs, _mm256_sign_epi8(av, w[i]));
+                    sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(p, sc));
+                }
             }
         }
         const float d = fp16(blk.d);

@@ -172,42 +172,51 @@ template <typename Dec, int NA> void kTile(const Job& job, int64_t r, int64_t j0
 
 // ---- IQ4_XS: super-blocks of 256 against ActQ8x256 ----------------------------------------
 
-// Two 32-value sub-blocks per 512-bit step: |w| times the activations with w's sign (maddubs),
-// weighted by each sub-block's 6-bit scale and summed in 32 bits (dpwssd); one float multiply by
-// d * d_act per super-block.
+// As the AVX2 kernel, 256 bits wide (measured faster for one token on Zen 4 than a 512-bit
+// version with mask-negated activations and a two-source permute: 590 vs 640 us on a 2048x8192
+// matrix), with dpwssd fusing the scale multiply and the 32-bit sum: |w| times the activations
+// with w's sign (maddubs) per 32-value sub-block, weighted by its 6-bit scale; one float
+// multiply by d * d_act per super-block.
 template <typename, int NA> void iq4xsTile(const Job& job, int64_t r, int64_t j0) {
     const int64_t nb = job.cols / 256;
     const auto* wrow = reinterpret_cast<const quant::BlockIQ4_XS*>(job.w + uint64_t(r) * job.rowBytes);
     const ActQ8x256* a[NA];
     for (int t = 0; t < NA; ++t)
         a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
-    __m512 acc[NA];
-    for (int t = 0; t < NA; ++t) acc[t] = _mm512_setzero_ps();
+    __m256 acc[NA];
+    for (int t = 0; t < NA; ++t) acc[t] = _mm256_setzero_ps();
     const __m256i table = levelTable<quant::iq4Level>();
-    const __m512i zero = _mm512_setzero_si512();
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    // Byte shuffles broadcasting 16-bit scale j to every lane.
+    __m256i pick[8];
+    for (int j = 0; j < 8; ++j) pick[j] = _mm256_set1_epi16(int16_t((2 * j + 1) << 8 | (2 * j)));
     for (int64_t b = 0; b < nb; ++b) {
         const quant::BlockIQ4_XS& blk = wrow[b];
-        __m512i sum[NA];
-        for (int t = 0; t < NA; ++t) sum[t] = zero;
+        const __m256i scales = _mm256_broadcastsi128_si256(_mm256_cvtepi32_epi16(iq4xsScales(blk)));
+        __m256i sum[NA];
+        for (int t = 0; t < NA; ++t) sum[t] = _mm256_setzero_si256();
         for (int j = 0; j < 8; j += 2) {
-            const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(iq4xsValues(blk, j, table)),
-                                                 iq4xsValues(blk, j + 1, table), 1);
-            const __m512i wAbs = _mm512_abs_epi8(w);
-            const __mmask64 negative = _mm512_movepi8_mask(w);
-            const __m512i sc = _mm512_inserti64x4(
-                _mm512_set1_epi16(int16_t(quant::iq4xsScale(blk, j))),
-                _mm256_set1_epi16(int16_t(quant::iq4xsScale(blk, j + 1))), 1);
-            for (int t = 0; t < NA; ++t) {
-                __m512i av = _mm512_load_si512(a[t][b].qs + 32 * j);
-                av = _mm512_mask_sub_epi8(av, negative, zero, av);
-                sum[t] = _mm512_dpwssd_epi32(sum[t], _mm512_maddubs_epi16(wAbs, av), sc);
+            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 16 * j));
+            const __m256i lo = _mm256_and_si256(v, m4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+            const __m256i w[2] = {_mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x20)),
+                                  _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x31))};
+            for (int i = 0; i < 2; ++i) {
+                const __m256i wAbs = _mm256_sign_epi8(w[i], w[i]);
+                const __m256i sc = _mm256_shuffle_epi8(scales, pick[j + i]);
+                for (int t = 0; t < NA; ++t) {
+                    const __m256i av = _mm256_load_si256(
+                        reinterpret_cast<const __m256i*>(a[t][b].qs + 32 * (j + i)));
+                    sum[t] = _mm256_dpwssd_epi32(
+                        sum[t], _mm256_maddubs_epi16(wAbs, _mm256_sign_epi8(av, w[i])), sc);
+                }
             }
         }
         const float d = fp16(blk.d);
         for (int t = 0; t < NA; ++t)
-            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[t]), _mm512_set1_ps(d * a[t][b].d), acc[t]);
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_set1_ps(d * a[t][b].d), acc[t]);
     }
-    for (int t = 0; t < NA; ++t) job.y[(j0 + t) * job.rows + r] = hsum(fold(acc[t]));
+    for (int t = 0; t < NA; ++t) job.y[(j0 + t) * job.rows + r] = hsum(acc[t]);
 }
 
 template <template <typename, int> class Tile, typename Dec>

@@ -199,9 +199,18 @@ struct DecMXFP4 {
     }
 };
 
-// IQ4_XS sub-block j (0..7) of a super-block: its 32 signed table values in element order.
-inline __m256i iq4xsValues(const quant::BlockIQ4_XS& b, int j, __m256i table) {
-    return _mm256_shuffle_epi8(table, nibbles(b.qs + 16 * j));
+// The 8 signed 6-bit scales of an IQ4_XS super-block as 32-bit lanes: scale j's low 4 bits are
+// bits 4j..4j+3 of the little-endian scalesL word, its high 2 bits bits 2j..2j+1 of scalesH.
+inline __m256i iq4xsScales(const quant::BlockIQ4_XS& b) {
+    uint32_t lo;
+    std::memcpy(&lo, b.scalesL, 4);
+    const __m256i l = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(int(lo)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+        _mm256_set1_epi32(0x0f));
+    const __m256i h = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(b.scalesH), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+        _mm256_set1_epi32(3));
+    return _mm256_sub_epi32(_mm256_or_si256(l, _mm256_slli_epi32(h, 4)), _mm256_set1_epi32(32));
 }
 
 struct DecQ4K {
