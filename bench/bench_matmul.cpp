@@ -118,7 +118,8 @@ int decodeCompare(double budget) {
     std::mt19937 rng(11);
     std::normal_distribution<float> dist(0.0f, 1.0f);
     ThreadPool pool1(1), pool2(2);
-    std::printf("decode matMul (n=1), medians of 7 alternating samples; GB/s = weight bytes / time\n");
+    std::printf(
+        "decode matMul (n=1), medians of 7 alternating samples; GB/s = weight bytes / time\n");
     for (const Shape& sh : shapes) {
         std::vector<float> wf(size_t(sh.rows * sh.cols));
         for (auto& v : wf) v = dist(rng) * 0.02f;
@@ -138,7 +139,8 @@ int decodeCompare(double budget) {
             const uint64_t rb = *quant::rowBytes(t, uint64_t(sh.cols));
             c.bytes = rb * uint64_t(sh.rows);
             c.data.resize(size_t(c.bytes));
-            if (!quant::quantizeRows(t, wf.data(), c.data.data(), sh.rows, sh.cols, 2).isOk()) return 1;
+            if (!quant::quantizeRows(t, wf.data(), c.data.data(), sh.rows, sh.cols, 2).isOk())
+                return 1;
             c.w = {c.data.data(), t, sh.cols, sh.rows, rb};
             cands.push_back(std::move(c));
             if (canRepack(t, Isa::Avx512)) {
@@ -162,8 +164,11 @@ int decodeCompare(double budget) {
                         if (c.packed && isa != Isa::Avx512) continue;
                         samples[i].push_back(bestTime(
                             [&] {
-                                if (c.packed) (void)matMul(c.w, c.packed.get(), x.data(), 1, y.data(), pool, isa);
-                                else (void)matMul(c.w, x.data(), 1, y.data(), pool, isa);
+                                if (c.packed)
+                                    (void)matMul(c.w, c.packed.get(), x.data(), 1, y.data(), pool,
+                                                 isa);
+                                else
+                                    (void)matMul(c.w, x.data(), 1, y.data(), pool, isa);
                             },
                             budget / 10));
                     }
@@ -172,9 +177,10 @@ int decodeCompare(double budget) {
                     if (samples[i].empty()) continue;
                     const auto [lo, hi] = std::minmax_element(samples[i].begin(), samples[i].end());
                     const double m = median(samples[i]);
-                    std::printf("%-15s %-6s %dT %-15s %8.1f us  %6.2f GB/s  (samples %.1f..%.1f us)\n",
-                                sh.name, isaName(isa), pool->size(), cands[i].name.c_str(), m * 1e6,
-                                double(cands[i].bytes) / m * 1e-9, *lo * 1e6, *hi * 1e6);
+                    std::printf(
+                        "%-15s %-6s %dT %-15s %8.1f us  %6.2f GB/s  (samples %.1f..%.1f us)\n",
+                        sh.name, isaName(isa), pool->size(), cands[i].name.c_str(), m * 1e6,
+                        double(cands[i].bytes) / m * 1e-9, *lo * 1e6, *hi * 1e6);
                 }
                 std::fflush(stdout);
             }

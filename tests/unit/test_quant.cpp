@@ -155,10 +155,10 @@ private Q_SLOTS:
         for (int j = 0; j < 16; ++j) b.qs[j] = uint8_t(j | (15 - j) << 4);
         float y[32];
         QVERIFY(dequantizeRow(Type::IQ4_NL, &b, y, 32).isOk());
-        QCOMPARE(y[0], -63.5f);  // level 0 = -127
-        QCOMPARE(y[8], 0.5f);    // level 8 = 1
-        QCOMPARE(y[15], 56.5f);  // level 15 = 113
-        QCOMPARE(y[16], 56.5f);  // byte 0's high nibble: 15
+        QCOMPARE(y[0], -63.5f); // level 0 = -127
+        QCOMPARE(y[8], 0.5f);   // level 8 = 1
+        QCOMPARE(y[15], 56.5f); // level 15 = 113
+        QCOMPARE(y[16], 56.5f); // byte 0's high nibble: 15
         QCOMPARE(y[31], -63.5f);
     }
 

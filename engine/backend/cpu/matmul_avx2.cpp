@@ -162,7 +162,8 @@ template <typename Dec, int NA> void kTile(const Job& job, int64_t r, int64_t j0
 // time; a lane permute puts each one's low and high nibbles in element order.
 template <typename, int NA> void iq4xsTile(const Job& job, int64_t r, int64_t j0) {
     const int64_t nb = job.cols / 256;
-    const auto* wrow = reinterpret_cast<const quant::BlockIQ4_XS*>(job.w + uint64_t(r) * job.rowBytes);
+    const auto* wrow =
+        reinterpret_cast<const quant::BlockIQ4_XS*>(job.w + uint64_t(r) * job.rowBytes);
     const ActQ8x256* a[NA];
     for (int t = 0; t < NA; ++t)
         a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
@@ -176,7 +177,8 @@ template <typename, int NA> void iq4xsTile(const Job& job, int64_t r, int64_t j0
     for (int64_t b = 0; b < nb; ++b) {
         const quant::BlockIQ4_XS& blk = wrow[b];
         const __m256i s32 = iq4xsScales(blk);
-        const __m128i s16 = _mm_packs_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
+        const __m128i s16 =
+            _mm_packs_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
         const __m256i scales = _mm256_broadcastsi128_si256(s16);
         __m256i sum[NA];
         for (int t = 0; t < NA; ++t) sum[t] = _mm256_setzero_si256();
@@ -184,8 +186,9 @@ template <typename, int NA> void iq4xsTile(const Job& job, int64_t r, int64_t j0
             const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 16 * j));
             const __m256i lo = _mm256_and_si256(v, m4);
             const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-            const __m256i w[2] = {_mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x20)),
-                                  _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x31))};
+            const __m256i w[2] = {
+                _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x20)),
+                _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x31))};
             for (int i = 0; i < 2; ++i) {
                 const __m256i wAbs = _mm256_sign_epi8(w[i], w[i]);
                 const __m256i sc = _mm256_shuffle_epi8(scales, pick[j + i]);
@@ -199,7 +202,8 @@ template <typename, int NA> void iq4xsTile(const Job& job, int64_t r, int64_t j0
         }
         const float d = fp16(blk.d);
         for (int t = 0; t < NA; ++t)
-            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_set1_ps(d * a[t][b].d), acc[t]);
+            acc[t] =
+                _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_set1_ps(d * a[t][b].d), acc[t]);
     }
     for (int t = 0; t < NA; ++t) job.y[(j0 + t) * job.rows + r] = hsum(acc[t]);
 }

@@ -172,14 +172,15 @@ template <typename Dec, int NA> void kTile(const Job& job, int64_t r, int64_t j0
 
 // ---- IQ4_XS: super-blocks of 256 against ActQ8x256 ----------------------------------------
 
-// As the AVX2 kernel, 256 bits wide (measured faster for one token on Zen 4 than a 512-bit
-// version with mask-negated activations and a two-source permute: 590 vs 640 us on a 2048x8192
-// matrix), with dpwssd fusing the scale multiply and the 32-bit sum: |w| times the activations
-// with w's sign (maddubs) per 32-value sub-block, weighted by its 6-bit scale; one float
-// multiply by d * d_act per super-block.
+// As the AVX2 kernel, 256 bits wide, with dpwssd fusing the scale multiply and the 32-bit sum
+// (for one token on the AVX-512 EPYC it was measured on, faster than a 512-bit version with
+// mask-negated activations and a two-source permute: 571 vs 639 us on a 2048x8192 matrix):
+// |w| times the activations with w's sign (maddubs) per 32-value sub-block, weighted by its
+// 6-bit scale; one float multiply by d * d_act per super-block.
 template <typename, int NA> void iq4xsTile(const Job& job, int64_t r, int64_t j0) {
     const int64_t nb = job.cols / 256;
-    const auto* wrow = reinterpret_cast<const quant::BlockIQ4_XS*>(job.w + uint64_t(r) * job.rowBytes);
+    const auto* wrow =
+        reinterpret_cast<const quant::BlockIQ4_XS*>(job.w + uint64_t(r) * job.rowBytes);
     const ActQ8x256* a[NA];
     for (int t = 0; t < NA; ++t)
         a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
@@ -199,8 +200,9 @@ template <typename, int NA> void iq4xsTile(const Job& job, int64_t r, int64_t j0
             const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 16 * j));
             const __m256i lo = _mm256_and_si256(v, m4);
             const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-            const __m256i w[2] = {_mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x20)),
-                                  _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x31))};
+            const __m256i w[2] = {
+                _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x20)),
+                _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x31))};
             for (int i = 0; i < 2; ++i) {
                 const __m256i wAbs = _mm256_sign_epi8(w[i], w[i]);
                 const __m256i sc = _mm256_shuffle_epi8(scales, pick[j + i]);
@@ -214,7 +216,8 @@ template <typename, int NA> void iq4xsTile(const Job& job, int64_t r, int64_t j0
         }
         const float d = fp16(blk.d);
         for (int t = 0; t < NA; ++t)
-            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_set1_ps(d * a[t][b].d), acc[t]);
+            acc[t] =
+                _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_set1_ps(d * a[t][b].d), acc[t]);
     }
     for (int t = 0; t < NA; ++t) job.y[(j0 + t) * job.rows + r] = hsum(acc[t]);
 }

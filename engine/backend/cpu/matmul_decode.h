@@ -169,7 +169,8 @@ struct DecQ8_0 {
 
 // The 16 levels of a 4-bit table format as signed bytes, in both 128-bit lanes, so that
 // _mm256_shuffle_epi8(table, nibbles) looks them up.
-template <int8_t (*Level)(int)> inline constexpr std::array<int8_t, 16> kLevelBytes = [] {
+template <int8_t (*Level)(int)>
+inline constexpr std::array<int8_t, 16> kLevelBytes = [] {
     std::array<int8_t, 16> t{};
     for (int i = 0; i < 16; ++i) t[size_t(i)] = Level(i);
     return t;
@@ -204,12 +205,14 @@ struct DecMXFP4 {
 inline __m256i iq4xsScales(const quant::BlockIQ4_XS& b) {
     uint32_t lo;
     std::memcpy(&lo, b.scalesL, 4);
-    const __m256i l = _mm256_and_si256(
-        _mm256_srlv_epi32(_mm256_set1_epi32(int(lo)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
-        _mm256_set1_epi32(0x0f));
-    const __m256i h = _mm256_and_si256(
-        _mm256_srlv_epi32(_mm256_set1_epi32(b.scalesH), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
-        _mm256_set1_epi32(3));
+    const __m256i l =
+        _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(lo)),
+                                           _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+                         _mm256_set1_epi32(0x0f));
+    const __m256i h =
+        _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(b.scalesH),
+                                           _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+                         _mm256_set1_epi32(3));
     return _mm256_sub_epi32(_mm256_or_si256(l, _mm256_slli_epi32(h, 4)), _mm256_set1_epi32(32));
 }
 
