@@ -1,7 +1,8 @@
 // Times the scalar reference matVec against matMul at each instruction-set level (1 and 2
 // threads) for 2048x2048 Q4_K, Q4_0 and Q8_0 weights at batch sizes 1 and 64, then the plain
 // AVX-512 kernels against the repacked ones (A/B, alternating) on llama-1B layer shapes.
-// Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part]
+// The "decode" mode instead compares the 4-bit types on decode-shaped (one token) products.
+// Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part | decode]
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ref_ops.h"
 #include "backend/cpu/repack.h"
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -102,12 +104,98 @@ int abRepacked(double budget) {
     return 0;
 }
 
+// One token through 4-bit weights of llama-1B's ffn_down and ffn_up shapes: IQ4_XS, IQ4_NL and
+// MXFP4 against Q4_0 and Q4_K (plain kernels; Q4_0/Q4_K also repacked, the path the CPU program
+// takes for them), each level and thread count. The types' samples alternate (A B C ... A B C)
+// and the medians of 7 are printed, with the weight bytes streamed per second.
+int decodeCompare(double budget) {
+    struct Shape {
+        const char* name;
+        int64_t rows, cols;
+    };
+    const Shape shapes[] = {{"down 2048x8192", 2048, 8192}, {"up 8192x2048", 8192, 2048}};
+    const Type types[] = {Type::Q4_0, Type::Q4_K, Type::IQ4_XS, Type::IQ4_NL, Type::MXFP4};
+    std::mt19937 rng(11);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    ThreadPool pool1(1), pool2(2);
+    std::printf(
+        "decode matMul (n=1), medians of 7 alternating samples; GB/s = weight bytes / time\n");
+    for (const Shape& sh : shapes) {
+        std::vector<float> wf(size_t(sh.rows * sh.cols));
+        for (auto& v : wf) v = dist(rng) * 0.02f;
+        std::vector<float> x(size_t(sh.cols)), y(size_t(sh.rows));
+        for (auto& v : x) v = dist(rng);
+        struct Candidate {
+            std::string name;
+            uint64_t bytes;
+            std::vector<uint8_t> data;
+            ref::Matrix w;
+            std::unique_ptr<PackedMatrix> packed;
+        };
+        std::vector<Candidate> cands;
+        for (Type t : types) {
+            Candidate c;
+            c.name = std::string(quant::typeName(t));
+            const uint64_t rb = *quant::rowBytes(t, uint64_t(sh.cols));
+            c.bytes = rb * uint64_t(sh.rows);
+            c.data.resize(size_t(c.bytes));
+            if (!quant::quantizeRows(t, wf.data(), c.data.data(), sh.rows, sh.cols, 2).isOk())
+                return 1;
+            c.w = {c.data.data(), t, sh.cols, sh.rows, rb};
+            cands.push_back(std::move(c));
+            if (canRepack(t, Isa::Avx512)) {
+                auto packed = PackedMatrix::pack(cands.back().w);
+                if (!packed.isOk()) return 1;
+                Candidate p;
+                p.name = cands.back().name + "-repacked";
+                p.bytes = cands.back().bytes;
+                p.w = cands.back().w;
+                p.packed = std::make_unique<PackedMatrix>(std::move(*packed));
+                cands.push_back(std::move(p));
+            }
+        }
+        for (Isa isa : {Isa::Avx512, Isa::Avx2}) {
+            if (!isaSupported(isa)) continue;
+            for (ThreadPool* pool : {&pool1, &pool2}) {
+                std::vector<std::vector<double>> samples(cands.size());
+                for (int rep = 0; rep < 7; ++rep) {
+                    for (size_t i = 0; i < cands.size(); ++i) {
+                        const Candidate& c = cands[i];
+                        if (c.packed && isa != Isa::Avx512) continue;
+                        samples[i].push_back(bestTime(
+                            [&] {
+                                if (c.packed)
+                                    (void)matMul(c.w, c.packed.get(), x.data(), 1, y.data(), pool,
+                                                 isa);
+                                else
+                                    (void)matMul(c.w, x.data(), 1, y.data(), pool, isa);
+                            },
+                            budget / 10));
+                    }
+                }
+                for (size_t i = 0; i < cands.size(); ++i) {
+                    if (samples[i].empty()) continue;
+                    const auto [lo, hi] = std::minmax_element(samples[i].begin(), samples[i].end());
+                    const double m = median(samples[i]);
+                    std::printf(
+                        "%-15s %-6s %dT %-15s %8.1f us  %6.2f GB/s  (samples %.1f..%.1f us)\n",
+                        sh.name, isaName(isa), pool->size(), cands[i].name.c_str(), m * 1e6,
+                        double(cands[i].bytes) / m * 1e-9, *lo * 1e6, *hi * 1e6);
+                }
+                std::fflush(stdout);
+            }
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     const int64_t rows = 2048, cols = 2048;
     const double budget = argc > 1 ? std::atof(argv[1]) : 0.3;
     if (argc > 2 && std::strcmp(argv[2], "ab") == 0) return abRepacked(budget);
+    if (argc > 2 && std::strcmp(argv[2], "decode") == 0) return decodeCompare(budget);
     std::printf("bench_matmul: %lldx%lld weights, detected ISA %s\n", (long long)rows,
                 (long long)cols, isaName(detectIsa()));
     std::mt19937 rng(42);

@@ -23,11 +23,15 @@ struct BlockQ4_K { uint16_t d, dmin; uint8_t scales[12]; uint8_t qs[kQKK / 2]; }
 struct BlockQ5_K { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[kQKK / 8]; uint8_t qs[kQKK / 2]; };
 struct BlockQ6_K { uint8_t ql[kQKK / 2]; uint8_t qh[kQKK / 4]; int8_t scales[kQKK / 16]; uint16_t d; };
 struct BlockQ8_K { float d; int8_t qs[kQKK]; int16_t bsums[kQKK / 16]; };
+struct BlockIQ4_NL { uint16_t d; uint8_t qs[kQK / 2]; };
+struct BlockIQ4_XS { uint16_t d, scalesH; uint8_t scalesL[kQKK / 64]; uint8_t qs[kQKK / 2]; };
+struct BlockMXFP4 { uint8_t e; uint8_t qs[kQK / 2]; };
 
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22);
 static_assert(sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34 && sizeof(BlockQ8_1) == 36);
 static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210 && sizeof(BlockQ8_K) == 292);
+static_assert(sizeof(BlockIQ4_NL) == 18 && sizeof(BlockIQ4_XS) == 136 && sizeof(BlockMXFP4) == 17);
 
 // Q4_0: byte j holds element j (low nibble) and element j+16 (high nibble); x = d * (q - 8).
 HEARTH_HD inline void dequantBlock(const BlockQ4_0& b, float* y) {
@@ -188,6 +192,66 @@ HEARTH_HD inline void dequantBlock(const BlockQ6_K& b, float* y) {
 
 HEARTH_HD inline void dequantBlock(const BlockQ8_K& b, float* y) {
     for (int j = 0; j < kQKK; ++j) y[j] = b.d * float(b.qs[j]);
+}
+
+// The 16 levels a nibble of IQ4_NL or IQ4_XS stands for (non-linear, denser near zero).
+HEARTH_HD constexpr int8_t iq4Level(int i) {
+    constexpr int8_t levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                   1,    13,   25,  38,  53,  69,  89,  113};
+    return levels[i & 15];
+}
+
+// The 16 FP4 (E2M1) values a nibble of MXFP4 stands for, doubled so that they are integers:
+// bit 3 is the sign, bits 0-2 index 0, 0.5, 1, 1.5, 2, 3, 4, 6 (ggml's convention).
+HEARTH_HD constexpr int8_t mxfp4Level(int i) {
+    constexpr int8_t levels[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+    return levels[i & 15];
+}
+
+// Half of the E8M0 scale 2^(e-127), i.e. 2^(e-128), undoing the doubling of mxfp4Level. The two
+// smallest exponents give subnormal floats; e = 255 (NaN in the OCP spec) is read as 2^127.
+HEARTH_HD inline float e8m0Half(uint8_t e) {
+    return bitsFloat(e < 2 ? 0x00200000u << e : uint32_t(e - 1) << 23);
+}
+
+// IQ4_NL: as Q4_0's nibble order (byte j: element j low, element j+16 high); x = d * level(q).
+HEARTH_HD inline void dequantBlock(const BlockIQ4_NL& b, float* y) {
+    const float d = halfToFloat(b.d);
+    for (int j = 0; j < kQK / 2; ++j) {
+        y[j] = d * float(iq4Level(b.qs[j] & 0x0f));
+        y[j + kQK / 2] = d * float(iq4Level(b.qs[j] >> 4));
+    }
+}
+
+// IQ4_XS's 6-bit scale of sub-block j (0..7), stored +32: low 4 bits are nibble j%2 of
+// scalesL[j/2], high 2 bits are bits 2j..2j+1 of scalesH.
+HEARTH_HD inline int iq4xsScale(const BlockIQ4_XS& b, int j) {
+    const int lo = (b.scalesL[j / 2] >> (4 * (j % 2))) & 0x0f;
+    const int hi = (b.scalesH >> (2 * j)) & 3;
+    return (lo | hi << 4) - 32;
+}
+
+// IQ4_XS: 8 sub-blocks of 32, each packed like an IQ4_NL block in qs[16j..16j+15];
+// x = (d * scale) * level(q).
+HEARTH_HD inline void dequantBlock(const BlockIQ4_XS& b, float* y) {
+    const float d = halfToFloat(b.d);
+    for (int j = 0; j < kQKK / 32; ++j) {
+        const float dl = d * float(iq4xsScale(b, j));
+        const uint8_t* qs = b.qs + 16 * j;
+        for (int l = 0; l < 16; ++l) {
+            y[32 * j + l] = dl * float(iq4Level(qs[l] & 0x0f));
+            y[32 * j + 16 + l] = dl * float(iq4Level(qs[l] >> 4));
+        }
+    }
+}
+
+// MXFP4: Q4_0's nibble order; x = level(q) * 2^(e-128).
+HEARTH_HD inline void dequantBlock(const BlockMXFP4& b, float* y) {
+    const float d = e8m0Half(b.e);
+    for (int j = 0; j < kQK / 2; ++j) {
+        y[j] = d * float(mxfp4Level(b.qs[j] & 0x0f));
+        y[j + kQK / 2] = d * float(mxfp4Level(b.qs[j] >> 4));
+    }
 }
 
 } // namespace hearth::quant

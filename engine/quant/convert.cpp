@@ -61,6 +61,9 @@ Status dequantizeRow(Type t, const void* src, float* dst, int64_t n) {
     case Type::Q5_K: dequantBlocks<BlockQ5_K>(src, dst, nb, kQKK); break;
     case Type::Q6_K: dequantBlocks<BlockQ6_K>(src, dst, nb, kQKK); break;
     case Type::Q8_K: dequantBlocks<BlockQ8_K>(src, dst, nb, kQKK); break;
+    case Type::IQ4_NL: dequantBlocks<BlockIQ4_NL>(src, dst, nb, kQK); break;
+    case Type::IQ4_XS: dequantBlocks<BlockIQ4_XS>(src, dst, nb, kQKK); break;
+    case Type::MXFP4: dequantBlocks<BlockMXFP4>(src, dst, nb, kQK); break;
     default: return unsupported("dequantizing " + std::string(info->name) + " is not supported");
     }
     return Status::ok();
@@ -94,6 +97,9 @@ Status quantizeRow(Type t, const float* src, void* dst, int64_t n) {
     case Type::Q5_K: quantizeQ5_K(src, static_cast<BlockQ5_K*>(dst), n); break;
     case Type::Q6_K: quantizeQ6_K(src, static_cast<BlockQ6_K*>(dst), n); break;
     case Type::Q8_K: quantizeQ8_K(src, static_cast<BlockQ8_K*>(dst), n); break;
+    case Type::IQ4_NL: quantizeIQ4_NL(src, static_cast<BlockIQ4_NL*>(dst), n); break;
+    case Type::IQ4_XS: quantizeIQ4_XS(src, static_cast<BlockIQ4_XS*>(dst), n); break;
+    case Type::MXFP4: quantizeMXFP4(src, static_cast<BlockMXFP4*>(dst), n); break;
     default: return unsupported("quantizing to " + std::string(info->name) + " is not supported");
     }
     return Status::ok();

@@ -16,7 +16,8 @@ constexpr Mix kMixes[] = {
     {"Q5_0", Type::Q5_0, 8},   {"Q5_1", Type::Q5_1, 9},     {"Q2_K", Type::Q2_K, 10},
     {"Q3_K_S", Type::Q3_K, 11}, {"Q3_K_M", Type::Q3_K, 12}, {"Q3_K_L", Type::Q3_K, 13},
     {"Q4_K_S", Type::Q4_K, 14}, {"Q4_K_M", Type::Q4_K, 15}, {"Q5_K_S", Type::Q5_K, 16},
-    {"Q5_K_M", Type::Q5_K, 17}, {"Q6_K", Type::Q6_K, 18},
+    {"Q5_K_M", Type::Q5_K, 17}, {"Q6_K", Type::Q6_K, 18},     {"IQ4_NL", Type::IQ4_NL, 25},
+    {"IQ4_XS", Type::IQ4_XS, 30}, {"MXFP4_MOE", Type::MXFP4, 38},
 };
 
 bool sameName(std::string_view a, std::string_view b) {
@@ -54,6 +55,7 @@ Type smallBlockFallback(Type t) {
     case Type::Q4_K: return Type::Q5_0;
     case Type::Q5_K: return Type::Q5_1;
     case Type::Q6_K: return Type::Q8_0;
+    case Type::IQ4_XS: return Type::IQ4_NL;
     default: return t;
     }
 }
@@ -69,6 +71,7 @@ std::optional<Mix> mixFromName(std::string_view name) {
     if (sameName(name, "Q3_K")) return mixFromName("Q3_K_M");
     if (sameName(name, "Q4_K")) return mixFromName("Q4_K_M");
     if (sameName(name, "Q5_K")) return mixFromName("Q5_K_M");
+    if (sameName(name, "MXFP4")) return mixFromName("MXFP4_MOE");
     return std::nullopt;
 }
 
@@ -85,21 +88,26 @@ Type chooseType(const Mix& mix, const TensorRole& role) {
     const int nLayers = int(role.nLayers);
     Type t = base;
     const bool isOutput = n == "output.weight" || (!role.hasOutput && n == "token_embd.weight");
+    const bool iq4 = m == "IQ4_NL" || m == "IQ4_XS";
     if (isOutput) {
-        if (role.ne0 % 256 != 0) t = Type::Q8_0;
+        if (role.ne0 % 256 != 0 || base == Type::MXFP4) t = Type::Q8_0;
         else if (base != Type::Q8_0) t = Type::Q6_K;
+    } else if (base == Type::MXFP4) {
+        // MXFP4 is for the experts of mixture-of-experts layers (3-D); the rest gets Q8_0.
+        t = role.nDims >= 3 ? Type::MXFP4 : Type::Q8_0;
     } else if (contains(n, "attn_v.weight")) {
         if (m == "Q2_K") t = role.gqa >= 4 ? Type::Q4_K : Type::Q3_K;
         else if (m == "Q3_K_M") t = layer < 2 ? Type::Q5_K : Type::Q4_K;
         else if (m == "Q3_K_L") t = Type::Q5_K;
         else if ((m == "Q4_K_M" || m == "Q5_K_M") && useMoreBits(layer, nLayers)) t = Type::Q6_K;
         else if (m == "Q4_K_S" && layer < 4) t = Type::Q5_K;
+        else if (iq4 && role.gqa >= 4) t = Type::Q5_K;
     } else if (contains(n, "ffn_down.weight") || contains(n, "ffn_down_exps.weight")) {
         if (m == "Q2_K") t = Type::Q3_K;
         else if (m == "Q3_K_M") t = layer < nLayers / 16 ? Type::Q5_K : Type::Q4_K;
         else if (m == "Q3_K_L") t = Type::Q5_K;
         else if ((m == "Q4_K_M" || m == "Q5_K_M") && useMoreBits(layer, nLayers)) t = Type::Q6_K;
-        else if (m == "Q4_K_S" && layer < nLayers / 8) t = Type::Q5_K;
+        else if ((m == "Q4_K_S" || iq4) && layer < nLayers / 8) t = Type::Q5_K;
     } else if (contains(n, "attn_output.weight")) {
         if (m == "Q2_K") t = Type::Q3_K;
         else if (m == "Q3_K_M") t = Type::Q4_K;

@@ -19,6 +19,9 @@ void quantizeQ4_K(const float* x, BlockQ4_K* y, int64_t n);
 void quantizeQ5_K(const float* x, BlockQ5_K* y, int64_t n);
 void quantizeQ6_K(const float* x, BlockQ6_K* y, int64_t n);
 void quantizeQ8_K(const float* x, BlockQ8_K* y, int64_t n);
+void quantizeIQ4_NL(const float* x, BlockIQ4_NL* y, int64_t n);
+void quantizeIQ4_XS(const float* x, BlockIQ4_XS* y, int64_t n);
+void quantizeMXFP4(const float* x, BlockMXFP4* y, int64_t n);
 
 // Round half away from zero, as the reference formulas do; non-finite input gives 0.
 inline int roundToInt(float v) {

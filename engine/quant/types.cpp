@@ -35,10 +35,10 @@ constexpr TypeInfo kTypes[] = {
     {Type::IQ2_XS, "IQ2_XS", 256, 74, false, false},
     {Type::IQ3_XXS, "IQ3_XXS", 256, 98, false, false},
     {Type::IQ1_S, "IQ1_S", 256, 50, false, false},
-    {Type::IQ4_NL, "IQ4_NL", 32, 18, false, false},
+    {Type::IQ4_NL, "IQ4_NL", 32, 18, true, true},
     {Type::IQ3_S, "IQ3_S", 256, 110, false, false},
     {Type::IQ2_S, "IQ2_S", 256, 82, false, false},
-    {Type::IQ4_XS, "IQ4_XS", 256, 136, false, false},
+    {Type::IQ4_XS, "IQ4_XS", 256, 136, true, true},
     {Type::I8, "I8", 1, 1, false, false},
     {Type::I16, "I16", 1, 2, false, false},
     {Type::I32, "I32", 1, 4, false, false},
@@ -48,7 +48,7 @@ constexpr TypeInfo kTypes[] = {
     {Type::BF16, "BF16", 1, 2, true, true},
     {Type::TQ1_0, "TQ1_0", 256, 54, false, false},
     {Type::TQ2_0, "TQ2_0", 256, 66, false, false},
-    {Type::MXFP4, "MXFP4", 32, 17, false, false},
+    {Type::MXFP4, "MXFP4", 32, 17, true, true},
 };
 
 constexpr uint32_t kMaxId = 64;

@@ -57,9 +57,19 @@ bool bitEqual(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
 }
 
-const Type kTypes[] = {Type::F16,  Type::BF16, Type::Q4_0, Type::Q4_1, Type::Q5_0,
-                       Type::Q5_1, Type::Q8_0, Type::Q2_K, Type::Q3_K, Type::Q4_K,
-                       Type::Q5_K, Type::Q6_K};
+const Type kTypes[] = {Type::F16,  Type::BF16, Type::Q4_0, Type::Q4_1,   Type::Q5_0,
+                       Type::Q5_1, Type::Q8_0, Type::Q2_K, Type::Q3_K,   Type::Q4_K,
+                       Type::Q5_K, Type::Q6_K, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4};
+
+// Where the 4-bit quants of one block lie (byte offset and count), for the negative control.
+struct NibbleSpan {
+    Type type;
+    size_t offset, count;
+};
+const NibbleSpan kNibbleSpans[] = {{Type::Q4_0, 2, 16},
+                                   {Type::IQ4_NL, 2, 16},
+                                   {Type::IQ4_XS, 8, 128},
+                                   {Type::MXFP4, 1, 16}};
 
 } // namespace
 
@@ -112,6 +122,8 @@ private Q_SLOTS:
         tr->toFloat(theirs.data(), theirsByThem.data(), int64_t(n));
         QVERIFY2(bitEqual(theirsByUs, theirsByThem), "our dequantizer disagrees with ggml's");
 
+        if (!typeInfo(t)->canQuantize) return; // (b) and (c) need our quantizer
+
         // (b) our bytes, dequantized by ggml and by us.
         std::vector<uint8_t> ours(total);
         QVERIFY(quantizeRows(t, m_data.data(), ours.data(), kRows, kCols, 2).isOk());
@@ -123,26 +135,67 @@ private Q_SLOTS:
 
         // (c) quantization error: ours no worse than ggml's (5% slack for K-quant searches).
         const double errOurs = rmse(m_data, oursByUs), errTheirs = rmse(m_data, theirsByThem);
-        qInfo("%-5s rmse ours %.6f  ggml %.6f  ratio %.3f", typeName(t).data(), errOurs, errTheirs,
-              errOurs / errTheirs);
+        size_t sameBytes = 0;
+        for (size_t i = 0; i < total; ++i) sameBytes += ours[i] == theirs[i];
+        qInfo("%-6s rmse ours %.6f  ggml %.6f  ratio %.3f  (bytes identical to ggml's: %.2f%%)",
+              typeName(t).data(), errOurs, errTheirs, errOurs / errTheirs,
+              100.0 * double(sameBytes) / double(total));
         QVERIFY2(errOurs <= errTheirs * 1.05 + 1e-9,
                  qPrintable(QStringLiteral("rmse %1 vs ggml %2").arg(errOurs).arg(errTheirs)));
     }
 
+    // Arbitrary bytes (every E8M0 exponent, every 6-bit IQ4_XS scale, subnormal and huge fp16
+    // scales) decode to the same floats as ggml's, bit for bit; only fp16 infinities and NaNs
+    // are left out.
+    void arbitraryBlocksDecodeLikeGgml_data() {
+        QTest::addColumn<int>("type");
+        for (Type t : {Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4})
+            QTest::newRow(typeName(t).data()) << int(t);
+    }
+    void arbitraryBlocksDecodeLikeGgml() {
+        QFETCH(int, type);
+        const Type t = Type(type);
+        const TypeInfo* info = typeInfo(t);
+        const int64_t blocks = 4096, n = blocks * info->blockElems;
+        std::vector<uint8_t> bytes(static_cast<size_t>(blocks) * info->blockBytes);
+        std::mt19937 rng(static_cast<uint32_t>(type));
+        for (uint8_t& b : bytes) b = uint8_t(rng());
+        for (int64_t b = 0; b < blocks; ++b) {
+            uint8_t* block = bytes.data() + b * info->blockBytes;
+            if (t == Type::MXFP4) block[0] = uint8_t(b); // each exponent 16 times
+            else if ((block[1] & 0x7c) == 0x7c) block[1] &= 0xbf; // keep the fp16 d finite
+        }
+        std::vector<float> ours(static_cast<size_t>(n)), theirs(static_cast<size_t>(n));
+        QVERIFY(dequantizeRow(t, bytes.data(), ours.data(), n).isOk());
+        m_ggml.traits(type)->toFloat(bytes.data(), theirs.data(), n);
+        QVERIFY2(bitEqual(ours, theirs), "our dequantizer disagrees with ggml's");
+    }
+
+    void negativeControlIsCaught_data() {
+        QTest::addColumn<int>("span");
+        for (size_t i = 0; i < std::size(kNibbleSpans); ++i)
+            QTest::newRow(typeName(kNibbleSpans[i].type).data()) << int(i);
+    }
     void negativeControlIsCaught() {
-        // Swap the nibbles of a Q4_0 copy: the comparison above must notice.
-        const uint64_t rb = *rowBytes(Type::Q4_0, kCols);
-        std::vector<uint8_t> theirs(static_cast<size_t>(rb));
-        m_ggml.quantizeChunk(int(Type::Q4_0), m_data.data(), theirs.data(), 0, 1, kCols, nullptr);
-        for (size_t b = 0; b < theirs.size(); b += 18)
-            for (size_t j = 2; j < 18; ++j)
-                theirs[b + j] = uint8_t((theirs[b + j] << 4) | (theirs[b + j] >> 4));
-        std::vector<float> ours(static_cast<size_t>(kCols)), ref(static_cast<size_t>(kCols));
-        QVERIFY(dequantizeRow(Type::Q4_0, theirs.data(), ours.data(), kCols).isOk());
+        // Swap the two nibbles of every quant byte of a copy: the comparison above must notice.
+        QFETCH(int, span);
+        const NibbleSpan& sp = kNibbleSpans[span];
+        const int type = int(sp.type);
+        const uint64_t rb = *rowBytes(sp.type, kCols);
+        const size_t blockBytes = typeInfo(sp.type)->blockBytes;
         std::vector<uint8_t> original(static_cast<size_t>(rb));
-        m_ggml.quantizeChunk(int(Type::Q4_0), m_data.data(), original.data(), 0, 1, kCols, nullptr);
-        m_ggml.traits(int(Type::Q4_0))->toFloat(original.data(), ref.data(), kCols);
+        m_ggml.quantizeChunk(type, m_data.data(), original.data(), 0, 1, kCols, nullptr);
+        std::vector<uint8_t> swapped = original;
+        for (size_t b = 0; b < swapped.size(); b += blockBytes)
+            for (size_t j = b + sp.offset; j < b + sp.offset + sp.count; ++j)
+                swapped[j] = uint8_t((swapped[j] << 4) | (swapped[j] >> 4));
+        std::vector<float> ours(static_cast<size_t>(kCols)), ref(static_cast<size_t>(kCols));
+        QVERIFY(dequantizeRow(sp.type, swapped.data(), ours.data(), kCols).isOk());
+        m_ggml.traits(type)->toFloat(original.data(), ref.data(), kCols);
         QVERIFY(!bitEqual(ours, ref));
+        // ... while the unmodified bytes agree.
+        QVERIFY(dequantizeRow(sp.type, original.data(), ours.data(), kCols).isOk());
+        QVERIFY(bitEqual(ours, ref));
     }
 
     void cleanupTestCase() {

@@ -30,12 +30,13 @@ using quant::Type;
 namespace {
 
 // Bounds on max|Δ| / max|y| against ref::matVec. Quantized weights take integer paths that
-// quantize the activations to 8 bits (per 32 values for legacy types, per 256 for K types), so
-// each x moves by up to amax/254: with gaussian data that is ~0.5% of the output's typical size
-// per output, and the worst of ~37·n outputs measured 0.75-1.3% of max|y| (same at avx2 and
-// avx512; e.g. Q4_0 0.75%, Q4_1 1.2%, Q5_1 1.3%, Q4_K 0.9%, Q6_K 1.3%). The bound, 2.5%, has 2x
-// headroom; the kernels' arithmetic itself is checked much more tightly (1e-4) against the
-// reference run on the same 8-bit activations, see matchesReferenceOnQuantizedActivations.
+// quantize the activations to 8 bits (per 32 values for legacy types, IQ4_NL and MXFP4, per 256
+// for K types and IQ4_XS), so each x moves by up to amax/254: with gaussian data that is ~0.5%
+// of the output's typical size per output, and the worst of ~37·n outputs measured 0.75-1.3% of
+// max|y| (same at avx2 and avx512; e.g. Q4_0 0.75%, Q4_1 1.2%, Q5_1 1.3%, Q4_K 0.9%, Q6_K 1.3%,
+// IQ4_NL 0.86%, IQ4_XS 1.3%, MXFP4 0.76%). The bound, 2.5%, has 2x headroom; the kernels'
+// arithmetic itself is checked much more tightly (1e-4) against the reference run on the same
+// 8-bit activations, see matchesReferenceOnQuantizedActivations.
 // Float weights (and the scalar level, which dequantizes rows) only see float rounding
 // (measured < 1e-6), bounded by the 2e-3·(1 + max|y|) the spec asks for.
 double tolerance(Type t, Isa isa) {
@@ -66,10 +67,10 @@ std::vector<float> quantizedActivations(Type t, Isa isa, const std::vector<float
 bool usesAbsoluteOne(Type t, Isa isa) { return tolerance(t, isa) <= 2e-3; }
 
 const std::vector<Type>& allTypes() {
-    static const std::vector<Type> types = {Type::F32,  Type::F16,  Type::BF16, Type::Q4_0,
-                                            Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::Q8_0,
-                                            Type::Q8_1, Type::Q2_K, Type::Q3_K, Type::Q4_K,
-                                            Type::Q5_K, Type::Q6_K, Type::Q8_K};
+    static const std::vector<Type> types = {
+        Type::F32,  Type::F16,  Type::BF16, Type::Q4_0,   Type::Q4_1,   Type::Q5_0,
+        Type::Q5_1, Type::Q8_0, Type::Q8_1, Type::Q2_K,   Type::Q3_K,   Type::Q4_K,
+        Type::Q5_K, Type::Q6_K, Type::Q8_K, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4};
     return types;
 }
 
@@ -253,7 +254,7 @@ private Q_SLOTS:
     void threadCountsGiveBitwiseIdenticalResults() {
         ThreadPool p1(1), p2(2), p3(3);
         for (Type t : {Type::F32, Type::F16, Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K,
-                       Type::Q5_K, Type::BF16}) {
+                       Type::Q5_K, Type::BF16, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4}) {
             const int64_t cols = 512, rows = 203, n = 7;
             const Weights w = makeWeights(t, rows, cols, 77);
             const std::vector<float> x = gaussian(size_t(n * cols), 78);
@@ -338,8 +339,10 @@ private Q_SLOTS:
                      ErrorCode::Unsupported);
         QVERIFY(!matMulSupports(Type::IQ2_XXS));
         QVERIFY(matMulSupports(Type::Q4_K));
-        for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K})
-            QVERIFY(hasFastPath(t, detectIsa()) == (detectIsa() != Isa::Scalar));
+        for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K,
+                       Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4})
+            for (Isa isa : levels()) QVERIFY(hasFastPath(t, isa) == (isa != Isa::Scalar));
+        for (Type t : {Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4}) QVERIFY(matMulSupports(t));
     }
 
     void defaultLevelIsUsed() {

@@ -149,6 +149,66 @@ private Q_SLOTS:
         QCOMPARE(y[0], 0.5f * 1 * -32);
     }
 
+    void handBuiltIQ4_NL() {
+        BlockIQ4_NL b{};
+        b.d = f32ToF16(0.5f);
+        for (int j = 0; j < 16; ++j) b.qs[j] = uint8_t(j | (15 - j) << 4);
+        float y[32];
+        QVERIFY(dequantizeRow(Type::IQ4_NL, &b, y, 32).isOk());
+        QCOMPARE(y[0], -63.5f); // level 0 = -127
+        QCOMPARE(y[8], 0.5f);   // level 8 = 1
+        QCOMPARE(y[15], 56.5f); // level 15 = 113
+        QCOMPARE(y[16], 56.5f); // byte 0's high nibble: 15
+        QCOMPARE(y[31], -63.5f);
+    }
+
+    void handBuiltIQ4_XS() {
+        BlockIQ4_XS b{};
+        b.d = f32ToF16(0.25f);
+        // Sub-block 0: scale 33 - 32 = 1; sub-block 5: 6-bit 0b010010 = 18 -> -14.
+        b.scalesL[0] = 33 & 15;
+        b.scalesH = uint16_t(33 >> 4);
+        b.scalesL[2] = uint8_t((18 & 15) << 4);
+        b.scalesH = uint16_t(b.scalesH | (18 >> 4) << 10);
+        b.qs[3] = 0xf0;          // sub-block 0: element 3 level 0, element 19 level 15
+        b.qs[16 * 5 + 2] = 0x09; // sub-block 5: element 160+2 level 9 (13), element 160+18 level 0
+        float y[256];
+        QVERIFY(dequantizeRow(Type::IQ4_XS, &b, y, 256).isOk());
+        QCOMPARE(y[3], 0.25f * -127);
+        QCOMPARE(y[19], 0.25f * 113);
+        QCOMPARE(y[162], 0.25f * -14 * 13);
+        QCOMPARE(y[178], 0.25f * -14 * -127);
+        QCOMPARE(y[32], 0.25f * -32 * -127); // sub-block 1's scale is 0 - 32
+    }
+
+    void handBuiltMXFP4() {
+        BlockMXFP4 b{};
+        b.e = 127 + 3; // scale 2^3 for the real FP4 values
+        for (int j = 0; j < 16; ++j) b.qs[j] = uint8_t(j | (15 - j) << 4);
+        float y[32];
+        QVERIFY(dequantizeRow(Type::MXFP4, &b, y, 32).isOk());
+        QCOMPARE(y[1], 4.0f);    // 0.5 * 8
+        QCOMPARE(y[7], 48.0f);   // 6 * 8
+        QCOMPARE(y[14], -32.0f); // -4 * 8
+        QCOMPARE(y[16], -48.0f); // byte 0's high nibble: 15 = -6
+        b.e = 0;                 // 2^-127 in the OCP spec: subnormal floats
+        QVERIFY(dequantizeRow(Type::MXFP4, &b, y, 32).isOk());
+        QCOMPARE(y[2], std::ldexp(1.0f, -127));
+        // Quantizing takes the exponent of amax less 2: 44 = 1.375 * 2^5 -> e = 127 + 5 - 2, so
+        // the values are 8 * (0, 0.5, 1, 1.5, 2, 3, 4, 6) with either sign.
+        float x[32] = {};
+        x[4] = 44.0f;
+        x[5] = 40.0f; // halfway between 32 and 48: the smaller wins
+        x[20] = -3.0f;
+        QVERIFY(quantizeRow(Type::MXFP4, x, &b, 32).isOk());
+        QCOMPARE(int(b.e), 130);
+        QVERIFY(dequantizeRow(Type::MXFP4, &b, y, 32).isOk());
+        QCOMPARE(y[4], 48.0f);
+        QCOMPARE(y[5], 32.0f);
+        QCOMPARE(y[20], -4.0f);
+        QCOMPARE(y[0], 0.0f);
+    }
+
     void errorBoundsPerType_data() {
         QTest::addColumn<int>("type");
         QTest::addColumn<double>("maxRmse"); // on N(0,1) data; measured values are lower
@@ -165,6 +225,9 @@ private Q_SLOTS:
         QTest::newRow("Q3_K") << int(Type::Q3_K) << 0.16;
         QTest::newRow("Q2_K") << int(Type::Q2_K) << 0.30;
         QTest::newRow("Q8_K") << int(Type::Q8_K) << 0.0075; // one scale per 256
+        QTest::newRow("IQ4_NL") << int(Type::IQ4_NL) << 0.084;
+        QTest::newRow("IQ4_XS") << int(Type::IQ4_XS) << 0.084;
+        QTest::newRow("MXFP4") << int(Type::MXFP4) << 0.127;
     }
     void errorBoundsPerType() {
         QFETCH(int, type);
@@ -212,7 +275,7 @@ private Q_SLOTS:
     void threadsGiveIdenticalBytes() {
         const int64_t rows = 37, cols = 512;
         const auto x = gaussian(size_t(rows * cols), 11);
-        for (Type t : {Type::Q4_K, Type::Q8_0, Type::Q6_K}) {
+        for (Type t : {Type::Q4_K, Type::Q8_0, Type::Q6_K, Type::IQ4_XS}) {
             const size_t bytes = size_t(*rowBytes(t, cols) * rows);
             std::vector<uint8_t> a(bytes), b(bytes);
             QVERIFY(quantizeRows(t, x.data(), a.data(), rows, cols, 1).isOk());
@@ -227,7 +290,44 @@ private Q_SLOTS:
         QCOMPARE(mixFromName("Q8_0")->baseType, Type::Q8_0);
         QCOMPARE(mixFromName("BF16")->fileType, 32u);
         QVERIFY(!mixFromName("Q7_K"));
-        QCOMPARE(int(allMixes().size()), 17);
+        QCOMPARE(int(allMixes().size()), 20);
+        QCOMPARE(mixFromName("iq4_xs")->fileType, 30u);
+        QCOMPARE(mixFromName("IQ4_NL")->fileType, 25u);
+        QCOMPARE(mixFromName("MXFP4")->name, std::string_view("MXFP4_MOE"));
+        QCOMPARE(mixFromName("MXFP4_MOE")->fileType, 38u);
+    }
+
+    void mixRulesIq4AndMxfp4() {
+        const Mix xs = *mixFromName("IQ4_XS");
+        QCOMPARE(chooseType(xs, role("blk.7.attn_q.weight")), Type::IQ4_XS);
+        QCOMPARE(chooseType(xs, role("token_embd.weight")), Type::IQ4_XS);
+        QCOMPARE(chooseType(xs, role("output.weight")), Type::Q6_K);
+        // The first eighth of ffn_down gets Q5_K; attn_v too when 4+ heads share a KV head.
+        QCOMPARE(chooseType(xs, role("blk.3.ffn_down.weight")), Type::Q5_K);
+        QCOMPARE(chooseType(xs, role("blk.4.ffn_down.weight")), Type::IQ4_XS);
+        QCOMPARE(chooseType(xs, role("blk.9.attn_v.weight")), Type::IQ4_XS);
+        TensorRole v = role("blk.9.attn_v.weight");
+        v.gqa = 4;
+        QCOMPARE(chooseType(xs, v), Type::Q5_K);
+        // Rows that 256-blocks cannot tile: IQ4_XS falls back to IQ4_NL, Q5_K to Q5_1.
+        QCOMPARE(chooseType(xs, role("blk.7.attn_q.weight", 896)), Type::IQ4_NL);
+        QCOMPARE(chooseType(xs, role("blk.0.ffn_down.weight", 896)), Type::Q5_1);
+        QCOMPARE(chooseType(xs, role("output.weight", 896)), Type::Q8_0);
+        QCOMPARE(chooseType(xs, role("blk.7.attn_q.weight", 100)), Type::F16);
+        const Mix nl = *mixFromName("IQ4_NL");
+        QCOMPARE(chooseType(nl, role("blk.7.attn_q.weight", 896)), Type::IQ4_NL);
+        QCOMPARE(chooseType(nl, role("blk.3.ffn_down.weight")), Type::Q5_K);
+        QCOMPARE(chooseType(nl, role("output.weight")), Type::Q6_K);
+        // MXFP4_MOE: experts (3-D) in MXFP4, every other matrix and the output in Q8_0.
+        const Mix mx = *mixFromName("MXFP4");
+        TensorRole experts = role("blk.2.ffn_down_exps.weight", 2880);
+        experts.nDims = 3;
+        QCOMPARE(chooseType(mx, experts), Type::MXFP4);
+        QCOMPARE(chooseType(mx, role("blk.2.attn_q.weight")), Type::Q8_0);
+        QCOMPARE(chooseType(mx, role("token_embd.weight")), Type::Q8_0);
+        QCOMPARE(chooseType(mx, role("output.weight")), Type::Q8_0);
+        experts.ne0 = 100;
+        QCOMPARE(chooseType(mx, experts), Type::F16);
     }
 
     void mixRules() {

@@ -1,6 +1,7 @@
 // The AVX2 matMul level (compiled with -mavx2 -mfma -mf16c, called only after a run-time check):
-// 8-bit integer dot products against quantized activations for the quantized types, FMA float
-// dot products for F32/F16 and for the generic dequantize-a-row path.
+// 8-bit integer dot products against quantized activations for the quantized types (table
+// formats through a byte shuffle), FMA float dot products for F32/F16 and for the generic
+// dequantize-a-row path.
 #include "backend/cpu/matmul_decode.h"
 #include "backend/cpu/matmul_kernels.h"
 
@@ -153,6 +154,60 @@ template <typename Dec, int NA> void kTile(const Job& job, int64_t r, int64_t j0
     for (int t = 0; t < NA; ++t) job.y[(j0 + t) * job.rows + r] = hsum(acc[t]);
 }
 
+// ---- IQ4_XS: super-blocks of 256 against ActQ8x256 ----------------------------------------
+
+// Each 32-value sub-block: |w| times the activations with w's sign (maddubs), weighted by the
+// sub-block's 6-bit scale (madd), summed in 32 bits over the super-block; one float multiply
+// by d * d_act per super-block. 32 quant bytes (two sub-blocks, one per 128-bit lane) load at a
+// time; a lane permute puts each one's low and high nibbles in element order.
+template <typename, int NA> void iq4xsTile(const Job& job, int64_t r, int64_t j0) {
+    const int64_t nb = job.cols / 256;
+    const auto* wrow =
+        reinterpret_cast<const quant::BlockIQ4_XS*>(job.w + uint64_t(r) * job.rowBytes);
+    const ActQ8x256* a[NA];
+    for (int t = 0; t < NA; ++t)
+        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
+    __m256 acc[NA];
+    for (int t = 0; t < NA; ++t) acc[t] = _mm256_setzero_ps();
+    const __m256i table = levelTable<quant::iq4Level>();
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    // Byte shuffles broadcasting 16-bit scale j to every lane.
+    __m256i pick[8];
+    for (int j = 0; j < 8; ++j) pick[j] = _mm256_set1_epi16(int16_t((2 * j + 1) << 8 | (2 * j)));
+    for (int64_t b = 0; b < nb; ++b) {
+        const quant::BlockIQ4_XS& blk = wrow[b];
+        const __m256i s32 = iq4xsScales(blk);
+        const __m128i s16 =
+            _mm_packs_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
+        const __m256i scales = _mm256_broadcastsi128_si256(s16);
+        __m256i sum[NA];
+        for (int t = 0; t < NA; ++t) sum[t] = _mm256_setzero_si256();
+        for (int j = 0; j < 8; j += 2) {
+            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 16 * j));
+            const __m256i lo = _mm256_and_si256(v, m4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+            const __m256i w[2] = {
+                _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x20)),
+                _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(lo, hi, 0x31))};
+            for (int i = 0; i < 2; ++i) {
+                const __m256i wAbs = _mm256_sign_epi8(w[i], w[i]);
+                const __m256i sc = _mm256_shuffle_epi8(scales, pick[j + i]);
+                for (int t = 0; t < NA; ++t) {
+                    const __m256i av = _mm256_load_si256(
+                        reinterpret_cast<const __m256i*>(a[t][b].qs + 32 * (j + i)));
+                    const __m256i p = _mm256_maddubs_epi16(wAbs, _mm256_sign_epi8(av, w[i]));
+                    sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(p, sc));
+                }
+            }
+        }
+        const float d = fp16(blk.d);
+        for (int t = 0; t < NA; ++t)
+            acc[t] =
+                _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_set1_ps(d * a[t][b].d), acc[t]);
+    }
+    for (int t = 0; t < NA; ++t) job.y[(j0 + t) * job.rows + r] = hsum(acc[t]);
+}
+
 // Rows [r0, r1) against all activation rows, four at a time.
 template <template <typename, int> class Tile, typename Dec>
 void rowsTiled(const Job& job, int64_t r0, int64_t r1) {
@@ -174,12 +229,17 @@ template <typename Dec, int NA> struct LegacyTile {
 template <typename Dec, int NA> struct KTile {
     static void run(const Job& job, int64_t r, int64_t j) { kTile<Dec, NA>(job, r, j); }
 };
+template <typename Dec, int NA> struct Iq4XsTile {
+    static void run(const Job& job, int64_t r, int64_t j) { iq4xsTile<Dec, NA>(job, r, j); }
+};
 
 ActKind actKindAvx2(Type t) {
     switch (t) {
     case Type::Q4_0: case Type::Q4_1: case Type::Q5_0: case Type::Q5_1: case Type::Q8_0:
+    case Type::IQ4_NL: case Type::MXFP4:
         return ActKind::Q8x32;
     case Type::Q2_K: case Type::Q3_K: case Type::Q4_K: case Type::Q5_K: case Type::Q6_K:
+    case Type::IQ4_XS:
         return ActKind::Q8x256;
     default: return ActKind::Float;
     }
@@ -197,6 +257,9 @@ void rowsAvx2(const Job& job, int64_t r0, int64_t r1) {
     case Type::Q4_K: return rowsTiled<KTile, DecQ4K>(job, r0, r1);
     case Type::Q5_K: return rowsTiled<KTile, DecQ5K>(job, r0, r1);
     case Type::Q6_K: return rowsTiled<KTile, DecQ6K>(job, r0, r1);
+    case Type::IQ4_NL: return rowsTiled<LegacyTile, DecIQ4NL>(job, r0, r1);
+    case Type::MXFP4: return rowsTiled<LegacyTile, DecMXFP4>(job, r0, r1);
+    case Type::IQ4_XS: return rowsTiled<Iq4XsTile, void>(job, r0, r1);
     default: return rowsFloat(job, r0, r1);
     }
 }

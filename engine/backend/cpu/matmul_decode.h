@@ -6,6 +6,7 @@
 
 #include "quant/blocks.h"
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <immintrin.h>
@@ -165,6 +166,55 @@ struct DecQ8_0 {
         return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), fp16(b.d), 0.0f};
     }
 };
+
+// The 16 levels of a 4-bit table format as signed bytes, in both 128-bit lanes, so that
+// _mm256_shuffle_epi8(table, nibbles) looks them up.
+template <int8_t (*Level)(int)>
+inline constexpr std::array<int8_t, 16> kLevelBytes = [] {
+    std::array<int8_t, 16> t{};
+    for (int i = 0; i < 16; ++i) t[size_t(i)] = Level(i);
+    return t;
+}();
+template <int8_t (*Level)(int)> inline __m256i levelTable() {
+    return _mm256_broadcastsi128_si256(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(kLevelBytes<Level>.data())));
+}
+
+// IQ4_NL and MXFP4: signed table values (kSigned: the kernels pair |q| with sign-adjusted
+// activations), w = d * q.
+struct DecIQ4NL {
+    static constexpr size_t kBytes = sizeof(quant::BlockIQ4_NL);
+    static constexpr bool kSigned = true;
+    static LBlock decode(const uint8_t* p) {
+        const auto& b = *reinterpret_cast<const quant::BlockIQ4_NL*>(p);
+        return {_mm256_shuffle_epi8(levelTable<quant::iq4Level>(), nibbles(b.qs)), fp16(b.d), 0.0f};
+    }
+};
+struct DecMXFP4 {
+    static constexpr size_t kBytes = sizeof(quant::BlockMXFP4);
+    static constexpr bool kSigned = true;
+    static LBlock decode(const uint8_t* p) {
+        const auto& b = *reinterpret_cast<const quant::BlockMXFP4*>(p);
+        return {_mm256_shuffle_epi8(levelTable<quant::mxfp4Level>(), nibbles(b.qs)),
+                quant::e8m0Half(b.e), 0.0f};
+    }
+};
+
+// The 8 signed 6-bit scales of an IQ4_XS super-block as 32-bit lanes: scale j's low 4 bits are
+// bits 4j..4j+3 of the little-endian scalesL word, its high 2 bits bits 2j..2j+1 of scalesH.
+inline __m256i iq4xsScales(const quant::BlockIQ4_XS& b) {
+    uint32_t lo;
+    std::memcpy(&lo, b.scalesL, 4);
+    const __m256i l =
+        _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(lo)),
+                                           _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+                         _mm256_set1_epi32(0x0f));
+    const __m256i h =
+        _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(b.scalesH),
+                                           _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+                         _mm256_set1_epi32(3));
+    return _mm256_sub_epi32(_mm256_or_si256(l, _mm256_slli_epi32(h, 4)), _mm256_set1_epi32(32));
+}
 
 struct DecQ4K {
     static constexpr size_t kBytes = sizeof(quant::BlockQ4_K);
