@@ -245,7 +245,7 @@ std::vector<std::string> randomTexts(size_t count) {
 
 std::vector<std::string> differentialTexts() {
     std::vector<std::string> texts = handWrittenTexts();
-    for (std::string& s : randomTexts(300)) texts.push_back(std::move(s));
+    for (std::string& s : randomTexts(500)) texts.push_back(std::move(s));
     return texts;
 }
 
