@@ -5,7 +5,6 @@
 // (default ~/.cache/hearth-ref); a missing file or a missing node skips with the reason.
 #include "test_support.h"
 #include "test_tokenizer_support.h"
-#include "tokenizer/unicode.h"
 
 #include <QElapsedTimer>
 #include <QProcess>
@@ -409,6 +408,20 @@ private Q_SLOTS:
         QCOMPARE(encode(*t, turn, true, true), (Ids{2, 105, 2364, 107, 9259, 1902, 106, 107}));
         QCOMPARE(encode(*t, turn), (Ids{236820, 236909, 887, 236813, 2364, 107, 9259, 1902, 236820,
                                         887, 111038, 107}));
+        // User-defined tokens (<|tool_call>, <|"|>, <|channel>) match without parse_special;
+        // control ones (<|turn>) and <|tool_response>, made control as an end of generation,
+        // only with it.
+        const std::string tool = "<|tool_call>call:f{a:<|\"|>x<|\"|>}<tool_call|><|tool_response> "
+                                 "<|turn>model\n<|channel>thought<channel|>ok<turn|></s>";
+        QCOMPARE(encode(*t, tool),
+                 (Ids{48,  6639,   236787, 236760, 236782, 236746, 236787, 52,    236781,
+                      52,  236783, 49,     236820, 236909, 13205,  236779, 6275,  236813,
+                      655, 236909, 887,    236813, 4368,   107,    100,    45518, 101,
+                      680, 236820, 887,    236909, 2588,   236751, 236813}));
+        QCOMPARE(encode(*t, tool, false, true),
+                 (Ids{48,    6639,   236787, 236760, 236782, 236746, 236787, 52,  236781,
+                      52,    236783, 49,     50,     236743, 105,    4368,   107, 100,
+                      45518, 101,    680,    106,    954,    236751, 236813}));
         // Spaces come back from U+2581; a byte token gives its byte.
         QCOMPARE(*t->decode(Ids{9259, 1902}), std::string("Hello world"));
         QCOMPARE(*t->decode(Ids{248}), std::string("\n"));
