@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tokenizer speed beside llama.cpp's: 1 MiB of English text, each shared vocabulary, A B A B,
+# Tokenizer speed beside llama.cpp's: 1 MiB of English text, each vocabulary, A B A B,
 # best of 3 encodes per run; prints both times, the token counts and the ratio.
 # usage: bench/tokenizer.sh [BUILD_DIR]   (needs the reference set up: ../shared/tools/reference/setup.sh)
 set -euo pipefail
@@ -15,8 +15,12 @@ trap 'rm -f "$text"' EXIT
 while [ "$(stat -c %s "$text")" -lt 1048576 ]; do cat "$data"/docs/*.md "$root"/README.md >> "$text"; done
 head -c 1048576 "$text" > "$text.1m" && mv "$text.1m" "$text"
 printf '%-28s %10s %10s %9s %9s %7s\n' vocab hearth_ms llama_ms hearth_n llama_n ratio
-for v in llama-spm llama-bpe qwen2; do
+# The shared vocabularies, then those that ship with llama.cpp's source (qwen35, gemma-4) when
+# the reference has it.
+for v in llama-spm llama-bpe qwen2 qwen35 gemma-4; do
   f=$data/models/ggml-vocab-$v.gguf
+  [ -f "$f" ] || f=$ref/llama.cpp-src/models/ggml-vocab-$v.gguf
+  [ -f "$f" ] || { echo "$v: no vocab file, skipped"; continue; }
   best_h=1e30 best_r=1e30
   for round in 1 2; do
     read -r h hn < <("$bin" "$f" "$text" 3)

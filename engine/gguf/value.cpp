@@ -26,6 +26,9 @@ template <typename T> T loadLe(const uint8_t* p) {
 
 // Reads element i of a raw numeric array as a signed 128-bit-safe pair (negative flag, magnitude).
 bool elementAsInt(ValueType t, const uint8_t* p, int64_t& out, bool& fitsInt64, uint64_t& uout) {
+    // Every output is set on every path (GCC 12 -O3 otherwise warns at the callers).
+    out = 0;
+    uout = 0;
     fitsInt64 = true;
     switch (t) {
     case ValueType::U8: out = loadLe<uint8_t>(p); break;

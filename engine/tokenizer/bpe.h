@@ -1,5 +1,6 @@
-// Byte-level BPE tokenization (tokenizer.ggml.model = "gpt2"): pre-tokenizer split, bytes to
-// their stand-in characters, then merges by rank inside each word.
+// BPE tokenization: pre-tokenizer split, then merges by rank inside each word. Byte-level
+// (tokenizer.ggml.model = "gpt2") words start as bytes spelled by their stand-in characters;
+// Gemma 4's SentencePiece-shaped words start as UTF-8 characters.
 #pragma once
 
 #include "tokenizer/vocab.h"
@@ -18,6 +19,10 @@ namespace hearth::tokenizer::detail {
 // pair has a merge (ties: leftmost first). With ignoreMerges, a word that is already a token
 // is emitted whole. A final symbol that is not a token is written byte by byte where the
 // vocabulary has single-character tokens for those bytes of its spelling.
+//
+// Without byteLevel (Gemma 4), spaces first become U+2581 when escapeSpaces is set, words stay
+// raw UTF-8 and start as one symbol per character, a word of newlines only that is a token is
+// emitted whole, and a final symbol that is not a token is written as <0xXX> byte tokens.
 void encodeBpe(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out);
 
 } // namespace hearth::tokenizer::detail

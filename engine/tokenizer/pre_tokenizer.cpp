@@ -84,10 +84,17 @@ constexpr NameEntry kNames[] = {
     {"trillion", K::Gpt2, false, false, false},
     {"granite-docling", K::Gpt2, false, false, false},
     // GPT-4o (o200k) style
+    // gpt-oss (o200k_harmony) vocabularies are converted with "gpt-4o".
     {"gpt-4o", K::Gpt4o, false, false, false},
     {"llama4", K::Gpt4o, false, false, false},
+    {"kanana2", K::Gpt4o, false, false, false},
+    {"talkie", K::Gpt4o, false, false, false},
     {"minimax-m2", K::Gpt4o, false, false, false},
     {"tekken", K::Tekken, false, true, true},
+    // SentencePiece-shaped BPE. tokenizer.ggml.model = "gemma4" selects "gemma4" whatever the
+    // file's pre name.
+    {"gemma4", K::Gemma4, true, false, false},
+    {"granite-embed-multi-311m", K::Gemma4, true, false, false},
 };
 
 constexpr size_t kNoMatch = static_cast<size_t>(-1);
@@ -235,6 +242,12 @@ size_t matchCaseShaped(const Word& w, size_t p, bool contractions, size_t maxDig
 
 size_t matchGpt4o(const Word& w, size_t p) { return matchCaseShaped(w, p, true, 3); }
 size_t matchTekken(const Word& w, size_t p) { return matchCaseShaped(w, p, false, 1); }
+
+// [^\n]+|[\n]+ : a run of newlines, or a run of anything else.
+size_t matchNewlineOrOtherRun(const Word& w, size_t p) {
+    const bool newline = w.at(p) == '\n';
+    return w.runEnd(p, [&](size_t i) { return i < w.e && (w.at(i) == '\n') == newline; });
+}
 
 // [\p{P}\$\+<=>\^~\|]+ (Default) and [\p{P}\$\+<=>\^~\|`]+ (Falcon)
 bool isPunctuationRunChar(const Word& w, size_t i, bool backtick) {
@@ -425,6 +438,7 @@ StepList stepsFor(PreTokenizerKind kind) {
     case K::Starcoder: return {{Step{matchOneNumber}, Step{matchGpt2}}, 2};
     case K::Gpt4o: return {{Step{matchGpt4o}}, 1};
     case K::Tekken: return {{Step{matchTekken}}, 1};
+    case K::Gemma4: return {{Step{matchNewlineOrOtherRun}}, 1};
     }
     return {{Step{matchGpt2}}, 1};
 }
@@ -435,7 +449,14 @@ PreTokenizerConfig preTokenizerConfig(std::string_view name) {
     if (name.empty()) return PreTokenizerConfig{};
     for (const NameEntry& entry : kNames) {
         if (entry.name == name) {
-            return {entry.kind, true, entry.cleanSpaces, entry.ignoreMerges, entry.forceAddBos};
+            PreTokenizerConfig config{entry.kind, true, entry.cleanSpaces, entry.ignoreMerges,
+                                      entry.forceAddBos};
+            if (entry.kind == K::Gemma4) {
+                config.byteLevel = false;
+                config.escapeSpaces = true;
+                config.alwaysAddBos = true;
+            }
+            return config;
         }
     }
     PreTokenizerConfig config;
@@ -456,6 +477,7 @@ std::string_view preTokenizerKindName(PreTokenizerKind kind) {
     case K::Starcoder: return "starcoder";
     case K::Gpt4o: return "gpt-4o";
     case K::Tekken: return "tekken";
+    case K::Gemma4: return "gemma4";
     }
     return "default";
 }

@@ -1,5 +1,5 @@
-// Byte-level BPE pre-tokenizers: which split rules a `tokenizer.ggml.pre` name selects, and
-// the splitting of text into words by those rules (hand-written matchers, no regex engine).
+// BPE pre-tokenizers: which split rules a `tokenizer.ggml.pre` name selects, and the
+// splitting of text into words by those rules (hand-written matchers, no regex engine).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,7 @@ enum class PreTokenizerKind {
     Starcoder,     // single digits, then GPT-2 rules
     Gpt4o,         // o200k: case-shaped letter runs with contractions, \p{N}{1,3}, ...
     Tekken,        // Mistral Tekken: as Gpt4o without contractions, digits one at a time
+    Gemma4,        // [^\n]+|[\n]+ over SentencePiece-style text (spaces already U+2581)
 };
 
 struct PreTokenizerConfig {
@@ -30,6 +31,11 @@ struct PreTokenizerConfig {
     bool cleanSpaces = true;    // decode applies clean_up_tokenization_spaces
     bool ignoreMerges = false;  // a word that is already a token is emitted whole
     bool forceAddBos = false;   // the family adds BOS unless the file says otherwise
+    // Gemma 4 style (SentencePiece-shaped BPE), all three set by the Gemma4 kind:
+    bool byteLevel = true;     // words are spelled in the GPT-2 byte alphabet; false: raw
+                               // UTF-8 with <0xXX> byte tokens for what the vocab lacks
+    bool escapeSpaces = false; // spaces become U+2581 before splitting; decode undoes it
+    bool alwaysAddBos = false; // BOS is added even when the file says not to
 };
 
 // Maps a `tokenizer.ggml.pre` value to its configuration. An empty name means Default; an

@@ -169,17 +169,21 @@ std::string spmPiece(std::string_view text) {
     return out;
 }
 
+// Token texts spell spaces as U+2581 (SentencePiece, and Gemma 4's BPE) rather than in the
+// GPT-2 byte alphabet.
+bool spmSpelled(const Vocab& v) { return v.type == ModelType::Spm || v.pre.escapeSpaces; }
+
 std::string computePiece(const Vocab& v, int32_t id) {
     const std::string& text = v.text[id];
     switch (v.tokenType[id]) {
     case TokenType::Control:
     case TokenType::Unknown:
     case TokenType::UserDefined: return text;
-    case TokenType::Normal: return v.type == ModelType::Spm ? spmPiece(text) : byteLevelPiece(text);
+    case TokenType::Normal: return spmSpelled(v) ? spmPiece(text) : byteLevelPiece(text);
     case TokenType::Byte: {
         const int byte = parseByteToken(text);
         if (byte >= 0) return std::string(1, static_cast<char>(byte));
-        return v.type == ModelType::Spm ? spmPiece(text) : byteLevelPiece(text);
+        return spmSpelled(v) ? spmPiece(text) : byteLevelPiece(text);
     }
     case TokenType::Undefined:
     case TokenType::Unused: return {};
@@ -393,9 +397,14 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
         v->type = ModelType::Spm;
     } else if (src.model == "gpt2") {
         v->type = ModelType::Bpe;
+    } else if (src.model == "gemma4") {
+        // BPE over SentencePiece-style text; the model name fixes the pre-tokenizer.
+        v->type = ModelType::Bpe;
+        src.pre = "gemma4";
     } else {
         return unsupported(std::string(kKeyModel) + " " + quoted(src.model) +
-                           " is not supported (supported: 'llama' SentencePiece, 'gpt2' BPE)");
+                           " is not supported (supported: 'llama' SentencePiece, 'gpt2' and "
+                           "'gemma4' BPE)");
     }
 
     const size_t n = src.tokens.size();
@@ -465,8 +474,10 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
         v->pre.cleanSpaces = false;
         v->preName = src.pre.value_or("");
     } else {
-        bos = 11;
-        eos = 11;
+        if (v->modelName != "gemma4") { // Gemma 4 takes its special ids from the file only
+            bos = 11;
+            eos = 11;
+        }
         if (!src.merges) return notFound(std::string(kKeyMerges) + " is missing (needed for BPE)");
         v->preName = src.pre.value_or("");
         v->pre = preTokenizerConfig(v->preName);
@@ -496,6 +507,13 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
     applySpecialId(*v, "fim_rep_token_id", v->fimRep, src.fimRep);
     applySpecialId(*v, "fim_sep_token_id", v->fimSep, src.fimSep);
     if (src.addBos) v->addBos = *src.addBos;
+    if (v->pre.alwaysAddBos && !v->addBos) {
+        if (src.addBos) {
+            v->warnings.push_back("tokenizer.ggml.add_bos_token = false overridden: the '" +
+                                  v->preName + "' tokenizer always adds BOS");
+        }
+        v->addBos = true;
+    }
     if (src.addEos) v->addEos = *src.addEos;
     if (src.addSpacePrefix) v->addSpacePrefix = *src.addSpacePrefix;
 
@@ -503,8 +521,12 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
     if (v->type == ModelType::Spm) indexSpmPairs(*v);
 
     for (int b = 0; b < 256; ++b) {
-        if (v->type == ModelType::Bpe) {
+        if (v->type == ModelType::Bpe && v->pre.byteLevel) {
             v->byteToken[b] = v->find(byteToUtf8(static_cast<uint8_t>(b)));
+        } else if (v->type == ModelType::Bpe) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "<0x%02X>", b);
+            v->byteToken[b] = v->find(hex);
         } else {
             char hex[8];
             std::snprintf(hex, sizeof hex, "<0x%02X>", b);

@@ -67,7 +67,8 @@ struct Vocab {
     // SPM: every pair of adjacent symbols found inside some token (see spmPairKey). Text
     // symbols forming a pair not in this set can never be merged together.
     U64Map<uint8_t> spmPairs;
-    // BPE: token of each byte's stand-in character. SPM: token "<0xXX>", else the raw byte.
+    // Byte-level BPE: token of each byte's stand-in character. Gemma 4 BPE: token "<0xXX>".
+    // SPM: token "<0xXX>", else the raw byte.
     std::array<int32_t, 256> byteToken{};
 
     // Control, user-defined and unknown tokens, longest text first: matched in the input

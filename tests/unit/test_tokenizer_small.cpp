@@ -66,6 +66,49 @@ private Q_SLOTS:
         QCOMPARE(encode(mustLoad(spec), "abab"), (Ids{ab, ab}));
     }
 
+    // tokenizer.ggml.model = "gemma4": BPE over raw UTF-8 with spaces as U+2581, byte tokens
+    // <0xXX> for characters the vocabulary lacks, newline runs kept whole, BOS always added.
+    void gemma4SentencePieceShapedBpe() {
+        VocabSpec spec = spmVocab(); // <unk> <s> </s> <0x00>..<0xFF>
+        spec.model = "gemma4";
+        spec.pre = std::string("llama-bpe"); // ignored: the model name fixes the pre-tokenizer
+        const std::string sp = spmSpace();
+        const int32_t a = spec.add("a");
+        const int32_t b = spec.add("b");
+        const int32_t space = spec.add(sp);
+        const int32_t spaceA = spec.add(sp + "a");
+        const int32_t ab = spec.add("ab");
+        const int32_t nl = spec.add("\n");
+        const int32_t nl3 = spec.add("\n\n\n");
+        const int32_t e = spec.add("\xC3\xA9"); // é
+        // "\n \n" merges first, so "\n\n\n" would end as "\n\n" + "\n" without the
+        // newline-run rule; the run is a token, so it is emitted whole.
+        const int32_t nl2 = spec.add("\n\n");
+        spec.merges = std::vector<std::string>{"\n \n", sp + " a", "a b", "\n\n \n"};
+        spec.extra = [](gguf::Writer& w) {
+            w.set("tokenizer.ggml.add_bos_token", gguf::Value::boolean(false));
+            w.set("tokenizer.ggml.bos_token_id", gguf::Value::u32(1));
+        };
+        const Tokenizer t = mustLoad(spec);
+        QCOMPARE(t.modelType(), tokenizer::ModelType::Bpe);
+        QCOMPARE(t.preTokenizerName(), std::string("gemma4"));
+        QVERIFY(t.addBos());
+        QCOMPARE(t.warnings().size(), size_t(1)); // the add_bos_token override
+        QCOMPARE(encode(t, "ab a"), (Ids{ab, spaceA}));
+        QCOMPARE(encode(t, " b"), (Ids{space, b}));
+        QCOMPARE(encode(t, "a\n\n\nb"), (Ids{a, nl3, b}));
+        QCOMPARE(encode(t, "\n\n\n\n"), (Ids{nl2, nl2}));
+        QCOMPARE(encode(t, "\n"), (Ids{nl}));
+        // é is a token; 日 is not and falls back to its three byte tokens.
+        QCOMPARE(encode(t, "\xC3\xA9\xE6\x97\xA5"),
+                 (Ids{e, spmByteToken(0xE6), spmByteToken(0x97), spmByteToken(0xA5)}));
+        QCOMPARE(encode(t, "a", true), (Ids{1, a}));
+        // Decoding turns U+2581 back into spaces and byte tokens into bytes.
+        QCOMPARE(decode(t, Ids{ab, spaceA, space, spmByteToken(0xE6), spmByteToken(0x97),
+                               spmByteToken(0xA5)}),
+                 std::string("ab a \xE6\x97\xA5"));
+    }
+
     void bpeTiesGoLeftmost() {
         VocabSpec spec = byteLevelVocab();
         const int32_t aa = spec.add("aa");
@@ -114,6 +157,7 @@ private Q_SLOTS:
             w.set("tokenizer.ggml.bos_token_id", gguf::Value::u32(uint32_t(bos)));
             w.set("tokenizer.ggml.eos_token_id", gguf::Value::u32(uint32_t(eos)));
             w.set("tokenizer.ggml.add_bos_token", gguf::Value::boolean(false));
+            w.set("tokenizer.ggml.bos_token_id", gguf::Value::u32(1));
             w.set("tokenizer.ggml.add_eos_token", gguf::Value::boolean(true));
         };
         t = mustLoad(spec);

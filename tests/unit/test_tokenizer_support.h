@@ -1,5 +1,5 @@
 // Helpers for the tokenizer tests: small vocabularies written as in-memory GGUF files, and
-// loading the shared vocab files.
+// reading llama.cpp's tokenizer test vectors.
 #pragma once
 
 #include "hearth/gguf.h"
@@ -7,8 +7,10 @@
 #include "tokenizer/byte_level.h"
 
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -90,5 +92,65 @@ inline int32_t spmByteToken(uint8_t b) { return 3 + b; }
 
 // The U+2581 space mark SPM vocabularies use.
 inline std::string spmSpace() { return "\xE2\x96\x81"; }
+
+inline std::string readWholeFile(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+// The texts of a llama.cpp-style .inp file: cases separated by "\n__ggml_vocab_test__\n".
+inline std::vector<std::string> splitTestCases(const std::string& inp) {
+    const std::string sep = "\n__ggml_vocab_test__\n";
+    std::vector<std::string> texts;
+    size_t pos = 0;
+    while (pos < inp.size()) {
+        const size_t next = inp.find(sep, pos);
+        if (next == std::string::npos) {
+            texts.push_back(inp.substr(pos));
+            break;
+        }
+        texts.push_back(inp.substr(pos, next - pos));
+        pos = next + sep.size();
+    }
+    return texts;
+}
+
+inline std::vector<int32_t> parseIds(const std::string& line) {
+    std::vector<int32_t> ids;
+    std::istringstream in(line);
+    int32_t id;
+    while (in >> id) ids.push_back(id);
+    return ids;
+}
+
+inline std::string idsString(const std::vector<int32_t>& ids) {
+    std::string s;
+    for (int32_t id : ids) s += (s.empty() ? "" : " ") + std::to_string(id);
+    return s;
+}
+
+struct TokenizerVector {
+    std::string text;
+    std::vector<int32_t> ids;
+};
+
+// llama.cpp's test vectors for X.gguf: X.gguf.inp (see splitTestCases) and X.gguf.out, one
+// line of ids per case. `caseCount` receives the number of cases in the .inp file (more than
+// the vectors returned when the .out file is short).
+inline std::vector<TokenizerVector> readTokenizerVectors(const std::string& vocabPath,
+                                                         size_t* caseCount = nullptr) {
+    const std::vector<std::string> texts = splitTestCases(readWholeFile(vocabPath + ".inp"));
+    if (caseCount) *caseCount = texts.size();
+    std::istringstream lines(readWholeFile(vocabPath + ".out"));
+    std::vector<TokenizerVector> vectors;
+    std::string line;
+    for (const std::string& text : texts) {
+        if (!std::getline(lines, line)) break;
+        vectors.push_back({text, parseIds(line)});
+    }
+    return vectors;
+}
 
 } // namespace hearth::test

@@ -166,6 +166,13 @@ private Q_SLOTS:
         QVERIFY(!qwen.cleanSpaces && !qwen.ignoreMerges && !qwen.forceAddBos);
         QCOMPARE(preTokenizerConfig("smollm").kind, PreTokenizerKind::Starcoder);
         QCOMPARE(preTokenizerConfig("gpt-4o").kind, PreTokenizerKind::Gpt4o);
+        QVERIFY(preTokenizerConfig("gpt-4o").byteLevel &&
+                !preTokenizerConfig("gpt-4o").cleanSpaces);
+        QCOMPARE(preTokenizerConfig("kanana2").kind, PreTokenizerKind::Gpt4o);
+        const PreTokenizerConfig gemma = preTokenizerConfig("gemma4");
+        QCOMPARE(gemma.kind, PreTokenizerKind::Gemma4);
+        QVERIFY(!gemma.byteLevel && gemma.escapeSpaces && gemma.alwaysAddBos && gemma.cleanSpaces);
+        QVERIFY(!qwen.escapeSpaces && !qwen.alwaysAddBos);
         QCOMPARE(preTokenizerConfig("qwen35").kind, PreTokenizerKind::Qwen35);
         const PreTokenizerConfig tekken = preTokenizerConfig("tekken");
         QCOMPARE(tekken.kind, PreTokenizerKind::Tekken);
@@ -200,6 +207,13 @@ private Q_SLOTS:
         // Qwen 3.5 keeps combining marks inside letter runs.
         COMPARE_SPLIT(PreTokenizerKind::Qwen2, "e\xCC\x81x", {"e", "\xCC\x81x"});
         COMPARE_SPLIT(PreTokenizerKind::Qwen35, "e\xCC\x81x", {"e\xCC\x81x"});
+    }
+
+    void splitGemma4() {
+        // Runs of newlines, and everything between them (\r included) as one word.
+        COMPARE_SPLIT(PreTokenizerKind::Gemma4, "a b\n\nc\r\nd  \n",
+                      {"a b", "\n\n", "c\r", "\n", "d  ", "\n"});
+        COMPARE_SPLIT(PreTokenizerKind::Gemma4, "\n", {"\n"});
     }
 
     void splitGpt2() {
@@ -258,6 +272,7 @@ private Q_SLOTS:
             QCOMPARE(split(kind, spaces + "x").size(), size_t(2));
             QVERIFY(!split(kind, letters + "é").empty());
         }
+        QCOMPARE(split(PreTokenizerKind::Gemma4, spaces + "x\n" + letters).size(), size_t(3));
         QVERIFY2(timer.elapsed() < 5000, "splitting long runs took too long");
     }
 };

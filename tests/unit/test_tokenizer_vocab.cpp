@@ -8,9 +8,7 @@
 
 #include <QtTest>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 using namespace hearth;
 using namespace hearth::test;
@@ -20,54 +18,6 @@ using hearth::tokenizer::Tokenizer;
 using Ids = std::vector<int32_t>;
 
 namespace {
-
-std::string readFile(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
-struct Vector {
-    std::string text;
-    Ids ids;
-};
-
-// X.gguf.inp: tests separated by "\n__ggml_vocab_test__\n"; X.gguf.out: one line of ids each.
-std::vector<Vector> readVectors(const std::string& vocabPath) {
-    const std::string inp = readFile(vocabPath + ".inp");
-    const std::string out = readFile(vocabPath + ".out");
-    const std::string sep = "\n__ggml_vocab_test__\n";
-    std::vector<std::string> texts;
-    size_t pos = 0;
-    while (pos < inp.size()) {
-        const size_t next = inp.find(sep, pos);
-        if (next == std::string::npos) {
-            texts.push_back(inp.substr(pos));
-            break;
-        }
-        texts.push_back(inp.substr(pos, next - pos));
-        pos = next + sep.size();
-    }
-    std::vector<Vector> vectors;
-    std::istringstream lines(out);
-    std::string line;
-    for (const std::string& text : texts) {
-        if (!std::getline(lines, line)) break;
-        Vector v{text, {}};
-        std::istringstream ids(line);
-        int32_t id;
-        while (ids >> id) v.ids.push_back(id);
-        vectors.push_back(std::move(v));
-    }
-    return vectors;
-}
-
-std::string idsString(const Ids& ids) {
-    std::string s;
-    for (int32_t id : ids) s += (s.empty() ? "" : " ") + std::to_string(id);
-    return s;
-}
 
 const char* const kVocabs[] = {"llama-spm", "llama-bpe", "qwen2"};
 
@@ -123,10 +73,10 @@ private Q_SLOTS:
     void testVectors() {
         QFETCH(QString, path);
         LOAD_OR_SKIP(t, path);
-        const std::vector<Vector> vectors = readVectors(testDataPath(path));
+        const std::vector<TokenizerVector> vectors = readTokenizerVectors(testDataPath(path));
         QCOMPARE(vectors.size(), size_t(46));
         int passed = 0;
-        for (const Vector& v : vectors) {
+        for (const TokenizerVector& v : vectors) {
             const Ids got = encode(*t, v.text);
             if (got == v.ids) {
                 ++passed;
@@ -147,8 +97,8 @@ private Q_SLOTS:
         QFETCH(QString, path);
         LOAD_OR_SKIP(t, path);
         int roundTrips = 0;
-        const std::vector<Vector> vectors = readVectors(testDataPath(path));
-        for (const Vector& v : vectors) {
+        const std::vector<TokenizerVector> vectors = readTokenizerVectors(testDataPath(path));
+        for (const TokenizerVector& v : vectors) {
             const Ids ids = encode(*t, v.text);
             auto text = t->decode(ids, rawDecode());
             QVERIFY(text.isOk());
