@@ -135,7 +135,7 @@ public:
         }
         // Expert scratch: each expert's rows gathered, and its outputs before they are scattered.
         m_expertX.resize(size_t(m_expertPairs * m_expertWidth));
-        m_expertY.resize(size_t(m_expertPairs * m_expertWidth));
+        m_expertY.resize(size_t(2 * m_expertPairs * m_expertWidth)); // gate and up
         m_expertOrder.resize(size_t(m_expertPairs));
         m_expertJobs.reserve(size_t(m_expertPairs) * 2);
         // Attention scratch for the step's token count.
@@ -210,24 +210,36 @@ private:
             }
             return matMulExperts(m_expertJobs, m_pool);
         }
-        // The (token, slot) pairs by expert: a counting sort.
+        // The (token, slot) pairs by expert (a counting sort) and their inputs gathered in that
+        // order; then every chosen expert's rows as one job over all the step's nodes.
+        const int64_t pairs = k * tokens;
         m_expertStart.assign(size_t(nExp + 1), 0);
-        for (int64_t p = 0; p < k * tokens; ++p) ++m_expertStart[size_t(ids[p]) + 1];
+        for (int64_t p = 0; p < pairs; ++p) ++m_expertStart[size_t(ids[p]) + 1];
         for (int64_t x2 = 0; x2 < nExp; ++x2) m_expertStart[size_t(x2 + 1)] += m_expertStart[size_t(x2)];
         m_expertFill.assign(m_expertStart.begin(), m_expertStart.end() - 1);
-        for (int64_t p = 0; p < k * tokens; ++p) m_expertOrder[size_t(m_expertFill[size_t(ids[p])]++)] = p;
-        for (int64_t x2 = 0; x2 < nExp; ++x2) {
-            const int64_t b = m_expertStart[size_t(x2)], c = m_expertStart[size_t(x2 + 1)] - b;
-            if (c == 0) continue;
-            for (int64_t r = 0; r < c; ++r)
-                std::memcpy(m_expertX.data() + r * cols, xRow(m_expertOrder[size_t(b + r)]), size_t(cols) * 4);
-            for (size_t i = 0; i < e.nodes.size(); ++i) {
-                HEARTH_RETURN_IF_ERROR(matMul(e.matrices[i][size_t(x2)], e.packed[i][size_t(x2)], m_expertX.data(), c,
-                                              m_expertY.data(), m_pool));
-                float* y = m_h.f(m_h.graph->nodes()[size_t(e.nodes[i])].out);
-                for (int64_t r = 0; r < c; ++r)
-                    std::memcpy(y + m_expertOrder[size_t(b + r)] * rows, m_expertY.data() + r * rows, size_t(rows) * 4);
+        for (int64_t p = 0; p < pairs; ++p) m_expertOrder[size_t(m_expertFill[size_t(ids[p])]++)] = p;
+        parallelRows(pairs, cols, [&](int64_t b, int64_t end) {
+            for (int64_t r = b; r < end; ++r)
+                std::memcpy(m_expertX.data() + r * cols, xRow(m_expertOrder[size_t(r)]), size_t(cols) * 4);
+        });
+        m_expertJobs.clear();
+        for (size_t i = 0; i < e.nodes.size(); ++i) {
+            float* y = m_expertY.data() + int64_t(i) * pairs * rows;
+            for (int64_t x2 = 0; x2 < nExp; ++x2) {
+                const int64_t b = m_expertStart[size_t(x2)], c = m_expertStart[size_t(x2 + 1)] - b;
+                if (c > 0)
+                    m_expertJobs.push_back({&e.matrices[i][size_t(x2)], e.packed[i][size_t(x2)], m_expertX.data() + b * cols, c,
+                                            y + b * rows});
             }
+        }
+        HEARTH_RETURN_IF_ERROR(matMulExperts(m_expertJobs, m_pool));
+        for (size_t i = 0; i < e.nodes.size(); ++i) {
+            const float* y = m_expertY.data() + int64_t(i) * pairs * rows;
+            float* out = m_h.f(m_h.graph->nodes()[size_t(e.nodes[i])].out);
+            parallelRows(pairs, rows, [&](int64_t b, int64_t end) {
+                for (int64_t r = b; r < end; ++r)
+                    std::memcpy(out + m_expertOrder[size_t(r)] * rows, y + r * rows, size_t(rows) * 4);
+            });
         }
         return Status::ok();
     }

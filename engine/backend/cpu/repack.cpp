@@ -395,7 +395,7 @@ Status matMulExperts(std::span<const ExpertMatMul> jobs, ThreadPool* pool) {
     bool one = pool && pool->size() > 1 && jobs.size() > 1;
     for (const ExpertMatMul& j : jobs) {
         const PackedMatrix* p = j.packed;
-        one = one && j.n >= 1 && j.n <= 4 && p && canRepack(p->type(), isa) && p->type() == j.w->type &&
+        one = one && j.n >= 1 && p && canRepack(p->type(), isa) && p->type() == j.w->type &&
               p->rows() == j.w->rows && p->cols() == j.w->cols && p->type() == first.type && p->cols() == first.cols;
     }
     if (one) {
@@ -415,12 +415,21 @@ Status matMulExperts(std::span<const ExpertMatMul> jobs, ThreadPool* pool) {
                 rows += j.n;
             }
         }
-        inputs.resize(size_t(rows * cols));
-        for (const ExpertMatMul& j : jobs)
+        // Inputs already side by side in that order (prefill's gathered rows) are read in place.
+        bool inPlace = true;
+        for (const auto& s : starts) inPlace = inPlace && s.first == starts[0].first + s.second * cols;
+        if (!inPlace) {
+            inputs.resize(size_t(rows * cols));
             for (const auto& s : starts)
-                if (s.first == j.x) std::memcpy(inputs.data() + s.second * cols, j.x, size_t(j.n * cols) * 4);
+                for (const ExpertMatMul& j : jobs)
+                    if (s.first == j.x) {
+                        std::memcpy(inputs.data() + s.second * cols, j.x, size_t(j.n * cols) * 4);
+                        break;
+                    }
+        }
         uint64_t actRowBytes = 0;
-        const uint8_t* acts = kernels::quantizeActivations(actKindOf(first.type), inputs.data(), rows, cols, pool, &actRowBytes);
+        const uint8_t* acts = kernels::quantizeActivations(actKindOf(first.type), inPlace ? starts[0].first : inputs.data(),
+                                                           rows, cols, pool, &actRowBytes);
         if (!acts) return outOfMemory("matMul: activation buffer");
         packed.resize(jobs.size());
         ends.resize(jobs.size());
