@@ -112,7 +112,7 @@ private Q_SLOTS:
         QTest::newRow("gpt-oss-tiny Q8_0") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
         QTest::newRow("phi3-tiny F16") << QStringLiteral("phi3-tiny") << QStringLiteral("F16") << spm << 1e-3;
         QTest::newRow("phi3-tiny Q8_0") << QStringLiteral("phi3-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
-        QTest::newRow("phi4-mini Q4_K_M") << QStringLiteral("phi4-mini") << QStringLiteral("Q4_K_M") << spm << 5e-2;
+        QTest::newRow("phi4-mini Q8_0") << QStringLiteral("phi4-mini") << QStringLiteral("Q8_0") << spm << 5e-2;
     }
     void syntheticModels() {
         QFETCH(QString, preset);
