@@ -55,6 +55,8 @@ def model(arch):
     if arch in ('qwen3moe', 'gpt-oss'): m += [u32('expert_count', 4), u32('expert_used_count', 2), u32('expert_feed_forward_length', 8)]
     if arch == 'gpt-oss': m += [u32('attention.sliding_window', 2), kv(a + 'rope.scaling.type', 8, s('yarn')),
                                 kv(a + 'rope.scaling.factor', 6, struct.pack('<f', 32.0))]
+    if arch == 'phi3': m += [u32('attention.sliding_window', 2), u32('rope.scaling.original_context_length', 4),
+                             kv(a + 'rope.scaling.attn_factor', 6, struct.pack('<f', 1.2))]
     t = []
     def add(name, *ne):
         n = 1
@@ -63,7 +65,11 @@ def model(arch):
     add('token_embd.weight', 8, 6); add('output_norm.weight', 8)
     p = 'blk.0.'
     for n in ('attn_norm', 'ffn_norm'): add(p + n + '.weight', 8)
-    add(p + 'attn_q.weight', 8, 8); add(p + 'attn_k.weight', 8, 4); add(p + 'attn_v.weight', 8, 4)
+    if arch == 'phi3':
+        # Fused q/k/v (8 + 4 + 4 rows) and gate/up (16 + 16), LongRoPE factors for the 4 rotated dims.
+        add(p + 'attn_qkv.weight', 8, 16); add('rope_factors_short.weight', 2); add('rope_factors_long.weight', 2)
+    else:
+        add(p + 'attn_q.weight', 8, 8); add(p + 'attn_k.weight', 8, 4); add(p + 'attn_v.weight', 8, 4)
     add(p + 'attn_output.weight', 8, 8)
     if arch in ('qwen3moe', 'gpt-oss'):
         add(p + 'ffn_gate_inp.weight', 8, 4); add(p + 'ffn_gate_exps.weight', 8, 8, 4)
@@ -73,13 +79,15 @@ def model(arch):
         add(p + 'attn_q.bias', 8); add(p + 'attn_k.bias', 4); add(p + 'attn_v.bias', 4); add(p + 'attn_output.bias', 8)
         add(p + 'ffn_gate_inp.bias', 4)
         for n in ('ffn_gate_exps', 'ffn_up_exps', 'ffn_down_exps'): add(p + n + '.bias', 8, 4)
+    elif arch == 'phi3':
+        add(p + 'ffn_up.weight', 8, 32); add(p + 'ffn_down.weight', 16, 8)
     else:
         add(p + 'ffn_gate.weight', 8, 16); add(p + 'ffn_up.weight', 8, 16); add(p + 'ffn_down.weight', 16, 8)
     if arch == 'qwen2': add(p + 'attn_q.bias', 8); add(p + 'attn_k.bias', 4); add(p + 'attn_v.bias', 4)
     if arch in ('qwen3', 'qwen3moe', 'gemma3'): add(p + 'attn_q_norm.weight', 4); add(p + 'attn_k_norm.weight', 4)
     if arch == 'gemma3': add(p + 'post_attention_norm.weight', 8); add(p + 'post_ffw_norm.weight', 8)
     return gguf(m, t)
-for arch in ('llama', 'qwen2', 'qwen3', 'qwen3moe', 'gemma3', 'gpt-oss'):
+for arch in ('llama', 'qwen2', 'qwen3', 'qwen3moe', 'gemma3', 'gpt-oss', 'phi3'):
     open(os.path.join(out, 'seed-' + arch + '.gguf'), 'wb').write(model(arch))
 PY
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

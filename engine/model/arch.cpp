@@ -19,6 +19,7 @@ constexpr Entry kArchitectures[] = {
     {"qwen3moe", loadQwen3Moe},
     {"gemma3", loadGemma3},
     {"gpt-oss", loadGptOss},
+    {"phi3", loadPhi3},
 };
 
 } // namespace

@@ -38,7 +38,11 @@ struct KvSetup {
     quant::Type type = quant::Type::F16; // F32, F16 or Q8_0
     int blockSize = 16;
     int numBlocks = 0;
+    // The longest sequence the load serves (the engine's context per sequence); 0 when not
+    // given, and then a sequence may hold at most every slot of the pool.
+    int64_t contextLength = 0;
     int64_t slots() const { return int64_t(blockSize) * numBlocks; }
+    int64_t sequenceLimit() const { return contextLength > 0 ? contextLength : slots(); }
 };
 
 class Architecture {

@@ -64,6 +64,27 @@ Result<int32_t> Binder::tensor(const std::string& name, std::array<int64_t, 4> n
     return int32_t(m_weights.size() - 1);
 }
 
+Result<std::vector<int32_t>> Binder::matrixParts(const std::string& name, int64_t cols,
+                                                 const std::vector<int64_t>& rows, int32_t layer) {
+    int64_t total = 0;
+    for (int64_t r : rows) total += r;
+    HEARTH_ASSIGN_OR_RETURN(const int32_t whole, tensor(name, {cols, total, 1, 1}, 2, layer));
+    const graph::Weight all = m_weights[size_t(whole)];
+    m_weights.pop_back();
+    std::vector<int32_t> out;
+    int64_t first = 0;
+    for (int64_t r : rows) {
+        graph::Weight w = all;
+        w.name = name + "[" + std::to_string(first) + ":" + std::to_string(first + r) + "]";
+        w.ne = {cols, r, 1, 1};
+        w.data = all.data + uint64_t(first) * all.rowBytes;
+        m_weights.push_back(std::move(w));
+        out.push_back(int32_t(m_weights.size() - 1));
+        first += r;
+    }
+    return out;
+}
+
 Result<int32_t> Binder::vector(const std::string& name, int64_t n, int32_t layer) {
     const gguf::TensorInfo* t = m_file.findTensor(name);
     if (!t) return notFound("missing tensor '" + name + "'");
@@ -236,6 +257,7 @@ TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv
     if (w.kNorm >= 0) k = g.rmsNorm(k, g.weight(w.kNorm), s.normEps);
     q = g.rope(q, in.positions, opt(w.ropeFactors), s.rope);
     k = g.rope(k, in.positions, opt(w.ropeFactors), s.rope);
+    if (w.qMagnitude >= 0) q = g.mul(q, g.weight(w.qMagnitude));
     const TensorId kCache = g.kvCache(layer, false, kv.type, kv.slots(), int64_t(s.nHeadKv) * D);
     const TensorId vCache = g.kvCache(layer, true, kv.type, kv.slots(), int64_t(s.nHeadKv) * Dv);
     g.kvWrite(kCache, k, in.slots);

@@ -29,6 +29,11 @@ public:
     Result<int32_t> matrix(const std::string& name, int64_t cols, int64_t rows, int32_t layer);
     // A 3-D weight [nExp][rows][cols] (one matrix per expert); returns its index.
     Result<int32_t> experts(const std::string& name, int64_t cols, int64_t rows, int64_t nExp, int32_t layer);
+    // A fused 2-D weight [sum of rows][cols] (q/k/v, or gate and up, stacked along the rows)
+    // bound as one weight per row range, in order, each over its part of the same bytes (rows
+    // of any type are whole blocks); returns their indices. Shape errors name the whole tensor.
+    Result<std::vector<int32_t>> matrixParts(const std::string& name, int64_t cols, const std::vector<int64_t>& rows,
+                                             int32_t layer);
     // An F32 vector of n values, copied out of the file (tiny, read every step, and between the
     // big matrices, whose pages are released once repacked or uploaded).
     Result<int32_t> vector(const std::string& name, int64_t n, int32_t layer);
@@ -83,6 +88,7 @@ struct AttentionWeights {
     int32_t ropeFactors = -1;               // per-dimension frequency factors (llama3)
     int32_t bo = -1;                        // output projection bias (gpt-oss)
     int32_t sinks = -1;                     // per-head attention sink logits [nHead] (gpt-oss)
+    int32_t qMagnitude = -1;                // per-dimension multipliers of q after RoPE [headDim] (phi3)
 };
 
 struct AttentionSpec {

@@ -30,6 +30,11 @@ struct Shape {
     // gpt-oss: biases on attention (output too) and experts, per-head sinks, YaRN RoPE scaled by
     // ropeScale from a 4096-position original context, the window on even layers.
     bool oss = false;
+    // phi3: one fused q/k/v matrix and one fused gate/up matrix, NeoX RoPE over nRot dims of each
+    // head (0: all) with LongRoPE factors, short and long, from an original context of ctxOrig
+    // positions and the attention factor they imply; `window` written as the converter does.
+    bool phi3 = false;
+    int nRot = 0, ctxOrig = 0;
 };
 
 const Shape kShapes[] = {
@@ -59,6 +64,20 @@ const Shape kShapes[] = {
     {"gpt-oss-20b", "gpt-oss", "gpt-oss-20b shape: 24 layers, 2880, 64/8 heads of 64, 32 experts of 2880, 4 per token, window 128",
      24, 2880, 2880, 64, 8, 64, 150000.0f, 1e-5f, 131072, false, true, false, false, true, false, 128, 2, 32.0f, 0.0f, 32,
      4, 2880, true},
+    // The 8-position window is written but, as in llama.cpp, not applied: the test sequence
+    // outruns it. The original context of 128 puts any context over 128 on the long factors.
+    {.name = "phi3-tiny", .arch = "phi3",
+     .description = "phi3, 4 layers, 256 wide, 4/4 heads of 64, fused QKV and gate/up, LongRoPE from 128 "
+                    "positions (window 8 written, not applied)",
+     .nLayer = 4, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 4, .headDim = 64, .ropeBase = 10000.0f,
+     .rmsEps = 1e-5f, .ctx = 4096, .tied = false, .qkvBias = false, .qkNorm = false, .llama3Rope = false,
+     .writeHeadDims = false, .window = 8, .phi3 = true, .nRot = 64, .ctxOrig = 128},
+    {.name = "phi4-mini", .arch = "phi3",
+     .description = "Phi-4-mini shape: 32 layers, 3072, 24/8 heads of 128, RoPE on 96 dims, LongRoPE "
+                    "4096 -> 131072, tied",
+     .nLayer = 32, .nEmbd = 3072, .nFf = 8192, .nHead = 24, .nHeadKv = 8, .headDim = 128, .ropeBase = 10000.0f,
+     .rmsEps = 1e-5f, .ctx = 131072, .tied = true, .qkvBias = false, .qkNorm = false, .llama3Rope = false,
+     .writeHeadDims = false, .window = 262144, .phi3 = true, .nRot = 96, .ctxOrig = 4096},
 };
 
 uint64_t splitmix(uint64_t x) {
@@ -112,6 +131,18 @@ std::vector<float> llama3RopeFactors(int headDim, float base) {
     return f;
 }
 
+// LongRoPE frequency factors [n] (n = rotated dims / 2): the short set between 1 and 1.8, the long
+// one rising from 1.5 to 31.5 along the dims. Far enough apart, and from 1, that RoPE with the
+// wrong set (or none) moves the logits well past the tests' tolerances within a few positions.
+std::vector<float> longRopeFactors(int n, bool longSet) {
+    std::vector<float> f;
+    for (int i = 0; i < n; ++i) {
+        const double t = n > 1 ? double(i) / (n - 1) : 0.0;
+        f.push_back(float(longSet ? 1.5 + 30.0 * t * t : 1.0 + 0.5 * t + 0.3 * (i % 2)));
+    }
+    return f;
+}
+
 struct TensorPlan {
     std::string name;
     std::vector<uint64_t> shape; // ne order
@@ -130,9 +161,23 @@ std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
     if (s.llama3Rope)
         t.push_back({"rope_freqs.weight", {uint64_t(s.headDim / 2)}, TensorPlan::Fixed,
                      llama3RopeFactors(s.headDim, s.ropeBase)});
+    if (s.phi3) {
+        const int half = (s.nRot > 0 ? s.nRot : s.headDim) / 2;
+        t.push_back({"rope_factors_long.weight", {uint64_t(half)}, TensorPlan::Fixed, longRopeFactors(half, true)});
+        t.push_back({"rope_factors_short.weight", {uint64_t(half)}, TensorPlan::Fixed, longRopeFactors(half, false)});
+    }
     for (int l = 0; l < s.nLayer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
         t.push_back({p + "attn_norm.weight", {E}, TensorPlan::Ones});
+        if (s.phi3) {
+            // Rows: q, then k, then v; the gate's rows, then up's.
+            t.push_back({p + "attn_qkv.weight", {E, q + 2 * kv}});
+            t.push_back({p + "attn_output.weight", {q, E}});
+            t.push_back({p + "ffn_norm.weight", {E}, TensorPlan::Ones});
+            t.push_back({p + "ffn_up.weight", {E, 2 * uint64_t(s.nFf)}});
+            t.push_back({p + "ffn_down.weight", {uint64_t(s.nFf), E}});
+            continue;
+        }
         t.push_back({p + "attn_q.weight", {E, q}});
         t.push_back({p + "attn_k.weight", {E, kv}});
         t.push_back({p + "attn_v.weight", {E, kv}});
@@ -205,7 +250,12 @@ Status synthesizeModel(const SynthOptions& o) {
     gguf::Writer w;
     const std::string a = s.arch + ".";
     w.set("general.architecture", gguf::Value::string(s.arch));
-    w.set("general.name", gguf::Value::string("hearth-synth " + s.name));
+    // llama.cpp gives the special tokens of a model named "phi3" or "phi-3" Phi-3's attributes,
+    // looking them up by text, which fails on the other vocabularies synthetic models carry; so
+    // "phi 3" in the name.
+    std::string name = "hearth-synth " + s.name;
+    if (const size_t at = name.find("phi3"); at != std::string::npos) name.replace(at, 4, "phi 3");
+    w.set("general.name", gguf::Value::string(name));
     w.set("general.file_type", gguf::Value::u32(mix->fileType));
     if (mix->baseType != quant::Type::F32 && mix->baseType != quant::Type::F16 &&
         mix->baseType != quant::Type::BF16)
@@ -218,7 +268,7 @@ Status synthesizeModel(const SynthOptions& o) {
     w.set(a + "attention.head_count_kv", gguf::Value::u32(uint32_t(s.nHeadKv)));
     w.set(a + "rope.freq_base", gguf::Value::f32(s.ropeBase));
     w.set(a + "attention.layer_norm_rms_epsilon", gguf::Value::f32(s.rmsEps));
-    w.set(a + "rope.dimension_count", gguf::Value::u32(uint32_t(s.headDim)));
+    w.set(a + "rope.dimension_count", gguf::Value::u32(uint32_t(s.nRot > 0 ? s.nRot : s.headDim)));
     if (s.writeHeadDims) {
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(s.headDim)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(s.headDim)));
@@ -233,6 +283,15 @@ Status synthesizeModel(const SynthOptions& o) {
         w.set(a + "rope.scaling.type", gguf::Value::string("yarn"));
         w.set(a + "rope.scaling.factor", gguf::Value::f32(s.ropeScale));
         w.set(a + "rope.scaling.original_context_length", gguf::Value::u32(4096));
+    }
+    if (s.phi3) {
+        // As the converter writes them: the window, the original context, and LongRoPE's
+        // attention factor sqrt(1 + ln(context / original) / ln(original)).
+        w.set(a + "attention.sliding_window", gguf::Value::u32(uint32_t(s.window)));
+        w.set(a + "rope.scaling.original_context_length", gguf::Value::u32(uint32_t(s.ctxOrig)));
+        const double scale = double(s.ctx) / s.ctxOrig;
+        const double attn = scale > 1.0 ? std::sqrt(1.0 + std::log(scale) / std::log(double(s.ctxOrig))) : 1.0;
+        w.set(a + "rope.scaling.attn_factor", gguf::Value::f32(float(attn)));
     }
     if (s.gemma) {
         w.set(a + "attention.sliding_window", gguf::Value::u32(uint32_t(s.window)));

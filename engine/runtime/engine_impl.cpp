@@ -117,6 +117,7 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     rc.kvType = config.kvType;
     rc.blockSize = bs;
     rc.numBlocks = int(std::min<uint64_t>(blocks, 1u << 20));
+    rc.contextLength = s.contextLength;
     rc.pool = e->m_pool.get();
     auto runner = ModelRunner::create(*e->m_model, rc);
     if (!runner) {

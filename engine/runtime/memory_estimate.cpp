@@ -66,6 +66,7 @@ SplitEstimate fromDescription(const model::Architecture& arch, int gpuLayers, ui
     kv.type = runtime::kvElementType(kvStored);
     kv.blockSize = kBlockSize;
     kv.numBlocks = blocksPerSeq * seqs;
+    kv.contextLength = int64_t(std::max<uint32_t>(1, contextLength));
     runtime::Devices devices;
     devices.count = 2;
     devices.gpuLayers = e.gpuLayers;

@@ -97,6 +97,7 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
     r->m_kv.type = kvElementType(config.kvType);
     r->m_kv.blockSize = std::max(1, config.blockSize);
     r->m_kv.numBlocks = std::max(1, config.numBlocks);
+    r->m_kv.contextLength = std::max(0, config.contextLength);
 
     // Where each layer's K/V lives: on the GPU for its layers when it runs their K/V nodes.
     graph::Graph probeGraph = arch.buildGraph(kProbeShape, r->m_kv);

@@ -29,6 +29,7 @@ struct RunnerConfig {
     KvType kvType = KvType::F16;
     int blockSize = 16;
     int numBlocks = 0;           // wanted; a GPU may hold fewer (numBlocks() says)
+    int contextLength = 0;       // per sequence (model::KvSetup::contextLength); 0: not given
     cpu::ThreadPool* pool = nullptr;
     // Opens devices by id (tests substitute one); defaults to backend::openDevice.
     std::function<Result<std::unique_ptr<backend::Device>>(const std::string&, cpu::ThreadPool*)> open;

@@ -31,6 +31,7 @@ struct LoadOptions {
     int numBlocks = 8;
     int blockSize = 16;
     int gpuLayers = -1;
+    int contextLength = 0; // per sequence (RunnerConfig::contextLength); 0: not given
     cpu::ThreadPool* pool = nullptr;
 };
 
@@ -46,6 +47,7 @@ inline Result<std::unique_ptr<LoadedModel>> loadModel(const std::string& path, c
     rc.kvType = o.kvType;
     rc.blockSize = o.blockSize;
     rc.numBlocks = o.numBlocks;
+    rc.contextLength = o.contextLength;
     rc.pool = o.pool;
     HEARTH_ASSIGN_OR_RETURN(m->runner, runtime::ModelRunner::create(*m->arch, rc));
     return m;

@@ -1,8 +1,8 @@
 // The CPU device (batched matMul kernels, threads, the reference for nodes no kernel covers)
 // against the reference device on the same step graphs: stories260K (F32), llama-2-tiny-random,
-// and synthetic llama-tiny, qwen2.5, qwen3 and gemma3 cuts in float and quantized types. A batch
-// mixes a prefill of one sequence with tokens of another whose blocks are scattered, so paging
-// and batching are both exercised. Also: embedding rows read without mapping the table, and a
+// and synthetic llama-tiny, qwen2.5, qwen3, gemma3, qwen3moe, gpt-oss and phi3 cuts in float and
+// quantized types. A batch mixes a prefill of one sequence with tokens of another whose blocks are
+// scattered, so paging and batching are both exercised. Also: embedding rows read without mapping the table, and a
 // warm decode step that allocates nothing.
 #include "backend/cpu/thread_pool.h"
 #include "hearth/gguf.h"
@@ -110,6 +110,9 @@ private Q_SLOTS:
         QTest::newRow("qwen3moe-tiny Q4_K_M") << QStringLiteral("qwen3moe-tiny") << QStringLiteral("Q4_K_M") << qwen << 5e-2;
         QTest::newRow("gpt-oss-tiny F16") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("F16") << spm << 1e-3;
         QTest::newRow("gpt-oss-tiny Q8_0") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
+        QTest::newRow("phi3-tiny F16") << QStringLiteral("phi3-tiny") << QStringLiteral("F16") << spm << 1e-3;
+        QTest::newRow("phi3-tiny Q8_0") << QStringLiteral("phi3-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
+        QTest::newRow("phi4-mini Q8_0") << QStringLiteral("phi4-mini") << QStringLiteral("Q8_0") << spm << 5e-2;
     }
     void syntheticModels() {
         QFETCH(QString, preset);

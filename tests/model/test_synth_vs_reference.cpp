@@ -2,7 +2,10 @@
 // llama.cpp on synthetic models of the architectures people run (llama-tiny, 2-layer cuts of the
 // qwen2.5-0.5b, qwen3-0.6b and gemma3-1b shapes, gemma3-tiny, whose 8-position
 // sliding window the sequence outruns, qwen3moe-tiny, 16 experts of which 4 run per token, and
-// gpt-oss-tiny: sinks, biases, YaRN, experts with biases and the clamped SwiGLU) in several types: both evaluate one fixed token sequence. Our logits must match llama.cpp's fp32 evaluation of the
+// gpt-oss-tiny: sinks, biases, YaRN, experts with biases and the clamped SwiGLU; phi3-tiny and a
+// 2-layer cut of phi4-mini: fused q/k/v and gate/up, partial NeoX RoPE, LongRoPE, whose long
+// factors phi3-tiny's context takes and phi4-mini's does not) in several types: both evaluate one
+// fixed token sequence. Our logits must match llama.cpp's fp32 evaluation of the
 // same weights closely, and its own evaluation of the quantized file within the activation
 // rounding it adds, with the top-5 tokens overlapping at every position.
 #include "hearth/devices.h"
@@ -34,11 +37,14 @@ std::vector<int32_t> topK(const float* v, size_t n, int k) {
 }
 
 // Teacher-forced logits [ids][vocab] of the model on `device`, its blocks in reverse order (so
-// paging is really used); empty on failure (with a warning).
+// paging is really used); empty on failure (with a warning). The load serves the context per
+// sequence that ref_logits gives llama.cpp (tokens + 16, which llama.cpp pads to 256), so both
+// choose the same LongRoPE factors.
 std::vector<float> evaluate(const std::string& path, const std::vector<int32_t>& ids, const std::string& device) {
     test::LoadOptions o;
     o.device = device;
     o.numBlocks = int(ids.size() + 15) / 16;
+    o.contextLength = int(ids.size() + 16 + 255) / 256 * 256;
     auto m = test::loadModel(path, o);
     if (!m) {
         qWarning("%s", m.status().toString().c_str());
@@ -153,6 +159,11 @@ private Q_SLOTS:
         QTest::newRow("gpt-oss-tiny F32") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("F32") << spm;
         QTest::newRow("gpt-oss-tiny Q8_0") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("Q8_0") << spm;
         QTest::newRow("gpt-oss-tiny MXFP4") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("MXFP4_MOE") << spm;
+        // phi3-tiny: original context 128 < the 256 served, so the long factors; phi4-mini: 4096,
+        // so the short ones. Each set is far from the other and from 1: the wrong one fails.
+        QTest::newRow("phi3-tiny F32") << QStringLiteral("phi3-tiny") << QStringLiteral("F32") << spm;
+        QTest::newRow("phi3-tiny Q8_0") << QStringLiteral("phi3-tiny") << QStringLiteral("Q8_0") << spm;
+        QTest::newRow("phi4-mini F16") << QStringLiteral("phi4-mini") << QStringLiteral("F16") << spm;
     }
     void agreesWithReference() {
         QFETCH(QString, preset);

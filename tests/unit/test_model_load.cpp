@@ -1,17 +1,20 @@
 // Binding an architecture from hostile or broken files ends in one clear error, never a crash: an
 // unknown architecture (naming the supported ones), a missing tensor, a tensor of the wrong shape
 // or type, impossible hyper-parameters, a malformed gemma3 sliding-window pattern, expert counts
-// that disagree with the expert tensors; a well-formed
-// tiny file of each architecture binds and runs a step on the CPU and the reference.
+// that disagree with the expert tensors, fused phi3 projections of the wrong size; a well-formed
+// tiny file of each architecture binds and runs a step on the CPU and the reference, and phi3
+// takes its short or long RoPE factors by the context it serves.
 #include "hearth/gguf.h"
 #include "model/arch.h"
 #include "runtime/model_runner.h"
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 
 using namespace hearth;
 
@@ -44,6 +47,14 @@ Spec tinySpec(const std::string& arch) {
         s.keys[a + "expert_count"] = gguf::Value::u32(4);
         s.keys[a + "expert_used_count"] = gguf::Value::u32(2);
         s.keys[a + "expert_feed_forward_length"] = gguf::Value::u32(8);
+    }
+    if (arch == "phi3") {
+        // LongRoPE from an original context of 16 positions, its attention factor, a window.
+        s.keys[a + "rope.scaling.original_context_length"] = gguf::Value::u32(16);
+        s.keys[a + "rope.scaling.attn_factor"] = gguf::Value::f32(1.2f);
+        s.keys[a + "attention.sliding_window"] = gguf::Value::u32(4);
+        s.tensors["rope_factors_short.weight"] = {2};
+        s.tensors["rope_factors_long.weight"] = {2};
     }
     s.tensors["token_embd.weight"] = {8, 16};
     s.tensors["output_norm.weight"] = {8};
@@ -80,6 +91,12 @@ Spec tinySpec(const std::string& arch) {
             for (const char* n : {"attn_q_norm", "attn_k_norm"}) s.tensors[p + n + ".weight"] = {4};
         if (arch == "gemma3")
             for (const char* n : {"post_attention_norm", "post_ffw_norm"}) s.tensors[p + n + ".weight"] = {8};
+        if (arch == "phi3") {
+            // q/k/v fused (8 + 4 + 4 rows), gate and up fused (16 + 16).
+            for (const char* n : {"attn_q", "attn_k", "attn_v", "ffn_gate"}) s.tensors.erase(p + n + ".weight");
+            s.tensors[p + "attn_qkv.weight"] = {8, 16};
+            s.tensors[p + "ffn_up.weight"] = {8, 32};
+        }
     }
     return s;
 }
@@ -137,7 +154,7 @@ class TestModelLoad : public QObject {
 private Q_SLOTS:
     void wellFormedFilesBindAndRun_data() {
         QTest::addColumn<QString>("arch");
-        for (const char* a : {"llama", "qwen2", "qwen3", "qwen3moe", "gemma3", "gpt-oss"}) QTest::newRow(a) << QString::fromLatin1(a);
+        for (const char* a : {"llama", "qwen2", "qwen3", "qwen3moe", "gemma3", "gpt-oss", "phi3"}) QTest::newRow(a) << QString::fromLatin1(a);
     }
     void wellFormedFilesBindAndRun() {
         QFETCH(QString, arch);
@@ -186,12 +203,23 @@ private Q_SLOTS:
         QTest::newRow("gpt-oss expert bias of the wrong shape") << 15 << int(ErrorCode::InvalidFormat)
                                                                 << QStringLiteral("blk.1.ffn_up_exps.bias");
         QTest::newRow("unknown RoPE scaling") << 16 << int(ErrorCode::Unsupported) << QStringLiteral("RoPE scaling 'warp'");
+        QTest::newRow("phi3 fused QKV of the wrong size") << 17 << int(ErrorCode::InvalidFormat)
+                                                          << QStringLiteral("tensor 'blk.1.attn_qkv.weight' has shape [8, 12], expected [8, 16]");
+        QTest::newRow("phi3 fused gate/up of the wrong size") << 18 << int(ErrorCode::InvalidFormat)
+                                                              << QStringLiteral("tensor 'blk.0.ffn_up.weight'");
+        QTest::newRow("phi3 LongRoPE factors of the wrong size") << 19 << int(ErrorCode::InvalidFormat)
+                                                                 << QStringLiteral("rope_factors_long.weight");
     }
     void brokenFilesGiveOneClearError() {
         QFETCH(int, which);
         QFETCH(int, code);
         QFETCH(QString, mentions);
-        Spec s = tinySpec(which == 6 ? "qwen2" : which == 7 ? "gemma3" : which >= 14 ? "gpt-oss" : which >= 10 ? "qwen3moe" : "llama");
+        Spec s = tinySpec(which == 6    ? "qwen2"
+                          : which == 7  ? "gemma3"
+                          : which >= 17 ? "phi3"
+                          : which >= 14 ? "gpt-oss"
+                          : which >= 10 ? "qwen3moe"
+                                        : "llama");
         switch (which) {
         case 0: s = tinySpec("mamba9"); break;
         case 1: s.tensors.erase("blk.1.ffn_up.weight"); break;
@@ -215,12 +243,54 @@ private Q_SLOTS:
         case 14: s.tensors.erase("blk.0.attn_sinks.weight"); break;
         case 15: s.tensors["blk.1.ffn_up_exps.bias"] = {8, 3}; break;
         case 16: s.keys["gpt-oss.rope.scaling.type"] = gguf::Value::string("warp"); break;
+        case 17: s.tensors["blk.1.attn_qkv.weight"] = {8, 12}; break;
+        case 18: s.tensors["blk.0.ffn_up.weight"] = {8, 16}; break;
+        case 19: s.tensors["rope_factors_long.weight"] = {4}; break;
         }
         auto m = bind(s);
         qInfo("%s", m->status.toString().c_str());
         QVERIFY(!m->status.isOk());
         QCOMPARE(int(m->status.code()), code);
         QVERIFY2(m->status.message().find(mentions.toStdString()) != std::string::npos, m->status.toString().c_str());
+    }
+
+    // phi3 rotates with the long factors only when the context it serves passes the original
+    // 16 positions (llama.cpp's rule): the engine's context per sequence, else the K/V pool's
+    // slots. The attention factor is folded into q after RoPE, so the rope nodes stay plain
+    // (what the GPUs run), and the fused matrices become views of the file's rows.
+    void phi3PicksRopeFactorsByContext() {
+        auto m = bind(tinySpec("phi3"));
+        QVERIFY2(m->status.isOk(), m->status.toString().c_str());
+        auto factorsUsed = [&](int64_t contextLength, int numBlocks) {
+            model::KvSetup kv;
+            kv.type = quant::Type::F32;
+            kv.numBlocks = numBlocks;
+            kv.contextLength = contextLength;
+            const graph::Graph g = m->arch->buildGraph({4, 1, 64}, kv);
+            std::set<std::string> names;
+            for (const graph::Node& n : g.nodes()) {
+                if (n.op != graph::Op::Rope) continue;
+                if (!n.rope.plain()) return std::string("a rope node that is not plain");
+                const graph::Tensor& f = g.tensor(n.src[2]);
+                names.insert(f.kind == graph::TensorKind::Weight ? m->arch->weights()[size_t(f.weight)].name : "?");
+            }
+            return names.size() == 1 ? *names.begin() : std::string("several");
+        };
+        QCOMPARE(factorsUsed(16, 8), std::string("rope_factors_short.weight"));
+        QCOMPARE(factorsUsed(17, 1), std::string("rope_factors_long.weight"));
+        QCOMPARE(factorsUsed(0, 1), std::string("rope_factors_short.weight")); // 16 slots
+        QCOMPARE(factorsUsed(0, 2), std::string("rope_factors_long.weight"));  // 32 slots
+        const auto& w = m->arch->weights();
+        const auto q = std::find_if(w.begin(), w.end(), [](const graph::Weight& x) {
+            return x.name == "blk.0.attn_qkv.weight[0:8]";
+        });
+        QVERIFY(q != w.end());
+        const auto v = std::find_if(w.begin(), w.end(), [](const graph::Weight& x) {
+            return x.name == "blk.0.attn_qkv.weight[12:16]";
+        });
+        QVERIFY(v != w.end());
+        QCOMPARE(v->data, q->data + 12 * q->rowBytes);
+        QCOMPARE(v->ne[1], int64_t(4));
     }
 };
 
