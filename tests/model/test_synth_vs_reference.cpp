@@ -156,6 +156,7 @@ private Q_SLOTS:
         QTest::newRow("gemma3-1b Q4_K_M") << QStringLiteral("gemma3-1b") << QStringLiteral("Q4_K_M") << spm;
         QTest::newRow("qwen3moe-tiny F32") << QStringLiteral("qwen3moe-tiny") << QStringLiteral("F32") << qwen;
         QTest::newRow("qwen3moe-tiny Q4_K_M") << QStringLiteral("qwen3moe-tiny") << QStringLiteral("Q4_K_M") << qwen;
+        QTest::newRow("mixtral-tiny F32") << QStringLiteral("mixtral-tiny") << QStringLiteral("F32") << spm;
         QTest::newRow("gpt-oss-tiny F32") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("F32") << spm;
         QTest::newRow("gpt-oss-tiny Q8_0") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("Q8_0") << spm;
         QTest::newRow("gpt-oss-tiny MXFP4") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("MXFP4_MOE") << spm;
