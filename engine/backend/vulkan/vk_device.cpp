@@ -64,6 +64,9 @@ const char* typeSuffix(quant::Type t) {
     case quant::Type::Q4_K: return "q4_k";
     case quant::Type::Q5_K: return "q5_k";
     case quant::Type::Q6_K: return "q6_k";
+    case quant::Type::IQ4_NL: return "iq4_nl";
+    case quant::Type::IQ4_XS: return "iq4_xs";
+    case quant::Type::MXFP4: return "mxfp4";
     default: return nullptr;
     }
 }
@@ -119,6 +122,14 @@ public:
     Status unary(backend::ops::Unary op, const Buffer& x, int64_t count, float param, Buffer& out) override;
     Status binary(backend::ops::Binary op, const Buffer& a, const Buffer& b, int64_t count, int64_t bLen,
                   Buffer& out) override;
+    Status swigluOai(const Buffer& gate, const Buffer& up, int64_t count, float alpha, float limit,
+                     Buffer& out) override;
+    Status matMulId(const backend::ops::DeviceExperts& w, const Buffer& x, int64_t xSlots, const Buffer& ids, int64_t k,
+                    int64_t n, Buffer& y) override;
+    Status gather(const Buffer& x, const Buffer& ids, int64_t rows, int64_t width, int64_t k, Buffer& out) override;
+    Status weightedSum(const Buffer& y, const Buffer& w, int64_t n, int64_t k, int64_t width, Buffer& out) override;
+    Status softmax(const Buffer& x, int64_t rows, int64_t width, float scale, Buffer& out) override;
+    Status topK(const Buffer& x, int64_t rows, int64_t width, int64_t k, Buffer& out) override;
     Status kvWrite(const Buffer& src, const Buffer& slots, int64_t n, int64_t rowSize, KvType type,
                    Buffer& cache) override;
     Status attention(const Buffer& q, const Buffer& kCache, const Buffer& vCache, const Buffer& info,
@@ -186,6 +197,7 @@ Status VulkanDevice::init() {
 bool VulkanDevice::supportsOp(backend::ops::Op op, quant::Type type) const {
     switch (op) {
     case backend::ops::Op::MatMul:
+    case backend::ops::Op::MatMulId:
     case backend::ops::Op::GetRows: return typeSuffix(type) != nullptr;
     default: return type == quant::Type::F32;
     }
@@ -551,6 +563,85 @@ Status VulkanDevice::binary(backend::ops::Binary op, const Buffer& a, const Buff
     HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
     struct { uint32_t count, bLen; float param; } p{uint32_t(count), uint32_t(bLen), 0.0f};
     return dispatch(name, {ba, bb, bo}, &p, sizeof p, uint32_t(std::min<int64_t>((count + 255) / 256, kMaxGroups)), 1);
+}
+
+Status VulkanDevice::swigluOai(const Buffer& gate, const Buffer& up, int64_t count, float alpha, float limit,
+                               Buffer& out) {
+    if (count <= 0) return Status::ok();
+    HEARTH_ASSIGN_OR_RETURN(const Binding bg, whole(gate));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bu, whole(up));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t count, bLen; float alpha, limit; } p{uint32_t(count), uint32_t(count), alpha, limit};
+    return dispatch("swiglu_oai", {bg, bu, bo}, &p, sizeof p,
+                    uint32_t(std::min<int64_t>((count + 255) / 256, kMaxGroups)), 1);
+}
+
+Status VulkanDevice::matMulId(const backend::ops::DeviceExperts& e, const Buffer& x, int64_t xSlots,
+                              const Buffer& ids, int64_t k, int64_t n, Buffer& y) {
+    const DeviceMatrix& w = e.matrix;
+    const char* suffix = typeSuffix(w.type);
+    if (!suffix) return unsupported(std::string("Vulkan matMulId: weight type ") + std::string(quant::typeName(w.type)));
+    if (n <= 0 || k <= 0) return Status::ok();
+    if (e.expertRows <= 0 || w.rows % e.expertRows != 0) return invalidArgument("matMulId: rows are not whole experts");
+    if (xSlots != 1 && xSlots != k) return invalidArgument("matMulId: x must have 1 or k rows per token");
+    if (e.expertRows > kMaxGroups || k > kMaxGroups || n > kMaxGroups) return invalidArgument("matMulId: too many rows");
+    if (uint64_t(x.size()) < uint64_t(n * xSlots * w.cols) * 4 || uint64_t(y.size()) < uint64_t(n * k * e.expertRows) * 4 ||
+        uint64_t(ids.size()) < uint64_t(n * k) * 4)
+        return invalidArgument("Vulkan matMulId: buffer too small");
+    HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bi, whole(ids));
+    HEARTH_ASSIGN_OR_RETURN(const Binding by, whole(y));
+    HEARTH_ASSIGN_OR_RETURN(auto ranges, rowRanges(w, UINT32_MAX));
+    HEARTH_ASSIGN_OR_RETURN(const BufferRange wr, bufferRange(*w.buffer, m_ctx.get()));
+    const VkBuffer wb = wr.buffer->handle();
+    // Each range's dispatch covers every (row, slot, token); rows of other ranges return at once.
+    for (const RowRange& rr : ranges) {
+        const uint32_t p[8] = {uint32_t(w.cols), uint32_t(w.rowBytes), rr.byteBase,  rr.rowOffset,
+                               rr.nRows,         uint32_t(e.expertRows), uint32_t(k), uint32_t(xSlots)};
+        HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_id_") + suffix, {{wb, rr.bindOffset, rr.bindSize}, bx, bi, by},
+                                        p, sizeof p, uint32_t(e.expertRows), uint32_t(k), uint32_t(n)));
+    }
+    return Status::ok();
+}
+
+Status VulkanDevice::gather(const Buffer& x, const Buffer& ids, int64_t rows, int64_t width, int64_t k, Buffer& out) {
+    if (rows <= 0 || k <= 0) return Status::ok();
+    HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bi, whole(ids));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t count, width, k; } p{uint32_t(rows * k), uint32_t(width), uint32_t(k)};
+    const auto g = groups2d(uint64_t(rows * k), 64);
+    return dispatch("gather", {bx, bi, bo}, &p, sizeof p, g[0], g[1]);
+}
+
+Status VulkanDevice::weightedSum(const Buffer& y, const Buffer& w, int64_t n, int64_t k, int64_t width, Buffer& out) {
+    if (n <= 0 || width <= 0) return Status::ok();
+    HEARTH_ASSIGN_OR_RETURN(const Binding by, whole(y));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bw, whole(w));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t count, width, k; } p{uint32_t(n * width), uint32_t(width), uint32_t(k)};
+    const auto g = groups2d(uint64_t(n * width), 64);
+    return dispatch("weighted_sum", {by, bw, bo}, &p, sizeof p, g[0], g[1]);
+}
+
+Status VulkanDevice::softmax(const Buffer& x, int64_t rows, int64_t width, float scale, Buffer& out) {
+    if (rows <= 0 || width <= 0) return Status::ok();
+    HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t rows, width; float scale; } p{uint32_t(rows), uint32_t(width), scale};
+    const auto g = groups2d(uint64_t(rows), 1);
+    return dispatch("softmax", {bx, bo}, &p, sizeof p, g[0], g[1]);
+}
+
+Status VulkanDevice::topK(const Buffer& x, int64_t rows, int64_t width, int64_t k, Buffer& out) {
+    if (rows <= 0) return Status::ok();
+    if (width > kMaxTopKWidth) return unsupported("Vulkan topK: rows wider than " + std::to_string(kMaxTopKWidth));
+    if (k < 1 || k > width) return invalidArgument("topK: k must be 1..width");
+    HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t rows, width, k; } p{uint32_t(rows), uint32_t(width), uint32_t(k)};
+    const auto g = groups2d(uint64_t(rows), 1);
+    return dispatch("top_k", {bx, bo}, &p, sizeof p, g[0], g[1]);
 }
 
 Status VulkanDevice::kvWrite(const Buffer& src, const Buffer& slots, int64_t n, int64_t rowSize, KvType type,
