@@ -39,9 +39,21 @@ float dq(uint rowBase, uint i) {
     return uintBitsToFloat(w[(rowBase >> 2) + i]);
 #elif defined(TYPE_F16)
     return wHalf(rowBase + 2u * i);
+#elif defined(TYPE_BF16)
+    const uint b = rowBase + 2u * i;
+    return uintBitsToFloat(((w[b >> 2] >> ((b & 2u) * 8u)) & 0xffffu) << 16);
 #elif defined(TYPE_Q8_0)
     const uint b = rowBase + (i / 32u) * 34u;
     return wHalf(b) * float(wI8(b + 2u + i % 32u));
+#elif defined(TYPE_Q8_1)
+    // d at +0, s (the block's sum, unused here) at +2, qs[32] at +4.
+    const uint b = rowBase + (i / 32u) * 36u;
+    return wHalf(b) * float(wI8(b + 4u + i % 32u));
+#elif defined(TYPE_Q8_K)
+    // d (f32) at +0, qs[256] at +4, bsums[16] at +260.
+    const uint b = rowBase + (i / 256u) * 292u;
+    const uint d = wByte(b) | (wByte(b + 1u) << 8) | (wByte(b + 2u) << 16) | (wByte(b + 3u) << 24);
+    return uintBitsToFloat(d) * float(wI8(b + 4u + i % 256u));
 #elif defined(TYPE_Q4_0)
     const uint b = rowBase + (i / 32u) * 18u, j = i % 32u;
     const uint q = j < 16u ? (wByte(b + 2u + j) & 0x0fu) : (wByte(b + 2u + j - 16u) >> 4);

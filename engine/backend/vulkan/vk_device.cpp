@@ -54,7 +54,10 @@ const char* typeSuffix(quant::Type t) {
     switch (t) {
     case quant::Type::F32: return "f32";
     case quant::Type::F16: return "f16";
+    case quant::Type::BF16: return "bf16";
     case quant::Type::Q8_0: return "q8_0";
+    case quant::Type::Q8_1: return "q8_1";
+    case quant::Type::Q8_K: return "q8_k";
     case quant::Type::Q4_0: return "q4_0";
     case quant::Type::Q4_1: return "q4_1";
     case quant::Type::Q5_0: return "q5_0";
