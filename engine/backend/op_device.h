@@ -155,9 +155,12 @@ public:
 
     // Mixture of experts. y[n][k][expertRows] = x[t][e or 0] . W[ids[t][e]]^T for each token t and
     // slot e: x is [n][xSlots][cols] with xSlots 1 (one row shared by the k experts) or k; ids are
-    // int32 [n][k]. Only the chosen experts' rows are read.
+    // int32 [n][k]. Only the chosen experts' rows are read. `scratch` (may be null) of at least
+    // matMulIdScratchBytes() lets many tokens take a faster path.
     virtual Status matMulId(const ops::DeviceExperts& w, const Buffer& x, int64_t xSlots, const Buffer& ids,
-                            int64_t k, int64_t n, Buffer& y) = 0;
+                            int64_t k, int64_t n, Buffer& y, Buffer* scratch) = 0;
+    // Bytes of matMulId's scratch for n tokens of k experts out of nExp; 0 when it wants none.
+    virtual uint64_t matMulIdScratchBytes(int64_t nExp, int64_t k, int64_t n) const = 0;
     // out[rows][k] = x[r][ids[r][e]] (x: [rows][width], ids: int32 [rows][k]).
     virtual Status gather(const Buffer& x, const Buffer& ids, int64_t rows, int64_t width, int64_t k,
                           Buffer& out) = 0;
@@ -174,9 +177,11 @@ public:
     virtual Status kvWrite(const Buffer& src, const Buffer& slots, int64_t n, int64_t rowSize, KvType type,
                            Buffer& cache) = 0;
     // out[n][nHead][headDim]: causal attention of q[n][nHead][headDim] over paged K/V. info holds
-    // int32 (pos, tableOffset) per token; tables the concatenated block tables.
+    // int32 (pos, tableOffset) per token; tables the concatenated block tables; sinks (may be null)
+    // F32 [nHead]: per head, a score in the softmax with no value (gpt-oss).
     virtual Status attention(const Buffer& q, const Buffer& kCache, const Buffer& vCache, const Buffer& info,
-                             const Buffer& tables, const ops::AttentionParams& p, Buffer& out) = 0;
+                             const Buffer& tables, const Buffer* sinks, const ops::AttentionParams& p,
+                             Buffer& out) = 0;
 
     // dst[dstOffset, +bytes) = src[srcOffset, +bytes), in order with the other ops (K/V block
     // copies when sequences fork).

@@ -5,10 +5,11 @@
 // scattered blocks, a copy-on-write of a block between them) and decode steps agree with the
 // reference for stories260K, llama-2-tiny-random and synthetic llama / qwen2.5 (QKV bias, NeoX
 // RoPE) / qwen3 (Q/K norm) / gemma3 (GeGLU, post-norms, sliding window, linear RoPE scaling, final
-// soft cap) cuts in float and quantized types, with layer splits and under a forced small binding
-// limit; each weight is uploaded once; and nodes Vulkan refuses (a Q8_0 K/V cache, YaRN RoPE, an
-// op without a shader) run on the CPU, named by ModelRunner::fallbacks(). Every test skips
-// (QSKIP) when there is no Vulkan device.
+// soft cap) cuts in float and quantized types (IQ4_NL / IQ4_XS among them), qwen3moe-tiny (the
+// router and the experts) and gpt-oss-tiny (MXFP4 experts, clamped SwiGLU), with layer splits and
+// under a forced small binding limit; each weight is uploaded once; and nodes Vulkan refuses (a
+// Q8_0 K/V cache, YaRN RoPE, an op without a shader) run on the CPU, named by
+// ModelRunner::fallbacks(). Every test skips (QSKIP) when there is no Vulkan device.
 #include "backend/vulkan/vk_graph_device.h"
 #include "hearth/synth.h"
 #include "model/binding.h"
@@ -357,7 +358,8 @@ private Q_SLOTS:
         QTest::addColumn<QString>("vocab");
         QTest::addColumn<int>("layers"); // 0: the preset's
         const QString spm = QStringLiteral("ggml-vocab-llama-spm.gguf"), qwen = QStringLiteral("ggml-vocab-qwen2.gguf");
-        for (const char* t : {"F16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K_M", "Q5_K_M", "Q6_K", "Q3_K_M", "Q2_K"})
+        for (const char* t : {"F16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K_M", "Q5_K_M", "Q6_K", "Q3_K_M", "Q2_K",
+                              "IQ4_NL", "IQ4_XS"})
             QTest::newRow(qPrintable(QStringLiteral("llama-tiny ") + t))
                 << QStringLiteral("llama-tiny") << QString::fromLatin1(t) << spm << 2;
         QTest::newRow("qwen2.5 Q4_K_M") << QStringLiteral("qwen2.5-0.5b") << QStringLiteral("Q4_K_M") << qwen << 2;
@@ -365,6 +367,8 @@ private Q_SLOTS:
         QTest::newRow("gemma3-tiny F32") << QStringLiteral("gemma3-tiny") << QStringLiteral("F32") << spm << 0;
         QTest::newRow("gemma3-tiny Q8_0") << QStringLiteral("gemma3-tiny") << QStringLiteral("Q8_0") << spm << 0;
         QTest::newRow("gemma3-1b Q4_K_M") << QStringLiteral("gemma3-1b") << QStringLiteral("Q4_K_M") << spm << 2;
+        QTest::newRow("qwen3moe-tiny F32") << QStringLiteral("qwen3moe-tiny") << QStringLiteral("F32") << qwen << 0;
+        QTest::newRow("qwen3moe-tiny Q4_K_M") << QStringLiteral("qwen3moe-tiny") << QStringLiteral("Q4_K_M") << qwen << 0;
     }
     void syntheticModels() {
         QFETCH(QString, preset);
@@ -395,6 +399,30 @@ private Q_SLOTS:
         qInfo("split 1+rest: max |d| %.2e (max |logit| %.2f), argmax agrees %d/%d", split.maxDiff, split.maxLogit,
               split.argmaxAgree, split.rows);
         QVERIFY2(split.maxDiff < 5e-2 * (1.0 + split.maxLogit), qPrintable(QString::number(split.maxDiff)));
+    }
+
+    // gpt-oss-tiny with MXFP4 experts (Q8_0 elsewhere): the router, the experts, the clamped
+    // SwiGLU and attention with sinks on Vulkan; only its YaRN RoPE falls back. Tolerance as
+    // syntheticModels.
+    void gptOssOnVulkan() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        if (!hasPreset(QStringLiteral("gpt-oss-tiny"))) QSKIP("no synth preset gpt-oss-tiny in this build");
+        if (!QFileInfo::exists(test::binDir() + QStringLiteral("/hearth-cli")))
+            QSKIP("hearth-cli not built (needed to synthesize models)");
+        const QString path = synthesize(QStringLiteral("gpt-oss-tiny"), QStringLiteral("MXFP4_MOE"),
+                                        QStringLiteral("ggml-vocab-llama-spm.gguf"), 0);
+        QVERIFY2(!path.isEmpty(), "hearth-cli synth failed");
+        test::LoadOptions o;
+        o.device = kDevice;
+        o.kvType = KvType::F16;
+        std::vector<std::string> fallbacks;
+        const test::Comparison c = compareOn(path.toStdString(), o, false, &fallbacks);
+        QVERIFY2(c.error.empty(), c.error.c_str());
+        qInfo("fallbacks %s; max |d| %.2e (max |logit| %.2f), argmax agrees %d/%d", joined(fallbacks).c_str(),
+              c.maxDiff, c.maxLogit, c.argmaxAgree, c.rows);
+        for (const std::string& f : fallbacks) QVERIFY2(f.rfind("rope@", 0) == 0, joined(fallbacks).c_str());
+        QVERIFY2(c.maxDiff < 2e-3 * (1.0 + c.maxLogit), qPrintable(QString::number(c.maxDiff)));
+        QCOMPARE(c.argmaxAgree, c.rows);
     }
 
     // Each weight goes to the device once: gemma3-tiny's tied embedding is read by GetRows and by

@@ -3,9 +3,9 @@
 // getRows for each weight type, weights bound in ranges under a forced small binding limit,
 // rmsNorm (with and without a weight), rope (both pairings, partial rotation, frequency factors,
 // linear scaling, out of place), add, bias add, mul, scale, silu, gelu, softcap, swiglu, geglu, KV
-// writes into paged blocks and paged attention (with a sliding window and score soft-capping);
-// the mixture-of-experts ops: matMulId (shared and per-slot x, in row ranges too), gather,
-// weightedSum, softmax, topK / argsort (with ties) and gpt-oss's clamped swiglu.
+// writes into paged blocks and paged attention (with a sliding window, score soft-capping, sinks);
+// the mixture-of-experts ops: matMulId (shared and per-slot x, decode and tiled, in row ranges
+// too), gather, weightedSum, softmax, topK / argsort (with ties) and gpt-oss's clamped swiglu.
 // Tolerances are stated next to each check. Skips with a message when there is no Vulkan device.
 #include "backend/cpu/ref_ops.h"
 #include "backend/cpu/rope_math.h"
@@ -151,7 +151,13 @@ class TestVulkanOps : public QObject {
         auto by = dev.allocate(size_t(n * k * rows) * 4, true);
         QVERIFY(bx && bi && by);
         const backend::ops::DeviceExperts e{m->dev, rows};
-        Status s = dev.matMulId(e, *bx, xSlots, *bi, k, n, **by);
+        std::unique_ptr<backend::Buffer> scratch;
+        if (const uint64_t bytes = dev.matMulIdScratchBytes(nExp, k, n); bytes > 0) {
+            auto b = dev.allocate(bytes, false);
+            QVERIFY(b.isOk());
+            scratch = std::move(*b);
+        }
+        Status s = dev.matMulId(e, *bx, xSlots, *bi, k, n, **by, scratch.get());
         QVERIFY2(s.isOk(), s.toString().c_str());
         s = dev.run();
         QVERIFY2(s.isOk(), s.toString().c_str());
@@ -242,7 +248,7 @@ private Q_SLOTS:
         QTest::addColumn<int>("n");
         QTest::addColumn<bool>("shared");
         for (quant::Type t : kTypes)
-            for (int n : {1, 4, 13})
+            for (int n : {1, 4, 13, 40}) // matvec_id up to 8 tokens, then matmul_id
                 for (bool shared : {true, false}) {
                     const QString name = QString::fromLatin1(quant::typeName(t).data()) +
                                          QStringLiteral(" n=%1 %2").arg(n).arg(shared ? "shared x" : "x per slot");
@@ -263,8 +269,10 @@ private Q_SLOTS:
         o.maxWeightRange = 4096;
         auto small = vk::createVulkanDevice(o);
         QVERIFY2(small.isOk(), small.status().toString().c_str());
-        checkMatMulId(**small, quant::Type::Q4_K, 37, 512, 6, 2, 3, true);   // 288-byte rows
-        checkMatMulId(**small, quant::Type::MXFP4, 29, 96, 8, 4, 2, false); // 51-byte rows
+        checkMatMulId(**small, quant::Type::Q4_K, 37, 512, 6, 2, 3, true);    // 288-byte rows
+        checkMatMulId(**small, quant::Type::Q4_K, 37, 512, 6, 2, 20, true);   // tiled
+        checkMatMulId(**small, quant::Type::MXFP4, 29, 96, 8, 4, 2, false);  // 51-byte rows
+        checkMatMulId(**small, quant::Type::MXFP4, 29, 96, 8, 4, 17, false); // tiled
     }
 
     // Device buffers that are not mapped (as on a discrete GPU): weights, caches and activations
@@ -479,24 +487,28 @@ private Q_SLOTS:
         QTest::addColumn<bool>("prefill");
         QTest::addColumn<int>("window");
         QTest::addColumn<float>("softcap");
-        QTest::newRow("f32 decode") << int(KvType::F32) << false << 0 << 0.0f;
-        QTest::newRow("f16 decode") << int(KvType::F16) << false << 0 << 0.0f;
-        QTest::newRow("f32 prefill chunk") << int(KvType::F32) << true << 0 << 0.0f;
-        QTest::newRow("f16 prefill chunk") << int(KvType::F16) << true << 0 << 0.0f;
-        QTest::newRow("f32 decode window 13") << int(KvType::F32) << false << 13 << 0.0f;
-        QTest::newRow("f16 prefill window 70 softcap") << int(KvType::F16) << true << 70 << 0.5f;
-        QTest::newRow("f32 prefill window 5 softcap") << int(KvType::F32) << true << 5 << 1.5f;
+        QTest::addColumn<bool>("sinks");
+        QTest::newRow("f32 decode") << int(KvType::F32) << false << 0 << 0.0f << false;
+        QTest::newRow("f16 decode") << int(KvType::F16) << false << 0 << 0.0f << false;
+        QTest::newRow("f32 prefill chunk") << int(KvType::F32) << true << 0 << 0.0f << false;
+        QTest::newRow("f16 prefill chunk") << int(KvType::F16) << true << 0 << 0.0f << false;
+        QTest::newRow("f32 decode window 13") << int(KvType::F32) << false << 13 << 0.0f << false;
+        QTest::newRow("f16 prefill window 70 softcap") << int(KvType::F16) << true << 70 << 0.5f << false;
+        QTest::newRow("f32 prefill window 5 softcap") << int(KvType::F32) << true << 5 << 1.5f << false;
+        QTest::newRow("f32 decode sinks") << int(KvType::F32) << false << 0 << 0.0f << true;
+        QTest::newRow("f16 prefill window 8 sinks") << int(KvType::F16) << true << 8 << 0.0f << true;
     }
     // Two sequences with scattered blocks (70 positions over 5 blocks of 16, and 20 over 2), GQA
     // 8 query heads on 2 KV heads, headDim 40. Decode: the last position of each; prefill: a
     // causal chunk of 30 positions of the first. A window w > 0 limits a query at p to (p - w, p];
-    // a soft cap c turns each score s into c tanh(s / c). Oracle: double softmax over the stored
-    // K/V (F16 rounded like the cache). |d| <= 2e-5.
+    // a soft cap c turns each score s into c tanh(s / c); a sink adds a score without a value per
+    // head. Oracle: double softmax over the stored K/V (F16 rounded like the cache). |d| <= 2e-5.
     void attention() {
         QFETCH(int, kv);
         QFETCH(bool, prefill);
         QFETCH(int, window);
         QFETCH(float, softcap);
+        QFETCH(bool, sinks);
         const KvType type = KvType(kv);
         const int nHead = 8, nHeadKv = 2, D = 40, bs = 16, rowSize = nHeadKv * D, nSlots = 7 * bs;
         const std::vector<int32_t> tables{3, 0, 5, 1, 6, 2, 4};
@@ -531,7 +543,10 @@ private Q_SLOTS:
         QVERIFY(bq && bi && bt && bo);
         const float scale = 1.0f / std::sqrt(float(D));
         const backend::ops::AttentionParams p{n, nHead, nHeadKv, D, bs, scale, type, window, softcap};
-        QVERIFY(device()->attention(*bq, **kc, **vc, *bi, *bt, p, **bo).isOk());
+        const std::vector<float> sinkValues = randomFloats(size_t(nHead), 12, 2.0f);
+        auto bsinks = upload(*device(), sinkValues);
+        QVERIFY(bsinks);
+        QVERIFY(device()->attention(*bq, **kc, **vc, *bi, *bt, sinks ? bsinks.get() : nullptr, p, **bo).isOk());
         const Status s = device()->run();
         QVERIFY2(s.isOk(), s.toString().c_str());
         // Oracle, reading K/V by (seq, pos) from the rows as written.
@@ -543,7 +558,7 @@ private Q_SLOTS:
                 const int kvh = h / (nHead / nHeadKv);
                 const int first = window > 0 ? std::max(0, pos - window + 1) : 0;
                 std::vector<double> sc(size_t(pos + 1), 0.0);
-                double mx = -INFINITY;
+                double mx = sinks ? double(sinkValues[size_t(h)]) : -INFINITY;
                 for (int j = first; j <= pos; ++j) {
                     double dot = 0.0;
                     for (int d = 0; d < D; ++d)
@@ -552,7 +567,7 @@ private Q_SLOTS:
                     if (softcap > 0.0f) score = double(softcap) * std::tanh(score / double(softcap));
                     mx = std::max(mx, sc[size_t(j)] = score);
                 }
-                double sum = 0.0;
+                double sum = sinks ? std::exp(double(sinkValues[size_t(h)]) - mx) : 0.0;
                 for (int j = first; j <= pos; ++j) sum += (sc[size_t(j)] = std::exp(sc[size_t(j)] - mx));
                 for (int d = 0; d < D; ++d) {
                     double acc = 0.0;
@@ -630,7 +645,7 @@ private Q_SLOTS:
         backend::ops::AttentionParams p{1, 3, 2, 8, 16, 1.0f, KvType::F32};
         auto b = device()->allocate(64, true);
         QVERIFY(b.isOk());
-        QVERIFY(!device()->attention(**b, **b, **b, **b, **b, p, **b).isOk()); // 3 % 2 != 0
+        QVERIFY(!device()->attention(**b, **b, **b, **b, **b, nullptr, p, **b).isOk()); // 3 % 2 != 0
         backend::ops::DeviceMatrix m{b->get(), quant::Type::IQ2_XXS, 256, 1, 66};
         QVERIFY(!device()->supportsOp(backend::ops::Op::MatMul, quant::Type::IQ2_XXS));
         QCOMPARE(device()->matMul(m, **b, 1, **b).code(), ErrorCode::Unsupported);

@@ -20,8 +20,8 @@ namespace {
 using backend::Buffer;
 using backend::ops::DeviceMatrix;
 
-constexpr uint32_t kPushBytes = 32;     // every shader's push constants fit here
-constexpr uint32_t kMaxBindings = 6;
+constexpr uint32_t kPushBytes = 64;     // every shader's push constants fit here
+constexpr uint32_t kMaxBindings = 7;
 constexpr uint32_t kSetsPerPool = 1024;
 constexpr uint32_t kMaxGroups = 65535;  // guaranteed maxComputeWorkGroupCount per dimension
 
@@ -128,7 +128,8 @@ public:
     Status swigluOai(const Buffer& gate, const Buffer& up, int64_t count, float alpha, float limit,
                      Buffer& out) override;
     Status matMulId(const backend::ops::DeviceExperts& w, const Buffer& x, int64_t xSlots, const Buffer& ids, int64_t k,
-                    int64_t n, Buffer& y) override;
+                    int64_t n, Buffer& y, Buffer* scratch) override;
+    uint64_t matMulIdScratchBytes(int64_t nExp, int64_t k, int64_t n) const override;
     Status gather(const Buffer& x, const Buffer& ids, int64_t rows, int64_t width, int64_t k, Buffer& out) override;
     Status weightedSum(const Buffer& y, const Buffer& w, int64_t n, int64_t k, int64_t width, Buffer& out) override;
     Status softmax(const Buffer& x, int64_t rows, int64_t width, float scale, Buffer& out) override;
@@ -136,7 +137,8 @@ public:
     Status kvWrite(const Buffer& src, const Buffer& slots, int64_t n, int64_t rowSize, KvType type,
                    Buffer& cache) override;
     Status attention(const Buffer& q, const Buffer& kCache, const Buffer& vCache, const Buffer& info,
-                     const Buffer& tables, const backend::ops::AttentionParams& p, Buffer& out) override;
+                     const Buffer& tables, const Buffer* sinks, const backend::ops::AttentionParams& p,
+                     Buffer& out) override;
     Status copy(const Buffer& src, uint64_t srcOffset, Buffer& dst, uint64_t dstOffset, uint64_t bytes) override;
     Status run() override;
     void discard() override;
@@ -579,30 +581,52 @@ Status VulkanDevice::swigluOai(const Buffer& gate, const Buffer& up, int64_t cou
                     uint32_t(std::min<int64_t>((count + 255) / 256, kMaxGroups)), 1);
 }
 
+// Up to 8 tokens, one workgroup per (row, slot, token) reads the chosen rows (matvec_id); more,
+// with a scratch for the routing table, 16 x 16 tiles of one expert's rows by the pairs that chose
+// it (moe_route, then matmul_id).
+uint64_t VulkanDevice::matMulIdScratchBytes(int64_t nExp, int64_t k, int64_t n) const {
+    return n > 8 ? uint64_t(2 * nExp + n * k) * 4 : 0;
+}
+
 Status VulkanDevice::matMulId(const backend::ops::DeviceExperts& e, const Buffer& x, int64_t xSlots,
-                              const Buffer& ids, int64_t k, int64_t n, Buffer& y) {
+                              const Buffer& ids, int64_t k, int64_t n, Buffer& y, Buffer* scratch) {
     const DeviceMatrix& w = e.matrix;
     const char* suffix = typeSuffix(w.type);
     if (!suffix) return unsupported(std::string("Vulkan matMulId: weight type ") + std::string(quant::typeName(w.type)));
     if (n <= 0 || k <= 0) return Status::ok();
     if (e.expertRows <= 0 || w.rows % e.expertRows != 0) return invalidArgument("matMulId: rows are not whole experts");
     if (xSlots != 1 && xSlots != k) return invalidArgument("matMulId: x must have 1 or k rows per token");
-    if (e.expertRows > kMaxGroups || k > kMaxGroups || n > kMaxGroups) return invalidArgument("matMulId: too many rows");
+    const int64_t nExp = w.rows / e.expertRows;
+    if (e.expertRows > kMaxGroups || k > kMaxGroups || n > kMaxGroups || nExp > kMaxGroups)
+        return invalidArgument("matMulId: too many rows");
     if (uint64_t(x.size()) < uint64_t(n * xSlots * w.cols) * 4 || uint64_t(y.size()) < uint64_t(n * k * e.expertRows) * 4 ||
         uint64_t(ids.size()) < uint64_t(n * k) * 4)
         return invalidArgument("Vulkan matMulId: buffer too small");
+    const uint64_t scratchBytes = matMulIdScratchBytes(nExp, k, n);
+    const bool tiled = scratchBytes > 0 && scratch && scratch->size() >= scratchBytes;
     HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
     HEARTH_ASSIGN_OR_RETURN(const Binding bi, whole(ids));
     HEARTH_ASSIGN_OR_RETURN(const Binding by, whole(y));
     HEARTH_ASSIGN_OR_RETURN(auto ranges, rowRanges(w, UINT32_MAX));
     HEARTH_ASSIGN_OR_RETURN(const BufferRange wr, bufferRange(*w.buffer, m_ctx.get()));
     const VkBuffer wb = wr.buffer->handle();
-    // Each range's dispatch covers every (row, slot, token); rows of other ranges return at once.
+    Binding route{};
+    if (tiled) {
+        HEARTH_ASSIGN_OR_RETURN(route, whole(*scratch));
+        const uint32_t rp[2] = {uint32_t(n * k), uint32_t(nExp)};
+        HEARTH_RETURN_IF_ERROR(dispatch("moe_route", {bi, route}, rp, sizeof rp, 1, 1));
+    }
+    // Each range's dispatch covers every row of the chosen experts; rows of other ranges are skipped.
     for (const RowRange& rr : ranges) {
         const uint32_t p[8] = {uint32_t(w.cols), uint32_t(w.rowBytes), rr.byteBase,  rr.rowOffset,
                                rr.nRows,         uint32_t(e.expertRows), uint32_t(k), uint32_t(xSlots)};
-        HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_id_") + suffix, {{wb, rr.bindOffset, rr.bindSize}, bx, bi, by},
-                                        p, sizeof p, uint32_t(e.expertRows), uint32_t(k), uint32_t(n)));
+        const Binding bw{wb, rr.bindOffset, rr.bindSize};
+        if (tiled)
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_id_") + suffix, {bw, bx, route, by}, p, sizeof p,
+                                            uint32_t((e.expertRows + 15) / 16), uint32_t((n + 15) / 16), uint32_t(nExp)));
+        else
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_id_") + suffix, {bw, bx, bi, by}, p, sizeof p,
+                                            uint32_t(e.expertRows), uint32_t(k), uint32_t(n)));
     }
     return Status::ok();
 }
@@ -662,7 +686,8 @@ Status VulkanDevice::kvWrite(const Buffer& src, const Buffer& slots, int64_t n, 
 }
 
 Status VulkanDevice::attention(const Buffer& q, const Buffer& kCache, const Buffer& vCache, const Buffer& info,
-                               const Buffer& tables, const backend::ops::AttentionParams& ap, Buffer& out) {
+                               const Buffer& tables, const Buffer* sinks, const backend::ops::AttentionParams& ap,
+                               Buffer& out) {
     if (ap.n <= 0) return Status::ok();
     if (ap.headDim > 256 || ap.headDim <= 0) return unsupported("Vulkan attention: headDim must be in [1, 256]");
     if (ap.nHeadKv <= 0 || ap.nHead % ap.nHeadKv) return invalidArgument("attention: nHead % nHeadKv != 0");
@@ -676,10 +701,19 @@ Status VulkanDevice::attention(const Buffer& q, const Buffer& kCache, const Buff
     HEARTH_ASSIGN_OR_RETURN(const Binding bi, whole(info));
     HEARTH_ASSIGN_OR_RETURN(const Binding bt, whole(tables));
     HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
-    struct { uint32_t n, nHead, nHeadKv, headDim, blockSize; float scale; uint32_t window; float softcap; } p{
-        uint32_t(ap.n), uint32_t(ap.nHead), uint32_t(ap.nHeadKv), uint32_t(ap.headDim), uint32_t(ap.blockSize),
-        ap.scale, uint32_t(ap.window), ap.softcap};
-    return dispatch(ap.kvType == KvType::F16 ? "attention_f16" : "attention_f32", {bq, bk, bv, bi, bt, bo}, &p,
+    Binding bs{m_dummy->handle(), 0, VK_WHOLE_SIZE};
+    if (sinks) {
+        HEARTH_ASSIGN_OR_RETURN(bs, whole(*sinks));
+    }
+    struct {
+        uint32_t n, nHead, nHeadKv, headDim, blockSize;
+        float scale;
+        uint32_t window;
+        float softcap;
+        uint32_t hasSinks;
+    } p{uint32_t(ap.n), uint32_t(ap.nHead), uint32_t(ap.nHeadKv), uint32_t(ap.headDim), uint32_t(ap.blockSize),
+        ap.scale, uint32_t(ap.window), ap.softcap, sinks ? 1u : 0u};
+    return dispatch(ap.kvType == KvType::F16 ? "attention_f16" : "attention_f32", {bq, bk, bv, bi, bt, bo, bs}, &p,
                     sizeof p, uint32_t(ap.nHead), uint32_t(ap.n));
 }
 

@@ -101,7 +101,7 @@ public:
 
 private:
     VulkanOpDevice* m_ops;
-    std::vector<std::unique_ptr<Buffer>> m_views; // the tensors' ranges the list binds
+    std::vector<std::unique_ptr<Buffer>> m_views; // the tensors' ranges and scratch the list binds
     std::unique_ptr<CommandList> m_list;          // declared last: released before the views
 };
 
@@ -130,7 +130,8 @@ private:
         const backend::ProgramSpec* spec = nullptr;
         const VulkanKvPool* kv = nullptr;
         std::map<TensorId, const Buffer*> buffers;
-        std::vector<std::unique_ptr<Buffer>> views;
+        std::vector<std::unique_ptr<Buffer>> views; // and scratch buffers
+        Buffer* scratch = nullptr;                  // mat_mul_id's routing table (in views)
     };
     Result<const Buffer*> bufferOf(Compiling& c, TensorId id) const;
     // A view of `bytes` bytes at `from` within the storage of activation or input `id`.
@@ -234,8 +235,8 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
         KvType type;
         return K.kind == TensorKind::KvCache && V.kind == TensorKind::KvCache && kvTypeOf(K.type, type) &&
                K.type == V.type && out.ne[0] == Q.ne[0] && Q.ne[0] <= kMaxHeadDim && Q.ne[1] <= kMaxGroups &&
-               Q.ne[2] <= kMaxGroups && n.src[5] == graph::kNone && plain(n.src[0]) && plain(n.src[3], true) &&
-               plain(n.src[4], true) && plain(n.out);
+               Q.ne[2] <= kMaxGroups && plain(n.src[0]) && plain(n.src[3], true) && plain(n.src[4], true) &&
+               plain(n.src[5]) && plain(n.out);
     }
     case Op::Add:
     case Op::Mul: {
@@ -386,7 +387,18 @@ Status VulkanGraphDevice::recordNode(Compiling& c, const Node& n) {
         HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(n.src[1]));
         HEARTH_ASSIGN_OR_RETURN(const Buffer* ids, buf(n.src[2]));
         const ops::DeviceExperts e{{w, W.type, W.ne[0], W.ne[1] * W.ne[2], W.nb[1]}, W.ne[1]};
-        return m_ops->matMulId(e, *x, X.ne[1], *ids, I.ne[0], I.ne[1], dst);
+        // The routing scratch of the many-token kernel, one per program (the nodes run in order):
+        // kept with the views, replaced by a larger one when a node needs more.
+        Buffer* scratch = nullptr;
+        if (const uint64_t bytes = m_ops->matMulIdScratchBytes(W.ne[2], I.ne[0], I.ne[1]); bytes > 0) {
+            if (!c.scratch || c.scratch->size() < bytes) {
+                HEARTH_ASSIGN_OR_RETURN(auto b, m_ops->allocate(bytes, false));
+                c.scratch = b.get();
+                c.views.push_back(std::move(b));
+            }
+            scratch = c.scratch;
+        }
+        return m_ops->matMulId(e, *x, X.ne[1], *ids, I.ne[0], I.ne[1], dst, scratch);
     }
     case Op::Gather: {
         const Tensor& I = g.tensor(n.src[1]);
@@ -467,7 +479,8 @@ Status VulkanGraphDevice::recordNode(Compiling& c, const Node& n) {
         p.kvType = type;
         p.window = n.attn.window;
         p.softcap = n.attn.softcap;
-        return m_ops->attention(*q, *k, *v, *info, *tables, p, dst);
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* sinks, optional(n.src[5]));
+        return m_ops->attention(*q, *k, *v, *info, *tables, sinks, p, dst);
     }
     case Op::Add:
     case Op::Mul:
