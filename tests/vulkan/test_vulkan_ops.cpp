@@ -273,6 +273,8 @@ private Q_SLOTS:
         checkMatMulId(**small, quant::Type::Q4_K, 37, 512, 6, 2, 20, true);   // tiled
         checkMatMulId(**small, quant::Type::MXFP4, 29, 96, 8, 4, 2, false);  // 51-byte rows
         checkMatMulId(**small, quant::Type::MXFP4, 29, 96, 8, 4, 17, false); // tiled
+        // 2 experts, 4 slots: each chosen twice per token, 40 pairs of 20 tokens for one expert.
+        checkMatMulId(*device(), quant::Type::Q8_0, 19, 96, 2, 4, 20, false);
     }
 
     // Device buffers that are not mapped (as on a discrete GPU): weights, caches and activations
