@@ -3,7 +3,8 @@
 // w > 0: (pos - w, pos]), whose K/V rows live in the cache at slot
 // table[tableOffset + p / blockSize] * blockSize + p % blockSize. GQA: query head h reads KV head
 // h / (nHead / nHeadKv). Scores are scale * q.k, soft-capped to softcap * tanh(s / softcap) when
-// softcap > 0. Online softmax over chunks of 64 positions; headDim <= 256.
+// softcap > 0. With sinks (gpt-oss), head h's softmax also counts a position of score sinks[h]
+// and no value. Online softmax over chunks of 64 positions; headDim <= 256.
 #version 450
 #include "kv.glsl"
 layout(local_size_x = 64) in;
@@ -13,8 +14,10 @@ layout(std430, binding = 2) readonly buffer V { KV_WORD vc[]; };
 layout(std430, binding = 3) readonly buffer Info { ivec2 info[]; };    // [n]: (pos, tableOffset)
 layout(std430, binding = 4) readonly buffer Tables { int tables[]; };  // block ids
 layout(std430, binding = 5) writeonly buffer Out { float o[]; };      // [n][nHead][headDim]
+layout(std430, binding = 6) readonly buffer Sinks { float sinks[]; };  // [nHead] when hasSinks
 layout(push_constant) uniform Params {
     uint n; uint nHead; uint nHeadKv; uint headDim; uint blockSize; float scale; uint window; float softcap;
+    uint hasSinks;
 } p;
 
 shared float qs[256];
@@ -29,7 +32,8 @@ void main() {
     const uint first = p.window > 0u ? uint(max(0, pos - int(p.window) + 1)) : 0u;
     for (uint d = tid; d < D; d += 64u) qs[d] = q[(t * p.nHead + h) * D + d] * p.scale;
     barrier();
-    float m = -1.0 / 0.0, l = 0.0;
+    // A sink starts the softmax as a first score whose weight adds to l only.
+    float m = p.hasSinks != 0u ? sinks[h] : -1.0 / 0.0, l = p.hasSinks != 0u ? 1.0 : 0.0;
     float acc[4] = float[4](0.0, 0.0, 0.0, 0.0); // dims tid, tid + 64, ...
     for (uint p0 = first; p0 < end; p0 += 64u) {
         const uint pp = p0 + tid;

@@ -8,6 +8,19 @@ uint wByte(uint b) { return (w[b >> 2] >> ((b & 3u) * 8u)) & 0xffu; }
 int wI8(uint b) { return int(wByte(b) << 24) >> 24; }
 float wHalf(uint b) { return unpackHalf2x16((w[b >> 2] >> ((b & 2u) * 8u)) & 0xffffu).x; }
 
+#if defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS)
+// The 16 levels a nibble of IQ4_NL / IQ4_XS stands for (quant::iq4Level).
+const float IQ4_LEVELS[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0,
+                                       1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
+#endif
+#if defined(TYPE_MXFP4)
+// The FP4 (E2M1) values of a nibble, doubled (quant::mxfp4Level); the block scale is halved.
+const float MXFP4_LEVELS[16] = float[16](0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0,
+                                         0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0, -12.0);
+// 2^(e-128): half the E8M0 scale 2^(e-127) (quant::e8m0Half; e < 2 gives a subnormal float).
+float e8m0Half(uint e) { return uintBitsToFloat(e < 2u ? (0x00200000u << e) : ((e - 1u) << 23)); }
+#endif
+
 #if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
 // The 8 six-bit (scale, min) pairs of a Q4_K/Q5_K super-block, packed in 12 bytes at s.
 void k4ScaleMin(uint s, uint j, out float sc, out float m) {
@@ -26,9 +39,21 @@ float dq(uint rowBase, uint i) {
     return uintBitsToFloat(w[(rowBase >> 2) + i]);
 #elif defined(TYPE_F16)
     return wHalf(rowBase + 2u * i);
+#elif defined(TYPE_BF16)
+    const uint b = rowBase + 2u * i;
+    return uintBitsToFloat(((w[b >> 2] >> ((b & 2u) * 8u)) & 0xffffu) << 16);
 #elif defined(TYPE_Q8_0)
     const uint b = rowBase + (i / 32u) * 34u;
     return wHalf(b) * float(wI8(b + 2u + i % 32u));
+#elif defined(TYPE_Q8_1)
+    // d at +0, s (the block's sum, unused here) at +2, qs[32] at +4.
+    const uint b = rowBase + (i / 32u) * 36u;
+    return wHalf(b) * float(wI8(b + 4u + i % 32u));
+#elif defined(TYPE_Q8_K)
+    // d (f32) at +0, qs[256] at +4, bsums[16] at +260.
+    const uint b = rowBase + (i / 256u) * 292u;
+    const uint d = wByte(b) | (wByte(b + 1u) << 8) | (wByte(b + 2u) << 16) | (wByte(b + 3u) << 24);
+    return uintBitsToFloat(d) * float(wI8(b + 4u + i % 256u));
 #elif defined(TYPE_Q4_0)
     const uint b = rowBase + (i / 32u) * 18u, j = i % 32u;
     const uint q = j < 16u ? (wByte(b + 2u + j) & 0x0fu) : (wByte(b + 2u + j - 16u) >> 4);
@@ -92,6 +117,25 @@ float dq(uint rowBase, uint i) {
     const uint hb = (wByte(b + 128u + 32u * h + l) >> (2u * k)) & 3u;
     const int q = int(nib | (hb << 4)) - 32;
     return wHalf(b + 208u) * float(wI8(b + 192u + 8u * h + l / 16u + 2u * k)) * float(q);
+#elif defined(TYPE_IQ4_NL)
+    // d at +0, qs[16] at +2 in Q4_0's nibble order.
+    const uint b = rowBase + (i / 32u) * 18u, j = i % 32u;
+    const uint q = j < 16u ? (wByte(b + 2u + j) & 0x0fu) : (wByte(b + 2u + j - 16u) >> 4);
+    return wHalf(b) * IQ4_LEVELS[q];
+#elif defined(TYPE_IQ4_XS)
+    // d at +0, scales_h (u16) at +2, scales_l[4] at +4, qs[128] at +8: 8 sub-blocks of 32, each
+    // packed like an IQ4_NL block, with a 6-bit scale stored + 32.
+    const uint b = rowBase + (i / 256u) * 136u, e = i % 256u, s = e / 32u, j = e % 32u;
+    const uint lo = (wByte(b + 4u + s / 2u) >> (4u * (s % 2u))) & 0x0fu;
+    const uint hi = ((wByte(b + 2u + s / 4u) >> (2u * (s % 4u))) & 3u);
+    const uint qs = b + 8u + 16u * s;
+    const uint q = j < 16u ? (wByte(qs + j) & 0x0fu) : (wByte(qs + j - 16u) >> 4);
+    return wHalf(b) * float(int(lo | (hi << 4)) - 32) * IQ4_LEVELS[q];
+#elif defined(TYPE_MXFP4)
+    // e at +0, qs[16] at +1 in Q4_0's nibble order.
+    const uint b = rowBase + (i / 32u) * 17u, j = i % 32u;
+    const uint q = j < 16u ? (wByte(b + 1u + j) & 0x0fu) : (wByte(b + 1u + j - 16u) >> 4);
+    return e8m0Half(wByte(b)) * MXFP4_LEVELS[q];
 #else
 #error "define one TYPE_*"
 #endif

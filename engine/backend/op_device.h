@@ -18,7 +18,28 @@ namespace hearth::backend {
 
 namespace ops {
 
-enum class Op { MatMul, GetRows, RmsNorm, Rope, Add, Mul, Scale, Silu, Gelu, Softcap, Swiglu, Geglu, KvWrite, Attention };
+enum class Op {
+    MatMul,
+    GetRows,
+    RmsNorm,
+    Rope,
+    Add,
+    Mul,
+    Scale,
+    Silu,
+    Gelu,
+    Softcap,
+    Swiglu,
+    Geglu,
+    KvWrite,
+    Attention,
+    MatMulId,
+    Gather,
+    WeightedSum,
+    Softmax,
+    TopK,
+    SwigluOai
+};
 inline const char* opName(Op op) {
     switch (op) {
     case Op::MatMul: return "matMul";
@@ -35,6 +56,12 @@ inline const char* opName(Op op) {
     case Op::Geglu: return "geglu";
     case Op::KvWrite: return "kvWrite";
     case Op::Attention: return "attention";
+    case Op::MatMulId: return "matMulId";
+    case Op::Gather: return "gather";
+    case Op::WeightedSum: return "weightedSum";
+    case Op::Softmax: return "softmax";
+    case Op::TopK: return "topK";
+    case Op::SwigluOai: return "swigluOai";
     }
     return "?";
 }
@@ -69,6 +96,13 @@ struct AttentionParams {
     KvType kvType = KvType::F16;
     int window = 0;       // > 0: a token at p attends to (p - window, p] only
     float softcap = 0.0f; // > 0: scores become softcap * tanh(score / softcap)
+};
+
+// The stacked experts of a mixture-of-experts layer: W[nExp][expertRows][cols] seen as one matrix
+// of nExp * expertRows rows (matrix.rows).
+struct DeviceExperts {
+    DeviceMatrix matrix;
+    int64_t expertRows = 0;
 };
 
 // Element-wise ops of one input (out[i] = f(x[i])): Scale (x * param), Silu, Gelu (tanh form),
@@ -114,13 +148,40 @@ public:
     Status swiglu(const Buffer& gate, const Buffer& up, int64_t count, Buffer& out) {
         return binary(ops::Binary::Swiglu, gate, up, count, count, out);
     }
+    // out[i] = g * sigmoid(alpha * g) * (u + 1) with g = min(gate[i], limit), u = clamp(up[i],
+    // -limit, limit) (gpt-oss); out may be gate.
+    virtual Status swigluOai(const Buffer& gate, const Buffer& up, int64_t count, float alpha, float limit,
+                             Buffer& out) = 0;
+
+    // Mixture of experts. y[n][k][expertRows] = x[t][e or 0] . W[ids[t][e]]^T for each token t and
+    // slot e: x is [n][xSlots][cols] with xSlots 1 (one row shared by the k experts) or k; ids are
+    // int32 [n][k]. Only the chosen experts' rows are read. `scratch` (may be null) of at least
+    // matMulIdScratchBytes() lets many tokens take a faster path.
+    virtual Status matMulId(const ops::DeviceExperts& w, const Buffer& x, int64_t xSlots, const Buffer& ids,
+                            int64_t k, int64_t n, Buffer& y, Buffer* scratch) = 0;
+    // Bytes of matMulId's scratch for n tokens of k experts out of nExp; 0 when it wants none.
+    virtual uint64_t matMulIdScratchBytes(int64_t nExp, int64_t k, int64_t n) const = 0;
+    // out[rows][k] = x[r][ids[r][e]] (x: [rows][width], ids: int32 [rows][k]).
+    virtual Status gather(const Buffer& x, const Buffer& ids, int64_t rows, int64_t width, int64_t k,
+                          Buffer& out) = 0;
+    // out[n][width] = sum over e of w[t][e] * y[t][e][:] (y: [n][k][width], w: [n][k]).
+    virtual Status weightedSum(const Buffer& y, const Buffer& w, int64_t n, int64_t k, int64_t width,
+                               Buffer& out) = 0;
+    // out[rows][width] = softmax(x[r] * scale) per row; out may be x.
+    virtual Status softmax(const Buffer& x, int64_t rows, int64_t width, float scale, Buffer& out) = 0;
+    // out int32 [rows][k]: the indices of the k largest values of each row of x [rows][width],
+    // largest first, equal values in index order (k == width: an argsort).
+    virtual Status topK(const Buffer& x, int64_t rows, int64_t width, int64_t k, Buffer& out) = 0;
+
     // cache[slots[t]][rowSize] = src[t][rowSize] in the cache's type (slots: int32 [n]).
     virtual Status kvWrite(const Buffer& src, const Buffer& slots, int64_t n, int64_t rowSize, KvType type,
                            Buffer& cache) = 0;
     // out[n][nHead][headDim]: causal attention of q[n][nHead][headDim] over paged K/V. info holds
-    // int32 (pos, tableOffset) per token; tables the concatenated block tables.
+    // int32 (pos, tableOffset) per token; tables the concatenated block tables; sinks (may be null)
+    // F32 [nHead]: per head, a score in the softmax with no value (gpt-oss).
     virtual Status attention(const Buffer& q, const Buffer& kCache, const Buffer& vCache, const Buffer& info,
-                             const Buffer& tables, const ops::AttentionParams& p, Buffer& out) = 0;
+                             const Buffer& tables, const Buffer* sinks, const ops::AttentionParams& p,
+                             Buffer& out) = 0;
 
     // dst[dstOffset, +bytes) = src[srcOffset, +bytes), in order with the other ops (K/V block
     // copies when sequences fork).

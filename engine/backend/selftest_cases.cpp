@@ -438,6 +438,9 @@ void weightCases(Builder& b, const std::vector<Type>& types) {
         b.matMul(t, k2, r.range(8, 40), r.range(2, 40));
         b.matMulId(t, k1, 19, 4, 2, 1, true);
         b.matMulId(t, k2, 24, 6, 3, 5, false);
+        // Prefill: GPUs may group many tokens' pairs by expert (Vulkan above 8 tokens).
+        b.matMulId(t, k1, 21, 8, 2, 17, true);
+        b.matMulId(t, k1, 21, 8, 4, 12, false);
     }
 }
 

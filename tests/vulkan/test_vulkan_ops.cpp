@@ -3,7 +3,9 @@
 // getRows for each weight type, weights bound in ranges under a forced small binding limit,
 // rmsNorm (with and without a weight), rope (both pairings, partial rotation, frequency factors,
 // linear scaling, out of place), add, bias add, mul, scale, silu, gelu, softcap, swiglu, geglu, KV
-// writes into paged blocks and paged attention (with a sliding window and score soft-capping).
+// writes into paged blocks and paged attention (with a sliding window, score soft-capping, sinks);
+// the mixture-of-experts ops: matMulId (shared and per-slot x, decode and tiled, in row ranges
+// too), gather, weightedSum, softmax, topK / argsort (with ties) and gpt-oss's clamped swiglu.
 // Tolerances are stated next to each check. Skips with a message when there is no Vulkan device.
 #include "backend/cpu/ref_ops.h"
 #include "backend/cpu/rope_math.h"
@@ -16,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 using namespace hearth;
@@ -23,9 +26,11 @@ using namespace hearth;
 namespace {
 
 // Every weight type the device kernels read.
-const quant::Type kTypes[] = {quant::Type::F32,  quant::Type::F16,  quant::Type::Q8_0, quant::Type::Q4_0,
-                              quant::Type::Q4_1, quant::Type::Q5_0, quant::Type::Q5_1, quant::Type::Q2_K,
-                              quant::Type::Q3_K, quant::Type::Q4_K, quant::Type::Q5_K, quant::Type::Q6_K};
+const quant::Type kTypes[] = {quant::Type::F32,  quant::Type::F16,  quant::Type::BF16,   quant::Type::Q8_0,
+                              quant::Type::Q8_1, quant::Type::Q8_K, quant::Type::Q4_0,   quant::Type::Q4_1,
+                              quant::Type::Q5_0, quant::Type::Q5_1, quant::Type::Q2_K,   quant::Type::Q3_K,
+                              quant::Type::Q4_K, quant::Type::Q5_K, quant::Type::Q6_K,   quant::Type::IQ4_NL,
+                              quant::Type::IQ4_XS, quant::Type::MXFP4};
 
 std::vector<float> randomFloats(size_t n, uint32_t seed, float scale = 1.0f) {
     std::mt19937 rng(seed);
@@ -131,6 +136,50 @@ class TestVulkanOps : public QObject {
         QVERIFY2(worst <= 1.0, qPrintable(QStringLiteral("error / tolerance = %1").arg(worst)));
     }
 
+    // y[n][k][rows] = W[ids[t][e]] . x[t][e or 0] on `dev` against the oracle (tolerance as
+    // checkMatMul), the experts stacked as one matrix of nExp * rows rows.
+    void checkMatMulId(backend::OpDevice& dev, quant::Type type, int64_t rows, int64_t cols, int64_t nExp,
+                       int64_t k, int64_t n, bool shared) {
+        auto m = makeMatrix(dev, type, nExp * rows, cols, uint32_t(rows * 17 + cols + nExp));
+        QVERIFY2(m.isOk(), m.status().toString().c_str());
+        const int64_t xSlots = shared ? 1 : k;
+        const std::vector<float> x = randomFloats(size_t(n * xSlots * cols), 9);
+        std::vector<int32_t> ids(size_t(n * k));
+        for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 7 + i / size_t(k)) % size_t(nExp));
+        auto bx = upload(dev, x);
+        auto bi = upload(dev, ids);
+        auto by = dev.allocate(size_t(n * k * rows) * 4, true);
+        QVERIFY(bx && bi && by);
+        const backend::ops::DeviceExperts e{m->dev, rows};
+        std::unique_ptr<backend::Buffer> scratch;
+        if (const uint64_t bytes = dev.matMulIdScratchBytes(nExp, k, n); bytes > 0) {
+            auto b = dev.allocate(bytes, false);
+            QVERIFY(b.isOk());
+            scratch = std::move(*b);
+        }
+        Status s = dev.matMulId(e, *bx, xSlots, *bi, k, n, **by, scratch.get());
+        QVERIFY2(s.isOk(), s.toString().c_str());
+        s = dev.run();
+        QVERIFY2(s.isOk(), s.toString().c_str());
+        const std::vector<float> got = download(**by, size_t(n * k * rows));
+        std::vector<float> row(static_cast<size_t>(cols));
+        double worst = 0.0;
+        for (int64_t t = 0; t < n; ++t)
+            for (int64_t j = 0; j < k; ++j)
+                for (int64_t r = 0; r < rows; ++r) {
+                    QVERIFY(cpu::ref::getRow(m->host, ids[size_t(t * k + j)] * rows + r, row.data()).isOk());
+                    const float* xr = &x[size_t((t * xSlots + (shared ? 0 : j)) * cols)];
+                    double acc = 0.0, abs = 0.0;
+                    for (int64_t c = 0; c < cols; ++c) {
+                        acc += double(row[size_t(c)]) * xr[c];
+                        abs += std::fabs(double(row[size_t(c)]) * xr[c]);
+                    }
+                    const double d = std::fabs(got[size_t((t * k + j) * rows + r)] - acc);
+                    worst = std::max(worst, d / (1e-4 * abs + 1e-5));
+                }
+        QVERIFY2(worst <= 1.0, qPrintable(QStringLiteral("error / tolerance = %1").arg(worst)));
+    }
+
 private Q_SLOTS:
     void initTestCase() {
         auto dev = vk::createVulkanDevice();
@@ -192,6 +241,40 @@ private Q_SLOTS:
         std::vector<float> ref(ids.size() * 256);
         for (size_t t = 0; t < ids.size(); ++t) QVERIFY(cpu::ref::getRow(m->host, ids[t], &ref[t * 256]).isOk());
         QCOMPARE(maxAbsDiff(download(**bo, ref.size()), ref), 0.0);
+    }
+
+    void matMulId_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("n");
+        QTest::addColumn<bool>("shared");
+        for (quant::Type t : kTypes)
+            for (int n : {1, 4, 13, 40}) // matvec_id up to 8 tokens, then matmul_id
+                for (bool shared : {true, false}) {
+                    const QString name = QString::fromLatin1(quant::typeName(t).data()) +
+                                         QStringLiteral(" n=%1 %2").arg(n).arg(shared ? "shared x" : "x per slot");
+                    QTest::newRow(qPrintable(name)) << int(t) << n << shared;
+                }
+    }
+    void matMulId() {
+        QFETCH(int, type);
+        QFETCH(int, n);
+        QFETCH(bool, shared);
+        const uint32_t block = quant::typeInfo(quant::Type(type))->blockElems;
+        checkMatMulId(*device(), quant::Type(type), 23, block == 256 ? 512 : block == 32 ? 96 : 75, 5, 3, n, shared);
+    }
+
+    // Stacked experts larger than the binding limit: bound in row ranges that split experts.
+    void matMulIdInRanges() {
+        vk::VulkanOptions o;
+        o.maxWeightRange = 4096;
+        auto small = vk::createVulkanDevice(o);
+        QVERIFY2(small.isOk(), small.status().toString().c_str());
+        checkMatMulId(**small, quant::Type::Q4_K, 37, 512, 6, 2, 3, true);    // 288-byte rows
+        checkMatMulId(**small, quant::Type::Q4_K, 37, 512, 6, 2, 20, true);   // tiled
+        checkMatMulId(**small, quant::Type::MXFP4, 29, 96, 8, 4, 2, false);  // 51-byte rows
+        checkMatMulId(**small, quant::Type::MXFP4, 29, 96, 8, 4, 17, false); // tiled
+        // 2 experts, 4 slots: each chosen twice per token, 40 pairs of 20 tokens for one expert.
+        checkMatMulId(*device(), quant::Type::Q8_0, 19, 96, 2, 4, 20, false);
     }
 
     // Device buffers that are not mapped (as on a discrete GPU): weights, caches and activations
@@ -406,24 +489,28 @@ private Q_SLOTS:
         QTest::addColumn<bool>("prefill");
         QTest::addColumn<int>("window");
         QTest::addColumn<float>("softcap");
-        QTest::newRow("f32 decode") << int(KvType::F32) << false << 0 << 0.0f;
-        QTest::newRow("f16 decode") << int(KvType::F16) << false << 0 << 0.0f;
-        QTest::newRow("f32 prefill chunk") << int(KvType::F32) << true << 0 << 0.0f;
-        QTest::newRow("f16 prefill chunk") << int(KvType::F16) << true << 0 << 0.0f;
-        QTest::newRow("f32 decode window 13") << int(KvType::F32) << false << 13 << 0.0f;
-        QTest::newRow("f16 prefill window 70 softcap") << int(KvType::F16) << true << 70 << 0.5f;
-        QTest::newRow("f32 prefill window 5 softcap") << int(KvType::F32) << true << 5 << 1.5f;
+        QTest::addColumn<bool>("sinks");
+        QTest::newRow("f32 decode") << int(KvType::F32) << false << 0 << 0.0f << false;
+        QTest::newRow("f16 decode") << int(KvType::F16) << false << 0 << 0.0f << false;
+        QTest::newRow("f32 prefill chunk") << int(KvType::F32) << true << 0 << 0.0f << false;
+        QTest::newRow("f16 prefill chunk") << int(KvType::F16) << true << 0 << 0.0f << false;
+        QTest::newRow("f32 decode window 13") << int(KvType::F32) << false << 13 << 0.0f << false;
+        QTest::newRow("f16 prefill window 70 softcap") << int(KvType::F16) << true << 70 << 0.5f << false;
+        QTest::newRow("f32 prefill window 5 softcap") << int(KvType::F32) << true << 5 << 1.5f << false;
+        QTest::newRow("f32 decode sinks") << int(KvType::F32) << false << 0 << 0.0f << true;
+        QTest::newRow("f16 prefill window 8 sinks") << int(KvType::F16) << true << 8 << 0.0f << true;
     }
     // Two sequences with scattered blocks (70 positions over 5 blocks of 16, and 20 over 2), GQA
     // 8 query heads on 2 KV heads, headDim 40. Decode: the last position of each; prefill: a
     // causal chunk of 30 positions of the first. A window w > 0 limits a query at p to (p - w, p];
-    // a soft cap c turns each score s into c tanh(s / c). Oracle: double softmax over the stored
-    // K/V (F16 rounded like the cache). |d| <= 2e-5.
+    // a soft cap c turns each score s into c tanh(s / c); a sink adds a score without a value per
+    // head. Oracle: double softmax over the stored K/V (F16 rounded like the cache). |d| <= 2e-5.
     void attention() {
         QFETCH(int, kv);
         QFETCH(bool, prefill);
         QFETCH(int, window);
         QFETCH(float, softcap);
+        QFETCH(bool, sinks);
         const KvType type = KvType(kv);
         const int nHead = 8, nHeadKv = 2, D = 40, bs = 16, rowSize = nHeadKv * D, nSlots = 7 * bs;
         const std::vector<int32_t> tables{3, 0, 5, 1, 6, 2, 4};
@@ -458,7 +545,10 @@ private Q_SLOTS:
         QVERIFY(bq && bi && bt && bo);
         const float scale = 1.0f / std::sqrt(float(D));
         const backend::ops::AttentionParams p{n, nHead, nHeadKv, D, bs, scale, type, window, softcap};
-        QVERIFY(device()->attention(*bq, **kc, **vc, *bi, *bt, p, **bo).isOk());
+        const std::vector<float> sinkValues = randomFloats(size_t(nHead), 12, 2.0f);
+        auto bsinks = upload(*device(), sinkValues);
+        QVERIFY(bsinks);
+        QVERIFY(device()->attention(*bq, **kc, **vc, *bi, *bt, sinks ? bsinks.get() : nullptr, p, **bo).isOk());
         const Status s = device()->run();
         QVERIFY2(s.isOk(), s.toString().c_str());
         // Oracle, reading K/V by (seq, pos) from the rows as written.
@@ -470,7 +560,7 @@ private Q_SLOTS:
                 const int kvh = h / (nHead / nHeadKv);
                 const int first = window > 0 ? std::max(0, pos - window + 1) : 0;
                 std::vector<double> sc(size_t(pos + 1), 0.0);
-                double mx = -INFINITY;
+                double mx = sinks ? double(sinkValues[size_t(h)]) : -INFINITY;
                 for (int j = first; j <= pos; ++j) {
                     double dot = 0.0;
                     for (int d = 0; d < D; ++d)
@@ -479,7 +569,7 @@ private Q_SLOTS:
                     if (softcap > 0.0f) score = double(softcap) * std::tanh(score / double(softcap));
                     mx = std::max(mx, sc[size_t(j)] = score);
                 }
-                double sum = 0.0;
+                double sum = sinks ? std::exp(double(sinkValues[size_t(h)]) - mx) : 0.0;
                 for (int j = first; j <= pos; ++j) sum += (sc[size_t(j)] = std::exp(sc[size_t(j)] - mx));
                 for (int d = 0; d < D; ++d) {
                     double acc = 0.0;
@@ -492,12 +582,72 @@ private Q_SLOTS:
         QVERIFY2(d <= 2e-5, qPrintable(QString::number(d)));
     }
 
+    // The router and the expert mixing: gather and topK exact, the float math within 1e-5.
+    void moeOps() {
+        const int64_t rows = 5, width = 37, k = 4;
+        std::vector<float> x = randomFloats(size_t(rows * width), 21, 4.0f);
+        x[3] = x[7] = x[11]; // ties: index order
+        std::vector<int32_t> ids(size_t(rows * k));
+        for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 11) % size_t(width));
+        const std::vector<float> y = randomFloats(size_t(rows * k * width), 22, 2.0f);
+        const std::vector<float> w = randomFloats(size_t(rows * k), 23, 1.0f);
+        const std::vector<float> up = randomFloats(size_t(rows * width), 24, 10.0f);
+        std::vector<float> gate = randomFloats(size_t(rows * width), 25, 10.0f);
+        auto bx = upload(*device(), x), bi = upload(*device(), ids), by = upload(*device(), y);
+        auto bw = upload(*device(), w), bu = upload(*device(), up), bg = upload(*device(), gate);
+        QVERIFY(bx && bi && by && bw && bu && bg);
+        std::vector<std::unique_ptr<backend::Buffer>> outs;
+        for (int i = 0; i < 6; ++i) {
+            auto o = device()->allocate(size_t(rows * width) * 4, true);
+            QVERIFY(o.isOk());
+            outs.push_back(std::move(*o));
+        }
+        QVERIFY(device()->gather(*bx, *bi, rows, width, k, *outs[0]).isOk());
+        QVERIFY(device()->weightedSum(*by, *bw, rows, k, width, *outs[1]).isOk());
+        QVERIFY(device()->softmax(*bx, rows, width, 0.7f, *outs[2]).isOk());
+        QVERIFY(device()->topK(*bx, rows, width, k, *outs[3]).isOk());
+        QVERIFY(device()->topK(*bx, rows, width, width, *outs[4]).isOk());
+        QVERIFY(device()->swigluOai(*bg, *bu, rows * width, 1.702f, 7.0f, *outs[5]).isOk());
+        QVERIFY(device()->run().isOk());
+
+        std::vector<float> gathered(size_t(rows * k)), mixed(size_t(rows * width)), soft(x.size()), oai(x.size());
+        std::vector<int32_t> order(size_t(rows * width));
+        for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t e = 0; e < k; ++e) gathered[size_t(r * k + e)] = x[size_t(r * width + ids[size_t(r * k + e)])];
+            for (int64_t j = 0; j < width; ++j) {
+                double acc = 0.0;
+                for (int64_t e = 0; e < k; ++e) acc += double(w[size_t(r * k + e)]) * y[size_t((r * k + e) * width + j)];
+                mixed[size_t(r * width + j)] = float(acc);
+                soft[size_t(r * width + j)] = x[size_t(r * width + j)] * 0.7f;
+            }
+            cpu::ref::softmax(&soft[size_t(r * width)], width);
+            int32_t* o = &order[size_t(r * width)];
+            std::iota(o, o + width, 0);
+            std::stable_sort(o, o + width, [&](int32_t a, int32_t b) { return x[size_t(r * width + a)] > x[size_t(r * width + b)]; });
+        }
+        for (size_t i = 0; i < oai.size(); ++i) {
+            const double g = std::min(gate[i], 7.0f), u = std::clamp(up[i], -7.0f, 7.0f);
+            oai[i] = float(g / (1.0 + std::exp(-1.702 * g)) * (u + 1.0));
+        }
+        QCOMPARE(maxAbsDiff(download(*outs[0], gathered.size()), gathered), 0.0);
+        QVERIFY(maxAbsDiff(download(*outs[1], mixed.size()), mixed) <= 1e-5);
+        QVERIFY(maxAbsDiff(download(*outs[2], soft.size()), soft) <= 1e-6);
+        std::vector<int32_t> top(size_t(rows * k)), all(order.size());
+        QVERIFY(outs[3]->read(0, top.data(), top.size() * 4).isOk());
+        QVERIFY(outs[4]->read(0, all.data(), all.size() * 4).isOk());
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t e = 0; e < k; ++e) QCOMPARE(top[size_t(r * k + e)], order[size_t(r * width + e)]);
+        QVERIFY(all == order);
+        const double d = maxAbsDiff(download(*outs[5], oai.size()), oai);
+        QVERIFY2(d <= 1e-5 * 56.0, qPrintable(QString::number(d))); // 1e-5 of values up to 7 * 8
+    }
+
     // Bad arguments come back as a Status.
     void errors() {
         backend::ops::AttentionParams p{1, 3, 2, 8, 16, 1.0f, KvType::F32};
         auto b = device()->allocate(64, true);
         QVERIFY(b.isOk());
-        QVERIFY(!device()->attention(**b, **b, **b, **b, **b, p, **b).isOk()); // 3 % 2 != 0
+        QVERIFY(!device()->attention(**b, **b, **b, **b, **b, nullptr, p, **b).isOk()); // 3 % 2 != 0
         backend::ops::DeviceMatrix m{b->get(), quant::Type::IQ2_XXS, 256, 1, 66};
         QVERIFY(!device()->supportsOp(backend::ops::Op::MatMul, quant::Type::IQ2_XXS));
         QCOMPARE(device()->matMul(m, **b, 1, **b).code(), ErrorCode::Unsupported);

@@ -20,8 +20,8 @@ namespace {
 using backend::Buffer;
 using backend::ops::DeviceMatrix;
 
-constexpr uint32_t kPushBytes = 32;     // every shader's push constants fit here
-constexpr uint32_t kMaxBindings = 6;
+constexpr uint32_t kPushBytes = 64;     // every shader's push constants fit here
+constexpr uint32_t kMaxBindings = 7;
 constexpr uint32_t kSetsPerPool = 1024;
 constexpr uint32_t kMaxGroups = 65535;  // guaranteed maxComputeWorkGroupCount per dimension
 
@@ -54,7 +54,10 @@ const char* typeSuffix(quant::Type t) {
     switch (t) {
     case quant::Type::F32: return "f32";
     case quant::Type::F16: return "f16";
+    case quant::Type::BF16: return "bf16";
     case quant::Type::Q8_0: return "q8_0";
+    case quant::Type::Q8_1: return "q8_1";
+    case quant::Type::Q8_K: return "q8_k";
     case quant::Type::Q4_0: return "q4_0";
     case quant::Type::Q4_1: return "q4_1";
     case quant::Type::Q5_0: return "q5_0";
@@ -64,6 +67,9 @@ const char* typeSuffix(quant::Type t) {
     case quant::Type::Q4_K: return "q4_k";
     case quant::Type::Q5_K: return "q5_k";
     case quant::Type::Q6_K: return "q6_k";
+    case quant::Type::IQ4_NL: return "iq4_nl";
+    case quant::Type::IQ4_XS: return "iq4_xs";
+    case quant::Type::MXFP4: return "mxfp4";
     default: return nullptr;
     }
 }
@@ -119,10 +125,20 @@ public:
     Status unary(backend::ops::Unary op, const Buffer& x, int64_t count, float param, Buffer& out) override;
     Status binary(backend::ops::Binary op, const Buffer& a, const Buffer& b, int64_t count, int64_t bLen,
                   Buffer& out) override;
+    Status swigluOai(const Buffer& gate, const Buffer& up, int64_t count, float alpha, float limit,
+                     Buffer& out) override;
+    Status matMulId(const backend::ops::DeviceExperts& w, const Buffer& x, int64_t xSlots, const Buffer& ids, int64_t k,
+                    int64_t n, Buffer& y, Buffer* scratch) override;
+    uint64_t matMulIdScratchBytes(int64_t nExp, int64_t k, int64_t n) const override;
+    Status gather(const Buffer& x, const Buffer& ids, int64_t rows, int64_t width, int64_t k, Buffer& out) override;
+    Status weightedSum(const Buffer& y, const Buffer& w, int64_t n, int64_t k, int64_t width, Buffer& out) override;
+    Status softmax(const Buffer& x, int64_t rows, int64_t width, float scale, Buffer& out) override;
+    Status topK(const Buffer& x, int64_t rows, int64_t width, int64_t k, Buffer& out) override;
     Status kvWrite(const Buffer& src, const Buffer& slots, int64_t n, int64_t rowSize, KvType type,
                    Buffer& cache) override;
     Status attention(const Buffer& q, const Buffer& kCache, const Buffer& vCache, const Buffer& info,
-                     const Buffer& tables, const backend::ops::AttentionParams& p, Buffer& out) override;
+                     const Buffer& tables, const Buffer* sinks, const backend::ops::AttentionParams& p,
+                     Buffer& out) override;
     Status copy(const Buffer& src, uint64_t srcOffset, Buffer& dst, uint64_t dstOffset, uint64_t bytes) override;
     Status run() override;
     void discard() override;
@@ -186,6 +202,7 @@ Status VulkanDevice::init() {
 bool VulkanDevice::supportsOp(backend::ops::Op op, quant::Type type) const {
     switch (op) {
     case backend::ops::Op::MatMul:
+    case backend::ops::Op::MatMulId:
     case backend::ops::Op::GetRows: return typeSuffix(type) != nullptr;
     default: return type == quant::Type::F32;
     }
@@ -553,6 +570,107 @@ Status VulkanDevice::binary(backend::ops::Binary op, const Buffer& a, const Buff
     return dispatch(name, {ba, bb, bo}, &p, sizeof p, uint32_t(std::min<int64_t>((count + 255) / 256, kMaxGroups)), 1);
 }
 
+Status VulkanDevice::swigluOai(const Buffer& gate, const Buffer& up, int64_t count, float alpha, float limit,
+                               Buffer& out) {
+    if (count <= 0) return Status::ok();
+    HEARTH_ASSIGN_OR_RETURN(const Binding bg, whole(gate));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bu, whole(up));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t count, bLen; float alpha, limit; } p{uint32_t(count), uint32_t(count), alpha, limit};
+    return dispatch("swiglu_oai", {bg, bu, bo}, &p, sizeof p,
+                    uint32_t(std::min<int64_t>((count + 255) / 256, kMaxGroups)), 1);
+}
+
+// Up to 8 tokens, one workgroup per (row, slot, token) reads the chosen rows (matvec_id); more,
+// with a scratch for the routing table, 16 x 16 tiles of one expert's rows by the pairs that chose
+// it (moe_route, then matmul_id).
+uint64_t VulkanDevice::matMulIdScratchBytes(int64_t nExp, int64_t k, int64_t n) const {
+    return n > 8 ? uint64_t(2 * nExp + n * k) * 4 : 0;
+}
+
+Status VulkanDevice::matMulId(const backend::ops::DeviceExperts& e, const Buffer& x, int64_t xSlots,
+                              const Buffer& ids, int64_t k, int64_t n, Buffer& y, Buffer* scratch) {
+    const DeviceMatrix& w = e.matrix;
+    const char* suffix = typeSuffix(w.type);
+    if (!suffix) return unsupported(std::string("Vulkan matMulId: weight type ") + std::string(quant::typeName(w.type)));
+    if (n <= 0 || k <= 0) return Status::ok();
+    if (e.expertRows <= 0 || w.rows % e.expertRows != 0) return invalidArgument("matMulId: rows are not whole experts");
+    if (xSlots != 1 && xSlots != k) return invalidArgument("matMulId: x must have 1 or k rows per token");
+    const int64_t nExp = w.rows / e.expertRows;
+    if (e.expertRows > kMaxGroups || k > kMaxGroups || n > kMaxGroups || nExp > kMaxGroups)
+        return invalidArgument("matMulId: too many rows");
+    if (uint64_t(x.size()) < uint64_t(n * xSlots * w.cols) * 4 || uint64_t(y.size()) < uint64_t(n * k * e.expertRows) * 4 ||
+        uint64_t(ids.size()) < uint64_t(n * k) * 4)
+        return invalidArgument("Vulkan matMulId: buffer too small");
+    const uint64_t scratchBytes = matMulIdScratchBytes(nExp, k, n);
+    const bool tiled = scratchBytes > 0 && scratch && scratch->size() >= scratchBytes;
+    HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bi, whole(ids));
+    HEARTH_ASSIGN_OR_RETURN(const Binding by, whole(y));
+    HEARTH_ASSIGN_OR_RETURN(auto ranges, rowRanges(w, UINT32_MAX));
+    HEARTH_ASSIGN_OR_RETURN(const BufferRange wr, bufferRange(*w.buffer, m_ctx.get()));
+    const VkBuffer wb = wr.buffer->handle();
+    Binding route{};
+    if (tiled) {
+        HEARTH_ASSIGN_OR_RETURN(route, whole(*scratch));
+        const uint32_t rp[2] = {uint32_t(n * k), uint32_t(nExp)};
+        HEARTH_RETURN_IF_ERROR(dispatch("moe_route", {bi, route}, rp, sizeof rp, 1, 1));
+    }
+    // Each range's dispatch covers every row of the chosen experts; rows of other ranges are skipped.
+    for (const RowRange& rr : ranges) {
+        const uint32_t p[8] = {uint32_t(w.cols), uint32_t(w.rowBytes), rr.byteBase,  rr.rowOffset,
+                               rr.nRows,         uint32_t(e.expertRows), uint32_t(k), uint32_t(xSlots)};
+        const Binding bw{wb, rr.bindOffset, rr.bindSize};
+        if (tiled)
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_id_") + suffix, {bw, bx, route, by}, p, sizeof p,
+                                            uint32_t((e.expertRows + 15) / 16), uint32_t((n + 15) / 16), uint32_t(nExp)));
+        else
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_id_") + suffix, {bw, bx, bi, by}, p, sizeof p,
+                                            uint32_t(e.expertRows), uint32_t(k), uint32_t(n)));
+    }
+    return Status::ok();
+}
+
+Status VulkanDevice::gather(const Buffer& x, const Buffer& ids, int64_t rows, int64_t width, int64_t k, Buffer& out) {
+    if (rows <= 0 || k <= 0) return Status::ok();
+    HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bi, whole(ids));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t count, width, k; } p{uint32_t(rows * k), uint32_t(width), uint32_t(k)};
+    const auto g = groups2d(uint64_t(rows * k), 64);
+    return dispatch("gather", {bx, bi, bo}, &p, sizeof p, g[0], g[1]);
+}
+
+Status VulkanDevice::weightedSum(const Buffer& y, const Buffer& w, int64_t n, int64_t k, int64_t width, Buffer& out) {
+    if (n <= 0 || width <= 0) return Status::ok();
+    HEARTH_ASSIGN_OR_RETURN(const Binding by, whole(y));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bw, whole(w));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t count, width, k; } p{uint32_t(n * width), uint32_t(width), uint32_t(k)};
+    const auto g = groups2d(uint64_t(n * width), 64);
+    return dispatch("weighted_sum", {by, bw, bo}, &p, sizeof p, g[0], g[1]);
+}
+
+Status VulkanDevice::softmax(const Buffer& x, int64_t rows, int64_t width, float scale, Buffer& out) {
+    if (rows <= 0 || width <= 0) return Status::ok();
+    HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t rows, width; float scale; } p{uint32_t(rows), uint32_t(width), scale};
+    const auto g = groups2d(uint64_t(rows), 1);
+    return dispatch("softmax", {bx, bo}, &p, sizeof p, g[0], g[1]);
+}
+
+Status VulkanDevice::topK(const Buffer& x, int64_t rows, int64_t width, int64_t k, Buffer& out) {
+    if (rows <= 0) return Status::ok();
+    if (width > kMaxTopKWidth) return unsupported("Vulkan topK: rows wider than " + std::to_string(kMaxTopKWidth));
+    if (k < 1 || k > width) return invalidArgument("topK: k must be 1..width");
+    HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t rows, width, k; } p{uint32_t(rows), uint32_t(width), uint32_t(k)};
+    const auto g = groups2d(uint64_t(rows), 1);
+    return dispatch("top_k", {bx, bo}, &p, sizeof p, g[0], g[1]);
+}
+
 Status VulkanDevice::kvWrite(const Buffer& src, const Buffer& slots, int64_t n, int64_t rowSize, KvType type,
                              Buffer& cache) {
     if (n <= 0) return Status::ok();
@@ -568,7 +686,8 @@ Status VulkanDevice::kvWrite(const Buffer& src, const Buffer& slots, int64_t n, 
 }
 
 Status VulkanDevice::attention(const Buffer& q, const Buffer& kCache, const Buffer& vCache, const Buffer& info,
-                               const Buffer& tables, const backend::ops::AttentionParams& ap, Buffer& out) {
+                               const Buffer& tables, const Buffer* sinks, const backend::ops::AttentionParams& ap,
+                               Buffer& out) {
     if (ap.n <= 0) return Status::ok();
     if (ap.headDim > 256 || ap.headDim <= 0) return unsupported("Vulkan attention: headDim must be in [1, 256]");
     if (ap.nHeadKv <= 0 || ap.nHead % ap.nHeadKv) return invalidArgument("attention: nHead % nHeadKv != 0");
@@ -582,10 +701,19 @@ Status VulkanDevice::attention(const Buffer& q, const Buffer& kCache, const Buff
     HEARTH_ASSIGN_OR_RETURN(const Binding bi, whole(info));
     HEARTH_ASSIGN_OR_RETURN(const Binding bt, whole(tables));
     HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
-    struct { uint32_t n, nHead, nHeadKv, headDim, blockSize; float scale; uint32_t window; float softcap; } p{
-        uint32_t(ap.n), uint32_t(ap.nHead), uint32_t(ap.nHeadKv), uint32_t(ap.headDim), uint32_t(ap.blockSize),
-        ap.scale, uint32_t(ap.window), ap.softcap};
-    return dispatch(ap.kvType == KvType::F16 ? "attention_f16" : "attention_f32", {bq, bk, bv, bi, bt, bo}, &p,
+    Binding bs{m_dummy->handle(), 0, VK_WHOLE_SIZE};
+    if (sinks) {
+        HEARTH_ASSIGN_OR_RETURN(bs, whole(*sinks));
+    }
+    struct {
+        uint32_t n, nHead, nHeadKv, headDim, blockSize;
+        float scale;
+        uint32_t window;
+        float softcap;
+        uint32_t hasSinks;
+    } p{uint32_t(ap.n), uint32_t(ap.nHead), uint32_t(ap.nHeadKv), uint32_t(ap.headDim), uint32_t(ap.blockSize),
+        ap.scale, uint32_t(ap.window), ap.softcap, sinks ? 1u : 0u};
+    return dispatch(ap.kvType == KvType::F16 ? "attention_f16" : "attention_f32", {bq, bk, bv, bi, bt, bo, bs}, &p,
                     sizeof p, uint32_t(ap.nHead), uint32_t(ap.n));
 }
 

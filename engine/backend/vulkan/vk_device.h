@@ -11,6 +11,9 @@
 
 namespace hearth::vk {
 
+// The widest row topK sorts (top_k.comp stages a row in shared memory).
+inline constexpr int64_t kMaxTopKWidth = 2048;
+
 // Ops recorded once into a command buffer of their own (with their descriptor sets), submitted
 // any number of times; the buffers they name must outlive it.
 class CommandList {

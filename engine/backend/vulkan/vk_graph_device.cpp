@@ -101,7 +101,7 @@ public:
 
 private:
     VulkanOpDevice* m_ops;
-    std::vector<std::unique_ptr<Buffer>> m_views; // the tensors' ranges the list binds
+    std::vector<std::unique_ptr<Buffer>> m_views; // the tensors' ranges and scratch the list binds
     std::unique_ptr<CommandList> m_list;          // declared last: released before the views
 };
 
@@ -130,7 +130,8 @@ private:
         const backend::ProgramSpec* spec = nullptr;
         const VulkanKvPool* kv = nullptr;
         std::map<TensorId, const Buffer*> buffers;
-        std::vector<std::unique_ptr<Buffer>> views;
+        std::vector<std::unique_ptr<Buffer>> views; // and scratch buffers
+        Buffer* scratch = nullptr;                  // mat_mul_id's routing table (in views)
     };
     Result<const Buffer*> bufferOf(Compiling& c, TensorId id) const;
     // A view of `bytes` bytes at `from` within the storage of activation or input `id`.
@@ -178,6 +179,15 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
         return root.kind == TensorKind::Weight && offset == 0 && t.ne[2] == 1 && t.ne[3] == 1 &&
                m_ops->supportsOp(op, t.type) && weightRowFits(t.nb[1]);
     };
+    // Stacked expert matrices W [nExp][rows][cols]: whole experts, bound as one matrix of rows.
+    auto expertWeights = [&](TensorId id) {
+        uint64_t offset = 0;
+        const Tensor& root = g.tensor(rootOf(g, id, offset));
+        const Tensor& t = g.tensor(id);
+        return root.kind == TensorKind::Weight && offset == 0 && t.ne[3] == 1 && t.ne[1] <= kMaxGroups &&
+               t.nb[2] == t.nb[1] * uint64_t(t.ne[1]) && m_ops->supportsOp(ops::Op::MatMulId, t.type) &&
+               weightRowFits(t.nb[1]);
+    };
     const Tensor& out = g.tensor(n.out);
     switch (n.op) {
     case Op::GetRows: {
@@ -193,6 +203,21 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
         return weightMatrix(n.src[0], ops::Op::MatMul) && plain(n.src[1], false, true) && plain(n.out, false, true) &&
                matMulChunk(X.rows(), X.nb[1], out.nb[1]) > 0;
     }
+    case Op::MatMulId: {
+        const Tensor& I = g.tensor(n.src[2]);
+        return expertWeights(n.src[0]) && I.ne[0] <= kMaxGroups && I.ne[1] <= kMaxGroups && plain(n.src[1]) &&
+               plain(n.src[2], true) && plain(n.out);
+    }
+    case Op::Gather:
+    case Op::TopK:
+    case Op::ArgSort: {
+        const bool sort = n.op != Op::Gather;
+        return (!sort || g.tensor(n.src[0]).ne[0] <= kMaxTopKWidth) && plain(n.src[0]) &&
+               plain(n.src[1], true) && plain(n.out, sort);
+    }
+    case Op::WeightedSum:
+    case Op::SwiGluOai: return plain(n.src[0]) && plain(n.src[1]) && plain(n.out);
+    case Op::Softmax: return plain(n.src[0]) && plain(n.out);
     case Op::RmsNorm: return plain(n.src[0]) && plain(n.src[1]) && plain(n.out);
     case Op::Rope: {
         const Tensor& X = g.tensor(n.src[0]);
@@ -210,8 +235,8 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
         KvType type;
         return K.kind == TensorKind::KvCache && V.kind == TensorKind::KvCache && kvTypeOf(K.type, type) &&
                K.type == V.type && out.ne[0] == Q.ne[0] && Q.ne[0] <= kMaxHeadDim && Q.ne[1] <= kMaxGroups &&
-               Q.ne[2] <= kMaxGroups && n.src[5] == graph::kNone && plain(n.src[0]) && plain(n.src[3], true) &&
-               plain(n.src[4], true) && plain(n.out);
+               Q.ne[2] <= kMaxGroups && plain(n.src[0]) && plain(n.src[3], true) && plain(n.src[4], true) &&
+               plain(n.src[5]) && plain(n.out);
     }
     case Op::Add:
     case Op::Mul: {
@@ -225,7 +250,7 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
     case Op::Softcap: return plain(n.src[0]) && plain(n.out);
     case Op::SwiGlu:
     case Op::GeGlu: return plain(n.src[0]) && plain(n.src[1]) && plain(n.out);
-    default: return false; // MatMulId, LayerNorm, Softmax, TopK, ArgSort, Concat, Copy: the CPU
+    default: return false; // LayerNorm, Concat, Copy: the CPU
     }
 }
 
@@ -356,6 +381,52 @@ Status VulkanGraphDevice::recordNode(Compiling& c, const Node& n) {
         return m_ops->getRows(m, *ids, g.tensor(n.src[1]).elements(), dst);
     }
     case Op::MatMul: return recordMatMul(c, n);
+    case Op::MatMulId: {
+        const Tensor &W = g.tensor(n.src[0]), &X = g.tensor(n.src[1]), &I = g.tensor(n.src[2]);
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* w, buf(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(n.src[1]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* ids, buf(n.src[2]));
+        const ops::DeviceExperts e{{w, W.type, W.ne[0], W.ne[1] * W.ne[2], W.nb[1]}, W.ne[1]};
+        // The routing scratch of the many-token kernel, one per program (the nodes run in order):
+        // kept with the views, replaced by a larger one when a node needs more.
+        Buffer* scratch = nullptr;
+        if (const uint64_t bytes = m_ops->matMulIdScratchBytes(W.ne[2], I.ne[0], I.ne[1]); bytes > 0) {
+            if (!c.scratch || c.scratch->size() < bytes) {
+                HEARTH_ASSIGN_OR_RETURN(auto b, m_ops->allocate(bytes, false));
+                c.scratch = b.get();
+                c.views.push_back(std::move(b));
+            }
+            scratch = c.scratch;
+        }
+        return m_ops->matMulId(e, *x, X.ne[1], *ids, I.ne[0], I.ne[1], dst, scratch);
+    }
+    case Op::Gather: {
+        const Tensor& I = g.tensor(n.src[1]);
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* ids, buf(n.src[1]));
+        return m_ops->gather(*x, *ids, I.rows(), g.tensor(n.src[0]).ne[0], I.ne[0], dst);
+    }
+    case Op::WeightedSum: {
+        const Tensor& Y = g.tensor(n.src[0]);
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* y, buf(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* w, buf(n.src[1]));
+        return m_ops->weightedSum(*y, *w, Y.ne[2], Y.ne[1], Y.ne[0], dst);
+    }
+    case Op::Softmax: {
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(n.src[0]));
+        return m_ops->softmax(*x, out.rows(), out.ne[0], n.scale, dst);
+    }
+    case Op::TopK:
+    case Op::ArgSort: {
+        const Tensor& X = g.tensor(n.src[0]);
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(n.src[0]));
+        return m_ops->topK(*x, X.rows(), X.ne[0], n.op == Op::TopK ? n.k : X.ne[0], dst);
+    }
+    case Op::SwiGluOai: {
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* gate, buf(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* up, buf(n.src[1]));
+        return m_ops->swigluOai(*gate, *up, out.elements(), n.scale, n.cap, dst);
+    }
     case Op::RmsNorm: {
         HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(n.src[0]));
         HEARTH_ASSIGN_OR_RETURN(const Buffer* w, optional(n.src[1]));
@@ -408,7 +479,8 @@ Status VulkanGraphDevice::recordNode(Compiling& c, const Node& n) {
         p.kvType = type;
         p.window = n.attn.window;
         p.softcap = n.attn.softcap;
-        return m_ops->attention(*q, *k, *v, *info, *tables, p, dst);
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* sinks, optional(n.src[5]));
+        return m_ops->attention(*q, *k, *v, *info, *tables, sinks, p, dst);
     }
     case Op::Add:
     case Op::Mul:
