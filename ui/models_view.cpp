@@ -1,6 +1,9 @@
 // Models page: the library list with details and Load/Import/Delete, and the hub browser with
-// quantization choice, fit badges and a download list with progress, speed and ETA.
+// quantization choice, fit badges, "won't run here" marks (the architecture or weight type this
+// build cannot run: Download stays off for those) and a download list with progress, speed and ETA.
 #include "models_view.h"
+
+#include "services/model_support.h"
 
 #include <QDir>
 #include <QFile>
@@ -90,9 +93,12 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     m_query->setPlaceholderText(tr("Search Hugging Face for GGUF models, e.g. qwen2.5 instruct"));
     m_repos = new QListWidget(hubPage);
     m_options = new QTreeWidget(hubPage);
+    m_options->setObjectName(QStringLiteral("hubOptions"));
     m_options->setHeaderLabels({tr("Quantization"), tr("Size"), tr("Fit"), tr("File")});
     m_options->setRootIsDecorated(false);
     auto* get = new QPushButton(tr("Download"), hubPage);
+    m_download = get;
+    get->setEnabled(false);
     m_transfers = new QTreeWidget(hubPage);
     m_transfers->setHeaderLabels({tr("Download"), tr("State"), tr("Progress"), tr("Speed"), tr("ETA")});
     m_transfers->setRootIsDecorated(false);
@@ -150,6 +156,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
         const QModelIndex i = m_options->currentIndex();
         if (i.isValid()) download(i.row());
     });
+    connect(m_options, &QTreeWidget::currentItemChanged, this, &ModelsView::updateDownloadButton);
     auto selectedTransfer = [this]() -> quint64 {
         QTreeWidgetItem* item = m_transfers->currentItem();
         return item ? item->data(0, Qt::UserRole).toULongLong() : 0;
@@ -172,19 +179,19 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
                 if (ticket != m_filesTicket) return;
                 m_shownRepo = repo;
                 m_shownOptions = app::HubClient::groupByQuantization(files);
-                m_options->clear();
-                const qint64 ram = availableRamBytes();
-                for (const app::QuantOption& o : m_shownOptions) {
-                    auto* item = new QTreeWidgetItem(m_options);
-                    item->setText(0, o.quantization);
-                    item->setText(1, QLocale().formattedDataSize(o.totalSize));
-                    item->setText(2, fitBadge(o.totalSize, ram));
-                    item->setText(3, o.isSplit() ? tr("%1 (%2 parts)").arg(o.name).arg(o.partCount) : o.name);
-                }
-                m_options->header()->resizeSections(QHeaderView::ResizeToContents);
+                fillOptions();
             });
-    connect(m_hub, &app::HubClient::failed, this,
-            [this](quint64, const QString& message) { Q_EMIT statusMessage(tr("Hub: %1").arg(message)); });
+    connect(m_hub, &app::HubClient::detailsFetched, this,
+            [this](quint64 ticket, const QString&, const app::HubModelDetails& details) {
+                if (ticket != m_detailsTicket) return;
+                m_shownArchitecture = details.architecture;
+                fillOptions();
+            });
+    connect(m_hub, &app::HubClient::failed, this, [this](quint64 ticket, const QString& message) {
+        // Without the hub's metadata the architecture is checked when the file loads.
+        if (ticket == m_detailsTicket) return;
+        Q_EMIT statusMessage(tr("Hub: %1").arg(message));
+    });
 
     connect(m_downloads, &app::DownloadManager::stateChanged, this, [this](quint64 id, app::DownloadState state) {
         if (!m_transferRows.contains(id)) return;
@@ -255,15 +262,66 @@ void ModelsView::showDetails() {
                                 fitBadge(qint64(e->memoryBytes), availableRamBytes())));
 }
 
+QString ModelsView::optionWontRunReason(int optionRow) const {
+    if (optionRow < 0 || optionRow >= m_shownOptions.size()) return {};
+    return app::wontRunReason(m_shownOptions[optionRow].quantization, m_shownArchitecture);
+}
+
+void ModelsView::selectOption(int optionRow) {
+    m_options->setCurrentItem(m_options->topLevelItem(optionRow));
+}
+
+bool ModelsView::canDownloadSelected() const { return m_download->isEnabled(); }
+
+void ModelsView::fillOptions() {
+    const int current = m_options->indexOfTopLevelItem(m_options->currentItem());
+    m_options->clear();
+    const qint64 ram = availableRamBytes();
+    for (int row = 0; row < m_shownOptions.size(); ++row) {
+        const app::QuantOption& o = m_shownOptions[row];
+        auto* item = new QTreeWidgetItem(m_options);
+        item->setText(0, o.quantization);
+        item->setText(1, QLocale().formattedDataSize(o.totalSize));
+        item->setText(3, o.isSplit() ? tr("%1 (%2 parts)").arg(o.name).arg(o.partCount) : o.name);
+        const QString reason = optionWontRunReason(row);
+        if (reason.isEmpty()) {
+            item->setText(2, fitBadge(o.totalSize, ram));
+            continue;
+        }
+        // Kept in the list, greyed, with the reason; Download stays off for it.
+        item->setText(2, tr("won't run here: %1").arg(reason));
+        item->setToolTip(2, tr("This build of Hearth cannot run this file (%1).").arg(reason));
+        for (int c = 0; c < item->columnCount(); ++c)
+            item->setForeground(c, palette().brush(QPalette::Disabled, QPalette::Text));
+    }
+    m_options->header()->resizeSections(QHeaderView::ResizeToContents);
+    if (current >= 0 && current < m_options->topLevelItemCount()) selectOption(current);
+    updateDownloadButton();
+}
+
+void ModelsView::updateDownloadButton() {
+    const int row = m_options->indexOfTopLevelItem(m_options->currentItem());
+    const QString reason = optionWontRunReason(row);
+    m_download->setEnabled(row >= 0 && row < m_shownOptions.size() && reason.isEmpty());
+    m_download->setToolTip(reason.isEmpty() ? QString() : tr("Won't run here: %1").arg(reason));
+}
+
 void ModelsView::showRepo(const QString& repo) {
     m_options->clear();
     m_shownOptions.clear();
+    m_shownArchitecture.clear();
+    updateDownloadButton();
     m_filesTicket = m_hub->listFiles(repo);
+    m_detailsTicket = m_hub->fetchDetails(repo);
     Q_EMIT statusMessage(tr("Listing %1...").arg(repo));
 }
 
 void ModelsView::download(int optionRow) {
     if (optionRow < 0 || optionRow >= m_shownOptions.size()) return;
+    if (const QString reason = optionWontRunReason(optionRow); !reason.isEmpty()) {
+        Q_EMIT statusMessage(tr("Won't run here: %1").arg(reason));
+        return;
+    }
     const app::QuantOption& o = m_shownOptions[optionRow];
     for (const app::HubFile& f : o.files) {
         app::DownloadRequest r;

@@ -1,5 +1,6 @@
 // The models page: the local library (load, import, delete, details) and the Hugging Face hub
-// browser (search, every GGUF quantization of a repo with a memory-fit badge, downloads).
+// browser (search, every GGUF quantization of a repo with a memory-fit badge or a "won't run
+// here" mark, downloads).
 #pragma once
 
 #include "services/download_manager.h"
@@ -17,6 +18,7 @@ class QLineEdit;
 class QListView;
 class QTabWidget;
 class QListWidget;
+class QPushButton;
 class QTreeWidget;
 
 namespace hearth::ui {
@@ -40,6 +42,11 @@ public:
     void showDiscoverTab();
     // Quantization options shown for the current repository (for tests).
     int shownOptionCount() const { return int(m_shownOptions.size()); }
+    // Why the shown option will not run here (empty: it should), and whether Download is on for
+    // the current option (for tests).
+    QString optionWontRunReason(int optionRow) const;
+    void selectOption(int optionRow);
+    bool canDownloadSelected() const;
 
 Q_SIGNALS:
     void statusMessage(const QString& text);
@@ -47,6 +54,8 @@ Q_SIGNALS:
 private:
     void showDetails();
     void download(int optionRow);
+    void fillOptions();
+    void updateDownloadButton();
 
     app::ModelLibrary* m_library;
     app::EngineHost* m_engine;
@@ -62,10 +71,13 @@ private:
     QListWidget* m_repos = nullptr;
     QTreeWidget* m_options = nullptr;
     QTreeWidget* m_transfers = nullptr;
+    QPushButton* m_download = nullptr;
     QList<app::QuantOption> m_shownOptions;
     QString m_shownRepo;
+    QString m_shownArchitecture; // from the hub's GGUF metadata; empty until (or unless) known
     quint64 m_searchTicket = 0;
     quint64 m_filesTicket = 0;
+    quint64 m_detailsTicket = 0;
     QHash<quint64, int> m_transferRows;
 };
 

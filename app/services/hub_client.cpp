@@ -73,7 +73,7 @@ QString describeReplyError(QNetworkReply* reply, const QString& what) {
 }
 
 struct HubClient::Pending {
-    enum class Kind { Search, Tree } kind = Kind::Search;
+    enum class Kind { Search, Tree, Details } kind = Kind::Search;
     QString repo;
     QList<HubFile> files;
     int pages = 0;
@@ -85,6 +85,7 @@ HubClient::HubClient(QNetworkAccessManager* network, QObject* parent)
       m_baseUrl(QStringLiteral("https://huggingface.co")) {
     qRegisterMetaType<QList<HubModel>>();
     qRegisterMetaType<QList<HubFile>>();
+    qRegisterMetaType<HubModelDetails>();
 }
 
 HubClient::~HubClient() {
@@ -178,6 +179,30 @@ quint64 HubClient::listFiles(const QString& repo, const QString& revision) {
     return ticket;
 }
 
+quint64 HubClient::fetchDetails(const QString& repo) {
+    const quint64 ticket = m_nextTicket++;
+    auto* p = new Pending;
+    p->kind = Pending::Kind::Details;
+    p->repo = repo;
+    m_pending.insert(ticket, p);
+    if (!isValidRepoId(repo)) {
+        QMetaObject::invokeMethod(
+            this,
+            [this, ticket, repo] {
+                delete m_pending.take(ticket);
+                Q_EMIT failed(ticket, QStringLiteral("'%1' is not a repository id (owner/name)").arg(repo));
+            },
+            Qt::QueuedConnection);
+        return ticket;
+    }
+    QUrl url = m_baseUrl;
+    url.setPath(m_baseUrl.path() + QStringLiteral("/api/models/") + repo, QUrl::DecodedMode);
+    url.setQuery(QStringLiteral("expand[]=gguf"));
+    p->reply = get(url);
+    connect(p->reply, &QNetworkReply::finished, this, [this, ticket, r = p->reply] { onFinished(ticket, r); });
+    return ticket;
+}
+
 void HubClient::startTreePage(quint64 ticket, const QUrl& url) {
     Pending* p = m_pending.value(ticket);
     p->reply = get(url);
@@ -207,8 +232,10 @@ void HubClient::onFinished(quint64 ticket, QNetworkReply* reply) {
         Q_EMIT failed(ticket, message);
     };
     const bool search = p->kind == Pending::Kind::Search;
-    const QString what = search ? QStringLiteral("searching the hub")
-                                : QStringLiteral("listing the files of %1").arg(p->repo);
+    const bool details = p->kind == Pending::Kind::Details;
+    const QString what = search    ? QStringLiteral("searching the hub")
+                         : details ? QStringLiteral("reading the details of %1").arg(p->repo)
+                                   : QStringLiteral("listing the files of %1").arg(p->repo);
     const QString error = describeReplyError(reply, what);
     if (!error.isEmpty()) return fail(error);
 
@@ -218,6 +245,18 @@ void HubClient::onFinished(quint64 ticket, QNetworkReply* reply) {
         return fail(QStringLiteral("%1: the answer is not JSON (%2 at byte %3)")
                         .arg(what, parseError.errorString())
                         .arg(parseError.offset));
+    if (details) {
+        if (!doc.isObject()) return fail(QStringLiteral("%1: expected a JSON object").arg(what));
+        const QJsonObject gguf = doc.object().value(QStringLiteral("gguf")).toObject();
+        HubModelDetails d;
+        d.architecture = gguf.value(QStringLiteral("architecture")).toString().left(64);
+        d.contextLength = jsonInt(gguf.value(QStringLiteral("context_length")));
+        d.totalParameters = jsonInt(gguf.value(QStringLiteral("total")));
+        const QString repo = p->repo;
+        delete m_pending.take(ticket);
+        Q_EMIT detailsFetched(ticket, repo, d);
+        return;
+    }
     if (!doc.isArray()) return fail(QStringLiteral("%1: expected a JSON list").arg(what));
 
     if (search) {

@@ -32,6 +32,14 @@ struct HubFile {
     QString sha256; // lowercase hex, from lfs.oid; empty for files not in LFS
 };
 
+// What the hub read from a repository's GGUF metadata (GET /api/models/{repo}?expand[]=gguf);
+// empty fields when it has none.
+struct HubModelDetails {
+    QString architecture; // general.architecture: "qwen2", "llama", ...
+    qint64 contextLength = 0;
+    qint64 totalParameters = 0;
+};
+
 // One downloadable model variant: a single .gguf, or all parts of a split one.
 struct QuantOption {
     QString quantization; // "Q4_K_M", "IQ4_XS", "F16", ...; the file's stem when not recognised
@@ -60,6 +68,9 @@ public:
     quint64 searchModels(const QString& query, int limit = 30);
     // GET /api/models/{repo}/tree/{revision}?recursive=true (following pages) -> filesListed.
     quint64 listFiles(const QString& repo, const QString& revision = QStringLiteral("main"));
+    // GET /api/models/{repo}?expand[]=gguf -> detailsFetched (fields empty when the hub has no
+    // GGUF metadata for the repository) or failed.
+    quint64 fetchDetails(const QString& repo);
     // Stops a request; no signal comes for it.
     void abort(quint64 ticket);
 
@@ -79,6 +90,7 @@ public:
 Q_SIGNALS:
     void searchFinished(quint64 ticket, const QList<hearth::app::HubModel>& models);
     void filesListed(quint64 ticket, const QString& repo, const QList<hearth::app::HubFile>& files);
+    void detailsFetched(quint64 ticket, const QString& repo, const hearth::app::HubModelDetails& details);
     void failed(quint64 ticket, const QString& message);
 
 private:
@@ -102,4 +114,5 @@ QString describeReplyError(QNetworkReply* reply, const QString& what);
 
 Q_DECLARE_METATYPE(hearth::app::HubModel)
 Q_DECLARE_METATYPE(hearth::app::HubFile)
+Q_DECLARE_METATYPE(hearth::app::HubModelDetails)
 Q_DECLARE_METATYPE(hearth::app::QuantOption)

@@ -433,6 +433,8 @@ QList<StarterModel> ModelLibrary::starterModels(const QString& jsonPath, QString
         m.parameters = o.value(QStringLiteral("parameters")).toString();
         m.license = o.value(QStringLiteral("license")).toString();
         m.notes = o.value(QStringLiteral("notes")).toString();
+        m.architecture = o.value(QStringLiteral("architecture")).toString();
+        m.synthPreset = o.value(QStringLiteral("synthPreset")).toString();
         if (!HubClient::isValidRepoId(m.repo) || m.filePattern.isEmpty()) {
             spdlog::warn("model library: skipping a starter entry without a valid repo and file pattern");
             continue;

@@ -46,6 +46,10 @@ struct StarterModel {
     QString parameters;   // "1.5B"
     QString license;
     QString notes;
+    QString architecture; // general.architecture of the file ("qwen2"): one the engine binds
+    // The `hearth-cli synth` preset of that architecture the starter test loads in this
+    // quantization (the same architecture and weight type, not always the same size).
+    QString synthPreset;
     bool matches(const QString& fileName) const;
 };
 

@@ -1,6 +1,7 @@
 // The architecture registry: general.architecture names to the files that bind them.
 #include "model/arch.h"
 
+#include "hearth/model_info.h"
 #include "model/architectures.h"
 
 namespace hearth::model {
@@ -50,3 +51,9 @@ std::vector<std::string> supportedArchitectures() {
 }
 
 } // namespace hearth::model
+
+namespace hearth {
+
+std::vector<std::string> supportedArchitectures() { return model::supportedArchitectures(); }
+
+} // namespace hearth

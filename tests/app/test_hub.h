@@ -1,5 +1,5 @@
 // A stand-in for the Hugging Face hub on 127.0.0.1 (cpp-httplib, own thread): model search, repo
-// trees and file downloads with Range support, plus knobs for slow, stalling, failing, corrupting
+// details (the GGUF architecture), repo trees and file downloads with Range support, plus knobs for slow, stalling, failing, corrupting
 // and Range-ignoring behaviour. Every request is logged for the tests to inspect.
 #pragma once
 
@@ -61,6 +61,8 @@ public:
         });
         m_server.Get(R"(/api/models/([^/]+)/([^/]+)/tree/main)",
                      [this](const httplib::Request& req, httplib::Response& res) { tree(req, res); });
+        m_server.Get(R"(/api/models/([^/]+)/([^/]+))",
+                     [this](const httplib::Request& req, httplib::Response& res) { details(req, res); });
         m_server.Get(R"(/([^/]+)/([^/]+)/resolve/main/(.+))",
                      [this](const httplib::Request& req, httplib::Response& res) { download(req, res); });
         m_port = m_server.bind_to_any_port("127.0.0.1");
@@ -80,6 +82,13 @@ public:
         if (file.served.empty()) file.served = file.content;
         std::lock_guard lock(m_mutex);
         m_repos[repo][path] = std::move(file);
+    }
+
+    // What /api/models/{repo}?expand[]=gguf reports as gguf.architecture ("" leaves gguf out).
+    void setArchitecture(const std::string& repo, const std::string& architecture) {
+        std::lock_guard lock(m_mutex);
+        m_architectures[repo] = architecture;
+        m_repos[repo];
     }
 
     std::vector<LoggedRequest> requests() const {
@@ -171,6 +180,27 @@ private:
         res.set_content(body, "application/json");
     }
 
+    // The hub's answer to /api/models/{repo}?expand[]=gguf: gguf holds what it read from one of
+    // the repository's GGUF files.
+    void details(const httplib::Request& req, httplib::Response& res) {
+        log(req);
+        if (!authorized(req, res)) return;
+        const std::string repo = std::string(req.matches[1]) + "/" + std::string(req.matches[2]);
+        std::lock_guard lock(m_mutex);
+        if (!m_repos.count(repo)) {
+            res.status = 404;
+            res.set_content(R"({"error":"Repository not found"})", "application/json");
+            return;
+        }
+        std::string body = R"({"_id":"1","id":")" + repo + R"(")";
+        const auto arch = m_architectures.find(repo);
+        if (arch != m_architectures.end() && !arch->second.empty() &&
+            req.get_param_value("expand[]") == "gguf")
+            body += R"(,"gguf":{"total":494032768,"architecture":")" + arch->second +
+                    R"(","context_length":32768})";
+        res.set_content(body + "}", "application/json");
+    }
+
     void download(const httplib::Request& req, httplib::Response& res) {
         log(req);
         // We answer ranges ourselves (or ignore them on purpose), so httplib must not.
@@ -244,6 +274,7 @@ private:
     std::atomic<bool> m_stopping{false};
     mutable std::mutex m_mutex;
     std::map<std::string, std::map<std::string, File>> m_repos;
+    std::map<std::string, std::string> m_architectures;
     std::vector<LoggedRequest> m_log;
 };
 

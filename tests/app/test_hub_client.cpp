@@ -170,6 +170,36 @@ private Q_SLOTS:
         QCOMPARE(options.last().totalSize, 3500);
     }
 
+    // The repository's GGUF metadata as the hub reads it: the architecture the page checks.
+    void fetchesDetails() {
+        TestHub hub;
+        hub.setArchitecture("acme/tiny-GGUF", "qwen2");
+        hub.setArchitecture("acme/plain", "");
+        HubClient client;
+        client.setBaseUrl(hub.baseUrl());
+        QSignalSpy fetched(&client, &HubClient::detailsFetched);
+        QSignalSpy failed(&client, &HubClient::failed);
+        const quint64 t = client.fetchDetails(QStringLiteral("acme/tiny-GGUF"));
+        QVERIFY(fetched.wait(10000));
+        QCOMPARE(fetched.first().at(0).toULongLong(), t);
+        QCOMPARE(fetched.first().at(1).toString(), QStringLiteral("acme/tiny-GGUF"));
+        auto details = fetched.first().at(2).value<HubModelDetails>();
+        QCOMPARE(details.architecture, QStringLiteral("qwen2"));
+        QCOMPARE(details.contextLength, 32768);
+        bool sawExpand = false;
+        for (const auto& r : hub.requests())
+            if (r.path == "/api/models/acme/tiny-GGUF") sawExpand = r.params.count("expand[]") && r.params.at("expand[]") == "gguf";
+        QVERIFY(sawExpand);
+
+        client.fetchDetails(QStringLiteral("acme/plain")); // no GGUF metadata: empty fields
+        QVERIFY(fetched.wait(10000));
+        QVERIFY(fetched.last().at(2).value<HubModelDetails>().architecture.isEmpty());
+
+        client.fetchDetails(QStringLiteral("acme/missing"));
+        QVERIFY(failed.wait(10000));
+        QVERIFY(failed.first().at(1).toString().contains(QStringLiteral("404")));
+    }
+
     void errorsBecomeMessages() {
         TestHub hub;
         hub.requireToken = true;

@@ -109,9 +109,10 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(window.serverView()->logText().contains(QStringLiteral("GET /v1/models 200")), 5000);
 
         // The hub browser against a stand-in hub on loopback: search, then a repository's
-        // files grouped by quantization with fit badges.
+        // files grouped by quantization with fit badges (IQ1_S marked "won't run here").
         hearth::test::TestHub hub;
-        for (const char* quant : {"Q4_K_M", "Q5_K_M", "Q8_0"})
+        hub.setArchitecture("acme/tiny-GGUF", "llama");
+        for (const char* quant : {"Q4_K_M", "Q5_K_M", "Q8_0", "IQ1_S"})
             hub.addFile("acme/tiny-GGUF", std::string("tiny-") + quant + ".gguf",
                         {hearth::test::TestHub::makeContent(4096), {}, {}});
         hub.addFile("acme/tiny-GGUF", "tiny-F16-00001-of-00002.gguf", {hearth::test::TestHub::makeContent(3000), {}, {}});
@@ -120,7 +121,7 @@ private Q_SLOTS:
         window.modelsView()->search(QStringLiteral("tiny"));
         QTRY_VERIFY_WITH_TIMEOUT(!hub.requests().empty(), 5000);
         window.modelsView()->showRepo(QStringLiteral("acme/tiny-GGUF"));
-        QTRY_COMPARE_WITH_TIMEOUT(window.modelsView()->shownOptionCount(), 4, 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.modelsView()->shownOptionCount(), 5, 5000);
 
         const QString dir = screenshotDir();
         QTabWidget* pages = window.pages();

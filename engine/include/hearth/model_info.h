@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hearth {
 
@@ -90,5 +91,10 @@ int maxGpuLayersThatFit(const gguf::File& file, const ModelInfo& info, uint64_t 
 
 // llama_ftype names: 15 -> "Q4_K_M", 1 -> "F16"; "unknown" otherwise.
 std::string fileTypeName(uint32_t fileType);
+
+// The general.architecture values this build binds ("llama", "qwen2", ...): what the app checks
+// a hub file's architecture against before downloading it. Weight types follow
+// quant::typeInfo(t)->canDequantize, the rule the binder applies to every matrix.
+std::vector<std::string> supportedArchitectures();
 
 } // namespace hearth
