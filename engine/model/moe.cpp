@@ -40,17 +40,17 @@ namespace {
 // y [n][k][J] plus each chosen expert's bias row from `table` [nExpert][J].
 TensorId addExpertBias(graph::Graph& g, TensorId y, int32_t table, TensorId chosen) {
     if (table < 0) return y;
-    const graph::Tensor& Y = g.tensor(y);
-    const TensorId rows = g.getRows(g.weight(table), g.reshape(chosen, Y.ne[1] * Y.ne[2])); // [n·k][J]
-    return g.add(y, g.reshape(rows, Y.ne[0], Y.ne[1], Y.ne[2]));
+    // Copied: building more nodes may move the graph's tensors.
+    const std::array<int64_t, graph::kMaxDims> ne = g.tensor(y).ne;
+    const TensorId rows = g.getRows(g.weight(table), g.reshape(chosen, ne[1] * ne[2])); // [n·k][J]
+    return g.add(y, g.reshape(rows, ne[0], ne[1], ne[2]));
 }
 
 } // namespace
 
 TensorId moeFeedForward(graph::Graph& g, TensorId x, const MoeWeights& w, const MoeHParams& hp, MoeGating gating,
                         MoeActivation act) {
-    const graph::Tensor& X = g.tensor(x);
-    const int64_t E = X.ne[0], n = X.rows();
+    const int64_t E = g.tensor(x).ne[0], n = g.tensor(x).rows();
     TensorId logits = g.matMul(g.weight(w.router), x); // [n][nExpert]
     if (w.routerBias >= 0) logits = g.add(logits, g.weight(w.routerBias));
     // The softmax is monotonic: the top k of the logits are the top k of the probabilities.
