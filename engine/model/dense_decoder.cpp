@@ -25,6 +25,8 @@ Status DenseDecoder::bind(const gguf::File& f) {
     }
     if (m_experts) {
         HEARTH_ASSIGN_OR_RETURN(m_moe, readMoeHParams(b, hp.nFf));
+        // llama files with experts (Mixtral) size each expert by feed_forward_length, as llama.cpp reads them.
+        if (m_variant.ffn == Ffn::ExpertsIfCounted) m_moe.nFfExpert = hp.nFf;
     }
     HEARTH_ASSIGN_OR_RETURN(const int32_t ropeFactors, b.optionalVector("rope_freqs.weight", hp.nRot / 2, -1));
     m_layers.resize(size_t(hp.nLayer));

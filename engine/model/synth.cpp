@@ -41,7 +41,7 @@ const Shape kShapes[] = {
     {"llama-tiny", "llama", "llama, 4 layers, 256 wide, 8/4 heads (a few MB)", 4, 256, 768, 8, 4,
      32, 10000.0f, 1e-5f, 2048, false, false, false, false, false},
     {"mixtral-tiny", "llama", "llama with experts (as Mixtral files are), 4 layers, 256 wide, 8/4 heads, 8 experts of 256, 2 per token",
-     4, 256, 768, 8, 4, 32, 1000000.0f, 1e-5f, 4096, false, false, false, false, false, false, 0, 6, 0.0f, 0.0f, 8, 2,
+     4, 256, 256, 8, 4, 32, 1000000.0f, 1e-5f, 4096, false, false, false, false, false, false, 0, 6, 0.0f, 0.0f, 8, 2,
      256},
     {"llama3.2-1b", "llama", "Llama 3.2 1B shape: 16 layers, 2048, 32/8 heads, tied", 16, 2048,
      8192, 32, 8, 64, 500000.0f, 1e-5f, 131072, true, false, false, true, false},
