@@ -155,22 +155,25 @@ quint64 HubClient::searchModels(const QString& query, int limit) {
     return ticket;
 }
 
-quint64 HubClient::listFiles(const QString& repo, const QString& revision) {
-    const quint64 ticket = m_nextTicket++;
+bool HubClient::addRepoRequest(quint64 ticket, int kind, const QString& repo) {
     auto* p = new Pending;
-    p->kind = Pending::Kind::Tree;
+    p->kind = Pending::Kind(kind);
     p->repo = repo;
     m_pending.insert(ticket, p);
-    if (!isValidRepoId(repo)) {
-        QMetaObject::invokeMethod(
-            this,
-            [this, ticket, repo] {
-                delete m_pending.take(ticket);
-                Q_EMIT failed(ticket, QStringLiteral("'%1' is not a repository id (owner/name)").arg(repo));
-            },
-            Qt::QueuedConnection);
-        return ticket;
-    }
+    if (isValidRepoId(repo)) return true;
+    QMetaObject::invokeMethod(
+        this,
+        [this, ticket, repo] {
+            delete m_pending.take(ticket);
+            Q_EMIT failed(ticket, QStringLiteral("'%1' is not a repository id (owner/name)").arg(repo));
+        },
+        Qt::QueuedConnection);
+    return false;
+}
+
+quint64 HubClient::listFiles(const QString& repo, const QString& revision) {
+    const quint64 ticket = m_nextTicket++;
+    if (!addRepoRequest(ticket, int(Pending::Kind::Tree), repo)) return ticket;
     QUrl url = m_baseUrl;
     url.setPath(m_baseUrl.path() + QStringLiteral("/api/models/") + repo + QStringLiteral("/tree/") + revision,
                 QUrl::DecodedMode);
@@ -181,23 +184,11 @@ quint64 HubClient::listFiles(const QString& repo, const QString& revision) {
 
 quint64 HubClient::fetchDetails(const QString& repo) {
     const quint64 ticket = m_nextTicket++;
-    auto* p = new Pending;
-    p->kind = Pending::Kind::Details;
-    p->repo = repo;
-    m_pending.insert(ticket, p);
-    if (!isValidRepoId(repo)) {
-        QMetaObject::invokeMethod(
-            this,
-            [this, ticket, repo] {
-                delete m_pending.take(ticket);
-                Q_EMIT failed(ticket, QStringLiteral("'%1' is not a repository id (owner/name)").arg(repo));
-            },
-            Qt::QueuedConnection);
-        return ticket;
-    }
+    if (!addRepoRequest(ticket, int(Pending::Kind::Details), repo)) return ticket;
     QUrl url = m_baseUrl;
     url.setPath(m_baseUrl.path() + QStringLiteral("/api/models/") + repo, QUrl::DecodedMode);
     url.setQuery(QStringLiteral("expand[]=gguf"));
+    Pending* p = m_pending.value(ticket);
     p->reply = get(url);
     connect(p->reply, &QNetworkReply::finished, this, [this, ticket, r = p->reply] { onFinished(ticket, r); });
     return ticket;

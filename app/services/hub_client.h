@@ -96,6 +96,9 @@ Q_SIGNALS:
 private:
     struct Pending;
     QNetworkReply* get(const QUrl& url);
+    // Registers a request about `repo` under `ticket`; false (its failure queued) when `repo` is
+    // not a repository id.
+    bool addRepoRequest(quint64 ticket, int kind, const QString& repo);
     void startTreePage(quint64 ticket, const QUrl& url);
     void onFinished(quint64 ticket, QNetworkReply* reply);
 

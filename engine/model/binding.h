@@ -8,6 +8,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace hearth::model {
 
@@ -48,6 +49,14 @@ private:
     std::vector<graph::Weight>& m_weights;
     std::deque<std::vector<float>>& m_copies;
 };
+
+// An architecture of class T (constructed from args) bound to the file: what each file's loader returns.
+template <typename T, typename... Args>
+Result<std::unique_ptr<Architecture>> bindArchitecture(const gguf::File& file, Args&&... args) {
+    auto m = std::make_unique<T>(std::forward<Args>(args)...);
+    HEARTH_RETURN_IF_ERROR(m->bind(file));
+    return std::unique_ptr<Architecture>(std::move(m));
+}
 
 // The hyper-parameters of a decoder-only transformer under the usual GGUF keys.
 struct DecoderHParams {

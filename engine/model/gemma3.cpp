@@ -29,14 +29,9 @@ public:
         HEARTH_ASSIGN_OR_RETURN(m_window, b.integer("attention.sliding_window", 0));
         HEARTH_ASSIGN_OR_RETURN(const std::vector<bool> sliding, readSlidingLayers(b, hp.nLayer, m_window, 6));
         HEARTH_ASSIGN_OR_RETURN(m_ropeBaseSliding, b.real("rope.freq_base_swa", 10000.0f));
-        float factor = 0.0f;
-        if (b.has("rope.scaling.factor")) {
-            HEARTH_ASSIGN_OR_RETURN(factor, b.real("rope.scaling.factor"));
-        } else if (b.has("rope.scale_linear")) {
-            HEARTH_ASSIGN_OR_RETURN(factor, b.real("rope.scale_linear"));
-        }
-        if (factor < 0.0f) return invalidFormat("gemma3.rope.scaling.factor must not be negative");
-        m_ropeScale = factor == 0.0f ? 1.0f : 1.0f / factor;
+        // The global layers' linear scaling (sliding layers run unscaled).
+        HEARTH_ASSIGN_OR_RETURN(const graph::RopeParams scaled, readRopeScaling(b, hp, attentionSpec(hp).rope));
+        m_ropeScale = scaled.freqScale;
         HEARTH_ASSIGN_OR_RETURN(m_attnSoftcap, b.real("attn_logit_softcapping", 0.0f));
         HEARTH_ASSIGN_OR_RETURN(m_finalSoftcap, b.real("final_logit_softcapping", 0.0f));
         if (m_attnSoftcap < 0.0f || m_finalSoftcap < 0.0f) return invalidFormat("gemma3 soft-capping must not be negative");
@@ -115,9 +110,7 @@ private:
 } // namespace
 
 Result<std::unique_ptr<Architecture>> loadGemma3(const gguf::File& file) {
-    auto m = std::make_unique<Gemma3>();
-    HEARTH_RETURN_IF_ERROR(m->bind(file));
-    return std::unique_ptr<Architecture>(std::move(m));
+    return bindArchitecture<Gemma3>(file);
 }
 
 } // namespace hearth::model

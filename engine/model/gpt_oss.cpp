@@ -96,9 +96,7 @@ private:
 } // namespace
 
 Result<std::unique_ptr<Architecture>> loadGptOss(const gguf::File& file) {
-    auto m = std::make_unique<GptOss>();
-    HEARTH_RETURN_IF_ERROR(m->bind(file));
-    return std::unique_ptr<Architecture>(std::move(m));
+    return bindArchitecture<GptOss>(file);
 }
 
 } // namespace hearth::model

@@ -11,9 +11,7 @@ Result<std::unique_ptr<Architecture>> loadLlama(const gguf::File& file) {
     v.arch = "llama";
     v.optionalBiases = true;
     v.ffn = DenseVariant::Ffn::ExpertsIfCounted;
-    auto m = std::make_unique<DenseDecoder>(v);
-    HEARTH_RETURN_IF_ERROR(m->bind(file));
-    return std::unique_ptr<Architecture>(std::move(m));
+    return bindArchitecture<DenseDecoder>(file, v);
 }
 
 } // namespace hearth::model

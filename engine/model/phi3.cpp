@@ -148,9 +148,7 @@ private:
 } // namespace
 
 Result<std::unique_ptr<Architecture>> loadPhi3(const gguf::File& file) {
-    auto m = std::make_unique<Phi3>();
-    HEARTH_RETURN_IF_ERROR(m->bind(file));
-    return std::unique_ptr<Architecture>(std::move(m));
+    return bindArchitecture<Phi3>(file);
 }
 
 } // namespace hearth::model

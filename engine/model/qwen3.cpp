@@ -10,9 +10,7 @@ Result<std::unique_ptr<Architecture>> loadQwen3(const gguf::File& file) {
     v.arch = "qwen3";
     v.qkNorm = true;
     v.neox = true;
-    auto m = std::make_unique<DenseDecoder>(v);
-    HEARTH_RETURN_IF_ERROR(m->bind(file));
-    return std::unique_ptr<Architecture>(std::move(m));
+    return bindArchitecture<DenseDecoder>(file, v);
 }
 
 } // namespace hearth::model

@@ -14,9 +14,7 @@ Result<std::unique_ptr<Architecture>> loadQwen3Moe(const gguf::File& file) {
     v.neox = true;
     v.ffn = DenseVariant::Ffn::Experts;
     v.gating = MoeGating::SoftmaxNormalized;
-    auto m = std::make_unique<DenseDecoder>(v);
-    HEARTH_RETURN_IF_ERROR(m->bind(file));
-    return std::unique_ptr<Architecture>(std::move(m));
+    return bindArchitecture<DenseDecoder>(file, v);
 }
 
 } // namespace hearth::model
