@@ -84,6 +84,14 @@ struct RopeParams {
     bool neox = false;
     int nFreqFactors = 0;   // values in the factors buffer (0: none)
     float freqScale = 1.0f; // linear position scaling: every angle times this
+    // YaRN (extFactor 0: off), as graph::RopeParams; the device derives its ramp and magnitude.
+    float extFactor = 0.0f;
+    float attnFactor = 1.0f;
+    float betaFast = 32.0f;
+    float betaSlow = 1.0f;
+    int nCtxOrig = 0;
+    float tempScale = 0.0f; // attention temperature (graph::RopeParams)
+    int tempLength = 0;
 };
 
 struct AttentionParams {

@@ -183,6 +183,7 @@ public:
         if (s.factors) shape += " freq-factors";
         if (s.p.freqScale != 1.0f) shape += " freqScale " + num(s.p.freqScale);
         if (s.p.extFactor != 0.0f) shape += " yarn attn " + num(s.p.attnFactor);
+        if (s.p.tempScale != 0.0f) shape += " temperature " + num(s.p.tempScale) + "/" + std::to_string(s.p.tempLength);
         shape += " pos<" + std::to_string(s.maxPos);
         if (!s.variant.empty()) shape += " " + s.variant;
         Case& c = begin("rope", "F32", shape, s.maxPos <= 512 ? 1e-4 : 2e-3);
@@ -488,6 +489,14 @@ void ropeCases(Builder& b) {
     yarn.p.nCtxOrig = 2048;
     yarn.p.freqBase = 1000000.0f;
     b.rope(yarn);
+    RopeSpec temp = spec(64, 3, 9, 64, false); // mistral3's attention temperature
+    temp.p.tempScale = 0.1f;
+    temp.p.tempLength = 64;
+    b.rope(temp);
+    temp = yarn; // with YaRN, as mistral3 files have both
+    temp.p.tempScale = 0.25f;
+    temp.p.tempLength = 100;
+    b.rope(temp);
     RopeSpec far = spec(128, 2, 7, 128, false);
     far.maxPos = 8192;
     b.rope(far);

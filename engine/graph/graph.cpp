@@ -310,6 +310,9 @@ TensorId Graph::rope(TensorId x, TensorId positions, TensorId freqFactors, const
         HEARTH_GRAPH_CHECK(m_tensors[size_t(freqFactors)].type == Type::F32 &&
                                m_tensors[size_t(freqFactors)].elements() >= p.nRot / 2,
                            "rope frequency factors for nRot " + std::to_string(p.nRot));
+    if (p.tempScale != 0.0f)
+        HEARTH_GRAPH_CHECK(p.tempLength > 0 && p.nRot == X.ne[0],
+                           "rope attention temperature needs a positive length and the whole head rotated");
     Node n;
     n.op = Op::Rope;
     n.src = {x, positions, freqFactors, kNone, kNone, kNone};

@@ -116,7 +116,13 @@ struct RopeParams {
     float betaFast = 32.0f;
     float betaSlow = 1.0f;
     int32_t nCtxOrig = 0;
-    bool plain() const { return freqScale == 1.0f && extFactor == 0.0f && attnFactor == 1.0f; }
+    // Attention temperature (mistral3, llama 4; tempScale 0: off): the rotated vector's magnitude
+    // also times 1 + tempScale · ln(1 + floor(position / tempLength)). Only for q, and only when
+    // every dim of the head rotates (nRot = head size), so that the whole of q is scaled.
+    float tempScale = 0.0f;
+    int32_t tempLength = 0;
+    bool plain() const { return freqScale == 1.0f && extFactor == 0.0f && attnFactor == 1.0f && tempScale == 0.0f; }
+    bool operator==(const RopeParams&) const = default;
 };
 
 struct AttentionParams {

@@ -21,6 +21,7 @@ constexpr Entry kArchitectures[] = {
     {"gemma3", loadGemma3},
     {"gpt-oss", loadGptOss},
     {"phi3", loadPhi3},
+    {"mistral3", loadMistral3},
 };
 
 } // namespace

@@ -256,7 +256,10 @@ TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv
     if (w.qNorm >= 0) q = g.rmsNorm(q, g.weight(w.qNorm), s.normEps);
     if (w.kNorm >= 0) k = g.rmsNorm(k, g.weight(w.kNorm), s.normEps);
     q = g.rope(q, in.positions, opt(w.ropeFactors), s.rope);
-    k = g.rope(k, in.positions, opt(w.ropeFactors), s.rope);
+    graph::RopeParams kRope = s.rope;
+    kRope.tempScale = 0.0f; // the attention temperature scales q only
+    kRope.tempLength = 0;
+    k = g.rope(k, in.positions, opt(w.ropeFactors), kRope);
     if (w.qMagnitude >= 0) q = g.mul(q, g.weight(w.qMagnitude));
     const TensorId kCache = g.kvCache(layer, false, kv.type, kv.slots(), int64_t(s.nHeadKv) * D);
     const TensorId vCache = g.kvCache(layer, true, kv.type, kv.slots(), int64_t(s.nHeadKv) * Dv);

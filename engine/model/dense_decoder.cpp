@@ -1,6 +1,7 @@
-// Binding and step description of the dense decoder shared by llama, qwen2 and qwen3.
+// Binding and step description of the dense decoder shared by llama, qwen2, qwen3 and mistral3.
 #include "model/dense_decoder.h"
 
+#include <cmath>
 
 namespace hearth::model {
 
@@ -9,6 +10,19 @@ Status DenseDecoder::bind(const gguf::File& f) {
     HEARTH_ASSIGN_OR_RETURN(m_hp, readDecoderHParams(b));
     const DecoderHParams& hp = m_hp;
     m_dims = decoderDims(m_variant.arch, hp);
+    // RoPE scaling as the file says (linear or YaRN), as llama.cpp applies it to every architecture.
+    HEARTH_ASSIGN_OR_RETURN(m_rope, readRopeScaling(b, hp, attentionSpec(hp).rope));
+    if (m_variant.attnTemperature) {
+        HEARTH_ASSIGN_OR_RETURN(m_rope.tempScale, b.real("attention.temperature_scale", 0.0f));
+        if (!std::isfinite(m_rope.tempScale) || m_rope.tempScale < 0.0f)
+            return invalidFormat(b.arch() + ".attention.temperature_scale must be a non-negative number");
+        // Positions are counted in lengths of the original context (rope.scaling.original_context_length).
+        m_rope.tempLength = m_rope.nCtxOrig;
+        if (m_rope.tempScale != 0.0f && m_rope.tempLength <= 0)
+            return invalidFormat(b.arch() + ": the attention temperature needs rope.scaling.original_context_length");
+        if (m_rope.tempScale != 0.0f && hp.nRot != hp.headDim)
+            return unsupported("the attention temperature with RoPE on part of each head");
+    }
     const int64_t E = hp.nEmbd, qDim = int64_t(hp.nHead) * hp.headDim, kDim = int64_t(hp.nHeadKv) * hp.headDim,
                   vDim = int64_t(hp.nHeadKv) * hp.headDimV;
     HEARTH_ASSIGN_OR_RETURN(m_tokenEmbedding, b.matrix("token_embd.weight", E, hp.nVocab, -1));
@@ -25,6 +39,9 @@ Status DenseDecoder::bind(const gguf::File& f) {
     }
     if (m_experts) {
         HEARTH_ASSIGN_OR_RETURN(m_moe, readMoeHParams(b, hp.nFf));
+        HEARTH_ASSIGN_OR_RETURN(const float weightsScale, b.real("expert_weights_scale", 0.0f));
+        if (weightsScale != 0.0f && weightsScale != 1.0f)
+            return unsupported(b.arch() + ".expert_weights_scale other than 1");
         // llama files with experts (Mixtral) size each expert by feed_forward_length, as llama.cpp reads them.
         if (m_variant.ffn == Ffn::ExpertsIfCounted) m_moe.nFfExpert = hp.nFf;
     }
@@ -47,6 +64,12 @@ Status DenseDecoder::bind(const gguf::File& f) {
             HEARTH_ASSIGN_OR_RETURN(L.attn.bq, b.optionalVector(p + "attn_q.bias", qDim, l));
             HEARTH_ASSIGN_OR_RETURN(L.attn.bk, b.optionalVector(p + "attn_k.bias", kDim, l));
             HEARTH_ASSIGN_OR_RETURN(L.attn.bv, b.optionalVector(p + "attn_v.bias", vDim, l));
+            HEARTH_ASSIGN_OR_RETURN(L.attn.bo, b.optionalVector(p + "attn_output.bias", E, l));
+            if (!m_experts) {
+                HEARTH_ASSIGN_OR_RETURN(L.gateBias, b.optionalVector(p + "ffn_gate.bias", hp.nFf, l));
+                HEARTH_ASSIGN_OR_RETURN(L.upBias, b.optionalVector(p + "ffn_up.bias", hp.nFf, l));
+                HEARTH_ASSIGN_OR_RETURN(L.downBias, b.optionalVector(p + "ffn_down.bias", E, l));
+            }
         }
         if (m_variant.qkNorm) {
             HEARTH_ASSIGN_OR_RETURN(L.attn.qNorm, b.vector(p + "attn_q_norm.weight", hp.headDim, l));
@@ -68,6 +91,7 @@ Status DenseDecoder::bind(const gguf::File& f) {
 void DenseDecoder::build(graph::Graph& g, const graph::StepShape& shape, const KvSetup& kv) const {
     const DecoderHParams& hp = m_hp;
     AttentionSpec spec = attentionSpec(hp);
+    spec.rope = m_rope;
     spec.rope.neox = m_variant.neox;
 
     g.setLayer(-1);
@@ -84,8 +108,10 @@ void DenseDecoder::build(graph::Graph& g, const graph::StepShape& shape, const K
             continue;
         }
         // [n][F] gate and up, [n][E] down
-        const graph::TensorId h = g.swiGlu(g.matMul(g.weight(L.gate), cur), g.matMul(g.weight(L.up), cur));
-        x = g.add(x, g.matMul(g.weight(L.down), h));
+        auto biased = [&](graph::TensorId t, int32_t bias) { return bias >= 0 ? g.add(t, g.weight(bias)) : t; };
+        const graph::TensorId h = g.swiGlu(biased(g.matMul(g.weight(L.gate), cur), L.gateBias),
+                                           biased(g.matMul(g.weight(L.up), cur), L.upBias));
+        x = g.add(x, biased(g.matMul(g.weight(L.down), h), L.downBias));
     }
     g.setLayer(hp.nLayer);
     logitsHead(g, in, x, m_outputNorm, m_output, hp.normEps);

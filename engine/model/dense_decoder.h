@@ -1,4 +1,4 @@
-// The pre-norm dense decoder that llama, qwen2 and qwen3 share: per layer RMSNorm, grouped-query
+// The pre-norm dense decoder that llama, qwen2, qwen3 and mistral3 share: per layer RMSNorm, grouped-query
 // self-attention (with the variant's biases, q/k norms and RoPE pairing), a residual add, RMSNorm,
 // a SwiGLU feed-forward (or a mixture of SwiGLU experts: qwen3moe, Mixtral) and another residual
 // add; then the final norm and the logits. Each of those
@@ -14,6 +14,7 @@ namespace hearth::model {
 
 struct DenseLayer {
     int32_t attnNorm = -1, ffnNorm = -1, gate = -1, up = -1, down = -1;
+    int32_t gateBias = -1, upBias = -1, downBias = -1; // optional feed-forward biases (llama, mistral3)
     AttentionWeights attn;
     MoeWeights experts; // a mixture-of-experts feed-forward instead of gate/up/down
 };
@@ -21,7 +22,10 @@ struct DenseLayer {
 struct DenseVariant {
     const char* arch = "llama";
     bool biases = false;         // q/k/v biases required (qwen2)
-    bool optionalBiases = false; // q/k/v biases bound when the file has them (llama)
+    bool optionalBiases = false; // q/k/v/output and feed-forward biases bound when the file has them (llama)
+    // llama 4's attention temperature on q (attention.temperature_scale, over the original
+    // context's length of positions), as llama.cpp reads it for mistral3.
+    bool attnTemperature = false;
     bool qkNorm = false;         // per-head RMS norms of q and k before RoPE (qwen3)
     bool neox = false;           // RoPE pairs (i, i + nRot/2) instead of (2i, 2i + 1)
     // The feed-forward: dense SwiGLU, a mixture of experts, or experts when the file has
@@ -40,6 +44,7 @@ public:
 private:
     DenseVariant m_variant;
     DecoderHParams m_hp;
+    graph::RopeParams m_rope; // with the file's RoPE scaling
     bool m_experts = false;
     MoeHParams m_moe;
     std::vector<DenseLayer> m_layers;

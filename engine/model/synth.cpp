@@ -35,6 +35,10 @@ struct Shape {
     // positions and the attention factor they imply; `window` written as the converter does.
     bool phi3 = false;
     int nRot = 0, ctxOrig = 0;
+    // mistral3: YaRN by ropeScale from ctxOrig positions (log multiplier 1, as its converter
+    // writes) and the attention temperature tempScale per ctxOrig positions.
+    bool mistral3 = false;
+    float tempScale = 0.0f;
 };
 
 const Shape kShapes[] = {
@@ -81,6 +85,20 @@ const Shape kShapes[] = {
      .nLayer = 32, .nEmbd = 3072, .nFf = 8192, .nHead = 24, .nHeadKv = 8, .headDim = 128, .ropeBase = 10000.0f,
      .rmsEps = 1e-5f, .ctx = 131072, .tied = true, .qkvBias = false, .qkNorm = false, .llama3Rope = false,
      .writeHeadDims = false, .window = 262144, .phi3 = true, .nRot = 96, .ctxOrig = 4096},
+    // An original context of 4 positions puts the test sequences past four temperature steps, and
+    // a temperature of 1 (real files: 0.1) scales q enough that leaving it out fails the tests.
+    {.name = "mistral3-tiny", .arch = "mistral3",
+     .description = "mistral3, 4 layers, 256 wide, 8/4 heads of 32, YaRN x16 and attention temperature 1 "
+                    "from 4 positions",
+     .nLayer = 4, .nEmbd = 256, .nFf = 768, .nHead = 8, .nHeadKv = 4, .headDim = 32, .ropeBase = 1000000.0f,
+     .rmsEps = 1e-5f, .ctx = 4096, .tied = false, .qkvBias = false, .qkNorm = false, .llama3Rope = false,
+     .writeHeadDims = true, .ropeScale = 16.0f, .ctxOrig = 4, .mistral3 = true, .tempScale = 1.0f},
+    {.name = "ministral3-3b", .arch = "mistral3",
+     .description = "Ministral 3 3B shape: 26 layers, 3072, 32/8 heads of 128, YaRN x16 from 16384, "
+                    "attention temperature 0.1, tied",
+     .nLayer = 26, .nEmbd = 3072, .nFf = 9216, .nHead = 32, .nHeadKv = 8, .headDim = 128, .ropeBase = 1000000.0f,
+     .rmsEps = 1e-5f, .ctx = 262144, .tied = true, .qkvBias = false, .qkNorm = false, .llama3Rope = false,
+     .writeHeadDims = true, .ropeScale = 16.0f, .ctxOrig = 16384, .mistral3 = true, .tempScale = 0.1f},
 };
 
 uint64_t splitmix(uint64_t x) {
@@ -295,6 +313,15 @@ Status synthesizeModel(const SynthOptions& o) {
         const double scale = double(s.ctx) / s.ctxOrig;
         const double attn = scale > 1.0 ? std::sqrt(1.0 + std::log(scale) / std::log(double(s.ctxOrig))) : 1.0;
         w.set(a + "rope.scaling.attn_factor", gguf::Value::f32(float(attn)));
+    }
+    if (s.mistral3) {
+        w.set(a + "rope.scaling.type", gguf::Value::string("yarn"));
+        w.set(a + "rope.scaling.factor", gguf::Value::f32(s.ropeScale));
+        w.set(a + "rope.scaling.original_context_length", gguf::Value::u32(uint32_t(s.ctxOrig)));
+        w.set(a + "rope.scaling.yarn_beta_fast", gguf::Value::f32(32.0f));
+        w.set(a + "rope.scaling.yarn_beta_slow", gguf::Value::f32(1.0f));
+        w.set(a + "rope.scaling.yarn_log_multiplier", gguf::Value::f32(1.0f));
+        w.set(a + "attention.temperature_scale", gguf::Value::f32(s.tempScale));
     }
     if (s.gemma) {
         w.set(a + "attention.sliding_window", gguf::Value::u32(uint32_t(s.window)));

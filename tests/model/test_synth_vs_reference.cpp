@@ -4,7 +4,8 @@
 // sliding window the sequence outruns, qwen3moe-tiny, 16 experts of which 4 run per token, and
 // gpt-oss-tiny: sinks, biases, YaRN, experts with biases and the clamped SwiGLU; phi3-tiny and a
 // 2-layer cut of phi4-mini: fused q/k/v and gate/up, partial NeoX RoPE, LongRoPE, whose long
-// factors phi3-tiny's context takes and phi4-mini's does not) in several types: both evaluate one
+// factors phi3-tiny's context takes and phi4-mini's does not; mistral3-tiny: YaRN and the attention
+// temperature) in several types: both evaluate one
 // fixed token sequence. Our logits must match llama.cpp's fp32 evaluation of the
 // same weights closely, and its own evaluation of the quantized file within the activation
 // rounding it adds, with the top-5 tokens overlapping at every position.
@@ -165,6 +166,9 @@ private Q_SLOTS:
         QTest::newRow("phi3-tiny F32") << QStringLiteral("phi3-tiny") << QStringLiteral("F32") << spm;
         QTest::newRow("phi3-tiny Q8_0") << QStringLiteral("phi3-tiny") << QStringLiteral("Q8_0") << spm;
         QTest::newRow("phi4-mini F16") << QStringLiteral("phi4-mini") << QStringLiteral("F16") << spm;
+        // mistral3-tiny: YaRN, and the attention temperature steps every 4 positions.
+        QTest::newRow("mistral3-tiny F32") << QStringLiteral("mistral3-tiny") << QStringLiteral("F32") << spm;
+        QTest::newRow("mistral3-tiny Q4_K_M") << QStringLiteral("mistral3-tiny") << QStringLiteral("Q4_K_M") << spm;
     }
     void agreesWithReference() {
         QFETCH(QString, preset);

@@ -58,10 +58,13 @@ Weights makeWeights(Type t, int64_t rows, int64_t cols, uint32_t seed) {
     return w;
 }
 
+// Q4_K, Q6_K and IQ4_XS come in super-blocks of 256 columns and take activations per 256.
+bool superBlocks(Type t) { return t == Type::Q4_K || t == Type::Q6_K || t == Type::IQ4_XS; }
+
 // The activations the kernels see: blocks of 32 (Q4_K, Q6_K: 256) quantized to 8 bits (scale amax/127,
 // round to nearest even), expanded back to floats.
 std::vector<float> quantizedActs(Type t, const std::vector<float>& x) {
-    const size_t block = t == Type::Q4_K || t == Type::Q6_K ? 256 : 32;
+    const size_t block = superBlocks(t) ? 256 : 32;
     std::vector<float> out(x.size());
     for (size_t b = 0; b < x.size(); b += block) {
         float amax = 0;
@@ -72,10 +75,10 @@ std::vector<float> quantizedActs(Type t, const std::vector<float>& x) {
     return out;
 }
 
-const Type kTypes[] = {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q4_K, Type::Q6_K};
+const Type kTypes[] = {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::IQ4_NL, Type::Q4_K, Type::Q6_K, Type::IQ4_XS};
 
 std::vector<int64_t> colsFor(Type t) {
-    if (t == Type::Q4_K || t == Type::Q6_K) return {256, 768};
+    if (superBlocks(t)) return {256, 768};
     return {32, 96, 512};
 }
 
@@ -123,6 +126,8 @@ private Q_SLOTS:
             QCOMPARE(p.groups(), int64_t(3));
             if (t == Type::Q4_K) // scales and mins as whole bytes: 2368 instead of 16 × 144
                 QCOMPARE(uint64_t(p.bytes()), uint64_t(3 * 2368));
+            else if (t == Type::IQ4_XS) // scales as whole bytes, whole cache lines: 2240 instead of 16 × 136
+                QCOMPARE(uint64_t(p.bytes()), uint64_t(3 * 2240));
             else
                 QCOMPARE(uint64_t(p.bytes()), w.m.rowBytes * 48); // same bytes, rearranged
             QCOMPARE(p.rows(), int64_t(48));
@@ -290,7 +295,7 @@ private Q_SLOTS:
         if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
         ThreadPool p2(2), p3(3);
         for (Type t : kTypes) {
-            const int64_t cols = t == Type::Q4_K || t == Type::Q6_K ? 512 : 96;
+            const int64_t cols = superBlocks(t) ? 512 : 96;
             const int64_t rowsOf[] = {37, 203, 16};
             std::vector<Weights> ws;
             std::vector<PackedMatrix> ps;

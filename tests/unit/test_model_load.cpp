@@ -48,6 +48,13 @@ Spec tinySpec(const std::string& arch) {
         s.keys[a + "expert_used_count"] = gguf::Value::u32(2);
         s.keys[a + "expert_feed_forward_length"] = gguf::Value::u32(8);
     }
+    if (arch == "mistral3") {
+        // YaRN x4 from an original context of 8 positions, the attention temperature per 8.
+        s.keys[a + "rope.scaling.type"] = gguf::Value::string("yarn");
+        s.keys[a + "rope.scaling.factor"] = gguf::Value::f32(4.0f);
+        s.keys[a + "rope.scaling.original_context_length"] = gguf::Value::u32(8);
+        s.keys[a + "attention.temperature_scale"] = gguf::Value::f32(0.1f);
+    }
     if (arch == "phi3") {
         // LongRoPE from an original context of 16 positions, its attention factor, a window.
         s.keys[a + "rope.scaling.original_context_length"] = gguf::Value::u32(16);
@@ -154,7 +161,8 @@ class TestModelLoad : public QObject {
 private Q_SLOTS:
     void wellFormedFilesBindAndRun_data() {
         QTest::addColumn<QString>("arch");
-        for (const char* a : {"llama", "qwen2", "qwen3", "qwen3moe", "gemma3", "gpt-oss", "phi3"}) QTest::newRow(a) << QString::fromLatin1(a);
+        for (const char* a : {"llama", "qwen2", "qwen3", "qwen3moe", "gemma3", "gpt-oss", "phi3", "mistral3"})
+            QTest::newRow(a) << QString::fromLatin1(a);
     }
     void wellFormedFilesBindAndRun() {
         QFETCH(QString, arch);
@@ -291,6 +299,45 @@ private Q_SLOTS:
         QVERIFY(v != w.end());
         QCOMPARE(v->data, q->data + 12 * q->rowBytes);
         QCOMPARE(v->ne[1], int64_t(4));
+    }
+
+    // mistral3: YaRN on q and k alike, the attention temperature on q only (over the original
+    // context's 8 positions); a negative temperature, or one with RoPE on part of each head, is
+    // refused by name.
+    void mistral3TemperatureOnQOnly() {
+        auto m = bind(tinySpec("mistral3"));
+        QVERIFY2(m->status.isOk(), m->status.toString().c_str());
+        model::KvSetup kv;
+        kv.type = quant::Type::F32;
+        kv.numBlocks = 2;
+        const graph::Graph g = m->arch->buildGraph({4, 1, 64}, kv);
+        int withTemp = 0, without = 0;
+        for (const graph::Node& n : g.nodes()) {
+            if (n.op != graph::Op::Rope) continue;
+            QVERIFY(n.rope.extFactor == 1.0f);
+            QCOMPARE(n.rope.freqScale, 0.25f);
+            if (n.rope.tempScale == 0.0f) {
+                ++without;
+                continue;
+            }
+            ++withTemp;
+            QCOMPARE(n.rope.tempScale, 0.1f);
+            QCOMPARE(n.rope.tempLength, 8);
+            QCOMPARE(g.tensor(n.out).ne[1], int64_t(2)); // the query heads
+        }
+        QCOMPARE(withTemp, 2);
+        QCOMPARE(without, 2);
+
+        Spec s = tinySpec("mistral3");
+        s.keys["mistral3.attention.temperature_scale"] = gguf::Value::f32(-1.0f);
+        auto bad = bind(s);
+        QCOMPARE(int(bad->status.code()), int(ErrorCode::InvalidFormat));
+        QVERIFY2(bad->status.message().find("temperature_scale") != std::string::npos, bad->status.toString().c_str());
+        s = tinySpec("mistral3");
+        s.keys["mistral3.rope.dimension_count"] = gguf::Value::u32(2);
+        bad = bind(s);
+        QCOMPARE(int(bad->status.code()), int(ErrorCode::Unsupported));
+        QVERIFY2(bad->status.message().find("temperature") != std::string::npos, bad->status.toString().c_str());
     }
 };
 

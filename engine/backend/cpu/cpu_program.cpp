@@ -44,6 +44,7 @@ struct Step {
     int nextJob = -1;                   // the next matMul job (for prefetching), -1 at the end
     int rope = -1;                      // Rope: its angle table
     int experts = -1;                   // MatMulId (one, or gate and up on the same input): m_experts
+    int nextExperts = -1;               // experts: the expert step right after (down after gate and up)
 };
 
 // The expert matrices of the MatMulId nodes of one step: per node, each expert's matrix and
@@ -129,15 +130,20 @@ public:
         }
         // Each step's next matMul job, for the prefetch hints.
         int next = -1;
+        int nextHeavy = -1; // the next matMul or expert step
         for (int i = int(m_steps.size()) - 1; i >= 0; --i) {
-            m_steps[size_t(i)].nextJob = next;
-            if (m_steps[size_t(i)].matMul) next = i;
+            Step& s = m_steps[size_t(i)];
+            s.nextJob = next;
+            if (s.experts >= 0 && nextHeavy >= 0 && m_steps[size_t(nextHeavy)].experts >= 0) s.nextExperts = nextHeavy;
+            if (s.matMul) next = i;
+            if (s.matMul || s.experts >= 0) nextHeavy = i;
         }
         // Expert scratch: each expert's rows gathered, and its outputs before they are scattered.
         m_expertX.resize(size_t(m_expertPairs * m_expertWidth));
         m_expertY.resize(size_t(2 * m_expertPairs * m_expertWidth)); // gate and up
         m_expertOrder.resize(size_t(m_expertPairs));
         m_expertJobs.reserve(size_t(m_expertPairs) * 2);
+        m_nextExpertJobs.reserve(size_t(m_expertPairs) * 2);
         // Attention scratch for the step's token count.
         m_rows.resize(size_t(maxTokens));
         m_positions.resize(size_t(maxTokens));
@@ -190,7 +196,7 @@ private:
     // out[t][e] = x[t][e or 0] · W[ids[t][e]]ᵀ for the step's MatMulId nodes (same x and ids). A
     // few tokens: every (token, expert) product as one parallel job. More: each expert's tokens
     // gathered and multiplied as one batch, so that each chosen expert's weights are read once.
-    Status expertMatMul(const ExpertStep& e) {
+    Status expertMatMul(const Step& step, const ExpertStep& e) {
         const Node& n = m_h.graph->nodes()[size_t(e.nodes[0])];
         const Tensor &W = m_h.t(n.src[0]), &X = m_h.t(n.src[1]), &I = m_h.t(n.src[2]);
         const int64_t k = I.ne[0], tokens = I.ne[1], cols = W.ne[0], rows = W.ne[1], nExp = W.ne[2];
@@ -208,7 +214,21 @@ private:
                 for (int64_t p = 0; p < k * tokens; ++p)
                     m_expertJobs.push_back({&e.matrices[i][size_t(ids[p])], e.packed[i][size_t(ids[p])], xRow(p), 1, y + p * rows});
             }
-            return matMulExperts(m_expertJobs, m_pool);
+            // While this job's threads wait, they pull in their first chunks of the next: the
+            // same tokens' chosen experts of the step after (down after gate and up), else the
+            // next matMul.
+            if (step.nextExperts >= 0) {
+                planDecodeExperts(m_experts[size_t(m_steps[size_t(step.nextExperts)].experts)], m_nextExpertJobs);
+                prefetchCallerChunk(m_nextExpertJobs, m_pool);
+                const Status s = matMulExperts(m_expertJobs, m_pool);
+                prefetchWorkerChunk(m_nextExpertJobs, m_pool);
+                return s;
+            }
+            const auto next = jobOf(step.nextJob);
+            prefetchCallerChunk(next, tokens, m_pool);
+            const Status s = matMulExperts(m_expertJobs, m_pool);
+            prefetchWorkerChunk(next, tokens, m_pool);
+            return s;
         }
         // The (token, slot) pairs by expert (a counting sort) and their inputs gathered in that
         // order; then every chosen expert's rows as one job over all the step's nodes.
@@ -252,10 +272,9 @@ private:
             const RopeTable& t = m_ropes[i];
             const graph::RopeParams& a = t.params;
             const graph::RopeParams& b = n.rope;
-            if (t.factors == factors && t.positions == positions && a.nRot == b.nRot && a.freqBase == b.freqBase &&
-                a.freqScale == b.freqScale && a.extFactor == b.extFactor && a.attnFactor == b.attnFactor &&
-                a.betaFast == b.betaFast && a.betaSlow == b.betaSlow && a.nCtxOrig == b.nCtxOrig)
-                return int(i);
+            graph::RopeParams x = a, y = b;
+            x.neox = y.neox = false; // the angle table does not depend on the pairing
+            if (t.factors == factors && t.positions == positions && x == y) return int(i);
         }
         RopeTable t;
         t.params = n.rope;
@@ -263,6 +282,24 @@ private:
         t.positions = positions;
         m_ropes.push_back(std::move(t));
         return int(m_ropes.size() - 1);
+    }
+
+    // The decode jobs of an expert step as its run will make them (for prefetch hints: only the
+    // matrices and the token count matter). Nothing when an expert id is out of range.
+    void planDecodeExperts(const ExpertStep& e, std::vector<ExpertMatMul>& jobs) const {
+        jobs.clear();
+        const Node& n = m_h.graph->nodes()[size_t(e.nodes[0])];
+        const Tensor& I = m_h.t(n.src[2]);
+        const int64_t pairs = I.elements(), nExp = int64_t(e.matrices[0].size());
+        const int32_t* ids = m_h.i(n.src[2]);
+        for (size_t i = 0; i < e.nodes.size(); ++i)
+            for (int64_t p = 0; p < pairs; ++p) {
+                if (ids[p] < 0 || ids[p] >= nExp) {
+                    jobs.clear();
+                    return;
+                }
+                jobs.push_back({&e.matrices[i][size_t(ids[p])], e.packed[i][size_t(ids[p])], nullptr, 1, nullptr});
+            }
     }
 
     template <typename Fn> void parallelRows(int64_t rows, int64_t width, const Fn& fn) {
@@ -286,7 +323,7 @@ private:
             prefetchWorkerChunk(next, step.n, m_pool);
             return s;
         }
-        if (step.experts >= 0) return expertMatMul(m_experts[size_t(step.experts)]);
+        if (step.experts >= 0) return expertMatMul(step, m_experts[size_t(step.experts)]);
         const Tensor& out = m_h.t(n.out);
         const int64_t width = out.ne[0], rows = out.rows();
         switch (n.op) {
@@ -518,7 +555,7 @@ private:
     int64_t m_expertPairs = 0, m_expertWidth = 0;
     std::vector<float> m_expertX, m_expertY;
     std::vector<int64_t> m_expertOrder, m_expertStart, m_expertFill;
-    std::vector<ExpertMatMul> m_expertJobs;
+    std::vector<ExpertMatMul> m_expertJobs, m_nextExpertJobs;
     std::vector<uint8_t> m_raw; // an embedding row read from the file
     bool m_attentionReady = false;
     std::vector<int64_t> m_rows;

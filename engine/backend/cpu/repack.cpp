@@ -1,4 +1,4 @@
-// Repacking of Q4_0/Q5_0/Q8_0/Q4_K/Q6_K weight matrices into the 16-row interleaved layout
+// Repacking of Q4_0/Q5_0/Q8_0/IQ4_NL/Q4_K/Q6_K/IQ4_XS weight matrices into the 16-row interleaved layout
 // (repack.h), the matMul driver over repacked weights (activation quantization, split of row
 // groups over the pool) and the per-model set of repacked copies. Compiled for plain x86-64.
 #include "backend/cpu/repack.h"
@@ -24,7 +24,7 @@ namespace {
 
 using quant::Type;
 
-// Q4_0: the 16 nibble bytes of a block, split into 4-byte chunks, row i of the group at bytes
+// Q4_0 (and IQ4_NL): the 16 nibble bytes of a block, split into 4-byte chunks, row i of the group at bytes
 // 4i..4i+3 of chunk k. Q5_0: the same, then the fifth bits as 8 masks over those bytes. Q8_0: the
 // 32 values + 128 in 8 chunks.
 void packBlock(Type type, const uint8_t* const* src, int nRows, int64_t b, uint8_t* payload,
@@ -35,7 +35,11 @@ void packBlock(Type type, const uint8_t* const* src, int nRows, int64_t b, uint8
             scales[i] = 0;
             continue;
         }
-        if (type == Type::Q4_0) {
+        if (type == Type::IQ4_NL) { // Q4_0's nibble order; the kernel maps each nibble to its level
+            const auto& blk = reinterpret_cast<const quant::BlockIQ4_NL*>(src[i])[b];
+            scales[i] = blk.d;
+            for (int k = 0; k < 4; ++k) std::memcpy(payload + 64 * k + 4 * i, blk.qs + 4 * k, 4);
+        } else if (type == Type::Q4_0) {
             const auto& blk = reinterpret_cast<const quant::BlockQ4_0*>(src[i])[b];
             scales[i] = blk.d;
             for (int k = 0; k < 4; ++k) std::memcpy(payload + 64 * k + 4 * i, blk.qs + 4 * k, 4);
@@ -79,6 +83,29 @@ void packBlockQ4K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out)
     }
 }
 
+// IQ4_XS super-block b of the group's rows (layout in repack.h): the nibble indices rearranged
+// into Q4_K's chunk order, then d and the signed 6-bit scales [sub-block][row].
+void packBlockIQ4XS(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out) {
+    uint16_t* d = reinterpret_cast<uint16_t*>(out + kQ4KPayload);
+    int8_t* sc = reinterpret_cast<int8_t*>(out + kQ4KPayload + 2 * kPackRows);
+    for (int i = 0; i < nRows; ++i) {
+        const auto& blk = reinterpret_cast<const quant::BlockIQ4_XS*>(src[i])[b];
+        uint8_t u[256]; // the nibble of each column
+        for (int j = 0; j < 8; ++j)
+            for (int l = 0; l < 16; ++l) {
+                u[32 * j + l] = blk.qs[16 * j + l] & 0x0f;
+                u[32 * j + 16 + l] = blk.qs[16 * j + l] >> 4;
+            }
+        for (int c = 0; c < 4; ++c)
+            for (int k = 0; k < 8; ++k)
+                for (int e = 0; e < 4; ++e)
+                    out[64 * (8 * c + k) + 4 * i + e] =
+                        uint8_t(u[64 * c + 4 * k + e] | u[64 * c + 32 + 4 * k + e] << 4);
+        d[i] = blk.d;
+        for (int j = 0; j < 8; ++j) sc[kPackRows * j + i] = int8_t(quant::iq4xsScale(blk, j));
+    }
+}
+
 // Q6_K super-block b of the group's rows (layout in repack.h): u = q + 32 of every column split
 // into nibble and high-bit vectors, then the scales [sub-block][row] and d.
 void packBlockQ6K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out) {
@@ -109,9 +136,9 @@ void packBlockQ6K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out)
     }
 }
 
-// Q4_K and Q6_K come in super-blocks of 256 columns (and take activations in blocks of 256);
-// Q4_0, Q5_0 and Q8_0 in blocks of 32.
-bool superBlocks(Type t) { return t == Type::Q4_K || t == Type::Q6_K; }
+// Q4_K, Q6_K and IQ4_XS come in super-blocks of 256 columns (and take activations in blocks of
+// 256); Q4_0, Q5_0, Q8_0 and IQ4_NL in blocks of 32.
+bool superBlocks(Type t) { return t == Type::Q4_K || t == Type::Q6_K || t == Type::IQ4_XS; }
 
 kernels::ActKind actKindOf(Type t) {
     return superBlocks(t) ? kernels::ActKind::Q8x256 : kernels::ActKind::Q8x32;
@@ -131,23 +158,26 @@ struct Layout {
 };
 Layout layoutOf(Type t, int64_t nb) {
     if (superBlocks(t)) {
-        const uint64_t block = t == Type::Q4_K ? kQ4KBlockBytes : kQ6KBlockBytes;
+        const uint64_t block = t == Type::Q4_K ? kQ4KBlockBytes : t == Type::IQ4_XS ? kIQ4XSBlockBytes : kQ6KBlockBytes;
         return {block, uint64_t(nb) * block};
     }
-    const uint64_t payload = t == Type::Q4_0 ? 256 : t == Type::Q5_0 ? 320 : 512;
+    const uint64_t payload = t == Type::Q4_0 || t == Type::IQ4_NL ? 256 : t == Type::Q5_0 ? 320 : 512;
     return {payload, uint64_t(nb) * (payload + 2 * kPackRows)};
 }
 
 } // namespace
 
-bool canRepack(quant::Type t, Isa isa) {
-    return isa == Isa::Avx512 && isaSupported(isa) &&
-           (t == Type::Q4_0 || t == Type::Q5_0 || t == Type::Q8_0 || t == Type::Q4_K || t == Type::Q6_K);
+namespace {
+bool hasLayout(Type t) {
+    return t == Type::Q4_0 || t == Type::Q5_0 || t == Type::Q8_0 || t == Type::Q4_K || t == Type::Q6_K ||
+           t == Type::IQ4_NL || t == Type::IQ4_XS;
 }
+} // namespace
+
+bool canRepack(quant::Type t, Isa isa) { return isa == Isa::Avx512 && isaSupported(isa) && hasLayout(t); }
 
 Result<uint64_t> PackedMatrix::packedBytes(const ref::Matrix& w) {
-    if (w.type != Type::Q4_0 && w.type != Type::Q5_0 && w.type != Type::Q8_0 && w.type != Type::Q4_K &&
-        w.type != Type::Q6_K)
+    if (!hasLayout(w.type))
         return unsupported("repack: no repacked layout for " +
                            std::string(quant::typeName(w.type)));
     const int64_t blockCols = superBlocks(w.type) ? 256 : 32;
@@ -158,6 +188,8 @@ Result<uint64_t> PackedMatrix::packedBytes(const ref::Matrix& w) {
                                 : w.type == Type::Q5_0 ? sizeof(quant::BlockQ5_0)
                                 : w.type == Type::Q8_0 ? sizeof(quant::BlockQ8_0)
                                 : w.type == Type::Q4_K ? sizeof(quant::BlockQ4_K)
+                                : w.type == Type::IQ4_NL ? sizeof(quant::BlockIQ4_NL)
+                                : w.type == Type::IQ4_XS ? sizeof(quant::BlockIQ4_XS)
                                                        : sizeof(quant::BlockQ6_K);
     const int64_t nb = w.cols / blockCols;
     if (w.rowBytes < uint64_t(nb) * blockBytes)
@@ -216,6 +248,11 @@ Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource
         if (w.type == Type::Q4_K) {
             for (int64_t b = 0; b < nb; ++b)
                 packBlockQ4K(src, nRows, b, grp + uint64_t(b) * kQ4KBlockBytes);
+            continue;
+        }
+        if (w.type == Type::IQ4_XS) {
+            for (int64_t b = 0; b < nb; ++b)
+                packBlockIQ4XS(src, nRows, b, grp + uint64_t(b) * kIQ4XSBlockBytes);
             continue;
         }
         // Pairs of blocks: both payloads, then both blocks' scales (an odd last block alone).
@@ -471,15 +508,15 @@ struct ChunkStart {
     int64_t group = 0;
     uint64_t bytes = 0;
 };
-ChunkStart firstChunk(std::span<const SharedMatMul> next, int64_t n, const ThreadPool* pool, int who) {
-    if (!pool || pool->size() <= 1 || n < 1 || n > 4 || next.empty()) return {};
+// The thread's chunk of `matrices` end to end (each with `packed`), split as the pool splits
+// one job over all their groups.
+template <typename Item>
+ChunkStart chunkOf(std::span<const Item> next, const ThreadPool* pool, int who) {
     // The worker stops at the next job anyway; caps of 0.5, 1, 2 and 4 MiB measured each better
     // than the one before (what leaves L2 early waits in the L3).
     constexpr uint64_t kMaxBytes = 4096 << 10;
-    // Separate jobs unless matMulShared makes them one: then the first matrix's job comes first.
-    if (next.size() > 1 && !oneSharedJob(next, n, pool)) next = next.first(1);
     int64_t total = 0;
-    for (const SharedMatMul& o : next) {
+    for (const Item& o : next) {
         if (!o.packed) return {}; // not a repacked job
         total += o.packed->groups();
     }
@@ -488,7 +525,7 @@ ChunkStart firstChunk(std::span<const SharedMatMul> next, int64_t n, const Threa
     const int64_t callerGroups = pool->claimSize(total, grain);
     int64_t first = who == 0 ? 0 : callerGroups;
     int64_t count = who == 0 ? callerGroups : pool->claimSize(total - callerGroups, grain);
-    for (const SharedMatMul& o : next) {
+    for (const Item& o : next) {
         const PackedMatrix& p = *o.packed;
         if (first >= p.groups()) {
             first -= p.groups();
@@ -500,6 +537,21 @@ ChunkStart firstChunk(std::span<const SharedMatMul> next, int64_t n, const Threa
     return {};
 }
 
+ChunkStart firstChunk(std::span<const SharedMatMul> next, int64_t n, const ThreadPool* pool, int who) {
+    if (!pool || pool->size() <= 1 || n < 1 || n > 4 || next.empty()) return {};
+    // Separate jobs unless matMulShared makes them one: then the first matrix's job comes first.
+    if (next.size() > 1 && !oneSharedJob(next, n, pool)) next = next.first(1);
+    return chunkOf(next, pool, who);
+}
+
+// matMulExperts' decode job: all the experts' groups end to end (one expert alone is matMul's).
+ChunkStart firstExpertChunk(std::span<const ExpertMatMul> next, const ThreadPool* pool, int who) {
+    if (!pool || pool->size() <= 1 || next.empty()) return {};
+    for (const ExpertMatMul& j : next)
+        if (j.n < 1 || j.n > 4) return {};
+    return chunkOf(next, pool, who);
+}
+
 } // namespace
 
 void prefetchWorkerChunk(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool) {
@@ -509,6 +561,16 @@ void prefetchWorkerChunk(std::span<const SharedMatMul> next, int64_t n, ThreadPo
 
 void prefetchCallerChunk(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool) {
     const ChunkStart c = firstChunk(next, n, pool, 0);
+    if (c.matrix) pool->prefetchWhileWaiting(c.matrix->group(c.group), size_t(c.bytes));
+}
+
+void prefetchWorkerChunk(std::span<const ExpertMatMul> next, ThreadPool* pool) {
+    const ChunkStart c = firstExpertChunk(next, pool, 1);
+    if (c.matrix) pool->prefetchWhileIdle(c.matrix->group(c.group), size_t(c.bytes));
+}
+
+void prefetchCallerChunk(std::span<const ExpertMatMul> next, ThreadPool* pool) {
+    const ChunkStart c = firstExpertChunk(next, pool, 0);
     if (c.matrix) pool->prefetchWhileWaiting(c.matrix->group(c.group), size_t(c.bytes));
 }
 

@@ -1,4 +1,4 @@
-// Weight matrices (Q4_0, Q5_0, Q8_0, Q4_K, Q6_K) rearranged once at load into the interleaved layout of the
+// Weight matrices (Q4_0, Q5_0, Q8_0, IQ4_NL, Q4_K, Q6_K, IQ4_XS) rearranged once at load into the interleaved layout of the
 // AVX-512 repacked kernels (16 rows side by side in 4-byte column groups, scales gathered), and
 // the matMul that uses them, falling back to the plain kernels where the layout does not apply.
 #pragma once
@@ -48,10 +48,18 @@ namespace hearth::cpu {
 //     in the high nibbles;
 //   [2048, 3072): 16 high-bit vectors; vector h: bits 2p..2p+1 are chunk h + 16p's (p < 4);
 //   [3072, 3328): the 8-bit scales, sub-block j of row i at 16j + i; [3328, 3360): d (fp16).
+//
+// IQ4_NL (blocks of 32) is laid out as Q4_0: its nibbles are indices of the 16 levels, which the
+// kernel looks up. IQ4_XS (super-blocks of 256 columns): each block of a group is 2240 bytes (the
+// original's 16 × 136, 3% more):
+//   [0, 2048): the level indices in Q4_K's chunk order (low nibbles columns 64c + 4k.., high ones
+//     64c + 32 + 4k..); [2048, 2080): the 16 rows' d (fp16); [2080, 2208): the 6-bit scales
+//     minus 32 as signed bytes, sub-block j of row i at 16j + i; [2208, 2240): zero.
 inline constexpr int kPackRows = 16;
 inline constexpr uint64_t kQ4KPayload = 2048;
 inline constexpr uint64_t kQ4KBlockBytes = 2368;
 inline constexpr uint64_t kQ6KBlockBytes = 3360;
+inline constexpr uint64_t kIQ4XSBlockBytes = 2240;
 
 class PackedMatrix {
 public:
@@ -67,7 +75,7 @@ public:
     // Bytes of w's repacked copy (a multiple of 64). Errors: another type, a bad shape.
     static Result<uint64_t> packedBytes(const ref::Matrix& w);
 
-    // Rearranges w (Q4_0, Q5_0, Q8_0, Q4_K or Q6_K). With releaseSource, w's pages are handed back to the
+    // Rearranges w (Q4_0, Q5_0, Q8_0, IQ4_NL, Q4_K, Q6_K or IQ4_XS). With releaseSource, w's pages are handed back to the
     // kernel as they are copied (see RepackedWeights::add). With `into` (packedBytes(w) zeroed
     // bytes, 64-byte aligned, outliving the result) the copy is written there; otherwise it gets
     // its own memory. Errors: another type, a bad shape, no memory.
@@ -130,6 +138,9 @@ Status matMulExperts(std::span<const ExpertMatMul> jobs, ThreadPool* pool);
 //   and it waits for the worker, prefetches its own chunk.
 void prefetchWorkerChunk(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool);
 void prefetchCallerChunk(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool);
+// The same when the next job is matMulExperts' (a decode step's chosen experts, every job n <= 4).
+void prefetchWorkerChunk(std::span<const ExpertMatMul> next, ThreadPool* pool);
+void prefetchCallerChunk(std::span<const ExpertMatMul> next, ThreadPool* pool);
 
 // The repacked copies of a model's weight matrices, found by the original's data pointer.
 class RepackedWeights {

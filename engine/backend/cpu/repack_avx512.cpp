@@ -1,4 +1,4 @@
-// The AVX-512 VNNI kernels over repacked Q4_0/Q5_0/Q8_0/Q4_K/Q6_K weights (layout in repack.h): a tile
+// The AVX-512 VNNI kernels over repacked Q4_0/Q5_0/Q8_0/IQ4_NL/Q4_K/Q6_K/IQ4_XS weights (layout in repack.h): a tile
 // of 16 weight rows × up to 8 tokens (4 for the K types), one vpdpbusd per 4-column chunk
 // (unsigned weights × signed 8-bit activations, 16 rows in the 16 lanes), the weights' offset
 // (Q4_K: its mins) removed with the activation sums.
@@ -9,6 +9,7 @@
 #endif
 
 #include "backend/cpu/matmul_kernels.h"
+#include "quant/blocks.h"
 
 #include <cstring>
 #include <immintrin.h>
@@ -32,7 +33,14 @@ inline __m512i broadcast4(const int8_t* p) {
 }
 
 // The legacy types' repacked payloads (repack.h).
-enum class Legacy { Q4_0, Q5_0, Q8_0 };
+enum class Legacy { Q4_0, Q5_0, Q8_0, IQ4_NL };
+
+// The IQ4 levels + 128 as unsigned bytes, in each 128-bit lane: vpshufb maps a nibble to its level.
+inline __m512i iq4LevelTable() {
+    alignas(16) uint8_t t[16];
+    for (int i = 0; i < 16; ++i) t[i] = uint8_t(int(quant::iq4Level(i)) + 128);
+    return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(t)));
+}
 
 // y[j0 + t][16g .. 16g + 15] for t < NT. Q8_0: payload of 8 byte chunks (q + 128); Q4_0: 4 chunks
 // of nibble pairs (q + 8 in the low nibble for columns 4k.., in the high one for 16 + 4k..);
@@ -50,7 +58,9 @@ template <int NT, Legacy kType> void tile(const PackedJob& job, int64_t g, int64
         acc[t] = _mm512_setzero_ps();
     }
     const __m512i low4 = _mm512_set1_epi8(0x0f);
-    const float offset = kQ8 ? 128.0f : kType == Legacy::Q5_0 ? 16.0f : 8.0f;
+    constexpr bool kLevels = kType == Legacy::IQ4_NL;
+    const __m512i levels = kLevels ? iq4LevelTable() : _mm512_setzero_si512();
+    const float offset = kQ8 || kLevels ? 128.0f : kType == Legacy::Q5_0 ? 16.0f : 8.0f;
     auto block = [&](const uint8_t* p, const uint8_t* sc, int64_t b) {
         const __m512 ws = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc)));
         __m512i w[8]; // w[k]: columns 4k..4k+3 of the block, 16 rows × 4 unsigned bytes
@@ -62,6 +72,8 @@ template <int NT, Legacy kType> void tile(const PackedJob& job, int64_t g, int64
                 w[k] = _mm512_and_si512(raw, low4);
                 w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
             }
+            if constexpr (kLevels)
+                for (int v = 0; v < 8; ++v) w[v] = _mm512_shuffle_epi8(levels, w[v]);
             if constexpr (kType == Legacy::Q5_0) {
                 const __m512i fifth = _mm512_set1_epi8(0x10);
                 for (int v = 0; v < 8; ++v) {
@@ -216,6 +228,83 @@ void groupsQ4K(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t
     }
 }
 
+// ---- IQ4_XS: super-blocks of 256 against ActQ8x256 -----------------------------------------
+
+constexpr uint64_t kIQ4XSBlockBytes = 2240; // see repack.h
+
+// y[j0 + t][16g .. 16g + 15] for t < NT. As Q4_K, with each nibble mapped to its level + 128 by
+// vpshufb: per sub-block of 32, Σ u·q_a by vpdpbusd minus 128·Σ q_a, times the rows' signed
+// scales in int32 (|Σ| < 2^29 per super-block), then d·d_a in float.
+template <int NT> void tileIQ4XS(const PackedJob& job, int64_t g, int64_t j0) {
+    const int64_t nb = job.cols / 256;
+    const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
+    const ActQ8x256* a[NT];
+    __m512 acc[NT];
+    for (int t = 0; t < NT; ++t) {
+        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
+        acc[t] = _mm512_setzero_ps();
+    }
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    const __m512i levels = iq4LevelTable();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = grp + uint64_t(b) * kIQ4XSBlockBytes;
+        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kIQ4XSBlockBytes);
+        const int8_t* scales = reinterpret_cast<const int8_t*>(blk + kQ4KPayload + 32);
+        __m512i isum[NT];
+        for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+        for (int c = 0; c < 4; ++c) {
+            __m512i slo[NT], shi[NT];
+            for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm512_setzero_si512();
+            for (int k = 0; k < 8; ++k) {
+                const __m512i raw = _mm512_loadu_si512(blk + 64 * (8 * c + k));
+                const __m512i lo = _mm512_shuffle_epi8(levels, _mm512_and_si512(raw, low4));
+                const __m512i hi = _mm512_shuffle_epi8(levels, _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4));
+                for (int t = 0; t < NT; ++t) {
+                    const int8_t* q = a[t][b].qs + 64 * c + 4 * k;
+                    slo[t] = _mm512_dpbusd_epi32(slo[t], lo, broadcast4(q));
+                    shi[t] = _mm512_dpbusd_epi32(shi[t], hi, broadcast4(q + 32));
+                }
+            }
+            const __m512i sc0 = _mm512_cvtepi8_epi32(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16 * (2 * c))));
+            const __m512i sc1 = _mm512_cvtepi8_epi32(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16 * (2 * c + 1))));
+            for (int t = 0; t < NT; ++t) {
+                const int16_t* bs = a[t][b].bsums + 4 * c; // sub-blocks 2c and 2c + 1, two sums each
+                const __m512i lo = _mm512_sub_epi32(slo[t], _mm512_set1_epi32(128 * (int32_t(bs[0]) + bs[1])));
+                const __m512i hi = _mm512_sub_epi32(shi[t], _mm512_set1_epi32(128 * (int32_t(bs[2]) + bs[3])));
+                isum[t] = _mm512_add_epi32(isum[t], _mm512_add_epi32(_mm512_mullo_epi32(lo, sc0),
+                                                                     _mm512_mullo_epi32(hi, sc1)));
+            }
+        }
+        const __m512 wd = _mm512_cvtph_ps(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kQ4KPayload)));
+        for (int t = 0; t < NT; ++t)
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]),
+                                     _mm512_mul_ps(wd, _mm512_set1_ps(a[t][b].d)), acc[t]);
+    }
+    const int64_t r0 = g * 16, left = job.rows - r0;
+    const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
+    for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(job.y + (j0 + t) * job.rows + r0, m, acc[t]);
+}
+
+void groupsIQ4XS(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
+    constexpr int64_t kPanel = 32;
+    for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
+        const int64_t p1 = p0 + kPanel < j1 ? p0 + kPanel : j1;
+        for (int64_t g = g0; g < g1; ++g) {
+            int64_t j = p0;
+            for (; j + 4 <= p1; j += 4) tileIQ4XS<4>(job, g, j);
+            switch (p1 - j) {
+            case 3: tileIQ4XS<3>(job, g, j); break;
+            case 2: tileIQ4XS<2>(job, g, j); break;
+            case 1: tileIQ4XS<1>(job, g, j); break;
+            default: break;
+            }
+        }
+    }
+}
+
 // ---- Q6_K: super-blocks of 256 against ActQ8x256 -------------------------------------------
 
 constexpr uint64_t kQ6KBlockBytes = 3360; // see repack.h
@@ -314,6 +403,8 @@ void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0
     else if (job.type == quant::Type::Q5_0) groups<Legacy::Q5_0>(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::Q4_K) groupsQ4K(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::Q6_K) groupsQ6K(job, g0, g1, j0, j1);
+    else if (job.type == quant::Type::IQ4_XS) groupsIQ4XS(job, g0, g1, j0, j1);
+    else if (job.type == quant::Type::IQ4_NL) groups<Legacy::IQ4_NL>(job, g0, g1, j0, j1);
     else groups<Legacy::Q4_0>(job, g0, g1, j0, j1);
 }
 

@@ -1,7 +1,8 @@
 // RoPE's per-dimension rotation, shared by the reference and the CPU kernels so that both rotate
 // bitwise alike: the angle of pair i at position p is p · base^(-2i/nRot) (divided by a frequency
 // factor when given), scaled linearly by freqScale, blended with the unscaled angle by YaRN's
-// ramp when extFactor != 0, and the rotation's magnitude is attnFactor (YaRN raises it).
+// ramp when extFactor != 0, and the rotation's magnitude is attnFactor (YaRN raises it) times
+// the attention temperature when set.
 #pragma once
 
 #include "graph/graph.h"
@@ -22,6 +23,12 @@ inline void ropeYarnRange(const graph::RopeParams& p, double& low, double& high)
     high = std::min(double(p.nRot - 1), std::ceil(corrDim(double(p.betaSlow))));
 }
 
+// The attention temperature's factor at position pos (1 when off).
+inline double ropeTemperature(const graph::RopeParams& p, int64_t pos) {
+    if (p.tempScale == 0.0f || p.tempLength <= 0) return 1.0;
+    return 1.0 + double(p.tempScale) * std::log(std::floor(double(pos) / double(p.tempLength)) + 1.0);
+}
+
 // cs[2i], cs[2i + 1] = (cos, sin) · magnitude of pair i < nRot/2 at position pos.
 inline void ropeAngles(const graph::RopeParams& p, int64_t pos, const float* freqFactors, double* cs) {
     const int64_t half = p.nRot / 2;
@@ -30,6 +37,7 @@ inline void ropeAngles(const graph::RopeParams& p, int64_t pos, const float* fre
     if (yarn) ropeYarnRange(p, low, high);
     double magnitude = double(p.attnFactor);
     if (yarn) magnitude *= 1.0 + 0.1 * std::log(1.0 / double(p.freqScale));
+    magnitude *= ropeTemperature(p, pos);
     for (int64_t i = 0; i < half; ++i) {
         double theta = double(pos) * std::pow(double(p.freqBase), -2.0 * double(i) / double(p.nRot));
         if (freqFactors) theta /= double(freqFactors[i]);

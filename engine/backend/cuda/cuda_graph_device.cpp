@@ -164,7 +164,7 @@ bool cudaSupportsNode(const graph::Graph& g, const Node& n) {
                sameShape(*out, t(0)) && t(0).rows() <= INT32_MAX;
     case Op::Rope: {
         const graph::RopeParams& p = n.rope;
-        const bool noYarn = p.extFactor == 0.0f && p.attnFactor == 1.0f;
+        const bool noYarn = p.extFactor == 0.0f && p.attnFactor == 1.0f && p.tempScale == 0.0f;
         const bool factors = src(2) == graph::kNone || (f32(g, src(2)) && t(2).elements() >= p.nRot / 2);
         return noYarn && factors && f32Act(g, src(0)) && i32(g, src(1)) && t(0).ne[3] == 1 &&
                t(1).elements() == t(0).ne[2] && p.nRot >= 2 && p.nRot % 2 == 0 && p.nRot <= t(0).ne[0] &&

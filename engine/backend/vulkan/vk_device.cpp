@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <string>
@@ -524,9 +525,30 @@ Status VulkanDevice::rope(const Buffer& x, const Buffer& pos, const Buffer* freq
     if (freqFactors && rp.nFreqFactors > 0) {
         HEARTH_ASSIGN_OR_RETURN(bf, whole(*freqFactors));
     }
-    struct { uint32_t n, nHeads, headDim, nRot; float base; uint32_t neox, nFreq; float freqScale; } p{
-        uint32_t(rp.n), uint32_t(rp.nHeads), uint32_t(rp.headDim), uint32_t(rp.nRot), rp.freqBase,
-        rp.neox ? 1u : 0u, uint32_t(freqFactors ? rp.nFreqFactors : 0), rp.freqScale};
+    // YaRN's ramp over dimension pairs [low, high] and its magnitude, derived here as the CPU's
+    // rope_math.h does (ext 0: the plain angle times freqScale).
+    float ext = 0.0f, low = 0.0f, high = 1.0f, magnitude = rp.attnFactor;
+    if (rp.extFactor != 0.0f && rp.nCtxOrig > 0) {
+        auto corrDim = [&](double rotations) {
+            return double(rp.nRot) * std::log(double(rp.nCtxOrig) / (rotations * 2.0 * M_PI)) /
+                   (2.0 * std::log(double(rp.freqBase)));
+        };
+        ext = rp.extFactor;
+        low = float(std::max(0.0, std::floor(corrDim(double(rp.betaFast)))));
+        high = float(std::min(double(rp.nRot - 1), std::ceil(corrDim(double(rp.betaSlow)))));
+        magnitude = float(double(rp.attnFactor) * (1.0 + 0.1 * std::log(1.0 / double(rp.freqScale))));
+    }
+    if (rp.tempScale != 0.0f && (rp.tempLength <= 0 || rp.nRot != rp.headDim))
+        return invalidArgument("rope: the attention temperature needs a positive length and the whole head rotated");
+    struct {
+        uint32_t n, nHeads, headDim, nRot;
+        float base;
+        uint32_t neox, nFreq;
+        float freqScale, ext, low, high, magnitude, tempScale;
+        uint32_t tempLength;
+    } p{uint32_t(rp.n), uint32_t(rp.nHeads), uint32_t(rp.headDim), uint32_t(rp.nRot), rp.freqBase,
+        rp.neox ? 1u : 0u, uint32_t(freqFactors ? rp.nFreqFactors : 0), rp.freqScale, ext, low, high, magnitude,
+        rp.tempScale, uint32_t(std::max(rp.tempLength, 0))};
     const auto g = groups2d(uint64_t(rp.n) * uint64_t(rp.nHeads) * uint64_t(rp.headDim / 2), 64);
     return dispatch("rope", {bx, bp, bf, bo}, &p, sizeof p, g[0], g[1]);
 }

@@ -221,7 +221,7 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
     case Op::RmsNorm: return plain(n.src[0]) && plain(n.src[1]) && plain(n.out);
     case Op::Rope: {
         const Tensor& X = g.tensor(n.src[0]);
-        return n.rope.extFactor == 0.0f && n.rope.attnFactor == 1.0f && X.ne[0] % 2 == 0 && plain(n.src[0]) &&
+        return X.ne[0] % 2 == 0 && plain(n.src[0]) &&
                plain(n.src[1], true) && plain(n.src[2]) && plain(n.out);
     }
     case Op::KvWrite: {
@@ -445,6 +445,13 @@ Status VulkanGraphDevice::recordNode(Compiling& c, const Node& n) {
         p.neox = n.rope.neox;
         p.nFreqFactors = factors ? int(std::min<int64_t>(g.tensor(n.src[2]).elements(), n.rope.nRot / 2)) : 0;
         p.freqScale = n.rope.freqScale;
+        p.extFactor = n.rope.extFactor;
+        p.attnFactor = n.rope.attnFactor;
+        p.betaFast = n.rope.betaFast;
+        p.betaSlow = n.rope.betaSlow;
+        p.nCtxOrig = n.rope.nCtxOrig;
+        p.tempScale = n.rope.tempScale;
+        p.tempLength = n.rope.tempLength;
         return m_ops->rope(*x, *pos, factors, p, dst);
     }
     case Op::KvWrite: {
