@@ -24,7 +24,8 @@ const char* kQuantizeHelp =
     "  Mixes: Q4_K_M Q4_K_S Q5_K_M Q5_K_S Q6_K Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q3_K_L Q3_K_M Q3_K_S Q2_K\n"
     "         F16 BF16 F32. The source may be F32, F16, BF16 or any type we can dequantize.\n"
     "  --imatrix FILE: importance matrix (hearth-cli imatrix, or llama.cpp's imatrix, GGUF or\n"
-    "         legacy .dat) weighting the Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL IQ4_XS searches as llama.cpp does.\n";
+    "         legacy .dat) weighting the Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL IQ4_XS Q2_K..Q6_K searches as\n"
+    "         llama.cpp does (the same bytes as ggml_quantize_chunk with that imatrix).\n";
 
 // llama.cpp's file types whose tensors cannot be made without an importance matrix.
 bool mixRequiresImatrix(std::string_view name) {

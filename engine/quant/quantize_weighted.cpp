@@ -3,31 +3,17 @@
 // ggml's arithmetic step by step so that the bytes are identical to ggml_quantize_chunk's.
 #include "hearth/quant.h"
 #include "quant/quantizers.h"
+#include "quant/weighted_fit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 
 namespace hearth::quant {
 
-namespace {
+namespace detail {
 
-using detail::roundToInt;
-
-// Below this a group counts as all zeros, as in ggml.
-constexpr float kGroupEps = 1e-15f;
-
-// Round to nearest, ties to even, the way ggml does it: add 1.5 * 2^23 and read the mantissa
-// (valid for |v| < 2^22).
-inline int nearestEven(float v) {
-    const float t = v + 12582912.0f;
-    int32_t bits;
-    std::memcpy(&bits, &t, 4);
-    return (bits & 0x007fffff) - 0x00400000;
-}
-
-// Symmetric fit x ≈ scale * (L - nmax), L in [0, 2 nmax - 1], minimising Σ w (x - scale q)²
-// over 19 candidate inverse scales around -nmax / max. Returns the scale.
 float fitSymmetric(int n, int nmax, const float* x, int8_t* L, const float* w) {
     float max = 0.0f, amax = 0.0f;
     for (int i = 0; i < n; ++i) {
@@ -70,9 +56,6 @@ float fitSymmetric(int n, int nmax, const float* x, int8_t* L, const float* w) {
     return scale;
 }
 
-// Fit x ≈ scale * L + lo with L in [0, nmax] and lo <= 0, minimising the weighted squared
-// error over nstep + 1 candidate scales (rmin + k rdelta + nmax) / (max - min), each refit in
-// closed form. Returns the scale; *negMin receives -lo.
 float fitScaleMinWeighted(int n, int nmax, const float* x, const float* w, uint8_t* L, float* negMin,
                           float rmin, float rdelta, int nstep) {
     float lo = x[0], hi = x[0];
@@ -136,6 +119,74 @@ float fitScaleMinWeighted(int n, int nmax, const float* x, const float* w, uint8
     *negMin = -lo;
     return scale;
 }
+
+float fitPositiveScale(int n, int nmax, const float* x, uint8_t* L, const float* w) {
+    float max = 0.0f;
+    for (int i = 0; i < n; ++i) max = std::max(max, x[i]);
+    if (max < kGroupEps) {
+        std::memset(L, 0, size_t(n));
+        return 0.0f;
+    }
+    float iscale = float(nmax) / max;
+    for (int i = 0; i < n; ++i) L[i] = uint8_t(nearestEven(iscale * x[i]));
+    const float scale = 1.0f / iscale;
+    float bestErr = 0.0f;
+    for (int i = 0; i < n; ++i) {
+        const float diff = x[i] - scale * float(L[i]);
+        bestErr += w[i] * diff * diff;
+    }
+    for (int step = -4; step <= 4; ++step) {
+        if (step == 0) continue;
+        const float inv = (0.1f * float(step) + float(nmax)) / max;
+        const float s = 1.0f / inv;
+        float err = 0.0f;
+        for (int i = 0; i < n; ++i) {
+            const int l = std::min(nmax, nearestEven(inv * x[i]));
+            const float diff = x[i] - s * float(l);
+            err += w[i] * diff * diff;
+        }
+        if (err < bestErr) {
+            bestErr = err;
+            iscale = inv;
+        }
+    }
+    float sumlx = 0.0f, suml2 = 0.0f;
+    for (int i = 0; i < n; ++i) {
+        const int l = std::min(nmax, nearestEven(iscale * x[i]));
+        L[i] = uint8_t(l);
+        sumlx += w[i] * x[i] * float(l);
+        suml2 += w[i] * float(l) * float(l);
+    }
+    // Coordinate descent: move single levels while that improves the fit.
+    for (int pass = 0; pass < 5; ++pass) {
+        int changed = 0;
+        for (int i = 0; i < n; ++i) {
+            float slx = sumlx - w[i] * x[i] * float(L[i]);
+            float sl2 = suml2 - w[i] * float(L[i]) * float(L[i]);
+            if (slx > 0.0f && sl2 > 0.0f) {
+                const int l = std::min(nmax, nearestEven(x[i] * sl2 / slx));
+                if (l != L[i]) {
+                    slx += w[i] * x[i] * float(l);
+                    sl2 += w[i] * float(l) * float(l);
+                    if (slx * slx * suml2 > sumlx * sumlx * sl2) {
+                        L[i] = uint8_t(l);
+                        sumlx = slx;
+                        suml2 = sl2;
+                        ++changed;
+                    }
+                }
+            }
+        }
+        if (!changed) break;
+    }
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+} // namespace detail
+
+namespace {
+
+using namespace detail;
 
 // σ² of a row: the mean of its squares.
 float rowSigma2(const float* x, int64_t n) {
@@ -319,7 +370,12 @@ bool takesImportance(Type t) {
     case Type::Q5_0:
     case Type::Q5_1:
     case Type::IQ4_NL:
-    case Type::IQ4_XS: return true;
+    case Type::IQ4_XS:
+    case Type::Q2_K:
+    case Type::Q3_K:
+    case Type::Q4_K:
+    case Type::Q5_K:
+    case Type::Q6_K: return true;
     default: return false;
     }
 }
@@ -352,6 +408,11 @@ Status quantizeRowWeighted(Type t, const float* src, void* dst, int64_t n, const
     case Type::Q5_1: weightedMinType(src, static_cast<BlockQ5_1*>(dst), n, importance, 31); break;
     case Type::IQ4_NL: weightedIQ4_NL(src, static_cast<BlockIQ4_NL*>(dst), n, importance); break;
     case Type::IQ4_XS: weightedIQ4_XS(src, static_cast<BlockIQ4_XS*>(dst), n, importance); break;
+    case Type::Q2_K: weightedQ2_K(src, static_cast<BlockQ2_K*>(dst), n, importance); break;
+    case Type::Q3_K: weightedQ3_K(src, static_cast<BlockQ3_K*>(dst), n, importance); break;
+    case Type::Q4_K: weightedQ4_K(src, static_cast<BlockQ4_K*>(dst), n, importance); break;
+    case Type::Q5_K: weightedQ5_K(src, static_cast<BlockQ5_K*>(dst), n, importance); break;
+    case Type::Q6_K: weightedQ6_K(src, static_cast<BlockQ6_K*>(dst), n, importance); break;
     default: break;
     }
     return Status::ok();

@@ -203,7 +203,8 @@ private Q_SLOTS:
     // bytes, so the comparison can fail.
     void importanceWeightedBytesMatchGgml_data() {
         QTest::addColumn<int>("type");
-        for (Type t : {Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::IQ4_XS})
+        for (Type t : {Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::IQ4_XS, Type::Q2_K,
+                       Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K})
             QTest::newRow(typeName(t).data()) << int(t);
     }
     void importanceWeightedBytesMatchGgml() {
@@ -213,7 +214,7 @@ private Q_SLOTS:
         // Mean squared activations spanning five orders of magnitude, as real ones do.
         std::mt19937 rng(99);
         std::uniform_real_distribution<float> expo(-3.0f, 2.0f);
-        std::vector<float> importance(size_t(kCols));
+        std::vector<float> importance(static_cast<size_t>(kCols));
         for (float& v : importance) v = std::pow(10.0f, expo(rng));
         const uint64_t rb = *rowBytes(t, kCols);
         const size_t total = size_t(rb * kRows);
