@@ -119,7 +119,7 @@ int evaluate(const Options& o, const char* name, ActivationObserver* observer, i
     auto r = perplexity(**eval, *tokens, o.ctx, o.chunks, [](int32_t c, double ppl) {
         std::printf("[%d]%.4f,", c + 1, ppl);
         std::fflush(stdout);
-    });
+    }, /*allRows=*/observer != nullptr);
     std::printf("\n");
     if (!r) {
         std::fprintf(stderr, "hearth-cli %s: %s\n", name, r.status().toString().c_str());

@@ -106,7 +106,7 @@ void accumulateNll(std::span<const float> logits, int32_t nVocab, std::span<cons
 }
 
 Result<PerplexityResult> perplexity(Evaluator& eval, std::span<const int32_t> tokens, int32_t ctx, int32_t maxChunks,
-                                    const std::function<void(int32_t, double)>& progress) {
+                                    const std::function<void(int32_t, double)>& progress, bool allRows) {
     if (ctx < 16) return invalidArgument("the context must be at least 16 tokens");
     if (ctx > eval.contextLength())
         return invalidArgument("context " + std::to_string(ctx) + " exceeds the evaluator's " +
@@ -126,9 +126,10 @@ Result<PerplexityResult> perplexity(Evaluator& eval, std::span<const int32_t> to
         std::copy_n(tokens.begin() + int64_t(c) * ctx, ctx, chunk.begin());
         if (eval.addsBos() && eval.bosToken() >= 0) chunk[0] = eval.bosToken();
         // Rows first .. ctx-2 predict tokens first+1 .. ctx-1 (of the original chunk).
-        HEARTH_RETURN_IF_ERROR(eval.logits(chunk, first, logits));
+        HEARTH_RETURN_IF_ERROR(eval.logits(chunk, allRows ? 0 : first, logits));
         const std::span<const int32_t> next(tokens.data() + int64_t(c) * ctx + first + 1, size_t(ctx - first - 1));
-        accumulateNll(logits, nVocab, next, nll, nll2);
+        const size_t skip = allRows ? size_t(first) * size_t(nVocab) : 0;
+        accumulateNll(std::span<const float>(logits).subspan(skip), nVocab, next, nll, nll2);
         r.scored += ctx - first - 1;
         r.running.push_back(std::exp(nll / double(r.scored)));
         if (progress) progress(c, r.running.back());

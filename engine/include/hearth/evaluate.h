@@ -67,10 +67,13 @@ struct PerplexityResult {
     double pplError = 0.0;        // ± estimate, as llama.cpp prints it
     std::vector<double> running;  // ppl after each chunk
 };
-// Errors: fewer than 2 * ctx tokens (as llama.cpp), ctx < 16.
+// Errors: fewer than 2 * ctx tokens (as llama.cpp), ctx < 16. allRows asks for every row's
+// logits, as llama.cpp's imatrix tool does (so that a graph that trims the last layer to the
+// wanted rows still shows every token to an observer).
 Result<PerplexityResult> perplexity(Evaluator& eval, std::span<const int32_t> tokens, int32_t ctx,
                                     int32_t maxChunks = -1,
-                                    const std::function<void(int32_t chunk, double ppl)>& progress = {});
+                                    const std::function<void(int32_t chunk, double ppl)>& progress = {},
+                                    bool allRows = false);
 // NLL of the scored rows of one chunk's logits (rows predict tokens[first + 1 ...]); exposed so
 // tests can score another engine's logits the same way.
 void accumulateNll(std::span<const float> logits, int32_t nVocab, std::span<const int32_t> next, double& nll,
