@@ -230,6 +230,79 @@ private Q_SLOTS:
         QVERIFY2(worst < 1e-3, qPrintable(QString::number(worst)));
     }
 
+    // Whole files: llama_model_quantize given the same importance (through the reference's
+    // API, tests/model/ref_quantize.cpp) writes the same bytes for every tensor the imatrix
+    // covers, type by type; the tensors it does not cover are reported.
+    void quantizeMatchesLlamaCpp_data() {
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<int>("ftype"); // llama_ftype
+        QTest::newRow("Q4_0") << QStringLiteral("Q4_0") << 2;
+        QTest::newRow("Q4_1") << QStringLiteral("Q4_1") << 3;
+        QTest::newRow("Q5_0") << QStringLiteral("Q5_0") << 8;
+        QTest::newRow("Q5_1") << QStringLiteral("Q5_1") << 9;
+        QTest::newRow("IQ4_NL") << QStringLiteral("IQ4_NL") << 25;
+    }
+    void quantizeMatchesLlamaCpp() {
+        QFETCH(QString, type);
+        QFETCH(int, ftype);
+        const QString harness = referenceHarness(QStringLiteral("ref_quantize"));
+        if (harness.isEmpty()) QSKIP(qPrintable(m_skipReason));
+        const QString model = QString::fromStdString(m_model);
+        const QString im = m_dir.filePath(QStringLiteral("cmp.imatrix"));
+        if (!QFileInfo::exists(im)) {
+            const Cli r = cli({QStringLiteral("imatrix"), model, QStringLiteral("--text"), m_calibration, QStringLiteral("--ctx"),
+                               QStringLiteral("128"), QStringLiteral("-o"), im});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+        }
+        auto data = imatrix::read(im.toStdString());
+        QVERIFY(data.isOk());
+        const QString impText = m_dir.filePath(QStringLiteral("importance.txt"));
+        {
+            std::ofstream o(impText.toStdString());
+            for (const auto& [name, e] : data->entries) {
+                auto imp = imatrix::importanceFor(*data, name, e.cols(), int64_t(e.counts.size()));
+                QVERIFY(imp.isOk() && imp->has_value());
+                o << name;
+                char buf[32];
+                for (float v : **imp) {
+                    std::snprintf(buf, sizeof buf, " %.9g", double(v));
+                    o << buf;
+                }
+                o << '\n';
+            }
+        }
+        const QString ours = m_dir.filePath(QStringLiteral("ours-%1.gguf").arg(type)), theirs = m_dir.filePath(QStringLiteral("theirs-%1.gguf").arg(type));
+        const Cli r = cli({QStringLiteral("quantize"), model, ours, type, QStringLiteral("--imatrix"), im});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QProcess p;
+        p.start(harness, {m_backend, model, theirs, QString::number(ftype), impText});
+        QVERIFY(p.waitForFinished(120000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        auto a = gguf::File::open(ours.toStdString()), b = gguf::File::open(theirs.toStdString());
+        QVERIFY(a.isOk() && b.isOk());
+        QCOMPARE(a->tensors().size(), b->tensors().size());
+        int covered = 0, same = 0;
+        QStringList others;
+        for (const gguf::TensorInfo& t : a->tensors()) {
+            const gguf::TensorInfo* u = nullptr;
+            for (const gguf::TensorInfo& x : b->tensors())
+                if (x.name == t.name) u = &x;
+            QVERIFY2(u, t.name.c_str());
+            const bool identical = t.type == u->type && t.bytes == u->bytes && std::memcmp(a->tensorData(t), b->tensorData(*u), t.bytes) == 0;
+            same += identical;
+            if (data->entries.count(t.name) && quant::takesImportance(t.type)) {
+                ++covered;
+                QVERIFY2(identical, t.name.c_str());
+            } else if (!identical) {
+                others << QString::fromStdString(t.name + " (" + std::string(quant::typeName(t.type)) + " vs " +
+                                                 std::string(quant::typeName(u->type)) + ")");
+            }
+        }
+        qInfo("%s: %d of %zu tensors byte-identical to llama_model_quantize's; all %d imatrix-weighted ones; differing: %s",
+              qPrintable(type), same, a->tensors().size(), covered, others.isEmpty() ? "none" : qPrintable(others.join(", ")));
+        QCOMPARE(covered, 30);
+    }
+
     void ggufFileRoundTrip() {
         imatrix::Data d;
         d.datasets = {"calibration.txt"};
