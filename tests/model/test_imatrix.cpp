@@ -303,6 +303,56 @@ private Q_SLOTS:
         QCOMPARE(covered, 30);
     }
 
+    // Mixture of experts (a synthesized qwen3moe-tiny layer): per-expert sums and counts (all the
+    // (token, slot) pairs), and quantize --imatrix giving each expert's rows its own importance.
+    void expertsAreCountedPerExpert() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-qwen2.gguf"));
+        const QString moe = m_dir.filePath(QStringLiteral("moe.gguf"));
+        Cli r = cli({QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("qwen3moe-tiny"), QStringLiteral("--type"),
+                     QStringLiteral("F32"), QStringLiteral("--layers"), QStringLiteral("1"), QStringLiteral("--vocab"),
+                     QString::fromStdString(hearth::test::testDataPath(QStringLiteral("models/ggml-vocab-qwen2.gguf"))),
+                     QStringLiteral("-o"), moe});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QString im = m_dir.filePath(QStringLiteral("moe.imatrix"));
+        r = cli({QStringLiteral("imatrix"), moe, QStringLiteral("--text"), m_calibration, QStringLiteral("--ctx"), QStringLiteral("64"),
+                 QStringLiteral("--chunks"), QStringLiteral("2"), QStringLiteral("-o"), im});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        auto data = imatrix::read(im.toStdString());
+        QVERIFY(data.isOk());
+        const imatrix::Entry& gate = data->entries.at("blk.0.ffn_gate_exps.weight");
+        QCOMPARE(gate.counts.size(), size_t(16));
+        int64_t pairs = 0;
+        for (int64_t c : gate.counts) pairs += c;
+        QCOMPARE(pairs, int64_t(2 * 64 * 4)); // tokens × experts per token
+        QCOMPARE(gate.cols(), int64_t(256));
+        QCOMPARE(gate.sums, data->entries.at("blk.0.ffn_up_exps.weight").sums);
+        QCOMPARE(data->entries.at("blk.0.ffn_down_exps.weight").cols(), int64_t(128));
+        QCOMPARE(data->entries.at("blk.0.ffn_down_exps.weight").counts, gate.counts);
+        for (size_t e = 0; e < 16; ++e)
+            if (gate.counts[e] == 0)
+                for (int64_t j = 0; j < 256; ++j) QCOMPARE(gate.sums[e * 256 + size_t(j)], 0.0f);
+
+        const QString out = m_dir.filePath(QStringLiteral("moe-q4.gguf"));
+        r = cli({QStringLiteral("quantize"), moe, out, QStringLiteral("Q4_0"), QStringLiteral("--imatrix"), im});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        auto src = gguf::File::open(moe.toStdString()), q = gguf::File::open(out.toStdString());
+        QVERIFY(src.isOk() && q.isOk());
+        auto imp = imatrix::importanceFor(*data, "blk.0.ffn_up_exps.weight", 256, 16);
+        QVERIFY(imp.isOk() && imp->has_value());
+        const gguf::TensorInfo *s = nullptr, *t = nullptr;
+        for (const gguf::TensorInfo& x : src->tensors()) if (x.name == "blk.0.ffn_up_exps.weight") s = &x;
+        for (const gguf::TensorInfo& x : q->tensors()) if (x.name == "blk.0.ffn_up_exps.weight") t = &x;
+        QVERIFY(s && t && t->type == quant::Type::Q4_0);
+        const uint64_t rb = *quant::rowBytes(quant::Type::Q4_0, 256);
+        std::vector<uint8_t> expect(rb);
+        const auto* f = reinterpret_cast<const float*>(src->tensorData(*s));
+        for (int64_t e : {0, 7, 15}) // first row of a few experts, each with its own importance
+            for (int64_t row : {e * 128, e * 128 + 127}) {
+                QVERIFY(quant::quantizeRowWeighted(quant::Type::Q4_0, f + row * 256, expect.data(), 256, (*imp)->data() + e * 256).isOk());
+                QVERIFY2(std::memcmp(expect.data(), q->tensorData(*t) + uint64_t(row) * rb, rb) == 0, qPrintable(QString::number(row)));
+            }
+    }
+
     void ggufFileRoundTrip() {
         imatrix::Data d;
         d.datasets = {"calibration.txt"};
