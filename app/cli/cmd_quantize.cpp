@@ -130,6 +130,7 @@ int runQuantize(Args args) {
         role.nLayers = info->blockCount;
         role.gqa = info->headCount / std::max(1u, info->headCountKv);
         role.hasOutput = !info->tiedEmbeddings;
+        role.hasImatrix = imat.has_value();
         // 1-D tensors and tensors we cannot decode keep their type and bytes.
         quant::Type type = t.nDims < 2 ? t.type : quant::chooseType(*mix, role);
         if (!src->canDequantize && type != t.type) {

@@ -353,6 +353,27 @@ private Q_SLOTS:
             }
     }
 
+    // llama.cpp's mix rules that depend on having an imatrix (ffn_down of the first eighth).
+    void mixRulesFollowImatrix() {
+        quant::TensorRole role;
+        role.name = "blk.1.ffn_down.weight";
+        role.ne0 = 4096;
+        role.nDims = 2;
+        role.nLayers = 16;
+        auto type = [&](const char* mix, bool imatrix) {
+            role.hasImatrix = imatrix;
+            return quant::chooseType(*quant::mixFromName(mix), role);
+        };
+        QCOMPARE(type("Q4_0", false), quant::Type::Q4_0);
+        QCOMPARE(type("Q4_0", true), quant::Type::Q4_1);
+        QCOMPARE(type("Q5_0", true), quant::Type::Q5_1);
+        QCOMPARE(type("IQ4_NL", false), quant::Type::Q5_K);
+        QCOMPARE(type("IQ4_NL", true), quant::Type::IQ4_NL);
+        QCOMPARE(type("IQ4_XS", true), quant::Type::IQ4_XS);
+        role.name = "blk.2.ffn_down.weight"; // past the first eighth: no change
+        QCOMPARE(type("Q4_0", true), quant::Type::Q4_0);
+    }
+
     void ggufFileRoundTrip() {
         imatrix::Data d;
         d.datasets = {"calibration.txt"};

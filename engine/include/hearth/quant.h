@@ -104,6 +104,7 @@ struct TensorRole {
     uint32_t nLayers = 0;  // block_count of the model
     uint32_t gqa = 1;      // attention heads per KV head
     bool hasOutput = true; // false when the output projection is tied to token_embd
+    bool hasImatrix = false; // quantizing with an importance matrix (llama.cpp's rules change)
 };
 
 // A named recipe: a default type plus rules for tensors that deserve more (or fewer) bits.
