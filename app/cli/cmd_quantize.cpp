@@ -3,12 +3,16 @@
 #include "commands.h"
 
 #include "hearth/gguf.h"
+#include "hearth/imatrix.h"
 #include "hearth/model_info.h"
 #include "hearth/quant.h"
 
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -16,14 +20,29 @@ namespace hearth::cli {
 
 namespace {
 const char* kQuantizeHelp =
-    "usage: hearth-cli quantize IN.gguf OUT.gguf TYPE_OR_MIX [--threads N]\n"
+    "usage: hearth-cli quantize IN.gguf OUT.gguf TYPE_OR_MIX [--threads N] [--imatrix FILE]\n"
     "  Mixes: Q4_K_M Q4_K_S Q5_K_M Q5_K_S Q6_K Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q3_K_L Q3_K_M Q3_K_S Q2_K\n"
-    "         F16 BF16 F32. The source may be F32, F16, BF16 or any type we can dequantize.\n";
+    "         F16 BF16 F32. The source may be F32, F16, BF16 or any type we can dequantize.\n"
+    "  --imatrix FILE: importance matrix (hearth-cli imatrix, or llama.cpp's imatrix, GGUF or\n"
+    "         legacy .dat) weighting the Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL IQ4_XS Q2_K..Q6_K searches as\n"
+    "         llama.cpp does (the same bytes as ggml_quantize_chunk with that imatrix).\n";
+
+// llama.cpp's file types whose tensors cannot be made without an importance matrix.
+bool mixRequiresImatrix(std::string_view name) {
+    for (std::string_view m : {"IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ1_S", "IQ1_M", "IQ3_XXS", "Q2_K_S"}) {
+        if (m.size() != name.size()) continue;
+        bool same = true;
+        for (size_t i = 0; i < m.size(); ++i) same = same && std::toupper(static_cast<unsigned char>(name[i])) == m[i];
+        if (same) return true;
+    }
+    return false;
+}
 } // namespace
 
 int runQuantize(Args args) {
     std::vector<std::string> positional;
     int threads = 2;
+    std::string imatrixPath;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
         if (a == "-h" || a == "--help") {
@@ -36,6 +55,8 @@ int runQuantize(Args args) {
                 std::fprintf(stderr, "hearth-cli quantize: --threads needs 1..256\n");
                 return 2;
             }
+        } else if (a == "--imatrix" && i + 1 < args.size()) {
+            imatrixPath = std::string(args[++i]);
         } else if (!a.empty() && a[0] == '-') {
             std::fprintf(stderr, "hearth-cli quantize: unknown or incomplete option '%.*s'\n",
                          int(a.size()), a.data());
@@ -49,6 +70,15 @@ int runQuantize(Args args) {
         return 2;
     }
     const std::string &in = positional[0], &out = positional[1];
+    if (mixRequiresImatrix(positional[2])) {
+        if (imatrixPath.empty())
+            std::fprintf(stderr, "hearth-cli quantize: %s requires an importance matrix (--imatrix FILE; make one "
+                                 "with hearth-cli imatrix): without one llama.cpp refuses it too\n",
+                         positional[2].c_str());
+        else
+            std::fprintf(stderr, "hearth-cli quantize: quantizing to %s is not supported yet\n", positional[2].c_str());
+        return 2;
+    }
     const std::optional<quant::Mix> mix = quant::mixFromName(positional[2]);
     if (!mix) {
         std::fprintf(stderr, "hearth-cli quantize: unknown type or mix '%s'\n", positional[2].c_str());
@@ -58,6 +88,17 @@ int runQuantize(Args args) {
     if (std::filesystem::exists(out, ec) && std::filesystem::equivalent(in, out, ec)) {
         std::fprintf(stderr, "hearth-cli quantize: refusing to overwrite the input file\n");
         return 2;
+    }
+    std::optional<imatrix::Data> imat;
+    if (!imatrixPath.empty()) {
+        auto d = imatrix::read(imatrixPath);
+        if (!d) {
+            std::fprintf(stderr, "hearth-cli quantize: %s\n", d.status().toString().c_str());
+            return 2;
+        }
+        imat.emplace(std::move(*d));
+        std::fprintf(stderr, "imatrix %s: %zu entries, %u chunks of %u%s\n", imatrixPath.c_str(), imat->entries.size(),
+                     imat->chunkCount, imat->chunkSize, imat->legacy ? " (legacy format)" : "");
     }
     auto file = gguf::File::open(in);
     if (!file) {
@@ -89,12 +130,24 @@ int runQuantize(Args args) {
         role.nLayers = info->blockCount;
         role.gqa = info->headCount / std::max(1u, info->headCountKv);
         role.hasOutput = !info->tiedEmbeddings;
+        role.hasImatrix = imat.has_value();
         // 1-D tensors and tensors we cannot decode keep their type and bytes.
         quant::Type type = t.nDims < 2 ? t.type : quant::chooseType(*mix, role);
         if (!src->canDequantize && type != t.type) {
             std::fprintf(stderr, "hearth-cli: %s: tensor '%s' has type %s, which cannot be converted\n",
                          in.c_str(), t.name.c_str(), src->name.data());
             return 2;
+        }
+        // The importance of each column, per expert: [ne2][ne0].
+        std::shared_ptr<std::vector<float>> importance;
+        if (imat && type != t.type && quant::takesImportance(type)) {
+            auto imp = imatrix::importanceFor(*imat, t.name, int64_t(t.ne[0]), int64_t(t.ne[2]));
+            if (!imp) {
+                std::fprintf(stderr, "hearth-cli quantize: %s: %s\n", imatrixPath.c_str(), imp.status().toString().c_str());
+                return 2;
+            }
+            if (*imp) importance = std::make_shared<std::vector<float>>(std::move(**imp));
+            else std::fprintf(stderr, "imatrix has no entry for %s: quantized without one\n", t.name.c_str());
         }
         std::vector<uint64_t> shape(t.ne.begin(), t.ne.begin() + t.nDims);
         const uint8_t* data = file->tensorData(t);
@@ -106,13 +159,16 @@ int runQuantize(Args args) {
             const int64_t rows = int64_t(t.elements() / t.ne[0]);
             const uint64_t srcRow = *quant::rowBytes(t.type, uint64_t(rowLen));
             const uint64_t dstRow = *quant::rowBytes(type, uint64_t(rowLen));
+            const int64_t rowsPerMatrix = int64_t(t.ne[1]);
             added = w.addTensor(t.name, type, shape, [=](uint8_t* dst, uint64_t) -> Status {
                 std::vector<Status> results(static_cast<size_t>(threads));
                 auto work = [&](int k) {
                     std::vector<float> row(static_cast<size_t>(rowLen));
                     for (int64_t r = rows * k / threads; r < rows * (k + 1) / threads; ++r) {
                         Status s = quant::dequantizeRow(t.type, data + uint64_t(r) * srcRow, row.data(), rowLen);
-                        if (s.isOk()) s = quant::quantizeRow(type, row.data(), dst + uint64_t(r) * dstRow, rowLen);
+                        const float* imp = importance ? importance->data() + (r / rowsPerMatrix) * rowLen : nullptr;
+                        if (s.isOk())
+                            s = quant::quantizeRowWeighted(type, row.data(), dst + uint64_t(r) * dstRow, rowLen, imp);
                         if (!s.isOk()) {
                             results[size_t(k)] = s;
                             return;
@@ -124,8 +180,8 @@ int runQuantize(Args args) {
                 work(0);
                 for (auto& th : pool) th.join();
                 for (const Status& s : results) HEARTH_RETURN_IF_ERROR(s);
-                std::fprintf(stderr, "[%zu/%zu] %-32s %s -> %s\n", ti + 1, n, t.name.c_str(),
-                             src->name.data(), quant::typeName(type).data());
+                std::fprintf(stderr, "[%zu/%zu] %-32s %s -> %s%s\n", ti + 1, n, t.name.c_str(), src->name.data(),
+                             quant::typeName(type).data(), importance ? " (imatrix)" : "");
                 return Status::ok();
             });
         }

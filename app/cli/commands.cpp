@@ -18,6 +18,8 @@ int runBenchServe(Args args);
 int runBench(Args args);
 int runDevices(Args args);
 int runSelftest(Args args);
+int runPerplexity(Args args);
+int runImatrix(Args args);
 
 bool parseByteSize(std::string_view text, uint64_t& bytes) {
     size_t i = 0;
@@ -50,6 +52,8 @@ std::span<const Command> commands() {
         {"inspect", "architecture, tensors, tokenizer and memory estimate of a GGUF model",
          runInspect},
         {"quantize", "re-quantize a model to a type or mix (Q4_K_M, Q8_0, ...)", runQuantize},
+        {"perplexity", "llama.cpp-style perplexity of a model on a text file (--text F, --ctx N)", runPerplexity},
+        {"imatrix", "collect an importance matrix on a text file for quantize --imatrix", runImatrix},
         {"split", "write a model as gguf-split parts (--max-size 2G | --max-tensors N), or --merge them",
          runSplit},
         {"synth", "write a random-weight model of a real shape with a real tokenizer", runSynth},

@@ -8,6 +8,7 @@
 
 #include "graph/graph.h"
 #include "hearth/engine.h"
+#include "hearth/evaluate.h"
 #include "hearth/gguf.h"
 #include "hearth/status.h"
 
@@ -128,6 +129,12 @@ public:
     // The file's bytes through reads rather than its mapping, for weights the device reads a few
     // rows of per step (the CPU's embedding lookups); others ignore it.
     virtual void setFileReader(std::shared_ptr<const gguf::DataReader> reader) { (void)reader; }
+
+    // Shows every weight matmul's input to `observer` (nullptr: none, the default); only the
+    // CPU devices can.
+    virtual Status setActivationObserver(ActivationObserver* observer) {
+        return observer ? unsupported(info().id + " cannot observe activations") : Status::ok();
+    }
 };
 
 // Opens a device by id: "cpu", "ref" (the scalar reference), "vulkan:N", "cuda:N". `pool` gives

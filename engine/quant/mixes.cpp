@@ -107,7 +107,10 @@ Type chooseType(const Mix& mix, const TensorRole& role) {
         else if (m == "Q3_K_M") t = layer < nLayers / 16 ? Type::Q5_K : Type::Q4_K;
         else if (m == "Q3_K_L") t = Type::Q5_K;
         else if ((m == "Q4_K_M" || m == "Q5_K_M") && useMoreBits(layer, nLayers)) t = Type::Q6_K;
-        else if ((m == "Q4_K_S" || iq4) && layer < nLayers / 8) t = Type::Q5_K;
+        else if ((m == "Q4_K_S" || (iq4 && !role.hasImatrix)) && layer < nLayers / 8) t = Type::Q5_K;
+        // With an imatrix, llama.cpp guards the first eighth's ffn_down of Q4_0 / Q5_0 files.
+        else if ((m == "Q4_0" || m == "Q5_0") && role.hasImatrix && layer < nLayers / 8)
+            t = m == "Q4_0" ? Type::Q4_1 : Type::Q5_1;
     } else if (contains(n, "attn_output.weight")) {
         if (m == "Q2_K") t = Type::Q3_K;
         else if (m == "Q3_K_M") t = Type::Q4_K;

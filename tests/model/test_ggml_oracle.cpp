@@ -198,6 +198,43 @@ private Q_SLOTS:
         QVERIFY(bitEqual(ours, ref));
     }
 
+    // With an importance vector (an imatrix) our quantizers give ggml_quantize_chunk's bytes
+    // exactly. Negative controls: the same rows without it, or with it reversed, give other
+    // bytes, so the comparison can fail.
+    void importanceWeightedBytesMatchGgml_data() {
+        QTest::addColumn<int>("type");
+        for (Type t : {Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::IQ4_XS, Type::Q2_K,
+                       Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K})
+            QTest::newRow(typeName(t).data()) << int(t);
+    }
+    void importanceWeightedBytesMatchGgml() {
+        QFETCH(int, type);
+        const Type t = Type(type);
+        QVERIFY(takesImportance(t));
+        // Mean squared activations spanning five orders of magnitude, as real ones do.
+        std::mt19937 rng(99);
+        std::uniform_real_distribution<float> expo(-3.0f, 2.0f);
+        std::vector<float> importance(static_cast<size_t>(kCols));
+        for (float& v : importance) v = std::pow(10.0f, expo(rng));
+        const uint64_t rb = *rowBytes(t, kCols);
+        const size_t total = size_t(rb * kRows);
+        std::vector<uint8_t> theirs(total), ours(total), plain(total), reversed(total);
+        QCOMPARE(m_ggml.quantizeChunk(type, m_data.data(), theirs.data(), 0, kRows, kCols, importance.data()), total);
+        const std::vector<float> backwards(importance.rbegin(), importance.rend());
+        for (int64_t r = 0; r < kRows; ++r) {
+            const float* row = m_data.data() + r * kCols;
+            QVERIFY(quantizeRowWeighted(t, row, ours.data() + r * rb, kCols, importance.data()).isOk());
+            QVERIFY(quantizeRowWeighted(t, row, plain.data() + r * rb, kCols, nullptr).isOk());
+            QVERIFY(quantizeRowWeighted(t, row, reversed.data() + r * rb, kCols, backwards.data()).isOk());
+        }
+        size_t same = 0;
+        for (size_t i = 0; i < total; ++i) same += ours[i] == theirs[i];
+        qInfo("%-6s with imatrix: %zu of %zu bytes identical to ggml's", typeName(t).data(), same, total);
+        QVERIFY2(ours == theirs, "importance-weighted bytes differ from ggml_quantize_chunk's");
+        QVERIFY2(plain != theirs, "negative control: quantizing without the imatrix gave the same bytes");
+        QVERIFY2(reversed != theirs, "negative control: a reversed imatrix gave the same bytes");
+    }
+
     void cleanupTestCase() {
         if (m_ggml.handle) dlclose(m_ggml.handle);
     }

@@ -55,6 +55,7 @@ struct CpuWeights {
     std::shared_ptr<RepackedWeights> packed;          // null: plain kernels on the mapping
     std::shared_ptr<const gguf::DataReader> reader;   // read embedding rows through it when set
     std::vector<bool> readRows;                       // per weight: GetRows reads through `reader`
+    ActivationObserver* observer = nullptr;           // sees matmul inputs when set (imatrix)
 };
 
 class CpuDevice final : public backend::Device {
@@ -73,6 +74,10 @@ public:
 
     // Embedding rows are then read from the file instead of through its mapping (see CpuWeights).
     void setFileReader(std::shared_ptr<const gguf::DataReader> reader) override { m_weights->reader = std::move(reader); }
+    Status setActivationObserver(ActivationObserver* observer) override {
+        m_weights->observer = observer;
+        return Status::ok();
+    }
     bool reference() const { return m_reference; }
     // Bytes of the repacked weight copies (0 for the reference or with HEARTH_CPU_REPACK=0).
     uint64_t repackedBytes() const;

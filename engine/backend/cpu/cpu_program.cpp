@@ -39,6 +39,7 @@ struct Step {
     std::vector<SharedMatMul> outs;     // matMul jobs
     std::vector<ref::Matrix> matrices;  // what outs point to
     std::vector<TensorId> outTensors;   // each matMul's output
+    std::vector<int32_t> weights;       // each matMul's weight (for an activation observer)
     const float* x = nullptr;
     int64_t n = 0;
     int nextJob = -1;                   // the next matMul job (for prefetching), -1 at the end
@@ -174,6 +175,7 @@ private:
         step.matrices.reserve(3); // outs point into it
         step.matrices.push_back({m_h.ptr[size_t(n.src[0])], w.type, w.ne[0], w.ne[1], w.nb[1]});
         step.outTensors.push_back(n.out);
+        step.weights.push_back(w.weight);
         step.outs.clear();
         for (size_t i = 0; i < step.matrices.size(); ++i) {
             const ref::Matrix& m = step.matrices[i];
@@ -206,6 +208,10 @@ private:
         for (int64_t p = 0; p < k * tokens; ++p)
             if (ids[p] < 0 || ids[p] >= nExp)
                 return outOfRange("mat_mul_id: expert " + std::to_string(ids[p]) + " outside [0, " + std::to_string(nExp) + ")");
+        if (ActivationObserver* o = m_weights->observer)
+            for (int node : e.nodes)
+                o->onMatMulId(m_h.graph->weights()[size_t(m_h.t(m_h.graph->nodes()[size_t(node)].src[0]).weight)].name, x,
+                              shared, ids, tokens, k, cols, nExp);
         auto xRow = [&](int64_t p) { return x + (shared ? p / k : p) * cols; };
         if (tokens <= 4) {
             m_expertJobs.clear();
@@ -315,6 +321,8 @@ private:
     Status runStep(const Step& step) {
         const Node& n = m_h.graph->nodes()[size_t(step.node)];
         if (step.matMul) {
+            if (ActivationObserver* o = m_weights->observer)
+                for (int32_t w : step.weights) o->onMatMul(m_h.graph->weights()[size_t(w)].name, step.x, step.n, step.matrices[0].cols);
             const auto next = jobOf(step.nextJob);
             prefetchCallerChunk(next, step.n, m_pool);
             Status s = step.outs.size() == 1

@@ -56,10 +56,19 @@ Status getRows(const HostTensors& h, const Node& n) {
     return Status::ok();
 }
 
+// The name of the weight a matmul reads (through views), or "" for a computed matrix.
+std::string_view weightNameOf(const HostTensors& h, graph::TensorId id) {
+    const Tensor& w = h.t(h.graph->root(id));
+    return w.kind == graph::TensorKind::Weight ? std::string_view(h.graph->weights()[size_t(w.weight)].name)
+                                               : std::string_view();
+}
+
 Status matMul(const HostTensors& h, const Node& n) {
     const ref::Matrix w = matrixOf(h, n.src[0]);
     const Tensor& X = h.t(n.src[1]);
     const float* x = h.f(n.src[1]);
+    if (ActivationObserver* o = h.weights->observer; o && !weightNameOf(h, n.src[0]).empty())
+        o->onMatMul(weightNameOf(h, n.src[0]), x, X.rows(), w.cols);
     float* y = h.f(n.out);
     for (int64_t r = 0; r < X.rows(); ++r) HEARTH_RETURN_IF_ERROR(ref::matVec(w, x + r * w.cols, y + r * w.rows));
     return Status::ok();
@@ -71,6 +80,12 @@ Status matMulId(const HostTensors& h, const Node& n) {
     const float* x = h.f(n.src[1]);
     const int32_t* ids = h.i(n.src[2]);
     float* y = h.f(n.out);
+    for (int64_t p = 0; p < tokens * k; ++p)
+        if (ids[p] < 0 || ids[p] >= W.ne[2])
+            return outOfRange("mat_mul_id: expert " + std::to_string(ids[p]) + " outside [0, " +
+                              std::to_string(W.ne[2]) + ")");
+    if (ActivationObserver* o = h.weights->observer; o && !weightNameOf(h, n.src[0]).empty())
+        o->onMatMulId(weightNameOf(h, n.src[0]), x, X.ne[1] == 1, ids, tokens, k, cols, W.ne[2]);
     for (int64_t t = 0; t < tokens; ++t)
         for (int64_t e = 0; e < k; ++e) {
             const int32_t expert = ids[t * k + e];

@@ -78,6 +78,16 @@ Status quantizeRow(Type t, const float* src, void* dst, int64_t n);
 Status quantizeRows(Type t, const float* src, void* dst, int64_t nRows, int64_t rowLen,
                     int threads = 1);
 
+// Importance-weighted quantization (llama.cpp's imatrix): `importance` holds one non-negative
+// weight per column of the row (n values; the mean squared activation of that input channel).
+// Types whose ggml quantizer takes one: Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q2_K..Q6_K (the
+// bytes are ggml_quantize_chunk's with that imatrix); others ignore it (takesImportance() says).
+// importance == nullptr is quantizeRow.
+bool takesImportance(Type t);
+// Types llama.cpp refuses to produce without an importance matrix (IQ1_*, IQ2_*, IQ3_XXS).
+bool requiresImportance(Type t);
+Status quantizeRowWeighted(Type t, const float* src, void* dst, int64_t n, const float* importance);
+
 // Half-precision conversions (IEEE binary16 and bfloat16), round to nearest even.
 float f16ToF32(uint16_t h);
 uint16_t f32ToF16(float f);
@@ -94,6 +104,7 @@ struct TensorRole {
     uint32_t nLayers = 0;  // block_count of the model
     uint32_t gqa = 1;      // attention heads per KV head
     bool hasOutput = true; // false when the output projection is tied to token_embd
+    bool hasImatrix = false; // quantizing with an importance matrix (llama.cpp's rules change)
 };
 
 // A named recipe: a default type plus rules for tensors that deserve more (or fewer) bits.
