@@ -1,4 +1,4 @@
-// Tests of the repacked-weight matMul (repack.h; Q4_0, Q5_0, Q8_0, Q4_K, Q6_K): results against the
+// Tests of the repacked-weight matMul (repack.h; Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q6_K, IQ4_XS): results against the
 // scalar reference (on the same 8-bit activations) and against the plain kernels, for odd row
 // counts and n = 1..70, bitwise independence from the thread count, the fallback where no
 // repacked kernel applies, and the per-model set of copies.
@@ -75,7 +75,7 @@ std::vector<float> quantizedActs(Type t, const std::vector<float>& x) {
     return out;
 }
 
-const Type kTypes[] = {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::IQ4_NL, Type::Q4_K, Type::Q6_K, Type::IQ4_XS};
+const Type kTypes[] = {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::IQ4_NL, Type::MXFP4, Type::Q4_K, Type::Q6_K, Type::IQ4_XS};
 
 std::vector<int64_t> colsFor(Type t) {
     if (superBlocks(t)) return {256, 768};
@@ -128,6 +128,8 @@ private Q_SLOTS:
                 QCOMPARE(uint64_t(p.bytes()), uint64_t(3 * 2368));
             else if (t == Type::IQ4_XS) // scales as whole bytes, whole cache lines: 2240 instead of 16 × 136
                 QCOMPARE(uint64_t(p.bytes()), uint64_t(3 * 2240));
+            else if (t == Type::MXFP4) // each block's 16 exponents padded to 32 bytes: 18 per row instead of 17
+                QCOMPARE(uint64_t(p.bytes()), uint64_t(48 * 8 * 18));
             else
                 QCOMPARE(uint64_t(p.bytes()), w.m.rowBytes * 48); // same bytes, rearranged
             QCOMPARE(p.rows(), int64_t(48));
@@ -233,6 +235,35 @@ private Q_SLOTS:
                   std::string(quant::typeName(t)).c_str(), worst);
         }
         QVERIFY2(failures.empty(), failures.c_str());
+    }
+
+    // MXFP4's E8M0 exponents become float scales in the kernel: the two smallest give subnormal
+    // scales, the others normal ones; every row (exponents 0 .. 3 and 100 .. 219) matches the
+    // reference to its own magnitude (wholly tiny or huge rows would overflow the sums).
+    void mxfp4ExponentsOfEveryRange() {
+        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        const int64_t rows = 20, cols = 64, nb = cols / 32;
+        std::vector<uint8_t> bytes(size_t(rows * nb * 17));
+        std::mt19937 rng(7);
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t b = 0; b < nb; ++b) {
+                uint8_t* blk = bytes.data() + (r * nb + b) * 17;
+                blk[0] = uint8_t(r < 4 ? r : r < 18 ? 100 + 7 * r : 160);
+                for (int i = 1; i < 17; ++i) blk[i] = uint8_t(rng());
+            }
+        const ref::Matrix w{bytes.data(), Type::MXFP4, cols, rows, uint64_t(nb * 17)};
+        const PackedMatrix p = packOrDie(w);
+        const int64_t n = 3;
+        const std::vector<float> x = gaussian(size_t(n * cols), 5);
+        const std::vector<float> want = reference(w, quantizedActs(Type::MXFP4, x), n);
+        std::vector<float> got(want.size(), NAN);
+        QVERIFY(matMul(w, &p, x.data(), n, got.data(), nullptr, Isa::Avx512).isOk());
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t r = 0; r < rows; ++r) {
+                const float a = got[size_t(j * rows + r)], b = want[size_t(j * rows + r)];
+                QVERIFY2(b != 0.0f && std::isfinite(a) && std::fabs(a - b) <= 1e-5f * std::fabs(b),
+                         qPrintable(QStringLiteral("row %1 token %2: %3 vs %4").arg(r).arg(j).arg(a).arg(b)));
+            }
     }
 
     // The plain AVX-512 kernel quantizes the activations the same way: the two agree to float

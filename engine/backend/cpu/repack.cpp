@@ -1,4 +1,4 @@
-// Repacking of Q4_0/Q5_0/Q8_0/IQ4_NL/Q4_K/Q6_K/IQ4_XS weight matrices into the 16-row interleaved layout
+// Repacking of Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/Q4_K/Q6_K/IQ4_XS weight matrices into the 16-row interleaved layout
 // (repack.h), the matMul driver over repacked weights (activation quantization, split of row
 // groups over the pool) and the per-model set of repacked copies. Compiled for plain x86-64.
 #include "backend/cpu/repack.h"
@@ -24,7 +24,7 @@ namespace {
 
 using quant::Type;
 
-// Q4_0 (and IQ4_NL): the 16 nibble bytes of a block, split into 4-byte chunks, row i of the group at bytes
+// Q4_0 (and IQ4_NL, MXFP4): the 16 nibble bytes of a block, split into 4-byte chunks, row i of the group at bytes
 // 4i..4i+3 of chunk k. Q5_0: the same, then the fifth bits as 8 masks over those bytes. Q8_0: the
 // 32 values + 128 in 8 chunks.
 void packBlock(Type type, const uint8_t* const* src, int nRows, int64_t b, uint8_t* payload,
@@ -32,10 +32,14 @@ void packBlock(Type type, const uint8_t* const* src, int nRows, int64_t b, uint8
     uint64_t masks[8] = {}; // Q5_0
     for (int i = 0; i < kPackRows; ++i) {
         if (i >= nRows) {
-            scales[i] = 0;
+            if (type != Type::MXFP4) scales[i] = 0; // (MXFP4's bytes are zero already)
             continue;
         }
-        if (type == Type::IQ4_NL) { // Q4_0's nibble order; the kernel maps each nibble to its level
+        if (type == Type::MXFP4) { // Q4_0's nibble order; the scale block holds the 16 exponents
+            const auto& blk = reinterpret_cast<const quant::BlockMXFP4*>(src[i])[b];
+            reinterpret_cast<uint8_t*>(scales)[i] = blk.e;
+            for (int k = 0; k < 4; ++k) std::memcpy(payload + 64 * k + 4 * i, blk.qs + 4 * k, 4);
+        } else if (type == Type::IQ4_NL) { // Q4_0's nibble order; the kernel maps each nibble to its level
             const auto& blk = reinterpret_cast<const quant::BlockIQ4_NL*>(src[i])[b];
             scales[i] = blk.d;
             for (int k = 0; k < 4; ++k) std::memcpy(payload + 64 * k + 4 * i, blk.qs + 4 * k, 4);
@@ -161,7 +165,7 @@ Layout layoutOf(Type t, int64_t nb) {
         const uint64_t block = t == Type::Q4_K ? kQ4KBlockBytes : t == Type::IQ4_XS ? kIQ4XSBlockBytes : kQ6KBlockBytes;
         return {block, uint64_t(nb) * block};
     }
-    const uint64_t payload = t == Type::Q4_0 || t == Type::IQ4_NL ? 256 : t == Type::Q5_0 ? 320 : 512;
+    const uint64_t payload = t == Type::Q4_0 || t == Type::IQ4_NL || t == Type::MXFP4 ? 256 : t == Type::Q5_0 ? 320 : 512;
     return {payload, uint64_t(nb) * (payload + 2 * kPackRows)};
 }
 
@@ -170,7 +174,7 @@ Layout layoutOf(Type t, int64_t nb) {
 namespace {
 bool hasLayout(Type t) {
     return t == Type::Q4_0 || t == Type::Q5_0 || t == Type::Q8_0 || t == Type::Q4_K || t == Type::Q6_K ||
-           t == Type::IQ4_NL || t == Type::IQ4_XS;
+           t == Type::IQ4_NL || t == Type::IQ4_XS || t == Type::MXFP4;
 }
 } // namespace
 
@@ -189,6 +193,7 @@ Result<uint64_t> PackedMatrix::packedBytes(const ref::Matrix& w) {
                                 : w.type == Type::Q8_0 ? sizeof(quant::BlockQ8_0)
                                 : w.type == Type::Q4_K ? sizeof(quant::BlockQ4_K)
                                 : w.type == Type::IQ4_NL ? sizeof(quant::BlockIQ4_NL)
+                                : w.type == Type::MXFP4 ? sizeof(quant::BlockMXFP4)
                                 : w.type == Type::IQ4_XS ? sizeof(quant::BlockIQ4_XS)
                                                        : sizeof(quant::BlockQ6_K);
     const int64_t nb = w.cols / blockCols;

@@ -1,4 +1,4 @@
-// Weight matrices (Q4_0, Q5_0, Q8_0, IQ4_NL, Q4_K, Q6_K, IQ4_XS) rearranged once at load into the interleaved layout of the
+// Weight matrices (Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q6_K, IQ4_XS) rearranged once at load into the interleaved layout of the
 // AVX-512 repacked kernels (16 rows side by side in 4-byte column groups, scales gathered), and
 // the matMul that uses them, falling back to the plain kernels where the layout does not apply.
 #pragma once
@@ -49,8 +49,9 @@ namespace hearth::cpu {
 //   [2048, 3072): 16 high-bit vectors; vector h: bits 2p..2p+1 are chunk h + 16p's (p < 4);
 //   [3072, 3328): the 8-bit scales, sub-block j of row i at 16j + i; [3328, 3360): d (fp16).
 //
-// IQ4_NL (blocks of 32) is laid out as Q4_0: its nibbles are indices of the 16 levels, which the
-// kernel looks up. IQ4_XS (super-blocks of 256 columns): each block of a group is 2240 bytes (the
+// IQ4_NL and MXFP4 (blocks of 32) are laid out as Q4_0: their nibbles are indices of 16 levels,
+// which the kernel looks up; MXFP4's scale block holds the rows' 16 E8M0 exponents (16 bytes, 16
+// zero), which the kernel turns into float scales. IQ4_XS (super-blocks of 256 columns): each block of a group is 2240 bytes (the
 // original's 16 × 136, 3% more):
 //   [0, 2048): the level indices in Q4_K's chunk order (low nibbles columns 64c + 4k.., high ones
 //     64c + 32 + 4k..); [2048, 2080): the 16 rows' d (fp16); [2080, 2208): the 6-bit scales
@@ -75,7 +76,7 @@ public:
     // Bytes of w's repacked copy (a multiple of 64). Errors: another type, a bad shape.
     static Result<uint64_t> packedBytes(const ref::Matrix& w);
 
-    // Rearranges w (Q4_0, Q5_0, Q8_0, IQ4_NL, Q4_K, Q6_K or IQ4_XS). With releaseSource, w's pages are handed back to the
+    // Rearranges w (Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q6_K or IQ4_XS). With releaseSource, w's pages are handed back to the
     // kernel as they are copied (see RepackedWeights::add). With `into` (packedBytes(w) zeroed
     // bytes, 64-byte aligned, outliving the result) the copy is written there; otherwise it gets
     // its own memory. Errors: another type, a bad shape, no memory.

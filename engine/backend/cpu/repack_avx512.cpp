@@ -1,4 +1,4 @@
-// The AVX-512 VNNI kernels over repacked Q4_0/Q5_0/Q8_0/IQ4_NL/Q4_K/Q6_K/IQ4_XS weights (layout in repack.h): a tile
+// The AVX-512 VNNI kernels over repacked Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/Q4_K/Q6_K/IQ4_XS weights (layout in repack.h): a tile
 // of 16 weight rows × up to 8 tokens (4 for the K types), one vpdpbusd per 4-column chunk
 // (unsigned weights × signed 8-bit activations, 16 rows in the 16 lanes), the weights' offset
 // (Q4_K: its mins) removed with the activation sums.
@@ -33,13 +33,31 @@ inline __m512i broadcast4(const int8_t* p) {
 }
 
 // The legacy types' repacked payloads (repack.h).
-enum class Legacy { Q4_0, Q5_0, Q8_0, IQ4_NL };
+enum class Legacy { Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4 };
 
-// The IQ4 levels + 128 as unsigned bytes, in each 128-bit lane: vpshufb maps a nibble to its level.
-inline __m512i iq4LevelTable() {
+// The IQ4 levels + 128 (MXFP4's doubled ones + 12: a small offset cancels less precision) as
+// unsigned bytes, in each 128-bit lane: vpshufb maps a nibble to its level.
+constexpr int kMxfp4Offset = 12;
+inline __m512i levelTable(bool mxfp4) {
     alignas(16) uint8_t t[16];
-    for (int i = 0; i < 16; ++i) t[i] = uint8_t(int(quant::iq4Level(i)) + 128);
+    for (int i = 0; i < 16; ++i)
+        t[i] = uint8_t(mxfp4 ? quant::mxfp4Level(i) + kMxfp4Offset : quant::iq4Level(i) + 128);
     return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(t)));
+}
+inline __m512i iq4LevelTable() { return levelTable(false); }
+
+// The 16 rows' scales of a block: fp16, or (MXFP4) E8M0 exponents e as quant::e8m0Half's
+// 2^(e - 128): the float with exponent field e - 1, or for e < 2 the subnormal 2^21 << e bits.
+template <Legacy kType> inline __m512 rowScales(const uint8_t* sc) {
+    if constexpr (kType == Legacy::MXFP4) {
+        const __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc)));
+        const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+        const __m512i tiny = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+        const __mmask16 small = _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2));
+        return _mm512_castsi512_ps(_mm512_mask_blend_epi32(small, normal, tiny));
+    } else {
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc)));
+    }
 }
 
 // y[j0 + t][16g .. 16g + 15] for t < NT. Q8_0: payload of 8 byte chunks (q + 128); Q4_0: 4 chunks
@@ -58,11 +76,14 @@ template <int NT, Legacy kType> void tile(const PackedJob& job, int64_t g, int64
         acc[t] = _mm512_setzero_ps();
     }
     const __m512i low4 = _mm512_set1_epi8(0x0f);
-    constexpr bool kLevels = kType == Legacy::IQ4_NL;
-    const __m512i levels = kLevels ? iq4LevelTable() : _mm512_setzero_si512();
-    const float offset = kQ8 || kLevels ? 128.0f : kType == Legacy::Q5_0 ? 16.0f : 8.0f;
+    constexpr bool kLevels = kType == Legacy::IQ4_NL || kType == Legacy::MXFP4;
+    const __m512i levels = kLevels ? levelTable(kType == Legacy::MXFP4) : _mm512_setzero_si512();
+    const float offset = kType == Legacy::MXFP4 ? float(kMxfp4Offset)
+                         : kQ8 || kLevels       ? 128.0f
+                         : kType == Legacy::Q5_0 ? 16.0f
+                                                 : 8.0f;
     auto block = [&](const uint8_t* p, const uint8_t* sc, int64_t b) {
-        const __m512 ws = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc)));
+        const __m512 ws = rowScales<kType>(sc);
         __m512i w[8]; // w[k]: columns 4k..4k+3 of the block, 16 rows × 4 unsigned bytes
         if constexpr (kQ8) {
             for (int k = 0; k < 8; ++k) w[k] = _mm512_loadu_si512(p + 64 * k);
@@ -405,6 +426,7 @@ void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0
     else if (job.type == quant::Type::Q6_K) groupsQ6K(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::IQ4_XS) groupsIQ4XS(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::IQ4_NL) groups<Legacy::IQ4_NL>(job, g0, g1, j0, j1);
+    else if (job.type == quant::Type::MXFP4) groups<Legacy::MXFP4>(job, g0, g1, j0, j1);
     else groups<Legacy::Q4_0>(job, g0, g1, j0, j1);
 }
 
