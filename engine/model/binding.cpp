@@ -159,7 +159,9 @@ Result<std::vector<bool>> readSlidingLayers(const Binder& b, int nLayer, int win
         // One byte per layer (booleans, or 0/1 integers).
         const std::vector<uint8_t>* flags = pattern->rawArrayBytes();
         if (!flags || pattern->arraySize() != uint64_t(nLayer) || flags->size() != size_t(nLayer))
-            return invalidFormat(key + " must hold one boolean per layer");
+            return invalidFormat(key + " must hold one boolean per layer (" + std::to_string(nLayer) + "), it holds " +
+                                 std::to_string(pattern->arraySize()) + " values of type " +
+                                 std::string(gguf::valueTypeName(pattern->elementType())));
         for (size_t i = 0; i < flags->size(); ++i) sliding[i] = (*flags)[i] != 0;
         return sliding;
     }
@@ -247,7 +249,7 @@ TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv
     // q [n][nHead * D]; k [n][nHeadKv * D]; v [n][nHeadKv * Dv]
     TensorId q = g.matMul(g.weight(w.wq), x);
     TensorId k = g.matMul(g.weight(w.wk), x);
-    TensorId v = g.matMul(g.weight(w.wv), x);
+    TensorId v = w.wv >= 0 ? g.matMul(g.weight(w.wv), x) : k;
     if (w.bq >= 0) q = g.add(q, g.weight(w.bq));
     if (w.bk >= 0) k = g.add(k, g.weight(w.bk));
     if (w.bv >= 0) v = g.add(v, g.weight(w.bv));
@@ -255,6 +257,7 @@ TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv
     k = g.reshape(k, D, s.nHeadKv, n);
     if (w.qNorm >= 0) q = g.rmsNorm(q, g.weight(w.qNorm), s.normEps);
     if (w.kNorm >= 0) k = g.rmsNorm(k, g.weight(w.kNorm), s.normEps);
+    if (s.vNorm) v = g.reshape(g.rmsNorm(g.reshape(v, Dv, s.nHeadKv, n), graph::kNone, s.normEps), int64_t(s.nHeadKv) * Dv, n);
     q = g.rope(q, in.positions, opt(w.ropeFactors), s.rope);
     k = g.rope(k, in.positions, opt(w.ropeFactors), s.rope);
     if (w.qMagnitude >= 0) q = g.mul(q, g.weight(w.qMagnitude));

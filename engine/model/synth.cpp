@@ -35,6 +35,14 @@ struct Shape {
     // positions and the attention factor they imply; `window` written as the converter does.
     bool phi3 = false;
     int nRot = 0, ctxOrig = 0;
+    // gemma4: full-attention layers (every `windowPattern`-th, and the last, as the pattern array
+    // says) with heads of headDimFull and nHeadKvFull KV heads, V from K (no attn_v), RoPE on
+    // a quarter of their dims through rope_freqs; the others slide over `window` positions with
+    // heads of headDim; each layer's output scaled by outScale; with nExpert, experts (fused
+    // gate/up, per-expert output scales) beside the dense feed-forward.
+    bool gemma4 = false;
+    int headDimFull = 0, nHeadKvFull = 0;
+    float outScale = 1.0f;
 };
 
 const Shape kShapes[] = {
@@ -81,7 +89,38 @@ const Shape kShapes[] = {
      .nLayer = 32, .nEmbd = 3072, .nFf = 8192, .nHead = 24, .nHeadKv = 8, .headDim = 128, .ropeBase = 10000.0f,
      .rmsEps = 1e-5f, .ctx = 131072, .tied = true, .qkvBias = false, .qkNorm = false, .llama3Rope = false,
      .writeHeadDims = false, .window = 262144, .phi3 = true, .nRot = 96, .ctxOrig = 4096},
+    {.name = "gemma4-tiny", .arch = "gemma4",
+     .description = "gemma4, 6 layers (sliding, window 8; full every 6th and the last), 256 wide, 4 heads, 2 KV "
+                    "heads of 64 sliding / 1 of 128 full with V = K, proportional RoPE, soft cap 30",
+     .nLayer = 6, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 2, .headDim = 64, .ropeBase = 1000000.0f,
+     .rmsEps = 1e-6f, .ctx = 4096, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .window = 8, .windowPattern = 6, .finalSoftcap = 30.0f, .gemma4 = true,
+     .headDimFull = 128, .nHeadKvFull = 1, .outScale = 0.75f},
+    {.name = "gemma4-moe-tiny", .arch = "gemma4",
+     .description = "gemma4 with experts, 4 layers as gemma4-tiny, 8 experts of 128 (fused gate/up), 2 per token, "
+                    "beside a dense feed-forward of 256",
+     .nLayer = 4, .nEmbd = 256, .nFf = 256, .nHead = 4, .nHeadKv = 2, .headDim = 64, .ropeBase = 1000000.0f,
+     .rmsEps = 1e-6f, .ctx = 4096, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .window = 8, .windowPattern = 6, .finalSoftcap = 30.0f, .nExpert = 8, .nUsed = 2,
+     .nFfExpert = 128, .gemma4 = true, .headDimFull = 128, .nHeadKvFull = 1, .outScale = 0.75f},
+    {.name = "gemma4-31b", .arch = "gemma4",
+     .description = "Gemma 4 31B shape: 60 layers, 5376, 32 heads, 16 KV heads of 256 sliding (window 1024) / 4 "
+                    "of 512 full (every 6th, V = K), tied, soft cap 30",
+     .nLayer = 60, .nEmbd = 5376, .nFf = 21504, .nHead = 32, .nHeadKv = 16, .headDim = 256,
+     .ropeBase = 1000000.0f, .rmsEps = 1e-6f, .ctx = 262144, .tied = true, .qkvBias = false, .qkNorm = true,
+     .llama3Rope = false, .writeHeadDims = true, .window = 1024, .windowPattern = 6, .finalSoftcap = 30.0f,
+     .gemma4 = true, .headDimFull = 512, .nHeadKvFull = 4},
+    {.name = "gemma4-26b-a4b", .arch = "gemma4",
+     .description = "Gemma 4 26B-A4B shape: 30 layers, 2816, 16 heads, 8 KV heads of 256 sliding (window 1024) / 2 "
+                    "of 512 full (V = K), dense feed-forward 2112 beside 128 experts of 704, 8 per token",
+     .nLayer = 30, .nEmbd = 2816, .nFf = 2112, .nHead = 16, .nHeadKv = 8, .headDim = 256,
+     .ropeBase = 1000000.0f, .rmsEps = 1e-6f, .ctx = 262144, .tied = true, .qkvBias = false, .qkNorm = true,
+     .llama3Rope = false, .writeHeadDims = true, .window = 1024, .windowPattern = 6, .finalSoftcap = 30.0f,
+     .nExpert = 128, .nUsed = 8, .nFfExpert = 704, .gemma4 = true, .headDimFull = 512, .nHeadKvFull = 2},
 };
+
+// gemma4: whether layer l of n is a full-attention layer (every `every`-th, and the last).
+bool gemma4Full(int l, int n, int every) { return l % every == every - 1 || l == n - 1; }
 
 uint64_t splitmix(uint64_t x) {
     x += 0x9e3779b97f4a7c15ull;
@@ -154,6 +193,59 @@ struct TensorPlan {
     float sigma = 0.02f; // Random: the values' standard deviation
 };
 
+// gemma4's layers (after the embeddings and output norm already in t).
+std::vector<TensorPlan> planGemma4(const Shape& s, std::vector<TensorPlan> t) {
+    const uint64_t E = uint64_t(s.nEmbd), F = uint64_t(s.nFf);
+    // Proportional RoPE on the full layers: a quarter of the dims rotate (factor 1), the rest
+    // not at all (factor 1e30), as the converter writes it.
+    const int half = s.headDimFull / 2, rotated = s.headDimFull / 8;
+    std::vector<float> factors(size_t(half), 1e30f);
+    std::fill(factors.begin(), factors.begin() + rotated, 1.0f);
+    t.push_back({"rope_freqs.weight", {uint64_t(half)}, TensorPlan::Fixed, factors});
+    for (int l = 0; l < s.nLayer; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        const bool full = gemma4Full(l, s.nLayer, s.windowPattern);
+        const uint64_t D = uint64_t(full ? s.headDimFull : s.headDim), q = uint64_t(s.nHead) * D,
+                       kv = uint64_t(full ? s.nHeadKvFull : s.nHeadKv) * D;
+        t.push_back({p + "attn_norm.weight", {E}, TensorPlan::Ones});
+        t.push_back({p + "attn_q.weight", {E, q}});
+        t.push_back({p + "attn_k.weight", {E, kv}});
+        if (!full) t.push_back({p + "attn_v.weight", {E, kv}});
+        t.push_back({p + "attn_output.weight", {q, E}});
+        // gemma4 leaves scores unscaled: q/k norm weights of D^-1/4 give them the spread
+        // 1/√D gives other models (ones would make every softmax all but one-hot).
+        const std::vector<float> qkNorm(D, std::pow(float(D), -0.25f));
+        t.push_back({p + "attn_q_norm.weight", {D}, TensorPlan::Fixed, qkNorm});
+        t.push_back({p + "attn_k_norm.weight", {D}, TensorPlan::Fixed, qkNorm});
+        t.push_back({p + "post_attention_norm.weight", {E}, TensorPlan::Ones});
+        if (s.outScale != 1.0f) t.push_back({p + "layer_output_scale.weight", {1}, TensorPlan::Fixed, {s.outScale}});
+        t.push_back({p + "ffn_norm.weight", {E}, TensorPlan::Ones});
+        t.push_back({p + "ffn_gate.weight", {E, F}});
+        t.push_back({p + "ffn_up.weight", {E, F}});
+        t.push_back({p + "ffn_down.weight", {F, E}});
+        t.push_back({p + "post_ffw_norm.weight", {E}, TensorPlan::Ones});
+        if (s.nExpert > 0) {
+            const uint64_t n = uint64_t(s.nExpert), Fe = uint64_t(s.nFfExpert);
+            // The router sees rms_norm(x) / √E · scale: scales around √E and a router as the
+            // other presets' give logits a few units apart, as trained routers have (near-ties
+            // would let rounding noise pick different experts).
+            std::vector<float> routerScale;
+            for (uint64_t i = 0; i < E; ++i) routerScale.push_back(std::sqrt(float(E)) * (0.5f + 0.5f * float(i % 3)));
+            t.push_back({p + "ffn_gate_inp.weight", {E, n}, TensorPlan::Random, {}, 4.0f / std::sqrt(float(E))});
+            t.push_back({p + "ffn_gate_inp.scale", {E}, TensorPlan::Fixed, routerScale});
+            t.push_back({p + "pre_ffw_norm_2.weight", {E}, TensorPlan::Ones});
+            t.push_back({p + "post_ffw_norm_1.weight", {E}, TensorPlan::Ones});
+            t.push_back({p + "post_ffw_norm_2.weight", {E}, TensorPlan::Ones});
+            t.push_back({p + "ffn_gate_up_exps.weight", {E, 2 * Fe, n}});
+            t.push_back({p + "ffn_down_exps.weight", {Fe, E, n}});
+            std::vector<float> scales;
+            for (uint64_t e = 0; e < n; ++e) scales.push_back(0.5f + float(e % 4) * 0.25f);
+            t.push_back({p + "ffn_down_exps.scale", {n}, TensorPlan::Fixed, scales});
+        }
+    }
+    return t;
+}
+
 std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
     std::vector<TensorPlan> t;
     const uint64_t E = uint64_t(s.nEmbd), q = uint64_t(s.nHead) * s.headDim,
@@ -169,6 +261,7 @@ std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
         t.push_back({"rope_factors_long.weight", {uint64_t(half)}, TensorPlan::Fixed, longRopeFactors(half, true)});
         t.push_back({"rope_factors_short.weight", {uint64_t(half)}, TensorPlan::Fixed, longRopeFactors(half, false)});
     }
+    if (s.gemma4) return planGemma4(s, t);
     for (int l = 0; l < s.nLayer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
         t.push_back({p + "attn_norm.weight", {E}, TensorPlan::Ones});
@@ -303,6 +396,30 @@ Status synthesizeModel(const SynthOptions& o) {
             w.set(a + "rope.scaling.type", gguf::Value::string("linear"));
             w.set(a + "rope.scaling.factor", gguf::Value::f32(s.ropeScale));
         }
+        if (s.finalSoftcap > 0.0f) w.set(a + "final_logit_softcapping", gguf::Value::f32(s.finalSoftcap));
+    }
+    if (s.gemma4) {
+        // As the converter writes them: full layers' head size under key_length, the sliding
+        // layers' under key_length_swa, KV heads and the sliding flags one per layer.
+        std::vector<uint32_t> kvHeads;
+        std::vector<uint8_t> flags;
+        for (int l = 0; l < s.nLayer; ++l) {
+            const bool full = gemma4Full(l, s.nLayer, s.windowPattern);
+            kvHeads.push_back(uint32_t(full ? s.nHeadKvFull : s.nHeadKv));
+            flags.push_back(full ? 0 : 1);
+        }
+        w.set(a + "attention.head_count_kv", gguf::Value::u32Array(kvHeads));
+        w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(s.headDimFull)));
+        w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(s.headDimFull)));
+        w.set(a + "attention.key_length_swa", gguf::Value::u32(uint32_t(s.headDim)));
+        w.set(a + "attention.value_length_swa", gguf::Value::u32(uint32_t(s.headDim)));
+        w.set(a + "rope.dimension_count", gguf::Value::u32(uint32_t(s.headDimFull)));
+        w.set(a + "rope.dimension_count_swa", gguf::Value::u32(uint32_t(s.headDim)));
+        w.set(a + "rope.freq_base_swa", gguf::Value::f32(10000.0f));
+        w.set(a + "attention.sliding_window", gguf::Value::u32(uint32_t(s.window)));
+        w.set(a + "attention.sliding_window_pattern", gguf::Value::numericArray(gguf::ValueType::Bool, flags));
+        w.set(a + "attention.shared_kv_layers", gguf::Value::u32(0));
+        w.set(a + "embedding_length_per_layer_input", gguf::Value::u32(0));
         if (s.finalSoftcap > 0.0f) w.set(a + "final_logit_softcapping", gguf::Value::f32(s.finalSoftcap));
     }
     for (const gguf::KeyValue& kv : vocab.metadata())

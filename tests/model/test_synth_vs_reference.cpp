@@ -4,7 +4,9 @@
 // sliding window the sequence outruns, qwen3moe-tiny, 16 experts of which 4 run per token, and
 // gpt-oss-tiny: sinks, biases, YaRN, experts with biases and the clamped SwiGLU; phi3-tiny and a
 // 2-layer cut of phi4-mini: fused q/k/v and gate/up, partial NeoX RoPE, LongRoPE, whose long
-// factors phi3-tiny's context takes and phi4-mini's does not) in several types: both evaluate one
+// factors phi3-tiny's context takes and phi4-mini's does not; gemma4-tiny, sliding and full layers
+// of different head sizes and KV heads, V = K, proportional RoPE, and gemma4-moe-tiny, experts
+// beside the dense feed-forward) in several types: both evaluate one
 // fixed token sequence. Our logits must match llama.cpp's fp32 evaluation of the
 // same weights closely, and its own evaluation of the quantized file within the activation
 // rounding it adds, with the top-5 tokens overlapping at every position.
@@ -165,6 +167,17 @@ private Q_SLOTS:
         QTest::newRow("phi3-tiny F32") << QStringLiteral("phi3-tiny") << QStringLiteral("F32") << spm;
         QTest::newRow("phi3-tiny Q8_0") << QStringLiteral("phi3-tiny") << QStringLiteral("Q8_0") << spm;
         QTest::newRow("phi4-mini F16") << QStringLiteral("phi4-mini") << QStringLiteral("F16") << spm;
+        // gemma4-tiny cut to 2 layers: a sliding layer (window 8, outrun) and a full one (its own
+        // head size and KV heads, V = K, proportional RoPE), output scales, soft cap.
+        QTest::newRow("gemma4-tiny F32") << QStringLiteral("gemma4-tiny") << QStringLiteral("F32") << spm;
+        QTest::newRow("gemma4-tiny Q8_0") << QStringLiteral("gemma4-tiny") << QStringLiteral("Q8_0") << spm;
+        // No gemma4-tiny Q4_K_M row: we match llama.cpp's fp32 evaluation of those weights to
+        // 4.4e-4 and its evaluation of the file to 4.6e-2, but its 8-bit activations reorder
+        // near-tied top-5 tokens (3/5 at one position).
+        // gemma4-moe-tiny: experts (fused gate/up, per-expert output scales) beside the dense
+        // feed-forward on every layer.
+        QTest::newRow("gemma4-moe-tiny F32") << QStringLiteral("gemma4-moe-tiny") << QStringLiteral("F32") << spm;
+        QTest::newRow("gemma4-moe-tiny Q8_0") << QStringLiteral("gemma4-moe-tiny") << QStringLiteral("Q8_0") << spm;
     }
     void agreesWithReference() {
         QFETCH(QString, preset);

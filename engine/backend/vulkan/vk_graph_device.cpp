@@ -51,11 +51,12 @@ public:
 
     Status init() {
         const uint64_t rows = uint64_t(m_spec.numBlocks) * uint64_t(m_spec.blockSize), value = kvValueBytes(m_spec.type);
-        m_kBlock = uint64_t(m_spec.blockSize) * uint64_t(m_spec.kRow) * value;
-        m_vBlock = uint64_t(m_spec.blockSize) * uint64_t(m_spec.vRow) * value;
         for (size_t i = 0; i < m_spec.layers.size(); ++i) {
-            HEARTH_ASSIGN_OR_RETURN(auto k, m_ops->allocate(rows * uint64_t(m_spec.kRow) * value, false));
-            HEARTH_ASSIGN_OR_RETURN(auto v, m_ops->allocate(rows * uint64_t(m_spec.vRow) * value, false));
+            const backend::KvLayerShape shape = m_spec.shapeAt(i); // per layer: gemma4's differ
+            m_kBlock.push_back(uint64_t(m_spec.blockSize) * uint64_t(shape.kRow) * value);
+            m_vBlock.push_back(uint64_t(m_spec.blockSize) * uint64_t(shape.vRow) * value);
+            HEARTH_ASSIGN_OR_RETURN(auto k, m_ops->allocate(rows * uint64_t(shape.kRow) * value, false));
+            HEARTH_ASSIGN_OR_RETURN(auto v, m_ops->allocate(rows * uint64_t(shape.vRow) * value, false));
             m_bytes += k->size() + v->size();
             m_k.push_back(std::move(k));
             m_v.push_back(std::move(v));
@@ -69,8 +70,9 @@ public:
             return outOfRange("block id outside the Vulkan K/V pool");
         if (src == dst) return Status::ok();
         for (size_t i = 0; i < m_k.size(); ++i) {
-            Status s = m_ops->copy(*m_k[i], uint64_t(src) * m_kBlock, *m_k[i], uint64_t(dst) * m_kBlock, m_kBlock);
-            if (s.isOk()) s = m_ops->copy(*m_v[i], uint64_t(src) * m_vBlock, *m_v[i], uint64_t(dst) * m_vBlock, m_vBlock);
+            const uint64_t kb = m_kBlock[i], vb = m_vBlock[i];
+            Status s = m_ops->copy(*m_k[i], uint64_t(src) * kb, *m_k[i], uint64_t(dst) * kb, kb);
+            if (s.isOk()) s = m_ops->copy(*m_v[i], uint64_t(src) * vb, *m_v[i], uint64_t(dst) * vb, vb);
             if (!s.isOk()) {
                 m_ops->discard();
                 return s;
@@ -89,7 +91,8 @@ private:
     backend::KvPoolSpec m_spec;
     VulkanOpDevice* m_ops;
     std::vector<std::unique_ptr<Buffer>> m_k, m_v;
-    uint64_t m_kBlock = 0, m_vBlock = 0, m_bytes = 0;
+    std::vector<uint64_t> m_kBlock, m_vBlock; // bytes of one block, per layer
+    uint64_t m_bytes = 0;
 };
 
 class VulkanProgram final : public backend::Program {
@@ -453,8 +456,10 @@ Status VulkanGraphDevice::recordNode(Compiling& c, const Node& n) {
         if (!kvTypeOf(C.type, type)) return unsupported("Vulkan K/V cache type");
         HEARTH_ASSIGN_OR_RETURN(const Buffer* rows, buf(n.src[1]));
         HEARTH_ASSIGN_OR_RETURN(const Buffer* slots, buf(n.src[2]));
-        if (C.ne[0] != (C.value ? c.kv->spec().vRow : c.kv->spec().kRow) || C.ne[1] > int64_t(c.kv->spec().numBlocks) *
-                                                                                       c.kv->spec().blockSize)
+        const int index = c.kv->spec().indexOf(C.layer);
+        const backend::KvLayerShape shape = c.kv->spec().shapeAt(size_t(std::max(0, index)));
+        if (index < 0 || C.ne[0] != (C.value ? shape.vRow : shape.kRow) ||
+            C.ne[1] > int64_t(c.kv->spec().numBlocks) * c.kv->spec().blockSize)
             return internalError("kv_write: the graph's cache does not match the Vulkan K/V pool");
         return m_ops->kvWrite(*rows, *slots, g.tensor(n.src[2]).elements(), C.ne[0], type, dst);
     }
