@@ -108,6 +108,7 @@ struct AttentionSpec {
     int window = 0;         // sliding window (0: every earlier position)
     float softcap = 0.0f;   // attention logit soft-capping (0: none)
     bool vNorm = false;     // RMS-norm each V head (no weight) before caching it (gemma4)
+    int kvLayer = -1;       // >= 0: no K/V of its own, attend over this layer's cache (gemma4's shared KV)
 };
 
 // The spec of a decoder's attention from its hyper-parameters: its heads and sizes, RoPE over

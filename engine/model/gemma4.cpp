@@ -5,7 +5,10 @@
 // scores unscaled (1.0), V taken from K's projection where a layer has no attn_v, norms after
 // attention and after the feed-forward, a GeGLU feed-forward (with experts beside it on MoE
 // layers, routed on the normed residual), each layer's output scaled, embeddings scaled by √E,
-// and final soft-capping. As llama.cpp reads these files (src/models/gemma4.cpp).
+// and final soft-capping. E2B/E4B add per-layer token embeddings (a slice of a second embedding
+// table, mixed with a projection of the input, gating a small block after each layer) and
+// shared-KV layers: the last shared_kv_layers layers compute no K/V and attend over the cache of
+// the last earlier layer of their kind. As llama.cpp reads these files (src/models/gemma4.cpp).
 #include "model/architectures.h"
 #include "model/binding.h"
 #include "model/moe.h"
@@ -27,6 +30,9 @@ struct Layer {
     int32_t routerScale = -1, expertNorm = -1, denseOutNorm = -1, expertOutNorm = -1;
     int32_t expertScale = -1; // ffn_down_exps.scale [nExpert]: each expert's output scale (-1: none)
     bool moe = false;
+    int kvLayer = -1; // shared-KV layers: the layer whose K/V cache they read
+    // Per-layer embeddings: the gate [Lp][E], the projection back [E][Lp], its norm.
+    int32_t perLayerGate = -1, perLayerProj = -1, perLayerNorm = -1;
 };
 
 // A count under "<arch>.<key>" given once for every layer or as one value per layer.
@@ -95,13 +101,15 @@ public:
         HEARTH_ASSIGN_OR_RETURN(m_finalSoftcap, b.real("final_logit_softcapping", 0.0f));
         if (m_finalSoftcap < 0.0f) return invalidFormat("gemma4 final_logit_softcapping must not be negative");
         HEARTH_ASSIGN_OR_RETURN(const int sharedKv, b.integer("attention.shared_kv_layers", 0));
-        if (sharedKv != 0)
-            return unsupported("not supported yet: shared KV layers (gemma4.attention.shared_kv_layers = " +
-                               std::to_string(sharedKv) + ", as in Gemma 4 E2B/E4B)");
-        HEARTH_ASSIGN_OR_RETURN(const int perLayerEmbd, b.integer("embedding_length_per_layer_input", 0));
-        if (perLayerEmbd != 0)
-            return unsupported("not supported yet: per-layer token embeddings (gemma4.embedding_length_per_layer_input = " +
-                               std::to_string(perLayerEmbd) + ", as in Gemma 4 E2B/E4B)");
+        // llama.cpp's mapping: a shared sliding layer reads the cache of layer start - 2, a shared
+        // full one that of start - 1 (start: the first shared layer).
+        const int kvStart = L - sharedKv;
+        if (sharedKv > 0 && kvStart < 2)
+            return invalidFormat("gemma4.attention.shared_kv_layers " + std::to_string(sharedKv) +
+                                 " leaves fewer than 2 layers with their own K/V (of " + std::to_string(L) + ")");
+        HEARTH_ASSIGN_OR_RETURN(m_perLayer, b.integer("embedding_length_per_layer_input", 0));
+        if (m_perLayer < 0 || int64_t(m_perLayer) * L > (1 << 30))
+            return invalidFormat("gemma4.embedding_length_per_layer_input is implausibly large");
         const bool anyExperts = b.has("expert_count");
         if (anyExperts) {
             HEARTH_ASSIGN_OR_RETURN(m_moe, readMoeHParams(b, ffs[0]));
@@ -126,6 +134,12 @@ public:
         if (b.hasTensor("output.weight")) {
             HEARTH_ASSIGN_OR_RETURN(m_output, b.matrix("output.weight", E, nVocab, L));
         }
+        if (m_perLayer > 0) {
+            const int64_t P = int64_t(m_perLayer) * L;
+            HEARTH_ASSIGN_OR_RETURN(m_perLayerTokens, b.matrix("per_layer_token_embd.weight", P, nVocab, -1));
+            HEARTH_ASSIGN_OR_RETURN(m_perLayerModelProj, b.matrix("per_layer_model_proj.weight", E, P, -1));
+            HEARTH_ASSIGN_OR_RETURN(m_perLayerProjNorm, b.vector("per_layer_proj_norm.weight", m_perLayer, -1));
+        }
         int32_t ropeFreqs = -1; // one tensor, shared by every full layer
         m_dims.archName = "gemma4";
         m_dims.nLayer = L;
@@ -145,10 +159,18 @@ public:
                 return invalidFormat("layer " + std::to_string(l) + ": head_count " + std::to_string(Y.nHead) +
                                      " is not a positive multiple of head_count_kv " + std::to_string(Y.nHeadKv));
             if (ffs[size_t(l)] < 1) return invalidFormat("layer " + std::to_string(l) + ": feed_forward_length is zero");
-            m_dims.kv.push_back(LayerKv{Y.nHeadKv, Y.headDim, Y.headDim});
             const int64_t D = Y.headDim, qDim = int64_t(Y.nHead) * D, kvDim = int64_t(Y.nHeadKv) * D, F = ffs[size_t(l)];
             HEARTH_ASSIGN_OR_RETURN(Y.attnNorm, b.vector(p + "attn_norm.weight", E, l));
-            if (b.hasTensor(p + "attn_qkv.weight")) {
+            if (l >= kvStart) {
+                // A shared-KV layer: its own queries over an earlier layer's cache (no K/V here).
+                Y.kvLayer = kvStart - (Y.sliding ? 2 : 1);
+                const Layer& from = m_layers[size_t(Y.kvLayer)];
+                if (from.sliding != Y.sliding || from.nHeadKv != Y.nHeadKv || from.headDim != Y.headDim)
+                    return invalidFormat("layer " + std::to_string(l) + " shares the K/V of layer " +
+                                         std::to_string(Y.kvLayer) + ", which is of another kind or shape");
+                m_dims.kv.push_back(LayerKv{0, 0, 0});
+                HEARTH_ASSIGN_OR_RETURN(Y.attn.wq, b.matrix(p + "attn_q.weight", E, qDim, l));
+            } else if (b.hasTensor(p + "attn_qkv.weight")) {
                 HEARTH_ASSIGN_OR_RETURN(const std::vector<int32_t> qkv,
                                         b.matrixParts(p + "attn_qkv.weight", E, {qDim, kvDim, kvDim}, l));
                 Y.attn.wq = qkv[0];
@@ -161,9 +183,12 @@ public:
                     HEARTH_ASSIGN_OR_RETURN(Y.attn.wv, b.matrix(p + "attn_v.weight", E, kvDim, l));
                 }
             }
+            if (Y.kvLayer < 0) m_dims.kv.push_back(LayerKv{Y.nHeadKv, Y.headDim, Y.headDim});
             HEARTH_ASSIGN_OR_RETURN(Y.attn.wo, b.matrix(p + "attn_output.weight", qDim, E, l));
             HEARTH_ASSIGN_OR_RETURN(Y.attn.qNorm, b.vector(p + "attn_q_norm.weight", D, l));
-            HEARTH_ASSIGN_OR_RETURN(Y.attn.kNorm, b.vector(p + "attn_k_norm.weight", D, l));
+            if (Y.kvLayer < 0) {
+                HEARTH_ASSIGN_OR_RETURN(Y.attn.kNorm, b.vector(p + "attn_k_norm.weight", D, l));
+            }
             HEARTH_ASSIGN_OR_RETURN(Y.attnPostNorm, b.vector(p + "post_attention_norm.weight", E, l));
             HEARTH_ASSIGN_OR_RETURN(const int32_t scale, b.optionalVector(p + "layer_output_scale.weight", 1, l));
             if (scale >= 0) Y.outScale = *reinterpret_cast<const float*>(m_weights[size_t(scale)].data);
@@ -179,6 +204,11 @@ public:
             HEARTH_ASSIGN_OR_RETURN(Y.down, b.matrix(p + "ffn_down.weight", F, E, l));
             HEARTH_ASSIGN_OR_RETURN(Y.ffnPostNorm, b.vector(p + "post_ffw_norm.weight", E, l));
             if (b.hasTensor(p + "ffn_gate_inp.weight")) HEARTH_RETURN_IF_ERROR(bindExpertsOf(b, Y, l, anyExperts));
+            if (m_perLayer > 0) {
+                HEARTH_ASSIGN_OR_RETURN(Y.perLayerGate, b.matrix(p + "inp_gate.weight", E, m_perLayer, l));
+                HEARTH_ASSIGN_OR_RETURN(Y.perLayerProj, b.matrix(p + "proj.weight", m_perLayer, E, l));
+                HEARTH_ASSIGN_OR_RETURN(Y.perLayerNorm, b.vector(p + "post_norm.weight", E, l));
+            }
         }
         m_reader = f.dataReader();
         return Status::ok();
@@ -189,6 +219,7 @@ public:
         const StepTensors in = stepTensors(g, shape);
         graph::TensorId x = g.getRows(g.weight(m_tokenEmbedding), in.ids); // [n][E]
         x = g.scale(x, std::sqrt(float(m_nEmbd)));
+        const graph::TensorId perLayer = m_perLayer > 0 ? perLayerInputs(g, in, x) : graph::kNone; // [n][L·Lp]
         for (int l = 0; l < m_nLayer; ++l) {
             const Layer& Y = m_layers[size_t(l)];
             g.setLayer(l);
@@ -204,6 +235,7 @@ public:
             spec.scale = 1.0f;
             spec.window = Y.sliding ? m_window : 0;
             spec.vNorm = true;
+            spec.kvLayer = Y.kvLayer;
             graph::TensorId cur = g.rmsNorm(x, g.weight(Y.attnNorm), m_eps);
             cur = selfAttention(g, in, kv, l, cur, Y.attn, spec); // [n][E]
             const graph::TensorId attnOut = g.add(g.rmsNorm(cur, g.weight(Y.attnPostNorm), m_eps), x);
@@ -213,6 +245,12 @@ public:
             cur = g.matMul(g.weight(Y.down), cur);
             if (Y.moe) cur = g.add(g.rmsNorm(cur, g.weight(Y.denseOutNorm), m_eps), expertBranch(g, Y, attnOut));
             x = g.add(g.rmsNorm(cur, g.weight(Y.ffnPostNorm), m_eps), attnOut);
+            if (perLayer != graph::kNone) {
+                // This layer's slice of the per-layer inputs gates a small block: [n][Lp] -> [n][E].
+                const graph::TensorId slice = g.copy(g.columns(perLayer, int64_t(l) * m_perLayer, m_perLayer));
+                cur = g.mul(g.gelu(g.matMul(g.weight(Y.perLayerGate), x)), slice);
+                x = g.add(x, g.rmsNorm(g.matMul(g.weight(Y.perLayerProj), cur), g.weight(Y.perLayerNorm), m_eps));
+            }
             if (Y.outScale != 1.0f) x = g.scale(x, Y.outScale);
         }
         g.setLayer(m_nLayer);
@@ -220,6 +258,17 @@ public:
     }
 
 private:
+    // Every layer's per-layer input [n][L·Lp] (layer l's at columns l·Lp..): the token's row of
+    // the per-layer table times √Lp, plus the normed projection of the scaled embeddings x [n][E]
+    // (divided by √E), the sum divided by √2.
+    graph::TensorId perLayerInputs(graph::Graph& g, const StepTensors& in, graph::TensorId x) const {
+        const int64_t Lp = m_perLayer, P = Lp * m_nLayer, n = in.n;
+        const graph::TensorId table = g.scale(g.getRows(g.weight(m_perLayerTokens), in.ids), std::sqrt(float(Lp)));
+        graph::TensorId proj = g.scale(g.matMul(g.weight(m_perLayerModelProj), x), 1.0f / std::sqrt(float(m_nEmbd)));
+        proj = g.rmsNorm(g.reshape(proj, Lp, m_nLayer, n), g.weight(m_perLayerProjNorm), m_eps); // [n][L][Lp]
+        return g.scale(g.add(g.reshape(proj, P, n), table), 1.0f / std::sqrt(2.0f));
+    }
+
     // The expert weights of an MoE layer: the router and its input scale, the experts (gate and
     // up fused or apart), their optional per-expert output scale, and the branch norms.
     Status bindExpertsOf(Binder& b, Layer& Y, int l, bool anyExperts) {
@@ -278,7 +327,8 @@ private:
 
     std::vector<Layer> m_layers;
     MoeHParams m_moe;
-    int m_nLayer = 0, m_nEmbd = 0, m_window = 0;
+    int m_nLayer = 0, m_nEmbd = 0, m_window = 0, m_perLayer = 0;
+    int32_t m_perLayerTokens = -1, m_perLayerModelProj = -1, m_perLayerProjNorm = -1;
     int32_t m_outputNorm = -1;
     float m_ropeBase = 10000.0f, m_ropeBaseSliding = 10000.0f, m_eps = 1e-6f, m_finalSoftcap = 0.0f;
     graph::RopeParams m_ropeFull;

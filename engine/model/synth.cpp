@@ -40,9 +40,14 @@ struct Shape {
     // a quarter of their dims through rope_freqs; the others slide over `window` positions with
     // heads of headDim; each layer's output scaled by outScale; with nExpert, experts (fused
     // gate/up, per-expert output scales) beside the dense feed-forward.
+    // E2B/E4B: per-layer embeddings of perLayerEmbd per layer; the last sharedKv layers without
+    // K/V of their own (kept only when the preset is not cut), their feed-forward twice as wide
+    // when doubleWide; V from its own attn_v unless vFromK.
     bool gemma4 = false;
     int headDimFull = 0, nHeadKvFull = 0;
     float outScale = 1.0f;
+    int perLayerEmbd = 0, sharedKv = 0;
+    bool doubleWide = false, vFromK = true;
 };
 
 const Shape kShapes[] = {
@@ -103,6 +108,28 @@ const Shape kShapes[] = {
      .rmsEps = 1e-6f, .ctx = 4096, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
      .writeHeadDims = true, .window = 8, .windowPattern = 6, .finalSoftcap = 30.0f, .nExpert = 8, .nUsed = 2,
      .nFfExpert = 128, .gemma4 = true, .headDimFull = 128, .nHeadKvFull = 1, .outScale = 0.75f},
+    {.name = "gemma4-e-tiny", .arch = "gemma4",
+     .description = "gemma4 as E2B, 4 layers (sliding, window 8, and full in turn; the last 2 read the K/V of "
+                    "layers 0 and 1, their feed-forward twice as wide), 256 wide, 4 heads, 1 KV head of 64 / "
+                    "128, per-layer embeddings of 64",
+     .nLayer = 4, .nEmbd = 256, .nFf = 256, .nHead = 4, .nHeadKv = 1, .headDim = 64, .ropeBase = 1000000.0f,
+     .rmsEps = 1e-6f, .ctx = 4096, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .window = 8, .windowPattern = 2, .finalSoftcap = 30.0f, .gemma4 = true,
+     .headDimFull = 128, .nHeadKvFull = 1, .perLayerEmbd = 64, .sharedKv = 2, .doubleWide = true, .vFromK = false},
+    {.name = "gemma4-e2b", .arch = "gemma4",
+     .description = "Gemma 4 E2B shape: 35 layers, 1536, 8 heads, 1 KV head of 256 sliding (window 512) / 512 "
+                    "full (every 5th), the last 20 sharing K/V with feed-forward 12288, per-layer embeddings of 256",
+     .nLayer = 35, .nEmbd = 1536, .nFf = 6144, .nHead = 8, .nHeadKv = 1, .headDim = 256, .ropeBase = 1000000.0f,
+     .rmsEps = 1e-6f, .ctx = 131072, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .window = 512, .windowPattern = 5, .finalSoftcap = 30.0f, .gemma4 = true,
+     .headDimFull = 512, .nHeadKvFull = 1, .perLayerEmbd = 256, .sharedKv = 20, .doubleWide = true, .vFromK = false},
+    {.name = "gemma4-e4b", .arch = "gemma4",
+     .description = "Gemma 4 E4B shape: 42 layers, 2560, 8 heads, 2 KV heads of 256 sliding (window 512) / 512 "
+                    "full (every 6th), the last 18 sharing K/V, per-layer embeddings of 256",
+     .nLayer = 42, .nEmbd = 2560, .nFf = 10240, .nHead = 8, .nHeadKv = 2, .headDim = 256, .ropeBase = 1000000.0f,
+     .rmsEps = 1e-6f, .ctx = 131072, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .window = 512, .windowPattern = 6, .finalSoftcap = 30.0f, .gemma4 = true,
+     .headDimFull = 512, .nHeadKvFull = 2, .perLayerEmbd = 256, .sharedKv = 18, .vFromK = false},
     {.name = "gemma4-31b", .arch = "gemma4",
      .description = "Gemma 4 31B shape: 60 layers, 5376, 32 heads, 16 KV heads of 256 sliding (window 1024) / 4 "
                     "of 512 full (every 6th, V = K), tied, soft cap 30",
@@ -194,8 +221,13 @@ struct TensorPlan {
 };
 
 // gemma4's layers (after the embeddings and output norm already in t).
-std::vector<TensorPlan> planGemma4(const Shape& s, std::vector<TensorPlan> t) {
-    const uint64_t E = uint64_t(s.nEmbd), F = uint64_t(s.nFf);
+std::vector<TensorPlan> planGemma4(const Shape& s, int nVocab, std::vector<TensorPlan> t) {
+    const uint64_t E = uint64_t(s.nEmbd), Lp = uint64_t(s.perLayerEmbd), L = uint64_t(s.nLayer);
+    if (Lp > 0) {
+        t.push_back({"per_layer_token_embd.weight", {Lp * L, uint64_t(nVocab)}});
+        t.push_back({"per_layer_model_proj.weight", {E, Lp * L}});
+        t.push_back({"per_layer_proj_norm.weight", {Lp}, TensorPlan::Ones});
+    }
     // Proportional RoPE on the full layers: a quarter of the dims rotate (factor 1), the rest
     // not at all (factor 1e30), as the converter writes it.
     const int half = s.headDimFull / 2, rotated = s.headDimFull / 8;
@@ -204,19 +236,20 @@ std::vector<TensorPlan> planGemma4(const Shape& s, std::vector<TensorPlan> t) {
     t.push_back({"rope_freqs.weight", {uint64_t(half)}, TensorPlan::Fixed, factors});
     for (int l = 0; l < s.nLayer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
-        const bool full = gemma4Full(l, s.nLayer, s.windowPattern);
+        const bool full = gemma4Full(l, s.nLayer, s.windowPattern), shared = l >= s.nLayer - s.sharedKv;
         const uint64_t D = uint64_t(full ? s.headDimFull : s.headDim), q = uint64_t(s.nHead) * D,
                        kv = uint64_t(full ? s.nHeadKvFull : s.nHeadKv) * D;
+        const uint64_t F = uint64_t(s.nFf) * (shared && s.doubleWide ? 2 : 1);
         t.push_back({p + "attn_norm.weight", {E}, TensorPlan::Ones});
         t.push_back({p + "attn_q.weight", {E, q}});
-        t.push_back({p + "attn_k.weight", {E, kv}});
-        if (!full) t.push_back({p + "attn_v.weight", {E, kv}});
+        if (!shared) t.push_back({p + "attn_k.weight", {E, kv}});
+        if (!shared && !(full && s.vFromK)) t.push_back({p + "attn_v.weight", {E, kv}});
         t.push_back({p + "attn_output.weight", {q, E}});
         // gemma4 leaves scores unscaled: q/k norm weights of D^-1/4 give them the spread
         // 1/√D gives other models (ones would make every softmax all but one-hot).
         const std::vector<float> qkNorm(D, std::pow(float(D), -0.25f));
         t.push_back({p + "attn_q_norm.weight", {D}, TensorPlan::Fixed, qkNorm});
-        t.push_back({p + "attn_k_norm.weight", {D}, TensorPlan::Fixed, qkNorm});
+        if (!shared) t.push_back({p + "attn_k_norm.weight", {D}, TensorPlan::Fixed, qkNorm});
         t.push_back({p + "post_attention_norm.weight", {E}, TensorPlan::Ones});
         if (s.outScale != 1.0f) t.push_back({p + "layer_output_scale.weight", {1}, TensorPlan::Fixed, {s.outScale}});
         t.push_back({p + "ffn_norm.weight", {E}, TensorPlan::Ones});
@@ -242,6 +275,11 @@ std::vector<TensorPlan> planGemma4(const Shape& s, std::vector<TensorPlan> t) {
             for (uint64_t e = 0; e < n; ++e) scales.push_back(0.5f + float(e % 4) * 0.25f);
             t.push_back({p + "ffn_down_exps.scale", {n}, TensorPlan::Fixed, scales});
         }
+        if (Lp > 0) {
+            t.push_back({p + "inp_gate.weight", {E, Lp}});
+            t.push_back({p + "proj.weight", {Lp, E}});
+            t.push_back({p + "post_norm.weight", {E}, TensorPlan::Ones});
+        }
     }
     return t;
 }
@@ -261,7 +299,7 @@ std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
         t.push_back({"rope_factors_long.weight", {uint64_t(half)}, TensorPlan::Fixed, longRopeFactors(half, true)});
         t.push_back({"rope_factors_short.weight", {uint64_t(half)}, TensorPlan::Fixed, longRopeFactors(half, false)});
     }
-    if (s.gemma4) return planGemma4(s, t);
+    if (s.gemma4) return planGemma4(s, nVocab, t);
     for (int l = 0; l < s.nLayer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
         t.push_back({p + "attn_norm.weight", {E}, TensorPlan::Ones});
@@ -334,6 +372,8 @@ Status synthesizeModel(const SynthOptions& o) {
     Shape s = *found;
     if (o.layers < 0 || o.layers > 4096) return invalidArgument("--layers must be 1..4096");
     if (o.layers > 0) s.nLayer = o.layers;
+    // A cut keeps no shared-KV layers: which layers they read depends on the whole stack.
+    if (o.layers > 0 && o.layers != found->nLayer) s.sharedKv = 0;
     const std::optional<quant::Mix> mix = quant::mixFromName(o.typeOrMix);
     if (!mix) return invalidArgument("unknown type or mix '" + o.typeOrMix + "'");
 
@@ -418,8 +458,13 @@ Status synthesizeModel(const SynthOptions& o) {
         w.set(a + "rope.freq_base_swa", gguf::Value::f32(10000.0f));
         w.set(a + "attention.sliding_window", gguf::Value::u32(uint32_t(s.window)));
         w.set(a + "attention.sliding_window_pattern", gguf::Value::numericArray(gguf::ValueType::Bool, flags));
-        w.set(a + "attention.shared_kv_layers", gguf::Value::u32(0));
-        w.set(a + "embedding_length_per_layer_input", gguf::Value::u32(0));
+        w.set(a + "attention.shared_kv_layers", gguf::Value::u32(uint32_t(s.sharedKv)));
+        w.set(a + "embedding_length_per_layer_input", gguf::Value::u32(uint32_t(s.perLayerEmbd)));
+        if (s.sharedKv > 0 && s.doubleWide) {
+            std::vector<uint32_t> ffs;
+            for (int l = 0; l < s.nLayer; ++l) ffs.push_back(uint32_t(s.nFf * (l >= s.nLayer - s.sharedKv ? 2 : 1)));
+            w.set(a + "feed_forward_length", gguf::Value::u32Array(ffs));
+        }
         if (s.finalSoftcap > 0.0f) w.set(a + "final_logit_softcapping", gguf::Value::f32(s.finalSoftcap));
     }
     for (const gguf::KeyValue& kv : vocab.metadata())

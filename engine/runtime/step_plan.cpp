@@ -184,8 +184,9 @@ Result<StepPlan> makeStepPlan(graph::Graph graph, const graph::StepShape& shape,
 Result<backend::KvPoolSpec> kvPoolSpec(const model::ModelDims& dims, const std::vector<int>& kvDevice, int device,
                                        KvType type, int blockSize, int numBlocks) {
     backend::KvPoolSpec spec;
+    // Layers without K/V of their own (gemma4's shared-KV layers read an earlier layer's) hold none.
     for (int l = 0; l < dims.nLayer; ++l)
-        if (kvDevice[size_t(l)] == device) spec.layers.push_back(l);
+        if (kvDevice[size_t(l)] == device && dims.kv[size_t(l)].kRow() > 0) spec.layers.push_back(l);
     spec.type = type;
     spec.blockSize = blockSize;
     spec.numBlocks = numBlocks;

@@ -63,6 +63,11 @@ std::vector<float> evaluate(const std::string& path, const std::vector<int32_t>&
     return s.isOk() ? ours : std::vector<float>{};
 }
 
+// The layers a row keeps: 2, but all 4 of gemma4-e-tiny (a cut has no shared-KV layers).
+QString layersOf(const QString& preset) {
+    return preset == QStringLiteral("gemma4-e-tiny") ? QStringLiteral("4") : QStringLiteral("2");
+}
+
 } // namespace
 
 class TestSynthVsReference : public QObject {
@@ -175,9 +180,12 @@ private Q_SLOTS:
         // 4.4e-4 and its evaluation of the file to 4.6e-2, but its 8-bit activations reorder
         // near-tied top-5 tokens (3/5 at one position).
         // gemma4-moe-tiny: experts (fused gate/up, per-expert output scales) beside the dense
-        // feed-forward on every layer.
+        // feed-forward on every layer. gemma4-e-tiny, whole (4 layers): per-layer embeddings, and
+        // its last 2 layers read the K/V of layers 0 and 1.
         QTest::newRow("gemma4-moe-tiny F32") << QStringLiteral("gemma4-moe-tiny") << QStringLiteral("F32") << spm;
         QTest::newRow("gemma4-moe-tiny Q8_0") << QStringLiteral("gemma4-moe-tiny") << QStringLiteral("Q8_0") << spm;
+        QTest::newRow("gemma4-e-tiny F32") << QStringLiteral("gemma4-e-tiny") << QStringLiteral("F32") << spm;
+        QTest::newRow("gemma4-e-tiny Q8_0") << QStringLiteral("gemma4-e-tiny") << QStringLiteral("Q8_0") << spm;
     }
     void agreesWithReference() {
         QFETCH(QString, preset);
@@ -187,7 +195,7 @@ private Q_SLOTS:
         QProcess synth;
         synth.start(hearth::test::binDir() + QStringLiteral("/hearth-cli"),
                     {QStringLiteral("synth"), QStringLiteral("--preset"), preset, QStringLiteral("--type"), type,
-                     QStringLiteral("--layers"), QStringLiteral("2"), QStringLiteral("--vocab"),
+                     QStringLiteral("--layers"), layersOf(preset), QStringLiteral("--vocab"),
                      QString::fromStdString(hearth::test::testDataPath(QStringLiteral("models/") + vocab)),
                      QStringLiteral("-o"), path});
         QVERIFY(synth.waitForFinished(300000));

@@ -4,8 +4,8 @@
 // that disagree with the expert tensors, fused phi3 projections of the wrong size; a well-formed
 // tiny file of each architecture binds and runs a step on the CPU and the reference, and phi3
 // takes its short or long RoPE factors by the context it serves. gemma4: its per-layer pattern
-// array, per-layer KV heads and head sizes, and the parts not supported yet (shared KV layers,
-// per-layer embeddings) each give a clear error.
+// array, per-layer KV heads and head sizes, shared-KV layers and per-layer embeddings each give a
+// clear error when they do not fit the file.
 #include "hearth/gguf.h"
 #include "model/arch.h"
 #include "runtime/model_runner.h"
@@ -263,10 +263,10 @@ private Q_SLOTS:
             << 22 << int(ErrorCode::InvalidFormat) << QStringLiteral("tensor 'blk.0.attn_q.weight' has shape [8, 8], expected [8, 16]");
         QTest::newRow("gemma4 KV heads of the wrong length") << 23 << int(ErrorCode::InvalidFormat)
                                                              << QStringLiteral("head_count_kv must hold one");
-        QTest::newRow("gemma4 shared KV layers") << 24 << int(ErrorCode::Unsupported)
-                                                 << QStringLiteral("not supported yet: shared KV layers");
-        QTest::newRow("gemma4 per-layer embeddings") << 25 << int(ErrorCode::Unsupported)
-                                                     << QStringLiteral("not supported yet: per-layer token embeddings");
+        QTest::newRow("gemma4 shared KV layers leaving too few") << 24 << int(ErrorCode::InvalidFormat)
+                                                                 << QStringLiteral("fewer than 2 layers with their own K/V");
+        QTest::newRow("gemma4 per-layer embeddings without their table") << 25 << int(ErrorCode::NotFound)
+                                                                         << QStringLiteral("per_layer_token_embd.weight");
         QTest::newRow("gemma4 without rope_freqs") << 26 << int(ErrorCode::NotFound) << QStringLiteral("rope_freqs.weight");
         QTest::newRow("gemma4 without key_length_swa") << 27 << int(ErrorCode::NotFound)
                                                        << QStringLiteral("gemma4.attention.key_length_swa");
