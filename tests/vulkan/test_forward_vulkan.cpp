@@ -425,6 +425,29 @@ private Q_SLOTS:
         checkSynthetic(preset, type, vocab, layers);
     }
 
+    // As syntheticModels, gemma4: sliding and full layers of different K/V shapes (per-layer
+    // pool buffers), V = K, V norms without weight, proportional RoPE, output scales; the experts
+    // beside the dense feed-forward; gemma4-e-tiny's per-layer embeddings and shared-KV layers
+    // (split 1 + rest: layer 2 on the CPU attends over layer 0's K/V on Vulkan).
+    void gemma4Models_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<QString>("vocab");
+        QTest::addColumn<int>("layers");
+        const QString spm = QStringLiteral("ggml-vocab-llama-spm.gguf");
+        QTest::newRow("gemma4-tiny F32") << QStringLiteral("gemma4-tiny") << QStringLiteral("F32") << spm << 0;
+        QTest::newRow("gemma4-tiny Q8_0") << QStringLiteral("gemma4-tiny") << QStringLiteral("Q8_0") << spm << 0;
+        QTest::newRow("gemma4-moe-tiny Q8_0") << QStringLiteral("gemma4-moe-tiny") << QStringLiteral("Q8_0") << spm << 0;
+        QTest::newRow("gemma4-e-tiny F32") << QStringLiteral("gemma4-e-tiny") << QStringLiteral("F32") << spm << 0;
+    }
+    void gemma4Models() {
+        QFETCH(QString, preset);
+        QFETCH(QString, type);
+        QFETCH(QString, vocab);
+        QFETCH(int, layers);
+        checkSynthetic(preset, type, vocab, layers);
+    }
+
     // gpt-oss-tiny with MXFP4 experts (Q8_0 elsewhere): the router, the experts, the clamped
     // SwiGLU and attention with sinks on Vulkan; only its YaRN RoPE falls back. Tolerance as
     // syntheticModels.

@@ -220,6 +220,16 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
     }
     case Op::WeightedSum:
     case Op::SwiGluOai: return plain(n.src[0]) && plain(n.src[1]) && plain(n.out);
+    case Op::Copy: {
+        // F32 rows of one stride (a column slice, rows at an offset, a reshape) of an activation.
+        const Tensor& X = g.tensor(n.src[0]);
+        uint64_t offset = 0;
+        const Tensor& root = g.tensor(rootOf(g, n.src[0], offset));
+        return (root.kind == TensorKind::Activation || root.kind == TensorKind::Input) && X.type == quant::Type::F32 &&
+               root.type == quant::Type::F32 && X.nb[0] == 4 && X.nb[1] % 4 == 0 && offset % 4 == 0 &&
+               X.nb[2] == X.nb[1] * uint64_t(X.ne[1]) && X.nb[3] == X.nb[2] * uint64_t(X.ne[2]) &&
+               root.bytes() <= limit && plain(n.out);
+    }
     case Op::Softmax: return plain(n.src[0]) && plain(n.out);
     case Op::RmsNorm: return plain(n.src[0]) && plain(n.src[1]) && plain(n.out);
     case Op::Rope: {
@@ -402,6 +412,13 @@ Status VulkanGraphDevice::recordNode(Compiling& c, const Node& n) {
             scratch = c.scratch;
         }
         return m_ops->matMulId(e, *x, X.ne[1], *ids, I.ne[0], I.ne[1], dst, scratch);
+    }
+    case Op::Copy: {
+        const Tensor& X = g.tensor(n.src[0]);
+        uint64_t offset = 0;
+        const TensorId root = rootOf(g, n.src[0], offset);
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(root)); // the whole source, the view's offset in floats
+        return m_ops->copyRows(*x, offset / 4, X.rows(), X.ne[0], int64_t(X.nb[1] / 4), dst);
     }
     case Op::Gather: {
         const Tensor& I = g.tensor(n.src[1]);
