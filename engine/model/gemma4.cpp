@@ -66,7 +66,8 @@ public:
         if (m_nEmbd < 1) return invalidFormat("embedding_length must be positive");
         const int L = m_nLayer;
         HEARTH_ASSIGN_OR_RETURN(const std::vector<int> heads, perLayerCounts(b, "attention.head_count", L));
-        HEARTH_ASSIGN_OR_RETURN(const std::vector<int> kvHeads, perLayerCounts(b, "attention.head_count_kv", L, heads[0]));
+        HEARTH_ASSIGN_OR_RETURN(const std::vector<int> kvHeads,
+                                perLayerCounts(b, "attention.head_count_kv", L, heads[0]));
         HEARTH_ASSIGN_OR_RETURN(const std::vector<int> ffs, perLayerCounts(b, "feed_forward_length", L));
         if (heads[0] < 1) return invalidFormat("gemma4.attention.head_count must be positive");
         // Head sizes: key_length for the full layers, key_length_swa for the sliding ones.
@@ -79,13 +80,14 @@ public:
                                std::to_string(headFullV) + ", sliding " + std::to_string(headSwa) + "/" +
                                std::to_string(headSwaV) + ")");
         for (int d : {headFull, headSwa})
-            if (d < 2 || d % 2 != 0 || d > 1024) return unsupported("head size " + std::to_string(d) + " is not supported");
+            if (d < 2 || d % 2 != 0 || d > 1024)
+                return unsupported("head size " + std::to_string(d) + " is not supported");
         HEARTH_ASSIGN_OR_RETURN(const int rotFull, b.integer("rope.dimension_count", headFull));
         HEARTH_ASSIGN_OR_RETURN(const int rotSwa, b.integer("rope.dimension_count_swa", rotFull));
         if (rotFull < 2 || rotFull % 2 || rotFull > headFull || rotSwa < 2 || rotSwa % 2 || rotSwa > headSwa)
-            return invalidFormat("rope.dimension_count " + std::to_string(rotFull) + " / _swa " + std::to_string(rotSwa) +
-                                 " must be even and within the head sizes " + std::to_string(headFull) + " / " +
-                                 std::to_string(headSwa));
+            return invalidFormat("rope.dimension_count " + std::to_string(rotFull) + " / _swa " +
+                                 std::to_string(rotSwa) + " must be even and within the head sizes " +
+                                 std::to_string(headFull) + " / " + std::to_string(headSwa));
         HEARTH_ASSIGN_OR_RETURN(m_ropeBase, b.real("rope.freq_base", 10000.0f));
         HEARTH_ASSIGN_OR_RETURN(m_ropeBaseSliding, b.real("rope.freq_base_swa", 10000.0f));
         HEARTH_ASSIGN_OR_RETURN(m_eps, b.real("attention.layer_norm_rms_epsilon", 1e-6f));
@@ -115,8 +117,8 @@ public:
             HEARTH_ASSIGN_OR_RETURN(m_moe, readMoeHParams(b, ffs[0]));
         }
 
-        // The full layers' scaling (linear only, as llama.cpp applies cparams to them), from the
-        // full layers' base.
+        // The full layers' RoPE scaling when the file gives one (llama.cpp scales those by the
+        // context's parameters and leaves the sliding layers unscaled), over the full layers' base.
         DecoderHParams scaling;
         scaling.nCtxTrain = nCtxTrain;
         graph::RopeParams fullRope;
@@ -158,8 +160,10 @@ public:
             if (Y.nHead < 1 || Y.nHeadKv < 1 || Y.nHead % Y.nHeadKv != 0)
                 return invalidFormat("layer " + std::to_string(l) + ": head_count " + std::to_string(Y.nHead) +
                                      " is not a positive multiple of head_count_kv " + std::to_string(Y.nHeadKv));
-            if (ffs[size_t(l)] < 1) return invalidFormat("layer " + std::to_string(l) + ": feed_forward_length is zero");
-            const int64_t D = Y.headDim, qDim = int64_t(Y.nHead) * D, kvDim = int64_t(Y.nHeadKv) * D, F = ffs[size_t(l)];
+            if (ffs[size_t(l)] < 1)
+                return invalidFormat("layer " + std::to_string(l) + ": feed_forward_length is zero");
+            const int64_t D = Y.headDim, qDim = int64_t(Y.nHead) * D, kvDim = int64_t(Y.nHeadKv) * D;
+            const int64_t F = ffs[size_t(l)];
             HEARTH_ASSIGN_OR_RETURN(Y.attnNorm, b.vector(p + "attn_norm.weight", E, l));
             if (l >= kvStart) {
                 // A shared-KV layer: its own queries over an earlier layer's cache (no K/V here).
@@ -272,7 +276,8 @@ private:
     // The expert weights of an MoE layer: the router and its input scale, the experts (gate and
     // up fused or apart), their optional per-expert output scale, and the branch norms.
     Status bindExpertsOf(Binder& b, Layer& Y, int l, bool anyExperts) {
-        if (!anyExperts) return invalidFormat("blk." + std::to_string(l) + ".ffn_gate_inp.weight without gemma4.expert_count");
+        if (!anyExperts)
+            return invalidFormat("blk." + std::to_string(l) + ".ffn_gate_inp.weight without gemma4.expert_count");
         const std::string p = "blk." + std::to_string(l) + ".";
         const int64_t E = m_nEmbd, F = m_moe.nFfExpert, n = m_moe.nExpert;
         Y.moe = true;
