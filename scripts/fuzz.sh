@@ -52,6 +52,15 @@ def model(arch):
     m = [kv('general.architecture', 8, s(arch)), u32('block_count', 1), u32('embedding_length', 8),
          u32('feed_forward_length', 16), u32('attention.head_count', 2), u32('attention.head_count_kv', 1)]
     if arch == 'gemma3': m += [u32('attention.sliding_window', 2)]
+    if arch == 'gemma4':
+        # One full-attention layer (pattern [false]) of heads of 4, V = K, with 4 experts of 8 and
+        # per-layer embeddings of 4.
+        m += [u32('attention.sliding_window', 2), u32('attention.key_length', 4), u32('attention.value_length', 4),
+              u32('attention.key_length_swa', 4), u32('attention.value_length_swa', 4),
+              kv(a + 'attention.sliding_window_pattern', 9, struct.pack('<IQ', 7, 1) + b'\x00'),
+              kv(a + 'final_logit_softcapping', 6, struct.pack('<f', 30.0)),
+              u32('expert_count', 4), u32('expert_used_count', 2), u32('expert_feed_forward_length', 8),
+              u32('embedding_length_per_layer_input', 4)]
     if arch in ('qwen3moe', 'gpt-oss'): m += [u32('expert_count', 4), u32('expert_used_count', 2), u32('expert_feed_forward_length', 8)]
     if arch == 'gpt-oss': m += [u32('attention.sliding_window', 2), kv(a + 'rope.scaling.type', 8, s('yarn')),
                                 kv(a + 'rope.scaling.factor', 6, struct.pack('<f', 32.0))]
@@ -65,7 +74,14 @@ def model(arch):
     add('token_embd.weight', 8, 6); add('output_norm.weight', 8)
     p = 'blk.0.'
     for n in ('attn_norm', 'ffn_norm'): add(p + n + '.weight', 8)
-    if arch == 'phi3':
+    if arch == 'gemma4':
+        add(p + 'attn_q.weight', 8, 8); add(p + 'attn_k.weight', 8, 4); add('rope_freqs.weight', 2)
+        add(p + 'layer_output_scale.weight', 1); add(p + 'ffn_gate_inp.weight', 8, 4); add(p + 'ffn_down_exps.scale', 4)
+        for n in ('ffn_gate_inp.scale', 'pre_ffw_norm_2.weight', 'post_ffw_norm_1.weight', 'post_ffw_norm_2.weight'): add(p + n, 8)
+        add(p + 'ffn_gate_up_exps.weight', 8, 16, 4); add(p + 'ffn_down_exps.weight', 8, 8, 4)
+        add('per_layer_token_embd.weight', 4, 6); add('per_layer_model_proj.weight', 8, 4); add('per_layer_proj_norm.weight', 4)
+        add(p + 'inp_gate.weight', 8, 4); add(p + 'proj.weight', 4, 8); add(p + 'post_norm.weight', 8)
+    elif arch == 'phi3':
         # Fused q/k/v (8 + 4 + 4 rows) and gate/up (16 + 16), LongRoPE factors for the 4 rotated dims.
         add(p + 'attn_qkv.weight', 8, 16); add('rope_factors_short.weight', 2); add('rope_factors_long.weight', 2)
     else:
@@ -84,10 +100,10 @@ def model(arch):
     else:
         add(p + 'ffn_gate.weight', 8, 16); add(p + 'ffn_up.weight', 8, 16); add(p + 'ffn_down.weight', 16, 8)
     if arch == 'qwen2': add(p + 'attn_q.bias', 8); add(p + 'attn_k.bias', 4); add(p + 'attn_v.bias', 4)
-    if arch in ('qwen3', 'qwen3moe', 'gemma3'): add(p + 'attn_q_norm.weight', 4); add(p + 'attn_k_norm.weight', 4)
-    if arch == 'gemma3': add(p + 'post_attention_norm.weight', 8); add(p + 'post_ffw_norm.weight', 8)
+    if arch in ('qwen3', 'qwen3moe', 'gemma3', 'gemma4'): add(p + 'attn_q_norm.weight', 4); add(p + 'attn_k_norm.weight', 4)
+    if arch in ('gemma3', 'gemma4'): add(p + 'post_attention_norm.weight', 8); add(p + 'post_ffw_norm.weight', 8)
     return gguf(m, t)
-for arch in ('llama', 'qwen2', 'qwen3', 'qwen3moe', 'gemma3', 'gpt-oss', 'phi3'):
+for arch in ('llama', 'qwen2', 'qwen3', 'qwen3moe', 'gemma3', 'gpt-oss', 'phi3', 'gemma4'):
     open(os.path.join(out, 'seed-' + arch + '.gguf'), 'wb').write(model(arch))
 PY
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

@@ -58,10 +58,19 @@ struct Binding {
 
 // The K/V pools of a range of layers on one device: per layer, a K and a V pool of
 // numBlocks * blockSize rows, addressed by the block ids of the engine's KV manager.
+struct KvLayerShape {
+    int64_t kRow = 0, vRow = 0; // values per token row
+    int headDim = 0;
+    bool operator==(const KvLayerShape&) const = default;
+};
+
 struct KvPoolSpec {
     std::vector<int32_t> layers; // the model layers it holds, ascending
-    int64_t kRow = 0, vRow = 0;  // values per token row (every layer alike)
+    int64_t kRow = 0, vRow = 0;  // values per token row: every layer's, or the largest when `shapes` differ
     int headDim = 0;
+    // Per entry of `layers`, when layers differ in K/V shape (gemma4: sliding and full layers);
+    // empty when every layer has kRow / vRow / headDim.
+    std::vector<KvLayerShape> shapes;
     KvType type = KvType::F16;
     int numBlocks = 0;
     int blockSize = 16;
@@ -70,6 +79,15 @@ struct KvPoolSpec {
         for (size_t i = 0; i < layers.size(); ++i)
             if (layers[i] == layer) return int(i);
         return -1;
+    }
+    // The K/V shape of the pool's layer number `index`.
+    KvLayerShape shapeAt(size_t index) const {
+        return index < shapes.size() ? shapes[index] : KvLayerShape{kRow, vRow, headDim};
+    }
+    bool uniform() const {
+        for (const KvLayerShape& s : shapes)
+            if (!(s == KvLayerShape{kRow, vRow, headDim})) return false;
+        return true;
     }
 };
 

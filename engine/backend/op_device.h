@@ -172,6 +172,10 @@ public:
     // out[rows][k] = x[r][ids[r][e]] (x: [rows][width], ids: int32 [rows][k]).
     virtual Status gather(const Buffer& x, const Buffer& ids, int64_t rows, int64_t width, int64_t k,
                           Buffer& out) = 0;
+    // out[rows][width] = x[offset + r * stride + c] (in floats): a strided view's rows made
+    // contiguous (column slices, row ranges at an offset).
+    virtual Status copyRows(const Buffer& x, uint64_t offset, int64_t rows, int64_t width, int64_t stride,
+                            Buffer& out) = 0;
     // out[n][width] = sum over e of w[t][e] * y[t][e][:] (y: [n][k][width], w: [n][k]).
     virtual Status weightedSum(const Buffer& y, const Buffer& w, int64_t n, int64_t k, int64_t width,
                                Buffer& out) = 0;

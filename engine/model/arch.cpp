@@ -19,6 +19,7 @@ constexpr Entry kArchitectures[] = {
     {"qwen3", loadQwen3},
     {"qwen3moe", loadQwen3Moe},
     {"gemma3", loadGemma3},
+    {"gemma4", loadGemma4},
     {"gpt-oss", loadGptOss},
     {"phi3", loadPhi3},
     {"mistral3", loadMistral3},

@@ -10,6 +10,7 @@ Result<std::unique_ptr<Architecture>> loadQwen2(const gguf::File& file);  // qwe
 Result<std::unique_ptr<Architecture>> loadQwen3(const gguf::File& file);  // qwen3.cpp
 Result<std::unique_ptr<Architecture>> loadQwen3Moe(const gguf::File& file); // qwen3moe.cpp
 Result<std::unique_ptr<Architecture>> loadGemma3(const gguf::File& file); // gemma3.cpp
+Result<std::unique_ptr<Architecture>> loadGemma4(const gguf::File& file); // gemma4.cpp
 Result<std::unique_ptr<Architecture>> loadGptOss(const gguf::File& file); // gpt_oss.cpp
 Result<std::unique_ptr<Architecture>> loadPhi3(const gguf::File& file);   // phi3.cpp
 Result<std::unique_ptr<Architecture>> loadMistral3(const gguf::File& file); // mistral3.cpp

@@ -159,7 +159,9 @@ Result<std::vector<bool>> readSlidingLayers(const Binder& b, int nLayer, int win
         // One byte per layer (booleans, or 0/1 integers).
         const std::vector<uint8_t>* flags = pattern->rawArrayBytes();
         if (!flags || pattern->arraySize() != uint64_t(nLayer) || flags->size() != size_t(nLayer))
-            return invalidFormat(key + " must hold one boolean per layer");
+            return invalidFormat(key + " must hold one boolean per layer (" + std::to_string(nLayer) + "), it holds " +
+                                 std::to_string(pattern->arraySize()) + " values of type " +
+                                 std::string(gguf::valueTypeName(pattern->elementType())));
         for (size_t i = 0; i < flags->size(); ++i) sliding[i] = (*flags)[i] != 0;
         return sliding;
     }
@@ -244,27 +246,37 @@ TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv
                        const AttentionWeights& w, const AttentionSpec& s) {
     const int64_t n = in.n, D = s.headDim, Dv = s.headDimV > 0 ? s.headDimV : s.headDim;
     auto opt = [&](int32_t index) { return index >= 0 ? g.weight(index) : graph::kNone; };
+    const bool own = s.kvLayer < 0; // computes and caches its own K/V
     // q [n][nHead * D]; k [n][nHeadKv * D]; v [n][nHeadKv * Dv]
-    TensorId q = g.matMul(g.weight(w.wq), x);
-    TensorId k = g.matMul(g.weight(w.wk), x);
-    TensorId v = g.matMul(g.weight(w.wv), x);
+    TensorId q = g.matMul(g.weight(w.wq), x), k = graph::kNone, v = graph::kNone;
+    if (own) {
+        k = g.matMul(g.weight(w.wk), x);
+        v = w.wv >= 0 ? g.matMul(g.weight(w.wv), x) : k;
+    }
     if (w.bq >= 0) q = g.add(q, g.weight(w.bq));
-    if (w.bk >= 0) k = g.add(k, g.weight(w.bk));
-    if (w.bv >= 0) v = g.add(v, g.weight(w.bv));
+    if (own && w.bk >= 0) k = g.add(k, g.weight(w.bk));
+    if (own && w.bv >= 0) v = g.add(v, g.weight(w.bv));
     q = g.reshape(q, D, s.nHead, n); // [n][nHead][D]
-    k = g.reshape(k, D, s.nHeadKv, n);
+    if (own) k = g.reshape(k, D, s.nHeadKv, n);
     if (w.qNorm >= 0) q = g.rmsNorm(q, g.weight(w.qNorm), s.normEps);
-    if (w.kNorm >= 0) k = g.rmsNorm(k, g.weight(w.kNorm), s.normEps);
+    if (own && w.kNorm >= 0) k = g.rmsNorm(k, g.weight(w.kNorm), s.normEps);
+    if (own && s.vNorm)
+        v = g.reshape(g.rmsNorm(g.reshape(v, Dv, s.nHeadKv, n), graph::kNone, s.normEps), int64_t(s.nHeadKv) * Dv, n);
     q = g.rope(q, in.positions, opt(w.ropeFactors), s.rope);
-    graph::RopeParams kRope = s.rope;
-    kRope.tempScale = 0.0f; // the attention temperature scales q only
-    kRope.tempLength = 0;
-    k = g.rope(k, in.positions, opt(w.ropeFactors), kRope);
+    if (own) {
+        graph::RopeParams kRope = s.rope;
+        kRope.tempScale = 0.0f; // the attention temperature scales q only
+        kRope.tempLength = 0;
+        k = g.rope(k, in.positions, opt(w.ropeFactors), kRope);
+    }
     if (w.qMagnitude >= 0) q = g.mul(q, g.weight(w.qMagnitude));
-    const TensorId kCache = g.kvCache(layer, false, kv.type, kv.slots(), int64_t(s.nHeadKv) * D);
-    const TensorId vCache = g.kvCache(layer, true, kv.type, kv.slots(), int64_t(s.nHeadKv) * Dv);
-    g.kvWrite(kCache, k, in.slots);
-    g.kvWrite(vCache, v, in.slots);
+    const int cacheLayer = own ? layer : s.kvLayer;
+    const TensorId kCache = g.kvCache(cacheLayer, false, kv.type, kv.slots(), int64_t(s.nHeadKv) * D);
+    const TensorId vCache = g.kvCache(cacheLayer, true, kv.type, kv.slots(), int64_t(s.nHeadKv) * Dv);
+    if (own) {
+        g.kvWrite(kCache, k, in.slots);
+        g.kvWrite(vCache, v, in.slots);
+    }
     graph::AttentionParams ap;
     ap.nHeadKv = s.nHeadKv;
     ap.scale = s.scale;

@@ -91,7 +91,7 @@ StepTensors stepTensors(graph::Graph& g, const graph::StepShape& shape);
 
 // The weights of a self-attention block; -1 where the architecture has none.
 struct AttentionWeights {
-    int32_t wq = -1, wk = -1, wv = -1, wo = -1;
+    int32_t wq = -1, wk = -1, wv = -1, wo = -1; // wv -1: V is K's projection (gemma4's full layers)
     int32_t bq = -1, bk = -1, bv = -1;      // projection biases (qwen2)
     int32_t qNorm = -1, kNorm = -1;         // per-head RMS norms before RoPE (qwen3, gemma3)
     int32_t ropeFactors = -1;               // per-dimension frequency factors (llama3)
@@ -107,6 +107,8 @@ struct AttentionSpec {
     float scale = 1.0f;     // on q · k
     int window = 0;         // sliding window (0: every earlier position)
     float softcap = 0.0f;   // attention logit soft-capping (0: none)
+    bool vNorm = false;     // RMS-norm each V head (no weight) before caching it (gemma4)
+    int kvLayer = -1;       // >= 0: no K/V of its own, attend over this layer's cache (gemma4's shared KV)
 };
 
 // The spec of a decoder's attention from its hyper-parameters: its heads and sizes, RoPE over

@@ -39,6 +39,19 @@ struct Shape {
     // writes) and the attention temperature tempScale per ctxOrig positions.
     bool mistral3 = false;
     float tempScale = 0.0f;
+    // gemma4: full-attention layers (every `windowPattern`-th, and the last, as the pattern array
+    // says) with heads of headDimFull and nHeadKvFull KV heads, V from K (no attn_v), RoPE on
+    // a quarter of their dims through rope_freqs; the others slide over `window` positions with
+    // heads of headDim; each layer's output scaled by outScale; with nExpert, experts (fused
+    // gate/up, per-expert output scales) beside the dense feed-forward.
+    // E2B/E4B: per-layer embeddings of perLayerEmbd per layer; the last sharedKv layers without
+    // K/V of their own (kept only when the preset is not cut), their feed-forward twice as wide
+    // when doubleWide; V from its own attn_v unless vFromK.
+    bool gemma4 = false;
+    int headDimFull = 0, nHeadKvFull = 0;
+    float outScale = 1.0f;
+    int perLayerEmbd = 0, sharedKv = 0;
+    bool doubleWide = false, vFromK = true;
 };
 
 const Shape kShapes[] = {
@@ -99,7 +112,60 @@ const Shape kShapes[] = {
      .nLayer = 26, .nEmbd = 3072, .nFf = 9216, .nHead = 32, .nHeadKv = 8, .headDim = 128, .ropeBase = 1000000.0f,
      .rmsEps = 1e-5f, .ctx = 262144, .tied = true, .qkvBias = false, .qkNorm = false, .llama3Rope = false,
      .writeHeadDims = true, .ropeScale = 16.0f, .ctxOrig = 16384, .mistral3 = true, .tempScale = 0.1f},
+    {.name = "gemma4-tiny", .arch = "gemma4",
+     .description = "gemma4, 6 layers (sliding, window 8; full every 6th and the last), 256 wide, 4 heads, 2 KV "
+                    "heads of 64 sliding / 1 of 128 full with V = K, proportional RoPE, soft cap 30",
+     .nLayer = 6, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 2, .headDim = 64, .ropeBase = 1000000.0f,
+     .rmsEps = 1e-6f, .ctx = 4096, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .window = 8, .windowPattern = 6, .finalSoftcap = 30.0f, .gemma4 = true,
+     .headDimFull = 128, .nHeadKvFull = 1, .outScale = 0.75f},
+    {.name = "gemma4-moe-tiny", .arch = "gemma4",
+     .description = "gemma4 with experts, 4 layers as gemma4-tiny, 8 experts of 128 (fused gate/up), 2 per token, "
+                    "beside a dense feed-forward of 256",
+     .nLayer = 4, .nEmbd = 256, .nFf = 256, .nHead = 4, .nHeadKv = 2, .headDim = 64, .ropeBase = 1000000.0f,
+     .rmsEps = 1e-6f, .ctx = 4096, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .window = 8, .windowPattern = 6, .finalSoftcap = 30.0f, .nExpert = 8, .nUsed = 2,
+     .nFfExpert = 128, .gemma4 = true, .headDimFull = 128, .nHeadKvFull = 1, .outScale = 0.75f},
+    {.name = "gemma4-e-tiny", .arch = "gemma4",
+     .description = "gemma4 as E2B, 4 layers (sliding, window 8, and full in turn; the last 2 read the K/V of "
+                    "layers 0 and 1, their feed-forward twice as wide), 256 wide, 4 heads, 1 KV head of 64 / "
+                    "128, per-layer embeddings of 64",
+     .nLayer = 4, .nEmbd = 256, .nFf = 256, .nHead = 4, .nHeadKv = 1, .headDim = 64, .ropeBase = 1000000.0f,
+     .rmsEps = 1e-6f, .ctx = 4096, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .window = 8, .windowPattern = 2, .finalSoftcap = 30.0f, .gemma4 = true,
+     .headDimFull = 128, .nHeadKvFull = 1, .perLayerEmbd = 64, .sharedKv = 2, .doubleWide = true, .vFromK = false},
+    {.name = "gemma4-e2b", .arch = "gemma4",
+     .description = "Gemma 4 E2B shape: 35 layers, 1536, 8 heads, 1 KV head of 256 sliding (window 512) / 512 "
+                    "full (every 5th), the last 20 sharing K/V with feed-forward 12288, per-layer embeddings of 256",
+     .nLayer = 35, .nEmbd = 1536, .nFf = 6144, .nHead = 8, .nHeadKv = 1, .headDim = 256, .ropeBase = 1000000.0f,
+     .rmsEps = 1e-6f, .ctx = 131072, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .window = 512, .windowPattern = 5, .finalSoftcap = 30.0f, .gemma4 = true,
+     .headDimFull = 512, .nHeadKvFull = 1, .perLayerEmbd = 256, .sharedKv = 20, .doubleWide = true, .vFromK = false},
+    {.name = "gemma4-e4b", .arch = "gemma4",
+     .description = "Gemma 4 E4B shape: 42 layers, 2560, 8 heads, 2 KV heads of 256 sliding (window 512) / 512 "
+                    "full (every 6th), the last 18 sharing K/V, per-layer embeddings of 256",
+     .nLayer = 42, .nEmbd = 2560, .nFf = 10240, .nHead = 8, .nHeadKv = 2, .headDim = 256, .ropeBase = 1000000.0f,
+     .rmsEps = 1e-6f, .ctx = 131072, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .window = 512, .windowPattern = 6, .finalSoftcap = 30.0f, .gemma4 = true,
+     .headDimFull = 512, .nHeadKvFull = 2, .perLayerEmbd = 256, .sharedKv = 18, .vFromK = false},
+    {.name = "gemma4-31b", .arch = "gemma4",
+     .description = "Gemma 4 31B shape: 60 layers, 5376, 32 heads, 16 KV heads of 256 sliding (window 1024) / 4 "
+                    "of 512 full (every 6th, V = K), tied, soft cap 30",
+     .nLayer = 60, .nEmbd = 5376, .nFf = 21504, .nHead = 32, .nHeadKv = 16, .headDim = 256,
+     .ropeBase = 1000000.0f, .rmsEps = 1e-6f, .ctx = 262144, .tied = true, .qkvBias = false, .qkNorm = true,
+     .llama3Rope = false, .writeHeadDims = true, .window = 1024, .windowPattern = 6, .finalSoftcap = 30.0f,
+     .gemma4 = true, .headDimFull = 512, .nHeadKvFull = 4},
+    {.name = "gemma4-26b-a4b", .arch = "gemma4",
+     .description = "Gemma 4 26B-A4B shape: 30 layers, 2816, 16 heads, 8 KV heads of 256 sliding (window 1024) / 2 "
+                    "of 512 full (V = K), dense feed-forward 2112 beside 128 experts of 704, 8 per token",
+     .nLayer = 30, .nEmbd = 2816, .nFf = 2112, .nHead = 16, .nHeadKv = 8, .headDim = 256,
+     .ropeBase = 1000000.0f, .rmsEps = 1e-6f, .ctx = 262144, .tied = true, .qkvBias = false, .qkNorm = true,
+     .llama3Rope = false, .writeHeadDims = true, .window = 1024, .windowPattern = 6, .finalSoftcap = 30.0f,
+     .nExpert = 128, .nUsed = 8, .nFfExpert = 704, .gemma4 = true, .headDimFull = 512, .nHeadKvFull = 2},
 };
+
+// gemma4: whether layer l of n is a full-attention layer (every `every`-th, and the last).
+bool gemma4Full(int l, int n, int every) { return l % every == every - 1 || l == n - 1; }
 
 uint64_t splitmix(uint64_t x) {
     x += 0x9e3779b97f4a7c15ull;
@@ -172,6 +238,70 @@ struct TensorPlan {
     float sigma = 0.02f; // Random: the values' standard deviation
 };
 
+// gemma4's layers (after the embeddings and output norm already in t).
+std::vector<TensorPlan> planGemma4(const Shape& s, int nVocab, std::vector<TensorPlan> t) {
+    const uint64_t E = uint64_t(s.nEmbd), Lp = uint64_t(s.perLayerEmbd), L = uint64_t(s.nLayer);
+    if (Lp > 0) {
+        t.push_back({"per_layer_token_embd.weight", {Lp * L, uint64_t(nVocab)}});
+        t.push_back({"per_layer_model_proj.weight", {E, Lp * L}});
+        t.push_back({"per_layer_proj_norm.weight", {Lp}, TensorPlan::Ones});
+    }
+    // Proportional RoPE on the full layers: a quarter of the dims rotate (factor 1), the rest
+    // not at all (factor 1e30), as the converter writes it.
+    const int half = s.headDimFull / 2, rotated = s.headDimFull / 8;
+    std::vector<float> factors(size_t(half), 1e30f);
+    std::fill(factors.begin(), factors.begin() + rotated, 1.0f);
+    t.push_back({"rope_freqs.weight", {uint64_t(half)}, TensorPlan::Fixed, factors});
+    for (int l = 0; l < s.nLayer; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        const bool full = gemma4Full(l, s.nLayer, s.windowPattern), shared = l >= s.nLayer - s.sharedKv;
+        const uint64_t D = uint64_t(full ? s.headDimFull : s.headDim), q = uint64_t(s.nHead) * D,
+                       kv = uint64_t(full ? s.nHeadKvFull : s.nHeadKv) * D;
+        const uint64_t F = uint64_t(s.nFf) * (shared && s.doubleWide ? 2 : 1);
+        t.push_back({p + "attn_norm.weight", {E}, TensorPlan::Ones});
+        t.push_back({p + "attn_q.weight", {E, q}});
+        if (!shared) t.push_back({p + "attn_k.weight", {E, kv}});
+        if (!shared && !(full && s.vFromK)) t.push_back({p + "attn_v.weight", {E, kv}});
+        t.push_back({p + "attn_output.weight", {q, E}});
+        // gemma4 leaves scores unscaled: q/k norm weights of D^-1/4 give them the spread
+        // 1/√D gives other models (ones would make every softmax all but one-hot).
+        const std::vector<float> qkNorm(D, std::pow(float(D), -0.25f));
+        t.push_back({p + "attn_q_norm.weight", {D}, TensorPlan::Fixed, qkNorm});
+        if (!shared) t.push_back({p + "attn_k_norm.weight", {D}, TensorPlan::Fixed, qkNorm});
+        t.push_back({p + "post_attention_norm.weight", {E}, TensorPlan::Ones});
+        if (s.outScale != 1.0f) t.push_back({p + "layer_output_scale.weight", {1}, TensorPlan::Fixed, {s.outScale}});
+        t.push_back({p + "ffn_norm.weight", {E}, TensorPlan::Ones});
+        t.push_back({p + "ffn_gate.weight", {E, F}});
+        t.push_back({p + "ffn_up.weight", {E, F}});
+        t.push_back({p + "ffn_down.weight", {F, E}});
+        t.push_back({p + "post_ffw_norm.weight", {E}, TensorPlan::Ones});
+        if (s.nExpert > 0) {
+            const uint64_t n = uint64_t(s.nExpert), Fe = uint64_t(s.nFfExpert);
+            // The router sees rms_norm(x) / √E · scale: scales around √E and a router as the
+            // other presets' give logits a few units apart, as trained routers have (near-ties
+            // would let rounding noise pick different experts).
+            std::vector<float> routerScale;
+            for (uint64_t i = 0; i < E; ++i) routerScale.push_back(std::sqrt(float(E)) * (0.5f + 0.5f * float(i % 3)));
+            t.push_back({p + "ffn_gate_inp.weight", {E, n}, TensorPlan::Random, {}, 4.0f / std::sqrt(float(E))});
+            t.push_back({p + "ffn_gate_inp.scale", {E}, TensorPlan::Fixed, routerScale});
+            t.push_back({p + "pre_ffw_norm_2.weight", {E}, TensorPlan::Ones});
+            t.push_back({p + "post_ffw_norm_1.weight", {E}, TensorPlan::Ones});
+            t.push_back({p + "post_ffw_norm_2.weight", {E}, TensorPlan::Ones});
+            t.push_back({p + "ffn_gate_up_exps.weight", {E, 2 * Fe, n}});
+            t.push_back({p + "ffn_down_exps.weight", {Fe, E, n}});
+            std::vector<float> scales;
+            for (uint64_t e = 0; e < n; ++e) scales.push_back(0.5f + float(e % 4) * 0.25f);
+            t.push_back({p + "ffn_down_exps.scale", {n}, TensorPlan::Fixed, scales});
+        }
+        if (Lp > 0) {
+            t.push_back({p + "inp_gate.weight", {E, Lp}});
+            t.push_back({p + "proj.weight", {Lp, E}});
+            t.push_back({p + "post_norm.weight", {E}, TensorPlan::Ones});
+        }
+    }
+    return t;
+}
+
 std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
     std::vector<TensorPlan> t;
     const uint64_t E = uint64_t(s.nEmbd), q = uint64_t(s.nHead) * s.headDim,
@@ -187,6 +317,7 @@ std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
         t.push_back({"rope_factors_long.weight", {uint64_t(half)}, TensorPlan::Fixed, longRopeFactors(half, true)});
         t.push_back({"rope_factors_short.weight", {uint64_t(half)}, TensorPlan::Fixed, longRopeFactors(half, false)});
     }
+    if (s.gemma4) return planGemma4(s, nVocab, t);
     for (int l = 0; l < s.nLayer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
         t.push_back({p + "attn_norm.weight", {E}, TensorPlan::Ones});
@@ -259,6 +390,8 @@ Status synthesizeModel(const SynthOptions& o) {
     Shape s = *found;
     if (o.layers < 0 || o.layers > 4096) return invalidArgument("--layers must be 1..4096");
     if (o.layers > 0) s.nLayer = o.layers;
+    // A cut keeps no shared-KV layers: which layers they read depends on the whole stack.
+    if (o.layers > 0 && o.layers != found->nLayer) s.sharedKv = 0;
     const std::optional<quant::Mix> mix = quant::mixFromName(o.typeOrMix);
     if (!mix) return invalidArgument("unknown type or mix '" + o.typeOrMix + "'");
 
@@ -329,6 +462,35 @@ Status synthesizeModel(const SynthOptions& o) {
         if (s.ropeScale > 0.0f) {
             w.set(a + "rope.scaling.type", gguf::Value::string("linear"));
             w.set(a + "rope.scaling.factor", gguf::Value::f32(s.ropeScale));
+        }
+        if (s.finalSoftcap > 0.0f) w.set(a + "final_logit_softcapping", gguf::Value::f32(s.finalSoftcap));
+    }
+    if (s.gemma4) {
+        // As the converter writes them: full layers' head size under key_length, the sliding
+        // layers' under key_length_swa, KV heads and the sliding flags one per layer.
+        std::vector<uint32_t> kvHeads;
+        std::vector<uint8_t> flags;
+        for (int l = 0; l < s.nLayer; ++l) {
+            const bool full = gemma4Full(l, s.nLayer, s.windowPattern);
+            kvHeads.push_back(uint32_t(full ? s.nHeadKvFull : s.nHeadKv));
+            flags.push_back(full ? 0 : 1);
+        }
+        w.set(a + "attention.head_count_kv", gguf::Value::u32Array(kvHeads));
+        w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(s.headDimFull)));
+        w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(s.headDimFull)));
+        w.set(a + "attention.key_length_swa", gguf::Value::u32(uint32_t(s.headDim)));
+        w.set(a + "attention.value_length_swa", gguf::Value::u32(uint32_t(s.headDim)));
+        w.set(a + "rope.dimension_count", gguf::Value::u32(uint32_t(s.headDimFull)));
+        w.set(a + "rope.dimension_count_swa", gguf::Value::u32(uint32_t(s.headDim)));
+        w.set(a + "rope.freq_base_swa", gguf::Value::f32(10000.0f));
+        w.set(a + "attention.sliding_window", gguf::Value::u32(uint32_t(s.window)));
+        w.set(a + "attention.sliding_window_pattern", gguf::Value::numericArray(gguf::ValueType::Bool, flags));
+        w.set(a + "attention.shared_kv_layers", gguf::Value::u32(uint32_t(s.sharedKv)));
+        w.set(a + "embedding_length_per_layer_input", gguf::Value::u32(uint32_t(s.perLayerEmbd)));
+        if (s.sharedKv > 0 && s.doubleWide) {
+            std::vector<uint32_t> ffs;
+            for (int l = 0; l < s.nLayer; ++l) ffs.push_back(uint32_t(s.nFf * (l >= s.nLayer - s.sharedKv ? 2 : 1)));
+            w.set(a + "feed_forward_length", gguf::Value::u32Array(ffs));
         }
         if (s.finalSoftcap > 0.0f) w.set(a + "final_logit_softcapping", gguf::Value::f32(s.finalSoftcap));
     }

@@ -184,21 +184,27 @@ Result<StepPlan> makeStepPlan(graph::Graph graph, const graph::StepShape& shape,
 Result<backend::KvPoolSpec> kvPoolSpec(const model::ModelDims& dims, const std::vector<int>& kvDevice, int device,
                                        KvType type, int blockSize, int numBlocks) {
     backend::KvPoolSpec spec;
+    // Layers without K/V of their own (gemma4's shared-KV layers read an earlier layer's) hold none.
     for (int l = 0; l < dims.nLayer; ++l)
-        if (kvDevice[size_t(l)] == device) spec.layers.push_back(l);
+        if (kvDevice[size_t(l)] == device && dims.kv[size_t(l)].kRow() > 0) spec.layers.push_back(l);
     spec.type = type;
     spec.blockSize = blockSize;
     spec.numBlocks = numBlocks;
     if (spec.layers.empty()) return spec;
     const model::LayerKv& kv = dims.kv[size_t(spec.layers.front())];
-    for (int32_t l : spec.layers) {
-        const model::LayerKv& other = dims.kv[size_t(l)];
-        if (other.kRow() != kv.kRow() || other.vRow() != kv.vRow() || other.headDimK != kv.headDimK)
-            return unsupported("layers with different K/V shapes in one pool");
-    }
     spec.kRow = kv.kRow();
     spec.vRow = kv.vRow();
     spec.headDim = kv.headDimK;
+    bool uniform = true;
+    for (int32_t l : spec.layers) {
+        const model::LayerKv& other = dims.kv[size_t(l)];
+        spec.shapes.push_back({other.kRow(), other.vRow(), other.headDimK});
+        uniform = uniform && spec.shapes.back() == backend::KvLayerShape{kv.kRow(), kv.vRow(), kv.headDimK};
+        spec.kRow = std::max(spec.kRow, other.kRow());
+        spec.vRow = std::max(spec.vRow, other.vRow());
+        spec.headDim = std::max(spec.headDim, other.headDimK);
+    }
+    if (uniform) spec.shapes.clear();
     return spec;
 }
 
@@ -212,8 +218,13 @@ quant::Type kvElementType(KvType type) {
 }
 
 uint64_t kvPoolBytes(const backend::KvPoolSpec& spec) {
-    const uint64_t rows = uint64_t(spec.numBlocks) * uint64_t(spec.blockSize) * spec.layers.size();
-    return rows * (backend::kvRowBytes(spec.kRow, spec.type) + backend::kvRowBytes(spec.vRow, spec.type));
+    const uint64_t rows = uint64_t(spec.numBlocks) * uint64_t(spec.blockSize);
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < spec.layers.size(); ++i) {
+        const backend::KvLayerShape s = spec.shapeAt(i);
+        bytes += rows * (backend::kvRowBytes(s.kRow, spec.type) + backend::kvRowBytes(s.vRow, spec.type));
+    }
+    return bytes;
 }
 
 WeightUses weightUses(const StepPlan& plan, int device) {

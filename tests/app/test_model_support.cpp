@@ -13,7 +13,7 @@ class TestModelSupport : public QObject {
 private Q_SLOTS:
     void architecturesComeFromTheEngine() {
         const QStringList archs = hearth::app::supportedArchitectureNames();
-        for (const char* a : {"llama", "qwen2", "qwen3", "qwen3moe", "gemma3", "gpt-oss", "phi3", "mistral3"})
+        for (const char* a : {"llama", "qwen2", "qwen3", "qwen3moe", "gemma3", "gpt-oss", "phi3", "mistral3", "gemma4"})
             QVERIFY2(archs.contains(QLatin1String(a)), a);
         QVERIFY(!archs.contains(QStringLiteral("gemma2")));
     }

@@ -1,6 +1,6 @@
 // The CPU device (batched matMul kernels, threads, the reference for nodes no kernel covers)
 // against the reference device on the same step graphs: stories260K (F32), llama-2-tiny-random,
-// and synthetic llama-tiny, qwen2.5, qwen3, gemma3, qwen3moe, gpt-oss and phi3 cuts in float and
+// and synthetic llama-tiny, qwen2.5, qwen3, gemma3, qwen3moe, gpt-oss, phi3 and gemma4 cuts in float and
 // quantized types. A batch mixes a prefill of one sequence with tokens of another whose blocks are
 // scattered, so paging and batching are both exercised. Also: embedding rows read without mapping the table, and a
 // warm decode step that allocates nothing.
@@ -113,6 +113,12 @@ private Q_SLOTS:
         QTest::newRow("phi3-tiny F16") << QStringLiteral("phi3-tiny") << QStringLiteral("F16") << spm << 1e-3;
         QTest::newRow("phi3-tiny Q8_0") << QStringLiteral("phi3-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
         QTest::newRow("phi4-mini Q8_0") << QStringLiteral("phi4-mini") << QStringLiteral("Q8_0") << spm << 5e-2;
+        // gemma4: sliding and full layers of different K/V shapes in one pool, V = K, experts;
+        // gemma4-e-tiny whole (4 layers): per-layer embeddings, 2 layers reading earlier K/V.
+        QTest::newRow("gemma4-tiny F16") << QStringLiteral("gemma4-tiny") << QStringLiteral("F16") << spm << 1e-3;
+        QTest::newRow("gemma4-tiny Q8_0") << QStringLiteral("gemma4-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
+        QTest::newRow("gemma4-moe-tiny Q8_0") << QStringLiteral("gemma4-moe-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
+        QTest::newRow("gemma4-e-tiny F16") << QStringLiteral("gemma4-e-tiny") << QStringLiteral("F16") << spm << 1e-3;
     }
     void syntheticModels() {
         QFETCH(QString, preset);
@@ -124,7 +130,8 @@ private Q_SLOTS:
         QProcess synth;
         synth.start(hearth::test::binDir() + QStringLiteral("/hearth-cli"),
                     {QStringLiteral("synth"), QStringLiteral("--preset"), preset, QStringLiteral("--type"), type,
-                     QStringLiteral("--layers"), QStringLiteral("2"), QStringLiteral("--vocab"),
+                     QStringLiteral("--layers"), preset == QStringLiteral("gemma4-e-tiny") ? QStringLiteral("4") : QStringLiteral("2"),
+                     QStringLiteral("--vocab"),
                      QString::fromStdString(hearth::test::testDataPath(QStringLiteral("models/") + vocab)),
                      QStringLiteral("-o"), path});
         QVERIFY(synth.waitForFinished(300000));

@@ -3,7 +3,9 @@
 // or type, impossible hyper-parameters, a malformed gemma3 sliding-window pattern, expert counts
 // that disagree with the expert tensors, fused phi3 projections of the wrong size; a well-formed
 // tiny file of each architecture binds and runs a step on the CPU and the reference, and phi3
-// takes its short or long RoPE factors by the context it serves.
+// takes its short or long RoPE factors by the context it serves. gemma4: its per-layer pattern
+// array, per-layer KV heads and head sizes, shared-KV layers and per-layer embeddings each give a
+// clear error when they do not fit the file.
 #include "hearth/gguf.h"
 #include "model/arch.h"
 #include "runtime/model_runner.h"
@@ -27,6 +29,49 @@ struct Spec {
     std::map<std::string, gguf::Value> keys;
     std::map<std::string, std::vector<uint64_t>> tensors; // name -> shape (F32)
 };
+
+// gemma4: layer 0 slides (window 4, 1 KV head of 4), layer 1 is full (2 KV heads of 8, V = K,
+// rope_freqs) and has 4 experts of 8 (fused gate/up, 2 per token) beside its dense feed-forward.
+Spec addGemma4(Spec s) {
+    const std::string a = "gemma4.";
+    s.keys[a + "attention.head_count_kv"] = gguf::Value::u32Array({1, 2});
+    s.keys[a + "attention.key_length"] = gguf::Value::u32(8);
+    s.keys[a + "attention.value_length"] = gguf::Value::u32(8);
+    s.keys[a + "attention.key_length_swa"] = gguf::Value::u32(4);
+    s.keys[a + "attention.value_length_swa"] = gguf::Value::u32(4);
+    s.keys[a + "rope.dimension_count"] = gguf::Value::u32(8);
+    s.keys[a + "rope.dimension_count_swa"] = gguf::Value::u32(4);
+    s.keys[a + "attention.sliding_window"] = gguf::Value::u32(4);
+    s.keys[a + "attention.sliding_window_pattern"] = gguf::Value::numericArray(gguf::ValueType::Bool, {1, 0});
+    s.keys[a + "final_logit_softcapping"] = gguf::Value::f32(30.0f);
+    s.keys[a + "expert_count"] = gguf::Value::u32(4);
+    s.keys[a + "expert_used_count"] = gguf::Value::u32(2);
+    s.keys[a + "expert_feed_forward_length"] = gguf::Value::u32(8);
+    s.tensors["rope_freqs.weight"] = {4};
+    for (int l = 0; l < 2; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        const uint64_t D = l == 0 ? 4 : 8, kv = l == 0 ? 4 : 16;
+        for (const char* n : {"attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"}) s.tensors[p + n + ".weight"] = {8};
+        s.tensors[p + "attn_q.weight"] = {8, 2 * D};
+        s.tensors[p + "attn_k.weight"] = {8, kv};
+        if (l == 0) s.tensors[p + "attn_v.weight"] = {8, kv};
+        s.tensors[p + "attn_output.weight"] = {2 * D, 8};
+        s.tensors[p + "attn_q_norm.weight"] = {D};
+        s.tensors[p + "attn_k_norm.weight"] = {D};
+        s.tensors[p + "layer_output_scale.weight"] = {1};
+        s.tensors[p + "ffn_gate.weight"] = {8, 16};
+        s.tensors[p + "ffn_up.weight"] = {8, 16};
+        s.tensors[p + "ffn_down.weight"] = {16, 8};
+    }
+    const std::string p = "blk.1.";
+    s.tensors[p + "ffn_gate_inp.weight"] = {8, 4};
+    for (const char* n : {"ffn_gate_inp.scale", "pre_ffw_norm_2.weight", "post_ffw_norm_1.weight", "post_ffw_norm_2.weight"})
+        s.tensors[p + n] = {8};
+    s.tensors[p + "ffn_gate_up_exps.weight"] = {8, 16, 4};
+    s.tensors[p + "ffn_down_exps.weight"] = {8, 8, 4};
+    s.tensors[p + "ffn_down_exps.scale"] = {4};
+    return s;
+}
 
 Spec tinySpec(const std::string& arch) {
     Spec s;
@@ -65,6 +110,7 @@ Spec tinySpec(const std::string& arch) {
     }
     s.tensors["token_embd.weight"] = {8, 16};
     s.tensors["output_norm.weight"] = {8};
+    if (arch == "gemma4") return addGemma4(s);
     for (int l = 0; l < 2; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
         for (const char* n : {"attn_norm", "ffn_norm"}) s.tensors[p + n + ".weight"] = {8};
@@ -161,7 +207,7 @@ class TestModelLoad : public QObject {
 private Q_SLOTS:
     void wellFormedFilesBindAndRun_data() {
         QTest::addColumn<QString>("arch");
-        for (const char* a : {"llama", "qwen2", "qwen3", "qwen3moe", "gemma3", "gpt-oss", "phi3", "mistral3"})
+        for (const char* a : {"llama", "qwen2", "qwen3", "qwen3moe", "gemma3", "gpt-oss", "phi3", "mistral3", "gemma4"})
             QTest::newRow(a) << QString::fromLatin1(a);
     }
     void wellFormedFilesBindAndRun() {
@@ -217,12 +263,30 @@ private Q_SLOTS:
                                                               << QStringLiteral("tensor 'blk.0.ffn_up.weight'");
         QTest::newRow("phi3 LongRoPE factors of the wrong size") << 19 << int(ErrorCode::InvalidFormat)
                                                                  << QStringLiteral("rope_factors_long.weight");
+        QTest::newRow("gemma4 pattern of the wrong length") << 20 << int(ErrorCode::InvalidFormat)
+                                                            << QStringLiteral("one boolean per layer (2), it holds 3");
+        QTest::newRow("gemma4 pattern that is not an array") << 21 << int(ErrorCode::InvalidFormat)
+                                                             << QStringLiteral("sliding_window_pattern must be an array");
+        QTest::newRow("gemma4 sliding head size that does not match the tensors")
+            << 22 << int(ErrorCode::InvalidFormat) << QStringLiteral("tensor 'blk.0.attn_q.weight' has shape [8, 8], expected [8, 16]");
+        QTest::newRow("gemma4 KV heads of the wrong length") << 23 << int(ErrorCode::InvalidFormat)
+                                                             << QStringLiteral("head_count_kv must hold one");
+        QTest::newRow("gemma4 shared KV layers leaving too few") << 24 << int(ErrorCode::InvalidFormat)
+                                                                 << QStringLiteral("fewer than 2 layers with their own K/V");
+        QTest::newRow("gemma4 per-layer embeddings without their table") << 25 << int(ErrorCode::NotFound)
+                                                                         << QStringLiteral("per_layer_token_embd.weight");
+        QTest::newRow("gemma4 without rope_freqs") << 26 << int(ErrorCode::NotFound) << QStringLiteral("rope_freqs.weight");
+        QTest::newRow("gemma4 without key_length_swa") << 27 << int(ErrorCode::NotFound)
+                                                       << QStringLiteral("gemma4.attention.key_length_swa");
+        QTest::newRow("gemma4 full layer with V of another head size") << 28 << int(ErrorCode::Unsupported)
+                                                                       << QStringLiteral("value length != key length");
     }
     void brokenFilesGiveOneClearError() {
         QFETCH(int, which);
         QFETCH(int, code);
         QFETCH(QString, mentions);
-        Spec s = tinySpec(which == 6    ? "qwen2"
+        Spec s = tinySpec(which >= 20   ? "gemma4"
+                          : which == 6  ? "qwen2"
                           : which == 7  ? "gemma3"
                           : which >= 17 ? "phi3"
                           : which >= 14 ? "gpt-oss"
@@ -254,6 +318,15 @@ private Q_SLOTS:
         case 17: s.tensors["blk.1.attn_qkv.weight"] = {8, 12}; break;
         case 18: s.tensors["blk.0.ffn_up.weight"] = {8, 16}; break;
         case 19: s.tensors["rope_factors_long.weight"] = {4}; break;
+        case 20: s.keys["gemma4.attention.sliding_window_pattern"] = gguf::Value::numericArray(gguf::ValueType::Bool, {1, 0, 1}); break;
+        case 21: s.keys["gemma4.attention.sliding_window_pattern"] = gguf::Value::u32(2); break;
+        case 22: s.keys["gemma4.attention.key_length_swa"] = s.keys["gemma4.attention.value_length_swa"] = gguf::Value::u32(8); break;
+        case 23: s.keys["gemma4.attention.head_count_kv"] = gguf::Value::u32Array({1, 2, 2}); break;
+        case 24: s.keys["gemma4.attention.shared_kv_layers"] = gguf::Value::u32(1); break;
+        case 25: s.keys["gemma4.embedding_length_per_layer_input"] = gguf::Value::u32(4); break;
+        case 26: s.tensors.erase("rope_freqs.weight"); break;
+        case 27: s.keys.erase("gemma4.attention.key_length_swa"); break;
+        case 28: s.keys["gemma4.attention.value_length"] = gguf::Value::u32(4); break;
         }
         auto m = bind(s);
         qInfo("%s", m->status.toString().c_str());

@@ -41,8 +41,14 @@ Status HostBuffer::read(uint64_t offset, void* dst, uint64_t bytes) const {
 Status CpuKvPool::copyBlock(int32_t src, int32_t dst) {
     if (src < 0 || dst < 0 || src >= m_spec.numBlocks || dst >= m_spec.numBlocks)
         return outOfRange("block id outside the CPU K/V pool");
-    m_store.copyBlock(src, dst);
+    for (PagedKvStore& store : m_stores) store.copyBlock(src, dst);
     return Status::ok();
+}
+
+uint64_t CpuKvPool::bytes() const {
+    uint64_t total = 0;
+    for (const PagedKvStore& store : m_stores) total += store.bytes();
+    return total;
 }
 
 CpuDevice::CpuDevice(bool reference, ThreadPool* pool)
@@ -106,13 +112,30 @@ Result<uint64_t> CpuDevice::loadWeights(const std::vector<graph::Weight>& all, s
 uint64_t CpuDevice::repackedBytes() const { return m_weights->packed ? m_weights->packed->bytes() : 0; }
 
 Result<std::unique_ptr<backend::KvPool>> CpuDevice::createKvPool(const backend::KvPoolSpec& spec) {
-    if (spec.headDim < 1 || spec.kRow % spec.headDim != 0 || spec.kRow != spec.vRow)
-        return unsupported("the CPU K/V cache needs K and V rows of the same whole number of heads (K " +
-                           std::to_string(spec.kRow) + ", V " + std::to_string(spec.vRow) + " values)");
-    HEARTH_ASSIGN_OR_RETURN(PagedKvStore store,
-                            PagedKvStore::create(int(spec.layers.size()), spec.numBlocks, spec.blockSize,
-                                                 int(spec.kRow / spec.headDim), spec.headDim, spec.type));
-    return std::unique_ptr<backend::KvPool>(new CpuKvPool(spec, std::move(store)));
+    std::vector<backend::KvLayerShape> kinds;
+    std::vector<int> layersOf;
+    std::vector<CpuKvPool::Place> places;
+    for (size_t i = 0; i < spec.layers.size(); ++i) {
+        const backend::KvLayerShape s = spec.shapeAt(i);
+        if (s.headDim < 1 || s.kRow % s.headDim != 0 || s.kRow != s.vRow)
+            return unsupported("the CPU K/V cache needs K and V rows of the same whole number of heads (K " +
+                               std::to_string(s.kRow) + ", V " + std::to_string(s.vRow) + " values)");
+        size_t k = 0;
+        while (k < kinds.size() && !(kinds[k] == s)) ++k;
+        if (k == kinds.size()) {
+            kinds.push_back(s);
+            layersOf.push_back(0);
+        }
+        places.push_back({int(k), layersOf[k]++});
+    }
+    std::vector<PagedKvStore> stores;
+    for (size_t k = 0; k < kinds.size(); ++k) {
+        HEARTH_ASSIGN_OR_RETURN(PagedKvStore store,
+                                PagedKvStore::create(layersOf[k], spec.numBlocks, spec.blockSize,
+                                                     int(kinds[k].kRow / kinds[k].headDim), kinds[k].headDim, spec.type));
+        stores.push_back(std::move(store));
+    }
+    return std::unique_ptr<backend::KvPool>(new CpuKvPool(spec, std::move(stores), std::move(places)));
 }
 
 Result<std::unique_ptr<backend::Program>> CpuDevice::compile(const backend::ProgramSpec& spec) {

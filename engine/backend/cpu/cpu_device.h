@@ -35,17 +35,28 @@ private:
     uint64_t m_size = 0;
 };
 
+// One store per distinct K/V shape among the pool's layers (one for most models; gemma4's
+// sliding and full layers differ), each pool layer a layer of its shape's store.
 class CpuKvPool final : public backend::KvPool {
 public:
-    CpuKvPool(const backend::KvPoolSpec& spec, PagedKvStore store) : m_spec(spec), m_store(std::move(store)) {}
+    struct Place {
+        int store = 0; // index into the stores
+        int layer = 0; // the layer within that store
+    };
+    CpuKvPool(const backend::KvPoolSpec& spec, std::vector<PagedKvStore> stores, std::vector<Place> places)
+        : m_spec(spec), m_stores(std::move(stores)), m_places(std::move(places)) {}
     const backend::KvPoolSpec& spec() const override { return m_spec; }
     Status copyBlock(int32_t src, int32_t dst) override;
-    uint64_t bytes() const override { return m_store.bytes(); }
-    PagedKvStore& store() { return m_store; }
+    uint64_t bytes() const override;
+    // The store holding the pool's layer number `index`, and that layer's index in it.
+    PagedKvStore& store(int index) { return m_stores[size_t(m_places[size_t(index)].store)]; }
+    int storeLayer(int index) const { return m_places[size_t(index)].layer; }
+    int blockSize() const { return m_spec.blockSize; }
 
 private:
     backend::KvPoolSpec m_spec;
-    PagedKvStore m_store;
+    std::vector<PagedKvStore> m_stores;
+    std::vector<Place> m_places; // per pool layer
 };
 
 // What the programs of one CPU device share: the weights as bound, their repacked copies, and
@@ -100,8 +111,9 @@ struct HostTensors {
     const graph::Tensor& t(graph::TensorId id) const { return graph->tensor(id); }
     float* f(graph::TensorId id) const { return reinterpret_cast<float*>(ptr[size_t(id)]); }
     int32_t* i(graph::TensorId id) const { return reinterpret_cast<int32_t*>(ptr[size_t(id)]); }
-    // The K/V store layer of a cache tensor.
-    int kvLayer(graph::TensorId cache) const { return kv->spec().indexOf(t(cache).layer); }
+    // The K/V store of a cache tensor, and the cache's layer within it.
+    PagedKvStore& kvStore(graph::TensorId cache) const { return kv->store(kv->spec().indexOf(t(cache).layer)); }
+    int kvLayer(graph::TensorId cache) const { return kv->storeLayer(kv->spec().indexOf(t(cache).layer)); }
 };
 
 // The scalar reference implementation of one node (ref_program.cpp): every op, every shape the

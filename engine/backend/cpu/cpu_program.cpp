@@ -446,7 +446,7 @@ private:
 
     Status kvWrite(const Node& n) {
         const Tensor& C = m_h.t(n.src[0]);
-        PagedKvStore& kv = m_h.kv->store();
+        PagedKvStore& kv = m_h.kvStore(n.src[0]);
         const int layer = m_h.kvLayer(n.src[0]);
         const float* rowsIn = m_h.f(n.src[1]);
         const int32_t* slots = m_h.i(n.src[2]);
@@ -466,13 +466,12 @@ private:
     bool fastAttention(const Node& n) const {
         const Tensor &q = m_h.t(n.src[0]), &out = m_h.t(n.out);
         return out.ne[0] == q.ne[0] &&
-               m_h.kvLayer(n.src[1]) == m_h.kvLayer(n.src[2]) && n.attn.blockSize == m_h.kv->store().blockSize();
+               m_h.t(n.src[1]).layer == m_h.t(n.src[2]).layer && n.attn.blockSize == m_h.kv->blockSize();
     }
 
     // Groups the step's tokens by sequence (their block table's offset) and splits the work into
     // items of up to kRun tokens per (sequence, KV head). Done once per run.
     Status planAttention(const Node& n) {
-        constexpr int64_t kRun = 32;
         const Tensor& q = m_h.t(n.src[0]);
         const int64_t tokens = q.ne[2], tableLen = m_h.t(n.src[4]).ne[0];
         const int32_t* info = m_h.i(n.src[3]);
@@ -501,17 +500,25 @@ private:
             m_positions[size_t(s.begin + s.count)] = info[2 * t];
             ++s.count;
         }
+        m_attentionReady = true;
+        planItems(n.attn.nHeadKv);
+        return Status::ok();
+    }
+
+    // The work items for a layer of nHeadKv KV heads (layers may differ: gemma4).
+    void planItems(int64_t nHeadKv) {
+        constexpr int64_t kRun = 32;
         m_items.clear();
         for (size_t s = 0; s < m_sequences.size(); ++s)
-            for (int64_t h = 0; h < n.attn.nHeadKv; ++h)
+            for (int64_t h = 0; h < nHeadKv; ++h)
                 for (int64_t first = 0; first < m_sequences[s].count; first += kRun)
                     m_items.push_back({int(s), h, first, std::min(kRun, m_sequences[s].count - first)});
-        m_attentionReady = true;
-        return Status::ok();
+        m_itemHeads = nHeadKv;
     }
 
     Status attention(const Step& step, const Node& n) {
         if (!m_attentionReady) HEARTH_RETURN_IF_ERROR(planAttention(n));
+        if (m_itemHeads != n.attn.nHeadKv) planItems(n.attn.nHeadKv);
         const Tensor& q = m_h.t(n.src[0]);
         const int64_t D = q.ne[0], nHead = q.ne[1];
         const int32_t* tables = m_h.i(n.src[4]);
@@ -519,7 +526,7 @@ private:
         prefetchCallerChunk(next, q.ne[2], m_pool);
         prefetchWorkerChunk(next, q.ne[2], m_pool); // again: the worker's wait after its part
         std::atomic<bool> failed{false};
-        const PagedKvStore& kv = m_h.kv->store();
+        const PagedKvStore& kv = m_h.kvStore(n.src[1]);
         const int layer = m_h.kvLayer(n.src[1]);
         const float* qp = m_h.f(n.src[0]);
         float* out = m_h.f(n.out);
@@ -566,6 +573,7 @@ private:
     std::vector<ExpertMatMul> m_expertJobs, m_nextExpertJobs;
     std::vector<uint8_t> m_raw; // an embedding row read from the file
     bool m_attentionReady = false;
+    int64_t m_itemHeads = 0; // the KV heads m_items were made for
     std::vector<int64_t> m_rows;
     std::vector<int32_t> m_positions;
     std::vector<int> m_seqOf;

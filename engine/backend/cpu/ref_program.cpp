@@ -104,7 +104,7 @@ Status attention(const HostTensors& h, const Node& n) {
     const graph::AttentionParams& p = n.attn;
     const int64_t D = Q.ne[0], nHead = Q.ne[1], tokens = Q.ne[2], Dv = out.ne[0];
     const int64_t group = nHead / p.nHeadKv, kRow = h.t(n.src[1]).ne[0], vRow = h.t(n.src[2]).ne[0];
-    const PagedKvStore& kv = h.kv->store();
+    const PagedKvStore &kStore = h.kvStore(n.src[1]), &vStore = h.kvStore(n.src[2]);
     const int kLayer = h.kvLayer(n.src[1]), vLayer = h.kvLayer(n.src[2]);
     const int32_t* info = h.i(n.src[3]);
     const int32_t* table = h.i(n.src[4]);
@@ -125,8 +125,8 @@ Status attention(const HostTensors& h, const Node& n) {
             const int32_t block = table[offset + b];
             const int64_t slot = int64_t(block) * p.blockSize + at % p.blockSize;
             if (block < 0 || block >= h.kv->spec().numBlocks) return invalidArgument("attention: block id outside the pool");
-            kv.readKey(kLayer, slot, &kRows[size_t(j * kRow)]);
-            kv.readValue(vLayer, slot, &vRows[size_t(j * vRow)]);
+            kStore.readKey(kLayer, slot, &kRows[size_t(j * kRow)]);
+            vStore.readValue(vLayer, slot, &vRows[size_t(j * vRow)]);
         }
         scores.resize(size_t(count));
         for (int64_t hd = 0; hd < nHead; ++hd) {
@@ -157,7 +157,7 @@ Status attention(const HostTensors& h, const Node& n) {
 
 Status kvWrite(const HostTensors& h, const Node& n) {
     const Tensor& C = h.t(n.src[0]);
-    PagedKvStore& kv = h.kv->store();
+    PagedKvStore& kv = h.kvStore(n.src[0]);
     const int layer = h.kvLayer(n.src[0]);
     const float* rows = h.f(n.src[1]);
     const int32_t* slots = h.i(n.src[2]);

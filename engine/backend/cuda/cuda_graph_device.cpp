@@ -55,6 +55,8 @@ Result<std::unique_ptr<CudaKvPool>> CudaKvPool::create(std::shared_ptr<CudaConte
     HEARTH_ASSIGN_OR_RETURN(const KvFormat format, kvFormatOf(spec.type));
     if (spec.numBlocks < 1 || spec.blockSize < 1 || spec.kRow < 1 || spec.vRow < 1 || spec.layers.empty())
         return invalidArgument("CUDA K/V pool: no layers, blocks or rows");
+    if (!spec.uniform())
+        return unsupported("the CUDA K/V cache holds layers of one K/V shape only (this model's layers differ)");
     if (int64_t(spec.numBlocks) * spec.blockSize > INT32_MAX)
         return invalidArgument("CUDA K/V pool: more slots than int32 slot ids address");
     auto pool = std::unique_ptr<CudaKvPool>(new CudaKvPool());

@@ -132,6 +132,8 @@ public:
                     int64_t n, Buffer& y, Buffer* scratch) override;
     uint64_t matMulIdScratchBytes(int64_t nExp, int64_t k, int64_t n) const override;
     Status gather(const Buffer& x, const Buffer& ids, int64_t rows, int64_t width, int64_t k, Buffer& out) override;
+    Status copyRows(const Buffer& x, uint64_t offset, int64_t rows, int64_t width, int64_t stride,
+                    Buffer& out) override;
     Status weightedSum(const Buffer& y, const Buffer& w, int64_t n, int64_t k, int64_t width, Buffer& out) override;
     Status softmax(const Buffer& x, int64_t rows, int64_t width, float scale, Buffer& out) override;
     Status topK(const Buffer& x, int64_t rows, int64_t width, int64_t k, Buffer& out) override;
@@ -661,6 +663,19 @@ Status VulkanDevice::gather(const Buffer& x, const Buffer& ids, int64_t rows, in
     struct { uint32_t count, width, k; } p{uint32_t(rows * k), uint32_t(width), uint32_t(k)};
     const auto g = groups2d(uint64_t(rows * k), 64);
     return dispatch("gather", {bx, bi, bo}, &p, sizeof p, g[0], g[1]);
+}
+
+Status VulkanDevice::copyRows(const Buffer& x, uint64_t offset, int64_t rows, int64_t width, int64_t stride,
+                              Buffer& out) {
+    if (rows <= 0 || width <= 0) return Status::ok();
+    if (offset + uint64_t(rows - 1) * uint64_t(stride) + uint64_t(width) > UINT32_MAX || uint64_t(rows * width) > UINT32_MAX)
+        return unsupported("copy_rows: a view too large for 32-bit indices");
+    HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
+    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
+    struct { uint32_t count, width, stride, offset; } p{uint32_t(rows * width), uint32_t(width), uint32_t(stride),
+                                                      uint32_t(offset)};
+    const auto g = groups2d(uint64_t(rows * width), 64);
+    return dispatch("copy_rows", {bx, bo}, &p, sizeof p, g[0], g[1]);
 }
 
 Status VulkanDevice::weightedSum(const Buffer& y, const Buffer& w, int64_t n, int64_t k, int64_t width, Buffer& out) {

@@ -51,11 +51,12 @@ public:
 
     Status init() {
         const uint64_t rows = uint64_t(m_spec.numBlocks) * uint64_t(m_spec.blockSize), value = kvValueBytes(m_spec.type);
-        m_kBlock = uint64_t(m_spec.blockSize) * uint64_t(m_spec.kRow) * value;
-        m_vBlock = uint64_t(m_spec.blockSize) * uint64_t(m_spec.vRow) * value;
         for (size_t i = 0; i < m_spec.layers.size(); ++i) {
-            HEARTH_ASSIGN_OR_RETURN(auto k, m_ops->allocate(rows * uint64_t(m_spec.kRow) * value, false));
-            HEARTH_ASSIGN_OR_RETURN(auto v, m_ops->allocate(rows * uint64_t(m_spec.vRow) * value, false));
+            const backend::KvLayerShape shape = m_spec.shapeAt(i); // per layer: gemma4's differ
+            m_kBlock.push_back(uint64_t(m_spec.blockSize) * uint64_t(shape.kRow) * value);
+            m_vBlock.push_back(uint64_t(m_spec.blockSize) * uint64_t(shape.vRow) * value);
+            HEARTH_ASSIGN_OR_RETURN(auto k, m_ops->allocate(rows * uint64_t(shape.kRow) * value, false));
+            HEARTH_ASSIGN_OR_RETURN(auto v, m_ops->allocate(rows * uint64_t(shape.vRow) * value, false));
             m_bytes += k->size() + v->size();
             m_k.push_back(std::move(k));
             m_v.push_back(std::move(v));
@@ -69,8 +70,9 @@ public:
             return outOfRange("block id outside the Vulkan K/V pool");
         if (src == dst) return Status::ok();
         for (size_t i = 0; i < m_k.size(); ++i) {
-            Status s = m_ops->copy(*m_k[i], uint64_t(src) * m_kBlock, *m_k[i], uint64_t(dst) * m_kBlock, m_kBlock);
-            if (s.isOk()) s = m_ops->copy(*m_v[i], uint64_t(src) * m_vBlock, *m_v[i], uint64_t(dst) * m_vBlock, m_vBlock);
+            const uint64_t kb = m_kBlock[i], vb = m_vBlock[i];
+            Status s = m_ops->copy(*m_k[i], uint64_t(src) * kb, *m_k[i], uint64_t(dst) * kb, kb);
+            if (s.isOk()) s = m_ops->copy(*m_v[i], uint64_t(src) * vb, *m_v[i], uint64_t(dst) * vb, vb);
             if (!s.isOk()) {
                 m_ops->discard();
                 return s;
@@ -89,7 +91,8 @@ private:
     backend::KvPoolSpec m_spec;
     VulkanOpDevice* m_ops;
     std::vector<std::unique_ptr<Buffer>> m_k, m_v;
-    uint64_t m_kBlock = 0, m_vBlock = 0, m_bytes = 0;
+    std::vector<uint64_t> m_kBlock, m_vBlock; // bytes of one block, per layer
+    uint64_t m_bytes = 0;
 };
 
 class VulkanProgram final : public backend::Program {
@@ -217,6 +220,16 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
     }
     case Op::WeightedSum:
     case Op::SwiGluOai: return plain(n.src[0]) && plain(n.src[1]) && plain(n.out);
+    case Op::Copy: {
+        // F32 rows of one stride (a column slice, rows at an offset, a reshape) of an activation.
+        const Tensor& X = g.tensor(n.src[0]);
+        uint64_t offset = 0;
+        const Tensor& root = g.tensor(rootOf(g, n.src[0], offset));
+        return (root.kind == TensorKind::Activation || root.kind == TensorKind::Input) && X.type == quant::Type::F32 &&
+               root.type == quant::Type::F32 && X.nb[0] == 4 && X.nb[1] % 4 == 0 && offset % 4 == 0 &&
+               X.nb[2] == X.nb[1] * uint64_t(X.ne[1]) && X.nb[3] == X.nb[2] * uint64_t(X.ne[2]) &&
+               root.bytes() <= limit && plain(n.out);
+    }
     case Op::Softmax: return plain(n.src[0]) && plain(n.out);
     case Op::RmsNorm: return plain(n.src[0]) && plain(n.src[1]) && plain(n.out);
     case Op::Rope: {
@@ -400,6 +413,13 @@ Status VulkanGraphDevice::recordNode(Compiling& c, const Node& n) {
         }
         return m_ops->matMulId(e, *x, X.ne[1], *ids, I.ne[0], I.ne[1], dst, scratch);
     }
+    case Op::Copy: {
+        const Tensor& X = g.tensor(n.src[0]);
+        uint64_t offset = 0;
+        const TensorId root = rootOf(g, n.src[0], offset);
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(root)); // the whole source, the view's offset in floats
+        return m_ops->copyRows(*x, offset / 4, X.rows(), X.ne[0], int64_t(X.nb[1] / 4), dst);
+    }
     case Op::Gather: {
         const Tensor& I = g.tensor(n.src[1]);
         HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(n.src[0]));
@@ -460,8 +480,10 @@ Status VulkanGraphDevice::recordNode(Compiling& c, const Node& n) {
         if (!kvTypeOf(C.type, type)) return unsupported("Vulkan K/V cache type");
         HEARTH_ASSIGN_OR_RETURN(const Buffer* rows, buf(n.src[1]));
         HEARTH_ASSIGN_OR_RETURN(const Buffer* slots, buf(n.src[2]));
-        if (C.ne[0] != (C.value ? c.kv->spec().vRow : c.kv->spec().kRow) || C.ne[1] > int64_t(c.kv->spec().numBlocks) *
-                                                                                       c.kv->spec().blockSize)
+        const int index = c.kv->spec().indexOf(C.layer);
+        const backend::KvLayerShape shape = c.kv->spec().shapeAt(size_t(std::max(0, index)));
+        if (index < 0 || C.ne[0] != (C.value ? shape.vRow : shape.kRow) ||
+            C.ne[1] > int64_t(c.kv->spec().numBlocks) * c.kv->spec().blockSize)
             return internalError("kv_write: the graph's cache does not match the Vulkan K/V pool");
         return m_ops->kvWrite(*rows, *slots, g.tensor(n.src[2]).elements(), C.ne[0], type, dst);
     }
