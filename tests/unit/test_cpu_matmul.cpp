@@ -310,8 +310,8 @@ private Q_SLOTS:
         ThreadPool pool(2);
         for (Isa isa : levels()) {
             ref::Matrix bad = w.m;
-            bad.type = Type::IQ2_XXS;
-            bad.rowBytes = *quant::rowBytes(Type::IQ2_XXS, 256);
+            bad.type = Type::F64; // a type with no dequantizer
+            bad.rowBytes = *quant::rowBytes(Type::F64, 256);
             QCOMPARE(matMul(bad, x.data(), 2, y.data(), &pool, isa).code(),
                      ErrorCode::Unsupported);
             bad = w.m;
@@ -337,7 +337,8 @@ private Q_SLOTS:
         if (!isaSupported(Isa::Avx512))
             QCOMPARE(matMul(w.m, x.data(), 2, y.data(), &pool, Isa::Avx512).code(),
                      ErrorCode::Unsupported);
-        QVERIFY(!matMulSupports(Type::IQ2_XXS));
+        QVERIFY(!matMulSupports(Type::F64));
+        QVERIFY(matMulSupports(Type::IQ2_XXS) && !hasFastPath(Type::IQ2_XXS, detectIsa()));
         QVERIFY(matMulSupports(Type::Q4_K));
         for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K,
                        Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4})
