@@ -32,11 +32,12 @@ static_assert(sizeof(BlockTQ1_0) == 54 && sizeof(BlockTQ2_0) == 66);
 // The offset the 1-bit grids' values are shifted by (sign from a per-group bit).
 inline constexpr float kIq1Delta = 0.125f;
 
-// 8 grid magnitudes times dl, value j negated where bit j of `signs` is set.
+// 8 grid magnitudes times dl, value j negated where bit j of `signs` is set (by flipping the
+// sign bit, which is what negation does: no branch on random signs).
 inline void signedGroup(const uint8_t* grid, uint8_t signs, float dl, float* y) {
     for (int j = 0; j < 8; ++j) {
         const float v = dl * float(grid[j]);
-        y[j] = (signs >> j) & 1 ? -v : v;
+        y[j] = bitsFloat(floatBits(v) ^ (uint32_t(signs >> j) & 1u) << 31);
     }
 }
 
@@ -163,7 +164,7 @@ inline void dequantBlock(const BlockIQ1_M& b, float* y) {
                              d * float(2 * ((sc[ib / 2] >> (shift + 3)) & 7) + 1)};
         for (int l = 0; l < 4; ++l) {
             const int nib = (b.qh[2 * ib + l / 2] >> 4 * (l % 2)) & 15;
-            const float delta = nib & 8 ? -kIq1Delta : kIq1Delta;
+            const float delta = bitsFloat(floatBits(kIq1Delta) ^ uint32_t(nib >> 3) << 31); // bit 3: -
             iq1Group(b.qs[4 * ib + l] | (nib & 7) << 8, dl[l / 2], delta, y + 8 * l);
         }
     }

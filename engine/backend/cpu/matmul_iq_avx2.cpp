@@ -1,0 +1,133 @@
+// AVX2 matMul kernels for the grid i-quants IQ2_XXS and IQ3_XXS against 8-bit activations per
+// 256 (ActQ8x256), used by the avx2 and avx512 levels: per 32 values the grid magnitudes (8-byte
+// IQ2 rows, 4-byte IQ3 rows) gather into one vector, the 4 sign bytes (7 stored bits plus
+// parity) become a ±1 byte vector applied to the activations, maddubs and a madd with the
+// sub-block's odd scale 2s+1 sum in 32 bits; one float multiply per super-block.
+#include "backend/cpu/matmul_kernels.h"
+#include "quant/blocks_iq.h"
+
+#include <array>
+#include <cstring>
+#include <immintrin.h>
+
+namespace hearth::cpu::kernels {
+
+namespace {
+
+constexpr std::array<uint8_t, 128> buildSigns() {
+    std::array<uint8_t, 128> s{};
+    for (uint32_t i = 0; i < 128; ++i) s[i] = quant::grids::evenParitySigns(i);
+    return s;
+}
+constexpr std::array<uint8_t, 128> kSigns = buildSigns();
+
+inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+inline uint64_t load64(const uint8_t* p) {
+    uint64_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+inline uint32_t load32(const uint8_t* p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// The four 7-bit sign indices of `aux` (bits 7l..7l+6) as ±1 bytes: byte k is -1 when bit k%8
+// of sign byte k/8 is set.
+inline __m256i signVector(uint32_t aux) {
+    const uint32_t s4 = uint32_t(kSigns[aux & 127]) | uint32_t(kSigns[(aux >> 7) & 127]) << 8 |
+                        uint32_t(kSigns[(aux >> 14) & 127]) << 16 | uint32_t(kSigns[(aux >> 21) & 127]) << 24;
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(int32_t(s4)),
+        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
+    const __m256i bits = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+    const __m256i neg = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bits), bits);
+    return _mm256_or_si256(neg, _mm256_set1_epi8(1));
+}
+
+// One super-block: Σ over its 8 sub-blocks of (2s+1) · Σ grid·sign·q, for NA activation rows.
+struct Iq2xxs {
+    using Block = quant::BlockIQ2_XXS;
+    static constexpr float kScale = 0.125f; // d * (0.5 + s) / 4 = d * (2s + 1) / 8
+    static void sub(const Block& b, int ib, __m256i& w, uint32_t& aux) {
+        const uint8_t* q = reinterpret_cast<const uint8_t*>(b.qs) + 8 * ib;
+        const uint8_t* g = quant::grids::kIq2xxs.data();
+        w = _mm256_set_epi64x(int64_t(load64(g + 8 * q[3])), int64_t(load64(g + 8 * q[2])),
+                              int64_t(load64(g + 8 * q[1])), int64_t(load64(g + 8 * q[0])));
+        aux = load32(q + 4);
+    }
+};
+
+struct Iq3xxs {
+    using Block = quant::BlockIQ3_XXS;
+    static constexpr float kScale = 0.25f; // d * (0.5 + s) / 2 = d * (2s + 1) / 4
+    static void sub(const Block& b, int ib, __m256i& w, uint32_t& aux) {
+        const uint8_t* q = b.qs + 8 * ib;
+        const uint8_t* g = quant::grids::kIq3xxs.data();
+        w = _mm256_set_epi32(int32_t(load32(g + 4 * q[7])), int32_t(load32(g + 4 * q[6])),
+                             int32_t(load32(g + 4 * q[5])), int32_t(load32(g + 4 * q[4])),
+                             int32_t(load32(g + 4 * q[3])), int32_t(load32(g + 4 * q[2])),
+                             int32_t(load32(g + 4 * q[1])), int32_t(load32(g + 4 * q[0])));
+        aux = load32(b.qs + 64 + 4 * ib);
+    }
+};
+
+template <typename T, int NA> void tile(const Job& job, int64_t r, int64_t j0) {
+    const int64_t nb = job.cols / 256;
+    const auto* wrow = reinterpret_cast<const typename T::Block*>(job.w + uint64_t(r) * job.rowBytes);
+    const ActQ8x256* a[NA];
+    for (int t = 0; t < NA; ++t) a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
+    __m256 acc[NA];
+    for (int t = 0; t < NA; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const typename T::Block& blk = wrow[b];
+        __m256i sum[NA];
+        for (int t = 0; t < NA; ++t) sum[t] = _mm256_setzero_si256();
+        for (int ib = 0; ib < 8; ++ib) {
+            __m256i w;
+            uint32_t aux;
+            T::sub(blk, ib, w, aux);
+            const __m256i sign = signVector(aux);
+            const __m256i scale = _mm256_set1_epi16(int16_t(2 * (aux >> 28) + 1));
+            for (int t = 0; t < NA; ++t) {
+                const __m256i av = _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t][b].qs + 32 * ib));
+                const __m256i p = _mm256_maddubs_epi16(w, _mm256_sign_epi8(av, sign));
+                sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(p, scale));
+            }
+        }
+        const float d = _cvtsh_ss(blk.d) * T::kScale;
+        for (int t = 0; t < NA; ++t)
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_set1_ps(d * a[t][b].d), acc[t]);
+    }
+    for (int t = 0; t < NA; ++t) job.y[(j0 + t) * job.rows + r] = hsum(acc[t]);
+}
+
+template <typename T> void rows(const Job& job, int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+        int64_t j = 0;
+        for (; j + 4 <= job.n; j += 4) tile<T, 4>(job, r, j);
+        switch (job.n - j) {
+        case 3: tile<T, 3>(job, r, j); break;
+        case 2: tile<T, 2>(job, r, j); break;
+        case 1: tile<T, 1>(job, r, j); break;
+        default: break;
+        }
+    }
+}
+
+} // namespace
+
+void rowsIqGridAvx2(const Job& job, int64_t r0, int64_t r1) {
+    if (job.type == quant::Type::IQ2_XXS) rows<Iq2xxs>(job, r0, r1);
+    else rows<Iq3xxs>(job, r0, r1);
+}
+
+} // namespace hearth::cpu::kernels
