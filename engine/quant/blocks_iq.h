@@ -13,7 +13,7 @@ namespace hearth::quant {
 
 struct BlockIQ2_XXS { uint16_t d; uint16_t qs[kQKK / 8]; };
 struct BlockIQ2_XS { uint16_t d; uint16_t qs[kQKK / 8]; uint8_t scales[kQKK / 32]; };
-struct BlockIQ2_S { uint16_t d; uint8_t qs[kQKK / 4]; uint8_t qh[kQKK / 32]; uint8_t scales[kQKK / 32]; };
+struct BlockIQ2_S { uint16_t d; uint8_t qs[kQKK / 4], qh[kQKK / 32], scales[kQKK / 32]; };
 struct BlockIQ3_XXS { uint16_t d; uint8_t qs[3 * kQKK / 8]; };
 struct BlockIQ3_S {
     uint16_t d;
@@ -68,8 +68,8 @@ inline void dequantBlock(const BlockIQ2_XS& b, float* y) {
                              d * (0.5f + float(b.scales[ib] >> 4)) * 0.25f};
         for (int l = 0; l < 4; ++l) {
             const uint16_t q = b.qs[4 * ib + l];
-            signedGroup(grids::kIq2xs.data() + 8 * (q & 511), grids::evenParitySigns(q >> 9), db[l / 2],
-                        y + 8 * l);
+            signedGroup(grids::kIq2xs.data() + 8 * (q & 511), grids::evenParitySigns(q >> 9),
+                        db[l / 2], y + 8 * l);
         }
     }
 }
@@ -148,7 +148,8 @@ inline void dequantBlock(const BlockIQ1_S& b, float* y) {
 inline uint16_t iq1mScaleBits(const BlockIQ1_M& b) {
     uint16_t sc[4];
     std::memcpy(sc, b.scales, sizeof sc);
-    return uint16_t((sc[0] >> 12) | (sc[1] >> 8 & 0x00f0) | (sc[2] >> 4 & 0x0f00) | (sc[3] & 0xf000));
+    return uint16_t((sc[0] >> 12) | (sc[1] >> 8 & 0x00f0) | (sc[2] >> 4 & 0x0f00) |
+                    (sc[3] & 0xf000));
 }
 
 // IQ1_M: per 32 values two qh bytes, each for two groups of 8: low nibble = index bits 8-10 and
@@ -164,7 +165,8 @@ inline void dequantBlock(const BlockIQ1_M& b, float* y) {
                              d * float(2 * ((sc[ib / 2] >> (shift + 3)) & 7) + 1)};
         for (int l = 0; l < 4; ++l) {
             const int nib = (b.qh[2 * ib + l / 2] >> 4 * (l % 2)) & 15;
-            const float delta = bitsFloat(floatBits(kIq1Delta) ^ uint32_t(nib >> 3) << 31); // bit 3: -
+            const float delta =
+                bitsFloat(floatBits(kIq1Delta) ^ uint32_t(nib >> 3) << 31); // bit 3: -
             iq1Group(b.qs[4 * ib + l] | (nib & 7) << 8, dl[l / 2], delta, y + 8 * l);
         }
     }

@@ -15,17 +15,17 @@ namespace hearth::test {
 using ToFloatFn = void (*)(const void* x, float* y, int64_t k);
 
 struct GridSpec {
-    const char* name;   // as in engine/quant/iq_grids.h (kIq2xxs -> "iq2xxs")
-    int ggmlType;       // the type whose dequantizer reads it
-    int entries, width; // rows, values per row
+    const char* name;         // as in engine/quant/iq_grids.h (kIq2xxs -> "iq2xxs")
+    int ggmlType;             // the type whose dequantizer reads it
+    int entries, width;       // rows, values per row
     int blockBytes, perBlock; // block size, grid rows one block decodes
 };
 
 inline const std::vector<GridSpec>& gridSpecs() {
     static const std::vector<GridSpec> specs = {
-        {"iq2xxs", 16, 256, 8, 66, 32},  {"iq2xs", 17, 512, 8, 74, 32},
-        {"iq2s", 22, 1024, 8, 82, 32},   {"iq3xxs", 18, 256, 4, 98, 64},
-        {"iq3s", 21, 512, 4, 110, 64},   {"iq1s", 19, 2048, 8, 50, 32},
+        {"iq2xxs", 16, 256, 8, 66, 32}, {"iq2xs", 17, 512, 8, 74, 32},
+        {"iq2s", 22, 1024, 8, 82, 32},  {"iq3xxs", 18, 256, 4, 98, 64},
+        {"iq3s", 21, 512, 4, 110, 64},  {"iq1s", 19, 2048, 8, 50, 32},
     };
     return specs;
 }
@@ -34,13 +34,19 @@ inline const std::vector<GridSpec>& gridSpecs() {
 inline void placeIndex(const GridSpec& s, uint8_t* block, int slot, int index) {
     uint8_t* q = block + 2; // every probed layout starts with its fp16 d
     switch (s.ggmlType) {
-    case 16: q[8 * (slot / 4) + slot % 4] = uint8_t(index); break; // word 0 of each 32
-    case 17: q[2 * slot] = uint8_t(index), q[2 * slot + 1] = uint8_t(index >> 8); break;
+    case 16:
+        q[8 * (slot / 4) + slot % 4] = uint8_t(index);
+        break; // word 0 of each 32
+    case 17:
+        q[2 * slot] = uint8_t(index), q[2 * slot + 1] = uint8_t(index >> 8);
+        break;
     case 22:
         q[slot] = uint8_t(index);
         q[64 + slot / 4] |= uint8_t((index >> 8) << 2 * (slot % 4));
         break;
-    case 18: q[slot] = uint8_t(index); break;
+    case 18:
+        q[slot] = uint8_t(index);
+        break;
     case 21:
         q[slot] = uint8_t(index);
         q[64 + slot / 8] |= uint8_t((index >> 8) << slot % 8);
@@ -52,7 +58,8 @@ inline void placeIndex(const GridSpec& s, uint8_t* block, int slot, int index) {
         qh[0] |= uint8_t(bits), qh[1] |= uint8_t(bits >> 8);
         break;
     }
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -60,10 +67,16 @@ inline void placeIndex(const GridSpec& s, uint8_t* block, int slot, int index) {
 // IQ1_S as d * (grid + 1/8).
 inline double gridValue(const GridSpec& s, float y) {
     switch (s.ggmlType) {
-    case 16: case 17: case 22: return double(y) * 8.0;
-    case 18: return double(y) * 4.0;
-    case 19: return double(y) - 0.125;
-    default: return double(y);
+    case 16:
+    case 17:
+    case 22:
+        return double(y) * 8.0;
+    case 18:
+        return double(y) * 4.0;
+    case 19:
+        return double(y) - 0.125;
+    default:
+        return double(y);
     }
 }
 
@@ -74,7 +87,8 @@ inline std::string probeGrid(const GridSpec& s, ToFloatFn toFloat, std::vector<i
     for (int b = 0; b < blocks; ++b) {
         uint8_t* block = bytes.data() + size_t(b) * size_t(s.blockBytes);
         block[0] = 0x00, block[1] = 0x3c; // fp16 1.0
-        for (int slot = 0; slot < s.perBlock; ++slot) placeIndex(s, block, slot, b * s.perBlock + slot);
+        for (int slot = 0; slot < s.perBlock; ++slot)
+            placeIndex(s, block, slot, b * s.perBlock + slot);
     }
     std::vector<float> y(size_t(blocks) * 256);
     toFloat(bytes.data(), y.data(), int64_t(y.size()));

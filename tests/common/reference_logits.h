@@ -7,7 +7,6 @@
 #include <QDir>
 #include <QProcess>
 #include <QStringList>
-
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -23,14 +22,16 @@ struct ReferenceLogits {
     // skips when `skip` is set: the reference cannot be set up here).
     QString build(const QString& dir, bool& skip) {
         skip = false;
-        const QString setup = QDir(testDataDir()).filePath(QStringLiteral("tools/reference/setup.sh"));
+        const QString setup =
+            QDir(testDataDir()).filePath(QStringLiteral("tools/reference/setup.sh"));
         QProcess p;
         p.start(QStringLiteral("bash"), {setup});
         if (!p.waitForFinished(600000) || p.exitCode() != 0) {
             skip = true;
             return QStringLiteral("the reference engine could not be set up here (needs node/npm)");
         }
-        const QString ref = QString::fromUtf8(p.readAllStandardOutput()).trimmed().split('\n').last();
+        const QString ref =
+            QString::fromUtf8(p.readAllStandardOutput()).trimmed().split('\n').last();
         backendDir = ref + QStringLiteral("/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64");
         harness = QDir(dir).filePath(QStringLiteral("ref_logits"));
         QProcess cc;
@@ -38,9 +39,11 @@ struct ReferenceLogits {
                  {QStringLiteral("-O1"), QStringLiteral("-std=c++17"),
                   QStringLiteral("-I") + ref + QStringLiteral("/llama.cpp-src/include"),
                   QStringLiteral("-I") + ref + QStringLiteral("/llama.cpp-src/ggml/include"),
-                  sourceDir() + QStringLiteral("/tests/model/ref_logits.cpp"), QStringLiteral("-o"), harness,
-                  backendDir + QStringLiteral("/libllama.v0.5.0.so"), backendDir + QStringLiteral("/libggml.v0.5.0.so"),
-                  backendDir + QStringLiteral("/libggml-base.so"), QStringLiteral("-Wl,-rpath,") + backendDir});
+                  sourceDir() + QStringLiteral("/tests/model/ref_logits.cpp"), QStringLiteral("-o"),
+                  harness, backendDir + QStringLiteral("/libllama.v0.5.0.so"),
+                  backendDir + QStringLiteral("/libggml.v0.5.0.so"),
+                  backendDir + QStringLiteral("/libggml-base.so"),
+                  QStringLiteral("-Wl,-rpath,") + backendDir});
         if (!cc.waitForFinished(300000)) return QStringLiteral("building ref_logits timed out");
         if (cc.exitCode() != 0) return QString::fromUtf8(cc.readAllStandardError());
         return {};
@@ -48,7 +51,8 @@ struct ReferenceLogits {
 
     // llama.cpp's logits [ids][vocab] for `model` (written to `out`, by default next to the
     // model); empty on failure.
-    std::vector<float> run(const QString& model, const std::vector<int32_t>& ids, QString out = {}) const {
+    std::vector<float> run(const QString& model, const std::vector<int32_t>& ids,
+                           QString out = {}) const {
         QStringList idList;
         for (int32_t id : ids) idList << QString::number(id);
         QProcess p;

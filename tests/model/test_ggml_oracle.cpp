@@ -242,9 +242,10 @@ private Q_SLOTS:
     void iqGridsMatchReference() {
         int count = 0;
         const grids::CodeTable* tables = grids::codeTables(&count);
-        const uint8_t* expanded[] = {grids::kIq2xxs.data(), grids::kIq2xs.data(), grids::kIq2s.data(),
-                                     grids::kIq3xxs.data(), grids::kIq3s.data(),
-                                     reinterpret_cast<const uint8_t*>(grids::kIq1s.data())};
+        const uint8_t* expanded[] = {
+            grids::kIq2xxs.data(), grids::kIq2xs.data(),
+            grids::kIq2s.data(),   grids::kIq3xxs.data(),
+            grids::kIq3s.data(),   reinterpret_cast<const uint8_t*>(grids::kIq1s.data())};
         QCOMPARE(size_t(count), test::gridSpecs().size());
         for (int i = 0; i < count; ++i) {
             const test::GridSpec& spec = test::gridSpecs()[size_t(i)];
@@ -253,13 +254,15 @@ private Q_SLOTS:
             QCOMPARE(table.entries, spec.entries);
             QCOMPARE(table.width, spec.width);
             std::vector<int> probed;
-            const std::string err = test::probeGrid(spec, m_ggml.traits(spec.ggmlType)->toFloat, probed);
+            const std::string err =
+                test::probeGrid(spec, m_ggml.traits(spec.ggmlType)->toFloat, probed);
             QVERIFY2(err.empty(), err.c_str());
             std::vector<int> ours(probed.size()), fromCodes(probed.size());
             for (size_t v = 0; v < ours.size(); ++v) {
                 const int e = int(v) / spec.width, j = int(v) % spec.width;
                 ours[v] = spec.ggmlType == 19 ? int(int8_t(expanded[i][v])) : int(expanded[i][v]);
-                fromCodes[v] = table.levels[(table.codes[e] >> (table.bits * j)) & ((1 << table.bits) - 1)];
+                fromCodes[v] =
+                    table.levels[(table.codes[e] >> (table.bits * j)) & ((1 << table.bits) - 1)];
             }
             QVERIFY2(ours == probed, spec.name);
             QVERIFY2(fromCodes == probed, spec.name);

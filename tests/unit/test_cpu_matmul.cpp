@@ -111,7 +111,10 @@ Weights makeWeights(Type t, int64_t rows, int64_t cols, uint32_t seed) {
         // magnitude.
         std::mt19937 rng(seed);
         for (uint8_t& b : w.bytes) b = uint8_t(rng());
-        const float base = t == Type::IQ1_S ? 1.0f / 16 : t == Type::TQ2_0 ? 0.5f : t == Type::IQ3_XXS ? 1.0f / 256 : 1.0f / 128;
+        const float base = t == Type::IQ1_S     ? 1.0f / 16
+                           : t == Type::TQ2_0   ? 0.5f
+                           : t == Type::IQ3_XXS ? 1.0f / 256
+                                                : 1.0f / 128;
         const int at = t == Type::TQ2_0 ? 64 : 0;
         for (int64_t r = 0; r < rows; ++r)
             for (uint64_t b = 0; b < rb; b += info->blockBytes) {
@@ -269,9 +272,9 @@ private Q_SLOTS:
 
     void threadCountsGiveBitwiseIdenticalResults() {
         ThreadPool p1(1), p2(2), p3(3);
-        for (Type t : {Type::F32, Type::F16, Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K,
-                       Type::Q5_K, Type::BF16, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::IQ2_XXS,
-                       Type::IQ3_XXS}) {
+        for (Type t :
+             {Type::F32, Type::F16, Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K, Type::Q5_K,
+              Type::BF16, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::IQ2_XXS, Type::IQ3_XXS}) {
             const int64_t cols = 512, rows = 203, n = 7;
             const Weights w = makeWeights(t, rows, cols, 77);
             const std::vector<float> x = gaussian(size_t(n * cols), 78);

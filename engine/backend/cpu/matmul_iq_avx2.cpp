@@ -44,7 +44,8 @@ inline uint32_t load32(const uint8_t* p) {
 // of sign byte k/8 is set.
 inline __m256i signVector(uint32_t aux) {
     const uint32_t s4 = uint32_t(kSigns[aux & 127]) | uint32_t(kSigns[(aux >> 7) & 127]) << 8 |
-                        uint32_t(kSigns[(aux >> 14) & 127]) << 16 | uint32_t(kSigns[(aux >> 21) & 127]) << 24;
+                        uint32_t(kSigns[(aux >> 14) & 127]) << 16 |
+                        uint32_t(kSigns[(aux >> 21) & 127]) << 24;
     const __m256i spread = _mm256_shuffle_epi8(
         _mm256_set1_epi32(int32_t(s4)),
         _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
@@ -82,9 +83,11 @@ struct Iq3xxs {
 
 template <typename T, int NA> void tile(const Job& job, int64_t r, int64_t j0) {
     const int64_t nb = job.cols / 256;
-    const auto* wrow = reinterpret_cast<const typename T::Block*>(job.w + uint64_t(r) * job.rowBytes);
+    const auto* wrow =
+        reinterpret_cast<const typename T::Block*>(job.w + uint64_t(r) * job.rowBytes);
     const ActQ8x256* a[NA];
-    for (int t = 0; t < NA; ++t) a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
+    for (int t = 0; t < NA; ++t)
+        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
     __m256 acc[NA];
     for (int t = 0; t < NA; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
@@ -98,14 +101,16 @@ template <typename T, int NA> void tile(const Job& job, int64_t r, int64_t j0) {
             const __m256i sign = signVector(aux);
             const __m256i scale = _mm256_set1_epi16(int16_t(2 * (aux >> 28) + 1));
             for (int t = 0; t < NA; ++t) {
-                const __m256i av = _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t][b].qs + 32 * ib));
+                const __m256i av =
+                    _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t][b].qs + 32 * ib));
                 const __m256i p = _mm256_maddubs_epi16(w, _mm256_sign_epi8(av, sign));
                 sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(p, scale));
             }
         }
         const float d = _cvtsh_ss(blk.d) * T::kScale;
         for (int t = 0; t < NA; ++t)
-            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_set1_ps(d * a[t][b].d), acc[t]);
+            acc[t] =
+                _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_set1_ps(d * a[t][b].d), acc[t]);
     }
     for (int t = 0; t < NA; ++t) job.y[(j0 + t) * job.rows + r] = hsum(acc[t]);
 }
@@ -115,10 +120,17 @@ template <typename T> void rows(const Job& job, int64_t r0, int64_t r1) {
         int64_t j = 0;
         for (; j + 4 <= job.n; j += 4) tile<T, 4>(job, r, j);
         switch (job.n - j) {
-        case 3: tile<T, 3>(job, r, j); break;
-        case 2: tile<T, 2>(job, r, j); break;
-        case 1: tile<T, 1>(job, r, j); break;
-        default: break;
+        case 3:
+            tile<T, 3>(job, r, j);
+            break;
+        case 2:
+            tile<T, 2>(job, r, j);
+            break;
+        case 1:
+            tile<T, 1>(job, r, j);
+            break;
+        default:
+            break;
         }
     }
 }
@@ -126,8 +138,10 @@ template <typename T> void rows(const Job& job, int64_t r0, int64_t r1) {
 } // namespace
 
 void rowsIqGridAvx2(const Job& job, int64_t r0, int64_t r1) {
-    if (job.type == quant::Type::IQ2_XXS) rows<Iq2xxs>(job, r0, r1);
-    else rows<Iq3xxs>(job, r0, r1);
+    if (job.type == quant::Type::IQ2_XXS)
+        rows<Iq2xxs>(job, r0, r1);
+    else
+        rows<Iq3xxs>(job, r0, r1);
 }
 
 } // namespace hearth::cpu::kernels
