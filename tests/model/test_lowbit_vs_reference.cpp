@@ -177,12 +177,12 @@ private Q_SLOTS:
         // Devices computing in fp32 (our reference; the CPU and Vulkan, where these matrices,
         // having no shader, run on the CPU beside it, for types without an integer kernel): 1e-2
         // against llama.cpp in fp32 on the same weights (summation order; measured < 1.2e-6),
-        // top-5 overlapping in at least 4 of 5 at every position. The CPU's IQ2_XXS/IQ3_XXS
-        // kernels take 8-bit activations per 256 as llama.cpp does, so they are held to llama.cpp
-        // on the file instead: 1e-3 (measured < 1.4e-6), top-5 4 of 5. Either way 0.15 against the
-        // other evaluation, whose rounding differs (measured 2-3e-2; its top-5 is only reported:
-        // random weights make near-ties that the rounding reorders, 3/5 at one position for
-        // IQ3_XXS).
+        // top-5 overlapping in at least 4 of 5 at every position. The CPU's IQ2/IQ3 kernels take
+        // 8-bit activations per 256 as llama.cpp does, so they are held to llama.cpp on the file
+        // instead: 5e-3 (measured < 6e-7, IQ3_S 4.8e-4: an activation rounded the other way
+        // somewhere), top-5 4 of 5. Either way 0.15 against the other evaluation, whose rounding
+        // differs (measured 2-3e-2; its top-5 is only reported: random weights make near-ties
+        // that the rounding reorders, 3/5 at one position for IQ3_XXS).
         std::vector<std::string> devices{"ref", "cpu"};
         if (findDevice(listDevices(), "vulkan:0")) devices.push_back("vulkan:0");
         for (const std::string& device : devices) {
@@ -201,7 +201,7 @@ private Q_SLOTS:
             const bool int8 =
                 device != "ref" && cpu::hasFastPath(quant::Type(type), cpu::activeIsaLevel());
             const double near = int8 ? dFile : dFp32, far = int8 ? dFp32 : dFile;
-            QVERIFY2(near <= (int8 ? 1e-3 : 1e-2), qPrintable(QString::number(near)));
+            QVERIFY2(near <= (int8 ? 5e-3 : 1e-2), qPrintable(QString::number(near)));
             QVERIFY((int8 ? overlapFile : overlapFp32) >= 4);
             QVERIFY2(far <= 0.15, qPrintable(QString::number(far)));
         }

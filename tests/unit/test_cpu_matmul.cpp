@@ -71,7 +71,8 @@ const std::vector<Type>& allTypes() {
         Type::F32,  Type::F16,  Type::BF16, Type::Q4_0,   Type::Q4_1,   Type::Q5_0,
         Type::Q5_1, Type::Q8_0, Type::Q8_1, Type::Q2_K,   Type::Q3_K,   Type::Q4_K,
         Type::Q5_K, Type::Q6_K, Type::Q8_K, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4,
-        Type::IQ2_XXS, Type::IQ3_XXS, Type::IQ2_XS, Type::IQ1_S, Type::TQ2_0};
+        Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S,
+        Type::TQ2_0};
     return types;
 }
 
@@ -113,7 +114,7 @@ Weights makeWeights(Type t, int64_t rows, int64_t cols, uint32_t seed) {
         for (uint8_t& b : w.bytes) b = uint8_t(rng());
         const float base = t == Type::IQ1_S     ? 1.0f / 16
                            : t == Type::TQ2_0   ? 0.5f
-                           : t == Type::IQ3_XXS ? 1.0f / 256
+                           : t == Type::IQ3_XXS || t == Type::IQ3_S ? 1.0f / 256
                                                 : 1.0f / 128;
         const int at = t == Type::TQ2_0 ? 64 : 0;
         for (int64_t r = 0; r < rows; ++r)
@@ -274,7 +275,8 @@ private Q_SLOTS:
         ThreadPool p1(1), p2(2), p3(3);
         for (Type t :
              {Type::F32, Type::F16, Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K, Type::Q5_K,
-              Type::BF16, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::IQ2_XXS, Type::IQ3_XXS}) {
+              Type::BF16, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
+              Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S}) {
             const int64_t cols = 512, rows = 203, n = 7;
             const Weights w = makeWeights(t, rows, cols, 77);
             const std::vector<float> x = gaussian(size_t(n * cols), 78);
@@ -361,7 +363,8 @@ private Q_SLOTS:
         QVERIFY(matMulSupports(Type::IQ1_S) && !hasFastPath(Type::IQ1_S, detectIsa()));
         QVERIFY(matMulSupports(Type::Q4_K));
         for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K,
-                       Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::IQ2_XXS, Type::IQ3_XXS})
+                       Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
+                       Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S})
             for (Isa isa : levels()) QVERIFY(hasFastPath(t, isa) == (isa != Isa::Scalar));
         for (Type t : {Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4}) QVERIFY(matMulSupports(t));
     }

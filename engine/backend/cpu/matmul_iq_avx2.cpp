@@ -1,8 +1,9 @@
-// AVX2 matMul kernels for the grid i-quants IQ2_XXS and IQ3_XXS against 8-bit activations per
-// 256 (ActQ8x256), used by the avx2 and avx512 levels: per 32 values the grid magnitudes (8-byte
-// IQ2 rows, 4-byte IQ3 rows) gather into one vector, the 4 sign bytes (7 stored bits plus
-// parity) become a ±1 byte vector applied to the activations, maddubs and a madd with the
-// sub-block's odd scale 2s+1 sum in 32 bits; one float multiply per super-block.
+// AVX2 matMul kernels for the grid i-quants IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S against
+// 8-bit activations per 256 (ActQ8x256), used by the avx2 and avx512 levels: per 32 values the
+// grid magnitudes (8-byte IQ2 rows, 4-byte IQ3 rows) gather into one vector, the 4 sign bytes
+// (stored, or 7 stored bits plus parity) become a ±1 byte vector applied to the activations,
+// maddubs and a madd with the sub-block's odd integer scale sum in 32 bits; one float multiply
+// per super-block.
 #include "backend/cpu/matmul_kernels.h"
 #include "quant/blocks_iq.h"
 
@@ -40,12 +41,15 @@ inline uint32_t load32(const uint8_t* p) {
     return v;
 }
 
-// The four 7-bit sign indices of `aux` (bits 7l..7l+6) as ±1 bytes: byte k is -1 when bit k%8
-// of sign byte k/8 is set.
-inline __m256i signVector(uint32_t aux) {
-    const uint32_t s4 = uint32_t(kSigns[aux & 127]) | uint32_t(kSigns[(aux >> 7) & 127]) << 8 |
-                        uint32_t(kSigns[(aux >> 14) & 127]) << 16 |
-                        uint32_t(kSigns[(aux >> 21) & 127]) << 24;
+// The four 7-bit sign indices of `aux` (bits 7l..7l+6), completed to sign bytes.
+inline uint32_t paritySigns(uint32_t aux) {
+    return uint32_t(kSigns[aux & 127]) | uint32_t(kSigns[(aux >> 7) & 127]) << 8 |
+           uint32_t(kSigns[(aux >> 14) & 127]) << 16 | uint32_t(kSigns[(aux >> 21) & 127]) << 24;
+}
+
+// Four sign bytes (byte l for values 8l..8l+7) as ±1 bytes: byte k is -1 when bit k%8 of sign
+// byte k/8 is set.
+inline __m256i signVector(uint32_t s4) {
     const __m256i spread = _mm256_shuffle_epi8(
         _mm256_set1_epi32(int32_t(s4)),
         _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
@@ -54,30 +58,88 @@ inline __m256i signVector(uint32_t aux) {
     return _mm256_or_si256(neg, _mm256_set1_epi8(1));
 }
 
-// One super-block: Σ over its 8 sub-blocks of (2s+1) · Σ grid·sign·q, for NA activation rows.
+// 16-bit multipliers for the 16 pair sums of a sub-block: `lo` for its first 16 values, `hi`
+// for the last 16.
+inline __m256i scales16(int lo, int hi) {
+    return _mm256_set_m128i(_mm_set1_epi16(int16_t(hi)), _mm_set1_epi16(int16_t(lo)));
+}
+
+inline __m256i grid8x4(const uint8_t* g, int i0, int i1, int i2, int i3) {
+    return _mm256_set_epi64x(int64_t(load64(g + 8 * i3)), int64_t(load64(g + 8 * i2)),
+                             int64_t(load64(g + 8 * i1)), int64_t(load64(g + 8 * i0)));
+}
+
+inline __m256i grid4x8(const uint8_t* g, const int* i) {
+    return _mm256_set_epi32(int32_t(load32(g + 4 * i[7])), int32_t(load32(g + 4 * i[6])),
+                            int32_t(load32(g + 4 * i[5])), int32_t(load32(g + 4 * i[4])),
+                            int32_t(load32(g + 4 * i[3])), int32_t(load32(g + 4 * i[2])),
+                            int32_t(load32(g + 4 * i[1])), int32_t(load32(g + 4 * i[0])));
+}
+
+// Each type: its block, the factor the super-block's fp16 d is scaled by, and for sub-block ib
+// the 32 grid magnitudes, the 4 sign bytes and the integer sub-block scales, so that the block
+// decodes to d * kScale * scale * grid * sign.
 struct Iq2xxs {
     using Block = quant::BlockIQ2_XXS;
     static constexpr float kScale = 0.125f; // d * (0.5 + s) / 4 = d * (2s + 1) / 8
-    static void sub(const Block& b, int ib, __m256i& w, uint32_t& aux) {
+    static void sub(const Block& b, int ib, __m256i& w, uint32_t& signs, __m256i& scale) {
         const uint8_t* q = reinterpret_cast<const uint8_t*>(b.qs) + 8 * ib;
-        const uint8_t* g = quant::grids::kIq2xxs.data();
-        w = _mm256_set_epi64x(int64_t(load64(g + 8 * q[3])), int64_t(load64(g + 8 * q[2])),
-                              int64_t(load64(g + 8 * q[1])), int64_t(load64(g + 8 * q[0])));
-        aux = load32(q + 4);
+        w = grid8x4(quant::grids::kIq2xxs.data(), q[0], q[1], q[2], q[3]);
+        const uint32_t aux = load32(q + 4);
+        signs = paritySigns(aux);
+        scale = _mm256_set1_epi16(int16_t(2 * (aux >> 28) + 1));
+    }
+};
+
+struct Iq2xs {
+    using Block = quant::BlockIQ2_XS;
+    static constexpr float kScale = 0.125f; // two 4-bit scales per 32, as IQ2_XXS's
+    static void sub(const Block& b, int ib, __m256i& w, uint32_t& signs, __m256i& scale) {
+        const uint16_t* q = b.qs + 4 * ib;
+        w = grid8x4(quant::grids::kIq2xs.data(), q[0] & 511, q[1] & 511, q[2] & 511, q[3] & 511);
+        signs = uint32_t(kSigns[q[0] >> 9]) | uint32_t(kSigns[q[1] >> 9]) << 8 |
+                uint32_t(kSigns[q[2] >> 9]) << 16 | uint32_t(kSigns[q[3] >> 9]) << 24;
+        scale = scales16(2 * (b.scales[ib] & 15) + 1, 2 * (b.scales[ib] >> 4) + 1);
+    }
+};
+
+struct Iq2s {
+    using Block = quant::BlockIQ2_S;
+    static constexpr float kScale = 0.125f;
+    static void sub(const Block& b, int ib, __m256i& w, uint32_t& signs, __m256i& scale) {
+        const uint8_t* q = b.qs + 4 * ib;
+        const int h = b.qh[ib];
+        w = grid8x4(quant::grids::kIq2s.data(), q[0] | (h & 3) << 8, q[1] | (h >> 2 & 3) << 8,
+                    q[2] | (h >> 4 & 3) << 8, q[3] | (h >> 6 & 3) << 8);
+        signs = load32(b.qs + 32 + 4 * ib); // plain sign bytes
+        scale = scales16(2 * (b.scales[ib] & 15) + 1, 2 * (b.scales[ib] >> 4) + 1);
     }
 };
 
 struct Iq3xxs {
     using Block = quant::BlockIQ3_XXS;
     static constexpr float kScale = 0.25f; // d * (0.5 + s) / 2 = d * (2s + 1) / 4
-    static void sub(const Block& b, int ib, __m256i& w, uint32_t& aux) {
+    static void sub(const Block& b, int ib, __m256i& w, uint32_t& signs, __m256i& scale) {
         const uint8_t* q = b.qs + 8 * ib;
-        const uint8_t* g = quant::grids::kIq3xxs.data();
-        w = _mm256_set_epi32(int32_t(load32(g + 4 * q[7])), int32_t(load32(g + 4 * q[6])),
-                             int32_t(load32(g + 4 * q[5])), int32_t(load32(g + 4 * q[4])),
-                             int32_t(load32(g + 4 * q[3])), int32_t(load32(g + 4 * q[2])),
-                             int32_t(load32(g + 4 * q[1])), int32_t(load32(g + 4 * q[0])));
-        aux = load32(b.qs + 64 + 4 * ib);
+        const int idx[8] = {q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]};
+        w = grid4x8(quant::grids::kIq3xxs.data(), idx);
+        const uint32_t aux = load32(b.qs + 64 + 4 * ib);
+        signs = paritySigns(aux);
+        scale = _mm256_set1_epi16(int16_t(2 * (aux >> 28) + 1));
+    }
+};
+
+struct Iq3s {
+    using Block = quant::BlockIQ3_S;
+    static constexpr float kScale = 1.0f; // d * (1 + 2s)
+    static void sub(const Block& b, int ib, __m256i& w, uint32_t& signs, __m256i& scale) {
+        const uint8_t* q = b.qs + 8 * ib;
+        const int h = b.qh[ib];
+        int idx[8];
+        for (int k = 0; k < 8; ++k) idx[k] = q[k] | (h >> k & 1) << 8;
+        w = grid4x8(quant::grids::kIq3s.data(), idx);
+        signs = load32(b.signs + 4 * ib);
+        scale = _mm256_set1_epi16(int16_t(1 + 2 * ((b.scales[ib / 2] >> 4 * (ib % 2)) & 15)));
     }
 };
 
@@ -95,11 +157,10 @@ template <typename T, int NA> void tile(const Job& job, int64_t r, int64_t j0) {
         __m256i sum[NA];
         for (int t = 0; t < NA; ++t) sum[t] = _mm256_setzero_si256();
         for (int ib = 0; ib < 8; ++ib) {
-            __m256i w;
-            uint32_t aux;
-            T::sub(blk, ib, w, aux);
-            const __m256i sign = signVector(aux);
-            const __m256i scale = _mm256_set1_epi16(int16_t(2 * (aux >> 28) + 1));
+            __m256i w, scale;
+            uint32_t signs;
+            T::sub(blk, ib, w, signs, scale);
+            const __m256i sign = signVector(signs);
             for (int t = 0; t < NA; ++t) {
                 const __m256i av =
                     _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t][b].qs + 32 * ib));
@@ -138,10 +199,20 @@ template <typename T> void rows(const Job& job, int64_t r0, int64_t r1) {
 } // namespace
 
 void rowsIqGridAvx2(const Job& job, int64_t r0, int64_t r1) {
-    if (job.type == quant::Type::IQ2_XXS)
-        rows<Iq2xxs>(job, r0, r1);
-    else
-        rows<Iq3xxs>(job, r0, r1);
+    switch (job.type) {
+    case quant::Type::IQ2_XXS:
+        return rows<Iq2xxs>(job, r0, r1);
+    case quant::Type::IQ2_XS:
+        return rows<Iq2xs>(job, r0, r1);
+    case quant::Type::IQ2_S:
+        return rows<Iq2s>(job, r0, r1);
+    case quant::Type::IQ3_XXS:
+        return rows<Iq3xxs>(job, r0, r1);
+    case quant::Type::IQ3_S:
+        return rows<Iq3s>(job, r0, r1);
+    default:
+        return;
+    }
 }
 
 } // namespace hearth::cpu::kernels
