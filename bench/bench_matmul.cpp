@@ -2,8 +2,8 @@
 // threads) for 2048x2048 Q4_K, Q4_0 and Q8_0 weights at batch sizes 1 and 64, then the plain
 // AVX-512 kernels against the repacked ones (A/B, alternating) on llama-1B layer shapes.
 // The "decode" mode instead compares the 4-bit types and the grid i-quants IQ2_XXS / IQ3_XXS /
-// IQ3_S (and IQ1_S, which has no kernel of its own: dequantized rows) on decode-shaped (one
-// token) products.
+// IQ3_S / IQ1_S (and TQ1_0, which has no kernel of its own: dequantized rows) on decode-shaped
+// (one token) products.
 // Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part | decode]
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ref_ops.h"
@@ -118,7 +118,7 @@ int decodeCompare(double budget) {
     const Shape shapes[] = {{"down 2048x8192", 2048, 8192}, {"up 8192x2048", 8192, 2048}};
     const Type types[] = {Type::Q4_0,  Type::Q4_K,    Type::IQ4_XS,  Type::IQ4_NL,
                           Type::MXFP4, Type::IQ2_XXS, Type::IQ3_XXS, Type::IQ3_S,
-                          Type::IQ1_S};
+                          Type::IQ1_S, Type::TQ1_0};
     std::mt19937 rng(11);
     std::normal_distribution<float> dist(0.0f, 1.0f);
     ThreadPool pool1(1), pool2(2);

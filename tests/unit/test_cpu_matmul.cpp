@@ -72,7 +72,7 @@ const std::vector<Type>& allTypes() {
         Type::Q5_1, Type::Q8_0, Type::Q8_1, Type::Q2_K,   Type::Q3_K,   Type::Q4_K,
         Type::Q5_K, Type::Q6_K, Type::Q8_K, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4,
         Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S,
-        Type::TQ2_0};
+        Type::IQ1_M, Type::TQ1_0, Type::TQ2_0};
     return types;
 }
 
@@ -112,15 +112,22 @@ Weights makeWeights(Type t, int64_t rows, int64_t cols, uint32_t seed) {
         // magnitude.
         std::mt19937 rng(seed);
         for (uint8_t& b : w.bytes) b = uint8_t(rng());
-        const float base = t == Type::IQ1_S     ? 1.0f / 16
-                           : t == Type::TQ2_0   ? 0.5f
+        const float base = t == Type::IQ1_S || t == Type::IQ1_M   ? 1.0f / 16
+                           : t == Type::TQ1_0 || t == Type::TQ2_0 ? 0.5f
                            : t == Type::IQ3_XXS || t == Type::IQ3_S ? 1.0f / 256
                                                 : 1.0f / 128;
-        const int at = t == Type::TQ2_0 ? 64 : 0;
+        const int at = t == Type::TQ2_0 ? 64 : t == Type::TQ1_0 ? 52 : 0;
         for (int64_t r = 0; r < rows; ++r)
             for (uint64_t b = 0; b < rb; b += info->blockBytes) {
                 const uint16_t d = quant::f32ToF16(base * (0.25f + float(r % 5) * 0.3f));
-                std::memcpy(w.bytes.data() + rb * uint64_t(r) + b + uint64_t(at), &d, 2);
+                uint8_t* block = w.bytes.data() + rb * uint64_t(r) + b;
+                if (t != Type::IQ1_M) {
+                    std::memcpy(block + at, &d, 2);
+                    continue;
+                }
+                // IQ1_M: the scale's nibbles are the top nibbles of the u16 words at 48..55.
+                for (int k = 0; k < 4; ++k)
+                    block[49 + 2 * k] = uint8_t((block[49 + 2 * k] & 0x0f) | ((d >> 4 * k) & 15) << 4);
             }
     }
     for (int64_t r = 0; r < rows && info->canQuantize; ++r) {
@@ -276,7 +283,7 @@ private Q_SLOTS:
         for (Type t :
              {Type::F32, Type::F16, Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K, Type::Q5_K,
               Type::BF16, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
-              Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S}) {
+              Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M, Type::TQ2_0}) {
             const int64_t cols = 512, rows = 203, n = 7;
             const Weights w = makeWeights(t, rows, cols, 77);
             const std::vector<float> x = gaussian(size_t(n * cols), 78);
@@ -360,11 +367,12 @@ private Q_SLOTS:
             QCOMPARE(matMul(w.m, x.data(), 2, y.data(), &pool, Isa::Avx512).code(),
                      ErrorCode::Unsupported);
         QVERIFY(!matMulSupports(Type::F64));
-        QVERIFY(matMulSupports(Type::IQ1_S) && !hasFastPath(Type::IQ1_S, detectIsa()));
+        QVERIFY(matMulSupports(Type::TQ1_0) && !hasFastPath(Type::TQ1_0, detectIsa()));
         QVERIFY(matMulSupports(Type::Q4_K));
         for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K,
                        Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
-                       Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S})
+                       Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M,
+                       Type::TQ2_0})
             for (Isa isa : levels()) QVERIFY(hasFastPath(t, isa) == (isa != Isa::Scalar));
         for (Type t : {Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4}) QVERIFY(matMulSupports(t));
     }

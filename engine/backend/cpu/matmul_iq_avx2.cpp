@@ -1,9 +1,9 @@
-// AVX2 matMul kernels for the grid i-quants IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S against
-// 8-bit activations per 256 (ActQ8x256), used by the avx2 and avx512 levels: per 32 values the
-// grid magnitudes (8-byte IQ2 rows, 4-byte IQ3 rows) gather into one vector, the 4 sign bytes
-// (stored, or 7 stored bits plus parity) become a ±1 byte vector applied to the activations,
-// maddubs and a madd with the sub-block's odd integer scale sum in 32 bits; one float multiply
-// per super-block.
+// AVX2 matMul kernels for the grid i-quants (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S,
+// IQ1_M) and TQ2_0 against 8-bit activations per 256 (ActQ8x256), used by the avx2 and avx512
+// levels: per 32 values the grid magnitudes (8-byte IQ2/IQ1 rows, 4-byte IQ3 rows) gather into
+// one vector, the signs (stored bytes, or 7 stored bits plus parity; IQ1's and TQ2's values are
+// signed already) are applied to the activations, maddubs and a madd with the sub-block's odd
+// integer scale sum in 32 bits; one float multiply per super-block.
 #include "backend/cpu/matmul_kernels.h"
 #include "quant/blocks_iq.h"
 
@@ -76,17 +76,18 @@ inline __m256i grid4x8(const uint8_t* g, const int* i) {
                             int32_t(load32(g + 4 * i[1])), int32_t(load32(g + 4 * i[0])));
 }
 
-// Each type: its block, the factor the super-block's fp16 d is scaled by, and for sub-block ib
-// the 32 grid magnitudes, the 4 sign bytes and the integer sub-block scales, so that the block
-// decodes to d * kScale * scale * grid * sign.
+// Each type: its block, its float scale d(), and for sub-block ib the 32 magnitudes |w|, a byte
+// vector whose signs are w's (±1, or w itself) and the integer sub-block scales, so that the
+// block decodes to d() * scale * w.
 struct Iq2xxs {
     using Block = quant::BlockIQ2_XXS;
     static constexpr float kScale = 0.125f; // d * (0.5 + s) / 4 = d * (2s + 1) / 8
-    static void sub(const Block& b, int ib, __m256i& w, uint32_t& signs, __m256i& scale) {
+    static float d(const Block& b) { return _cvtsh_ss(b.d) * kScale; }
+    static void sub(const Block& b, int ib, __m256i& w, __m256i& sign, __m256i& scale) {
         const uint8_t* q = reinterpret_cast<const uint8_t*>(b.qs) + 8 * ib;
         w = grid8x4(quant::grids::kIq2xxs.data(), q[0], q[1], q[2], q[3]);
         const uint32_t aux = load32(q + 4);
-        signs = paritySigns(aux);
+        sign = signVector(paritySigns(aux));
         scale = _mm256_set1_epi16(int16_t(2 * (aux >> 28) + 1));
     }
 };
@@ -94,11 +95,12 @@ struct Iq2xxs {
 struct Iq2xs {
     using Block = quant::BlockIQ2_XS;
     static constexpr float kScale = 0.125f; // two 4-bit scales per 32, as IQ2_XXS's
-    static void sub(const Block& b, int ib, __m256i& w, uint32_t& signs, __m256i& scale) {
+    static float d(const Block& b) { return _cvtsh_ss(b.d) * kScale; }
+    static void sub(const Block& b, int ib, __m256i& w, __m256i& sign, __m256i& scale) {
         const uint16_t* q = b.qs + 4 * ib;
         w = grid8x4(quant::grids::kIq2xs.data(), q[0] & 511, q[1] & 511, q[2] & 511, q[3] & 511);
-        signs = uint32_t(kSigns[q[0] >> 9]) | uint32_t(kSigns[q[1] >> 9]) << 8 |
-                uint32_t(kSigns[q[2] >> 9]) << 16 | uint32_t(kSigns[q[3] >> 9]) << 24;
+        sign = signVector(uint32_t(kSigns[q[0] >> 9]) | uint32_t(kSigns[q[1] >> 9]) << 8 |
+                          uint32_t(kSigns[q[2] >> 9]) << 16 | uint32_t(kSigns[q[3] >> 9]) << 24);
         scale = scales16(2 * (b.scales[ib] & 15) + 1, 2 * (b.scales[ib] >> 4) + 1);
     }
 };
@@ -106,12 +108,13 @@ struct Iq2xs {
 struct Iq2s {
     using Block = quant::BlockIQ2_S;
     static constexpr float kScale = 0.125f;
-    static void sub(const Block& b, int ib, __m256i& w, uint32_t& signs, __m256i& scale) {
+    static float d(const Block& b) { return _cvtsh_ss(b.d) * kScale; }
+    static void sub(const Block& b, int ib, __m256i& w, __m256i& sign, __m256i& scale) {
         const uint8_t* q = b.qs + 4 * ib;
         const int h = b.qh[ib];
         w = grid8x4(quant::grids::kIq2s.data(), q[0] | (h & 3) << 8, q[1] | (h >> 2 & 3) << 8,
                     q[2] | (h >> 4 & 3) << 8, q[3] | (h >> 6 & 3) << 8);
-        signs = load32(b.qs + 32 + 4 * ib); // plain sign bytes
+        sign = signVector(load32(b.qs + 32 + 4 * ib)); // stored sign bytes
         scale = scales16(2 * (b.scales[ib] & 15) + 1, 2 * (b.scales[ib] >> 4) + 1);
     }
 };
@@ -119,12 +122,13 @@ struct Iq2s {
 struct Iq3xxs {
     using Block = quant::BlockIQ3_XXS;
     static constexpr float kScale = 0.25f; // d * (0.5 + s) / 2 = d * (2s + 1) / 4
-    static void sub(const Block& b, int ib, __m256i& w, uint32_t& signs, __m256i& scale) {
+    static float d(const Block& b) { return _cvtsh_ss(b.d) * kScale; }
+    static void sub(const Block& b, int ib, __m256i& w, __m256i& sign, __m256i& scale) {
         const uint8_t* q = b.qs + 8 * ib;
         const int idx[8] = {q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]};
         w = grid4x8(quant::grids::kIq3xxs.data(), idx);
         const uint32_t aux = load32(b.qs + 64 + 4 * ib);
-        signs = paritySigns(aux);
+        sign = signVector(paritySigns(aux));
         scale = _mm256_set1_epi16(int16_t(2 * (aux >> 28) + 1));
     }
 };
@@ -132,14 +136,74 @@ struct Iq3xxs {
 struct Iq3s {
     using Block = quant::BlockIQ3_S;
     static constexpr float kScale = 1.0f; // d * (1 + 2s)
-    static void sub(const Block& b, int ib, __m256i& w, uint32_t& signs, __m256i& scale) {
+    static float d(const Block& b) { return _cvtsh_ss(b.d) * kScale; }
+    static void sub(const Block& b, int ib, __m256i& w, __m256i& sign, __m256i& scale) {
         const uint8_t* q = b.qs + 8 * ib;
         const int h = b.qh[ib];
         int idx[8];
         for (int k = 0; k < 8; ++k) idx[k] = q[k] | (h >> k & 1) << 8;
         w = grid4x8(quant::grids::kIq3s.data(), idx);
-        signs = load32(b.signs + 4 * ib);
+        sign = signVector(load32(b.signs + 4 * ib));
         scale = _mm256_set1_epi16(int16_t(1 + 2 * ((b.scales[ib / 2] >> 4 * (ib % 2)) & 15)));
+    }
+};
+
+// IQ1_S / IQ1_M: grid values g in {-1, 0, 1} plus a delta of ±1/8 per group, so 8·w = 8g ± 1.
+inline __m256i iq1Values(int i0, int i1, int i2, int i3, __m256i delta) {
+    const __m256i g =
+        grid8x4(reinterpret_cast<const uint8_t*>(quant::grids::kIq1s.data()), i0, i1, i2, i3);
+    const __m256i g2 = _mm256_add_epi8(g, g), g4 = _mm256_add_epi8(g2, g2);
+    return _mm256_add_epi8(_mm256_add_epi8(g4, g4), delta);
+}
+
+struct Iq1s {
+    using Block = quant::BlockIQ1_S;
+    static float d(const Block& b) { return _cvtsh_ss(b.d) * 0.125f; } // d * (2s + 1) * (8w) / 8
+    static void sub(const Block& b, int ib, __m256i& w, __m256i& sign, __m256i& scale) {
+        const uint8_t* q = b.qs + 4 * ib;
+        const int h = b.qh[ib];
+        const __m256i delta = _mm256_set1_epi8(h & 0x8000 ? -1 : 1);
+        sign = iq1Values(q[0] | (h & 7) << 8, q[1] | (h >> 3 & 7) << 8, q[2] | (h >> 6 & 7) << 8,
+                         q[3] | (h >> 9 & 7) << 8, delta);
+        w = _mm256_sign_epi8(sign, sign);
+        scale = _mm256_set1_epi16(int16_t(2 * ((h >> 12) & 7) + 1));
+    }
+};
+
+struct Iq1m {
+    using Block = quant::BlockIQ1_M;
+    static float d(const Block& b) { return _cvtsh_ss(quant::iq1mScaleBits(b)) * 0.125f; }
+    static void sub(const Block& b, int ib, __m256i& w, __m256i& sign, __m256i& scale) {
+        const uint8_t* q = b.qs + 4 * ib;
+        const int n[4] = {b.qh[2 * ib] & 15, b.qh[2 * ib] >> 4, b.qh[2 * ib + 1] & 15,
+                          b.qh[2 * ib + 1] >> 4};
+        const auto deltaBytes = [](int nib) {
+            return nib & 8 ? int64_t(-1) : int64_t(0x0101010101010101);
+        };
+        const __m256i delta = _mm256_set_epi64x(deltaBytes(n[3]), deltaBytes(n[2]),
+                                                deltaBytes(n[1]), deltaBytes(n[0]));
+        sign = iq1Values(q[0] | (n[0] & 7) << 8, q[1] | (n[1] & 7) << 8, q[2] | (n[2] & 7) << 8,
+                         q[3] | (n[3] & 7) << 8, delta);
+        w = _mm256_sign_epi8(sign, sign);
+        uint16_t sc;
+        std::memcpy(&sc, b.scales + 2 * (ib / 2), 2);
+        const int shift = 6 * (ib % 2);
+        scale = scales16(2 * ((sc >> shift) & 7) + 1, 2 * ((sc >> (shift + 3)) & 7) + 1);
+    }
+};
+
+// TQ2_0: w = q - 1 from 2-bit q; values 128h + 32l + m are bits 2l..2l+1 of byte 32h + m.
+struct Tq2 {
+    using Block = quant::BlockTQ2_0;
+    static float d(const Block& b) { return _cvtsh_ss(b.d); }
+    static void sub(const Block& b, int ib, __m256i& w, __m256i& sign, __m256i& scale) {
+        const __m256i bytes =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * (ib / 4)));
+        const __m256i q = _mm256_and_si256(_mm256_srl_epi16(bytes, _mm_cvtsi32_si128(2 * (ib % 4))),
+                                           _mm256_set1_epi8(3));
+        sign = _mm256_sub_epi8(q, _mm256_set1_epi8(1));
+        w = _mm256_sign_epi8(sign, sign);
+        scale = _mm256_set1_epi16(1);
     }
 };
 
@@ -157,10 +221,8 @@ template <typename T, int NA> void tile(const Job& job, int64_t r, int64_t j0) {
         __m256i sum[NA];
         for (int t = 0; t < NA; ++t) sum[t] = _mm256_setzero_si256();
         for (int ib = 0; ib < 8; ++ib) {
-            __m256i w, scale;
-            uint32_t signs;
-            T::sub(blk, ib, w, signs, scale);
-            const __m256i sign = signVector(signs);
+            __m256i w, sign, scale;
+            T::sub(blk, ib, w, sign, scale);
             for (int t = 0; t < NA; ++t) {
                 const __m256i av =
                     _mm256_load_si256(reinterpret_cast<const __m256i*>(a[t][b].qs + 32 * ib));
@@ -168,7 +230,7 @@ template <typename T, int NA> void tile(const Job& job, int64_t r, int64_t j0) {
                 sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(p, scale));
             }
         }
-        const float d = _cvtsh_ss(blk.d) * T::kScale;
+        const float d = T::d(blk);
         for (int t = 0; t < NA; ++t)
             acc[t] =
                 _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[t]), _mm256_set1_ps(d * a[t][b].d), acc[t]);
@@ -210,6 +272,12 @@ void rowsIqGridAvx2(const Job& job, int64_t r0, int64_t r1) {
         return rows<Iq3xxs>(job, r0, r1);
     case quant::Type::IQ3_S:
         return rows<Iq3s>(job, r0, r1);
+    case quant::Type::IQ1_S:
+        return rows<Iq1s>(job, r0, r1);
+    case quant::Type::IQ1_M:
+        return rows<Iq1m>(job, r0, r1);
+    case quant::Type::TQ2_0:
+        return rows<Tq2>(job, r0, r1);
     default:
         return;
     }
