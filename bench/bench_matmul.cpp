@@ -1,9 +1,8 @@
 // Times the scalar reference matVec against matMul at each instruction-set level (1 and 2
 // threads) for 2048x2048 Q4_K, Q4_0 and Q8_0 weights at batch sizes 1 and 64, then the plain
 // AVX-512 kernels against the repacked ones (A/B, alternating) on llama-1B layer shapes.
-// The "decode" mode instead compares the 4-bit types and the grid i-quants IQ2_XXS / IQ3_XXS /
-// IQ3_S / IQ1_S (and TQ1_0, which has no kernel of its own: dequantized rows) on decode-shaped
-// (one token) products.
+// The "decode" mode instead compares the 4-bit types and the low-bit IQ2_XXS, IQ3_XXS, IQ3_S,
+// IQ1_S and TQ1_0 on decode-shaped (one token) products.
 // Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part | decode]
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ref_ops.h"

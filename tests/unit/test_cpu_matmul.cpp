@@ -283,7 +283,8 @@ private Q_SLOTS:
         for (Type t :
              {Type::F32, Type::F16, Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K, Type::Q5_K,
               Type::BF16, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
-              Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M, Type::TQ2_0}) {
+              Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M, Type::TQ1_0,
+              Type::TQ2_0}) {
             const int64_t cols = 512, rows = 203, n = 7;
             const Weights w = makeWeights(t, rows, cols, 77);
             const std::vector<float> x = gaussian(size_t(n * cols), 78);
@@ -367,12 +368,12 @@ private Q_SLOTS:
             QCOMPARE(matMul(w.m, x.data(), 2, y.data(), &pool, Isa::Avx512).code(),
                      ErrorCode::Unsupported);
         QVERIFY(!matMulSupports(Type::F64));
-        QVERIFY(matMulSupports(Type::TQ1_0) && !hasFastPath(Type::TQ1_0, detectIsa()));
+        QVERIFY(matMulSupports(Type::Q8_K) && !hasFastPath(Type::Q8_K, detectIsa()));
         QVERIFY(matMulSupports(Type::Q4_K));
         for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K,
                        Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
                        Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M,
-                       Type::TQ2_0})
+                       Type::TQ1_0, Type::TQ2_0})
             for (Isa isa : levels()) QVERIFY(hasFastPath(t, isa) == (isa != Isa::Scalar));
         for (Type t : {Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4}) QVERIFY(matMulSupports(t));
     }

@@ -1,9 +1,9 @@
 // AVX2 matMul kernels for the grid i-quants (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S,
-// IQ1_M) and TQ2_0 against 8-bit activations per 256 (ActQ8x256), used by the avx2 and avx512
-// levels: per 32 values the grid magnitudes (8-byte IQ2/IQ1 rows, 4-byte IQ3 rows) gather into
-// one vector, the signs (stored bytes, or 7 stored bits plus parity; IQ1's and TQ2's values are
-// signed already) are applied to the activations, maddubs and a madd with the sub-block's odd
-// integer scale sum in 32 bits; one float multiply per super-block.
+// IQ1_M) and the ternary TQ1_0 / TQ2_0 against 8-bit activations per 256 (ActQ8x256), used by the
+// avx2 and avx512 levels: per 32 values the grid magnitudes (8-byte IQ2/IQ1 rows, 4-byte IQ3 rows)
+// gather into one vector, the signs (stored bytes, or 7 stored bits plus parity; IQ1's and the
+// ternary values are signed already) are applied to the activations, maddubs and a madd with the
+// sub-block's odd integer scale sum in 32 bits; one float multiply per super-block.
 #include "backend/cpu/matmul_kernels.h"
 #include "quant/blocks_iq.h"
 
@@ -207,6 +207,53 @@ struct Tq2 {
     }
 };
 
+// TQ1_0: base-3 digits. Digit n of byte q is floor(3·x / 256) with x = q·3^n mod 256, i.e.
+// (x >= 86) + (x >= 171); the value is the digit - 1. x·3 is two byte adds.
+template <typename V> inline V times3(V v);
+template <> inline __m256i times3(__m256i v) {
+    return _mm256_add_epi8(_mm256_add_epi8(v, v), v);
+}
+template <> inline __m128i times3(__m128i v) {
+    return _mm_add_epi8(_mm_add_epi8(v, v), v);
+}
+
+inline __m256i tritValues(__m256i x) {
+    const __m256i ge1 = _mm256_cmpeq_epi8(_mm256_max_epu8(x, _mm256_set1_epi8(86)), x);
+    const __m256i ge2 = _mm256_cmpeq_epi8(_mm256_max_epu8(x, _mm256_set1_epi8(char(171))), x);
+    return _mm256_sub_epi8(_mm256_sub_epi8(_mm256_set1_epi8(-1), ge1), ge2); // -1 - (-1) ...
+}
+
+// Values 32n+m: digit n of qs[m]; 160+16n+m: digit n of qs[32+m]; 240+4n+j: digit n of qh[j].
+struct Tq1 {
+    using Block = quant::BlockTQ1_0;
+    static float d(const Block& b) { return _cvtsh_ss(b.d); }
+    static void sub(const Block& b, int ib, __m256i& w, __m256i& sign, __m256i& scale) {
+        __m256i x;
+        if (ib < 5) {
+            x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+            for (int k = 0; k < ib; ++k) x = times3(x);
+        } else {
+            __m128i p[5];
+            p[0] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 32));
+            for (int k = 1; k < 5; ++k) p[k] = times3(p[k - 1]);
+            if (ib == 5) {
+                x = _mm256_set_m128i(p[1], p[0]);
+            } else if (ib == 6) {
+                x = _mm256_set_m128i(p[3], p[2]);
+            } else { // dword n of the high half: qh[0..3] times 3^n
+                const __m128i h0 = _mm_set1_epi32(int32_t(load32(b.qh)));
+                const __m128i h1 = times3(h0), h2 = times3(h1), h3 = times3(h2);
+                const __m128i h = _mm_blend_epi32(_mm_blend_epi32(h0, h1, 0x2),
+                                                  _mm_blend_epi32(h2, h3, 0x8), 0xC);
+                x = _mm256_set_m128i(h, p[4]);
+            }
+        }
+        sign = tritValues(x);
+        w = _mm256_sign_epi8(sign, sign);
+        scale = _mm256_set1_epi16(1);
+    }
+};
+
 template <typename T, int NA> void tile(const Job& job, int64_t r, int64_t j0) {
     const int64_t nb = job.cols / 256;
     const auto* wrow =
@@ -278,6 +325,8 @@ void rowsIqGridAvx2(const Job& job, int64_t r0, int64_t r1) {
         return rows<Iq1m>(job, r0, r1);
     case quant::Type::TQ2_0:
         return rows<Tq2>(job, r0, r1);
+    case quant::Type::TQ1_0:
+        return rows<Tq1>(job, r0, r1);
     default:
         return;
     }

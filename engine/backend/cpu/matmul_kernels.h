@@ -70,7 +70,7 @@ struct PackedJob {
     uint64_t prefetchBytes = 0;
 };
 
-// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M and TQ2_0 against ActQ8x256 with AVX2
+// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, TQ1_0, TQ2_0 against ActQ8x256 with AVX2
 // (matmul_iq_avx2.cpp), for the avx2 and avx512 levels (job.type one of those); only call when
 // the CPU has AVX2.
 void rowsIqGridAvx2(const Job& job, int64_t r0, int64_t r1);
