@@ -1,7 +1,8 @@
 // Times the scalar reference matVec against matMul at each instruction-set level (1 and 2
 // threads) for 2048x2048 Q4_K, Q4_0 and Q8_0 weights at batch sizes 1 and 64, then the plain
 // AVX-512 kernels against the repacked ones (A/B, alternating) on llama-1B layer shapes.
-// The "decode" mode instead compares the 4-bit types on decode-shaped (one token) products.
+// The "decode" mode instead compares the 4-bit types and the low-bit IQ2_XXS, IQ3_XXS, IQ3_S,
+// IQ1_S and TQ1_0 on decode-shaped (one token) products.
 // Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part | decode]
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ref_ops.h"
@@ -114,7 +115,9 @@ int decodeCompare(double budget) {
         int64_t rows, cols;
     };
     const Shape shapes[] = {{"down 2048x8192", 2048, 8192}, {"up 8192x2048", 8192, 2048}};
-    const Type types[] = {Type::Q4_0, Type::Q4_K, Type::IQ4_XS, Type::IQ4_NL, Type::MXFP4};
+    const Type types[] = {Type::Q4_0,  Type::Q4_K,    Type::IQ4_XS,  Type::IQ4_NL,
+                          Type::MXFP4, Type::IQ2_XXS, Type::IQ3_XXS, Type::IQ3_S,
+                          Type::IQ1_S, Type::TQ1_0};
     std::mt19937 rng(11);
     std::normal_distribution<float> dist(0.0f, 1.0f);
     ThreadPool pool1(1), pool2(2);
@@ -139,8 +142,16 @@ int decodeCompare(double budget) {
             const uint64_t rb = *quant::rowBytes(t, uint64_t(sh.cols));
             c.bytes = rb * uint64_t(sh.rows);
             c.data.resize(size_t(c.bytes));
-            if (!quant::quantizeRows(t, wf.data(), c.data.data(), sh.rows, sh.cols, 2).isOk())
+            if (!quant::typeInfo(t)->canQuantize) {
+                // No quantizer: random blocks with a small fp16 scale (the first field).
+                for (auto& b : c.data) b = uint8_t(rng());
+                const uint16_t d = quant::f32ToF16(1e-3f);
+                for (uint64_t b = 0; b < c.bytes; b += quant::typeInfo(t)->blockBytes)
+                    std::memcpy(c.data.data() + b, &d, 2);
+            } else if (!quant::quantizeRows(t, wf.data(), c.data.data(), sh.rows, sh.cols, 2)
+                            .isOk()) {
                 return 1;
+            }
             c.w = {c.data.data(), t, sh.cols, sh.rows, rb};
             cands.push_back(std::move(c));
             if (canRepack(t, Isa::Avx512)) {

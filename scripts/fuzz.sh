@@ -42,6 +42,12 @@ kvs = [kv('general.architecture', 8, s('llama')), kv('general.alignment', 4, str
 tensors = [('token_embd.weight', [4, 3], 0, b'\x00' * 48), ('blk.0.attn_q.weight', [32, 2], 8, b'\x01' * 68),
            ('blk.0.ffn_down.weight', [256], 12, b'\x02' * 144), ('norm', [8], 1, b'\x03' * 16)]
 open(os.path.join(out, 'seed-full.gguf'), 'wb').write(gguf(kvs, tensors))
+# One tensor of every block-of-256 low-bit type (id: block bytes): IQ2_XXS, IQ2_XS, IQ3_XXS,
+# IQ1_S, IQ3_S, IQ2_S, IQ1_M, TQ1_0, TQ2_0, with patterned bytes.
+lowbit = {16: 66, 17: 74, 18: 98, 19: 50, 21: 110, 22: 82, 29: 56, 34: 54, 35: 66}
+open(os.path.join(out, 'seed-lowbit.gguf'), 'wb').write(gguf(kvs[:2], [
+    ('t%d' % typ, [256, 2], typ, bytes((i * 37 + typ) % 251 for i in range(2 * size)))
+    for typ, size in lowbit.items()]))
 open(os.path.join(out, 'seed-kv.gguf'), 'wb').write(gguf(kvs[:4], []))
 open(os.path.join(out, 'seed-v2.gguf'), 'wb').write(gguf(kvs[:2], tensors[:1]).replace(b'GGUF\x03', b'GGUF\x02', 1))
 # Tiny models that bind (E 8, 2 heads of 4, 1 KV head, F 16, vocabulary 6, one layer), so the

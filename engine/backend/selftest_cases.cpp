@@ -1,7 +1,8 @@
-// The self-test's cases: for every op of the graph set a few small graphs (every quantizable
-// weight type for GetRows / MatMul / MatMulId; F32, F16 and Q8_0 K/V for KvWrite and Attention
-// with window, softcap, sinks, GQA and several sequences; every RoPE variant; odd and random
-// shapes), with random data from the seed, and the tolerance each is held to.
+// The self-test's cases: for every op of the graph set a few small graphs (every weight type we
+// dequantize for GetRows / MatMul / MatMulId, random blocks where we have no quantizer; F32, F16
+// and Q8_0 K/V for KvWrite and Attention with window, softcap, sinks, GQA and several sequences;
+// every RoPE variant; odd and random shapes), with random data from the seed, and the tolerance
+// each is held to.
 //
 // Tolerances, as max |ours - ref| / max(1, max |ref|):
 //   0      GetRows of float tables, Copy, Concat (copies), TopK / ArgSort (distinct values: exact
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <numeric>
 
@@ -31,6 +33,56 @@ using graph::TensorId;
 using quant::Type;
 using Ne = std::array<int64_t, graph::kMaxDims>;
 
+namespace {
+
+// The fp16 scale giving values of magnitude about 1 (largest grid value times largest sub-block
+// scale), and where a block keeps it: -1 for IQ1_M's scale spread over four nibbles.
+struct ScaleSpot {
+    int offset;
+    uint16_t half;
+};
+ScaleSpot scaleSpot(Type t) {
+    switch (t) {
+    case Type::IQ2_XXS: case Type::IQ2_XS: case Type::IQ2_S: return {0, 0x2000};  // 1/128
+    case Type::IQ3_XXS: case Type::IQ3_S: return {0, 0x1c00};                       // 1/256
+    case Type::IQ1_S: return {0, 0x2c00};                                           // 1/16
+    case Type::IQ1_M: return {-1, 0x2c00};
+    case Type::TQ1_0: return {52, 0x3800};                                          // 1/2
+    case Type::TQ2_0: return {64, 0x3800};
+    default: return {-2, 0};
+    }
+}
+
+// Weights of a type we only dequantize: random block bytes (seeded from the values) with a fixed
+// scale, so every grid index, sign and sub-block scale occurs.
+Status randomBlocks(Type type, const std::vector<float>& values, uint8_t* dst, uint64_t bytes) {
+    const quant::TypeInfo* info = quant::typeInfo(type);
+    const ScaleSpot spot = scaleSpot(type);
+    if (spot.offset == -2) return unsupported(std::string("selftest: cannot make ") + std::string(info->name) + " weights");
+    uint64_t state = 0x9E3779B97F4A7C15ull * (values.size() + 1);
+    for (size_t i = 0; i < std::min<size_t>(values.size(), 64); ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, &values[i], sizeof bits);
+        state = state * 31 + bits;
+    }
+    for (uint64_t i = 0; i < bytes; ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        dst[i] = uint8_t(state >> 56);
+    }
+    for (uint64_t b = 0; b + info->blockBytes <= bytes; b += info->blockBytes) {
+        uint8_t* block = dst + b;
+        if (spot.offset >= 0) {
+            block[spot.offset] = uint8_t(spot.half), block[spot.offset + 1] = uint8_t(spot.half >> 8);
+        } else { // IQ1_M: the scale's nibbles are the top nibbles of the u16 words at 48, 50, 52, 54
+            for (int k = 0; k < 4; ++k)
+                block[49 + 2 * k] = uint8_t((block[49 + 2 * k] & 0x0f) | ((spot.half >> 4 * k) & 0x0f) << 4);
+        }
+    }
+    return Status::ok();
+}
+
+} // namespace
+
 void WeightTable::Aligned::operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(64)); }
 
 Result<int32_t> WeightTable::add(const std::string& name, Type type, Ne ne, int nDims, const std::vector<float>& values) {
@@ -39,7 +91,8 @@ Result<int32_t> WeightTable::add(const std::string& name, Type type, Ne ne, int 
     if (values.size() != size_t(ne[0] * rows)) return internalError("selftest: weight '" + name + "' has the wrong value count");
     const uint64_t bytes = std::max<uint64_t>(rowBytes * uint64_t(rows), 64);
     std::unique_ptr<uint8_t[], Aligned> data(static_cast<uint8_t*>(::operator new[](size_t(bytes), std::align_val_t(64))));
-    HEARTH_RETURN_IF_ERROR(quant::quantizeRows(type, values.data(), data.get(), rows, ne[0]));
+    if (quant::typeInfo(type)->canQuantize) HEARTH_RETURN_IF_ERROR(quant::quantizeRows(type, values.data(), data.get(), rows, ne[0]));
+    else HEARTH_RETURN_IF_ERROR(randomBlocks(type, values, data.get(), rowBytes * uint64_t(rows)));
     graph::Weight w;
     w.name = name;
     w.type = type;
@@ -412,7 +465,7 @@ void weightTypes(std::vector<Type>& types, std::vector<std::string>& notQuantiza
     for (const quant::TypeInfo& info : quant::allTypes()) {
         const Type t = info.type;
         if (t == Type::I8 || t == Type::I16 || t == Type::I32 || t == Type::I64 || t == Type::F64) continue; // not weight types
-        if (info.canQuantize && info.canDequantize) types.push_back(t);
+        if (info.canDequantize && (info.canQuantize || scaleSpot(t).offset != -2)) types.push_back(t);
         else notQuantizable.push_back(std::string(info.name));
     }
 }

@@ -23,7 +23,8 @@ public:
     WeightTable(const WeightTable&) = delete;
     WeightTable& operator=(const WeightTable&) = delete;
 
-    // Quantizes values (rows of ne[0]) to type; returns the new weight's index.
+    // Quantizes values (rows of ne[0]) to type (a type without a quantizer gets random blocks
+    // seeded from the values); returns the new weight's index.
     Result<int32_t> add(const std::string& name, quant::Type type, std::array<int64_t, graph::kMaxDims> ne, int nDims,
                         const std::vector<float>& values);
     const std::vector<graph::Weight>& list() const { return m_list; }

@@ -2,6 +2,7 @@
 #include "hearth/model_info.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace hearth {
 
@@ -31,6 +32,13 @@ std::optional<uint32_t> tokenId(const gguf::File& f, const std::string& key, uin
 std::string fileTypeName(uint32_t fileType) {
     for (const quant::Mix& m : quant::allMixes())
         if (m.fileType == fileType) return std::string(m.name);
+    // llama.cpp's file types that we read but do not make (general.file_type ids).
+    static constexpr std::pair<uint32_t, const char*> kReadOnly[] = {
+        {19, "IQ2_XXS"}, {20, "IQ2_XS"}, {21, "Q2_K_S"}, {22, "IQ3_XS"}, {23, "IQ3_XXS"},
+        {24, "IQ1_S"},   {26, "IQ3_S"},  {27, "IQ3_M"},  {28, "IQ2_S"},  {29, "IQ2_M"},
+        {31, "IQ1_M"},   {36, "TQ1_0"},  {37, "TQ2_0"}};
+    for (const auto& [id, name] : kReadOnly)
+        if (id == fileType) return name;
     return "unknown";
 }
 

@@ -1,5 +1,6 @@
 // Public entry points for converting rows between float and every supported tensor type.
 #include "hearth/quant.h"
+#include "quant/blocks_iq.h"
 #include "quant/quantizers.h"
 
 #include <algorithm>
@@ -64,6 +65,15 @@ Status dequantizeRow(Type t, const void* src, float* dst, int64_t n) {
     case Type::IQ4_NL: dequantBlocks<BlockIQ4_NL>(src, dst, nb, kQK); break;
     case Type::IQ4_XS: dequantBlocks<BlockIQ4_XS>(src, dst, nb, kQKK); break;
     case Type::MXFP4: dequantBlocks<BlockMXFP4>(src, dst, nb, kQK); break;
+    case Type::IQ2_XXS: dequantBlocks<BlockIQ2_XXS>(src, dst, nb, kQKK); break;
+    case Type::IQ2_XS: dequantBlocks<BlockIQ2_XS>(src, dst, nb, kQKK); break;
+    case Type::IQ2_S: dequantBlocks<BlockIQ2_S>(src, dst, nb, kQKK); break;
+    case Type::IQ3_XXS: dequantBlocks<BlockIQ3_XXS>(src, dst, nb, kQKK); break;
+    case Type::IQ3_S: dequantBlocks<BlockIQ3_S>(src, dst, nb, kQKK); break;
+    case Type::IQ1_S: dequantBlocks<BlockIQ1_S>(src, dst, nb, kQKK); break;
+    case Type::IQ1_M: dequantBlocks<BlockIQ1_M>(src, dst, nb, kQKK); break;
+    case Type::TQ1_0: dequantBlocks<BlockTQ1_0>(src, dst, nb, kQKK); break;
+    case Type::TQ2_0: dequantBlocks<BlockTQ2_0>(src, dst, nb, kQKK); break;
     default: return unsupported("dequantizing " + std::string(info->name) + " is not supported");
     }
     return Status::ok();

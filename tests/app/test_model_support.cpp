@@ -33,11 +33,15 @@ private Q_SLOTS:
         QTest::newRow("BF16") << "model-BF16.gguf" << "phi3" << none;
         QTest::newRow("F16") << "model-f16.gguf" << "gemma3" << none;
         QTest::newRow("unrecognised name") << "model.gguf" << "llama" << none;
-        QTest::newRow("IQ1_S") << "model-IQ1_S.gguf" << "llama" << "IQ1_S weights not supported";
-        QTest::newRow("IQ2_XXS") << "model-IQ2_XXS.gguf" << "qwen2" << "IQ2_XXS weights not supported";
-        QTest::newRow("IQ2_M") << "model-IQ2_M.gguf" << "qwen2" << "IQ2_M weights not supported";
-        QTest::newRow("IQ3_XS") << "model-IQ3_XS.gguf" << "qwen2" << "IQ3_XS weights not supported";
-        QTest::newRow("TQ1_0") << "bitnet-TQ1_0.gguf" << "llama" << "TQ1_0 weights not supported";
+        // The 1-3 bit i-quants and the ternary types dequantize now: no longer marked.
+        QTest::newRow("IQ1_S") << "model-IQ1_S.gguf" << "llama" << none;
+        QTest::newRow("IQ1_M") << "model-IQ1_M.gguf" << "llama" << none;
+        QTest::newRow("IQ2_XXS") << "model-IQ2_XXS.gguf" << "qwen2" << none;
+        QTest::newRow("IQ2_M") << "model-IQ2_M.gguf" << "qwen2" << none;
+        QTest::newRow("IQ3_XS") << "model-IQ3_XS.gguf" << "qwen2" << none;
+        QTest::newRow("IQ3_XXS") << "model-IQ3_XXS.gguf" << "qwen2" << none;
+        QTest::newRow("TQ1_0") << "bitnet-TQ1_0.gguf" << "llama" << none;
+        QTest::newRow("TQ2_0") << "bitnet-TQ2_0.gguf" << "llama" << none;
         QTest::newRow("gemma2") << "gemma-2-2b-it-Q4_K_M.gguf" << "gemma2" << "architecture 'gemma2' not supported";
         QTest::newRow("mamba IQ1_S: the architecture first")
             << "mamba-IQ1_S.gguf" << "mamba" << "architecture 'mamba' not supported";
@@ -47,6 +51,14 @@ private Q_SLOTS:
         QFETCH(QString, architecture);
         QFETCH(QString, reason);
         QCOMPARE(wontRunReason(HubClient::quantizationOf(file), architecture), reason);
+    }
+
+    // Every GGUF weight type now has a dequantizer; a type the engine names without one (the
+    // integer and F64 tensor types, which no file name carries) is still refused by the rule.
+    void typeWithoutDequantizer() {
+        QCOMPARE(wontRunReason(QStringLiteral("F64"), QStringLiteral("llama")),
+                 QStringLiteral("F64 weights not supported"));
+        QCOMPARE(wontRunReason(QStringLiteral("IQ1_M"), QStringLiteral("llama")), QString());
     }
 };
 

@@ -3,12 +3,14 @@
 // parse the same way (also when written as split parts), and either bind as an architecture whose
 // step graphs build, or be refused with a message.
 #include "hearth/gguf.h"
+#include "hearth/quant.h"
 #include "model/arch.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 using namespace hearth::gguf;
 
@@ -40,6 +42,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         check(p + t.bytes <= data + size);
         volatile uint8_t sink = t.bytes ? p[t.bytes - 1] : 0;
         (void)sink;
+        // The first row of a quantized tensor dequantizes (any bytes: every grid index, sign and
+        // scale field of every type decodes without reading outside its block).
+        const hearth::quant::TypeInfo* info = hearth::quant::typeInfo(t.type);
+        if (info && info->canDequantize && t.ne[0] <= 4096) {
+            std::vector<float> row(size_t(t.ne[0]));
+            auto rb = hearth::quant::rowBytes(t.type, uint64_t(t.ne[0]));
+            check(rb.isOk() && *rb <= t.bytes);
+            check(hearth::quant::dequantizeRow(t.type, p, row.data(), int64_t(t.ne[0])).isOk());
+        }
         check(w.addTensor(t.name, t.type, {t.ne.begin(), t.ne.begin() + t.nDims},
                           std::vector<uint8_t>(p, p + t.bytes))
                   .isOk());

@@ -109,7 +109,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(window.serverView()->logText().contains(QStringLiteral("GET /v1/models 200")), 5000);
 
         // The hub browser against a stand-in hub on loopback: search, then a repository's
-        // files grouped by quantization with fit badges (IQ1_S marked "won't run here").
+        // files grouped by quantization with fit badges.
         hearth::test::TestHub hub;
         hub.setArchitecture("acme/tiny-GGUF", "llama");
         for (const char* quant : {"Q4_K_M", "Q5_K_M", "Q8_0", "IQ1_S"})

@@ -2,8 +2,11 @@
 // library (loaded at run time, a test oracle only): for every type, blocks quantized by ggml
 // dequantize identically with our code, blocks quantized by us dequantize identically with
 // ggml's, and our quantization error is no worse than ggml's. A deliberately mis-packed copy must
-// fail the comparison, so the check can fail.
+// fail the comparison, so the check can fail. The i-quant grids are re-derived from ggml's
+// dequantizers and compared with ours (engine/quant/iq_grid_codes.inc).
 #include "hearth/quant.h"
+#include "iq_grid_probe.h"
+#include "quant/blocks_iq.h"
 #include "test_support.h"
 
 #include <QtTest>
@@ -59,7 +62,23 @@ bool bitEqual(const std::vector<float>& a, const std::vector<float>& b) {
 
 const Type kTypes[] = {Type::F16,  Type::BF16, Type::Q4_0, Type::Q4_1,   Type::Q5_0,
                        Type::Q5_1, Type::Q8_0, Type::Q2_K, Type::Q3_K,   Type::Q4_K,
-                       Type::Q5_K, Type::Q6_K, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4};
+                       Type::Q5_K, Type::Q6_K, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4,
+                       Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S,
+                       Type::IQ1_S, Type::IQ1_M, Type::TQ1_0, Type::TQ2_0};
+
+// Types we only dequantize: ggml quantizes them with a (flat) importance matrix, which three of
+// them require.
+bool dequantOnly(Type t) { return !typeInfo(t)->canQuantize; }
+
+// Byte offset of a block's fp16 scale (-1: IQ1_M, whose scale is spread over four nibbles).
+int scaleOffset(Type t) {
+    switch (t) {
+    case Type::MXFP4: case Type::IQ1_M: return -1;
+    case Type::TQ1_0: return 52;
+    case Type::TQ2_0: return 64;
+    default: return 0;
+    }
+}
 
 // Where the 4-bit quants of one block lie (byte offset and count), for the negative control.
 struct NibbleSpan {
@@ -69,7 +88,16 @@ struct NibbleSpan {
 const NibbleSpan kNibbleSpans[] = {{Type::Q4_0, 2, 16},
                                    {Type::IQ4_NL, 2, 16},
                                    {Type::IQ4_XS, 8, 128},
-                                   {Type::MXFP4, 1, 16}};
+                                   {Type::MXFP4, 1, 16},
+                                   {Type::IQ2_XXS, 2, 64},
+                                   {Type::IQ2_XS, 2, 64},
+                                   {Type::IQ2_S, 2, 32},
+                                   {Type::IQ3_XXS, 2, 64},
+                                   {Type::IQ3_S, 2, 64},
+                                   {Type::IQ1_S, 2, 32},
+                                   {Type::IQ1_M, 0, 32},
+                                   {Type::TQ1_0, 0, 48},
+                                   {Type::TQ2_0, 0, 64}};
 
 } // namespace
 
@@ -113,7 +141,9 @@ private Q_SLOTS:
 
         // (a) ggml's bytes, dequantized by us and by ggml.
         std::vector<uint8_t> theirs(total);
-        QCOMPARE(m_ggml.quantizeChunk(type, m_data.data(), theirs.data(), 0, kRows, kCols, nullptr),
+        const std::vector<float> flat(size_t(kCols), 1.0f);
+        QCOMPARE(m_ggml.quantizeChunk(type, m_data.data(), theirs.data(), 0, kRows, kCols,
+                                      dequantOnly(t) ? flat.data() : nullptr),
                  total);
         std::vector<float> theirsByUs(n), theirsByThem(n);
         for (int64_t r = 0; r < kRows; ++r)
@@ -149,7 +179,9 @@ private Q_SLOTS:
     // are left out.
     void arbitraryBlocksDecodeLikeGgml_data() {
         QTest::addColumn<int>("type");
-        for (Type t : {Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4})
+        for (Type t : {Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
+                       Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M,
+                       Type::TQ1_0, Type::TQ2_0})
             QTest::newRow(typeName(t).data()) << int(t);
     }
     void arbitraryBlocksDecodeLikeGgml() {
@@ -162,8 +194,13 @@ private Q_SLOTS:
         for (uint8_t& b : bytes) b = uint8_t(rng());
         for (int64_t b = 0; b < blocks; ++b) {
             uint8_t* block = bytes.data() + b * info->blockBytes;
+            const int at = scaleOffset(t);
             if (t == Type::MXFP4) block[0] = uint8_t(b); // each exponent 16 times
-            else if ((block[1] & 0x7c) == 0x7c) block[1] &= 0xbf; // keep the fp16 d finite
+            else if (at >= 0 && (block[at + 1] & 0x7c) == 0x7c) block[at + 1] &= 0xbf; // finite d
+            else if (t == Type::IQ1_M) {
+                const auto& m = *reinterpret_cast<const BlockIQ1_M*>(block);
+                if ((iq1mScaleBits(m) & 0x7c00) == 0x7c00) block[55] &= 0xbf; // exponent bit 4
+            }
         }
         std::vector<float> ours(static_cast<size_t>(n)), theirs(static_cast<size_t>(n));
         QVERIFY(dequantizeRow(t, bytes.data(), ours.data(), n).isOk());
@@ -184,7 +221,9 @@ private Q_SLOTS:
         const uint64_t rb = *rowBytes(sp.type, kCols);
         const size_t blockBytes = typeInfo(sp.type)->blockBytes;
         std::vector<uint8_t> original(static_cast<size_t>(rb));
-        m_ggml.quantizeChunk(type, m_data.data(), original.data(), 0, 1, kCols, nullptr);
+        const std::vector<float> flat(size_t(kCols), 1.0f);
+        m_ggml.quantizeChunk(type, m_data.data(), original.data(), 0, 1, kCols,
+                             dequantOnly(sp.type) ? flat.data() : nullptr);
         std::vector<uint8_t> swapped = original;
         for (size_t b = 0; b < swapped.size(); b += blockBytes)
             for (size_t j = b + sp.offset; j < b + sp.offset + sp.count; ++j)
@@ -233,6 +272,61 @@ private Q_SLOTS:
         QVERIFY2(ours == theirs, "importance-weighted bytes differ from ggml_quantize_chunk's");
         QVERIFY2(plain != theirs, "negative control: quantizing without the imatrix gave the same bytes");
         QVERIFY2(reversed != theirs, "negative control: a reversed imatrix gave the same bytes");
+    }
+
+    // The grids our i-quant tables expand to are the ones ggml decodes with: every row of every
+    // grid re-derived from ggml's dequantizers; a changed value must be noticed.
+    void iqGridsMatchReference() {
+        int count = 0;
+        const grids::CodeTable* tables = grids::codeTables(&count);
+        const uint8_t* expanded[] = {
+            grids::kIq2xxs.data(), grids::kIq2xs.data(),
+            grids::kIq2s.data(),   grids::kIq3xxs.data(),
+            grids::kIq3s.data(),   reinterpret_cast<const uint8_t*>(grids::kIq1s.data())};
+        QCOMPARE(size_t(count), test::gridSpecs().size());
+        for (int i = 0; i < count; ++i) {
+            const test::GridSpec& spec = test::gridSpecs()[size_t(i)];
+            const grids::CodeTable& table = tables[i];
+            QCOMPARE(QByteArray(table.name), QByteArray(spec.name));
+            QCOMPARE(table.entries, spec.entries);
+            QCOMPARE(table.width, spec.width);
+            std::vector<int> probed;
+            const std::string err =
+                test::probeGrid(spec, m_ggml.traits(spec.ggmlType)->toFloat, probed);
+            QVERIFY2(err.empty(), err.c_str());
+            std::vector<int> ours(probed.size()), fromCodes(probed.size());
+            for (size_t v = 0; v < ours.size(); ++v) {
+                const int e = int(v) / spec.width, j = int(v) % spec.width;
+                ours[v] = spec.ggmlType == 19 ? int(int8_t(expanded[i][v])) : int(expanded[i][v]);
+                fromCodes[v] =
+                    table.levels[(table.codes[e] >> (table.bits * j)) & ((1 << table.bits) - 1)];
+            }
+            QVERIFY2(ours == probed, spec.name);
+            QVERIFY2(fromCodes == probed, spec.name);
+            ours[size_t(count * 7 + i) % ours.size()] ^= 2; // negative control
+            QVERIFY(ours != probed);
+        }
+    }
+
+    // The sign bytes we compute (7 stored bits plus even parity) are ggml's: IQ2_XS grid row 0
+    // (all 8s) with each of the 128 sign indices.
+    void iqSignsMatchReference() {
+        std::vector<BlockIQ2_XS> blocks(4);
+        std::memset(blocks.data(), 0, blocks.size() * sizeof(BlockIQ2_XS));
+        for (int i = 0; i < 128; ++i) {
+            blocks[size_t(i / 32)].d = 0x3c00;
+            blocks[size_t(i / 32)].qs[i % 32] = uint16_t(i << 9);
+        }
+        std::vector<float> y(4 * 256);
+        m_ggml.traits(int(Type::IQ2_XS))->toFloat(blocks.data(), y.data(), int64_t(y.size()));
+        int eighthBitSet = 0;
+        for (int i = 0; i < 128; ++i) {
+            uint8_t theirs = 0;
+            for (int j = 0; j < 8; ++j) theirs |= uint8_t(y[size_t(8 * i + j)] < 0) << j;
+            QCOMPARE(int(grids::evenParitySigns(uint32_t(i))), int(theirs));
+            eighthBitSet += theirs >> 7; // the 7 stored bits alone would be wrong here
+        }
+        QCOMPARE(eighthBitSet, 64);
     }
 
     void cleanupTestCase() {

@@ -14,6 +14,7 @@
 #include "hearth/devices.h"
 #include "hearth/gguf.h"
 #include "model_harness.h"
+#include "reference_logits.h"
 #include "test_support.h"
 
 #include <QProcess>
@@ -74,20 +75,13 @@ QString layersOf(const QString& preset) {
 class TestSynthVsReference : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
-    QString m_backendDir, m_harness;
+    test::ReferenceLogits m_ref;
 
     // Teacher-forced logits of our forward and of llama.cpp on `path`; returns max |difference|.
     double compareOnFile(const QString& path, const std::vector<int32_t>& ids) {
-        QStringList idList;
-        for (int32_t id : ids) idList << QString::number(id);
-        QProcess run;
-        const QString out = m_dir.filePath(QFileInfo(path).fileName() + QStringLiteral(".ref"));
-        run.start(m_harness, {path, m_backendDir, out, idList.join(',')});
-        if (!run.waitForFinished(300000) || run.exitCode() != 0) return 1e9;
-        std::ifstream in(out.toStdString(), std::ios::binary);
-        std::vector<char> raw{std::istreambuf_iterator<char>(in), {}};
-        std::vector<float> theirs(raw.size() / 4);
-        std::memcpy(theirs.data(), raw.data(), theirs.size() * 4);
+        const std::vector<float> theirs =
+            m_ref.run(path, ids, m_dir.filePath(QFileInfo(path).fileName() + QStringLiteral(".ref")));
+        if (theirs.empty()) return 1e9;
         const std::vector<float> ours = evaluate(path.toStdString(), ids, "ref");
         if (ours.size() != theirs.size()) return 1e9;
         double maxDiff = 0.0;
@@ -99,25 +93,10 @@ class TestSynthVsReference : public QObject {
 private Q_SLOTS:
     void initTestCase() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-qwen2.gguf"));
-        const QString setup = QDir(hearth::test::testDataDir()).filePath(QStringLiteral("tools/reference/setup.sh"));
-        QProcess p;
-        p.start(QStringLiteral("bash"), {setup});
-        if (!p.waitForFinished(600000) || p.exitCode() != 0)
-            QSKIP("the reference engine could not be set up here (needs node/npm)");
-        const QString ref = QString::fromUtf8(p.readAllStandardOutput()).trimmed().split('\n').last();
-        m_backendDir = ref + QStringLiteral("/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64");
-        m_harness = m_dir.filePath(QStringLiteral("ref_logits"));
-        QProcess cc;
-        cc.start(QStringLiteral("g++"),
-                 {QStringLiteral("-O1"), QStringLiteral("-std=c++17"),
-                  QStringLiteral("-I") + ref + QStringLiteral("/llama.cpp-src/include"),
-                  QStringLiteral("-I") + ref + QStringLiteral("/llama.cpp-src/ggml/include"),
-                  hearth::test::sourceDir() + QStringLiteral("/tests/model/ref_logits.cpp"),
-                  QStringLiteral("-o"), m_harness, m_backendDir + QStringLiteral("/libllama.v0.5.0.so"),
-                  m_backendDir + QStringLiteral("/libggml.v0.5.0.so"),
-                  m_backendDir + QStringLiteral("/libggml-base.so"), QStringLiteral("-Wl,-rpath,") + m_backendDir});
-        QVERIFY(cc.waitForFinished(300000));
-        QVERIFY2(cc.exitCode() == 0, cc.readAllStandardError().constData());
+        bool skip = false;
+        const QString err = m_ref.build(m_dir.path(), skip);
+        if (skip) QSKIP(qPrintable(err));
+        QVERIFY2(err.isEmpty(), qPrintable(err));
     }
 
     // The real F16 tiny model, and a 400-token sequence on stories260K (25 blocks, several
@@ -212,24 +191,7 @@ private Q_SLOTS:
         const int nVocab = (*arch)->dims().nVocab;
         std::vector<int32_t> ids{1};
         for (int i = 0; i < 19; ++i) ids.push_back((i * 7919 + 13) % 30000 + 300);
-        QStringList idList;
-        for (int32_t id : ids) idList << QString::number(id);
-
-        auto reference = [&](const QString& model) {
-            QProcess run;
-            const QString out = model + QStringLiteral(".ref");
-            run.start(m_harness, {model, m_backendDir, out, idList.join(',')});
-            std::vector<float> v;
-            if (!run.waitForFinished(300000) || run.exitCode() != 0) {
-                qWarning() << run.readAllStandardError();
-                return v;
-            }
-            std::ifstream in(out.toStdString(), std::ios::binary);
-            std::vector<char> raw{std::istreambuf_iterator<char>(in), {}};
-            v.resize(raw.size() / 4);
-            std::memcpy(v.data(), raw.data(), v.size() * 4);
-            return v;
-        };
+        auto reference = [&](const QString& model) { return m_ref.run(model, ids); };
         const std::vector<float> theirs = reference(path);
         QCOMPARE(theirs.size(), ids.size() * size_t(nVocab));
         // The same weights widened to F32: llama.cpp then computes in fp32 as we do.

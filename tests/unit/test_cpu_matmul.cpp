@@ -70,7 +70,9 @@ const std::vector<Type>& allTypes() {
     static const std::vector<Type> types = {
         Type::F32,  Type::F16,  Type::BF16, Type::Q4_0,   Type::Q4_1,   Type::Q5_0,
         Type::Q5_1, Type::Q8_0, Type::Q8_1, Type::Q2_K,   Type::Q3_K,   Type::Q4_K,
-        Type::Q5_K, Type::Q6_K, Type::Q8_K, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4};
+        Type::Q5_K, Type::Q6_K, Type::Q8_K, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4,
+        Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S,
+        Type::IQ1_M, Type::TQ1_0, Type::TQ2_0};
     return types;
 }
 
@@ -103,7 +105,32 @@ Weights makeWeights(Type t, int64_t rows, int64_t cols, uint32_t seed) {
     // Rows of different magnitudes, like real layers.
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c) f[size_t(r * cols + c)] *= 0.25f + float(r % 5) * 0.3f;
-    for (int64_t r = 0; r < rows; ++r) {
+    const quant::TypeInfo* info = quant::typeInfo(t);
+    if (!info->canQuantize) {
+        // No quantizer (the grid i-quants, TQ2_0): random blocks, each fp16 scale set so that
+        // values are about 1 (largest grid value times largest sub-block scale), times the row's
+        // magnitude.
+        std::mt19937 rng(seed);
+        for (uint8_t& b : w.bytes) b = uint8_t(rng());
+        const float base = t == Type::IQ1_S || t == Type::IQ1_M   ? 1.0f / 16
+                           : t == Type::TQ1_0 || t == Type::TQ2_0 ? 0.5f
+                           : t == Type::IQ3_XXS || t == Type::IQ3_S ? 1.0f / 256
+                                                : 1.0f / 128;
+        const int at = t == Type::TQ2_0 ? 64 : t == Type::TQ1_0 ? 52 : 0;
+        for (int64_t r = 0; r < rows; ++r)
+            for (uint64_t b = 0; b < rb; b += info->blockBytes) {
+                const uint16_t d = quant::f32ToF16(base * (0.25f + float(r % 5) * 0.3f));
+                uint8_t* block = w.bytes.data() + rb * uint64_t(r) + b;
+                if (t != Type::IQ1_M) {
+                    std::memcpy(block + at, &d, 2);
+                    continue;
+                }
+                // IQ1_M: the scale's nibbles are the top nibbles of the u16 words at 48..55.
+                for (int k = 0; k < 4; ++k)
+                    block[49 + 2 * k] = uint8_t((block[49 + 2 * k] & 0x0f) | ((d >> 4 * k) & 15) << 4);
+            }
+    }
+    for (int64_t r = 0; r < rows && info->canQuantize; ++r) {
         const Status s = quant::quantizeRow(t, f.data() + r * cols, w.bytes.data() + rb * r, cols);
         if (!s.isOk()) qFatal("quantizeRow: %s", s.toString().c_str());
     }
@@ -253,8 +280,11 @@ private Q_SLOTS:
 
     void threadCountsGiveBitwiseIdenticalResults() {
         ThreadPool p1(1), p2(2), p3(3);
-        for (Type t : {Type::F32, Type::F16, Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K,
-                       Type::Q5_K, Type::BF16, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4}) {
+        for (Type t :
+             {Type::F32, Type::F16, Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K, Type::Q5_K,
+              Type::BF16, Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
+              Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M, Type::TQ1_0,
+              Type::TQ2_0}) {
             const int64_t cols = 512, rows = 203, n = 7;
             const Weights w = makeWeights(t, rows, cols, 77);
             const std::vector<float> x = gaussian(size_t(n * cols), 78);
@@ -310,8 +340,8 @@ private Q_SLOTS:
         ThreadPool pool(2);
         for (Isa isa : levels()) {
             ref::Matrix bad = w.m;
-            bad.type = Type::IQ2_XXS;
-            bad.rowBytes = *quant::rowBytes(Type::IQ2_XXS, 256);
+            bad.type = Type::F64; // a type with no dequantizer
+            bad.rowBytes = *quant::rowBytes(Type::F64, 256);
             QCOMPARE(matMul(bad, x.data(), 2, y.data(), &pool, isa).code(),
                      ErrorCode::Unsupported);
             bad = w.m;
@@ -337,10 +367,13 @@ private Q_SLOTS:
         if (!isaSupported(Isa::Avx512))
             QCOMPARE(matMul(w.m, x.data(), 2, y.data(), &pool, Isa::Avx512).code(),
                      ErrorCode::Unsupported);
-        QVERIFY(!matMulSupports(Type::IQ2_XXS));
+        QVERIFY(!matMulSupports(Type::F64));
+        QVERIFY(matMulSupports(Type::Q8_K) && !hasFastPath(Type::Q8_K, detectIsa()));
         QVERIFY(matMulSupports(Type::Q4_K));
         for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K,
-                       Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4})
+                       Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
+                       Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M,
+                       Type::TQ1_0, Type::TQ2_0})
             for (Isa isa : levels()) QVERIFY(hasFastPath(t, isa) == (isa != Isa::Scalar));
         for (Type t : {Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4}) QVERIFY(matMulSupports(t));
     }

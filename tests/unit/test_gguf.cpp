@@ -2,6 +2,7 @@
 // their errors, and every class of malformed file is refused with a clear message, never a crash.
 #include "gguf_builder.h"
 #include "hearth/gguf.h"
+#include "hearth/quant.h"
 #include "pagemap.h"
 #include "test_support.h"
 
@@ -295,6 +296,36 @@ private Q_SLOTS:
         GgufBytes overlap;
         overlap.header(2, 0).tensor("a", {16}, 0, 0).tensor("b", {4}, 0, 32).padTo(32).zeros(128);
         EXPECT_REJECTED(overlap.bytes, ErrorCode::InvalidFormat, "overlaps");
+    }
+
+    // The 1-3 bit i-quants and ternary types: a tensor of exactly its blocks parses (and its bytes
+    // dequantize), one byte less is past the end, a width off the 256 block is refused.
+    void lowBitTypesHaveTheirSizes_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("blockBytes");
+        const std::pair<quant::Type, int> types[] = {
+            {quant::Type::IQ2_XXS, 66}, {quant::Type::IQ2_XS, 74}, {quant::Type::IQ2_S, 82},
+            {quant::Type::IQ3_XXS, 98}, {quant::Type::IQ3_S, 110}, {quant::Type::IQ1_S, 50},
+            {quant::Type::IQ1_M, 56},   {quant::Type::TQ1_0, 54},  {quant::Type::TQ2_0, 66}};
+        for (const auto& [t, bytes] : types)
+            QTest::newRow(quant::typeName(t).data()) << int(t) << bytes;
+    }
+    void lowBitTypesHaveTheirSizes() {
+        QFETCH(int, type);
+        QFETCH(int, blockBytes);
+        auto file = [&](std::vector<uint64_t> ne, size_t dataBytes) {
+            GgufBytes b;
+            b.header(1, 0).tensor("t", std::move(ne), uint32_t(type), 0).padTo(32).zeros(dataBytes);
+            return b.bytes;
+        };
+        const auto good = file({256, 3}, size_t(3 * blockBytes));
+        auto f = File::fromMemory(good.data(), good.size());
+        QVERIFY2(f.isOk(), f.status().toString().c_str());
+        QCOMPARE(f->tensors()[0].bytes, uint64_t(3 * blockBytes));
+        std::vector<float> row(256);
+        QVERIFY(quant::dequantizeRow(quant::Type(type), f->tensorData(f->tensors()[0]), row.data(), 256).isOk());
+        EXPECT_REJECTED(file({256, 3}, size_t(3 * blockBytes - 1)), ErrorCode::InvalidFormat, "past the end");
+        EXPECT_REJECTED(file({128, 3}, size_t(3 * blockBytes)), ErrorCode::InvalidFormat, "not a multiple");
     }
 
     void everyTruncationIsRefusedCleanly() {

@@ -1,6 +1,7 @@
 // Quantization unit tests: half-precision conversions over every bit pattern, hand-built blocks
 // with known values, error bounds per type, edge cases (zeros, NaN, odd sizes), thread
 // determinism, and the per-tensor rules of the named mixes.
+#include "hearth/model_info.h"
 #include "hearth/quant.h"
 #include "quant/blocks.h"
 
@@ -282,6 +283,15 @@ private Q_SLOTS:
             QVERIFY(quantizeRows(t, x.data(), b.data(), rows, cols, 2).isOk());
             QVERIFY(a == b);
         }
+    }
+
+    // general.file_type names: our mixes, and llama.cpp's file types we read but do not make.
+    void fileTypeNames() {
+        QCOMPARE(hearth::fileTypeName(15), std::string("Q4_K_M"));
+        QCOMPARE(hearth::fileTypeName(19), std::string("IQ2_XXS"));
+        QCOMPARE(hearth::fileTypeName(29), std::string("IQ2_M"));
+        QCOMPARE(hearth::fileTypeName(37), std::string("TQ2_0"));
+        QCOMPARE(hearth::fileTypeName(99), std::string("unknown"));
     }
 
     void mixNames() {

@@ -45,12 +45,13 @@ bool matMulSupports(quant::Type t);
 
 // y[n][w.rows] = x[n][w.cols] · Wᵀ: y[j*w.rows + r] = Σ_c W[r][c] * x[j*w.cols + c].
 // Quantized weights use activations quantized to 8 bits per call (per 32 values for the legacy
-// types, IQ4_NL and MXFP4, per 256 for the K types and IQ4_XS), so results differ from ref::matVec
-// by a few 1e-3 relative to the output scale; float weights (F32, F16, BF16) are exact up to float
-// rounding. Rows are split over `pool` (nullptr runs on the calling thread); for a given level the
-// result is bitwise the same whatever the thread count. x and y must not overlap. Errors: null
-// pointers, n < 0, cols not a multiple of the type's block, rowBytes too small, an unsupported
-// type, or an Isa the CPU lacks.
+// types, IQ4_NL and MXFP4, per 256 for the K types, IQ4_XS, the 1-3 bit i-quants and TQ1_0/TQ2_0,
+// at the AVX2 level or above), so results differ from ref::matVec by a few 1e-3 relative to the
+// output scale; float weights (F32, F16, BF16) are exact up to float rounding. Rows are split
+// over `pool` (nullptr runs on the calling thread); for a given level the result is bitwise the
+// same whatever the thread count. x and y must not overlap. Errors: null pointers, n < 0, cols
+// not a multiple of the type's block, rowBytes too small, an unsupported type, or an Isa the CPU
+// lacks.
 Status matMul(const ref::Matrix& w, const float* x, int64_t n, float* y, ThreadPool* pool);
 Status matMul(const ref::Matrix& w, const float* x, int64_t n, float* y, ThreadPool* pool,
               Isa isa);

@@ -254,7 +254,9 @@ ActKind actKindAvx512(Type t) {
     case Type::IQ4_NL: case Type::MXFP4:
         return ActKind::Q8x32;
     case Type::Q2_K: case Type::Q3_K: case Type::Q4_K: case Type::Q5_K: case Type::Q6_K:
-    case Type::IQ4_XS:
+    case Type::IQ4_XS: case Type::IQ2_XXS: case Type::IQ2_XS: case Type::IQ2_S:
+    case Type::IQ3_XXS: case Type::IQ3_S: case Type::IQ1_S: case Type::IQ1_M: case Type::TQ1_0:
+    case Type::TQ2_0:
         return ActKind::Q8x256;
     default: return ActKind::Float;
     }
@@ -275,6 +277,9 @@ void rowsAvx512(const Job& job, int64_t r0, int64_t r1) {
     case Type::IQ4_NL: return rowsTiled<LegacyTile, DecIQ4NL>(job, r0, r1);
     case Type::MXFP4: return rowsTiled<LegacyTile, DecMXFP4>(job, r0, r1);
     case Type::IQ4_XS: return rowsTiled<Iq4XsTile, void>(job, r0, r1);
+    case Type::IQ2_XXS: case Type::IQ2_XS: case Type::IQ2_S: case Type::IQ3_XXS:
+    case Type::IQ3_S: case Type::IQ1_S: case Type::IQ1_M: case Type::TQ1_0: case Type::TQ2_0:
+        return rowsIqGridAvx2(job, r0, r1);
     default: return rowsFloat(job, r0, r1);
     }
 }

@@ -70,6 +70,11 @@ struct PackedJob {
     uint64_t prefetchBytes = 0;
 };
 
+// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, TQ1_0, TQ2_0 against ActQ8x256 with AVX2
+// (matmul_iq_avx2.cpp), for the avx2 and avx512 levels (job.type one of those); only call when
+// the CPU has AVX2.
+void rowsIqGridAvx2(const Job& job, int64_t r0, int64_t r1);
+
 // The AVX-512 VNNI kernels for repacked Q4_0/Q5_0/Q8_0/Q4_K/Q6_K; only call when the CPU has them.
 void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1);
 
