@@ -1,5 +1,6 @@
 // The llama.cpp logits harness (tests/model/ref_logits.cpp) for the model tests: set up the
-// reference engine, build the harness against it, run it on a model and read its logits.
+// reference engine, build the harness against it, run it on a model and read its logits
+// (teacher-forced over a token list, or the rows of a greedy run from a prompt).
 #pragma once
 
 #include "test_support.h"
@@ -53,11 +54,26 @@ struct ReferenceLogits {
     // model); empty on failure.
     std::vector<float> run(const QString& model, const std::vector<int32_t>& ids,
                            QString out = {}) const {
+        return call(model, ids, out, 0);
+    }
+
+    // llama.cpp's greedy run of `steps` tokens after `prompt`: the logits row that chose each
+    // token [steps][vocab] (the token is its argmax, the first on ties); empty on failure.
+    std::vector<float> greedy(const QString& model, const std::vector<int32_t>& prompt, int steps,
+                              QString out = {}) const {
+        return call(model, prompt, out, steps);
+    }
+
+private:
+    std::vector<float> call(const QString& model, const std::vector<int32_t>& ids, QString out,
+                            int steps) const {
         QStringList idList;
         for (int32_t id : ids) idList << QString::number(id);
         QProcess p;
         if (out.isEmpty()) out = model + QStringLiteral(".ref");
-        p.start(harness, {model, backendDir, out, idList.join(',')});
+        QStringList args{model, backendDir, out, idList.join(',')};
+        if (steps > 0) args << QString::number(steps);
+        p.start(harness, args);
         std::vector<float> v;
         if (!p.waitForFinished(300000) || p.exitCode() != 0) {
             qWarning("%s", p.readAllStandardError().constData());
