@@ -110,6 +110,10 @@ Status quantizeRow(Type t, const float* src, void* dst, int64_t n) {
     case Type::IQ4_NL: quantizeIQ4_NL(src, static_cast<BlockIQ4_NL*>(dst), n); break;
     case Type::IQ4_XS: quantizeIQ4_XS(src, static_cast<BlockIQ4_XS*>(dst), n); break;
     case Type::MXFP4: quantizeMXFP4(src, static_cast<BlockMXFP4*>(dst), n); break;
+    case Type::TQ1_0: quantizeTQ1_0(src, static_cast<BlockTQ1_0*>(dst), n); break;
+    case Type::TQ2_0: quantizeTQ2_0(src, static_cast<BlockTQ2_0*>(dst), n); break;
+    case Type::IQ3_XXS: iq3XxsRows(src, static_cast<BlockIQ3_XXS*>(dst), n, nullptr); break;
+    case Type::IQ3_S: iq3SRows(src, static_cast<BlockIQ3_S*>(dst), n, nullptr); break;
     default: return unsupported("quantizing to " + std::string(info->name) + " is not supported");
     }
     return Status::ok();

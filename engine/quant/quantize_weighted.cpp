@@ -375,7 +375,9 @@ bool takesImportance(Type t) {
     case Type::Q3_K:
     case Type::Q4_K:
     case Type::Q5_K:
-    case Type::Q6_K: return true;
+    case Type::Q6_K:
+    case Type::IQ3_XXS:
+    case Type::IQ3_S: return true;
     default: return false;
     }
 }
@@ -413,6 +415,8 @@ Status quantizeRowWeighted(Type t, const float* src, void* dst, int64_t n, const
     case Type::Q4_K: weightedQ4_K(src, static_cast<BlockQ4_K*>(dst), n, importance); break;
     case Type::Q5_K: weightedQ5_K(src, static_cast<BlockQ5_K*>(dst), n, importance); break;
     case Type::Q6_K: weightedQ6_K(src, static_cast<BlockQ6_K*>(dst), n, importance); break;
+    case Type::IQ3_XXS: iq3XxsRows(src, static_cast<BlockIQ3_XXS*>(dst), n, importance); break;
+    case Type::IQ3_S: iq3SRows(src, static_cast<BlockIQ3_S*>(dst), n, importance); break;
     default: break;
     }
     return Status::ok();

@@ -33,10 +33,10 @@ constexpr TypeInfo kTypes[] = {
     {Type::Q8_K, "Q8_K", 256, 292, true, true},
     {Type::IQ2_XXS, "IQ2_XXS", 256, 66, true, false},
     {Type::IQ2_XS, "IQ2_XS", 256, 74, true, false},
-    {Type::IQ3_XXS, "IQ3_XXS", 256, 98, true, false},
+    {Type::IQ3_XXS, "IQ3_XXS", 256, 98, true, true},
     {Type::IQ1_S, "IQ1_S", 256, 50, true, false},
     {Type::IQ4_NL, "IQ4_NL", 32, 18, true, true},
-    {Type::IQ3_S, "IQ3_S", 256, 110, true, false},
+    {Type::IQ3_S, "IQ3_S", 256, 110, true, true},
     {Type::IQ2_S, "IQ2_S", 256, 82, true, false},
     {Type::IQ4_XS, "IQ4_XS", 256, 136, true, true},
     {Type::I8, "I8", 1, 1, false, false},
@@ -46,8 +46,8 @@ constexpr TypeInfo kTypes[] = {
     {Type::F64, "F64", 1, 8, false, false},
     {Type::IQ1_M, "IQ1_M", 256, 56, true, false},
     {Type::BF16, "BF16", 1, 2, true, true},
-    {Type::TQ1_0, "TQ1_0", 256, 54, true, false},
-    {Type::TQ2_0, "TQ2_0", 256, 66, true, false},
+    {Type::TQ1_0, "TQ1_0", 256, 54, true, true},
+    {Type::TQ2_0, "TQ2_0", 256, 66, true, true},
     {Type::MXFP4, "MXFP4", 32, 17, true, true},
 };
 
