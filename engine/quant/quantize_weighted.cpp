@@ -377,7 +377,9 @@ bool takesImportance(Type t) {
     case Type::Q5_K:
     case Type::Q6_K:
     case Type::IQ3_XXS:
-    case Type::IQ3_S: return true;
+    case Type::IQ3_S:
+    case Type::IQ2_XXS:
+    case Type::IQ2_XS: return true;
     default: return false;
     }
 }
@@ -417,6 +419,8 @@ Status quantizeRowWeighted(Type t, const float* src, void* dst, int64_t n, const
     case Type::Q6_K: weightedQ6_K(src, static_cast<BlockQ6_K*>(dst), n, importance); break;
     case Type::IQ3_XXS: iq3XxsRows(src, static_cast<BlockIQ3_XXS*>(dst), n, importance); break;
     case Type::IQ3_S: iq3SRows(src, static_cast<BlockIQ3_S*>(dst), n, importance); break;
+    case Type::IQ2_XXS: iq2XxsRows(src, static_cast<BlockIQ2_XXS*>(dst), n, importance); break;
+    case Type::IQ2_XS: iq2XsRows(src, static_cast<BlockIQ2_XS*>(dst), n, importance); break;
     default: break;
     }
     return Status::ok();

@@ -243,7 +243,8 @@ private Q_SLOTS:
     void importanceWeightedBytesMatchGgml_data() {
         QTest::addColumn<int>("type");
         for (Type t : {Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::IQ4_XS, Type::Q2_K,
-                       Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ3_XXS, Type::IQ3_S})
+                       Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ3_XXS, Type::IQ3_S,
+                       Type::IQ2_XXS, Type::IQ2_XS})
             QTest::newRow(typeName(t).data()) << int(t);
     }
     void importanceWeightedBytesMatchGgml() {
