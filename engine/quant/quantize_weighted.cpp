@@ -379,7 +379,8 @@ bool takesImportance(Type t) {
     case Type::IQ3_XXS:
     case Type::IQ3_S:
     case Type::IQ2_XXS:
-    case Type::IQ2_XS: return true;
+    case Type::IQ2_XS:
+    case Type::IQ2_S: return true;
     default: return false;
     }
 }
@@ -421,6 +422,7 @@ Status quantizeRowWeighted(Type t, const float* src, void* dst, int64_t n, const
     case Type::IQ3_S: iq3SRows(src, static_cast<BlockIQ3_S*>(dst), n, importance); break;
     case Type::IQ2_XXS: iq2XxsRows(src, static_cast<BlockIQ2_XXS*>(dst), n, importance); break;
     case Type::IQ2_XS: iq2XsRows(src, static_cast<BlockIQ2_XS*>(dst), n, importance); break;
+    case Type::IQ2_S: iq2SRows(src, static_cast<BlockIQ2_S*>(dst), n, importance); break;
     default: break;
     }
     return Status::ok();

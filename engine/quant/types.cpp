@@ -37,7 +37,7 @@ constexpr TypeInfo kTypes[] = {
     {Type::IQ1_S, "IQ1_S", 256, 50, true, false},
     {Type::IQ4_NL, "IQ4_NL", 32, 18, true, true},
     {Type::IQ3_S, "IQ3_S", 256, 110, true, true},
-    {Type::IQ2_S, "IQ2_S", 256, 82, true, false},
+    {Type::IQ2_S, "IQ2_S", 256, 82, true, true},
     {Type::IQ4_XS, "IQ4_XS", 256, 136, true, true},
     {Type::I8, "I8", 1, 1, false, false},
     {Type::I16, "I16", 1, 2, false, false},
