@@ -115,6 +115,7 @@ Status quantizeRow(Type t, const float* src, void* dst, int64_t n) {
     case Type::IQ3_XXS: iq3XxsRows(src, static_cast<BlockIQ3_XXS*>(dst), n, nullptr); break;
     case Type::IQ3_S: iq3SRows(src, static_cast<BlockIQ3_S*>(dst), n, nullptr); break;
     case Type::IQ2_S: iq2SRows(src, static_cast<BlockIQ2_S*>(dst), n, nullptr); break;
+    case Type::IQ1_M: iq1MRows(src, static_cast<BlockIQ1_M*>(dst), n, nullptr); break;
     default: return unsupported("quantizing to " + std::string(info->name) + " is not supported");
     }
     return Status::ok();

@@ -380,7 +380,9 @@ bool takesImportance(Type t) {
     case Type::IQ3_S:
     case Type::IQ2_XXS:
     case Type::IQ2_XS:
-    case Type::IQ2_S: return true;
+    case Type::IQ2_S:
+    case Type::IQ1_S:
+    case Type::IQ1_M: return true;
     default: return false;
     }
 }
@@ -423,6 +425,8 @@ Status quantizeRowWeighted(Type t, const float* src, void* dst, int64_t n, const
     case Type::IQ2_XXS: iq2XxsRows(src, static_cast<BlockIQ2_XXS*>(dst), n, importance); break;
     case Type::IQ2_XS: iq2XsRows(src, static_cast<BlockIQ2_XS*>(dst), n, importance); break;
     case Type::IQ2_S: iq2SRows(src, static_cast<BlockIQ2_S*>(dst), n, importance); break;
+    case Type::IQ1_S: iq1SRows(src, static_cast<BlockIQ1_S*>(dst), n, importance); break;
+    case Type::IQ1_M: iq1MRows(src, static_cast<BlockIQ1_M*>(dst), n, importance); break;
     default: break;
     }
     return Status::ok();

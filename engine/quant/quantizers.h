@@ -32,6 +32,8 @@ void iq3SRows(const float* x, BlockIQ3_S* y, int64_t n, const float* importance)
 void iq2XxsRows(const float* x, BlockIQ2_XXS* y, int64_t n, const float* importance); // importance required
 void iq2XsRows(const float* x, BlockIQ2_XS* y, int64_t n, const float* importance);   // importance required
 void iq2SRows(const float* x, BlockIQ2_S* y, int64_t n, const float* importance);
+void iq1SRows(const float* x, BlockIQ1_S* y, int64_t n, const float* importance); // importance required
+void iq1MRows(const float* x, BlockIQ1_M* y, int64_t n, const float* importance);
 
 // Round half away from zero, as the reference formulas do; non-finite input gives 0.
 inline int roundToInt(float v) {

@@ -44,7 +44,7 @@ constexpr TypeInfo kTypes[] = {
     {Type::I32, "I32", 1, 4, false, false},
     {Type::I64, "I64", 1, 8, false, false},
     {Type::F64, "F64", 1, 8, false, false},
-    {Type::IQ1_M, "IQ1_M", 256, 56, true, false},
+    {Type::IQ1_M, "IQ1_M", 256, 56, true, true},
     {Type::BF16, "BF16", 1, 2, true, true},
     {Type::TQ1_0, "TQ1_0", 256, 54, true, true},
     {Type::TQ2_0, "TQ2_0", 256, 66, true, true},

@@ -244,7 +244,7 @@ private Q_SLOTS:
         QTest::addColumn<int>("type");
         for (Type t : {Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::IQ4_XS, Type::Q2_K,
                        Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ3_XXS, Type::IQ3_S,
-                       Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S})
+                       Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ1_S, Type::IQ1_M})
             QTest::newRow(typeName(t).data()) << int(t);
     }
     void importanceWeightedBytesMatchGgml() {
@@ -282,7 +282,7 @@ private Q_SLOTS:
     // our bytes are ggml_quantize_chunk's; the negated rows (negative control) give other bytes.
     void plainBytesMatchGgml_data() {
         QTest::addColumn<int>("type");
-        for (Type t : {Type::TQ1_0, Type::TQ2_0, Type::IQ3_XXS, Type::IQ3_S, Type::IQ2_S})
+        for (Type t : {Type::TQ1_0, Type::TQ2_0, Type::IQ3_XXS, Type::IQ3_S, Type::IQ2_S, Type::IQ1_M})
             QTest::newRow(typeName(t).data()) << int(t);
     }
     void plainBytesMatchGgml() {
