@@ -4,6 +4,7 @@
 #include "quant/quantizers.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -83,6 +84,18 @@ Status quantizeRow(Type t, const float* src, void* dst, int64_t n) {
     const TypeInfo* info = nullptr;
     HEARTH_RETURN_IF_ERROR(checkRow(t, n, true, info));
     using namespace detail;
+    // The grid and ternary searches assume finite input: a row with NaN or infinity is quantized
+    // with those values as 0.
+    std::vector<float> finite;
+    if (t == Type::TQ1_0 || t == Type::TQ2_0 || t == Type::IQ3_XXS || t == Type::IQ3_S || t == Type::IQ2_S ||
+        t == Type::IQ1_M) {
+        if (!std::all_of(src, src + n, [](float v) { return std::isfinite(v); })) {
+            finite.assign(src, src + n);
+            for (float& v : finite)
+                if (!std::isfinite(v)) v = 0.0f;
+            src = finite.data();
+        }
+    }
     switch (t) {
     case Type::F32: std::memcpy(dst, src, size_t(n) * 4); break;
     case Type::F16: {

@@ -400,6 +400,8 @@ bool requiresImportance(Type t) {
 }
 
 Status quantizeRowWeighted(Type t, const float* src, void* dst, int64_t n, const float* importance) {
+    if (!importance && takesImportance(t) && !typeInfo(t)->canQuantize)
+        return invalidArgument(std::string(typeInfo(t)->name) + " needs an importance vector (an imatrix), as in ggml");
     if (!importance || !takesImportance(t)) return quantizeRow(t, src, dst, n);
     const TypeInfo* info = typeInfo(t);
     if (n <= 0 || n % info->blockElems != 0)
