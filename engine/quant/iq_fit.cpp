@@ -14,8 +14,8 @@ namespace {
 
 // The row among `nb` (nb[0] a count) minimising Σ w (scale q - x)² over one group; its levels
 // go to L.
-void bestNeighbour(const GridSearch& g, const uint16_t* nb, const float* xv, const float* w, float scale,
-                   int8_t* L) {
+void bestNeighbour(const GridSearch& g, const uint16_t* nb, const float* xv, const float* w,
+                   float scale, int8_t* L) {
     const int width = g.width;
     float best = FLT_MAX;
     int row = nb[1];
@@ -43,8 +43,8 @@ uint32_t keyOf(const GridSearch& g, const int8_t* L) {
 
 // Levels of one group at inverse scale id, clamped to 0..maxQ-1, snapped to the grid (the best
 // of the nearest rows at `scale` when off it). Returns whether the rounded point was on the grid.
-bool snapGroup(const GridSearch& g, int maxQ, const float* xv, const float* waux, float id, float scale,
-               int8_t* L) {
+bool snapGroup(const GridSearch& g, int maxQ, const float* xv, const float* waux, float id,
+               float scale, int8_t* L) {
     for (int i = 0; i < g.width; ++i)
         L[i] = int8_t(std::max(0, std::min(maxQ - 1, nearestEven(0.5f * (id * xv[i] - 1.0f)))));
     const uint32_t u = keyOf(g, L);
@@ -54,7 +54,8 @@ bool snapGroup(const GridSearch& g, int maxQ, const float* xv, const float* waux
 }
 
 // Σ w x q and Σ w q² with q = 2L + 1.
-void levelSums(int n, const float* weight, const float* xval, const int8_t* L, float* sumqx, float* sumq2) {
+void levelSums(int n, const float* weight, const float* xval, const int8_t* L, float* sumqx,
+               float* sumq2) {
     float sx = 0.0f, s2 = 0.0f;
     for (int i = 0; i < n; ++i) {
         const float w = weight[i], q = float(2 * L[i] + 1);
@@ -83,7 +84,8 @@ void fitGridSubBlock(const GridFitParams& p, const float* xb, const float* weigh
         uint8_t s = 0;
         for (int i = 0; i < 8; ++i) {
             const float v = xb[8 * k + i];
-            if (v >= 0) xval[8 * k + i] = v;
+            if (v >= 0)
+                xval[8 * k + i] = v;
             else {
                 xval[8 * k + i] = -v;
                 ++nflip;
@@ -129,7 +131,8 @@ void fitGridSubBlock(const GridFitParams& p, const float* xb, const float* weigh
         const float id = (float(2 * p.maxQ - 1) + float(is) * p.stepSize) / base;
         const float thisScale = 1.0f / id;
         for (int k = 0; k < groups; ++k)
-            onGridAux[k] = snapGroup(g, p.maxQ, xval + width * k, waux + width * k, id, thisScale, Laux + width * k);
+            onGridAux[k] = snapGroup(g, p.maxQ, xval + width * k, waux + width * k, id, thisScale,
+                                     Laux + width * k);
         float sumqx, sumq2;
         levelSums(n, weight, xval, Laux, &sumqx, &sumq2);
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {

@@ -11,21 +11,21 @@ namespace hearth::quant::detail {
 
 struct GridFitParams {
     const GridSearch* grid;
-    int n;            // values in the sub-block (16 or 32); groups of grid->width
-    int maxQ;         // levels per value: magnitude 2l + 1, l < maxQ
-    int steps;        // candidate inverse scales (2 maxQ - 1 + is * stepSize) / max, |is| <= steps
+    int n;     // values in the sub-block (16 or 32); groups of grid->width
+    int maxQ;  // levels per value: magnitude 2l + 1, l < maxQ
+    int steps; // candidate inverse scales (2 maxQ - 1 + is * stepSize) / max, |is| <= steps
     float stepSize;
-    float eps;        // max below this: an all-zero sub-block (0: only an exact zero)
-    bool evenSigns;   // flip the least important sign to keep each 8's count even (7 bits stored)
-    bool reSnapAll;   // after the scan, re-snap every group (else only the off-grid ones)
-    bool qpStart;     // IQ2_XXS: scan around a positive-level fit's scale, re-snap always
+    float eps;      // max below this: an all-zero sub-block (0: only an exact zero)
+    bool evenSigns; // flip the least important sign to keep each 8's count even (7 bits stored)
+    bool reSnapAll; // after the scan, re-snap every group (else only the off-grid ones)
+    bool qpStart;   // IQ2_XXS: scan around a positive-level fit's scale, re-snap always
 };
 
 struct GridFit {
     float scale = 0.0f;
-    bool zero = false;  // all values (near) zero: nothing stored
-    int rows[8] = {};   // grid row per group
-    uint8_t signs[4] = {};  // per 8 values (7 bits when evenSigns)
+    bool zero = false;     // all values (near) zero: nothing stored
+    int rows[8] = {};      // grid row per group
+    uint8_t signs[4] = {}; // per 8 values (7 bits when evenSigns)
 };
 
 // xb: n values; weight: their n weights.

@@ -99,7 +99,8 @@ const GridSearch& gridSearch(Grid g) {
         static const GridSearch s = build(table("iq2s"), 1);
         return s;
     }
-    case Grid::Iq1s: break;
+    case Grid::Iq1s:
+        break;
     }
     static const GridSearch s = build(table("iq1s"), 3);
     return s;

@@ -11,9 +11,9 @@ namespace hearth::quant::detail {
 // its level indices, `bits` per value, value 0 lowest.
 struct GridSearch {
     int width = 0, bits = 0;
-    std::vector<uint8_t> level;     // [entries * width] level index of each grid value
-    std::vector<int32_t> rowOfKey;  // [1 << (bits * width)] grid row, or -1 - offset into `near`
-    std::vector<uint16_t> near;     // per off-grid key: a count, then that many grid rows
+    std::vector<uint8_t> level;    // [entries * width] level index of each grid value
+    std::vector<int32_t> rowOfKey; // [1 << (bits * width)] grid row, or -1 - offset into `near`
+    std::vector<uint16_t> near;    // per off-grid key: a count, then that many grid rows
 
     // The grid row of `key`, or -1 when the key is not on the grid.
     int row(uint32_t key) const { return rowOfKey[key] >= 0 ? rowOfKey[key] : -1; }

@@ -29,8 +29,8 @@ uint32_t keyOf(const int8_t* L) {
 
 // The grid row of 8 levels, or the neighbour minimising Σ w (scale xx[l] - x)² (its levels go to
 // L).
-int snapToGrid(const GridSearch& g, const float* xb, const float* w, float scale, const float* xx, int8_t* L,
-               bool* onGrid) {
+int snapToGrid(const GridSearch& g, const float* xb, const float* w, float scale, const float* xx,
+               int8_t* L, bool* onGrid) {
     const uint32_t u = keyOf(L);
     const int row = g.row(u);
     *onGrid = row >= 0;
@@ -113,9 +113,11 @@ void iq1SRows(const float* x, BlockIQ1_S* y, int64_t n, const float* importance)
                 for (int i2 = i1; i2 <= bs; ++i2)
                     for (int shift : {1, -1}) {
                         const float* v = shift == 1 ? kShiftUp : kShiftDown;
-                        const float sumqx = (sumx[i1] - sumx[0]) * v[0] + (sumx[i2] - sumx[i1]) * v[1] +
+                        const float sumqx = (sumx[i1] - sumx[0]) * v[0] +
+                                            (sumx[i2] - sumx[i1]) * v[1] +
                                             (sumx[bs] - sumx[i2]) * v[2];
-                        const float sumq2 = (sumw[i1] - sumw[0]) * v[0] * v[0] + (sumw[i2] - sumw[i1]) * v[1] * v[1] +
+                        const float sumq2 = (sumw[i1] - sumw[0]) * v[0] * v[0] +
+                                            (sumw[i2] - sumw[i1]) * v[1] * v[1] +
                                             (sumw[bs] - sumw[i2]) * v[2] * v[2];
                         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
                             scale = sumqx / sumq2;
@@ -144,7 +146,8 @@ void iq1SRows(const float* x, BlockIQ1_S* y, int64_t n, const float* importance)
                 float sumqx = 0.0f, sumq2 = 0.0f;
                 for (int k = 0; k < bs / 8; ++k)
                     for (int j = 0; j < 8; ++j) {
-                        const float w = weight[8 * k + j], q = xx[g.level[8 * size_t(rows[k]) + size_t(j)]];
+                        const float w = weight[8 * k + j],
+                                    q = xx[g.level[8 * size_t(rows[k]) + size_t(j)]];
                         sumqx += w * q * xb[8 * k + j];
                         sumq2 += w * q * q;
                     }
@@ -190,7 +193,8 @@ void iq1MRows(const float* x, BlockIQ1_M* y, int64_t n, const float* importance)
         int8_t L[bs];
         for (int ib = 0; ib < kQKK / bs; ++ib) {
             const float* xb = xbl + bs * ib;
-            subWeights(bs, xb, importance ? importance + kQKK * ibl + bs * ib : nullptr, sigma2, weight);
+            subWeights(bs, xb, importance ? importance + kQKK * ibl + bs * ib : nullptr, sigma2,
+                       weight);
             scales[ib] = 0.0f;
             shifts[ib] = 0;
             if (absMax(bs, xb) < 1e-7f) continue;
@@ -224,8 +228,10 @@ void iq1MRows(const float* x, BlockIQ1_M* y, int64_t n, const float* importance)
                         q2p[h] = tws[h] * p2 * p2 + pw[h][i1] * cp1 + pw[h][i2] * cp2;
                         q2m[h] = tws[h] * m2 * m2 + pw[h][i1] * cm1 + pw[h][i2] * cm2;
                     }
-                    const float sumqx[4] = {qxp[0] + qxp[1], qxp[0] + qxm[1], qxm[0] + qxp[1], qxm[0] + qxm[1]};
-                    const float sumq2[4] = {q2p[0] + q2p[1], q2p[0] + q2m[1], q2m[0] + q2p[1], q2m[0] + q2m[1]};
+                    const float sumqx[4] = {qxp[0] + qxp[1], qxp[0] + qxm[1], qxm[0] + qxp[1],
+                                            qxm[0] + qxm[1]};
+                    const float sumq2[4] = {q2p[0] + q2p[1], q2p[0] + q2m[1], q2m[0] + q2p[1],
+                                            q2m[0] + q2m[1]};
                     for (int k = 0; k < 4; ++k)
                         if (sumq2[k] > 0 && sumqx[k] * sumqx[k] > best * sumq2[k]) {
                             scale = sumqx[k] / sumq2[k];
@@ -246,7 +252,8 @@ void iq1MRows(const float* x, BlockIQ1_M* y, int64_t n, const float* importance)
             int rows[2];
             for (int k = 0; k < 2; ++k) {
                 bool on;
-                rows[k] = snapToGrid(g, xb + 8 * k, weight + 8 * k, scale, shiftOf(bestK, k), L + 8 * k, &on);
+                rows[k] = snapToGrid(g, xb + 8 * k, weight + 8 * k, scale, shiftOf(bestK, k),
+                                     L + 8 * k, &on);
                 allOnGrid = allOnGrid && on;
             }
             if (!allOnGrid) {
@@ -254,7 +261,8 @@ void iq1MRows(const float* x, BlockIQ1_M* y, int64_t n, const float* importance)
                 for (int k = 0; k < 2; ++k) {
                     const float* xx = shiftOf(bestK, k);
                     for (int j = 0; j < 8; ++j) {
-                        const float w = weight[8 * k + j], q = xx[g.level[8 * size_t(rows[k]) + size_t(j)]];
+                        const float w = weight[8 * k + j],
+                                    q = xx[g.level[8 * size_t(rows[k]) + size_t(j)]];
                         sumqx += w * q * xb[8 * k + j];
                         sumq2 += w * q * q;
                     }
@@ -279,7 +287,8 @@ void iq1MRows(const float* x, BlockIQ1_M* y, int64_t n, const float* importance)
             sc[ib / 4] = uint16_t(sc[ib / 4] | l << 3 * (ib % 4));
             b.qh[ib] |= kMasks[shifts[ib]];
             const float* xb = xbl + bs * ib;
-            subWeights(bs, xb, importance ? importance + kQKK * ibl + bs * ib : nullptr, sigma2, weight);
+            subWeights(bs, xb, importance ? importance + kQKK * ibl + bs * ib : nullptr, sigma2,
+                       weight);
             for (int k = 0; k < 2; ++k) {
                 const float* xx = shiftOf(shifts[ib], k);
                 const int row = b.qs[2 * ib + k] | ((b.qh[ib] << (8 - 4 * k)) & 0x700);

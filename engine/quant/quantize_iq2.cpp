@@ -20,7 +20,9 @@ float sumSquares(const float* xbl) {
 }
 
 // sigma² of one 256-block: the mean square of its values.
-float meanSquare(const float* xbl) { return sumSquares(xbl) / kQKK; }
+float meanSquare(const float* xbl) {
+    return sumSquares(xbl) / kQKK;
+}
 
 void importanceWeights(int n, const float* xb, const float* qw, float sigma2, float* weight) {
     for (int i = 0; i < n; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
@@ -53,7 +55,8 @@ void iq2XxsRows(const float* x, BlockIQ2_XXS* y, int64_t n, const float* importa
         const float d = maxScale / 31;
         b.d = floatToHalf(d);
         const float id = 1 / d;
-        for (int ib = 0; ib < 8; ++ib) q2[2 * ib + 1] |= uint32_t(gridScaleLevel(id, scales[ib])) << 28;
+        for (int ib = 0; ib < 8; ++ib)
+            q2[2 * ib + 1] |= uint32_t(gridScaleLevel(id, scales[ib])) << 28;
         std::memcpy(b.qs, q2, sizeof q2);
     }
 }
@@ -98,7 +101,8 @@ void iq2SRows(const float* x, BlockIQ2_S* y, int64_t n, const float* importance)
         float scales[16], maxScale = 0.0f, weight[16];
         for (int ib = 0; ib < 16; ++ib) {
             const float* xb = xbl + 16 * ib;
-            if (importance) importanceWeights(16, xb, importance + kQKK * ibl + 16 * ib, sigma2, weight);
+            if (importance)
+                importanceWeights(16, xb, importance + kQKK * ibl + 16 * ib, sigma2, weight);
             else
                 for (int i = 0; i < 16; ++i) weight[i] = 0.25f * sigma2 + xb[i] * xb[i];
             GridFit f;

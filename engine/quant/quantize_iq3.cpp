@@ -29,7 +29,14 @@ float blockSigma2(const float* xbl) {
 }
 
 GridFitParams iq3Params(bool xxs) {
-    return {&gridSearch(xxs ? Grid::Iq3xxs : Grid::Iq3s), 32, 8, xxs ? 15 : 9, 0.2f, xxs ? 1e-8f : 0.0f, xxs, !xxs,
+    return {&gridSearch(xxs ? Grid::Iq3xxs : Grid::Iq3s),
+            32,
+            8,
+            xxs ? 15 : 9,
+            0.2f,
+            xxs ? 1e-8f : 0.0f,
+            xxs,
+            !xxs,
             false};
 }
 
@@ -45,15 +52,16 @@ void iq3XxsRows(const float* x, BlockIQ3_XXS* y, int64_t n, const float* importa
         float scales[8], maxScale = 0.0f, weight[32];
         uint32_t signWords[8];
         for (int ib = 0; ib < 8; ++ib) {
-            subBlockWeights(xbl + 32 * ib, importance ? importance + kQKK * ibl + 32 * ib : nullptr, sigma2, weight);
+            subBlockWeights(xbl + 32 * ib, importance ? importance + kQKK * ibl + 32 * ib : nullptr,
+                            sigma2, weight);
             GridFit sb;
             fitGridSubBlock(p, xbl + 32 * ib, weight, sb);
             scales[ib] = sb.scale;
             signWords[ib] = 0;
             if (sb.zero) continue;
             for (int k = 0; k < 8; ++k) b.qs[8 * ib + k] = uint8_t(sb.rows[k]);
-            signWords[ib] = uint32_t(sb.signs[0]) | uint32_t(sb.signs[1]) << 7 | uint32_t(sb.signs[2]) << 14 |
-                            uint32_t(sb.signs[3]) << 21;
+            signWords[ib] = uint32_t(sb.signs[0]) | uint32_t(sb.signs[1]) << 7 |
+                            uint32_t(sb.signs[2]) << 14 | uint32_t(sb.signs[3]) << 21;
             maxScale = std::max(maxScale, sb.scale);
         }
         if (maxScale == 0.0f) {
@@ -79,10 +87,12 @@ void iq3SRows(const float* x, BlockIQ3_S* y, int64_t n, const float* importance)
         const float sigma2 = blockSigma2(xbl);
         float scales[8], maxScale = 0.0f, weight[32];
         // The reference advances its grid-index and sign cursors only past sub-blocks it stores,
-        // so an all-zero sub-block shifts the following ones' bytes back (kept for identical bytes).
+        // so an all-zero sub-block shifts the following ones' bytes back (kept for identical
+        // bytes).
         int stored = 0;
         for (int ib = 0; ib < 8; ++ib) {
-            subBlockWeights(xbl + 32 * ib, importance ? importance + kQKK * ibl + 32 * ib : nullptr, sigma2, weight);
+            subBlockWeights(xbl + 32 * ib, importance ? importance + kQKK * ibl + 32 * ib : nullptr,
+                            sigma2, weight);
             GridFit sb;
             fitGridSubBlock(p, xbl + 32 * ib, weight, sb);
             scales[ib] = sb.scale;
@@ -100,7 +110,8 @@ void iq3SRows(const float* x, BlockIQ3_S* y, int64_t n, const float* importance)
         b.d = floatToHalf(d * 1.033f);
         const float id = 1 / d;
         for (int ib = 0; ib < 8; ib += 2)
-            b.scales[ib / 2] = uint8_t(gridScaleLevel(id, scales[ib]) | gridScaleLevel(id, scales[ib + 1]) << 4);
+            b.scales[ib / 2] =
+                uint8_t(gridScaleLevel(id, scales[ib]) | gridScaleLevel(id, scales[ib + 1]) << 4);
     }
 }
 
