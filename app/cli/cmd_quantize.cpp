@@ -22,20 +22,19 @@ namespace {
 const char* kQuantizeHelp =
     "usage: hearth-cli quantize IN.gguf OUT.gguf TYPE_OR_MIX [--threads N] [--imatrix FILE]\n"
     "  Mixes: Q4_K_M Q4_K_S Q5_K_M Q5_K_S Q6_K Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q3_K_L Q3_K_M Q3_K_S Q2_K\n"
-    "         F16 BF16 F32. The source may be F32, F16, BF16 or any type we can dequantize.\n"
+    "         IQ4_NL IQ4_XS MXFP4_MOE IQ3_M IQ3_S IQ3_XS IQ3_XXS IQ2_M IQ2_S IQ2_XS IQ2_XXS IQ1_M\n"
+    "         IQ1_S TQ2_0 TQ1_0 F16 BF16 F32. The source may be F32, F16, BF16 or any type we can dequantize.\n"
     "  --imatrix FILE: importance matrix (hearth-cli imatrix, or llama.cpp's imatrix, GGUF or\n"
-    "         legacy .dat) weighting the Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL IQ4_XS Q2_K..Q6_K searches as\n"
-    "         llama.cpp does (the same bytes as ggml_quantize_chunk with that imatrix).\n";
+    "         legacy .dat) weighting the Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL IQ4_XS Q2_K..Q6_K IQ3_XXS IQ3_S\n"
+    "         IQ2_XXS IQ2_XS IQ2_S IQ1_S IQ1_M searches as llama.cpp does (the same bytes as\n"
+    "         ggml_quantize_chunk with that imatrix). The IQ1_*, IQ2_* and IQ3_XXS mixes need one,\n"
+    "         as in llama.cpp; TQ1_0 / TQ2_0 take none.\n";
 
-// llama.cpp's file types whose tensors cannot be made without an importance matrix.
-bool mixRequiresImatrix(std::string_view name) {
-    for (std::string_view m : {"IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ1_S", "IQ1_M", "IQ3_XXS", "Q2_K_S"}) {
-        if (m.size() != name.size()) continue;
-        bool same = true;
-        for (size_t i = 0; i < m.size(); ++i) same = same && std::toupper(static_cast<unsigned char>(name[i])) == m[i];
-        if (same) return true;
-    }
-    return false;
+// llama.cpp asks an importance matrix for tensors of the lowest-bit types, except the token
+// embedding and the output.
+bool tensorRequiresImatrix(std::string_view name, quant::Type type) {
+    if (name == "token_embd.weight" || name == "output.weight") return false;
+    return quant::requiresImportance(type);
 }
 } // namespace
 
@@ -70,15 +69,6 @@ int runQuantize(Args args) {
         return 2;
     }
     const std::string &in = positional[0], &out = positional[1];
-    if (mixRequiresImatrix(positional[2])) {
-        if (imatrixPath.empty())
-            std::fprintf(stderr, "hearth-cli quantize: %s requires an importance matrix (--imatrix FILE; make one "
-                                 "with hearth-cli imatrix): without one llama.cpp refuses it too\n",
-                         positional[2].c_str());
-        else
-            std::fprintf(stderr, "hearth-cli quantize: quantizing to %s is not supported yet\n", positional[2].c_str());
-        return 2;
-    }
     const std::optional<quant::Mix> mix = quant::mixFromName(positional[2]);
     if (!mix) {
         std::fprintf(stderr, "hearth-cli quantize: unknown type or mix '%s'\n", positional[2].c_str());
@@ -138,6 +128,14 @@ int runQuantize(Args args) {
                          in.c_str(), t.name.c_str(), src->name.data());
             return 2;
         }
+        const bool needsImatrix = type != t.type && tensorRequiresImatrix(t.name, type);
+        if (needsImatrix && !imat) {
+            std::fprintf(stderr,
+                         "hearth-cli quantize: %s: tensor '%s' would be %s, which requires an importance matrix "
+                         "(--imatrix FILE; make one with hearth-cli imatrix): without one llama.cpp refuses it too\n",
+                         positional[2].c_str(), t.name.c_str(), quant::typeName(type).data());
+            return 2;
+        }
         // The importance of each column, per expert: [ne2][ne0].
         std::shared_ptr<std::vector<float>> importance;
         if (imat && type != t.type && quant::takesImportance(type)) {
@@ -147,7 +145,11 @@ int runQuantize(Args args) {
                 return 2;
             }
             if (*imp) importance = std::make_shared<std::vector<float>>(std::move(**imp));
-            else std::fprintf(stderr, "imatrix has no entry for %s: quantized without one\n", t.name.c_str());
+            else if (needsImatrix) {
+                std::fprintf(stderr, "hearth-cli quantize: %s has no entry for '%s', which %s requires\n",
+                             imatrixPath.c_str(), t.name.c_str(), quant::typeName(type).data());
+                return 2;
+            } else std::fprintf(stderr, "imatrix has no entry for %s: quantized without one\n", t.name.c_str());
         }
         std::vector<uint64_t> shape(t.ne.begin(), t.ne.begin() + t.nDims);
         const uint8_t* data = file->tensorData(t);

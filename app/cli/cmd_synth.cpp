@@ -15,7 +15,10 @@ const char* kSynthHelp =
     "                        [--seed S] [--threads N] [--layers N]\n"
     "       hearth-cli synth --list\n"
     "  Weights are normal(0, 0.02) from a generator keyed by (seed, tensor, index): the same seed\n"
-    "  gives the same weights in every type. The tokenizer is copied from VOCAB.gguf.\n";
+    "  gives the same weights in every type. The tokenizer is copied from VOCAB.gguf.\n"
+    "  Types llama.cpp only makes with an importance matrix (IQ1_*, IQ2_*, IQ3_XXS) get a flat one\n"
+    "  (all ones): random weights have no activations to calibrate, and a flat importance is what\n"
+    "  llama.cpp's own backend tests quantize random tensors with.\n";
 
 template <typename T> bool number(std::string_view s, T& out) {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);

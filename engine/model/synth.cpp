@@ -517,6 +517,8 @@ Status synthesizeModel(const SynthOptions& o) {
         auto producer = [p, type, rowLen, rows, key, rowBytes, threads, ti, n = plan.size(),
                          progress = o.progress](uint8_t* dst, uint64_t) -> Status {
             std::vector<Status> results(static_cast<size_t>(threads));
+            const bool flatImportance = quant::requiresImportance(type);
+            const std::vector<float> flat(flatImportance ? static_cast<size_t>(rowLen) : 0, 1.0f);
             auto work = [&](int w) {
                 std::vector<float> row(static_cast<size_t>(rowLen));
                 for (int64_t r = rows * w / threads; r < rows * (w + 1) / threads; ++r) {
@@ -526,7 +528,11 @@ Status synthesizeModel(const SynthOptions& o) {
                         std::fill(row.begin(), row.end(), 1.0f);
                     else
                         std::copy(p.fixed.begin(), p.fixed.end(), row.begin());
-                    Status st = quant::quantizeRow(type, row.data(), dst + uint64_t(r) * rowBytes, rowLen);
+                    // Types that need an importance vector get a flat one (see synth's help).
+                    Status st = flatImportance
+                                    ? quant::quantizeRowWeighted(type, row.data(), dst + uint64_t(r) * rowBytes,
+                                                                 rowLen, flat.data())
+                                    : quant::quantizeRow(type, row.data(), dst + uint64_t(r) * rowBytes, rowLen);
                     if (!st.isOk()) {
                         results[size_t(w)] = st;
                         return;

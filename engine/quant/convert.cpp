@@ -4,6 +4,7 @@
 #include "quant/quantizers.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -83,6 +84,18 @@ Status quantizeRow(Type t, const float* src, void* dst, int64_t n) {
     const TypeInfo* info = nullptr;
     HEARTH_RETURN_IF_ERROR(checkRow(t, n, true, info));
     using namespace detail;
+    // The grid and ternary searches assume finite input: a row with NaN or infinity is quantized
+    // with those values as 0.
+    std::vector<float> finite;
+    if (t == Type::TQ1_0 || t == Type::TQ2_0 || t == Type::IQ3_XXS || t == Type::IQ3_S || t == Type::IQ2_S ||
+        t == Type::IQ1_M) {
+        if (!std::all_of(src, src + n, [](float v) { return std::isfinite(v); })) {
+            finite.assign(src, src + n);
+            for (float& v : finite)
+                if (!std::isfinite(v)) v = 0.0f;
+            src = finite.data();
+        }
+    }
     switch (t) {
     case Type::F32: std::memcpy(dst, src, size_t(n) * 4); break;
     case Type::F16: {
@@ -110,6 +123,12 @@ Status quantizeRow(Type t, const float* src, void* dst, int64_t n) {
     case Type::IQ4_NL: quantizeIQ4_NL(src, static_cast<BlockIQ4_NL*>(dst), n); break;
     case Type::IQ4_XS: quantizeIQ4_XS(src, static_cast<BlockIQ4_XS*>(dst), n); break;
     case Type::MXFP4: quantizeMXFP4(src, static_cast<BlockMXFP4*>(dst), n); break;
+    case Type::TQ1_0: quantizeTQ1_0(src, static_cast<BlockTQ1_0*>(dst), n); break;
+    case Type::TQ2_0: quantizeTQ2_0(src, static_cast<BlockTQ2_0*>(dst), n); break;
+    case Type::IQ3_XXS: iq3XxsRows(src, static_cast<BlockIQ3_XXS*>(dst), n, nullptr); break;
+    case Type::IQ3_S: iq3SRows(src, static_cast<BlockIQ3_S*>(dst), n, nullptr); break;
+    case Type::IQ2_S: iq2SRows(src, static_cast<BlockIQ2_S*>(dst), n, nullptr); break;
+    case Type::IQ1_M: iq1MRows(src, static_cast<BlockIQ1_M*>(dst), n, nullptr); break;
     default: return unsupported("quantizing to " + std::string(info->name) + " is not supported");
     }
     return Status::ok();

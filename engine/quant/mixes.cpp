@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 
 namespace hearth::quant {
@@ -18,6 +19,12 @@ constexpr Mix kMixes[] = {
     {"Q4_K_S", Type::Q4_K, 14}, {"Q4_K_M", Type::Q4_K, 15}, {"Q5_K_S", Type::Q5_K, 16},
     {"Q5_K_M", Type::Q5_K, 17}, {"Q6_K", Type::Q6_K, 18},     {"IQ4_NL", Type::IQ4_NL, 25},
     {"IQ4_XS", Type::IQ4_XS, 30}, {"MXFP4_MOE", Type::MXFP4, 38},
+    // The low-bit i-quant mixes (llama_ftype ids; IQ2_S's base is IQ2_XS and IQ2_M's IQ2_S, as
+    // in llama.cpp) and the ternary ones.
+    {"IQ2_XXS", Type::IQ2_XXS, 19}, {"IQ2_XS", Type::IQ2_XS, 20}, {"IQ3_XS", Type::IQ3_S, 22},
+    {"IQ3_XXS", Type::IQ3_XXS, 23}, {"IQ1_S", Type::IQ1_S, 24},  {"IQ3_S", Type::IQ3_S, 26},
+    {"IQ3_M", Type::IQ3_S, 27},     {"IQ2_S", Type::IQ2_XS, 28}, {"IQ2_M", Type::IQ2_S, 29},
+    {"IQ1_M", Type::IQ1_M, 31},     {"TQ1_0", Type::TQ1_0, 36},  {"TQ2_0", Type::TQ2_0, 37},
 };
 
 bool sameName(std::string_view a, std::string_view b) {
@@ -55,9 +62,67 @@ Type smallBlockFallback(Type t) {
     case Type::Q4_K: return Type::Q5_0;
     case Type::Q5_K: return Type::Q5_1;
     case Type::Q6_K: return Type::Q8_0;
-    case Type::IQ4_XS: return Type::IQ4_NL;
+    case Type::IQ4_XS:
+    case Type::IQ3_S:
+    case Type::IQ3_XXS:
+    case Type::IQ2_S:
+    case Type::IQ2_XS:
+    case Type::IQ2_XXS:
+    case Type::IQ1_M:
+    case Type::IQ1_S: return Type::IQ4_NL;
+    case Type::TQ1_0:
+    case Type::TQ2_0: return Type::Q4_0;
     default: return t;
     }
+}
+
+bool isAny(std::string_view m, std::initializer_list<std::string_view> names) {
+    for (std::string_view n : names)
+        if (m == n) return true;
+    return false;
+}
+
+// llama.cpp's rules for the 1- and 2-bit mixes (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M) on
+// the tensors other than the output and token embedding.
+Type lowBitRule(std::string_view m, std::string_view n, int layer, const TensorRole& role, Type t) {
+    const bool iq2sm = m == "IQ2_S" || m == "IQ2_M";
+    if (contains(n, "attn_v.weight")) return role.gqa >= 4 ? Type::Q4_K : iq2sm ? Type::IQ3_S : Type::Q2_K;
+    if (contains(n, "ffn_down.weight") || contains(n, "ffn_down_exps.weight"))
+        return layer < int(role.nLayers) / 8 ? (iq2sm ? Type::IQ3_S : Type::Q2_K) : t;
+    if (contains(n, "attn_output.weight")) {
+        if (m == "IQ1_S" || m == "IQ1_M") return Type::IQ2_XXS;
+        if (iq2sm) return Type::IQ3_S;
+    }
+    return t;
+}
+
+// The 3-bit i-quant mixes (IQ3_XXS, IQ3_XS, IQ3_S, IQ3_M).
+Type threeBitRule(std::string_view m, std::string_view n, int layer, const TensorRole& role, Type t) {
+    const int nLayers = int(role.nLayers);
+    if (contains(n, "attn_v.weight")) {
+        if (m == "IQ3_XXS") return role.gqa >= 4 ? Type::Q4_K : role.hasImatrix ? Type::IQ3_XXS : Type::IQ3_S;
+        if (m == "IQ3_M" || role.gqa >= 4) return Type::Q4_K;
+        return t;
+    }
+    if (contains(n, "attn_k.weight") || contains(n, "attn_q.weight")) {
+        if (m == "IQ3_XS") return Type::IQ3_XXS;
+        if (m == "IQ3_XXS") return Type::IQ2_S;
+        return t;
+    }
+    if (contains(n, "ffn_down.weight") || contains(n, "ffn_down_exps.weight")) {
+        if (m == "IQ3_XXS" && !role.hasImatrix) return layer < nLayers / 8 ? Type::Q4_K : Type::Q3_K;
+        if (m == "IQ3_M" && layer < nLayers / 8) return Type::Q4_K;
+        return t;
+    }
+    if (contains(n, "attn_output.weight")) {
+        if (m == "IQ3_XXS") return Type::IQ3_S;
+        if (m == "IQ3_M") return Type::Q4_K;
+        return t;
+    }
+    const bool gateUp = contains(n, "ffn_gate.weight") || contains(n, "ffn_up.weight") ||
+                        contains(n, "ffn_gate_exps.weight") || contains(n, "ffn_up_exps.weight");
+    if (gateUp && m == "IQ3_XS" && layer >= nLayers / 8 && layer < 7 * nLayers / 8) return Type::IQ3_XXS;
+    return t;
 }
 
 } // namespace
@@ -89,9 +154,21 @@ Type chooseType(const Mix& mix, const TensorRole& role) {
     Type t = base;
     const bool isOutput = n == "output.weight" || (!role.hasOutput && n == "token_embd.weight");
     const bool iq4 = m == "IQ4_NL" || m == "IQ4_XS";
+    const bool lowBit = isAny(m, {"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M"});
+    const bool threeBit = isAny(m, {"IQ3_XXS", "IQ3_XS", "IQ3_S", "IQ3_M"});
     if (isOutput) {
-        if (role.ne0 % 256 != 0 || base == Type::MXFP4) t = Type::Q8_0;
+        if (role.ne0 % typeInfo(base)->blockElems != 0 || base == Type::MXFP4) t = Type::Q8_0;
+        else if (lowBit || m == "IQ3_XXS") t = Type::Q5_K;
         else if (base != Type::Q8_0) t = Type::Q6_K;
+    } else if (n == "token_embd.weight" && (lowBit || m == "IQ3_XXS" || m == "TQ1_0" || m == "TQ2_0")) {
+        // llama.cpp keeps the (untied) token embedding out of the lowest-bit types.
+        if (m == "TQ1_0" || m == "TQ2_0") t = Type::Q4_K;
+        else if (m == "IQ2_S" || m == "IQ2_M" || m == "IQ3_XXS") t = Type::IQ3_S;
+        else t = Type::Q2_K;
+    } else if (lowBit) {
+        t = lowBitRule(m, n, layer, role, base);
+    } else if (threeBit) {
+        t = threeBitRule(m, n, layer, role, base);
     } else if (base == Type::MXFP4) {
         // MXFP4 is for the experts of mixture-of-experts layers (3-D); the rest gets Q8_0.
         t = role.nDims >= 3 ? Type::MXFP4 : Type::Q8_0;

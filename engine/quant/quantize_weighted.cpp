@@ -375,7 +375,14 @@ bool takesImportance(Type t) {
     case Type::Q3_K:
     case Type::Q4_K:
     case Type::Q5_K:
-    case Type::Q6_K: return true;
+    case Type::Q6_K:
+    case Type::IQ3_XXS:
+    case Type::IQ3_S:
+    case Type::IQ2_XXS:
+    case Type::IQ2_XS:
+    case Type::IQ2_S:
+    case Type::IQ1_S:
+    case Type::IQ1_M: return true;
     default: return false;
     }
 }
@@ -393,6 +400,8 @@ bool requiresImportance(Type t) {
 }
 
 Status quantizeRowWeighted(Type t, const float* src, void* dst, int64_t n, const float* importance) {
+    if (!importance && takesImportance(t) && !typeInfo(t)->canQuantize)
+        return invalidArgument(std::string(typeInfo(t)->name) + " needs an importance vector (an imatrix), as in ggml");
     if (!importance || !takesImportance(t)) return quantizeRow(t, src, dst, n);
     const TypeInfo* info = typeInfo(t);
     if (n <= 0 || n % info->blockElems != 0)
@@ -413,6 +422,13 @@ Status quantizeRowWeighted(Type t, const float* src, void* dst, int64_t n, const
     case Type::Q4_K: weightedQ4_K(src, static_cast<BlockQ4_K*>(dst), n, importance); break;
     case Type::Q5_K: weightedQ5_K(src, static_cast<BlockQ5_K*>(dst), n, importance); break;
     case Type::Q6_K: weightedQ6_K(src, static_cast<BlockQ6_K*>(dst), n, importance); break;
+    case Type::IQ3_XXS: iq3XxsRows(src, static_cast<BlockIQ3_XXS*>(dst), n, importance); break;
+    case Type::IQ3_S: iq3SRows(src, static_cast<BlockIQ3_S*>(dst), n, importance); break;
+    case Type::IQ2_XXS: iq2XxsRows(src, static_cast<BlockIQ2_XXS*>(dst), n, importance); break;
+    case Type::IQ2_XS: iq2XsRows(src, static_cast<BlockIQ2_XS*>(dst), n, importance); break;
+    case Type::IQ2_S: iq2SRows(src, static_cast<BlockIQ2_S*>(dst), n, importance); break;
+    case Type::IQ1_S: iq1SRows(src, static_cast<BlockIQ1_S*>(dst), n, importance); break;
+    case Type::IQ1_M: iq1MRows(src, static_cast<BlockIQ1_M*>(dst), n, importance); break;
     default: break;
     }
     return Status::ok();

@@ -243,7 +243,8 @@ private Q_SLOTS:
     void importanceWeightedBytesMatchGgml_data() {
         QTest::addColumn<int>("type");
         for (Type t : {Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::IQ4_XS, Type::Q2_K,
-                       Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K})
+                       Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ3_XXS, Type::IQ3_S,
+                       Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ1_S, Type::IQ1_M})
             QTest::newRow(typeName(t).data()) << int(t);
     }
     void importanceWeightedBytesMatchGgml() {
@@ -260,10 +261,13 @@ private Q_SLOTS:
         std::vector<uint8_t> theirs(total), ours(total), plain(total), reversed(total);
         QCOMPARE(m_ggml.quantizeChunk(type, m_data.data(), theirs.data(), 0, kRows, kCols, importance.data()), total);
         const std::vector<float> backwards(importance.rbegin(), importance.rend());
+        // Types that cannot go without one get a flat importance as the first negative control.
+        const std::vector<float> flat(static_cast<size_t>(kCols), 1.0f);
+        const float* none = requiresImportance(t) ? flat.data() : nullptr;
         for (int64_t r = 0; r < kRows; ++r) {
             const float* row = m_data.data() + r * kCols;
             QVERIFY(quantizeRowWeighted(t, row, ours.data() + r * rb, kCols, importance.data()).isOk());
-            QVERIFY(quantizeRowWeighted(t, row, plain.data() + r * rb, kCols, nullptr).isOk());
+            QVERIFY(quantizeRowWeighted(t, row, plain.data() + r * rb, kCols, none).isOk());
             QVERIFY(quantizeRowWeighted(t, row, reversed.data() + r * rb, kCols, backwards.data()).isOk());
         }
         size_t same = 0;
@@ -272,6 +276,32 @@ private Q_SLOTS:
         QVERIFY2(ours == theirs, "importance-weighted bytes differ from ggml_quantize_chunk's");
         QVERIFY2(plain != theirs, "negative control: quantizing without the imatrix gave the same bytes");
         QVERIFY2(reversed != theirs, "negative control: a reversed imatrix gave the same bytes");
+    }
+
+    // Types ggml quantizes without an importance vector too (the ternary ones never take one):
+    // our bytes are ggml_quantize_chunk's; the negated rows (negative control) give other bytes.
+    void plainBytesMatchGgml_data() {
+        QTest::addColumn<int>("type");
+        for (Type t : {Type::TQ1_0, Type::TQ2_0, Type::IQ3_XXS, Type::IQ3_S, Type::IQ2_S, Type::IQ1_M})
+            QTest::newRow(typeName(t).data()) << int(t);
+    }
+    void plainBytesMatchGgml() {
+        QFETCH(int, type);
+        const Type t = Type(type);
+        const uint64_t rb = *rowBytes(t, kCols);
+        const size_t total = size_t(rb * kRows);
+        std::vector<uint8_t> theirs(total), ours(total), negated(total);
+        QCOMPARE(m_ggml.quantizeChunk(type, m_data.data(), theirs.data(), 0, kRows, kCols, nullptr), total);
+        QVERIFY(quantizeRows(t, m_data.data(), ours.data(), kRows, kCols, 2).isOk());
+        std::vector<float> minus(m_data.size());
+        for (size_t i = 0; i < minus.size(); ++i) minus[i] = -m_data[i];
+        QVERIFY(quantizeRows(t, minus.data(), negated.data(), kRows, kCols, 2).isOk());
+        size_t same = 0;
+        for (size_t i = 0; i < total; ++i) same += ours[i] == theirs[i];
+        qInfo("%-7s without imatrix: %zu of %zu bytes identical to ggml's (%lld rows)", typeName(t).data(), same,
+              total, static_cast<long long>(kRows));
+        QVERIFY2(ours == theirs, "bytes differ from ggml_quantize_chunk's");
+        QVERIFY2(negated != theirs, "negative control: negated rows gave the same bytes");
     }
 
     // The grids our i-quant tables expand to are the ones ggml decodes with: every row of every

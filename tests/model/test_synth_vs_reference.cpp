@@ -131,6 +131,10 @@ private Q_SLOTS:
         // by 2.5e-2 and reorder near-tied top-5 tokens (3/5 at one position), while our reference
         // matches its fp32 evaluation of the same weights to 4e-7. The qwen2.5 row covers IQ4_XS.
         QTest::newRow("llama-tiny IQ4_NL") << QStringLiteral("llama-tiny") << QStringLiteral("IQ4_NL") << spm;
+        // The low-bit mixes (synth gives their imatrix-only types a flat importance).
+        QTest::newRow("llama-tiny IQ2_M") << QStringLiteral("llama-tiny") << QStringLiteral("IQ2_M") << spm;
+        QTest::newRow("llama-tiny IQ1_S") << QStringLiteral("llama-tiny") << QStringLiteral("IQ1_S") << spm;
+        QTest::newRow("llama-tiny TQ1_0") << QStringLiteral("llama-tiny") << QStringLiteral("TQ1_0") << spm;
         QTest::newRow("qwen2.5 F16") << QStringLiteral("qwen2.5-0.5b") << QStringLiteral("F16") << qwen;
         QTest::newRow("qwen2.5 Q8_0") << QStringLiteral("qwen2.5-0.5b") << QStringLiteral("Q8_0") << qwen;
         // 896-wide rows: IQ4_XS falls back to IQ4_NL (and attn_v's Q5_K to Q5_1).

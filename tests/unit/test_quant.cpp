@@ -300,7 +300,7 @@ private Q_SLOTS:
         QCOMPARE(mixFromName("Q8_0")->baseType, Type::Q8_0);
         QCOMPARE(mixFromName("BF16")->fileType, 32u);
         QVERIFY(!mixFromName("Q7_K"));
-        QCOMPARE(int(allMixes().size()), 20);
+        QCOMPARE(int(allMixes().size()), 32);
         QCOMPARE(mixFromName("iq4_xs")->fileType, 30u);
         QCOMPARE(mixFromName("IQ4_NL")->fileType, 25u);
         QCOMPARE(mixFromName("MXFP4")->name, std::string_view("MXFP4_MOE"));
@@ -338,6 +338,60 @@ private Q_SLOTS:
         QCOMPARE(chooseType(mx, role("output.weight")), Type::Q8_0);
         experts.ne0 = 100;
         QCOMPARE(chooseType(mx, experts), Type::F16);
+    }
+
+    // llama.cpp's low-bit mixes (llama-quant.cpp): file type ids, base types, the per-tensor rules
+    // and the 32-block fallbacks (IQ types to IQ4_NL, ternary to Q4_0).
+    void mixRulesLowBit() {
+        const struct {
+            const char* name;
+            uint32_t fileType;
+            Type base;
+        } kIds[] = {{"IQ2_XXS", 19, Type::IQ2_XXS}, {"IQ2_XS", 20, Type::IQ2_XS}, {"IQ3_XS", 22, Type::IQ3_S},
+                    {"IQ3_XXS", 23, Type::IQ3_XXS}, {"IQ1_S", 24, Type::IQ1_S},   {"IQ3_S", 26, Type::IQ3_S},
+                    {"IQ3_M", 27, Type::IQ3_S},     {"IQ2_S", 28, Type::IQ2_XS},  {"IQ2_M", 29, Type::IQ2_S},
+                    {"IQ1_M", 31, Type::IQ1_M},     {"TQ1_0", 36, Type::TQ1_0},   {"TQ2_0", 37, Type::TQ2_0}};
+        for (const auto& id : kIds) {
+            QCOMPARE(mixFromName(id.name)->fileType, id.fileType);
+            QCOMPARE(mixFromName(id.name)->baseType, id.base);
+            QCOMPARE(chooseType(*mixFromName(id.name), role("blk.9.ffn_up.weight")),
+                     std::string_view(id.name) == "IQ3_XS" ? Type::IQ3_XXS : id.base);
+        }
+        const Mix xxs = *mixFromName("IQ2_XXS"), m2 = *mixFromName("IQ2_M"), s1 = *mixFromName("IQ1_S");
+        QCOMPARE(chooseType(xxs, role("output.weight")), Type::Q5_K);
+        QCOMPARE(chooseType(xxs, role("token_embd.weight")), Type::Q2_K);
+        QCOMPARE(chooseType(xxs, role("blk.9.attn_v.weight")), Type::Q2_K);
+        QCOMPARE(chooseType(xxs, role("blk.3.ffn_down.weight")), Type::Q2_K);
+        QCOMPARE(chooseType(xxs, role("blk.4.ffn_down.weight")), Type::IQ2_XXS);
+        QCOMPARE(chooseType(xxs, role("blk.4.attn_output.weight")), Type::IQ2_XXS);
+        QCOMPARE(chooseType(m2, role("blk.9.attn_v.weight")), Type::IQ3_S);
+        QCOMPARE(chooseType(m2, role("blk.3.ffn_down.weight")), Type::IQ3_S);
+        QCOMPARE(chooseType(m2, role("token_embd.weight")), Type::IQ3_S);
+        QCOMPARE(chooseType(s1, role("blk.4.attn_output.weight")), Type::IQ2_XXS);
+        TensorRole v = role("blk.9.attn_v.weight");
+        v.gqa = 4;
+        QCOMPARE(chooseType(s1, v), Type::Q4_K);
+        // IQ3_XXS: attn_q/k in IQ2_S; attn_v IQ3_XXS with an imatrix, IQ3_S without.
+        const Mix x3 = *mixFromName("IQ3_XXS");
+        QCOMPARE(chooseType(x3, role("blk.9.attn_q.weight")), Type::IQ2_S);
+        QCOMPARE(chooseType(x3, role("blk.9.attn_output.weight")), Type::IQ3_S);
+        TensorRole vi = role("blk.9.attn_v.weight");
+        QCOMPARE(chooseType(x3, vi), Type::IQ3_S);
+        vi.hasImatrix = true;
+        QCOMPARE(chooseType(x3, vi), Type::IQ3_XXS);
+        QCOMPARE(chooseType(x3, role("blk.9.ffn_down.weight")), Type::Q3_K);
+        const Mix m3 = *mixFromName("IQ3_M");
+        QCOMPARE(chooseType(m3, role("blk.9.attn_v.weight")), Type::Q4_K);
+        QCOMPARE(chooseType(m3, role("blk.3.ffn_down.weight")), Type::Q4_K);
+        QCOMPARE(chooseType(m3, role("blk.9.attn_output.weight")), Type::Q4_K);
+        const Mix t1 = *mixFromName("TQ1_0");
+        QCOMPARE(chooseType(t1, role("token_embd.weight")), Type::Q4_K);
+        QCOMPARE(chooseType(t1, role("output.weight")), Type::Q6_K);
+        // Rows of 64 (stories260K): IQ types fall back to IQ4_NL, ternary to Q4_0, output Q8_0.
+        QCOMPARE(chooseType(xxs, role("blk.4.attn_q.weight", 64)), Type::IQ4_NL);
+        QCOMPARE(chooseType(t1, role("blk.4.attn_q.weight", 64)), Type::Q4_0);
+        QCOMPARE(chooseType(xxs, role("output.weight", 64)), Type::Q8_0);
+        QCOMPARE(chooseType(x3, role("blk.4.attn_q.weight", 100)), Type::F16);
     }
 
     void mixRules() {

@@ -80,7 +80,8 @@ Status quantizeRows(Type t, const float* src, void* dst, int64_t nRows, int64_t 
 
 // Importance-weighted quantization (llama.cpp's imatrix): `importance` holds one non-negative
 // weight per column of the row (n values; the mean squared activation of that input channel).
-// Types whose ggml quantizer takes one: Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q2_K..Q6_K (the
+// Types whose ggml quantizer takes one: Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q2_K..Q6_K,
+// IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M (the
 // bytes are ggml_quantize_chunk's with that imatrix); others ignore it (takesImportance() says).
 // importance == nullptr is quantizeRow.
 bool takesImportance(Type t);
