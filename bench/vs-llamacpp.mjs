@@ -15,6 +15,9 @@ const models = (env.MODELS || "").split(/\s+/).filter(Boolean);
 const threadsList = (env.THREADS || "1 2").split(/\s+/).map(Number);
 const pairs = Number(env.PAIRS || 2);
 const pp = Number(env.PP || 512), tg = Number(env.TG || 128);
+// REF_MMAP=0: llama.cpp reads the weights into memory instead of mapping the file (where the
+// kernel reclaims cold file pages, a mapped model's decode can slow several times).
+const refMmap = env.REF_MMAP ?? "";
 const backendDir = path.join(ref, "node_modules/@node-llama-cpp/linux-x64/bins/linux-x64");
 
 const median = (v) => {
@@ -34,7 +37,7 @@ function theirs(model, threads) {
     const json = path.join(fs.mkdtempSync("/tmp/hearth-vs-"), "ref.json");
     execFileSync(path.join(ref, "ref-llama-bench"),
         ["-m", model, "-p", String(pp), "-n", String(tg), "-t", String(threads), "-r", "1",
-         "--backend-dir", backendDir, "--json", json],
+         "--backend-dir", backendDir, "--json", json, ...(refMmap === "" ? [] : ["--mmap", refMmap])],
         {encoding: "utf8", stdio: ["ignore", "ignore", "inherit"]});
     const j = JSON.parse(fs.readFileSync(json, "utf8"));
     return {pp: j.pp.median, tg: j.tg.median, rssMiB: j.max_rss_kib / 1024};
