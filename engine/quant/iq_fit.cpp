@@ -75,7 +75,7 @@ int gridScaleLevel(float id, float scale) {
 void fitGridSubBlock(const GridFitParams& p, const float* xb, const float* weight, GridFit& out) {
     const GridSearch& g = *p.grid;
     const int n = p.n, width = g.width, groups = n / width;
-    float xval[32], waux[32];
+    float xval[32] = {}, waux[32] = {};
     int8_t L[32] = {}, Laux[32];
     bool onGrid[8], onGridAux[8];
     for (int i = 0; i < n; ++i) waux[i] = std::sqrt(weight[i]);
