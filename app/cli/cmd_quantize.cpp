@@ -119,6 +119,7 @@ int runQuantize(Args args) {
         role.nDims = t.nDims;
         role.nLayers = info->blockCount;
         role.gqa = info->headCount / std::max(1u, info->headCountKv);
+        role.nExpert = info->expertCount;
         role.hasOutput = !info->tiedEmbeddings;
         role.hasImatrix = imat.has_value();
         // 1-D tensors and tensors we cannot decode keep their type and bytes.

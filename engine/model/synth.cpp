@@ -507,6 +507,7 @@ Status synthesizeModel(const SynthOptions& o) {
         role.nDims = uint32_t(p.shape.size());
         role.nLayers = uint32_t(s.nLayer);
         role.gqa = uint32_t(s.nHead / s.nHeadKv);
+        role.nExpert = uint32_t(s.nExpert);
         role.hasOutput = !s.tied;
         const quant::Type type = quant::chooseType(*mix, role);
         const int64_t rowLen = int64_t(p.shape[0]);

@@ -86,10 +86,13 @@ bool isAny(std::string_view m, std::initializer_list<std::string_view> names) {
 // the tensors other than the output and token embedding.
 Type lowBitRule(std::string_view m, std::string_view n, int layer, const TensorRole& role, Type t) {
     const bool iq2sm = m == "IQ2_S" || m == "IQ2_M";
-    if (contains(n, "attn_v.weight")) return role.gqa >= 4 ? Type::Q4_K : iq2sm ? Type::IQ3_S : Type::Q2_K;
+    if (contains(n, "attn_v.weight"))
+        return role.gqa >= 4 || role.nExpert >= 4 ? Type::Q4_K : iq2sm ? Type::IQ3_S : Type::Q2_K;
+    if (role.nExpert == 8 && contains(n, "attn_k.weight")) return Type::Q4_K;
     if (contains(n, "ffn_down.weight") || contains(n, "ffn_down_exps.weight"))
         return layer < int(role.nLayers) / 8 ? (iq2sm ? Type::IQ3_S : Type::Q2_K) : t;
     if (contains(n, "attn_output.weight")) {
+        if (role.nExpert == 8) return Type::Q5_K;
         if (m == "IQ1_S" || m == "IQ1_M") return Type::IQ2_XXS;
         if (iq2sm) return Type::IQ3_S;
     }
@@ -99,6 +102,8 @@ Type lowBitRule(std::string_view m, std::string_view n, int layer, const TensorR
 // The 3-bit i-quant mixes (IQ3_XXS, IQ3_XS, IQ3_S, IQ3_M).
 Type threeBitRule(std::string_view m, std::string_view n, int layer, const TensorRole& role, Type t) {
     const int nLayers = int(role.nLayers);
+    // llama.cpp gives 8-expert models' attn_v and attn_k Q8_0 (cheap next to the experts).
+    if (role.nExpert == 8 && (contains(n, "attn_v.weight") || contains(n, "attn_k.weight"))) return Type::Q8_0;
     if (contains(n, "attn_v.weight")) {
         if (m == "IQ3_XXS") return role.gqa >= 4 ? Type::Q4_K : role.hasImatrix ? Type::IQ3_XXS : Type::IQ3_S;
         if (m == "IQ3_M" || role.gqa >= 4) return Type::Q4_K;
@@ -111,10 +116,12 @@ Type threeBitRule(std::string_view m, std::string_view n, int layer, const Tenso
     }
     if (contains(n, "ffn_down.weight") || contains(n, "ffn_down_exps.weight")) {
         if (m == "IQ3_XXS" && !role.hasImatrix) return layer < nLayers / 8 ? Type::Q4_K : Type::Q3_K;
-        if (m == "IQ3_M" && layer < nLayers / 8) return Type::Q4_K;
+        if (m == "IQ3_M" && (layer < nLayers / 8 || (role.nExpert == 8 && useMoreBits(layer, nLayers))))
+            return Type::Q4_K;
         return t;
     }
     if (contains(n, "attn_output.weight")) {
+        if (role.nExpert == 8) return Type::Q5_K;
         if (m == "IQ3_XXS") return Type::IQ3_S;
         if (m == "IQ3_M") return Type::Q4_K;
         return t;
@@ -179,6 +186,9 @@ Type chooseType(const Mix& mix, const TensorRole& role) {
         else if ((m == "Q4_K_M" || m == "Q5_K_M") && useMoreBits(layer, nLayers)) t = Type::Q6_K;
         else if (m == "Q4_K_S" && layer < 4) t = Type::Q5_K;
         else if (iq4 && role.gqa >= 4) t = Type::Q5_K;
+        if (role.nExpert == 8) t = Type::Q8_0; // cheap next to the experts, as in llama.cpp
+    } else if (contains(n, "attn_k.weight") && role.nExpert == 8) {
+        t = Type::Q8_0;
     } else if (contains(n, "ffn_down.weight") || contains(n, "ffn_down_exps.weight")) {
         if (m == "Q2_K") t = Type::Q3_K;
         else if (m == "Q3_K_M") t = layer < nLayers / 16 ? Type::Q5_K : Type::Q4_K;
@@ -188,6 +198,8 @@ Type chooseType(const Mix& mix, const TensorRole& role) {
         // With an imatrix, llama.cpp guards the first eighth's ffn_down of Q4_0 / Q5_0 files.
         else if ((m == "Q4_0" || m == "Q5_0") && role.hasImatrix && layer < nLayers / 8)
             t = m == "Q4_0" ? Type::Q4_1 : Type::Q5_1;
+    } else if (contains(n, "attn_output.weight") && role.nExpert == 8) {
+        if (isAny(m, {"Q2_K", "Q3_K_S", "Q3_K_M", "Q4_K_S", "Q4_K_M", "IQ4_NL", "IQ4_XS"})) t = Type::Q5_K;
     } else if (contains(n, "attn_output.weight")) {
         if (m == "Q2_K") t = Type::Q3_K;
         else if (m == "Q3_K_M") t = Type::Q4_K;

@@ -430,6 +430,60 @@ private Q_SLOTS:
         }
     }
 
+    // llama.cpp's rules for 8-expert models (attn_v / attn_k to Q8_0 or Q4_K, attn_output to Q5_K,
+    // IQ3_M's ffn_down): on a synthesized mixtral-tiny (4 layers, 8 experts) every tensor's type
+    // equals llama_model_quantize's, mix by mix.
+    void eightExpertMixesMatchLlamaCpp() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        const QString harness = referenceHarness(QStringLiteral("ref_quantize"));
+        if (harness.isEmpty()) QSKIP(qPrintable(m_skipReason));
+        const QString f32 = m_dir.filePath(QStringLiteral("mx.gguf")), im = m_dir.filePath(QStringLiteral("mx.imatrix"));
+        Cli r = cli({QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("mixtral-tiny"), QStringLiteral("--type"),
+                     QStringLiteral("F32"), QStringLiteral("--vocab"),
+                     QString::fromStdString(hearth::test::testDataPath(QStringLiteral("models/ggml-vocab-llama-spm.gguf"))),
+                     QStringLiteral("-o"), f32});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = cli({QStringLiteral("imatrix"), f32, QStringLiteral("--text"), m_calibration, QStringLiteral("--ctx"), QStringLiteral("64"),
+                 QStringLiteral("--chunks"), QStringLiteral("1"), QStringLiteral("-o"), im});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        auto data = imatrix::read(im.toStdString());
+        QVERIFY(data.isOk());
+        const QString impText = m_dir.filePath(QStringLiteral("mx-importance.txt"));
+        QVERIFY(writeImportanceText(*data, impText));
+        const struct {
+            const char* name;
+            int ftype;
+        } kMixes[] = {{"Q2_K", 10},    {"Q3_K_M", 12},  {"Q3_K_L", 13}, {"Q4_K_M", 15}, {"IQ4_XS", 30},
+                      {"IQ2_XXS", 19}, {"IQ3_XXS", 23}, {"IQ3_M", 27},  {"Q8_0", 7}};
+        const QString ours = m_dir.filePath(QStringLiteral("mx-ours.gguf")), theirs = m_dir.filePath(QStringLiteral("mx-theirs.gguf"));
+        for (const auto& mix : kMixes) {
+            r = cli({QStringLiteral("quantize"), f32, ours, QString::fromLatin1(mix.name), QStringLiteral("--imatrix"), im});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            QProcess p;
+            p.start(harness, {m_backend, f32, theirs, QString::number(mix.ftype), impText});
+            QVERIFY(p.waitForFinished(120000));
+            QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+            auto a = gguf::File::open(ours.toStdString()), b = gguf::File::open(theirs.toStdString());
+            QVERIFY(a.isOk() && b.isOk());
+            QCOMPARE(a->tensors().size(), b->tensors().size());
+            QStringList differing, kinds;
+            for (const gguf::TensorInfo& t : a->tensors()) {
+                const gguf::TensorInfo* u = nullptr;
+                for (const gguf::TensorInfo& x : b->tensors())
+                    if (x.name == t.name) u = &x;
+                QVERIFY2(u, t.name.c_str());
+                if (t.type != u->type)
+                    differing << QString::fromStdString(t.name + " (" + std::string(quant::typeName(t.type)) + " vs " +
+                                                        std::string(quant::typeName(u->type)) + ")");
+                const QString k = QString::fromLatin1(quant::typeName(t.type).data());
+                if (!kinds.contains(k)) kinds << k;
+            }
+            qInfo("mixtral-tiny %s: types %s; differing from llama.cpp's: %s", mix.name, qPrintable(kinds.join(QLatin1Char(' '))),
+                  differing.isEmpty() ? "none" : qPrintable(differing.join(QStringLiteral(", "))));
+            QVERIFY2(differing.isEmpty(), mix.name);
+        }
+    }
+
     // Mixture of experts (a synthesized qwen3moe-tiny layer): per-expert sums and counts (all the
     // (token, slot) pairs), and quantize --imatrix giving each expert's rows its own importance.
     void expertsAreCountedPerExpert() {
@@ -499,6 +553,28 @@ private Q_SLOTS:
         QCOMPARE(type("IQ4_XS", true), quant::Type::IQ4_XS);
         role.name = "blk.2.ffn_down.weight"; // past the first eighth: no change
         QCOMPARE(type("Q4_0", true), quant::Type::Q4_0);
+    }
+
+    // The expert-count rules that mixtral-tiny (8 experts) does not reach: llama.cpp's low-bit
+    // attn_v takes Q4_K from 4 experts up, while its attn_k / attn_output rules need exactly 8.
+    void mixRulesFollowExpertCount() {
+        quant::TensorRole role;
+        role.ne0 = 4096;
+        role.nDims = 2;
+        role.nLayers = 16;
+        role.hasImatrix = true;
+        auto type = [&](const char* mix, const char* name, uint32_t experts) {
+            role.name = name;
+            role.nExpert = experts;
+            return quant::chooseType(*quant::mixFromName(mix), role);
+        };
+        QCOMPARE(type("IQ2_XXS", "blk.5.attn_v.weight", 0), quant::Type::Q2_K);
+        QCOMPARE(type("IQ2_XXS", "blk.5.attn_v.weight", 16), quant::Type::Q4_K);
+        QCOMPARE(type("IQ2_XXS", "blk.5.attn_k.weight", 16), quant::Type::IQ2_XXS);
+        QCOMPARE(type("IQ2_XXS", "blk.5.attn_k.weight", 8), quant::Type::Q4_K);
+        QCOMPARE(type("Q4_K_M", "blk.5.attn_k.weight", 16), quant::Type::Q4_K);
+        QCOMPARE(type("Q4_K_M", "blk.5.attn_output.weight", 128), quant::Type::Q4_K);
+        QCOMPARE(type("Q4_K_M", "blk.5.attn_output.weight", 8), quant::Type::Q5_K);
     }
 
     void ggufFileRoundTrip() {

@@ -104,6 +104,7 @@ struct TensorRole {
     uint32_t nDims = 0;    // 1 for norms and biases
     uint32_t nLayers = 0;  // block_count of the model
     uint32_t gqa = 1;      // attention heads per KV head
+    uint32_t nExpert = 0;  // experts per MoE layer (<arch>.expert_count); 0 for dense models
     bool hasOutput = true; // false when the output projection is tied to token_embd
     bool hasImatrix = false; // quantizing with an importance matrix (llama.cpp's rules change)
 };
