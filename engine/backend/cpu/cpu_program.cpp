@@ -214,17 +214,12 @@ private:
                               shared, ids, tokens, k, cols, nExp);
         auto xRow = [&](int64_t p) { return x + (shared ? p / k : p) * cols; };
         if (tokens <= 4) {
-            m_expertJobs.clear();
-            for (size_t i = 0; i < e.nodes.size(); ++i) {
-                float* y = m_h.f(m_h.graph->nodes()[size_t(e.nodes[i])].out);
-                for (int64_t p = 0; p < k * tokens; ++p)
-                    m_expertJobs.push_back({&e.matrices[i][size_t(ids[p])], e.packed[i][size_t(ids[p])], xRow(p), 1, y + p * rows});
-            }
+            decodeExpertJobs(e, m_expertJobs);
             // While this job's threads wait, they pull in their first chunks of the next: the
             // same tokens' chosen experts of the step after (down after gate and up), else the
             // next matMul.
             if (step.nextExperts >= 0) {
-                planDecodeExperts(m_experts[size_t(m_steps[size_t(step.nextExperts)].experts)], m_nextExpertJobs);
+                decodeExpertJobs(m_experts[size_t(m_steps[size_t(step.nextExperts)].experts)], m_nextExpertJobs);
                 prefetchCallerChunk(m_nextExpertJobs, m_pool);
                 const Status s = matMulExperts(m_expertJobs, m_pool);
                 prefetchWorkerChunk(m_nextExpertJobs, m_pool);
@@ -290,22 +285,25 @@ private:
         return int(m_ropes.size() - 1);
     }
 
-    // The decode jobs of an expert step as its run will make them (for prefetch hints: only the
-    // matrices and the token count matter). Nothing when an expert id is out of range.
-    void planDecodeExperts(const ExpertStep& e, std::vector<ExpertMatMul>& jobs) const {
+    // The decode jobs of an expert step: every (token, chosen expert) product of each of its
+    // nodes, y[p] = x[p or its token] · W[ids[p]]ᵀ. Also made for the step after, before its
+    // inputs are computed (for the prefetch hints: the matrices are what matters). None when an
+    // expert id is out of range (the step's own run reports it).
+    void decodeExpertJobs(const ExpertStep& e, std::vector<ExpertMatMul>& jobs) const {
         jobs.clear();
         const Node& n = m_h.graph->nodes()[size_t(e.nodes[0])];
-        const Tensor& I = m_h.t(n.src[2]);
-        const int64_t pairs = I.elements(), nExp = int64_t(e.matrices[0].size());
+        const Tensor &W = m_h.t(n.src[0]), &X = m_h.t(n.src[1]), &I = m_h.t(n.src[2]);
+        const int64_t k = I.ne[0], pairs = I.elements(), cols = W.ne[0], rows = W.ne[1], nExp = W.ne[2];
         const int32_t* ids = m_h.i(n.src[2]);
-        for (size_t i = 0; i < e.nodes.size(); ++i)
-            for (int64_t p = 0; p < pairs; ++p) {
-                if (ids[p] < 0 || ids[p] >= nExp) {
-                    jobs.clear();
-                    return;
-                }
-                jobs.push_back({&e.matrices[i][size_t(ids[p])], e.packed[i][size_t(ids[p])], nullptr, 1, nullptr});
-            }
+        const float* x = m_h.f(n.src[1]);
+        for (int64_t p = 0; p < pairs; ++p)
+            if (ids[p] < 0 || ids[p] >= nExp) return;
+        for (size_t i = 0; i < e.nodes.size(); ++i) {
+            float* y = m_h.f(m_h.graph->nodes()[size_t(e.nodes[i])].out);
+            for (int64_t p = 0; p < pairs; ++p)
+                jobs.push_back({&e.matrices[i][size_t(ids[p])], e.packed[i][size_t(ids[p])],
+                                x + (X.ne[1] == 1 ? p / k : p) * cols, 1, y + p * rows});
+        }
     }
 
     template <typename Fn> void parallelRows(int64_t rows, int64_t width, const Fn& fn) {

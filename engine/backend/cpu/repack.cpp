@@ -188,14 +188,8 @@ Result<uint64_t> PackedMatrix::packedBytes(const ref::Matrix& w) {
     if (!w.data || w.rows <= 0 || w.cols <= 0 || w.cols % blockCols != 0)
         return invalidArgument("repack: bad matrix (rows " + std::to_string(w.rows) + ", cols " +
                                std::to_string(w.cols) + ")");
-    const uint64_t blockBytes = w.type == Type::Q4_0   ? sizeof(quant::BlockQ4_0)
-                                : w.type == Type::Q5_0 ? sizeof(quant::BlockQ5_0)
-                                : w.type == Type::Q8_0 ? sizeof(quant::BlockQ8_0)
-                                : w.type == Type::Q4_K ? sizeof(quant::BlockQ4_K)
-                                : w.type == Type::IQ4_NL ? sizeof(quant::BlockIQ4_NL)
-                                : w.type == Type::MXFP4 ? sizeof(quant::BlockMXFP4)
-                                : w.type == Type::IQ4_XS ? sizeof(quant::BlockIQ4_XS)
-                                                       : sizeof(quant::BlockQ6_K);
+    // One block's bytes in the file's layout (the blocks' sizes are the quant module's).
+    HEARTH_ASSIGN_OR_RETURN(const uint64_t blockBytes, quant::rowBytes(w.type, uint64_t(blockCols)));
     const int64_t nb = w.cols / blockCols;
     if (w.rowBytes < uint64_t(nb) * blockBytes)
         return invalidArgument("repack: rowBytes too small");

@@ -32,6 +32,13 @@ inline __m512i broadcast4(const int8_t* p) {
     return _mm512_set1_epi32(v);
 }
 
+// y[j0 + t][16g .. 16g + 15] = acc[t], leaving out the last group's padding rows.
+template <int NT> inline void storeTile(const PackedJob& job, int64_t g, int64_t j0, const __m512* acc) {
+    const int64_t r0 = g * 16, left = job.rows - r0;
+    const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
+    for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(job.y + (j0 + t) * job.rows + r0, m, acc[t]);
+}
+
 // The legacy types' repacked payloads (repack.h).
 enum class Legacy { Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4 };
 
@@ -131,9 +138,7 @@ template <int NT, Legacy kType> void tile(const PackedJob& job, int64_t g, int64
         const uint8_t* unit = grp + uint64_t(b / 2) * unitBytes;
         block(unit, unit + pb, b);
     }
-    const int64_t r0 = g * 16, left = job.rows - r0;
-    const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
-    for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(job.y + (j0 + t) * job.rows + r0, m, acc[t]);
+    storeTile<NT>(job, g, j0, acc);
 }
 
 template <Legacy kType> void groups(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0,
@@ -227,26 +232,7 @@ template <int NT> void tileQ4K(const PackedJob& job, int64_t g, int64_t j0) {
             acc[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(wdm, da), acc[t]);
         }
     }
-    const int64_t r0 = g * 16, left = job.rows - r0;
-    const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
-    for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(job.y + (j0 + t) * job.rows + r0, m, acc[t]);
-}
-
-void groupsQ4K(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
-    constexpr int64_t kPanel = 32;
-    for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
-        const int64_t p1 = p0 + kPanel < j1 ? p0 + kPanel : j1;
-        for (int64_t g = g0; g < g1; ++g) {
-            int64_t j = p0;
-            for (; j + 4 <= p1; j += 4) tileQ4K<4>(job, g, j);
-            switch (p1 - j) {
-            case 3: tileQ4K<3>(job, g, j); break;
-            case 2: tileQ4K<2>(job, g, j); break;
-            case 1: tileQ4K<1>(job, g, j); break;
-            default: break;
-            }
-        }
-    }
+    storeTile<NT>(job, g, j0, acc);
 }
 
 // ---- IQ4_XS: super-blocks of 256 against ActQ8x256 -----------------------------------------
@@ -304,26 +290,7 @@ template <int NT> void tileIQ4XS(const PackedJob& job, int64_t g, int64_t j0) {
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]),
                                      _mm512_mul_ps(wd, _mm512_set1_ps(a[t][b].d)), acc[t]);
     }
-    const int64_t r0 = g * 16, left = job.rows - r0;
-    const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
-    for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(job.y + (j0 + t) * job.rows + r0, m, acc[t]);
-}
-
-void groupsIQ4XS(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
-    constexpr int64_t kPanel = 32;
-    for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
-        const int64_t p1 = p0 + kPanel < j1 ? p0 + kPanel : j1;
-        for (int64_t g = g0; g < g1; ++g) {
-            int64_t j = p0;
-            for (; j + 4 <= p1; j += 4) tileIQ4XS<4>(job, g, j);
-            switch (p1 - j) {
-            case 3: tileIQ4XS<3>(job, g, j); break;
-            case 2: tileIQ4XS<2>(job, g, j); break;
-            case 1: tileIQ4XS<1>(job, g, j); break;
-            default: break;
-            }
-        }
-    }
+    storeTile<NT>(job, g, j0, acc);
 }
 
 // ---- Q6_K: super-blocks of 256 against ActQ8x256 -------------------------------------------
@@ -395,36 +362,39 @@ template <int NT> void tileQ6K(const PackedJob& job, int64_t g, int64_t j0) {
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]),
                                      _mm512_mul_ps(wd, _mm512_set1_ps(a[t][b].d)), acc[t]);
     }
-    const int64_t r0 = g * 16, left = job.rows - r0;
-    const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
-    for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(job.y + (j0 + t) * job.rows + r0, m, acc[t]);
+    storeTile<NT>(job, g, j0, acc);
 }
 
-void groupsQ6K(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
+// The K types' tiles (4 tokens at most: their registers) over groups [g0, g1) and tokens
+// [j0, j1), in panels of 32 tokens whose activations stay in L2 while the weights stream past.
+template <class Tile> void superGroups(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
     constexpr int64_t kPanel = 32;
     for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
         const int64_t p1 = p0 + kPanel < j1 ? p0 + kPanel : j1;
         for (int64_t g = g0; g < g1; ++g) {
             int64_t j = p0;
-            for (; j + 4 <= p1; j += 4) tileQ6K<4>(job, g, j);
+            for (; j + 4 <= p1; j += 4) Tile::template run<4>(job, g, j);
             switch (p1 - j) {
-            case 3: tileQ6K<3>(job, g, j); break;
-            case 2: tileQ6K<2>(job, g, j); break;
-            case 1: tileQ6K<1>(job, g, j); break;
+            case 3: Tile::template run<3>(job, g, j); break;
+            case 2: Tile::template run<2>(job, g, j); break;
+            case 1: Tile::template run<1>(job, g, j); break;
             default: break;
             }
         }
     }
 }
+struct Q4KTile { template <int NT> static void run(const PackedJob& j, int64_t g, int64_t t) { tileQ4K<NT>(j, g, t); } };
+struct Q6KTile { template <int NT> static void run(const PackedJob& j, int64_t g, int64_t t) { tileQ6K<NT>(j, g, t); } };
+struct IQ4XSTile { template <int NT> static void run(const PackedJob& j, int64_t g, int64_t t) { tileIQ4XS<NT>(j, g, t); } };
 
 } // namespace
 
 void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
     if (job.type == quant::Type::Q8_0) groups<Legacy::Q8_0>(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::Q5_0) groups<Legacy::Q5_0>(job, g0, g1, j0, j1);
-    else if (job.type == quant::Type::Q4_K) groupsQ4K(job, g0, g1, j0, j1);
-    else if (job.type == quant::Type::Q6_K) groupsQ6K(job, g0, g1, j0, j1);
-    else if (job.type == quant::Type::IQ4_XS) groupsIQ4XS(job, g0, g1, j0, j1);
+    else if (job.type == quant::Type::Q4_K) superGroups<Q4KTile>(job, g0, g1, j0, j1);
+    else if (job.type == quant::Type::Q6_K) superGroups<Q6KTile>(job, g0, g1, j0, j1);
+    else if (job.type == quant::Type::IQ4_XS) superGroups<IQ4XSTile>(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::IQ4_NL) groups<Legacy::IQ4_NL>(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::MXFP4) groups<Legacy::MXFP4>(job, g0, g1, j0, j1);
     else groups<Legacy::Q4_0>(job, g0, g1, j0, j1);
