@@ -16,6 +16,7 @@ const char* stepInputName(StepInput which) {
     case StepInput::AttnInfo: return "attn_info";
     case StepInput::BlockTables: return "block_tables";
     case StepInput::WantedRows: return "wanted_rows";
+    case StepInput::StateInfo: return "state_info";
     }
     return "?";
 }
@@ -46,6 +47,11 @@ const char* opName(Op op) {
     case Op::Gather: return "gather";
     case Op::WeightedSum: return "weighted_sum";
     case Op::SwiGluOai: return "swiglu_oai";
+    case Op::Sigmoid: return "sigmoid";
+    case Op::Softplus: return "softplus";
+    case Op::RmsNormGated: return "rms_norm_gated";
+    case Op::SsmConv: return "ssm_conv";
+    case Op::DeltaNet: return "delta_net";
     }
     return "?";
 }
@@ -157,6 +163,24 @@ TensorId Graph::kvCache(int32_t layer, bool value, Type type, int64_t slots, int
     t.layer = layer;
     t.value = value;
     t.name = std::string(value ? "v_cache." : "k_cache.") + std::to_string(layer);
+    setContiguousStrides(t);
+    return push(std::move(t));
+}
+
+TensorId Graph::state(int32_t layer, bool value, int64_t slots, int64_t rowSize) {
+    if (!m_status.isOk()) return kNone;
+    for (size_t i = 0; i < m_tensors.size(); ++i) {
+        const Tensor& t = m_tensors[i];
+        if (t.kind == TensorKind::State && t.layer == layer && t.value == value) return TensorId(i);
+    }
+    if (slots < 1 || rowSize < 1) return fail("state pool of layer " + std::to_string(layer) + " is empty"), kNone;
+    Tensor t;
+    t.kind = TensorKind::State;
+    t.type = Type::F32;
+    t.ne = {rowSize, slots, 1, 1};
+    t.layer = layer;
+    t.value = value;
+    t.name = std::string(value ? "ssm_state." : "conv_state.") + std::to_string(layer);
     setContiguousStrides(t);
     return push(std::move(t));
 }
@@ -411,6 +435,63 @@ HEARTH_GRAPH_UNARY(scale(TensorId x, float s), Op::Scale, n.scale = s)
 HEARTH_GRAPH_UNARY(silu(TensorId x), Op::Silu, (void)0)
 HEARTH_GRAPH_UNARY(gelu(TensorId x), Op::Gelu, (void)0)
 HEARTH_GRAPH_UNARY(softmax(TensorId x, float s), Op::Softmax, n.scale = s)
+HEARTH_GRAPH_UNARY(sigmoid(TensorId x), Op::Sigmoid, (void)0)
+HEARTH_GRAPH_UNARY(softplus(TensorId x), Op::Softplus, (void)0)
+
+TensorId Graph::rmsNormGated(TensorId x, TensorId w, TensorId z, float eps) {
+    if (!m_status.isOk()) return kNone;
+    HEARTH_GRAPH_CHECK(valid(x) && valid(w) && valid(z), "rms_norm_gated of a missing tensor");
+    const Tensor &X = m_tensors[size_t(x)], &W = m_tensors[size_t(w)], &Z = m_tensors[size_t(z)];
+    HEARTH_GRAPH_CHECK(isFloatAct(X) && X.contiguous() && isFloatAct(Z) && Z.contiguous() && Z.ne == X.ne &&
+                           W.type == Type::F32 && W.elements() == X.ne[0] && eps > 0.0f,
+                       "rms_norm_gated(" + shapeOf(X) + ", " + shapeOf(W) + ", " + shapeOf(Z) + ")");
+    Node n;
+    n.op = Op::RmsNormGated;
+    n.src = {x, w, z, kNone, kNone, kNone};
+    n.eps = eps;
+    return emit(n, Type::F32, X.ne);
+}
+
+TensorId Graph::ssmConv(TensorId x, TensorId w, TensorId state, TensorId info) {
+    if (!m_status.isOk()) return kNone;
+    HEARTH_GRAPH_CHECK(valid(x) && valid(w) && valid(state) && valid(info), "ssm_conv of a missing tensor");
+    const Tensor &X = m_tensors[size_t(x)], &W = m_tensors[size_t(w)], &S = m_tensors[size_t(state)],
+                 &I = m_tensors[size_t(info)];
+    // x [n][C]; w [C][K]; state [slots][(K-1)·C]; info [n][3]
+    const int64_t C = X.ne[0], K = W.ne[0];
+    HEARTH_GRAPH_CHECK(isFloatAct(X) && X.contiguous() && X.ne[2] == 1 && X.ne[3] == 1 && W.type == Type::F32 &&
+                           W.contiguous() && W.ne[1] == C && W.ne[2] == 1 && K >= 2 && S.kind == TensorKind::State &&
+                           S.ne[0] == (K - 1) * C && isIndex(I) && I.ne[0] == 3 && I.ne[1] == X.ne[1],
+                       "ssm_conv(" + shapeOf(X) + ", " + shapeOf(W) + ", " + shapeOf(S) + ", " + shapeOf(I) + ")");
+    Node n;
+    n.op = Op::SsmConv;
+    n.src = {x, w, state, info, kNone, kNone};
+    return emit(n, Type::F32, X.ne);
+}
+
+TensorId Graph::deltaNet(TensorId qkv, TensorId g, TensorId beta, TensorId state, TensorId info, int32_t nHeadK,
+                         int64_t headSize, float eps) {
+    if (!m_status.isOk()) return kNone;
+    HEARTH_GRAPH_CHECK(valid(qkv) && valid(g) && valid(beta) && valid(state) && valid(info),
+                       "delta_net of a missing tensor");
+    const Tensor &X = m_tensors[size_t(qkv)], &G = m_tensors[size_t(g)], &B = m_tensors[size_t(beta)],
+                 &S = m_tensors[size_t(state)], &I = m_tensors[size_t(info)];
+    const int64_t n = X.rows(), Sz = headSize, Hk = nHeadK;
+    const int64_t Hv = Hk > 0 && Sz > 0 ? (X.ne[0] - 2 * Hk * Sz) / Sz : 0;
+    HEARTH_GRAPH_CHECK(isFloatAct(X) && X.contiguous() && Hk > 0 && Sz > 0 && Hv > 0 && Hv % Hk == 0 &&
+                           X.ne[0] == (2 * Hk + Hv) * Sz && isFloatAct(G) && G.contiguous() && G.ne[0] == Hv &&
+                           G.rows() == n && isFloatAct(B) && B.contiguous() && B.ne[0] == Hv && B.rows() == n &&
+                           S.kind == TensorKind::State && S.ne[0] == Hv * Sz * Sz && isIndex(I) && I.ne[0] == 3 &&
+                           I.ne[1] == n && eps > 0.0f,
+                       "delta_net(" + shapeOf(X) + ", " + shapeOf(G) + ", " + shapeOf(B) + ", " + shapeOf(S) +
+                           ", k heads " + std::to_string(Hk) + ", head " + std::to_string(Sz) + ")");
+    Node nd;
+    nd.op = Op::DeltaNet;
+    nd.src = {qkv, g, beta, state, info, kNone};
+    nd.k = nHeadK;
+    nd.eps = eps;
+    return emit(nd, Type::F32, {Sz, Hv, n, 1});
+}
 
 TensorId Graph::softcap(TensorId x, float c) {
     if (!m_status.isOk()) return kNone;

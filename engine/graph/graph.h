@@ -30,6 +30,9 @@ enum class TensorKind : uint8_t {
     Input,      // one of the step's inputs (StepInput), written by the runtime before each run
     KvCache,    // one layer's paged K or V pool: [slots][kvRow] in the cache's type
     Activation, // written by exactly one node of this graph
+    State,      // one recurrent layer's per-sequence state pool: F32 [stateSlots][row]; `value`
+                // false: the convolution window, true: the delta-net matrices. Persistent like
+                // the K/V pools; read and written in place by SsmConv / DeltaNet
 };
 
 // The inputs every step provides (graph/step.h fills them from a batch).
@@ -40,8 +43,10 @@ enum class StepInput : uint8_t {
     AttnInfo,   // I32 [n][2]: (position, offset of the token's block table in BlockTables)
     BlockTables,// I32 [T]: every sequence's block table back to back (T rounded up)
     WantedRows, // I32 [w]: the rows whose logits are wanted, ascending
+    StateInfo,  // I32 [n][3]: each token's recurrent state (read slot, write slot, snapshot slot),
+                // see Op::SsmConv
 };
-inline constexpr int kStepInputs = 6;
+inline constexpr int kStepInputs = 7;
 const char* stepInputName(StepInput which);
 
 struct Tensor {
@@ -53,8 +58,8 @@ struct Tensor {
     uint64_t offset = 0;
     int32_t weight = -1;     // Weight: index into Weights
     StepInput input = StepInput::TokenIds; // Input
-    int32_t layer = -1;      // KvCache: the model layer; Activation: the layer that made it
-    bool value = false;      // KvCache: the V pool (else K)
+    int32_t layer = -1;      // KvCache, State: the model layer; Activation: the layer that made it
+    bool value = false;      // KvCache: the V pool (else K); State: the delta-net matrices (else the conv window)
     std::string name;
 
     int64_t elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
@@ -100,8 +105,26 @@ enum class Op : uint8_t {
     Gather,    // out[r][e] = x[r][ids[r][e]]  (F32 [rows][k])                   src: x [rows][N], ids I32 [rows][k]
     WeightedSum, // out[t][j] = Σ_e w[t][e] · y[t][e][j]  (mixing the experts)  src: y [t][k][J], w [t][k]
     SwiGluOai, // gpt-oss: g = min(gate, limit), u = clamp(up, ±limit); out = g·σ(alpha·g)·(u + 1)   src: gate, up
+    Sigmoid,   // out = 1 / (1 + e^-x)                                           src: x
+    Softplus,  // out = ln(1 + e^x)                                              src: x
+    RmsNormGated, // out = x / sqrt(mean(x²) + eps) · w · silu(z)  per ne0 row   src: x, w [ne0], z (x's shape)
+    // The recurrent ops read and write a State pool in place. Tokens are taken in batch order in
+    // runs: a run is a maximal stretch of consecutive tokens with the same write slot (one
+    // sequence's tokens of the step, in position order). A run starts from the state in its first
+    // token's read slot (zeros when it is -1), each token advances it, a token with a snapshot
+    // slot >= 0 copies the state after it there, and the run ends by storing it in its write slot.
+    // Read slots are never another run's write or snapshot slot in the same step.
+    SsmConv,   // causal depth-wise convolution over a rolling window of the last K inputs:
+               // out[t][c] = Σ_k w[c][k] · x[t - K + 1 + k][c], earlier inputs from the state
+               // (its row: the previous K - 1 inputs, oldest first, [K-1][C])
+               //                                                                src: x [n][C], w [C][K], state, info
+    DeltaNet,  // the gated delta rule over heads of size S (qkv from the convolution: Hk q heads,
+               // Hk k heads, Hv v heads per token; v head h reads q/k head h % Hk). q and k are
+               // L2-normalized (x / sqrt(Σx² + eps)), q also scaled by 1/sqrt(S); per head,
+               // M ← e^g·M; M += beta·(v − M·k)·kᵀ; out = M·q  (M [S v][S k], the state row
+               // holds Hv of them)                                              src: qkv [n][(2Hk + Hv)·S], g [n][Hv], beta [n][Hv], state, info
 };
-inline constexpr int kOpCount = int(Op::SwiGluOai) + 1;
+inline constexpr int kOpCount = int(Op::DeltaNet) + 1;
 const char* opName(Op op);
 
 struct RopeParams {
@@ -141,7 +164,7 @@ struct Node {
     float eps = 0.0f;     // RmsNorm, LayerNorm
     float scale = 1.0f;   // Scale, Softmax; SwiGluOai: alpha
     float cap = 0.0f;     // Softcap; SwiGluOai: limit
-    int32_t k = 0;        // TopK
+    int32_t k = 0;        // TopK; DeltaNet: Hk (q/k heads)
     int32_t dim = 0;      // Concat
     RopeParams rope;
     AttentionParams attn;
@@ -172,6 +195,7 @@ public:
     TensorId weight(int32_t index);
     TensorId input(StepInput which, int64_t n, int64_t n1 = 1);
     TensorId kvCache(int32_t layer, bool value, quant::Type type, int64_t slots, int64_t rowSize);
+    TensorId state(int32_t layer, bool value, int64_t slots, int64_t rowSize);
 
     // ---- views (no node; share storage)
     TensorId reshape(TensorId x, int64_t ne0, int64_t ne1 = 1, int64_t ne2 = 1, int64_t ne3 = 1);
@@ -208,6 +232,14 @@ public:
     TensorId gather(TensorId x, TensorId ids);
     // The rows of y [t][k][J] summed per t with the weights w [t][k]: [t][J].
     TensorId weightedSum(TensorId y, TensorId w);
+    TensorId sigmoid(TensorId x);
+    TensorId softplus(TensorId x);
+    TensorId rmsNormGated(TensorId x, TensorId w, TensorId z, float eps);
+    // x [n][C] through the convolution w [C][K] (GGUF ne {K, C}) with the layer's window state.
+    TensorId ssmConv(TensorId x, TensorId w, TensorId state, TensorId info);
+    // [n][Hv][S]: see Op::DeltaNet; nHeadK = Hk, headSize = S.
+    TensorId deltaNet(TensorId qkv, TensorId g, TensorId beta, TensorId state, TensorId info, int32_t nHeadK,
+                      int64_t headSize, float eps);
 
     // Adds a node as given (for op tests); its output tensor must already exist.
     TensorId addNode(const Node& node);

@@ -12,7 +12,69 @@ int64_t roundTableLength(int64_t len) {
     return r;
 }
 
-Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize, int numBlocks, StepInputs& in) {
+namespace {
+
+// The [n][3] state rows of a batch whose tokens are already checked.
+Status fillStateInfo(const Batch& batch, int stateSlots, StepInputs& in) {
+    const size_t n = batch.tokens.size(), nSeq = batch.blockTables.size();
+    in.stateInfo.clear();
+    if (stateSlots <= 0) return Status::ok();
+    if (batch.states.size() != nSeq)
+        return invalidArgument("step: a model with recurrent layers needs a state for every sequence");
+    auto inRange = [&](int32_t s) { return s >= 0 && s < stateSlots; };
+    std::vector<int32_t> writer(size_t(stateSlots), -1); // sequence writing each slot
+    for (size_t s = 0; s < nSeq; ++s) {
+        const SequenceState& st = batch.states[s];
+        if (!inRange(st.write) || (st.read != -1 && !inRange(st.read)))
+            return invalidArgument("step: state slot outside the pool");
+        if (writer[size_t(st.write)] >= 0) return invalidArgument("step: two sequences write one state slot");
+        writer[size_t(st.write)] = int32_t(s);
+        for (const auto& [p, slot] : st.snapshots) {
+            if (!inRange(slot)) return invalidArgument("step: snapshot slot outside the pool");
+            if (writer[size_t(slot)] >= 0 && writer[size_t(slot)] != int32_t(s))
+                return invalidArgument("step: two sequences write one state slot");
+            writer[size_t(slot)] = int32_t(s);
+            (void)p;
+        }
+    }
+    for (size_t s = 0; s < nSeq; ++s) {
+        const int32_t r = batch.states[s].read;
+        if (r >= 0 && writer[size_t(r)] >= 0 && writer[size_t(r)] != int32_t(s))
+            return invalidArgument("step: a sequence reads a state slot another one writes");
+    }
+    in.stateInfo.assign(3 * n, -1);
+    std::vector<int32_t> seen(nSeq, -1); // the last position of each sequence in the step
+    int prevSeq = -1;
+    for (size_t i = 0; i < n; ++i) {
+        const BatchToken& t = batch.tokens[i];
+        const SequenceState& st = batch.states[size_t(t.seq)];
+        const bool first = seen[size_t(t.seq)] < 0;
+        if (!first && (prevSeq != t.seq || t.pos != seen[size_t(t.seq)] + 1))
+            return invalidArgument("step: a sequence's tokens must be consecutive and in position order");
+        if (first && st.read < 0 && t.pos != 0)
+            return invalidArgument("step: a sequence starting from an empty state must start at position 0");
+        seen[size_t(t.seq)] = t.pos;
+        prevSeq = t.seq;
+        in.stateInfo[3 * i] = first ? st.read : st.write;
+        in.stateInfo[3 * i + 1] = st.write;
+        for (const auto& [p, slot] : st.snapshots)
+            if (p == t.pos + 1) in.stateInfo[3 * i + 2] = slot;
+    }
+    // Every snapshot must have found its token.
+    for (size_t s = 0; s < nSeq; ++s)
+        for (const auto& [p, slot] : batch.states[s].snapshots) {
+            bool found = false;
+            for (size_t i = 0; i < n && !found; ++i)
+                found = batch.tokens[i].seq == int(s) && in.stateInfo[3 * i + 2] == slot && batch.tokens[i].pos == p - 1;
+            if (!found) return invalidArgument("step: a snapshot at position " + std::to_string(p) + " outside the step");
+        }
+    return Status::ok();
+}
+
+} // namespace
+
+Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize, int numBlocks, StepInputs& in,
+                              int stateSlots) {
     if (blockSize <= 0) return invalidArgument("step: block size must be positive");
     const size_t n = batch.tokens.size(), nSeq = batch.blockTables.size();
     in.ids.resize(n);
@@ -52,6 +114,7 @@ Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize,
         in.info[2 * i + 1] = offset;
         if (t.wantLogits) in.wanted.push_back(int32_t(i));
     }
+    HEARTH_RETURN_IF_ERROR(fillStateInfo(batch, stateSlots, in));
     return StepShape{int64_t(n), int64_t(in.wanted.size()), tableLen};
 }
 

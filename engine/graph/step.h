@@ -19,9 +19,22 @@ struct BatchToken {
     bool wantLogits = false;
 };
 
+// A sequence's recurrent state for a step (models with recurrent layers): the slot its first
+// token of the step reads (-1: start from zeros, position 0), the slot the step leaves it in, and
+// snapshots to take on the way: (p, slot) stores the state after the first p tokens (after the
+// token at position p - 1, which must be in the step).
+struct SequenceState {
+    int32_t read = -1;
+    int32_t write = -1;
+    std::vector<std::pair<int32_t, int32_t>> snapshots;
+};
+
 struct Batch {
     std::vector<BatchToken> tokens;
     std::vector<std::span<const int32_t>> blockTables; // per sequence
+    // Per sequence, for models with recurrent layers (else empty): then every sequence's tokens
+    // are consecutive in the batch and in position order.
+    std::vector<SequenceState> states;
 };
 
 // What a step's graph depends on: the token count, how many rows want logits, and the length of
@@ -38,12 +51,16 @@ int64_t roundTableLength(int64_t len);
 
 struct StepInputs {
     std::vector<int32_t> ids, positions, slots, info, tables, wanted;
+    std::vector<int32_t> stateInfo; // [n][3] (see StepInput::StateInfo); empty without states
     std::vector<int32_t> seqOffsets; // scratch: where each sequence's table starts in `tables`
 };
 
 // Checks the batch (token ids in the vocabulary, known sequences, non-negative positions, every
 // position of each sequence up to its furthest one mapped by its table, block ids in the pool)
-// and fills `in` (reusing its memory). Returns the step's shape.
-Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize, int numBlocks, StepInputs& in);
+// and fills `in` (reusing its memory). With states (stateSlots > 0): every sequence has one, its
+// tokens are one run in position order, slots are in [0, stateSlots), no two sequences write one
+// slot, and snapshots fall inside the step. Returns the step's shape.
+Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize, int numBlocks, StepInputs& in,
+                              int stateSlots = 0);
 
 } // namespace hearth::graph

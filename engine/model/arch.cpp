@@ -18,6 +18,8 @@ constexpr Entry kArchitectures[] = {
     {"qwen2", loadQwen2},
     {"qwen3", loadQwen3},
     {"qwen3moe", loadQwen3Moe},
+    {"qwen35", loadQwen35},
+    {"qwen35moe", loadQwen35Moe},
     {"gemma3", loadGemma3},
     {"gemma4", loadGemma4},
     {"gpt-oss", loadGptOss},

@@ -24,6 +24,14 @@ struct LayerKv {
     int64_t vRow() const { return int64_t(nHeadKv) * headDimV; }
 };
 
+// One recurrent layer's per-sequence state, in F32 values per slot (0 and 0 for other layers):
+// the convolution window and the delta-net matrices.
+struct LayerState {
+    int64_t convRow = 0;
+    int64_t ssmRow = 0;
+    uint64_t bytes() const { return uint64_t(convRow + ssmRow) * 4; }
+};
+
 struct ModelDims {
     std::string archName;
     int nLayer = 0;
@@ -31,6 +39,18 @@ struct ModelDims {
     int nVocab = 0;
     int nCtxTrain = 0;
     std::vector<LayerKv> kv; // per layer
+    std::vector<LayerState> state; // per layer; empty for models without recurrent layers
+    bool recurrent() const {
+        for (const LayerState& s : state)
+            if (s.convRow + s.ssmRow > 0) return true;
+        return false;
+    }
+    // Bytes of one sequence's recurrent state over every layer.
+    uint64_t stateBytesPerSlot() const {
+        uint64_t b = 0;
+        for (const LayerState& s : state) b += s.bytes();
+        return b;
+    }
 };
 
 // How the K/V pools of a load are laid out: the graph's caches are [numBlocks * blockSize] rows.
@@ -41,6 +61,8 @@ struct KvSetup {
     // The longest sequence the load serves (the engine's context per sequence); 0 when not
     // given, and then a sequence may hold at most every slot of the pool.
     int64_t contextLength = 0;
+    // Recurrent models: slots of per-sequence state (live sequences and prefix snapshots).
+    int stateSlots = 0;
     int64_t slots() const { return int64_t(blockSize) * numBlocks; }
     int64_t sequenceLimit() const { return contextLength > 0 ? contextLength : slots(); }
 };

@@ -14,5 +14,9 @@ Result<std::unique_ptr<Architecture>> loadGemma4(const gguf::File& file); // gem
 Result<std::unique_ptr<Architecture>> loadGptOss(const gguf::File& file); // gpt_oss.cpp
 Result<std::unique_ptr<Architecture>> loadPhi3(const gguf::File& file);   // phi3.cpp
 Result<std::unique_ptr<Architecture>> loadMistral3(const gguf::File& file); // mistral3.cpp
+Result<std::unique_ptr<Architecture>> loadQwen35(const gguf::File& file);    // qwen35.cpp
+Result<std::unique_ptr<Architecture>> loadQwen35Moe(const gguf::File& file); // qwen35moe.cpp
+// The hybrid decoder both qwen35 files share (qwen35.cpp), with experts or without.
+Result<std::unique_ptr<Architecture>> loadQwen35Family(const gguf::File& file, bool experts);
 
 } // namespace hearth::model

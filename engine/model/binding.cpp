@@ -248,7 +248,12 @@ TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv
     auto opt = [&](int32_t index) { return index >= 0 ? g.weight(index) : graph::kNone; };
     const bool own = s.kvLayer < 0; // computes and caches its own K/V
     // q [n][nHead * D]; k [n][nHeadKv * D]; v [n][nHeadKv * Dv]
-    TensorId q = g.matMul(g.weight(w.wq), x), k = graph::kNone, v = graph::kNone;
+    TensorId q = g.matMul(g.weight(w.wq), x), k = graph::kNone, v = graph::kNone, gate = graph::kNone;
+    if (s.qGate) { // [n][nHead][2D] -> q [n][nHead·D] and gate [n][nHead·D]
+        const TensorId both = g.reshape(q, 2 * D, int64_t(s.nHead) * n);
+        gate = g.reshape(g.copy(g.columns(both, D, D)), int64_t(s.nHead) * D, n);
+        q = g.reshape(g.copy(g.columns(both, 0, D)), int64_t(s.nHead) * D, n);
+    }
     if (own) {
         k = g.matMul(g.weight(w.wk), x);
         v = w.wv >= 0 ? g.matMul(g.weight(w.wv), x) : k;
@@ -285,6 +290,7 @@ TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv
     ap.blockSize = kv.blockSize;
     TensorId att = g.attention(q, kCache, vCache, in.info, in.tables, opt(w.sinks), Dv, ap); // [n][nHead][Dv]
     att = g.reshape(att, int64_t(s.nHead) * Dv, n);
+    if (gate != graph::kNone) att = g.mul(att, g.sigmoid(gate));
     const TensorId out = g.matMul(g.weight(w.wo), att); // [n][E]
     return w.bo >= 0 ? g.add(out, g.weight(w.bo)) : out;
 }

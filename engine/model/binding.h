@@ -109,6 +109,9 @@ struct AttentionSpec {
     float softcap = 0.0f;   // attention logit soft-capping (0: none)
     bool vNorm = false;     // RMS-norm each V head (no weight) before caching it (gemma4)
     int kvLayer = -1;       // >= 0: no K/V of its own, attend over this layer's cache (gemma4's shared KV)
+    // q's projection gives per head D query values then D gate values; the attention output is
+    // multiplied by sigmoid(gate) before the output projection (qwen35's full-attention layers).
+    bool qGate = false;
 };
 
 // The spec of a decoder's attention from its hyper-parameters: its heads and sizes, RoPE over

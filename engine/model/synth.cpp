@@ -52,6 +52,12 @@ struct Shape {
     float outScale = 1.0f;
     int perLayerEmbd = 0, sharedKv = 0;
     bool doubleWide = false, vFromK = true;
+    // qwen35 / qwen35moe: linear-attention layers (all but every `windowPattern`-th) with a
+    // convolution of ssmConv, Hk = ssmHeadsK q/k heads and Hv = ssmHeadsV v heads of ssmHead;
+    // full-attention layers with gated q (2·nHead·headDim rows), RoPE over nRot dims in M-RoPE
+    // sections; with nExpert, a shared expert of nFfShared beside the experts.
+    bool qwen35 = false;
+    int ssmConv = 4, ssmHead = 0, ssmHeadsK = 0, ssmHeadsV = 0, nFfShared = 0;
 };
 
 const Shape kShapes[] = {
@@ -162,6 +168,33 @@ const Shape kShapes[] = {
      .ropeBase = 1000000.0f, .rmsEps = 1e-6f, .ctx = 262144, .tied = true, .qkvBias = false, .qkNorm = true,
      .llama3Rope = false, .writeHeadDims = true, .window = 1024, .windowPattern = 6, .finalSoftcap = 30.0f,
      .nExpert = 128, .nUsed = 8, .nFfExpert = 704, .gemma4 = true, .headDimFull = 512, .nHeadKvFull = 2},
+    {.name = "qwen35-tiny", .arch = "qwen35",
+     .description = "qwen35, 4 layers (3 gated delta-net, then full attention), 256 wide, 4/2 heads of 64 (RoPE "
+                    "on 16 dims), delta net 2 q/k and 4 v heads of 32, convolution 4",
+     .nLayer = 4, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 2, .headDim = 64, .ropeBase = 10000000.0f,
+     .rmsEps = 1e-6f, .ctx = 262144, .tied = false, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .windowPattern = 4, .nRot = 16, .qwen35 = true, .ssmHead = 32, .ssmHeadsK = 2,
+     .ssmHeadsV = 4},
+    {.name = "qwen35moe-tiny", .arch = "qwen35moe",
+     .description = "qwen35moe, 4 layers as qwen35-tiny, 8 experts of 128, 2 per token, and a shared expert of 256",
+     .nLayer = 4, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 2, .headDim = 64, .ropeBase = 10000000.0f,
+     .rmsEps = 1e-6f, .ctx = 262144, .tied = false, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .windowPattern = 4, .nExpert = 8, .nUsed = 2, .nFfExpert = 128, .nRot = 16,
+     .qwen35 = true, .ssmHead = 32, .ssmHeadsK = 2, .ssmHeadsV = 4, .nFfShared = 256},
+    {.name = "qwen35-2b", .arch = "qwen35",
+     .description = "Qwen3.5 2B shape: 24 layers (3:1 delta net / attention), 2048, 8/2 heads of 256 (RoPE on 64), "
+                    "delta net 16/16 heads of 128, tied",
+     .nLayer = 24, .nEmbd = 2048, .nFf = 6144, .nHead = 8, .nHeadKv = 2, .headDim = 256, .ropeBase = 10000000.0f,
+     .rmsEps = 1e-6f, .ctx = 262144, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .windowPattern = 4, .nRot = 64, .qwen35 = true, .ssmHead = 128, .ssmHeadsK = 16,
+     .ssmHeadsV = 16},
+    {.name = "qwen35-35b-a3b", .arch = "qwen35moe",
+     .description = "Qwen3.5-35B-A3B shape: 40 layers (3:1), 2048, 16/2 heads of 256, delta net 16/32 heads of 128, "
+                    "256 experts of 512, 8 per token, shared expert of 512",
+     .nLayer = 40, .nEmbd = 2048, .nFf = 512, .nHead = 16, .nHeadKv = 2, .headDim = 256, .ropeBase = 10000000.0f,
+     .rmsEps = 1e-6f, .ctx = 262144, .tied = false, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .windowPattern = 4, .nExpert = 256, .nUsed = 8, .nFfExpert = 512, .nRot = 64,
+     .qwen35 = true, .ssmHead = 128, .ssmHeadsK = 16, .ssmHeadsV = 32, .nFfShared = 512},
 };
 
 // gemma4: whether layer l of n is a full-attention layer (every `every`-th, and the last).
@@ -302,6 +335,59 @@ std::vector<TensorPlan> planGemma4(const Shape& s, int nVocab, std::vector<Tenso
     return t;
 }
 
+// qwen35's layers (after the embeddings and output norm already in t).
+std::vector<TensorPlan> planQwen35(const Shape& s, std::vector<TensorPlan> t) {
+    const uint64_t E = uint64_t(s.nEmbd), D = uint64_t(s.headDim), q = uint64_t(s.nHead) * D,
+                   kv = uint64_t(s.nHeadKv) * D, S = uint64_t(s.ssmHead), Hv = uint64_t(s.ssmHeadsV),
+                   C = (2 * uint64_t(s.ssmHeadsK) + Hv) * S;
+    for (int l = 0; l < s.nLayer; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        t.push_back({p + "attn_norm.weight", {E}, TensorPlan::Ones});
+        t.push_back({p + "post_attention_norm.weight", {E}, TensorPlan::Ones});
+        if ((l + 1) % s.windowPattern != 0) {
+            t.push_back({p + "attn_qkv.weight", {E, C}});
+            t.push_back({p + "attn_gate.weight", {E, Hv * S}});
+            // A convolution that mixes its window, decays between e^-0.1 and e^-3 per token
+            // (A = -exp(A_log) as the converter writes it), and betas around one half.
+            t.push_back({p + "ssm_conv1d.weight", {uint64_t(s.ssmConv), C}, TensorPlan::Random, {}, 0.4f});
+            std::vector<float> a, dt;
+            for (uint64_t h = 0; h < Hv; ++h) {
+                a.push_back(-0.15f - 0.6f * float(h % 5));
+                dt.push_back(0.1f * float(h % 3) - 0.1f);
+            }
+            t.push_back({p + "ssm_a", {Hv}, TensorPlan::Fixed, a});
+            t.push_back({p + "ssm_dt.bias", {Hv}, TensorPlan::Fixed, dt});
+            t.push_back({p + "ssm_beta.weight", {E, Hv}, TensorPlan::Random, {}, 0.06f});
+            t.push_back({p + "ssm_alpha.weight", {E, Hv}, TensorPlan::Random, {}, 0.06f});
+            t.push_back({p + "ssm_norm.weight", {S}, TensorPlan::Ones});
+            t.push_back({p + "ssm_out.weight", {Hv * S, E}});
+        } else {
+            t.push_back({p + "attn_q.weight", {E, 2 * q}});
+            t.push_back({p + "attn_k.weight", {E, kv}});
+            t.push_back({p + "attn_v.weight", {E, kv}});
+            t.push_back({p + "attn_q_norm.weight", {D}, TensorPlan::Ones});
+            t.push_back({p + "attn_k_norm.weight", {D}, TensorPlan::Ones});
+            t.push_back({p + "attn_output.weight", {q, E}});
+        }
+        if (s.nExpert > 0) {
+            const uint64_t n = uint64_t(s.nExpert), F = uint64_t(s.nFfExpert), Fs = uint64_t(s.nFfShared);
+            t.push_back({p + "ffn_gate_inp.weight", {E, n}, TensorPlan::Random, {}, 4.0f / std::sqrt(float(E))});
+            t.push_back({p + "ffn_gate_exps.weight", {E, F, n}});
+            t.push_back({p + "ffn_up_exps.weight", {E, F, n}});
+            t.push_back({p + "ffn_down_exps.weight", {F, E, n}});
+            t.push_back({p + "ffn_gate_inp_shexp.weight", {E}, TensorPlan::Random, {}, 0.1f});
+            t.push_back({p + "ffn_gate_shexp.weight", {E, Fs}});
+            t.push_back({p + "ffn_up_shexp.weight", {E, Fs}});
+            t.push_back({p + "ffn_down_shexp.weight", {Fs, E}});
+        } else {
+            t.push_back({p + "ffn_gate.weight", {E, uint64_t(s.nFf)}});
+            t.push_back({p + "ffn_up.weight", {E, uint64_t(s.nFf)}});
+            t.push_back({p + "ffn_down.weight", {uint64_t(s.nFf), E}});
+        }
+    }
+    return t;
+}
+
 std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
     std::vector<TensorPlan> t;
     const uint64_t E = uint64_t(s.nEmbd), q = uint64_t(s.nHead) * s.headDim,
@@ -318,6 +404,7 @@ std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
         t.push_back({"rope_factors_short.weight", {uint64_t(half)}, TensorPlan::Fixed, longRopeFactors(half, false)});
     }
     if (s.gemma4) return planGemma4(s, nVocab, t);
+    if (s.qwen35) return planQwen35(s, t);
     for (int l = 0; l < s.nLayer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
         t.push_back({p + "attn_norm.weight", {E}, TensorPlan::Ones});
@@ -493,6 +580,20 @@ Status synthesizeModel(const SynthOptions& o) {
             w.set(a + "feed_forward_length", gguf::Value::u32Array(ffs));
         }
         if (s.finalSoftcap > 0.0f) w.set(a + "final_logit_softcapping", gguf::Value::f32(s.finalSoftcap));
+    }
+    if (s.qwen35) {
+        // As the converter writes them: the delta net's sizes, the attention interval, M-RoPE
+        // sections over the rotated pairs (11:11:10 as in the real files, scaled).
+        const int pairs = s.nRot / 2, t = (pairs * 11 + 16) / 32, hh = (pairs * 11 + 16) / 32;
+        w.set(a + "ssm.conv_kernel", gguf::Value::u32(uint32_t(s.ssmConv)));
+        w.set(a + "ssm.state_size", gguf::Value::u32(uint32_t(s.ssmHead)));
+        w.set(a + "ssm.group_count", gguf::Value::u32(uint32_t(s.ssmHeadsK)));
+        w.set(a + "ssm.time_step_rank", gguf::Value::u32(uint32_t(s.ssmHeadsV)));
+        w.set(a + "ssm.inner_size", gguf::Value::u32(uint32_t(s.ssmHeadsV * s.ssmHead)));
+        w.set(a + "full_attention_interval", gguf::Value::u32(uint32_t(s.windowPattern)));
+        w.set(a + "rope.dimension_sections",
+              gguf::Value::u32Array({uint32_t(t), uint32_t(hh), uint32_t(pairs - t - hh), 0u}));
+        if (s.nExpert > 0) w.set(a + "expert_shared_feed_forward_length", gguf::Value::u32(uint32_t(s.nFfShared)));
     }
     for (const gguf::KeyValue& kv : vocab.metadata())
         if (kv.key.rfind("tokenizer.", 0) == 0) w.set(kv.key, kv.value);

@@ -152,6 +152,8 @@ Type chooseType(const Mix& mix, const TensorRole& role) {
     // Norms, biases (the experts' are 2-D), and the experts' routers (small, and their order
     // decides which experts run) stay F32.
     if (role.nDims < 2 || contains(n, "ffn_gate_inp.weight") || !n.ends_with(".weight")) return Type::F32;
+    // The delta net's convolution kernels ([C][4]) stay as they are, as llama.cpp keeps them.
+    if (contains(n, "ssm_conv1d")) return Type::F32;
     const std::string_view m = mix.name;
     const Type base = mix.baseType;
     if (base == Type::F32 || base == Type::F16 || base == Type::BF16) return base;

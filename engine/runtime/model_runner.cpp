@@ -27,6 +27,8 @@ struct ModelRunner::Dev {
     std::unique_ptr<backend::Device> device;
     std::unique_ptr<backend::KvPool> pool;
     std::vector<std::unique_ptr<backend::Buffer>> scratch; // shared by every plan's slots
+    // Recurrent layers' state pools held here, by (layer, value): persistent across steps.
+    std::map<std::pair<int32_t, bool>, std::unique_ptr<backend::Buffer>> states;
     uint64_t generation = 0;                                // bumped when a scratch buffer moves
     uint64_t weightBytes = 0, mappedBytes = 0;
 };
@@ -87,17 +89,18 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
     }
     if (gpu) {
         HEARTH_ASSIGN_OR_RETURN(auto dev, open(config.device, config.pool));
-        r->m_devices.push_back(Dev{std::move(dev), nullptr, {}, 0, 0, 0});
+        r->m_devices.push_back(Dev{std::move(dev), nullptr, {}, {}, 0, 0, 0});
         r->m_gpuLayers = config.gpuLayers < 0 ? nLayer : std::min(config.gpuLayers, nLayer);
     }
     HEARTH_ASSIGN_OR_RETURN(auto cpuDev, open(config.device == "ref" ? "ref" : "cpu", config.pool));
-    r->m_devices.push_back(Dev{std::move(cpuDev), nullptr, {}, 0, 0, 0});
+    r->m_devices.push_back(Dev{std::move(cpuDev), nullptr, {}, {}, 0, 0, 0});
     const int cpu = int(r->m_devices.size()) - 1;
 
     r->m_kv.type = kvElementType(config.kvType);
     r->m_kv.blockSize = std::max(1, config.blockSize);
     r->m_kv.numBlocks = std::max(1, config.numBlocks);
     r->m_kv.contextLength = std::max(0, config.contextLength);
+    r->m_kv.stateSlots = dims.recurrent() ? std::max(1, config.stateSlots) : 0;
 
     // Where each layer's K/V lives: on the GPU for its layers when it runs their K/V nodes.
     graph::Graph probeGraph = arch.buildGraph(kProbeShape, r->m_kv);
@@ -136,6 +139,26 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
         r->m_devices[d].pool = std::move(pool).value();
     }
 
+    // Recurrent state pools: each layer's on the device holding its memory (where its SsmConv and
+    // DeltaNet run), every slot of both of its states.
+    for (int l = 0; l < nLayer && r->m_kv.stateSlots > 0; ++l) {
+        const model::LayerState& st = dims.state[size_t(l)];
+        for (const bool value : {false, true}) {
+            const int64_t row = value ? st.ssmRow : st.convRow;
+            if (row <= 0) continue;
+            Dev& dev = r->m_devices[size_t(r->m_kvDevice[size_t(l)])];
+            const uint64_t bytes = uint64_t(row) * 4 * uint64_t(r->m_kv.stateSlots);
+            const uint64_t limit = dev.device->info().maxBindRange;
+            if (limit > 0 && bytes > limit)
+                return outOfMemory("the recurrent state of layer " + std::to_string(l) + " (" +
+                                         std::to_string(r->m_kv.stateSlots) + " slots, " + std::to_string(bytes >> 20) +
+                                         " MiB) exceeds what one binding of " + dev.device->info().id + " addresses");
+            auto buffer = dev.device->allocate(bytes);
+            if (!buffer) return buffer.status().withContext("recurrent state on " + dev.device->info().id);
+            dev.states[{l, value}] = std::move(buffer).value();
+        }
+    }
+
     // Weights: each device loads what its nodes read (the GPU first: the CPU may release pages).
     r->m_devices[size_t(cpu)].device->setFileReader(arch.reader());
     for (size_t d = 0; d < r->m_devices.size(); ++d) {
@@ -163,6 +186,13 @@ Status ModelRunner::copyBlock(int32_t src, int32_t dst) {
     return Status::ok();
 }
 
+uint64_t ModelRunner::stateBytes() const {
+    uint64_t total = 0;
+    for (const Dev& d : m_devices)
+        for (const auto& [key, buffer] : d.states) total += buffer->size();
+    return total;
+}
+
 uint64_t ModelRunner::kvBytes() const {
     uint64_t total = 0;
     for (const Dev& d : m_devices)
@@ -178,6 +208,7 @@ std::vector<DeviceMemory> ModelRunner::memory() const {
         m.weightBytes = d.weightBytes;
         m.mappedBytes = d.mappedBytes;
         m.kvBytes = d.pool ? d.pool->bytes() : 0;
+        for (const auto& [key, buffer] : d.states) m.stateBytes += buffer->size();
         for (const auto& b : d.scratch) m.activationBytes += b ? b->size() : 0;
         out.push_back(m);
     }
@@ -230,6 +261,12 @@ Status ModelRunner::compilePlan(Plan& plan) {
         const auto& slots = step.slotOf[size_t(seg.device)];
         for (size_t t = 0; t < slots.size(); ++t)
             if (slots[t] >= 0) spec.bindings[t] = {dev.scratch[size_t(slots[t])].get(), 0};
+        for (size_t t = 0; t < step.graph.tensors().size(); ++t) {
+            const Tensor& tensor = step.graph.tensors()[t];
+            if (tensor.kind != TensorKind::State) continue;
+            const auto it = dev.states.find({tensor.layer, tensor.value});
+            if (it != dev.states.end()) spec.bindings[t] = {it->second.get(), 0};
+        }
         plan.programs[k].reset();
         auto program = dev.device->compile(spec);
         if (!program) return program.status().withContext("compiling a step for " + dev.device->info().id);
@@ -244,7 +281,8 @@ Status ModelRunner::forward(const graph::Batch& batch, std::vector<float>& logit
     if (batch.tokens.empty()) return Status::ok();
     const model::ModelDims& dims = m_arch->dims();
     HEARTH_ASSIGN_OR_RETURN(const graph::StepShape shape,
-                            graph::prepareStep(batch, dims.nVocab, m_kv.blockSize, m_kv.numBlocks, m_inputs));
+                            graph::prepareStep(batch, dims.nVocab, m_kv.blockSize, m_kv.numBlocks, m_inputs,
+                                                               m_kv.stateSlots));
     HEARTH_ASSIGN_OR_RETURN(std::shared_ptr<Plan> plan, planFor(shape));
     bool stale = false;
     for (size_t d = 0; d < m_devices.size(); ++d) stale = stale || plan->compiledAt[d] != m_devices[d].generation;
@@ -265,6 +303,7 @@ Status ModelRunner::forward(const graph::Batch& batch, std::vector<float>& logit
             case graph::StepInput::AttnInfo: v = &m_inputs.info; break;
             case graph::StepInput::BlockTables: v = &m_inputs.tables; break;
             case graph::StepInput::WantedRows: v = &m_inputs.wanted; break;
+            case graph::StepInput::StateInfo: v = &m_inputs.stateInfo; break;
             }
             const uint64_t bytes = std::min<uint64_t>(g.tensor(t).bytes(), v->size() * 4);
             HEARTH_RETURN_IF_ERROR(bufferOf(int(d), t)->write(0, v->data(), bytes));

@@ -30,6 +30,7 @@ struct RunnerConfig {
     int blockSize = 16;
     int numBlocks = 0;           // wanted; a GPU may hold fewer (numBlocks() says)
     int contextLength = 0;       // per sequence (model::KvSetup::contextLength); 0: not given
+    int stateSlots = 0;          // recurrent models: per-sequence state slots (model::KvSetup::stateSlots)
     cpu::ThreadPool* pool = nullptr;
     // Opens devices by id (tests substitute one); defaults to backend::openDevice.
     std::function<Result<std::unique_ptr<backend::Device>>(const std::string&, cpu::ThreadPool*)> open;
@@ -41,6 +42,7 @@ struct DeviceMemory {
     uint64_t weightBytes = 0;     // uploaded or repacked weights (beyond the file's mapping)
     uint64_t mappedBytes = 0;     // weights read in place from the file's mapping (CPU)
     uint64_t kvBytes = 0;
+    uint64_t stateBytes = 0;      // recurrent layers' per-sequence state pools
     uint64_t activationBytes = 0; // step buffers allocated so far
 };
 
@@ -58,6 +60,8 @@ public:
     int gpuLayers() const { return m_gpuLayers; }
     const std::string& deviceId() const;          // the first device: the GPU, else "cpu"/"ref"
     uint64_t kvBytes() const;
+    int stateSlots() const { return m_kv.stateSlots; }
+    uint64_t stateBytes() const;
     std::vector<DeviceMemory> memory() const;
     // "op@layer" of the nodes the GPU does not run and the CPU does instead.
     const std::vector<std::string>& fallbacks() const { return m_fallbacks; }

@@ -15,10 +15,20 @@ using graph::TensorKind;
 
 namespace {
 
-// The layer whose K/V a KvWrite or Attention node touches.
-int kvLayerOf(const graph::Graph& g, const Node& n) { return g.tensor(n.src[n.op == Op::KvWrite ? 0 : 1]).layer; }
+// The layer whose K/V (or recurrent state) a KvWrite, Attention, SsmConv or DeltaNet node touches.
+int kvLayerOf(const graph::Graph& g, const Node& n) {
+    switch (n.op) {
+    case Op::KvWrite: return g.tensor(n.src[0]).layer;
+    case Op::SsmConv: return g.tensor(n.src[2]).layer;
+    case Op::DeltaNet: return g.tensor(n.src[3]).layer;
+    default: return g.tensor(n.src[1]).layer;
+    }
+}
 
-bool touchesKv(const Node& n) { return n.op == Op::KvWrite || n.op == Op::Attention; }
+// Nodes that must run where their layer's per-sequence memory is.
+bool touchesKv(const Node& n) {
+    return n.op == Op::KvWrite || n.op == Op::Attention || n.op == Op::SsmConv || n.op == Op::DeltaNet;
+}
 
 struct Need {
     int start = 0, end = 0;

@@ -32,8 +32,25 @@ struct LoadOptions {
     int blockSize = 16;
     int gpuLayers = -1;
     int contextLength = 0; // per sequence (RunnerConfig::contextLength); 0: not given
+    int stateSlots = 4;    // recurrent models' state slots (RunnerConfig::stateSlots)
     cpu::ThreadPool* pool = nullptr;
 };
+
+// Gives a batch's sequences the recurrent state a runner with state slots needs: sequence s in
+// slot s, starting empty when its first token is at position 0, else continuing.
+inline void addStates(graph::Batch& batch, const runtime::ModelRunner& runner) {
+    batch.states.clear();
+    if (runner.stateSlots() == 0) return;
+    for (size_t s = 0; s < batch.blockTables.size(); ++s) {
+        int32_t first = -1;
+        for (const graph::BatchToken& t : batch.tokens)
+            if (t.seq == int(s)) {
+                first = t.pos;
+                break;
+            }
+        batch.states.push_back({first == 0 ? -1 : int32_t(s), int32_t(s), {}});
+    }
+}
 
 // The model at `path` on options.device; the error is the status's text.
 inline Result<std::unique_ptr<LoadedModel>> loadModel(const std::string& path, const LoadOptions& o) {
@@ -48,6 +65,7 @@ inline Result<std::unique_ptr<LoadedModel>> loadModel(const std::string& path, c
     rc.blockSize = o.blockSize;
     rc.numBlocks = o.numBlocks;
     rc.contextLength = o.contextLength;
+    rc.stateSlots = o.stateSlots;
     rc.pool = o.pool;
     HEARTH_ASSIGN_OR_RETURN(m->runner, runtime::ModelRunner::create(*m->arch, rc));
     return m;
@@ -97,6 +115,7 @@ inline Comparison compareWithReference(const std::string& path, const LoadOption
         for (int p = a0; p < b0; ++p) batch.tokens.push_back({t0[size_t(p)], p, 0, allLogits || p == b0 - 1});
         for (int p = a1; p < b1; ++p) batch.tokens.push_back({t1[size_t(p)], p, 1, allLogits || p == b1 - 1});
         std::vector<float> expected, got;
+        addStates(batch, *(*ref)->runner);
         Status s = (*ref)->runner->forward(batch, expected);
         if (!s.isOk()) return c.error = "reference: " + s.toString(), c;
         s = (*ours)->runner->forward(batch, got);
@@ -128,6 +147,7 @@ inline Greedy greedy(LoadedModel& m, const std::vector<int32_t>& prompt, int ste
         for (int p = computed; p < int(tokens.size()); ++p)
             batch.tokens.push_back({tokens[size_t(p)], p, 0, p == int(tokens.size()) - 1});
         computed = int(tokens.size());
+        addStates(batch, *m.runner);
         std::vector<float> logits;
         const Status s = m.runner->forward(batch, logits);
         if (!s.isOk()) return g.error = s.toString(), g;

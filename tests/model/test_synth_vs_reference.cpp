@@ -59,15 +59,19 @@ std::vector<float> evaluate(const std::string& path, const std::vector<int32_t>&
     graph::Batch batch;
     batch.blockTables.emplace_back(table);
     for (size_t i = 0; i < ids.size(); ++i) batch.tokens.push_back({ids[i], int32_t(i), 0, true});
+    test::addStates(batch, *(*m)->runner);
     std::vector<float> ours;
     const Status s = (*m)->runner->forward(batch, ours);
     if (!s.isOk()) qWarning("%s", s.toString().c_str());
     return s.isOk() ? ours : std::vector<float>{};
 }
 
-// The layers a row keeps: 2, but all 4 of gemma4-e-tiny (a cut has no shared-KV layers).
+// The layers a row keeps: 2, but all 4 of gemma4-e-tiny (a cut has no shared-KV layers) and of
+// the qwen35 presets (three delta-net layers, then the full-attention one).
 QString layersOf(const QString& preset) {
-    return preset == QStringLiteral("gemma4-e-tiny") ? QStringLiteral("4") : QStringLiteral("2");
+    return preset == QStringLiteral("gemma4-e-tiny") || preset.startsWith(QStringLiteral("qwen35"))
+               ? QStringLiteral("4")
+               : QStringLiteral("2");
 }
 
 } // namespace
@@ -173,6 +177,12 @@ private Q_SLOTS:
         QTest::newRow("gemma4-moe-tiny Q8_0") << QStringLiteral("gemma4-moe-tiny") << QStringLiteral("Q8_0") << spm;
         QTest::newRow("gemma4-e-tiny F32") << QStringLiteral("gemma4-e-tiny") << QStringLiteral("F32") << spm;
         QTest::newRow("gemma4-e-tiny Q8_0") << QStringLiteral("gemma4-e-tiny") << QStringLiteral("Q8_0") << spm;
+        // qwen35: three gated delta-net layers (2 q/k heads, 4 v heads) and a gated full-attention
+        // layer with M-RoPE sections; qwen35moe adds experts and the gated shared expert.
+        QTest::newRow("qwen35-tiny F32") << QStringLiteral("qwen35-tiny") << QStringLiteral("F32") << qwen;
+        QTest::newRow("qwen35-tiny Q8_0") << QStringLiteral("qwen35-tiny") << QStringLiteral("Q8_0") << qwen;
+        QTest::newRow("qwen35moe-tiny F32") << QStringLiteral("qwen35moe-tiny") << QStringLiteral("F32") << qwen;
+        QTest::newRow("qwen35moe-tiny Q4_K_M") << QStringLiteral("qwen35moe-tiny") << QStringLiteral("Q4_K_M") << qwen;
     }
     void agreesWithReference() {
         QFETCH(QString, preset);

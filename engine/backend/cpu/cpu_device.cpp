@@ -165,6 +165,7 @@ Status HostTensors::resolve(const backend::ProgramSpec& spec, const CpuWeights& 
             break;
         case graph::TensorKind::KvCache: break;
         case graph::TensorKind::Input:
+        case graph::TensorKind::State:
         case graph::TensorKind::Activation: {
             if (size_t(r) >= spec.bindings.size()) break;
             const backend::Binding& b = spec.bindings[size_t(r)];

@@ -2,6 +2,7 @@
 // graph builder allows, double accumulation where sums are long, K/V read back as stored. Slow
 // and obviously right; `hearth-cli selftest` and the forward tests hold every device to it.
 #include "backend/cpu/cpu_device.h"
+#include "backend/cpu/recurrent_ops.h"
 #include "backend/cpu/ref_ops.h"
 #include "backend/cpu/rope_math.h"
 
@@ -323,6 +324,40 @@ Status runReferenceNode(const HostTensors& h, const Node& n) {
                 for (int64_t e = 0; e < k; ++e) acc += double(w[t * k + e]) * double(y[(t * k + e) * J + j]);
                 o[t * J + j] = float(acc);
             }
+        return Status::ok();
+    }
+    case Op::Sigmoid: return unary([](float v) { return float(1.0 / (1.0 + std::exp(-double(v)))); });
+    case Op::Softplus: return unary([](float v) { return float(v > 20.0f ? double(v) : std::log1p(std::exp(double(v)))); });
+    case Op::RmsNormGated: {
+        const float *x = src(0), *w = src(1), *z = src(2);
+        float* o = h.f(n.out);
+        for (int64_t r = 0; r < rows; ++r) {
+            ref::rmsNorm(x + r * width, w, o + r * width, width, n.eps);
+            for (int64_t i = 0; i < width; ++i) {
+                const double zv = z[r * width + i];
+                o[r * width + i] = float(double(o[r * width + i]) * zv / (1.0 + std::exp(-zv)));
+            }
+        }
+        return Status::ok();
+    }
+    case Op::SsmConv:
+    case Op::DeltaNet: {
+        const bool conv = n.op == Op::SsmConv;
+        const Tensor& S = h.t(n.src[conv ? 2 : 3]);
+        const Tensor& I = h.t(n.src[conv ? 3 : 4]);
+        const int32_t* info = h.i(n.src[conv ? 3 : 4]);
+        for (int64_t t = 0; t < I.ne[1]; ++t)
+            for (int c = 0; c < 3; ++c)
+                if (info[3 * t + c] < (c == 1 ? 0 : -1) || info[3 * t + c] >= S.ne[1])
+                    return outOfRange(std::string(graph::opName(n.op)) + ": state slot " + std::to_string(info[3 * t + c]) +
+                                      " outside [0, " + std::to_string(S.ne[1]) + ")");
+        if (conv) {
+            const Tensor& X = h.t(n.src[0]);
+            ref::ssmConv(src(0), src(1), h.f(n.src[2]), info, h.f(n.out), X.ne[1], X.ne[0], h.t(n.src[1]).ne[0]);
+        } else {
+            const int64_t Sz = out.ne[0], Hv = out.ne[1];
+            ref::deltaNet(src(0), src(1), src(2), h.f(n.src[3]), info, h.f(n.out), out.ne[2], n.k, Hv, Sz, n.eps);
+        }
         return Status::ok();
     }
     }

@@ -1,0 +1,314 @@
+// Qwen3.5 (qwen35: 0.8B-27B dense; qwen35moe: 35B-A3B and larger with experts): a hybrid decoder.
+// Three of every four layers (per attention.recurrent_layers, else all but each
+// full_attention_interval-th) are linear attention: a gated delta net whose q/k/v pass a short
+// causal convolution, with a recurrent state per sequence (the convolution window and one
+// [S][S] matrix per value head) instead of K/V. The others are full attention with per-head q/k
+// norms, partial NeoX RoPE (interleaved M-RoPE sections; text positions make it plain RoPE but
+// for dims of the fourth section, which stay unrotated) and an output gated by sigmoid of a
+// second half of q's projection. Every layer: x += mixer(norm(x)); x += ffn(post_norm(x)), the
+// ffn SwiGLU, or (qwen35moe) softmax-routed experts plus a sigmoid-gated shared expert.
+// Multi-token-prediction layers after block_count - nextn_predict_layers are checked and left
+// out of plain decoding. As llama.cpp reads these files (src/models/qwen35.cpp, qwen35moe.cpp).
+#include "model/architectures.h"
+#include "model/binding.h"
+#include "model/moe.h"
+
+#include <cmath>
+#include <limits>
+
+namespace hearth::model {
+
+namespace {
+
+struct SsmHParams {
+    int convKernel = 0; // K
+    int headSize = 0;   // S (ssm.state_size): q/k/v head size
+    int nHeadV = 0;     // Hv (ssm.time_step_rank)
+    int nHeadK = 0;     // Hk (ssm.group_count)
+    int64_t channels() const { return int64_t(2 * nHeadK + nHeadV) * headSize; }
+};
+
+struct Layer {
+    bool recurrent = false;
+    int32_t attnNorm = -1, postNorm = -1;
+    // Linear attention.
+    int32_t qkv = -1, z = -1, conv = -1, dtBias = -1, a = -1, beta = -1, alpha = -1, ssmNorm = -1, ssmOut = -1;
+    // Full attention.
+    AttentionWeights attn;
+    // Feed-forward: dense, or experts with a shared expert.
+    int32_t gate = -1, up = -1, down = -1;
+    MoeWeights experts;
+    int32_t sharedGateInp = -1, sharedGate = -1, sharedUp = -1, sharedDown = -1;
+};
+
+class Qwen35 final : public Architecture {
+public:
+    explicit Qwen35(bool moe) : m_moeArch(moe) {}
+
+    Status bind(const gguf::File& f) {
+        const std::string arch = m_moeArch ? "qwen35moe" : "qwen35";
+        Binder b(f, arch, m_weights, m_copies);
+        HEARTH_ASSIGN_OR_RETURN(DecoderHParams hp, readDecoderHParams(b, !m_moeArch));
+        HEARTH_ASSIGN_OR_RETURN(const int nextn, b.integer("nextn_predict_layers", 0));
+        if (nextn < 0 || nextn >= hp.nLayer)
+            return invalidFormat(arch + ".nextn_predict_layers " + std::to_string(nextn) + " leaves no layer of " +
+                                 std::to_string(hp.nLayer));
+        const int nAll = hp.nLayer;
+        hp.nLayer = nAll - nextn;
+        m_hp = hp;
+        HEARTH_RETURN_IF_ERROR(readSsm(b));
+        HEARTH_ASSIGN_OR_RETURN(const std::vector<bool> recurrent, readRecurrentLayers(b, nAll, hp.nLayer));
+        if (m_moeArch) {
+            HEARTH_ASSIGN_OR_RETURN(m_moe, readMoeHParams(b, hp.nFf));
+            HEARTH_ASSIGN_OR_RETURN(m_nFfShared, b.integer("expert_shared_feed_forward_length", hp.nFf));
+            if (m_nFfShared < 1) return invalidFormat(arch + ".expert_shared_feed_forward_length must be positive");
+        }
+
+        m_spec = attentionSpec(hp);
+        m_spec.rope.neox = true;
+        m_spec.qGate = true;
+        m_spec.normEps = hp.normEps;
+        HEARTH_ASSIGN_OR_RETURN(m_spec.rope, readRopeScaling(b, hp, m_spec.rope));
+        HEARTH_ASSIGN_OR_RETURN(const int32_t ropeFactors, sectionFactors(b, hp.nRot));
+
+        const int64_t E = hp.nEmbd, nVocab = hp.nVocab, D = hp.headDim;
+        const int64_t qDim = int64_t(hp.nHead) * D, kvDim = int64_t(hp.nHeadKv) * D;
+        const int64_t C = m_ssm.channels(), V = int64_t(m_ssm.nHeadV) * m_ssm.headSize, K = m_ssm.convKernel;
+        HEARTH_ASSIGN_OR_RETURN(m_tokenEmbedding, b.matrix("token_embd.weight", E, nVocab, -1));
+        HEARTH_ASSIGN_OR_RETURN(m_outputNorm, b.vector("output_norm.weight", E, hp.nLayer));
+        m_output = m_tokenEmbedding;
+        if (b.hasTensor("output.weight")) {
+            HEARTH_ASSIGN_OR_RETURN(m_output, b.matrix("output.weight", E, nVocab, hp.nLayer));
+        }
+        m_dims = decoderDims(arch, hp);
+        m_dims.state.assign(size_t(hp.nLayer), LayerState{});
+        m_layers.resize(size_t(hp.nLayer));
+        for (int l = 0; l < hp.nLayer; ++l) {
+            Layer& Y = m_layers[size_t(l)];
+            const std::string p = "blk." + std::to_string(l) + ".";
+            Y.recurrent = recurrent[size_t(l)];
+            HEARTH_ASSIGN_OR_RETURN(Y.attnNorm, b.vector(p + "attn_norm.weight", E, l));
+            HEARTH_ASSIGN_OR_RETURN(Y.postNorm, b.vector(p + "post_attention_norm.weight", E, l));
+            if (Y.recurrent) {
+                m_dims.kv[size_t(l)] = LayerKv{0, 0, 0};
+                m_dims.state[size_t(l)] = LayerState{(K - 1) * C, int64_t(m_ssm.nHeadV) * m_ssm.headSize * m_ssm.headSize};
+                const int64_t Hv = m_ssm.nHeadV;
+                HEARTH_ASSIGN_OR_RETURN(Y.qkv, b.matrix(p + "attn_qkv.weight", E, C, l));
+                HEARTH_ASSIGN_OR_RETURN(Y.z, b.matrix(p + "attn_gate.weight", E, V, l));
+                HEARTH_ASSIGN_OR_RETURN(Y.conv, convWeight(b, p + "ssm_conv1d.weight", K, C, l));
+                HEARTH_ASSIGN_OR_RETURN(Y.dtBias, b.vector(p + "ssm_dt.bias", Hv, l));
+                HEARTH_ASSIGN_OR_RETURN(Y.a, b.vector(p + "ssm_a", Hv, l));
+                HEARTH_ASSIGN_OR_RETURN(Y.beta, b.matrix(p + "ssm_beta.weight", E, Hv, l));
+                HEARTH_ASSIGN_OR_RETURN(Y.alpha, b.matrix(p + "ssm_alpha.weight", E, Hv, l));
+                HEARTH_ASSIGN_OR_RETURN(Y.ssmNorm, b.vector(p + "ssm_norm.weight", m_ssm.headSize, l));
+                HEARTH_ASSIGN_OR_RETURN(Y.ssmOut, b.matrix(p + "ssm_out.weight", V, E, l));
+            } else {
+                if (b.hasTensor(p + "attn_qkv.weight")) {
+                    HEARTH_ASSIGN_OR_RETURN(const std::vector<int32_t> parts,
+                                            b.matrixParts(p + "attn_qkv.weight", E, {2 * qDim, kvDim, kvDim}, l));
+                    Y.attn.wq = parts[0];
+                    Y.attn.wk = parts[1];
+                    Y.attn.wv = parts[2];
+                } else {
+                    HEARTH_ASSIGN_OR_RETURN(Y.attn.wq, b.matrix(p + "attn_q.weight", E, 2 * qDim, l));
+                    HEARTH_ASSIGN_OR_RETURN(Y.attn.wk, b.matrix(p + "attn_k.weight", E, kvDim, l));
+                    HEARTH_ASSIGN_OR_RETURN(Y.attn.wv, b.matrix(p + "attn_v.weight", E, kvDim, l));
+                }
+                HEARTH_ASSIGN_OR_RETURN(Y.attn.wo, b.matrix(p + "attn_output.weight", qDim, E, l));
+                HEARTH_ASSIGN_OR_RETURN(Y.attn.qNorm, b.vector(p + "attn_q_norm.weight", D, l));
+                HEARTH_ASSIGN_OR_RETURN(Y.attn.kNorm, b.vector(p + "attn_k_norm.weight", D, l));
+                Y.attn.ropeFactors = ropeFactors;
+            }
+            HEARTH_RETURN_IF_ERROR(bindFeedForward(b, p, l, Y));
+        }
+        // The MTP layers: present as the file says (the speculative decoder will run them).
+        for (int l = hp.nLayer; l < nAll; ++l) {
+            const std::string name = "blk." + std::to_string(l) + ".nextn.eh_proj.weight";
+            const gguf::TensorInfo* t = f.findTensor(name);
+            if (!t || t->nDims != 2 || int64_t(t->ne[0]) != 2 * E || int64_t(t->ne[1]) != E)
+                return invalidFormat("multi-token-prediction layer " + std::to_string(l) + " lacks '" + name +
+                                     "' of [" + std::to_string(E) + "][" + std::to_string(2 * E) + "]");
+        }
+        m_nextn = nextn;
+        return Status::ok();
+    }
+
+    void build(graph::Graph& g, const graph::StepShape& shape, const KvSetup& kv) const override {
+        const StepTensors in = stepTensors(g, shape);
+        const graph::TensorId stateInfo = g.input(graph::StepInput::StateInfo, 3, shape.tokens);
+        graph::TensorId x = g.getRows(g.weight(m_tokenEmbedding), in.ids); // [n][E]
+        for (int l = 0; l < m_hp.nLayer; ++l) {
+            g.setLayer(l);
+            const Layer& Y = m_layers[size_t(l)];
+            const graph::TensorId h = g.rmsNorm(x, g.weight(Y.attnNorm), m_hp.normEps);
+            const graph::TensorId mixed = Y.recurrent ? linearAttention(g, in, kv, stateInfo, l, h)
+                                                      : selfAttention(g, in, kv, l, h, Y.attn, m_spec);
+            x = g.add(x, mixed);
+            x = g.add(x, feedForward(g, Y, g.rmsNorm(x, g.weight(Y.postNorm), m_hp.normEps)));
+        }
+        g.setLayer(m_hp.nLayer);
+        logitsHead(g, in, x, m_outputNorm, m_output, m_hp.normEps);
+    }
+
+private:
+    Status readSsm(const Binder& b) {
+        HEARTH_ASSIGN_OR_RETURN(m_ssm.convKernel, b.integer("ssm.conv_kernel"));
+        HEARTH_ASSIGN_OR_RETURN(const int inner, b.integer("ssm.inner_size"));
+        HEARTH_ASSIGN_OR_RETURN(m_ssm.headSize, b.integer("ssm.state_size"));
+        HEARTH_ASSIGN_OR_RETURN(m_ssm.nHeadV, b.integer("ssm.time_step_rank"));
+        HEARTH_ASSIGN_OR_RETURN(m_ssm.nHeadK, b.integer("ssm.group_count"));
+        const SsmHParams& s = m_ssm;
+        const std::string sizes = "ssm sizes (conv_kernel " + std::to_string(s.convKernel) + ", inner_size " +
+                                  std::to_string(inner) + ", state_size " + std::to_string(s.headSize) +
+                                  ", time_step_rank " + std::to_string(s.nHeadV) + ", group_count " +
+                                  std::to_string(s.nHeadK) + ")";
+        if (s.convKernel < 2 || s.convKernel > 16 || s.headSize < 1 || s.headSize > 1024 || s.nHeadV < 1 ||
+            s.nHeadK < 1 || s.nHeadV > 4096)
+            return invalidFormat(b.arch() + ": implausible " + sizes);
+        if (int64_t(s.nHeadV) * s.headSize != inner || s.nHeadV % s.nHeadK != 0)
+            return invalidFormat(b.arch() + ": inconsistent " + sizes +
+                                 ": inner_size must be time_step_rank × state_size and time_step_rank a multiple of group_count");
+        return Status::ok();
+    }
+
+    // Which of the nAll layers are linear attention (the MTP layers after nLayer never are).
+    static Result<std::vector<bool>> readRecurrentLayers(const Binder& b, int nAll, int nLayer) {
+        std::vector<bool> out(size_t(nAll), false);
+        const std::string key = b.arch() + ".attention.recurrent_layers";
+        if (const gguf::Value* v = b.file().find(key)) {
+            const std::optional<std::vector<uint64_t>> values = v->isArray() ? v->asUIntArray() : std::nullopt;
+            if (!values || values->size() != size_t(nAll))
+                return invalidFormat(key + " must hold one flag per layer (" + std::to_string(nAll) + "), it holds " +
+                                     std::to_string(v->isArray() ? v->arraySize() : 1));
+            for (int l = 0; l < nLayer; ++l) out[size_t(l)] = (*values)[size_t(l)] != 0;
+        } else {
+            HEARTH_ASSIGN_OR_RETURN(const int every, b.integer("full_attention_interval", 4));
+            if (every < 1) return invalidFormat(b.arch() + ".full_attention_interval must be positive");
+            for (int l = 0; l < nLayer; ++l) out[size_t(l)] = (l + 1) % every != 0;
+        }
+        return out;
+    }
+
+    // rope.dimension_sections (interleaved M-RoPE): with a text position in the first three
+    // sections and 0 in the fourth, pairs of the fourth stay unrotated: frequency factor +inf.
+    // -1 when every pair rotates.
+    Result<int32_t> sectionFactors(const Binder& b, int nRot) {
+        const gguf::Value* v = b.file().find(b.arch() + ".rope.dimension_sections");
+        if (!v) return -1;
+        const std::optional<std::vector<uint64_t>> sec = v->isArray() ? v->asUIntArray() : std::nullopt;
+        if (!sec || sec->empty() || sec->size() > 4)
+            return invalidFormat(b.arch() + ".rope.dimension_sections must be an array of up to 4 counts");
+        uint64_t s[4] = {0, 0, 0, 0}, total = 0;
+        for (size_t i = 0; i < sec->size(); ++i) {
+            if ((*sec)[i] > 4096) return invalidFormat(b.arch() + ".rope.dimension_sections holds an implausible count");
+            s[i] = (*sec)[i];
+            total += s[i];
+        }
+        if (total == 0) return -1;
+        std::vector<float> factors(size_t(nRot / 2), 1.0f);
+        bool any = false;
+        for (int i = 0; i < nRot / 2; ++i) {
+            const uint64_t sector = uint64_t(i) % total;
+            const bool text = (sector % 3 == 0 && sector < 3 * s[0]) || (sector % 3 == 1 && sector < 3 * s[1]) ||
+                              (sector % 3 == 2 && sector < 3 * s[2]);
+            if (!text) {
+                factors[size_t(i)] = std::numeric_limits<float>::infinity();
+                any = true;
+            }
+        }
+        if (!any) return -1;
+        m_copies.push_back(std::move(factors));
+        graph::Weight w;
+        w.name = "rope_sections.factors";
+        w.type = quant::Type::F32;
+        w.ne = {nRot / 2, 1, 1, 1};
+        w.data = reinterpret_cast<const uint8_t*>(m_copies.back().data());
+        w.rowBytes = uint64_t(nRot / 2) * 4;
+        m_weights.push_back(std::move(w));
+        return int32_t(m_weights.size() - 1);
+    }
+
+    // The convolution kernel [C][K] as F32 (F16 and BF16 files are converted once).
+    Result<int32_t> convWeight(Binder& b, const std::string& name, int64_t K, int64_t C, int32_t layer) {
+        HEARTH_ASSIGN_OR_RETURN(const int32_t index, b.matrix(name, K, C, layer));
+        graph::Weight& w = m_weights[size_t(index)];
+        if (w.type == quant::Type::F32) return index;
+        std::vector<float> values(size_t(K * C));
+        for (int64_t c = 0; c < C; ++c)
+            HEARTH_RETURN_IF_ERROR(quant::dequantizeRow(w.type, w.data + uint64_t(c) * w.rowBytes, values.data() + c * K, K));
+        m_copies.push_back(std::move(values));
+        w.type = quant::Type::F32;
+        w.data = reinterpret_cast<const uint8_t*>(m_copies.back().data());
+        w.rowBytes = uint64_t(K) * 4;
+        return index;
+    }
+
+    Status bindFeedForward(Binder& b, const std::string& p, int l, Layer& Y) {
+        const int64_t E = m_hp.nEmbd;
+        if (!m_moeArch) {
+            const int64_t F = m_hp.nFf;
+            HEARTH_ASSIGN_OR_RETURN(Y.gate, b.matrix(p + "ffn_gate.weight", E, F, l));
+            HEARTH_ASSIGN_OR_RETURN(Y.up, b.matrix(p + "ffn_up.weight", E, F, l));
+            HEARTH_ASSIGN_OR_RETURN(Y.down, b.matrix(p + "ffn_down.weight", F, E, l));
+            return Status::ok();
+        }
+        HEARTH_ASSIGN_OR_RETURN(Y.experts, bindExperts(b, l, E, m_moe));
+        const int64_t Fs = m_nFfShared;
+        HEARTH_ASSIGN_OR_RETURN(Y.sharedGateInp, b.vector(p + "ffn_gate_inp_shexp.weight", E, l));
+        HEARTH_ASSIGN_OR_RETURN(Y.sharedGate, b.matrix(p + "ffn_gate_shexp.weight", E, Fs, l));
+        HEARTH_ASSIGN_OR_RETURN(Y.sharedUp, b.matrix(p + "ffn_up_shexp.weight", E, Fs, l));
+        HEARTH_ASSIGN_OR_RETURN(Y.sharedDown, b.matrix(p + "ffn_down_shexp.weight", Fs, E, l));
+        return Status::ok();
+    }
+
+    // The gated delta net of layer l on the normed input h [n][E]: [n][E].
+    graph::TensorId linearAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv, graph::TensorId info,
+                                    int l, graph::TensorId h) const {
+        const Layer& Y = m_layers[size_t(l)];
+        const LayerState& st = m_dims.state[size_t(l)];
+        const int64_t n = in.n, S = m_ssm.headSize, Hv = m_ssm.nHeadV;
+        const graph::TensorId qkv = g.matMul(g.weight(Y.qkv), h); // [n][C]
+        const graph::TensorId z = g.matMul(g.weight(Y.z), h);     // [n][Hv·S]
+        const graph::TensorId beta = g.sigmoid(g.matMul(g.weight(Y.beta), h)); // [n][Hv]
+        const graph::TensorId alpha = g.add(g.matMul(g.weight(Y.alpha), h), g.weight(Y.dtBias));
+        const graph::TensorId decay = g.mul(g.softplus(alpha), g.weight(Y.a)); // [n][Hv]: log of the decay
+        const graph::TensorId convState = g.state(l, false, kv.stateSlots, st.convRow);
+        const graph::TensorId ssmState = g.state(l, true, kv.stateSlots, st.ssmRow);
+        const graph::TensorId conv = g.silu(g.ssmConv(qkv, g.weight(Y.conv), convState, info)); // [n][C]
+        graph::TensorId o = g.deltaNet(conv, decay, beta, ssmState, info, m_ssm.nHeadK, S, m_hp.normEps); // [n][Hv][S]
+        o = g.rmsNormGated(g.reshape(o, S, Hv * n), g.weight(Y.ssmNorm), g.reshape(z, S, Hv * n), m_hp.normEps);
+        return g.matMul(g.weight(Y.ssmOut), g.reshape(o, Hv * S, n)); // [n][E]
+    }
+
+    graph::TensorId feedForward(graph::Graph& g, const Layer& Y, graph::TensorId x) const {
+        if (!m_moeArch)
+            return g.matMul(g.weight(Y.down), g.swiGlu(g.matMul(g.weight(Y.gate), x), g.matMul(g.weight(Y.up), x)));
+        const int64_t E = m_hp.nEmbd, n = g.tensor(x).rows();
+        const graph::TensorId routed = moeFeedForward(g, x, Y.experts, m_moe, MoeGating::SoftmaxNormalized);
+        const graph::TensorId shared = g.matMul(
+            g.weight(Y.sharedDown), g.swiGlu(g.matMul(g.weight(Y.sharedGate), x), g.matMul(g.weight(Y.sharedUp), x)));
+        const graph::TensorId gate = g.sigmoid(g.matMul(g.weight(Y.sharedGateInp), x)); // [n][1]
+        // The shared expert's output times its gate: a weighted sum over one "expert".
+        return g.add(routed, g.weightedSum(g.reshape(shared, E, 1, n), gate));
+    }
+
+    bool m_moeArch = false;
+    DecoderHParams m_hp;
+    SsmHParams m_ssm;
+    MoeHParams m_moe;
+    int m_nFfShared = 0;
+    int m_nextn = 0;
+    AttentionSpec m_spec;
+    int32_t m_outputNorm = -1;
+    std::vector<Layer> m_layers;
+};
+
+} // namespace
+
+Result<std::unique_ptr<Architecture>> loadQwen35Family(const gguf::File& file, bool experts) {
+    return bindArchitecture<Qwen35>(file, experts);
+}
+
+Result<std::unique_ptr<Architecture>> loadQwen35(const gguf::File& file) { return loadQwen35Family(file, false); }
+
+} // namespace hearth::model
