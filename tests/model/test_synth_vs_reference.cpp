@@ -182,7 +182,7 @@ private Q_SLOTS:
         QTest::newRow("qwen35-tiny F32") << QStringLiteral("qwen35-tiny") << QStringLiteral("F32") << qwen;
         QTest::newRow("qwen35-tiny Q8_0") << QStringLiteral("qwen35-tiny") << QStringLiteral("Q8_0") << qwen;
         QTest::newRow("qwen35moe-tiny F32") << QStringLiteral("qwen35moe-tiny") << QStringLiteral("F32") << qwen;
-        QTest::newRow("qwen35moe-tiny Q4_K_M") << QStringLiteral("qwen35moe-tiny") << QStringLiteral("Q4_K_M") << qwen;
+        QTest::newRow("qwen35moe-tiny Q8_0") << QStringLiteral("qwen35moe-tiny") << QStringLiteral("Q8_0") << qwen;
     }
     void agreesWithReference() {
         QFETCH(QString, preset);

@@ -87,6 +87,7 @@ Result<uint8_t*> CudaProgram::address(const backend::ProgramSpec& spec, TensorId
         return m_kv->cache(index, root.value);
     }
     case TensorKind::Input:
+    case TensorKind::State:
     case TensorKind::Activation: {
         if (size_t(r) >= spec.bindings.size() || !spec.bindings[size_t(r)].buffer)
             return internalError("CUDA: tensor '" + t.name + "' has no buffer");

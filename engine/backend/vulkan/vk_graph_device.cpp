@@ -343,6 +343,7 @@ Result<const Buffer*> VulkanGraphDevice::bufferOf(Compiling& c, TensorId id) con
         if (!buffer) return internalError(m_info.id + " holds no K/V pool for layer " + std::to_string(root.layer));
         break;
     case TensorKind::Input:
+    case TensorKind::State:
     case TensorKind::Activation: {
         HEARTH_ASSIGN_OR_RETURN(buffer, viewOf(c, id, 0, g.tensor(id).bytes()));
         break;
