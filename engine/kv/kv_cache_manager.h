@@ -41,6 +41,8 @@ public:
     explicit KvCacheManager(KvCacheConfig config);
 
     int blockSize() const { return m_config.blockSize; }
+    const BlockHashFn& hashFn() const { return m_config.hashFn; }
+    bool prefixCaching() const { return m_config.prefixCaching; }
     int numBlocks() const { return m_pool.numBlocks(); }
     int numFreeBlocks() const { return m_pool.numFree(); }
     int numUsedBlocks() const { return m_pool.numBlocks() - m_pool.numFree(); }

@@ -119,6 +119,25 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     rc.numBlocks = int(std::min<uint64_t>(blocks, 1u << 20));
     rc.contextLength = s.contextLength;
     rc.pool = e->m_pool.get();
+    // Hybrid models: a recurrent state per running sequence, and snapshots for the prefix cache.
+    const uint64_t perState = dims.stateBytesPerSlot();
+    if (perState > 0) {
+        const int live = std::max(1, config.maxNumSeqs);
+        const uint64_t liveBytes = perState * uint64_t(live), available = availableMemoryBytes();
+        if (available > 0 && liveBytes > available / 2)
+            return outOfMemory("the recurrent state of " + std::to_string(live) + " parallel sequences needs " +
+                               std::to_string(liveBytes >> 20) + " MiB (" + std::to_string(perState >> 20) +
+                               " MiB each), more than half of the " + std::to_string(available >> 20) +
+                               " MiB available: lower the number of parallel sequences");
+        uint64_t snapshotBytes = config.stateMemoryBytes;
+        if (snapshotBytes == 0) {
+            snapshotBytes = std::max(budget / 4, perState * 16);
+            if (available > 0) snapshotBytes = std::min(snapshotBytes, available / 8);
+        }
+        const uint64_t snapshots = config.prefixCaching ? std::min<uint64_t>(snapshotBytes / perState, 4096) : 0;
+        rc.minStateSlots = live;
+        rc.stateSlots = live + int(std::max<uint64_t>(snapshots, config.prefixCaching ? uint64_t(live) : 0));
+    }
     auto runner = ModelRunner::create(*e->m_model, rc);
     if (!runner) {
         if (rc.device != "cpu" && rc.device != "ref") return runner.status().withContext("device " + rc.device);
@@ -135,12 +154,16 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     }
     e->m_cache = std::make_unique<kv::KvCacheManager>(
         kv::KvCacheConfig{.numBlocks = numBlocks, .blockSize = bs, .prefixCaching = config.prefixCaching});
+    if (e->m_runner->stateSlots() > 0)
+        e->m_states = std::make_unique<kv::StateCache>(
+            kv::StateCacheConfig{.numSlots = e->m_runner->stateSlots(), .prefixCaching = config.prefixCaching});
     e->m_sched = std::make_unique<sched::Scheduler>(
         sched::SchedulerConfig{.maxNumSeqs = std::max(1, config.maxNumSeqs),
                                .maxBatchedTokens = std::max(1, config.maxBatchedTokens),
                                .maxWaiting = std::max(0, config.maxWaiting),
-                               .contextLength = s.contextLength},
-        *e->m_cache);
+                               .contextLength = s.contextLength,
+                               .snapshotEvery = std::max(1, config.stateSnapshotEvery)},
+        *e->m_cache, e->m_states.get());
     s.kvType = kvTypeName(config.kvType);
     s.kvBytes = e->m_runner->kvBytes();
     s.kvBlockSize = bs;

@@ -105,6 +105,7 @@ private:
     std::optional<tmpl::ModelChat> m_chat;
     Status m_chatError;
     std::unique_ptr<kv::KvCacheManager> m_cache;
+    std::unique_ptr<kv::StateCache> m_states; // hybrid models only
     std::unique_ptr<sched::Scheduler> m_sched;
     std::unique_ptr<cpu::ThreadPool> m_pool;
     std::vector<float> m_logits; // the last step's logits, [row][vocab]; kept to reuse its memory

@@ -31,6 +31,7 @@ Status EngineImpl::step() {
     sched::SchedulerOutput out = m_sched->schedule();
     if (out.empty()) return Status::ok();
     for (const kv::BlockCopy& c : out.copies) HEARTH_RETURN_IF_ERROR(m_runner->copyBlock(c.src, c.dst));
+    for (const auto& [src, dst] : out.stateCopies) HEARTH_RETURN_IF_ERROR(m_runner->copyState(src, dst));
     const auto now = Clock::now();
     graph::Batch batch;
     std::vector<std::vector<int32_t>> tables;
@@ -45,6 +46,7 @@ Status EngineImpl::step() {
         }
         auto table = m_cache->blockTable(s.id);
         tables.emplace_back(table.begin(), table.end());
+        if (m_states) batch.states.push_back({s.stateRead, s.stateWrite, s.snapshots});
         for (int k = 0; k < s.numTokens; ++k) {
             const int pos = s.start + k;
             batch.tokens.push_back({r->tokens[size_t(pos)], pos, int(i), s.samples && k == s.numTokens - 1});

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -140,20 +141,28 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
     }
 
     // Recurrent state pools: each layer's on the device holding its memory (where its SsmConv and
-    // DeltaNet run), every slot of both of its states.
+    // DeltaNet run), every slot of both of its states; as many slots as one binding of each such
+    // device addresses, down to minStateSlots.
+    for (int l = 0; l < nLayer && r->m_kv.stateSlots > 0; ++l) {
+        const model::LayerState& st = dims.state[size_t(l)];
+        const uint64_t limit = r->m_devices[size_t(r->m_kvDevice[size_t(l)])].device->info().maxBindRange;
+        const uint64_t row = uint64_t(std::max(st.convRow, st.ssmRow)) * 4;
+        if (limit == 0 || row == 0) continue;
+        const int most = int(std::min<uint64_t>(limit / row, 1u << 20));
+        if (most < std::max(1, config.minStateSlots))
+            return outOfMemory("the recurrent state of layer " + std::to_string(l) + " (" + std::to_string(row >> 10) +
+                               " KiB per sequence) fits " + std::to_string(most) + " sequences in one binding of " +
+                               r->m_devices[size_t(r->m_kvDevice[size_t(l)])].device->info().id + ", fewer than the " +
+                               std::to_string(config.minStateSlots) + " asked for");
+        r->m_kv.stateSlots = std::min(r->m_kv.stateSlots, most);
+    }
     for (int l = 0; l < nLayer && r->m_kv.stateSlots > 0; ++l) {
         const model::LayerState& st = dims.state[size_t(l)];
         for (const bool value : {false, true}) {
             const int64_t row = value ? st.ssmRow : st.convRow;
             if (row <= 0) continue;
             Dev& dev = r->m_devices[size_t(r->m_kvDevice[size_t(l)])];
-            const uint64_t bytes = uint64_t(row) * 4 * uint64_t(r->m_kv.stateSlots);
-            const uint64_t limit = dev.device->info().maxBindRange;
-            if (limit > 0 && bytes > limit)
-                return outOfMemory("the recurrent state of layer " + std::to_string(l) + " (" +
-                                         std::to_string(r->m_kv.stateSlots) + " slots, " + std::to_string(bytes >> 20) +
-                                         " MiB) exceeds what one binding of " + dev.device->info().id + " addresses");
-            auto buffer = dev.device->allocate(bytes);
+            auto buffer = dev.device->allocate(uint64_t(row) * 4 * uint64_t(r->m_kv.stateSlots));
             if (!buffer) return buffer.status().withContext("recurrent state on " + dev.device->info().id);
             dev.states[{l, value}] = std::move(buffer).value();
         }
@@ -183,6 +192,24 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
 Status ModelRunner::copyBlock(int32_t src, int32_t dst) {
     for (Dev& d : m_devices)
         if (d.pool) HEARTH_RETURN_IF_ERROR(d.pool->copyBlock(src, dst));
+    return Status::ok();
+}
+
+Status ModelRunner::copyState(int32_t src, int32_t dst) {
+    if (src < 0 || dst < 0 || src >= m_kv.stateSlots || dst >= m_kv.stateSlots)
+        return outOfRange("state slot outside the pool");
+    if (src == dst) return Status::ok();
+    for (Dev& d : m_devices)
+        for (auto& [key, buffer] : d.states) {
+            const uint64_t row = buffer->size() / uint64_t(m_kv.stateSlots);
+            if (uint8_t* p = buffer->host()) {
+                std::memmove(p + uint64_t(dst) * row, p + uint64_t(src) * row, row);
+                continue;
+            }
+            m_staging.resize(size_t(row));
+            HEARTH_RETURN_IF_ERROR(buffer->read(uint64_t(src) * row, m_staging.data(), row));
+            HEARTH_RETURN_IF_ERROR(buffer->write(uint64_t(dst) * row, m_staging.data(), row));
+        }
     return Status::ok();
 }
 

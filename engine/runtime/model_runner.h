@@ -30,7 +30,8 @@ struct RunnerConfig {
     int blockSize = 16;
     int numBlocks = 0;           // wanted; a GPU may hold fewer (numBlocks() says)
     int contextLength = 0;       // per sequence (model::KvSetup::contextLength); 0: not given
-    int stateSlots = 0;          // recurrent models: per-sequence state slots (model::KvSetup::stateSlots)
+    int stateSlots = 0;          // recurrent models: per-sequence state slots (model::KvSetup::stateSlots);
+    int minStateSlots = 1;       // fewer than this (a device's binding limit) is an error, else slots are cut
     cpu::ThreadPool* pool = nullptr;
     // Opens devices by id (tests substitute one); defaults to backend::openDevice.
     std::function<Result<std::unique_ptr<backend::Device>>(const std::string&, cpu::ThreadPool*)> open;
@@ -55,6 +56,8 @@ public:
     Status forward(const graph::Batch& batch, std::vector<float>& logits);
     // Copies K/V block src to dst on every device (before the next step's work).
     Status copyBlock(int32_t src, int32_t dst);
+    // Copies recurrent state slot src to dst in every layer (a fork's state).
+    Status copyState(int32_t src, int32_t dst);
 
     int numBlocks() const { return m_kv.numBlocks; }
     int gpuLayers() const { return m_gpuLayers; }

@@ -7,8 +7,10 @@
 
 namespace hearth::sched {
 
-Scheduler::Scheduler(SchedulerConfig config, kv::KvCacheManager& cache)
-    : m_config(config), m_cache(cache) {
+Scheduler::Scheduler(SchedulerConfig config, kv::KvCacheManager& cache, kv::StateCache* states)
+    : m_config(config), m_cache(cache), m_states(states) {
+    const int bs = std::max(1, cache.blockSize());
+    m_config.snapshotEvery = std::max(1, (std::max(1, m_config.snapshotEvery) + bs / 2) / bs) * bs;
     m_config.maxNumSeqs = std::max(1, m_config.maxNumSeqs);
     m_config.maxBatchedTokens = std::max(1, m_config.maxBatchedTokens);
 }
@@ -41,8 +43,40 @@ Status Scheduler::addRequest(Request request) {
     return Status::ok();
 }
 
+void Scheduler::releaseState(Request& r) {
+    if (!m_states) return;
+    m_states->unpin(r.stateResume);
+    r.stateResume = -1;
+    m_states->release(r.id);
+}
+
+kv::BlockHash Scheduler::blockHash(Request& r, int block) {
+    const int bs = m_cache.blockSize();
+    while (int(r.blockHashes.size()) <= block) {
+        const size_t b = r.blockHashes.size();
+        const kv::BlockHash parent = b == 0 ? kv::kRootHash : r.blockHashes.back();
+        r.blockHashes.push_back(
+            m_cache.hashFn()(parent, std::span<const int32_t>(r.tokens).subspan(b * size_t(bs), size_t(bs))));
+    }
+    return r.blockHashes[size_t(block)];
+}
+
+void Scheduler::assignState(Request& r, ScheduledSeq& seq) {
+    if (!m_states) return;
+    seq.stateWrite = m_states->liveSlot(r.id);
+    seq.stateRead = seq.start == 0 ? -1 : r.stateResume >= 0 ? r.stateResume : seq.stateWrite;
+    const int bs = m_cache.blockSize();
+    const int promptLast = r.promptLength / bs * bs;
+    for (int p = (seq.start / bs + 1) * bs; p <= seq.start + seq.numTokens; p += bs) {
+        if (p % m_config.snapshotEvery != 0 && p != promptLast) continue;
+        const int32_t slot = m_states->reserveSnapshot(blockHash(r, p / bs - 1));
+        if (slot >= 0) seq.snapshots.push_back({p, slot});
+    }
+}
+
 void Scheduler::preempt(RequestId id) {
     Request& r = *m_requests.at(id);
+    releaseState(r);
     m_cache.free(id);
     r.numComputed = 0;
     r.state = RequestState::Waiting;
@@ -53,6 +87,8 @@ void Scheduler::preempt(RequestId id) {
 
 SchedulerOutput Scheduler::schedule() {
     SchedulerOutput out;
+    out.stateCopies = std::move(m_pendingStateCopies);
+    m_pendingStateCopies.clear();
     int budget = m_config.maxBatchedTokens;
     // Prompt tokens allowed this step: limited while anyone is decoding (chunked prefill).
     int decoding = 0;
@@ -84,6 +120,7 @@ SchedulerOutput Scheduler::schedule() {
         }
         if (selfPreempted) break;
         out.seqs.push_back({r.id, r.numComputed, n, r.numComputed + n == int(r.tokens.size())});
+        assignState(r, out.seqs.back());
         budget -= n;
         if (prefill) prefillBudget -= n;
         ++i;
@@ -94,9 +131,25 @@ SchedulerOutput Scheduler::schedule() {
            int(m_running.size()) < m_config.maxNumSeqs && out.preempted.empty()) {
         Request& r = *m_requests.at(m_waiting.front());
         kv::CachedPrefix prefix = m_cache.findCachedPrefix(r.tokens);
+        kv::StateSnapshot snapshot;
+        if (m_states) {
+            // Only as far back as a state snapshot reaches: the recurrent layers resume there.
+            snapshot = m_states->find(prefix.hashes);
+            prefix.blocks.resize(size_t(snapshot.blocks));
+            prefix.hashes.resize(size_t(snapshot.blocks));
+            prefix.numTokens = snapshot.blocks * m_cache.blockSize();
+        }
         const int start = prefix.numTokens;
         const int n = std::min(int(r.tokens.size()) - start, std::min(budget, prefillBudget));
         if (!m_cache.allocateSlots(r.id, start + n, &prefix)) break;
+        if (m_states) {
+            if (m_states->acquire(r.id) < 0) {
+                m_cache.free(r.id);
+                break;
+            }
+            r.stateResume = snapshot.slot;
+            m_states->pin(snapshot.slot);
+        }
         if (r.numPreemptions == 0) {
             m_cache.recordPrefixLookup(r.promptLength, std::min(start, r.promptLength));
             r.numCachedPrompt = std::min(start, r.promptLength);
@@ -106,6 +159,7 @@ SchedulerOutput Scheduler::schedule() {
         m_waiting.pop_front();
         m_running.push_back(r.id);
         out.seqs.push_back({r.id, start, n, start + n == int(r.tokens.size())});
+        assignState(r, out.seqs.back());
         budget -= n;
         prefillBudget -= n;
     }
@@ -131,9 +185,20 @@ Result<bool> Scheduler::fork(RequestId parent, RequestId child, int numComputed,
     const Request& p = *it->second;
     if (numComputed != p.promptLength || int(p.tokens.size()) != p.promptLength)
         return invalidArgument("fork: the parent must have computed exactly its prompt");
-    HEARTH_RETURN_IF_ERROR(m_cache.fork(parent, child));
+    int32_t childSlot = -1;
+    if (m_states) {
+        childSlot = m_states->acquire(child);
+        if (childSlot < 0) return outOfMemory("fork: no recurrent state slot is free for another sequence");
+    }
+    if (Status st = m_cache.fork(parent, child); !st.isOk()) {
+        if (m_states) m_states->release(child);
+        return st;
+    }
+    // The child continues from the parent's state after the prompt: copied before the next step.
+    if (m_states) m_pendingStateCopies.push_back({m_states->liveSlot(parent), childSlot});
     auto r = std::make_unique<Request>(p);
     r->id = child;
+    r->stateResume = -1;
     r->numComputed = numComputed;
     r->tokens.push_back(firstToken);
     r->state = RequestState::Running;
@@ -157,6 +222,7 @@ FinishReason Scheduler::finishFor(const Request& r, int32_t token) const {
 void Scheduler::finishRequest(Request& r, FinishReason reason) {
     r.state = RequestState::Finished;
     r.finish = reason;
+    releaseState(r);
     m_cache.free(r.id);
     m_running.erase(std::remove(m_running.begin(), m_running.end(), r.id), m_running.end());
     m_waiting.erase(std::remove(m_waiting.begin(), m_waiting.end(), r.id), m_waiting.end());
@@ -170,10 +236,17 @@ std::vector<RequestId> Scheduler::update(const SchedulerOutput& out,
         const bool hasSample = s.samples && k < sampled.size();
         const int32_t token = hasSample ? sampled[k] : -1;
         if (s.samples) ++k;
+        // The step ran: its snapshots hold their states now.
+        if (m_states)
+            for (const auto& [p, slot] : s.snapshots) m_states->commitSnapshot(slot);
         auto it = m_requests.find(s.id);
         if (it == m_requests.end()) continue;
         Request& r = *it->second;
         if (r.state != RequestState::Running) continue; // cancelled or preempted meanwhile
+        if (m_states && r.stateResume >= 0) { // its first step read the snapshot
+            m_states->unpin(r.stateResume);
+            r.stateResume = -1;
+        }
         m_prefillTokens += uint64_t(std::max(0, std::min(s.start + s.numTokens, r.promptLength) -
                                                     std::max(s.start, 0)));
         r.numComputed = s.start + s.numTokens;

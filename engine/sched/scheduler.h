@@ -7,6 +7,7 @@
 
 #include "hearth/status.h"
 #include "kv/kv_cache_manager.h"
+#include "kv/state_cache.h"
 
 #include <cstdint>
 #include <deque>
@@ -33,6 +34,9 @@ struct SchedulerConfig {
     // recordStepTime: time = base + perToken * tokens); so admitting a long prompt never stalls
     // running streams. At least 16 prompt tokens per step. 0: only maxBatchedTokens limits.
     float decodeStallFactor = 2.5f;
+    // Hybrid models: the recurrent state is snapshotted for the prefix cache at every multiple of
+    // this many tokens (rounded to whole blocks) and at the prompt's last full block.
+    int snapshotEvery = 32;
 };
 
 struct Request {
@@ -44,6 +48,10 @@ struct Request {
     int numComputed = 0;         // tokens of `tokens` whose K/V are in the cache
     int numCachedPrompt = 0;     // prompt tokens found in the prefix cache at admission
     int numPreemptions = 0;
+    // Hybrid models: the snapshot slot the first step after admission reads its state from
+    // (pinned until then; -1: none), and the hashes of its full blocks as far as known.
+    int32_t stateResume = -1;
+    std::vector<kv::BlockHash> blockHashes;
     RequestState state = RequestState::Waiting;
     FinishReason finish = FinishReason::None;
 
@@ -55,6 +63,11 @@ struct ScheduledSeq {
     int start = 0;       // position of the first token computed this step
     int numTokens = 0;   // tokens computed this step
     bool samples = false; // the chunk reaches the end of the sequence: a token is sampled
+    // Hybrid models: the state slot the chunk starts from (-1: empty, at position 0), the
+    // sequence's live slot it leaves the state in, and snapshots (p, slot): the state after the
+    // first p tokens, for the prefix cache.
+    int32_t stateRead = -1, stateWrite = -1;
+    std::vector<std::pair<int32_t, int32_t>> snapshots;
 };
 
 struct SchedulerOutput {
@@ -62,12 +75,14 @@ struct SchedulerOutput {
     int totalTokens = 0;
     std::vector<RequestId> preempted; // lost their blocks this step; they wait to be recomputed
     std::vector<kv::BlockCopy> copies; // copy-on-write copies the backend must do first
+    std::vector<std::pair<int32_t, int32_t>> stateCopies; // (src, dst) state slots to copy first (forks)
     bool empty() const { return seqs.empty(); }
 };
 
 class Scheduler {
 public:
-    Scheduler(SchedulerConfig config, kv::KvCacheManager& cache);
+    // `states`: the recurrent-state slots of a hybrid model (nullptr for pure transformers).
+    Scheduler(SchedulerConfig config, kv::KvCacheManager& cache, kv::StateCache* states = nullptr);
 
     // Queues a request. Refused at once when it can never fit (prompt + maxTokens beyond the
     // context, or more blocks than the whole cache) or when the wait queue is full.
@@ -111,9 +126,15 @@ private:
     void finishRequest(Request& r, FinishReason reason);
     FinishReason finishFor(const Request& r, int32_t token) const;
     bool makeWritable(Request& r, SchedulerOutput& out); // copy-on-write of the block written next
+    // Hybrid models: the state slots of a chunk of r starting at `start` (snapshots reserved).
+    void assignState(Request& r, ScheduledSeq& seq);
+    void releaseState(Request& r);
+    kv::BlockHash blockHash(Request& r, int block);
 
     SchedulerConfig m_config;
     kv::KvCacheManager& m_cache;
+    kv::StateCache* m_states = nullptr;
+    std::vector<std::pair<int32_t, int32_t>> m_pendingStateCopies; // from forks, for the next step
     std::unordered_map<RequestId, std::unique_ptr<Request>> m_requests;
     std::deque<RequestId> m_waiting; // FIFO; preempted requests go back to the front
     std::vector<RequestId> m_running; // admission order: the last one is preempted first

@@ -211,6 +211,8 @@ private Q_SLOTS:
         row("gemma4-tiny", "F32", spm, all);
         row("gemma4-moe-tiny", "F32", spm, all);
         row("gemma4-e-tiny", "F32", spm, all);
+        row("qwen35-tiny", "F32", spm, all);
+        row("qwen35moe-tiny", "F32", spm, all);
         row("qwen2.5-0.5b", "F32", qwen, cut, kShortSteps);
         row("qwen3-0.6b", "F32", qwen, cut, kShortSteps);
         // One quantized file per architecture with experts. (qwen3moe-tiny takes the 32000-token

@@ -35,6 +35,10 @@ struct EngineConfig {
     int32_t maxBatchedTokens = 512; // tokens per step (long prompts are chunked)
     int32_t maxWaiting = 256;       // queued requests beyond which submit() answers Busy
     bool prefixCaching = true;
+    // Hybrid models (recurrent layers): memory for prefix-cache snapshots of the recurrent state,
+    // beyond the maxNumSeqs live states; 0: a quarter of the KV budget, at least 16 snapshots.
+    uint64_t stateMemoryBytes = 0;
+    int32_t stateSnapshotEvery = 32; // tokens between snapshots (rounded to whole blocks)
     bool useMmap = true;            // false: read the weights into memory at load (no page faults later)
     std::string device = "cpu";     // "cpu" or a GPU id from listDevices() ("vulkan:0")
     int32_t gpuLayers = -1;         // with a GPU: layers on it, the rest on the CPU (-1: all)
