@@ -166,6 +166,8 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
         *e->m_cache, e->m_states.get());
     s.kvType = kvTypeName(config.kvType);
     s.kvBytes = e->m_runner->kvBytes();
+    s.stateBytes = e->m_runner->stateBytes();
+    s.stateSlots = e->m_runner->stateSlots();
     s.kvBlockSize = bs;
     e->m_stats.kvBlocksTotal = numBlocks;
     e->m_thread = std::thread([raw = e.get()] { raw->run(); });
@@ -349,6 +351,11 @@ void EngineImpl::publishStats() {
     m_stats.prefillTokensComputed = m_sched->prefillTokensComputed();
     m_stats.prefixQueryTokens = m_cache->prefixQueryTokens();
     m_stats.prefixHitTokens = m_cache->prefixHitTokens();
+    if (m_states) {
+        m_stats.stateSlotsTotal = m_states->numSlots();
+        m_stats.stateSlotsLive = m_states->numLive();
+        m_stats.stateSnapshots = m_states->numSnapshots();
+    }
 }
 
 } // namespace runtime

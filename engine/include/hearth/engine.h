@@ -106,6 +106,8 @@ struct ModelSummary {
     bool chatTemplateBuiltin = false; // the file has no template; ChatML is used
     std::string kvType;               // "f16", ...
     uint64_t kvBytes = 0;             // memory of the KV cache
+    uint64_t stateBytes = 0;          // hybrid models: memory of the recurrent state slots
+    int32_t stateSlots = 0;           //   live sequences' and prefix snapshots'
     int32_t kvBlockSize = 0;
     std::string device = "cpu";       // where the first gpuLayers layers run
     int32_t gpuLayers = 0;            // layers on that device (0 with the CPU)
@@ -124,6 +126,10 @@ struct EngineStats {
     uint64_t prefixQueryTokens = 0;
     uint64_t prefixHitTokens = 0;
     uint64_t steps = 0;
+    // Hybrid models: recurrent-state slots (live sequences' and prefix snapshots') and their use.
+    int32_t stateSlotsTotal = 0;
+    int32_t stateSlotsLive = 0;
+    int32_t stateSnapshots = 0;
 };
 
 using RequestId = uint64_t;
