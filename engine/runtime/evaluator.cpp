@@ -38,6 +38,7 @@ public:
         rc.blockSize = kBlock;
         rc.numBlocks = (c.contextLength + kBlock - 1) / kBlock;
         rc.contextLength = c.contextLength;
+        rc.stateSlots = 1; // hybrid models: the one sequence's recurrent state
         rc.pool = e->m_pool.get();
         HEARTH_ASSIGN_OR_RETURN(e->m_runner, runtime::ModelRunner::create(*e->m_arch, rc));
         for (int32_t b = 0; b < rc.numBlocks; ++b) e->m_table.push_back(b);
@@ -65,6 +66,7 @@ public:
         graph::Batch batch;
         batch.blockTables = {std::span<const int32_t>(m_table.data(), size_t((n + kBlock - 1) / kBlock))};
         for (int64_t p = 0; p < n; ++p) batch.tokens.push_back({tokens[size_t(p)], int32_t(p), 0, p >= firstWanted});
+        if (m_runner->stateSlots() > 0) batch.states.push_back({-1, 0, {}}); // from position 0, every time
         return m_runner->forward(batch, out);
     }
 

@@ -183,6 +183,9 @@ private Q_SLOTS:
         QTest::newRow("qwen35-tiny Q8_0") << QStringLiteral("qwen35-tiny") << QStringLiteral("Q8_0") << qwen;
         QTest::newRow("qwen35moe-tiny F32") << QStringLiteral("qwen35moe-tiny") << QStringLiteral("F32") << qwen;
         QTest::newRow("qwen35moe-tiny Q8_0") << QStringLiteral("qwen35moe-tiny") << QStringLiteral("Q8_0") << qwen;
+        // Qwen3.5 2B's real shapes, its first 4 layers: delta nets of 16 heads of 128, a full
+        // attention layer of 8/2 heads of 256 with RoPE on 64 dims in 11:11:10 sections.
+        QTest::newRow("qwen35-2b F16") << QStringLiteral("qwen35-2b") << QStringLiteral("F16") << qwen;
     }
     void agreesWithReference() {
         QFETCH(QString, preset);
