@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace hearth::model {
 
@@ -121,13 +122,19 @@ public:
             }
             HEARTH_RETURN_IF_ERROR(bindFeedForward(b, p, l, Y));
         }
-        // The MTP layers: present as the file says (the speculative decoder will run them).
+        // The MTP layers: present and of the shapes the file says (the speculative decoder will
+        // run them; plain decoding does not).
         for (int l = hp.nLayer; l < nAll; ++l) {
-            const std::string name = "blk." + std::to_string(l) + ".nextn.eh_proj.weight";
-            const gguf::TensorInfo* t = f.findTensor(name);
-            if (!t || t->nDims != 2 || int64_t(t->ne[0]) != 2 * E || int64_t(t->ne[1]) != E)
-                return invalidFormat("multi-token-prediction layer " + std::to_string(l) + " lacks '" + name +
-                                     "' of [" + std::to_string(E) + "][" + std::to_string(2 * E) + "]");
+            const std::string p = "blk." + std::to_string(l) + ".";
+            for (const auto& [name, ne0, ne1] : {std::tuple<std::string, int64_t, int64_t>{"nextn.eh_proj.weight", 2 * E, E},
+                                                 {"nextn.enorm.weight", E, 1},
+                                                 {"nextn.hnorm.weight", E, 1},
+                                                 {"attn_norm.weight", E, 1}}) {
+                const gguf::TensorInfo* t = f.findTensor(p + name);
+                if (!t || int64_t(t->ne[0]) != ne0 || (t->nDims > 1 ? int64_t(t->ne[1]) : 1) != ne1)
+                    return invalidFormat("multi-token-prediction layer " + std::to_string(l) + " lacks '" + p + name +
+                                         "' of " + std::to_string(ne0) + " x " + std::to_string(ne1));
+            }
         }
         m_nextn = nextn;
         return Status::ok();

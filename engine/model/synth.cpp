@@ -58,6 +58,7 @@ struct Shape {
     // sections; with nExpert, a shared expert of nFfShared beside the experts.
     bool qwen35 = false;
     int ssmConv = 4, ssmHead = 0, ssmHeadsK = 0, ssmHeadsV = 0, nFfShared = 0;
+    int nextn = 0; // multi-token-prediction layers after the nLayer trunk layers
 };
 
 const Shape kShapes[] = {
@@ -169,12 +170,13 @@ const Shape kShapes[] = {
      .llama3Rope = false, .writeHeadDims = true, .window = 1024, .windowPattern = 6, .finalSoftcap = 30.0f,
      .nExpert = 128, .nUsed = 8, .nFfExpert = 704, .gemma4 = true, .headDimFull = 512, .nHeadKvFull = 2},
     {.name = "qwen35-tiny", .arch = "qwen35",
-     .description = "qwen35, 4 layers (3 gated delta-net, then full attention), 256 wide, 4/2 heads of 64 (RoPE "
-                    "on 16 dims), delta net 2 q/k and 4 v heads of 32, convolution 4",
+     .description = "qwen35, 4 layers (3 gated delta-net, then full attention) and a multi-token-prediction "
+                    "layer, 256 wide, 4/2 heads of 64 (RoPE on 16 dims), delta net 2 q/k and 4 v heads of 32, "
+                    "convolution 4",
      .nLayer = 4, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 2, .headDim = 64, .ropeBase = 10000000.0f,
      .rmsEps = 1e-6f, .ctx = 262144, .tied = false, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
      .writeHeadDims = true, .windowPattern = 4, .nRot = 16, .qwen35 = true, .ssmHead = 32, .ssmHeadsK = 2,
-     .ssmHeadsV = 4},
+     .ssmHeadsV = 4, .nextn = 1},
     {.name = "qwen35moe-tiny", .arch = "qwen35moe",
      .description = "qwen35moe, 4 layers as qwen35-tiny, 8 experts of 128, 2 per token, and a shared expert of 256",
      .nLayer = 4, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 2, .headDim = 64, .ropeBase = 10000000.0f,
@@ -340,11 +342,18 @@ std::vector<TensorPlan> planQwen35(const Shape& s, std::vector<TensorPlan> t) {
     const uint64_t E = uint64_t(s.nEmbd), D = uint64_t(s.headDim), q = uint64_t(s.nHead) * D,
                    kv = uint64_t(s.nHeadKv) * D, S = uint64_t(s.ssmHead), Hv = uint64_t(s.ssmHeadsV),
                    C = (2 * uint64_t(s.ssmHeadsK) + Hv) * S;
-    for (int l = 0; l < s.nLayer; ++l) {
+    for (int l = 0; l < s.nLayer + s.nextn; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
+        const bool mtp = l >= s.nLayer;
         t.push_back({p + "attn_norm.weight", {E}, TensorPlan::Ones});
         t.push_back({p + "post_attention_norm.weight", {E}, TensorPlan::Ones});
-        if ((l + 1) % s.windowPattern != 0) {
+        if (mtp) {
+            t.push_back({p + "nextn.eh_proj.weight", {2 * E, E}});
+            t.push_back({p + "nextn.enorm.weight", {E}, TensorPlan::Ones});
+            t.push_back({p + "nextn.hnorm.weight", {E}, TensorPlan::Ones});
+            t.push_back({p + "nextn.shared_head_norm.weight", {E}, TensorPlan::Ones});
+        }
+        if (!mtp && (l + 1) % s.windowPattern != 0) {
             t.push_back({p + "attn_qkv.weight", {E, C}});
             t.push_back({p + "attn_gate.weight", {E, Hv * S}});
             // A convolution that mixes its window, decays between e^-0.1 and e^-3 per token
@@ -503,7 +512,8 @@ Status synthesizeModel(const SynthOptions& o) {
         w.set("general.quantization_version", gguf::Value::u32(2));
     w.set(a + "context_length", gguf::Value::u32(uint32_t(s.ctx)));
     w.set(a + "embedding_length", gguf::Value::u32(uint32_t(s.nEmbd)));
-    w.set(a + "block_count", gguf::Value::u32(uint32_t(s.nLayer)));
+    w.set(a + "block_count", gguf::Value::u32(uint32_t(s.nLayer + s.nextn)));
+    if (s.nextn > 0) w.set(a + "nextn_predict_layers", gguf::Value::u32(uint32_t(s.nextn)));
     w.set(a + "feed_forward_length", gguf::Value::u32(uint32_t(s.nFf)));
     w.set(a + "attention.head_count", gguf::Value::u32(uint32_t(s.nHead)));
     w.set(a + "attention.head_count_kv", gguf::Value::u32(uint32_t(s.nHeadKv)));
