@@ -134,9 +134,11 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
             snapshotBytes = std::max(budget / 4, perState * 16);
             if (available > 0) snapshotBytes = std::min(snapshotBytes, available / 8);
         }
+        // Slots beyond the live ones hold snapshots, and the forks of n > 1 requests beyond
+        // maxNumSeqs (without prefix caching, only those).
         const uint64_t snapshots = config.prefixCaching ? std::min<uint64_t>(snapshotBytes / perState, 4096) : 0;
         rc.minStateSlots = live;
-        rc.stateSlots = live + int(std::max<uint64_t>(snapshots, config.prefixCaching ? uint64_t(live) : 0));
+        rc.stateSlots = live + int(std::max<uint64_t>(snapshots, uint64_t(live)));
     }
     auto runner = ModelRunner::create(*e->m_model, rc);
     if (!runner) {
