@@ -16,6 +16,7 @@ struct V8 {
     static T set1(float v) { return _mm256_set1_ps(v); }
     static T zero() { return _mm256_setzero_ps(); }
     static T add(T a, T b) { return _mm256_add_ps(a, b); }
+    static T sub(T a, T b) { return _mm256_sub_ps(a, b); }
     static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
     static T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
     static float hsum(T v) {

@@ -23,6 +23,7 @@ struct V16 {
     static T set1(float v) { return _mm512_set1_ps(v); }
     static T zero() { return _mm512_setzero_ps(); }
     static T add(T a, T b) { return _mm512_add_ps(a, b); }
+    static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
     static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
     static T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
     static float hsum(T v) {

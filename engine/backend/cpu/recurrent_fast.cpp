@@ -38,6 +38,7 @@ struct V1 {
     static T set1(float v) { return v; }
     static T zero() { return 0.0f; }
     static T add(T a, T b) { return a + b; }
+    static T sub(T a, T b) { return a - b; }
     static T mul(T a, T b) { return a * b; }
     static T fma(T a, T b, T c) { return a * b + c; }
     static float hsum(T v) { return v; }
@@ -134,7 +135,8 @@ void RecurrentOps::plan(const HostTensors& h, const Node& n) {
         m_runs.reserve(size_t(h.t(n.src[0]).ne[1]));
     } else if (n.op == Op::DeltaNet) {
         const Tensor& O = h.t(n.out);
-        grow(m_qk, 2 * O.ne[2] * int64_t(n.k) * O.ne[0]);
+        grow(m_qk, O.ne[2] * int64_t(n.k) * (2 * O.ne[0] + 1));
+        grow(m_decay, O.ne[2] * O.ne[1]);
         m_runs.reserve(size_t(O.ne[2]));
     }
 }
@@ -244,6 +246,7 @@ Status RecurrentOps::deltaNet(const HostTensors& h, const Node& n, ThreadPool* p
     float* out = h.f(n.out);           // [n][Hv][S]
     float* qn = m_qk.data();           // [n][Hk][S]
     float* kn = qn + tokens * Hk * S;  // [n][Hk][S]
+    float* kq = kn + tokens * Hk * S;  // [n][Hk]: k·q
     const kernels::RecurrentKernels& kern = activeKernels();
 
     // q and k of every token and k head, normalized once for all the v heads that read them.
@@ -253,8 +256,12 @@ Status RecurrentOps::deltaNet(const HostTensors& h, const Node& n, ThreadPool* p
             const int64_t t = i / Hk, hk = i % Hk;
             kern.l2Normalize(qkv + t * width + hk * S, qn + i * S, S, n.eps, qScale);
             kern.l2Normalize(qkv + t * width + (Hk + hk) * S, kn + i * S, S, n.eps, 1.0f);
+            kq[i] = kern.dot(kn + i * S, qn + i * S, S);
         }
     });
+
+    float* decay = m_decay.data(); // [n][Hv]
+    for (int64_t i = 0; i < tokens * Hv; ++i) decay[i] = std::exp(g[i]);
 
     // Each (run, v head) advances its own S×S matrix, in place in the run's write slot: it
     // starts as a copy of the read slot's (zeros for -1), and snapshots copy it after their token.
@@ -266,12 +273,27 @@ Status RecurrentOps::deltaNet(const HostTensors& h, const Node& n, ThreadPool* p
             float* M = state + int64_t(r.write) * row + hv * head;
             if (r.read < 0) std::memset(M, 0, size_t(head) * 4);
             else if (r.read != r.write) std::memcpy(M, state + int64_t(r.read) * row + hv * head, size_t(head) * 4);
-            for (int64_t t = r.begin; t < r.end; ++t) {
-                kern.deltaStep(M, qn + (t * Hk + hk) * S, kn + (t * Hk + hk) * S, qkv + t * width + (2 * Hk + hv) * S,
-                               g[t * Hv + hv], beta[t * Hv + hv], out + (t * Hv + hv) * S, S);
-                const int32_t snap = info[3 * t + 2];
-                if (snap >= 0 && snap != r.write) std::memcpy(state + int64_t(snap) * row + hv * head, M, size_t(head) * 4);
-            }
+            kernels::DeltaRun a;
+            a.M = M;
+            a.q = qn + (r.begin * Hk + hk) * S;
+            a.k = kn + (r.begin * Hk + hk) * S;
+            a.qkStride = Hk * S;
+            a.v = qkv + r.begin * width + (2 * Hk + hv) * S;
+            a.vStride = width;
+            a.decay = decay + r.begin * Hv + hv;
+            a.beta = beta + r.begin * Hv + hv;
+            a.gStride = Hv;
+            a.kq = kq + r.begin * Hk + hk;
+            a.kqStride = Hk;
+            a.out = out + (r.begin * Hv + hv) * S;
+            a.outStride = Hv * S;
+            a.snapSlots = info + 3 * r.begin + 2;
+            a.snapBase = state + hv * head;
+            a.slotStride = row;
+            a.skipSlot = r.write;
+            a.S = S;
+            a.tokens = r.end - r.begin;
+            kern.deltaRun(a);
         }
     };
     const int64_t items = int64_t(m_runs.size()) * Hv;

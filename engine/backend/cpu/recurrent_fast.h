@@ -32,7 +32,8 @@ private:
     void splitRuns(const int32_t* info, int64_t n);
 
     std::vector<ref::StateRun> m_runs;
-    std::vector<float> m_qk;     // DeltaNet: the step's q and k heads normalized, [2][n][Hk][S]
+    std::vector<float> m_qk;     // DeltaNet: the step's q and k heads normalized, [2][n][Hk][S], then their k·q [n][Hk]
+    std::vector<float> m_decay;  // DeltaNet: e^g, [n][Hv]
     std::vector<float> m_window; // SsmConv: each run's starting window, [K-1][C]
     std::vector<float> m_wT;     // SsmConv: the weights transposed, [K][C]
 };

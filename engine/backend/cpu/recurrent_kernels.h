@@ -18,14 +18,30 @@ struct ConvSpan {
     int64_t C = 0, K = 0, begin = 0, end = 0, c0 = 0, c1 = 0;
 };
 
+// One delta-net v head over a run of tokens (t from 0 to tokens - 1): M [S][S] (row: value dim,
+// column: key dim) advanced in place, per token M ← decay·M; M += beta·(v − M·k)·kᵀ; out = M·q,
+// with q and k already normalized; after a token whose snapshot slot is >= 0 and not skipSlot,
+// the matrix is also copied to snapBase + slot · slotStride.
+struct DeltaRun {
+    float* M = nullptr;
+    const float *q = nullptr, *k = nullptr; // token t's at + t · qkStride
+    const float* v = nullptr;               // token t's at + t · vStride
+    const float *decay = nullptr, *beta = nullptr; // token t's at [t · gStride]
+    const float* kq = nullptr;              // token t's k·q at [t · kqStride]
+    float* out = nullptr;                   // token t's S values at + t · outStride
+    const int32_t* snapSlots = nullptr;     // token t's snapshot slot at [3t]
+    float* snapBase = nullptr;
+    int64_t slotStride = 0;
+    int32_t skipSlot = -1;
+    int64_t S = 0, tokens = 0, qkStride = 0, vStride = 0, gStride = 0, kqStride = 0, outStride = 0;
+};
+
 struct RecurrentKernels {
     const char* name = "";
-    // One token of one delta-net head, M [S][S] in place: M ← e^g·M; M += beta·(v − M·k)·kᵀ;
-    // out = M·q (q and k already normalized). One pass over each row of M.
-    void (*deltaStep)(float* M, const float* q, const float* k, const float* v, float g, float beta,
-                      float* out, int64_t S) = nullptr;
+    void (*deltaRun)(const DeltaRun& run) = nullptr;
     // out = x · scale / sqrt(Σx² + eps) over S values.
     void (*l2Normalize)(const float* x, float* out, int64_t S, float eps, float scale) = nullptr;
+    float (*dot)(const float* x, const float* y, int64_t S) = nullptr;
     void (*conv)(const ConvSpan& span) = nullptr;
 };
 

@@ -1,94 +1,238 @@
 // The SIMD bodies of the recurrent kernels (recurrent_kernels.h), written once over a vector type
 // V and compiled per instruction-set level by recurrent_avx2.cpp and recurrent_avx512.cpp. V has
-// T (the register), W (floats in it), load, store, set1, zero, mul, fma(a, b, c) = a·b + c and
-// hsum. Each level defines its V in an unnamed namespace, so every instantiation stays local to
-// the file compiled with that level's flags.
+// T (the register), W (floats in it), load, store, set1, zero, add, sub, mul, fma(a, b, c) =
+// a·b + c and hsum. Each level defines its V in an unnamed namespace, so every instantiation stays
+// local to the file compiled with that level's flags.
 #pragma once
 
 #include "backend/cpu/recurrent_kernels.h"
-#include "backend/cpu/recurrent_ops.h"
 
 #include <cmath>
 
 namespace hearth::cpu::kernels::simd {
 
-// One row of M with the whole row in registers (NV = S / W vectors): decay and M·k in one sweep,
-// then the rank-one update and M·q in a second sweep over the same registers, and one store.
-template <class V, int NV>
-void deltaStepFixed(float* M, const float* q, const float* k, const float* v, float g, float beta, float* out,
-                    int64_t S) {
+// The run's snapshot destination after its token t (nullptr: none).
+inline float* snapshotOf(const DeltaRun& a, int64_t t) {
+    const int32_t slot = a.snapSlots[3 * t];
+    return slot >= 0 && slot != a.skipSlot ? a.snapBase + int64_t(slot) * a.slotStride : nullptr;
+}
+
+// The rows of the kernels below hold M / c, c being the decay accumulated since the last time
+// it was folded into them: a token's decay then costs one scalar product instead of a pass over
+// M. With the token's cn = c·decay, a = (M/c)·k and b = (M/c)·q of the old rows,
+//   d = beta·(v − cn·a),  out = cn·b + d·(k·q),  M/cn ← M/c + (d/cn)·k,
+// the update of the reference reordered so that one sweep takes both dot products and one
+// horizontal sum stands between a token and the next. When cn falls below kFoldScale (or is not
+// a number) it is multiplied into the rows first and restarts at 1.
+inline constexpr float kFoldScale = 1e-18f;
+
+// Runs of at least this many tokens take deltaRunLanes (transposing costs a pass over M).
+inline constexpr int64_t kLanesTokens = 4;
+
+// R rows held in registers (NV = S / W vectors each) through every token of the run: rows never
+// interact, so M is read and written once per run, and the R rows' chains interleave.
+template <class V, int NV, int R> void deltaRunFixed(const DeltaRun& a) {
     using T = typename V::T;
     constexpr int W = V::W;
-    T kk[NV], qq[NV];
-    for (int j = 0; j < NV; ++j) {
-        kk[j] = V::load(k + j * W);
-        qq[j] = V::load(q + j * W);
-    }
-    const T dv = V::set1(std::exp(g));
-    for (int64_t i = 0; i < S; ++i) {
-        float* r = M + i * S;
-        T row[NV];
-        T a0 = V::zero(), a1 = V::zero();
-        for (int j = 0; j < NV; ++j) {
-            row[j] = V::mul(V::load(r + j * W), dv);
-            if (j % 2 == 0) a0 = V::fma(row[j], kk[j], a0);
-            else a1 = V::fma(row[j], kk[j], a1);
+    const int64_t S = a.S;
+    for (int64_t i0 = 0; i0 < S; i0 += R) {
+        T row[R][NV];
+        for (int r = 0; r < R; ++r)
+            for (int j = 0; j < NV; ++j) row[r][j] = V::load(a.M + (i0 + r) * S + j * W);
+        float c = 1.0f;
+        auto storeRows = [&](float* dst) {
+            const T cv = V::set1(c);
+            for (int r = 0; r < R; ++r)
+                for (int j = 0; j < NV; ++j) V::store(dst + (i0 + r) * S + j * W, V::mul(row[r][j], cv));
+        };
+        for (int64_t t = 0; t < a.tokens; ++t) {
+            const float* k = a.k + t * a.qkStride;
+            const float* q = a.q + t * a.qkStride;
+            const float* v = a.v + t * a.vStride;
+            const float beta = a.beta[t * a.gStride], kq = a.kq[t * a.kqStride];
+            float cn = c * a.decay[t * a.gStride];
+            if (!(cn >= kFoldScale)) {
+                const T sv = V::set1(cn);
+                for (int r = 0; r < R; ++r)
+                    for (int j = 0; j < NV; ++j) row[r][j] = V::mul(row[r][j], sv);
+                cn = 1.0f;
+            }
+            T ak[R][2], aq[R][2];
+            for (int r = 0; r < R; ++r) ak[r][0] = ak[r][1] = aq[r][0] = aq[r][1] = V::zero();
+            for (int j = 0; j < NV; ++j) {
+                const T kj = V::load(k + j * W), qj = V::load(q + j * W);
+                for (int r = 0; r < R; ++r) {
+                    ak[r][j % 2] = V::fma(row[r][j], kj, ak[r][j % 2]);
+                    aq[r][j % 2] = V::fma(row[r][j], qj, aq[r][j % 2]);
+                }
+            }
+            float* out = a.out + t * a.outStride;
+            T dd[R];
+            for (int r = 0; r < R; ++r) {
+                const float d = beta * (v[i0 + r] - cn * V::hsum(V::add(ak[r][0], ak[r][1])));
+                out[i0 + r] = cn * V::hsum(V::add(aq[r][0], aq[r][1])) + d * kq;
+                dd[r] = V::set1(d / cn);
+            }
+            for (int j = 0; j < NV; ++j) {
+                const T kj = V::load(k + j * W);
+                for (int r = 0; r < R; ++r) row[r][j] = V::fma(dd[r], kj, row[r][j]);
+            }
+            c = cn;
+            if (float* snap = snapshotOf(a, t)) storeRows(snap);
         }
-        const float d = beta * (v[i] - V::hsum(V::add(a0, a1)));
-        const T dd = V::set1(d);
-        T o0 = V::zero(), o1 = V::zero();
-        for (int j = 0; j < NV; ++j) {
-            row[j] = V::fma(dd, kk[j], row[j]);
-            V::store(r + j * W, row[j]);
-            if (j % 2 == 0) o0 = V::fma(row[j], qq[j], o0);
-            else o1 = V::fma(row[j], qq[j], o1);
-        }
-        out[i] = V::hsum(V::add(o0, o1));
+        storeRows(a.M);
     }
 }
 
-// Any S that is a multiple of W: the same two sweeps per row, the second re-reading the row
-// from L1.
-template <class V>
-void deltaStepLoop(float* M, const float* q, const float* k, const float* v, float g, float beta, float* out,
-                   int64_t S) {
+// Any S, short runs: R rows at a time, staying in L1 from token to token, one sweep for both
+// dot products of the old rows and one to decay and update them (no accumulated scale: a
+// decode step's one token would pay a pass over M to apply it).
+template <class V, int R> void deltaRunMem(const DeltaRun& a, int64_t i0) {
     using T = typename V::T;
     constexpr int W = V::W;
-    const T dv = V::set1(std::exp(g));
-    for (int64_t i = 0; i < S; ++i) {
-        float* r = M + i * S;
-        T a = V::zero();
-        for (int64_t j = 0; j < S; j += W) {
-            const T x = V::mul(V::load(r + j), dv);
-            V::store(r + j, x);
-            a = V::fma(x, V::load(k + j), a);
+    const int64_t S = a.S, vecEnd = S / W * W;
+    float* rows[R];
+    for (int r = 0; r < R; ++r) rows[r] = a.M + (i0 + r) * S;
+    for (int64_t t = 0; t < a.tokens; ++t) {
+        const float* k = a.k + t * a.qkStride;
+        const float* q = a.q + t * a.qkStride;
+        const float decay = a.decay[t * a.gStride], beta = a.beta[t * a.gStride], kq = a.kq[t * a.kqStride];
+        T ak[R][2], aq[R][2];
+        for (int r = 0; r < R; ++r) ak[r][0] = ak[r][1] = aq[r][0] = aq[r][1] = V::zero();
+        int64_t j = 0;
+        for (; j + 2 * W <= vecEnd; j += 2 * W) {
+            const T k0 = V::load(k + j), k1 = V::load(k + j + W), q0 = V::load(q + j), q1 = V::load(q + j + W);
+            for (int r = 0; r < R; ++r) {
+                const T x0 = V::load(rows[r] + j), x1 = V::load(rows[r] + j + W);
+                ak[r][0] = V::fma(x0, k0, ak[r][0]);
+                aq[r][0] = V::fma(x0, q0, aq[r][0]);
+                ak[r][1] = V::fma(x1, k1, ak[r][1]);
+                aq[r][1] = V::fma(x1, q1, aq[r][1]);
+            }
         }
-        const T dd = V::set1(beta * (v[i] - V::hsum(a)));
-        T o = V::zero();
-        for (int64_t j = 0; j < S; j += W) {
-            const T x = V::fma(dd, V::load(k + j), V::load(r + j));
-            V::store(r + j, x);
-            o = V::fma(x, V::load(q + j), o);
+        for (; j < vecEnd; j += W) {
+            const T kj = V::load(k + j), qj = V::load(q + j);
+            for (int r = 0; r < R; ++r) {
+                const T x = V::load(rows[r] + j);
+                ak[r][0] = V::fma(x, kj, ak[r][0]);
+                aq[r][0] = V::fma(x, qj, aq[r][0]);
+            }
         }
-        out[i] = V::hsum(o);
+        float d[R];
+        float* out = a.out + t * a.outStride;
+        for (int r = 0; r < R; ++r) {
+            float mk = V::hsum(V::add(ak[r][0], ak[r][1])), mq = V::hsum(V::add(aq[r][0], aq[r][1]));
+            for (int64_t x = vecEnd; x < S; ++x) {
+                mk += rows[r][x] * k[x];
+                mq += rows[r][x] * q[x];
+            }
+            d[r] = beta * (a.v[t * a.vStride + i0 + r] - decay * mk);
+            out[i0 + r] = decay * mq + d[r] * kq;
+        }
+        const T dv = V::set1(decay);
+        for (int r = 0; r < R; ++r) {
+            const T dd = V::set1(d[r]);
+            for (j = 0; j < vecEnd; j += W) V::store(rows[r] + j, V::fma(dd, V::load(k + j), V::mul(V::load(rows[r] + j), dv)));
+            for (; j < S; ++j) rows[r][j] = decay * rows[r][j] + d[r] * k[j];
+        }
+        if (float* snap = snapshotOf(a, t))
+            for (int r = 0; r < R; ++r)
+                for (j = 0; j < S; ++j) snap[(i0 + r) * S + j] = rows[r][j];
     }
 }
 
-template <class V>
-void deltaStep(float* M, const float* q, const float* k, const float* v, float g, float beta, float* out,
-               int64_t S) {
+// Long runs: W rows at a time, one per lane, so that no horizontal sum stands between a token
+// and the next. The rows are transposed into blk [S][W] (in L1) for the run and back at its
+// end and at snapshots; per token a sweep over blk takes M·k and M·q for the W rows, and
+// a second one applies the update. S must be a multiple of W (so also of 4).
+template <class V> void deltaRunLanes(const DeltaRun& a, float* blk) {
+    using T = typename V::T;
     constexpr int W = V::W;
-    if (S % W != 0) return ref::deltaStep(M, q, k, v, g, beta, out, S);
-    switch (S / W) {
-    case 2: return deltaStepFixed<V, 2>(M, q, k, v, g, beta, out, S);
-    case 4: return deltaStepFixed<V, 4>(M, q, k, v, g, beta, out, S);
-    case 8: return deltaStepFixed<V, 8>(M, q, k, v, g, beta, out, S);
-    case 16:
-        if constexpr (W >= 16) return deltaStepFixed<V, 16>(M, q, k, v, g, beta, out, S);
-        break;
-    default: break;
+    const int64_t S = a.S;
+    for (int64_t i0 = 0; i0 < S; i0 += W) {
+        for (int r = 0; r < W; ++r)
+            for (int64_t j = 0; j < S; ++j) blk[j * W + r] = a.M[(i0 + r) * S + j];
+        float c = 1.0f;
+        auto storeRows = [&](float* dst, float by) {
+            for (int r = 0; r < W; ++r)
+                for (int64_t j = 0; j < S; ++j) dst[(i0 + r) * S + j] = blk[j * W + r] * by;
+        };
+        for (int64_t t = 0; t < a.tokens; ++t) {
+            const float* k = a.k + t * a.qkStride;
+            const float* q = a.q + t * a.qkStride;
+            const float beta = a.beta[t * a.gStride], kq = a.kq[t * a.kqStride];
+            float cn = c * a.decay[t * a.gStride];
+            if (!(cn >= kFoldScale)) {
+                const T sv = V::set1(cn);
+                for (int64_t j = 0; j < S; ++j) V::store(blk + j * W, V::mul(V::load(blk + j * W), sv));
+                cn = 1.0f;
+            }
+            T ak[4], aq[4];
+            for (int u = 0; u < 4; ++u) ak[u] = aq[u] = V::zero();
+            for (int64_t j = 0; j < S; j += 4)
+                for (int u = 0; u < 4; ++u) {
+                    const T x = V::load(blk + (j + u) * W);
+                    ak[u] = V::fma(x, V::set1(k[j + u]), ak[u]);
+                    aq[u] = V::fma(x, V::set1(q[j + u]), aq[u]);
+                }
+            const T mk = V::add(V::add(ak[0], ak[1]), V::add(ak[2], ak[3]));
+            const T mq = V::add(V::add(aq[0], aq[1]), V::add(aq[2], aq[3]));
+            const T cv = V::set1(cn);
+            const T d = V::mul(V::set1(beta), V::sub(V::load(a.v + t * a.vStride + i0), V::mul(cv, mk)));
+            V::store(a.out + t * a.outStride + i0, V::fma(cv, mq, V::mul(d, V::set1(kq))));
+            const T dc = V::mul(d, V::set1(1.0f / cn));
+            for (int64_t j = 0; j < S; ++j) V::store(blk + j * W, V::fma(dc, V::set1(k[j]), V::load(blk + j * W)));
+            c = cn;
+            if (float* snap = snapshotOf(a, t)) storeRows(snap, c);
+        }
+        storeRows(a.M, c);
     }
-    deltaStepLoop<V>(M, q, k, v, g, beta, out, S);
+}
+
+template <class V> void deltaRunLoop(const DeltaRun& a) {
+    int64_t i = 0;
+    for (; i + 2 <= a.S; i += 2) deltaRunMem<V, 2>(a, i);
+    if (i < a.S) deltaRunMem<V, 1>(a, i);
+}
+
+// The largest number of rows whose registers (and the temporaries) fit the register file.
+template <class V, int NV> void deltaRunRows(const DeltaRun& a) {
+    constexpr int regs = V::W >= 16 ? 32 : 16;
+    if constexpr (2 * NV + 8 <= regs) deltaRunFixed<V, NV, 2>(a);
+    else if constexpr (NV + 6 <= regs) deltaRunFixed<V, NV, 1>(a);
+    else deltaRunLoop<V>(a);
+}
+
+template <class V> void deltaRun(const DeltaRun& a) {
+    constexpr int W = V::W;
+    constexpr int64_t kMaxLanesS = 256;
+    if constexpr (W >= 8) {
+        if (a.tokens >= kLanesTokens && a.S % W == 0 && a.S <= kMaxLanesS) {
+            alignas(64) float blk[kMaxLanesS * W];
+            return deltaRunLanes<V>(a, blk);
+        }
+    }
+    if (W > 1 && a.S % W == 0) {
+        switch (a.S / W) {
+        case 2: return deltaRunRows<V, 2>(a);
+        case 4: return deltaRunRows<V, 4>(a);
+        case 8: return deltaRunRows<V, 8>(a);
+        case 16: return deltaRunRows<V, 16>(a);
+        default: break;
+        }
+    }
+    deltaRunLoop<V>(a);
+}
+
+template <class V> float dot(const float* x, const float* y, int64_t S) {
+    using T = typename V::T;
+    constexpr int W = V::W;
+    T a = V::zero();
+    int64_t j = 0;
+    for (; j + W <= S; j += W) a = V::fma(V::load(x + j), V::load(y + j), a);
+    float s = V::hsum(a);
+    for (; j < S; ++j) s += x[j] * y[j];
+    return s;
 }
 
 template <class V> void l2Normalize(const float* x, float* out, int64_t S, float eps, float scale) {
@@ -133,8 +277,9 @@ template <class V> void conv(const ConvSpan& s) {
 template <class V> RecurrentKernels table(const char* name) {
     RecurrentKernels k;
     k.name = name;
-    k.deltaStep = &deltaStep<V>;
+    k.deltaRun = &deltaRun<V>;
     k.l2Normalize = &l2Normalize<V>;
+    k.dot = &dot<V>;
     k.conv = &conv<V>;
     return k;
 }
