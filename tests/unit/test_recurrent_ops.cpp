@@ -3,7 +3,7 @@
 // DeltaNet over decode batches, single long runs and mixed runs, zeroed and prefilled states and
 // snapshots (the outputs and the whole state pool compared), plus Sigmoid, Softplus and
 // RmsNormGated; a wrong slot must show, a slot outside the pool must be an error; and the
-// DeltaNet decode and prefill timings of both.
+// DeltaNet decode and prefill and the SsmConv prefill timings of both.
 #include "backend/cpu/cpu_device.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/thread_pool.h"
@@ -225,8 +225,8 @@ class TestRecurrentOps : public QObject {
 private Q_SLOTS:
     void deltaNetDecodeBatch() {
         // Three sequences of one token: zeros, a prefilled slot in place, and a slot read into
-        // another.
-        const Slots slots{{-1, 0, -1}, {1, 1, -1}, {2, 4, -1}};
+        // another with a snapshot.
+        const Slots slots{{-1, 0, -1}, {1, 1, -1}, {2, 4, 5}};
         check(deltaNetCase(32, 2, 2, slots, 6, 1), 1e-5);
         check(deltaNetCase(64, 2, 4, slots, 6, 2), 1e-5);
         check(deltaNetCase(128, 4, 8, slots, 6, 3), 1e-5);
@@ -240,9 +240,21 @@ private Q_SLOTS:
     }
 
     void deltaNetMixedRuns() {
-        const Slots slots = concat({oneRun(5, 0, 0), oneRun(1, -1, 3), oneRun(9, 2, 4, {{3, 5}}), oneRun(2, 1, 1)});
-        check(deltaNetCase(64, 2, 4, slots, 6, 8), 1e-5);
-        check(deltaNetCase(128, 2, 2, slots, 6, 9), 1e-5);
+        const Slots slots = concat({oneRun(5, 0, 0), oneRun(1, -1, 3), oneRun(9, 2, 4, {{3, 5}}), oneRun(2, 1, 1, {{0, 6}})});
+        check(deltaNetCase(64, 2, 4, slots, 7, 8), 1e-5);
+        check(deltaNetCase(128, 2, 2, slots, 7, 9), 1e-5);
+    }
+
+    void deltaNetExtremeDecay() {
+        // Decays far below float's range (e^-150 is 0) and long products of small ones: the fast
+        // kernels keep the decay as a separate scale and must fold it back in time.
+        for (const Slots& slots : {oneRun(3, 0, 0, {{1, 1}}), oneRun(12, 0, 0, {{5, 1}})})
+            for (int64_t S : {64, 128}) {
+                OpCase c = deltaNetCase(S, 2, 2, slots, 2, 13);
+                std::vector<float>& g = c.floats[1].second; // [n][Hv]
+                for (size_t i = 0; i < g.size(); ++i) g[i] = i % 3 == 0 ? -60.0f : (i % 3 == 1 ? -150.0f : -9.0f);
+                check(c, 1e-5);
+            }
     }
 
     void deltaNetOddHeadSizes() {
@@ -336,6 +348,17 @@ private Q_SLOTS:
               cpu::activeIsa(), decRef * 1e3, decOne * 1e3, decRef / decOne, preRef * 1e3, preOne * 1e3, preRef / preOne);
         qInfo("delta_net fast on %d threads (wall clock): decode %.3f ms, prefill %.2f ms", m_pool.size(), decFast * 1e3,
               preFast * 1e3);
+    }
+
+    void ssmConvTimings() {
+        // Qwen3.5's convolution (C = 6144, K = 4) over a 512-token prefill run, one thread.
+        const OpCase pre = ssmConvCase(6144, 4, oneRun(512, -1, 0), 1, 62);
+        cpu::ThreadPool one(1);
+        cpu::CpuDevice single(false, &one);
+        const double ref = timeRuns(m_ref, pre, 1, true), fast = timeRuns(single, pre, 3, true);
+        QVERIFY(std::isfinite(ref) && std::isfinite(fast));
+        qInfo("ssm_conv C=6144 K=4 at %s, 512 tokens, one thread (CPU time): ref %.1f ms, fast %.2f ms (%.0fx)",
+              cpu::activeIsa(), ref * 1e3, fast * 1e3, ref / fast);
     }
 };
 

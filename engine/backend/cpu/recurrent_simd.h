@@ -11,13 +11,14 @@
 
 namespace hearth::cpu::kernels::simd {
 
-// The run's snapshot destination after its token t (nullptr: none).
-inline float* snapshotOf(const DeltaRun& a, int64_t t) {
+// The run's snapshot destination after its token t (nullptr: none). A template like everything
+// here, so that no copy compiled with one level's flags can stand in for another's.
+template <class V> float* snapshotOf(const DeltaRun& a, int64_t t) {
     const int32_t slot = a.snapSlots[3 * t];
     return slot >= 0 && slot != a.skipSlot ? a.snapBase + int64_t(slot) * a.slotStride : nullptr;
 }
 
-// The rows of the kernels below hold M / c, c being the decay accumulated since the last time
+// The rows of deltaRunFixed and deltaRunLanes hold M / c, c being the decay accumulated since the last time
 // it was folded into them: a token's decay then costs one scalar product instead of a pass over
 // M. With the token's cn = c·decay, a = (M/c)·k and b = (M/c)·q of the old rows,
 //   d = beta·(v − cn·a),  out = cn·b + d·(k·q),  M/cn ← M/c + (d/cn)·k,
@@ -78,7 +79,7 @@ template <class V, int NV, int R> void deltaRunFixed(const DeltaRun& a) {
                 for (int r = 0; r < R; ++r) row[r][j] = V::fma(dd[r], kj, row[r][j]);
             }
             c = cn;
-            if (float* snap = snapshotOf(a, t)) storeRows(snap);
+            if (float* snap = snapshotOf<V>(a, t)) storeRows(snap);
         }
         storeRows(a.M);
     }
@@ -135,7 +136,7 @@ template <class V, int R> void deltaRunMem(const DeltaRun& a, int64_t i0) {
             for (j = 0; j < vecEnd; j += W) V::store(rows[r] + j, V::fma(dd, V::load(k + j), V::mul(V::load(rows[r] + j), dv)));
             for (; j < S; ++j) rows[r][j] = decay * rows[r][j] + d[r] * k[j];
         }
-        if (float* snap = snapshotOf(a, t))
+        if (float* snap = snapshotOf<V>(a, t))
             for (int r = 0; r < R; ++r)
                 for (j = 0; j < S; ++j) snap[(i0 + r) * S + j] = rows[r][j];
     }
@@ -183,7 +184,7 @@ template <class V> void deltaRunLanes(const DeltaRun& a, float* blk) {
             const T dc = V::mul(d, V::set1(1.0f / cn));
             for (int64_t j = 0; j < S; ++j) V::store(blk + j * W, V::fma(dc, V::set1(k[j]), V::load(blk + j * W)));
             c = cn;
-            if (float* snap = snapshotOf(a, t)) storeRows(snap, c);
+            if (float* snap = snapshotOf<V>(a, t)) storeRows(snap, c);
         }
         storeRows(a.M, c);
     }
