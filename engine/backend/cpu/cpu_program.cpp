@@ -3,12 +3,15 @@
 // continuous batching pays); matMuls that read the same activations (q, k and v; gate and up) run
 // as one job; attention runs in parallel over (sequence, KV head, run of tokens) straight from
 // the paged cache; and at decode the threads prefetch the next job's weights while they would
-// otherwise wait. Nodes no kernel here covers run the reference implementation (ref_program.cpp).
+// otherwise wait. The ops of hybrid models (the recurrent ones and their gates) run in
+// recurrent_fast.cpp. Nodes no kernel here covers run the reference implementation
+// (ref_program.cpp).
 // Everything a run needs is allocated at compile: a warm step makes no heap allocations.
 #include "backend/cpu/activations.h"
 #include "backend/cpu/attention.h"
 #include "backend/cpu/cpu_device.h"
 #include "backend/cpu/matmul.h"
+#include "backend/cpu/recurrent_fast.h"
 #include "backend/cpu/ref_ops.h"
 #include "backend/cpu/repack.h"
 #include "backend/cpu/rope_math.h"
@@ -126,6 +129,8 @@ public:
             } else if (n.op == Op::GetRows) {
                 const Tensor& t = m_h.t(n.src[0]);
                 m_raw.resize(std::max(m_raw.size(), size_t(t.nb[1])));
+            } else if (RecurrentOps::covers(n.op)) {
+                m_recurrent.plan(m_h, n);
             }
             m_steps.push_back(std::move(step));
         }
@@ -390,6 +395,11 @@ private:
             });
             return Status::ok();
         }
+        case Op::Sigmoid:
+        case Op::Softplus:
+        case Op::RmsNormGated:
+        case Op::SsmConv:
+        case Op::DeltaNet: return m_recurrent.run(m_h, n, m_pool);
         default: break;
         }
         return runReferenceNode(m_h, n);
@@ -577,6 +587,7 @@ private:
     std::vector<int> m_seqOf;
     std::vector<Sequence> m_sequences;
     std::vector<AttentionItem> m_items;
+    RecurrentOps m_recurrent; // the hybrid models' ops, with their scratch
 };
 
 } // namespace

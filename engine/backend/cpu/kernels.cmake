@@ -1,22 +1,27 @@
-# The optimized CPU kernels: thread pool and matMul, with one file per instruction-set level.
+# The optimized CPU kernels: thread pool, matMul and the recurrent ops, with one file per instruction-set level.
 # The SIMD files get their ISA flags per file; the code picks a level at run time.
 target_sources(hearth_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/thread_pool.cpp
   ${CMAKE_CURRENT_LIST_DIR}/matmul.cpp
   ${CMAKE_CURRENT_LIST_DIR}/matmul_scalar.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/repack.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/repack.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/recurrent_fast.cpp)
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   target_sources(hearth_engine PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/matmul_avx2.cpp
     ${CMAKE_CURRENT_LIST_DIR}/matmul_iq_avx2.cpp
     ${CMAKE_CURRENT_LIST_DIR}/matmul_avx512.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/repack_avx512.cpp)
+    ${CMAKE_CURRENT_LIST_DIR}/repack_avx512.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/recurrent_avx2.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/recurrent_avx512.cpp)
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/matmul_avx2.cpp
     ${CMAKE_CURRENT_LIST_DIR}/matmul_iq_avx2.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/recurrent_avx2.cpp
     TARGET_DIRECTORY hearth_engine PROPERTIES
     COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/matmul_avx512.cpp
     ${CMAKE_CURRENT_LIST_DIR}/repack_avx512.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/recurrent_avx512.cpp
     TARGET_DIRECTORY hearth_engine PROPERTIES
     COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
 endif()
