@@ -5,11 +5,13 @@
 // also times 1/sqrt(S)):  M ← e^g·M;  M += beta·(v − M·k)·kᵀ;  out = M·q.
 // One workgroup per (v head, run start token): workgroup row y = t returns at once unless token t
 // starts a run (consecutive tokens with the same write slot in the StateInfo [n][3]). Invocation
-// i keeps row i of the head's matrix in registers, loaded from the run's read slot (-1: zeros);
-// q and k of each token are staged in shared memory and their norms reduced there. A token with a
-// snapshot slot >= 0 copies the rows there; the run stores them in its write slot at its end.
+// i keeps row i of the head's matrix in registers (its loops unrolled), loaded from the run's read
+// slot (-1: zeros); q and k of each token are staged in shared memory and their norms reduced
+// there. A token with a snapshot slot >= 0 copies the rows there; the run stores them in its write
+// slot at its end.
 // Slots outside [0, nSlots) are neither read (zeros) nor written.
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = HEAD) in;
 layout(std430, binding = 0) readonly buffer Qkv { float qkv[]; };
 layout(std430, binding = 1) readonly buffer G { float gate[]; };
@@ -37,7 +39,8 @@ void main() {
 
     float m[S];
     const bool fromState = validSlot(read);
-    for (uint j = 0u; j < S; ++j) m[j] = fromState ? state[uint(read) * slotSize + rowAt + j] : 0.0;
+    [[unroll]] for (uint j = 0u; j < S; ++j)
+        m[j] = fromState ? state[uint(read) * slotSize + rowAt + j] : 0.0;
 
     for (uint t = t0; t < p.n && info[3u * t + 1u] == write; ++t) {
         const uint at = t * width;
@@ -59,22 +62,22 @@ void main() {
         const float qn = qScale * inversesqrt(sq[0] + p.eps), kn = inversesqrt(sk[0] + p.eps);
         const float decay = exp(gate[t * p.Hv + h]), b = beta[t * p.Hv + h];
         float mk = 0.0;
-        for (uint j = 0u; j < S; ++j) {
+        [[unroll]] for (uint j = 0u; j < S; ++j) {
             m[j] *= decay;
             mk += m[j] * ks[j];
         }
         const float d = b * (v - mk * kn) * kn; // beta·(v_i − (M·k)_i), times kn for ks
         float acc = 0.0;
-        for (uint j = 0u; j < S; ++j) {
+        [[unroll]] for (uint j = 0u; j < S; ++j) {
             m[j] += d * ks[j];
             acc += m[j] * qs[j];
         }
         o[(t * p.Hv + h) * S + i] = acc * qn;
         const int snap = info[3u * t + 2u];
         if (validSlot(snap))
-            for (uint j = 0u; j < S; ++j) state[uint(snap) * slotSize + rowAt + j] = m[j];
+            [[unroll]] for (uint j = 0u; j < S; ++j) state[uint(snap) * slotSize + rowAt + j] = m[j];
         barrier(); // every invocation has read qs, ks and the sums before the next token's
     }
     if (validSlot(write))
-        for (uint j = 0u; j < S; ++j) state[uint(write) * slotSize + rowAt + j] = m[j];
+        [[unroll]] for (uint j = 0u; j < S; ++j) state[uint(write) * slotSize + rowAt + j] = m[j];
 }

@@ -7,6 +7,7 @@
 // per token, copies the window to a token's snapshot slot (>= 0) and stores it in the write slot
 // at its end. Slots outside [0, nSlots) are neither read (zeros) nor written. K <= KMAX.
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer W { float w[]; };
@@ -21,7 +22,7 @@ bool validSlot(int s) { return s >= 0 && uint(s) < p.nSlots; }
 
 void storeWindow(int slot, uint c, float win[KMAX]) {
     const uint row = (p.K - 1u) * p.C;
-    for (uint k = 0u; k + 1u < KMAX; ++k)
+    [[unroll]] for (uint k = 0u; k + 1u < KMAX; ++k)
         if (k + 1u < p.K) state[uint(slot) * row + k * p.C + c] = win[k];
 }
 
@@ -34,7 +35,7 @@ void main() {
     const uint row = (p.K - 1u) * p.C;
     // win[0 .. K-2]: the previous inputs, oldest first; wk: the taps on them; wLast on the current.
     float win[KMAX], wk[KMAX];
-    for (uint k = 0u; k < KMAX; ++k) {
+    [[unroll]] for (uint k = 0u; k < KMAX; ++k) {
         win[k] = k + 1u < p.K && validSlot(read) ? state[uint(read) * row + k * p.C + c] : 0.0;
         wk[k] = k + 1u < p.K ? w[c * p.K + k] : 0.0;
     }
@@ -42,11 +43,11 @@ void main() {
     for (uint t = t0; t < p.n && info[3u * t + 1u] == write; ++t) {
         const float xt = x[t * p.C + c];
         float acc = 0.0;
-        for (uint k = 0u; k + 1u < KMAX; ++k)
+        [[unroll]] for (uint k = 0u; k + 1u < KMAX; ++k)
             if (k + 1u < p.K) acc += wk[k] * win[k];
         o[t * p.C + c] = acc + wLast * xt;
         // Drop the oldest input, append this one.
-        for (uint k = 0u; k + 1u < KMAX; ++k) {
+        [[unroll]] for (uint k = 0u; k + 1u < KMAX; ++k) {
             if (k + 2u < p.K) win[k] = win[k + 1u];
             else if (k + 2u == p.K) win[k] = xt;
         }
