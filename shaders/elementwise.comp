@@ -4,7 +4,8 @@
 // OP_SWIGLU_OAI (gpt-oss, alpha = param, limit = param2): g = min(a[i], limit), u = clamp(b[i],
 // -limit, limit), out[i] = g * sigmoid(alpha * g) * (u + 1).
 // One input (b unused): OP_SCALE: a[i] * param; OP_SILU; OP_GELU; OP_SOFTCAP: param * tanh(a[i] /
-// param). GELU is the tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+// param); OP_SIGMOID: 1 / (1 + e^-x); OP_SOFTPLUS: ln(1 + e^x) (x itself above 20, e^x below -15,
+// where the float results agree). GELU is the tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 #version 450
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer A { float a[]; };
@@ -39,6 +40,11 @@ void main() {
         o[i] = gelu(a[i]);
 #elif defined(OP_SOFTCAP)
         o[i] = p.param * safeTanh(a[i] / p.param);
+#elif defined(OP_SIGMOID)
+        o[i] = 1.0 / (1.0 + exp(-a[i])); // exp overflowing to inf gives 0, as it should
+#elif defined(OP_SOFTPLUS)
+        const float v = a[i];
+        o[i] = v > 20.0 ? v : (v < -15.0 ? exp(v) : log(1.0 + exp(v)));
 #else
 #error "define one OP_*"
 #endif

@@ -114,8 +114,8 @@ struct DeviceExperts {
 };
 
 // Element-wise ops of one input (out[i] = f(x[i])): Scale (x * param), Silu, Gelu (tanh form),
-// Softcap (param * tanh(x / param)).
-enum class Unary { Scale, Silu, Gelu, Softcap };
+// Softcap (param * tanh(x / param)), Sigmoid (1 / (1 + e^-x)), Softplus (ln(1 + e^x)).
+enum class Unary { Scale, Silu, Gelu, Softcap, Sigmoid, Softplus };
 // Element-wise ops of two inputs: Add and Mul broadcast b (out[i] = a[i] op b[i % bLen]); Swiglu
 // and Geglu take gate = a, up = b of the same length (out = silu(gate) * up, gelu(gate) * up).
 enum class Binary { Add, Mul, Swiglu, Geglu };

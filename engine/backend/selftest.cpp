@@ -1,7 +1,7 @@
 // Runs the self-test's cases (selftest_cases.cpp) on a device and on the scalar reference: each
-// case's graph gets its own buffers, weights and K/V pool on both, its leaf tensors the same
-// values, and its output is compared (floats relative to the reference's largest magnitude,
-// indices exactly).
+// case's graph gets its own buffers, weights, K/V pool and State pools on both, its leaf tensors
+// and State pools the same values, and its output (and the State pools after the run) is compared
+// (floats relative to the reference's largest magnitude, indices exactly).
 #include "backend/selftest.h"
 
 #include "backend/cpu/cpu_device.h"
@@ -54,11 +54,12 @@ using graph::TensorId;
 using graph::TensorKind;
 using selftest::Case;
 
-// One case on one device: its output's bytes, or why there is none.
+// One case on one device: the bytes of its output and then of each compared State pool, or why
+// there are none.
 struct Outcome {
     bool supported = true;
     Status status;
-    std::vector<uint8_t> bytes;
+    std::vector<std::vector<uint8_t>> bytes;
 };
 
 // A step the device declines (an Unsupported status) makes the case unsupported; any other error
@@ -122,7 +123,9 @@ Outcome runOn(Device& dev, const Case& c, const std::vector<graph::Weight>& weig
     spec.bindings.assign(g.tensors().size(), {});
     for (size_t id = 0; id < g.tensors().size(); ++id) {
         const Tensor& t = g.tensor(TensorId(id));
-        if (t.viewOf != graph::kNone || (t.kind != TensorKind::Activation && t.kind != TensorKind::Input)) continue;
+        if (t.viewOf != graph::kNone ||
+            (t.kind != TensorKind::Activation && t.kind != TensorKind::Input && t.kind != TensorKind::State))
+            continue;
         auto buffer = dev.allocate(roundUp(std::max<uint64_t>(t.bytes(), 4), 256));
         if (!buffer) return declined(buffer.status(), "allocating '" + t.name + "'");
         if (made[id]) {
@@ -152,10 +155,13 @@ Outcome runOn(Device& dev, const Case& c, const std::vector<graph::Weight>& weig
         return o;
     }
     Outcome o;
-    const TensorId out = g.root(c.output);
-    o.bytes.resize(size_t(g.tensor(out).bytes()));
-    const Status read = spec.bindings[size_t(out)].buffer->read(0, o.bytes.data(), o.bytes.size());
-    if (!read.isOk()) return declined(read, "reading the output");
+    std::vector<TensorId> compared{g.root(c.output)};
+    for (TensorId s : c.states) compared.push_back(g.root(s));
+    for (TensorId id : compared) {
+        std::vector<uint8_t>& bytes = o.bytes.emplace_back(size_t(g.tensor(id).bytes()));
+        const Status read = spec.bindings[size_t(id)].buffer->read(0, bytes.data(), bytes.size());
+        if (!read.isOk()) return declined(read, "reading '" + g.tensor(id).name + "'");
+    }
     return o;
 }
 
@@ -216,14 +222,25 @@ Result<SelftestReport> runSelftest(Device& device, const SelftestOptions& option
             r.maxErr = std::numeric_limits<double>::infinity();
         } else {
             const Outcome ref = runOn(reference, c, weights.list());
-            if (!ref.supported || !ref.status.isOk() || ref.bytes.size() != ours.bytes.size()) {
+            bool sizes = ref.bytes.size() == ours.bytes.size();
+            for (size_t i = 0; sizes && i < ref.bytes.size(); ++i) sizes = ref.bytes[i].size() == ours.bytes[i].size();
+            if (!ref.supported || !ref.status.isOk() || !sizes) {
                 r.ok = false;
                 r.error = "reference: " + (ref.status.isOk() ? std::string("output size differs") : ref.status.toString());
                 r.maxErr = std::numeric_limits<double>::infinity();
             } else {
+                // The output, then each State pool (F32): the worst of them.
                 const bool indices = c.graph.tensor(c.output).type == quant::Type::I32;
-                r.maxErr = indices ? indexError(ours.bytes, ref.bytes) : floatError(ours.bytes, ref.bytes);
+                r.maxErr = indices ? indexError(ours.bytes[0], ref.bytes[0]) : floatError(ours.bytes[0], ref.bytes[0]);
+                for (size_t i = 1; i < ref.bytes.size(); ++i) {
+                    const double e = floatError(ours.bytes[i], ref.bytes[i]);
+                    if (!(e <= r.maxErr)) {
+                        r.maxErr = e;
+                        r.error = "state pool '" + c.graph.tensor(c.states[i - 1]).name + "' differs most";
+                    }
+                }
                 r.ok = r.maxErr <= r.tol;
+                if (r.ok) r.error.clear();
             }
         }
         report.cases.push_back(std::move(r));

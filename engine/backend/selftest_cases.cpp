@@ -108,31 +108,6 @@ Result<int32_t> WeightTable::add(const std::string& name, Type type, Ne ne, int 
 
 namespace {
 
-// splitmix64: the same numbers on every platform and standard library.
-class Rng {
-public:
-    explicit Rng(uint64_t seed) : m_state(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull) {}
-    uint64_t next() {
-        uint64_t z = (m_state += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
-    float uniform(float lo, float hi) { return lo + (hi - lo) * float(double(next() >> 40) * 0x1.0p-24); }
-    int64_t range(int64_t lo, int64_t hi) { return lo + int64_t(next() % uint64_t(hi - lo + 1)); } // inclusive
-    std::vector<float> values(int64_t n, float lo, float hi) {
-        std::vector<float> v(static_cast<size_t>(n));
-        for (float& x : v) x = uniform(lo, hi);
-        return v;
-    }
-    template <typename T> void shuffle(std::vector<T>& v) {
-        for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[size_t(next() % i)]);
-    }
-
-private:
-    uint64_t m_state;
-};
-
 std::string dims(const Ne& ne) {
     int last = graph::kMaxDims - 1;
     while (last > 1 && ne[size_t(last)] == 1) --last; // at least [ne0,ne1]
@@ -693,7 +668,8 @@ Status buildCases(const SelftestOptions& options, WeightTable& weights, std::vec
     elementCases(b);
     ropeCases(b);
     attentionCases(b);
-    return b.status();
+    HEARTH_RETURN_IF_ERROR(b.status());
+    return recurrentCases(options, weights, cases);
 }
 
 } // namespace hearth::backend::selftest

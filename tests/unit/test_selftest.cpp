@@ -22,20 +22,25 @@ using namespace hearth;
 
 namespace {
 
-// Runs the CPU's programs, then adds `delta` to every output of nodes of one op: a device that
-// is wrong on that op only.
+// Runs the CPU's programs, then adds `delta` to every output of nodes of one op (or, `state`,
+// to the State pool the node advanced): a device that is wrong on that op only.
 class CorruptingProgram final : public backend::Program {
 public:
-    CorruptingProgram(std::unique_ptr<backend::Program> inner, backend::ProgramSpec spec, graph::Op op, float delta)
-        : m_inner(std::move(inner)), m_spec(std::move(spec)), m_op(op), m_delta(delta) {}
+    CorruptingProgram(std::unique_ptr<backend::Program> inner, backend::ProgramSpec spec, graph::Op op, float delta,
+                      bool state)
+        : m_inner(std::move(inner)), m_spec(std::move(spec)), m_op(op), m_delta(delta), m_state(state) {}
     Status run() override {
         HEARTH_RETURN_IF_ERROR(m_inner->run());
         const graph::Graph& g = *m_spec.graph;
         for (int index : m_spec.nodes) {
             const graph::Node& n = g.nodes()[size_t(index)];
             if (n.op != m_op) continue;
-            const graph::Tensor& t = g.tensor(n.out);
-            const backend::Binding& b = m_spec.bindings[size_t(g.root(n.out))];
+            graph::TensorId target = n.out;
+            if (m_state)
+                for (graph::TensorId s : n.src)
+                    if (s != graph::kNone && g.tensor(s).kind == graph::TensorKind::State) target = s;
+            const graph::Tensor& t = g.tensor(target);
+            const backend::Binding& b = m_spec.bindings[size_t(g.root(target))];
             std::vector<float> v(size_t(t.elements()));
             HEARTH_RETURN_IF_ERROR(b.buffer->read(b.offset, v.data(), v.size() * 4));
             for (float& x : v) x += m_delta;
@@ -49,12 +54,15 @@ private:
     backend::ProgramSpec m_spec;
     graph::Op m_op;
     float m_delta;
+    bool m_state;
 };
 
-// The CPU device under another id, its programs wrong on `op` by `delta` (0: faithful).
+// The CPU device under another id, its programs wrong on `op` by `delta` (0: faithful), in the
+// op's output or (`state`) in the State pool it advances.
 class WrappedCpu final : public backend::Device {
 public:
-    WrappedCpu(std::string id, graph::Op op, float delta) : m_cpu(false, nullptr), m_op(op), m_delta(delta) {
+    WrappedCpu(std::string id, graph::Op op, float delta, bool state = false)
+        : m_cpu(false, nullptr), m_op(op), m_delta(delta), m_state(state) {
         m_info = m_cpu.info();
         m_info.id = std::move(id);
     }
@@ -71,7 +79,7 @@ public:
     Result<std::unique_ptr<backend::Program>> compile(const backend::ProgramSpec& spec) override {
         HEARTH_ASSIGN_OR_RETURN(auto inner, m_cpu.compile(spec));
         if (m_delta == 0.0f) return inner;
-        return std::unique_ptr<backend::Program>(new CorruptingProgram(std::move(inner), spec, m_op, m_delta));
+        return std::unique_ptr<backend::Program>(new CorruptingProgram(std::move(inner), spec, m_op, m_delta, m_state));
     }
 
 private:
@@ -79,6 +87,7 @@ private:
     backend::DeviceInfo m_info;
     graph::Op m_op;
     float m_delta;
+    bool m_state;
 };
 
 struct Run {
@@ -188,6 +197,26 @@ private Q_SLOTS:
         WrappedCpu faithful("wrapped", graph::Op::Scale, 0.0f);
         auto ok = backend::runSelftest(faithful, {});
         QVERIFY(ok.isOk() && ok->passed());
+    }
+
+    // A device whose delta rule leaves a wrong state behind (its outputs right) fails exactly the
+    // delta_net cases: the State pools are compared after the run too.
+    void corruptedStateIsCaught() {
+        for (const bool quick : {false, true}) {
+            WrappedCpu device("wrapped", graph::Op::DeltaNet, 1e-2f, true);
+            backend::SelftestOptions o;
+            o.quick = quick;
+            auto report = backend::runSelftest(device, o);
+            QVERIFY2(report.isOk(), report.status().toString().c_str());
+            QVERIFY2(report->failing() == std::vector<std::string>{"delta_net F32"}, failures(*report).c_str());
+            int cases = 0;
+            for (const backend::SelftestCase& c : report->cases) {
+                if (c.op != "delta_net") continue;
+                ++cases;
+                QVERIFY2(c.maxErr > 1e-3 && c.error.find("ssm_state.0") != std::string::npos, c.error.c_str());
+            }
+            QVERIFY(cases >= (quick ? 1 : 20));
+        }
     }
 
     // A GPU failing the quick check is not used: the load runs on the CPU alone and says why;

@@ -6,7 +6,8 @@
 // reference for stories260K, llama-2-tiny-random and synthetic llama / qwen2.5 (QKV bias, NeoX
 // RoPE) / qwen3 (Q/K norm) / gemma3 (GeGLU, post-norms, sliding window, linear RoPE scaling, final
 // soft cap) cuts in float and quantized types (IQ4_NL / IQ4_XS among them), qwen3moe-tiny (the
-// router and the experts) and gpt-oss-tiny (MXFP4 experts, clamped SwiGLU), with layer splits and
+// router and the experts), qwen35-tiny / qwen35moe-tiny (gated delta-net layers: convolution and
+// delta rule over State pools) and gpt-oss-tiny (MXFP4 experts, clamped SwiGLU), with layer splits and
 // under a forced small binding limit; each weight is uploaded once; and nodes Vulkan refuses (a
 // Q8_0 K/V cache, YaRN RoPE, an op without a shader) run on the CPU, named by
 // ModelRunner::fallbacks(). Every test skips (QSKIP) when there is no Vulkan device.
@@ -78,6 +79,7 @@ test::Comparison compareSteps(runtime::ModelRunner& ours, runtime::ModelRunner& 
         batch.blockTables = {table0, table1};
         for (int p = a0; p < b0; ++p) batch.tokens.push_back({t0[size_t(p)], p, 0, allLogits || p == b0 - 1});
         for (int p = a1; p < b1; ++p) batch.tokens.push_back({t1[size_t(p)], p, 1, allLogits || p == b1 - 1});
+        test::addStates(batch, ref); // recurrent models: sequence s in state slot s
         if (const Status s = runBoth(ours, ref, nVocab, batch, c); !s.isOk()) return c.error = s.toString(), c;
     }
     return c;
@@ -404,7 +406,8 @@ private Q_SLOTS:
     }
 
     // As syntheticModels (a function of their own: QtTest's watchdog times each function whole):
-    // the IQ4 weight types and qwen3moe-tiny, the router and the experts on Vulkan.
+    // the IQ4 weight types, qwen3moe-tiny (the router and the experts on Vulkan), and the qwen3.5
+    // hybrids (the recurrent ops and their State pools on Vulkan).
     void moeAndIq4Models_data() {
         QTest::addColumn<QString>("preset");
         QTest::addColumn<QString>("type");
@@ -416,6 +419,10 @@ private Q_SLOTS:
                 << QStringLiteral("llama-tiny") << QString::fromLatin1(t) << spm << 2;
         QTest::newRow("qwen3moe-tiny F32") << QStringLiteral("qwen3moe-tiny") << QStringLiteral("F32") << qwen << 0;
         QTest::newRow("qwen3moe-tiny Q4_K_M") << QStringLiteral("qwen3moe-tiny") << QStringLiteral("Q4_K_M") << qwen << 0;
+        // The hybrids: gated delta-net layers (ssm_conv, delta_net, rms_norm_gated over State pools)
+        // and the gated full-attention layer, all on Vulkan.
+        QTest::newRow("qwen35-tiny F32") << QStringLiteral("qwen35-tiny") << QStringLiteral("F32") << qwen << 4;
+        QTest::newRow("qwen35moe-tiny F32") << QStringLiteral("qwen35moe-tiny") << QStringLiteral("F32") << qwen << 4;
     }
     void moeAndIq4Models() {
         QFETCH(QString, preset);

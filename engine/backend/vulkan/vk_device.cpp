@@ -146,6 +146,8 @@ public:
     Status run() override;
     void discard() override;
 
+    Status dispatchShader(const std::string& name, std::initializer_list<const Buffer*> buffers, const void* push,
+                          uint32_t pushBytes, uint32_t gx, uint32_t gy, uint32_t gz) override;
     Result<std::unique_ptr<CommandList>> record(const std::function<Status()>& body) override;
     Status submit(const CommandList& list) override;
     Context& context() override { return *m_ctx; }
@@ -155,7 +157,11 @@ private:
     Result<Binding> whole(const Buffer& b) const;
     Result<std::vector<RowRange>> rowRanges(const DeviceMatrix& w, uint32_t maxRows) const;
     Status dispatch(const std::string& name, std::initializer_list<Binding> bindings, const void* push,
-                    uint32_t pushBytes, uint32_t gx, uint32_t gy, uint32_t gz = 1);
+                    uint32_t pushBytes, uint32_t gx, uint32_t gy, uint32_t gz = 1) {
+        return dispatch(name, bindings.begin(), bindings.size(), push, pushBytes, gx, gy, gz);
+    }
+    Status dispatch(const std::string& name, const Binding* bindings, size_t count, const void* push,
+                    uint32_t pushBytes, uint32_t gx, uint32_t gy, uint32_t gz);
     Result<VkDescriptorSet> allocateSet(VkDescriptorSetLayout layout);
     Status beginIfNeeded();
     Status allocateCommandBuffer(VkCommandBuffer& cmd);
@@ -336,8 +342,26 @@ Result<std::vector<RowRange>> VulkanDevice::rowRanges(const DeviceMatrix& w, uin
     return out;
 }
 
-Status VulkanDevice::dispatch(const std::string& name, std::initializer_list<Binding> bindings,
-                              const void* push, uint32_t pushBytes, uint32_t gx, uint32_t gy, uint32_t gz) {
+Status VulkanDevice::dispatchShader(const std::string& name, std::initializer_list<const Buffer*> buffers,
+                                    const void* push, uint32_t pushBytes, uint32_t gx, uint32_t gy, uint32_t gz) {
+    if (buffers.size() > kMaxBindings || pushBytes > kPushBytes)
+        return invalidArgument("dispatch of " + name + ": too many bindings or push bytes");
+    std::array<Binding, kMaxBindings> bound{};
+    size_t i = 0;
+    for (const Buffer* b : buffers) {
+        if (b) {
+            HEARTH_ASSIGN_OR_RETURN(bound[i], whole(*b));
+        } else {
+            bound[i] = {m_dummy->handle(), 0, VK_WHOLE_SIZE};
+        }
+        ++i;
+    }
+    return dispatch(name, bound.data(), i, push, pushBytes, gx, gy, gz);
+}
+
+Status VulkanDevice::dispatch(const std::string& name, const Binding* bindings, size_t count, const void* push,
+                              uint32_t pushBytes, uint32_t gx, uint32_t gy, uint32_t gz) {
+    if (count > kMaxBindings) return internalError("dispatch of " + name + ": too many bindings");
     HEARTH_RETURN_IF_ERROR(beginIfNeeded());
     HEARTH_ASSIGN_OR_RETURN(const Pipeline* p, pipeline(name));
     HEARTH_ASSIGN_OR_RETURN(VkDescriptorSet set, allocateSet(p->setLayout));
@@ -347,7 +371,7 @@ Status VulkanDevice::dispatch(const std::string& name, std::initializer_list<Bin
     std::array<VkWriteDescriptorSet, kMaxBindings> writes{};
     const VkBuffer dummy = m_dummy->handle();
     uint32_t i = 0;
-    for (const Binding& b : bindings) infos[i++] = {b.buffer, b.offset, b.range};
+    for (; i < count; ++i) infos[i] = {bindings[i].buffer, bindings[i].offset, bindings[i].range};
     for (; i < kMaxBindings; ++i) infos[i] = {dummy, 0, VK_WHOLE_SIZE};
     for (uint32_t k = 0; k < kMaxBindings; ++k) {
         writes[k] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
@@ -566,6 +590,8 @@ Status VulkanDevice::unary(backend::ops::Unary op, const Buffer& x, int64_t coun
         if (!(param > 0.0f)) return invalidArgument("softcap: the cap must be positive");
         name = "softcap";
         break;
+    case backend::ops::Unary::Sigmoid: name = "sigmoid"; break;
+    case backend::ops::Unary::Softplus: name = "softplus"; break;
     }
     HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
     HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));

@@ -7,7 +7,9 @@
 #include "backend/vulkan/vk_context.h"
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
+#include <string>
 
 namespace hearth::vk {
 
@@ -27,6 +29,12 @@ public:
     virtual Result<std::unique_ptr<CommandList>> record(const std::function<Status()>& body) = 0;
     // Submits a recorded list and waits for it.
     virtual Status submit(const CommandList& list) = 0;
+    // Records embedded shader `name` over these buffers, bound whole in binding order (null: a
+    // dummy binding), with `push` as its push constants (at most 64 bytes) on a gx × gy × gz grid:
+    // for the ops recorded in files of their own (vk_recurrent.cpp).
+    virtual Status dispatchShader(const std::string& name, std::initializer_list<const backend::Buffer*> buffers,
+                                  const void* push, uint32_t pushBytes, uint32_t gx, uint32_t gy = 1,
+                                  uint32_t gz = 1) = 0;
     virtual Context& context() = 0;
 };
 

@@ -5,6 +5,7 @@
 
 #include "backend/op_device.h"
 #include "backend/vulkan/vk_device.h"
+#include "backend/vulkan/vk_recurrent.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -260,10 +261,21 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
     case Op::Scale:
     case Op::Silu:
     case Op::Gelu:
-    case Op::Softcap: return plain(n.src[0]) && plain(n.out);
+    case Op::Softcap:
+    case Op::Sigmoid:
+    case Op::Softplus: return plain(n.src[0]) && plain(n.out);
     case Op::SwiGlu:
     case Op::GeGlu: return plain(n.src[0]) && plain(n.src[1]) && plain(n.out);
-    default: return false; // LayerNorm, Concat, Copy: the CPU
+    // The hybrid models' ops (vk_recurrent.h): the State pool checked there.
+    case Op::RmsNormGated:
+        return plain(n.src[0]) && plain(n.src[1]) && plain(n.src[2]) && plain(n.out) && recurrentNodeFits(g, n, limit);
+    case Op::SsmConv:
+        return plain(n.src[0]) && plain(n.src[1]) && plain(n.src[3], true) && plain(n.out) &&
+               recurrentNodeFits(g, n, limit);
+    case Op::DeltaNet:
+        return plain(n.src[0]) && plain(n.src[1]) && plain(n.src[2]) && plain(n.src[4], true) && plain(n.out) &&
+               recurrentNodeFits(g, n, limit);
+    default: return false; // LayerNorm, Concat: the CPU
     }
 }
 
@@ -527,13 +539,41 @@ Status VulkanGraphDevice::recordNode(Compiling& c, const Node& n) {
     case Op::Scale:
     case Op::Silu:
     case Op::Gelu:
-    case Op::Softcap: {
+    case Op::Softcap:
+    case Op::Sigmoid:
+    case Op::Softplus: {
         HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(n.src[0]));
-        const ops::Unary op = n.op == Op::Scale  ? ops::Unary::Scale
-                              : n.op == Op::Silu ? ops::Unary::Silu
-                              : n.op == Op::Gelu ? ops::Unary::Gelu
-                                                 : ops::Unary::Softcap;
+        const ops::Unary op = n.op == Op::Scale     ? ops::Unary::Scale
+                              : n.op == Op::Silu    ? ops::Unary::Silu
+                              : n.op == Op::Gelu    ? ops::Unary::Gelu
+                              : n.op == Op::Sigmoid ? ops::Unary::Sigmoid
+                              : n.op == Op::Softplus ? ops::Unary::Softplus
+                                                     : ops::Unary::Softcap;
         return m_ops->unary(op, *x, out.elements(), n.op == Op::Softcap ? n.cap : n.scale, dst);
+    }
+    case Op::RmsNormGated: {
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* w, buf(n.src[1]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* z, buf(n.src[2]));
+        return rmsNormGated(*m_ops, *x, *w, *z, out.rows(), out.ne[0], n.eps, dst);
+    }
+    case Op::SsmConv: {
+        const Tensor &X = g.tensor(n.src[0]), &S = g.tensor(n.src[2]);
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* w, buf(n.src[1]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* state, buf(n.src[2]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* info, buf(n.src[3]));
+        const ConvShape shape{X.ne[1], X.ne[0], g.tensor(n.src[1]).ne[0], S.ne[1]};
+        return ssmConv(*m_ops, *x, *w, const_cast<Buffer&>(*state), *info, shape, dst);
+    }
+    case Op::DeltaNet: {
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* qkv, buf(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* gate, buf(n.src[1]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* beta, buf(n.src[2]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* state, buf(n.src[3]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* info, buf(n.src[4]));
+        const DeltaShape shape{out.ne[2], out.ne[0], n.k, out.ne[1], g.tensor(n.src[3]).ne[1], n.eps};
+        return deltaNet(*m_ops, *qkv, *gate, *beta, const_cast<Buffer&>(*state), *info, shape, dst);
     }
     default: return unsupported(std::string("Vulkan does not run ") + graph::opName(n.op));
     }
