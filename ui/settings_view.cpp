@@ -301,7 +301,7 @@ void SettingsView::updateEstimate() {
                      size(est.computeCpu), size(est.cpuTotal()), size(uint64_t(std::max<qint64>(0, available))));
     html += tr("KV cache: %1 sequences × %2 tokens, %3").arg(seqs).arg(ctx).arg(kv);
     if (hybrid)
-        html += tr(" (%1 of %2 layers) · recurrent state: %3 per sequence (%4 layers)")
+        html += tr(" in %1 of %2 layers · recurrent state: %3 per sequence (%4 layers)")
                     .arg(info->attentionLayers())
                     .arg(info->blockCount)
                     .arg(size(info->stateBytesPerSequence()))
