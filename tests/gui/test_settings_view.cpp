@@ -111,7 +111,7 @@ private Q_SLOTS:
         view.setModelPath(QString::fromStdString(o.outPath));
         view.selectDevice(QStringLiteral("cpu"));
         const QString text = view.estimateText();
-        for (const QString& fact : {QStringLiteral("f16 in 1 of 4 layers"), QStringLiteral("recurrent state: "),
+        for (const QString& fact : {QStringLiteral("f16 in 1 of 5 layers"), QStringLiteral("recurrent state: "),
                                     QStringLiteral("per sequence (3 layers)"), QStringLiteral("KV cache")})
             QVERIFY2(text.contains(fact), qPrintable(fact + QStringLiteral(" not in: ") + text));
         qInfo("%s", qPrintable(text));

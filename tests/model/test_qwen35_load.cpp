@@ -21,8 +21,9 @@ using namespace hearth;
 
 namespace {
 
-// qwen35-tiny: 4 layers (delta nets 0..2, attention 3), E 256, 2 KV heads of 64, delta net K 4,
-// S 32, 2 q/k heads, 4 v heads: C = (2·2 + 4)·32 = 256 channels.
+// qwen35-tiny: 5 blocks: delta nets 0..2, attention 3, the multi-token-prediction layer 4 (attention
+// shaped, not run in plain decoding); E 256, 2 KV heads of 64, delta net K 4, S 32, 2 q/k heads,
+// 4 v heads: C = (2·2 + 4)·32 = 256 channels.
 constexpr int64_t kConvRow = (4 - 1) * 256; // (K-1)·C
 constexpr int64_t kSsmRow = 4 * 32 * 32;    // Hv·S²
 constexpr uint64_t kStateBytesPerLayer = uint64_t(kConvRow + kSsmRow) * 4;
@@ -32,7 +33,6 @@ constexpr uint64_t kKvRow = 2 * 64; // K (or V) values per token of the attentio
 struct Change {
     std::function<void(gguf::Writer&)> meta;
     std::function<bool(const gguf::TensorInfo&, std::vector<uint64_t>& shape)> tensor;
-    std::function<Status(gguf::Writer&)> add; // extra tensors
 };
 
 // The file at `path` rewritten with `change`, in memory; the File borrows `bytes`.
@@ -55,7 +55,6 @@ Result<gguf::File> rewrite(const std::string& path, const Change& change, std::v
             HEARTH_RETURN_IF_ERROR(w.addTensor(t.name, t.type, shape, std::vector<uint8_t>(size_t(rowBytes * rows), 0)));
         }
     }
-    if (change.add) HEARTH_RETURN_IF_ERROR(change.add(w));
     HEARTH_ASSIGN_OR_RETURN(bytes, w.writeToMemory());
     return gguf::File::fromMemory(bytes.data(), bytes.size());
 }
@@ -63,18 +62,18 @@ Result<gguf::File> rewrite(const std::string& path, const Change& change, std::v
 gguf::Value u32(uint32_t v) { return gguf::Value::u32(v); }
 
 Change setKey(const std::string& key, gguf::Value v) {
-    return {[key, v](gguf::Writer& w) { w.set(key, v); }, nullptr, nullptr};
+    return {[key, v](gguf::Writer& w) { w.set(key, v); }, nullptr};
 }
 
 Change setKeys(std::vector<std::pair<std::string, gguf::Value>> kvs) {
     return {[kvs](gguf::Writer& w) {
                 for (const auto& [k, v] : kvs) w.set(k, v);
             },
-            nullptr, nullptr};
+            nullptr};
 }
 
 Change dropTensor(const std::string& name) {
-    return {nullptr, [name](const gguf::TensorInfo& t, std::vector<uint64_t>&) { return t.name != name; }, nullptr};
+    return {nullptr, [name](const gguf::TensorInfo& t, std::vector<uint64_t>&) { return t.name != name; }};
 }
 
 Change reshapeTensor(const std::string& name, std::vector<uint64_t> shape) {
@@ -82,14 +81,7 @@ Change reshapeTensor(const std::string& name, std::vector<uint64_t> shape) {
             [name, shape](const gguf::TensorInfo& t, std::vector<uint64_t>& s) {
                 if (t.name == name) s = shape;
                 return true;
-            },
-            nullptr};
-}
-
-// The MTP layer's projection [2E][E] (as blk.N.nextn.eh_proj.weight), F32 zeros.
-Status addMtpProjection(gguf::Writer& w, int layer) {
-    return w.addTensor("blk." + std::to_string(layer) + ".nextn.eh_proj.weight", quant::Type::F32, {512, 256},
-                       std::vector<uint8_t>(size_t(512) * 256 * 4, 0));
+            }};
 }
 
 struct BadCase {
@@ -114,33 +106,37 @@ std::vector<BadCase> badCases() {
          {"implausible ssm sizes", "conv_kernel 1000000"}, true},
         {"conv_kernel beyond any count", false, setKey(q + "ssm.conv_kernel", u32(0xFFFFFFF0u)),
          {"qwen35.ssm.conv_kernel", "implausibly large"}, true},
-        {"state_size missing", false, {[q](gguf::Writer& w) { (void)w.remove(q + "ssm.state_size"); }, nullptr, nullptr},
+        {"state_size missing", false, {[q](gguf::Writer& w) { (void)w.remove(q + "ssm.state_size"); }, nullptr},
          {"missing key", "qwen35.ssm.state_size"}, true},
         {"group_count zero", false, setKey(q + "ssm.group_count", u32(0)), {"implausible ssm sizes", "group_count 0"},
          true},
         {"recurrent_layers shorter than block_count", false,
          setKey(q + "attention.recurrent_layers", gguf::Value::u32Array({1, 1, 1})),
-         {"qwen35.attention.recurrent_layers", "one flag per layer (4)", "holds 3"}, true},
+         {"qwen35.attention.recurrent_layers", "one flag per layer (5)", "holds 3"}, true},
         {"recurrent_layers longer than block_count", false,
-         setKey(q + "attention.recurrent_layers", gguf::Value::u32Array({1, 1, 1, 0, 1})),
-         {"qwen35.attention.recurrent_layers", "one flag per layer (4)", "holds 5"}, true},
+         setKey(q + "attention.recurrent_layers", gguf::Value::u32Array({1, 1, 1, 0, 0, 1})),
+         {"qwen35.attention.recurrent_layers", "one flag per layer (5)", "holds 6"}, true},
         {"recurrent_layers a scalar", false, setKey(q + "attention.recurrent_layers", u32(1)),
-         {"qwen35.attention.recurrent_layers", "one flag per layer (4)", "holds 1"}, true},
+         {"qwen35.attention.recurrent_layers", "one flag per layer (5)", "holds 1"}, true},
         {"recurrent_layers against the tensors", false,
-         setKey(q + "attention.recurrent_layers", gguf::Value::u32Array({0, 1, 1, 1})),
+         setKey(q + "attention.recurrent_layers", gguf::Value::u32Array({0, 1, 1, 1, 0})),
          {"layer 0 is full attention", "recurrent_layers", "holds 'blk.0.ssm_conv1d.weight'"}},
         {"full_attention_interval against the tensors", false, setKey(q + "full_attention_interval", u32(2)),
          {"layer 1 is full attention", "full_attention_interval", "holds 'blk.1.ssm_conv1d.weight'"}},
         {"a delta-net layer with attention tensors", false,
-         setKey(q + "attention.recurrent_layers", gguf::Value::u32Array({1, 1, 1, 1})),
+         setKey(q + "attention.recurrent_layers", gguf::Value::u32Array({1, 1, 1, 1, 0})),
          {"layer 3 is a gated delta net", "holds 'blk.3.attn_output.weight'"}},
         {"full_attention_interval zero", false, setKey(q + "full_attention_interval", u32(0)),
          {"full_attention_interval must be positive"}, true},
-        {"nextn_predict_layers = block_count", false, setKey(q + "nextn_predict_layers", u32(4)),
-         {"nextn_predict_layers 4", "leaves no layer of 4"}, true},
+        {"nextn_predict_layers = block_count", false, setKey(q + "nextn_predict_layers", u32(5)),
+         {"nextn_predict_layers 5", "leaves no layer of 5"}, true},
         {"nextn_predict_layers > block_count", false, setKey(q + "nextn_predict_layers", u32(9)),
-         {"nextn_predict_layers 9", "leaves no layer of 4"}, true},
-        {"MTP layer without its projection", false, setKey(q + "nextn_predict_layers", u32(1)),
+         {"nextn_predict_layers 9", "leaves no layer of 5"}, true},
+        {"MTP layer without its projection", false, dropTensor("blk.4.nextn.eh_proj.weight"),
+         {"multi-token-prediction layer 4", "blk.4.nextn.eh_proj.weight"}},
+        {"MTP projection of the wrong shape", false, reshapeTensor("blk.4.nextn.eh_proj.weight", {256, 256}),
+         {"multi-token-prediction layer 4", "blk.4.nextn.eh_proj.weight", "512 x 256"}},
+        {"an attention layer taken for MTP", false, setKey(q + "nextn_predict_layers", u32(2)),
          {"multi-token-prediction layer 3", "blk.3.nextn.eh_proj.weight"}},
         {"ssm_a missing", false, dropTensor("blk.1.ssm_a"), {"missing tensor", "blk.1.ssm_a"}},
         {"ssm_out missing", false, dropTensor("blk.2.ssm_out.weight"), {"missing tensor", "blk.2.ssm_out.weight"}},
@@ -250,11 +246,11 @@ private Q_SLOTS:
         // The same layout from the metadata alone.
         auto info = readModelInfo(*file);
         QVERIFY2(info.isOk(), info.status().toString().c_str());
-        QCOMPARE(info->blockCount, 4u);
+        QCOMPARE(info->blockCount, 5u);
         QCOMPARE(info->recurrentLayers, 3u);
         QCOMPARE(info->attentionLayers(), 1u);
-        QCOMPARE(info->nextnLayers, 0u);
-        QVERIFY(info->recurrentLayer == (std::vector<bool>{true, true, true, false}));
+        QCOMPARE(info->nextnLayers, 1u);
+        QVERIFY(info->recurrentLayer == (std::vector<bool>{true, true, true, false, false}));
         QCOMPARE(info->ssmConvKernel, 4u);
         QCOMPARE(info->ssmStateSize, 32u);
         QCOMPARE(info->ssmTimeStepRank, 4u);
@@ -263,7 +259,8 @@ private Q_SLOTS:
         QCOMPARE(info->stateBytesPerSequence(), d.stateBytesPerSlot());
     }
 
-    // K/V for the one attention layer, the state of three delta-net layers.
+    // K/V for the one attention layer (not the MTP layer, attention-shaped as it is), the state of
+    // three delta-net layers.
     void estimateCountsKvAndStateByLayerKind() {
         auto file = gguf::File::open(m_tiny);
         QVERIFY(file.isOk());
@@ -275,9 +272,9 @@ private Q_SLOTS:
         QCOMPARE(m.totalBytes(), m.weightBytes + m.kvBytes + m.stateBytes);
         // A plain decoder's count is unchanged: every layer has K/V, no state.
         ModelInfo plain = *info;
-        plain.recurrentLayers = 0;
+        plain.recurrentLayers = plain.nextnLayers = 0;
         plain.recurrentLayer.clear();
-        QCOMPARE(estimateMemory(plain, 100, quant::Type::F32).kvBytes, 4 * m.kvBytes);
+        QCOMPARE(estimateMemory(plain, 100, quant::Type::F32).kvBytes, 5 * m.kvBytes);
         QCOMPARE(estimateMemory(plain, 100, quant::Type::F32).stateBytes, uint64_t(0));
 
         // The split: 3 sequences of 64 positions (4 blocks of 16 each); each delta-net layer's
@@ -304,36 +301,41 @@ private Q_SLOTS:
         QCOMPARE(all.gpuTotal(), all.weightsGpu + all.kvGpu + all.stateGpu + all.computeGpu);
     }
 
-    // An MTP layer (the last of block_count) is bound apart and holds neither K/V nor state: here
-    // the attention layer 3 becomes the MTP layer, leaving three delta nets and no K/V at all.
+    // Without its MTP layer the file binds the same trunk and the estimate is unchanged: the
+    // MTP layer held neither K/V nor state.
     void mtpLayerHoldsNothing() {
         std::vector<uint8_t> bytes;
-        Change c = setKey("qwen35.nextn_predict_layers", u32(1));
-        c.add = [](gguf::Writer& w) { return addMtpProjection(w, 3); };
+        Change c = setKeys({{"qwen35.block_count", u32(4)}, {"qwen35.nextn_predict_layers", u32(0)}});
+        c.tensor = [](const gguf::TensorInfo& t, std::vector<uint64_t>&) { return t.name.rfind("blk.4.", 0) != 0; };
         auto file = rewrite(m_tiny, c, bytes);
         QVERIFY2(file.isOk(), file.status().toString().c_str());
         auto arch = model::loadArchitecture(*file);
         QVERIFY2(arch.isOk(), arch.status().toString().c_str());
-        QCOMPARE((*arch)->dims().nLayer, 3);
+        QCOMPARE((*arch)->dims().nLayer, 4);
         QCOMPARE((*arch)->dims().stateBytesPerSlot(), 3 * kStateBytesPerLayer);
         auto info = readModelInfo(*file);
         QVERIFY2(info.isOk(), info.status().toString().c_str());
-        QCOMPARE(info->nextnLayers, 1u);
-        QCOMPARE(info->recurrentLayers, 3u);
-        QCOMPARE(info->attentionLayers(), 0u);
-        const MemoryEstimate m = estimateMemory(*info, 100, quant::Type::F16);
-        QCOMPARE(m.kvBytes, uint64_t(0));
-        QCOMPARE(m.stateBytes, 3 * kStateBytesPerLayer);
-        const SplitEstimate e = estimateSplit(*file, *info, 0, 64, quant::Type::F16, 2, 8);
-        QVERIFY(e.computeCpu > 0);
-        QCOMPARE(e.kvCpu, uint64_t(0));
-        QCOMPARE(e.stateCpu, 2 * 3 * kStateBytesPerLayer);
+        QCOMPARE(info->nextnLayers, 0u);
+        QCOMPARE(info->attentionLayers(), 1u);
+        auto withMtp = gguf::File::open(m_tiny);
+        QVERIFY(withMtp.isOk());
+        auto infoMtp = readModelInfo(*withMtp);
+        QVERIFY(infoMtp.isOk());
+        QCOMPARE(estimateMemory(*info, 100, quant::Type::F16).kvBytes, estimateMemory(*infoMtp, 100, quant::Type::F16).kvBytes);
+        QCOMPARE(estimateMemory(*info, 100, quant::Type::F16).stateBytes,
+                 estimateMemory(*infoMtp, 100, quant::Type::F16).stateBytes);
+        const SplitEstimate e = estimateSplit(*file, *info, 4, 64, quant::Type::F16, 2, 8);
+        const SplitEstimate eMtp = estimateSplit(*withMtp, *infoMtp, 4, 64, quant::Type::F16, 2, 8);
+        QCOMPARE(e.kvGpu, eMtp.kvGpu);
+        QCOMPARE(e.stateGpu, eMtp.stateGpu);
+        QCOMPARE(e.weightsGpu, eMtp.weightsGpu);
+        QVERIFY(e.stateGpu > 0 && e.kvGpu > 0);
     }
 
     // recurrent_layers, where the file has it, decides over full_attention_interval.
     void recurrentLayersListIsRead() {
         std::vector<uint8_t> bytes;
-        Change c = setKeys({{"qwen35.attention.recurrent_layers", gguf::Value::u32Array({1, 1, 1, 0})},
+        Change c = setKeys({{"qwen35.attention.recurrent_layers", gguf::Value::u32Array({1, 1, 1, 0, 0})},
                             {"qwen35.full_attention_interval", u32(2)}});
         auto file = rewrite(m_tiny, c, bytes);
         QVERIFY(file.isOk());

@@ -68,8 +68,9 @@ private Q_SLOTS:
         QCOMPARE(o["tensors"].toArray().size(), 12);
     }
 
-    // A qwen35 file: the hybrid layout (3 delta nets, then attention), the delta net's sizes, K/V
-    // for the one attention layer and the recurrent state per sequence, as text and as JSON.
+    // A qwen35 file: the hybrid layout (3 delta nets, then attention, then a multi-token-prediction
+    // layer), the delta net's sizes, K/V for the one attention layer (not the MTP layer) and the
+    // recurrent state per sequence, as text and as JSON.
     void inspectShowsTheHybridLayout() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
         const QString out = m_dir.filePath(QStringLiteral("qwen35-tiny.gguf"));
@@ -81,8 +82,8 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 0);
         // K/V at 1024 tokens F16: 2 x 1 layer x 2 kv heads x 64 x 1024 x 2 bytes = 512 KiB; state per
         // delta-net layer (4-1) x 256 + 4 x 32 x 32 F32 values = 19456 bytes, three of them.
-        for (const char* fact : {"hybrid layout", "layers            3 gated delta-net, 1 full attention, 0 multi-token",
-                                 "layer kinds       RRRA",
+        for (const char* fact : {"hybrid layout", "layers            3 gated delta-net, 1 full attention, 1 multi-token",
+                                 "layer kinds       RRRAM",
                                  "delta net         conv kernel 4, state size 32, 2 q/k heads, 4 v heads, inner 128",
                                  "KV cache          512.0 KiB (1 layer, 512 B per token)",
                                  "recurrent state   57.0 KiB per sequence (3 layers)"})
@@ -92,7 +93,8 @@ private Q_SLOTS:
         const QJsonObject o = QJsonDocument::fromJson(j.out.toUtf8()).object();
         QCOMPARE(o["hybrid"]["attention_layers"].toInt(), 1);
         QCOMPARE(o["hybrid"]["recurrent_layers"].toInt(), 3);
-        QCOMPARE(o["hybrid"]["layer_kinds"].toString(), QStringLiteral("RRRA"));
+        QCOMPARE(o["hybrid"]["layer_kinds"].toString(), QStringLiteral("RRRAM"));
+        QCOMPARE(o["hybrid"]["nextn_layers"].toInt(), 1);
         QCOMPARE(o["hybrid"]["ssm"]["time_step_rank"].toInt(), 4);
         QCOMPARE(o["memory"]["kv_cache_bytes"].toInteger(), qint64(2 * 1 * 2 * 64 * 1024 * 2));
         QCOMPARE(o["memory"]["state_bytes_per_sequence"].toInteger(), qint64(3 * 19456));

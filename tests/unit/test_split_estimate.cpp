@@ -156,8 +156,14 @@ private Q_SLOTS:
             QCOMPARE(info->recurrentLayers, 3u);
             QVERIFY(stateAll > 0);
         }
-        // Every weight is somewhere; a weight two devices read (a tied embedding) counts twice.
-        QVERIFY(e.weightsGpu + e.weightsCpu >= info->weightBytes);
+        // Every weight is somewhere; a weight two devices read (a tied embedding) counts twice. The
+        // multi-token-prediction layers (qwen35-tiny's last block) are not run: no device reads them.
+        uint64_t unread = 0;
+        const uint32_t firstMtp = info->blockCount - info->nextnLayers;
+        for (const gguf::TensorInfo& t : file->tensors())
+            for (uint32_t l = firstMtp; l < info->blockCount; ++l)
+                if (t.name.rfind("blk." + std::to_string(l) + ".", 0) == 0) unread += t.bytes;
+        QVERIFY(e.weightsGpu + e.weightsCpu >= info->weightBytes - unread);
     }
 
     // More layers on the GPU never need less GPU memory, and the fit search agrees with it.
