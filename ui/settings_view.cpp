@@ -281,6 +281,7 @@ void SettingsView::updateEstimate() {
     m_overLimit = ramOver || gpuOver;
     QLocale l;
     auto size = [&](uint64_t b) { return l.formattedDataSize(qint64(b)); };
+    const bool hybrid = info->recurrentLayers > 0; // gated delta-net layers keep a state, not K/V
     if (gpu)
         m_gpuLabel->setText(tr("%1 of %2 layers on %3%4")
                                 .arg(layers).arg(info->blockCount)
@@ -290,13 +291,21 @@ void SettingsView::updateEstimate() {
         m_gpuLabel->setText(tr("Every layer runs on the CPU."));
     QString html;
     if (gpu)
-        html += tr("<b>on %1</b>: weights %2 · KV cache %3 · compute %4 = <b>%5</b> of %6 usable<br>")
+        html += tr("<b>on %1</b>: weights %2 · KV cache %3%4 · compute %5 = <b>%6</b> of %7 usable<br>")
                     .arg(QString::fromStdString(device->id), size(est.weightsGpu), size(est.kvGpu),
+                         hybrid ? tr(" · recurrent state %1").arg(size(est.stateGpu)) : QString(),
                          size(est.computeGpu), size(est.gpuTotal()), size(budget));
-    html += tr("<b>in RAM</b>: weights (%1) %2 · KV cache %3 · compute %4 = <b>%5</b> of %6 available<br>")
-                .arg(m_mmap->isChecked() ? tr("memory-mapped") : tr("read into memory"), size(est.weightsCpu), size(est.kvCpu), size(est.computeCpu), size(est.cpuTotal()),
-                     size(uint64_t(std::max<qint64>(0, available))));
+    html += tr("<b>in RAM</b>: weights (%1) %2 · KV cache %3%4 · compute %5 = <b>%6</b> of %7 available<br>")
+                .arg(m_mmap->isChecked() ? tr("memory-mapped") : tr("read into memory"), size(est.weightsCpu), size(est.kvCpu),
+                     hybrid ? tr(" · recurrent state %1").arg(size(est.stateCpu)) : QString(),
+                     size(est.computeCpu), size(est.cpuTotal()), size(uint64_t(std::max<qint64>(0, available))));
     html += tr("KV cache: %1 sequences × %2 tokens, %3").arg(seqs).arg(ctx).arg(kv);
+    if (hybrid)
+        html += tr(" in %1 of %2 layers · recurrent state: %3 per sequence (%4 layers)")
+                    .arg(info->attentionLayers())
+                    .arg(info->blockCount)
+                    .arg(size(info->stateBytesPerSequence()))
+                    .arg(info->recurrentLayers);
     if (available > 0 && !ramOver)
         html += tr(" · headroom in RAM %1").arg(size(uint64_t(available) - std::min<uint64_t>(uint64_t(available), est.cpuTotal())));
     if (m_overLimit)

@@ -19,6 +19,8 @@ const char* kInspectHelp =
     "usage: hearth-cli inspect MODEL.gguf [--json] [--ctx N] [--kv-type F16|Q8_0|F32]\n"
     "  Prints the architecture, hyper-parameters, tokenizer, tensor table, total size, and the\n"
     "  memory for weights and for the KV cache at --ctx tokens (default: min(model's, 4096)).\n"
+    "  Hybrid models (qwen35): which layers are gated delta nets, full attention or multi-token\n"
+    "  prediction, the delta net's sizes, and the recurrent state each sequence keeps.\n"
     "  A split model is inspected through its first part (NAME-00001-of-0000N.gguf), all parts counted.\n";
 
 std::string humanBytes(uint64_t b) {
@@ -29,6 +31,18 @@ std::string humanBytes(uint64_t b) {
     else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
     return buf;
 }
+
+// One letter per block: R gated delta net (recurrent), A full attention, M multi-token prediction.
+std::string layerKinds(const ModelInfo& m) {
+    std::string kinds;
+    for (uint32_t l = 0; l < m.blockCount; ++l)
+        kinds += l >= m.blockCount - m.nextnLayers ? 'M'
+                 : l < m.recurrentLayer.size() && m.recurrentLayer[l] ? 'R'
+                                                                      : 'A';
+    return kinds;
+}
+
+bool hybrid(const ModelInfo& m) { return !m.recurrentLayer.empty(); }
 
 std::string optionalId(const std::optional<uint32_t>& v) {
     return v ? std::to_string(*v) : std::string("-");
@@ -59,6 +73,19 @@ nlohmann::ordered_json toJson(const gguf::File& file, const ModelInfo& m, uint32
     auto id = [](const std::optional<uint32_t>& v) {
         return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
     };
+    if (hybrid(m)) {
+        j["hybrid"] = {{"attention_layers", m.attentionLayers()},
+                       {"recurrent_layers", m.recurrentLayers},
+                       {"nextn_layers", m.nextnLayers},
+                       {"layer_kinds", layerKinds(m)},
+                       {"ssm", {{"conv_kernel", m.ssmConvKernel},
+                                {"state_size", m.ssmStateSize},
+                                {"inner_size", m.ssmInnerSize},
+                                {"time_step_rank", m.ssmTimeStepRank},
+                                {"group_count", m.ssmGroupCount},
+                                {"conv_values_per_layer", m.ssmConvValues},
+                                {"matrix_values_per_layer", m.ssmMatrixValues}}}};
+    }
     j["tokenizer"] = {{"model", m.tokenizer.model},       {"pre", m.tokenizer.pre},
                       {"tokens", m.tokenizer.tokens},     {"bos", id(m.tokenizer.bos)},
                       {"eos", id(m.tokenizer.eos)},       {"eot", id(m.tokenizer.eot)},
@@ -86,6 +113,8 @@ nlohmann::ordered_json toJson(const gguf::File& file, const ModelInfo& m, uint32
                    {"kv_type", std::string(quant::typeName(kvType))},
                    {"weights_bytes", mem.weightBytes},
                    {"kv_cache_bytes", mem.kvBytes},
+                   {"kv_bytes_per_token", estimateMemory(m, 1, kvType).kvBytes},
+                   {"state_bytes_per_sequence", mem.stateBytes},
                    {"total_bytes", mem.totalBytes()}};
     return j;
 }
@@ -113,6 +142,18 @@ void printText(const std::string& path, const gguf::File& file, const ModelInfo&
     std::printf("  rope              %u dims, base %g\n", m.ropeDimensions, double(m.ropeFreqBase));
     std::printf("  rms epsilon       %g\n", double(m.rmsEpsilon));
     std::printf("  vocabulary        %u%s\n", m.vocabSize, m.tiedEmbeddings ? " (tied output)" : "");
+    if (hybrid(m)) {
+        std::printf("hybrid layout\n");
+        std::printf("  layers            %u gated delta-net, %u full attention, %u multi-token prediction (not run)\n",
+                    m.recurrentLayers, m.attentionLayers(), m.nextnLayers);
+        std::printf("  layer kinds       %s (R delta net, A attention, M prediction)\n", layerKinds(m).c_str());
+        std::printf("  delta net         conv kernel %u, state size %u, %u q/k heads, %u v heads, inner %u\n",
+                    m.ssmConvKernel, m.ssmStateSize, m.ssmGroupCount, m.ssmTimeStepRank, m.ssmInnerSize);
+        std::printf("  state per layer   %llu conv window + %llu delta-net values (%s F32)\n",
+                    static_cast<unsigned long long>(m.ssmConvValues),
+                    static_cast<unsigned long long>(m.ssmMatrixValues),
+                    humanBytes((m.ssmConvValues + m.ssmMatrixValues) * 4).c_str());
+    }
     const TokenizerSummary& t = m.tokenizer;
     std::printf("tokenizer\n");
     std::printf("  model             %s%s%s\n", t.model.empty() ? "-" : t.model.c_str(),
@@ -129,7 +170,12 @@ void printText(const std::string& path, const gguf::File& file, const ModelInfo&
     for (const auto& [type, count] : m.tensorsByType) std::printf(" %s: %u", type.c_str(), count);
     std::printf("\nmemory at context %u (KV %s)\n", ctx, quant::typeName(kvType).data());
     std::printf("  weights           %s\n", humanBytes(mem.weightBytes).c_str());
-    std::printf("  KV cache          %s\n", humanBytes(mem.kvBytes).c_str());
+    const uint32_t kvLayers = m.attentionLayers();
+    std::printf("  KV cache          %s (%u layer%s, %s per token)\n", humanBytes(mem.kvBytes).c_str(), kvLayers,
+                kvLayers == 1 ? "" : "s", humanBytes(estimateMemory(m, 1, kvType).kvBytes).c_str());
+    if (hybrid(m))
+        std::printf("  recurrent state   %s per sequence (%u layer%s)\n", humanBytes(mem.stateBytes).c_str(),
+                    m.recurrentLayers, m.recurrentLayers == 1 ? "" : "s");
     std::printf("  total             %s\n", humanBytes(mem.totalBytes()).c_str());
 }
 

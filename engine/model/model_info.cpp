@@ -27,6 +27,57 @@ std::optional<uint32_t> tokenId(const gguf::File& f, const std::string& key, uin
     return *v;
 }
 
+// The hybrid layout of qwen35 / qwen35moe files, read as the loader reads it (model/qwen35.cpp):
+// the delta net's sizes, which layers are recurrent, and the multi-token-prediction layers. The
+// sizes' consistency with each other and with the tensors is the loader's to check; here only
+// what the estimate needs, within bounds that keep its products exact.
+Status readHybridLayout(const gguf::File& f, ModelInfo& info) {
+    const std::string a = info.architecture + ".";
+    if (info.architecture != "qwen35" && info.architecture != "qwen35moe") return Status::ok();
+    HEARTH_ASSIGN_OR_RETURN(info.nextnLayers, optionalU32(f, a + "nextn_predict_layers", 0));
+    if (info.nextnLayers >= info.blockCount)
+        return invalidFormat(a + "nextn_predict_layers " + std::to_string(info.nextnLayers) + " leaves no layer of " +
+                             std::to_string(info.blockCount));
+    struct Key {
+        const char* name;
+        uint32_t* value;
+        uint32_t most;
+    };
+    const Key keys[] = {{"ssm.conv_kernel", &info.ssmConvKernel, 1024},
+                        {"ssm.state_size", &info.ssmStateSize, 65536},
+                        {"ssm.time_step_rank", &info.ssmTimeStepRank, 65536},
+                        {"ssm.group_count", &info.ssmGroupCount, 65536}};
+    for (const Key& k : keys) {
+        if (!f.has(a + k.name)) return invalidFormat(a + k.name + " is missing (the delta net's size)");
+        HEARTH_ASSIGN_OR_RETURN(*k.value, f.getU32(a + k.name));
+        if (*k.value < 1 || *k.value > k.most)
+            return invalidFormat(a + k.name + " " + std::to_string(*k.value) + " is outside 1.." +
+                                 std::to_string(k.most));
+    }
+    const uint64_t S = info.ssmStateSize, Hv = info.ssmTimeStepRank, Hk = info.ssmGroupCount;
+    HEARTH_ASSIGN_OR_RETURN(info.ssmInnerSize,
+                            optionalU32(f, a + "ssm.inner_size", Hv * S > UINT32_MAX ? 0 : uint32_t(Hv * S)));
+    info.ssmConvValues = uint64_t(info.ssmConvKernel - 1) * (2 * Hk + Hv) * S;
+    info.ssmMatrixValues = Hv * S * S;
+
+    const uint32_t run = info.blockCount - info.nextnLayers; // layers plain decoding runs
+    info.recurrentLayer.assign(info.blockCount, false);
+    const std::string key = a + "attention.recurrent_layers";
+    if (const gguf::Value* v = f.find(key)) {
+        const std::optional<std::vector<uint64_t>> flags = v->isArray() ? v->asUIntArray() : std::nullopt;
+        if (!flags || flags->size() != info.blockCount)
+            return invalidFormat(key + " must hold one flag per layer (" + std::to_string(info.blockCount) +
+                                 "), it holds " + std::to_string(v->isArray() ? v->arraySize() : 1));
+        for (uint32_t l = 0; l < run; ++l) info.recurrentLayer[l] = (*flags)[l] != 0;
+    } else {
+        HEARTH_ASSIGN_OR_RETURN(const uint32_t every, optionalU32(f, a + "full_attention_interval", 4));
+        if (every < 1) return invalidFormat(a + "full_attention_interval must be positive");
+        for (uint32_t l = 0; l < run; ++l) info.recurrentLayer[l] = (l + 1) % every != 0;
+    }
+    info.recurrentLayers = uint32_t(std::count(info.recurrentLayer.begin(), info.recurrentLayer.end(), true));
+    return Status::ok();
+}
+
 } // namespace
 
 std::string fileTypeName(uint32_t fileType) {
@@ -84,6 +135,7 @@ Result<ModelInfo> readModelInfo(const gguf::File& f) {
     if (f.has(a + "attention.layer_norm_rms_epsilon")) {
         HEARTH_ASSIGN_OR_RETURN(info.rmsEpsilon, f.getF32(a + "attention.layer_norm_rms_epsilon"));
     }
+    HEARTH_RETURN_IF_ERROR(readHybridLayout(f, info));
 
     TokenizerSummary& t = info.tokenizer;
     if (f.has("tokenizer.ggml.model")) {
@@ -123,10 +175,11 @@ MemoryEstimate estimateMemory(const ModelInfo& info, uint32_t contextLength, qua
     m.weightBytes = info.weightBytes;
     // Elements of K and V for one token in one layer: kv_heads x head_dim each.
     const uint64_t perTokenLayer = uint64_t(info.headCountKv) * (info.keyLength + info.valueLength);
-    const uint64_t elements = perTokenLayer * info.blockCount * contextLength;
+    const uint64_t elements = perTokenLayer * info.attentionLayers() * contextLength;
     const quant::TypeInfo* t = quant::typeInfo(kvType);
     const uint64_t blockElems = t ? t->blockElems : 1, blockBytes = t ? t->blockBytes : 2;
     m.kvBytes = (elements + blockElems - 1) / blockElems * blockBytes;
+    m.stateBytes = info.stateBytesPerSequence();
     return m;
 }
 

@@ -88,6 +88,12 @@ public:
             Layer& Y = m_layers[size_t(l)];
             const std::string p = "blk." + std::to_string(l) + ".";
             Y.recurrent = recurrent[size_t(l)];
+            // A layer list that disagrees with the tensors: say so rather than name a shape.
+            const std::string other = p + (Y.recurrent ? "attn_output.weight" : "ssm_conv1d.weight");
+            if (b.hasTensor(other))
+                return invalidFormat("layer " + std::to_string(l) + " is " +
+                                     (Y.recurrent ? "a gated delta net" : "full attention") + " by " + arch +
+                                     ".attention.recurrent_layers / full_attention_interval, but holds '" + other + "'");
             HEARTH_ASSIGN_OR_RETURN(Y.attnNorm, b.vector(p + "attn_norm.weight", E, l));
             HEARTH_ASSIGN_OR_RETURN(Y.postNorm, b.vector(p + "post_attention_norm.weight", E, l));
             if (Y.recurrent) {
@@ -172,9 +178,12 @@ private:
         if (s.convKernel < 2 || s.convKernel > 16 || s.headSize < 1 || s.headSize > 1024 || s.nHeadV < 1 ||
             s.nHeadK < 1 || s.nHeadV > 4096)
             return invalidFormat(b.arch() + ": implausible " + sizes);
-        if (int64_t(s.nHeadV) * s.headSize != inner || s.nHeadV % s.nHeadK != 0)
+        if (int64_t(s.nHeadV) * s.headSize != inner)
+            return invalidFormat(b.arch() + ": inconsistent " + sizes + ": inner_size must be time_step_rank × state_size (" +
+                                 std::to_string(int64_t(s.nHeadV) * s.headSize) + ")");
+        if (s.nHeadV % s.nHeadK != 0)
             return invalidFormat(b.arch() + ": inconsistent " + sizes +
-                                 ": inner_size must be time_step_rank × state_size and time_step_rank a multiple of group_count");
+                                 ": time_step_rank (value heads) must be a multiple of group_count (q/k heads)");
         return Status::ok();
     }
 

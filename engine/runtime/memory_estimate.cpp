@@ -34,7 +34,8 @@ int layerOf(const std::string& name) {
 }
 
 // For files the engine cannot bind: layer tensors with their layer, the output head with the
-// last one, the embedding with the first; K/V by layer; activations left out.
+// last one, the embedding with the first; K/V by attention layer and recurrent state by recurrent
+// layer (multi-token-prediction layers hold neither); activations left out.
 SplitEstimate byTensorNames(const gguf::File& file, const ModelInfo& info, int gpuLayers, uint32_t contextLength,
                             quant::Type kvType, int sequences) {
     SplitEstimate e;
@@ -47,8 +48,23 @@ SplitEstimate byTensorNames(const gguf::File& file, const ModelInfo& info, int g
                                                           : e.gpuLayers > 0;
         (gpu ? e.weightsGpu : e.weightsCpu) += t.bytes;
     }
-    const uint64_t kvAll = estimateMemory(info, contextLength, kvType).kvBytes * uint64_t(std::max(1, sequences));
-    e.kvGpu = layers > 0 ? kvAll / uint64_t(layers) * uint64_t(e.gpuLayers) : 0;
+    const uint64_t seqs = uint64_t(std::max(1, sequences));
+    const MemoryEstimate m = estimateMemory(info, contextLength, kvType);
+    const uint64_t kvAll = m.kvBytes * seqs;
+    const uint64_t statePerLayer = (info.ssmConvValues + info.ssmMatrixValues) * 4 * seqs;
+    // Attention layers: every one but the recurrent and MTP ones.
+    const int run = layers - int(std::min(info.nextnLayers, info.blockCount));
+    int attention = 0, attentionOnGpu = 0;
+    for (int l = 0; l < run; ++l) {
+        const bool recurrent = size_t(l) < info.recurrentLayer.size() && info.recurrentLayer[size_t(l)];
+        if (recurrent) {
+            (l < e.gpuLayers ? e.stateGpu : e.stateCpu) += statePerLayer;
+        } else {
+            ++attention;
+            attentionOnGpu += l < e.gpuLayers ? 1 : 0;
+        }
+    }
+    e.kvGpu = attention > 0 ? kvAll / uint64_t(attention) * uint64_t(attentionOnGpu) : 0;
     e.kvCpu = kvAll - e.kvGpu;
     return e;
 }
@@ -67,6 +83,7 @@ SplitEstimate fromDescription(const model::Architecture& arch, int gpuLayers, ui
     kv.blockSize = kBlockSize;
     kv.numBlocks = blocksPerSeq * seqs;
     kv.contextLength = int64_t(std::max<uint32_t>(1, contextLength));
+    kv.stateSlots = dims.recurrent() ? seqs : 0; // one recurrent state per sequence
     runtime::Devices devices;
     devices.count = 2;
     devices.gpuLayers = e.gpuLayers;
@@ -80,7 +97,11 @@ SplitEstimate fromDescription(const model::Architecture& arch, int gpuLayers, ui
     if (!ok) return e;
     uint64_t* weights[2] = {&e.weightsGpu, &e.weightsCpu};
     uint64_t* kvBytes[2] = {&e.kvGpu, &e.kvCpu};
+    uint64_t* stateBytes[2] = {&e.stateGpu, &e.stateCpu};
     uint64_t* compute[2] = {&e.computeGpu, &e.computeCpu};
+    // A recurrent layer's state lives where its K/V would: every slot of both of its states.
+    for (int l = 0; l < dims.nLayer && size_t(l) < dims.state.size(); ++l)
+        *stateBytes[std::clamp(kvDevice[size_t(l)], 0, 1)] += dims.state[size_t(l)].bytes() * uint64_t(kv.stateSlots);
     for (int d = 0; d < 2; ++d) {
         const runtime::WeightUses u = runtime::weightUses(*plan, d);
         std::set<int32_t> all(u.matMul.begin(), u.matMul.end());

@@ -1,12 +1,13 @@
 // The settings page's device picker and GPU layer split, offscreen: with a (described) GPU of a
 // given size, "as many as fit" picks the layer count the engine's accounting allows, a manual
 // count beyond the device's memory turns the estimate red, the CPU runs everything, and the
-// choices are saved.
+// choices are saved. A hybrid model (qwen35) shows its recurrent state beside the KV cache.
 #include "settings_view.h"
 #include "test_support.h"
 
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
+#include "hearth/synth.h"
 #include "services/engine_host.h"
 #include "services/settings.h"
 
@@ -92,6 +93,28 @@ private Q_SLOTS:
                  qPrintable(view.estimateText()));
         QCOMPARE(settings.loadSettings().useMmap, false);
         QCOMPARE(settings.loadSettings().batchSize, 256);
+    }
+
+    void hybridModelShowsItsState() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir dir;
+        SynthOptions o;
+        o.preset = "qwen35-tiny";
+        o.typeOrMix = "F32";
+        o.vocabPath = test::testDataPath("models/stories260K.gguf");
+        o.outPath = dir.filePath(QStringLiteral("qwen35-tiny.gguf")).toStdString();
+        QVERIFY(synthesizeModel(o).isOk());
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        app::EngineHost engine;
+        ui::SettingsView view(&settings, &engine);
+        view.show();
+        view.setModelPath(QString::fromStdString(o.outPath));
+        view.selectDevice(QStringLiteral("cpu"));
+        const QString text = view.estimateText();
+        for (const QString& fact : {QStringLiteral("f16 in 1 of 5 layers"), QStringLiteral("recurrent state: "),
+                                    QStringLiteral("per sequence (3 layers)"), QStringLiteral("KV cache")})
+            QVERIFY2(text.contains(fact), qPrintable(fact + QStringLiteral(" not in: ") + text));
+        qInfo("%s", qPrintable(text));
     }
 };
 

@@ -68,6 +68,46 @@ private Q_SLOTS:
         QCOMPARE(o["tensors"].toArray().size(), 12);
     }
 
+    // A qwen35 file: the hybrid layout (3 delta nets, then attention, then a multi-token-prediction
+    // layer), the delta net's sizes, K/V for the one attention layer (not the MTP layer) and the
+    // recurrent state per sequence, as text and as JSON.
+    void inspectShowsTheHybridLayout() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const QString out = m_dir.filePath(QStringLiteral("qwen35-tiny.gguf"));
+        Run s = cli({QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("qwen35-tiny"),
+                     QStringLiteral("--type"), QStringLiteral("F32"), QStringLiteral("--vocab"), model("stories260K.gguf"),
+                     QStringLiteral("-o"), out});
+        QVERIFY2(s.exitCode == 0, qPrintable(s.err));
+        Run r = cli({QStringLiteral("inspect"), out, QStringLiteral("--ctx"), QStringLiteral("1024")});
+        QCOMPARE(r.exitCode, 0);
+        // K/V at 1024 tokens F16: 2 x 1 layer x 2 kv heads x 64 x 1024 x 2 bytes = 512 KiB; state per
+        // delta-net layer (4-1) x 256 + 4 x 32 x 32 F32 values = 19456 bytes, three of them.
+        for (const char* fact : {"hybrid layout", "layers            3 gated delta-net, 1 full attention, 1 multi-token",
+                                 "layer kinds       RRRAM",
+                                 "delta net         conv kernel 4, state size 32, 2 q/k heads, 4 v heads, inner 128",
+                                 "KV cache          512.0 KiB (1 layer, 512 B per token)",
+                                 "recurrent state   57.0 KiB per sequence (3 layers)"})
+            QVERIFY2(r.out.contains(QString::fromUtf8(fact)), qPrintable(QString::fromUtf8(fact) + QStringLiteral("\n") + r.out));
+        Run j = cli({QStringLiteral("inspect"), out, QStringLiteral("--json"), QStringLiteral("--ctx"), QStringLiteral("1024")});
+        QCOMPARE(j.exitCode, 0);
+        const QJsonObject o = QJsonDocument::fromJson(j.out.toUtf8()).object();
+        QCOMPARE(o["hybrid"]["attention_layers"].toInt(), 1);
+        QCOMPARE(o["hybrid"]["recurrent_layers"].toInt(), 3);
+        QCOMPARE(o["hybrid"]["layer_kinds"].toString(), QStringLiteral("RRRAM"));
+        QCOMPARE(o["hybrid"]["nextn_layers"].toInt(), 1);
+        QCOMPARE(o["hybrid"]["ssm"]["time_step_rank"].toInt(), 4);
+        QCOMPARE(o["memory"]["kv_cache_bytes"].toInteger(), qint64(2 * 1 * 2 * 64 * 1024 * 2));
+        QCOMPARE(o["memory"]["state_bytes_per_sequence"].toInteger(), qint64(3 * 19456));
+        QCOMPARE(o["memory"]["total_bytes"].toInteger(),
+                 o["memory"]["weights_bytes"].toInteger() + qint64(2 * 2 * 64 * 1024 * 2) + qint64(3 * 19456));
+        // A plain model has no hybrid section.
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/llama-2-tiny-random.gguf"));
+        Run plain = cli({QStringLiteral("inspect"), model("llama-2-tiny-random.gguf"), QStringLiteral("--json")});
+        const QJsonObject p = QJsonDocument::fromJson(plain.out.toUtf8()).object();
+        QVERIFY(!p.contains(QStringLiteral("hybrid")));
+        QCOMPARE(p["memory"]["state_bytes_per_sequence"].toInteger(), qint64(0));
+    }
+
     void inspectEveryShippedModel() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
         for (const char* name : {"stories260K.gguf", "llama-2-tiny-random.gguf", "ggml-vocab-llama-spm.gguf",
@@ -109,6 +149,24 @@ private Q_SLOTS:
         m.headCountKv = 8;
         m.keyLength = m.valueLength = 128;
         QCOMPARE(estimateMemory(m, 2048, quant::Type::F32).kvBytes, uint64_t(469762048));
+        QCOMPARE(estimateMemory(m, 2048, quant::Type::F32).stateBytes, uint64_t(0));
+        // Qwen3.5-35B-A3B's layout: 40 layers, 30 of them gated delta nets (K 4, S 128, 16 q/k and
+        // 32 v heads), 2 KV heads of 256 in the other 10. K/V F16 at 4096 tokens:
+        // 2 x 10 x 2 x 256 x 4096 x 2 = 80 MiB; state per sequence 30 x (3 x 8192 + 32 x 128 x 128) x 4.
+        m.blockCount = 40;
+        m.headCountKv = 2;
+        m.keyLength = m.valueLength = 256;
+        m.recurrentLayers = 30;
+        m.ssmConvValues = 3 * 8192;
+        m.ssmMatrixValues = 32 * 128 * 128;
+        QCOMPARE(m.attentionLayers(), 10u);
+        QCOMPARE(estimateMemory(m, 4096, quant::Type::F16).kvBytes, uint64_t(83886080));
+        QCOMPARE(estimateMemory(m, 4096, quant::Type::F16).stateBytes, uint64_t(65863680));
+        QCOMPARE(estimateMemory(m, 4096, quant::Type::F16).totalBytes(), uint64_t(1000 + 83886080 + 65863680));
+        // MTP layers hold neither.
+        m.nextnLayers = 1;
+        m.blockCount = 41;
+        QCOMPARE(estimateMemory(m, 4096, quant::Type::F16).kvBytes, uint64_t(83886080));
     }
 
     void synthIsDeterministicAndQuantizeAgrees() {

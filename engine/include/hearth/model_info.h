@@ -42,6 +42,30 @@ struct ModelInfo {
     float rmsEpsilon = 0.0f;
     uint32_t vocabSize = 0;
     bool tiedEmbeddings = false; // no output.weight: the output reuses token_embd
+    // Hybrid models (qwen35, qwen35moe): gated delta-net layers keep a per-sequence recurrent
+    // state instead of K/V; multi-token-prediction layers at the end of block_count are not run
+    // in plain decoding. Zero / empty for other models.
+    uint32_t recurrentLayers = 0;
+    uint32_t nextnLayers = 0;
+    std::vector<bool> recurrentLayer; // per block (MTP layers false); empty when not hybrid
+    uint32_t ssmConvKernel = 0;   // K: the convolution's window
+    uint32_t ssmStateSize = 0;    // S: q/k/v head size of the delta net
+    uint32_t ssmInnerSize = 0;    // value width: time_step_rank x state_size
+    uint32_t ssmTimeStepRank = 0; // value heads
+    uint32_t ssmGroupCount = 0;   // q/k heads
+    // F32 values of one recurrent layer's state per sequence: the convolution window
+    // (K-1) x (2 x group_count + time_step_rank) x state_size and the delta-net matrices
+    // time_step_rank x state_size^2.
+    uint64_t ssmConvValues = 0, ssmMatrixValues = 0;
+    // Layers with K/V of their own (every layer of a plain decoder).
+    uint32_t attentionLayers() const {
+        const uint64_t other = uint64_t(recurrentLayers) + nextnLayers;
+        return other >= blockCount ? 0 : uint32_t(blockCount - other);
+    }
+    // Bytes of one sequence's recurrent state over every recurrent layer.
+    uint64_t stateBytesPerSequence() const {
+        return uint64_t(recurrentLayers) * (ssmConvValues + ssmMatrixValues) * 4;
+    }
     TokenizerSummary tokenizer;
     uint64_t parameterCount = 0;
     uint64_t weightBytes = 0;
@@ -54,11 +78,13 @@ Result<ModelInfo> readModelInfo(const gguf::File& file);
 
 struct MemoryEstimate {
     uint64_t weightBytes = 0;
-    uint64_t kvBytes = 0; // 2 x layers x kv_heads x head_dim x ctx x bytes per element
-    uint64_t totalBytes() const { return weightBytes + kvBytes; }
+    uint64_t kvBytes = 0;    // 2 x attention layers x kv_heads x head_dim x ctx x bytes per element
+    uint64_t stateBytes = 0; // recurrent layers' state of the one sequence (F32, size fixed)
+    uint64_t totalBytes() const { return weightBytes + kvBytes + stateBytes; }
 };
 
-// Bytes per K/V element: F16 2, F32 4, Q8_0 34/32.
+// One sequence of `contextLength` tokens. K/V only for attention layers (not the recurrent or
+// multi-token-prediction ones); bytes per K/V element: F16 2, F32 4, Q8_0 34/32.
 MemoryEstimate estimateMemory(const ModelInfo& info, uint32_t contextLength, quant::Type kvType);
 
 // Where a model's memory goes when its first `gpuLayers` layers run on a GPU and the rest on the
@@ -66,7 +92,9 @@ MemoryEstimate estimateMemory(const ModelInfo& info, uint32_t contextLength, qua
 // architecture's graph for a step of `batchTokens` tokens, `sequences` of them wanting logits):
 // each device's weights are those its nodes read (the token embedding goes with the first
 // layer, the output head with the last), its K/V the pools of its layers (blocks of 16 positions,
-// `contextLength` per sequence), its compute memory the step buffers the runner would allocate.
+// `contextLength` per sequence), its recurrent state that of its recurrent layers (one slot per
+// sequence, on the device that would hold the layer's K/V), its compute memory the step buffers
+// the runner would allocate.
 // The GPU is assumed to run every op (a node it lacks would run on the CPU instead). A file whose
 // architecture the engine cannot bind is estimated from its tensor names (blk.N.* with layer N).
 struct SplitEstimate {
@@ -75,10 +103,12 @@ struct SplitEstimate {
     uint64_t weightsCpu = 0;
     uint64_t kvGpu = 0;
     uint64_t kvCpu = 0;
+    uint64_t stateGpu = 0; // recurrent layers' state, every sequence's
+    uint64_t stateCpu = 0;
     uint64_t computeGpu = 0;
     uint64_t computeCpu = 0;
-    uint64_t gpuTotal() const { return weightsGpu + kvGpu + computeGpu; }
-    uint64_t cpuTotal() const { return weightsCpu + kvCpu + computeCpu; }
+    uint64_t gpuTotal() const { return weightsGpu + kvGpu + stateGpu + computeGpu; }
+    uint64_t cpuTotal() const { return weightsCpu + kvCpu + stateCpu + computeCpu; }
 };
 SplitEstimate estimateSplit(const gguf::File& file, const ModelInfo& info, int gpuLayers,
                             uint32_t contextLength, quant::Type kvType, int sequences,
