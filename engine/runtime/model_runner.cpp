@@ -102,6 +102,18 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
     r->m_kv.numBlocks = std::max(1, config.numBlocks);
     r->m_kv.contextLength = std::max(0, config.contextLength);
     r->m_kv.stateSlots = dims.recurrent() ? std::max(1, config.stateSlots) : 0;
+    // A GPU holds a layer's state pool in one binding: fewer slots (down to minStateSlots) rather
+    // than the GPU's layers' states on the CPU.
+    if (gpu && r->m_kv.stateSlots > 0) {
+        const uint64_t limit = r->m_devices.front().device->info().maxBindRange;
+        for (int l = 0; l < std::min(r->m_gpuLayers, nLayer) && limit > 0; ++l) {
+            const model::LayerState& st = dims.state[size_t(l)];
+            const uint64_t row = uint64_t(std::max(st.convRow, st.ssmRow)) * 4;
+            if (row == 0) continue;
+            const int most = int(std::min<uint64_t>(limit / row, 1u << 20));
+            if (most >= std::max(1, config.minStateSlots)) r->m_kv.stateSlots = std::min(r->m_kv.stateSlots, most);
+        }
+    }
 
     // Where each layer's K/V lives: on the GPU for its layers when it runs their K/V nodes.
     graph::Graph probeGraph = arch.buildGraph(kProbeShape, r->m_kv);
