@@ -129,16 +129,8 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
                                std::to_string(liveBytes >> 20) + " MiB (" + std::to_string(perState >> 20) +
                                " MiB each), more than half of the " + std::to_string(available >> 20) +
                                " MiB available: lower the number of parallel sequences");
-        uint64_t snapshotBytes = config.stateMemoryBytes;
-        if (snapshotBytes == 0) {
-            snapshotBytes = std::max(budget / 4, perState * 16);
-            if (available > 0) snapshotBytes = std::min(snapshotBytes, available / 8);
-        }
-        // Slots beyond the live ones hold snapshots, and the forks of n > 1 requests beyond
-        // maxNumSeqs (without prefix caching, only those).
-        const uint64_t snapshots = config.prefixCaching ? std::min<uint64_t>(snapshotBytes / perState, 4096) : 0;
         rc.minStateSlots = live;
-        rc.stateSlots = live + int(std::max<uint64_t>(snapshots, uint64_t(live)));
+        rc.stateSlots = stateSlotsFor(perState, live, budget, config.stateMemoryBytes, config.prefixCaching, available);
     }
     auto runner = ModelRunner::create(*e->m_model, rc);
     if (!runner) {

@@ -33,4 +33,16 @@ uint64_t autoKvBudget(uint64_t bytesPerBlock, int blockSize, int contextLength, 
     return std::max(oneSeq, std::min(wanted, cap));
 }
 
+int stateSlotsFor(uint64_t perState, int live, uint64_t kvBudget, uint64_t snapshotBytes, bool prefixCaching,
+                  uint64_t available) {
+    if (perState == 0) return 0;
+    live = std::max(1, live);
+    if (snapshotBytes == 0) {
+        snapshotBytes = std::max(kvBudget / 4, perState * 16);
+        if (available > 0) snapshotBytes = std::min(snapshotBytes, available / 8);
+    }
+    const uint64_t snapshots = prefixCaching ? std::min<uint64_t>(snapshotBytes / perState, 4096) : 0;
+    return live + int(std::max<uint64_t>(snapshots, uint64_t(live)));
+}
+
 } // namespace hearth::runtime

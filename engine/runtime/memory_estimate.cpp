@@ -4,6 +4,7 @@
 
 #include "graph/step.h"
 #include "model/arch.h"
+#include "runtime/memory_budget.h"
 #include "runtime/step_plan.h"
 
 #include <algorithm>
@@ -51,7 +52,10 @@ SplitEstimate byTensorNames(const gguf::File& file, const ModelInfo& info, int g
     const uint64_t seqs = uint64_t(std::max(1, sequences));
     const MemoryEstimate m = estimateMemory(info, contextLength, kvType);
     const uint64_t kvAll = m.kvBytes * seqs;
-    const uint64_t statePerLayer = (info.ssmConvValues + info.ssmMatrixValues) * 4 * seqs;
+    const uint64_t perState = (info.ssmConvValues + info.ssmMatrixValues) * 4 * info.recurrentLayers;
+    const uint64_t slots = uint64_t(
+        runtime::stateSlotsFor(perState, int(seqs), kvAll, 0, true, runtime::availableMemoryBytes()));
+    const uint64_t statePerLayer = (info.ssmConvValues + info.ssmMatrixValues) * 4 * slots;
     // Attention layers: every one but the recurrent and MTP ones.
     const int run = layers - int(std::min(info.nextnLayers, info.blockCount));
     int attention = 0, attentionOnGpu = 0;
@@ -83,7 +87,15 @@ SplitEstimate fromDescription(const model::Architecture& arch, int gpuLayers, ui
     kv.blockSize = kBlockSize;
     kv.numBlocks = blocksPerSeq * seqs;
     kv.contextLength = int64_t(std::max<uint32_t>(1, contextLength));
-    kv.stateSlots = dims.recurrent() ? seqs : 0; // one recurrent state per sequence
+    // As many recurrent-state slots as the engine takes: the live sequences', snapshots', forks'.
+    const uint64_t kvAll = uint64_t(kv.numBlocks) * kBlockSize *
+                           [&] {
+                               uint64_t perToken = 0;
+                               for (const model::LayerKv& l : dims.kv)
+                                   perToken += backend::kvRowBytes(l.kRow(), kvStored) + backend::kvRowBytes(l.vRow(), kvStored);
+                               return perToken;
+                           }();
+    kv.stateSlots = runtime::stateSlotsFor(dims.stateBytesPerSlot(), seqs, kvAll, 0, true, runtime::availableMemoryBytes());
     runtime::Devices devices;
     devices.count = 2;
     devices.gpuLayers = e.gpuLayers;

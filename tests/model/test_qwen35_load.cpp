@@ -10,6 +10,7 @@
 #include "hearth/model_info.h"
 #include "hearth/synth.h"
 #include "model/arch.h"
+#include "runtime/memory_budget.h"
 
 #include <QtTest>
 
@@ -281,21 +282,25 @@ private Q_SLOTS:
         // state where its layer runs. The graph builds (compute memory > 0: not the name-based guess).
         constexpr int kSeqs = 3;
         const uint64_t kvAll = uint64_t(4 * kSeqs * 16) * kKvRow * 2 * 4;
+        // As many state slots as the engine takes: the 3 live ones, snapshots, forks.
+        const uint64_t slots = uint64_t(runtime::stateSlotsFor(3 * kStateBytesPerLayer, kSeqs, kvAll, 0, true,
+                                                               runtime::availableMemoryBytes()));
+        QVERIFY(slots >= 2 * kSeqs);
         const SplitEstimate cpu = estimateSplit(*file, *info, 0, 64, quant::Type::F32, kSeqs, 8);
         QVERIFY(cpu.computeCpu > 0);
         QCOMPARE(cpu.kvCpu, kvAll);
-        QCOMPARE(cpu.stateCpu, kSeqs * 3 * kStateBytesPerLayer);
+        QCOMPARE(cpu.stateCpu, slots * 3 * kStateBytesPerLayer);
         QCOMPARE(cpu.stateGpu, uint64_t(0));
         QCOMPARE(cpu.gpuTotal(), uint64_t(0));
         QCOMPARE(cpu.cpuTotal(), cpu.weightsCpu + cpu.kvCpu + cpu.stateCpu + cpu.computeCpu);
         const SplitEstimate two = estimateSplit(*file, *info, 2, 64, quant::Type::F32, kSeqs, 8);
         QVERIFY(two.computeGpu > 0);
-        QCOMPARE(two.stateGpu, kSeqs * 2 * kStateBytesPerLayer);
-        QCOMPARE(two.stateCpu, kSeqs * 1 * kStateBytesPerLayer);
+        QCOMPARE(two.stateGpu, slots * 2 * kStateBytesPerLayer);
+        QCOMPARE(two.stateCpu, slots * 1 * kStateBytesPerLayer);
         QCOMPARE(two.kvGpu, uint64_t(0));
         QCOMPARE(two.kvCpu, kvAll);
         const SplitEstimate all = estimateSplit(*file, *info, 4, 64, quant::Type::F32, kSeqs, 8);
-        QCOMPARE(all.stateGpu, kSeqs * 3 * kStateBytesPerLayer);
+        QCOMPARE(all.stateGpu, slots * 3 * kStateBytesPerLayer);
         QCOMPARE(all.kvGpu, kvAll);
         QCOMPARE(all.stateCpu + all.kvCpu, uint64_t(0));
         QCOMPARE(all.gpuTotal(), all.weightsGpu + all.kvGpu + all.stateGpu + all.computeGpu);

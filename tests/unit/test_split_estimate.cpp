@@ -2,13 +2,14 @@
 // the ModelRunner loaded on the CPU (and on vulkan:0 with a layer split, where there is one)
 // reports the weights it holds, its K/V pools and, after one step of the estimated shape, its
 // step buffers; the estimate must name the same bytes. Plus the device list's CPU entry. A
-// hybrid model (qwen35-tiny, synthesized) adds its recurrent state: one slot per sequence.
+// hybrid model (qwen35-tiny, synthesized) adds its recurrent state: the slots the engine takes (live, snapshots, forks).
 #include "hearth/devices.h"
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
 #include "hearth/synth.h"
 #include "model/arch.h"
 #include "runtime/model_runner.h"
+#include "runtime/memory_budget.h"
 #include "test_support.h"
 
 #include <QtTest>
@@ -23,6 +24,7 @@ constexpr int kSequences = 3, kBatchTokens = 5;
 struct Actual {
     runtime::DeviceMemory gpu, cpu;
     std::vector<std::string> fallbacks; // nodes the GPU left to the CPU ("op@layer")
+    int stateSlots = 0;
     std::string error;
 };
 
@@ -40,7 +42,13 @@ Actual allocate(const std::string& path, const std::string& device, int gpuLayer
     rc.kvType = kv;
     rc.blockSize = 16;
     rc.numBlocks = int(kContext / 16) * kSequences;
-    rc.stateSlots = kSequences; // recurrent models: a state per sequence, as the estimate assumes
+    // Recurrent models: as many state slots as the engine (and the estimate) takes for this KV.
+    uint64_t kvPerToken = 0;
+    for (const model::LayerKv& l : (*arch)->dims().kv)
+        kvPerToken += backend::kvRowBytes(l.kRow(), kv) + backend::kvRowBytes(l.vRow(), kv);
+    rc.stateSlots = runtime::stateSlotsFor((*arch)->dims().stateBytesPerSlot(), kSequences,
+                                           uint64_t(rc.numBlocks) * 16 * kvPerToken, 0, true,
+                                           runtime::availableMemoryBytes());
     auto runner = runtime::ModelRunner::create(**arch, rc);
     if (!runner) return a.error = runner.status().toString(), a;
     const std::vector<int32_t> t0{0}, t1{1}, t2{2};
@@ -53,6 +61,7 @@ Actual allocate(const std::string& path, const std::string& device, int gpuLayer
     const Status s = (*runner)->forward(b, logits);
     if (!s.isOk()) return a.error = s.toString(), a;
     a.fallbacks = (*runner)->fallbacks();
+    a.stateSlots = (*runner)->stateSlots();
     const auto memory = (*runner)->memory();
     a.cpu = memory.back();
     if (memory.size() > 1) a.gpu = memory.front();
@@ -149,7 +158,7 @@ private Q_SLOTS:
         QCOMPARE(e.stateGpu, a.gpu.stateBytes);
         QCOMPARE(e.stateCpu, a.cpu.stateBytes);
         // K/V only for the attention layers, the state for the others (none in a plain decoder).
-        const uint64_t stateAll = info->stateBytesPerSequence() * uint64_t(kSequences);
+        const uint64_t stateAll = info->stateBytesPerSequence() * uint64_t(a.stateSlots);
         QCOMPARE(e.stateGpu + e.stateCpu, stateAll);
         if (model.startsWith(QStringLiteral("synth:qwen35"))) {
             QCOMPARE(info->attentionLayers(), 1u);
