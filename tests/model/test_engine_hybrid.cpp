@@ -3,6 +3,7 @@
 // prefix reuse through recurrent-state snapshots (a shared 1,000-token prefix, a chat turn that
 // continues the previous one) giving the tokens a cold engine gives, n > 1 forks copying the
 // state, cancel freeing it within a step, preemption recomputing it, and the memory check.
+#include "hearth/devices.h"
 #include "hearth/engine.h"
 #include "test_support.h"
 
@@ -79,6 +80,10 @@ GenerationRequest greedy(std::vector<int32_t> prompt, std::shared_ptr<Collector>
     return r;
 }
 
+// The device the engine runs on: HEARTH_TEST_DEVICE (CTest runs this suite again on vulkan:0), or
+// the CPU.
+std::string testDevice() { return qEnvironmentVariable("HEARTH_TEST_DEVICE", QStringLiteral("cpu")).toStdString(); }
+
 std::shared_ptr<Collector> run(Engine& e, const std::vector<int32_t>& prompt, int maxTokens, int n = 1) {
     auto sink = std::make_shared<Collector>();
     const auto id = e.submit(greedy(prompt, sink, maxTokens, n));
@@ -105,12 +110,16 @@ class TestEngineHybrid : public QObject {
         c.maxNumSeqs = maxNumSeqs;
         c.prefixCaching = prefixCaching;
         c.threads = 2;
+        c.device = testDevice();
         return Engine::create(c);
     }
 
 private Q_SLOTS:
     void initTestCase() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        if (testDevice() != "cpu" && !findDevice(listDevices(), testDevice()))
+            QSKIP(qPrintable(QStringLiteral("no device %1 here").arg(QString::fromStdString(testDevice()))));
+        qInfo("engine on %s", testDevice().c_str());
         m_model = m_dir.filePath(QStringLiteral("qwen35-tiny.gguf")).toStdString();
         QProcess synth;
         synth.start(test::binDir() + QStringLiteral("/hearth-cli"),
