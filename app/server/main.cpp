@@ -36,6 +36,8 @@ const char* kHelp =
     "  --kv-memory BYTES       KV cache budget, e.g. 2G, 512M or a byte count (default: enough\n"
     "                          for --parallel full contexts, at most a quarter of free memory)\n"
     "  --kv-type TYPE          KV cache storage: f16 (default), q8_0 or f32\n"
+    "  --state-memory BYTES    hybrid models (qwen35): memory for prefix-cache snapshots of the\n"
+    "                          recurrent state (default: a quarter of the KV budget)\n"
     "  --no-mmap               read the model into memory at load instead of mapping the file\n"
     "  --device ID             cpu (default) or a GPU from 'hearth-cli devices' (vulkan:0, ...)\n"
     "  -ngl, --gpu-layers N    with --device: layers on the GPU, the rest on the CPU (default: all)\n"
@@ -137,6 +139,8 @@ int main(int argc, char** argv) {
             ok = value(v) && parseInt(v, ec.contextLength) && ec.contextLength >= 0;
         } else if (a == "--kv-memory") {
             ok = value(v) && parseBytes(v, ec.kvMemoryBytes);
+        } else if (a == "--state-memory") {
+            ok = value(v) && parseBytes(v, ec.stateMemoryBytes);
         } else if (a == "--kv-type") {
             ok = value(v);
             if (ok) {
