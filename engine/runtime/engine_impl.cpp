@@ -102,7 +102,11 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     const uint64_t budget = config.kvMemoryBytes > 0
                                 ? config.kvMemoryBytes
                                 : autoKvBudget(bytesPerBlock, bs, s.contextLength, config.maxNumSeqs);
-    const uint64_t blocks = bytesPerBlock ? budget / bytesPerBlock : 0;
+    // A model without attention layers (a recurrent-only cut) holds no K/V: its block tables only
+    // number positions, enough for maxNumSeqs full contexts.
+    const uint64_t blocks = bytesPerBlock ? budget / bytesPerBlock
+                                          : uint64_t(std::max(1, config.maxNumSeqs)) *
+                                                ((uint64_t(std::max(1, s.contextLength)) + uint64_t(bs) - 1) / uint64_t(bs));
     if (blocks < 1)
         return outOfMemory("KV memory budget of " + std::to_string(budget) +
                            " bytes holds no block (one needs " + std::to_string(bytesPerBlock) + ")");
