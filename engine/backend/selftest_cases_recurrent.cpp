@@ -14,7 +14,6 @@ namespace hearth::backend::selftest {
 using graph::StepInput;
 using graph::TensorId;
 using quant::Type;
-using Ne = std::array<int64_t, graph::kMaxDims>;
 
 namespace {
 
