@@ -17,7 +17,7 @@
 //          activations to 8 bits; a wrong block or scale errs by O(1)).
 // The reference keeps K/V as the device does (converted to the cache type), so attention
 // tolerances cover only the arithmetic.
-#include "backend/selftest_cases.h"
+#include "backend/selftest_builder.h"
 
 #include <algorithm>
 #include <cmath>
@@ -108,14 +108,6 @@ Result<int32_t> WeightTable::add(const std::string& name, Type type, Ne ne, int 
 
 namespace {
 
-std::string dims(const Ne& ne) {
-    int last = graph::kMaxDims - 1;
-    while (last > 1 && ne[size_t(last)] == 1) --last; // at least [ne0,ne1]
-    std::string s = "[";
-    for (int d = 0; d <= last; ++d) s += (d ? "," : "") + std::to_string(ne[size_t(d)]);
-    return s + "]";
-}
-
 std::string nameOf(Type t) { return std::string(quant::typeName(t)); }
 
 // Tolerance of MatMul / MatMulId by weight type (see the file comment).
@@ -149,13 +141,12 @@ struct RopeSpec {
     std::string variant;
 };
 
-class Builder {
+class Builder : public CaseBuilder {
 public:
-    Builder(const SelftestOptions& o, WeightTable& w, std::vector<Case>& cases) : m_quick(o.quick), m_rng(o.seed), m_weights(w), m_cases(cases) {}
+    Builder(const SelftestOptions& o, WeightTable& w, std::vector<Case>& cases)
+        : CaseBuilder(o.seed, w, cases), m_quick(o.quick) {}
 
-    Status status() const { return m_status; }
     bool quick() const { return m_quick; }
-    Rng& rng() { return m_rng; }
 
     void getRows(Type t, int64_t width, int64_t rows, int64_t n) {
         Case& c = begin("get_rows", nameOf(t), "table" + dims({width, rows, 1, 1}) + " ids[" + std::to_string(n) + "]",
@@ -376,63 +367,7 @@ public:
     }
 
 private:
-    static std::string num(float v) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%g", double(v));
-        return buf;
-    }
-
-    Case& begin(std::string op, std::string type, std::string shape, double tol) {
-        m_cases.emplace_back();
-        Case& c = m_cases.back();
-        c.op = std::move(op);
-        c.type = std::move(type);
-        c.shape = std::move(shape);
-        c.tol = tol;
-        c.graph = graph::Graph(&m_weights.list());
-        return c;
-    }
-
-    void finish(Case& c, TensorId out) {
-        c.output = out;
-        if (m_status.isOk() && !c.graph.status().isOk()) m_status = c.graph.status().withContext("selftest case " + c.op + " " + c.shape);
-        if (m_status.isOk() && out == graph::kNone) m_status = internalError("selftest case " + c.op + " " + c.shape + " has no output");
-    }
-
-    TensorId values(Case& c, Ne ne, std::vector<float> v) {
-        const TensorId t = c.graph.newActivation(Type::F32, ne, "in" + std::to_string(c.fills.size()));
-        c.fills.push_back({t, std::move(v), {}});
-        return t;
-    }
-    TensorId act(Case& c, Ne ne, float lo, float hi) { return values(c, ne, m_rng.values(ne[0] * ne[1] * ne[2] * ne[3], lo, hi)); }
-
-    TensorId indices(Case& c, Ne ne, std::vector<int32_t> v) {
-        const TensorId t = c.graph.newActivation(Type::I32, ne, "ids");
-        c.fills.push_back({t, {}, std::move(v)});
-        return t;
-    }
-
-    TensorId input(Case& c, StepInput which, std::vector<int32_t> v, int64_t n, int64_t n1 = 1) {
-        const TensorId t = c.graph.input(which, n, n1);
-        if (t != graph::kNone) c.fills.push_back({t, {}, std::move(v)});
-        return t;
-    }
-
-    TensorId weight(Case& c, Type t, Ne ne, int nDims, float lo, float hi) {
-        auto index = m_weights.add("w" + std::to_string(m_weights.list().size()), t, ne, nDims,
-                                   m_rng.values(ne[0] * ne[1] * ne[2] * ne[3], lo, hi));
-        if (!index) {
-            if (m_status.isOk()) m_status = index.status().withContext("selftest weight of " + c.op);
-            return graph::kNone;
-        }
-        return c.graph.weight(*index);
-    }
-
     bool m_quick;
-    Rng m_rng;
-    WeightTable& m_weights;
-    std::vector<Case>& m_cases;
-    Status m_status;
 };
 
 // The weight types to test (quantizable and dequantizable), and the ones the reference cannot make.

@@ -7,16 +7,13 @@
 // Tolerances (max |ours - ref| / max(1, max |ref|), see selftest_cases.cpp): 1e-5 for the
 // element-wise ops, the gated norm and the convolution (float sums of K terms); 1e-4 for the delta
 // rule (float dot products of S terms, carried through up to 40 tokens of state).
-#include "backend/selftest_cases.h"
-
-#include <cstdio>
+#include "backend/selftest_builder.h"
 
 namespace hearth::backend::selftest {
 
 using graph::StepInput;
 using graph::TensorId;
 using quant::Type;
-using Ne = std::array<int64_t, graph::kMaxDims>;
 
 namespace {
 
@@ -64,13 +61,10 @@ std::vector<Steps> stepKinds(bool quick) {
     return kinds;
 }
 
-class RecurrentBuilder {
+class RecurrentBuilder : public CaseBuilder {
 public:
     RecurrentBuilder(const SelftestOptions& o, WeightTable& w, std::vector<Case>& cases)
-        : m_rng(o.seed ^ 0x5EC0DE5EC0DEull), m_weights(w), m_cases(cases) {}
-
-    Status status() const { return m_status; }
-    Rng& rng() { return m_rng; }
+        : CaseBuilder(o.seed ^ 0x5EC0DE5EC0DEull, w, cases) {}
 
     // Sigmoid / Softplus of values in [lo, hi], with `extremes` mixed in (beyond exp's range).
     void unary(graph::Op op, int64_t width, int64_t rows, float lo, float hi, bool extremes) {
@@ -87,7 +81,7 @@ public:
     void rmsNormGated(int64_t width, int64_t rows, float eps) {
         Case& c = begin("rms_norm_gated", "F32", "x" + dims({width, rows, 1, 1}) + " eps " + num(eps), 1e-5);
         const TensorId x = act(c, {width, rows, 1, 1}, -2.0f, 2.0f);
-        const TensorId w = weight(c, {width, 1, 1, 1}, 1, 0.5f, 1.5f);
+        const TensorId w = weight(c, Type::F32, {width, 1, 1, 1}, 1, 0.5f, 1.5f);
         const TensorId z = act(c, {width, rows, 1, 1}, -6.0f, 6.0f);
         finish(c, c.graph.rmsNormGated(x, w, z, eps));
     }
@@ -98,9 +92,9 @@ public:
         Case& c = begin("ssm_conv", "F32", "C " + std::to_string(C) + " K " + std::to_string(K) + " " + s.name, 1e-5);
         graph::Graph& g = c.graph;
         const TensorId x = act(c, {C, n, 1, 1}, -2.0f, 2.0f);
-        const TensorId w = weight(c, {K, C, 1, 1}, 2, -1.0f, 1.0f);
+        const TensorId w = weight(c, Type::F32, {K, C, 1, 1}, 2, -1.0f, 1.0f);
         const TensorId state = statePool(c, false, (K - 1) * C);
-        const TensorId info = input(c, s.info(), n);
+        const TensorId info = input(c, StepInput::StateInfo, s.info(), 3, n);
         finish(c, g.ssmConv(x, w, state, info));
     }
 
@@ -115,48 +109,11 @@ public:
         const TensorId gate = act(c, {Hv, n, 1, 1}, -2.0f, 0.0f); // the log of the decay
         const TensorId beta = act(c, {Hv, n, 1, 1}, 0.0f, 1.0f);
         const TensorId state = statePool(c, true, Hv * S * S);
-        const TensorId info = input(c, s.info(), n);
+        const TensorId info = input(c, StepInput::StateInfo, s.info(), 3, n);
         finish(c, g.deltaNet(qkv, gate, beta, state, info, int32_t(Hk), S, 1e-6f));
     }
 
 private:
-    static std::string num(float v) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%g", double(v));
-        return buf;
-    }
-    static std::string dims(const Ne& ne) {
-        int last = graph::kMaxDims - 1;
-        while (last > 1 && ne[size_t(last)] == 1) --last;
-        std::string s = "[";
-        for (int d = 0; d <= last; ++d) s += (d ? "," : "") + std::to_string(ne[size_t(d)]);
-        return s + "]";
-    }
-
-    Case& begin(std::string op, std::string type, std::string shape, double tol) {
-        m_cases.emplace_back();
-        Case& c = m_cases.back();
-        c.op = std::move(op);
-        c.type = std::move(type);
-        c.shape = std::move(shape);
-        c.tol = tol;
-        c.graph = graph::Graph(&m_weights.list());
-        return c;
-    }
-
-    void finish(Case& c, TensorId out) {
-        c.output = out;
-        if (m_status.isOk() && !c.graph.status().isOk()) m_status = c.graph.status().withContext("selftest case " + c.op + " " + c.shape);
-        if (m_status.isOk() && out == graph::kNone) m_status = internalError("selftest case " + c.op + " " + c.shape + " has no output");
-    }
-
-    TensorId values(Case& c, Ne ne, std::vector<float> v) {
-        const TensorId t = c.graph.newActivation(Type::F32, ne, "in" + std::to_string(c.fills.size()));
-        c.fills.push_back({t, std::move(v), {}});
-        return t;
-    }
-    TensorId act(Case& c, Ne ne, float lo, float hi) { return values(c, ne, m_rng.values(ne[0] * ne[1] * ne[2] * ne[3], lo, hi)); }
-
     // The layer-0 pool of kSlots rows, random contents (the same on the device and the reference),
     // compared after the run.
     TensorId statePool(Case& c, bool matrices, int64_t row) {
@@ -166,27 +123,6 @@ private:
         c.states.push_back(t);
         return t;
     }
-
-    TensorId input(Case& c, std::vector<int32_t> info, int64_t n) {
-        const TensorId t = c.graph.input(StepInput::StateInfo, 3, n);
-        if (t != graph::kNone) c.fills.push_back({t, {}, std::move(info)});
-        return t;
-    }
-
-    TensorId weight(Case& c, Ne ne, int nDims, float lo, float hi) {
-        auto index = m_weights.add("w" + std::to_string(m_weights.list().size()), Type::F32, ne, nDims,
-                                   m_rng.values(ne[0] * ne[1] * ne[2] * ne[3], lo, hi));
-        if (!index) {
-            if (m_status.isOk()) m_status = index.status().withContext("selftest weight of " + c.op);
-            return graph::kNone;
-        }
-        return c.graph.weight(*index);
-    }
-
-    Rng m_rng;
-    WeightTable& m_weights;
-    std::vector<Case>& m_cases;
-    Status m_status;
 };
 
 } // namespace

@@ -6,13 +6,11 @@
 
 #include "hearth/engine.h"
 #include "test_support.h"
+#include "token_collector.h"
 
 #include <QtTest>
 
-#include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,36 +24,6 @@ inline const std::vector<int32_t> kStoriesGreedy{
     261, 370, 432, 352, 266, 268, 388, 426, 338, 391, 266, 267, 337, 335, 312, 432,
     398, 312, 286, 267, 414, 270, 333, 415, 426, 13,  438, 310, 439, 419, 357, 336};
 
-// Each choice's token ids, and how the request ended.
-class ChoiceCollector : public TokenSink {
-public:
-    void onToken(const TokenInfo& t) override {
-        std::lock_guard<std::mutex> lock(m_mu);
-        if (t.id < 0) return;
-        if (size_t(t.choice) >= choiceTokens.size()) choiceTokens.resize(size_t(t.choice) + 1);
-        choiceTokens[size_t(t.choice)].push_back(t.id);
-    }
-    void onFinish(FinishReason, const Usage&) override { finish(Status::ok()); }
-    void onError(const Status& s) override { finish(s); }
-    bool waitDone(int ms = 120000) {
-        std::unique_lock<std::mutex> lock(m_mu);
-        return m_cv.wait_for(lock, std::chrono::milliseconds(ms), [&] { return done; });
-    }
-    std::vector<std::vector<int32_t>> choiceTokens;
-    Status error;
-    bool done = false;
-
-private:
-    void finish(const Status& s) {
-        std::lock_guard<std::mutex> lock(m_mu);
-        error = s;
-        done = true;
-        m_cv.notify_all();
-    }
-    std::mutex m_mu;
-    std::condition_variable m_cv;
-};
-
 // stories260K on `device` with gpuLayers of its 5 layers there (-1: all), a small context and cache.
 inline EngineConfig storiesConfig(const std::string& device, int gpuLayers) {
     EngineConfig c;
@@ -67,35 +35,30 @@ inline EngineConfig storiesConfig(const std::string& device, int gpuLayers) {
     return c;
 }
 
-inline GenerationRequest storiesRequest(std::shared_ptr<ChoiceCollector> sink, int maxTokens, int n,
+inline GenerationRequest storiesRequest(std::shared_ptr<TokenCollector> sink, int maxTokens, int n,
                                         float temperature, uint64_t seed) {
-    GenerationRequest r;
-    r.prompt = kStoriesPrompt;
+    GenerationRequest r = greedyRequest(kStoriesPrompt, std::move(sink), maxTokens, n);
     r.sampling.temperature = temperature;
     r.sampling.seed = seed;
-    r.maxTokens = maxTokens;
-    r.n = n;
-    r.ignoreEos = true;
-    r.sink = std::move(sink);
     return r;
 }
 
 // Greedy gives kStoriesGreedy; sampled n = 3 gives, as choice i, what one request with seed + i
 // gives, and the choices differ. Call with QVERIFY-style macros' context (a test function).
 inline void checkGreedyAndForkedChoices(Engine& engine) {
-    auto greedy = std::make_shared<ChoiceCollector>();
+    auto greedy = std::make_shared<TokenCollector>();
     QVERIFY(engine.submit(storiesRequest(greedy, 64, 1, 0.0f, 0)).isOk());
     QVERIFY(greedy->waitDone());
     QVERIFY2(greedy->error.isOk(), greedy->error.toString().c_str());
     QCOMPARE(greedy->choiceTokens.size(), size_t(1));
     QCOMPARE(greedy->choiceTokens[0], kStoriesGreedy);
-    auto multi = std::make_shared<ChoiceCollector>();
+    auto multi = std::make_shared<TokenCollector>();
     QVERIFY(engine.submit(storiesRequest(multi, 30, 3, 1.0f, 77)).isOk());
     QVERIFY(multi->waitDone());
     QVERIFY2(multi->error.isOk(), multi->error.toString().c_str());
     QCOMPARE(multi->choiceTokens.size(), size_t(3));
     for (int i = 0; i < 3; ++i) {
-        auto single = std::make_shared<ChoiceCollector>();
+        auto single = std::make_shared<TokenCollector>();
         QVERIFY(engine.submit(storiesRequest(single, 30, 1, 1.0f, 77 + uint64_t(i))).isOk());
         QVERIFY(single->waitDone());
         QCOMPARE(single->choiceTokens.size(), size_t(1));

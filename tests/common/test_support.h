@@ -1,5 +1,6 @@
 // Helpers shared by the Qt Test executables: where the shared test data lives, where our built
-// binaries are, and skipping with a clear message when data is missing.
+// binaries are, which device the engine tests use, and skipping with a clear message when data is
+// missing.
 #pragma once
 
 #include <QByteArray>
@@ -49,6 +50,10 @@ inline QString sourceDir() {
     return QStringLiteral(".");
 #endif
 }
+
+// The device the engine tests run the engine on: HEARTH_TEST_DEVICE (CTest runs some suites again
+// on vulkan:0), or the CPU.
+inline std::string testDevice() { return qEnvironmentVariable("HEARTH_TEST_DEVICE", QStringLiteral("cpu")).toStdString(); }
 
 } // namespace hearth::test
 

@@ -5,11 +5,9 @@
 #include "hearth/engine.h"
 #include "engine_device_checks.h"
 #include "test_support.h"
+#include "token_collector.h"
 
 #include <QtTest>
-
-#include <condition_variable>
-#include <mutex>
 
 using namespace hearth;
 
@@ -18,75 +16,11 @@ namespace {
 const std::vector<int32_t>& kPrompt = hearth::test::kStoriesPrompt;
 const std::vector<int32_t>& kReference = hearth::test::kStoriesGreedy;
 
-class Collector : public TokenSink {
-public:
-    void onToken(const TokenInfo& t) override {
-        std::lock_guard<std::mutex> lock(m_mu);
-        if (size_t(t.choice) >= choiceText.size()) {
-            choiceText.resize(size_t(t.choice) + 1);
-            choiceTokens.resize(size_t(t.choice) + 1);
-        }
-        choiceText[size_t(t.choice)] += t.text;
-        if (t.id >= 0) choiceTokens[size_t(t.choice)].push_back(t.id);
-        if (t.choice == 0) {
-            text += t.text;
-            if (t.id >= 0) tokens.push_back(t.id);
-        }
-        m_cv.notify_all();
-    }
-    void onChoiceFinish(int32_t choice, FinishReason r) override {
-        std::lock_guard<std::mutex> lock(m_mu);
-        choiceReasons.push_back({choice, r});
-    }
-    void onFinish(FinishReason r, const Usage& u) override {
-        std::lock_guard<std::mutex> lock(m_mu);
-        reason = r;
-        usage = u;
-        done = true;
-        m_cv.notify_all();
-    }
-    void onError(const Status& s) override {
-        std::lock_guard<std::mutex> lock(m_mu);
-        error = s;
-        done = true;
-        m_cv.notify_all();
-    }
-    bool waitDone(int ms = 60000) {
-        std::unique_lock<std::mutex> lock(m_mu);
-        return m_cv.wait_for(lock, std::chrono::milliseconds(ms), [&] { return done; });
-    }
-    bool waitTokens(size_t n, int ms = 60000) {
-        std::unique_lock<std::mutex> lock(m_mu);
-        return m_cv.wait_for(lock, std::chrono::milliseconds(ms),
-                             [&] { return tokens.size() >= n || done; });
-    }
-    std::vector<int32_t> tokens; // choice 0
-    std::string text;            // choice 0
-    std::vector<std::vector<int32_t>> choiceTokens;
-    std::vector<std::string> choiceText;
-    std::vector<std::pair<int32_t, FinishReason>> choiceReasons;
-    FinishReason reason = FinishReason::Error;
-    Usage usage;
-    Status error;
-    bool done = false;
+using test::testDevice;
+using test::TokenCollector;
 
-private:
-    std::mutex m_mu;
-    std::condition_variable m_cv;
-};
-
-// The device the engine runs on: HEARTH_TEST_DEVICE (CTest runs this suite again on vulkan:0), or
-// the CPU.
-std::string testDevice() { return qEnvironmentVariable("HEARTH_TEST_DEVICE", QStringLiteral("cpu")).toStdString(); }
-
-GenerationRequest greedy(std::shared_ptr<Collector> sink, int maxTokens = 64) {
-    GenerationRequest r;
-    r.prompt = kPrompt;
-    r.sampling.temperature = 0.0f;
-    r.maxTokens = maxTokens;
-    r.ignoreEos = true;
-    r.sink = std::move(sink);
-    return r;
+GenerationRequest greedy(std::shared_ptr<TokenCollector> sink, int maxTokens = 64) {
+    return test::greedyRequest(kPrompt, std::move(sink), maxTokens);
 }
 
 } // namespace
@@ -114,63 +48,63 @@ private Q_SLOTS:
     }
 
     void greedyMatchesReference() {
-        auto sink = std::make_shared<Collector>();
+        auto sink = std::make_shared<TokenCollector>();
         QVERIFY(m_engine->submit(greedy(sink)).isOk());
         QVERIFY(sink->waitDone());
         QCOMPARE(sink->reason, FinishReason::Length);
-        QCOMPARE(sink->tokens, kReference);
+        QCOMPARE(sink->tokens(), kReference);
         QCOMPARE(sink->usage.promptTokens, 5);
         QCOMPARE(sink->usage.completionTokens, 64);
     }
 
     void sixteenConcurrentRequestsGiveTheSameTokens() {
-        std::vector<std::shared_ptr<Collector>> sinks;
+        std::vector<std::shared_ptr<TokenCollector>> sinks;
         for (int i = 0; i < 16; ++i) {
-            sinks.push_back(std::make_shared<Collector>());
+            sinks.push_back(std::make_shared<TokenCollector>());
             QVERIFY(m_engine->submit(greedy(sinks.back(), 40)).isOk());
         }
         const std::vector<int32_t> expected(kReference.begin(), kReference.begin() + 40);
         for (auto& s : sinks) {
             QVERIFY(s->waitDone());
-            QCOMPARE(s->tokens, expected);
+            QCOMPARE(s->tokens(), expected);
         }
         // Every block is back once the engine thread has published its stats after the step.
         QTRY_COMPARE(m_engine->stats().kvBlocksUsed, 0);
     }
 
     void cancelStopsAndFreesBlocks() {
-        auto sink = std::make_shared<Collector>();
+        auto sink = std::make_shared<TokenCollector>();
         auto id = m_engine->submit(greedy(sink, 400));
         QVERIFY(id.isOk());
         QVERIFY(sink->waitTokens(3));
         m_engine->cancel(*id);
         QVERIFY(sink->waitDone());
         QCOMPARE(sink->reason, FinishReason::Cancelled);
-        QVERIFY(sink->tokens.size() < 400);
+        QVERIFY(sink->tokens().size() < 400);
         QTRY_COMPARE(m_engine->stats().kvBlocksUsed, 0);
     }
 
     void reusesPrefixAcrossRequests() {
-        GenerationRequest a = greedy(std::make_shared<Collector>(), 4);
+        GenerationRequest a = greedy(std::make_shared<TokenCollector>(), 4);
         a.prompt = kPrompt;
         // 69 tokens: 4 full blocks. (Not the reference continuation: the earlier tests' generated
         // tokens are in the cache already, which the engine rightly reuses.)
         for (auto it = kReference.rbegin(); it != kReference.rend(); ++it) a.prompt.push_back(*it);
-        auto first = std::static_pointer_cast<Collector>(a.sink);
+        auto first = std::static_pointer_cast<TokenCollector>(a.sink);
         QVERIFY(m_engine->submit(a).isOk());
         QVERIFY(first->waitDone());
         QCOMPARE(first->usage.cachedPromptTokens, 0);
         GenerationRequest b = a;
-        auto second = std::make_shared<Collector>();
+        auto second = std::make_shared<TokenCollector>();
         b.sink = second;
         QVERIFY(m_engine->submit(b).isOk());
         QVERIFY(second->waitDone());
         QCOMPARE(second->usage.cachedPromptTokens, 64);
-        QCOMPARE(second->tokens, first->tokens);
+        QCOMPARE(second->tokens(), first->tokens());
     }
 
     void refusesBadRequests() {
-        auto sink = std::make_shared<Collector>();
+        auto sink = std::make_shared<TokenCollector>();
         GenerationRequest tooLong = greedy(sink, 600);
         QCOMPARE(m_engine->submit(tooLong).status().code(), ErrorCode::OutOfRange);
         GenerationRequest badToken = greedy(sink);
@@ -185,7 +119,7 @@ private Q_SLOTS:
     }
 
     void streamsTextThatMatchesDecode() {
-        auto sink = std::make_shared<Collector>();
+        auto sink = std::make_shared<TokenCollector>();
         QVERIFY(m_engine->submit(greedy(sink)).isOk());
         QVERIFY(sink->waitDone());
         tokenizer::DecodeOptions o;
@@ -194,25 +128,25 @@ private Q_SLOTS:
         auto text = m_engine->tokenizer().decode(kReference, o);
         QVERIFY(text.isOk());
         QVERIFY(!text->empty());
-        QCOMPARE(sink->text, *text);
+        QCOMPARE(sink->text(), *text);
     }
 
     void stopStringEndsBeforeTheMatch() {
-        auto full = std::make_shared<Collector>();
+        auto full = std::make_shared<TokenCollector>();
         QVERIFY(m_engine->submit(greedy(full)).isOk());
         QVERIFY(full->waitDone());
         // A stop string that spans token boundaries in the middle of the text.
-        const size_t at = full->text.size() / 2;
-        const std::string stop = full->text.substr(at, 7);
-        const size_t first = full->text.find(stop);
-        auto sink = std::make_shared<Collector>();
+        const size_t at = full->text().size() / 2;
+        const std::string stop = full->text().substr(at, 7);
+        const size_t first = full->text().find(stop);
+        auto sink = std::make_shared<TokenCollector>();
         GenerationRequest r = greedy(sink);
         r.stopStrings = {"never appears in stories", stop};
         QVERIFY(m_engine->submit(r).isOk());
         QVERIFY(sink->waitDone());
         QCOMPARE(sink->reason, FinishReason::Stop);
-        QCOMPARE(sink->text, full->text.substr(0, first));
-        QVERIFY(sink->tokens.size() < kReference.size());
+        QCOMPARE(sink->text(), full->text().substr(0, first));
+        QVERIFY(sink->tokens().size() < kReference.size());
         QTRY_COMPARE(m_engine->stats().kvBlocksUsed, 0);
 
         GenerationRequest bad = greedy(sink);
@@ -224,7 +158,7 @@ private Q_SLOTS:
 
     void nChoicesShareThePromptAndMatchSingleRequests() {
         // Greedy: every choice is the reference continuation (forked K/V must be right).
-        auto sink = std::make_shared<Collector>();
+        auto sink = std::make_shared<TokenCollector>();
         GenerationRequest r = greedy(sink, 40);
         r.n = 4;
         QVERIFY(m_engine->submit(r).isOk());
@@ -237,7 +171,7 @@ private Q_SLOTS:
         QCOMPARE(sink->usage.promptTokens, 5);
 
         // Sampled: choice i is what a single request with seed + i gives.
-        auto multi = std::make_shared<Collector>();
+        auto multi = std::make_shared<TokenCollector>();
         GenerationRequest m = greedy(multi, 30);
         m.n = 3;
         m.sampling.temperature = 1.0f;
@@ -246,14 +180,14 @@ private Q_SLOTS:
         QVERIFY(multi->waitDone());
         QCOMPARE(multi->choiceTokens.size(), size_t(3));
         for (int i = 0; i < 3; ++i) {
-            auto single = std::make_shared<Collector>();
+            auto single = std::make_shared<TokenCollector>();
             GenerationRequest one = m;
             one.n = 1;
             one.sampling.seed = 1234 + uint64_t(i);
             one.sink = single;
             QVERIFY(m_engine->submit(one).isOk());
             QVERIFY(single->waitDone());
-            QCOMPARE(multi->choiceTokens[size_t(i)], single->tokens);
+            QCOMPARE(multi->choiceTokens[size_t(i)], single->tokens());
         }
         QVERIFY(multi->choiceTokens[0] != multi->choiceTokens[1]);
         QTRY_COMPARE(m_engine->stats().kvBlocksUsed, 0);
@@ -265,7 +199,7 @@ private Q_SLOTS:
     }
 
     void cancelOfNChoicesEndsThemAll() {
-        auto sink = std::make_shared<Collector>();
+        auto sink = std::make_shared<TokenCollector>();
         GenerationRequest r = greedy(sink, 400);
         r.n = 3;
         auto id = m_engine->submit(r);
@@ -293,14 +227,14 @@ private Q_SLOTS:
             }
             QVERIFY2(e.isOk(), e.status().toString().c_str());
             QCOMPARE((*e)->model().kvType, std::string(kvTypeName(type)));
-            auto sink = std::make_shared<Collector>();
+            auto sink = std::make_shared<TokenCollector>();
             QVERIFY((*e)->submit(greedy(sink)).isOk());
             QVERIFY(sink->waitDone());
             size_t same = 0;
-            while (same < sink->tokens.size() && sink->tokens[same] == kReference[same]) ++same;
+            while (same < sink->tokens().size() && sink->tokens()[same] == kReference[same]) ++same;
             qInfo("kv %s: %zu of 64 greedy tokens equal the reference, cache %llu bytes",
                   kvTypeName(type), same, (unsigned long long)(*e)->model().kvBytes);
-            if (type != KvType::Q8_0) QCOMPARE(sink->tokens, kReference);
+            if (type != KvType::Q8_0) QCOMPARE(sink->tokens(), kReference);
             else QVERIFY(same >= 16);
         }
         QCOMPARE(kvTypeFromName("Q8_0").value(), KvType::Q8_0);
@@ -318,14 +252,14 @@ private Q_SLOTS:
     }
 
     void stopsAtEndOfGeneration() {
-        auto sink = std::make_shared<Collector>();
+        auto sink = std::make_shared<TokenCollector>();
         GenerationRequest r = greedy(sink, 300);
         r.ignoreEos = false;
         r.stopTokens = {kReference[10]}; // pretend token 426 ends generation
         QVERIFY(m_engine->submit(r).isOk());
         QVERIFY(sink->waitDone());
         QCOMPARE(sink->reason, FinishReason::Stop);
-        QCOMPARE(sink->tokens, std::vector<int32_t>(kReference.begin(), kReference.begin() + 10));
+        QCOMPARE(sink->tokens(), std::vector<int32_t>(kReference.begin(), kReference.begin() + 10));
     }
 };
 

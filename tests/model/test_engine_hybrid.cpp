@@ -6,61 +6,19 @@
 #include "hearth/devices.h"
 #include "hearth/engine.h"
 #include "test_support.h"
+#include "token_collector.h"
 
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include <condition_variable>
-#include <mutex>
-
 using namespace hearth;
 
 namespace {
 
-class Collector : public TokenSink {
-public:
-    void onToken(const TokenInfo& t) override {
-        std::lock_guard<std::mutex> lock(m_mu);
-        if (t.id < 0) return;
-        if (size_t(t.choice) >= choices.size()) choices.resize(size_t(t.choice) + 1);
-        choices[size_t(t.choice)].push_back(t.id);
-        ++count;
-        m_cv.notify_all();
-    }
-    void onFinish(FinishReason r, const Usage& u) override {
-        std::lock_guard<std::mutex> lock(m_mu);
-        reason = r;
-        usage = u;
-        done = true;
-        m_cv.notify_all();
-    }
-    void onError(const Status& s) override {
-        std::lock_guard<std::mutex> lock(m_mu);
-        error = s;
-        done = true;
-        m_cv.notify_all();
-    }
-    bool wait(int ms = 120000) {
-        std::unique_lock<std::mutex> lock(m_mu);
-        return m_cv.wait_for(lock, std::chrono::milliseconds(ms), [&] { return done; });
-    }
-    bool waitTokens(int n, int ms = 60000) {
-        std::unique_lock<std::mutex> lock(m_mu);
-        return m_cv.wait_for(lock, std::chrono::milliseconds(ms), [&] { return count >= n || done; });
-    }
-    std::vector<int32_t> tokens() const { return choices.empty() ? std::vector<int32_t>{} : choices[0]; }
-    std::vector<std::vector<int32_t>> choices;
-    int count = 0;
-    FinishReason reason = FinishReason::Error;
-    Usage usage;
-    Status error;
-    bool done = false;
-
-private:
-    std::mutex m_mu;
-    std::condition_variable m_cv;
-};
+using test::greedyRequest;
+using test::testDevice;
+using test::TokenCollector;
 
 // A prompt of n tokens from a seed (BOS first), valid in the 32000-token vocabulary.
 std::vector<int32_t> makePrompt(int n, int seed) {
@@ -69,29 +27,14 @@ std::vector<int32_t> makePrompt(int n, int seed) {
     return p;
 }
 
-GenerationRequest greedy(std::vector<int32_t> prompt, std::shared_ptr<Collector> sink, int maxTokens, int n = 1) {
-    GenerationRequest r;
-    r.prompt = std::move(prompt);
-    r.sampling.temperature = 0.0f;
-    r.maxTokens = maxTokens;
-    r.n = n;
-    r.ignoreEos = true;
-    r.sink = std::move(sink);
-    return r;
-}
-
-// The device the engine runs on: HEARTH_TEST_DEVICE (CTest runs this suite again on vulkan:0), or
-// the CPU.
-std::string testDevice() { return qEnvironmentVariable("HEARTH_TEST_DEVICE", QStringLiteral("cpu")).toStdString(); }
-
-std::shared_ptr<Collector> run(Engine& e, const std::vector<int32_t>& prompt, int maxTokens, int n = 1) {
-    auto sink = std::make_shared<Collector>();
-    const auto id = e.submit(greedy(prompt, sink, maxTokens, n));
+std::shared_ptr<TokenCollector> run(Engine& e, const std::vector<int32_t>& prompt, int maxTokens, int n = 1) {
+    auto sink = std::make_shared<TokenCollector>();
+    const auto id = e.submit(greedyRequest(prompt, sink, maxTokens, n));
     if (!id) {
         sink->error = id.status();
         return sink;
     }
-    sink->wait();
+    sink->waitDone();
     return sink;
 }
 
@@ -142,13 +85,13 @@ private Q_SLOTS:
             alone.push_back(s->tokens());
             QCOMPARE(int(alone.back().size()), 64);
         }
-        std::vector<std::shared_ptr<Collector>> sinks;
+        std::vector<std::shared_ptr<TokenCollector>> sinks;
         for (int i = 0; i < 16; ++i) {
-            sinks.push_back(std::make_shared<Collector>());
-            QVERIFY((*e)->submit(greedy(makePrompt(128, i), sinks.back(), 64)).isOk());
+            sinks.push_back(std::make_shared<TokenCollector>());
+            QVERIFY((*e)->submit(greedyRequest(makePrompt(128, i), sinks.back(), 64)).isOk());
         }
         for (int i = 0; i < 16; ++i) {
-            QVERIFY(sinks[size_t(i)]->wait());
+            QVERIFY(sinks[size_t(i)]->waitDone());
             QCOMPARE(sinks[size_t(i)]->tokens(), alone[size_t(i)]);
         }
         QTRY_COMPARE((*e)->stats().stateSlotsLive, 0);
@@ -201,21 +144,21 @@ private Q_SLOTS:
         auto one = run(**e, prompt, 24);
         auto three = run(**e, makePrompt(70, 5), 24, 3);
         QVERIFY(three->error.isOk());
-        QCOMPARE(int(three->choices.size()), 3);
-        for (const auto& c : three->choices) QCOMPARE(c, one->tokens());
+        QCOMPARE(int(three->choiceTokens.size()), 3);
+        for (const auto& c : three->choiceTokens) QCOMPARE(c, one->tokens());
         QTRY_COMPARE((*e)->stats().stateSlotsLive, 0);
     }
 
     void cancelFreesTheState() {
         auto e = engine(true);
         QVERIFY(e.isOk());
-        auto sink = std::make_shared<Collector>();
-        auto id = (*e)->submit(greedy(makePrompt(40, 9), sink, 1500));
+        auto sink = std::make_shared<TokenCollector>();
+        auto id = (*e)->submit(greedyRequest(makePrompt(40, 9), sink, 1500));
         QVERIFY(id.isOk());
         QVERIFY(sink->waitTokens(4));
         QCOMPARE((*e)->stats().stateSlotsLive, 1);
         (*e)->cancel(*id);
-        QVERIFY(sink->wait());
+        QVERIFY(sink->waitDone());
         QCOMPARE(sink->reason, FinishReason::Cancelled);
         QTRY_COMPARE((*e)->stats().stateSlotsLive, 0);
     }
@@ -225,13 +168,13 @@ private Q_SLOTS:
         auto small = engine(false, 40 * 16 * 512, 4);
         auto roomy = engine(false);
         QVERIFY2(small.isOk() && roomy.isOk(), small.isOk() ? "" : small.status().toString().c_str());
-        std::vector<std::shared_ptr<Collector>> sinks;
+        std::vector<std::shared_ptr<TokenCollector>> sinks;
         for (int i = 0; i < 4; ++i) {
-            sinks.push_back(std::make_shared<Collector>());
-            QVERIFY((*small)->submit(greedy(makePrompt(200, 40 + i), sinks.back(), 64)).isOk());
+            sinks.push_back(std::make_shared<TokenCollector>());
+            QVERIFY((*small)->submit(greedyRequest(makePrompt(200, 40 + i), sinks.back(), 64)).isOk());
         }
         for (int i = 0; i < 4; ++i) {
-            QVERIFY(sinks[size_t(i)]->wait());
+            QVERIFY(sinks[size_t(i)]->waitDone());
             QVERIFY2(sinks[size_t(i)]->error.isOk(), sinks[size_t(i)]->error.toString().c_str());
             QCOMPARE(sinks[size_t(i)]->tokens(), run(**roomy, makePrompt(200, 40 + i), 64)->tokens());
         }

@@ -8,6 +8,7 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/thread_pool.h"
 #include "graph/graph.h"
+#include "graph_program.h"
 
 #include <QtTest>
 
@@ -23,7 +24,7 @@
 using namespace hearth;
 using graph::StepInput;
 using graph::TensorId;
-using graph::TensorKind;
+using test::uniformValues;
 
 namespace {
 
@@ -42,40 +43,13 @@ struct OpCase {
     }
 };
 
-// A case bound to a device: its buffers and compiled program.
-struct Bound {
-    std::vector<std::unique_ptr<backend::Buffer>> buffers;
-    backend::ProgramSpec spec;
-    std::unique_ptr<backend::Program> program;
-
-    Status run() { return program->run(); }
-    std::vector<float> read(const OpCase& c, TensorId id) const {
-        std::vector<float> v(size_t(c.g.tensor(id).elements()));
-        const Status s = spec.bindings[size_t(id)].buffer->read(0, v.data(), v.size() * 4);
-        if (!s.isOk()) v.clear();
-        return v;
-    }
-};
-
-Result<Bound> bind(backend::Device& dev, const OpCase& c) {
-    Bound b;
-    const graph::Graph& g = c.g;
-    HEARTH_RETURN_IF_ERROR(g.status());
-    b.spec.graph = &g;
-    b.spec.bindings.assign(g.tensors().size(), {});
-    for (size_t id = 0; id < g.tensors().size(); ++id) {
-        const graph::Tensor& t = g.tensor(TensorId(id));
-        if (t.viewOf != graph::kNone || t.kind == TensorKind::Weight || t.kind == TensorKind::KvCache) continue;
-        HEARTH_ASSIGN_OR_RETURN(std::unique_ptr<backend::Buffer> buf, dev.allocate((t.bytes() + 255) / 256 * 256));
-        const std::vector<uint8_t> poison(size_t(t.bytes()), 0xFF); // NaN: a value never written cannot pass
-        HEARTH_RETURN_IF_ERROR(buf->write(0, poison.data(), poison.size()));
-        b.spec.bindings[id] = {buf.get(), 0};
-        b.buffers.push_back(std::move(buf));
-    }
-    for (const auto& [id, v] : c.floats) HEARTH_RETURN_IF_ERROR(b.spec.bindings[size_t(id)].buffer->write(0, v.data(), v.size() * 4));
-    for (const auto& [id, v] : c.ints) HEARTH_RETURN_IF_ERROR(b.spec.bindings[size_t(id)].buffer->write(0, v.data(), v.size() * 4));
-    for (size_t i = 0; i < g.nodes().size(); ++i) b.spec.nodes.push_back(int(i));
-    HEARTH_ASSIGN_OR_RETURN(b.program, dev.compile(b.spec));
+// The case's graph on dev with its leaves written (buffers poisoned first).
+Result<test::GraphProgram> bind(backend::Device& dev, const OpCase& c) {
+    HEARTH_RETURN_IF_ERROR(c.g.status());
+    test::GraphProgram b;
+    HEARTH_RETURN_IF_ERROR(b.init(dev, c.g, true));
+    for (const auto& [id, v] : c.floats) HEARTH_RETURN_IF_ERROR(b.set(id, v));
+    for (const auto& [id, v] : c.ints) HEARTH_RETURN_IF_ERROR(b.set(id, v));
     return b;
 }
 
@@ -93,13 +67,6 @@ double relError(const std::vector<float>& a, const std::vector<float>& b) {
 
 std::vector<float> normal(size_t n, std::mt19937& rng, float sd, float mean = 0.0f) {
     std::normal_distribution<float> d(mean, sd);
-    std::vector<float> v(n);
-    for (float& x : v) x = d(rng);
-    return v;
-}
-
-std::vector<float> uniform(size_t n, std::mt19937& rng, float lo, float hi) {
-    std::uniform_real_distribution<float> d(lo, hi);
     std::vector<float> v(n);
     for (float& x : v) x = d(rng);
     return v;
@@ -134,8 +101,8 @@ OpCase deltaNetCase(int64_t S, int64_t Hk, int64_t Hv, const Slots& slots, int64
     c.name = "delta_net S=" + std::to_string(S) + " Hk=" + std::to_string(Hk) + " Hv=" + std::to_string(Hv) +
              " n=" + std::to_string(n);
     const TensorId qkv = c.leaf({(2 * Hk + Hv) * S, n, 1, 1}, normal(size_t((2 * Hk + Hv) * S * n), rng, 1.0f), "qkv");
-    const TensorId g = c.leaf({Hv, n, 1, 1}, uniform(size_t(Hv * n), rng, -1.5f, -0.01f), "g");
-    const TensorId beta = c.leaf({Hv, n, 1, 1}, uniform(size_t(Hv * n), rng, 0.05f, 0.95f), "beta");
+    const TensorId g = c.leaf({Hv, n, 1, 1}, uniformValues(size_t(Hv * n), rng, -1.5f, -0.01f), "g");
+    const TensorId beta = c.leaf({Hv, n, 1, 1}, uniformValues(size_t(Hv * n), rng, 0.05f, 0.95f), "beta");
     c.state = c.g.state(0, true, stateSlots, Hv * S * S);
     c.floats.emplace_back(c.state, normal(size_t(stateSlots * Hv * S * S), rng, 0.2f));
     const TensorId info = c.g.input(StepInput::StateInfo, 3, n);
@@ -184,16 +151,16 @@ class TestRecurrentOps : public QObject {
         QVERIFY2(ref.isOk(), qPrintable(QString::fromStdString(c.name + ": " + ref.status().toString())));
         const Status rs = ref->run();
         QVERIFY2(rs.isOk(), qPrintable(QString::fromStdString(rs.toString())));
-        const std::vector<float> wantOut = ref->read(c, c.out);
-        const std::vector<float> wantState = c.state != graph::kNone ? ref->read(c, c.state) : std::vector<float>{};
+        const std::vector<float> wantOut = ref->get(c.out);
+        const std::vector<float> wantState = c.state != graph::kNone ? ref->get(c.state) : std::vector<float>{};
         for (cpu::Isa isa : levels()) {
             QVERIFY(cpu::forceIsa(isa));
             auto got = bind(m_cpu, c);
             QVERIFY2(got.isOk(), qPrintable(QString::fromStdString(got.status().toString())));
             const Status s = got->run();
             QVERIFY2(s.isOk(), qPrintable(QString::fromStdString(s.toString())));
-            const double eo = relError(got->read(c, c.out), wantOut);
-            const double es = c.state != graph::kNone ? relError(got->read(c, c.state), wantState) : 0.0;
+            const double eo = relError(got->get(c.out), wantOut);
+            const double es = c.state != graph::kNone ? relError(got->get(c.state), wantState) : 0.0;
             QVERIFY2(eo <= tol && es <= tol, qPrintable(QString("%1 at %2: output %3, state %4 (tol %5)")
                                                             .arg(QString::fromStdString(c.name))
                                                             .arg(cpu::isaName(isa)).arg(eo).arg(es).arg(tol)));
@@ -311,8 +278,8 @@ private Q_SLOTS:
             auto rb = bind(m_cpu, b);
             QVERIFY(ra.isOk() && rb.isOk());
             QVERIFY(ra->run().isOk() && rb->run().isOk());
-            const double eo = relError(rb->read(b, b.out), ra->read(a, a.out));
-            const double es = relError(rb->read(b, b.state), ra->read(a, a.state));
+            const double eo = relError(rb->get(b.out), ra->get(a.out));
+            const double es = relError(rb->get(b.state), ra->get(a.state));
             QVERIFY2(eo > 1e-2 && es > 1e-2, qPrintable(QString("%1: output %2, state %3").arg(conv ? "conv" : "delta").arg(eo).arg(es)));
         }
     }

@@ -2,26 +2,18 @@
 // preemption when blocks run out, cancellation, prefix reuse, and finish reasons.
 #include "kv/kv_cache_manager.h"
 #include "sched/scheduler.h"
+#include "sched_request.h"
 
 #include <QtTest>
 
-#include <numeric>
 #include <vector>
 
 using namespace hearth;
 using namespace hearth::sched;
 using hearth::kv::KvCacheManager;
+using hearth::test::makeRequest;
 
 namespace {
-
-Request makeRequest(RequestId id, int promptLen, int maxTokens, int firstToken = 1000) {
-    Request r;
-    r.id = id;
-    r.tokens.resize(static_cast<size_t>(promptLen));
-    std::iota(r.tokens.begin(), r.tokens.end(), firstToken);
-    r.maxTokens = maxTokens;
-    return r;
-}
 
 // A stand-in for the model: the sampled token depends only on the request and position.
 std::vector<int32_t> fakeSample(const Scheduler& s, const SchedulerOutput& out) {

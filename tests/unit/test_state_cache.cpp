@@ -5,29 +5,21 @@
 #include "kv/kv_cache_manager.h"
 #include "kv/state_cache.h"
 #include "sched/scheduler.h"
+#include "sched_request.h"
 
 #include <QtTest>
 
-#include <numeric>
 #include <vector>
 
 using namespace hearth;
 using namespace hearth::sched;
 using hearth::kv::KvCacheManager;
+using hearth::test::makeRequest;
 using hearth::kv::StateCache;
 
 namespace {
 
 using Snaps = std::vector<std::pair<int32_t, int32_t>>;
-
-Request makeRequest(RequestId id, int promptLen, int maxTokens, int firstToken = 1000) {
-    Request r;
-    r.id = id;
-    r.tokens.resize(static_cast<size_t>(promptLen));
-    std::iota(r.tokens.begin(), r.tokens.end(), firstToken);
-    r.maxTokens = maxTokens;
-    return r;
-}
 
 const ScheduledSeq* find(const SchedulerOutput& out, RequestId id) {
     for (const ScheduledSeq& s : out.seqs)

@@ -9,6 +9,7 @@
 #include "backend/device.h"
 #include "backend/vulkan/vk_graph_device.h"
 #include "graph/graph.h"
+#include "graph_program.h"
 #include "test_support.h"
 
 #include <QtTest>
@@ -22,7 +23,7 @@ using namespace hearth;
 namespace {
 
 using graph::TensorId;
-using graph::TensorKind;
+using test::uniformValues;
 
 // ssm_conv of x [n][C] (C = (2Hk + Hv)·S) by w [C][K] (an activation here), then delta_net.
 struct Hybrid {
@@ -45,43 +46,11 @@ struct Hybrid {
     }
 };
 
-// One device's buffers (every root activation, input and State pool) and the compiled program.
+// One device with the graph's buffers (every root activation, input and State pool) and program.
 struct Side {
-    std::unique_ptr<backend::Device> device;
-    std::vector<std::unique_ptr<backend::Buffer>> buffers;
-    backend::ProgramSpec spec;
-    std::unique_ptr<backend::Program> program;
-
-    Status init(const graph::Graph& g) {
-        spec.graph = &g;
-        spec.bindings.assign(g.tensors().size(), {});
-        for (size_t id = 0; id < g.tensors().size(); ++id) {
-            const graph::Tensor& t = g.tensor(TensorId(id));
-            if (t.viewOf != graph::kNone || t.kind == TensorKind::Weight || t.kind == TensorKind::KvCache) continue;
-            HEARTH_ASSIGN_OR_RETURN(auto b, device->allocate((t.bytes() + 255) / 256 * 256));
-            spec.bindings[id] = {b.get(), 0};
-            buffers.push_back(std::move(b));
-        }
-        for (size_t i = 0; i < g.nodes().size(); ++i) spec.nodes.push_back(int(i));
-        HEARTH_ASSIGN_OR_RETURN(program, device->compile(spec));
-        return Status::ok();
-    }
-    template <typename T> Status set(TensorId id, const std::vector<T>& v) {
-        return spec.bindings[size_t(id)].buffer->write(0, v.data(), v.size() * sizeof(T));
-    }
-    std::vector<float> get(TensorId id) const {
-        std::vector<float> v(size_t(spec.graph->tensor(id).elements()));
-        if (!spec.bindings[size_t(id)].buffer->read(0, v.data(), v.size() * 4).isOk()) v.clear();
-        return v;
-    }
+    std::unique_ptr<backend::Device> device; // first: it outlives the program and buffers
+    test::GraphProgram graph;
 };
-
-std::vector<float> randomFloats(size_t n, std::mt19937& rng, float lo, float hi) {
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(n);
-    for (float& x : v) x = d(rng);
-    return v;
-}
 
 double relErr(const std::vector<float>& ours, const std::vector<float>& ref) {
     if (ours.size() != ref.size() || ref.empty()) return INFINITY;
@@ -143,35 +112,36 @@ private Q_SLOTS:
         vk.device = std::move(v).value();
         ref.device = std::move(r).value();
         QVERIFY(h.supported(*vk.device));
-        QVERIFY2(vk.init(h.g).isOk(), "vulkan program");
-        QVERIFY2(ref.init(h.g).isOk(), "reference program");
+        QVERIFY2(vk.graph.init(*vk.device, h.g).isOk(), "vulkan program");
+        QVERIFY2(ref.graph.init(*ref.device, h.g).isOk(), "reference program");
         std::mt19937 rng(11);
-        const std::vector<float> conv0 = randomFloats(size_t(slots * (K - 1) * C), rng, -1.0f, 1.0f);
-        const std::vector<float> delta0 = randomFloats(size_t(slots * Hv * S * S), rng, -1.0f, 1.0f);
-        const std::vector<float> w = randomFloats(size_t(K * C), rng, -1.0f, 1.0f);
+        const std::vector<float> conv0 = uniformValues(size_t(slots * (K - 1) * C), rng, -1.0f, 1.0f);
+        const std::vector<float> delta0 = uniformValues(size_t(slots * Hv * S * S), rng, -1.0f, 1.0f);
+        const std::vector<float> w = uniformValues(size_t(K * C), rng, -1.0f, 1.0f);
         for (Side* s : {&vk, &ref})
-            QVERIFY(s->set(h.conv, conv0).isOk() && s->set(h.delta, delta0).isOk() && s->set(h.w, w).isOk());
+            QVERIFY(s->graph.set(h.conv, conv0).isOk() && s->graph.set(h.delta, delta0).isOk() &&
+                    s->graph.set(h.w, w).isOk());
         const std::vector<std::vector<int32_t>> infos{
             {-1, 0, -1, -1, 0, 3, -1, 0, -1},  // a prefill of 3 from zeros, snapshot after token 1 in 3
             {0, 0, -1, 3, 4, -1, 5, 5, -1},    // decode: sequence 0, a fork from the snapshot, slot 5
             {4, 4, -1, 0, 0, 2, -1, 1, -1}};   // decode again; a snapshot; a fresh sequence
         for (size_t step = 0; step < infos.size(); ++step) {
-            const std::vector<float> x = randomFloats(size_t(n * C), rng, -1.0f, 1.0f);
-            const std::vector<float> g = randomFloats(size_t(n * Hv), rng, -2.0f, 0.0f);
-            const std::vector<float> b = randomFloats(size_t(n * Hv), rng, 0.0f, 1.0f);
+            const std::vector<float> x = uniformValues(size_t(n * C), rng, -1.0f, 1.0f);
+            const std::vector<float> g = uniformValues(size_t(n * Hv), rng, -2.0f, 0.0f);
+            const std::vector<float> b = uniformValues(size_t(n * Hv), rng, 0.0f, 1.0f);
             for (Side* s : {&vk, &ref}) {
-                QVERIFY(s->set(h.x, x).isOk() && s->set(h.gate, g).isOk() && s->set(h.beta, b).isOk() &&
-                        s->set(h.info, infos[step]).isOk());
-                const Status ran = s->program->run();
+                QVERIFY(s->graph.set(h.x, x).isOk() && s->graph.set(h.gate, g).isOk() &&
+                        s->graph.set(h.beta, b).isOk() && s->graph.set(h.info, infos[step]).isOk());
+                const Status ran = s->graph.run();
                 QVERIFY2(ran.isOk(), ran.toString().c_str());
             }
-            const double eOut = relErr(vk.get(h.out), ref.get(h.out));
-            const double eConv = relErr(vk.get(h.conv), ref.get(h.conv));
-            const double eDelta = relErr(vk.get(h.delta), ref.get(h.delta));
+            const double eOut = relErr(vk.graph.get(h.out), ref.graph.get(h.out));
+            const double eConv = relErr(vk.graph.get(h.conv), ref.graph.get(h.conv));
+            const double eDelta = relErr(vk.graph.get(h.delta), ref.graph.get(h.delta));
             qInfo("run %zu: out %.2e, window pool %.2e, matrix pool %.2e", step, eOut, eConv, eDelta);
             QVERIFY(eOut <= 1e-4 && eConv <= 1e-4 && eDelta <= 1e-4);
             if (step == 0) // the run changed both pools
-                QVERIFY(relErr(ref.get(h.delta), delta0) > 1e-2 && relErr(ref.get(h.conv), conv0) > 1e-2);
+                QVERIFY(relErr(ref.graph.get(h.delta), delta0) > 1e-2 && relErr(ref.graph.get(h.conv), conv0) > 1e-2);
         }
     }
 };

@@ -3,14 +3,9 @@
 #include "backend/cpu/activations.h"
 
 #include "backend/cpu/fast_math.h"
+#include "backend/cpu/target_clones.h"
 
 #include <cmath>
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define HEARTH_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define HEARTH_CLONES
-#endif
 
 namespace hearth::cpu {
 

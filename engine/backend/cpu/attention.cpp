@@ -7,6 +7,7 @@
 
 #include "backend/cpu/fast_math.h"
 #include "backend/cpu/paged_kv.h"
+#include "backend/cpu/target_clones.h"
 
 #include <algorithm>
 #include <bit>
@@ -14,12 +15,6 @@
 #include <cstdint>
 #include <cstring>
 #include <vector>
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define HEARTH_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define HEARTH_CLONES
-#endif
 
 namespace hearth::cpu {
 

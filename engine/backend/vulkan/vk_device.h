@@ -15,6 +15,8 @@ namespace hearth::vk {
 
 // The widest row topK sorts (top_k.comp stages a row in shared memory).
 inline constexpr int64_t kMaxTopKWidth = 2048;
+// Workgroups per grid dimension every device allows (the guaranteed maxComputeWorkGroupCount).
+inline constexpr int64_t kMaxWorkGroups = 65535;
 
 // Ops recorded once into a command buffer of their own (with their descriptor sets), submitted
 // any number of times; the buffers they name must outlive it.

@@ -25,7 +25,6 @@ using graph::TensorId;
 using graph::TensorKind;
 namespace ops = backend::ops;
 
-constexpr int64_t kMaxGroups = 65535;
 constexpr int kMaxHeadDim = 256; // attention.comp keeps 4 dims per invocation of 64
 
 // The root of a tensor's view chain, with the summed byte offset of the views.
@@ -155,7 +154,7 @@ private:
 
 int64_t VulkanGraphDevice::matMulChunk(int64_t n, uint64_t xRow, uint64_t yRow) const {
     const uint64_t limit = m_info.maxBindRange, widest = std::max(xRow, yRow);
-    const uint64_t most = uint64_t(kMaxGroups) * 16; // token tiles of the tiled kernel
+    const uint64_t most = uint64_t(kMaxWorkGroups) * 16; // token tiles of the tiled kernel
     if (uint64_t(n) * widest <= limit && uint64_t(n) <= most) return n;
     uint64_t c = std::min(limit / std::max<uint64_t>(widest, 1), most);
     c -= c % m_offsetAlign; // chunk starts then stay aligned whatever the row size
@@ -188,7 +187,7 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
         uint64_t offset = 0;
         const Tensor& root = g.tensor(rootOf(g, id, offset));
         const Tensor& t = g.tensor(id);
-        return root.kind == TensorKind::Weight && offset == 0 && t.ne[3] == 1 && t.ne[1] <= kMaxGroups &&
+        return root.kind == TensorKind::Weight && offset == 0 && t.ne[3] == 1 && t.ne[1] <= kMaxWorkGroups &&
                t.nb[2] == t.nb[1] * uint64_t(t.ne[1]) && m_ops->supportsOp(ops::Op::MatMulId, t.type) &&
                weightRowFits(t.nb[1]);
     };
@@ -209,7 +208,7 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
     }
     case Op::MatMulId: {
         const Tensor& I = g.tensor(n.src[2]);
-        return expertWeights(n.src[0]) && I.ne[0] <= kMaxGroups && I.ne[1] <= kMaxGroups && plain(n.src[1]) &&
+        return expertWeights(n.src[0]) && I.ne[0] <= kMaxWorkGroups && I.ne[1] <= kMaxWorkGroups && plain(n.src[1]) &&
                plain(n.src[2], true) && plain(n.out);
     }
     case Op::Gather:
@@ -248,8 +247,8 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
         const Tensor &Q = g.tensor(n.src[0]), &K = g.tensor(n.src[1]), &V = g.tensor(n.src[2]);
         KvType type;
         return K.kind == TensorKind::KvCache && V.kind == TensorKind::KvCache && kvTypeOf(K.type, type) &&
-               K.type == V.type && out.ne[0] == Q.ne[0] && Q.ne[0] <= kMaxHeadDim && Q.ne[1] <= kMaxGroups &&
-               Q.ne[2] <= kMaxGroups && plain(n.src[0]) && plain(n.src[3], true) && plain(n.src[4], true) &&
+               K.type == V.type && out.ne[0] == Q.ne[0] && Q.ne[0] <= kMaxHeadDim && Q.ne[1] <= kMaxWorkGroups &&
+               Q.ne[2] <= kMaxWorkGroups && plain(n.src[0]) && plain(n.src[3], true) && plain(n.src[4], true) &&
                plain(n.src[5]) && plain(n.out);
     }
     case Op::Add:

@@ -1,0 +1,65 @@
+// A whole graph bound to one device for the op tests: a buffer per root tensor (weights and K/V
+// pools excepted), every node in one compiled program, and writing and reading tensors; plus
+// uniform random values for their inputs.
+#pragma once
+
+#include "backend/device.h"
+#include "graph/graph.h"
+
+#include <memory>
+#include <random>
+#include <vector>
+
+namespace hearth::test {
+
+struct GraphProgram {
+    std::vector<std::unique_ptr<backend::Buffer>> buffers;
+    backend::ProgramSpec spec;
+    std::unique_ptr<backend::Program> program;
+
+    // Allocates and binds the buffers of g (which must outlive this) on dev and compiles all its
+    // nodes; poison fills the buffers with 0xFF bytes (NaN) first, so that a value never written
+    // cannot pass a comparison.
+    Status init(backend::Device& dev, const graph::Graph& g, bool poison = false) {
+        spec.graph = &g;
+        spec.bindings.assign(g.tensors().size(), {});
+        for (size_t id = 0; id < g.tensors().size(); ++id) {
+            const graph::Tensor& t = g.tensor(graph::TensorId(id));
+            if (t.viewOf != graph::kNone || t.kind == graph::TensorKind::Weight || t.kind == graph::TensorKind::KvCache)
+                continue;
+            HEARTH_ASSIGN_OR_RETURN(std::unique_ptr<backend::Buffer> buf, dev.allocate((t.bytes() + 255) / 256 * 256));
+            if (poison) {
+                const std::vector<uint8_t> bytes(size_t(t.bytes()), 0xFF);
+                HEARTH_RETURN_IF_ERROR(buf->write(0, bytes.data(), bytes.size()));
+            }
+            spec.bindings[id] = {buf.get(), 0};
+            buffers.push_back(std::move(buf));
+        }
+        for (size_t i = 0; i < g.nodes().size(); ++i) spec.nodes.push_back(int(i));
+        HEARTH_ASSIGN_OR_RETURN(program, dev.compile(spec));
+        return Status::ok();
+    }
+
+    Status run() { return program->run(); }
+
+    // Writes v at the start of tensor id's buffer.
+    template <typename T> Status set(graph::TensorId id, const std::vector<T>& v) const {
+        return spec.bindings[size_t(id)].buffer->write(0, v.data(), v.size() * sizeof(T));
+    }
+    // Tensor id's F32 values (empty if the read fails).
+    std::vector<float> get(graph::TensorId id) const {
+        std::vector<float> v(size_t(spec.graph->tensor(id).elements()));
+        if (!spec.bindings[size_t(id)].buffer->read(0, v.data(), v.size() * 4).isOk()) v.clear();
+        return v;
+    }
+};
+
+// n values drawn uniformly from [lo, hi).
+inline std::vector<float> uniformValues(size_t n, std::mt19937& rng, float lo, float hi) {
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(n);
+    for (float& x : v) x = d(rng);
+    return v;
+}
+
+} // namespace hearth::test
