@@ -1,6 +1,6 @@
 // Tests of the repacked-weight matMul (repack.h; Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q6_K, IQ4_XS): results against the
 // scalar reference (on the same 8-bit activations) and against the plain kernels, for odd row
-// counts and n = 1..70, bitwise independence from the thread count, the fallback where no
+// counts and n = 1..70, bitwise independence from the thread count and from the tile width, the fallback where no
 // repacked kernel applies, and the per-model set of copies.
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/matmul_kernels.h"
@@ -235,6 +235,39 @@ private Q_SLOTS:
                   std::string(quant::typeName(t)).c_str(), worst);
         }
         QVERIFY2(failures.empty(), failures.c_str());
+    }
+
+    // A token's outputs do not depend on the tile that computed it (1 to 8 tokens side by side,
+    // the K types' wide tiles for 5 to 8): the integer sums are exact and the float steps the
+    // same, so a batch of n = 1..40 gives, bit for bit, what each token gives alone.
+    void tilesOfEveryWidthGiveEachTokensBits() {
+        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        ThreadPool pool(2);
+        for (Type t : kTypes) {
+            for (int64_t rows : {37, 64}) {
+                const int64_t cols = 512, maxN = 40;
+                const Weights w = makeWeights(t, rows, cols, uint32_t(rows + 3));
+                const PackedMatrix p = packOrDie(w.m);
+                const std::vector<float> x = gaussian(size_t(maxN * cols), uint32_t(rows + 4));
+                std::vector<float> alone(size_t(maxN * rows));
+                for (int64_t j = 0; j < maxN; ++j)
+                    QVERIFY(matMul(w.m, &p, x.data() + j * cols, 1, alone.data() + j * rows, &pool,
+                                   Isa::Avx512).isOk());
+                for (int64_t n = 1; n <= maxN; ++n) {
+                    std::vector<float> got(size_t(n * rows), NAN);
+                    QVERIFY(matMul(w.m, &p, x.data(), n, got.data(), &pool, Isa::Avx512).isOk());
+                    QVERIFY2(std::memcmp(got.data(), alone.data(), got.size() * sizeof(float)) == 0,
+                             (std::string(quant::typeName(t)) + " rows " + std::to_string(rows) +
+                              " n " + std::to_string(n)).c_str());
+                }
+                // Negative control: another token's input changes that token's outputs.
+                std::vector<float> other = x;
+                other[size_t(5 * cols + 7)] += 3.0f;
+                std::vector<float> got(size_t(8 * rows));
+                QVERIFY(matMul(w.m, &p, other.data(), 8, got.data(), &pool, Isa::Avx512).isOk());
+                QVERIFY(std::memcmp(got.data() + 5 * rows, alone.data() + 5 * rows, size_t(rows) * sizeof(float)) != 0);
+            }
+        }
     }
 
     // MXFP4's E8M0 exponents become float scales in the kernel: the two smallest give subnormal

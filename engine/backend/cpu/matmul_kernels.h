@@ -65,8 +65,8 @@ struct PackedJob {
     const uint8_t* acts = nullptr;
     uint64_t actRowBytes = 0;
     float* y = nullptr;
-    // > 0: the kernels prefetch the weights this many bytes ahead of the block they read (set for
-    // a few tokens, where the weight stream, not arithmetic, bounds the speed).
+    // > 0: the kernels prefetch the weights this many bytes ahead of the block they read, in the
+    // first tile over each group of a panel of tokens (the one that streams it from memory).
     uint64_t prefetchBytes = 0;
 };
 

@@ -302,8 +302,11 @@ int64_t prefetchBlocks() {
     return blocks;
 }
 
-// The kernels' job for y = x · Wᵀ on a repacked copy, all but the activations.
-kernels::PackedJob packedJob(const PackedMatrix& packed, float* y, int64_t n) {
+// The kernels' job for y = x · Wᵀ on a repacked copy, all but the activations. The weights are
+// prefetched for every n: the first tile over a group streams it from memory, and without the
+// prefetch a Q4_K 6144 x 2048 matMul out of DRAM took 76 us/token at n = 8 and 61 at n = 16
+// against 46 and 43 with it (one thread, Zen 5; 41 when the matrix sits in L3).
+kernels::PackedJob packedJob(const PackedMatrix& packed, float* y) {
     kernels::PackedJob job;
     job.w = packed.group(0);
     job.type = packed.type();
@@ -312,9 +315,8 @@ kernels::PackedJob packedJob(const PackedMatrix& packed, float* y, int64_t n) {
     job.groupBytes = packed.groupBytes();
     job.payloadBytes = packed.payloadBytes();
     job.y = y;
-    if (n <= 4)
-        job.prefetchBytes =
-            uint64_t(prefetchBlocks()) * (superBlocks(job.type) ? job.payloadBytes / 8 : job.payloadBytes);
+    job.prefetchBytes =
+        uint64_t(prefetchBlocks()) * (superBlocks(job.type) ? job.payloadBytes / 8 : job.payloadBytes);
     return job;
 }
 
@@ -329,7 +331,7 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
     if (n == 0) return Status::ok();
     if (!x || !y) return invalidArgument("matMul: null x or y");
 
-    kernels::PackedJob job = packedJob(*packed, y, n);
+    kernels::PackedJob job = packedJob(*packed, y);
     job.acts =
         kernels::quantizeActivations(actKindOf(job.type), x, n, job.cols, pool, &job.actRowBytes);
     if (!job.acts) return outOfMemory("matMul: activation buffer");
@@ -399,7 +401,7 @@ Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t 
         int64_t ends[kMaxShared]; // the matrices' groups, end to end: matrix i ends at ends[i]
         int64_t total = 0;
         for (size_t i = 0; i < outs.size(); ++i) {
-            jobs[i] = packedJob(*outs[i].packed, outs[i].y, n);
+            jobs[i] = packedJob(*outs[i].packed, outs[i].y);
             jobs[i].acts = acts;
             jobs[i].actRowBytes = actRowBytes;
             total += outs[i].packed->groups();
@@ -471,7 +473,7 @@ Status matMulExperts(std::span<const ExpertMatMul> jobs, ThreadPool* pool) {
         ends.resize(jobs.size());
         int64_t total = 0;
         for (size_t i = 0; i < jobs.size(); ++i) {
-            packed[i] = packedJob(*jobs[i].packed, jobs[i].y, jobs[i].n);
+            packed[i] = packedJob(*jobs[i].packed, jobs[i].y);
             for (const auto& s : starts)
                 if (s.first == jobs[i].x) packed[i].acts = acts + uint64_t(s.second) * actRowBytes;
             packed[i].actRowBytes = actRowBytes;
