@@ -238,13 +238,14 @@ private Q_SLOTS:
     }
 
     // A token's outputs do not depend on the tile that computed it (1 to 8 tokens side by side,
-    // the K types' wide tiles for 5 to 8): the integer sums are exact and the float steps the
-    // same, so a batch of n = 1..40 gives, bit for bit, what each token gives alone.
+    // Q6_K's wide tile for 5 to 8, Q4_K's two groups at once): the integer sums are exact and
+    // the float steps the same, so a batch of n = 1..40 gives, bit for bit, what each token gives
+    // alone. One thread takes all groups in one range (Q4_K: in pairs, the odd last alone).
     void tilesOfEveryWidthGiveEachTokensBits() {
         if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
         ThreadPool pool(2);
         for (Type t : kTypes) {
-            for (int64_t rows : {37, 64}) {
+            for (int64_t rows : {37, 64, 100}) {
                 const int64_t cols = 512, maxN = 40;
                 const Weights w = makeWeights(t, rows, cols, uint32_t(rows + 3));
                 const PackedMatrix p = packOrDie(w.m);
@@ -253,13 +254,14 @@ private Q_SLOTS:
                 for (int64_t j = 0; j < maxN; ++j)
                     QVERIFY(matMul(w.m, &p, x.data() + j * cols, 1, alone.data() + j * rows, &pool,
                                    Isa::Avx512).isOk());
-                for (int64_t n = 1; n <= maxN; ++n) {
-                    std::vector<float> got(size_t(n * rows), NAN);
-                    QVERIFY(matMul(w.m, &p, x.data(), n, got.data(), &pool, Isa::Avx512).isOk());
-                    QVERIFY2(std::memcmp(got.data(), alone.data(), got.size() * sizeof(float)) == 0,
-                             (std::string(quant::typeName(t)) + " rows " + std::to_string(rows) +
-                              " n " + std::to_string(n)).c_str());
-                }
+                for (int64_t n = 1; n <= maxN; ++n)
+                    for (ThreadPool* pl : {&pool, static_cast<ThreadPool*>(nullptr)}) {
+                        std::vector<float> got(size_t(n * rows), NAN);
+                        QVERIFY(matMul(w.m, &p, x.data(), n, got.data(), pl, Isa::Avx512).isOk());
+                        QVERIFY2(std::memcmp(got.data(), alone.data(), got.size() * sizeof(float)) == 0,
+                                 (std::string(quant::typeName(t)) + " rows " + std::to_string(rows) +
+                                  " n " + std::to_string(n) + (pl ? " pool" : " one thread")).c_str());
+                    }
                 // Negative control: another token's input changes that token's outputs.
                 std::vector<float> other = x;
                 other[size_t(5 * cols + 7)] += 3.0f;
