@@ -238,9 +238,9 @@ private Q_SLOTS:
     }
 
     // A token's outputs do not depend on the tile that computed it (1 to 8 tokens side by side,
-    // Q6_K's wide tile for 5 to 8, Q4_K's two groups at once): the integer sums are exact and
+    // Q6_K's wide tile for 5 to 8, Q4_K's and IQ4_XS's two groups at once): the integer sums are exact and
     // the float steps the same, so a batch of n = 1..40 gives, bit for bit, what each token gives
-    // alone. One thread takes all groups in one range (Q4_K: in pairs, the odd last alone).
+    // alone. One thread takes all groups in one range (Q4_K, IQ4_XS: in pairs, an odd last alone).
     void tilesOfEveryWidthGiveEachTokensBits() {
         if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
         ThreadPool pool(2);

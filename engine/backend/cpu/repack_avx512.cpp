@@ -1,5 +1,5 @@
 // The AVX-512 VNNI kernels over repacked Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/Q4_K/Q6_K/IQ4_XS weights (layout in repack.h): a tile
-// of 16 weight rows × up to 8 tokens (4 for Q4_K and IQ4_XS), one vpdpbusd per 4-column chunk
+// of 16 weight rows × up to 8 tokens (Q4_K and IQ4_XS: 4 tokens × 16 or 32 rows), one vpdpbusd per 4-column chunk
 // (unsigned weights × signed 8-bit activations, 16 rows in the 16 lanes), the weights' offset
 // (Q4_K: its mins) removed with the activation sums.
 // GCC 12 reports false -Wuninitialized in its AVX-512 headers (bug 105593); silenced here.
@@ -374,6 +374,63 @@ template <int NT> void tileIQ4XS(const PackedJob& job, int64_t g, int64_t j0) {
     storeTile<NT>(job, g, j0, acc);
 }
 
+// tileIQ4XS over groups g and g + 1 at once, as tileQ4KPair. Bitwise tileIQ4XS's results.
+template <int NT> void tileIQ4XSPair(const PackedJob& job, int64_t g, int64_t j0) {
+    const int64_t nb = job.cols / 256;
+    const uint8_t* grp[2] = {job.w + uint64_t(g) * job.groupBytes, job.w + uint64_t(g + 1) * job.groupBytes};
+    const ActQ8x256* a[NT];
+    __m512 acc[2][NT];
+    for (int t = 0; t < NT; ++t) {
+        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
+        acc[0][t] = acc[1][t] = _mm512_setzero_ps();
+    }
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    const __m512i levels = iq4LevelTable();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk[2] = {grp[0] + uint64_t(b) * kIQ4XSBlockBytes, grp[1] + uint64_t(b) * kIQ4XSBlockBytes};
+        if (job.prefetchBytes)
+            for (int r = 0; r < 2; ++r) prefetchLines(blk[r] + job.prefetchBytes, kIQ4XSBlockBytes);
+        __m512i isum[2][NT];
+        for (int t = 0; t < NT; ++t) isum[0][t] = isum[1][t] = _mm512_setzero_si512();
+        for (int h = 0; h < 8; ++h) { // sub-block h: chunk pair c = h / 2, low (even h) or high nibbles
+            const int c = h / 2, half = 32 * (h % 2);
+            __m512i s[2][NT];
+            for (int t = 0; t < NT; ++t) s[0][t] = s[1][t] = _mm512_setzero_si512();
+            for (int k = 0; k < 8; ++k) {
+                __m512i w[2];
+                for (int r = 0; r < 2; ++r) {
+                    const __m512i raw = _mm512_loadu_si512(blk[r] + 64 * (8 * c + k));
+                    w[r] = _mm512_shuffle_epi8(levels, h % 2 ? _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4)
+                                                             : _mm512_and_si512(raw, low4));
+                }
+                for (int t = 0; t < NT; ++t) {
+                    const __m512i q = broadcast4(a[t][b].qs + 64 * c + half + 4 * k);
+                    s[0][t] = _mm512_dpbusd_epi32(s[0][t], w[0], q);
+                    s[1][t] = _mm512_dpbusd_epi32(s[1][t], w[1], q);
+                }
+            }
+            for (int r = 0; r < 2; ++r) {
+                const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(
+                    reinterpret_cast<const __m128i*>(blk[r] + kQ4KPayload + 32 + 16 * h)));
+                for (int t = 0; t < NT; ++t) {
+                    const int16_t* bs = a[t][b].bsums + 2 * h;
+                    const __m512i v = _mm512_sub_epi32(s[r][t], _mm512_set1_epi32(128 * (int32_t(bs[0]) + bs[1])));
+                    isum[r][t] = _mm512_add_epi32(isum[r][t], _mm512_mullo_epi32(v, sc));
+                }
+            }
+        }
+        for (int r = 0; r < 2; ++r) {
+            const __m512 wd = _mm512_cvtph_ps(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[r] + kQ4KPayload)));
+            for (int t = 0; t < NT; ++t)
+                acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r][t]),
+                                            _mm512_mul_ps(wd, _mm512_set1_ps(a[t][b].d)), acc[r][t]);
+        }
+    }
+    storeTile<NT>(job, g, j0, acc[0]);
+    storeTile<NT>(job, g + 1, j0, acc[1]);
+}
+
 // ---- Q6_K: super-blocks of 256 against ActQ8x256 -------------------------------------------
 
 constexpr uint64_t kQ6KBlockBytes = 3360; // see repack.h
@@ -516,7 +573,8 @@ template <int NT> void tileQ6KWide(const PackedJob& job, int64_t g, int64_t j0) 
 // activations stay in L2 while the weights stream past: 4 tokens at most (their registers), or
 // with Tile::kWide 8 (Q6_K's wide tile: 7-9% faster per token than two of 4, Zen 5; a wide Q4_K
 // tile measured no faster, its unpacking being only 3 operations per chunk), or with
-// Tile::kPairs two groups at once (Q4_K: 12-13% faster per token at n = 16-32 than one).
+// Tile::kPairs two groups at once (Q4_K: 12-13% faster per token at n = 16-32 than one; IQ4_XS
+// 9%).
 template <class Tile> void superGroups(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
     constexpr int64_t kPanel = 32;
     PackedJob again = job; // the tiles after a group's first find its weights in cache
@@ -575,7 +633,11 @@ struct Q6KTile {
         else tileQ6K<NT>(j, g, t);
     }
 };
-struct IQ4XSTile { static constexpr bool kWide = false, kPairs = false; template <int NT> static void run(const PackedJob& j, int64_t g, int64_t t) { tileIQ4XS<NT>(j, g, t); } };
+struct IQ4XSTile {
+    static constexpr bool kWide = false, kPairs = true;
+    template <int NT> static void run(const PackedJob& j, int64_t g, int64_t t) { tileIQ4XS<NT>(j, g, t); }
+    template <int NT> static void pair(const PackedJob& j, int64_t g, int64_t t) { tileIQ4XSPair<NT>(j, g, t); }
+};
 
 } // namespace
 
