@@ -461,6 +461,12 @@ private Q_SLOTS:
                 for (int i = 0; i < 16; ++i) sum += a256[b].qs[16 * g + i];
                 QCOMPARE(int32_t(a256[b].bsums[g]), sum);
             }
+        for (size_t b = 0; b < a256.size(); ++b)
+            for (int j = 0; j < 8; ++j) {
+                int32_t sum = 0;
+                for (int i = 0; i < 32; ++i) sum += a256[b].qs[32 * j + i];
+                QCOMPARE(int32_t(a256[b].sums32[j]), sum);
+            }
     }
 
     void errorsAreStatuses() {

@@ -298,10 +298,8 @@ template <int NT> void tileQ4KPair(const PackedJob& job, int64_t g, int64_t j0) 
                 const ActQ8x256& ab = a[t][b];
                 __m512i msum = _mm512_setzero_si512();
                 for (int p = 0; p < 4; ++p) {
-                    const int32_t s0 = int32_t(ab.bsums[4 * p]) + ab.bsums[4 * p + 1];
-                    const int32_t s1 = int32_t(ab.bsums[4 * p + 2]) + ab.bsums[4 * p + 3];
-                    const int32_t pair = int32_t(uint32_t(uint16_t(int16_t(s0))) |
-                                                 uint32_t(uint16_t(int16_t(s1))) << 16);
+                    int32_t pair; // sub-blocks 2p and 2p + 1's sums, an int16 pair
+                    std::memcpy(&pair, ab.sums32 + 2 * p, 4);
                     const __m512i m = _mm512_cvtepu8_epi16(
                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mins + 32 * p)));
                     msum = _mm512_dpwssd_epi32(msum, m, _mm512_set1_epi32(pair));
