@@ -344,10 +344,13 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
         kernels::packedGroupsAvx512(job, 0, groups, 0, n);
     } else if (groups >= 4 * parts || n < 16) {
         // Rows in tile-aligned chunks, shrinking as the job drains (ThreadPool hands them out
-        // guided), down to groupGrain.
-        pool->parallelFor(groups, [&](int64_t g0, int64_t g1) {
-            kernels::packedGroupsAvx512(job, g0, g1, 0, n);
-        }, groupGrain(groups, parts));
+        // guided), down to groupGrain. Q4_K and IQ4_XS take groups in pairs from 4 tokens on
+        // (repack_avx512.cpp): chunks of whole pairs, so that none leaves a group alone.
+        const int64_t unit = n >= 4 && (job.type == Type::Q4_K || job.type == Type::IQ4_XS) ? 2 : 1;
+        const int64_t units = (groups + unit - 1) / unit;
+        pool->parallelFor(units, [&](int64_t u0, int64_t u1) {
+            kernels::packedGroupsAvx512(job, u0 * unit, std::min(groups, u1 * unit), 0, n);
+        }, groupGrain(units, parts));
     } else {
         // Few row groups and many tokens: split the tokens too, in chunks of 8.
         const int64_t tchunks = (n + 7) / 8;
