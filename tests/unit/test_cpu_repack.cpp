@@ -369,7 +369,7 @@ private Q_SLOTS:
                 ws.push_back(makeWeights(t, rowsOf[i], cols, 90 + uint32_t(i)));
                 ps.push_back(packOrDie(ws.back().m));
             }
-            for (int64_t n : {1, 3, 4, 5}) {
+            for (int64_t n : {1, 3, 4, 5, 20}) {
                 const std::vector<float> x = gaussian(size_t(n * cols), 95);
                 for (ThreadPool* pool : {&p2, &p3}) {
                     std::vector<std::vector<float>> got(3), want(3);
@@ -394,6 +394,31 @@ private Q_SLOTS:
             QCOMPARE(matMulShared(wrong, x.data(), 1, &p2).code(), ErrorCode::InvalidArgument);
             SharedMatMul none[2] = {{&ws[0].m, &ps[0], y.data()}, {nullptr, nullptr, y.data()}};
             QCOMPARE(matMulShared(none, x.data(), 1, &p2).code(), ErrorCode::InvalidArgument);
+        }
+    }
+
+    // Past decode, matrices of different types that take the same activations (Q4_K, Q6_K) share
+    // one quantization of x: matMul's bits for each; a mix of activation formats (Q4_K with
+    // Q8_0) still gives them.
+    void sharedQuantizationMatchesSeparateCalls() {
+        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        ThreadPool pool(2);
+        const int64_t cols = 512;
+        for (const auto& types : {std::pair{Type::Q4_K, Type::Q6_K}, std::pair{Type::Q4_K, Type::Q8_0}}) {
+            const Weights a = makeWeights(types.first, 37, cols, 31), b = makeWeights(types.second, 203, cols, 32);
+            const PackedMatrix pa = packOrDie(a.m), pb = packOrDie(b.m);
+            for (int64_t n : {5, 9, 33}) {
+                const std::vector<float> x = gaussian(size_t(n * cols), uint32_t(40 + n));
+                std::vector<float> ya(size_t(n * 37), -1.0f), yb(size_t(n * 203), -1.0f);
+                std::vector<float> wa(ya.size(), -2.0f), wb(yb.size(), -2.0f);
+                QVERIFY(matMul(a.m, &pa, x.data(), n, wa.data(), &pool).isOk());
+                QVERIFY(matMul(b.m, &pb, x.data(), n, wb.data(), &pool).isOk());
+                const SharedMatMul outs[2] = {{&a.m, &pa, ya.data()}, {&b.m, &pb, yb.data()}};
+                QVERIFY(matMulShared(outs, x.data(), n, &pool).isOk());
+                const std::string what = std::string(quant::typeName(types.second)) + " n " + std::to_string(n);
+                QVERIFY2(std::memcmp(ya.data(), wa.data(), ya.size() * sizeof(float)) == 0, what.c_str());
+                QVERIFY2(std::memcmp(yb.data(), wb.data(), yb.size() * sizeof(float)) == 0, what.c_str());
+            }
         }
     }
 

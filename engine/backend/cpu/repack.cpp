@@ -320,25 +320,10 @@ kernels::PackedJob packedJob(const PackedMatrix& packed, float* y) {
     return job;
 }
 
-} // namespace
-
-Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, int64_t n,
-              float* y, ThreadPool* pool, Isa isa) {
-    if (!packed || !canRepack(packed->type(), isa)) return matMul(w, x, n, y, pool, isa);
-    if (packed->type() != w.type || packed->rows() != w.rows || packed->cols() != w.cols)
-        return invalidArgument("matMul: the repacked copy does not match the matrix");
-    if (n < 0) return invalidArgument("matMul: n " + std::to_string(n));
-    if (n == 0) return Status::ok();
-    if (!x || !y) return invalidArgument("matMul: null x or y");
-
-    kernels::PackedJob job = packedJob(*packed, y);
-    job.acts =
-        kernels::quantizeActivations(actKindOf(job.type), x, n, job.cols, pool, &job.actRowBytes);
-    if (!job.acts) return outOfMemory("matMul: activation buffer");
-
 #if defined(__x86_64__)
-    // Each output comes from one tile whatever the split, so any chunking gives the same bits.
-    const int64_t groups = packed->groups();
+// Runs `job` (activations quantized) over its `groups` row groups and n tokens, split over pool.
+// Each output comes from one tile whatever the split, so any chunking gives the same bits.
+void runPacked(const kernels::PackedJob& job, int64_t groups, int64_t n, ThreadPool* pool) {
     const int parts = pool ? pool->size() : 1;
     if (parts <= 1 || groups == 1) {
         kernels::packedGroupsAvx512(job, 0, groups, 0, n);
@@ -361,6 +346,26 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
             }
         });
     }
+}
+#endif
+
+} // namespace
+
+Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, int64_t n,
+              float* y, ThreadPool* pool, Isa isa) {
+    if (!packed || !canRepack(packed->type(), isa)) return matMul(w, x, n, y, pool, isa);
+    if (packed->type() != w.type || packed->rows() != w.rows || packed->cols() != w.cols)
+        return invalidArgument("matMul: the repacked copy does not match the matrix");
+    if (n < 0) return invalidArgument("matMul: n " + std::to_string(n));
+    if (n == 0) return Status::ok();
+    if (!x || !y) return invalidArgument("matMul: null x or y");
+
+    kernels::PackedJob job = packedJob(*packed, y);
+    job.acts =
+        kernels::quantizeActivations(actKindOf(job.type), x, n, job.cols, pool, &job.actRowBytes);
+    if (!job.acts) return outOfMemory("matMul: activation buffer");
+#if defined(__x86_64__)
+    runPacked(job, packed->groups(), n, pool);
     return Status::ok();
 #else
     return internalError("matMul: repacked weights on a CPU without the kernel");
@@ -386,6 +391,23 @@ bool oneSharedJob(std::span<const SharedMatMul> outs, int64_t n, const ThreadPoo
     }
     return true;
 }
+
+#if defined(__x86_64__)
+// Whether `outs` all have repacked copies (matching their matrices) that take the same
+// quantized activations: one width and one activation kind.
+bool sameActivations(std::span<const SharedMatMul> outs) {
+    if (outs.size() < 2) return false;
+    const Isa isa = activeIsaLevel();
+    for (const SharedMatMul& o : outs) {
+        const PackedMatrix* p = o.packed;
+        if (!o.w || !p || !canRepack(p->type(), isa) || p->type() != o.w->type || p->rows() != o.w->rows ||
+            p->cols() != o.w->cols || p->cols() != outs[0].w->cols ||
+            actKindOf(p->type()) != actKindOf(outs[0].w->type))
+            return false;
+    }
+    return true;
+}
+#endif
 
 } // namespace
 
@@ -419,6 +441,20 @@ Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t 
                 g0 = e;
             }
         }, groupGrain(total, pool->size()));
+        return Status::ok();
+    }
+    if (x && outputs && n > 4 && sameActivations(outs)) {
+        // Past decode each matrix runs as its own job, but x is quantized once for all of them.
+        uint64_t actRowBytes = 0;
+        const uint8_t* acts = kernels::quantizeActivations(actKindOf(outs[0].w->type), x, n,
+                                                           outs[0].w->cols, pool, &actRowBytes);
+        if (!acts) return outOfMemory("matMul: activation buffer");
+        for (const SharedMatMul& o : outs) {
+            kernels::PackedJob job = packedJob(*o.packed, o.y);
+            job.acts = acts;
+            job.actRowBytes = actRowBytes;
+            runPacked(job, o.packed->groups(), n, pool);
+        }
         return Status::ok();
     }
 #endif
