@@ -567,14 +567,16 @@ template <int NT> void tileQ6KWide(const PackedJob& job, int64_t g, int64_t j0) 
     storeTile<NT>(job, g, j0, acc);
 }
 
-// The K types' tiles over groups [g0, g1) and tokens [j0, j1), in panels of 32 tokens whose
-// activations stay in L2 while the weights stream past: 4 tokens at most (their registers), or
-// with Tile::kWide 8 (Q6_K's wide tile: 7-9% faster per token than two of 4, Zen 5; a wide Q4_K
-// tile measured no faster, its unpacking being only 3 operations per chunk), or with
-// Tile::kPairs two groups at once (Q4_K: 12-13% faster per token at n = 16-32 than one; IQ4_XS
-// 9%).
+// The K types' tiles over groups [g0, g1) and tokens [j0, j1), in panels of 64 tokens whose
+// activations stay in L2 while the weights stream past (64 tokens of 6144 columns: 480 KiB;
+// pp64 +1.5% and pp128 +1% against panels of 32, 128 no better, Zen 5 with 1 MiB L2). Tiles of
+// 4 tokens at most (their registers), or with Tile::kWide 8 (Q6_K's wide tile: 7-9% faster per
+// token than two of 4, Zen 5; a wide Q4_K tile measured no faster, its unpacking being only 3
+// operations per chunk), or with Tile::kPairs two groups at once (Q4_K: 12-13% faster per token
+// at n = 16-32 than one; IQ4_XS 9%; three groups measured 3% faster alone, 3-6% slower in pp8
+// and pp16).
 template <class Tile> void superGroups(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
-    constexpr int64_t kPanel = 32;
+    constexpr int64_t kPanel = 64;
     PackedJob again = job; // the tiles after a group's first find its weights in cache
     again.prefetchBytes = 0;
     for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
