@@ -1,6 +1,6 @@
 // Tests of the repacked-weight matMul (repack.h; Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q6_K, IQ4_XS): results against the
 // scalar reference (on the same 8-bit activations) and against the plain kernels, for odd row
-// counts and n = 1..70, bitwise independence from the thread count, the fallback where no
+// counts and n = 1..70, bitwise independence from the thread count and from the tile width, the fallback where no
 // repacked kernel applies, and the per-model set of copies.
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/matmul_kernels.h"
@@ -237,6 +237,41 @@ private Q_SLOTS:
         QVERIFY2(failures.empty(), failures.c_str());
     }
 
+    // A token's outputs do not depend on the tile that computed it (1 to 8 tokens side by side,
+    // Q6_K's wide tile for 5 to 8, Q4_K's and IQ4_XS's two groups at once): the integer sums are exact and
+    // the float steps the same, so a batch of n = 1..40 gives, bit for bit, what each token gives
+    // alone. One thread takes all groups in one range (Q4_K, IQ4_XS: in pairs, an odd last alone).
+    void tilesOfEveryWidthGiveEachTokensBits() {
+        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        ThreadPool pool(2);
+        for (Type t : kTypes) {
+            for (int64_t rows : {37, 64, 100}) {
+                const int64_t cols = 512, maxN = 40;
+                const Weights w = makeWeights(t, rows, cols, uint32_t(rows + 3));
+                const PackedMatrix p = packOrDie(w.m);
+                const std::vector<float> x = gaussian(size_t(maxN * cols), uint32_t(rows + 4));
+                std::vector<float> alone(size_t(maxN * rows));
+                for (int64_t j = 0; j < maxN; ++j)
+                    QVERIFY(matMul(w.m, &p, x.data() + j * cols, 1, alone.data() + j * rows, &pool,
+                                   Isa::Avx512).isOk());
+                for (int64_t n = 1; n <= maxN; ++n)
+                    for (ThreadPool* pl : {&pool, static_cast<ThreadPool*>(nullptr)}) {
+                        std::vector<float> got(size_t(n * rows), NAN);
+                        QVERIFY(matMul(w.m, &p, x.data(), n, got.data(), pl, Isa::Avx512).isOk());
+                        QVERIFY2(std::memcmp(got.data(), alone.data(), got.size() * sizeof(float)) == 0,
+                                 (std::string(quant::typeName(t)) + " rows " + std::to_string(rows) +
+                                  " n " + std::to_string(n) + (pl ? " pool" : " one thread")).c_str());
+                    }
+                // Negative control: another token's input changes that token's outputs.
+                std::vector<float> other = x;
+                other[size_t(5 * cols + 7)] += 3.0f;
+                std::vector<float> got(size_t(8 * rows));
+                QVERIFY(matMul(w.m, &p, other.data(), 8, got.data(), &pool, Isa::Avx512).isOk());
+                QVERIFY(std::memcmp(got.data() + 5 * rows, alone.data() + 5 * rows, size_t(rows) * sizeof(float)) != 0);
+            }
+        }
+    }
+
     // MXFP4's E8M0 exponents become float scales in the kernel: the two smallest give subnormal
     // scales, the others normal ones; every row (exponents 0 .. 3 and 100 .. 219) matches the
     // reference to its own magnitude (wholly tiny or huge rows would overflow the sums).
@@ -334,7 +369,7 @@ private Q_SLOTS:
                 ws.push_back(makeWeights(t, rowsOf[i], cols, 90 + uint32_t(i)));
                 ps.push_back(packOrDie(ws.back().m));
             }
-            for (int64_t n : {1, 3, 4, 5}) {
+            for (int64_t n : {1, 3, 4, 5, 20}) {
                 const std::vector<float> x = gaussian(size_t(n * cols), 95);
                 for (ThreadPool* pool : {&p2, &p3}) {
                     std::vector<std::vector<float>> got(3), want(3);
@@ -359,6 +394,31 @@ private Q_SLOTS:
             QCOMPARE(matMulShared(wrong, x.data(), 1, &p2).code(), ErrorCode::InvalidArgument);
             SharedMatMul none[2] = {{&ws[0].m, &ps[0], y.data()}, {nullptr, nullptr, y.data()}};
             QCOMPARE(matMulShared(none, x.data(), 1, &p2).code(), ErrorCode::InvalidArgument);
+        }
+    }
+
+    // Past decode, matrices of different types that take the same activations (Q4_K, Q6_K) share
+    // one quantization of x: matMul's bits for each; a mix of activation formats (Q4_K with
+    // Q8_0) still gives them.
+    void sharedQuantizationMatchesSeparateCalls() {
+        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        ThreadPool pool(2);
+        const int64_t cols = 512;
+        for (const auto& types : {std::pair{Type::Q4_K, Type::Q6_K}, std::pair{Type::Q4_K, Type::Q8_0}}) {
+            const Weights a = makeWeights(types.first, 37, cols, 31), b = makeWeights(types.second, 203, cols, 32);
+            const PackedMatrix pa = packOrDie(a.m), pb = packOrDie(b.m);
+            for (int64_t n : {5, 9, 33}) {
+                const std::vector<float> x = gaussian(size_t(n * cols), uint32_t(40 + n));
+                std::vector<float> ya(size_t(n * 37), -1.0f), yb(size_t(n * 203), -1.0f);
+                std::vector<float> wa(ya.size(), -2.0f), wb(yb.size(), -2.0f);
+                QVERIFY(matMul(a.m, &pa, x.data(), n, wa.data(), &pool).isOk());
+                QVERIFY(matMul(b.m, &pb, x.data(), n, wb.data(), &pool).isOk());
+                const SharedMatMul outs[2] = {{&a.m, &pa, ya.data()}, {&b.m, &pb, yb.data()}};
+                QVERIFY(matMulShared(outs, x.data(), n, &pool).isOk());
+                const std::string what = std::string(quant::typeName(types.second)) + " n " + std::to_string(n);
+                QVERIFY2(std::memcmp(ya.data(), wa.data(), ya.size() * sizeof(float)) == 0, what.c_str());
+                QVERIFY2(std::memcmp(yb.data(), wb.data(), yb.size() * sizeof(float)) == 0, what.c_str());
+            }
         }
     }
 
@@ -425,6 +485,12 @@ private Q_SLOTS:
                 int32_t sum = 0;
                 for (int i = 0; i < 16; ++i) sum += a256[b].qs[16 * g + i];
                 QCOMPARE(int32_t(a256[b].bsums[g]), sum);
+            }
+        for (size_t b = 0; b < a256.size(); ++b)
+            for (int j = 0; j < 8; ++j) {
+                int32_t sum = 0;
+                for (int i = 0; i < 32; ++i) sum += a256[b].qs[32 * j + i];
+                QCOMPARE(int32_t(a256[b].sums32[j]), sum);
             }
     }
 

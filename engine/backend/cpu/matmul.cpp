@@ -115,6 +115,7 @@ void quantizeRow256(const float* x, ActQ8x256* out, int64_t cols) {
             }
             out[b].bsums[g] = int16_t(sum);
         }
+        for (int j = 0; j < 8; ++j) out[b].sums32[j] = int16_t(out[b].bsums[2 * j] + out[b].bsums[2 * j + 1]);
         out[b].d = amax / 127.0f;
     }
 }

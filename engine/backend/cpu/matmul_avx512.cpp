@@ -320,6 +320,7 @@ void quantizeRow256Avx512(const float* x, ActQ8x256* out, int64_t cols) {
         for (int g = 0; g < 16; ++g)
             out[b].bsums[g] =
                 int16_t(_mm512_reduce_add_epi32(quantize16(x + 16 * g, idv, out[b].qs + 16 * g)));
+        for (int j = 0; j < 8; ++j) out[b].sums32[j] = int16_t(out[b].bsums[2 * j] + out[b].bsums[2 * j + 1]);
         out[b].d = amax / 127.0f;
     }
 }

@@ -21,11 +21,13 @@ struct ActQ8x32 {
 };
 static_assert(sizeof(ActQ8x32) == 40);
 
-// One block of 256 activations quantized to 8 bits, with the sums of each 16 values.
+// One block of 256 activations quantized to 8 bits, with the sums of each 16 values and of
+// each 32 (sums32[j] = bsums[2j] + bsums[2j + 1]: Q4_K's mins term takes them in pairs).
 struct alignas(32) ActQ8x256 {
     int8_t qs[256];
     int16_t bsums[16];
     float d;
+    int16_t sums32[8];
 };
 static_assert(sizeof(ActQ8x256) == 320);
 
@@ -65,8 +67,8 @@ struct PackedJob {
     const uint8_t* acts = nullptr;
     uint64_t actRowBytes = 0;
     float* y = nullptr;
-    // > 0: the kernels prefetch the weights this many bytes ahead of the block they read (set for
-    // a few tokens, where the weight stream, not arithmetic, bounds the speed).
+    // > 0: the kernels prefetch the weights this many bytes ahead of the block they read, in the
+    // first tile over each group of a panel of tokens (the one that streams it from memory).
     uint64_t prefetchBytes = 0;
 };
 

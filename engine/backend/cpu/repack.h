@@ -113,7 +113,9 @@ struct SharedMatMul {
 
 // matMul for matrices that multiply the same x (q, k and v; gate and up). At decode (n <= 4),
 // with repacked copies of one type and width, in one parallel job over all their row groups
-// after one activation quantization; otherwise matMul for each. Same results as matMul.
+// after one activation quantization; past decode, with repacked copies of one width and
+// activation format, matMul's job for each after one quantization; otherwise matMul for each.
+// Same results as matMul.
 Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t n, ThreadPool* pool);
 
 // One expert's part of a mat_mul_id: y[n][w.rows] = x[n][w.cols] · wᵀ.
