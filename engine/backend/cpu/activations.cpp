@@ -23,6 +23,17 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
 }
 
 HEARTH_CLONES
+void silu(const float* x, float* out, int64_t n) {
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC ivdep
+#endif
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        out[i] = v / (1.0f + expClamped(-v));
+    }
+}
+
+HEARTH_CLONES
 void rmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps) {
     double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t i = 0;

@@ -10,6 +10,9 @@ namespace hearth::cpu {
 // Agrees with ref::swiglu to a few ulp (a polynomial exponential).
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
 
+// out[i] = silu(x[i]) = x[i] / (1 + exp(-x[i])); out may alias x.
+void silu(const float* x, float* out, int64_t n);
+
 // out[i] = x[i] / sqrt(mean(x²) + eps) * weight[i]; out may alias x. As ref::rmsNorm (the sum of
 // squares in double) but summed in eight interleaved partial sums, so it vectorizes: the scale
 // agrees with the reference's to ~1e-15 relative.

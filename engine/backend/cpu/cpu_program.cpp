@@ -395,6 +395,27 @@ private:
             });
             return Status::ok();
         }
+        case Op::Silu: {
+            const float* x = m_h.f(n.src[0]);
+            float* o = m_h.f(n.out);
+            parallelRows(rows, width, [&](int64_t b, int64_t e) { silu(x + b * width, o + b * width, (e - b) * width); });
+            return Status::ok();
+        }
+        case Op::Copy: {
+            // A view whose rows are contiguous (columns of a wider tensor): one copy per row.
+            const Tensor& X = m_h.t(n.src[0]);
+            if (X.nb[0] != 4 || X.ne != out.ne) break;
+            const uint8_t* x = m_h.ptr[size_t(n.src[0])];
+            float* o = m_h.f(n.out);
+            parallelRows(rows, width, [&](int64_t b, int64_t e) {
+                for (int64_t r = b; r < e; ++r) {
+                    const int64_t i1 = r % X.ne[1], i2 = (r / X.ne[1]) % X.ne[2], i3 = r / (X.ne[1] * X.ne[2]);
+                    std::memcpy(o + r * width, x + uint64_t(i1) * X.nb[1] + uint64_t(i2) * X.nb[2] + uint64_t(i3) * X.nb[3],
+                                size_t(width) * 4);
+                }
+            });
+            return Status::ok();
+        }
         case Op::Sigmoid:
         case Op::Softplus:
         case Op::RmsNormGated:
