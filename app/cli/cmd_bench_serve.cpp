@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -29,6 +30,8 @@ const char* kHelp =
     "  --no-sequential       skip the one-at-a-time baseline\n"
     "  --threads N --ctx N --kv-memory SIZE --kv-type T --max-batched-tokens N\n"
     "  --no-prefix-cache     turn prefix caching off\n"
+    "  --decode-stall F      a step with prompt tokens may take F times a decode-only step while\n"
+    "                        streams decode (default 2.5; 0: only --max-batched-tokens limits)\n"
     "  --json                print one JSON object (runs list) instead of a table\n";
 
 bool parseList(std::string_view s, std::vector<int>& out) {
@@ -83,6 +86,16 @@ int runBenchServe(Args args) {
         else if (a == "--kv-memory") ok = value() && parseByteSize(v, config.kvMemoryBytes);
         else if (a == "--max-batched-tokens") ok = value() && parseInt(v, config.maxBatchedTokens, 1, 1 << 16);
         else if (a == "--no-prefix-cache") config.prefixCaching = false;
+        else if (a == "--decode-stall") {
+            ok = value();
+            if (ok) {
+                const std::string text(v);
+                char* end = nullptr;
+                const float f = std::strtof(text.c_str(), &end);
+                ok = end && *end == '\0' && !text.empty() && f >= 0.0f && f <= 1000.0f;
+                if (ok) config.decodeStallFactor = f;
+            }
+        }
         else if (a == "--kv-type") {
             ok = value();
             if (ok) {

@@ -43,6 +43,9 @@ const char* kHelp =
     "  -ngl, --gpu-layers N    with --device: layers on the GPU, the rest on the CPU (default: all)\n"
     "  -t, --threads N         compute threads (default: all cores)\n"
     "  -np, --parallel N       sequences decoded together (default 16)\n"
+    "  --decode-stall F        while streams decode, a step with prompt tokens may take F times a\n"
+    "                          decode-only step (default 2.5: steady inter-token latency; 0: no\n"
+    "                          limit, the most throughput)\n"
     "  --max-body BYTES        largest request body accepted (default 8M; larger is 413)\n"
     "  --max-tokens N          default max_tokens when a request sets none (default 4096)\n"
     "  --http-threads N        connections served at once (default 128)\n"
@@ -139,6 +142,15 @@ int main(int argc, char** argv) {
             ok = value(v) && parseInt(v, ec.contextLength) && ec.contextLength >= 0;
         } else if (a == "--kv-memory") {
             ok = value(v) && parseBytes(v, ec.kvMemoryBytes);
+        } else if (a == "--decode-stall") {
+            ok = value(v);
+            if (ok) {
+                const std::string text(v);
+                char* end = nullptr;
+                const float f = std::strtof(text.c_str(), &end);
+                ok = end && *end == '\0' && !text.empty() && f >= 0.0f && f <= 1000.0f;
+                if (ok) ec.decodeStallFactor = f;
+            }
         } else if (a == "--state-memory") {
             ok = value(v) && parseBytes(v, ec.stateMemoryBytes);
         } else if (a == "--kv-type") {

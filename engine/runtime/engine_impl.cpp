@@ -160,6 +160,7 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
                                .maxBatchedTokens = std::max(1, config.maxBatchedTokens),
                                .maxWaiting = std::max(0, config.maxWaiting),
                                .contextLength = s.contextLength,
+                               .decodeStallFactor = std::max(0.0f, config.decodeStallFactor),
                                .snapshotEvery = std::max(1, config.stateSnapshotEvery)},
         *e->m_cache, e->m_states.get());
     s.kvType = kvTypeName(config.kvType);

@@ -115,6 +115,22 @@ private Q_SLOTS:
             QCOMPARE(cli({QStringLiteral("inspect"), model(name)}).exitCode, 0);
     }
 
+    void benchServeTakesTheDecodeStall() {
+        const QString stories = model("stories260K.gguf");
+        const QStringList base{QStringLiteral("bench-serve"), stories,          QStringLiteral("--concurrency"),
+                               QStringLiteral("2"),           QStringLiteral("--prompt-len"), QStringLiteral("8"),
+                               QStringLiteral("--gen-len"),   QStringLiteral("4"),            QStringLiteral("--no-sequential"),
+                               QStringLiteral("--json"),      QStringLiteral("--decode-stall")};
+        Run r = cli(base + QStringList{QStringLiteral("0")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(r.out.contains(QStringLiteral("\"aggregate_tok_s\"")));
+        for (const char* bad : {"-1", "fast", "2.5x", ""}) {
+            r = cli(base + QStringList{QString::fromLatin1(bad)});
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains(QStringLiteral("--decode-stall")), qPrintable(r.err));
+        }
+    }
+
     void badFileIsOneLineAndExitTwo() {
         const QString bad = m_dir.filePath(QStringLiteral("bad.gguf"));
         QFile f(bad);

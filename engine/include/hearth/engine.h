@@ -33,6 +33,9 @@ struct EngineConfig {
     int32_t blockSize = 16;         // tokens per KV block
     int32_t maxNumSeqs = 16;        // sequences per step
     int32_t maxBatchedTokens = 512; // tokens per step (long prompts are chunked)
+    // While sequences decode, a step's prompt tokens are limited so the step takes at most this
+    // many times a decode-only step (inter-token latency against throughput); 0: no limit.
+    float decodeStallFactor = 2.5f;
     int32_t maxWaiting = 256;       // queued requests beyond which submit() answers Busy
     bool prefixCaching = true;
     // Hybrid models (recurrent layers): memory for prefix-cache snapshots of the recurrent state,
