@@ -42,6 +42,11 @@ inline __m512i broadcast4(const int8_t* p) {
 }
 
 // y[j0 + t][16g .. 16g + 15] = acc[t], leaving out the last group's padding rows.
+// The activation rows of tokens j0 .. j0 + NT - 1 of a job.
+template <typename Act, int NT> inline void tokenRows(const PackedJob& job, int64_t j0, const Act* (&a)[NT]) {
+    for (int t = 0; t < NT; ++t) a[t] = reinterpret_cast<const Act*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
+}
+
 template <int NT> inline void storeTile(const PackedJob& job, int64_t g, int64_t j0, const __m512* acc) {
     const int64_t r0 = g * 16, left = job.rows - r0;
     const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
@@ -87,10 +92,8 @@ template <int NT, Legacy kType> void tile(const PackedJob& job, int64_t g, int64
     const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
     const ActQ8x32* a[NT];
     __m512 acc[NT];
-    for (int t = 0; t < NT; ++t) {
-        a[t] = reinterpret_cast<const ActQ8x32*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
-        acc[t] = _mm512_setzero_ps();
-    }
+    tokenRows(job, j0, a);
+    for (__m512& v : acc) v = _mm512_setzero_ps();
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     constexpr bool kLevels = kType == Legacy::IQ4_NL || kType == Legacy::MXFP4;
     const __m512i levels = kLevels ? levelTable(kType == Legacy::MXFP4) : _mm512_setzero_si512();
@@ -203,10 +206,8 @@ template <int NT> void tileQ4K(const PackedJob& job, int64_t g, int64_t j0) {
     const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
     const ActQ8x256* a[NT];
     __m512 acc[NT];
-    for (int t = 0; t < NT; ++t) {
-        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
-        acc[t] = _mm512_setzero_ps();
-    }
+    tokenRows(job, j0, a);
+    for (__m512& v : acc) v = _mm512_setzero_ps();
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = grp + uint64_t(b) * kQ4KBlockBytes;
@@ -270,10 +271,9 @@ template <int NT> void tileQ4KPair(const PackedJob& job, int64_t g, int64_t j0) 
     const uint8_t* grp[2] = {job.w + uint64_t(g) * job.groupBytes, job.w + uint64_t(g + 1) * job.groupBytes};
     const ActQ8x256* a[NT];
     __m512 acc[2][NT];
-    for (int t = 0; t < NT; ++t) {
-        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
-        acc[0][t] = acc[1][t] = _mm512_setzero_ps();
-    }
+    tokenRows(job, j0, a);
+    for (auto& group : acc)
+        for (__m512& v : group) v = _mm512_setzero_ps();
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk[2] = {grp[0] + uint64_t(b) * kQ4KBlockBytes, grp[1] + uint64_t(b) * kQ4KBlockBytes};
@@ -341,10 +341,8 @@ template <int NT> void tileIQ4XS(const PackedJob& job, int64_t g, int64_t j0) {
     const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
     const ActQ8x256* a[NT];
     __m512 acc[NT];
-    for (int t = 0; t < NT; ++t) {
-        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
-        acc[t] = _mm512_setzero_ps();
-    }
+    tokenRows(job, j0, a);
+    for (__m512& v : acc) v = _mm512_setzero_ps();
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     const __m512i levels = iq4LevelTable();
     for (int64_t b = 0; b < nb; ++b) {
@@ -393,10 +391,9 @@ template <int NT> void tileIQ4XSPair(const PackedJob& job, int64_t g, int64_t j0
     const uint8_t* grp[2] = {job.w + uint64_t(g) * job.groupBytes, job.w + uint64_t(g + 1) * job.groupBytes};
     const ActQ8x256* a[NT];
     __m512 acc[2][NT];
-    for (int t = 0; t < NT; ++t) {
-        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
-        acc[0][t] = acc[1][t] = _mm512_setzero_ps();
-    }
+    tokenRows(job, j0, a);
+    for (auto& group : acc)
+        for (__m512& v : group) v = _mm512_setzero_ps();
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     const __m512i levels = iq4LevelTable();
     for (int64_t b = 0; b < nb; ++b) {
@@ -466,10 +463,8 @@ template <int NT> void tileQ6K(const PackedJob& job, int64_t g, int64_t j0) {
     const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
     const ActQ8x256* a[NT];
     __m512 acc[NT];
-    for (int t = 0; t < NT; ++t) {
-        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
-        acc[t] = _mm512_setzero_ps();
-    }
+    tokenRows(job, j0, a);
+    for (__m512& v : acc) v = _mm512_setzero_ps();
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = grp + uint64_t(b) * kQ6KBlockBytes;
@@ -524,10 +519,8 @@ template <int NT> void tileQ6KWide(const PackedJob& job, int64_t g, int64_t j0) 
     const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
     const ActQ8x256* a[NT];
     __m512 acc[NT];
-    for (int t = 0; t < NT; ++t) {
-        a[t] = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
-        acc[t] = _mm512_setzero_ps();
-    }
+    tokenRows(job, j0, a);
+    for (__m512& v : acc) v = _mm512_setzero_ps();
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = grp + uint64_t(b) * kQ6KBlockBytes;
