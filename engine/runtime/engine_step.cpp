@@ -54,7 +54,10 @@ Status EngineImpl::step() {
     }
     for (const auto& t : tables) batch.blockTables.emplace_back(t);
     std::vector<float>& logits = m_logits;
-    HEARTH_RETURN_IF_ERROR(m_runner->forward(batch, logits));
+    if (Status st = m_runner->forward(batch, logits); !st.isOk()) {
+        m_sched->abandon(out);
+        return st;
+    }
 
     const size_t V = size_t(m_summary.nVocab);
     std::vector<int32_t> sampled;

@@ -262,6 +262,12 @@ std::vector<RequestId> Scheduler::update(const SchedulerOutput& out,
     return finished;
 }
 
+void Scheduler::abandon(const SchedulerOutput& out) {
+    if (!m_states) return;
+    for (const ScheduledSeq& s : out.seqs)
+        for (const auto& [p, slot] : s.snapshots) m_states->abandonSnapshot(slot);
+}
+
 bool Scheduler::cancel(RequestId id) { return finish(id, FinishReason::Cancelled); }
 
 bool Scheduler::finish(RequestId id, FinishReason reason) {

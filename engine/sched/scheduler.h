@@ -100,6 +100,9 @@ public:
     // Returns true when the child is already finished by that token (stop token or length).
     Result<bool> fork(RequestId parent, RequestId child, int numComputed, int32_t firstToken);
 
+    // A step that did not run (its forward failed): the state snapshots it reserved are dropped.
+    void abandon(const SchedulerOutput& out);
+
     // Stops a request at once (client gone, stop pressed): its blocks are freed now.
     bool cancel(RequestId id);
     // Marks a running request finished with `reason` (e.g. a stop string matched) and frees it.

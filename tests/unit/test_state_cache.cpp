@@ -198,6 +198,20 @@ private Q_SLOTS:
         QVERIFY(s.schedule().stateCopies.empty()); // once
     }
 
+    void anAbandonedStepFreesItsSnapshots() {
+        KvCacheManager cache({.numBlocks = 64, .blockSize = 16});
+        StateCache states({.numSlots = 8});
+        Scheduler s({.maxNumSeqs = 4, .maxBatchedTokens = 512, .contextLength = 1024, .snapshotEvery = 32}, cache,
+                    &states);
+        QVERIFY(s.addRequest(makeRequest(1, 100, 4)).isOk());
+        SchedulerOutput o = s.schedule();
+        QCOMPARE(find(o, 1)->snapshots.size(), size_t(3));
+        QCOMPARE(states.numFree(), 4); // the live slot and three reserved snapshots
+        s.abandon(o);
+        QCOMPARE(states.numFree(), 7);
+        QCOMPARE(states.numSnapshots(), 0);
+    }
+
     void cancelAndPreemptionFreeTheSlot() {
         KvCacheManager cache({.numBlocks = 4, .blockSize = 16});
         StateCache states({.numSlots = 4});
