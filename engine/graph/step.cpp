@@ -45,6 +45,7 @@ Status fillStateInfo(const Batch& batch, int stateSlots, StepInputs& in) {
     in.stateInfo.assign(3 * n, -1);
     std::vector<int32_t> seen(nSeq, -1); // the last position of each sequence in the step
     int prevSeq = -1;
+    size_t placed = 0;
     for (size_t i = 0; i < n; ++i) {
         const BatchToken& t = batch.tokens[i];
         const SequenceState& st = batch.states[size_t(t.seq)];
@@ -58,16 +59,16 @@ Status fillStateInfo(const Batch& batch, int stateSlots, StepInputs& in) {
         in.stateInfo[3 * i] = first ? st.read : st.write;
         in.stateInfo[3 * i + 1] = st.write;
         for (const auto& [p, slot] : st.snapshots)
-            if (p == t.pos + 1) in.stateInfo[3 * i + 2] = slot;
+            if (p == t.pos + 1) {
+                if (in.stateInfo[3 * i + 2] >= 0) return invalidArgument("step: two snapshots at one position");
+                in.stateInfo[3 * i + 2] = slot;
+                ++placed;
+            }
     }
-    // Every snapshot must have found its token.
-    for (size_t s = 0; s < nSeq; ++s)
-        for (const auto& [p, slot] : batch.states[s].snapshots) {
-            bool found = false;
-            for (size_t i = 0; i < n && !found; ++i)
-                found = batch.tokens[i].seq == int(s) && in.stateInfo[3 * i + 2] == slot && batch.tokens[i].pos == p - 1;
-            if (!found) return invalidArgument("step: a snapshot at position " + std::to_string(p) + " outside the step");
-        }
+    // Every snapshot must have found its token (positions within a sequence are distinct).
+    size_t wanted = 0;
+    for (const SequenceState& st : batch.states) wanted += st.snapshots.size();
+    if (placed != wanted) return invalidArgument("step: a snapshot position lies outside the step");
     return Status::ok();
 }
 

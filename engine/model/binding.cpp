@@ -96,14 +96,18 @@ Result<int32_t> Binder::vector(const std::string& name, int64_t n, int32_t layer
     if (reinterpret_cast<uintptr_t>(p) % alignof(float) != 0)
         return invalidFormat("tensor '" + name + "' is not aligned");
     const float* values = reinterpret_cast<const float*>(p);
-    m_copies.emplace_back(values, values + n);
+    return ownVector(name, std::vector<float>(values, values + n), layer);
+}
+
+int32_t Binder::ownVector(const std::string& name, std::vector<float> values, int32_t layer) {
+    m_copies.push_back(std::move(values));
     graph::Weight w;
     w.name = name;
     w.type = quant::Type::F32;
-    w.ne = {n, 1, 1, 1};
+    w.ne = {int64_t(m_copies.back().size()), 1, 1, 1};
     w.nDims = 1;
     w.data = reinterpret_cast<const uint8_t*>(m_copies.back().data());
-    w.rowBytes = uint64_t(n) * 4;
+    w.rowBytes = uint64_t(w.ne[0]) * 4;
     w.layer = layer;
     m_weights.push_back(std::move(w));
     return int32_t(m_weights.size() - 1);

@@ -40,6 +40,8 @@ public:
     Result<int32_t> vector(const std::string& name, int64_t n, int32_t layer);
     // vector() when the file has it, else -1.
     Result<int32_t> optionalVector(const std::string& name, int64_t n, int32_t layer);
+    // An F32 vector the architecture makes itself (not read from the file), as a weight.
+    int32_t ownVector(const std::string& name, std::vector<float> values, int32_t layer = -1);
 
 private:
     Result<int32_t> tensor(const std::string& name, std::array<int64_t, 4> ne, int nDims, int32_t layer);

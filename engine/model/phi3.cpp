@@ -62,7 +62,7 @@ public:
             const float a2 = m_rope.attnFactor * m_rope.attnFactor;
             std::vector<float> m(size_t(hp.headDim), 1.0f);
             std::fill(m.begin(), m.begin() + hp.nRot, a2);
-            qMagnitude = ownVector("rope attention factor (q)", std::move(m));
+            qMagnitude = b.ownVector("rope attention factor (q)", std::move(m));
             m_rope.attnFactor = 1.0f;
         }
 
@@ -124,21 +124,6 @@ public:
     }
 
 private:
-    // A vector this file makes (not read from the model file), used by every layer.
-    int32_t ownVector(const std::string& name, std::vector<float> values) {
-        m_copies.push_back(std::move(values));
-        graph::Weight w;
-        w.name = name;
-        w.type = quant::Type::F32;
-        w.ne = {int64_t(m_copies.back().size()), 1, 1, 1};
-        w.nDims = 1;
-        w.data = reinterpret_cast<const uint8_t*>(m_copies.back().data());
-        w.rowBytes = uint64_t(w.ne[0]) * 4;
-        w.layer = -1;
-        m_weights.push_back(std::move(w));
-        return int32_t(m_weights.size() - 1);
-    }
-
     DecoderHParams m_hp;
     std::vector<Layer> m_layers;
     int32_t m_outputNorm = -1, m_factorsShort = -1, m_factorsLong = -1;

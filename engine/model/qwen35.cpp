@@ -208,7 +208,7 @@ private:
     // rope.dimension_sections (interleaved M-RoPE): with a text position in the first three
     // sections and 0 in the fourth, pairs of the fourth stay unrotated: frequency factor +inf.
     // -1 when every pair rotates.
-    Result<int32_t> sectionFactors(const Binder& b, int nRot) {
+    static Result<int32_t> sectionFactors(Binder& b, int nRot) {
         const gguf::Value* v = b.file().find(b.arch() + ".rope.dimension_sections");
         if (!v) return -1;
         const std::optional<std::vector<uint64_t>> sec = v->isArray() ? v->asUIntArray() : std::nullopt;
@@ -233,15 +233,7 @@ private:
             }
         }
         if (!any) return -1;
-        m_copies.push_back(std::move(factors));
-        graph::Weight w;
-        w.name = "rope_sections.factors";
-        w.type = quant::Type::F32;
-        w.ne = {nRot / 2, 1, 1, 1};
-        w.data = reinterpret_cast<const uint8_t*>(m_copies.back().data());
-        w.rowBytes = uint64_t(nRot / 2) * 4;
-        m_weights.push_back(std::move(w));
-        return int32_t(m_weights.size() - 1);
+        return b.ownVector("rope_sections.factors", std::move(factors));
     }
 
     // The convolution kernel [C][K] as F32 (F16 and BF16 files are converted once).

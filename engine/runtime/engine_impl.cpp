@@ -95,10 +95,7 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
 
     // The KV cache: a pool of blocks sized from the budget.
     const int bs = std::clamp(config.blockSize, 1, 1024);
-    uint64_t bytesPerBlock = 0;
-    for (const model::LayerKv& kv : dims.kv)
-        bytesPerBlock += uint64_t(bs) * (backend::kvRowBytes(kv.kRow(), config.kvType) +
-                                         backend::kvRowBytes(kv.vRow(), config.kvType));
+    const uint64_t bytesPerBlock = uint64_t(bs) * kvBytesPerToken(dims, config.kvType);
     const uint64_t budget = config.kvMemoryBytes > 0
                                 ? config.kvMemoryBytes
                                 : autoKvBudget(bytesPerBlock, bs, s.contextLength, config.maxNumSeqs);

@@ -88,13 +88,7 @@ SplitEstimate fromDescription(const model::Architecture& arch, int gpuLayers, ui
     kv.numBlocks = blocksPerSeq * seqs;
     kv.contextLength = int64_t(std::max<uint32_t>(1, contextLength));
     // As many recurrent-state slots as the engine takes: the live sequences', snapshots', forks'.
-    const uint64_t kvAll = uint64_t(kv.numBlocks) * kBlockSize *
-                           [&] {
-                               uint64_t perToken = 0;
-                               for (const model::LayerKv& l : dims.kv)
-                                   perToken += backend::kvRowBytes(l.kRow(), kvStored) + backend::kvRowBytes(l.vRow(), kvStored);
-                               return perToken;
-                           }();
+    const uint64_t kvAll = uint64_t(kv.numBlocks) * kBlockSize * runtime::kvBytesPerToken(dims, kvStored);
     kv.stateSlots = runtime::stateSlotsFor(dims.stateBytesPerSlot(), seqs, kvAll, 0, true, runtime::availableMemoryBytes());
     runtime::Devices devices;
     devices.count = 2;

@@ -22,6 +22,14 @@ namespace {
 
 constexpr size_t kMaxPlans = 16;
 
+// State slots of layer l's larger state pool one binding of `limit` bytes addresses (limit 0:
+// no limit; a layer without state: none asked). -1 when unlimited.
+int stateSlotsInBinding(const model::LayerState& st, uint64_t limit) {
+    const uint64_t row = uint64_t(std::max(st.convRow, st.ssmRow)) * 4;
+    if (limit == 0 || row == 0) return -1;
+    return int(std::min<uint64_t>(limit / row, 1u << 20));
+}
+
 } // namespace
 
 struct ModelRunner::Dev {
@@ -106,11 +114,8 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
     // than the GPU's layers' states on the CPU.
     if (gpu && r->m_kv.stateSlots > 0) {
         const uint64_t limit = r->m_devices.front().device->info().maxBindRange;
-        for (int l = 0; l < std::min(r->m_gpuLayers, nLayer) && limit > 0; ++l) {
-            const model::LayerState& st = dims.state[size_t(l)];
-            const uint64_t row = uint64_t(std::max(st.convRow, st.ssmRow)) * 4;
-            if (row == 0) continue;
-            const int most = int(std::min<uint64_t>(limit / row, 1u << 20));
+        for (int l = 0; l < std::min(r->m_gpuLayers, nLayer); ++l) {
+            const int most = stateSlotsInBinding(dims.state[size_t(l)], limit);
             if (most >= std::max(1, config.minStateSlots)) r->m_kv.stateSlots = std::min(r->m_kv.stateSlots, most);
         }
     }
@@ -156,15 +161,13 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
     // DeltaNet run), every slot of both of its states; as many slots as one binding of each such
     // device addresses, down to minStateSlots.
     for (int l = 0; l < nLayer && r->m_kv.stateSlots > 0; ++l) {
-        const model::LayerState& st = dims.state[size_t(l)];
-        const uint64_t limit = r->m_devices[size_t(r->m_kvDevice[size_t(l)])].device->info().maxBindRange;
-        const uint64_t row = uint64_t(std::max(st.convRow, st.ssmRow)) * 4;
-        if (limit == 0 || row == 0) continue;
-        const int most = int(std::min<uint64_t>(limit / row, 1u << 20));
+        const backend::DeviceInfo& info = r->m_devices[size_t(r->m_kvDevice[size_t(l)])].device->info();
+        const int most = stateSlotsInBinding(dims.state[size_t(l)], info.maxBindRange);
+        if (most < 0) continue;
         if (most < std::max(1, config.minStateSlots))
-            return outOfMemory("the recurrent state of layer " + std::to_string(l) + " (" + std::to_string(row >> 10) +
-                               " KiB per sequence) fits " + std::to_string(most) + " sequences in one binding of " +
-                               r->m_devices[size_t(r->m_kvDevice[size_t(l)])].device->info().id + ", fewer than the " +
+            return outOfMemory("the recurrent state of layer " + std::to_string(l) + " (" +
+                               std::to_string(dims.state[size_t(l)].bytes() >> 10) + " KiB per sequence) fits " +
+                               std::to_string(most) + " sequences in one binding of " + info.id + ", fewer than the " +
                                std::to_string(config.minStateSlots) + " asked for");
         r->m_kv.stateSlots = std::min(r->m_kv.stateSlots, most);
     }

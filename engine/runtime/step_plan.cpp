@@ -218,6 +218,13 @@ Result<backend::KvPoolSpec> kvPoolSpec(const model::ModelDims& dims, const std::
     return spec;
 }
 
+uint64_t kvBytesPerToken(const model::ModelDims& dims, KvType type) {
+    uint64_t bytes = 0;
+    for (const model::LayerKv& kv : dims.kv)
+        bytes += backend::kvRowBytes(kv.kRow(), type) + backend::kvRowBytes(kv.vRow(), type);
+    return bytes;
+}
+
 quant::Type kvElementType(KvType type) {
     switch (type) {
     case KvType::F32: return quant::Type::F32;

@@ -71,6 +71,9 @@ quant::Type kvElementType(KvType type);
 // Bytes of such a pool: K and V rows of every block of every layer.
 uint64_t kvPoolBytes(const backend::KvPoolSpec& spec);
 
+// Bytes one token's K and V take over every layer of the model (0 without attention layers).
+uint64_t kvBytesPerToken(const model::ModelDims& dims, KvType type);
+
 // The graph of one token wanting logits: it holds every node kind, so placement decisions and
 // weight uses made on it hold for every step.
 inline constexpr graph::StepShape kProbeShape{1, 1, 64};

@@ -133,6 +133,8 @@ SchedulerOutput Scheduler::schedule() {
         kv::CachedPrefix prefix = m_cache.findCachedPrefix(r.tokens);
         kv::StateSnapshot snapshot;
         if (m_states) {
+            // The matched blocks' hashes are this request's: its snapshots' keys start from them.
+            if (r.blockHashes.size() < prefix.hashes.size()) r.blockHashes = prefix.hashes;
             // Only as far back as a state snapshot reaches: the recurrent layers resume there.
             snapshot = m_states->find(prefix.hashes);
             prefix.blocks.resize(size_t(snapshot.blocks));

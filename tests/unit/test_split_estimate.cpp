@@ -43,11 +43,8 @@ Actual allocate(const std::string& path, const std::string& device, int gpuLayer
     rc.blockSize = 16;
     rc.numBlocks = int(kContext / 16) * kSequences;
     // Recurrent models: as many state slots as the engine (and the estimate) takes for this KV.
-    uint64_t kvPerToken = 0;
-    for (const model::LayerKv& l : (*arch)->dims().kv)
-        kvPerToken += backend::kvRowBytes(l.kRow(), kv) + backend::kvRowBytes(l.vRow(), kv);
     rc.stateSlots = runtime::stateSlotsFor((*arch)->dims().stateBytesPerSlot(), kSequences,
-                                           uint64_t(rc.numBlocks) * 16 * kvPerToken, 0, true,
+                                           uint64_t(rc.numBlocks) * 16 * runtime::kvBytesPerToken((*arch)->dims(), kv), 0, true,
                                            runtime::availableMemoryBytes());
     auto runner = runtime::ModelRunner::create(**arch, rc);
     if (!runner) return a.error = runner.status().toString(), a;

@@ -103,15 +103,6 @@ void softplus(const float* x, float* out, int64_t n) {
     }
 }
 
-Status checkSlots(const Node& n, const int32_t* info, int64_t tokens, int64_t slots) {
-    for (int64_t t = 0; t < tokens; ++t)
-        for (int c = 0; c < 3; ++c)
-            if (info[3 * t + c] < (c == 1 ? 0 : -1) || info[3 * t + c] >= slots)
-                return outOfRange(std::string(graph::opName(n.op)) + ": state slot " + std::to_string(info[3 * t + c]) +
-                                  " outside [0, " + std::to_string(slots) + ")");
-    return Status::ok();
-}
-
 } // namespace
 
 bool RecurrentOps::covers(Op op) {
@@ -184,7 +175,7 @@ Status RecurrentOps::ssmConv(const HostTensors& h, const Node& n, ThreadPool* po
     const Tensor &X = h.t(n.src[0]), &St = h.t(n.src[2]);
     const int64_t C = X.ne[0], tokens = X.ne[1], K = h.t(n.src[1]).ne[0], row = (K - 1) * C;
     const int32_t* info = h.i(n.src[3]);
-    HEARTH_RETURN_IF_ERROR(checkSlots(n, info, tokens, St.ne[1]));
+    HEARTH_RETURN_IF_ERROR(ref::checkStateSlots(graph::opName(n.op), info, tokens, St.ne[1]));
     plan(h, n); // sized at compile already; only a program compiled without it grows here
     splitRuns(info, tokens);
     const float* x = h.f(n.src[0]);
@@ -231,7 +222,7 @@ Status RecurrentOps::deltaNet(const HostTensors& h, const Node& n, ThreadPool* p
     const int64_t S = O.ne[0], Hv = O.ne[1], tokens = O.ne[2], Hk = n.k, width = X.ne[0];
     const int64_t head = S * S, row = Hv * head;
     const int32_t* info = h.i(n.src[4]);
-    HEARTH_RETURN_IF_ERROR(checkSlots(n, info, tokens, St.ne[1]));
+    HEARTH_RETURN_IF_ERROR(ref::checkStateSlots(graph::opName(n.op), info, tokens, St.ne[1]));
     plan(h, n);
     splitRuns(info, tokens);
     const float* qkv = h.f(n.src[0]);

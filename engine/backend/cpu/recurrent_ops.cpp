@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 namespace hearth::cpu::ref {
 
@@ -17,6 +18,15 @@ std::vector<StateRun> stateRuns(const int32_t* info, int64_t n) {
         else runs.back().end = t + 1;
     }
     return runs;
+}
+
+Status checkStateSlots(const char* op, const int32_t* info, int64_t n, int64_t slots) {
+    for (int64_t t = 0; t < n; ++t)
+        for (int c = 0; c < 3; ++c)
+            if (info[3 * t + c] < (c == 1 ? 0 : -1) || info[3 * t + c] >= slots)
+                return outOfRange(std::string(op) + ": state slot " + std::to_string(info[3 * t + c]) + " outside [0, " +
+                                  std::to_string(slots) + ")");
+    return Status::ok();
 }
 
 void ssmConv(const float* x, const float* w, float* state, const int32_t* info, float* out, int64_t n, int64_t C,

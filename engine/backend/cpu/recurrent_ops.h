@@ -3,6 +3,8 @@
 // The fast CPU path and the GPU kernels are checked against these.
 #pragma once
 
+#include "hearth/status.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -15,6 +17,10 @@ struct StateRun {
     int32_t read = -1, write = -1;
 };
 std::vector<StateRun> stateRuns(const int32_t* info, int64_t n);
+
+// Every slot of info [n][3] within a pool of `slots` (write slots >= 0, the others >= -1), else
+// OutOfRange naming the op.
+Status checkStateSlots(const char* op, const int32_t* info, int64_t n, int64_t slots);
 
 // out [n][C] = causal depth-wise convolution of x [n][C] with w [C][K] over each run, the window
 // starting from the state row [K-1][C] (oldest first); the rows are updated in place.

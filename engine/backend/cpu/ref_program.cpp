@@ -346,11 +346,7 @@ Status runReferenceNode(const HostTensors& h, const Node& n) {
         const Tensor& S = h.t(n.src[conv ? 2 : 3]);
         const Tensor& I = h.t(n.src[conv ? 3 : 4]);
         const int32_t* info = h.i(n.src[conv ? 3 : 4]);
-        for (int64_t t = 0; t < I.ne[1]; ++t)
-            for (int c = 0; c < 3; ++c)
-                if (info[3 * t + c] < (c == 1 ? 0 : -1) || info[3 * t + c] >= S.ne[1])
-                    return outOfRange(std::string(graph::opName(n.op)) + ": state slot " + std::to_string(info[3 * t + c]) +
-                                      " outside [0, " + std::to_string(S.ne[1]) + ")");
+        HEARTH_RETURN_IF_ERROR(ref::checkStateSlots(graph::opName(n.op), info, I.ne[1], S.ne[1]));
         if (conv) {
             const Tensor& X = h.t(n.src[0]);
             ref::ssmConv(src(0), src(1), h.f(n.src[2]), info, h.f(n.out), X.ne[1], X.ne[0], h.t(n.src[1]).ne[0]);
