@@ -23,8 +23,8 @@ if [[ -x "$HEARTH_TEST_DATA/tools/reference/setup.sh" ]]; then
     echo "warning: reference setup failed; tests that need it will say they are skipped"
 fi
 
-stamp "openai npm client (the server's end-to-end test drives it)"
-bash scripts/install-npm-openai.sh || echo "warning: openai npm client not installed; its test will be skipped"
+stamp "npm API clients and a JSON Schema validator (the server's end-to-end tests drive them)"
+bash scripts/install-npm-clients.sh || echo "warning: npm clients not installed; their tests will be skipped"
 
 stamp "configure + build (ci preset)"
 cmake --preset ci -DHEARTH_TEST_DATA="$HEARTH_TEST_DATA" >/dev/null

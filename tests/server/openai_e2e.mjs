@@ -28,7 +28,7 @@ try {
   const mod = require('openai');
   OpenAI = mod.OpenAI ?? mod.default ?? mod;
 } catch (e) {
-  skip(`the openai package is not installed in ${npmDir} (run scripts/install-npm-openai.sh)`);
+  skip(`the openai package is not installed in ${npmDir} (run scripts/install-npm-clients.sh)`);
 }
 if (!existsSync(model)) skip(`model not found: ${model}`);
 if (!existsSync(serverBin)) skip(`not built: ${serverBin}`);
