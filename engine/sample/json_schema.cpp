@@ -213,9 +213,9 @@ Result<Expr> Converter::refRule(const std::string& ref, const std::string& ptr, 
     return schema::ref(name);
 }
 
-Status Converter::flattenMember(const OJson& member, const std::string& ptr, int depth,
+Status Converter::flattenMember(const OJson& member, const std::string& ptr, int chain,
                                 std::vector<OJson>& out) {
-    if (depth > m_limits.maxDepth)
+    if (chain > m_limits.maxDepth)
         return errorAt(ptr, "allOf / $ref chain deeper than " + std::to_string(m_limits.maxDepth) +
                                 " (a cycle?)");
     if (!member.is_object()) {
@@ -228,7 +228,7 @@ Status Converter::flattenMember(const OJson& member, const std::string& ptr, int
         if (!member["$ref"].is_string()) return errorAt(ptr + "/$ref", "must be a string");
         std::string ref = member["$ref"].get<std::string>();
         HEARTH_ASSIGN_OR_RETURN(const OJson* target, resolve(ref, ptr));
-        HEARTH_RETURN_IF_ERROR(flattenMember(*target, ref.substr(1), depth + 1, out));
+        HEARTH_RETURN_IF_ERROR(flattenMember(*target, ref.substr(1), chain + 1, out));
         rest.erase("$ref");
     }
     if (rest.contains("allOf")) {
@@ -236,7 +236,7 @@ Status Converter::flattenMember(const OJson& member, const std::string& ptr, int
         if (!list.is_array() || list.empty()) return errorAt(ptr + "/allOf", "must be a non-empty array");
         for (size_t i = 0; i < list.size(); ++i)
             HEARTH_RETURN_IF_ERROR(
-                flattenMember(list[i], ptr + "/allOf/" + std::to_string(i), depth + 1, out));
+                flattenMember(list[i], ptr + "/allOf/" + std::to_string(i), chain + 1, out));
         rest.erase("allOf");
     }
     for (auto& [k, v] : rest.items())
@@ -247,7 +247,7 @@ Status Converter::flattenMember(const OJson& member, const std::string& ptr, int
 
 Result<Expr> Converter::walkAllOf(const OJson& s, const std::string& ptr, int depth) {
     std::vector<OJson> members;
-    HEARTH_RETURN_IF_ERROR(flattenMember(s, ptr, depth, members));
+    HEARTH_RETURN_IF_ERROR(flattenMember(s, ptr, 0, members));
     HEARTH_ASSIGN_OR_RETURN(OJson merged, mergeSchemas(members, ptr + "/allOf"));
     if (merged.is_object() && merged.empty()) return prim("value");
     HEARTH_ASSIGN_OR_RETURN(Expr e, walk(merged, ptr + "/allOf", depth + 1));

@@ -24,8 +24,8 @@ private:
     Result<Expr> walkUncached(const OJson& s, const std::string& ptr, int depth);
     Result<Expr> refRule(const std::string& ref, const std::string& ptr, int depth);
     Result<const OJson*> resolve(const std::string& ref, const std::string& ptr);
-    // allOf members with $ref resolved and nested allOf flattened.
-    Status flattenMember(const OJson& member, const std::string& ptr, int depth,
+    // allOf members with $ref resolved and nested allOf flattened (`chain` links followed).
+    Status flattenMember(const OJson& member, const std::string& ptr, int chain,
                          std::vector<OJson>& out);
     Result<Expr> walkAllOf(const OJson& s, const std::string& ptr, int depth);
     Result<Expr> walkAnyOf(const OJson& s, const std::string& ptr, int depth);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 namespace hearth::grammar::schema {
@@ -317,8 +318,13 @@ std::string RuleSet::reserve(const std::string& hint) {
     }
     while (!base.empty() && base.back() == '-') base.pop_back();
     if (base.empty()) base = "r";
+    // A GBNF parser names its helper rules "<rule>-<number>": names here never end that way.
+    size_t lastDash = base.rfind('-');
+    size_t tokenStart = lastDash == std::string::npos ? 0 : lastDash + 1;
+    if (base.find_first_not_of("0123456789", tokenStart) == std::string::npos)
+        base.insert(tokenStart, "n");
     std::string name = base;
-    for (int k = 2; m_index.count(name); ++k) name = base + "-" + std::to_string(k);
+    for (int k = 2; m_index.count(name); ++k) name = base + "-v" + std::to_string(k);
     m_index[name] = m_rules.size();
     m_rules.push_back(Rule{name, Expr{}, {}, false});
     return name;
@@ -428,15 +434,16 @@ Status RuleSet::check(const std::string& root) const {
     if (rootIt == m_index.end()) return internalError("grammar has no root rule");
     stack.push_back(rootIt->second);
     seen[rootIt->second] = true;
+    // The culprit named is the first such rule that is more than an alias of another, from a
+    // schema location (else the root).
+    std::optional<size_t> culprit;
+    bool rootStuck = !ok[rootIt->second];
     while (!stack.empty()) {
         size_t i = stack.back();
         stack.pop_back();
-        if (!ok[i]) {
-            const std::string& w = m_rules[i].where;
-            return invalidArgument((w.empty() ? std::string("(root)") : w) +
-                                   ": no finite JSON value satisfies this schema (a $ref cycle "
-                                   "with no way to end, or contradictory constraints)");
-        }
+        if (!ok[i] && !culprit && !m_rules[i].where.empty() && m_rules[i].body.kind != Expr::Kind::Ref)
+            culprit = i;
+        rootStuck = rootStuck || !ok[i];
         std::vector<std::string> refs;
         collectRefs(m_rules[i].body, refs);
         for (auto& name : refs) {
@@ -446,6 +453,11 @@ Status RuleSet::check(const std::string& root) const {
                 stack.push_back(it->second);
             }
         }
+    }
+    if (rootStuck) {
+        std::string w = culprit ? m_rules[*culprit].where : std::string("(root)");
+        return invalidArgument(w + ": no finite JSON value satisfies this schema (a $ref cycle "
+                                   "with no way to end, or contradictory constraints)");
     }
     // Left recursion: a rule reachable from itself without consuming a character.
     std::vector<bool> isNullable(n, false);

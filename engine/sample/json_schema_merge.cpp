@@ -83,7 +83,7 @@ std::string pointerToken(const std::string& key) {
 }
 
 Result<OJson> mergeSchemas(const std::vector<OJson>& members, const std::string& where) {
-    constexpr size_t kMaxDistributed = 4096;
+    constexpr size_t kMaxDistributed = 1024;
     OJson out = OJson::object();
     std::vector<const OJson*> objects;
     for (auto& m : members) {

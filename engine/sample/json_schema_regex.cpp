@@ -175,9 +175,14 @@ private:
                 return atom;
             }
             ++m_pos;
-            if (max >= 0 && max < min) return fail("has a quantifier {m,n} with n < m");
-            if (min > kMaxQuantifier || max > kMaxQuantifier)
+            if (max >= 0 && max < min) {
+                m_pos = save;
+                return fail("has a quantifier {m,n} with n < m");
+            }
+            if (min > kMaxQuantifier || max > kMaxQuantifier) {
+                m_pos = save;
                 return fail("has a repetition count above " + std::to_string(kMaxQuantifier));
+            }
         } else {
             return atom;
         }

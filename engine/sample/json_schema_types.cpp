@@ -199,12 +199,14 @@ Expr Converter::keyNotIn(const std::vector<std::string>& declared) {
     // next character must be written plainly (no escapes) so that the key cannot spell a
     // declared name; once it leaves the trie any string characters follow.
     std::vector<TrieNode> nodes(1);
+    std::vector<size_t> depthOf(1, 0);
     for (auto& key : declared) {
         size_t at = 0;
         for (uint32_t c : codePoints(key)) {
             auto it = nodes[at].kids.find(c);
             if (it == nodes[at].kids.end()) {
                 nodes.push_back({});
+                depthOf.push_back(depthOf[at] + 1);
                 it = nodes[at].kids.emplace(c, nodes.size() - 1).first;
             }
             at = it->second;
@@ -226,6 +228,8 @@ Expr Converter::keyNotIn(const std::vector<std::string>& declared) {
         }
         alts.push_back(seq({cls(plain), rest}));
         exprs[i] = alt(std::move(alts));
+        // A rule every few levels keeps long keys from nesting groups too deeply for a parser.
+        if (depthOf[i] % 16 == 15) exprs[i] = named("/key-part", std::move(exprs[i]));
     }
     return seq({lit("\""), exprs[0]});
 }
@@ -282,6 +286,8 @@ Result<Expr> Converter::walkObject(const OJson& s, const std::string& ptr, int d
             props.push_back({key, *extra, true});
         }
     }
+    if (props.empty() && extra && extra->kind == Expr::Kind::Ref && extra->text == "value")
+        return prim("object");
     Expr ws = prim("ws");
     Expr comma = seq({ws, lit(","), ws});
     auto member = [&ws](const Prop& p) {
