@@ -15,10 +15,6 @@ namespace {
 
 constexpr size_t kMaxVisits = 50000; // subschemas walked per conversion
 
-Status errorAt(const std::string& ptr, const std::string& what) {
-    return invalidArgument((ptr.empty() ? std::string("(root)") : ptr) + ": " + what);
-}
-
 // A readable rule name from a JSON pointer: its last meaningful tokens.
 std::string hintFor(const std::string& ptr) {
     static const std::set<std::string> kSkip = {"properties", "$defs", "definitions", "allOf",
@@ -69,14 +65,6 @@ void Converter::definePrimitives() {
     auto def = [this](const char* name, Expr body) { m_rules.define(name, std::move(body), ""); };
     Expr ws = prim("ws");
     Expr digit = cls('0', '9');
-    CharSet hex = CharSet::of('0', '9');
-    hex.add('a', 'f');
-    hex.add('A', 'F');
-    CharSet raw = CharSet::of(0x20, 0x10FFFF);
-    raw.remove('"', '"');
-    raw.remove('\\', '\\');
-    CharSet escapes;
-    for (char c : std::string("\"\\/bfnrt")) escapes.add(uint8_t(c), uint8_t(c));
     // Bounded whitespace: nothing, a space, or a newline and some indentation.
     def("ws", alt({empty(), lit(" "), seq({lit("\n"), rep(cls([] {
                                                               CharSet s = CharSet::of(' ', ' ');
@@ -84,7 +72,7 @@ void Converter::definePrimitives() {
                                                               return s;
                                                           }()),
                                                           0, 20)})}));
-    def("char", alt({cls(raw), seq({lit("\\"), alt({cls(escapes), seq({lit("u"), rep(cls(hex), 4, 4)})})})}));
+    def("char", jsonStringChar());
     def("string", seq({lit("\""), star(prim("char")), lit("\"")}));
     Expr intPart = alt({lit("0"), seq({cls('1', '9'), rep(digit, 0, kMaxIntDigits - 1)})});
     def("integer", seq({opt(lit("-")), intPart}));
@@ -250,9 +238,17 @@ Result<Expr> Converter::walkAllOf(const OJson& s, const std::string& ptr, int de
     HEARTH_RETURN_IF_ERROR(flattenMember(s, ptr, 0, members));
     HEARTH_ASSIGN_OR_RETURN(OJson merged, mergeSchemas(members, ptr + "/allOf"));
     if (merged.is_object() && merged.empty()) return prim("value");
+    // A merged schema met again while it is being built (a $ref back to a schema with keywords
+    // beside the $ref) refers to its rule: recursion instead of endless inlining.
+    std::string key = compact(merged);
+    auto known = m_mergedRules.find(key);
+    if (known != m_mergedRules.end()) return schema::ref(known->second);
+    std::string name = m_rules.reserve(hintFor(ptr));
+    m_mergedRules.emplace(key, name);
     HEARTH_ASSIGN_OR_RETURN(Expr e, walk(merged, ptr + "/allOf", depth + 1));
     if (e.isNothing()) return errorAt(ptr + "/allOf", "no value satisfies every member");
-    return e;
+    m_rules.define(name, std::move(e), ptr + "/allOf");
+    return schema::ref(name);
 }
 
 Result<Expr> Converter::walkAnyOf(const OJson& s, const std::string& ptr, int depth) {
@@ -300,38 +296,25 @@ Result<Expr> Converter::walkEnum(const OJson& s, const std::string& ptr) {
             return errorAt(ptr + "/const", "is not one of the enum values");
         values = OJson::array({c});
     }
-    // Types listed beside the values keep only the values of those types.
-    std::set<std::string> types;
-    if (s.contains("type")) {
-        const OJson& t = s["type"];
-        if (t.is_string()) types.insert(t.get<std::string>());
-        else if (t.is_array())
-            for (auto& x : t)
-                if (x.is_string()) types.insert(x.get<std::string>());
-        if (s.value("nullable", false)) types.insert("null");
-    }
-    auto fits = [&types](const OJson& v) {
-        if (types.empty()) return true;
-        if (v.is_null()) return types.count("null") > 0;
-        if (v.is_boolean()) return types.count("boolean") > 0;
-        if (v.is_string()) return types.count("string") > 0;
-        if (v.is_object()) return types.count("object") > 0;
-        if (v.is_array()) return types.count("array") > 0;
-        if (v.is_number_integer() || (v.is_number_float() && v.get<double>() == std::floor(v.get<double>())))
-            return types.count("integer") > 0 || types.count("number") > 0;
-        return types.count("number") > 0;
-    };
+    // The values must also satisfy the keywords beside them.
+    OJson rest = s;
+    rest.erase("enum");
+    rest.erase("const");
+    bool constrained = hasConstraints(rest);
     std::vector<Expr> alts;
     size_t bytes = 0;
     for (auto& v : values) {
-        if (!fits(v)) continue;
+        if (constrained) {
+            HEARTH_ASSIGN_OR_RETURN(bool ok, satisfies(v, rest, ptr, 0));
+            if (!ok) continue;
+        }
         std::string text = compact(v);
         bytes += text.size();
         if (bytes > m_limits.maxGrammarBytes)
             return errorAt(ptr + "/enum", "the values are too large for the grammar");
         alts.push_back(lit(text));
     }
-    if (alts.empty()) return errorAt(ptr, "no enum / const value fits the schema's type");
+    if (alts.empty()) return errorAt(ptr, "no enum / const value satisfies the schema's other keywords");
     return named(ptr, alt(std::move(alts)));
 }
 

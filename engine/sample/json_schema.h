@@ -88,8 +88,9 @@ public:
     bool defined(const std::string& name) const;
     size_t size() const { return m_rules.size(); }
 
-    // Every reachable rule can end (derive a finite text) and no rule is left-recursive.
-    Status check(const std::string& root) const;
+    // The root can end (derive a finite text); drops the alternatives through rules that
+    // cannot; and no rule is left-recursive.
+    Status check(const std::string& root);
     // "root ::= ..." first, then the rules it uses in definition order.
     std::string render(const std::string& root) const;
     // Over the rules the root uses.
@@ -113,6 +114,8 @@ private:
 // The JSON encoding (inside a string literal, without quotes) of one code point: the shortest
 // form JSON allows (\" \\ \n ... \u00XX for the other control characters).
 std::string jsonEncodeChar(uint32_t c);
+// One character of a JSON string as JSON allows it: unescaped or any escape.
+Expr jsonStringChar();
 // The JSON-encoded forms of the characters in a set, one character long in the decoded string.
 Expr jsonChars(const CharSet& set);
 
@@ -158,6 +161,9 @@ bool isAnnotationKeyword(const std::string& key);
 bool isUnsupportedKeyword(const std::string& key, const OJson& value);
 // Whether a schema object has keywords other than annotations (and $defs / definitions).
 bool hasConstraints(const OJson& schema);
+// An InvalidArgument error "<pointer>: <what>" ("(root)" for the root; a very long pointer is
+// shortened in the middle).
+Status errorAt(const std::string& ptr, const std::string& what);
 // A JSON pointer token with '~' and '/' escaped.
 std::string pointerToken(const std::string& key);
 

@@ -6,6 +6,7 @@
 #include "sample/json_schema.h"
 
 #include <map>
+#include <memory>
 #include <string>
 
 namespace hearth::grammar::schema {
@@ -31,6 +32,11 @@ private:
     Result<Expr> walkAnyOf(const OJson& s, const std::string& ptr, int depth);
     Result<Expr> walkEnum(const OJson& s, const std::string& ptr);
 
+    // json_schema_values.cpp: whether a value satisfies a schema (supported keywords only);
+    // text matching against a string-content expression, its grammar cached under `key`.
+    Result<bool> satisfies(const OJson& value, const OJson& schema, const std::string& ptr, int depth);
+    Result<bool> textMatches(const std::string& key, const Expr& content, const OJson& value);
+
     // json_schema_types.cpp
     Result<Expr> walkString(const OJson& s, const std::string& ptr);
     Result<Expr> walkNumber(const OJson& s, const std::string& ptr, bool integer);
@@ -54,6 +60,8 @@ private:
     RuleSet m_rules;
     std::map<std::string, std::string> m_refRules; // JSON pointer -> rule name
     std::map<std::string, Expr> m_cache;           // schema text -> its expression
+    std::map<std::string, std::string> m_mergedRules; // merged allOf schema text -> rule name
+    std::map<std::string, std::shared_ptr<const Grammar>> m_contentGrammars;
     size_t m_visits = 0;
 };
 

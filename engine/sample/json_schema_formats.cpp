@@ -266,18 +266,58 @@ Result<Expr> formatExpr(const std::string& format, const std::string& where, boo
         alpha.add('A', 'Z');
         return seq({local, lit("@"), rep(seq({label(), lit(".")}), 1, -1), rep(cls(alpha), 2, 63)});
     }
-    if (format == "hostname") return seq({label(), star(seq({lit("."), label()}))});
+    // At most three labels: 191 characters, within the 253 a hostname may have.
+    if (format == "hostname") return seq({label(), rep(seq({lit("."), label()}), 0, 2)});
     if (format == "ipv4") {
         Expr octet = alt({seq({lit("25"), cls('0', '5')}), seq({lit("2"), cls('0', '4'), d}),
                           seq({lit("1"), d, d}), seq({cls('1', '9'), d}), d});
         return seq({octet, rep(seq({lit("."), octet}), 3, 3)});
     }
-    // Formats that only annotate here: the string is unconstrained.
-    static const std::set<std::string> kAnnotations = {
-        "uri",   "uri-reference", "iri",           "iri-reference", "uri-template",
-        "url",   "regex",         "json-pointer",  "relative-json-pointer",
-        "byte",  "binary",        "password"};
-    if (kAnnotations.count(format)) {
+    CharSet hexSet = CharSet::of('0', '9');
+    hexSet.add('a', 'f');
+    hexSet.add('A', 'F');
+    auto fromList = [](CharSet set, const std::string& list) {
+        for (char c : list) set.add(uint8_t(c), uint8_t(c));
+        return set;
+    };
+    if (format == "uri" || format == "uri-reference" || format == "iri" || format == "iri-reference" ||
+        format == "url") {
+        // An absolute URI with an authority: scheme "://" host [":" port] path [?query] [#fragment]
+        // (a form every URI, URI-reference and IRI validator accepts).
+        CharSet alnum = CharSet::of('a', 'z');
+        alnum.add('A', 'Z');
+        alnum.add('0', '9');
+        CharSet alpha = CharSet::of('a', 'z');
+        alpha.add('A', 'Z');
+        Expr pct = seq({lit("%"), cls(hexSet), cls(hexSet)});
+        CharSet hostChars = fromList(alnum, "-._~!$&'()*+,;=");
+        Expr host = alt({cls(hostChars), pct});
+        Expr pchar = alt({cls(fromList(hostChars, ":@")), pct});
+        Expr qchar = alt({cls(fromList(hostChars, ":@/?")), pct});
+        return seq({cls(alpha), star(cls(fromList(alnum, "+-."))), lit("://"), rep(host, 1, -1),
+                    opt(seq({lit(":"), digits(1, 5)})), star(seq({lit("/"), star(pchar)})),
+                    opt(seq({lit("?"), star(qchar)})), opt(seq({lit("#"), star(qchar)}))});
+    }
+    if (format == "json-pointer" || format == "relative-json-pointer") {
+        CharSet plain = CharSet::of(0x20, 0x10FFFF); // no control characters (no escapes needed)
+        plain.remove('~', '~');
+        plain.remove('/', '/');
+        plain.remove('"', '"');
+        plain.remove('\\', '\\');
+        Expr token = star(alt({cls(plain), lit("~0"), lit("~1")}));
+        Expr pointer = star(seq({lit("/"), token}));
+        if (format == "json-pointer") return pointer;
+        return seq({alt({lit("0"), seq({cls('1', '9'), digits(0, 9)})}), alt({lit("#"), pointer})});
+    }
+    if (format == "byte") { // base64
+        CharSet b64 = fromList(CharSet::of('A', 'Z'), "+/");
+        b64.add('a', 'z');
+        b64.add('0', '9');
+        Expr c = cls(b64);
+        return seq({star(rep(c, 4, 4)), opt(alt({seq({c, c, lit("==")}), seq({c, c, c, lit("=")})}))});
+    }
+    // Formats that only annotate (validators accept any string): the string is unconstrained.
+    if (format == "binary" || format == "password") {
         annotation = true;
         return empty();
     }

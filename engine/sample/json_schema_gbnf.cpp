@@ -416,7 +416,27 @@ void collectRefs(const Expr& e, std::vector<std::string>& out) {
 }
 } // namespace
 
-Status RuleSet::check(const std::string& root) const {
+namespace {
+// The expression with references to the rules marked dead replaced by nothing, simplified.
+Expr withoutDead(const Expr& e, const std::map<std::string, size_t>& index, const std::vector<bool>& ok) {
+    switch (e.kind) {
+    case Expr::Kind::Ref: {
+        auto it = index.find(e.text);
+        return it != index.end() && !ok[it->second] ? nothing() : e;
+    }
+    case Expr::Kind::Seq:
+    case Expr::Kind::Alt: {
+        std::vector<Expr> items;
+        for (auto& x : e.items) items.push_back(withoutDead(x, index, ok));
+        return e.kind == Expr::Kind::Seq ? seq(std::move(items)) : alt(std::move(items));
+    }
+    case Expr::Kind::Repeat: return rep(withoutDead(e.items[0], index, ok), e.min, e.max);
+    default: return e;
+    }
+}
+} // namespace
+
+Status RuleSet::check(const std::string& root) {
     size_t n = m_rules.size();
     for (auto& r : m_rules)
         if (!r.hasBody) return internalError("grammar rule '" + r.name + "' has no body");
@@ -427,7 +447,7 @@ Status RuleSet::check(const std::string& root) const {
         for (size_t i = 0; i < n; ++i)
             if (!ok[i] && productive(m_rules[i].body, m_index, ok)) ok[i] = changed = true;
     }
-    // Reachable rules from the root, in order; the first that cannot end is the error.
+    // When the root cannot end, name a reachable rule that cannot either.
     std::vector<bool> seen(n, false);
     std::vector<size_t> stack;
     auto rootIt = m_index.find(root);
@@ -443,7 +463,6 @@ Status RuleSet::check(const std::string& root) const {
         stack.pop_back();
         if (!ok[i] && !culprit && !m_rules[i].where.empty() && m_rules[i].body.kind != Expr::Kind::Ref)
             culprit = i;
-        rootStuck = rootStuck || !ok[i];
         std::vector<std::string> refs;
         collectRefs(m_rules[i].body, refs);
         for (auto& name : refs) {
@@ -459,6 +478,10 @@ Status RuleSet::check(const std::string& root) const {
         return invalidArgument(w + ": no finite JSON value satisfies this schema (a $ref cycle "
                                    "with no way to end, or contradictory constraints)");
     }
+    // Alternatives through rules that cannot end are dropped (they would lead generation into a
+    // dead end), e.g. an array whose items can never be finite stays empty.
+    for (size_t i = 0; i < n; ++i)
+        if (ok[i]) m_rules[i].body = withoutDead(m_rules[i].body, m_index, ok);
     // Left recursion: a rule reachable from itself without consuming a character.
     std::vector<bool> isNullable(n, false);
     for (bool changed = true; changed;) {
@@ -567,6 +590,18 @@ std::string jsonEncodeChar(uint32_t c) {
         return buf;
     }
     return utf8(c);
+}
+
+Expr jsonStringChar() {
+    CharSet hex = CharSet::of('0', '9');
+    hex.add('a', 'f');
+    hex.add('A', 'F');
+    CharSet raw = CharSet::of(0x20, 0x10FFFF);
+    raw.remove('"', '"');
+    raw.remove('\\', '\\');
+    CharSet escapes;
+    for (char c : std::string("\"\\/bfnrt")) escapes.add(uint8_t(c), uint8_t(c));
+    return alt({cls(raw), seq({lit("\\"), alt({cls(escapes), seq({lit("u"), rep(cls(hex), 4, 4)})})})});
 }
 
 Expr jsonChars(const CharSet& set) {

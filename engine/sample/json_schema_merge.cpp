@@ -72,6 +72,14 @@ bool hasConstraints(const OJson& schema) {
     return false;
 }
 
+Status errorAt(const std::string& ptr, const std::string& what) {
+    constexpr size_t kMaxShown = 160;
+    std::string where = ptr.empty() ? std::string("(root)") : ptr;
+    if (where.size() > kMaxShown)
+        where = where.substr(0, kMaxShown / 2 - 2) + "/.../" + where.substr(where.size() - kMaxShown / 2 + 3);
+    return invalidArgument(where + ": " + what);
+}
+
 std::string pointerToken(const std::string& key) {
     std::string out;
     for (char c : key) {

@@ -13,10 +13,6 @@ namespace hearth::grammar::schema {
 
 namespace {
 
-Status errorAt(const std::string& ptr, const std::string& what) {
-    return invalidArgument((ptr.empty() ? std::string("(root)") : ptr) + ": " + what);
-}
-
 // Key text as it appears in JSON (quoted and escaped).
 std::string jsonKey(const std::string& key) {
     return OJson(key).dump(-1, ' ', false, nlohmann::detail::error_handler_t::replace);

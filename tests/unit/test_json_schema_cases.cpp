@@ -178,7 +178,7 @@ void badInputIsAnError() {
     QCOMPARE(errorOf(R"({"type":"object","required":["a"],"additionalProperties":false})"),
              std::string("/required: 'a' is required but additionalProperties is false"));
     QCOMPARE(errorOf(R"({"type":"string","enum":[1,2]})"),
-             std::string("(root): no enum / const value fits the schema's type"));
+             std::string("(root): no enum / const value satisfies the schema's other keywords"));
     QCOMPARE(errorOf("false"), std::string("(root): no finite JSON value satisfies this schema (a $ref "
                                            "cycle with no way to end, or contradictory constraints)"));
     QCOMPARE(errorOf(R"({"type":"string","pattern":"^a+$","format":"date"})"),
