@@ -156,7 +156,11 @@ void badInputIsAnError() {
              std::string("/$ref: \"#/$defs/missing\" points at nothing"));
     QCOMPARE(errorOf(R"({"type":"string","format":"ipv6"})"),
              std::string("/format: format 'ipv6' is not supported"));
-    QCOMPARE(errorOf(R"({"type":"string","format":"uri"})"), std::string("ok")); // annotation
+    QCOMPARE(errorOf(R"({"type":"string","format":"uri"})"), std::string("ok"));
+    QCOMPARE(errorOf(R"({"type":"string","format":"regex"})"), std::string("/format: format 'regex' is not supported"));
+    QCOMPARE(errorOf(R"({"type":"string","format":"duration"})"),
+             std::string("/format: format 'duration' is not supported"));
+    QCOMPARE(errorOf(R"({"type":"integer","format":"int64"})"), std::string("ok")); // formats only apply to strings
     QCOMPARE(errorOf(R"({"type":"string","pattern":"^(a)\\1$"})"),
              std::string("/pattern: pattern uses a backreference, which is not supported (at offset 6)"));
     QCOMPARE(errorOf(R"({"type":"string","pattern":"^(?=a)b$"})"),
@@ -177,6 +181,8 @@ void badInputIsAnError() {
              std::string("(root): no integer lies within the bounds"));
     QCOMPARE(errorOf(R"({"type":"object","required":["a"],"additionalProperties":false})"),
              std::string("/required: 'a' is required but additionalProperties is false"));
+    QCOMPARE(errorOf(R"({"format":"date","const":"2024-02-30"})"),
+             std::string("(root): no enum / const value satisfies the schema's other keywords"));
     QCOMPARE(errorOf(R"({"type":"string","enum":[1,2]})"),
              std::string("(root): no enum / const value satisfies the schema's other keywords"));
     QCOMPARE(errorOf("false"), std::string("(root): no finite JSON value satisfies this schema (a $ref "
@@ -385,6 +391,10 @@ void enumsConstsAndCombinators() {
         {R"({"allOf":[{"type":"string"},{"minLength":2},{"maxLength":3}]})",
          {R"("ab")", R"("abc")"}, {R"("a")", R"("abcd")"}},
         {R"({"type":"string","nullable":true})", {R"("x")", "null"}, {"1"}},
+        // enum / const values must also satisfy the keywords beside them.
+        {R"({"type":"number","minimum":0,"enum":[-1,0,5,"x"]})", {"0", "5"}, {"-1", R"("x")"}},
+        {R"({"pattern":"^a","maxLength":2,"enum":["ab","ba","abc",7]})", {R"("ab")", "7"}, {R"("ba")", R"("abc")"}},
+        {R"({"type":"object","required":["k"],"enum":[{"k":1},{"j":1},[1]]})", {R"({"k":1})"}, {R"({"j":1})", "[1]"}},
         // Empty schemas: any JSON value.
         {"{}", {"1", R"("s")", R"({"a":[null,true,1.5e3]})", "[]", "-0.5"}, {"", "tru", "{", "01"}},
         {"true", {"[1,2]", "false"}, {"[1,]"}},
@@ -392,6 +402,19 @@ void enumsConstsAndCombinators() {
 }
 
 void recursionThroughRefs() {
+    // Items that can never be finite leave only the empty array; a dead alternative is dropped.
+    QCOMPARE(ruleLine(gbnfOf(R"({"type":"array","items":{"$ref":"#","minItems":1}})"), "schema"),
+             std::string(R"(schema ::= "[" ws "]")"));
+    checkCases({
+        {R"({"anyOf":[{"$ref":"#/$defs/bad"},{"type":"string"}],"$defs":{"bad":{"type":"object",)"
+         R"("properties":{"x":{"$ref":"#/$defs/bad"}},"required":["x"]}}})",
+         {R"("s")"}, {R"({"x":{}})", "{}"}},
+        // A $ref back to the root with keywords beside it: recursion, not endless inlining.
+        {R"({"type":"object","properties":{"name":{"type":"string"},"child":{"$ref":"#","required":["name"]}},)"
+         R"("additionalProperties":false})",
+         {"{}", R"({"name":"a","child":{"name":"b","child":{"name":"c"}}})"},
+         {R"({"child":{}})", R"({"child":{"child":{"name":"x"}}})"}},
+    });
     checkCases({
         {R"({"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},)"
          R"("kids":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["v","kids"],)"
@@ -447,6 +470,13 @@ void stringsLengthsPatternsFormats() {
          {R"("123e4567-e89b-12d3-a456-42661417400")", R"("123e4567e89b12d3a456426614174000")"}},
         {R"({"type":"string","format":"ipv4"})", {R"("192.168.0.255")"}, {R"("256.1.1.1")", R"("1.2.3")"}},
         {R"({"type":"string","format":"hostname"})", {R"("a-b.example.com")"}, {R"("-a.com")", R"("a..b")"}},
+        {R"({"type":"string","format":"uri"})",
+         {R"("https://example.com/a/b?x=1&y=%20#frag")", R"("urn-x+y://h:8080")", R"("http://a/")"},
+         {R"("not a uri")", R"("http://a b")", R"("http:/a")", R"("//a.com")", R"("http://a/%zz")"}},
+        {R"({"type":"string","format":"json-pointer"})", {R"("")", R"("/a/b~0c/~1")"}, {R"("a")", R"("/a~2")"}},
+        {R"({"type":"string","format":"relative-json-pointer"})", {R"("0")", R"("2/a")", R"("1#")"}, {R"("/a")", R"("01")"}},
+        {R"({"type":"string","format":"byte"})", {R"("")", R"("aGVsbG8=")", R"("YWJj")"}, {R"("abc")", R"("a===")"}},
+        {R"({"type":"string","format":"binary"})", {R"("anything")"}, {"1"}},
     });
 }
 

@@ -45,14 +45,32 @@ struct SchemaLimits {
     size_t maxGrammarBytes = size_t(1) << 20;
 };
 
-// Compiles a JSON Schema (JSON text) into GBNF whose sentences are exactly the JSON texts (in a
-// compact form with bounded whitespace) that the schema accepts, as far as the supported
-// keywords go: type (and lists of types, nullable), properties / required /
-// additionalProperties, items / prefixItems / minItems / maxItems, enum, const, anyOf / oneOf /
-// allOf of objects, $ref into $defs / definitions, minLength / maxLength, pattern (a regex
-// subset), format (date, time, date-time, email, uuid), minimum / maximum / exclusive bounds for
-// integers and numbers. A keyword it cannot honour is an error naming its JSON pointer
-// ("/properties/age/multipleOf: not supported"); so are $ref cycles that cannot end and limits.
+// Compiles a JSON Schema (JSON text) into GBNF whose sentences are JSON texts the schema accepts,
+// in a compact form: whitespace between tokens is bounded (nothing, one space, or a newline and
+// up to 20 spaces / tabs) and none follows the root value; properties come in the schema's order
+// (optional ones may be left out; extra properties, where allowed, after the listed ones);
+// integer parts have at most 20 digits, fractions 20, exponents 3; bounded numbers have no
+// exponent. Keywords: type (lists, nullable; absent: inferred from the keywords present),
+// properties / required / additionalProperties (absent = any extra value), items / prefixItems
+// (and draft-7 items arrays with additionalItems) / minItems / maxItems, enum and const (values
+// also checked against the keywords beside them), anyOf / oneOf (both as alternatives;
+// keywords beside them apply to each), allOf (merged: properties, required, bounds, types,
+// anyOf lists; a member's additionalProperties: false admits only its own properties), local
+// $ref ("#", "#/$defs/x", any JSON pointer; recursion allowed, alternatives that can never end
+// are dropped), minLength / maxLength, pattern (ECMAScript subset: literals, escapes, classes,
+// groups, |, quantifiers, ^ $ at the ends of top-level alternatives; unanchored means "contains";
+// with minLength / maxLength only for ^X{m,n}$ of one character class), format (date, time,
+// date-time, email, uuid, ipv4, hostname, uri / uri-reference / iri / iri-reference / url as
+// absolute URIs with an authority, json-pointer, relative-json-pointer, byte; binary and password
+// are any string; others are errors; formats on non-strings are ignored), and minimum / maximum
+// / exclusive bounds, exact for integers and decimals (|bound| <= 1e18, at most 20 decimals).
+// Annotations (title, description, default, examples, $schema, $id, x-*...) and unknown
+// keywords are ignored; a keyword that constrains values in a way not supported is an error
+// naming its JSON pointer ("/properties/age/multipleOf: not supported"). Counts: a lower bound
+// above GrammarLimits::maxRepeat is an error, an upper bound above it is dropped (unbounded),
+// and the grammar's size once repetitions are expanded must fit GrammarLimits. A schema with no
+// finite value (a $ref cycle that cannot end), a left-recursive $ref cycle, and the limits are
+// errors (InvalidArgument); nothing throws.
 Result<std::string> jsonSchemaToGbnf(std::string_view schemaJson, const SchemaLimits& limits = {});
 
 // GBNF for any JSON object (response_format {"type": "json_object"}, Ollama's format "json").
