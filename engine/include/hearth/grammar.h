@@ -18,7 +18,7 @@ class Grammar;
 
 struct GrammarLimits {
     size_t maxTextBytes = size_t(1) << 20; // grammar text
-    size_t maxRules = 20000;               // after repetitions are expanded
+    size_t maxRules = 200000;              // after repetitions are expanded
     size_t maxElements = size_t(1) << 20;  // symbols in all alternatives together
     int32_t maxRepeat = 10000;             // the m and n of x{m,n}
 };
