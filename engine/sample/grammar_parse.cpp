@@ -493,6 +493,39 @@ bool Grammar::matchesSome(uint32_t pos, uint32_t lo, uint32_t hi) const {
     }
 }
 
+std::string prefixRuleNames(std::string_view gbnf, std::string_view prefix) {
+    std::string out;
+    out.reserve(gbnf.size() + gbnf.size() / 4);
+    for (size_t i = 0; i < gbnf.size();) {
+        const char c = gbnf[i];
+        if (c == '"' || c == '[') { // a literal or class, escapes included, copied whole
+            const char close = c == '"' ? '"' : ']';
+            size_t j = i + 1;
+            while (j < gbnf.size() && gbnf[j] != close) j += gbnf[j] == '\\' ? 2 : 1;
+            j = std::min(j + 1, gbnf.size());
+            out.append(gbnf.substr(i, j - i));
+            i = j;
+        } else if (c == '#') {
+            const size_t j = std::min(gbnf.find('\n', i), gbnf.size());
+            out.append(gbnf.substr(i, j - i));
+            i = j;
+        } else if (isNameChar(c) && !(c >= '0' && c <= '9' && i > 0 && gbnf[i - 1] == '{') &&
+                   !(c >= '0' && c <= '9' && i > 0 && gbnf[i - 1] == ',')) {
+            size_t j = i;
+            while (j < gbnf.size() && isNameChar(gbnf[j])) ++j;
+            const std::string_view word = gbnf.substr(i, j - i);
+            const bool number = word.find_first_not_of("0123456789") == std::string_view::npos;
+            if (!number) out.append(prefix);
+            out.append(word);
+            i = j;
+        } else {
+            out.push_back(c);
+            ++i;
+        }
+    }
+    return out;
+}
+
 Result<std::shared_ptr<const Grammar>> parseGbnf(std::string_view text, const GrammarLimits& limits) {
     Parser p(text, limits);
     return p.run();
