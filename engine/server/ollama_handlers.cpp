@@ -7,7 +7,10 @@
 #include "server/json_fields.h"
 #include "server/ollama_api.h"
 #include "server/openai_convert.h"
+#include "server/structured_output.h"
 #include "server/tool_calls.h"
+
+#include "hearth/grammar.h"
 
 #include <algorithm>
 #include <chrono>
@@ -248,13 +251,35 @@ ApiResult<EngineRef> ollamaEngine(Server::Impl& server, const std::string& model
     return ref;
 }
 
-// The request for `prompt`: Ollama's options mapped, num_predict clamped to the context.
+// The grammar `format` asks for: any JSON object for "json", the schema's for a schema; null
+// for free text. A schema it cannot honour is a 400 naming the part.
+ApiResult<GrammarPtr> formatGrammar(const OllamaParams& p) {
+    switch (p.format) {
+    case OllamaFormat::None: return GrammarPtr();
+    case OllamaFormat::Json: {
+        auto g = grammar::parseGbnf(grammar::anyJsonObjectGbnf());
+        if (!g) return apiErrorFromStatus(g.status(), "format");
+        return *g;
+    }
+    case OllamaFormat::Schema: {
+        auto g = schemaGrammar(p.schema, "format");
+        if (!g) {
+            ApiError e = g.error();
+            e.message = "'format': " + e.message;
+            return e;
+        }
+        return *g;
+    }
+    }
+    return GrammarPtr();
+}
+
+// The request for `prompt`: Ollama's options mapped, num_predict clamped to the context, the
+// format's grammar attached.
 ApiResult<GenerationRequest> ollamaGeneration(const Server::Impl& server, const OllamaParams& p,
                                               std::vector<int32_t> prompt, const Engine& engine) {
-    if (p.format != OllamaFormat::None)
-        return invalidRequest("'format' is not supported yet: constrained decoding (JSON mode and "
-                              "schemas) is still being built for this server",
-                              "format", "unsupported_value");
+    auto grammar = formatGrammar(p);
+    if (!grammar) return grammar.error();
     CommonParams common = p.common;
     const int32_t ctx = engine.model().contextLength;
     if (p.numPredict) {
@@ -265,6 +290,7 @@ ApiResult<GenerationRequest> ollamaGeneration(const Server::Impl& server, const 
     auto gen = generationRequest(common, std::move(prompt), limits);
     if (!gen) return gen.error();
     gen->sampling.penaltyLastN = p.repeatLastN;
+    gen->grammar = std::move(*grammar);
     return gen;
 }
 

@@ -76,6 +76,11 @@ inline std::vector<HostileOllamaBody> hostileOllamaBodies() {
         "\"think\":1", "\"think\":{}", "\"keep_alive\":\"forever\"", "\"keep_alive\":\"5 m\"",
         "\"keep_alive\":\"m5\"", "\"keep_alive\":\"5d\"", "\"keep_alive\":\"\"",
         "\"keep_alive\":[]", "\"keep_alive\":true", "\"keep_alive\":\"1.2.3s\"",
+        // Schemas the grammar compiler refuses.
+        "\"format\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\",\"multipleOf\":3}}}",
+        "\"format\":{\"type\":\"strange\"}", "\"format\":{\"$ref\":\"#/$defs/nowhere\"}",
+        "\"format\":{\"type\":\"string\",\"pattern\":\"(\"}",
+        "\"format\":{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/a\"}},\"$ref\":\"#/$defs/a\"}",
     };
     for (const char* f : badShared) both(f);
     {

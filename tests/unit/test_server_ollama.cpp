@@ -7,6 +7,7 @@
 #include "../server/http_test_support.h"
 #include "test_support.h"
 
+#include "hearth/grammar.h"
 #include "hearth/server.h"
 #include "server/ollama_api.h"
 
@@ -388,18 +389,40 @@ private Q_SLOTS:
         QCOMPARE(g.n, 1);
     }
 
-    void formatRefusedUntilGrammarLands() {
+    void formatBuildsAGrammar() {
         START(f);
-        for (const char* body : {R"({"prompt":"hi","format":"json"})",
-                                 R"({"messages":[{"role":"user","content":"hi"}],"format":{"type":"object"}})"}) {
-            const bool chat = std::string(body).find("messages") != std::string::npos;
-            auto r = postJson(f.port, chat ? "/api/chat" : "/api/generate", body);
-            QCOMPARE(r->status, 400);
-            OJson j = parse(r->body);
-            QVERIFY(isOllamaError(j));
-            QVERIFY(j["error"].get<std::string>().find("format") != std::string::npos);
-        }
-        QCOMPARE(f.engine->submitted(), 0);
+        using grammar::TextMatch;
+        QCOMPARE(postJson(f.port, "/api/generate", R"({"prompt":"hi","stream":false})")->status, 200);
+        QVERIFY(!f.engine->lastRequest().grammar); // free text without a format
+        auto json = postJson(f.port, "/api/generate", R"({"prompt":"hi","stream":false,"format":"json"})");
+        QCOMPARE(json->status, 200);
+        auto g = f.engine->lastRequest().grammar;
+        QVERIFY(g);
+        QVERIFY(grammar::matchText(*g, R"({"a":[1,2,{"b":null}]})") == TextMatch::Complete);
+        QVERIFY(grammar::matchText(*g, "Hello") == TextMatch::Rejected);
+        QVERIFY(grammar::matchText(*g, "[1]") == TextMatch::Rejected); // an object, not any JSON
+
+        auto schema = postJson(f.port, "/api/chat", R"({"stream":false,"messages":[{"role":"user","content":"hi"}],
+            "format":{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},
+                      "required":["name","age"],"additionalProperties":false}})");
+        QCOMPARE(schema->status, 200);
+        g = f.engine->lastRequest().grammar;
+        QVERIFY(g);
+        QVERIFY(grammar::matchText(*g, R"({"name":"Ada","age":36})") == TextMatch::Complete);
+        QVERIFY(grammar::matchText(*g, R"({"name":"Ada","age":"old"})") == TextMatch::Rejected);
+        QVERIFY(grammar::matchText(*g, R"({"age":36})") == TextMatch::Rejected);
+
+        // A schema the compiler cannot honour: 400 naming the part, nothing submitted.
+        const int before = f.engine->submitted();
+        auto bad = postJson(f.port, "/api/chat", R"({"messages":[{"role":"user","content":"hi"}],
+            "format":{"type":"object","properties":{"age":{"type":"integer","multipleOf":3}}}})");
+        QCOMPARE(bad->status, 400);
+        OJson j = parse(bad->body);
+        QVERIFY(isOllamaError(j));
+        QVERIFY2(j["error"].get<std::string>().find("/properties/age/multipleOf") != std::string::npos,
+                 j["error"].get<std::string>().c_str());
+        QVERIFY(j["error"].get<std::string>().rfind("'format'", 0) == 0);
+        QCOMPARE(f.engine->submitted(), before);
     }
 
     void toolCallsHaveObjectArguments() {
