@@ -35,7 +35,7 @@ struct OllamaParams {
     int32_t repeatLastN = 64;           // -1: the whole context
     OllamaFormat format = OllamaFormat::None;
     OJson schema;                       // format is a JSON schema object
-    std::optional<bool> think;          // think: true/false
+    std::optional<bool> think;          // think: true/false (true: reasoning split into "thinking")
     std::string thinkLevel;             // think: "low" | "medium" | "high"
     std::optional<double> keepAliveSeconds; // parsed and accepted; negative: forever
 };
@@ -102,11 +102,13 @@ OJson ollamaToolCalls(const std::vector<ToolCall>& calls);
 // One streamed line (the JSON text plus "\n").
 std::string ndjsonLine(const OJson& json);
 
-// A /api/generate chunk or whole response (done: false while streaming).
-OJson generateChunk(const std::string& model, const std::string& text, bool done);
+// A /api/generate chunk or whole response (done: false while streaming); `thinking` (the
+// model's reasoning, with think set) is added when not empty.
+OJson generateChunk(const std::string& model, const std::string& text, bool done,
+                    const std::string& thinking = {});
 // A /api/chat chunk or whole response; toolCalls null: none.
 OJson chatChunk(const std::string& model, const std::string& content, const OJson& toolCalls,
-                bool done);
+                bool done, const std::string& thinking = {});
 
 // What /api/tags, /api/show and /api/ps say about a model; `summary` null when it is not loaded.
 struct OllamaModelInfo {

@@ -1,12 +1,14 @@
 // The Ollama API endpoints: /api/chat and /api/generate (NDJSON streams by default, one object
-// with "stream": false; a disconnect cancels), /api/tags, /api/show, /api/ps, /api/version, the
-// "Ollama is running" probe at /, and clear errors for what this server does not do.
+// with "stream": false; a disconnect cancels; format as a grammar; think splitting the reasoning
+// out), /api/tags, /api/show, /api/ps, /api/version, the "Ollama is running" probe at /, and clear
+// errors for what this server does not do.
 #include "server/server_impl.h"
 
 #include "server/generation_stream.h"
 #include "server/json_fields.h"
 #include "server/ollama_api.h"
 #include "server/openai_convert.h"
+#include "server/reasoning.h"
 #include "server/structured_output.h"
 #include "server/tool_calls.h"
 
@@ -66,6 +68,10 @@ struct OllamaJob {
     std::string text;            // everything generated (not streamed)
     bool holding = false;        // streaming with tools: text held while it may be a call
     std::string held;
+    // think set: <think>...</think> goes to "thinking" (the prompt may have opened it already).
+    bool splitThinking = false;
+    bool promptOpensThinking = false;
+    std::unique_ptr<ReasoningSplitter> splitter;
     bool finished = false;
     bool failed = false;
     bool cancelled = false;
@@ -81,13 +87,17 @@ struct OllamaJob {
         cancelled = true;
     }
 
-    OJson partChunk(const std::string& piece, const OJson& toolCalls = nullptr) const {
-        return chat ? chatChunk(model, piece, toolCalls, false) : generateChunk(model, piece, false);
+    OJson partChunk(const std::string& piece, const OJson& toolCalls = nullptr,
+                    const std::string& thinking = {}) const {
+        return chat ? chatChunk(model, piece, toolCalls, false, thinking)
+                    : generateChunk(model, piece, false, thinking);
     }
 
     // The last object: done, done_reason, timings (and /api/generate's context).
-    OJson finalObject(const std::string& body, const OJson& toolCalls) const {
-        OJson j = chat ? chatChunk(model, body, toolCalls, true) : generateChunk(model, body, true);
+    OJson finalObject(const std::string& body, const OJson& toolCalls,
+                      const std::string& thinking = {}) const {
+        OJson j = chat ? chatChunk(model, body, toolCalls, true, thinking)
+                       : generateChunk(model, body, true, thinking);
         j["done_reason"] = ollamaDoneReason(reason);
         if (!chat) {
             OJson ctx = OJson::array();
@@ -127,6 +137,20 @@ void record(OllamaJob& job, const StreamEvent& e, Metrics& metrics) {
     }
 }
 
+// Streaming: answer text, held back while it may still become a tool call.
+void streamContent(OllamaJob& job, const std::string& text, std::string& out) {
+    if (job.holding) {
+        job.held += text;
+        if (!mightBeToolCall(job.held)) {
+            job.holding = false;
+            out += ndjsonLine(job.partChunk(job.held));
+            job.held.clear();
+        }
+        return;
+    }
+    if (!text.empty()) out += ndjsonLine(job.partChunk(text));
+}
+
 // Streaming: the NDJSON lines for a batch of events.
 std::string streamLines(OllamaJob& job, std::vector<StreamEvent>& events, Metrics& metrics) {
     std::string out;
@@ -135,20 +159,22 @@ std::string streamLines(OllamaJob& job, std::vector<StreamEvent>& events, Metric
         case StreamEvent::Kind::Token:
             if (e.choice != 0 || job.finished) break;
             if (e.id >= 0) job.generated.push_back(e.id);
-            if (job.holding) {
-                job.held += e.text;
-                if (!mightBeToolCall(job.held)) {
-                    job.holding = false;
-                    out += ndjsonLine(job.partChunk(job.held));
-                    job.held.clear();
-                }
-                break;
+            if (job.splitter) {
+                ReasoningPiece piece = job.splitter->push(e.text);
+                if (!piece.reasoning.empty()) out += ndjsonLine(job.partChunk("", nullptr, piece.reasoning));
+                streamContent(job, piece.content, out);
+            } else {
+                streamContent(job, e.text, out);
             }
-            if (!e.text.empty()) out += ndjsonLine(job.partChunk(e.text));
             break;
         case StreamEvent::Kind::ChoiceFinish:
             break;
         case StreamEvent::Kind::Finish:
+            if (job.splitter) {
+                ReasoningPiece piece = job.splitter->finish();
+                if (!piece.reasoning.empty()) out += ndjsonLine(job.partChunk("", nullptr, piece.reasoning));
+                streamContent(job, piece.content, out);
+            }
             if (job.holding) {
                 job.holding = false;
                 ToolCallParse p = parseToolCalls(job.held, job.toolNames);
@@ -180,6 +206,8 @@ static void runOllamaJob(Server::Impl& server, std::shared_ptr<OllamaJob> job,
     request.n = 1;
     job->prompt = request.prompt;
     job->holding = job->parseTools && job->stream;
+    if (job->splitThinking)
+        job->splitter = std::make_unique<ReasoningSplitter>(job->promptOpensThinking);
     auto id = job->engine->submit(std::move(request));
     if (!id) return sendOllamaError(server.m_config, res, apiErrorFromStatus(id.status()));
     job->id = *id;
@@ -199,15 +227,22 @@ static void runOllamaJob(Server::Impl& server, std::shared_ptr<OllamaJob> job,
         if (job->failed)
             return sendOllamaError(server.m_config, res, apiErrorFromStatus(job->error));
         std::string content = job->text;
+        std::string thinking;
+        if (job->splitter) {
+            ReasoningPiece a = job->splitter->push(job->text);
+            ReasoningPiece b = job->splitter->finish();
+            thinking = a.reasoning + b.reasoning;
+            content = a.content + b.content;
+        }
         OJson calls;
         if (job->parseTools) {
-            ToolCallParse p = parseToolCalls(job->text, job->toolNames);
+            ToolCallParse p = parseToolCalls(content, job->toolNames);
             if (!p.calls.empty()) {
                 content = std::move(p.content);
                 calls = ollamaToolCalls(p.calls);
             }
         }
-        return Server::Impl::sendJson(res, 200, job->finalObject(content, calls));
+        return Server::Impl::sendJson(res, 200, job->finalObject(content, calls, thinking));
     }
 
     res.set_header("Cache-Control", "no-cache");
@@ -310,6 +345,15 @@ tmpl::ChatRequest templateRequest(OJson messages, const OllamaParams& p) {
     return chat;
 }
 
+// think: true (or a level) splits the reasoning out; whether the template's generation prompt
+// already opened it decides where the split starts.
+void setUpThinking(OllamaJob& job, const OllamaParams& p, const tmpl::ChatRequest& request) {
+    job.splitThinking = p.think && *p.think;
+    if (!job.splitThinking) return;
+    auto rendered = job.engine->renderChat(request);
+    job.promptOpensThinking = rendered && promptOpensReasoning(*rendered);
+}
+
 OllamaModelInfo infoFor(const std::string& id, const std::shared_ptr<Engine>& loaded,
                         const std::string& loadedId) {
     OllamaModelInfo m;
@@ -370,6 +414,7 @@ void Server::Impl::handleOllamaChat(const httplib::Request& req, httplib::Respon
     if (!chat.toolsJson.is_null()) tr.tools = chat.toolsJson;
     auto prompt = job->engine->encodeChat(tr);
     if (!prompt) return sendOllamaError(m_config, res, templateError(prompt.status()));
+    setUpThinking(*job, chat.params, tr);
     auto gen = ollamaGeneration(*this, chat.params, std::move(*prompt), *job->engine);
     if (!gen) return sendOllamaError(m_config, res, gen.error());
     runOllamaJob(*this, job, std::move(*gen), res);
@@ -402,8 +447,10 @@ void Server::Impl::handleOllamaGenerate(const httplib::Request& req, httplib::Re
         OJson messages = OJson::array();
         if (!body.system.empty()) messages.push_back({{"role", "system"}, {"content", body.system}});
         messages.push_back({{"role", "user"}, {"content", body.prompt}});
-        auto ids = job->engine->encodeChat(templateRequest(std::move(messages), body.params));
+        const tmpl::ChatRequest tr = templateRequest(std::move(messages), body.params);
+        auto ids = job->engine->encodeChat(tr);
         if (!ids) return sendOllamaError(m_config, res, templateError(ids.status()));
+        setUpThinking(*job, body.params, tr);
         size_t from = 0;
         // After an earlier exchange's tokens the template's BOS would be a second one.
         const int32_t bos = job->engine->model().bosToken;

@@ -100,20 +100,23 @@ OJson ollamaToolCalls(const std::vector<ToolCall>& calls) {
 
 std::string ndjsonLine(const OJson& json) { return dumpJson(json) + "\n"; }
 
-OJson generateChunk(const std::string& model, const std::string& text, bool done) {
+OJson generateChunk(const std::string& model, const std::string& text, bool done,
+                    const std::string& thinking) {
     OJson j = OJson::object();
     j["model"] = model;
     j["created_at"] = rfc3339(std::chrono::system_clock::now());
     j["response"] = text;
+    if (!thinking.empty()) j["thinking"] = thinking;
     j["done"] = done;
     return j;
 }
 
 OJson chatChunk(const std::string& model, const std::string& content, const OJson& toolCalls,
-                bool done) {
+                bool done, const std::string& thinking) {
     OJson msg = OJson::object();
     msg["role"] = "assistant";
     msg["content"] = content;
+    if (!thinking.empty()) msg["thinking"] = thinking;
     if (!toolCalls.is_null()) msg["tool_calls"] = toolCalls;
     OJson j = OJson::object();
     j["model"] = model;

@@ -157,14 +157,14 @@ try {
         'generate (templated, system, num_ctx ignored, keep_alive accepted)');
 
   const chat = await ollama.chat({ model: 'stories260K', messages: [{ role: 'user', content: 'Tell me a story' }],
-                                   options: { num_predict: 16, seed: 1 } });
+                                   options: { num_predict: 16, seed: 1 }, think: true });
   check(chat.message.role === 'assistant' && typeof chat.message.content === 'string' && chat.message.content.length > 0,
         'chat: an assistant message');
   check(chat.done && ['stop', 'length'].includes(chat.done_reason) && chat.eval_count > 0 && chat.prompt_eval_count > 0,
         `chat: done_reason ${chat.done_reason}, counts`);
 
   const cstream = await ollama.chat({ model: 'stories260K', messages: [{ role: 'user', content: 'Tell me a story' }],
-                                      options: { num_predict: 16, seed: 1 }, stream: true });
+                                      options: { num_predict: 16, seed: 1 }, think: true, stream: true });
   let ctext = '', cdone = null;
   for await (const part of cstream) {
     ctext += part.message?.content ?? '';

@@ -464,6 +464,36 @@ private Q_SLOTS:
         QVERIFY(!parse(plain->body)["message"].contains("tool_calls"));
     }
 
+    void thinkSplitsTheReasoning() {
+        START(f);
+        f.engine->setReply("<think>pondering deeply</think>The answer.");
+        const std::string chatBody = R"({"stream":false,"think":true,"messages":[{"role":"user","content":"why?"}]})";
+        OJson j = parse(postJson(f.port, "/api/chat", chatBody)->body);
+        QCOMPARE(j["message"]["thinking"].get<std::string>(), std::string("pondering deeply"));
+        QCOMPARE(j["message"]["content"].get<std::string>(), std::string("The answer."));
+        // Streamed: thinking parts first, then content parts.
+        std::string streamedBody = chatBody;
+        streamedBody.replace(streamedBody.find("\"stream\":false"), 14, "\"stream\":true");
+        std::string thinking, content;
+        for (const OJson& l : ndjson(postJson(f.port, "/api/chat", streamedBody)->body)) {
+            if (l["message"].contains("thinking")) {
+                QVERIFY(content.empty());
+                thinking += l["message"]["thinking"].get<std::string>();
+            }
+            content += l["message"]["content"].get<std::string>();
+        }
+        QCOMPARE(thinking, std::string("pondering deeply"));
+        QCOMPARE(content, std::string("The answer."));
+        // /api/generate puts it in "thinking".
+        OJson g = parse(postJson(f.port, "/api/generate", R"({"prompt":"why?","think":"high","stream":false})")->body);
+        QCOMPARE(g["thinking"].get<std::string>(), std::string("pondering deeply"));
+        QCOMPARE(g["response"].get<std::string>(), std::string("The answer."));
+        // Without think the text stays as the model wrote it.
+        OJson plain = parse(postJson(f.port, "/api/chat", R"({"stream":false,"messages":[{"role":"user","content":"why?"}]})")->body);
+        QVERIFY(!plain["message"].contains("thinking"));
+        QCOMPARE(plain["message"]["content"].get<std::string>(), std::string("<think>pondering deeply</think>The answer."));
+    }
+
     void disconnectCancels() {
         START(f, ServerConfig{}, 1 << 20);
         f.engine->setReply("tick tock ", true);
