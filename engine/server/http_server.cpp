@@ -1,5 +1,6 @@
 // The HTTP side of the server: routes, the security gate (Host check, API key, CORS), JSON error
 // responses for everything httplib answers itself (404, 405, 413), and start/stop.
+#include "server/ollama_api.h"
 #include "server/security.h"
 #include "server/server_impl.h"
 
@@ -23,6 +24,7 @@ std::string routeLabel(const std::string& path) {
     for (const char* p : kReadPaths)
         if (path == p) return path;
     if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
+    if (const char* ollama = ollamaRouteLabel(path)) return ollama;
     return "other";
 }
 
@@ -217,6 +219,7 @@ void Server::Impl::installRoutes() {
     m_http.Get("/v1/models", route(&Impl::handleModels));
     m_http.Get("/models", route(&Impl::handleModels));
     m_http.Get(R"(/v1/models/(.+))", route(&Impl::handleModels));
+    installOllamaRoutes();
 
     // Known paths with the wrong method: 405 naming the right one.
     auto notAllowed = [this](const char* allow) {
@@ -270,7 +273,10 @@ void Server::Impl::installRoutes() {
             if (!res.body.empty() || res.status == 204)
                 return httplib::Server::HandlerResponse::Unhandled;
             applyCors(req, res);
-            sendError(res, errorForStatus(res.status));
+            if (isOllamaPath(req.path))
+                sendJson(res, res.status, ollamaErrorJson(errorForStatus(res.status).message));
+            else
+                sendError(res, errorForStatus(res.status));
             return httplib::Server::HandlerResponse::Handled;
         }));
     m_http.set_exception_handler([this](const Request&, Response& res, std::exception_ptr) {

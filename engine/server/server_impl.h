@@ -67,6 +67,17 @@ public:
     void handleTokenize(const httplib::Request& req, httplib::Response& res);
     void handleDetokenize(const httplib::Request& req, httplib::Response& res);
 
+    // The Ollama API (ollama_handlers.cpp); installRoutes() calls installOllamaRoutes().
+    void installOllamaRoutes();
+    void handleOllamaRoot(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaChat(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaGenerate(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaTags(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaShow(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaPs(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaVersion(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaEmbed(const httplib::Request& req, httplib::Response& res);
+
     ServerConfig m_config;
     ParseLimits m_limits;
     httplib::Server m_http;
