@@ -3,6 +3,7 @@
 #include "server/server_impl.h"
 
 #include "server/generation_stream.h"
+#include "server/harmony.h"
 #include "server/openai_convert.h"
 #include "server/openai_response.h"
 #include "server/reasoning.h"
@@ -32,8 +33,10 @@ struct ChoiceState {
     std::vector<TokenLogprob> heldLogprobs;
     std::unique_ptr<ToolCallStreamer> calls;
     bool streamedCalls = false;
-    // Streaming chat: <think> text goes to reasoning_content.
+    // Streaming chat: <think> text goes to reasoning_content; harmony (gpt-oss) output is split
+    // into reasoning, answer and calls.
     std::unique_ptr<ReasoningSplitter> reasoning;
+    std::unique_ptr<HarmonyParser> harmony;
 };
 
 // One generation request from submission to the end of its response.
@@ -43,6 +46,7 @@ struct Job {
     bool parseTools = false;
     std::vector<std::string> toolNames;
     bool splitReasoning = false;      // chat: <think> blocks become reasoning_content
+    bool harmony = false;             // chat: the model writes harmony messages (gpt-oss)
     bool promptOpensReasoning = false; // the template left the model inside <think>
     ResponseMeta meta;
     std::shared_ptr<Engine> engine;
@@ -118,6 +122,20 @@ std::vector<ChoiceOutput> outputs(Job& job) {
         o.reason = c.reason;
         o.logprobs = std::move(c.logprobs);
         std::string answer = c.text;
+        if (job.harmony) {
+            HarmonyParser parser;
+            HarmonyPiece a = parser.push(c.text), b = parser.finish();
+            o.reasoning = a.reasoning + b.reasoning;
+            o.content = a.content + b.content;
+            o.contentOnly = true;
+            for (auto* piece : {&a, &b})
+                for (ToolCallDelta& d : piece->calls) {
+                    if (!d.id.empty()) o.toolCalls.push_back({d.id, d.name, ""});
+                    if (!o.toolCalls.empty()) o.toolCalls.back().arguments += d.arguments;
+                }
+            out.push_back(std::move(o));
+            continue;
+        }
         if (job.splitReasoning) {
             ReasoningSplitter splitter(job.promptOpensReasoning);
             ReasoningPiece a = splitter.push(c.text), b = splitter.finish();
@@ -179,9 +197,23 @@ std::string contentText(Job& job, ChoiceState& c, int32_t index, const std::stri
     return out;
 }
 
+// Streaming harmony: reasoning, answer and call pieces as chunks.
+std::string harmonyText(Job& job, ChoiceState& c, int32_t index, const HarmonyPiece& piece,
+                        std::vector<TokenLogprob> lps) {
+    std::string out;
+    if (!piece.reasoning.empty()) out += reasoningChunk(job, index, piece.reasoning);
+    if (!piece.content.empty() || !lps.empty()) out += textChunk(job, index, piece.content, lps);
+    for (const ToolCallDelta& d : piece.calls) {
+        out += sseEvent(chatChunkJson(job.meta, index, toolCallDelta(d), nullptr));
+        c.streamedCalls = true;
+    }
+    return out;
+}
+
 std::string finishChoice(Job& job, int32_t index, FinishReason reason) {
     ChoiceState& c = job.choices[size_t(index)];
     std::string out;
+    if (c.harmony && !c.finished) out += harmonyText(job, c, index, c.harmony->finish(), {});
     if (c.reasoning && !c.finished) {
         ReasoningPiece rest = c.reasoning->finish();
         if (!rest.reasoning.empty()) out += reasoningChunk(job, index, rest.reasoning);
@@ -189,7 +221,7 @@ std::string finishChoice(Job& job, int32_t index, FinishReason reason) {
     }
     c.finished = true;
     c.reason = reason;
-    bool calls = false;
+    bool calls = c.harmony && c.streamedCalls;
     if (c.holding && c.streamedCalls) {
         calls = true; // the calls went out as they were read
         c.holding = false;
@@ -224,6 +256,11 @@ std::string streamText(Job& job, std::vector<StreamEvent>& events, Metrics& metr
             if (job.params.logprobs && e.id >= 0)
                 lps.push_back(makeLogprob(job.engine->tokenizer(), e));
             std::string text = std::move(e.text);
+            if (c->harmony) {
+                HarmonyPiece piece = c->harmony->push(text);
+                out += harmonyText(job, *c, e.choice, piece, std::move(lps));
+                break;
+            }
             if (c->reasoning) {
                 ReasoningPiece piece = c->reasoning->push(text);
                 if (!piece.reasoning.empty()) out += reasoningChunk(job, e.choice, piece.reasoning);
@@ -279,6 +316,10 @@ static void runJob(Server::Impl& server, std::shared_ptr<Job> job, GenerationReq
     request.sink = job->stream;
     job->choices.resize(size_t(request.n));
     for (ChoiceState& c : job->choices) {
+        if (job->harmony) {
+            if (job->params.stream) c.harmony = std::make_unique<HarmonyParser>();
+            continue;
+        }
         if (job->parseTools && job->params.stream) {
             c.holding = true;
             c.calls = std::make_unique<ToolCallStreamer>(job->toolNames);
@@ -368,8 +409,9 @@ void Server::Impl::handleChat(const httplib::Request& req, httplib::Response& re
     const tmpl::ChatRequest templateRequest = chatTemplateRequest(chat);
     auto prompt = job->engine->encodeChat(templateRequest);
     if (prompt && chat.splitReasoning) {
-        job->splitReasoning = true;
         auto rendered = job->engine->renderChat(templateRequest);
+        job->harmony = rendered && promptIsHarmony(*rendered);
+        job->splitReasoning = !job->harmony;
         job->promptOpensReasoning = rendered && promptOpensReasoning(*rendered);
     }
     if (!prompt) {

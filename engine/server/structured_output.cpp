@@ -52,6 +52,7 @@ ToolCallStyle detectToolCallStyle(const Engine& engine) {
                                  {"function", {{"name", "probe_fn"}, {"parameters", {{"type", "object"}}}}}}});
     auto text = engine.renderChat(probe);
     if (!text) return ToolCallStyle::Hermes;
+    if (text->find("to=functions.") != std::string::npos) return ToolCallStyle::Harmony;
     if (text->find("<tool_call>") != std::string::npos) return ToolCallStyle::Hermes;
     if (text->find("[TOOL_CALLS]") != std::string::npos) return ToolCallStyle::Mistral;
     if (text->find("\"parameters\"") != std::string::npos || text->find("<|python_tag|>") != std::string::npos)
@@ -90,6 +91,11 @@ ApiResult<GrammarPtr> toolCallGrammar(const std::vector<ToolFunction>& tools, co
                                   "tools[" + std::to_string(i) + "].function.parameters");
         const std::string prefix = "tool" + std::to_string(i) + "-";
         rules += grammar::prefixRuleNames(*gbnf, prefix) + "\n";
+        if (style == ToolCallStyle::Harmony) {
+            alternatives.push_back(literal("<|channel|>commentary to=functions." + f.name + " <|constrain|>json<|message|>") +
+                                   " " + prefix + "root");
+            continue;
+        }
         const char* argsKey = style == ToolCallStyle::Llama ? "parameters" : "arguments";
         alternatives.push_back(literal("{\"name\": " + jsonString(f.name) + ", \"" + argsKey + "\": ") + " " +
                                prefix + "root " + literal("}"));
@@ -110,6 +116,11 @@ ApiResult<GrammarPtr> toolCallGrammar(const std::vector<ToolFunction>& tools, co
         break;
     case ToolCallStyle::Mistral:
         root = "root ::= \"[TOOL_CALLS][\" call ( \", \" call )" + more + " \"]\"";
+        break;
+    case ToolCallStyle::Harmony:
+        // One call per turn (the call token ends it), after an optional analysis message.
+        root = "root ::= analysis? call\n"
+               "analysis ::= \"<|channel|>analysis<|message|>\" ( [^<] | \"<\" [^|] )* \"<|end|><|start|>assistant\"";
         break;
     }
     return compile(root + "\n" + call + "\n" + rules, "tools");

@@ -20,6 +20,7 @@ enum class ToolCallStyle {
     Hermes,  // <tool_call>{"name": ..., "arguments": {...}}</tool_call> (Qwen, Hermes; the default)
     Llama,   // {"name": ..., "parameters": {...}} (Llama 3.x)
     Mistral, // [TOOL_CALLS][{"name": ..., "arguments": {...}}]
+    Harmony, // <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...} (gpt-oss)
 };
 // Renders a conversation holding a tool call with the engine's template and looks for the markers.
 ToolCallStyle detectToolCallStyle(const Engine& engine);

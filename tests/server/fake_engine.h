@@ -46,6 +46,11 @@ public:
         m_repeat = repeat;
     }
     void setTokenDelay(std::chrono::microseconds d) { m_delayUs = d.count(); }
+    // What renderChat appends for a generation prompt ("assistant:" by default).
+    void setGenerationPrompt(std::string text) {
+        std::lock_guard<std::mutex> lock(m_mu);
+        m_generationPrompt = std::move(text);
+    }
     void setMaxWaiting(int n) { m_maxWaiting = n; } // live requests beyond this: Busy
     void setFailNext(Status s) {
         std::lock_guard<std::mutex> lock(m_mu);
@@ -118,7 +123,8 @@ public:
     }
     const tokenizer::Tokenizer& tokenizer() const override { return m_tokenizer; }
 
-    // "role: content\n" per message, then "assistant:" when a generation prompt is asked for.
+    // "role: content\n" per message, then "assistant:" (setGenerationPrompt) when a generation
+    // prompt is asked for.
     // A message whose content is "RAISE" fails like a template's raise_exception.
     Result<std::string> renderChat(const tmpl::ChatRequest& request) const override {
         std::string out;
@@ -128,7 +134,10 @@ public:
             out += m["role"].get<std::string>() + ": " + content + "\n";
         }
         if (!request.tools.is_null()) out += "tools: " + std::to_string(request.tools.size()) + "\n";
-        if (request.addGenerationPrompt) out += "assistant:";
+        if (request.addGenerationPrompt) {
+            std::lock_guard<std::mutex> lock(m_mu);
+            out += m_generationPrompt;
+        }
         return out;
     }
     Result<std::vector<int32_t>> encodeChat(const tmpl::ChatRequest& request) const override {
@@ -262,6 +271,7 @@ private:
     std::set<RequestId> m_cancelled;
     GenerationRequest m_last;
     std::string m_reply = "Hello there, friend.";
+    std::string m_generationPrompt = "assistant:";
     bool m_repeat = false;
     Status m_failNext;
     RequestId m_nextId = 1;

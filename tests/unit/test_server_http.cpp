@@ -209,6 +209,86 @@ private Q_SLOTS:
         QVERIFY(sawCall);
         QVERIFY(sawReason);
         QCOMPARE(streamedText(s->body), std::string(""));
+        // Streamed as written: the name once, then the arguments in several fragments.
+        int names = 0, fragments = 0;
+        std::string args;
+        for (const std::string& d : sseData(s->body)) {
+            if (d == "[DONE]") continue;
+            const OJson c = parse(d);
+            const OJson& delta = c["choices"][0]["delta"];
+            if (!delta.contains("tool_calls")) continue;
+            const OJson& fn = delta["tool_calls"][0]["function"];
+            if (fn.contains("name")) ++names;
+            const std::string a = fn["arguments"].get<std::string>();
+            fragments += !a.empty();
+            args += a;
+        }
+        QCOMPARE(names, 1);
+        QVERIFY2(fragments > 2, std::to_string(fragments).c_str());
+        QCOMPARE(OJson::parse(args), OJson::parse("{\"city\": \"Paris\"}"));
+    }
+
+    // <think> text becomes reasoning_content, whole and streamed; reasoning_format none keeps it.
+    void reasoningSplitsOff() {
+        START(f);
+        f.engine->setReply("<think>plan it</think>\n\nThe answer.");
+        const std::string body = R"({"messages":[{"role":"user","content":"q"}]})";
+        auto r = postJson(f.port, "/v1/chat/completions", body);
+        OJson j = parse(r->body);
+        QCOMPARE(j["choices"][0]["message"]["reasoning_content"].get<std::string>(), std::string("plan it"));
+        QCOMPARE(j["choices"][0]["message"]["content"].get<std::string>(), std::string("The answer."));
+        auto s = postJson(f.port, "/v1/chat/completions", R"({"messages":[{"role":"user","content":"q"}],"stream":true})");
+        std::string reasoning;
+        for (const std::string& d : sseData(s->body)) {
+            if (d == "[DONE]") continue;
+            const OJson delta = parse(d)["choices"][0]["delta"];
+            if (delta.contains("reasoning_content")) reasoning += delta["reasoning_content"].get<std::string>();
+        }
+        QCOMPARE(reasoning, std::string("plan it"));
+        QCOMPARE(streamedText(s->body), std::string("The answer."));
+        auto raw = postJson(f.port, "/v1/chat/completions",
+                            R"({"messages":[{"role":"user","content":"q"}],"reasoning_format":"none"})");
+        OJson k = parse(raw->body);
+        QCOMPARE(k["choices"][0]["message"]["content"].get<std::string>(), std::string("<think>plan it</think>\n\nThe answer."));
+        QVERIFY(!k["choices"][0]["message"].contains("reasoning_content"));
+        // A template that opens the block itself (DeepSeek-R1): the output starts inside it.
+        f.engine->setGenerationPrompt("assistant:<think>\n");
+        f.engine->setReply("inside</think>out");
+        OJson opened = parse(postJson(f.port, "/v1/chat/completions", body)->body);
+        QCOMPARE(opened["choices"][0]["message"]["reasoning_content"].get<std::string>(), std::string("inside"));
+        QCOMPARE(opened["choices"][0]["message"]["content"].get<std::string>(), std::string("out"));
+    }
+
+    // gpt-oss harmony output: analysis to reasoning_content, final to content, a commentary
+    // message to functions.X to a tool call.
+    void harmonyOverHttp() {
+        START(f);
+        f.engine->setGenerationPrompt("<|start|>assistant");
+        f.engine->setReply("<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>Hi!");
+        const std::string body = R"({"messages":[{"role":"user","content":"q"}]})";
+        OJson j = parse(postJson(f.port, "/v1/chat/completions", body)->body);
+        QCOMPARE(j["choices"][0]["message"]["reasoning_content"].get<std::string>(), std::string("think"));
+        QCOMPARE(j["choices"][0]["message"]["content"].get<std::string>(), std::string("Hi!"));
+        auto s = postJson(f.port, "/v1/chat/completions", R"({"messages":[{"role":"user","content":"q"}],"stream":true})");
+        QCOMPARE(streamedText(s->body), std::string("Hi!"));
+        f.engine->setReply("<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Oslo\"}");
+        const std::string tools = R"({"messages":[{"role":"user","content":"q"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}]})";
+        OJson c = parse(postJson(f.port, "/v1/chat/completions", tools)->body);
+        QCOMPARE(c["choices"][0]["finish_reason"].get<std::string>(), std::string("tool_calls"));
+        QCOMPARE(c["choices"][0]["message"]["tool_calls"][0]["function"]["name"].get<std::string>(), std::string("get_weather"));
+        QCOMPARE(c["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"].get<std::string>(),
+                 std::string("{\"city\":\"Oslo\"}"));
+        auto cs = postJson(f.port, "/v1/chat/completions", tools.substr(0, tools.size() - 1) + R"(,"stream":true})");
+        bool named = false;
+        std::string reason;
+        for (const std::string& d : sseData(cs->body)) {
+            if (d == "[DONE]") continue;
+            const OJson ch = parse(d)["choices"][0];
+            if (ch["delta"].contains("tool_calls") && ch["delta"]["tool_calls"][0]["function"].contains("name")) named = true;
+            if (ch["finish_reason"].is_string()) reason = ch["finish_reason"].get<std::string>();
+        }
+        QVERIFY(named);
+        QCOMPARE(reason, std::string("tool_calls"));
     }
 
     void cancelOnDisconnect() {

@@ -2,6 +2,7 @@
 // reasoning parameters, the grammars they compile to (checked with matchText), forced tool-call
 // grammars per call style, tool calls read while streaming, and the <think> splitter.
 #include "hearth/grammar.h"
+#include "server/harmony.h"
 #include "server/openai_request.h"
 #include "server/reasoning.h"
 #include "server/structured_output.h"
@@ -303,6 +304,53 @@ private Q_SLOTS:
         QVERIFY(streamCalls("{\"name\": \"Bob\", \"parameters\": 3}", {"a"}).empty());
         QVERIFY(streamCalls("{\"answer\": 42}").empty());
         QVERIFY(streamCalls("plain text, no braces").empty());
+    }
+
+    void harmonyMessagesSplit() {
+        auto run = [](const std::string& text) {
+            HarmonyParser p;
+            HarmonyPiece all;
+            auto add = [&](HarmonyPiece piece) {
+                all.reasoning += piece.reasoning;
+                all.content += piece.content;
+                for (auto& d : piece.calls) all.calls.push_back(std::move(d));
+            };
+            for (char c : text) add(p.push(std::string(1, c)));
+            add(p.finish());
+            return all;
+        };
+        auto answer = run("<|channel|>analysis<|message|>The user greets.<|end|><|start|>assistant<|channel|>final"
+                          "<|message|>Hello <there>!");
+        QCOMPARE(answer.reasoning, std::string("The user greets."));
+        QCOMPARE(answer.content, std::string("Hello <there>!"));
+        QVERIFY(answer.calls.empty());
+        auto call = run("<|channel|>analysis<|message|>Need the tool.<|end|><|start|>assistant<|channel|>commentary "
+                        "to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Oslo\"}");
+        QCOMPARE(call.reasoning, std::string("Need the tool."));
+        QCOMPARE(call.content, std::string());
+        auto calls = assemble(call.calls);
+        QCOMPARE(calls.size(), size_t(1));
+        QCOMPARE(calls.at(0).first, std::string("get_weather"));
+        QCOMPARE(calls.at(0).second, std::string("{\"city\":\"Oslo\"}"));
+        // The recipient before the channel, as the template writes past calls.
+        auto before = run(" to=functions.add<|channel|>commentary json<|message|>{\"a\":1}");
+        QCOMPARE(assemble(before.calls).at(0).first, std::string("add"));
+        auto plain = run("Just text, <|no|> harmony.");
+        QCOMPARE(plain.content, std::string("Just text, <|no|> harmony."));
+        QVERIFY(promptIsHarmony("<|start|>user<|message|>hi<|end|><|start|>assistant"));
+        QVERIFY(!promptIsHarmony("<|im_start|>assistant\n"));
+        // A forced call in harmony form, optionally after an analysis message.
+        auto g = toolCallGrammar(weatherTools(), ToolChoice{ToolChoiceMode::Required, {}}, ToolCallStyle::Harmony);
+        QVERIFY(g.isOk() && *g);
+        const std::string forced = "<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{\"zone\":\"UTC\"}";
+        auto spaced = forced.substr(0, forced.size() - 14) + "{\"zone\": \"UTC\"}";
+        QVERIFY(grammar::matchText(**g, forced) == TextMatch::Complete ||
+                grammar::matchText(**g, spaced) == TextMatch::Complete);
+        QVERIFY(grammar::matchText(**g, "<|channel|>analysis<|message|>hmm<|end|><|start|>assistant" + forced) ==
+                    TextMatch::Complete ||
+                grammar::matchText(**g, "<|channel|>analysis<|message|>hmm<|end|><|start|>assistant" + spaced) ==
+                    TextMatch::Complete);
+        QCOMPARE(grammar::matchText(**g, "<|channel|>final<|message|>"), TextMatch::Rejected);
     }
 
     void thinkBlocksSplitOff() {
