@@ -3,10 +3,9 @@
 #include "server/server_impl.h"
 
 #include "server/generation_stream.h"
-#include "server/harmony.h"
 #include "server/openai_convert.h"
 #include "server/openai_response.h"
-#include "server/reasoning.h"
+#include "hearth/chat_output.h"
 #include "server/structured_output.h"
 #include "server/tool_call_stream.h"
 #include "server/tool_calls.h"
@@ -35,8 +34,8 @@ struct ChoiceState {
     bool streamedCalls = false;
     // Streaming chat: <think> text goes to reasoning_content; harmony (gpt-oss) output is split
     // into reasoning, answer and calls.
-    std::unique_ptr<ReasoningSplitter> reasoning;
-    std::unique_ptr<HarmonyParser> harmony;
+    std::unique_ptr<tmpl::ReasoningSplitter> reasoning;
+    std::unique_ptr<tmpl::HarmonyParser> harmony;
 };
 
 // One generation request from submission to the end of its response.
@@ -123,22 +122,22 @@ std::vector<ChoiceOutput> outputs(Job& job) {
         o.logprobs = std::move(c.logprobs);
         std::string answer = c.text;
         if (job.harmony) {
-            HarmonyParser parser;
-            HarmonyPiece a = parser.push(c.text), b = parser.finish();
+            tmpl::HarmonyParser parser;
+            tmpl::HarmonyPiece a = parser.push(c.text), b = parser.finish();
             o.reasoning = a.reasoning + b.reasoning;
             o.content = a.content + b.content;
             o.contentOnly = true;
             for (auto* piece : {&a, &b})
-                for (ToolCallDelta& d : piece->calls) {
-                    if (!d.id.empty()) o.toolCalls.push_back({d.id, d.name, ""});
+                for (const tmpl::OutputCall& d : piece->calls) {
+                    if (!d.name.empty()) o.toolCalls.push_back({newToolCallId(), d.name, ""});
                     if (!o.toolCalls.empty()) o.toolCalls.back().arguments += d.arguments;
                 }
             out.push_back(std::move(o));
             continue;
         }
         if (job.splitReasoning) {
-            ReasoningSplitter splitter(job.promptOpensReasoning);
-            ReasoningPiece a = splitter.push(c.text), b = splitter.finish();
+            tmpl::ReasoningSplitter splitter(job.promptOpensReasoning);
+            tmpl::ReasoningPiece a = splitter.push(c.text), b = splitter.finish();
             o.reasoning = a.reasoning + b.reasoning;
             answer = a.content + b.content;
             o.contentOnly = true;
@@ -198,12 +197,13 @@ std::string contentText(Job& job, ChoiceState& c, int32_t index, const std::stri
 }
 
 // Streaming harmony: reasoning, answer and call pieces as chunks.
-std::string harmonyText(Job& job, ChoiceState& c, int32_t index, const HarmonyPiece& piece,
+std::string harmonyText(Job& job, ChoiceState& c, int32_t index, const tmpl::HarmonyPiece& piece,
                         std::vector<TokenLogprob> lps) {
     std::string out;
     if (!piece.reasoning.empty()) out += reasoningChunk(job, index, piece.reasoning);
     if (!piece.content.empty() || !lps.empty()) out += textChunk(job, index, piece.content, lps);
-    for (const ToolCallDelta& d : piece.calls) {
+    for (const tmpl::OutputCall& call : piece.calls) {
+        const ToolCallDelta d{call.index, call.name.empty() ? "" : newToolCallId(), call.name, call.arguments};
         out += sseEvent(chatChunkJson(job.meta, index, toolCallDelta(d), nullptr));
         c.streamedCalls = true;
     }
@@ -215,7 +215,7 @@ std::string finishChoice(Job& job, int32_t index, FinishReason reason) {
     std::string out;
     if (c.harmony && !c.finished) out += harmonyText(job, c, index, c.harmony->finish(), {});
     if (c.reasoning && !c.finished) {
-        ReasoningPiece rest = c.reasoning->finish();
+        tmpl::ReasoningPiece rest = c.reasoning->finish();
         if (!rest.reasoning.empty()) out += reasoningChunk(job, index, rest.reasoning);
         if (!rest.content.empty()) out += contentText(job, c, index, rest.content, {});
     }
@@ -257,12 +257,12 @@ std::string streamText(Job& job, std::vector<StreamEvent>& events, Metrics& metr
                 lps.push_back(makeLogprob(job.engine->tokenizer(), e));
             std::string text = std::move(e.text);
             if (c->harmony) {
-                HarmonyPiece piece = c->harmony->push(text);
+                tmpl::HarmonyPiece piece = c->harmony->push(text);
                 out += harmonyText(job, *c, e.choice, piece, std::move(lps));
                 break;
             }
             if (c->reasoning) {
-                ReasoningPiece piece = c->reasoning->push(text);
+                tmpl::ReasoningPiece piece = c->reasoning->push(text);
                 if (!piece.reasoning.empty()) out += reasoningChunk(job, e.choice, piece.reasoning);
                 text = std::move(piece.content);
             }
@@ -317,7 +317,7 @@ static void runJob(Server::Impl& server, std::shared_ptr<Job> job, GenerationReq
     job->choices.resize(size_t(request.n));
     for (ChoiceState& c : job->choices) {
         if (job->harmony) {
-            if (job->params.stream) c.harmony = std::make_unique<HarmonyParser>();
+            if (job->params.stream) c.harmony = std::make_unique<tmpl::HarmonyParser>();
             continue;
         }
         if (job->parseTools && job->params.stream) {
@@ -325,7 +325,7 @@ static void runJob(Server::Impl& server, std::shared_ptr<Job> job, GenerationReq
             c.calls = std::make_unique<ToolCallStreamer>(job->toolNames);
         }
         if (job->splitReasoning && job->params.stream)
-            c.reasoning = std::make_unique<ReasoningSplitter>(job->promptOpensReasoning);
+            c.reasoning = std::make_unique<tmpl::ReasoningSplitter>(job->promptOpensReasoning);
     }
     auto id = job->engine->submit(std::move(request));
     if (!id) {
@@ -410,9 +410,9 @@ void Server::Impl::handleChat(const httplib::Request& req, httplib::Response& re
     auto prompt = job->engine->encodeChat(templateRequest);
     if (prompt && chat.splitReasoning) {
         auto rendered = job->engine->renderChat(templateRequest);
-        job->harmony = rendered && promptIsHarmony(*rendered);
+        job->harmony = rendered && tmpl::promptIsHarmony(*rendered);
         job->splitReasoning = !job->harmony;
-        job->promptOpensReasoning = rendered && promptOpensReasoning(*rendered);
+        job->promptOpensReasoning = rendered && tmpl::promptOpensReasoning(*rendered);
     }
     if (!prompt) {
         ApiError e = apiErrorFromStatus(prompt.status(), "messages");

@@ -8,7 +8,7 @@
 #include "server/json_fields.h"
 #include "server/ollama_api.h"
 #include "server/openai_convert.h"
-#include "server/reasoning.h"
+#include "hearth/chat_output.h"
 #include "server/structured_output.h"
 #include "server/tool_calls.h"
 
@@ -71,7 +71,7 @@ struct OllamaJob {
     // think set: <think>...</think> goes to "thinking" (the prompt may have opened it already).
     bool splitThinking = false;
     bool promptOpensThinking = false;
-    std::unique_ptr<ReasoningSplitter> splitter;
+    std::unique_ptr<tmpl::ReasoningSplitter> splitter;
     bool finished = false;
     bool failed = false;
     bool cancelled = false;
@@ -160,7 +160,7 @@ std::string streamLines(OllamaJob& job, std::vector<StreamEvent>& events, Metric
             if (e.choice != 0 || job.finished) break;
             if (e.id >= 0) job.generated.push_back(e.id);
             if (job.splitter) {
-                ReasoningPiece piece = job.splitter->push(e.text);
+                tmpl::ReasoningPiece piece = job.splitter->push(e.text);
                 if (!piece.reasoning.empty()) out += ndjsonLine(job.partChunk("", nullptr, piece.reasoning));
                 streamContent(job, piece.content, out);
             } else {
@@ -171,7 +171,7 @@ std::string streamLines(OllamaJob& job, std::vector<StreamEvent>& events, Metric
             break;
         case StreamEvent::Kind::Finish:
             if (job.splitter) {
-                ReasoningPiece piece = job.splitter->finish();
+                tmpl::ReasoningPiece piece = job.splitter->finish();
                 if (!piece.reasoning.empty()) out += ndjsonLine(job.partChunk("", nullptr, piece.reasoning));
                 streamContent(job, piece.content, out);
             }
@@ -207,7 +207,7 @@ static void runOllamaJob(Server::Impl& server, std::shared_ptr<OllamaJob> job,
     job->prompt = request.prompt;
     job->holding = job->parseTools && job->stream;
     if (job->splitThinking)
-        job->splitter = std::make_unique<ReasoningSplitter>(job->promptOpensThinking);
+        job->splitter = std::make_unique<tmpl::ReasoningSplitter>(job->promptOpensThinking);
     auto id = job->engine->submit(std::move(request));
     if (!id) return sendOllamaError(server.m_config, res, apiErrorFromStatus(id.status()));
     job->id = *id;
@@ -229,8 +229,8 @@ static void runOllamaJob(Server::Impl& server, std::shared_ptr<OllamaJob> job,
         std::string content = job->text;
         std::string thinking;
         if (job->splitter) {
-            ReasoningPiece a = job->splitter->push(job->text);
-            ReasoningPiece b = job->splitter->finish();
+            tmpl::ReasoningPiece a = job->splitter->push(job->text);
+            tmpl::ReasoningPiece b = job->splitter->finish();
             thinking = a.reasoning + b.reasoning;
             content = a.content + b.content;
         }
@@ -351,7 +351,7 @@ void setUpThinking(OllamaJob& job, const OllamaParams& p, const tmpl::ChatReques
     job.splitThinking = p.think && *p.think;
     if (!job.splitThinking) return;
     auto rendered = job.engine->renderChat(request);
-    job.promptOpensThinking = rendered && promptOpensReasoning(*rendered);
+    job.promptOpensThinking = rendered && tmpl::promptOpensReasoning(*rendered);
 }
 
 OllamaModelInfo infoFor(const std::string& id, const std::shared_ptr<Engine>& loaded,

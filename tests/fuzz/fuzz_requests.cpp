@@ -3,10 +3,9 @@
 // streaming readers of model output (tool calls, <think>, harmony). The first byte picks the
 // target; the rest is its input.
 #include "hearth/grammar.h"
-#include "server/harmony.h"
 #include "server/ollama_api.h"
 #include "server/openai_request.h"
-#include "server/reasoning.h"
+#include "hearth/chat_output.h"
 #include "server/tool_call_stream.h"
 #include "server/tool_calls.h"
 
@@ -64,13 +63,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
     }
     case 7: {
-        server::ReasoningSplitter r(in.size() % 2 == 0);
+        tmpl::ReasoningSplitter r(in.size() % 2 == 0);
         inPieces(in, [&](std::string_view p) { (void)r.push(p); });
         (void)r.finish();
         break;
     }
     default: {
-        server::HarmonyParser h;
+        tmpl::HarmonyParser h;
         inPieces(in, [&](std::string_view p) { (void)h.push(p); });
         (void)h.finish();
         break;

@@ -2,9 +2,8 @@
 // reasoning parameters, the grammars they compile to (checked with matchText), forced tool-call
 // grammars per call style, tool calls read while streaming, and the <think> splitter.
 #include "hearth/grammar.h"
-#include "server/harmony.h"
 #include "server/openai_request.h"
-#include "server/reasoning.h"
+#include "hearth/chat_output.h"
 #include "server/structured_output.h"
 #include "server/tool_call_stream.h"
 #include "server/tool_calls.h"
@@ -48,15 +47,21 @@ std::map<int, std::pair<std::string, std::string>> assemble(const std::vector<To
     return calls;
 }
 
-ReasoningPiece splitBytewise(const std::string& text, bool inside = false) {
-    ReasoningSplitter s(inside);
-    ReasoningPiece all;
+std::map<int, std::pair<std::string, std::string>> assemble(const std::vector<tmpl::OutputCall>& calls) {
+    std::vector<ToolCallDelta> deltas;
+    for (const tmpl::OutputCall& c : calls) deltas.push_back({c.index, c.name.empty() ? "" : "id", c.name, c.arguments});
+    return assemble(deltas);
+}
+
+tmpl::ReasoningPiece splitBytewise(const std::string& text, bool inside = false) {
+    tmpl::ReasoningSplitter s(inside);
+    tmpl::ReasoningPiece all;
     for (char c : text) {
-        ReasoningPiece p = s.push(std::string(1, c));
+        tmpl::ReasoningPiece p = s.push(std::string(1, c));
         all.reasoning += p.reasoning;
         all.content += p.content;
     }
-    ReasoningPiece p = s.finish();
+    tmpl::ReasoningPiece p = s.finish();
     all.reasoning += p.reasoning;
     all.content += p.content;
     return all;
@@ -308,14 +313,14 @@ private Q_SLOTS:
 
     void harmonyMessagesSplit() {
         auto run = [](const std::string& text) {
-            HarmonyParser p;
-            HarmonyPiece all;
-            auto add = [&](HarmonyPiece piece) {
+            tmpl::HarmonyParser p;
+            tmpl::HarmonyPiece all;
+            auto add = [&](tmpl::HarmonyPiece piece) {
                 all.reasoning += piece.reasoning;
                 all.content += piece.content;
                 for (auto& d : piece.calls) all.calls.push_back(std::move(d));
             };
-            for (char c : text) add(p.push(std::string(1, c)));
+                        for (char c : text) add(p.push(std::string(1, c)));
             add(p.finish());
             return all;
         };
@@ -337,8 +342,8 @@ private Q_SLOTS:
         QCOMPARE(assemble(before.calls).at(0).first, std::string("add"));
         auto plain = run("Just text, <|no|> harmony.");
         QCOMPARE(plain.content, std::string("Just text, <|no|> harmony."));
-        QVERIFY(promptIsHarmony("<|start|>user<|message|>hi<|end|><|start|>assistant"));
-        QVERIFY(!promptIsHarmony("<|im_start|>assistant\n"));
+        QVERIFY(tmpl::promptIsHarmony("<|start|>user<|message|>hi<|end|><|start|>assistant"));
+        QVERIFY(!tmpl::promptIsHarmony("<|im_start|>assistant\n"));
         // A forced call in harmony form, optionally after an analysis message.
         auto g = toolCallGrammar(weatherTools(), ToolChoice{ToolChoiceMode::Required, {}}, ToolCallStyle::Harmony);
         QVERIFY(g.isOk() && *g);
@@ -371,9 +376,9 @@ private Q_SLOTS:
         auto lead = splitBytewise("  \n<think>x</think>y");
         QCOMPARE(lead.reasoning, std::string("x"));
         QCOMPARE(lead.content, std::string("y"));
-        QVERIFY(promptOpensReasoning("<|im_start|>assistant\n<think>\n"));
-        QVERIFY(!promptOpensReasoning("<|im_start|>assistant\n<think>\n\n</think>\n\n"));
-        QVERIFY(!promptOpensReasoning("<|im_start|>assistant\n"));
+        QVERIFY(tmpl::promptOpensReasoning("<|im_start|>assistant\n<think>\n"));
+        QVERIFY(!tmpl::promptOpensReasoning("<|im_start|>assistant\n<think>\n\n</think>\n\n"));
+        QVERIFY(!tmpl::promptOpensReasoning("<|im_start|>assistant\n"));
     }
 };
 
