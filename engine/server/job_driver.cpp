@@ -1,0 +1,176 @@
+// One single-choice generation driven for the Anthropic and Responses endpoints: submission,
+// whole or streamed collection, tool-call hold-back, and recovery of the matched stop string.
+#include "server/job_driver.h"
+
+#include "server/tool_calls.h"
+
+namespace hearth::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kPoll = std::chrono::milliseconds(50);
+constexpr auto kKeepAlive = std::chrono::seconds(1);
+
+// Bookkeeping of one event; for a stream, the text it releases (through the formatter).
+std::string apply(SingleJob& job, const StreamEvent& e, Metrics& metrics, StreamFormatter* fmt) {
+    std::string out;
+    switch (e.kind) {
+    case StreamEvent::Kind::Token:
+        if (e.choice != 0 || job.finished) break;
+        if (e.id >= 0) job.ids.push_back(e.id);
+        job.text += e.text;
+        if (!fmt || e.text.empty()) break;
+        if (job.holding) {
+            job.held += e.text;
+            if (!mightBeToolCall(job.held)) {
+                job.holding = false;
+                out += fmt->text(job, job.held);
+                job.held.clear();
+            }
+        } else {
+            out += fmt->text(job, e.text);
+        }
+        break;
+    case StreamEvent::Kind::ChoiceFinish:
+        if (e.choice == 0) job.reason = e.reason;
+        break;
+    case StreamEvent::Kind::Finish:
+        job.finished = true;
+        job.reason = e.reason;
+        job.usage = e.usage;
+        metrics.observeGeneration(e.usage);
+        if (fmt) out += fmt->end(job);
+        break;
+    case StreamEvent::Kind::Error:
+        job.failed = true;
+        job.error = e.error;
+        if (fmt) out += fmt->fail(job, e.error);
+        break;
+    }
+    return out;
+}
+
+} // namespace
+
+void SingleJob::cancel() {
+    if (!cancelled && !finished && !failed && engine) engine->cancel(id);
+    cancelled = true;
+}
+
+std::optional<std::string> SingleJob::matchedStop() const {
+    if (stops.empty() || reason != FinishReason::Stop || ids.empty()) return std::nullopt;
+    // The engine ends the text right before the first stop string in the decoded tokens; an
+    // end-of-generation token is never among the ids, so no match means the model ended.
+    tokenizer::DecodeOptions o;
+    o.stripLeadingSpace = false;
+    o.cleanSpaces = false;
+    auto decoded = engine->tokenizer().decode(ids, o);
+    if (!decoded) return std::nullopt;
+    size_t best = std::string::npos;
+    std::optional<std::string> which;
+    for (const std::string& s : stops) {
+        const size_t at = decoded->find(s);
+        if (at < best) {
+            best = at;
+            which = s;
+        }
+    }
+    return which;
+}
+
+ApiResult<std::shared_ptr<SingleJob>> submitJob(Server::Impl& server, std::shared_ptr<Engine> engine,
+                                                GenerationRequest request, bool holdForTools,
+                                                const std::string& maxTokensParam) {
+    auto job = std::make_shared<SingleJob>();
+    job->engine = std::move(engine);
+    job->stream = std::make_shared<GenerationStream>();
+    job->stops = request.stopStrings;
+    job->holdForTools = holdForTools;
+    job->holding = holdForTools;
+    request.n = 1;
+    request.sink = job->stream;
+    auto id = job->engine->submit(std::move(request));
+    if (!id) {
+        ApiError e = apiErrorFromStatus(id.status());
+        if (id.status().code() == ErrorCode::OutOfRange) e.param = maxTokensParam;
+        return e;
+    }
+    job->id = *id;
+    (void)server;
+    return job;
+}
+
+std::optional<ApiError> waitForJob(Server::Impl& server, SingleJob& job) {
+    std::vector<StreamEvent> events;
+    while (!job.finished && !job.failed) {
+        if (server.m_stopping) {
+            job.cancel();
+            ApiError e;
+            e.status = 503;
+            e.type = "server_error";
+            e.code = "shutting_down";
+            e.message = "the server is shutting down";
+            return e;
+        }
+        events.clear();
+        job.stream->take(events, kPoll);
+        for (const StreamEvent& e : events) apply(job, e, server.m_metrics, nullptr);
+    }
+    if (job.failed) return apiErrorFromStatus(job.error);
+    return std::nullopt;
+}
+
+void streamJob(Server::Impl& server, std::shared_ptr<SingleJob> job,
+               std::shared_ptr<StreamFormatter> formatter, httplib::Response& res) {
+    res.status = 200;
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no");
+    Server::Impl* srv = &server;
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [job, formatter, srv](size_t, httplib::DataSink& sink) {
+            auto fail = [&] {
+                job->cancel();
+                return false;
+            };
+            if (srv->m_stopping || !sink.is_writable()) return fail();
+            std::string out;
+            if (!job->started) {
+                job->started = true;
+                out = formatter->begin(*job);
+            }
+            std::vector<StreamEvent> events;
+            job->stream->take(events, out.empty() ? kPoll : std::chrono::milliseconds(0));
+            for (const StreamEvent& e : events) {
+                if (job->finished || job->failed) break;
+                out += apply(*job, e, srv->m_metrics, formatter.get());
+            }
+            const auto now = Clock::now();
+            // An idle stream still writes now and then, so a vanished client is noticed.
+            if (out.empty() && now - job->lastWrite >= kKeepAlive) out = formatter->keepAlive();
+            if (!out.empty()) {
+                if (!sink.write(out.data(), out.size())) return fail();
+                job->lastWrite = now;
+            }
+            if (job->finished || job->failed) sink.done();
+            return true;
+        },
+        [job](bool) { job->cancel(); });
+}
+
+std::string namedSseEvent(const char* name, const OJson& data) {
+    return std::string("event: ") + name + "\ndata: " + dumpJson(data) + "\n\n";
+}
+
+ApiError templateError(const Status& status, const std::string& param) {
+    ApiError e = apiErrorFromStatus(status, param);
+    if (e.status >= 500) {
+        e.status = 400; // the template refused this conversation
+        e.type = "invalid_request_error";
+        e.code = "invalid_value";
+    }
+    return e;
+}
+
+} // namespace hearth::server

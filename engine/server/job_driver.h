@@ -1,0 +1,75 @@
+// One single-choice generation from submission to its end, shared by the Anthropic Messages and
+// OpenAI Responses endpoints: submit, collect the text (whole), or stream it through an API's
+// event formatter (chunked SSE; a client that goes away cancels the request). Text that may turn
+// into a tool call is held back while streaming, and the stop string that ended the text is
+// recovered from the generated token ids.
+#pragma once
+
+#include "server/generation_stream.h"
+#include "server/server_impl.h"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hearth::server {
+
+struct SingleJob {
+    std::shared_ptr<Engine> engine;
+    std::shared_ptr<GenerationStream> stream;
+    RequestId id = 0;
+    std::vector<std::string> stops; // the request's stop strings
+    bool holdForTools = false;      // streaming: hold text back while it may be a tool call
+
+    std::string text;              // all generated text
+    std::vector<int32_t> ids;      // generated token ids (the stop-string check decodes them)
+    std::string held;              // streaming: text not yet released (a possible tool call)
+    bool holding = false;
+    FinishReason reason = FinishReason::Stop;
+    Usage usage;
+    bool finished = false;
+    bool failed = false;
+    Status error;
+    bool started = false;
+    bool cancelled = false;
+    std::chrono::steady_clock::time_point lastWrite = std::chrono::steady_clock::now();
+
+    void cancel();
+    // The stop string that ended the text, or nothing (end of generation, length, cancel).
+    std::optional<std::string> matchedStop() const;
+};
+
+// What a streaming API writes for the stages of a job; each returns SSE text (maybe empty).
+class StreamFormatter {
+public:
+    virtual ~StreamFormatter() = default;
+    virtual std::string begin(SingleJob& job) = 0;
+    virtual std::string text(SingleJob& job, const std::string& piece) = 0;
+    // The job finished: `job.held` is the text still held back (a possible tool call).
+    virtual std::string end(SingleJob& job) = 0;
+    virtual std::string fail(SingleJob& job, const Status& error) = 0;
+    virtual std::string keepAlive() { return ": keep-alive\n\n"; }
+};
+
+// Submits `request` (its sink is replaced). On failure: the error to send (a context overflow
+// names `maxTokensParam`).
+ApiResult<std::shared_ptr<SingleJob>> submitJob(Server::Impl& server, std::shared_ptr<Engine> engine,
+                                                GenerationRequest request, bool holdForTools,
+                                                const std::string& maxTokensParam);
+
+// Waits for the end of a job; the error to send when it failed (or the server is stopping).
+std::optional<ApiError> waitForJob(Server::Impl& server, SingleJob& job);
+
+// Streams a job as server-sent events through `formatter`.
+void streamJob(Server::Impl& server, std::shared_ptr<SingleJob> job,
+               std::shared_ptr<StreamFormatter> formatter, httplib::Response& res);
+
+// "event: NAME\ndata: JSON\n\n"
+std::string namedSseEvent(const char* name, const OJson& data);
+
+// The text of a chat template failure as a 400 (the template refused this conversation).
+ApiError templateError(const Status& status, const std::string& param);
+
+} // namespace hearth::server
