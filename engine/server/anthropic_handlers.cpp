@@ -19,6 +19,19 @@ struct MessageMeta {
     std::vector<std::string> toolNames;
 };
 
+// The template request: a conversation ending in an assistant turn with text is a prefill that
+// the model continues (as Anthropic's API does), otherwise a new assistant turn is started.
+tmpl::ChatRequest templateRequest(const ChatCompletionRequest& chat) {
+    tmpl::ChatRequest t = chatTemplateRequest(chat);
+    const OJson& last = chat.messages.back();
+    if (last["role"] == "assistant" && !last.contains("tool_calls") && last["content"].is_string() &&
+        !last["content"].get<std::string>().empty()) {
+        t.addGenerationPrompt = false;
+        t.continueFinalMessage = true;
+    }
+    return t;
+}
+
 AnthropicUsage usageOf(const Usage& u) {
     AnthropicUsage a;
     a.cachedTokens = u.cachedPromptTokens;
@@ -187,7 +200,7 @@ void Server::Impl::handleAnthropicMessages(const httplib::Request& req, httplib:
     ChatCompletionRequest& chat = parsed->chat;
     auto ref = engineFor(chat.common.model);
     if (!ref) return sendErrorFor(req, res, ref.error());
-    auto prompt = ref->engine->encodeChat(chatTemplateRequest(chat));
+    auto prompt = ref->engine->encodeChat(templateRequest(chat));
     if (!prompt) return sendErrorFor(req, res, templateError(prompt.status(), "messages"));
     MessageMeta meta;
     meta.id = newResponseId("msg_");
@@ -213,7 +226,7 @@ void Server::Impl::handleAnthropicCountTokens(const httplib::Request& req, httpl
     ChatCompletionRequest& chat = parsed->chat;
     auto ref = engineFor(chat.common.model);
     if (!ref) return sendErrorFor(req, res, ref.error());
-    auto prompt = ref->engine->encodeChat(chatTemplateRequest(chat));
+    auto prompt = ref->engine->encodeChat(templateRequest(chat));
     if (!prompt) return sendErrorFor(req, res, templateError(prompt.status(), "messages"));
     sendJson(res, 200, {{"input_tokens", prompt->size()}});
 }

@@ -205,6 +205,15 @@ private Q_SLOTS:
         QCOMPARE(g2.maxTokens, 64);
         auto text = f.engine->tokenizer().decode(g2.prompt);
         QVERIFY(text && text->find("system: Be brief.\nuser: hi\nassistant:") != std::string::npos);
+        // A final assistant turn is a prefill the model continues: no new assistant turn.
+        auto pre = postJson(f.port, "/v1/messages", R"({"max_tokens":8,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Once upon"}]})");
+        QCOMPARE(pre->status, 200);
+        auto preText = f.engine->tokenizer().decode(f.engine->lastRequest().prompt);
+        QVERIFY(preText);
+        const std::string tail = "user: hi\nassistant: Once upon\n";
+        QVERIFY2(preText->size() >= tail.size() &&
+                     preText->compare(preText->size() - tail.size(), tail.size(), tail) == 0,
+                 preText->c_str());
         // max_tokens cuts the text.
         auto cut = postJson(f.port, "/v1/messages", "{\"max_tokens\":2," + kHi + "}");
         QCOMPARE(parse(cut->body)["stop_reason"].get<std::string>(), std::string("max_tokens"));
