@@ -14,12 +14,7 @@ target_sources(hearth_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/http_server.cpp
   ${CMAKE_CURRENT_LIST_DIR}/handlers_generate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/handlers_misc.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/model_registry.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/job_driver.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/anthropic_parse.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/anthropic_handlers.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/responses_parse.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/responses_handlers.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/model_registry.cpp)
 
 if(NOT TARGET hearth_httplib)
   add_library(hearth_httplib INTERFACE)
@@ -46,3 +41,11 @@ if(NOT TARGET hearth_httplib)
   endif()
 endif()
 target_link_libraries(hearth_engine PRIVATE hearth_httplib)
+
+# The Anthropic Messages API and the stateless OpenAI Responses API, over one job driver.
+target_sources(hearth_engine PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/job_driver.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/anthropic_parse.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/anthropic_handlers.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/responses_parse.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/responses_handlers.cpp)
