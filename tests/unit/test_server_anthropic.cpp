@@ -214,6 +214,10 @@ private Q_SLOTS:
         QVERIFY2(preText->size() >= tail.size() &&
                      preText->compare(preText->size() - tail.size(), tail.size(), tail) == 0,
                  preText->c_str());
+        // Requests are counted under their route.
+        const std::string metrics = client(f.port).Get("/metrics")->body;
+        QVERIFY(metrics.find("path=\"/v1/messages\",code=\"200\"") != std::string::npos);
+        QVERIFY(metrics.find("path=\"/v1/messages/count_tokens\"") != std::string::npos);
         // max_tokens cuts the text.
         auto cut = postJson(f.port, "/v1/messages", "{\"max_tokens\":2," + kHi + "}");
         QCOMPARE(parse(cut->body)["stop_reason"].get<std::string>(), std::string("max_tokens"));
