@@ -229,6 +229,8 @@ void EngineImpl::admit(Submitted& s) {
     r.maxTokens = s.request.maxTokens;
     if (!s.request.ignoreEos)
         r.stopTokens = s.request.stopTokens.empty() ? m_summary.eogTokens : s.request.stopTokens;
+    const std::vector<int32_t> stopTokens = r.stopTokens;
+    if (s.request.grammar && !m_trie) m_trie = grammar::TokenTrie::build(*m_tokenizer);
     Status st = m_sched->addRequest(std::move(r));
     if (!st.isOk()) {
         --m_queued;
@@ -246,6 +248,8 @@ void EngineImpl::admit(Submitted& s) {
         sp.seed += uint64_t(c);
         ch.sampler = std::make_unique<sample::Sampler>(sp);
         ch.text = std::make_unique<TextStream>(*m_tokenizer, s.request.stopStrings);
+        if (s.request.grammar)
+            ch.constraint = std::make_unique<grammar::GrammarConstraint>(s.request.grammar, m_trie, stopTokens);
         live.choices.push_back(std::move(ch));
     }
     m_live.emplace(s.id, std::move(live));

@@ -10,6 +10,7 @@
 #include "model/arch.h"
 #include "runtime/model_runner.h"
 #include "runtime/text_stream.h"
+#include "sample/grammar_constraint.h"
 #include "sample/sampler.h"
 #include "sched/scheduler.h"
 
@@ -39,6 +40,7 @@ struct Submitted {
 struct Choice {
     std::unique_ptr<sample::Sampler> sampler;
     std::unique_ptr<TextStream> text;
+    std::unique_ptr<grammar::GrammarConstraint> constraint; // with a grammar
     std::vector<int32_t> generated;
     bool started = false; // has a scheduler sequence (choice 0 from admission, others once forked)
     bool finished = false;
@@ -109,6 +111,7 @@ private:
     std::unique_ptr<sched::Scheduler> m_sched;
     std::unique_ptr<cpu::ThreadPool> m_pool;
     std::vector<float> m_logits; // the last step's logits, [row][vocab]; kept to reuse its memory
+    std::shared_ptr<const grammar::TokenTrie> m_trie; // the vocabulary for grammars, built on first use
     ModelSummary m_summary;
 
     std::mutex m_mu;

@@ -8,13 +8,40 @@ namespace hearth::runtime {
 
 namespace {
 
+// How a grammar ends a choice at this token.
+enum class GrammarEnd {
+    None,
+    Complete, // the text is a sentence nothing may extend: end after this token
+    DeadEnd,  // no token can continue the grammar: end now, without this token
+};
+
 struct Emit {
     RequestId id;
     int choice;
     TokenInfo info;
     bool forkedFinished = false; // a forked choice whose first token already ended it
     bool forked = false;
+    GrammarEnd grammarEnd = GrammarEnd::None;
 };
+
+// Samples one choice's next token under its grammar (if any). At a dead end the token given to
+// the scheduler is a stop token when there is one (it then ends the sequence itself).
+sample::SampleResult sampleChoice(Choice& ch, std::span<const float> logits, const sched::Request& r,
+                                  GrammarEnd& end) {
+    end = GrammarEnd::None;
+    if (!ch.constraint) return ch.sampler->sample(logits, ch.generated);
+    const std::span<const uint64_t> mask = ch.constraint->allowed();
+    sample::SampleResult res;
+    if (!mask.empty()) res = ch.sampler->sample(logits, ch.generated, mask);
+    if (mask.empty() || res.token < 0 || !ch.constraint->accept(res.token).isOk()) {
+        end = GrammarEnd::DeadEnd;
+        res = {};
+        res.token = r.stopTokens.empty() ? 0 : r.stopTokens.front();
+        return res;
+    }
+    if (ch.constraint->complete()) end = GrammarEnd::Complete;
+    return res;
+}
 
 TokenInfo tokenInfo(const sample::SampleResult& res, std::span<const float> row, bool keepLogits) {
     TokenInfo info;
@@ -70,20 +97,25 @@ Status EngineImpl::step() {
         Live& live = m_live.at(id);
         Choice& ch = live.choices[size_t(c)];
         const std::span<const float> l(&logits[row++ * V], V);
-        const sample::SampleResult res = ch.sampler->sample(l, ch.generated);
+        const sched::Request* req = m_sched->request(s.id);
+        GrammarEnd end;
+        const sample::SampleResult res = sampleChoice(ch, l, *req, end);
         sampled.push_back(res.token);
         emits.push_back({id, c, tokenInfo(res, l, live.returnLogits)});
+        emits.back().grammarEnd = end;
         // The other choices of an n > 1 request start from the same logits, sharing its blocks.
         if (c != 0 || live.choices.size() < 2 || live.choices[1].started) continue;
         for (size_t k = 1; k < live.choices.size(); ++k) {
             Choice& child = live.choices[k];
             child.started = true;
-            const sample::SampleResult cr = child.sampler->sample(l, {});
+            GrammarEnd childEnd;
+            const sample::SampleResult cr = sampleChoice(child, l, *req, childEnd);
             Result<bool> done = m_sched->fork(s.id, schedId(id, int(k)), s.start + s.numTokens, cr.token);
             if (!done) return done.status().withContext("forking choice " + std::to_string(k));
             Emit e{id, int(k), tokenInfo(cr, l, live.returnLogits)};
             e.forked = true;
             e.forkedFinished = *done;
+            e.grammarEnd = childEnd;
             emits.push_back(std::move(e));
         }
     }
@@ -94,8 +126,13 @@ Status EngineImpl::step() {
         const sched::Request* r = m_sched->request(sid);
         const bool done = e.forked ? e.forkedFinished
                                    : std::find(finished.begin(), finished.end(), sid) != finished.end();
-        emitToken(e.id, e.choice, std::move(e.info), done,
-                  r ? r->finish : sched::FinishReason::Cancelled);
+        if (e.grammarEnd == GrammarEnd::DeadEnd) {
+            finishChoice(e.id, e.choice, FinishReason::Error, true);
+            continue;
+        }
+        const bool ended = emitToken(e.id, e.choice, std::move(e.info), done,
+                                     r ? r->finish : sched::FinishReason::Cancelled);
+        if (!ended && e.grammarEnd == GrammarEnd::Complete) finishChoice(e.id, e.choice, FinishReason::Stop, true);
     }
     std::lock_guard<std::mutex> lock(m_statsMu);
     ++m_stats.steps;

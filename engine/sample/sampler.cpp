@@ -202,12 +202,16 @@ void Sampler::filter(std::vector<Candidate>& c) const {
     }
 }
 
-SampleResult Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+SampleResult Sampler::sample(std::span<const float> logits, std::span<const int32_t> history,
+                             std::span<const uint64_t> allowed) {
     SampleResult result;
     if (logits.empty()) return result;
     const bool penalties = m_params.repetitionPenalty != 1.0f || m_params.presencePenalty != 0.0f ||
                            m_params.frequencyPenalty != 0.0f;
-    if (m_params.temperature <= 0.0f && !penalties && m_params.logitBias.empty() &&
+    auto isAllowed = [&](size_t i) {
+        return allowed.empty() || (i / 64 < allowed.size() && (allowed[i / 64] >> (i % 64)) & 1u);
+    };
+    if (m_params.temperature <= 0.0f && !penalties && m_params.logitBias.empty() && allowed.empty() &&
         !m_params.logprobs && m_params.topLogprobs <= 0) {
         // Plain greedy: the first maximum, NaN never chosen (as the general path does).
         const int32_t best = argmaxFirst(logits);
@@ -225,12 +229,24 @@ SampleResult Sampler::sample(std::span<const float> logits, std::span<const int3
         return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
     };
     m_candidates.clear();
-    for (size_t i = 0; i < m_work.size(); ++i)
-        if (!std::isnan(m_work[i]) && m_work[i] > -std::numeric_limits<float>::infinity())
-            m_candidates.push_back({int32_t(i), m_work[i], 0.0f});
-    if (m_candidates.empty()) { // everything banned: fall back to the raw argmax
+    if (allowed.empty()) {
+        for (size_t i = 0; i < m_work.size(); ++i)
+            if (!std::isnan(m_work[i]) && m_work[i] > -std::numeric_limits<float>::infinity())
+                m_candidates.push_back({int32_t(i), m_work[i], 0.0f});
+    } else {
+        // Only the mask's tokens: walk its set bits.
+        for (size_t w = 0; w < allowed.size(); ++w)
+            for (uint64_t bits = allowed[w]; bits; bits &= bits - 1) {
+                const size_t i = w * 64 + size_t(__builtin_ctzll(bits));
+                if (i < m_work.size() && !std::isnan(m_work[i]) &&
+                    m_work[i] > -std::numeric_limits<float>::infinity())
+                    m_candidates.push_back({int32_t(i), m_work[i], 0.0f});
+            }
+    }
+    if (m_candidates.empty()) { // everything banned: fall back to the raw argmax (of the mask)
         for (size_t i = 0; i < logits.size(); ++i)
-            m_candidates.push_back({int32_t(i), logits[i], 0.0f});
+            if (isAllowed(i)) m_candidates.push_back({int32_t(i), logits[i], 0.0f});
+        if (m_candidates.empty()) return result; // the mask allows nothing
     }
 
     if (m_params.temperature <= 0.0f) {

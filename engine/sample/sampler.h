@@ -39,8 +39,11 @@ public:
     const SamplingParams& params() const { return m_params; }
 
     // logits: [n_vocab] raw scores (left unchanged). history: tokens generated so far (penalties
-    // apply to these, as OpenAI defines them). Log-probabilities come from the raw logits.
-    SampleResult sample(std::span<const float> logits, std::span<const int32_t> history);
+    // apply to these, as OpenAI defines them). allowed: when not empty, a bitset over the
+    // vocabulary (a grammar's mask); other tokens are never chosen. Log-probabilities come from
+    // the raw logits.
+    SampleResult sample(std::span<const float> logits, std::span<const int32_t> history,
+                        std::span<const uint64_t> allowed = {});
 
 private:
     struct Candidate {

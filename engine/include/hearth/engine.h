@@ -16,6 +16,10 @@
 
 namespace hearth {
 
+namespace grammar {
+class Grammar; // hearth/grammar.h
+}
+
 // How K and V are stored in the cache.
 enum class KvType { F16, Q8_0, F32 };
 const char* kvTypeName(KvType t);                       // "f16", "q8_0", "f32"
@@ -94,6 +98,11 @@ struct GenerationRequest {
     std::vector<std::string> stopStrings; // generation ends before the first match (not output)
     bool ignoreEos = false;
     bool returnLogits = false; // copy each step's logits row into TokenInfo (for tests, dumps)
+    // Constrained decoding: every choice's text is a sentence of this grammar (hearth/grammar.h).
+    // A stop token is allowed only once the text is a sentence, and a choice ends by itself
+    // (reason Stop) when nothing may extend it; a vocabulary that cannot continue the grammar
+    // ends the choice with reason Error.
+    std::shared_ptr<const grammar::Grammar> grammar;
     std::shared_ptr<TokenSink> sink;
 };
 

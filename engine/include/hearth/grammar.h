@@ -18,7 +18,7 @@ class Grammar;
 
 struct GrammarLimits {
     size_t maxTextBytes = size_t(1) << 20; // grammar text
-    size_t maxRules = 20000;               // after repetitions are expanded
+    size_t maxRules = 200000;              // after repetitions are expanded
     size_t maxElements = size_t(1) << 20;  // symbols in all alternatives together
     int32_t maxRepeat = 10000;             // the m and n of x{m,n}
 };
@@ -28,6 +28,11 @@ struct GrammarLimits {
 // ( groups ), `|`, `*`, `+`, `?`, `{m}`, `{m,}`, `{m,n}`, and `#` comments. Errors name the line
 // and what is wrong: an undefined rule, left recursion, a missing root, limits.
 Result<std::shared_ptr<const Grammar>> parseGbnf(std::string_view text, const GrammarLimits& limits = {});
+
+// The same grammar text with every rule name prefixed (`root` becomes prefix + "root"), so several
+// grammars can be joined into one without their rules colliding. Literals, classes and comments
+// are left as they are.
+std::string prefixRuleNames(std::string_view gbnf, std::string_view prefix);
 
 enum class TextMatch {
     Rejected, // no sentence of the grammar starts with the text
