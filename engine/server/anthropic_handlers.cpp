@@ -47,7 +47,7 @@ OJson contentBlocks(const MessageMeta& meta, const std::string& text, bool& tool
     OJson content = OJson::array();
     toolUse = false;
     if (meta.tools) {
-        ToolCallParse p = parseToolCalls(text, meta.toolNames);
+        ToolCallParse p = parseToolCallsLenient(text, meta.toolNames);
         if (!p.calls.empty()) {
             toolUse = true;
             if (!p.content.empty()) content.push_back(textBlock(p.content));
@@ -212,6 +212,10 @@ void Server::Impl::handleAnthropicMessages(const httplib::Request& req, httplib:
                              m_config.defaultMaxTokens};
     auto gen = generationRequest(chat.common, std::move(*prompt), limits);
     if (!gen) return sendErrorFor(req, res, gen.error());
+    // tool_choice any / tool: the model must write a call (constrained decoding).
+    auto grammar = requestGrammar(*ref->engine, chat, meta.tools, "format");
+    if (!grammar) return sendErrorFor(req, res, grammar.error());
+    gen->grammar = *grammar;
     const bool stream = chat.common.stream;
     auto job = submitJob(*this, ref->engine, std::move(gen.value()), meta.tools && stream, "max_tokens");
     if (!job) return sendErrorFor(req, res, job.error());

@@ -4,6 +4,8 @@
 
 #include "server/tool_calls.h"
 
+#include <algorithm>
+
 namespace hearth::server {
 
 namespace {
@@ -161,6 +163,54 @@ void streamJob(Server::Impl& server, std::shared_ptr<SingleJob> job,
 
 std::string namedSseEvent(const char* name, const OJson& data) {
     return std::string("event: ") + name + "\ndata: " + dumpJson(data) + "\n\n";
+}
+
+ApiResult<GrammarPtr> requestGrammar(const Engine& engine, const ChatCompletionRequest& chat,
+                                     bool tools, const std::string& formatParam) {
+    GrammarPtr grammar;
+    const ResponseFormat& format = chat.common.responseFormat;
+    if (format.kind == ResponseFormat::Kind::JsonSchema) {
+        auto g = schemaGrammar(format.schema, formatParam + ".schema");
+        if (!g) return g.error();
+        grammar = *g;
+    } else if (format.kind == ResponseFormat::Kind::JsonObject) {
+        auto g = outputGrammar(chat.common);
+        if (!g) {
+            ApiError e = g.error();
+            e.param = formatParam;
+            return e;
+        }
+        grammar = *g;
+    }
+    if (!tools) return grammar;
+    auto calls = toolCallGrammar(chat.tools, chat.toolChoice, detectToolCallStyle(engine));
+    if (!calls) return calls.error();
+    if (*calls && grammar)
+        return invalidRequest("a required tool call cannot also follow '" + formatParam + "'",
+                              "tool_choice");
+    if (*calls) grammar = *calls;
+    return grammar;
+}
+
+ToolCallParse parseToolCallsLenient(const std::string& text, const std::vector<std::string>& names) {
+    constexpr std::string_view kTag = "<tool_call>";
+    ToolCallParse p = parseToolCalls(text, names);
+    if (p.calls.empty()) {
+        const size_t last = text.rfind(kTag);
+        if (last == std::string::npos || last == 0) return p;
+        ToolCallParse q = parseToolCalls(std::string_view(text).substr(0, last), names);
+        if (q.calls.empty()) return p;
+        p = std::move(q);
+    }
+    // Text cut short inside the next call's opening tag is not content.
+    std::string& c = p.content;
+    for (size_t n = std::min(c.size(), kTag.size() - 1); n > 0; --n)
+        if (c.compare(c.size() - n, n, kTag.substr(0, n)) == 0) {
+            c.erase(c.size() - n);
+            while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
+            break;
+        }
+    return p;
 }
 
 ApiError templateError(const Status& status, const std::string& param) {

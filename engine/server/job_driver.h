@@ -7,6 +7,8 @@
 
 #include "server/generation_stream.h"
 #include "server/server_impl.h"
+#include "server/structured_output.h"
+#include "server/tool_calls.h"
 
 #include <chrono>
 #include <memory>
@@ -68,6 +70,17 @@ void streamJob(Server::Impl& server, std::shared_ptr<SingleJob> job,
 
 // "event: NAME\ndata: JSON\n\n"
 std::string namedSseEvent(const char* name, const OJson& data);
+
+// The grammar a request's output must follow: its response format (json_object, or json_schema
+// whose errors name `formatParam`.schema and the part of the schema), or, when `tools` are in
+// play and tool_choice requires a call (any / required / a named tool), the call written in the
+// model's own format with schema-checked arguments. Null for free text.
+ApiResult<GrammarPtr> requestGrammar(const Engine& engine, const ChatCompletionRequest& chat,
+                                     bool tools, const std::string& formatParam);
+
+// parseToolCalls, and when that finds nothing in Hermes-style output that was cut short inside a
+// later <tool_call> (max tokens), the complete calls before it.
+ToolCallParse parseToolCallsLenient(const std::string& text, const std::vector<std::string>& names);
 
 // The text of a chat template failure as a 400 (the template refused this conversation).
 ApiError templateError(const Status& status, const std::string& param);

@@ -33,7 +33,7 @@ ParsedOutput parseOutput(const ResponsesMeta& meta, const std::string& text) {
     ParsedOutput out;
     out.text = text;
     if (!meta.tools) return out;
-    ToolCallParse p = parseToolCalls(text, meta.toolNames);
+    ToolCallParse p = parseToolCallsLenient(text, meta.toolNames);
     if (p.calls.empty()) return out;
     out.calls = std::move(p.calls);
     out.text = std::move(p.content);
@@ -42,7 +42,13 @@ ParsedOutput parseOutput(const ResponsesMeta& meta, const std::string& text) {
 }
 
 const char* finalStatus(const SingleJob& job) {
+    if (job.reason == FinishReason::Error) return "failed"; // a dead end of the grammar
     return job.reason == FinishReason::Length ? "incomplete" : "completed";
+}
+
+const char* finalEvent(const SingleJob& job) {
+    if (job.reason == FinishReason::Error) return "response.failed";
+    return job.reason == FinishReason::Length ? "response.incomplete" : "response.completed";
 }
 
 OJson wholeResponse(const ResponsesMeta& meta, const SingleJob& job) {
@@ -93,7 +99,7 @@ public:
         const char* status = finalStatus(job);
         OJson done = responseObjectJson(m_meta.head, *m_meta.request, status, cut, m_output,
                                         usageOf(job.usage));
-        out += event(cut ? "response.incomplete" : "response.completed", {{"response", std::move(done)}});
+        out += event(finalEvent(job), {{"response", std::move(done)}});
         return out;
     }
 
@@ -192,15 +198,6 @@ void Server::Impl::handleResponses(const httplib::Request& req, httplib::Respons
     if (!parsed) return sendError(res, parsed.error());
     auto request = std::make_shared<ResponsesRequest>(std::move(parsed.value()));
     ChatCompletionRequest& chat = request->chat;
-    if (request->format.kind != ResponsesTextFormat::Kind::Text)
-        return sendError(res, invalidRequest("text.format '" +
-                                                 std::string(request->format.kind ==
-                                                                     ResponsesTextFormat::Kind::JsonObject
-                                                                 ? "json_object"
-                                                                 : "json_schema") +
-                                                 "' is not supported by this server yet "
-                                                 "(constrained decoding is not available)",
-                                             "text.format", "unsupported_value"));
     auto ref = engineFor(chat.common.model);
     if (!ref) return sendError(res, ref.error());
     auto prompt = ref->engine->encodeChat(chatTemplateRequest(chat));
@@ -218,6 +215,9 @@ void Server::Impl::handleResponses(const httplib::Request& req, httplib::Respons
         if (e.param == "messages") e.param = "input";
         return sendError(res, e);
     }
+    auto grammar = requestGrammar(*ref->engine, chat, meta.tools, "text.format");
+    if (!grammar) return sendError(res, grammar.error());
+    gen->grammar = *grammar;
     const bool stream = chat.common.stream;
     meta.request = request;
     auto job = submitJob(*this, ref->engine, std::move(gen.value()), meta.tools && stream,

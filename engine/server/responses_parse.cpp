@@ -244,13 +244,13 @@ Err readTextFormat(const OJson& body, ResponsesRequest& r) {
     if (!format->is_object()) return wrongType("text.format", "an object", *format);
     std::string type;
     HEARTH_RESPONSES_TRY(needString(*format, "type", "text.format.type", type));
-    ResponsesTextFormat& f = r.format;
+    ResponseFormat& f = r.chat.common.responseFormat;
     if (type == "text") {
-        f.kind = ResponsesTextFormat::Kind::Text;
+        f.kind = ResponseFormat::Kind::Text;
     } else if (type == "json_object") {
-        f.kind = ResponsesTextFormat::Kind::JsonObject;
+        f.kind = ResponseFormat::Kind::JsonObject;
     } else if (type == "json_schema") {
-        f.kind = ResponsesTextFormat::Kind::JsonSchema;
+        f.kind = ResponseFormat::Kind::JsonSchema;
         HEARTH_RESPONSES_TRY(needString(*format, "name", "text.format.name", f.name));
         const OJson* schema = field(*format, "schema");
         if (!schema) return missing("text.format.schema");
@@ -355,7 +355,11 @@ nlohmann::ordered_json responseObjectJson(const ResponseHead& head, const Respon
     r["created_at"] = head.createdAt;
     r["status"] = status;
     r["background"] = false;
-    r["error"] = nullptr;
+    r["error"] = std::string(status) == "failed"
+                     ? OJson({{"code", "server_error"},
+                              {"message", "the model could not continue the output in the "
+                                          "required format"}})
+                     : OJson(nullptr);
     r["incomplete_details"] =
         lengthCut ? OJson({{"reason", "max_output_tokens"}}) : OJson(nullptr);
     r["instructions"] = e.value("instructions", OJson(nullptr));

@@ -16,17 +16,10 @@
 
 namespace hearth::server {
 
-// text.format: plain text, or JSON (any object, or one matching a schema).
-struct ResponsesTextFormat {
-    enum class Kind { Text, JsonObject, JsonSchema };
-    Kind kind = Kind::Text;
-    std::string name;               // json_schema's name
-    nlohmann::ordered_json schema;  // json_schema's schema (an object)
-};
-
 struct ResponsesRequest {
-    ChatCompletionRequest chat; // messages (instructions first), tools, sampling, stream
-    ResponsesTextFormat format;
+    // Messages (instructions first), tools, sampling, stream, and text.format as
+    // common.responseFormat (text, json_object, or json_schema with its name and schema).
+    ChatCompletionRequest chat;
     // Request fields the response object repeats: instructions, max_output_tokens,
     // temperature, top_p, tool_choice, tools, text, metadata, parallel_tool_calls, user.
     nlohmann::ordered_json echo = nlohmann::ordered_json::object();
@@ -41,8 +34,9 @@ struct ResponseHead {
     std::string model;
 };
 
-// The response object: status "in_progress", "completed" or "incomplete" (with
-// incomplete_details {"reason": "max_output_tokens"} when `lengthCut`); usage null while running.
+// The response object: status "in_progress", "completed", "incomplete" (with
+// incomplete_details {"reason": "max_output_tokens"} when `lengthCut`) or "failed" (the output
+// reached a dead end of its grammar); usage null while running.
 nlohmann::ordered_json responseObjectJson(const ResponseHead& head, const ResponsesRequest& request,
                                           const char* status, bool lengthCut,
                                           nlohmann::ordered_json output, const nlohmann::ordered_json& usage);

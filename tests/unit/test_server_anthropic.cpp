@@ -314,6 +314,22 @@ private Q_SLOTS:
         OJson none = parse(postJson(f.port, "/v1/messages", with(std::string(kTools) + R"(,"tool_choice":{"type":"none"})"))->body);
         QCOMPARE(none["content"][0]["type"].get<std::string>(), std::string("text"));
         QCOMPARE(none["stop_reason"].get<std::string>(), std::string("end_turn"));
+        // tool_choice any / tool constrain the output to a call; auto leaves it free.
+        QCOMPARE(postJson(f.port, "/v1/messages", with(std::string(kTools) + R"(,"tool_choice":{"type":"any"})"))->status, 200);
+        QVERIFY(f.engine->lastRequest().grammar);
+        QCOMPARE(postJson(f.port, "/v1/messages", with(std::string(kTools) + R"(,"tool_choice":{"type":"tool","name":"get_weather"})"))->status, 200);
+        QVERIFY(f.engine->lastRequest().grammar);
+        QCOMPARE(postJson(f.port, "/v1/messages", with(std::string(kTools) + R"(,"tool_choice":{"type":"auto"})"))->status, 200);
+        QVERIFY(!f.engine->lastRequest().grammar);
+        // A turn cut short inside a second call keeps the complete first one.
+        f.engine->setReply(std::string(kToolReply) + "\n<tool_call>\n{\"name\": \"get_wea");
+        for (const char* maxTokens : {"400", "64"}) { // cut inside the JSON, or inside the tag
+            OJson cut = parse(postJson(f.port, "/v1/messages", "{\"max_tokens\":" + std::string(maxTokens) + "," + kHi + "," + kTools + "}")->body);
+            QVERIFY2(cut["content"].size() == 1, cut.dump().c_str());
+            QCOMPARE(cut["content"][0]["type"].get<std::string>(), std::string("tool_use"));
+            QCOMPARE(cut["content"][0]["input"]["city"].get<std::string>(), std::string("Paris"));
+            QCOMPARE(cut["stop_reason"].get<std::string>(), std::string("tool_use"));
+        }
         // With tools but a plain answer, streaming still gives one text block.
         f.engine->setReply("Just text.");
         auto plain = namedEvents(postJson(f.port, "/v1/messages", with(std::string(kTools) + R"(,"stream":true)"))->body);

@@ -83,17 +83,18 @@ private Q_SLOTS:
         QCOMPARE(r.echo["tools"][0]["strict"].get<bool>(), true);
         QCOMPARE(r.echo["metadata"]["k"].get<std::string>(), std::string("v"));
         QCOMPARE(r.echo["parallel_tool_calls"].get<bool>(), false);
-        QVERIFY(r.format.kind == ResponsesTextFormat::Kind::Text);
+        QVERIFY(r.chat.common.responseFormat.kind == ResponseFormat::Kind::Text);
         // A lone function call opens an assistant turn of its own.
         ResponsesRequest lone = parsedOk(R"({"input":[{"role":"user","content":"x"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]})");
         QVERIFY(lone.chat.messages[1]["content"].is_null());
         QCOMPARE(lone.chat.messages[1]["tool_calls"].size(), size_t(1));
         // Formats parse (whether the server can honour them is the handler's business).
-        QVERIFY(parsedOk(with(R"("text":{"format":{"type":"json_object"}})")).format.kind == ResponsesTextFormat::Kind::JsonObject);
+        QVERIFY(parsedOk(with(R"("text":{"format":{"type":"json_object"}})")).chat.common.responseFormat.kind == ResponseFormat::Kind::JsonObject);
         ResponsesRequest js = parsedOk(with(R"("text":{"format":{"type":"json_schema","name":"w","schema":{"type":"object"},"strict":true}})"));
-        QVERIFY(js.format.kind == ResponsesTextFormat::Kind::JsonSchema);
-        QCOMPARE(js.format.name, std::string("w"));
-        QCOMPARE(js.format.schema["type"].get<std::string>(), std::string("object"));
+        const ResponseFormat& rf = js.chat.common.responseFormat;
+        QVERIFY(rf.kind == ResponseFormat::Kind::JsonSchema);
+        QCOMPARE(rf.name, std::string("w"));
+        QCOMPARE(rf.schema["type"].get<std::string>(), std::string("object"));
     }
 
     void refusesWhatNeedsState() {
@@ -188,16 +189,37 @@ private Q_SLOTS:
         QCOMPARE(f.engine->submitted(), before);
     }
 
-    void jsonFormatsWithoutGrammar() {
+    void structuredOutputGrammars() {
         START_API(f);
-        for (const char* fmt : {R"({"type":"json_object"})", R"({"type":"json_schema","name":"w","schema":{"type":"object"}})"}) {
-            auto r = postJson(f.port, "/v1/responses", with(std::string(R"("text":{"format":)") + fmt + "}"));
-            QCOMPARE(r->status, 400);
-            OJson j = parse(r->body);
-            QVERIFY(isErrorShape(j));
-            QCOMPARE(j["error"]["param"].get<std::string>(), std::string("text.format"));
-        }
+        // Free text: no grammar.
         QCOMPARE(postJson(f.port, "/v1/responses", with(R"("text":{"format":{"type":"text"}})"))->status, 200);
+        QVERIFY(!f.engine->lastRequest().grammar);
+        // json_object and json_schema reach the engine as a grammar.
+        QCOMPARE(postJson(f.port, "/v1/responses", with(R"("text":{"format":{"type":"json_object"}})"))->status, 200);
+        QVERIFY(f.engine->lastRequest().grammar);
+        const std::string schema = R"("text":{"format":{"type":"json_schema","name":"w","schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}})";
+        auto ok = postJson(f.port, "/v1/responses", with(schema));
+        QCOMPARE(ok->status, 200);
+        QVERIFY(f.engine->lastRequest().grammar);
+        QCOMPARE(parse(ok->body)["text"]["format"]["name"].get<std::string>(), std::string("w"));
+        // A schema the compiler cannot honour: 400 naming the part.
+        const int before = f.engine->submitted();
+        auto bad = postJson(f.port, "/v1/responses", with(R"("text":{"format":{"type":"json_schema","name":"w","schema":{"type":"object","properties":{"n":{"type":"number","multipleOf":3}}}}})"));
+        QCOMPARE(bad->status, 400);
+        OJson e = parse(bad->body);
+        QVERIFY(isErrorShape(e));
+        QCOMPARE(e["error"]["param"].get<std::string>(), std::string("text.format.schema"));
+        QVERIFY2(e["error"]["message"].get<std::string>().find("/properties/n/multipleOf") != std::string::npos,
+                 e["error"]["message"].get<std::string>().c_str());
+        QCOMPARE(f.engine->submitted(), before);
+        // A required tool call is constrained too; it cannot also follow a format.
+        QCOMPARE(postJson(f.port, "/v1/responses", with(std::string(kTools) + R"(,"tool_choice":"required")"))->status, 200);
+        QVERIFY(f.engine->lastRequest().grammar);
+        QCOMPARE(postJson(f.port, "/v1/responses", with(std::string(kTools) + R"(,"tool_choice":"auto")"))->status, 200);
+        QVERIFY(!f.engine->lastRequest().grammar);
+        auto both = postJson(f.port, "/v1/responses", with(std::string(kTools) + R"(,"tool_choice":"required",)" + schema));
+        QCOMPARE(both->status, 400);
+        QCOMPARE(parse(both->body)["error"]["param"].get<std::string>(), std::string("tool_choice"));
     }
 
     void streamedResponse() {
