@@ -1,8 +1,9 @@
 // End-to-end check of hearth-server's Anthropic Messages and OpenAI Responses endpoints with the
 // official `@anthropic-ai/sdk` and `openai` npm clients, on stories260K: messages.create plain
 // and streamed (the SDK's stream helper assembles the final message), countTokens, system
-// prompts, stop_sequences, and greedy output equal to the chat endpoint's; responses.create
-// plain and streamed, instructions, and refused stateful requests. Exits 77 (skip) when the
+// prompts, stop_sequences, greedy output equal to the chat endpoint's, and forced tool use;
+// responses.create plain and streamed, instructions, json_schema output (checked by ajv), and
+// refused stateful requests. Exits 77 (skip) when the
 // packages, the model or the server binary are missing.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -24,15 +25,18 @@ function skip(why) {
 }
 
 const require = createRequire(path.join(npmDir, 'package.json'));
-let Anthropic, OpenAI;
+let Anthropic, OpenAI, Ajv;
 try {
   const mod = require('@anthropic-ai/sdk');
   Anthropic = mod.Anthropic ?? mod.default ?? mod;
   const oa = require('openai');
   OpenAI = oa.OpenAI ?? oa.default ?? oa;
+  const a = require('ajv');
+  Ajv = a.default ?? a;
 } catch (e) {
-  skip(`@anthropic-ai/sdk and openai must be installed in ${npmDir} (run scripts/install-npm-clients.sh)`);
+  skip(`@anthropic-ai/sdk, openai and ajv must be installed in ${npmDir} (run scripts/install-npm-clients.sh)`);
 }
+const ajv = new Ajv({ allErrors: true, strict: false });
 if (!existsSync(model)) skip(`model not found: ${model}`);
 if (!existsSync(serverBin)) skip(`not built: ${serverBin}`);
 
@@ -152,6 +156,27 @@ try {
     check(false, `stop_sequences: no word to stop at in ${JSON.stringify(greedy)}`);
   }
 
+  // tool_choice tool: the model must call it, with input that follows input_schema.
+  const weather = {
+    name: 'get_weather', description: 'The weather in a city',
+    input_schema: { type: 'object', properties: { city: { type: 'string', maxLength: 12 } }, required: ['city'], additionalProperties: false },
+  };
+  const forced = await claude.messages.create({
+    model: 'stories260K', max_tokens: 120, messages: [{ role: 'user', content: 'Weather in Paris?' }],
+    tools: [weather], tool_choice: { type: 'tool', name: 'get_weather' }, temperature: 0,
+  });
+  const use = forced.content.find((b) => b.type === 'tool_use');
+  check(forced.stop_reason === 'tool_use' && use?.name === 'get_weather' && use.id.startsWith('toolu_'),
+        `tool_choice tool: a tool_use block (${JSON.stringify(forced.content)})`);
+  check(use && ajv.validate(weather.input_schema, use.input), 'tool_choice tool: input follows input_schema');
+  const forcedStream = await claude.messages.stream({
+    model: 'stories260K', max_tokens: 120, messages: [{ role: 'user', content: 'Weather in Paris?' }],
+    tools: [weather], tool_choice: { type: 'tool', name: 'get_weather' }, temperature: 0,
+  }).finalMessage();
+  const suse = forcedStream.content.find((b) => b.type === 'tool_use');
+  check(forcedStream.stop_reason === 'tool_use' && JSON.stringify(suse?.input) === JSON.stringify(use?.input),
+        'tool_choice tool: streamed, the SDK assembles the same input from input_json_delta');
+
   const noMax = await expectStatus(claude.messages.create({ model: 'stories260K', messages: ask }), 400, 'messages: missing max_tokens');
   check(noMax?.error?.type === 'error' && noMax?.error?.error?.type === 'invalid_request_error',
         'messages: errors in Anthropic\'s shape');
@@ -198,6 +223,32 @@ try {
   let raw = 0;
   for await (const ev of rs) if (ev.type === 'response.output_text.delta') raw++;
   check(raw > 0, 'responses: stream: true iterates typed events');
+
+  // Structured output: a JSON schema the text must follow.
+  const person = {
+    type: 'object',
+    properties: { name: { type: 'string', maxLength: 10 }, age: { type: 'integer', minimum: 0, maximum: 120 } },
+    required: ['name', 'age'], additionalProperties: false,
+  };
+  const structured = await openai.responses.create({
+    model: 'stories260K', input: 'Tell me a story', max_output_tokens: 120, temperature: 0,
+    text: { format: { type: 'json_schema', name: 'person', schema: person, strict: true } },
+  });
+  let parsed = null;
+  try { parsed = JSON.parse(structured.output_text); } catch (e) { /* checked below */ }
+  check(structured.status === 'completed' && parsed !== null && ajv.validate(person, parsed),
+        `text.format json_schema: output follows the schema (${JSON.stringify(structured.output_text)})`);
+  const sstructured = await openai.responses.stream({
+    model: 'stories260K', input: 'Tell me a story', max_output_tokens: 120, temperature: 0,
+    text: { format: { type: 'json_schema', name: 'person', schema: person, strict: true } },
+  }).finalResponse();
+  check(sstructured.output?.[0]?.content?.[0]?.text === structured.output_text,
+        'text.format json_schema: streamed, the same text');
+  const badSchema = await expectStatus(openai.responses.create({
+    model: 'stories260K', input: 'x',
+    text: { format: { type: 'json_schema', name: 'n', schema: { type: 'object', properties: { n: { type: 'number', multipleOf: 3 } } } } },
+  }), 400, 'text.format json_schema: a schema the server cannot honour');
+  check(/multipleOf/.test(badSchema?.message ?? ''), 'text.format json_schema: the refusal names the keyword');
 
   const prev = await expectStatus(openai.responses.create({
     model: 'stories260K', input: 'more', previous_response_id: resp.id,
