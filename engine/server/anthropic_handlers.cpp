@@ -15,8 +15,6 @@ struct MessageMeta {
     std::string id;
     std::string model;
     int32_t promptTokens = 0;
-    bool tools = false;
-    std::vector<std::string> toolNames;
 };
 
 // The template request: a conversation ending in an assistant turn with text is a prefill that
@@ -42,26 +40,18 @@ AnthropicUsage usageOf(const Usage& u) {
 
 OJson textBlock(const std::string& text) { return {{"type", "text"}, {"text", text}}; }
 
-// The content blocks of a finished text: tool_use blocks when calls were parsed.
-OJson contentBlocks(const MessageMeta& meta, const std::string& text, bool& toolUse) {
-    OJson content = OJson::array();
-    toolUse = false;
-    if (meta.tools) {
-        ToolCallParse p = parseToolCallsLenient(text, meta.toolNames);
-        if (!p.calls.empty()) {
-            toolUse = true;
-            if (!p.content.empty()) content.push_back(textBlock(p.content));
-            for (const ToolCall& c : p.calls) content.push_back(toolUseBlock(c));
-            return content;
-        }
-    }
-    content.push_back(textBlock(text));
-    return content;
+// Reasoning as Anthropic's thinking block (no signature: nothing here is signed).
+OJson thinkingBlock(const std::string& text) {
+    return {{"type", "thinking"}, {"thinking", text}, {"signature", ""}};
 }
 
 OJson messageJson(const MessageMeta& meta, const SingleJob& job) {
-    bool toolUse = false;
-    OJson content = contentBlocks(meta, job.text, toolUse);
+    const JobOutput out = job.split();
+    const bool toolUse = !out.calls.empty();
+    OJson content = OJson::array();
+    if (!out.reasoning.empty()) content.push_back(thinkingBlock(out.reasoning));
+    if (!out.content.empty() || !toolUse) content.push_back(textBlock(out.content));
+    for (const ToolCall& c : out.calls) content.push_back(toolUseBlock(c));
     const std::optional<std::string> stop = toolUse ? std::nullopt : job.matchedStop();
     OJson m = OJson::object();
     m["id"] = meta.id;
@@ -75,6 +65,9 @@ OJson messageJson(const MessageMeta& meta, const SingleJob& job) {
     return m;
 }
 
+// Anthropic's stream: message_start and ping, then one block at a time (thinking, text,
+// tool_use) each as content_block_start, deltas and content_block_stop, then message_delta and
+// message_stop.
 class AnthropicFormatter final : public StreamFormatter {
 public:
     explicit AnthropicFormatter(MessageMeta meta) : m_meta(std::move(meta)) {}
@@ -91,62 +84,58 @@ public:
         AnthropicUsage u;
         u.inputTokens = m_meta.promptTokens;
         msg["usage"] = anthropicUsageJson(u);
-        std::string out = namedSseEvent("message_start", {{"type", "message_start"}, {"message", msg}});
-        // Without tools the text block opens at once (as Anthropic's own streams do); with
-        // tools it opens when the output turns out not to be a tool call.
-        if (!m_meta.tools) out += openText();
-        out += keepAlive();
-        return out;
+        return namedSseEvent("message_start", {{"type", "message_start"}, {"message", msg}}) + keepAlive();
+    }
+
+    std::string reasoning(SingleJob&, const std::string& piece) override {
+        std::string out = open(Block::Thinking, thinkingBlock(""));
+        return out + delta({{"type", "thinking_delta"}, {"thinking", piece}});
     }
 
     std::string text(SingleJob&, const std::string& piece) override {
+        if (piece.empty()) return {};
+        std::string out = open(Block::Text, textBlock(""));
+        return out + delta({{"type", "text_delta"}, {"text", piece}});
+    }
+
+    std::string toolCall(SingleJob&, const ToolCallDelta& d) override {
         std::string out;
-        if (!m_textOpen) out += openText();
-        out += textDelta(piece);
+        if (!d.name.empty()) { // a new call
+            out += close();
+            out += open(Block::Tool, {{"type", "tool_use"},
+                                      {"id", newResponseId("toolu_")},
+                                      {"name", d.name},
+                                      {"input", OJson::object()}});
+        }
+        if (!d.arguments.empty() && m_open == Block::Tool)
+            out += delta({{"type", "input_json_delta"}, {"partial_json", d.arguments}});
         return out;
     }
 
-    std::string end(SingleJob& job) override {
-        std::string out;
-        bool toolUse = false;
-        if (!job.held.empty()) {
-            OJson blocks = contentBlocks(m_meta, job.held, toolUse);
-            job.held.clear();
-            for (const OJson& b : blocks) {
-                if (b["type"] == "text") {
-                    if (!m_textOpen) out += openText();
-                    out += textDelta(b["text"].get<std::string>());
-                    continue;
-                }
-                out += closeText();
-                OJson start = b;
-                start["input"] = OJson::object();
-                out += namedSseEvent("content_block_start", {{"type", "content_block_start"},
-                                                             {"index", m_next},
-                                                             {"content_block", std::move(start)}});
-                OJson delta = {{"type", "input_json_delta"}, {"partial_json", dumpJson(b["input"])}};
-                out += namedSseEvent("content_block_delta", {{"type", "content_block_delta"},
-                                                             {"index", m_next},
-                                                             {"delta", std::move(delta)}});
-                out += namedSseEvent("content_block_stop",
-                                     {{"type", "content_block_stop"}, {"index", m_next}});
-                ++m_next;
-            }
+    std::string end(SingleJob& job, const JobOutput& rest) override {
+        std::string out = text(job, rest.content);
+        for (const ToolCall& c : rest.calls) {
+            OJson block = toolUseBlock(c);
+            const std::string input = dumpJson(block["input"]);
+            block["input"] = OJson::object();
+            out += close();
+            out += open(Block::Tool, std::move(block));
+            out += delta({{"type", "input_json_delta"}, {"partial_json", input}});
         }
-        if (m_next == 0 && !m_textOpen) out += openText(); // every message has a block
-        out += closeText();
+        if (m_next == 0 && m_open == Block::None) out += open(Block::Text, textBlock(""));
+        out += close();
+        const bool toolUse = m_toolBlocks > 0;
         const std::optional<std::string> stop = toolUse ? std::nullopt : job.matchedStop();
-        OJson delta = OJson::object();
-        delta["stop_reason"] = anthropicStopReason(job.reason == FinishReason::Length, toolUse,
-                                                   stop.has_value());
-        delta["stop_sequence"] = stop ? OJson(*stop) : OJson(nullptr);
+        OJson d = OJson::object();
+        d["stop_reason"] = anthropicStopReason(job.reason == FinishReason::Length, toolUse, stop.has_value());
+        d["stop_sequence"] = stop ? OJson(*stop) : OJson(nullptr);
         const AnthropicUsage u = usageOf(job.usage);
         OJson usage = OJson::object();
         usage["input_tokens"] = u.inputTokens;
         usage["cache_read_input_tokens"] = u.cachedTokens;
         usage["output_tokens"] = u.outputTokens;
         out += namedSseEvent("message_delta",
-                             {{"type", "message_delta"}, {"delta", std::move(delta)}, {"usage", std::move(usage)}});
+                             {{"type", "message_delta"}, {"delta", std::move(d)}, {"usage", std::move(usage)}});
         out += namedSseEvent("message_stop", {{"type", "message_stop"}});
         return out;
     }
@@ -158,28 +147,32 @@ public:
     std::string keepAlive() override { return namedSseEvent("ping", {{"type", "ping"}}); }
 
 private:
-    std::string openText() {
-        m_textOpen = true;
-        return namedSseEvent("content_block_start", {{"type", "content_block_start"},
-                                                     {"index", m_next},
-                                                     {"content_block", textBlock("")}});
+    enum class Block { None, Thinking, Text, Tool };
+
+    // Opens a block of `kind` unless one is open already (closing another kind first).
+    std::string open(Block kind, OJson block) {
+        if (m_open == kind && kind != Block::Tool) return {};
+        std::string out = close();
+        m_open = kind;
+        if (kind == Block::Tool) ++m_toolBlocks;
+        return out + namedSseEvent("content_block_start", {{"type", "content_block_start"},
+                                                           {"index", m_next},
+                                                           {"content_block", std::move(block)}});
     }
-    std::string textDelta(const std::string& text) {
-        if (text.empty()) return {};
+    std::string delta(OJson d) {
         return namedSseEvent("content_block_delta",
-                             {{"type", "content_block_delta"},
-                              {"index", m_next},
-                              {"delta", {{"type", "text_delta"}, {"text", text}}}});
+                             {{"type", "content_block_delta"}, {"index", m_next}, {"delta", std::move(d)}});
     }
-    std::string closeText() {
-        if (!m_textOpen) return {};
-        m_textOpen = false;
+    std::string close() {
+        if (m_open == Block::None) return {};
+        m_open = Block::None;
         return namedSseEvent("content_block_stop", {{"type", "content_block_stop"}, {"index", m_next++}});
     }
 
     MessageMeta m_meta;
-    bool m_textOpen = false;
+    Block m_open = Block::None;
     int m_next = 0; // index of the open block, or of the next one
+    int m_toolBlocks = 0;
 };
 
 } // namespace
@@ -200,24 +193,28 @@ void Server::Impl::handleAnthropicMessages(const httplib::Request& req, httplib:
     ChatCompletionRequest& chat = parsed->chat;
     auto ref = engineFor(chat.common.model);
     if (!ref) return sendErrorFor(req, res, ref.error());
-    auto prompt = ref->engine->encodeChat(templateRequest(chat));
+    const tmpl::ChatRequest tmplRequest = templateRequest(chat);
+    auto prompt = ref->engine->encodeChat(tmplRequest);
     if (!prompt) return sendErrorFor(req, res, templateError(prompt.status(), "messages"));
     MessageMeta meta;
     meta.id = newResponseId("msg_");
     meta.model = ref->modelId;
     meta.promptTokens = int32_t(prompt->size());
-    meta.tools = !chat.tools.empty() && chat.toolChoice.mode != ToolChoiceMode::None;
-    for (const ToolFunction& f : chat.tools) meta.toolNames.push_back(f.name);
+    JobOptions options;
+    options.tools = !chat.tools.empty() && chat.toolChoice.mode != ToolChoiceMode::None;
+    for (const ToolFunction& f : chat.tools) options.toolNames.push_back(f.name);
+    auto rendered = ref->engine->renderChat(tmplRequest);
+    options.promptOpensReasoning = rendered && promptOpensReasoning(*rendered);
     const ModelLimits limits{ref->engine->model().nVocab, ref->engine->model().contextLength,
                              m_config.defaultMaxTokens};
     auto gen = generationRequest(chat.common, std::move(*prompt), limits);
     if (!gen) return sendErrorFor(req, res, gen.error());
     // tool_choice any / tool: the model must write a call (constrained decoding).
-    auto grammar = requestGrammar(*ref->engine, chat, meta.tools, "format");
+    auto grammar = requestGrammar(*ref->engine, chat, options.tools, "format");
     if (!grammar) return sendErrorFor(req, res, grammar.error());
     gen->grammar = *grammar;
     const bool stream = chat.common.stream;
-    auto job = submitJob(*this, ref->engine, std::move(gen.value()), meta.tools && stream, "max_tokens");
+    auto job = submitJob(ref->engine, std::move(gen.value()), std::move(options), stream, "max_tokens");
     if (!job) return sendErrorFor(req, res, job.error());
     if (stream) return streamJob(*this, *job, std::make_shared<AnthropicFormatter>(std::move(meta)), res);
     if (auto e = waitForJob(*this, **job)) return sendErrorFor(req, res, *e);

@@ -14,26 +14,67 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kPoll = std::chrono::milliseconds(50);
 constexpr auto kKeepAlive = std::chrono::seconds(1);
 
+// Streaming: answer text, held back while it may be a tool call (whose pieces go out as they
+// are read).
+std::string answerText(SingleJob& job, const std::string& text, StreamFormatter& fmt) {
+    if (!job.holding) return text.empty() ? std::string() : fmt.text(job, text);
+    std::string out;
+    job.held += text;
+    if (job.calls)
+        for (const ToolCallDelta& d : job.calls->push(text)) {
+            out += fmt.toolCall(job, d);
+            job.streamedCalls = std::max(job.streamedCalls, d.index + 1);
+        }
+    if (job.streamedCalls == 0 && !mightBeToolCall(job.held)) {
+        job.holding = false;
+        out += fmt.text(job, job.held);
+        job.held.clear();
+    }
+    return out;
+}
+
+// Streaming: the end of the output (what the splitters held back, then the formatter's end).
+std::string endText(SingleJob& job, StreamFormatter& fmt) {
+    std::string out;
+    if (job.reasoning) {
+        ReasoningPiece rest = job.reasoning->finish();
+        if (!rest.reasoning.empty()) out += fmt.reasoning(job, rest.reasoning);
+        out += answerText(job, rest.content, fmt);
+    }
+    JobOutput rest;
+    if (job.holding && job.streamedCalls == 0 && !job.held.empty()) {
+        ToolCallParse p = parseToolCallsLenient(job.held, job.options.toolNames);
+        if (p.calls.empty()) {
+            rest.content = job.held;
+        } else {
+            rest.content = std::move(p.content);
+            rest.calls = std::move(p.calls);
+        }
+    }
+    job.holding = false;
+    job.held.clear();
+    out += fmt.end(job, rest);
+    return out;
+}
+
 // Bookkeeping of one event; for a stream, the text it releases (through the formatter).
 std::string apply(SingleJob& job, const StreamEvent& e, Metrics& metrics, StreamFormatter* fmt) {
     std::string out;
     switch (e.kind) {
-    case StreamEvent::Kind::Token:
+    case StreamEvent::Kind::Token: {
         if (e.choice != 0 || job.finished) break;
         if (e.id >= 0) job.ids.push_back(e.id);
         job.text += e.text;
         if (!fmt || e.text.empty()) break;
-        if (job.holding) {
-            job.held += e.text;
-            if (!mightBeToolCall(job.held)) {
-                job.holding = false;
-                out += fmt->text(job, job.held);
-                job.held.clear();
-            }
-        } else {
-            out += fmt->text(job, e.text);
+        std::string text = e.text;
+        if (job.reasoning) {
+            ReasoningPiece piece = job.reasoning->push(text);
+            if (!piece.reasoning.empty()) out += fmt->reasoning(job, piece.reasoning);
+            text = std::move(piece.content);
         }
+        out += answerText(job, text, *fmt);
         break;
+    }
     case StreamEvent::Kind::ChoiceFinish:
         if (e.choice == 0) job.reason = e.reason;
         break;
@@ -42,7 +83,7 @@ std::string apply(SingleJob& job, const StreamEvent& e, Metrics& metrics, Stream
         job.reason = e.reason;
         job.usage = e.usage;
         metrics.observeGeneration(e.usage);
-        if (fmt) out += fmt->end(job);
+        if (fmt) out += endText(job, *fmt);
         break;
     case StreamEvent::Kind::Error:
         job.failed = true;
@@ -81,15 +122,43 @@ std::optional<std::string> SingleJob::matchedStop() const {
     return which;
 }
 
-ApiResult<std::shared_ptr<SingleJob>> submitJob(Server::Impl& server, std::shared_ptr<Engine> engine,
-                                                GenerationRequest request, bool holdForTools,
-                                                const std::string& maxTokensParam) {
+JobOutput SingleJob::split() const {
+    JobOutput out;
+    std::string answer = text;
+    if (options.splitReasoning) {
+        ReasoningSplitter splitter(options.promptOpensReasoning);
+        ReasoningPiece a = splitter.push(text), b = splitter.finish();
+        out.reasoning = a.reasoning + b.reasoning;
+        answer = a.content + b.content;
+    }
+    if (options.tools) {
+        ToolCallParse p = parseToolCallsLenient(answer, options.toolNames);
+        if (!p.calls.empty()) {
+            out.content = std::move(p.content);
+            out.calls = std::move(p.calls);
+            return out;
+        }
+    }
+    out.content = std::move(answer);
+    return out;
+}
+
+ApiResult<std::shared_ptr<SingleJob>> submitJob(std::shared_ptr<Engine> engine,
+                                                GenerationRequest request, JobOptions options,
+                                                bool stream, const std::string& maxTokensParam) {
     auto job = std::make_shared<SingleJob>();
     job->engine = std::move(engine);
     job->stream = std::make_shared<GenerationStream>();
     job->stops = request.stopStrings;
-    job->holdForTools = holdForTools;
-    job->holding = holdForTools;
+    job->options = std::move(options);
+    if (stream) {
+        if (job->options.splitReasoning)
+            job->reasoning = std::make_unique<ReasoningSplitter>(job->options.promptOpensReasoning);
+        if (job->options.tools) {
+            job->holding = true;
+            job->calls = std::make_unique<ToolCallStreamer>(job->options.toolNames);
+        }
+    }
     request.n = 1;
     request.sink = job->stream;
     auto id = job->engine->submit(std::move(request));
@@ -99,7 +168,6 @@ ApiResult<std::shared_ptr<SingleJob>> submitJob(Server::Impl& server, std::share
         return e;
     }
     job->id = *id;
-    (void)server;
     return job;
 }
 

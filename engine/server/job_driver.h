@@ -1,13 +1,16 @@
 // One single-choice generation from submission to its end, shared by the Anthropic Messages and
 // OpenAI Responses endpoints: submit, collect the text (whole), or stream it through an API's
-// event formatter (chunked SSE; a client that goes away cancels the request). Text that may turn
-// into a tool call is held back while streaming, and the stop string that ended the text is
-// recovered from the generated token ids.
+// event formatter (chunked SSE; a client that goes away cancels the request). The output is split
+// into reasoning (<think> blocks), answer text and tool calls: whole, after the end; streamed, as
+// it is written (a tool call's name first, then its arguments in fragments). The stop string that
+// ended the text is recovered from the generated token ids.
 #pragma once
 
 #include "server/generation_stream.h"
+#include "server/reasoning.h"
 #include "server/server_impl.h"
 #include "server/structured_output.h"
+#include "server/tool_call_stream.h"
 #include "server/tool_calls.h"
 
 #include <chrono>
@@ -18,17 +21,30 @@
 
 namespace hearth::server {
 
+// How a job's output is read.
+struct JobOptions {
+    bool tools = false;                  // tool calls are looked for in the answer
+    std::vector<std::string> toolNames;  // the request's functions
+    bool splitReasoning = true;          // <think> text is reasoning, apart from the answer
+    bool promptOpensReasoning = false;   // the prompt left the model inside <think>
+};
+
+// A finished output, split (or, for a stream, what streaming could not place).
+struct JobOutput {
+    std::string reasoning;
+    std::string content;
+    std::vector<ToolCall> calls;
+};
+
 struct SingleJob {
     std::shared_ptr<Engine> engine;
     std::shared_ptr<GenerationStream> stream;
     RequestId id = 0;
     std::vector<std::string> stops; // the request's stop strings
-    bool holdForTools = false;      // streaming: hold text back while it may be a tool call
+    JobOptions options;
 
     std::string text;              // all generated text
     std::vector<int32_t> ids;      // generated token ids (the stop-string check decodes them)
-    std::string held;              // streaming: text not yet released (a possible tool call)
-    bool holding = false;
     FinishReason reason = FinishReason::Stop;
     Usage usage;
     bool finished = false;
@@ -38,9 +54,18 @@ struct SingleJob {
     bool cancelled = false;
     std::chrono::steady_clock::time_point lastWrite = std::chrono::steady_clock::now();
 
+    // Streaming state.
+    std::unique_ptr<ReasoningSplitter> reasoning;
+    std::unique_ptr<ToolCallStreamer> calls;
+    std::string held;          // answer text not yet released (a possible tool call)
+    bool holding = false;
+    int streamedCalls = 0;     // tool calls announced while streaming
+
     void cancel();
     // The stop string that ended the text, or nothing (end of generation, length, cancel).
     std::optional<std::string> matchedStop() const;
+    // The whole output split into reasoning, answer and tool calls.
+    JobOutput split() const;
 };
 
 // What a streaming API writes for the stages of a job; each returns SSE text (maybe empty).
@@ -48,18 +73,23 @@ class StreamFormatter {
 public:
     virtual ~StreamFormatter() = default;
     virtual std::string begin(SingleJob& job) = 0;
+    virtual std::string reasoning(SingleJob& job, const std::string& piece) = 0;
     virtual std::string text(SingleJob& job, const std::string& piece) = 0;
-    // The job finished: `job.held` is the text still held back (a possible tool call).
-    virtual std::string end(SingleJob& job) = 0;
+    // A tool call being written: its first delta has the id and name, later ones fragments of
+    // its arguments' JSON text.
+    virtual std::string toolCall(SingleJob& job, const ToolCallDelta& delta) = 0;
+    // The job finished. `rest`: answer text held back as a possible tool call that was not
+    // streamed as one, parsed (content and calls) now.
+    virtual std::string end(SingleJob& job, const JobOutput& rest) = 0;
     virtual std::string fail(SingleJob& job, const Status& error) = 0;
     virtual std::string keepAlive() { return ": keep-alive\n\n"; }
 };
 
 // Submits `request` (its sink is replaced). On failure: the error to send (a context overflow
 // names `maxTokensParam`).
-ApiResult<std::shared_ptr<SingleJob>> submitJob(Server::Impl& server, std::shared_ptr<Engine> engine,
-                                                GenerationRequest request, bool holdForTools,
-                                                const std::string& maxTokensParam);
+ApiResult<std::shared_ptr<SingleJob>> submitJob(std::shared_ptr<Engine> engine,
+                                                GenerationRequest request, JobOptions options,
+                                                bool stream, const std::string& maxTokensParam);
 
 // Waits for the end of a job; the error to send when it failed (or the server is stopping).
 std::optional<ApiError> waitForJob(Server::Impl& server, SingleJob& job);

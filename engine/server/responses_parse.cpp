@@ -396,6 +396,15 @@ nlohmann::ordered_json messageItemJson(const std::string& id, const std::string&
     return m;
 }
 
+nlohmann::ordered_json reasoningItemJson(const std::string& id, const std::string& text) {
+    OJson r = OJson::object();
+    r["type"] = "reasoning";
+    r["id"] = id;
+    r["summary"] = OJson::array();
+    r["content"] = OJson::array({{{"type", "reasoning_text"}, {"text", text}}});
+    return r;
+}
+
 nlohmann::ordered_json functionCallItemJson(const std::string& id, const ToolCall& call,
                                             const std::string& arguments, const char* status) {
     OJson f = OJson::object();

@@ -48,6 +48,9 @@ nlohmann::ordered_json responsesUsageJson(int32_t promptTokens, int32_t cachedTo
 // Output items: a message with one output_text part, and a function call.
 nlohmann::ordered_json messageItemJson(const std::string& id, const std::string& text, const char* status);
 nlohmann::ordered_json outputTextPartJson(const std::string& text);
+// Reasoning (the model's <think> text): {"type": "reasoning", "id", "summary": [],
+// "content": [{"type": "reasoning_text", "text"}]}.
+nlohmann::ordered_json reasoningItemJson(const std::string& id, const std::string& text);
 nlohmann::ordered_json functionCallItemJson(const std::string& id, const ToolCall& call,
                                             const std::string& arguments, const char* status);
 

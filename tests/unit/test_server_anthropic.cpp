@@ -255,11 +255,11 @@ private Q_SLOTS:
         QVERIFY(r->get_header_value("Content-Type").find("text/event-stream") == 0);
         auto events = namedEvents(r->body);
         std::vector<std::string> names = eventNames(events);
-        // message_start, content_block_start, ping, deltas..., content_block_stop, message_delta, message_stop
+        // message_start, ping, content_block_start, deltas..., content_block_stop, message_delta, message_stop
         QVERIFY(names.size() >= 7);
         QCOMPARE(names[0], std::string("message_start"));
-        QCOMPARE(names[1], std::string("content_block_start"));
-        QCOMPARE(names[2], std::string("ping"));
+        QCOMPARE(names[1], std::string("ping"));
+        QCOMPARE(names[2], std::string("content_block_start"));
         QCOMPARE(names[names.size() - 3], std::string("content_block_stop"));
         QCOMPARE(names[names.size() - 2], std::string("message_delta"));
         QCOMPARE(names[names.size() - 1], std::string("message_stop"));
@@ -277,7 +277,7 @@ private Q_SLOTS:
         QVERIFY(start["content"].is_array() && start["content"].empty());
         QVERIFY(start["stop_reason"].is_null());
         QVERIFY(start["usage"]["input_tokens"].get<int>() > 0);
-        QCOMPARE(events[1].data["content_block"]["type"].get<std::string>(), std::string("text"));
+        QCOMPARE(events[2].data["content_block"]["type"].get<std::string>(), std::string("text"));
         const OJson& delta = events[names.size() - 2].data;
         QCOMPARE(delta["delta"]["stop_reason"].get<std::string>(), std::string("end_turn"));
         QVERIFY(delta["usage"]["output_tokens"].get<int>() > 0);
@@ -297,19 +297,28 @@ private Q_SLOTS:
         QCOMPARE(b["name"].get<std::string>(), std::string("get_weather"));
         QVERIFY(b["input"].is_object());
         QCOMPARE(b["input"]["city"].get<std::string>(), std::string("Paris"));
-        // Streamed: a tool_use block with its input as one input_json_delta.
+        // Streamed: a tool_use block as the call is written (input_json_delta fragments).
         auto s = postJson(f.port, "/v1/messages", with(std::string(kTools) + R"(,"stream":true)"));
         auto events = namedEvents(s->body);
-        const std::vector<std::string> want = {"message_start", "ping", "content_block_start",
-                                               "content_block_delta", "content_block_stop",
-                                               "message_delta", "message_stop"};
-        QCOMPARE(eventNames(events), want);
+        auto names = eventNames(events);
+        QVERIFY(names.size() >= 7);
+        const std::vector<std::string> head = {"message_start", "ping", "content_block_start"};
+        const std::vector<std::string> tail = {"content_block_stop", "message_delta", "message_stop"};
+        QCOMPARE(std::vector<std::string>(names.begin(), names.begin() + 3), head);
+        QCOMPARE(std::vector<std::string>(names.end() - 3, names.end()), tail);
         QCOMPARE(events[2].data["content_block"]["type"].get<std::string>(), std::string("tool_use"));
         QCOMPARE(events[2].data["content_block"]["name"].get<std::string>(), std::string("get_weather"));
+        QVERIFY(events[2].data["content_block"]["id"].get<std::string>().rfind("toolu_", 0) == 0);
         QVERIFY(events[2].data["content_block"]["input"].empty());
-        QCOMPARE(events[3].data["delta"]["type"].get<std::string>(), std::string("input_json_delta"));
-        QCOMPARE(parse(events[3].data["delta"]["partial_json"].get<std::string>())["city"].get<std::string>(), std::string("Paris"));
-        QCOMPARE(events[5].data["delta"]["stop_reason"].get<std::string>(), std::string("tool_use"));
+        std::string partial;
+        for (size_t i = 3; i + 3 < events.size(); ++i) {
+            QCOMPARE(names[i], std::string("content_block_delta"));
+            QCOMPARE(events[i].data["index"].get<int>(), 0);
+            QCOMPARE(events[i].data["delta"]["type"].get<std::string>(), std::string("input_json_delta"));
+            partial += events[i].data["delta"]["partial_json"].get<std::string>();
+        }
+        QCOMPARE(parse(partial)["city"].get<std::string>(), std::string("Paris"));
+        QCOMPARE(events[events.size() - 2].data["delta"]["stop_reason"].get<std::string>(), std::string("tool_use"));
         // tool_choice none: the same text stays text.
         OJson none = parse(postJson(f.port, "/v1/messages", with(std::string(kTools) + R"(,"tool_choice":{"type":"none"})"))->body);
         QCOMPARE(none["content"][0]["type"].get<std::string>(), std::string("text"));
@@ -333,8 +342,52 @@ private Q_SLOTS:
         // With tools but a plain answer, streaming still gives one text block.
         f.engine->setReply("Just text.");
         auto plain = namedEvents(postJson(f.port, "/v1/messages", with(std::string(kTools) + R"(,"stream":true)"))->body);
-        QCOMPARE(plain[2].name, std::string("content_block_start"));
+        int starts = 0;
+        std::string plainText;
+        for (const NamedEvent& e : plain) {
+            if (e.name == "content_block_start") {
+                ++starts;
+                QCOMPARE(e.data["content_block"]["type"].get<std::string>(), std::string("text"));
+            }
+            if (e.name == "content_block_delta") plainText += e.data["delta"]["text"].get<std::string>();
+        }
+        QCOMPARE(starts, 1);
+        QCOMPARE(plainText, std::string("Just text."));
+        QCOMPARE(plain[plain.size() - 2].data["delta"]["stop_reason"].get<std::string>(), std::string("end_turn"));
         QCOMPARE(plain[2].data["content_block"]["type"].get<std::string>(), std::string("text"));
+    }
+
+    void thinkingBlocks() {
+        START_API(f);
+        f.engine->setReply("<think>Pondering the sky.</think>It is blue.");
+        OJson j = parse(postJson(f.port, "/v1/messages", kBody)->body);
+        QCOMPARE(j["content"].size(), size_t(2));
+        QCOMPARE(j["content"][0]["type"].get<std::string>(), std::string("thinking"));
+        QCOMPARE(j["content"][0]["thinking"].get<std::string>(), std::string("Pondering the sky."));
+        QCOMPARE(j["content"][1]["text"].get<std::string>(), std::string("It is blue."));
+        auto events = namedEvents(postJson(f.port, "/v1/messages", with(R"("stream":true)"))->body);
+        std::string thinking, text;
+        std::vector<std::string> blocks;
+        for (const NamedEvent& e : events) {
+            if (e.name == "content_block_start") blocks.push_back(e.data["content_block"]["type"].get<std::string>());
+            if (e.name != "content_block_delta") continue;
+            const OJson& d = e.data["delta"];
+            if (d["type"] == "thinking_delta") {
+                thinking += d["thinking"].get<std::string>();
+                QCOMPARE(e.data["index"].get<int>(), 0);
+            } else {
+                text += d["text"].get<std::string>();
+                QCOMPARE(e.data["index"].get<int>(), 1);
+            }
+        }
+        QCOMPARE(blocks, (std::vector<std::string>{"thinking", "text"}));
+        QCOMPARE(thinking, std::string("Pondering the sky."));
+        QCOMPARE(text, std::string("It is blue."));
+        // Thinking blocks sent back in history are accepted and not shown to the model again.
+        auto back = postJson(f.port, "/v1/messages", R"({"max_tokens":8,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"thinking","thinking":"secret","signature":""},{"type":"text","text":"Blue."}]},{"role":"user","content":"why?"}]})");
+        QCOMPARE(back->status, 200);
+        auto prompt = f.engine->tokenizer().decode(f.engine->lastRequest().prompt);
+        QVERIFY(prompt && prompt->find("secret") == std::string::npos && prompt->find("Blue.") != std::string::npos);
     }
 
     void apiKeyHeaders() {
