@@ -351,6 +351,21 @@ ApiResult<AnthropicRequest> parseAnthropicRequest(std::string_view body, const P
     if (const OJson* md = field(b, "metadata"); md && !md->is_object())
         return wrongType("metadata", "an object", *md);
 
+    // Extended thinking: reasoning models whose template reads enable_thinking (Qwen3) think or
+    // not as asked; their <think> text comes back as thinking blocks either way.
+    if (const OJson* t = field(b, "thinking")) {
+        if (!t->is_object()) return wrongType("thinking", "an object", *t);
+        std::string type;
+        HEARTH_ANTHROPIC_TRY(readString(*t, "type", type, "thinking.type"));
+        if (type != "enabled" && type != "disabled" && type != "adaptive")
+            return invalidRequest("thinking.type: must be \"enabled\", \"disabled\" or \"adaptive\"",
+                                  "thinking.type");
+        int64_t budget = 0;
+        HEARTH_ANTHROPIC_TRY(readInt(*t, "budget_tokens", 1, limits.maxTokensCap, budget,
+                                     "thinking.budget_tokens"));
+        if (type != "adaptive") r.chat.templateKwargs["enable_thinking"] = type == "enabled";
+    }
+
     OJson& messages = r.chat.messages;
     messages = OJson::array();
     if (const OJson* system = field(b, "system")) {

@@ -320,6 +320,21 @@ ApiResult<ResponsesRequest> parseResponsesRequest(std::string_view body, const P
         r.echo["metadata"] = *md;
     }
 
+    // reasoning.effort reaches the template (gpt-oss reads reasoning_effort).
+    if (const OJson* reasoning = field(b, "reasoning")) {
+        if (!reasoning->is_object()) return wrongType("reasoning", "an object", *reasoning);
+        std::string effort;
+        HEARTH_RESPONSES_TRY(readString(*reasoning, "effort", effort, "reasoning.effort"));
+        if (!effort.empty()) {
+            if (effort != "none" && effort != "minimal" && effort != "low" && effort != "medium" &&
+                effort != "high")
+                return invalidRequest("'reasoning.effort' must be none, minimal, low, medium or high",
+                                      "reasoning.effort");
+            r.chat.templateKwargs["reasoning_effort"] = effort;
+        }
+        r.echo["reasoning"] = *reasoning;
+    }
+
     OJson& messages = r.chat.messages;
     messages = OJson::array();
     std::string instructions;
@@ -368,6 +383,7 @@ nlohmann::ordered_json responseObjectJson(const ResponseHead& head, const Respon
     r["output"] = std::move(output);
     r["parallel_tool_calls"] = e.value("parallel_tool_calls", OJson(true));
     r["previous_response_id"] = nullptr;
+    r["reasoning"] = e.value("reasoning", OJson({{"effort", nullptr}, {"summary", nullptr}}));
     r["store"] = false;
     r["temperature"] = e.value("temperature", OJson(1.0));
     r["text"] = e.value("text", OJson({{"format", {{"type", "text"}}}}));

@@ -99,6 +99,13 @@ private Q_SLOTS:
         // count_tokens needs no max_tokens; messages does.
         QCOMPARE(parsedOk("{" + kHi + "}", true).chat.messages.size(), size_t(1));
         QCOMPARE(parsedErr("{" + kHi + "}").param, std::string("max_tokens"));
+        // thinking reaches the template as enable_thinking.
+        QCOMPARE(parsedOk(with(R"("thinking":{"type":"enabled","budget_tokens":1024})")).chat.templateKwargs["enable_thinking"].get<bool>(), true);
+        QCOMPARE(parsedOk(with(R"("thinking":{"type":"disabled"})")).chat.templateKwargs["enable_thinking"].get<bool>(), false);
+        QVERIFY(!parsedOk(kBody).chat.templateKwargs.contains("enable_thinking"));
+        QCOMPARE(parsedErr(with(R"("thinking":{"type":"maybe"})")).param, std::string("thinking.type"));
+        QCOMPARE(parsedErr(with(R"("thinking":{"type":"enabled","budget_tokens":0})")).param, std::string("thinking.budget_tokens"));
+        QCOMPARE(parsedErr(with(R"("thinking":true)")).param, std::string("thinking"));
         // An empty block list is an empty user turn.
         QCOMPARE(parsedOk(R"({"max_tokens":5,"messages":[{"role":"user","content":[]}]})").chat.messages[0]["content"].get<std::string>(), std::string(""));
     }

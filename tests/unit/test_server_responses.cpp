@@ -41,7 +41,7 @@ private Q_SLOTS:
     void parsesEveryField() {
         const std::string body = R"({"model":"gpt-x","instructions":"Be brief.","max_output_tokens":50,
             "temperature":0.5,"top_p":0.9,"stream":true,"store":false,"user":"u","metadata":{"k":"v"},
-            "parallel_tool_calls":false,"reasoning":{"effort":"low"},"truncation":"disabled",
+            "parallel_tool_calls":false,"reasoning":{"effort":"low","summary":"auto"},"truncation":"disabled",
             "input":[{"role":"developer","content":"Use tools."},
                      {"type":"message","role":"user","content":[{"type":"input_text","text":"weather"},{"type":"input_text","text":"in Paris?"}]},
                      {"type":"reasoning","id":"rs_1","summary":[]},
@@ -84,6 +84,10 @@ private Q_SLOTS:
         QCOMPARE(r.echo["metadata"]["k"].get<std::string>(), std::string("v"));
         QCOMPARE(r.echo["parallel_tool_calls"].get<bool>(), false);
         QVERIFY(r.chat.common.responseFormat.kind == ResponseFormat::Kind::Text);
+        QCOMPARE(r.chat.templateKwargs["reasoning_effort"].get<std::string>(), std::string("low"));
+        QCOMPARE(r.echo["reasoning"]["effort"].get<std::string>(), std::string("low"));
+        QCOMPARE(parsedErr(with(R"("reasoning":{"effort":"max"})")).param, std::string("reasoning.effort"));
+        QCOMPARE(parsedErr(with(R"("reasoning":"high")")).param, std::string("reasoning"));
         // A lone function call opens an assistant turn of its own.
         ResponsesRequest lone = parsedOk(R"({"input":[{"role":"user","content":"x"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]})");
         QVERIFY(lone.chat.messages[1]["content"].is_null());
