@@ -177,16 +177,6 @@ private:
 
 } // namespace
 
-void Server::Impl::sendErrorFor(const httplib::Request& req, httplib::Response& res,
-                                const ApiError& error) const {
-    if (!isAnthropicPath(req.path)) return sendError(res, error);
-    if (error.status == 429)
-        res.set_header("Retry-After", std::to_string(m_config.retryAfterSeconds > 0
-                                                         ? m_config.retryAfterSeconds
-                                                         : 1));
-    sendJson(res, error.status, anthropicErrorJson(error));
-}
-
 void Server::Impl::handleAnthropicMessages(const httplib::Request& req, httplib::Response& res) {
     auto parsed = parseAnthropicRequest(req.body, m_limits, false);
     if (!parsed) return sendErrorFor(req, res, parsed.error());

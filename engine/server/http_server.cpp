@@ -1,5 +1,7 @@
 // The HTTP side of the server: routes, the security gate (Host check, API key, CORS), JSON error
 // responses for everything httplib answers itself (404, 405, 413), and start/stop.
+#include "server/anthropic_request.h"
+#include "server/ollama_api.h"
 #include "server/security.h"
 #include "server/server_impl.h"
 
@@ -24,6 +26,7 @@ std::string routeLabel(const std::string& path) {
     for (const char* p : kReadPaths)
         if (path == p) return path;
     if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
+    if (const char* ollama = ollamaRouteLabel(path)) return ollama;
     return "other";
 }
 
@@ -121,6 +124,17 @@ void Server::Impl::sendError(httplib::Response& res, const ApiError& error) cons
                                                          ? m_config.retryAfterSeconds
                                                          : 1));
     sendJson(res, error.status, errorJson(error));
+}
+
+void Server::Impl::sendErrorFor(const httplib::Request& req, httplib::Response& res,
+                                const ApiError& error) const {
+    if (isOllamaPath(req.path)) return sendJson(res, error.status, ollamaErrorJson(error.message));
+    if (!isAnthropicPath(req.path)) return sendError(res, error);
+    if (error.status == 429)
+        res.set_header("Retry-After", std::to_string(m_config.retryAfterSeconds > 0
+                                                         ? m_config.retryAfterSeconds
+                                                         : 1));
+    sendJson(res, error.status, anthropicErrorJson(error));
 }
 
 void Server::Impl::applyCors(const httplib::Request& req, httplib::Response& res) const {
@@ -222,6 +236,7 @@ void Server::Impl::installRoutes() {
     m_http.Get("/v1/models", route(&Impl::handleModels));
     m_http.Get("/models", route(&Impl::handleModels));
     m_http.Get(R"(/v1/models/(.+))", route(&Impl::handleModels));
+    installOllamaRoutes();
 
     // Known paths with the wrong method: 405 naming the right one.
     auto notAllowed = [this](const char* allow) {

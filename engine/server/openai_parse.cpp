@@ -132,14 +132,17 @@ std::optional<ApiError> readResponseFormat(const OJson& body, ResponseFormat& ou
                 return invalidRequest("'response_format.json_schema' must be an object",
                                       "response_format.json_schema", "invalid_type");
             const OJson* schema = field(*js, "schema");
-            if (schema && !schema->is_object() && !schema->is_boolean())
+            if (!schema)
+                return invalidRequest("'response_format.json_schema.schema' is required",
+                                      "response_format.json_schema.schema", "missing_required_parameter");
+            if (!schema->is_object() && !schema->is_boolean())
                 return invalidRequest("'response_format.json_schema.schema' must be an object",
                                       "response_format.json_schema.schema", "invalid_type");
             HEARTH_TRY_READ(readString(*js, "name", out.name, "response_format.json_schema.name"));
             bool strict = false;
             HEARTH_TRY_READ(readBool(*js, "strict", strict, "response_format.json_schema.strict"));
             out.kind = ResponseFormat::Kind::JsonSchema;
-            out.schema = schema ? *schema : OJson::object();
+            out.schema = *schema;
         } else if (type != "text") {
             return invalidRequest("response_format '" + type.substr(0, 64) +
                                       "' is not supported (use text, json_object or json_schema)",

@@ -74,7 +74,11 @@ enum class ToolChoiceMode { Auto, None, Required, Named };
 struct ToolChoice {
     ToolChoiceMode mode = ToolChoiceMode::Auto;
     std::string name; // for Named
+    // parallel_tool_calls: several calls in one turn when a call is forced (llama.cpp's default,
+    // off, so a small model cannot call forever; at most kMaxForcedCalls when on).
+    bool parallel = false;
 };
+inline constexpr int kMaxForcedCalls = 8;
 
 struct ChatCompletionRequest {
     CommonParams common;

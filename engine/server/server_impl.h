@@ -72,9 +72,20 @@ public:
     void handleAnthropicCountTokens(const httplib::Request& req, httplib::Response& res);
     void handleResponses(const httplib::Request& req, httplib::Response& res);
     // sendError in the error shape of the API the request's path belongs to (Anthropic's for
-    // /v1/messages*, OpenAI's otherwise).
+    // /v1/messages*, Ollama's for its paths, OpenAI's otherwise).
     void sendErrorFor(const httplib::Request& req, httplib::Response& res,
                       const ApiError& error) const;
+
+    // The Ollama API (ollama_handlers.cpp); installRoutes() calls installOllamaRoutes().
+    void installOllamaRoutes();
+    void handleOllamaRoot(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaChat(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaGenerate(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaTags(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaShow(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaPs(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaVersion(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaEmbed(const httplib::Request& req, httplib::Response& res);
 
     ServerConfig m_config;
     ParseLimits m_limits;

@@ -97,18 +97,19 @@ ApiResult<GrammarPtr> toolCallGrammar(const std::vector<ToolFunction>& tools, co
     if (alternatives.empty()) return invalidRequest("'tool_choice' names no function in 'tools'", "tool_choice");
     std::string call = "call ::= ";
     for (size_t i = 0; i < alternatives.size(); ++i) call += (i ? " | " : "") + alternatives[i];
-    const bool several = choice.mode == ToolChoiceMode::Required;
+    // More calls after the first, when parallel calls are allowed (bounded).
+    const std::string more =
+        choice.parallel ? "{0," + std::to_string(kMaxForcedCalls - 1) + "}" : std::string("{0}");
     std::string root;
     switch (style) {
     case ToolCallStyle::Hermes:
-        root = "root ::= tagged" + std::string(several ? " ( \"\\n\" tagged )*" : "") +
-               "\ntagged ::= \"<tool_call>\\n\" call \"\\n</tool_call>\"";
+        root = "root ::= tagged ( \"\\n\" tagged )" + more + "\ntagged ::= \"<tool_call>\\n\" call \"\\n</tool_call>\"";
         break;
     case ToolCallStyle::Llama:
-        root = "root ::= call" + std::string(several ? " ( \"; \" call )*" : "");
+        root = "root ::= call ( \"; \" call )" + more;
         break;
     case ToolCallStyle::Mistral:
-        root = "root ::= \"[TOOL_CALLS][\" call" + std::string(several ? " ( \", \" call )*" : "") + " \"]\"";
+        root = "root ::= \"[TOOL_CALLS][\" call ( \", \" call )" + more + " \"]\"";
         break;
     }
     return compile(root + "\n" + call + "\n" + rules, "tools");

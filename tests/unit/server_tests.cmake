@@ -8,6 +8,8 @@ hearth_add_test(test_server_model SOURCES test_server_model.cpp LABELS model
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 600)
 hearth_add_test(test_server_structured SOURCES test_server_structured.cpp LABELS unit
                 LIBS hearth_engine_internal)
+hearth_add_test(test_server_ollama SOURCES test_server_ollama.cpp LABELS unit
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
 # The Anthropic Messages and OpenAI Responses APIs: parsing, and HTTP with a fake engine.
 hearth_add_test(test_server_anthropic SOURCES test_server_anthropic.cpp LABELS unit
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)

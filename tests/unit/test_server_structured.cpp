@@ -153,6 +153,45 @@ private Q_SLOTS:
         QVERIFY(broken.error().message.find("undefined-rule") != std::string::npos);
     }
 
+    // Hostile schemas are refused or compile to a bounded grammar, quickly.
+    void hostileSchemasAreBounded() {
+        std::vector<std::pair<std::string, OJson>> cases;
+        OJson deep = {{"type", "integer"}};
+        for (int i = 0; i < 200; ++i) deep = {{"type", "object"}, {"properties", {{"a", deep}}}, {"required", {"a"}}};
+        cases.push_back({"200 nested objects", deep});
+        OJson hugeEnum = OJson::array();
+        for (int i = 0; i < 100000; ++i) hugeEnum.push_back("value-" + std::to_string(i));
+        cases.push_back({"an enum of 100000 strings", {{"enum", hugeEnum}}});
+        cases.push_back({"a nested quantifier pattern", {{"type", "string"}, {"pattern", "^(a+)+$"}}});
+        cases.push_back({"a nested star pattern", {{"type", "string"}, {"pattern", "^((a*)*)*b$"}}});
+        cases.push_back({"a quantified group of quantified groups",
+                         {{"type", "string"}, {"pattern", "^((a{1,100}){1,100}){1,100}$"}}});
+        cases.push_back({"a $ref cycle", OJson::parse("{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/b\"},"
+                                                      "\"b\":{\"$ref\":\"#/$defs/a\"}},\"$ref\":\"#/$defs/a\"}")});
+        cases.push_back({"a dangling $ref", {{"$ref", "#/$defs/missing"}}});
+        cases.push_back({"a remote $ref", {{"$ref", "https://example.com/schema.json"}}});
+        cases.push_back({"maxLength 10^9", {{"type", "string"}, {"maxLength", 1000000000}}});
+        cases.push_back({"minItems 10^6", {{"type", "array"}, {"minItems", 1000000}}});
+        cases.push_back({"minLength > maxLength", {{"type", "string"}, {"minLength", 5}, {"maxLength", 2}}});
+        OJson many = OJson::object();
+        for (int i = 0; i < 20000; ++i) many["p" + std::to_string(i)] = {{"type", "boolean"}};
+        cases.push_back({"20000 properties", {{"type", "object"}, {"properties", many}}});
+        for (const auto& [what, schema] : cases) {
+            QElapsedTimer timer;
+            timer.start();
+            CommonParams p;
+            p.responseFormat.kind = ResponseFormat::Kind::JsonSchema;
+            p.responseFormat.schema = schema;
+            auto g = outputGrammar(p);
+            const qint64 ms = timer.elapsed();
+            qInfo("%s: %s in %lld ms", what.c_str(), g.isOk() ? "compiled" : g.error().message.substr(0, 120).c_str(), ms);
+            if (!g.isOk()) {
+                QCOMPARE(g.error().status, 400);
+                QCOMPARE(g.error().param, std::string("response_format"));
+            }
+        }
+    }
+
     void prefixingRuleNamesKeepsLiterals() {
         const std::string in = "root ::= item{2,3} \"root item\" [a-z] # root\nitem ::= \"x\"";
         const std::string out = grammar::prefixRuleNames(in, "p-");
@@ -179,7 +218,17 @@ private Q_SLOTS:
             return s;
         };
         QVERIFY(accepts(**hermes, call1) || accepts(**hermes, spaced(call1)));
-        QVERIFY(accepts(**hermes, call1 + "\n" + call2) || accepts(**hermes, spaced(call1 + "\n" + call2)));
+        // One call unless parallel calls are asked for; then a bounded number.
+        QVERIFY(!accepts(**hermes, call1 + "\n" + call2) && !accepts(**hermes, spaced(call1 + "\n" + call2)));
+        ToolChoice parallel{ToolChoiceMode::Required, {}, true};
+        auto several = toolCallGrammar(tools, parallel, ToolCallStyle::Hermes);
+        QVERIFY(several.isOk() && *several);
+        QVERIFY(accepts(**several, call1 + "\n" + call2) || accepts(**several, spaced(call1 + "\n" + call2)));
+        std::string eight = call1, nine;
+        for (int i = 1; i < kMaxForcedCalls; ++i) eight += "\n" + call2;
+        nine = eight + "\n" + call2;
+        QVERIFY(accepts(**several, eight) || accepts(**several, spaced(eight)));
+        QVERIFY(!accepts(**several, nine) && !accepts(**several, spaced(nine)));
         QCOMPARE(grammar::matchText(**hermes, "Sure! " + call1), TextMatch::Rejected);
         QCOMPARE(grammar::matchText(**hermes, "<tool_call>\n{\"name\": \"rm_rf\""), TextMatch::Rejected);
         QCOMPARE(grammar::matchText(**hermes, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"town\""),
