@@ -267,6 +267,7 @@ Err readToolsField(const OJson& body, const ParseLimits& limits, ChatCompletionR
                                       "tool_choice.disable_parallel_tool_use"));
         const std::string& t = type->get_ref<const std::string&>();
         ToolChoice& choice = chat.toolChoice;
+        choice.parallel = !parallelOff; // Anthropic allows parallel calls unless told not to
         if (t == "auto") choice.mode = ToolChoiceMode::Auto;
         else if (t == "none") choice.mode = ToolChoiceMode::None;
         else if (t == "any") choice.mode = ToolChoiceMode::Required;

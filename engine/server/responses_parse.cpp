@@ -314,6 +314,7 @@ ApiResult<ResponsesRequest> parseResponsesRequest(std::string_view body, const P
     bool parallel = true;
     HEARTH_RESPONSES_TRY(readBool(b, "parallel_tool_calls", parallel));
     r.echo["parallel_tool_calls"] = parallel;
+    r.chat.toolChoice.parallel = parallel; // forced calls: several (up to a bound) unless false
     r.echo["metadata"] = OJson::object();
     if (const OJson* md = field(b, "metadata")) {
         if (!md->is_object()) return wrongType("metadata", "an object", *md);

@@ -83,6 +83,7 @@ private Q_SLOTS:
         QCOMPARE(r.chat.toolsJson[0]["function"]["description"].get<std::string>(), std::string("Weather now"));
         QVERIFY(r.chat.toolChoice.mode == ToolChoiceMode::Named);
         QCOMPARE(r.chat.toolChoice.name, std::string("get_weather"));
+        QVERIFY(!r.chat.toolChoice.parallel); // disable_parallel_tool_use
     }
 
     void toolChoiceModesAndDefaults() {
@@ -93,6 +94,7 @@ private Q_SLOTS:
         const std::string tools = std::string(kTools);
         QVERIFY(parsedOk(with(tools + R"(,"tool_choice":{"type":"auto"})")).chat.toolChoice.mode == ToolChoiceMode::Auto);
         QVERIFY(parsedOk(with(tools + R"(,"tool_choice":{"type":"any"})")).chat.toolChoice.mode == ToolChoiceMode::Required);
+        QVERIFY(parsedOk(with(tools + R"(,"tool_choice":{"type":"any"})")).chat.toolChoice.parallel);
         QVERIFY(parsedOk(with(tools + R"(,"tool_choice":{"type":"none"})")).chat.toolChoice.mode == ToolChoiceMode::None);
         // A custom-typed tool is a client tool.
         QCOMPARE(parsedOk(with(R"("tools":[{"type":"custom","name":"f","input_schema":{}}])")).chat.tools.size(), size_t(1));

@@ -83,6 +83,8 @@ private Q_SLOTS:
         QCOMPARE(r.echo["tools"][0]["strict"].get<bool>(), true);
         QCOMPARE(r.echo["metadata"]["k"].get<std::string>(), std::string("v"));
         QCOMPARE(r.echo["parallel_tool_calls"].get<bool>(), false);
+        QVERIFY(!r.chat.toolChoice.parallel);
+        QVERIFY(parsedOk(kBody).chat.toolChoice.parallel); // OpenAI's default
         QVERIFY(r.chat.common.responseFormat.kind == ResponseFormat::Kind::Text);
         QCOMPARE(r.chat.templateKwargs["reasoning_effort"].get<std::string>(), std::string("low"));
         QCOMPARE(r.echo["reasoning"]["effort"].get<std::string>(), std::string("low"));
