@@ -1,5 +1,6 @@
 // One single-choice generation driven for the Anthropic and Responses endpoints: submission,
-// whole or streamed collection, tool-call hold-back, and recovery of the matched stop string.
+// whole or streamed collection, reasoning split, tool calls streamed or held back and parsed,
+// and recovery of the matched stop string.
 #include "server/job_driver.h"
 
 #include "server/tool_calls.h"
