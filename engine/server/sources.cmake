@@ -46,3 +46,11 @@ if(NOT TARGET hearth_httplib)
   endif()
 endif()
 target_link_libraries(hearth_engine PRIVATE hearth_httplib)
+
+# The Anthropic Messages API and the stateless OpenAI Responses API, over one job driver.
+target_sources(hearth_engine PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/job_driver.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/anthropic_parse.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/anthropic_handlers.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/responses_parse.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/responses_handlers.cpp)

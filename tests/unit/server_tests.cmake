@@ -10,3 +10,8 @@ hearth_add_test(test_server_structured SOURCES test_server_structured.cpp LABELS
                 LIBS hearth_engine_internal)
 hearth_add_test(test_server_ollama SOURCES test_server_ollama.cpp LABELS unit
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
+# The Anthropic Messages and OpenAI Responses APIs: parsing, and HTTP with a fake engine.
+hearth_add_test(test_server_anthropic SOURCES test_server_anthropic.cpp LABELS unit
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
+hearth_add_test(test_server_responses SOURCES test_server_responses.cpp LABELS unit
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
