@@ -38,7 +38,7 @@ std::string answerText(SingleJob& job, const std::string& text, StreamFormatter&
 std::string endText(SingleJob& job, StreamFormatter& fmt) {
     std::string out;
     if (job.reasoning) {
-        ReasoningPiece rest = job.reasoning->finish();
+        tmpl::ReasoningPiece rest = job.reasoning->finish();
         if (!rest.reasoning.empty()) out += fmt.reasoning(job, rest.reasoning);
         out += answerText(job, rest.content, fmt);
     }
@@ -69,7 +69,7 @@ std::string apply(SingleJob& job, const StreamEvent& e, Metrics& metrics, Stream
         if (!fmt || e.text.empty()) break;
         std::string text = e.text;
         if (job.reasoning) {
-            ReasoningPiece piece = job.reasoning->push(text);
+            tmpl::ReasoningPiece piece = job.reasoning->push(text);
             if (!piece.reasoning.empty()) out += fmt->reasoning(job, piece.reasoning);
             text = std::move(piece.content);
         }
@@ -127,8 +127,8 @@ JobOutput SingleJob::split() const {
     JobOutput out;
     std::string answer = text;
     if (options.splitReasoning) {
-        ReasoningSplitter splitter(options.promptOpensReasoning);
-        ReasoningPiece a = splitter.push(text), b = splitter.finish();
+        tmpl::ReasoningSplitter splitter(options.promptOpensReasoning);
+        tmpl::ReasoningPiece a = splitter.push(text), b = splitter.finish();
         out.reasoning = a.reasoning + b.reasoning;
         answer = a.content + b.content;
     }
@@ -154,7 +154,7 @@ ApiResult<std::shared_ptr<SingleJob>> submitJob(std::shared_ptr<Engine> engine,
     job->options = std::move(options);
     if (stream) {
         if (job->options.splitReasoning)
-            job->reasoning = std::make_unique<ReasoningSplitter>(job->options.promptOpensReasoning);
+            job->reasoning = std::make_unique<tmpl::ReasoningSplitter>(job->options.promptOpensReasoning);
         if (job->options.tools) {
             job->holding = true;
             job->calls = std::make_unique<ToolCallStreamer>(job->options.toolNames);

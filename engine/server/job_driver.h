@@ -7,7 +7,7 @@
 #pragma once
 
 #include "server/generation_stream.h"
-#include "server/reasoning.h"
+#include "hearth/chat_output.h"
 #include "server/server_impl.h"
 #include "server/structured_output.h"
 #include "server/tool_call_stream.h"
@@ -55,7 +55,7 @@ struct SingleJob {
     std::chrono::steady_clock::time_point lastWrite = std::chrono::steady_clock::now();
 
     // Streaming state.
-    std::unique_ptr<ReasoningSplitter> reasoning;
+    std::unique_ptr<tmpl::ReasoningSplitter> reasoning;
     std::unique_ptr<ToolCallStreamer> calls;
     std::string held;          // answer text not yet released (a possible tool call)
     bool holding = false;
