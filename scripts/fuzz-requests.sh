@@ -31,6 +31,12 @@ seeds = [
         b'"b":{"$ref":"#/$defs/n"}},"required":["a"],"$defs":{"n":{"type":"integer","minimum":-3,"maximum":70}}}'),
     (6, b'<tool_call>\n{"name": "f", "arguments": {"a": [1, "}"]}}\n</tool_call>[TOOL_CALLS][{"name":"g"}]'),
     (7, b'<think>plan</think>\n\nanswer'),
+    (9, b'{"model":"m","max_tokens":16,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user",'
+        b'"content":[{"type":"text","text":"hi"},{"type":"tool_result","tool_use_id":"t","content":"r"}]}],'
+        b'"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"any"},"stream":true}'),
+    (10, b'{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]},'
+         b'{"type":"function_call_output","call_id":"c","output":"x"}],"instructions":"be brief",'
+         b'"text":{"format":{"type":"json_schema","name":"x","schema":{"type":"object"}}}}'),
     (8, b'<|channel|>analysis<|message|>x<|end|><|start|>assistant to=functions.f<|channel|>commentary json'
         b'<|message|>{"a":1}'),
 ]
