@@ -194,7 +194,7 @@ void Server::Impl::handleAnthropicMessages(const httplib::Request& req, httplib:
     options.tools = !chat.tools.empty() && chat.toolChoice.mode != ToolChoiceMode::None;
     for (const ToolFunction& f : chat.tools) options.toolNames.push_back(f.name);
     auto rendered = ref->engine->renderChat(tmplRequest);
-    options.promptOpensReasoning = rendered && tmpl::promptOpensReasoning(*rendered);
+    if (rendered) options.renderedPrompt = std::move(*rendered);
     const ModelLimits limits{ref->engine->model().nVocab, ref->engine->model().contextLength,
                              m_config.defaultMaxTokens};
     auto gen = generationRequest(chat.common, std::move(*prompt), limits);

@@ -32,10 +32,9 @@ struct ChoiceState {
     std::vector<TokenLogprob> heldLogprobs;
     std::unique_ptr<ToolCallStreamer> calls;
     bool streamedCalls = false;
-    // Streaming chat: <think> text goes to reasoning_content; harmony (gpt-oss) output is split
-    // into reasoning, answer and calls.
-    std::unique_ptr<tmpl::ReasoningSplitter> reasoning;
-    std::unique_ptr<tmpl::HarmonyParser> harmony;
+    // Streaming chat: the output read into reasoning (<think> blocks, harmony's analysis), the
+    // answer, and harmony's tool calls.
+    std::unique_ptr<tmpl::ChatOutputReader> reader;
 };
 
 // One generation request from submission to the end of its response.
@@ -44,9 +43,9 @@ struct Job {
     CommonParams params;
     bool parseTools = false;
     std::vector<std::string> toolNames;
-    bool splitReasoning = false;      // chat: <think> blocks become reasoning_content
-    bool harmony = false;             // chat: the model writes harmony messages (gpt-oss)
-    bool promptOpensReasoning = false; // the template left the model inside <think>
+    // Chat: the output is read as the rendered prompt calls for (reasoning_content apart).
+    bool splitOutput = false;
+    std::string renderedPrompt;
     ResponseMeta meta;
     std::shared_ptr<Engine> engine;
     std::shared_ptr<GenerationStream> stream;
@@ -121,27 +120,22 @@ std::vector<ChoiceOutput> outputs(Job& job) {
         o.reason = c.reason;
         o.logprobs = std::move(c.logprobs);
         std::string answer = c.text;
-        if (job.harmony) {
-            tmpl::HarmonyParser parser;
-            tmpl::HarmonyPiece a = parser.push(c.text), b = parser.finish();
-            o.reasoning = a.reasoning + b.reasoning;
-            o.content = a.content + b.content;
-            o.contentOnly = true;
-            for (auto* piece : {&a, &b})
-                for (const tmpl::OutputCall& d : piece->calls) {
-                    if (!d.name.empty()) o.toolCalls.push_back({newToolCallId(), d.name, ""});
-                    if (!o.toolCalls.empty()) o.toolCalls.back().arguments += d.arguments;
-                }
-            out.push_back(std::move(o));
-            continue;
-        }
-        if (job.splitReasoning) {
-            tmpl::ReasoningSplitter splitter(job.promptOpensReasoning);
-            tmpl::ReasoningPiece a = splitter.push(c.text), b = splitter.finish();
+        if (job.splitOutput) {
+            tmpl::ChatOutputReader reader(job.renderedPrompt);
+            tmpl::OutputPiece a = reader.push(c.text), b = reader.finish();
             o.reasoning = a.reasoning + b.reasoning;
             answer = a.content + b.content;
             o.contentOnly = true;
             o.content = answer;
+            for (auto* piece : {&a, &b}) // harmony's calls
+                for (const tmpl::OutputCall& d : piece->calls) {
+                    if (!d.name.empty()) o.toolCalls.push_back({newToolCallId(), d.name, ""});
+                    if (!o.toolCalls.empty()) o.toolCalls.back().arguments += d.arguments;
+                }
+            if (reader.harmony()) {
+                out.push_back(std::move(o));
+                continue;
+            }
         }
         if (job.parseTools) {
             ToolCallParse p = parseToolCalls(answer, job.toolNames);
@@ -196,12 +190,12 @@ std::string contentText(Job& job, ChoiceState& c, int32_t index, const std::stri
     return out;
 }
 
-// Streaming harmony: reasoning, answer and call pieces as chunks.
-std::string harmonyText(Job& job, ChoiceState& c, int32_t index, const tmpl::HarmonyPiece& piece,
-                        std::vector<TokenLogprob> lps) {
+// Streaming chat: a piece of read output as chunks (reasoning, answer, harmony's calls).
+std::string outputText(Job& job, ChoiceState& c, int32_t index, const tmpl::OutputPiece& piece,
+                       std::vector<TokenLogprob> lps) {
     std::string out;
     if (!piece.reasoning.empty()) out += reasoningChunk(job, index, piece.reasoning);
-    if (!piece.content.empty() || !lps.empty()) out += textChunk(job, index, piece.content, lps);
+    out += contentText(job, c, index, piece.content, std::move(lps));
     for (const tmpl::OutputCall& call : piece.calls) {
         const ToolCallDelta d{call.index, call.name.empty() ? "" : newToolCallId(), call.name, call.arguments};
         out += sseEvent(chatChunkJson(job.meta, index, toolCallDelta(d), nullptr));
@@ -213,15 +207,10 @@ std::string harmonyText(Job& job, ChoiceState& c, int32_t index, const tmpl::Har
 std::string finishChoice(Job& job, int32_t index, FinishReason reason) {
     ChoiceState& c = job.choices[size_t(index)];
     std::string out;
-    if (c.harmony && !c.finished) out += harmonyText(job, c, index, c.harmony->finish(), {});
-    if (c.reasoning && !c.finished) {
-        tmpl::ReasoningPiece rest = c.reasoning->finish();
-        if (!rest.reasoning.empty()) out += reasoningChunk(job, index, rest.reasoning);
-        if (!rest.content.empty()) out += contentText(job, c, index, rest.content, {});
-    }
+    if (c.reader && !c.finished) out += outputText(job, c, index, c.reader->finish(), {});
     c.finished = true;
     c.reason = reason;
-    bool calls = c.harmony && c.streamedCalls;
+    bool calls = !c.holding && c.streamedCalls; // harmony's, streamed as read
     if (c.holding && c.streamedCalls) {
         calls = true; // the calls went out as they were read
         c.holding = false;
@@ -256,15 +245,9 @@ std::string streamText(Job& job, std::vector<StreamEvent>& events, Metrics& metr
             if (job.params.logprobs && e.id >= 0)
                 lps.push_back(makeLogprob(job.engine->tokenizer(), e));
             std::string text = std::move(e.text);
-            if (c->harmony) {
-                tmpl::HarmonyPiece piece = c->harmony->push(text);
-                out += harmonyText(job, *c, e.choice, piece, std::move(lps));
+            if (c->reader) {
+                out += outputText(job, *c, e.choice, c->reader->push(text), std::move(lps));
                 break;
-            }
-            if (c->reasoning) {
-                tmpl::ReasoningPiece piece = c->reasoning->push(text);
-                if (!piece.reasoning.empty()) out += reasoningChunk(job, e.choice, piece.reasoning);
-                text = std::move(piece.content);
             }
             out += contentText(job, *c, e.choice, text, std::move(lps));
             break;
@@ -316,16 +299,12 @@ static void runJob(Server::Impl& server, std::shared_ptr<Job> job, GenerationReq
     request.sink = job->stream;
     job->choices.resize(size_t(request.n));
     for (ChoiceState& c : job->choices) {
-        if (job->harmony) {
-            if (job->params.stream) c.harmony = std::make_unique<tmpl::HarmonyParser>();
-            continue;
-        }
-        if (job->parseTools && job->params.stream) {
+        if (job->splitOutput && job->params.stream)
+            c.reader = std::make_unique<tmpl::ChatOutputReader>(job->renderedPrompt);
+        if (job->parseTools && job->params.stream && !(c.reader && c.reader->harmony())) {
             c.holding = true;
             c.calls = std::make_unique<ToolCallStreamer>(job->toolNames);
         }
-        if (job->splitReasoning && job->params.stream)
-            c.reasoning = std::make_unique<tmpl::ReasoningSplitter>(job->promptOpensReasoning);
     }
     auto id = job->engine->submit(std::move(request));
     if (!id) {
@@ -410,9 +389,8 @@ void Server::Impl::handleChat(const httplib::Request& req, httplib::Response& re
     auto prompt = job->engine->encodeChat(templateRequest);
     if (prompt && chat.splitReasoning) {
         auto rendered = job->engine->renderChat(templateRequest);
-        job->harmony = rendered && tmpl::promptIsHarmony(*rendered);
-        job->splitReasoning = !job->harmony;
-        job->promptOpensReasoning = rendered && tmpl::promptOpensReasoning(*rendered);
+        job->splitOutput = true;
+        if (rendered) job->renderedPrompt = std::move(*rendered);
     }
     if (!prompt) {
         ApiError e = apiErrorFromStatus(prompt.status(), "messages");

@@ -34,14 +34,22 @@ std::string answerText(SingleJob& job, const std::string& text, StreamFormatter&
     return out;
 }
 
+// Streaming: a piece of read output (reasoning, answer, harmony's calls).
+std::string outputText(SingleJob& job, const tmpl::OutputPiece& piece, StreamFormatter& fmt) {
+    std::string out;
+    if (!piece.reasoning.empty()) out += fmt.reasoning(job, piece.reasoning);
+    out += answerText(job, piece.content, fmt);
+    for (const tmpl::OutputCall& call : piece.calls) {
+        out += fmt.toolCall(job, {call.index, call.name.empty() ? "" : newToolCallId(), call.name, call.arguments});
+        job.streamedCalls = std::max(job.streamedCalls, call.index + 1);
+    }
+    return out;
+}
+
 // Streaming: the end of the output (what the splitters held back, then the formatter's end).
 std::string endText(SingleJob& job, StreamFormatter& fmt) {
     std::string out;
-    if (job.reasoning) {
-        tmpl::ReasoningPiece rest = job.reasoning->finish();
-        if (!rest.reasoning.empty()) out += fmt.reasoning(job, rest.reasoning);
-        out += answerText(job, rest.content, fmt);
-    }
+    if (job.reader) out += outputText(job, job.reader->finish(), fmt);
     JobOutput rest;
     if (job.holding && job.streamedCalls == 0 && !job.held.empty()) {
         ToolCallParse p = parseToolCallsLenient(job.held, job.options.toolNames);
@@ -67,13 +75,8 @@ std::string apply(SingleJob& job, const StreamEvent& e, Metrics& metrics, Stream
         if (e.id >= 0) job.ids.push_back(e.id);
         job.text += e.text;
         if (!fmt || e.text.empty()) break;
-        std::string text = e.text;
-        if (job.reasoning) {
-            tmpl::ReasoningPiece piece = job.reasoning->push(text);
-            if (!piece.reasoning.empty()) out += fmt->reasoning(job, piece.reasoning);
-            text = std::move(piece.content);
-        }
-        out += answerText(job, text, *fmt);
+        if (job.reader) out += outputText(job, job.reader->push(e.text), *fmt);
+        else out += answerText(job, e.text, *fmt);
         break;
     }
     case StreamEvent::Kind::ChoiceFinish:
@@ -127,10 +130,19 @@ JobOutput SingleJob::split() const {
     JobOutput out;
     std::string answer = text;
     if (options.splitReasoning) {
-        tmpl::ReasoningSplitter splitter(options.promptOpensReasoning);
-        tmpl::ReasoningPiece a = splitter.push(text), b = splitter.finish();
+        tmpl::ChatOutputReader reader(options.renderedPrompt);
+        tmpl::OutputPiece a = reader.push(text), b = reader.finish();
         out.reasoning = a.reasoning + b.reasoning;
         answer = a.content + b.content;
+        for (auto* piece : {&a, &b}) // harmony's calls
+            for (const tmpl::OutputCall& d : piece->calls) {
+                if (!d.name.empty()) out.calls.push_back({newToolCallId(), d.name, ""});
+                if (!out.calls.empty()) out.calls.back().arguments += d.arguments;
+            }
+        if (reader.harmony()) {
+            out.content = std::move(answer);
+            return out;
+        }
     }
     if (options.tools) {
         ToolCallParse p = parseToolCallsLenient(answer, options.toolNames);
@@ -154,8 +166,8 @@ ApiResult<std::shared_ptr<SingleJob>> submitJob(std::shared_ptr<Engine> engine,
     job->options = std::move(options);
     if (stream) {
         if (job->options.splitReasoning)
-            job->reasoning = std::make_unique<tmpl::ReasoningSplitter>(job->options.promptOpensReasoning);
-        if (job->options.tools) {
+            job->reader = std::make_unique<tmpl::ChatOutputReader>(job->options.renderedPrompt);
+        if (job->options.tools && !(job->reader && job->reader->harmony())) {
             job->holding = true;
             job->calls = std::make_unique<ToolCallStreamer>(job->options.toolNames);
         }

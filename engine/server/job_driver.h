@@ -25,8 +25,8 @@ namespace hearth::server {
 struct JobOptions {
     bool tools = false;                  // tool calls are looked for in the answer
     std::vector<std::string> toolNames;  // the request's functions
-    bool splitReasoning = true;          // <think> text is reasoning, apart from the answer
-    bool promptOpensReasoning = false;   // the prompt left the model inside <think>
+    bool splitReasoning = true;          // reasoning (<think>, harmony's analysis) apart from the answer
+    std::string renderedPrompt;          // what the reader of the output goes by (hearth/chat_output.h)
 };
 
 // A finished output, split (or, for a stream, what streaming could not place).
@@ -55,7 +55,7 @@ struct SingleJob {
     std::chrono::steady_clock::time_point lastWrite = std::chrono::steady_clock::now();
 
     // Streaming state.
-    std::unique_ptr<tmpl::ReasoningSplitter> reasoning;
+    std::unique_ptr<tmpl::ChatOutputReader> reader;
     std::unique_ptr<ToolCallStreamer> calls;
     std::string held;          // answer text not yet released (a possible tool call)
     bool holding = false;

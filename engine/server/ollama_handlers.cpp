@@ -68,10 +68,12 @@ struct OllamaJob {
     std::string text;            // everything generated (not streamed)
     bool holding = false;        // streaming with tools: text held while it may be a call
     std::string held;
-    // think set: <think>...</think> goes to "thinking" (the prompt may have opened it already).
+    // think set (or a harmony model): reasoning goes to "thinking", read as the rendered prompt
+    // calls for (hearth/chat_output.h); harmony's tool calls are gathered.
     bool splitThinking = false;
-    bool promptOpensThinking = false;
-    std::unique_ptr<tmpl::ReasoningSplitter> splitter;
+    std::string renderedPrompt;
+    std::unique_ptr<tmpl::ChatOutputReader> reader;
+    std::vector<ToolCall> readCalls;
     bool finished = false;
     bool failed = false;
     bool cancelled = false;
@@ -151,6 +153,23 @@ void streamContent(OllamaJob& job, const std::string& text, std::string& out) {
     if (!text.empty()) out += ndjsonLine(job.partChunk(text));
 }
 
+// Gathers harmony's call pieces into whole calls.
+void gatherCalls(OllamaJob& job, const std::vector<tmpl::OutputCall>& calls) {
+    for (const tmpl::OutputCall& c : calls) {
+        if (!c.name.empty()) job.readCalls.push_back({newToolCallId(), c.name, ""});
+        if (!job.readCalls.empty()) job.readCalls.back().arguments += c.arguments;
+    }
+}
+
+// Streaming: the lines for a piece of read output.
+std::string readPiece(OllamaJob& job, const tmpl::OutputPiece& piece) {
+    std::string out;
+    if (!piece.reasoning.empty()) out += ndjsonLine(job.partChunk("", nullptr, piece.reasoning));
+    streamContent(job, piece.content, out);
+    gatherCalls(job, piece.calls);
+    return out;
+}
+
 // Streaming: the NDJSON lines for a batch of events.
 std::string streamLines(OllamaJob& job, std::vector<StreamEvent>& events, Metrics& metrics) {
     std::string out;
@@ -159,10 +178,8 @@ std::string streamLines(OllamaJob& job, std::vector<StreamEvent>& events, Metric
         case StreamEvent::Kind::Token:
             if (e.choice != 0 || job.finished) break;
             if (e.id >= 0) job.generated.push_back(e.id);
-            if (job.splitter) {
-                tmpl::ReasoningPiece piece = job.splitter->push(e.text);
-                if (!piece.reasoning.empty()) out += ndjsonLine(job.partChunk("", nullptr, piece.reasoning));
-                streamContent(job, piece.content, out);
+            if (job.reader) {
+                out += readPiece(job, job.reader->push(e.text));
             } else {
                 streamContent(job, e.text, out);
             }
@@ -170,11 +187,8 @@ std::string streamLines(OllamaJob& job, std::vector<StreamEvent>& events, Metric
         case StreamEvent::Kind::ChoiceFinish:
             break;
         case StreamEvent::Kind::Finish:
-            if (job.splitter) {
-                tmpl::ReasoningPiece piece = job.splitter->finish();
-                if (!piece.reasoning.empty()) out += ndjsonLine(job.partChunk("", nullptr, piece.reasoning));
-                streamContent(job, piece.content, out);
-            }
+            if (job.reader) out += readPiece(job, job.reader->finish());
+            if (!job.readCalls.empty()) out += ndjsonLine(job.partChunk("", ollamaToolCalls(job.readCalls)));
             if (job.holding) {
                 job.holding = false;
                 ToolCallParse p = parseToolCalls(job.held, job.toolNames);
@@ -205,9 +219,8 @@ static void runOllamaJob(Server::Impl& server, std::shared_ptr<OllamaJob> job,
     request.sink = job->events;
     request.n = 1;
     job->prompt = request.prompt;
-    job->holding = job->parseTools && job->stream;
-    if (job->splitThinking)
-        job->splitter = std::make_unique<tmpl::ReasoningSplitter>(job->promptOpensThinking);
+    if (job->splitThinking) job->reader = std::make_unique<tmpl::ChatOutputReader>(job->renderedPrompt);
+    job->holding = job->parseTools && job->stream && !(job->reader && job->reader->harmony());
     auto id = job->engine->submit(std::move(request));
     if (!id) return sendOllamaError(server.m_config, res, apiErrorFromStatus(id.status()));
     job->id = *id;
@@ -228,14 +241,16 @@ static void runOllamaJob(Server::Impl& server, std::shared_ptr<OllamaJob> job,
             return sendOllamaError(server.m_config, res, apiErrorFromStatus(job->error));
         std::string content = job->text;
         std::string thinking;
-        if (job->splitter) {
-            tmpl::ReasoningPiece a = job->splitter->push(job->text);
-            tmpl::ReasoningPiece b = job->splitter->finish();
+        OJson calls;
+        if (job->reader) {
+            tmpl::OutputPiece a = job->reader->push(job->text), b = job->reader->finish();
             thinking = a.reasoning + b.reasoning;
             content = a.content + b.content;
+            gatherCalls(*job, a.calls);
+            gatherCalls(*job, b.calls);
+            if (!job->readCalls.empty()) calls = ollamaToolCalls(job->readCalls);
         }
-        OJson calls;
-        if (job->parseTools) {
+        if (job->parseTools && !(job->reader && job->reader->harmony())) {
             ToolCallParse p = parseToolCalls(content, job->toolNames);
             if (!p.calls.empty()) {
                 content = std::move(p.content);
@@ -345,13 +360,12 @@ tmpl::ChatRequest templateRequest(OJson messages, const OllamaParams& p) {
     return chat;
 }
 
-// think: true (or a level) splits the reasoning out; whether the template's generation prompt
-// already opened it decides where the split starts.
+// think: true (or a level) splits the reasoning out, as a harmony model's output always is (its
+// channels are not text for the user); the rendered prompt says how to read the output.
 void setUpThinking(OllamaJob& job, const OllamaParams& p, const tmpl::ChatRequest& request) {
-    job.splitThinking = p.think && *p.think;
-    if (!job.splitThinking) return;
     auto rendered = job.engine->renderChat(request);
-    job.promptOpensThinking = rendered && tmpl::promptOpensReasoning(*rendered);
+    if (rendered) job.renderedPrompt = std::move(*rendered);
+    job.splitThinking = (p.think && *p.think) || tmpl::promptIsHarmony(job.renderedPrompt);
 }
 
 OllamaModelInfo infoFor(const std::string& id, const std::shared_ptr<Engine>& loaded,

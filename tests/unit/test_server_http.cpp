@@ -289,6 +289,22 @@ private Q_SLOTS:
         }
         QVERIFY(named);
         QCOMPARE(reason, std::string("tool_calls"));
+        // The other APIs read harmony the same way.
+        f.engine->setReply("<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>Hi!");
+        OJson a = parse(postJson(f.port, "/v1/messages",
+                                 R"({"model":"m","max_tokens":400,"messages":[{"role":"user","content":"q"}]})")->body);
+        QCOMPARE(a["content"][0]["type"].get<std::string>(), std::string("thinking"));
+        QCOMPARE(a["content"][0]["thinking"].get<std::string>(), std::string("think"));
+        QCOMPARE(a["content"][1]["text"].get<std::string>(), std::string("Hi!"));
+        OJson o = parse(postJson(f.port, "/api/chat",
+                                 R"({"model":"m","stream":false,"messages":[{"role":"user","content":"q"}]})")->body);
+        QCOMPARE(o["message"]["content"].get<std::string>(), std::string("Hi!"));
+        QCOMPARE(o["message"]["thinking"].get<std::string>(), std::string("think"));
+        OJson rs = parse(postJson(f.port, "/v1/responses", R"({"model":"m","input":"q"})")->body);
+        std::string outText;
+        for (const OJson& item : rs["output"])
+            if (item["type"] == "message") outText = item["content"][0]["text"].get<std::string>();
+        QCOMPARE(outText, std::string("Hi!"));
     }
 
     void cancelOnDisconnect() {

@@ -314,8 +314,8 @@ private Q_SLOTS:
     void harmonyMessagesSplit() {
         auto run = [](const std::string& text) {
             tmpl::HarmonyParser p;
-            tmpl::HarmonyPiece all;
-            auto add = [&](tmpl::HarmonyPiece piece) {
+            tmpl::OutputPiece all;
+            auto add = [&](tmpl::OutputPiece piece) {
                 all.reasoning += piece.reasoning;
                 all.content += piece.content;
                 for (auto& d : piece.calls) all.calls.push_back(std::move(d));

@@ -4,6 +4,7 @@
 // be a marker.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,7 +47,7 @@ struct OutputCall {
     std::string arguments;
 };
 
-struct HarmonyPiece {
+struct OutputPiece {
     std::string reasoning;
     std::string content;
     std::vector<OutputCall> calls;
@@ -57,16 +58,16 @@ struct HarmonyPiece {
 // separated by <|end|> and <|start|>assistant headers.
 class HarmonyParser {
 public:
-    HarmonyPiece push(std::string_view text);
-    HarmonyPiece finish();
+    OutputPiece push(std::string_view text);
+    OutputPiece finish();
     int numCalls() const { return m_calls; }
 
 private:
     enum class Mode { Start, Header, Body, Plain };
     enum class Route { Reasoning, Content, Call };
-    HarmonyPiece drain(bool final);
-    void startBody(const std::string& header, HarmonyPiece& out);
-    void emit(std::string_view text, HarmonyPiece& out);
+    OutputPiece drain(bool final);
+    void startBody(const std::string& header, OutputPiece& out);
+    void emit(std::string_view text, OutputPiece& out);
 
     Mode m_mode = Mode::Start;
     Route m_route = Route::Content;
@@ -77,5 +78,21 @@ private:
 // Whether a rendered prompt leaves the model to write a harmony message (gpt-oss templates end
 // with "<|start|>assistant").
 bool promptIsHarmony(std::string_view prompt);
+
+// A model's output read the way its rendered prompt calls for: harmony messages (gpt-oss), or
+// <think> blocks (opened by the prompt or by the model); with `split` off, all text is content.
+class ChatOutputReader {
+public:
+    explicit ChatOutputReader(std::string_view renderedPrompt, bool split = true);
+
+    OutputPiece push(std::string_view text);
+    OutputPiece finish();
+    bool harmony() const { return m_harmony.has_value(); }
+
+private:
+    bool m_split;
+    std::optional<HarmonyParser> m_harmony;
+    std::optional<ReasoningSplitter> m_think;
+};
 
 } // namespace hearth::tmpl

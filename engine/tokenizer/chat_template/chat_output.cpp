@@ -115,14 +115,14 @@ std::string headerValue(std::string_view header, std::string_view key) {
 
 } // namespace
 
-HarmonyPiece HarmonyParser::push(std::string_view text) {
+OutputPiece HarmonyParser::push(std::string_view text) {
     m_pending.append(text);
     return drain(false);
 }
 
-HarmonyPiece HarmonyParser::finish() { return drain(true); }
+OutputPiece HarmonyParser::finish() { return drain(true); }
 
-void HarmonyParser::emit(std::string_view text, HarmonyPiece& out) {
+void HarmonyParser::emit(std::string_view text, OutputPiece& out) {
     if (text.empty()) return;
     switch (m_route) {
     case Route::Reasoning: out.reasoning.append(text); break;
@@ -131,7 +131,7 @@ void HarmonyParser::emit(std::string_view text, HarmonyPiece& out) {
     }
 }
 
-void HarmonyParser::startBody(const std::string& header, HarmonyPiece& out) {
+void HarmonyParser::startBody(const std::string& header, OutputPiece& out) {
     const std::string channel = headerValue(header, kChannel);
     const std::string recipient = headerValue(header, "to=");
     if (recipient.rfind("functions.", 0) == 0 && recipient.size() > 10) {
@@ -145,8 +145,8 @@ void HarmonyParser::startBody(const std::string& header, HarmonyPiece& out) {
     }
 }
 
-HarmonyPiece HarmonyParser::drain(bool final) {
-    HarmonyPiece out;
+OutputPiece HarmonyParser::drain(bool final) {
+    OutputPiece out;
     for (;;) {
         switch (m_mode) {
         case Mode::Start: {
@@ -207,6 +207,35 @@ bool promptIsHarmony(std::string_view prompt) {
     while (!prompt.empty() && (prompt.back() == '\n' || prompt.back() == ' ')) prompt.remove_suffix(1);
     constexpr std::string_view tail = "<|start|>assistant";
     return prompt.size() >= tail.size() && prompt.substr(prompt.size() - tail.size()) == tail;
+}
+
+ChatOutputReader::ChatOutputReader(std::string_view renderedPrompt, bool split) : m_split(split) {
+    if (!split) return;
+    if (promptIsHarmony(renderedPrompt)) m_harmony.emplace();
+    else m_think.emplace(promptOpensReasoning(renderedPrompt));
+}
+
+OutputPiece ChatOutputReader::push(std::string_view text) {
+    if (m_harmony) return m_harmony->push(text);
+    OutputPiece out;
+    if (!m_think) {
+        out.content.assign(text);
+        return out;
+    }
+    ReasoningPiece p = m_think->push(text);
+    out.reasoning = std::move(p.reasoning);
+    out.content = std::move(p.content);
+    return out;
+}
+
+OutputPiece ChatOutputReader::finish() {
+    if (m_harmony) return m_harmony->finish();
+    OutputPiece out;
+    if (!m_think) return out;
+    ReasoningPiece p = m_think->finish();
+    out.reasoning = std::move(p.reasoning);
+    out.content = std::move(p.content);
+    return out;
 }
 
 } // namespace hearth::tmpl
