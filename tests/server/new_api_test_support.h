@@ -1,8 +1,8 @@
-// Helpers shared by the Anthropic and Responses server tests: a fake-engine server fixture,
-// named server-sent events ("event: X" + "data: {...}") split into pairs, and error-shape checks.
+// Helpers shared by the Anthropic and Responses server tests: named server-sent events
+// ("event: X" + "data: {...}") split into pairs, and error-shape checks.
 #pragma once
 
-#include "fake_engine.h"
+#include "fake_server.h"
 #include "http_test_support.h"
 #include "test_support.h"
 
@@ -14,30 +14,6 @@
 #include <vector>
 
 namespace hearth::test {
-
-struct ApiFixture {
-    std::shared_ptr<FakeEngine> engine;
-    std::unique_ptr<server::Server> server;
-    int port = 0;
-};
-
-inline ApiFixture startApiServer(server::ServerConfig config = {}, int32_t context = 512) {
-    ApiFixture f;
-    f.engine = FakeEngine::create(testDataPath("models/stories260K.gguf"), context);
-    config.port = 0;
-    config.log = [](const std::string&) {};
-    f.server = std::make_unique<server::Server>(config);
-    if (!f.server->start().isOk()) return f;
-    f.server->setEngine(f.engine, "fake-model");
-    f.port = f.server->port();
-    return f;
-}
-
-#define START_API(fixture, ...)                                                                    \
-    HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");                                          \
-    ApiFixture fixture = startApiServer(__VA_ARGS__);                                             \
-    QVERIFY(fixture.engine);                                                                       \
-    QVERIFY(fixture.port > 0)
 
 struct NamedEvent {
     std::string name; // the "event:" line (empty when there is none)

@@ -183,7 +183,7 @@ private Q_SLOTS:
     }
 
     void wholeMessage() {
-        START_API(f);
+        START_FAKE_SERVER(f);
         auto r = postJson(f.port, "/v1/messages", kBody, {{"anthropic-version", "2023-06-01"}});
         QVERIFY(r);
         QCOMPARE(r->status, 200);
@@ -234,7 +234,7 @@ private Q_SLOTS:
     }
 
     void stopSequences() {
-        START_API(f);
+        START_FAKE_SERVER(f);
         auto r = postJson(f.port, "/v1/messages", with(R"("stop_sequences":["zzz","there"])"));
         QCOMPARE(r->status, 200);
         OJson j = parse(r->body);
@@ -257,7 +257,7 @@ private Q_SLOTS:
     }
 
     void streamedMessage() {
-        START_API(f);
+        START_FAKE_SERVER(f);
         auto r = postJson(f.port, "/v1/messages", with(R"("stream":true)"));
         QVERIFY(r);
         QCOMPARE(r->status, 200);
@@ -293,7 +293,7 @@ private Q_SLOTS:
     }
 
     void toolUseBlocks() {
-        START_API(f);
+        START_FAKE_SERVER(f);
         f.engine->setReply(kToolReply);
         auto r = postJson(f.port, "/v1/messages", with(kTools));
         QCOMPARE(r->status, 200);
@@ -367,7 +367,7 @@ private Q_SLOTS:
     }
 
     void thinkingBlocks() {
-        START_API(f);
+        START_FAKE_SERVER(f);
         f.engine->setReply("<think>Pondering the sky.</think>It is blue.");
         OJson j = parse(postJson(f.port, "/v1/messages", kBody)->body);
         QCOMPARE(j["content"].size(), size_t(2));
@@ -402,7 +402,7 @@ private Q_SLOTS:
     void apiKeyHeaders() {
         ServerConfig c;
         c.apiKey = "sekret";
-        START_API(f, c);
+        START_FAKE_SERVER(f, c);
         auto none = postJson(f.port, "/v1/messages", kBody);
         QCOMPARE(none->status, 401);
         QVERIFY(isAnthropicError(parse(none->body)));
@@ -417,7 +417,7 @@ private Q_SLOTS:
     }
 
     void engineErrorsInAnthropicShape() {
-        START_API(f, ServerConfig{}, 64);
+        START_FAKE_SERVER(f, ServerConfig{}, 64);
         auto big = postJson(f.port, "/v1/messages", "{\"max_tokens\":100000," + kHi + "}");
         QCOMPARE(big->status, 400);
         QVERIFY(isAnthropicError(parse(big->body)));
@@ -435,7 +435,7 @@ private Q_SLOTS:
     }
 
     void cancelOnDisconnect() {
-        START_API(f, ServerConfig{}, 1 << 20);
+        START_FAKE_SERVER(f, ServerConfig{}, 1 << 20);
         f.engine->setReply("tick tock ", true);
         f.engine->setTokenDelay(std::chrono::milliseconds(2));
         httplib::Client cl("127.0.0.1", f.port);
@@ -459,7 +459,7 @@ private Q_SLOTS:
     }
 
     void hostileCorpusOverHttp() {
-        START_API(f);
+        START_FAKE_SERVER(f);
         int i = 0;
         for (const HostileApiBody& h : hostileApiBodies()) {
             if (h.api == NewApi::Responses) continue;

@@ -2,7 +2,7 @@
 // real loopback HTTP with a fake engine: the NDJSON stream shape, done/done_reason, timings,
 // options reaching the engine, tool calls with object arguments, a disconnect cancelling, the
 // listings (tags, show, ps, version, /), errors in Ollama's shape, and a hostile corpus.
-#include "../server/fake_engine.h"
+#include "../server/fake_server.h"
 #include "../server/hostile_ollama.h"
 #include "../server/http_test_support.h"
 #include "test_support.h"
@@ -24,29 +24,6 @@ namespace hs = hearth::server;
 
 namespace {
 
-struct Fixture {
-    std::shared_ptr<FakeEngine> engine;
-    std::unique_ptr<Server> server;
-    int port = 0;
-};
-
-Fixture startServer(ServerConfig config = {}, int32_t context = 512) {
-    Fixture f;
-    f.engine = FakeEngine::create(testDataPath("models/stories260K.gguf"), context);
-    config.port = 0;
-    config.log = [](const std::string&) {};
-    f.server = std::make_unique<Server>(config);
-    if (!f.server->start().isOk()) return f;
-    f.server->setEngine(f.engine, "fake-model");
-    f.port = f.server->port();
-    return f;
-}
-
-#define START(fixture, ...)                                                                        \
-    HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");                                          \
-    Fixture fixture = startServer(__VA_ARGS__);                                                   \
-    QVERIFY(fixture.engine);                                                                       \
-    QVERIFY(fixture.port > 0)
 
 // The objects of an NDJSON body, one per line; a line that is not JSON becomes null.
 std::vector<OJson> ndjson(const std::string& body) {
@@ -224,7 +201,7 @@ private Q_SLOTS:
     // ---- over HTTP ----
 
     void rootVersionTagsPsShow() {
-        START(f);
+        START_FAKE_SERVER(f);
         auto cl = client(f.port);
         auto root = cl.Get("/");
         QCOMPARE(root->status, 200);
@@ -255,7 +232,7 @@ private Q_SLOTS:
     }
 
     void generateStreamsNdjson() {
-        START(f);
+        START_FAKE_SERVER(f);
         auto r = postJson(f.port, "/api/generate", kGen);
         QVERIFY(r);
         QCOMPARE(r->status, 200);
@@ -289,7 +266,7 @@ private Q_SLOTS:
     }
 
     void generateWholeRawAndContext() {
-        START(f);
+        START_FAKE_SERVER(f);
         auto r = postJson(f.port, "/api/generate",
                           R"({"model":"fake","prompt":"hi","stream":false,"options":{"num_predict":3}})");
         QCOMPARE(r->status, 200);
@@ -324,7 +301,7 @@ private Q_SLOTS:
     }
 
     void chatWholeAndStreamed() {
-        START(f);
+        START_FAKE_SERVER(f);
         const int before = f.engine->submitted();
         auto load = postJson(f.port, "/api/chat", R"({"model":"fake","messages":[]})");
         QCOMPARE(load->status, 200);
@@ -358,7 +335,7 @@ private Q_SLOTS:
     }
 
     void optionsReachTheEngine() {
-        START(f);
+        START_FAKE_SERVER(f);
         auto r = postJson(f.port, "/api/chat", R"({"stream":false,"messages":[{"role":"user","content":"hi"}],
             "options":{"temperature":0.25,"top_k":7,"top_p":0.5,"min_p":0.05,"typical_p":0.9,"repeat_penalty":1.2,
                        "presence_penalty":1,"frequency_penalty":0.5,"repeat_last_n":32,"seed":9,"num_predict":4,
@@ -390,7 +367,7 @@ private Q_SLOTS:
     }
 
     void formatBuildsAGrammar() {
-        START(f);
+        START_FAKE_SERVER(f);
         using grammar::TextMatch;
         QCOMPARE(postJson(f.port, "/api/generate", R"({"prompt":"hi","stream":false})")->status, 200);
         QVERIFY(!f.engine->lastRequest().grammar); // free text without a format
@@ -426,7 +403,7 @@ private Q_SLOTS:
     }
 
     void toolCallsHaveObjectArguments() {
-        START(f);
+        START_FAKE_SERVER(f);
         f.engine->setReply("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>");
         const std::string body = R"({"messages":[{"role":"user","content":"weather?"}],"stream":false,
             "tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}]})";
@@ -465,7 +442,7 @@ private Q_SLOTS:
     }
 
     void thinkSplitsTheReasoning() {
-        START(f);
+        START_FAKE_SERVER(f);
         f.engine->setReply("<think>pondering deeply</think>The answer.");
         const std::string chatBody = R"({"stream":false,"think":true,"messages":[{"role":"user","content":"why?"}]})";
         OJson j = parse(postJson(f.port, "/api/chat", chatBody)->body);
@@ -495,7 +472,7 @@ private Q_SLOTS:
     }
 
     void disconnectCancels() {
-        START(f, ServerConfig{}, 1 << 20);
+        START_FAKE_SERVER(f, ServerConfig{}, 1 << 20);
         f.engine->setReply("tick tock ", true);
         f.engine->setTokenDelay(std::chrono::milliseconds(2));
         httplib::Client cl("127.0.0.1", f.port);
@@ -519,7 +496,7 @@ private Q_SLOTS:
     }
 
     void streamedEngineErrorIsAnErrorLine() {
-        START(f);
+        START_FAKE_SERVER(f);
         f.engine->setFailNext(internalError("the device fell over"));
         auto s = postJson(f.port, "/api/generate", kGen);
         QCOMPARE(s->status, 200); // the stream had begun
@@ -535,7 +512,7 @@ private Q_SLOTS:
     void errorsHaveOllamasShape() {
         ServerConfig c;
         c.apiKey = "k";
-        START(f, c);
+        START_FAKE_SERVER(f, c);
         auto noKey = postJson(f.port, "/api/chat", kChat);
         QCOMPARE(noKey->status, 401);
         QVERIFY(isOllamaError(parse(noKey->body)));
@@ -564,7 +541,7 @@ private Q_SLOTS:
     }
 
     void hostileCorpusOverHttp() {
-        START(f);
+        START_FAKE_SERVER(f);
         const auto corpus = hostileOllamaBodies();
         QVERIFY(corpus.size() > 300);
         int i = 0;

@@ -153,7 +153,7 @@ private Q_SLOTS:
     }
 
     void wholeResponse() {
-        START_API(f);
+        START_FAKE_SERVER(f);
         auto r = postJson(f.port, "/v1/responses", with(R"("instructions":"Be brief.","metadata":{"k":"v"})"));
         QVERIFY(r);
         QCOMPARE(r->status, 200);
@@ -196,7 +196,7 @@ private Q_SLOTS:
     }
 
     void structuredOutputGrammars() {
-        START_API(f);
+        START_FAKE_SERVER(f);
         // Free text: no grammar.
         QCOMPARE(postJson(f.port, "/v1/responses", with(R"("text":{"format":{"type":"text"}})"))->status, 200);
         QVERIFY(!f.engine->lastRequest().grammar);
@@ -229,7 +229,7 @@ private Q_SLOTS:
     }
 
     void streamedResponse() {
-        START_API(f);
+        START_FAKE_SERVER(f);
         auto r = postJson(f.port, "/v1/responses", with(R"("stream":true)"));
         QVERIFY(r);
         QCOMPARE(r->status, 200);
@@ -270,7 +270,7 @@ private Q_SLOTS:
     }
 
     void functionCalls() {
-        START_API(f);
+        START_FAKE_SERVER(f);
         f.engine->setReply(kToolReply);
         OJson j = parse(postJson(f.port, "/v1/responses", with(kTools))->body);
         QCOMPARE(j["output"].size(), size_t(1));
@@ -310,7 +310,7 @@ private Q_SLOTS:
     }
 
     void reasoningItems() {
-        START_API(f);
+        START_FAKE_SERVER(f);
         f.engine->setReply("<think>Pondering the sky.</think>It is blue.");
         OJson j = parse(postJson(f.port, "/v1/responses", kBody)->body);
         QCOMPARE(j["output"].size(), size_t(2));
@@ -335,7 +335,7 @@ private Q_SLOTS:
     }
 
     void cancelOnDisconnect() {
-        START_API(f, ServerConfig{}, 1 << 20);
+        START_FAKE_SERVER(f, ServerConfig{}, 1 << 20);
         f.engine->setReply("tick tock ", true);
         f.engine->setTokenDelay(std::chrono::milliseconds(2));
         httplib::Client cl("127.0.0.1", f.port);
@@ -359,7 +359,7 @@ private Q_SLOTS:
     }
 
     void hostileCorpusOverHttp() {
-        START_API(f);
+        START_FAKE_SERVER(f);
         int i = 0;
         for (const HostileApiBody& h : hostileApiBodies()) {
             if (h.api != NewApi::Responses) continue;
