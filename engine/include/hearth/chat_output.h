@@ -67,7 +67,7 @@ private:
     enum class Route { Reasoning, Content, Call };
     OutputPiece drain(bool final);
     void startBody(const std::string& header, OutputPiece& out);
-    void emit(std::string_view text, OutputPiece& out);
+    void send(std::string_view text, OutputPiece& out);
 
     Mode m_mode = Mode::Start;
     Route m_route = Route::Content;

@@ -122,7 +122,7 @@ OutputPiece HarmonyParser::push(std::string_view text) {
 
 OutputPiece HarmonyParser::finish() { return drain(true); }
 
-void HarmonyParser::emit(std::string_view text, OutputPiece& out) {
+void HarmonyParser::send(std::string_view text, OutputPiece& out) {
     if (text.empty()) return;
     switch (m_route) {
     case Route::Reasoning: out.reasoning.append(text); break;
@@ -189,13 +189,13 @@ OutputPiece HarmonyParser::drain(bool final) {
                 }
             }
             if (end != std::string::npos) {
-                emit(std::string_view(m_pending).substr(0, end), out);
+                send(std::string_view(m_pending).substr(0, end), out);
                 m_pending.erase(0, end + len);
                 m_mode = Mode::Header;
                 continue;
             }
             const size_t hold = final ? 0 : partialTail(m_pending, kBodyEnds);
-            emit(std::string_view(m_pending).substr(0, m_pending.size() - hold), out);
+            send(std::string_view(m_pending).substr(0, m_pending.size() - hold), out);
             m_pending.erase(0, m_pending.size() - hold);
             return out;
         }
