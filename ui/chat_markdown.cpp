@@ -1,5 +1,10 @@
-// Code-block copy links for the chat transcript's Markdown.
+// Code-block copy links and reasoning blocks for the chat transcript's Markdown.
 #include "chat_markdown.h"
+
+#include <QObject>
+
+#include <algorithm>
+#include <cmath>
 
 namespace hearth::ui {
 
@@ -51,6 +56,32 @@ QString withCopyLinks(const QString& text, QStringList& codeBlocks) {
     if (!open.isEmpty()) codeBlocks << code;
     if (!text.endsWith(QLatin1Char('\n')) && out.endsWith(QLatin1Char('\n'))) out.chop(1);
     return out;
+}
+
+QString reasoningHeader(bool thinking, double ms) {
+    if (thinking) return QObject::tr("Thinking…");
+    if (ms <= 0.0) return QObject::tr("Thoughts");
+    const int seconds = std::max(1, int(std::lround(ms / 1000.0)));
+    return QObject::tr("Thought for %1 s").arg(seconds);
+}
+
+QString reasoningBlock(const QString& reasoning, const QString& header, int index, bool expanded) {
+    // Link text may not hold an unescaped ']' (the header is ours, but stay safe).
+    QString label = header;
+    label.replace(QLatin1Char(']'), QStringLiteral("\\]"));
+    QString md = QStringLiteral("[%1 %2](%3:think/%4)\n\n")
+                     .arg(expanded ? QStringLiteral("▾") : QStringLiteral("▸"), label,
+                          QLatin1String(kChatLinkScheme))
+                     .arg(index);
+    if (!expanded) return md;
+    QString quoted;
+    const QStringList lines = reasoning.trimmed().split(QLatin1Char('\n'));
+    for (const QString& line : lines) {
+        const QString t = line.trimmed();
+        quoted += t.isEmpty() ? QStringLiteral(">\n") : QStringLiteral("> ") + line + QLatin1Char('\n');
+    }
+    if (reasoning.trimmed().isEmpty()) quoted = QStringLiteral("> …\n");
+    return md + quoted + QLatin1Char('\n');
 }
 
 } // namespace hearth::ui
