@@ -1,7 +1,11 @@
 // Code-block copy links and reasoning blocks for the chat transcript's Markdown.
 #include "chat_markdown.h"
 
+#include <QColor>
 #include <QObject>
+#include <QTextBlock>
+#include <QTextCursor>
+#include <QTextDocument>
 
 #include <algorithm>
 #include <cmath>
@@ -82,6 +86,26 @@ QString reasoningBlock(const QString& reasoning, const QString& header, int inde
     }
     if (reasoning.trimmed().isEmpty()) quoted = QStringLiteral("> …\n");
     return md + quoted + QLatin1Char('\n');
+}
+
+void tintReasoning(QTextDocument* document, const QColor& color) {
+    const QString thinkLink = QLatin1String(kChatLinkScheme) + QStringLiteral(":think/");
+    QTextCharFormat tint;
+    tint.setForeground(color);
+    bool inReasoning = false; // after a reasoning header, until the block quote ends
+    for (QTextBlock b = document->begin(); b.isValid(); b = b.next()) {
+        const bool quoted = b.blockFormat().intProperty(QTextFormat::BlockQuoteLevel) > 0;
+        if (inReasoning && quoted) {
+            QTextCursor c(document);
+            c.setPosition(b.position());
+            c.setPosition(b.position() + b.length() - 1, QTextCursor::KeepAnchor);
+            c.mergeCharFormat(tint);
+            continue;
+        }
+        inReasoning = false;
+        for (auto it = b.begin(); !it.atEnd(); ++it)
+            if (it.fragment().charFormat().anchorHref().startsWith(thinkLink)) inReasoning = true;
+    }
 }
 
 } // namespace hearth::ui

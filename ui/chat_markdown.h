@@ -6,6 +6,9 @@
 #include <QString>
 #include <QStringList>
 
+class QColor;
+class QTextDocument;
+
 namespace hearth::ui {
 
 // The scheme of the transcript's own links: hearth:copy/K (code block K), hearth:copy-message/I,
@@ -27,5 +30,9 @@ QString reasoningHeader(bool thinking, double ms);
 // an arrow saying whether it is open, and when `expanded` the reasoning quoted below it (every
 // line in one block quote). Ends with a blank line.
 QString reasoningBlock(const QString& reasoning, const QString& header, int index, bool expanded);
+
+// Gives the text of every open reasoning block of a document made from that Markdown (the block
+// quote right after a hearth:think link) the colour `color`, so it reads apart from the answer.
+void tintReasoning(QTextDocument* document, const QColor& color);
 
 } // namespace hearth::ui

@@ -9,6 +9,7 @@
 #include "services/sampling_json.h"
 
 #include <QClipboard>
+#include <QColor>
 #include <QDesktopServices>
 #include <QGuiApplication>
 #include <QInputDialog>
@@ -496,6 +497,12 @@ void ChatView::render() {
     QScrollBar* bar = m_transcript->verticalScrollBar();
     const bool atEnd = bar->value() >= bar->maximum() - 4;
     m_transcript->setMarkdown(md);
+    // Reasoning in a colour between the text's and the background's (light and dark themes).
+    const QColor text = m_transcript->palette().color(QPalette::Text);
+    const QColor base = m_transcript->palette().color(QPalette::Base);
+    tintReasoning(m_transcript->document(),
+                  QColor::fromRgbF(0.6f * text.redF() + 0.4f * base.redF(), 0.6f * text.greenF() + 0.4f * base.greenF(),
+                                   0.6f * text.blueF() + 0.4f * base.blueF()));
     if (atEnd) bar->setValue(bar->maximum());
 }
 

@@ -1,5 +1,6 @@
 // EngineHost owns the inference engine for the app: it loads models and submits generations on a
-// worker thread and delivers their tokens, results and statistics as signals on its own thread.
+// worker thread and delivers their tokens (a chat reply's reasoning apart from its answer),
+// results and statistics as signals on its own thread.
 #pragma once
 
 #include "services/service_types.h"
