@@ -37,7 +37,7 @@ ReplyPiece ReplyReader::push(std::string_view text) {
         return {std::move(p.reasoning), std::move(p.content)};
     }
     if (m_harmony) {
-        tmpl::HarmonyPiece p = m_harmony->push(text);
+        tmpl::OutputPiece p = m_harmony->push(text);
         return {std::move(p.reasoning), std::move(p.content)};
     }
     return {std::string(), std::string(text)};
@@ -49,7 +49,7 @@ ReplyPiece ReplyReader::finish() {
         return {std::move(p.reasoning), std::move(p.content)};
     }
     if (m_harmony) {
-        tmpl::HarmonyPiece p = m_harmony->finish();
+        tmpl::OutputPiece p = m_harmony->finish();
         return {std::move(p.reasoning), std::move(p.content)};
     }
     return {};

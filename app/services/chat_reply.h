@@ -5,12 +5,7 @@
 
 #include "services/service_types.h"
 
-// hearth/chat_output.h has a member named `emit`, which Qt defines as an empty macro: hide the
-// macro while it is read.
-#pragma push_macro("emit")
-#undef emit
 #include "hearth/chat_output.h"
-#pragma pop_macro("emit")
 #include "hearth/chat_template.h"
 
 #include <QList>
