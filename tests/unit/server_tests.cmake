@@ -10,3 +10,5 @@ hearth_add_test(test_server_structured SOURCES test_server_structured.cpp LABELS
                 LIBS hearth_engine_internal)
 hearth_add_test(test_server_ollama SOURCES test_server_ollama.cpp LABELS unit
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
+hearth_add_test(test_server_embeddings SOURCES test_server_embeddings.cpp LABELS unit
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
