@@ -17,10 +17,40 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 using namespace hearth;
+
+namespace hearth::test {
+// Keeps an embedding request's outcome for a test to wait on.
+struct EmbeddingWaiter final : EmbeddingSink {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    Status error;
+    std::vector<std::vector<float>> vectors;
+    void onEmbeddings(EmbeddingResult r) override {
+        std::lock_guard<std::mutex> lock(mu);
+        vectors = std::move(r.vectors);
+        done = true;
+        cv.notify_all();
+    }
+    void onError(const Status& e) override {
+        std::lock_guard<std::mutex> lock(mu);
+        error = e;
+        done = true;
+        cv.notify_all();
+    }
+    bool wait() {
+        std::unique_lock<std::mutex> lock(mu);
+        return cv.wait_for(lock, std::chrono::seconds(60), [&] { return done; });
+    }
+};
+} // namespace hearth::test
 
 namespace {
 
@@ -246,6 +276,85 @@ private Q_SLOTS:
         QCOMPARE(cut->vectors[0].size(), size_t(16));
         const std::vector<float> want = normalized(std::vector<float>(raw.begin(), raw.begin() + 16));
         QVERIFY(maxAbsDiff(cut->vectors[0], want) < 1e-6);
+    }
+
+    void preemptedInputsStartOver() {
+        // A KV cache of 24 blocks of 16 for 8 inputs of 150 tokens (10 blocks each), chunked by 64:
+        // sequences are preempted and recomputed, and their pooled sums must start over.
+        EngineConfig c;
+        c.modelPath = m_stories;
+        c.contextLength = 256;
+        c.kvType = KvType::F32;
+        c.kvMemoryBytes = 24 * (m_engine->model().kvBytes / uint64_t(m_engine->stats().kvBlocksTotal));
+        c.maxBatchedTokens = 64;
+        auto small = Engine::create(c);
+        QVERIFY2(small.isOk(), small.status().toString().c_str());
+        std::vector<std::vector<int32_t>> inputs;
+        for (int i = 0; i < 8; ++i) {
+            std::vector<int32_t> ids{1};
+            for (int k = 1; k < 150; ++k) ids.push_back(int32_t(300 + (i * 31 + k * 7) % 200));
+            inputs.push_back(std::move(ids));
+        }
+        QCOMPARE((*small)->stats().kvBlocksTotal, 24);
+        auto all = embedAndWait(**small, request(inputs));
+        QVERIFY2(all.isOk(), all.status().toString().c_str());
+        for (size_t i = 0; i < inputs.size(); ++i)
+            QVERIFY2(maxAbsDiff(all->vectors[i], embedOne(*m_engine, inputs[i])) < 1e-5, qPrintable(QString::number(i)));
+    }
+
+    void cancelStopsARequest() {
+        auto sink = std::make_shared<test::EmbeddingWaiter>();
+        EmbeddingRequest r = request(std::vector<std::vector<int32_t>>(2000, std::vector<int32_t>(200, 300)));
+        r.sink = sink;
+        auto id = m_engine->embed(std::move(r));
+        QVERIFY(id.isOk());
+        m_engine->cancel(*id);
+        QVERIFY(sink->wait());
+        QCOMPARE(sink->error.code(), ErrorCode::Cancelled);
+        QVERIFY(sink->vectors.empty());
+        QTRY_VERIFY(m_engine->stats().running == 0 && m_engine->stats().waiting == 0);
+        QVERIFY(embedAndWait(*m_engine, request({{1, 2, 3}})).isOk());
+    }
+
+    void cost() {
+        // 32 inputs of 128 tokens embedded, against 32 other prompts of 128 tokens generating one
+        // token each (the same work but for the output head; other ids, so no prefix is reused),
+        // one thread, alternating, A B A B A B; the best of each.
+        auto prompts = [](int salt) {
+            std::vector<std::vector<int32_t>> v;
+            for (int i = 0; i < 32; ++i) {
+                std::vector<int32_t> ids{1};
+                for (int k = 1; k < 128; ++k) ids.push_back(int32_t(300 + (i * 13 + k * 5 + salt * 7) % 200));
+                v.push_back(std::move(ids));
+            }
+            return v;
+        };
+        EngineConfig c;
+        c.modelPath = m_stories;
+        c.contextLength = 256;
+        c.threads = 1;
+        c.prefixCaching = false;
+        auto engine = Engine::create(c);
+        QVERIFY(engine.isOk());
+        using Ms = std::chrono::duration<double, std::milli>;
+        double embedMs = 1e9, genMs = 1e9;
+        for (int run = 0; run < 3; ++run) {
+            const auto t0 = std::chrono::steady_clock::now();
+            auto res = embedAndWait(**engine, request(prompts(0)));
+            embedMs = std::min(embedMs, Ms(std::chrono::steady_clock::now() - t0).count());
+            QVERIFY(res.isOk());
+            std::vector<std::shared_ptr<test::TokenCollector>> sinks;
+            const auto t1 = std::chrono::steady_clock::now();
+            for (const auto& ids : prompts(0)) {
+                sinks.push_back(std::make_shared<test::TokenCollector>());
+                QVERIFY((*engine)->submit(test::greedyRequest(ids, sinks.back(), 1)).isOk());
+            }
+            for (auto& sk : sinks) QVERIFY(sk->waitDone());
+            genMs = std::min(genMs, Ms(std::chrono::steady_clock::now() - t1).count());
+        }
+        qInfo("stories260K, 1 thread, 32 x 128 tokens: embeddings %.1f ms (%.0f tokens/s); the same prompts "
+              "generating 1 token each: %.1f ms",
+              embedMs, 4096.0 / embedMs * 1000.0, genMs);
     }
 
     void badInputsAreRefused() {
