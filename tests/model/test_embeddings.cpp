@@ -1,6 +1,7 @@
 // Embeddings through the engine API: agreement with llama.cpp (node-llama-cpp's embedding
 // context, tests/tools/ref_embed.mjs) on stories260K (mean pooling written into a copy, and the
-// last token) and on a synthesized Qwen3-style file with last pooling and the Qwen2 vocabulary;
+// last token) and on synthesized files with the Qwen2 vocabulary (Qwen3-style with last and CLS
+// pooling, a Qwen3.5-style hybrid with mean pooling);
 // batching (several inputs in one request, chunked long inputs, embeddings beside generation give
 // what they give alone), options (no normalization, dimensions) and bad inputs.
 #include "hearth/engine.h"
@@ -207,12 +208,25 @@ private Q_SLOTS:
         compareWithReference(m_stories, QStringLiteral("The cat sat on the mat."), Pooling::Last);
     }
 
-    void qwen3LastMatchesLlamaCpp() {
-        const QString path = m_dir.filePath(QStringLiteral("qwen3-tiny-last.gguf"));
+    void synthesizedMatchesLlamaCpp_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<int>("pooling");
+        QTest::addColumn<int>("expected");
+        // Qwen3-Embedding files pool the last token; the others cover CLS and a hybrid model
+        // (gated delta-net layers before full attention) with mean pooling.
+        QTest::newRow("qwen3-tiny last") << QStringLiteral("qwen3-tiny") << 3 << int(Pooling::Last);
+        QTest::newRow("qwen3-tiny cls") << QStringLiteral("qwen3-tiny") << 2 << int(Pooling::Cls);
+        QTest::newRow("qwen35-tiny mean") << QStringLiteral("qwen35-tiny") << 1 << int(Pooling::Mean);
+    }
+    void synthesizedMatchesLlamaCpp() {
+        QFETCH(QString, preset);
+        QFETCH(int, pooling);
+        QFETCH(int, expected);
+        const QString path = m_dir.filePath(preset + QStringLiteral("-%1.gguf").arg(pooling));
         QProcess synth;
         synth.start(hearth::test::binDir() + QStringLiteral("/hearth-cli"),
-                    {QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("qwen3-tiny"),
-                     QStringLiteral("--type"), QStringLiteral("F32"), QStringLiteral("--pooling"), QStringLiteral("3"),
+                    {QStringLiteral("synth"), QStringLiteral("--preset"), preset, QStringLiteral("--type"),
+                     QStringLiteral("F32"), QStringLiteral("--pooling"), QString::number(pooling),
                      QStringLiteral("--vocab"),
                      QString::fromStdString(hearth::test::testDataPath("models/ggml-vocab-qwen2.gguf")),
                      QStringLiteral("-o"), path});
@@ -220,9 +234,9 @@ private Q_SLOTS:
         QVERIFY2(synth.exitCode() == 0, synth.readAllStandardError().constData());
         auto e = openEngine(path.toStdString());
         QVERIFY(e);
-        QCOMPARE(e->model().pooling, Pooling::Last);
+        QCOMPARE(int(e->model().pooling), expected);
         e.reset();
-        compareWithReference(path.toStdString(), QStringLiteral("Embeddings of a synthesized Qwen3 model."),
+        compareWithReference(path.toStdString(), QStringLiteral("Embeddings of a synthesized model, 2026 édition."),
                              Pooling::Model);
     }
 
