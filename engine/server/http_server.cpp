@@ -16,7 +16,8 @@ namespace {
 const char* const kGenerationPaths[] = {"/v1/chat/completions", "/chat/completions",
                                         "/v1/completions", "/completions", "/tokenize",
                                         "/detokenize", "/v1/messages",
-                                        "/v1/messages/count_tokens", "/v1/responses"};
+                                        "/v1/messages/count_tokens", "/v1/responses",
+                                        "/v1/embeddings", "/embeddings"};
 const char* const kReadPaths[] = {"/health", "/metrics", "/v1/models", "/models"};
 
 // A bounded label for metrics: our routes by name, everything else "other".
@@ -236,6 +237,8 @@ void Server::Impl::installRoutes() {
     m_http.Get("/v1/models", route(&Impl::handleModels));
     m_http.Get("/models", route(&Impl::handleModels));
     m_http.Get(R"(/v1/models/(.+))", route(&Impl::handleModels));
+    m_http.Post("/v1/embeddings", route(&Impl::handleEmbeddings));
+    m_http.Post("/embeddings", route(&Impl::handleEmbeddings));
     installOllamaRoutes();
 
     // Known paths with the wrong method: 405 naming the right one.

@@ -533,13 +533,7 @@ void Server::Impl::handleOllamaRoot(const httplib::Request&, httplib::Response& 
     res.set_content("Ollama is running", "text/plain; charset=utf-8");
 }
 
-void Server::Impl::handleOllamaEmbed(const httplib::Request& req, httplib::Response& res) {
-    auto json = parseJsonObject(req.body, m_limits);
-    if (!json) return sendOllamaError(m_config, res, json.error());
-    sendOllamaError(m_config, res,
-                    simpleError(501, "embeddings are not available in hearth-server yet (" +
-                                         req.path + " is being built)"));
-}
+// handleOllamaEmbed (/api/embed, /api/embeddings) is in embeddings_handlers.cpp.
 
 void Server::Impl::installOllamaRoutes() {
     using httplib::Request;

@@ -87,6 +87,9 @@ public:
     void handleOllamaVersion(const httplib::Request& req, httplib::Response& res);
     void handleOllamaEmbed(const httplib::Request& req, httplib::Response& res);
 
+    // POST /v1/embeddings and /embeddings (embeddings_handlers.cpp).
+    void handleEmbeddings(const httplib::Request& req, httplib::Response& res);
+
     ServerConfig m_config;
     ParseLimits m_limits;
     httplib::Server m_http;

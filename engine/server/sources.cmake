@@ -19,7 +19,9 @@ target_sources(hearth_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/model_registry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ollama_parse.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ollama_response.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/ollama_handlers.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/ollama_handlers.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/embeddings_parse.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/embeddings_handlers.cpp)
 
 if(NOT TARGET hearth_httplib)
   add_library(hearth_httplib INTERFACE)

@@ -15,3 +15,5 @@ hearth_add_test(test_server_anthropic SOURCES test_server_anthropic.cpp LABELS u
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
 hearth_add_test(test_server_responses SOURCES test_server_responses.cpp LABELS unit
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
+hearth_add_test(test_server_embeddings SOURCES test_server_embeddings.cpp LABELS unit
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
