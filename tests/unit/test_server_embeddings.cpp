@@ -2,7 +2,7 @@
 // /v1/embeddings (every input form, base64, dimensions, usage, errors in OpenAI's shape) and
 // Ollama's /api/embed and legacy /api/embeddings, and a hostile corpus that must never reach the
 // engine.
-#include "../server/fake_engine.h"
+#include "../server/fake_server.h"
 #include "../server/hostile_embeddings.h"
 #include "../server/http_test_support.h"
 #include "test_support.h"
@@ -20,30 +20,6 @@ using hearth::server::ServerConfig;
 
 namespace {
 
-struct Fixture {
-    std::shared_ptr<FakeEngine> engine;
-    std::unique_ptr<Server> server;
-    int port = 0;
-};
-
-Fixture startServer() {
-    Fixture f;
-    f.engine = FakeEngine::create(testDataPath("models/stories260K.gguf"), 64);
-    ServerConfig config;
-    config.port = 0;
-    config.log = [](const std::string&) {};
-    f.server = std::make_unique<Server>(config);
-    if (!f.server->start().isOk()) return f;
-    f.server->setEngine(f.engine, "fake-model");
-    f.port = f.server->port();
-    return f;
-}
-
-#define START(fixture)                                                                             \
-    HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");                                          \
-    Fixture fixture = startServer();                                                               \
-    QVERIFY(fixture.engine);                                                                       \
-    QVERIFY(fixture.port > 0)
 
 bool isOllamaError(const OJson& j) {
     return j.is_object() && j.size() == 1 && j.contains("error") && j["error"].is_string() &&
@@ -75,7 +51,7 @@ class TestServerEmbeddings : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void openAIInputForms() {
-        START(f);
+        START_FAKE_SERVER(f, ServerConfig{}, 64);
         // One string.
         auto r = postJson(f.port, "/v1/embeddings", R"({"model":"x","input":"Once upon a time"})");
         QCOMPARE(r->status, 200);
@@ -109,7 +85,7 @@ private Q_SLOTS:
     }
 
     void base64AndDimensions() {
-        START(f);
+        START_FAKE_SERVER(f, ServerConfig{}, 64);
         auto fl = postJson(f.port, "/v1/embeddings", R"({"input":[[1,2,3]]})");
         auto b64 = postJson(f.port, "/v1/embeddings", R"({"input":[[1,2,3]],"encoding_format":"base64"})");
         QCOMPARE(b64->status, 200);
@@ -127,7 +103,7 @@ private Q_SLOTS:
     }
 
     void ollamaEmbed() {
-        START(f);
+        START_FAKE_SERVER(f, ServerConfig{}, 64);
         auto r = postJson(f.port, "/api/embed", R"({"model":"fake-model:latest","input":["a","b"]})");
         QCOMPARE(r->status, 200);
         OJson j = parse(r->body);
@@ -164,7 +140,7 @@ private Q_SLOTS:
     }
 
     void wrongMethodsAndMetrics() {
-        START(f);
+        START_FAKE_SERVER(f, ServerConfig{}, 64);
         QCOMPARE(client(f.port).Get("/v1/embeddings")->status, 405);
         QVERIFY(isErrorShape(parse(client(f.port).Get("/v1/embeddings")->body)));
         QCOMPARE(postJson(f.port, "/v1/embeddings", R"({"input":"a"})")->status, 200);
@@ -173,7 +149,7 @@ private Q_SLOTS:
     }
 
     void hostileEmbeddingCorpus() {
-        START(f);
+        START_FAKE_SERVER(f, ServerConfig{}, 64);
         const auto corpus = hostileEmbeddingBodies(f.engine->model().nVocab, f.engine->model().contextLength);
         int i = 0;
         for (const HostileEmbeddingBody& h : corpus) {
