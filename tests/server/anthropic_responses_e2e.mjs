@@ -5,50 +5,25 @@
 // responses.create plain and streamed, instructions, json_schema output (checked by ajv), and
 // refused stateful requests. Exits 77 (skip) when the
 // packages, the model or the server binary are missing.
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import os from 'node:os';
+import { skip, check, fail, finish, startServer, stopServer, requireFiles, npmRequire,
+  storiesModel, serverBin, npmDir } from './e2e_support.mjs';
 
-const SKIP = 77;
-const binDir = process.env.HEARTH_BIN_DIR ?? 'build/bin';
-const dataDir = process.env.HEARTH_TEST_DATA ?? '../shared';
-const npmDir = process.env.HEARTH_NPM_DIR || path.join(os.homedir(), '.cache', 'hearth-npm');
-const model = path.join(dataDir, 'models', 'stories260K.gguf');
-const serverBin = path.join(binDir, 'hearth-server');
+const model = storiesModel;
 const apiKey = 'e2e-key';
 
-function skip(why) {
-  console.log(`SKIP: ${why}`);
-  process.exit(SKIP);
-}
-
-const require = createRequire(path.join(npmDir, 'package.json'));
 let Anthropic, OpenAI, Ajv;
 try {
-  const mod = require('@anthropic-ai/sdk');
+  const mod = npmRequire('@anthropic-ai/sdk');
   Anthropic = mod.Anthropic ?? mod.default ?? mod;
-  const oa = require('openai');
+  const oa = npmRequire('openai');
   OpenAI = oa.OpenAI ?? oa.default ?? oa;
-  const a = require('ajv');
+  const a = npmRequire('ajv');
   Ajv = a.default ?? a;
 } catch (e) {
   skip(`@anthropic-ai/sdk, openai and ajv must be installed in ${npmDir} (run scripts/install-npm-clients.sh)`);
 }
 const ajv = new Ajv({ allErrors: true, strict: false });
-if (!existsSync(model)) skip(`model not found: ${model}`);
-if (!existsSync(serverBin)) skip(`not built: ${serverBin}`);
-
-let failures = 0;
-function check(cond, what) {
-  if (cond) {
-    console.log(`ok   ${what}`);
-  } else {
-    console.log(`FAIL ${what}`);
-    failures++;
-  }
-}
+requireFiles(model, serverBin);
 
 async function expectStatus(promise, status, what) {
   try {
@@ -61,33 +36,9 @@ async function expectStatus(promise, status, what) {
   }
 }
 
-const server = spawn(serverBin, ['--model', model, '--port', '0', '--api-key', apiKey, '--ctx', '512'],
-                     { stdio: ['ignore', 'inherit', 'pipe'] });
-let serverLog = '';
-const port = await new Promise((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error('no listening line from hearth-server')), 30000);
-  server.stderr.on('data', (chunk) => {
-    serverLog += chunk.toString();
-    const m = serverLog.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-    if (m) {
-      clearTimeout(timer);
-      resolve(Number(m[1]));
-    }
-  });
-  server.on('exit', (code) => reject(new Error(`hearth-server exited early (${code}):\n${serverLog}`)));
-});
-const base = `http://127.0.0.1:${port}`;
+const { server, base, healthy } = await startServer(model, ['--api-key', apiKey, '--ctx', '512']);
 
 try {
-  const deadline = Date.now() + 60000;
-  let healthy = false;
-  while (Date.now() < deadline) {
-    try {
-      const r = await fetch(`${base}/health`);
-      if (r.status === 200) { healthy = true; break; }
-    } catch (e) { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
   check(healthy, '/health answers 200 once the model is loaded');
 
   // The Anthropic client sends its key as x-api-key; the OpenAI client as a Bearer token.
@@ -258,11 +209,8 @@ try {
   await expectStatus(openai.responses.create({ model: 'stories260K', input: 'x', tools: [{ type: 'web_search_preview' }] }),
                      400, 'responses: built-in tools');
 } catch (e) {
-  console.log(`FAIL ${e.stack ?? e}`);
-  failures++;
+  fail(e);
 } finally {
-  server.kill('SIGTERM');
-  if (server.exitCode === null && server.signalCode === null) await new Promise((r) => server.on('exit', r));
+  await stopServer(server);
 }
-console.log(failures ? `${failures} check(s) failed` : 'all checks passed');
-process.exit(failures ? 1 : 0);
+finish();

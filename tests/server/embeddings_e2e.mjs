@@ -5,71 +5,27 @@
 // server's vector for a text against llama.cpp's on a synthesized Qwen3-style file with last-token
 // pooling and the Qwen2 BPE vocabulary (tokenization, forward and pooling all in the chain).
 // Exits 77 (skip) when a package or the model is missing.
-import { spawn, execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
+import { skip, check, fail, finish, startServer, requireFiles, npmRequire, storiesModel,
+  serverBin, cliBin, dataDir, npmDir, srcDir, stopServer } from './e2e_support.mjs';
 
-const SKIP = 77;
-const binDir = process.env.HEARTH_BIN_DIR ?? 'build/bin';
-const dataDir = process.env.HEARTH_TEST_DATA ?? '../shared';
-const srcDir = process.env.HEARTH_SOURCE_DIR ?? '.';
-const npmDir = process.env.HEARTH_NPM_DIR || path.join(os.homedir(), '.cache', 'hearth-npm');
-const stories = path.join(dataDir, 'models', 'stories260K.gguf');
-const serverBin = path.join(binDir, 'hearth-server');
-const cliBin = path.join(binDir, 'hearth-cli');
-
-function skip(why) {
-  console.log(`SKIP: ${why}`);
-  process.exit(SKIP);
-}
+const stories = storiesModel;
 
 let OpenAI, Ollama;
 try {
-  const require = createRequire(path.join(npmDir, 'package.json'));
-  const o = require('openai');
+  const o = npmRequire('openai');
   OpenAI = o.OpenAI ?? o.default ?? o;
-  const l = require('ollama');
+  const l = npmRequire('ollama');
   Ollama = l.Ollama ?? l.default?.Ollama;
   if (!Ollama) throw new Error('no Ollama class in the package');
 } catch (e) {
   skip(`the openai and ollama packages are not installed in ${npmDir} (run scripts/install-npm-clients.sh)`);
 }
-if (!existsSync(stories)) skip(`model not found: ${stories}`);
-if (!existsSync(serverBin)) skip(`not built: ${serverBin}`);
+requireFiles(stories, serverBin);
 
-let failures = 0;
-function check(cond, what) {
-  console.log(`${cond ? 'ok  ' : 'FAIL'} ${what}`);
-  if (!cond) failures++;
-}
-
-async function startServer(model) {
-  const proc = spawn(serverBin, ['--model', model, '--port', '0', '--ctx', '512'], { stdio: ['ignore', 'inherit', 'pipe'] });
-  let log = '';
-  const port = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no listening line from hearth-server')), 30000);
-    proc.stderr.on('data', (chunk) => {
-      log += chunk.toString();
-      const m = log.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
-    });
-    proc.on('exit', (code) => reject(new Error(`hearth-server exited early (${code}):\n${log}`)));
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60000;
-  while (Date.now() < deadline) {
-    try { if ((await fetch(`${base}/health`)).status === 200) break; } catch (e) { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { proc, base };
-}
-
-async function stop(s) {
-  s.proc.kill('SIGTERM');
-  if (s.proc.exitCode === null && s.proc.signalCode === null) await new Promise((r) => s.proc.on('exit', r));
-}
 
 const norm = (v) => Math.sqrt(v.reduce((a, x) => a + x * x, 0));
 const maxDiff = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
@@ -77,7 +33,7 @@ const cosine = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0) / (norm(a) * nor
 
 const servers = [];
 try {
-  const s = await startServer(stories);
+  const s = await startServer(stories, ['--ctx', '512']);
   servers.push(s);
   const client = new OpenAI({ baseURL: `${s.base}/v1`, apiKey: 'none', maxRetries: 0 });
   const one = await client.embeddings.create({ model: 'stories260K', input: 'Once upon a time' });
@@ -125,7 +81,7 @@ try {
   const ln = norm(legacy.embedding);
   check(legacy.embedding.length === 64 && maxDiff(legacy.embedding.map((x) => x / ln), v) < 1e-5,
         'ollama: legacy embeddings is the same vector before normalization');
-  await stop(s);
+  await stopServer(s.server);
   servers.pop();
 
   // Against llama.cpp: a Qwen3-style file, last-token pooling, Qwen2 BPE vocabulary.
@@ -141,7 +97,7 @@ try {
       const text = 'Hearth computes embeddings, 2026 edition: ünïcode too!';
       const theirs = JSON.parse(execFileSync('node', [path.join(srcDir, 'tests', 'tools', 'ref_embed.mjs'), q, '--text', text],
                                              { env: { ...process.env, HEARTH_REF: ref } }).toString());
-      const qs = await startServer(q);
+      const qs = await startServer(q, ['--ctx', '512']);
       servers.push(qs);
       const qc = new OpenAI({ baseURL: `${qs.base}/v1`, apiKey: 'none', maxRetries: 0 });
       const ours = (await qc.embeddings.create({ model: 'q', input: text, encoding_format: 'float' }));
@@ -149,17 +105,15 @@ try {
       const c = cosine(o, t), d = maxDiff(o, t);
       check(ours.usage.prompt_tokens === theirs.tokens.length, `llama.cpp: same token count (${theirs.tokens.length})`);
       check(c >= 0.9999 && d <= 2e-3, `llama.cpp: qwen3-tiny last pooling, cosine ${c.toFixed(8)}, max |diff| ${d.toExponential(2)}`);
-      await stop(qs);
+      await stopServer(qs.server);
       servers.pop();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   }
 } catch (e) {
-  console.log(`FAIL ${e.stack ?? e}`);
-  failures++;
+  fail(e);
 } finally {
-  for (const s of servers) await stop(s);
+  for (const s of servers) await stopServer(s.server);
 }
-console.log(failures ? `${failures} check(s) failed` : 'all checks passed');
-process.exit(failures ? 1 : 0);
+finish();

@@ -4,47 +4,24 @@
 // `hearth-cli run ... --temp 0`, seeds reproduce, num_predict and stop are honoured), format (JSON
 // mode, and schemas checked with ajv), a stream aborted by the client, and errors. Exits 77 (skip)
 // when the package or the model is missing.
-import { spawn, execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
-import os from 'node:os';
+import { skip, check, startServer, requireFiles, npmRequire, storiesModel, serverBin, cliBin,
+  npmDir, fail, finish, stopServer } from './e2e_support.mjs';
 
-const SKIP = 77;
-const binDir = process.env.HEARTH_BIN_DIR ?? 'build/bin';
-const dataDir = process.env.HEARTH_TEST_DATA ?? '../shared';
-const npmDir = process.env.HEARTH_NPM_DIR || path.join(os.homedir(), '.cache', 'hearth-npm');
-const model = path.join(dataDir, 'models', 'stories260K.gguf');
-const serverBin = path.join(binDir, 'hearth-server');
-const cliBin = path.join(binDir, 'hearth-cli');
+const model = storiesModel;
 const apiKey = 'e2e-key';
-
-function skip(why) {
-  console.log(`SKIP: ${why}`);
-  process.exit(SKIP);
-}
 
 let Ollama;
 try {
-  const require = createRequire(path.join(npmDir, 'package.json'));
-  const mod = require('ollama');
+  const mod = npmRequire('ollama');
   Ollama = mod.Ollama ?? mod.default?.Ollama;
   if (!Ollama) throw new Error('no Ollama class in the package');
 } catch (e) {
   skip(`the ollama package is not installed in ${npmDir} (run scripts/install-npm-clients.sh): ${e.message}`);
 }
-if (!existsSync(model)) skip(`model not found: ${model}`);
-if (!existsSync(serverBin)) skip(`not built: ${serverBin}`);
+requireFiles(model, serverBin);
 
-let failures = 0;
-function check(cond, what) {
-  if (cond) {
-    console.log(`ok   ${what}`);
-  } else {
-    console.log(`FAIL ${what}`);
-    failures++;
-  }
-}
 async function expectError(promise, status, what, messagePart) {
   try {
     await promise;
@@ -56,34 +33,10 @@ async function expectError(promise, status, what, messagePart) {
 }
 const isNs = (v) => Number.isInteger(v) && v >= 0;
 
-const server = spawn(serverBin, ['--model', model, '--port', '0', '--api-key', apiKey, '--ctx', '512'],
-                     { stdio: ['ignore', 'inherit', 'pipe'] });
-let serverLog = '';
-const port = await new Promise((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error('no listening line from hearth-server')), 30000);
-  server.stderr.on('data', (chunk) => {
-    serverLog += chunk.toString();
-    const m = serverLog.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-    if (m) {
-      clearTimeout(timer);
-      resolve(Number(m[1]));
-    }
-  });
-  server.on('exit', (code) => reject(new Error(`hearth-server exited early (${code}):\n${serverLog}`)));
-});
-const base = `http://127.0.0.1:${port}`;
+const { server, base, healthy } = await startServer(model, ['--api-key', apiKey, '--ctx', '512']);
 const headers = { Authorization: `Bearer ${apiKey}` };
 
 try {
-  const deadline = Date.now() + 60000;
-  let healthy = false;
-  while (Date.now() < deadline) {
-    try {
-      const r = await fetch(`${base}/health`);
-      if (r.status === 200) { healthy = true; break; }
-    } catch (e) { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
   check(healthy, '/health answers 200 once the model is loaded');
 
   const probe = await fetch(`${base}/`, { headers });
@@ -199,8 +152,7 @@ try {
                    required: ['color', 'ok'], additionalProperties: false };
   let validate = null;
   try {
-    const require = createRequire(path.join(npmDir, 'package.json'));
-    const Ajv = require('ajv').default ?? require('ajv');
+        const Ajv = npmRequire('ajv').default ?? npmRequire('ajv');
     validate = new Ajv().compile(schema);
   } catch (e) { console.log(`note: ajv not available (${e.message}); checking the schema by hand`); }
   for (const seed of [1, 2, 3]) {
@@ -232,14 +184,8 @@ try {
   await expectError(new Ollama({ host: base, headers: { Authorization: 'Bearer wrong' } }).list(),
                     401, 'a wrong API key is refused');
 } catch (e) {
-  console.log(`FAIL unexpected error: ${e.stack ?? e}`);
-  failures++;
+  fail(e);
 } finally {
-  server.kill('SIGTERM');
+  await stopServer(server);
 }
-
-if (failures) {
-  console.log(`${failures} check(s) failed`);
-  process.exit(1);
-}
-console.log('all checks passed');
+finish();

@@ -5,45 +5,28 @@
 // temperature 1 and several seeds, the output must validate; tool_choice "required" must yield
 // calls whose arguments validate, streamed in fragments. Exits 77 (skip) when a package, the
 // models or the binaries are missing.
-import { spawn, execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
+import { skip, check, fail, finish, startServer, stopServer, requireFiles, npmRequire,
+  storiesModel, serverBin, cliBin, dataDir, npmDir } from './e2e_support.mjs';
 
-const SKIP = 77;
-const binDir = process.env.HEARTH_BIN_DIR ?? 'build/bin';
-const dataDir = process.env.HEARTH_TEST_DATA ?? '../shared';
-const npmDir = process.env.HEARTH_NPM_DIR || path.join(os.homedir(), '.cache', 'hearth-npm');
-const stories = path.join(dataDir, 'models', 'stories260K.gguf');
+const stories = storiesModel;
 const qwenVocab = path.join(dataDir, 'models', 'ggml-vocab-qwen2.gguf');
-const serverBin = path.join(binDir, 'hearth-server');
-const cliBin = path.join(binDir, 'hearth-cli');
-
-function skip(why) {
-  console.log(`SKIP: ${why}`);
-  process.exit(SKIP);
-}
 
 let OpenAI, Ajv, addFormats;
 try {
-  const require = createRequire(path.join(npmDir, 'package.json'));
-  const o = require('openai');
+  const o = npmRequire('openai');
   OpenAI = o.OpenAI ?? o.default ?? o;
-  const a = require('ajv/dist/2020'); // draft 2020-12: prefixItems
+  const a = npmRequire('ajv/dist/2020'); // draft 2020-12: prefixItems
   Ajv = a.default ?? a;
-  const f = require('ajv-formats');
+  const f = npmRequire('ajv-formats');
   addFormats = f.default ?? f;
 } catch (e) {
   skip(`openai, ajv or ajv-formats is not installed in ${npmDir} (run scripts/install-npm-clients.sh)`);
 }
-for (const f of [stories, qwenVocab, serverBin, cliBin]) if (!existsSync(f)) skip(`not found: ${f}`);
-
-let failures = 0;
-function check(cond, what) {
-  console.log(`${cond ? 'ok  ' : 'FAIL'} ${what}`);
-  if (!cond) failures++;
-}
+requireFiles(stories, qwenVocab, serverBin, cliBin);
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 addFormats(ajv);
@@ -140,41 +123,10 @@ const tools = [
   },
 ];
 
-async function startServer(model) {
-  const server = spawn(serverBin, ['--model', model, '--port', '0', '--ctx', '1024'], { stdio: ['ignore', 'inherit', 'pipe'] });
-  let log = '';
-  const port = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no listening line from hearth-server')), 60000);
-    server.stderr.on('data', (chunk) => {
-      log += chunk.toString();
-      const m = log.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    server.on('exit', (code) => reject(new Error(`hearth-server exited early (${code}):\n${log}`)));
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`${base}/health`)).status === 200) break;
-    } catch (e) { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { server, base };
-}
-
-async function stopServer(server) {
-  server.kill('SIGTERM');
-  if (server.exitCode === null && server.signalCode === null) await new Promise((r) => server.on('exit', r));
-}
-
 // stories260K, a trained model, keeps extending a recursive list until max_tokens: the recursive
-// schema runs on the random model only (the grammar still bounds nothing it should not).
+// schema runs on the random model only.
 async function exercise(label, model, seeds, skipSchemas = []) {
-  const { server, base } = await startServer(model);
+  const { server, base } = await startServer(model, ['--ctx', '1024']);
   const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'none', maxRetries: 0 });
   const messages = [{ role: 'user', content: 'Answer in JSON.' }];
   try {
@@ -292,10 +244,8 @@ try {
   await exercise('stories260K', stories, [1, 2, 3], ['recursive']);
   await exercise('byte-level BPE', bpe, [1, 2, 3]);
 } catch (e) {
-  console.log(`FAIL ${e.stack ?? e}`);
-  failures++;
+  fail(e);
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }
-console.log(failures ? `${failures} check(s) failed` : 'all checks passed');
-process.exit(failures ? 1 : 0);
+finish();
