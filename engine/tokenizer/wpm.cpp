@@ -22,12 +22,10 @@ bool isCjkIdeograph(uint32_t cp) {
 }
 
 // The entry of a table sorted by `first` whose range may hold cp, or nullptr.
-template <typename Entry>
-const Entry* findRange(const Entry* table, size_t count, uint32_t cp) {
+template <typename Entry> const Entry* findRange(const Entry* table, size_t count, uint32_t cp) {
     const Entry* end = table + count;
-    const Entry* it = std::upper_bound(table, end, cp, [](uint32_t value, const Entry& e) {
-        return value < e.first;
-    });
+    const Entry* it = std::upper_bound(
+        table, end, cp, [](uint32_t value, const Entry& e) { return value < e.first; });
     if (it == table) return nullptr;
     --it;
     return cp <= it->last ? it : nullptr;

@@ -1,6 +1,7 @@
 // Tokenizers built from GGUF `tokenizer.ggml.*` metadata: SentencePiece-style BPE with byte
 // fallback (`llama`), GPT-2 byte-level BPE (`gpt2`) with the pre-tokenizer the file names, and
-// BERT's WordPiece (`bert`); encoding with special-token parsing, decoding, and a streaming decoder for generated text.
+// BERT's WordPiece (`bert`); encoding with special-token parsing, decoding, and a streaming
+// decoder for generated text.
 //
 // A Tokenizer is immutable after loading and cheap to copy (copies share the vocabulary), so
 // one instance may be used from many threads at once.
