@@ -493,6 +493,15 @@ private Q_SLOTS:
         QCOMPARE(*t->decode(encode(*t, "it 's a ' b ' don't")), std::string(" it's a'b'don't"));
         QCOMPARE(*t->decode(Ids{101, 1060, 100, 1061, 102}, render),
                  std::string("[CLS] x[UNK] y[SEP]"));
+        // No word length limit: a 1 MB word is cut in one pass (llama.cpp gives the same ids:
+        // the long texts of the differential test cover this path).
+        QElapsedTimer timer;
+        timer.start();
+        const Ids longWord = encode(*t, std::string(1 << 20, 'q'));
+        QVERIFY(!longWord.empty() && longWord.front() != t->unk());
+        QVERIFY(std::all_of(longWord.begin(), longWord.end(),
+                            [&](int32_t id) { return id > 0 && id < t->vocabSize(); }));
+        qInfo("bert-bge: a 1 MB word in %lld ms, %zu tokens", timer.elapsed(), longWord.size());
         QCOMPARE(t->tokenPiece(7592), std::string(" hello"));
         QCOMPARE(t->tokenPiece(100, false), std::string());
         QCOMPARE(t->tokenPiece(100), std::string("[UNK]"));
