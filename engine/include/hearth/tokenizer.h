@@ -106,7 +106,9 @@ public:
     bool addBos() const;
     bool addEos() const;
     bool addSpacePrefix() const;
-    bool addSep() const; // addSpecial ends the text with sep() (WordPiece)
+    // WordPiece: addSpecial ends the text with sep(). Other vocabularies only report the
+    // file's add_sep_token here (encode does not add it).
+    bool addSep() const;
 
     // End of generation: EOS, EOT, EOM and the end-of-turn tokens known by their text.
     bool isEog(int32_t id) const;
