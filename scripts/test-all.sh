@@ -32,10 +32,13 @@ cmake --build --preset ci -j "$jobs"
 
 stamp "fuzz build (clang, ASan + UBSan)"
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$jobs" --target fuzz_gguf
+cmake --build --preset fuzz -j "$jobs" --target fuzz_gguf fuzz_requests
 
 stamp "fuzzing the GGUF reader for ${HEARTH_FUZZ_SECONDS:-60}s"
 bash scripts/fuzz.sh "${HEARTH_FUZZ_SECONDS:-60}"
+
+stamp "fuzzing the request parsers and grammars for ${HEARTH_FUZZ_SECONDS:-60}s"
+bash scripts/fuzz-requests.sh "${HEARTH_FUZZ_SECONDS:-60}"
 
 stamp "tests"
 log=build/ci/ctest-output.log

@@ -1,5 +1,14 @@
-// Code-block copy links for the chat transcript's Markdown.
+// Code-block copy links and reasoning blocks for the chat transcript's Markdown.
 #include "chat_markdown.h"
+
+#include <QColor>
+#include <QObject>
+#include <QTextBlock>
+#include <QTextCursor>
+#include <QTextDocument>
+
+#include <algorithm>
+#include <cmath>
 
 namespace hearth::ui {
 
@@ -51,6 +60,52 @@ QString withCopyLinks(const QString& text, QStringList& codeBlocks) {
     if (!open.isEmpty()) codeBlocks << code;
     if (!text.endsWith(QLatin1Char('\n')) && out.endsWith(QLatin1Char('\n'))) out.chop(1);
     return out;
+}
+
+QString reasoningHeader(bool thinking, double ms) {
+    if (thinking) return QObject::tr("Thinking…");
+    if (ms <= 0.0) return QObject::tr("Thoughts");
+    const int seconds = std::max(1, int(std::lround(ms / 1000.0)));
+    return QObject::tr("Thought for %1 s").arg(seconds);
+}
+
+QString reasoningBlock(const QString& reasoning, const QString& header, int index, bool expanded) {
+    // Link text may not hold an unescaped ']' (the header is ours, but stay safe).
+    QString label = header;
+    label.replace(QLatin1Char(']'), QStringLiteral("\\]"));
+    QString md = QStringLiteral("[%1 %2](%3:think/%4)\n\n")
+                     .arg(expanded ? QStringLiteral("▾") : QStringLiteral("▸"), label,
+                          QLatin1String(kChatLinkScheme))
+                     .arg(index);
+    if (!expanded) return md;
+    QString quoted;
+    const QStringList lines = reasoning.trimmed().split(QLatin1Char('\n'));
+    for (const QString& line : lines) {
+        const QString t = line.trimmed();
+        quoted += t.isEmpty() ? QStringLiteral(">\n") : QStringLiteral("> ") + line + QLatin1Char('\n');
+    }
+    if (reasoning.trimmed().isEmpty()) quoted = QStringLiteral("> …\n");
+    return md + quoted + QLatin1Char('\n');
+}
+
+void tintReasoning(QTextDocument* document, const QColor& color) {
+    const QString thinkLink = QLatin1String(kChatLinkScheme) + QStringLiteral(":think/");
+    QTextCharFormat tint;
+    tint.setForeground(color);
+    bool inReasoning = false; // after a reasoning header, until the block quote ends
+    for (QTextBlock b = document->begin(); b.isValid(); b = b.next()) {
+        const bool quoted = b.blockFormat().intProperty(QTextFormat::BlockQuoteLevel) > 0;
+        if (inReasoning && quoted) {
+            QTextCursor c(document);
+            c.setPosition(b.position());
+            c.setPosition(b.position() + b.length() - 1, QTextCursor::KeepAnchor);
+            c.mergeCharFormat(tint);
+            continue;
+        }
+        inReasoning = false;
+        for (auto it = b.begin(); !it.atEnd(); ++it)
+            if (it.fragment().charFormat().anchorHref().startsWith(thinkLink)) inReasoning = true;
+    }
 }
 
 } // namespace hearth::ui

@@ -1,6 +1,7 @@
 // Chat page: conversation list (rename, delete, search), streaming Markdown transcript with copy
-// links on code blocks, input with Enter to send, stop, regenerate, edit and resend, per-chat
-// system prompt and sampling, per-reply statistics and a context-usage bar.
+// links on code blocks and each reply's reasoning in a block that opens and closes, input with
+// Enter to send, stop, regenerate, edit and resend, per-chat system prompt and sampling,
+// per-reply statistics and a context-usage bar.
 #include "chat_view.h"
 
 #include "chat_markdown.h"
@@ -8,6 +9,7 @@
 #include "services/sampling_json.h"
 
 #include <QClipboard>
+#include <QColor>
 #include <QDesktopServices>
 #include <QGuiApplication>
 #include <QInputDialog>
@@ -130,6 +132,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     });
 
     connect(m_engine, &app::EngineHost::tokenReceived, this, &ChatView::onToken);
+    connect(m_engine, &app::EngineHost::reasoningReceived, this, &ChatView::onReasoning);
     connect(m_engine, &app::EngineHost::finished, this, &ChatView::onFinished);
     connect(m_engine, &app::EngineHost::failed, this, &ChatView::onFailed);
     connect(m_engine, &app::EngineHost::stateChanged, this, [this] { updateButtons(); });
@@ -178,7 +181,8 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                 if (ticket != m_loadTicket || conversationId != m_conversationId) return;
                 m_messages.clear();
                 for (const app::StoredMessage& m : list)
-                    m_messages.append({m.id, m.role, m.content, m.tokens, m.ttftMs, m.tokensPerSecond});
+                    m_messages.append({m.id, m.role, m.content, m.tokens, m.ttftMs, m.tokensPerSecond,
+                                       m.reasoning, m.reasoningMs, !m_collapseReasoning});
                 render();
             });
     connect(m_store, &app::Store::messagesDeleted, this, [this](quint64 ticket, qint64, int) {
@@ -243,6 +247,7 @@ void ChatView::newChat() {
     m_sampling = m_defaultSampling;
     m_messages.clear();
     m_streamText.clear();
+    m_streamReasoning.clear();
     m_error.clear();
     m_list->clearSelection();
     m_stats->clear();
@@ -267,6 +272,7 @@ void ChatView::openConversation(qint64 id) {
     m_messages.clear();
     m_error.clear();
     m_streamText.clear();
+    m_streamReasoning.clear();
     m_loadTicket = m_store->messages(id);
     render();
 }
@@ -314,8 +320,13 @@ void ChatView::appendUserMessage(const QString& text) {
 void ChatView::startReply() {
     QList<app::ChatMessage> chat;
     if (!m_systemPrompt.isEmpty()) chat.append({QStringLiteral("system"), m_systemPrompt});
-    for (const Message& m : m_messages) chat.append({m.role, m.content});
+    // The reasoning goes apart from the answer (the template decides whether to show it).
+    for (const Message& m : m_messages) chat.append({m.role, m.content, m.reasoning});
     m_streamText.clear();
+    m_streamReasoning.clear();
+    m_thinkClock.invalidate();
+    m_thoughtMs = -1.0;
+    m_streamOpenChoice.reset();
     m_activeRequest = m_engine->sendChat(chat, m_sampling);
     updateButtons();
     render();
@@ -334,19 +345,64 @@ void ChatView::regenerate() {
 
 void ChatView::onToken(quint64 id, const QString& text) {
     if (id != m_activeRequest) return;
+    if (!m_streamReasoning.isEmpty() && m_thoughtMs < 0.0) m_thoughtMs = double(m_thinkClock.elapsed());
     m_streamText += text;
     scheduleRender();
+}
+
+void ChatView::onReasoning(quint64 id, const QString& text) {
+    if (id != m_activeRequest) return;
+    if (!m_thinkClock.isValid()) m_thinkClock.start();
+    m_streamReasoning += text;
+    scheduleRender();
+}
+
+// Open while thinking; once the answer starts, closed if the setting says so, unless clicked.
+bool ChatView::streamReasoningOpen() const {
+    if (m_streamOpenChoice) return *m_streamOpenChoice;
+    return !(m_collapseReasoning && m_thoughtMs >= 0.0);
+}
+
+double ChatView::streamReasoningMs() const {
+    if (m_thoughtMs >= 0.0) return m_thoughtMs;
+    return m_thinkClock.isValid() ? double(m_thinkClock.elapsed()) : 0.0;
+}
+
+void ChatView::setCollapseReasoning(bool collapse) {
+    if (m_collapseReasoning == collapse) return;
+    m_collapseReasoning = collapse;
+    for (Message& m : m_messages) m.reasoningOpen = !collapse;
+    render();
+}
+
+bool ChatView::isReasoningExpanded(int index) const {
+    if (index == m_messages.size()) return isGenerating() && !m_streamReasoning.isEmpty() && streamReasoningOpen();
+    if (index < 0 || index > m_messages.size()) return false;
+    return !m_messages[index].reasoning.isEmpty() && m_messages[index].reasoningOpen;
+}
+
+void ChatView::toggleReasoning(int index) {
+    if (index == m_messages.size() && isGenerating()) m_streamOpenChoice = !streamReasoningOpen();
+    else if (index >= 0 && index < m_messages.size()) m_messages[index].reasoningOpen = !m_messages[index].reasoningOpen;
+    else return;
+    render();
 }
 
 void ChatView::onFinished(quint64 id, const QString& reason, const app::GenerationUsage& usage) {
     if (id != m_activeRequest) return;
     m_activeRequest = 0;
+    // A reply cut off while thinking keeps its reasoning open: there is nothing else to read.
+    const bool open = m_streamOpenChoice ? *m_streamOpenChoice
+                                         : !m_collapseReasoning || m_streamText.trimmed().isEmpty();
     Message reply{0, QStringLiteral("assistant"), m_streamText, usage.completionTokens,
-                  usage.timeToFirstTokenMs, usage.tokensPerSecond()};
+                  usage.timeToFirstTokenMs, usage.tokensPerSecond(), m_streamReasoning,
+                  m_streamReasoning.isEmpty() ? 0.0 : streamReasoningMs(), open};
     app::StoredMessage stored;
     stored.conversationId = m_conversationId;
     stored.role = reply.role;
     stored.content = reply.content;
+    stored.reasoning = reply.reasoning;
+    stored.reasoningMs = reply.reasoningMs;
     stored.tokens = reply.tokens;
     stored.ttftMs = reply.ttftMs;
     stored.tokensPerSecond = reply.tokensPerSecond;
@@ -360,6 +416,7 @@ void ChatView::onFinished(quint64 id, const QString& reason, const app::Generati
     }
     m_messages.append(reply);
     m_streamText.clear();
+    m_streamReasoning.clear();
     QString line = statsLine(reply.tokens, reply.ttftMs, reply.tokensPerSecond);
     if (usage.cachedPromptTokens > 0) line += tr(" · %1 prompt tokens reused").arg(usage.cachedPromptTokens);
     if (reason == QStringLiteral("cancelled")) line += tr(" · stopped");
@@ -378,6 +435,7 @@ void ChatView::onFailed(quint64 id, const QString& message) {
     m_replacing = 0;
     m_error = message;
     m_streamText.clear();
+    m_streamReasoning.clear();
     render();
     updateButtons();
     Q_EMIT statusMessage(message);
@@ -390,8 +448,12 @@ void ChatView::scheduleRender() {
 void ChatView::render() {
     QString md;
     m_codeBlocks.clear();
-    auto section = [&](const QString& who, const QString& text, const QString& footer) {
-        const QString body = text.isEmpty() ? QStringLiteral("…") : withCopyLinks(text, m_codeBlocks);
+    // `thoughts`: the reply's reasoning block, shown before its answer.
+    auto section = [&](const QString& who, const QString& text, const QString& footer,
+                       const QString& thoughts = QString()) {
+        QString body = text.isEmpty() ? (thoughts.isEmpty() ? QStringLiteral("…") : QString())
+                                      : withCopyLinks(text, m_codeBlocks);
+        body.prepend(thoughts);
         md += QStringLiteral("**%1**\n\n%2\n\n").arg(who, body);
         if (!footer.isEmpty()) md += QStringLiteral("*%1*\n\n").arg(footer);
         md += QStringLiteral("---\n\n");
@@ -410,18 +472,37 @@ void ChatView::render() {
                                             user ? QStringLiteral("edit") : QStringLiteral("copy-message"))
                                        .arg(i);
         if (user || assistant) footer = footer.isEmpty() ? link : footer + QStringLiteral(" · ") + link;
+        const QString thoughts =
+            assistant && !m.reasoning.isEmpty()
+                ? reasoningBlock(m.reasoning, reasoningHeader(false, m.reasoningMs), i, m.reasoningOpen)
+                : QString();
         section(assistant ? tr("Assistant") : m.role == QStringLiteral("system") ? tr("System") : tr("You"),
-                m.content, footer);
+                m.content, footer, thoughts);
     }
     if (!m_userText.isEmpty() || !m_pendingText.isEmpty())
         section(tr("You"), m_userText.isEmpty() ? m_pendingText : m_userText, tr("saving…"));
-    if (isGenerating()) section(tr("Assistant"), m_streamText, tr("generating…"));
+    if (isGenerating()) {
+        const bool thinking = m_thoughtMs < 0.0;
+        const QString thoughts =
+            m_streamReasoning.isEmpty()
+                ? QString()
+                : reasoningBlock(m_streamReasoning, reasoningHeader(thinking, streamReasoningMs()),
+                                 int(m_messages.size()), streamReasoningOpen());
+        section(tr("Assistant"), m_streamText, thinking && !thoughts.isEmpty() ? tr("thinking…") : tr("generating…"),
+                thoughts);
+    }
     if (!m_error.isEmpty()) md += QStringLiteral("**Error:** %1\n\n").arg(m_error);
     if (md.isEmpty()) md = tr("*Start a conversation: type below and press Enter.*");
     m_markdown = md;
     QScrollBar* bar = m_transcript->verticalScrollBar();
     const bool atEnd = bar->value() >= bar->maximum() - 4;
     m_transcript->setMarkdown(md);
+    // Reasoning in a colour between the text's and the background's (light and dark themes).
+    const QColor text = m_transcript->palette().color(QPalette::Text);
+    const QColor base = m_transcript->palette().color(QPalette::Base);
+    tintReasoning(m_transcript->document(),
+                  QColor::fromRgbF(0.6f * text.redF() + 0.4f * base.redF(), 0.6f * text.greenF() + 0.4f * base.greenF(),
+                                   0.6f * text.blueF() + 0.4f * base.blueF()));
     if (atEnd) bar->setValue(bar->maximum());
 }
 
@@ -474,6 +555,8 @@ void ChatView::activateLink(const QUrl& url) {
         Q_EMIT statusMessage(tr("Message copied"));
     } else if (parts[0] == QStringLiteral("edit")) {
         editMessage(index);
+    } else if (parts[0] == QStringLiteral("think")) {
+        toggleReasoning(index);
     }
 }
 

@@ -1,13 +1,17 @@
 // The chat page: conversations (stored in SQLite), the transcript rendered as Markdown with the
-// reply streaming in, and the input box. Sent messages are committed before they are shown.
+// reply streaming in (its reasoning in a block of its own), and the input box. Sent messages are
+// committed before they are shown.
 #pragma once
 
 #include "services/engine_host.h"
 #include "services/store.h"
 
+#include <QElapsedTimer>
 #include <QHash>
 #include <QStringList>
 #include <QWidget>
+
+#include <optional>
 
 class QLabel;
 class QLineEdit;
@@ -50,9 +54,19 @@ public:
     void renameConversation(qint64 id, const QString& title);
     void deleteConversation(qint64 id);
 
+    // A reply's reasoning block: open while the reasoning is written; once the answer starts it
+    // closes unless this is false (then it stays open). A click on its header toggles it.
+    void setCollapseReasoning(bool collapse);
+    bool collapsesReasoning() const { return m_collapseReasoning; }
+    // Message `index`'s reasoning block (index == messageCount(): the reply being written).
+    void toggleReasoning(int index);
+    bool isReasoningExpanded(int index) const;
+    int messageCount() const { return int(m_messages.size()); }
+
     // What the transcript shows (for tests): the Markdown source.
     QString transcriptMarkdown() const { return m_markdown; }
     bool isGenerating() const { return m_activeRequest != 0; }
+    quint64 activeRequest() const { return m_activeRequest; }
     qint64 conversationId() const { return m_conversationId; }
 
     void newChat();
@@ -77,6 +91,9 @@ private:
         int tokens = 0;
         double ttftMs = 0.0;
         double tokensPerSecond = 0.0;
+        QString reasoning;
+        double reasoningMs = 0.0;
+        bool reasoningOpen = false;
     };
 
     void appendUserMessage(const QString& text);
@@ -85,6 +102,9 @@ private:
     void scheduleRender();
     void updateButtons();
     void onToken(quint64 id, const QString& text);
+    void onReasoning(quint64 id, const QString& text);
+    bool streamReasoningOpen() const;
+    double streamReasoningMs() const;
     void onFinished(quint64 id, const QString& reason, const app::GenerationUsage& usage);
     void onFailed(quint64 id, const QString& message);
     void showListMenu(const QPoint& at);
@@ -115,6 +135,11 @@ private:
     QList<Message> m_messages;
     QString m_markdown;
     QString m_streamText;
+    QString m_streamReasoning;
+    QElapsedTimer m_thinkClock;            // from the reply's first reasoning piece
+    double m_thoughtMs = -1.0;             // set when its answer starts (-1: still thinking)
+    std::optional<bool> m_streamOpenChoice; // the user's click on the block being written
+    bool m_collapseReasoning = true;
     QString m_error;
     quint64 m_activeRequest = 0;
     qint64 m_replacing = 0;           // regenerate: the stored reply being replaced

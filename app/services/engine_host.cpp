@@ -1,6 +1,8 @@
 // EngineHost: the engine lives on a worker QThread; token sinks post to the host's thread.
 #include "services/engine_host.h"
 
+#include "services/chat_reply.h"
+
 #include "hearth/devices.h"
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
@@ -48,17 +50,19 @@ struct HostRelay {
     }
 };
 
-// Forwards one request's output from the engine thread to the host's thread.
+// Forwards one request's output from the engine thread to the host's thread, a chat reply's
+// reasoning split from its answer here (so the GUI thread only receives values).
 class RelaySink final : public TokenSink {
 public:
-    RelaySink(std::shared_ptr<HostRelay> relay, quint64 id) : m_relay(std::move(relay)), m_id(id) {}
+    RelaySink(std::shared_ptr<HostRelay> relay, quint64 id, ReplyFormat format)
+        : m_relay(std::move(relay)), m_id(id), m_reader(format) {}
 
     void onToken(const TokenInfo& token) override {
         if (token.text.empty() || token.choice != 0) return;
-        QString text = QString::fromStdString(token.text);
-        m_relay->post([id = m_id, text = std::move(text)](EngineHost* h) { h->handleToken(id, text); });
+        forward(m_reader.push(token.text));
     }
     void onFinish(FinishReason reason, const Usage& usage) override {
+        forward(m_reader.finish()); // marker-like text held back at the very end
         GenerationUsage u;
         u.promptTokens = usage.promptTokens;
         u.cachedPromptTokens = usage.cachedPromptTokens;
@@ -75,8 +79,17 @@ public:
     }
 
 private:
+    void forward(const ReplyPiece& piece) {
+        if (piece.empty()) return;
+        m_relay->post([id = m_id, reasoning = QString::fromStdString(piece.reasoning),
+                       answer = QString::fromStdString(piece.answer)](EngineHost* h) {
+            h->handleReply(id, reasoning, answer);
+        });
+    }
+
     std::shared_ptr<HostRelay> m_relay;
     quint64 m_id;
+    ReplyReader m_reader; // used on the engine thread only
 };
 
 namespace {
@@ -231,7 +244,8 @@ public:
             m_relay->post([id, message](EngineHost* h) { h->handleFailed(id, message); });
         };
         if (!m_engine) return fail(QStringLiteral("no model is loaded"));
-        Result<std::vector<int32_t>> ids = promptIds(prompt);
+        ReplyFormat format = ReplyFormat::Plain;
+        Result<std::vector<int32_t>> ids = promptIds(prompt, format);
         if (!ids) return fail(QString::fromStdString(ids.status().toString()));
         if (ids->empty()) return fail(QStringLiteral("the prompt is empty"));
         GenerationRequest request = toRequest(sampling);
@@ -246,7 +260,7 @@ public:
                                 .arg(context));
             request.maxTokens = std::min(request.maxTokens, context - promptLen);
         }
-        request.sink = std::make_shared<RelaySink>(m_relay, id);
+        request.sink = std::make_shared<RelaySink>(m_relay, id, format);
         Result<RequestId> engineId = m_engine->submit(std::move(request));
         if (!engineId) return fail(QString::fromStdString(engineId.status().toString()));
         m_ids[id] = *engineId;
@@ -275,7 +289,8 @@ public:
     }
 
 private:
-    Result<std::vector<int32_t>> promptIds(const EngineHost::Prompt& prompt) const {
+    // The prompt's ids; a chat also says how its reply is read (from the rendered prompt).
+    Result<std::vector<int32_t>> promptIds(const EngineHost::Prompt& prompt, ReplyFormat& format) const {
         using Kind = EngineHost::Prompt::Kind;
         switch (prompt.kind) {
         case Kind::Text:
@@ -289,11 +304,10 @@ private:
             return ids;
         }
         case Kind::Chat: {
-            tmpl::ChatRequest chat;
-            for (const ChatMessage& m : prompt.messages)
-                chat.messages.push_back({{"role", m.role.toStdString()},
-                                         {"content", m.content.toStdString()}});
-            chat.addGenerationPrompt = true;
+            const tmpl::ChatRequest chat = chatRequestFor(prompt.messages);
+            Result<std::string> rendered = m_engine->renderChat(chat);
+            if (!rendered) return rendered.status();
+            format = replyFormatFor(*rendered);
             return m_engine->encodeChat(chat);
         }
         }
@@ -449,8 +463,10 @@ void EngineHost::handleLoadFailed(quint64 generation, const QString& message) {
     Q_EMIT loadFailed(message);
 }
 
-void EngineHost::handleToken(quint64 id, const QString& text) {
-    if (m_live.contains(id)) Q_EMIT tokenReceived(id, text);
+void EngineHost::handleReply(quint64 id, const QString& reasoning, const QString& answer) {
+    if (!m_live.contains(id)) return;
+    if (!reasoning.isEmpty()) Q_EMIT reasoningReceived(id, reasoning);
+    if (!answer.isEmpty() && m_live.contains(id)) Q_EMIT tokenReceived(id, answer);
 }
 
 void EngineHost::handleFinished(quint64 id, const QString& reason, const GenerationUsage& usage) {

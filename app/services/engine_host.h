@@ -1,5 +1,6 @@
 // EngineHost owns the inference engine for the app: it loads models and submits generations on a
-// worker thread and delivers their tokens, results and statistics as signals on its own thread.
+// worker thread and delivers their tokens (a chat reply's reasoning apart from its answer),
+// results and statistics as signals on its own thread.
 #pragma once
 
 #include "services/service_types.h"
@@ -55,7 +56,10 @@ public:
     // adds one, special-token text parsed), no chat template.
     quint64 sendText(const QString& prompt, const Sampling& sampling);
     quint64 sendTokens(const QList<int>& promptIds, const Sampling& sampling);
-    // A chat rendered with the model's template, with the assistant's turn opened.
+    // A chat rendered with the model's template, with the assistant's turn opened. Its reply's
+    // reasoning (<think> blocks, harmony's analysis channel; the reader is chosen from the
+    // rendered prompt) comes as reasoningReceived, the answer as tokenReceived. An assistant
+    // message's reasoning goes to the template as reasoning_content, never inside its content.
     quint64 sendChat(const QList<ChatMessage>& messages, const Sampling& sampling);
 
     void stop(quint64 id);
@@ -72,7 +76,10 @@ Q_SIGNALS:
     void loaded(const hearth::app::LoadedModel& model);
     void loadFailed(const QString& message);
     void unloaded();
+    // The answer text, piece by piece (a plain completion: all of its text).
     void tokenReceived(quint64 id, const QString& text);
+    // A chat reply's reasoning, piece by piece (a <think> reply's all comes before its answer).
+    void reasoningReceived(quint64 id, const QString& text);
     // reason: "stop", "length", "cancelled" (or "error" when the engine says so).
     void finished(quint64 id, const QString& reason, const hearth::app::GenerationUsage& usage);
     void failed(quint64 id, const QString& message);
@@ -92,7 +99,7 @@ private:
     // Called on this object's thread with events posted by the worker or the token sinks.
     void handleLoaded(quint64 generation, const LoadedModel& model);
     void handleLoadFailed(quint64 generation, const QString& message);
-    void handleToken(quint64 id, const QString& text);
+    void handleReply(quint64 id, const QString& reasoning, const QString& answer);
     void handleFinished(quint64 id, const QString& reason, const GenerationUsage& usage);
     void handleFailed(quint64 id, const QString& message);
     void handleStats(quint64 generation, const EngineStatsSnapshot& stats);

@@ -69,7 +69,8 @@ struct Sampling {
 
 struct ChatMessage {
     QString role; // "system", "user", "assistant"
-    QString content;
+    QString content;   // an assistant turn's answer only
+    QString reasoning; // an assistant turn's reasoning (<think> or harmony analysis), if any
 };
 
 // What one finished generation cost.

@@ -212,11 +212,14 @@ public:
         if (!db.transaction()) return SqlFailure{db.lastError().text()};
         const qint64 created = m.created ? m.created : nowMs();
         QSqlQuery q(db);
-        q.prepare(QStringLiteral("INSERT INTO messages(conversation_id, role, content, tokens, "
-                                 "ttft_ms, tok_s, created) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+        q.prepare(QStringLiteral("INSERT INTO messages(conversation_id, role, content, reasoning, "
+                                 "reasoning_ms, tokens, ttft_ms, tok_s, created) "
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
         q.addBindValue(m.conversationId);
         q.addBindValue(text(m.role));
         q.addBindValue(text(m.content));
+        q.addBindValue(text(m.reasoning));
+        q.addBindValue(m.reasoningMs);
         q.addBindValue(m.tokens);
         q.addBindValue(m.ttftMs);
         q.addBindValue(m.tokensPerSecond);
@@ -247,8 +250,11 @@ public:
     std::optional<SqlFailure> updateMessage(const StoredMessage& m) {
         QSqlQuery q(database());
         q.prepare(QStringLiteral(
-            "UPDATE messages SET content = ?, tokens = ?, ttft_ms = ?, tok_s = ? WHERE id = ?"));
+            "UPDATE messages SET content = ?, reasoning = ?, reasoning_ms = ?, tokens = ?, ttft_ms = ?, "
+            "tok_s = ? WHERE id = ?"));
         q.addBindValue(text(m.content));
+        q.addBindValue(text(m.reasoning));
+        q.addBindValue(m.reasoningMs);
         q.addBindValue(m.tokens);
         q.addBindValue(m.ttftMs);
         q.addBindValue(m.tokensPerSecond);
@@ -274,7 +280,8 @@ public:
         QSqlQuery q(database());
         q.setForwardOnly(true);
         q.prepare(QStringLiteral("SELECT id, conversation_id, role, content, tokens, ttft_ms, tok_s, "
-                                 "created FROM messages WHERE conversation_id = ? ORDER BY id"));
+                                 "created, reasoning, reasoning_ms FROM messages "
+                                 "WHERE conversation_id = ? ORDER BY id"));
         q.addBindValue(conversationId);
         if (!q.exec()) return *fail(q, QStringLiteral("reading conversation %1").arg(conversationId));
         QList<StoredMessage> out;
@@ -288,6 +295,8 @@ public:
             m.ttftMs = q.value(5).toDouble();
             m.tokensPerSecond = q.value(6).toDouble();
             m.created = q.value(7).toLongLong();
+            m.reasoning = q.value(8).toString();
+            m.reasoningMs = q.value(9).toDouble();
             out << m;
         }
         return out;
@@ -360,7 +369,9 @@ private:
         while (version < Store::kSchemaVersion) {
             const int next = version + 1;
             if (!db.transaction()) return SqlFailure{db.lastError().text()};
-            std::optional<SqlFailure> f = next == 1 ? migrateTo1() : migrateTo2();
+            std::optional<SqlFailure> f = next == 1   ? migrateTo1()
+                                          : next == 2 ? migrateTo2()
+                                                      : migrateTo3();
             QSqlQuery set(db);
             if (!f && !set.exec(QStringLiteral("PRAGMA user_version = %1").arg(next)))
                 f = fail(set, QStringLiteral("setting the schema version"));
@@ -427,6 +438,15 @@ private:
                            "VALUES ('delete', old.id, old.content); "
                            "INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content); END"),
             QStringLiteral("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')"),
+        });
+    }
+
+    // A reply's reasoning, kept apart from its answer (content), and how long it took. Older
+    // messages get "" and 0.
+    std::optional<SqlFailure> migrateTo3() {
+        return run({
+            QStringLiteral("ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT ''"),
+            QStringLiteral("ALTER TABLE messages ADD COLUMN reasoning_ms REAL NOT NULL DEFAULT 0"),
         });
     }
 

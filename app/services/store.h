@@ -25,7 +25,9 @@ struct StoredMessage {
     qint64 id = 0;
     qint64 conversationId = 0;
     QString role;         // "system", "user", "assistant"
-    QString content;
+    QString content;      // an assistant reply's answer
+    QString reasoning;    // an assistant reply's reasoning, apart from the answer ("" if none)
+    double reasoningMs = 0.0; // how long the reasoning took to write
     int tokens = 0;
     double ttftMs = 0.0;
     double tokensPerSecond = 0.0;
@@ -47,7 +49,7 @@ class StoreWorker;
 class Store : public QObject {
     Q_OBJECT
 public:
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
 
     explicit Store(QObject* parent = nullptr);
     // Finishes every request already made (so appended messages are committed), then closes.
@@ -67,7 +69,7 @@ public:
     // Commits the message (and the conversation's updated time) in one durable transaction;
     // committed() comes only after the commit succeeded.
     quint64 appendMessage(const StoredMessage& message);
-    // Content, tokens, ttft and speed of a stored message (e.g. when streaming ends).
+    // Content, reasoning, tokens, ttft and speed of a stored message (e.g. when streaming ends).
     quint64 updateMessage(const StoredMessage& message); // -> messageUpdated
     // Deletes a message and every later one of its conversation (edit and resend)
     // -> messagesDeleted with the number removed.

@@ -17,6 +17,7 @@ const char* stepInputName(StepInput which) {
     case StepInput::BlockTables: return "block_tables";
     case StepInput::WantedRows: return "wanted_rows";
     case StepInput::StateInfo: return "state_info";
+    case StepInput::HiddenRows: return "hidden_rows";
     }
     return "?";
 }

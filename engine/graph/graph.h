@@ -45,8 +45,9 @@ enum class StepInput : uint8_t {
     WantedRows, // I32 [w]: the rows whose logits are wanted, ascending
     StateInfo,  // I32 [n][3]: each token's recurrent state (read slot, write slot, snapshot slot),
                 // see Op::SsmConv
+    HiddenRows, // I32 [h]: the rows whose final normed hidden state is wanted (embeddings), ascending
 };
-inline constexpr int kStepInputs = 7;
+inline constexpr int kStepInputs = 8;
 const char* stepInputName(StepInput which);
 
 struct Tensor {
@@ -187,6 +188,9 @@ public:
     // The logits [w][vocab] (kNone when no row wants them) and the hidden state before the head.
     TensorId output() const { return m_output; }
     void setOutput(TensorId t) { m_output = t; }
+    // The final normed hidden state [h][E] of the HiddenRows (embeddings); kNone when none is wanted.
+    TensorId hiddenOutput() const { return m_hiddenOutput; }
+    void setHiddenOutput(TensorId t) { m_hiddenOutput = t; }
 
     // Nodes made from now on belong to this layer.
     void setLayer(int32_t layer) { m_layer = layer; }
@@ -260,6 +264,7 @@ private:
     std::vector<Tensor> m_tensors;
     std::vector<Node> m_nodes;
     TensorId m_output = kNone;
+    TensorId m_hiddenOutput = kNone;
     int32_t m_layer = -1;
     Status m_status;
 };

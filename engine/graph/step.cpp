@@ -83,6 +83,7 @@ Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize,
     in.slots.resize(n);
     in.info.resize(2 * n);
     in.wanted.clear();
+    in.hidden.clear();
     in.tables.clear();
     size_t total = 0;
     for (const auto& t : batch.blockTables) total += t.size();
@@ -114,9 +115,10 @@ Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize,
         in.info[2 * i] = t.pos;
         in.info[2 * i + 1] = offset;
         if (t.wantLogits) in.wanted.push_back(int32_t(i));
+        if (t.wantHidden) in.hidden.push_back(int32_t(i));
     }
     HEARTH_RETURN_IF_ERROR(fillStateInfo(batch, stateSlots, in));
-    return StepShape{int64_t(n), int64_t(in.wanted.size()), tableLen};
+    return StepShape{int64_t(n), int64_t(in.wanted.size()), tableLen, int64_t(in.hidden.size())};
 }
 
 } // namespace hearth::graph

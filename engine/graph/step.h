@@ -17,6 +17,7 @@ struct BatchToken {
     int32_t pos = 0;
     int seq = 0;            // index into Batch::blockTables
     bool wantLogits = false;
+    bool wantHidden = false; // its final normed hidden state (an embedding's rows)
 };
 
 // A sequence's recurrent state for a step (models with recurrent layers): the slot its first
@@ -43,6 +44,7 @@ struct StepShape {
     int64_t tokens = 0;
     int64_t wanted = 0;
     int64_t tableLen = 0;
+    int64_t hidden = 0; // rows whose final normed hidden state is wanted
     bool operator==(const StepShape&) const = default;
 };
 
@@ -50,7 +52,7 @@ struct StepShape {
 int64_t roundTableLength(int64_t len);
 
 struct StepInputs {
-    std::vector<int32_t> ids, positions, slots, info, tables, wanted;
+    std::vector<int32_t> ids, positions, slots, info, tables, wanted, hidden;
     std::vector<int32_t> stateInfo; // [n][3] (see StepInput::StateInfo); empty without states
     std::vector<int32_t> seqOffsets; // scratch: where each sequence's table starts in `tables`
 };

@@ -230,6 +230,7 @@ StepTensors stepTensors(graph::Graph& g, const graph::StepShape& shape) {
     in.info = g.input(StepInput::AttnInfo, 2, shape.tokens);
     in.tables = g.input(StepInput::BlockTables, shape.tableLen);
     if (shape.wanted > 0) in.wanted = g.input(StepInput::WantedRows, shape.wanted);
+    if (shape.hidden > 0) in.hidden = g.input(StepInput::HiddenRows, shape.hidden);
     return in;
 }
 
@@ -301,6 +302,10 @@ TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv
 
 void logitsHead(graph::Graph& g, const StepTensors& in, TensorId x, int32_t norm, int32_t output, float eps,
                 float cap) {
+    if (in.hidden != graph::kNone) {
+        const TensorId h = g.getRows(x, in.hidden); // [h][E]
+        g.setHiddenOutput(g.rmsNorm(h, g.weight(norm), eps));
+    }
     if (in.wanted == graph::kNone) return;
     TensorId rows = g.getRows(x, in.wanted);     // [w][E]
     rows = g.rmsNorm(rows, g.weight(norm), eps);

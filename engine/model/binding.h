@@ -86,7 +86,7 @@ ModelDims decoderDims(const std::string& arch, const DecoderHParams& hp);
 // The step's input tensors, made once per graph.
 struct StepTensors {
     graph::TensorId ids = graph::kNone, positions = graph::kNone, slots = graph::kNone, info = graph::kNone,
-                    tables = graph::kNone, wanted = graph::kNone;
+                    tables = graph::kNone, wanted = graph::kNone, hidden = graph::kNone;
     int64_t n = 0;
 };
 StepTensors stepTensors(graph::Graph& g, const graph::StepShape& shape);
@@ -128,7 +128,8 @@ graph::TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSe
                               graph::TensorId x, const AttentionWeights& w, const AttentionSpec& spec);
 
 // The wanted rows of x [n][E], normed and projected to logits [w][vocab]; with a final soft cap
-// when cap > 0. Sets g.output(). Does nothing when no row is wanted.
+// when cap > 0. Sets g.output(). Does nothing when no row is wanted. The hidden rows, normed
+// only, are g.hiddenOutput() [h][E] (what embeddings pool).
 void logitsHead(graph::Graph& g, const StepTensors& in, graph::TensorId x, int32_t norm, int32_t output,
                 float eps, float cap = 0.0f);
 

@@ -73,6 +73,8 @@ const Shape kShapes[] = {
      896, 4864, 14, 2, 64, 1000000.0f, 1e-6f, 32768, true, true, false, false, false},
     {"qwen3-0.6b", "qwen3", "Qwen3 0.6B shape: 28 layers, 1024, 16/8 heads of 128, Q/K norm, tied",
      28, 1024, 3072, 16, 8, 128, 1000000.0f, 1e-6f, 40960, true, false, true, false, true},
+    {"qwen3-tiny", "qwen3", "qwen3, 2 layers, 256 wide, 4/2 heads of 64, Q/K norm, tied (embedding tests)", 2, 256,
+     768, 4, 2, 64, 1000000.0f, 1e-6f, 4096, true, false, true, false, true},
     {"gemma3-tiny", "gemma3",
      "gemma3, 6 layers (5 sliding, window 8, then 1 global), 256 wide, 4/2 heads of 64, final soft cap 30", 6, 256,
      768, 4, 2, 64, 1000000.0f, 1e-6f, 2048, true, false, true, false, true, true, 8, 6, 8.0f, 30.0f},
@@ -485,6 +487,7 @@ Status synthesizeModel(const SynthOptions& o) {
     if (!found) return invalidArgument("unknown preset '" + o.preset + "' (see synth --list)");
     Shape s = *found;
     if (o.layers < 0 || o.layers > 4096) return invalidArgument("--layers must be 1..4096");
+    if (o.pooling > 4) return invalidArgument("--pooling must be 0..4 (none, mean, cls, last, rank)");
     if (o.layers > 0) s.nLayer = o.layers;
     // A cut keeps no shared-KV layers: which layers they read depends on the whole stack.
     if (o.layers > 0 && o.layers != found->nLayer) s.sharedKv = 0;
@@ -514,6 +517,7 @@ Status synthesizeModel(const SynthOptions& o) {
     w.set(a + "embedding_length", gguf::Value::u32(uint32_t(s.nEmbd)));
     w.set(a + "block_count", gguf::Value::u32(uint32_t(s.nLayer + s.nextn)));
     if (s.nextn > 0) w.set(a + "nextn_predict_layers", gguf::Value::u32(uint32_t(s.nextn)));
+    if (o.pooling >= 0) w.set(a + "pooling_type", gguf::Value::u32(uint32_t(o.pooling)));
     w.set(a + "feed_forward_length", gguf::Value::u32(uint32_t(s.nFf)));
     w.set(a + "attention.head_count", gguf::Value::u32(uint32_t(s.nHead)));
     w.set(a + "attention.head_count_kv", gguf::Value::u32(uint32_t(s.nHeadKv)));

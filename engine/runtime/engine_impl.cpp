@@ -92,6 +92,12 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     if (auto bos = e->m_file->getU32("tokenizer.ggml.bos_token_id"); bos.isOk() && *bos < uint32_t(dims.nVocab))
         s.bosToken = int32_t(*bos);
     s.chatTemplateBuiltin = e->m_chat && e->m_chat->builtin;
+    // Embedding pooling: <arch>.pooling_type (0 none and absent: mean; 4 rank is not supported).
+    if (auto pt = e->m_file->getU32(dims.archName + ".pooling_type"); pt.isOk()) {
+        if (*pt == 2) s.pooling = Pooling::Cls;
+        else if (*pt == 3) s.pooling = Pooling::Last;
+        else if (*pt != 0 && *pt != 1) s.embeddings = false;
+    }
 
     // The KV cache: a pool of blocks sized from the budget.
     const int bs = std::clamp(config.blockSize, 1, 1024);
@@ -166,6 +172,7 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     s.stateSlots = e->m_runner->stateSlots();
     s.kvBlockSize = bs;
     e->m_stats.kvBlocksTotal = numBlocks;
+    e->m_numBlocks = numBlocks;
     e->m_thread = std::thread([raw = e.get()] { raw->run(); });
     return std::unique_ptr<Engine>(std::move(e));
 }
@@ -213,7 +220,7 @@ Result<RequestId> EngineImpl::submit(GenerationRequest request) {
     return id;
 }
 
-void EngineImpl::cancel(RequestId id) {
+void EngineImpl::cancel(RequestId id) { // generation or embedding: the engine thread tells
     {
         std::lock_guard<std::mutex> lock(m_mu);
         m_cancels.push_back(id);
@@ -303,6 +310,7 @@ void EngineImpl::cancelLive(RequestId id) {
 }
 
 void EngineImpl::failAll(const Status& error) {
+    failEmbeds(error);
     for (auto& [id, live] : m_live) {
         for (size_t c = 0; c < live.choices.size(); ++c) {
             const sched::RequestId sid = schedId(id, int(c));
@@ -319,17 +327,28 @@ void EngineImpl::run() {
     for (;;) {
         std::deque<Submitted> inbox;
         std::vector<RequestId> cancels;
+        std::deque<std::pair<RequestId, EmbeddingRequest>> embeds;
+        std::deque<Clock::time_point> embedsAt;
         {
             std::unique_lock<std::mutex> lock(m_mu);
             m_cv.wait(lock, [&] {
-                return m_stop || !m_inbox.empty() || !m_cancels.empty() || m_sched->hasWork();
+                return m_stop || !m_inbox.empty() || !m_cancels.empty() || !m_embedInbox.empty() ||
+                       m_sched->hasWork() || embedPending();
             });
             if (m_stop) break;
             inbox.swap(m_inbox);
             cancels.swap(m_cancels);
+            embeds.swap(m_embedInbox);
+            embedsAt.swap(m_embedInboxAt);
         }
         for (Submitted& s : inbox) admit(s);
-        for (RequestId id : cancels) cancelLive(id);
+        for (size_t k = 0; k < embeds.size(); ++k)
+            admitEmbed(embeds[k].first, std::move(embeds[k].second), embedsAt[k]);
+        for (RequestId id : cancels) {
+            cancelLive(id);
+            cancelEmbed(id, Status(ErrorCode::Cancelled, "the embedding request was cancelled"));
+        }
+        feedEmbeddings();
         if (m_sched->hasWork()) {
             Status st = step();
             if (!st.isOk()) failAll(st); // a failed step fails its requests, never the process
@@ -339,6 +358,14 @@ void EngineImpl::run() {
     std::vector<RequestId> ids;
     for (const auto& [id, live] : m_live) ids.push_back(id);
     for (RequestId id : ids) cancelLive(id);
+    const Status closing(ErrorCode::Cancelled, "the engine is shutting down");
+    failEmbeds(closing);
+    std::deque<std::pair<RequestId, EmbeddingRequest>> embeds;
+    {
+        std::lock_guard<std::mutex> lock(m_mu);
+        embeds.swap(m_embedInbox);
+    }
+    for (auto& [id, r] : embeds) r.sink->onError(closing);
 }
 
 void EngineImpl::publishStats() {

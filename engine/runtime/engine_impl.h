@@ -59,6 +59,21 @@ struct Live {
     bool scheduled = false, produced = false;
 };
 
+// An embedding request on the engine thread: its inputs go to the scheduler a few at a time, each
+// as its own sequence; the hidden rows each step returns are pooled into `sums`.
+struct EmbedLive {
+    EmbeddingRequest request;
+    Pooling pooling = Pooling::Mean; // resolved
+    int nextInput = 0;               // inputs given to the scheduler so far
+    int numDone = 0;
+    std::vector<std::vector<double>> sums; // per input: pooled so far [nEmbd]
+    std::vector<int32_t> rows;             // per input: rows in the sum
+    std::vector<bool> done;
+    std::vector<sched::RequestId> active;  // scheduler ids given and not yet done
+    Clock::time_point submitted, firstScheduled;
+    bool scheduled = false;
+};
+
 class EngineImpl final : public Engine {
 public:
     ~EngineImpl() override;
@@ -66,6 +81,7 @@ public:
 
     Result<RequestId> submit(GenerationRequest request) override;
     void cancel(RequestId id) override;
+    Result<RequestId> embed(EmbeddingRequest request) override;
     const ModelSummary& model() const override { return m_summary; }
     EngineStats stats() const override {
         std::lock_guard<std::mutex> lock(m_statsMu);
@@ -90,6 +106,20 @@ private:
 
     void run();
     void admit(Submitted& s);
+
+    // Embeddings (embed.cpp). Scheduler ids of embedding inputs have the top bit set.
+    static bool isEmbedSid(sched::RequestId sid) { return (sid >> 63) != 0; }
+    void admitEmbed(RequestId id, EmbeddingRequest request, Clock::time_point at);
+    void feedEmbeddings();   // hands waiting inputs to the scheduler (a few at a time)
+    bool embedPending() const;
+    // Marks the batch rows an embedding sequence wants (per its pooling); false: not an embedding.
+    bool addEmbedTokens(const sched::ScheduledSeq& s, int seqIndex, graph::Batch& batch, Clock::time_point now);
+    // Pools this step's hidden rows [h][nEmbd] (in batch order) into their inputs' sums.
+    void poolHidden(const sched::SchedulerOutput& out, const std::vector<float>& hidden);
+    // Ends the inputs whose last chunk ran, and the requests whose inputs are all done.
+    void finishEmbeds(const sched::SchedulerOutput& out);
+    void cancelEmbed(RequestId id, const Status& why);
+    void failEmbeds(const Status& error);
     Status step();
     // Emits a sampled token of one choice (text, stop strings); true when the choice ended.
     bool emitToken(RequestId id, int choice, TokenInfo info, bool schedFinished,
@@ -123,6 +153,14 @@ private:
     std::atomic<int> m_queued{0}; // submitted and not yet finished
 
     std::unordered_map<RequestId, Live> m_live; // engine thread only
+    std::deque<std::pair<RequestId, EmbeddingRequest>> m_embedInbox; // under m_mu, with its time:
+    std::deque<Clock::time_point> m_embedInboxAt;
+    std::unordered_map<RequestId, EmbedLive> m_embeds;            // engine thread only
+    std::deque<RequestId> m_embedOrder;                           // FIFO of m_embeds with inputs to feed
+    std::unordered_map<sched::RequestId, std::pair<RequestId, int>> m_embedSeqs; // sid -> (request, input)
+    uint64_t m_nextEmbedSid = 0;
+    std::vector<float> m_hidden; // the last step's hidden rows
+    int m_numBlocks = 0;
     mutable std::mutex m_statsMu;
     EngineStats m_stats;
     std::thread m_thread;

@@ -65,15 +65,19 @@ Status EngineImpl::step() {
     tables.reserve(out.seqs.size());
     for (size_t i = 0; i < out.seqs.size(); ++i) {
         const sched::ScheduledSeq& s = out.seqs[i];
+        auto table = m_cache->blockTable(s.id);
+        if (m_states) batch.states.push_back({s.stateRead, s.stateWrite, s.snapshots});
+        if (addEmbedTokens(s, int(i), batch, now)) {
+            tables.emplace_back(table.begin(), table.end());
+            continue;
+        }
         const sched::Request* r = m_sched->request(s.id);
         Live& live = m_live.at(publicId(s.id));
         if (!live.scheduled) {
             live.scheduled = true;
             live.firstScheduled = now;
         }
-        auto table = m_cache->blockTable(s.id);
         tables.emplace_back(table.begin(), table.end());
-        if (m_states) batch.states.push_back({s.stateRead, s.stateWrite, s.snapshots});
         for (int k = 0; k < s.numTokens; ++k) {
             const int pos = s.start + k;
             batch.tokens.push_back({r->tokens[size_t(pos)], pos, int(i), s.samples && k == s.numTokens - 1});
@@ -81,10 +85,11 @@ Status EngineImpl::step() {
     }
     for (const auto& t : tables) batch.blockTables.emplace_back(t);
     std::vector<float>& logits = m_logits;
-    if (Status st = m_runner->forward(batch, logits); !st.isOk()) {
+    if (Status st = m_runner->forward(batch, logits, &m_hidden); !st.isOk()) {
         m_sched->abandon(out);
         return st;
     }
+    poolHidden(out, m_hidden);
 
     const size_t V = size_t(m_summary.nVocab);
     std::vector<int32_t> sampled;
@@ -92,6 +97,10 @@ Status EngineImpl::step() {
     size_t row = 0;
     for (const sched::ScheduledSeq& s : out.seqs) {
         if (!s.samples) continue;
+        if (isEmbedSid(s.id)) { // its prompt is done: the token only ends the sequence
+            sampled.push_back(0);
+            continue;
+        }
         const RequestId id = publicId(s.id);
         const int c = choiceOf(s.id);
         Live& live = m_live.at(id);
@@ -121,6 +130,7 @@ Status EngineImpl::step() {
     }
     m_sched->recordStepTime(out.totalTokens, std::chrono::duration<double, std::milli>(Clock::now() - now).count());
     const std::vector<sched::RequestId> finished = m_sched->update(out, sampled);
+    finishEmbeds(out);
     for (Emit& e : emits) {
         const sched::RequestId sid = schedId(e.id, e.choice);
         const sched::Request* r = m_sched->request(sid);

@@ -318,8 +318,9 @@ Status ModelRunner::compilePlan(Plan& plan) {
     return Status::ok();
 }
 
-Status ModelRunner::forward(const graph::Batch& batch, std::vector<float>& logits) {
+Status ModelRunner::forward(const graph::Batch& batch, std::vector<float>& logits, std::vector<float>* hidden) {
     logits.clear();
+    if (hidden) hidden->clear();
     if (batch.tokens.empty()) return Status::ok();
     const model::ModelDims& dims = m_arch->dims();
     HEARTH_ASSIGN_OR_RETURN(const graph::StepShape shape,
@@ -346,6 +347,7 @@ Status ModelRunner::forward(const graph::Batch& batch, std::vector<float>& logit
             case graph::StepInput::BlockTables: v = &m_inputs.tables; break;
             case graph::StepInput::WantedRows: v = &m_inputs.wanted; break;
             case graph::StepInput::StateInfo: v = &m_inputs.stateInfo; break;
+            case graph::StepInput::HiddenRows: v = &m_inputs.hidden; break;
             }
             const uint64_t bytes = std::min<uint64_t>(g.tensor(t).bytes(), v->size() * 4);
             HEARTH_RETURN_IF_ERROR(bufferOf(int(d), t)->write(0, v->data(), bytes));
@@ -367,6 +369,11 @@ Status ModelRunner::forward(const graph::Batch& batch, std::vector<float>& logit
             }
         }
         HEARTH_RETURN_IF_ERROR(plan->programs[k]->run());
+    }
+    if (hidden && step.hiddenOutput != graph::kNone) {
+        const Tensor& h = g.tensor(step.hiddenOutput);
+        hidden->resize(size_t(h.elements()));
+        HEARTH_RETURN_IF_ERROR(bufferOf(step.hiddenDevice, g.root(step.hiddenOutput))->read(0, hidden->data(), h.bytes()));
     }
     if (step.output == graph::kNone) return Status::ok();
     const Tensor& out = g.tensor(step.output);

@@ -52,8 +52,9 @@ public:
     static Result<std::unique_ptr<ModelRunner>> create(const model::Architecture& arch, const RunnerConfig& config);
     ~ModelRunner();
 
-    // Runs one step; logits [wanted][vocab] in batch order of the tokens that want them.
-    Status forward(const graph::Batch& batch, std::vector<float>& logits);
+    // Runs one step; logits [wanted][vocab] in batch order of the tokens that want them, and
+    // (when given) the final normed hidden rows [h][nEmbd] of the tokens that want those.
+    Status forward(const graph::Batch& batch, std::vector<float>& logits, std::vector<float>* hidden = nullptr);
     // Copies K/V block src to dst on every device (before the next step's work).
     Status copyBlock(int32_t src, int32_t dst);
     // Copies recurrent state slot src to dst in every layer (a fork's state).

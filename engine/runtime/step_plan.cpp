@@ -146,6 +146,11 @@ Result<StepPlan> makeStepPlan(graph::Graph graph, const graph::StepShape& shape,
         lastUse[size_t(g.root(plan.output))] = last;
         plan.outputDevice = producer[size_t(g.root(plan.output))];
     }
+    plan.hiddenOutput = g.hiddenOutput();
+    if (plan.hiddenOutput != graph::kNone) {
+        lastUse[size_t(g.root(plan.hiddenOutput))] = last;
+        plan.hiddenDevice = producer[size_t(g.root(plan.hiddenOutput))];
+    }
     // What each device stores: what it makes, the step inputs it reads, copies of what it reads
     // from other devices (made at the start of the first run that reads them).
     std::vector<std::map<TensorId, Need>> needs(size_t(devices.count));

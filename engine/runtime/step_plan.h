@@ -44,6 +44,8 @@ struct StepPlan {
     std::vector<std::vector<graph::TensorId>> inputs; // [device]: step inputs read there
     graph::TensorId output = graph::kNone;
     int outputDevice = -1;
+    graph::TensorId hiddenOutput = graph::kNone; // the graph's hiddenOutput(), made on hiddenDevice
+    int hiddenDevice = -1;
 };
 
 // Per layer, the device holding its K/V: the GPU for its layers when it runs their K/V nodes

@@ -14,48 +14,6 @@ constexpr size_t kMaskCacheEntries = 16;
 // milliseconds at most. A grammar so ambiguous that it needs more is a dead end.
 constexpr uint64_t kMaskWorkBudget = uint64_t(4) << 20;
 
-struct TrieBuilder {
-    const std::string& pieces;
-    const std::vector<uint32_t>& start;
-    const std::vector<int32_t>& order; // tokens sorted by piece
-    std::vector<TokenTrie::Node>& nodes;
-    std::vector<uint8_t>& edgeByte;
-    std::vector<uint32_t>& edgeChild;
-    std::vector<int32_t>& tokens;
-
-    std::string_view piece(int32_t t) const {
-        return std::string_view(pieces).substr(start[size_t(t)], start[size_t(t) + 1] - start[size_t(t)]);
-    }
-    // Fills node `id` from the tokens order[b, e), which share their first `depth` bytes.
-    void fill(uint32_t id, size_t b, size_t e, size_t depth) {
-        size_t i = b;
-        nodes[id].firstToken = uint32_t(tokens.size());
-        while (i < e && piece(order[i]).size() == depth) tokens.push_back(order[i++]);
-        nodes[id].numTokens = uint32_t(tokens.size()) - nodes[id].firstToken;
-        // One edge per distinct next byte, allocated together so a node's edges are contiguous.
-        std::vector<std::pair<size_t, size_t>> groups;
-        for (size_t j = i; j < e;) {
-            const char c = piece(order[j])[depth];
-            size_t k = j;
-            while (k < e && piece(order[k])[depth] == c) ++k;
-            groups.push_back({j, k});
-            j = k;
-        }
-        nodes[id].firstEdge = uint32_t(edgeByte.size());
-        nodes[id].numEdges = uint32_t(groups.size());
-        for (const auto& [j, k] : groups) {
-            edgeByte.push_back(static_cast<uint8_t>(piece(order[j])[depth]));
-            edgeChild.push_back(0);
-        }
-        for (size_t gi = 0; gi < groups.size(); ++gi) {
-            const uint32_t child = uint32_t(nodes.size());
-            nodes.emplace_back();
-            edgeChild[nodes[id].firstEdge + gi] = child;
-            fill(child, groups[gi].first, groups[gi].second, depth + 1);
-        }
-    }
-};
-
 } // namespace
 
 std::shared_ptr<const TokenTrie> TokenTrie::build(const tokenizer::Tokenizer& tokenizer) {
@@ -65,7 +23,9 @@ std::shared_ptr<const TokenTrie> TokenTrie::build(const tokenizer::Tokenizer& to
     trie->m_pieceStart.assign(size_t(n) + 1, 0);
     for (int32_t t = 0; t < n; ++t) {
         trie->m_pieceStart[size_t(t)] = uint32_t(trie->m_pieces.size());
-        trie->m_pieces += tokenizer.tokenPiece(t, false);
+        std::string p = tokenizer.tokenPiece(t, false);
+        if (p.size() > 0xFFFF) p.clear(); // no real token is this long; keep depths in 16 bits
+        trie->m_pieces += p;
     }
     trie->m_pieceStart[size_t(n)] = uint32_t(trie->m_pieces.size());
     std::vector<int32_t> order;
@@ -75,10 +35,39 @@ std::shared_ptr<const TokenTrie> TokenTrie::build(const tokenizer::Tokenizer& to
         const auto pa = trie->piece(a), pb = trie->piece(b);
         return pa < pb || (pa == pb && a < b);
     });
-    trie->m_nodes.emplace_back();
-    TrieBuilder builder{trie->m_pieces, trie->m_pieceStart, order, trie->m_nodes,
-                        trie->m_edgeByte, trie->m_edgeChild, trie->m_tokens};
-    builder.fill(0, 0, order.size(), 0);
+    // Sorted pieces give the nodes in depth-first order: each piece shares a prefix with the one
+    // before, pops the path back to it, and appends its remaining bytes.
+    TokenTrie& t = *trie;
+    auto addNode = [&](uint8_t byte, size_t depth) {
+        t.m_byte.push_back(byte);
+        t.m_depth.push_back(uint16_t(depth));
+        t.m_next.push_back(0);
+        t.m_tokenStart.push_back(uint32_t(t.m_tokens.size()));
+        t.m_maxDepth = std::max(t.m_maxDepth, depth);
+    };
+    addNode(0, 0);
+    std::vector<uint32_t> path{0}; // node at each depth of the current piece
+    std::string_view previous;
+    for (int32_t token : order) {
+        const std::string_view p = t.piece(token);
+        size_t common = 0;
+        while (common < p.size() && common < previous.size() && p[common] == previous[common]) ++common;
+        while (path.size() > common + 1) { // subtrees that end here
+            t.m_next[path.back()] = uint32_t(t.m_byte.size());
+            path.pop_back();
+        }
+        for (size_t d = common; d < p.size(); ++d) {
+            path.push_back(uint32_t(t.m_byte.size()));
+            addNode(static_cast<uint8_t>(p[d]), d + 1);
+        }
+        t.m_tokens.push_back(token); // belongs to the newest node (equal pieces share it)
+        previous = p;
+    }
+    while (!path.empty()) {
+        t.m_next[path.back()] = uint32_t(t.m_byte.size());
+        path.pop_back();
+    }
+    t.m_tokenStart.push_back(uint32_t(t.m_tokens.size()));
     return trie;
 }
 
@@ -99,40 +88,51 @@ const GrammarConstraint::CachedMask& GrammarConstraint::maskFor(int32_t set) {
     m.bits.assign((size_t(m_trie->vocabSize()) + 63) / 64, 0);
     m.any = false;
     if (set != kDeadSet) {
-        const auto& nodes = m_trie->nodes();
-        const auto& edgeByte = m_trie->edgeBytes();
-        const auto& edgeChild = m_trie->edgeChildren();
+        const auto& bytes = m_trie->bytes();
+        const auto& depths = m_trie->depths();
+        const auto& next = m_trie->next();
+        const auto& tokenStart = m_trie->tokenStart();
         const auto& tokens = m_trie->tokens();
-        m_walk.clear();
-        m_walk.push_back({0u, set});
+        const size_t n = bytes.size();
+        m_walkSets.assign(m_trie->maxDepth() + 1, kDeadSet);
+        m_walkRows.assign(m_trie->maxDepth() + 1, nullptr);
+        m_walkSets[0] = set;
+        m_walkRows[0] = m_space.row(set);
         const uint64_t start = m_space.steps();
-        while (!m_walk.empty()) {
-            if (m_space.steps() - start > kMaskWorkBudget) {
-                std::fill(m.bits.begin(), m.bits.end(), 0);
-                m.any = false;
+        bool exhausted = false;
+        for (size_t i = 1; i < n;) {
+            if ((i & 4095) == 0 && m_space.steps() - start > kMaskWorkBudget) {
+                exhausted = true;
                 break;
             }
-            const auto [at, s] = m_walk.back();
-            m_walk.pop_back();
-            const TokenTrie::Node& node = nodes[at];
-            for (uint32_t e = node.firstEdge; e < node.firstEdge + node.numEdges; ++e) {
-                const int32_t next = m_space.advance(s, edgeByte[e]);
-                if (next == kDeadSet) continue;
-                const TokenTrie::Node& child = nodes[edgeChild[e]];
-                for (uint32_t k = child.firstToken; k < child.firstToken + child.numTokens; ++k) {
-                    const int32_t t = tokens[k];
-                    m.bits[size_t(t) >> 6] |= uint64_t(1) << (t & 63);
-                    m.any = true;
-                }
-                if (child.numEdges) m_walk.push_back({edgeChild[e], next});
+            const size_t d = depths[i];
+            int32_t to = m_walkRows[d - 1][bytes[i]];
+            if (to < 0) to = m_space.computeAdvance(m_walkSets[d - 1], bytes[i]);
+            if (to == kDeadSet) {
+                i = next[i];
+                continue;
             }
+            for (uint32_t k = tokenStart[i]; k < tokenStart[i + 1]; ++k) {
+                const int32_t t = tokens[k];
+                m.bits[size_t(t) >> 6] |= uint64_t(1) << (t & 63);
+            }
+            m.any |= tokenStart[i] != tokenStart[i + 1];
+            if (next[i] != i + 1) { // has children
+                m_walkSets[d] = to;
+                m_walkRows[d] = m_space.row(to);
+            }
+            ++i;
         }
-        if (m_space.accepts(set) && m_space.steps() - start <= kMaskWorkBudget)
+        if (exhausted) {
+            std::fill(m.bits.begin(), m.bits.end(), 0);
+            m.any = false;
+        } else if (m_space.accepts(set)) {
             for (int32_t t : m_stopTokens)
                 if (t >= 0 && t < m_trie->vocabSize()) {
                     m.bits[size_t(t) >> 6] |= uint64_t(1) << (t & 63);
                     m.any = true;
                 }
+        }
     }
     m_masks.push_front(std::move(m));
     if (m_masks.size() > kMaskCacheEntries) m_masks.pop_back();

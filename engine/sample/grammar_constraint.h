@@ -17,7 +17,8 @@
 namespace hearth::grammar {
 
 // Every token with text (control tokens have none and are never allowed by a grammar), in a trie
-// over their bytes.
+// over their bytes laid out in depth-first order: a walk is one forward pass over the arrays,
+// jumping past a subtree (to next[i]) where the grammar refuses its first byte.
 class TokenTrie {
 public:
     static std::shared_ptr<const TokenTrie> build(const tokenizer::Tokenizer& tokenizer);
@@ -27,25 +28,27 @@ public:
         return std::string_view(m_pieces).substr(m_pieceStart[size_t(token)],
                                                  m_pieceStart[size_t(token) + 1] - m_pieceStart[size_t(token)]);
     }
-    size_t numNodes() const { return m_nodes.size(); }
+    size_t numNodes() const { return m_byte.size(); }
+    size_t maxDepth() const { return m_maxDepth; }
 
-    struct Node {
-        uint32_t firstEdge = 0, numEdges = 0;   // children: m_edgeByte / m_edgeChild
-        uint32_t firstToken = 0, numTokens = 0; // tokens whose bytes end here: m_tokens
-    };
-    const std::vector<Node>& nodes() const { return m_nodes; }
-    const std::vector<uint8_t>& edgeBytes() const { return m_edgeByte; }
-    const std::vector<uint32_t>& edgeChildren() const { return m_edgeChild; }
+    // Node i (0 is the root, no byte): its byte, its depth (bytes from the root), the node after
+    // its subtree, and the tokens whose pieces end there (tokens()[tokenStart[i], tokenStart[i+1])).
+    const std::vector<uint8_t>& bytes() const { return m_byte; }
+    const std::vector<uint16_t>& depths() const { return m_depth; }
+    const std::vector<uint32_t>& next() const { return m_next; }
+    const std::vector<uint32_t>& tokenStart() const { return m_tokenStart; }
     const std::vector<int32_t>& tokens() const { return m_tokens; }
 
 private:
     int32_t m_vocabSize = 0;
     std::string m_pieces;
     std::vector<uint32_t> m_pieceStart; // [vocab + 1]
-    std::vector<Node> m_nodes;          // node 0: the root (no bytes)
-    std::vector<uint8_t> m_edgeByte;
-    std::vector<uint32_t> m_edgeChild;
+    std::vector<uint8_t> m_byte;
+    std::vector<uint16_t> m_depth;
+    std::vector<uint32_t> m_next;
+    std::vector<uint32_t> m_tokenStart; // [nodes + 1]
     std::vector<int32_t> m_tokens;
+    size_t m_maxDepth = 0;
 };
 
 // One generated sequence's progress through a grammar.
@@ -77,7 +80,8 @@ private:
     std::vector<int32_t> m_stopTokens;
     int32_t m_set;
     std::list<CachedMask> m_masks; // most recent first
-    std::vector<std::pair<uint32_t, int32_t>> m_walk; // trie walk: (node, set)
+    std::vector<int32_t> m_walkSets;        // trie walk: the set at each depth
+    std::vector<const int32_t*> m_walkRows; // and its transition row
 };
 
 } // namespace hearth::grammar

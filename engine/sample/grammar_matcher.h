@@ -42,6 +42,17 @@ public:
         }
         return set;
     }
+    // The transition row of `set` (256 entries, -1 where not yet known; fill with
+    // computeAdvance). The pointer stays valid until rebase().
+    const int32_t* row(int32_t set) {
+        auto& table = m_trans[size_t(set)];
+        if (!table) {
+            table = std::make_unique<std::array<int32_t, 256>>();
+            table->fill(-1);
+        }
+        return table->data();
+    }
+    int32_t computeAdvance(int32_t set, uint8_t byte);
     // The text so far is a sentence.
     bool accepts(int32_t set) const;
     // Nothing can follow: the set holds only the empty stack.
@@ -84,7 +95,6 @@ private:
     // Adds the stacks whose tops are characters (or the empty stack) reachable from `start`.
     void closure(int32_t start, std::vector<int32_t>& out);
     int32_t internSet(std::vector<int32_t>& stacks);
-    int32_t computeAdvance(int32_t set, uint8_t byte);
     bool feasible(uint32_t pos, uint32_t lo, uint32_t hi) const;
     void reset();
 

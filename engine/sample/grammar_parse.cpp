@@ -389,39 +389,69 @@ Status Parser::checkLeftRecursion() const {
             }
         }
     }
-    std::vector<std::vector<uint32_t>> calls(n);
+    // Left calls: references reachable before any character. One in tail position returns
+    // straight to its caller's frame, so a cycle of those only revisits the same stacks (x* of a
+    // nullable x); a cycle through a call with something after it grows the stack forever.
+    struct Edge {
+        uint32_t to;
+        bool grows;
+    };
+    std::vector<std::vector<Edge>> calls(n);
     for (size_t r = 0; r < n; ++r)
         for (const Sequence& alt : m_rules[r])
-            for (const Element& e : alt) {
+            for (size_t i = 0; i < alt.size(); ++i) {
+                const Element& e = alt[i];
                 if (e.kind != ElementKind::Rule) break;
-                calls[r].push_back(e.rule);
+                calls[r].push_back({e.rule, i + 1 < alt.size()});
                 if (!nullable[e.rule]) break;
             }
-    // Iterative depth-first search for a cycle (0 new, 1 on the path, 2 done).
-    std::vector<uint8_t> mark(n, 0);
+    // Strongly connected components (Tarjan's, iterative); a growing edge inside one is refused.
+    std::vector<int32_t> index(n, -1), low(n, 0), component(n, -1);
+    std::vector<uint32_t> stack;
+    std::vector<bool> onStack(n, false);
     std::vector<std::pair<uint32_t, size_t>> path;
+    int32_t counter = 0, components = 0;
     for (uint32_t start = 0; start < n; ++start) {
-        if (mark[start]) continue;
+        if (index[start] >= 0) continue;
         path.push_back({start, 0});
-        mark[start] = 1;
+        index[start] = low[start] = counter++;
+        stack.push_back(start);
+        onStack[start] = true;
         while (!path.empty()) {
             auto& [r, next] = path.back();
             if (next < calls[r].size()) {
-                const uint32_t to = calls[r][next++];
-                if (mark[to] == 1)
-                    return invalidArgument("grammar: rule '" + m_g->ruleNames[to] +
-                                           "' is left-recursive (it can reach itself without "
-                                           "matching a character)");
-                if (mark[to] == 0) {
-                    mark[to] = 1;
+                const uint32_t to = calls[r][next++].to;
+                if (index[to] < 0) {
+                    index[to] = low[to] = counter++;
+                    stack.push_back(to);
+                    onStack[to] = true;
                     path.push_back({to, 0});
+                } else if (onStack[to]) {
+                    low[r] = std::min(low[r], index[to]);
                 }
-            } else {
-                mark[r] = 2;
-                path.pop_back();
+                continue;
+            }
+            const uint32_t done = r;
+            path.pop_back();
+            if (!path.empty()) low[path.back().first] = std::min(low[path.back().first], low[done]);
+            if (low[done] == index[done]) {
+                for (;;) {
+                    const uint32_t x = stack.back();
+                    stack.pop_back();
+                    onStack[x] = false;
+                    component[x] = components;
+                    if (x == done) break;
+                }
+                ++components;
             }
         }
     }
+    for (size_t r = 0; r < n; ++r)
+        for (const Edge& e : calls[r])
+            if (e.grows && component[e.to] == component[r])
+                return invalidArgument("grammar: rule '" + m_g->ruleNames[e.to] +
+                                       "' is left-recursive (it can reach itself without "
+                                       "matching a character)");
     return Status::ok();
 }
 
@@ -491,6 +521,39 @@ bool Grammar::matchesSome(uint32_t pos, uint32_t lo, uint32_t hi) const {
             }
         if (!covered) return true;
     }
+}
+
+std::string prefixRuleNames(std::string_view gbnf, std::string_view prefix) {
+    std::string out;
+    out.reserve(gbnf.size() + gbnf.size() / 4);
+    for (size_t i = 0; i < gbnf.size();) {
+        const char c = gbnf[i];
+        if (c == '"' || c == '[') { // a literal or class, escapes included, copied whole
+            const char close = c == '"' ? '"' : ']';
+            size_t j = i + 1;
+            while (j < gbnf.size() && gbnf[j] != close) j += gbnf[j] == '\\' ? 2 : 1;
+            j = std::min(j + 1, gbnf.size());
+            out.append(gbnf.substr(i, j - i));
+            i = j;
+        } else if (c == '#') {
+            const size_t j = std::min(gbnf.find('\n', i), gbnf.size());
+            out.append(gbnf.substr(i, j - i));
+            i = j;
+        } else if (isNameChar(c) && !(c >= '0' && c <= '9' && i > 0 && gbnf[i - 1] == '{') &&
+                   !(c >= '0' && c <= '9' && i > 0 && gbnf[i - 1] == ',')) {
+            size_t j = i;
+            while (j < gbnf.size() && isNameChar(gbnf[j])) ++j;
+            const std::string_view word = gbnf.substr(i, j - i);
+            const bool number = word.find_first_not_of("0123456789") == std::string_view::npos;
+            if (!number) out.append(prefix);
+            out.append(word);
+            i = j;
+        } else {
+            out.push_back(c);
+            ++i;
+        }
+    }
+    return out;
 }
 
 Result<std::shared_ptr<const Grammar>> parseGbnf(std::string_view text, const GrammarLimits& limits) {

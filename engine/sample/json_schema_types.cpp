@@ -68,7 +68,7 @@ Result<std::pair<int64_t, int64_t>> Converter::counts(const OJson& s, const std:
 
 Result<Expr> Converter::walkString(const OJson& s, const std::string& ptr) {
     HEARTH_ASSIGN_OR_RETURN(auto lengths, counts(s, ptr, "minLength", "maxLength"));
-    auto [min, max] = lengths;
+    const int64_t min = lengths.first, max = lengths.second;
     bool hasLengths = s.contains("minLength") || s.contains("maxLength");
     Expr content;
     if (s.contains("pattern")) {
@@ -353,7 +353,7 @@ Result<Expr> Converter::walkArray(const OJson& s, const std::string& ptr, int de
     }
     if (tuple && !tuple->is_array()) return errorAt(ptr + "/" + tupleKey, "must be an array");
     HEARTH_ASSIGN_OR_RETURN(auto itemCounts, counts(s, ptr, "minItems", "maxItems"));
-    auto [minItems, maxItems] = itemCounts;
+    const int64_t minItems = itemCounts.first, maxItems = itemCounts.second;
     const int64_t unbounded = -1;
 
     std::vector<Expr> prefix;

@@ -249,9 +249,30 @@ SampleResult Sampler::sample(std::span<const float> logits, std::span<const int3
         if (m_candidates.empty()) return result; // the mask allows nothing
     }
 
+    const bool filters = m_params.topK > 0 || m_params.topP < 1.0f || m_params.minP > 0.0f ||
+                         m_params.typicalP < 1.0f;
     if (m_params.temperature <= 0.0f) {
         result.token = std::min_element(m_candidates.begin(), m_candidates.end(), better)->id;
         if (!m_params.logprobs && m_params.topLogprobs <= 0) return result;
+    } else if (!filters) {
+        // Temperature alone: one pass over the candidates in id order, no sort (the same
+        // distribution as the filtered path, a different walk of it).
+        float maxLogit = -std::numeric_limits<float>::infinity();
+        for (const Candidate& c : m_candidates) maxLogit = std::max(maxLogit, c.logit);
+        const double invT = 1.0 / double(m_params.temperature);
+        m_weights.resize(m_candidates.size());
+        double sum = 0.0;
+        for (size_t i = 0; i < m_candidates.size(); ++i)
+            sum += (m_weights[i] = std::exp(double(m_candidates[i].logit - maxLogit) * invT));
+        double u = m_rng.uniform() * sum;
+        result.token = m_candidates.back().id;
+        for (size_t i = 0; i < m_candidates.size(); ++i) {
+            if (u < m_weights[i]) {
+                result.token = m_candidates[i].id;
+                break;
+            }
+            u -= m_weights[i];
+        }
     } else {
         if (m_params.topK > 0 && m_candidates.size() > size_t(m_params.topK)) {
             std::partial_sort(m_candidates.begin(), m_candidates.begin() + m_params.topK,

@@ -59,6 +59,7 @@ private:
     Rng m_rng;
     std::vector<float> m_work;
     std::vector<Candidate> m_candidates;
+    std::vector<double> m_weights;
 };
 
 // The index of the first maximum, NaN never chosen; -1 when every value is NaN or -inf (or

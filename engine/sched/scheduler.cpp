@@ -19,7 +19,8 @@ Status Scheduler::addRequest(Request request) {
     const std::string name = "request " + std::to_string(request.id);
     if (m_requests.count(request.id)) return invalidArgument(name + " already exists");
     if (request.tokens.empty()) return invalidArgument(name + " has an empty prompt");
-    if (request.maxTokens < 1) return invalidArgument(name + ": max_tokens must be at least 1");
+    if (request.embedding) request.maxTokens = 0;
+    else if (request.maxTokens < 1) return invalidArgument(name + ": max_tokens must be at least 1");
     request.promptLength = int(request.tokens.size());
     const int64_t total = int64_t(request.promptLength) + request.maxTokens;
     if (total > m_config.contextLength)
@@ -130,7 +131,7 @@ SchedulerOutput Scheduler::schedule() {
     while (!m_waiting.empty() && std::min(budget, prefillBudget) > 0 &&
            int(m_running.size()) < m_config.maxNumSeqs && out.preempted.empty()) {
         Request& r = *m_requests.at(m_waiting.front());
-        kv::CachedPrefix prefix = m_cache.findCachedPrefix(r.tokens);
+        kv::CachedPrefix prefix = r.embedding ? kv::CachedPrefix{} : m_cache.findCachedPrefix(r.tokens);
         kv::StateSnapshot snapshot;
         if (m_states) {
             // The matched blocks' hashes are this request's: its snapshots' keys start from them.

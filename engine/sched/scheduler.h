@@ -45,6 +45,10 @@ struct Request {
     int promptLength = 0;
     int maxTokens = 16;          // tokens to generate at most
     std::vector<int32_t> stopTokens; // end-of-generation ids
+    // An embedding: only its prompt is computed (maxTokens 0; the token given to update() after
+    // the last chunk ends it), every position from scratch (no cached prefix is reused, since
+    // each position's hidden state is wanted).
+    bool embedding = false;
     int numComputed = 0;         // tokens of `tokens` whose K/V are in the cache
     int numCachedPrompt = 0;     // prompt tokens found in the prefix cache at admission
     int numPreemptions = 0;

@@ -5,6 +5,9 @@
 #include "server/generation_stream.h"
 #include "server/openai_convert.h"
 #include "server/openai_response.h"
+#include "hearth/chat_output.h"
+#include "server/structured_output.h"
+#include "server/tool_call_stream.h"
 #include "server/tool_calls.h"
 
 #include <chrono>
@@ -22,10 +25,16 @@ struct ChoiceState {
     std::vector<TokenLogprob> logprobs;
     bool finished = false;
     FinishReason reason = FinishReason::Stop;
-    // Streaming chat with tools: text held back while it may be a tool call.
+    // Streaming chat with tools: text held back while it may be a tool call, and the calls
+    // read from it as they are written.
     bool holding = false;
     std::string held;
     std::vector<TokenLogprob> heldLogprobs;
+    std::unique_ptr<ToolCallStreamer> calls;
+    bool streamedCalls = false;
+    // Streaming chat: the output read into reasoning (<think> blocks, harmony's analysis), the
+    // answer, and harmony's tool calls.
+    std::unique_ptr<tmpl::ChatOutputReader> reader;
 };
 
 // One generation request from submission to the end of its response.
@@ -34,6 +43,9 @@ struct Job {
     CommonParams params;
     bool parseTools = false;
     std::vector<std::string> toolNames;
+    // Chat: the output is read as the rendered prompt calls for (reasoning_content apart).
+    bool splitOutput = false;
+    std::string renderedPrompt;
     ResponseMeta meta;
     std::shared_ptr<Engine> engine;
     std::shared_ptr<GenerationStream> stream;
@@ -107,8 +119,26 @@ std::vector<ChoiceOutput> outputs(Job& job) {
         o.text = job.echo + c.text;
         o.reason = c.reason;
         o.logprobs = std::move(c.logprobs);
+        std::string answer = c.text;
+        if (job.splitOutput) {
+            tmpl::ChatOutputReader reader(job.renderedPrompt);
+            tmpl::OutputPiece a = reader.push(c.text), b = reader.finish();
+            o.reasoning = a.reasoning + b.reasoning;
+            answer = a.content + b.content;
+            o.contentOnly = true;
+            o.content = answer;
+            for (auto* piece : {&a, &b}) // harmony's calls
+                for (const tmpl::OutputCall& d : piece->calls) {
+                    if (!d.name.empty()) o.toolCalls.push_back({newToolCallId(), d.name, ""});
+                    if (!o.toolCalls.empty()) o.toolCalls.back().arguments += d.arguments;
+                }
+            if (reader.harmony()) {
+                out.push_back(std::move(o));
+                continue;
+            }
+        }
         if (job.parseTools) {
-            ToolCallParse p = parseToolCalls(c.text, job.toolNames);
+            ToolCallParse p = parseToolCalls(answer, job.toolNames);
             o.toolCalls = std::move(p.calls);
             o.content = std::move(p.content);
         }
@@ -131,13 +161,60 @@ std::string textChunk(const Job& job, int32_t index, const std::string& text,
     return sseEvent(completionChunkJson(job.meta, index, text, nullptr, logprobsFor(job, lps, 0)));
 }
 
+std::string reasoningChunk(const Job& job, int32_t index, const std::string& text) {
+    return sseEvent(chatChunkJson(job.meta, index, {{"reasoning_content", text}}, nullptr));
+}
+
+// Streaming: answer text of one choice, held back while it may be a tool call (whose pieces go
+// out as they are read).
+std::string contentText(Job& job, ChoiceState& c, int32_t index, const std::string& text,
+                        std::vector<TokenLogprob> lps) {
+    std::string out;
+    if (!c.holding) {
+        if (text.empty() && lps.empty()) return out;
+        return textChunk(job, index, text, lps);
+    }
+    c.held += text;
+    for (TokenLogprob& t : lps) c.heldLogprobs.push_back(std::move(t));
+    if (c.calls)
+        for (const ToolCallDelta& d : c.calls->push(text)) {
+            out += sseEvent(chatChunkJson(job.meta, index, toolCallDelta(d), nullptr));
+            c.streamedCalls = true;
+        }
+    if (!c.streamedCalls && !mightBeToolCall(c.held)) {
+        c.holding = false;
+        out += textChunk(job, index, c.held, c.heldLogprobs);
+        c.held.clear();
+        c.heldLogprobs.clear();
+    }
+    return out;
+}
+
+// Streaming chat: a piece of read output as chunks (reasoning, answer, harmony's calls).
+std::string outputText(Job& job, ChoiceState& c, int32_t index, const tmpl::OutputPiece& piece,
+                       std::vector<TokenLogprob> lps) {
+    std::string out;
+    if (!piece.reasoning.empty()) out += reasoningChunk(job, index, piece.reasoning);
+    out += contentText(job, c, index, piece.content, std::move(lps));
+    for (const tmpl::OutputCall& call : piece.calls) {
+        const ToolCallDelta d{call.index, call.name.empty() ? "" : newToolCallId(), call.name, call.arguments};
+        out += sseEvent(chatChunkJson(job.meta, index, toolCallDelta(d), nullptr));
+        c.streamedCalls = true;
+    }
+    return out;
+}
+
 std::string finishChoice(Job& job, int32_t index, FinishReason reason) {
     ChoiceState& c = job.choices[size_t(index)];
+    std::string out;
+    if (c.reader && !c.finished) out += outputText(job, c, index, c.reader->finish(), {});
     c.finished = true;
     c.reason = reason;
-    std::string out;
-    bool calls = false;
-    if (c.holding) {
+    bool calls = !c.holding && c.streamedCalls; // harmony's, streamed as read
+    if (c.holding && c.streamedCalls) {
+        calls = true; // the calls went out as they were read
+        c.holding = false;
+    } else if (c.holding) {
         c.holding = false;
         ToolCallParse p = parseToolCalls(c.held, job.toolNames);
         if (!p.calls.empty()) {
@@ -167,19 +244,12 @@ std::string streamText(Job& job, std::vector<StreamEvent>& events, Metrics& metr
             std::vector<TokenLogprob> lps;
             if (job.params.logprobs && e.id >= 0)
                 lps.push_back(makeLogprob(job.engine->tokenizer(), e));
-            if (c->holding) {
-                c->held += e.text;
-                for (TokenLogprob& t : lps) c->heldLogprobs.push_back(std::move(t));
-                if (!mightBeToolCall(c->held)) {
-                    c->holding = false;
-                    out += textChunk(job, e.choice, c->held, c->heldLogprobs);
-                    c->held.clear();
-                    c->heldLogprobs.clear();
-                }
+            std::string text = std::move(e.text);
+            if (c->reader) {
+                out += outputText(job, *c, e.choice, c->reader->push(text), std::move(lps));
                 break;
             }
-            if (e.text.empty() && lps.empty()) break;
-            out += textChunk(job, e.choice, e.text, lps);
+            out += contentText(job, *c, e.choice, text, std::move(lps));
             break;
         }
         case StreamEvent::Kind::ChoiceFinish:
@@ -228,8 +298,14 @@ static void runJob(Server::Impl& server, std::shared_ptr<Job> job, GenerationReq
     job->stream = std::make_shared<GenerationStream>();
     request.sink = job->stream;
     job->choices.resize(size_t(request.n));
-    if (job->parseTools)
-        for (ChoiceState& c : job->choices) c.holding = job->params.stream;
+    for (ChoiceState& c : job->choices) {
+        if (job->splitOutput && job->params.stream)
+            c.reader = std::make_unique<tmpl::ChatOutputReader>(job->renderedPrompt);
+        if (job->parseTools && job->params.stream && !(c.reader && c.reader->harmony())) {
+            c.holding = true;
+            c.calls = std::make_unique<ToolCallStreamer>(job->toolNames);
+        }
+    }
     auto id = job->engine->submit(std::move(request));
     if (!id) {
         ApiError e = apiErrorFromStatus(id.status());
@@ -309,7 +385,13 @@ void Server::Impl::handleChat(const httplib::Request& req, httplib::Response& re
     job->parseTools = !chat.tools.empty() && chat.toolChoice.mode != ToolChoiceMode::None;
     for (const ToolFunction& f : chat.tools) job->toolNames.push_back(f.name);
 
-    auto prompt = job->engine->encodeChat(chatTemplateRequest(chat));
+    const tmpl::ChatRequest templateRequest = chatTemplateRequest(chat);
+    auto prompt = job->engine->encodeChat(templateRequest);
+    if (prompt && chat.splitReasoning) {
+        auto rendered = job->engine->renderChat(templateRequest);
+        job->splitOutput = true;
+        if (rendered) job->renderedPrompt = std::move(*rendered);
+    }
     if (!prompt) {
         ApiError e = apiErrorFromStatus(prompt.status(), "messages");
         if (e.status >= 500) {
@@ -323,6 +405,18 @@ void Server::Impl::handleChat(const httplib::Request& req, httplib::Response& re
                        m_config.defaultMaxTokens};
     auto gen = generationRequest(chat.common, std::move(*prompt), limits);
     if (!gen) return sendError(res, gen.error());
+    auto output = outputGrammar(chat.common);
+    if (!output) return sendError(res, output.error());
+    gen->grammar = *output;
+    if (job->parseTools) {
+        auto calls = toolCallGrammar(chat.tools, chat.toolChoice, detectToolCallStyle(*job->engine));
+        if (!calls) return sendError(res, calls.error());
+        if (*calls && gen->grammar)
+            return sendError(res, invalidRequest("a required tool call cannot also follow 'response_format' or "
+                                                 "'grammar'",
+                                                 "tool_choice"));
+        if (*calls) gen->grammar = *calls;
+    }
     job->params = std::move(chat.common);
     runJob(*this, job, std::move(gen.value()), res);
 }
@@ -354,6 +448,9 @@ void Server::Impl::handleCompletions(const httplib::Request& req, httplib::Respo
                        m_config.defaultMaxTokens};
     auto gen = generationRequest(body.common, std::move(prompt), limits);
     if (!gen) return sendError(res, gen.error());
+    auto output = outputGrammar(body.common);
+    if (!output) return sendError(res, output.error());
+    gen->grammar = *output;
     job->params = std::move(body.common);
     runJob(*this, job, std::move(gen.value()), res);
 }

@@ -1,5 +1,7 @@
 // The HTTP side of the server: routes, the security gate (Host check, API key, CORS), JSON error
 // responses for everything httplib answers itself (404, 405, 413), and start/stop.
+#include "server/anthropic_request.h"
+#include "server/ollama_api.h"
 #include "server/security.h"
 #include "server/server_impl.h"
 
@@ -13,7 +15,9 @@ namespace {
 
 const char* const kGenerationPaths[] = {"/v1/chat/completions", "/chat/completions",
                                         "/v1/completions", "/completions", "/tokenize",
-                                        "/detokenize"};
+                                        "/detokenize", "/v1/messages",
+                                        "/v1/messages/count_tokens", "/v1/responses",
+                                        "/v1/embeddings", "/embeddings"};
 const char* const kReadPaths[] = {"/health", "/metrics", "/v1/models", "/models"};
 
 // A bounded label for metrics: our routes by name, everything else "other".
@@ -23,6 +27,7 @@ std::string routeLabel(const std::string& path) {
     for (const char* p : kReadPaths)
         if (path == p) return path;
     if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
+    if (const char* ollama = ollamaRouteLabel(path)) return ollama;
     return "other";
 }
 
@@ -122,6 +127,17 @@ void Server::Impl::sendError(httplib::Response& res, const ApiError& error) cons
     sendJson(res, error.status, errorJson(error));
 }
 
+void Server::Impl::sendErrorFor(const httplib::Request& req, httplib::Response& res,
+                                const ApiError& error) const {
+    if (isOllamaPath(req.path)) return sendJson(res, error.status, ollamaErrorJson(error.message));
+    if (!isAnthropicPath(req.path)) return sendError(res, error);
+    if (error.status == 429)
+        res.set_header("Retry-After", std::to_string(m_config.retryAfterSeconds > 0
+                                                         ? m_config.retryAfterSeconds
+                                                         : 1));
+    sendJson(res, error.status, anthropicErrorJson(error));
+}
+
 void Server::Impl::applyCors(const httplib::Request& req, httplib::Response& res) const {
     const std::string origin = req.get_header_value("Origin");
     if (!originAllowed(origin, m_config.corsOrigins)) return;
@@ -137,7 +153,7 @@ bool Server::Impl::admit(const httplib::Request& req, httplib::Response& res) {
         e.type = "invalid_request_error";
         e.code = "forbidden_host";
         e.message = "the Host header does not name this machine (localhost, 127.0.0.1 or [::1])";
-        sendError(res, e);
+        sendErrorFor(req, res, e);
         return false;
     }
     if (!m_config.apiKey.empty() && req.path != "/health") {
@@ -147,10 +163,11 @@ bool Server::Impl::admit(const httplib::Request& req, httplib::Response& res) {
             ApiError e;
             e.status = 401;
             e.code = "invalid_api_key";
-            e.message = key.empty() ? "an API key is required (Authorization: Bearer <key>)"
+            e.message = key.empty() ? "an API key is required (Authorization: Bearer <key> or "
+                                      "x-api-key: <key>)"
                                     : "incorrect API key provided";
             res.set_header("WWW-Authenticate", "Bearer");
-            sendError(res, e);
+            sendErrorFor(req, res, e);
             return false;
         }
     }
@@ -212,18 +229,24 @@ void Server::Impl::installRoutes() {
     m_http.Post("/completions", route(&Impl::handleCompletions));
     m_http.Post("/tokenize", route(&Impl::handleTokenize));
     m_http.Post("/detokenize", route(&Impl::handleDetokenize));
+    m_http.Post("/v1/messages", route(&Impl::handleAnthropicMessages));
+    m_http.Post("/v1/messages/count_tokens", route(&Impl::handleAnthropicCountTokens));
+    m_http.Post("/v1/responses", route(&Impl::handleResponses));
     m_http.Get("/health", route(&Impl::handleHealth));
     m_http.Get("/metrics", route(&Impl::handleMetrics));
     m_http.Get("/v1/models", route(&Impl::handleModels));
     m_http.Get("/models", route(&Impl::handleModels));
     m_http.Get(R"(/v1/models/(.+))", route(&Impl::handleModels));
+    m_http.Post("/v1/embeddings", route(&Impl::handleEmbeddings));
+    m_http.Post("/embeddings", route(&Impl::handleEmbeddings));
+    installOllamaRoutes();
 
     // Known paths with the wrong method: 405 naming the right one.
     auto notAllowed = [this](const char* allow) {
         return [this, allow](const Request& req, Response& res) {
             applyCors(req, res);
             res.set_header("Allow", allow);
-            sendError(res, errorForStatus(405));
+            sendErrorFor(req, res, errorForStatus(405));
         };
     };
     for (const char* p : kGenerationPaths) {
@@ -253,7 +276,8 @@ void Server::Impl::installRoutes() {
         if (res.has_header("Access-Control-Allow-Origin")) {
             res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
             res.set_header("Access-Control-Allow-Headers",
-                           "Authorization, Content-Type, x-api-key, OpenAI-Organization, "
+                           "Authorization, Content-Type, x-api-key, anthropic-version, "
+                           "anthropic-beta, OpenAI-Organization, "
                            "OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, "
                            "X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, "
                            "X-Stainless-Runtime-Version, X-Stainless-Retry-Count, "
@@ -270,11 +294,11 @@ void Server::Impl::installRoutes() {
             if (!res.body.empty() || res.status == 204)
                 return httplib::Server::HandlerResponse::Unhandled;
             applyCors(req, res);
-            sendError(res, errorForStatus(res.status));
+            sendErrorFor(req, res, errorForStatus(res.status));
             return httplib::Server::HandlerResponse::Handled;
         }));
-    m_http.set_exception_handler([this](const Request&, Response& res, std::exception_ptr) {
-        sendError(res, errorForStatus(500));
+    m_http.set_exception_handler([this](const Request& req, Response& res, std::exception_ptr) {
+        sendErrorFor(req, res, errorForStatus(500));
     });
     // Counted when the status is final but before the response is sent, so a client that has
     // its answer finds it in /metrics; logged after the response (a stream's after its last byte).

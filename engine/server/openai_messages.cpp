@@ -229,6 +229,7 @@ std::optional<ApiError> readTools(const OJson& body, const ParseLimits& limits,
             request.tools.empty())
             return invalidRequest("'tool_choice' needs 'tools'", "tool_choice");
     }
+    if (auto e = readBool(body, "parallel_tool_calls", request.toolChoice.parallel)) return e;
     return std::nullopt;
 }
 

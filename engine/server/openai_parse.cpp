@@ -107,6 +107,60 @@ std::optional<ApiError> readLogitBias(const OJson& body, const ParseLimits& limi
 
 // Fields both endpoints share. `chat` selects the chat meaning of logprobs (a boolean plus
 // top_logprobs) over the legacy one (an integer count).
+// response_format {"type": "text" | "json_object" | "json_schema", "json_schema": {"name",
+// "schema", "strict", "description"}}; llama.cpp's top-level "json_schema" too.
+std::optional<ApiError> readResponseFormat(const OJson& body, ResponseFormat& out) {
+    if (const OJson* rf = field(body, "response_format")) {
+        const OJson* t = rf->is_object() ? field(*rf, "type") : nullptr;
+        if (!t || !t->is_string())
+            return invalidRequest("'response_format' must be an object with a string 'type'",
+                                  "response_format", "invalid_type");
+        const std::string type = t->get<std::string>();
+        if (type == "json_object") {
+            out.kind = ResponseFormat::Kind::JsonObject;
+            // llama.cpp accepts a schema here too.
+            if (const OJson* s = field(*rf, "schema")) {
+                if (!s->is_object() && !s->is_boolean())
+                    return invalidRequest("'response_format.schema' must be an object",
+                                          "response_format.schema", "invalid_type");
+                out.kind = ResponseFormat::Kind::JsonSchema;
+                out.schema = *s;
+            }
+        } else if (type == "json_schema") {
+            const OJson* js = field(*rf, "json_schema");
+            if (!js || !js->is_object())
+                return invalidRequest("'response_format.json_schema' must be an object",
+                                      "response_format.json_schema", "invalid_type");
+            const OJson* schema = field(*js, "schema");
+            if (!schema)
+                return invalidRequest("'response_format.json_schema.schema' is required",
+                                      "response_format.json_schema.schema", "missing_required_parameter");
+            if (!schema->is_object() && !schema->is_boolean())
+                return invalidRequest("'response_format.json_schema.schema' must be an object",
+                                      "response_format.json_schema.schema", "invalid_type");
+            HEARTH_TRY_READ(readString(*js, "name", out.name, "response_format.json_schema.name"));
+            bool strict = false;
+            HEARTH_TRY_READ(readBool(*js, "strict", strict, "response_format.json_schema.strict"));
+            out.kind = ResponseFormat::Kind::JsonSchema;
+            out.schema = *schema;
+        } else if (type != "text") {
+            return invalidRequest("response_format '" + type.substr(0, 64) +
+                                      "' is not supported (use text, json_object or json_schema)",
+                                  "response_format", "unsupported_value");
+        }
+    }
+    if (const OJson* js = field(body, "json_schema")) {
+        if (!js->is_object() && !js->is_boolean())
+            return invalidRequest("'json_schema' must be an object", "json_schema", "invalid_type");
+        if (out.kind != ResponseFormat::Kind::Text)
+            return invalidRequest("'json_schema' and 'response_format' cannot be used together",
+                                  "json_schema");
+        out.kind = ResponseFormat::Kind::JsonSchema;
+        out.schema = *js;
+    }
+    return std::nullopt;
+}
+
 std::optional<ApiError> readCommon(const OJson& body, const ParseLimits& limits, bool chat,
                                    CommonParams& p) {
     if (const OJson* m = field(body, "model"); m && !m->is_string())
@@ -189,16 +243,10 @@ std::optional<ApiError> readCommon(const OJson& body, const ParseLimits& limits,
                                  "stream_options.include_usage"));
     }
     HEARTH_TRY_READ(readBool(body, "ignore_eos", p.ignoreEos));
-    if (const OJson* rf = field(body, "response_format")) {
-        const OJson* t = rf->is_object() ? field(*rf, "type") : nullptr;
-        if (!t || !t->is_string())
-            return invalidRequest("'response_format' must be an object with a string 'type'",
-                                  "response_format", "invalid_type");
-        if (t->get<std::string>() != "text")
-            return invalidRequest("response_format '" + t->get<std::string>().substr(0, 64) +
-                                      "' is not supported by this server",
-                                  "response_format", "unsupported_value");
-    }
+    HEARTH_TRY_READ(readResponseFormat(body, p.responseFormat));
+    HEARTH_TRY_READ(readString(body, "grammar", p.grammar));
+    if (!p.grammar.empty() && p.responseFormat.kind != ResponseFormat::Kind::Text)
+        return invalidRequest("'grammar' and 'response_format' cannot be used together", "grammar");
     return std::nullopt;
 }
 
@@ -239,6 +287,21 @@ ApiResult<ChatCompletionRequest> parseChatCompletionRequest(std::string_view bod
             return invalidRequest("'chat_template_kwargs' must be an object",
                                   "chat_template_kwargs", "invalid_type");
         r.templateKwargs = *k;
+    }
+    std::string reasoningFormat;
+    if (auto e = readString(*json, "reasoning_format", reasoningFormat)) return *e;
+    if (reasoningFormat == "none") r.splitReasoning = false;
+    else if (!reasoningFormat.empty() && reasoningFormat != "auto" && reasoningFormat != "deepseek" &&
+             reasoningFormat != "deepseek-legacy")
+        return invalidRequest("'reasoning_format' must be \"auto\", \"deepseek\" or \"none\"", "reasoning_format");
+    // reasoning_effort reaches the template (gpt-oss reads it), unless the kwargs set it.
+    std::string effort;
+    if (auto e = readString(*json, "reasoning_effort", effort)) return *e;
+    if (!effort.empty()) {
+        if (effort != "minimal" && effort != "low" && effort != "medium" && effort != "high")
+            return invalidRequest("'reasoning_effort' must be \"minimal\", \"low\", \"medium\" or \"high\"",
+                                  "reasoning_effort");
+        if (!r.templateKwargs.contains("reasoning_effort")) r.templateKwargs["reasoning_effort"] = effort;
     }
     return r;
 }

@@ -29,6 +29,14 @@ struct ParseLimits {
     int32_t maxN = 128;
 };
 
+// response_format: free text, any JSON object, or JSON that a schema accepts.
+struct ResponseFormat {
+    enum class Kind { Text, JsonObject, JsonSchema };
+    Kind kind = Kind::Text;
+    nlohmann::ordered_json schema; // JsonSchema
+    std::string name;              // json_schema.name
+};
+
 // Settings shared by both endpoints.
 struct CommonParams {
     std::string model;
@@ -51,6 +59,8 @@ struct CommonParams {
     bool stream = false;
     bool includeUsage = false; // stream_options.include_usage
     bool ignoreEos = false;    // llama.cpp extra
+    ResponseFormat responseFormat;
+    std::string grammar;       // llama.cpp extra: GBNF the output must match
 };
 
 struct ToolFunction {
@@ -64,7 +74,11 @@ enum class ToolChoiceMode { Auto, None, Required, Named };
 struct ToolChoice {
     ToolChoiceMode mode = ToolChoiceMode::Auto;
     std::string name; // for Named
+    // parallel_tool_calls: several calls in one turn when a call is forced (llama.cpp's default,
+    // off, so a small model cannot call forever; at most kMaxForcedCalls when on).
+    bool parallel = false;
 };
+inline constexpr int kMaxForcedCalls = 8;
 
 struct ChatCompletionRequest {
     CommonParams common;
@@ -75,6 +89,8 @@ struct ChatCompletionRequest {
     nlohmann::ordered_json toolsJson; // as given (array), null when none
     ToolChoice toolChoice;
     nlohmann::ordered_json templateKwargs = nlohmann::ordered_json::object();
+    // "auto" (also "deepseek"): <think> blocks go to reasoning_content; "none": left in content.
+    bool splitReasoning = true;
 };
 
 struct CompletionRequest {

@@ -51,6 +51,7 @@ int64_t unixNow() {
 
 const char* finishReasonText(FinishReason reason, bool toolCalls) {
     if (toolCalls) return "tool_calls";
+    if (reason == FinishReason::Error) return "error"; // e.g. a grammar the vocabulary cannot continue
     return reason == FinishReason::Length ? "length" : "stop";
 }
 
@@ -117,8 +118,9 @@ OJson chatCompletionJson(const ResponseMeta& meta, const std::vector<ChoiceOutpu
             msg["content"] = c.content.empty() ? OJson(nullptr) : OJson(c.content);
             msg["tool_calls"] = toolCallsJson(c.toolCalls, false);
         } else {
-            msg["content"] = c.text;
+            msg["content"] = c.contentOnly ? c.content : c.text;
         }
+        if (!c.reasoning.empty()) msg["reasoning_content"] = c.reasoning;
         msg["refusal"] = nullptr;
         OJson choice = OJson::object();
         choice["index"] = i;
@@ -205,6 +207,19 @@ OJson usageChunkJson(const ResponseMeta& meta, const char* object, const Usage& 
 
 OJson toolCallsDelta(const std::vector<ToolCall>& calls) {
     return {{"tool_calls", toolCallsJson(calls, true)}};
+}
+
+OJson toolCallDelta(const ToolCallDelta& delta) {
+    OJson c = OJson::object();
+    c["index"] = delta.index;
+    if (!delta.id.empty()) {
+        c["id"] = delta.id;
+        c["type"] = "function";
+        c["function"] = {{"name", delta.name}, {"arguments", delta.arguments}};
+    } else {
+        c["function"] = {{"arguments", delta.arguments}};
+    }
+    return {{"tool_calls", OJson::array({std::move(c)})}};
 }
 
 std::string sseEvent(const OJson& json) { return "data: " + dumpJson(json) + "\n\n"; }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "hearth/engine.h"
+#include "server/tool_call_stream.h"
 #include "server/tool_calls.h"
 
 #include <nlohmann/json.hpp>
@@ -29,6 +30,9 @@ struct ChoiceOutput {
     // Chat with tools: the parsed calls and the content left outside them.
     std::vector<ToolCall> toolCalls;
     std::string content;
+    // Chat with the reasoning split off: `content` is the answer (set even without calls).
+    bool contentOnly = false;
+    std::string reasoning; // reasoning_content
 };
 
 struct ResponseMeta {
@@ -67,6 +71,9 @@ OJson usageChunkJson(const ResponseMeta& meta, const char* object, const Usage& 
 
 // A chat delta carrying complete tool calls (streamed in one piece each).
 OJson toolCallsDelta(const std::vector<ToolCall>& calls);
+// A chat delta with one piece of a call being streamed: its id, type and name first, then
+// fragments of its arguments.
+OJson toolCallDelta(const ToolCallDelta& delta);
 
 // "data: <json>\n\n"
 std::string sseEvent(const OJson& json);

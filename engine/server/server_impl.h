@@ -66,6 +66,29 @@ public:
     void handleMetrics(const httplib::Request& req, httplib::Response& res);
     void handleTokenize(const httplib::Request& req, httplib::Response& res);
     void handleDetokenize(const httplib::Request& req, httplib::Response& res);
+    // Anthropic Messages API (anthropic_handlers.cpp) and OpenAI Responses API
+    // (responses_handlers.cpp).
+    void handleAnthropicMessages(const httplib::Request& req, httplib::Response& res);
+    void handleAnthropicCountTokens(const httplib::Request& req, httplib::Response& res);
+    void handleResponses(const httplib::Request& req, httplib::Response& res);
+    // sendError in the error shape of the API the request's path belongs to (Anthropic's for
+    // /v1/messages*, Ollama's for its paths, OpenAI's otherwise).
+    void sendErrorFor(const httplib::Request& req, httplib::Response& res,
+                      const ApiError& error) const;
+
+    // The Ollama API (ollama_handlers.cpp); installRoutes() calls installOllamaRoutes().
+    void installOllamaRoutes();
+    void handleOllamaRoot(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaChat(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaGenerate(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaTags(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaShow(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaPs(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaVersion(const httplib::Request& req, httplib::Response& res);
+    void handleOllamaEmbed(const httplib::Request& req, httplib::Response& res);
+
+    // POST /v1/embeddings and /embeddings (embeddings_handlers.cpp).
+    void handleEmbeddings(const httplib::Request& req, httplib::Response& res);
 
     ServerConfig m_config;
     ParseLimits m_limits;

@@ -8,13 +8,20 @@ target_sources(hearth_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/openai_convert.cpp
   ${CMAKE_CURRENT_LIST_DIR}/openai_response.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tool_calls.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/structured_output.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tool_call_stream.cpp
   ${CMAKE_CURRENT_LIST_DIR}/security.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/generation_stream.cpp
   ${CMAKE_CURRENT_LIST_DIR}/http_server.cpp
   ${CMAKE_CURRENT_LIST_DIR}/handlers_generate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/handlers_misc.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/model_registry.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/model_registry.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ollama_parse.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ollama_response.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ollama_handlers.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/embeddings_parse.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/embeddings_handlers.cpp)
 
 if(NOT TARGET hearth_httplib)
   add_library(hearth_httplib INTERFACE)
@@ -41,3 +48,11 @@ if(NOT TARGET hearth_httplib)
   endif()
 endif()
 target_link_libraries(hearth_engine PRIVATE hearth_httplib)
+
+# The Anthropic Messages API and the stateless OpenAI Responses API, over one job driver.
+target_sources(hearth_engine PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/job_driver.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/anthropic_parse.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/anthropic_handlers.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/responses_parse.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/responses_handlers.cpp)

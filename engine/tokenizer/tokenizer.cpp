@@ -1,11 +1,12 @@
-// The Tokenizer facade: loading from GGUF, encoding (special tokens, BOS/EOS, SPM or BPE for
-// the text between them) and the vocabulary accessors.
+// The Tokenizer facade: loading from GGUF, encoding (special tokens, BOS/EOS/SEP, SPM, BPE or
+// WordPiece for the text between them) and the vocabulary accessors.
 #include "hearth/tokenizer.h"
 
 #include "hearth/gguf.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/special_split.h"
 #include "tokenizer/spm.h"
+#include "tokenizer/wpm.h"
 #include "tokenizer/vocab.h"
 
 #include <algorithm>
@@ -48,6 +49,15 @@ Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text, bool addSp
             detail::encodeSpm(v, escaped, out);
             afterSpecial = false;
         }
+    } else if (v.type == ModelType::Wpm) {
+        for (const detail::Fragment& f : fragments) {
+            if (f.token != kNoToken) {
+                out.push_back(f.token);
+            } else {
+                detail::encodeWpm(v, text.substr(f.offset, f.length), out);
+            }
+        }
+        if (addSpecial && v.addSep) out.push_back(v.sep);
     } else {
         for (const detail::Fragment& f : fragments) {
             if (f.token != kNoToken) {
@@ -77,6 +87,7 @@ int32_t Tokenizer::sep() const { return m_vocab->sep; }
 bool Tokenizer::addBos() const { return m_vocab->addBos; }
 bool Tokenizer::addEos() const { return m_vocab->addEos; }
 bool Tokenizer::addSpacePrefix() const { return m_vocab->addSpacePrefix; }
+bool Tokenizer::addSep() const { return m_vocab->addSep; }
 
 bool Tokenizer::isEog(int32_t id) const {
     return std::binary_search(m_vocab->eog.begin(), m_vocab->eog.end(), id);

@@ -169,9 +169,11 @@ std::string spmPiece(std::string_view text) {
     return out;
 }
 
-// Token texts spell spaces as U+2581 (SentencePiece, and Gemma 4's BPE) rather than in the
-// GPT-2 byte alphabet.
-bool spmSpelled(const Vocab& v) { return v.type == ModelType::Spm || v.pre.escapeSpaces; }
+// Token texts spell spaces as U+2581 (SentencePiece, WordPiece word starts, and Gemma 4's BPE)
+// rather than in the GPT-2 byte alphabet.
+bool spmSpelled(const Vocab& v) {
+    return v.type == ModelType::Spm || v.type == ModelType::Wpm || v.pre.escapeSpaces;
+}
 
 std::string computePiece(const Vocab& v, int32_t id) {
     const std::string& text = v.text[id];
@@ -320,6 +322,34 @@ void findEndOfGeneration(Vocab& v) {
     v.eog = std::move(eog);
 }
 
+// WordPiece: llama.cpp adds [CLS] (BOS) and [SEP] whenever special tokens are asked for,
+// whatever add_bos_token / add_sep_token say, and never EOS; the flags are set to match, with
+// a warning where the file said otherwise. Every word the vocabulary cannot spell becomes the
+// unknown token, so there must be one.
+Status settleWpmSpecials(Vocab& v) {
+    if (v.unk == kNoToken) {
+        return invalidFormat("the WordPiece vocabulary has no unknown token: "
+                             "tokenizer.ggml.unknown_token_id is missing or outside the "
+                             "vocabulary and the default id 100 ([UNK] in BERT) is too");
+    }
+    if (!v.addBos) {
+        v.warnings.push_back("tokenizer.ggml.add_bos_token = false overridden: WordPiece always "
+                             "starts with BOS ([CLS]) when adding special tokens");
+        v.addBos = true;
+    }
+    if (!v.addSep) {
+        v.warnings.push_back("tokenizer.ggml.add_sep_token = false overridden: WordPiece always "
+                             "ends with the separator ([SEP]) when adding special tokens");
+        v.addSep = true;
+    }
+    if (v.addEos) {
+        v.warnings.push_back("tokenizer.ggml.add_eos_token = true ignored: WordPiece ends with "
+                             "the separator, not EOS");
+        v.addEos = false;
+    }
+    return Status::ok();
+}
+
 } // namespace
 
 Result<VocabSource> readVocabSource(const gguf::File& file) {
@@ -387,6 +417,11 @@ Result<VocabSource> readVocabSource(const gguf::File& file) {
     HEARTH_ASSIGN_OR_RETURN(src.addBos, readBool(file, "tokenizer.ggml.add_bos_token"));
     HEARTH_ASSIGN_OR_RETURN(src.addEos, readBool(file, "tokenizer.ggml.add_eos_token"));
     HEARTH_ASSIGN_OR_RETURN(src.addSpacePrefix, readBool(file, "tokenizer.ggml.add_space_prefix"));
+    HEARTH_ASSIGN_OR_RETURN(src.addSep, readBool(file, "tokenizer.ggml.add_sep_token"));
+    HEARTH_ASSIGN_OR_RETURN(src.normalizerLowercase,
+                            readBool(file, "tokenizer.ggml.normalizer.lowercase"));
+    HEARTH_ASSIGN_OR_RETURN(src.normalizerStripAccents,
+                            readBool(file, "tokenizer.ggml.normalizer.strip_accents"));
     return src;
 }
 
@@ -397,6 +432,8 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
         v->type = ModelType::Spm;
     } else if (src.model == "gpt2") {
         v->type = ModelType::Bpe;
+    } else if (src.model == "bert") {
+        v->type = ModelType::Wpm;
     } else if (src.model == "gemma4") {
         // BPE over SentencePiece-style text; the model name fixes the pre-tokenizer.
         v->type = ModelType::Bpe;
@@ -404,7 +441,7 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
     } else {
         return unsupported(std::string(kKeyModel) + " " + quoted(src.model) +
                            " is not supported (supported: 'llama' SentencePiece, 'gpt2' and "
-                           "'gemma4' BPE)");
+                           "'gemma4' BPE, 'bert' WordPiece)");
     }
 
     const size_t n = src.tokens.size();
@@ -473,6 +510,17 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
         v->pre = PreTokenizerConfig{};
         v->pre.cleanSpaces = false;
         v->preName = src.pre.value_or("");
+    } else if (v->type == ModelType::Wpm) {
+        // BERT's ids; [CLS] serves as BOS and [SEP] closes the text. The pre-tokenizer name
+        // (e.g. "bert-bge") does not change how WordPiece splits.
+        bos = 101;
+        unk = 100;
+        v->sep = 102;
+        v->pad = 0;
+        v->addBos = true;
+        v->addSep = true;
+        v->pre = PreTokenizerConfig{};
+        v->preName = src.pre.value_or("");
     } else {
         if (v->modelName != "gemma4") { // Gemma 4 takes its special ids from the file only
             bos = 11;
@@ -516,6 +564,10 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
     }
     if (src.addEos) v->addEos = *src.addEos;
     if (src.addSpacePrefix) v->addSpacePrefix = *src.addSpacePrefix;
+    if (src.addSep) v->addSep = *src.addSep;
+    v->wpmLowercase = src.normalizerLowercase.value_or(true);
+    v->wpmStripAccents = src.normalizerStripAccents.value_or(v->wpmLowercase);
+    if (v->type == ModelType::Wpm) HEARTH_RETURN_IF_ERROR(settleWpmSpecials(*v));
 
     if (v->type == ModelType::Bpe) HEARTH_RETURN_IF_ERROR(loadMerges(*v, *src.merges));
     if (v->type == ModelType::Spm) indexSpmPairs(*v);
@@ -555,6 +607,11 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
     if (v->addEos && v->eos == kNoToken) {
         v->warnings.push_back("the vocabulary asks for an EOS token but has none; not adding it");
         v->addEos = false;
+    }
+    if (v->addSep && v->sep == kNoToken) {
+        v->warnings.push_back("the vocabulary asks for a separator token but has none; not "
+                              "adding it");
+        v->addSep = false;
     }
     return std::shared_ptr<const Vocab>(std::move(v));
 }

@@ -44,6 +44,8 @@ struct VocabSource {
     std::optional<int64_t> bos, eos, eot, eom, unk, sep, pad;
     std::optional<int64_t> fimPre, fimSuf, fimMid, fimPad, fimRep, fimSep;
     std::optional<bool> addBos, addEos, addSpacePrefix;
+    std::optional<bool> addSep;                                     // add_sep_token
+    std::optional<bool> normalizerLowercase, normalizerStripAccents; // WordPiece only
 };
 
 struct Vocab {
@@ -91,6 +93,11 @@ struct Vocab {
     bool addBos = false;
     bool addEos = false;
     bool addSpacePrefix = false;
+    bool addSep = false; // WordPiece: [SEP] ends an encoding with special tokens
+    // WordPiece normalizer: lowercase, and reduce characters to their first NFD codepoint
+    // dropping marks.
+    bool wpmLowercase = true;
+    bool wpmStripAccents = true;
     std::vector<int32_t> eog; // ascending
 
     std::vector<std::string> warnings;

@@ -124,6 +124,40 @@ private Q_SLOTS:
         QVERIFY(usage.completionTokens >= 1);
     }
 
+    // stories260K's ChatML reply holds no <think>: all of it is answer, none reasoning. An earlier
+    // reply's reasoning is not part of its content, so ChatML (which has no place for it) leaves
+    // the prompt as it was without it; put into the content, it would lengthen the prompt.
+    void chatReasoningStaysApart() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        EngineHost host;
+        QVERIFY(loadStories(host));
+        QSignalSpy finished(&host, &EngineHost::finished);
+        QSignalSpy failed(&host, &EngineHost::failed);
+        QSignalSpy reasoning(&host, &EngineHost::reasoningReceived);
+        QString answer;
+        connect(&host, &EngineHost::tokenReceived, this, [&](quint64, const QString& piece) { answer += piece; });
+        const QString thoughts = QStringLiteral("The girl wants a story about a dog and a ball in the park.");
+        auto promptTokens = [&](const QString& content, const QString& reasoningText) {
+            finished.clear();
+            host.sendChat({{QStringLiteral("user"), QStringLiteral("Once upon a time")},
+                           {QStringLiteral("assistant"), content, reasoningText},
+                           {QStringLiteral("user"), QStringLiteral("Tell me more")}},
+                          Sampling::greedy(8));
+            if (!finished.wait(20000)) return -1;
+            return finished.first().at(2).value<GenerationUsage>().promptTokens;
+        };
+        const int without = promptTokens(QStringLiteral("there was a girl."), QString());
+        QVERIFY(failed.isEmpty());
+        QVERIFY(without > 10);
+        QVERIFY(!answer.isEmpty());
+        QVERIFY(reasoning.isEmpty());
+        QCOMPARE(promptTokens(QStringLiteral("there was a girl."), thoughts), without);
+        const int inlined = promptTokens(QStringLiteral("<think>") + thoughts + QStringLiteral("</think>there was a girl."),
+                                         QString());
+        QVERIFY2(inlined > without + 10, qPrintable(QStringLiteral("%1 vs %2").arg(inlined).arg(without)));
+        QVERIFY(reasoning.isEmpty());
+    }
+
     void statsArrivePeriodically() {
         HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
         EngineHost host;

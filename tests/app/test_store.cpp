@@ -9,6 +9,7 @@
 #include <QProcess>
 #include <QSignalSpy>
 #include <QSqlDatabase>
+#include <QSqlError>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -112,7 +113,7 @@ private Q_SLOTS:
             QVERIFY(q.exec(QStringLiteral("PRAGMA table_info(messages)")));
             while (q.next()) columns << q.value(1).toString();
             QCOMPARE(columns, (QStringList{"id", "conversation_id", "role", "content", "tokens",
-                                            "ttft_ms", "tok_s", "created"}));
+                                            "ttft_ms", "tok_s", "created", "reasoning", "reasoning_ms"}));
             columns.clear();
             QVERIFY(q.exec(QStringLiteral("PRAGMA table_info(conversations)")));
             while (q.next()) columns << q.value(1).toString();
@@ -136,6 +137,87 @@ private Q_SLOTS:
         store.listConversations();
         QTRY_COMPARE(failed.size(), 2);
         QVERIFY(failed.last().at(1).toString().contains(QStringLiteral("not open")));
+    }
+
+    // A database written by a Hearth of schema 2 (no reasoning columns; its DDL written out here as
+    // it was) opens, keeps its messages (reasoning "") and then stores reasoning apart from content.
+    void schema2DatabaseMigrates() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("old.db"));
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("old"));
+            db.setDatabaseName(path);
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            for (const char* sql : {
+                     "CREATE TABLE conversations (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                     " title TEXT NOT NULL DEFAULT '', model TEXT NOT NULL DEFAULT '',"
+                     " system_prompt TEXT NOT NULL DEFAULT '', sampling_json TEXT NOT NULL DEFAULT '{}',"
+                     " created INTEGER NOT NULL, updated INTEGER NOT NULL)",
+                     "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                     " conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+                     " role TEXT NOT NULL, content TEXT NOT NULL DEFAULT '', tokens INTEGER NOT NULL DEFAULT 0,"
+                     " ttft_ms REAL NOT NULL DEFAULT 0, tok_s REAL NOT NULL DEFAULT 0, created INTEGER NOT NULL)",
+                     "CREATE INDEX messages_by_conversation ON messages(conversation_id, id)",
+                     "CREATE INDEX conversations_by_update ON conversations(updated)",
+                     "INSERT INTO conversations(title, created, updated) VALUES ('old chat', 1, 1)",
+                     "INSERT INTO messages(conversation_id, role, content, tokens, created) "
+                     "VALUES (1, 'user', 'hello', 0, 1), (1, 'assistant', 'hi there', 2, 2)",
+                     "PRAGMA user_version = 2"})
+                QVERIFY2(q.exec(QString::fromLatin1(sql)), qPrintable(q.lastError().text()));
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("old"));
+
+        Store store;
+        QSignalSpy opened(&store, &Store::opened);
+        QSignalSpy failed(&store, &Store::failed);
+        QSignalSpy loaded(&store, &Store::messagesLoaded);
+        QSignalSpy committed(&store, &Store::committed);
+        QSignalSpy updated(&store, &Store::messageUpdated);
+        QVERIFY(waitFor(opened, failed, store.open(path)));
+        quint64 t = store.messages(1);
+        QVERIFY(waitFor(loaded, failed, t));
+        auto messages = argsFor(loaded, t).at(2).value<QList<StoredMessage>>();
+        QCOMPARE(messages.size(), 2);
+        QCOMPARE(messages[1].content, QStringLiteral("hi there"));
+        QCOMPARE(messages[1].tokens, 2);
+        QCOMPARE(messages[1].reasoning, QString(""));
+        QCOMPARE(messages[1].reasoningMs, 0.0);
+
+        StoredMessage reply;
+        reply.conversationId = 1;
+        reply.role = QStringLiteral("assistant");
+        reply.content = QStringLiteral("Four.");
+        reply.reasoning = QStringLiteral("2 + 2 = 4.");
+        reply.reasoningMs = 4200.0;
+        t = store.appendMessage(reply);
+        QVERIFY(waitFor(committed, failed, t));
+        reply.id = argsFor(committed, t).at(1).toLongLong();
+        // Regenerated: the reasoning is replaced with the answer.
+        StoredMessage again = reply;
+        again.content = QStringLiteral("4");
+        again.reasoning = QStringLiteral("Add two and two.");
+        again.reasoningMs = 1500.0;
+        QVERIFY(waitFor(updated, failed, store.updateMessage(again)));
+        t = store.messages(1);
+        QVERIFY(waitFor(loaded, failed, t));
+        messages = argsFor(loaded, t).at(2).value<QList<StoredMessage>>();
+        QCOMPARE(messages.size(), 3);
+        QCOMPARE(messages[2].content, QStringLiteral("4"));
+        QCOMPARE(messages[2].reasoning, QStringLiteral("Add two and two."));
+        QCOMPARE(messages[2].reasoningMs, 1500.0);
+        QCOMPARE(messages[1].reasoning, QString(""));
+
+        // The file now says schema 3.
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("check3"));
+            db.setDatabaseName(path);
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version")) && q.next());
+            QCOMPARE(q.value(0).toInt(), 3);
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("check3"));
     }
 
     void conversationsAndMessagesRoundTrip() {

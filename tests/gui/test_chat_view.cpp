@@ -1,7 +1,9 @@
 // The chat page on the real engine (stories260K) and a real SQLite store, offscreen: copy links on
 // code blocks, edit and resend (the edited turn and its reply replace the old ones in the store),
 // per-chat sampling stored with the conversation and restored on reopening, rename and delete;
-// plus the Markdown decorator and the sampling JSON on their own.
+// a reply's reasoning in a block (open while thinking, closed once the answer starts, a click on
+// its header toggles it, stored apart and shown again on reopening); plus the Markdown decorators
+// and the sampling JSON on their own.
 #include "chat_markdown.h"
 #include "chat_view.h"
 #include "test_support.h"
@@ -15,6 +17,8 @@
 #include <QDir>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTextBlock>
+#include <QTextBrowser>
 #include <QUrl>
 #include <QtTest>
 
@@ -44,6 +48,47 @@ QList<app::Conversation> conversations(app::Store& store) {
     return {};
 }
 
+QString screenshotDir() {
+    const QString shots = qEnvironmentVariableIsSet("HEARTH_SCREENSHOT_DIR")
+                              ? qEnvironmentVariable("HEARTH_SCREENSHOT_DIR")
+                              : QDir::current().filePath(QStringLiteral("screenshots"));
+    QDir().mkpath(shots);
+    return shots;
+}
+
+// Clicks the transcript's link to `href` with the mouse, as a user would; false if not shown.
+bool clickLink(ui::ChatView& chat, const QString& href) {
+    auto* browser = chat.findChild<QTextBrowser*>();
+    if (!browser) return false;
+    for (QTextBlock b = browser->document()->begin(); b.isValid(); b = b.next())
+        for (auto it = b.begin(); !it.atEnd(); ++it) {
+            const QTextFragment f = it.fragment();
+            if (f.charFormat().anchorHref() != href) continue;
+            QTextCursor c(browser->document());
+            c.setPosition(f.position() + f.length() / 2);
+            browser->ensureCursorVisible();
+            browser->setTextCursor(c);
+            browser->ensureCursorVisible();
+            const QPoint at = browser->cursorRect(c).center();
+            browser->setTextCursor(QTextCursor(browser->document())); // no selection left behind
+            QTest::mouseClick(browser->viewport(), Qt::LeftButton, {}, at);
+            return true;
+        }
+    return false;
+}
+
+// The foreground of the transcript text that starts with `text` (invalid if none, or no colour set).
+QColor textColour(ui::ChatView& chat, const QString& text) {
+    auto* browser = chat.findChild<QTextBrowser*>();
+    for (QTextBlock b = browser->document()->begin(); b.isValid(); b = b.next())
+        for (auto it = b.begin(); !it.atEnd(); ++it)
+            if (it.fragment().text().startsWith(text)) {
+                const QTextCharFormat f = it.fragment().charFormat();
+                return f.hasProperty(QTextFormat::ForegroundBrush) ? f.foreground().color() : QColor(Qt::black);
+            }
+    return QColor();
+}
+
 } // namespace
 
 class TestChatView : public QObject {
@@ -65,6 +110,109 @@ private Q_SLOTS:
         QStringList none;
         QCOMPARE(ui::withCopyLinks(QStringLiteral("plain `code` text"), none), QStringLiteral("plain `code` text"));
         QVERIFY(none.isEmpty());
+    }
+
+    void reasoningBlockMarkdown() {
+        QCOMPARE(ui::reasoningHeader(true, 0.0), QStringLiteral("Thinking…"));
+        QCOMPARE(ui::reasoningHeader(false, 4400.0), QStringLiteral("Thought for 4 s"));
+        QCOMPARE(ui::reasoningHeader(false, 120.0), QStringLiteral("Thought for 1 s"));
+        QCOMPARE(ui::reasoningHeader(false, 0.0), QStringLiteral("Thoughts"));
+        const QString closed = ui::reasoningBlock(QStringLiteral("a\n\nb"), QStringLiteral("Thought for 2 s"), 3, false);
+        QCOMPARE(closed, QStringLiteral("[▸ Thought for 2 s](hearth:think/3)\n\n"));
+        // Open: one block quote, its blank line kept inside it.
+        const QString open = ui::reasoningBlock(QStringLiteral("\na\n\nb\n"), QStringLiteral("Thinking…"), 0, true);
+        QCOMPARE(open, QStringLiteral("[▾ Thinking…](hearth:think/0)\n\n> a\n>\n> b\n\n"));
+    }
+
+    void reasoningShownApartFromTheAnswer() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir dir;
+        app::Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        app::EngineHost engine;
+        QSignalSpy loaded(&engine, &app::EngineHost::loaded);
+        engine.loadModel(QString::fromStdString(test::testDataPath("models/stories260K.gguf")), app::LoadSettings());
+        QVERIFY(loaded.wait(30000));
+        ui::ChatView chat(&engine, &store);
+        chat.resize(900, 600);
+        chat.show();
+        chat.setSampling(app::Sampling::greedy(4));
+        QSignalSpy replies(&chat, &ui::ChatView::replyFinished);
+
+        // stories260K writes no reasoning: the real request runs with the host's signals held
+        // back, then the reply is scripted through the same signals a reasoning model's would take.
+        engine.blockSignals(true);
+        chat.sendText(QStringLiteral("What is 2 + 2?"));
+        QTRY_VERIFY_WITH_TIMEOUT(chat.isGenerating(), 10000);
+        const quint64 id = chat.activeRequest();
+        QTRY_VERIFY_WITH_TIMEOUT(engine.activeRequests().isEmpty(), 20000);
+        engine.blockSignals(false);
+        QVERIFY(chat.isGenerating());
+        const int live = chat.messageCount(); // the reply being written
+        QCOMPARE(live, 1);
+
+        const QString thoughts = QStringLiteral("The user asks for 2 + 2.\n\nTwo plus two makes four.");
+        Q_EMIT engine.reasoningReceived(id, thoughts.left(20));
+        Q_EMIT engine.reasoningReceived(id, thoughts.mid(20));
+        QTRY_VERIFY(chat.transcriptMarkdown().contains(QStringLiteral("Thinking…")));
+        QVERIFY(chat.isReasoningExpanded(live));
+        QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("> Two plus two makes four.")));
+        QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("thinking…")));
+        QVERIFY(chat.grab().save(QDir(screenshotDir()).filePath(QStringLiteral("chat_reasoning_thinking.png"))));
+
+        QTest::qWait(1300); // so that it "thought" for a second
+        Q_EMIT engine.tokenReceived(id, QStringLiteral("2 + 2 = **4**."));
+        QTRY_VERIFY(chat.transcriptMarkdown().contains(QStringLiteral("2 + 2 = **4**.")));
+        QVERIFY(!chat.isReasoningExpanded(live)); // closed once the answer starts
+        QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("[▸ Thought for 1 s](hearth:think/1)")));
+        QVERIFY(!chat.transcriptMarkdown().contains(QStringLiteral("Two plus two")));
+        // Opened while the answer streams, it stays open when the reply ends.
+        QVERIFY(clickLink(chat, QStringLiteral("hearth:think/1")));
+        QVERIFY(chat.isReasoningExpanded(live));
+        app::GenerationUsage usage;
+        usage.completionTokens = 30;
+        Q_EMIT engine.finished(id, QStringLiteral("stop"), usage);
+        QCOMPARE(replies.size(), 1);
+        QCOMPARE(replies.last().at(0).toString(), QStringLiteral("2 + 2 = **4**.")); // the answer alone
+        QVERIFY(!chat.isGenerating());
+        QCOMPARE(chat.messageCount(), 2);
+        QVERIFY(chat.isReasoningExpanded(1));
+        QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("[▾ Thought for 1 s](hearth:think/1)")));
+        QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("> Two plus two makes four.")));
+        QVERIFY(chat.grab().save(QDir(screenshotDir()).filePath(QStringLiteral("chat_reasoning_open.png"))));
+        // The reasoning is tinted, the answer is not.
+        const QColor thoughtColour = textColour(chat, QStringLiteral("Two plus two"));
+        QVERIFY(thoughtColour.isValid());
+        QVERIFY(thoughtColour != QColor(Qt::black));
+        QVERIFY(textColour(chat, QStringLiteral("2 + 2 = ")) != thoughtColour);
+        QVERIFY(clickLink(chat, QStringLiteral("hearth:think/1")));
+        QVERIFY(!chat.isReasoningExpanded(1));
+        QVERIFY(!chat.transcriptMarkdown().contains(QStringLiteral("Two plus two")));
+        QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("2 + 2 = **4**.")));
+        QVERIFY(chat.grab().save(QDir(screenshotDir()).filePath(QStringLiteral("chat_reasoning_closed.png"))));
+        chat.activateLink(QUrl(QStringLiteral("hearth:copy-message/1")));
+        QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("2 + 2 = **4**."));
+        chat.activateLink(QUrl(QStringLiteral("hearth:think/7"))); // no such message: nothing
+        QVERIFY(!chat.isReasoningExpanded(7));
+
+        // Stored apart from the answer, and shown again (closed) when the chat is reopened.
+        const qint64 conv = chat.conversationId();
+        QTRY_COMPARE_WITH_TIMEOUT(storedMessages(store, conv).size(), 2, 5000);
+        const app::StoredMessage stored = storedMessages(store, conv).at(1);
+        QCOMPARE(stored.content, QStringLiteral("2 + 2 = **4**."));
+        QCOMPARE(stored.reasoning, thoughts);
+        QVERIFY2(stored.reasoningMs >= 1200.0 && stored.reasoningMs < 10000.0, qPrintable(QString::number(stored.reasoningMs)));
+        chat.newChat();
+        QVERIFY(!chat.transcriptMarkdown().contains(QStringLiteral("Thought for")));
+        chat.openConversation(conv);
+        QTRY_COMPARE(chat.messageCount(), 2);
+        QVERIFY(!chat.isReasoningExpanded(1));
+        QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("[▸ Thought for 1 s](hearth:think/1)")));
+        // The setting that keeps reasoning open.
+        chat.setCollapseReasoning(false);
+        QVERIFY(chat.isReasoningExpanded(1));
+        QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("> The user asks for 2 + 2.")));
+        QVERIFY(!chat.isReasoningExpanded(0)); // the user's message has none
     }
 
     void samplingJsonRoundTrip() {

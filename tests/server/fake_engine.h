@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -46,6 +47,11 @@ public:
         m_repeat = repeat;
     }
     void setTokenDelay(std::chrono::microseconds d) { m_delayUs = d.count(); }
+    // What renderChat appends for a generation prompt ("assistant:" by default).
+    void setGenerationPrompt(std::string text) {
+        std::lock_guard<std::mutex> lock(m_mu);
+        m_generationPrompt = std::move(text);
+    }
     void setMaxWaiting(int n) { m_maxWaiting = n; } // live requests beyond this: Busy
     void setFailNext(Status s) {
         std::lock_guard<std::mutex> lock(m_mu);
@@ -95,6 +101,41 @@ public:
         return id;
     }
 
+    // Embeddings: each input's vector (8 wide) is a fixed function of its ids, answered at once;
+    // the checks are the real engine's. The last request is kept (lastEmbedding()).
+    Result<RequestId> embed(EmbeddingRequest request) override {
+        if (request.inputs.empty()) return invalidArgument("no input");
+        if (request.dimensions < 0 || request.dimensions > m_summary.nEmbd) return invalidArgument("dimensions");
+        EmbeddingResult result;
+        for (const auto& in : request.inputs) {
+            if (in.empty()) return invalidArgument("empty input");
+            if (int64_t(in.size()) > m_summary.contextLength) return outOfRange("input beyond the context");
+            std::vector<float> v(size_t(request.dimensions > 0 ? request.dimensions : m_summary.nEmbd));
+            for (size_t j = 0; j < v.size(); ++j)
+                for (int32_t t : in) v[j] += float((t * int32_t(j + 3)) % 17) - 8.0f;
+            double n = 0;
+            for (float x : v) n += double(x) * x;
+            if (request.normalize && n > 0)
+                for (float& x : v) x = float(x / std::sqrt(n));
+            result.vectors.push_back(std::move(v));
+            result.promptTokens += int32_t(in.size());
+        }
+        auto sink = std::move(request.sink);
+        RequestId id = 0;
+        {
+            std::lock_guard<std::mutex> lock(m_mu);
+            m_lastEmbedding = std::move(request);
+            ++m_submitted;
+            id = m_nextId++;
+        }
+        sink->onEmbeddings(std::move(result));
+        return id;
+    }
+    EmbeddingRequest lastEmbedding() const {
+        std::lock_guard<std::mutex> lock(m_mu);
+        return m_lastEmbedding;
+    }
+
     void cancel(RequestId id) override {
         // Recorded even while the step thread holds the live list (it is swapped out then);
         // the step applies it when the request is put back.
@@ -118,7 +159,8 @@ public:
     }
     const tokenizer::Tokenizer& tokenizer() const override { return m_tokenizer; }
 
-    // "role: content\n" per message, then "assistant:" when a generation prompt is asked for.
+    // "role: content\n" per message, then "assistant:" (setGenerationPrompt) when a generation
+    // prompt is asked for.
     // A message whose content is "RAISE" fails like a template's raise_exception.
     Result<std::string> renderChat(const tmpl::ChatRequest& request) const override {
         std::string out;
@@ -128,7 +170,10 @@ public:
             out += m["role"].get<std::string>() + ": " + content + "\n";
         }
         if (!request.tools.is_null()) out += "tools: " + std::to_string(request.tools.size()) + "\n";
-        if (request.addGenerationPrompt) out += "assistant:";
+        if (request.addGenerationPrompt) {
+            std::lock_guard<std::mutex> lock(m_mu);
+            out += m_generationPrompt;
+        }
         return out;
     }
     Result<std::vector<int32_t>> encodeChat(const tmpl::ChatRequest& request) const override {
@@ -160,6 +205,7 @@ private:
         m_summary.name = "fake";
         m_summary.nVocab = m_tokenizer.vocabSize();
         m_summary.contextLength = context;
+        m_summary.nEmbd = 8;
         m_thread = std::thread([this] { run(); });
     }
 
@@ -261,7 +307,9 @@ private:
     std::vector<Live> m_live;
     std::set<RequestId> m_cancelled;
     GenerationRequest m_last;
+    EmbeddingRequest m_lastEmbedding;
     std::string m_reply = "Hello there, friend.";
+    std::string m_generationPrompt = "assistant:";
     bool m_repeat = false;
     Status m_failNext;
     RequestId m_nextId = 1;

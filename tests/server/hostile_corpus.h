@@ -123,7 +123,10 @@ inline std::vector<HostileBody> hostileBodies() {
         "\"tool_choice\":{\"function\":{}}", "\"tool_choice\":{\"type\":\"function\"}",
         "\"tool_choice\":\"required\"",
         "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"a\"}}],\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"zzz\"}}",
-        "\"response_format\":\"json\"", "\"response_format\":{\"type\":\"json_object\"}",
+        "\"response_format\":\"json\"", "\"response_format\":{\"type\":\"xml\"}",
+        "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"schema\":[]}}", "\"grammar\":[\"root\"]",
+        "\"grammar\":\"root ::= \\\"a\\\"\",\"response_format\":{\"type\":\"json_object\"}", "\"reasoning_effort\":\"extreme\"",
+        "\"parallel_tool_calls\":\"yes\"", "\"reasoning_format\":7",
         "\"response_format\":{}", "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{}}",
         "\"chat_template_kwargs\":\"x\"", "\"chat_template_kwargs\":[]",
     };

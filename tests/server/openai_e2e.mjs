@@ -2,76 +2,26 @@
 // stories260K on a free port, waits for /health, then checks chat (plain and streamed),
 // completions, n=2, stop strings and usage, and that greedy /v1/completions output equals
 // `hearth-cli run ... --temp 0`. Exits 77 (skip) when the package or the model is missing.
-import { spawn, execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
-import os from 'node:os';
+import { skip, check, fail, finish, startServer, stopServer, requireFiles, npmRequire,
+  storiesModel, serverBin, cliBin, npmDir } from './e2e_support.mjs';
 
-const SKIP = 77;
-const binDir = process.env.HEARTH_BIN_DIR ?? 'build/bin';
-const dataDir = process.env.HEARTH_TEST_DATA ?? '../shared';
-const npmDir = process.env.HEARTH_NPM_DIR || path.join(os.homedir(), '.cache', 'hearth-npm');
-const model = path.join(dataDir, 'models', 'stories260K.gguf');
-const serverBin = path.join(binDir, 'hearth-server');
-const cliBin = path.join(binDir, 'hearth-cli');
+const model = storiesModel;
 const apiKey = 'e2e-key';
-
-function skip(why) {
-  console.log(`SKIP: ${why}`);
-  process.exit(SKIP);
-}
 
 let OpenAI;
 try {
-  const require = createRequire(path.join(npmDir, 'package.json'));
-  const mod = require('openai');
+  const mod = npmRequire('openai');
   OpenAI = mod.OpenAI ?? mod.default ?? mod;
 } catch (e) {
   skip(`the openai package is not installed in ${npmDir} (run scripts/install-npm-clients.sh)`);
 }
-if (!existsSync(model)) skip(`model not found: ${model}`);
-if (!existsSync(serverBin)) skip(`not built: ${serverBin}`);
+requireFiles(model, serverBin);
 
-let failures = 0;
-function check(cond, what) {
-  if (cond) {
-    console.log(`ok   ${what}`);
-  } else {
-    console.log(`FAIL ${what}`);
-    failures++;
-  }
-}
-
-// Start the server on a free port (it prints the port it bound).
-const server = spawn(serverBin, ['--model', model, '--port', '0', '--api-key', apiKey, '--ctx', '512'],
-                     { stdio: ['ignore', 'inherit', 'pipe'] });
-let serverLog = '';
-const port = await new Promise((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error('no listening line from hearth-server')), 30000);
-  server.stderr.on('data', (chunk) => {
-    serverLog += chunk.toString();
-    const m = serverLog.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-    if (m) {
-      clearTimeout(timer);
-      resolve(Number(m[1]));
-    }
-  });
-  server.on('exit', (code) => reject(new Error(`hearth-server exited early (${code}):\n${serverLog}`)));
-});
-const base = `http://127.0.0.1:${port}`;
+const { server, base, healthy } = await startServer(model, ['--api-key', apiKey, '--ctx', '512']);
 
 try {
-  // /health: 503 while loading, then 200.
-  const deadline = Date.now() + 60000;
-  let healthy = false;
-  while (Date.now() < deadline) {
-    try {
-      const r = await fetch(`${base}/health`);
-      if (r.status === 200) { healthy = true; break; }
-    } catch (e) { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
   check(healthy, '/health answers 200 once the model is loaded');
 
   const client = new OpenAI({ baseURL: `${base}/v1`, apiKey, maxRetries: 0 });
@@ -148,11 +98,8 @@ try {
     check(e.status === 401, `wrong API key: HTTP ${e.status}`);
   }
 } catch (e) {
-  console.log(`FAIL ${e.stack ?? e}`);
-  failures++;
+  fail(e);
 } finally {
-  server.kill('SIGTERM');
-  if (server.exitCode === null && server.signalCode === null) await new Promise((r) => server.on('exit', r));
+  await stopServer(server);
 }
-console.log(failures ? `${failures} check(s) failed` : 'all checks passed');
-process.exit(failures ? 1 : 0);
+finish();

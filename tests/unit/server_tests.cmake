@@ -6,3 +6,14 @@ hearth_add_test(test_server_http SOURCES test_server_http.cpp LABELS unit
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
 hearth_add_test(test_server_model SOURCES test_server_model.cpp LABELS model
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 600)
+hearth_add_test(test_server_structured SOURCES test_server_structured.cpp LABELS unit
+                LIBS hearth_engine_internal)
+hearth_add_test(test_server_ollama SOURCES test_server_ollama.cpp LABELS unit
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
+# The Anthropic Messages and OpenAI Responses APIs: parsing, and HTTP with a fake engine.
+hearth_add_test(test_server_anthropic SOURCES test_server_anthropic.cpp LABELS unit
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
+hearth_add_test(test_server_responses SOURCES test_server_responses.cpp LABELS unit
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
+hearth_add_test(test_server_embeddings SOURCES test_server_embeddings.cpp LABELS unit
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)

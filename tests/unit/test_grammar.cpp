@@ -121,6 +121,18 @@ private Q_SLOTS:
         QCOMPARE(match(g, "Aé\n"), TextMatch::Prefix);
     }
 
+    // A repetition of something that may be empty loops back without consuming a character,
+    // but in tail position: the same parses come round again and the matcher stops there.
+    void nullableRepetitionsTerminate() {
+        const std::string g = "root ::= ( \"a\"* )* \"b\" ( x | \"c\"? )+\nx ::= \"d\"*";
+        QCOMPARE(match(g, "b"), TextMatch::Complete);
+        QCOMPARE(match(g, "aaab"), TextMatch::Complete);
+        QCOMPARE(match(g, "abcdddc"), TextMatch::Complete);
+        QCOMPARE(match(g, "ac"), TextMatch::Rejected);
+        // Growing left recursion is still refused.
+        QVERIFY(!parseGbnf("root ::= a \"x\"\na ::= \"y\"? root \"z\" | \"w\"").isOk());
+    }
+
     void recursionNests() {
         const std::string g = "root ::= \"(\" root \")\" | \"x\"";
         QCOMPARE(match(g, "((x))"), TextMatch::Complete);
@@ -141,7 +153,7 @@ private Q_SLOTS:
             {"rot ::= \"a\"", "no 'root' rule"},
             {"root ::= item", "rule 'item' is used but not defined"},
             {"root ::= root \"a\" | \"b\"", "left-recursive"},
-            {"root ::= a\na ::= \"b\"? root", "left-recursive"},
+            {"root ::= a \"x\"\na ::= \"b\"? root", "left-recursive"},
             {"root ::= \"abc", "unterminated string"},
             {"root ::= [a-", "unterminated character class"},
             {"root ::= [z-a]", "runs backwards"},

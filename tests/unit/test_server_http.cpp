@@ -1,7 +1,7 @@
 // Tests of the HTTP server over real loopback connections with a fake engine: endpoints,
 // streaming, cancel on disconnect, auth, Host check, CORS, limits (413/429/400), error shapes for
 // a hostile corpus, metrics, and 64 concurrent streaming clients.
-#include "../server/fake_engine.h"
+#include "../server/fake_server.h"
 #include "../server/hostile_corpus.h"
 #include "../server/http_test_support.h"
 #include "test_support.h"
@@ -25,29 +25,6 @@ namespace {
 
 const char* kChat = R"({"model":"fake","messages":[{"role":"user","content":"hi"}]})";
 
-struct Fixture {
-    std::shared_ptr<FakeEngine> engine;
-    std::unique_ptr<Server> server;
-    int port = 0;
-};
-
-Fixture startServer(ServerConfig config = {}, int32_t context = 512) {
-    Fixture f;
-    f.engine = FakeEngine::create(testDataPath("models/stories260K.gguf"), context);
-    config.port = 0;
-    config.log = [](const std::string&) {};
-    f.server = std::make_unique<Server>(config);
-    if (!f.server->start().isOk()) return f;
-    f.server->setEngine(f.engine, "fake-model");
-    f.port = f.server->port();
-    return f;
-}
-
-#define START(fixture, ...)                                                                        \
-    HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");                                          \
-    Fixture fixture = startServer(__VA_ARGS__);                                                   \
-    QVERIFY(fixture.engine);                                                                       \
-    QVERIFY(fixture.port > 0)
 
 } // namespace
 
@@ -81,7 +58,7 @@ private Q_SLOTS:
     }
 
     void modelsList() {
-        START(f);
+        START_FAKE_SERVER(f);
         auto r = client(f.port).Get("/v1/models");
         QCOMPARE(r->status, 200);
         OJson j = parse(r->body);
@@ -92,7 +69,7 @@ private Q_SLOTS:
     }
 
     void chatNonStreaming() {
-        START(f);
+        START_FAKE_SERVER(f);
         auto r = postJson(f.port, "/v1/chat/completions", kChat);
         QVERIFY(r);
         QCOMPARE(r->status, 200);
@@ -122,7 +99,7 @@ private Q_SLOTS:
     }
 
     void chatStreaming() {
-        START(f);
+        START_FAKE_SERVER(f);
         auto r = postJson(f.port, "/v1/chat/completions",
                           R"({"messages":[{"role":"user","content":"hi"}],"stream":true, "stream_options":{"include_usage":true}})");
         QVERIFY(r);
@@ -143,7 +120,7 @@ private Q_SLOTS:
     }
 
     void completionsAndN() {
-        START(f);
+        START_FAKE_SERVER(f);
         auto r = postJson(f.port, "/v1/completions", R"({"prompt":"Once upon","n":2,"max_tokens":50})");
         QCOMPARE(r->status, 200);
         OJson j = parse(r->body);
@@ -162,7 +139,7 @@ private Q_SLOTS:
     }
 
     void stopStringsAndLogprobs() {
-        START(f);
+        START_FAKE_SERVER(f);
         auto r = postJson(f.port, "/v1/chat/completions",
                           R"({"messages":[{"role":"user","content":"hi"}],"stop":[","],"logprobs":true,"top_logprobs":2})");
         QCOMPARE(r->status, 200);
@@ -180,7 +157,7 @@ private Q_SLOTS:
     }
 
     void toolCalls() {
-        START(f);
+        START_FAKE_SERVER(f);
         f.engine->setReply("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>");
         const std::string body = R"({"messages":[{"role":"user","content":"weather?"}], "tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}]})";
         auto r = postJson(f.port, "/v1/chat/completions", body);
@@ -209,10 +186,106 @@ private Q_SLOTS:
         QVERIFY(sawCall);
         QVERIFY(sawReason);
         QCOMPARE(streamedText(s->body), std::string(""));
+        // Streamed as written: the name once, then the arguments in several fragments.
+        int names = 0, fragments = 0;
+        std::string args;
+        for (const std::string& d : sseData(s->body)) {
+            if (d == "[DONE]") continue;
+            const OJson c = parse(d);
+            const OJson& delta = c["choices"][0]["delta"];
+            if (!delta.contains("tool_calls")) continue;
+            const OJson& fn = delta["tool_calls"][0]["function"];
+            if (fn.contains("name")) ++names;
+            const std::string a = fn["arguments"].get<std::string>();
+            fragments += !a.empty();
+            args += a;
+        }
+        QCOMPARE(names, 1);
+        QVERIFY2(fragments > 2, std::to_string(fragments).c_str());
+        QCOMPARE(OJson::parse(args), OJson::parse("{\"city\": \"Paris\"}"));
+    }
+
+    // <think> text becomes reasoning_content, whole and streamed; reasoning_format none keeps it.
+    void reasoningSplitsOff() {
+        START_FAKE_SERVER(f);
+        f.engine->setReply("<think>plan it</think>\n\nThe answer.");
+        const std::string body = R"({"messages":[{"role":"user","content":"q"}]})";
+        auto r = postJson(f.port, "/v1/chat/completions", body);
+        OJson j = parse(r->body);
+        QCOMPARE(j["choices"][0]["message"]["reasoning_content"].get<std::string>(), std::string("plan it"));
+        QCOMPARE(j["choices"][0]["message"]["content"].get<std::string>(), std::string("The answer."));
+        auto s = postJson(f.port, "/v1/chat/completions", R"({"messages":[{"role":"user","content":"q"}],"stream":true})");
+        std::string reasoning;
+        for (const std::string& d : sseData(s->body)) {
+            if (d == "[DONE]") continue;
+            const OJson delta = parse(d)["choices"][0]["delta"];
+            if (delta.contains("reasoning_content")) reasoning += delta["reasoning_content"].get<std::string>();
+        }
+        QCOMPARE(reasoning, std::string("plan it"));
+        QCOMPARE(streamedText(s->body), std::string("The answer."));
+        auto raw = postJson(f.port, "/v1/chat/completions",
+                            R"({"messages":[{"role":"user","content":"q"}],"reasoning_format":"none"})");
+        OJson k = parse(raw->body);
+        QCOMPARE(k["choices"][0]["message"]["content"].get<std::string>(), std::string("<think>plan it</think>\n\nThe answer."));
+        QVERIFY(!k["choices"][0]["message"].contains("reasoning_content"));
+        // A template that opens the block itself (DeepSeek-R1): the output starts inside it.
+        f.engine->setGenerationPrompt("assistant:<think>\n");
+        f.engine->setReply("inside</think>out");
+        OJson opened = parse(postJson(f.port, "/v1/chat/completions", body)->body);
+        QCOMPARE(opened["choices"][0]["message"]["reasoning_content"].get<std::string>(), std::string("inside"));
+        QCOMPARE(opened["choices"][0]["message"]["content"].get<std::string>(), std::string("out"));
+    }
+
+    // gpt-oss harmony output: analysis to reasoning_content, final to content, a commentary
+    // message to functions.X to a tool call.
+    void harmonyOverHttp() {
+        START_FAKE_SERVER(f);
+        f.engine->setGenerationPrompt("<|start|>assistant");
+        f.engine->setReply("<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>Hi!");
+        const std::string body = R"({"messages":[{"role":"user","content":"q"}]})";
+        OJson j = parse(postJson(f.port, "/v1/chat/completions", body)->body);
+        QCOMPARE(j["choices"][0]["message"]["reasoning_content"].get<std::string>(), std::string("think"));
+        QCOMPARE(j["choices"][0]["message"]["content"].get<std::string>(), std::string("Hi!"));
+        auto s = postJson(f.port, "/v1/chat/completions", R"({"messages":[{"role":"user","content":"q"}],"stream":true})");
+        QCOMPARE(streamedText(s->body), std::string("Hi!"));
+        f.engine->setReply("<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Oslo\"}");
+        const std::string tools = R"({"messages":[{"role":"user","content":"q"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}]})";
+        OJson c = parse(postJson(f.port, "/v1/chat/completions", tools)->body);
+        QCOMPARE(c["choices"][0]["finish_reason"].get<std::string>(), std::string("tool_calls"));
+        QCOMPARE(c["choices"][0]["message"]["tool_calls"][0]["function"]["name"].get<std::string>(), std::string("get_weather"));
+        QCOMPARE(c["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"].get<std::string>(),
+                 std::string("{\"city\":\"Oslo\"}"));
+        auto cs = postJson(f.port, "/v1/chat/completions", tools.substr(0, tools.size() - 1) + R"(,"stream":true})");
+        bool named = false;
+        std::string reason;
+        for (const std::string& d : sseData(cs->body)) {
+            if (d == "[DONE]") continue;
+            const OJson ch = parse(d)["choices"][0];
+            if (ch["delta"].contains("tool_calls") && ch["delta"]["tool_calls"][0]["function"].contains("name")) named = true;
+            if (ch["finish_reason"].is_string()) reason = ch["finish_reason"].get<std::string>();
+        }
+        QVERIFY(named);
+        QCOMPARE(reason, std::string("tool_calls"));
+        // The other APIs read harmony the same way.
+        f.engine->setReply("<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>Hi!");
+        OJson a = parse(postJson(f.port, "/v1/messages",
+                                 R"({"model":"m","max_tokens":400,"messages":[{"role":"user","content":"q"}]})")->body);
+        QCOMPARE(a["content"][0]["type"].get<std::string>(), std::string("thinking"));
+        QCOMPARE(a["content"][0]["thinking"].get<std::string>(), std::string("think"));
+        QCOMPARE(a["content"][1]["text"].get<std::string>(), std::string("Hi!"));
+        OJson o = parse(postJson(f.port, "/api/chat",
+                                 R"({"model":"m","stream":false,"messages":[{"role":"user","content":"q"}]})")->body);
+        QCOMPARE(o["message"]["content"].get<std::string>(), std::string("Hi!"));
+        QCOMPARE(o["message"]["thinking"].get<std::string>(), std::string("think"));
+        OJson rs = parse(postJson(f.port, "/v1/responses", R"({"model":"m","input":"q"})")->body);
+        std::string outText;
+        for (const OJson& item : rs["output"])
+            if (item["type"] == "message") outText = item["content"][0]["text"].get<std::string>();
+        QCOMPARE(outText, std::string("Hi!"));
     }
 
     void cancelOnDisconnect() {
-        START(f, ServerConfig{}, 1 << 20);
+        START_FAKE_SERVER(f, ServerConfig{}, 1 << 20);
         f.engine->setReply("tick tock ", true);
         f.engine->setTokenDelay(std::chrono::milliseconds(2));
         httplib::Client cl("127.0.0.1", f.port);
@@ -239,7 +312,7 @@ private Q_SLOTS:
     void apiKey() {
         ServerConfig c;
         c.apiKey = "sekrit";
-        START(f, c);
+        START_FAKE_SERVER(f, c);
         auto none = postJson(f.port, "/v1/chat/completions", kChat);
         QCOMPARE(none->status, 401);
         QVERIFY(isErrorShape(parse(none->body)));
@@ -252,7 +325,7 @@ private Q_SLOTS:
     }
 
     void hostHeaderCheck() {
-        START(f);
+        START_FAKE_SERVER(f);
         auto cl = client(f.port);
         QCOMPARE(cl.Get("/v1/models", {{"Host", "evil.example:80"}})->status, 403);
         QCOMPARE(cl.Get("/v1/models", {{"Host", "127.0.0.1.evil.example"}})->status, 403);
@@ -266,7 +339,7 @@ private Q_SLOTS:
     void cors() {
         ServerConfig c;
         c.corsOrigins = {"http://app.local"};
-        START(f, c);
+        START_FAKE_SERVER(f, c);
         auto cl = client(f.port);
         auto ok = cl.Get("/v1/models", {{"Origin", "http://app.local"}});
         QCOMPARE(ok->get_header_value("Access-Control-Allow-Origin"), std::string("http://app.local"));
@@ -281,7 +354,7 @@ private Q_SLOTS:
     }
 
     void limits() {
-        START(f);
+        START_FAKE_SERVER(f);
         // 413 for a body over the limit.
         const std::string big = "{\"messages\":[{\"role\":\"user\",\"content\":\"" + std::string(9u << 20, 'a') + "\"}]}";
         auto r = postJson(f.port, "/v1/chat/completions", big);
@@ -318,7 +391,7 @@ private Q_SLOTS:
     }
 
     void hostileCorpusOverHttp() {
-        START(f);
+        START_FAKE_SERVER(f);
         const auto corpus = hostileBodies();
         int i = 0;
         for (const HostileBody& h : corpus) {
@@ -333,7 +406,7 @@ private Q_SLOTS:
     }
 
     void tokenizeRoundTrip() {
-        START(f);
+        START_FAKE_SERVER(f);
         auto t = postJson(f.port, "/tokenize", R"({"content":"Once upon a time"})");
         QCOMPARE(t->status, 200);
         OJson tokens = parse(t->body)["tokens"];
@@ -345,7 +418,7 @@ private Q_SLOTS:
     }
 
     void metrics() {
-        START(f);
+        START_FAKE_SERVER(f);
         QCOMPARE(postJson(f.port, "/v1/chat/completions", kChat)->status, 200);
         QCOMPARE(postJson(f.port, "/v1/chat/completions", "{")->status, 400);
         QCOMPARE(client(f.port).Get("/nope")->status, 404);
@@ -364,7 +437,7 @@ private Q_SLOTS:
     }
 
     void concurrentStreams() {
-        START(f);
+        START_FAKE_SERVER(f);
         f.engine->setReply("one two three four five six seven eight");
         f.engine->setTokenDelay(std::chrono::milliseconds(1));
         constexpr int kClients = 64;
@@ -397,7 +470,7 @@ private Q_SLOTS:
             std::lock_guard<std::mutex> lock(*mu);
             records->push_back(r);
         };
-        START(f, c);
+        START_FAKE_SERVER(f, c);
         f.engine->setReply("one two three");
         httplib::Client cl("127.0.0.1", f.port);
         cl.set_bearer_token_auth("sekrit");
@@ -436,7 +509,7 @@ private Q_SLOTS:
     }
 
     void stopEndsOpenStreams() {
-        START(f, ServerConfig{}, 1 << 20);
+        START_FAKE_SERVER(f, ServerConfig{}, 1 << 20);
         f.engine->setReply("again ", true);
         f.engine->setTokenDelay(std::chrono::milliseconds(2));
         std::thread t([&] {

@@ -43,9 +43,9 @@ class TestTokenizerLoad : public QObject {
 private Q_SLOTS:
     void missingOrUnsupportedModel() {
         VocabSpec spec = smallBpe();
-        spec.model = "bert";
-        expectError(spec, ErrorCode::Unsupported, "'bert'");
-        spec.model = "t5";
+        spec.model = "t5"; // Unigram (nomic-bert-moe's vocabulary, for one)
+        expectError(spec, ErrorCode::Unsupported, "'t5'");
+        spec.model = "rwkv";
         expectError(spec, ErrorCode::Unsupported, "tokenizer.ggml.model");
 
         gguf::Writer w;
@@ -242,6 +242,73 @@ private Q_SLOTS:
         t = loadTokenizer(spm);
         QVERIFY(t.isOk());
         QVERIFY(t->warnings().empty());
+    }
+
+    // WordPiece: there must be an unknown token; missing [CLS] / [SEP] only stop them being
+    // added; add_bos / add_sep / add_eos are overridden (with a warning) as llama.cpp ignores
+    // them; the normalizer keys must be booleans.
+    void wordPieceVocabularies() {
+        VocabSpec spec = wpmVocab();
+        auto t = loadTokenizer(spec);
+        QVERIFY2(t.isOk(), t.status().toString().c_str());
+        QCOMPARE(t->modelType(), tokenizer::ModelType::Wpm);
+        QCOMPARE(t->unk(), 1);
+        QCOMPARE(t->bos(), 2);
+        QCOMPARE(t->sep(), 3);
+        QCOMPARE(t->pad(), 0);
+        QCOMPARE(t->eos(), tokenizer::kNoToken);
+        QVERIFY(t->addBos() && t->addSep() && !t->addEos());
+        QCOMPARE(t->warnings().size(), size_t(0));
+
+        // No unknown token: the ids are BERT's defaults (100, 101, 102), outside this vocab.
+        spec.extra = nullptr;
+        expectError(spec, ErrorCode::InvalidFormat, "no unknown token");
+        spec.extra = [](gguf::Writer& w) {
+            w.set("tokenizer.ggml.unknown_token_id", gguf::Value::u32(77));
+        };
+        expectError(spec, ErrorCode::InvalidFormat, "unknown_token_id");
+
+        // [UNK] only: loads, adds neither [CLS] nor [SEP], and says so.
+        spec.extra = [](gguf::Writer& w) {
+            w.set("tokenizer.ggml.unknown_token_id", gguf::Value::u32(1));
+        };
+        t = loadTokenizer(spec);
+        QVERIFY(t.isOk());
+        QCOMPARE(t->bos(), tokenizer::kNoToken);
+        QCOMPARE(t->sep(), tokenizer::kNoToken);
+        QVERIFY(!t->addBos() && !t->addSep());
+        QVERIFY(hasWarning(*t, "BOS token but has none"));
+        QVERIFY(hasWarning(*t, "separator token but has none"));
+        QCOMPARE(*t->encode("", true, false), Ids{});
+
+        // The file's add_* flags do not change what WordPiece adds.
+        spec = wpmVocab();
+        const auto ids = spec.extra;
+        spec.extra = [ids](gguf::Writer& w) {
+            ids(w);
+            w.set("tokenizer.ggml.add_bos_token", gguf::Value::boolean(false));
+            w.set("tokenizer.ggml.add_sep_token", gguf::Value::boolean(false));
+            w.set("tokenizer.ggml.add_eos_token", gguf::Value::boolean(true));
+            w.set("tokenizer.ggml.eos_token_id", gguf::Value::u32(3));
+        };
+        t = loadTokenizer(spec);
+        QVERIFY(t.isOk());
+        QVERIFY(t->addBos() && t->addSep() && !t->addEos());
+        QCOMPARE(t->eos(), 3);
+        QVERIFY(hasWarning(*t, "add_bos_token = false overridden"));
+        QVERIFY(hasWarning(*t, "add_sep_token = false overridden"));
+        QVERIFY(hasWarning(*t, "add_eos_token = true ignored"));
+        QCOMPARE(*t->encode("", true, false), (Ids{2, 3}));
+
+        for (const char* key :
+             {"tokenizer.ggml.normalizer.lowercase", "tokenizer.ggml.normalizer.strip_accents",
+              "tokenizer.ggml.add_sep_token"}) {
+            spec.extra = [ids, key](gguf::Writer& w) {
+                ids(w);
+                w.set(key, gguf::Value::string("yes"));
+            };
+            expectError(spec, ErrorCode::InvalidFormat, key);
+        }
     }
 
     void endOfGenerationTokens() {

@@ -1,7 +1,8 @@
-// Tests against llama.cpp itself: the test vectors that ship with its source for the qwen35
-// and gemma-4 vocabularies, Gemma 4's special tokens, and many texts tokenized by the reference
-// tokenizer (ref-tokenize.mjs over the prebuilt llama.cpp) for o200k ("gpt-4o", the pre name of
-// gpt-oss vocabularies), qwen35 and gemma-4. The llama.cpp files are found under HEARTH_REF
+// Tests against llama.cpp itself: the test vectors that ship with its source for the qwen35,
+// gemma-4 and bert-bge (WordPiece) vocabularies, Gemma 4's and BERT's special tokens, and many
+// texts tokenized by the reference tokenizer (ref-tokenize.mjs over the prebuilt llama.cpp) for
+// o200k ("gpt-4o", the pre name of gpt-oss vocabularies), qwen35, gemma-4 and bert-bge (also
+// with its normalizer switched off). The llama.cpp files are found under HEARTH_REF
 // (default ~/.cache/hearth-ref); a missing file or a missing node skips with the reason.
 #include "test_support.h"
 #include "test_tokenizer_support.h"
@@ -242,8 +243,60 @@ std::vector<std::string> randomTexts(size_t count) {
     return texts;
 }
 
-std::vector<std::string> differentialTexts() {
+// More texts for WordPiece: accents in every form, CJK next to other scripts, ASCII symbols
+// (split) and other symbols (not), control and format characters (dropped without splitting),
+// long words that do and do not spell out, and "##" / "▁" / "[UNK]" in the text.
+std::vector<std::string> wordPieceTexts() {
+    std::vector<std::string> texts = {
+        "r\xC3\xA9sum\xC3\xA9 RE\xCC\x81SUME\xCC\x81 na\xC3\xAFve Cr\xC3\xA8me Br\xC3\xBBl\xC3\xA9"
+        "e "
+        "\xC3\x85ngstr\xC3\xB6m", // résumé RÉSUMÉ naïve Crème Brûlée Ångström
+        "\xC3\x98re \xC3\x86sir \xC5\x81\xC3\xB3"
+        "d\xC5\xBA \xC3\x9Fstra\xC3\x9F"
+        "e \xEF\xAC\x81n", // Øre Æsir Łódź ßtraße ﬁn
+        "\xE4\xB8\xAD\xE6\x96\x87"
+        "abc\xE6\x97\xA5\xE6\x9C\xAC"
+        "123\xE3\x81\xB2\xE3\x82\x89\xE3\x81\x8C\xE3\x81\xAA"
+        "\xEF\xBC\xA1\xEF\xBC\xA2", // 中文abc日本123ひらがなＡＢ
+        // U+20000 U+2B81D U+2C800 (in Extension B, D, and the 0x2B920 range) U+FA0E
+        "\xF0\xA0\x80\x80\xF0\xAB\xA0\x9D\xF0\xAC\xA0\x80 \xEF\xA8\x8E",
+        "a$b+c<d=e>f^g`h|i~j \xC2\xA2\xC2\xA3\xE2\x82\xAC \xC2\xA9 x\xC2\xB0y \xE2\x84\xA2",
+        "a\x01"
+        "b\x1f c\x7f\xC2\x80"
+        "d e\xE2\x80\x8B"
+        "f g\xC2\xADh \xEF\xBB\xBFi j\xEE\x80\x80k", // Cc, ZWSP, SHY, BOM, PUA
+        "\xE2\x80\x8B \xE2\x80\x8C\xE2\x80\x8D \xC2\x85x\xE1\x9A\x80y\xE2\x80\xA8z",
+        std::string("nul\0inside", 10),
+        "\xF0\x9F\xA6\x99 \xF0\x9F\x98\x80smile \xE2\x9D\xA4\xEF\xB8\x8F "
+        "\xF0\x9F\x87\xAB\xF0\x9F\x87\xB7",
+        "unbelievably antidisestablishmentarianism pneumonoultramicroscopicsilicovolcanoconiosis",
+        "hello\xE2\x98\x83world snow\xE2\x98\x83 \xE2\x98\x83",
+        "##ing ## #hash \xE2\x96\x81hello \xE2\x96\x81\xE2\x96\x81 [UNK] [CLS] [unused0]",
+        // 가나다 한국어
+        "\xEA\xB0\x80\xEB\x82\x98\xEB\x8B\xA4 \xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4",
+        "\xCE\x86\xCE\xBB\xCF\x86\xCE\xB1 \xD0\x81\xD0\xBB\xD0\xBA\xD0\xB0 \xC4\xB0i\xC4\xB1I "
+        "\xC7\x85", // Άλφα Ёлка İiıI ǅ
+        "\xD8\xA7\xD9\x84\xD8\xB9\xD9\x8E\xD8\xB1\xD9\x8E\xD8\xA8\xD9\x90\xD9\x8A\xD9\x8E\xD9\x91"
+        "\xD8\xA9 "
+        "\xE0\xA4\xB9\xE0\xA4\xBF\xE0\xA4\x82\xE0\xA4\xA6\xE0\xA5\x80 "
+        "\xE0\xB8\xA0\xE0\xB8\xB2\xE0\xB8\xA9\xE0\xB8\xB2",
+        "it's O'Neil's \"quoted\" (paren) [bracket] {brace} \xE2\x80\x9Csmart\xE2\x80\x9D "
+        "\xE2\x80\x94 a\xE2\x80\xA6",
+        "3.14 1,000 2024-06-01 12:30 50% #1 @me a_b a-b a/b",
+    };
+    texts.push_back(std::string(300, 'a'));
+    texts.push_back("x" + std::string(2000, 'b') + " y");
+    std::string longWord;
+    for (int i = 0; i < 200; ++i) longWord += "the";
+    texts.push_back(longWord);
+    return texts;
+}
+
+std::vector<std::string> differentialTexts(bool wordPiece = false) {
     std::vector<std::string> texts = handWrittenTexts();
+    if (wordPiece) {
+        for (std::string& s : wordPieceTexts()) texts.push_back(std::move(s));
+    }
     for (std::string& s : randomTexts(500)) texts.push_back(std::move(s));
     return texts;
 }
@@ -345,10 +398,12 @@ private Q_SLOTS:
         QTest::addColumn<QString>("name");
         QTest::newRow("qwen35") << QStringLiteral("qwen35");
         QTest::newRow("gemma-4") << QStringLiteral("gemma-4");
+        QTest::newRow("bert-bge") << QStringLiteral("bert-bge");
     }
 
     // Every case of llama.cpp's .inp/.out pair, add_special and parse_special off; then the
-    // raw decode of our ids gives the text back.
+    // raw decode of our ids gives the text back (WordPiece, which normalizes the text: the
+    // decoded text encodes to the same ids).
     void testVectors() {
         QFETCH(QString, name);
         const QString path = refVocabPath(name);
@@ -379,11 +434,77 @@ private Q_SLOTS:
         QCOMPARE(passed, int(vectors.size()));
         DecodeOptions raw;
         raw.cleanSpaces = false;
+        const bool wordPiece = t->modelType() == tokenizer::ModelType::Wpm;
         for (const TokenizerVector& v : vectors) {
             auto text = t->decode(v.ids, raw);
             QVERIFY(text.isOk());
-            QCOMPARE(*text, v.text);
+            if (!wordPiece) {
+                QCOMPARE(*text, v.text);
+            } else if (std::find(v.ids.begin(), v.ids.end(), t->unk()) == v.ids.end()) {
+                QCOMPARE(idsString(encode(*t, *text)), idsString(v.ids));
+            }
         }
+    }
+
+    // BERT's WordPiece (bge-small): [CLS] as BOS and [SEP] after the text when adding special
+    // tokens, [UNK] for words the vocabulary cannot spell, "##"-less continuation pieces, and
+    // decoding with the word-start mark as a space and the clean-up rules.
+    void wordPieceVocabulary() {
+        const QString path = refVocabPath(QStringLiteral("bert-bge"));
+        SKIP_UNLESS_EXISTS(path);
+        const Tokenizer* t = loadOnce(path);
+        QVERIFY(t != nullptr);
+        QCOMPARE(t->modelType(), tokenizer::ModelType::Wpm);
+        QCOMPARE(t->modelName(), std::string("bert"));
+        QCOMPARE(t->preTokenizerName(), std::string("bert-bge"));
+        QCOMPARE(t->bos(), 101);
+        QCOMPARE(t->eos(), tokenizer::kNoToken);
+        QCOMPARE(t->unk(), 100);
+        QCOMPARE(t->sep(), 102);
+        QCOMPARE(t->pad(), 0);
+        QVERIFY(t->addBos() && t->addSep() && !t->addEos() && !t->addSpacePrefix());
+        QVERIFY(t->warnings().empty());
+        // Expected ids from the reference tokenizer (ref-tokenize.mjs ... [--special]).
+        QCOMPARE(encode(*t, "Hello World [CLS] x"),
+                 (Ids{7592, 2088, 1031, 18856, 2015, 1033, 1060}));
+        QCOMPARE(encode(*t, "Hello World [CLS] x", true, true),
+                 (Ids{101, 7592, 2088, 101, 1060, 102}));
+        QCOMPARE(encode(*t, "", true), (Ids{101, 102}));
+        QCOMPARE(encode(*t, ""), Ids{});
+        QCOMPARE(encode(*t, " \t\n\x01 "), Ids{});
+        // A word with a character the vocabulary lacks is one [UNK], whatever its length.
+        QCOMPARE(encode(*t, "hello\xE2\x98\x83world"), Ids{100});
+        QCOMPARE(encode(*t, "snow\xE2\x98\x83 man"), (Ids{100, 2158}));
+        // Invalid UTF-8 is dropped without splitting the word; an overlong "/" is still "/", as
+        // llama.cpp's lenient decoder reads it.
+        QCOMPARE(encode(*t, "hel\xFFlo wor\xE2\x82ld"), encode(*t, "hello world"));
+        QCOMPARE(encode(*t, std::string("a\xC0\xAF") + "b"), encode(*t, "a/b"));
+        // Decoding: word starts become spaces, continuation pieces join, special tokens show
+        // only when rendered, and the clean-up rules remove the space before punctuation.
+        const Ids ids = encode(*t, "Tokenization, unbelievably!", true);
+        DecodeOptions render;
+        render.renderSpecial = true;
+        QCOMPARE(*t->decode(ids), std::string(" tokenization, unbelievably!"));
+        QCOMPARE(*t->decode(ids, render),
+                 std::string("[CLS] tokenization, unbelievably![SEP]"));
+        DecodeOptions raw;
+        raw.cleanSpaces = false;
+        QCOMPARE(*t->decode(ids, raw), std::string(" tokenization , unbelievably !"));
+        QCOMPARE(*t->decode(encode(*t, "it 's a ' b ' don't")), std::string(" it's a'b'don't"));
+        QCOMPARE(*t->decode(Ids{101, 1060, 100, 1061, 102}, render),
+                 std::string("[CLS] x[UNK] y[SEP]"));
+        // No word length limit: a 1 MB word is cut in one pass (llama.cpp gives the same ids:
+        // the long texts of the differential test cover this path).
+        QElapsedTimer timer;
+        timer.start();
+        const Ids longWord = encode(*t, std::string(1 << 20, 'q'));
+        QVERIFY(!longWord.empty() && longWord.front() != t->unk());
+        QVERIFY(std::all_of(longWord.begin(), longWord.end(),
+                            [&](int32_t id) { return id > 0 && id < t->vocabSize(); }));
+        qInfo("bert-bge: a 1 MB word in %lld ms, %zu tokens", timer.elapsed(), longWord.size());
+        QCOMPARE(t->tokenPiece(7592), std::string(" hello"));
+        QCOMPARE(t->tokenPiece(100, false), std::string());
+        QCOMPARE(t->tokenPiece(100), std::string("[UNK]"));
     }
 
     // Gemma 4: BPE with SentencePiece-style spaces, BOS always added, end-of-turn tokens.
@@ -438,6 +559,11 @@ private Q_SLOTS:
         QTest::newRow("qwen35") << refVocabPath(QStringLiteral("qwen35"));
         QTest::newRow("qwen35 pairs") << QStringLiteral("pairs:qwen35");
         QTest::newRow("gemma-4") << refVocabPath(QStringLiteral("gemma-4"));
+        // bert-bge as is, and with its normalizer settings changed: "wpm:LOWER:STRIP".
+        QTest::newRow("bert-bge") << refVocabPath(QStringLiteral("bert-bge"));
+        QTest::newRow("bert-bge cased") << QStringLiteral("wpm:0:0");
+        QTest::newRow("bert-bge lowercase, accents kept") << QStringLiteral("wpm:1:0");
+        QTest::newRow("bert-bge accents stripped, cased") << QStringLiteral("wpm:0:1");
     }
 
     // Many texts through our tokenizer and the reference one: every id must agree.
@@ -446,7 +572,26 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const Tokenizer* t = nullptr;
         std::optional<Tokenizer> built;
-        if (!vocab.endsWith(QStringLiteral(".gguf"))) {
+        bool wordPiece = vocab.contains(QStringLiteral("bert"));
+        if (vocab.startsWith(QStringLiteral("wpm:"))) {
+            // bert-bge with tokenizer.ggml.normalizer.lowercase / .strip_accents set.
+            const QString base = refVocabPath(QStringLiteral("bert-bge"));
+            SKIP_UNLESS_EXISTS(base);
+            auto file = gguf::File::open(base.toStdString());
+            QVERIFY(file.isOk());
+            gguf::Writer w(file->version());
+            for (const gguf::KeyValue& kv : file->metadata()) w.set(kv.key, kv.value);
+            w.set("tokenizer.ggml.normalizer.lowercase", gguf::Value::boolean(vocab[4] == '1'));
+            w.set("tokenizer.ggml.normalizer.strip_accents",
+                  gguf::Value::boolean(vocab[6] == '1'));
+            vocab = dir.filePath(QStringLiteral("vocab.gguf"));
+            QVERIFY(w.writeFile(vocab.toStdString()).isOk());
+            auto loaded = loadTokenizer(w);
+            QVERIFY(loaded.isOk());
+            built = std::move(*loaded);
+            t = &*built;
+            wordPiece = true;
+        } else if (!vocab.endsWith(QStringLiteral(".gguf"))) {
             // Built here and written to a file for the reference to load too.
             const QString shared = QString::fromStdString(
                 testDataPath(QStringLiteral("models/ggml-vocab-llama-bpe.gguf")));
@@ -476,7 +621,7 @@ private Q_SLOTS:
             t = loadOnce(vocab);
             QVERIFY(t != nullptr);
         }
-        const std::vector<std::string> texts = differentialTexts();
+        const std::vector<std::string> texts = differentialTexts(wordPiece);
         std::vector<Ids> want;
         QString why;
         if (!referenceIds(vocab, texts, want, why)) {

@@ -1,9 +1,11 @@
 // Tests of encoding and decoding on small hand-made vocabularies: BPE merge order, SPM score
-// order and byte fallback, special-token matching, BOS/EOS, decode rules and the streaming
-// decoder.
+// order and byte fallback, WordPiece matching and normalizing, special-token matching,
+// BOS/EOS/SEP, decode rules and the streaming decoder.
 #include "test_tokenizer_support.h"
 #include "tokenizer/unicode.h"
+#include "tokenizer/wpm.h"
 
+#include <QElapsedTimer>
 #include <QtTest>
 
 #include <random>
@@ -292,6 +294,149 @@ private Q_SLOTS:
         QCOMPARE(decode(q, ids("Hi , it 's")), std::string("Hi , it 's"));
     }
 
+    // WordPiece takes the longest token at each point, left to right (not the fewest tokens),
+    // starting each word with "▁"; a word it cannot finish is one [UNK].
+    void wordPieceGreedyLongestMatch() {
+        VocabSpec spec = wpmVocab();
+        const std::string w = spmSpace();
+        const int32_t un = spec.add(w + "un");
+        const int32_t unbe = spec.add(w + "unbe");
+        const int32_t liev = spec.add("liev");
+        const int32_t able = spec.add("able");
+        spec.add("lie");
+        spec.add("vable");
+        const int32_t a = spec.add(w + "a");
+        const int32_t b = spec.add("b");
+        const int32_t dot = spec.add(w + ".");
+        const int32_t mark = spec.add(w);
+        const int32_t x = spec.add("x");
+        const Tokenizer t = mustLoad(spec);
+        QCOMPARE(encode(t, "unbelievable"), (Ids{unbe, liev, able}));
+        QCOMPARE(encode(t, "un"), (Ids{un}));
+        QCOMPARE(encode(t, "unbelievab"), Ids{1}); // no token "ab" or "a" after "liev"
+        QCOMPARE(encode(t, "unbelievablex"), (Ids{unbe, liev, able, x}));
+        QCOMPARE(encode(t, "unbelievabley a"), (Ids{1, a})); // "y" is no token: the word is [UNK]
+        QCOMPARE(encode(t, "ab.a"), (Ids{a, b, dot, a}));    // "." is a word of its own
+        QCOMPARE(encode(t, "x"), (Ids{mark, x}));            // "▁" alone, then "x"
+        QCOMPARE(encode(t, "xa"), Ids{1}); // ... but nothing spells the "a" after it
+        QCOMPARE(encode(t, "", true), (Ids{2, 3}));
+        QCOMPARE(encode(t, "un [SEP] a", true, true), (Ids{2, un, 3, a, 3}));
+        QCOMPARE(encode(t, "un [SEP] a", true, false), (Ids{2, un, 1, 1, 1, a, 3}));
+        // Decoding: the word mark is a space, continuation pieces join the word.
+        QCOMPARE(decode(t, Ids{unbe, liev, able, a, b, dot}), std::string(" unbelievable ab."));
+        DecodeOptions raw;
+        raw.cleanSpaces = false;
+        QCOMPARE(decode(t, Ids{unbe, liev, able, a, b, dot}, raw),
+                 std::string(" unbelievable ab ."));
+        DecodeOptions render;
+        render.renderSpecial = true;
+        render.removeSpecial = true; // strips [CLS] (BOS); [SEP] is not EOS and stays
+        QCOMPARE(decode(t, Ids{2, un, 1, 3}, render), std::string(" un[UNK][SEP]"));
+        QCOMPARE(decode(t, Ids{2, un, 1, 3}), std::string(" un"));
+        QCOMPARE(streamAll(t, Ids{unbe, liev, able, a}), std::string(" unbelievable a"));
+    }
+
+    // The BERT normalizer and word splitter, with each normalizer setting.
+    void wordPieceWords() {
+        using tokenizer::detail::WpmNormalizer;
+        const auto words = [](std::string_view text, WpmNormalizer n = {}) {
+            std::vector<std::string> out;
+            tokenizer::detail::splitWpmWords(text, n, out);
+            std::string joined;
+            for (const std::string& w : out) joined += (joined.empty() ? "" : "|") + w;
+            return joined;
+        };
+        const std::string resume = "R\xC3\x89sum\xC3\xA9";      // RÉsumé
+        const std::string resumeNfd = "RE\xCC\x81sume\xCC\x81"; // the same, decomposed
+        QCOMPARE(words(resume), std::string("resume"));
+        QCOMPARE(words(resumeNfd), std::string("resume"));
+        QCOMPARE(words(resume, {false, false}), resume);
+        QCOMPARE(words(resume, {true, false}), std::string("r\xC3\xA9sum\xC3\xA9"));
+        QCOMPARE(words(resumeNfd, {true, false}), std::string("re\xCC\x81sume\xCC\x81"));
+        QCOMPARE(words(resume, {false, true}), std::string("REsume"));
+        // Whitespace splits; punctuation, ASCII symbols and CJK ideographs are words alone;
+        // other symbols, kana and digits are not.
+        QCOMPARE(words("  a\tb\n\xE3\x80\x80"
+                       "c  "),
+                 std::string("a|b|c"));
+        QCOMPARE(words("it's a+b=c, (x)"), std::string("it|'|s|a|+|b|=|c|,|(|x|)"));
+        QCOMPARE(words("a\xC2\xA9"
+                       "b \xE2\x82\xAC"
+                       "5"),
+                 std::string("a\xC2\xA9"
+                             "b|\xE2\x82\xAC"
+                             "5"));
+        QCOMPARE(words("ab\xE4\xB8\xAD\xE6\x96\x87"
+                       "cd\xE3\x81\x82\xE3\x81\x84"),
+                 std::string("ab|\xE4\xB8\xAD|\xE6\x96\x87|cd\xE3\x81\x82\xE3\x81\x84"));
+        // Control and format characters, NUL and invalid UTF-8 vanish without splitting.
+        QCOMPARE(words(std::string("a\x01"
+                                   "b\0c\x7f"
+                                   "d\xE2\x80\x8B"
+                                   "e\xFF"
+                                   "f\xE2\x82"
+                                   "g",
+                                   16)),
+                 std::string("abcdefg"));
+        // One codepoint in, at most one out: a Hangul syllable keeps its first jamo, "ß" stays,
+        // "İ" becomes "i", the "ﬁ" ligature has no canonical decomposition.
+        QCOMPARE(words("\xED\x95\x9C \xC3\x9F \xC4\xB0 \xEF\xAC\x81"),
+                 std::string("\xE1\x84\x92|\xC3\x9F|i|\xEF\xAC\x81"));
+        QCOMPARE(words(""), std::string());
+        QCOMPARE(tokenizer::detail::simpleLowercase('A'), uint32_t('a'));
+        QCOMPARE(tokenizer::detail::simpleLowercase(0x100), uint32_t(0x101));
+        QCOMPARE(tokenizer::detail::simpleLowercase(0x101), uint32_t(0x101));
+        QCOMPARE(tokenizer::detail::simpleLowercase(0x10FFFF), uint32_t(0x10FFFF));
+        QCOMPARE(tokenizer::detail::firstOfNfd(0xC5), uint32_t('A'));
+        QCOMPARE(tokenizer::detail::firstOfNfd(0xD7A3), uint32_t(0x1112));
+        QCOMPARE(tokenizer::detail::firstOfNfd(0x10FFFF), uint32_t(0x10FFFF));
+    }
+
+    // The GGUF normalizer keys reach the tokenizer; strip_accents follows lowercase unless set.
+    void wordPieceNormalizerKeys() {
+        VocabSpec spec = wpmVocab();
+        const std::string w = spmSpace();
+        const int32_t lower = spec.add(w + "resume");
+        const int32_t accented = spec.add(w + "r\xC3\xA9sum\xC3\xA9");
+        const int32_t cased = spec.add(w + "R\xC3\x89sum\xC3\xA9");
+        const int32_t capital = spec.add(w + "REsume");
+        const auto ids = spec.extra;
+        const auto load = [&](std::optional<bool> lowercase, std::optional<bool> strip) {
+            spec.extra = [=](gguf::Writer& wr) {
+                ids(wr);
+                if (lowercase)
+                    wr.set("tokenizer.ggml.normalizer.lowercase", gguf::Value::boolean(*lowercase));
+                if (strip)
+                    wr.set("tokenizer.ggml.normalizer.strip_accents", gguf::Value::boolean(*strip));
+            };
+            return mustLoad(spec);
+        };
+        const std::string text = "R\xC3\x89sum\xC3\xA9";
+        QCOMPARE(encode(load(std::nullopt, std::nullopt), text), Ids{lower});
+        QCOMPARE(encode(load(false, std::nullopt), text), Ids{cased});
+        QCOMPARE(encode(load(true, false), text), Ids{accented});
+        QCOMPARE(encode(load(false, true), text), Ids{capital});
+    }
+
+    // A word has no length limit (as in llama.cpp): a long one is cut in linear time, and a
+    // long one that cannot be cut is one [UNK].
+    void wordPieceLongWords() {
+        VocabSpec spec = wpmVocab();
+        const int32_t start = spec.add(spmSpace() + "ab");
+        const int32_t ab = spec.add("ab");
+        const Tokenizer t = mustLoad(spec);
+        std::string word;
+        for (int i = 0; i < 200000; ++i) word += "ab";
+        QElapsedTimer timer;
+        timer.start();
+        const Ids ids = encode(t, word);
+        QCOMPARE(ids.size(), size_t(200000));
+        QCOMPARE(ids.front(), start);
+        QCOMPARE(ids.back(), ab);
+        QCOMPARE(encode(t, word + "c"), Ids{1});
+        qInfo("two 400 KB words in %lld ms", timer.elapsed());
+    }
+
     void streamDecoderHoldsPartialCharacters() {
         const Tokenizer t = mustLoad(spmVocab());
         StreamDecoder stream(t);
@@ -370,14 +515,20 @@ private Q_SLOTS:
         VocabSpec spmSpec = spmVocab();
         spmSpec.add(spmSpace() + "a", 1, -1.0f);
         spmSpec.add(spmSpace(), 1, -2.0f);
+        VocabSpec wpmSpec = wpmVocab();
+        for (int c = 0x20; c < 0x7F; ++c) {
+            wpmSpec.add(std::string(1, char(c)));
+            wpmSpec.add(spmSpace() + char(c));
+        }
         const Tokenizer bpe = mustLoad(bpeSpec);
         const Tokenizer spm = mustLoad(spmSpec);
+        const Tokenizer wpm = mustLoad(wpmSpec);
         std::mt19937 rng(1234);
         for (int i = 0; i < 2000; ++i) {
             std::string s(rng() % 40, '\0');
             for (char& c : s) c = static_cast<char>(rng() % 256);
             if (i % 3 == 0) s += "<|x|>";
-            for (const Tokenizer* t : {&bpe, &spm}) {
+            for (const Tokenizer* t : {&bpe, &spm, &wpm}) {
                 auto ids = t->encode(s, i % 2 == 0, i % 5 == 0);
                 QVERIFY(ids.isOk());
                 for (int32_t id : *ids) QVERIFY(id >= 0 && id < t->vocabSize());

@@ -90,6 +90,22 @@ inline VocabSpec spmVocab(bool withByteTokens = true) {
 
 inline int32_t spmByteToken(uint8_t b) { return 3 + b; }
 
+// A WordPiece vocabulary: [PAD] [UNK] [CLS] [SEP] [MASK] (ids 0..4, named by the id keys as
+// converted BERT files do), then whatever the test adds.
+inline VocabSpec wpmVocab() {
+    VocabSpec spec;
+    spec.model = "bert";
+    spec.pre = std::string("bert-bge");
+    for (const char* name : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) spec.add(name, 3);
+    spec.extra = [](gguf::Writer& w) {
+        w.set("tokenizer.ggml.padding_token_id", gguf::Value::u32(0));
+        w.set("tokenizer.ggml.unknown_token_id", gguf::Value::u32(1));
+        w.set("tokenizer.ggml.bos_token_id", gguf::Value::u32(2));
+        w.set("tokenizer.ggml.seperator_token_id", gguf::Value::u32(3));
+    };
+    return spec;
+}
+
 // The U+2581 space mark SPM vocabularies use.
 inline std::string spmSpace() { return "\xE2\x96\x81"; }
 

@@ -106,6 +106,37 @@ struct GenerationRequest {
     std::shared_ptr<TokenSink> sink;
 };
 
+// How an embedding pools its tokens' final normed hidden states into one vector: the values of
+// a GGUF's <arch>.pooling_type (llama.cpp's enum). Model: what the file says, mean when it says
+// nothing or "none" (0); a file asking for rank (4, a reranker's classifier head) is refused.
+enum class Pooling : int32_t { Model = -1, Mean = 1, Cls = 2, Last = 3 };
+const char* poolingName(Pooling p); // "model", "mean", "cls", "last"
+
+// One embedding request: several inputs computed together (each its own sequence, batched with
+// whatever else the engine runs), each pooled, cut to `dimensions` and L2-normalized.
+struct EmbeddingResult {
+    std::vector<std::vector<float>> vectors; // one per input, in order
+    int32_t promptTokens = 0;                // all inputs together
+    double queueMs = 0.0;                    // submit to first scheduling
+    double computeMs = 0.0;                  // first scheduling to the last vector
+};
+
+// Receives an embedding request's result. Called on the engine thread: return quickly.
+class EmbeddingSink {
+public:
+    virtual ~EmbeddingSink() = default;
+    virtual void onEmbeddings(EmbeddingResult result) = 0;
+    virtual void onError(const Status& error) = 0; // Cancelled after cancel(), or why it failed
+};
+
+struct EmbeddingRequest {
+    std::vector<std::vector<int32_t>> inputs; // token ids as given: BOS/EOS are the caller's choice
+    Pooling pooling = Pooling::Model;
+    bool normalize = true;   // L2-normalize each vector (after the cut to `dimensions`)
+    int32_t dimensions = 0;  // keep the first this many components (Matryoshka); 0: all of nEmbd
+    std::shared_ptr<EmbeddingSink> sink;
+};
+
 struct ModelSummary {
     std::string architecture;
     std::string name;
@@ -116,6 +147,8 @@ struct ModelSummary {
     int32_t bosToken = -1;
     int32_t nEmbd = 0;
     bool chatTemplateBuiltin = false; // the file has no template; ChatML is used
+    Pooling pooling = Pooling::Mean;  // how embeddings pool by default (the file's pooling_type)
+    bool embeddings = true;           // false: the file's pooling (rank) is not supported
     std::string kvType;               // "f16", ...
     uint64_t kvBytes = 0;             // memory of the KV cache
     uint64_t stateBytes = 0;          // hybrid models: memory of the recurrent state slots
@@ -158,6 +191,13 @@ public:
     virtual Result<RequestId> submit(GenerationRequest request) = 0;
     // Stops a request; its blocks are freed within one step and its sink gets Cancelled.
     virtual void cancel(RequestId id) = 0;
+    // Queues an embedding request (cancel() stops it too); its sink gets the vectors. Errors:
+    // no inputs, an empty input, a token outside the vocabulary or dimensions outside
+    // 0..nEmbd (InvalidArgument), an input longer than the context (OutOfRange), queue full
+    // (Busy), a model whose pooling is not supported (Unsupported).
+    virtual Result<RequestId> embed(EmbeddingRequest /*request*/) {
+        return unsupported("this engine does not compute embeddings");
+    }
 
     virtual const ModelSummary& model() const = 0;
     virtual EngineStats stats() const = 0;
@@ -170,5 +210,9 @@ public:
     // renderChat, then the ids to submit (special tokens parsed, BOS not doubled).
     virtual Result<std::vector<int32_t>> encodeChat(const tmpl::ChatRequest& request) const = 0;
 };
+
+// Runs an embedding request and waits for its result (never call it on the engine thread, i.e.
+// from a sink). The request's sink is replaced.
+Result<EmbeddingResult> embedAndWait(Engine& engine, EmbeddingRequest request);
 
 } // namespace hearth

@@ -29,6 +29,11 @@ struct GrammarLimits {
 // and what is wrong: an undefined rule, left recursion, a missing root, limits.
 Result<std::shared_ptr<const Grammar>> parseGbnf(std::string_view text, const GrammarLimits& limits = {});
 
+// The same grammar text with every rule name prefixed (`root` becomes prefix + "root"), so several
+// grammars can be joined into one without their rules colliding. Literals, classes and comments
+// are left as they are.
+std::string prefixRuleNames(std::string_view gbnf, std::string_view prefix);
+
 enum class TextMatch {
     Rejected, // no sentence of the grammar starts with the text
     Prefix,   // the text can be continued into a sentence, but is not one yet

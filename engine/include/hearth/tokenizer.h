@@ -1,6 +1,7 @@
 // Tokenizers built from GGUF `tokenizer.ggml.*` metadata: SentencePiece-style BPE with byte
-// fallback (`llama`) and GPT-2 byte-level BPE (`gpt2`) with the pre-tokenizer the file names;
-// encoding with special-token parsing, decoding, and a streaming decoder for generated text.
+// fallback (`llama`), GPT-2 byte-level BPE (`gpt2`) with the pre-tokenizer the file names, and
+// BERT's WordPiece (`bert`); encoding with special-token parsing, decoding, and a streaming
+// decoder for generated text.
 //
 // A Tokenizer is immutable after loading and cheap to copy (copies share the vocabulary), so
 // one instance may be used from many threads at once.
@@ -24,6 +25,7 @@ namespace hearth::tokenizer {
 enum class ModelType {
     Spm, // tokenizer.ggml.model = "llama"
     Bpe, // tokenizer.ggml.model = "gpt2"
+    Wpm, // tokenizer.ggml.model = "bert" (WordPiece: [CLS] is BOS, [SEP] the separator)
 };
 
 // Values of `tokenizer.ggml.token_type`. Values outside 1..6 load as Undefined.
@@ -67,10 +69,12 @@ public:
     // unknown tokens, duplicate tokens, unsupported tokenizer.ggml.model.
     static Result<Tokenizer> fromGguf(const gguf::File& file);
 
-    // Token ids for `text`. addSpecial adds BOS/EOS where the vocabulary says to.
+    // Token ids for `text`. addSpecial adds BOS/EOS where the vocabulary says to (WordPiece:
+    // [CLS] first and [SEP] last).
     // parseSpecial turns occurrences of control-token text (e.g. "<|eot_id|>") into those
     // tokens; without it they are tokenized as plain text. User-defined tokens are always
-    // matched. Invalid UTF-8 is tokenized, never rejected (BPE sees U+FFFD in its place).
+    // matched. Invalid UTF-8 is tokenized, never rejected (BPE sees U+FFFD in its place;
+    // WordPiece drops it).
     Result<std::vector<int32_t>> encode(std::string_view text, bool addSpecial,
                                         bool parseSpecial) const;
 
@@ -102,6 +106,9 @@ public:
     bool addBos() const;
     bool addEos() const;
     bool addSpacePrefix() const;
+    // WordPiece: addSpecial ends the text with sep(). Other vocabularies only report the
+    // file's add_sep_token here (encode does not add it).
+    bool addSep() const;
 
     // End of generation: EOS, EOT, EOM and the end-of-turn tokens known by their text.
     bool isEog(int32_t id) const;

@@ -1,0 +1,598 @@
+// The Ollama API endpoints: /api/chat and /api/generate (NDJSON streams by default, one object
+// with "stream": false; a disconnect cancels; format as a grammar; think splitting the reasoning
+// out), /api/tags, /api/show, /api/ps, /api/version, the "Ollama is running" probe at /, and clear
+// errors for what this server does not do.
+#include "server/server_impl.h"
+
+#include "server/generation_stream.h"
+#include "server/json_fields.h"
+#include "server/ollama_api.h"
+#include "server/openai_convert.h"
+#include "hearth/chat_output.h"
+#include "server/structured_output.h"
+#include "server/tool_calls.h"
+
+#include "hearth/grammar.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace hearth::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kPoll = std::chrono::milliseconds(50);
+constexpr auto kKeepAlive = std::chrono::seconds(1);
+
+const char* const kOllamaPaths[] = {"/api/chat", "/api/generate", "/api/tags", "/api/show",
+                                    "/api/ps",   "/api/version",  "/api/embed", "/api/embeddings",
+                                    "/api/pull", "/api/push",     "/api/create", "/api/copy",
+                                    "/api/delete"};
+
+void sendOllamaError(const ServerConfig& config, httplib::Response& res, const ApiError& e) {
+    if (e.status == 429)
+        res.set_header("Retry-After",
+                       std::to_string(config.retryAfterSeconds > 0 ? config.retryAfterSeconds : 1));
+    Server::Impl::sendJson(res, e.status, ollamaErrorJson(e.message));
+}
+
+ApiError simpleError(int status, std::string message) {
+    ApiError e;
+    e.status = status;
+    e.message = std::move(message);
+    return e;
+}
+
+// Ollama names carry a tag; "name:latest" is the model "name" here.
+std::string untagged(const std::string& model) {
+    static const std::string latest = ":latest";
+    if (model.size() > latest.size() &&
+        model.compare(model.size() - latest.size(), latest.size(), latest) == 0)
+        return model.substr(0, model.size() - latest.size());
+    return model;
+}
+
+// One generation request from submission to the end of its response.
+struct OllamaJob {
+    bool chat = false;
+    bool stream = true;
+    std::string model; // as the response reports it
+    std::shared_ptr<Engine> engine;
+    std::shared_ptr<GenerationStream> events;
+    RequestId id = 0;
+    bool parseTools = false;
+    std::vector<std::string> toolNames;
+    std::vector<int32_t> prompt; // /api/generate's context
+    std::vector<int32_t> generated;
+    std::string text;            // everything generated (not streamed)
+    bool holding = false;        // streaming with tools: text held while it may be a call
+    std::string held;
+    // think set (or a harmony model): reasoning goes to "thinking", read as the rendered prompt
+    // calls for (hearth/chat_output.h); harmony's tool calls are gathered.
+    bool splitThinking = false;
+    std::string renderedPrompt;
+    std::unique_ptr<tmpl::ChatOutputReader> reader;
+    std::vector<ToolCall> readCalls;
+    bool finished = false;
+    bool failed = false;
+    bool cancelled = false;
+    Status error;
+    FinishReason reason = FinishReason::Stop;
+    Usage usage;
+    Clock::time_point start;
+    Clock::duration load{};
+    Clock::time_point lastWrite = Clock::now();
+
+    void cancel() {
+        if (!cancelled && !finished && !failed) engine->cancel(id);
+        cancelled = true;
+    }
+
+    OJson partChunk(const std::string& piece, const OJson& toolCalls = nullptr,
+                    const std::string& thinking = {}) const {
+        return chat ? chatChunk(model, piece, toolCalls, false, thinking)
+                    : generateChunk(model, piece, false, thinking);
+    }
+
+    // The last object: done, done_reason, timings (and /api/generate's context).
+    OJson finalObject(const std::string& body, const OJson& toolCalls,
+                      const std::string& thinking = {}) const {
+        OJson j = chat ? chatChunk(model, body, toolCalls, true, thinking)
+                       : generateChunk(model, body, true, thinking);
+        j["done_reason"] = ollamaDoneReason(reason);
+        if (!chat) {
+            OJson ctx = OJson::array();
+            for (int32_t t : prompt) ctx.push_back(t);
+            for (int32_t t : generated) ctx.push_back(t);
+            j["context"] = std::move(ctx);
+        }
+        addTimings(j, ollamaTimings(usage, Clock::now() - start, load));
+        return j;
+    }
+};
+
+void noteEnd(OllamaJob& job, const StreamEvent& e, Metrics& metrics) {
+    job.finished = true;
+    job.usage = e.usage;
+    job.reason = e.reason;
+    metrics.observeGeneration(e.usage);
+}
+
+// Non-streaming bookkeeping of one event.
+void record(OllamaJob& job, const StreamEvent& e, Metrics& metrics) {
+    switch (e.kind) {
+    case StreamEvent::Kind::Token:
+        if (e.choice != 0) break;
+        job.text += e.text;
+        if (e.id >= 0) job.generated.push_back(e.id);
+        break;
+    case StreamEvent::Kind::ChoiceFinish:
+        break;
+    case StreamEvent::Kind::Finish:
+        noteEnd(job, e, metrics);
+        break;
+    case StreamEvent::Kind::Error:
+        job.failed = true;
+        job.error = e.error;
+        break;
+    }
+}
+
+// Streaming: answer text, held back while it may still become a tool call.
+void streamContent(OllamaJob& job, const std::string& text, std::string& out) {
+    if (job.holding) {
+        job.held += text;
+        if (!mightBeToolCall(job.held)) {
+            job.holding = false;
+            out += ndjsonLine(job.partChunk(job.held));
+            job.held.clear();
+        }
+        return;
+    }
+    if (!text.empty()) out += ndjsonLine(job.partChunk(text));
+}
+
+// Gathers harmony's call pieces into whole calls.
+void gatherCalls(OllamaJob& job, const std::vector<tmpl::OutputCall>& calls) {
+    for (const tmpl::OutputCall& c : calls) {
+        if (!c.name.empty()) job.readCalls.push_back({newToolCallId(), c.name, ""});
+        if (!job.readCalls.empty()) job.readCalls.back().arguments += c.arguments;
+    }
+}
+
+// Streaming: the lines for a piece of read output.
+std::string readPiece(OllamaJob& job, const tmpl::OutputPiece& piece) {
+    std::string out;
+    if (!piece.reasoning.empty()) out += ndjsonLine(job.partChunk("", nullptr, piece.reasoning));
+    streamContent(job, piece.content, out);
+    gatherCalls(job, piece.calls);
+    return out;
+}
+
+// Streaming: the NDJSON lines for a batch of events.
+std::string streamLines(OllamaJob& job, std::vector<StreamEvent>& events, Metrics& metrics) {
+    std::string out;
+    for (StreamEvent& e : events) {
+        switch (e.kind) {
+        case StreamEvent::Kind::Token:
+            if (e.choice != 0 || job.finished) break;
+            if (e.id >= 0) job.generated.push_back(e.id);
+            if (job.reader) {
+                out += readPiece(job, job.reader->push(e.text));
+            } else {
+                streamContent(job, e.text, out);
+            }
+            break;
+        case StreamEvent::Kind::ChoiceFinish:
+            break;
+        case StreamEvent::Kind::Finish:
+            if (job.reader) out += readPiece(job, job.reader->finish());
+            if (!job.readCalls.empty()) out += ndjsonLine(job.partChunk("", ollamaToolCalls(job.readCalls)));
+            if (job.holding) {
+                job.holding = false;
+                ToolCallParse p = parseToolCalls(job.held, job.toolNames);
+                if (!p.calls.empty())
+                    out += ndjsonLine(job.partChunk(p.content, ollamaToolCalls(p.calls)));
+                else if (!job.held.empty())
+                    out += ndjsonLine(job.partChunk(job.held));
+                job.held.clear();
+            }
+            noteEnd(job, e, metrics);
+            out += ndjsonLine(job.finalObject("", nullptr));
+            break;
+        case StreamEvent::Kind::Error:
+            job.failed = true;
+            out += ndjsonLine(ollamaErrorJson(apiErrorFromStatus(e.error).message));
+            break;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+// Submits and answers, whole or as an NDJSON stream.
+static void runOllamaJob(Server::Impl& server, std::shared_ptr<OllamaJob> job,
+                         GenerationRequest request, httplib::Response& res) {
+    job->events = std::make_shared<GenerationStream>();
+    request.sink = job->events;
+    request.n = 1;
+    job->prompt = request.prompt;
+    if (job->splitThinking) job->reader = std::make_unique<tmpl::ChatOutputReader>(job->renderedPrompt);
+    job->holding = job->parseTools && job->stream && !(job->reader && job->reader->harmony());
+    auto id = job->engine->submit(std::move(request));
+    if (!id) return sendOllamaError(server.m_config, res, apiErrorFromStatus(id.status()));
+    job->id = *id;
+
+    if (!job->stream) {
+        std::vector<StreamEvent> events;
+        while (!job->finished && !job->failed) {
+            if (server.m_stopping) {
+                job->cancel();
+                return sendOllamaError(server.m_config, res,
+                                       simpleError(503, "the server is shutting down"));
+            }
+            events.clear();
+            job->events->take(events, kPoll);
+            for (const StreamEvent& e : events) record(*job, e, server.m_metrics);
+        }
+        if (job->failed)
+            return sendOllamaError(server.m_config, res, apiErrorFromStatus(job->error));
+        std::string content = job->text;
+        std::string thinking;
+        OJson calls;
+        if (job->reader) {
+            tmpl::OutputPiece a = job->reader->push(job->text), b = job->reader->finish();
+            thinking = a.reasoning + b.reasoning;
+            content = a.content + b.content;
+            gatherCalls(*job, a.calls);
+            gatherCalls(*job, b.calls);
+            if (!job->readCalls.empty()) calls = ollamaToolCalls(job->readCalls);
+        }
+        if (job->parseTools && !(job->reader && job->reader->harmony())) {
+            ToolCallParse p = parseToolCalls(content, job->toolNames);
+            if (!p.calls.empty()) {
+                content = std::move(p.content);
+                calls = ollamaToolCalls(p.calls);
+            }
+        }
+        return Server::Impl::sendJson(res, 200, job->finalObject(content, calls, thinking));
+    }
+
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no");
+    Server::Impl* srv = &server;
+    res.set_chunked_content_provider(
+        "application/x-ndjson",
+        [job, srv](size_t, httplib::DataSink& sink) {
+            auto fail = [&] {
+                job->cancel();
+                return false;
+            };
+            if (srv->m_stopping || !sink.is_writable()) return fail();
+            std::vector<StreamEvent> events;
+            job->events->take(events, kPoll);
+            std::string out = streamLines(*job, events, srv->m_metrics);
+            const auto now = Clock::now();
+            // An idle stream (a long prompt, a queue) still writes now and then so that a
+            // vanished client is noticed: a space, which the next JSON line absorbs.
+            if (out.empty() && now - job->lastWrite >= kKeepAlive) out = " ";
+            if (!out.empty()) {
+                if (!sink.write(out.data(), out.size())) return fail();
+                job->lastWrite = now;
+            }
+            if (job->finished || job->failed) sink.done();
+            return true;
+        },
+        [job](bool) { job->cancel(); });
+}
+
+namespace {
+
+// The engine for `model`, with Ollama's not-found message; `load` gets the time it took.
+ApiResult<EngineRef> ollamaEngine(Server::Impl& server, const std::string& model,
+                                  Clock::duration& load) {
+    const auto t0 = Clock::now();
+    auto ref = server.engineFor(untagged(model));
+    load = Clock::now() - t0;
+    if (!ref && ref.error().status == 404)
+        return simpleError(404, "model \"" + model.substr(0, 200) + "\" not found");
+    return ref;
+}
+
+// The grammar `format` asks for: any JSON object for "json", the schema's for a schema; null
+// for free text. A schema it cannot honour is a 400 naming the part.
+ApiResult<GrammarPtr> formatGrammar(const OllamaParams& p) {
+    switch (p.format) {
+    case OllamaFormat::None: return GrammarPtr();
+    case OllamaFormat::Json: {
+        auto g = grammar::parseGbnf(grammar::anyJsonObjectGbnf());
+        if (!g) return apiErrorFromStatus(g.status(), "format");
+        return *g;
+    }
+    case OllamaFormat::Schema: {
+        auto g = schemaGrammar(p.schema, "format");
+        if (!g) {
+            ApiError e = g.error();
+            e.message = "'format': " + e.message;
+            return e;
+        }
+        return *g;
+    }
+    }
+    return GrammarPtr();
+}
+
+// The request for `prompt`: Ollama's options mapped, num_predict clamped to the context, the
+// format's grammar attached.
+ApiResult<GenerationRequest> ollamaGeneration(const Server::Impl& server, const OllamaParams& p,
+                                              std::vector<int32_t> prompt, const Engine& engine) {
+    auto grammar = formatGrammar(p);
+    if (!grammar) return grammar.error();
+    CommonParams common = p.common;
+    const int32_t ctx = engine.model().contextLength;
+    if (p.numPredict) {
+        int64_t room = ctx > 0 ? int64_t(ctx) - int64_t(prompt.size()) : *p.numPredict;
+        common.maxTokens = int32_t(std::max<int64_t>(1, std::min<int64_t>(*p.numPredict, room)));
+    }
+    ModelLimits limits{engine.model().nVocab, ctx, server.m_config.defaultMaxTokens};
+    auto gen = generationRequest(common, std::move(prompt), limits);
+    if (!gen) return gen.error();
+    gen->sampling.penaltyLastN = p.repeatLastN;
+    gen->grammar = std::move(*grammar);
+    return gen;
+}
+
+ApiError templateError(const Status& status) {
+    ApiError e = apiErrorFromStatus(status, "messages");
+    if (e.status >= 500) e.status = 400; // the template refused this conversation
+    return e;
+}
+
+tmpl::ChatRequest templateRequest(OJson messages, const OllamaParams& p) {
+    tmpl::ChatRequest chat;
+    chat.messages = std::move(messages);
+    chat.addGenerationPrompt = true;
+    chat.templateKwargs = OJson::object();
+    if (p.think) chat.templateKwargs["enable_thinking"] = *p.think;
+    if (!p.thinkLevel.empty()) chat.templateKwargs["reasoning_effort"] = p.thinkLevel;
+    return chat;
+}
+
+// think: true (or a level) splits the reasoning out, as a harmony model's output always is (its
+// channels are not text for the user); the rendered prompt says how to read the output.
+void setUpThinking(OllamaJob& job, const OllamaParams& p, const tmpl::ChatRequest& request) {
+    auto rendered = job.engine->renderChat(request);
+    if (rendered) job.renderedPrompt = std::move(*rendered);
+    job.splitThinking = (p.think && *p.think) || tmpl::promptIsHarmony(job.renderedPrompt);
+}
+
+OllamaModelInfo infoFor(const std::string& id, const std::shared_ptr<Engine>& loaded,
+                        const std::string& loadedId) {
+    OllamaModelInfo m;
+    m.id = id;
+    if (loaded && id == loadedId) m.summary = &loaded->model();
+    return m;
+}
+
+// The id of the model loaded now (the provider's loaded entry), or "".
+std::string loadedId(const std::vector<ModelEntry>& models) {
+    for (const ModelEntry& m : models)
+        if (m.loaded) return m.id;
+    return {};
+}
+
+} // namespace
+
+const char* ollamaRouteLabel(const std::string& path) {
+    if (path == "/") return "/";
+    for (const char* p : kOllamaPaths)
+        if (path == p) return p;
+    return nullptr;
+}
+
+bool isOllamaPath(const std::string& path) {
+    return path == "/" || path == "/api" || path.rfind("/api/", 0) == 0;
+}
+
+std::string toOllamaErrorBody(const std::string& body) {
+    OJson j = OJson::parse(body, nullptr, false);
+    if (j.is_object() && j.contains("error") && j["error"].is_object() &&
+        j["error"].contains("message") && j["error"]["message"].is_string())
+        return dumpJson(ollamaErrorJson(j["error"]["message"].get<std::string>()));
+    return body;
+}
+
+void Server::Impl::handleOllamaChat(const httplib::Request& req, httplib::Response& res) {
+    const auto start = Clock::now();
+    auto parsed = parseOllamaChatRequest(req.body, m_limits);
+    if (!parsed) return sendOllamaError(m_config, res, parsed.error());
+    OllamaChatRequest& chat = *parsed;
+    auto job = std::make_shared<OllamaJob>();
+    job->start = start;
+    auto ref = ollamaEngine(*this, chat.params.common.model, job->load);
+    if (!ref) return sendOllamaError(m_config, res, ref.error());
+    job->chat = true;
+    job->stream = chat.params.common.stream;
+    job->engine = ref->engine;
+    job->model = chat.params.common.model.empty() ? ref->modelId : chat.params.common.model;
+    if (chat.messages.empty()) { // Ollama's way to load a model: answered at once
+        OJson j = chatChunk(job->model, "", nullptr, true);
+        j["done_reason"] = "load";
+        return sendJson(res, 200, j);
+    }
+    job->parseTools = !chat.tools.empty();
+    for (const ToolFunction& f : chat.tools) job->toolNames.push_back(f.name);
+    tmpl::ChatRequest tr = templateRequest(std::move(chat.messages), chat.params);
+    if (!chat.toolsJson.is_null()) tr.tools = chat.toolsJson;
+    auto prompt = job->engine->encodeChat(tr);
+    if (!prompt) return sendOllamaError(m_config, res, templateError(prompt.status()));
+    setUpThinking(*job, chat.params, tr);
+    auto gen = ollamaGeneration(*this, chat.params, std::move(*prompt), *job->engine);
+    if (!gen) return sendOllamaError(m_config, res, gen.error());
+    runOllamaJob(*this, job, std::move(*gen), res);
+}
+
+void Server::Impl::handleOllamaGenerate(const httplib::Request& req, httplib::Response& res) {
+    const auto start = Clock::now();
+    auto parsed = parseOllamaGenerateRequest(req.body, m_limits);
+    if (!parsed) return sendOllamaError(m_config, res, parsed.error());
+    OllamaGenerateRequest& body = *parsed;
+    auto job = std::make_shared<OllamaJob>();
+    job->start = start;
+    auto ref = ollamaEngine(*this, body.params.common.model, job->load);
+    if (!ref) return sendOllamaError(m_config, res, ref.error());
+    job->stream = body.params.common.stream;
+    job->engine = ref->engine;
+    job->model = body.params.common.model.empty() ? ref->modelId : body.params.common.model;
+    if (body.prompt.empty()) { // a load request
+        OJson j = generateChunk(job->model, "", true);
+        j["done_reason"] = "load";
+        return sendJson(res, 200, j);
+    }
+    const tokenizer::Tokenizer& tok = job->engine->tokenizer();
+    std::vector<int32_t> prompt = body.context;
+    if (body.raw) {
+        auto ids = tok.encode(body.prompt, body.context.empty(), true);
+        if (!ids) return sendOllamaError(m_config, res, apiErrorFromStatus(ids.status(), "prompt"));
+        prompt.insert(prompt.end(), ids->begin(), ids->end());
+    } else {
+        OJson messages = OJson::array();
+        if (!body.system.empty()) messages.push_back({{"role", "system"}, {"content", body.system}});
+        messages.push_back({{"role", "user"}, {"content", body.prompt}});
+        const tmpl::ChatRequest tr = templateRequest(std::move(messages), body.params);
+        auto ids = job->engine->encodeChat(tr);
+        if (!ids) return sendOllamaError(m_config, res, templateError(ids.status()));
+        setUpThinking(*job, body.params, tr);
+        size_t from = 0;
+        // After an earlier exchange's tokens the template's BOS would be a second one.
+        const int32_t bos = job->engine->model().bosToken;
+        if (!body.context.empty() && !ids->empty() && bos >= 0 && (*ids)[0] == bos) from = 1;
+        prompt.insert(prompt.end(), ids->begin() + long(from), ids->end());
+    }
+    auto gen = ollamaGeneration(*this, body.params, std::move(prompt), *job->engine);
+    if (!gen) return sendOllamaError(m_config, res, gen.error());
+    runOllamaJob(*this, job, std::move(*gen), res);
+}
+
+void Server::Impl::handleOllamaTags(const httplib::Request&, httplib::Response& res) {
+    std::shared_ptr<ModelProvider> provider = currentProvider();
+    OJson models = OJson::array();
+    if (provider) {
+        const std::vector<ModelEntry> list = provider->list();
+        const std::string current = loadedId(list);
+        std::shared_ptr<Engine> engine = provider->loaded();
+        for (const ModelEntry& m : list) models.push_back(ollamaTagEntry(infoFor(m.id, engine, current)));
+    }
+    sendJson(res, 200, {{"models", std::move(models)}});
+}
+
+void Server::Impl::handleOllamaShow(const httplib::Request& req, httplib::Response& res) {
+    auto parsed = parseOllamaShowRequest(req.body, m_limits);
+    if (!parsed) return sendOllamaError(m_config, res, parsed.error());
+    std::shared_ptr<ModelProvider> provider = currentProvider();
+    if (!provider || !provider->ready())
+        return sendOllamaError(m_config, res, simpleError(503, "the model is still loading"));
+    const std::vector<ModelEntry> list = provider->list();
+    const std::string current = loadedId(list);
+    std::string id = untagged(parsed->model);
+    bool known = false;
+    for (const ModelEntry& m : list) known = known || m.id == id;
+    // One model served under one id takes any name, as the generation endpoints do.
+    if (!known && list.size() == 1 && dynamic_cast<SingleModelProvider*>(provider.get())) {
+        id = list[0].id;
+        known = true;
+    }
+    if (!known)
+        return sendOllamaError(m_config, res,
+                               simpleError(404, "model \"" + parsed->model.substr(0, 200) +
+                                                    "\" not found"));
+    // A model that is not loaded is described without loading it.
+    sendJson(res, 200, ollamaShowJson(infoFor(id, provider->loaded(), current), parsed->verbose));
+}
+
+void Server::Impl::handleOllamaPs(const httplib::Request&, httplib::Response& res) {
+    std::shared_ptr<ModelProvider> provider = currentProvider();
+    OJson models = OJson::array();
+    if (provider && provider->ready()) {
+        const std::vector<ModelEntry> list = provider->list();
+        const std::string current = loadedId(list);
+        if (std::shared_ptr<Engine> engine = provider->loaded(); engine && !current.empty())
+            models.push_back(ollamaPsEntry(infoFor(current, engine, current)));
+    }
+    sendJson(res, 200, {{"models", std::move(models)}});
+}
+
+void Server::Impl::handleOllamaVersion(const httplib::Request&, httplib::Response& res) {
+    sendJson(res, 200, {{"version", kOllamaApiVersion}});
+}
+
+void Server::Impl::handleOllamaRoot(const httplib::Request&, httplib::Response& res) {
+    res.status = 200;
+    res.set_content("Ollama is running", "text/plain; charset=utf-8");
+}
+
+// handleOllamaEmbed (/api/embed, /api/embeddings) is in embeddings_handlers.cpp.
+
+void Server::Impl::installOllamaRoutes() {
+    using httplib::Request;
+    using httplib::Response;
+    // The security gate's refusals in Ollama's error shape.
+    auto route = [this](void (Impl::*handler)(const Request&, Response&)) {
+        return [this, handler](const Request& req, Response& res) {
+            if (!admit(req, res)) {
+                res.set_content(toOllamaErrorBody(res.body), "application/json");
+                return;
+            }
+            (this->*handler)(req, res);
+        };
+    };
+    m_http.Get("/", route(&Impl::handleOllamaRoot)); // httplib answers HEAD from GET routes
+    m_http.Get("/api/version", route(&Impl::handleOllamaVersion));
+    m_http.Get("/api/tags", route(&Impl::handleOllamaTags));
+    m_http.Get("/api/ps", route(&Impl::handleOllamaPs));
+    m_http.Post("/api/show", route(&Impl::handleOllamaShow));
+    m_http.Post("/api/chat", route(&Impl::handleOllamaChat));
+    m_http.Post("/api/generate", route(&Impl::handleOllamaGenerate));
+    m_http.Post("/api/embed", route(&Impl::handleOllamaEmbed));
+    m_http.Post("/api/embeddings", route(&Impl::handleOllamaEmbed));
+    // Model management is the user's files and flags here, not the API's.
+    auto unmanaged = [this](const Request& req, Response& res) {
+        if (!admit(req, res)) {
+            res.set_content(toOllamaErrorBody(res.body), "application/json");
+            return;
+        }
+        sendOllamaError(m_config, res,
+                        simpleError(501, req.path + " is not supported: hearth-server serves GGUF "
+                                                    "files given by --model or --models-dir and "
+                                                    "does not pull, push, create, copy or delete "
+                                                    "models"));
+    };
+    for (const char* p : {"/api/pull", "/api/push", "/api/create", "/api/copy"})
+        m_http.Post(p, unmanaged);
+    m_http.Delete("/api/delete", unmanaged);
+
+    // Known paths with the wrong method: 405 naming the right one.
+    auto notAllowed = [this](const char* allow) {
+        return [this, allow](const Request& req, Response& res) {
+            applyCors(req, res);
+            res.set_header("Allow", allow);
+            sendOllamaError(m_config, res,
+                            simpleError(405, std::string("method not allowed; use ") + allow));
+        };
+    };
+    for (const char* p : {"/api/version", "/api/tags", "/api/ps"}) {
+        m_http.Post(p, notAllowed("GET"));
+        m_http.Put(p, notAllowed("GET"));
+        m_http.Delete(p, notAllowed("GET"));
+    }
+    for (const char* p : {"/api/show", "/api/chat", "/api/generate", "/api/embed",
+                          "/api/embeddings", "/api/pull", "/api/push", "/api/create", "/api/copy"}) {
+        m_http.Get(p, notAllowed("POST"));
+        m_http.Put(p, notAllowed("POST"));
+        m_http.Delete(p, notAllowed("POST"));
+    }
+}
+
+} // namespace hearth::server

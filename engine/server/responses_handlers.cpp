@@ -1,0 +1,251 @@
+// /v1/responses (OpenAI Responses API, stateless): prompt building through the chat template,
+// generation through the job driver, and the response object, either whole or as the typed
+// stream events (response.created ... response.completed) the openai clients assemble.
+#include "server/job_driver.h"
+#include "server/openai_convert.h"
+#include "server/openai_response.h"
+#include "server/responses_request.h"
+#include "server/tool_calls.h"
+
+namespace hearth::server {
+
+namespace {
+
+struct ResponsesMeta {
+    ResponseHead head;
+    std::shared_ptr<const ResponsesRequest> request;
+};
+
+OJson usageOf(const Usage& u) {
+    return responsesUsageJson(u.promptTokens, u.cachedPromptTokens, u.completionTokens);
+}
+
+const char* finalStatus(const SingleJob& job) {
+    if (job.reason == FinishReason::Error) return "failed"; // a dead end of the grammar
+    return job.reason == FinishReason::Length ? "incomplete" : "completed";
+}
+
+const char* finalEvent(const SingleJob& job) {
+    if (job.reason == FinishReason::Error) return "response.failed";
+    return job.reason == FinishReason::Length ? "response.incomplete" : "response.completed";
+}
+
+OJson wholeResponse(const ResponsesMeta& meta, const SingleJob& job) {
+    const JobOutput out = job.split();
+    OJson output = OJson::array();
+    if (!out.reasoning.empty()) output.push_back(reasoningItemJson(newResponseId("rs_"), out.reasoning));
+    if (!out.content.empty() || out.calls.empty())
+        output.push_back(messageItemJson(newResponseId("msg_"), out.content, "completed"));
+    for (const ToolCall& c : out.calls)
+        output.push_back(functionCallItemJson(newResponseId("fc_"), c, c.arguments, "completed"));
+    return responseObjectJson(meta.head, *meta.request, finalStatus(job),
+                              job.reason == FinishReason::Length, std::move(output), usageOf(job.usage));
+}
+
+// The Responses stream: response.created and response.in_progress, then one output item at a
+// time (reasoning, message, function_call) with its added / delta / done events, then
+// response.completed (or .incomplete / .failed) holding the whole response.
+class ResponsesFormatter final : public StreamFormatter {
+public:
+    explicit ResponsesFormatter(ResponsesMeta meta) : m_meta(std::move(meta)) {}
+
+    std::string begin(SingleJob&) override {
+        const OJson running = responseObjectJson(m_meta.head, *m_meta.request, "in_progress", false,
+                                                 OJson::array(), nullptr);
+        std::string out = event("response.created", {{"response", running}});
+        out += event("response.in_progress", {{"response", running}});
+        return out;
+    }
+
+    std::string reasoning(SingleJob&, const std::string& piece) override {
+        std::string out;
+        if (m_open != Item::Reasoning) {
+            out += close();
+            m_open = Item::Reasoning;
+            m_itemId = newResponseId("rs_");
+            m_text.clear();
+            OJson item = reasoningItemJson(m_itemId, "");
+            item["content"] = OJson::array();
+            out += event("response.output_item.added", {{"output_index", m_output.size()}, {"item", std::move(item)}});
+        }
+        m_text += piece;
+        return out + event("response.reasoning_text.delta", {{"item_id", m_itemId},
+                                                             {"output_index", m_output.size()},
+                                                             {"content_index", 0},
+                                                             {"delta", piece}});
+    }
+
+    std::string text(SingleJob&, const std::string& piece) override {
+        if (piece.empty()) return {};
+        std::string out;
+        if (m_open != Item::Message) out += openMessage();
+        m_text += piece;
+        return out + event("response.output_text.delta", {{"item_id", m_itemId},
+                                                          {"output_index", m_output.size()},
+                                                          {"content_index", 0},
+                                                          {"delta", piece},
+                                                          {"logprobs", OJson::array()}});
+    }
+
+    std::string toolCall(SingleJob&, const ToolCallDelta& d) override {
+        std::string out;
+        if (!d.name.empty()) { // a new call
+            out += close();
+            m_open = Item::Call;
+            m_itemId = newResponseId("fc_");
+            m_call = ToolCall{d.id, d.name, ""};
+            out += event("response.output_item.added",
+                         {{"output_index", m_output.size()},
+                          {"item", functionCallItemJson(m_itemId, m_call, "", "in_progress")}});
+        }
+        if (!d.arguments.empty() && m_open == Item::Call) {
+            m_call.arguments += d.arguments;
+            out += event("response.function_call_arguments.delta",
+                         {{"item_id", m_itemId}, {"output_index", m_output.size()}, {"delta", d.arguments}});
+        }
+        return out;
+    }
+
+    std::string end(SingleJob& job, const JobOutput& rest) override {
+        std::string out = text(job, rest.content);
+        for (const ToolCall& c : rest.calls) {
+            ToolCallDelta first;
+            first.id = c.id;
+            first.name = c.name;
+            first.arguments = c.arguments;
+            out += toolCall(job, first);
+        }
+        if (m_output.empty() && m_open == Item::None) out += openMessage(); // always one item
+        out += close();
+        const bool cut = job.reason == FinishReason::Length;
+        OJson done = responseObjectJson(m_meta.head, *m_meta.request, finalStatus(job), cut, m_output,
+                                        usageOf(job.usage));
+        out += event(finalEvent(job), {{"response", std::move(done)}});
+        return out;
+    }
+
+    std::string fail(SingleJob&, const Status& error) override {
+        const ApiError e = apiErrorFromStatus(error);
+        OJson data = OJson::object();
+        data["code"] = e.code.empty() ? OJson(nullptr) : OJson(e.code);
+        data["message"] = e.message;
+        data["param"] = nullptr;
+        return event("error", std::move(data));
+    }
+
+private:
+    enum class Item { None, Reasoning, Message, Call };
+
+    std::string event(const char* type, OJson fields) {
+        OJson data = OJson::object();
+        data["type"] = type;
+        data["sequence_number"] = m_sequence++;
+        for (auto it = fields.begin(); it != fields.end(); ++it) data[it.key()] = std::move(it.value());
+        return namedSseEvent(type, data);
+    }
+
+    std::string openMessage() {
+        std::string out = close();
+        m_open = Item::Message;
+        m_itemId = newResponseId("msg_");
+        m_text.clear();
+        OJson item = messageItemJson(m_itemId, "", "in_progress");
+        item["content"] = OJson::array();
+        out += event("response.output_item.added",
+                     {{"output_index", m_output.size()}, {"item", std::move(item)}});
+        out += event("response.content_part.added", {{"item_id", m_itemId},
+                                                     {"output_index", m_output.size()},
+                                                     {"content_index", 0},
+                                                     {"part", outputTextPartJson("")}});
+        return out;
+    }
+
+    // Ends the open item with its done events and adds it to the output.
+    std::string close() {
+        const size_t index = m_output.size();
+        std::string out;
+        OJson item;
+        switch (m_open) {
+        case Item::None: return {};
+        case Item::Reasoning:
+            out += event("response.reasoning_text.done",
+                         {{"item_id", m_itemId}, {"output_index", index}, {"content_index", 0}, {"text", m_text}});
+            item = reasoningItemJson(m_itemId, m_text);
+            break;
+        case Item::Message:
+            out += event("response.output_text.done", {{"item_id", m_itemId},
+                                                      {"output_index", index},
+                                                      {"content_index", 0},
+                                                      {"text", m_text},
+                                                      {"logprobs", OJson::array()}});
+            out += event("response.content_part.done", {{"item_id", m_itemId},
+                                                        {"output_index", index},
+                                                        {"content_index", 0},
+                                                        {"part", outputTextPartJson(m_text)}});
+            item = messageItemJson(m_itemId, m_text, "completed");
+            break;
+        case Item::Call:
+            out += event("response.function_call_arguments.done", {{"item_id", m_itemId},
+                                                                   {"output_index", index},
+                                                                   {"name", m_call.name},
+                                                                   {"arguments", m_call.arguments}});
+            item = functionCallItemJson(m_itemId, m_call, m_call.arguments, "completed");
+            break;
+        }
+        m_open = Item::None;
+        out += event("response.output_item.done", {{"output_index", index}, {"item", item}});
+        m_output.push_back(std::move(item));
+        return out;
+    }
+
+    ResponsesMeta m_meta;
+    int64_t m_sequence = 0;
+    OJson m_output = OJson::array();
+    Item m_open = Item::None;
+    std::string m_itemId;
+    std::string m_text; // the open reasoning or message item's text
+    ToolCall m_call;    // the open function call
+};
+
+} // namespace
+
+void Server::Impl::handleResponses(const httplib::Request& req, httplib::Response& res) {
+    auto parsed = parseResponsesRequest(req.body, m_limits);
+    if (!parsed) return sendError(res, parsed.error());
+    auto request = std::make_shared<ResponsesRequest>(std::move(parsed.value()));
+    ChatCompletionRequest& chat = request->chat;
+    auto ref = engineFor(chat.common.model);
+    if (!ref) return sendError(res, ref.error());
+    const tmpl::ChatRequest tmplRequest = chatTemplateRequest(chat);
+    auto prompt = ref->engine->encodeChat(tmplRequest);
+    if (!prompt) return sendError(res, templateError(prompt.status(), "input"));
+    ResponsesMeta meta;
+    meta.head = {newResponseId("resp_"), unixNow(), ref->modelId};
+    JobOptions options;
+    options.tools = !chat.tools.empty() && chat.toolChoice.mode != ToolChoiceMode::None;
+    for (const ToolFunction& f : chat.tools) options.toolNames.push_back(f.name);
+    auto rendered = ref->engine->renderChat(tmplRequest);
+    if (rendered) options.renderedPrompt = std::move(*rendered);
+    const ModelLimits limits{ref->engine->model().nVocab, ref->engine->model().contextLength,
+                             m_config.defaultMaxTokens};
+    auto gen = generationRequest(chat.common, std::move(*prompt), limits);
+    if (!gen) {
+        ApiError e = gen.error();
+        if (e.param == "max_tokens") e.param = "max_output_tokens";
+        if (e.param == "messages") e.param = "input";
+        return sendError(res, e);
+    }
+    auto grammar = requestGrammar(*ref->engine, chat, options.tools, "text.format");
+    if (!grammar) return sendError(res, grammar.error());
+    gen->grammar = *grammar;
+    const bool stream = chat.common.stream;
+    meta.request = request;
+    auto job = submitJob(ref->engine, std::move(gen.value()), std::move(options), stream,
+                         "max_output_tokens");
+    if (!job) return sendError(res, job.error());
+    if (stream) return streamJob(*this, *job, std::make_shared<ResponsesFormatter>(std::move(meta)), res);
+    if (auto e = waitForJob(*this, **job)) return sendError(res, *e);
+    sendJson(res, 200, wholeResponse(meta, **job));
+}
+
+} // namespace hearth::server
