@@ -316,6 +316,7 @@ std::string RuleSet::reserve(const std::string& hint) {
         if (ok) base += c;
         else if (!base.empty() && base.back() != '-') base += '-';
     }
+    if (base.size() > 40) base.resize(40); // names from long property names stay short
     while (!base.empty() && base.back() == '-') base.pop_back();
     if (base.empty()) base = "r";
     // A GBNF parser names its helper rules "<rule>-<number>": names here never end that way.

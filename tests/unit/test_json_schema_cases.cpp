@@ -346,6 +346,11 @@ void objectsAndArrays() {
         {R"({"type":"object","additionalProperties":{"type":"integer"}})",
          {"{}", R"({"x":1,"y":2})"},
          {R"({"x":"1"})", "[]"}},
+        // Keys that need escapes or are not ASCII (one beyond the BMP), and extra keys beside them.
+        {"{\"type\":\"object\",\"properties\":{\"a\\\"b\":{\"type\":\"integer\"},\"\u00e9\":{\"type\":\"integer\"},"
+         "\"\xf0\x9f\x98\x80\":{\"type\":\"null\"}},\"required\":[\"\u00e9\"]}",
+         {"{\"\xc3\xa9\":1}", "{\"a\\\"b\":2,\"\xc3\xa9\":1,\"\xf0\x9f\x98\x80\":null}", "{\"\xc3\xa9\":1,\"\xc3\xa9x\":\"y\"}"},
+         {"{}", "{\"\xc3\xa9\":\"1\"}", "{\"\xc3\xa9\":1,\"\xf0\x9f\x98\x80\":1}", "{\"\xc3\xa9\":1,\"\xc3\xa9\":2}"}},
         // Nested arrays with counts.
         {R"({"type":"array","items":{"type":"array","items":{"type":"integer"},"minItems":1,"maxItems":2},"maxItems":3})",
          {"[]", "[[1]]", "[[1,2],[3],[4,5]]", "[ [1] , [2, 3] ]"},
