@@ -53,6 +53,13 @@ size_t nestingDepth(const OJson& doc) {
     return deepest;
 }
 
+// A library message with bytes that are not printable ASCII (the bad input it quotes) as '?'.
+std::string printable(std::string_view text) {
+    std::string out;
+    for (char c : text) out += (c >= 0x20 && c < 0x7F) ? c : '?';
+    return out;
+}
+
 namespace {
 
 std::string compact(const OJson& v) {
@@ -403,11 +410,11 @@ Result<std::string> jsonSchemaToGbnf(std::string_view schemaJson, const SchemaLi
         schema::Converter converter(doc, limits);
         return converter.run();
     } catch (const nlohmann::json::parse_error& e) {
-        return invalidArgument(std::string("the schema is not valid JSON: ") + e.what());
+        return invalidArgument("the schema is not valid JSON: " + schema::printable(e.what()));
     } catch (const nlohmann::json::exception& e) {
-        return invalidArgument(std::string("the schema could not be read: ") + e.what());
+        return invalidArgument("the schema could not be read: " + schema::printable(e.what()));
     } catch (const std::exception& e) {
-        return invalidArgument(std::string("the schema could not be converted: ") + e.what());
+        return invalidArgument("the schema could not be converted: " + schema::printable(e.what()));
     }
 }
 

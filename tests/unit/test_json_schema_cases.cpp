@@ -148,6 +148,11 @@ void unsupportedKeywordsNameTheirPointer() {
 void badInputIsAnError() {
     QCOMPARE(errorOf("{").rfind("the schema is not valid JSON", 0), size_t(0));
     QVERIFY(errorOf("") != "ok");
+    QCOMPARE(errorOf(R"({"type":"string"} x)").rfind("the schema is not valid JSON", 0), size_t(0));
+    // Ill-formed UTF-8: refused, and the message quotes none of the bad bytes.
+    const std::string badUtf8 = errorOf("{\"enum\":[\"\xff\"]}");
+    QCOMPARE(badUtf8.rfind("the schema is not valid JSON", 0), size_t(0));
+    for (char c : badUtf8) QVERIFY(c >= 0x20 && c < 0x7F);
     QCOMPARE(errorOf("42"), std::string("(root): a schema must be an object or a boolean"));
     QCOMPARE(errorOf(R"({"type":"strin"})"), std::string("/type: unknown type 'strin'"));
     QCOMPARE(errorOf(R"({"$ref":"http://x/y.json"})"),
