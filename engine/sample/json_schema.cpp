@@ -15,7 +15,8 @@ namespace {
 
 constexpr size_t kMaxVisits = 50000; // subschemas walked per conversion
 
-// A readable rule name from a JSON pointer: its last meaningful tokens.
+} // namespace
+
 std::string hintFor(const std::string& ptr) {
     static const std::set<std::string> kSkip = {"properties", "$defs", "definitions", "allOf",
                                                 "anyOf", "oneOf", "prefixItems"};
@@ -35,8 +36,6 @@ std::string hintFor(const std::string& ptr) {
         hint += (hint.empty() ? "" : "-") + tokens[i];
     return hint.empty() || hint == "root" ? "schema" : hint;
 }
-
-} // namespace
 
 // The deepest nesting of arrays and objects in a document, found without recursion (the JSON
 // library's copy and dump recurse, so a hostile document is refused before either runs).
@@ -270,6 +269,10 @@ Result<Expr> Converter::walkAnyOf(const OJson& s, const std::string& ptr, int de
     const OJson& list = s[key];
     if (!list.is_array() || list.empty())
         return errorAt(ptr + "/" + key, "must be a non-empty array");
+    constexpr size_t kMaxAlternatives = 256; // a matcher follows a few thousand parses at once
+    if (list.size() > kMaxAlternatives)
+        return errorAt(ptr + "/" + key, "has " + std::to_string(list.size()) + " alternatives, above the limit of " +
+                                            std::to_string(kMaxAlternatives));
     // Keywords beside the list apply to every alternative.
     OJson rest = s;
     rest.erase(key);
@@ -308,7 +311,7 @@ Result<Expr> Converter::walkEnum(const OJson& s, const std::string& ptr) {
     rest.erase("enum");
     rest.erase("const");
     bool constrained = hasConstraints(rest);
-    std::vector<Expr> alts;
+    std::vector<std::pair<std::string, Expr>> alts;
     size_t bytes = 0;
     for (auto& v : values) {
         if (constrained) {
@@ -319,10 +322,10 @@ Result<Expr> Converter::walkEnum(const OJson& s, const std::string& ptr) {
         bytes += text.size();
         if (bytes > m_limits.maxGrammarBytes)
             return errorAt(ptr + "/enum", "the values are too large for the grammar");
-        alts.push_back(lit(text));
+        alts.emplace_back(std::move(text), empty());
     }
     if (alts.empty()) return errorAt(ptr, "no enum / const value satisfies the schema's other keywords");
-    return named(ptr, alt(std::move(alts)));
+    return named(ptr, factorByPrefix(alts, m_rules, hintFor(ptr) + "-values", ptr));
 }
 
 Result<Expr> Converter::walkUncached(const OJson& s, const std::string& ptr, int depth) {

@@ -111,6 +111,12 @@ private:
     std::map<std::string, std::string> m_byBody;
 };
 
+// Alternatives that each start with a literal (then a continuation), factored by their common
+// leading characters: a matcher then keeps one parse per distinct next character rather than
+// one per alternative (it keeps a bounded number alive). Deep factorings get rules of their own.
+Expr factorByPrefix(const std::vector<std::pair<std::string, Expr>>& alternatives, RuleSet& rules,
+                    const std::string& hint, const std::string& where);
+
 // The JSON encoding (inside a string literal, without quotes) of one code point: the shortest
 // form JSON allows (\" \\ \n ... \u00XX for the other control characters).
 std::string jsonEncodeChar(uint32_t c);
@@ -164,6 +170,8 @@ bool hasConstraints(const OJson& schema);
 // An InvalidArgument error "<pointer>: <what>" ("(root)" for the root; a very long pointer is
 // shortened in the middle).
 Status errorAt(const std::string& ptr, const std::string& what);
+// A readable rule name from a JSON pointer: its last meaningful tokens.
+std::string hintFor(const std::string& ptr);
 // A JSON pointer token with '~' and '/' escaped.
 std::string pointerToken(const std::string& key);
 

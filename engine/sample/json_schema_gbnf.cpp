@@ -574,6 +574,72 @@ Expansion RuleSet::expansion(const std::string& root) const {
     return total;
 }
 
+namespace {
+struct Prefixed {
+    std::vector<uint32_t> cps;
+    size_t pos = 0;
+    const Expr* rest = nullptr;
+};
+
+std::string utf8Of(const std::vector<uint32_t>& cps, size_t from, size_t to) {
+    std::string out;
+    for (size_t i = from; i < to; ++i) out += utf8(cps[i]);
+    return out;
+}
+
+Expr factor(std::vector<Prefixed> items, int depth, RuleSet& rules, const std::string& hint,
+            const std::string& where) {
+    std::vector<Expr> out;
+    std::vector<std::pair<uint32_t, std::vector<Prefixed>>> groups; // in first-seen order
+    for (auto& it : items) {
+        if (it.pos == it.cps.size()) {
+            out.push_back(*it.rest);
+            continue;
+        }
+        uint32_t c = it.cps[it.pos];
+        auto g = std::find_if(groups.begin(), groups.end(), [c](auto& x) { return x.first == c; });
+        if (g == groups.end()) {
+            groups.emplace_back(c, std::vector<Prefixed>{});
+            g = groups.end() - 1;
+        }
+        g->second.push_back(std::move(it));
+    }
+    for (auto& [c, members] : groups) {
+        if (members.size() == 1) {
+            const Prefixed& m = members[0];
+            out.push_back(seq({lit(utf8Of(m.cps, m.pos, m.cps.size())), *m.rest}));
+            continue;
+        }
+        // The characters all members share from here.
+        size_t common = 1;
+        for (bool same = true; same; ++common) {
+            for (auto& m : members)
+                if (m.pos + common >= m.cps.size() || m.cps[m.pos + common] != members[0].cps[members[0].pos + common])
+                    same = false;
+            if (!same) break;
+        }
+        std::string prefix = utf8Of(members[0].cps, members[0].pos, members[0].pos + common);
+        for (auto& m : members) m.pos += common;
+        Expr sub = factor(std::move(members), depth + 1, rules, hint, where);
+        if (depth % 32 == 31) sub = rules.add(hint, std::move(sub), where);
+        out.push_back(seq({lit(prefix), std::move(sub)}));
+    }
+    return alt(std::move(out));
+}
+} // namespace
+
+Expr factorByPrefix(const std::vector<std::pair<std::string, Expr>>& alternatives, RuleSet& rules,
+                    const std::string& hint, const std::string& where) {
+    std::vector<Prefixed> items;
+    for (auto& [text, rest] : alternatives) {
+        Prefixed p;
+        for (size_t i = 0; i < text.size();) p.cps.push_back(decodeUtf8(text, i));
+        p.rest = &rest;
+        items.push_back(std::move(p));
+    }
+    return factor(std::move(items), 0, rules, hint, where);
+}
+
 std::string jsonEncodeChar(uint32_t c) {
     switch (c) {
     case '"': return "\\\"";

@@ -91,7 +91,7 @@ std::string pointerToken(const std::string& key) {
 }
 
 Result<OJson> mergeSchemas(const std::vector<OJson>& members, const std::string& where) {
-    constexpr size_t kMaxDistributed = 1024;
+    constexpr size_t kMaxDistributed = 256; // a matcher follows a few thousand parses at once
     OJson out = OJson::object();
     std::vector<const OJson*> objects;
     for (auto& m : members) {

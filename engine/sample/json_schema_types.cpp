@@ -284,6 +284,17 @@ Result<Expr> Converter::walkObject(const OJson& s, const std::string& ptr, int d
     }
     if (props.empty() && extra && extra->kind == Expr::Kind::Ref && extra->text == "value")
         return prim("object");
+    // After a comma any of the optional properties up to the next required one may follow, and a
+    // matcher keeps a parse alive for each (it keeps at most a few thousand).
+    constexpr size_t kMaxOptionalRun = 400;
+    size_t run = 0;
+    for (auto& p : props) {
+        run = p.required ? 0 : run + 1;
+        if (run > kMaxOptionalRun)
+            return errorAt(ptr + "/properties", "more than " + std::to_string(kMaxOptionalRun) +
+                                                    " optional properties in a row are not supported "
+                                                    "(a grammar matcher could not follow them all)");
+    }
     Expr ws = prim("ws");
     Expr comma = seq({ws, lit(","), ws});
     auto member = [&ws](const Prop& p) {
@@ -314,14 +325,15 @@ Result<Expr> Converter::walkObject(const OJson& s, const std::string& ptr, int d
         tail[i] = i <= firstRequired + 1 && firstRequired > 0 ? named(ptr + "/rest" + std::to_string(i), body)
                                                               : body;
     }
-    // The first member is any of the members up to the first required one (or an extra).
-    std::vector<Expr> firsts;
+    // The first member is any of the members up to the first required one (or an extra),
+    // factored by key so that a matcher keeps one parse per distinct next character.
+    std::vector<std::pair<std::string, Expr>> firsts;
     for (size_t i = 0; i < n; ++i) {
-        firsts.push_back(seq({member(props[i]), tail[i + 1]}));
+        firsts.emplace_back(jsonKey(props[i].key), seq({ws, lit(":"), ws, props[i].value, tail[i + 1]}));
         if (props[i].required) break;
     }
-    if (firstRequired == n && extraMember) firsts.push_back(seq({*extraMember, tail[n]}));
-    Expr members = alt(std::move(firsts));
+    Expr members = factorByPrefix(firsts, m_rules, hintFor(ptr) + "-first", ptr);
+    if (firstRequired == n && extraMember) members = alt({members, seq({*extraMember, tail[n]})});
     Expr body = firstRequired < n ? seq({lit("{"), ws, members, ws, lit("}")})
                                   : seq({lit("{"), ws, opt(seq({members, ws})), lit("}")});
     return named(ptr, std::move(body));

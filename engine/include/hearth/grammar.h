@@ -73,7 +73,10 @@ struct SchemaLimits {
 // keywords are ignored; a keyword that constrains values in a way not supported is an error
 // naming its JSON pointer ("/properties/age/multipleOf: not supported"). Counts: a lower bound
 // above GrammarLimits::maxRepeat is an error, an upper bound above it is dropped (unbounded),
-// and the grammar's size once repetitions are expanded must fit GrammarLimits. A schema with no
+// and the grammar's size once repetitions are expanded must fit GrammarLimits; so that the
+// matcher can follow every parse, enum values and first properties are factored by prefix, and
+// at most 400 optional properties in a row and 256 anyOf / oneOf alternatives (also after allOf
+// distributes them) are accepted. A schema with no
 // finite value (a $ref cycle that cannot end), a left-recursive $ref cycle, and the limits are
 // errors (InvalidArgument); nothing throws.
 Result<std::string> jsonSchemaToGbnf(std::string_view schemaJson, const SchemaLimits& limits = {});
