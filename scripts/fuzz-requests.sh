@@ -37,6 +37,8 @@ seeds = [
     (10, b'{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]},'
          b'{"type":"function_call_output","call_id":"c","output":"x"}],"instructions":"be brief",'
          b'"text":{"format":{"type":"json_schema","name":"x","schema":{"type":"object"}}}}'),
+    (11, b'{"model":"m","input":["a b",[1,2,3]],"encoding_format":"base64","dimensions":4}'),
+    (12, b'{"model":"m","input":["x","y"],"truncate":false,"dimensions":8}'),
     (8, b'<|channel|>analysis<|message|>x<|end|><|start|>assistant to=functions.f<|channel|>commentary json'
         b'<|message|>{"a":1}'),
 ]

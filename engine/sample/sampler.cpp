@@ -84,6 +84,31 @@ int32_t argmaxFirst(std::span<const float> values) {
     return best;
 }
 
+int32_t maskedArgmaxFirst(std::span<const float> values, std::span<const uint64_t> allowed) {
+    int32_t best = -1;
+    float bestValue = -std::numeric_limits<float>::infinity();
+    const size_t n = values.size();
+    for (size_t w = 0; w < allowed.size() && w * 64 < n; ++w) {
+        const size_t base = w * 64;
+        if (allowed[w] == ~uint64_t(0) && base + 64 <= n) { // a whole word allowed: its lanes
+            const int32_t i = argmaxFirst(values.subspan(base, 64));
+            if (i >= 0 && values[base + size_t(i)] > bestValue) {
+                bestValue = values[base + size_t(i)];
+                best = int32_t(base) + i;
+            }
+            continue;
+        }
+        for (uint64_t bits = allowed[w]; bits; bits &= bits - 1) {
+            const size_t i = base + size_t(__builtin_ctzll(bits));
+            if (i < n && values[i] > bestValue) {
+                bestValue = values[i];
+                best = int32_t(i);
+            }
+        }
+    }
+    return best;
+}
+
 Rng::Rng(uint64_t seed) {
     for (uint64_t& s : m_s) s = splitmix64(seed);
 }
@@ -211,10 +236,11 @@ SampleResult Sampler::sample(std::span<const float> logits, std::span<const int3
     auto isAllowed = [&](size_t i) {
         return allowed.empty() || (i / 64 < allowed.size() && (allowed[i / 64] >> (i % 64)) & 1u);
     };
-    if (m_params.temperature <= 0.0f && !penalties && m_params.logitBias.empty() && allowed.empty() &&
+    if (m_params.temperature <= 0.0f && !penalties && m_params.logitBias.empty() &&
         !m_params.logprobs && m_params.topLogprobs <= 0) {
-        // Plain greedy: the first maximum, NaN never chosen (as the general path does).
-        const int32_t best = argmaxFirst(logits);
+        // Plain greedy: the first maximum (of the allowed tokens), NaN never chosen (as the
+        // general path does).
+        const int32_t best = allowed.empty() ? argmaxFirst(logits) : maskedArgmaxFirst(logits, allowed);
         if (best >= 0) {
             result.token = best;
             return result;

@@ -65,6 +65,8 @@ private:
 // The index of the first maximum, NaN never chosen; -1 when every value is NaN or -inf (or
 // there are none). Vectorized: sixteen lanes each keep their first maximum.
 int32_t argmaxFirst(std::span<const float> values);
+// The same over the tokens whose bit is set in `allowed` (a bitset over the values).
+int32_t maskedArgmaxFirst(std::span<const float> values, std::span<const uint64_t> allowed);
 
 // log-softmax of the raw logits for one token, and the k most likely (ties: lower id first).
 float logprobOf(std::span<const float> logits, int32_t token);

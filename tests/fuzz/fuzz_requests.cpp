@@ -1,10 +1,11 @@
 // libFuzzer target for everything that reads client input in the server: the OpenAI, Ollama,
-// Anthropic and Responses request parsers, GBNF grammars (parse, then match a text), JSON Schema
-// to grammar, and the streaming readers of model output (tool calls, <think>, harmony). The
-// first byte picks the target; the rest is its input.
+// Anthropic, Responses and embeddings request parsers, GBNF grammars (parse, then match a text),
+// JSON Schema to grammar, and the streaming readers of model output (tool calls, <think>,
+// harmony). The first byte picks the target; the rest is its input.
 #include "hearth/chat_output.h"
 #include "hearth/grammar.h"
 #include "server/anthropic_request.h"
+#include "server/embeddings_api.h"
 #include "server/ollama_api.h"
 #include "server/openai_request.h"
 #include "server/responses_request.h"
@@ -35,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
     const std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
     server::ParseLimits limits;
-    switch (data[0] % 11) {
+    switch (data[0] % 13) {
     case 0: (void)server::parseChatCompletionRequest(in, limits); break;
     case 1: (void)server::parseCompletionRequest(in, limits); break;
     case 2: (void)server::parseOllamaChatRequest(in, limits); break;

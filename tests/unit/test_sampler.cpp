@@ -65,6 +65,41 @@ private Q_SLOTS:
         }
     }
 
+    // A mask: the first maximum among the allowed tokens (whole words, partial words, ties,
+    // NaN, none allowed), and every sampling path keeps to the mask.
+    void masksRestrictEveryPath() {
+        Rng r(5);
+        for (int trial = 0; trial < 200; ++trial) {
+            const size_t n = 1 + size_t(r.next() % 700);
+            std::vector<float> v(n);
+            for (float& x : v) x = float(int(r.next() % 9)); // many ties
+            if (trial % 7 == 0) v[r.next() % n] = std::nanf("");
+            std::vector<uint64_t> mask((n + 63) / 64, 0);
+            for (size_t w = 0; w < mask.size(); ++w)
+                mask[w] = trial % 3 == 0 ? ~uint64_t(0) : (r.next() & r.next());
+            int32_t want = -1;
+            float best = -std::numeric_limits<float>::infinity();
+            for (size_t i = 0; i < n; ++i)
+                if ((mask[i / 64] >> (i % 64)) & 1u && v[i] > best) {
+                    best = v[i];
+                    want = int32_t(i);
+                }
+            QCOMPARE(sample::maskedArgmaxFirst(v, mask), want);
+            if (want < 0) continue;
+            Sampler greedy(params(0.0f));
+            QCOMPARE(greedy.sample(v, {}, mask).token, want);
+            SamplingParams hot = params(1.0f, uint64_t(trial));
+            hot.topK = trial % 2 ? 5 : 0;
+            hot.repetitionPenalty = trial % 4 == 1 ? 1.3f : 1.0f;
+            Sampler sampled(hot);
+            const std::vector<int32_t> history{want};
+            for (int k = 0; k < 5; ++k) {
+                const int32_t t = sampled.sample(v, history, mask).token;
+                QVERIFY(t >= 0 && (mask[size_t(t) / 64] >> (t % 64)) & 1u);
+            }
+        }
+    }
+
     void seedReproducesAndDiffers() {
         const auto logits = randomLogits(100, 7);
         std::vector<int32_t> a, b, c;
