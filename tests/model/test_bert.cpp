@@ -3,6 +3,7 @@
 // with CLS and mean pooling, batched inputs against one by one, each input computed in one step
 // (inputs longer than a step refused), generation refused, and malformed files refused by name.
 // Negative controls: the other pooling, and a causal mask, must both miss llama.cpp's vectors.
+#include "hearth/devices.h"
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
 #include "test_support.h"
@@ -69,8 +70,11 @@ double maxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
     return m;
 }
 
-Result<std::unique_ptr<Engine>> openEngine(const std::string& path, int maxBatchedTokens = 512) {
+Result<std::unique_ptr<Engine>> openEngine(const std::string& path, int maxBatchedTokens = 512,
+                                           const std::string& device = "cpu") {
     EngineConfig c;
+    c.device = device;
+    c.gpuLayers = -1;
     c.modelPath = path;
     c.contextLength = 512;
     c.kvMemoryBytes = 32ull << 20;
@@ -256,6 +260,33 @@ private Q_SLOTS:
         auto tooLong = embedAndWait(**small, request({std::vector<int32_t>(65, 2000)}));
         QCOMPARE(tooLong.status().code(), ErrorCode::OutOfRange);
         QVERIFY2(tooLong.status().message().find("one step") != std::string::npos, tooLong.status().toString().c_str());
+    }
+
+    // Each GPU this machine has runs the layers' other ops and leaves attention without the
+    // causal mask to the CPU (its K/V too): the same vectors as the CPU alone.
+    void gpuDevicesAgree() {
+        const DeviceList list = listDevices();
+        std::vector<std::string> gpus;
+        for (const DeviceDescription& d : list.devices)
+            if (d.kind != DeviceKind::Cpu) gpus.push_back(d.id);
+        if (gpus.empty()) QSKIP("no GPU device on this machine");
+        std::vector<std::vector<int32_t>> inputs;
+        for (const char* t : {"Hello world", kLong}) inputs.push_back(m_engine->tokenizer().encode(t, true, false).value());
+        for (const std::string& id : gpus) {
+            auto gpu = openEngine(m_model, 512, id);
+            QVERIFY2(gpu.isOk(), gpu.status().toString().c_str());
+            for (const std::string& note : (*gpu)->model().deviceNotes) qInfo("%s: %s", id.c_str(), note.c_str());
+            for (Pooling p : {Pooling::Cls, Pooling::Mean}) {
+                auto got = embedAndWait(**gpu, request(inputs, p));
+                QVERIFY2(got.isOk(), got.status().toString().c_str());
+                for (size_t i = 0; i < inputs.size(); ++i) {
+                    const double d = maxAbsDiff(got->vectors[i], embedOne(*m_engine, inputs[i], p));
+                    qInfo("%s, input %zu (%zu tokens), %s pooling: max |diff| %.2e against the CPU", id.c_str(), i,
+                          inputs[i].size(), poolingName(p), d);
+                    QVERIFY(d < 2e-3);
+                }
+            }
+        }
     }
 
     void generationIsRefused() {
