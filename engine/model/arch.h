@@ -44,6 +44,8 @@ struct ModelDims {
     // causal mask (causal false), so that each input is computed in one step.
     bool embeddingsOnly = false;
     bool causal = true;
+    // > 0: learned absolute positions (bert's position_embd rows), the longest a sequence may be.
+    int maxPositions = 0;
     bool recurrent() const {
         for (const LayerState& s : state)
             if (s.convRow + s.ssmRow > 0) return true;

@@ -42,6 +42,7 @@ public:
         m_dims = decoderDims("bert", hp);
         m_dims.embeddingsOnly = true;
         m_dims.causal = m_causal;
+        m_dims.maxPositions = hp.nCtxTrain;
 
         const int64_t E = hp.nEmbd, qDim = int64_t(hp.nHead) * hp.headDim, kvDim = int64_t(hp.nHeadKv) * hp.headDim;
         HEARTH_ASSIGN_OR_RETURN(m_tokenEmbedding, b.matrix("token_embd.weight", E, hp.nVocab, -1));

@@ -80,6 +80,8 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     s.nEmbd = dims.nEmbd;
     s.contextLength = config.contextLength > 0 ? config.contextLength
                                                : std::min(dims.nCtxTrain > 0 ? dims.nCtxTrain : 4096, 4096);
+    // Learned positions end where the table does: no sequence goes further, whatever was asked.
+    if (dims.maxPositions > 0) s.contextLength = std::min(s.contextLength, dims.maxPositions);
     for (int32_t id : e->m_tokenizer->eogTokens())
         if (id >= 0 && id < dims.nVocab) s.eogTokens.push_back(id);
     for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id",

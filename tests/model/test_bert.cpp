@@ -71,12 +71,12 @@ double maxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 Result<std::unique_ptr<Engine>> openEngine(const std::string& path, int maxBatchedTokens = 512,
-                                           const std::string& device = "cpu") {
+                                           const std::string& device = "cpu", int contextLength = 512) {
     EngineConfig c;
     c.device = device;
     c.gpuLayers = -1;
     c.modelPath = path;
-    c.contextLength = 512;
+    c.contextLength = contextLength;
     c.kvMemoryBytes = 32ull << 20;
     c.kvType = KvType::F32;
     c.maxBatchedTokens = maxBatchedTokens;
@@ -260,6 +260,18 @@ private Q_SLOTS:
         auto tooLong = embedAndWait(**small, request({std::vector<int32_t>(65, 2000)}));
         QCOMPARE(tooLong.status().code(), ErrorCode::OutOfRange);
         QVERIFY2(tooLong.status().message().find("one step") != std::string::npos, tooLong.status().toString().c_str());
+    }
+
+    // The 512 learned positions bound the context whatever the engine is asked for: 512 tokens
+    // work, 513 are refused up front (not a failed step).
+    void positionsBoundTheContext() {
+        auto wide = openEngine(m_model, 1024, "cpu", 2048);
+        QVERIFY2(wide.isOk(), wide.status().toString().c_str());
+        QCOMPARE((*wide)->model().contextLength, 512);
+        QVERIFY(embedAndWait(**wide, request({std::vector<int32_t>(512, 2000)})).isOk());
+        auto over = embedAndWait(**wide, request({std::vector<int32_t>(513, 2000)}));
+        QCOMPARE(over.status().code(), ErrorCode::OutOfRange);
+        QVERIFY2(over.status().message().find("context length of 512") != std::string::npos, over.status().toString().c_str());
     }
 
     // Each GPU this machine has runs the layers' other ops and leaves attention without the
