@@ -9,6 +9,7 @@
 #include "test_support.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -327,6 +328,22 @@ private Q_SLOTS:
                 }
             }
         }
+    }
+
+    // A figure, not a bound: 32 inputs of 128 tokens (4 per step of 512) through bert-tiny.
+    void throughput() {
+        std::vector<std::vector<int32_t>> inputs;
+        for (int i = 0; i < 32; ++i) {
+            std::vector<int32_t> ids(128);
+            for (int p = 0; p < 128; ++p) ids[size_t(p)] = 1000 + (i * 131 + p * 17) % 20000;
+            inputs.push_back(std::move(ids));
+        }
+        QElapsedTimer timer;
+        timer.start();
+        auto got = embedAndWait(*m_engine, request(inputs));
+        QVERIFY2(got.isOk(), got.status().toString().c_str());
+        const double ms = double(timer.nsecsElapsed()) / 1e6;
+        qInfo("bert-tiny F32: 32 inputs x 128 tokens in %.1f ms (%.0f tokens/s)", ms, 4096.0 / ms * 1000.0);
     }
 
     void generationIsRefused() {
