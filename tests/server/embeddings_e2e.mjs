@@ -124,8 +124,11 @@ try {
       const bn = norm(bref.vector), bt = bref.vector.map((x) => x / bn);
       const bcos = cosine(bo, bt), bd = maxDiff(bo, bt);
       check(bcos >= 0.9999 && bd <= 2e-3, `llama.cpp: bert-tiny CLS pooling, cosine ${bcos.toFixed(8)}, max |diff| ${bd.toExponential(2)}`);
-      const bol = await new Ollama({ host: bs.base }).embed({ model: 'b', input: btext });
+      const bollama = new Ollama({ host: bs.base });
+      const bol = await bollama.embed({ model: 'b', input: btext });
       check(maxDiff(bol.embeddings[0], bo) < 1e-5, 'bert: ollama embed equals the OpenAI endpoint');
+      const bshow = await bollama.show({ model: 'b' });
+      check(JSON.stringify(bshow.capabilities) === '["embedding"]', `bert: ollama show lists the embedding capability only (${JSON.stringify(bshow.capabilities)})`);
       try {
         await bc.chat.completions.create({ model: 'b', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 });
         check(false, 'bert: chat completions are refused');
