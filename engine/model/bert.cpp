@@ -31,7 +31,8 @@ public:
         Binder b(f, "bert", m_weights, m_copies);
         HEARTH_ASSIGN_OR_RETURN(m_hp, readDecoderHParams(b));
         const DecoderHParams& hp = m_hp;
-        if (!b.has("context_length")) return notFound("missing key 'bert.context_length' (the position embeddings' rows)");
+        if (!b.has("context_length"))
+            return notFound("missing key 'bert.context_length' (the position embeddings' rows)");
         if (hp.nCtxTrain < 1) return invalidFormat("bert.context_length must be positive");
         if (hp.headDimV != hp.headDim) return unsupported("bert with value length != key length");
         HEARTH_ASSIGN_OR_RETURN(m_eps, b.real("attention.layer_norm_epsilon"));
@@ -65,7 +66,8 @@ public:
         for (int l = 0; l < hp.nLayer; ++l) {
             Layer& L = m_layers[size_t(l)];
             const std::string p = "blk." + std::to_string(l) + ".";
-            if (b.hasTensor(p + "attn_qkv.weight")) return unsupported("tensor '" + p + "attn_qkv.weight' (fused q/k/v in a bert file)");
+            if (b.hasTensor(p + "attn_qkv.weight"))
+                return unsupported("tensor '" + p + "attn_qkv.weight' (fused q/k/v in a bert file)");
             HEARTH_ASSIGN_OR_RETURN(L.wq, b.matrix(p + "attn_q.weight", E, qDim, l));
             HEARTH_ASSIGN_OR_RETURN(L.wk, b.matrix(p + "attn_k.weight", E, kvDim, l));
             HEARTH_ASSIGN_OR_RETURN(L.wv, b.matrix(p + "attn_v.weight", E, kvDim, l));

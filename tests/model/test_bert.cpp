@@ -1,7 +1,8 @@
-// The bert encoder through the engine's embeddings: a synthesized bert-tiny (F32, the BGE
-// WordPiece vocabulary) against llama.cpp (tests/tools/ref_embed.mjs) for short and long texts
-// with CLS and mean pooling, batched inputs against one by one, each input computed in one step
-// (inputs longer than a step refused), generation refused, and malformed files refused by name.
+// The bert encoder through the engine's embeddings: a synthesized bert-tiny (the BGE WordPiece
+// vocabulary) against llama.cpp (tests/tools/ref_embed.mjs) for short and long texts with CLS and
+// mean pooling (F32; F16 and quantized within a looser bound), batched inputs against one by one,
+// GPUs against the CPU, each input computed in one step (inputs longer than a step or than the
+// learned positions refused), generation refused, and malformed files refused by name.
 // Negative controls: the other pooling, and a causal mask, must both miss llama.cpp's vectors.
 #include "hearth/devices.h"
 #include "hearth/engine.h"
