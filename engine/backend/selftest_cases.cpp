@@ -1,6 +1,7 @@
 // The self-test's cases: for every op of the graph set a few small graphs (every weight type we
 // dequantize for GetRows / MatMul / MatMulId, random blocks where we have no quantizer; F32, F16
-// and Q8_0 K/V for KvWrite and Attention with window, softcap, sinks, GQA and several sequences;
+// and Q8_0 K/V for KvWrite and Attention with window, softcap, sinks, GQA, several sequences and
+// without the causal mask (encoders);
 // every RoPE variant; odd and random shapes), with random data from the seed, and the tolerance
 // each is held to.
 //
@@ -131,6 +132,7 @@ struct AttnSpec {
     bool sinks = false;
     int32_t blockSize = 16;
     float qScale = 1.0f; // q values in [-qScale, qScale] (larger: peakier softmax, softcap bites)
+    bool causal = true;  // false: every query sees its whole sequence (encoders)
 };
 
 struct RopeSpec {
@@ -226,6 +228,7 @@ public:
         if (s.window) shape += " window " + std::to_string(s.window);
         if (s.softcap > 0.0f) shape += " softcap " + num(s.softcap);
         if (s.sinks) shape += " sinks";
+        if (!s.causal) shape += " non-causal";
         Case& c = begin(op, nameOf(kvQuant(s.kv)), shape, kvTol(s.kv));
         int64_t blocksNeeded = 0;
         for (int64_t l : s.seqs) blocksNeeded += (l + s.blockSize - 1) / s.blockSize;
@@ -262,6 +265,7 @@ public:
         p.window = s.window;
         p.softcap = s.softcap;
         p.blockSize = s.blockSize;
+        p.causal = s.causal;
         finish(c, g.attention(q, kc, vc, infoT, tablesT, sinks, s.D, p));
         c.kv = true;
         c.kvSpec.layers = {0};
@@ -490,6 +494,10 @@ void attentionCases(Builder& b) {
         g.qScale = 4.0f;
         b.attention(g);
         b.attention(spec(KvType::Q8_0, 64, 8, 2, {20, 35}, 1));
+        AttnSpec enc = spec(KvType::F32, 64, 4, 4, {19, 5}, 0); // an encoder's two inputs
+        enc.causal = false;
+        enc.qScale = 4.0f;
+        b.attention(enc);
         return;
     }
     Rng& r = b.rng();
@@ -518,6 +526,15 @@ void attentionCases(Builder& b) {
         const int64_t hkv = r.range(1, 4);
         AttnSpec any = spec(kv, r.range(0, 1) ? 128 : 64, hkv * r.range(1, 4), hkv, {r.range(1, 60), r.range(1, 60)}, r.range(0, 3));
         b.attention(any);
+        // Encoders: each token over its whole sequence (two inputs, GQA, blocks of 16 and 32).
+        AttnSpec enc = spec(kv, 64, 4, 2, {37, 3}, 0);
+        enc.causal = false;
+        enc.qScale = 4.0f;
+        b.attention(enc);
+        AttnSpec enc32 = spec(kv, 128, 2, 2, {70}, 0);
+        enc32.causal = false;
+        enc32.blockSize = 32;
+        b.attention(enc32);
     }
 }
 

@@ -89,7 +89,7 @@ enum class Op : uint8_t {
     LayerNorm, // out = (x - mean) / sqrt(var + eps) (· w) (+ b)                 src: x, [w], [b]
     Rope,      // rotates the first nRot dims of each head of x [n][heads][d]   src: x, positions, [freq factors]
     KvWrite,   // cache[slots[i]] = rows[i] (converted to the cache's type)     src: cache, rows, slots; out: the cache
-    Attention, // paged causal attention, see AttentionParams                   src: q, kCache, vCache, info, tables, [sinks]
+    Attention, // paged attention (causal, or within the sequence), see AttentionParams   src: q, kCache, vCache, info, tables, [sinks]
     Add,       // out = a + b, b broadcast over a's rows when it is one row     src: a, b
     Mul,       // out = a * b, likewise                                          src: a, b
     Scale,     // out = x * scale                                                src: x
@@ -155,6 +155,10 @@ struct AttentionParams {
     int32_t window = 0;     // > 0: a token at p attends to positions (p - window, p] only
     float softcap = 0.0f;   // > 0: scores become softcap · tanh(score / softcap)
     int32_t blockSize = 16; // positions per K/V block
+    // false (encoders): every token attends to every position of its sequence that the step
+    // holds, [0, the furthest position of any of its tokens in the step]; a sequence's tokens
+    // (identified by their block table's offset in AttnInfo) must then all be in one step.
+    bool causal = true;
 };
 
 struct Node {

@@ -25,6 +25,7 @@ constexpr Entry kArchitectures[] = {
     {"gpt-oss", loadGptOss},
     {"phi3", loadPhi3},
     {"mistral3", loadMistral3},
+    {"bert", loadBert},
 };
 
 } // namespace

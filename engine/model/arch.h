@@ -40,6 +40,12 @@ struct ModelDims {
     int nCtxTrain = 0;
     std::vector<LayerKv> kv; // per layer
     std::vector<LayerState> state; // per layer; empty for models without recurrent layers
+    // Encoders (bert): no logits, only the hidden rows embeddings pool; and attention without the
+    // causal mask (causal false), so that each input is computed in one step.
+    bool embeddingsOnly = false;
+    bool causal = true;
+    // > 0: learned absolute positions (bert's position_embd rows), the longest a sequence may be.
+    int maxPositions = 0;
     bool recurrent() const {
         for (const LayerState& s : state)
             if (s.convRow + s.ssmRow > 0) return true;

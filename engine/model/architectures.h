@@ -16,6 +16,7 @@ Result<std::unique_ptr<Architecture>> loadPhi3(const gguf::File& file);   // phi
 Result<std::unique_ptr<Architecture>> loadMistral3(const gguf::File& file); // mistral3.cpp
 Result<std::unique_ptr<Architecture>> loadQwen35(const gguf::File& file);    // qwen35.cpp
 Result<std::unique_ptr<Architecture>> loadQwen35Moe(const gguf::File& file); // qwen35moe.cpp
+Result<std::unique_ptr<Architecture>> loadBert(const gguf::File& file);      // bert.cpp
 // The hybrid decoder both qwen35 files share (qwen35.cpp), with experts or without.
 Result<std::unique_ptr<Architecture>> loadQwen35Family(const gguf::File& file, bool experts);
 

@@ -59,6 +59,9 @@ struct Shape {
     bool qwen35 = false;
     int ssmConv = 4, ssmHead = 0, ssmHeadsK = 0, ssmHeadsV = 0, nFfShared = 0;
     int nextn = 0; // multi-token-prediction layers after the nLayer trunk layers
+    // bert: an encoder (embeddings, post-norm layers with biases, GELU, no head), ctx positions,
+    // attention not causal, CLS pooling unless --pooling says otherwise; rmsEps is LayerNorm's.
+    bool bert = false;
 };
 
 const Shape kShapes[] = {
@@ -199,6 +202,12 @@ const Shape kShapes[] = {
      .rmsEps = 1e-6f, .ctx = 262144, .tied = false, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
      .writeHeadDims = true, .windowPattern = 4, .nExpert = 256, .nUsed = 8, .nFfExpert = 512, .nRot = 64,
      .qwen35 = true, .ssmHead = 128, .ssmHeadsK = 16, .ssmHeadsV = 32, .nFfShared = 512},
+    {.name = "bert-tiny", .arch = "bert",
+     .description = "bert (as BGE files are), 3 layers, 256 wide, 4 heads of 64, feed-forward 512, 512 positions, "
+                    "CLS pooling (embeddings only)",
+     .nLayer = 3, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 4, .headDim = 64, .ropeBase = 10000.0f,
+     .rmsEps = 1e-12f, .ctx = 512, .tied = true, .qkvBias = true, .qkNorm = false, .llama3Rope = false,
+     .writeHeadDims = false, .bert = true},
 };
 
 // gemma4: whether layer l of n is a full-attention layer (every `every`-th, and the last).
@@ -399,7 +408,48 @@ std::vector<TensorPlan> planQwen35(const Shape& s, std::vector<TensorPlan> t) {
     return t;
 }
 
+// LayerNorm gains around 1 (0.8 to 1.2), different per tensor through `salt`.
+std::vector<float> normGains(uint64_t n, uint64_t salt) {
+    std::vector<float> g;
+    for (uint64_t i = 0; i < n; ++i) g.push_back(0.8f + 0.4f * float(splitmix(salt * 977 + i) % 1000) / 1000.0f);
+    return g;
+}
+
+// bert: embeddings of tokens, positions and types with their norm, then per layer biased q/k/v and
+// output, the attention's norm, a biased feed-forward and the layer's norm. Spreads chosen so that
+// attention is far from uniform and GELU sees its curved part.
+std::vector<TensorPlan> planBert(const Shape& s, int nVocab) {
+    const uint64_t E = uint64_t(s.nEmbd), F = uint64_t(s.nFf), q = uint64_t(s.nHead) * s.headDim;
+    std::vector<TensorPlan> t;
+    uint64_t salt = 1;
+    auto norm = [&](const std::string& name) {
+        t.push_back({name + ".weight", {E}, TensorPlan::Fixed, normGains(E, salt++)});
+        t.push_back({name + ".bias", {E}, TensorPlan::Random, {}, 0.05f});
+    };
+    t.push_back({"token_embd.weight", {E, uint64_t(nVocab)}});
+    t.push_back({"position_embd.weight", {E, uint64_t(s.ctx)}});
+    t.push_back({"token_types.weight", {E, 2}});
+    norm("token_embd_norm");
+    for (int l = 0; l < s.nLayer; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        for (const char* m : {"attn_q", "attn_k", "attn_v"}) {
+            t.push_back({p + m + ".weight", {E, q}, TensorPlan::Random, {}, m[5] == 'v' ? 0.05f : 0.08f});
+            t.push_back({p + m + ".bias", {q}, TensorPlan::Random, {}, 0.05f});
+        }
+        t.push_back({p + "attn_output.weight", {q, E}, TensorPlan::Random, {}, 0.05f});
+        t.push_back({p + "attn_output.bias", {E}, TensorPlan::Random, {}, 0.05f});
+        norm(p + "attn_output_norm");
+        t.push_back({p + "ffn_up.weight", {E, F}, TensorPlan::Random, {}, 0.06f});
+        t.push_back({p + "ffn_up.bias", {F}, TensorPlan::Random, {}, 0.05f});
+        t.push_back({p + "ffn_down.weight", {F, E}, TensorPlan::Random, {}, 0.05f});
+        t.push_back({p + "ffn_down.bias", {E}, TensorPlan::Random, {}, 0.05f});
+        norm(p + "layer_output_norm");
+    }
+    return t;
+}
+
 std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
+    if (s.bert) return planBert(s, nVocab);
     std::vector<TensorPlan> t;
     const uint64_t E = uint64_t(s.nEmbd), q = uint64_t(s.nHead) * s.headDim,
                    kv = uint64_t(s.nHeadKv) * s.headDim;
@@ -518,12 +568,19 @@ Status synthesizeModel(const SynthOptions& o) {
     w.set(a + "block_count", gguf::Value::u32(uint32_t(s.nLayer + s.nextn)));
     if (s.nextn > 0) w.set(a + "nextn_predict_layers", gguf::Value::u32(uint32_t(s.nextn)));
     if (o.pooling >= 0) w.set(a + "pooling_type", gguf::Value::u32(uint32_t(o.pooling)));
+    else if (s.bert) w.set(a + "pooling_type", gguf::Value::u32(2)); // CLS, as BGE files say
     w.set(a + "feed_forward_length", gguf::Value::u32(uint32_t(s.nFf)));
     w.set(a + "attention.head_count", gguf::Value::u32(uint32_t(s.nHead)));
     w.set(a + "attention.head_count_kv", gguf::Value::u32(uint32_t(s.nHeadKv)));
-    w.set(a + "rope.freq_base", gguf::Value::f32(s.ropeBase));
-    w.set(a + "attention.layer_norm_rms_epsilon", gguf::Value::f32(s.rmsEps));
-    w.set(a + "rope.dimension_count", gguf::Value::u32(uint32_t(s.nRot > 0 ? s.nRot : s.headDim)));
+    if (s.bert) {
+        w.set(a + "attention.layer_norm_epsilon", gguf::Value::f32(s.rmsEps));
+        w.set(a + "attention.causal", gguf::Value::boolean(false));
+        if (!vocab.has("tokenizer.ggml.token_type_count")) w.set("tokenizer.ggml.token_type_count", gguf::Value::u32(2));
+    } else {
+        w.set(a + "rope.freq_base", gguf::Value::f32(s.ropeBase));
+        w.set(a + "attention.layer_norm_rms_epsilon", gguf::Value::f32(s.rmsEps));
+        w.set(a + "rope.dimension_count", gguf::Value::u32(uint32_t(s.nRot > 0 ? s.nRot : s.headDim)));
+    }
     if (s.writeHeadDims) {
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(s.headDim)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(s.headDim)));

@@ -154,6 +154,9 @@ Type chooseType(const Mix& mix, const TensorRole& role) {
     if (role.nDims < 2 || contains(n, "ffn_gate_inp.weight") || !n.ends_with(".weight")) return Type::F32;
     // The delta net's convolution kernels ([C][4]) stay as they are, as llama.cpp keeps them.
     if (contains(n, "ssm_conv1d")) return Type::F32;
+    // bert's position and token-type embeddings stay F32, as llama.cpp keeps them (it adds the
+    // token-type row to F32 activations directly).
+    if (n == "position_embd.weight" || n == "token_types.weight") return Type::F32;
     const std::string_view m = mix.name;
     const Type base = mix.baseType;
     if (base == Type::F32 || base == Type::F16 || base == Type::BF16) return base;

@@ -105,6 +105,11 @@ Result<RequestId> EngineImpl::embed(EmbeddingRequest request) {
         if (int64_t(in.size()) > m_summary.contextLength)
             return outOfRange(which + " has " + std::to_string(in.size()) + " tokens, more than the context length of " +
                               std::to_string(m_summary.contextLength));
+        // Without the causal mask (encoders) an input is computed in one step.
+        if (!m_model->dims().causal && int64_t(in.size()) > m_config.maxBatchedTokens)
+            return outOfRange(which + " has " + std::to_string(in.size()) + " tokens, more than one step computes (" +
+                              std::to_string(m_config.maxBatchedTokens) +
+                              ", the batch size): an encoder computes each input in one step");
         if ((int64_t(in.size()) + bs - 1) / bs > m_numBlocks)
             return outOfRange(which + " has " + std::to_string(in.size()) + " tokens, more than the KV cache holds");
     }
@@ -150,6 +155,7 @@ void EngineImpl::feedEmbeddings() {
         r.id = (uint64_t(1) << 63) | m_nextEmbedSid++;
         r.tokens = e.request.inputs[size_t(input)];
         r.embedding = true;
+        r.wholePrompt = !m_model->dims().causal;
         const sched::RequestId sid = r.id;
         if (Status st = m_sched->addRequest(std::move(r)); !st.isOk()) {
             cancelEmbed(id, st.withContext("input " + std::to_string(input)));

@@ -80,6 +80,8 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     s.nEmbd = dims.nEmbd;
     s.contextLength = config.contextLength > 0 ? config.contextLength
                                                : std::min(dims.nCtxTrain > 0 ? dims.nCtxTrain : 4096, 4096);
+    // Learned positions end where the table does: no sequence goes further, whatever was asked.
+    if (dims.maxPositions > 0) s.contextLength = std::min(s.contextLength, dims.maxPositions);
     for (int32_t id : e->m_tokenizer->eogTokens())
         if (id >= 0 && id < dims.nVocab) s.eogTokens.push_back(id);
     for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id",
@@ -92,6 +94,7 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     if (auto bos = e->m_file->getU32("tokenizer.ggml.bos_token_id"); bos.isOk() && *bos < uint32_t(dims.nVocab))
         s.bosToken = int32_t(*bos);
     s.chatTemplateBuiltin = e->m_chat && e->m_chat->builtin;
+    s.embeddingsOnly = dims.embeddingsOnly;
     // Embedding pooling: <arch>.pooling_type (0 none and absent: mean; 4 rank is not supported).
     if (auto pt = e->m_file->getU32(dims.archName + ".pooling_type"); pt.isOk()) {
         if (*pt == 2) s.pooling = Pooling::Cls;
@@ -191,6 +194,7 @@ Result<std::vector<int32_t>> EngineImpl::encodeChat(const tmpl::ChatRequest& req
 
 Result<RequestId> EngineImpl::submit(GenerationRequest request) {
     if (!request.sink) return invalidArgument("request has no sink");
+    if (m_summary.embeddingsOnly) return unsupported("this model computes embeddings only");
     if (request.prompt.empty()) return invalidArgument("the prompt is empty");
     if (request.maxTokens < 1) return invalidArgument("'max_tokens' must be at least 1");
     if (request.n < 1 || request.n > kMaxChoices)

@@ -22,6 +22,10 @@ Status Scheduler::addRequest(Request request) {
     if (request.embedding) request.maxTokens = 0;
     else if (request.maxTokens < 1) return invalidArgument(name + ": max_tokens must be at least 1");
     request.promptLength = int(request.tokens.size());
+    if (request.wholePrompt && request.promptLength > m_config.maxBatchedTokens)
+        return outOfRange(name + ": its " + std::to_string(request.promptLength) +
+                          " tokens must be computed in one step, which holds " +
+                          std::to_string(m_config.maxBatchedTokens));
     const int64_t total = int64_t(request.promptLength) + request.maxTokens;
     if (total > m_config.contextLength)
         return outOfRange(name + ": prompt (" + std::to_string(request.promptLength) +
@@ -143,7 +147,13 @@ SchedulerOutput Scheduler::schedule() {
             prefix.numTokens = snapshot.blocks * m_cache.blockSize();
         }
         const int start = prefix.numTokens;
-        const int n = std::min(int(r.tokens.size()) - start, std::min(budget, prefillBudget));
+        int n = std::min(int(r.tokens.size()) - start, std::min(budget, prefillBudget));
+        if (r.wholePrompt && n < int(r.tokens.size()) - start) {
+            // Whole or not at all: the whole step's budget when it is the step's only sequence
+            // (decoding streams' stall limit aside), else it waits for the next step.
+            if (!out.seqs.empty() || int(r.tokens.size()) - start > budget) break;
+            n = int(r.tokens.size()) - start;
+        }
         if (!m_cache.allocateSlots(r.id, start + n, &prefix)) break;
         if (m_states) {
             if (m_states->acquire(r.id) < 0) {

@@ -49,6 +49,9 @@ struct Request {
     // the last chunk ends it), every position from scratch (no cached prefix is reused, since
     // each position's hidden state is wanted).
     bool embedding = false;
+    // The prompt is computed in one step or not at all (an encoder's input: its attention sees
+    // the whole input): never chunked. Refused when a step cannot hold it.
+    bool wholePrompt = false;
     int numComputed = 0;         // tokens of `tokens` whose K/V are in the cache
     int numCachedPrompt = 0;     // prompt tokens found in the prefix cache at admission
     int numPreemptions = 0;

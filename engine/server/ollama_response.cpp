@@ -172,8 +172,10 @@ OJson ollamaShowJson(const OllamaModelInfo& m, bool verbose) {
         }
     }
     j["model_info"] = std::move(info);
-    // Tool calls are parsed from the model's text in the formats common templates teach.
-    j["capabilities"] = OJson::array({"completion", "tools"});
+    // Tool calls are parsed from the model's text in the formats common templates teach; an
+    // encoder (bert) only embeds, as Ollama lists its embedding models.
+    if (m.summary && m.summary->embeddingsOnly) j["capabilities"] = OJson::array({"embedding"});
+    else j["capabilities"] = OJson::array({"completion", "tools"});
     j["modified_at"] = rfc3339(std::chrono::system_clock::now());
     return j;
 }

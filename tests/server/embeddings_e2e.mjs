@@ -3,7 +3,8 @@
 // dimensions, errors) and the `ollama` client's embed / embeddings on stories260K, embeddings
 // beside a streamed completion, and — when $HEARTH_REF has llama.cpp (node-llama-cpp) — the
 // server's vector for a text against llama.cpp's on a synthesized Qwen3-style file with last-token
-// pooling and the Qwen2 BPE vocabulary (tokenization, forward and pooling all in the chain).
+// pooling and the Qwen2 BPE vocabulary (tokenization, forward and pooling all in the chain), and
+// on a synthesized bert encoder (CLS pooling, BGE vocabulary), whose chat completions are refused.
 // Exits 77 (skip) when a package or the model is missing.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -106,6 +107,35 @@ try {
       check(ours.usage.prompt_tokens === theirs.tokens.length, `llama.cpp: same token count (${theirs.tokens.length})`);
       check(c >= 0.9999 && d <= 2e-3, `llama.cpp: qwen3-tiny last pooling, cosine ${c.toFixed(8)}, max |diff| ${d.toExponential(2)}`);
       await stopServer(qs.server);
+      servers.pop();
+
+      // A bert encoder (bert-tiny, CLS pooling, the BGE WordPiece vocabulary): embeddings agree
+      // with llama.cpp's, on both endpoints; chat is refused with a 400 naming the reason.
+      const b = path.join(dir, 'bert-tiny.gguf');
+      execFileSync(cliBin, ['synth', '--preset', 'bert-tiny', '--type', 'F32', '--vocab',
+                            path.join(ref, 'llama.cpp-src', 'models', 'ggml-vocab-bert-bge.gguf'), '-o', b], { stdio: 'ignore' });
+      const btext = 'What is the capital of France? Paris, of course.';
+      const bref = JSON.parse(execFileSync('node', [path.join(srcDir, 'tests', 'tools', 'ref_embed.mjs'), b, '--text', btext],
+                                           { env: { ...process.env, HEARTH_REF: ref } }).toString());
+      const bs = await startServer(b, ['--ctx', '512']);
+      servers.push(bs);
+      const bc = new OpenAI({ baseURL: `${bs.base}/v1`, apiKey: 'none', maxRetries: 0 });
+      const bo = (await bc.embeddings.create({ model: 'b', input: btext, encoding_format: 'float' })).data[0].embedding;
+      const bn = norm(bref.vector), bt = bref.vector.map((x) => x / bn);
+      const bcos = cosine(bo, bt), bd = maxDiff(bo, bt);
+      check(bcos >= 0.9999 && bd <= 2e-3, `llama.cpp: bert-tiny CLS pooling, cosine ${bcos.toFixed(8)}, max |diff| ${bd.toExponential(2)}`);
+      const bollama = new Ollama({ host: bs.base });
+      const bol = await bollama.embed({ model: 'b', input: btext });
+      check(maxDiff(bol.embeddings[0], bo) < 1e-5, 'bert: ollama embed equals the OpenAI endpoint');
+      const bshow = await bollama.show({ model: 'b' });
+      check(JSON.stringify(bshow.capabilities) === '["embedding"]', `bert: ollama show lists the embedding capability only (${JSON.stringify(bshow.capabilities)})`);
+      try {
+        await bc.chat.completions.create({ model: 'b', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 });
+        check(false, 'bert: chat completions are refused');
+      } catch (e) {
+        check(e.status === 400 && /embeddings only/.test(e.message), `bert: chat completions are refused (HTTP ${e.status}: ${e.message})`);
+      }
+      await stopServer(bs.server);
       servers.pop();
     } finally {
       rmSync(dir, { recursive: true, force: true });

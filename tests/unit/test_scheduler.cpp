@@ -274,6 +274,39 @@ private Q_SLOTS:
         QCOMPARE(steps, 8); // one prefill step (all 16 prompts) + 7 batched decode steps
         for (RequestId id = 1; id <= 16; ++id) QCOMPARE(s.request(id)->numGenerated(), 8);
     }
+
+    // Encoder inputs (wholePrompt) are computed in one step or wait for one that holds them; one
+    // longer than a step is refused. A plain prompt beside them is chunked as usual.
+    void wholePromptsAreNeverChunked() {
+        KvCacheManager cache({.numBlocks = 64, .blockSize = 16});
+        Scheduler s({.maxNumSeqs = 8, .maxBatchedTokens = 64, .contextLength = 512}, cache);
+        auto encoder = [](RequestId id, int len) {
+            sched::Request r = makeRequest(id, len, 0);
+            r.embedding = true;
+            r.wholePrompt = true;
+            return r;
+        };
+        const Status tooLong = s.addRequest(encoder(9, 65));
+        QCOMPARE(tooLong.code(), ErrorCode::OutOfRange);
+        QVERIFY2(tooLong.message().find("one step") != std::string::npos, tooLong.toString().c_str());
+        QVERIFY(s.addRequest(encoder(1, 40)).isOk());
+        QVERIFY(s.addRequest(encoder(2, 30)).isOk()); // does not fit beside 1: waits
+        QVERIFY(s.addRequest(encoder(3, 20)).isOk()); // FIFO: waits behind 2
+        SchedulerOutput first = s.schedule();
+        QCOMPARE(chunkSizes(first, 1), std::vector<int>{40});
+        QCOMPARE(first.seqs.size(), size_t(1));
+        s.update(first, fakeSample(s, first));
+        SchedulerOutput second = s.schedule();
+        QCOMPARE(chunkSizes(second, 2), std::vector<int>{30});
+        QCOMPARE(chunkSizes(second, 3), std::vector<int>{20});
+        for (const ScheduledSeq& q : second.seqs) QVERIFY(q.samples && q.start == 0);
+        s.update(second, fakeSample(s, second));
+        // Negative control: the same lengths without wholePrompt are chunked to fill the step.
+        QVERIFY(s.addRequest(makeRequest(4, 40, 1, 3000)).isOk()); // ids no earlier prompt had
+        QVERIFY(s.addRequest(makeRequest(5, 30, 1, 5000)).isOk());
+        SchedulerOutput plain = s.schedule();
+        QCOMPARE(chunkSizes(plain, 5), std::vector<int>{24});
+    }
 };
 
 QTEST_GUILESS_MAIN(TestScheduler)

@@ -523,13 +523,15 @@ private:
             at += s.count;
             s.count = 0;
         }
+        // Without the causal mask every token reaches as far as its sequence does in the step.
         for (int64_t t = 0; t < tokens; ++t) {
             Sequence& s = m_sequences[size_t(m_seqOf[size_t(t)])];
             m_rows[size_t(s.begin + s.count)] = t;
-            m_positions[size_t(s.begin + s.count)] = info[2 * t];
+            m_positions[size_t(s.begin + s.count)] = n.attn.causal ? info[2 * t] : s.maxPos;
             ++s.count;
         }
         m_attentionReady = true;
+        m_plannedCausal = n.attn.causal;
         planItems(n.attn.nHeadKv);
         return Status::ok();
     }
@@ -546,7 +548,7 @@ private:
     }
 
     Status attention(const Step& step, const Node& n) {
-        if (!m_attentionReady) HEARTH_RETURN_IF_ERROR(planAttention(n));
+        if (!m_attentionReady || m_plannedCausal != n.attn.causal) HEARTH_RETURN_IF_ERROR(planAttention(n));
         if (m_itemHeads != n.attn.nHeadKv) planItems(n.attn.nHeadKv);
         const Tensor& q = m_h.t(n.src[0]);
         const int64_t D = q.ne[0], nHead = q.ne[1];
@@ -602,6 +604,7 @@ private:
     std::vector<ExpertMatMul> m_expertJobs, m_nextExpertJobs;
     std::vector<uint8_t> m_raw; // an embedding row read from the file
     bool m_attentionReady = false;
+    bool m_plannedCausal = true; // the mask m_positions were planned for
     int64_t m_itemHeads = 0; // the KV heads m_items were made for
     std::vector<int64_t> m_rows;
     std::vector<int32_t> m_positions;

@@ -99,7 +99,8 @@ Status matMulId(const HostTensors& h, const Node& n) {
     return Status::ok();
 }
 
-// Paged causal attention, one query token and head at a time, K/V read back as stored.
+// Paged attention, one query token and head at a time, K/V read back as stored: causal (each
+// token up to its own position) or, for encoders, up to its sequence's furthest position in the step.
 Status attention(const HostTensors& h, const Node& n) {
     const Tensor &Q = h.t(n.src[0]), &out = h.t(n.out), &tables = h.t(n.src[4]);
     const graph::AttentionParams& p = n.attn;
@@ -115,7 +116,11 @@ Status attention(const HostTensors& h, const Node& n) {
     std::vector<float> kRows, vRows;
     std::vector<double> scores;
     for (int64_t t = 0; t < tokens; ++t) {
-        const int32_t pos = info[2 * t], offset = info[2 * t + 1];
+        int32_t pos = info[2 * t];
+        const int32_t offset = info[2 * t + 1];
+        if (!p.causal) // the sequence (tokens of the same block table) as far as the step reaches
+            for (int64_t u = 0; u < tokens; ++u)
+                if (info[2 * u + 1] == offset) pos = std::max(pos, info[2 * u]);
         const int64_t first = p.window > 0 ? std::max<int64_t>(0, int64_t(pos) - p.window + 1) : 0;
         const int64_t count = int64_t(pos) - first + 1;
         kRows.resize(size_t(count * kRow));

@@ -181,7 +181,8 @@ bool cudaSupportsNode(const graph::Graph& g, const Node& n) {
             return false;
         const Tensor &q = t(0), &k = t(1), &v = t(2);
         const int64_t D = q.ne[0], nHead = q.ne[1], tokens = q.ne[2];
-        return src(5) == graph::kNone && k.type == v.type && p.nHeadKv > 0 && nHead % p.nHeadKv == 0 &&
+        // Attention within the sequence (encoders) is left to the CPU.
+        return p.causal && src(5) == graph::kNone && k.type == v.type && p.nHeadKv > 0 && nHead % p.nHeadKv == 0 &&
                D <= kMaxHeadDim && out->ne[0] == D && out->ne[1] == nHead && out->ne[2] == tokens && q.ne[3] == 1 &&
                k.ne[0] == p.nHeadKv * D && v.ne[0] == k.ne[0] && tokens >= 1 && tokens <= kMaxTokens &&
                t(3).ne[0] == 2 && t(3).ne[1] == tokens && p.window >= 0 && p.softcap >= 0.0f && p.blockSize >= 1;

@@ -246,7 +246,8 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
     case Op::Attention: {
         const Tensor &Q = g.tensor(n.src[0]), &K = g.tensor(n.src[1]), &V = g.tensor(n.src[2]);
         KvType type;
-        return K.kind == TensorKind::KvCache && V.kind == TensorKind::KvCache && kvTypeOf(K.type, type) &&
+        // Attention within the sequence (encoders) is left to the CPU.
+        return n.attn.causal && K.kind == TensorKind::KvCache && V.kind == TensorKind::KvCache && kvTypeOf(K.type, type) &&
                K.type == V.type && out.ne[0] == Q.ne[0] && Q.ne[0] <= kMaxHeadDim && Q.ne[1] <= kMaxWorkGroups &&
                Q.ne[2] <= kMaxWorkGroups && plain(n.src[0]) && plain(n.src[3], true) && plain(n.src[4], true) &&
                plain(n.src[5]) && plain(n.out);

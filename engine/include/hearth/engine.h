@@ -149,6 +149,7 @@ struct ModelSummary {
     bool chatTemplateBuiltin = false; // the file has no template; ChatML is used
     Pooling pooling = Pooling::Mean;  // how embeddings pool by default (the file's pooling_type)
     bool embeddings = true;           // false: the file's pooling (rank) is not supported
+    bool embeddingsOnly = false;      // an encoder (bert): embeddings, no generation
     std::string kvType;               // "f16", ...
     uint64_t kvBytes = 0;             // memory of the KV cache
     uint64_t stateBytes = 0;          // hybrid models: memory of the recurrent state slots
