@@ -436,26 +436,7 @@ private Q_SLOTS:
 
     void cancelOnDisconnect() {
         START_FAKE_SERVER(f, ServerConfig{}, 1 << 20);
-        f.engine->setReply("tick tock ", true);
-        f.engine->setTokenDelay(std::chrono::milliseconds(2));
-        httplib::Client cl("127.0.0.1", f.port);
-        httplib::Request req;
-        req.method = "POST";
-        req.path = "/v1/messages";
-        req.body = "{\"stream\":true,\"max_tokens\":500000," + kHi + "}";
-        req.set_header("Content-Type", "application/json");
-        size_t received = 0;
-        req.content_receiver = [&](const char*, size_t n, uint64_t, uint64_t) {
-            received += n;
-            return received < 4000; // hang up after a few events
-        };
-        cl.send(req);
-        QVERIFY(received >= 4000);
-        cl.stop();
-        QTRY_VERIFY_WITH_TIMEOUT(!f.engine->cancelled().empty(), 10000);
-        QTRY_COMPARE_WITH_TIMEOUT(f.engine->live(), 0, 10000);
-        f.engine->setReply("ok");
-        QCOMPARE(postJson(f.port, "/v1/messages", kBody)->status, 200);
+        VERIFY_DISCONNECT_CANCELS(f, "/v1/messages", "{\"stream\":true,\"max_tokens\":500000," + kHi + "}", 4000, kBody);
     }
 
     void hostileCorpusOverHttp() {

@@ -336,26 +336,7 @@ private Q_SLOTS:
 
     void cancelOnDisconnect() {
         START_FAKE_SERVER(f, ServerConfig{}, 1 << 20);
-        f.engine->setReply("tick tock ", true);
-        f.engine->setTokenDelay(std::chrono::milliseconds(2));
-        httplib::Client cl("127.0.0.1", f.port);
-        httplib::Request req;
-        req.method = "POST";
-        req.path = "/v1/responses";
-        req.body = R"({"input":"hi","stream":true,"max_output_tokens":500000})";
-        req.set_header("Content-Type", "application/json");
-        size_t received = 0;
-        req.content_receiver = [&](const char*, size_t n, uint64_t, uint64_t) {
-            received += n;
-            return received < 6000;
-        };
-        cl.send(req);
-        QVERIFY(received >= 6000);
-        cl.stop();
-        QTRY_VERIFY_WITH_TIMEOUT(!f.engine->cancelled().empty(), 10000);
-        QTRY_COMPARE_WITH_TIMEOUT(f.engine->live(), 0, 10000);
-        f.engine->setReply("ok");
-        QCOMPARE(postJson(f.port, "/v1/responses", kBody)->status, 200);
+        VERIFY_DISCONNECT_CANCELS(f, "/v1/responses", R"({"input":"hi","stream":true,"max_output_tokens":500000})", 6000, kBody);
     }
 
     void hostileCorpusOverHttp() {
