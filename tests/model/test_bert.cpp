@@ -7,6 +7,7 @@
 #include "hearth/devices.h"
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
+#include "reference_embeddings.h"
 #include "test_support.h"
 
 #include <QDir>
@@ -25,52 +26,11 @@ using namespace hearth;
 
 namespace {
 
-struct Reference {
-    std::vector<int32_t> tokens;
-    std::vector<float> vector;
-};
-
-// llama.cpp's embedding of `text`; empty tokens when the run failed (message in err).
-Reference referenceEmbedding(const QString& model, const QString& text, QString& err) {
-    QProcess p;
-    p.start(QStringLiteral("node"),
-            {QDir(hearth::test::sourceDir()).filePath(QStringLiteral("tests/tools/ref_embed.mjs")), model,
-             QStringLiteral("--text"), text});
-    Reference r;
-    if (!p.waitForFinished(120000) || p.exitCode() != 0) {
-        err = QString::fromUtf8(p.readAllStandardError());
-        return r;
-    }
-    const QJsonObject o = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
-    for (const auto& v : o.value(QStringLiteral("tokens")).toArray()) r.tokens.push_back(v.toInt());
-    for (const auto& v : o.value(QStringLiteral("vector")).toArray()) r.vector.push_back(float(v.toDouble()));
-    return r;
-}
-
-std::vector<float> normalized(std::vector<float> v) {
-    double n = 0.0;
-    for (float x : v) n += double(x) * x;
-    n = std::sqrt(n);
-    for (float& x : v) x = float(x / n);
-    return v;
-}
-
-double cosine(const std::vector<float>& a, const std::vector<float>& b) {
-    double ab = 0, aa = 0, bb = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-        ab += double(a[i]) * b[i];
-        aa += double(a[i]) * a[i];
-        bb += double(b[i]) * b[i];
-    }
-    return ab / std::sqrt(aa * bb);
-}
-
-double maxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
-    if (a.size() != b.size()) return INFINITY;
-    double m = 0;
-    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, double(std::fabs(a[i] - b[i])));
-    return m;
-}
+using test::cosine;
+using test::maxAbsDiff;
+using test::normalized;
+using test::referenceEmbedding;
+using Reference = test::ReferenceEmbedding;
 
 Result<std::unique_ptr<Engine>> openEngine(const std::string& path, int maxBatchedTokens = 512,
                                            const std::string& device = "cpu", int contextLength = 512) {
@@ -147,7 +107,7 @@ class TestBert : public QObject {
     void compare(const std::string& model, const QString& text, bool& agree, const std::string& ours = {},
                  Pooling pooling = Pooling::Model, double minCosine = kMinCosine, double maxDiff = kMaxDiff) {
         QString err;
-        const Reference ref = referenceEmbedding(QString::fromStdString(model), text, err);
+        const Reference ref = referenceEmbedding(QString::fromStdString(model), text, {}, err);
         QVERIFY2(!ref.tokens.empty(), qPrintable(QStringLiteral("ref_embed.mjs failed: ") + err));
         auto engine = openEngine(ours.empty() ? model : ours);
         QVERIFY2(engine.isOk(), engine.status().toString().c_str());

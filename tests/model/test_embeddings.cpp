@@ -7,6 +7,7 @@
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
 #include "engine_device_checks.h"
+#include "reference_embeddings.h"
 #include "test_support.h"
 #include "token_collector.h"
 
@@ -55,58 +56,11 @@ struct EmbeddingWaiter final : EmbeddingSink {
 
 namespace {
 
-struct Reference {
-    std::vector<int32_t> tokens;
-    std::vector<float> vector;
-};
-
-// llama.cpp's embedding of `text` (or of `ids`); empty tokens when the run failed (message in err).
-Reference referenceEmbedding(const QString& model, const QString& text, const std::vector<int32_t>& ids,
-                             QString& err) {
-    QStringList args{QDir(hearth::test::sourceDir()).filePath(QStringLiteral("tests/tools/ref_embed.mjs")), model};
-    if (ids.empty()) {
-        args << QStringLiteral("--text") << text;
-    } else {
-        QStringList list;
-        for (int32_t id : ids) list << QString::number(id);
-        args << QStringLiteral("--tokens") << list.join(',');
-    }
-    QProcess p;
-    p.start(QStringLiteral("node"), args);
-    Reference r;
-    if (!p.waitForFinished(120000) || p.exitCode() != 0) {
-        err = QString::fromUtf8(p.readAllStandardError());
-        return r;
-    }
-    const QJsonObject o = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
-    for (const auto& v : o.value(QStringLiteral("tokens")).toArray()) r.tokens.push_back(v.toInt());
-    for (const auto& v : o.value(QStringLiteral("vector")).toArray()) r.vector.push_back(float(v.toDouble()));
-    return r;
-}
-
-std::vector<float> normalized(std::vector<float> v) {
-    double n = 0.0;
-    for (float x : v) n += double(x) * x;
-    n = std::sqrt(n);
-    for (float& x : v) x = float(x / n);
-    return v;
-}
-
-double cosine(const std::vector<float>& a, const std::vector<float>& b) {
-    double ab = 0, aa = 0, bb = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-        ab += double(a[i]) * b[i];
-        aa += double(a[i]) * a[i];
-        bb += double(b[i]) * b[i];
-    }
-    return ab / std::sqrt(aa * bb);
-}
-
-double maxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
-    double m = 0;
-    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, double(std::fabs(a[i] - b[i])));
-    return m;
-}
+using test::cosine;
+using test::maxAbsDiff;
+using test::normalized;
+using test::referenceEmbedding;
+using Reference = test::ReferenceEmbedding;
 
 std::unique_ptr<Engine> openEngine(const std::string& path, int maxBatchedTokens = 512) {
     EngineConfig c;
