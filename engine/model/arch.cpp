@@ -26,6 +26,7 @@ constexpr Entry kArchitectures[] = {
     {"phi3", loadPhi3},
     {"mistral3", loadMistral3},
     {"bert", loadBert},
+    {"nomic-bert", loadNomicBert},
 };
 
 } // namespace

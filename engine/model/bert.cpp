@@ -9,7 +9,7 @@
 // writes); llama.cpp takes an absent key as causal, and so do we. Without the causal mask each
 // input must be computed in one step (the scheduler keeps it whole): ModelDims::causal false.
 #include "model/architectures.h"
-#include "model/binding.h"
+#include "model/encoder.h"
 
 #include <cmath>
 
@@ -35,32 +35,14 @@ public:
             return notFound("missing key 'bert.context_length' (the position embeddings' rows)");
         if (hp.nCtxTrain < 1) return invalidFormat("bert.context_length must be positive");
         if (hp.headDimV != hp.headDim) return unsupported("bert with value length != key length");
-        HEARTH_ASSIGN_OR_RETURN(m_eps, b.real("attention.layer_norm_epsilon"));
-        if (!(m_eps > 0.0f)) return invalidFormat("bert.attention.layer_norm_epsilon must be positive");
-        if (f.has("bert.attention.causal")) {
-            HEARTH_ASSIGN_OR_RETURN(m_causal, f.getBool("bert.attention.causal"));
-        }
-        m_dims = decoderDims("bert", hp);
-        m_dims.embeddingsOnly = true;
-        m_dims.causal = m_causal;
-        m_dims.maxPositions = hp.nCtxTrain;
-
         const int64_t E = hp.nEmbd, qDim = int64_t(hp.nHead) * hp.headDim, kvDim = int64_t(hp.nHeadKv) * hp.headDim;
         HEARTH_ASSIGN_OR_RETURN(m_tokenEmbedding, b.matrix("token_embd.weight", E, hp.nVocab, -1));
         HEARTH_ASSIGN_OR_RETURN(m_positions, b.matrix("position_embd.weight", E, hp.nCtxTrain, -1));
-        // llama.cpp requires a token-type count; the table itself is optional, and only type 0
-        // ("sentence A") is ever added: its row is kept as a vector.
-        HEARTH_ASSIGN_OR_RETURN(const uint32_t nTypes, f.getU32("tokenizer.ggml.token_type_count"));
-        if (nTypes < 1 || nTypes > 1024) return invalidFormat("tokenizer.ggml.token_type_count must be 1..1024");
-        if (b.hasTensor("token_types.weight")) {
-            HEARTH_ASSIGN_OR_RETURN(const int32_t table, b.matrix("token_types.weight", E, nTypes, -1));
-            const graph::Weight& w = m_weights[size_t(table)];
-            std::vector<float> row(static_cast<size_t>(E));
-            HEARTH_RETURN_IF_ERROR(quant::dequantizeRow(w.type, w.data, row.data(), E));
-            m_typeRow = b.ownVector("token_types.weight (type 0)", std::move(row));
-        }
-        HEARTH_ASSIGN_OR_RETURN(m_embNorm, b.vector("token_embd_norm.weight", E, -1));
-        HEARTH_ASSIGN_OR_RETURN(m_embNormB, b.vector("token_embd_norm.bias", E, -1));
+        HEARTH_ASSIGN_OR_RETURN(m_in, bindEncoderInput(f, b, E, m_weights));
+        m_dims = decoderDims("bert", hp);
+        m_dims.embeddingsOnly = true;
+        m_dims.causal = m_in.causal;
+        m_dims.maxPositions = hp.nCtxTrain;
 
         m_layers.resize(size_t(hp.nLayer));
         for (int l = 0; l < hp.nLayer; ++l) {
@@ -92,20 +74,17 @@ public:
     void build(graph::Graph& g, const graph::StepShape& shape, const KvSetup& kv) const override {
         const DecoderHParams& hp = m_hp;
         const int64_t n = shape.tokens, D = hp.headDim;
-        auto bias = [&](graph::TensorId x, int32_t b) { return b >= 0 ? g.add(x, g.weight(b)) : x; };
+        auto bias = [&](graph::TensorId x, int32_t b) { return addBias(g, x, b); };
 
         g.setLayer(-1);
         const StepTensors in = stepTensors(g, shape);
-        graph::TensorId x = g.getRows(g.weight(m_tokenEmbedding), in.ids); // [n][E]
-        x = bias(x, m_typeRow);
-        x = g.add(x, g.getRows(g.weight(m_positions), in.positions));
-        x = g.layerNorm(x, g.weight(m_embNorm), g.weight(m_embNormB), m_eps);
+        graph::TensorId x = encoderEmbeddings(g, in, m_tokenEmbedding, m_positions, m_in); // [n][E]
 
         graph::AttentionParams ap;
         ap.nHeadKv = hp.nHeadKv;
         ap.scale = 1.0f / std::sqrt(float(D));
         ap.blockSize = kv.blockSize;
-        ap.causal = m_causal;
+        ap.causal = m_in.causal;
         for (int l = 0; l < hp.nLayer; ++l) {
             const Layer& L = m_layers[size_t(l)];
             g.setLayer(l);
@@ -120,10 +99,10 @@ public:
             graph::TensorId att = g.attention(g.reshape(q, D, hp.nHead, n), kCache, vCache, in.info, in.tables,
                                               graph::kNone, D, ap); // [n][nHead][D]
             att = bias(g.matMul(g.weight(L.wo), g.reshape(att, int64_t(hp.nHead) * D, n)), L.bo); // [n][E]
-            x = g.layerNorm(g.add(att, x), g.weight(L.attnNorm), g.weight(L.attnNormB), m_eps);
+            x = postNorm(g, att, x, L.attnNorm, L.attnNormB, m_in.eps);
             graph::TensorId ffn = g.gelu(bias(g.matMul(g.weight(L.up), x), L.upB)); // [n][F]
             ffn = bias(g.matMul(g.weight(L.down), ffn), L.downB);                     // [n][E]
-            x = g.layerNorm(g.add(ffn, x), g.weight(L.outNorm), g.weight(L.outNormB), m_eps);
+            x = postNorm(g, ffn, x, L.outNorm, L.outNormB, m_in.eps);
         }
         g.setLayer(hp.nLayer);
         // The pooled rows are the last layer's output as it is; there are no logits.
@@ -133,9 +112,8 @@ public:
 private:
     DecoderHParams m_hp;
     std::vector<Layer> m_layers;
-    int32_t m_positions = -1, m_typeRow = -1, m_embNorm = -1, m_embNormB = -1;
-    float m_eps = 1e-12f;
-    bool m_causal = true;
+    EncoderInput m_in;
+    int32_t m_positions = -1;
 };
 
 } // namespace

@@ -293,6 +293,7 @@ TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv
     ap.window = s.window;
     ap.softcap = s.softcap;
     ap.blockSize = kv.blockSize;
+    ap.causal = s.causal;
     TensorId att = g.attention(q, kCache, vCache, in.info, in.tables, opt(w.sinks), Dv, ap); // [n][nHead][Dv]
     att = g.reshape(att, int64_t(s.nHead) * Dv, n);
     if (gate != graph::kNone) att = g.mul(att, g.sigmoid(gate));

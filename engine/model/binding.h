@@ -114,6 +114,7 @@ struct AttentionSpec {
     // q's projection gives per head D query values then D gate values; the attention output is
     // multiplied by sigmoid(gate) before the output projection (qwen35's full-attention layers).
     bool qGate = false;
+    bool causal = true;     // false: every position attends to every other one (encoders)
 };
 
 // The spec of a decoder's attention from its hyper-parameters: its heads and sizes, RoPE over

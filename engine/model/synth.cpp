@@ -62,6 +62,10 @@ struct Shape {
     // bert: an encoder (embeddings, post-norm layers with biases, GELU, no head), ctx positions,
     // attention not causal, CLS pooling unless --pooling says otherwise; rmsEps is LayerNorm's.
     bool bert = false;
+    // nomic-bert (with bert): no position embeddings but NeoX RoPE at ropeBase, one fused q/k/v
+    // matrix and the output projection without biases, a SwiGLU feed-forward without biases;
+    // mean pooling unless --pooling says otherwise.
+    bool nomic = false;
 };
 
 const Shape kShapes[] = {
@@ -208,6 +212,12 @@ const Shape kShapes[] = {
      .nLayer = 3, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 4, .headDim = 64, .ropeBase = 10000.0f,
      .rmsEps = 1e-12f, .ctx = 512, .tied = true, .qkvBias = true, .qkNorm = false, .llama3Rope = false,
      .writeHeadDims = false, .bert = true},
+    {.name = "nomic-bert-tiny", .arch = "nomic-bert",
+     .description = "nomic-bert (as nomic-embed-text files are), 3 layers, 256 wide, 4 heads of 64, SwiGLU 512, "
+                    "RoPE base 1000, 2048 context, mean pooling (embeddings only)",
+     .nLayer = 3, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 4, .headDim = 64, .ropeBase = 1000.0f,
+     .rmsEps = 1e-12f, .ctx = 2048, .tied = true, .qkvBias = false, .qkNorm = false, .llama3Rope = false,
+     .writeHeadDims = false, .bert = true, .nomic = true},
 };
 
 // gemma4: whether layer l of n is a full-attention layer (every `every`-th, and the last).
@@ -427,11 +437,21 @@ std::vector<TensorPlan> planBert(const Shape& s, int nVocab) {
         t.push_back({name + ".bias", {E}, TensorPlan::Random, {}, 0.05f});
     };
     t.push_back({"token_embd.weight", {E, uint64_t(nVocab)}});
-    t.push_back({"position_embd.weight", {E, uint64_t(s.ctx)}});
+    if (!s.nomic) t.push_back({"position_embd.weight", {E, uint64_t(s.ctx)}});
     t.push_back({"token_types.weight", {E, 2}});
     norm("token_embd_norm");
     for (int l = 0; l < s.nLayer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
+        if (s.nomic) {
+            t.push_back({p + "attn_qkv.weight", {E, 3 * q}, TensorPlan::Random, {}, 0.08f});
+            t.push_back({p + "attn_output.weight", {q, E}, TensorPlan::Random, {}, 0.05f});
+            norm(p + "attn_output_norm");
+            t.push_back({p + "ffn_gate.weight", {E, F}, TensorPlan::Random, {}, 0.06f});
+            t.push_back({p + "ffn_up.weight", {E, F}, TensorPlan::Random, {}, 0.06f});
+            t.push_back({p + "ffn_down.weight", {F, E}, TensorPlan::Random, {}, 0.05f});
+            norm(p + "layer_output_norm");
+            continue;
+        }
         for (const char* m : {"attn_q", "attn_k", "attn_v"}) {
             t.push_back({p + m + ".weight", {E, q}, TensorPlan::Random, {}, m[5] == 'v' ? 0.05f : 0.08f});
             t.push_back({p + m + ".bias", {q}, TensorPlan::Random, {}, 0.05f});
@@ -568,6 +588,7 @@ Status synthesizeModel(const SynthOptions& o) {
     w.set(a + "block_count", gguf::Value::u32(uint32_t(s.nLayer + s.nextn)));
     if (s.nextn > 0) w.set(a + "nextn_predict_layers", gguf::Value::u32(uint32_t(s.nextn)));
     if (o.pooling >= 0) w.set(a + "pooling_type", gguf::Value::u32(uint32_t(o.pooling)));
+    else if (s.nomic) w.set(a + "pooling_type", gguf::Value::u32(1)); // mean, as nomic-embed-text files say
     else if (s.bert) w.set(a + "pooling_type", gguf::Value::u32(2)); // CLS, as BGE files say
     w.set(a + "feed_forward_length", gguf::Value::u32(uint32_t(s.nFf)));
     w.set(a + "attention.head_count", gguf::Value::u32(uint32_t(s.nHead)));
@@ -575,6 +596,7 @@ Status synthesizeModel(const SynthOptions& o) {
     if (s.bert) {
         w.set(a + "attention.layer_norm_epsilon", gguf::Value::f32(s.rmsEps));
         w.set(a + "attention.causal", gguf::Value::boolean(false));
+        if (s.nomic) w.set(a + "rope.freq_base", gguf::Value::f32(s.ropeBase));
         if (!vocab.has("tokenizer.ggml.token_type_count")) w.set("tokenizer.ggml.token_type_count", gguf::Value::u32(2));
     } else {
         w.set(a + "rope.freq_base", gguf::Value::f32(s.ropeBase));

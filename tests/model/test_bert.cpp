@@ -7,6 +7,7 @@
 #include "hearth/devices.h"
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
+#include "gguf_rewrite.h"
 #include "reference_embeddings.h"
 #include "test_support.h"
 
@@ -30,6 +31,7 @@ using test::cosine;
 using test::maxAbsDiff;
 using test::normalized;
 using test::referenceEmbedding;
+using test::rewriteGguf;
 using Reference = test::ReferenceEmbedding;
 
 Result<std::unique_ptr<Engine>> openEngine(const std::string& path, int maxBatchedTokens = 512,
@@ -50,27 +52,6 @@ EmbeddingRequest request(std::vector<std::vector<int32_t>> inputs, Pooling pooli
     r.inputs = std::move(inputs);
     r.pooling = pooling;
     return r;
-}
-
-// A copy of `from` with its metadata changed by `meta` (set keys; `dropKey` left out) and its
-// tensors by `tensor` (which may reshape one, or return false to drop it).
-using TensorEdit = std::function<bool(const std::string& name, std::vector<uint64_t>& shape, std::vector<uint8_t>& bytes)>;
-Status rewrite(const std::string& from, const std::string& to, const std::function<void(gguf::Writer&)>& meta,
-               const TensorEdit& tensor = {}, const std::string& dropKey = {}) {
-    HEARTH_ASSIGN_OR_RETURN(gguf::File f, gguf::File::open(from));
-    gguf::Writer w;
-    for (const gguf::KeyValue& kv : f.metadata())
-        if (kv.key != dropKey) w.set(kv.key, kv.value);
-    if (meta) meta(w);
-    for (const gguf::TensorInfo& t : f.tensors()) {
-        const uint8_t* p = f.tensorData(t);
-        const std::string& name = t.name;
-        std::vector<uint64_t> shape(t.ne.begin(), t.ne.begin() + t.nDims);
-        std::vector<uint8_t> bytes(p, p + t.bytes);
-        if (tensor && !tensor(name, shape, bytes)) continue;
-        HEARTH_RETURN_IF_ERROR(w.addTensor(name, t.type, shape, std::move(bytes)));
-    }
-    return w.writeFile(to);
 }
 
 // Tolerance against llama.cpp after normalization (F32 weights and K/V), as for the decoders.
@@ -163,7 +144,7 @@ private Q_SLOTS:
         if (pooling != 2) {
             model = path("bert-tiny-mean.gguf");
             if (!QFile::exists(QString::fromStdString(model)))
-                QVERIFY(rewrite(m_model, model, [](gguf::Writer& w) { w.set("bert.pooling_type", gguf::Value::u32(1)); }).isOk());
+                QVERIFY(rewriteGguf(m_model, model, [](gguf::Writer& w) { w.set("bert.pooling_type", gguf::Value::u32(1)); }).isOk());
         }
         bool agree = false;
         compare(model, text, agree);
@@ -206,7 +187,7 @@ private Q_SLOTS:
     void causalMaskMisses() {
         if (qEnvironmentVariableIsEmpty("HEARTH_REF")) QSKIP("HEARTH_REF is not set: no llama.cpp oracle here");
         const std::string causal = path("bert-tiny-causal.gguf");
-        QVERIFY(rewrite(m_model, causal, [](gguf::Writer& w) { w.set("bert.attention.causal", gguf::Value::boolean(true)); }).isOk());
+        QVERIFY(rewriteGguf(m_model, causal, [](gguf::Writer& w) { w.set("bert.attention.causal", gguf::Value::boolean(true)); }).isOk());
         bool agree = true;
         // CLS would see only itself under the mask; mean pooling shows the mask everywhere.
         compare(m_model, QStringLiteral("What is the capital of France? Paris, of course."), agree, causal, Pooling::Mean);
@@ -337,7 +318,7 @@ private Q_SLOTS:
         QFETCH(QString, expected);
         const std::string bad = path("bad.gguf");
         const std::string verb = what.section(' ', 0, 0).toStdString(), target = what.section(' ', 1).toStdString();
-        const Status st = rewrite(
+        const Status st = rewriteGguf(
             m_model, bad, {},
             [&](const std::string& name, std::vector<uint64_t>& shape, std::vector<uint8_t>& bytes) {
                 if (name != target) return true;

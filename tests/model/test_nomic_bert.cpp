@@ -1,0 +1,259 @@
+// The nomic-bert encoder through the engine's embeddings: a synthesized nomic-bert-tiny (the BGE
+// WordPiece vocabulary; fused q/k/v, NeoX RoPE, SwiGLU, mean pooling) against llama.cpp
+// (tests/tools/ref_embed.mjs) for short and long texts (F32; Q8_0 within a looser bound), batched
+// inputs against one by one, and malformed files refused by name. Negative controls: RoPE on the
+// other pairing, another RoPE base, and a causal mask must each miss llama.cpp's vectors.
+#include "hearth/engine.h"
+#include "hearth/gguf.h"
+#include "gguf_rewrite.h"
+#include "reference_embeddings.h"
+#include "test_support.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cstring>
+
+using namespace hearth;
+
+namespace {
+
+using test::cosine;
+using test::maxAbsDiff;
+using test::normalized;
+using test::referenceEmbedding;
+using test::rewriteGguf;
+using Reference = test::ReferenceEmbedding;
+
+constexpr int kEmbd = 256, kHeadDim = 64; // nomic-bert-tiny
+
+Result<std::unique_ptr<Engine>> openEngine(const std::string& path) {
+    EngineConfig c;
+    c.device = "cpu";
+    c.gpuLayers = -1;
+    c.modelPath = path;
+    c.contextLength = 512;
+    c.kvMemoryBytes = 32ull << 20;
+    c.kvType = KvType::F32;
+    c.maxBatchedTokens = 512;
+    return Engine::create(c);
+}
+
+EmbeddingRequest request(std::vector<std::vector<int32_t>> inputs, Pooling pooling = Pooling::Model) {
+    EmbeddingRequest r;
+    r.inputs = std::move(inputs);
+    r.pooling = pooling;
+    return r;
+}
+
+QString vocabPath() {
+    return qEnvironmentVariable("HEARTH_REF") + QStringLiteral("/llama.cpp-src/models/ggml-vocab-bert-bge.gguf");
+}
+
+// Tolerance against llama.cpp after normalization (F32 weights and K/V), as for bert.
+constexpr double kMaxDiff = 2e-3, kMinCosine = 0.9999;
+
+const char* const kSentence = "What is the capital of France? Paris, of course.";
+const char* const kLong =
+    "Hearth runs language models on your own computer. This sentence is here to make the input long: "
+    "embeddings of a few hundred tokens must agree with the reference as well as short ones do, since every "
+    "token attends to every other one, before and after it, in each of the encoder's layers. Numbers like "
+    "3.14159, 2026 and 42 are split by the WordPiece tokenizer, and so are rare words such as "
+    "antidisestablishmentarianism, floccinaucinihilipilification and pneumonoultramicroscopic. "
+    "Punctuation (commas, semicolons; colons: and dashes - too) counts as tokens. Once more, to reach about "
+    "two hundred tokens: the quick brown fox jumps over the lazy dog, the quick brown fox jumps over the lazy "
+    "dog, the quick brown fox jumps over the lazy dog, and then it rests in the shade of an old oak tree.";
+
+// The q and k rows of a fused F32 attn_qkv [3E][E] reordered within each head so that RoPE on the
+// NeoX pairing (i, i + D/2) rotates what the other pairing (2i, 2i + 1) would have rotated on the
+// original: row i takes row 2i, row i + D/2 takes row 2i + 1. q · k is the same without RoPE, so
+// only the pairing differs.
+void interleaveQk(std::vector<uint8_t>& bytes) {
+    const size_t row = size_t(kEmbd) * sizeof(float);
+    const std::vector<uint8_t> old = bytes;
+    for (int head = 0; head < 2 * kEmbd / kHeadDim; ++head) { // q's heads then k's
+        const size_t base = size_t(head) * kHeadDim;
+        for (int i = 0; i < kHeadDim / 2; ++i) {
+            std::memcpy(&bytes[(base + i) * row], &old[(base + 2 * i) * row], row);
+            std::memcpy(&bytes[(base + kHeadDim / 2 + i) * row], &old[(base + 2 * i + 1) * row], row);
+        }
+    }
+}
+
+} // namespace
+
+class TestNomicBert : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    std::string m_model; // nomic-bert-tiny F32, mean pooling, attention.causal false
+    std::unique_ptr<Engine> m_engine;
+
+    std::vector<float> embedOne(Engine& e, std::vector<int32_t> ids, Pooling p = Pooling::Model) {
+        auto res = embedAndWait(e, request({std::move(ids)}, p));
+        if (!res) qWarning("%s", res.status().toString().c_str());
+        return res ? res->vectors.at(0) : std::vector<float>{};
+    }
+
+    std::string path(const std::string& name) const { return m_dir.filePath(QString::fromStdString(name)).toStdString(); }
+
+    bool synth(const QString& type, const std::string& out) {
+        QProcess p;
+        p.start(hearth::test::binDir() + QStringLiteral("/hearth-cli"),
+                {QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("nomic-bert-tiny"),
+                 QStringLiteral("--type"), type, QStringLiteral("--vocab"), vocabPath(), QStringLiteral("-o"),
+                 QString::fromStdString(out)});
+        if (!p.waitForFinished(300000) || p.exitCode() != 0) {
+            qWarning("synth: %s", p.readAllStandardError().constData());
+            return false;
+        }
+        return true;
+    }
+
+    // Ours (on `ours`, default: the same file) against llama.cpp's for `text` on `model`; agree
+    // says whether they are within the bounds (figures logged), after checking the token ids.
+    void compare(const std::string& model, const char* text, bool& agree, const std::string& ours = {},
+                 double minCosine = kMinCosine, double maxDiff = kMaxDiff) {
+        QString err;
+        const Reference ref = referenceEmbedding(QString::fromStdString(model), QString::fromUtf8(text), {}, err);
+        QVERIFY2(!ref.tokens.empty(), qPrintable(QStringLiteral("ref_embed.mjs failed: ") + err));
+        auto engine = openEngine(ours.empty() ? model : ours);
+        QVERIFY2(engine.isOk(), engine.status().toString().c_str());
+        auto ids = (*engine)->tokenizer().encode(text, true, false);
+        QVERIFY(ids.isOk());
+        QCOMPARE(*ids, ref.tokens); // [CLS] ... [SEP], as llama.cpp evaluates
+        const std::vector<float> mine = embedOne(**engine, ref.tokens);
+        QCOMPARE(mine.size(), ref.vector.size());
+        const std::vector<float> theirs = normalized(ref.vector);
+        const double cos = cosine(mine, theirs), diff = maxAbsDiff(mine, theirs);
+        qInfo("%zu tokens%s: cosine %.8f, max |diff| %.2e (normalized)", ref.tokens.size(),
+              ours.empty() ? "" : " (ours on a changed copy)", cos, diff);
+        agree = cos >= minCosine && diff <= maxDiff;
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        if (qEnvironmentVariableIsEmpty("HEARTH_REF") || !QFile::exists(vocabPath()))
+            QSKIP("no BGE vocabulary: set HEARTH_REF to the reference folder (llama.cpp-src/models/ggml-vocab-bert-bge.gguf)");
+        m_model = path("nomic-bert-tiny.gguf");
+        QVERIFY(synth(QStringLiteral("F32"), m_model));
+        auto e = openEngine(m_model);
+        QVERIFY2(e.isOk(), e.status().toString().c_str());
+        m_engine = std::move(*e);
+        QCOMPARE(m_engine->model().architecture, std::string("nomic-bert"));
+        QCOMPARE(m_engine->model().pooling, Pooling::Mean);
+        QVERIFY(m_engine->model().embeddingsOnly);
+    }
+
+    void matchesLlamaCpp_data() {
+        QTest::addColumn<QString>("text");
+        QTest::newRow("short") << QStringLiteral("Hello world");
+        QTest::newRow("sentence") << QString::fromUtf8(kSentence);
+        QTest::newRow("long") << QString::fromUtf8(kLong);
+    }
+    void matchesLlamaCpp() {
+        QFETCH(QString, text);
+        bool agree = false;
+        compare(m_model, text.toUtf8().constData(), agree);
+        QVERIFY(agree);
+    }
+
+    // Q8_0 weights: llama.cpp and we round activations differently against quantized weights, so
+    // the bound is the one bert's quantized files meet.
+    void quantizedMatchesLlamaCpp() {
+        const std::string model = path("nomic-bert-tiny-Q8_0.gguf");
+        QVERIFY(synth(QStringLiteral("Q8_0"), model));
+        for (const char* text : {kSentence, kLong}) {
+            bool agree = false;
+            compare(model, text, agree, {}, 0.9995, 1e-2);
+            QVERIFY(agree);
+        }
+    }
+
+    // Negative controls, each ours on a changed copy against llama.cpp on the original: RoPE on
+    // the other pairing (the q/k rows reordered, see interleaveQk), RoPE at another base, and a
+    // causal mask must each miss.
+    void negativeControls_data() {
+        QTest::addColumn<QString>("change");
+        QTest::newRow("rope pairing") << QStringLiteral("pairing");
+        QTest::newRow("rope base") << QStringLiteral("base");
+        QTest::newRow("causal mask") << QStringLiteral("causal");
+    }
+    void negativeControls() {
+        QFETCH(QString, change);
+        const std::string changed = path("nomic-" + change.toStdString() + ".gguf");
+        const Status st = rewriteGguf(
+            m_model, changed,
+            [&](gguf::Writer& w) {
+                if (change == QLatin1String("base")) w.set("nomic-bert.rope.freq_base", gguf::Value::f32(10000.0f));
+                if (change == QLatin1String("causal")) w.set("nomic-bert.attention.causal", gguf::Value::boolean(true));
+            },
+            [&](const std::string& name, std::vector<uint64_t>&, std::vector<uint8_t>& bytes) {
+                if (change == QLatin1String("pairing") && name.ends_with("attn_qkv.weight")) interleaveQk(bytes);
+                return true;
+            });
+        QVERIFY2(st.isOk(), st.toString().c_str());
+        bool agree = true;
+        compare(m_model, kSentence, agree, changed);
+        QVERIFY(!agree);
+    }
+
+    // Several inputs of different lengths in one step give what each gives alone.
+    void batchedInputsMatchOneByOne() {
+        std::vector<std::vector<int32_t>> inputs;
+        for (const char* t : {"Hello world", kSentence, kLong, "a"}) {
+            auto ids = m_engine->tokenizer().encode(t, true, false);
+            QVERIFY(ids.isOk());
+            inputs.push_back(*ids);
+        }
+        for (Pooling p : {Pooling::Mean, Pooling::Cls}) {
+            auto all = embedAndWait(*m_engine, request(inputs, p));
+            QVERIFY2(all.isOk(), all.status().toString().c_str());
+            for (size_t i = 0; i < inputs.size(); ++i) {
+                const double d = maxAbsDiff(embedOne(*m_engine, inputs[i], p), all->vectors[i]);
+                QVERIFY2(d < 1e-5, qPrintable(QStringLiteral("input %1: %2").arg(i).arg(d)));
+            }
+            QVERIFY(maxAbsDiff(all->vectors[0], all->vectors[1]) > 1e-2);
+        }
+    }
+
+    void malformedFilesAreRefused_data() {
+        QTest::addColumn<QString>("what");
+        QTest::addColumn<QString>("expected"); // in the error message
+        QTest::newRow("missing gate") << QStringLiteral("drop blk.1.ffn_gate.weight") << QStringLiteral("blk.1.ffn_gate.weight");
+        QTest::newRow("missing norm bias") << QStringLiteral("drop blk.2.layer_output_norm.bias")
+                                           << QStringLiteral("blk.2.layer_output_norm.bias");
+        QTest::newRow("missing embedding norm") << QStringLiteral("drop token_embd_norm.weight")
+                                                << QStringLiteral("token_embd_norm.weight");
+        QTest::newRow("short qkv") << QStringLiteral("cut blk.0.attn_qkv.weight") << QStringLiteral("blk.0.attn_qkv.weight");
+        QTest::newRow("narrow up") << QStringLiteral("cut blk.1.ffn_up.weight") << QStringLiteral("blk.1.ffn_up.weight");
+        QTest::newRow("no epsilon") << QStringLiteral("key nomic-bert.attention.layer_norm_epsilon")
+                                    << QStringLiteral("nomic-bert.attention.layer_norm_epsilon");
+        QTest::newRow("no type count") << QStringLiteral("key tokenizer.ggml.token_type_count")
+                                       << QStringLiteral("tokenizer.ggml.token_type_count");
+    }
+    void malformedFilesAreRefused() {
+        QFETCH(QString, what);
+        QFETCH(QString, expected);
+        const std::string bad = path("bad.gguf");
+        const std::string verb = what.section(' ', 0, 0).toStdString(), target = what.section(' ', 1).toStdString();
+        const Status st = rewriteGguf(
+            m_model, bad, {},
+            [&](const std::string& name, std::vector<uint64_t>& shape, std::vector<uint8_t>& bytes) {
+                if (verb == "key" || name != target) return true;
+                if (verb == "drop") return false;
+                shape.back() -= 1; // one row fewer
+                bytes.resize(bytes.size() / (shape.back() + 1) * shape.back());
+                return true;
+            },
+            verb == "key" ? target : "");
+        QVERIFY2(st.isOk(), st.toString().c_str());
+        auto e = openEngine(bad);
+        QVERIFY(!e.isOk());
+        qInfo("%s: %s", qPrintable(what), e.status().toString().c_str());
+        QVERIFY2(e.status().message().find(expected.toStdString()) != std::string::npos, e.status().toString().c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestNomicBert)
+#include "test_nomic_bert.moc"
