@@ -4,7 +4,8 @@
 // beside a streamed completion, and — when $HEARTH_REF has llama.cpp (node-llama-cpp) — the
 // server's vector for a text against llama.cpp's on a synthesized Qwen3-style file with last-token
 // pooling and the Qwen2 BPE vocabulary (tokenization, forward and pooling all in the chain), and
-// on a synthesized bert encoder (CLS pooling, BGE vocabulary), whose chat completions are refused.
+// on synthesized bert (CLS pooling, BGE vocabulary; its chat completions refused) and nomic-bert
+// (mean pooling) encoders.
 // Exits 77 (skip) when a package or the model is missing.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -136,6 +137,23 @@ try {
         check(e.status === 400 && /embeddings only/.test(e.message), `bert: chat completions are refused (HTTP ${e.status}: ${e.message})`);
       }
       await stopServer(bs.server);
+      servers.pop();
+
+      // A nomic-bert encoder (nomic-bert-tiny: RoPE, fused q/k/v, SwiGLU; mean pooling) through
+      // the same endpoint, unchanged: its vector agrees with llama.cpp's.
+      const nb = path.join(dir, 'nomic-bert-tiny.gguf');
+      execFileSync(cliBin, ['synth', '--preset', 'nomic-bert-tiny', '--type', 'F32', '--vocab',
+                            path.join(ref, 'llama.cpp-src', 'models', 'ggml-vocab-bert-bge.gguf'), '-o', nb], { stdio: 'ignore' });
+      const nref = JSON.parse(execFileSync('node', [path.join(srcDir, 'tests', 'tools', 'ref_embed.mjs'), nb, '--text', btext],
+                                           { env: { ...process.env, HEARTH_REF: ref } }).toString());
+      const ns = await startServer(nb, ['--ctx', '512']);
+      servers.push(ns);
+      const nc = new OpenAI({ baseURL: `${ns.base}/v1`, apiKey: 'none', maxRetries: 0 });
+      const no = (await nc.embeddings.create({ model: 'n', input: btext, encoding_format: 'float' })).data[0].embedding;
+      const nn = norm(nref.vector), nt = nref.vector.map((x) => x / nn);
+      const ncos = cosine(no, nt), nd = maxDiff(no, nt);
+      check(ncos >= 0.9999 && nd <= 2e-3, `llama.cpp: nomic-bert-tiny mean pooling, cosine ${ncos.toFixed(8)}, max |diff| ${nd.toExponential(2)}`);
+      await stopServer(ns.server);
       servers.pop();
     } finally {
       rmSync(dir, { recursive: true, force: true });
