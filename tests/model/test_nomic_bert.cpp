@@ -1,7 +1,8 @@
 // The nomic-bert encoder through the engine's embeddings: a synthesized nomic-bert-tiny (the BGE
 // WordPiece vocabulary; fused q/k/v, NeoX RoPE, SwiGLU, mean pooling) against llama.cpp
 // (tests/tools/ref_embed.mjs) for short and long texts (F32; Q8_0 within a looser bound), batched
-// inputs against one by one, and malformed files refused by name. Negative controls: RoPE on the
+// inputs against one by one, separate q/k/v matrices as the fused one, and malformed or
+// unsupported files refused by name. Negative controls: RoPE on the
 // other pairing, another RoPE base, and a causal mask must each miss llama.cpp's vectors.
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
@@ -215,6 +216,76 @@ private Q_SLOTS:
             }
             QVERIFY(maxAbsDiff(all->vectors[0], all->vectors[1]) > 1e-2);
         }
+    }
+
+    // The same weights as three attn_q/k/v matrices (as llama.cpp also accepts) give the same
+    // vectors as the fused attn_qkv.
+    void separateQkvMatchesFused() {
+        auto src = gguf::File::open(m_model);
+        QVERIFY(src.isOk());
+        const std::string split = path("nomic-split.gguf");
+        Status added = Status::ok();
+        const Status st = rewriteGguf(
+            m_model, split,
+            [&](gguf::Writer& w) {
+                for (int l = 0; l < 3; ++l) {
+                    const std::string p = "blk." + std::to_string(l) + ".";
+                    const gguf::TensorInfo* t = src->findTensor(p + "attn_qkv.weight");
+                    if (!t) {
+                        added = Status(ErrorCode::NotFound, p + "attn_qkv.weight");
+                        return;
+                    }
+                    const uint8_t* data = src->tensorData(*t);
+                    const size_t part = t->bytes / 3; // E rows of E F32 values each
+                    for (int i = 0; i < 3; ++i) {
+                        const char* name[] = {"attn_q.weight", "attn_k.weight", "attn_v.weight"};
+                        const Status s = w.addTensor(p + name[i], t->type, {uint64_t(kEmbd), uint64_t(kEmbd)},
+                                                     std::vector<uint8_t>(data + i * part, data + (i + 1) * part));
+                        if (!s.isOk()) added = s;
+                    }
+                }
+            },
+            [](const std::string& name, std::vector<uint64_t>&, std::vector<uint8_t>&) {
+                return !name.ends_with("attn_qkv.weight");
+            });
+        QVERIFY2(st.isOk() && added.isOk(), (st.toString() + " " + added.toString()).c_str());
+        auto e = openEngine(split);
+        QVERIFY2(e.isOk(), e.status().toString().c_str());
+        for (const char* t : {kSentence, kLong}) {
+            auto ids = m_engine->tokenizer().encode(t, true, false);
+            QVERIFY(ids.isOk());
+            const double d = maxAbsDiff(embedOne(**e, *ids), embedOne(*m_engine, *ids));
+            qInfo("%zu tokens: separate q/k/v against fused, max |diff| %.2e", ids->size(), d);
+            QVERIFY(d < 1e-6);
+        }
+    }
+
+    // Tensors this file does not bind are refused by name rather than ignored: a fused q/k/v
+    // bias (llama.cpp would add it; nomic-embed-text files have none) and position embeddings
+    // (which nomic-bert never adds).
+    void unsupportedTensorsAreRefused_data() {
+        QTest::addColumn<QString>("tensor");
+        QTest::addColumn<int>("rows");
+        QTest::newRow("fused q/k/v bias") << QStringLiteral("blk.1.attn_qkv.bias") << 0;
+        QTest::newRow("position embeddings") << QStringLiteral("position_embd.weight") << 2048;
+    }
+    void unsupportedTensorsAreRefused() {
+        QFETCH(QString, tensor);
+        QFETCH(int, rows);
+        const std::string bad = path("extra.gguf"), name = tensor.toStdString();
+        Status added = Status::ok();
+        const Status st = rewriteGguf(m_model, bad, [&](gguf::Writer& w) {
+            std::vector<uint64_t> shape{uint64_t(rows > 0 ? kEmbd : 3 * kEmbd)};
+            if (rows > 0) shape.push_back(uint64_t(rows));
+            const size_t n = rows > 0 ? size_t(kEmbd) * size_t(rows) : size_t(3 * kEmbd);
+            added = w.addTensor(name, quant::Type::F32, shape, std::vector<uint8_t>(n * sizeof(float), 0));
+        });
+        QVERIFY2(st.isOk() && added.isOk(), (st.toString() + " " + added.toString()).c_str());
+        auto e = openEngine(bad);
+        QVERIFY(!e.isOk());
+        qInfo("%s: %s", qPrintable(tensor), e.status().toString().c_str());
+        QCOMPARE(e.status().code(), ErrorCode::Unsupported);
+        QVERIFY2(e.status().message().find(name) != std::string::npos, e.status().toString().c_str());
     }
 
     void malformedFilesAreRefused_data() {
