@@ -7,6 +7,7 @@
 #include "hearth/devices.h"
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
+#include "encoder_test_support.h"
 #include "gguf_rewrite.h"
 #include "reference_embeddings.h"
 #include "test_support.h"
@@ -33,39 +34,16 @@ using test::normalized;
 using test::referenceEmbedding;
 using test::rewriteGguf;
 using Reference = test::ReferenceEmbedding;
+using test::embedOne;
+using test::kLong;
+using test::openEngine;
+using test::request;
 
-Result<std::unique_ptr<Engine>> openEngine(const std::string& path, int maxBatchedTokens = 512,
-                                           const std::string& device = "cpu", int contextLength = 512) {
-    EngineConfig c;
-    c.device = device;
-    c.gpuLayers = -1;
-    c.modelPath = path;
-    c.contextLength = contextLength;
-    c.kvMemoryBytes = 32ull << 20;
-    c.kvType = KvType::F32;
-    c.maxBatchedTokens = maxBatchedTokens;
-    return Engine::create(c);
-}
 
-EmbeddingRequest request(std::vector<std::vector<int32_t>> inputs, Pooling pooling = Pooling::Model) {
-    EmbeddingRequest r;
-    r.inputs = std::move(inputs);
-    r.pooling = pooling;
-    return r;
-}
 
 // Tolerance against llama.cpp after normalization (F32 weights and K/V), as for the decoders.
 constexpr double kMaxDiff = 2e-3, kMinCosine = 0.9999;
 
-const char* const kLong =
-    "Hearth runs language models on your own computer. This sentence is here to make the input long: "
-    "embeddings of a few hundred tokens must agree with the reference as well as short ones do, since every "
-    "token attends to every other one, before and after it, in each of the encoder's layers. Numbers like "
-    "3.14159, 2026 and 42 are split by the WordPiece tokenizer, and so are rare words such as "
-    "antidisestablishmentarianism, floccinaucinihilipilification and pneumonoultramicroscopic. "
-    "Punctuation (commas, semicolons; colons: and dashes - too) counts as tokens. Once more, to reach about "
-    "two hundred tokens: the quick brown fox jumps over the lazy dog, the quick brown fox jumps over the lazy "
-    "dog, the quick brown fox jumps over the lazy dog, and then it rests in the shade of an old oak tree.";
 
 } // namespace
 
@@ -75,11 +53,6 @@ class TestBert : public QObject {
     std::string m_model;   // bert-tiny, CLS pooling, bert.attention.causal false
     std::unique_ptr<Engine> m_engine;
 
-    std::vector<float> embedOne(Engine& e, std::vector<int32_t> ids, Pooling p = Pooling::Model) {
-        auto res = embedAndWait(e, request({std::move(ids)}, p));
-        if (!res) qWarning("%s", res.status().toString().c_str());
-        return res ? res->vectors.at(0) : std::vector<float>{};
-    }
 
     std::string path(const char* name) const { return m_dir.filePath(QString::fromUtf8(name)).toStdString(); }
 
@@ -107,18 +80,12 @@ class TestBert : public QObject {
 
 private Q_SLOTS:
     void initTestCase() {
-        // The vocabulary comes with llama.cpp's sources in the reference folder.
-        const QString use = qEnvironmentVariable("HEARTH_REF") + QStringLiteral("/llama.cpp-src/models/ggml-vocab-bert-bge.gguf");
+        const QString use = test::bgeVocabPath();
         if (qEnvironmentVariableIsEmpty("HEARTH_REF") || !QFile::exists(use))
             QSKIP("no BGE vocabulary: set HEARTH_REF to the reference folder (llama.cpp-src/models/ggml-vocab-bert-bge.gguf)");
         m_model = path("bert-tiny.gguf");
-        QProcess synth;
-        synth.start(hearth::test::binDir() + QStringLiteral("/hearth-cli"),
-                    {QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("bert-tiny"),
-                     QStringLiteral("--type"), QStringLiteral("F32"), QStringLiteral("--vocab"), use,
-                     QStringLiteral("-o"), QString::fromStdString(m_model)});
-        QVERIFY(synth.waitForFinished(300000));
-        QVERIFY2(synth.exitCode() == 0, synth.readAllStandardError().constData());
+        const QString err = test::synthPreset(QStringLiteral("bert-tiny"), QStringLiteral("F32"), use, m_model);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
         auto e = openEngine(m_model);
         QVERIFY2(e.isOk(), e.status().toString().c_str());
         m_engine = std::move(*e);
@@ -196,21 +163,9 @@ private Q_SLOTS:
 
     // Several inputs of different lengths in one step give what each gives alone.
     void batchedInputsMatchOneByOne() {
-        std::vector<std::vector<int32_t>> inputs;
-        for (const char* t : {"Hello world", "What is the capital of France?", kLong, "a"}) {
-            auto ids = m_engine->tokenizer().encode(t, true, false);
-            QVERIFY(ids.isOk());
-            inputs.push_back(*ids);
-        }
-        for (Pooling p : {Pooling::Cls, Pooling::Mean}) {
-            auto all = embedAndWait(*m_engine, request(inputs, p));
-            QVERIFY2(all.isOk(), all.status().toString().c_str());
-            for (size_t i = 0; i < inputs.size(); ++i) {
-                const double d = maxAbsDiff(embedOne(*m_engine, inputs[i], p), all->vectors[i]);
-                QVERIFY2(d < 1e-5, qPrintable(QStringLiteral("input %1: %2").arg(i).arg(d)));
-            }
-            QVERIFY(maxAbsDiff(all->vectors[0], all->vectors[1]) > 1e-2);
-        }
+        const QString bad = test::batchedMismatch(*m_engine, {"Hello world", "What is the capital of France?", kLong, "a"},
+                                                  {Pooling::Cls, Pooling::Mean});
+        QVERIFY2(bad.isEmpty(), qPrintable(bad));
     }
 
     // A step of 64 tokens: inputs of up to 64 are computed whole (several steps for a request), a

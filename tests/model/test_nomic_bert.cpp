@@ -6,6 +6,7 @@
 // other pairing, another RoPE base, and a causal mask must each miss llama.cpp's vectors.
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
+#include "encoder_test_support.h"
 #include "gguf_rewrite.h"
 #include "reference_embeddings.h"
 #include "test_support.h"
@@ -26,45 +27,20 @@ using test::normalized;
 using test::referenceEmbedding;
 using test::rewriteGguf;
 using Reference = test::ReferenceEmbedding;
+using test::embedOne;
+using test::kLong;
+using test::openEngine;
+using test::request;
 
 constexpr int kEmbd = 256, kHeadDim = 64; // nomic-bert-tiny
 
-Result<std::unique_ptr<Engine>> openEngine(const std::string& path) {
-    EngineConfig c;
-    c.device = "cpu";
-    c.gpuLayers = -1;
-    c.modelPath = path;
-    c.contextLength = 512;
-    c.kvMemoryBytes = 32ull << 20;
-    c.kvType = KvType::F32;
-    c.maxBatchedTokens = 512;
-    return Engine::create(c);
-}
 
-EmbeddingRequest request(std::vector<std::vector<int32_t>> inputs, Pooling pooling = Pooling::Model) {
-    EmbeddingRequest r;
-    r.inputs = std::move(inputs);
-    r.pooling = pooling;
-    return r;
-}
 
-QString vocabPath() {
-    return qEnvironmentVariable("HEARTH_REF") + QStringLiteral("/llama.cpp-src/models/ggml-vocab-bert-bge.gguf");
-}
 
 // Tolerance against llama.cpp after normalization (F32 weights and K/V), as for bert.
 constexpr double kMaxDiff = 2e-3, kMinCosine = 0.9999;
 
 const char* const kSentence = "What is the capital of France? Paris, of course.";
-const char* const kLong =
-    "Hearth runs language models on your own computer. This sentence is here to make the input long: "
-    "embeddings of a few hundred tokens must agree with the reference as well as short ones do, since every "
-    "token attends to every other one, before and after it, in each of the encoder's layers. Numbers like "
-    "3.14159, 2026 and 42 are split by the WordPiece tokenizer, and so are rare words such as "
-    "antidisestablishmentarianism, floccinaucinihilipilification and pneumonoultramicroscopic. "
-    "Punctuation (commas, semicolons; colons: and dashes - too) counts as tokens. Once more, to reach about "
-    "two hundred tokens: the quick brown fox jumps over the lazy dog, the quick brown fox jumps over the lazy "
-    "dog, the quick brown fox jumps over the lazy dog, and then it rests in the shade of an old oak tree.";
 
 // The q and k rows of a fused F32 attn_qkv [3E][E] reordered within each head so that RoPE on the
 // NeoX pairing (i, i + D/2) rotates what the other pairing (2i, 2i + 1) would have rotated on the
@@ -90,25 +66,13 @@ class TestNomicBert : public QObject {
     std::string m_model; // nomic-bert-tiny F32, mean pooling, attention.causal false
     std::unique_ptr<Engine> m_engine;
 
-    std::vector<float> embedOne(Engine& e, std::vector<int32_t> ids, Pooling p = Pooling::Model) {
-        auto res = embedAndWait(e, request({std::move(ids)}, p));
-        if (!res) qWarning("%s", res.status().toString().c_str());
-        return res ? res->vectors.at(0) : std::vector<float>{};
-    }
 
     std::string path(const std::string& name) const { return m_dir.filePath(QString::fromStdString(name)).toStdString(); }
 
     bool synth(const QString& type, const std::string& out) {
-        QProcess p;
-        p.start(hearth::test::binDir() + QStringLiteral("/hearth-cli"),
-                {QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("nomic-bert-tiny"),
-                 QStringLiteral("--type"), type, QStringLiteral("--vocab"), vocabPath(), QStringLiteral("-o"),
-                 QString::fromStdString(out)});
-        if (!p.waitForFinished(300000) || p.exitCode() != 0) {
-            qWarning("synth: %s", p.readAllStandardError().constData());
-            return false;
-        }
-        return true;
+        const QString err = test::synthPreset(QStringLiteral("nomic-bert-tiny"), type, test::bgeVocabPath(), out);
+        if (!err.isEmpty()) qWarning("synth: %s", qPrintable(err));
+        return err.isEmpty();
     }
 
     // Ours (on `ours`, default: the same file) against llama.cpp's for `text` on `model`; agree
@@ -134,7 +98,7 @@ class TestNomicBert : public QObject {
 
 private Q_SLOTS:
     void initTestCase() {
-        if (qEnvironmentVariableIsEmpty("HEARTH_REF") || !QFile::exists(vocabPath()))
+        if (qEnvironmentVariableIsEmpty("HEARTH_REF") || !QFile::exists(test::bgeVocabPath()))
             QSKIP("no BGE vocabulary: set HEARTH_REF to the reference folder (llama.cpp-src/models/ggml-vocab-bert-bge.gguf)");
         m_model = path("nomic-bert-tiny.gguf");
         QVERIFY(synth(QStringLiteral("F32"), m_model));
@@ -201,21 +165,9 @@ private Q_SLOTS:
 
     // Several inputs of different lengths in one step give what each gives alone.
     void batchedInputsMatchOneByOne() {
-        std::vector<std::vector<int32_t>> inputs;
-        for (const char* t : {"Hello world", kSentence, kLong, "a"}) {
-            auto ids = m_engine->tokenizer().encode(t, true, false);
-            QVERIFY(ids.isOk());
-            inputs.push_back(*ids);
-        }
-        for (Pooling p : {Pooling::Mean, Pooling::Cls}) {
-            auto all = embedAndWait(*m_engine, request(inputs, p));
-            QVERIFY2(all.isOk(), all.status().toString().c_str());
-            for (size_t i = 0; i < inputs.size(); ++i) {
-                const double d = maxAbsDiff(embedOne(*m_engine, inputs[i], p), all->vectors[i]);
-                QVERIFY2(d < 1e-5, qPrintable(QStringLiteral("input %1: %2").arg(i).arg(d)));
-            }
-            QVERIFY(maxAbsDiff(all->vectors[0], all->vectors[1]) > 1e-2);
-        }
+        const QString bad = test::batchedMismatch(*m_engine, {"Hello world", kSentence, kLong, "a"},
+                                                  {Pooling::Mean, Pooling::Cls});
+        QVERIFY2(bad.isEmpty(), qPrintable(bad));
     }
 
     // The same weights as three attn_q/k/v matrices (as llama.cpp also accepts) give the same
