@@ -295,29 +295,6 @@ Err readToolsField(const OJson& body, const ParseLimits& limits, ChatCompletionR
     return std::nullopt;
 }
 
-Err readStopSequences(const OJson& body, const ParseLimits& limits, std::vector<std::string>& out) {
-    const OJson* v = field(body, "stop_sequences");
-    if (!v) return std::nullopt;
-    if (!v->is_array()) return wrongType("stop_sequences", "an array of strings", *v);
-    if (v->size() > limits.maxStopStrings)
-        return invalidRequest("stop_sequences: at most " + std::to_string(limits.maxStopStrings) +
-                                  " are allowed",
-                              "stop_sequences");
-    for (size_t i = 0; i < v->size(); ++i) {
-        const std::string p = "stop_sequences." + std::to_string(i);
-        const OJson& s = (*v)[i];
-        if (!s.is_string()) return wrongType(p, "a string", s);
-        const std::string& str = s.get_ref<const std::string&>();
-        if (str.empty()) return invalidRequest(p + ": must not be empty", p);
-        if (str.size() > limits.maxStopBytes)
-            return invalidRequest(p + ": longer than " + std::to_string(limits.maxStopBytes) +
-                                      " bytes",
-                                  p);
-        out.push_back(str);
-    }
-    return std::nullopt;
-}
-
 } // namespace
 
 ApiResult<AnthropicRequest> parseAnthropicRequest(std::string_view body, const ParseLimits& limits,
@@ -348,7 +325,8 @@ ApiResult<AnthropicRequest> parseAnthropicRequest(std::string_view body, const P
         HEARTH_ANTHROPIC_TRY(readInt(b, "top_k", 0, 1 << 24, k));
         p.topK = int32_t(k);
     }
-    HEARTH_ANTHROPIC_TRY(readStopSequences(b, limits, p.stop));
+    HEARTH_ANTHROPIC_TRY(readStopStrings(b, "stop_sequences", "stop_sequences", false, true,
+                                         limits.maxStopStrings, limits.maxStopBytes, p.stop));
     if (const OJson* md = field(b, "metadata"); md && !md->is_object())
         return wrongType("metadata", "an object", *md);
 

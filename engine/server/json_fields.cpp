@@ -117,4 +117,34 @@ std::optional<ApiError> readString(const OJson& obj, const char* key, std::strin
     return std::nullopt;
 }
 
+std::optional<ApiError> readStopStrings(const OJson& obj, const char* key, const std::string& param,
+                                        bool allowSingle, bool dotIndex, size_t maxCount, size_t maxBytes,
+                                        std::vector<std::string>& out) {
+    const OJson* v = field(obj, key);
+    if (!v) return std::nullopt;
+    auto one = [&](const OJson& s, const std::string& name) -> std::optional<ApiError> {
+        if (!s.is_string())
+            return invalidRequest("'" + name + "' must be a string, got " + jsonTypeName(s), name, "invalid_type");
+        const std::string& str = s.get_ref<const std::string&>();
+        if (str.empty()) return invalidRequest("'" + name + "' must not be empty", name);
+        if (str.size() > maxBytes)
+            return invalidRequest("'" + name + "' is longer than " + std::to_string(maxBytes) + " bytes", name);
+        out.push_back(str);
+        return std::nullopt;
+    };
+    if (allowSingle && v->is_string()) return one(*v, param);
+    if (!v->is_array())
+        return invalidRequest("'" + param + "' must be " +
+                                  (allowSingle ? "a string or an array of strings" : "an array of strings") +
+                                  ", got " + jsonTypeName(*v),
+                              param, "invalid_type");
+    if (v->size() > maxCount)
+        return invalidRequest("'" + param + "' has more than " + std::to_string(maxCount) + " entries", param);
+    for (size_t i = 0; i < v->size(); ++i) {
+        const std::string name = dotIndex ? param + "." + std::to_string(i) : param + "[" + std::to_string(i) + "]";
+        if (auto e = one((*v)[i], name)) return e;
+    }
+    return std::nullopt;
+}
+
 } // namespace hearth::server

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hearth::server {
 
@@ -24,6 +25,13 @@ std::optional<ApiError> readFloat(const OJson& obj, const char* key, double lo, 
                                   float& out, std::string_view param = {});
 std::optional<ApiError> readString(const OJson& obj, const char* key, std::string& out,
                                    std::string_view param = {});
+
+// A list of stop strings at obj[key] (absent or null: left alone): an array of at most maxCount
+// non-empty strings of at most maxBytes each, or with allowSingle one such string. Errors name
+// `param`, and an element as param[i] (dotIndex: param.i, Anthropic's style).
+std::optional<ApiError> readStopStrings(const OJson& obj, const char* key, const std::string& param,
+                                        bool allowSingle, bool dotIndex, size_t maxCount, size_t maxBytes,
+                                        std::vector<std::string>& out);
 
 // The field's value when present and not null.
 const OJson* field(const OJson& obj, const char* key);

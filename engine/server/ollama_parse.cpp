@@ -23,33 +23,6 @@ MaybeError wrongType(const std::string& param, const char* want, const OJson& go
                           "invalid_type");
 }
 
-// options.stop: an array of strings (a single string is accepted too).
-MaybeError readStopOption(const OJson& options, const ParseLimits& limits,
-                          std::vector<std::string>& out) {
-    const OJson* v = field(options, "stop");
-    if (!v) return std::nullopt;
-    auto one = [&](const OJson& s, const std::string& param) -> MaybeError {
-        if (!s.is_string()) return wrongType(param, "a string", s);
-        const std::string& str = s.get_ref<const std::string&>();
-        if (str.empty()) return invalidRequest("'" + param + "' must not be empty", param);
-        if (str.size() > limits.maxStopBytes)
-            return invalidRequest("'" + param + "' is longer than " +
-                                      std::to_string(limits.maxStopBytes) + " bytes",
-                                  param);
-        out.push_back(str);
-        return std::nullopt;
-    };
-    if (v->is_string()) return one(*v, "options.stop");
-    if (!v->is_array()) return wrongType("options.stop", "an array of strings", *v);
-    if (v->size() > limits.maxStopStrings)
-        return invalidRequest("'options.stop' has more than " +
-                                  std::to_string(limits.maxStopStrings) + " entries",
-                              "options.stop");
-    for (size_t i = 0; i < v->size(); ++i)
-        if (auto e = one((*v)[i], "options.stop[" + std::to_string(i) + "]")) return e;
-    return std::nullopt;
-}
-
 // Options Ollama knows that only matter to its own runner (context size, threads, GPU
 // placement, ...): accepted and ignored, as long as they have the right type.
 const char* const kIgnoredNumberOptions[] = {
@@ -103,7 +76,8 @@ MaybeError readOptions(const OJson& body, const ParseLimits& limits, OllamaParam
                                   "options.num_predict"));
         if (i > 0) p.numPredict = int32_t(i); // -1, -2 and 0: until the end or the default cap
     }
-    HEARTH_OLLAMA_TRY(readStopOption(*o, limits, c.stop));
+    HEARTH_OLLAMA_TRY(readStopStrings(*o, "stop", "options.stop", true, false, limits.maxStopStrings,
+                                      limits.maxStopBytes, c.stop));
     for (const char* key : kIgnoredNumberOptions)
         if (const OJson* v = field(*o, key); v && !v->is_number())
             return wrongType(std::string("options.") + key, "a number", *v);

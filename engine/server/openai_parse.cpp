@@ -38,37 +38,6 @@ int nestingDepth(std::string_view text, int stopAt) {
         if (auto hearth_err_ = (expr)) return *hearth_err_;                                         \
     } while (0)
 
-std::optional<ApiError> readStop(const OJson& body, const ParseLimits& limits,
-                                 std::vector<std::string>& out) {
-    const OJson* v = field(body, "stop");
-    if (!v) return std::nullopt;
-    auto one = [&](const OJson& s, const std::string& param) -> std::optional<ApiError> {
-        if (!s.is_string())
-            return invalidRequest("'" + param + "' must be a string, got " + jsonTypeName(s), param,
-                                  "invalid_type");
-        const std::string& str = s.get_ref<const std::string&>();
-        if (str.empty()) return invalidRequest("'" + param + "' must not be empty", param);
-        if (str.size() > limits.maxStopBytes)
-            return invalidRequest("'" + param + "' is longer than " +
-                                      std::to_string(limits.maxStopBytes) + " bytes",
-                                  param);
-        out.push_back(str);
-        return std::nullopt;
-    };
-    if (v->is_string()) return one(*v, "stop");
-    if (!v->is_array())
-        return invalidRequest(std::string("'stop' must be a string or an array of strings, got ") +
-                                  jsonTypeName(*v),
-                              "stop", "invalid_type");
-    if (v->size() > limits.maxStopStrings)
-        return invalidRequest("'stop' has more than " + std::to_string(limits.maxStopStrings) +
-                                  " entries",
-                              "stop");
-    for (size_t i = 0; i < v->size(); ++i)
-        if (auto e = one((*v)[i], "stop[" + std::to_string(i) + "]")) return e;
-    return std::nullopt;
-}
-
 std::optional<ApiError> readLogitBias(const OJson& body, const ParseLimits& limits,
                                       std::vector<std::pair<int32_t, float>>& out) {
     const OJson* v = field(body, "logit_bias");
@@ -201,7 +170,8 @@ std::optional<ApiError> readCommon(const OJson& body, const ParseLimits& limits,
         HEARTH_TRY_READ(readInt(body, "n", 1, limits.maxN, i));
         p.n = int32_t(i);
     }
-    HEARTH_TRY_READ(readStop(body, limits, p.stop));
+    HEARTH_TRY_READ(readStopStrings(body, "stop", "stop", true, false, limits.maxStopStrings,
+                                    limits.maxStopBytes, p.stop));
     if (const OJson* s = field(body, "seed")) {
         int64_t seed = 0;
         if (!s->is_number())
