@@ -1,5 +1,6 @@
 // /v1/chat/completions and /v1/completions: prompt building, submission to the engine, and the
 // response, either whole or streamed as server-sent events (a disconnect cancels the request).
+#include "server/chunked_stream.h"
 #include "server/server_impl.h"
 
 #include "server/generation_stream.h"
@@ -18,7 +19,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kPoll = std::chrono::milliseconds(50);
-constexpr auto kKeepAlive = std::chrono::seconds(1);
 
 struct ChoiceState {
     std::string text;
@@ -56,9 +56,7 @@ struct Job {
     bool finished = false;
     bool failed = false;
     Status error;
-    bool started = false;
     bool cancelled = false;
-    Clock::time_point lastWrite = Clock::now();
 
     void cancel() {
         if (!cancelled && !finished && !failed) engine->cancel(id);
@@ -340,36 +338,14 @@ static void runJob(Server::Impl& server, std::shared_ptr<Job> job, GenerationReq
             completionJson(job->meta, out, job->usage, job->params.logprobs, job->echo.size()));
     }
 
-    res.set_header("Cache-Control", "no-cache");
-    res.set_header("X-Accel-Buffering", "no");
-    Server::Impl* srv = &server;
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        [job, srv](size_t, httplib::DataSink& sink) {
-            auto fail = [&] {
-                job->cancel();
-                return false;
-            };
-            if (srv->m_stopping || !sink.is_writable()) return fail();
-            std::string out;
-            if (!job->started) {
-                job->started = true;
-                out = streamStart(*job);
-            }
-            std::vector<StreamEvent> events;
-            job->stream->take(events, out.empty() ? kPoll : std::chrono::milliseconds(0));
-            out += streamText(*job, events, srv->m_metrics);
-            const auto now = Clock::now();
-            // An idle stream still writes now and then, so a vanished client is noticed.
-            if (out.empty() && now - job->lastWrite >= kKeepAlive) out = ": keep-alive\n\n";
-            if (!out.empty()) {
-                if (!sink.write(out.data(), out.size())) return fail();
-                job->lastWrite = now;
-            }
-            if (job->finished || job->failed) sink.done();
-            return true;
-        },
-        [job](bool) { job->cancel(); });
+    Metrics* metrics = &server.m_metrics;
+    ChunkedStream stream;
+    stream.events = job->stream;
+    stream.begin = [job] { return streamStart(*job); };
+    stream.text = [job, metrics](std::vector<StreamEvent>& events) { return streamText(*job, events, *metrics); };
+    stream.ended = [job] { return job->finished || job->failed; };
+    stream.cancel = [job] { job->cancel(); };
+    streamChunked(server, res, "text/event-stream", std::move(stream));
 }
 
 void Server::Impl::handleChat(const httplib::Request& req, httplib::Response& res) {

@@ -3,6 +3,8 @@
 // and recovery of the matched stop string.
 #include "server/job_driver.h"
 
+#include "server/chunked_stream.h"
+
 #include "server/tool_calls.h"
 
 #include <algorithm>
@@ -13,7 +15,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kPoll = std::chrono::milliseconds(50);
-constexpr auto kKeepAlive = std::chrono::seconds(1);
 
 // Streaming: answer text, held back while it may be a tool call (whose pieces go out as they
 // are read).
@@ -206,40 +207,22 @@ std::optional<ApiError> waitForJob(Server::Impl& server, SingleJob& job) {
 
 void streamJob(Server::Impl& server, std::shared_ptr<SingleJob> job,
                std::shared_ptr<StreamFormatter> formatter, httplib::Response& res) {
-    res.status = 200;
-    res.set_header("Cache-Control", "no-cache");
-    res.set_header("X-Accel-Buffering", "no");
-    Server::Impl* srv = &server;
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        [job, formatter, srv](size_t, httplib::DataSink& sink) {
-            auto fail = [&] {
-                job->cancel();
-                return false;
-            };
-            if (srv->m_stopping || !sink.is_writable()) return fail();
-            std::string out;
-            if (!job->started) {
-                job->started = true;
-                out = formatter->begin(*job);
-            }
-            std::vector<StreamEvent> events;
-            job->stream->take(events, out.empty() ? kPoll : std::chrono::milliseconds(0));
-            for (const StreamEvent& e : events) {
-                if (job->finished || job->failed) break;
-                out += apply(*job, e, srv->m_metrics, formatter.get());
-            }
-            const auto now = Clock::now();
-            // An idle stream still writes now and then, so a vanished client is noticed.
-            if (out.empty() && now - job->lastWrite >= kKeepAlive) out = formatter->keepAlive();
-            if (!out.empty()) {
-                if (!sink.write(out.data(), out.size())) return fail();
-                job->lastWrite = now;
-            }
-            if (job->finished || job->failed) sink.done();
-            return true;
-        },
-        [job](bool) { job->cancel(); });
+    Metrics* metrics = &server.m_metrics;
+    ChunkedStream stream;
+    stream.events = job->stream;
+    stream.begin = [job, formatter] { return formatter->begin(*job); };
+    stream.text = [job, formatter, metrics](std::vector<StreamEvent>& events) {
+        std::string out;
+        for (const StreamEvent& e : events) {
+            if (job->finished || job->failed) break;
+            out += apply(*job, e, *metrics, formatter.get());
+        }
+        return out;
+    };
+    stream.ended = [job] { return job->finished || job->failed; };
+    stream.cancel = [job] { job->cancel(); };
+    stream.keepAlive = formatter->keepAlive();
+    streamChunked(server, res, "text/event-stream", std::move(stream));
 }
 
 std::string namedSseEvent(const char* name, const OJson& data) {

@@ -50,9 +50,7 @@ struct SingleJob {
     bool finished = false;
     bool failed = false;
     Status error;
-    bool started = false;
     bool cancelled = false;
-    std::chrono::steady_clock::time_point lastWrite = std::chrono::steady_clock::now();
 
     // Streaming state.
     std::unique_ptr<tmpl::ChatOutputReader> reader;

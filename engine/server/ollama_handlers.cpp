@@ -2,6 +2,7 @@
 // with "stream": false; a disconnect cancels; format as a grammar; think splitting the reasoning
 // out), /api/tags, /api/show, /api/ps, /api/version, the "Ollama is running" probe at /, and clear
 // errors for what this server does not do.
+#include "server/chunked_stream.h"
 #include "server/server_impl.h"
 
 #include "server/generation_stream.h"
@@ -23,7 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kPoll = std::chrono::milliseconds(50);
-constexpr auto kKeepAlive = std::chrono::seconds(1);
 
 const char* const kOllamaPaths[] = {"/api/chat", "/api/generate", "/api/tags", "/api/show",
                                     "/api/ps",   "/api/version",  "/api/embed", "/api/embeddings",
@@ -82,7 +82,6 @@ struct OllamaJob {
     Usage usage;
     Clock::time_point start;
     Clock::duration load{};
-    Clock::time_point lastWrite = Clock::now();
 
     void cancel() {
         if (!cancelled && !finished && !failed) engine->cancel(id);
@@ -260,32 +259,15 @@ static void runOllamaJob(Server::Impl& server, std::shared_ptr<OllamaJob> job,
         return Server::Impl::sendJson(res, 200, job->finalObject(content, calls, thinking));
     }
 
-    res.set_header("Cache-Control", "no-cache");
-    res.set_header("X-Accel-Buffering", "no");
-    Server::Impl* srv = &server;
-    res.set_chunked_content_provider(
-        "application/x-ndjson",
-        [job, srv](size_t, httplib::DataSink& sink) {
-            auto fail = [&] {
-                job->cancel();
-                return false;
-            };
-            if (srv->m_stopping || !sink.is_writable()) return fail();
-            std::vector<StreamEvent> events;
-            job->events->take(events, kPoll);
-            std::string out = streamLines(*job, events, srv->m_metrics);
-            const auto now = Clock::now();
-            // An idle stream (a long prompt, a queue) still writes now and then so that a
-            // vanished client is noticed: a space, which the next JSON line absorbs.
-            if (out.empty() && now - job->lastWrite >= kKeepAlive) out = " ";
-            if (!out.empty()) {
-                if (!sink.write(out.data(), out.size())) return fail();
-                job->lastWrite = now;
-            }
-            if (job->finished || job->failed) sink.done();
-            return true;
-        },
-        [job](bool) { job->cancel(); });
+    Metrics* metrics = &server.m_metrics;
+    ChunkedStream stream;
+    stream.events = job->events;
+    stream.text = [job, metrics](std::vector<StreamEvent>& events) { return streamLines(*job, events, *metrics); };
+    stream.ended = [job] { return job->finished || job->failed; };
+    stream.cancel = [job] { job->cancel(); };
+    // An idle stream (a long prompt, a queue) writes a space, which the next JSON line absorbs.
+    stream.keepAlive = " ";
+    streamChunked(server, res, "application/x-ndjson", std::move(stream));
 }
 
 namespace {

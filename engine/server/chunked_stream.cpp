@@ -1,0 +1,56 @@
+// The streamed-generation body loop behind every API's streaming responses.
+#include "server/chunked_stream.h"
+
+#include <chrono>
+
+namespace hearth::server {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+constexpr auto kPoll = std::chrono::milliseconds(50);
+constexpr auto kKeepAlive = std::chrono::seconds(1);
+
+struct StreamState {
+    ChunkedStream stream;
+    bool started = false;
+    Clock::time_point lastWrite = Clock::now();
+};
+} // namespace
+
+void streamChunked(Server::Impl& server, httplib::Response& res, const char* contentType, ChunkedStream stream) {
+    res.status = 200;
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no");
+    auto state = std::make_shared<StreamState>();
+    state->stream = std::move(stream);
+    Server::Impl* srv = &server;
+    res.set_chunked_content_provider(
+        contentType,
+        [state, srv](size_t, httplib::DataSink& sink) {
+            ChunkedStream& s = state->stream;
+            auto fail = [&] {
+                s.cancel();
+                return false;
+            };
+            if (srv->m_stopping || !sink.is_writable()) return fail();
+            std::string out;
+            if (!state->started) {
+                state->started = true;
+                if (s.begin) out = s.begin();
+            }
+            std::vector<StreamEvent> events;
+            s.events->take(events, out.empty() ? kPoll : std::chrono::milliseconds(0));
+            out += s.text(events);
+            const auto now = Clock::now();
+            if (out.empty() && now - state->lastWrite >= kKeepAlive) out = s.keepAlive;
+            if (!out.empty()) {
+                if (!sink.write(out.data(), out.size())) return fail();
+                state->lastWrite = now;
+            }
+            if (s.ended()) sink.done();
+            return true;
+        },
+        [state](bool) { state->stream.cancel(); });
+}
+
+} // namespace hearth::server
