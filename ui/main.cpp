@@ -1,11 +1,11 @@
 // Entry point of the Hearth desktop application.
 #include "main_window.h"
 
+#include "services/data_dir.h"
 #include "services/logging.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
-#include <QStandardPaths>
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
@@ -24,10 +24,11 @@ int main(int argc, char** argv) {
                                QStringLiteral("dir"));
     parser.addOption(dataDir);
     parser.process(app);
-    QString dir = parser.value(dataDir);
-    if (dir.isEmpty()) dir = qEnvironmentVariable("HEARTH_DATA_DIR");
-    if (dir.isEmpty()) dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    const bool chosen = !parser.value(dataDir).isEmpty() || qEnvironmentVariableIsSet("HEARTH_DATA_DIR");
+    const QString dir = hearth::app::resolveDataDir(parser.value(dataDir));
+    const QString migrated = chosen ? QString() : hearth::app::migrateLegacyDataDir(dir);
     hearth::app::setupLogging(dir);
+    if (!migrated.isEmpty()) qInfo("data folder: %s", qPrintable(migrated));
     hearth::ui::MainWindow window(dir);
 
     window.show();

@@ -1,12 +1,14 @@
 // Settings: QSettings in INI format for preferences, owner-only files for secrets.
 #include "services/settings.h"
 
+#include "services/data_dir.h"
+#include "services/sampling_json.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QSaveFile>
 #include <QSettings>
-#include <QStandardPaths>
 
 #include <spdlog/spdlog.h>
 
@@ -30,23 +32,21 @@ const QString kLoadDevice = QStringLiteral("load/device");
 const QString kLoadKvMemory = QStringLiteral("load/kvMemoryBytes");
 const QString kLoadParallel = QStringLiteral("load/maxParallel");
 const QString kDownloadsParallel = QStringLiteral("downloads/parallel");
+const QString kChatSampling = QStringLiteral("chat/sampling");
+const QString kChatSystemPrompt = QStringLiteral("chat/systemPrompt");
+const QString kServerCors = QStringLiteral("server/corsOrigins");
+const QString kIdleUnload = QStringLiteral("load/idleUnloadMinutes");
+const QString kTheme = QStringLiteral("ui/theme");
+const QString kWelcomeDone = QStringLiteral("ui/welcomeDone");
+const QString kLastModel = QStringLiteral("load/lastModel");
 
 const QString kTokenFile = QStringLiteral("hub-token");
 const QString kApiKeyFile = QStringLiteral("server-api-key");
 
 constexpr QFileDevice::Permissions kOwnerOnly = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
 
-QString defaultIniPath() {
-    QString dir = QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation);
-    if (dir.isEmpty()) dir = QDir::homePath() + QStringLiteral("/.config/hearth");
-    return QDir(dir).filePath(QStringLiteral("hearth.ini"));
-}
+QString defaultIniPath() { return QDir(resolveDataDir()).filePath(QStringLiteral("hearth.ini")); }
 
-QString defaultModelsFolder() {
-    QString dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
-    if (dir.isEmpty()) dir = QDir::homePath() + QStringLiteral("/.local/share/hearth");
-    return QDir(dir).filePath(QStringLiteral("models"));
-}
 
 } // namespace
 
@@ -68,7 +68,8 @@ void Settings::setValue(const QString& key, const QVariant& value) {
 }
 
 QString Settings::modelsFolder() const {
-    return m_settings->value(kModelsFolder, defaultModelsFolder()).toString();
+    const QString beside = QFileInfo(m_settings->fileName()).absoluteDir().filePath(QStringLiteral("models"));
+    return m_settings->value(kModelsFolder, beside).toString();
 }
 
 void Settings::setModelsFolder(const QString& folder) {
@@ -198,5 +199,47 @@ int Settings::parallelDownloads() const {
 }
 
 void Settings::setParallelDownloads(int n) { setValue(kDownloadsParallel, std::clamp(n, 1, 8)); }
+
+Sampling Settings::chatSampling() const {
+    return samplingFromJson(m_settings->value(kChatSampling, QStringLiteral("{}")).toString(), Sampling{});
+}
+
+void Settings::setChatSampling(const Sampling& sampling) { setValue(kChatSampling, samplingToJson(sampling)); }
+
+QString Settings::defaultSystemPrompt() const { return m_settings->value(kChatSystemPrompt).toString(); }
+void Settings::setDefaultSystemPrompt(const QString& text) { setValue(kChatSystemPrompt, text); }
+
+QStringList Settings::corsOrigins() const {
+    QStringList out;
+    for (const QString& o : m_settings->value(kServerCors).toStringList())
+        if (!o.trimmed().isEmpty()) out << o.trimmed();
+    return out;
+}
+
+void Settings::setCorsOrigins(const QStringList& origins) {
+    QStringList clean;
+    for (const QString& o : origins)
+        if (!o.trimmed().isEmpty()) clean << o.trimmed();
+    setValue(kServerCors, clean);
+}
+
+int Settings::idleUnloadMinutes() const {
+    return std::clamp(m_settings->value(kIdleUnload, 0).toInt(), 0, 24 * 60);
+}
+
+void Settings::setIdleUnloadMinutes(int minutes) { setValue(kIdleUnload, std::clamp(minutes, 0, 24 * 60)); }
+
+QString Settings::theme() const {
+    const QString t = m_settings->value(kTheme, QStringLiteral("system")).toString();
+    return t == QStringLiteral("light") || t == QStringLiteral("dark") ? t : QStringLiteral("system");
+}
+
+void Settings::setTheme(const QString& theme) { setValue(kTheme, theme); }
+
+bool Settings::welcomeDone() const { return m_settings->value(kWelcomeDone, false).toBool(); }
+void Settings::setWelcomeDone(bool done) { setValue(kWelcomeDone, done); }
+
+QString Settings::lastModelPath() const { return m_settings->value(kLastModel).toString(); }
+void Settings::setLastModelPath(const QString& path) { setValue(kLastModel, path); }
 
 } // namespace hearth::app

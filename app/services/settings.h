@@ -6,6 +6,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <QUrl>
 
 #include <memory>
@@ -25,7 +26,8 @@ public:
 
     QString filePath() const;
 
-    // Where downloaded and imported models go (default: <user data>/models).
+    // Where downloaded and imported models go (default: "models" beside the settings file, so
+    // one data folder holds settings, chats and the library).
     QString modelsFolder() const;
     void setModelsFolder(const QString& folder);
 
@@ -54,6 +56,32 @@ public:
 
     int parallelDownloads() const; // default 1
     void setParallelDownloads(int n);
+
+    // The sampling new chats use (the settings page edits it).
+    Sampling chatSampling() const;
+    void setChatSampling(const Sampling& sampling);
+    QString defaultSystemPrompt() const;
+    void setDefaultSystemPrompt(const QString& text);
+
+    // Origins the embedded server allows browser requests from ("*": any).
+    QStringList corsOrigins() const;
+    void setCorsOrigins(const QStringList& origins);
+
+    // Minutes a loaded model may sit idle before the app unloads it (0: never).
+    int idleUnloadMinutes() const;
+    void setIdleUnloadMinutes(int minutes);
+
+    // "system" (follow the desktop), "light" or "dark".
+    QString theme() const;
+    void setTheme(const QString& theme);
+
+    // Whether the welcome page was shown and dismissed (or a model was chosen from it).
+    bool welcomeDone() const;
+    void setWelcomeDone(bool done);
+
+    // The model last loaded in the chat (loaded again at start when autoload is on).
+    QString lastModelPath() const;
+    void setLastModelPath(const QString& path);
 
     QString lastError() const { return m_lastError; }
     // Writes pending changes to disk now (they are also written on destruction).
