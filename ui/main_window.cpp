@@ -1,43 +1,63 @@
 // Main window wiring: creates the services (settings, store, engine host, library, hub client,
-// downloads) as children, the pages over them, the menu, and the status bar.
+// downloads, starter install) as children, the pages over them, the model picker and
+// notifications, the menus, and the status bar.
 #include "main_window.h"
 
 #include "chat_view.h"
 #include "model_info_view.h"
+#include "model_picker.h"
 #include "models_view.h"
+#include "notification_area.h"
 #include "server_view.h"
 #include "settings_view.h"
+#include "theme.h"
+#include "welcome_view.h"
 
 #include "services/download_manager.h"
 #include "services/engine_host.h"
 #include "services/hub_client.h"
 #include "services/model_library.h"
 #include "services/settings.h"
+#include "services/starter_install.h"
 #include "services/store.h"
 
+#include <QActionGroup>
 #include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
-#include <QFileInfo>
-#include <QMimeData>
-#include <QUrl>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLocale>
 #include <QMenuBar>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QShortcut>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QUrl>
+#include <QVBoxLayout>
 
 namespace hearth::ui {
 
+namespace {
+
+bool sameFile(const QString& a, const QString& b) {
+    const QString ca = QFileInfo(a).canonicalFilePath(), cb = QFileInfo(b).canonicalFilePath();
+    return !ca.isEmpty() && ca == cb;
+}
+
+} // namespace
+
 MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(QStringLiteral("Hearth"));
-    resize(1100, 720);
+    resize(1180, 780);
     QDir().mkpath(dataDir);
     m_settings = new app::Settings(QDir(dataDir).filePath(QStringLiteral("hearth.ini")), this);
     if (qEnvironmentVariableIsSet("HEARTH_MODELS_DIR"))
         m_settings->setModelsFolder(qEnvironmentVariable("HEARTH_MODELS_DIR"));
     QDir().mkpath(m_settings->modelsFolder());
+    applyTheme(m_settings->theme());
     m_store = new app::Store(this);
     m_store->open(QDir(dataDir).filePath(QStringLiteral("conversations.sqlite")));
     m_engine = new app::EngineHost(this);
@@ -49,70 +69,205 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_downloads->setMaxParallel(m_settings->parallelDownloads());
     if (!m_settings->accessToken().isEmpty())
         m_downloads->setAccessToken(m_settings->accessToken(), m_settings->hubBaseUrl().host());
+    m_install = new app::StarterInstall(m_hub, m_downloads, m_settings->modelsFolder(), this);
 
     m_pages = new QTabWidget(this);
     m_pages->setTabPosition(QTabWidget::West);
+    m_pages->setDocumentMode(true);
     m_chat = new ChatView(m_engine, m_store, m_pages);
     m_models = new ModelsView(m_library, m_engine, m_hub, m_downloads, m_settings, m_pages);
     m_settingsView = new SettingsView(m_settings, m_engine, m_pages);
     m_server = new ServerView(m_settings, m_engine, m_pages);
     m_info = new ModelInfoView(m_pages);
+    m_welcome = new WelcomeView(m_install, m_pages);
+    m_welcome->setStarters(app::ModelLibrary::starterModels());
+    m_welcome->hide();
     m_pages->addTab(m_chat, tr("Chat"));
     m_pages->addTab(m_models, tr("Models"));
     m_pages->addTab(m_settingsView, tr("Settings"));
     m_pages->addTab(m_server, tr("Server"));
     m_pages->addTab(m_info, tr("Inspect"));
-    setCentralWidget(m_pages);
+
+    // Across the top: the model picker, then notifications; the pages below.
+    m_picker = new ModelPicker(m_library, m_engine, this);
+    m_notes = new NotificationArea(this);
+    auto* central = new QWidget(this);
+    auto* column = new QVBoxLayout(central);
+    column->setContentsMargins(0, 4, 0, 0);
+    column->setSpacing(2);
+    auto* pickerRow = new QHBoxLayout();
+    pickerRow->setContentsMargins(8, 0, 8, 0);
+    pickerRow->addWidget(m_picker);
+    column->addLayout(pickerRow);
+    column->addWidget(m_notes);
+    column->addWidget(m_pages, 1);
+    setCentralWidget(central);
+
+    m_chat->setSystemPrompt(m_settings->defaultSystemPrompt());
     m_chat->setSampling(m_settingsView->sampling());
     connect(m_settingsView, &SettingsView::samplingChanged, m_chat, &ChatView::setSampling);
 
+    connect(m_picker, &ModelPicker::loadRequested, this, &MainWindow::loadModel);
+    connect(m_picker, &ModelPicker::unloadRequested, m_engine, &app::EngineHost::unloadModel);
+    connect(m_picker, &ModelPicker::browseRequested, this, [this] {
+        m_pages->setCurrentWidget(m_models);
+        m_models->showDiscoverTab();
+    });
+    connect(m_welcome, &WelcomeView::openFileRequested, this, &MainWindow::chooseModel);
+    connect(m_welcome, &WelcomeView::browseRequested, this, [this] {
+        dismissWelcome();
+        m_pages->setCurrentWidget(m_models);
+        m_models->showDiscoverTab();
+    });
+    connect(m_welcome, &WelcomeView::dismissed, this, &MainWindow::dismissWelcome);
+    connect(m_install, &app::StarterInstall::finished, this, [this](const QString& path) {
+        m_library->refresh();
+        loadModel(path);
+        dismissWelcome();
+        m_pages->setCurrentWidget(m_chat);
+    });
+    connect(m_install, &app::StarterInstall::failed, this,
+            [this](const QString& message) { notifyError(tr("Could not download the model: %1").arg(message)); });
+
+    buildMenus();
+    connectEngine();
+
+    m_engineState = new QLabel(tr("No model loaded"), this);
+    m_stats = new QLabel(this);
+    m_loadBar = new QProgressBar(this);
+    m_loadBar->setRange(0, 1000);
+    m_loadBar->setMaximumWidth(220);
+    m_loadBar->setVisible(false);
+    statusBar()->addWidget(m_stats, 1);
+    statusBar()->addPermanentWidget(m_loadBar);
+    statusBar()->addPermanentWidget(m_engineState);
+    for (auto* source : {static_cast<QObject*>(m_chat), static_cast<QObject*>(m_models), static_cast<QObject*>(m_server)})
+        connect(source, SIGNAL(statusMessage(QString)), this, SLOT(showStatus(QString)));
+    connect(m_info, &ModelInfoView::statusChanged, this, &MainWindow::showStatus);
+    connect(m_library, &app::ModelLibrary::imported, this, [this](quint64 ticket, const QString& path) {
+        if (m_openTickets.contains(ticket)) {
+            m_openTickets.remove(ticket);
+            loadModel(path);
+            m_pages->setCurrentWidget(m_chat);
+            return;
+        }
+        notifyInfo(tr("Added %1 to the library").arg(QFileInfo(path).fileName()));
+    });
+    connect(m_library, &app::ModelLibrary::importFailed, this, [this](quint64 ticket, const QString& message) {
+        m_openTickets.remove(ticket);
+        notifyError(tr("Could not add the model: %1").arg(message));
+    });
+    connect(m_settings, &app::Settings::changed, this, [this](const QString& key) {
+        if (key == QStringLiteral("load/idleUnloadMinutes")) applyIdleUnload();
+        if (key == QStringLiteral("ui/theme")) applyTheme(m_settings->theme());
+    });
+    applyIdleUnload();
+    setAcceptDrops(true);
+    m_library->refresh();
+    if (!m_settings->welcomeDone()) showWelcome();
+    else m_pages->setCurrentWidget(m_chat);
+}
+
+void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* open = file->addAction(tr("&Open model..."));
+    QAction* open = file->addAction(tr("&Open model…"));
     open->setShortcut(QKeySequence::Open);
+    open->setToolTip(tr("Add a GGUF file to the library and load it"));
     connect(open, &QAction::triggered, this, &MainWindow::chooseModel);
+    QAction* inspect = file->addAction(tr("&Inspect model file…"));
+    connect(inspect, &QAction::triggered, this, &MainWindow::chooseInspect);
+    QAction* eject = file->addAction(tr("&Eject model"));
+    eject->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+E")));
+    connect(eject, &QAction::triggered, m_engine, &app::EngineHost::unloadModel);
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"));
     quit->setShortcut(QKeySequence::Quit);
     connect(quit, &QAction::triggered, this, &QWidget::close);
 
-    m_engineState = new QLabel(tr("No model loaded"), this);
-    statusBar()->addPermanentWidget(m_engineState);
-    for (auto* source : {static_cast<QObject*>(m_chat), static_cast<QObject*>(m_models), static_cast<QObject*>(m_server)})
-        connect(source, SIGNAL(statusMessage(QString)), this, SLOT(showStatus(QString)));
-    connect(m_info, &ModelInfoView::statusChanged, this, &MainWindow::showStatus);
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    const QList<QPair<QString, QWidget*>> pages = {{tr("&Chat"), m_chat},
+                                                   {tr("&Models"), m_models},
+                                                   {tr("&Settings"), m_settingsView},
+                                                   {tr("Se&rver"), m_server},
+                                                   {tr("&Inspect"), m_info}};
+    for (int i = 0; i < pages.size(); ++i) {
+        QAction* a = view->addAction(pages[i].first);
+        a->setShortcut(QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)));
+        QWidget* page = pages[i].second;
+        connect(a, &QAction::triggered, this, [this, page] { m_pages->setCurrentWidget(page); });
+    }
+    QAction* pick = view->addAction(tr("Choose &model"));
+    pick->setShortcut(QKeySequence(QStringLiteral("Ctrl+K")));
+    connect(pick, &QAction::triggered, this, [this] {
+        if (auto* combo = m_picker->findChild<QWidget*>()) combo->setFocus();
+    });
+    view->addSeparator();
+    QMenu* theme = view->addMenu(tr("&Theme"));
+    auto* themes = new QActionGroup(this);
+    for (const auto& [name, label] : {std::pair{QStringLiteral("system"), tr("Follow the system")},
+                                      std::pair{QStringLiteral("light"), tr("Light")},
+                                      std::pair{QStringLiteral("dark"), tr("Dark")}}) {
+        QAction* a = theme->addAction(label);
+        a->setCheckable(true);
+        a->setChecked(m_settings->theme() == name);
+        themes->addAction(a);
+        connect(a, &QAction::triggered, this, [this, name] { m_settings->setTheme(name); });
+    }
+    QAction* dismiss = view->addAction(tr("&Dismiss notifications"));
+    connect(dismiss, &QAction::triggered, this, [this] { m_notes->dismissAll(); });
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QAction* welcome = help->addAction(tr("&Welcome page"));
+    connect(welcome, &QAction::triggered, this, &MainWindow::showWelcome);
+}
+
+void MainWindow::connectEngine() {
     connect(m_engine, &app::EngineHost::stateChanged, this, [this](app::EngineHost::State s) {
-        if (s == app::EngineHost::State::Loading) m_engineState->setText(tr("Loading model..."));
+        if (s == app::EngineHost::State::Loading) {
+            m_engineState->setText(tr("Loading model…"));
+            m_loadBar->setValue(0);
+            m_loadBar->setFormat(tr("Starting…"));
+            m_loadBar->setVisible(true);
+        } else {
+            m_loadBar->setVisible(false);
+        }
+        if (s == app::EngineHost::State::Empty) {
+            m_engineState->setText(tr("No model loaded"));
+            m_stats->clear();
+        }
+    });
+    connect(m_engine, &app::EngineHost::loadProgress, this, [this](const QString& stage, double fraction) {
+        m_loadBar->setValue(int(fraction * 1000.0));
+        m_loadBar->setFormat(QStringLiteral("%1 %p%").arg(stage));
     });
     connect(m_engine, &app::EngineHost::loaded, this, [this](const app::LoadedModel& m) {
+        m_settings->setLastModelPath(m.path);
         m_engineState->setText(tr("%1 · %2 · ctx %3 · KV %4 %5 · %6")
                                    .arg(m.name.isEmpty() ? m.path.section(QLatin1Char('/'), -1) : m.name, m.architecture)
                                    .arg(m.contextLength)
                                    .arg(m.kvType, QLocale().formattedDataSize(qint64(m.kvBytes)),
                                         m.gpuLayers > 0 ? tr("%1/%2 layers on %3").arg(m.gpuLayers).arg(m.layers).arg(m.device)
                                                         : tr("CPU")));
-        showStatus(tr("Loaded in %1 s%2%3").arg(m.loadSeconds, 0, 'f', 1)
-                       .arg(m.builtinChatTemplate ? tr(" (no chat template in the file: using ChatML)") : QString(),
-                            m.fallbackReason.isEmpty() ? QString() : tr(" · %1").arg(m.fallbackReason)));
+        notifyInfo(tr("Loaded %1 in %2 s%3").arg(m.name.isEmpty() ? QFileInfo(m.path).fileName() : m.name)
+                       .arg(m.loadSeconds, 0, 'f', 1)
+                       .arg(m.builtinChatTemplate ? tr(" (no chat template in the file: using ChatML)") : QString()));
+        if (!m.fallbackReason.isEmpty()) notifyWarning(m.fallbackReason);
     });
-    connect(m_engine, &app::EngineHost::loadFailed, this, [this](const QString& message) {
-        m_engineState->setText(tr("No model loaded"));
-        showStatus(tr("Could not load the model: %1").arg(message));
+    connect(m_engine, &app::EngineHost::loadFailed, this,
+            [this](const QString& message) { notifyError(tr("Could not load the model: %1").arg(message)); });
+    connect(m_engine, &app::EngineHost::idleUnloaded, this, [this] {
+        notifyInfo(tr("The model was unloaded after %n minute(s) without use, to free memory. Load it again "
+                      "from the model picker.", nullptr, m_settings->idleUnloadMinutes()));
     });
+    // Live statistics go to their own label: they never cover a message.
     connect(m_engine, &app::EngineHost::statsUpdated, this, [this](const app::EngineStatsSnapshot& s) {
         if (!m_engine->isLoaded()) return;
-        statusBar()->showMessage(tr("running %1 · waiting %2 · KV blocks %3/%4")
-                                     .arg(s.running).arg(s.waiting).arg(s.kvBlocksUsed).arg(s.kvBlocksTotal), 2000);
+        m_stats->setText(tr("running %1 · waiting %2 · KV blocks %3/%4")
+                             .arg(s.running).arg(s.waiting).arg(s.kvBlocksUsed).arg(s.kvBlocksTotal));
     });
-    connect(m_library, &app::ModelLibrary::imported, this, [this](quint64, const QString& path) {
-        showStatus(tr("Added %1 to the library").arg(QFileInfo(path).fileName()));
-    });
-    connect(m_library, &app::ModelLibrary::importFailed, this, [this](quint64, const QString& message) {
-        showStatus(tr("Could not add the model: %1").arg(message));
-    });
-    setAcceptDrops(true);
-    m_library->refresh();
-    showStatus(tr("Pick a model on the Models page, File > Open, or drop a .gguf file here"));
 }
+
+void MainWindow::applyIdleUnload() { m_engine->setIdleUnloadMs(m_settings->idleUnloadMinutes() * 60 * 1000); }
 
 QStringList MainWindow::droppedModels(const QList<QUrl>& urls) {
     QStringList paths;
@@ -150,7 +305,26 @@ void MainWindow::chooseModel() {
     if (!path.isEmpty()) openModel(path);
 }
 
+void MainWindow::chooseInspect() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Inspect model file"), QString(),
+                                                      tr("GGUF models (*.gguf);;All files (*)"));
+    if (!path.isEmpty()) inspectModel(path);
+}
+
 void MainWindow::openModel(const QString& path) {
+    dismissWelcome();
+    // Already in the library (in its folder or referenced): load it as it is.
+    for (const app::ModelEntry& e : m_library->models())
+        if (sameFile(e.path, path)) {
+            loadModel(e.path);
+            m_pages->setCurrentWidget(m_chat);
+            return;
+        }
+    const quint64 ticket = m_library->importModel(path, app::ModelLibrary::ImportMode::Reference);
+    m_openTickets.insert(ticket, path);
+}
+
+void MainWindow::inspectModel(const QString& path) {
     m_info->load(path);
     m_settingsView->setModelPath(path);
     m_pages->setCurrentWidget(m_info);
@@ -161,6 +335,42 @@ void MainWindow::loadModel(const QString& path) {
     m_engine->loadModel(path, m_settings->loadSettings());
 }
 
-void MainWindow::showStatus(const QString& text) { statusBar()->showMessage(text, 8000); }
+void MainWindow::notifyInfo(const QString& text) { m_notes->notify(NotificationArea::Level::Info, text); }
+void MainWindow::notifyWarning(const QString& text) { m_notes->notify(NotificationArea::Level::Warning, text); }
+void MainWindow::notifyError(const QString& text) { m_notes->notify(NotificationArea::Level::Error, text); }
+
+void MainWindow::showStatus(const QString& text) {
+    const QString lower = text.toLower();
+    for (const char* word : {"could not", "cannot", "can't", "failed", "error", "won't", "refused", "unreachable",
+                             "not found", "did not"})
+        if (lower.contains(QLatin1String(word))) {
+            notifyError(text);
+            return;
+        }
+    for (const char* word : {"fell back", "falls back", "runs on the cpu", "warning", "too long", "does not fit"})
+        if (lower.contains(QLatin1String(word))) {
+            notifyWarning(text);
+            return;
+        }
+    notifyInfo(text);
+}
+
+QString MainWindow::statsText() const { return m_stats->text(); }
+
+void MainWindow::showWelcome() {
+    if (m_pages->indexOf(m_welcome) < 0) m_pages->insertTab(0, m_welcome, tr("Welcome"));
+    m_pages->setCurrentWidget(m_welcome);
+}
+
+void MainWindow::dismissWelcome() {
+    m_settings->setWelcomeDone(true);
+    const int i = m_pages->indexOf(m_welcome);
+    if (i < 0) return;
+    m_pages->removeTab(i);
+    m_welcome->hide();
+    m_pages->setCurrentWidget(m_chat);
+}
+
+bool MainWindow::isWelcomeShown() const { return m_pages->indexOf(m_welcome) >= 0; }
 
 } // namespace hearth::ui

@@ -1,12 +1,15 @@
-// The application's main window: Chat, Models (library and hub), Settings, Server and Inspect
-// pages over the app's services, which the window owns; a status bar with the engine's state.
+// The application's main window: a model picker and notifications across the top; Welcome (on
+// first run), Chat, Models (library and hub), Settings, Server and Inspect pages over the app's
+// services, which the window owns; a status bar with the engine's state and live statistics.
 #pragma once
 
+#include <QHash>
 #include <QMainWindow>
 
 class QDragEnterEvent;
 class QDropEvent;
 class QLabel;
+class QProgressBar;
 class QUrl;
 class QTabWidget;
 
@@ -16,6 +19,7 @@ class EngineHost;
 class HubClient;
 class ModelLibrary;
 class Settings;
+class StarterInstall;
 class Store;
 } // namespace hearth::app
 
@@ -23,6 +27,9 @@ namespace hearth::ui {
 
 class ChatView;
 class ModelInfoView;
+class ModelPicker;
+class NotificationArea;
+class WelcomeView;
 class ModelsView;
 class ServerView;
 class SettingsView;
@@ -34,10 +41,29 @@ public:
     explicit MainWindow(const QString& dataDir, QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Inspect a GGUF file (File > Open) and make it the model to load.
+    // File > Open model: adds the file to the library where it lies (unless it is there) and
+    // loads it for chatting.
     void openModel(const QString& path);
+    // File > Inspect: shows a GGUF file's metadata and tensors without loading it.
+    void inspectModel(const QString& path);
     // Loads a model for chatting with the current settings.
     void loadModel(const QString& path);
+
+    // A message for the user: information fades, warnings and errors stay until closed.
+    void notifyInfo(const QString& text);
+    void notifyWarning(const QString& text);
+    void notifyError(const QString& text);
+    NotificationArea* notifications() const { return m_notes; }
+
+    // The welcome page: shown on first run; Help > Welcome shows it again.
+    void showWelcome();
+    void dismissWelcome();
+    bool isWelcomeShown() const;
+    WelcomeView* welcomeView() const { return m_welcome; }
+    ModelPicker* modelPicker() const { return m_picker; }
+    app::StarterInstall* starterInstall() const { return m_install; }
+    app::DownloadManager* downloads() const { return m_downloads; }
+    QString statsText() const;
 
     app::EngineHost* engine() const { return m_engine; }
     app::Store* store() const { return m_store; }
@@ -60,10 +86,15 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private Q_SLOTS:
+    // A view's message, its level told from its words (failures stay on screen).
     void showStatus(const QString& text);
 
 private:
     void chooseModel();
+    void chooseInspect();
+    void buildMenus();
+    void connectEngine();
+    void applyIdleUnload();
 
     app::Settings* m_settings = nullptr;
     app::Store* m_store = nullptr;
@@ -77,7 +108,14 @@ private:
     SettingsView* m_settingsView = nullptr;
     ServerView* m_server = nullptr;
     ModelInfoView* m_info = nullptr;
+    WelcomeView* m_welcome = nullptr;
+    ModelPicker* m_picker = nullptr;
+    NotificationArea* m_notes = nullptr;
+    app::StarterInstall* m_install = nullptr;
     QLabel* m_engineState = nullptr;
+    QLabel* m_stats = nullptr;
+    QProgressBar* m_loadBar = nullptr;
+    QHash<quint64, QString> m_openTickets; // imports that load their model when done
 };
 
 } // namespace hearth::ui

@@ -26,7 +26,7 @@ private Q_SLOTS:
         auto* view = window.findChild<ModelInfoView*>();
         QVERIFY(view);
         QSignalSpy spy(view, &ModelInfoView::loaded);
-        window.openModel(QString::fromStdString(
+        window.inspectModel(QString::fromStdString(
             hearth::test::testDataPath(QStringLiteral("models/stories260K.gguf"))));
         QVERIFY(spy.wait(10000));
         QCOMPARE(spy.first().first().toBool(), true);

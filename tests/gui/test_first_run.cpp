@@ -1,0 +1,250 @@
+// The newcomer's path through the real main window: the welcome page on first run (machine facts,
+// starters that fit, one click to download from a loopback hub, verify, load and chat), never
+// again once done; File > Open adds a file to the library and loads it; the model picker loads
+// and ejects with the load's stages shown; notifications keep errors until closed while the
+// once-a-second statistics have a label of their own; themes switch. A GUI-thread heartbeat
+// measures the longest stall during download, load and generation.
+#include "chat_view.h"
+#include "main_window.h"
+#include "model_picker.h"
+#include "notification_area.h"
+#include "theme.h"
+#include "welcome_view.h"
+#include "test_support.h"
+
+#include "../app/test_hub.h"
+
+#include "services/engine_host.h"
+#include "services/model_library.h"
+#include "services/settings.h"
+#include "services/starter_install.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QtTest>
+
+#include <algorithm>
+#include <vector>
+
+using hearth::ui::MainWindow;
+
+namespace {
+
+std::string fileBytes(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll().toStdString() : std::string();
+}
+
+// The longest gap between 5 ms ticks of a GUI-thread timer while it runs.
+class Heartbeat {
+public:
+    Heartbeat() {
+        m_timer.setInterval(5);
+        QObject::connect(&m_timer, &QTimer::timeout, [this] {
+            const qint64 now = m_clock.nsecsElapsed();
+            m_gapsNs.push_back(now - m_last);
+            m_last = now;
+        });
+        m_clock.start();
+        m_timer.start();
+    }
+    // The stall at quantile q of the ticks: the gap beyond the 5 ms the timer waits by design.
+    double stallMs(double q) const {
+        if (m_gapsNs.empty()) return 0.0;
+        std::vector<qint64> sorted = m_gapsNs;
+        std::sort(sorted.begin(), sorted.end());
+        const size_t i = std::min(sorted.size() - 1, size_t(q * double(sorted.size() - 1) + 0.5));
+        return std::max(0.0, double(sorted[i]) / 1e6 - 5.0);
+    }
+    size_t ticks() const { return m_gapsNs.size(); }
+
+private:
+    QTimer m_timer;
+    QElapsedTimer m_clock;
+    qint64 m_last = 0;
+    std::vector<qint64> m_gapsNs;
+};
+
+QString screenshotPath(const char* name) {
+    const QString dir = qEnvironmentVariableIsSet("HEARTH_SCREENSHOT_DIR") ? qEnvironmentVariable("HEARTH_SCREENSHOT_DIR")
+                                                                           : QDir::current().filePath(QStringLiteral("screenshots"));
+    QDir().mkpath(dir);
+    return QDir(dir).filePath(QStringLiteral("%1.png").arg(QLatin1String(name)));
+}
+
+} // namespace
+
+class TestFirstRun : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void init() { qunsetenv("HEARTH_MODELS_DIR"); }
+
+    void welcomeDownloadsLoadsAndChats() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const std::string model = fileBytes(QString::fromStdString(hearth::test::testDataPath("models/stories260K.gguf")));
+        hearth::test::TestHub hub;
+        hub.chunkBytes = 16 * 1024;
+        hub.chunkDelayMs = 2; // a download that takes a moment, for the heartbeat
+        hub.addFile("acme/stories-GGUF", "stories-Q8_0.gguf", {model, {}, {}});
+        QTemporaryDir data;
+        double worst = 0.0, p99 = 0.0;
+        size_t ticks = 0;
+        {
+            MainWindow window(data.path());
+            window.hub()->setBaseUrl(hub.baseUrl());
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            // First run: the welcome page comes first, and the chat input says what to do.
+            QVERIFY(window.isWelcomeShown());
+            QCOMPARE(window.pages()->currentWidget(), static_cast<QWidget*>(window.welcomeView()));
+
+            hearth::app::StarterModel starter;
+            starter.repo = QStringLiteral("acme/stories-GGUF");
+            starter.title = QStringLiteral("Stories 260K");
+            starter.parameters = QStringLiteral("260K");
+            starter.filePattern = QStringLiteral("stories-q8_0.gguf");
+            starter.quantization = QStringLiteral("Q8_0");
+            starter.approxSizeBytes = qint64(model.size());
+            starter.license = QStringLiteral("MIT");
+            starter.notes = QStringLiteral("A tiny story teller.");
+            hearth::app::StarterModel huge = starter;
+            huge.title = QStringLiteral("Huge");
+            huge.approxSizeBytes = qint64(1) << 42; // never fits
+            window.welcomeView()->setStarters({huge, starter});
+            hearth::DeviceList machine;
+            hearth::DeviceDescription cpu;
+            cpu.id = "cpu";
+            cpu.name = "Test CPU";
+            machine.devices.push_back(cpu);
+            window.welcomeView()->setMachine(machine, qint64(8) << 30);
+            QVERIFY(window.welcomeView()->machineText().contains(QStringLiteral("no GPU found")));
+            QCOMPARE(window.welcomeView()->recommended().size(), 1);
+            QCOMPARE(window.welcomeView()->recommended().first().title, QStringLiteral("Stories 260K"));
+            QTest::qWait(100);
+            QVERIFY(window.grab().save(screenshotPath("welcome")));
+
+            Heartbeat beat;
+            window.welcomeView()->installRecommended(0);
+            QTRY_VERIFY_WITH_TIMEOUT(window.engine()->isLoaded(), 60000);
+            QVERIFY(!window.isWelcomeShown());
+            QCOMPARE(window.pages()->currentWidget(), static_cast<QWidget*>(window.chatView()));
+            const QString downloaded = QDir(window.library()->modelsFolder()).filePath(QStringLiteral("stories-Q8_0.gguf"));
+            QCOMPARE(QFileInfo(window.engine()->model().path).canonicalFilePath(), QFileInfo(downloaded).canonicalFilePath());
+            // The models folder is inside the data folder.
+            QVERIFY(QFileInfo(downloaded).canonicalFilePath().startsWith(QFileInfo(data.path()).canonicalFilePath()));
+            QTRY_VERIFY_WITH_TIMEOUT(window.modelPicker()->whereText() == QStringLiteral("CPU"), 5000);
+
+            window.chatView()->setSampling(hearth::app::Sampling::greedy(32));
+            QSignalSpy replies(window.chatView(), &hearth::ui::ChatView::replyFinished);
+            window.chatView()->sendText(QStringLiteral("Once upon a time"));
+            QVERIFY(replies.wait(60000));
+            QVERIFY(!replies.first().first().toString().trimmed().isEmpty());
+            worst = beat.stallMs(1.0);
+            p99 = beat.stallMs(0.99);
+            ticks = beat.ticks();
+        }
+        qInfo("GUI-thread stalls during download, load and a reply (%zu ticks): 99th percentile %.1f ms, "
+              "longest %.1f ms", ticks, p99, worst);
+        // A frame is 16 ms: the 99th percentile stays under it; one scheduler hiccup of a busy
+        // 2-core runner is tolerated up to three frames.
+        QVERIFY2(p99 < 16.0, qPrintable(QString::number(p99)));
+        QVERIFY2(worst < 50.0, qPrintable(QString::number(worst)));
+        // Second start: no welcome, the settings remembered the model.
+        MainWindow again(data.path());
+        QVERIFY(!again.isWelcomeShown());
+        QVERIFY(again.settings()->lastModelPath().endsWith(QStringLiteral("stories-Q8_0.gguf")));
+    }
+
+    void openModelAddsAndLoads() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir data, elsewhere;
+        const QString path = elsewhere.filePath(QStringLiteral("mine.gguf"));
+        QVERIFY(QFile::copy(QString::fromStdString(hearth::test::testDataPath("models/stories260K.gguf")), path));
+        MainWindow window(data.path());
+        window.dismissWelcome();
+        window.show();
+        QTRY_VERIFY_WITH_TIMEOUT(!window.library()->isScanning(), 5000);
+        window.openModel(path);
+        QTRY_VERIFY_WITH_TIMEOUT(window.engine()->isLoaded(), 30000);
+        QCOMPARE(QFileInfo(window.engine()->model().path).canonicalFilePath(), QFileInfo(path).canonicalFilePath());
+        auto inLibrary = [&] {
+            for (const auto& m : window.library()->models())
+                if (QFileInfo(m.path).canonicalFilePath() == QFileInfo(path).canonicalFilePath()) return true;
+            return false;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(inLibrary(), 10000);
+        QCOMPARE(window.pages()->currentWidget(), static_cast<QWidget*>(window.chatView()));
+        // The picker lists it and ejects it.
+        QTRY_VERIFY_WITH_TIMEOUT(window.modelPicker()->choiceCount() >= 1, 5000);
+        QCOMPARE(window.modelPicker()->whereText(), QStringLiteral("CPU"));
+        QSignalSpy unloaded(window.engine(), &hearth::app::EngineHost::unloaded);
+        Q_EMIT window.modelPicker()->unloadRequested();
+        QCOMPARE(unloaded.count(), 1);
+        QCOMPARE(window.modelPicker()->whereText(), QStringLiteral("not loaded"));
+        // And loads it again from the list, showing stages while it loads.
+        QSignalSpy stages(window.engine(), &hearth::app::EngineHost::loadProgress);
+        window.modelPicker()->choose(window.modelPicker()->currentChoice());
+        QVERIFY(window.modelPicker()->isProgressVisible());
+        QTRY_VERIFY_WITH_TIMEOUT(window.engine()->isLoaded(), 30000);
+        QVERIFY(stages.count() >= 3);
+        QVERIFY(!window.modelPicker()->isProgressVisible());
+        // A file that is not a model: a clear error that stays.
+        const QString bad = elsewhere.filePath(QStringLiteral("bad.gguf"));
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("GGUF but not really");
+        f.close();
+        window.openModel(bad);
+        QTRY_VERIFY_WITH_TIMEOUT(!window.notifications()->shown().filter(QStringLiteral("error:")).isEmpty(), 10000);
+    }
+
+    void notificationsStayAndStatsDoNotCoverThem() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir data;
+        MainWindow window(data.path());
+        window.dismissWelcome();
+        window.show();
+        window.notifications()->setInfoTimeout(100);
+        window.engine()->setStatsInterval(20);
+        window.loadModel(QString::fromStdString(hearth::test::testDataPath("models/stories260K.gguf")));
+        QTRY_VERIFY_WITH_TIMEOUT(window.engine()->isLoaded(), 30000);
+        window.notifications()->dismissAll();
+        window.notifyError(QStringLiteral("The hub cannot be reached"));
+        window.notifyInfo(QStringLiteral("Code copied"));
+        window.notifyError(QStringLiteral("The hub cannot be reached"));
+        QCOMPARE(window.notifications()->shown().size(), 2);
+        QTRY_VERIFY_WITH_TIMEOUT(!window.statsText().isEmpty(), 5000);
+        QTest::qWait(400); // stats have ticked many times; the info has faded
+        QCOMPARE(window.notifications()->shown(), QStringList{QStringLiteral("error: The hub cannot be reached")});
+        QVERIFY(window.statsText().contains(QStringLiteral("KV blocks")));
+        window.notifications()->dismissAll();
+        QVERIFY(window.notifications()->shown().isEmpty());
+    }
+
+    void themesSwitch() {
+        QTemporaryDir data;
+        MainWindow window(data.path());
+        window.dismissWelcome();
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.settings()->setTheme(QStringLiteral("dark"));
+        QCOMPARE(hearth::ui::currentTheme(), QStringLiteral("dark"));
+        QVERIFY(hearth::ui::isDark(QApplication::palette()));
+        QTest::qWait(50);
+        QVERIFY(window.grab().save(screenshotPath("chat-dark")));
+        window.settings()->setTheme(QStringLiteral("light"));
+        QVERIFY(!hearth::ui::isDark(QApplication::palette()));
+        window.settings()->setTheme(QStringLiteral("system"));
+        QCOMPARE(hearth::ui::currentTheme(), QStringLiteral("system"));
+    }
+};
+
+QTEST_MAIN(TestFirstRun)
+#include "test_first_run.moc"

@@ -1,0 +1,70 @@
+// The first-run page: what this computer has (cores, RAM, GPUs and their memory), two or three
+// starter models that fit it with their size, license and notes, and one click to download one
+// and start chatting; or open a model file already on disk.
+#pragma once
+
+#include "services/model_library.h"
+
+#include "hearth/devices.h"
+
+#include <QList>
+#include <QWidget>
+
+#include <thread>
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QVBoxLayout;
+
+namespace hearth::app {
+class StarterInstall;
+}
+
+namespace hearth::ui {
+
+class WelcomeView : public QWidget {
+    Q_OBJECT
+public:
+    // `install` fetches a starter; the view only shows its progress.
+    WelcomeView(app::StarterInstall* install, QWidget* parent = nullptr);
+    ~WelcomeView() override; // waits for the device probe
+
+    // The machine (found in the background at start; tests set it) and the starter list.
+    void setMachine(const DeviceList& devices, qint64 availableRamBytes);
+    void setStarters(const QList<app::StarterModel>& starters);
+
+    // Up to `n` starters that fit: those whose file (plus a working margin) fits the memory the
+    // engine would use, the largest of them first, and none bigger than a CPU-only machine runs
+    // at a comfortable speed.
+    static QList<app::StarterModel> recommend(const QList<app::StarterModel>& starters, const DeviceList& devices,
+                                              qint64 availableRamBytes, int n = 3);
+
+    QList<app::StarterModel> recommended() const { return m_recommended; }
+    QString machineText() const;
+    // Starts the download of recommendation `index` (as its button does).
+    void installRecommended(int index);
+
+Q_SIGNALS:
+    void openFileRequested();
+    void browseRequested();
+    void dismissed();
+
+private:
+    void rebuildCards();
+
+    app::StarterInstall* m_install;
+    QList<app::StarterModel> m_starters;
+    QList<app::StarterModel> m_recommended;
+    DeviceList m_devices;
+    qint64 m_ram = 0;
+    bool m_haveMachine = false;
+    std::thread m_probe;
+    QLabel* m_machine = nullptr;
+    QVBoxLayout* m_cards = nullptr;
+    QLabel* m_status = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QList<QPushButton*> m_buttons;
+};
+
+} // namespace hearth::ui
