@@ -16,6 +16,8 @@
 
 #include <sys/stat.h>
 
+#include <thread>
+
 using namespace hearth::app;
 
 namespace {
@@ -214,6 +216,71 @@ private Q_SLOTS:
         QVERIFY(waitFor([&] { return missing.ended; }));
         // The single-model server serves any name; an error is fine too, a hang or crash is not.
         QVERIFY(missing.error.isEmpty() || missing.error.contains(QLatin1String("loopback")));
+    }
+
+    void readsReasoningUsageAndErrorsFromAStream() {
+        // A stand-in remote sending what reasoning servers send (vLLM, llama-server): reasoning
+        // deltas first, CRLF line ends, a comment, usage in the last chunk; or an error event.
+        httplib::Server fake;
+        std::string lastAuth;
+        fake.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
+            lastAuth = req.get_header_value("Authorization");
+            const bool broken = req.body.find("broken") != std::string::npos;
+            res.set_chunked_content_provider("text/event-stream", [broken](size_t, httplib::DataSink& sink) {
+                std::string out;
+                if (broken) {
+                    out = "data: {\"error\":{\"message\":\"the GPU caught fire\"}}\n\n";
+                } else {
+                    out = ": ping\r\n\r\n"
+                          "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"Let me \"}}]}\r\n\r\n"
+                          "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"think.\"}}]}\r\n\r\n"
+                          "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"}}]}\r\n\r\n"
+                          "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" there\"},\"finish_reason\":\"stop\"}]}\r\n\r\n"
+                          "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":6,"
+                          "\"prompt_tokens_details\":{\"cached_tokens\":4}}}\r\n\r\n"
+                          "data: [DONE]\r\n\r\n";
+                }
+                sink.write(out.data(), out.size());
+                sink.done();
+                return true;
+            });
+        });
+        fake.set_keep_alive_max_count(1); // stop() need not wait out idle keep-alive connections
+        const int port = fake.bind_to_any_port("127.0.0.1");
+        QVERIFY(port > 0);
+        std::thread thread([&] { fake.listen_after_bind(); });
+        const RemoteProvider provider{QStringLiteral("thinker"),
+                                      QUrl(QStringLiteral("http://127.0.0.1:%1/v1/").arg(port)), false};
+        ProviderStore keys(m_dir.path());
+        keys.setSecretTool(QString());
+        QVERIFY(keys.setApiKey(provider.name, QStringLiteral("sk-think")));
+        RemoteClient client(&keys);
+        QString reasoning;
+        connect(&client, &RemoteClient::reasoningReceived, &client,
+                [&](quint64, const QString& t) { reasoning += t; });
+        ChatRecord r;
+        const quint64 id = client.sendChat(provider, QStringLiteral("m"), {{QStringLiteral("user"), QStringLiteral("hi"), {}}},
+                                           Sampling::greedy(8));
+        record(client, id, r);
+        const bool ended = waitFor([&] { return r.ended; });
+        ChatRecord bad;
+        const quint64 id2 = client.sendChat(provider, QStringLiteral("broken"),
+                                            {{QStringLiteral("user"), QStringLiteral("hi"), {}}}, Sampling::greedy(8));
+        record(client, id2, bad);
+        const bool badEnded = waitFor([&] { return bad.ended; });
+        fake.stop();
+        thread.join();
+        QVERIFY(ended && badEnded);
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(reasoning, QStringLiteral("Let me think."));
+        QCOMPARE(r.text, QStringLiteral("Hello there"));
+        QCOMPARE(r.reason, QStringLiteral("stop"));
+        QCOMPARE(r.usage.promptTokens, 11);
+        QCOMPARE(r.usage.completionTokens, 6);
+        QCOMPARE(r.usage.cachedPromptTokens, 4);
+        QCOMPARE(lastAuth, std::string("Bearer sk-think"));
+        QVERIFY2(bad.error.contains(QLatin1String("thinker")) && bad.error.contains(QLatin1String("caught fire")),
+                 qPrintable(bad.error));
     }
 
     void keysGoToAnOwnerOnlyFileWithoutKeyring() {
