@@ -92,23 +92,10 @@ void UpstreamGateway::forward(int index, const std::string& suffix, const httpli
         res.set_content(dumpJson(errorJson(e)), "application/json");
     };
     const auto start = Clock::now();
+    const ApiError stoppingError = upstreamError(503, "the server is stopping", "server_stopping");
 
-    if (!stream) {
-        httplib::Client client(u.url.origin());
-        client.set_connection_timeout(connect, 0);
-        client.set_read_timeout(timeout, 0);
-        client.set_write_timeout(timeout, 0);
-        auto r = client.Post(path.c_str(), headers, req.body, "application/json");
-        if (!r) {
-            const double s = std::chrono::duration<double>(Clock::now() - start).count();
-            return sendError(failureError(r.error(), s, timeout, u.url.label()));
-        }
-        res.status = r->status;
-        std::string type = r->get_header_value("Content-Type");
-        res.set_content(r->body, type.empty() ? "application/json" : type);
-        return;
-    }
-
+    // A worker thread talks to the upstream for plain requests too, so that stopping the server
+    // never waits for an upstream's answer.
     auto relay = std::make_shared<Relay>(u.url.origin());
     relay->client.set_connection_timeout(connect, 0);
     relay->client.set_read_timeout(timeout, 0);
@@ -152,7 +139,7 @@ void UpstreamGateway::forward(int index, const std::string& suffix, const httpli
             if (stopping) {
                 lock.unlock();
                 r->cancel();
-                return sendError(upstreamError(503, "the server is stopping", "server_stopping"));
+                return sendError(stoppingError);
             }
             r->cv.wait_for(lock, kPoll);
         }
@@ -161,9 +148,19 @@ void UpstreamGateway::forward(int index, const std::string& suffix, const httpli
             lock.unlock();
             return sendError(e);
         }
-        // An error answer (or one that is not a stream) is passed back whole.
-        if (r->status != 200 || !isEventStream(r->contentType)) {
+        // A plain answer, an error or anything else that is not a stream is passed back whole.
+        if (!stream || r->status != 200 || !isEventStream(r->contentType)) {
             while (!r->done && !stopping) r->cv.wait_for(lock, kPoll);
+            if (!r->done) {
+                lock.unlock();
+                r->cancel();
+                return sendError(stoppingError);
+            }
+            if (r->error != httplib::Error::Success) { // cut off midway
+                const ApiError e = failureError(r->error, r->seconds, timeout, u.url.label());
+                lock.unlock();
+                return sendError(e);
+            }
             res.status = r->status;
             res.set_content(r->pending, r->contentType.empty() ? "application/json" : r->contentType);
             return;

@@ -117,6 +117,9 @@ class TestServerGateway : public QObject {
             res.status = 418; // passed back as it is
             res.set_content("{\"echo\":" + req.body + "}", "application/json");
         });
+        m_spy.http.Post(R"(/v1/(embeddings|responses))", [](const httplib::Request& req, httplib::Response& res) {
+            res.set_content("{\"path\":\"" + req.path + "\"}", "application/json");
+        });
     }
 
 private Q_SLOTS:
@@ -354,6 +357,44 @@ private Q_SLOTS:
         QCOMPARE(m_spy.lastHeaders.find("Authorization")->second, bearer("spy-key"));
         for (const auto& [name, value] : m_spy.lastHeaders)
             QVERIFY2(value.find("gw-key") == std::string::npos, name.c_str());
+    }
+
+    void embeddingsAndResponsesAreForwarded() {
+        for (const char* path : {"/v1/embeddings", "/embeddings", "/v1/responses"}) {
+            auto r = postJson(m_gatewayPort, path, "{\"model\":\"spy-model\",\"input\":\"hi\"}", gwAuth());
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+            const std::string expected = std::string(path).rfind("/v1/", 0) == 0 ? path : std::string("/v1") + path;
+            QCOMPARE(parse(r->body).value("path", ""), expected);
+        }
+    }
+
+    void stopDoesNotWaitForAnUpstream() {
+        ServerConfig c;
+        c.port = 0;
+        c.log = [](const std::string&) {};
+        c.upstreams = {{m_spy.url(), "spy-key"}};
+        auto gw = std::make_unique<Server>(c);
+        QVERIFY(gw->start().isOk());
+        for (int i = 0; i < 100; ++i) { // until the list has answered
+            auto cl = client(gw->port());
+            auto h = cl.Get("/health");
+            if (h && h->status == 200) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        const int port = gw->port();
+        int status = 0;
+        std::thread caller([&] {
+            auto r = postJson(port, "/v1/chat/completions", "{\"model\":\"slow-model\",\"messages\":[]}");
+            status = r ? r->status : -1;
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        const auto t0 = std::chrono::steady_clock::now();
+        gw->stop();
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        caller.join();
+        QVERIFY2(seconds < 2.0, std::to_string(seconds).c_str());
+        QVERIFY(status == 503 || status == -1);
     }
 
     void unknownModelIs404() {
