@@ -33,6 +33,7 @@ struct SpyServer {
     httplib::Headers lastHeaders;
     std::atomic<bool> streamEnded{false};
     std::atomic<int> streamChunks{0};
+    std::atomic<bool> lateModel{false}; // listed only once set
 
     bool start() {
         port = http.bind_to_any_port("127.0.0.1");
@@ -82,8 +83,9 @@ class TestServerGateway : public QObject {
                 std::lock_guard<std::mutex> lock(m_spy.mu);
                 m_spy.lastHeaders = req.headers;
             }
-            res.set_content("{\"object\":\"list\",\"data\":[{\"id\":\"spy-model\"},"
-                            "{\"id\":\"slow-model\"},{\"id\":\"drip-model\"}]}",
+            res.set_content(std::string("{\"object\":\"list\",\"data\":[{\"id\":\"spy-model\"},"
+                                        "{\"id\":\"slow-model\"},{\"id\":\"drip-model\"}") +
+                                (m_spy.lateModel ? ",{\"id\":\"late-model\"}" : "") + "]}",
                             "application/json");
         });
         m_spy.http.Post("/v1/chat/completions", [this](const httplib::Request& req,
@@ -406,6 +408,22 @@ private Q_SLOTS:
         const OJson j = parse(r->body);
         QVERIFY(isErrorShape(j));
         QCOMPARE(j["error"]["code"].get<std::string>(), std::string("model_not_found"));
+    }
+
+    void aModelAddedUpstreamIsFoundOnDemand() {
+        const std::string body = "{\"model\":\"late-model\",\"messages\":[]}";
+        auto before = postJson(m_gatewayPort, "/v1/chat/completions", body, gwAuth());
+        QVERIFY(before);
+        QCOMPARE(before->status, 404);
+        m_spy.lateModel = true;
+        // The lists are fetched again when an unknown model is asked for (at most every 2 s).
+        int status = 0;
+        for (int i = 0; i < 40 && status != 418; ++i) {
+            auto r = postJson(m_gatewayPort, "/v1/chat/completions", body, gwAuth());
+            status = r ? r->status : -1;
+            if (status != 418) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        QCOMPARE(status, 418);
     }
 
     void silentUpstreamIs504() {
