@@ -19,6 +19,7 @@ namespace {
 
 const char* kHelp =
     "usage: hearth-server --model MODEL.gguf [options]\n"
+    "       hearth-server --upstream URL [--upstream-key KEY] ... [options]\n"
     "\n"
     "Serves a GGUF model over HTTP: the OpenAI API (POST /v1/chat/completions, /v1/completions,\n"
     "/v1/responses, GET /v1/models), Anthropic's (POST /v1/messages, /v1/messages/count_tokens),\n"
@@ -56,6 +57,16 @@ const char* kHelp =
     "                          request naming another model loads it in place of the current\n"
     "                          one (one at a time). --model, if given, is loaded first\n"
     "  --ttl SECONDS           with --models-dir: unload a model idle this long (default 0: never)\n"
+    "  --upstream URL          also serve the models of an OpenAI-compatible server, e.g.\n"
+    "                          http://gpu-box:8000/v1 (repeatable): /v1/models lists them beside\n"
+    "                          the local ones (owned_by: the upstream's host) and requests naming\n"
+    "                          them on /v1/chat/completions, /v1/completions, /v1/responses and\n"
+    "                          /v1/embeddings are forwarded (streams included; unreachable: 502,\n"
+    "                          timed out: 504). A local model with the same id wins. Without\n"
+    "                          --model/--models-dir the server only forwards\n"
+    "  --upstream-key KEY      the API key sent (as Bearer) to the --upstream given before it;\n"
+    "                          clients' own keys to this server are never forwarded\n"
+    "  --upstream-timeout S    seconds an upstream may stay silent before a 504 (default 600)\n"
     "  --no-request-log        do not print a line per request (method, path, status, time)\n"
     "  -h, --help              show this help\n"
     "\n"
@@ -187,6 +198,19 @@ int main(int argc, char** argv) {
             ok = value(v) && parseInt(v, ec.gpuLayers) && ec.gpuLayers >= -1;
         } else if (a == "--no-request-log") {
             requestLog = false;
+        } else if (a == "--upstream") {
+            ok = value(v) && !v.empty();
+            sc.upstreams.push_back({std::string(v), {}});
+        } else if (a == "--upstream-key") {
+            ok = value(v);
+            if (ok && sc.upstreams.empty()) {
+                std::fputs("hearth-server: --upstream-key applies to the --upstream before it; "
+                           "give --upstream URL first\n", stderr);
+                return 2;
+            }
+            if (ok) sc.upstreams.back().apiKey = std::string(v);
+        } else if (a == "--upstream-timeout") {
+            ok = value(v) && parseInt(v, sc.upstreamTimeoutSeconds) && sc.upstreamTimeoutSeconds >= 1;
         } else if (a == "--http-threads") {
             ok = value(v) && parseInt(v, sc.maxConnections) && sc.maxConnections >= 1;
         } else {
@@ -199,8 +223,8 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    if (ec.modelPath.empty() && modelsDir.empty()) {
-        std::fputs("hearth-server: --model or --models-dir is required\n\n", stderr);
+    if (ec.modelPath.empty() && modelsDir.empty() && sc.upstreams.empty()) {
+        std::fputs("hearth-server: --model, --models-dir or --upstream is required\n\n", stderr);
         std::fputs(kHelp, stderr);
         return 2;
     }
@@ -247,7 +271,10 @@ int main(int argc, char** argv) {
     }
     // The listener is up (/health answers 503); now load the model.
     std::shared_ptr<hearth::Engine> shared;
-    if (!modelsDir.empty()) {
+    if (ec.modelPath.empty() && modelsDir.empty()) {
+        std::fprintf(stderr, "hearth-server: no local model; forwarding to %zu upstream%s\n",
+                     sc.upstreams.size(), sc.upstreams.size() == 1 ? "" : "s");
+    } else if (!modelsDir.empty()) {
         hearth::server::ModelDirectoryConfig dc;
         dc.dir = modelsDir;
         dc.engine = ec;

@@ -2,6 +2,7 @@
 #include "server/server_impl.h"
 
 #include "server/openai_response.h"
+#include "server/upstream.h"
 
 namespace hearth::server {
 
@@ -15,6 +16,11 @@ void Server::Impl::handleHealth(const httplib::Request&, httplib::Response& res)
     }
     if (!loadError.empty()) {
         sendJson(res, 503, {{"status", "error"}, {"error", loadError}});
+        return;
+    }
+    if (!provider && m_gateway) { // a gateway without local models
+        if (m_gateway->ready()) sendJson(res, 200, {{"status", "ok"}});
+        else sendJson(res, 503, {{"status", "waiting for the upstreams' model lists"}});
         return;
     }
     if (!provider || !provider->ready()) {
@@ -44,6 +50,8 @@ void Server::Impl::handleModels(const httplib::Request& req, httplib::Response& 
     std::shared_ptr<ModelProvider> provider = currentProvider();
     std::vector<ModelEntry> models;
     if (provider) models = provider->list();
+    std::vector<UpstreamModel> remote;
+    if (m_gateway) remote = m_gateway->models();
     auto entry = [](const ModelEntry& m) {
         OJson e = OJson::object();
         e["id"] = m.id;
@@ -53,11 +61,24 @@ void Server::Impl::handleModels(const httplib::Request& req, httplib::Response& 
         e["loaded"] = m.loaded;
         return e;
     };
+    auto remoteEntry = [](const UpstreamModel& m) {
+        OJson e = OJson::object();
+        e["id"] = m.id;
+        e["object"] = "model";
+        e["created"] = 0;
+        e["owned_by"] = m.owner;
+        return e;
+    };
     if (req.matches.size() > 1) {
         const std::string id = req.matches[1];
         for (const ModelEntry& m : models)
             if (m.id == id) {
                 sendJson(res, 200, entry(m));
+                return;
+            }
+        for (const UpstreamModel& m : remote)
+            if (m.id == id) {
+                sendJson(res, 200, remoteEntry(m));
                 return;
             }
         ApiError e;
@@ -70,6 +91,7 @@ void Server::Impl::handleModels(const httplib::Request& req, httplib::Response& 
     }
     OJson data = OJson::array();
     for (const ModelEntry& m : models) data.push_back(entry(m));
+    for (const UpstreamModel& m : remote) data.push_back(remoteEntry(m));
     sendJson(res, 200, {{"object", "list"}, {"data", std::move(data)}});
 }
 

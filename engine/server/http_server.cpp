@@ -4,6 +4,7 @@
 #include "server/ollama_api.h"
 #include "server/security.h"
 #include "server/server_impl.h"
+#include "server/upstream.h"
 
 #include <chrono>
 #include <sys/socket.h>
@@ -75,6 +76,16 @@ Server::Impl::Impl(ServerConfig config) : m_config(std::move(config)) {
     m_limits.maxBodyBytes = m_config.maxBodyBytes;
     m_limits.maxMessages = m_config.maxMessages;
     m_limits.maxTokensCap = m_config.maxTokensCap > 0 ? m_config.maxTokensCap : (1 << 20);
+    if (!m_config.upstreams.empty())
+        m_gateway = std::make_shared<UpstreamGateway>(
+            m_config,
+            [this] {
+                std::vector<std::string> ids;
+                if (auto provider = currentProvider())
+                    for (const ModelEntry& m : provider->list()) ids.push_back(m.id);
+                return ids;
+            },
+            [this](const std::string& line) { log(line); });
 }
 
 namespace {
@@ -89,6 +100,7 @@ std::string formatRequestRecord(const RequestRecord& r) {
     if (r.streamed) line += " stream";
     else line += " " + std::to_string(r.responseBytes) + " B";
     if (!r.remote.empty()) line += " " + r.remote;
+    if (!r.upstream.empty()) line += " via " + r.upstream;
     return line;
 }
 
@@ -106,6 +118,7 @@ void Server::Impl::logRequest(const httplib::Request& req, const httplib::Respon
     r.requestBytes = req.body.size();
     r.streamed = res.is_chunked_content_provider_;
     r.responseBytes = res.body.size();
+    r.upstream = res.get_header_value("X-Hearth-Upstream");
     m_config.requestLog(r);
 }
 
@@ -223,22 +236,30 @@ void Server::Impl::installRoutes() {
             (this->*handler)(req, res);
         };
     };
-    m_http.Post("/v1/chat/completions", route(&Impl::handleChat));
-    m_http.Post("/chat/completions", route(&Impl::handleChat));
-    m_http.Post("/v1/completions", route(&Impl::handleCompletions));
-    m_http.Post("/completions", route(&Impl::handleCompletions));
+    // The OpenAI generation routes go to an upstream when the request names its model.
+    auto gated = [this](void (Impl::*handler)(const Request&, Response&)) {
+        return [this, handler](const Request& req, Response& res) {
+            if (!admit(req, res)) return;
+            if (m_gateway && forwardToUpstream(*this, req, res)) return;
+            (this->*handler)(req, res);
+        };
+    };
+    m_http.Post("/v1/chat/completions", gated(&Impl::handleChat));
+    m_http.Post("/chat/completions", gated(&Impl::handleChat));
+    m_http.Post("/v1/completions", gated(&Impl::handleCompletions));
+    m_http.Post("/completions", gated(&Impl::handleCompletions));
     m_http.Post("/tokenize", route(&Impl::handleTokenize));
     m_http.Post("/detokenize", route(&Impl::handleDetokenize));
     m_http.Post("/v1/messages", route(&Impl::handleAnthropicMessages));
     m_http.Post("/v1/messages/count_tokens", route(&Impl::handleAnthropicCountTokens));
-    m_http.Post("/v1/responses", route(&Impl::handleResponses));
+    m_http.Post("/v1/responses", gated(&Impl::handleResponses));
     m_http.Get("/health", route(&Impl::handleHealth));
     m_http.Get("/metrics", route(&Impl::handleMetrics));
     m_http.Get("/v1/models", route(&Impl::handleModels));
     m_http.Get("/models", route(&Impl::handleModels));
     m_http.Get(R"(/v1/models/(.+))", route(&Impl::handleModels));
-    m_http.Post("/v1/embeddings", route(&Impl::handleEmbeddings));
-    m_http.Post("/embeddings", route(&Impl::handleEmbeddings));
+    m_http.Post("/v1/embeddings", gated(&Impl::handleEmbeddings));
+    m_http.Post("/embeddings", gated(&Impl::handleEmbeddings));
     installOllamaRoutes();
 
     // Known paths with the wrong method: 405 naming the right one.
@@ -314,15 +335,21 @@ Server::~Server() { stop(); }
 
 void Server::setEngine(std::shared_ptr<Engine> engine, std::string modelId) {
     auto provider = std::make_shared<SingleModelProvider>(std::move(engine), std::move(modelId));
-    std::lock_guard<std::mutex> lock(m_impl->m_mu);
-    m_impl->m_provider = std::move(provider);
-    m_impl->m_loadError.clear();
+    {
+        std::lock_guard<std::mutex> lock(m_impl->m_mu);
+        m_impl->m_provider = std::move(provider);
+        m_impl->m_loadError.clear();
+    }
+    if (m_impl->m_gateway) m_impl->m_gateway->noteLocalModels();
 }
 
 void Server::setModelProvider(std::shared_ptr<ModelProvider> provider) {
-    std::lock_guard<std::mutex> lock(m_impl->m_mu);
-    m_impl->m_provider = std::move(provider);
-    m_impl->m_loadError.clear();
+    {
+        std::lock_guard<std::mutex> lock(m_impl->m_mu);
+        m_impl->m_provider = std::move(provider);
+        m_impl->m_loadError.clear();
+    }
+    if (m_impl->m_gateway) m_impl->m_gateway->noteLocalModels();
 }
 
 void Server::setLoadError(std::string message) {
@@ -354,6 +381,8 @@ Status Server::start() {
         ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
         listenFd = int(sock);
     });
+    if (s.m_gateway)
+        if (Status st = s.m_gateway->start(); !st.isOk()) return st;
     s.installRoutes();
     int port = c.port;
     if (port == 0) {
@@ -383,6 +412,7 @@ void Server::stop() {
     s.m_stopping = true;
     s.m_http.stop();
     if (s.m_thread.joinable()) s.m_thread.join();
+    if (s.m_gateway) s.m_gateway->stop();
 }
 
 int Server::port() const { return m_impl->m_port; }

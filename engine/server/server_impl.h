@@ -18,6 +18,7 @@
 namespace hearth::server {
 
 using OJson = nlohmann::ordered_json;
+class UpstreamGateway;
 
 struct EngineRef {
     std::shared_ptr<Engine> engine;
@@ -101,6 +102,8 @@ public:
     mutable std::mutex m_mu;
     std::shared_ptr<ModelProvider> m_provider;
     std::string m_loadError;
+    // The upstreams this server forwards to (hearth-server --upstream); null without any.
+    std::shared_ptr<UpstreamGateway> m_gateway;
 };
 
 } // namespace hearth::server

@@ -57,3 +57,8 @@ target_sources(hearth_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/anthropic_handlers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/responses_parse.cpp
   ${CMAKE_CURRENT_LIST_DIR}/responses_handlers.cpp)
+
+# The gateway: upstream OpenAI-compatible servers' models listed and their requests relayed.
+target_sources(hearth_engine PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/upstream.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/upstream_forward.cpp)

@@ -29,10 +29,18 @@ struct RequestRecord {
     size_t requestBytes = 0;
     size_t responseBytes = 0;  // body bytes of a non-streamed response (0 for a stream)
     bool streamed = false;
+    std::string upstream;      // the upstream that served a forwarded request ("" : this server)
 };
 
 // "POST /v1/chat/completions 200 1532.4 ms stream 127.0.0.1"
 std::string formatRequestRecord(const RequestRecord& record);
+
+// An OpenAI-compatible server this one forwards to (hearth-server --upstream): its models are
+// listed beside the local ones and requests naming them are relayed with `apiKey` as Bearer.
+struct UpstreamServer {
+    std::string url;    // as OpenAI clients take it, e.g. "http://gpu-box:8000/v1"
+    std::string apiKey; // empty: none sent
+};
 
 struct ServerConfig {
     std::string host = "127.0.0.1";
@@ -51,6 +59,11 @@ struct ServerConfig {
     std::function<void(const std::string&)> log;
     // Called once per finished request, on the thread that served it; null: no request log.
     std::function<void(const RequestRecord&)> requestLog;
+    // Upstreams (gateway). A local model and an upstream one with the same id: the local wins.
+    std::vector<UpstreamServer> upstreams;
+    int upstreamConnectTimeoutSeconds = 5; // connecting longer than this: 502
+    int upstreamTimeoutSeconds = 600;      // an upstream silent this long: 504
+    int upstreamRefreshSeconds = 60;       // how often the upstreams' model lists are fetched
 };
 
 // A model the server can serve, as /v1/models lists it.
