@@ -186,12 +186,12 @@ int runPs(Args args) {
     if (!list.is_array() || list.empty()) {
         std::printf("no model loaded\n");
     } else {
-        std::printf("%-40s %-10s %-10s %-8s %s\n", "NAME", "QUANT", "PARAMS", "CONTEXT", "KV SIZE");
+        std::printf("%-40s %-12s %-10s %-8s %s\n", "NAME", "ARCH", "QUANT", "CONTEXT", "KV CACHE");
         for (const auto& m : list) {
             const nlohmann::json details = m.value("details", nlohmann::json::object());
-            std::printf("%-40s %-10s %-10s %-8lld %s\n", m.value("name", std::string("?")).c_str(),
+            std::printf("%-40s %-12s %-10s %-8lld %s\n", m.value("name", std::string("?")).c_str(),
+                        details.value("family", std::string("")).c_str(),
                         details.value("quantization_level", std::string("")).c_str(),
-                        details.value("parameter_size", std::string("")).c_str(),
                         (long long)m.value("context_length", 0ll), humanBytes(m.value("size", 0.0)).c_str());
         }
     }
