@@ -187,6 +187,37 @@ private Q_SLOTS:
         QVERIFY(leftovers(m_dir.path()).isEmpty());
     }
 
+    // Cancelled in the middle of the quantization itself (not the importance pass): the engine
+    // stops within the tensor it is on, so at most one more tensor reports after the cancel.
+    void cancelDuringQuantization() {
+        if (m_llama.isEmpty()) QSKIP("models/ggml-vocab-llama-spm.gguf is missing (set HEARTH_TEST_DATA)");
+        const QString out = m_dir.filePath(QStringLiteral("llama-tiny-cancelled-late.gguf"));
+        QuantizeJob job;
+        QSignalSpy cancelled(&job, &QuantizeJob::cancelled), finished(&job, &QuantizeJob::finished);
+        int tensorReports = 0, afterCancel = 0;
+        bool cancelSent = false;
+        connect(&job, &QuantizeJob::progress, this, [&](double, const QString& text) {
+            if (!text.startsWith(QStringLiteral("Tensor"))) return;
+            ++tensorReports;
+            if (cancelSent) {
+                ++afterCancel;
+                return;
+            }
+            cancelSent = true;
+            job.cancel();
+        });
+        QVERIFY(job.start(m_llama, out, QStringLiteral("IQ2_XS"), calibrationText(), 1));
+        QTRY_VERIFY_WITH_TIMEOUT(!cancelled.isEmpty() || !finished.isEmpty(), 60000);
+        QVERIFY2(finished.isEmpty(), "the job finished before the cancel: make it longer");
+        const auto tensors = gguf::File::open(m_llama.toStdString())->tensors().size();
+        QVERIFY2(afterCancel <= 1, qPrintable(QStringLiteral("%1 tensors reported after the cancel (of %2)")
+                                                  .arg(afterCancel)
+                                                  .arg(tensors)));
+        QVERIFY(tensorReports < int(tensors));
+        QVERIFY(!QFileInfo::exists(out));
+        QVERIFY(leftovers(m_dir.path()).isEmpty());
+    }
+
     void refusals() {
         QuantizeJob job;
         QString detail;
