@@ -1,11 +1,10 @@
-// `hearth-cli quantize`: re-encodes every tensor of a model with the type its mix chooses,
-// streaming row by row (dequantize the source, quantize into the output); metadata is copied.
+// `hearth-cli quantize`: re-encodes every tensor of a model with the type its mix chooses
+// (hearth::quant::quantizeModel), printing a line per converted tensor.
 #include "commands.h"
 
-#include "hearth/gguf.h"
 #include "hearth/imatrix.h"
-#include "hearth/model_info.h"
 #include "hearth/quant.h"
+#include "hearth/quantize_model.h"
 
 #include <cctype>
 #include <charconv>
@@ -30,12 +29,6 @@ const char* kQuantizeHelp =
     "         ggml_quantize_chunk with that imatrix). The IQ1_*, IQ2_* and IQ3_XXS mixes need one,\n"
     "         as in llama.cpp; TQ1_0 / TQ2_0 take none.\n";
 
-// llama.cpp asks an importance matrix for tensors of the lowest-bit types, except the token
-// embedding and the output.
-bool tensorRequiresImatrix(std::string_view name, quant::Type type) {
-    if (name == "token_embd.weight" || name == "output.weight") return false;
-    return quant::requiresImportance(type);
-}
 } // namespace
 
 int runQuantize(Args args) {
@@ -90,113 +83,24 @@ int runQuantize(Args args) {
         std::fprintf(stderr, "imatrix %s: %zu entries, %u chunks of %u%s\n", imatrixPath.c_str(), imat->entries.size(),
                      imat->chunkCount, imat->chunkSize, imat->legacy ? " (legacy format)" : "");
     }
-    auto file = gguf::File::open(in);
-    if (!file) {
-        std::fprintf(stderr, "hearth-cli: %s: %s\n", in.c_str(), file.status().toString().c_str());
-        return 2;
-    }
-    auto info = readModelInfo(*file);
-    if (!info) {
-        std::fprintf(stderr, "hearth-cli: %s: %s\n", in.c_str(), info.status().toString().c_str());
-        return 2;
-    }
-
-    gguf::Writer w(file->version());
-    for (const gguf::KeyValue& kv : file->metadata()) // a split model's parts become one file
-        if (!gguf::isSplitKey(kv.key)) w.set(kv.key, kv.value);
-    w.set("general.file_type", gguf::Value::u32(mix->fileType));
-    const bool quantized = mix->baseType != quant::Type::F32 && mix->baseType != quant::Type::F16 &&
-                           mix->baseType != quant::Type::BF16;
-    if (quantized) w.set("general.quantization_version", gguf::Value::u32(2));
-
-    const size_t n = file->tensors().size();
-    for (size_t ti = 0; ti < n; ++ti) {
-        const gguf::TensorInfo& t = file->tensors()[ti];
-        const quant::TypeInfo* src = quant::typeInfo(t.type);
-        quant::TensorRole role;
-        role.name = t.name;
-        role.ne0 = t.ne[0];
-        role.nDims = t.nDims;
-        role.nLayers = info->blockCount;
-        role.gqa = info->headCount / std::max(1u, info->headCountKv);
-        role.nExpert = info->expertCount;
-        role.hasOutput = !info->tiedEmbeddings;
-        role.hasImatrix = imat.has_value();
-        // 1-D tensors and tensors we cannot decode keep their type and bytes.
-        quant::Type type = t.nDims < 2 ? t.type : quant::chooseType(*mix, role);
-        if (!src->canDequantize && type != t.type) {
-            std::fprintf(stderr, "hearth-cli: %s: tensor '%s' has type %s, which cannot be converted\n",
-                         in.c_str(), t.name.c_str(), src->name.data());
-            return 2;
-        }
-        const bool needsImatrix = type != t.type && tensorRequiresImatrix(t.name, type);
-        if (needsImatrix && !imat) {
-            std::fprintf(stderr,
-                         "hearth-cli quantize: %s: tensor '%s' would be %s, which requires an importance matrix "
-                         "(--imatrix FILE; make one with hearth-cli imatrix): without one llama.cpp refuses it too\n",
-                         positional[2].c_str(), t.name.c_str(), quant::typeName(type).data());
-            return 2;
-        }
-        // The importance of each column, per expert: [ne2][ne0].
-        std::shared_ptr<std::vector<float>> importance;
-        if (imat && type != t.type && quant::takesImportance(type)) {
-            auto imp = imatrix::importanceFor(*imat, t.name, int64_t(t.ne[0]), int64_t(t.ne[2]));
-            if (!imp) {
-                std::fprintf(stderr, "hearth-cli quantize: %s: %s\n", imatrixPath.c_str(), imp.status().toString().c_str());
-                return 2;
-            }
-            if (*imp) importance = std::make_shared<std::vector<float>>(std::move(**imp));
-            else if (needsImatrix) {
-                std::fprintf(stderr, "hearth-cli quantize: %s has no entry for '%s', which %s requires\n",
-                             imatrixPath.c_str(), t.name.c_str(), quant::typeName(type).data());
-                return 2;
-            } else std::fprintf(stderr, "imatrix has no entry for %s: quantized without one\n", t.name.c_str());
-        }
-        std::vector<uint64_t> shape(t.ne.begin(), t.ne.begin() + t.nDims);
-        const uint8_t* data = file->tensorData(t);
-        Status added;
-        if (type == t.type) {
-            added = w.addTensor(t.name, type, shape, std::vector<uint8_t>(data, data + t.bytes));
-        } else {
-            const int64_t rowLen = int64_t(t.ne[0]);
-            const int64_t rows = int64_t(t.elements() / t.ne[0]);
-            const uint64_t srcRow = *quant::rowBytes(t.type, uint64_t(rowLen));
-            const uint64_t dstRow = *quant::rowBytes(type, uint64_t(rowLen));
-            const int64_t rowsPerMatrix = int64_t(t.ne[1]);
-            added = w.addTensor(t.name, type, shape, [=](uint8_t* dst, uint64_t) -> Status {
-                std::vector<Status> results(static_cast<size_t>(threads));
-                auto work = [&](int k) {
-                    std::vector<float> row(static_cast<size_t>(rowLen));
-                    for (int64_t r = rows * k / threads; r < rows * (k + 1) / threads; ++r) {
-                        Status s = quant::dequantizeRow(t.type, data + uint64_t(r) * srcRow, row.data(), rowLen);
-                        const float* imp = importance ? importance->data() + (r / rowsPerMatrix) * rowLen : nullptr;
-                        if (s.isOk())
-                            s = quant::quantizeRowWeighted(type, row.data(), dst + uint64_t(r) * dstRow, rowLen, imp);
-                        if (!s.isOk()) {
-                            results[size_t(k)] = s;
-                            return;
-                        }
-                    }
-                };
-                std::vector<std::thread> pool;
-                for (int k = 1; k < threads; ++k) pool.emplace_back(work, k);
-                work(0);
-                for (auto& th : pool) th.join();
-                for (const Status& s : results) HEARTH_RETURN_IF_ERROR(s);
-                std::fprintf(stderr, "[%zu/%zu] %-32s %s -> %s%s\n", ti + 1, n, t.name.c_str(), src->name.data(),
-                             quant::typeName(type).data(), importance ? " (imatrix)" : "");
-                return Status::ok();
-            });
-        }
-        if (!added.isOk()) {
-            std::fprintf(stderr, "hearth-cli: %s: %s\n", in.c_str(), added.toString().c_str());
-            return 2;
-        }
-    }
-    Status s = w.writeFile(out);
+    quant::QuantizeModelOptions options;
+    options.threads = threads;
+    options.importance = imat ? &*imat : nullptr;
+    options.progress = [](const quant::QuantizeProgress& p) {
+        if (p.from == p.to) return;
+        std::fprintf(stderr, "[%zu/%zu] %-32s %s -> %s%s\n", p.tensorIndex + 1, p.tensorCount,
+                     std::string(p.tensor).c_str(), quant::typeName(p.from).data(), quant::typeName(p.to).data(),
+                     p.weighted ? " (imatrix)" : "");
+    };
+    options.note = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+    Status s = quant::quantizeModel(in, out, *mix, options);
     if (!s.isOk()) {
-        std::fprintf(stderr, "hearth-cli: %s: %s\n", out.c_str(), s.toString().c_str());
-        return 1;
+        const bool ioFailure = s.code() == ErrorCode::IoError;
+        std::fprintf(stderr, "hearth-cli quantize: %s: %s\n", ioFailure ? out.c_str() : in.c_str(),
+                     s.toString().c_str());
+        if (s.code() == ErrorCode::InvalidArgument && !imat)
+            std::fprintf(stderr, "  (--imatrix FILE; make one with hearth-cli imatrix)\n");
+        return ioFailure ? 1 : 2;
     }
     std::fprintf(stderr, "hearth-cli: wrote %s (%s)\n", out.c_str(), mix->name.data());
     return 0;

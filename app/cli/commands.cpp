@@ -20,6 +20,12 @@ int runDevices(Args args);
 int runSelftest(Args args);
 int runPerplexity(Args args);
 int runImatrix(Args args);
+int runPs(Args args);
+#ifdef HEARTH_CLI_LIBRARY
+int runPull(Args args);
+int runLs(Args args);
+int runRm(Args args);
+#endif
 
 bool parseByteSize(std::string_view text, uint64_t& bytes) {
     size_t i = 0;
@@ -66,6 +72,12 @@ std::span<const Command> commands() {
          runBenchServe},
         {"devices", "list the compute devices (CPU, Vulkan, CUDA) with their memory (--json)", runDevices},
         {"selftest", "check a device's ops against the reference (--device ID, --quick, --json)", runSelftest},
+#ifdef HEARTH_CLI_LIBRARY
+        {"pull", "download a model from the hub into the library (REPO[:QUANT|:FILE], resumes, sha256)", runPull},
+        {"ls", "list the models in the library (name, quantization, size, modified)", runLs},
+        {"rm", "delete a model from the library (a referenced file is only forgotten)", runRm},
+#endif
+        {"ps", "what a running hearth-server has loaded (--host H --port P)", runPs},
     };
     return table;
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <pthread.h>
 #include <string>
@@ -56,6 +57,9 @@ const char* kHelp =
     "  --models-dir DIR        serve every .gguf in DIR (ids: file names without .gguf); a\n"
     "                          request naming another model loads it in place of the current\n"
     "                          one (one at a time). --model, if given, is loaded first\n"
+    "  --data-dir DIR          serve the library of the app's data folder DIR (the folder the\n"
+    "                          models/folder key of DIR/hearth.ini names, else DIR/models;\n"
+    "                          created when missing), as --models-dir does\n"
     "  --ttl SECONDS           with --models-dir: unload a model idle this long (default 0: never)\n"
     "  --upstream URL          also serve the models of an OpenAI-compatible server, e.g.\n"
     "                          http://gpu-box:8000/v1 (repeatable): /v1/models lists them beside\n"
@@ -105,6 +109,34 @@ bool parseBytes(std::string_view s, uint64_t& out) {
     if (v > UINT64_MAX / unit) return false;
     out = v * unit;
     return true;
+}
+
+// The models folder of a data folder shared with the app and hearth-cli: the [models] folder=
+// key of DIR/hearth.ini (as QSettings writes it), else DIR/models.
+std::string modelsFolderOfDataDir(const std::string& dataDir) {
+    const std::filesystem::path dir(dataDir);
+    std::ifstream ini(dir / "hearth.ini");
+    std::string line, section, folder;
+    auto trim = [](std::string t) {
+        const size_t b = t.find_first_not_of(" \t\r");
+        const size_t e = t.find_last_not_of(" \t\r");
+        return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
+    };
+    while (std::getline(ini, line)) {
+        line = trim(line);
+        if (line.size() >= 2 && line.front() == '[' && line.back() == ']') {
+            section = line.substr(1, line.size() - 2);
+        } else if (section == "models" && line.rfind("folder", 0) == 0) {
+            const size_t eq = line.find('=');
+            if (eq == std::string::npos || trim(line.substr(6, eq - 6)) != "") continue;
+            folder = trim(line.substr(eq + 1));
+            if (folder.size() >= 2 && folder.front() == '"' && folder.back() == '"')
+                folder = folder.substr(1, folder.size() - 2);
+        }
+    }
+    if (folder.empty()) return (dir / "models").string();
+    const std::filesystem::path p(folder);
+    return (p.is_absolute() ? p : dir / p).lexically_normal().string();
 }
 
 struct Stop {
@@ -187,6 +219,13 @@ int main(int argc, char** argv) {
         } else if (a == "--models-dir") {
             ok = value(v) && !v.empty();
             modelsDir = std::string(v);
+        } else if (a == "--data-dir") {
+            ok = value(v) && !v.empty();
+            if (ok) {
+                modelsDir = modelsFolderOfDataDir(std::string(v));
+                std::error_code mkdirError;
+                std::filesystem::create_directories(modelsDir, mkdirError);
+            }
         } else if (a == "--ttl") {
             ok = value(v) && parseInt(v, ttl) && ttl >= 0;
         } else if (a == "--no-mmap") {
@@ -224,7 +263,7 @@ int main(int argc, char** argv) {
         }
     }
     if (ec.modelPath.empty() && modelsDir.empty() && sc.upstreams.empty()) {
-        std::fputs("hearth-server: --model, --models-dir or --upstream is required\n\n", stderr);
+        std::fputs("hearth-server: --model, --models-dir, --data-dir or --upstream is required\n\n", stderr);
         std::fputs(kHelp, stderr);
         return 2;
     }

@@ -1,0 +1,257 @@
+// `hearth-cli pull REPO[:QUANT|:FILE]`: lists the repository's GGUF files on the hub, picks one
+// variant (Q4_K_M by default, else the nearest sensible one) and downloads all of its parts into
+// the models folder with the app's DownloadManager (resumed .part files, SHA-256 checked).
+#include "library_context.h"
+
+#include "services/download_manager.h"
+#include "services/hub_client.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QEventLoop>
+#include <QFile>
+#include <QFileInfo>
+
+#include <cstdio>
+#include <optional>
+
+namespace hearth::cli {
+
+namespace {
+
+const char* kPullHelp =
+    "usage: hearth-cli pull REPO[:QUANT|:FILE] [--data-dir DIR]\n"
+    "  Downloads a GGUF model from the hub into the models folder of the data folder (the\n"
+    "  library the app shows). QUANT picks a quantization (default Q4_K_M, else the nearest one\n"
+    "  the repository has); FILE an exact .gguf name. A split model comes with all its parts.\n"
+    "  An interrupted download resumes; a file whose SHA-256 differs from the hub's is deleted\n"
+    "  (exit 1). The hub is $HEARTH_HUB_URL, else the app's hub setting, else huggingface.co;\n"
+    "  the data folder --data-dir, else $HEARTH_DATA_DIR, else ~/.local/share/hearth.\n"
+    "  e.g. hearth-cli pull Qwen/Qwen2.5-0.5B-Instruct-GGUF:Q8_0\n";
+
+// Nearest first when the asked-for Q4_K_M is missing: similar size and quality, then larger
+// (better) ones, then smaller ones.
+const char* const kDefaultOrder[] = {"Q4_K_M", "Q4_K_S", "Q4_K",   "IQ4_XS", "IQ4_NL", "Q4_0",   "Q5_K_M",
+                                     "Q5_K_S", "Q5_K",   "Q4_1",   "Q5_0",   "Q5_1",   "Q6_K",   "Q3_K_L",
+                                     "Q3_K_M", "Q8_0",   "IQ3_M",  "IQ3_S",  "Q3_K_S", "IQ3_XS", "IQ3_XXS",
+                                     "Q2_K",   "IQ2_M",  "F16",    "BF16",   "F32"};
+
+QString optionList(const QList<app::QuantOption>& options) {
+    QStringList names;
+    for (const app::QuantOption& o : options)
+        names << QStringLiteral("%1 (%2)").arg(o.quantization, formatSize(o.totalSize));
+    return names.join(QStringLiteral(", "));
+}
+
+// The variant the selector names; nullopt with *error set when none fits.
+std::optional<app::QuantOption> pick(const QList<app::QuantOption>& options, const QString& selector, QString* error) {
+    if (options.isEmpty()) {
+        *error = QStringLiteral("the repository has no GGUF model files");
+        return std::nullopt;
+    }
+    if (selector.endsWith(QStringLiteral(".gguf"), Qt::CaseInsensitive)) {
+        for (const app::QuantOption& o : options) {
+            if (o.name.compare(selector, Qt::CaseInsensitive) == 0 ||
+                o.name.section(QLatin1Char('/'), -1).compare(selector, Qt::CaseInsensitive) == 0)
+                return o;
+            for (const app::HubFile& f : o.files)
+                if (f.path.compare(selector, Qt::CaseInsensitive) == 0 ||
+                    f.path.section(QLatin1Char('/'), -1).compare(selector, Qt::CaseInsensitive) == 0)
+                    return o;
+        }
+        *error = QStringLiteral("the repository has no file named %1; it has: %2").arg(selector, optionList(options));
+        return std::nullopt;
+    }
+    if (!selector.isEmpty()) {
+        for (const app::QuantOption& o : options)
+            if (o.quantization.compare(selector, Qt::CaseInsensitive) == 0) return o;
+        *error = QStringLiteral("the repository has no %1 file; it has: %2").arg(selector.toUpper(), optionList(options));
+        return std::nullopt;
+    }
+    for (const char* q : kDefaultOrder)
+        for (const app::QuantOption& o : options)
+            if (o.quantization.compare(QLatin1String(q), Qt::CaseInsensitive) == 0 && o.isComplete()) return o;
+    for (const app::QuantOption& o : options)
+        if (o.isComplete()) return o; // smallest first: something the machine is likeliest to run
+    return options.first();
+}
+
+// Lists the repository's files; nullopt (message printed) on an error.
+std::optional<QList<app::HubFile>> listRepository(const LibraryContext& context, const QString& repo) {
+    app::HubClient hub;
+    hub.setBaseUrl(context.hubUrl);
+    if (!context.hubToken.isEmpty()) hub.setAccessToken(context.hubToken);
+    QEventLoop loop;
+    std::optional<QList<app::HubFile>> result;
+    QString failure;
+    QObject::connect(&hub, &app::HubClient::filesListed, &loop,
+                     [&](quint64, const QString&, const QList<app::HubFile>& files) {
+                         result = files;
+                         loop.quit();
+                     });
+    QObject::connect(&hub, &app::HubClient::failed, &loop, [&](quint64, const QString& message) {
+        failure = message;
+        loop.quit();
+    });
+    hub.listFiles(repo);
+    loop.exec();
+    if (!result)
+        std::fprintf(stderr, "hearth-cli pull: %s: %s\n", qPrintable(repo),
+                     qPrintable(failure.isEmpty() ? QStringLiteral("no answer from the hub") : failure));
+    return result;
+}
+
+// Progress: redrawn in place on a terminal, a line every 10% otherwise.
+class ProgressPrinter {
+public:
+    explicit ProgressPrinter(bool terminal) : m_terminal(terminal) {}
+    void start(const QString& name, qint64 onDisk, qint64 total) {
+        m_name = name;
+        m_lastDecile = -1;
+        if (onDisk > 0)
+            std::printf("resuming %s at %s of %s\n", qPrintable(name), qPrintable(formatSize(onDisk)),
+                        qPrintable(formatSize(total)));
+        else
+            std::printf("pulling %s (%s)\n", qPrintable(name), qPrintable(formatSize(total)));
+        std::fflush(stdout);
+    }
+    void update(qint64 received, qint64 total, double speed) {
+        if (total <= 0) return;
+        const int percent = int(received * 100 / total);
+        if (m_terminal) {
+            std::printf("\r%s %3d%% %s / %s  %s/s   ", qPrintable(m_name), percent, qPrintable(formatSize(received)),
+                        qPrintable(formatSize(total)), qPrintable(formatSize(qint64(speed))));
+        } else {
+            const int decile = percent / 10;
+            if (decile == m_lastDecile) return;
+            m_lastDecile = decile;
+            std::printf("%s %d%% (%s of %s)\n", qPrintable(m_name), percent, qPrintable(formatSize(received)),
+                        qPrintable(formatSize(total)));
+        }
+        std::fflush(stdout);
+    }
+    void endLine() {
+        if (m_terminal) std::printf("\n");
+        std::fflush(stdout);
+    }
+
+private:
+    bool m_terminal;
+    QString m_name;
+    int m_lastDecile = -1;
+};
+
+// Downloads one file to `destination`; true when it is there, verified.
+bool download(app::DownloadManager& downloads, const LibraryContext& context, const QString& repo,
+              const app::HubFile& file, const QString& destination, ProgressPrinter& printer) {
+    app::HubClient urls; // only for downloadUrl
+    urls.setBaseUrl(context.hubUrl);
+    app::DownloadRequest request;
+    request.url = urls.downloadUrl(repo, file.path);
+    request.destination = destination;
+    request.expectedSha256 = file.sha256;
+    request.expectedSize = file.size > 0 ? file.size : -1;
+    request.displayName = QFileInfo(destination).fileName();
+    printer.start(request.displayName, QFileInfo(destination + QStringLiteral(".part")).size(), file.size);
+
+    QEventLoop loop;
+    bool ok = false;
+    QString failure;
+    quint64 id = 0;
+    QObject::connect(&downloads, &app::DownloadManager::progress, &loop,
+                     [&](quint64 which, qint64 received, qint64 total, double speed, int) {
+                         if (which == id) printer.update(received, total, speed);
+                     });
+    QObject::connect(&downloads, &app::DownloadManager::retrying, &loop,
+                     [&](quint64 which, int attempt, int delayMs, const QString& reason) {
+                         if (which != id) return;
+                         printer.endLine();
+                         std::fprintf(stderr, "hearth-cli pull: %s; retry %d in %.1f s\n", qPrintable(reason), attempt,
+                                      delayMs / 1000.0);
+                     });
+    QObject::connect(&downloads, &app::DownloadManager::completed, &loop, [&](quint64 which, const QString&) {
+        if (which != id) return;
+        ok = true;
+        loop.quit();
+    });
+    QObject::connect(&downloads, &app::DownloadManager::failed, &loop, [&](quint64 which, const QString& message) {
+        if (which != id) return;
+        failure = message;
+        loop.quit();
+    });
+    id = downloads.enqueue(request);
+    loop.exec();
+    printer.update(ok ? file.size : 0, ok ? file.size : 0, 0.0);
+    printer.endLine();
+    if (!ok) {
+        std::fprintf(stderr, "hearth-cli pull: %s\n", qPrintable(failure));
+        // A failed transfer keeps its .part for the next try; a corrupt one is deleted already.
+        return false;
+    }
+    std::printf("verified %s (sha256 %s)\n", qPrintable(request.displayName),
+                file.sha256.isEmpty() ? "not published" : qPrintable(file.sha256.left(16) + QStringLiteral("...")));
+    return true;
+}
+
+} // namespace
+
+int runPull(Args args) {
+    LibraryContext context;
+    std::vector<std::string_view> rest;
+    for (std::string_view a : args)
+        if (a == "-h" || a == "--help") {
+            std::fputs(kPullHelp, stdout);
+            return 0;
+        }
+    if (!loadLibraryContext("pull", args, context, &rest)) return 2;
+    if (rest.size() != 1 || (!rest[0].empty() && rest[0][0] == '-')) {
+        std::fputs(kPullHelp, stderr);
+        return 2;
+    }
+    const QString spec = QString::fromUtf8(rest[0].data(), qsizetype(rest[0].size()));
+    const QString repo = spec.section(QLatin1Char(':'), 0, 0);
+    const QString selector = spec.section(QLatin1Char(':'), 1);
+    return withQtCore([&]() -> int {
+        if (!app::HubClient::isValidRepoId(repo)) {
+            std::fprintf(stderr, "hearth-cli pull: '%s' is not a repository id (owner/name)\n", qPrintable(repo));
+            return 2;
+        }
+        const auto files = listRepository(context, repo);
+        if (!files) return 1;
+        QString error;
+        const auto chosen = pick(app::HubClient::groupByQuantization(*files), selector, &error);
+        if (!chosen) {
+            std::fprintf(stderr, "hearth-cli pull: %s: %s\n", qPrintable(repo), qPrintable(error));
+            return 1;
+        }
+        if (!chosen->isComplete()) {
+            std::fprintf(stderr, "hearth-cli pull: %s: %s has %lld of its %d parts on the hub\n", qPrintable(repo),
+                         qPrintable(chosen->name), (long long)chosen->files.size(), chosen->partCount);
+            return 1;
+        }
+        if (!QDir().mkpath(context.modelsFolder)) {
+            std::fprintf(stderr, "hearth-cli pull: cannot create %s\n", qPrintable(context.modelsFolder));
+            return 1;
+        }
+        std::printf("%s: %s, %s in %d file%s -> %s\n", qPrintable(repo), qPrintable(chosen->quantization),
+                    qPrintable(formatSize(chosen->totalSize)), int(chosen->files.size()),
+                    chosen->files.size() == 1 ? "" : "s", qPrintable(context.modelsFolder));
+        app::DownloadManager downloads;
+        if (!context.hubToken.isEmpty()) downloads.setAccessToken(context.hubToken, context.hubUrl.host());
+        ProgressPrinter printer(stdoutIsTerminal());
+        QString first;
+        for (const app::HubFile& f : chosen->files) {
+            const QString destination = QDir(context.modelsFolder).filePath(f.path.section(QLatin1Char('/'), -1));
+            if (first.isEmpty()) first = destination;
+            if (QFileInfo(destination).isFile() && (f.size <= 0 || QFileInfo(destination).size() == f.size)) {
+                std::printf("%s is there already\n", qPrintable(QFileInfo(destination).fileName()));
+                continue;
+            }
+            if (!download(downloads, context, repo, f, destination, printer)) return 1;
+        }
+        std::printf("success: %s\n", qPrintable(first));
+        return 0;
+    });
+}
+
+} // namespace hearth::cli
