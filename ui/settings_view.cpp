@@ -322,13 +322,13 @@ void SettingsView::updateEstimate() {
     const bool gpu = device && device->kind != DeviceKind::Cpu;
     const app::LoadSettings ls = m_settings->loadSettings();
     // Said before loading: what would run on the CPU instead of the chosen GPU, and why.
-    const QString fallback = m_pendingDevice.isEmpty()
-                                 ? (m_modelPath.isEmpty() ? app::fallbackReasonFor(ls, m_devices)
-                                                          : app::fallbackReasonFor(ls, m_devices, m_modelPath))
-                                 : QString();
-    m_fallback->setText(fallback.isEmpty() ? QString() : tr("Will run on the CPU because %1.").arg(fallback));
-    m_fallback->setVisible(!fallback.isEmpty());
+    auto warn = [this](const QString& fallback) {
+        m_fallback->setText(fallback.isEmpty() ? QString() : tr("Will run on the CPU because %1.").arg(fallback));
+        m_fallback->setVisible(!fallback.isEmpty());
+    };
+    const bool devicesKnown = m_pendingDevice.isEmpty(); // else the saved device is not listed yet
     if (m_modelPath.isEmpty()) {
+        warn(devicesKnown ? app::fallbackReasonFor(ls, m_devices) : QString());
         m_gpuLabel->setText(gpu ? tr("Choose a model to see how many layers fit.")
                                 : tr("Every layer runs on the CPU."));
         m_estimate->setText(tr("Choose or load a model to see what it needs."));
@@ -336,6 +336,7 @@ void SettingsView::updateEstimate() {
     }
     const qint64 available = app::availableRamBytes();
     const app::MemoryPlan plan = app::planMemory(m_modelPath, ls, m_devices, available);
+    warn(devicesKnown ? app::fallbackReasonFor(ls, m_devices, plan) : QString());
     if (!plan.error.isEmpty()) {
         m_estimate->setText(plan.error.toHtmlEscaped());
         return;

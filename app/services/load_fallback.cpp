@@ -75,23 +75,20 @@ QString fallbackReasonFor(const LoadSettings& settings, const DeviceList& device
     return reasons.join(QStringLiteral("; "));
 }
 
-QString fallbackReasonFor(const LoadSettings& settings, const DeviceList& devices, const QString& modelPath) {
-    gguf::ReadOptions options;
-    options.requireTensorData = false;
-    auto file = gguf::File::open(modelPath.toStdString(), options);
-    auto info = file ? readModelInfo(*file) : Result<ModelInfo>(file.status());
-    if (!info) return fallbackReasonFor(settings, devices, nullptr); // the load reports the file's fault
-    QString reason = fallbackReasonFor(settings, devices, &*info);
-    const DeviceDescription* device = findDevice(devices, settings.device.toStdString());
-    if (device && device->kind != DeviceKind::Cpu && settings.gpuLayers < 0) {
-        const MemoryPlan plan = planMemory(*file, *info, settings, devices, 0);
-        if (plan.gpuLayers == 0) {
-            const QString none = QObject::tr("not even one layer fits in %1's free memory: every layer runs on the CPU")
-                                     .arg(settings.device);
-            reason = reason.isEmpty() ? none : none + QStringLiteral("; ") + reason;
-        }
+QString fallbackReasonFor(const LoadSettings& settings, const DeviceList& devices, const MemoryPlan& plan) {
+    const bool read = plan.error.isEmpty() && !plan.approximate;
+    QString reason = fallbackReasonFor(settings, devices, read ? &plan.info : nullptr);
+    if (read && plan.gpu && settings.gpuLayers < 0 && plan.gpuLayers == 0) {
+        const QString none = QObject::tr("not even one layer fits in %1's free memory: every layer runs on the CPU")
+                                 .arg(settings.device);
+        reason = reason.isEmpty() ? none : none + QStringLiteral("; ") + reason;
     }
     return reason;
+}
+
+QString fallbackReasonFor(const LoadSettings& settings, const DeviceList& devices, const QString& modelPath) {
+    // An unreadable file: the settings' own reasons (the load reports what is wrong with it).
+    return fallbackReasonFor(settings, devices, planMemory(modelPath, settings, devices, 0));
 }
 
 } // namespace hearth::app

@@ -28,5 +28,8 @@ bool gpuRunsWeightType(DeviceKind kind, quant::Type type);
 QString fallbackReasonFor(const LoadSettings& settings, const DeviceList& devices, const ModelInfo* info = nullptr);
 // The same for a model file (header only), adding "not even one layer fits" for "as many as fit".
 QString fallbackReasonFor(const LoadSettings& settings, const DeviceList& devices, const QString& modelPath);
+// The same from a plan made for these settings and devices (planMemory: no second header read).
+struct MemoryPlan;
+QString fallbackReasonFor(const LoadSettings& settings, const DeviceList& devices, const MemoryPlan& plan);
 
 } // namespace hearth::app

@@ -96,6 +96,21 @@ private Q_SLOTS:
         QVERIFY(fallbackReasonFor(on(QStringLiteral("cpu"), QStringLiteral("f16")), list, &info).isEmpty());
     }
 
+    // "As many layers as fit" on a device with room for none: the load goes to the CPU.
+    void noLayerFits() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const QString model = QString::fromStdString(test::testDataPath("models/stories260K.gguf"));
+        DeviceList list = describedDevices();
+        list.devices[1].freeMemory = list.devices[1].totalMemory = 4096;
+        const QString reason = fallbackReasonFor(on(QStringLiteral("vulkan:0"), QStringLiteral("f16")), list, model);
+        QVERIFY2(reason.contains(QStringLiteral("not even one layer fits")), qPrintable(reason));
+        QVERIFY(fallbackReasonFor(on(QStringLiteral("cuda:0"), QStringLiteral("f16")), list, model).isEmpty());
+        // A fixed layer count is tried as asked (the estimate turns red instead).
+        LoadSettings fixed = on(QStringLiteral("vulkan:0"), QStringLiteral("f16"));
+        fixed.gpuLayers = 2;
+        QVERIFY(fallbackReasonFor(fixed, list, model).isEmpty());
+    }
+
     // The prediction against the engine's own placement on a real Vulkan device.
     void agreesWithTheEngine() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
