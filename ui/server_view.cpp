@@ -28,7 +28,7 @@ ServerView::ServerView(app::Settings* settings, app::EngineHost* engine, QWidget
     m_apiKey = new QLineEdit(m_settings->serverApiKey(), this);
     m_apiKey->setEchoMode(QLineEdit::PasswordEchoOnEdit);
     m_apiKey->setPlaceholderText(tr("none (anyone who can reach the port may use it)"));
-    m_cors = new QLineEdit(this);
+    m_cors = new QLineEdit(m_settings->corsOrigins().join(QStringLiteral(", ")), this);
     m_cors->setPlaceholderText(tr("browser origins allowed, comma separated (empty: none)"));
     m_lan = new QCheckBox(tr("Reachable from other machines on the network (0.0.0.0)"), this);
     m_lan->setChecked(m_settings->serverHost() == QStringLiteral("0.0.0.0"));
@@ -81,6 +81,11 @@ ServerView::ServerView(app::Settings* settings, app::EngineHost* engine, QWidget
         updateExamples();
         updateState();
     });
+    connect(m_cors, &QLineEdit::editingFinished, this, [this] {
+        QStringList origins;
+        for (const QString& o : m_cors->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) origins << o.trimmed();
+        m_settings->setCorsOrigins(origins);
+    });
     connect(m_engine, &app::EngineHost::loaded, this, [this] {
         if (m_server) m_server->setEngine(m_engine->sharedEngine(), m_engine->model().path.section(QLatin1Char('/'), -1).toStdString());
         updateState();
@@ -124,6 +129,7 @@ bool ServerView::start() {
     if (m_engine->isLoaded())
         server->setEngine(m_engine->sharedEngine(), m_engine->model().path.section(QLatin1Char('/'), -1).toStdString());
     m_server = std::move(server);
+    m_engine->setHeld(true); // its requests do not pass through the host: no idle unload
     updateExamples();
     updateState();
     return true;
@@ -133,6 +139,7 @@ void ServerView::stop() {
     if (!m_server) return;
     m_server->stop();
     m_server.reset();
+    m_engine->setHeld(false);
     appendLog(tr("stopped"));
     updateState();
 }

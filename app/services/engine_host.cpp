@@ -163,6 +163,15 @@ public:
                      config.device == "cpu" ? 0 : config.gpuLayers);
         QElapsedTimer timer;
         timer.start();
+        // Stages reach the host as values; a superseded load's are dropped there.
+        config.onLoadProgress = [relay = m_relay, generation](const LoadProgress& p) {
+            const QString stage = QString::fromStdString(p.stage);
+            const double fraction = p.fraction;
+            relay->post([generation, stage, fraction](EngineHost* h) {
+                if (generation == h->m_generation && h->m_state == EngineHost::State::Loading)
+                    Q_EMIT h->loadProgress(stage, fraction);
+            });
+        };
         Result<std::unique_ptr<Engine>> engine = Engine::create(config);
         if (!engine && config.device != "cpu") {
             // The GPU could not take it (driver, memory, an unsupported weight type): run on the
@@ -335,6 +344,34 @@ EngineHost::EngineHost(QObject* parent)
     m_thread->start();
     m_statsTimer = new QTimer(this);
     connect(m_statsTimer, &QTimer::timeout, this, &EngineHost::pollStats);
+    m_idleTimer = new QTimer(this);
+    m_idleTimer->setSingleShot(true);
+    connect(m_idleTimer, &QTimer::timeout, this, &EngineHost::idleTimeout);
+}
+
+void EngineHost::setIdleUnloadMs(int ms) {
+    m_idleUnloadMs = std::max(0, ms);
+    armIdleTimer();
+}
+
+void EngineHost::setHeld(bool held) {
+    m_held = held;
+    armIdleTimer();
+}
+
+// (Re)starts the idle countdown when the model sits idle; stops it otherwise.
+void EngineHost::armIdleTimer() {
+    if (m_idleUnloadMs > 0 && m_state == State::Ready && m_live.isEmpty() && !m_held)
+        m_idleTimer->start(m_idleUnloadMs);
+    else
+        m_idleTimer->stop();
+}
+
+void EngineHost::idleTimeout() {
+    if (m_idleUnloadMs <= 0 || m_state != State::Ready || !m_live.isEmpty() || m_held) return;
+    spdlog::info("engine host: unloading {} after {} s idle", m_model.path.toStdString(), m_idleUnloadMs / 1000);
+    unloadModel();
+    Q_EMIT idleUnloaded();
 }
 
 EngineHost::~EngineHost() {
@@ -356,6 +393,7 @@ void EngineHost::setState(State s) {
     m_state = s;
     if (s == State::Ready && m_statsIntervalMs > 0) m_statsTimer->start(m_statsIntervalMs);
     if (s != State::Ready) m_statsTimer->stop();
+    armIdleTimer();
     Q_EMIT stateChanged(s);
 }
 
@@ -409,6 +447,7 @@ quint64 EngineHost::sendChat(const QList<ChatMessage>& messages, const Sampling&
 quint64 EngineHost::send(Prompt prompt, const Sampling& sampling) {
     const quint64 id = m_nextId++;
     m_live.insert(id);
+    m_idleTimer->stop();
     if (m_state != State::Ready) {
         failSoon(id, m_state == State::Loading ? QStringLiteral("the model is still loading")
                                                : QStringLiteral("no model is loaded"));
@@ -473,6 +512,7 @@ void EngineHost::handleFinished(quint64 id, const QString& reason, const Generat
     if (!m_live.remove(id)) return;
     detail::EngineWorker* w = m_worker;
     QMetaObject::invokeMethod(w, [w, id] { w->forget(id); }, Qt::QueuedConnection);
+    armIdleTimer();
     Q_EMIT finished(id, reason, usage);
 }
 
@@ -480,6 +520,7 @@ void EngineHost::handleFailed(quint64 id, const QString& message) {
     if (!m_live.remove(id)) return;
     detail::EngineWorker* w = m_worker;
     QMetaObject::invokeMethod(w, [w, id] { w->forget(id); }, Qt::QueuedConnection);
+    armIdleTimer();
     Q_EMIT failed(id, message);
 }
 

@@ -67,6 +67,13 @@ public:
     // Requests sent and not yet finished or failed.
     QList<quint64> activeRequests() const { return m_live.values(); }
 
+    // Unloads the model after it has served nothing for this long (ms; 0: never), unless held.
+    // Idle means: loaded, no request of this host running, and no hold (the embedded API server
+    // holds the engine while it runs, since its requests do not pass through this host).
+    void setIdleUnloadMs(int ms);
+    int idleUnloadMs() const { return m_idleUnloadMs; }
+    void setHeld(bool held);
+
     // How often statsUpdated() fires while a model is loaded (ms; 0 turns it off).
     void setStatsInterval(int ms);
     int statsInterval() const { return m_statsIntervalMs; }
@@ -75,7 +82,12 @@ Q_SIGNALS:
     void stateChanged(hearth::app::EngineHost::State state);
     void loaded(const hearth::app::LoadedModel& model);
     void loadFailed(const QString& message);
+    // The stage a load is in ("Reading the model file", "Preparing the weights on vulkan:0", ...)
+    // and how far along the whole load is (0..1).
+    void loadProgress(const QString& stage, double fraction);
     void unloaded();
+    // The idle timer unloaded the model (unloaded() comes too).
+    void idleUnloaded();
     // The answer text, piece by piece (a plain completion: all of its text).
     void tokenReceived(quint64 id, const QString& text);
     // A chat reply's reasoning, piece by piece (a <think> reply's all comes before its answer).
@@ -95,6 +107,8 @@ private:
     void setState(State s);
     void failSoon(quint64 id, const QString& message);
     void pollStats();
+    void armIdleTimer();
+    void idleTimeout();
 
     // Called on this object's thread with events posted by the worker or the token sinks.
     void handleLoaded(quint64 generation, const LoadedModel& model);
@@ -108,6 +122,9 @@ private:
     detail::EngineWorker* m_worker = nullptr; // lives in m_thread
     std::shared_ptr<detail::HostRelay> m_relay;
     QTimer* m_statsTimer = nullptr;
+    QTimer* m_idleTimer = nullptr;
+    int m_idleUnloadMs = 0;
+    bool m_held = false;
     int m_statsIntervalMs = 1000;
     State m_state = State::Empty;
     LoadedModel m_model;

@@ -59,11 +59,17 @@ EngineImpl::~EngineImpl() {
 Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     auto e = std::unique_ptr<EngineImpl>(new EngineImpl());
     e->m_config = config;
+    e->m_config.onLoadProgress = nullptr; // used during create() only
+    auto progress = [&config](std::string stage, float fraction) {
+        if (config.onLoadProgress) config.onLoadProgress(LoadProgress{std::move(stage), fraction});
+    };
+    progress("Reading the model file", 0.02f);
     gguf::ReadOptions readOptions;
     readOptions.useMmap = config.useMmap;
     HEARTH_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(config.modelPath, readOptions));
     e->m_file.emplace(std::move(file));
     HEARTH_ASSIGN_OR_RETURN(e->m_model, model::loadArchitecture(*e->m_file));
+    progress("Reading the tokenizer and chat template", 0.1f);
     Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::fromGguf(*e->m_file);
     if (!tok) return tok.status().withContext("the model's tokenizer");
     e->m_tokenizer.emplace(std::move(*tok));
@@ -142,6 +148,9 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
         rc.minStateSlots = live;
         rc.stateSlots = stateSlotsFor(perState, live, budget, config.stateMemoryBytes, config.prefixCaching, available);
     }
+    rc.onWeights = [&progress](const std::string& device, int index, int count) {
+        progress("Preparing the weights on " + device, 0.2f + 0.7f * float(index) / float(std::max(1, count)));
+    };
     auto runner = ModelRunner::create(*e->m_model, rc);
     if (!runner) {
         if (rc.device != "cpu" && rc.device != "ref") return runner.status().withContext("device " + rc.device);
@@ -156,6 +165,7 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
         for (const std::string& op : e->m_runner->fallbacks())
             s.deviceNotes.push_back(rc.device + " lacks " + op + ": it runs on the CPU");
     }
+    progress("Setting up the KV cache", 0.92f);
     e->m_cache = std::make_unique<kv::KvCacheManager>(
         kv::KvCacheConfig{.numBlocks = numBlocks, .blockSize = bs, .prefixCaching = config.prefixCaching});
     if (e->m_runner->stateSlots() > 0)

@@ -33,6 +33,8 @@ struct RunnerConfig {
     int stateSlots = 0;          // recurrent models: per-sequence state slots (model::KvSetup::stateSlots);
     int minStateSlots = 1;       // fewer than this (a device's binding limit) is an error, else slots are cut
     cpu::ThreadPool* pool = nullptr;
+    // Told before each device loads its weights (device id, its index, the device count).
+    std::function<void(const std::string&, int, int)> onWeights;
     // Opens devices by id (tests substitute one); defaults to backend::openDevice.
     std::function<Result<std::unique_ptr<backend::Device>>(const std::string&, cpu::ThreadPool*)> open;
 };

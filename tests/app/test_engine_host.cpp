@@ -289,6 +289,55 @@ private Q_SLOTS:
             QVERIFY2(text.startsWith(QStringLiteral(", there was a little girl named Lily")), qPrintable(text));
         }
     }
+
+    // A load reports its stages as it goes, in order, rising, before loaded().
+    void loadReportsStages() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        EngineHost host;
+        QStringList stages;
+        QList<double> fractions;
+        bool afterLoaded = false, loadedSeen = false;
+        connect(&host, &EngineHost::loadProgress, this, [&](const QString& stage, double f) {
+            if (loadedSeen) afterLoaded = true;
+            stages << stage;
+            fractions << f;
+        });
+        connect(&host, &EngineHost::loaded, this, [&] { loadedSeen = true; });
+        QVERIFY(loadStories(host));
+        QVERIFY2(stages.size() >= 4, qPrintable(stages.join(QStringLiteral(" | "))));
+        QCOMPARE(stages.first(), QStringLiteral("Reading the model file"));
+        QVERIFY(stages.contains(QStringLiteral("Preparing the weights on cpu")));
+        for (int i = 1; i < fractions.size(); ++i) QVERIFY(fractions[i] > fractions[i - 1]);
+        QVERIFY(fractions.last() <= 1.0);
+        QVERIFY(!afterLoaded);
+    }
+
+    // The idle timer unloads a model nothing uses; a running request or a hold keeps it.
+    void idleUnloadAfterQuiet() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        EngineHost host;
+        QVERIFY(loadStories(host));
+        QSignalSpy idle(&host, &EngineHost::idleUnloaded);
+        QSignalSpy unloaded(&host, &EngineHost::unloaded);
+        host.setHeld(true);
+        host.setIdleUnloadMs(150);
+        QVERIFY(!idle.wait(600)); // held: stays
+        QVERIFY(host.isLoaded());
+        host.setHeld(false);
+        // A request in flight keeps it loaded past the idle time; the clock restarts after it.
+        Sampling slow = Sampling::greedy(200);
+        slow.ignoreEos = true;
+        QSignalSpy finished(&host, &EngineHost::finished);
+        const quint64 id = host.sendText(QStringLiteral("Once upon a time"), slow);
+        QVERIFY(id != 0);
+        QVERIFY(finished.wait(20000));
+        QVERIFY(host.isLoaded());
+        QVERIFY(idle.isEmpty());
+        QVERIFY(idle.wait(3000));
+        QCOMPARE(unloaded.count(), 1);
+        QVERIFY(!host.isLoaded());
+        QCOMPARE(host.state(), EngineHost::State::Empty);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestEngineHost)

@@ -9,6 +9,7 @@
 #include "hearth/tokenizer.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,6 +25,12 @@ class Grammar; // hearth/grammar.h
 enum class KvType { F16, Q8_0, F32 };
 const char* kvTypeName(KvType t);                       // "f16", "q8_0", "f32"
 Result<KvType> kvTypeFromName(std::string_view name);   // the same names, any case
+
+// One stage of a model load, for a progress bar.
+struct LoadProgress {
+    std::string stage;
+    float fraction = 0.0f;
+};
 
 struct EngineConfig {
     std::string modelPath;
@@ -49,6 +56,9 @@ struct EngineConfig {
     bool useMmap = true;            // false: read the weights into memory at load (no page faults later)
     std::string device = "cpu";     // "cpu" or a GPU id from listDevices() ("vulkan:0")
     int32_t gpuLayers = -1;         // with a GPU: layers on it, the rest on the CPU (-1: all)
+    // Told each stage of create() as it starts, on the calling thread ("Reading the model file",
+    // "Preparing weights on vulkan:0", ...; fraction 0..1 of the whole load, rising).
+    std::function<void(const LoadProgress&)> onLoadProgress;
 };
 
 enum class FinishReason { Stop, Length, Cancelled, Error };
