@@ -427,7 +427,13 @@ void ModelsView::showDiscoverTab() { m_tabs->setCurrentIndex(1); }
 void ModelsView::search(const QString& query) {
     m_query->setText(query);
     m_lastQuery = query.trimmed();
-    m_searchTicket = m_hub->searchModels(query.trimmed());
+    if (m_lastQuery.isEmpty()) { // an empty search brings the starter list back
+        m_searchTicket = 0;
+        m_errorRow->hide();
+        fillStarters();
+        return;
+    }
+    m_searchTicket = m_hub->searchModels(m_lastQuery);
 }
 
 void ModelsView::showDetails() {

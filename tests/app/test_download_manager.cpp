@@ -367,7 +367,7 @@ private Q_SLOTS:
     // with a Range request and completes with the right SHA-256; the file is then emptied.
     void resumesByItselfAfterARestart() {
         TestHub hub;
-        const std::string content = TestHub::makeContent(1024 * 1024, 21);
+        const std::string content = TestHub::makeContent(2 * 1024 * 1024, 21); // seconds at this pace: stopped well before the end
         hub.addFile(kRepo, "restart-Q4_K_M.gguf", {content});
         hub.chunkBytes = 16 * 1024;
         hub.chunkDelayMs = 10;
@@ -417,7 +417,7 @@ private Q_SLOTS:
     // one is gone from the file.
     void pausedStaysPausedCancelledIsForgotten() {
         TestHub hub;
-        const std::string content = TestHub::makeContent(512 * 1024, 22);
+        const std::string content = TestHub::makeContent(1024 * 1024, 22);
         hub.addFile(kRepo, "p-Q4_K_M.gguf", {content});
         hub.addFile(kRepo, "c-Q4_K_M.gguf", {content});
         hub.chunkBytes = 16 * 1024;

@@ -296,6 +296,7 @@ private Q_SLOTS:
     }
 
     void startersShowSizeLicenseAndNotes() {
+        TestHub hub; // outlives the client, so no connection keeps it waiting
         QTemporaryDir dir;
         app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
         app::ModelLibrary library(dir.filePath(QStringLiteral("models")));
@@ -318,6 +319,13 @@ private Q_SLOTS:
                      qPrintable(text));
             QCOMPARE(repos->item(i)->data(Qt::UserRole).toString(), s.repo);
         }
+        // After a search, an empty one brings them back.
+        client.setBaseUrl(hub.baseUrl());
+        view.search(QStringLiteral("tiny"));
+        QTRY_COMPARE_WITH_TIMEOUT(repos->count(), 2, 5000);
+        view.search(QString());
+        QCOMPARE(repos->count(), starters.size());
+        QVERIFY(repos->item(0)->text().contains(starters.front().title));
     }
 
     // A queue left by an earlier run (here a paused download) is listed again at start.
