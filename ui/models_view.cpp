@@ -1,9 +1,16 @@
-// Models page: the library list with details and Load/Import/Delete, and the hub browser with
-// quantization choice, fit badges, "won't run here" marks (the architecture or weight type this
-// build cannot run: Download stays off for those) and a download list with progress, speed and ETA.
+// Models page: the library list with details, fit badges and Load/Import/Delete, and the hub
+// browser with the starter list, quantization choice, fit badges, "won't run here" marks (the
+// architecture or weight type this build cannot run: Download stays off for those), inline hub
+// errors with Retry and a download list (kept across restarts) with progress, speed and ETA.
 #include "models_view.h"
 
+#include "services/memory_estimate.h"
 #include "services/model_support.h"
+
+#include <QApplication>
+#include <QFileInfo>
+#include <QPointer>
+#include <QTimer>
 
 #include <QDir>
 #include <QFile>
@@ -23,24 +30,6 @@
 #include <QVBoxLayout>
 
 namespace hearth::ui {
-
-qint64 availableRamBytes() {
-    QFile f(QStringLiteral("/proc/meminfo"));
-    if (!f.open(QIODevice::ReadOnly)) return 0;
-    const QList<QByteArray> lines = f.readAll().split('\n');
-    for (const QByteArray& line : lines)
-        if (line.startsWith("MemAvailable:")) return line.mid(13).trimmed().split(' ').value(0).toLongLong() * 1024;
-    return 0;
-}
-
-QString fitBadge(qint64 bytes, qint64 availableBytes) {
-    if (availableBytes <= 0) return QObject::tr("unknown fit");
-    // Weights plus a KV cache and compute buffers of roughly a tenth more.
-    const double need = double(bytes) * 1.1 + 256.0 * 1024 * 1024;
-    if (need <= 0.8 * double(availableBytes)) return QObject::tr("fits in RAM (CPU)");
-    if (need <= double(availableBytes)) return QObject::tr("tight: close other apps");
-    return QObject::tr("won't fit");
-}
 
 ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app::HubClient* hub,
                        app::DownloadManager* downloads, app::Settings* settings, QWidget* parent)
@@ -92,14 +81,36 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     m_query = new QLineEdit(hubPage);
     m_query->setPlaceholderText(tr("Search Hugging Face for GGUF models, e.g. qwen2.5 instruct"));
     m_repos = new QListWidget(hubPage);
+    m_repos->setObjectName(QStringLiteral("hubRepos"));
+    m_repos->setWordWrap(true);
+    // Hub errors (offline, 401, no such repository) stay here until the next success or Retry.
+    m_errorRow = new QWidget(hubPage);
+    m_errorRow->setObjectName(QStringLiteral("hubErrorRow"));
+    m_hubError = new QLabel(m_errorRow);
+    m_hubError->setObjectName(QStringLiteral("hubError"));
+    m_hubError->setWordWrap(true);
+    m_hubError->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_hubError->setStyleSheet(QStringLiteral("color:#c0392b"));
+    auto* retry = new QPushButton(tr("Retry"), m_errorRow);
+    retry->setObjectName(QStringLiteral("hubRetry"));
+    auto* errorLayout = new QHBoxLayout(m_errorRow);
+    errorLayout->setContentsMargins(0, 0, 0, 0);
+    errorLayout->addWidget(m_hubError, 1);
+    errorLayout->addWidget(retry);
+    m_errorRow->hide();
+    connect(retry, &QPushButton::clicked, this, &ModelsView::retryHub);
     m_options = new QTreeWidget(hubPage);
     m_options->setObjectName(QStringLiteral("hubOptions"));
     m_options->setHeaderLabels({tr("Quantization"), tr("Size"), tr("Fit"), tr("File")});
+    m_options->headerItem()->setToolTip(2, tr("Estimated for the load settings (device, GPU layers, context, KV type) "
+                                              "from the file size: the settings page shows the exact estimate once "
+                                              "the file is here"));
     m_options->setRootIsDecorated(false);
     auto* get = new QPushButton(tr("Download"), hubPage);
     m_download = get;
     get->setEnabled(false);
     m_transfers = new QTreeWidget(hubPage);
+    m_transfers->setObjectName(QStringLiteral("transfers"));
     m_transfers->setHeaderLabels({tr("Download"), tr("State"), tr("Progress"), tr("Speed"), tr("ETA")});
     m_transfers->setRootIsDecorated(false);
     m_transfers->setMaximumHeight(140);
@@ -118,16 +129,14 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     transferButtons->addWidget(cancel);
     auto* hubLayout = new QVBoxLayout(hubPage);
     hubLayout->addWidget(m_query);
+    hubLayout->addWidget(m_errorRow);
     hubLayout->addWidget(hubSplit, 1);
     hubLayout->addLayout(transferButtons);
     hubLayout->addWidget(m_transfers);
     tabs->addTab(hubPage, tr("Discover"));
 
     // Starter list until the first search.
-    for (const app::StarterModel& s : app::ModelLibrary::starterModels()) {
-        auto* item = new QListWidgetItem(QStringLiteral("%1  (%2, %3)").arg(s.title, s.parameters, s.quantization), m_repos);
-        item->setData(Qt::UserRole, s.repo);
-    }
+    fillStarters();
 
     connect(m_localList->selectionModel(), &QItemSelectionModel::currentChanged, this, &ModelsView::showDetails);
     connect(m_localList, &QListView::doubleClicked, this, &ModelsView::loadSelected);
@@ -138,14 +147,8 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
                                                           tr("GGUF models (*.gguf)"));
         if (!path.isEmpty()) m_library->importModel(path, app::ModelLibrary::ImportMode::Reference);
     });
-    connect(remove, &QPushButton::clicked, this, [this] {
-        const QModelIndex i = m_localList->currentIndex();
-        if (!i.isValid()) return;
-        const QString path = i.data(app::ModelListModel::PathRole).toString();
-        if (QMessageBox::question(this, tr("Delete model"), tr("Delete %1?").arg(path)) != QMessageBox::Yes) return;
-        QString error;
-        if (!m_library->removeModel(path, &error)) Q_EMIT statusMessage(error);
-    });
+    remove->setObjectName(QStringLiteral("deleteModel"));
+    connect(remove, &QPushButton::clicked, this, &ModelsView::deleteSelected);
     connect(m_library, &app::ModelLibrary::importFailed, this,
             [this](quint64, const QString& message) { Q_EMIT statusMessage(message); });
 
@@ -167,6 +170,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
 
     connect(m_hub, &app::HubClient::searchFinished, this, [this](quint64 ticket, const QList<app::HubModel>& models) {
         if (ticket != m_searchTicket) return;
+        m_errorRow->hide();
         m_repos->clear();
         for (const app::HubModel& m : models) {
             auto* item = new QListWidgetItem(tr("%1  (%2 downloads)").arg(m.id).arg(m.downloads), m_repos);
@@ -177,6 +181,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     connect(m_hub, &app::HubClient::filesListed, this,
             [this](quint64 ticket, const QString& repo, const QList<app::HubFile>& files) {
                 if (ticket != m_filesTicket) return;
+                m_errorRow->hide();
                 m_shownRepo = repo;
                 m_shownOptions = app::HubClient::groupByQuantization(files);
                 fillOptions();
@@ -184,17 +189,24 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     connect(m_hub, &app::HubClient::detailsFetched, this,
             [this](quint64 ticket, const QString&, const app::HubModelDetails& details) {
                 if (ticket != m_detailsTicket) return;
-                m_shownArchitecture = details.architecture;
+                m_shownDetails = details;
                 fillOptions();
             });
     connect(m_hub, &app::HubClient::failed, this, [this](quint64 ticket, const QString& message) {
         // Without the hub's metadata the architecture is checked when the file loads.
         if (ticket == m_detailsTicket) return;
+        if (ticket != m_searchTicket && ticket != m_filesTicket) return; // an answer nobody waits for
+        showHubError(message);
         Q_EMIT statusMessage(tr("Hub: %1").arg(message));
     });
 
     connect(m_downloads, &app::DownloadManager::stateChanged, this, [this](quint64 id, app::DownloadState state) {
-        if (!m_transferRows.contains(id)) return;
+        if (!m_transferRows.contains(id)) {
+            // Enqueued elsewhere (the welcome page, a restored queue): listed here too.
+            const app::DownloadRequest r = m_downloads->request(id);
+            if (r.destination.isEmpty()) return;
+            addTransferRow(id, r.displayName.isEmpty() ? QFileInfo(r.destination).fileName() : r.displayName, state);
+        }
         if (QTreeWidgetItem* item = m_transfers->topLevelItem(m_transferRows.value(id)))
             item->setText(1, app::downloadStateName(state));
     });
@@ -213,7 +225,185 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
         m_library->refresh();
     });
     connect(m_downloads, &app::DownloadManager::failed, this,
-            [this](quint64, const QString& message) { Q_EMIT statusMessage(tr("Download failed: %1").arg(message)); });
+            [this](quint64 id, const QString& message) {
+                if (QTreeWidgetItem* item = m_transfers->topLevelItem(m_transferRows.value(id, -1))) item->setToolTip(1, message);
+                Q_EMIT statusMessage(tr("Download failed: %1").arg(message));
+            });
+
+    // Fit badges follow the load settings, the devices and the library.
+    m_badgeWork.setMaxThreadCount(1);
+    m_badgeTimer = new QTimer(this);
+    m_badgeTimer->setSingleShot(true);
+    m_badgeTimer->setInterval(50);
+    connect(m_badgeTimer, &QTimer::timeout, this, [this] {
+        computeLibraryBadges();
+        fillOptions();
+        fillStarters();
+        showDetails();
+    });
+    connect(m_library, &app::ModelLibrary::modelsChanged, this, &ModelsView::scheduleBadges);
+    connect(m_settings, &app::Settings::changed, this, [this](const QString& key) {
+        if (key.startsWith(QStringLiteral("load/"))) scheduleBadges();
+    });
+    QPointer<ModelsView> self(this);
+    m_deviceProbe = std::thread([self] {
+        DeviceList list = app::listDevicesOnce();
+        QMetaObject::invokeMethod(qApp, [self, list] { if (self && !self->m_devicesSet) self->setDevices(list); },
+                                  Qt::QueuedConnection);
+    });
+    scheduleBadges();
+
+    // Downloads left unfinished by an earlier run continue (paused ones wait for Resume).
+    if (m_downloads->queueFile().isEmpty())
+        m_downloads->setQueueFile(QDir(m_library->modelsFolder()).filePath(QStringLiteral(".hearth-downloads.json")));
+    QString queueError;
+    for (quint64 id : m_downloads->restoreQueue(&queueError)) {
+        const app::DownloadRequest r = m_downloads->request(id);
+        if (!m_transferRows.contains(id))
+            addTransferRow(id, r.displayName.isEmpty() ? QFileInfo(r.destination).fileName() : r.displayName,
+                           m_downloads->state(id));
+    }
+    if (!queueError.isEmpty()) Q_EMIT statusMessage(queueError);
+}
+
+ModelsView::~ModelsView() {
+    if (m_deviceProbe.joinable()) m_deviceProbe.join();
+    m_badgeWork.waitForDone();
+}
+
+void ModelsView::setDevices(const DeviceList& devices) {
+    m_devices = devices;
+    m_devicesSet = true;
+    scheduleBadges();
+}
+
+void ModelsView::setAvailableRam(qint64 bytes) {
+    m_ram = std::max<qint64>(0, bytes);
+    scheduleBadges();
+}
+
+qint64 ModelsView::ram() const { return m_ram > 0 ? m_ram : app::availableRamBytes(); }
+
+void ModelsView::scheduleBadges() {
+    ++m_badgeGeneration; // results of work started before are stale
+    m_badgeTimer->start();
+}
+
+// Each usable library model's header is read off the GUI thread; the newest results win.
+void ModelsView::computeLibraryBadges() {
+    const quint64 generation = m_badgeGeneration;
+    QList<app::ModelEntry> entries = m_library->models();
+    const app::LoadSettings ls = currentLoadSettings();
+    const DeviceList devices = m_devices;
+    const qint64 ramBytes = ram();
+    m_badgeWork.start([this, generation, entries, ls, devices, ramBytes] {
+        QHash<QString, QString> badges;
+        for (const app::ModelEntry& e : entries) {
+            if (!e.isUsable()) continue;
+            const app::MemoryPlan plan = app::planMemory(e.path, ls, devices, ramBytes);
+            badges.insert(e.path, app::fitBadge(plan, plan.error.isEmpty() ? app::wontRunReason(plan.info) : QString()));
+        }
+        QMetaObject::invokeMethod(this, [this, generation, badges] {
+            if (generation != m_badgeGeneration) return;
+            m_model->setFitBadges(badges);
+            showDetails();
+        }, Qt::QueuedConnection);
+    });
+}
+
+QString ModelsView::libraryFitBadge(const QString& path) const { return m_model->fitBadge(path); }
+
+bool ModelsView::selectModel(const QString& path) {
+    const int row = m_model->rowOf(path);
+    if (row < 0) return false;
+    m_localList->setCurrentIndex(m_model->index(row, 0));
+    return true;
+}
+
+void ModelsView::deleteSelected() {
+    const QModelIndex i = m_localList->currentIndex();
+    const app::ModelEntry* e = i.isValid() ? m_model->entry(i.row()) : nullptr;
+    if (!e) return;
+    const app::ModelEntry entry = *e;
+    const app::ModelLibrary::Removal removal = m_library->removalFor(entry.path);
+    const bool loaded = m_engine->isLoaded() &&
+                        QFileInfo(m_engine->model().path).absoluteFilePath() == QFileInfo(entry.path).absoluteFilePath();
+    QString question = removal.deletesFiles
+                           ? tr("Delete model %1 (%2) from disk?")
+                                 .arg(entry.displayName(), QLocale().formattedDataSize(removal.bytes))
+                           : tr("Remove %1 from the library? The file stays at %2.")
+                                 .arg(entry.displayName(), QDir::toNativeSeparators(entry.path));
+    if (removal.deletesFiles && removal.files.size() > 1)
+        question += tr(" All %1 parts of the split model are deleted.").arg(removal.files.size());
+    if (loaded) question += tr("\n\nIt is loaded now: it will be unloaded first.");
+    QMessageBox box(QMessageBox::Question, removal.deletesFiles ? tr("Delete model") : tr("Remove from library"),
+                    question, QMessageBox::Yes | QMessageBox::No, this);
+    box.setObjectName(QStringLiteral("deleteConfirmation"));
+    box.setDefaultButton(QMessageBox::No);
+    if (box.exec() != QMessageBox::Yes) return;
+    // The engine maps the file: let go of it first (on Linux the mapping would survive the
+    // deletion, elsewhere the deletion would fail).
+    if (loaded) m_engine->unloadModel();
+    QString error;
+    if (!m_library->removeModel(entry.path, &error)) {
+        Q_EMIT statusMessage(error);
+        return;
+    }
+    Q_EMIT statusMessage(removal.deletesFiles ? tr("Deleted %1").arg(QDir::toNativeSeparators(entry.path))
+                                              : tr("Removed %1 from the library").arg(entry.displayName()));
+}
+
+void ModelsView::showHubError(const QString& message) {
+    m_hubError->setText(tr("The hub did not answer: %1").arg(message));
+    m_errorRow->show();
+}
+
+QString ModelsView::hubError() const { return m_errorRow->isHidden() ? QString() : m_hubError->text(); }
+
+void ModelsView::retryHub() {
+    m_errorRow->hide();
+    if (!m_lastQuery.isEmpty()) search(m_lastQuery);
+    else if (!m_shownRepo.isEmpty()) showRepo(m_shownRepo);
+}
+
+int ModelsView::transferCount() const { return m_transfers->topLevelItemCount(); }
+
+quint64 ModelsView::transferId(int row) const {
+    QTreeWidgetItem* item = m_transfers->topLevelItem(row);
+    return item ? item->data(0, Qt::UserRole).toULongLong() : 0;
+}
+
+void ModelsView::addTransferRow(quint64 id, const QString& name, app::DownloadState state) {
+    auto* item = new QTreeWidgetItem(m_transfers);
+    item->setText(0, name);
+    item->setText(1, app::downloadStateName(state));
+    item->setData(0, Qt::UserRole, id);
+    m_transferRows.insert(id, m_transfers->indexOfTopLevelItem(item));
+}
+
+// The curated starters with what their file says: size, license and notes, and a fit badge.
+void ModelsView::fillStarters() {
+    if (m_searchTicket != 0) return; // a search replaced the list
+    const int current = m_repos->currentRow();
+    m_repos->clear();
+    const app::LoadSettings ls = currentLoadSettings();
+    const qint64 ramBytes = ram();
+    QLocale l;
+    for (const app::StarterModel& s : app::ModelLibrary::starterModels()) {
+        const QString reason = app::wontRunReason(s.quantization, s.architecture);
+        const app::MemoryPlan plan = app::planMemoryFromSize(s.approxSizeBytes, app::parseParameterCount(s.parameters),
+                                                             0, ls, m_devices, ramBytes);
+        const QString size = s.approxSizeBytes > 0 ? tr("~%1").arg(l.formattedDataSize(s.approxSizeBytes)) : tr("size unknown");
+        auto* item = new QListWidgetItem(
+            tr("%1  (%2, %3)\n%4 · %5 · %6\n%7")
+                .arg(s.title, s.parameters, s.quantization, size,
+                     s.license.isEmpty() ? tr("license: see the repository") : s.license,
+                     app::fitBadge(plan, reason), s.notes),
+            m_repos);
+        item->setData(Qt::UserRole, s.repo);
+        item->setToolTip(tr("%1\nLicense: %2\n%3").arg(s.repo, s.license, s.notes));
+    }
+    if (current >= 0 && current < m_repos->count()) m_repos->setCurrentRow(current);
 }
 
 void ModelsView::loadSelected() {
@@ -236,7 +426,14 @@ void ModelsView::showDiscoverTab() { m_tabs->setCurrentIndex(1); }
 
 void ModelsView::search(const QString& query) {
     m_query->setText(query);
-    m_searchTicket = m_hub->searchModels(query.trimmed());
+    m_lastQuery = query.trimmed();
+    if (m_lastQuery.isEmpty()) { // an empty search brings the starter list back
+        m_searchTicket = 0;
+        m_errorRow->hide();
+        fillStarters();
+        return;
+    }
+    m_searchTicket = m_hub->searchModels(m_lastQuery);
 }
 
 void ModelsView::showDetails() {
@@ -250,6 +447,7 @@ void ModelsView::showDetails() {
         m_details->setText(tr("<b>%1</b><br>Cannot be used: %2").arg(e->fileName.toHtmlEscaped(), e->error.toHtmlEscaped()));
         return;
     }
+    const QString fit = m_model->fitBadge(e->path);
     m_details->setText(tr("<b>%1</b><br>%2<br>architecture: %3<br>parameters: %4<br>quantization: %5<br>"
                           "training context: %6<br>layers: %7<br>file size: %8<br>memory at 4k context: %9<br>"
                           "chat template: %10<br>fit: %11")
@@ -259,12 +457,21 @@ void ModelsView::showDetails() {
                            .arg(e->layers)
                            .arg(QLocale().formattedDataSize(e->sizeBytes), QLocale().formattedDataSize(qint64(e->memoryBytes)),
                                 e->hasChatTemplate ? tr("yes") : tr("none (ChatML is used)"),
-                                fitBadge(qint64(e->memoryBytes), availableRamBytes())));
+                                fit.isEmpty() ? tr("estimating...") : fit.toHtmlEscaped()));
 }
 
 QString ModelsView::optionWontRunReason(int optionRow) const {
     if (optionRow < 0 || optionRow >= m_shownOptions.size()) return {};
-    return app::wontRunReason(m_shownOptions[optionRow].quantization, m_shownArchitecture);
+    return app::wontRunReason(m_shownOptions[optionRow].quantization, m_shownDetails.architecture);
+}
+
+QString ModelsView::optionFitBadge(int optionRow) const {
+    if (optionRow < 0 || optionRow >= m_shownOptions.size()) return {};
+    const app::QuantOption& o = m_shownOptions[optionRow];
+    const app::MemoryPlan plan =
+        app::planMemoryFromSize(o.totalSize, quint64(std::max<qint64>(0, m_shownDetails.totalParameters)),
+                                m_shownDetails.contextLength, currentLoadSettings(), m_devices, ram());
+    return app::fitBadge(plan, optionWontRunReason(optionRow));
 }
 
 void ModelsView::selectOption(int optionRow) {
@@ -276,7 +483,6 @@ bool ModelsView::canDownloadSelected() const { return m_download->isEnabled(); }
 void ModelsView::fillOptions() {
     const int current = m_options->indexOfTopLevelItem(m_options->currentItem());
     m_options->clear();
-    const qint64 ram = availableRamBytes();
     for (int row = 0; row < m_shownOptions.size(); ++row) {
         const app::QuantOption& o = m_shownOptions[row];
         auto* item = new QTreeWidgetItem(m_options);
@@ -284,12 +490,9 @@ void ModelsView::fillOptions() {
         item->setText(1, QLocale().formattedDataSize(o.totalSize));
         item->setText(3, o.isSplit() ? tr("%1 (%2 parts)").arg(o.name).arg(o.partCount) : o.name);
         const QString reason = optionWontRunReason(row);
-        if (reason.isEmpty()) {
-            item->setText(2, fitBadge(o.totalSize, ram));
-            continue;
-        }
+        item->setText(2, optionFitBadge(row));
+        if (reason.isEmpty()) continue;
         // Kept in the list, greyed, with the reason; Download stays off for it.
-        item->setText(2, tr("won't run here: %1").arg(reason));
         item->setToolTip(2, tr("This build of Hearth cannot run this file (%1).").arg(reason));
         for (int c = 0; c < item->columnCount(); ++c)
             item->setForeground(c, palette().brush(QPalette::Disabled, QPalette::Text));
@@ -309,7 +512,9 @@ void ModelsView::updateDownloadButton() {
 void ModelsView::showRepo(const QString& repo) {
     m_options->clear();
     m_shownOptions.clear();
-    m_shownArchitecture.clear();
+    m_shownDetails = {};
+    m_shownRepo = repo;
+    m_lastQuery.clear();
     updateDownloadButton();
     m_filesTicket = m_hub->listFiles(repo);
     m_detailsTicket = m_hub->fetchDetails(repo);
@@ -331,11 +536,7 @@ void ModelsView::download(int optionRow) {
         r.expectedSize = f.size;
         r.displayName = f.path.section(QLatin1Char('/'), -1);
         const quint64 id = m_downloads->enqueue(r);
-        auto* item = new QTreeWidgetItem(m_transfers);
-        item->setText(0, r.displayName);
-        item->setText(1, tr("queued"));
-        item->setData(0, Qt::UserRole, id);
-        m_transferRows.insert(id, m_transfers->indexOfTopLevelItem(item));
+        if (!m_transferRows.contains(id)) addTransferRow(id, r.displayName, app::DownloadState::Queued);
     }
 }
 

@@ -1,6 +1,8 @@
-// The models page: the local library (load, import, delete, details) and the Hugging Face hub
-// browser (search, every GGUF quantization of a repo with a memory-fit badge or a "won't run
-// here" mark, downloads).
+// The models page: the local library (load, import, delete, details, a fit badge per model) and
+// the Hugging Face hub browser (the starter list with size, license and notes; search; every GGUF
+// quantization of a repo with a fit badge or a "won't run here" mark; downloads kept across
+// restarts; hub errors shown inline with Retry). Badges come from the shared estimate
+// (services/memory_estimate.h) for the current load settings and devices.
 #pragma once
 
 #include "services/download_manager.h"
@@ -10,8 +12,13 @@
 #include "services/model_list_model.h"
 #include "services/settings.h"
 
+#include "hearth/devices.h"
+
 #include <QHash>
+#include <QThreadPool>
 #include <QWidget>
+
+#include <thread>
 
 class QLabel;
 class QLineEdit;
@@ -19,20 +26,19 @@ class QListView;
 class QTabWidget;
 class QListWidget;
 class QPushButton;
+class QTimer;
 class QTreeWidget;
 
 namespace hearth::ui {
 
-// Whether a model of `bytes` fits: "fits in RAM", "tight", "won't fit" against `availableBytes`
-// (what the CPU path can use; GPU badges come with the GPU backends).
-QString fitBadge(qint64 bytes, qint64 availableBytes);
-qint64 availableRamBytes();
-
 class ModelsView : public QWidget {
     Q_OBJECT
 public:
+    // Keeps the download queue in <models folder>/.hearth-downloads.json unless `downloads`
+    // has a queue file already, and restarts what it holds.
     ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app::HubClient* hub,
                app::DownloadManager* downloads, app::Settings* settings, QWidget* parent = nullptr);
+    ~ModelsView() override; // waits for the device probe and badge work still running
 
     void loadSelected();
     void search(const QString& query);
@@ -40,13 +46,35 @@ public:
     void showRepo(const QString& repo);
     void showLibraryTab();
     void showDiscoverTab();
+
+    // The devices the badges are computed for (found in the background at start; tests and the
+    // settings page's SettingsView::devicesChanged set them).
+    void setDevices(const DeviceList& devices);
+    // RAM the badges count on; 0 (the default): what the system has available at the time.
+    void setAvailableRam(qint64 bytes);
+
+    // Library: select a model, its list badge (empty until computed), and Delete, which asks
+    // ("Delete model X (N GB) from disk?" for a file in the models folder, "Remove X from the
+    // library? The file stays at PATH" for one referenced elsewhere) and does exactly that,
+    // unloading the model first when it is the loaded one.
+    bool selectModel(const QString& path);
+    QString libraryFitBadge(const QString& path) const;
+    void deleteSelected();
+
     // Quantization options shown for the current repository (for tests).
     int shownOptionCount() const { return int(m_shownOptions.size()); }
     // Why the shown option will not run here (empty: it should), and whether Download is on for
     // the current option (for tests).
     QString optionWontRunReason(int optionRow) const;
+    QString optionFitBadge(int optionRow) const;
     void selectOption(int optionRow);
     bool canDownloadSelected() const;
+    // The hub error shown on the Discover page (empty when none) and its Retry.
+    QString hubError() const;
+    void retryHub();
+    // Rows in the download list, and a row's download id.
+    int transferCount() const;
+    quint64 transferId(int row) const;
 
 Q_SIGNALS:
     void statusMessage(const QString& text);
@@ -55,7 +83,14 @@ private:
     void showDetails();
     void download(int optionRow);
     void fillOptions();
+    void fillStarters();
     void updateDownloadButton();
+    void scheduleBadges();
+    void computeLibraryBadges();
+    void showHubError(const QString& message);
+    void addTransferRow(quint64 id, const QString& name, app::DownloadState state);
+    app::LoadSettings currentLoadSettings() const { return m_settings->loadSettings(); }
+    qint64 ram() const;
 
     app::ModelLibrary* m_library;
     app::EngineHost* m_engine;
@@ -72,13 +107,24 @@ private:
     QTreeWidget* m_options = nullptr;
     QTreeWidget* m_transfers = nullptr;
     QPushButton* m_download = nullptr;
+    QWidget* m_errorRow = nullptr;
+    QLabel* m_hubError = nullptr;
     QList<app::QuantOption> m_shownOptions;
     QString m_shownRepo;
-    QString m_shownArchitecture; // from the hub's GGUF metadata; empty until (or unless) known
+    app::HubModelDetails m_shownDetails; // from the hub's GGUF metadata; empty until (or unless) known
+    QString m_lastQuery;                 // what Retry repeats: a search, or m_shownRepo when empty
     quint64 m_searchTicket = 0;
     quint64 m_filesTicket = 0;
     quint64 m_detailsTicket = 0;
     QHash<quint64, int> m_transferRows;
+
+    DeviceList m_devices;
+    bool m_devicesSet = false;
+    qint64 m_ram = 0;
+    std::thread m_deviceProbe;
+    QThreadPool m_badgeWork; // one thread: library badges read each file's header
+    QTimer* m_badgeTimer = nullptr;
+    quint64 m_badgeGeneration = 0;
 };
 
 } // namespace hearth::ui

@@ -1,9 +1,11 @@
 // Settings page: load settings saved through Settings (device, GPU layers, context, KV type,
 // threads, parallel sequences), the memory estimate split between the device and RAM (weights,
-// KV cache, compute buffers, headroom) recomputed as they change, and chat sampling.
+// KV cache, compute buffers, headroom) recomputed as they change, the fallback warning (KV types
+// the chosen GPU refuses are greyed with the reason), chat sampling, idle unload and theme.
 #include "settings_view.h"
 
-#include "models_view.h"
+#include "services/load_fallback.h"
+#include "services/memory_estimate.h"
 
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
@@ -21,6 +23,7 @@
 #include <QLocale>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QThread>
 #include <QVBoxLayout>
 
@@ -89,30 +92,74 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     m_estimate->setWordWrap(true);
     form->addRow(tr("Memory estimate"), m_estimate);
 
+    m_fallback = new QLabel(loadBox);
+    m_fallback->setObjectName(QStringLiteral("fallbackWarning"));
+    m_fallback->setWordWrap(true);
+    m_fallback->setStyleSheet(QStringLiteral("color:#c0392b"));
+    m_fallback->hide();
+    form->addRow(QString(), m_fallback);
+
+    // Chat sampling: what new chats start with, kept in Settings::chatSampling().
+    const app::Sampling saved = m_settings->chatSampling();
     auto* sampleBox = new QGroupBox(tr("Chat sampling"), this);
     auto* sform = new QFormLayout(sampleBox);
     m_temperature = new QDoubleSpinBox(sampleBox);
+    m_temperature->setObjectName(QStringLiteral("temperature"));
     m_temperature->setRange(0.0, 2.0);
     m_temperature->setSingleStep(0.1);
-    m_temperature->setValue(0.8);
+    m_temperature->setValue(saved.temperature);
     m_topP = new QDoubleSpinBox(sampleBox);
+    m_topP->setObjectName(QStringLiteral("topP"));
     m_topP->setRange(0.0, 1.0);
     m_topP->setSingleStep(0.05);
-    m_topP->setValue(0.95);
+    m_topP->setValue(saved.topP);
     m_topK = new QSpinBox(sampleBox);
+    m_topK->setObjectName(QStringLiteral("topK"));
     m_topK->setRange(0, 1000);
-    m_topK->setValue(40);
+    m_topK->setValue(saved.topK);
+    m_minP = new QDoubleSpinBox(sampleBox);
+    m_minP->setObjectName(QStringLiteral("minP"));
+    m_minP->setRange(0.0, 1.0);
+    m_minP->setSingleStep(0.01);
+    m_minP->setValue(saved.minP);
+    m_repeat = new QDoubleSpinBox(sampleBox);
+    m_repeat->setObjectName(QStringLiteral("repetitionPenalty"));
+    m_repeat->setRange(0.5, 2.0);
+    m_repeat->setSingleStep(0.05);
+    m_repeat->setValue(saved.repetitionPenalty);
     m_maxTokens = new QSpinBox(sampleBox);
+    m_maxTokens->setObjectName(QStringLiteral("maxTokens"));
     m_maxTokens->setRange(1, 1 << 16);
-    m_maxTokens->setValue(512);
+    m_maxTokens->setValue(saved.maxTokens);
     sform->addRow(tr("Temperature (0 = greedy)"), m_temperature);
     sform->addRow(tr("Top-p"), m_topP);
-    sform->addRow(tr("Top-k"), m_topK);
+    sform->addRow(tr("Top-k (0 = off)"), m_topK);
+    sform->addRow(tr("Min-p"), m_minP);
+    sform->addRow(tr("Repetition penalty (1 = off)"), m_repeat);
     sform->addRow(tr("Max reply tokens"), m_maxTokens);
+
+    auto* appBox = new QGroupBox(tr("Application"), this);
+    auto* aform = new QFormLayout(appBox);
+    m_idleUnload = new QSpinBox(appBox);
+    m_idleUnload->setObjectName(QStringLiteral("idleUnloadMinutes"));
+    m_idleUnload->setRange(0, 24 * 60);
+    m_idleUnload->setSuffix(tr(" min"));
+    m_idleUnload->setSpecialValueText(tr("never"));
+    m_idleUnload->setToolTip(tr("Unload the model after this long without a request, to free its memory"));
+    m_idleUnload->setValue(m_settings->idleUnloadMinutes());
+    m_theme = new QComboBox(appBox);
+    m_theme->setObjectName(QStringLiteral("theme"));
+    m_theme->addItem(tr("Follow the system"), QStringLiteral("system"));
+    m_theme->addItem(tr("Light"), QStringLiteral("light"));
+    m_theme->addItem(tr("Dark"), QStringLiteral("dark"));
+    m_theme->setCurrentIndex(std::max(0, m_theme->findData(m_settings->theme())));
+    aform->addRow(tr("Unload an idle model after"), m_idleUnload);
+    aform->addRow(tr("Theme"), m_theme);
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(loadBox);
     layout->addWidget(sampleBox);
+    layout->addWidget(appBox);
     layout->addStretch(1);
 
     auto changedLoad = [this] {
@@ -128,11 +175,21 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     connect(m_device, &QComboBox::currentIndexChanged, this, changedLoad);
     connect(m_gpuAuto, &QCheckBox::toggled, this, changedLoad);
     connect(m_gpuLayers, &QSlider::valueChanged, this, changedLoad);
-    auto changedSampling = [this] { Q_EMIT samplingChanged(sampling()); };
-    connect(m_temperature, &QDoubleSpinBox::valueChanged, this, changedSampling);
-    connect(m_topP, &QDoubleSpinBox::valueChanged, this, changedSampling);
-    connect(m_topK, &QSpinBox::valueChanged, this, changedSampling);
-    connect(m_maxTokens, &QSpinBox::valueChanged, this, changedSampling);
+    connect(m_temperature, &QDoubleSpinBox::valueChanged, this, &SettingsView::saveSampling);
+    connect(m_topP, &QDoubleSpinBox::valueChanged, this, &SettingsView::saveSampling);
+    connect(m_topK, &QSpinBox::valueChanged, this, &SettingsView::saveSampling);
+    connect(m_minP, &QDoubleSpinBox::valueChanged, this, &SettingsView::saveSampling);
+    connect(m_repeat, &QDoubleSpinBox::valueChanged, this, &SettingsView::saveSampling);
+    connect(m_maxTokens, &QSpinBox::valueChanged, this, &SettingsView::saveSampling);
+    connect(m_idleUnload, &QSpinBox::valueChanged, this, [this](int minutes) {
+        m_settings->setIdleUnloadMinutes(minutes);
+        Q_EMIT idleUnloadMinutesChanged(minutes);
+    });
+    connect(m_theme, &QComboBox::currentIndexChanged, this, [this] {
+        const QString theme = m_theme->currentData().toString();
+        m_settings->setTheme(theme);
+        Q_EMIT themeChanged(theme);
+    });
     connect(m_engine, &app::EngineHost::loaded, this, [this](const app::LoadedModel& m) {
         m_modelPath = m.path;
         updateEstimate();
@@ -141,7 +198,7 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     m_pendingDevice = ls.device;
     QPointer<SettingsView> self(this);
     m_deviceProbe = std::thread([self] {
-        DeviceList list = listDevices();
+        DeviceList list = app::listDevicesOnce();
         QMetaObject::invokeMethod(
             qApp, [self, list] { if (self && self->m_devices.devices.empty()) self->setDevices(list); },
             Qt::QueuedConnection);
@@ -177,7 +234,9 @@ void SettingsView::setDevices(const DeviceList& devices) {
     const int at = m_device->findData(wanted);
     m_device->setCurrentIndex(at >= 0 ? at : 0);
     updateGpuControls();
+    updateKvChoices();
     updateEstimate();
+    Q_EMIT devicesChanged(m_devices);
 }
 
 void SettingsView::selectDevice(const QString& id) {
@@ -204,12 +263,33 @@ void SettingsView::updateGpuControls() {
 }
 
 app::Sampling SettingsView::sampling() const {
-    app::Sampling s;
+    app::Sampling s = m_settings->chatSampling(); // keeps what the page does not show (seed, stops)
     s.temperature = float(m_temperature->value());
     s.topP = float(m_topP->value());
     s.topK = m_topK->value();
+    s.minP = float(m_minP->value());
+    s.repetitionPenalty = float(m_repeat->value());
     s.maxTokens = m_maxTokens->value();
     return s;
+}
+
+void SettingsView::saveSampling() {
+    const app::Sampling s = sampling();
+    m_settings->setChatSampling(s);
+    Q_EMIT samplingChanged(s);
+}
+
+QString SettingsView::fallbackWarning() const { return m_fallback->text(); }
+
+// KV types the chosen device refuses stay listed but greyed, with the reason as tooltip.
+void SettingsView::updateKvChoices() {
+    auto* model = qobject_cast<QStandardItemModel*>(m_kvType->model());
+    const DeviceDescription* d = currentDevice();
+    for (int i = 0; i < m_kvType->count(); ++i) {
+        const QString why = d ? app::kvTypeRefusal(*d, m_kvType->itemData(i).toString()) : QString();
+        if (model) model->item(i)->setEnabled(why.isEmpty());
+        m_kvType->setItemData(i, why.isEmpty() ? QVariant() : QVariant(why), Qt::ToolTipRole);
+    }
 }
 
 void SettingsView::setModelPath(const QString& path) {
@@ -231,88 +311,80 @@ void SettingsView::save() {
     ls.gpuLayers = m_gpuAuto->isChecked() ? -1 : m_gpuLayers->value();
     m_settings->setLoadSettings(ls);
     updateGpuControls();
+    updateKvChoices();
 }
 
 void SettingsView::updateEstimate() {
     m_overLimit = false;
     m_effectiveGpuLayers = 0;
+    m_fitText.clear();
     const DeviceDescription* device = currentDevice();
     const bool gpu = device && device->kind != DeviceKind::Cpu;
+    const app::LoadSettings ls = m_settings->loadSettings();
+    // Said before loading: what would run on the CPU instead of the chosen GPU, and why.
+    auto warn = [this](const QString& fallback) {
+        m_fallback->setText(fallback.isEmpty() ? QString() : tr("Will run on the CPU because %1.").arg(fallback));
+        m_fallback->setVisible(!fallback.isEmpty());
+    };
+    const bool devicesKnown = m_pendingDevice.isEmpty(); // else the saved device is not listed yet
     if (m_modelPath.isEmpty()) {
+        warn(devicesKnown ? app::fallbackReasonFor(ls, m_devices) : QString());
         m_gpuLabel->setText(gpu ? tr("Choose a model to see how many layers fit.")
                                 : tr("Every layer runs on the CPU."));
         m_estimate->setText(tr("Choose or load a model to see what it needs."));
         return;
     }
-    gguf::ReadOptions options;
-    options.requireTensorData = false;
-    auto file = gguf::File::open(m_modelPath.toStdString(), options);
-    if (!file) {
-        m_estimate->setText(QString::fromStdString(file.status().message()).toHtmlEscaped());
+    const qint64 available = app::availableRamBytes();
+    const app::MemoryPlan plan = app::planMemory(m_modelPath, ls, m_devices, available);
+    warn(devicesKnown ? app::fallbackReasonFor(ls, m_devices, plan) : QString());
+    if (!plan.error.isEmpty()) {
+        m_estimate->setText(plan.error.toHtmlEscaped());
         return;
     }
-    auto info = readModelInfo(*file);
-    if (!info) {
-        m_estimate->setText(QString::fromStdString(info.status().message()).toHtmlEscaped());
-        return;
-    }
-    if (m_modelLayers != int(info->blockCount)) {
-        m_modelLayers = int(info->blockCount);
+    const ModelInfo& info = plan.info;
+    if (m_modelLayers != int(info.blockCount)) {
+        m_modelLayers = int(info.blockCount);
         updateGpuControls();
     }
-    const uint32_t trainCtx = info->contextLength > 0 ? info->contextLength : 4096;
-    const uint32_t ctx = m_context->value() > 0 ? uint32_t(m_context->value()) : std::min<uint32_t>(trainCtx, 4096);
-    const QString kv = m_kvType->currentData().toString();
-    const quant::Type kvType = kv == QStringLiteral("q8_0") ? quant::Type::Q8_0
-                               : kv == QStringLiteral("f32") ? quant::Type::F32 : quant::Type::F16;
-    const int seqs = m_parallel->value();
-    // The device's budget: its free memory (else its total), less a tenth for the driver.
-    const uint64_t budget = gpu ? usableMemory(*device) : 0;
-    int layers = 0;
-    if (gpu) {
-        layers = m_gpuAuto->isChecked() ? maxGpuLayersThatFit(*file, *info, budget, ctx, kvType, seqs)
-                                        : std::min(m_gpuLayers->value(), int(info->blockCount));
-    }
+    const SplitEstimate& est = plan.split;
+    const int layers = plan.gpuLayers;
     m_effectiveGpuLayers = layers;
-    const SplitEstimate est = estimateSplit(*file, *info, layers, ctx, kvType, seqs);
-    const qint64 available = availableRamBytes();
-    const bool ramOver = available > 0 && double(est.cpuTotal()) > 0.9 * double(available);
-    const bool gpuOver = gpu && est.gpuTotal() > budget;
-    m_overLimit = ramOver || gpuOver;
+    m_overLimit = plan.overLimit();
+    m_fitText = app::fitLabel(plan.fit);
+    const bool planGpu = plan.gpu;
     QLocale l;
     auto size = [&](uint64_t b) { return l.formattedDataSize(qint64(b)); };
-    const bool hybrid = info->recurrentLayers > 0; // gated delta-net layers keep a state, not K/V
-    if (gpu)
+    const bool hybrid = info.recurrentLayers > 0; // gated delta-net layers keep a state, not K/V
+    if (planGpu)
         m_gpuLabel->setText(tr("%1 of %2 layers on %3%4")
-                                .arg(layers).arg(info->blockCount)
-                                .arg(QString::fromStdString(device->id),
-                                     layers == int(info->blockCount) ? tr(" (and the output layer)") : QString()));
+                                .arg(layers).arg(info.blockCount)
+                                .arg(plan.deviceId, layers == int(info.blockCount) ? tr(" (and the output layer)") : QString()));
     else
         m_gpuLabel->setText(tr("Every layer runs on the CPU."));
     QString html;
-    if (gpu)
+    if (planGpu)
         html += tr("<b>on %1</b>: weights %2 · KV cache %3%4 · compute %5 = <b>%6</b> of %7 usable<br>")
-                    .arg(QString::fromStdString(device->id), size(est.weightsGpu), size(est.kvGpu),
+                    .arg(plan.deviceId, size(est.weightsGpu), size(est.kvGpu),
                          hybrid ? tr(" · recurrent state %1").arg(size(est.stateGpu)) : QString(),
-                         size(est.computeGpu), size(est.gpuTotal()), size(budget));
+                         size(est.computeGpu), size(est.gpuTotal()), size(plan.gpuBudget));
     html += tr("<b>in RAM</b>: weights (%1) %2 · KV cache %3%4 · compute %5 = <b>%6</b> of %7 available<br>")
                 .arg(m_mmap->isChecked() ? tr("memory-mapped") : tr("read into memory"), size(est.weightsCpu), size(est.kvCpu),
                      hybrid ? tr(" · recurrent state %1").arg(size(est.stateCpu)) : QString(),
                      size(est.computeCpu), size(est.cpuTotal()), size(uint64_t(std::max<qint64>(0, available))));
-    html += tr("KV cache: %1 sequences × %2 tokens, %3").arg(seqs).arg(ctx).arg(kv);
+    html += tr("KV cache: %1 sequences × %2 tokens, %3").arg(plan.sequences).arg(plan.contextLength).arg(plan.kvName);
     if (hybrid)
         html += tr(" in %1 of %2 layers · recurrent state: %3 per sequence (%4 layers)")
-                    .arg(info->attentionLayers())
-                    .arg(info->blockCount)
-                    .arg(size(info->stateBytesPerSequence()))
-                    .arg(info->recurrentLayers);
-    if (available > 0 && !ramOver)
-        html += tr(" · headroom in RAM %1").arg(size(uint64_t(available) - std::min<uint64_t>(uint64_t(available), est.cpuTotal())));
+                    .arg(info.attentionLayers())
+                    .arg(info.blockCount)
+                    .arg(size(info.stateBytesPerSequence()))
+                    .arg(info.recurrentLayers);
+    if (available > 0 && !plan.ramOver)
+        html += tr(" · headroom in RAM %1").arg(size(uint64_t(available) - std::min<uint64_t>(uint64_t(available), plan.ramNeed())));
+    html += tr("<br>Fit: <b>%1</b>").arg(m_fitText);
     if (m_overLimit)
         html = QStringLiteral("<span style='color:#c0392b'>") + html +
-               (gpuOver ? tr("<br>Too much for %1: lower the GPU layers, context or parallel sequences.")
-                              .arg(QString::fromStdString(device->id))
-                        : tr("<br>Too much: lower the context, parallel sequences or KV type before loading.")) +
+               (plan.gpuOver ? tr("<br>Too much for %1: lower the GPU layers, context or parallel sequences.").arg(plan.deviceId)
+                             : tr("<br>Too much: lower the context, parallel sequences or KV type before loading.")) +
                QStringLiteral("</span>");
     if (m_engine->isLoaded() && m_engine->model().path == m_modelPath) {
         const app::LoadedModel& m = m_engine->model();

@@ -1,6 +1,7 @@
 // The settings page: how models load (device, GPU layers, context, KV cache type, threads,
-// parallel sequences) with a live, itemised memory estimate for the chosen model, split between
-// the device and RAM the way the engine places tensors, and the sampling of chats.
+// parallel sequences) with a live, itemised memory estimate for the chosen model (the shared
+// planMemory of services/memory_estimate.h), a warning before a load that would fall back to the
+// CPU, the sampling of chats, the idle unload timer and the theme, all saved in Settings.
 #pragma once
 
 #include "services/engine_host.h"
@@ -38,12 +39,23 @@ public:
     // What the estimate currently resolves "GPU layers" to, and whether it is over a limit.
     int effectiveGpuLayers() const { return m_effectiveGpuLayers; }
     bool estimateOverLimit() const { return m_overLimit; }
+    // The estimate's verdict ("fits on GPU", ...), the one the models page's badges show.
+    QString fitText() const { return m_fitText; }
+    // "Will run on the CPU because ..." when the chosen combination falls back; empty otherwise.
+    QString fallbackWarning() const;
+    const DeviceList& devices() const { return m_devices; }
 
 Q_SIGNALS:
     void samplingChanged(const app::Sampling& sampling);
+    void themeChanged(const QString& theme);       // "system", "light", "dark"
+    void idleUnloadMinutesChanged(int minutes);    // 0: never
+    // The devices found by the background probe (or set by setDevices), e.g. for ModelsView::setDevices.
+    void devicesChanged(const hearth::DeviceList& devices);
 
 private:
     void save();
+    void saveSampling();
+    void updateKvChoices();
     void updateEstimate();
     void updateGpuControls();
     const DeviceDescription* currentDevice() const;
@@ -66,12 +78,18 @@ private:
     int m_modelLayers = 0;
     int m_effectiveGpuLayers = 0;
     bool m_overLimit = false;
+    QString m_fitText;
+    QLabel* m_fallback = nullptr;
     QLabel* m_gpuLabel = nullptr;
     QLabel* m_estimate = nullptr;
     QDoubleSpinBox* m_temperature = nullptr;
     QDoubleSpinBox* m_topP = nullptr;
     QSpinBox* m_topK = nullptr;
     QSpinBox* m_maxTokens = nullptr;
+    QDoubleSpinBox* m_minP = nullptr;
+    QDoubleSpinBox* m_repeat = nullptr;
+    QSpinBox* m_idleUnload = nullptr;
+    QComboBox* m_theme = nullptr;
 };
 
 } // namespace hearth::ui

@@ -2,6 +2,7 @@
 // manager only forwards calls there and re-emits what comes back.
 #include "services/download_manager.h"
 
+#include "services/download_queue_store.h"
 #include "services/hub_client.h" // describeReplyError
 
 #include <QCryptographicHash>
@@ -109,14 +110,19 @@ public:
         m_network = nullptr;
     }
 
-    void add(quint64 id, const DownloadRequest& request) {
+    void add(quint64 id, const DownloadRequest& request, bool paused) {
         auto task = std::make_unique<Task>();
         task->id = id;
         task->request = request;
         task->request.expectedSha256 = request.expectedSha256.trimmed().toLower();
         task->total = request.expectedSize;
         m_tasks[id] = std::move(task);
-        setState(*m_tasks[id], DownloadState::Queued);
+        setState(*m_tasks[id], paused ? DownloadState::Paused : DownloadState::Queued);
+        if (paused) {
+            // What an earlier run left in the .part, so the list shows how far it got.
+            m_tasks[id]->received = QFileInfo(m_tasks[id]->partPath()).size();
+            emitProgress(*m_tasks[id]);
+        }
         schedule();
     }
 
@@ -206,7 +212,7 @@ private:
     void setState(Task& t, DownloadState s) {
         t.state = s;
         toManager([id = t.id, s](DownloadManager* m) {
-            m->m_states[id] = s;
+            m->noteState(id, s);
             Q_EMIT m->stateChanged(id, s);
         });
     }
@@ -594,11 +600,61 @@ template <typename F> void DownloadManager::toWorker(F&& f) {
     QMetaObject::invokeMethod(w, [w, fn = std::forward<F>(f)]() mutable { fn(w); }, Qt::QueuedConnection);
 }
 
-quint64 DownloadManager::enqueue(const DownloadRequest& request) {
+quint64 DownloadManager::enqueue(const DownloadRequest& request) { return add(request, false); }
+
+quint64 DownloadManager::add(const DownloadRequest& request, bool paused) {
     const quint64 id = m_nextId++;
-    m_states[id] = DownloadState::Queued;
-    toWorker([id, request](detail::DownloadWorker* w) { w->add(id, request); });
+    m_states[id] = paused ? DownloadState::Paused : DownloadState::Queued;
+    m_requests.insert(id, request);
+    writeQueue();
+    toWorker([id, request, paused](detail::DownloadWorker* w) { w->add(id, request, paused); });
     return id;
+}
+
+void DownloadManager::noteState(quint64 id, DownloadState state) {
+    const DownloadState before = m_states.value(id, DownloadState::Queued);
+    m_states[id] = state;
+    if (state == DownloadState::Completed || state == DownloadState::Cancelled) {
+        if (m_requests.remove(id)) writeQueue();
+    } else if ((state == DownloadState::Paused) != (before == DownloadState::Paused) ||
+               (state == DownloadState::Failed) != (before == DownloadState::Failed)) {
+        writeQueue(); // whether it waits for the user changed
+    }
+}
+
+void DownloadManager::setQueueFile(const QString& path) {
+    m_queueFile = path;
+    if (!m_requests.isEmpty()) writeQueue();
+}
+
+QList<quint64> DownloadManager::restoreQueue(QString* error) {
+    QList<quint64> ids;
+    if (m_restored || m_queueFile.isEmpty()) return ids;
+    m_restored = true;
+    QList<QueuedDownload> queue;
+    if (!readDownloadQueue(m_queueFile, &queue, error)) return ids;
+    for (const QueuedDownload& d : queue) {
+        bool known = false; // enqueued again already in this run
+        for (const DownloadRequest& r : std::as_const(m_requests)) known = known || r.destination == d.request.destination;
+        if (known) continue;
+        if (QFileInfo::exists(d.request.destination)) continue; // finished after the file was written
+        ids << add(d.request, d.paused);
+    }
+    writeQueue();
+    return ids;
+}
+
+void DownloadManager::writeQueue() {
+    if (m_queueFile.isEmpty()) return;
+    QList<quint64> ids = m_requests.keys();
+    std::sort(ids.begin(), ids.end());
+    QList<QueuedDownload> queue;
+    for (quint64 id : ids) {
+        const DownloadState s = m_states.value(id, DownloadState::Queued);
+        queue.append({m_requests.value(id), s == DownloadState::Paused || s == DownloadState::Failed});
+    }
+    QString error;
+    if (!writeDownloadQueue(m_queueFile, queue, &error)) spdlog::warn("downloads: {}", error.toStdString());
 }
 
 void DownloadManager::pause(quint64 id) {

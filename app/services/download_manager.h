@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QHash>
+#include <QList>
 #include <QMetaType>
 #include <QObject>
 #include <QString>
@@ -66,6 +67,17 @@ public:
     // Sends "Authorization: Bearer <token>" to `host` only (not to redirect targets elsewhere).
     void setAccessToken(const QString& token, const QString& host);
 
+    // Keeps the unfinished downloads (queued, running, paused, failed) in `path`, a JSON file
+    // rewritten on every change (see download_queue_store.h); empty: not kept.
+    void setQueueFile(const QString& path);
+    QString queueFile() const { return m_queueFile; }
+    // Enqueues the downloads the queue file holds (once; later calls return nothing): those not
+    // paused start again, continuing their .part with a Range request; paused and failed ones
+    // wait for resume(). Returns their ids in the file's order.
+    QList<quint64> restoreQueue(QString* error = nullptr);
+    // What `id` downloads (an empty request for unknown ids).
+    DownloadRequest request(quint64 id) const { return m_requests.value(id); }
+
     // The last state reported for `id` (Failed for unknown ids).
     DownloadState state(quint64 id) const { return m_states.value(id, DownloadState::Failed); }
 
@@ -81,12 +93,18 @@ Q_SIGNALS:
 private:
     friend class detail::DownloadWorker;
     template <typename F> void toWorker(F&& f);
+    quint64 add(const DownloadRequest& request, bool paused);
+    void noteState(quint64 id, DownloadState state);
+    void writeQueue();
 
     QThread* m_thread = nullptr;
     detail::DownloadWorker* m_worker = nullptr; // lives in m_thread
     quint64 m_nextId = 1;
     int m_maxParallel = 1;
     QHash<quint64, DownloadState> m_states;
+    QHash<quint64, DownloadRequest> m_requests; // unfinished downloads, for the queue file
+    QString m_queueFile;
+    bool m_restored = false;
 };
 
 } // namespace hearth::app

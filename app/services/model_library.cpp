@@ -384,21 +384,35 @@ quint64 ModelLibrary::importModel(const QString& sourcePath, ImportMode mode) {
     return ticket;
 }
 
+ModelLibrary::Removal ModelLibrary::removalFor(const QString& path) const {
+    Removal r;
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    const QString folder = QFileInfo(m_folder).canonicalFilePath();
+    const QString canonical = QFileInfo(abs).canonicalFilePath();
+    if (folder.isEmpty() || canonical.isEmpty() || !canonical.startsWith(folder + QLatin1Char('/'))) return r;
+    r.deletesFiles = true;
+    r.files = modelFiles(abs);
+    for (const QString& f : r.files) r.bytes += QFileInfo(f).size();
+    return r;
+}
+
 bool ModelLibrary::removeModel(const QString& path, QString* error) {
     const QString abs = QFileInfo(path).absoluteFilePath();
+    const Removal removal = removalFor(path);
     if (m_references.contains(abs)) {
         m_references.removeAll(abs);
         if (!saveReferences(error)) return false;
-        refresh();
-        return true;
+        if (!removal.deletesFiles) {
+            refresh();
+            return true;
+        }
+        // Referenced but inside the models folder: the scan would list it again, so it goes too.
     }
-    const QString folder = QFileInfo(m_folder).canonicalFilePath();
-    const QString canonical = QFileInfo(abs).canonicalFilePath();
-    if (folder.isEmpty() || canonical.isEmpty() || !canonical.startsWith(folder + QLatin1Char('/'))) {
+    if (!removal.deletesFiles) {
         if (error) *error = QStringLiteral("%1 is not in the models folder").arg(path);
         return false;
     }
-    for (const QString& f : modelFiles(abs)) {
+    for (const QString& f : removal.files) {
         if (!QFile::remove(f)) {
             if (error) *error = QStringLiteral("cannot delete %1").arg(f);
             refresh();

@@ -84,6 +84,14 @@ public:
     // Deletes a model file from the models folder (all parts of a split model), or forgets a
     // referenced one without touching the file. False with a reason in *error when it cannot.
     bool removeModel(const QString& path, QString* error = nullptr);
+    // What removeModel(path) does: delete these files (a model in the models folder, every part
+    // of a split one, even when also referenced) or only forget a reference (deletesFiles false).
+    struct Removal {
+        bool deletesFiles = false;
+        QStringList files; // what is deleted (empty when only forgotten)
+        qint64 bytes = 0;  // their size together
+    };
+    Removal removalFor(const QString& path) const;
 
     // The curated starter list; an error message in *error when it cannot be read.
     static QList<StarterModel> starterModels(const QString& jsonPath = QStringLiteral(":/hearth/models/starter.json"),

@@ -22,6 +22,13 @@ const ModelEntry* ModelListModel::entry(int row) const {
     return row >= 0 && row < m_rows.size() ? &m_rows[row] : nullptr;
 }
 
+void ModelListModel::setFitBadges(const QHash<QString, QString>& badges) {
+    if (badges == m_fit) return;
+    m_fit = badges;
+    if (!m_rows.isEmpty())
+        Q_EMIT dataChanged(index(0, 0), index(int(m_rows.size()) - 1, 0), {Qt::DisplayRole, FitRole});
+}
+
 int ModelListModel::rowOf(const QString& path) const {
     for (int i = 0; i < m_rows.size(); ++i)
         if (m_rows[i].path == path) return i;
@@ -36,7 +43,9 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
         // Two lines: the model's name, then file, quantization and size.
         if (!e.isUsable()) return QStringLiteral("%1\n%2").arg(e.fileName, tr("cannot be used"));
         const QString size = QLocale().formattedDataSize(e.sizeBytes);
-        return QStringLiteral("%1\n%2 · %3 · %4").arg(e.displayName(), e.fileName, e.quantization, size);
+        const QString fit = m_fit.value(e.path);
+        return QStringLiteral("%1\n%2 · %3 · %4%5").arg(e.displayName(), e.fileName, e.quantization, size,
+                                                       fit.isEmpty() ? QString() : QStringLiteral(" · ") + fit);
     }
     case Qt::ToolTipRole: {
         if (!e.isUsable()) return QStringLiteral("%1\n%2").arg(e.path, e.error);
@@ -58,6 +67,7 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
     case ExternalRole: return e.external;
     case ErrorRole: return e.error;
     case EntryRole: return QVariant::fromValue(e);
+    case FitRole: return m_fit.value(e.path);
     default: return {};
     }
 }
@@ -78,6 +88,7 @@ QHash<int, QByteArray> ModelListModel::roleNames() const {
     names.insert(ExternalRole, "external");
     names.insert(ErrorRole, "error");
     names.insert(EntryRole, "entry");
+    names.insert(FitRole, "fit");
     return names;
 }
 

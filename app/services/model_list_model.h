@@ -5,6 +5,7 @@
 #include "services/model_library.h"
 
 #include <QAbstractListModel>
+#include <QHash>
 #include <QPointer>
 
 namespace hearth::app {
@@ -27,6 +28,7 @@ public:
         ExternalRole,       // bool
         ErrorRole,          // QString, empty when usable
         EntryRole,          // the whole ModelEntry
+        FitRole,            // QString: "fits on GPU", ... (see setFitBadges); empty until known
     };
     Q_ENUM(Role)
 
@@ -38,12 +40,17 @@ public:
 
     const ModelEntry* entry(int row) const;
     int rowOf(const QString& path) const; // -1 when absent
+    // The fit badge of each model by path (the models page computes them with planMemory for
+    // the current load settings); shown after the size on the second line of each row.
+    void setFitBadges(const QHash<QString, QString>& badges);
+    QString fitBadge(const QString& path) const { return m_fit.value(path); }
 
 private:
     void sync();
 
     QPointer<ModelLibrary> m_library;
     QList<ModelEntry> m_rows;
+    QHash<QString, QString> m_fit;
 };
 
 } // namespace hearth::app

@@ -50,4 +50,20 @@ QString wontRunReason(const QString& quantization, const QString& architecture) 
     return {};
 }
 
+QString wontRunReason(const ModelInfo& info) {
+    const QString arch = QString::fromStdString(info.architecture);
+    if (!supportedArchitectureNames().contains(arch))
+        return QStringLiteral("architecture '%1' not supported").arg(arch);
+    QStringList types;
+    for (const auto& [name, count] : info.tensorsByType) {
+        const auto type = quant::typeFromName(name);
+        const quant::TypeInfo* t = type ? quant::typeInfo(*type) : nullptr;
+        const bool integer = type && (*type == quant::Type::I8 || *type == quant::Type::I16 ||
+                                      *type == quant::Type::I32 || *type == quant::Type::I64);
+        if (!integer && (!t || !t->canDequantize)) types << QString::fromStdString(name);
+    }
+    if (!types.isEmpty()) return QStringLiteral("%1 weights not supported").arg(types.join(QStringLiteral(", ")));
+    return {};
+}
+
 } // namespace hearth::app

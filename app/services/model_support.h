@@ -5,6 +5,10 @@
 #include <QString>
 #include <QStringList>
 
+namespace hearth {
+struct ModelInfo;
+}
+
 namespace hearth::app {
 
 // The general.architecture values the engine binds ("llama", "qwen2", ...).
@@ -16,5 +20,9 @@ QStringList supportedArchitectureNames();
 // supported". Empty when it should run, and for what cannot be told from the name (an empty or
 // unrecognised quantization, an unknown architecture): those are checked when the file loads.
 QString wontRunReason(const QString& quantization, const QString& architecture);
+
+// The same for a file on disk, from its header: an architecture the engine does not bind, or
+// tensors of a type without a dequantizer (every such type named). Empty when it should run.
+QString wontRunReason(const ModelInfo& info);
 
 } // namespace hearth::app

@@ -1,7 +1,9 @@
 // DownloadManager against the local stand-in hub: search -> tree -> quant -> verified download,
 // pause and resume with a Range request, continuing a .part from an earlier run, servers that
-// ignore Range, stall or fail, corrupt data, cancel, the parallel limit and the disk-space check.
+// ignore Range, stall or fail, corrupt data, cancel, the parallel limit and the disk-space check;
+// the queue file that makes downloads resume by themselves after a restart.
 #include "services/download_manager.h"
+#include "services/download_queue_store.h"
 #include "services/hub_client.h"
 
 #include "test_hub.h"
@@ -359,6 +361,120 @@ private Q_SLOTS:
         manager.enqueue(requestFor(hub, dir.path(), "gated-Q4_K_M.gguf", content));
         QVERIFY(w2.waitDone());
         QCOMPARE(hub.downloads().back().authorization, std::string("Bearer secret"));
+    }
+
+    // A restart mid-download: the queue file brings the download back, it continues its .part
+    // with a Range request and completes with the right SHA-256; the file is then emptied.
+    void resumesByItselfAfterARestart() {
+        TestHub hub;
+        const std::string content = TestHub::makeContent(2 * 1024 * 1024, 21); // seconds at this pace: stopped well before the end
+        hub.addFile(kRepo, "restart-Q4_K_M.gguf", {content});
+        hub.chunkBytes = 16 * 1024;
+        hub.chunkDelayMs = 10;
+        QTemporaryDir dir;
+        const QString queueFile = dir.filePath(QStringLiteral("state/.hearth-downloads.json"));
+        const DownloadRequest r = requestFor(hub, dir.path(), "restart-Q4_K_M.gguf", content);
+        qint64 partSize = 0;
+        {
+            DownloadManager first;
+            first.setQueueFile(queueFile);
+            Watch w(first);
+            first.enqueue(r);
+            QTRY_VERIFY_WITH_TIMEOUT(w.lastReceived() >= 128 * 1024, 10000);
+            QList<QueuedDownload> saved;
+            QVERIFY(readDownloadQueue(queueFile, &saved));
+            QCOMPARE(saved.size(), 1);
+            QCOMPARE(saved.front().request.url, r.url);
+            QCOMPARE(saved.front().request.destination, r.destination);
+            QCOMPARE(saved.front().request.expectedSha256, r.expectedSha256);
+            QCOMPARE(saved.front().request.expectedSize, r.expectedSize);
+            QVERIFY(!saved.front().paused);
+        } // the app quits (or dies) here, leaving the .part and the queue file
+        partSize = QFileInfo(r.destination + QStringLiteral(".part")).size();
+        QVERIFY2(partSize > 0 && partSize < qint64(content.size()), qPrintable(QString::number(partSize)));
+        QCOMPARE(hub.downloads().size(), size_t(1));
+
+        hub.chunkDelayMs = 0;
+        DownloadManager second;
+        Watch w(second);
+        second.setQueueFile(queueFile);
+        const QList<quint64> ids = second.restoreQueue();
+        QCOMPARE(ids.size(), 1);
+        QCOMPARE(second.request(ids.front()).destination, r.destination);
+        QVERIFY(second.restoreQueue().isEmpty()); // once per run
+        QVERIFY(w.waitDone());
+        QCOMPARE(readAll(r.destination), QByteArray::fromStdString(content));
+        const auto downloads = hub.downloads();
+        QCOMPARE(downloads.size(), size_t(2));
+        QVERIFY2(downloads[1].range.rfind("bytes=", 0) == 0 && downloads[1].range != "bytes=0-",
+                 downloads[1].range.c_str());
+        QVERIFY(std::stoll(downloads[1].range.substr(6)) >= partSize);
+        QList<QueuedDownload> left;
+        QTRY_VERIFY_WITH_TIMEOUT(readDownloadQueue(queueFile, &left) && left.isEmpty(), 5000);
+    }
+
+    // A paused download stays paused after a restart (no request until Resume); a cancelled
+    // one is gone from the file.
+    void pausedStaysPausedCancelledIsForgotten() {
+        TestHub hub;
+        const std::string content = TestHub::makeContent(1024 * 1024, 22);
+        hub.addFile(kRepo, "p-Q4_K_M.gguf", {content});
+        hub.addFile(kRepo, "c-Q4_K_M.gguf", {content});
+        hub.chunkBytes = 16 * 1024;
+        hub.chunkDelayMs = 10;
+        QTemporaryDir dir;
+        const QString queueFile = dir.filePath(QStringLiteral(".hearth-downloads.json"));
+        const DownloadRequest paused = requestFor(hub, dir.path(), "p-Q4_K_M.gguf", content);
+        const DownloadRequest cancelled = requestFor(hub, dir.path(), "c-Q4_K_M.gguf", content);
+        {
+            DownloadManager first;
+            first.setQueueFile(queueFile);
+            first.setMaxParallel(2);
+            Watch w(first);
+            const quint64 p = first.enqueue(paused);
+            const quint64 c = first.enqueue(cancelled);
+            QTRY_VERIFY_WITH_TIMEOUT(w.lastReceived() >= 32 * 1024, 10000);
+            first.pause(p);
+            first.cancel(c);
+            QTRY_COMPARE_WITH_TIMEOUT(first.state(p), DownloadState::Paused, 5000);
+            QTRY_COMPARE_WITH_TIMEOUT(first.state(c), DownloadState::Cancelled, 5000);
+        }
+        QList<QueuedDownload> saved;
+        QVERIFY(readDownloadQueue(queueFile, &saved));
+        QCOMPARE(saved.size(), 1);
+        QVERIFY(saved.front().paused);
+        const size_t requestsBefore = hub.downloads().size();
+
+        hub.chunkDelayMs = 0;
+        DownloadManager second;
+        Watch w(second);
+        second.setQueueFile(queueFile);
+        const QList<quint64> ids = second.restoreQueue();
+        QCOMPARE(ids.size(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(second.state(ids.front()), DownloadState::Paused, 5000);
+        QTest::qWait(200);
+        QCOMPARE(hub.downloads().size(), requestsBefore);
+        second.resume(ids.front());
+        QVERIFY(w.waitDone());
+        QCOMPARE(readAll(paused.destination), QByteArray::fromStdString(content));
+        QVERIFY(!QFile::exists(cancelled.destination));
+    }
+
+    void queueFileErrors() {
+        QTemporaryDir dir;
+        QList<QueuedDownload> out;
+        QVERIFY(readDownloadQueue(dir.filePath(QStringLiteral("missing.json")), &out)); // none yet
+        QVERIFY(out.isEmpty());
+        const QString bad = dir.filePath(QStringLiteral("bad.json"));
+        writeFile(bad, "not json");
+        QString error;
+        QVERIFY(!readDownloadQueue(bad, &out, &error));
+        QVERIFY(error.contains(QStringLiteral("bad.json")));
+        DownloadManager manager;
+        manager.setQueueFile(bad);
+        error.clear();
+        QVERIFY(manager.restoreQueue(&error).isEmpty());
+        QVERIFY(!error.isEmpty());
     }
 };
 

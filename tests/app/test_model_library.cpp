@@ -191,6 +191,52 @@ private Q_SLOTS:
         QTRY_COMPARE(model.rowCount(), 0);
     }
 
+    // What Delete does, said before it happens and done exactly: every part of a split model in
+    // the folder goes; a reference elsewhere only leaves the list; a file referenced although it
+    // lies in the models folder is deleted too (a scan would list it again otherwise).
+    void removalDeletesWhatItSays() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("models"));
+        QDir().mkpath(folder);
+        const QString part1 = QDir(folder).filePath(QStringLiteral("big-00001-of-00002.gguf"));
+        const QString part2 = QDir(folder).filePath(QStringLiteral("big-00002-of-00002.gguf"));
+        writeText(part1, QByteArray(1000, 'a'));
+        writeText(part2, QByteArray(2000, 'b'));
+        const QString inside = QDir(folder).filePath(QStringLiteral("inside.gguf"));
+        QVERIFY(copyFile(storiesPath(), inside));
+        const QString outside = dir.filePath(QStringLiteral("elsewhere/outside.gguf"));
+        QVERIFY(copyFile(storiesPath(), outside));
+
+        ModelLibrary lib(folder);
+        QSignalSpy imported(&lib, &ModelLibrary::imported);
+        lib.importModel(outside, ModelLibrary::ImportMode::Reference);
+        QVERIFY(imported.wait(10000));
+        lib.importModel(inside, ModelLibrary::ImportMode::Reference); // already in the folder
+        QVERIFY(imported.wait(10000));
+        QVERIFY(rescan(lib));
+
+        const ModelLibrary::Removal split = lib.removalFor(part1);
+        QVERIFY(split.deletesFiles);
+        QCOMPARE(split.files, (QStringList{part1, part2}));
+        QCOMPARE(split.bytes, qint64(3000));
+        const ModelLibrary::Removal ref = lib.removalFor(outside);
+        QVERIFY(!ref.deletesFiles);
+        QVERIFY(ref.files.isEmpty());
+        QVERIFY(lib.removalFor(inside).deletesFiles);
+
+        QString error;
+        QVERIFY2(lib.removeModel(part1, &error), qPrintable(error));
+        QVERIFY(!QFile::exists(part1) && !QFile::exists(part2));
+        QVERIFY2(lib.removeModel(outside, &error), qPrintable(error));
+        QVERIFY(QFile::exists(outside));
+        QVERIFY2(lib.removeModel(inside, &error), qPrintable(error));
+        QVERIFY(!QFile::exists(inside));
+        QVERIFY(rescan(lib));
+        QVERIFY(lib.models().isEmpty());
+        QVERIFY(lib.references().isEmpty());
+    }
+
     void destroyedWhileScanning() {
         HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
         QTemporaryDir dir;

@@ -3,6 +3,8 @@
 #include "services/hub_client.h"
 #include "services/model_support.h"
 
+#include "hearth/model_info.h"
+
 #include <QtTest>
 
 using hearth::app::HubClient;
@@ -59,6 +61,19 @@ private Q_SLOTS:
         QCOMPARE(wontRunReason(QStringLiteral("F64"), QStringLiteral("llama")),
                  QStringLiteral("F64 weights not supported"));
         QCOMPARE(wontRunReason(QStringLiteral("IQ1_M"), QStringLiteral("llama")), QString());
+    }
+
+    // A file on disk, from its header facts: the architecture, then every type without a
+    // dequantizer (integer tensors are not weights and do not count).
+    void fromTheFileHeader() {
+        hearth::ModelInfo info;
+        info.architecture = "llama";
+        info.tensorsByType = {{"F32", 3}, {"Q4_K", 10}, {"I32", 1}};
+        QCOMPARE(wontRunReason(info), QString());
+        info.tensorsByType["F64"] = 1;
+        QCOMPARE(wontRunReason(info), QStringLiteral("F64 weights not supported"));
+        info.architecture = "mamba";
+        QCOMPARE(wontRunReason(info), QStringLiteral("architecture 'mamba' not supported"));
     }
 };
 

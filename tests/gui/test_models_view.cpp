@@ -1,8 +1,13 @@
-// The hub browser on the models page, offscreen, against a stand-in hub: files this build cannot
-// run (an unsupported architecture from the hub's GGUF metadata) stay listed, greyed and marked
-// "won't run here" with the reason, and Download is off for them; the others (IQ1_S included,
-// since it dequantizes) keep their fit badge and can be downloaded.
+// The models page, offscreen, against a stand-in hub: files this build cannot run (an
+// unsupported architecture from the hub's GGUF metadata) stay listed, greyed and marked "won't
+// run here" with the reason, and Download is off for them; the others (IQ1_S included, since it
+// dequantizes) keep their fit badge and can be downloaded. Fit badges (library and Discover) come
+// from the settings page's estimate for the load settings and devices; Delete says whether the
+// file goes and does exactly that; hub errors stay on the page with Retry; the starter list shows
+// size, license and notes; a download queue left by an earlier run is listed again.
 #include "models_view.h"
+#include "settings_view.h"
+#include "test_support.h"
 
 #include "../app/test_hub.h"
 
@@ -12,12 +17,70 @@
 #include "services/model_library.h"
 #include "services/settings.h"
 
+#include "services/download_queue_store.h"
+
+#include <QApplication>
+#include <QLabel>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QtTest>
 
 using namespace hearth;
 using hearth::test::TestHub;
+
+namespace {
+
+constexpr qint64 kGiB = qint64(1) << 30;
+
+DeviceList machineWithGpu(uint64_t gpuFree) {
+    DeviceList list;
+    DeviceDescription cpu;
+    cpu.id = "cpu";
+    cpu.name = "Test CPU";
+    cpu.totalMemory = uint64_t(16) << 30;
+    DeviceDescription gpu;
+    gpu.kind = DeviceKind::Vulkan;
+    gpu.id = "vulkan:0";
+    gpu.name = "Test GPU";
+    gpu.type = "discrete";
+    gpu.freeMemory = gpuFree;
+    gpu.totalMemory = gpuFree;
+    list.devices = {cpu, gpu};
+    return list;
+}
+
+void useDevice(app::Settings& settings, const QString& device) {
+    app::LoadSettings ls = settings.loadSettings();
+    ls.device = device;
+    ls.gpuLayers = -1;
+    settings.setLoadSettings(ls);
+}
+
+// Answers the next message box with `button` and returns its text (via *text) once it showed.
+void answerNextBox(QMessageBox::StandardButton button, QString* text) {
+    auto* timer = new QTimer(qApp);
+    timer->setInterval(20);
+    QObject::connect(timer, &QTimer::timeout, timer, [timer, button, text] {
+        auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+        if (!box) return;
+        *text = box->text();
+        timer->stop();
+        timer->deleteLater();
+        box->button(button)->click();
+    });
+    timer->start();
+}
+
+bool copyFile(const QString& from, const QString& to) {
+    QDir().mkpath(QFileInfo(to).absolutePath());
+    return QFile::copy(from, to);
+}
+
+} // namespace
 
 class TestModelsView : public QObject {
     Q_OBJECT
@@ -70,6 +133,225 @@ private Q_SLOTS:
         view.selectOption(0);
         QVERIFY(!view.canDownloadSelected());
         QVERIFY(hub.downloads().empty());
+    }
+
+    // The library and Discover badges say what the settings page's estimate says, for the load
+    // settings and devices of the moment (before: file size against free RAM only).
+    void badgesUseTheSettingsEstimate() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        TestHub hub;
+        hub.addFile("acme/tiny-GGUF", "tiny-Q4_K_M.gguf", {TestHub::makeContent(4096), {}, {}});
+        hub.setArchitecture("acme/tiny-GGUF", "qwen2");
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("models"));
+        const QString model = QDir(folder).filePath(QStringLiteral("stories.gguf"));
+        QVERIFY(copyFile(QString::fromStdString(test::testDataPath("models/stories260K.gguf")), model));
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        useDevice(settings, QStringLiteral("vulkan:0"));
+        app::ModelLibrary library(folder);
+        app::EngineHost engine;
+        app::HubClient client;
+        client.setBaseUrl(hub.baseUrl());
+        app::DownloadManager downloads;
+        ui::ModelsView view(&library, &engine, &client, &downloads, &settings);
+        const DeviceList devices = machineWithGpu(uint64_t(4) << 30);
+        view.setDevices(devices);
+        view.setAvailableRam(8 * kGiB);
+        view.show();
+        library.refresh();
+        QTRY_COMPARE_WITH_TIMEOUT(view.libraryFitBadge(model), QStringLiteral("fits on GPU"), 10000);
+
+        // The settings page, same settings and devices: the same verdict.
+        ui::SettingsView page(&settings, &engine);
+        page.setDevices(devices);
+        page.setModelPath(model);
+        QCOMPARE(page.fitText(), view.libraryFitBadge(model));
+
+        view.showRepo(QStringLiteral("acme/tiny-GGUF"));
+        QTRY_COMPARE_WITH_TIMEOUT(view.shownOptionCount(), 1, 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(view.optionFitBadge(0), QStringLiteral("fits on GPU"), 5000);
+        auto* options = view.findChild<QTreeWidget*>(QStringLiteral("hubOptions"));
+        QCOMPARE(options->topLevelItem(0)->text(2), QStringLiteral("fits on GPU"));
+
+        // The CPU: in RAM; and with (almost) no RAM: won't fit, on both tabs.
+        useDevice(settings, QStringLiteral("cpu"));
+        QTRY_COMPARE_WITH_TIMEOUT(view.libraryFitBadge(model), QStringLiteral("fits in RAM"), 10000);
+        QCOMPARE(view.optionFitBadge(0), QStringLiteral("fits in RAM"));
+        QTRY_COMPARE_WITH_TIMEOUT(options->topLevelItem(0)->text(2), QStringLiteral("fits in RAM"), 5000);
+        view.setAvailableRam(1 << 20);
+        QTRY_COMPARE_WITH_TIMEOUT(view.libraryFitBadge(model), QStringLiteral("won't fit"), 10000);
+        QCOMPARE(view.optionFitBadge(0), QStringLiteral("won't fit"));
+    }
+
+    // Delete asks what it will do and does exactly that; a loaded model is unloaded first.
+    void deleteSaysWhetherTheFileGoes() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const QString stories = QString::fromStdString(test::testDataPath("models/stories260K.gguf"));
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("models"));
+        const QString inside = QDir(folder).filePath(QStringLiteral("inside.gguf"));
+        const QString loadedOne = QDir(folder).filePath(QStringLiteral("loaded.gguf"));
+        const QString outside = dir.filePath(QStringLiteral("elsewhere/outside.gguf"));
+        QVERIFY(copyFile(stories, inside));
+        QVERIFY(copyFile(stories, loadedOne));
+        QVERIFY(copyFile(stories, outside));
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        app::ModelLibrary library(folder);
+        app::EngineHost engine;
+        app::HubClient client;
+        app::DownloadManager downloads;
+        ui::ModelsView view(&library, &engine, &client, &downloads, &settings);
+        view.show();
+        QSignalSpy imported(&library, &app::ModelLibrary::imported);
+        library.importModel(outside, app::ModelLibrary::ImportMode::Reference);
+        QVERIFY(imported.wait(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(library.models().size() == 3, 10000);
+        const QString outsideAbs = QFileInfo(outside).absoluteFilePath();
+
+        // "No" keeps everything.
+        QString text;
+        QVERIFY(view.selectModel(inside));
+        answerNextBox(QMessageBox::No, &text);
+        view.deleteSelected();
+        QVERIFY2(text.contains(QStringLiteral("from disk")), qPrintable(text));
+        QVERIFY(QFile::exists(inside));
+
+        // In the models folder: the file goes.
+        QVERIFY(view.selectModel(inside));
+        answerNextBox(QMessageBox::Yes, &text);
+        view.deleteSelected();
+        QVERIFY2(text.startsWith(QStringLiteral("Delete model")) && text.contains(QStringLiteral("from disk?")), qPrintable(text));
+        QVERIFY(!QFile::exists(inside));
+        QTRY_VERIFY_WITH_TIMEOUT(!library.find(inside), 10000);
+
+        // Referenced elsewhere: only the entry goes, the question says where the file stays.
+        QVERIFY(view.selectModel(outsideAbs));
+        answerNextBox(QMessageBox::Yes, &text);
+        view.deleteSelected();
+        QVERIFY2(text.contains(QStringLiteral("Remove")) && text.contains(QStringLiteral("The file stays at")) &&
+                     text.contains(QDir::toNativeSeparators(outsideAbs)),
+                 qPrintable(text));
+        QVERIFY(QFile::exists(outside));
+        QTRY_VERIFY_WITH_TIMEOUT(!library.find(outsideAbs), 10000);
+
+        // Loaded: unloaded first, then deleted.
+        QSignalSpy loaded(&engine, &app::EngineHost::loaded);
+        app::LoadSettings cpu;
+        cpu.contextLength = 256;
+        cpu.maxParallel = 1;
+        engine.loadModel(loadedOne, cpu);
+        QVERIFY(loaded.wait(30000));
+        QVERIFY(engine.isLoaded());
+        QVERIFY(view.selectModel(loadedOne));
+        answerNextBox(QMessageBox::Yes, &text);
+        view.deleteSelected();
+        QVERIFY2(text.contains(QStringLiteral("unloaded first")), qPrintable(text));
+        QVERIFY(!engine.isLoaded());
+        QVERIFY(!QFile::exists(loadedOne));
+    }
+
+    // Hub errors stay on the Discover page until a Retry succeeds; the status bar still hears them.
+    void hubErrorsShowOnThePage() {
+        TestHub hub;
+        hub.searchStatus = 500;
+        QTemporaryDir dir;
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        app::ModelLibrary library(dir.filePath(QStringLiteral("models")));
+        app::EngineHost engine;
+        app::HubClient client;
+        client.setBaseUrl(hub.baseUrl());
+        app::DownloadManager downloads;
+        ui::ModelsView view(&library, &engine, &client, &downloads, &settings);
+        view.show();
+        view.showDiscoverTab();
+        QSignalSpy status(&view, &ui::ModelsView::statusMessage);
+        QVERIFY(view.hubError().isEmpty());
+        view.search(QStringLiteral("tiny"));
+        QTRY_VERIFY_WITH_TIMEOUT(!view.hubError().isEmpty(), 5000);
+        auto* label = view.findChild<QLabel*>(QStringLiteral("hubError"));
+        auto* retry = view.findChild<QPushButton*>(QStringLiteral("hubRetry"));
+        QVERIFY(label && retry && label->isVisible() && retry->isVisible());
+        QVERIFY2(view.hubError().contains(QStringLiteral("500")) || view.hubError().contains(QStringLiteral("down")),
+                 qPrintable(view.hubError()));
+        bool heard = false;
+        for (const auto& args : status) heard = heard || args.at(0).toString().startsWith(QStringLiteral("Hub:"));
+        QVERIFY(heard);
+        QTest::qWait(300); // still there after a while
+        QVERIFY(!view.hubError().isEmpty());
+
+        hub.searchStatus = 200;
+        retry->click();
+        auto* repos = view.findChild<QListWidget*>(QStringLiteral("hubRepos"));
+        QTRY_VERIFY_WITH_TIMEOUT(repos->count() == 2 && repos->item(0)->text().contains(QStringLiteral("acme/tiny-GGUF")), 5000);
+        QVERIFY(view.hubError().isEmpty());
+        QVERIFY(!label->isVisible());
+
+        // A repository that is not there.
+        view.showRepo(QStringLiteral("acme/missing-GGUF"));
+        QTRY_VERIFY_WITH_TIMEOUT(!view.hubError().isEmpty(), 5000);
+        hub.addFile("acme/missing-GGUF", "m-Q4_K_M.gguf", {TestHub::makeContent(1024), {}, {}});
+        view.retryHub();
+        QTRY_COMPARE_WITH_TIMEOUT(view.shownOptionCount(), 1, 5000);
+        QVERIFY(view.hubError().isEmpty());
+    }
+
+    void startersShowSizeLicenseAndNotes() {
+        TestHub hub; // outlives the client, so no connection keeps it waiting
+        QTemporaryDir dir;
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        app::ModelLibrary library(dir.filePath(QStringLiteral("models")));
+        app::EngineHost engine;
+        app::HubClient client;
+        app::DownloadManager downloads;
+        ui::ModelsView view(&library, &engine, &client, &downloads, &settings);
+        auto* repos = view.findChild<QListWidget*>(QStringLiteral("hubRepos"));
+        const QList<app::StarterModel> starters = app::ModelLibrary::starterModels();
+        QVERIFY(!starters.isEmpty());
+        QCOMPARE(repos->count(), starters.size());
+        for (int i = 0; i < starters.size(); ++i) {
+            const QString text = repos->item(i)->text();
+            const app::StarterModel& s = starters[i];
+            QVERIFY2(text.contains(s.title) && text.contains(s.license) && text.contains(s.notes) &&
+                         text.contains(QLocale().formattedDataSize(s.approxSizeBytes)),
+                     qPrintable(text));
+            QVERIFY2(text.contains(QStringLiteral("fits")) || text.contains(QStringLiteral("tight")) ||
+                         text.contains(QStringLiteral("won't")) || text.contains(QStringLiteral("unknown")),
+                     qPrintable(text));
+            QCOMPARE(repos->item(i)->data(Qt::UserRole).toString(), s.repo);
+        }
+        // After a search, an empty one brings them back.
+        client.setBaseUrl(hub.baseUrl());
+        view.search(QStringLiteral("tiny"));
+        QTRY_COMPARE_WITH_TIMEOUT(repos->count(), 2, 5000);
+        view.search(QString());
+        QCOMPARE(repos->count(), starters.size());
+        QVERIFY(repos->item(0)->text().contains(starters.front().title));
+    }
+
+    // A queue left by an earlier run (here a paused download) is listed again at start.
+    void restoredDownloadsAreListed() {
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("models"));
+        app::QueuedDownload d;
+        d.request.url = QUrl(QStringLiteral("http://127.0.0.1:9/acme/x/resolve/main/x-Q4_K_M.gguf"));
+        d.request.destination = QDir(folder).filePath(QStringLiteral("x-Q4_K_M.gguf"));
+        d.request.expectedSize = 1000;
+        d.request.displayName = QStringLiteral("x-Q4_K_M.gguf");
+        d.paused = true;
+        QVERIFY(app::writeDownloadQueue(QDir(folder).filePath(QStringLiteral(".hearth-downloads.json")), {d}));
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        app::ModelLibrary library(folder);
+        app::EngineHost engine;
+        app::HubClient client;
+        app::DownloadManager downloads;
+        ui::ModelsView view(&library, &engine, &client, &downloads, &settings);
+        QCOMPARE(view.transferCount(), 1);
+        QCOMPARE(downloads.queueFile(), QDir(folder).filePath(QStringLiteral(".hearth-downloads.json")));
+        const quint64 id = view.transferId(0);
+        QTRY_COMPARE_WITH_TIMEOUT(downloads.state(id), app::DownloadState::Paused, 5000);
+        auto* transfers = view.findChild<QTreeWidget*>(QStringLiteral("transfers"));
+        QCOMPARE(transfers->topLevelItem(0)->text(0), QStringLiteral("x-Q4_K_M.gguf"));
+        QTRY_COMPARE_WITH_TIMEOUT(transfers->topLevelItem(0)->text(1), QStringLiteral("paused"), 5000);
     }
 };
 

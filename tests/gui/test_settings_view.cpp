@@ -1,7 +1,9 @@
 // The settings page's device picker and GPU layer split, offscreen: with a (described) GPU of a
 // given size, "as many as fit" picks the layer count the engine's accounting allows, a manual
 // count beyond the device's memory turns the estimate red, the CPU runs everything, and the
-// choices are saved. A hybrid model (qwen35) shows its recurrent state beside the KV cache.
+// choices are saved. A hybrid model (qwen35) shows its recurrent state beside the KV cache. Chat
+// sampling, idle unload and theme survive a restart; a KV type the chosen GPU refuses is greyed
+// with the reason and, when chosen anyway, a warning says the load will run on the CPU and why.
 #include "settings_view.h"
 #include "test_support.h"
 
@@ -9,10 +11,16 @@
 #include "hearth/model_info.h"
 #include "hearth/synth.h"
 #include "services/engine_host.h"
+#include "services/load_fallback.h"
 #include "services/settings.h"
 
 #include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QSignalSpy>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -115,6 +123,105 @@ private Q_SLOTS:
                                     QStringLiteral("per sequence (3 layers)"), QStringLiteral("KV cache")})
             QVERIFY2(text.contains(fact), qPrintable(fact + QStringLiteral(" not in: ") + text));
         qInfo("%s", qPrintable(text));
+    }
+
+    // Before: the page started from built-in defaults and never saved, so a restart lost them.
+    void samplingAndAppSettingsSurviveARestart() {
+        QTemporaryDir dir;
+        const QString ini = dir.filePath(QStringLiteral("hearth.ini"));
+        {
+            app::Settings settings(ini);
+            app::EngineHost engine;
+            ui::SettingsView view(&settings, &engine);
+            QSignalSpy sampling(&view, &ui::SettingsView::samplingChanged);
+            QSignalSpy theme(&view, &ui::SettingsView::themeChanged);
+            QSignalSpy idle(&view, &ui::SettingsView::idleUnloadMinutesChanged);
+            view.findChild<QDoubleSpinBox*>(QStringLiteral("temperature"))->setValue(0.3);
+            view.findChild<QDoubleSpinBox*>(QStringLiteral("topP"))->setValue(0.7);
+            view.findChild<QSpinBox*>(QStringLiteral("topK"))->setValue(12);
+            view.findChild<QDoubleSpinBox*>(QStringLiteral("minP"))->setValue(0.1);
+            view.findChild<QDoubleSpinBox*>(QStringLiteral("repetitionPenalty"))->setValue(1.1);
+            view.findChild<QSpinBox*>(QStringLiteral("maxTokens"))->setValue(77);
+            auto* themes = view.findChild<QComboBox*>(QStringLiteral("theme"));
+            themes->setCurrentIndex(themes->findData(QStringLiteral("dark")));
+            view.findChild<QSpinBox*>(QStringLiteral("idleUnloadMinutes"))->setValue(15);
+            QVERIFY(!sampling.isEmpty());
+            QCOMPARE(sampling.last().at(0).value<app::Sampling>().maxTokens, 77);
+            QCOMPARE(theme.last().at(0).toString(), QStringLiteral("dark"));
+            QCOMPARE(idle.last().at(0).toInt(), 15);
+        }
+        app::Settings settings(ini);
+        const app::Sampling s = settings.chatSampling();
+        QCOMPARE(s.temperature, 0.3f);
+        QCOMPARE(s.topP, 0.7f);
+        QCOMPARE(s.topK, 12);
+        QCOMPARE(s.minP, 0.1f);
+        QCOMPARE(s.repetitionPenalty, 1.1f);
+        QCOMPARE(s.maxTokens, 77);
+        QCOMPARE(settings.theme(), QStringLiteral("dark"));
+        QCOMPARE(settings.idleUnloadMinutes(), 15);
+        app::EngineHost engine;
+        ui::SettingsView view(&settings, &engine);
+        QCOMPARE(view.findChild<QDoubleSpinBox*>(QStringLiteral("temperature"))->value(), 0.3);
+        QCOMPARE(view.findChild<QSpinBox*>(QStringLiteral("maxTokens"))->value(), 77);
+        QCOMPARE(view.findChild<QComboBox*>(QStringLiteral("theme"))->currentData().toString(), QStringLiteral("dark"));
+        QCOMPARE(view.findChild<QSpinBox*>(QStringLiteral("idleUnloadMinutes"))->value(), 15);
+        QCOMPARE(view.sampling().maxTokens, 77);
+    }
+
+    // Before: Q8_0 K/V with a Vulkan device was offered and silently ran on the CPU.
+    void saysBeforeLoadingWhatFallsBack() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir dir;
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        app::EngineHost engine;
+        ui::SettingsView view(&settings, &engine);
+        view.show();
+        view.setModelPath(QString::fromStdString(test::testDataPath("models/stories260K.gguf")));
+        DeviceList list;
+        DeviceDescription cpu;
+        cpu.id = "cpu";
+        cpu.name = "Test CPU";
+        DeviceDescription gpu;
+        gpu.kind = DeviceKind::Vulkan;
+        gpu.id = "vulkan:0";
+        gpu.name = "Test GPU";
+        gpu.freeMemory = gpu.totalMemory = uint64_t(4) << 30;
+        list.devices = {cpu, gpu};
+        view.setDevices(list);
+        auto* kv = view.findChild<QComboBox*>();
+        for (QComboBox* c : view.findChildren<QComboBox*>())
+            if (c->findData(QStringLiteral("q8_0")) >= 0) kv = c;
+        auto* model = qobject_cast<QStandardItemModel*>(kv->model());
+        QVERIFY(model);
+        const int q8 = kv->findData(QStringLiteral("q8_0"));
+        auto* warning = view.findChild<QLabel*>(QStringLiteral("fallbackWarning"));
+        QVERIFY(warning);
+
+        view.selectDevice(QStringLiteral("cpu"));
+        QVERIFY(model->item(q8)->isEnabled());
+        kv->setCurrentIndex(q8);
+        QVERIFY(view.fallbackWarning().isEmpty());
+        QVERIFY(!warning->isVisible());
+
+        // The GPU: Q8_0 stays selected (the user's choice) but greyed, and the page says why.
+        view.selectDevice(QStringLiteral("vulkan:0"));
+        QVERIFY(!model->item(q8)->isEnabled());
+        QVERIFY2(kv->itemData(q8, Qt::ToolTipRole).toString().contains(QStringLiteral("F16 or F32")),
+                 qPrintable(kv->itemData(q8, Qt::ToolTipRole).toString()));
+        QVERIFY(model->item(kv->findData(QStringLiteral("f16")))->isEnabled());
+        QVERIFY2(view.fallbackWarning().startsWith(QStringLiteral("Will run on the CPU because")) &&
+                     view.fallbackWarning().contains(QStringLiteral("Q8_0")),
+                 qPrintable(view.fallbackWarning()));
+        QVERIFY(warning->isVisible());
+        QCOMPARE(view.fallbackWarning(),
+                 QStringLiteral("Will run on the CPU because %1.")
+                     .arg(app::fallbackReasonFor(settings.loadSettings(), list,
+                                                 QString::fromStdString(test::testDataPath("models/stories260K.gguf")))));
+
+        kv->setCurrentIndex(kv->findData(QStringLiteral("f16")));
+        QVERIFY(view.fallbackWarning().isEmpty());
+        QVERIFY(!warning->isVisible());
     }
 };
 
