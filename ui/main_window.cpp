@@ -16,6 +16,8 @@
 #include "services/download_manager.h"
 #include "services/engine_host.h"
 #include "services/hub_client.h"
+#include "services/load_fallback.h"
+#include "services/memory_estimate.h"
 #include "services/model_library.h"
 #include "services/settings.h"
 #include "services/starter_install.h"
@@ -332,7 +334,12 @@ void MainWindow::inspectModel(const QString& path) {
 
 void MainWindow::loadModel(const QString& path) {
     m_settingsView->setModelPath(path);
-    m_engine->loadModel(path, m_settings->loadSettings());
+    const app::LoadSettings settings = m_settings->loadSettings();
+    // Say before loading when the chosen device will not run it all (the engine says so after too).
+    if (settings.device != QStringLiteral("cpu"))
+        if (const QString why = app::fallbackReasonFor(settings, app::listDevicesOnce(), path); !why.isEmpty())
+            notifyWarning(tr("%1 will run on the CPU: %2").arg(QFileInfo(path).fileName(), why));
+    m_engine->loadModel(path, settings);
 }
 
 void MainWindow::notifyInfo(const QString& text) { m_notes->notify(NotificationArea::Level::Info, text); }

@@ -1,6 +1,7 @@
 // WelcomeView: machine facts, recommended starters as cards, and the download's progress.
 #include "welcome_view.h"
 
+#include "services/memory_estimate.h"
 #include "services/starter_install.h"
 
 #include <QApplication>
@@ -28,23 +29,6 @@ qint64 totalRamBytes() {
     for (const QByteArray& line : f.readAll().split('\n'))
         if (line.startsWith("MemTotal:")) return line.mid(9).trimmed().split(' ').value(0).toLongLong() * 1024;
     return 0;
-}
-
-qint64 availableRam() {
-    QFile f(QStringLiteral("/proc/meminfo"));
-    if (!f.open(QIODevice::ReadOnly)) return 0;
-    for (const QByteArray& line : f.readAll().split('\n'))
-        if (line.startsWith("MemAvailable:")) return line.mid(13).trimmed().split(' ').value(0).toLongLong() * 1024;
-    return 0;
-}
-
-// The most memory one GPU of the list can give a model (0: none but software devices).
-qint64 bestGpuMemory(const DeviceList& devices) {
-    qint64 best = 0;
-    for (const DeviceDescription& d : devices.devices)
-        if (d.kind != DeviceKind::Cpu && d.type != "software" && d.type != "cpu")
-            best = std::max(best, qint64(usableMemory(d)));
-    return best;
 }
 
 } // namespace
@@ -124,8 +108,8 @@ WelcomeView::WelcomeView(app::StarterInstall* install, QWidget* parent) : QWidge
 
     QPointer<WelcomeView> self(this);
     m_probe = std::thread([self] {
-        const DeviceList list = listDevices();
-        const qint64 ram = availableRam();
+        const DeviceList list = app::listDevicesOnce();
+        const qint64 ram = app::availableRamBytes();
         QMetaObject::invokeMethod(
             qApp, [self, list, ram] { if (self && !self->m_haveMachine) self->setMachine(list, ram); },
             Qt::QueuedConnection);
@@ -134,28 +118,6 @@ WelcomeView::WelcomeView(app::StarterInstall* install, QWidget* parent) : QWidge
 
 WelcomeView::~WelcomeView() {
     if (m_probe.joinable()) m_probe.join();
-}
-
-QList<app::StarterModel> WelcomeView::recommend(const QList<app::StarterModel>& starters, const DeviceList& devices,
-                                                qint64 availableRamBytes, int n) {
-    const qint64 gpu = bestGpuMemory(devices);
-    // A model is comfortable when its file plus a fifth (KV cache, buffers) and half a GiB fit.
-    const qint64 memory = std::max(gpu, availableRamBytes);
-    // Without a real GPU, bigger than ~5 GB runs slowly on most CPUs.
-    const qint64 cpuCap = qint64(5) << 30;
-    QList<app::StarterModel> fits;
-    for (const app::StarterModel& s : starters) {
-        if (s.approxSizeBytes <= 0) continue;
-        const qint64 need = s.approxSizeBytes + s.approxSizeBytes / 5 + (qint64(1) << 29);
-        if (need > memory) continue;
-        if (gpu == 0 && s.approxSizeBytes > cpuCap) continue;
-        fits << s;
-    }
-    std::stable_sort(fits.begin(), fits.end(), [](const app::StarterModel& a, const app::StarterModel& b) {
-        return a.approxSizeBytes > b.approxSizeBytes;
-    });
-    if (fits.size() > n) fits = fits.mid(0, n);
-    return fits;
 }
 
 void WelcomeView::setMachine(const DeviceList& devices, qint64 availableRamBytes) {
@@ -192,7 +154,7 @@ void WelcomeView::rebuildCards() {
     }
     m_buttons.clear();
     if (!m_haveMachine) return;
-    m_recommended = recommend(m_starters, m_devices, m_ram);
+    m_recommended = app::recommendedStarters(m_starters, m_devices, m_ram);
     if (m_recommended.isEmpty()) {
         auto* none = new QLabel(tr("None of the starter models fits the memory free right now. Close other "
                                    "programs, or browse the hub for a smaller model."),

@@ -34,12 +34,6 @@ public:
     void setMachine(const DeviceList& devices, qint64 availableRamBytes);
     void setStarters(const QList<app::StarterModel>& starters);
 
-    // Up to `n` starters that fit: those whose file (plus a working margin) fits the memory the
-    // engine would use, the largest of them first, and none bigger than a CPU-only machine runs
-    // at a comfortable speed.
-    static QList<app::StarterModel> recommend(const QList<app::StarterModel>& starters, const DeviceList& devices,
-                                              qint64 availableRamBytes, int n = 3);
-
     QList<app::StarterModel> recommended() const { return m_recommended; }
     QString machineText() const;
     // Starts the download of recommendation `index` (as its button does).
