@@ -8,6 +8,8 @@
 #include "model_picker.h"
 #include "models_view.h"
 #include "notification_area.h"
+#include "providers_dialog.h"
+#include "quantize_dialog.h"
 #include "server_view.h"
 #include "settings_view.h"
 #include "theme.h"
@@ -19,6 +21,7 @@
 #include "services/load_fallback.h"
 #include "services/memory_estimate.h"
 #include "services/model_library.h"
+#include "services/remote_provider.h"
 #include "services/settings.h"
 #include "services/starter_install.h"
 #include "services/store.h"
@@ -72,6 +75,8 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     if (!m_settings->accessToken().isEmpty())
         m_downloads->setAccessToken(m_settings->accessToken(), m_settings->hubBaseUrl().host());
     m_install = new app::StarterInstall(m_hub, m_downloads, m_settings->modelsFolder(), this);
+    m_providers = std::make_unique<app::ProviderStore>(dataDir);
+    m_remote = new app::RemoteClient(m_providers.get(), this);
 
     m_pages = new QTabWidget(this);
     m_pages->setTabPosition(QTabWidget::West);
@@ -111,6 +116,17 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
 
     connect(m_picker, &ModelPicker::loadRequested, this, &MainWindow::loadModel);
     connect(m_picker, &ModelPicker::unloadRequested, m_engine, &app::EngineHost::unloadModel);
+    connect(m_picker, &ModelPicker::remoteRequested, this, &MainWindow::useRemoteModel);
+    connect(m_remote, &app::RemoteClient::modelsListed, this, [this](quint64 ticket, const QStringList& models) {
+        const QString provider = m_remoteLists.take(ticket);
+        if (!provider.isEmpty()) m_picker->setRemoteModels(provider, models);
+    });
+    connect(m_remote, &app::RemoteClient::listFailed, this, [this](quint64 ticket, const QString& message) {
+        const QString provider = m_remoteLists.take(ticket);
+        if (provider.isEmpty()) return;
+        m_picker->setRemoteModels(provider, {});
+        notifyWarning(tr("Remote provider %1: %2").arg(provider, message));
+    });
     connect(m_picker, &ModelPicker::browseRequested, this, [this] {
         m_pages->setCurrentWidget(m_models);
         m_models->showDiscoverTab();
@@ -164,6 +180,7 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
         if (key == QStringLiteral("ui/theme")) applyTheme(m_settings->theme());
     });
     applyIdleUnload();
+    refreshRemoteModels();
     setAcceptDrops(true);
     m_library->refresh();
     if (!m_settings->welcomeDone()) showWelcome();
@@ -185,6 +202,19 @@ void MainWindow::buildMenus() {
     QAction* quit = file->addAction(tr("&Quit"));
     quit->setShortcut(QKeySequence::Quit);
     connect(quit, &QAction::triggered, this, &QWidget::close);
+
+    QMenu* models = menuBar()->addMenu(tr("&Models"));
+    QAction* quantize = models->addAction(tr("&Quantize…"));
+    quantize->setToolTip(tr("Make a smaller copy of a model in another weight type"));
+    connect(quantize, &QAction::triggered, this, &MainWindow::openQuantize);
+    QAction* providers = models->addAction(tr("&Remote providers…"));
+    connect(providers, &QAction::triggered, this, &MainWindow::openProviders);
+    QAction* refresh = models->addAction(tr("Re&fresh the library"));
+    refresh->setShortcut(QKeySequence::Refresh);
+    connect(refresh, &QAction::triggered, this, [this] {
+        m_library->refresh();
+        refreshRemoteModels();
+    });
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     const QList<QPair<QString, QWidget*>> pages = {{tr("&Chat"), m_chat},
@@ -363,6 +393,43 @@ void MainWindow::showStatus(const QString& text) {
 }
 
 QString MainWindow::statsText() const { return m_stats->text(); }
+
+void MainWindow::refreshRemoteModels() {
+    m_picker->clearRemoteModels();
+    for (const app::RemoteProvider& p : m_providers->providers()) m_remoteLists.insert(m_remote->listModels(p), p.name);
+}
+
+void MainWindow::useRemoteModel(const QString& provider, const QString& model) {
+    const auto p = m_providers->find(provider);
+    if (!p) {
+        notifyError(tr("Remote provider %1 is not configured any more").arg(provider));
+        return;
+    }
+    m_engine->useRemote(*p, model, m_remote);
+    m_pages->setCurrentWidget(m_chat);
+}
+
+void MainWindow::openProviders() {
+    ProvidersDialog dialog(m_providers.get(), m_remote, this);
+    connect(&dialog, &ProvidersDialog::providersChanged, this, &MainWindow::refreshRemoteModels);
+    dialog.exec();
+}
+
+void MainWindow::openQuantize() {
+    QString path = m_models->selectedPath();
+    if (path.isEmpty() && m_engine->isLoaded() && !m_engine->isRemote()) path = m_engine->model().path;
+    if (path.isEmpty()) {
+        notifyInfo(tr("Choose a model on the Models page first, then Models › Quantize…"));
+        m_pages->setCurrentWidget(m_models);
+        m_models->showLibraryTab();
+        return;
+    }
+    auto* dialog = new QuantizeDialog(m_library, path, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QuantizeDialog::quantized, this,
+            [this](const QString& out) { notifyInfo(tr("Quantized: %1 is in the library").arg(QFileInfo(out).fileName())); });
+    dialog->open();
+}
 
 void MainWindow::showWelcome() {
     if (m_pages->indexOf(m_welcome) < 0) m_pages->insertTab(0, m_welcome, tr("Welcome"));

@@ -6,6 +6,8 @@
 #include <QHash>
 #include <QMainWindow>
 
+#include <memory>
+
 class QDragEnterEvent;
 class QDropEvent;
 class QLabel;
@@ -18,6 +20,8 @@ class DownloadManager;
 class EngineHost;
 class HubClient;
 class ModelLibrary;
+class ProviderStore;
+class RemoteClient;
 class Settings;
 class StarterInstall;
 class Store;
@@ -64,6 +68,14 @@ public:
     app::StarterInstall* starterInstall() const { return m_install; }
     app::DownloadManager* downloads() const { return m_downloads; }
     QString statsText() const;
+
+    // Remote providers: their models join the picker; choosing one sends chats there.
+    app::ProviderStore* providerStore() const { return m_providers.get(); }
+    app::RemoteClient* remoteClient() const { return m_remote; }
+    void refreshRemoteModels();
+    void useRemoteModel(const QString& provider, const QString& model);
+    void openProviders();
+    void openQuantize();
 
     app::EngineHost* engine() const { return m_engine; }
     app::Store* store() const { return m_store; }
@@ -116,6 +128,9 @@ private:
     QLabel* m_stats = nullptr;
     QProgressBar* m_loadBar = nullptr;
     QHash<quint64, QString> m_openTickets; // imports that load their model when done
+    std::unique_ptr<app::ProviderStore> m_providers;
+    app::RemoteClient* m_remote = nullptr;
+    QHash<quint64, QString> m_remoteLists;  // model list requests -> provider
 };
 
 } // namespace hearth::ui

@@ -56,14 +56,14 @@ ModelPicker::ModelPicker(app::ModelLibrary* library, app::EngineHost* engine, QW
         }
         if (choice.startsWith(kRemotePrefix)) {
             const QString id = choice.mid(kRemotePrefix.size());
-            if (id != m_activeRemote) Q_EMIT remoteRequested(id.section(QLatin1Char('/'), 0, 0), id.section(QLatin1Char('/'), 1));
+            if (choice != m_engine->model().path) Q_EMIT remoteRequested(id.section(QLatin1Char('/'), 0, 0), id.section(QLatin1Char('/'), 1));
             return;
         }
         if (!choice.isEmpty() && (choice != m_engine->model().path || !m_engine->isLoaded()))
             Q_EMIT loadRequested(choice);
     });
     connect(m_load, &QPushButton::clicked, this, [this] {
-        if (m_engine->state() != app::EngineHost::State::Empty || !m_activeRemote.isEmpty()) {
+        if (m_engine->state() != app::EngineHost::State::Empty) {
             Q_EMIT unloadRequested();
             return;
         }
@@ -99,9 +99,9 @@ void ModelPicker::setRemoteModels(const QString& provider, const QStringList& mo
     rebuild();
 }
 
-void ModelPicker::setActiveRemote(const QString& id) {
-    m_activeRemote = id;
-    updateState();
+void ModelPicker::clearRemoteModels() {
+    m_remote.clear();
+    rebuild();
 }
 
 void ModelPicker::rebuild() {
@@ -122,7 +122,7 @@ void ModelPicker::rebuild() {
     }
     // A loaded file outside the library is listed too.
     const QString loaded = m_engine->model().path;
-    if (!loaded.isEmpty() && m_models->findData(loaded) < 0) m_models->addItem(QFileInfo(loaded).fileName(), loaded);
+    if (!loaded.isEmpty() && !m_engine->isRemote() && m_models->findData(loaded) < 0) m_models->addItem(QFileInfo(loaded).fileName(), loaded);
     for (const auto& [provider, models] : m_remote) {
         if (models.isEmpty()) continue;
         addHeader(tr("Remote: %1").arg(provider));
@@ -138,7 +138,7 @@ void ModelPicker::updateState() {
     using State = app::EngineHost::State;
     const State state = m_engine->state();
     // Show what is loaded (or loading) in the list.
-    const QString active = !m_activeRemote.isEmpty() ? kRemotePrefix + m_activeRemote : m_engine->model().path;
+    const QString active = m_engine->model().path; // a remote model's is "remote:provider/model"
     if (!active.isEmpty()) {
         const int i = m_models->findData(active);
         if (i >= 0) m_models->setCurrentIndex(i);
@@ -149,9 +149,10 @@ void ModelPicker::updateState() {
                 break;
             }
     }
-    if (!m_activeRemote.isEmpty()) {
+    if (m_engine->isRemote()) {
         m_load->setText(tr("Disconnect"));
-        m_where->setText(tr("remote"));
+        m_where->setText(tr("remote: %1").arg(m_engine->model().device.section(QLatin1Char(':'), 1)));
+        m_where->setToolTip(QString());
         m_progress->setVisible(false);
         return;
     }

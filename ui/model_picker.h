@@ -22,8 +22,7 @@ public:
 
     // Remote models offered beside the library's: "provider/model" ids, shown under the provider.
     void setRemoteModels(const QString& provider, const QStringList& models);
-    // What is loaded, when it is not a file of the library (a remote model: "provider/model").
-    void setActiveRemote(const QString& id);
+    void clearRemoteModels();
 
     // The item chosen in the list: a file path, or "remote:provider/model" (for tests).
     QString currentChoice() const;
@@ -49,7 +48,6 @@ private:
     QPushButton* m_load = nullptr;
     QLabel* m_where = nullptr;
     QProgressBar* m_progress = nullptr;
-    QString m_activeRemote;
     QList<QPair<QString, QStringList>> m_remote; // provider -> models
     bool m_rebuilding = false;
 };

@@ -406,6 +406,11 @@ void ModelsView::fillStarters() {
     if (current >= 0 && current < m_repos->count()) m_repos->setCurrentRow(current);
 }
 
+QString ModelsView::selectedPath() const {
+    const QModelIndex i = m_localList->currentIndex();
+    return i.isValid() ? i.data(app::ModelListModel::PathRole).toString() : QString();
+}
+
 void ModelsView::loadSelected() {
     const QModelIndex i = m_localList->currentIndex();
     if (!i.isValid()) {

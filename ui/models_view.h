@@ -41,6 +41,8 @@ public:
     ~ModelsView() override; // waits for the device probe and badge work still running
 
     void loadSelected();
+    // The library entry chosen in the list ("" when none).
+    QString selectedPath() const;
     void search(const QString& query);
     // Lists a hub repository's GGUF files grouped by quantization, with fit badges.
     void showRepo(const QString& repo);

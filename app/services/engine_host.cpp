@@ -2,6 +2,7 @@
 #include "services/engine_host.h"
 
 #include "services/chat_reply.h"
+#include "services/remote_provider.h"
 
 #include "hearth/devices.h"
 #include "hearth/engine.h"
@@ -361,7 +362,7 @@ void EngineHost::setHeld(bool held) {
 
 // (Re)starts the idle countdown when the model sits idle; stops it otherwise.
 void EngineHost::armIdleTimer() {
-    if (m_idleUnloadMs > 0 && m_state == State::Ready && m_live.isEmpty() && !m_held)
+    if (m_idleUnloadMs > 0 && m_state == State::Ready && m_live.isEmpty() && !m_held && !isRemote())
         m_idleTimer->start(m_idleUnloadMs);
     else
         m_idleTimer->stop();
@@ -372,6 +373,35 @@ void EngineHost::idleTimeout() {
     spdlog::info("engine host: unloading {} after {} s idle", m_model.path.toStdString(), m_idleUnloadMs / 1000);
     unloadModel();
     Q_EMIT idleUnloaded();
+}
+
+void EngineHost::useRemote(const RemoteProvider& provider, const QString& model, RemoteClient* client) {
+    if (!client) return;
+    if (m_state != State::Empty || isRemote()) unloadModel();
+    if (m_remoteClient != client) {
+        if (m_remoteClient) disconnect(m_remoteClient, nullptr, this, nullptr);
+        m_remoteClient = client;
+        connect(client, &RemoteClient::tokenReceived, this,
+                [this](quint64 id, const QString& text) { handleReply(id, QString(), text); });
+        connect(client, &RemoteClient::reasoningReceived, this,
+                [this](quint64 id, const QString& text) { handleReply(id, text, QString()); });
+        connect(client, &RemoteClient::finished, this, &EngineHost::handleFinished);
+        connect(client, &RemoteClient::failed, this, &EngineHost::handleFailed);
+        connect(client, &QObject::destroyed, this, [this] {
+            m_remoteClient = nullptr;
+            if (isRemote()) unloadModel();
+        });
+    }
+    m_remoteProvider = std::make_unique<RemoteProvider>(provider);
+    m_remoteModel = model;
+    LoadedModel m;
+    m.path = QStringLiteral("remote:%1/%2").arg(provider.name, model);
+    m.name = model;
+    m.architecture = QStringLiteral("remote");
+    m.device = QStringLiteral("remote:%1").arg(provider.name);
+    m_model = m;
+    setState(State::Ready);
+    Q_EMIT loaded(m_model);
 }
 
 EngineHost::~EngineHost() {
@@ -398,6 +428,7 @@ void EngineHost::setState(State s) {
 }
 
 void EngineHost::loadModel(const QString& path, const LoadSettings& settings) {
+    if (isRemote()) unloadModel();
     const quint64 generation = ++m_generation;
     // Requests of the current model end when the worker replaces it.
     const QList<quint64> live = m_live.values();
@@ -415,6 +446,10 @@ void EngineHost::unloadModel() {
     const QList<quint64> live = m_live.values();
     for (quint64 id : live) handleFinished(id, QStringLiteral("cancelled"), {});
     const bool wasLoaded = m_state != State::Empty;
+    if (m_remoteClient)
+        for (quint64 id : live) m_remoteClient->stop(id);
+    m_remoteModel.clear();
+    m_remoteProvider.reset();
     m_model = {};
     m_shared.reset();
     setState(State::Empty);
@@ -448,6 +483,18 @@ quint64 EngineHost::send(Prompt prompt, const Sampling& sampling) {
     const quint64 id = m_nextId++;
     m_live.insert(id);
     m_idleTimer->stop();
+    if (isRemote() && m_remoteClient) {
+        m_live.remove(id);
+        if (prompt.kind != Prompt::Kind::Chat) {
+            m_live.insert(id);
+            failSoon(id, QStringLiteral("a remote model takes chats only"));
+            return id;
+        }
+        // The client's ids are its own (from 2^48): the request is known by that one.
+        const quint64 remoteId = m_remoteClient->sendChat(*m_remoteProvider, m_remoteModel, prompt.messages, sampling);
+        m_live.insert(remoteId);
+        return remoteId;
+    }
     if (m_state != State::Ready) {
         failSoon(id, m_state == State::Loading ? QStringLiteral("the model is still loading")
                                                : QStringLiteral("no model is loaded"));
@@ -468,6 +515,10 @@ void EngineHost::failSoon(quint64 id, const QString& message) {
 
 void EngineHost::stop(quint64 id) {
     if (!m_live.contains(id)) return;
+    if (isRemote() && m_remoteClient && m_remoteClient->activeRequests().contains(id)) {
+        m_remoteClient->stop(id);
+        return;
+    }
     detail::EngineWorker* w = m_worker;
     QMetaObject::invokeMethod(w, [w, id] { w->cancel(id); }, Qt::QueuedConnection);
 }

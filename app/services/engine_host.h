@@ -22,6 +22,9 @@ class QTimer;
 
 namespace hearth::app {
 
+class RemoteClient;
+struct RemoteProvider;
+
 namespace detail {
 class EngineWorker;
 class RelaySink;
@@ -42,6 +45,13 @@ public:
     void loadModel(const QString& path, const LoadSettings& settings);
     // Ends every request (finished with "cancelled") and frees the model on the worker thread.
     void unloadModel();
+
+    // Chats go to `model` of a remote OpenAI-compatible provider through `client` (which must
+    // outlive this host or the remote use) instead of a local engine: the local model is freed,
+    // the state becomes Ready at once and loaded() reports model().path "remote:<provider>/<model>".
+    // Plain text and token prompts are refused while remote. unloadModel() or a load ends it.
+    void useRemote(const RemoteProvider& provider, const QString& model, RemoteClient* client);
+    bool isRemote() const { return !m_remoteModel.isEmpty(); }
 
     State state() const { return m_state; }
     bool isLoaded() const { return m_state == State::Ready; }
@@ -124,6 +134,9 @@ private:
     QTimer* m_statsTimer = nullptr;
     QTimer* m_idleTimer = nullptr;
     int m_idleUnloadMs = 0;
+    RemoteClient* m_remoteClient = nullptr; // connected once, not owned
+    std::unique_ptr<RemoteProvider> m_remoteProvider;
+    QString m_remoteModel;                  // empty: local
     bool m_held = false;
     int m_statsIntervalMs = 1000;
     State m_state = State::Empty;

@@ -1,0 +1,108 @@
+// Remote engines in the app: a provider added in the providers dialog (a second hearth server on
+// loopback plays the cluster) lists its models in the model picker beside the local ones; choosing
+// one sends the chat there and the reply streams into the chat page; the server's API key is kept
+// in an owner-only file; Eject ends the remote use; an unreachable provider is a warning that stays.
+#include "chat_view.h"
+#include "main_window.h"
+#include "model_picker.h"
+#include "notification_area.h"
+#include "providers_dialog.h"
+#include "test_support.h"
+
+#include "services/engine_host.h"
+#include "services/remote_provider.h"
+
+#include "hearth/engine.h"
+#include "hearth/server.h"
+
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using hearth::ui::MainWindow;
+
+class TestRemoteModels : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void remoteModelChatsInTheApp() {
+        qputenv("HEARTH_NO_KEYRING", "1");
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        hearth::EngineConfig ec;
+        ec.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
+        ec.contextLength = 512;
+        ec.threads = 1;
+        auto engine = hearth::Engine::create(ec);
+        QVERIFY(engine);
+        std::shared_ptr<hearth::Engine> shared = std::move(*engine);
+        hearth::server::ServerConfig sc;
+        sc.port = 0;
+        sc.apiKey = "cluster-key";
+        sc.log = [](const std::string&) {};
+        hearth::server::Server remote(sc);
+        QVERIFY(remote.start().isOk());
+        remote.setEngine(shared, "stories-remote");
+
+        QTemporaryDir data;
+        MainWindow window(data.path());
+        window.dismissWelcome();
+        window.show();
+        {
+            hearth::ui::ProvidersDialog dialog(window.providerStore(), window.remoteClient(), &window);
+            connect(&dialog, &hearth::ui::ProvidersDialog::providersChanged, &window, &MainWindow::refreshRemoteModels);
+            QVERIFY(!dialog.saveProvider(QStringLiteral("bad name!"), QStringLiteral("http://x/v1"), QString()));
+            QVERIFY(dialog.saveProvider(QStringLiteral("cluster"),
+                                        QStringLiteral("http://127.0.0.1:%1/v1").arg(remote.port()),
+                                        QStringLiteral("cluster-key")));
+            dialog.testConnection();
+            QTRY_VERIFY_WITH_TIMEOUT(dialog.statusText().contains(QStringLiteral("stories-remote")), 10000);
+        }
+        // The key is in a file only the owner reads, not in the provider list.
+        const QString keyFile = window.providerStore()->keyFilePath(QStringLiteral("cluster"));
+        QVERIFY(QFile::exists(keyFile));
+        QCOMPARE(QFile::permissions(keyFile) & (QFileDevice::ReadGroup | QFileDevice::ReadOther), QFileDevice::Permissions());
+        QFile list(window.providerStore()->listPath());
+        QVERIFY(list.open(QIODevice::ReadOnly));
+        QVERIFY(!list.readAll().contains("cluster-key"));
+
+        const QString choice = QStringLiteral("remote:cluster/stories-remote");
+        auto listed = [&] {
+            for (int i = 0; i < 50; ++i) {
+                window.modelPicker()->choose(choice);
+                if (window.engine()->isRemote()) return true;
+                QTest::qWait(100);
+            }
+            return false;
+        };
+        QVERIFY(listed());
+        QCOMPARE(window.engine()->model().path, choice);
+        QCOMPARE(window.modelPicker()->whereText(), QStringLiteral("remote: cluster"));
+
+        window.chatView()->setSampling(hearth::app::Sampling::greedy(24));
+        QSignalSpy replies(window.chatView(), &hearth::ui::ChatView::replyFinished);
+        window.chatView()->sendText(QStringLiteral("Once upon a time"));
+        QVERIFY(replies.wait(30000));
+        const QString reply = replies.first().first().toString();
+        QVERIFY2(reply.size() > 10, qPrintable(reply));
+        QVERIFY(window.chatView()->transcriptMarkdown().contains(reply.left(10)));
+
+        // Eject ends the remote use; the provider stays configured.
+        Q_EMIT window.modelPicker()->unloadRequested();
+        QVERIFY(!window.engine()->isRemote());
+        QVERIFY(!window.engine()->isLoaded());
+
+        // A provider nobody answers for: a warning that stays.
+        window.notifications()->dismissAll();
+        hearth::app::RemoteProvider dead;
+        dead.name = QStringLiteral("dead");
+        dead.baseUrl = QUrl(QStringLiteral("http://127.0.0.1:1/v1"));
+        QVERIFY(window.providerStore()->setProvider(dead));
+        window.refreshRemoteModels();
+        QTRY_VERIFY_WITH_TIMEOUT(!window.notifications()->shown().filter(QStringLiteral("dead")).isEmpty(), 20000);
+        QVERIFY(window.notifications()->shown().filter(QStringLiteral("dead")).first().startsWith(QStringLiteral("warning:")));
+        remote.stop();
+    }
+};
+
+QTEST_MAIN(TestRemoteModels)
+#include "test_remote_models.moc"
