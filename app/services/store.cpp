@@ -78,6 +78,12 @@ QString plainSnippet(const QString& content, const QString& needle) {
     return s;
 }
 
+// A message state as stored: one of the three known words, anything else is "complete".
+QString stateText(const QString& state) {
+    if (state == QStringLiteral("incomplete") || state == QStringLiteral("stopped")) return state;
+    return QStringLiteral("complete");
+}
+
 std::atomic<int> g_connectionCounter{0};
 
 } // namespace
@@ -213,8 +219,8 @@ public:
         const qint64 created = m.created ? m.created : nowMs();
         QSqlQuery q(db);
         q.prepare(QStringLiteral("INSERT INTO messages(conversation_id, role, content, reasoning, "
-                                 "reasoning_ms, tokens, ttft_ms, tok_s, created) "
-                                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                                 "reasoning_ms, tokens, ttft_ms, tok_s, created, state, context_tokens) "
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
         q.addBindValue(m.conversationId);
         q.addBindValue(text(m.role));
         q.addBindValue(text(m.content));
@@ -224,6 +230,8 @@ public:
         q.addBindValue(m.ttftMs);
         q.addBindValue(m.tokensPerSecond);
         q.addBindValue(created);
+        q.addBindValue(stateText(m.state));
+        q.addBindValue(m.contextTokens);
         if (!q.exec()) {
             auto f = fail(q, QStringLiteral("adding a message to conversation %1").arg(m.conversationId));
             db.rollback();
@@ -251,13 +259,15 @@ public:
         QSqlQuery q(database());
         q.prepare(QStringLiteral(
             "UPDATE messages SET content = ?, reasoning = ?, reasoning_ms = ?, tokens = ?, ttft_ms = ?, "
-            "tok_s = ? WHERE id = ?"));
+            "tok_s = ?, state = ?, context_tokens = ? WHERE id = ?"));
         q.addBindValue(text(m.content));
         q.addBindValue(text(m.reasoning));
         q.addBindValue(m.reasoningMs);
         q.addBindValue(m.tokens);
         q.addBindValue(m.ttftMs);
         q.addBindValue(m.tokensPerSecond);
+        q.addBindValue(stateText(m.state));
+        q.addBindValue(m.contextTokens);
         q.addBindValue(m.id);
         if (!q.exec()) return fail(q, QStringLiteral("updating message %1").arg(m.id));
         if (q.numRowsAffected() != 1)
@@ -280,7 +290,7 @@ public:
         QSqlQuery q(database());
         q.setForwardOnly(true);
         q.prepare(QStringLiteral("SELECT id, conversation_id, role, content, tokens, ttft_ms, tok_s, "
-                                 "created, reasoning, reasoning_ms FROM messages "
+                                 "created, reasoning, reasoning_ms, state, context_tokens FROM messages "
                                  "WHERE conversation_id = ? ORDER BY id"));
         q.addBindValue(conversationId);
         if (!q.exec()) return *fail(q, QStringLiteral("reading conversation %1").arg(conversationId));
@@ -297,6 +307,8 @@ public:
             m.created = q.value(7).toLongLong();
             m.reasoning = q.value(8).toString();
             m.reasoningMs = q.value(9).toDouble();
+            m.state = q.value(10).toString();
+            m.contextTokens = q.value(11).toInt();
             out << m;
         }
         return out;
@@ -371,7 +383,8 @@ private:
             if (!db.transaction()) return SqlFailure{db.lastError().text()};
             std::optional<SqlFailure> f = next == 1   ? migrateTo1()
                                           : next == 2 ? migrateTo2()
-                                                      : migrateTo3();
+                                          : next == 3 ? migrateTo3()
+                                                      : migrateTo4();
             QSqlQuery set(db);
             if (!f && !set.exec(QStringLiteral("PRAGMA user_version = %1").arg(next)))
                 f = fail(set, QStringLiteral("setting the schema version"));
@@ -447,6 +460,15 @@ private:
         return run({
             QStringLiteral("ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT ''"),
             QStringLiteral("ALTER TABLE messages ADD COLUMN reasoning_ms REAL NOT NULL DEFAULT 0"),
+        });
+    }
+
+    // How each assistant reply ended (a streaming reply is written as it grows, "incomplete"
+    // until it ends) and the context it filled. Older messages are complete, 0 tokens.
+    std::optional<SqlFailure> migrateTo4() {
+        return run({
+            QStringLiteral("ALTER TABLE messages ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'"),
+            QStringLiteral("ALTER TABLE messages ADD COLUMN context_tokens INTEGER NOT NULL DEFAULT 0"),
         });
     }
 

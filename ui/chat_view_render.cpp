@@ -1,0 +1,156 @@
+// The chat transcript's rendering: Markdown per message (a finished message's kept until it
+// changes), the document rebuilt only when the settled part changes, the reply being written
+// replaced at the document's end on each of its ~30 re-renders a second, then decorated.
+#include "chat_markdown.h"
+#include "chat_view.h"
+
+#include <QScrollBar>
+#include <QTextBrowser>
+#include <QTextCursor>
+#include <QTextDocument>
+
+namespace hearth::ui {
+
+namespace {
+
+// One message's section: its header, body (with the reasoning block before it) and footer.
+QString section(const QString& role, const QString& who, const QString& body, const QString& footer) {
+    QString md = messageHeader(role, who) + QStringLiteral("\n\n") + body + QStringLiteral("\n\n");
+    if (!footer.isEmpty()) md += QStringLiteral("*%1*\n\n").arg(footer);
+    return md + QStringLiteral("---\n\n");
+}
+
+// Code blocks are numbered on from `firstNumber`; theirs are appended to codeBlocks.
+QString bodyOf(const QString& text, const QString& thoughts, QStringList& codeBlocks, int firstNumber) {
+    QString body = text.isEmpty() ? (thoughts.isEmpty() ? QStringLiteral("…") : QString())
+                                  : withCopyLinks(text, codeBlocks, firstNumber);
+    return thoughts + body;
+}
+
+QString bodyOf(const QString& text, const QString& thoughts, QStringList& codeBlocks) {
+    return bodyOf(text, thoughts, codeBlocks, int(codeBlocks.size()));
+}
+
+} // namespace
+
+QString ChatView::messageMarkdown(int i) {
+    const Message& m = m_messages[i];
+    Rendered& r = m_rendered[i];
+    const bool editing = m.role == QStringLiteral("user") && m.id != 0 && m.id == m_editingId;
+    const bool viewStart = m_viewStart > 0 && i == m_viewStart;
+    const bool last = i + 1 == m_messages.size();
+    if (r.firstBlock == int(m_codeBlocks.size()) && r.source == m.content && r.reasoning == m.reasoning &&
+        r.reasoningOpen == m.reasoningOpen && r.editing == editing && r.viewStart == viewStart && r.last == last &&
+        r.id == m.id && r.state == m.state) {
+        m_codeBlocks += r.blocks;
+        return r.markdown;
+    }
+    r.source = m.content;
+    r.reasoning = m.reasoning;
+    r.firstBlock = int(m_codeBlocks.size());
+    r.reasoningOpen = m.reasoningOpen;
+    r.editing = editing;
+    r.viewStart = viewStart;
+    r.last = last;
+    r.id = m.id;
+    r.state = m.state;
+
+    const QString scheme = QLatin1String(kChatLinkScheme);
+    const bool assistant = m.role == QStringLiteral("assistant");
+    const bool user = m.role == QStringLiteral("user");
+    QString footer = assistant && m.tokens > 0 ? statsLine(m.tokens, m.ttftMs, m.tokensPerSecond) : QString();
+    auto add = [&footer](const QString& part) { footer = footer.isEmpty() ? part : footer + QStringLiteral(" · ") + part; };
+    if (assistant && m.state == QStringLiteral("incomplete")) add(tr("(incomplete — the app closed while writing)"));
+    else if (assistant && m.state == QStringLiteral("stopped")) add(tr("stopped"));
+    if (user) add(editing ? tr("editing…") : QStringLiteral("[%1](%2:edit/%3)").arg(tr("Edit"), scheme).arg(i));
+    if (assistant) {
+        add(QStringLiteral("[%1](%2:copy-message/%3)").arg(tr("Copy"), scheme).arg(i));
+        if (last) add(QStringLiteral("[%1](%2:regenerate/%3)").arg(tr("Regenerate"), scheme).arg(i));
+    }
+    const QString thoughts = assistant && !m.reasoning.isEmpty()
+                                 ? reasoningBlock(m.reasoning, reasoningHeader(false, m.reasoningMs), i, m.reasoningOpen)
+                                 : QString();
+    QStringList blocks;
+    const QString who = assistant ? tr("Assistant") : user ? tr("You") : tr("System");
+    QString md = viewStart ? tr("*↓ The model's view starts here: the turns above are left out to fit its context.*") +
+                                 QStringLiteral("\n\n")
+                           : QString();
+    md += section(m.role, who, bodyOf(m.content, thoughts, blocks, r.firstBlock), footer);
+    r.blocks = blocks;
+    r.markdown = md;
+    m_codeBlocks += r.blocks;
+    return md;
+}
+
+void ChatView::render() {
+    m_codeBlocks.clear();
+    m_rendered.resize(m_messages.size());
+    QString settled;
+    if (!m_systemPrompt.isEmpty())
+        settled += section(QStringLiteral("system"), tr("System"), bodyOf(m_systemPrompt, QString(), m_codeBlocks),
+                           QString());
+    for (int i = 0; i < m_messages.size(); ++i) settled += messageMarkdown(i);
+    if (!m_userText.isEmpty() || !m_pendingText.isEmpty())
+        settled += section(QStringLiteral("user"), tr("You"), m_userText.isEmpty() ? m_pendingText : m_userText,
+                           tr("saving…"));
+    if (!m_error.isEmpty()) {
+        if (m_contextFull)
+            settled += tr("**The conversation no longer fits the model's context.** %1\n\n"
+                          "[Continue with the oldest turns dropped](%2:drop-oldest/0) — the system prompt stays, "
+                          "the chat keeps every message, only the request leaves the oldest ones out.\n\n")
+                           .arg(m_error, QLatin1String(kChatLinkScheme));
+        else
+            settled += QStringLiteral("**Error:** %1\n\n").arg(m_error);
+    }
+    QString stream;
+    if (isGenerating()) {
+        const bool thinking = m_thoughtMs < 0.0;
+        const QString thoughts =
+            m_streamReasoning.isEmpty()
+                ? QString()
+                : reasoningBlock(m_streamReasoning, reasoningHeader(thinking, streamReasoningMs()),
+                                 int(m_messages.size()), streamReasoningOpen());
+        stream = section(QStringLiteral("assistant"), tr("Assistant"), bodyOf(m_streamText, thoughts, m_codeBlocks),
+                         thinking && !thoughts.isEmpty() ? tr("thinking…") : tr("generating…"));
+    }
+    if (settled.isEmpty() && stream.isEmpty())
+        settled = m_engine->isLoaded()
+                      ? tr("*Start a conversation: type below and press Enter.*")
+                      : tr("*Load a model to start chatting — pick one in the model picker above or on the Models "
+                           "page.*");
+    m_markdown = settled + stream;
+    renderDocument(settled, stream);
+}
+
+// The settled part is set again only when it changed; the streaming part is cut and inserted
+// anew at the end, so a long chat costs one short insert per re-render while a reply streams.
+void ChatView::renderDocument(const QString& settled, const QString& stream) {
+    QScrollBar* bar = m_transcript->verticalScrollBar();
+    const bool atEnd = bar->value() >= bar->maximum() - 4;
+    QTextDocument* doc = m_transcript->document();
+    if (m_streamStart < 0 || settled != m_settledMarkdown) {
+        m_transcript->setMarkdown(settled);
+        m_settledMarkdown = settled;
+        decorateTranscript(doc, 0, m_transcript->palette());
+        QTextCursor end(doc);
+        end.movePosition(QTextCursor::End);
+        end.insertBlock(QTextBlockFormat(), QTextCharFormat());
+        m_streamStart = end.position();
+    } else {
+        QTextCursor cut(doc);
+        cut.setPosition(std::min(m_streamStart, doc->characterCount() - 1));
+        cut.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
+        cut.removeSelectedText();
+        cut.setBlockFormat(QTextBlockFormat());
+        cut.setCharFormat(QTextCharFormat());
+    }
+    if (!stream.isEmpty()) {
+        QTextCursor at(doc);
+        at.setPosition(m_streamStart);
+        at.insertMarkdown(stream);
+        decorateTranscript(doc, m_streamStart, m_transcript->palette());
+    }
+    if (atEnd) bar->setValue(bar->maximum());
+}
+
+} // namespace hearth::ui
