@@ -164,6 +164,8 @@ void decorateTranscript(QTextDocument* document, int from, const QPalette& palet
     bool inUser = false;      // inside a user's message, until its rule
     int codeState = 0;
     QTextCursor c(document);
+    // One edit block: the layout runs once at its end, not after every format change.
+    c.beginEditBlock();
     for (QTextBlock b = document->findBlock(std::max(0, from)); b.isValid(); b = b.next()) {
         const QTextBlockFormat bf = b.blockFormat();
         const bool quoted = bf.intProperty(QTextFormat::BlockQuoteLevel) > 0;
@@ -222,6 +224,7 @@ void decorateTranscript(QTextDocument* document, int from, const QPalette& palet
             }
         }
     }
+    c.endEditBlock();
 }
 
 } // namespace hearth::ui

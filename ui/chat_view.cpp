@@ -77,6 +77,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     rightLayout->addLayout(m_headerLayout);
     m_transcript = new QTextBrowser(right);
     m_transcript->setOpenLinks(false); // activateLink handles every link
+    m_transcript->setUndoRedoEnabled(false); // decorating it would fill an undo stack
     m_stats = new QLabel(right);
     m_context = new QProgressBar(right);
     m_input = new QPlainTextEdit(right);

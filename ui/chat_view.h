@@ -186,7 +186,7 @@ private:
     void showChatState();
     void updateContextBar();
     QString messageMarkdown(int index);
-    void renderDocument(const QString& settled, const QString& stream);
+    void renderDocument(const QStringList& pieces);
     void onChatTrimmed(quint64 id, int dropped);
     void finishExport(const ExportJob& job, const QList<app::StoredMessage>& messages);
 
@@ -252,8 +252,8 @@ private:
     quint64 m_importTicket = 0;
     QList<app::StoredMessage> m_importMessages;
     QList<Rendered> m_rendered;          // by message index
-    QString m_settledMarkdown;           // the document's part before the reply being written
-    int m_streamStart = -1;              // where that reply's part of the document starts
+    QStringList m_pieces;                // what the document shows, piece by piece (a message each)
+    QList<int> m_piecePos;               // where each piece starts in the document
 };
 
 } // namespace hearth::ui

@@ -1,6 +1,7 @@
 // The chat transcript's rendering: Markdown per message (a finished message's kept until it
-// changes), the document rebuilt only when the settled part changes, the reply being written
-// replaced at the document's end on each of its ~30 re-renders a second, then decorated.
+// changes) and a document built of the same pieces, each appended at its end, so that a render
+// rebuilds only the pieces from the first one that changed: while a reply streams (~30 renders a
+// second) that is the reply alone, when it ends the finished reply; then those are decorated.
 #include "chat_markdown.h"
 #include "chat_view.h"
 
@@ -85,24 +86,23 @@ QString ChatView::messageMarkdown(int i) {
 void ChatView::render() {
     m_codeBlocks.clear();
     m_rendered.resize(m_messages.size());
-    QString settled;
+    QStringList pieces;
     if (!m_systemPrompt.isEmpty())
-        settled += section(QStringLiteral("system"), tr("System"), bodyOf(m_systemPrompt, QString(), m_codeBlocks),
-                           QString());
-    for (int i = 0; i < m_messages.size(); ++i) settled += messageMarkdown(i);
+        pieces << section(QStringLiteral("system"), tr("System"), bodyOf(m_systemPrompt, QString(), m_codeBlocks),
+                          QString());
+    for (int i = 0; i < m_messages.size(); ++i) pieces << messageMarkdown(i);
     if (!m_userText.isEmpty() || !m_pendingText.isEmpty())
-        settled += section(QStringLiteral("user"), tr("You"), m_userText.isEmpty() ? m_pendingText : m_userText,
-                           tr("saving…"));
+        pieces << section(QStringLiteral("user"), tr("You"), m_userText.isEmpty() ? m_pendingText : m_userText,
+                          tr("saving…"));
     if (!m_error.isEmpty()) {
         if (m_contextFull)
-            settled += tr("**The conversation no longer fits the model's context.** %1\n\n"
-                          "[Continue with the oldest turns dropped](%2:drop-oldest/0) — the system prompt stays, "
-                          "the chat keeps every message, only the request leaves the oldest ones out.\n\n")
-                           .arg(m_error, QLatin1String(kChatLinkScheme));
+            pieces << tr("**The conversation no longer fits the model's context.** %1\n\n"
+                         "[Continue with the oldest turns dropped](%2:drop-oldest/0) — the system prompt stays, "
+                         "the chat keeps every message, only the request leaves the oldest ones out.\n\n")
+                          .arg(m_error, QLatin1String(kChatLinkScheme));
         else
-            settled += QStringLiteral("**Error:** %1\n\n").arg(m_error);
+            pieces << QStringLiteral("**Error:** %1\n\n").arg(m_error);
     }
-    QString stream;
     if (isGenerating()) {
         const bool thinking = m_thoughtMs < 0.0;
         const QString thoughts =
@@ -110,46 +110,47 @@ void ChatView::render() {
                 ? QString()
                 : reasoningBlock(m_streamReasoning, reasoningHeader(thinking, streamReasoningMs()),
                                  int(m_messages.size()), streamReasoningOpen());
-        stream = section(QStringLiteral("assistant"), tr("Assistant"), bodyOf(m_streamText, thoughts, m_codeBlocks),
-                         thinking && !thoughts.isEmpty() ? tr("thinking…") : tr("generating…"));
+        pieces << section(QStringLiteral("assistant"), tr("Assistant"), bodyOf(m_streamText, thoughts, m_codeBlocks),
+                          thinking && !thoughts.isEmpty() ? tr("thinking…") : tr("generating…"));
     }
-    if (settled.isEmpty() && stream.isEmpty())
-        settled = m_engine->isLoaded()
-                      ? tr("*Start a conversation: type below and press Enter.*")
-                      : tr("*Load a model to start chatting — pick one in the model picker above or on the Models "
-                           "page.*");
-    m_markdown = settled + stream;
-    renderDocument(settled, stream);
+    if (pieces.isEmpty())
+        pieces << (m_engine->isLoaded()
+                       ? tr("*Start a conversation: type below and press Enter.*")
+                       : tr("*Load a model to start chatting — pick one in the model picker above or on the Models "
+                            "page.*"));
+    m_markdown = pieces.join(QString());
+    renderDocument(pieces);
 }
 
-// The settled part is set again only when it changed; the streaming part is cut and inserted
-// anew at the end, so a long chat costs one short insert per re-render while a reply streams.
-void ChatView::renderDocument(const QString& settled, const QString& stream) {
+// Pieces equal to the shown ones stay; from the first that differs on, the document is cut and
+// the new pieces are appended, each as Markdown in blocks of its own.
+void ChatView::renderDocument(const QStringList& pieces) {
     QScrollBar* bar = m_transcript->verticalScrollBar();
     const bool atEnd = bar->value() >= bar->maximum() - 4;
     QTextDocument* doc = m_transcript->document();
-    if (m_streamStart < 0 || settled != m_settledMarkdown) {
-        m_transcript->setMarkdown(settled);
-        m_settledMarkdown = settled;
-        decorateTranscript(doc, 0, m_transcript->palette());
-        QTextCursor end(doc);
-        end.movePosition(QTextCursor::End);
-        end.insertBlock(QTextBlockFormat(), QTextCharFormat());
-        m_streamStart = end.position();
+    qsizetype k = 0;
+    while (k < pieces.size() && k < m_pieces.size() && pieces[k] == m_pieces[k]) ++k;
+    if (k == pieces.size() && k == m_pieces.size()) return;
+    QTextCursor at(doc);
+    at.beginEditBlock();
+    if (k == 0) {
+        doc->clear();
+        m_piecePos.clear();
     } else {
-        QTextCursor cut(doc);
-        cut.setPosition(std::min(m_streamStart, doc->characterCount() - 1));
-        cut.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
-        cut.removeSelectedText();
-        cut.setBlockFormat(QTextBlockFormat());
-        cut.setCharFormat(QTextCharFormat());
+        at.setPosition(m_piecePos[k] - 1); // the end of the piece before
+        at.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
+        at.removeSelectedText();
+        m_piecePos.resize(k);
     }
-    if (!stream.isEmpty()) {
-        QTextCursor at(doc);
-        at.setPosition(m_streamStart);
-        at.insertMarkdown(stream);
-        decorateTranscript(doc, m_streamStart, m_transcript->palette());
+    for (qsizetype j = k; j < pieces.size(); ++j) {
+        at.movePosition(QTextCursor::End);
+        if (j > 0) at.insertBlock(QTextBlockFormat(), QTextCharFormat());
+        m_piecePos.append(at.position());
+        at.insertMarkdown(pieces[j]);
     }
+    at.endEditBlock();
+    m_pieces = pieces;
+    decorateTranscript(doc, m_piecePos[k], m_transcript->palette());
     if (atEnd) bar->setValue(bar->maximum());
 }
 

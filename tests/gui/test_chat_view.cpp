@@ -654,6 +654,70 @@ private Q_SLOTS:
         QVERIFY(ui::codeColour(ui::CodeToken::Keyword, QColor(30, 30, 30)).lightnessF() > 0.5);
     }
 
+    // While a reply streams in a long chat, a re-render replaces the reply's part of the
+    // document only (the finished messages' Markdown is kept): far cheaper than a full one.
+    void longChatStreamsCheaply() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir dir;
+        app::Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        app::EngineHost engine;
+        QVERIFY(loadStories(engine));
+        ui::ChatView chat(&engine, &store);
+        chat.resize(900, 600);
+        chat.show();
+        QString json = QStringLiteral("{\"format\":\"hearth-chat\",\"version\":1,\"title\":\"long\",\"messages\":[");
+        for (int i = 0; i < 400; ++i)
+            json += QStringLiteral("%1{\"role\":\"%2\",\"content\":\"Message %3 has **bold** text and code:\\n"
+                                   "```cpp\\nint x = %3; // note\\n```\\nand a list:\\n- one\\n- two\"}")
+                        .arg(i ? QStringLiteral(",") : QString(), i % 2 ? QStringLiteral("assistant") : QStringLiteral("user"))
+                        .arg(i);
+        json += QStringLiteral("]}");
+        QFile file(dir.filePath(QStringLiteral("long.json")));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(json.toUtf8());
+        file.close();
+        QSignalSpy imported(&chat, &ui::ChatView::importFinished);
+        chat.importConversation(file.fileName());
+        QVERIFY(imported.wait(10000));
+        QTRY_COMPARE_WITH_TIMEOUT(chat.messageCount(), 400, 10000);
+        // Full renders: editing a message changes the finished part.
+        QElapsedTimer t;
+        t.start();
+        for (int i = 0; i < 5; ++i) {
+            chat.editMessage(2 * i);
+            QVERIFY(chat.isEditing());
+            chat.cancelEdit();
+        }
+        const double fullMs = double(t.nsecsElapsed()) / 1e6 / 10;
+        chat.setSampling(app::Sampling::greedy(4));
+        engine.blockSignals(true);
+        chat.sendText(QStringLiteral("And now?"));
+        QTRY_VERIFY_WITH_TIMEOUT(chat.isGenerating(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(engine.activeRequests().isEmpty(), 20000);
+        engine.blockSignals(false);
+        const quint64 id = chat.activeRequest();
+        t.restart();
+        constexpr int kRenders = 30;
+        for (int i = 0; i < kRenders; ++i) {
+            Q_EMIT engine.tokenReceived(id, QStringLiteral("word "));
+            chat.toggleReasoning(chat.messageCount()); // renders now
+        }
+        const double streamMs = double(t.nsecsElapsed()) / 1e6 / kRenders;
+        QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("word word word")));
+        // The reply ends: its piece replaces the streaming one, nothing before it is rebuilt.
+        t.restart();
+        Q_EMIT engine.finished(id, QStringLiteral("stop"), app::GenerationUsage());
+        const double finishMs = double(t.nsecsElapsed()) / 1e6;
+        QVERIFY(!chat.isGenerating());
+        qInfo("401 messages: streaming re-render %.2f ms, reply end %.2f ms, full render %.2f ms", streamMs,
+              finishMs, fullMs);
+        QVERIFY2(streamMs * 3 < fullMs, qPrintable(QStringLiteral("%1 vs %2 ms").arg(streamMs).arg(fullMs)));
+        QVERIFY2(finishMs * 3 < fullMs, qPrintable(QStringLiteral("%1 vs %2 ms").arg(finishMs).arg(fullMs)));
+        QVERIFY(chat.codeBlocks().size() >= 200);
+        QCOMPARE(chat.codeBlocks().value(199), QStringLiteral("int x = 199; // note\n"));
+    }
+
     void shortcutsAreThere() {
         app::EngineHost engine;
         app::Store store;
