@@ -241,9 +241,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                 }
                 if (ticket != m_loadTicket || conversationId != m_conversationId) return;
                 m_messages.clear();
-                for (app::StoredMessage m : list) {
-                    // A reply written just now may be read here before its last update lands.
-                    if (std::optional<app::StoredMessage> newer = m_recorder->unconfirmed(m.id)) m = *newer;
+                for (const app::StoredMessage& m : list) {
                     Message msg{m.id, m.role, m.content, m.tokens, m.ttftMs, m.tokensPerSecond,
                                 m.reasoning, m.reasoningMs, !m_collapseReasoning};
                     msg.state = m.state;

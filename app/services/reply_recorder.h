@@ -9,8 +9,6 @@
 #include <QHash>
 #include <QObject>
 
-#include <optional>
-
 class QTimer;
 
 namespace hearth::app {
@@ -28,16 +26,14 @@ public:
     // message, that row overwritten (regenerate). Returns the reply's key (never 0).
     quint64 begin(qint64 conversationId, qint64 replaceId = 0);
     // The reply so far (content, reasoning...; id and state are the recorder's): written now if
-    // the last write is older than the interval, else at the interval's end.
+    // the last write is older than the interval, else at the interval's end. Every write is
+    // queued behind the append, before any later store request.
     void update(quint64 key, const StoredMessage& snapshot);
-    // The final reply: written at once (once its row exists) with `state`; forgets the key.
+    // The final reply: written at once with `state`; the key's id stays known.
     void finish(quint64 key, const StoredMessage& reply, const QString& state);
     // The stored id of a reply (0 until its row is committed).
     qint64 messageId(quint64 key) const;
     bool isRecording(quint64 key) const { return m_replies.contains(key); }
-    // The last snapshot written to row `messageId` while the store has not yet confirmed it (a
-    // conversation read in the meantime may hold the older text): substitute it. Null if none.
-    std::optional<StoredMessage> unconfirmed(qint64 messageId) const;
 
 Q_SIGNALS:
     // The reply's row exists: `messageId` is its id.
@@ -50,11 +46,10 @@ private:
         quint64 appendTicket = 0;
         StoredMessage pending;  // the latest snapshot not yet written
         bool dirty = false;
-        bool finished = false;  // pending is the final state
         QElapsedTimer lastWrite;
     };
 
-    void write(quint64 key, Reply& r);
+    void write(Reply& r);
     void flushDue();
 
     Store* m_store;
@@ -62,11 +57,7 @@ private:
     int m_intervalMs = 1000;
     quint64 m_nextKey = 1;
     QHash<quint64, Reply> m_replies;
-    struct Written {
-        quint64 ticket = 0;
-        StoredMessage message;
-    };
-    QHash<qint64, Written> m_unconfirmed; // by row id: the last update not yet confirmed
+    QHash<quint64, quint64> m_appends; // append ticket -> key, until committed
     QHash<quint64, qint64> m_done; // key -> row id, kept after a reply finishes
 };
 

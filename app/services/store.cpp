@@ -3,6 +3,8 @@
 #include "services/store.h"
 
 #include <QDateTime>
+#include <QHash>
+#include <QList>
 #include <QMetaObject>
 #include <QRegularExpression>
 #include <QSqlDatabase>
@@ -255,6 +257,15 @@ public:
         return id;
     }
 
+    // Append tickets and the ids they got, the last kMaxAppended of them (updateAppendedMessage).
+    static constexpr int kMaxAppended = 1024;
+    void rememberAppend(quint64 ticket, qint64 id) {
+        m_appended.insert(ticket, id);
+        m_appendOrder.append(ticket);
+        if (m_appendOrder.size() > kMaxAppended) m_appended.remove(m_appendOrder.takeFirst());
+    }
+    qint64 appendedId(quint64 ticket) const { return m_appended.value(ticket, 0); }
+
     std::optional<SqlFailure> updateMessage(const StoredMessage& m) {
         QSqlQuery q(database());
         q.prepare(QStringLiteral(
@@ -473,6 +484,8 @@ private:
     }
 
     QString m_connectionName;
+    QHash<quint64, qint64> m_appended;
+    QList<quint64> m_appendOrder;
     bool m_open = false;
     bool m_fts = false;
 };
@@ -602,6 +615,7 @@ quint64 Store::appendMessage(const StoredMessage& message) {
         auto r = w->appendMessage(message);
         if (auto* f = std::get_if<SqlFailure>(&r)) return replyFailure(this, ticket, f->message);
         const qint64 id = std::get<qint64>(r);
+        w->rememberAppend(ticket, id);
         reply(this, [this, ticket, id] { Q_EMIT committed(ticket, id); });
     });
 }
@@ -623,6 +637,19 @@ quint64 Store::updateMessage(const StoredMessage& message) {
         if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
         if (auto f = w->updateMessage(message)) return replyFailure(this, ticket, f->message);
         reply(this, [this, ticket, id = message.id] { Q_EMIT messageUpdated(ticket, id); });
+    });
+}
+
+quint64 Store::updateAppendedMessage(quint64 appendTicket, const StoredMessage& message) {
+    return post([this, appendTicket, message](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        StoredMessage m = message;
+        m.id = w->appendedId(appendTicket);
+        if (m.id == 0)
+            return replyFailure(this, ticket,
+                                QStringLiteral("no message was appended with request %1").arg(appendTicket));
+        if (auto f = w->updateMessage(m)) return replyFailure(this, ticket, f->message);
+        reply(this, [this, ticket, id = m.id] { Q_EMIT messageUpdated(ticket, id); });
     });
 }
 

@@ -76,6 +76,9 @@ public:
     // Content, reasoning, tokens, ttft, speed, state and context tokens of a stored message (a
     // streaming reply as it grows and when it ends).
     quint64 updateMessage(const StoredMessage& message); // -> messageUpdated
+    // The same for the message appended with `appendTicket` (one of the last 1024 appends),
+    // whose id need not have come back yet: requests run in order, so it is known by then.
+    quint64 updateAppendedMessage(quint64 appendTicket, const StoredMessage& message); // -> messageUpdated
     // Deletes a message and every later one of its conversation (edit and resend)
     // -> messagesDeleted with the number removed.
     quint64 deleteMessagesFrom(qint64 conversationId, qint64 fromMessageId);

@@ -210,6 +210,34 @@ private Q_SLOTS:
         QCOMPARE(load(store, conv).size(), 1);
     }
 
+    // An update addressed by the append's ticket, queued before the id came back, lands; an
+    // unknown ticket is an error, not a write to some other row.
+    void updateByAppendTicket() {
+        QTemporaryDir dir;
+        Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        const qint64 conv = createConversation(store);
+        QSignalSpy failed(&store, &Store::failed);
+        QSignalSpy updated(&store, &Store::messageUpdated);
+        StoredMessage m;
+        m.conversationId = conv;
+        m.role = QStringLiteral("assistant");
+        m.state = QStringLiteral("incomplete");
+        const quint64 append = store.appendMessage(m);
+        m.content = QStringLiteral("written before the commit was seen");
+        m.state = QStringLiteral("complete");
+        store.updateAppendedMessage(append, m);
+        const QList<StoredMessage> list = load(store, conv); // queued after both
+        QCOMPARE(list.size(), 1);
+        QCOMPARE(list[0].content, m.content);
+        QCOMPARE(list[0].state, QStringLiteral("complete"));
+        QCOMPARE(updated.size(), 1);
+        const quint64 bad = store.updateAppendedMessage(append + 1000, m);
+        QTRY_COMPARE(failed.size(), 1);
+        QCOMPARE(failed[0].at(0).toULongLong(), bad);
+        QVERIFY(failed[0].at(1).toString().contains(QStringLiteral("no message was appended")));
+    }
+
     // The app dies mid-reply (the store and recorder go away without finish): the partial reply
     // is there, marked incomplete, when the database is opened again.
     void replyLeftIncompleteSurvives() {
