@@ -35,6 +35,12 @@ QColor mix(const QColor& a, const QColor& b, double t) {
                             float((1 - t) * a.blueF() + t * b.blueF()));
 }
 
+// Roughly how bright a colour looks (Rec. 709 weights, no gamma): blue reads dark.
+double luminance(const QColor& c) { return 0.2126 * c.redF() + 0.7152 * c.greenF() + 0.0722 * c.blueF(); }
+
+// The user's messages stand in from the left, apart from the replies.
+constexpr qreal kUserIndent = 36.0;
+
 bool isCodeBlock(const QTextBlock& b) {
     const QTextBlockFormat f = b.blockFormat();
     return f.hasProperty(QTextFormat::BlockCodeFence) || f.hasProperty(QTextFormat::BlockCodeLanguage);
@@ -154,6 +160,13 @@ void decorateTranscript(QTextDocument* document, int from, const QPalette& palet
     const QColor userHead = dark ? mix(accent, Qt::white, 0.35) : mix(accent, Qt::black, 0.25);
     const QColor assistantHead = dark ? QColor(0x7f, 0xd8, 0xbe) : QColor(0x0b, 0x6e, 0x4f);
     const QColor systemHead = mix(text, base, 0.35);
+    // The transcript's own links (copy, edit, regenerate, reasoning...) in the palette's link
+    // colour, unless it is hard to read on this background.
+    QColor link = palette.color(QPalette::Link);
+    if (std::abs(luminance(link) - luminance(base)) < 0.4)
+        link = dark ? mix(accent, Qt::white, 0.45) : mix(accent, Qt::black, 0.3);
+    QTextCharFormat linkFormat;
+    linkFormat.setForeground(link);
 
     const QString scheme = QLatin1String(kChatLinkScheme);
     const QString thinkLink = scheme + QStringLiteral(":think/");
@@ -184,7 +197,14 @@ void decorateTranscript(QTextDocument* document, int from, const QPalette& palet
             const QTextFragment fr = it.fragment();
             const QString href = fr.charFormat().anchorHref();
             if (href.startsWith(thinkLink)) inReasoning = true;
-            if (!href.startsWith(whoLink)) continue;
+            if (!href.startsWith(whoLink)) {
+                if (href.startsWith(scheme + QLatin1Char(':'))) {
+                    c.setPosition(fr.position());
+                    c.setPosition(fr.position() + fr.length(), QTextCursor::KeepAnchor);
+                    c.mergeCharFormat(linkFormat);
+                }
+                continue;
+            }
             const QString role = href.mid(whoLink.size());
             inUser = role == QStringLiteral("user");
             QTextCharFormat head;
@@ -203,6 +223,7 @@ void decorateTranscript(QTextDocument* document, int from, const QPalette& palet
         if (code) {
             QTextBlockFormat box;
             box.setBackground(codeBox);
+            if (inUser) box.setLeftMargin(bf.leftMargin() + kUserIndent);
             c.setPosition(b.position());
             c.mergeBlockFormat(box);
             const QString language = bf.stringProperty(QTextFormat::BlockCodeLanguage);
@@ -219,6 +240,7 @@ void decorateTranscript(QTextDocument* document, int from, const QPalette& palet
             if (inUser) {
                 QTextBlockFormat box;
                 box.setBackground(userBox);
+                box.setLeftMargin(bf.leftMargin() + kUserIndent);
                 c.setPosition(b.position());
                 c.mergeBlockFormat(box);
             }

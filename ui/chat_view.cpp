@@ -11,15 +11,8 @@
 #include "services/reply_recorder.h"
 #include "services/sampling_json.h"
 
-#include <QClipboard>
-#include <QColor>
-#include <QDesktopServices>
 #include <QGuiApplication>
-#include <QInputDialog>
-#include <QMenu>
-#include <QMessageBox>
 #include <QRandomGenerator>
-#include <QUrl>
 
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -29,7 +22,6 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QScrollBar>
 #include <QShortcut>
 #include <QSplitter>
 #include <QTextBrowser>
@@ -303,6 +295,14 @@ bool ChatView::eventFilter(QObject* watched, QEvent* event) {
         }
     }
     return QWidget::eventFilter(watched, event);
+}
+
+void ChatView::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange && m_transcript) {
+        m_pieces.clear();
+        render();
+    }
 }
 
 void ChatView::reloadConversations() { m_listTicket = m_store->listConversations(); }

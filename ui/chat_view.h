@@ -130,6 +130,8 @@ Q_SIGNALS:
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
+    // A new palette (light/dark theme): the transcript is built again in its colours.
+    void changeEvent(QEvent* event) override;
 
 private:
     struct Message {

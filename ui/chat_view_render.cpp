@@ -150,7 +150,7 @@ void ChatView::renderDocument(const QStringList& pieces) {
     }
     at.endEditBlock();
     m_pieces = pieces;
-    decorateTranscript(doc, m_piecePos[k], m_transcript->palette());
+    decorateTranscript(doc, m_piecePos[k], palette()); // the transcript inherits it (and gets it later)
     if (atEnd) bar->setValue(bar->maximum());
 }
 

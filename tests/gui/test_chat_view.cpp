@@ -718,6 +718,78 @@ private Q_SLOTS:
         QCOMPARE(chat.codeBlocks().value(199), QStringLiteral("int x = 199; // note\n"));
     }
 
+    // The layout on a light and a dark palette (no model needed: the chat is imported): coloured
+    // headers that are not plain links, the user's message in a tinted, indented box, code on a
+    // shaded background with its keywords coloured for the palette.
+    void layoutOnLightAndDarkPalettes() {
+        QTemporaryDir dir;
+        app::Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        app::EngineHost engine;
+        QFile file(dir.filePath(QStringLiteral("chat.json")));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("{\"format\":\"hearth-chat\",\"version\":1,\"title\":\"Palettes\",\"messages\":["
+                   "{\"role\":\"user\",\"content\":\"How do I print in Python?\"},"
+                   "{\"role\":\"assistant\",\"content\":\"Like this:\\n```python\\ndef hello():\\n"
+                   "    print(\\\"hi\\\")  # greet\\n```\\nThat is all.\"}]}");
+        file.close();
+        auto keywordColour = [](ui::ChatView& chat) {
+            auto* browser = chat.findChild<QTextBrowser*>();
+            for (QTextBlock b = browser->document()->begin(); b.isValid(); b = b.next())
+                for (auto it = b.begin(); !it.atEnd(); ++it)
+                    if (it.fragment().text() == QStringLiteral("def")) return it.fragment().charFormat().foreground().color();
+            return QColor();
+        };
+        for (const bool dark : {false, true}) {
+            ui::ChatView chat(&engine, &store);
+            chat.show();
+            QSignalSpy first(&chat, &ui::ChatView::importFinished);
+            chat.importConversation(file.fileName());
+            QVERIFY(first.wait(5000));
+            QTRY_COMPARE_WITH_TIMEOUT(chat.messageCount(), 2, 5000);
+            const QColor before = keywordColour(chat);
+            QPalette palette = chat.palette();
+            if (dark) {
+                palette.setColor(QPalette::Base, QColor(0x1e, 0x1f, 0x22));
+                palette.setColor(QPalette::Window, QColor(0x2b, 0x2d, 0x30));
+                palette.setColor(QPalette::Text, QColor(0xdf, 0xe1, 0xe5));
+                palette.setColor(QPalette::WindowText, QColor(0xdf, 0xe1, 0xe5));
+                palette.setColor(QPalette::Button, QColor(0x2b, 0x2d, 0x30));
+                palette.setColor(QPalette::ButtonText, QColor(0xdf, 0xe1, 0xe5));
+                palette.setColor(QPalette::Highlight, QColor(0x35, 0x74, 0xf0));
+            }
+            chat.setPalette(palette); // a theme switch: the transcript follows
+            chat.resize(900, 600);
+            QVERIFY(before.isValid());
+            if (dark) QVERIFY(keywordColour(chat) != before);
+            auto* browser = chat.findChild<QTextBrowser*>();
+            const QColor base = browser->palette().color(QPalette::Base);
+            bool sawUserBox = false, sawKeyword = false, sawComment = false, sawHeader = false;
+            for (QTextBlock b = browser->document()->begin(); b.isValid(); b = b.next()) {
+                if (b.text() == QStringLiteral("How do I print in Python?")) {
+                    sawUserBox = b.blockFormat().hasProperty(QTextFormat::BackgroundBrush) &&
+                                 b.blockFormat().background().color() != base && b.blockFormat().leftMargin() > 0;
+                }
+                for (auto it = b.begin(); !it.atEnd(); ++it) {
+                    const QTextFragment f = it.fragment();
+                    const QTextCharFormat cf = f.charFormat();
+                    if (cf.anchorHref() == QStringLiteral("hearth:who/user")) sawHeader = !cf.fontUnderline();
+                    const QColor bg = b.blockFormat().background().color();
+                    if (f.text() == QStringLiteral("def"))
+                        sawKeyword = cf.foreground().color() == ui::codeColour(ui::CodeToken::Keyword, bg);
+                    if (f.text() == QStringLiteral("# greet"))
+                        sawComment = cf.foreground().color() == ui::codeColour(ui::CodeToken::Comment, bg);
+                }
+            }
+            QVERIFY(sawHeader);
+            QVERIFY(sawUserBox);
+            QVERIFY(sawKeyword);
+            QVERIFY(sawComment);
+            QVERIFY(chat.grab().save(QDir(screenshotDir()).filePath(
+                dark ? QStringLiteral("chat_layout_dark.png") : QStringLiteral("chat_layout_light.png"))));
+        }
+    }
+
     void shortcutsAreThere() {
         app::EngineHost engine;
         app::Store store;
