@@ -462,7 +462,8 @@ void ChatView::startReply() {
     QList<app::ChatMessage> chat;
     if (!m_systemPrompt.isEmpty()) chat.append({QStringLiteral("system"), m_systemPrompt});
     // The reasoning goes apart from the answer (the template decides whether to show it).
-    m_viewStart = std::clamp(m_viewStart, 0, int(m_messages.size()));
+    // The last message (the one answered) is always in the model's view.
+    m_viewStart = std::clamp(m_viewStart, 0, std::max(0, int(m_messages.size()) - 1));
     for (int i = m_viewStart; i < m_messages.size(); ++i)
         chat.append({m_messages[i].role, m_messages[i].content, m_messages[i].reasoning});
     m_streamText.clear();
@@ -625,6 +626,7 @@ void ChatView::onFinished(quint64 id, const QString& reason, const app::Generati
     if (usage.cachedPromptTokens > 0) line += tr(" · %1 prompt tokens reused").arg(usage.cachedPromptTokens);
     if (stopped) line += (line.isEmpty() ? QString() : QStringLiteral(" · ")) + tr("stopped");
     m_stats->setText(line);
+    m_stats->setToolTip(tr("Sampled with seed %1").arg(m_lastSeed));
     m_contextUsed = stored.contextTokens;
     updateContextBar();
     render();

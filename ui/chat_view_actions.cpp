@@ -115,7 +115,8 @@ void ChatView::renameConversation(qint64 id, const QString& title) {
 }
 
 void ChatView::deleteConversation(qint64 id) {
-    if (id == m_conversationId && isGenerating()) stop();
+    // The reply being written is let go first, so its last write lands before the delete.
+    if (id == m_conversationId) detachReply();
     m_store->deleteConversation(id);
 }
 
