@@ -7,6 +7,7 @@
 #include <QStringList>
 
 class QColor;
+class QPalette;
 class QTextDocument;
 
 namespace hearth::ui {
@@ -21,6 +22,8 @@ inline constexpr const char* kChatLinkScheme = "hearth";
 // (without the fences, ending in a newline) to codeBlocks. An unterminated fence (a reply still
 // streaming) runs to the end of the text.
 QString withCopyLinks(const QString& text, QStringList& codeBlocks);
+// The same with K counting on from `firstNumber` (codeBlocks then holds this text's blocks only).
+QString withCopyLinks(const QString& text, QStringList& codeBlocks, int firstNumber);
 
 // The header of a reasoning block: "Thinking…" while it is written (thinking), then "Thought for
 // N s" (rounded, at least 1), or "Thoughts" when the time is unknown (ms <= 0).
@@ -34,5 +37,18 @@ QString reasoningBlock(const QString& reasoning, const QString& header, int inde
 // Gives the text of every open reasoning block of a document made from that Markdown (the block
 // quote right after a hearth:think link) the colour `color`, so it reads apart from the answer.
 void tintReasoning(QTextDocument* document, const QColor& color);
+
+// A message's header in the transcript's Markdown: a link "hearth:who/ROLE" (role "user",
+// "assistant" or "system") that decorateTranscript turns into a coloured heading.
+QString messageHeader(const QString& role, const QString& label);
+
+// Dresses the document's blocks from position `from` on for the palette: coloured headers,
+// the user's messages in a tinted box (up to the rule that ends them), code blocks on a shaded
+// background with their keywords, strings, comments and numbers coloured, and open reasoning
+// blocks tinted between the text's colour and the background's.
+void decorateTranscript(QTextDocument* document, int from, const QPalette& palette);
+
+// "N tokens · first token T ms · S tok/s".
+QString statsLine(int tokens, double ttftMs, double tokensPerSecond);
 
 } // namespace hearth::ui

@@ -1,21 +1,18 @@
-// Chat page: conversation list (rename, delete, search), streaming Markdown transcript with copy
-// links on code blocks and each reply's reasoning in a block that opens and closes, input with
-// Enter to send, stop, regenerate, edit and resend, per-chat system prompt and sampling,
-// per-reply statistics and a context-usage bar.
+// Chat page: conversation list (rename, delete, search, export), input with Enter to send, stop,
+// regenerate (replacing the reply, a fresh seed each time), edit and resend, per-chat system
+// prompt and sampling, the reply written to the store as it grows, per-chat statistics and
+// context bar, and the way on when the context is full. The transcript's rendering lives in
+// chat_view_render.cpp, export and import in chat_view_files.cpp, the transcript's links, edit,
+// copy and per-chat settings in chat_view_actions.cpp.
 #include "chat_view.h"
 
 #include "chat_markdown.h"
 #include "chat_settings_dialog.h"
+#include "services/reply_recorder.h"
 #include "services/sampling_json.h"
 
-#include <QClipboard>
-#include <QColor>
-#include <QDesktopServices>
 #include <QGuiApplication>
-#include <QInputDialog>
-#include <QMenu>
-#include <QMessageBox>
-#include <QUrl>
+#include <QRandomGenerator>
 
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -25,12 +22,14 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QScrollBar>
 #include <QShortcut>
 #include <QSplitter>
 #include <QTextBrowser>
 #include <QTimer>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <utility>
 
 namespace hearth::ui {
 
@@ -42,14 +41,10 @@ QString titleFor(const QString& text) {
     return t.isEmpty() ? QObject::tr("New chat") : t;
 }
 
-QString statsLine(int tokens, double ttftMs, double tokensPerSecond) {
-    return QObject::tr("%1 tokens · first token %2 ms · %3 tok/s")
-        .arg(tokens)
-        .arg(ttftMs, 0, 'f', 0)
-        .arg(tokensPerSecond, 0, 'f', 1);
-}
+bool fitsNoMore(const QString& error) { return error.contains(QStringLiteral("does not fit the context")); }
 
 } // namespace
+
 
 ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     : QWidget(parent), m_engine(engine), m_store(store) {
@@ -70,20 +65,23 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     auto* right = new QWidget(this);
     auto* rightLayout = new QVBoxLayout(right);
     rightLayout->setContentsMargins(0, 0, 0, 0);
+    m_headerLayout = new QVBoxLayout();
+    m_headerLayout->setContentsMargins(0, 0, 0, 0);
+    rightLayout->addLayout(m_headerLayout);
     m_transcript = new QTextBrowser(right);
     m_transcript->setOpenLinks(false); // activateLink handles every link
+    m_transcript->setUndoRedoEnabled(false); // decorating it would fill an undo stack
     m_stats = new QLabel(right);
     m_context = new QProgressBar(right);
-    m_context->setFormat(tr("context %v / %m tokens"));
-    m_context->setRange(0, 1);
-    m_context->setValue(0);
     m_input = new QPlainTextEdit(right);
-    m_input->setPlaceholderText(tr("Message (Enter sends, Shift+Enter for a new line)"));
     m_input->setMaximumHeight(110);
     m_input->installEventFilter(this);
     m_send = new QPushButton(tr("Send"), right);
     m_stop = new QPushButton(tr("Stop"), right);
     m_regenerate = new QPushButton(tr("Regenerate"), right);
+    m_regenerate->setToolTip(tr("Write the last reply again (Ctrl+R)"));
+    m_send->setToolTip(tr("Send (Enter)"));
+    m_stop->setToolTip(tr("Stop the reply (Esc)"));
     m_chatSettings = new QPushButton(tr("Chat settings…"), right);
     m_chatSettings->setToolTip(tr("System prompt and sampling of this chat"));
     auto* buttons = new QHBoxLayout();
@@ -116,6 +114,8 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     connect(m_regenerate, &QPushButton::clicked, this, &ChatView::regenerate);
     connect(m_chatSettings, &QPushButton::clicked, this, &ChatView::openChatSettings);
     connect(m_transcript, &QTextBrowser::anchorClicked, this, &ChatView::activateLink);
+    m_transcript->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_transcript, &QTextBrowser::customContextMenuRequested, this, &ChatView::showTranscriptMenu);
     m_list->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_list, &QListWidget::customContextMenuRequested, this, &ChatView::showListMenu);
     connect(new QShortcut(QKeySequence(QStringLiteral("Ctrl+N")), this), &QShortcut::activated, this,
@@ -124,6 +124,16 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
         if (isGenerating()) stop();
         else if (isEditing()) cancelEdit();
     });
+    connect(new QShortcut(QKeySequence(QStringLiteral("Ctrl+R")), this), &QShortcut::activated, this,
+            &ChatView::regenerate);
+    connect(new QShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+C")), this), &QShortcut::activated, this,
+            &ChatView::copyLastReply);
+    connect(new QShortcut(QKeySequence(QStringLiteral("Ctrl+E")), this), &QShortcut::activated, this,
+            [this] { if (m_conversationId) exportWithDialog(m_conversationId); });
+    connect(new QShortcut(QKeySequence(QStringLiteral("Ctrl+L")), this), &QShortcut::activated, this,
+            &ChatView::focusInput);
+    connect(new QShortcut(QKeySequence(QStringLiteral("Ctrl+Up")), this), &QShortcut::activated, this,
+            &ChatView::editLastUserMessage);
     connect(m_list, &QListWidget::itemClicked, this,
             [this](QListWidgetItem* item) { openConversation(item->data(Qt::UserRole).toLongLong()); });
     connect(m_search, &QLineEdit::textChanged, this, [this](const QString& q) {
@@ -135,10 +145,47 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     connect(m_engine, &app::EngineHost::reasoningReceived, this, &ChatView::onReasoning);
     connect(m_engine, &app::EngineHost::finished, this, &ChatView::onFinished);
     connect(m_engine, &app::EngineHost::failed, this, &ChatView::onFailed);
-    connect(m_engine, &app::EngineHost::stateChanged, this, [this] { updateButtons(); });
+    connect(m_engine, &app::EngineHost::chatTrimmed, this, &ChatView::onChatTrimmed);
+    connect(m_engine, &app::EngineHost::stateChanged, this, [this] {
+        updateButtons();
+        updateContextBar();
+    });
+    // The empty state's hint depends on whether a model is loaded.
+    connect(m_engine, &app::EngineHost::loaded, this, [this] {
+        updateContextBar();
+        render();
+    });
+    connect(m_engine, &app::EngineHost::unloaded, this, [this] {
+        updateContextBar();
+        render();
+    });
+
+    m_recorder = new app::ReplyRecorder(m_store, this);
+    connect(m_recorder, &app::ReplyRecorder::recorded, this, [this](quint64 key, qint64 id) {
+        for (Message& m : m_messages)
+            if (m.recordKey == key) {
+                m.id = id;
+                m.recordKey = 0;
+            }
+        updateButtons();
+    });
 
     connect(m_store, &app::Store::conversationCreated, this,
             [this](quint64 ticket, const app::Conversation& c) {
+                if (ticket == m_importTicket) {
+                    m_importTicket = 0;
+                    const QList<app::StoredMessage> messages = std::exchange(m_importMessages, {});
+                    for (app::StoredMessage m : messages) {
+                        m.conversationId = c.id;
+                        m_store->appendMessage(m);
+                    }
+                    reloadConversations();
+                    m_conversations.insert(c.id, c);
+                    openConversation(c.id); // its messages are read after the appends
+                    Q_EMIT importFinished(c.id, QString());
+                    Q_EMIT statusMessage(tr("Imported \"%1\"").arg(c.title));
+                    return;
+                }
                 if (ticket != m_createTicket) return;
                 m_createTicket = 0;
                 m_conversationId = c.id;
@@ -178,12 +225,24 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
             });
     connect(m_store, &app::Store::messagesLoaded, this,
             [this](quint64 ticket, qint64 conversationId, const QList<app::StoredMessage>& list) {
+                if (auto job = m_exports.constFind(ticket); job != m_exports.constEnd()) {
+                    const ExportJob j = *job;
+                    m_exports.erase(job);
+                    finishExport(j, list);
+                    return;
+                }
                 if (ticket != m_loadTicket || conversationId != m_conversationId) return;
                 m_messages.clear();
-                for (const app::StoredMessage& m : list)
-                    m_messages.append({m.id, m.role, m.content, m.tokens, m.ttftMs, m.tokensPerSecond,
-                                       m.reasoning, m.reasoningMs, !m_collapseReasoning});
+                for (const app::StoredMessage& m : list) {
+                    Message msg{m.id, m.role, m.content, m.tokens, m.ttftMs, m.tokensPerSecond,
+                                m.reasoning, m.reasoningMs, !m_collapseReasoning};
+                    msg.state = m.state;
+                    msg.contextTokens = m.contextTokens;
+                    m_messages.append(msg);
+                }
+                showChatState();
                 render();
+                updateButtons();
             });
     connect(m_store, &app::Store::messagesDeleted, this, [this](quint64 ticket, qint64, int) {
         if (ticket != m_deleteTicket) return;
@@ -207,11 +266,23 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     connect(m_store, &app::Store::conversationUpdated, this, [this](quint64, qint64) {
         if (m_search->text().trimmed().isEmpty()) reloadConversations();
     });
-    connect(m_store, &app::Store::failed, this, [this](quint64, const QString& message) {
+    connect(m_store, &app::Store::failed, this, [this](quint64 ticket, const QString& message) {
+        if (m_exports.remove(ticket)) {
+            Q_EMIT exportFinished(QString(), message);
+            Q_EMIT statusMessage(tr("Could not export: %1").arg(message));
+            return;
+        }
+        if (ticket == m_importTicket) {
+            m_importTicket = 0;
+            m_importMessages.clear();
+            Q_EMIT importFinished(0, message);
+        }
         Q_EMIT statusMessage(tr("Could not save: %1").arg(message));
     });
     reloadConversations();
     updateButtons();
+    updateContextBar();
+    render();
 }
 
 bool ChatView::eventFilter(QObject* watched, QEvent* event) {
@@ -226,6 +297,14 @@ bool ChatView::eventFilter(QObject* watched, QEvent* event) {
     return QWidget::eventFilter(watched, event);
 }
 
+void ChatView::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange && m_transcript) {
+        m_pieces.clear();
+        render();
+    }
+}
+
 void ChatView::reloadConversations() { m_listTicket = m_store->listConversations(); }
 
 void ChatView::setSampling(const app::Sampling& sampling) {
@@ -238,20 +317,35 @@ void ChatView::setSystemPrompt(const QString& text) {
     if (m_conversationId == 0) m_systemPrompt = text;
 }
 
+// Leaves the reply being written where it is: stopped, stored as it stands now; what the engine
+// still sends for it is ignored.
+void ChatView::detachReply() {
+    if (!m_activeRequest) return;
+    m_engine->stop(m_activeRequest);
+    m_activeRequest = 0;
+    if (m_replyKey != 0) m_recorder->finish(m_replyKey, streamSnapshot(), QStringLiteral("stopped"));
+    m_replyKey = 0;
+    m_replaced.reset();
+    m_streamText.clear();
+    m_streamReasoning.clear();
+}
+
 void ChatView::newChat() {
-    if (isGenerating()) stop();
+    detachReply();
     cancelEdit();
     m_conversationId = 0;
     m_systemPrompt = m_defaultSystemPrompt;
     m_customSampling = false;
     m_sampling = m_defaultSampling;
     m_messages.clear();
-    m_streamText.clear();
-    m_streamReasoning.clear();
     m_error.clear();
+    m_contextFull = false;
+    m_dropOldest = false;
+    m_viewStart = 0;
     m_list->clearSelection();
-    m_stats->clear();
+    showChatState();
     render();
+    updateButtons();
     m_input->setFocus();
 }
 
@@ -265,16 +359,62 @@ void ChatView::applyConversationSettings(qint64 id) {
 }
 
 void ChatView::openConversation(qint64 id) {
-    if (isGenerating()) stop();
+    detachReply();
     cancelEdit();
     m_conversationId = id;
     applyConversationSettings(id);
     m_messages.clear();
     m_error.clear();
-    m_streamText.clear();
-    m_streamReasoning.clear();
+    m_contextFull = false;
+    m_dropOldest = false;
+    m_viewStart = 0;
+    showChatState();
     m_loadTicket = m_store->messages(id);
     render();
+    updateButtons();
+}
+
+// The statistics line and context bar of the chat shown: its last reply's.
+void ChatView::showChatState() {
+    m_statsText.clear();
+    m_contextUsed = 0;
+    for (auto it = m_messages.crbegin(); it != m_messages.crend(); ++it) {
+        if (it->role != QStringLiteral("assistant")) continue;
+        if (it->tokens > 0) m_statsText = statsLine(it->tokens, it->ttftMs, it->tokensPerSecond);
+        if (it->state == QStringLiteral("stopped"))
+            m_statsText += (m_statsText.isEmpty() ? QString() : QStringLiteral(" · ")) + tr("stopped");
+        m_contextUsed = it->contextTokens;
+        break;
+    }
+    m_stats->setText(m_statsText);
+    updateContextBar();
+}
+
+int ChatView::contextCapacity() const { return m_engine->isLoaded() ? m_engine->model().contextLength : 0; }
+
+QString ChatView::statsText() const { return m_stats->text(); }
+
+void ChatView::updateContextBar() {
+    const int capacity = contextCapacity();
+    if (capacity <= 0) {
+        m_context->setRange(0, 1);
+        m_context->setValue(0);
+        m_context->setFormat(m_engine->state() == app::EngineHost::State::Loading ? tr("context: the model is loading")
+                                                                                 : tr("context: no model loaded"));
+    } else {
+        m_context->setRange(0, capacity);
+        m_context->setValue(std::min(capacity, m_contextUsed));
+        m_context->setFormat(tr("context %v / %m tokens"));
+    }
+    m_input->setPlaceholderText(inputPlaceholder());
+}
+
+QString ChatView::inputPlaceholder() const {
+    if (!m_engine->isLoaded())
+        return m_engine->state() == app::EngineHost::State::Loading
+                   ? tr("The model is loading…")
+                   : tr("Load a model to start chatting — pick one in the model picker above or on the Models page");
+    return tr("Message (Enter sends, Shift+Enter for a new line)");
 }
 
 void ChatView::sendText(const QString& raw) {
@@ -282,11 +422,12 @@ void ChatView::sendText(const QString& raw) {
     if (text.isEmpty() || isGenerating() || m_userTicket || m_deleteTicket || !m_pendingText.isEmpty())
         return;
     if (!m_engine->isLoaded()) {
-        Q_EMIT statusMessage(tr("Load a model first (Models page)"));
+        Q_EMIT statusMessage(tr("Load a model first (the model picker or the Models page)"));
         return;
     }
     m_input->clear();
     m_error.clear();
+    m_contextFull = false;
     if (m_editingId != 0 && m_conversationId != 0) {
         // Edit and resend: the edited message and what followed it go, then it is sent anew.
         m_editText = text;
@@ -321,25 +462,82 @@ void ChatView::startReply() {
     QList<app::ChatMessage> chat;
     if (!m_systemPrompt.isEmpty()) chat.append({QStringLiteral("system"), m_systemPrompt});
     // The reasoning goes apart from the answer (the template decides whether to show it).
-    for (const Message& m : m_messages) chat.append({m.role, m.content, m.reasoning});
+    // The last message (the one answered) is always in the model's view.
+    m_viewStart = std::clamp(m_viewStart, 0, std::max(0, int(m_messages.size()) - 1));
+    for (int i = m_viewStart; i < m_messages.size(); ++i)
+        chat.append({m_messages[i].role, m_messages[i].content, m_messages[i].reasoning});
     m_streamText.clear();
     m_streamReasoning.clear();
     m_thinkClock.invalidate();
     m_thoughtMs = -1.0;
     m_streamOpenChoice.reset();
-    m_activeRequest = m_engine->sendChat(chat, m_sampling);
+    m_error.clear();
+    m_contextFull = false;
+    // Seed 0 means random: each reply (and each regenerate) draws its own.
+    app::Sampling sampling = m_sampling;
+    if (sampling.seed == 0) {
+        do sampling.seed = QRandomGenerator::global()->generate64();
+        while (sampling.seed == 0);
+    }
+    m_lastSeed = sampling.seed;
+    m_replyKey = 0;
+    m_replyConversation = m_conversationId;
+    m_activeRequest = m_dropOldest ? m_engine->sendChatFitting(chat, sampling) : m_engine->sendChat(chat, sampling);
     updateButtons();
     render();
 }
 
+void ChatView::onChatTrimmed(quint64 id, int dropped) {
+    if (id != m_activeRequest || dropped <= 0) return;
+    m_viewStart = std::min(int(m_messages.size()), m_viewStart + dropped);
+    render();
+}
+
+void ChatView::continueWithOldestDropped() {
+    if (!m_contextFull || isGenerating() || m_messages.isEmpty()) return;
+    m_dropOldest = true;
+    m_contextFull = false;
+    m_error.clear();
+    if (m_messages.last().role == QStringLiteral("assistant") && m_messages.last().id > 0) {
+        regenerate();
+        return;
+    }
+    startReply();
+}
+
+// The reply's row is written from its first piece on (a reply that fails before it has none).
+void ChatView::ensureRecording() {
+    if (m_replyKey != 0 || m_replyConversation == 0) return;
+    m_replyKey = m_recorder->begin(m_replyConversation, m_replaced ? m_replaced->id : 0);
+    m_replaced.reset();
+    m_lastSave.start();
+}
+
+app::StoredMessage ChatView::streamSnapshot() const {
+    app::StoredMessage m;
+    m.conversationId = m_replyConversation;
+    m.role = QStringLiteral("assistant");
+    m.content = m_streamText;
+    m.reasoning = m_streamReasoning;
+    m.reasoningMs = m_streamReasoning.isEmpty() ? 0.0 : streamReasoningMs();
+    return m;
+}
+
 void ChatView::stop() {
-    if (m_activeRequest) m_engine->stop(m_activeRequest);
+    if (!m_activeRequest) return;
+    m_engine->stop(m_activeRequest);
+}
+
+bool ChatView::canRegenerate() const {
+    const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0;
+    return !busy && !m_messages.isEmpty() && m_messages.last().role == QStringLiteral("assistant") &&
+           m_messages.last().id > 0;
 }
 
 void ChatView::regenerate() {
-    if (isGenerating() || m_messages.isEmpty() || m_messages.last().role != QStringLiteral("assistant")) return;
-    m_replacing = m_messages.last().id;
-    m_messages.removeLast();
+    if (!canRegenerate() || !m_engine->isLoaded()) return;
+    // The stored reply is overwritten once the new one starts (kept if it fails first).
+    m_replaced = m_messages.takeLast();
     startReply();
 }
 
@@ -347,6 +545,11 @@ void ChatView::onToken(quint64 id, const QString& text) {
     if (id != m_activeRequest) return;
     if (!m_streamReasoning.isEmpty() && m_thoughtMs < 0.0) m_thoughtMs = double(m_thinkClock.elapsed());
     m_streamText += text;
+    ensureRecording();
+    if (m_lastSave.elapsed() >= m_recorder->interval()) {
+        m_recorder->update(m_replyKey, streamSnapshot());
+        m_lastSave.restart();
+    }
     scheduleRender();
 }
 
@@ -354,6 +557,11 @@ void ChatView::onReasoning(quint64 id, const QString& text) {
     if (id != m_activeRequest) return;
     if (!m_thinkClock.isValid()) m_thinkClock.start();
     m_streamReasoning += text;
+    ensureRecording();
+    if (m_lastSave.elapsed() >= m_recorder->interval()) {
+        m_recorder->update(m_replyKey, streamSnapshot());
+        m_lastSave.restart();
+    }
     scheduleRender();
 }
 
@@ -391,39 +599,36 @@ void ChatView::toggleReasoning(int index) {
 void ChatView::onFinished(quint64 id, const QString& reason, const app::GenerationUsage& usage) {
     if (id != m_activeRequest) return;
     m_activeRequest = 0;
+    const bool stopped = reason == QStringLiteral("cancelled");
     // A reply cut off while thinking keeps its reasoning open: there is nothing else to read.
     const bool open = m_streamOpenChoice ? *m_streamOpenChoice
                                          : !m_collapseReasoning || m_streamText.trimmed().isEmpty();
-    Message reply{0, QStringLiteral("assistant"), m_streamText, usage.completionTokens,
-                  usage.timeToFirstTokenMs, usage.tokensPerSecond(), m_streamReasoning,
-                  m_streamReasoning.isEmpty() ? 0.0 : streamReasoningMs(), open};
-    app::StoredMessage stored;
-    stored.conversationId = m_conversationId;
-    stored.role = reply.role;
-    stored.content = reply.content;
-    stored.reasoning = reply.reasoning;
-    stored.reasoningMs = reply.reasoningMs;
-    stored.tokens = reply.tokens;
-    stored.ttftMs = reply.ttftMs;
-    stored.tokensPerSecond = reply.tokensPerSecond;
-    if (m_replacing) {
-        stored.id = m_replacing;
-        reply.id = m_replacing;
-        m_store->updateMessage(stored);
-        m_replacing = 0;
-    } else {
-        m_store->appendMessage(stored);
-    }
+    ensureRecording();
+    app::StoredMessage stored = streamSnapshot();
+    stored.tokens = usage.completionTokens;
+    stored.ttftMs = usage.timeToFirstTokenMs;
+    stored.tokensPerSecond = usage.tokensPerSecond();
+    // A request cut short before the engine counted anything (an unload) keeps the last count.
+    const bool counted = usage.promptTokens + usage.completionTokens > 0;
+    stored.contextTokens = counted ? usage.promptTokens + usage.completionTokens : m_contextUsed;
+    const QString state = stopped ? QStringLiteral("stopped") : QStringLiteral("complete");
+    Message reply{m_recorder->messageId(m_replyKey), QStringLiteral("assistant"), m_streamText, stored.tokens,
+                  stored.ttftMs, stored.tokensPerSecond, m_streamReasoning, stored.reasoningMs, open};
+    reply.state = state;
+    reply.contextTokens = stored.contextTokens;
+    reply.recordKey = reply.id == 0 ? m_replyKey : 0;
+    m_recorder->finish(m_replyKey, stored, state);
+    m_replyKey = 0;
     m_messages.append(reply);
     m_streamText.clear();
     m_streamReasoning.clear();
-    QString line = statsLine(reply.tokens, reply.ttftMs, reply.tokensPerSecond);
+    QString line = reply.tokens > 0 ? statsLine(reply.tokens, reply.ttftMs, reply.tokensPerSecond) : QString();
     if (usage.cachedPromptTokens > 0) line += tr(" · %1 prompt tokens reused").arg(usage.cachedPromptTokens);
-    if (reason == QStringLiteral("cancelled")) line += tr(" · stopped");
+    if (stopped) line += (line.isEmpty() ? QString() : QStringLiteral(" · ")) + tr("stopped");
     m_stats->setText(line);
-    const int ctx = std::max(1, m_engine->model().contextLength);
-    m_context->setRange(0, ctx);
-    m_context->setValue(std::min(ctx, usage.promptTokens + usage.completionTokens));
+    m_stats->setToolTip(tr("Sampled with seed %1").arg(m_lastSeed));
+    m_contextUsed = stored.contextTokens;
+    updateContextBar();
     render();
     updateButtons();
     Q_EMIT replyFinished(reply.content);
@@ -432,8 +637,22 @@ void ChatView::onFinished(quint64 id, const QString& reason, const app::Generati
 void ChatView::onFailed(quint64 id, const QString& message) {
     if (id != m_activeRequest) return;
     m_activeRequest = 0;
-    m_replacing = 0;
+    // A regenerate that failed before it wrote anything: the old reply stays.
+    if (m_replaced && m_replyKey == 0) m_messages.append(*std::exchange(m_replaced, std::nullopt));
+    m_replaced.reset();
+    if (m_replyKey != 0) {
+        // What was written stays, stopped.
+        const app::StoredMessage partial = streamSnapshot();
+        Message reply{m_recorder->messageId(m_replyKey), partial.role, partial.content, 0, 0.0, 0.0,
+                      partial.reasoning, partial.reasoningMs, true};
+        reply.state = QStringLiteral("stopped");
+        reply.recordKey = reply.id == 0 ? m_replyKey : 0;
+        m_messages.append(reply);
+        m_recorder->finish(m_replyKey, partial, QStringLiteral("stopped"));
+        m_replyKey = 0;
+    }
     m_error = message;
+    m_contextFull = fitsNoMore(message);
     m_streamText.clear();
     m_streamReasoning.clear();
     render();
@@ -445,180 +664,18 @@ void ChatView::scheduleRender() {
     if (!m_renderTimer->isActive()) m_renderTimer->start();
 }
 
-void ChatView::render() {
-    QString md;
-    m_codeBlocks.clear();
-    // `thoughts`: the reply's reasoning block, shown before its answer.
-    auto section = [&](const QString& who, const QString& text, const QString& footer,
-                       const QString& thoughts = QString()) {
-        QString body = text.isEmpty() ? (thoughts.isEmpty() ? QStringLiteral("…") : QString())
-                                      : withCopyLinks(text, m_codeBlocks);
-        body.prepend(thoughts);
-        md += QStringLiteral("**%1**\n\n%2\n\n").arg(who, body);
-        if (!footer.isEmpty()) md += QStringLiteral("*%1*\n\n").arg(footer);
-        md += QStringLiteral("---\n\n");
-    };
-    const QString scheme = QLatin1String(kChatLinkScheme);
-    if (!m_systemPrompt.isEmpty()) section(tr("System"), m_systemPrompt, QString());
-    for (int i = 0; i < m_messages.size(); ++i) {
-        const Message& m = m_messages[i];
-        const bool assistant = m.role == QStringLiteral("assistant");
-        const bool user = m.role == QStringLiteral("user");
-        QString footer = assistant && m.tokens > 0 ? statsLine(m.tokens, m.ttftMs, m.tokensPerSecond) : QString();
-        const QString link = user && m.id == m_editingId
-                                 ? tr("editing…")
-                                 : QStringLiteral("[%1](%2:%3/%4)")
-                                       .arg(user ? tr("Edit") : tr("Copy"), scheme,
-                                            user ? QStringLiteral("edit") : QStringLiteral("copy-message"))
-                                       .arg(i);
-        if (user || assistant) footer = footer.isEmpty() ? link : footer + QStringLiteral(" · ") + link;
-        const QString thoughts =
-            assistant && !m.reasoning.isEmpty()
-                ? reasoningBlock(m.reasoning, reasoningHeader(false, m.reasoningMs), i, m.reasoningOpen)
-                : QString();
-        section(assistant ? tr("Assistant") : m.role == QStringLiteral("system") ? tr("System") : tr("You"),
-                m.content, footer, thoughts);
-    }
-    if (!m_userText.isEmpty() || !m_pendingText.isEmpty())
-        section(tr("You"), m_userText.isEmpty() ? m_pendingText : m_userText, tr("saving…"));
-    if (isGenerating()) {
-        const bool thinking = m_thoughtMs < 0.0;
-        const QString thoughts =
-            m_streamReasoning.isEmpty()
-                ? QString()
-                : reasoningBlock(m_streamReasoning, reasoningHeader(thinking, streamReasoningMs()),
-                                 int(m_messages.size()), streamReasoningOpen());
-        section(tr("Assistant"), m_streamText, thinking && !thoughts.isEmpty() ? tr("thinking…") : tr("generating…"),
-                thoughts);
-    }
-    if (!m_error.isEmpty()) md += QStringLiteral("**Error:** %1\n\n").arg(m_error);
-    if (md.isEmpty()) md = tr("*Start a conversation: type below and press Enter.*");
-    m_markdown = md;
-    QScrollBar* bar = m_transcript->verticalScrollBar();
-    const bool atEnd = bar->value() >= bar->maximum() - 4;
-    m_transcript->setMarkdown(md);
-    // Reasoning in a colour between the text's and the background's (light and dark themes).
-    const QColor text = m_transcript->palette().color(QPalette::Text);
-    const QColor base = m_transcript->palette().color(QPalette::Base);
-    tintReasoning(m_transcript->document(),
-                  QColor::fromRgbF(0.6f * text.redF() + 0.4f * base.redF(), 0.6f * text.greenF() + 0.4f * base.greenF(),
-                                   0.6f * text.blueF() + 0.4f * base.blueF()));
-    if (atEnd) bar->setValue(bar->maximum());
+bool ChatView::canSend() const {
+    const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0;
+    return !busy && m_engine->isLoaded();
 }
 
 void ChatView::updateButtons() {
     const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0;
-    m_send->setEnabled(!busy && m_engine->isLoaded());
+    m_send->setEnabled(canSend());
     m_stop->setEnabled(isGenerating());
-    m_regenerate->setEnabled(!busy && !m_messages.isEmpty() &&
-                             m_messages.last().role == QStringLiteral("assistant"));
+    m_regenerate->setEnabled(canRegenerate() && m_engine->isLoaded());
     m_chatSettings->setEnabled(!busy);
-}
-
-void ChatView::editMessage(int index) {
-    if (isGenerating() || m_userTicket || m_deleteTicket || index < 0 || index >= m_messages.size())
-        return;
-    const Message& m = m_messages[index];
-    if (m.role != QStringLiteral("user") || m.id <= 0) return;
-    m_editingId = m.id;
-    m_input->setPlainText(m.content);
-    m_input->setFocus();
-    m_send->setText(tr("Resend"));
-    Q_EMIT statusMessage(tr("Editing a message: Enter resends it (the replies after it are replaced), Esc cancels"));
-    render();
-}
-
-void ChatView::cancelEdit() {
-    if (m_editingId == 0 || m_deleteTicket) return;
-    m_editingId = 0;
-    m_input->clear();
-    m_send->setText(tr("Send"));
-    render();
-}
-
-void ChatView::activateLink(const QUrl& url) {
-    if (url.scheme() != QLatin1String(kChatLinkScheme)) {
-        if (url.scheme() == QStringLiteral("http") || url.scheme() == QStringLiteral("https"))
-            QDesktopServices::openUrl(url);
-        return;
-    }
-    const QStringList parts = url.path().split(QLatin1Char('/'));
-    if (parts.size() != 2) return;
-    bool ok = false;
-    const int index = parts[1].toInt(&ok);
-    if (!ok || index < 0) return;
-    if (parts[0] == QStringLiteral("copy") && index < m_codeBlocks.size()) {
-        QGuiApplication::clipboard()->setText(m_codeBlocks[index]);
-        Q_EMIT statusMessage(tr("Code copied"));
-    } else if (parts[0] == QStringLiteral("copy-message") && index < m_messages.size()) {
-        QGuiApplication::clipboard()->setText(m_messages[index].content);
-        Q_EMIT statusMessage(tr("Message copied"));
-    } else if (parts[0] == QStringLiteral("edit")) {
-        editMessage(index);
-    } else if (parts[0] == QStringLiteral("think")) {
-        toggleReasoning(index);
-    }
-}
-
-void ChatView::setChatSettings(const QString& systemPrompt, bool customSampling,
-                               const app::Sampling& sampling) {
-    m_systemPrompt = systemPrompt;
-    m_customSampling = customSampling;
-    m_sampling = customSampling ? sampling : m_defaultSampling;
-    if (m_conversationId != 0) {
-        app::Conversation c = m_conversations.value(m_conversationId);
-        c.id = m_conversationId;
-        if (c.title.isEmpty()) c.title = tr("New chat");
-        c.systemPrompt = m_systemPrompt;
-        c.samplingJson = m_customSampling ? app::samplingToJson(m_sampling) : QStringLiteral("{}");
-        m_conversations.insert(c.id, c);
-        m_store->updateConversation(c);
-    }
-    render();
-}
-
-void ChatView::openChatSettings() {
-    ChatSettingsDialog dialog(m_systemPrompt, m_sampling, m_customSampling, m_defaultSampling, this);
-    if (dialog.exec() == QDialog::Accepted)
-        setChatSettings(dialog.systemPrompt(), dialog.customSampling(), dialog.sampling());
-}
-
-void ChatView::renameConversation(qint64 id, const QString& title) {
-    const QString t = title.simplified();
-    if (t.isEmpty()) return;
-    m_store->renameConversation(id, t);
-    if (m_conversations.contains(id)) m_conversations[id].title = t;
-}
-
-void ChatView::deleteConversation(qint64 id) {
-    if (id == m_conversationId && isGenerating()) stop();
-    m_store->deleteConversation(id);
-}
-
-void ChatView::showListMenu(const QPoint& at) {
-    QListWidgetItem* item = m_list->itemAt(at);
-    if (!item) return;
-    const qint64 id = item->data(Qt::UserRole).toLongLong();
-    QMenu menu(this);
-    QAction* rename = menu.addAction(tr("Rename…"));
-    QAction* settings = menu.addAction(tr("Chat settings…"));
-    menu.addSeparator();
-    QAction* remove = menu.addAction(tr("Delete"));
-    QAction* chosen = menu.exec(m_list->viewport()->mapToGlobal(at));
-    if (chosen == rename) {
-        bool ok = false;
-        const QString title = QInputDialog::getText(this, tr("Rename chat"), tr("Title"), QLineEdit::Normal,
-                                                    m_conversations.value(id).title, &ok);
-        if (ok) renameConversation(id, title);
-    } else if (chosen == settings) {
-        if (id != m_conversationId) openConversation(id);
-        openChatSettings();
-    } else if (chosen == remove) {
-        if (QMessageBox::question(this, tr("Delete chat"),
-                                  tr("Delete \"%1\" and all its messages?").arg(m_conversations.value(id).title)) ==
-            QMessageBox::Yes)
-            deleteConversation(id);
-    }
+    m_input->setPlaceholderText(inputPlaceholder());
 }
 
 } // namespace hearth::ui

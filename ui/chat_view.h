@@ -1,6 +1,6 @@
 // The chat page: conversations (stored in SQLite), the transcript rendered as Markdown with the
-// reply streaming in (its reasoning in a block of its own), and the input box. Sent messages are
-// committed before they are shown.
+// reply streaming in (its reasoning in a block of its own, written to the store as it grows), and
+// the input box. Sent messages are committed before they are shown.
 #pragma once
 
 #include "services/engine_host.h"
@@ -14,6 +14,7 @@
 #include <optional>
 
 class QLabel;
+class QVBoxLayout;
 class QLineEdit;
 class QListWidget;
 class QPlainTextEdit;
@@ -22,6 +23,10 @@ class QPushButton;
 class QTextBrowser;
 class QTimer;
 class QUrl;
+
+namespace hearth::app {
+class ReplyRecorder;
+}
 
 namespace hearth::ui {
 
@@ -73,15 +78,60 @@ public:
     void openConversation(qint64 id);
     void sendText(const QString& text); // as if typed and Enter pressed
     void stop();
+    // Replaces the last reply (in the store too) with a new one; a fresh random seed unless the
+    // chat's sampling fixes a non-zero one.
     void regenerate();
     void reloadConversations();
+
+    // The seed the last reply was sampled with (the chat's own, or drawn when it is 0).
+    quint64 lastSeed() const { return m_lastSeed; }
+    // Whether Regenerate is offered now (the last message is a reply whose row is stored).
+    bool canRegenerate() const;
+    // The statistics line and the context bar of the chat shown (capacity 0: no model loaded).
+    QString statsText() const;
+    int contextUsed() const { return m_contextUsed; }
+    int contextCapacity() const;
+    QString inputPlaceholder() const;
+    bool canSend() const;
+
+    // Context full: the last send did not fit the model's context. continueWithOldestDropped()
+    // resends with the oldest turns left out of the request (the system prompt kept; the store
+    // keeps them all); the transcript marks where the model's view starts.
+    bool isContextFull() const { return m_contextFull; }
+    void continueWithOldestDropped();
+    // Index of the first message the model sees (0: all of them).
+    int modelViewStart() const { return m_viewStart; }
+
+    // A widget (the model picker) shown above the transcript; replaces the previous one (which
+    // is deleted). Null removes it.
+    void setHeaderWidget(QWidget* widget);
+    QWidget* headerWidget() const { return m_header; }
+
+    // Writes conversation `id` as "markdown" or "json" to `path` (async: exportFinished).
+    void exportConversation(qint64 id, const QString& path, const QString& format);
+    // Reads a JSON export and stores it as a new conversation, then opens it (async:
+    // importFinished; a bad file says why and stores nothing).
+    void importConversation(const QString& path);
+    // The dialogs behind the menu entries and Ctrl+E.
+    void exportWithDialog(qint64 id);
+    void importWithDialog();
+
+    // Shortcut actions: Ctrl+Shift+C, Ctrl+Up, Ctrl+L.
+    void copyLastReply();
+    void editLastUserMessage();
+    void focusInput();
 
 Q_SIGNALS:
     void statusMessage(const QString& text);
     void replyFinished(const QString& text);
+    // error empty on success.
+    void exportFinished(const QString& path, const QString& error);
+    void importFinished(qint64 conversationId, const QString& error);
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
+    // A new palette (light/dark theme): the transcript is built again in its colours.
+    void changeEvent(QEvent* event) override;
 
 private:
     struct Message {
@@ -94,6 +144,28 @@ private:
         QString reasoning;
         double reasoningMs = 0.0;
         bool reasoningOpen = false;
+        QString state = QStringLiteral("complete"); // as stored (see app::StoredMessage)
+        int contextTokens = 0;
+        quint64 recordKey = 0; // the recorder's key while its row id is unknown
+    };
+    // A finished message's Markdown, kept while nothing it depends on changes.
+    struct Rendered {
+        QString source;       // the content it was made from
+        int firstBlock = -1;  // the number of its first code block
+        bool reasoningOpen = false;
+        bool editing = false;
+        bool viewStart = false;
+        bool last = false;
+        QString reasoning;
+        qint64 id = 0;
+        QString state;
+        QString markdown;
+        QStringList blocks;
+    };
+    struct ExportJob {
+        QString path;
+        QString format;
+        app::Conversation conversation;
     };
 
     void appendUserMessage(const QString& text);
@@ -108,7 +180,17 @@ private:
     void onFinished(quint64 id, const QString& reason, const app::GenerationUsage& usage);
     void onFailed(quint64 id, const QString& message);
     void showListMenu(const QPoint& at);
+    void showTranscriptMenu(const QPoint& at);
     void applyConversationSettings(qint64 id);
+    void ensureRecording();
+    void detachReply();
+    app::StoredMessage streamSnapshot() const;
+    void showChatState();
+    void updateContextBar();
+    QString messageMarkdown(int index);
+    void renderDocument(const QStringList& pieces);
+    void onChatTrimmed(quint64 id, int dropped);
+    void finishExport(const ExportJob& job, const QList<app::StoredMessage>& messages);
 
     app::EngineHost* m_engine;
     app::Store* m_store;
@@ -154,6 +236,26 @@ private:
     qint64 m_editingId = 0;               // the stored user message being edited
     QString m_editText;                   // the edited text, while older messages are deleted
     quint64 m_deleteTicket = 0;
+
+    app::ReplyRecorder* m_recorder = nullptr;
+    quint64 m_replyKey = 0;             // the recorder's key of the reply being written
+    qint64 m_replyConversation = 0;
+    QElapsedTimer m_lastSave;           // of the reply being written
+    std::optional<Message> m_replaced;  // regenerate: the reply being replaced (back on failure)
+    quint64 m_lastSeed = 0;
+    int m_contextUsed = 0;
+    QString m_statsText;
+    bool m_contextFull = false;
+    bool m_dropOldest = false;          // this chat's requests leave out turns to fit
+    int m_viewStart = 0;
+    QVBoxLayout* m_headerLayout = nullptr;
+    QWidget* m_header = nullptr;
+    QHash<quint64, ExportJob> m_exports;  // by the load ticket of its messages
+    quint64 m_importTicket = 0;
+    QList<app::StoredMessage> m_importMessages;
+    QList<Rendered> m_rendered;          // by message index
+    QStringList m_pieces;                // what the document shows, piece by piece (a message each)
+    QList<int> m_piecePos;               // where each piece starts in the document
 };
 
 } // namespace hearth::ui

@@ -579,4 +579,45 @@ void EngineHost::handleStats(quint64 generation, const EngineStatsSnapshot& stat
     if (generation == m_generation && m_state == State::Ready) Q_EMIT statsUpdated(stats);
 }
 
+// Trimming runs on the worker thread with the loaded engine's tokenizer and template; the
+// trimmed chat then goes through the worker's usual submit.
+quint64 EngineHost::sendChatFitting(const QList<ChatMessage>& messages, const Sampling& sampling) {
+    const quint64 id = m_nextId++;
+    m_live.insert(id);
+    if (m_state != State::Ready || !m_shared) {
+        failSoon(id, m_state == State::Loading ? QStringLiteral("the model is still loading")
+                                               : QStringLiteral("no model is loaded"));
+        return id;
+    }
+    detail::EngineWorker* w = m_worker;
+    QMetaObject::invokeMethod(
+        w,
+        [w, id, messages, sampling, engine = m_shared, relay = m_relay] {
+            QList<ChatMessage> kept = messages;
+            const int context = engine->model().contextLength;
+            const int room = std::min(std::max(1, sampling.maxTokens), std::max(16, context / 4));
+            const qsizetype first = !kept.isEmpty() && kept.first().role == QStringLiteral("system") ? 1 : 0;
+            int dropped = 0;
+            while (context > 0 && kept.size() - first > 1) {
+                Result<std::vector<int32_t>> ids = engine->encodeChat(chatRequestFor(kept));
+                if (!ids || int(ids->size()) + room <= context) break;
+                // One turn: the message at `first` and the replies after it, up to the next user
+                // message; the last message stays.
+                qsizetype end = first + 1;
+                while (end < kept.size() - 1 && kept[end].role != QStringLiteral("user")) ++end;
+                dropped += int(end - first);
+                kept.erase(kept.begin() + first, kept.begin() + end);
+            }
+            relay->post([id, dropped](EngineHost* h) {
+                if (h->m_live.contains(id)) Q_EMIT h->chatTrimmed(id, dropped);
+            });
+            Prompt p;
+            p.kind = Prompt::Kind::Chat;
+            p.messages = std::move(kept);
+            w->submit(id, p, sampling);
+        },
+        Qt::QueuedConnection);
+    return id;
+}
+
 } // namespace hearth::app

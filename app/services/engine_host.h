@@ -107,6 +107,18 @@ Q_SIGNALS:
     void failed(quint64 id, const QString& message);
     void statsUpdated(const hearth::app::EngineStatsSnapshot& stats);
 
+public:
+    // Context full (the chat page): like sendChat, but while the rendered prompt plus room for
+    // the reply (min(maxTokens, a quarter of the context, at least 16)) does not fit the
+    // context, the oldest turns are left out on the worker thread: after a leading system
+    // message (always kept), a user message and the replies up to the next user message, never
+    // the last message. chatTrimmed(id, n) comes before any token with the number of messages
+    // left out (0: none). If even the last turn alone does not fit, it fails as sendChat does.
+    quint64 sendChatFitting(const QList<ChatMessage>& messages, const Sampling& sampling);
+
+Q_SIGNALS:
+    void chatTrimmed(quint64 id, int droppedMessages);
+
 private:
     friend struct detail::HostRelay;
     friend class detail::EngineWorker;

@@ -3,6 +3,8 @@
 #include "services/store.h"
 
 #include <QDateTime>
+#include <QHash>
+#include <QList>
 #include <QMetaObject>
 #include <QRegularExpression>
 #include <QSqlDatabase>
@@ -76,6 +78,12 @@ QString plainSnippet(const QString& content, const QString& needle) {
     if (from > 0) s.prepend(QStringLiteral("…"));
     if (from + s.size() < content.size()) s.append(QStringLiteral("…"));
     return s;
+}
+
+// A message state as stored: one of the three known words, anything else is "complete".
+QString stateText(const QString& state) {
+    if (state == QStringLiteral("incomplete") || state == QStringLiteral("stopped")) return state;
+    return QStringLiteral("complete");
 }
 
 std::atomic<int> g_connectionCounter{0};
@@ -213,8 +221,8 @@ public:
         const qint64 created = m.created ? m.created : nowMs();
         QSqlQuery q(db);
         q.prepare(QStringLiteral("INSERT INTO messages(conversation_id, role, content, reasoning, "
-                                 "reasoning_ms, tokens, ttft_ms, tok_s, created) "
-                                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                                 "reasoning_ms, tokens, ttft_ms, tok_s, created, state, context_tokens) "
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
         q.addBindValue(m.conversationId);
         q.addBindValue(text(m.role));
         q.addBindValue(text(m.content));
@@ -224,6 +232,8 @@ public:
         q.addBindValue(m.ttftMs);
         q.addBindValue(m.tokensPerSecond);
         q.addBindValue(created);
+        q.addBindValue(stateText(m.state));
+        q.addBindValue(m.contextTokens);
         if (!q.exec()) {
             auto f = fail(q, QStringLiteral("adding a message to conversation %1").arg(m.conversationId));
             db.rollback();
@@ -247,17 +257,28 @@ public:
         return id;
     }
 
+    // Append tickets and the ids they got, the last kMaxAppended of them (updateAppendedMessage).
+    static constexpr int kMaxAppended = 1024;
+    void rememberAppend(quint64 ticket, qint64 id) {
+        m_appended.insert(ticket, id);
+        m_appendOrder.append(ticket);
+        if (m_appendOrder.size() > kMaxAppended) m_appended.remove(m_appendOrder.takeFirst());
+    }
+    qint64 appendedId(quint64 ticket) const { return m_appended.value(ticket, 0); }
+
     std::optional<SqlFailure> updateMessage(const StoredMessage& m) {
         QSqlQuery q(database());
         q.prepare(QStringLiteral(
             "UPDATE messages SET content = ?, reasoning = ?, reasoning_ms = ?, tokens = ?, ttft_ms = ?, "
-            "tok_s = ? WHERE id = ?"));
+            "tok_s = ?, state = ?, context_tokens = ? WHERE id = ?"));
         q.addBindValue(text(m.content));
         q.addBindValue(text(m.reasoning));
         q.addBindValue(m.reasoningMs);
         q.addBindValue(m.tokens);
         q.addBindValue(m.ttftMs);
         q.addBindValue(m.tokensPerSecond);
+        q.addBindValue(stateText(m.state));
+        q.addBindValue(m.contextTokens);
         q.addBindValue(m.id);
         if (!q.exec()) return fail(q, QStringLiteral("updating message %1").arg(m.id));
         if (q.numRowsAffected() != 1)
@@ -280,7 +301,7 @@ public:
         QSqlQuery q(database());
         q.setForwardOnly(true);
         q.prepare(QStringLiteral("SELECT id, conversation_id, role, content, tokens, ttft_ms, tok_s, "
-                                 "created, reasoning, reasoning_ms FROM messages "
+                                 "created, reasoning, reasoning_ms, state, context_tokens FROM messages "
                                  "WHERE conversation_id = ? ORDER BY id"));
         q.addBindValue(conversationId);
         if (!q.exec()) return *fail(q, QStringLiteral("reading conversation %1").arg(conversationId));
@@ -297,6 +318,8 @@ public:
             m.created = q.value(7).toLongLong();
             m.reasoning = q.value(8).toString();
             m.reasoningMs = q.value(9).toDouble();
+            m.state = q.value(10).toString();
+            m.contextTokens = q.value(11).toInt();
             out << m;
         }
         return out;
@@ -371,7 +394,8 @@ private:
             if (!db.transaction()) return SqlFailure{db.lastError().text()};
             std::optional<SqlFailure> f = next == 1   ? migrateTo1()
                                           : next == 2 ? migrateTo2()
-                                                      : migrateTo3();
+                                          : next == 3 ? migrateTo3()
+                                                      : migrateTo4();
             QSqlQuery set(db);
             if (!f && !set.exec(QStringLiteral("PRAGMA user_version = %1").arg(next)))
                 f = fail(set, QStringLiteral("setting the schema version"));
@@ -450,7 +474,18 @@ private:
         });
     }
 
+    // How each assistant reply ended (a streaming reply is written as it grows, "incomplete"
+    // until it ends) and the context it filled. Older messages are complete, 0 tokens.
+    std::optional<SqlFailure> migrateTo4() {
+        return run({
+            QStringLiteral("ALTER TABLE messages ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'"),
+            QStringLiteral("ALTER TABLE messages ADD COLUMN context_tokens INTEGER NOT NULL DEFAULT 0"),
+        });
+    }
+
     QString m_connectionName;
+    QHash<quint64, qint64> m_appended;
+    QList<quint64> m_appendOrder;
     bool m_open = false;
     bool m_fts = false;
 };
@@ -580,6 +615,7 @@ quint64 Store::appendMessage(const StoredMessage& message) {
         auto r = w->appendMessage(message);
         if (auto* f = std::get_if<SqlFailure>(&r)) return replyFailure(this, ticket, f->message);
         const qint64 id = std::get<qint64>(r);
+        w->rememberAppend(ticket, id);
         reply(this, [this, ticket, id] { Q_EMIT committed(ticket, id); });
     });
 }
@@ -601,6 +637,19 @@ quint64 Store::updateMessage(const StoredMessage& message) {
         if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
         if (auto f = w->updateMessage(message)) return replyFailure(this, ticket, f->message);
         reply(this, [this, ticket, id = message.id] { Q_EMIT messageUpdated(ticket, id); });
+    });
+}
+
+quint64 Store::updateAppendedMessage(quint64 appendTicket, const StoredMessage& message) {
+    return post([this, appendTicket, message](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        StoredMessage m = message;
+        m.id = w->appendedId(appendTicket);
+        if (m.id == 0)
+            return replyFailure(this, ticket,
+                                QStringLiteral("no message was appended with request %1").arg(appendTicket));
+        if (auto f = w->updateMessage(m)) return replyFailure(this, ticket, f->message);
+        reply(this, [this, ticket, id = m.id] { Q_EMIT messageUpdated(ticket, id); });
     });
 }
 

@@ -32,6 +32,10 @@ struct StoredMessage {
     double ttftMs = 0.0;
     double tokensPerSecond = 0.0;
     qint64 created = 0;   // ms since the epoch; 0: now
+    // How an assistant reply ended: "complete", "incomplete" (still being written; found so at
+    // load, the app died while writing it) or "stopped" (the user or an unload cut it short).
+    QString state = QStringLiteral("complete");
+    int contextTokens = 0; // an assistant reply: prompt + reply tokens when it was written
 };
 
 struct SearchHit {
@@ -49,7 +53,7 @@ class StoreWorker;
 class Store : public QObject {
     Q_OBJECT
 public:
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
 
     explicit Store(QObject* parent = nullptr);
     // Finishes every request already made (so appended messages are committed), then closes.
@@ -69,8 +73,12 @@ public:
     // Commits the message (and the conversation's updated time) in one durable transaction;
     // committed() comes only after the commit succeeded.
     quint64 appendMessage(const StoredMessage& message);
-    // Content, reasoning, tokens, ttft and speed of a stored message (e.g. when streaming ends).
+    // Content, reasoning, tokens, ttft, speed, state and context tokens of a stored message (a
+    // streaming reply as it grows and when it ends).
     quint64 updateMessage(const StoredMessage& message); // -> messageUpdated
+    // The same for the message appended with `appendTicket` (one of the last 1024 appends),
+    // whose id need not have come back yet: requests run in order, so it is known by then.
+    quint64 updateAppendedMessage(quint64 appendTicket, const StoredMessage& message); // -> messageUpdated
     // Deletes a message and every later one of its conversation (edit and resend)
     // -> messagesDeleted with the number removed.
     quint64 deleteMessagesFrom(qint64 conversationId, qint64 fromMessageId);

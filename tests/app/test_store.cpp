@@ -113,7 +113,8 @@ private Q_SLOTS:
             QVERIFY(q.exec(QStringLiteral("PRAGMA table_info(messages)")));
             while (q.next()) columns << q.value(1).toString();
             QCOMPARE(columns, (QStringList{"id", "conversation_id", "role", "content", "tokens",
-                                            "ttft_ms", "tok_s", "created", "reasoning", "reasoning_ms"}));
+                                            "ttft_ms", "tok_s", "created", "reasoning", "reasoning_ms", "state",
+                                            "context_tokens"}));
             columns.clear();
             QVERIFY(q.exec(QStringLiteral("PRAGMA table_info(conversations)")));
             while (q.next()) columns << q.value(1).toString();
@@ -208,16 +209,105 @@ private Q_SLOTS:
         QCOMPARE(messages[2].reasoningMs, 1500.0);
         QCOMPARE(messages[1].reasoning, QString(""));
 
-        // The file now says schema 3.
+        // The file now says the current schema.
         {
             QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("check3"));
             db.setDatabaseName(path);
             QVERIFY(db.open());
             QSqlQuery q(db);
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version")) && q.next());
-            QCOMPARE(q.value(0).toInt(), 3);
+            QCOMPARE(q.value(0).toInt(), Store::kSchemaVersion);
         }
         QSqlDatabase::removeDatabase(QStringLiteral("check3"));
+    }
+
+    // A database of schema 3 (reasoning columns, no reply state; its DDL written out as it was)
+    // keeps its conversations and messages (complete, 0 context tokens), then stores a reply's
+    // state and context tokens, incomplete while it is written.
+    void schema3DatabaseMigrates() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("v3.db"));
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("v3"));
+            db.setDatabaseName(path);
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            for (const char* sql : {
+                     "CREATE TABLE conversations (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                     " title TEXT NOT NULL DEFAULT '', model TEXT NOT NULL DEFAULT '',"
+                     " system_prompt TEXT NOT NULL DEFAULT '', sampling_json TEXT NOT NULL DEFAULT '{}',"
+                     " created INTEGER NOT NULL, updated INTEGER NOT NULL)",
+                     "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                     " conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+                     " role TEXT NOT NULL, content TEXT NOT NULL DEFAULT '', tokens INTEGER NOT NULL DEFAULT 0,"
+                     " ttft_ms REAL NOT NULL DEFAULT 0, tok_s REAL NOT NULL DEFAULT 0, created INTEGER NOT NULL,"
+                     " reasoning TEXT NOT NULL DEFAULT '', reasoning_ms REAL NOT NULL DEFAULT 0)",
+                     "CREATE INDEX messages_by_conversation ON messages(conversation_id, id)",
+                     "CREATE INDEX conversations_by_update ON conversations(updated)",
+                     "INSERT INTO conversations(title, system_prompt, sampling_json, created, updated) "
+                     "VALUES ('v3 chat', 'Be kind.', '{\"max_tokens\":7}', 5, 6)",
+                     "INSERT INTO messages(conversation_id, role, content, tokens, created, reasoning, reasoning_ms) "
+                     "VALUES (1, 'user', 'hello', 0, 5, '', 0), (1, 'assistant', 'hi', 1, 6, 'greet', 300)",
+                     "PRAGMA user_version = 3"})
+                QVERIFY2(q.exec(QString::fromLatin1(sql)), qPrintable(q.lastError().text()));
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("v3"));
+
+        Store store;
+        QSignalSpy opened(&store, &Store::opened);
+        QSignalSpy failed(&store, &Store::failed);
+        QSignalSpy loaded(&store, &Store::messagesLoaded);
+        QSignalSpy listed(&store, &Store::conversationsListed);
+        QSignalSpy committed(&store, &Store::committed);
+        QSignalSpy updated(&store, &Store::messageUpdated);
+        QVERIFY(waitFor(opened, failed, store.open(path)));
+        quint64 t = store.listConversations();
+        QVERIFY(waitFor(listed, failed, t));
+        const auto list = argsFor(listed, t).at(1).value<QList<Conversation>>();
+        QCOMPARE(list.size(), 1);
+        QCOMPARE(list[0].title, QStringLiteral("v3 chat"));
+        QCOMPARE(list[0].systemPrompt, QStringLiteral("Be kind."));
+        QCOMPARE(list[0].samplingJson, QStringLiteral("{\"max_tokens\":7}"));
+        t = store.messages(1);
+        QVERIFY(waitFor(loaded, failed, t));
+        auto messages = argsFor(loaded, t).at(2).value<QList<StoredMessage>>();
+        QCOMPARE(messages.size(), 2);
+        QCOMPARE(messages[1].content, QStringLiteral("hi"));
+        QCOMPARE(messages[1].reasoning, QStringLiteral("greet"));
+        QCOMPARE(messages[1].reasoningMs, 300.0);
+        QCOMPARE(messages[1].state, QStringLiteral("complete"));
+        QCOMPARE(messages[1].contextTokens, 0);
+
+        StoredMessage reply;
+        reply.conversationId = 1;
+        reply.role = QStringLiteral("assistant");
+        reply.content = QStringLiteral("Once");
+        reply.state = QStringLiteral("incomplete");
+        t = store.appendMessage(reply);
+        QVERIFY(waitFor(committed, failed, t));
+        reply.id = argsFor(committed, t).at(1).toLongLong();
+        t = store.messages(1);
+        QVERIFY(waitFor(loaded, failed, t));
+        messages = argsFor(loaded, t).at(2).value<QList<StoredMessage>>();
+        QCOMPARE(messages.size(), 3);
+        QCOMPARE(messages[2].state, QStringLiteral("incomplete"));
+        reply.content = QStringLiteral("Once upon a time");
+        reply.state = QStringLiteral("stopped");
+        reply.contextTokens = 321;
+        QVERIFY(waitFor(updated, failed, store.updateMessage(reply)));
+        reply.state = QStringLiteral("nonsense"); // unknown words are stored as complete
+        StoredMessage other = reply;
+        other.id = 0;
+        t = store.appendMessage(other);
+        QVERIFY(waitFor(committed, failed, t));
+        t = store.messages(1);
+        QVERIFY(waitFor(loaded, failed, t));
+        messages = argsFor(loaded, t).at(2).value<QList<StoredMessage>>();
+        QCOMPARE(messages.size(), 4);
+        QCOMPARE(messages[2].content, QStringLiteral("Once upon a time"));
+        QCOMPARE(messages[2].state, QStringLiteral("stopped"));
+        QCOMPARE(messages[2].contextTokens, 321);
+        QCOMPARE(messages[3].state, QStringLiteral("complete"));
     }
 
     void conversationsAndMessagesRoundTrip() {

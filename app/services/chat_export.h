@@ -1,0 +1,39 @@
+// A conversation as a file: Markdown to read or share, and JSON that imports back as a new
+// conversation (title, system prompt, sampling, messages with their reasoning and statistics).
+#pragma once
+
+#include "services/store.h"
+
+#include "hearth/status.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+
+namespace hearth::app {
+
+// The JSON's "format" field; import refuses anything else.
+inline constexpr const char* kChatExportFormat = "hearth-chat";
+inline constexpr int kChatExportVersion = 1;
+
+struct ExportedChat {
+    Conversation conversation;    // id, created and updated are informative only
+    QList<StoredMessage> messages; // oldest first; ids are not kept on import
+};
+
+// "# Title", the system prompt, then "## You" / "## Assistant" sections with each message
+// (an assistant's reasoning in a quote before its answer, an unfinished reply marked so).
+QString chatToMarkdown(const ExportedChat& chat);
+
+// {"format":"hearth-chat","version":1,"title":...,"model":...,"system_prompt":...,
+//  "sampling":{...},"created":ms,"updated":ms,"messages":[{"role","content","reasoning",
+//  "reasoning_ms","tokens","ttft_ms","tokens_per_second","context_tokens","state","created"}]}
+QByteArray chatToJson(const ExportedChat& chat);
+
+// Reads what chatToJson wrote. Malformed JSON, a wrong format or version, a missing or
+// mistyped field, an unknown role or more than kMaxImportMessages messages give an
+// InvalidFormat status that says what and where; never a crash.
+inline constexpr int kMaxImportMessages = 100000;
+Result<ExportedChat> chatFromJson(const QByteArray& json);
+
+} // namespace hearth::app

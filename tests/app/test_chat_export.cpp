@@ -1,0 +1,270 @@
+// Conversation export and import: Markdown shape, JSON round trip (every field back), hostile
+// and malformed JSON refused with a message saying what is wrong; and the reply recorder on a
+// real store: the row is incomplete while written, updated at most once an interval, stopped or
+// complete at the end, and still incomplete after the store goes away mid-reply.
+#include "services/chat_export.h"
+#include "services/reply_recorder.h"
+#include "services/store.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace hearth::app;
+
+namespace {
+
+ExportedChat sampleChat() {
+    ExportedChat chat;
+    chat.conversation.title = QStringLiteral("Dragons & \"quotes\"");
+    chat.conversation.model = QStringLiteral("/models/qwen.gguf");
+    chat.conversation.systemPrompt = QStringLiteral("Be brief.");
+    chat.conversation.samplingJson = QStringLiteral("{\"max_tokens\":64,\"seed\":7}");
+    chat.conversation.created = 1700000000000;
+    chat.conversation.updated = 1700000005000;
+    StoredMessage user;
+    user.role = QStringLiteral("user");
+    user.content = QStringLiteral("Write code:\n```python\nprint('hi')\n```\nüñí 🐉");
+    user.created = 1700000001000;
+    StoredMessage reply;
+    reply.role = QStringLiteral("assistant");
+    reply.content = QStringLiteral("Here:\n```python\nprint('hi')\n```");
+    reply.reasoning = QStringLiteral("They want Python.\n\nKeep it short.");
+    reply.reasoningMs = 1234.5;
+    reply.tokens = 17;
+    reply.ttftMs = 40.0;
+    reply.tokensPerSecond = 88.5;
+    reply.contextTokens = 321;
+    reply.state = QStringLiteral("stopped");
+    reply.created = 1700000002000;
+    chat.messages = {user, reply};
+    return chat;
+}
+
+QList<StoredMessage> load(Store& store, qint64 conversation) {
+    QSignalSpy loaded(&store, &Store::messagesLoaded);
+    const quint64 t = store.messages(conversation);
+    for (int i = 0; i < 500; ++i) {
+        for (const auto& args : loaded)
+            if (args.first().toULongLong() == t) return args.at(2).value<QList<StoredMessage>>();
+        loaded.wait(20);
+    }
+    return {};
+}
+
+qint64 createConversation(Store& store) {
+    QSignalSpy created(&store, &Store::conversationCreated);
+    store.createConversation({});
+    if (!created.wait(5000)) return 0;
+    return created.first().at(1).value<Conversation>().id;
+}
+
+} // namespace
+
+class TestChatExport : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void markdownShowsTheConversation() {
+        const QString md = chatToMarkdown(sampleChat());
+        QVERIFY(md.startsWith(QStringLiteral("# Dragons & \"quotes\"\n")));
+        QVERIFY(md.contains(QStringLiteral("## System\n\nBe brief.")));
+        QVERIFY(md.contains(QStringLiteral("## You\n\nWrite code:\n```python\nprint('hi')\n```")));
+        QVERIFY(md.contains(QStringLiteral("## Assistant\n\n> They want Python.\n>\n> Keep it short.\n\nHere:")));
+        QVERIFY(md.contains(QStringLiteral("*(stopped)*")));
+        QVERIFY(md.indexOf(QStringLiteral("## You")) < md.indexOf(QStringLiteral("## Assistant")));
+    }
+
+    void jsonRoundTrip() {
+        const ExportedChat chat = sampleChat();
+        const QByteArray json = chatToJson(chat);
+        hearth::Result<ExportedChat> back = chatFromJson(json);
+        QVERIFY2(back.isOk(), back ? "" : back.status().message().c_str());
+        QCOMPARE(back->conversation.title, chat.conversation.title);
+        QCOMPARE(back->conversation.model, chat.conversation.model);
+        QCOMPARE(back->conversation.systemPrompt, chat.conversation.systemPrompt);
+        QCOMPARE(back->conversation.samplingJson, chat.conversation.samplingJson);
+        QCOMPARE(back->conversation.created, chat.conversation.created);
+        QCOMPARE(back->conversation.updated, chat.conversation.updated);
+        QCOMPARE(back->messages.size(), 2);
+        for (int i = 0; i < 2; ++i) {
+            const StoredMessage& a = chat.messages[i];
+            const StoredMessage& b = back->messages[i];
+            QCOMPARE(b.role, a.role);
+            QCOMPARE(b.content, a.content);
+            QCOMPARE(b.reasoning, a.reasoning);
+            QCOMPARE(b.reasoningMs, a.reasoningMs);
+            QCOMPARE(b.tokens, a.tokens);
+            QCOMPARE(b.ttftMs, a.ttftMs);
+            QCOMPARE(b.tokensPerSecond, a.tokensPerSecond);
+            QCOMPARE(b.contextTokens, a.contextTokens);
+            QCOMPARE(b.state, a.state);
+            QCOMPARE(b.created, a.created);
+        }
+        // And again: the same text.
+        QCOMPARE(chatToJson(*back), json);
+    }
+
+    void badJsonIsRefusedWithAReason_data() {
+        QTest::addColumn<QByteArray>("json");
+        QTest::addColumn<QString>("says");
+        QTest::newRow("empty") << QByteArray() << QStringLiteral("not JSON");
+        QTest::newRow("garbage") << QByteArray("\x00\xff{{{", 5) << QStringLiteral("not JSON");
+        QTest::newRow("truncated") << chatToJson(sampleChat()).left(120) << QStringLiteral("not JSON");
+        QTest::newRow("array") << QByteArray("[1,2]") << QStringLiteral("not a JSON object");
+        QTest::newRow("no format") << QByteArray("{\"messages\":[]}") << QStringLiteral("not a Hearth chat export");
+        QTest::newRow("other format") << QByteArray("{\"format\":\"chatgpt\",\"version\":1,\"messages\":[]}")
+                                      << QStringLiteral("not a Hearth chat export");
+        QTest::newRow("version") << QByteArray("{\"format\":\"hearth-chat\",\"version\":99,\"messages\":[]}")
+                                 << QStringLiteral("unsupported version");
+        QTest::newRow("no messages") << QByteArray("{\"format\":\"hearth-chat\",\"version\":1}") << QStringLiteral("\"messages\"");
+        QTest::newRow("title type") << QByteArray("{\"format\":\"hearth-chat\",\"version\":1,\"title\":5,\"messages\":[]}")
+                                    << QStringLiteral("\"title\" has the wrong type");
+        QTest::newRow("message type")
+            << QByteArray("{\"format\":\"hearth-chat\",\"version\":1,\"messages\":[\"hi\"]}") << QStringLiteral("message 1: not an object");
+        QTest::newRow("role") << QByteArray("{\"format\":\"hearth-chat\",\"version\":1,\"messages\":"
+                                            "[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"root\",\"content\":\"b\"}]}")
+                              << QStringLiteral("message 2: unknown role");
+        QTest::newRow("content") << QByteArray("{\"format\":\"hearth-chat\",\"version\":1,\"messages\":"
+                                               "[{\"role\":\"user\",\"content\":{\"x\":1}}]}")
+                                 << QStringLiteral("\"content\" is missing or not text");
+        QTest::newRow("tokens type") << QByteArray("{\"format\":\"hearth-chat\",\"version\":1,\"messages\":"
+                                                   "[{\"role\":\"assistant\",\"content\":\"a\",\"tokens\":\"many\"}]}")
+                                     << QStringLiteral("\"tokens\" has the wrong type");
+        QTest::newRow("state") << QByteArray("{\"format\":\"hearth-chat\",\"version\":1,\"messages\":"
+                                             "[{\"role\":\"assistant\",\"content\":\"a\",\"state\":\"evil\"}]}")
+                               << QStringLiteral("unknown state");
+        QByteArray deep;
+        for (int i = 0; i < 5000; ++i) deep += '[';
+        QTest::newRow("deep nesting") << deep << QStringLiteral("not JSON");
+    }
+
+    void badJsonIsRefusedWithAReason() {
+        QFETCH(QByteArray, json);
+        QFETCH(QString, says);
+        hearth::Result<ExportedChat> r = chatFromJson(json);
+        QVERIFY(!r.isOk());
+        const QString message = QString::fromStdString(r.status().message());
+        QVERIFY2(message.contains(says), qPrintable(message));
+        QVERIFY(message.startsWith(QStringLiteral("chat import: ")));
+    }
+
+    void outOfRangeNumbersReadAsZero() {
+        hearth::Result<ExportedChat> r = chatFromJson(
+            "{\"format\":\"hearth-chat\",\"version\":1,\"messages\":[{\"role\":\"assistant\",\"content\":\"a\","
+            "\"tokens\":1e300,\"ttft_ms\":-5,\"context_tokens\":3e9}]}");
+        QVERIFY(r.isOk());
+        QCOMPARE(r->messages[0].tokens, 0);
+        QCOMPARE(r->messages[0].ttftMs, 0.0);
+        QCOMPARE(r->messages[0].contextTokens, 0);
+        QCOMPARE(r->messages[0].state, QStringLiteral("complete"));
+        QCOMPARE(r->conversation.samplingJson, QStringLiteral("{}"));
+    }
+
+    // A reply written as it grows: incomplete from its first write, updated at most once per
+    // interval, its final state at the end; a regenerate overwrites the same row.
+    void recorderWritesAsTheReplyGrows() {
+        QTemporaryDir dir;
+        Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        const qint64 conv = createConversation(store);
+        QVERIFY(conv > 0);
+        ReplyRecorder recorder(&store);
+        recorder.setInterval(300);
+        QSignalSpy recorded(&recorder, &ReplyRecorder::recorded);
+        QSignalSpy updates(&store, &Store::messageUpdated);
+        const quint64 key = recorder.begin(conv);
+        QVERIFY(key != 0);
+        StoredMessage s;
+        s.content = QStringLiteral("Once");
+        recorder.update(key, s); // before the row exists: written once it does
+        QVERIFY(recorded.wait(5000));
+        const qint64 id = recorder.messageId(key);
+        QVERIFY(id > 0);
+        QTRY_COMPARE_WITH_TIMEOUT(load(store, conv).value(0).content, QStringLiteral("Once"), 3000);
+        QCOMPARE(load(store, conv).value(0).state, QStringLiteral("incomplete"));
+        // Many updates in a burst: one write per interval, the latest text wins.
+        updates.clear();
+        for (int i = 0; i < 50; ++i) {
+            s.content += QStringLiteral(" upon");
+            recorder.update(key, s);
+        }
+        QTest::qWait(800);
+        QVERIFY2(updates.size() <= 3, qPrintable(QString::number(updates.size())));
+        QCOMPARE(load(store, conv).value(0).content, s.content);
+        QCOMPARE(load(store, conv).value(0).state, QStringLiteral("incomplete"));
+        s.content = QStringLiteral("Once upon a time.");
+        s.tokens = 5;
+        s.contextTokens = 40;
+        recorder.finish(key, s, QStringLiteral("complete"));
+        QTRY_COMPARE_WITH_TIMEOUT(load(store, conv).value(0).state, QStringLiteral("complete"), 3000);
+        QCOMPARE(load(store, conv).value(0).contextTokens, 40);
+        QCOMPARE(recorder.messageId(key), id);
+
+        // Regenerate: the same row, incomplete again, then stopped.
+        const quint64 again = recorder.begin(conv, id);
+        QCOMPARE(recorder.messageId(again), id);
+        QTRY_COMPARE_WITH_TIMEOUT(load(store, conv).value(0).state, QStringLiteral("incomplete"), 3000);
+        s.content = QStringLiteral("The end");
+        recorder.finish(again, s, QStringLiteral("stopped"));
+        QTRY_COMPARE_WITH_TIMEOUT(load(store, conv).value(0).state, QStringLiteral("stopped"), 3000);
+        QCOMPARE(load(store, conv).size(), 1);
+    }
+
+    // An update addressed by the append's ticket, queued before the id came back, lands; an
+    // unknown ticket is an error, not a write to some other row.
+    void updateByAppendTicket() {
+        QTemporaryDir dir;
+        Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        const qint64 conv = createConversation(store);
+        QSignalSpy failed(&store, &Store::failed);
+        QSignalSpy updated(&store, &Store::messageUpdated);
+        StoredMessage m;
+        m.conversationId = conv;
+        m.role = QStringLiteral("assistant");
+        m.state = QStringLiteral("incomplete");
+        const quint64 append = store.appendMessage(m);
+        m.content = QStringLiteral("written before the commit was seen");
+        m.state = QStringLiteral("complete");
+        store.updateAppendedMessage(append, m);
+        const QList<StoredMessage> list = load(store, conv); // queued after both
+        QCOMPARE(list.size(), 1);
+        QCOMPARE(list[0].content, m.content);
+        QCOMPARE(list[0].state, QStringLiteral("complete"));
+        QCOMPARE(updated.size(), 1);
+        const quint64 bad = store.updateAppendedMessage(append + 1000, m);
+        QTRY_COMPARE(failed.size(), 1);
+        QCOMPARE(failed[0].at(0).toULongLong(), bad);
+        QVERIFY(failed[0].at(1).toString().contains(QStringLiteral("no message was appended")));
+    }
+
+    // The app dies mid-reply (the store and recorder go away without finish): the partial reply
+    // is there, marked incomplete, when the database is opened again.
+    void replyLeftIncompleteSurvives() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("hearth.db"));
+        qint64 conv = 0;
+        {
+            Store store;
+            store.open(path);
+            conv = createConversation(store);
+            ReplyRecorder recorder(&store);
+            recorder.setInterval(0);
+            QSignalSpy recorded(&recorder, &ReplyRecorder::recorded);
+            const quint64 key = recorder.begin(conv);
+            QVERIFY(recorded.wait(5000));
+            StoredMessage s;
+            s.content = QStringLiteral("The dragon was");
+            recorder.update(key, s);
+        }
+        Store store;
+        store.open(path);
+        const QList<StoredMessage> messages = load(store, conv);
+        QCOMPARE(messages.size(), 1);
+        QCOMPARE(messages[0].content, QStringLiteral("The dragon was"));
+        QCOMPARE(messages[0].state, QStringLiteral("incomplete"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestChatExport)
+#include "test_chat_export.moc"
