@@ -95,17 +95,14 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_pages->addTab(m_server, tr("Server"));
     m_pages->addTab(m_info, tr("Inspect"));
 
-    // Across the top: the model picker, then notifications; the pages below.
+    // The model picker heads the chat page; notifications run across the top of every page.
     m_picker = new ModelPicker(m_library, m_engine, this);
+    m_chat->setHeaderWidget(m_picker);
     m_notes = new NotificationArea(this);
     auto* central = new QWidget(this);
     auto* column = new QVBoxLayout(central);
-    column->setContentsMargins(0, 4, 0, 0);
+    column->setContentsMargins(0, 2, 0, 0);
     column->setSpacing(2);
-    auto* pickerRow = new QHBoxLayout();
-    pickerRow->setContentsMargins(8, 0, 8, 0);
-    pickerRow->addWidget(m_picker);
-    column->addLayout(pickerRow);
     column->addWidget(m_notes);
     column->addWidget(m_pages, 1);
     setCentralWidget(central);

@@ -1,5 +1,5 @@
-// The application's main window: a model picker and notifications across the top; Welcome (on
-// first run), Chat, Models (library and hub), Settings, Server and Inspect pages over the app's
+// The application's main window: notifications across the top; Welcome (on first run), Chat (a
+// model picker at its head), Models (library and hub), Settings, Server and Inspect pages over the app's
 // services, which the window owns; a status bar with the engine's state and live statistics.
 #pragma once
 

@@ -582,6 +582,7 @@ void EngineHost::handleStats(quint64 generation, const EngineStatsSnapshot& stat
 // Trimming runs on the worker thread with the loaded engine's tokenizer and template; the
 // trimmed chat then goes through the worker's usual submit.
 quint64 EngineHost::sendChatFitting(const QList<ChatMessage>& messages, const Sampling& sampling) {
+    if (isRemote()) return sendChat(messages, sampling); // the remote server manages its context
     const quint64 id = m_nextId++;
     m_live.insert(id);
     if (m_state != State::Ready || !m_shared) {
