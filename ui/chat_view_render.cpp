@@ -136,7 +136,7 @@ void ChatView::renderDocument(const QStringList& pieces) {
     if (k == 0) {
         doc->clear();
         m_piecePos.clear();
-    } else {
+    } else if (k < m_piecePos.size()) {
         at.setPosition(m_piecePos[k] - 1); // the end of the piece before
         at.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
         at.removeSelectedText();

@@ -386,7 +386,9 @@ void MainWindow::showStatus(const QString& text) {
             notifyWarning(text);
             return;
         }
-    notifyInfo(text);
+    // Routine progress ("Listing…", "Code copied"): a passing line in the status bar, which the
+    // statistics (a label of their own) never cover.
+    statusBar()->showMessage(text, 6000);
 }
 
 QString MainWindow::statsText() const { return m_stats->text(); }

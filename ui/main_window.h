@@ -98,7 +98,8 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private Q_SLOTS:
-    // A view's message, its level told from its words (failures stay on screen).
+    // A view's message, its level told from its words: failures and warnings stay on screen as
+    // notifications, routine progress passes in the status bar.
     void showStatus(const QString& text);
 
 private:

@@ -24,6 +24,7 @@
 #include <QUrl>
 #include <QSignalSpy>
 #include <QTabWidget>
+#include <QTextBrowser>
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -79,6 +80,11 @@ private Q_SLOTS:
         QVERIFY2(!reply.trimmed().isEmpty(), qPrintable(reply));
         QVERIFY(window.chatView()->transcriptMarkdown().contains(QStringLiteral("Once upon a time")));
         QVERIFY(window.chatView()->transcriptMarkdown().contains(reply.trimmed().left(20)));
+        // What is on screen, not only the Markdown behind it: the question and the answer.
+        const QTextBrowser* shown = window.chatView()->findChild<QTextBrowser*>();
+        QVERIFY(shown);
+        QVERIFY2(shown->toPlainText().contains(QStringLiteral("Once upon a time")), qPrintable(shown->toPlainText()));
+        QVERIFY2(shown->toPlainText().contains(reply.trimmed().section(QLatin1Char('\n'), 0, 0).left(20)), qPrintable(shown->toPlainText()));
         heartbeat.stop();
         qInfo("longest GUI-thread gap during load and generation: %lld ms", worstGap);
         QVERIFY2(worstGap < 100, qPrintable(QString::number(worstGap)));
