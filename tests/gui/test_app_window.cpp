@@ -4,6 +4,10 @@
 // stalls for more than 100 ms while the model loads and generates.
 #include "chat_view.h"
 #include "main_window.h"
+#include "model_info_view.h"
+#include "notification_area.h"
+#include "providers_dialog.h"
+#include "quantize_dialog.h"
 #include "models_view.h"
 #include "server_view.h"
 #include "settings_view.h"
@@ -131,11 +135,13 @@ private Q_SLOTS:
 
         const QString dir = screenshotDir();
         QTabWidget* pages = window.pages();
-        auto shoot = [&](const char* name) {
+        auto shoot = [&](const char* name, QWidget* what = nullptr) {
             QTest::qWait(100);
             const QString path = QDir(dir).filePath(QStringLiteral("%1.png").arg(QLatin1String(name)));
-            return window.grab().save(path);
+            return (what ? what : static_cast<QWidget*>(&window))->grab().save(path);
         };
+        window.dismissWelcome();
+        window.notifications()->dismissAll();
         pages->setCurrentWidget(window.chatView());
         QVERIFY(shoot("chat"));
         pages->setCurrentWidget(window.modelsView());
@@ -147,6 +153,24 @@ private Q_SLOTS:
         QVERIFY(shoot("settings"));
         pages->setCurrentWidget(window.serverView());
         QVERIFY(shoot("server"));
+        {
+            QSignalSpy inspected(window.findChild<hearth::ui::ModelInfoView*>(), &hearth::ui::ModelInfoView::loaded);
+            window.inspectModel(model);
+            QVERIFY(inspected.wait(10000));
+            QVERIFY(shoot("inspect"));
+        }
+        {
+            hearth::ui::QuantizeDialog quantize(window.library(), model, &window);
+            quantize.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&quantize));
+            QVERIFY(shoot("quantize", &quantize));
+        }
+        {
+            hearth::ui::ProvidersDialog providers(window.providerStore(), window.remoteClient(), &window);
+            providers.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&providers));
+            QVERIFY(shoot("providers", &providers));
+        }
         QVERIFY(window.settingsView()->estimateText().contains(QStringLiteral("KV cache")));
         window.serverView()->stop();
         qInfo("screenshots in %s", qPrintable(dir));
