@@ -77,6 +77,14 @@ void Settings::setModelsFolder(const QString& folder) {
 }
 
 QUrl Settings::hubBaseUrl() const {
+    // The environment wins (tests point it at a loopback hub; mirrors for a whole machine).
+    const QUrl env(qEnvironmentVariable("HEARTH_HUB_URL").trimmed());
+    if (env.isValid() && !env.host().isEmpty() &&
+        (env.scheme() == QStringLiteral("http") || env.scheme() == QStringLiteral("https"))) {
+        QUrl clean = env.adjusted(QUrl::StripTrailingSlash | QUrl::RemoveQuery | QUrl::RemoveFragment);
+        if (clean.path() == QStringLiteral("/")) clean.setPath(QString());
+        return clean;
+    }
     const QUrl url(m_settings->value(kHubBaseUrl, QStringLiteral("https://huggingface.co")).toString());
     return url.isValid() ? url : QUrl(QStringLiteral("https://huggingface.co"));
 }

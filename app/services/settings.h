@@ -31,7 +31,8 @@ public:
     QString modelsFolder() const;
     void setModelsFolder(const QString& folder);
 
-    // The Hugging Face hub (or a mirror); only http and https URLs are accepted.
+    // The Hugging Face hub (or a mirror); only http and https URLs are accepted. $HEARTH_HUB_URL,
+    // when set to such a URL, takes precedence over the stored one (as for hearth-cli pull).
     QUrl hubBaseUrl() const;
     bool setHubBaseUrl(const QUrl& url);
 

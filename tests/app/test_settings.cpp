@@ -72,6 +72,37 @@ private Q_SLOTS:
         QCOMPARE(again.parallelDownloads(), 3);
     }
 
+    // HEARTH_HUB_URL (an http(s) URL) wins over the stored hub, as it does for hearth-cli pull;
+    // anything else there is ignored. New settings carry chat sampling, CORS origins, theme.
+    void environmentAndNewKeys() {
+        QTemporaryDir dir;
+        Settings s(dir.filePath(QStringLiteral("hearth.ini")));
+        QVERIFY(s.setHubBaseUrl(QUrl(QStringLiteral("https://mirror.example"))));
+        qputenv("HEARTH_HUB_URL", "http://127.0.0.1:4242/");
+        QCOMPARE(s.hubBaseUrl(), QUrl(QStringLiteral("http://127.0.0.1:4242")));
+        qputenv("HEARTH_HUB_URL", "ftp://nope");
+        QCOMPARE(s.hubBaseUrl(), QUrl(QStringLiteral("https://mirror.example")));
+        qunsetenv("HEARTH_HUB_URL");
+        // The models folder lies beside the settings file: one data folder holds both.
+        QCOMPARE(s.modelsFolder(), dir.filePath(QStringLiteral("models")));
+        Sampling chat;
+        chat.temperature = 0.3f;
+        chat.maxTokens = 777;
+        s.setChatSampling(chat);
+        s.setCorsOrigins({QStringLiteral(" http://localhost:3000 "), QString(), QStringLiteral("*")});
+        s.setTheme(QStringLiteral("dark"));
+        s.setIdleUnloadMinutes(15);
+        s.sync();
+        Settings again(dir.filePath(QStringLiteral("hearth.ini")));
+        QCOMPARE(again.chatSampling().maxTokens, 777);
+        QCOMPARE(again.chatSampling().temperature, 0.3f);
+        QCOMPARE(again.corsOrigins(), QStringList({QStringLiteral("http://localhost:3000"), QStringLiteral("*")}));
+        QCOMPARE(again.theme(), QStringLiteral("dark"));
+        QCOMPARE(again.idleUnloadMinutes(), 15);
+        again.setTheme(QStringLiteral("purple"));
+        QCOMPARE(again.theme(), QStringLiteral("system"));
+    }
+
     void badValuesAreRefused() {
         QTemporaryDir dir;
         Settings s(dir.filePath(QStringLiteral("hearth.ini")));
