@@ -5,7 +5,6 @@
 #include "services/starter_install.h"
 
 #include <QApplication>
-#include <QFile>
 #include <QFrame>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -21,17 +20,6 @@
 
 namespace hearth::ui {
 
-namespace {
-
-qint64 totalRamBytes() {
-    QFile f(QStringLiteral("/proc/meminfo"));
-    if (!f.open(QIODevice::ReadOnly)) return 0;
-    for (const QByteArray& line : f.readAll().split('\n'))
-        if (line.startsWith("MemTotal:")) return line.mid(9).trimmed().split(' ').value(0).toLongLong() * 1024;
-    return 0;
-}
-
-} // namespace
 
 WelcomeView::WelcomeView(app::StarterInstall* install, QWidget* parent) : QWidget(parent), m_install(install) {
     auto* inner = new QWidget(this);
@@ -130,7 +118,7 @@ void WelcomeView::setMachine(const DeviceList& devices, qint64 availableRamBytes
         if (d.kind != DeviceKind::Cpu)
             gpus << tr("%1 (%2, %3)").arg(QString::fromStdString(d.name), QString::fromStdString(d.id),
                                           d.sharesHostMemory ? tr("shares RAM") : l.formattedDataSize(qint64(d.totalMemory), 1));
-    const qint64 total = totalRamBytes();
+    const qint64 total = app::totalRamBytes();
     m_machine->setText(tr("<b>This computer:</b> %1 CPU threads · %2 RAM (%3 free) · %4")
                            .arg(QThread::idealThreadCount())
                            .arg(total > 0 ? l.formattedDataSize(total, 1) : tr("unknown"),

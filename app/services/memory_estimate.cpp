@@ -18,14 +18,22 @@ DeviceList listDevicesOnce() {
     return devices;
 }
 
-qint64 availableRamBytes() {
+namespace {
+
+// A /proc/meminfo field in bytes ("MemAvailable"), 0 when it cannot be read.
+qint64 meminfoBytes(const QByteArray& field) {
     QFile f(QStringLiteral("/proc/meminfo"));
     if (!f.open(QIODevice::ReadOnly)) return 0;
-    const QList<QByteArray> lines = f.readAll().split('\n');
-    for (const QByteArray& line : lines)
-        if (line.startsWith("MemAvailable:")) return line.mid(13).trimmed().split(' ').value(0).toLongLong() * 1024;
+    const QByteArray key = field + ':';
+    for (const QByteArray& line : f.readAll().split('\n'))
+        if (line.startsWith(key)) return line.mid(key.size()).trimmed().split(' ').value(0).toLongLong() * 1024;
     return 0;
 }
+
+} // namespace
+
+qint64 availableRamBytes() { return meminfoBytes("MemAvailable"); }
+qint64 totalRamBytes() { return meminfoBytes("MemTotal"); }
 
 QString fitLabel(Fit fit) {
     switch (fit) {

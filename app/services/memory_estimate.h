@@ -20,6 +20,8 @@ DeviceList listDevicesOnce();
 
 // What RAM the system can give now (MemAvailable), 0 when unknown.
 qint64 availableRamBytes();
+// All of this machine's RAM (0 when unknown).
+qint64 totalRamBytes();
 
 enum class Fit {
     Unknown,   // RAM unknown or the file unreadable

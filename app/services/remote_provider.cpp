@@ -2,6 +2,8 @@
 // lists models and streams chat completions as server-sent events.
 #include "services/remote_provider.h"
 
+#include "services/secret_file.h"
+
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -23,7 +25,6 @@ namespace hearth::app {
 
 namespace {
 
-constexpr QFileDevice::Permissions kOwnerOnly = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
 constexpr int kSecretToolMs = 2000;
 
 QStringList keyringAttributes(const QString& name) {
@@ -165,8 +166,7 @@ QString ProviderStore::apiKey(const QString& name) const {
     if (auto fromKeyring = keyringLookup(name)) {
         key = *fromKeyring;
     } else {
-        QFile f(keyFilePath(name));
-        if (f.open(QIODevice::ReadOnly)) key = QString::fromUtf8(f.readAll()).trimmed();
+        key = readSecretFile(keyFilePath(name));
     }
     m_keys.insert(name, key);
     return key;
@@ -199,21 +199,7 @@ bool ProviderStore::setApiKey(const QString& name, const QString& key) {
 }
 
 bool ProviderStore::writeKeyFile(const QString& name, const QString& key) {
-    const QString path = keyFilePath(name);
-    if (!QDir().mkpath(m_dataDir)) {
-        m_lastError = QStringLiteral("cannot create %1").arg(m_dataDir);
-        return false;
-    }
-    // The temporary file is owner-only before the key goes in; the rename keeps that.
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || !f.setPermissions(kOwnerOnly) ||
-        f.write(key.toUtf8()) < 0 || !f.commit()) {
-        m_lastError = QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
-        f.cancelWriting();
-        return false;
-    }
-    QFile::setPermissions(path, kOwnerOnly);
-    return true;
+    return writeSecretFile(keyFilePath(name), key, &m_lastError);
 }
 
 std::optional<QString> ProviderStore::keyringLookup(const QString& name) const {

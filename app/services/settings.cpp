@@ -3,14 +3,13 @@
 
 #include "services/data_dir.h"
 #include "services/sampling_json.h"
+#include "services/secret_file.h"
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QSaveFile>
 #include <QSettings>
 
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -42,8 +41,6 @@ const QString kLastModel = QStringLiteral("load/lastModel");
 
 const QString kTokenFile = QStringLiteral("hub-token");
 const QString kApiKeyFile = QStringLiteral("server-api-key");
-
-constexpr QFileDevice::Permissions kOwnerOnly = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
 
 QString defaultIniPath() { return QDir(resolveDataDir()).filePath(QStringLiteral("hearth.ini")); }
 
@@ -109,43 +106,10 @@ QString Settings::secretPath(const QString& name) const {
 QString Settings::accessTokenPath() const { return secretPath(kTokenFile); }
 QString Settings::serverApiKeyPath() const { return secretPath(kApiKeyFile); }
 
-QString Settings::readSecret(const QString& name) const {
-    QFile f(secretPath(name));
-    if (!f.exists()) return {};
-    // Someone widened the permissions: narrow them again before reading.
-    if ((f.permissions() & ~(kOwnerOnly | QFileDevice::ReadUser | QFileDevice::WriteUser)) != 0) {
-        spdlog::warn("settings: {} was readable by others; making it owner-only",
-                     f.fileName().toStdString());
-        f.setPermissions(kOwnerOnly);
-    }
-    if (!f.open(QIODevice::ReadOnly)) return {};
-    return QString::fromUtf8(f.readAll()).trimmed();
-}
+QString Settings::readSecret(const QString& name) const { return readSecretFile(secretPath(name)); }
 
 bool Settings::writeSecret(const QString& name, const QString& value) {
-    const QString path = secretPath(name);
-    const QString trimmed = value.trimmed();
-    if (trimmed.isEmpty()) {
-        if (QFile::exists(path) && !QFile::remove(path)) {
-            m_lastError = QStringLiteral("cannot delete %1").arg(path);
-            return false;
-        }
-        Q_EMIT changed(name);
-        return true;
-    }
-    if (!QDir().mkpath(QFileInfo(path).absolutePath())) {
-        m_lastError = QStringLiteral("cannot create the folder of %1").arg(path);
-        return false;
-    }
-    // The temporary file is made owner-only before the secret goes in; the rename keeps that.
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || !f.setPermissions(kOwnerOnly) ||
-        f.write(trimmed.toUtf8()) < 0 || !f.commit()) {
-        m_lastError = QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
-        f.cancelWriting();
-        return false;
-    }
-    QFile::setPermissions(path, kOwnerOnly);
+    if (!writeSecretFile(secretPath(name), value, &m_lastError)) return false;
     Q_EMIT changed(name);
     return true;
 }
