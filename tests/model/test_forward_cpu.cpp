@@ -257,8 +257,11 @@ private Q_SLOTS:
         };
         std::vector<float> logits;
         QVERIFY((*m)->runner->forward(batchAt(0, 20), logits).isOk());
-        QVERIFY((*m)->runner->forward(batchAt(20, 21), logits).isOk()); // warm
-        const graph::Batch next = batchAt(21, 22);
+        // Warm: each worker grows its own scratch the first time it takes a piece of an op, and
+        // which worker takes which piece varies from step to step, so one warm step left a
+        // worker cold now and then (one allocation in the counted step, seen once under load).
+        for (int p = 20; p < 28; ++p) QVERIFY((*m)->runner->forward(batchAt(p, p + 1), logits).isOk());
+        const graph::Batch next = batchAt(28, 29);
         g_allocations = 0;
         g_countAllocations = true;
         const Status s = (*m)->runner->forward(next, logits);
