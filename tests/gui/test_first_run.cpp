@@ -179,6 +179,45 @@ private Q_SLOTS:
         QVERIFY(again.settings()->lastModelPath().endsWith(QStringLiteral("stories-Q8_0.gguf")));
     }
 
+    // A download cut by closing the app goes on by itself when the app starts again: the queue is
+    // kept in the data folder and the .part file is continued with a Range request.
+    void downloadResumesAfterRestart() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const std::string model = fileBytes(QString::fromStdString(hearth::test::testDataPath("models/stories260K.gguf")));
+        hearth::test::TestHub hub;
+        hub.chunkBytes = 16 * 1024;
+        hub.chunkDelayMs = 40; // ~3 s for the whole file
+        hub.addFile("acme/stories-GGUF", "stories-Q8_0.gguf", {model, {}, {}});
+        QTemporaryDir data;
+        const QString part = QDir(data.path()).filePath(QStringLiteral("models/stories-Q8_0.gguf.part"));
+        {
+            MainWindow window(data.path());
+            window.hub()->setBaseUrl(hub.baseUrl());
+            hearth::app::StarterModel starter;
+            starter.repo = QStringLiteral("acme/stories-GGUF");
+            starter.title = QStringLiteral("Stories 260K");
+            starter.filePattern = QStringLiteral("stories-q8_0.gguf");
+            starter.quantization = QStringLiteral("Q8_0");
+            starter.approxSizeBytes = qint64(model.size());
+            window.starterInstall()->start(starter);
+            QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(part).size() > 100 * 1024, 20000);
+        } // the app closes mid-download
+        QVERIFY(QFileInfo(part).size() < qint64(model.size()));
+        const size_t before = hub.downloads().size();
+        hub.chunkDelayMs = 0;
+        MainWindow again(data.path());
+        again.hub()->setBaseUrl(hub.baseUrl());
+        const QString done = QDir(data.path()).filePath(QStringLiteral("models/stories-Q8_0.gguf"));
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(done), 20000);
+        QCOMPARE(fileBytes(done), model);
+        QVERIFY(!QFileInfo::exists(part));
+        const auto requests = hub.downloads();
+        QVERIFY(requests.size() > before);
+        QVERIFY2(requests.back().range.rfind("bytes=", 0) == 0 && requests.back().range != "bytes=0-",
+                 requests.back().range.c_str());
+        QTRY_VERIFY_WITH_TIMEOUT(!again.library()->models().isEmpty(), 10000);
+    }
+
     void openModelAddsAndLoads() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
         QTemporaryDir data, elsewhere;
