@@ -154,7 +154,15 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     connect(m_engine, &app::EngineHost::loaded, this, [this] {
         updateContextBar();
         render();
+        // Any load ends the idle state; a message that asked for the model to come back goes now.
+        m_reloadPath.clear();
+        if (!m_afterLoadText.isEmpty()) {
+            const QString text = m_afterLoadText;
+            m_afterLoadText.clear();
+            sendText(text);
+        }
     });
+    connect(m_engine, &app::EngineHost::loadFailed, this, [this] { m_afterLoadText.clear(); });
     connect(m_engine, &app::EngineHost::unloaded, this, [this] {
         updateContextBar();
         render();
@@ -409,7 +417,16 @@ void ChatView::updateContextBar() {
     m_input->setPlaceholderText(inputPlaceholder());
 }
 
+void ChatView::setModelToReload(const QString& path) {
+    m_reloadPath = path;
+    if (path.isEmpty()) m_afterLoadText.clear();
+    updateButtons();
+}
+
 QString ChatView::inputPlaceholder() const {
+    if (!m_engine->isLoaded() && !m_reloadPath.isEmpty() && m_engine->state() == app::EngineHost::State::Empty)
+        return tr("Message (sending loads %1 again: it was unloaded while idle)")
+            .arg(m_reloadPath.section(QLatin1Char('/'), -1));
     if (!m_engine->isLoaded())
         return m_engine->state() == app::EngineHost::State::Loading
                    ? tr("The model is loading…")
@@ -422,6 +439,11 @@ void ChatView::sendText(const QString& raw) {
     if (text.isEmpty() || isGenerating() || m_userTicket || m_deleteTicket || !m_pendingText.isEmpty())
         return;
     if (!m_engine->isLoaded()) {
+        if (!m_reloadPath.isEmpty() && m_engine->state() == app::EngineHost::State::Empty) {
+            m_afterLoadText = text; // the input keeps it until it is sent
+            Q_EMIT reloadRequested(m_reloadPath);
+            return;
+        }
         Q_EMIT statusMessage(tr("Load a model first (the model picker or the Models page)"));
         return;
     }
@@ -666,7 +688,8 @@ void ChatView::scheduleRender() {
 
 bool ChatView::canSend() const {
     const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0;
-    return !busy && m_engine->isLoaded();
+    return !busy && (m_engine->isLoaded() ||
+                     (!m_reloadPath.isEmpty() && m_engine->state() == app::EngineHost::State::Empty));
 }
 
 void ChatView::updateButtons() {

@@ -121,7 +121,13 @@ public:
     void editLastUserMessage();
     void focusInput();
 
+    // The model the idle timer unloaded ("" : none): while nothing is loaded, Send stays on and
+    // sending asks for it again (reloadRequested), then sends the message once it is loaded.
+    void setModelToReload(const QString& path);
+    QString modelToReload() const { return m_reloadPath; }
+
 Q_SIGNALS:
+    void reloadRequested(const QString& path);
     void statusMessage(const QString& text);
     void replyFinished(const QString& text);
     // error empty on success.
@@ -130,6 +136,12 @@ Q_SIGNALS:
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    QString m_reloadPath;     // see setModelToReload
+    QString m_afterLoadText;  // sent once the reloaded model is ready
+
+protected:
     // A new palette (light/dark theme): the transcript is built again in its colours.
     void changeEvent(QEvent* event) override;
 

@@ -284,10 +284,12 @@ void MainWindow::connectEngine() {
     });
     connect(m_engine, &app::EngineHost::loadFailed, this,
             [this](const QString& message) { notifyError(tr("Could not load the model: %1").arg(message)); });
-    connect(m_engine, &app::EngineHost::idleUnloaded, this, [this] {
-        notifyInfo(tr("The model was unloaded after %n minute(s) without use, to free memory. Load it again "
-                      "from the model picker.", nullptr, m_settings->idleUnloadMinutes()));
+    connect(m_engine, &app::EngineHost::idleUnloaded, this, [this](const QString& path) {
+        m_chat->setModelToReload(path); // as Ollama does: the next message loads it again
+        notifyInfo(tr("The model was unloaded after %n minute(s) without use, to free memory; your next "
+                      "message loads it again.", nullptr, m_settings->idleUnloadMinutes()));
     });
+    connect(m_chat, &ChatView::reloadRequested, this, &MainWindow::loadModel);
     // Live statistics go to their own label: they never cover a message.
     connect(m_engine, &app::EngineHost::statsUpdated, this, [this](const app::EngineStatsSnapshot& s) {
         if (!m_engine->isLoaded()) return;

@@ -370,9 +370,10 @@ void EngineHost::armIdleTimer() {
 
 void EngineHost::idleTimeout() {
     if (m_idleUnloadMs <= 0 || m_state != State::Ready || !m_live.isEmpty() || m_held) return;
-    spdlog::info("engine host: unloading {} after {} s idle", m_model.path.toStdString(), m_idleUnloadMs / 1000);
+    const QString path = m_model.path;
+    spdlog::info("engine host: unloading {} after {} s idle", path.toStdString(), m_idleUnloadMs / 1000);
     unloadModel();
-    Q_EMIT idleUnloaded();
+    Q_EMIT idleUnloaded(path);
 }
 
 void EngineHost::useRemote(const RemoteProvider& provider, const QString& model, RemoteClient* client) {

@@ -96,8 +96,8 @@ Q_SIGNALS:
     // and how far along the whole load is (0..1).
     void loadProgress(const QString& stage, double fraction);
     void unloaded();
-    // The idle timer unloaded the model (unloaded() comes too).
-    void idleUnloaded();
+    // The idle timer unloaded the model at `path` (unloaded() comes first).
+    void idleUnloaded(const QString& path);
     // The answer text, piece by piece (a plain completion: all of its text).
     void tokenReceived(quint64 id, const QString& text);
     // A chat reply's reasoning, piece by piece (a <think> reply's all comes before its answer).

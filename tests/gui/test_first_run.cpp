@@ -261,6 +261,34 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!window.notifications()->shown().filter(QStringLiteral("error:")).isEmpty(), 10000);
     }
 
+    // Idle unload frees the model; the next message loads it again and is answered (Ollama's habit).
+    void idleUnloadThenSendReloads() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir data;
+        MainWindow window(data.path());
+        window.dismissWelcome();
+        window.show();
+        const QString model = QString::fromStdString(hearth::test::testDataPath("models/stories260K.gguf"));
+        window.loadModel(model);
+        QTRY_VERIFY_WITH_TIMEOUT(window.engine()->isLoaded(), 30000);
+        QSignalSpy idle(window.engine(), &hearth::app::EngineHost::idleUnloaded);
+        window.engine()->setIdleUnloadMs(100);
+        QVERIFY(idle.wait(5000));
+        QVERIFY(!window.engine()->isLoaded());
+        QCOMPARE(window.chatView()->modelToReload(), model);
+        QVERIFY(window.chatView()->canSend());
+        QVERIFY(window.chatView()->inputPlaceholder().contains(QStringLiteral("loads stories260K.gguf again")));
+        QVERIFY(!window.notifications()->shown().filter(QStringLiteral("next message loads it again")).isEmpty());
+        window.engine()->setIdleUnloadMs(0);
+        window.chatView()->setSampling(hearth::app::Sampling::greedy(16));
+        QSignalSpy replies(window.chatView(), &hearth::ui::ChatView::replyFinished);
+        window.chatView()->sendText(QStringLiteral("Once upon a time"));
+        QVERIFY(replies.wait(30000));
+        QVERIFY(window.engine()->isLoaded());
+        QVERIFY(window.chatView()->modelToReload().isEmpty());
+        QVERIFY(!replies.first().first().toString().trimmed().isEmpty());
+    }
+
     void notificationsStayAndStatsDoNotCoverThem() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
         QTemporaryDir data;
