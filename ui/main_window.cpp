@@ -175,6 +175,7 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     connect(m_settings, &app::Settings::changed, this, [this](const QString& key) {
         if (key == QStringLiteral("load/idleUnloadMinutes")) applyIdleUnload();
         if (key == QStringLiteral("ui/theme")) applyTheme(m_settings->theme());
+        if (key == QStringLiteral("chat/systemPrompt")) m_chat->setSystemPrompt(m_settings->defaultSystemPrompt());
     });
     applyIdleUnload();
     refreshRemoteModels();

@@ -22,6 +22,7 @@
 #include <QLabel>
 #include <QLocale>
 #include <QSlider>
+#include <QPlainTextEdit>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QThread>
@@ -137,6 +138,11 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     sform->addRow(tr("Min-p"), m_minP);
     sform->addRow(tr("Repetition penalty (1 = off)"), m_repeat);
     sform->addRow(tr("Max reply tokens"), m_maxTokens);
+    m_systemPrompt = new QPlainTextEdit(m_settings->defaultSystemPrompt(), sampleBox);
+    m_systemPrompt->setObjectName(QStringLiteral("systemPrompt"));
+    m_systemPrompt->setPlaceholderText(tr("none (a chat's own settings can set one)"));
+    m_systemPrompt->setMaximumHeight(70);
+    sform->addRow(tr("System prompt of new chats"), m_systemPrompt);
 
     auto* appBox = new QGroupBox(tr("Application"), this);
     auto* aform = new QFormLayout(appBox);
@@ -181,6 +187,8 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     connect(m_minP, &QDoubleSpinBox::valueChanged, this, &SettingsView::saveSampling);
     connect(m_repeat, &QDoubleSpinBox::valueChanged, this, &SettingsView::saveSampling);
     connect(m_maxTokens, &QSpinBox::valueChanged, this, &SettingsView::saveSampling);
+    connect(m_systemPrompt, &QPlainTextEdit::textChanged, this,
+            [this] { m_settings->setDefaultSystemPrompt(m_systemPrompt->toPlainText()); });
     connect(m_idleUnload, &QSpinBox::valueChanged, this, [this](int minutes) {
         m_settings->setIdleUnloadMinutes(minutes);
         Q_EMIT idleUnloadMinutesChanged(minutes);

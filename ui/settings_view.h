@@ -18,6 +18,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QSlider;
+class QPlainTextEdit;
 class QSpinBox;
 
 namespace hearth::ui {
@@ -90,6 +91,7 @@ private:
     QDoubleSpinBox* m_repeat = nullptr;
     QSpinBox* m_idleUnload = nullptr;
     QComboBox* m_theme = nullptr;
+    QPlainTextEdit* m_systemPrompt = nullptr;
 };
 
 } // namespace hearth::ui

@@ -19,6 +19,7 @@
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QSignalSpy>
+#include <QPlainTextEdit>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTemporaryDir>
@@ -145,6 +146,7 @@ private Q_SLOTS:
             auto* themes = view.findChild<QComboBox*>(QStringLiteral("theme"));
             themes->setCurrentIndex(themes->findData(QStringLiteral("dark")));
             view.findChild<QSpinBox*>(QStringLiteral("idleUnloadMinutes"))->setValue(15);
+            view.findChild<QPlainTextEdit*>(QStringLiteral("systemPrompt"))->setPlainText(QStringLiteral("Be brief."));
             QVERIFY(!sampling.isEmpty());
             QCOMPARE(sampling.last().at(0).value<app::Sampling>().maxTokens, 77);
             QCOMPARE(theme.last().at(0).toString(), QStringLiteral("dark"));
@@ -166,6 +168,7 @@ private Q_SLOTS:
         QCOMPARE(view.findChild<QSpinBox*>(QStringLiteral("maxTokens"))->value(), 77);
         QCOMPARE(view.findChild<QComboBox*>(QStringLiteral("theme"))->currentData().toString(), QStringLiteral("dark"));
         QCOMPARE(view.findChild<QSpinBox*>(QStringLiteral("idleUnloadMinutes"))->value(), 15);
+        QCOMPARE(view.findChild<QPlainTextEdit*>(QStringLiteral("systemPrompt"))->toPlainText(), QStringLiteral("Be brief."));
         QCOMPARE(view.sampling().maxTokens, 77);
     }
 

@@ -66,7 +66,10 @@ for prog in hearth-cli hearth-server hearth; do
 done
 out=$("$root/usr/bin/hearth-cli" --version) || fail "hearth-cli --version failed"
 [[ $out == "hearth-cli $version" ]] || fail "hearth-cli --version printed '$out'"
-"$root/usr/bin/hearth-server" --help | grep -q "^usage: hearth-server" || fail "hearth-server --help"
+# Read whole before matching: `grep -q` leaving early would cut the pipe under a help text longer
+# than one stdio buffer (4 KiB), and with pipefail the server's SIGPIPE would fail the check.
+help=$("$root/usr/bin/hearth-server" --help) || fail "hearth-server --help exited with $?"
+grep -q "^usage: hearth-server" <<<"$help" || fail "hearth-server --help"
 
 unit=$root/usr/lib/systemd/user/hearth-server.service
 grep -q "^ExecStart=/usr/bin/hearth-server " "$unit" || fail "unit's ExecStart"
