@@ -4,6 +4,7 @@
 #include "services/remote_provider.h"
 
 #include "../server/http_test_support.h"
+#include "../server/loopback_server.h"
 #include "test_support.h"
 
 #include "hearth/engine.h"
@@ -74,8 +75,7 @@ bool waitFor(const std::function<bool()>& done, int ms = 20000) {
 
 class TestRemoteProvider : public QObject {
     Q_OBJECT
-    std::shared_ptr<hearth::Engine> m_engine;
-    std::unique_ptr<hearth::server::Server> m_server;
+    hearth::test::LoopbackServer m_remote;
     QTemporaryDir m_dir;
     RemoteProvider m_provider;
     std::unique_ptr<ProviderStore> m_store;
@@ -85,22 +85,11 @@ private Q_SLOTS:
         qputenv("HEARTH_NO_KEYRING", "1"); // never the real keyring of whoever runs the tests
         HEARTH_REQUIRE_TEST_FILE(kModel);
         QVERIFY(m_dir.isValid());
-        hearth::EngineConfig ec;
-        ec.modelPath = hearth::test::testDataPath(kModel);
-        ec.contextLength = 2048;
-        ec.threads = 1;
-        auto e = hearth::Engine::create(ec);
-        QVERIFY2(e, e ? "" : e.status().toString().c_str());
-        m_engine = std::move(*e);
-        hearth::server::ServerConfig sc;
-        sc.port = 0;
-        sc.apiKey = kServerKey;
-        sc.log = [](const std::string&) {};
-        m_server = std::make_unique<hearth::server::Server>(sc);
-        QVERIFY(m_server->start().isOk());
-        m_server->setEngine(m_engine, "stories260K");
+        const std::string started = hearth::test::startLoopbackServer(m_remote, hearth::test::testDataPath(kModel), 2048,
+                                                                      "stories260K", kServerKey);
+        QVERIFY2(started.empty(), started.c_str());
         m_provider.name = QStringLiteral("loopback");
-        m_provider.baseUrl = QUrl(QStringLiteral("http://127.0.0.1:%1/v1").arg(m_server->port()));
+        m_provider.baseUrl = QUrl(QStringLiteral("http://127.0.0.1:%1/v1").arg(m_remote.port()));
         m_store = std::make_unique<ProviderStore>(m_dir.path());
         QCOMPARE(m_store->keyBackend(), ProviderStore::KeyBackend::File);
         QVERIFY(m_store->setProvider(m_provider));
@@ -108,7 +97,7 @@ private Q_SLOTS:
                  qPrintable(m_store->lastError()));
     }
 
-    void cleanupTestCase() { m_server.reset(); }
+    void cleanupTestCase() { m_remote.server.reset(); }
 
     void listsModels() {
         RemoteClient client(m_store.get());
@@ -136,7 +125,7 @@ private Q_SLOTS:
         const std::string request =
             "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\",\"content\":\"Once upon a "
             "time\"}],\"max_tokens\":40,\"temperature\":0}";
-        auto direct = hearth::test::postJson(m_server->port(), "/v1/chat/completions", request,
+        auto direct = hearth::test::postJson(m_remote.port(), "/v1/chat/completions", request,
                                              {{"Authorization", std::string("Bearer ") + kServerKey}});
         QVERIFY(direct && direct->status == 200);
         const QString expected = QString::fromStdString(
@@ -182,7 +171,7 @@ private Q_SLOTS:
         QVERIFY(client.activeRequests().isEmpty());
         // The server dropped the generation: /metrics shows nothing running soon after.
         QVERIFY(waitFor([&] {
-            auto c = hearth::test::client(m_server->port());
+            auto c = hearth::test::client(m_remote.port());
             auto m = c.Get("/metrics", {{"Authorization", std::string("Bearer ") + kServerKey}});
             return m && m->body.find("hearth_requests_running 0") != std::string::npos;
         }, 5000));

@@ -12,8 +12,7 @@
 #include "services/engine_host.h"
 #include "services/remote_provider.h"
 
-#include "hearth/engine.h"
-#include "hearth/server.h"
+#include "../server/loopback_server.h"
 
 #include <QFile>
 #include <QSignalSpy>
@@ -28,20 +27,11 @@ private Q_SLOTS:
     void remoteModelChatsInTheApp() {
         qputenv("HEARTH_NO_KEYRING", "1");
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
-        hearth::EngineConfig ec;
-        ec.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
-        ec.contextLength = 512;
-        ec.threads = 1;
-        auto engine = hearth::Engine::create(ec);
-        QVERIFY(engine);
-        std::shared_ptr<hearth::Engine> shared = std::move(*engine);
-        hearth::server::ServerConfig sc;
-        sc.port = 0;
-        sc.apiKey = "cluster-key";
-        sc.log = [](const std::string&) {};
-        hearth::server::Server remote(sc);
-        QVERIFY(remote.start().isOk());
-        remote.setEngine(shared, "stories-remote");
+        hearth::test::LoopbackServer cluster;
+        const std::string started = hearth::test::startLoopbackServer(
+            cluster, hearth::test::testDataPath("models/stories260K.gguf"), 512, "stories-remote", "cluster-key");
+        QVERIFY2(started.empty(), started.c_str());
+        hearth::server::Server& remote = *cluster.server;
 
         QTemporaryDir data;
         MainWindow window(data.path());

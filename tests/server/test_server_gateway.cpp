@@ -1,6 +1,7 @@
 // hearth-server as a gateway (ServerConfig::upstreams): a real server on stories260K plays the
 // remote, a spy records what reaches an upstream, and the gateway lists and forwards their models.
 #include "http_test_support.h"
+#include "loopback_server.h"
 #include "test_support.h"
 
 #include "hearth/engine.h"
@@ -127,21 +128,11 @@ class TestServerGateway : public QObject {
 private Q_SLOTS:
     void initTestCase() {
         HEARTH_REQUIRE_TEST_FILE(kModel);
-        EngineConfig ec;
-        ec.modelPath = testDataPath(kModel);
-        ec.contextLength = 256;
-        ec.threads = 1;
-        auto e = Engine::create(ec);
-        QVERIFY2(e, e ? "" : e.status().toString().c_str());
-        m_engine = std::move(*e);
-
-        ServerConfig rc;
-        rc.port = 0;
-        rc.apiKey = "remote-key";
-        rc.log = [](const std::string&) {};
-        m_remote = std::make_unique<Server>(rc);
-        QVERIFY(m_remote->start().isOk());
-        m_remote->setEngine(m_engine, "stories260K");
+        LoopbackServer remote;
+        const std::string started = startLoopbackServer(remote, testDataPath(kModel), 256, "stories260K", "remote-key");
+        QVERIFY2(started.empty(), started.c_str());
+        m_engine = remote.engine;
+        m_remote = std::move(remote.server);
         m_remotePort = m_remote->port();
 
         setUpSpy();
