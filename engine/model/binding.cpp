@@ -29,6 +29,38 @@ Result<float> Binder::real(const std::string& key, std::optional<float> fallback
     return v;
 }
 
+Result<int> Binder::layerCount() const {
+    HEARTH_ASSIGN_OR_RETURN(const int n, integer("block_count"));
+    if (n < 1 || n > 4096) return invalidFormat(m_arch + ".block_count " + std::to_string(n) + " is outside 1..4096");
+    return n;
+}
+
+Result<std::vector<int>> Binder::counts(const std::string& key, std::optional<int> fallback) const {
+    HEARTH_ASSIGN_OR_RETURN(const int n, layerCount());
+    const std::string full = m_arch + "." + key;
+    if (!m_file.has(full)) {
+        if (fallback) return std::vector<int>(size_t(n), *fallback);
+        return notFound("missing key '" + full + "'");
+    }
+    HEARTH_ASSIGN_OR_RETURN(const std::vector<uint64_t> values, m_file.getCounts(full, size_t(n), 1u << 30));
+    return std::vector<int>(values.begin(), values.end());
+}
+
+Result<int> Binder::sameCount(const std::string& key, std::optional<int> fallback) const {
+    HEARTH_ASSIGN_OR_RETURN(const std::vector<int> values, counts(key, fallback));
+    for (size_t l = 1; l < values.size(); ++l)
+        if (values[l] != values[0])
+            return unsupported(m_arch + "." + key + " differs between layers (" + std::to_string(values[0]) + " on layer 0, " +
+                               std::to_string(values[l]) + " on layer " + std::to_string(l) + "); " + m_arch +
+                               " is computed with one value for every layer");
+    return values[0];
+}
+
+Result<std::vector<bool>> Binder::flags(const std::string& key) const {
+    HEARTH_ASSIGN_OR_RETURN(const int n, layerCount());
+    return m_file.getFlags(m_arch + "." + key, size_t(n));
+}
+
 Result<int32_t> Binder::matrix(const std::string& name, int64_t cols, int64_t rows, int32_t layer) {
     return tensor(name, {cols, rows, 1, 1}, 2, layer);
 }
@@ -120,17 +152,16 @@ Result<int32_t> Binder::optionalVector(const std::string& name, int64_t n, int32
 
 Result<DecoderHParams> readDecoderHParams(const Binder& b, bool feedForward) {
     DecoderHParams hp;
-    HEARTH_ASSIGN_OR_RETURN(hp.nLayer, b.integer("block_count"));
+    HEARTH_ASSIGN_OR_RETURN(hp.nLayer, b.layerCount());
     HEARTH_ASSIGN_OR_RETURN(hp.nEmbd, b.integer("embedding_length"));
     if (feedForward) {
-        HEARTH_ASSIGN_OR_RETURN(hp.nFf, b.integer("feed_forward_length"));
+        HEARTH_ASSIGN_OR_RETURN(hp.nFf, b.sameCount("feed_forward_length"));
     } else {
-        HEARTH_ASSIGN_OR_RETURN(hp.nFf, b.integer("feed_forward_length", 1));
+        HEARTH_ASSIGN_OR_RETURN(hp.nFf, b.sameCount("feed_forward_length", 1));
     }
-    HEARTH_ASSIGN_OR_RETURN(hp.nHead, b.integer("attention.head_count"));
-    HEARTH_ASSIGN_OR_RETURN(hp.nHeadKv, b.integer("attention.head_count_kv", hp.nHead));
+    HEARTH_ASSIGN_OR_RETURN(hp.nHead, b.sameCount("attention.head_count"));
+    HEARTH_ASSIGN_OR_RETURN(hp.nHeadKv, b.sameCount("attention.head_count_kv", hp.nHead));
     HEARTH_ASSIGN_OR_RETURN(hp.nCtxTrain, b.integer("context_length", 2048));
-    if (hp.nLayer < 1 || hp.nLayer > 4096) return invalidFormat("block_count must be 1..4096");
     if (hp.nEmbd < 1 || hp.nFf < 1) return invalidFormat("embedding/feed-forward length is zero");
     if (hp.nHead < 1 || hp.nHeadKv < 1 || hp.nHead % hp.nHeadKv != 0)
         return invalidFormat("head_count " + std::to_string(hp.nHead) + " is not a positive multiple of head_count_kv " +
@@ -159,16 +190,7 @@ Result<std::vector<bool>> readSlidingLayers(const Binder& b, int nLayer, int win
     if (window <= 0) return sliding;
     const std::string key = b.arch() + ".attention.sliding_window_pattern";
     const gguf::Value* pattern = b.file().find(key);
-    if (pattern && pattern->isArray()) {
-        // One byte per layer (booleans, or 0/1 integers).
-        const std::vector<uint8_t>* flags = pattern->rawArrayBytes();
-        if (!flags || pattern->arraySize() != uint64_t(nLayer) || flags->size() != size_t(nLayer))
-            return invalidFormat(key + " must hold one boolean per layer (" + std::to_string(nLayer) + "), it holds " +
-                                 std::to_string(pattern->arraySize()) + " values of type " +
-                                 std::string(gguf::valueTypeName(pattern->elementType())));
-        for (size_t i = 0; i < flags->size(); ++i) sliding[i] = (*flags)[i] != 0;
-        return sliding;
-    }
+    if (pattern && pattern->isArray()) return b.file().getFlags(key, size_t(nLayer));
     HEARTH_ASSIGN_OR_RETURN(const int every, b.integer("attention.sliding_window_pattern", defaultEvery));
     for (int l = 0; l < nLayer; ++l) sliding[size_t(l)] = every == 0 || l % every < every - 1;
     return sliding;

@@ -24,6 +24,17 @@ public:
     // "<arch>.<key>" as an integer (at most 2^30) or float; the fallback when absent.
     Result<int> integer(const std::string& key, std::optional<int> fallback = {}) const;
     Result<float> real(const std::string& key, std::optional<float> fallback = {}) const;
+    // block_count: the length of every per-layer key (multi-token-prediction layers included).
+    Result<int> layerCount() const;
+    // "<arch>.<key>" as one count per layer (each at most 2^30), given once for all layers or as
+    // an array of one per layer, in any integer type (llama.cpp's get_key_or_arr); the fallback
+    // for every layer when absent.
+    Result<std::vector<int>> counts(const std::string& key, std::optional<int> fallback = {}) const;
+    // counts() where the architecture needs one value on every layer: that value, or an
+    // unsupported error naming the key when the layers differ.
+    Result<int> sameCount(const std::string& key, std::optional<int> fallback = {}) const;
+    // "<arch>.<key>" as one flag per layer: a bool or integer given once, or an array of them.
+    Result<std::vector<bool>> flags(const std::string& key) const;
 
     bool hasTensor(const std::string& name) const { return m_file.findTensor(name) != nullptr; }
     // A 2-D weight [rows][cols] of a type we can compute with; returns its index.
@@ -73,9 +84,9 @@ struct DecoderHParams {
 };
 // feedForward: whether feed_forward_length is required (MoE files may give only the experts').
 Result<DecoderHParams> readDecoderHParams(const Binder& b, bool feedForward = true);
-// Which layers use sliding-window attention: attention.sliding_window_pattern as one boolean per
-// layer, or as n (all but every n-th layer slide; 0: all), else every layer but each
-// `defaultEvery`-th. All false when window is 0.
+// Which layers use sliding-window attention: attention.sliding_window_pattern as an array of one
+// flag per layer (bool or integer), or as n (all but every n-th layer slide; 0: all), else every
+// layer but each `defaultEvery`-th. All false when window is 0.
 Result<std::vector<bool>> readSlidingLayers(const Binder& b, int nLayer, int window, int defaultEvery);
 // RoPE scaling from rope.scaling.{type,factor,original_context_length,attn_factor}: linear
 // (positions divided by the factor) or YaRN (as llama.cpp applies it), on top of `base`.

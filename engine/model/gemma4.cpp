@@ -35,40 +35,20 @@ struct Layer {
     int32_t perLayerGate = -1, perLayerProj = -1, perLayerNorm = -1;
 };
 
-// A count under "<arch>.<key>" given once for every layer or as one value per layer.
-Result<std::vector<int>> perLayerCounts(const Binder& b, const std::string& key, int nLayer,
-                                        std::optional<int> fallback = {}) {
-    const std::string full = b.arch() + "." + key;
-    const gguf::Value* v = b.file().find(full);
-    if (v && v->isArray()) {
-        const std::optional<std::vector<uint64_t>> values = v->asUIntArray();
-        if (!values || values->size() != size_t(nLayer))
-            return invalidFormat(full + " must hold one non-negative count per layer (" + std::to_string(nLayer) +
-                                 "), it holds " + std::to_string(v->arraySize()));
-        std::vector<int> out;
-        for (uint64_t x : *values) {
-            if (x > (1u << 30)) return outOfRange("key '" + full + "' holds an implausibly large count");
-            out.push_back(int(x));
-        }
-        return out;
-    }
-    HEARTH_ASSIGN_OR_RETURN(const int x, b.integer(key, fallback));
-    return std::vector<int>(size_t(nLayer), x);
-}
-
 class Gemma4 final : public Architecture {
 public:
     Status bind(const gguf::File& f) {
         Binder b(f, "gemma4", m_weights, m_copies);
-        HEARTH_ASSIGN_OR_RETURN(m_nLayer, b.integer("block_count"));
+        HEARTH_ASSIGN_OR_RETURN(m_nLayer, b.layerCount());
         HEARTH_ASSIGN_OR_RETURN(m_nEmbd, b.integer("embedding_length"));
-        if (m_nLayer < 1 || m_nLayer > 4096) return invalidFormat("block_count must be 1..4096");
         if (m_nEmbd < 1) return invalidFormat("embedding_length must be positive");
         const int L = m_nLayer;
-        HEARTH_ASSIGN_OR_RETURN(const std::vector<int> heads, perLayerCounts(b, "attention.head_count", L));
-        HEARTH_ASSIGN_OR_RETURN(const std::vector<int> kvHeads,
-                                perLayerCounts(b, "attention.head_count_kv", L, heads[0]));
-        HEARTH_ASSIGN_OR_RETURN(const std::vector<int> ffs, perLayerCounts(b, "feed_forward_length", L));
+        HEARTH_ASSIGN_OR_RETURN(const std::vector<int> heads, b.counts("attention.head_count"));
+        std::vector<int> kvHeads = heads; // per layer, as llama.cpp defaults them
+        if (b.has("attention.head_count_kv")) {
+            HEARTH_ASSIGN_OR_RETURN(kvHeads, b.counts("attention.head_count_kv"));
+        }
+        HEARTH_ASSIGN_OR_RETURN(const std::vector<int> ffs, b.counts("feed_forward_length"));
         if (heads[0] < 1) return invalidFormat("gemma4.attention.head_count must be positive");
         // Head sizes: key_length for the full layers, key_length_swa for the sliding ones.
         HEARTH_ASSIGN_OR_RETURN(const int headFull, b.integer("attention.key_length", m_nEmbd / heads[0]));

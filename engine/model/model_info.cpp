@@ -9,16 +9,16 @@ namespace hearth {
 namespace {
 
 Result<uint32_t> optionalU32(const gguf::File& f, const std::string& key, uint32_t fallback) {
-    const gguf::Value* v = f.find(key);
-    if (!v) return fallback;
-    if (v->isArray()) { // per-layer values (e.g. OpenELM head counts): take the largest
-        auto values = v->asUIntArray();
-        if (!values || values->empty()) return invalidFormat("key '" + key + "' is not a list of counts");
-        const uint64_t m = *std::max_element(values->begin(), values->end());
-        if (m > UINT32_MAX) return outOfRange("key '" + key + "' is too large");
-        return uint32_t(m);
-    }
+    if (!f.has(key)) return fallback;
     return f.getU32(key);
+}
+
+// A key given once for all n layers or per layer (head counts, feed-forward lengths): the largest
+// of its values, what the estimates size for.
+Result<uint32_t> largestPerLayer(const gguf::File& f, const std::string& key, uint32_t n, uint32_t fallback) {
+    if (!f.has(key)) return fallback;
+    HEARTH_ASSIGN_OR_RETURN(const std::vector<uint64_t> values, f.getCounts(key, n, UINT32_MAX));
+    return uint32_t(*std::max_element(values.begin(), values.end()));
 }
 
 std::optional<uint32_t> tokenId(const gguf::File& f, const std::string& key, uint32_t nTokens) {
@@ -63,12 +63,9 @@ Status readHybridLayout(const gguf::File& f, ModelInfo& info) {
     const uint32_t run = info.blockCount - info.nextnLayers; // layers plain decoding runs
     info.recurrentLayer.assign(info.blockCount, false);
     const std::string key = a + "attention.recurrent_layers";
-    if (const gguf::Value* v = f.find(key)) {
-        const std::optional<std::vector<uint64_t>> flags = v->isArray() ? v->asUIntArray() : std::nullopt;
-        if (!flags || flags->size() != info.blockCount)
-            return invalidFormat(key + " must hold one flag per layer (" + std::to_string(info.blockCount) +
-                                 "), it holds " + std::to_string(v->isArray() ? v->arraySize() : 1));
-        for (uint32_t l = 0; l < run; ++l) info.recurrentLayer[l] = (*flags)[l] != 0;
+    if (f.has(key)) {
+        HEARTH_ASSIGN_OR_RETURN(const std::vector<bool> flags, f.getFlags(key, info.blockCount));
+        std::copy(flags.begin(), flags.begin() + run, info.recurrentLayer.begin());
     } else {
         HEARTH_ASSIGN_OR_RETURN(const uint32_t every, optionalU32(f, a + "full_attention_interval", 4));
         if (every < 1) return invalidFormat(a + "full_attention_interval must be positive");
@@ -107,17 +104,18 @@ Result<ModelInfo> readModelInfo(const gguf::File& f) {
     }
     const std::string a = info.architecture + ".";
     HEARTH_ASSIGN_OR_RETURN(info.blockCount, optionalU32(f, a + "block_count", 0));
-    HEARTH_ASSIGN_OR_RETURN(info.embeddingLength, optionalU32(f, a + "embedding_length", 0));
-    HEARTH_ASSIGN_OR_RETURN(info.contextLength, optionalU32(f, a + "context_length", 0));
-    HEARTH_ASSIGN_OR_RETURN(info.feedForwardLength, optionalU32(f, a + "feed_forward_length", 0));
-    HEARTH_ASSIGN_OR_RETURN(info.expertCount, optionalU32(f, a + "expert_count", 0));
-    HEARTH_ASSIGN_OR_RETURN(info.expertUsedCount, optionalU32(f, a + "expert_used_count", 0));
-    HEARTH_ASSIGN_OR_RETURN(info.headCount, optionalU32(f, a + "attention.head_count", 0));
-    HEARTH_ASSIGN_OR_RETURN(info.headCountKv,
-                            optionalU32(f, a + "attention.head_count_kv", info.headCount));
     if (info.blockCount == 0 || info.blockCount > 4096)
         return invalidFormat("block_count " + std::to_string(info.blockCount) +
                              " is outside 1..4096");
+    const uint32_t L = info.blockCount;
+    HEARTH_ASSIGN_OR_RETURN(info.embeddingLength, optionalU32(f, a + "embedding_length", 0));
+    HEARTH_ASSIGN_OR_RETURN(info.contextLength, optionalU32(f, a + "context_length", 0));
+    HEARTH_ASSIGN_OR_RETURN(info.feedForwardLength, largestPerLayer(f, a + "feed_forward_length", L, 0));
+    HEARTH_ASSIGN_OR_RETURN(info.expertCount, optionalU32(f, a + "expert_count", 0));
+    HEARTH_ASSIGN_OR_RETURN(info.expertUsedCount, largestPerLayer(f, a + "expert_used_count", L, 0));
+    HEARTH_ASSIGN_OR_RETURN(info.headCount, largestPerLayer(f, a + "attention.head_count", L, 0));
+    HEARTH_ASSIGN_OR_RETURN(info.headCountKv,
+                            largestPerLayer(f, a + "attention.head_count_kv", L, info.headCount));
     if (info.embeddingLength == 0) return invalidFormat("embedding_length is missing or zero");
     if (info.headCount == 0 || info.headCountKv == 0 || info.headCount % info.headCountKv != 0)
         return invalidFormat("head_count " + std::to_string(info.headCount) +

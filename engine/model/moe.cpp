@@ -8,12 +8,12 @@ using graph::TensorId;
 Result<MoeHParams> readMoeHParams(const Binder& b, int nFf) {
     MoeHParams hp;
     HEARTH_ASSIGN_OR_RETURN(hp.nExpert, b.integer("expert_count"));
-    HEARTH_ASSIGN_OR_RETURN(hp.nUsed, b.integer("expert_used_count"));
+    HEARTH_ASSIGN_OR_RETURN(hp.nUsed, b.sameCount("expert_used_count"));
     if (hp.nExpert < 1 || hp.nExpert > 4096) return invalidFormat("expert_count must be 1..4096");
     if (hp.nUsed < 1 || hp.nUsed > hp.nExpert)
         return invalidFormat("expert_used_count " + std::to_string(hp.nUsed) + " must be 1..expert_count (" +
                              std::to_string(hp.nExpert) + ")");
-    HEARTH_ASSIGN_OR_RETURN(hp.nFfExpert, b.integer("expert_feed_forward_length", nFf / hp.nUsed));
+    HEARTH_ASSIGN_OR_RETURN(hp.nFfExpert, b.sameCount("expert_feed_forward_length", nFf / hp.nUsed));
     if (hp.nFfExpert < 1) return invalidFormat("expert_feed_forward_length must be positive");
     return hp;
 }

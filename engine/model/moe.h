@@ -13,7 +13,8 @@ struct MoeHParams {
     int nUsed = 0;       // expert_used_count: experts per token
     int nFfExpert = 0;   // expert_feed_forward_length: each expert's hidden width
 };
-// Reads expert_count, expert_used_count and expert_feed_forward_length (default nFf / nUsed).
+// Reads expert_count, expert_used_count and expert_feed_forward_length (default nFf / nUsed; the
+// last two given once or per layer, the same on every layer).
 // Errors name the key: no experts, more used than there are, absurd sizes.
 Result<MoeHParams> readMoeHParams(const Binder& b, int nFf);
 

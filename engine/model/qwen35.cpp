@@ -13,6 +13,7 @@
 #include "model/binding.h"
 #include "model/moe.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -190,13 +191,9 @@ private:
     // Which of the nAll layers are linear attention (the MTP layers after nLayer never are).
     static Result<std::vector<bool>> readRecurrentLayers(const Binder& b, int nAll, int nLayer) {
         std::vector<bool> out(size_t(nAll), false);
-        const std::string key = b.arch() + ".attention.recurrent_layers";
-        if (const gguf::Value* v = b.file().find(key)) {
-            const std::optional<std::vector<uint64_t>> values = v->isArray() ? v->asUIntArray() : std::nullopt;
-            if (!values || values->size() != size_t(nAll))
-                return invalidFormat(key + " must hold one flag per layer (" + std::to_string(nAll) + "), it holds " +
-                                     std::to_string(v->isArray() ? v->arraySize() : 1));
-            for (int l = 0; l < nLayer; ++l) out[size_t(l)] = (*values)[size_t(l)] != 0;
+        if (b.has("attention.recurrent_layers")) {
+            HEARTH_ASSIGN_OR_RETURN(const std::vector<bool> flags, b.flags("attention.recurrent_layers"));
+            std::copy(flags.begin(), flags.begin() + nLayer, out.begin());
         } else {
             HEARTH_ASSIGN_OR_RETURN(const int every, b.integer("full_attention_interval", 4));
             if (every < 1) return invalidFormat(b.arch() + ".full_attention_interval must be positive");
@@ -209,17 +206,11 @@ private:
     // sections and 0 in the fourth, pairs of the fourth stay unrotated: frequency factor +inf.
     // -1 when every pair rotates.
     static Result<int32_t> sectionFactors(Binder& b, int nRot) {
-        const gguf::Value* v = b.file().find(b.arch() + ".rope.dimension_sections");
-        if (!v) return -1;
-        const std::optional<std::vector<uint64_t>> sec = v->isArray() ? v->asUIntArray() : std::nullopt;
-        if (!sec || sec->empty() || sec->size() > 4)
-            return invalidFormat(b.arch() + ".rope.dimension_sections must be an array of up to 4 counts");
-        uint64_t s[4] = {0, 0, 0, 0}, total = 0;
-        for (size_t i = 0; i < sec->size(); ++i) {
-            if ((*sec)[i] > 4096) return invalidFormat(b.arch() + ".rope.dimension_sections holds an implausible count");
-            s[i] = (*sec)[i];
-            total += s[i];
-        }
+        const std::string key = b.arch() + ".rope.dimension_sections";
+        if (!b.file().has(key)) return -1;
+        // Four sections, given once for all four or one by one (llama.cpp's get_key_or_arr).
+        HEARTH_ASSIGN_OR_RETURN(const std::vector<uint64_t> s, b.file().getCounts(key, 4, 4096));
+        const uint64_t total = s[0] + s[1] + s[2] + s[3];
         if (total == 0) return -1;
         std::vector<float> factors(size_t(nRot / 2), 1.0f);
         bool any = false;

@@ -78,6 +78,8 @@ const Shape kShapes[] = {
      8192, 32, 8, 64, 500000.0f, 1e-5f, 131072, true, false, false, true, false},
     {"qwen2.5-0.5b", "qwen2", "Qwen2.5 0.5B shape: 24 layers, 896, 14/2 heads, QKV bias, tied", 24,
      896, 4864, 14, 2, 64, 1000000.0f, 1e-6f, 32768, true, true, false, false, false},
+    {"qwen2-tiny", "qwen2", "qwen2, 2 layers, 256 wide, 4/2 heads of 64, QKV bias, tied", 2, 256, 768, 4, 2, 64,
+     1000000.0f, 1e-6f, 4096, true, true, false, false, false},
     {"qwen3-0.6b", "qwen3", "Qwen3 0.6B shape: 28 layers, 1024, 16/8 heads of 128, Q/K norm, tied",
      28, 1024, 3072, 16, 8, 128, 1000000.0f, 1e-6f, 40960, true, false, true, false, true},
     {"qwen3-tiny", "qwen3", "qwen3, 2 layers, 256 wide, 4/2 heads of 64, Q/K norm, tied (embedding tests)", 2, 256,
@@ -647,15 +649,16 @@ Status synthesizeModel(const SynthOptions& o) {
     }
     if (s.gemma4) {
         // As the converter writes them: full layers' head size under key_length, the sliding
-        // layers' under key_length_swa, KV heads and the sliding flags one per layer.
-        std::vector<uint32_t> kvHeads;
+        // layers' under key_length_swa, KV heads (i32, Python's integers) and the sliding flags
+        // (bool) one per layer.
+        std::vector<int32_t> kvHeads;
         std::vector<uint8_t> flags;
         for (int l = 0; l < s.nLayer; ++l) {
             const bool full = gemma4Full(l, s.nLayer, s.windowPattern);
-            kvHeads.push_back(uint32_t(full ? s.nHeadKvFull : s.nHeadKv));
+            kvHeads.push_back(int32_t(full ? s.nHeadKvFull : s.nHeadKv));
             flags.push_back(full ? 0 : 1);
         }
-        w.set(a + "attention.head_count_kv", gguf::Value::u32Array(kvHeads));
+        w.set(a + "attention.head_count_kv", gguf::Value::i32Array(kvHeads));
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(s.headDimFull)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(s.headDimFull)));
         w.set(a + "attention.key_length_swa", gguf::Value::u32(uint32_t(s.headDim)));
@@ -668,24 +671,27 @@ Status synthesizeModel(const SynthOptions& o) {
         w.set(a + "attention.shared_kv_layers", gguf::Value::u32(uint32_t(s.sharedKv)));
         w.set(a + "embedding_length_per_layer_input", gguf::Value::u32(uint32_t(s.perLayerEmbd)));
         if (s.sharedKv > 0 && s.doubleWide) {
-            std::vector<uint32_t> ffs;
-            for (int l = 0; l < s.nLayer; ++l) ffs.push_back(uint32_t(s.nFf * (l >= s.nLayer - s.sharedKv ? 2 : 1)));
-            w.set(a + "feed_forward_length", gguf::Value::u32Array(ffs));
+            std::vector<int32_t> ffs;
+            for (int l = 0; l < s.nLayer; ++l) ffs.push_back(int32_t(s.nFf * (l >= s.nLayer - s.sharedKv ? 2 : 1)));
+            w.set(a + "feed_forward_length", gguf::Value::i32Array(ffs));
         }
         if (s.finalSoftcap > 0.0f) w.set(a + "final_logit_softcapping", gguf::Value::f32(s.finalSoftcap));
     }
     if (s.qwen35) {
-        // As the converter writes them: the delta net's sizes, the attention interval, M-RoPE
-        // sections over the rotated pairs (11:11:10 as in the real files, scaled).
+        // As the converter writes them: the delta net's sizes, the attention interval and the
+        // layer map from the config's layer_types (bool, one per layer, the MTP layers false),
+        // M-RoPE sections over the rotated pairs (i32; 11:11:10 as in the real files, scaled).
         const int pairs = s.nRot / 2, t = (pairs * 11 + 16) / 32, hh = (pairs * 11 + 16) / 32;
         w.set(a + "ssm.conv_kernel", gguf::Value::u32(uint32_t(s.ssmConv)));
         w.set(a + "ssm.state_size", gguf::Value::u32(uint32_t(s.ssmHead)));
         w.set(a + "ssm.group_count", gguf::Value::u32(uint32_t(s.ssmHeadsK)));
         w.set(a + "ssm.time_step_rank", gguf::Value::u32(uint32_t(s.ssmHeadsV)));
         w.set(a + "ssm.inner_size", gguf::Value::u32(uint32_t(s.ssmHeadsV * s.ssmHead)));
+        std::vector<uint8_t> recurrent;
+        for (int l = 0; l < s.nLayer + s.nextn; ++l) recurrent.push_back(l < s.nLayer && (l + 1) % s.windowPattern != 0);
+        w.set(a + "attention.recurrent_layers", gguf::Value::numericArray(gguf::ValueType::Bool, recurrent));
         w.set(a + "full_attention_interval", gguf::Value::u32(uint32_t(s.windowPattern)));
-        w.set(a + "rope.dimension_sections",
-              gguf::Value::u32Array({uint32_t(t), uint32_t(hh), uint32_t(pairs - t - hh), 0u}));
+        w.set(a + "rope.dimension_sections", gguf::Value::i32Array({t, hh, pairs - t - hh, 0}));
         if (s.nExpert > 0) w.set(a + "expert_shared_feed_forward_length", gguf::Value::u32(uint32_t(s.nFfShared)));
     }
     for (const gguf::KeyValue& kv : vocab.metadata())

@@ -10,8 +10,11 @@
 #include "model/arch.h"
 #include "runtime/model_runner.h"
 
+#include <QtGlobal>
+
 #include <array>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,6 +79,33 @@ inline std::string joined(const std::vector<std::string>& v) {
     std::string s;
     for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
     return s.empty() ? "(none)" : s;
+}
+
+// Teacher-forced logits [ids][vocab] of the model at `path` on `device`, its blocks in reverse
+// order (so paging is really used); empty on failure (with a warning). The load serves the
+// context per sequence that ref_logits gives llama.cpp (tokens + 16, which llama.cpp pads to
+// 256), so both choose the same LongRoPE factors.
+inline std::vector<float> teacherForced(const std::string& path, const std::vector<int32_t>& ids,
+                                        const std::string& device) {
+    LoadOptions o;
+    o.device = device;
+    o.numBlocks = int(ids.size() + 15) / 16;
+    o.contextLength = int(ids.size() + 16 + 255) / 256 * 256;
+    auto m = loadModel(path, o);
+    if (!m) {
+        qWarning("%s", m.status().toString().c_str());
+        return {};
+    }
+    std::vector<int32_t> table(static_cast<size_t>(o.numBlocks));
+    std::iota(table.rbegin(), table.rend(), 0);
+    graph::Batch batch;
+    batch.blockTables.emplace_back(table);
+    for (size_t i = 0; i < ids.size(); ++i) batch.tokens.push_back({ids[i], int32_t(i), 0, true});
+    addStates(batch, *(*m)->runner);
+    std::vector<float> logits;
+    const Status s = (*m)->runner->forward(batch, logits);
+    if (!s.isOk()) qWarning("%s", s.toString().c_str());
+    return s.isOk() ? logits : std::vector<float>{};
 }
 
 struct Comparison : LogitDiff {

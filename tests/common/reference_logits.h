@@ -16,6 +16,7 @@
 namespace hearth::test {
 
 struct ReferenceLogits {
+    QString refDir;     // the reference folder (HEARTH_REF): node_modules, llama.cpp-src
     QString backendDir; // llama.cpp's shared libraries
     QString harness;    // the built ref_logits
 
@@ -33,6 +34,7 @@ struct ReferenceLogits {
         }
         const QString ref =
             QString::fromUtf8(p.readAllStandardOutput()).trimmed().split('\n').last();
+        refDir = ref;
         backendDir = ref + QStringLiteral("/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64");
         harness = QDir(dir).filePath(QStringLiteral("ref_logits"));
         QProcess cc;

@@ -73,6 +73,15 @@ Change setKeys(std::vector<std::pair<std::string, gguf::Value>> kvs) {
             nullptr};
 }
 
+// The layer map by full_attention_interval alone: the file's recurrent_layers left out.
+Change intervalOnly(uint32_t every) {
+    return {[every](gguf::Writer& w) {
+                (void)w.remove("qwen35.attention.recurrent_layers");
+                w.set("qwen35.full_attention_interval", u32(every));
+            },
+            nullptr};
+}
+
 Change dropTensor(const std::string& name) {
     return {nullptr, [name](const gguf::TensorInfo& t, std::vector<uint64_t>&) { return t.name != name; }};
 }
@@ -113,21 +122,35 @@ std::vector<BadCase> badCases() {
          true},
         {"recurrent_layers shorter than block_count", false,
          setKey(q + "attention.recurrent_layers", gguf::Value::u32Array({1, 1, 1})),
-         {"qwen35.attention.recurrent_layers", "one flag per layer (5)", "holds 3"}, true},
+         {"qwen35.attention.recurrent_layers is u32[3]", "a bool or integer array of 5"}, true},
         {"recurrent_layers longer than block_count", false,
-         setKey(q + "attention.recurrent_layers", gguf::Value::u32Array({1, 1, 1, 0, 0, 1})),
-         {"qwen35.attention.recurrent_layers", "one flag per layer (5)", "holds 6"}, true},
+         setKey(q + "attention.recurrent_layers", gguf::Value::numericArray(gguf::ValueType::Bool, {1, 1, 1, 0, 0, 1})),
+         {"qwen35.attention.recurrent_layers is bool[6]", "a bool or integer array of 5"}, true},
+        {"recurrent_layers as strings", false,
+         setKey(q + "attention.recurrent_layers", gguf::Value::stringArray({"1", "1", "1", "0", "0"})),
+         {"qwen35.attention.recurrent_layers is string[5]", "expected one bool or integer"}, true},
+        {"recurrent_layers with a negative flag", false,
+         setKey(q + "attention.recurrent_layers", gguf::Value::i32Array({1, 1, -1, 0, 0})),
+         {"qwen35.attention.recurrent_layers[2] is -1", "expected a flag"}, true},
+        // A scalar stands for every layer (llama.cpp's get_key_or_arr): here that makes the
+        // attention layer a delta net, which its tensors contradict.
         {"recurrent_layers a scalar", false, setKey(q + "attention.recurrent_layers", u32(1)),
-         {"qwen35.attention.recurrent_layers", "one flag per layer (5)", "holds 1"}, true},
+         {"layer 3 is a gated delta net", "holds 'blk.3.attn_output.weight'"}},
+        {"rope sections of the wrong length", false,
+         setKey(q + "rope.dimension_sections", gguf::Value::u32Array({8, 8, 0})),
+         {"qwen35.rope.dimension_sections is u32[3]", "expected one integer or an integer array of 4"}},
+        {"rope sections as bools", false,
+         setKey(q + "rope.dimension_sections", gguf::Value::numericArray(gguf::ValueType::Bool, {1, 1, 0, 0})),
+         {"qwen35.rope.dimension_sections is bool[4]"}},
         {"recurrent_layers against the tensors", false,
          setKey(q + "attention.recurrent_layers", gguf::Value::u32Array({0, 1, 1, 1, 0})),
          {"layer 0 is full attention", "recurrent_layers", "holds 'blk.0.ssm_conv1d.weight'"}},
-        {"full_attention_interval against the tensors", false, setKey(q + "full_attention_interval", u32(2)),
+        {"full_attention_interval against the tensors", false, intervalOnly(2),
          {"layer 1 is full attention", "full_attention_interval", "holds 'blk.1.ssm_conv1d.weight'"}},
         {"a delta-net layer with attention tensors", false,
          setKey(q + "attention.recurrent_layers", gguf::Value::u32Array({1, 1, 1, 1, 0})),
          {"layer 3 is a gated delta net", "holds 'blk.3.attn_output.weight'"}},
-        {"full_attention_interval zero", false, setKey(q + "full_attention_interval", u32(0)),
+        {"full_attention_interval zero", false, intervalOnly(0),
          {"full_attention_interval must be positive"}, true},
         {"nextn_predict_layers = block_count", false, setKey(q + "nextn_predict_layers", u32(5)),
          {"nextn_predict_layers 5", "leaves no layer of 5"}, true},
@@ -310,7 +333,9 @@ private Q_SLOTS:
     // MTP layer held neither K/V nor state.
     void mtpLayerHoldsNothing() {
         std::vector<uint8_t> bytes;
-        Change c = setKeys({{"qwen35.block_count", u32(4)}, {"qwen35.nextn_predict_layers", u32(0)}});
+        Change c = setKeys({{"qwen35.block_count", u32(4)},
+                            {"qwen35.nextn_predict_layers", u32(0)},
+                            {"qwen35.attention.recurrent_layers", gguf::Value::numericArray(gguf::ValueType::Bool, {1, 1, 1, 0})}});
         c.tensor = [](const gguf::TensorInfo& t, std::vector<uint64_t>&) { return t.name.rfind("blk.4.", 0) != 0; };
         auto file = rewrite(m_tiny, c, bytes);
         QVERIFY2(file.isOk(), file.status().toString().c_str());
@@ -337,19 +362,23 @@ private Q_SLOTS:
         QVERIFY(e.stateGpu > 0 && e.kvGpu > 0);
     }
 
-    // recurrent_layers, where the file has it, decides over full_attention_interval.
+    // recurrent_layers, where the file has it, decides over full_attention_interval; in every type
+    // the converters write it in (bools, as llama.cpp's gguf-py does from layer_types; integers).
     void recurrentLayersListIsRead() {
-        std::vector<uint8_t> bytes;
-        Change c = setKeys({{"qwen35.attention.recurrent_layers", gguf::Value::u32Array({1, 1, 1, 0, 0})},
-                            {"qwen35.full_attention_interval", u32(2)}});
-        auto file = rewrite(m_tiny, c, bytes);
-        QVERIFY(file.isOk());
-        auto arch = model::loadArchitecture(*file);
-        QVERIFY2(arch.isOk(), arch.status().toString().c_str());
-        QCOMPARE((*arch)->dims().stateBytesPerSlot(), 3 * kStateBytesPerLayer);
-        auto info = readModelInfo(*file);
-        QVERIFY(info.isOk());
-        QCOMPARE(info->recurrentLayers, 3u);
+        using gguf::Value;
+        for (const Value& flags : {Value::u32Array({1, 1, 1, 0, 0}), Value::numericArray(gguf::ValueType::Bool, {1, 1, 1, 0, 0}),
+                                   Value::numericArray(gguf::ValueType::I8, {1, 1, 1, 0, 0})}) {
+            std::vector<uint8_t> bytes;
+            Change c = setKeys({{"qwen35.attention.recurrent_layers", flags}, {"qwen35.full_attention_interval", u32(2)}});
+            auto file = rewrite(m_tiny, c, bytes);
+            QVERIFY(file.isOk());
+            auto arch = model::loadArchitecture(*file);
+            QVERIFY2(arch.isOk(), arch.status().toString().c_str());
+            QCOMPARE((*arch)->dims().stateBytesPerSlot(), 3 * kStateBytesPerLayer);
+            auto info = readModelInfo(*file);
+            QVERIFY2(info.isOk(), info.status().toString().c_str());
+            QCOMPARE(info->recurrentLayers, 3u);
+        }
     }
 };
 

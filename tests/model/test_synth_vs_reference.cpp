@@ -40,32 +40,6 @@ std::vector<int32_t> topK(const float* v, size_t n, int k) {
     return idx;
 }
 
-// Teacher-forced logits [ids][vocab] of the model on `device`, its blocks in reverse order (so
-// paging is really used); empty on failure (with a warning). The load serves the context per
-// sequence that ref_logits gives llama.cpp (tokens + 16, which llama.cpp pads to 256), so both
-// choose the same LongRoPE factors.
-std::vector<float> evaluate(const std::string& path, const std::vector<int32_t>& ids, const std::string& device) {
-    test::LoadOptions o;
-    o.device = device;
-    o.numBlocks = int(ids.size() + 15) / 16;
-    o.contextLength = int(ids.size() + 16 + 255) / 256 * 256;
-    auto m = test::loadModel(path, o);
-    if (!m) {
-        qWarning("%s", m.status().toString().c_str());
-        return {};
-    }
-    std::vector<int32_t> table(static_cast<size_t>(o.numBlocks));
-    std::iota(table.rbegin(), table.rend(), 0);
-    graph::Batch batch;
-    batch.blockTables.emplace_back(table);
-    for (size_t i = 0; i < ids.size(); ++i) batch.tokens.push_back({ids[i], int32_t(i), 0, true});
-    test::addStates(batch, *(*m)->runner);
-    std::vector<float> ours;
-    const Status s = (*m)->runner->forward(batch, ours);
-    if (!s.isOk()) qWarning("%s", s.toString().c_str());
-    return s.isOk() ? ours : std::vector<float>{};
-}
-
 // The layers a row keeps: 2, but all 4 of gemma4-e-tiny (a cut has no shared-KV layers) and of
 // the qwen35 presets (three delta-net layers, then the full-attention one).
 QString layersOf(const QString& preset) {
@@ -86,7 +60,7 @@ class TestSynthVsReference : public QObject {
         const std::vector<float> theirs =
             m_ref.run(path, ids, m_dir.filePath(QFileInfo(path).fileName() + QStringLiteral(".ref")));
         if (theirs.empty()) return 1e9;
-        const std::vector<float> ours = evaluate(path.toStdString(), ids, "ref");
+        const std::vector<float> ours = test::teacherForced(path.toStdString(), ids, "ref");
         if (ours.size() != theirs.size()) return 1e9;
         double maxDiff = 0.0;
         for (size_t i = 0; i < ours.size(); ++i)
@@ -220,7 +194,7 @@ private Q_SLOTS:
         const std::vector<float> theirsFp32 = reference(widened);
         QCOMPARE(theirsFp32.size(), theirs.size());
 
-        const std::vector<float> ours = evaluate(path.toStdString(), ids, "ref");
+        const std::vector<float> ours = test::teacherForced(path.toStdString(), ids, "ref");
         QCOMPARE(ours.size(), theirs.size());
 
         // Tolerances. Against llama.cpp in fp32 on the same weights: 1e-2 (measured 1.1e-3 on
@@ -254,7 +228,7 @@ private Q_SLOTS:
         if (findDevice(listDevices(), "vulkan:0")) devices.push_back("vulkan:0");
         const bool floatWeights = type == QStringLiteral("F32") || type == QStringLiteral("F16");
         for (const std::string& device : devices) {
-            const std::vector<float> on = evaluate(path.toStdString(), ids, device);
+            const std::vector<float> on = test::teacherForced(path.toStdString(), ids, device);
             QCOMPARE(on.size(), theirs.size());
             double diff = 0.0;
             int overlapMin = 5;

@@ -205,6 +205,74 @@ private Q_SLOTS:
                  std::string("[100 u32 values]"));
     }
 
+    // "One value or one per layer" keys, as llama.cpp's get_key_or_arr reads them: a scalar of any
+    // integer type stands for every layer; an array of any integer width and signedness (and, for
+    // flags, of bools) gives each layer its own.
+    void perLayerKeysInEveryType() {
+        Writer w;
+        w.set("scalar.u8", Value::u8(7));
+        w.set("scalar.i64", Value::i64(7));
+        w.set("scalar.bool", Value::boolean(true));
+        w.set("array.i16", Value::numericArray(ValueType::I16, {3, 0, 0, 1, 2, 0}));
+        w.set("array.u64", Value::numericArray(ValueType::U64, std::vector<uint8_t>(24, 0)));
+        w.set("array.bool", Value::numericArray(ValueType::Bool, {1, 0, 1}));
+        w.set("array.i32", Value::i32Array({0, 5, 1}));
+        auto bytes = w.writeToMemory();
+        QVERIFY(bytes.isOk());
+        auto f = File::fromMemory(bytes->data(), bytes->size());
+        QVERIFY2(f.isOk(), f.status().toString().c_str());
+        QCOMPARE(*f->getCounts("scalar.u8", 3, 100), (std::vector<uint64_t>{7, 7, 7}));
+        QCOMPARE(*f->getCounts("scalar.i64", 2, 100), (std::vector<uint64_t>{7, 7}));
+        QCOMPARE(*f->getCounts("array.i16", 3, 1000), (std::vector<uint64_t>{3, 256, 2}));
+        QCOMPARE(*f->getCounts("array.u64", 3, 1), (std::vector<uint64_t>{0, 0, 0}));
+        QCOMPARE(*f->getFlags("scalar.bool", 2), (std::vector<bool>{true, true}));
+        QCOMPARE(*f->getFlags("scalar.u8", 2), (std::vector<bool>{true, true}));
+        QCOMPARE(*f->getFlags("array.bool", 3), (std::vector<bool>{true, false, true}));
+        QCOMPARE(*f->getFlags("array.i32", 3), (std::vector<bool>{false, true, true}));
+    }
+
+    // Bad per-layer keys name the key, what it holds and what was expected.
+    void perLayerKeysExplainErrors() {
+        Writer w;
+        w.set("short", Value::u32Array({1, 2, 3}));
+        w.set("strings", Value::stringArray({"a", "b", "c", "d"}));
+        w.set("negative", Value::i32Array({4, -1, 4, 4}));
+        w.set("negative.scalar", Value::i8(-2));
+        w.set("flags", Value::numericArray(ValueType::Bool, {1, 0, 1, 0}));
+        w.set("flag", Value::boolean(true));
+        w.set("real", Value::f32(1.5f));
+        w.set("huge", Value::u64(1ull << 40));
+        auto bytes = w.writeToMemory();
+        QVERIFY(bytes.isOk());
+        auto f = File::fromMemory(bytes->data(), bytes->size());
+        QVERIFY(f.isOk());
+        auto expectError = [&](const Status& s, ErrorCode code, const std::string& text) {
+            QVERIFY2(s.code() == code, s.toString().c_str());
+            QVERIFY2(s.message().find(text) != std::string::npos, s.toString().c_str());
+        };
+        expectError(f->getCounts("short", 4, 100).status(), ErrorCode::InvalidFormat,
+                    "short is u32[3], expected one integer or an integer array of 4");
+        expectError(f->getFlags("short", 4).status(), ErrorCode::InvalidFormat,
+                    "short is u32[3], expected one bool or integer, or a bool or integer array of 4");
+        expectError(f->getCounts("strings", 4, 100).status(), ErrorCode::InvalidFormat, "strings is string[4]");
+        expectError(f->getFlags("strings", 4).status(), ErrorCode::InvalidFormat, "strings is string[4]");
+        expectError(f->getCounts("negative", 4, 100).status(), ErrorCode::InvalidFormat,
+                    "negative[1] is -1, expected a count of 0..100");
+        expectError(f->getCounts("negative.scalar", 4, 100).status(), ErrorCode::InvalidFormat,
+                    "negative.scalar is -2, expected a count");
+        expectError(f->getFlags("negative", 4).status(), ErrorCode::InvalidFormat, "negative[1] is -1, expected a flag");
+        // A bool is a flag, never a count.
+        expectError(f->getCounts("flags", 4, 100).status(), ErrorCode::InvalidFormat,
+                    "flags is bool[4], expected one integer or an integer array of 4");
+        expectError(f->getCounts("flag", 4, 100).status(), ErrorCode::InvalidFormat, "flag is bool, expected one integer");
+        expectError(f->getCounts("real", 2, 100).status(), ErrorCode::InvalidFormat, "real is f32");
+        expectError(f->getCounts("huge", 2, 1u << 30).status(), ErrorCode::OutOfRange,
+                    "huge is 1099511627776, over the largest count allowed (1073741824)");
+        expectError(f->getCounts("absent", 2, 100).status(), ErrorCode::NotFound, "missing key 'absent'");
+        QCOMPARE(Value::numericArray(ValueType::Bool, {1, 0}).typeDescription(), std::string("bool[2]"));
+        QCOMPARE(Value::u16(3).typeDescription(), std::string("u16"));
+    }
+
     void rejectsHeaderProblems() {
         const std::vector<uint8_t> tiny(2, uint8_t(71));
         EXPECT_REJECTED(tiny, ErrorCode::InvalidFormat, "too small");

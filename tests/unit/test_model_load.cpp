@@ -13,12 +13,15 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
 #include <set>
 
 using namespace hearth;
+
+Q_DECLARE_METATYPE(hearth::gguf::Value)
 
 namespace {
 
@@ -172,6 +175,8 @@ std::unique_ptr<Loaded> bind(const Spec& s) {
         for (uint64_t d : shape) n *= d;
         std::vector<float> values(static_cast<size_t>(n));
         for (size_t i = 0; i < values.size(); ++i) values[i] = float((int(i) * 7 + seed) % 13 - 6) * 0.05f;
+        // Frequency factors divide the angle: positive, or the logits would be NaN.
+        if (name == "rope_freqs.weight") std::fill(values.begin(), values.end(), 1.0f);
         ++seed;
         std::vector<uint8_t> data(values.size() * 4);
         std::memcpy(data.data(), values.data(), data.size());
@@ -199,6 +204,26 @@ std::unique_ptr<Loaded> bind(const Spec& s) {
     return out;
 }
 
+// One step of 20 tokens on `device`: the last token's logits; empty (with a warning) on failure.
+std::vector<float> runStep(const model::Architecture& arch, const char* device) {
+    runtime::RunnerConfig rc;
+    rc.device = device;
+    rc.numBlocks = 2;
+    auto runner = runtime::ModelRunner::create(arch, rc);
+    if (!runner) {
+        qWarning("%s", runner.status().toString().c_str());
+        return {};
+    }
+    const std::vector<int32_t> table{0, 1};
+    graph::Batch b;
+    b.blockTables = {table};
+    for (int p = 0; p < 20; ++p) b.tokens.push_back({p % 16, p, 0, p == 19});
+    std::vector<float> logits;
+    const Status s = (*runner)->forward(b, logits);
+    if (!s.isOk()) qWarning("%s", s.toString().c_str());
+    return s.isOk() ? logits : std::vector<float>{};
+}
+
 } // namespace
 
 class TestModelLoad : public QObject {
@@ -215,21 +240,48 @@ private Q_SLOTS:
         auto m = bind(tinySpec(arch.toStdString()));
         QVERIFY2(m->status.isOk(), m->status.toString().c_str());
         QCOMPARE(m->arch->dims().archName, arch.toStdString());
-        for (const char* device : {"cpu", "ref"}) {
-            runtime::RunnerConfig rc;
-            rc.device = device;
-            rc.numBlocks = 2;
-            auto runner = runtime::ModelRunner::create(*m->arch, rc);
-            QVERIFY2(runner.isOk(), runner.status().toString().c_str());
-            const std::vector<int32_t> table{0, 1};
-            graph::Batch b;
-            b.blockTables = {table};
-            for (int p = 0; p < 20; ++p) b.tokens.push_back({p % 16, p, 0, p == 19});
-            std::vector<float> logits;
-            const Status s = (*runner)->forward(b, logits);
-            QVERIFY2(s.isOk(), s.toString().c_str());
-            QCOMPARE(logits.size(), size_t(16));
-        }
+        for (const char* device : {"cpu", "ref"}) QCOMPARE(runStep(*m->arch, device).size(), size_t(16));
+    }
+
+    // A key llama.cpp reads as "one value or one per layer", written in another type (any integer
+    // width or signedness, scalar or array; bools or integers for flags; f64 for reals), gives
+    // the same model: the same logits as the file as written above.
+    void perLayerKeysInAnyType_data() {
+        QTest::addColumn<QString>("arch");
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<gguf::Value>("value");
+        using gguf::Value;
+        using gguf::ValueType;
+        auto row = [](const char* name, const char* arch, const char* key, const Value& v) {
+            QTest::newRow(name) << QString::fromLatin1(arch) << QString::fromLatin1(key) << v;
+        };
+        row("head counts as an i32 array", "llama", "attention.head_count", Value::i32Array({2, 2}));
+        row("KV heads as a u8 scalar", "llama", "attention.head_count_kv", Value::u8(1));
+        row("KV heads as an i64 array", "llama", "attention.head_count_kv",
+            Value::numericArray(ValueType::I64, {1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}));
+        row("feed-forward as a u16 array", "llama", "feed_forward_length", Value::numericArray(ValueType::U16, {16, 0, 16, 0}));
+        row("rms epsilon as f64", "llama", "attention.layer_norm_rms_epsilon", Value::f64(double(1e-5f)));
+        row("experts used as an i32 array", "qwen3moe", "expert_used_count", Value::i32Array({2, 2}));
+        row("expert width as an i16 scalar", "qwen3moe", "expert_feed_forward_length", Value::i16(8));
+        row("gemma4 KV heads as an i32 array", "gemma4", "attention.head_count_kv", Value::i32Array({1, 2}));
+        row("gemma4 pattern as a u32 array", "gemma4", "attention.sliding_window_pattern", Value::u32Array({1, 0}));
+        row("gemma4 pattern as an i8 array", "gemma4", "attention.sliding_window_pattern",
+            Value::numericArray(ValueType::I8, {1, 0}));
+    }
+    void perLayerKeysInAnyType() {
+        QFETCH(QString, arch);
+        QFETCH(QString, key);
+        QFETCH(gguf::Value, value);
+        const Spec canonical = tinySpec(arch.toStdString());
+        Spec changed = canonical;
+        changed.keys[arch.toStdString() + "." + key.toStdString()] = value;
+        auto a = bind(canonical), b = bind(changed);
+        QVERIFY2(a->status.isOk(), a->status.toString().c_str());
+        QVERIFY2(b->status.isOk(), b->status.toString().c_str());
+        const std::vector<float> x = runStep(*a->arch, "cpu"), y = runStep(*b->arch, "cpu");
+        QCOMPARE(x.size(), size_t(16));
+        QVERIFY(std::all_of(x.begin(), x.end(), [](float v) { return std::isfinite(v); }));
+        QCOMPARE(y, x);
     }
 
     void brokenFilesGiveOneClearError_data() {
@@ -264,13 +316,15 @@ private Q_SLOTS:
         QTest::newRow("phi3 LongRoPE factors of the wrong size") << 19 << int(ErrorCode::InvalidFormat)
                                                                  << QStringLiteral("rope_factors_long.weight");
         QTest::newRow("gemma4 pattern of the wrong length") << 20 << int(ErrorCode::InvalidFormat)
-                                                            << QStringLiteral("one boolean per layer (2), it holds 3");
+                                                            << QStringLiteral("sliding_window_pattern is bool[3], expected one bool or "
+                                                                              "integer, or a bool or integer array of 2");
         QTest::newRow("gemma4 pattern that is not an array") << 21 << int(ErrorCode::InvalidFormat)
                                                              << QStringLiteral("sliding_window_pattern must be an array");
         QTest::newRow("gemma4 sliding head size that does not match the tensors")
             << 22 << int(ErrorCode::InvalidFormat) << QStringLiteral("tensor 'blk.0.attn_q.weight' has shape [8, 8], expected [8, 16]");
         QTest::newRow("gemma4 KV heads of the wrong length") << 23 << int(ErrorCode::InvalidFormat)
-                                                             << QStringLiteral("head_count_kv must hold one");
+                                                             << QStringLiteral("head_count_kv is u32[3], expected one integer or an "
+                                                                               "integer array of 2");
         QTest::newRow("gemma4 shared KV layers leaving too few") << 24 << int(ErrorCode::InvalidFormat)
                                                                  << QStringLiteral("fewer than 2 layers with their own K/V");
         QTest::newRow("gemma4 per-layer embeddings without their table") << 25 << int(ErrorCode::NotFound)
@@ -280,12 +334,30 @@ private Q_SLOTS:
                                                        << QStringLiteral("gemma4.attention.key_length_swa");
         QTest::newRow("gemma4 full layer with V of another head size") << 28 << int(ErrorCode::Unsupported)
                                                                        << QStringLiteral("value length != key length");
+        // Per-layer keys ("one value or one per layer"): what they hold and what was expected.
+        QTest::newRow("head counts as bools") << 29 << int(ErrorCode::InvalidFormat)
+                                              << QStringLiteral("llama.attention.head_count is bool[2], expected one integer "
+                                                                "or an integer array of 2");
+        QTest::newRow("KV head counts as strings") << 30 << int(ErrorCode::InvalidFormat)
+                                                   << QStringLiteral("llama.attention.head_count_kv is string[2]");
+        QTest::newRow("a negative feed-forward length") << 31 << int(ErrorCode::InvalidFormat)
+                                                        << QStringLiteral("llama.feed_forward_length[1] is -16, expected a count");
+        QTest::newRow("head counts that differ by layer") << 32 << int(ErrorCode::Unsupported)
+                                                          << QStringLiteral("llama.attention.head_count differs between layers "
+                                                                            "(2 on layer 0, 4 on layer 1)");
+        QTest::newRow("experts used as a bool") << 33 << int(ErrorCode::InvalidFormat)
+                                                << QStringLiteral("qwen3moe.expert_used_count is bool, expected one integer");
+        QTest::newRow("a per-layer array one short") << 34 << int(ErrorCode::InvalidFormat)
+                                                     << QStringLiteral("llama.feed_forward_length is i32[1], expected one "
+                                                                       "integer or an integer array of 2");
     }
     void brokenFilesGiveOneClearError() {
         QFETCH(int, which);
         QFETCH(int, code);
         QFETCH(QString, mentions);
-        Spec s = tinySpec(which >= 20   ? "gemma4"
+        Spec s = tinySpec(which == 33   ? "qwen3moe"
+                          : which >= 29 ? "llama"
+                          : which >= 20 ? "gemma4"
                           : which == 6  ? "qwen2"
                           : which == 7  ? "gemma3"
                           : which >= 17 ? "phi3"
@@ -327,6 +399,12 @@ private Q_SLOTS:
         case 26: s.tensors.erase("rope_freqs.weight"); break;
         case 27: s.keys.erase("gemma4.attention.key_length_swa"); break;
         case 28: s.keys["gemma4.attention.value_length"] = gguf::Value::u32(4); break;
+        case 29: s.keys["llama.attention.head_count"] = gguf::Value::numericArray(gguf::ValueType::Bool, {1, 1}); break;
+        case 30: s.keys["llama.attention.head_count_kv"] = gguf::Value::stringArray({"1", "1"}); break;
+        case 31: s.keys["llama.feed_forward_length"] = gguf::Value::i32Array({16, -16}); break;
+        case 32: s.keys["llama.attention.head_count"] = gguf::Value::i32Array({2, 4}); break;
+        case 33: s.keys["qwen3moe.expert_used_count"] = gguf::Value::boolean(true); break;
+        case 34: s.keys["llama.feed_forward_length"] = gguf::Value::i32Array({16}); break;
         }
         auto m = bind(s);
         qInfo("%s", m->status.toString().c_str());

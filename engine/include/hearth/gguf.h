@@ -93,6 +93,8 @@ public:
 
     // Short human-readable rendering; long arrays are summarised ("[32000 strings]").
     std::string toDisplayString(size_t maxItems = 8) const;
+    // The type as errors name it: "u32", "string", "bool[4]", "i32[3]".
+    std::string typeDescription() const;
 
 private:
     ValueType m_type = ValueType::U8;
@@ -226,6 +228,15 @@ public:
     Result<std::vector<std::string>> getStringArray(std::string_view key) const;
     Result<std::vector<float>> getF32Array(std::string_view key) const;
     Result<std::vector<int32_t>> getI32Array(std::string_view key) const;
+
+    // Keys that give n values either once for all of them or one by one, as llama.cpp's loader
+    // reads them (get_key_or_arr: per-layer head counts, feed-forward lengths, expert counts,
+    // recurrent-layer maps, RoPE sections): a scalar stands for n equal values; an array must
+    // hold exactly n. Errors name the key, what it holds ("bool[4]") and what was expected.
+    // Counts: integers of any width and signedness, each 0..maxValue; a bool is not a count.
+    Result<std::vector<uint64_t>> getCounts(std::string_view key, size_t n, uint64_t maxValue) const;
+    // Flags: booleans, or non-negative integers (non-zero is true).
+    Result<std::vector<bool>> getFlags(std::string_view key, size_t n) const;
 
     const std::vector<TensorInfo>& tensors() const;
     const TensorInfo* findTensor(std::string_view name) const;
