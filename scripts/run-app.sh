@@ -6,5 +6,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/install-deps.sh
 cmake --preset release >/dev/null
-cmake --build --preset release
+# Only the desktop app and what it links: the CLI, server and tests are not needed to open a window.
+cmake --build --preset release --target hearth
 exec "$root/build/release/bin/hearth" "$@"

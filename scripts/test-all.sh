@@ -27,12 +27,16 @@ stamp "npm API clients and a JSON Schema validator (the server's end-to-end test
 bash scripts/install-npm-clients.sh || echo "warning: npm clients not installed; their tests will be skipped"
 
 stamp "configure + build (ci preset)"
+build_start=$(date +%s)
 cmake --preset ci -DHEARTH_TEST_DATA="$HEARTH_TEST_DATA" >/dev/null
 cmake --build --preset ci -j "$jobs"
+build_seconds=$(( $(date +%s) - build_start ))
 
 stamp "fuzz build (clang, ASan + UBSan)"
+fuzz_build_start=$(date +%s)
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$jobs" --target fuzz_gguf fuzz_requests
+fuzz_build_seconds=$(( $(date +%s) - fuzz_build_start ))
 
 stamp "fuzzing the GGUF reader for ${HEARTH_FUZZ_SECONDS:-60}s"
 bash scripts/fuzz.sh "${HEARTH_FUZZ_SECONDS:-60}"
@@ -42,10 +46,12 @@ bash scripts/fuzz-requests.sh "${HEARTH_FUZZ_SECONDS:-60}"
 
 stamp "tests"
 log=build/ci/ctest-output.log
+tests_start=$(date +%s)
 set +e
 ctest --preset ci -j "$jobs" --output-on-failure 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
+tests_seconds=$(( $(date +%s) - tests_start ))
 
 # Counts: executables passed / skipped (every function skipped: exit 77) / failed, and the test
 # functions skipped inside executables that passed (their "hearth-test: N passed, M skipped" line).
@@ -62,5 +68,10 @@ if (( skipped > 0 )); then
   echo "== skipped:"
   grep -E 'Test +#[0-9]+: .*\*\*\*Skipped' "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+).*/   \1/'
 fi
+# The slowest ten tests, so that a slow one is seen when it lands; the time of each stage.
+echo "== slowest tests:"
+grep -E 'Test +#[0-9]+: ' "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' | sort -rn | head -10 |
+  awk '{printf "   %8.1f s  %s\n", $1, $2}'
+echo "== times: build ${build_seconds}s, fuzz build ${fuzz_build_seconds}s, tests ${tests_seconds}s, all $(( $(date +%s) - start ))s"
 (( rc == 0 )) || { stamp "tests FAILED"; exit "$rc"; }
 stamp "all tests passed"

@@ -28,7 +28,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEARTH_CUDA=
   -DHEARTH_TEST_DATA="$HEARTH_TEST_DATA" >/dev/null
 
 stamp "build"
-cmake --build "$build" -j"$jobs" --target test_cuda_math test_cuda_ops test_forward_cuda test_engine_cuda hearth-cli
+cmake --build "$build" -j"$jobs" --target tests_cuda hearth-cli
 
 stamp "tests (label cuda + host math)"
 ctest --test-dir "$build" --output-on-failure -V -L cuda

@@ -1,6 +1,6 @@
 // Store on a real SQLite file: schema and WAL, conversations and messages round trip, cascade,
 // search, errors as signals, and no committed message lost when the writer is killed with -9.
-// Run with "--store-writer DB" this binary is the child that the kill test kills.
+// Run with "--store-writer DB" this test is the child that the kill test kills.
 #include "services/store.h"
 
 #include "test_support.h"
@@ -523,7 +523,8 @@ private Q_SLOTS:
         const QString path = dir.filePath(QStringLiteral("crash.db"));
         QProcess child;
         child.setProcessChannelMode(QProcess::SeparateChannels);
-        child.start(QCoreApplication::applicationFilePath(), {QStringLiteral("--store-writer"), path});
+        QStringList command = hearth::test::selfCommand();
+        child.start(command.takeFirst(), command << QStringLiteral("--store-writer") << path);
         QVERIFY(child.waitForStarted(5000));
         QByteArray out;
         QElapsedTimer t;
@@ -580,7 +581,9 @@ private Q_SLOTS:
     }
 };
 
-int main(int argc, char** argv) {
+namespace {
+
+int testMain(int argc, char** argv) {
     if (argc == 3 && qstrcmp(argv[1], "--store-writer") == 0) {
         QCoreApplication app(argc, argv);
         return runStoreWriter(QString::fromLocal8Bit(argv[2]));
@@ -589,5 +592,9 @@ int main(int argc, char** argv) {
     TestStore test;
     return QTest::qExec(&test, argc, argv);
 }
+
+} // namespace
+
+HEARTH_TEST_ENTRY(testMain)
 
 #include "test_store.moc"

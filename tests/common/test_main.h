@@ -1,7 +1,10 @@
-// Every Qt Test executable's main() (force-included by hearth_add_test): runs the test object as
+// Every Qt Test file's entry point (test_main.h comes first in every test source, through the
+// test executables' precompiled header): the tests of one directory share one executable
+// (tests_<directory>, see tests/CMakeLists.txt), each test file registering its test object under
+// its file's name; `tests_unit test_gguf [Qt Test options]` runs one. The test object runs as
 // QTest::qExec does, also writing a TAP log it reads back, and exits with 77 (CTest's
 // SKIP_RETURN_CODE) when nothing failed and every test function was skipped, so CTest reports
-// such a test as skipped rather than passed. Partly skipped executables say how many of their
+// such a test as skipped rather than passed. Partly skipped tests say how many of their
 // functions were skipped in one "hearth-test:" line that scripts/test-all.sh counts.
 #pragma once
 
@@ -16,9 +19,46 @@ namespace hearth::test {
 
 inline constexpr int kSkipExitCode = 77;
 
+// A test split into parts (CTest runs part k of n with HEARTH_TEST_PART=k/n): the test functions
+// of part k, every n-th from the k-th in the order the class declares them. Empty without the
+// variable; an error when it is malformed or leaves the part empty.
+inline bool partFunctions(const QObject* testObject, QStringList& functions) {
+    const QByteArray part = qgetenv("HEARTH_TEST_PART");
+    if (part.isEmpty()) return true;
+    const QList<QByteArray> kn = part.split('/');
+    bool okK = false, okN = false;
+    const int k = kn.size() == 2 ? kn[0].toInt(&okK) : 0, n = kn.size() == 2 ? kn[1].toInt(&okN) : 0;
+    if (!okK || !okN || n < 1 || k < 1 || k > n) {
+        std::fprintf(stderr, "HEARTH_TEST_PART=%s: expected k/n with 1 <= k <= n\n", part.constData());
+        return false;
+    }
+    const QMetaObject* mo = testObject->metaObject();
+    int index = 0;
+    for (int i = mo->methodOffset(); i < mo->methodCount(); ++i) {
+        const QMetaMethod m = mo->method(i);
+        const QByteArray name = m.name();
+        if (m.methodType() != QMetaMethod::Slot || m.access() != QMetaMethod::Private || m.parameterCount() != 0 ||
+            name == "initTestCase" || name == "cleanupTestCase" || name == "init" || name == "cleanup" ||
+            name.endsWith("_data"))
+            continue;
+        if (index++ % n == k - 1) functions << QString::fromLatin1(name);
+    }
+    if (functions.isEmpty()) {
+        std::fprintf(stderr, "HEARTH_TEST_PART=%s: no test function falls in this part (%d in all)\n", part.constData(), index);
+        return false;
+    }
+    return true;
+}
+
 inline int runTestObject(QObject* testObject, int argc, char** argv) {
     QStringList args;
     for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
+    // A part of a split test runs its functions (unless the command line names functions itself).
+    if (args.size() == 1) {
+        QStringList functions;
+        if (!partFunctions(testObject, functions)) return 2;
+        args << functions;
+    }
     // A caller that chose its own output (-o, -txt, -xml, ...) gets plain qExec.
     for (int i = 1; i < args.size(); ++i)
         if (args[i] == QLatin1String("-o") || args[i] == QLatin1String("-txt") || args[i] == QLatin1String("-xml") ||
@@ -50,14 +90,32 @@ inline int runTestObject(QObject* testObject, int argc, char** argv) {
     return rc;
 }
 
+// A test file's entry point: main() as it would be for an executable of its own.
+using TestEntry = int (*)(int argc, char** argv);
+// Registers `entry` under the stem of `file` ("tests/unit/test_gguf.cpp" -> "test_gguf"), for the
+// shared main (tests/common/test_area_main.cpp). Returns true, for a static initializer.
+bool registerTest(const char* file, TestEntry entry);
+// The program and first arguments that run the test being run again, in a child process
+// (tests that re-execute themselves with arguments of their own append those).
+QStringList selfCommand();
+
 } // namespace hearth::test
+
+// A test file with a main() of its own (one that also serves as a child process) registers it.
+#define HEARTH_TEST_ENTRY(function)                                                                \
+    namespace {                                                                                    \
+    [[maybe_unused]] const bool hearthTestRegistered = ::hearth::test::registerTest(__FILE__, &function); \
+    }
 
 #undef QTEST_MAIN_WRAPPER
 #define QTEST_MAIN_WRAPPER(TestObject, ...)                                                        \
-    int main(int argc, char* argv[]) {                                                             \
+    namespace {                                                                                    \
+    int hearthTestMain(int argc, char* argv[]) {                                                   \
         QT_PREPEND_NAMESPACE(QTest::Internal::callInitMain)<TestObject>();                         \
         __VA_ARGS__                                                                                \
         TestObject tc;                                                                             \
         QTEST_SET_MAIN_SOURCE_PATH                                                                 \
         return ::hearth::test::runTestObject(&tc, argc, argv);                                     \
-    }
+    }                                                                                              \
+    }                                                                                              \
+    HEARTH_TEST_ENTRY(hearthTestMain)

@@ -2,4 +2,4 @@
 add_executable(fuzz_requests ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_requests.cpp)
 target_compile_options(fuzz_requests PRIVATE -fsanitize=fuzzer)
 target_link_options(fuzz_requests PRIVATE -fsanitize=fuzzer)
-target_link_libraries(fuzz_requests PRIVATE hearth_engine_internal hearth_httplib)
+target_link_libraries(fuzz_requests PRIVATE hearth_fuzz_engine)

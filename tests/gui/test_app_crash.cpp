@@ -105,8 +105,8 @@ private Q_SLOTS:
         QTemporaryDir data;
         QProcess child;
         child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        child.start(QCoreApplication::applicationFilePath(),
-                    {QStringLiteral("--child"), data.path(), QString::number(server.port())});
+        QStringList command = hearth::test::selfCommand();
+        child.start(command.takeFirst(), command << QStringLiteral("--child") << data.path() << QString::number(server.port()));
         QVERIFY(child.waitForStarted(10000));
         // Streaming for about two seconds: the reply row exists from its first piece and is
         // rewritten at least once a second.
@@ -145,7 +145,9 @@ private Q_SLOTS:
     }
 };
 
-int main(int argc, char** argv) {
+namespace {
+
+int testMain(int argc, char** argv) {
     if (argc == 4 && std::strcmp(argv[1], "--child") == 0) {
         QApplication app(argc, argv);
         return runChild(QString::fromLocal8Bit(argv[2]), std::atoi(argv[3]));
@@ -154,5 +156,9 @@ int main(int argc, char** argv) {
     TestAppCrash test;
     return QTest::qExec(&test, argc, argv);
 }
+
+} // namespace
+
+HEARTH_TEST_ENTRY(testMain)
 
 #include "test_app_crash.moc"

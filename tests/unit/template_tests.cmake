@@ -6,5 +6,5 @@ hearth_add_test(test_jinja_limits SOURCES test_jinja_limits.cpp LABELS unit LIBS
 # hearth-cli template is tested in-process: its source is compiled into the test.
 hearth_add_test(test_chat_template SOURCES test_chat_template.cpp ${CMAKE_SOURCE_DIR}/app/cli/cmd_template.cpp
                 LABELS unit LIBS hearth_engine)
-target_include_directories(test_chat_template PRIVATE ${CMAKE_SOURCE_DIR}/app/cli)
+target_include_directories(tests_unit PRIVATE ${CMAKE_SOURCE_DIR}/app/cli)
 hearth_add_test(test_chat_template_fuzz SOURCES test_chat_template_fuzz.cpp LABELS unit LIBS hearth_engine TIMEOUT 300)
