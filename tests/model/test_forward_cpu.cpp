@@ -1,7 +1,7 @@
 // The CPU device (batched matMul kernels, threads, the reference for nodes no kernel covers)
 // against the reference device on the same step graphs: stories260K (F32), llama-2-tiny-random,
 // and synthetic llama-tiny, qwen2.5, qwen3, gemma3, qwen3moe, gpt-oss, phi3 and gemma4 cuts in float and
-// quantized types. A batch mixes a prefill of one sequence with tokens of another whose blocks are
+// quantized types, a few per test function. A batch mixes a prefill of one sequence with tokens of another whose blocks are
 // scattered, so paging and batching are both exercised. Also: embedding rows read without mapping the table, and a
 // warm decode step that allocates nothing.
 #include "backend/cpu/thread_pool.h"
@@ -47,6 +47,23 @@ struct Comparison : hearth::test::Comparison {
     bool ok = false;
 };
 
+// The vocabularies the rows take: Llama 2's 32000 tokens, stories260K's 512.
+const QString kSpm = QStringLiteral("ggml-vocab-llama-spm.gguf");
+const QString kStories = QStringLiteral("stories260K.gguf");
+constexpr double kFloat = 1e-3, kQuant = 5e-2; // tolerances, relative to 1 + max |logit|
+
+// The synthetic rows' columns: preset, weight type, vocabulary file, tolerance.
+void columns() {
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QString>("type");
+    QTest::addColumn<QString>("vocab");
+    QTest::addColumn<double>("tolerance");
+}
+void row(const char* preset, const char* type, const QString& vocab, double tolerance) {
+    QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(QLatin1String(preset), QLatin1String(type))))
+        << QString::fromLatin1(preset) << QString::fromLatin1(type) << vocab << tolerance;
+}
+
 Comparison compare(const std::string& path, KvType kvType, int threads) {
     cpu::ThreadPool pool(threads);
     test::LoadOptions o;
@@ -64,6 +81,42 @@ Comparison compare(const std::string& path, KvType kvType, int threads) {
 class TestForwardCpu : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
+
+    // `hearth-cli synth` of preset in type (2 layers; gemma4-e-tiny whole, 4) in the test's folder,
+    // once per name; empty (with a warning) on failure.
+    QString synthesize(const QString& preset, const QString& type, const QString& vocab) {
+        const QString path = m_dir.filePath(preset + QStringLiteral("-") + type + QStringLiteral(".gguf"));
+        if (QFile::exists(path)) return path;
+        QProcess synth;
+        synth.start(hearth::test::binDir() + QStringLiteral("/hearth-cli"),
+                    {QStringLiteral("synth"), QStringLiteral("--preset"), preset, QStringLiteral("--type"), type,
+                     QStringLiteral("--layers"), preset == QStringLiteral("gemma4-e-tiny") ? QStringLiteral("4") : QStringLiteral("2"),
+                     QStringLiteral("--vocab"),
+                     QString::fromStdString(hearth::test::testDataPath(QStringLiteral("models/") + vocab)),
+                     QStringLiteral("-o"), path});
+        if (!synth.waitForFinished(300000) || synth.exitCode() != 0) {
+            qWarning("synth: %s", synth.readAllStandardError().constData());
+            return {};
+        }
+        return path;
+    }
+
+    // The current row (preset, type, vocab, tolerance): the CPU device against the reference.
+    void checkRow() {
+        QFETCH(QString, preset);
+        QFETCH(QString, type);
+        QFETCH(QString, vocab);
+        QFETCH(double, tolerance);
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/") + vocab);
+        const QString path = synthesize(preset, type, vocab);
+        QVERIFY(!path.isEmpty());
+        const Comparison c = compare(path.toStdString(), KvType::F16, 2);
+        QVERIFY2(c.ok, c.error.c_str());
+        qInfo("max |d| %.2e (max |logit| %.2f), argmax agrees %d/%d", c.maxDiff, c.maxLogit,
+              c.argmaxAgree, c.rows);
+        QVERIFY2(c.maxDiff < tolerance * (1.0 + c.maxLogit), qPrintable(QString::number(c.maxDiff)));
+        QVERIFY(c.argmaxAgree >= c.rows * 9 / 10);
+    }
 
 private Q_SLOTS:
     void sharedModels_data() {
@@ -90,63 +143,54 @@ private Q_SLOTS:
         QCOMPARE(c.argmaxAgree, c.rows);
     }
 
-    void syntheticModels_data() {
-        QTest::addColumn<QString>("preset");
-        QTest::addColumn<QString>("type");
-        QTest::addColumn<QString>("vocab");
-        QTest::addColumn<double>("tolerance"); // relative to 1 + max |logit|
-        const QString spm = QStringLiteral("ggml-vocab-llama-spm.gguf"), qwen = QStringLiteral("ggml-vocab-qwen2.gguf");
-        for (const char* t : {"F16"})
-            QTest::newRow(qPrintable(QStringLiteral("llama-tiny ") + t)) << QStringLiteral("llama-tiny") << QString::fromLatin1(t) << spm << 1e-3;
-        // Quantized weights: the kernels also round the activations to 8 bits per block.
-        for (const char* t : {"Q8_0", "Q4_0", "Q4_K_M", "Q6_K", "Q2_K"})
-            QTest::newRow(qPrintable(QStringLiteral("llama-tiny ") + t)) << QStringLiteral("llama-tiny") << QString::fromLatin1(t) << spm << 5e-2;
-        QTest::newRow("qwen2.5 Q4_K_M") << QStringLiteral("qwen2.5-0.5b") << QStringLiteral("Q4_K_M") << qwen << 5e-2;
-        QTest::newRow("qwen3 Q8_0") << QStringLiteral("qwen3-0.6b") << QStringLiteral("Q8_0") << qwen << 5e-2;
-        QTest::newRow("gemma3-tiny F16") << QStringLiteral("gemma3-tiny") << QStringLiteral("F16") << spm << 1e-3;
-        QTest::newRow("gemma3-tiny Q8_0") << QStringLiteral("gemma3-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
-        QTest::newRow("gemma3-1b Q4_K_M") << QStringLiteral("gemma3-1b") << QStringLiteral("Q4_K_M") << spm << 5e-2;
-        QTest::newRow("qwen3moe-tiny F16") << QStringLiteral("qwen3moe-tiny") << QStringLiteral("F16") << qwen << 1e-3;
-        QTest::newRow("qwen3moe-tiny Q4_K_M") << QStringLiteral("qwen3moe-tiny") << QStringLiteral("Q4_K_M") << qwen << 5e-2;
-        QTest::newRow("gpt-oss-tiny F16") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("F16") << spm << 1e-3;
-        QTest::newRow("gpt-oss-tiny Q8_0") << QStringLiteral("gpt-oss-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
-        QTest::newRow("phi3-tiny F16") << QStringLiteral("phi3-tiny") << QStringLiteral("F16") << spm << 1e-3;
-        QTest::newRow("phi3-tiny Q8_0") << QStringLiteral("phi3-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
-        QTest::newRow("phi4-mini Q8_0") << QStringLiteral("phi4-mini") << QStringLiteral("Q8_0") << spm << 5e-2;
-        // gemma4: sliding and full layers of different K/V shapes in one pool, V = K, experts;
-        // gemma4-e-tiny whole (4 layers): per-layer embeddings, 2 layers reading earlier K/V.
-        QTest::newRow("gemma4-tiny F16") << QStringLiteral("gemma4-tiny") << QStringLiteral("F16") << spm << 1e-3;
-        QTest::newRow("gemma4-tiny Q8_0") << QStringLiteral("gemma4-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
-        QTest::newRow("gemma4-moe-tiny Q8_0") << QStringLiteral("gemma4-moe-tiny") << QStringLiteral("Q8_0") << spm << 5e-2;
-        QTest::newRow("gemma4-e-tiny F16") << QStringLiteral("gemma4-e-tiny") << QStringLiteral("F16") << spm << 1e-3;
+    // Synthetic models in float and quantized types, a few per test function (each well under a
+    // minute). Tolerances are relative to 1 + max |logit|: float weights differ from the reference
+    // only in summation order; with quantized ones the kernels also round the activations to 8
+    // bits per block. 2-layer cuts of real shapes take the 512-token vocabulary (their layers are
+    // what is checked; the output stays small).
+    void llamaTiny_data() {
+        columns();
+        row("llama-tiny", "F16", kSpm, kFloat);
+        for (const char* t : {"Q8_0", "Q4_0", "Q4_K_M", "Q6_K", "Q2_K"}) row("llama-tiny", t, kSpm, kQuant);
     }
-    void syntheticModels() {
-        QFETCH(QString, preset);
-        QFETCH(QString, type);
-        QFETCH(QString, vocab);
-        QFETCH(double, tolerance);
-        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/") + vocab);
-        const QString path = m_dir.filePath(preset + QStringLiteral("-") + type + QStringLiteral(".gguf"));
-        QProcess synth;
-        synth.start(hearth::test::binDir() + QStringLiteral("/hearth-cli"),
-                    {QStringLiteral("synth"), QStringLiteral("--preset"), preset, QStringLiteral("--type"), type,
-                     QStringLiteral("--layers"), preset == QStringLiteral("gemma4-e-tiny") ? QStringLiteral("4") : QStringLiteral("2"),
-                     QStringLiteral("--vocab"),
-                     QString::fromStdString(hearth::test::testDataPath(QStringLiteral("models/") + vocab)),
-                     QStringLiteral("-o"), path});
-        QVERIFY(synth.waitForFinished(300000));
-        QVERIFY2(synth.exitCode() == 0, synth.readAllStandardError().constData());
-        const Comparison c = compare(path.toStdString(), KvType::F16, 2);
-        QVERIFY2(c.ok, c.error.c_str());
-        qInfo("max |d| %.2e (max |logit| %.2f), argmax agrees %d/%d", c.maxDiff, c.maxLogit,
-              c.argmaxAgree, c.rows);
-        QVERIFY2(c.maxDiff < tolerance * (1.0 + c.maxLogit), qPrintable(QString::number(c.maxDiff)));
-        QVERIFY(c.argmaxAgree >= c.rows * 9 / 10);
+    void llamaTiny() { checkRow(); }
+
+    void realShapes_data() {
+        columns();
+        row("qwen2.5-0.5b", "Q4_K_M", kStories, kQuant);
+        row("qwen3-0.6b", "Q8_0", kStories, kQuant);
+        row("gemma3-1b", "Q4_K_M", kStories, kQuant);
+        row("phi4-mini", "Q8_0", kStories, kQuant);
     }
+    void realShapes() { checkRow(); }
+
+    void tinyArchitectures_data() {
+        columns();
+        row("gemma3-tiny", "F16", kSpm, kFloat);
+        row("gemma3-tiny", "Q8_0", kSpm, kQuant);
+        row("qwen3moe-tiny", "F16", kSpm, kFloat);
+        row("qwen3moe-tiny", "Q4_K_M", kSpm, kQuant);
+        row("gpt-oss-tiny", "F16", kSpm, kFloat);
+        row("gpt-oss-tiny", "Q8_0", kSpm, kQuant);
+        row("phi3-tiny", "F16", kSpm, kFloat);
+        row("phi3-tiny", "Q8_0", kSpm, kQuant);
+    }
+    void tinyArchitectures() { checkRow(); }
+
+    // gemma4: sliding and full layers of different K/V shapes in one pool, V = K, experts;
+    // gemma4-e-tiny whole (4 layers): per-layer embeddings, 2 layers reading earlier K/V.
+    void gemma4_data() {
+        columns();
+        row("gemma4-tiny", "F16", kSpm, kFloat);
+        row("gemma4-tiny", "Q8_0", kSpm, kQuant);
+        row("gemma4-moe-tiny", "Q8_0", kSpm, kQuant);
+        row("gemma4-e-tiny", "F16", kSpm, kFloat);
+    }
+    void gemma4() { checkRow(); }
 
     // Decode steps of a mixture-of-experts model (a token at a time: every chosen expert of the
     // step in one parallel job) give the reference's logits, step by step on the reference's
-    // greedy history. Uses the files syntheticModels wrote.
+    // greedy history.
     void expertsDecode_data() {
         QTest::addColumn<QString>("type");
         QTest::newRow("F16") << QStringLiteral("F16");
@@ -154,8 +198,10 @@ private Q_SLOTS:
     }
     void expertsDecode() {
         QFETCH(QString, type);
-        const std::string path = m_dir.filePath(QStringLiteral("qwen3moe-tiny-") + type + QStringLiteral(".gguf")).toStdString();
-        if (!QFileInfo::exists(QString::fromStdString(path))) QSKIP("syntheticModels did not write the file");
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/") + kSpm);
+        const QString file = synthesize(QStringLiteral("qwen3moe-tiny"), type, kSpm);
+        QVERIFY(!file.isEmpty());
+        const std::string path = file.toStdString();
         cpu::ThreadPool pool(2);
         test::LoadOptions o;
         o.device = "cpu";
@@ -185,10 +231,11 @@ private Q_SLOTS:
 
     // Token-embedding rows are read from the file, not through the mapping: a forward over many
     // tokens leaves none of the (untied) table's pages mapped, and gives the same logits as the
-    // model read into memory. Runs after syntheticModels, which wrote the file.
+    // model read into memory.
     void embeddingTableStaysUnmapped() {
-        const QString path = m_dir.filePath(QStringLiteral("llama-tiny-Q4_0.gguf"));
-        if (!QFile::exists(path)) QSKIP("llama-tiny-Q4_0.gguf was not synthesized (shared vocab absent)");
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/") + kSpm);
+        const QString path = synthesize(QStringLiteral("llama-tiny"), QStringLiteral("Q4_0"), kSpm);
+        QVERIFY(!path.isEmpty());
         auto file = gguf::File::open(path.toStdString());
         gguf::ReadOptions noMap;
         noMap.useMmap = false;
@@ -235,10 +282,11 @@ private Q_SLOTS:
     }
 
     // Once a decode step has run, the next one (one token further, two threads, repacked
-    // quantized weights) allocates nothing on the heap. Runs after syntheticModels.
+    // quantized weights) allocates nothing on the heap.
     void decodeStepAllocatesNothingOnceWarm() {
-        const QString path = m_dir.filePath(QStringLiteral("llama-tiny-Q4_0.gguf"));
-        if (!QFile::exists(path)) QSKIP("llama-tiny-Q4_0.gguf was not synthesized (shared vocab absent)");
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/") + kSpm);
+        const QString path = synthesize(QStringLiteral("llama-tiny"), QStringLiteral("Q4_0"), kSpm);
+        QVERIFY(!path.isEmpty());
         cpu::ThreadPool pool(2);
         test::LoadOptions o;
         o.device = "cpu";

@@ -26,17 +26,33 @@ using test::Verdict;
 namespace {
 
 constexpr int kSteps = 32;          // outruns the 8-position windows and 8 temperature steps
-constexpr int kShortSteps = 16;     // the qwen cuts: no windows, and a 151936-row output that
-                                    // takes lavapipe's Vulkan ~1.3 s a token
 constexpr float kNearTie = test::kNearTie;
 
-// A fixed 8-token prompt, valid in both vocabularies used (32000 and 151936 entries); `shift`
-// changes its last token (the negative control).
+// The vocabularies the rows take: Llama 2's 32000 tokens, stories260K's 512 (the real shapes'
+// cuts: their layers are what is checked, and a small vocabulary keeps the output cheap).
+constexpr const char* kSpm = "ggml-vocab-llama-spm.gguf";
+constexpr const char* kStories = "stories260K.gguf";
+
+// A fixed 8-token prompt, valid in both vocabularies; `shift` changes its last token (the
+// negative control).
 std::vector<int32_t> prompt(int shift = 0) {
     std::vector<int32_t> ids{1};
-    for (int i = 0; i < 7; ++i) ids.push_back((i * 7919 + 13) % 30000 + 300);
+    for (int i = 0; i < 7; ++i) ids.push_back((i * 7919 + 13) % 200 + 300);
     ids.back() += shift;
     return ids;
+}
+
+// The rows, in test functions of a few each (each well under a minute; CTest runs the functions
+// in parts side by side). Columns: preset, weight type, vocabulary file, layers kept (empty: all).
+void columns() {
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QString>("type");
+    QTest::addColumn<QString>("vocab");
+    QTest::addColumn<QString>("layers");
+}
+void row(const char* preset, const char* type, const char* vocab, const QString& layers = {}) {
+    QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(QLatin1String(preset), QLatin1String(type))))
+        << QString::fromLatin1(preset) << QString::fromLatin1(type) << QString::fromLatin1(vocab) << layers;
 }
 
 } // namespace
@@ -67,8 +83,8 @@ class TestGreedyVsReference : public QObject {
 
 private Q_SLOTS:
     void initTestCase() {
-        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-qwen2.gguf"));
-        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/") + QLatin1String(kSpm));
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/") + QLatin1String(kStories));
         bool skip = false;
         const QString err = m_ref.build(m_dir.path(), skip);
         if (skip) QSKIP(qPrintable(err));
@@ -76,49 +92,75 @@ private Q_SLOTS:
         if (findDevice(listDevices(), "vulkan:0")) m_devices.push_back("vulkan:0");
     }
 
-    void greedyMatchesReference_data() {
-        QTest::addColumn<QString>("preset");
-        QTest::addColumn<QString>("type");
-        QTest::addColumn<QString>("vocab");
-        QTest::addColumn<QString>("layers"); // empty: the whole preset
-        QTest::addColumn<int>("steps");
-        const QString spm = QStringLiteral("ggml-vocab-llama-spm.gguf");
-        const QString qwen = QStringLiteral("ggml-vocab-qwen2.gguf");
-        const QString all;
-        const QString cut = QStringLiteral("2");
-        auto row = [&](const char* preset, const char* type, const QString& vocab, const QString& layers,
-                       int steps = kSteps) {
-            QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(QLatin1String(preset), QLatin1String(type))))
-                << QString::fromLatin1(preset) << QString::fromLatin1(type) << vocab << layers << steps;
-        };
-        row("llama-tiny", "F32", spm, all);
-        row("mixtral-tiny", "F32", spm, all);
-        row("qwen3moe-tiny", "F32", spm, all);
-        row("gpt-oss-tiny", "F32", spm, all);
-        row("phi3-tiny", "F32", spm, all);
-        row("gemma3-tiny", "F32", spm, all);
-        row("mistral3-tiny", "F32", spm, all);
-        row("gemma4-tiny", "F32", spm, all);
-        row("gemma4-moe-tiny", "F32", spm, all);
-        row("gemma4-e-tiny", "F32", spm, all);
-        row("qwen35-tiny", "F32", spm, all);
-        row("qwen35moe-tiny", "F32", spm, all);
-        row("qwen2.5-0.5b", "F32", qwen, cut, kShortSteps);
-        row("qwen3-0.6b", "F32", qwen, cut, kShortSteps);
-        // One quantized file per architecture with experts. (qwen3moe-tiny takes the 32000-token
-        // vocabulary here: lavapipe's Vulkan spends ~15 s a run on a 151936-row output, which the
-        // two qwen cuts cover.)
-        row("mixtral-tiny", "Q8_0", spm, all);
-        row("qwen3moe-tiny", "Q8_0", spm, all);
-        row("gpt-oss-tiny", "Q8_0", spm, all);
-        row("gemma4-moe-tiny", "Q8_0", spm, all);
+    void dense_data() {
+        columns();
+        row("llama-tiny", "F32", kSpm);
+        row("mixtral-tiny", "F32", kSpm);
+        row("phi3-tiny", "F32", kSpm);
+        row("gemma3-tiny", "F32", kSpm);
+        row("mistral3-tiny", "F32", kSpm);
     }
+    void dense() { greedyMatchesReference(); }
+
+    void experts_data() {
+        columns();
+        row("qwen3moe-tiny", "F32", kSpm);
+        row("gpt-oss-tiny", "F32", kSpm);
+        row("gemma4-moe-tiny", "F32", kSpm);
+    }
+    void experts() { greedyMatchesReference(); }
+
+    void gemma4AndHybrids_data() {
+        columns();
+        row("gemma4-tiny", "F32", kSpm);
+        row("gemma4-e-tiny", "F32", kSpm);
+        row("qwen35-tiny", "F32", kSpm);
+        row("qwen35moe-tiny", "F32", kSpm);
+    }
+    void gemma4AndHybrids() { greedyMatchesReference(); }
+
+    // 2-layer cuts of real shapes (their layers; the 512-token vocabulary keeps the output small).
+    void realShapes_data() {
+        columns();
+        row("qwen2.5-0.5b", "F32", kStories, QStringLiteral("2"));
+        row("qwen3-0.6b", "F32", kStories, QStringLiteral("2"));
+    }
+    void realShapes() { greedyMatchesReference(); }
+
+    // One quantized file per architecture with experts.
+    void quantizedExperts_data() {
+        columns();
+        row("mixtral-tiny", "Q8_0", kSpm);
+        row("qwen3moe-tiny", "Q8_0", kSpm);
+        row("gpt-oss-tiny", "Q8_0", kSpm);
+        row("gemma4-moe-tiny", "Q8_0", kSpm);
+    }
+    void quantizedExperts() { greedyMatchesReference(); }
+
+    // Negative control: a run from a prompt with one token changed must be judged a real
+    // divergence, so the comparison above can fail.
+    void wrongPromptIsARealDivergence() {
+        const QString path = synth(QStringLiteral("llama-tiny"), QStringLiteral("F32"), QLatin1String(kSpm), {});
+        QVERIFY(!path.isEmpty());
+        const std::vector<float> theirs = m_ref.greedy(path, prompt(), kSteps, path + QStringLiteral(".ref"));
+        QVERIFY(!theirs.empty());
+        Collector ours;
+        const Status s = generate(path, prompt(1), kSteps, "cpu", ours);
+        QVERIFY2(s.isOk(), s.toString().c_str());
+        const Verdict v = judge(theirs, theirs.size() / kSteps, ours);
+        qInfo("llama-tiny from a changed prompt: %s", qPrintable(describe(v)));
+        QVERIFY(v.firstDivergence >= 0);
+        QVERIFY(!v.tie);
+    }
+
+private:
+    // One row: llama.cpp's greedy run and ours on each device (see the file comment).
     void greedyMatchesReference() {
         QFETCH(QString, preset);
         QFETCH(QString, type);
         QFETCH(QString, vocab);
         QFETCH(QString, layers);
-        QFETCH(int, steps);
+        const int steps = kSteps;
         const QString path = synth(preset, type, vocab, layers);
         QVERIFY(!path.isEmpty());
         QElapsedTimer t;
@@ -180,23 +222,6 @@ private Q_SLOTS:
             allOk = allOk && ok;
         }
         QVERIFY2(allOk, "greedy tokens diverge from llama.cpp's where its top two logits are not tied");
-    }
-
-    // Negative control: a run from a prompt with one token changed must be judged a real
-    // divergence, so the comparison above can fail.
-    void wrongPromptIsARealDivergence() {
-        const QString spm = QStringLiteral("ggml-vocab-llama-spm.gguf");
-        const QString path = synth(QStringLiteral("llama-tiny"), QStringLiteral("F32"), spm, {});
-        QVERIFY(!path.isEmpty());
-        const std::vector<float> theirs = m_ref.greedy(path, prompt(), kSteps, path + QStringLiteral(".ref"));
-        QVERIFY(!theirs.empty());
-        Collector ours;
-        const Status s = generate(path, prompt(1), kSteps, "cpu", ours);
-        QVERIFY2(s.isOk(), s.toString().c_str());
-        const Verdict v = judge(theirs, theirs.size() / kSteps, ours);
-        qInfo("llama-tiny from a changed prompt: %s", qPrintable(describe(v)));
-        QVERIFY(v.firstDivergence >= 0);
-        QVERIFY(!v.tie);
     }
 };
 
