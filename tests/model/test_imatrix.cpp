@@ -365,82 +365,80 @@ private Q_SLOTS:
         QFETCH(QString, mix);
         QFETCH(int, ftype);
         const QByteArray mixBytes = mix.toLatin1();
-        {
-            const char* mixName = mixBytes.constData();
-            r = cli({QStringLiteral("quantize"), f32, out, mix, QStringLiteral("--imatrix"), im});
-            QVERIFY2(r.code == 0, qPrintable(r.err));
-            // The whole file against llama_model_quantize's with the same importance.
-            if (!harness.isEmpty()) {
-                const QString theirs = m_dir.filePath(QStringLiteral("lt-theirs.gguf"));
-                QProcess p;
-                p.start(harness, {m_backend, f32, theirs, QString::number(ftype), impText});
-                QVERIFY(p.waitForFinished(120000));
-                QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
-                auto a = gguf::File::open(out.toStdString()), b = gguf::File::open(theirs.toStdString());
-                QVERIFY(a.isOk() && b.isOk());
-                QCOMPARE(a->tensors().size(), b->tensors().size());
-                QStringList kinds, others;
-                int strict = 0;
-                for (const gguf::TensorInfo& t : a->tensors()) {
-                    const gguf::TensorInfo* found = nullptr;
-                    for (const gguf::TensorInfo& x : b->tensors())
-                        if (x.name == t.name) found = &x;
-                    QVERIFY2(found, t.name.c_str());
-                    const gguf::TensorInfo& u = *found;
-                    QVERIFY2(t.type == u.type, (t.name + ": " + std::string(quant::typeName(t.type)) + " vs llama.cpp's " +
-                                                std::string(quant::typeName(u.type))).c_str());
-                    const bool identical = t.bytes == u.bytes && std::memcmp(a->tensorData(t), b->tensorData(u), t.bytes) == 0;
-                    // Weighted tensors, and every tensor of the low-bit types, must be identical; our
-                    // plain (imatrix-free) K-quant searches are not ggml's bit for bit (test_ggml_oracle
-                    // holds them to its error instead), so those are only listed.
-                    const bool lowBit = quant::requiresImportance(t.type) || t.type == quant::Type::IQ3_S ||
-                                        t.type == quant::Type::TQ1_0 || t.type == quant::Type::TQ2_0;
-                    if (lowBit || (data->entries.count(t.name) && quant::takesImportance(t.type))) {
-                        QVERIFY2(identical, (std::string(mixName) + " " + t.name).c_str());
-                        ++strict;
-                    } else if (!identical) {
-                        others << QString::fromStdString(t.name + " (" + std::string(quant::typeName(t.type)) + ")");
-                    }
-                    const QString k = QString::fromLatin1(quant::typeName(t.type).data());
-                    if (!kinds.contains(k)) kinds << k;
+        const char* mixName = mixBytes.constData();
+        r = cli({QStringLiteral("quantize"), f32, out, mix, QStringLiteral("--imatrix"), im});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        // The whole file against llama_model_quantize's with the same importance.
+        if (!harness.isEmpty()) {
+            const QString theirs = m_dir.filePath(QStringLiteral("lt-theirs.gguf"));
+            QProcess p;
+            p.start(harness, {m_backend, f32, theirs, QString::number(ftype), impText});
+            QVERIFY(p.waitForFinished(120000));
+            QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+            auto a = gguf::File::open(out.toStdString()), b = gguf::File::open(theirs.toStdString());
+            QVERIFY(a.isOk() && b.isOk());
+            QCOMPARE(a->tensors().size(), b->tensors().size());
+            QStringList kinds, others;
+            int strict = 0;
+            for (const gguf::TensorInfo& t : a->tensors()) {
+                const gguf::TensorInfo* found = nullptr;
+                for (const gguf::TensorInfo& x : b->tensors())
+                    if (x.name == t.name) found = &x;
+                QVERIFY2(found, t.name.c_str());
+                const gguf::TensorInfo& u = *found;
+                QVERIFY2(t.type == u.type, (t.name + ": " + std::string(quant::typeName(t.type)) + " vs llama.cpp's " +
+                                            std::string(quant::typeName(u.type))).c_str());
+                const bool identical = t.bytes == u.bytes && std::memcmp(a->tensorData(t), b->tensorData(u), t.bytes) == 0;
+                // Weighted tensors, and every tensor of the low-bit types, must be identical; our
+                // plain (imatrix-free) K-quant searches are not ggml's bit for bit (test_ggml_oracle
+                // holds them to its error instead), so those are only listed.
+                const bool lowBit = quant::requiresImportance(t.type) || t.type == quant::Type::IQ3_S ||
+                                    t.type == quant::Type::TQ1_0 || t.type == quant::Type::TQ2_0;
+                if (lowBit || (data->entries.count(t.name) && quant::takesImportance(t.type))) {
+                    QVERIFY2(identical, (std::string(mixName) + " " + t.name).c_str());
+                    ++strict;
+                } else if (!identical) {
+                    others << QString::fromStdString(t.name + " (" + std::string(quant::typeName(t.type)) + ")");
                 }
-                qInfo("%s: types %s as llama.cpp's; %d weighted/low-bit tensors byte-identical to llama_model_quantize's; "
-                      "other differing: %s",
-                      mixName, qPrintable(kinds.join(QLatin1Char(' '))), strict,
-                      others.isEmpty() ? "none" : qPrintable(others.join(QStringLiteral(", "))));
+                const QString k = QString::fromLatin1(quant::typeName(t.type).data());
+                if (!kinds.contains(k)) kinds << k;
             }
-            if (std::string_view(mixName) != "IQ2_XXS" && std::string_view(mixName) != "IQ2_S" &&
-                std::string_view(mixName) != "IQ1_S")
-                return;
-            auto q = gguf::File::open(out.toStdString());
-            QVERIFY(q.isOk());
-            int checked = 0;
-            bool flatDiffers = false;
-            for (const gguf::TensorInfo& t : q->tensors()) {
-                if (!quant::requiresImportance(t.type)) continue;
-                const gguf::TensorInfo* s = nullptr;
-                for (const gguf::TensorInfo& x : src->tensors())
-                    if (x.name == t.name) s = &x;
-                QVERIFY(s && s->type == quant::Type::F32);
-                auto imp = imatrix::importanceFor(*data, t.name, int64_t(t.ne[0]), 1);
-                QVERIFY(imp.isOk() && imp->has_value());
-                const uint64_t rb = *quant::rowBytes(t.type, t.ne[0]);
-                std::vector<uint8_t> expect(rb), flatBytes(rb);
-                const std::vector<float> flat(size_t(t.ne[0]), 1.0f);
-                const auto* f = reinterpret_cast<const float*>(src->tensorData(*s));
-                for (uint64_t row = 0; row < t.ne[1]; ++row) {
-                    const float* x = f + row * t.ne[0];
-                    QVERIFY(quant::quantizeRowWeighted(t.type, x, expect.data(), int64_t(t.ne[0]), (*imp)->data()).isOk());
-                    QVERIFY2(std::memcmp(expect.data(), q->tensorData(t) + row * rb, rb) == 0, t.name.c_str());
-                    QVERIFY(quant::quantizeRowWeighted(t.type, x, flatBytes.data(), int64_t(t.ne[0]), flat.data()).isOk());
-                    flatDiffers = flatDiffers || flatBytes != expect;
-                }
-                ++checked;
-            }
-            qInfo("%s: %d tensors of imatrix-only types hold quantizeRowWeighted's bytes", mixName, checked);
-            QVERIFY(checked >= 4);
-            QVERIFY2(flatDiffers, "negative control: a flat importance gave the same bytes");
+            qInfo("%s: types %s as llama.cpp's; %d weighted/low-bit tensors byte-identical to llama_model_quantize's; "
+                  "other differing: %s",
+                  mixName, qPrintable(kinds.join(QLatin1Char(' '))), strict,
+                  others.isEmpty() ? "none" : qPrintable(others.join(QStringLiteral(", "))));
         }
+        if (std::string_view(mixName) != "IQ2_XXS" && std::string_view(mixName) != "IQ2_S" &&
+            std::string_view(mixName) != "IQ1_S")
+            return;
+        auto q = gguf::File::open(out.toStdString());
+        QVERIFY(q.isOk());
+        int checked = 0;
+        bool flatDiffers = false;
+        for (const gguf::TensorInfo& t : q->tensors()) {
+            if (!quant::requiresImportance(t.type)) continue;
+            const gguf::TensorInfo* s = nullptr;
+            for (const gguf::TensorInfo& x : src->tensors())
+                if (x.name == t.name) s = &x;
+            QVERIFY(s && s->type == quant::Type::F32);
+            auto imp = imatrix::importanceFor(*data, t.name, int64_t(t.ne[0]), 1);
+            QVERIFY(imp.isOk() && imp->has_value());
+            const uint64_t rb = *quant::rowBytes(t.type, t.ne[0]);
+            std::vector<uint8_t> expect(rb), flatBytes(rb);
+            const std::vector<float> flat(size_t(t.ne[0]), 1.0f);
+            const auto* f = reinterpret_cast<const float*>(src->tensorData(*s));
+            for (uint64_t row = 0; row < t.ne[1]; ++row) {
+                const float* x = f + row * t.ne[0];
+                QVERIFY(quant::quantizeRowWeighted(t.type, x, expect.data(), int64_t(t.ne[0]), (*imp)->data()).isOk());
+                QVERIFY2(std::memcmp(expect.data(), q->tensorData(t) + row * rb, rb) == 0, t.name.c_str());
+                QVERIFY(quant::quantizeRowWeighted(t.type, x, flatBytes.data(), int64_t(t.ne[0]), flat.data()).isOk());
+                flatDiffers = flatDiffers || flatBytes != expect;
+            }
+            ++checked;
+        }
+        qInfo("%s: %d tensors of imatrix-only types hold quantizeRowWeighted's bytes", mixName, checked);
+        QVERIFY(checked >= 4);
+        QVERIFY2(flatDiffers, "negative control: a flat importance gave the same bytes");
     }
 
     // llama.cpp's rules for 8-expert models (attn_v / attn_k to Q8_0 or Q4_K, attn_output to Q5_K,
@@ -480,32 +478,30 @@ private Q_SLOTS:
         QFETCH(int, ftype);
         const QByteArray mixName = mix.toLatin1();
         const QString ours = m_dir.filePath(QStringLiteral("mx-ours.gguf")), theirs = m_dir.filePath(QStringLiteral("mx-theirs.gguf"));
-        {
-            r = cli({QStringLiteral("quantize"), f32, ours, mix, QStringLiteral("--imatrix"), im});
-            QVERIFY2(r.code == 0, qPrintable(r.err));
-            QProcess p;
-            p.start(harness, {m_backend, f32, theirs, QString::number(ftype), impText});
-            QVERIFY(p.waitForFinished(120000));
-            QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
-            auto a = gguf::File::open(ours.toStdString()), b = gguf::File::open(theirs.toStdString());
-            QVERIFY(a.isOk() && b.isOk());
-            QCOMPARE(a->tensors().size(), b->tensors().size());
-            QStringList differing, kinds;
-            for (const gguf::TensorInfo& t : a->tensors()) {
-                const gguf::TensorInfo* u = nullptr;
-                for (const gguf::TensorInfo& x : b->tensors())
-                    if (x.name == t.name) u = &x;
-                QVERIFY2(u, t.name.c_str());
-                if (t.type != u->type)
-                    differing << QString::fromStdString(t.name + " (" + std::string(quant::typeName(t.type)) + " vs " +
-                                                        std::string(quant::typeName(u->type)) + ")");
-                const QString k = QString::fromLatin1(quant::typeName(t.type).data());
-                if (!kinds.contains(k)) kinds << k;
-            }
-            qInfo("mixtral-tiny %s: types %s; differing from llama.cpp's: %s", mixName.constData(), qPrintable(kinds.join(QLatin1Char(' '))),
-                  differing.isEmpty() ? "none" : qPrintable(differing.join(QStringLiteral(", "))));
-            QVERIFY2(differing.isEmpty(), mixName.constData());
+        r = cli({QStringLiteral("quantize"), f32, ours, mix, QStringLiteral("--imatrix"), im});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QProcess p;
+        p.start(harness, {m_backend, f32, theirs, QString::number(ftype), impText});
+        QVERIFY(p.waitForFinished(120000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        auto a = gguf::File::open(ours.toStdString()), b = gguf::File::open(theirs.toStdString());
+        QVERIFY(a.isOk() && b.isOk());
+        QCOMPARE(a->tensors().size(), b->tensors().size());
+        QStringList differing, kinds;
+        for (const gguf::TensorInfo& t : a->tensors()) {
+            const gguf::TensorInfo* u = nullptr;
+            for (const gguf::TensorInfo& x : b->tensors())
+                if (x.name == t.name) u = &x;
+            QVERIFY2(u, t.name.c_str());
+            if (t.type != u->type)
+                differing << QString::fromStdString(t.name + " (" + std::string(quant::typeName(t.type)) + " vs " +
+                                                    std::string(quant::typeName(u->type)) + ")");
+            const QString k = QString::fromLatin1(quant::typeName(t.type).data());
+            if (!kinds.contains(k)) kinds << k;
         }
+        qInfo("mixtral-tiny %s: types %s; differing from llama.cpp's: %s", mixName.constData(), qPrintable(kinds.join(QLatin1Char(' '))),
+              differing.isEmpty() ? "none" : qPrintable(differing.join(QStringLiteral(", "))));
+        QVERIFY2(differing.isEmpty(), mixName.constData());
     }
 
     // Mixture of experts (a synthesized qwen3moe-tiny layer): per-expert sums and counts (all the
