@@ -2,7 +2,13 @@
 // each row r of an expert, slot e and token t (one workgroup each, t = z), reading only the chosen
 // experts' rows. The experts are stacked as one matrix of nExp * rows rows, bound one row range at
 // a time: rows outside the bound range are skipped (the host's range loop covers them).
+// With SUBGROUP, a workgroup takes ROWS rows of one (slot, token), each subgroup summing whole rows
+// with subgroupAdd (no barriers; see matvec.comp).
 #version 450
+#ifdef SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 #define W_BINDING 0
 #include "dequant.glsl"
 
@@ -21,6 +27,27 @@ layout(push_constant) uniform Params {
     uint xSlots;    // x rows per token: 1 (shared by the k experts) or k
 } p;
 
+#ifdef SUBGROUP
+const uint ROWS = 8u; // rows per workgroup (vk_device.cpp: kMatvecRows)
+
+void main() {
+    const uint e = gl_WorkGroupID.y, t = gl_WorkGroupID.z, lane = gl_SubgroupInvocationID;
+    const int id = ids[t * p.k + e];
+    if (id < 0) return;
+    const uint xBase = (t * p.xSlots + (p.xSlots == 1u ? 0u : e)) * p.cols;
+    for (uint j = gl_SubgroupID; j < ROWS; j += gl_NumSubgroups) {
+        const uint r = gl_WorkGroupID.x * ROWS + j;
+        if (r >= p.rows) break;
+        const uint g = uint(id) * p.rows + r; // the row in the stacked matrix
+        if (g < p.rowOffset || g >= p.rowOffset + p.nRows) continue;
+        const uint rowBase = p.byteBase + (g - p.rowOffset) * p.rowBytes;
+        float acc = 0.0;
+        for (uint i = lane; i < p.cols; i += gl_SubgroupSize) acc += dq(rowBase, i) * x[xBase + i];
+        acc = subgroupAdd(acc);
+        if (subgroupElect()) y[(t * p.k + e) * p.rows + r] = acc;
+    }
+}
+#else
 shared float partial[64];
 
 void main() {
@@ -41,3 +68,4 @@ void main() {
     }
     if (tid == 0u) y[(t * p.k + e) * p.rows + r] = partial[0];
 }
+#endif

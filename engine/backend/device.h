@@ -34,6 +34,7 @@ struct DeviceInfo {
     bool sharesHostMemory = false; // integrated and CPU devices use system RAM
     uint64_t maxBindRange = 0;    // largest range one kernel argument can address (0: no limit)
     uint32_t subgroupSize = 0;
+    bool subgroupArithmetic = false; // subgroupAdd and friends in compute shaders
     bool fp16 = false;            // shader float16 arithmetic
     bool int8 = false;            // shader int8 arithmetic
     bool host = false;            // buffers are host memory (the CPU and the reference)

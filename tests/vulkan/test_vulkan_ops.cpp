@@ -263,6 +263,24 @@ private Q_SLOTS:
         checkMatMulId(*device(), quant::Type(type), 23, block == 256 ? 512 : block == 32 ? 96 : 75, 5, 3, n, shared);
     }
 
+    // The matrix-vector kernels' shared-memory form, which devices without subgroup arithmetic
+    // run (this device runs the subgroup form above when it has it).
+    void matVecWithoutSubgroups() {
+        vk::VulkanOptions o;
+        o.subgroups = false;
+        auto plain = vk::createVulkanDevice(o);
+        QVERIFY2(plain.isOk(), plain.status().toString().c_str());
+        QVERIFY(!(*plain)->info().subgroupArithmetic);
+        for (quant::Type t : {quant::Type::F32, quant::Type::Q8_0, quant::Type::Q4_K, quant::Type::MXFP4}) {
+            const uint32_t block = quant::typeInfo(t)->blockElems;
+            const int cols = block == 256 ? 512 : block == 32 ? 96 : 75;
+            checkMatMul(**plain, t, 37, cols, 1);
+            checkMatMul(**plain, t, 37, cols, 3);
+            checkMatMulId(**plain, t, 23, cols, 5, 3, 2, true);
+            checkMatMulId(**plain, t, 23, cols, 5, 3, 1, false);
+        }
+    }
+
     // Stacked experts larger than the binding limit: bound in row ranges that split experts.
     void matMulIdInRanges() {
         vk::VulkanOptions o;

@@ -101,6 +101,9 @@ backend::DeviceInfo describe(const Api& api, VkPhysicalDevice pd) {
         props2.pNext = &sub;
         api.vkGetPhysicalDeviceProperties2(pd, &props2);
         info.subgroupSize = sub.subgroupSize;
+        info.subgroupArithmetic = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                                  (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
+                                  (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
         VkPhysicalDeviceShaderFloat16Int8Features f16{
             VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
         VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -143,6 +146,7 @@ Result<std::unique_ptr<Context>> Context::create(const VulkanOptions& options) {
                                std::to_string(devices.size()) + " devices)");
     ctx->physical = devices[size_t(index)];
     ctx->info = describe(api, ctx->physical);
+    ctx->info.subgroupArithmetic = ctx->info.subgroupArithmetic && options.subgroups;
     VkPhysicalDeviceProperties props{};
     api.vkGetPhysicalDeviceProperties(ctx->physical, &props);
     if (props.apiVersion < VK_API_VERSION_1_2)

@@ -24,6 +24,9 @@ struct VulkanOptions {
     // Device buffers are written and read through staging copies even when their memory could be
     // mapped (the discrete-GPU path, for tests on drivers whose memory is all host-visible).
     bool forceStaging = false;
+    // Kernels that have a subgroup form use it where the device offers subgroup arithmetic;
+    // false keeps them on their shared-memory form (tests check both).
+    bool subgroups = true;
 };
 
 // The Vulkan devices on this machine, described without creating a logical device.

@@ -25,6 +25,9 @@ constexpr uint32_t kPushBytes = 64;     // every shader's push constants fit her
 constexpr uint32_t kMaxBindings = 7;
 constexpr uint32_t kSetsPerPool = 1024;
 constexpr uint32_t kMaxGroups = 65535;  // guaranteed maxComputeWorkGroupCount per dimension
+constexpr uint32_t kMatvecRows = 8;     // rows per workgroup of matvec_sg_* (shaders/matvec.comp)
+constexpr uint32_t kTileRows = 64;      // rows x tokens per workgroup of matmul_* (shaders/matmul.comp)
+constexpr uint32_t kTileTokens = 32;
 
 struct Pipeline {
     VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
@@ -487,10 +490,10 @@ Status VulkanDevice::matMul(const DeviceMatrix& w, const Buffer& x, int64_t n, B
     if (uint64_t(x.size()) < uint64_t(n * w.cols) * 4 || uint64_t(y.size()) < uint64_t(n * w.rows) * 4)
         return invalidArgument("Vulkan matMul: activation buffer too small");
     const bool tiled = n > 8;
-    if ((tiled ? (n + 15) / 16 : n) > kMaxGroups) return invalidArgument("too many tokens");
+    if ((tiled ? (n + kTileTokens - 1) / kTileTokens : n) > kMaxGroups) return invalidArgument("too many tokens");
     HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
     HEARTH_ASSIGN_OR_RETURN(const Binding by, whole(y));
-    HEARTH_ASSIGN_OR_RETURN(auto ranges, rowRanges(w, tiled ? kMaxGroups * 16u : kMaxGroups));
+    HEARTH_ASSIGN_OR_RETURN(auto ranges, rowRanges(w, tiled ? kMaxGroups * kTileRows : kMaxGroups));
     HEARTH_ASSIGN_OR_RETURN(const BufferRange wr, bufferRange(*w.buffer, m_ctx.get()));
     const VkBuffer wb = wr.buffer->handle();
     for (const RowRange& rr : ranges) {
@@ -499,7 +502,11 @@ Status VulkanDevice::matMul(const DeviceMatrix& w, const Buffer& x, int64_t n, B
         const Binding bw{wb, rr.bindOffset, rr.bindSize};
         if (tiled)
             HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_") + suffix, {bw, bx, by}, &p, sizeof p,
-                                            (rr.nRows + 15) / 16, uint32_t((n + 15) / 16)));
+                                            (rr.nRows + kTileRows - 1) / kTileRows,
+                                            uint32_t((n + kTileTokens - 1) / kTileTokens)));
+        else if (m_ctx->info.subgroupArithmetic)
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_sg_") + suffix, {bw, bx, by}, &p, sizeof p,
+                                            (rr.nRows + kMatvecRows - 1) / kMatvecRows, uint32_t(n)));
         else
             HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_") + suffix, {bw, bx, by}, &p, sizeof p,
                                             rr.nRows, uint32_t(n)));
@@ -631,8 +638,8 @@ Status VulkanDevice::swigluOai(const Buffer& gate, const Buffer& up, int64_t cou
                     uint32_t(std::min<int64_t>((count + 255) / 256, kMaxGroups)), 1);
 }
 
-// Up to 8 tokens, one workgroup per (row, slot, token) reads the chosen rows (matvec_id); more,
-// with a scratch for the routing table, 16 x 16 tiles of one expert's rows by the pairs that chose
+// Up to 8 tokens, one workgroup per (row or 8 rows, slot, token) reads the chosen rows (matvec_id); more,
+// with a scratch for the routing table, 64 x 32 tiles of one expert's rows by the pairs that chose
 // it (moe_route, then matmul_id).
 uint64_t VulkanDevice::matMulIdScratchBytes(int64_t nExp, int64_t k, int64_t n) const {
     return n > 8 ? uint64_t(2 * nExp + n * k) * 4 : 0;
@@ -673,7 +680,12 @@ Status VulkanDevice::matMulId(const backend::ops::DeviceExperts& e, const Buffer
         const Binding bw{wb, rr.bindOffset, rr.bindSize};
         if (tiled)
             HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_id_") + suffix, {bw, bx, route, by}, p, sizeof p,
-                                            uint32_t((e.expertRows + 15) / 16), uint32_t((n + 15) / 16), uint32_t(nExp)));
+                                            uint32_t((e.expertRows + kTileRows - 1) / kTileRows),
+                                            uint32_t((n + kTileTokens - 1) / kTileTokens), uint32_t(nExp)));
+        else if (m_ctx->info.subgroupArithmetic)
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_id_sg_") + suffix, {bw, bx, bi, by}, p, sizeof p,
+                                            uint32_t((e.expertRows + kMatvecRows - 1) / kMatvecRows), uint32_t(k),
+                                            uint32_t(n)));
         else
             HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_id_") + suffix, {bw, bx, bi, by}, p, sizeof p,
                                             uint32_t(e.expertRows), uint32_t(k), uint32_t(n)));
