@@ -69,10 +69,6 @@ namespace {
 constexpr int kMaxEmbedWaiting = 64;
 constexpr size_t kMaxEmbedInputs = 1u << 16;
 
-double msBetween(Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
 // Whether the token at `pos` of an input of `length` tokens is pooled.
 bool pooledRow(Pooling p, int pos, int length) {
     switch (p) {

@@ -41,10 +41,6 @@ namespace runtime {
 
 namespace {
 
-double msBetween(Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
 } // namespace
 
 EngineImpl::~EngineImpl() {

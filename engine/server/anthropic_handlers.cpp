@@ -30,7 +30,7 @@ tmpl::ChatRequest templateRequest(const ChatCompletionRequest& chat) {
     return t;
 }
 
-AnthropicUsage usageOf(const Usage& u) {
+AnthropicUsage anthropicUsageOf(const Usage& u) {
     AnthropicUsage a;
     a.cachedTokens = u.cachedPromptTokens;
     a.inputTokens = u.promptTokens - u.cachedPromptTokens;
@@ -61,7 +61,7 @@ OJson messageJson(const MessageMeta& meta, const SingleJob& job) {
     m["content"] = std::move(content);
     m["stop_reason"] = anthropicStopReason(job.reason == FinishReason::Length, toolUse, stop.has_value());
     m["stop_sequence"] = stop ? OJson(*stop) : OJson(nullptr);
-    m["usage"] = anthropicUsageJson(usageOf(job.usage));
+    m["usage"] = anthropicUsageJson(anthropicUsageOf(job.usage));
     return m;
 }
 
@@ -129,7 +129,7 @@ public:
         OJson d = OJson::object();
         d["stop_reason"] = anthropicStopReason(job.reason == FinishReason::Length, toolUse, stop.has_value());
         d["stop_sequence"] = stop ? OJson(*stop) : OJson(nullptr);
-        const AnthropicUsage u = usageOf(job.usage);
+        const AnthropicUsage u = anthropicUsageOf(job.usage);
         OJson usage = OJson::object();
         usage["input_tokens"] = u.inputTokens;
         usage["cache_read_input_tokens"] = u.cachedTokens;

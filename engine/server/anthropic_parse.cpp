@@ -16,7 +16,7 @@ using Err = std::optional<ApiError>;
         if (auto hearth_err_ = (expr)) return *hearth_err_;                                         \
     } while (0)
 
-ApiError wrongType(const std::string& param, const char* want, const OJson& got) {
+ApiError anthropicWrongType(const std::string& param, const char* want, const OJson& got) {
     return invalidRequest(param + ": must be " + want + ", got " + jsonTypeName(got), param,
                           "invalid_type");
 }
@@ -33,11 +33,11 @@ ApiError unsupportedBlock(const std::string& param, const std::string& type) {
 
 // A block's "type" (must be a string).
 ApiResult<std::string> blockType(const OJson& block, const std::string& param) {
-    if (!block.is_object()) return wrongType(param, "an object", block);
+    if (!block.is_object()) return anthropicWrongType(param, "an object", block);
     const OJson* t = field(block, "type");
     if (!t) return invalidRequest(param + ".type: field required", param + ".type",
                                   "missing_required_parameter");
-    if (!t->is_string()) return wrongType(param + ".type", "a string", *t);
+    if (!t->is_string()) return anthropicWrongType(param + ".type", "a string", *t);
     return t->get<std::string>();
 }
 
@@ -46,7 +46,7 @@ Err textOf(const OJson& block, const std::string& param, std::string& out) {
     const OJson* text = field(block, "text");
     if (!text) return invalidRequest(param + ".text: field required", param + ".text",
                                      "missing_required_parameter");
-    if (!text->is_string()) return wrongType(param + ".text", "a string", *text);
+    if (!text->is_string()) return anthropicWrongType(param + ".text", "a string", *text);
     out = text->get<std::string>();
     return std::nullopt;
 }
@@ -57,7 +57,7 @@ Err textContent(const OJson& v, const std::string& param, std::string& out) {
         out = v.get<std::string>();
         return std::nullopt;
     }
-    if (!v.is_array()) return wrongType(param, "a string or an array of text blocks", v);
+    if (!v.is_array()) return anthropicWrongType(param, "a string or an array of text blocks", v);
     out.clear();
     for (size_t i = 0; i < v.size(); ++i) {
         const std::string p = param + "[" + std::to_string(i) + "]";
@@ -102,7 +102,7 @@ Err readUserBlocks(const OJson& blocks, const std::string& param, OJson& out) {
             const OJson* id = field(blocks[i], "tool_use_id");
             if (!id) return invalidRequest(p + ".tool_use_id: field required", p + ".tool_use_id",
                                            "missing_required_parameter");
-            if (!id->is_string()) return wrongType(p + ".tool_use_id", "a string", *id);
+            if (!id->is_string()) return anthropicWrongType(p + ".tool_use_id", "a string", *id);
             bool isError = false;
             HEARTH_ANTHROPIC_TRY(readBool(blocks[i], "is_error", isError, p + ".is_error"));
             std::string result;
@@ -139,14 +139,14 @@ Err readAssistantBlocks(const OJson& blocks, const std::string& param, OJson& ou
             const OJson* id = field(b, "id");
             const OJson* name = field(b, "name");
             const OJson* input = field(b, "input");
-            if (!id || !id->is_string()) return id ? wrongType(p + ".id", "a string", *id)
+            if (!id || !id->is_string()) return id ? anthropicWrongType(p + ".id", "a string", *id)
                                                    : invalidRequest(p + ".id: field required", p + ".id",
                                                                     "missing_required_parameter");
             if (!name || !name->is_string() || name->get<std::string>().empty())
                 return invalidRequest(p + ".name: must be a non-empty string", p + ".name",
                                       "invalid_type");
             if (!input || !input->is_object())
-                return input ? wrongType(p + ".input", "an object", *input)
+                return input ? anthropicWrongType(p + ".input", "an object", *input)
                              : invalidRequest(p + ".input: field required", p + ".input",
                                               "missing_required_parameter");
             OJson call = OJson::object();
@@ -178,7 +178,7 @@ Err readMessagesField(const OJson& body, const ParseLimits& limits, OJson& out) 
     const OJson* messages = field(body, "messages");
     if (!messages)
         return invalidRequest("messages: field required", "messages", "missing_required_parameter");
-    if (!messages->is_array()) return wrongType("messages", "an array", *messages);
+    if (!messages->is_array()) return anthropicWrongType("messages", "an array", *messages);
     if (messages->empty())
         return invalidRequest("messages: at least one message is required", "messages");
     if (messages->size() > limits.maxMessages)
@@ -188,11 +188,11 @@ Err readMessagesField(const OJson& body, const ParseLimits& limits, OJson& out) 
     for (size_t i = 0; i < messages->size(); ++i) {
         const OJson& m = (*messages)[i];
         const std::string p = "messages." + std::to_string(i);
-        if (!m.is_object()) return wrongType(p, "an object", m);
+        if (!m.is_object()) return anthropicWrongType(p, "an object", m);
         const OJson* role = field(m, "role");
         if (!role) return invalidRequest(p + ".role: field required", p + ".role",
                                          "missing_required_parameter");
-        if (!role->is_string()) return wrongType(p + ".role", "a string", *role);
+        if (!role->is_string()) return anthropicWrongType(p + ".role", "a string", *role);
         const std::string& r = role->get_ref<const std::string&>();
         if (r != "user" && r != "assistant")
             return invalidRequest(p + ".role: must be \"user\" or \"assistant\"" +
@@ -208,7 +208,7 @@ Err readMessagesField(const OJson& body, const ParseLimits& limits, OJson& out) 
             continue;
         }
         if (!content->is_array())
-            return wrongType(p + ".content", "a string or an array of content blocks", *content);
+            return anthropicWrongType(p + ".content", "a string or an array of content blocks", *content);
         if (r == "user") HEARTH_ANTHROPIC_TRY(readUserBlocks(*content, p + ".content", out));
         else HEARTH_ANTHROPIC_TRY(readAssistantBlocks(*content, p + ".content", out));
     }
@@ -217,7 +217,7 @@ Err readMessagesField(const OJson& body, const ParseLimits& limits, OJson& out) 
 
 Err readToolsField(const OJson& body, const ParseLimits& limits, ChatCompletionRequest& chat) {
     if (const OJson* tools = field(body, "tools")) {
-        if (!tools->is_array()) return wrongType("tools", "an array", *tools);
+        if (!tools->is_array()) return anthropicWrongType("tools", "an array", *tools);
         if (tools->size() > limits.maxTools)
             return invalidRequest("tools: more than " + std::to_string(limits.maxTools) + " tools",
                                   "tools");
@@ -225,9 +225,9 @@ Err readToolsField(const OJson& body, const ParseLimits& limits, ChatCompletionR
         for (size_t i = 0; i < tools->size(); ++i) {
             const OJson& t = (*tools)[i];
             const std::string p = "tools." + std::to_string(i);
-            if (!t.is_object()) return wrongType(p, "an object", t);
+            if (!t.is_object()) return anthropicWrongType(p, "an object", t);
             if (const OJson* type = field(t, "type")) {
-                if (!type->is_string()) return wrongType(p + ".type", "a string", *type);
+                if (!type->is_string()) return anthropicWrongType(p + ".type", "a string", *type);
                 if (type->get<std::string>() != "custom")
                     return invalidRequest(p + ".type: server tools such as '" +
                                               type->get<std::string>().substr(0, 64) +
@@ -245,7 +245,7 @@ Err readToolsField(const OJson& body, const ParseLimits& limits, ChatCompletionR
             const OJson* schema = field(t, "input_schema");
             if (!schema) return invalidRequest(p + ".input_schema: field required",
                                                p + ".input_schema", "missing_required_parameter");
-            if (!schema->is_object()) return wrongType(p + ".input_schema", "an object", *schema);
+            if (!schema->is_object()) return anthropicWrongType(p + ".input_schema", "an object", *schema);
             f.parameters = *schema;
             OJson fn = OJson::object();
             fn["name"] = f.name;
@@ -257,7 +257,7 @@ Err readToolsField(const OJson& body, const ParseLimits& limits, ChatCompletionR
         if (!normalised.empty()) chat.toolsJson = std::move(normalised);
     }
     if (const OJson* tc = field(body, "tool_choice")) {
-        if (!tc->is_object()) return wrongType("tool_choice", "an object", *tc);
+        if (!tc->is_object()) return anthropicWrongType("tool_choice", "an object", *tc);
         const OJson* type = field(*tc, "type");
         if (!type || !type->is_string())
             return invalidRequest("tool_choice.type: must be one of auto, any, tool, none",
@@ -305,13 +305,13 @@ ApiResult<AnthropicRequest> parseAnthropicRequest(std::string_view body, const P
     AnthropicRequest r;
     CommonParams& p = r.chat.common;
     if (const OJson* m = field(b, "model"); m && !m->is_string())
-        return wrongType("model", "a string", *m);
+        return anthropicWrongType("model", "a string", *m);
     HEARTH_ANTHROPIC_TRY(readString(b, "model", p.model));
     if (!countTokens) {
         const OJson* mt = field(b, "max_tokens");
         if (!mt) return invalidRequest("max_tokens: field required", "max_tokens",
                                        "missing_required_parameter");
-        if (!mt->is_number()) return wrongType("max_tokens", "an integer", *mt);
+        if (!mt->is_number()) return anthropicWrongType("max_tokens", "an integer", *mt);
         int64_t n = 0;
         HEARTH_ANTHROPIC_TRY(readInt(b, "max_tokens", 1, limits.maxTokensCap, n));
         p.maxTokens = int32_t(n);
@@ -328,12 +328,12 @@ ApiResult<AnthropicRequest> parseAnthropicRequest(std::string_view body, const P
     HEARTH_ANTHROPIC_TRY(readStopStrings(b, "stop_sequences", "stop_sequences", false, true,
                                          limits.maxStopStrings, limits.maxStopBytes, p.stop));
     if (const OJson* md = field(b, "metadata"); md && !md->is_object())
-        return wrongType("metadata", "an object", *md);
+        return anthropicWrongType("metadata", "an object", *md);
 
     // Extended thinking: reasoning models whose template reads enable_thinking (Qwen3) think or
     // not as asked; their <think> text comes back as thinking blocks either way.
     if (const OJson* t = field(b, "thinking")) {
-        if (!t->is_object()) return wrongType("thinking", "an object", *t);
+        if (!t->is_object()) return anthropicWrongType("thinking", "an object", *t);
         std::string type;
         HEARTH_ANTHROPIC_TRY(readString(*t, "type", type, "thinking.type"));
         if (type != "enabled" && type != "disabled" && type != "adaptive")

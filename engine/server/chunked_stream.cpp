@@ -7,8 +7,6 @@ namespace hearth::server {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-constexpr auto kPoll = std::chrono::milliseconds(50);
-constexpr auto kKeepAlive = std::chrono::seconds(1);
 
 struct StreamState {
     ChunkedStream stream;

@@ -18,7 +18,6 @@ namespace hearth::server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kPoll = std::chrono::milliseconds(50);
 
 struct ChoiceState {
     std::string text;

@@ -14,7 +14,6 @@ namespace hearth::server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kPoll = std::chrono::milliseconds(50);
 
 // Streaming: answer text, held back while it may be a tool call (whose pieces go out as they
 // are read).

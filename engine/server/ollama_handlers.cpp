@@ -23,7 +23,6 @@ namespace hearth::server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kPoll = std::chrono::milliseconds(50);
 
 const char* const kOllamaPaths[] = {"/api/chat", "/api/generate", "/api/tags", "/api/show",
                                     "/api/ps",   "/api/version",  "/api/embed", "/api/embeddings",

@@ -18,7 +18,7 @@ namespace {
 
 using MaybeError = std::optional<ApiError>;
 
-MaybeError wrongType(const std::string& param, const char* want, const OJson& got) {
+MaybeError ollamaWrongType(const std::string& param, const char* want, const OJson& got) {
     return invalidRequest("'" + param + "' must be " + want + ", got " + jsonTypeName(got), param,
                           "invalid_type");
 }
@@ -38,7 +38,7 @@ const char* const kIgnoredBoolOptions[] = {
 MaybeError readOptions(const OJson& body, const ParseLimits& limits, OllamaParams& p) {
     const OJson* o = field(body, "options");
     if (!o) return std::nullopt;
-    if (!o->is_object()) return wrongType("options", "an object", *o);
+    if (!o->is_object()) return ollamaWrongType("options", "an object", *o);
     CommonParams& c = p.common;
     HEARTH_OLLAMA_TRY(readFloat(*o, "temperature", 0.0, 100.0, c.temperature, "options.temperature"));
     int64_t i = 0;
@@ -63,7 +63,7 @@ MaybeError readOptions(const OJson& body, const ParseLimits& limits, OllamaParam
         p.repeatLastN = int32_t(i);
     }
     if (const OJson* s = field(*o, "seed")) {
-        if (!s->is_number()) return wrongType("options.seed", "an integer", *s);
+        if (!s->is_number()) return ollamaWrongType("options.seed", "an integer", *s);
         int64_t seed = 0;
         if (s->is_number_unsigned()) c.seed = s->get<uint64_t>();
         else if (!asInteger(*s, seed))
@@ -80,7 +80,7 @@ MaybeError readOptions(const OJson& body, const ParseLimits& limits, OllamaParam
                                       limits.maxStopBytes, c.stop));
     for (const char* key : kIgnoredNumberOptions)
         if (const OJson* v = field(*o, key); v && !v->is_number())
-            return wrongType(std::string("options.") + key, "a number", *v);
+            return ollamaWrongType(std::string("options.") + key, "a number", *v);
     for (const char* key : kIgnoredBoolOptions) {
         bool ignored = false;
         HEARTH_OLLAMA_TRY(readBool(*o, key, ignored, std::string("options.") + key));
@@ -103,7 +103,7 @@ MaybeError readFormat(const OJson& body, OllamaParams& p) {
                                   s.substr(0, 64) + "\"",
                               "format");
     }
-    if (!f->is_object()) return wrongType("format", "\"json\" or a JSON schema object", *f);
+    if (!f->is_object()) return ollamaWrongType("format", "\"json\" or a JSON schema object", *f);
     p.format = OllamaFormat::Schema;
     p.schema = *f;
     return std::nullopt;
@@ -126,7 +126,7 @@ MaybeError readThink(const OJson& body, OllamaParams& p) {
         return invalidRequest("'think' must be true, false, \"low\", \"medium\" or \"high\"",
                               "think");
     }
-    return wrongType("think", "a boolean or \"low\", \"medium\", \"high\"", *t);
+    return ollamaWrongType("think", "a boolean or \"low\", \"medium\", \"high\"", *t);
 }
 
 MaybeError readKeepAlive(const OJson& body, OllamaParams& p) {
@@ -138,7 +138,7 @@ MaybeError readKeepAlive(const OJson& body, OllamaParams& p) {
         p.keepAliveSeconds = d;
         return std::nullopt;
     }
-    if (!k->is_string()) return wrongType("keep_alive", "a duration string or a number", *k);
+    if (!k->is_string()) return ollamaWrongType("keep_alive", "a duration string or a number", *k);
     const std::string& s = k->get_ref<const std::string&>();
     auto secs = parseKeepAlive(s);
     if (!secs)
@@ -158,7 +158,7 @@ MaybeError readParams(const OJson& body, const ParseLimits& limits, OllamaParams
     c.repeatPenalty = 1.1f;
     c.stream = true; // Ollama streams unless told not to
     if (const OJson* m = field(body, "model"); m && !m->is_string())
-        return wrongType("model", "a string", *m);
+        return ollamaWrongType("model", "a string", *m);
     HEARTH_OLLAMA_TRY(readString(body, "model", c.model));
     HEARTH_OLLAMA_TRY(readBool(body, "stream", c.stream));
     HEARTH_OLLAMA_TRY(readOptions(body, limits, p));
@@ -171,7 +171,7 @@ MaybeError readParams(const OJson& body, const ParseLimits& limits, OllamaParams
 MaybeError refuseImages(const OJson& obj, const std::string& param) {
     const OJson* images = field(obj, "images");
     if (!images) return std::nullopt;
-    if (!images->is_array()) return wrongType(param, "an array of base64 images", *images);
+    if (!images->is_array()) return ollamaWrongType(param, "an array of base64 images", *images);
     if (!images->empty())
         return invalidRequest("'" + param + "': images are not supported (this server runs text "
                                   "models only)",
@@ -181,12 +181,12 @@ MaybeError refuseImages(const OJson& obj, const std::string& param) {
 
 // message.tool_calls: [{"function": {"name", "arguments": {...}}}] into the templates' form.
 MaybeError readMessageToolCalls(const OJson& calls, const std::string& param, OJson& out) {
-    if (!calls.is_array()) return wrongType(param, "an array", calls);
+    if (!calls.is_array()) return ollamaWrongType(param, "an array", calls);
     out = OJson::array();
     for (size_t i = 0; i < calls.size(); ++i) {
         const OJson& c = calls[i];
         const std::string p = param + "[" + std::to_string(i) + "]";
-        if (!c.is_object()) return wrongType(p, "an object", c);
+        if (!c.is_object()) return ollamaWrongType(p, "an object", c);
         const OJson* fn = field(c, "function");
         if (!fn || !fn->is_object())
             return invalidRequest("'" + p + ".function' must be an object", p + ".function",
@@ -203,7 +203,7 @@ MaybeError readMessageToolCalls(const OJson& calls, const std::string& param, OJ
                 OJson parsed = OJson::parse(a->get<std::string>(), nullptr, false);
                 args = parsed.is_discarded() ? *a : parsed;
             } else {
-                return wrongType(p + ".function.arguments", "an object", *a);
+                return ollamaWrongType(p + ".function.arguments", "an object", *a);
             }
         }
         OJson call = OJson::object();
@@ -221,7 +221,7 @@ MaybeError readOllamaMessages(const OJson& body, const ParseLimits& limits, OJso
     out = OJson::array();
     const OJson* messages = field(body, "messages");
     if (!messages) return std::nullopt; // none: a request that only loads the model
-    if (!messages->is_array()) return wrongType("messages", "an array", *messages);
+    if (!messages->is_array()) return ollamaWrongType("messages", "an array", *messages);
     if (messages->size() > limits.maxMessages)
         return invalidRequest("'messages' has more than " + std::to_string(limits.maxMessages) +
                                   " entries",
@@ -229,7 +229,7 @@ MaybeError readOllamaMessages(const OJson& body, const ParseLimits& limits, OJso
     for (size_t i = 0; i < messages->size(); ++i) {
         const OJson& m = (*messages)[i];
         const std::string p = "messages[" + std::to_string(i) + "]";
-        if (!m.is_object()) return wrongType(p, "an object", m);
+        if (!m.is_object()) return ollamaWrongType(p, "an object", m);
         const OJson* role = field(m, "role");
         if (!role || !role->is_string())
             return invalidRequest("'" + p + ".role' must be a string", p + ".role",
@@ -376,7 +376,7 @@ ApiResult<OllamaGenerateRequest> parseOllamaGenerateRequest(std::string_view bod
         return invalidRequest("'system' cannot be used with raw: true (no template applies it)",
                               "system");
     if (const OJson* c = field(*json, "context")) {
-        if (!c->is_array()) return *wrongType("context", "an array of token ids", *c);
+        if (!c->is_array()) return *ollamaWrongType("context", "an array of token ids", *c);
         if (c->size() > limits.maxPromptTokens)
             return invalidRequest("'context' has too many tokens", "context");
         for (const OJson& t : *c) {

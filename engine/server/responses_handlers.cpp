@@ -16,7 +16,7 @@ struct ResponsesMeta {
     std::shared_ptr<const ResponsesRequest> request;
 };
 
-OJson usageOf(const Usage& u) {
+OJson responsesUsageOf(const Usage& u) {
     return responsesUsageJson(u.promptTokens, u.cachedPromptTokens, u.completionTokens);
 }
 
@@ -39,7 +39,7 @@ OJson wholeResponse(const ResponsesMeta& meta, const SingleJob& job) {
     for (const ToolCall& c : out.calls)
         output.push_back(functionCallItemJson(newResponseId("fc_"), c, c.arguments, "completed"));
     return responseObjectJson(meta.head, *meta.request, finalStatus(job),
-                              job.reason == FinishReason::Length, std::move(output), usageOf(job.usage));
+                              job.reason == FinishReason::Length, std::move(output), responsesUsageOf(job.usage));
 }
 
 // The Responses stream: response.created and response.in_progress, then one output item at a
@@ -119,7 +119,7 @@ public:
         out += close();
         const bool cut = job.reason == FinishReason::Length;
         OJson done = responseObjectJson(m_meta.head, *m_meta.request, finalStatus(job), cut, m_output,
-                                        usageOf(job.usage));
+                                        responsesUsageOf(job.usage));
         out += event(finalEvent(job), {{"response", std::move(done)}});
         return out;
     }

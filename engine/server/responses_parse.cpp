@@ -16,7 +16,7 @@ using Err = std::optional<ApiError>;
         if (auto hearth_err_ = (expr)) return *hearth_err_;                                         \
     } while (0)
 
-ApiError wrongType(const std::string& param, const char* want, const OJson& got) {
+ApiError responsesWrongType(const std::string& param, const char* want, const OJson& got) {
     return invalidRequest("'" + param + "' must be " + want + ", got " + jsonTypeName(got), param,
                           "invalid_type");
 }
@@ -35,7 +35,7 @@ ApiError stateless(const std::string& param, const std::string& what) {
 Err needString(const OJson& obj, const char* key, const std::string& param, std::string& out) {
     const OJson* v = field(obj, key);
     if (!v) return missing(param);
-    if (!v->is_string()) return wrongType(param, "a string", *v);
+    if (!v->is_string()) return responsesWrongType(param, "a string", *v);
     out = v->get<std::string>();
     return std::nullopt;
 }
@@ -46,12 +46,12 @@ Err readContent(const OJson& content, const std::string& param, std::string& out
         out = content.get<std::string>();
         return std::nullopt;
     }
-    if (!content.is_array()) return wrongType(param, "a string or an array of content parts", content);
+    if (!content.is_array()) return responsesWrongType(param, "a string or an array of content parts", content);
     out.clear();
     for (size_t i = 0; i < content.size(); ++i) {
         const OJson& part = content[i];
         const std::string p = param + "[" + std::to_string(i) + "]";
-        if (!part.is_object()) return wrongType(p, "an object", part);
+        if (!part.is_object()) return responsesWrongType(p, "an object", part);
         std::string type;
         HEARTH_RESPONSES_TRY(needString(part, "type", p + ".type", type));
         std::string text;
@@ -78,7 +78,7 @@ Err readInputItems(const OJson& input, const ParseLimits& limits, OJson& out) {
         out.push_back({{"role", "user"}, {"content", input.get<std::string>()}});
         return std::nullopt;
     }
-    if (!input.is_array()) return wrongType("input", "a string or an array of input items", input);
+    if (!input.is_array()) return responsesWrongType("input", "a string or an array of input items", input);
     if (input.empty()) return invalidRequest("'input' must hold at least one item", "input");
     if (input.size() > limits.maxMessages)
         return invalidRequest("'input' has more than " + std::to_string(limits.maxMessages) +
@@ -87,7 +87,7 @@ Err readInputItems(const OJson& input, const ParseLimits& limits, OJson& out) {
     for (size_t i = 0; i < input.size(); ++i) {
         const OJson& item = input[i];
         const std::string p = "input[" + std::to_string(i) + "]";
-        if (!item.is_object()) return wrongType(p, "an object", item);
+        if (!item.is_object()) return responsesWrongType(p, "an object", item);
         std::string type = "message";
         HEARTH_RESPONSES_TRY(readString(item, "type", type, p + ".type"));
         if (type == "message") {
@@ -153,7 +153,7 @@ Err readTools(const OJson& body, const ParseLimits& limits, ResponsesRequest& r)
     ChatCompletionRequest& chat = r.chat;
     OJson echoTools = OJson::array();
     if (const OJson* tools = field(body, "tools")) {
-        if (!tools->is_array()) return wrongType("tools", "an array", *tools);
+        if (!tools->is_array()) return responsesWrongType("tools", "an array", *tools);
         if (tools->size() > limits.maxTools)
             return invalidRequest("'tools' has more than " + std::to_string(limits.maxTools) +
                                       " entries",
@@ -162,7 +162,7 @@ Err readTools(const OJson& body, const ParseLimits& limits, ResponsesRequest& r)
         for (size_t i = 0; i < tools->size(); ++i) {
             const OJson& t = (*tools)[i];
             const std::string p = "tools[" + std::to_string(i) + "]";
-            if (!t.is_object()) return wrongType(p, "an object", t);
+            if (!t.is_object()) return responsesWrongType(p, "an object", t);
             std::string type;
             HEARTH_RESPONSES_TRY(needString(t, "type", p + ".type", type));
             if (type != "function")
@@ -178,7 +178,7 @@ Err readTools(const OJson& body, const ParseLimits& limits, ResponsesRequest& r)
             HEARTH_RESPONSES_TRY(readBool(t, "strict", strict, p + ".strict"));
             OJson params = OJson::object();
             if (const OJson* ps = field(t, "parameters")) {
-                if (!ps->is_object()) return wrongType(p + ".parameters", "an object", *ps);
+                if (!ps->is_object()) return responsesWrongType(p + ".parameters", "an object", *ps);
                 params = *ps;
             }
             f.parameters = params;
@@ -224,7 +224,7 @@ Err readTools(const OJson& body, const ParseLimits& limits, ResponsesRequest& r)
                 return invalidRequest("'tool_choice' names a function that is not in 'tools'",
                                       "tool_choice.name");
         } else {
-            return wrongType("tool_choice", "a string or an object", *tc);
+            return responsesWrongType("tool_choice", "a string or an object", *tc);
         }
         if (choice.mode != ToolChoiceMode::None && choice.mode != ToolChoiceMode::Auto &&
             chat.tools.empty())
@@ -238,10 +238,10 @@ Err readTextFormat(const OJson& body, ResponsesRequest& r) {
     r.echo["text"] = {{"format", {{"type", "text"}}}};
     const OJson* text = field(body, "text");
     if (!text) return std::nullopt;
-    if (!text->is_object()) return wrongType("text", "an object", *text);
+    if (!text->is_object()) return responsesWrongType("text", "an object", *text);
     const OJson* format = field(*text, "format");
     if (!format) return std::nullopt;
-    if (!format->is_object()) return wrongType("text.format", "an object", *format);
+    if (!format->is_object()) return responsesWrongType("text.format", "an object", *format);
     std::string type;
     HEARTH_RESPONSES_TRY(needString(*format, "type", "text.format.type", type));
     ResponseFormat& f = r.chat.common.responseFormat;
@@ -254,7 +254,7 @@ Err readTextFormat(const OJson& body, ResponsesRequest& r) {
         HEARTH_RESPONSES_TRY(needString(*format, "name", "text.format.name", f.name));
         const OJson* schema = field(*format, "schema");
         if (!schema) return missing("text.format.schema");
-        if (!schema->is_object()) return wrongType("text.format.schema", "an object", *schema);
+        if (!schema->is_object()) return responsesWrongType("text.format.schema", "an object", *schema);
         f.schema = *schema;
         bool strict = false;
         HEARTH_RESPONSES_TRY(readBool(*format, "strict", strict, "text.format.strict"));
@@ -291,11 +291,11 @@ ApiResult<ResponsesRequest> parseResponsesRequest(std::string_view body, const P
                               "prompt", "unsupported_parameter");
 
     if (const OJson* m = field(b, "model"); m && !m->is_string())
-        return wrongType("model", "a string", *m);
+        return responsesWrongType("model", "a string", *m);
     HEARTH_RESPONSES_TRY(readString(b, "model", p.model));
     if (field(b, "max_output_tokens")) {
         const OJson& v = *field(b, "max_output_tokens");
-        if (!v.is_number()) return wrongType("max_output_tokens", "an integer", v);
+        if (!v.is_number()) return responsesWrongType("max_output_tokens", "an integer", v);
         int64_t n = 0;
         HEARTH_RESPONSES_TRY(readInt(b, "max_output_tokens", 1, limits.maxTokensCap, n));
         p.maxTokens = int32_t(n);
@@ -317,13 +317,13 @@ ApiResult<ResponsesRequest> parseResponsesRequest(std::string_view body, const P
     r.chat.toolChoice.parallel = parallel; // forced calls: several (up to a bound) unless false
     r.echo["metadata"] = OJson::object();
     if (const OJson* md = field(b, "metadata")) {
-        if (!md->is_object()) return wrongType("metadata", "an object", *md);
+        if (!md->is_object()) return responsesWrongType("metadata", "an object", *md);
         r.echo["metadata"] = *md;
     }
 
     // reasoning.effort reaches the template (gpt-oss reads reasoning_effort).
     if (const OJson* reasoning = field(b, "reasoning")) {
-        if (!reasoning->is_object()) return wrongType("reasoning", "an object", *reasoning);
+        if (!reasoning->is_object()) return responsesWrongType("reasoning", "an object", *reasoning);
         std::string effort;
         HEARTH_RESPONSES_TRY(readString(*reasoning, "effort", effort, "reasoning.effort"));
         if (!effort.empty()) {

@@ -16,7 +16,7 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
     return true;
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trimBlanks(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
     return s;
@@ -45,10 +45,10 @@ bool constantTimeEquals(std::string_view a, std::string_view b) {
 }
 
 std::string presentedApiKey(std::string_view authorization, std::string_view xApiKey) {
-    std::string_view auth = trim(authorization);
+    std::string_view auth = trimBlanks(authorization);
     if (auth.size() > 7 && equalsIgnoreCase(auth.substr(0, 7), "bearer "))
-        return std::string(trim(auth.substr(7)));
-    return std::string(trim(xApiKey));
+        return std::string(trimBlanks(auth.substr(7)));
+    return std::string(trimBlanks(xApiKey));
 }
 
 bool isLoopbackBind(std::string_view host) {
@@ -57,7 +57,7 @@ bool isLoopbackBind(std::string_view host) {
 }
 
 bool hostHeaderAllowed(std::string_view hostHeader) {
-    std::string_view h = trim(hostHeader);
+    std::string_view h = trimBlanks(hostHeader);
     if (h.empty()) return true;
     std::string_view name = h;
     if (h.front() == '[') {

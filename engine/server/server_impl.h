@@ -10,12 +10,18 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
 namespace hearth::server {
+
+// How long a handler waiting on a request (or on the server stopping) sleeps between checks.
+inline constexpr auto kPoll = std::chrono::milliseconds(50);
+// A streamed body silent this long writes a keep-alive, so that a vanished client is noticed.
+inline constexpr auto kKeepAlive = std::chrono::seconds(1);
 
 using OJson = nlohmann::ordered_json;
 class UpstreamGateway;

@@ -13,7 +13,7 @@ namespace hearth::tokenizer::detail {
 
 namespace {
 
-struct Symbol {
+struct BpeSymbol {
     uint32_t start; // byte offset of its spelling in the word's byte-level text
     uint32_t len;   // 0 once merged into its left neighbour
     int32_t id;     // token of its spelling, kNoToken if none
@@ -21,7 +21,7 @@ struct Symbol {
     int32_t next;
 };
 
-struct Candidate {
+struct BpeCandidate {
     int32_t rank;
     int32_t left;
     int32_t right;
@@ -32,7 +32,7 @@ struct Candidate {
 
 // Heap order for std::push_heap (a max-heap): the lowest rank, then the leftmost pair, on top.
 struct LaterFirst {
-    bool operator()(const Candidate& a, const Candidate& b) const {
+    bool operator()(const BpeCandidate& a, const BpeCandidate& b) const {
         if (a.rank != b.rank) return a.rank > b.rank;
         return a.left > b.left;
     }
@@ -76,10 +76,10 @@ public:
         for (int32_t i = 1; i < count; ++i) consider(i - 1, i);
         while (!m_heap.empty()) {
             std::pop_heap(m_heap.begin(), m_heap.end(), LaterFirst{});
-            const Candidate c = m_heap.back();
+            const BpeCandidate c = m_heap.back();
             m_heap.pop_back();
-            Symbol& left = m_symbols[c.left];
-            Symbol& right = m_symbols[c.right];
+            BpeSymbol& left = m_symbols[c.left];
+            BpeSymbol& right = m_symbols[c.right];
             if (left.len == 0 || right.len == 0 || left.id != c.leftId || right.id != c.rightId) {
                 continue;
             }
@@ -142,7 +142,7 @@ private:
         std::push_heap(m_heap.begin(), m_heap.end(), LaterFirst{});
     }
 
-    void emitSymbol(const Symbol& s, std::vector<int32_t>& out) const {
+    void emitSymbol(const BpeSymbol& s, std::vector<int32_t>& out) const {
         if (s.id != kNoToken) {
             out.push_back(s.id);
             return;
@@ -160,8 +160,8 @@ private:
     const Vocab& m_vocab;
     std::string m_bytes;
     std::string m_spelled;
-    std::vector<Symbol> m_symbols;
-    std::vector<Candidate> m_heap;
+    std::vector<BpeSymbol> m_symbols;
+    std::vector<BpeCandidate> m_heap;
 };
 
 } // namespace

@@ -32,9 +32,6 @@ using graph::TensorId;
 
 namespace {
 
-// Rows processed inline below this many values; above it, split over the pool.
-constexpr int64_t kParallelValues = 1 << 15;
-
 // One unit of the program: a job of one to three matMuls sharing their input, or one node.
 struct Step {
     bool matMul = false;

@@ -50,8 +50,6 @@ const RecurrentKernels& recurrentScalar() {
 
 namespace {
 
-// Below this many values of work a node runs on the calling thread.
-constexpr int64_t kParallelValues = 1 << 15;
 // SsmConv channels per work item.
 constexpr int64_t kConvChunk = 128;
 // Sigmoid / Softplus values per work item.

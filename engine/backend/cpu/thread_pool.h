@@ -14,6 +14,9 @@
 
 namespace hearth::cpu {
 
+// Below this many values of work an op runs on the calling thread; above it, split over the pool.
+inline constexpr int64_t kParallelValues = 1 << 15;
+
 class ThreadPool {
 public:
     // nThreads counts the calling thread: 1 (or less) runs everything inline, N starts N-1

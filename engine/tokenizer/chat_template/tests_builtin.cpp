@@ -15,7 +15,7 @@ Result<Value> oneArg(std::string_view name, CallArgs& args) {
 }
 
 // Tests without arguments: extra arguments are an error, as in Python.
-Status noArgs(std::string_view name, const CallArgs& args) {
+Status expectNoArgs(std::string_view name, const CallArgs& args) {
     if (args.positional.empty() && args.keyword.empty()) return Status::ok();
     return invalidArgument("test_" + std::string(name) + "() takes 1 positional argument but " +
                            std::to_string(1 + args.positional.size() + args.keyword.size()) + " were given");
@@ -57,13 +57,13 @@ bool isFilterName(const Value& v) { return v.isString() && findFilter(v.str()) !
 bool isTestName(const Value& v) { return v.isString() && findTest(v.str()) != nullptr; }
 
 template <bool (*Pred)(const Value&)> Result<bool> simple(Interp&, const Value& v, CallArgs& args) {
-    HEARTH_RETURN_IF_ERROR(noArgs("test", args));
+    HEARTH_RETURN_IF_ERROR(expectNoArgs("test", args));
     return Pred(v);
 }
 
 // Jinja's odd/even: value % 2 == 1 (or 0), whatever % means for the value.
 template <bool Odd> Result<bool> parity(Interp& interp, const Value& v, CallArgs& args) {
-    HEARTH_RETURN_IF_ERROR(noArgs(Odd ? "odd" : "even", args));
+    HEARTH_RETURN_IF_ERROR(expectNoArgs(Odd ? "odd" : "even", args));
     HEARTH_ASSIGN_OR_RETURN(Value r, binaryOp(interp, BinaryOp::Mod, v, Value::integer(2)));
     return equals(r, Value::integer(Odd ? 1 : 0));
 }
