@@ -38,11 +38,19 @@ cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$jobs" --target fuzz_gguf fuzz_requests
 fuzz_build_seconds=$(( $(date +%s) - fuzz_build_start ))
 
-stamp "fuzzing the GGUF reader for ${HEARTH_FUZZ_SECONDS:-60}s"
-bash scripts/fuzz.sh "${HEARTH_FUZZ_SECONDS:-60}"
-
-stamp "fuzzing the request parsers and grammars for ${HEARTH_FUZZ_SECONDS:-60}s"
-bash scripts/fuzz-requests.sh "${HEARTH_FUZZ_SECONDS:-60}"
+# The two fuzzers run side by side (each is one process on one core), their outputs shown after.
+stamp "fuzzing the GGUF reader, and the request parsers and grammars, for ${HEARTH_FUZZ_SECONDS:-60}s"
+mkdir -p build/fuzz
+bash scripts/fuzz.sh "${HEARTH_FUZZ_SECONDS:-60}" >build/fuzz/gguf.log 2>&1 &
+gguf_pid=$!
+bash scripts/fuzz-requests.sh "${HEARTH_FUZZ_SECONDS:-60}" >build/fuzz/requests.log 2>&1 &
+requests_pid=$!
+fuzz_rc=0
+wait "$gguf_pid" || fuzz_rc=1
+wait "$requests_pid" || fuzz_rc=1
+echo "-- GGUF reader:"; cat build/fuzz/gguf.log
+echo "-- request parsers and grammars:"; cat build/fuzz/requests.log
+(( fuzz_rc == 0 )) || { stamp "fuzzing FAILED"; exit 1; }
 
 stamp "tests"
 log=build/ci/ctest-output.log
