@@ -101,16 +101,24 @@ QStringList selfCommand();
 
 } // namespace hearth::test
 
+// Names made unique per translation unit (__COUNTER__), so that test files compiled together in
+// a unity batch do not clash.
+#define HEARTH_TEST_CAT2(a, b) a##b
+#define HEARTH_TEST_CAT(a, b) HEARTH_TEST_CAT2(a, b)
+
 // A test file with a main() of its own (one that also serves as a child process) registers it.
-#define HEARTH_TEST_ENTRY(function)                                                                \
+#define HEARTH_TEST_ENTRY(function) HEARTH_TEST_ENTRY_AS(function, HEARTH_TEST_CAT(hearthTestRegistered, __COUNTER__))
+#define HEARTH_TEST_ENTRY_AS(function, flag)                                                       \
     namespace {                                                                                    \
-    [[maybe_unused]] const bool hearthTestRegistered = ::hearth::test::registerTest(__FILE__, &function); \
+    [[maybe_unused]] const bool flag = ::hearth::test::registerTest(__FILE__, &function);          \
     }
 
 #undef QTEST_MAIN_WRAPPER
 #define QTEST_MAIN_WRAPPER(TestObject, ...)                                                        \
+    HEARTH_TEST_MAIN_AS(HEARTH_TEST_CAT(hearthTestMain, __COUNTER__), TestObject, __VA_ARGS__)
+#define HEARTH_TEST_MAIN_AS(name, TestObject, ...)                                                 \
     namespace {                                                                                    \
-    int hearthTestMain(int argc, char* argv[]) {                                                   \
+    int name(int argc, char* argv[]) {                                                             \
         QT_PREPEND_NAMESPACE(QTest::Internal::callInitMain)<TestObject>();                         \
         __VA_ARGS__                                                                                \
         TestObject tc;                                                                             \
@@ -118,4 +126,4 @@ QStringList selfCommand();
         return ::hearth::test::runTestObject(&tc, argc, argv);                                     \
     }                                                                                              \
     }                                                                                              \
-    HEARTH_TEST_ENTRY(hearthTestMain)
+    HEARTH_TEST_ENTRY(name)

@@ -10,6 +10,6 @@ hearth_add_test(test_tokenizer_load SOURCES test_tokenizer_load.cpp test_tokeniz
 hearth_add_test(test_tokenizer_vocab SOURCES test_tokenizer_vocab.cpp test_tokenizer_support.h
   LABELS unit LIBS hearth_engine_internal)
 hearth_add_test(test_tokenizer_ref SOURCES test_tokenizer_ref.cpp test_tokenizer_support.h
-  LABELS unit LIBS hearth_engine_internal)
+  LABELS unit LIBS hearth_engine_internal COST 25)
 hearth_add_test(test_tokenizer_speed SOURCES test_tokenizer_speed.cpp test_tokenizer_support.h
   LABELS slow LIBS hearth_engine_internal)
