@@ -9,7 +9,7 @@ option(HEARTH_BUILD_TESTS "Build the tests (needs Qt Test)" ON)
 option(HEARTH_FUZZ "Build libFuzzer targets (needs clang)" OFF)
 option(HEARTH_WERROR "Treat compiler warnings as errors" OFF)
 option(HEARTH_NATIVE "Tune for this machine (-march=native); off keeps the binary portable" OFF)
-option(HEARTH_UNITY "Compile the engine, app, UI and CLI sources in batches (unity build): a cold build takes a third of the time, an edit recompiles its batch" OFF)
+option(HEARTH_UNITY "Compile the engine, app, UI and test sources in batches (unity build): a cold build takes about half the time, an edit recompiles its batch" OFF)
 set(HEARTH_SANITIZE "" CACHE STRING "Sanitizers to enable, e.g. 'address;undefined'")
 
 set(HEARTH_TEST_DATA "${CMAKE_SOURCE_DIR}/../shared" CACHE PATH "Folder with models/, templates/ and tools/ for tests")
