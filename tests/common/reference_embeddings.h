@@ -5,6 +5,7 @@
 #include "test_support.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -22,6 +23,16 @@ struct ReferenceEmbedding {
     std::vector<int32_t> tokens;
     std::vector<float> vector;
 };
+
+// Why llama.cpp's embeddings cannot be had here (HEARTH_REF unset, or no node-llama-cpp in it: the
+// reference is not set up), or empty when they can.
+inline QString referenceEmbeddingsMissing() {
+    const QString ref = qEnvironmentVariable("HEARTH_REF");
+    if (ref.isEmpty()) return QStringLiteral("HEARTH_REF is not set: no llama.cpp oracle here");
+    if (!QFileInfo::exists(ref + QStringLiteral("/node_modules/node-llama-cpp/package.json")))
+        return QStringLiteral("the reference engine is not set up in HEARTH_REF (%1): no llama.cpp oracle here").arg(ref);
+    return {};
+}
 
 // llama.cpp's embedding of `text` (or of `ids` when given); empty tokens when the run failed
 // (its message in err).

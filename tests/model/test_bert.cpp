@@ -104,7 +104,7 @@ private Q_SLOTS:
         QTest::newRow("mean long") << QString::fromUtf8(kLong) << 1;
     }
     void matchesLlamaCpp() {
-        if (qEnvironmentVariableIsEmpty("HEARTH_REF")) QSKIP("HEARTH_REF is not set: no llama.cpp oracle here");
+        if (const QString why = test::referenceEmbeddingsMissing(); !why.isEmpty()) QSKIP(qPrintable(why));
         QFETCH(QString, text);
         QFETCH(int, pooling);
         std::string model = m_model;
@@ -132,7 +132,7 @@ private Q_SLOTS:
         QTest::newRow("Q4_K_M") << QStringLiteral("Q4_K_M");
     }
     void quantizedMatchesLlamaCpp() {
-        if (qEnvironmentVariableIsEmpty("HEARTH_REF")) QSKIP("HEARTH_REF is not set: no llama.cpp oracle here");
+        if (const QString why = test::referenceEmbeddingsMissing(); !why.isEmpty()) QSKIP(qPrintable(why));
         QFETCH(QString, type);
         const std::string model = path(("bert-tiny-" + type.toStdString() + ".gguf").c_str());
         QProcess synth;
@@ -152,7 +152,7 @@ private Q_SLOTS:
 
     // With a causal mask (the same weights, bert.attention.causal true) ours misses llama.cpp's.
     void causalMaskMisses() {
-        if (qEnvironmentVariableIsEmpty("HEARTH_REF")) QSKIP("HEARTH_REF is not set: no llama.cpp oracle here");
+        if (const QString why = test::referenceEmbeddingsMissing(); !why.isEmpty()) QSKIP(qPrintable(why));
         const std::string causal = path("bert-tiny-causal.gguf");
         QVERIFY(rewriteGguf(m_model, causal, [](gguf::Writer& w) { w.set("bert.attention.causal", gguf::Value::boolean(true)); }).isOk());
         bool agree = true;

@@ -116,7 +116,7 @@ class TestEmbeddings : public QObject {
 
     // Ours against llama.cpp's for `text` on `model` (whose pooling is the file's).
     void compareWithReference(const std::string& model, const QString& text, Pooling ours) {
-        if (qEnvironmentVariableIsEmpty("HEARTH_REF")) QSKIP("HEARTH_REF is not set: no llama.cpp oracle here");
+        if (const QString why = test::referenceEmbeddingsMissing(); !why.isEmpty()) QSKIP(qPrintable(why));
         QString err;
         const Reference ref = referenceEmbedding(QString::fromStdString(model), text, {}, err);
         QVERIFY2(!ref.tokens.empty(), qPrintable(QStringLiteral("ref_embed.mjs failed: ") + err));
