@@ -9,6 +9,9 @@ cd "$root"
 jobs=${HEARTH_JOBS:-$(nproc)}
 export HEARTH_TEST_DATA=${HEARTH_TEST_DATA:-$(cd "$root/.." && pwd)/shared}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+# Paths inside this checkout hash relative to it, so that a clone in another folder can reuse the
+# cache (unity batches, which include their sources by absolute path, still compile again).
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 
 start=$(date +%s)
 stamp() { echo "== [$(( $(date +%s) - start ))s] $*"; }
