@@ -102,7 +102,7 @@ class TestImatrix : public QObject {
 
     // llama_model_quantize's file of `f32` in `mix` with the importance in `impText`: the first
     // call writes every mix of `mixes` in one harness run (ggml's low-bit tables are built once),
-    // later ones find theirs. Empty on failure (the reason in m_skipReason's place: a warning).
+    // later ones find theirs. Empty on failure (llama.cpp's message goes to a warning).
     QString referenceMix(const QString& harness, const QString& f32, const QString& impText, const Mix* mixes,
                          size_t count, const QString& mix) {
         const QString key = f32 + QLatin1Char(' ') + mix;
