@@ -1,5 +1,6 @@
 // The backend registry: device ids to the backends built into this binary.
 #include "backend/cpu/cpu_device.h"
+#include "backend/cpu/matmul.h"
 #include "backend/cpu/paged_kv.h"
 #include "backend/device.h"
 
@@ -23,6 +24,7 @@ namespace hearth::backend {
 uint64_t kvRowBytes(int64_t values, KvType type) { return cpu::PagedKvStore::rowBytes(values, type); }
 
 Result<std::unique_ptr<Device>> openDevice(const std::string& id, cpu::ThreadPool* pool) {
+    if (id == "cpu") HEARTH_RETURN_IF_ERROR(cpu::isaEnvStatus().withContext("device cpu"));
     if (id == "cpu" || id == "ref") return std::unique_ptr<Device>(new cpu::CpuDevice(id == "ref", pool));
     const size_t colon = id.find(':');
     const std::string kind = id.substr(0, colon);

@@ -2,6 +2,7 @@
 // when they are built in.
 #include "hearth/devices.h"
 
+#include "backend/cpu/matmul.h"
 #include "runtime/device_discovery.h"
 #include "runtime/memory_budget.h"
 
@@ -60,7 +61,13 @@ DeviceList listDevices() {
     cpu.kind = DeviceKind::Cpu;
     cpu.id = "cpu";
     const unsigned cores = std::thread::hardware_concurrency();
-    cpu.name = cpuModelName() + (cores ? " (" + std::to_string(cores) + " threads)" : "");
+    // The kernels' instruction-set level (HEARTH_CPU_ISA may lower it) after the thread count.
+    cpu.name = cpuModelName() + " (" + (cores ? std::to_string(cores) + " threads, " : std::string()) +
+               cpu::activeIsa() + ")";
+    if (cpu::detectIsa() == cpu::Isa::Scalar)
+        list.notes.push_back("this CPU has no AVX2: the CPU device runs the portable scalar kernels, "
+                             "several times slower than on a CPU with AVX2");
+    if (const Status isa = cpu::isaEnvStatus(); !isa.isOk()) list.notes.push_back(isa.message());
     cpu.type = "cpu";
     cpu.totalMemory = totalRamBytes();
     cpu.freeMemory = runtime::availableMemoryBytes();

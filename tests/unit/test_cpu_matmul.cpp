@@ -78,7 +78,7 @@ const std::vector<Type>& allTypes() {
 
 std::vector<Isa> levels() {
     std::vector<Isa> out;
-    for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
+    for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::AvxVnni, Isa::Avx512})
         if (isaSupported(isa)) out.push_back(isa);
     return out;
 }
@@ -198,8 +198,34 @@ private Q_SLOTS:
         qInfo("detected ISA: %s", isaName(detectIsa()));
     }
 
+    // HEARTH_CPU_ISA naming something else than a level this CPU runs is an error that says what
+    // the CPU has (the kernels stay at the detected level); a level it runs is fine.
+    void environmentVariableErrors() {
+        const QByteArray saved = qgetenv("HEARTH_CPU_ISA");
+        qputenv("HEARTH_CPU_ISA", "sse9");
+        Status s = isaEnvStatus();
+        QCOMPARE(s.code(), ErrorCode::InvalidArgument);
+        QVERIFY2(s.message().find("'sse9' is not a level") != std::string::npos, s.message().c_str());
+        QVERIFY2(s.message().find("this CPU runs scalar") != std::string::npos, s.message().c_str());
+        for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::AvxVnni, Isa::Avx512}) {
+            qputenv("HEARTH_CPU_ISA", isaName(isa));
+            s = isaEnvStatus();
+            QCOMPARE(s.isOk(), isaSupported(isa));
+            if (!s.isOk())
+                QVERIFY2(s.message().find(std::string(isaName(isa)) + ": this CPU runs scalar") != std::string::npos,
+                         s.message().c_str());
+        }
+        qputenv("HEARTH_CPU_ISA", "");
+        QVERIFY(isaEnvStatus().isOk());
+        if (saved.isNull()) qunsetenv("HEARTH_CPU_ISA");
+        else qputenv("HEARTH_CPU_ISA", saved);
+        Isa isa = Isa::Scalar;
+        QVERIFY(isaFromName("avxvnni", &isa) && isa == Isa::AvxVnni);
+        QVERIFY(!isaFromName("AVX2", &isa));
+    }
+
     void forceIsaRefusesWhatTheCpuLacks() {
-        for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+        for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::AvxVnni, Isa::Avx512}) {
             QCOMPARE(forceIsa(isa), isaSupported(isa));
             if (isaSupported(isa)) QCOMPARE(activeIsaLevel(), isa);
         }

@@ -106,7 +106,24 @@ double maxDiff(const std::vector<float>& a, const std::vector<float>& b) {
     return m;
 }
 
-bool haveKernel() { return canRepack(Type::Q4_0, Isa::Avx512); }
+// The levels with repacked kernels that this CPU runs: AVX2 (and AVX-VNNI) with 8 rows per
+// register, AVX-512 with 16.
+std::vector<Isa> packedLevels() {
+    std::vector<Isa> out;
+    for (Isa isa : {Isa::Avx2, Isa::AvxVnni, Isa::Avx512})
+        if (canRepack(Type::Q4_0, isa)) out.push_back(isa);
+    return out;
+}
+
+bool haveKernel() { return !packedLevels().empty(); }
+
+// Sets the default level for a scope (matMulShared and matMulExperts take it), then restores
+// the detected one.
+struct ForcedIsa {
+    explicit ForcedIsa(Isa isa) { ok = forceIsa(isa); }
+    ~ForcedIsa() { forceIsa(detectIsa()); }
+    bool ok = false;
+};
 
 PackedMatrix packOrDie(const ref::Matrix& w) {
     auto p = PackedMatrix::pack(w);
@@ -201,7 +218,7 @@ private Q_SLOTS:
     // Against the reference on the kernels' own 8-bit activations only float summation order
     // differs (measured ~1e-7 of max|y|), so a wrong nibble, scale or offset cannot hide.
     void matchesReferenceForOddShapesAndEveryN() {
-        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        if (!haveKernel()) QSKIP("this CPU has no AVX2: no repacked kernel to test");
         ThreadPool pool(2);
         std::string failures;
         for (Type t : kTypes) {
@@ -215,19 +232,21 @@ private Q_SLOTS:
                         const std::vector<float> x =
                             gaussian(size_t(n * cols), uint32_t(n + cols));
                         const std::vector<float> want = reference(w.m, quantizedActs(t, x), n);
-                        std::vector<float> got(want.size(), NAN), alone(want.size(), NAN);
-                        const Status s = matMul(w.m, &p, x.data(), n, got.data(), &pool, Isa::Avx512);
-                        QVERIFY2(s.isOk(), s.toString().c_str());
-                        // One thread takes other tiles (a token's groups in pairs): same bits.
-                        QVERIFY(matMul(w.m, &p, x.data(), n, alone.data(), nullptr, Isa::Avx512).isOk());
-                        QVERIFY(std::memcmp(got.data(), alone.data(), sizeof(float) * got.size()) == 0);
-                        const double scale = maxAbs(want), err = maxDiff(got, want);
-                        worst = std::max(worst, err / scale);
-                        if (!(err <= 1e-4 * scale + 1e-6))
-                            failures += std::string(quant::typeName(t)) + " rows " +
-                                        std::to_string(rows) + " cols " + std::to_string(cols) +
-                                        " n " + std::to_string(n) + ": " +
-                                        std::to_string(err / scale) + "\n";
+                        for (Isa isa : packedLevels()) {
+                            std::vector<float> got(want.size(), NAN), alone(want.size(), NAN);
+                            const Status s = matMul(w.m, &p, x.data(), n, got.data(), &pool, isa);
+                            QVERIFY2(s.isOk(), s.toString().c_str());
+                            // One thread takes other tiles (a token's groups in pairs): same bits.
+                            QVERIFY(matMul(w.m, &p, x.data(), n, alone.data(), nullptr, isa).isOk());
+                            QVERIFY(std::memcmp(got.data(), alone.data(), sizeof(float) * got.size()) == 0);
+                            const double scale = maxAbs(want), err = maxDiff(got, want);
+                            worst = std::max(worst, err / scale);
+                            if (!(err <= 1e-4 * scale + 1e-6))
+                                failures += std::string(quant::typeName(t)) + " " + isaName(isa) + " rows " +
+                                            std::to_string(rows) + " cols " + std::to_string(cols) +
+                                            " n " + std::to_string(n) + ": " +
+                                            std::to_string(err / scale) + "\n";
+                        }
                     }
                 }
             }
@@ -242,8 +261,9 @@ private Q_SLOTS:
     // the float steps the same, so a batch of n = 1..40 gives, bit for bit, what each token gives
     // alone. One thread takes all groups in one range (Q4_K, IQ4_XS: in pairs, an odd last alone).
     void tilesOfEveryWidthGiveEachTokensBits() {
-        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        if (!haveKernel()) QSKIP("this CPU has no AVX2: no repacked kernel to test");
         ThreadPool pool(2);
+        for (Isa isa : packedLevels())
         for (Type t : kTypes) {
             for (int64_t rows : {37, 64, 100}) {
                 const int64_t cols = 512, maxN = 40;
@@ -253,20 +273,20 @@ private Q_SLOTS:
                 std::vector<float> alone(size_t(maxN * rows));
                 for (int64_t j = 0; j < maxN; ++j)
                     QVERIFY(matMul(w.m, &p, x.data() + j * cols, 1, alone.data() + j * rows, &pool,
-                                   Isa::Avx512).isOk());
+                                   isa).isOk());
                 for (int64_t n = 1; n <= maxN; ++n)
                     for (ThreadPool* pl : {&pool, static_cast<ThreadPool*>(nullptr)}) {
                         std::vector<float> got(size_t(n * rows), NAN);
-                        QVERIFY(matMul(w.m, &p, x.data(), n, got.data(), pl, Isa::Avx512).isOk());
+                        QVERIFY(matMul(w.m, &p, x.data(), n, got.data(), pl, isa).isOk());
                         QVERIFY2(std::memcmp(got.data(), alone.data(), got.size() * sizeof(float)) == 0,
-                                 (std::string(quant::typeName(t)) + " rows " + std::to_string(rows) +
+                                 (std::string(quant::typeName(t)) + " " + isaName(isa) + " rows " + std::to_string(rows) +
                                   " n " + std::to_string(n) + (pl ? " pool" : " one thread")).c_str());
                     }
                 // Negative control: another token's input changes that token's outputs.
                 std::vector<float> other = x;
                 other[size_t(5 * cols + 7)] += 3.0f;
                 std::vector<float> got(size_t(8 * rows));
-                QVERIFY(matMul(w.m, &p, other.data(), 8, got.data(), &pool, Isa::Avx512).isOk());
+                QVERIFY(matMul(w.m, &p, other.data(), 8, got.data(), &pool, isa).isOk());
                 QVERIFY(std::memcmp(got.data() + 5 * rows, alone.data() + 5 * rows, size_t(rows) * sizeof(float)) != 0);
             }
         }
@@ -276,7 +296,7 @@ private Q_SLOTS:
     // scales, the others normal ones; every row (exponents 0 .. 3 and 100 .. 219) matches the
     // reference to its own magnitude (wholly tiny or huge rows would overflow the sums).
     void mxfp4ExponentsOfEveryRange() {
-        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        if (!haveKernel()) QSKIP("this CPU has no AVX2: no repacked kernel to test");
         const int64_t rows = 20, cols = 64, nb = cols / 32;
         std::vector<uint8_t> bytes(size_t(rows * nb * 17));
         std::mt19937 rng(7);
@@ -291,21 +311,24 @@ private Q_SLOTS:
         const int64_t n = 3;
         const std::vector<float> x = gaussian(size_t(n * cols), 5);
         const std::vector<float> want = reference(w, quantizedActs(Type::MXFP4, x), n);
+        for (Isa isa : packedLevels()) {
         std::vector<float> got(want.size(), NAN);
-        QVERIFY(matMul(w, &p, x.data(), n, got.data(), nullptr, Isa::Avx512).isOk());
+        QVERIFY(matMul(w, &p, x.data(), n, got.data(), nullptr, isa).isOk());
         for (int64_t j = 0; j < n; ++j)
             for (int64_t r = 0; r < rows; ++r) {
                 const float a = got[size_t(j * rows + r)], b = want[size_t(j * rows + r)];
                 QVERIFY2(b != 0.0f && std::isfinite(a) && std::fabs(a - b) <= 1e-5f * std::fabs(b),
-                         qPrintable(QStringLiteral("row %1 token %2: %3 vs %4").arg(r).arg(j).arg(a).arg(b)));
+                         qPrintable(QStringLiteral("%5: row %1 token %2: %3 vs %4").arg(r).arg(j).arg(a).arg(b).arg(isaName(isa))));
             }
+        }
     }
 
     // The plain AVX-512 kernel quantizes the activations the same way: the two agree to float
     // rounding, for every n from 1 to 70.
     void matchesThePlainKernel() {
-        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        if (!haveKernel()) QSKIP("this CPU has no AVX2: no repacked kernel to test");
         ThreadPool pool(2);
+        for (Isa isa : packedLevels())
         for (Type t : kTypes) {
             const int64_t rows = 53, cols = 256;
             const Weights w = makeWeights(t, rows, cols, 11);
@@ -314,23 +337,24 @@ private Q_SLOTS:
             for (int64_t n = 1; n <= 70; ++n) {
                 const std::vector<float> x = gaussian(size_t(n * cols), uint32_t(100 + n));
                 std::vector<float> plain(size_t(n * rows)), packed(plain.size());
-                QVERIFY(matMul(w.m, x.data(), n, plain.data(), &pool, Isa::Avx512).isOk());
-                QVERIFY(matMul(w.m, &p, x.data(), n, packed.data(), &pool, Isa::Avx512).isOk());
+                QVERIFY(matMul(w.m, x.data(), n, plain.data(), &pool, isa).isOk());
+                QVERIFY(matMul(w.m, &p, x.data(), n, packed.data(), &pool, isa).isOk());
                 const double scale = maxAbs(plain), err = maxDiff(packed, plain);
                 worst = std::max(worst, err / scale);
                 QVERIFY2(err <= 1e-5 * scale + 1e-6,
-                         (std::string(quant::typeName(t)) + " n " + std::to_string(n)).c_str());
+                         (std::string(quant::typeName(t)) + " " + isaName(isa) + " n " + std::to_string(n)).c_str());
             }
-            qInfo("%s repacked vs plain kernel, worst max|d|/max|y|: %g",
-                  std::string(quant::typeName(t)).c_str(), worst);
+            qInfo("%s %s repacked vs plain kernel, worst max|d|/max|y|: %g",
+                  std::string(quant::typeName(t)).c_str(), isaName(isa), worst);
         }
     }
 
     // Rows split in groups, tokens split too when groups are few: every output still comes from
     // one tile, so the bits do not depend on the pool.
     void threadCountsGiveBitwiseIdenticalResults() {
-        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        if (!haveKernel()) QSKIP("this CPU has no AVX2: no repacked kernel to test");
         ThreadPool p1(1), p2(2), p3(3);
+        for (Isa isa : packedLevels())
         for (Type t : kTypes) {
             for (int64_t rows : {37, 203, 1000}) {
                 const int64_t cols = 512;
@@ -340,12 +364,12 @@ private Q_SLOTS:
                     const std::vector<float> x = gaussian(size_t(n * cols), 78);
                     std::vector<float> y0(size_t(n * rows)), y1(y0.size()), y2(y0.size()),
                         y3(y0.size());
-                    QVERIFY(matMul(w.m, &p, x.data(), n, y0.data(), nullptr, Isa::Avx512).isOk());
-                    QVERIFY(matMul(w.m, &p, x.data(), n, y1.data(), &p1, Isa::Avx512).isOk());
-                    QVERIFY(matMul(w.m, &p, x.data(), n, y2.data(), &p2, Isa::Avx512).isOk());
-                    QVERIFY(matMul(w.m, &p, x.data(), n, y3.data(), &p3, Isa::Avx512).isOk());
+                    QVERIFY(matMul(w.m, &p, x.data(), n, y0.data(), nullptr, isa).isOk());
+                    QVERIFY(matMul(w.m, &p, x.data(), n, y1.data(), &p1, isa).isOk());
+                    QVERIFY(matMul(w.m, &p, x.data(), n, y2.data(), &p2, isa).isOk());
+                    QVERIFY(matMul(w.m, &p, x.data(), n, y3.data(), &p3, isa).isOk());
                     const size_t bytes = y0.size() * sizeof(float);
-                    const std::string what = std::string(quant::typeName(t)) + " rows " +
+                    const std::string what = std::string(quant::typeName(t)) + " " + isaName(isa) + " rows " +
                                              std::to_string(rows) + " n " + std::to_string(n);
                     QVERIFY2(std::memcmp(y0.data(), y1.data(), bytes) == 0, what.c_str());
                     QVERIFY2(std::memcmp(y0.data(), y2.data(), bytes) == 0, what.c_str());
@@ -358,9 +382,12 @@ private Q_SLOTS:
     // Matrices sharing x in one job (q, k, v at decode) give matMul's bits for each, whatever the
     // pool; past a few tokens it is matMul for each; a copy that does not match is an error.
     void sharedJobMatchesSeparateCalls() {
-        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        if (!haveKernel()) QSKIP("this CPU has no AVX2: no repacked kernel to test");
         ThreadPool p2(2), p3(3);
+        for (Isa isa : packedLevels())
         for (Type t : kTypes) {
+            const ForcedIsa forced(isa);
+            QVERIFY(forced.ok);
             const int64_t cols = superBlocks(t) ? 512 : 96;
             const int64_t rowsOf[] = {37, 203, 16};
             std::vector<Weights> ws;
@@ -401,10 +428,13 @@ private Q_SLOTS:
     // one quantization of x: matMul's bits for each; a mix of activation formats (Q4_K with
     // Q8_0) still gives them.
     void sharedQuantizationMatchesSeparateCalls() {
-        if (!haveKernel()) QSKIP("this CPU has no AVX-512 VNNI: no repacked kernel to test");
+        if (!haveKernel()) QSKIP("this CPU has no AVX2: no repacked kernel to test");
         ThreadPool pool(2);
         const int64_t cols = 512;
+        for (Isa isa : packedLevels())
         for (const auto& types : {std::pair{Type::Q4_K, Type::Q6_K}, std::pair{Type::Q4_K, Type::Q8_0}}) {
+            const ForcedIsa forced(isa);
+            QVERIFY(forced.ok);
             const Weights a = makeWeights(types.first, 37, cols, 31), b = makeWeights(types.second, 203, cols, 32);
             const PackedMatrix pa = packOrDie(a.m), pb = packOrDie(b.m);
             for (int64_t n : {5, 9, 33}) {
@@ -422,7 +452,7 @@ private Q_SLOTS:
         }
     }
 
-    // Below AVX-512 (or for other types) the call takes the plain kernels, bit for bit.
+    // Without AVX2 (or for other types) the call takes the plain kernels, bit for bit.
     void lowerLevelsFallBackToThePlainKernels() {
         ThreadPool pool(2);
         for (Type t : kTypes) {
@@ -430,8 +460,7 @@ private Q_SLOTS:
             const Weights w = makeWeights(t, rows, cols, 5);
             const PackedMatrix p = packOrDie(w.m);
             const std::vector<float> x = gaussian(size_t(n * cols), 6);
-            for (Isa isa : {Isa::Scalar, Isa::Avx2}) {
-                if (!isaSupported(isa)) continue;
+            for (Isa isa : {Isa::Scalar}) {
                 QVERIFY(!canRepack(t, isa));
                 std::vector<float> a(size_t(n * rows)), b(a.size());
                 QVERIFY(matMul(w.m, x.data(), n, a.data(), &pool, isa).isOk());
@@ -443,6 +472,8 @@ private Q_SLOTS:
         QVERIFY(!canRepack(Type::Q5_K, detectIsa()));
         QVERIFY(!canRepack(Type::F32, detectIsa()));
         QCOMPARE(canRepack(Type::Q8_0, Isa::Avx512), isaSupported(Isa::Avx512));
+        QCOMPARE(canRepack(Type::Q8_0, Isa::AvxVnni), isaSupported(Isa::AvxVnni));
+        QCOMPARE(canRepack(Type::Q8_0, Isa::Avx2), isaSupported(Isa::Avx2));
     }
 
     // The AVX-512 activation quantizers must give the portable definition's bits exactly
@@ -509,13 +540,13 @@ private Q_SLOTS:
         std::vector<float> x(64 * 2, 1.0f), y(32);
         bad = w.m;
         bad.rows = 15; // the copy no longer matches
-        QCOMPARE(matMul(bad, &p, x.data(), 2, y.data(), nullptr, Isa::Avx512).code(),
+        QCOMPARE(matMul(bad, &p, x.data(), 2, y.data(), nullptr, packedLevels().front()).code(),
                  ErrorCode::InvalidArgument);
-        QCOMPARE(matMul(w.m, &p, nullptr, 2, y.data(), nullptr, Isa::Avx512).code(),
+        QCOMPARE(matMul(w.m, &p, nullptr, 2, y.data(), nullptr, packedLevels().front()).code(),
                  ErrorCode::InvalidArgument);
-        QCOMPARE(matMul(w.m, &p, x.data(), -1, y.data(), nullptr, Isa::Avx512).code(),
+        QCOMPARE(matMul(w.m, &p, x.data(), -1, y.data(), nullptr, packedLevels().front()).code(),
                  ErrorCode::InvalidArgument);
-        QVERIFY(matMul(w.m, &p, x.data(), 0, y.data(), nullptr, Isa::Avx512).isOk());
+        QVERIFY(matMul(w.m, &p, x.data(), 0, y.data(), nullptr, packedLevels().front()).isOk());
     }
 
     void repackedWeightsFindsItsCopies() {

@@ -128,7 +128,7 @@ OpCase ssmConvCase(int64_t C, int64_t K, const Slots& slots, int64_t stateSlots,
 
 std::vector<cpu::Isa> levels() {
     std::vector<cpu::Isa> out;
-    for (cpu::Isa isa : {cpu::Isa::Scalar, cpu::Isa::Avx2, cpu::Isa::Avx512})
+    for (cpu::Isa isa : {cpu::Isa::Scalar, cpu::Isa::Avx2, cpu::Isa::AvxVnni, cpu::Isa::Avx512})
         if (cpu::isaSupported(isa)) out.push_back(isa);
     return out;
 }

@@ -12,13 +12,19 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
     ${CMAKE_CURRENT_LIST_DIR}/matmul_iq_avx2.cpp
     ${CMAKE_CURRENT_LIST_DIR}/matmul_avx512.cpp
     ${CMAKE_CURRENT_LIST_DIR}/repack_avx512.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/repack_avx2.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/repack_avxvnni.cpp
     ${CMAKE_CURRENT_LIST_DIR}/recurrent_avx2.cpp
     ${CMAKE_CURRENT_LIST_DIR}/recurrent_avx512.cpp)
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/matmul_avx2.cpp
     ${CMAKE_CURRENT_LIST_DIR}/matmul_iq_avx2.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/repack_avx2.cpp
     ${CMAKE_CURRENT_LIST_DIR}/recurrent_avx2.cpp
     TARGET_DIRECTORY hearth_engine PROPERTIES
     COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/repack_avxvnni.cpp
+    TARGET_DIRECTORY hearth_engine PROPERTIES
+    COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mavxvnni")
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/matmul_avx512.cpp
     ${CMAKE_CURRENT_LIST_DIR}/repack_avx512.cpp
     ${CMAKE_CURRENT_LIST_DIR}/recurrent_avx512.cpp

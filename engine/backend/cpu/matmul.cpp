@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +24,18 @@ using kernels::ActKind;
 using kernels::ActQ8x256;
 using kernels::ActQ8x32;
 
+// AVX-VNNI (CPUID leaf 7 sub-leaf 1, EAX bit 4); GCC 12's __builtin_cpu_supports("avxvnni")
+// answers false on CPUs that have it.
+bool cpuHasAvxVnni() {
+#if defined(__x86_64__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid_max(0, nullptr) < 7 || !__get_cpuid_count(7, 1, &a, &b, &c, &d)) return false;
+    return (a >> 4) & 1u;
+#else
+    return false;
+#endif
+}
+
 bool cpuHas(Isa isa) {
 #if defined(__x86_64__)
     __builtin_cpu_init();
@@ -28,6 +43,7 @@ bool cpuHas(Isa isa) {
     case Isa::Scalar: return true;
     case Isa::Avx2:
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case Isa::AvxVnni: return cpuHas(Isa::Avx2) && cpuHasAvxVnni();
     case Isa::Avx512:
         return cpuHas(Isa::Avx2) && __builtin_cpu_supports("avx512f") &&
                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
@@ -41,24 +57,22 @@ bool cpuHas(Isa isa) {
 
 Isa detectOnce() {
     if (cpuHas(Isa::Avx512)) return Isa::Avx512;
+    if (cpuHas(Isa::AvxVnni)) return Isa::AvxVnni;
     if (cpuHas(Isa::Avx2)) return Isa::Avx2;
     return Isa::Scalar;
 }
 
-// The default level: detected, lowered by HEARTH_CPU_ISA; forceIsa replaces it.
+// HEARTH_CPU_ISA's level when it names one the CPU runs; otherwise the detected level.
+Isa envLevel() {
+    const char* env = std::getenv("HEARTH_CPU_ISA");
+    Isa want = Isa::Scalar;
+    if (!env || !*env || !isaFromName(env, &want) || !isaSupported(want)) return detectIsa();
+    return want;
+}
+
+// The default level: HEARTH_CPU_ISA's, or the detected one; forceIsa replaces it.
 std::atomic<int>& activeLevel() {
-    static std::atomic<int> level = [] {
-        Isa isa = detectIsa();
-        if (const char* env = std::getenv("HEARTH_CPU_ISA")) {
-            const std::string v(env);
-            Isa want = isa;
-            if (v == "scalar") want = Isa::Scalar;
-            else if (v == "avx2") want = Isa::Avx2;
-            else if (v == "avx512") want = Isa::Avx512;
-            if (int(want) < int(isa)) isa = want;
-        }
-        return std::atomic<int>(int(isa));
-    }();
+    static std::atomic<int> level{int(envLevel())};
     return level;
 }
 
@@ -66,6 +80,7 @@ const kernels::IsaKernels& kernelsFor(Isa isa) {
 #if defined(__x86_64__)
     switch (isa) {
     case Isa::Avx512: return kernels::avx512Kernels();
+    case Isa::AvxVnni:
     case Isa::Avx2: return kernels::avx2Kernels();
     case Isa::Scalar: break;
     }
@@ -162,7 +177,7 @@ const uint8_t* quantizeActivations(ActKind kind, const float* x, int64_t n, int6
     // The AVX-512 quantizers give the same bits as the portable ones, so the choice follows the
     // CPU, not the kernels' level.
 #if defined(__x86_64__)
-    const bool wide = detectIsa() == Isa::Avx512;
+    const bool wide = detectIsa() == Isa::Avx512; // (AvxVnni CPUs lack AVX-512)
     auto row32 = wide ? &quantizeRow32Avx512 : &quantizeRow32;
     auto row256 = wide ? &quantizeRow256Avx512 : &quantizeRow256;
 #else
@@ -187,9 +202,35 @@ const char* isaName(Isa isa) {
     switch (isa) {
     case Isa::Scalar: return "scalar";
     case Isa::Avx2: return "avx2";
+    case Isa::AvxVnni: return "avxvnni";
     case Isa::Avx512: return "avx512";
     }
     return "?";
+}
+
+bool isaFromName(const char* name, Isa* isa) {
+    for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::AvxVnni, Isa::Avx512})
+        if (std::strcmp(name, isaName(i)) == 0) {
+            *isa = i;
+            return true;
+        }
+    return false;
+}
+
+Status isaEnvStatus() {
+    const char* env = std::getenv("HEARTH_CPU_ISA");
+    if (!env || !*env) return Status::ok();
+    Isa want = Isa::Scalar;
+    const std::string has = std::string("this CPU runs scalar") +
+                            (isaSupported(Isa::Avx2) ? ", avx2" : "") +
+                            (isaSupported(Isa::AvxVnni) ? ", avxvnni" : "") +
+                            (isaSupported(Isa::Avx512) ? ", avx512" : "");
+    if (!isaFromName(env, &want))
+        return invalidArgument("HEARTH_CPU_ISA='" + std::string(env) +
+                               "' is not a level (scalar, avx2, avxvnni or avx512); " + has);
+    if (!isaSupported(want))
+        return invalidArgument("HEARTH_CPU_ISA=" + std::string(env) + ": " + has);
+    return Status::ok();
 }
 
 Isa detectIsa() {
@@ -197,7 +238,13 @@ Isa detectIsa() {
     return detected;
 }
 
-bool isaSupported(Isa isa) { return int(isa) <= int(detectIsa()) && int(isa) >= 0; }
+// The levels nest: an AVX-512 CPU here has AVX-VNNI's instructions as well (AVX512_VNNI brings
+// the same vpdpbusd with VEX encoding only where AVX-VNNI is set, so that is checked apart).
+bool isaSupported(Isa isa) {
+    if (int(isa) < 0 || int(isa) > int(detectIsa())) return false;
+    if (isa == Isa::AvxVnni) return cpuHas(Isa::AvxVnni);
+    return true;
+}
 
 Isa activeIsaLevel() { return Isa(activeLevel().load(std::memory_order_relaxed)); }
 

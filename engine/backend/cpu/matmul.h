@@ -13,12 +13,23 @@ class ThreadPool;
 
 // Instruction-set levels of the kernels, lowest first.
 //   Scalar: portable C++ (dequantize a row, float dot products), for any x86-64 or other CPU.
-//   Avx2:   AVX2 + FMA + F16C; 8-bit integer dot products for quantized weights.
-//   Avx512: AVX-512 F/BW/VL/VNNI (Ice Lake, Zen 4 and later).
-enum class Isa { Scalar = 0, Avx2 = 1, Avx512 = 2 };
+//   Avx2:    AVX2 + FMA + F16C; 8-bit integer dot products for quantized weights (Haswell, Zen 1-3).
+//   AvxVnni: Avx2 plus AVX-VNNI (vpdpbusd on 256-bit registers: Intel client CPUs since Alder
+//            Lake, which have no AVX-512); the Avx2 kernels, with VNNI dot products where they
+//            help.
+//   Avx512:  AVX-512 F/BW/VL/VNNI (Ice Lake server, Sapphire Rapids, Zen 4 and later).
+enum class Isa { Scalar = 0, Avx2 = 1, AvxVnni = 2, Avx512 = 3 };
 
-// "scalar", "avx2", "avx512".
+// "scalar", "avx2", "avxvnni", "avx512".
 const char* isaName(Isa isa);
+
+// The level named `name` ("scalar", "avx2", "avxvnni", "avx512"); false for another name.
+bool isaFromName(const char* name, Isa* isa);
+
+// Whether HEARTH_CPU_ISA names a level this CPU can run (or is unset): an unknown name, or a
+// level the CPU lacks, is an InvalidArgument error saying what the CPU has. The kernels then run
+// at the detected level; opening the CPU device returns this error.
+Status isaEnvStatus();
 
 // The best level this CPU (and OS) supports.
 Isa detectIsa();
@@ -27,8 +38,8 @@ Isa detectIsa();
 bool isaSupported(Isa isa);
 
 // The level matMul uses when none is named: the detected one, lowered by the environment
-// variable HEARTH_CPU_ISA=scalar|avx2|avx512 (read once) or by forceIsa. Never higher than
-// detectIsa().
+// variable HEARTH_CPU_ISA=scalar|avx2|avxvnni|avx512 (read once) or by forceIsa. Never higher
+// than detectIsa().
 Isa activeIsaLevel();
 const char* activeIsa(); // isaName(activeIsaLevel())
 

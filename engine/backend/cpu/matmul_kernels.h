@@ -70,6 +70,8 @@ struct PackedJob {
     // > 0: the kernels prefetch the weights this many bytes ahead of the block they read, in the
     // first tile over each group of a panel of tokens (the one that streams it from memory).
     uint64_t prefetchBytes = 0;
+    // The level's kernels: packedGroupsAvx512, packedGroupsAvxVnni or packedGroupsAvx2.
+    void (*run)(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) = nullptr;
 };
 
 // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, TQ1_0, TQ2_0 against ActQ8x256 with AVX2
@@ -77,8 +79,11 @@ struct PackedJob {
 // the CPU has AVX2.
 void rowsIqGridAvx2(const Job& job, int64_t r0, int64_t r1);
 
-// The AVX-512 VNNI kernels for repacked Q4_0/Q5_0/Q8_0/Q4_K/Q6_K; only call when the CPU has them.
+// The kernels for repacked weights, per level: AVX-512 VNNI (16 rows per register), AVX-VNNI and
+// AVX2 (8 rows per register: half a group); only call when the CPU has the level's instructions.
 void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1);
+void packedGroupsAvxVnni(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1);
+void packedGroupsAvx2(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1);
 
 // AVX-512 versions of the activation quantizers in matmul.cpp, bit for bit the same results
 // (same scale, round to nearest even, clamp); only call when the CPU has AVX-512 F/BW.

@@ -59,6 +59,7 @@ const kernels::RecurrentKernels& activeKernels() {
 #if defined(__x86_64__)
     switch (activeIsaLevel()) {
     case Isa::Avx512: return kernels::recurrentAvx512();
+    case Isa::AvxVnni:
     case Isa::Avx2: return kernels::recurrentAvx2();
     case Isa::Scalar: break;
     }

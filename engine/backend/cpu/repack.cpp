@@ -178,7 +178,7 @@ bool hasLayout(Type t) {
 }
 } // namespace
 
-bool canRepack(quant::Type t, Isa isa) { return isa == Isa::Avx512 && isaSupported(isa) && hasLayout(t); }
+bool canRepack(quant::Type t, Isa isa) { return isa != Isa::Scalar && isaSupported(isa) && hasLayout(t); }
 
 Result<uint64_t> PackedMatrix::packedBytes(const ref::Matrix& w) {
     if (!hasLayout(w.type))
@@ -306,8 +306,15 @@ int64_t prefetchBlocks() {
 // prefetched for every n: the first tile over a group streams it from memory, and without the
 // prefetch a Q4_K 6144 x 2048 matMul out of DRAM took 76 us/token at n = 8 and 61 at n = 16
 // against 46 and 43 with it (one thread, Zen 5; 41 when the matrix sits in L3).
-kernels::PackedJob packedJob(const PackedMatrix& packed, float* y) {
+kernels::PackedJob packedJob(const PackedMatrix& packed, float* y, Isa isa) {
     kernels::PackedJob job;
+#if defined(__x86_64__)
+    job.run = isa == Isa::Avx512    ? &kernels::packedGroupsAvx512
+              : isa == Isa::AvxVnni ? &kernels::packedGroupsAvxVnni
+                                    : &kernels::packedGroupsAvx2;
+#else
+    (void)isa;
+#endif
     job.w = packed.group(0);
     job.type = packed.type();
     job.cols = packed.cols();
@@ -326,7 +333,7 @@ kernels::PackedJob packedJob(const PackedMatrix& packed, float* y) {
 void runPacked(const kernels::PackedJob& job, int64_t groups, int64_t n, ThreadPool* pool) {
     const int parts = pool ? pool->size() : 1;
     if (parts <= 1 || groups == 1) {
-        kernels::packedGroupsAvx512(job, 0, groups, 0, n);
+        job.run(job, 0, groups, 0, n);
     } else if (groups >= 4 * parts || n < 16) {
         // Rows in tile-aligned chunks, shrinking as the job drains (ThreadPool hands them out
         // guided), down to groupGrain. Q4_K and IQ4_XS take groups in pairs from 4 tokens on
@@ -334,7 +341,7 @@ void runPacked(const kernels::PackedJob& job, int64_t groups, int64_t n, ThreadP
         const int64_t unit = n >= 4 && (job.type == Type::Q4_K || job.type == Type::IQ4_XS) ? 2 : 1;
         const int64_t units = (groups + unit - 1) / unit;
         pool->parallelFor(units, [&](int64_t u0, int64_t u1) {
-            kernels::packedGroupsAvx512(job, u0 * unit, std::min(groups, u1 * unit), 0, n);
+            job.run(job, u0 * unit, std::min(groups, u1 * unit), 0, n);
         }, groupGrain(units, parts));
     } else {
         // Few row groups and many tokens: split the tokens too, in chunks of 8.
@@ -342,7 +349,7 @@ void runPacked(const kernels::PackedJob& job, int64_t groups, int64_t n, ThreadP
         pool->parallelFor(groups * tchunks, [&](int64_t c0, int64_t c1) {
             for (int64_t c = c0; c < c1; ++c) {
                 const int64_t g = c / tchunks, j = (c % tchunks) * 8;
-                kernels::packedGroupsAvx512(job, g, g + 1, j, std::min<int64_t>(n, j + 8));
+                job.run(job, g, g + 1, j, std::min<int64_t>(n, j + 8));
             }
         });
     }
@@ -360,7 +367,7 @@ Status matMul(const ref::Matrix& w, const PackedMatrix* packed, const float* x, 
     if (n == 0) return Status::ok();
     if (!x || !y) return invalidArgument("matMul: null x or y");
 
-    kernels::PackedJob job = packedJob(*packed, y);
+    kernels::PackedJob job = packedJob(*packed, y, isa);
     job.acts =
         kernels::quantizeActivations(actKindOf(job.type), x, n, job.cols, pool, &job.actRowBytes);
     if (!job.acts) return outOfMemory("matMul: activation buffer");
@@ -426,7 +433,7 @@ Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t 
         int64_t ends[kMaxShared]; // the matrices' groups, end to end: matrix i ends at ends[i]
         int64_t total = 0;
         for (size_t i = 0; i < outs.size(); ++i) {
-            jobs[i] = packedJob(*outs[i].packed, outs[i].y);
+            jobs[i] = packedJob(*outs[i].packed, outs[i].y, isa);
             jobs[i].acts = acts;
             jobs[i].actRowBytes = actRowBytes;
             total += outs[i].packed->groups();
@@ -437,7 +444,7 @@ Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t 
             for (size_t i = 0, start = 0; i < count && g0 < g1; start = size_t(ends[i]), ++i) {
                 if (g0 >= ends[i]) continue;
                 const int64_t e = std::min(g1, ends[i]);
-                kernels::packedGroupsAvx512(jobs[i], g0 - int64_t(start), e - int64_t(start), 0, n);
+                jobs[i].run(jobs[i], g0 - int64_t(start), e - int64_t(start), 0, n);
                 g0 = e;
             }
         }, groupGrain(total, pool->size()));
@@ -450,7 +457,7 @@ Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t 
                                                            outs[0].w->cols, pool, &actRowBytes);
         if (!acts) return outOfMemory("matMul: activation buffer");
         for (const SharedMatMul& o : outs) {
-            kernels::PackedJob job = packedJob(*o.packed, o.y);
+            kernels::PackedJob job = packedJob(*o.packed, o.y, isa);
             job.acts = acts;
             job.actRowBytes = actRowBytes;
             runPacked(job, o.packed->groups(), n, pool);
@@ -512,7 +519,7 @@ Status matMulExperts(std::span<const ExpertMatMul> jobs, ThreadPool* pool) {
         ends.resize(jobs.size());
         int64_t total = 0;
         for (size_t i = 0; i < jobs.size(); ++i) {
-            packed[i] = packedJob(*jobs[i].packed, jobs[i].y);
+            packed[i] = packedJob(*jobs[i].packed, jobs[i].y, isa);
             for (const auto& s : starts)
                 if (s.first == jobs[i].x) packed[i].acts = acts + uint64_t(s.second) * actRowBytes;
             packed[i].actRowBytes = actRowBytes;
@@ -528,7 +535,7 @@ Status matMulExperts(std::span<const ExpertMatMul> jobs, ThreadPool* pool) {
             size_t i = size_t(std::upper_bound(workEnds, workEnds + count, g0) - workEnds);
             for (; i < count && g0 < g1; ++i) {
                 const int64_t start = workEnds[i] - jobs[i].packed->groups(), e = std::min(g1, workEnds[i]);
-                kernels::packedGroupsAvx512(work[i], g0 - start, e - start, 0, jobs[i].n);
+                work[i].run(work[i], g0 - start, e - start, 0, jobs[i].n);
                 g0 = e;
             }
         }, groupGrain(total, pool->size()));

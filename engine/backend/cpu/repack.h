@@ -1,6 +1,7 @@
 // Weight matrices (Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q6_K, IQ4_XS) rearranged once at load into the interleaved layout of the
-// AVX-512 repacked kernels (16 rows side by side in 4-byte column groups, scales gathered), and
-// the matMul that uses them, falling back to the plain kernels where the layout does not apply.
+// repacked kernels (16 rows side by side in 4-byte column groups, scales gathered: one AVX-512
+// register, or two 256-bit ones, per column group), and the matMul that uses them, falling back
+// to the plain kernels where the layout does not apply.
 #pragma once
 
 #include "backend/cpu/matmul.h"
@@ -91,8 +92,8 @@ private:
     uint8_t* m_data = nullptr;
 };
 
-// Whether weights of type t have a repacked kernel at this level (Q4_0, Q5_0, Q8_0, Q4_K, Q6_K
-// at Avx512).
+// Whether weights of type t have a repacked kernel at this level (the types above, at Avx2,
+// AvxVnni and Avx512, when the CPU runs the level).
 bool canRepack(quant::Type t, Isa isa);
 
 // y = x · Wᵀ as matMul, on the repacked copy when `packed` is given and `isa` has its kernel,

@@ -1,0 +1,464 @@
+// The 256-bit kernels over repacked Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/Q4_K/Q6_K/IQ4_XS weights (layout
+// in repack.h), one source for two levels: repack_avx2.cpp includes it compiled for AVX2
+// (vpmaddubsw products summed in 16 bits while they cannot overflow, then vpmaddwd), and
+// repack_avxvnni.cpp compiled with -mavxvnni (vpdpbusd on ymm registers, as the AVX-512 kernels).
+// A tile is half a group, 8 rows (the lower or upper 32 bytes of each 64-byte chunk: one ymm
+// register holds 8 rows × 4 columns), by up to 4 tokens: 16 ymm registers hold a block's
+// unpacked weights and the tile's accumulators. Everything here has internal linkage, so the
+// two compilations never mix.
+#pragma once
+
+#include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/repack.h"
+#include "quant/blocks.h"
+
+#include <cstring>
+#include <immintrin.h>
+
+namespace hearth::cpu::kernels {
+
+namespace {
+
+#if defined(__AVXVNNI__)
+constexpr bool kVnni = true;
+#else
+constexpr bool kVnni = false;
+#endif
+
+// Software prefetch of [p, p + bytes) into L1 (see repack_avx512.cpp: decode streams every weight
+// once per step; one core keeps too few misses in flight without it).
+inline void prefetchLines(const uint8_t* p, uint64_t bytes) {
+    for (uint64_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
+}
+
+// The 4 signed bytes at p in every 32-bit lane.
+inline __m256i bcast4(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// acc + Σ over each lane's 4 bytes of w (unsigned) × a (signed). Without VNNI only for w <= 127
+// (vpmaddubsw's pair sums must not saturate).
+inline __m256i dot4(__m256i acc, __m256i w, __m256i a) {
+#if defined(__AVXVNNI__)
+    return _mm256_dpbusd_avx_epi32(acc, w, a);
+#else
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(w, a), _mm256_set1_epi16(1)));
+#endif
+}
+
+// Each lane's 8-bit value as an int16 pair (v, v): vpmaddwd by it scales a pair sum by v.
+inline __m256i pairOf(__m256i v32) { return _mm256_or_si256(_mm256_and_si256(v32, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(v32, 16)); }
+
+template <typename Act, int NT> inline void tokenRows(const PackedJob& job, int64_t j0, const Act* (&a)[NT]) {
+    for (int t = 0; t < NT; ++t) a[t] = reinterpret_cast<const Act*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
+}
+
+// y[j0 + t][16g + 8half .. + 7] = acc[t], leaving out the last group's padding rows.
+template <int NT> inline void storeHalf(const PackedJob& job, int64_t g, int half, int64_t j0, const __m256* acc) {
+    const int64_t r0 = g * 16 + 8 * half, left = job.rows - r0;
+    if (left >= 8) {
+        for (int t = 0; t < NT; ++t) _mm256_storeu_ps(job.y + (j0 + t) * job.rows + r0, acc[t]);
+        return;
+    }
+    const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(left)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int t = 0; t < NT; ++t) _mm256_maskstore_ps(job.y + (j0 + t) * job.rows + r0, m, acc[t]);
+}
+
+// 8 rows' fp16 scales at p as floats.
+inline __m256 halfs8(const uint8_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+
+// 8 bytes at p, each widened to a 32-bit lane (signed or unsigned).
+inline __m256i bytesU32(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+inline __m256i bytesI32(const uint8_t* p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+
+// ---- Legacy types: blocks of 32 against ActQ8x32 ----------------------------------------------
+
+enum class Legacy { Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4 };
+
+// Without VNNI, Q8_0 and IQ4_NL take their weights as signed bytes (|w| <= 128) with each sign
+// moved onto the activation (vpsignb): their unsigned forms (q + 128) would saturate vpmaddubsw.
+template <Legacy T> constexpr bool kSignedWeights = !kVnni && (T == Legacy::Q8_0 || T == Legacy::IQ4_NL);
+
+// How many chunks' vpmaddubsw products (2·max w·127 per 16-bit sum) add up in 16 bits without VNNI.
+template <Legacy T> constexpr int kChunksIn16 = T == Legacy::Q4_0 ? 8 : T == Legacy::Q5_0 || T == Legacy::MXFP4 ? 4 : 1;
+
+// The offset u - q of the unsigned weights u the dot products see.
+constexpr int kMxfp4Offset = 12;
+template <Legacy T> constexpr float kOffset = T == Legacy::MXFP4    ? float(kMxfp4Offset)
+                                              : kSignedWeights<T>   ? 0.0f
+                                              : T == Legacy::Q4_0   ? 8.0f
+                                              : T == Legacy::Q5_0   ? 16.0f
+                                                                    : 128.0f;
+
+// The nibble -> weight table in both 128-bit lanes: IQ4_NL's levels (+ 128 with VNNI), MXFP4's
+// doubled levels + 12.
+template <Legacy T> inline __m256i levelTable() {
+    alignas(16) uint8_t t[16];
+    for (int i = 0; i < 16; ++i)
+        t[i] = T == Legacy::MXFP4 ? uint8_t(quant::mxfp4Level(i) + kMxfp4Offset)
+                                  : uint8_t(quant::iq4Level(i) + (kSignedWeights<T> ? 0 : 128));
+    return _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(t)));
+}
+
+// The 8 rows' scales of a block: fp16, or (MXFP4) E8M0 exponents e as 2^(e - 128) (see
+// repack_avx512.cpp's rowScales).
+template <Legacy T> inline __m256 rowScales(const uint8_t* sc, int half) {
+    if constexpr (T == Legacy::MXFP4) {
+        const __m256i e = bytesU32(sc + 8 * half);
+        const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+        const __m256i tiny = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+        const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
+        return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, tiny, small));
+    } else {
+        return halfs8(sc + 16 * half);
+    }
+}
+
+// Q5_0's fifth bits for one nibble vector of 8 rows: the 32 mask bits at p (bit j: byte j) as
+// 0x10 in the bytes whose bit is set.
+inline __m256i fifthBits(const uint8_t* p) {
+    int32_t m;
+    std::memcpy(&m, p, 4);
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(m), _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
+                                               3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// y for tokens j0 .. j0 + NT - 1 and the 8 rows of group g's half: Σ w·a = d_a Σ u·q - offset·s_a
+// per block (u = q_w + offset), times the rows' scales.
+template <int NT, Legacy T> void tile(const PackedJob& job, int64_t g, int half, int64_t j0) {
+    const int64_t nb = job.cols / 32;
+    const uint64_t pb = job.payloadBytes, unitBytes = 2 * pb + 64, at = 32 * uint64_t(half);
+    const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
+    const ActQ8x32* a[NT];
+    __m256 acc[NT];
+    tokenRows(job, j0, a);
+    for (__m256& v : acc) v = _mm256_setzero_ps();
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    constexpr bool kLevels = T == Legacy::IQ4_NL || T == Legacy::MXFP4;
+    const __m256i levels = kLevels ? levelTable<T>() : _mm256_setzero_si256();
+    auto block = [&](const uint8_t* p, const uint8_t* sc, int64_t b) {
+        const __m256 ws = rowScales<T>(sc, half);
+        __m256i w[8]; // w[k]: columns 4k..4k+3 of the block, 8 rows × 4 bytes
+        if constexpr (T == Legacy::Q8_0) {
+            for (int k = 0; k < 8; ++k) {
+                w[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * k + at));
+                if constexpr (kSignedWeights<T>) w[k] = _mm256_xor_si256(w[k], _mm256_set1_epi8(char(0x80)));
+            }
+        } else {
+            for (int k = 0; k < 4; ++k) {
+                const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * k + at));
+                w[k] = _mm256_and_si256(raw, low4);
+                w[k + 4] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+            }
+            if constexpr (kLevels)
+                for (int v = 0; v < 8; ++v) w[v] = _mm256_shuffle_epi8(levels, w[v]);
+            if constexpr (T == Legacy::Q5_0)
+                for (int v = 0; v < 8; ++v) w[v] = _mm256_or_si256(w[v], fifthBits(p + 256 + 8 * v + 4 * half));
+        }
+        for (int t = 0; t < NT; ++t) {
+            const ActQ8x32& ab = a[t][b];
+            __m256i s;
+            if constexpr (kSignedWeights<T>) {
+                s = _mm256_setzero_si256();
+                for (int k = 0; k < 8; ++k) {
+                    const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(w[k], w[k]),
+                                                             _mm256_sign_epi8(bcast4(ab.qs + 4 * k), w[k]));
+                    s = _mm256_add_epi32(s, _mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
+                }
+            } else if constexpr (kVnni) {
+                __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+                for (int k = 0; k < 8; k += 2) {
+                    s0 = dot4(s0, w[k], bcast4(ab.qs + 4 * k));
+                    s1 = dot4(s1, w[k + 1], bcast4(ab.qs + 4 * k + 4));
+                }
+                s = _mm256_add_epi32(s0, s1);
+            } else {
+                s = _mm256_setzero_si256();
+                for (int k0 = 0; k0 < 8; k0 += kChunksIn16<T>) {
+                    __m256i p16 = _mm256_maddubs_epi16(w[k0], bcast4(ab.qs + 4 * k0));
+                    for (int k = k0 + 1; k < k0 + kChunksIn16<T>; ++k)
+                        p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(w[k], bcast4(ab.qs + 4 * k)));
+                    s = _mm256_add_epi32(s, _mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
+                }
+            }
+            __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(ab.d));
+            if constexpr (kOffset<T> != 0.0f) f = _mm256_sub_ps(f, _mm256_set1_ps(kOffset<T> * ab.s));
+            acc[t] = _mm256_fmadd_ps(ws, f, acc[t]);
+        }
+    };
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+        const uint8_t* unit = grp + uint64_t(b / 2) * unitBytes;
+        if (job.prefetchBytes) prefetchLines(unit + job.prefetchBytes, unitBytes);
+        block(unit, unit + 2 * pb, b);
+        block(unit + pb, unit + 2 * pb + 32, b + 1);
+    }
+    if (b < nb) { // an odd last block: its payload, then its scales
+        const uint8_t* unit = grp + uint64_t(b / 2) * unitBytes;
+        block(unit, unit + pb, b);
+    }
+    storeHalf<NT>(job, g, half, j0, acc);
+}
+
+template <Legacy T> struct LegacyTile {
+    template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tile<NT, T>(j, g, half, t); }
+};
+
+// ---- Q4_K: super-blocks of 256 against ActQ8x256 ----------------------------------------------
+
+// Per sub-block of 32 the rows' integer dot products times their 6-bit scales (VNNI: vpmulld;
+// AVX2: vpmaddwd of the 16-bit sums by the scale pair), summed over the super-block; then
+// d·d_a·Σ minus dmin·d_a·Σ_j m_j·(Σ q_a over sub-block j), the latter by vpmaddwd on min pairs.
+template <int NT> void tileQ4K(const PackedJob& job, int64_t g, int half, int64_t j0) {
+    const int64_t nb = job.cols / 256;
+    const uint64_t at = 32 * uint64_t(half);
+    const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
+    const ActQ8x256* a[NT];
+    __m256 acc[NT];
+    tokenRows(job, j0, a);
+    for (__m256& v : acc) v = _mm256_setzero_ps();
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = grp + uint64_t(b) * kQ4KBlockBytes;
+        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kQ4KBlockBytes);
+        const uint8_t* scales = blk + kQ4KPayload + 64;
+        const uint8_t* mins = scales + 128;
+        __m256i isum[NT];
+        for (__m256i& v : isum) v = _mm256_setzero_si256();
+        for (int sb = 0; sb < 8; ++sb) { // chunks 8c..8c+7, low nibbles (even sb) or high
+            const int c = sb / 2, hi = sb % 2;
+            __m256i w[8];
+            for (int k = 0; k < 8; ++k) {
+                const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
+                w[k] = _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4);
+            }
+            const __m256i sc = bytesU32(scales + 16 * sb + 8 * half);
+            for (int t = 0; t < NT; ++t) {
+                const int8_t* q = a[t][b].qs + 64 * c + 32 * hi;
+                if constexpr (kVnni) {
+                    __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+                    for (int k = 0; k < 8; k += 2) {
+                        s0 = dot4(s0, w[k], bcast4(q + 4 * k));
+                        s1 = dot4(s1, w[k + 1], bcast4(q + 4 * k + 4));
+                    }
+                    isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(_mm256_add_epi32(s0, s1), sc));
+                } else { // 8 chunks of nibbles: 8 · 2 · 15 · 127 < 2^15
+                    __m256i p16 = _mm256_maddubs_epi16(w[0], bcast4(q));
+                    for (int k = 1; k < 8; ++k) p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(w[k], bcast4(q + 4 * k)));
+                    isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p16, pairOf(sc)));
+                }
+            }
+        }
+        const __m256 wd = halfs8(blk + kQ4KPayload + 16 * half);
+        const __m256 wdm = halfs8(blk + kQ4KPayload + 32 + 16 * half);
+        for (int t = 0; t < NT; ++t) {
+            const ActQ8x256& ab = a[t][b];
+            __m256i msum = _mm256_setzero_si256();
+            for (int p = 0; p < 4; ++p) { // rows' (m_2p, m_2p+1) by the sums over sub-blocks 2p, 2p + 1
+                int32_t pair;
+                std::memcpy(&pair, ab.sums32 + 2 * p, 4);
+                const __m256i m = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(mins + 32 * p + 16 * half)));
+                msum = _mm256_add_epi32(msum, _mm256_madd_epi16(m, _mm256_set1_epi32(pair)));
+            }
+            const __m256 da = _mm256_set1_ps(ab.d);
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(wd, da), acc[t]);
+            acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(wdm, da), acc[t]);
+        }
+    }
+    storeHalf<NT>(job, g, half, j0, acc);
+}
+
+struct Q4KTile {
+    template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileQ4K<NT>(j, g, half, t); }
+};
+
+// ---- IQ4_XS: super-blocks of 256 against ActQ8x256 --------------------------------------------
+
+// As Q4_K with the nibbles looked up in IQ4's levels and signed 6-bit scales, no mins. VNNI: the
+// levels + 128, the offset removed with the activation sums; AVX2: signed levels, their signs
+// moved onto the activations.
+template <int NT> void tileIQ4XS(const PackedJob& job, int64_t g, int half, int64_t j0) {
+    const int64_t nb = job.cols / 256;
+    const uint64_t at = 32 * uint64_t(half);
+    const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
+    const ActQ8x256* a[NT];
+    __m256 acc[NT];
+    tokenRows(job, j0, a);
+    for (__m256& v : acc) v = _mm256_setzero_ps();
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    alignas(16) int8_t table[16];
+    for (int i = 0; i < 16; ++i) table[i] = int8_t(quant::iq4Level(i) + (kVnni ? 128 : 0));
+    const __m256i levels = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(table)));
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = grp + uint64_t(b) * kIQ4XSBlockBytes;
+        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kIQ4XSBlockBytes);
+        __m256i isum[NT];
+        for (__m256i& v : isum) v = _mm256_setzero_si256();
+        for (int sb = 0; sb < 8; ++sb) {
+            const int c = sb / 2, hi = sb % 2;
+            __m256i w[8];
+            for (int k = 0; k < 8; ++k) {
+                const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
+                w[k] = _mm256_shuffle_epi8(levels, _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4));
+            }
+            const __m256i sc = bytesI32(blk + kQ4KPayload + 32 + 16 * sb + 8 * half);
+            for (int t = 0; t < NT; ++t) {
+                const int8_t* q = a[t][b].qs + 64 * c + 32 * hi;
+                if constexpr (kVnni) {
+                    __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+                    for (int k = 0; k < 8; k += 2) {
+                        s0 = dot4(s0, w[k], bcast4(q + 4 * k));
+                        s1 = dot4(s1, w[k + 1], bcast4(q + 4 * k + 4));
+                    }
+                    const int16_t* bs = a[t][b].bsums + 2 * sb;
+                    const __m256i v = _mm256_sub_epi32(_mm256_add_epi32(s0, s1), _mm256_set1_epi32(128 * (int32_t(bs[0]) + bs[1])));
+                    isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(v, sc));
+                } else {
+                    const __m256i sc16 = pairOf(sc);
+                    for (int k = 0; k < 8; ++k) {
+                        const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(w[k], w[k]),
+                                                                 _mm256_sign_epi8(bcast4(q + 4 * k), w[k]));
+                        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p16, sc16));
+                    }
+                }
+            }
+        }
+        const __m256 wd = halfs8(blk + kQ4KPayload + 16 * half);
+        for (int t = 0; t < NT; ++t)
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(wd, _mm256_set1_ps(a[t][b].d)), acc[t]);
+    }
+    storeHalf<NT>(job, g, half, j0, acc);
+}
+
+struct IQ4XSTile {
+    template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileIQ4XS<NT>(j, g, half, t); }
+};
+
+// ---- Q6_K: super-blocks of 256 against ActQ8x256 ----------------------------------------------
+
+// Bits 2p..2p+1 of each byte of hb moved to bits 4..5 (repack_avx512.cpp's highBits).
+template <int P> inline __m256i highBits(__m256i hb) {
+    const __m256i m = _mm256_set1_epi8(0x30);
+    if constexpr (P == 0) return _mm256_and_si256(_mm256_slli_epi16(hb, 4), m);
+    else if constexpr (P == 1) return _mm256_and_si256(_mm256_slli_epi16(hb, 2), m);
+    else if constexpr (P == 2) return _mm256_and_si256(hb, m);
+    else return _mm256_and_si256(_mm256_srli_epi16(hb, 2), m);
+}
+
+// Sub-block h of 16 columns: chunk c = 4(h % 8) + e's u = q + 32 (low nibbles for h < 8, the
+// high ones, chunk c + 32, otherwise) against the activations; Σ u·q_a times the rows' 8-bit
+// scales (VNNI: vpmulld; AVX2: vpmaddwd of two chunks' 16-bit sums, 2 · 2 · 63 · 127 < 2^15),
+// minus 32·Σ_h sc_h·Σ q_a over h (vpmaddwd on scale pairs), then d·d_a in float.
+template <int NT> void tileQ6K(const PackedJob& job, int64_t g, int half, int64_t j0) {
+    const int64_t nb = job.cols / 256;
+    const uint64_t at = 32 * uint64_t(half);
+    const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
+    const ActQ8x256* a[NT];
+    __m256 acc[NT];
+    tokenRows(job, j0, a);
+    for (__m256& v : acc) v = _mm256_setzero_ps();
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = grp + uint64_t(b) * kQ6KBlockBytes;
+        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kQ6KBlockBytes);
+        const uint8_t* hbits = blk + 2048;
+        const uint8_t* scales = blk + 3072;
+        __m256i isum[NT];
+        for (int t = 0; t < NT; ++t) {
+            __m256i off = _mm256_setzero_si256();
+            for (int p = 0; p < 8; ++p) {
+                const __m256i pair = _mm256_or_si256(_mm256_and_si256(bytesI32(scales + 32 * p + 8 * half), _mm256_set1_epi32(0xffff)),
+                                                     _mm256_slli_epi32(bytesI32(scales + 32 * p + 16 + 8 * half), 16));
+                int32_t sums;
+                std::memcpy(&sums, a[t][b].bsums + 2 * p, 4);
+                off = _mm256_add_epi32(off, _mm256_madd_epi16(pair, _mm256_set1_epi32(sums)));
+            }
+            isum[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 5));
+        }
+        for (int h = 0; h < 16; ++h) {
+            const int j = h % 8;
+            __m256i w[4];
+            for (int e = 0; e < 4; ++e) {
+                const int c = 4 * j + e;
+                const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
+                const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
+                w[e] = h < 8 ? _mm256_or_si256(_mm256_and_si256(raw, low4), c < 16 ? highBits<0>(hb) : highBits<1>(hb))
+                             : _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
+                                               c < 16 ? highBits<2>(hb) : highBits<3>(hb));
+            }
+            const __m256i sc = bytesI32(scales + 16 * h + 8 * half);
+            for (int t = 0; t < NT; ++t) {
+                const int8_t* q = a[t][b].qs + 16 * j + (h < 8 ? 0 : 128);
+                if constexpr (kVnni) {
+                    __m256i s = _mm256_setzero_si256();
+                    for (int e = 0; e < 4; ++e) s = dot4(s, w[e], bcast4(q + 4 * e));
+                    isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(s, sc));
+                } else {
+                    const __m256i sc16 = pairOf(sc);
+                    for (int e = 0; e < 4; e += 2) {
+                        const __m256i p16 = _mm256_add_epi16(_mm256_maddubs_epi16(w[e], bcast4(q + 4 * e)),
+                                                             _mm256_maddubs_epi16(w[e + 1], bcast4(q + 4 * e + 4)));
+                        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p16, sc16));
+                    }
+                }
+            }
+        }
+        const __m256 wd = halfs8(blk + 3328 + 16 * half);
+        for (int t = 0; t < NT; ++t)
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(wd, _mm256_set1_ps(a[t][b].d)), acc[t]);
+    }
+    storeHalf<NT>(job, g, half, j0, acc);
+}
+
+struct Q6KTile {
+    template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileQ6K<NT>(j, g, half, t); }
+};
+
+// Tiles over groups [g0, g1) (each as its two halves; a last half of padding rows is skipped)
+// and tokens [j0, j1), in panels of 64 tokens whose activations stay in L2 while the weights
+// stream past. Only a group's first tile prefetches (it streams the group from memory).
+template <class Tile> void tiles(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
+    constexpr int64_t kPanel = 64;
+    PackedJob again = job;
+    again.prefetchBytes = 0;
+    for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
+        const int64_t p1 = p0 + kPanel < j1 ? p0 + kPanel : j1;
+        for (int64_t g = g0; g < g1; ++g) {
+            const PackedJob* jb = &job;
+            for (int half = 0; half < 2; ++half) {
+                if (half == 1 && 16 * g + 8 >= job.rows) break;
+                int64_t j = p0;
+                for (; j + 4 <= p1; j += 4, jb = &again) Tile::template run<4>(*jb, g, half, j);
+                switch (p1 - j) {
+                case 3: Tile::template run<3>(*jb, g, half, j); break;
+                case 2: Tile::template run<2>(*jb, g, half, j); break;
+                case 1: Tile::template run<1>(*jb, g, half, j); break;
+                default: break;
+                }
+                jb = &again;
+            }
+        }
+    }
+}
+
+void packedGroups256(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
+    switch (job.type) {
+    case quant::Type::Q8_0: return tiles<LegacyTile<Legacy::Q8_0>>(job, g0, g1, j0, j1);
+    case quant::Type::Q5_0: return tiles<LegacyTile<Legacy::Q5_0>>(job, g0, g1, j0, j1);
+    case quant::Type::IQ4_NL: return tiles<LegacyTile<Legacy::IQ4_NL>>(job, g0, g1, j0, j1);
+    case quant::Type::MXFP4: return tiles<LegacyTile<Legacy::MXFP4>>(job, g0, g1, j0, j1);
+    case quant::Type::Q4_K: return tiles<Q4KTile>(job, g0, g1, j0, j1);
+    case quant::Type::Q6_K: return tiles<Q6KTile>(job, g0, g1, j0, j1);
+    case quant::Type::IQ4_XS: return tiles<IQ4XSTile>(job, g0, g1, j0, j1);
+    default: return tiles<LegacyTile<Legacy::Q4_0>>(job, g0, g1, j0, j1);
+    }
+}
+
+} // namespace
+
+} // namespace hearth::cpu::kernels
