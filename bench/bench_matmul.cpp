@@ -3,7 +3,9 @@
 // AVX-512 kernels against the repacked ones (A/B, alternating) on llama-1B layer shapes.
 // The "decode" mode instead compares the 4-bit types and the low-bit IQ2_XXS, IQ3_XXS, IQ3_S,
 // IQ1_S and TQ1_0 on decode-shaped (one token) products.
-// Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part | decode]
+// The "levels" mode times the repacked kernels of each level this CPU runs (avx2, avxvnni, avx512)
+// on every repacked type, one thread, at 1 and 64 tokens, in GMAC/s (levels alternating).
+// Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part | decode | levels]
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ref_ops.h"
 #include "backend/cpu/repack.h"
@@ -200,6 +202,52 @@ int decodeCompare(double budget) {
     return 0;
 }
 
+// The repacked kernels of each level, side by side (see the file comment).
+int levelsCompare(double budget) {
+    std::vector<Isa> levels;
+    for (Isa isa : {Isa::Avx2, Isa::AvxVnni, Isa::Avx512})
+        if (canRepack(Type::Q4_0, isa)) levels.push_back(isa);
+    if (levels.empty()) {
+        std::printf("levels: this CPU has no AVX2, no repacked kernels\n");
+        return 0;
+    }
+    const int64_t rows = 2048, cols = 2048;
+    std::mt19937 rng(3);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> wf(size_t(rows * cols)), x(size_t(64 * cols)), y(size_t(64 * rows));
+    for (auto& v : wf) v = dist(rng);
+    for (auto& v : x) v = dist(rng);
+    ThreadPool pool(1);
+    std::printf("repacked kernels, %lldx%lld, 1 thread, GMAC/s (median of 5 alternating samples)\n", (long long)rows,
+                (long long)cols);
+    for (Type t : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::IQ4_NL, Type::MXFP4, Type::Q4_K, Type::Q6_K, Type::IQ4_XS}) {
+        const uint64_t rb = *quant::rowBytes(t, uint64_t(cols));
+        std::vector<uint8_t> data(size_t(rb * uint64_t(rows)));
+        if (!quant::typeInfo(t)->canQuantize) {
+            for (auto& b : data) b = uint8_t(rng());
+            for (uint64_t b = 0; b < data.size(); b += quant::typeInfo(t)->blockBytes) data[b] = 120; // small E8M0
+        } else if (!quant::quantizeRows(t, wf.data(), data.data(), rows, cols, 2).isOk()) {
+            return 1;
+        }
+        const ref::Matrix w{data.data(), t, cols, rows, rb};
+        auto packed = PackedMatrix::pack(w);
+        if (!packed.isOk()) return 1;
+        for (int64_t n : {int64_t(1), int64_t(64)}) {
+            std::vector<std::vector<double>> samples(levels.size());
+            for (int rep = 0; rep < 5; ++rep)
+                for (size_t i = 0; i < levels.size(); ++i)
+                    samples[i].push_back(bestTime([&] { (void)matMul(w, &*packed, x.data(), n, y.data(), &pool, levels[i]); },
+                                                  budget / 5));
+            std::printf("%-6s n=%-3lld", std::string(quant::typeName(t)).c_str(), (long long)n);
+            for (size_t i = 0; i < levels.size(); ++i)
+                std::printf("  %s %7.1f", isaName(levels[i]), double(rows * cols * n) / median(samples[i]) * 1e-9);
+            std::printf("\n");
+            std::fflush(stdout);
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -207,6 +255,7 @@ int main(int argc, char** argv) {
     const double budget = argc > 1 ? std::atof(argv[1]) : 0.3;
     if (argc > 2 && std::strcmp(argv[2], "ab") == 0) return abRepacked(budget);
     if (argc > 2 && std::strcmp(argv[2], "decode") == 0) return decodeCompare(budget);
+    if (argc > 2 && std::strcmp(argv[2], "levels") == 0) return levelsCompare(budget);
     std::printf("bench_matmul: %lldx%lld weights, detected ISA %s\n", (long long)rows,
                 (long long)cols, isaName(detectIsa()));
     std::mt19937 rng(42);

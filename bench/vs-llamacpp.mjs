@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Hearth against llama.cpp (the npm prebuilt, zen4 CPU build) on the same GGUF files, side by
-// side: pp512 and tg128 at 1 and 2 threads, runs alternating A B A B; prints ours/theirs per figure
+// Hearth against llama.cpp (the npm prebuilt) on the same GGUF files, side by side, in an ISA
+// mode (below): pp512 and tg128 at 1 and 2 threads, runs alternating A B A B; prints ours/theirs per figure
 // (median of the pairs), peak RSS, and decode speed as a fraction of the bandwidth limit (bytes
 // read per token / read bandwidth measured here). Run through bench/vs-llamacpp, which builds and
 // sets everything up.
@@ -18,7 +18,24 @@ const pp = Number(env.PP || 512), tg = Number(env.TG || 128);
 // REF_MMAP=0: llama.cpp reads the weights into memory instead of mapping the file (where the
 // kernel reclaims cold file pages, a mapped model's decode can slow several times).
 const refMmap = env.REF_MMAP ?? "";
-const backendDir = path.join(ref, "node_modules/@node-llama-cpp/linux-x64/bins/linux-x64");
+const fullBackendDir = path.join(ref, "node_modules/@node-llama-cpp/linux-x64/bins/linux-x64");
+// ISA: the instruction sets both engines may use, as on a user's machine of that kind, whatever
+// this one is: avx2 (Hearth with HEARTH_CPU_ISA=avx2, llama.cpp with only its haswell CPU
+// variant), avxvnni (alderlake), avx512 (Hearth's AVX-512 kernels; llama.cpp picks its best
+// variant), or native (the default: each engine's own choice for this CPU).
+const isa = env.ISA || "native";
+const refVariants = {avx2: "haswell", avxvnni: "alderlake"};
+if (!["native", "avx2", "avxvnni", "avx512"].includes(isa)) throw new Error(`ISA=${isa}: expected native, avx2, avxvnni or avx512`);
+let backendDir = fullBackendDir;
+if (refVariants[isa]) {
+    const data = env.HEARTH_TEST_DATA || path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../shared");
+    const out = execFileSync("bash", [path.join(data, "tools/reference/backend-dir.sh"), refVariants[isa],
+                                      fs.mkdtempSync("/tmp/hearth-vs-backend-"), ref], {encoding: "utf8"});
+    backendDir = out.trim().split("\n").pop();
+}
+const cpuName = (fs.readFileSync("/proc/cpuinfo", "utf8").match(/^model name\s*:\s*(.*)$/m) || [, "?"])[1];
+console.log(`CPU: ${cpuName}; ISA mode ${isa}: Hearth ${isa === "native" ? "at its detected level" : `HEARTH_CPU_ISA=${isa}`}, ` +
+            `llama.cpp ${refVariants[isa] ? `with libggml-cpu-${refVariants[isa]}.so only` : "with every CPU variant (it loads the best this CPU runs)"}`);
 
 const median = (v) => {
     const s = [...v].sort((a, b) => a - b);
@@ -28,7 +45,8 @@ const median = (v) => {
 function ours(model, threads) {
     const out = execFileSync(path.join(bin, "hearth-cli"),
         ["bench", model, "-p", String(pp), "-n", String(tg), "--threads", String(threads), "--reps", "1", "--json"],
-        {encoding: "utf8", stdio: ["ignore", "pipe", "inherit"]});
+        {encoding: "utf8", stdio: ["ignore", "pipe", "inherit"],
+         env: isa === "native" ? process.env : {...process.env, HEARTH_CPU_ISA: isa}});
     const j = JSON.parse(out);
     return {pp: j.pp_tok_s, tg: j.tg_tok_s, rssMiB: j.max_rss_kib / 1024};
 }
@@ -100,4 +118,4 @@ for (const model of models) {
 const bandwidth = Object.fromEntries(threadsList.map((t) => [t, median(bwSamples[t])]));
 console.log(`read bandwidth (GB/s, median of the samples beside the pairs): ${Object.entries(bandwidth).map(([t, g]) => `${t} thread(s) ${g.toFixed(1)}`).join(", ")}`);
 console.log("ratios are ours / llama.cpp, median over A B pairs; limit = bandwidth / bytes read per token");
-if (env.JSON_OUT) fs.writeFileSync(env.JSON_OUT, JSON.stringify({bandwidth, rows}, null, 2));
+if (env.JSON_OUT) fs.writeFileSync(env.JSON_OUT, JSON.stringify({cpu: cpuName, isa_mode: isa, reference_variant: refVariants[isa] || "auto", bandwidth, rows}, null, 2));

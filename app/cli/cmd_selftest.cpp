@@ -13,18 +13,22 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace hearth::cli {
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: hearth-cli selftest [--device ID] [--json] [--quick] [--seed N]\n"
+    "usage: hearth-cli selftest [--device ID] [--isa LEVEL] [--json] [--quick] [--seed N]\n"
     "\n"
     "Runs every op of the step graph (each weight type, K/V type, RoPE and attention variant,\n"
     "odd shapes) on a device and on the scalar reference, and compares the results.\n"
     "  --device ID  cpu (default), ref, vulkan:N or cuda:N ('hearth-cli devices' lists them)\n"
-    "  --json       {\"device\", \"ops\": [{op, type, shape, max_err, tol, ok, supported}...]}\n"
+    "  --isa LEVEL  device cpu: the kernels' instruction-set level, scalar, avx2, avxvnni or avx512\n"
+    "               (one this CPU runs), or all (the default): every level this CPU runs in turn\n"
+    "  --json       {\"device\", \"isa_levels\", \"ops\": [{op, type, shape, max_err, tol, ok, supported,\n"
+    "               isa (device cpu)}...]}\n"
     "  --quick      the subset a typical model uses, small shapes (what a load checks a GPU with)\n"
     "  --seed N     the random data and shapes (default 1)\n"
     "max_err is max |device - reference| / max(1, max |reference|), the fraction of wrong indices\n"
@@ -51,6 +55,7 @@ std::string sci(double v) {
 
 int runSelftest(Args args) {
     std::string deviceId = "cpu";
+    std::string isa = "all";
     bool json = false;
     SelftestOptions options;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -62,11 +67,13 @@ int runSelftest(Args args) {
             json = true;
         } else if (a == "--quick") {
             options.quick = true;
-        } else if (a == "--device" || a == "--seed") {
+        } else if (a == "--device" || a == "--seed" || a == "--isa") {
             if (i + 1 >= args.size()) return usageError(std::string(a) + " needs a value");
             const std::string value(args[++i]);
             if (a == "--device") {
                 deviceId = value;
+            } else if (a == "--isa") {
+                isa = value;
             } else {
                 if (value.empty() || value.size() > 19 || value.find_first_not_of("0123456789") != std::string::npos)
                     return usageError("--seed takes a non-negative integer, not '" + value + "'");
@@ -77,32 +84,71 @@ int runSelftest(Args args) {
         }
     }
 
-    auto report = runDeviceSelftest(deviceId, options);
-    if (!report) {
-        // The cases could not be built (a bug): 1; the device cannot be opened: 2.
-        const bool bug = report.status().code() == ErrorCode::Internal;
-        std::fprintf(stderr, "hearth-cli selftest: %s%s\n", bug ? "" : ("cannot open device '" + deviceId + "': ").c_str(),
-                     report.status().toString().c_str());
-        return bug ? 1 : 2;
-    }
-    const SelftestReport& r = *report;
-    if (json) {
-        nlohmann::json out{{"device", r.device},
-                           {"device_name", r.deviceName},
-                           {"ops", nlohmann::json::array()},
-                           {"failures", r.failures()},
-                           {"unsupported", r.unsupportedCount()},
-                           {"not_quantizable", r.notQuantizable},
-                           {"seconds", r.seconds}};
-        for (const SelftestCase& c : r.cases) {
-            nlohmann::json o{{"op", c.op},      {"type", c.type}, {"shape", c.shape},           {"max_err", c.maxErr},
-                             {"tol", c.tol},    {"ok", c.ok},     {"supported", c.supported}};
-            if (!std::isfinite(c.maxErr)) o["max_err"] = nullptr;
-            if (!c.error.empty()) o["error"] = c.error;
-            out["ops"].push_back(std::move(o));
+    // The CPU's levels to run: each in turn, or the one named.
+    std::vector<std::string> levels{""};
+    if (deviceId == "cpu") {
+        const std::vector<std::string> have = cpuIsaLevels();
+        if (isa == "all") {
+            levels = have;
+        } else if (std::find(have.begin(), have.end(), isa) != have.end()) {
+            levels = {isa};
+        } else {
+            std::string list;
+            for (const std::string& l : have) list += (list.empty() ? "" : ", ") + l;
+            return usageError("--isa " + isa + ": not a level this CPU runs (" + list + ", or all)");
         }
+    } else if (isa != "all") {
+        return usageError("--isa is for --device cpu");
+    }
+
+    std::vector<SelftestReport> reports;
+    for (const std::string& level : levels) {
+        options.cpuIsa = level;
+        auto report = runDeviceSelftest(deviceId, options);
+        if (!report) {
+            // The cases could not be built (a bug): 1; the device cannot be opened: 2.
+            const bool bug = report.status().code() == ErrorCode::Internal;
+            std::fprintf(stderr, "hearth-cli selftest: %s%s\n", bug ? "" : ("cannot open device '" + deviceId + "': ").c_str(),
+                         report.status().toString().c_str());
+            return bug ? 1 : 2;
+        }
+        reports.push_back(std::move(*report));
+    }
+    bool passed = true;
+    for (const SelftestReport& r : reports) passed = passed && r.passed();
+    if (json) {
+        const SelftestReport& last = reports.back();
+        nlohmann::json out{{"device", last.device},
+                           {"device_name", last.deviceName},
+                           {"isa_levels", nlohmann::json::array()},
+                           {"ops", nlohmann::json::array()},
+                           {"failures", 0},
+                           {"unsupported", 0},
+                           {"not_quantizable", last.notQuantizable},
+                           {"seconds", 0.0}};
+        int failures = 0, unsupported = 0;
+        double seconds = 0.0;
+        for (const SelftestReport& r : reports) {
+            if (!r.cpuIsa.empty()) out["isa_levels"].push_back(r.cpuIsa);
+            failures += r.failures();
+            unsupported += r.unsupportedCount();
+            seconds += r.seconds;
+            for (const SelftestCase& c : r.cases) {
+                nlohmann::json o{{"op", c.op},      {"type", c.type}, {"shape", c.shape},           {"max_err", c.maxErr},
+                                 {"tol", c.tol},    {"ok", c.ok},     {"supported", c.supported}};
+                if (!std::isfinite(c.maxErr)) o["max_err"] = nullptr;
+                if (!c.error.empty()) o["error"] = c.error;
+                if (!r.cpuIsa.empty()) o["isa"] = r.cpuIsa;
+                out["ops"].push_back(std::move(o));
+            }
+        }
+        out["failures"] = failures;
+        out["unsupported"] = unsupported;
+        out["seconds"] = seconds;
         std::printf("%s\n", out.dump(2).c_str());
-    } else {
+        return passed ? 0 : 1;
+    }
+    for (const SelftestReport& r : reports) {
         std::printf("device %s: %s\n", r.device.c_str(), r.deviceName.c_str());
         std::printf("%-11s %-5s %-62s %9s %9s  %s\n", "OP", "TYPE", "SHAPE", "MAX_ERR", "TOL", "RESULT");
         for (const SelftestCase& c : r.cases) {
@@ -113,8 +159,8 @@ int runSelftest(Args args) {
             std::printf("\n");
         }
         const int total = int(r.cases.size()), failed = r.failures(), skipped = r.unsupportedCount();
-        std::printf("%d cases: %d ok, %d FAIL, %d unsupported (%.2f s)\n", total, total - failed - skipped, failed, skipped,
-                    r.seconds);
+        std::printf("%d cases%s%s: %d ok, %d FAIL, %d unsupported (%.2f s)\n", total, r.cpuIsa.empty() ? "" : " at ",
+                    r.cpuIsa.c_str(), total - failed - skipped, failed, skipped, r.seconds);
         if (!r.notQuantizable.empty()) {
             std::string list;
             for (const std::string& t : r.notQuantizable) list += (list.empty() ? "" : " ") + t;
@@ -123,10 +169,16 @@ int runSelftest(Args args) {
         if (failed) {
             std::string list;
             for (const std::string& f : r.failing()) list += (list.empty() ? "" : ", ") + f;
-            std::printf("FAILED: %s\n", list.c_str());
+            std::printf("FAILED%s%s: %s\n", r.cpuIsa.empty() ? "" : " at ", r.cpuIsa.c_str(), list.c_str());
         }
     }
-    return r.passed() ? 0 : 1;
+    if (reports.size() > 1) {
+        std::string summary;
+        for (const SelftestReport& r : reports)
+            summary += (summary.empty() ? "" : ", ") + r.cpuIsa + (r.passed() ? " ok" : " FAIL");
+        std::printf("CPU levels: %s\n", summary.c_str());
+    }
+    return passed ? 0 : 1;
 }
 
 } // namespace hearth::cli

@@ -5,6 +5,7 @@
 #include "backend/selftest.h"
 
 #include "backend/cpu/cpu_device.h"
+#include "backend/cpu/matmul.h"
 #include "backend/cpu/thread_pool.h"
 #include "backend/selftest_cases.h"
 
@@ -15,6 +16,9 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace hearth {
 
@@ -251,13 +255,48 @@ Result<SelftestReport> runSelftest(Device& device, const SelftestOptions& option
 
 } // namespace backend
 
+std::vector<std::string> cpuIsaLevels() {
+    std::vector<std::string> out;
+    for (cpu::Isa isa : {cpu::Isa::Scalar, cpu::Isa::Avx2, cpu::Isa::AvxVnni, cpu::Isa::Avx512})
+        if (cpu::isaSupported(isa)) out.emplace_back(cpu::isaName(isa));
+    return out;
+}
+
+namespace {
+
+// Puts the CPU kernels at a level for a scope (they repack the weights when the device loads
+// them, so the level is set before the device opens), then back at the one before.
+class IsaScope {
+public:
+    explicit IsaScope(cpu::Isa isa) : m_before(cpu::activeIsaLevel()) { cpu::forceIsa(isa); }
+    ~IsaScope() { cpu::forceIsa(m_before); }
+    IsaScope(const IsaScope&) = delete;
+    IsaScope& operator=(const IsaScope&) = delete;
+
+private:
+    cpu::Isa m_before;
+};
+
+} // namespace
+
 Result<SelftestReport> runDeviceSelftest(const std::string& deviceId, const SelftestOptions& options, int threads) {
+    std::unique_ptr<IsaScope> scope;
+    if (deviceId == "cpu" && !options.cpuIsa.empty()) {
+        cpu::Isa isa = cpu::Isa::Scalar;
+        if (!cpu::isaFromName(options.cpuIsa.c_str(), &isa) || !cpu::isaSupported(isa)) {
+            std::string levels;
+            for (const std::string& l : cpuIsaLevels()) levels += (levels.empty() ? "" : ", ") + l;
+            return invalidArgument("CPU level '" + options.cpuIsa + "': this CPU runs " + levels);
+        }
+        scope = std::make_unique<IsaScope>(isa);
+    }
     // The optimized CPU device runs on threads, as it does for a model.
     const int n = threads > 0 ? threads : int(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
     cpu::ThreadPool pool(deviceId == "cpu" ? n : 1);
     HEARTH_ASSIGN_OR_RETURN(std::unique_ptr<backend::Device> device, backend::openDevice(deviceId, &pool));
     auto report = backend::runSelftest(*device, options);
     if (!report) return internalError(report.status().message());
+    if (deviceId == "cpu") report->cpuIsa = cpu::activeIsa();
     return report;
 }
 

@@ -2,6 +2,7 @@
 // reference on every case; a device that corrupts one op is caught on exactly that op, and the
 // model runner then leaves the GPU out; the command's JSON and exit codes.
 #include "backend/cpu/cpu_device.h"
+#include "backend/cpu/matmul.h"
 #include "backend/cpu/thread_pool.h"
 #include "backend/selftest.h"
 #include "hearth/gguf.h"
@@ -12,6 +13,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMap>
 #include <QProcess>
 #include <QtTest>
 
@@ -121,8 +123,20 @@ class TestSelftest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
-    // Every case of the full set, and of the quick one, on the CPU device with threads.
+    // Every case of the full set, and of the quick one, on the CPU device with threads, at each
+    // instruction-set level this CPU runs (the device repacks its weights for the level it opens at).
+    void cpuPassesEveryCase_data() {
+        QTest::addColumn<QString>("isa");
+        for (const std::string& level : cpuIsaLevels()) QTest::newRow(level.c_str()) << QString::fromStdString(level);
+    }
     void cpuPassesEveryCase() {
+        QFETCH(QString, isa);
+        cpu::Isa level = cpu::Isa::Scalar;
+        QVERIFY(cpu::isaFromName(isa.toUtf8().constData(), &level));
+        QVERIFY(cpu::forceIsa(level));
+        struct Restore {
+            ~Restore() { cpu::forceIsa(cpu::detectIsa()); }
+        } restore;
         cpu::ThreadPool pool(4);
         for (const bool quick : {false, true}) {
             cpu::CpuDevice device(false, &pool);
@@ -131,7 +145,7 @@ private Q_SLOTS:
             auto report = backend::runSelftest(device, o);
             QVERIFY2(report.isOk(), report.status().toString().c_str());
             QVERIFY2(report->passed() && report->unsupportedCount() == 0, failures(*report).c_str());
-            qInfo("%s: %zu cases in %.2f s", quick ? "quick" : "full", report->cases.size(), report->seconds);
+            qInfo("%s %s: %zu cases in %.2f s", qPrintable(isa), quick ? "quick" : "full", report->cases.size(), report->seconds);
             QVERIFY(report->cases.size() >= (quick ? 20u : 150u));
             if (quick) continue;
             // Every op of the set, every quantizable weight type for the matrix ops, every K/V type.
@@ -265,15 +279,36 @@ private Q_SLOTS:
         QCOMPARE(j.exitCode, 0);
         const QJsonObject o = QJsonDocument::fromJson(j.out.toUtf8()).object();
         QCOMPARE(o["device"].toString(), QStringLiteral("cpu"));
+        // Every level this CPU runs, in turn, each with the whole case list.
+        QStringList levels;
+        for (const std::string& l : cpuIsaLevels()) levels << QString::fromStdString(l);
+        QVERIFY(levels.size() >= 1 && levels.front() == QLatin1String("scalar"));
+        QCOMPARE(o["isa_levels"].toVariant().toStringList(), levels);
         const QJsonArray ops = o["ops"].toArray();
-        QVERIFY(ops.size() >= 20);
+        QVERIFY(ops.size() >= 20 * levels.size());
+        QMap<QString, int> perLevel;
         for (const QJsonValue& v : ops) {
             const QJsonObject c = v.toObject();
-            for (const char* key : {"op", "type", "shape", "max_err", "tol", "ok", "supported"})
+            for (const char* key : {"op", "type", "shape", "max_err", "tol", "ok", "supported", "isa"})
                 QVERIFY2(c.contains(QLatin1String(key)), key);
+            ++perLevel[c["isa"].toString()];
             QVERIFY(c["ok"].toBool() && c["supported"].toBool());
             QVERIFY(c["max_err"].toDouble() <= c["tol"].toDouble());
         }
+
+        QCOMPARE(perLevel.size(), levels.size());
+        for (const QString& l : levels) QCOMPARE(perLevel.value(l), int(ops.size() / levels.size()));
+
+        // One level: only its cases; a level this CPU lacks, or --isa off the CPU: bad usage.
+        Run one = cli({QStringLiteral("--json"), QStringLiteral("--quick"), QStringLiteral("--isa"), QStringLiteral("scalar")});
+        QCOMPARE(one.exitCode, 0);
+        const QJsonObject oneObj = QJsonDocument::fromJson(one.out.toUtf8()).object();
+        QCOMPARE(oneObj["isa_levels"].toVariant().toStringList(), QStringList{QStringLiteral("scalar")});
+        QCOMPARE(oneObj["ops"].toArray().size(), int(ops.size() / levels.size()));
+        Run badIsa = cli({QStringLiteral("--quick"), QStringLiteral("--isa"), QStringLiteral("sse9")});
+        QCOMPARE(badIsa.exitCode, 2);
+        QVERIFY2(badIsa.err.contains(QLatin1String("not a level this CPU runs")), qPrintable(badIsa.err));
+        QCOMPARE(cli({QStringLiteral("--device"), QStringLiteral("ref"), QStringLiteral("--isa"), QStringLiteral("scalar")}).exitCode, 2);
 
         Run text = cli({QStringLiteral("--quick")});
         QCOMPARE(text.exitCode, 0);
@@ -297,6 +332,12 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 0);
         QVERIFY(r.out.contains(QLatin1String("mat_mul     Q4_K")));
         QVERIFY(!r.out.contains(QLatin1String("FAIL ")));
+        QString summary;
+        for (const std::string& l : cpuIsaLevels()) {
+            QVERIFY2(r.out.contains(QStringLiteral("cases at %1: ").arg(QString::fromStdString(l))), l.c_str());
+            summary += (summary.isEmpty() ? "" : ", ") + QString::fromStdString(l) + " ok";
+        }
+        if (cpuIsaLevels().size() > 1) QVERIFY2(r.out.contains("CPU levels: " + summary), qPrintable(r.out.right(300)));
     }
 };
 

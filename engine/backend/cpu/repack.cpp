@@ -288,18 +288,23 @@ bool cpuIsIntel() {
 // share of a super-block). Measured on 1B / 0.5B decode, one process per distance, alternating:
 // Zen 4 (EPYC) streams best 16 ahead (4 KiB of Q4_0; 1-16 KiB tried); Sapphire Rapids 4 ahead
 // (against 16: 1-thread 1B Q4_0 +20%, qwen2.5-0.5b Q4_K_M +25%, 1B Q4_K_M +8%, Q8_0 +5%; 2 threads
-// +9% on qwen2.5-0.5b Q4_0; 8 ahead was between). Intel CPUs take 4, others 16;
-// HEARTH_CPU_PREFETCH_BLOCKS (0-256) overrides.
-int64_t prefetchBlocks() {
-    static const int64_t blocks = [] {
+// +9% on qwen2.5-0.5b Q4_0; 8 ahead was between). The 256-bit kernels take a group in two
+// passes of half its rows, the first streaming it at twice the pace: 16 ahead there (Sapphire
+// Rapids at the avx2 level, 2 threads, 1B Q4_0 decode: 4 ahead 19.4-20.8 tok/s, 8 ahead 21.8-23.4,
+// 16 22.1-24.8, 32 and 64 no better; Q4_K_M and Q8_0 the same for 4 and 16). AVX-512 on Intel
+// CPUs takes 4, everything else 16; HEARTH_CPU_PREFETCH_BLOCKS (0-256) overrides.
+int64_t prefetchBlocks(Isa isa) {
+    static const int64_t fromEnv = [] {
         if (const char* env = std::getenv("HEARTH_CPU_PREFETCH_BLOCKS")) {
             char* end = nullptr;
             const long v = std::strtol(env, &end, 10);
             if (end != env && *end == '\0' && v >= 0 && v <= 256) return int64_t(v);
         }
-        return int64_t(cpuIsIntel() ? 4 : 16);
+        return int64_t(-1);
     }();
-    return blocks;
+    static const bool intel = cpuIsIntel();
+    if (fromEnv >= 0) return fromEnv;
+    return isa == Isa::Avx512 && intel ? 4 : 16;
 }
 
 // The kernels' job for y = x · Wᵀ on a repacked copy, all but the activations. The weights are
@@ -323,7 +328,7 @@ kernels::PackedJob packedJob(const PackedMatrix& packed, float* y, Isa isa) {
     job.payloadBytes = packed.payloadBytes();
     job.y = y;
     job.prefetchBytes =
-        uint64_t(prefetchBlocks()) * (superBlocks(job.type) ? job.payloadBytes / 8 : job.payloadBytes);
+        uint64_t(prefetchBlocks(isa)) * (superBlocks(job.type) ? job.payloadBytes / 8 : job.payloadBytes);
     return job;
 }
 

@@ -48,6 +48,14 @@ inline __m256i dot4(__m256i acc, __m256i w, __m256i a) {
 #endif
 }
 
+// v, unchanged, but opaque to the optimiser: GCC reassociates a chain of integer adds over the
+// chunks into a tree of all the tokens' products, which spills most of them to the stack; one of
+// these after each add keeps the chain (and the registers) as written.
+inline __m256i keep(__m256i v) {
+    __asm__("" : "+x"(v));
+    return v;
+}
+
 // Each lane's 8-bit value as an int16 pair (v, v): vpmaddwd by it scales a pair sum by v.
 inline __m256i pairOf(__m256i v32) { return _mm256_or_si256(_mm256_and_si256(v32, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(v32, 16)); }
 
@@ -141,52 +149,52 @@ template <int NT, Legacy T> void tile(const PackedJob& job, int64_t g, int half,
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     constexpr bool kLevels = T == Legacy::IQ4_NL || T == Legacy::MXFP4;
     const __m256i levels = kLevels ? levelTable<T>() : _mm256_setzero_si256();
-    auto block = [&](const uint8_t* p, const uint8_t* sc, int64_t b) {
-        const __m256 ws = rowScales<T>(sc, half);
-        __m256i w[8]; // w[k]: columns 4k..4k+3 of the block, 8 rows × 4 bytes
+    // Chunk k's weights (columns 4k..4k+3) of the 8 rows, as the dot products take them.
+    auto weights = [&](const uint8_t* p, int k) {
         if constexpr (T == Legacy::Q8_0) {
+            const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * k + at));
+            return kSignedWeights<T> ? _mm256_xor_si256(w, _mm256_set1_epi8(char(0x80))) : w;
+        } else {
+            const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * (k % 4) + at));
+            __m256i w = _mm256_and_si256(k < 4 ? raw : _mm256_srli_epi16(raw, 4), low4);
+            if constexpr (kLevels) w = _mm256_shuffle_epi8(levels, w);
+            if constexpr (T == Legacy::Q5_0) w = _mm256_or_si256(w, fifthBits(p + 256 + 8 * k + 4 * half));
+            return w;
+        }
+    };
+    // Chunks outer, tokens inner: one chunk's weights live at a time, beside NT sums.
+    auto block = [&](const uint8_t* p, const uint8_t* sc, int64_t b) {
+        __m256i s[NT];
+        for (__m256i& v : s) v = _mm256_setzero_si256();
+        if constexpr (kSignedWeights<T>) {
             for (int k = 0; k < 8; ++k) {
-                w[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * k + at));
-                if constexpr (kSignedWeights<T>) w[k] = _mm256_xor_si256(w[k], _mm256_set1_epi8(char(0x80)));
+                const __m256i w = weights(p, k), wAbs = _mm256_sign_epi8(w, w);
+                for (int t = 0; t < NT; ++t) {
+                    const __m256i p16 = _mm256_maddubs_epi16(wAbs, _mm256_sign_epi8(bcast4(a[t][b].qs + 4 * k), w));
+                    s[t] = keep(_mm256_add_epi32(s[t], _mm256_madd_epi16(p16, _mm256_set1_epi16(1))));
+                }
+            }
+        } else if constexpr (kVnni) {
+            for (int k = 0; k < 8; ++k) {
+                const __m256i w = weights(p, k);
+                for (int t = 0; t < NT; ++t) s[t] = dot4(s[t], w, bcast4(a[t][b].qs + 4 * k));
             }
         } else {
-            for (int k = 0; k < 4; ++k) {
-                const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * k + at));
-                w[k] = _mm256_and_si256(raw, low4);
-                w[k + 4] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+            for (int k0 = 0; k0 < 8; k0 += kChunksIn16<T>) {
+                __m256i p16[NT];
+                for (__m256i& v : p16) v = _mm256_setzero_si256();
+                for (int k = k0; k < k0 + kChunksIn16<T>; ++k) {
+                    const __m256i w = weights(p, k);
+                    for (int t = 0; t < NT; ++t)
+                        p16[t] = keep(_mm256_add_epi16(p16[t], _mm256_maddubs_epi16(w, bcast4(a[t][b].qs + 4 * k))));
+                }
+                for (int t = 0; t < NT; ++t) s[t] = _mm256_add_epi32(s[t], _mm256_madd_epi16(p16[t], _mm256_set1_epi16(1)));
             }
-            if constexpr (kLevels)
-                for (int v = 0; v < 8; ++v) w[v] = _mm256_shuffle_epi8(levels, w[v]);
-            if constexpr (T == Legacy::Q5_0)
-                for (int v = 0; v < 8; ++v) w[v] = _mm256_or_si256(w[v], fifthBits(p + 256 + 8 * v + 4 * half));
         }
+        const __m256 ws = rowScales<T>(sc, half);
         for (int t = 0; t < NT; ++t) {
             const ActQ8x32& ab = a[t][b];
-            __m256i s;
-            if constexpr (kSignedWeights<T>) {
-                s = _mm256_setzero_si256();
-                for (int k = 0; k < 8; ++k) {
-                    const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(w[k], w[k]),
-                                                             _mm256_sign_epi8(bcast4(ab.qs + 4 * k), w[k]));
-                    s = _mm256_add_epi32(s, _mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
-                }
-            } else if constexpr (kVnni) {
-                __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-                for (int k = 0; k < 8; k += 2) {
-                    s0 = dot4(s0, w[k], bcast4(ab.qs + 4 * k));
-                    s1 = dot4(s1, w[k + 1], bcast4(ab.qs + 4 * k + 4));
-                }
-                s = _mm256_add_epi32(s0, s1);
-            } else {
-                s = _mm256_setzero_si256();
-                for (int k0 = 0; k0 < 8; k0 += kChunksIn16<T>) {
-                    __m256i p16 = _mm256_maddubs_epi16(w[k0], bcast4(ab.qs + 4 * k0));
-                    for (int k = k0 + 1; k < k0 + kChunksIn16<T>; ++k)
-                        p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(w[k], bcast4(ab.qs + 4 * k)));
-                    s = _mm256_add_epi32(s, _mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
-                }
-            }
-            __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(ab.d));
+            __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(s[t]), _mm256_set1_ps(ab.d));
             if constexpr (kOffset<T> != 0.0f) f = _mm256_sub_ps(f, _mm256_set1_ps(kOffset<T> * ab.s));
             acc[t] = _mm256_fmadd_ps(ws, f, acc[t]);
         }
@@ -232,27 +240,19 @@ template <int NT> void tileQ4K(const PackedJob& job, int64_t g, int half, int64_
         for (__m256i& v : isum) v = _mm256_setzero_si256();
         for (int sb = 0; sb < 8; ++sb) { // chunks 8c..8c+7, low nibbles (even sb) or high
             const int c = sb / 2, hi = sb % 2;
-            __m256i w[8];
+            __m256i s[NT]; // VNNI: int32 sums; AVX2: 16-bit sums (8 chunks of nibbles: 8 · 2 · 15 · 127 < 2^15)
+            for (__m256i& v : s) v = _mm256_setzero_si256();
             for (int k = 0; k < 8; ++k) {
                 const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
-                w[k] = _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4);
-            }
-            const __m256i sc = bytesU32(scales + 16 * sb + 8 * half);
-            for (int t = 0; t < NT; ++t) {
-                const int8_t* q = a[t][b].qs + 64 * c + 32 * hi;
-                if constexpr (kVnni) {
-                    __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-                    for (int k = 0; k < 8; k += 2) {
-                        s0 = dot4(s0, w[k], bcast4(q + 4 * k));
-                        s1 = dot4(s1, w[k + 1], bcast4(q + 4 * k + 4));
-                    }
-                    isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(_mm256_add_epi32(s0, s1), sc));
-                } else { // 8 chunks of nibbles: 8 · 2 · 15 · 127 < 2^15
-                    __m256i p16 = _mm256_maddubs_epi16(w[0], bcast4(q));
-                    for (int k = 1; k < 8; ++k) p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(w[k], bcast4(q + 4 * k)));
-                    isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p16, pairOf(sc)));
+                const __m256i w = _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4);
+                for (int t = 0; t < NT; ++t) {
+                    const __m256i q = bcast4(a[t][b].qs + 64 * c + 32 * hi + 4 * k);
+                    s[t] = keep(kVnni ? dot4(s[t], w, q) : _mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
                 }
             }
+            const __m256i sc = bytesU32(scales + 16 * sb + 8 * half);
+            for (int t = 0; t < NT; ++t)
+                isum[t] = _mm256_add_epi32(isum[t], kVnni ? _mm256_mullo_epi32(s[t], sc) : _mm256_madd_epi16(s[t], pairOf(sc)));
         }
         const __m256 wd = halfs8(blk + kQ4KPayload + 16 * half);
         const __m256 wdm = halfs8(blk + kQ4KPayload + 32 + 16 * half);
@@ -301,32 +301,29 @@ template <int NT> void tileIQ4XS(const PackedJob& job, int64_t g, int half, int6
         for (__m256i& v : isum) v = _mm256_setzero_si256();
         for (int sb = 0; sb < 8; ++sb) {
             const int c = sb / 2, hi = sb % 2;
-            __m256i w[8];
+            const __m256i sc = bytesI32(blk + kQ4KPayload + 32 + 16 * sb + 8 * half);
+            const __m256i sc16 = pairOf(sc);
+            __m256i s[NT]; // VNNI: the sub-block's int32 sums
+            for (__m256i& v : s) v = _mm256_setzero_si256();
             for (int k = 0; k < 8; ++k) {
                 const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
-                w[k] = _mm256_shuffle_epi8(levels, _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4));
-            }
-            const __m256i sc = bytesI32(blk + kQ4KPayload + 32 + 16 * sb + 8 * half);
-            for (int t = 0; t < NT; ++t) {
-                const int8_t* q = a[t][b].qs + 64 * c + 32 * hi;
+                const __m256i w = _mm256_shuffle_epi8(levels, _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4));
                 if constexpr (kVnni) {
-                    __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-                    for (int k = 0; k < 8; k += 2) {
-                        s0 = dot4(s0, w[k], bcast4(q + 4 * k));
-                        s1 = dot4(s1, w[k + 1], bcast4(q + 4 * k + 4));
-                    }
-                    const int16_t* bs = a[t][b].bsums + 2 * sb;
-                    const __m256i v = _mm256_sub_epi32(_mm256_add_epi32(s0, s1), _mm256_set1_epi32(128 * (int32_t(bs[0]) + bs[1])));
-                    isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(v, sc));
+                    for (int t = 0; t < NT; ++t) s[t] = dot4(s[t], w, bcast4(a[t][b].qs + 64 * c + 32 * hi + 4 * k));
                 } else {
-                    const __m256i sc16 = pairOf(sc);
-                    for (int k = 0; k < 8; ++k) {
-                        const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(w[k], w[k]),
-                                                                 _mm256_sign_epi8(bcast4(q + 4 * k), w[k]));
-                        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p16, sc16));
+                    const __m256i wAbs = _mm256_sign_epi8(w, w);
+                    for (int t = 0; t < NT; ++t) {
+                        const __m256i q = _mm256_sign_epi8(bcast4(a[t][b].qs + 64 * c + 32 * hi + 4 * k), w);
+                        isum[t] = keep(_mm256_add_epi32(isum[t], _mm256_madd_epi16(_mm256_maddubs_epi16(wAbs, q), sc16)));
                     }
                 }
             }
+            if constexpr (kVnni)
+                for (int t = 0; t < NT; ++t) {
+                    const int16_t* bs = a[t][b].bsums + 2 * sb;
+                    const __m256i v = _mm256_sub_epi32(s[t], _mm256_set1_epi32(128 * (int32_t(bs[0]) + bs[1])));
+                    isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(v, sc));
+                }
         }
         const __m256 wd = halfs8(blk + kQ4KPayload + 16 * half);
         for (int t = 0; t < NT; ++t)
@@ -368,45 +365,44 @@ template <int NT> void tileQ6K(const PackedJob& job, int64_t g, int half, int64_
         if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kQ6KBlockBytes);
         const uint8_t* hbits = blk + 2048;
         const uint8_t* scales = blk + 3072;
+        // isum starts at -32·Σ_h sc_h·(Σ q_a over sub-block h): vpmaddwd of the rows' scale pairs
+        // (sc_2p, sc_2p+1) by the activation sums of sub-blocks 2p and 2p + 1.
         __m256i isum[NT];
-        for (int t = 0; t < NT; ++t) {
-            __m256i off = _mm256_setzero_si256();
-            for (int p = 0; p < 8; ++p) {
-                const __m256i pair = _mm256_or_si256(_mm256_and_si256(bytesI32(scales + 32 * p + 8 * half), _mm256_set1_epi32(0xffff)),
-                                                     _mm256_slli_epi32(bytesI32(scales + 32 * p + 16 + 8 * half), 16));
+        for (__m256i& v : isum) v = _mm256_setzero_si256();
+        for (int p = 0; p < 8; ++p) {
+            const __m256i pair = _mm256_or_si256(_mm256_and_si256(bytesI32(scales + 32 * p + 8 * half), _mm256_set1_epi32(0xffff)),
+                                                 _mm256_slli_epi32(bytesI32(scales + 32 * p + 16 + 8 * half), 16));
+            for (int t = 0; t < NT; ++t) {
                 int32_t sums;
                 std::memcpy(&sums, a[t][b].bsums + 2 * p, 4);
-                off = _mm256_add_epi32(off, _mm256_madd_epi16(pair, _mm256_set1_epi32(sums)));
+                isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(pair, _mm256_set1_epi32(sums)));
             }
-            isum[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 5));
         }
+        for (__m256i& v : isum) v = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(v, 5));
         for (int h = 0; h < 16; ++h) {
             const int j = h % 8;
-            __m256i w[4];
+            const __m256i sc = bytesI32(scales + 16 * h + 8 * half);
+            __m256i s[NT]; // VNNI: the sub-block's int32 sums; AVX2: two chunks' 16-bit sums
+            for (__m256i& v : s) v = _mm256_setzero_si256();
             for (int e = 0; e < 4; ++e) {
                 const int c = 4 * j + e;
                 const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
                 const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
-                w[e] = h < 8 ? _mm256_or_si256(_mm256_and_si256(raw, low4), c < 16 ? highBits<0>(hb) : highBits<1>(hb))
-                             : _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
-                                               c < 16 ? highBits<2>(hb) : highBits<3>(hb));
-            }
-            const __m256i sc = bytesI32(scales + 16 * h + 8 * half);
-            for (int t = 0; t < NT; ++t) {
-                const int8_t* q = a[t][b].qs + 16 * j + (h < 8 ? 0 : 128);
-                if constexpr (kVnni) {
-                    __m256i s = _mm256_setzero_si256();
-                    for (int e = 0; e < 4; ++e) s = dot4(s, w[e], bcast4(q + 4 * e));
-                    isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(s, sc));
-                } else {
-                    const __m256i sc16 = pairOf(sc);
-                    for (int e = 0; e < 4; e += 2) {
-                        const __m256i p16 = _mm256_add_epi16(_mm256_maddubs_epi16(w[e], bcast4(q + 4 * e)),
-                                                             _mm256_maddubs_epi16(w[e + 1], bcast4(q + 4 * e + 4)));
-                        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p16, sc16));
-                    }
+                const __m256i w = h < 8 ? _mm256_or_si256(_mm256_and_si256(raw, low4), c < 16 ? highBits<0>(hb) : highBits<1>(hb))
+                                        : _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
+                                                          c < 16 ? highBits<2>(hb) : highBits<3>(hb));
+                for (int t = 0; t < NT; ++t) {
+                    const __m256i q = bcast4(a[t][b].qs + 4 * c + (h < 8 ? 0 : 128));
+                    s[t] = keep(kVnni ? dot4(s[t], w, q) : _mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
                 }
+                if (!kVnni && e % 2 == 1)
+                    for (int t = 0; t < NT; ++t) {
+                        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s[t], pairOf(sc)));
+                        s[t] = _mm256_setzero_si256();
+                    }
             }
+            if constexpr (kVnni)
+                for (int t = 0; t < NT; ++t) isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(s[t], sc));
         }
         const __m256 wd = halfs8(blk + 3328 + 16 * half);
         for (int t = 0; t < NT; ++t)

@@ -17,6 +17,9 @@ struct SelftestOptions {
     bool quick = false;
     // Drives the random data and the random shapes; a seed always gives the same cases.
     uint64_t seed = 1;
+    // Device "cpu": the kernels' instruction-set level for this run ("scalar", "avx2", "avxvnni",
+    // "avx512"; see cpuIsaLevels); empty: the active level (HEARTH_CPU_ISA, or the best).
+    std::string cpuIsa;
 };
 
 struct SelftestCase {
@@ -33,6 +36,7 @@ struct SelftestCase {
 struct SelftestReport {
     std::string device;     // the device's id
     std::string deviceName;
+    std::string cpuIsa;     // device "cpu": the level its kernels ran at
     std::vector<SelftestCase> cases;
     // Weight types the reference cannot produce (no quantizer): not tested.
     std::vector<std::string> notQuantizable;
@@ -45,8 +49,14 @@ struct SelftestReport {
     std::vector<std::string> failing() const;
 };
 
+// The CPU kernels' instruction-set levels this CPU runs, lowest first ("scalar", "avx2", then
+// "avxvnni" and "avx512" where the CPU has them).
+std::vector<std::string> cpuIsaLevels();
+
 // Opens the device ("cpu", "vulkan:0", "cuda:0", ...; the CPU with `threads` threads, 0: all
-// cores) and runs the self-test on it. Errors: an unknown device or one that cannot be opened.
+// cores) and runs the self-test on it (the CPU at options.cpuIsa's level, then back at the one
+// before). Errors: an unknown device or one that cannot be opened; a cpuIsa that is not a level
+// of this CPU (InvalidArgument).
 Result<SelftestReport> runDeviceSelftest(const std::string& deviceId, const SelftestOptions& options, int threads = 0);
 
 } // namespace hearth
