@@ -1,5 +1,5 @@
 // Vectorized element-wise activations and RMSNorm: plain loops (over expClamped for SwiGLU) that
-// the compiler turns into SIMD code for each instruction set clone.
+// the compiler turns into SIMD code for each instruction-set level (target_clones.h).
 #include "backend/cpu/activations.h"
 
 #include "backend/cpu/fast_math.h"
@@ -9,8 +9,7 @@
 
 namespace hearth::cpu {
 
-HEARTH_CLONES
-void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+inline void swigluBody(const float* gate, const float* up, float* out, int64_t n) {
     // out may be gate itself: element i reads only index i before writing it, so there is no
     // loop-carried dependence and the compiler need not check for overlap.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -22,8 +21,10 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
     }
 }
 
-HEARTH_CLONES
-void silu(const float* x, float* out, int64_t n) {
+HEARTH_ISA_DISPATCH(void, swiglu, (const float* gate, const float* up, float* out, int64_t n),
+                    (gate, up, out, n), swigluBody)
+
+inline void siluBody(const float* x, float* out, int64_t n) {
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC ivdep
 #endif
@@ -33,8 +34,10 @@ void silu(const float* x, float* out, int64_t n) {
     }
 }
 
-HEARTH_CLONES
-void rmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps) {
+HEARTH_ISA_DISPATCH(void, silu, (const float* x, float* out, int64_t n),
+                    (x, out, n), siluBody)
+
+inline void rmsNormBody(const float* x, const float* weight, float* out, int64_t n, float eps) {
     double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
@@ -45,5 +48,8 @@ void rmsNorm(const float* x, const float* weight, float* out, int64_t n, float e
     const float scale = float(1.0 / std::sqrt(ss / double(n) + double(eps)));
     for (i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
 }
+
+HEARTH_ISA_DISPATCH(void, rmsNorm, (const float* x, const float* weight, float* out, int64_t n, float eps),
+                    (x, weight, out, n, eps), rmsNormBody)
 
 } // namespace hearth::cpu

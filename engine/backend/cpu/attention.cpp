@@ -23,8 +23,7 @@ namespace {
 // Folds one block's positions [from, lim) into one (token, head)'s running state: m (max score so
 // far), l (sum of exp(score - m)) and acc[D] (sum of exp(score - m) * v).
 //   kT: [D][B] the block's keys transposed; v: [B][D] its values; s: scratch [B].
-HEARTH_CLONES
-void foldBlock(const float* q, const float* kT, const float* v, int64_t B, int64_t from, int64_t lim, int64_t D,
+inline void foldBlockBody(const float* q, const float* kT, const float* v, int64_t B, int64_t from, int64_t lim, int64_t D,
                float scale, float cap, float* s, float& m, float& l, float* acc) {
     for (int64_t o = 0; o < B; ++o) s[o] = 0.0f;
     for (int64_t d = 0; d < D; ++d) {
@@ -51,6 +50,11 @@ void foldBlock(const float* q, const float* kT, const float* v, int64_t B, int64
     m = newMax;
 }
 
+HEARTH_ISA_DISPATCH(void, foldBlock,
+                    (const float* q, const float* kT, const float* v, int64_t B, int64_t from, int64_t lim, int64_t D,
+                     float scale, float cap, float* s, float& m, float& l, float* acc),
+                    (q, kT, v, B, from, lim, D, scale, cap, s, m, l, acc), foldBlockBody)
+
 constexpr int64_t kFastBlock = 16; // the block size of the multi-state fold
 constexpr int kStates = 4;         // query states folded together (a GQA group of 4 heads)
 
@@ -60,7 +64,7 @@ constexpr int kStates = 4;         // query states folded together (a GQA group 
 typedef float V16 __attribute__((vector_size(64)));
 
 // V16 values never cross a call boundary (everything below that takes or returns one is inlined
-// into a clone), so the warning that passing them by value depends on the ISA does not apply.
+// into each level's copy), so the warning that passing them by value depends on the ISA does not apply.
 #if defined(__GNUC__) // GCC and clang
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -150,23 +154,35 @@ __attribute__((always_inline)) inline void foldStates(const float* const* q, con
 #pragma GCC diagnostic pop
 #endif
 
-HEARTH_CLONES
-void foldStates4(const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
+inline void foldStates4Body(const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
                  int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc) {
     foldStates<kStates>(q, kT, v, from, lim, D, scale, cap, m, l, acc);
 }
 
-HEARTH_CLONES
-void foldStates2(const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
+HEARTH_ISA_DISPATCH(void, foldStates4,
+                    (const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
+                     int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc),
+                    (q, kT, v, from, lim, D, scale, cap, m, l, acc), foldStates4Body)
+
+inline void foldStates2Body(const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
                  int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc) {
     foldStates<2>(q, kT, v, from, lim, D, scale, cap, m, l, acc);
 }
 
-HEARTH_CLONES
-void foldStates1(const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
+HEARTH_ISA_DISPATCH(void, foldStates2,
+                    (const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
+                     int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc),
+                    (q, kT, v, from, lim, D, scale, cap, m, l, acc), foldStates2Body)
+
+inline void foldStates1Body(const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
                  int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc) {
     foldStates<1>(q, kT, v, from, lim, D, scale, cap, m, l, acc);
 }
+
+HEARTH_ISA_DISPATCH(void, foldStates1,
+                    (const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
+                     int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc),
+                    (q, kT, v, from, lim, D, scale, cap, m, l, acc), foldStates1Body)
 
 // The first offset of the block starting at p0 that token t's window reaches (0 without a window).
 int64_t windowFrom(const PagedAttentionCall& c, int64_t t, int64_t p0) {

@@ -74,17 +74,18 @@ template <typename Fn> void forItems(ThreadPool* pool, int64_t count, int64_t va
     else pool->parallelFor(count, fn);
 }
 
-HEARTH_CLONES
-void sigmoid(const float* x, float* out, int64_t n) {
+inline void sigmoidBody(const float* x, float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = 1.0f / (1.0f + expClamped(-x[i]));
 }
+
+HEARTH_ISA_DISPATCH(void, sigmoid, (const float* x, float* out, int64_t n),
+                    (x, out, n), sigmoidBody)
 
 // ln(1 + e^x) = max(x, 0) + ln(1 + u) with u = e^-|x| in (0, 1]; ln(1 + u) = 2 atanh(s) with
 // s = u / (2 + u) <= 1/3, whose odd series is within 2e-9 relative after the s^15 term (and
 // exact to float for small u, where ln(1 + u) rounded through 1 + u would not be). As the
 // reference, x itself above 20.
-HEARTH_CLONES
-void softplus(const float* x, float* out, int64_t n) {
+inline void softplusBody(const float* x, float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
         const float v = x[i];
         const float u = expClamped(-std::fabs(v));
@@ -101,6 +102,9 @@ void softplus(const float* x, float* out, int64_t n) {
         out[i] = v > 20.0f ? v : y;
     }
 }
+
+HEARTH_ISA_DISPATCH(void, softplus, (const float* x, float* out, int64_t n),
+                    (x, out, n), softplusBody)
 
 } // namespace
 

@@ -1,10 +1,32 @@
-// HEARTH_CLONES: marks a CPU kernel to be compiled once per instruction set level (x86-64-v4, v3
-// and the baseline) with the best clone picked at load time; nothing where GCC's target_clones is
-// unavailable (other compilers, architectures or systems).
+// HEARTH_ISA_DISPATCH: a CPU kernel written once as plain C++ and compiled once per instruction
+// set level (AVX-512, AVX2 + FMA + F16C, the baseline), each copy with everything it calls
+// inlined (flatten), and called by the kernels' active level (activeIsaLevel: the detected one,
+// HEARTH_CPU_ISA or forceIsa), so that a lower level forced on a bigger CPU runs that level's
+// code for these too, as the matMul kernels do. A plain function where GCC's target attributes
+// are unavailable (other compilers, architectures or systems).
 #pragma once
 
+#include "backend/cpu/matmul.h"
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define HEARTH_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define HEARTH_TARGET_AVX512 \
+    __attribute__((target("avx2,fma,f16c,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512cd"), flatten))
+#define HEARTH_TARGET_AVX2 __attribute__((target("avx2,fma,f16c"), flatten))
+// Defines `ret name params` as body(args) at the active level; body is an inline function.
+#define HEARTH_ISA_DISPATCH(ret, name, params, args, body)                                  \
+    HEARTH_TARGET_AVX512 static ret name##Avx512 params { return body args; }              \
+    HEARTH_TARGET_AVX2 static ret name##Avx2 params { return body args; }                  \
+    __attribute__((flatten)) static ret name##Base params { return body args; }            \
+    ret name params {                                                                      \
+        switch (::hearth::cpu::activeIsaLevel()) {                                         \
+        case ::hearth::cpu::Isa::Avx512: return name##Avx512 args;                         \
+        case ::hearth::cpu::Isa::AvxVnni:                                                  \
+        case ::hearth::cpu::Isa::Avx2: return name##Avx2 args;                             \
+        case ::hearth::cpu::Isa::Scalar: break;                                            \
+        }                                                                                  \
+        return name##Base args;                                                            \
+    }
 #else
-#define HEARTH_CLONES
+#define HEARTH_ISA_DISPATCH(ret, name, params, args, body) \
+    ret name params { return body args; }
 #endif
