@@ -26,7 +26,24 @@
         }                                                                                  \
         return name##Base args;                                                            \
     }
+// As HEARTH_ISA_DISPATCH with one body for AVX-512 (32 registers) and another for the levels
+// with 16 (AVX2) or fewer.
+#define HEARTH_ISA_DISPATCH2(ret, name, params, args, wideBody, narrowBody)                 \
+    HEARTH_TARGET_AVX512 static ret name##Avx512 params { return wideBody args; }          \
+    HEARTH_TARGET_AVX2 static ret name##Avx2 params { return narrowBody args; }            \
+    __attribute__((flatten)) static ret name##Base params { return narrowBody args; }      \
+    ret name params {                                                                      \
+        switch (::hearth::cpu::activeIsaLevel()) {                                         \
+        case ::hearth::cpu::Isa::Avx512: return name##Avx512 args;                         \
+        case ::hearth::cpu::Isa::AvxVnni:                                                  \
+        case ::hearth::cpu::Isa::Avx2: return name##Avx2 args;                             \
+        case ::hearth::cpu::Isa::Scalar: break;                                            \
+        }                                                                                  \
+        return name##Base args;                                                            \
+    }
 #else
 #define HEARTH_ISA_DISPATCH(ret, name, params, args, body) \
     ret name params { return body args; }
+#define HEARTH_ISA_DISPATCH2(ret, name, params, args, wideBody, narrowBody) \
+    ret name params { return narrowBody args; }
 #endif
