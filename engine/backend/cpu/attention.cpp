@@ -157,38 +157,20 @@ __attribute__((always_inline)) inline void foldStates(const float* const* q, con
 #pragma GCC diagnostic pop
 #endif
 
-template <bool kWide>
-inline void foldStates4Body(const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
-                 int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc) {
-    foldStates<kStates, kWide>(q, kT, v, from, lim, D, scale, cap, m, l, acc);
-}
-
 HEARTH_ISA_DISPATCH2(void, foldStates4,
                      (const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
                       int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc),
-                     (q, kT, v, from, lim, D, scale, cap, m, l, acc), foldStates4Body<true>, foldStates4Body<false>)
-
-template <bool kWide>
-inline void foldStates2Body(const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
-                 int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc) {
-    foldStates<2, kWide>(q, kT, v, from, lim, D, scale, cap, m, l, acc);
-}
+                     (q, kT, v, from, lim, D, scale, cap, m, l, acc), (foldStates<kStates, true>), (foldStates<kStates, false>))
 
 HEARTH_ISA_DISPATCH2(void, foldStates2,
                      (const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
                       int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc),
-                     (q, kT, v, from, lim, D, scale, cap, m, l, acc), foldStates2Body<true>, foldStates2Body<false>)
-
-template <bool kWide>
-inline void foldStates1Body(const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
-                 int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc) {
-    foldStates<1, kWide>(q, kT, v, from, lim, D, scale, cap, m, l, acc);
-}
+                     (q, kT, v, from, lim, D, scale, cap, m, l, acc), (foldStates<2, true>), (foldStates<2, false>))
 
 HEARTH_ISA_DISPATCH2(void, foldStates1,
                      (const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
                       int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc),
-                     (q, kT, v, from, lim, D, scale, cap, m, l, acc), foldStates1Body<true>, foldStates1Body<false>)
+                     (q, kT, v, from, lim, D, scale, cap, m, l, acc), (foldStates<1, true>), (foldStates<1, false>))
 
 // The first offset of the block starting at p0 that token t's window reaches (0 without a window).
 int64_t windowFrom(const PagedAttentionCall& c, int64_t t, int64_t p0) {

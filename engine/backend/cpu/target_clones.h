@@ -12,22 +12,8 @@
 #define HEARTH_TARGET_AVX512 \
     __attribute__((target("avx2,fma,f16c,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512cd"), flatten))
 #define HEARTH_TARGET_AVX2 __attribute__((target("avx2,fma,f16c"), flatten))
-// Defines `ret name params` as body(args) at the active level; body is an inline function.
-#define HEARTH_ISA_DISPATCH(ret, name, params, args, body)                                  \
-    HEARTH_TARGET_AVX512 static ret name##Avx512 params { return body args; }              \
-    HEARTH_TARGET_AVX2 static ret name##Avx2 params { return body args; }                  \
-    __attribute__((flatten)) static ret name##Base params { return body args; }            \
-    ret name params {                                                                      \
-        switch (::hearth::cpu::activeIsaLevel()) {                                         \
-        case ::hearth::cpu::Isa::Avx512: return name##Avx512 args;                         \
-        case ::hearth::cpu::Isa::AvxVnni:                                                  \
-        case ::hearth::cpu::Isa::Avx2: return name##Avx2 args;                             \
-        case ::hearth::cpu::Isa::Scalar: break;                                            \
-        }                                                                                  \
-        return name##Base args;                                                            \
-    }
-// As HEARTH_ISA_DISPATCH with one body for AVX-512 (32 registers) and another for the levels
-// with 16 (AVX2) or fewer.
+// Defines `ret name params` as wideBody(args) at the AVX-512 level (32 registers) and
+// narrowBody(args) at the others (16 or fewer); the bodies are inline functions.
 #define HEARTH_ISA_DISPATCH2(ret, name, params, args, wideBody, narrowBody)                 \
     HEARTH_TARGET_AVX512 static ret name##Avx512 params { return wideBody args; }          \
     HEARTH_TARGET_AVX2 static ret name##Avx2 params { return narrowBody args; }            \
@@ -42,8 +28,8 @@
         return name##Base args;                                                            \
     }
 #else
-#define HEARTH_ISA_DISPATCH(ret, name, params, args, body) \
-    ret name params { return body args; }
 #define HEARTH_ISA_DISPATCH2(ret, name, params, args, wideBody, narrowBody) \
     ret name params { return narrowBody args; }
 #endif
+// The same body at every level.
+#define HEARTH_ISA_DISPATCH(ret, name, params, args, body) HEARTH_ISA_DISPATCH2(ret, name, params, args, body, body)
