@@ -58,119 +58,125 @@ HEARTH_ISA_DISPATCH(void, foldBlock,
 constexpr int64_t kFastBlock = 16; // the block size of the multi-state fold
 constexpr int kStates = 4;         // query states folded together (a GQA group of 4 heads)
 
-// Sixteen floats as one value (a zmm register with AVX-512, two ymm with AVX2, four xmm
-// otherwise): accumulators declared this way stay in registers, where arrays indexed in loops
-// were kept on the stack. Arithmetic on them is element by element, in the written order.
-typedef float V16 __attribute__((vector_size(64)));
+// The float vectors of each level (a zmm, ymm or xmm register) and their int32 twins. Values of
+// these types stay in registers, where arrays of floats indexed in loops were kept on the stack;
+// arithmetic on them is lane by lane, in the written order, so every level computes the same.
+typedef float F16 __attribute__((vector_size(64)));
+typedef float F8 __attribute__((vector_size(32)));
+typedef float F4 __attribute__((vector_size(16)));
+typedef int32_t I16 __attribute__((vector_size(64)));
+typedef int32_t I8 __attribute__((vector_size(32)));
+typedef int32_t I4 __attribute__((vector_size(16)));
+template <typename V> struct Lanes;
+template <> struct Lanes<F16> { using I = I16; static constexpr int n = 16; };
+template <> struct Lanes<F8> { using I = I8; static constexpr int n = 8; };
+template <> struct Lanes<F4> { using I = I4; static constexpr int n = 4; };
 
-// V16 values never cross a call boundary (everything below that takes or returns one is inlined
-// into each level's copy), so the warning that passing them by value depends on the ISA does not apply.
-#if defined(__GNUC__) // GCC and clang
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
-__attribute__((always_inline)) inline V16 load16(const float* p) {
-    V16 v;
+template <typename V> __attribute__((always_inline)) inline V loadV(const float* p) {
+    V v;
     std::memcpy(&v, p, sizeof v);
     return v;
 }
 
-__attribute__((always_inline)) inline void store16(float* p, V16 v) { std::memcpy(p, &v, sizeof v); }
+template <typename V> __attribute__((always_inline)) inline void storeV(float* p, V v) { std::memcpy(p, &v, sizeof v); }
 
 // foldBlock for NQ (token, head) states at once over a block of kFastBlock positions, with D a
-// multiple of 16: the states' scores and accumulators stay in registers and their dependency
-// chains interleave, and the exponentials are vectorized. State i folds positions
-// [from[i], lim[i]); with cap > 0 its scores are soft-capped first.
-// Each state's arithmetic is the same whatever the other states, so results stay batch invariant.
-// kWide: the values pass takes 32 columns at a time (two V16 per state: 2·NQ of the 32 AVX-512
-// registers); otherwise 16 (with 16 ymm registers the wide pass spilled nearly every value: AVX2
-// prompt attention measured 138 ns per head and position against 9 at AVX-512 before).
+// multiple of 16, on vectors V of the level's width: the states' scores and accumulators stay in
+// registers and their dependency chains interleave, and the exponentials are vector operations. State i folds positions [from[i], lim[i]); with cap > 0 its
+// scores are soft-capped first. The weights' sum is a fixed tree over the 16 positions and every
+// other sum runs in the written order, so each state's result is the same whatever the level and
+// whatever the other states (batch invariance).
 //   kT: [D][16] keys transposed; v: [16][D] values (rows past the history zero).
-template <int NQ, bool kWide>
+template <int NQ, typename V>
 __attribute__((always_inline)) inline void foldStates(const float* const* q, const float* kT, const float* v, const int64_t* from,
                        const int64_t* lim, int64_t D, float scale, float cap, float* const* m, float* const* l,
                        float* const* acc) {
+    using VI = typename Lanes<V>::I;
     constexpr int64_t B = kFastBlock;
+    constexpr int L = Lanes<V>::n, NB = int(B) / L; // lanes, vectors per block of positions
     // s[i][o] = sum over d of q[i][d] * kT[d][o], summed in order of d.
-    V16 s[NQ];
-    for (int i = 0; i < NQ; ++i) s[i] = V16{};
+    V s[NQ][NB];
+    for (int i = 0; i < NQ; ++i)
+        for (int j = 0; j < NB; ++j) s[i][j] = V{};
     for (int64_t d = 0; d < D; ++d) {
-        const V16 k = load16(kT + d * B);
-        for (int i = 0; i < NQ; ++i) s[i] += q[i][d] * k;
+        V k[NB];
+        for (int j = 0; j < NB; ++j) k[j] = loadV<V>(kT + d * B + j * L);
+        for (int i = 0; i < NQ; ++i) {
+            const float qd = q[i][d];
+            for (int j = 0; j < NB; ++j) s[i][j] += qd * k[j];
+        }
     }
-    float w[NQ][B];
+    alignas(64) float w[NQ][B];
     float correction[NQ];
     int64_t maxLim = 0;
     for (int i = 0; i < NQ; ++i) {
-        float si[B];
-        store16(si, s[i] * scale);
-        if (cap > 0.0f)
-            for (int64_t o = 0; o < B; ++o) si[o] = cap * std::tanh(si[o] / cap);
+        V si[NB];
+        alignas(64) float t[B];
+        for (int j = 0; j < NB; ++j) storeV(t + j * L, si[j] = s[i][j] * scale);
+        if (cap > 0.0f) {
+            for (int64_t o = 0; o < B; ++o) t[o] = cap * std::tanh(t[o] / cap);
+            for (int j = 0; j < NB; ++j) si[j] = loadV<V>(t + j * L);
+        }
         float blockMax = -INFINITY;
-        for (int64_t o = from[i]; o < lim[i]; ++o) blockMax = std::max(blockMax, si[o]);
+        for (int64_t o = from[i]; o < lim[i]; ++o) blockMax = std::max(blockMax, t[o]);
         const float newMax = std::max(*m[i], blockMax);
         // 0 for the first block (m = -inf); exp(0) is exactly 1, so an unchanged maximum skips it.
         correction[i] = newMax == *m[i] ? 1.0f : std::exp(*m[i] - newMax);
         *m[i] = newMax;
-        for (int64_t o = 0; o < B; ++o) w[i][o] = expClamped(si[o] - newMax);
+        for (int j = 0; j < NB; ++j) storeV(w[i] + j * L, expClampedLanes<V, VI>(si[j] - newMax));
         for (int64_t o = 0; o < from[i]; ++o) w[i][o] = 0.0f;
         for (int64_t o = lim[i]; o < B; ++o) w[i][o] = 0.0f;
-        float sum = 0.0f;
-        for (int64_t o = 0; o < B; ++o) sum += w[i][o];
+        float h[8];
+        for (int k = 0; k < 8; ++k) h[k] = w[i][k] + w[i][k + 8];
+        for (int k = 0; k < 4; ++k) h[k] = h[k] + h[k + 4];
+        const float sum = (h[0] + h[2]) + (h[1] + h[3]);
         *l[i] = *l[i] * correction[i] + sum;
         maxLim = std::max(maxLim, lim[i]);
     }
-    // acc[i][d] = acc[i][d] * correction[i] + sum over o of w[i][o] * v[o][d], 32 columns a pass
-    // when wide (each weight loaded once for two registers), then 16 at a time.
+    // acc[i][d] = acc[i][d] * correction[i] + sum over o of w[i][o] * v[o][d], two vectors of
+    // columns a pass (each weight loaded once for both; 2·NQ accumulators, half the registers
+    // at every level), then one.
     int64_t d0 = 0;
-    for (; kWide && d0 + 32 <= D; d0 += 32) {
-        V16 a[NQ], b[NQ];
+    for (; d0 + 2 * L <= D; d0 += 2 * L) {
+        V a[NQ], b[NQ];
         for (int i = 0; i < NQ; ++i) {
-            a[i] = load16(acc[i] + d0) * correction[i];
-            b[i] = load16(acc[i] + d0 + 16) * correction[i];
+            a[i] = loadV<V>(acc[i] + d0) * correction[i];
+            b[i] = loadV<V>(acc[i] + d0 + L) * correction[i];
         }
         for (int64_t o = 0; o < maxLim; ++o) {
-            const V16 va = load16(v + o * D + d0), vb = load16(v + o * D + d0 + 16);
+            const V va = loadV<V>(v + o * D + d0), vb = loadV<V>(v + o * D + d0 + L);
             for (int i = 0; i < NQ; ++i) {
                 a[i] += w[i][o] * va;
                 b[i] += w[i][o] * vb;
             }
         }
         for (int i = 0; i < NQ; ++i) {
-            store16(acc[i] + d0, a[i]);
-            store16(acc[i] + d0 + 16, b[i]);
+            storeV(acc[i] + d0, a[i]);
+            storeV(acc[i] + d0 + L, b[i]);
         }
     }
-    for (; d0 < D; d0 += 16) {
-        V16 a[NQ];
-        for (int i = 0; i < NQ; ++i) a[i] = load16(acc[i] + d0) * correction[i];
+    for (; d0 < D; d0 += L) {
+        V a[NQ];
+        for (int i = 0; i < NQ; ++i) a[i] = loadV<V>(acc[i] + d0) * correction[i];
         for (int64_t o = 0; o < maxLim; ++o) {
-            const V16 va = load16(v + o * D + d0);
+            const V va = loadV<V>(v + o * D + d0);
             for (int i = 0; i < NQ; ++i) a[i] += w[i][o] * va;
         }
-        for (int i = 0; i < NQ; ++i) store16(acc[i] + d0, a[i]);
+        for (int i = 0; i < NQ; ++i) storeV(acc[i] + d0, a[i]);
     }
 }
 
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
-
-HEARTH_ISA_DISPATCH2(void, foldStates4,
-                     (const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
-                      int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc),
-                     (q, kT, v, from, lim, D, scale, cap, m, l, acc), (foldStates<kStates, true>), (foldStates<kStates, false>))
-
-HEARTH_ISA_DISPATCH2(void, foldStates2,
-                     (const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
-                      int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc),
-                     (q, kT, v, from, lim, D, scale, cap, m, l, acc), (foldStates<2, true>), (foldStates<2, false>))
-
-HEARTH_ISA_DISPATCH2(void, foldStates1,
-                     (const float* const* q, const float* kT, const float* v, const int64_t* from, const int64_t* lim,
-                      int64_t D, float scale, float cap, float* const* m, float* const* l, float* const* acc),
-                     (q, kT, v, from, lim, D, scale, cap, m, l, acc), (foldStates<1, true>), (foldStates<1, false>))
+#define HEARTH_FOLD_STATES(name, nq)                                                                                \
+    HEARTH_ISA_DISPATCH3(void, name,                                                                                 \
+                         (const float* const* q, const float* kT, const float* v, const int64_t* from,              \
+                          const int64_t* lim, int64_t D, float scale, float cap, float* const* m, float* const* l, \
+                          float* const* acc),                                                                        \
+                         (q, kT, v, from, lim, D, scale, cap, m, l, acc), (foldStates<nq, F16>),                    \
+                         (foldStates<nq, F8>), (foldStates<nq, F4>))
+HEARTH_FOLD_STATES(foldStates4, kStates)
+HEARTH_FOLD_STATES(foldStates2, 2)
+HEARTH_FOLD_STATES(foldStates1, 1)
+#undef HEARTH_FOLD_STATES
 
 // The first offset of the block starting at p0 that token t's window reaches (0 without a window).
 int64_t windowFrom(const PagedAttentionCall& c, int64_t t, int64_t p0) {

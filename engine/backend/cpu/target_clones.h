@@ -12,12 +12,13 @@
 #define HEARTH_TARGET_AVX512 \
     __attribute__((target("avx2,fma,f16c,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512cd"), flatten))
 #define HEARTH_TARGET_AVX2 __attribute__((target("avx2,fma,f16c"), flatten))
-// Defines `ret name params` as wideBody(args) at the AVX-512 level (32 registers) and
-// narrowBody(args) at the others (16 or fewer); the bodies are inline functions.
-#define HEARTH_ISA_DISPATCH2(ret, name, params, args, wideBody, narrowBody)                 \
-    HEARTH_TARGET_AVX512 static ret name##Avx512 params { return wideBody args; }          \
-    HEARTH_TARGET_AVX2 static ret name##Avx2 params { return narrowBody args; }            \
-    __attribute__((flatten)) static ret name##Base params { return narrowBody args; }      \
+// Defines `ret name params` as avx512Body(args) at the AVX-512 level (32 zmm registers),
+// avx2Body(args) at the AVX2 levels (16 ymm) and baseBody(args) otherwise (16 xmm); the bodies
+// are inline functions.
+#define HEARTH_ISA_DISPATCH3(ret, name, params, args, avx512Body, avx2Body, baseBody)        \
+    HEARTH_TARGET_AVX512 static ret name##Avx512 params { return avx512Body args; }        \
+    HEARTH_TARGET_AVX2 static ret name##Avx2 params { return avx2Body args; }              \
+    __attribute__((flatten)) static ret name##Base params { return baseBody args; }        \
     ret name params {                                                                      \
         switch (::hearth::cpu::activeIsaLevel()) {                                         \
         case ::hearth::cpu::Isa::Avx512: return name##Avx512 args;                         \
@@ -28,8 +29,8 @@
         return name##Base args;                                                            \
     }
 #else
-#define HEARTH_ISA_DISPATCH2(ret, name, params, args, wideBody, narrowBody) \
-    ret name params { return narrowBody args; }
+#define HEARTH_ISA_DISPATCH3(ret, name, params, args, avx512Body, avx2Body, baseBody) \
+    ret name params { return baseBody args; }
 #endif
 // The same body at every level.
-#define HEARTH_ISA_DISPATCH(ret, name, params, args, body) HEARTH_ISA_DISPATCH2(ret, name, params, args, body, body)
+#define HEARTH_ISA_DISPATCH(ret, name, params, args, body) HEARTH_ISA_DISPATCH3(ret, name, params, args, body, body, body)
