@@ -220,7 +220,8 @@ int levelsCompare(double budget) {
     ThreadPool pool(1);
     std::printf("repacked kernels, %lldx%lld, 1 thread, GMAC/s (median of 5 alternating samples)\n", (long long)rows,
                 (long long)cols);
-    for (Type t : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::IQ4_NL, Type::MXFP4, Type::Q4_K, Type::Q6_K, Type::IQ4_XS}) {
+    for (Type t : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::IQ4_NL, Type::MXFP4, Type::Q4_K, Type::Q5_K, Type::Q6_K,
+                   Type::IQ4_XS}) {
         const uint64_t rb = *quant::rowBytes(t, uint64_t(cols));
         std::vector<uint8_t> data(size_t(rb * uint64_t(rows)));
         if (!quant::typeInfo(t)->canQuantize) {

@@ -1,4 +1,4 @@
-// Tests of the repacked-weight matMul (repack.h; Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q6_K, IQ4_XS): results against the
+// Tests of the repacked-weight matMul (repack.h; Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q5_K, Q6_K, IQ4_XS): results against the
 // scalar reference (on the same 8-bit activations) and against the plain kernels, for odd row
 // counts and n = 1..70, bitwise independence from the thread count and from the tile width, the fallback where no
 // repacked kernel applies, and the per-model set of copies.
@@ -58,8 +58,8 @@ Weights makeWeights(Type t, int64_t rows, int64_t cols, uint32_t seed) {
     return w;
 }
 
-// Q4_K, Q6_K and IQ4_XS come in super-blocks of 256 columns and take activations per 256.
-bool superBlocks(Type t) { return t == Type::Q4_K || t == Type::Q6_K || t == Type::IQ4_XS; }
+// Q4_K, Q5_K, Q6_K and IQ4_XS come in super-blocks of 256 columns and take activations per 256.
+bool superBlocks(Type t) { return t == Type::Q4_K || t == Type::Q5_K || t == Type::Q6_K || t == Type::IQ4_XS; }
 
 // The activations the kernels see: blocks of 32 (Q4_K, Q6_K: 256) quantized to 8 bits (scale amax/127,
 // round to nearest even), expanded back to floats.
@@ -75,7 +75,8 @@ std::vector<float> quantizedActs(Type t, const std::vector<float>& x) {
     return out;
 }
 
-const Type kTypes[] = {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::IQ4_NL, Type::MXFP4, Type::Q4_K, Type::Q6_K, Type::IQ4_XS};
+const Type kTypes[] = {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::IQ4_NL, Type::MXFP4,
+                       Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_XS};
 
 std::vector<int64_t> colsFor(Type t) {
     if (superBlocks(t)) return {256, 768};
@@ -143,6 +144,8 @@ private Q_SLOTS:
             QCOMPARE(p.groups(), int64_t(3));
             if (t == Type::Q4_K) // scales and mins as whole bytes: 2368 instead of 16 × 144
                 QCOMPARE(uint64_t(p.bytes()), uint64_t(3 * 2368));
+            else if (t == Type::Q5_K) // Q4_K's 2368, then the fifth bits: 2880 instead of 16 × 176
+                QCOMPARE(uint64_t(p.bytes()), uint64_t(3 * 2880));
             else if (t == Type::IQ4_XS) // scales as whole bytes, whole cache lines: 2240 instead of 16 × 136
                 QCOMPARE(uint64_t(p.bytes()), uint64_t(3 * 2240));
             else if (t == Type::MXFP4) // each block's 16 exponents padded to 32 bytes: 18 per row instead of 17
@@ -469,7 +472,7 @@ private Q_SLOTS:
                          isaName(isa));
             }
         }
-        QVERIFY(!canRepack(Type::Q5_K, detectIsa()));
+        QVERIFY(!canRepack(Type::Q3_K, detectIsa()));
         QVERIFY(!canRepack(Type::F32, detectIsa()));
         QCOMPARE(canRepack(Type::Q8_0, Isa::Avx512), isaSupported(Isa::Avx512));
         QCOMPARE(canRepack(Type::Q8_0, Isa::AvxVnni), isaSupported(Isa::AvxVnni));
@@ -526,7 +529,7 @@ private Q_SLOTS:
     }
 
     void errorsAreStatuses() {
-        const Weights k = makeWeights(Type::Q5_K, 16, 256, 1);
+        const Weights k = makeWeights(Type::Q3_K, 16, 256, 1);
         QCOMPARE(PackedMatrix::pack(k.m).status().code(), ErrorCode::Unsupported);
         Weights w = makeWeights(Type::Q4_0, 16, 64, 2);
         ref::Matrix bad = w.m;
@@ -551,7 +554,7 @@ private Q_SLOTS:
 
     void repackedWeightsFindsItsCopies() {
         const Weights a = makeWeights(Type::Q4_0, 20, 64, 3);
-        const Weights b = makeWeights(Type::Q5_K, 4, 256, 4);
+        const Weights b = makeWeights(Type::Q3_K, 4, 256, 4);
         RepackedWeights set;
         QVERIFY(set.add(a.m, false).isOk());
         QVERIFY(set.add(a.m, false).isOk()); // twice: one copy
@@ -577,7 +580,7 @@ private Q_SLOTS:
         const Weights q4 = makeWeights(Type::Q4_0, 37, 96, 22);
         const Weights k4 = makeWeights(Type::Q4_K, 20, 512, 23);
         const Weights k6 = makeWeights(Type::Q6_K, 16, 256, 24);
-        const Weights k5 = makeWeights(Type::Q5_K, 4, 256, 25); // no layout: left out
+        const Weights k5 = makeWeights(Type::Q3_K, 4, 256, 25); // no layout: left out
         const std::vector<ref::Matrix> ws = {big.m, q4.m, k4.m, q4.m, k6.m, k5.m};
         ThreadPool pool(2);
         RepackedWeights set;

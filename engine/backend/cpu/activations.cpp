@@ -1,5 +1,6 @@
-// Vectorized element-wise activations and RMSNorm: plain loops (over expClamped for SwiGLU) that
-// the compiler turns into SIMD code for each instruction-set level (target_clones.h).
+// Vectorized element-wise activations and RMSNorm for each instruction-set level
+// (target_clones.h): SwiGLU and SiLU over the level's vector type (fast_math.h), RMSNorm as
+// plain loops the compiler vectorizes.
 #include "backend/cpu/activations.h"
 
 #include "backend/cpu/fast_math.h"
@@ -9,33 +10,25 @@
 
 namespace hearth::cpu {
 
-inline void swigluBody(const float* gate, const float* up, float* out, int64_t n) {
-    // out may be gate itself: element i reads only index i before writing it, so there is no
-    // loop-carried dependence and the compiler need not check for overlap.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC ivdep
-#endif
-    for (int64_t i = 0; i < n; ++i) {
-        const float g = gate[i];
-        out[i] = g / (1.0f + expClamped(-g)) * up[i];
-    }
+// SwiGLU on L lanes at a time (V: the level's vector), then float by float. out may be gate
+// itself: element i reads only index i before writing it.
+template <typename V> inline void swigluLanes(const float* gate, const float* up, float* out, int64_t n) {
+    const auto f = [](auto g, auto u) { return g / (1.0f + expClamped(-g)) * u; };
+    constexpr int L = Lanes<V>::n;
+    int64_t i = 0;
+    for (; i + L <= n; i += L) storeV(out + i, f(loadV<V>(gate + i), loadV<V>(up + i)));
+    for (; i < n; ++i) out[i] = f(gate[i], up[i]);
 }
 
-HEARTH_ISA_DISPATCH(void, swiglu, (const float* gate, const float* up, float* out, int64_t n),
-                    (gate, up, out, n), swigluBody)
+HEARTH_ISA_DISPATCH3(void, swiglu, (const float* gate, const float* up, float* out, int64_t n),
+                     (gate, up, out, n), swigluLanes<F16>, swigluLanes<F8>, swigluLanes<F4>)
 
-inline void siluBody(const float* x, float* out, int64_t n) {
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC ivdep
-#endif
-    for (int64_t i = 0; i < n; ++i) {
-        const float v = x[i];
-        out[i] = v / (1.0f + expClamped(-v));
-    }
+template <typename V> inline void siluLanes(const float* x, float* out, int64_t n) {
+    mapLanes<V>(x, out, n, [](auto v) { return v / (1.0f + expClamped(-v)); });
 }
 
-HEARTH_ISA_DISPATCH(void, silu, (const float* x, float* out, int64_t n),
-                    (x, out, n), siluBody)
+HEARTH_ISA_DISPATCH3(void, silu, (const float* x, float* out, int64_t n),
+                     (x, out, n), siluLanes<F16>, siluLanes<F8>, siluLanes<F4>)
 
 inline void rmsNormBody(const float* x, const float* weight, float* out, int64_t n, float eps) {
     double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};

@@ -58,28 +58,6 @@ HEARTH_ISA_DISPATCH(void, foldBlock,
 constexpr int64_t kFastBlock = 16; // the block size of the multi-state fold
 constexpr int kStates = 4;         // query states folded together (a GQA group of 4 heads)
 
-// The float vectors of each level (a zmm, ymm or xmm register) and their int32 twins. Values of
-// these types stay in registers, where arrays of floats indexed in loops were kept on the stack;
-// arithmetic on them is lane by lane, in the written order, so every level computes the same.
-typedef float F16 __attribute__((vector_size(64)));
-typedef float F8 __attribute__((vector_size(32)));
-typedef float F4 __attribute__((vector_size(16)));
-typedef int32_t I16 __attribute__((vector_size(64)));
-typedef int32_t I8 __attribute__((vector_size(32)));
-typedef int32_t I4 __attribute__((vector_size(16)));
-template <typename V> struct Lanes;
-template <> struct Lanes<F16> { using I = I16; static constexpr int n = 16; };
-template <> struct Lanes<F8> { using I = I8; static constexpr int n = 8; };
-template <> struct Lanes<F4> { using I = I4; static constexpr int n = 4; };
-
-template <typename V> __attribute__((always_inline)) inline V loadV(const float* p) {
-    V v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
-template <typename V> __attribute__((always_inline)) inline void storeV(float* p, V v) { std::memcpy(p, &v, sizeof v); }
-
 // foldBlock for NQ (token, head) states at once over a block of kFastBlock positions, with D a
 // multiple of 16, on vectors V of the level's width: the states' scores and accumulators stay in
 // registers and their dependency chains interleave, and the exponentials are vector operations. State i folds positions [from[i], lim[i]); with cap > 0 its
@@ -91,7 +69,6 @@ template <int NQ, typename V>
 __attribute__((always_inline)) inline void foldStates(const float* const* q, const float* kT, const float* v, const int64_t* from,
                        const int64_t* lim, int64_t D, float scale, float cap, float* const* m, float* const* l,
                        float* const* acc) {
-    using VI = typename Lanes<V>::I;
     constexpr int64_t B = kFastBlock;
     constexpr int L = Lanes<V>::n, NB = int(B) / L; // lanes, vectors per block of positions
     // s[i][o] = sum over d of q[i][d] * kT[d][o], summed in order of d.
@@ -123,7 +100,7 @@ __attribute__((always_inline)) inline void foldStates(const float* const* q, con
         // 0 for the first block (m = -inf); exp(0) is exactly 1, so an unchanged maximum skips it.
         correction[i] = newMax == *m[i] ? 1.0f : std::exp(*m[i] - newMax);
         *m[i] = newMax;
-        for (int j = 0; j < NB; ++j) storeV(w[i] + j * L, expClampedLanes<V, VI>(si[j] - newMax));
+        for (int j = 0; j < NB; ++j) storeV(w[i] + j * L, expClamped(si[j] - newMax));
         for (int64_t o = 0; o < from[i]; ++o) w[i][o] = 0.0f;
         for (int64_t o = lim[i]; o < B; ++o) w[i][o] = 0.0f;
         float h[8];

@@ -25,15 +25,35 @@ __attribute__((always_inline)) inline float expClamped(float x) {
     return p * std::bit_cast<float>((int32_t(n) + 127) << 23);
 }
 
-// expClamped on each lane of a GCC vector V of floats (VI: the int32 vector of as many lanes),
-// the same operations in the same order, so every lane equals expClamped of it. Always inlined
-// into a kernel compiled for the vector's width, so the ABI note about passing wide vectors does
-// not apply.
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-template <typename V, typename VI> __attribute__((always_inline)) inline V expClampedLanes(V x) {
+// The float vectors of each instruction set level (a zmm, ymm or xmm register: F16, F8, F4) and
+// their int32 twins, as GCC vector types. Kernels written over them (with the same arithmetic
+// on plain floats for the tail) compute lane by lane in the written order, so every level gives
+// the same results; each kernel is compiled once per level (target_clones.h) with always-inlined
+// helpers, so no vector crosses a call and GCC's note that passing wide vectors depends on the
+// ISA (-Wpsabi) does not apply: files using them build with -Wno-psabi.
+typedef float F16 __attribute__((vector_size(64)));
+typedef float F8 __attribute__((vector_size(32)));
+typedef float F4 __attribute__((vector_size(16)));
+typedef int32_t I16 __attribute__((vector_size(64)));
+typedef int32_t I8 __attribute__((vector_size(32)));
+typedef int32_t I4 __attribute__((vector_size(16)));
+template <typename V> struct Lanes;
+template <> struct Lanes<F16> { using I = I16; static constexpr int n = 16; };
+template <> struct Lanes<F8> { using I = I8; static constexpr int n = 8; };
+template <> struct Lanes<F4> { using I = I4; static constexpr int n = 4; };
+
+template <typename V> __attribute__((always_inline)) inline V loadV(const float* p) {
+    V v;
+    __builtin_memcpy(&v, p, sizeof v);
+    return v;
+}
+
+template <typename V> __attribute__((always_inline)) inline void storeV(float* p, V v) { __builtin_memcpy(p, &v, sizeof v); }
+
+// expClamped on each lane of V, the same operations in the same order, so every lane equals
+// expClamped of it.
+template <typename V> __attribute__((always_inline)) inline V expClamped(V x) {
+    using VI = typename Lanes<V>::I;
     const V lo = V{} - 87.0f, hi = V{} + 87.0f;
     x = x < lo ? lo : x;
     x = x > hi ? hi : x;
@@ -48,8 +68,15 @@ template <typename V, typename VI> __attribute__((always_inline)) inline V expCl
     p = p * (r * r) + r + 1.0f;
     return p * std::bit_cast<V>((__builtin_convertvector(n, VI) + 127) << 23);
 }
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
+
+// out[i] = f(in[i]) for i < n, L lanes at a time, then float by float; f is a generic lambda
+// written once for floats and vectors alike.
+template <typename V, typename F>
+__attribute__((always_inline)) inline void mapLanes(const float* in, float* out, int64_t n, const F& f) {
+    constexpr int L = Lanes<V>::n;
+    int64_t i = 0;
+    for (; i + L <= n; i += L) storeV(out + i, f(loadV<V>(in + i)));
+    for (; i < n; ++i) out[i] = f(in[i]);
+}
 
 } // namespace hearth::cpu

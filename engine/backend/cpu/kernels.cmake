@@ -6,6 +6,9 @@ target_sources(hearth_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/matmul_scalar.cpp
   ${CMAKE_CURRENT_LIST_DIR}/repack.cpp
   ${CMAKE_CURRENT_LIST_DIR}/recurrent_fast.cpp)
+# recurrent_fast.cpp's per-level copies pass vectors only to inlined helpers (fast_math.h).
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/recurrent_fast.cpp TARGET_DIRECTORY hearth_engine PROPERTIES
+  COMPILE_OPTIONS "-Wno-psabi")
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   target_sources(hearth_engine PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/matmul_avx2.cpp

@@ -3,6 +3,7 @@
 #include "backend/cpu/matmul.h"
 
 #include "backend/cpu/matmul_kernels.h"
+#include "backend/cpu/target_clones.h"
 #include "backend/cpu/thread_pool.h"
 
 #include <algorithm>
@@ -135,6 +136,13 @@ void quantizeRow256(const float* x, ActQ8x256* out, int64_t cols) {
     }
 }
 
+// The portable quantizers compiled for the active level (vectorized by the compiler; the same
+// bits at every level), for CPUs or forced levels below AVX-512.
+HEARTH_ISA_DISPATCH(void, quantizeRow32Leveled, (const float* x, ActQ8x32* out, int64_t cols), (x, out, cols),
+                    quantizeRow32)
+HEARTH_ISA_DISPATCH(void, quantizeRow256Leveled, (const float* x, ActQ8x256* out, int64_t cols), (x, out, cols),
+                    quantizeRow256)
+
 // Growable, aligned, per-thread buffers (one for scratch, one for the activations of a call).
 struct AlignedBuffer {
     struct Free {
@@ -174,12 +182,12 @@ const uint8_t* quantizeActivations(ActKind kind, const float* x, int64_t n, int6
     uint8_t* acts = static_cast<uint8_t*>(tl_acts.get(size_t(*rowBytes * uint64_t(n))));
     if (!acts) return nullptr;
     const uint64_t stride = *rowBytes;
-    // The AVX-512 quantizers give the same bits as the portable ones, so the choice follows the
-    // CPU, not the kernels' level.
+    // The AVX-512 quantizers give the same bits as the portable ones; the choice follows the
+    // kernels' level, so that a forced lower level times what a CPU of that level runs.
 #if defined(__x86_64__)
-    const bool wide = detectIsa() == Isa::Avx512; // (AvxVnni CPUs lack AVX-512)
-    auto row32 = wide ? &quantizeRow32Avx512 : &quantizeRow32;
-    auto row256 = wide ? &quantizeRow256Avx512 : &quantizeRow256;
+    const bool wide = activeIsaLevel() == Isa::Avx512;
+    auto row32 = wide ? &quantizeRow32Avx512 : &quantizeRow32Leveled;
+    auto row256 = wide ? &quantizeRow256Avx512 : &quantizeRow256Leveled;
 #else
     auto row32 = &quantizeRow32;
     auto row256 = &quantizeRow256;

@@ -74,23 +74,23 @@ template <typename Fn> void forItems(ThreadPool* pool, int64_t count, int64_t va
     else pool->parallelFor(count, fn);
 }
 
-inline void sigmoidBody(const float* x, float* out, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = 1.0f / (1.0f + expClamped(-x[i]));
+template <typename V> inline void sigmoidLanes(const float* x, float* out, int64_t n) {
+    mapLanes<V>(x, out, n, [](auto v) { return 1.0f / (1.0f + expClamped(-v)); });
 }
 
-HEARTH_ISA_DISPATCH(void, sigmoid, (const float* x, float* out, int64_t n),
-                    (x, out, n), sigmoidBody)
+HEARTH_ISA_DISPATCH3(void, sigmoid, (const float* x, float* out, int64_t n),
+                     (x, out, n), sigmoidLanes<F16>, sigmoidLanes<F8>, sigmoidLanes<F4>)
 
 // ln(1 + e^x) = max(x, 0) + ln(1 + u) with u = e^-|x| in (0, 1]; ln(1 + u) = 2 atanh(s) with
 // s = u / (2 + u) <= 1/3, whose odd series is within 2e-9 relative after the s^15 term (and
 // exact to float for small u, where ln(1 + u) rounded through 1 + u would not be). As the
-// reference, x itself above 20.
-inline void softplusBody(const float* x, float* out, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-        const float v = x[i];
-        const float u = expClamped(-std::fabs(v));
-        const float s = u / (2.0f + u), z = s * s;
-        float p = 1.0f / 15.0f;
+// reference, x itself above 20. Written once for floats and vectors (T{} is zero).
+template <typename V> inline void softplusLanes(const float* x, float* out, int64_t n) {
+    mapLanes<V>(x, out, n, [](auto v) {
+        using T = decltype(v);
+        const T u = expClamped(-(v < 0.0f ? -v : v));
+        const T s = u / (2.0f + u), z = s * s;
+        T p = T{} + 1.0f / 15.0f;
         p = p * z + 1.0f / 13.0f;
         p = p * z + 1.0f / 11.0f;
         p = p * z + 1.0f / 9.0f;
@@ -98,13 +98,13 @@ inline void softplusBody(const float* x, float* out, int64_t n) {
         p = p * z + 1.0f / 5.0f;
         p = p * z + 1.0f / 3.0f;
         p = p * z + 1.0f;
-        const float y = (v > 0.0f ? v : 0.0f) + 2.0f * s * p;
-        out[i] = v > 20.0f ? v : y;
-    }
+        const T y = (v > 0.0f ? v : T{}) + 2.0f * s * p;
+        return v > 20.0f ? v : y;
+    });
 }
 
-HEARTH_ISA_DISPATCH(void, softplus, (const float* x, float* out, int64_t n),
-                    (x, out, n), softplusBody)
+HEARTH_ISA_DISPATCH3(void, softplus, (const float* x, float* out, int64_t n),
+                     (x, out, n), softplusLanes<F16>, softplusLanes<F8>, softplusLanes<F4>)
 
 } // namespace
 

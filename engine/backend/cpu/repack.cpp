@@ -1,4 +1,4 @@
-// Repacking of Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/Q4_K/Q6_K/IQ4_XS weight matrices into the 16-row interleaved layout
+// Repacking of Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/Q4_K/Q5_K/Q6_K/IQ4_XS weight matrices into the 16-row interleaved layout
 // (repack.h), the matMul driver over repacked weights (activation quantization, split of row
 // groups over the pool) and the per-model set of repacked copies. Compiled for plain x86-64.
 #include "backend/cpu/repack.h"
@@ -9,6 +9,7 @@
 #include "quant/blocks.h"
 
 #include <algorithm>
+#include <type_traits>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -64,15 +65,18 @@ void packBlock(Type type, const uint8_t* const* src, int nRows, int64_t b, uint8
     if (type == Type::Q5_0) std::memcpy(payload + 256, masks, sizeof masks); // little-endian words
 }
 
-// Q4_K super-block b of the group's rows (layout in repack.h): nibble chunks, then d, dmin, the
-// 6-bit scales as bytes [sub-block][row] and the mins as byte pairs [pair][row][2].
-void packBlockQ4K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out) {
+// Q4_K (or Q5_K) super-block b of the group's rows (layout in repack.h): nibble chunks, then d,
+// dmin, the 6-bit scales as bytes [sub-block][row] and the mins as byte pairs [pair][row][2]
+// (Q5_K: then its fifth bits).
+template <typename Block> void packBlockQ4K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out) {
     uint16_t* d = reinterpret_cast<uint16_t*>(out + kQ4KPayload);
     uint16_t* dmin = d + kPackRows;
     uint8_t* sc = out + kQ4KPayload + 4 * kPackRows;
     uint8_t* mn = sc + 8 * kPackRows;
     for (int i = 0; i < nRows; ++i) {
-        const auto& blk = reinterpret_cast<const quant::BlockQ4_K*>(src[i])[b];
+        const auto& blk = reinterpret_cast<const Block*>(src[i])[b];
+        if constexpr (std::is_same_v<Block, quant::BlockQ5_K>)
+            for (int k = 0; k < 8; ++k) std::memcpy(out + kQ4KBlockBytes + 64 * k + 4 * i, blk.qh + 4 * k, 4);
         for (int c = 0; c < 4; ++c)
             for (int k = 0; k < 8; ++k)
                 std::memcpy(out + 64 * (8 * c + k) + 4 * i, blk.qs + 32 * c + 4 * k, 4);
@@ -80,7 +84,7 @@ void packBlockQ4K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out)
         dmin[i] = blk.dmin;
         for (int j = 0; j < 8; ++j) {
             int s = 0, m = 0;
-            quant::k4ScaleMin(blk.scales, j, s, m);
+            quant::k4ScaleMin(blk.scales, j, s, m); // Q5_K packs them as Q4_K
             sc[kPackRows * j + i] = uint8_t(s);
             mn[2 * kPackRows * (j / 2) + 2 * i + (j % 2)] = uint8_t(m);
         }
@@ -140,9 +144,9 @@ void packBlockQ6K(const uint8_t* const* src, int nRows, int64_t b, uint8_t* out)
     }
 }
 
-// Q4_K, Q6_K and IQ4_XS come in super-blocks of 256 columns (and take activations in blocks of
-// 256); Q4_0, Q5_0, Q8_0 and IQ4_NL in blocks of 32.
-bool superBlocks(Type t) { return t == Type::Q4_K || t == Type::Q6_K || t == Type::IQ4_XS; }
+// Q4_K, Q5_K, Q6_K and IQ4_XS come in super-blocks of 256 columns (and take activations in
+// blocks of 256); Q4_0, Q5_0, Q8_0 and IQ4_NL in blocks of 32.
+bool superBlocks(Type t) { return t == Type::Q4_K || t == Type::Q5_K || t == Type::Q6_K || t == Type::IQ4_XS; }
 
 kernels::ActKind actKindOf(Type t) {
     return superBlocks(t) ? kernels::ActKind::Q8x256 : kernels::ActKind::Q8x32;
@@ -162,7 +166,10 @@ struct Layout {
 };
 Layout layoutOf(Type t, int64_t nb) {
     if (superBlocks(t)) {
-        const uint64_t block = t == Type::Q4_K ? kQ4KBlockBytes : t == Type::IQ4_XS ? kIQ4XSBlockBytes : kQ6KBlockBytes;
+        const uint64_t block = t == Type::Q4_K    ? kQ4KBlockBytes
+                               : t == Type::Q5_K  ? kQ5KBlockBytes
+                               : t == Type::IQ4_XS ? kIQ4XSBlockBytes
+                                                   : kQ6KBlockBytes;
         return {block, uint64_t(nb) * block};
     }
     const uint64_t payload = t == Type::Q4_0 || t == Type::IQ4_NL || t == Type::MXFP4 ? 256 : t == Type::Q5_0 ? 320 : 512;
@@ -173,7 +180,7 @@ Layout layoutOf(Type t, int64_t nb) {
 
 namespace {
 bool hasLayout(Type t) {
-    return t == Type::Q4_0 || t == Type::Q5_0 || t == Type::Q8_0 || t == Type::Q4_K || t == Type::Q6_K ||
+    return t == Type::Q4_0 || t == Type::Q5_0 || t == Type::Q8_0 || t == Type::Q4_K || t == Type::Q5_K || t == Type::Q6_K ||
            t == Type::IQ4_NL || t == Type::IQ4_XS || t == Type::MXFP4;
 }
 } // namespace
@@ -246,7 +253,12 @@ Result<PackedMatrix> PackedMatrix::pack(const ref::Matrix& w, bool releaseSource
         }
         if (w.type == Type::Q4_K) {
             for (int64_t b = 0; b < nb; ++b)
-                packBlockQ4K(src, nRows, b, grp + uint64_t(b) * kQ4KBlockBytes);
+                packBlockQ4K<quant::BlockQ4_K>(src, nRows, b, grp + uint64_t(b) * kQ4KBlockBytes);
+            continue;
+        }
+        if (w.type == Type::Q5_K) {
+            for (int64_t b = 0; b < nb; ++b)
+                packBlockQ4K<quant::BlockQ5_K>(src, nRows, b, grp + uint64_t(b) * kQ5KBlockBytes);
             continue;
         }
         if (w.type == Type::IQ4_XS) {
@@ -343,7 +355,8 @@ void runPacked(const kernels::PackedJob& job, int64_t groups, int64_t n, ThreadP
         // Rows in tile-aligned chunks, shrinking as the job drains (ThreadPool hands them out
         // guided), down to groupGrain. Q4_K and IQ4_XS take groups in pairs from 4 tokens on
         // (repack_avx512.cpp): chunks of whole pairs, so that none leaves a group alone.
-        const int64_t unit = n >= 4 && (job.type == Type::Q4_K || job.type == Type::IQ4_XS) ? 2 : 1;
+        const int64_t unit =
+            n >= 4 && (job.type == Type::Q4_K || job.type == Type::Q5_K || job.type == Type::IQ4_XS) ? 2 : 1;
         const int64_t units = (groups + unit - 1) / unit;
         pool->parallelFor(units, [&](int64_t u0, int64_t u1) {
             job.run(job, u0 * unit, std::min(groups, u1 * unit), 0, n);

@@ -1,4 +1,4 @@
-// Weight matrices (Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q6_K, IQ4_XS) rearranged once at load into the interleaved layout of the
+// Weight matrices (Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q5_K, Q6_K, IQ4_XS) rearranged once at load into the interleaved layout of the
 // repacked kernels (16 rows side by side in 4-byte column groups, scales gathered: one AVX-512
 // register, or two 256-bit ones, per column group), and the matMul that uses them, falling back
 // to the plain kernels where the layout does not apply.
@@ -41,6 +41,10 @@ namespace hearth::cpu {
 //   [2048, 2080): the 16 rows' d (fp16); [2080, 2112): their dmin (fp16);
 //   [2112, 2240): the 6-bit scales as bytes, sub-block j of row i at 16j + i;
 //   [2240, 2368): the 6-bit mins as bytes, sub-block j of row i at 32(j/2) + 2i + j%2.
+// Q5_K: Q4_K's 2368 bytes (its low 4 bits, d, dmin, scales and mins), then [2368, 2880): 8 vectors
+//   of 64 bytes holding the fifth bits: byte 4i + e of vector k has, in bit j, the fifth bit of
+//   row i's column 32j + 4k + e (that is the original's qh[4k + e]); 2880 bytes, 2.3% more than
+//   the original's 16 × 176.
 //
 // Q6_K (super-blocks of 256 columns): each block of a group is 3360 bytes, the original's 16 × 210.
 // Column chunk c (columns 4c..4c+3) of row i holds u = q + 32 (0..63) as a low nibble and 2 high
@@ -60,6 +64,7 @@ namespace hearth::cpu {
 inline constexpr int kPackRows = 16;
 inline constexpr uint64_t kQ4KPayload = 2048;
 inline constexpr uint64_t kQ4KBlockBytes = 2368;
+inline constexpr uint64_t kQ5KBlockBytes = 2880;
 inline constexpr uint64_t kQ6KBlockBytes = 3360;
 inline constexpr uint64_t kIQ4XSBlockBytes = 2240;
 
@@ -77,7 +82,7 @@ public:
     // Bytes of w's repacked copy (a multiple of 64). Errors: another type, a bad shape.
     static Result<uint64_t> packedBytes(const ref::Matrix& w);
 
-    // Rearranges w (Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q6_K or IQ4_XS). With releaseSource, w's pages are handed back to the
+    // Rearranges w (Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4, Q4_K, Q5_K, Q6_K or IQ4_XS). With releaseSource, w's pages are handed back to the
     // kernel as they are copied (see RepackedWeights::add). With `into` (packedBytes(w) zeroed
     // bytes, 64-byte aligned, outliving the result) the copy is written there; otherwise it gets
     // its own memory. Errors: another type, a bad shape, no memory.

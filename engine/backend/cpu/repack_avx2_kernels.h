@@ -1,4 +1,4 @@
-// The 256-bit kernels over repacked Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/Q4_K/Q6_K/IQ4_XS weights (layout
+// The 256-bit kernels over repacked Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/Q4_K/Q5_K/Q6_K/IQ4_XS weights (layout
 // in repack.h), one source for two levels: repack_avx2.cpp includes it compiled for AVX2
 // (vpmaddubsw products summed in 16 bits while they cannot overflow, then vpmaddwd), and
 // repack_avxvnni.cpp compiled with -mavxvnni (vpdpbusd on ymm registers, as the AVX-512 kernels).
@@ -14,6 +14,7 @@
 
 #include <cstring>
 #include <immintrin.h>
+#include <utility>
 
 namespace hearth::cpu::kernels {
 
@@ -214,15 +215,28 @@ template <int NT, Legacy T> void tile(const PackedJob& job, int64_t g, int half,
 }
 
 template <Legacy T> struct LegacyTile {
+    static constexpr int kTokens = 4;
     template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tile<NT, T>(j, g, half, t); }
 };
 
-// ---- Q4_K: super-blocks of 256 against ActQ8x256 ----------------------------------------------
+// ---- Q4_K and Q5_K: super-blocks of 256 against ActQ8x256 -------------------------------------
+
+// Bit SB of each byte of hb moved to bit 4, the rest cleared (Q5_K's fifth bit of sub-block SB).
+template <int SB> inline __m256i fifthBit(__m256i hb) {
+    const __m256i m = _mm256_set1_epi8(0x10);
+    if constexpr (SB < 4) return _mm256_and_si256(_mm256_slli_epi16(hb, 4 - SB), m);
+    else if constexpr (SB == 4) return _mm256_and_si256(hb, m);
+    else return _mm256_and_si256(_mm256_srli_epi16(hb, SB - 4), m);
+}
 
 // Per sub-block of 32 the rows' integer dot products times their 6-bit scales (VNNI: vpmulld;
 // AVX2: vpmaddwd of the 16-bit sums by the scale pair), summed over the super-block; then
 // d·d_a·Σ minus dmin·d_a·Σ_j m_j·(Σ q_a over sub-block j), the latter by vpmaddwd on min pairs.
-template <int NT> void tileQ4K(const PackedJob& job, int64_t g, int half, int64_t j0) {
+// kQ5: Q5_K, the same with each weight's fifth bit added (weights 0..31: without VNNI, 16-bit
+// sums of 4 chunks at most, 4 · 2 · 31 · 127 < 2^15).
+template <int NT, bool kQ5> void tileQ4K(const PackedJob& job, int64_t g, int half, int64_t j0) {
+    constexpr uint64_t kBlock = kQ5 ? kQ5KBlockBytes : kQ4KBlockBytes;
+    constexpr int kIn16 = kQ5 ? 4 : 8; // chunks whose vpmaddubsw sums add up in 16 bits
     const int64_t nb = job.cols / 256;
     const uint64_t at = 32 * uint64_t(half);
     const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
@@ -232,28 +246,40 @@ template <int NT> void tileQ4K(const PackedJob& job, int64_t g, int half, int64_
     for (__m256& v : acc) v = _mm256_setzero_ps();
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* blk = grp + uint64_t(b) * kQ4KBlockBytes;
-        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kQ4KBlockBytes);
+        const uint8_t* blk = grp + uint64_t(b) * kBlock;
+        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kBlock);
         const uint8_t* scales = blk + kQ4KPayload + 64;
         const uint8_t* mins = scales + 128;
         __m256i isum[NT];
         for (__m256i& v : isum) v = _mm256_setzero_si256();
-        for (int sb = 0; sb < 8; ++sb) { // chunks 8c..8c+7, low nibbles (even sb) or high
-            const int c = sb / 2, hi = sb % 2;
-            __m256i s[NT]; // VNNI: int32 sums; AVX2: 16-bit sums (8 chunks of nibbles: 8 · 2 · 15 · 127 < 2^15)
+        // Sub-block sb: chunks 8c..8c+7 with c = sb / 2, low nibbles (even sb) or high.
+        const auto subBlock = [&]<int sb>() {
+            constexpr int c = sb / 2, hi = sb % 2;
+            const __m256i sc = bytesU32(scales + 16 * sb + 8 * half);
+            __m256i s[NT]; // VNNI: int32 sums; AVX2: 16-bit sums of up to kIn16 chunks
             for (__m256i& v : s) v = _mm256_setzero_si256();
             for (int k = 0; k < 8; ++k) {
                 const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
-                const __m256i w = _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4);
+                __m256i w = _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4);
+                if constexpr (kQ5)
+                    w = _mm256_or_si256(w, fifthBit<sb>(_mm256_loadu_si256(
+                                               reinterpret_cast<const __m256i*>(blk + kQ4KBlockBytes + 64 * k + at))));
                 for (int t = 0; t < NT; ++t) {
                     const __m256i q = bcast4(a[t][b].qs + 64 * c + 32 * hi + 4 * k);
                     s[t] = keep(kVnni ? dot4(s[t], w, q) : _mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
                 }
+                if (!kVnni && k % kIn16 == kIn16 - 1)
+                    for (int t = 0; t < NT; ++t) {
+                        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s[t], pairOf(sc)));
+                        s[t] = _mm256_setzero_si256();
+                    }
             }
-            const __m256i sc = bytesU32(scales + 16 * sb + 8 * half);
-            for (int t = 0; t < NT; ++t)
-                isum[t] = _mm256_add_epi32(isum[t], kVnni ? _mm256_mullo_epi32(s[t], sc) : _mm256_madd_epi16(s[t], pairOf(sc)));
-        }
+            if constexpr (kVnni)
+                for (int t = 0; t < NT; ++t) isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(s[t], sc));
+        };
+        [&]<int... sb>(std::integer_sequence<int, sb...>) {
+            (subBlock.template operator()<sb>(), ...);
+        }(std::make_integer_sequence<int, 8>{});
         const __m256 wd = halfs8(blk + kQ4KPayload + 16 * half);
         const __m256 wdm = halfs8(blk + kQ4KPayload + 32 + 16 * half);
         for (int t = 0; t < NT; ++t) {
@@ -273,8 +299,9 @@ template <int NT> void tileQ4K(const PackedJob& job, int64_t g, int half, int64_
     storeHalf<NT>(job, g, half, j0, acc);
 }
 
-struct Q4KTile {
-    template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileQ4K<NT>(j, g, half, t); }
+template <bool kQ5> struct Q4KTile {
+    static constexpr int kTokens = kQ5 && !kVnni ? 3 : 4;
+    template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileQ4K<NT, kQ5>(j, g, half, t); }
 };
 
 // ---- IQ4_XS: super-blocks of 256 against ActQ8x256 --------------------------------------------
@@ -333,6 +360,7 @@ template <int NT> void tileIQ4XS(const PackedJob& job, int64_t g, int half, int6
 }
 
 struct IQ4XSTile {
+    static constexpr int kTokens = 4;
     template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileIQ4XS<NT>(j, g, half, t); }
 };
 
@@ -412,6 +440,7 @@ template <int NT> void tileQ6K(const PackedJob& job, int64_t g, int half, int64_
 }
 
 struct Q6KTile {
+    static constexpr int kTokens = 4;
     template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileQ6K<NT>(j, g, half, t); }
 };
 
@@ -429,7 +458,8 @@ template <class Tile> void tiles(const PackedJob& job, int64_t g0, int64_t g1, i
             for (int half = 0; half < 2; ++half) {
                 if (half == 1 && 16 * g + 8 >= job.rows) break;
                 int64_t j = p0;
-                for (; j + 4 <= p1; j += 4, jb = &again) Tile::template run<4>(*jb, g, half, j);
+                constexpr int kNT = Tile::kTokens;
+                for (; j + kNT <= p1; j += kNT, jb = &again) Tile::template run<kNT>(*jb, g, half, j);
                 switch (p1 - j) {
                 case 3: Tile::template run<3>(*jb, g, half, j); break;
                 case 2: Tile::template run<2>(*jb, g, half, j); break;
@@ -448,7 +478,8 @@ void packedGroups256(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, i
     case quant::Type::Q5_0: return tiles<LegacyTile<Legacy::Q5_0>>(job, g0, g1, j0, j1);
     case quant::Type::IQ4_NL: return tiles<LegacyTile<Legacy::IQ4_NL>>(job, g0, g1, j0, j1);
     case quant::Type::MXFP4: return tiles<LegacyTile<Legacy::MXFP4>>(job, g0, g1, j0, j1);
-    case quant::Type::Q4_K: return tiles<Q4KTile>(job, g0, g1, j0, j1);
+    case quant::Type::Q4_K: return tiles<Q4KTile<false>>(job, g0, g1, j0, j1);
+    case quant::Type::Q5_K: return tiles<Q4KTile<true>>(job, g0, g1, j0, j1);
     case quant::Type::Q6_K: return tiles<Q6KTile>(job, g0, g1, j0, j1);
     case quant::Type::IQ4_XS: return tiles<IQ4XSTile>(job, g0, g1, j0, j1);
     default: return tiles<LegacyTile<Legacy::Q4_0>>(job, g0, g1, j0, j1);

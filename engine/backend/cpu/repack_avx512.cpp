@@ -1,5 +1,5 @@
-// The AVX-512 VNNI kernels over repacked Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/Q4_K/Q6_K/IQ4_XS weights (layout in repack.h): a tile
-// of 16 weight rows × up to 8 tokens (Q4_K and IQ4_XS: 4 tokens × 16 or 32 rows), one vpdpbusd per 4-column chunk
+// The AVX-512 VNNI kernels over repacked Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/Q4_K/Q5_K/Q6_K/IQ4_XS weights (layout in repack.h): a tile
+// of 16 weight rows × up to 8 tokens (Q4_K, Q5_K and IQ4_XS: 4 tokens × 16 or 32 rows), one vpdpbusd per 4-column chunk
 // (unsigned weights × signed 8-bit activations, 16 rows in the 16 lanes), the weights' offset
 // (Q4_K: its mins) removed with the activation sums.
 // GCC 12 reports false -Wuninitialized in its AVX-512 headers (bug 105593); silenced here.
@@ -196,12 +196,19 @@ template <Legacy kType> void groups(const PackedJob& job, int64_t g0, int64_t g1
 
 // ---- Q4_K: super-blocks of 256 against ActQ8x256 -------------------------------------------
 
-constexpr uint64_t kQ4KPayload = 2048, kQ4KBlockBytes = 2368; // see repack.h
+constexpr uint64_t kQ4KPayload = 2048, kQ4KBlockBytes = 2368, kQ5KBlockBytes = 2880; // see repack.h
+
+// Q5_K: w with 16 added where the fifth-bit bytes hb have bit `bit` set (sub-block log2(bit)).
+inline __m512i addFifthBit(__m512i w, __m512i hb, int bit) {
+    return _mm512_mask_add_epi8(w, _mm512_test_epi8_mask(hb, _mm512_set1_epi8(char(bit))), w, _mm512_set1_epi8(16));
+}
 
 // y[j0 + t][16g .. 16g + 15] for t < NT. Per sub-block of 32 the integer dot products of the 16
 // rows are scaled by their 6-bit scales in int32 (|Σ| < 2^25 per super-block), then by d·d_a in
 // float; the mins term dmin·d_a·Σ m_j·(Σ q_a over sub-block j) comes from vpdpwssd on byte pairs.
-template <int NT> void tileQ4K(const PackedJob& job, int64_t g, int64_t j0) {
+// kQ5: Q5_K, the same with each weight's fifth bit added (0..31; |Σ| < 2^26).
+template <int NT, bool kQ5> void tileQ4K(const PackedJob& job, int64_t g, int64_t j0) {
+    constexpr uint64_t kBlock = kQ5 ? kQ5KBlockBytes : kQ4KBlockBytes;
     const int64_t nb = job.cols / 256;
     const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
     const ActQ8x256* a[NT];
@@ -210,8 +217,8 @@ template <int NT> void tileQ4K(const PackedJob& job, int64_t g, int64_t j0) {
     for (__m512& v : acc) v = _mm512_setzero_ps();
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* blk = grp + uint64_t(b) * kQ4KBlockBytes;
-        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kQ4KBlockBytes);
+        const uint8_t* blk = grp + uint64_t(b) * kBlock;
+        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kBlock);
         const uint8_t* scales = blk + kQ4KPayload + 64;
         const uint8_t* mins = scales + 128;
         __m512i isum[NT];
@@ -221,8 +228,13 @@ template <int NT> void tileQ4K(const PackedJob& job, int64_t g, int64_t j0) {
             for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm512_setzero_si512();
             for (int k = 0; k < 8; ++k) {
                 const __m512i raw = _mm512_loadu_si512(blk + 64 * (8 * c + k));
-                const __m512i lo = _mm512_and_si512(raw, low4);
-                const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+                __m512i lo = _mm512_and_si512(raw, low4);
+                __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+                if constexpr (kQ5) {
+                    const __m512i hb = _mm512_loadu_si512(blk + kQ4KBlockBytes + 64 * k);
+                    lo = addFifthBit(lo, hb, 1 << (2 * c));
+                    hi = addFifthBit(hi, hb, 2 << (2 * c));
+                }
                 for (int t = 0; t < NT; ++t) {
                     const int8_t* q = a[t][b].qs + 64 * c + 4 * k;
                     slo[t] = _mm512_dpbusd_epi32(slo[t], lo, broadcast4(q));
@@ -266,7 +278,8 @@ template <int NT> void tileQ4K(const PackedJob& job, int64_t g, int64_t j0) {
 // tileQ4K over groups g and g + 1 at once: each activation broadcast feeds both groups' vpdpbusd.
 // The low and high nibbles of a chunk pair take turns in one set of accumulators per group, so
 // s, isum and acc of both groups fit the 32 registers. Bitwise tileQ4K's results.
-template <int NT> void tileQ4KPair(const PackedJob& job, int64_t g, int64_t j0) {
+template <int NT, bool kQ5> void tileQ4KPair(const PackedJob& job, int64_t g, int64_t j0) {
+    constexpr uint64_t kBlock = kQ5 ? kQ5KBlockBytes : kQ4KBlockBytes;
     const int64_t nb = job.cols / 256;
     const uint8_t* grp[2] = {job.w + uint64_t(g) * job.groupBytes, job.w + uint64_t(g + 1) * job.groupBytes};
     const ActQ8x256* a[NT];
@@ -276,9 +289,9 @@ template <int NT> void tileQ4KPair(const PackedJob& job, int64_t g, int64_t j0) 
         for (__m512& v : group) v = _mm512_setzero_ps();
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* blk[2] = {grp[0] + uint64_t(b) * kQ4KBlockBytes, grp[1] + uint64_t(b) * kQ4KBlockBytes};
+        const uint8_t* blk[2] = {grp[0] + uint64_t(b) * kBlock, grp[1] + uint64_t(b) * kBlock};
         if (job.prefetchBytes)
-            for (int r = 0; r < 2; ++r) prefetchLines(blk[r] + job.prefetchBytes, kQ4KBlockBytes);
+            for (int r = 0; r < 2; ++r) prefetchLines(blk[r] + job.prefetchBytes, kBlock);
         __m512i isum[2][NT];
         for (int t = 0; t < NT; ++t) isum[0][t] = isum[1][t] = _mm512_setzero_si512();
         for (int h = 0; h < 8; ++h) { // sub-block h: chunk pair c = h / 2, low (even h) or high nibbles
@@ -290,6 +303,7 @@ template <int NT> void tileQ4KPair(const PackedJob& job, int64_t g, int64_t j0) 
                 for (int r = 0; r < 2; ++r) {
                     const __m512i raw = _mm512_loadu_si512(blk[r] + 64 * (8 * c + k));
                     w[r] = h % 2 ? _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4) : _mm512_and_si512(raw, low4);
+                    if constexpr (kQ5) w[r] = addFifthBit(w[r], _mm512_loadu_si512(blk[r] + kQ4KBlockBytes + 64 * k), 1 << h);
                 }
                 for (int t = 0; t < NT; ++t) {
                     const __m512i q = broadcast4(a[t][b].qs + 64 * c + half + 4 * k);
@@ -629,10 +643,10 @@ template <class Tile> void superGroups(const PackedJob& job, int64_t g0, int64_t
         }
     }
 }
-struct Q4KTile {
+template <bool kQ5> struct Q4KTile {
     static constexpr bool kWide = false, kPairs = true;
-    template <int NT> static void run(const PackedJob& j, int64_t g, int64_t t) { tileQ4K<NT>(j, g, t); }
-    template <int NT> static void pair(const PackedJob& j, int64_t g, int64_t t) { tileQ4KPair<NT>(j, g, t); }
+    template <int NT> static void run(const PackedJob& j, int64_t g, int64_t t) { tileQ4K<NT, kQ5>(j, g, t); }
+    template <int NT> static void pair(const PackedJob& j, int64_t g, int64_t t) { tileQ4KPair<NT, kQ5>(j, g, t); }
 };
 struct Q6KTile {
     static constexpr bool kWide = true, kPairs = false;
@@ -652,7 +666,8 @@ struct IQ4XSTile {
 void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
     if (job.type == quant::Type::Q8_0) groups<Legacy::Q8_0>(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::Q5_0) groups<Legacy::Q5_0>(job, g0, g1, j0, j1);
-    else if (job.type == quant::Type::Q4_K) superGroups<Q4KTile>(job, g0, g1, j0, j1);
+    else if (job.type == quant::Type::Q4_K) superGroups<Q4KTile<false>>(job, g0, g1, j0, j1);
+    else if (job.type == quant::Type::Q5_K) superGroups<Q4KTile<true>>(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::Q6_K) superGroups<Q6KTile>(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::IQ4_XS) superGroups<IQ4XSTile>(job, g0, g1, j0, j1);
     else if (job.type == quant::Type::IQ4_NL) groups<Legacy::IQ4_NL>(job, g0, g1, j0, j1);
