@@ -481,51 +481,70 @@ private Q_SLOTS:
 
     // The AVX-512 activation quantizers must give the portable definition's bits exactly
     // (scale amax/127, round half to even, clamp to ±127), ties and zero blocks included.
-    void avx512QuantizersMatchTheDefinition() {
-        if (!haveKernel()) QSKIP("this CPU has no AVX-512");
-        const int64_t cols = 512;
-        std::vector<float> x = gaussian(size_t(cols), 9);
+    // The activation quantizers of every level this CPU runs (AVX-512 intrinsics; the portable
+    // code compiled per level, where a fused multiply-add would round differently) give the
+    // definition's bits: q = round-half-even(x · 127 / amax) per block, its scale and sums.
+    void activationQuantizersMatchTheDefinitionAtEveryLevel() {
+        // 64 rows of 4096: a fused multiply-add rounds differently about once in 10^5 values.
+        const int64_t cols = 4096, n = 64;
+        std::vector<float> x = gaussian(size_t(n * cols), 9);
         for (int i = 0; i < 32; ++i) x[size_t(64 + i)] = 0.0f;              // an all-zero block
         for (int i = 0; i < 32; ++i) x[size_t(96 + i)] = float(i - 16) * 0.5f; // ties at ±x.5
         x[96] = -127.0f;
-        std::vector<cpu::kernels::ActQ8x32> a32(size_t(cols / 32));
-        std::vector<cpu::kernels::ActQ8x256> a256(size_t(cols / 256));
-        cpu::kernels::quantizeRow32Avx512(x.data(), a32.data(), cols);
-        cpu::kernels::quantizeRow256Avx512(x.data(), a256.data(), cols);
-        auto check = [&](size_t block, auto&& at) {
-            for (size_t b = 0; b < x.size(); b += block) {
-                float amax = 0;
-                for (size_t i = b; i < b + block; ++i) amax = std::max(amax, std::fabs(x[i]));
-                const float id = amax > 0 ? 127.0f / amax : 0.0f;
-                int32_t sum = 0;
-                for (size_t i = b; i < b + block; ++i) {
-                    const int32_t q = std::clamp(int32_t(std::nearbyint(x[i] * id)), -127, 127);
-                    sum += q;
-                    if (!at(b / block, i - b, q, amax / 127.0f, sum)) return false;
+        int levels = 0;
+        for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::AvxVnni, Isa::Avx512}) {
+            if (!isaSupported(isa)) continue;
+            ForcedIsa forced(isa);
+            QVERIFY(forced.ok);
+            ++levels;
+            uint64_t rowBytes = 0;
+            const auto* p32 = reinterpret_cast<const cpu::kernels::ActQ8x32*>(
+                cpu::kernels::quantizeActivations(cpu::kernels::ActKind::Q8x32, x.data(), n, cols, nullptr, &rowBytes));
+            QVERIFY(p32);
+            const std::vector<cpu::kernels::ActQ8x32> a32(p32, p32 + n * cols / 32);
+            const auto* p256 = reinterpret_cast<const cpu::kernels::ActQ8x256*>(
+                cpu::kernels::quantizeActivations(cpu::kernels::ActKind::Q8x256, x.data(), n, cols, nullptr, &rowBytes));
+            QVERIFY(p256);
+            const std::vector<cpu::kernels::ActQ8x256> a256(p256, p256 + n * cols / 256);
+            auto check = [&](size_t block, auto&& at) {
+                for (size_t b = 0; b < x.size(); b += block) {
+                    float amax = 0;
+                    for (size_t i = b; i < b + block; ++i) amax = std::max(amax, std::fabs(x[i]));
+                    const float id = amax > 0 ? 127.0f / amax : 0.0f;
+                    int32_t sum = 0;
+                    for (size_t i = b; i < b + block; ++i) {
+                        const int32_t q = std::clamp(int32_t(std::nearbyint(x[i] * id)), -127, 127);
+                        sum += q;
+                        if (!at(b / block, i - b, q, amax / 127.0f, sum)) return false;
+                    }
+                }
+                return true;
+            };
+            const std::string level = isaName(isa);
+            QVERIFY2(check(32, [&](size_t b, size_t i, int32_t q, float d, int32_t sum) {
+                         const auto& blk = a32[b];
+                         if (blk.qs[i] != q || blk.d != d) return false;
+                         return i != 31 || blk.s == d * float(sum);
+                     }),
+                     level.c_str());
+            QVERIFY2(check(256, [&](size_t b, size_t i, int32_t q, float d, int32_t) {
+                         return a256[b].qs[i] == q && a256[b].d == d;
+                     }),
+                     level.c_str());
+            for (size_t b = 0; b < a256.size(); ++b) {
+                for (int g = 0; g < 16; ++g) {
+                    int32_t sum = 0;
+                    for (int i = 0; i < 16; ++i) sum += a256[b].qs[16 * g + i];
+                    QCOMPARE(int32_t(a256[b].bsums[g]), sum);
+                }
+                for (int j = 0; j < 8; ++j) {
+                    int32_t sum = 0;
+                    for (int i = 0; i < 32; ++i) sum += a256[b].qs[32 * j + i];
+                    QCOMPARE(int32_t(a256[b].sums32[j]), sum);
                 }
             }
-            return true;
-        };
-        QVERIFY(check(32, [&](size_t b, size_t i, int32_t q, float d, int32_t sum) {
-            const auto& blk = a32[b];
-            if (blk.qs[i] != q || blk.d != d) return false;
-            return i != 31 || blk.s == d * float(sum);
-        }));
-        QVERIFY(check(256, [&](size_t b, size_t i, int32_t q, float d, int32_t) {
-            return a256[b].qs[i] == q && a256[b].d == d;
-        }));
-        for (size_t b = 0; b < a256.size(); ++b)
-            for (int g = 0; g < 16; ++g) {
-                int32_t sum = 0;
-                for (int i = 0; i < 16; ++i) sum += a256[b].qs[16 * g + i];
-                QCOMPARE(int32_t(a256[b].bsums[g]), sum);
-            }
-        for (size_t b = 0; b < a256.size(); ++b)
-            for (int j = 0; j < 8; ++j) {
-                int32_t sum = 0;
-                for (int i = 0; i < 32; ++i) sum += a256[b].qs[32 * j + i];
-                QCOMPARE(int32_t(a256[b].sums32[j]), sum);
-            }
+        }
+        QVERIFY(levels >= 1);
     }
 
     void errorsAreStatuses() {

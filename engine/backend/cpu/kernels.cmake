@@ -9,6 +9,10 @@ target_sources(hearth_engine PRIVATE
 # recurrent_fast.cpp's per-level copies pass vectors only to inlined helpers (fast_math.h).
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/recurrent_fast.cpp TARGET_DIRECTORY hearth_engine PROPERTIES
   COMPILE_OPTIONS "-Wno-psabi")
+# matmul.cpp's activation quantizers are compiled per level (with FMA at avx2 and avx512) and must
+# round x · (127 / amax) exactly as the definition does: no contraction into a fused multiply-add.
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/matmul.cpp TARGET_DIRECTORY hearth_engine PROPERTIES
+  COMPILE_OPTIONS "-ffp-contract=off")
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   target_sources(hearth_engine PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/matmul_avx2.cpp
