@@ -10,18 +10,26 @@ namespace hearth::cpu {
 // exp(x) for x in [-87, 87] (inputs outside are clamped), within about 2 ulp: x = n ln2 + r with
 // |r| <= ln2 / 2, a degree-7 polynomial for exp(r), and 2^n built in the exponent bits. Below
 // -87 the result is e^-87 (about 1.6e-38), not 0: callers zero what they mask.
-__attribute__((always_inline)) inline float expClamped(float x) {
-    x = x < -87.0f ? -87.0f : x;
-    x = x > 87.0f ? 87.0f : x;
-    const float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f; // round to nearest integer
-    const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;    // ln2 in two parts
-    float p = 1.9875691500e-4f;
+// The part of expClamped shared by floats and vectors (T{} is zero): clamps x, sets n to the
+// nearest integer of x / ln2 and returns the polynomial for exp(x - n ln2).
+template <typename T> __attribute__((always_inline)) inline T expPolynomial(T x, T& n) {
+    const T lo = T{} - 87.0f, hi = T{} + 87.0f;
+    x = x < lo ? lo : x;
+    x = x > hi ? hi : x;
+    n = (x * 1.44269504f + 12582912.0f) - 12582912.0f; // round to nearest integer
+    const T r = (x - n * 0.693359375f) + n * 2.12194440e-4f; // ln2 in two parts
+    T p = T{} + 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
     p = p * r + 8.3334519073e-3f;
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
+    return p * (r * r) + r + 1.0f;
+}
+
+__attribute__((always_inline)) inline float expClamped(float x) {
+    float n;
+    const float p = expPolynomial(x, n);
     return p * std::bit_cast<float>((int32_t(n) + 127) << 23);
 }
 
@@ -53,20 +61,9 @@ template <typename V> __attribute__((always_inline)) inline void storeV(float* p
 // expClamped on each lane of V, the same operations in the same order, so every lane equals
 // expClamped of it.
 template <typename V> __attribute__((always_inline)) inline V expClamped(V x) {
-    using VI = typename Lanes<V>::I;
-    const V lo = V{} - 87.0f, hi = V{} + 87.0f;
-    x = x < lo ? lo : x;
-    x = x > hi ? hi : x;
-    const V n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
-    const V r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
-    V p = V{} + 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
-    return p * std::bit_cast<V>((__builtin_convertvector(n, VI) + 127) << 23);
+    V n;
+    const V p = expPolynomial(x, n);
+    return p * std::bit_cast<V>((__builtin_convertvector(n, typename Lanes<V>::I) + 127) << 23);
 }
 
 // out[i] = f(in[i]) for i < n, L lanes at a time, then float by float; f is a generic lambda
