@@ -3,7 +3,14 @@
 # the CTest suites (unit, model, vulkan, cuda, gui, slow labels) and the GGUF fuzzer.
 # Environment: HEARTH_TEST_DATA (default ../shared), HEARTH_FUZZ_SECONDS (default 60),
 # HEARTH_JOBS (default: all cores).
+# `--as-avx2` runs the tests as an AVX2-only machine would (the slowest we support): the CPU
+# kernels at their AVX2 level (HEARTH_CPU_ISA=avx2) and lavapipe at 256 bits.
 set -euo pipefail
+if [[ "${1:-}" == "--as-avx2" ]]; then
+  export HEARTH_CPU_ISA=avx2 LP_NATIVE_VECTOR_WIDTH=256
+  shift
+fi
+(( $# == 0 )) || { echo "usage: $0 [--as-avx2]" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs=${HEARTH_JOBS:-$(nproc)}
@@ -83,6 +90,12 @@ fi
 echo "== slowest tests:"
 grep -E 'Test +#[0-9]+: ' "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' | sort -rn | head -10 |
   awk '{printf "   %8.1f s  %s\n", $1, $2}'
+# The slowest ten test functions (each executable names its three slowest; see tests/common/test_main.h).
+if [[ -f build/ci/Testing/Temporary/LastTest.log ]]; then
+  echo "== slowest test functions:"
+  grep -hoE '^hearth-test: function [0-9.]+ s .*' build/ci/Testing/Temporary/LastTest.log | awk '{print $3, $5}' |
+    sort -rn | head -10 | awk '{printf "   %8.1f s  %s\n", $1, $2}'
+fi
 echo "== times: build ${build_seconds}s, fuzz build ${fuzz_build_seconds}s, tests ${tests_seconds}s, all $(( $(date +%s) - start ))s"
 (( rc == 0 )) || { stamp "tests FAILED"; exit "$rc"; }
 stamp "all tests passed"

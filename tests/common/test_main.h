@@ -5,15 +5,21 @@
 // QTest::qExec does, also writing a TAP log it reads back, and exits with 77 (CTest's
 // SKIP_RETURN_CODE) when nothing failed and every test function was skipped, so CTest reports
 // such a test as skipped rather than passed. Partly skipped tests say how many of their
-// functions were skipped in one "hearth-test:" line that scripts/test-all.sh counts.
+// functions were skipped in one "hearth-test:" line that scripts/test-all.sh counts, and every
+// test names its three slowest functions (each one's data rows summed) in "hearth-test: function"
+// lines, from which scripts/test-all.sh prints the suite's slowest functions.
 #pragma once
 
 #include <QFile>
 #include <QStringList>
 #include <QTemporaryDir>
+#include <QXmlStreamReader>
 #include <QtTest>
 
+#include <algorithm>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 namespace hearth::test {
 
@@ -50,6 +56,30 @@ inline bool partFunctions(const QObject* testObject, QStringList& functions) {
     return true;
 }
 
+// Prints the three slowest functions of a JUnit XML log that Qt Test wrote: its testcase elements'
+// times summed per function (a data-driven function's rows together; the fixtures left out).
+inline void printSlowestFunctions(const QString& junitPath) {
+    QFile f(junitPath);
+    if (!f.open(QIODevice::ReadOnly)) return;
+    std::vector<std::pair<double, QString>> times;
+    QXmlStreamReader xml(&f);
+    while (!xml.atEnd()) {
+        if (xml.readNext() != QXmlStreamReader::StartElement || xml.name() != QLatin1String("testcase")) continue;
+        const QXmlStreamAttributes a = xml.attributes();
+        QString name = a.value(QLatin1String("name")).toString();
+        name = name.left(name.indexOf(QLatin1Char('(')));
+        if (name == QLatin1String("initTestCase") || name == QLatin1String("cleanupTestCase")) continue;
+        const QString function = a.value(QLatin1String("classname")).toString() + QStringLiteral("::") + name;
+        const double seconds = a.value(QLatin1String("time")).toDouble();
+        auto it = std::find_if(times.begin(), times.end(), [&](const auto& t) { return t.second == function; });
+        if (it == times.end()) times.emplace_back(seconds, function);
+        else it->first += seconds;
+    }
+    std::sort(times.begin(), times.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (size_t i = 0; i < times.size() && i < 3; ++i)
+        std::printf("hearth-test: function %.1f s %s\n", times[i].first, qPrintable(times[i].second));
+}
+
 inline int runTestObject(QObject* testObject, int argc, char** argv) {
     QStringList args;
     for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
@@ -67,8 +97,11 @@ inline int runTestObject(QObject* testObject, int argc, char** argv) {
             return QTest::qExec(testObject, argc, argv);
     QTemporaryDir dir;
     const QString tap = dir.path() + QStringLiteral("/result.tap");
-    args << QStringLiteral("-o") << tap + QStringLiteral(",tap") << QStringLiteral("-o") << QStringLiteral("-,txt");
+    const QString junit = dir.path() + QStringLiteral("/result.xml");
+    args << QStringLiteral("-o") << tap + QStringLiteral(",tap") << QStringLiteral("-o") << junit + QStringLiteral(",junitxml")
+         << QStringLiteral("-o") << QStringLiteral("-,txt");
     const int rc = QTest::qExec(testObject, args);
+    printSlowestFunctions(junit);
     QFile f(tap);
     if (rc != 0 || !f.open(QIODevice::ReadOnly)) return rc;
     int passed = 0, skipped = 0;
