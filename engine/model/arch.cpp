@@ -43,6 +43,7 @@ Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file) {
         if (name == e.name) {
             auto arch = e.load(file);
             if (!arch) return arch.status().withContext("architecture '" + name + "'");
+            (*arch)->m_reader = file.dataReader();
             return arch;
         }
     std::string known;

@@ -93,6 +93,9 @@ public:
     graph::Graph buildGraph(const graph::StepShape& shape, const KvSetup& kv) const;
 
 protected:
+    // Sets m_reader for every architecture, once it has bound the file.
+    friend Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file);
+
     ModelDims m_dims;
     std::vector<graph::Weight> m_weights;
     std::deque<std::vector<float>> m_copies; // vectors copied out of the file (what Weight::data points to)

@@ -84,7 +84,6 @@ Status DenseDecoder::bind(const gguf::File& f) {
         HEARTH_ASSIGN_OR_RETURN(L.up, b.matrix(p + "ffn_up.weight", E, hp.nFf, l));
         HEARTH_ASSIGN_OR_RETURN(L.down, b.matrix(p + "ffn_down.weight", hp.nFf, E, l));
     }
-    m_reader = f.dataReader();
     return Status::ok();
 }
 

@@ -64,7 +64,6 @@ public:
             HEARTH_ASSIGN_OR_RETURN(L.down, b.matrix(p + "ffn_down.weight", hp.nFf, E, l));
             HEARTH_ASSIGN_OR_RETURN(L.ffnPostNorm, b.vector(p + "post_ffw_norm.weight", E, l));
         }
-        m_reader = f.dataReader();
         return Status::ok();
     }
 

@@ -194,7 +194,6 @@ public:
                 HEARTH_ASSIGN_OR_RETURN(Y.perLayerNorm, b.vector(p + "post_norm.weight", E, l));
             }
         }
-        m_reader = f.dataReader();
         return Status::ok();
     }
 

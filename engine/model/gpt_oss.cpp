@@ -57,7 +57,6 @@ public:
             HEARTH_ASSIGN_OR_RETURN(L.ffnNorm, b.vector(p + "post_attention_norm.weight", E, l));
             HEARTH_ASSIGN_OR_RETURN(L.experts, bindExperts(b, l, E, m_moe, /*biases=*/true));
         }
-        m_reader = f.dataReader();
         return Status::ok();
     }
 

@@ -74,7 +74,6 @@ public:
             HEARTH_ASSIGN_OR_RETURN(L.outNorm, b.vector(p + "layer_output_norm.weight", E, l));
             HEARTH_ASSIGN_OR_RETURN(L.outNormB, b.vector(p + "layer_output_norm.bias", E, l));
         }
-        m_reader = f.dataReader();
         return Status::ok();
     }
 

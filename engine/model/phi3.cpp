@@ -94,7 +94,6 @@ public:
             L.up = gateUp[1];
             HEARTH_ASSIGN_OR_RETURN(L.down, b.matrix(p + "ffn_down.weight", hp.nFf, E, l));
         }
-        m_reader = f.dataReader();
         return Status::ok();
     }
 
