@@ -326,18 +326,38 @@ template <int NT> void tileIQ4XS(const PackedJob& job, int64_t g, int half, int6
         if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kIQ4XSBlockBytes);
         __m256i isum[NT];
         for (__m256i& v : isum) v = _mm256_setzero_si256();
-        for (int sb = 0; sb < 8; ++sb) {
-            const int c = sb / 2, hi = sb % 2;
-            const __m256i sc = bytesI32(blk + kQ4KPayload + 32 + 16 * sb + 8 * half);
-            const __m256i sc16 = pairOf(sc);
-            __m256i s[NT]; // VNNI: the sub-block's int32 sums
-            for (__m256i& v : s) v = _mm256_setzero_si256();
-            for (int k = 0; k < 8; ++k) {
-                const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
-                const __m256i w = _mm256_shuffle_epi8(levels, _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4));
-                if constexpr (kVnni) {
-                    for (int t = 0; t < NT; ++t) s[t] = dot4(s[t], w, bcast4(a[t][b].qs + 64 * c + 32 * hi + 4 * k));
-                } else {
+        if constexpr (kVnni) {
+            // Sub-blocks 2c and 2c + 1 (a chunk's low and high nibbles) side by side: two chains
+            // of vpdpbusd per token, so that its latency does not bound the issue rate.
+            for (int c = 0; c < 4; ++c) {
+                __m256i slo[NT], shi[NT];
+                for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm256_setzero_si256();
+                for (int k = 0; k < 8; ++k) {
+                    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
+                    const __m256i lo = _mm256_shuffle_epi8(levels, _mm256_and_si256(raw, low4));
+                    const __m256i hi = _mm256_shuffle_epi8(levels, _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4));
+                    for (int t = 0; t < NT; ++t) {
+                        const int8_t* q = a[t][b].qs + 64 * c + 4 * k;
+                        slo[t] = dot4(slo[t], lo, bcast4(q));
+                        shi[t] = dot4(shi[t], hi, bcast4(q + 32));
+                    }
+                }
+                const __m256i sc0 = bytesI32(blk + kQ4KPayload + 32 + 16 * (2 * c) + 8 * half);
+                const __m256i sc1 = bytesI32(blk + kQ4KPayload + 32 + 16 * (2 * c + 1) + 8 * half);
+                for (int t = 0; t < NT; ++t) {
+                    const int16_t* bs = a[t][b].bsums + 4 * c; // sub-blocks 2c and 2c + 1, two sums each
+                    const __m256i vlo = _mm256_sub_epi32(slo[t], _mm256_set1_epi32(128 * (int32_t(bs[0]) + bs[1])));
+                    const __m256i vhi = _mm256_sub_epi32(shi[t], _mm256_set1_epi32(128 * (int32_t(bs[2]) + bs[3])));
+                    isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(vlo, sc0), _mm256_mullo_epi32(vhi, sc1)));
+                }
+            }
+        } else {
+            for (int sb = 0; sb < 8; ++sb) {
+                const int c = sb / 2, hi = sb % 2;
+                const __m256i sc16 = pairOf(bytesI32(blk + kQ4KPayload + 32 + 16 * sb + 8 * half));
+                for (int k = 0; k < 8; ++k) {
+                    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
+                    const __m256i w = _mm256_shuffle_epi8(levels, _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4));
                     const __m256i wAbs = _mm256_sign_epi8(w, w);
                     for (int t = 0; t < NT; ++t) {
                         const __m256i q = _mm256_sign_epi8(bcast4(a[t][b].qs + 64 * c + 32 * hi + 4 * k), w);
@@ -345,12 +365,6 @@ template <int NT> void tileIQ4XS(const PackedJob& job, int64_t g, int half, int6
                     }
                 }
             }
-            if constexpr (kVnni)
-                for (int t = 0; t < NT; ++t) {
-                    const int16_t* bs = a[t][b].bsums + 2 * sb;
-                    const __m256i v = _mm256_sub_epi32(s[t], _mm256_set1_epi32(128 * (int32_t(bs[0]) + bs[1])));
-                    isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(v, sc));
-                }
         }
         const __m256 wd = halfs8(blk + kQ4KPayload + 16 * half);
         for (int t = 0; t < NT; ++t)
