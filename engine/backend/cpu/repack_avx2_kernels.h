@@ -229,8 +229,8 @@ template <int SB> inline __m256i fifthBit(__m256i hb) {
     else return _mm256_and_si256(_mm256_srli_epi16(hb, SB - 4), m);
 }
 
-// Per sub-block of 32 the rows' integer dot products times their 6-bit scales (VNNI: vpmulld;
-// AVX2: vpmaddwd of the 16-bit sums by the scale pair), summed over the super-block; then
+// Per sub-block of 32 the rows' integer dot products times their 6-bit scales (VNNI: vpmulld, two
+// sub-blocks at a time; AVX2: vpmaddwd of the 16-bit sums by the scale pair), summed over the super-block; then
 // d·d_a·Σ minus dmin·d_a·Σ_j m_j·(Σ q_a over sub-block j), the latter by vpmaddwd on min pairs.
 // kQ5: Q5_K, the same with each weight's fifth bit added (weights 0..31: without VNNI, 16-bit
 // sums of 4 chunks at most, 4 · 2 · 31 · 127 < 2^15).
@@ -256,7 +256,7 @@ template <int NT, bool kQ5> void tileQ4K(const PackedJob& job, int64_t g, int ha
         const auto subBlock = [&]<int sb>() {
             constexpr int c = sb / 2, hi = sb % 2;
             const __m256i sc = bytesU32(scales + 16 * sb + 8 * half);
-            __m256i s[NT]; // VNNI: int32 sums; AVX2: 16-bit sums of up to kIn16 chunks
+            __m256i s[NT]; // 16-bit sums of up to kIn16 chunks
             for (__m256i& v : s) v = _mm256_setzero_si256();
             for (int k = 0; k < 8; ++k) {
                 const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
@@ -266,20 +266,47 @@ template <int NT, bool kQ5> void tileQ4K(const PackedJob& job, int64_t g, int ha
                                                reinterpret_cast<const __m256i*>(blk + kQ4KBlockBytes + 64 * k + at))));
                 for (int t = 0; t < NT; ++t) {
                     const __m256i q = bcast4(a[t][b].qs + 64 * c + 32 * hi + 4 * k);
-                    s[t] = keep(kVnni ? dot4(s[t], w, q) : _mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
+                    s[t] = keep(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
                 }
-                if (!kVnni && k % kIn16 == kIn16 - 1)
+                if (k % kIn16 == kIn16 - 1)
                     for (int t = 0; t < NT; ++t) {
                         isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s[t], pairOf(sc)));
                         s[t] = _mm256_setzero_si256();
                     }
             }
-            if constexpr (kVnni)
-                for (int t = 0; t < NT; ++t) isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(s[t], sc));
         };
-        [&]<int... sb>(std::integer_sequence<int, sb...>) {
-            (subBlock.template operator()<sb>(), ...);
-        }(std::make_integer_sequence<int, 8>{});
+        // VNNI: sub-blocks 2c and 2c + 1 side by side (one load, both nibbles, two vpdpbusd
+        // chains per token, so that the chain's latency does not bound the issue rate).
+        const auto subBlockPair = [&]<int c>() {
+            const __m256i sc0 = bytesU32(scales + 16 * (2 * c) + 8 * half);
+            const __m256i sc1 = bytesU32(scales + 16 * (2 * c + 1) + 8 * half);
+            __m256i slo[NT], shi[NT];
+            for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm256_setzero_si256();
+            for (int k = 0; k < 8; ++k) {
+                const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
+                __m256i lo = _mm256_and_si256(raw, low4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+                if constexpr (kQ5) {
+                    const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kQ4KBlockBytes + 64 * k + at));
+                    lo = _mm256_or_si256(lo, fifthBit<2 * c>(hb));
+                    hi = _mm256_or_si256(hi, fifthBit<2 * c + 1>(hb));
+                }
+                for (int t = 0; t < NT; ++t) {
+                    const int8_t* q = a[t][b].qs + 64 * c + 4 * k;
+                    slo[t] = keep(dot4(slo[t], lo, bcast4(q)));
+                    shi[t] = keep(dot4(shi[t], hi, bcast4(q + 32)));
+                }
+            }
+            for (int t = 0; t < NT; ++t)
+                isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(slo[t], sc0), _mm256_mullo_epi32(shi[t], sc1)));
+        };
+        if constexpr (kVnni)
+            [&]<int... c>(std::integer_sequence<int, c...>) {
+                (subBlockPair.template operator()<c>(), ...);
+            }(std::make_integer_sequence<int, 4>{});
+        else
+            [&]<int... sb>(std::integer_sequence<int, sb...>) {
+                (subBlock.template operator()<sb>(), ...);
+            }(std::make_integer_sequence<int, 8>{});
         const __m256 wd = halfs8(blk + kQ4KPayload + 16 * half);
         const __m256 wdm = halfs8(blk + kQ4KPayload + 32 + 16 * half);
         for (int t = 0; t < NT; ++t) {
