@@ -448,10 +448,36 @@ template <int NT> void tileQ6K(const PackedJob& job, int64_t g, int half, int64_
             }
         }
         for (__m256i& v : isum) v = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(v, 5));
+        if constexpr (kVnni) {
+            // Sub-blocks j and j + 8 (a load's low and high nibbles, one load of the high bits)
+            // side by side: two vpdpbusd chains per token, so that the chain's latency does not
+            // bound the issue rate.
+            for (int j = 0; j < 8; ++j) {
+                const __m256i sc0 = bytesI32(scales + 16 * j + 8 * half);
+                const __m256i sc1 = bytesI32(scales + 16 * (j + 8) + 8 * half);
+                __m256i slo[NT], shi[NT];
+                for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm256_setzero_si256();
+                for (int e = 0; e < 4; ++e) {
+                    const int c = 4 * j + e;
+                    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
+                    const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
+                    const __m256i lo = _mm256_or_si256(_mm256_and_si256(raw, low4), c < 16 ? highBits<0>(hb) : highBits<1>(hb));
+                    const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
+                                                       c < 16 ? highBits<2>(hb) : highBits<3>(hb));
+                    for (int t = 0; t < NT; ++t) {
+                        const int8_t* q = a[t][b].qs + 4 * c;
+                        slo[t] = keep(dot4(slo[t], lo, bcast4(q)));
+                        shi[t] = keep(dot4(shi[t], hi, bcast4(q + 128)));
+                    }
+                }
+                for (int t = 0; t < NT; ++t)
+                    isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(slo[t], sc0), _mm256_mullo_epi32(shi[t], sc1)));
+            }
+        } else
         for (int h = 0; h < 16; ++h) {
             const int j = h % 8;
             const __m256i sc = bytesI32(scales + 16 * h + 8 * half);
-            __m256i s[NT]; // VNNI: the sub-block's int32 sums; AVX2: two chunks' 16-bit sums
+            __m256i s[NT]; // two chunks' 16-bit sums
             for (__m256i& v : s) v = _mm256_setzero_si256();
             for (int e = 0; e < 4; ++e) {
                 const int c = 4 * j + e;
@@ -462,16 +488,14 @@ template <int NT> void tileQ6K(const PackedJob& job, int64_t g, int half, int64_
                                                           c < 16 ? highBits<2>(hb) : highBits<3>(hb));
                 for (int t = 0; t < NT; ++t) {
                     const __m256i q = bcast4(a[t][b].qs + 4 * c + (h < 8 ? 0 : 128));
-                    s[t] = keep(kVnni ? dot4(s[t], w, q) : _mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
+                    s[t] = keep(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
                 }
-                if (!kVnni && e % 2 == 1)
+                if (e % 2 == 1)
                     for (int t = 0; t < NT; ++t) {
                         isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s[t], pairOf(sc)));
                         s[t] = _mm256_setzero_si256();
                     }
             }
-            if constexpr (kVnni)
-                for (int t = 0; t < NT; ++t) isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(s[t], sc));
         }
         const __m256 wd = halfs8(blk + 3328 + 16 * half);
         for (int t = 0; t < NT; ++t)
