@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Hearth against llama.cpp (the npm prebuilt) on the same GGUF files, side by side, in an ISA
-// mode (below): pp512 and tg128 at 1 and 2 threads, runs alternating A B A B; prints ours/theirs per figure
+// mode (below): pp512 and tg128 at 1 and 2 threads, pairs of runs alternating A B, B A; prints ours/theirs per figure
 // (median of the pairs), peak RSS, and decode speed as a fraction of the bandwidth limit (bytes
 // read per token / read bandwidth measured here). Run through bench/vs-llamacpp, which builds and
 // sets everything up.
@@ -91,9 +91,16 @@ for (const model of models) {
     for (const t of threadsList) {
         const a = [], b = [], bw = [];
         for (let i = 0; i < pairs; i++) {
+            // A B, then B A: whichever runs first in a pair is not always the same engine (runs of
+            // one engine A B A B on this host measured the first of each pair up to ~10% faster).
             bw.push(membw(t));
-            a.push(ours(model, t));
-            b.push(theirs(model, t));
+            if (i % 2 === 0) {
+                a.push(ours(model, t));
+                b.push(theirs(model, t));
+            } else {
+                b.push(theirs(model, t));
+                a.push(ours(model, t));
+            }
             bw.push(membw(t));
         }
         bwSamples[t].push(...bw);
