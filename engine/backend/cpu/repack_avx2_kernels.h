@@ -473,28 +473,29 @@ template <int NT> void tileQ6K(const PackedJob& job, int64_t g, int half, int64_
                 for (int t = 0; t < NT; ++t)
                     isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(slo[t], sc0), _mm256_mullo_epi32(shi[t], sc1)));
             }
-        } else
-        for (int h = 0; h < 16; ++h) {
-            const int j = h % 8;
-            const __m256i sc = bytesI32(scales + 16 * h + 8 * half);
-            __m256i s[NT]; // two chunks' 16-bit sums
-            for (__m256i& v : s) v = _mm256_setzero_si256();
-            for (int e = 0; e < 4; ++e) {
-                const int c = 4 * j + e;
-                const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
-                const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
-                const __m256i w = h < 8 ? _mm256_or_si256(_mm256_and_si256(raw, low4), c < 16 ? highBits<0>(hb) : highBits<1>(hb))
-                                        : _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
-                                                          c < 16 ? highBits<2>(hb) : highBits<3>(hb));
-                for (int t = 0; t < NT; ++t) {
-                    const __m256i q = bcast4(a[t][b].qs + 4 * c + (h < 8 ? 0 : 128));
-                    s[t] = keep(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
-                }
-                if (e % 2 == 1)
+        } else {
+            for (int h = 0; h < 16; ++h) {
+                const int j = h % 8;
+                const __m256i sc = bytesI32(scales + 16 * h + 8 * half);
+                __m256i s[NT]; // two chunks' 16-bit sums
+                for (__m256i& v : s) v = _mm256_setzero_si256();
+                for (int e = 0; e < 4; ++e) {
+                    const int c = 4 * j + e;
+                    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
+                    const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
+                    const __m256i w = h < 8 ? _mm256_or_si256(_mm256_and_si256(raw, low4), c < 16 ? highBits<0>(hb) : highBits<1>(hb))
+                                            : _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
+                                                              c < 16 ? highBits<2>(hb) : highBits<3>(hb));
                     for (int t = 0; t < NT; ++t) {
-                        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s[t], pairOf(sc)));
-                        s[t] = _mm256_setzero_si256();
+                        const __m256i q = bcast4(a[t][b].qs + 4 * c + (h < 8 ? 0 : 128));
+                        s[t] = keep(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
                     }
+                    if (e % 2 == 1)
+                        for (int t = 0; t < NT; ++t) {
+                            isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s[t], pairOf(sc)));
+                            s[t] = _mm256_setzero_si256();
+                        }
+                }
             }
         }
         const __m256 wd = halfs8(blk + 3328 + 16 * half);
