@@ -86,15 +86,17 @@ if (( skipped > 0 )); then
   echo "== skipped:"
   grep -E 'Test +#[0-9]+: .*\*\*\*Skipped' "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+).*/   \1/'
 fi
-# The slowest ten tests, so that a slow one is seen when it lands; the time of each stage.
+# The slowest ten tests, so that a slow one is seen when it lands; the time of each stage. (awk reads
+# every line and keeps ten: `head` would close the pipe early and, under pipefail, sort's SIGPIPE
+# would fail the run.)
 echo "== slowest tests:"
-grep -E 'Test +#[0-9]+: ' "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' | sort -rn | head -10 |
-  awk '{printf "   %8.1f s  %s\n", $1, $2}'
+grep -E 'Test +#[0-9]+: ' "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' | sort -rn |
+  awk 'NR <= 10 {printf "   %8.1f s  %s\n", $1, $2}'
 # The slowest ten test functions (each executable names its three slowest; see tests/common/test_main.h).
 if [[ -f build/ci/Testing/Temporary/LastTest.log ]]; then
   echo "== slowest test functions:"
   grep -hoE '^hearth-test: function [0-9.]+ s .*' build/ci/Testing/Temporary/LastTest.log | awk '{print $3, $5}' |
-    sort -rn | head -10 | awk '{printf "   %8.1f s  %s\n", $1, $2}'
+    sort -rn | awk 'NR <= 10 {printf "   %8.1f s  %s\n", $1, $2}'
 fi
 echo "== times: build ${build_seconds}s, fuzz build ${fuzz_build_seconds}s, tests ${tests_seconds}s, all $(( $(date +%s) - start ))s"
 (( rc == 0 )) || { stamp "tests FAILED"; exit "$rc"; }

@@ -35,7 +35,7 @@ ctest --test-dir "$build" --output-on-failure -V -L cuda
 ctest --test-dir "$build" --output-on-failure -V -R '^test_(cuda_math|engine_cuda)$'
 
 cli="$build/bin/hearth-cli"
-[[ -x "$cli" ]] || cli=$(find "$build" -name hearth-cli -type f -perm -u+x | head -1)
+[[ -x "$cli" ]] || cli=$(find "$build" -name hearth-cli -type f -perm -u+x -print -quit)
 stamp "devices"
 "$cli" devices || true
 stories="$HEARTH_TEST_DATA/models/stories260K.gguf"
