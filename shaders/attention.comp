@@ -4,7 +4,9 @@
 // table[tableOffset + p / blockSize] * blockSize + p % blockSize. GQA: query head h reads KV head
 // h / (nHead / nHeadKv). Scores are scale * q.k, soft-capped to softcap * tanh(s / softcap) when
 // softcap > 0. With sinks (gpt-oss), head h's softmax also counts a position of score sinks[h]
-// and no value. Online softmax over chunks of 64 positions; headDim <= 256.
+// and no value. Online softmax over chunks of 64 positions; headDim <= 256. WITHIN (encoders,
+// attention within the sequence, no window): token t instead attends to positions [0, last] of
+// its sequence, last the furthest position of any token of the step with t's table offset.
 #version 450
 #include "kv.glsl"
 layout(local_size_x = 64) in;
@@ -23,11 +25,28 @@ layout(push_constant) uniform Params {
 shared float qs[256];
 shared float sc[64];
 shared uint slotOf[64];
+#ifdef WITHIN
+shared int lastOf[64];
+#endif
 
 void main() {
     const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
     const uint D = p.headDim, rowSize = p.nHeadKv * D, kvh = h / (p.nHead / p.nHeadKv);
+#ifdef WITHIN
+    // The sequence's tokens share their block table's offset: the furthest of their positions.
+    int last = info[t].x;
+    for (uint u = tid; u < p.n; u += 64u)
+        if (info[u].y == info[t].y) last = max(last, info[u].x);
+    lastOf[tid] = last;
+    barrier();
+    for (uint s = 32u; s > 0u; s >>= 1) {
+        if (tid < s) lastOf[tid] = max(lastOf[tid], lastOf[tid + s]);
+        barrier();
+    }
+    const int pos = lastOf[0];
+#else
     const int pos = info[t].x;
+#endif
     const uint end = uint(pos) + 1u, tableOffset = uint(info[t].y);
     const uint first = p.window > 0u ? uint(max(0, pos - int(p.window) + 1)) : 0u;
     for (uint d = tid; d < D; d += 64u) qs[d] = q[(t * p.nHead + h) * D + d] * p.scale;

@@ -136,6 +136,32 @@ float dq(uint rowBase, uint i) {
     const uint b = rowBase + (i / 32u) * 17u, j = i % 32u;
     const uint q = j < 16u ? (wByte(b + 1u + j) & 0x0fu) : (wByte(b + 1u + j - 16u) >> 4);
     return e8m0Half(wByte(b)) * MXFP4_LEVELS[q];
+#elif defined(TYPE_TQ1_0)
+    // qs[48] at +0, qh[4] at +48, d at +52: ternary digits of base-3 bytes (quant::tq1Trit: digit n
+    // of byte q is the top trit of (q · 3^n mod 256), (q' · 3) >> 8). Values 0..159: digit e / 32 of
+    // qs[e % 32]; 160..239: digit (e - 160) / 16 of qs[32 + e % 16]; 240..255: digit (e - 240) / 4
+    // of qh[e % 4].
+    const uint b = rowBase + (i / 256u) * 54u, e = i % 256u;
+    uint byte, n;
+    if (e < 160u) {
+        byte = wByte(b + e % 32u);
+        n = e / 32u;
+    } else if (e < 240u) {
+        byte = wByte(b + 32u + (e - 160u) % 16u);
+        n = (e - 160u) / 16u;
+    } else {
+        byte = wByte(b + 48u + (e - 240u) % 4u);
+        n = (e - 240u) / 4u;
+    }
+    const uint pow3 = n == 0u ? 1u : n == 1u ? 3u : n == 2u ? 9u : n == 3u ? 27u : 81u;
+    const uint trit = (((byte * pow3) & 0xffu) * 3u) >> 8;
+    return wHalf(b + 52u) * float(int(trit) - 1);
+#elif defined(TYPE_TQ2_0)
+    // qs[64] at +0, d at +64: value 128h + 32l + m is bits 2l..2l+1 of qs[32h + m], minus 1.
+    const uint b = rowBase + (i / 256u) * 66u, e = i % 256u;
+    const uint h = e / 128u, l = (e % 128u) / 32u, m = e % 32u;
+    const uint q = (wByte(b + 32u * h + m) >> (2u * l)) & 3u;
+    return wHalf(b + 64u) * float(int(q) - 1);
 #else
 #error "define one TYPE_*"
 #endif

@@ -8,8 +8,10 @@
 // soft cap) cuts in float and quantized types (IQ4_NL / IQ4_XS among them), qwen3moe-tiny (the
 // router and the experts), qwen35-tiny / qwen35moe-tiny (gated delta-net layers: convolution and
 // delta rule over State pools) and gpt-oss-tiny (MXFP4 experts, clamped SwiGLU), with layer splits and
-// under a forced small binding limit; each weight is uploaded once; and nodes Vulkan refuses (a
-// Q8_0 K/V cache, YaRN RoPE, an op without a shader) run on the CPU, named by
+// under a forced small binding limit; the encoders bert-tiny and nomic-bert-tiny (LayerNorm,
+// attention within the sequence) give the reference's hidden rows with every node on Vulkan;
+// each weight is uploaded once; and nodes Vulkan refuses (a
+// Q8_0 K/V cache, an operand Vulkan does not bind) run on the CPU, named by
 // ModelRunner::fallbacks(). Every test skips (QSKIP) when there is no Vulkan device.
 #include "backend/vulkan/vk_graph_device.h"
 #include "hearth/synth.h"
@@ -113,8 +115,9 @@ Result<std::unique_ptr<test::LoadedModel>> loadWith(const std::string& path, con
 }
 
 // A llama whose RoPE is YaRN-scaled and whose second layer passes its feed-forward activations
-// through a Concat node (no Vulkan kernel: h joined with itself, the first half kept), built over
-// a loaded llama's weights: every other node runs on Vulkan, the Concat falls back to the CPU.
+// through two Concat nodes (h joined with itself, on Vulkan; then h joined with the second half
+// of that, a view at an offset, which Vulkan does not bind; the first half kept), built over a
+// loaded llama's weights: every other node runs on Vulkan, the second Concat falls back to the CPU.
 class YarnLlama final : public model::Architecture {
 public:
     static Result<std::unique_ptr<YarnLlama>> wrap(const gguf::File& file, const model::Architecture& inner) {
@@ -160,7 +163,11 @@ public:
             cur = g.rmsNorm(x, g.weight(find(p + "ffn_norm.weight")), hp.normEps);
             graph::TensorId h = g.swiGlu(g.matMul(g.weight(find(p + "ffn_gate.weight")), cur),
                                          g.matMul(g.weight(find(p + "ffn_up.weight")), cur));
-            if (l == 1) h = g.rows(g.concat(h, h, 1), 0, g.tensor(h).rows());
+            if (l == 1) {
+                const int64_t n = g.tensor(h).rows();
+                const graph::TensorId twice = g.concat(h, h, 1); // [2n][F]
+                h = g.rows(g.concat(h, g.rows(twice, n, n), 1), 0, n);
+            }
             x = g.add(x, g.matMul(g.weight(find(p + "ffn_down.weight")), h));
         }
         g.setLayer(hp.nLayer);
@@ -472,6 +479,68 @@ private Q_SLOTS:
     }
     void gemma4Models() { checkRow(); }
 
+    // The encoders with every node on Vulkan (token-type and position rows, LayerNorm, attention
+    // within the sequence, GELU or NeoX RoPE and SwiGLU): the hidden rows of two inputs in one step
+    // (45 and 21 tokens, neither a multiple of a block or a workgroup, in scattered blocks) equal
+    // the reference device's for F32 and F16 K/V: |d| <= 1e-3 · max(1, max |ref|).
+    void encoders_data() {
+        columns();
+        row("bert-tiny", "F32", kSpm, 0);
+        row("bert-tiny", "Q8_0", kSpm, 0);
+        row("nomic-bert-tiny", "F32", kSpm, 0);
+        row("nomic-bert-tiny", "F16", kSpm, 0);
+    }
+    void encoders() {
+        QFETCH(QString, preset);
+        QFETCH(QString, type);
+        QFETCH(QString, vocab);
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/") + vocab);
+        if (!hasPreset(preset)) QSKIP(qPrintable(QStringLiteral("no synth preset %1 in this build").arg(preset)));
+        if (!QFileInfo::exists(test::binDir() + QStringLiteral("/hearth-cli")))
+            QSKIP("hearth-cli not built (needed to synthesize models)");
+        const QString path = synthesize(preset, type, vocab, 0);
+        QVERIFY2(!path.isEmpty(), "hearth-cli synth failed");
+        for (KvType kv : {KvType::F32, KvType::F16}) {
+            test::LoadOptions o;
+            o.device = kDevice;
+            o.kvType = kv;
+            auto ours = test::loadModel(path.toStdString(), o);
+            QVERIFY2(ours.isOk(), ours.status().toString().c_str());
+            const runtime::ModelRunner& runner = *(*ours)->runner;
+            QCOMPARE(runner.deviceId(), std::string(kDevice));
+            QVERIFY2(runner.deviceWarning().empty(), runner.deviceWarning().c_str());
+            QVERIFY2(runner.fallbacks().empty(), joined(runner.fallbacks()).c_str());
+            QVERIFY((*ours)->dims().embeddingsOnly && !(*ours)->dims().causal);
+            test::LoadOptions refOptions = o;
+            refOptions.device = "ref";
+            auto ref = test::loadModel(path.toStdString(), refOptions);
+            QVERIFY2(ref.isOk(), ref.status().toString().c_str());
+            const int nVocab = (*ref)->dims().nVocab;
+            const std::vector<int32_t> table0{0, 6, 2}, table1{5, 3};
+            graph::Batch batch;
+            batch.blockTables = {table0, table1};
+            for (int p = 0; p < 45; ++p) // every row's hidden state, no logits
+                batch.tokens.push_back({(p * 7919 + 13) % (nVocab - 300) + 256, p, 0, false, true});
+            for (int p = 0; p < 21; ++p)
+                batch.tokens.push_back({(p * 104729 + 71) % (nVocab - 300) + 256, p, 1, false, true});
+            std::vector<float> logits, expected, got;
+            Status s = (*ref)->runner->forward(batch, logits, &expected);
+            QVERIFY2(s.isOk(), s.toString().c_str());
+            s = (*ours)->runner->forward(batch, logits, &got);
+            QVERIFY2(s.isOk(), s.toString().c_str());
+            QCOMPARE(got.size(), size_t(66) * size_t((*ref)->dims().nEmbd));
+            QCOMPARE(got.size(), expected.size());
+            double maxRef = 0.0, maxDiff = 0.0;
+            for (size_t i = 0; i < got.size(); ++i) {
+                maxRef = std::max(maxRef, double(std::fabs(expected[i])));
+                const double d = std::fabs(double(got[i]) - double(expected[i]));
+                maxDiff = std::isfinite(d) ? std::max(maxDiff, d) : INFINITY;
+            }
+            qInfo("%s K/V: max |d| %.2e (max |ref| %.2f)", kv == KvType::F32 ? "F32" : "F16", maxDiff, maxRef);
+            QVERIFY2(maxDiff <= 1e-3 * std::max(1.0, maxRef), qPrintable(QString::number(maxDiff)));
+        }
+    }
+
     // gpt-oss-tiny with MXFP4 experts (Q8_0 elsewhere): the router, the experts, the clamped
     // SwiGLU and attention with sinks on Vulkan; only its YaRN RoPE falls back. Tolerance as
     // llamaTinyTypes.
@@ -552,10 +621,11 @@ private Q_SLOTS:
         QCOMPARE(c.argmaxAgree, c.rows);
     }
 
-    // A node Vulkan refuses in a graph it otherwise runs: a Concat in layer 1 runs on the CPU (the
-    // runner copies its operands and result across) and fallbacks() names it and nothing else —
-    // YaRN RoPE in every layer now runs on Vulkan —, and the logits match the reference device
-    // running the same graph: |d| < 1e-3 * (1 + max |logit|), argmax equal.
+    // A node Vulkan refuses in a graph it otherwise runs: layer 1's second Concat (an operand at an
+    // offset in its storage) runs on the CPU (the runner copies its operands and result across) and
+    // fallbacks() names it and nothing else — YaRN RoPE in every layer and the first Concat run on
+    // Vulkan —, and the logits match the reference device running the same graph: |d| < 1e-3 *
+    // (1 + max |logit|), argmax equal.
     void refusedNodesFallBackToCpu() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
         auto file = gguf::File::open(storiesPath());

@@ -30,7 +30,7 @@ const quant::Type kTypes[] = {quant::Type::F32,  quant::Type::F16,  quant::Type:
                               quant::Type::Q8_1, quant::Type::Q8_K, quant::Type::Q4_0,   quant::Type::Q4_1,
                               quant::Type::Q5_0, quant::Type::Q5_1, quant::Type::Q2_K,   quant::Type::Q3_K,
                               quant::Type::Q4_K, quant::Type::Q5_K, quant::Type::Q6_K,   quant::Type::IQ4_NL,
-                              quant::Type::IQ4_XS, quant::Type::MXFP4};
+                              quant::Type::IQ4_XS, quant::Type::MXFP4, quant::Type::TQ1_0, quant::Type::TQ2_0};
 
 std::vector<float> randomFloats(size_t n, uint32_t seed, float scale = 1.0f) {
     std::mt19937 rng(seed);

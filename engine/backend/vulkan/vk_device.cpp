@@ -74,6 +74,8 @@ const char* typeSuffix(quant::Type t) {
     case quant::Type::IQ4_NL: return "iq4_nl";
     case quant::Type::IQ4_XS: return "iq4_xs";
     case quant::Type::MXFP4: return "mxfp4";
+    case quant::Type::TQ1_0: return "tq1_0";
+    case quant::Type::TQ2_0: return "tq2_0";
     default: return nullptr;
     }
 }

@@ -17,6 +17,8 @@ namespace hearth::vk {
 inline constexpr int64_t kMaxTopKWidth = 2048;
 // Workgroups per grid dimension every device allows (the guaranteed maxComputeWorkGroupCount).
 inline constexpr int64_t kMaxWorkGroups = 65535;
+// The widest attention head (attention.comp keeps 4 dims per invocation of 64).
+inline constexpr int64_t kMaxHeadDim = 256;
 
 // Ops recorded once into a command buffer of their own (with their descriptor sets), submitted
 // any number of times; the buffers they name must outlive it.

@@ -5,6 +5,7 @@
 
 #include "backend/op_device.h"
 #include "backend/vulkan/vk_device.h"
+#include "backend/vulkan/vk_encoder_ops.h"
 #include "backend/vulkan/vk_recurrent.h"
 
 #include <algorithm>
@@ -24,8 +25,6 @@ using graph::Tensor;
 using graph::TensorId;
 using graph::TensorKind;
 namespace ops = backend::ops;
-
-constexpr int kMaxHeadDim = 256; // attention.comp keeps 4 dims per invocation of 64
 
 // The root of a tensor's view chain, with the summed byte offset of the views.
 TensorId rootOf(const graph::Graph& g, TensorId id, uint64_t& offset) {
@@ -246,11 +245,11 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
     case Op::Attention: {
         const Tensor &Q = g.tensor(n.src[0]), &K = g.tensor(n.src[1]), &V = g.tensor(n.src[2]);
         KvType type;
-        // Attention within the sequence (encoders) is left to the CPU.
-        return n.attn.causal && K.kind == TensorKind::KvCache && V.kind == TensorKind::KvCache && kvTypeOf(K.type, type) &&
-               K.type == V.type && out.ne[0] == Q.ne[0] && Q.ne[0] <= kMaxHeadDim && Q.ne[1] <= kMaxWorkGroups &&
-               Q.ne[2] <= kMaxWorkGroups && plain(n.src[0]) && plain(n.src[3], true) && plain(n.src[4], true) &&
-               plain(n.src[5]) && plain(n.out);
+        // Within the sequence (encoders): vk_encoder_ops.h's limits besides these.
+        return (n.attn.causal || encoderNodeFits(g, n)) && K.kind == TensorKind::KvCache &&
+               V.kind == TensorKind::KvCache && kvTypeOf(K.type, type) && K.type == V.type && out.ne[0] == Q.ne[0] &&
+               Q.ne[0] <= kMaxHeadDim && Q.ne[1] <= kMaxWorkGroups && Q.ne[2] <= kMaxWorkGroups && plain(n.src[0]) &&
+               plain(n.src[3], true) && plain(n.src[4], true) && plain(n.src[5]) && plain(n.out);
     }
     case Op::Add:
     case Op::Mul: {
@@ -275,7 +274,11 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
     case Op::DeltaNet:
         return plain(n.src[0]) && plain(n.src[1]) && plain(n.src[2]) && plain(n.src[4], true) && plain(n.out) &&
                recurrentNodeFits(g, n, limit);
-    default: return false; // LayerNorm, Concat: the CPU
+    // The encoders' ops (vk_encoder_ops.h).
+    case Op::LayerNorm:
+        return plain(n.src[0]) && plain(n.src[1]) && plain(n.src[2]) && plain(n.out) && encoderNodeFits(g, n);
+    case Op::Concat: return plain(n.src[0]) && plain(n.src[1]) && plain(n.out) && encoderNodeFits(g, n);
+    default: return false;
     }
 }
 
@@ -522,6 +525,7 @@ Status VulkanGraphDevice::recordNode(Compiling& c, const Node& n) {
         p.window = n.attn.window;
         p.softcap = n.attn.softcap;
         HEARTH_ASSIGN_OR_RETURN(const Buffer* sinks, optional(n.src[5]));
+        if (!n.attn.causal) return attentionWithin(*m_ops, *q, *k, *v, *info, *tables, sinks, p, dst);
         return m_ops->attention(*q, *k, *v, *info, *tables, sinks, p, dst);
     }
     case Op::Add:
@@ -550,6 +554,17 @@ Status VulkanGraphDevice::recordNode(Compiling& c, const Node& n) {
                               : n.op == Op::Softplus ? ops::Unary::Softplus
                                                      : ops::Unary::Softcap;
         return m_ops->unary(op, *x, out.elements(), n.op == Op::Softcap ? n.cap : n.scale, dst);
+    }
+    case Op::LayerNorm: {
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* w, optional(n.src[1]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* b, optional(n.src[2]));
+        return layerNorm(*m_ops, *x, w, b, out.rows(), out.ne[0], n.eps, dst);
+    }
+    case Op::Concat: {
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* a, buf(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(const Buffer* b, buf(n.src[1]));
+        return concat(*m_ops, *a, *b, concatShape(g, n), dst);
     }
     case Op::RmsNormGated: {
         HEARTH_ASSIGN_OR_RETURN(const Buffer* x, buf(n.src[0]));

@@ -1,0 +1,128 @@
+// Recording of the encoders' ops on Vulkan (vk_encoder_ops.h): push constants and grids of
+// LayerNorm (one workgroup per row), Concat (one invocation per output value, 256 per workgroup)
+// and attention within the sequence (one workgroup per head and token, as the causal kernel).
+#include "backend/vulkan/vk_encoder_ops.h"
+
+#include <algorithm>
+#include <string>
+
+namespace hearth::vk {
+
+namespace {
+
+using backend::Buffer;
+using graph::Node;
+using graph::Op;
+using graph::Tensor;
+
+constexpr uint64_t kMaxEncoderIndex = 1ull << 31; // values a shader indexes (uint, room for a grid's tail)
+constexpr int64_t kConcatLocal = 256;              // concat.comp's workgroup
+
+// A grid of `groups` workgroups as gx × gy within the per-dimension limit.
+struct EncoderGrid {
+    uint32_t x = 1, y = 1;
+};
+EncoderGrid encoderGrid(int64_t groups) {
+    const int64_t gx = std::clamp<int64_t>(groups, 1, kMaxWorkGroups);
+    return {uint32_t(gx), uint32_t((std::max<int64_t>(groups, 1) + gx - 1) / gx)};
+}
+
+bool encoderGridFits(int64_t groups) { return groups <= kMaxWorkGroups * kMaxWorkGroups; }
+
+} // namespace
+
+bool encoderNodeFits(const graph::Graph& g, const Node& n) {
+    const Tensor& out = g.tensor(n.out);
+    switch (n.op) {
+    case Op::LayerNorm: {
+        const Tensor& X = g.tensor(n.src[0]);
+        for (int i : {1, 2})
+            if (n.src[size_t(i)] != graph::kNone && g.tensor(n.src[size_t(i)]).elements() != X.ne[0]) return false;
+        return n.eps > 0.0f && out.ne == X.ne && uint64_t(X.elements()) < kMaxEncoderIndex && encoderGridFits(X.rows());
+    }
+    case Op::Concat: {
+        if (n.dim < 0 || n.dim >= graph::kMaxDims) return false;
+        const Tensor &A = g.tensor(n.src[0]), &B = g.tensor(n.src[1]);
+        const ConcatShape s = concatShape(g, n);
+        return A.contiguous() && B.contiguous() && s.outer * (s.aBlock + s.bBlock) == out.elements() &&
+               uint64_t(out.elements()) < kMaxEncoderIndex &&
+               encoderGridFits((out.elements() + kConcatLocal - 1) / kConcatLocal);
+    }
+    case Op::Attention: {
+        // Without the causal mask; the graph device checks the rest as for the causal kernel.
+        const Tensor &Q = g.tensor(n.src[0]), &K = g.tensor(n.src[1]), &V = g.tensor(n.src[2]);
+        const bool kv = (K.type == quant::Type::F32 || K.type == quant::Type::F16) && V.type == K.type;
+        return !n.attn.causal && n.attn.window == 0 && kv && n.attn.nHeadKv > 0 && Q.ne[1] % n.attn.nHeadKv == 0 &&
+               Q.ne[0] >= 1 && Q.ne[0] <= kMaxHeadDim && out.ne[0] == Q.ne[0] && Q.ne[1] <= kMaxWorkGroups &&
+               Q.ne[2] <= kMaxWorkGroups && uint64_t(K.elements()) < kMaxEncoderIndex &&
+               uint64_t(V.elements()) < kMaxEncoderIndex && uint64_t(Q.elements()) < kMaxEncoderIndex;
+    }
+    default: return false;
+    }
+}
+
+ConcatShape concatShape(const graph::Graph& g, const Node& n) {
+    const Tensor &A = g.tensor(n.src[0]), &B = g.tensor(n.src[1]);
+    ConcatShape s;
+    if (n.dim < 0 || n.dim >= graph::kMaxDims) return s;
+    const size_t dim = size_t(n.dim);
+    int64_t inner = 1, outer = 1;
+    for (size_t d = 0; d < dim; ++d) inner *= A.ne[d];
+    for (size_t d = dim + 1; d < size_t(graph::kMaxDims); ++d) outer *= A.ne[d];
+    s.outer = outer;
+    s.aBlock = A.ne[dim] * inner;
+    s.bBlock = B.ne[dim] * inner;
+    return s;
+}
+
+Status layerNorm(VulkanOpDevice& d, const Buffer& x, const Buffer* w, const Buffer* b, int64_t rows, int64_t dim,
+                 float eps, Buffer& out) {
+    if (rows <= 0 || dim <= 0) return Status::ok();
+    if (!(eps > 0.0f)) return invalidArgument("layer_norm: eps must be positive");
+    if (uint64_t(rows) * uint64_t(dim) >= kMaxEncoderIndex || !encoderGridFits(rows))
+        return unsupported("Vulkan layer_norm: too many values");
+    struct { uint32_t dim, rows; float eps; uint32_t hasWeight, hasBias; } p{
+        uint32_t(dim), uint32_t(rows), eps, w ? 1u : 0u, b ? 1u : 0u};
+    const EncoderGrid grid = encoderGrid(rows);
+    return d.dispatchShader("layer_norm", {&x, w, b, &out}, &p, sizeof p, grid.x, grid.y);
+}
+
+Status concat(VulkanOpDevice& d, const Buffer& a, const Buffer& b, const ConcatShape& s, Buffer& out) {
+    if (s.outer < 0 || s.aBlock < 0 || s.bBlock < 0) return invalidArgument("concat: negative extents");
+    const int64_t count = s.outer * (s.aBlock + s.bBlock);
+    if (count == 0) return Status::ok();
+    if (uint64_t(count) >= kMaxEncoderIndex) return unsupported("Vulkan concat: too many values");
+    const int64_t groups = (count + kConcatLocal - 1) / kConcatLocal;
+    if (!encoderGridFits(groups)) return unsupported("Vulkan concat: too many values");
+    struct { uint32_t aBlock, bBlock, count; } p{uint32_t(s.aBlock), uint32_t(s.bBlock), uint32_t(count)};
+    const EncoderGrid grid = encoderGrid(groups);
+    return d.dispatchShader("concat", {&a, &b, &out}, &p, sizeof p, grid.x, grid.y);
+}
+
+Status attentionWithin(VulkanOpDevice& d, const Buffer& q, const Buffer& kCache, const Buffer& vCache,
+                       const Buffer& info, const Buffer& tables, const Buffer* sinks,
+                       const backend::ops::AttentionParams& ap, Buffer& out) {
+    if (ap.n <= 0) return Status::ok();
+    if (ap.headDim <= 0 || ap.headDim > kMaxHeadDim)
+        return unsupported("Vulkan attention: headDim must be in [1, " + std::to_string(kMaxHeadDim) + "]");
+    if (ap.nHeadKv <= 0 || ap.nHead % ap.nHeadKv) return invalidArgument("attention: nHead % nHeadKv != 0");
+    if (ap.kvType != KvType::F32 && ap.kvType != KvType::F16)
+        return unsupported(std::string("Vulkan KV cache type ") + kvTypeName(ap.kvType));
+    if (ap.window != 0) return invalidArgument("attention within the sequence with a sliding window");
+    if (ap.softcap < 0.0f || ap.blockSize <= 0) return invalidArgument("attention: negative soft cap or no block size");
+    if (ap.n > kMaxWorkGroups || ap.nHead > kMaxWorkGroups)
+        return unsupported("Vulkan attention: too many tokens or heads");
+    struct {
+        uint32_t n, nHead, nHeadKv, headDim, blockSize;
+        float scale;
+        uint32_t window;
+        float softcap;
+        uint32_t hasSinks;
+    } p{uint32_t(ap.n), uint32_t(ap.nHead), uint32_t(ap.nHeadKv), uint32_t(ap.headDim), uint32_t(ap.blockSize),
+        ap.scale, 0u, ap.softcap, sinks ? 1u : 0u};
+    return d.dispatchShader(ap.kvType == KvType::F16 ? "attention_within_f16" : "attention_within_f32",
+                            {&q, &kCache, &vCache, &info, &tables, &out, sinks}, &p, sizeof p, uint32_t(ap.nHead),
+                            uint32_t(ap.n));
+}
+
+} // namespace hearth::vk
