@@ -104,6 +104,8 @@ struct AttentionParams {
     KvType kvType = KvType::F16;
     int window = 0;       // > 0: a token at p attends to (p - window, p] only
     float softcap = 0.0f; // > 0: scores become softcap * tanh(score / softcap)
+    bool causal = true;   // false (encoders, window 0): a token attends to its sequence's positions
+                          // up to the furthest any token of the step with its table offset reaches
 };
 
 // The stacked experts of a mixture-of-experts layer: W[nExp][expertRows][cols] seen as one matrix

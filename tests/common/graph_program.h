@@ -6,6 +6,8 @@
 #include "backend/device.h"
 #include "graph/graph.h"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <random>
 #include <vector>
@@ -60,6 +62,18 @@ inline std::vector<float> uniformValues(size_t n, std::mt19937& rng, float lo, f
     std::vector<float> v(n);
     for (float& x : v) x = d(rng);
     return v;
+}
+
+// max |ours - ref| / max(1, max |ref|); infinite for a size mismatch, no values or a value not finite.
+inline double relativeError(const std::vector<float>& ours, const std::vector<float>& ref) {
+    if (ours.size() != ref.size() || ref.empty()) return INFINITY;
+    double maxRef = 0.0, maxDiff = 0.0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        maxRef = std::max(maxRef, double(std::fabs(ref[i])));
+        const double d = std::fabs(double(ours[i]) - double(ref[i]));
+        maxDiff = std::isfinite(d) ? std::max(maxDiff, d) : INFINITY;
+    }
+    return maxDiff / std::max(1.0, maxRef);
 }
 
 } // namespace hearth::test

@@ -27,19 +27,8 @@ using namespace hearth;
 namespace {
 
 using graph::TensorId;
+using test::relativeError;
 using test::uniformValues;
-
-// max |ours - ref| / max(1, max |ref|); infinite for a size mismatch or a value not finite.
-double relativeError(const std::vector<float>& ours, const std::vector<float>& ref) {
-    if (ours.size() != ref.size() || ref.empty()) return INFINITY;
-    double maxRef = 0.0, maxDiff = 0.0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-        maxRef = std::max(maxRef, double(std::fabs(ref[i])));
-        const double d = std::fabs(double(ours[i]) - double(ref[i]));
-        maxDiff = std::isfinite(d) ? std::max(maxDiff, d) : INFINITY;
-    }
-    return maxDiff / std::max(1.0, maxRef);
-}
 
 bool allNodesSupported(const backend::Device& d, const graph::Graph& g) {
     return std::all_of(g.nodes().begin(), g.nodes().end(), [&](const graph::Node& n) { return d.supportsOp(g, n); });

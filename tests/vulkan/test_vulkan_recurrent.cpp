@@ -52,17 +52,6 @@ struct Side {
     test::GraphProgram graph;
 };
 
-double relErr(const std::vector<float>& ours, const std::vector<float>& ref) {
-    if (ours.size() != ref.size() || ref.empty()) return INFINITY;
-    double maxRef = 0.0, maxDiff = 0.0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-        maxRef = std::max(maxRef, double(std::fabs(ref[i])));
-        const double d = std::fabs(double(ours[i]) - double(ref[i]));
-        maxDiff = std::isfinite(d) ? std::max(maxDiff, d) : INFINITY;
-    }
-    return maxDiff / std::max(1.0, maxRef);
-}
-
 } // namespace
 
 class TestVulkanRecurrent : public QObject {
@@ -135,13 +124,14 @@ private Q_SLOTS:
                 const Status ran = s->graph.run();
                 QVERIFY2(ran.isOk(), ran.toString().c_str());
             }
-            const double eOut = relErr(vk.graph.get(h.out), ref.graph.get(h.out));
-            const double eConv = relErr(vk.graph.get(h.conv), ref.graph.get(h.conv));
-            const double eDelta = relErr(vk.graph.get(h.delta), ref.graph.get(h.delta));
+            const double eOut = test::relativeError(vk.graph.get(h.out), ref.graph.get(h.out));
+            const double eConv = test::relativeError(vk.graph.get(h.conv), ref.graph.get(h.conv));
+            const double eDelta = test::relativeError(vk.graph.get(h.delta), ref.graph.get(h.delta));
             qInfo("run %zu: out %.2e, window pool %.2e, matrix pool %.2e", step, eOut, eConv, eDelta);
             QVERIFY(eOut <= 1e-4 && eConv <= 1e-4 && eDelta <= 1e-4);
             if (step == 0) // the run changed both pools
-                QVERIFY(relErr(ref.graph.get(h.delta), delta0) > 1e-2 && relErr(ref.graph.get(h.conv), conv0) > 1e-2);
+                QVERIFY(test::relativeError(ref.graph.get(h.delta), delta0) > 1e-2 &&
+                        test::relativeError(ref.graph.get(h.conv), conv0) > 1e-2);
         }
     }
 };

@@ -771,6 +771,7 @@ Status VulkanDevice::attention(const Buffer& q, const Buffer& kCache, const Buff
     if (ap.kvType != KvType::F32 && ap.kvType != KvType::F16)
         return unsupported(std::string("Vulkan KV cache type ") + kvTypeName(ap.kvType));
     if (ap.window < 0 || ap.softcap < 0.0f) return invalidArgument("attention: negative window or soft cap");
+    if (!ap.causal && ap.window != 0) return invalidArgument("attention within the sequence with a sliding window");
     if (ap.n > kMaxGroups || ap.nHead > int(kMaxGroups)) return invalidArgument("too many tokens");
     HEARTH_ASSIGN_OR_RETURN(const Binding bq, whole(q));
     HEARTH_ASSIGN_OR_RETURN(const Binding bk, whole(kCache));
@@ -790,8 +791,9 @@ Status VulkanDevice::attention(const Buffer& q, const Buffer& kCache, const Buff
         uint32_t hasSinks;
     } p{uint32_t(ap.n), uint32_t(ap.nHead), uint32_t(ap.nHeadKv), uint32_t(ap.headDim), uint32_t(ap.blockSize),
         ap.scale, uint32_t(ap.window), ap.softcap, sinks ? 1u : 0u};
-    return dispatch(ap.kvType == KvType::F16 ? "attention_f16" : "attention_f32", {bq, bk, bv, bi, bt, bo, bs}, &p,
-                    sizeof p, uint32_t(ap.nHead), uint32_t(ap.n));
+    const std::string name = std::string(ap.causal ? "attention_" : "attention_within_") +
+                             (ap.kvType == KvType::F16 ? "f16" : "f32");
+    return dispatch(name, {bq, bk, bv, bi, bt, bo, bs}, &p, sizeof p, uint32_t(ap.nHead), uint32_t(ap.n));
 }
 
 } // namespace

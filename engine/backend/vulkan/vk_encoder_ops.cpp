@@ -1,6 +1,6 @@
 // Recording of the encoders' ops on Vulkan (vk_encoder_ops.h): push constants and grids of
-// LayerNorm (one workgroup per row), Concat (one invocation per output value, 256 per workgroup)
-// and attention within the sequence (one workgroup per head and token, as the causal kernel).
+// LayerNorm (one workgroup per row) and Concat (one invocation per output value, 256 per
+// workgroup), and the limits of attention within the sequence.
 #include "backend/vulkan/vk_encoder_ops.h"
 
 #include <algorithm>
@@ -97,32 +97,6 @@ Status concat(VulkanOpDevice& d, const Buffer& a, const Buffer& b, const ConcatS
     struct { uint32_t aBlock, bBlock, count; } p{uint32_t(s.aBlock), uint32_t(s.bBlock), uint32_t(count)};
     const EncoderGrid grid = encoderGrid(groups);
     return d.dispatchShader("concat", {&a, &b, &out}, &p, sizeof p, grid.x, grid.y);
-}
-
-Status attentionWithin(VulkanOpDevice& d, const Buffer& q, const Buffer& kCache, const Buffer& vCache,
-                       const Buffer& info, const Buffer& tables, const Buffer* sinks,
-                       const backend::ops::AttentionParams& ap, Buffer& out) {
-    if (ap.n <= 0) return Status::ok();
-    if (ap.headDim <= 0 || ap.headDim > kMaxHeadDim)
-        return unsupported("Vulkan attention: headDim must be in [1, " + std::to_string(kMaxHeadDim) + "]");
-    if (ap.nHeadKv <= 0 || ap.nHead % ap.nHeadKv) return invalidArgument("attention: nHead % nHeadKv != 0");
-    if (ap.kvType != KvType::F32 && ap.kvType != KvType::F16)
-        return unsupported(std::string("Vulkan KV cache type ") + kvTypeName(ap.kvType));
-    if (ap.window != 0) return invalidArgument("attention within the sequence with a sliding window");
-    if (ap.softcap < 0.0f || ap.blockSize <= 0) return invalidArgument("attention: negative soft cap or no block size");
-    if (ap.n > kMaxWorkGroups || ap.nHead > kMaxWorkGroups)
-        return unsupported("Vulkan attention: too many tokens or heads");
-    struct {
-        uint32_t n, nHead, nHeadKv, headDim, blockSize;
-        float scale;
-        uint32_t window;
-        float softcap;
-        uint32_t hasSinks;
-    } p{uint32_t(ap.n), uint32_t(ap.nHead), uint32_t(ap.nHeadKv), uint32_t(ap.headDim), uint32_t(ap.blockSize),
-        ap.scale, 0u, ap.softcap, sinks ? 1u : 0u};
-    return d.dispatchShader(ap.kvType == KvType::F16 ? "attention_within_f16" : "attention_within_f32",
-                            {&q, &kCache, &vCache, &info, &tables, &out, sinks}, &p, sizeof p, uint32_t(ap.nHead),
-                            uint32_t(ap.n));
 }
 
 } // namespace hearth::vk

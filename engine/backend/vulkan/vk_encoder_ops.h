@@ -1,6 +1,7 @@
 // The encoders' ops on Vulkan (BERT, nomic-bert): LayerNorm, Concat and attention within the
 // sequence (shaders layer_norm.comp, concat.comp, attention.comp WITHIN), which shapes they take,
-// and their recording through VulkanOpDevice::dispatchShader.
+// and the recording of the first two through VulkanOpDevice::dispatchShader (the third is
+// VulkanOpDevice::attention with AttentionParams::causal false).
 #pragma once
 
 #include "backend/op_device.h"
@@ -28,12 +29,5 @@ struct ConcatShape {
 ConcatShape concatShape(const graph::Graph& g, const graph::Node& n);
 Status concat(VulkanOpDevice& d, const backend::Buffer& a, const backend::Buffer& b, const ConcatShape& s,
               backend::Buffer& out);
-
-// out [n][nHead][headDim]: attention of q [n][nHead][headDim] over the paged K/V of each token's
-// whole sequence as far as the step reaches (graph AttentionParams::causal false): positions [0,
-// the furthest of any token with the same table offset in info]. p.window must be 0.
-Status attentionWithin(VulkanOpDevice& d, const backend::Buffer& q, const backend::Buffer& kCache,
-                       const backend::Buffer& vCache, const backend::Buffer& info, const backend::Buffer& tables,
-                       const backend::Buffer* sinks, const backend::ops::AttentionParams& p, backend::Buffer& out);
 
 } // namespace hearth::vk

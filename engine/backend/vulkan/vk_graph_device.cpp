@@ -524,8 +524,8 @@ Status VulkanGraphDevice::recordNode(Compiling& c, const Node& n) {
         p.kvType = type;
         p.window = n.attn.window;
         p.softcap = n.attn.softcap;
+        p.causal = n.attn.causal;
         HEARTH_ASSIGN_OR_RETURN(const Buffer* sinks, optional(n.src[5]));
-        if (!n.attn.causal) return attentionWithin(*m_ops, *q, *k, *v, *info, *tables, sinks, p, dst);
         return m_ops->attention(*q, *k, *v, *info, *tables, sinks, p, dst);
     }
     case Op::Add:
