@@ -70,6 +70,9 @@ struct PackedJob {
     // > 0: the kernels prefetch the weights this many bytes ahead of the block they read, in the
     // first tile over each group of a panel of tokens (the one that streams it from memory).
     uint64_t prefetchBytes = 0;
+    // IQ4_XS at the AVX2 level from 4 tokens on: the job's activations already widened by
+    // widenIQ4XSActsAvx2 (token 0 first), or null for the kernels to widen them per call.
+    const int16_t* wideActs = nullptr;
     // The level's kernels: packedGroupsAvx512, packedGroupsAvxVnni or packedGroupsAvx2.
     void (*run)(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) = nullptr;
 };
@@ -84,6 +87,10 @@ void rowsIqGridAvx2(const Job& job, int64_t r0, int64_t r1);
 void packedGroupsAvx512(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1);
 void packedGroupsAvxVnni(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1);
 void packedGroupsAvx2(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1);
+// Tokens [j0, j1) of an IQ4_XS job's activations (j0 a multiple of 8) as packedGroupsAvx2 reads
+// them from PackedJob::wideActs, written into out, which holds the job's (n + 7) / 8 · 8 · cols
+// int16 from token 0.
+void widenIQ4XSActsAvx2(const PackedJob& job, int64_t j0, int64_t j1, int16_t* out);
 
 // AVX-512 versions of the activation quantizers in matmul.cpp, bit for bit the same results
 // (same scale, round to nearest even, clamp); only call when the CPU has AVX-512 F/BW.

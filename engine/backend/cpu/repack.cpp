@@ -18,6 +18,7 @@
 #include <cstring>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 namespace hearth::cpu {
 
@@ -347,8 +348,20 @@ kernels::PackedJob packedJob(const PackedMatrix& packed, float* y, Isa isa) {
 #if defined(__x86_64__)
 // Runs `job` (activations quantized) over its `groups` row groups and n tokens, split over pool.
 // Each output comes from one tile whatever the split, so any chunking gives the same bits.
-void runPacked(const kernels::PackedJob& job, int64_t groups, int64_t n, ThreadPool* pool) {
+void runPacked(const kernels::PackedJob& given, int64_t groups, int64_t n, ThreadPool* pool) {
     const int parts = pool ? pool->size() : 1;
+    kernels::PackedJob job = given;
+    if (job.type == Type::IQ4_XS && job.run == &kernels::packedGroupsAvx2 && n >= 4 && parts > 1) {
+        // The AVX2 IQ4_XS tiles read 16-bit activations: widened once here, not per chunk.
+        thread_local std::vector<int16_t> wide;
+        const int64_t tiles = (n + 7) / 8;
+        wide.resize(uint64_t(tiles * 8 * job.cols));
+        int16_t* out = wide.data();
+        pool->parallelFor(tiles, [&](int64_t t0, int64_t t1) {
+            kernels::widenIQ4XSActsAvx2(job, 8 * t0, std::min(n, 8 * t1), out);
+        });
+        job.wideActs = out;
+    }
     if (parts <= 1 || groups == 1) {
         job.run(job, 0, groups, 0, n);
     } else if (groups >= 4 * parts || n < 16) {

@@ -10,4 +10,8 @@ void packedGroupsAvx2(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, 
     packedGroups256(job, g0, g1, j0, j1);
 }
 
+void widenIQ4XSActsAvx2(const PackedJob& job, int64_t j0, int64_t j1, int16_t* out) {
+    widenActs(job, j0, j1 - j0, out + j0 * job.cols);
+}
+
 } // namespace hearth::cpu::kernels

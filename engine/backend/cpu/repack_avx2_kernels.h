@@ -424,7 +424,7 @@ struct IQ4XSTile {
 // columns are stored as (0, 2, 1, 3): a 32-bit lane of the even 16-bit halves pairs columns 0
 // and 2 of a row, the odd halves 1 and 3.
 struct WideIQ4XS {
-    std::vector<int16_t> acts;    // [token][column], 4-column groups as (0, 2, 1, 3)
+    std::vector<int16_t> acts;    // tiles of 8 tokens interleaved by 4-column groups (widenActs)
     std::vector<int16_t> weights; // [block][column group m][even 8 rows × 2, odd 8 rows × 2]
 };
 
@@ -433,19 +433,31 @@ inline WideIQ4XS& wideIQ4XSBuffers() {
     return b;
 }
 
-// The activations of tokens [j0, j0 + n) as 16-bit integers in the order above.
+// The activations of tokens [j0, j0 + n) as 16-bit integers in the order above, interleaved by
+// tiles of 8 tokens: token t's column group mg (columns 4mg..4mg + 3) at
+// out[(t / 8) · 8 · cols + 32 · mg + 4 · (t % 8)], so that a tile reads one 64-byte line per
+// column group.
 inline void widenActs(const PackedJob& job, int64_t j0, int64_t n, int16_t* out) {
     const int64_t nb = job.cols / 256;
     const __m256i order = _mm256_setr_epi8(0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15,
                                            0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15);
     for (int64_t t = 0; t < n; ++t) {
         const ActQ8x256* a = reinterpret_cast<const ActQ8x256*>(job.acts + uint64_t(j0 + t) * job.actRowBytes);
-        int16_t* o = out + t * job.cols;
+        int16_t* o = out + (t / 8) * 8 * job.cols + 4 * (t % 8);
         for (int64_t b = 0; b < nb; ++b)
             for (int i = 0; i < 256; i += 32) {
                 const __m256i q = _mm256_shuffle_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[b].qs + i)), order);
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + 256 * b + i), _mm256_cvtepi8_epi16(_mm256_castsi256_si128(q)));
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + 256 * b + i + 16), _mm256_cvtepi8_epi16(_mm256_extracti128_si256(q, 1)));
+                const __m256i lo = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(q));
+                const __m256i hi = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(q, 1));
+                int16_t* d = o + 8 * (256 * b + i);
+                _mm_storel_epi64(reinterpret_cast<__m128i*>(d), _mm256_castsi256_si128(lo));
+                _mm_storeh_pd(reinterpret_cast<double*>(d + 32), _mm_castsi128_pd(_mm256_castsi256_si128(lo)));
+                _mm_storel_epi64(reinterpret_cast<__m128i*>(d + 64), _mm256_extracti128_si256(lo, 1));
+                _mm_storeh_pd(reinterpret_cast<double*>(d + 96), _mm_castsi128_pd(_mm256_extracti128_si256(lo, 1)));
+                _mm_storel_epi64(reinterpret_cast<__m128i*>(d + 128), _mm256_castsi256_si128(hi));
+                _mm_storeh_pd(reinterpret_cast<double*>(d + 160), _mm_castsi128_pd(_mm256_castsi256_si128(hi)));
+                _mm_storel_epi64(reinterpret_cast<__m128i*>(d + 192), _mm256_extracti128_si256(hi, 1));
+                _mm_storeh_pd(reinterpret_cast<double*>(d + 224), _mm_castsi128_pd(_mm256_extracti128_si256(hi, 1)));
             }
     }
 }
@@ -491,7 +503,7 @@ inline __m256i bcastPair(const int16_t* p) {
 }
 
 // Half `half` of group g by NT tokens from j0, on the widened weights and the tokens' widened
-// activations (acts: token t at acts + t · cols).
+// activations (acts: the tile's 8-token interleave, of which the first NT are used).
 template <int NT> void tileIQ4XSWide(const PackedJob& job, int64_t g, int half, const int16_t* wide, const int16_t* acts,
                                      int64_t j0) {
     const int64_t nb = job.cols / 256;
@@ -502,14 +514,14 @@ template <int NT> void tileIQ4XSWide(const PackedJob& job, int64_t g, int half, 
     for (__m256& v : acc) v = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         const int16_t* wb = wide + b * 64 * 32;
-        const int16_t* ab = acts + 256 * b;
+        const int16_t* ab = acts + 8 * 256 * b;
         __m256i isum[NT];
         for (__m256i& v : isum) v = _mm256_setzero_si256();
         for (int m = 0; m < 64; ++m) {
             const __m256i even = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 32 * m));
             const __m256i odd = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 32 * m + 16));
             for (int t = 0; t < NT; ++t) {
-                const int16_t* q = ab + t * job.cols + 4 * m;
+                const int16_t* q = ab + 32 * m + 4 * t;
                 isum[t] = keep(_mm256_add_epi32(isum[t], _mm256_madd_epi16(even, bcastPair(q))));
                 isum[t] = keep(_mm256_add_epi32(isum[t], _mm256_madd_epi16(odd, bcastPair(q + 2))));
             }
@@ -523,27 +535,30 @@ template <int NT> void tileIQ4XSWide(const PackedJob& job, int64_t g, int half, 
 
 // Tiles of tileIQ4XSWide over groups [g0, g1) and tokens [j0, j1) (at least 4), in panels of 64
 // tokens: each half-group is widened once per panel (its first widening streams it from memory,
-// with the prefetch), then 8 tokens at a time (8 accumulators, two weight registers).
+// with the prefetch), then 8 tokens at a time (8 accumulators, two weight registers). The
+// activations come widened in job.wideActs (j0 then a multiple of 8), or are widened here.
 inline void tilesIQ4XSWide(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
     constexpr int64_t kPanel = 64;
     constexpr int kNT = 8;
     WideIQ4XS& buf = wideIQ4XSBuffers();
     const int64_t span = j1 - j0 < kPanel ? j1 - j0 : kPanel;
-    if (buf.acts.size() < uint64_t(span * job.cols)) buf.acts.resize(uint64_t(span * job.cols));
+    const int64_t tiled = (span + kNT - 1) / kNT * kNT;
+    if (!job.wideActs && buf.acts.size() < uint64_t(tiled * job.cols)) buf.acts.resize(uint64_t(tiled * job.cols));
     if (buf.weights.size() < uint64_t(job.cols * 8)) buf.weights.resize(uint64_t(job.cols * 8));
     PackedJob again = job;
     again.prefetchBytes = 0;
     for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
         const int64_t p1 = p0 + kPanel < j1 ? p0 + kPanel : j1;
-        widenActs(job, p0, p1 - p0, buf.acts.data());
+        const int16_t* panel = job.wideActs ? job.wideActs + p0 * job.cols : buf.acts.data();
+        if (!job.wideActs) widenActs(job, p0, p1 - p0, buf.acts.data());
         for (int64_t g = g0; g < g1; ++g)
             for (int half = 0; half < 2; ++half) {
                 if (half == 1 && 16 * g + 8 >= job.rows) break;
                 widenWeights(p0 == j0 ? job : again, g, half, buf.weights.data());
                 int64_t j = p0;
-                for (; j + kNT <= p1; j += kNT) tileIQ4XSWide<kNT>(job, g, half, buf.weights.data(), buf.acts.data() + (j - p0) * job.cols, j);
+                for (; j + kNT <= p1; j += kNT) tileIQ4XSWide<kNT>(job, g, half, buf.weights.data(), panel + (j - p0) * job.cols, j);
                 const int16_t* w = buf.weights.data();
-                const int16_t* q = buf.acts.data() + (j - p0) * job.cols;
+                const int16_t* q = panel + (j - p0) * job.cols;
                 switch (p1 - j) {
                 case 7: tileIQ4XSWide<7>(job, g, half, w, q, j); break;
                 case 6: tileIQ4XSWide<6>(job, g, half, w, q, j); break;
