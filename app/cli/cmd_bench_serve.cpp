@@ -30,6 +30,8 @@ const char* kHelp =
     "  --no-sequential       skip the one-at-a-time baseline\n"
     "  --threads N --ctx N --kv-memory SIZE --kv-type T --max-batched-tokens N\n"
     "  --no-prefix-cache     turn prefix caching off\n"
+    "  --device ID           cpu (default) or a GPU from 'hearth-cli devices' (vulkan:0, ...)\n"
+    "  -ngl, --gpu-layers N  with --device: layers on the GPU, the rest on the CPU (default: all)\n"
     "  --decode-stall F      a step with prompt tokens may take F times a decode-only step while\n"
     "                        streams decode (default 2.5; 0: only --max-batched-tokens limits)\n"
     "  --json                print one JSON object (runs list) instead of a table\n";
@@ -86,6 +88,10 @@ int runBenchServe(Args args) {
         else if (a == "--kv-memory") ok = value() && parseByteSize(v, config.kvMemoryBytes);
         else if (a == "--max-batched-tokens") ok = value() && parseInt(v, config.maxBatchedTokens, 1, 1 << 16);
         else if (a == "--no-prefix-cache") config.prefixCaching = false;
+        else if (a == "--device") {
+            ok = value() && !v.empty();
+            config.device = std::string(v);
+        } else if (a == "-ngl" || a == "--gpu-layers") ok = value() && parseInt(v, config.gpuLayers, -1, 1 << 16);
         else if (a == "--decode-stall") {
             ok = value();
             if (ok) {
@@ -132,6 +138,7 @@ int runBenchServe(Args args) {
         return 2;
     }
     Engine& e = **engine;
+    for (const std::string& note : e.model().deviceNotes) std::fprintf(stderr, "hearth-cli: %s\n", note.c_str());
     if (needed > e.model().contextLength || o.longPrompt + 2 > e.model().contextLength) {
         std::fprintf(stderr, "hearth-cli bench-serve: prompts do not fit the context of %d\n", e.model().contextLength);
         return 2;
@@ -140,6 +147,8 @@ int runBenchServe(Args args) {
     nlohmann::ordered_json report;
     report["model"] = modelPath;
     report["architecture"] = e.model().architecture;
+    report["device"] = e.model().device;
+    report["gpu_layers"] = e.model().gpuLayers;
     report["threads"] = config.threads > 0 ? config.threads : int(std::thread::hardware_concurrency());
     report["prompt_len"] = o.promptLen;
     report["gen_len"] = o.genLen;

@@ -131,6 +131,21 @@ private Q_SLOTS:
         }
     }
 
+    void benchServeRunsOnTheNamedDevice() {
+        const QString stories = model("stories260K.gguf");
+        const QStringList base{QStringLiteral("bench-serve"), stories,          QStringLiteral("--concurrency"),
+                               QStringLiteral("2"),           QStringLiteral("--prompt-len"), QStringLiteral("8"),
+                               QStringLiteral("--gen-len"),   QStringLiteral("4"),            QStringLiteral("--no-sequential"),
+                               QStringLiteral("--json"),      QStringLiteral("--device")};
+        Run r = cli(base + QStringList{QStringLiteral("cpu")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).object()["device"].toString(), QStringLiteral("cpu"));
+        r = cli(base + QStringList{QStringLiteral("bogus:3")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("unknown device 'bogus:3'")), qPrintable(r.err));
+        QCOMPARE(cli(base).exitCode, 2); // --device without its value
+    }
+
     void badFileIsOneLineAndExitTwo() {
         const QString bad = m_dir.filePath(QStringLiteral("bad.gguf"));
         QFile f(bad);
