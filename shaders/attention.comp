@@ -4,9 +4,11 @@
 // table[tableOffset + p / blockSize] * blockSize + p % blockSize. GQA: query head h reads KV head
 // h / (nHead / nHeadKv). Scores are scale * q.k, soft-capped to softcap * tanh(s / softcap) when
 // softcap > 0. With sinks (gpt-oss), head h's softmax also counts a position of score sinks[h]
-// and no value. Online softmax over chunks of 64 positions; headDim <= 256. WITHIN (encoders,
-// attention within the sequence, no window): token t instead attends to positions [0, last] of
-// its sequence, last the furthest position of any token of the step with t's table offset.
+// and no value. Online softmax over chunks of 64 positions; headDim <= 256. K/V as kv.glsl reads
+// them (Q8_0 values d * q in fp32; with heads of whole blocks the scores read a block's scale once
+// and its quants four to a word). WITHIN (encoders, attention within the sequence, no window):
+// token t instead attends to positions [0, last] of its sequence, last the furthest position of
+// any token of the step with t's table offset.
 #version 450
 #include "kv.glsl"
 layout(local_size_x = 64) in;
@@ -62,7 +64,31 @@ void main() {
             slotOf[tid] = slot;
             const uint kb = slot * rowSize + kvh * D;
             s = 0.0;
+#if defined(KV_Q8_0)
+            if ((D & 31u) == 0u) { // whole blocks: a scale each, then 4 quants per word read
+                for (uint d = 0u; d < D; d += 32u) {
+                    const uint b = (kb + d) >> 5, at = b * 34u + 2u, w = at >> 2;
+                    const float scale = KV_Q8_SCALE(kc, b);
+                    uint lo = kc[w]; // with the quants at a half word (even b): their first two
+                    for (uint k = 0u; k < 8u; ++k) {
+                        uint word = lo;
+                        if ((at & 3u) != 0u) {
+                            const uint hi = kc[w + k + 1u];
+                            word = (lo >> 16) | (hi << 16);
+                            lo = hi;
+                        } else if (k < 7u) {
+                            lo = kc[w + k + 1u];
+                        }
+                        for (uint i = 0u; i < 4u; ++i)
+                            s += qs[d + 4u * k + i] * (scale * float(bitfieldExtract(int(word), int(8u * i), 8)));
+                    }
+                }
+            } else {
+                for (uint d = 0u; d < D; ++d) s += qs[d] * KV_LOAD(kc, kb + d);
+            }
+#else
             for (uint d = 0u; d < D; ++d) s += qs[d] * KV_LOAD(kc, kb + d);
+#endif
             if (p.softcap > 0.0) s = p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0));
         }
         sc[tid] = s;

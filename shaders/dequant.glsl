@@ -1,12 +1,15 @@
 // Element-wise dequantization of one weight row, read from a buffer of 32-bit words byte by byte
 // (no 8/16-bit storage features needed). Block layouts are those of engine/quant/blocks.h.
 // The including shader declares `W_BINDING` and gets `float dq(uint rowBase, uint i)`: element i
-// of the row whose first byte is at rowBase.
+// of the row whose first byte is at rowBase. The grid i-quants (IQ1_S/M, IQ2_XXS/XS/S, IQ3_XXS/S)
+// read their grid table too, bound at the includer's `GRID_BINDING` (vk_iq_tables.h).
 layout(std430, binding = W_BINDING) readonly buffer WeightWords { uint w[]; };
 
 uint wByte(uint b) { return (w[b >> 2] >> ((b & 3u) * 8u)) & 0xffu; }
 int wI8(uint b) { return int(wByte(b) << 24) >> 24; }
-float wHalf(uint b) { return unpackHalf2x16((w[b >> 2] >> ((b & 2u) * 8u)) & 0xffffu).x; }
+uint wU16(uint b) { return (w[b >> 2] >> ((b & 2u) * 8u)) & 0xffffu; } // b even
+uint wU32(uint b) { return wU16(b) | (wU16(b + 2u) << 16); }          // b even
+float wHalf(uint b) { return unpackHalf2x16(wU16(b)).x; }
 
 #if defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS)
 // The 16 levels a nibble of IQ4_NL / IQ4_XS stands for (quant::iq4Level).
@@ -19,6 +22,25 @@ const float MXFP4_LEVELS[16] = float[16](0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0
                                          0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0, -12.0);
 // 2^(e-128): half the E8M0 scale 2^(e-127) (quant::e8m0Half; e < 2 gives a subnormal float).
 float e8m0Half(uint e) { return uintBitsToFloat(e < 2u ? (0x00200000u << e) : ((e - 1u) << 23)); }
+#endif
+
+#if defined(TYPE_IQ2_XXS) || defined(TYPE_IQ2_XS) || defined(TYPE_IQ2_S) || defined(TYPE_IQ3_XXS) || \
+    defined(TYPE_IQ3_S) || defined(TYPE_IQ1_S) || defined(TYPE_IQ1_M)
+// The type's grid (quant::grids, one byte per value: IQ2/IQ3 magnitudes, IQ1 signed -1/0/1).
+layout(std430, binding = GRID_BINDING) readonly buffer GridWords { uint grid[]; };
+uint gridByte(uint b) { return (grid[b >> 2] >> ((b & 3u) * 8u)) & 0xffu; }
+int gridI8(uint b) { return int(gridByte(b) << 24) >> 24; }
+// The eight sign bits of a 7-bit sign index: an eighth bit makes the count even
+// (quant::grids::evenParitySigns).
+uint paritySigns(uint s) {
+    s &= 127u;
+    return s | ((uint(bitCount(s)) & 1u) << 7);
+}
+// Grid magnitude m times dl, negated where bit j of signs is set (quant::signedGroup).
+float signedValue(float dl, uint m, uint signs, uint j) {
+    const float v = dl * float(m);
+    return ((signs >> j) & 1u) != 0u ? -v : v;
+}
 #endif
 
 #if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
@@ -162,6 +184,65 @@ float dq(uint rowBase, uint i) {
     const uint h = e / 128u, l = (e % 128u) / 32u, m = e % 32u;
     const uint q = (wByte(b + 32u * h + m) >> (2u * l)) & 3u;
     return wHalf(b + 64u) * float(int(q) - 1);
+#elif defined(TYPE_IQ2_XXS) || defined(TYPE_IQ2_XS) || defined(TYPE_IQ2_S) || defined(TYPE_IQ3_XXS) || \
+    defined(TYPE_IQ3_S) || defined(TYPE_IQ1_S) || defined(TYPE_IQ1_M)
+    // Super-blocks of 256 values (quant/blocks_iq.h): group l (8 values) of sub-block ib (32).
+    const uint e = i % 256u, ib = e / 32u, l = (e % 32u) / 8u, j = e % 8u;
+#if defined(TYPE_IQ2_XXS)
+    // d at +0; per sub-block two u32 at +2 + 8ib: four 8-bit grid indices; four 7-bit sign
+    // indices (bits 7l..7l+6) and a 4-bit scale s (bits 28-31). x = d(0.5 + s)/4 · grid.
+    const uint b = rowBase + (i / 256u) * 66u, q = b + 2u + 8u * ib, aux = wU32(q + 4u);
+    const float db = wHalf(b) * (0.5 + float(aux >> 28)) * 0.25;
+    return signedValue(db, gridByte(8u * wByte(q + l) + j), paritySigns(aux >> (7u * l)), j);
+#elif defined(TYPE_IQ2_XS)
+    // d at +0, qs[32] (u16: 9-bit grid index, 7-bit sign index) at +2, scales[8] at +66 (two
+    // 4-bit s per sub-block, one per 16 values).
+    const uint b = rowBase + (i / 256u) * 74u, q = wU16(b + 2u + 8u * ib + 2u * l);
+    const float db = wHalf(b) * (0.5 + float((wByte(b + 66u + ib) >> (4u * (l / 2u))) & 15u)) * 0.25;
+    return signedValue(db, gridByte(8u * (q & 511u) + j), paritySigns(q >> 9), j);
+#elif defined(TYPE_IQ2_S)
+    // d at +0, qs[32] (index bits 0-7) at +2, sign bytes[32] at +34, qh[8] at +66 (bits 2l..2l+1:
+    // index bits 8-9 of group l), scales[8] at +74 as IQ2_XS's.
+    const uint b = rowBase + (i / 256u) * 82u;
+    const uint index = wByte(b + 2u + 4u * ib + l) | (((wByte(b + 66u + ib) >> (2u * l)) & 3u) << 8);
+    const float db = wHalf(b) * (0.5 + float((wByte(b + 74u + ib) >> (4u * (l / 2u))) & 15u)) * 0.25;
+    return signedValue(db, gridByte(8u * index + j), wByte(b + 34u + 4u * ib + l), j);
+#elif defined(TYPE_IQ3_XXS)
+    // d at +0, qs[64] (8-bit indices of 4-value grid rows, two per group) at +2, per sub-block a
+    // u32 at +66 + 4ib: four 7-bit sign indices and a 4-bit scale s. x = d(0.5 + s)/2 · grid.
+    const uint b = rowBase + (i / 256u) * 98u, aux = wU32(b + 66u + 4u * ib);
+    const float db = wHalf(b) * (0.5 + float(aux >> 28)) * 0.5;
+    const uint index = wByte(b + 2u + 8u * ib + 2u * l + j / 4u);
+    return signedValue(db, gridByte(4u * index + j % 4u), paritySigns(aux >> (7u * l)), j);
+#elif defined(TYPE_IQ3_S)
+    // d at +0, qs[64] (index bits 0-7) at +2, qh[8] at +66 (bit k: index bit 8 of row k of the
+    // sub-block), sign bytes[32] at +74, scales[4] at +106 (4-bit s per sub-block). x = d(1 + 2s) · grid.
+    const uint b = rowBase + (i / 256u) * 110u, k = 2u * l + j / 4u;
+    const float db = wHalf(b) * float(1u + 2u * ((wByte(b + 106u + ib / 2u) >> (4u * (ib % 2u))) & 15u));
+    const uint index = wByte(b + 2u + 8u * ib + k) | (((wByte(b + 66u + ib) >> k) & 1u) << 8);
+    return signedValue(db, gridByte(4u * index + j % 4u), wByte(b + 74u + 4u * ib + l), j);
+#elif defined(TYPE_IQ1_S)
+    // d at +0, qs[32] (index bits 0-7) at +2, per sub-block a u16 qh at +34 + 2ib: bits 3l..3l+2
+    // index bits 8-10, bits 12-14 a scale s, bit 15 the delta's sign. x = d(2s + 1) · (grid ± 1/8).
+    const uint b = rowBase + (i / 256u) * 50u, qh = wU16(b + 34u + 2u * ib);
+    const float dl = wHalf(b) * float(2u * ((qh >> 12) & 7u) + 1u);
+    const float delta = (qh & 0x8000u) != 0u ? -0.125 : 0.125;
+    const uint index = wByte(b + 2u + 4u * ib + l) | (((qh >> (3u * l)) & 7u) << 8);
+    return dl * (float(gridI8(8u * index + j)) + delta);
+#else // TYPE_IQ1_M
+    // qs[32] (index bits 0-7) at +0, qh[16] at +32 (a nibble per group: index bits 8-10, bit 3 the
+    // delta's sign), four u16 scale words at +48: 3-bit s at bits 6(ib % 2) + 3(l / 2), the fp16 d
+    // in their top nibbles (quant::iq1mScaleBits). x = d(2s + 1) · (grid ± 1/8).
+    const uint b = rowBase + (i / 256u) * 56u;
+    const uint dBits = (wU16(b + 48u) >> 12) | ((wU16(b + 50u) >> 8) & 0xf0u) | ((wU16(b + 52u) >> 4) & 0xf00u) |
+                       (wU16(b + 54u) & 0xf000u);
+    const uint sc = wU16(b + 48u + 2u * (ib / 2u));
+    const float dl = unpackHalf2x16(dBits).x * float(2u * ((sc >> (6u * (ib % 2u) + 3u * (l / 2u))) & 7u) + 1u);
+    const uint nib = (wByte(b + 32u + 2u * ib + l / 2u) >> (4u * (l % 2u))) & 15u;
+    const float delta = (nib & 8u) != 0u ? -0.125 : 0.125;
+    const uint index = wByte(b + 4u * ib + l) | ((nib & 7u) << 8);
+    return dl * (float(gridI8(8u * index + j)) + delta);
+#endif
 #else
 #error "define one TYPE_*"
 #endif

@@ -3,6 +3,7 @@
 // `rowOffset` (ids outside it are skipped: the host's range loop covers them).
 #version 450
 #define W_BINDING 0
+#define GRID_BINDING 3
 #include "dequant.glsl"
 #include "matmul_params.glsl"
 

@@ -4,6 +4,7 @@
 // lt + 16j), so that one barrier pair serves 128 multiply-adds per invocation.
 #version 450
 #define W_BINDING 0
+#define GRID_BINDING 3
 #include "dequant.glsl"
 #include "matmul_params.glsl"
 

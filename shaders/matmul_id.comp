@@ -6,6 +6,7 @@
 // a row range at a time: rows outside the bound range are left to the host's range loop.
 #version 450
 #define W_BINDING 0
+#define GRID_BINDING 4
 #include "dequant.glsl"
 
 layout(local_size_x = 256) in;

@@ -9,6 +9,7 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
 #define W_BINDING 0
+#define GRID_BINDING 3
 #include "dequant.glsl"
 #include "matmul_params.glsl"
 

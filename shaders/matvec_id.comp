@@ -10,6 +10,7 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
 #define W_BINDING 0
+#define GRID_BINDING 4
 #include "dequant.glsl"
 
 layout(local_size_x = 64) in;

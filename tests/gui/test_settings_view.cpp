@@ -172,7 +172,8 @@ private Q_SLOTS:
         QCOMPARE(view.sampling().maxTokens, 77);
     }
 
-    // Before: Q8_0 K/V with a Vulkan device was offered and silently ran on the CPU.
+    // Before: Q8_0 K/V with a GPU that keeps F16/F32 only (now CUDA; Vulkan keeps Q8_0 too) was
+    // offered and silently ran on the CPU.
     void saysBeforeLoadingWhatFallsBack() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
         QTemporaryDir dir;
@@ -190,7 +191,11 @@ private Q_SLOTS:
         gpu.id = "vulkan:0";
         gpu.name = "Test GPU";
         gpu.freeMemory = gpu.totalMemory = uint64_t(4) << 30;
-        list.devices = {cpu, gpu};
+        DeviceDescription cuda = gpu;
+        cuda.kind = DeviceKind::Cuda;
+        cuda.id = "cuda:0";
+        cuda.name = "Test CUDA GPU";
+        list.devices = {cpu, gpu, cuda};
         view.setDevices(list);
         auto* kv = view.findChild<QComboBox*>();
         for (QComboBox* c : view.findChildren<QComboBox*>())
@@ -207,8 +212,14 @@ private Q_SLOTS:
         QVERIFY(view.fallbackWarning().isEmpty());
         QVERIFY(!warning->isVisible());
 
-        // The GPU: Q8_0 stays selected (the user's choice) but greyed, and the page says why.
+        // Vulkan keeps a Q8_0 cache: nothing to say.
         view.selectDevice(QStringLiteral("vulkan:0"));
+        QVERIFY(model->item(q8)->isEnabled());
+        QVERIFY(view.fallbackWarning().isEmpty());
+        QVERIFY(!warning->isVisible());
+
+        // CUDA: Q8_0 stays selected (the user's choice) but greyed, and the page says why.
+        view.selectDevice(QStringLiteral("cuda:0"));
         QVERIFY(!model->item(q8)->isEnabled());
         QVERIFY2(kv->itemData(q8, Qt::ToolTipRole).toString().contains(QStringLiteral("F16 or F32")),
                  qPrintable(kv->itemData(q8, Qt::ToolTipRole).toString()));

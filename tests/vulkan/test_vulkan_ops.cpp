@@ -30,7 +30,9 @@ const quant::Type kTypes[] = {quant::Type::F32,  quant::Type::F16,  quant::Type:
                               quant::Type::Q8_1, quant::Type::Q8_K, quant::Type::Q4_0,   quant::Type::Q4_1,
                               quant::Type::Q5_0, quant::Type::Q5_1, quant::Type::Q2_K,   quant::Type::Q3_K,
                               quant::Type::Q4_K, quant::Type::Q5_K, quant::Type::Q6_K,   quant::Type::IQ4_NL,
-                              quant::Type::IQ4_XS, quant::Type::MXFP4, quant::Type::TQ1_0, quant::Type::TQ2_0};
+                              quant::Type::IQ4_XS, quant::Type::MXFP4, quant::Type::TQ1_0, quant::Type::TQ2_0,
+                              quant::Type::IQ1_S, quant::Type::IQ1_M, quant::Type::IQ2_XXS, quant::Type::IQ2_XS,
+                              quant::Type::IQ2_S, quant::Type::IQ3_XXS, quant::Type::IQ3_S};
 
 std::vector<float> randomFloats(size_t n, uint32_t seed, float scale = 1.0f) {
     std::mt19937 rng(seed);
@@ -53,7 +55,14 @@ Result<TestMatrix> makeMatrix(backend::OpDevice& device, quant::Type type, int64
     HEARTH_ASSIGN_OR_RETURN(const uint64_t rowBytes, quant::rowBytes(type, uint64_t(cols)));
     const std::vector<float> values = randomFloats(size_t(rows * cols), seed);
     m.bytes.resize(size_t(rowBytes * uint64_t(rows)));
-    HEARTH_RETURN_IF_ERROR(quant::quantizeRows(type, values.data(), m.bytes.data(), rows, cols));
+    if (quant::typeInfo(type)->canQuantize) {
+        HEARTH_RETURN_IF_ERROR(quant::quantizeRows(type, values.data(), m.bytes.data(), rows, cols));
+    } else { // IQ1_S, IQ2_XXS, IQ2_XS: their quantizers need an importance vector (uniform here)
+        const std::vector<float> ones(size_t(cols), 1.0f);
+        for (int64_t r = 0; r < rows; ++r)
+            HEARTH_RETURN_IF_ERROR(quant::quantizeRowWeighted(type, &values[size_t(r * cols)],
+                                                              m.bytes.data() + uint64_t(r) * rowBytes, cols, ones.data()));
+    }
     m.host = {m.bytes.data(), type, cols, rows, rowBytes};
     HEARTH_ASSIGN_OR_RETURN(m.buffer, device.allocate(m.bytes.size()));
     HEARTH_RETURN_IF_ERROR(m.buffer->write(0, m.bytes.data(), m.bytes.size()));
@@ -271,7 +280,8 @@ private Q_SLOTS:
         auto plain = vk::createVulkanDevice(o);
         QVERIFY2(plain.isOk(), plain.status().toString().c_str());
         QVERIFY(!(*plain)->info().subgroupArithmetic);
-        for (quant::Type t : {quant::Type::F32, quant::Type::Q8_0, quant::Type::Q4_K, quant::Type::MXFP4}) {
+        for (quant::Type t : {quant::Type::F32, quant::Type::Q8_0, quant::Type::Q4_K, quant::Type::MXFP4,
+                              quant::Type::IQ2_XXS}) {
             const uint32_t block = quant::typeInfo(t)->blockElems;
             const int cols = block == 256 ? 512 : block == 32 ? 96 : 75;
             checkMatMul(**plain, t, 37, cols, 1);
@@ -666,8 +676,9 @@ private Q_SLOTS:
         auto b = device()->allocate(64, true);
         QVERIFY(b.isOk());
         QVERIFY(!device()->attention(**b, **b, **b, **b, **b, nullptr, p, **b).isOk()); // 3 % 2 != 0
-        backend::ops::DeviceMatrix m{b->get(), quant::Type::IQ2_XXS, 256, 1, 66};
-        QVERIFY(!device()->supportsOp(backend::ops::Op::MatMul, quant::Type::IQ2_XXS));
+        // Every weight type we dequantize has a kernel: I32 stands for one without.
+        backend::ops::DeviceMatrix m{b->get(), quant::Type::I32, 16, 1, 64};
+        QVERIFY(!device()->supportsOp(backend::ops::Op::MatMul, quant::Type::I32));
         QCOMPARE(device()->matMul(m, **b, 1, **b).code(), ErrorCode::Unsupported);
         vk::VulkanOptions o;
         o.deviceIndex = 99;

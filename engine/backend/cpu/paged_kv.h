@@ -55,6 +55,14 @@ public:
     // start and end on the 32-value grid (headDim and kvHead * headDim multiples of 32).
     void readBlockHeadRows(int layer, int32_t block, int64_t kvHead, int64_t count, float* kT, float* v) const;
 
+    // The stored bytes of one token's K (or V) row of a Q8_0 store (rowBytes(rowSize(), Q8_0) of
+    // them: its blocks in order, as other devices lay out a Q8_0 row too); null for other types.
+    const uint8_t* q8Row(int layer, int64_t slot, bool value) const {
+        if (m_type != KvType::Q8_0) return nullptr;
+        return (value ? m_v.data() : m_k.data()) + blockOffset(layer, slot / m_blockSize) +
+               uint64_t(slot % m_blockSize) * m_rowBytes;
+    }
+
     // Hints that one KV head's K and V of this block are read soon (software prefetch).
     void prefetch(int layer, int32_t block, int64_t kvHead) const;
 

@@ -5,6 +5,8 @@
 #include "backend/vulkan/vk_device.h"
 
 #include "backend/vulkan/embedded_spirv.h"
+#include "backend/vulkan/vk_iq_tables.h"
+#include "backend/vulkan/vk_kv_ops.h"
 
 #include <algorithm>
 #include <array>
@@ -76,7 +78,7 @@ const char* typeSuffix(quant::Type t) {
     case quant::Type::MXFP4: return "mxfp4";
     case quant::Type::TQ1_0: return "tq1_0";
     case quant::Type::TQ2_0: return "tq2_0";
-    default: return nullptr;
+    default: return gridTypeSuffix(t);
     }
 }
 
@@ -180,12 +182,20 @@ private:
     Recording m_step;             // the ops of the current step, submitted by run()
     Recording* m_rec = &m_step;   // where ops go now (m_step, or a list being recorded)
     std::unique_ptr<VulkanBuffer> m_dummy; // bound where an optional input is absent
+    std::unique_ptr<IqTables> m_grids;     // the i-quants' grids (dequant.glsl's GRID_BINDING)
+
+    // The grid table weight type t reads, or the dummy buffer for a type without one.
+    Binding gridOf(quant::Type t) const {
+        const IqTables::Range r = m_grids->range(t);
+        return r.size ? Binding{m_grids->handle(), r.offset, r.size} : Binding{m_dummy->handle(), 0, VK_WHOLE_SIZE};
+    }
 };
 
 VulkanDevice::~VulkanDevice() {
     const Api& api = m_ctx->api;
     api.vkDeviceWaitIdle(m_ctx->device);
     m_dummy.reset();
+    m_grids.reset();
     for (auto& [name, p] : m_pipelines) {
         api.vkDestroyPipeline(m_ctx->device, p.pipeline, nullptr);
         api.vkDestroyPipelineLayout(m_ctx->device, p.layout, nullptr);
@@ -210,6 +220,7 @@ Status VulkanDevice::init() {
     HEARTH_VK_CHECK("vkCreatePipelineCache", api.vkCreatePipelineCache(m_ctx->device, &pci, nullptr, &m_cache));
     HEARTH_RETURN_IF_ERROR(allocateCommandBuffer(m_step.cmd));
     HEARTH_ASSIGN_OR_RETURN(m_dummy, VulkanBuffer::create(*m_ctx, 16, false));
+    HEARTH_ASSIGN_OR_RETURN(m_grids, IqTables::create(*m_ctx));
     return Status::ok();
 }
 
@@ -498,19 +509,20 @@ Status VulkanDevice::matMul(const DeviceMatrix& w, const Buffer& x, int64_t n, B
     HEARTH_ASSIGN_OR_RETURN(auto ranges, rowRanges(w, tiled ? kMaxGroups * kTileRows : kMaxGroups));
     HEARTH_ASSIGN_OR_RETURN(const BufferRange wr, bufferRange(*w.buffer, m_ctx.get()));
     const VkBuffer wb = wr.buffer->handle();
+    const Binding bg = gridOf(w.type);
     for (const RowRange& rr : ranges) {
         const MatParams p{uint32_t(w.cols), uint32_t(w.rowBytes), rr.byteBase, rr.rowOffset, rr.nRows,
                           uint32_t(w.rows), uint32_t(n)};
         const Binding bw{wb, rr.bindOffset, rr.bindSize};
         if (tiled)
-            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_") + suffix, {bw, bx, by}, &p, sizeof p,
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_") + suffix, {bw, bx, by, bg}, &p, sizeof p,
                                             (rr.nRows + kTileRows - 1) / kTileRows,
                                             uint32_t((n + kTileTokens - 1) / kTileTokens)));
         else if (m_ctx->info.subgroupArithmetic)
-            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_sg_") + suffix, {bw, bx, by}, &p, sizeof p,
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_sg_") + suffix, {bw, bx, by, bg}, &p, sizeof p,
                                             (rr.nRows + kMatvecRows - 1) / kMatvecRows, uint32_t(n)));
         else
-            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_") + suffix, {bw, bx, by}, &p, sizeof p,
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_") + suffix, {bw, bx, by, bg}, &p, sizeof p,
                                             rr.nRows, uint32_t(n)));
     }
     return Status::ok();
@@ -526,11 +538,13 @@ Status VulkanDevice::getRows(const DeviceMatrix& w, const Buffer& ids, int64_t n
     HEARTH_ASSIGN_OR_RETURN(const BufferRange wr, bufferRange(*w.buffer, m_ctx.get()));
     const VkBuffer wb = wr.buffer->handle();
     const auto g = groups2d(uint64_t(n), 1);
+    const Binding bg = gridOf(w.type);
     for (const RowRange& rr : ranges) {
         const MatParams p{uint32_t(w.cols), uint32_t(w.rowBytes), rr.byteBase, rr.rowOffset, rr.nRows,
                           uint32_t(w.rows), uint32_t(n)};
-        HEARTH_RETURN_IF_ERROR(dispatch(std::string("get_rows_") + suffix, {{wb, rr.bindOffset, rr.bindSize}, bi, bo},
-                                        &p, sizeof p, g[0], g[1]));
+        const Binding bw{wb, rr.bindOffset, rr.bindSize};
+        HEARTH_RETURN_IF_ERROR(
+            dispatch(std::string("get_rows_") + suffix, {bw, bi, bo, bg}, &p, sizeof p, g[0], g[1]));
     }
     return Status::ok();
 }
@@ -669,6 +683,7 @@ Status VulkanDevice::matMulId(const backend::ops::DeviceExperts& e, const Buffer
     HEARTH_ASSIGN_OR_RETURN(auto ranges, rowRanges(w, UINT32_MAX));
     HEARTH_ASSIGN_OR_RETURN(const BufferRange wr, bufferRange(*w.buffer, m_ctx.get()));
     const VkBuffer wb = wr.buffer->handle();
+    const Binding bg = gridOf(w.type);
     Binding route{};
     if (tiled) {
         HEARTH_ASSIGN_OR_RETURN(route, whole(*scratch));
@@ -681,15 +696,15 @@ Status VulkanDevice::matMulId(const backend::ops::DeviceExperts& e, const Buffer
                                rr.nRows,         uint32_t(e.expertRows), uint32_t(k), uint32_t(xSlots)};
         const Binding bw{wb, rr.bindOffset, rr.bindSize};
         if (tiled)
-            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_id_") + suffix, {bw, bx, route, by}, p, sizeof p,
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_id_") + suffix, {bw, bx, route, by, bg}, p, sizeof p,
                                             uint32_t((e.expertRows + kTileRows - 1) / kTileRows),
                                             uint32_t((n + kTileTokens - 1) / kTileTokens), uint32_t(nExp)));
         else if (m_ctx->info.subgroupArithmetic)
-            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_id_sg_") + suffix, {bw, bx, bi, by}, p, sizeof p,
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_id_sg_") + suffix, {bw, bx, bi, by, bg}, p, sizeof p,
                                             uint32_t((e.expertRows + kMatvecRows - 1) / kMatvecRows), uint32_t(k),
                                             uint32_t(n)));
         else
-            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_id_") + suffix, {bw, bx, bi, by}, p, sizeof p,
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_id_") + suffix, {bw, bx, bi, by, bg}, p, sizeof p,
                                             uint32_t(e.expertRows), uint32_t(k), uint32_t(n)));
     }
     return Status::ok();
@@ -750,50 +765,13 @@ Status VulkanDevice::topK(const Buffer& x, int64_t rows, int64_t width, int64_t 
 
 Status VulkanDevice::kvWrite(const Buffer& src, const Buffer& slots, int64_t n, int64_t rowSize, KvType type,
                              Buffer& cache) {
-    if (n <= 0) return Status::ok();
-    if (type != KvType::F32 && type != KvType::F16)
-        return unsupported(std::string("Vulkan KV cache type ") + kvTypeName(type));
-    if (rowSize % 2) return invalidArgument("kvWrite: odd row size");
-    HEARTH_ASSIGN_OR_RETURN(const Binding bs, whole(src));
-    HEARTH_ASSIGN_OR_RETURN(const Binding bl, whole(slots));
-    HEARTH_ASSIGN_OR_RETURN(const Binding bc, whole(cache));
-    struct { uint32_t n, rowSize; } p{uint32_t(n), uint32_t(rowSize)};
-    const auto g = groups2d(uint64_t(n) * uint64_t(rowSize / 2), 64);
-    return dispatch(type == KvType::F16 ? "kv_write_f16" : "kv_write_f32", {bs, bl, bc}, &p, sizeof p, g[0], g[1]);
+    return recordKvWrite(*this, src, slots, n, rowSize, type, cache);
 }
 
 Status VulkanDevice::attention(const Buffer& q, const Buffer& kCache, const Buffer& vCache, const Buffer& info,
                                const Buffer& tables, const Buffer* sinks, const backend::ops::AttentionParams& ap,
                                Buffer& out) {
-    if (ap.n <= 0) return Status::ok();
-    if (ap.headDim > 256 || ap.headDim <= 0) return unsupported("Vulkan attention: headDim must be in [1, 256]");
-    if (ap.nHeadKv <= 0 || ap.nHead % ap.nHeadKv) return invalidArgument("attention: nHead % nHeadKv != 0");
-    if (ap.kvType != KvType::F32 && ap.kvType != KvType::F16)
-        return unsupported(std::string("Vulkan KV cache type ") + kvTypeName(ap.kvType));
-    if (ap.window < 0 || ap.softcap < 0.0f) return invalidArgument("attention: negative window or soft cap");
-    if (!ap.causal && ap.window != 0) return invalidArgument("attention within the sequence with a sliding window");
-    if (ap.n > kMaxGroups || ap.nHead > int(kMaxGroups)) return invalidArgument("too many tokens");
-    HEARTH_ASSIGN_OR_RETURN(const Binding bq, whole(q));
-    HEARTH_ASSIGN_OR_RETURN(const Binding bk, whole(kCache));
-    HEARTH_ASSIGN_OR_RETURN(const Binding bv, whole(vCache));
-    HEARTH_ASSIGN_OR_RETURN(const Binding bi, whole(info));
-    HEARTH_ASSIGN_OR_RETURN(const Binding bt, whole(tables));
-    HEARTH_ASSIGN_OR_RETURN(const Binding bo, whole(out));
-    Binding bs{m_dummy->handle(), 0, VK_WHOLE_SIZE};
-    if (sinks) {
-        HEARTH_ASSIGN_OR_RETURN(bs, whole(*sinks));
-    }
-    struct {
-        uint32_t n, nHead, nHeadKv, headDim, blockSize;
-        float scale;
-        uint32_t window;
-        float softcap;
-        uint32_t hasSinks;
-    } p{uint32_t(ap.n), uint32_t(ap.nHead), uint32_t(ap.nHeadKv), uint32_t(ap.headDim), uint32_t(ap.blockSize),
-        ap.scale, uint32_t(ap.window), ap.softcap, sinks ? 1u : 0u};
-    const std::string name = std::string(ap.causal ? "attention_" : "attention_within_") +
-                             (ap.kvType == KvType::F16 ? "f16" : "f32");
-    return dispatch(name, {bq, bk, bv, bi, bt, bo, bs}, &p, sizeof p, uint32_t(ap.nHead), uint32_t(ap.n));
+    return recordAttention(*this, q, kCache, vCache, info, tables, sinks, ap, out);
 }
 
 } // namespace

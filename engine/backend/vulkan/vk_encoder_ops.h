@@ -13,7 +13,7 @@
 namespace hearth::vk {
 
 // The node-specific limits of LayerNorm, Concat and Attention without the causal mask (values the
-// shaders index in 32 bits, grid sizes, head size, no sliding window, F32/F16 K/V); the graph
+// shaders index in 32 bits, grid sizes, head size, no sliding window, F32/F16/Q8_0 K/V); the graph
 // device checks that the other operands are plain F32 / I32 tensors within one binding.
 bool encoderNodeFits(const graph::Graph& g, const graph::Node& n);
 

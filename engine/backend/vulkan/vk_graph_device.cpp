@@ -1,11 +1,12 @@
 // The Vulkan graph device: which graph nodes the shaders run (supportsOp), weights uploaded once
-// per index, K/V pools of F32/F16 rows per layer, and programs whose nodes are translated into op
+// per index, K/V pools of F32/F16/Q8_0 rows per layer, and programs whose nodes are translated into op
 // device calls recorded once into a command list that every run() submits.
 #include "backend/vulkan/vk_graph_device.h"
 
 #include "backend/op_device.h"
 #include "backend/vulkan/vk_device.h"
 #include "backend/vulkan/vk_encoder_ops.h"
+#include "backend/vulkan/vk_kv_ops.h"
 #include "backend/vulkan/vk_recurrent.h"
 
 #include <algorithm>
@@ -39,23 +40,23 @@ TensorId rootOf(const graph::Graph& g, TensorId id, uint64_t& offset) {
 bool kvTypeOf(quant::Type t, KvType& out) {
     if (t == quant::Type::F32) return out = KvType::F32, true;
     if (t == quant::Type::F16) return out = KvType::F16, true;
+    if (t == quant::Type::Q8_0) return out = KvType::Q8_0, true;
     return false;
 }
-
-uint64_t kvValueBytes(KvType t) { return t == KvType::F32 ? 4 : 2; }
 
 class VulkanKvPool final : public backend::KvPool {
 public:
     VulkanKvPool(const backend::KvPoolSpec& spec, VulkanOpDevice& ops) : m_spec(spec), m_ops(&ops) {}
 
     Status init() {
-        const uint64_t rows = uint64_t(m_spec.numBlocks) * uint64_t(m_spec.blockSize), value = kvValueBytes(m_spec.type);
+        const uint64_t rows = uint64_t(m_spec.numBlocks) * uint64_t(m_spec.blockSize);
         for (size_t i = 0; i < m_spec.layers.size(); ++i) {
             const backend::KvLayerShape shape = m_spec.shapeAt(i); // per layer: gemma4's differ
-            m_kBlock.push_back(uint64_t(m_spec.blockSize) * uint64_t(shape.kRow) * value);
-            m_vBlock.push_back(uint64_t(m_spec.blockSize) * uint64_t(shape.vRow) * value);
-            HEARTH_ASSIGN_OR_RETURN(auto k, m_ops->allocate(rows * uint64_t(shape.kRow) * value, false));
-            HEARTH_ASSIGN_OR_RETURN(auto v, m_ops->allocate(rows * uint64_t(shape.vRow) * value, false));
+            const uint64_t kRow = kvRowBytes(shape.kRow, m_spec.type), vRow = kvRowBytes(shape.vRow, m_spec.type);
+            m_kBlock.push_back(uint64_t(m_spec.blockSize) * kRow);
+            m_vBlock.push_back(uint64_t(m_spec.blockSize) * vRow);
+            HEARTH_ASSIGN_OR_RETURN(auto k, m_ops->allocate(rows * kRow, false));
+            HEARTH_ASSIGN_OR_RETURN(auto v, m_ops->allocate(rows * vRow, false));
             m_bytes += k->size() + v->size();
             m_k.push_back(std::move(k));
             m_v.push_back(std::move(v));
@@ -239,7 +240,7 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
     case Op::KvWrite: {
         const Tensor& C = g.tensor(n.src[0]);
         KvType type;
-        return C.kind == TensorKind::KvCache && kvTypeOf(C.type, type) && C.ne[0] % 2 == 0 && plain(n.src[1]) &&
+        return C.kind == TensorKind::KvCache && kvTypeOf(C.type, type) && kvRowFits(C.ne[0], type) && plain(n.src[1]) &&
                plain(n.src[2], true);
     }
     case Op::Attention: {
@@ -247,7 +248,8 @@ bool VulkanGraphDevice::supportsOp(const graph::Graph& g, const Node& n) const {
         KvType type;
         // Within the sequence (encoders): vk_encoder_ops.h's limits besides these.
         return (n.attn.causal || encoderNodeFits(g, n)) && K.kind == TensorKind::KvCache &&
-               V.kind == TensorKind::KvCache && kvTypeOf(K.type, type) && K.type == V.type && out.ne[0] == Q.ne[0] &&
+               V.kind == TensorKind::KvCache && kvTypeOf(K.type, type) && K.type == V.type &&
+               kvRowFits(K.ne[0], type) && kvRowFits(V.ne[0], type) && out.ne[0] == Q.ne[0] &&
                Q.ne[0] <= kMaxHeadDim && Q.ne[1] <= kMaxWorkGroups && Q.ne[2] <= kMaxWorkGroups && plain(n.src[0]) &&
                plain(n.src[3], true) && plain(n.src[4], true) && plain(n.src[5]) && plain(n.out);
     }
@@ -301,18 +303,18 @@ Result<uint64_t> VulkanGraphDevice::loadWeights(const std::vector<graph::Weight>
 }
 
 int VulkanGraphDevice::maxKvBlocks(const backend::KvPoolSpec& spec) const {
-    if (spec.type != KvType::F32 && spec.type != KvType::F16) return 0;
-    const uint64_t block = uint64_t(std::max(1, spec.blockSize)) * uint64_t(std::max(spec.kRow, spec.vRow)) *
-                           kvValueBytes(spec.type);
+    if (!kvRowFits(spec.kRow, spec.type) || !kvRowFits(spec.vRow, spec.type)) return 0;
+    const uint64_t block =
+        uint64_t(std::max(1, spec.blockSize)) * kvRowBytes(std::max(spec.kRow, spec.vRow), spec.type);
     const uint64_t limit = m_info.maxBindRange > 16 ? m_info.maxBindRange - 16 : 0; // allocations round up to 16
     return int(std::min<uint64_t>(limit / std::max<uint64_t>(1, block), INT32_MAX));
 }
 
 Result<std::unique_ptr<backend::KvPool>> VulkanGraphDevice::createKvPool(const backend::KvPoolSpec& spec) {
-    if (spec.type != KvType::F32 && spec.type != KvType::F16)
-        return unsupported(std::string("the Vulkan K/V cache holds F32 or F16 rows, not ") + kvTypeName(spec.type));
-    if (spec.numBlocks < 1 || spec.blockSize < 1 || spec.kRow < 1 || spec.vRow < 1 || spec.kRow % 2 || spec.vRow % 2)
-        return invalidArgument("Vulkan K/V pool: blocks and even row sizes needed");
+    if (!kvRowFits(spec.kRow, spec.type) || !kvRowFits(spec.vRow, spec.type))
+        return unsupported(std::string("the Vulkan K/V cache holds ") + kvTypeName(spec.type) + " rows of " +
+                           (spec.type == KvType::Q8_0 ? "a multiple of 32" : "an even number of") + " values");
+    if (spec.numBlocks < 1 || spec.blockSize < 1) return invalidArgument("Vulkan K/V pool: blocks needed");
     if (const int most = maxKvBlocks(spec); spec.numBlocks > most)
         return unsupported("a K/V cache of " + std::to_string(spec.numBlocks) + " blocks per layer exceeds the device's " +
                            std::to_string(m_info.maxBindRange) + "-byte binding limit (at most " +
