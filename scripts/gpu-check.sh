@@ -218,12 +218,14 @@ steps=24
 note ""
 note "## Greedy continuation, $steps tokens of each architecture's tiny model (Q8_0), against llama.cpp on the CPU"
 note ""
-note "Where a run parts from llama.cpp (or a GPU from Hearth's CPU): the step, the gap between the run's"
-note "logits of its token and of the other's there, and llama.cpp's own top-2 gap; within 2e-2 (the logit"
-note "tolerance) that is a near-tie, which fp32 summation order breaks either way. DIFFERS is a finding."
+note "Where a run parts from llama.cpp: the step, the gap between the run's logits of its token and of"
+note "llama.cpp's there, and llama.cpp's own top-2 gap; within 2e-2 (the logit tolerance) that is a"
+note "near-tie, which summation order breaks either way. DIFFERS is a finding. Each GPU is also held to"
+note "Hearth's fp32 reference device (\"ref\", what its shaders compute); Hearth's CPU multiplies int8"
+note "activations, as llama.cpp's CPU does, so it parts from the fp32 runs earliest."
 note ""
-note "| preset | llama.cpp (CPU) | hearth cpu | $(echo $devices | sed 's/ / | /g') |"
-note "|---|---|---|$(for d in $devices; do printf -- '---|'; done)"
+note "| preset | llama.cpp (CPU) | hearth cpu | hearth ref (fp32) | $(echo $devices | sed 's/ / | /g') |"
+note "|---|---|---|---|$(for d in $devices; do printf -- '---|'; done)"
 idsOf() { # FILE DEVICE: the generated ids; the logits of every step go to $work/logits.f32
   "$cli" run "$1" -p "$prompt" -n $steps --temp 0 --ignore-eos --print-ids --device "$2" \
     --logits-out "$work/logits.f32" 2>>"$work/run.log" | awk -F': ' '/^generated ids:/ {print $2}' | tr -s ' ,' ' ' | sed 's/^ //;s/ $//' ||
@@ -268,10 +270,12 @@ for p in $presets; do
   fi
   cpuIds=$(idsOf "$f" cpu)
   row="| $p | ${want:+ran} | $(compare "$want" "$cpuIds" "$work/logits.f32" "$wantGaps")"
+  refIds=$(idsOf "$f" ref)
+  row="$row | $(compare "$want" "$refIds" "$work/logits.f32" "$wantGaps")"
   for d in $devices; do
     got=$(idsOf "$f" "$d")
-    vsRef=$(compare "$want" "$got" "$work/logits.f32" "$wantGaps"); vsCpu=$(compare "$cpuIds" "$got" "$work/logits.f32")
-    row="$row | $vsRef$([ "$vsCpu" = same ] && echo ' (as cpu)' || echo "; cpu: $vsCpu")"
+    vsRef=$(compare "$want" "$got" "$work/logits.f32" "$wantGaps"); vsFp32=$(compare "$refIds" "$got" "$work/logits.f32")
+    row="$row | $vsRef$([ "$vsFp32" = same ] && echo ' (as ref)' || echo "; ref: $vsFp32")"
   done
   note "$row |"
 done
