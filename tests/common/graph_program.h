@@ -1,6 +1,6 @@
 // A whole graph bound to one device for the op tests: a buffer per root tensor (weights and K/V
-// pools excepted), every node in one compiled program, and writing and reading tensors; plus
-// uniform random values for their inputs.
+// pools excepted), every node in one compiled program, and writing and reading tensors (with its
+// K/V pool, DeviceSide); plus uniform random values for their inputs.
 #pragma once
 
 #include "backend/device.h"
@@ -57,6 +57,24 @@ struct GraphProgram {
 };
 
 // n values drawn uniformly from [lo, hi).
+// One graph on one device with its K/V pool when it has one, every buffer poisoned (NaN) first;
+// unsupported (naming the op) when the device refuses a node. Members in this order: the program
+// goes before the pool.
+struct DeviceSide {
+    std::unique_ptr<backend::KvPool> pool;
+    GraphProgram program;
+
+    Status init(backend::Device& dev, const graph::Graph& g, const backend::KvPoolSpec* kv) {
+        for (const graph::Node& n : g.nodes())
+            if (!dev.supportsOp(g, n)) return unsupported(dev.info().id + " refuses " + graph::opName(n.op));
+        if (kv) {
+            HEARTH_ASSIGN_OR_RETURN(pool, dev.createKvPool(*kv));
+            program.spec.kv = pool.get();
+        }
+        return program.init(dev, g, true);
+    }
+};
+
 inline std::vector<float> uniformValues(size_t n, std::mt19937& rng, float lo, float hi) {
     std::uniform_real_distribution<float> d(lo, hi);
     std::vector<float> v(n);

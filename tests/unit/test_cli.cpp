@@ -35,6 +35,14 @@ QString model(const char* name) {
     return QString::fromStdString(hearth::test::testDataPath(QStringLiteral("models/") + name));
 }
 
+// A small bench-serve run on stories260K (2 streams of 8 + 4 tokens, JSON), then `last`.
+QStringList benchServeArgs(const QString& last) {
+    return {QStringLiteral("bench-serve"), model("stories260K.gguf"), QStringLiteral("--concurrency"),
+            QStringLiteral("2"),           QStringLiteral("--prompt-len"), QStringLiteral("8"),
+            QStringLiteral("--gen-len"),   QStringLiteral("4"),            QStringLiteral("--no-sequential"),
+            QStringLiteral("--json"),      last};
+}
+
 } // namespace
 
 class TestCli : public QObject {
@@ -116,11 +124,7 @@ private Q_SLOTS:
     }
 
     void benchServeTakesTheDecodeStall() {
-        const QString stories = model("stories260K.gguf");
-        const QStringList base{QStringLiteral("bench-serve"), stories,          QStringLiteral("--concurrency"),
-                               QStringLiteral("2"),           QStringLiteral("--prompt-len"), QStringLiteral("8"),
-                               QStringLiteral("--gen-len"),   QStringLiteral("4"),            QStringLiteral("--no-sequential"),
-                               QStringLiteral("--json"),      QStringLiteral("--decode-stall")};
+        const QStringList base = benchServeArgs(QStringLiteral("--decode-stall"));
         Run r = cli(base + QStringList{QStringLiteral("0")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY(r.out.contains(QStringLiteral("\"aggregate_tok_s\"")));
@@ -132,11 +136,7 @@ private Q_SLOTS:
     }
 
     void benchServeRunsOnTheNamedDevice() {
-        const QString stories = model("stories260K.gguf");
-        const QStringList base{QStringLiteral("bench-serve"), stories,          QStringLiteral("--concurrency"),
-                               QStringLiteral("2"),           QStringLiteral("--prompt-len"), QStringLiteral("8"),
-                               QStringLiteral("--gen-len"),   QStringLiteral("4"),            QStringLiteral("--no-sequential"),
-                               QStringLiteral("--json"),      QStringLiteral("--device")};
+        const QStringList base = benchServeArgs(QStringLiteral("--device"));
         Run r = cli(base + QStringList{QStringLiteral("cpu")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).object()["device"].toString(), QStringLiteral("cpu"));

@@ -30,26 +30,6 @@ using graph::TensorId;
 using test::relativeError;
 using test::uniformValues;
 
-bool allNodesSupported(const backend::Device& d, const graph::Graph& g) {
-    return std::all_of(g.nodes().begin(), g.nodes().end(), [&](const graph::Node& n) { return d.supportsOp(g, n); });
-}
-
-// One graph on one device: its K/V pool (when it has one) and its buffers and program, every
-// buffer poisoned (NaN) first. Members in this order: the program goes before the pool.
-struct EncoderSide {
-    std::unique_ptr<backend::KvPool> pool;
-    test::GraphProgram program;
-
-    Status init(backend::Device& dev, const graph::Graph& g, const backend::KvPoolSpec* kv) {
-        if (!allNodesSupported(dev, g)) return unsupported(dev.info().id + " refuses a node of the graph");
-        if (kv) {
-            HEARTH_ASSIGN_OR_RETURN(pool, dev.createKvPool(*kv));
-            program.spec.kv = pool.get();
-        }
-        return program.init(dev, g, true);
-    }
-};
-
 // Attention within the sequence over K/V rows written by the same graph: every token of the
 // given sequences (a prefill), their blocks scattered over a pool with spare blocks.
 struct WithinSpec {
@@ -141,12 +121,12 @@ class TestVulkanEncoderOps : public QObject {
                  const std::vector<std::pair<TensorId, std::vector<float>>>& floats,
                  const std::vector<std::pair<TensorId, std::vector<int32_t>>>& ints, TensorId out,
                  std::vector<float>& ours, std::vector<float>& ref) {
-        EncoderSide vk, cpu;
+        test::DeviceSide vk, cpu;
         const Status sv = vk.init(*m_vk, g, kv);
         QVERIFY2(sv.isOk(), sv.toString().c_str());
         const Status sr = cpu.init(*m_ref, g, kv);
         QVERIFY2(sr.isOk(), sr.toString().c_str());
-        for (EncoderSide* s : {&vk, &cpu}) {
+        for (test::DeviceSide* s : {&vk, &cpu}) {
             for (const auto& [id, v] : floats) QVERIFY(s->program.set(id, v).isOk());
             for (const auto& [id, v] : ints) QVERIFY(s->program.set(id, v).isOk());
             const Status ran = s->program.run();
@@ -175,7 +155,7 @@ class TestVulkanEncoderOps : public QObject {
         const double err = relativeError(ours, ref), tol = s.kv == KvType::F32 ? 1e-4 : 2e-3;
         // The causal reference of the same inputs: the two must differ by far more than the bound.
         WithinGraph causal(s, true, seed);
-        EncoderSide c;
+        test::DeviceSide c;
         QVERIFY(c.init(*m_ref, causal.g, &causal.pool).isOk());
         for (const auto& [id, v] : floats) QVERIFY(c.program.set(id, v).isOk());
         for (const auto& [id, v] : ints) QVERIFY(c.program.set(id, v).isOk());

@@ -70,21 +70,6 @@ std::vector<float> kvQ8Rows(int64_t rows, int64_t rowSize, uint32_t seed) {
     return v;
 }
 
-// One graph on one device: its K/V pool and its buffers and program, every buffer poisoned (NaN)
-// first. Members in this order: the program goes before the pool.
-struct KvQ8Side {
-    std::unique_ptr<backend::KvPool> pool;
-    test::GraphProgram program;
-
-    Status init(backend::Device& dev, const graph::Graph& g, const backend::KvPoolSpec& kv) {
-        for (const graph::Node& n : g.nodes())
-            if (!dev.supportsOp(g, n)) return unsupported(dev.info().id + " refuses " + graph::opName(n.op));
-        HEARTH_ASSIGN_OR_RETURN(pool, dev.createKvPool(kv));
-        program.spec.kv = pool.get();
-        return program.init(dev, g, true);
-    }
-};
-
 // Paged attention over a Q8_0 pool written in the same step: every position of the sequences
 // written (their blocks scattered over a pool with spare blocks), queries at the last `queries`
 // positions of each (0: all).
@@ -310,12 +295,12 @@ private Q_SLOTS:
         if (s.sinks) floats.push_back({a.sinks, uniformValues(size_t(s.nHead), rng, -1.0f, 2.0f)});
         const std::vector<std::pair<TensorId, std::vector<int32_t>>> ints{
             {a.slots, a.slotValues}, {a.info, a.infoValues}, {a.tables, a.tableValues}};
-        KvQ8Side vk, ref;
-        Status st = vk.init(*m_vk, a.g, a.pool);
+        test::DeviceSide vk, ref;
+        Status st = vk.init(*m_vk, a.g, &a.pool);
         QVERIFY2(st.isOk(), st.toString().c_str());
-        st = ref.init(*m_ref, a.g, a.pool);
+        st = ref.init(*m_ref, a.g, &a.pool);
         QVERIFY2(st.isOk(), st.toString().c_str());
-        for (KvQ8Side* side : {&vk, &ref}) {
+        for (test::DeviceSide* side : {&vk, &ref}) {
             for (const auto& [id, v] : floats) QVERIFY(side->program.set(id, v).isOk());
             for (const auto& [id, v] : ints) QVERIFY(side->program.set(id, v).isOk());
             st = side->program.run();
