@@ -20,12 +20,14 @@ QString kindName(DeviceKind kind) {
 
 } // namespace
 
-QString kvTypeRefusal(const DeviceDescription& device, const QString& kvType) {
-    if (device.kind != DeviceKind::Cuda) return {}; // the CPU and Vulkan keep all three
+QString kvTypeRefusal(const DeviceDescription& device, const QString& kvType, uint32_t headDim) {
+    if (device.kind != DeviceKind::Cuda) return {}; // the CPU and Vulkan keep all three for any head
     if (kvType.compare(QStringLiteral("q8_0"), Qt::CaseInsensitive) != 0) return {};
-    return QObject::tr("%1 keeps the KV cache as F16 or F32 only: with Q8_0 every layer's KV cache and "
-                       "attention run on the CPU")
-        .arg(QString::fromStdString(device.id));
+    if (headDim == 0 || headDim % 32 == 0) return {};
+    return QObject::tr("%1 keeps a Q8_0 KV cache for attention heads of a multiple of 32 values only (this "
+                       "model's have %2): every layer's KV cache and attention run on the CPU")
+        .arg(QString::fromStdString(device.id))
+        .arg(headDim);
 }
 
 bool gpuRunsWeightType(DeviceKind kind, quant::Type type) {
@@ -54,7 +56,11 @@ QString fallbackReasonFor(const LoadSettings& settings, const DeviceList& device
     }
     if (device->kind == DeviceKind::Cpu) return {};
     QStringList reasons;
-    if (const QString kv = kvTypeRefusal(*device, settings.kvType); !kv.isEmpty()) reasons << kv;
+    const uint32_t headDim = !info                 ? 0
+                             : info->keyLength > 0 ? info->keyLength
+                             : info->headCount > 0 ? info->embeddingLength / info->headCount
+                                                   : 0;
+    if (const QString kv = kvTypeRefusal(*device, settings.kvType, headDim); !kv.isEmpty()) reasons << kv;
     if (info) {
         QStringList types;
         for (const auto& [name, count] : info->tensorsByType) {
@@ -66,8 +72,6 @@ QString fallbackReasonFor(const LoadSettings& settings, const DeviceList& device
         if (!types.isEmpty())
             reasons << QObject::tr("%1 has no kernels for %2 weights: the matrices of that type run on the CPU")
                            .arg(kindName(device->kind), types.join(QStringLiteral(", ")));
-        const uint32_t headDim = info->keyLength > 0 ? info->keyLength
-                                 : info->headCount > 0 ? info->embeddingLength / info->headCount : 0;
         if (headDim > kGpuMaxHeadDim)
             reasons << QObject::tr("attention heads of %1 dimensions are wider than the %2 the %3 kernels take: "
                                    "attention runs on the CPU")

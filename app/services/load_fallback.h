@@ -13,16 +13,17 @@
 
 namespace hearth::app {
 
-// Why `device` keeps no K/V cache of this type ("f16", "q8_0", "f32"): the CUDA backend stores
-// K/V as F16 or F32 only (its KvWrite/Attention support), so with Q8_0 every layer's K/V and
-// attention run on the CPU. Empty when the device keeps it (always for the CPU and Vulkan).
-QString kvTypeRefusal(const DeviceDescription& device, const QString& kvType);
+// Why `device` keeps no K/V cache of this type ("f16", "q8_0", "f32") for attention heads of
+// headDim values (0: not known): the CUDA backend's Q8_0 cache holds whole blocks of 32 per head
+// (its KvWrite/Attention support), so with other heads every layer's K/V and attention run on the
+// CPU. Empty when the device keeps it (always for the CPU and Vulkan, and when headDim is unknown).
+QString kvTypeRefusal(const DeviceDescription& device, const QString& kvType, uint32_t headDim = 0);
 
 // Whether the device's matrix kernels read weights of this type (the CPU reads every type).
 bool gpuRunsWeightType(DeviceKind kind, quant::Type type);
 
 // Why loading with `settings` would put work on the CPU instead of the chosen GPU, in words for
-// the user ("cuda:0 keeps the KV cache as F16 or F32 only: ..."), several reasons joined by
+// the user ("cuda:0 keeps a Q8_0 KV cache for attention heads of ..."), several reasons joined by
 // "; ". `info` (may be null) adds the model's checks: weight types without GPU kernels, attention
 // heads wider than the kernels take. Empty when the CPU is chosen or nothing falls back.
 QString fallbackReasonFor(const LoadSettings& settings, const DeviceList& devices, const ModelInfo* info = nullptr);

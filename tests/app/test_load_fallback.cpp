@@ -52,18 +52,28 @@ private Q_SLOTS:
         for (const DeviceDescription& d : list.devices) {
             QVERIFY(kvTypeRefusal(d, QStringLiteral("f16")).isEmpty());
             QVERIFY(kvTypeRefusal(d, QStringLiteral("f32")).isEmpty());
-            const QString q8 = kvTypeRefusal(d, QStringLiteral("q8_0"));
-            QCOMPARE(q8.isEmpty(), d.kind != DeviceKind::Cuda); // Vulkan keeps Q8_0 K/V too
+            // Every device keeps Q8_0 for heads of whole 32-value blocks (or heads not known);
+            // CUDA's cache takes no others.
+            QVERIFY(kvTypeRefusal(d, QStringLiteral("q8_0")).isEmpty());
+            QVERIFY(kvTypeRefusal(d, QStringLiteral("q8_0"), 128).isEmpty());
+            const QString q8 = kvTypeRefusal(d, QStringLiteral("q8_0"), 80);
+            QCOMPARE(q8.isEmpty(), d.kind != DeviceKind::Cuda);
+            if (!q8.isEmpty()) QVERIFY2(q8.contains(QStringLiteral("80")) && q8.contains(QStringLiteral("CPU")), qPrintable(q8));
         }
         QVERIFY(fallbackReasonFor(on(QStringLiteral("cpu"), QStringLiteral("q8_0")), list).isEmpty());
         QVERIFY(fallbackReasonFor(on(QStringLiteral("vulkan:0"), QStringLiteral("f16")), list).isEmpty());
         QVERIFY(fallbackReasonFor(on(QStringLiteral("vulkan:0"), QStringLiteral("q8_0")), list).isEmpty());
-        const QString reason = fallbackReasonFor(on(QStringLiteral("cuda:0"), QStringLiteral("q8_0")), list);
+        QVERIFY(fallbackReasonFor(on(QStringLiteral("cuda:0"), QStringLiteral("q8_0")), list).isEmpty());
+        ModelInfo narrow; // heads of 8 values (stories260K's)
+        narrow.embeddingLength = 64;
+        narrow.headCount = 8;
+        const QString reason = fallbackReasonFor(on(QStringLiteral("cuda:0"), QStringLiteral("q8_0")), list, &narrow);
         QVERIFY2(reason.contains(QStringLiteral("Q8_0")) && reason.contains(QStringLiteral("CPU")), qPrintable(reason));
+        QVERIFY(fallbackReasonFor(on(QStringLiteral("vulkan:0"), QStringLiteral("q8_0")), list, &narrow).isEmpty());
         // Zero GPU layers is the user's own choice of the CPU, not a fallback.
         LoadSettings none = on(QStringLiteral("cuda:0"), QStringLiteral("q8_0"));
         none.gpuLayers = 0;
-        QVERIFY(fallbackReasonFor(none, list).isEmpty());
+        QVERIFY(fallbackReasonFor(none, list, &narrow).isEmpty());
     }
 
     void missingDevice() {

@@ -1,7 +1,8 @@
 // Host tests of the CUDA kernels' shared math (backend/cuda/cuda_math.h, int8_math.h) against the
 // CPU scalar reference (backend/cpu/ref_ops, rope_math.h) and quant's reference dequantizers, on
-// random inputs: fp16, RMSNorm, RoPE (also linearly scaled), SwiGLU, GELU/GeGLU, soft-capping, the
-// attention window, the online softmax, weight chunks and the int8 path.
+// random inputs: fp16, RMSNorm, RoPE (also linearly scaled), SwiGLU, gpt-oss's gated unit, sigmoid,
+// softplus, GELU/GeGLU, soft-capping, the attention window, the online softmax, weight chunks and
+// the int8 path.
 #include "backend/cpu/ref_ops.h"
 #include "backend/cpu/rope_math.h"
 #include "backend/cuda/cuda_math.h"
@@ -211,6 +212,54 @@ private Q_SLOTS:
                 }
     }
 
+    // YaRN and the attention temperature: the kernel's angle and magnitude (math::ropeThetaYarn,
+    // ropeTemperature, the node's range from cpu::ropeYarnRange) against ropeAngles' (cos, sin) ·
+    // magnitude for each pair, 2e-3 absolute (relative to the magnitude).
+    void ropeYarn() {
+        for (float ext : {0.0f, 1.0f})
+            for (float temp : {0.0f, 0.1f})
+                for (int64_t pos : {0, 3, 17, 999, 5000}) {
+                    graph::RopeParams p;
+                    p.nRot = 64;
+                    p.freqBase = 1000000.0f;
+                    p.freqScale = 0.025f;
+                    p.extFactor = ext;
+                    p.attnFactor = 1.0f;
+                    p.nCtxOrig = 4096;
+                    p.tempScale = temp;
+                    p.tempLength = 8;
+                    std::vector<double> cs(size_t(p.nRot));
+                    cpu::ropeAngles(p, pos, nullptr, cs.data());
+                    double low = 0.0, high = 0.0;
+                    cpu::ropeYarnRange(p, low, high);
+                    float magnitude = p.attnFactor;
+                    if (ext != 0.0f) magnitude *= float(1.0 + 0.1 * std::log(1.0 / double(p.freqScale)));
+                    magnitude *= cm::ropeTemperature(pos, p.tempScale, p.tempLength);
+                    for (int i = 0; i < p.nRot / 2; ++i) {
+                        const float theta = cm::ropeThetaYarn(pos, i, p.nRot, p.freqBase, 1.0f, p.freqScale, ext,
+                                                              float(low), float(high));
+                        const double tol = 2e-3 * magnitude;
+                        QVERIFY2(std::fabs(std::cos(theta) * magnitude - cs[size_t(2 * i)]) <= tol &&
+                                     std::fabs(std::sin(theta) * magnitude - cs[size_t(2 * i + 1)]) <= tol,
+                                 qPrintable(QStringLiteral("ext %1 temp %2 pos %3 pair %4").arg(ext).arg(temp).arg(pos).arg(i)));
+                    }
+                }
+    }
+
+    // A Q8_0 K/V block as the device quantizes it equals the reference quantizer's bytes (the CPU's
+    // K/V store), ties and zeros included.
+    void q8KvBlocks() {
+        std::vector<float> x = randomFloats(32 * 64, 21, 3.0f);
+        for (int j = 0; j < 32; ++j) x[size_t(32 + j)] = 0.0f;                 // an all-zero block
+        for (int j = 0; j < 32; ++j) x[size_t(64 + j)] = float(j - 16) * 0.5f; // halves: ties
+        for (int b = 0; b < 64; ++b) {
+            quant::BlockQ8_0 want{}, got{};
+            QVERIFY(quant::quantizeRow(quant::Type::Q8_0, x.data() + 32 * b, &want, 32).isOk());
+            cm::quantizeQ8Block(x.data() + 32 * b, got);
+            QVERIFY2(std::memcmp(&want, &got, sizeof want) == 0, qPrintable(QStringLiteral("block %1").arg(b)));
+        }
+    }
+
     // Tanh GELU and GeGLU against ref_ops over [-12, 12]: relative 1e-5 plus 1e-6.
     void gelu() {
         const int64_t n = 4001;
@@ -311,6 +360,24 @@ private Q_SLOTS:
             const float got = cm::swiglu(g[size_t(i)], u[size_t(i)]);
             QVERIFY(std::fabs(got - ref[size_t(i)]) <= 1e-6f * std::fabs(ref[size_t(i)]) + 1e-7f);
         }
+    }
+
+    // gpt-oss's gated unit (inputs beyond its limit of 7 too), sigmoid and softplus against the
+    // reference's double formulas (ref_program.cpp), relative 1e-5.
+    void gatedAndLogistic() {
+        const int64_t n = 2001;
+        const auto g = randomFloats(size_t(n), 11, 12.0f), u = randomFloats(size_t(n), 12, 12.0f);
+        const auto x = randomFloats(size_t(n), 13, 30.0f);
+        auto close = [](double got, double want) { return std::fabs(got - want) <= 1e-5 * std::fabs(want) + 1e-6; };
+        for (int64_t i = 0; i < n; ++i) {
+            const double gv = std::min(g[size_t(i)], 7.0f), uv = std::clamp(u[size_t(i)], -7.0f, 7.0f);
+            const double oai = gv / (1.0 + std::exp(-1.702 * gv)) * (uv + 1.0);
+            QVERIFY2(close(cm::swigluOai(g[size_t(i)], u[size_t(i)], 1.702f, 7.0f), oai), qPrintable(QString::number(i)));
+            const double v = x[size_t(i)];
+            QVERIFY(close(cm::sigmoid(x[size_t(i)]), 1.0 / (1.0 + std::exp(-v))));
+            QVERIFY(close(cm::softplus(x[size_t(i)]), v > 20.0 ? v : std::log1p(std::exp(v))));
+        }
+        QCOMPARE(cm::softplus(25.0f), 25.0f);
     }
 
     // Scores streamed into 4 states (as the attention kernel's warps do), merged in order with an

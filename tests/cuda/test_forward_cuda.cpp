@@ -244,7 +244,9 @@ private Q_SLOTS:
     // chunk's largest): |Δlogit| <= 5e-2 * (1 + max|logit|), argmax agrees on 90% of rows. The
     // qwen cuts add QKV bias, NeoX RoPE and Q/K norm (one runs split 1 + 1 with the CPU); gemma3
     // adds embedding scaling, GeGLU, post-norms, sliding windows (gemma3-tiny's 8 positions are
-    // outrun), a linearly scaled global layer and final soft-capping. Every node runs on the GPU.
+    // outrun), a linearly scaled global layer and final soft-capping; the tiny presets of the other
+    // architectures add routed experts, attention sinks, YaRN and the attention temperature, K/V
+    // pools of per-layer shapes and the recurrent ops. Every node runs on the GPU.
     void syntheticModels_data() {
         QTest::addColumn<QString>("preset");
         QTest::addColumn<QString>("type");
@@ -260,6 +262,12 @@ private Q_SLOTS:
         QTest::newRow("gemma3-tiny F32") << QStringLiteral("gemma3-tiny") << QStringLiteral("F32") << spm << 0 << -1;
         QTest::newRow("gemma3-tiny Q8_0") << QStringLiteral("gemma3-tiny") << QStringLiteral("Q8_0") << spm << 0 << -1;
         QTest::newRow("gemma3-1b Q4_K_M") << QStringLiteral("gemma3-1b") << QStringLiteral("Q4_K_M") << spm << 2 << -1;
+        // Experts routed on the device, sinks, YaRN and the attention temperature, K/V pools of
+        // per-layer shapes, the recurrent ops.
+        for (const char* p : {"mixtral-tiny", "qwen3moe-tiny", "gpt-oss-tiny", "mistral3-tiny", "gemma4-tiny",
+                              "gemma4-moe-tiny", "phi3-tiny", "qwen35-tiny", "qwen35moe-tiny"})
+            QTest::newRow(qPrintable(QString::fromLatin1(p) + QStringLiteral(" Q8_0")))
+                << QString::fromLatin1(p) << QStringLiteral("Q8_0") << spm << 0 << -1;
     }
     void syntheticModels() {
         QFETCH(QString, preset);
@@ -287,8 +295,9 @@ private Q_SLOTS:
         QVERIFY(c.argmaxAgree * 10 >= c.rows * 9);
     }
 
-    // A Q8_0 K/V cache has no CUDA kernels: every layer's K/V lives on the CPU, whose KvWrite and
-    // Attention run between the GPU's projections (fallbacks() names each layer's). stories260K's
+    // The CUDA Q8_0 cache holds whole 32-value blocks per head, and stories260K's heads are 8 values:
+    // every layer's K/V lives on the CPU, whose KvWrite and Attention run between the GPU's
+    // projections (fallbacks() names each layer's). stories260K's
     // weights are F32, multiplied in fp32 at every batch size, so the K/V rows the CPU quantizes
     // are the reference's up to summation order: greedy decoding follows the CPU device's and the
     // mixed steps' logits stay within 1e-3 * (1 + max|logit|) of the reference (an fp16 prefill
@@ -333,6 +342,28 @@ private Q_SLOTS:
                     c.maxLogit, c.argmaxAgree);
         QVERIFY(c.maxDiff <= 1e-3 * (1.0 + c.maxLogit));
         QCOMPARE(c.argmaxAgree, c.rows);
+    }
+
+    // A Q8_0 K/V cache on the device (llama-tiny's heads are whole blocks): no fallbacks, and the
+    // logits of mixed steps within the quantized-weight tolerance of the reference's, which keeps
+    // its K/V as Q8_0 too (the same quantizer: math::quantizeQ8Block is the reference's bytes).
+    void q8KvCacheOnTheDevice() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        std::string why;
+        const std::string path = synthesize(m_dir, QStringLiteral("llama-tiny"), QStringLiteral("Q8_0"),
+                                            QStringLiteral("ggml-vocab-llama-spm.gguf"), 2, why);
+        QVERIFY2(!path.empty(), why.c_str());
+        test::LoadOptions o;
+        o.device = "cuda:0";
+        o.kvType = KvType::Q8_0;
+        std::vector<std::string> fallbacks;
+        const Comparison c = compareOn(path, o, &fallbacks);
+        QVERIFY2(c.error.empty(), c.error.c_str());
+        std::printf("llama-tiny q8_0 kv: %d rows, max |diff| %.3g (max |logit| %.3g), argmax agrees on %d\n", c.rows,
+                    c.maxDiff, c.maxLogit, c.argmaxAgree);
+        QVERIFY2(fallbacks.empty(), joined(fallbacks).c_str());
+        QVERIFY(c.maxDiff <= 5e-2 * (1.0 + c.maxLogit));
+        QVERIFY(c.argmaxAgree * 10 >= c.rows * 9);
     }
 
     // An op the GPU declines (SwiGLU here, through a wrapping device) runs on the CPU in every

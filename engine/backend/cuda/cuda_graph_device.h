@@ -2,12 +2,17 @@
 // Programs run their nodes as the kernels of cuda_ops.h on the device's one stream, and replay
 // decode-sized steps from a CUDA graph captured on their first run.
 //
-// What it runs (supportsOp): GetRows of weights and row gathers of F32 activations, MatMul of a
-// weight type the kernels handle (cuda::weightTypeSupported), RmsNorm with a weight, RoPE without
-// YaRN (linear scaling and frequency factors allowed), KvWrite and Attention on F16/F32 caches
-// (window and score soft-capping allowed, no sinks, K and V heads alike of <= 256 values), Add of
-// the same shape or of one broadcast row, Scale, SwiGlu, GeGlu and Softcap; every operand without
-// a view offset. Anything else the runner places on the CPU.
+// What it runs (supportsOp): GetRows of weights and row gathers of F32 activations, MatMul and
+// MatMulId (experts, routed by ids on the device) of a weight type the kernels handle
+// (cuda::weightTypeSupported), RmsNorm and LayerNorm, RoPE (linear scaling, YaRN, frequency
+// factors, the attention temperature), KvWrite and Attention on F32, F16 and Q8_0 caches (causal
+// or not, window, score soft-capping and sinks allowed, K and V heads alike of <= 256 values;
+// Q8_0 heads a multiple of 32), Add of the same shape or of one broadcast row, Mul of a repeated
+// operand, Scale, Softmax, Softcap, SiLU, GELU, sigmoid, softplus, SwiGlu, GeGlu and gpt-oss's
+// gated unit, TopK/ArgSort of rows up to 4096 wide, Gather and WeightedSum, strided Copy and
+// Concat of F32 activations, the gated RmsNorm and the recurrent SsmConv (kernels up to 8) and
+// DeltaNet (heads of 32..256, a multiple of 32) on the State pools; every other operand without a
+// view offset. Anything else the runner places on the CPU.
 #pragma once
 
 #include "backend/cuda/cuda_device.h"
@@ -65,7 +70,8 @@ private:
     backend::KvPoolSpec m_spec;
     KvFormat m_format = KvFormat::F16;
     std::vector<DeviceBuffer> m_k, m_v;
-    uint64_t m_kBlockBytes = 0, m_vBlockBytes = 0, m_bytes = 0;
+    std::vector<uint64_t> m_kBlockBytes, m_vBlockBytes; // per layer of the pool
+    uint64_t m_bytes = 0;
 };
 
 // The weights loadWeights uploaded, by weight index (empty where not uploaded).

@@ -36,6 +36,23 @@ HEARTH_HD inline uint16_t floatToFp16(float f) {
 #endif
 }
 
+// ---- Q8_0 K/V rows ------------------------------------------------------------------------------
+
+// One block of 32 values as the reference quantizer writes it (quant::quantizeRow, the CPU's K/V
+// store): d = amax / 127 kept as fp16, each value x / d rounded half away from zero into ±127.
+HEARTH_HD inline void quantizeQ8Block(const float* x, quant::BlockQ8_0& b) {
+    float amax = 0.0f;
+    for (int j = 0; j < quant::kQK; ++j) amax = fmaxf(amax, fabsf(x[j]));
+    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    b.d = floatToFp16(d);
+    for (int j = 0; j < quant::kQK; ++j) {
+        const float v = x[j] * id;
+        int q = v == v && v < 2.0e9f && v > -2.0e9f ? int(v >= 0.0f ? v + 0.5f : v - 0.5f) : 0;
+        q = q < -127 ? -127 : q > 127 ? 127 : q;
+        b.qs[j] = int8_t(q);
+    }
+}
+
 // ---- RMSNorm -----------------------------------------------------------------------------------
 
 // 1 / sqrt(mean(x²) + eps) from the row's sum of squares over n values.
@@ -65,14 +82,33 @@ HEARTH_HD inline float ropeThetaScaled(int64_t pos, int i, int nRot, float freqB
     return freqScale == 1.0f ? theta : freqScale * theta;
 }
 
+// The angle with YaRN (extFactor != 0): the linearly scaled angle blended with the unscaled one
+// by the ramp over pairs [low, high] (cpu::ropeYarnRange, computed once per node on the host);
+// extFactor 0 gives ropeThetaScaled.
+HEARTH_HD inline float ropeThetaYarn(int64_t pos, int i, int nRot, float freqBase, float freqFactor, float freqScale,
+                                     float extFactor, float low, float high) {
+    const float theta = ropeTheta(pos, i, nRot, freqBase, freqFactor);
+    if (extFactor == 0.0f) return freqScale == 1.0f ? theta : freqScale * theta;
+    const float ramp = (float(i) - low) / fmaxf(0.001f, high - low);
+    const float mix = (1.0f - fminf(1.0f, fmaxf(0.0f, ramp))) * extFactor;
+    return freqScale * theta * (1.0f - mix) + theta * mix;
+}
+
+// The attention temperature's factor at pos: 1 + tempScale · ln(1 + floor(pos / tempLength)), or 1
+// when off (tempScale 0).
+HEARTH_HD inline float ropeTemperature(int64_t pos, float tempScale, int tempLength) {
+    if (tempScale == 0.0f || tempLength <= 0) return 1.0f;
+    return 1.0f + tempScale * logf(floorf(float(pos) / float(tempLength)) + 1.0f);
+}
+
 // The two dims pair i rotates: normal (2i, 2i+1), NeoX (i, i + nRot/2).
 HEARTH_HD inline void ropePair(int i, int nRot, bool neox, int& a, int& b) {
     a = neox ? i : 2 * i;
     b = neox ? i + nRot / 2 : 2 * i + 1;
 }
 
-HEARTH_HD inline void ropeRotate(float& x0, float& x1, float theta) {
-    const float c = cosf(theta), s = sinf(theta);
+HEARTH_HD inline void ropeRotate(float& x0, float& x1, float theta, float magnitude = 1.0f) {
+    const float c = cosf(theta) * magnitude, s = sinf(theta) * magnitude;
     const float a = x0, b = x1;
     x0 = a * c - b * s;
     x1 = a * s + b * c;
@@ -93,6 +129,18 @@ HEARTH_HD inline void ropeHead(float* x, int headDim, int nRot, int64_t pos, flo
 
 HEARTH_HD inline float silu(float v) { return v / (1.0f + expf(-v)); }
 HEARTH_HD inline float swiglu(float gate, float up) { return silu(gate) * up; }
+
+// gpt-oss's gated unit: g = min(gate, limit), u = clamp(up, ±limit); g · σ(alpha · g) · (u + 1).
+HEARTH_HD inline float swigluOai(float gate, float up, float alpha, float limit) {
+    const float g = fminf(gate, limit), u = fminf(fmaxf(up, -limit), limit);
+    return g / (1.0f + expf(-alpha * g)) * (u + 1.0f);
+}
+
+// ---- sigmoid, softplus -------------------------------------------------------------------------
+
+HEARTH_HD inline float sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
+// ln(1 + e^v), v itself past 20 (where the two agree in float).
+HEARTH_HD inline float softplus(float v) { return v > 20.0f ? v : log1pf(expf(v)); }
 
 // ---- GELU / GeGLU, soft-capping, the attention window ---------------------------------------
 

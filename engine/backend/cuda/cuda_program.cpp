@@ -12,6 +12,7 @@
 // launches if capturing fails or HEARTH_CUDA_GRAPHS=0.
 #include "backend/cuda/cuda_graph_device.h"
 #include "backend/cuda/int8_math.h"
+#include "backend/cpu/rope_math.h" // ropeYarnRange
 
 #include <algorithm>
 #include <functional>
@@ -69,7 +70,13 @@ Result<uint8_t*> CudaProgram::address(const backend::ProgramSpec& spec, TensorId
         r = g.tensor(r).viewOf;
     }
     const Tensor& root = g.tensor(r);
-    const uint64_t need = offset + t.bytes();
+    // A strided view (Copy / Concat sources) reaches to its last element, not nb[3] * ne[3].
+    uint64_t reach = 0;
+    if (!t.contiguous()) {
+        for (int d = 0; d < graph::kMaxDims; ++d) reach += uint64_t(t.ne[size_t(d)] - 1) * t.nb[size_t(d)];
+        reach += t.nb[0]; // one element (strided views are of F32 / I32 values)
+    }
+    const uint64_t need = offset + (t.contiguous() ? t.bytes() : reach);
     switch (root.kind) {
     case TensorKind::Weight: {
         const uint8_t* p = m_weights->data(root.weight);
@@ -81,7 +88,8 @@ Result<uint8_t*> CudaProgram::address(const backend::ProgramSpec& spec, TensorId
     case TensorKind::KvCache: {
         const int index = m_kv ? m_kv->spec().indexOf(root.layer) : -1;
         if (index < 0) return internalError("CUDA: no K/V pool for layer " + std::to_string(root.layer));
-        const int64_t rowValues = root.value ? m_kv->spec().vRow : m_kv->spec().kRow;
+        const backend::KvLayerShape shape = m_kv->spec().shapeAt(size_t(index));
+        const int64_t rowValues = root.value ? shape.vRow : shape.kRow;
         if (root.ne[0] != rowValues || root.ne[1] > m_kv->slots() || offset != 0)
             return internalError("CUDA: cache '" + root.name + "' does not match the device's K/V pool");
         return m_kv->cache(index, root.value);
@@ -100,6 +108,12 @@ Result<uint8_t*> CudaProgram::address(const backend::ProgramSpec& spec, TensorId
     }
     }
     return internalError("CUDA: tensor of an unknown kind");
+}
+
+// Whether a cache tensor's type is the pool's format.
+bool sameKvType(quant::Type t, KvFormat f) {
+    return (t == quant::Type::F32 && f == KvFormat::F32) || (t == quant::Type::F16 && f == KvFormat::F16) ||
+           (t == quant::Type::Q8_0 && f == KvFormat::Q8_0);
 }
 
 // A prefill MatMul of a quantized weight through quantizeActivations + matMulInt8.
@@ -212,16 +226,105 @@ Status CudaProgram::addNode(const backend::ProgramSpec& spec, int index, TensorI
         }
         return Status::ok();
     }
-    case Op::RmsNorm: {
+    case Op::MatMulId: {
+        const Tensor &W = g.tensor(n.src[0]), &X = g.tensor(n.src[1]), &I = g.tensor(n.src[2]);
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* w, ptr(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* x, ptr(n.src[1]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* ids, ptr(n.src[2]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* y, ptr(n.out));
+        const DeviceExperts e{{w, W.type, W.ne[0], W.ne[1], W.nb[1]}, W.ne[2], W.nb[2]};
+        const bool shared = X.ne[1] == 1;
+        const int64_t tokens = I.ne[1];
+        const int k = int(I.ne[0]);
+        push(index, [=](StreamHandle s) {
+            return matMulId(e, reinterpret_cast<const float*>(x), shared, reinterpret_cast<const int32_t*>(ids), tokens,
+                            k, reinterpret_cast<float*>(y), s);
+        });
+        return Status::ok();
+    }
+    case Op::RmsNorm:
+    case Op::LayerNorm: {
+        const Tensor& X = g.tensor(n.src[0]);
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* x, ptr(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* y, ptr(n.out));
+        const float* w = nullptr;
+        const float* b = nullptr;
+        if (n.src[1] != graph::kNone) {
+            HEARTH_ASSIGN_OR_RETURN(uint8_t* p, ptr(n.src[1]));
+            w = reinterpret_cast<const float*>(p);
+        }
+        if (n.op == Op::LayerNorm && n.src[2] != graph::kNone) {
+            HEARTH_ASSIGN_OR_RETURN(uint8_t* p, ptr(n.src[2]));
+            b = reinterpret_cast<const float*>(p);
+        }
+        const int64_t rows = X.rows(), width = X.ne[0];
+        const float eps = n.eps;
+        const auto* fx = reinterpret_cast<const float*>(x);
+        auto* fy = reinterpret_cast<float*>(y);
+        if (n.op == Op::RmsNorm) push(index, [=](StreamHandle s) { return rmsNorm(fx, w, fy, rows, width, eps, s); });
+        else push(index, [=](StreamHandle s) { return layerNorm(fx, w, b, fy, rows, width, eps, s); });
+        return Status::ok();
+    }
+    case Op::RmsNormGated: {
         const Tensor& X = g.tensor(n.src[0]);
         HEARTH_ASSIGN_OR_RETURN(uint8_t* x, ptr(n.src[0]));
         HEARTH_ASSIGN_OR_RETURN(uint8_t* w, ptr(n.src[1]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* z, ptr(n.src[2]));
         HEARTH_ASSIGN_OR_RETURN(uint8_t* y, ptr(n.out));
         const int64_t rows = X.rows(), width = X.ne[0];
         const float eps = n.eps;
         push(index, [=](StreamHandle s) {
-            return rmsNorm(reinterpret_cast<const float*>(x), reinterpret_cast<const float*>(w),
-                           reinterpret_cast<float*>(y), rows, width, eps, s);
+            return rmsNormGated(reinterpret_cast<const float*>(x), reinterpret_cast<const float*>(w),
+                                reinterpret_cast<const float*>(z), reinterpret_cast<float*>(y), rows, width, eps, s);
+        });
+        return Status::ok();
+    }
+    case Op::Softmax: {
+        const Tensor& X = g.tensor(n.src[0]);
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* x, ptr(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* y, ptr(n.out));
+        const int64_t rows = X.rows(), width = X.ne[0];
+        const float factor = n.scale;
+        push(index, [=](StreamHandle s) {
+            return softmaxScaled(reinterpret_cast<const float*>(x), reinterpret_cast<float*>(y), rows, width, factor, s);
+        });
+        return Status::ok();
+    }
+    case Op::TopK:
+    case Op::ArgSort: {
+        const Tensor& X = g.tensor(n.src[0]);
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* x, ptr(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* y, ptr(n.out));
+        const int64_t rows = X.rows(), width = X.ne[0];
+        const int k = int(out.ne[0]);
+        push(index, [=](StreamHandle s) {
+            return topK(reinterpret_cast<const float*>(x), rows, width, k, reinterpret_cast<int32_t*>(y), s);
+        });
+        return Status::ok();
+    }
+    case Op::Gather: {
+        const Tensor &X = g.tensor(n.src[0]), &I = g.tensor(n.src[1]);
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* x, ptr(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* ids, ptr(n.src[1]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* y, ptr(n.out));
+        const int64_t width = X.ne[0], rows = I.rows();
+        const int k = int(I.ne[0]);
+        push(index, [=](StreamHandle s) {
+            return gather(reinterpret_cast<const float*>(x), width, reinterpret_cast<const int32_t*>(ids), rows, k,
+                          reinterpret_cast<float*>(y), s);
+        });
+        return Status::ok();
+    }
+    case Op::WeightedSum: {
+        const Tensor& Y = g.tensor(n.src[0]);
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* yIn, ptr(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* w, ptr(n.src[1]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* o, ptr(n.out));
+        const int64_t J = Y.ne[0], tokens = Y.ne[2];
+        const int k = int(Y.ne[1]);
+        push(index, [=](StreamHandle s) {
+            return weightedSum(reinterpret_cast<const float*>(yIn), reinterpret_cast<const float*>(w), tokens, k, J,
+                               reinterpret_cast<float*>(o), s);
         });
         return Status::ok();
     }
@@ -243,6 +346,18 @@ Status CudaProgram::addNode(const backend::ProgramSpec& spec, int index, TensorI
         p.freqScale = n.rope.freqScale;
         p.neox = n.rope.neox;
         p.freqFactors = factors;
+        const graph::RopeParams& r = n.rope;
+        p.magnitude = r.attnFactor;
+        if (r.extFactor != 0.0f && r.nCtxOrig > 0) { // YaRN, as cpu::ropeAngles
+            double low = 0.0, high = 0.0;
+            cpu::ropeYarnRange(r, low, high);
+            p.extFactor = r.extFactor;
+            p.yarnLow = float(low);
+            p.yarnHigh = float(high);
+            p.magnitude *= float(1.0 + 0.1 * std::log(1.0 / double(r.freqScale)));
+        }
+        p.tempScale = r.tempScale;
+        p.tempLength = r.tempLength;
         const int64_t tokens = X.ne[2];
         const size_t bytes = size_t(X.bytes());
         // The kernel rotates in place: the output starts as a copy of x.
@@ -254,7 +369,7 @@ Status CudaProgram::addNode(const backend::ProgramSpec& spec, int index, TensorI
     }
     case Op::KvWrite: {
         const Tensor &C = g.tensor(n.src[0]), &S = g.tensor(n.src[2]);
-        if ((C.type == quant::Type::F32) != (m_kv && m_kv->format() == KvFormat::F32))
+        if (!m_kv || !sameKvType(C.type, m_kv->format()))
             return internalError("CUDA: cache '" + C.name + "' has another type than the device's K/V pool");
         HEARTH_ASSIGN_OR_RETURN(uint8_t* cache, ptr(n.src[0]));
         HEARTH_ASSIGN_OR_RETURN(uint8_t* rowsIn, ptr(n.src[1]));
@@ -277,7 +392,7 @@ Status CudaProgram::addNode(const backend::ProgramSpec& spec, int index, TensorI
         HEARTH_ASSIGN_OR_RETURN(uint8_t* y, ptr(n.out));
         if (n.attn.blockSize != m_kv->spec().blockSize)
             return internalError("CUDA: attention's block size differs from the K/V pool's");
-        if ((g.tensor(n.src[1]).type == quant::Type::F32) != (m_kv->format() == KvFormat::F32))
+        if (!sameKvType(g.tensor(n.src[1]).type, m_kv->format()))
             return internalError("CUDA: attention's caches have another type than the device's K/V pool");
         PagedKvView view;
         view.k = k;
@@ -297,6 +412,11 @@ Status CudaProgram::addNode(const backend::ProgramSpec& spec, int index, TensorI
         a.scale = n.attn.scale;
         a.window = n.attn.window;
         a.softcap = n.attn.softcap;
+        a.causal = n.attn.causal;
+        if (n.src[5] != graph::kNone) {
+            HEARTH_ASSIGN_OR_RETURN(uint8_t* sinks, ptr(n.src[5]));
+            a.sinks = reinterpret_cast<const float*>(sinks);
+        }
         push(index, [=](StreamHandle s) { return pagedAttention(view, a, s); });
         return Status::ok();
     }
@@ -317,6 +437,91 @@ Status CudaProgram::addNode(const backend::ProgramSpec& spec, int index, TensorI
         }
         return Status::ok();
     }
+    case Op::SsmConv: {
+        const Tensor &X = g.tensor(n.src[0]), &W = g.tensor(n.src[1]);
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* x, ptr(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* w, ptr(n.src[1]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* st, ptr(n.src[2]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* info, ptr(n.src[3]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* y, ptr(n.out));
+        const int64_t tokens = X.ne[1], C = X.ne[0];
+        const int K = int(W.ne[0]);
+        push(index, [=](StreamHandle s) {
+            return ssmConv(reinterpret_cast<const float*>(x), reinterpret_cast<const float*>(w),
+                           reinterpret_cast<float*>(st), reinterpret_cast<const int32_t*>(info),
+                           reinterpret_cast<float*>(y), tokens, C, K, s);
+        });
+        return Status::ok();
+    }
+    case Op::DeltaNet: {
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* qkv, ptr(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* gate, ptr(n.src[1]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* beta, ptr(n.src[2]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* st, ptr(n.src[3]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* info, ptr(n.src[4]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* y, ptr(n.out));
+        const int64_t tokens = out.ne[2];
+        const int S = int(out.ne[0]), Hv = int(out.ne[1]), Hk = n.k;
+        const float eps = n.eps;
+        push(index, [=](StreamHandle s) {
+            return deltaNet(reinterpret_cast<const float*>(qkv), reinterpret_cast<const float*>(gate),
+                            reinterpret_cast<const float*>(beta), reinterpret_cast<float*>(st),
+                            reinterpret_cast<const int32_t*>(info), reinterpret_cast<float*>(y), tokens, Hk, Hv, S, eps,
+                            s);
+        });
+        return Status::ok();
+    }
+    case Op::Copy:
+    case Op::Concat: {
+        auto view = [&](TensorId id) -> Result<StridedF32> {
+            HEARTH_ASSIGN_OR_RETURN(uint8_t* p, ptr(id));
+            const Tensor& t = g.tensor(id);
+            StridedF32 v;
+            v.data = p;
+            for (size_t d = 0; d < 4; ++d) {
+                v.ne[d] = t.ne[d];
+                v.nb[d] = int64_t(t.nb[d]);
+            }
+            return v;
+        };
+        HEARTH_ASSIGN_OR_RETURN(const StridedF32 a, view(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* y, ptr(n.out));
+        auto* fy = reinterpret_cast<float*>(y);
+        if (n.op == Op::Copy) {
+            push(index, [=](StreamHandle s) { return copyStrided(a, fy, s); });
+        } else {
+            HEARTH_ASSIGN_OR_RETURN(const StridedF32 b, view(n.src[1]));
+            const int dim = n.dim;
+            push(index, [=](StreamHandle s) { return concat(a, b, dim, fy, s); });
+        }
+        return Status::ok();
+    }
+    case Op::Mul: {
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* a, ptr(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* b, ptr(n.src[1]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* y, ptr(n.out));
+        const int64_t bn = g.tensor(n.src[1]).elements();
+        push(index, [=](StreamHandle s) {
+            return mul(reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(y),
+                       count, bn, s);
+        });
+        return Status::ok();
+    }
+    case Op::Silu:
+    case Op::Gelu:
+    case Op::Sigmoid:
+    case Op::Softplus: {
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* x, ptr(n.src[0]));
+        HEARTH_ASSIGN_OR_RETURN(uint8_t* y, ptr(n.out));
+        const UnaryOp f = n.op == Op::Silu      ? UnaryOp::Silu
+                          : n.op == Op::Gelu    ? UnaryOp::Gelu
+                          : n.op == Op::Sigmoid ? UnaryOp::Sigmoid
+                                                : UnaryOp::Softplus;
+        push(index, [=](StreamHandle s) {
+            return unary(f, reinterpret_cast<const float*>(x), reinterpret_cast<float*>(y), count, s);
+        });
+        return Status::ok();
+    }
     case Op::Scale:
     case Op::Softcap: {
         HEARTH_ASSIGN_OR_RETURN(uint8_t* x, ptr(n.src[0]));
@@ -333,14 +538,21 @@ Status CudaProgram::addNode(const backend::ProgramSpec& spec, int index, TensorI
         return Status::ok();
     }
     case Op::SwiGlu:
-    case Op::GeGlu: {
+    case Op::GeGlu:
+    case Op::SwiGluOai: {
         HEARTH_ASSIGN_OR_RETURN(uint8_t* gate, ptr(n.src[0]));
         HEARTH_ASSIGN_OR_RETURN(uint8_t* up, ptr(n.src[1]));
         HEARTH_ASSIGN_OR_RETURN(uint8_t* y, ptr(n.out));
         const auto *fg = reinterpret_cast<const float*>(gate), *fu = reinterpret_cast<const float*>(up);
         auto* fy = reinterpret_cast<float*>(y);
-        if (n.op == Op::SwiGlu) push(index, [=](StreamHandle s) { return swiglu(fg, fu, fy, count, s); });
-        else push(index, [=](StreamHandle s) { return geglu(fg, fu, fy, count, s); });
+        if (n.op == Op::SwiGlu) {
+            push(index, [=](StreamHandle s) { return swiglu(fg, fu, fy, count, s); });
+        } else if (n.op == Op::GeGlu) {
+            push(index, [=](StreamHandle s) { return geglu(fg, fu, fy, count, s); });
+        } else {
+            const float alpha = n.scale, limit = n.cap;
+            push(index, [=](StreamHandle s) { return swigluOai(fg, fu, fy, count, alpha, limit, s); });
+        }
         return Status::ok();
     }
     default: break;
