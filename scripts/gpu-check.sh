@@ -19,7 +19,8 @@
 # default: synthesized dense, MoE and hybrid files of real shapes), QUICK=1 (tiny files and sizes:
 # the CPU/lavapipe path), LLAMA_CUDA_DIR (a folder with a CUDA build of llama.cpp's libraries, to
 # compare cuda:N devices with), LLAMA_CUDA=1 (build that from the reference's source first: several
-# minutes on 16 cores; LLAMA_CUDA_ARCH, default native).
+# minutes on 16 cores; LLAMA_CUDA_ARCH, default native), STEP_TIMEOUT (seconds any one run may take
+# before it is stopped and reported as failed; default 300).
 #
 # On a lent GPU machine (no Qt, no reference, no network there): make the kit here inside the
 # checkout, in a folder .git/info/exclude ignores, carry it, and run `bash KIT/gpu-check.sh --kit KIT`
@@ -32,17 +33,20 @@ ref=${HEARTH_REF:-$HOME/.cache/hearth-ref}
 kit=
 clientSrc=$root/bench/ref_gpu_bench.cpp
 say() { echo "== $*" >&2; }
+# Every run of ours or llama.cpp's goes through this: a hung kernel costs one cell, not the check.
+T() { timeout -k 5 "${STEP_TIMEOUT:-300}" "$@"; }
 die() { echo "gpu-check: $*" >&2; exit 2; }
 
 refLibs() { # the reference's Vulkan build (it holds the CPU variants too)
   echo "$ref/node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan"
 }
 buildRefClient() { # $1 output binary, $2 library folder (libllama*.so, libggml*.so), [$3 source root]
+  # [$4 the run-time library path; default: $2, then lib/ beside the binary]
   local src=${3:-$ref/llama.cpp-src} libs
   libs=$(ls "$2"/libllama*.so "$2"/libggml.*so "$2"/libggml-base.so 2>/dev/null | sort -u)
   # shellcheck disable=SC2086 # one library per word
   g++ -O2 -std=c++17 -I"$src/include" -I"$src/ggml/include" "$clientSrc" -o "$1" \
-    $libs -Wl,-rpath,"$2" -Wl,-rpath,'$ORIGIN/lib'
+    $libs -Wl,-rpath,"${4:-$2:\$ORIGIN/lib}"
 }
 
 case ${1:-} in
@@ -68,6 +72,13 @@ case ${1:-} in
   l=$(ldconfig -p | awk '/libvulkan\.so\.1 .*x86-64/ {print $NF; exit}')
   [ -n "$l" ] && cp -L "$l" "$dir/lib/"
   (cd "$ref/llama.cpp-src" && tar -cJf "$dir/ref/llama-src.tar.xz" CMakeLists.txt cmake ggml src include common vendor)
+  # A CUDA build of llama.cpp's libraries made here (LLAMA_CUDA_DIR; its CUDA runtime libraries are
+  # the GPU machine's own) travels with its client, so that machine need not build it.
+  if [ -n "${LLAMA_CUDA_DIR:-}" ]; then
+    mkdir -p "$dir/ref/cuda"
+    cp -P "$LLAMA_CUDA_DIR"/lib*.so* "$dir/ref/cuda/"
+    buildRefClient "$dir/ref/ref-gpu-bench-cuda" "$LLAMA_CUDA_DIR" "" '$ORIGIN/cuda'
+  fi
   cp "$0" "$dir/"
   cp "$clientSrc" "$dir/ref/"
   tar -C "$(dirname "$dir")" -cJf "$dir.tar.xz" "$(basename "$dir")"
@@ -90,6 +101,7 @@ if [ -n "$kit" ]; then
   clientSrc=$kit/ref/ref_gpu_bench.cpp
   icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ] && export VK_DRIVER_FILES=$icd
+  if [ -x "$kit/ref/ref-gpu-bench-cuda" ] && [ -z "${LLAMA_CUDA_DIR:-}" ]; then LLAMA_CUDA_DIR=$kit/ref/cuda; fi
 else
   bin=${HEARTH_BIN:-$root/build/release/bin}
   if [ ! -x "$bin/hearth-cli" ]; then
@@ -131,7 +143,9 @@ if [ "${LLAMA_CUDA:-0}" = 1 ] && [ -z "${LLAMA_CUDA_DIR:-}" ]; then
     say "llama.cpp's CUDA build failed: see $work/llama-cuda.log"
   fi
 fi
-if [ -n "${LLAMA_CUDA_DIR:-}" ]; then
+if [ -n "$kit" ] && [ "${LLAMA_CUDA_DIR:-}" = "$kit/ref/cuda" ]; then
+  refCudaBench=$kit/ref/ref-gpu-bench-cuda
+elif [ -n "${LLAMA_CUDA_DIR:-}" ]; then
   refCudaBench=$work/ref-gpu-bench-cuda
   buildRefClient "$refCudaBench" "$LLAMA_CUDA_DIR" "$(sourceDir)" 2>>"$work/ref.log" || refCudaBench=
 fi
@@ -174,7 +188,7 @@ runRef() { # DEVICE ARGS...: ref-gpu-bench on the llama.cpp build matching DEVIC
   [ -n "$spec" ] || return 1
   read -r var client dir <<<"$spec"
   local rc=0
-  env "$var" "$client" --backend-dir "$dir" "$@" 2>>"$work/ref.log" || rc=$?
+  T env "$var" "$client" --backend-dir "$dir" "$@" 2>>"$work/ref.log" || rc=$?
   [ "$rc" -lt 128 ] || echo "ref-gpu-bench $*: ended by signal $((rc - 128))" >>"$work/ref.log"
   return "$rc"
 }
@@ -197,7 +211,7 @@ note "|---|---|---|---|---|"
 for d in $devices; do
   say "selftest $d"
   t0=$(date +%s)
-  "$cli" selftest --device "$d" --json >"$out/selftest-${d/:/-}.json" 2>"$work/selftest-${d/:/-}.log" || true
+  T "$cli" selftest --device "$d" --json >"$out/selftest-${d/:/-}.json" 2>"$work/selftest-${d/:/-}.log" || true
   python3 -c 'import json,sys,collections
 j = json.load(open(sys.argv[1])); ops = j["ops"]
 name = lambda o: (o["op"] + " " + str(o.get("type") or "")).strip()
@@ -227,7 +241,7 @@ note ""
 note "| preset | llama.cpp (CPU) | hearth cpu | hearth ref (fp32) | $(echo $devices | sed 's/ / | /g') |"
 note "|---|---|---|---|$(for d in $devices; do printf -- '---|'; done)"
 idsOf() { # FILE DEVICE: the generated ids; the logits of every step go to $work/logits.f32
-  "$cli" run "$1" -p "$prompt" -n $steps --temp 0 --ignore-eos --print-ids --device "$2" \
+  T "$cli" run "$1" -p "$prompt" -n $steps --temp 0 --ignore-eos --print-ids --device "$2" \
     --logits-out "$work/logits.f32" 2>>"$work/run.log" | awk -F': ' '/^generated ids:/ {print $2}' | tr -s ' ,' ' ' | sed 's/^ //;s/ $//' ||
     true # a failed run prints nothing: "no output" in its cell
 }
@@ -260,12 +274,12 @@ print("%s at %d%s" % (verdict, k, (" (" + ", ".join(note) + ")") if note else ""
 for p in $presets; do
   f=$work/$p-Q8_0.gguf
   if [ ! -s "$f" ]; then
-    "$cli" synth --preset "$p" --type Q8_0 --vocab "$vocab" -o "$f.tmp" >/dev/null 2>>"$work/synth.log" && mv "$f.tmp" "$f" ||
+    T "$cli" synth --preset "$p" --type Q8_0 --threads "$(nproc)" --vocab "$vocab" -o "$f.tmp" >/dev/null 2>>"$work/synth.log" && mv "$f.tmp" "$f" ||
       { note "| $p | synth failed (see $work/synth.log) |"; continue; }
   fi
   want=; wantGaps=
   if [ "$haveRef" = 1 ]; then
-    j=$("$refBench" --backend-dir "$refVulkan" -m "$f" --cpu -p 0 -n 0 --greedy-ids "$prompt" $steps 2>>"$work/ref.log" || true)
+    j=$(T "$refBench" --backend-dir "$refVulkan" -m "$f" --cpu -p 0 -n 0 --greedy-ids "$prompt" $steps 2>>"$work/ref.log" || true)
     want=$(echo "$j" | field greedy_ids); wantGaps=$(echo "$j" | field greedy_gaps)
   fi
   cpuIds=$(idsOf "$f" cpu)
@@ -291,7 +305,7 @@ else
     f=$work/$p${layers:+-L$layers}-$t.gguf
     if [ ! -s "$f" ]; then
       say "synthesizing $f"
-      "$cli" synth --preset "$p" --type "$t" --vocab "$vocab" ${layers:+--layers $layers} -o "$f.tmp" >/dev/null 2>>"$work/synth.log" && mv "$f.tmp" "$f"
+      T "$cli" synth --preset "$p" --type "$t" --threads "$(nproc)" --vocab "$vocab" ${layers:+--layers $layers} -o "$f.tmp" >/dev/null 2>>"$work/synth.log" && mv "$f.tmp" "$f"
     fi
     files="$files $f"
   done
@@ -309,10 +323,10 @@ for f in $files; do
   for d in $devices; do
     say "speed $(basename "$f") on $d"
     rows=$(for i in $(seq "$pairs"); do
-      o=$("$cli" bench "$f" -p "$pp" -n "$tg" --reps 1 --device "$d" --json 2>>"$work/bench.log" || echo '{}')
+      o=$(T "$cli" bench "$f" -p "$pp" -n "$tg" --reps 1 --device "$d" --json 2>>"$work/bench.log" || echo '{}')
       rp=$(runRef "$d" -m "$f" -p "$pp" -n 0 -r 1 || echo '{}')
       rt=$(runRef "$d" -m "$f" -p 0 -n "$tg" -r 1 || echo '{}')
-      s=$("$cli" bench-serve "$f" --device "$d" --concurrency "$streams" --prompt-len "$sp" --gen-len "$sg" --no-sequential --json 2>>"$work/bench.log" || echo '{}')
+      s=$(T "$cli" bench-serve "$f" --device "$d" --concurrency "$streams" --prompt-len "$sp" --gen-len "$sg" --no-sequential --json 2>>"$work/bench.log" || echo '{}')
       rs=$(runRef "$d" -m "$f" -p "$sp" -n "$sg" -r 1 --parallel "$streams" || echo '{}')
       for v in "$o pp_tok_s" "$rp pp" "$o tg_tok_s" "$rt tg" "$s runs.0.aggregate_tok_s" "$rs streams_tok_s"; do
         x=$(echo "${v% *}" | field "${v##* }"); printf '%s ' "${x:--}"
