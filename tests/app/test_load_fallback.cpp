@@ -91,11 +91,18 @@ private Q_SLOTS:
         info.headCount = 8;
         info.embeddingLength = 1024;
         info.keyLength = 128;
-        info.tensorsByType = {{"F32", 10}, {"Q4_K", 20}, {"IQ4_XS", 3}};
-        // IQ4_XS: Vulkan has kernels, CUDA does not.
+        info.tensorsByType = {{"F32", 10}, {"Q4_K", 20}, {"IQ4_XS", 3}, {"MXFP4", 2}};
+        // IQ4_XS and MXFP4: both GPUs have kernels.
+        QVERIFY(fallbackReasonFor(on(QStringLiteral("vulkan:0"), QStringLiteral("f16")), list, &info).isEmpty());
+        QVERIFY(fallbackReasonFor(on(QStringLiteral("cuda:0"), QStringLiteral("f16")), list, &info).isEmpty());
+        // TQ2_0: Vulkan has kernels, CUDA does not.
+        info.tensorsByType["TQ2_0"] = 3;
         QVERIFY(fallbackReasonFor(on(QStringLiteral("vulkan:0"), QStringLiteral("f16")), list, &info).isEmpty());
         const QString cuda = fallbackReasonFor(on(QStringLiteral("cuda:0"), QStringLiteral("f16")), list, &info);
-        QVERIFY2(cuda.contains(QStringLiteral("IQ4_XS")) && !cuda.contains(QStringLiteral("Q4_K,")), qPrintable(cuda));
+        QVERIFY2(cuda.contains(QStringLiteral("TQ2_0")) && !cuda.contains(QStringLiteral("Q4_K,")) &&
+                     !cuda.contains(QStringLiteral("IQ4_XS")),
+                 qPrintable(cuda));
+        info.tensorsByType.erase("TQ2_0");
         // The grid i-quants: Vulkan's shaders take them, CUDA has no kernels for them.
         info.tensorsByType["IQ2_XXS"] = 4;
         QVERIFY(fallbackReasonFor(on(QStringLiteral("vulkan:0"), QStringLiteral("f16")), list, &info).isEmpty());

@@ -434,6 +434,9 @@ private Q_SLOTS:
         checkType<quant::BlockQ4_K>(quant::Type::Q4_K, 768);
         checkType<quant::BlockQ5_K>(quant::Type::Q5_K, 768);
         checkType<quant::BlockQ6_K>(quant::Type::Q6_K, 768);
+        checkType<quant::BlockIQ4_NL>(quant::Type::IQ4_NL, 160);
+        checkType<quant::BlockIQ4_XS>(quant::Type::IQ4_XS, 768);
+        checkType<quant::BlockMXFP4>(quant::Type::MXFP4, 160);
     }
     // dp4a's emulation: four signed byte products plus the accumulator, on random words.
     void dp4a() {
@@ -491,6 +494,9 @@ private Q_SLOTS:
         checkIntType<quant::BlockQ4_K>(quant::Type::Q4_K, 768);
         checkIntType<quant::BlockQ5_K>(quant::Type::Q5_K, 768);
         checkIntType<quant::BlockQ6_K>(quant::Type::Q6_K, 768);
+        checkIntType<quant::BlockIQ4_NL>(quant::Type::IQ4_NL, 160);
+        checkIntType<quant::BlockIQ4_XS>(quant::Type::IQ4_XS, 768);
+        checkIntType<quant::BlockMXFP4>(quant::Type::MXFP4, 160);
     }
 };
 

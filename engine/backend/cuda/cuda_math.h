@@ -217,6 +217,9 @@ template <> struct ChunkTraits<quant::BlockQ3_K> { static constexpr int kChunks 
 template <> struct ChunkTraits<quant::BlockQ4_K> { static constexpr int kChunks = 8; };
 template <> struct ChunkTraits<quant::BlockQ5_K> { static constexpr int kChunks = 8; };
 template <> struct ChunkTraits<quant::BlockQ6_K> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockIQ4_NL> { static constexpr int kChunks = 1; };
+template <> struct ChunkTraits<quant::BlockIQ4_XS> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockMXFP4> { static constexpr int kChunks = 1; };
 
 HEARTH_HD inline void dequantChunk(const F32Chunk& b, int, float* y) {
     for (int j = 0; j < kChunk; ++j) y[j] = b.v[j];
@@ -347,6 +350,34 @@ HEARTH_HD inline void dequantChunk(const quant::BlockQ6_K& b, int c, float* y) {
     for (int l = 0; l < kChunk; ++l) {
         const int q = (((ql[l] >> lowShift) & 0x0f) | ((qh[l] >> highShift) & 3) << 4) - 32;
         y[l] = d * float(sc[l / 16]) * float(q);
+    }
+}
+
+// The non-linear 4-bit types: a 16-entry level per nibble (quant::iq4Level, mxfp4Level) in
+// Q4_0's order (byte j: element j low, element j + 16 high), times one scale per 32 values.
+HEARTH_HD inline void dequantChunk(const quant::BlockIQ4_NL& b, int, float* y) {
+    const float d = fp16ToFloat(b.d);
+    for (int j = 0; j < kChunk / 2; ++j) {
+        y[j] = d * float(quant::iq4Level(b.qs[j] & 0x0f));
+        y[j + kChunk / 2] = d * float(quant::iq4Level(b.qs[j] >> 4));
+    }
+}
+
+// IQ4_XS chunk c: sub-block c of the super-block, scale d * (6-bit scale c).
+HEARTH_HD inline void dequantChunk(const quant::BlockIQ4_XS& b, int c, float* y) {
+    const float dl = fp16ToFloat(b.d) * float(quant::iq4xsScale(b, c));
+    const uint8_t* qs = b.qs + 16 * c;
+    for (int l = 0; l < kChunk / 2; ++l) {
+        y[l] = dl * float(quant::iq4Level(qs[l] & 0x0f));
+        y[l + kChunk / 2] = dl * float(quant::iq4Level(qs[l] >> 4));
+    }
+}
+
+HEARTH_HD inline void dequantChunk(const quant::BlockMXFP4& b, int, float* y) {
+    const float d = quant::e8m0Half(b.e);
+    for (int j = 0; j < kChunk / 2; ++j) {
+        y[j] = d * float(quant::mxfp4Level(b.qs[j] & 0x0f));
+        y[j + kChunk / 2] = d * float(quant::mxfp4Level(b.qs[j] >> 4));
     }
 }
 

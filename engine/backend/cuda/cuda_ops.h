@@ -17,8 +17,8 @@ struct ActChunk; // int8_math.h: 32 activations as int8 with their scale
 }
 
 // A 2-D weight in device memory as GGUF stores it: W[rows][cols], each row rowBytes long.
-// Supported types: F32, F16, BF16 (any cols), Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 (cols % 32 == 0),
-// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (cols % 256 == 0).
+// Supported types: F32, F16, BF16 (any cols), Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4
+// (cols % 32 == 0), Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS (cols % 256 == 0).
 struct DeviceMatrix {
     const void* data = nullptr;
     quant::Type type = quant::Type::F32;

@@ -201,6 +201,38 @@ template <typename B> HEARTH_HD inline void intRowChunk(const B* row, int64_t c,
     intChunk(row[c / per], int(c % per), w);
 }
 
+// IQ4_NL, IQ4_XS and MXFP4: the levels are the int8 values, the chunk's scale both halves' d.
+HEARTH_HD inline void intChunk(const quant::BlockIQ4_NL& b, int, IntChunk& w) {
+    clearWords(w.q);
+    for (int j = 0; j < kChunk / 2; ++j) {
+        packByte(w.q, j, quant::iq4Level(b.qs[j] & 0x0f));
+        packByte(w.q, j + kChunk / 2, quant::iq4Level(b.qs[j] >> 4));
+    }
+    const float d = fp16ToFloat(b.d);
+    setScales(w, d, d, 0.0f, 0.0f);
+}
+
+HEARTH_HD inline void intChunk(const quant::BlockIQ4_XS& b, int c, IntChunk& w) {
+    clearWords(w.q);
+    const uint8_t* qs = b.qs + 16 * c;
+    for (int l = 0; l < kChunk / 2; ++l) {
+        packByte(w.q, l, quant::iq4Level(qs[l] & 0x0f));
+        packByte(w.q, l + kChunk / 2, quant::iq4Level(qs[l] >> 4));
+    }
+    const float dl = fp16ToFloat(b.d) * float(quant::iq4xsScale(b, c));
+    setScales(w, dl, dl, 0.0f, 0.0f);
+}
+
+HEARTH_HD inline void intChunk(const quant::BlockMXFP4& b, int, IntChunk& w) {
+    clearWords(w.q);
+    for (int j = 0; j < kChunk / 2; ++j) {
+        packByte(w.q, j, quant::mxfp4Level(b.qs[j] & 0x0f));
+        packByte(w.q, j + kChunk / 2, quant::mxfp4Level(b.qs[j] >> 4));
+    }
+    const float d = quant::e8m0Half(b.e);
+    setScales(w, d, d, 0.0f, 0.0f);
+}
+
 // The weight value j of an IntChunk (what dequantChunk gives for the same chunk).
 HEARTH_HD inline float intChunkValue(const IntChunk& w, int j) {
     return w.d[j / 16] * float(packedByte(w.q, j)) + w.m[j / 16];

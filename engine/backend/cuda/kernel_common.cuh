@@ -60,11 +60,11 @@ template <typename B> __device__ inline void loadChunk(const B* row, int64_t c, 
 // Chunks of 32 values covering a row of `cols` values (the last may be partial for plain types).
 inline int64_t chunksOf(int64_t cols) { return (cols + math::kChunk - 1) / math::kChunk; }
 
-// Checks a weight's shape (F32/F16/BF16: any cols; legacy quants: a multiple of 32; K-quants: of
-// 256) and calls fn(B{}) with the chunk type of its quant type.
+// Checks a weight's shape (F32/F16/BF16: any cols; legacy quants, IQ4_NL, MXFP4: a multiple of
+// 32; K-quants, IQ4_XS: of 256) and calls fn(B{}) with the chunk type of its quant type.
 template <typename Fn> Status dispatchWeight(const DeviceMatrix& w, const char* op, Fn&& fn) {
     const bool kQuant = w.type == quant::Type::Q2_K || w.type == quant::Type::Q3_K || w.type == quant::Type::Q4_K ||
-                        w.type == quant::Type::Q5_K || w.type == quant::Type::Q6_K;
+                        w.type == quant::Type::Q5_K || w.type == quant::Type::Q6_K || w.type == quant::Type::IQ4_XS;
     const bool plain = w.type == quant::Type::F32 || w.type == quant::Type::F16 || w.type == quant::Type::BF16;
     const int64_t multiple = kQuant ? quant::kQKK : plain ? 1 : math::kChunk;
     if (!w.data || w.cols <= 0 || w.rows <= 0 || w.cols % multiple != 0)
@@ -84,6 +84,9 @@ template <typename Fn> Status dispatchWeight(const DeviceMatrix& w, const char* 
     case quant::Type::Q4_K: return fn(quant::BlockQ4_K{});
     case quant::Type::Q5_K: return fn(quant::BlockQ5_K{});
     case quant::Type::Q6_K: return fn(quant::BlockQ6_K{});
+    case quant::Type::IQ4_NL: return fn(quant::BlockIQ4_NL{});
+    case quant::Type::IQ4_XS: return fn(quant::BlockIQ4_XS{});
+    case quant::Type::MXFP4: return fn(quant::BlockMXFP4{});
     default: break;
     }
     return unsupported(std::string(op) + ": weight type " + std::to_string(unsigned(w.type)) +

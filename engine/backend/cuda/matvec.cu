@@ -66,7 +66,10 @@ bool weightTypeSupported(quant::Type type) {
     case quant::Type::Q3_K:
     case quant::Type::Q4_K:
     case quant::Type::Q5_K:
-    case quant::Type::Q6_K: return true;
+    case quant::Type::Q6_K:
+    case quant::Type::IQ4_NL:
+    case quant::Type::IQ4_XS:
+    case quant::Type::MXFP4: return true;
     default: return false;
     }
 }
