@@ -20,7 +20,7 @@
 # the CPU/lavapipe path), LLAMA_CUDA_DIR (a folder with a CUDA build of llama.cpp's libraries, to
 # compare cuda:N devices with), LLAMA_CUDA=1 (build that from the reference's source first: several
 # minutes on 16 cores; LLAMA_CUDA_ARCH, default native), STEP_TIMEOUT (seconds any one run may take
-# before it is stopped and reported as failed; default 300).
+# before it is stopped and reported as failed; default 300), SELFTEST=0 (skip the op self-test).
 #
 # On a lent GPU machine (no Qt, no reference, no network there): make the kit here inside the
 # checkout, in a folder .git/info/exclude ignores, carry it, and run `bash KIT/gpu-check.sh --kit KIT`
@@ -209,6 +209,7 @@ note ""
 note "| device | ok | failed | unsupported (falls back to the CPU) | seconds |"
 note "|---|---|---|---|---|"
 for d in $devices; do
+  [ "${SELFTEST:-1}" = 1 ] || { note "| $d | (SELFTEST=0: not run) | | | |"; continue; }
   say "selftest $d"
   t0=$(date +%s)
   T "$cli" selftest --device "$d" --json >"$out/selftest-${d/:/-}.json" 2>"$work/selftest-${d/:/-}.log" || true
@@ -322,6 +323,9 @@ note "|---|---|---|---|---|"
 for f in $files; do
   for d in $devices; do
     say "speed $(basename "$f") on $d"
+    raw=$work/speed-$(basename "$f")-${d/:/-}.txt
+    : >"$raw"
+    # Each pair's figures land in $raw as they come (a check stopped early keeps them).
     rows=$(for i in $(seq "$pairs"); do
       o=$(T "$cli" bench "$f" -p "$pp" -n "$tg" --reps 1 --device "$d" --json 2>>"$work/bench.log" || echo '{}')
       rp=$(runRef "$d" -m "$f" -p "$pp" -n 0 -r 1 || echo '{}')
@@ -330,10 +334,9 @@ for f in $files; do
       rs=$(runRef "$d" -m "$f" -p "$sp" -n "$sg" -r 1 --parallel "$streams" || echo '{}')
       for v in "$o pp_tok_s" "$rp pp" "$o tg_tok_s" "$rt tg" "$s runs.0.aggregate_tok_s" "$rs streams_tok_s"; do
         x=$(echo "${v% *}" | field "${v##* }"); printf '%s ' "${x:--}"
-      done
-      echo
+      done | tee -a "$raw"
+      echo | tee -a "$raw"
     done)
-    echo "$rows" >"$work/speed-$(basename "$f")-${d/:/-}.txt"
     python3 -c 'import sys, statistics as st
 rows = [l.split() for l in sys.stdin.read().strip().splitlines() if len(l.split()) == 6]
 num = lambda x: float(x) if x != "-" else None
