@@ -46,7 +46,7 @@ buildRefClient() { # $1 output binary, $2 library folder (libllama*.so, libggml*
   libs=$(ls "$2"/libllama*.so "$2"/libggml.*so "$2"/libggml-base.so 2>/dev/null | sort -u)
   # shellcheck disable=SC2086 # one library per word
   g++ -O2 -std=c++17 -I"$src/include" -I"$src/ggml/include" "$clientSrc" -o "$1" \
-    $libs -Wl,-rpath,"${4:-$2:\$ORIGIN/lib}"
+    $libs -Wl,-rpath,"${4:-$2:\$ORIGIN/lib}" -Wl,--allow-shlib-undefined # a CUDA build needs the driver only at run time
 }
 
 case ${1:-} in

@@ -196,7 +196,7 @@ bool cudaSupportsNode(const graph::Graph& g, const Node& n) {
         if (!expertWeights(g, src(0)) || !f32Act(g, src(1)) || !i32Act(g, src(2))) return false;
         const Tensor &W = t(0), &X = t(1), &I = t(2);
         const int64_t k = I.ne[0], tokens = I.ne[1];
-        return I.ne[2] == 1 && I.ne[3] == 1 && k >= 1 && tokens >= 1 && k * tokens <= 65535 && X.ne[0] == W.ne[0] &&
+        return I.ne[2] == 1 && I.ne[3] == 1 && k >= 1 && k <= INT32_MAX && tokens >= 1 && X.ne[0] == W.ne[0] &&
                (X.ne[1] == 1 || X.ne[1] == k) && X.ne[2] == tokens && X.ne[3] == 1 && out->ne[0] == W.ne[1] &&
                out->ne[1] == k && out->ne[2] == tokens && out->ne[3] == 1;
     }

@@ -168,9 +168,18 @@ struct DeviceExperts {
 
 // y[t][e][rows] = W[ids[t][e]] · x[t][shared ? 0 : e] for t < tokens, e < k, where x is
 // [tokens][shared ? 1 : k][cols] and ids [tokens][k] (device, int32). One warp per output row
-// and (token, slot); an id outside [0, nExperts) yields zeros (the reference reports it).
+// and (token, slot), launched in runs of 65535 pairs; an id outside [0, nExperts) yields zeros
+// (the reference reports it).
 Status matMulId(const DeviceExperts& w, const float* x, bool shared, const int32_t* ids, int64_t tokens, int k,
                 float* y, StreamHandle stream);
+
+// The same product with the pairs grouped by expert on the device (counted, scanned and scattered
+// into runs per expert, cut into tiles of up to 8 pairs): one warp per output row and tile reads
+// the expert's row once for the whole tile. For prefill, where many tokens share an expert.
+// scratch: matMulIdGroupedScratchBytes of device memory (int32 counts, runs and tiles).
+uint64_t matMulIdGroupedScratchBytes(int64_t nExperts, int64_t tokens, int k);
+Status matMulIdGrouped(const DeviceExperts& w, const float* x, bool shared, const int32_t* ids, int64_t tokens, int k,
+                       float* y, void* scratch, StreamHandle stream);
 
 // out[r][0..k) = indices of the k largest of x[r][0..n), largest first, ties to the lower index
 // (a stable descending sort; k == n: the whole argsort). n <= kMaxSortWidth.

@@ -6,10 +6,11 @@
 // products for quantized weights, the activations quantized once for consecutive MatMul nodes
 // of the same input (q/k/v, gate/up), tensor-core tiles for F16/BF16 (fp16 activations), and
 // matVec over runs of rows for F32 weights (kept in fp32, as the self-test holds them to 1e-4;
-// F32 weights are rare outside tests). run() launches the list; a program of a decode-sized step
-// captures it as a CUDA graph on its first run and replays that afterwards (the runner rewrites
-// the inputs in the same buffers, so replays read the new contents), falling back to direct
-// launches if capturing fails or HEARTH_CUDA_GRAPHS=0.
+// F32 weights are rare outside tests); expert products of prefill-sized steps group their
+// (token, slot) pairs by expert on the device. run() launches the list; a program of a
+// decode-sized step captures it as a CUDA graph on its first run and replays that afterwards (the
+// runner rewrites the inputs in the same buffers, so replays read the new contents), falling back
+// to direct launches if capturing fails or HEARTH_CUDA_GRAPHS=0.
 #include "backend/cuda/cuda_graph_device.h"
 #include "backend/cuda/int8_math.h"
 #include "backend/cpu/rope_math.h" // ropeYarnRange
@@ -53,6 +54,7 @@ private:
     const graph::Graph* m_graph = nullptr;
     CudaKvPool* m_kv = nullptr;
     std::shared_ptr<DeviceBuffer> m_actQ; // the int8 activations this program's matMuls read
+    DeviceBuffer m_idScratch;             // the routing of its grouped expert products (one at a time)
     std::vector<Launch> m_launches;
     bool m_replay = false;      // capture on the first run, replay afterwards
     bool m_captureFailed = false;
@@ -116,6 +118,11 @@ bool sameKvType(quant::Type t, KvFormat f) {
            (t == quant::Type::Q8_0 && f == KvFormat::Q8_0);
 }
 
+// A prefill-sized MatMulId (more tokens than a decode batch): pairs grouped by expert.
+bool groupedExperts(const Node& n, const graph::Graph& g) {
+    return n.op == Op::MatMulId && g.tensor(n.src[2]).ne[1] > kMatVecMaxBatch;
+}
+
 // A prefill MatMul of a quantized weight through quantizeActivations + matMulInt8.
 bool CudaProgram::int8Path(const Node& n) const {
     if (n.op != Op::MatMul || !m_ctx->useInt8) return false;
@@ -132,13 +139,17 @@ Status CudaProgram::compile(const backend::ProgramSpec& spec) {
     }
     const auto& nodes = m_graph->nodes();
     // The int8 activations: the largest input of an int8 matMul, in a buffer shared by the device.
-    uint64_t actQBytes = 0;
+    uint64_t actQBytes = 0, idScratchBytes = 0;
     for (int index : spec.nodes) {
         if (index < 0 || size_t(index) >= nodes.size()) return invalidArgument("CUDA: node index out of range");
         const Node& n = nodes[size_t(index)];
         if (!cudaSupportsNode(*m_graph, n))
             return unsupported(std::string("CUDA: node ") + std::to_string(index) + " (" + graph::opName(n.op) +
                                ") is not one the CUDA kernels run");
+        if (groupedExperts(n, *m_graph)) {
+            const Tensor &W = m_graph->tensor(n.src[0]), &I = m_graph->tensor(n.src[2]);
+            idScratchBytes = std::max(idScratchBytes, matMulIdGroupedScratchBytes(W.ne[2], I.ne[1], int(I.ne[0])));
+        }
         if (int8Path(n)) {
             const Tensor& x = m_graph->tensor(n.src[1]);
             actQBytes = std::max<uint64_t>(actQBytes, uint64_t(x.rows()) * uint64_t(x.ne[0] / math::kChunk) *
@@ -151,6 +162,9 @@ Status CudaProgram::compile(const backend::ProgramSpec& spec) {
             m_ctx->actQ = std::make_shared<DeviceBuffer>(std::move(buffer));
         }
         m_actQ = m_ctx->actQ;
+    }
+    if (idScratchBytes > 0) {
+        HEARTH_ASSIGN_OR_RETURN(m_idScratch, DeviceBuffer::allocate(size_t(idScratchBytes)));
     }
     TensorId quantized = graph::kNone; // the activation m_actQ holds at this point of the list
     for (int index : spec.nodes) HEARTH_RETURN_IF_ERROR(addNode(spec, index, quantized));
@@ -236,10 +250,18 @@ Status CudaProgram::addNode(const backend::ProgramSpec& spec, int index, TensorI
         const bool shared = X.ne[1] == 1;
         const int64_t tokens = I.ne[1];
         const int k = int(I.ne[0]);
-        push(index, [=](StreamHandle s) {
-            return matMulId(e, reinterpret_cast<const float*>(x), shared, reinterpret_cast<const int32_t*>(ids), tokens,
-                            k, reinterpret_cast<float*>(y), s);
-        });
+        if (groupedExperts(n, g)) {
+            void* scratch = m_idScratch.data();
+            push(index, [=](StreamHandle s) {
+                return matMulIdGrouped(e, reinterpret_cast<const float*>(x), shared, reinterpret_cast<const int32_t*>(ids),
+                                       tokens, k, reinterpret_cast<float*>(y), scratch, s);
+            });
+        } else {
+            push(index, [=](StreamHandle s) {
+                return matMulId(e, reinterpret_cast<const float*>(x), shared, reinterpret_cast<const int32_t*>(ids),
+                                tokens, k, reinterpret_cast<float*>(y), s);
+            });
+        }
         return Status::ok();
     }
     case Op::RmsNorm:
