@@ -33,7 +33,8 @@ struct Comparison : test::LogitDiff {
     std::string error;
 };
 
-Status runBoth(test::LoadedModel& ours, test::LoadedModel& ref, const graph::Batch& batch, Comparison& c) {
+Status runBoth(test::LoadedModel& ours, test::LoadedModel& ref, graph::Batch batch, Comparison& c) {
+    test::addStates(batch, *ref.runner); // recurrent models: sequence s in state slot s
     std::vector<float> expected, got;
     HEARTH_RETURN_IF_ERROR(ref.runner->forward(batch, expected).withContext("reference"));
     HEARTH_RETURN_IF_ERROR(ours.runner->forward(batch, got));
@@ -263,11 +264,13 @@ private Q_SLOTS:
         QTest::newRow("gemma3-tiny Q8_0") << QStringLiteral("gemma3-tiny") << QStringLiteral("Q8_0") << spm << 0 << -1;
         QTest::newRow("gemma3-1b Q4_K_M") << QStringLiteral("gemma3-1b") << QStringLiteral("Q4_K_M") << spm << 2 << -1;
         // Experts routed on the device, sinks, YaRN and the attention temperature, K/V pools of
-        // per-layer shapes, the recurrent ops.
+        // per-layer shapes, the recurrent ops; in F32, multiplied in fp32 as the reference does (with
+        // int8 activations a router's near-tied experts swap now and then, which moves a row by
+        // O(1): qwen35moe-tiny Q8_0 parted by 0.44 on an H200).
         for (const char* p : {"mixtral-tiny", "qwen3moe-tiny", "gpt-oss-tiny", "mistral3-tiny", "gemma4-tiny",
                               "gemma4-moe-tiny", "phi3-tiny", "qwen35-tiny", "qwen35moe-tiny"})
-            QTest::newRow(qPrintable(QString::fromLatin1(p) + QStringLiteral(" Q8_0")))
-                << QString::fromLatin1(p) << QStringLiteral("Q8_0") << spm << 0 << -1;
+            QTest::newRow(qPrintable(QString::fromLatin1(p) + QStringLiteral(" F32")))
+                << QString::fromLatin1(p) << QStringLiteral("F32") << spm << 0 << -1;
     }
     void syntheticModels() {
         QFETCH(QString, preset);
@@ -297,7 +300,7 @@ private Q_SLOTS:
 
     // The CUDA Q8_0 cache holds whole 32-value blocks per head, and stories260K's heads are 8 values:
     // every layer's K/V lives on the CPU, whose KvWrite and Attention run between the GPU's
-    // projections (fallbacks() names each layer's). stories260K's
+    // projections (fallbacks() names each layer's attention, the node the GPU refused). stories260K's
     // weights are F32, multiplied in fp32 at every batch size, so the K/V rows the CPU quantizes
     // are the reference's up to summation order: greedy decoding follows the CPU device's and the
     // mixed steps' logits stay within 1e-3 * (1 + max|logit|) of the reference (an fp16 prefill
@@ -313,10 +316,10 @@ private Q_SLOTS:
         QVERIFY(onGpu(**gpuModel));
         const std::vector<std::string> fallbacks = (*gpuModel)->runner->fallbacks();
         std::printf("stories260K q8_0 kv: fallbacks %s\n", joined(fallbacks).c_str());
-        // Each layer's K/V write and its attention, once each.
-        QCOMPARE(int(fallbacks.size()), 2 * (*gpuModel)->dims().nLayer);
+        // Each layer's attention, once each (its K/V write follows it to the CPU unnamed).
+        QCOMPARE(int(fallbacks.size()), (*gpuModel)->dims().nLayer);
         for (int l = 0; l < (*gpuModel)->dims().nLayer; ++l)
-            for (graph::Op op : {graph::Op::KvWrite, graph::Op::Attention}) {
+            for (graph::Op op : {graph::Op::Attention}) {
                 const std::string prefix = std::string(graph::opName(op)) + "@" + std::to_string(l) + " ";
                 QVERIFY2(std::any_of(fallbacks.begin(), fallbacks.end(),
                                      [&](const std::string& f) { return f.rfind(prefix, 0) == 0; }),
