@@ -9,7 +9,9 @@
 #   scripts/gpu-check.sh --make-kit DIR   here: pack into DIR what a bare GPU machine lacks
 #                                         (hearth-cli with its shared libraries, llama.cpp's
 #                                         Vulkan build with our client of it and its source,
-#                                         the vocabulary; also packed as DIR.tar.xz)
+#                                         the vocabulary; also packed as DIR.tar.xz; with
+#                                         LLAMA_CUDA_DIR, DIR-cuda(.tar.xz) too: hearth-cli with
+#                                         that CUDA build of llama.cpp and a client of it)
 #   scripts/gpu-check.sh --kit DIR        there: run with the kit instead of a build
 #
 # Environment: OUT (default /tmp/hearth-gpu-check), HEARTH_TEST_DATA (../shared), HEARTH_REF
@@ -72,17 +74,22 @@ case ${1:-} in
   l=$(ldconfig -p | awk '/libvulkan\.so\.1 .*x86-64/ {print $NF; exit}')
   [ -n "$l" ] && cp -L "$l" "$dir/lib/"
   (cd "$ref/llama.cpp-src" && tar -cJf "$dir/ref/llama-src.tar.xz" CMakeLists.txt cmake ggml src include common vendor)
-  # A CUDA build of llama.cpp's libraries made here (LLAMA_CUDA_DIR; its CUDA runtime libraries are
-  # the GPU machine's own) travels with its client, so that machine need not build it.
-  if [ -n "${LLAMA_CUDA_DIR:-}" ]; then
-    mkdir -p "$dir/ref/cuda"
-    cp -P "$LLAMA_CUDA_DIR"/lib*.so* "$dir/ref/cuda/"
-    buildRefClient "$dir/ref/ref-gpu-bench-cuda" "$LLAMA_CUDA_DIR" "" '$ORIGIN/cuda'
-  fi
   cp "$0" "$dir/"
   cp "$clientSrc" "$dir/ref/"
   tar -C "$(dirname "$dir")" -cJf "$dir.tar.xz" "$(basename "$dir")"
   say "kit: $dir ($(du -sh "$dir" | cut -f1)), packed as $dir.tar.xz ($(du -sh "$dir.tar.xz" | cut -f1))"
+  # A CUDA build of llama.cpp's libraries made here (LLAMA_CUDA_DIR; its CUDA runtime libraries are
+  # the GPU machine's own) goes with its client and hearth-cli into a second kit, DIR-cuda: ~60 MB
+  # packed, mostly GPU code that does not compress, so each kit fits a transfer of 64 MB alone.
+  if [ -n "${LLAMA_CUDA_DIR:-}" ]; then
+    c=$dir-cuda
+    rm -rf "$c" && mkdir -p "$c/ref/cuda"
+    cp -a "$dir/bin" "$dir/lib" "$dir/data" "$dir/gpu-check.sh" "$c/"
+    cp -P "$LLAMA_CUDA_DIR"/lib*.so* "$c/ref/cuda/"
+    buildRefClient "$c/ref/ref-gpu-bench-cuda" "$LLAMA_CUDA_DIR" "" '$ORIGIN/cuda'
+    tar -C "$(dirname "$c")" -cJf "$c.tar.xz" "$(basename "$c")"
+    say "CUDA kit: $c, packed as $c.tar.xz ($(du -sh "$c.tar.xz" | cut -f1)); there: --kit $(basename "$c")"
+  fi
   exit 0 ;;
 --kit) kit=$(cd "${2:?usage: gpu-check.sh --kit DIR}" && pwd) ;;
 "") ;;
@@ -188,7 +195,9 @@ runRef() { # DEVICE ARGS...: ref-gpu-bench on the llama.cpp build matching DEVIC
   [ -n "$spec" ] || return 1
   read -r var client dir <<<"$spec"
   local rc=0
-  T env "$var" "$client" --backend-dir "$dir" "$@" 2>>"$work/ref.log" || rc=$?
+  # The build's libraries find each other there (a client's own run path does not reach them).
+  T env "$var" LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$client" --backend-dir "$dir" "$@" \
+    2>>"$work/ref.log" || rc=$?
   [ "$rc" -lt 128 ] || echo "ref-gpu-bench $*: ended by signal $((rc - 128))" >>"$work/ref.log"
   return "$rc"
 }
