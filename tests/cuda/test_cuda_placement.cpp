@@ -9,6 +9,7 @@
 #include "hearth/synth.h"
 #include "model/arch.h"
 #include "test_support.h"
+#include "tiny_vocab.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -57,15 +58,8 @@ class TestCudaPlacement : public QObject {
 private Q_SLOTS:
     void initTestCase() {
         QVERIFY(m_dir.isValid());
-        // A vocabulary of 64 tokens: all synth needs (these graphs are never tokenized).
-        gguf::Writer v;
-        v.set("general.architecture", gguf::Value::string("llama"));
-        v.set("tokenizer.ggml.model", gguf::Value::string("gpt2"));
-        std::vector<std::string> tokens;
-        for (int i = 0; i < 64; ++i) tokens.push_back("t" + std::to_string(i));
-        v.set("tokenizer.ggml.tokens", gguf::Value::stringArray(tokens));
         m_vocab = m_dir.filePath(QStringLiteral("vocab.gguf")).toStdString();
-        QVERIFY(v.writeFile(m_vocab).isOk());
+        QVERIFY(test::writeTinyVocab(m_vocab).isOk());
     }
 
     void selftestCasesOfCoveredOps() {

@@ -11,6 +11,7 @@
 #include "hearth/synth.h"
 #include "model/arch.h"
 #include "runtime/memory_budget.h"
+#include "tiny_vocab.h"
 
 #include <QtTest>
 
@@ -197,14 +198,7 @@ class TestQwen35Load : public QObject {
 private Q_SLOTS:
     void initTestCase() {
         QVERIFY(m_dir.isValid());
-        // A vocabulary of 64 tokens: all synth needs (the models here are never tokenized).
-        gguf::Writer v;
-        v.set("general.architecture", gguf::Value::string("llama"));
-        v.set("tokenizer.ggml.model", gguf::Value::string("gpt2"));
-        std::vector<std::string> tokens;
-        for (int i = 0; i < 64; ++i) tokens.push_back("t" + std::to_string(i));
-        v.set("tokenizer.ggml.tokens", gguf::Value::stringArray(tokens));
-        QVERIFY(v.writeFile(m_dir.filePath(QStringLiteral("vocab.gguf")).toStdString()).isOk());
+        QVERIFY(test::writeTinyVocab(m_dir.filePath(QStringLiteral("vocab.gguf")).toStdString()).isOk());
         m_tiny = synth("qwen35-tiny");
         m_moe = synth("qwen35moe-tiny");
         QVERIFY(!m_tiny.empty() && !m_moe.empty());

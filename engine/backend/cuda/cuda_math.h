@@ -87,8 +87,8 @@ HEARTH_HD inline float ropeThetaScaled(int64_t pos, int i, int nRot, float freqB
 // extFactor 0 gives ropeThetaScaled.
 HEARTH_HD inline float ropeThetaYarn(int64_t pos, int i, int nRot, float freqBase, float freqFactor, float freqScale,
                                      float extFactor, float low, float high) {
+    if (extFactor == 0.0f) return ropeThetaScaled(pos, i, nRot, freqBase, freqFactor, freqScale);
     const float theta = ropeTheta(pos, i, nRot, freqBase, freqFactor);
-    if (extFactor == 0.0f) return freqScale == 1.0f ? theta : freqScale * theta;
     const float ramp = (float(i) - low) / fmaxf(0.001f, high - low);
     const float mix = (1.0f - fminf(1.0f, fmaxf(0.0f, ramp))) * extFactor;
     return freqScale * theta * (1.0f - mix) + theta * mix;

@@ -187,10 +187,7 @@ __global__ void getRowsKernel(const uint8_t* __restrict__ table, uint64_t rowByt
     }
 }
 
-unsigned elementGrid(int64_t n) {
-    const int64_t blocks = (n + kThreads - 1) / kThreads;
-    return unsigned(blocks < 65535 ? blocks : 65535);
-}
+unsigned elementGrid(int64_t n) { return detail::strideGrid(n, kThreads); }
 
 } // namespace
 

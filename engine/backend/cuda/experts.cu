@@ -183,10 +183,7 @@ __global__ void weightedSumKernel(const float* __restrict__ y, const float* __re
     }
 }
 
-unsigned elementGrid(int64_t n) {
-    const int64_t blocks = (n + kThreads - 1) / kThreads;
-    return unsigned(blocks < 65535 ? blocks : 65535);
-}
+unsigned elementGrid(int64_t n) { return detail::strideGrid(n, kThreads); }
 
 } // namespace
 

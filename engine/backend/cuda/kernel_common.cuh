@@ -95,4 +95,10 @@ template <typename Fn> Status dispatchWeight(const DeviceMatrix& w, const char* 
 
 inline unsigned gridFor(int64_t n, int threads) { return unsigned((n + threads - 1) / threads); }
 
+// Blocks of `threads` for a grid-stride loop over n values, at most 65535 of them.
+inline unsigned strideGrid(int64_t n, int threads) {
+    const int64_t blocks = (n + threads - 1) / threads;
+    return unsigned(blocks < 65535 ? blocks : 65535);
+}
+
 } // namespace hearth::cuda::detail
