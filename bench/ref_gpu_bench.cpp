@@ -8,6 +8,8 @@
 //   greedy (--greedy-ids PROMPT K): the argmax continuation of a text prompt, as token ids, and
 //         at each step the gap between the top two logits.
 // --cpu keeps everything on the CPU backend (no GPU device, no operation offloaded to one).
+// --n-cpu-moe N keeps the expert weights (ffn_*_exps) of the first N layers in CPU memory, as
+// llama.cpp's own --n-cpu-moe does (tensor buffer-type overrides by name).
 // One untimed warm-up of each, then -r timed repetitions; one JSON object on stdout.
 // Built by scripts/gpu-check.sh against the reference's headers and libraries:
 //   g++ -O2 -std=c++17 -I$REF/llama.cpp-src/include -I$REF/llama.cpp-src/ggml/include
@@ -44,7 +46,7 @@ struct Ids {
 
 struct Options {
     std::string model, backendDir, greedyPrompt;
-    int prompt = 512, gen = 128, reps = 2, gpuLayers = 999, parallel = 0, greedyCount = 0;
+    int prompt = 512, gen = 128, reps = 2, gpuLayers = 999, parallel = 0, greedyCount = 0, cpuMoe = 0;
     int threads = int(std::max(1u, std::thread::hardware_concurrency()));
     bool cpuOnly = false;
 };
@@ -76,7 +78,7 @@ int failed(const char* what) {
 int usage(const char* self) {
     std::fprintf(stderr,
                  "usage: %s -m MODEL [-p 512] [-n 128] [-r 2] [-ngl 999] [-t CORES] [--parallel S]\n"
-                 "          [--greedy-ids PROMPT K] [--cpu] [--backend-dir DIR]\n",
+                 "          [--greedy-ids PROMPT K] [--cpu] [--backend-dir DIR] [--n-cpu-moe N]\n",
                  self);
     return 2;
 }
@@ -110,6 +112,7 @@ int main(int argc, char** argv) {
         else if (a == "-t") o.threads = std::max(1, std::atoi(v));
         else if (a == "--parallel") o.parallel = std::max(0, std::atoi(v));
         else if (a == "--backend-dir") o.backendDir = v;
+        else if (a == "--n-cpu-moe") o.cpuMoe = std::max(0, std::atoi(v));
         else return usage(argv[0]);
     }
     if (o.model.empty()) return usage(argv[0]);
@@ -127,6 +130,17 @@ int main(int argc, char** argv) {
     mp.n_gpu_layers = o.cpuOnly ? 0 : o.gpuLayers;
     ggml_backend_dev_t noDevices[1] = {nullptr};
     if (o.cpuOnly) mp.devices = noDevices;
+    // One override per layer whose experts stay in RAM, then the terminating empty one.
+    std::vector<std::string> patterns;
+    std::vector<llama_model_tensor_buft_override> overrides;
+    ggml_backend_dev_t cpuDev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+    if (o.cpuMoe > 0 && cpuDev) {
+        for (int l = 0; l < o.cpuMoe; ++l)
+            patterns.push_back("blk\\." + std::to_string(l) + "\\.ffn_(up|down|gate|gate_up)_(ch|)exps");
+        for (const std::string& p : patterns) overrides.push_back({p.c_str(), ggml_backend_dev_buffer_type(cpuDev)});
+        overrides.push_back({nullptr, nullptr});
+        mp.tensor_buft_overrides = overrides.data();
+    }
     llama_model* model = llama_model_load_from_file(o.model.c_str(), mp);
     if (!model) {
         std::fprintf(stderr, "ref-gpu-bench: cannot load %s\n", o.model.c_str());
@@ -172,7 +186,8 @@ int main(int argc, char** argv) {
     char desc[256];
     llama_model_desc(model, desc, sizeof desc);
     std::string json = "{\"model\":\"" + o.model + "\",\"desc\":\"" + desc + "\",\"gpus\":\"" + gpus +
-                       "\",\"gpu_layers\":" + std::to_string(mp.n_gpu_layers);
+                       "\",\"gpu_layers\":" + std::to_string(mp.n_gpu_layers) +
+                       ",\"cpu_moe_layers\":" + std::to_string(overrides.empty() ? 0 : o.cpuMoe);
 
     if (o.greedyCount > 0) {
         std::vector<llama_token> p(o.greedyPrompt.size() + 8);

@@ -2,7 +2,8 @@
 # The GPU check in one command: on every GPU device hearth-cli finds (Vulkan, CUDA; on a machine
 # without one, Mesa's lavapipe is the Vulkan device), the op self-test against the reference, the
 # greedy continuation of every architecture's tiny model against llama.cpp's, and prompt,
-# generation and 16-stream speed side by side with llama.cpp's GPU build (A B A B, medians).
+# generation and 16-stream speed side by side with llama.cpp's GPU build (A B A B, medians), and
+# the MoE files' speed with their experts in RAM against llama.cpp's --n-cpu-moe.
 # Writes $OUT/gpu-check.md (the tables) and the raw JSON beside it.
 #
 #   scripts/gpu-check.sh                  run here (builds build/release if hearth-cli is missing)
@@ -360,6 +361,51 @@ def cell(a, b):
 print(f"| {sys.argv[1]} | {sys.argv[2]} | {cell(0, 1)} | {cell(2, 3)} | {cell(4, 5)} |")' "$(basename "$f")" "$d" <<<"$rows" | tee -a "$md"
   done
 done
+
+# ---- experts in RAM -------------------------------------------------------------------------
+# The MoE files again with every layer's experts in RAM (ours --cpu-moe, llama.cpp --n-cpu-moe
+# over every layer): attention, the router and the K/V cache on the device, experts on the CPU.
+moeFiles=
+for f in $files; do
+  n=$("$cli" inspect "$f" --json 2>/dev/null | field hyperparameters.expert_count || true)
+  [ "${n:-0}" -gt 0 ] 2>/dev/null && moeFiles="$moeFiles $f"
+done
+if [ -n "$moeFiles" ]; then
+  note ""
+  note "## Experts in RAM: every layer on the device, every expert on the CPU (ours --cpu-moe, llama.cpp --n-cpu-moe)"
+  note ""
+  note "| file | device | pp$pp | tg$tg |"
+  note "|---|---|---|---|"
+  for f in $moeFiles; do
+    layers=$("$cli" inspect "$f" --json 2>/dev/null | field hyperparameters.block_count || echo 999)
+    for d in $devices; do
+      say "experts in RAM: $(basename "$f") on $d"
+      raw=$work/cpumoe-$(basename "$f")-${d/:/-}.txt
+      : >"$raw"
+      rows=$(for i in $(seq "$pairs"); do
+        o=$(T "$cli" bench "$f" -p "$pp" -n "$tg" --reps 1 --device "$d" --cpu-moe --json 2>>"$work/bench.log" || echo '{}')
+        rp=$(runRef "$d" -m "$f" -p "$pp" -n 0 -r 1 --n-cpu-moe "$layers" || echo '{}')
+        rt=$(runRef "$d" -m "$f" -p 0 -n "$tg" -r 1 --n-cpu-moe "$layers" || echo '{}')
+        for v in "$o pp_tok_s" "$rp pp" "$o tg_tok_s" "$rt tg"; do
+          x=$(echo "${v% *}" | field "${v##* }"); printf '%s ' "${x:--}"
+        done | tee -a "$raw"
+        echo | tee -a "$raw"
+      done)
+      python3 -c 'import sys, statistics as st
+rows = [l.split() for l in sys.stdin.read().strip().splitlines() if len(l.split()) == 4]
+num = lambda x: float(x) if x != "-" else None
+def cell(a, b):
+    A = [num(r[a]) for r in rows if num(r[a])]
+    B = [num(r[b]) for r in rows if num(r[b])]
+    if not A: return "failed" + (" vs %.1f" % st.median(B) if B else "")
+    if not B: return "%.1f vs failed" % st.median(A)
+    ratios = [num(r[a]) / num(r[b]) for r in rows if num(r[a]) and num(r[b])]
+    return "%.1f vs %.1f = **%.2f×**" % (st.median(A), st.median(B), st.median(ratios))
+print(f"| {sys.argv[1]} | {sys.argv[2]} | {cell(0, 1)} | {cell(2, 3)} |")' "$(basename "$f")" "$d" <<<"$rows" | tee -a "$md"
+    done
+  done
+fi
 note ""
-note "Raw results: $out (selftest-*.json, work/speed-*.txt: ours/theirs pp, tg, streams per pair; work/*.log)."
+note "Raw results: $out (selftest-*.json, work/speed-*.txt: ours/theirs pp, tg, streams per pair;"
+note "work/cpumoe-*.txt: the same with experts in RAM; work/*.log)."
 say "done: $md"

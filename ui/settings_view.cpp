@@ -74,6 +74,14 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     m_gpuLayers = new QSlider(Qt::Horizontal, loadBox);
     m_gpuLayers->setRange(0, 0);
     m_gpuLayers->setValue(std::max(0, ls.gpuLayers));
+    m_cpuMoe = new QSpinBox(loadBox);
+    m_cpuMoe->setObjectName(QStringLiteral("cpuMoeLayers"));
+    m_cpuMoe->setRange(-1, 0);
+    m_cpuMoe->setSpecialValueText(tr("Automatic"));
+    m_cpuMoe->setValue(std::max(-1, ls.cpuMoeLayers));
+    m_cpuMoe->setToolTip(tr("Mixture-of-experts models: the first N layers keep their experts in RAM and run "
+                            "them on the CPU, while attention and the KV cache stay on the GPU. Automatic: "
+                            "none when the model fits, else as few as make it fit"));
     m_gpuLabel = new QLabel(loadBox);
     m_gpuLabel->setWordWrap(true);
     auto* gpuRow = new QHBoxLayout();
@@ -81,6 +89,7 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     gpuRow->addWidget(m_gpuLayers, 1);
     form->addRow(tr("Device"), m_device);
     form->addRow(tr("GPU layers"), gpuRow);
+    form->addRow(tr("Experts in RAM (layers)"), m_cpuMoe);
     form->addRow(QString(), m_gpuLabel);
     form->addRow(tr("Context length"), m_context);
     form->addRow(tr("KV cache type"), m_kvType);
@@ -181,6 +190,7 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     connect(m_device, &QComboBox::currentIndexChanged, this, changedLoad);
     connect(m_gpuAuto, &QCheckBox::toggled, this, changedLoad);
     connect(m_gpuLayers, &QSlider::valueChanged, this, changedLoad);
+    connect(m_cpuMoe, &QSpinBox::valueChanged, this, changedLoad);
     connect(m_temperature, &QDoubleSpinBox::valueChanged, this, &SettingsView::saveSampling);
     connect(m_topP, &QDoubleSpinBox::valueChanged, this, &SettingsView::saveSampling);
     connect(m_topK, &QSpinBox::valueChanged, this, &SettingsView::saveSampling);
@@ -257,6 +267,8 @@ void SettingsView::setGpuLayers(int layers) {
     if (layers >= 0) m_gpuLayers->setValue(layers);
 }
 
+void SettingsView::setCpuMoeLayers(int layers) { m_cpuMoe->setValue(std::max(-1, layers)); }
+
 const DeviceDescription* SettingsView::currentDevice() const {
     return findDevice(m_devices, m_device->currentData().toString().toStdString());
 }
@@ -268,6 +280,12 @@ void SettingsView::updateGpuControls() {
     m_gpuLayers->setEnabled(gpu && !m_gpuAuto->isChecked());
     const QSignalBlocker block(m_gpuLayers);
     m_gpuLayers->setRange(0, std::max(0, m_modelLayers));
+    // Only a model with experts has any to keep in RAM (the range holds a saved value until a
+    // model is chosen).
+    m_cpuMoe->setEnabled(gpu && (m_modelPath.isEmpty() || m_modelHasExperts));
+    const QSignalBlocker blockMoe(m_cpuMoe);
+    if (m_modelLayers > 0) m_cpuMoe->setRange(-1, m_modelLayers);
+    else m_cpuMoe->setRange(-1, std::max(m_cpuMoe->value(), 1024));
 }
 
 app::Sampling SettingsView::sampling() const {
@@ -317,6 +335,7 @@ void SettingsView::save() {
     ls.batchSize = m_batch->value();
     if (m_pendingDevice.isEmpty()) ls.device = m_device->currentData().toString(); // else: not listed yet
     ls.gpuLayers = m_gpuAuto->isChecked() ? -1 : m_gpuLayers->value();
+    ls.cpuMoeLayers = m_cpuMoe->value();
     m_settings->setLoadSettings(ls);
     updateGpuControls();
     updateKvChoices();
@@ -325,6 +344,7 @@ void SettingsView::save() {
 void SettingsView::updateEstimate() {
     m_overLimit = false;
     m_effectiveGpuLayers = 0;
+    m_effectiveCpuMoeLayers = 0;
     m_fitText.clear();
     const DeviceDescription* device = currentDevice();
     const bool gpu = device && device->kind != DeviceKind::Cpu;
@@ -350,13 +370,15 @@ void SettingsView::updateEstimate() {
         return;
     }
     const ModelInfo& info = plan.info;
-    if (m_modelLayers != int(info.blockCount)) {
+    if (m_modelLayers != int(info.blockCount) || m_modelHasExperts != (info.expertCount > 0)) {
         m_modelLayers = int(info.blockCount);
+        m_modelHasExperts = info.expertCount > 0;
         updateGpuControls();
     }
     const SplitEstimate& est = plan.split;
     const int layers = plan.gpuLayers;
     m_effectiveGpuLayers = layers;
+    m_effectiveCpuMoeLayers = plan.cpuMoeLayers;
     m_overLimit = plan.overLimit();
     m_fitText = app::fitLabel(plan.fit);
     const bool planGpu = plan.gpu;
@@ -364,9 +386,12 @@ void SettingsView::updateEstimate() {
     auto size = [&](uint64_t b) { return l.formattedDataSize(qint64(b)); };
     const bool hybrid = info.recurrentLayers > 0; // gated delta-net layers keep a state, not K/V
     if (planGpu)
-        m_gpuLabel->setText(tr("%1 of %2 layers on %3%4")
+        m_gpuLabel->setText(tr("%1 of %2 layers on %3%4%5")
                                 .arg(layers).arg(info.blockCount)
-                                .arg(plan.deviceId, layers == int(info.blockCount) ? tr(" (and the output layer)") : QString()));
+                                .arg(plan.deviceId, layers == int(info.blockCount) ? tr(" (and the output layer)") : QString(),
+                                     plan.cpuMoeLayers > 0 ? tr("; the experts of the first %1 in RAM (%2)")
+                                                                 .arg(plan.cpuMoeLayers).arg(size(est.expertsCpu))
+                                                           : QString()));
     else
         m_gpuLabel->setText(tr("Every layer runs on the CPU."));
     QString html;
@@ -375,8 +400,11 @@ void SettingsView::updateEstimate() {
                     .arg(plan.deviceId, size(est.weightsGpu), size(est.kvGpu),
                          hybrid ? tr(" · recurrent state %1").arg(size(est.stateGpu)) : QString(),
                          size(est.computeGpu), size(est.gpuTotal()), size(plan.gpuBudget));
+    const QString ramWeights = est.expertsCpu > 0 ? tr("%1 (experts of %2 layers: %3)")
+                                                        .arg(size(est.weightsCpu)).arg(plan.cpuMoeLayers).arg(size(est.expertsCpu))
+                                                  : size(est.weightsCpu);
     html += tr("<b>in RAM</b>: weights (%1) %2 · KV cache %3%4 · compute %5 = <b>%6</b> of %7 available<br>")
-                .arg(m_mmap->isChecked() ? tr("memory-mapped") : tr("read into memory"), size(est.weightsCpu), size(est.kvCpu),
+                .arg(m_mmap->isChecked() ? tr("memory-mapped") : tr("read into memory"), ramWeights, size(est.kvCpu),
                      hybrid ? tr(" · recurrent state %1").arg(size(est.stateCpu)) : QString(),
                      size(est.computeCpu), size(est.cpuTotal()), size(uint64_t(std::max<qint64>(0, available))));
     html += tr("KV cache: %1 sequences × %2 tokens, %3").arg(plan.sequences).arg(plan.contextLength).arg(plan.kvName);
@@ -396,9 +424,10 @@ void SettingsView::updateEstimate() {
                QStringLiteral("</span>");
     if (m_engine->isLoaded() && m_engine->model().path == m_modelPath) {
         const app::LoadedModel& m = m_engine->model();
-        const QString where = m.gpuLayers > 0 ? tr("%1 layers on %2, %3 on the CPU")
-                                                    .arg(m.gpuLayers).arg(m.device).arg(std::max(0, m.layers - m.gpuLayers))
-                                              : tr("cpu");
+        QString where = m.gpuLayers > 0 ? tr("%1 layers on %2, %3 on the CPU")
+                                              .arg(m.gpuLayers).arg(m.device).arg(std::max(0, m.layers - m.gpuLayers))
+                                        : tr("cpu");
+        if (m.cpuMoeLayers > 0) where += tr(", the experts of %1 in RAM").arg(m.cpuMoeLayers);
         html += tr("<br>loaded (%1): KV cache measured %2").arg(where, size(m.kvBytes));
         if (!m_engine->model().fallbackReason.isEmpty())
             html += tr("<br>%1").arg(m_engine->model().fallbackReason.toHtmlEscaped());

@@ -37,8 +37,11 @@ public:
     void setDevices(const DeviceList& devices);
     void selectDevice(const QString& id);
     void setGpuLayers(int layers); // -1: as many as fit
-    // What the estimate currently resolves "GPU layers" to, and whether it is over a limit.
+    void setCpuMoeLayers(int layers); // -1: as the fit chooses
+    // What the estimate currently resolves "GPU layers" (and the layers whose experts stay in
+    // RAM) to, and whether it is over a limit.
     int effectiveGpuLayers() const { return m_effectiveGpuLayers; }
+    int effectiveCpuMoeLayers() const { return m_effectiveCpuMoeLayers; }
     bool estimateOverLimit() const { return m_overLimit; }
     // The estimate's verdict ("fits on GPU", ...), the one the models page's badges show.
     QString fitText() const { return m_fitText; }
@@ -74,10 +77,13 @@ private:
     std::thread m_deviceProbe; // lists devices off the GUI thread; joined, never left to exit
     QCheckBox* m_gpuAuto = nullptr;
     QSlider* m_gpuLayers = nullptr;
+    QSpinBox* m_cpuMoe = nullptr;
+    bool m_modelHasExperts = false;
     QCheckBox* m_mmap = nullptr;
     QSpinBox* m_batch = nullptr;
     int m_modelLayers = 0;
     int m_effectiveGpuLayers = 0;
+    int m_effectiveCpuMoeLayers = 0;
     bool m_overLimit = false;
     QString m_fitText;
     QLabel* m_fallback = nullptr;

@@ -30,6 +30,9 @@ const char* kHelp =
     "  --kv-type T   f16 (default), q8_0, f32\n"
     "  --device ID   cpu (default) or a GPU from 'hearth-cli devices' (vulkan:0, ...)\n"
     "  -ngl, --gpu-layers N   with --device: layers on the GPU, the rest on the CPU (default: all)\n"
+    "  --cpu-moe     with --device: every layer's MoE expert weights stay in RAM, the experts\n"
+    "                run on the CPU (attention and the K/V cache on the GPU)\n"
+    "  --n-cpu-moe N the same for the first N layers only\n"
     "  --json        one JSON object: pp_tok_s, tg_tok_s (medians) and the samples\n";
 
 using Clock = std::chrono::steady_clock;
@@ -124,6 +127,8 @@ int runBench(Args args) {
             ok = value() && !v.empty();
             config.device = std::string(v);
         } else if (a == "-ngl" || a == "--gpu-layers") ok = value() && parseInt(v, config.gpuLayers, -1, 1 << 16);
+        else if (a == "--cpu-moe") config.cpuMoeLayers = -1;
+        else if (a == "--n-cpu-moe") ok = value() && parseInt(v, config.cpuMoeLayers, 0, 1 << 16);
         else if (a == "--kv-type") {
             ok = value();
             if (ok) {
@@ -189,6 +194,7 @@ int runBench(Args args) {
         j["model"] = modelPath;
         j["device"] = e.model().device;
         j["gpu_layers"] = e.model().gpuLayers;
+        j["cpu_moe_layers"] = e.model().cpuMoeLayers;
         j["threads"] = threads;
         j["pp"] = pp;
         j["tg"] = tg;
@@ -205,6 +211,7 @@ int runBench(Args args) {
         std::printf("model %s, %d threads, %d reps (medians)", modelPath.c_str(), threads, reps);
         if (e.model().gpuLayers > 0)
             std::printf(", %d of %d layers on %s", e.model().gpuLayers, e.model().nLayer, e.model().device.c_str());
+        if (e.model().cpuMoeLayers > 0) std::printf(" (experts of %d in RAM)", e.model().cpuMoeLayers);
         std::printf("\n");
         if (pp > 0) std::printf("pp%-5d %10.1f tok/s\n", pp, median(ppSamples));
         if (tg > 0) std::printf("tg%-5d %10.1f tok/s\n", tg, median(tgSamples));

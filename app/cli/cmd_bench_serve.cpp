@@ -32,6 +32,9 @@ const char* kHelp =
     "  --no-prefix-cache     turn prefix caching off\n"
     "  --device ID           cpu (default) or a GPU from 'hearth-cli devices' (vulkan:0, ...)\n"
     "  -ngl, --gpu-layers N  with --device: layers on the GPU, the rest on the CPU (default: all)\n"
+    "  --cpu-moe             with --device: every layer's MoE expert weights stay in RAM and the\n"
+    "                        experts run on the CPU (attention and the K/V cache on the GPU)\n"
+    "  --n-cpu-moe N         the same for the first N layers only\n"
     "  --decode-stall F      a step with prompt tokens may take F times a decode-only step while\n"
     "                        streams decode (default 2.5; 0: only --max-batched-tokens limits)\n"
     "  --json                print one JSON object (runs list) instead of a table\n";
@@ -92,6 +95,8 @@ int runBenchServe(Args args) {
             ok = value() && !v.empty();
             config.device = std::string(v);
         } else if (a == "-ngl" || a == "--gpu-layers") ok = value() && parseInt(v, config.gpuLayers, -1, 1 << 16);
+        else if (a == "--cpu-moe") config.cpuMoeLayers = -1;
+        else if (a == "--n-cpu-moe") ok = value() && parseInt(v, config.cpuMoeLayers, 0, 1 << 16);
         else if (a == "--decode-stall") {
             ok = value();
             if (ok) {
@@ -149,6 +154,7 @@ int runBenchServe(Args args) {
     report["architecture"] = e.model().architecture;
     report["device"] = e.model().device;
     report["gpu_layers"] = e.model().gpuLayers;
+    report["cpu_moe_layers"] = e.model().cpuMoeLayers;
     report["threads"] = config.threads > 0 ? config.threads : int(std::thread::hardware_concurrency());
     report["prompt_len"] = o.promptLen;
     report["gen_len"] = o.genLen;

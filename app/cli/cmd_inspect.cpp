@@ -2,6 +2,7 @@
 // memory estimate, as text or as one JSON object.
 #include "commands.h"
 
+#include "hearth/devices.h"
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
 
@@ -17,11 +18,18 @@ namespace {
 
 const char* kInspectHelp =
     "usage: hearth-cli inspect MODEL.gguf [--json] [--ctx N] [--kv-type F16|Q8_0|F32]\n"
+    "                          [--device ID | --gpu-memory SIZE] [-ngl N] [--cpu-moe | --n-cpu-moe N]\n"
     "  Prints the architecture, hyper-parameters, tokenizer, tensor table, total size, and the\n"
     "  memory for weights and for the KV cache at --ctx tokens (default: min(model's, 4096)).\n"
     "  Hybrid models (qwen35): which layers are gated delta nets, full attention or multi-token\n"
     "  prediction, the delta net's sizes, and the recurrent state each sequence keeps.\n"
-    "  A split model is inspected through its first part (NAME-00001-of-0000N.gguf), all parts counted.\n";
+    "  A split model is inspected through its first part (NAME-00001-of-0000N.gguf), all parts counted.\n"
+    "Placement on a GPU, from the estimate a load makes (what runs where, bytes per device):\n"
+    "  --device ID         a GPU from 'hearth-cli devices' (its usable memory is the budget)\n"
+    "  --gpu-memory SIZE   or a budget of SIZE (e.g. 8G) for a GPU this machine does not have\n"
+    "  -ngl N              layers on the GPU (default: as many as fit, experts in RAM first)\n"
+    "  --cpu-moe           every layer's MoE experts in RAM; --n-cpu-moe N: the first N layers'\n"
+    "  --parallel N        sequences of --ctx tokens each (default 1)\n";
 
 std::string humanBytes(uint64_t b) {
     char buf[32];
@@ -179,6 +187,71 @@ void printText(const std::string& path, const gguf::File& file, const ModelInfo&
     std::printf("  total             %s\n", humanBytes(mem.totalBytes()).c_str());
 }
 
+// Where a load would put the model: asked for, or "as many as fit" in the budget.
+struct PlacementRequest {
+    std::string device;       // the GPU's id, or "" with --gpu-memory
+    uint64_t budget = 0;      // usable bytes on it
+    int gpuLayers = -1;       // -1: as many as fit
+    int cpuMoeLayers = kFitExperts; // chosen by the fit (none when -ngl is given); -1: all
+    int sequences = 1;
+};
+
+struct Placement {
+    bool fitted = false; // layers chosen by the fit
+    SplitEstimate split;
+};
+
+Placement place(const gguf::File& file, const ModelInfo& m, uint32_t ctx, quant::Type kvType,
+                const PlacementRequest& r) {
+    Placement p;
+    int layers = r.gpuLayers, moe = r.cpuMoeLayers;
+    if (layers < 0) {
+        const GpuFit fit = fitOnGpu(file, m, r.budget, ctx, kvType, r.sequences, 512, moe);
+        layers = fit.gpuLayers;
+        moe = fit.cpuMoeLayers;
+        p.fitted = true;
+    }
+    if (moe == kFitExperts) moe = 0;
+    p.split = estimateSplit(file, m, layers, ctx, kvType, r.sequences, 512, moe);
+    return p;
+}
+
+nlohmann::ordered_json placementJson(const PlacementRequest& r, const Placement& p) {
+    const SplitEstimate& e = p.split;
+    return {{"device", r.device.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.device)},
+            {"gpu_budget_bytes", r.budget},
+            {"sequences", r.sequences},
+            {"fitted", p.fitted},
+            {"gpu_layers", e.gpuLayers},
+            {"cpu_moe_layers", e.cpuMoeLayers},
+            {"fits", e.gpuTotal() <= r.budget},
+            {"gpu", {{"weights_bytes", e.weightsGpu}, {"kv_cache_bytes", e.kvGpu}, {"state_bytes", e.stateGpu},
+                     {"compute_bytes", e.computeGpu}, {"total_bytes", e.gpuTotal()}}},
+            {"cpu", {{"weights_bytes", e.weightsCpu}, {"experts_bytes", e.expertsCpu}, {"kv_cache_bytes", e.kvCpu},
+                     {"state_bytes", e.stateCpu}, {"compute_bytes", e.computeCpu}, {"total_bytes", e.cpuTotal()}}}};
+}
+
+void printPlacement(const ModelInfo& m, const PlacementRequest& r, const Placement& p) {
+    const SplitEstimate& e = p.split;
+    std::printf("placement on %s (%s usable), %d sequence%s\n", r.device.empty() ? "a GPU" : r.device.c_str(),
+                humanBytes(r.budget).c_str(), r.sequences, r.sequences == 1 ? "" : "s");
+    std::printf("  layers            %d of %u on the GPU", e.gpuLayers, m.blockCount);
+    if (e.cpuMoeLayers > 0) std::printf(", the experts of the first %d in RAM", e.cpuMoeLayers);
+    std::printf("%s\n", p.fitted ? " (as many as fit)" : "");
+    std::printf("  GPU               %s: weights %s, KV %s, state %s, compute %s%s\n", humanBytes(e.gpuTotal()).c_str(),
+                humanBytes(e.weightsGpu).c_str(), humanBytes(e.kvGpu).c_str(), humanBytes(e.stateGpu).c_str(),
+                humanBytes(e.computeGpu).c_str(), e.gpuTotal() > r.budget ? " (over the budget)" : "");
+    std::printf("  RAM               %s: weights %s", humanBytes(e.cpuTotal()).c_str(), humanBytes(e.weightsCpu).c_str());
+    if (e.expertsCpu > 0) std::printf(" (experts %s)", humanBytes(e.expertsCpu).c_str());
+    std::printf(", KV %s, state %s, compute %s\n", humanBytes(e.kvCpu).c_str(), humanBytes(e.stateCpu).c_str(),
+                humanBytes(e.computeCpu).c_str());
+}
+
+template <typename T> bool parseCount(std::string_view v, T& out, T lo) {
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    return ec == std::errc() && p == v.data() + v.size() && out >= lo;
+}
+
 } // namespace
 
 int runInspect(Args args) {
@@ -186,6 +259,9 @@ int runInspect(Args args) {
     bool json = false;
     uint32_t ctx = 0;
     quant::Type kvType = quant::Type::F16;
+    PlacementRequest placement;
+    bool placed = false;
+    std::string gpuMemory;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
         if (a == "-h" || a == "--help") {
@@ -207,6 +283,32 @@ int runInspect(Args args) {
                 return 2;
             }
             kvType = *t;
+        } else if (a == "--device" && i + 1 < args.size()) {
+            placement.device = std::string(args[++i]);
+            placed = true;
+        } else if (a == "--gpu-memory" && i + 1 < args.size()) {
+            if (!parseByteSize(args[++i], placement.budget)) {
+                std::fprintf(stderr, "hearth-cli inspect: --gpu-memory needs a size such as 8G or 512M\n");
+                return 2;
+            }
+            placed = true;
+        } else if ((a == "-ngl" || a == "--gpu-layers") && i + 1 < args.size()) {
+            if (!parseCount(args[++i], placement.gpuLayers, -1)) {
+                std::fprintf(stderr, "hearth-cli inspect: -ngl needs a layer count\n");
+                return 2;
+            }
+        } else if (a == "--cpu-moe") {
+            placement.cpuMoeLayers = -1;
+        } else if (a == "--n-cpu-moe" && i + 1 < args.size()) {
+            if (!parseCount(args[++i], placement.cpuMoeLayers, 0)) {
+                std::fprintf(stderr, "hearth-cli inspect: --n-cpu-moe needs a layer count\n");
+                return 2;
+            }
+        } else if (a == "--parallel" && i + 1 < args.size()) {
+            if (!parseCount(args[++i], placement.sequences, 1)) {
+                std::fprintf(stderr, "hearth-cli inspect: --parallel needs a positive number\n");
+                return 2;
+            }
         } else if (!a.empty() && a[0] == '-') {
             std::fprintf(stderr, "hearth-cli inspect: unknown or incomplete option '%.*s'\n",
                          int(a.size()), a.data());
@@ -233,11 +335,26 @@ int runInspect(Args args) {
         return 2;
     }
     if (ctx == 0) ctx = std::min<uint32_t>(info->contextLength ? info->contextLength : 4096, 4096);
+    if (placed && placement.budget == 0) {
+        // A device's usable memory, unless --gpu-memory gave the budget.
+        const DeviceList devices = listDevices();
+        const DeviceDescription* d = findDevice(devices, placement.device);
+        if (!d || d->kind == DeviceKind::Cpu) {
+            std::fprintf(stderr, "hearth-cli inspect: no GPU '%s' here ('hearth-cli devices' lists them)\n",
+                         placement.device.c_str());
+            return 2;
+        }
+        placement.budget = usableMemory(*d);
+    }
     const MemoryEstimate mem = estimateMemory(*info, ctx, kvType);
-    if (json)
-        std::printf("%s\n", toJson(*file, *info, ctx, kvType, mem).dump(2).c_str());
-    else
+    if (json) {
+        nlohmann::ordered_json j = toJson(*file, *info, ctx, kvType, mem);
+        if (placed) j["placement"] = placementJson(placement, place(*file, *info, ctx, kvType, placement));
+        std::printf("%s\n", j.dump(2).c_str());
+    } else {
         printText(path, *file, *info, ctx, kvType, mem);
+        if (placed) printPlacement(*info, placement, place(*file, *info, ctx, kvType, placement));
+    }
     return 0;
 }
 

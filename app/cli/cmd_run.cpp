@@ -34,6 +34,9 @@ const char* kRunHelp =
     "  --no-mmap             read the model into memory at load instead of mapping the file\n"
     "  --device ID           cpu (default) or a GPU from 'hearth-cli devices' (vulkan:0, ...)\n"
     "  -ngl, --gpu-layers N  with --device: layers on the GPU, the rest on the CPU (default: all)\n"
+    "  --cpu-moe             with --device: every layer's MoE expert weights stay in RAM and the\n"
+    "                        experts run on the CPU (attention and the K/V cache on the GPU)\n"
+    "  --n-cpu-moe N         the same for the first N layers only\n"
     "  --ignore-eos          keep generating after an end-of-generation token\n"
     "  --print-ids           end with 'prompt ids: ...' and 'generated ids: ...' lines\n"
     "  --logits-out FILE     write float32 logits [steps, n_vocab] of every generated token\n";
@@ -112,7 +115,7 @@ void printIds(const char* label, const std::vector<int32_t>& ids) {
 int runRun(Args args) {
     std::string modelPath, prompt, logitsOut;
     bool havePrompt = false, printIdsFlag = false, ignoreEos = false, chat = false, useMmap = true;
-    int32_t nPredict = 128, ctx = 0, threads = 0, gpuLayers = -1;
+    int32_t nPredict = 128, ctx = 0, threads = 0, gpuLayers = -1, cpuMoeLayers = 0;
     std::string device = "cpu";
     std::vector<std::string> stops;
     KvType kvType = KvType::F16;
@@ -173,6 +176,10 @@ int runRun(Args args) {
             device = std::string(v);
         } else if (a == "-ngl" || a == "--gpu-layers") {
             ok = value(v) && parseNumber(v, gpuLayers) && gpuLayers >= -1;
+        } else if (a == "--cpu-moe") {
+            cpuMoeLayers = -1;
+        } else if (a == "--n-cpu-moe") {
+            ok = value(v) && parseNumber(v, cpuMoeLayers) && cpuMoeLayers >= 0;
         } else if (a == "--print-ids") {
             printIdsFlag = true;
         } else if (a == "--ignore-eos") {
@@ -212,6 +219,7 @@ int runRun(Args args) {
     config.useMmap = useMmap;
     config.device = device;
     config.gpuLayers = gpuLayers;
+    config.cpuMoeLayers = cpuMoeLayers;
     config.maxNumSeqs = 1;
     auto engine = Engine::create(config);
     if (!engine) return fail(engine.status(), 2);

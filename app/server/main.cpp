@@ -46,6 +46,9 @@ const char* kHelp =
     "  --no-mmap               read the model into memory at load instead of mapping the file\n"
     "  --device ID             cpu (default) or a GPU from 'hearth-cli devices' (vulkan:0, ...)\n"
     "  -ngl, --gpu-layers N    with --device: layers on the GPU, the rest on the CPU (default: all)\n"
+    "  --cpu-moe               with --device: every layer's MoE expert weights stay in RAM and the\n"
+    "                          experts run on the CPU (attention and the K/V cache on the GPU)\n"
+    "  --n-cpu-moe N           the same for the first N layers only\n"
     "  -t, --threads N         compute threads (default: all cores)\n"
     "  -np, --parallel N       sequences decoded together (default 16)\n"
     "  --decode-stall F        while streams decode, a step with prompt tokens may take F times a\n"
@@ -235,6 +238,10 @@ int main(int argc, char** argv) {
             ec.device = std::string(v);
         } else if (a == "-ngl" || a == "--gpu-layers") {
             ok = value(v) && parseInt(v, ec.gpuLayers) && ec.gpuLayers >= -1;
+        } else if (a == "--cpu-moe") {
+            ec.cpuMoeLayers = -1;
+        } else if (a == "--n-cpu-moe") {
+            ok = value(v) && parseInt(v, ec.cpuMoeLayers) && ec.cpuMoeLayers >= 0;
         } else if (a == "--no-request-log") {
             requestLog = false;
         } else if (a == "--upstream") {

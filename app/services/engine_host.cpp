@@ -160,8 +160,8 @@ public:
         config.kvType = *kv;
         QString fallbackReason;
         placeLayers(settings, config, fallbackReason);
-        spdlog::info("engine host: loading {} on {} ({} GPU layers)", config.modelPath, config.device,
-                     config.device == "cpu" ? 0 : config.gpuLayers);
+        spdlog::info("engine host: loading {} on {} ({} GPU layers, experts of {} in RAM)", config.modelPath,
+                     config.device, config.device == "cpu" ? 0 : config.gpuLayers, config.cpuMoeLayers);
         QElapsedTimer timer;
         timer.start();
         // Stages reach the host as values; a superseded load's are dropped there.
@@ -196,6 +196,7 @@ public:
         model.loadSeconds = double(timer.elapsed()) / 1000.0;
         model.device = QString::fromStdString(m_engine->model().device);
         model.gpuLayers = m_engine->model().gpuLayers;
+        model.cpuMoeLayers = m_engine->model().cpuMoeLayers;
         model.fallbackReason = fallbackReason;
         spdlog::info("engine host: loaded {} ({} layers, context {}) in {:.2f} s",
                      config.modelPath, model.layers, model.contextLength, model.loadSeconds);
@@ -206,12 +207,13 @@ public:
         });
     }
 
-    // Where the layers go: the chosen device and its layer count, "as many as fit" resolved with
-    // the same estimate the settings page shows. Anything that sends every layer to the CPU
+    // Where the layers go: the chosen device, its layer count and the layers whose experts stay
+    // in RAM, "as many as fit" resolved with the same estimate the settings page shows. Anything that sends every layer to the CPU
     // instead of the chosen GPU leaves a reason.
     static void placeLayers(const LoadSettings& settings, EngineConfig& config, QString& reason) {
         config.device = "cpu";
         config.gpuLayers = 0;
+        config.cpuMoeLayers = 0;
         const std::string wanted = settings.device.toStdString();
         if (wanted.empty() || wanted == "cpu" || settings.gpuLayers == 0) return;
         const DeviceList devices = listDevices();
@@ -224,15 +226,18 @@ public:
                                                              : QString::fromStdString(notes));
             return;
         }
-        int layers = settings.gpuLayers;
+        int layers = settings.gpuLayers, experts = std::max(0, settings.cpuMoeLayers);
         if (layers < 0) {
             Result<gguf::File> file = gguf::File::open(config.modelPath);
             Result<ModelInfo> info = file ? readModelInfo(*file) : Result<ModelInfo>(file.status());
             if (!info) return; // the load itself will report what is wrong with the file
             const uint32_t ctx = config.contextLength > 0 ? uint32_t(config.contextLength)
                                                           : std::min<uint32_t>(info->contextLength, 4096);
-            layers = maxGpuLayersThatFit(*file, *info, usableMemory(*device), ctx, kvQuantType(config.kvType),
-                                         config.maxNumSeqs, config.maxBatchedTokens);
+            const GpuFit fit = fitOnGpu(*file, *info, usableMemory(*device), ctx, kvQuantType(config.kvType),
+                                        config.maxNumSeqs, config.maxBatchedTokens,
+                                        settings.cpuMoeLayers < 0 ? kFitExperts : settings.cpuMoeLayers);
+            layers = fit.gpuLayers;
+            experts = fit.cpuMoeLayers;
             if (layers == 0) {
                 reason = QStringLiteral("not even one layer fits in %1's free memory; every layer runs on the CPU")
                              .arg(settings.device);
@@ -241,6 +246,7 @@ public:
         }
         config.device = wanted;
         config.gpuLayers = layers;
+        config.cpuMoeLayers = experts;
     }
 
     // Frees the engine (joins its thread); requests still running are dropped.

@@ -85,7 +85,7 @@ void classify(MemoryPlan& p) {
     if (p.overLimit()) p.fit = Fit::WontFit;
     else if (ram <= 0) p.fit = Fit::Unknown;
     else if (double(p.ramNeed()) > kTightRamFraction * ram) p.fit = Fit::Tight;
-    else if (p.gpu && p.gpuLayers >= p.blockCount && p.blockCount > 0) p.fit = Fit::OnGpu;
+    else if (p.gpu && p.gpuLayers >= p.blockCount && p.blockCount > 0 && p.cpuMoeLayers == 0) p.fit = Fit::OnGpu;
     else if (p.gpu && p.gpuLayers > 0) p.fit = Fit::GpuAndRam;
     else p.fit = Fit::InRam;
 }
@@ -98,11 +98,19 @@ MemoryPlan planMemory(const gguf::File& file, const ModelInfo& info, const LoadS
     p.info = info;
     p.blockCount = int(info.blockCount);
     const int batch = std::max(16, settings.batchSize);
-    if (p.gpu)
-        p.gpuLayers = settings.gpuLayers < 0
-                          ? maxGpuLayersThatFit(file, info, p.gpuBudget, p.contextLength, p.kvType, p.sequences, batch)
-                          : std::min(settings.gpuLayers, p.blockCount);
-    p.split = estimateSplit(file, info, p.gpuLayers, p.contextLength, p.kvType, p.sequences, batch);
+    if (p.gpu) {
+        if (settings.gpuLayers < 0) {
+            const GpuFit fit = fitOnGpu(file, info, p.gpuBudget, p.contextLength, p.kvType, p.sequences, batch,
+                                        settings.cpuMoeLayers < 0 ? kFitExperts : settings.cpuMoeLayers);
+            p.gpuLayers = fit.gpuLayers;
+            p.cpuMoeLayers = fit.cpuMoeLayers;
+        } else {
+            p.gpuLayers = std::min(settings.gpuLayers, p.blockCount);
+            p.cpuMoeLayers = std::max(0, settings.cpuMoeLayers);
+        }
+    }
+    p.split = estimateSplit(file, info, p.gpuLayers, p.contextLength, p.kvType, p.sequences, batch, p.cpuMoeLayers);
+    p.cpuMoeLayers = p.split.cpuMoeLayers;
     classify(p);
     return p;
 }

@@ -26,7 +26,7 @@ qint64 totalRamBytes();
 enum class Fit {
     Unknown,   // RAM unknown or the file unreadable
     OnGpu,     // every layer on the GPU
-    GpuAndRam, // some layers on the GPU, the rest in RAM
+    GpuAndRam, // some layers (or experts) on the GPU, the rest in RAM
     InRam,     // CPU only, comfortably
     Tight,     // fits, but little RAM is left
     WontFit,   // more than the GPU or RAM can give
@@ -53,6 +53,7 @@ struct MemoryPlan {
     int sequences = 1;
     int blockCount = 0;
     int gpuLayers = 0;          // "as many as fit" resolved
+    int cpuMoeLayers = 0;       // of those, the first N whose experts stay in RAM (resolved likewise)
     SplitEstimate split;
     uint64_t gpuBudget = 0;     // usableMemory() of the device
     qint64 ramAvailable = 0;

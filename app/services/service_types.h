@@ -18,6 +18,10 @@ struct LoadSettings {
     int threads = 0;                // 0: all cores
     QString device = QStringLiteral("cpu"); // "cpu", "vulkan:0", "cuda:0" (hearth/devices.h ids)
     int gpuLayers = -1;             // layers on the device: -1 = as many as fit, 0 = none
+    // Mixture-of-experts models on a GPU: layers whose experts stay in RAM and run on the CPU
+    // (the first N; N >= the layer count: all). -1 = the fit's choice: none when the model fits,
+    // else as few as make it fit (none with a fixed layer count).
+    int cpuMoeLayers = -1;
     quint64 kvMemoryBytes = 0;      // 0: the engine decides
     int maxParallel = 4;            // sequences decoded together
     bool useMmap = true;            // false: read the whole file into memory at load
@@ -41,6 +45,7 @@ struct LoadedModel {
     double loadSeconds = 0.0;
     QString device = QStringLiteral("cpu"); // where the first gpuLayers layers run
     int gpuLayers = 0;                      // layers on that device; the rest run on the CPU
+    int cpuMoeLayers = 0;                   // of those, the first N whose experts run on the CPU
     QString fallbackReason;                 // why it runs on the CPU when another device was asked for
 };
 

@@ -25,6 +25,7 @@ const QString kLoadContext = QStringLiteral("load/contextLength");
 const QString kLoadKvType = QStringLiteral("load/kvType");
 const QString kLoadThreads = QStringLiteral("load/threads");
 const QString kLoadGpuLayers = QStringLiteral("load/gpuLayers");
+const QString kLoadCpuMoeLayers = QStringLiteral("load/cpuMoeLayers");
 const QString kLoadMmap = QStringLiteral("load/useMmap");
 const QString kLoadBatch = QStringLiteral("load/batchSize");
 const QString kLoadDevice = QStringLiteral("load/device");
@@ -145,6 +146,7 @@ LoadSettings Settings::loadSettings() const {
     s.kvType = m_settings->value(kLoadKvType, s.kvType).toString();
     s.threads = std::max(0, m_settings->value(kLoadThreads, s.threads).toInt());
     s.gpuLayers = std::max(-1, m_settings->value(kLoadGpuLayers, s.gpuLayers).toInt());
+    s.cpuMoeLayers = std::max(-1, m_settings->value(kLoadCpuMoeLayers, s.cpuMoeLayers).toInt());
     s.device = m_settings->value(kLoadDevice, s.device).toString();
     if (s.device.isEmpty()) s.device = QStringLiteral("cpu");
     s.kvMemoryBytes = m_settings->value(kLoadKvMemory, s.kvMemoryBytes).toULongLong();
@@ -159,6 +161,7 @@ void Settings::setLoadSettings(const LoadSettings& s) {
     setValue(kLoadKvType, s.kvType);
     setValue(kLoadThreads, s.threads);
     setValue(kLoadGpuLayers, s.gpuLayers);
+    setValue(kLoadCpuMoeLayers, s.cpuMoeLayers);
     setValue(kLoadDevice, s.device);
     setValue(kLoadKvMemory, s.kvMemoryBytes);
     setValue(kLoadParallel, s.maxParallel);

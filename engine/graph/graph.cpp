@@ -106,6 +106,7 @@ TensorId Graph::newActivation(Type type, std::array<int64_t, kMaxDims> ne, const
 
 TensorId Graph::emit(Node node, Type type, std::array<int64_t, kMaxDims> ne) {
     node.layer = m_layer;
+    node.experts = m_experts;
     node.out = newActivation(type, ne, opName(node.op));
     m_nodes.push_back(node);
     return node.out;
@@ -116,6 +117,7 @@ TensorId Graph::addNode(const Node& node) {
     if (!valid(node.out)) return fail(std::string(opName(node.op)) + ": no output tensor"), kNone;
     m_nodes.push_back(node);
     m_nodes.back().layer = m_layer;
+    m_nodes.back().experts = m_experts;
     return node.out;
 }
 
@@ -356,6 +358,7 @@ TensorId Graph::kvWrite(TensorId cache, TensorId rowsIn, TensorId slots) {
     n.op = Op::KvWrite;
     n.src = {cache, rowsIn, slots, kNone, kNone, kNone};
     n.layer = m_layer;
+    n.experts = m_experts;
     n.out = cache;
     m_nodes.push_back(n);
     return cache;
@@ -605,7 +608,8 @@ std::string Graph::describe() const {
     std::ostringstream os;
     for (size_t i = 0; i < m_nodes.size(); ++i) {
         const Node& n = m_nodes[i];
-        os << i << " L" << n.layer << ' ' << opName(n.op) << " -> " << shapeOf(m_tensors[size_t(n.out)]);
+        os << i << " L" << n.layer << (n.experts ? " experts " : " ") << opName(n.op) << " -> "
+           << shapeOf(m_tensors[size_t(n.out)]);
         for (TensorId s : n.src)
             if (s != kNone) os << ' ' << shapeOf(m_tensors[size_t(s)]);
         os << '\n';

@@ -166,6 +166,10 @@ struct Node {
     TensorId out = kNone;
     std::array<TensorId, kMaxSrc> src{kNone, kNone, kNone, kNone, kNone, kNone};
     int32_t layer = -1;   // the model layer (-1 before the first, nLayer after the last)
+    // Part of a mixture's experts (their matrix products over the chosen experts, activations,
+    // biases and weighted sum; not the router): what keeping a layer's experts in RAM moves to
+    // the CPU (runtime::Devices::cpuExpertLayers).
+    bool experts = false;
     float eps = 0.0f;     // RmsNorm, LayerNorm
     float scale = 1.0f;   // Scale, Softmax; SwiGluOai: alpha
     float cap = 0.0f;     // Softcap; SwiGluOai: limit
@@ -198,6 +202,8 @@ public:
 
     // Nodes made from now on belong to this layer.
     void setLayer(int32_t layer) { m_layer = layer; }
+    // Nodes made from now on are (not) part of a mixture's experts (Node::experts).
+    void setExperts(bool experts) { m_experts = experts; }
 
     // ---- leaves
     TensorId weight(int32_t index);
@@ -270,6 +276,7 @@ private:
     TensorId m_output = kNone;
     TensorId m_hiddenOutput = kNone;
     int32_t m_layer = -1;
+    bool m_experts = false;
     Status m_status;
 };
 

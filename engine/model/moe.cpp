@@ -58,12 +58,17 @@ TensorId moeFeedForward(graph::Graph& g, TensorId x, const MoeWeights& w, const 
     const TensorId weights = gating == MoeGating::SoftmaxNormalized
                                  ? g.softmax(g.gather(logits, chosen))        // [n][k]
                                  : g.gather(g.softmax(logits), chosen);
+    // The experts' part: where --cpu-moe keeps it, the router's outputs and x go to the CPU and
+    // the mixed [n][E] comes back.
+    g.setExperts(true);
     const TensorId xe = g.reshape(x, E, 1, n);                                // [n][1][E]
     const TensorId gate = addExpertBias(g, g.matMulId(g.weight(w.gate), xe, chosen), w.gateBias, chosen); // [n][k][F]
     const TensorId up = addExpertBias(g, g.matMulId(g.weight(w.up), xe, chosen), w.upBias, chosen);       // [n][k][F]
     const TensorId h = act == MoeActivation::SwiGluOai ? g.swiGluOai(gate, up, 1.702f, 7.0f) : g.swiGlu(gate, up);
     const TensorId y = addExpertBias(g, g.matMulId(g.weight(w.down), h, chosen), w.downBias, chosen);     // [n][k][E]
-    return g.weightedSum(y, weights);                                                                      // [n][E]
+    const TensorId mixed = g.weightedSum(y, weights);                                                      // [n][E]
+    g.setExperts(false);
+    return mixed;
 }
 
 } // namespace hearth::model

@@ -126,6 +126,7 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     RunnerConfig rc;
     rc.device = config.referenceForward ? "ref" : config.device.empty() ? "cpu" : config.device;
     rc.gpuLayers = config.gpuLayers;
+    rc.cpuMoeLayers = config.cpuMoeLayers;
     rc.kvType = config.kvType;
     rc.blockSize = bs;
     rc.numBlocks = int(std::min<uint64_t>(blocks, 1u << 20));
@@ -158,6 +159,7 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     if (rc.device != "cpu" && rc.device != "ref") {
         s.device = rc.device;
         s.gpuLayers = e->m_runner->gpuLayers();
+        s.cpuMoeLayers = e->m_runner->cpuMoeLayers();
         for (const std::string& op : e->m_runner->fallbacks())
             s.deviceNotes.push_back(rc.device + " lacks " + op + ": it runs on the CPU");
     }

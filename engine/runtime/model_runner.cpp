@@ -60,6 +60,7 @@ Devices ModelRunner::devices() const {
     Devices d;
     d.count = int(m_devices.size());
     d.gpuLayers = m_gpuLayers;
+    d.cpuExpertLayers = m_cpuMoeLayers;
     d.supports = [this](int i, const graph::Graph& g, const graph::Node& n) {
         return m_devices[size_t(i)].device->supportsOp(g, n);
     };
@@ -100,6 +101,7 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
         HEARTH_ASSIGN_OR_RETURN(auto dev, open(config.device, config.pool));
         r->m_devices.push_back(Dev{std::move(dev), nullptr, {}, {}, 0, 0, 0});
         r->m_gpuLayers = config.gpuLayers < 0 ? nLayer : std::min(config.gpuLayers, nLayer);
+        r->m_cpuMoeLayers = config.cpuMoeLayers < 0 ? r->m_gpuLayers : std::min(config.cpuMoeLayers, r->m_gpuLayers);
     }
     HEARTH_ASSIGN_OR_RETURN(auto cpuDev, open(config.device == "ref" ? "ref" : "cpu", config.pool));
     r->m_devices.push_back(Dev{std::move(cpuDev), nullptr, {}, {}, 0, 0, 0});
@@ -128,13 +130,18 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
                             makeStepPlan(std::move(probeGraph), kProbeShape, nLayer, r->m_kvDevice, r->devices()));
     for (size_t i = 0; i < probe.graph.nodes().size(); ++i) {
         const Node& n = probe.graph.nodes()[i];
-        if (gpu && probe.nodeDevice[i] == cpu && std::clamp(n.layer, 0, nLayer - 1) < r->m_gpuLayers &&
-            n.op != Op::KvWrite && n.op != Op::Attention) {
+        const int layer = std::clamp(n.layer, 0, nLayer - 1);
+        const bool expertsInRam = n.experts && layer < r->m_cpuMoeLayers;
+        if (gpu && probe.nodeDevice[i] == cpu && layer < r->m_gpuLayers && !expertsInRam && n.op != Op::KvWrite &&
+            n.op != Op::Attention) {
             const std::string what = std::string(graph::opName(n.op)) + "@" + std::to_string(n.layer);
             if (std::find(r->m_fallbacks.begin(), r->m_fallbacks.end(), what) == r->m_fallbacks.end())
                 r->m_fallbacks.push_back(what);
         }
     }
+    // Experts in RAM only mean something for a model with experts.
+    if (std::none_of(probe.graph.nodes().begin(), probe.graph.nodes().end(), [](const Node& n) { return n.experts; }))
+        r->m_cpuMoeLayers = 0;
 
     // K/V pools: one per device, for the layers whose K/V it holds, of as many blocks as the
     // smallest device allows.

@@ -26,6 +26,7 @@ namespace hearth::runtime {
 struct RunnerConfig {
     std::string device = "cpu";  // "cpu", "ref" or a GPU id ("vulkan:0", "cuda:0")
     int gpuLayers = -1;          // with a GPU: layers on it (-1: all)
+    int cpuMoeLayers = 0;        // of those, the first N keep their experts on the CPU (-1: all)
     KvType kvType = KvType::F16;
     int blockSize = 16;
     int numBlocks = 0;           // wanted; a GPU may hold fewer (numBlocks() says)
@@ -64,6 +65,7 @@ public:
 
     int numBlocks() const { return m_kv.numBlocks; }
     int gpuLayers() const { return m_gpuLayers; }
+    int cpuMoeLayers() const { return m_cpuMoeLayers; } // resolved: 0..gpuLayers, 0 without experts
     const std::string& deviceId() const;          // the first device: the GPU, else "cpu"/"ref"
     uint64_t kvBytes() const;
     int stateSlots() const { return m_kv.stateSlots; }
@@ -91,6 +93,7 @@ private:
     RunnerConfig m_config;
     model::KvSetup m_kv;
     int m_gpuLayers = 0;
+    int m_cpuMoeLayers = 0;
     std::vector<Dev> m_devices; // [0]: the GPU if any; the last: the CPU
     std::vector<int> m_kvDevice; // per layer
     std::vector<std::string> m_fallbacks;

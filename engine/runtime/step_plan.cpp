@@ -117,7 +117,9 @@ Result<StepPlan> makeStepPlan(graph::Graph graph, const graph::StepShape& shape,
                 return unsupported(std::string("no device runs ") + graph::opName(n.op) + " of layer " +
                                    std::to_string(layer) + " where its K/V is");
         } else {
-            d = std::clamp(n.layer, 0, nLayer - 1) < devices.gpuLayers && devices.count > 1 ? 0 : cpu;
+            const int layer = std::clamp(n.layer, 0, nLayer - 1);
+            d = layer < devices.gpuLayers && devices.count > 1 ? 0 : cpu;
+            if (n.experts && layer < devices.cpuExpertLayers) d = cpu;
             if (d != cpu && !devices.supports(d, g, n)) d = cpu;
         }
         plan.nodeDevice[size_t(i)] = d;

@@ -1,8 +1,9 @@
 // The device-independent part of running a step: where each node of a step's graph goes (the
-// first gpuLayers layers on the GPU, nodes the GPU refuses on the CPU, K/V nodes where their
-// layer's K/V lives), the runs of nodes per device, the tensors copied between devices, and which
-// memory slot each tensor takes on each device. The runner executes it; the memory estimate
-// (hearth/model_info.h) sums it without opening any device, so both count the same things.
+// first gpuLayers layers on the GPU but for the experts of the first cpuExpertLayers, nodes the
+// GPU refuses on the CPU, K/V nodes where their layer's K/V lives), the runs of nodes per device,
+// the tensors copied between devices, and which memory slot each tensor takes on each device. The
+// runner executes it; the memory estimate (hearth/model_info.h) sums it without opening any
+// device, so both count the same things.
 #pragma once
 
 #include "backend/device.h"
@@ -19,6 +20,9 @@ namespace hearth::runtime {
 struct Devices {
     int count = 1;
     int gpuLayers = 0; // layers whose nodes go to device 0 when count > 1
+    // Of those, the layers below this keep their experts' nodes (graph::Node::experts) on the CPU,
+    // which then holds their expert weights (llama.cpp's --n-cpu-moe).
+    int cpuExpertLayers = 0;
     // Whether device d runs the node (the CPU, count - 1, must run everything).
     std::function<bool(int d, const graph::Graph&, const graph::Node&)> supports;
     int cpu() const { return count - 1; }

@@ -1,11 +1,13 @@
 // The shared memory plan behind the settings estimate and every fit badge: planMemory agrees with
 // the engine's split estimate and resolves "as many layers as fit" like the load does; the verdict
 // follows the device and RAM; the size-only plan (hub files) grows with context and KV type; and
-// recommendedStarters picks starters that fit the machine described.
+// recommendedStarters picks starters that fit the machine described. A mixture of experts that does
+// not fit keeps every layer on the GPU and as few layers' experts in RAM as make it fit.
 #include "services/memory_estimate.h"
 #include "test_support.h"
 
 #include "hearth/gguf.h"
+#include "hearth/synth.h"
 
 #include <QtTest>
 
@@ -98,6 +100,54 @@ private Q_SLOTS:
         QVERIFY(!planMemory(QStringLiteral("/nonexistent.gguf"), settingsOn(QStringLiteral("cpu")), machine(0), kGiB).error.isEmpty());
         QCOMPARE(fitBadge(cpu, QStringLiteral("architecture 'mamba' not supported")),
                  QStringLiteral("won't run here: architecture 'mamba' not supported"));
+    }
+
+    // qwen3moe-tiny (4 layers) on a GPU with room for all but the experts of about one and a half
+    // layers: every layer there, the experts of the first two in RAM, "fits (GPU+RAM)"; the same
+    // count asked for by hand; none asked for: fewer layers. The estimate the plan shows is the
+    // engine's for that split.
+    void expertsStayInRamWhenTheModelDoesNotFit() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        SynthOptions o;
+        o.preset = "qwen3moe-tiny";
+        o.typeOrMix = "Q8_0";
+        o.vocabPath = test::testDataPath("models/stories260K.gguf");
+        o.outPath = dir.filePath(QStringLiteral("moe.gguf")).toStdString();
+        const Status made = synthesizeModel(o);
+        QVERIFY2(made.isOk(), made.toString().c_str());
+        const QString model = QString::fromStdString(o.outPath);
+        auto file = gguf::File::open(o.outPath);
+        QVERIFY(file.isOk());
+        auto info = readModelInfo(*file);
+        QVERIFY(info.isOk());
+        const uint32_t ctx = std::min<uint32_t>(info->contextLength, 4096);
+        auto gpuBytes = [&](int moe) { return estimateSplit(*file, *info, 4, ctx, quant::Type::F16, 4, 512, moe).gpuTotal(); };
+        const uint64_t usable = (gpuBytes(1) + gpuBytes(2)) / 2;
+        const DeviceList gpu = machine(usable * 10 / 9 + 1);
+
+        MemoryPlan p = planMemory(model, settingsOn(QStringLiteral("vulkan:0")), gpu, 8 * kGiB);
+        QVERIFY2(p.error.isEmpty(), qPrintable(p.error));
+        QCOMPARE(p.gpuLayers, 4);
+        QCOMPARE(p.cpuMoeLayers, 2);
+        QCOMPARE(p.split.gpuTotal(), gpuBytes(2));
+        QVERIFY(p.split.expertsCpu > 0);
+        QVERIFY(!p.gpuOver);
+        QCOMPARE(p.fit, Fit::GpuAndRam);
+
+        LoadSettings byHand = settingsOn(QStringLiteral("vulkan:0"), 4);
+        byHand.cpuMoeLayers = 3;
+        p = planMemory(model, byHand, gpu, 8 * kGiB);
+        QCOMPARE(p.cpuMoeLayers, 3);
+        QCOMPARE(p.split.gpuTotal(), gpuBytes(3));
+
+        LoadSettings none = settingsOn(QStringLiteral("vulkan:0"));
+        none.cpuMoeLayers = 0;
+        p = planMemory(model, none, gpu, 8 * kGiB);
+        QCOMPARE(p.cpuMoeLayers, 0);
+        QVERIFY(p.gpuLayers < 4);
+        QCOMPARE(p.fit, Fit::GpuAndRam);
     }
 
     void sizeOnlyPlan() {

@@ -34,6 +34,7 @@ struct LoadOptions {
     int numBlocks = 8;
     int blockSize = 16;
     int gpuLayers = -1;
+    int cpuMoeLayers = 0;  // of those, the layers whose experts run on the CPU (-1: all)
     int contextLength = 0; // per sequence (RunnerConfig::contextLength); 0: not given
     int stateSlots = 4;    // recurrent models' state slots (RunnerConfig::stateSlots)
     cpu::ThreadPool* pool = nullptr;
@@ -64,6 +65,7 @@ inline Result<std::unique_ptr<LoadedModel>> loadModel(const std::string& path, c
     runtime::RunnerConfig rc;
     rc.device = o.device;
     rc.gpuLayers = o.gpuLayers;
+    rc.cpuMoeLayers = o.cpuMoeLayers;
     rc.kvType = o.kvType;
     rc.blockSize = o.blockSize;
     rc.numBlocks = o.numBlocks;

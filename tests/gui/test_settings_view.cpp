@@ -4,6 +4,7 @@
 // choices are saved. A hybrid model (qwen35) shows its recurrent state beside the KV cache. Chat
 // sampling, idle unload and theme survive a restart; a KV type the chosen GPU refuses is greyed
 // with the reason and, when chosen anyway, a warning says the load will run on the CPU and why.
+// A mixture of experts that does not fit keeps its experts of some layers in RAM.
 #include "settings_view.h"
 #include "test_support.h"
 
@@ -102,6 +103,70 @@ private Q_SLOTS:
                  qPrintable(view.estimateText()));
         QCOMPARE(settings.loadSettings().useMmap, false);
         QCOMPARE(settings.loadSettings().batchSize, 256);
+    }
+
+    // A mixture of experts too big for the GPU: "as many as fit" keeps its 4 layers there with the
+    // experts of the first 2 in RAM, which the estimate shows; none in RAM by hand gives up layers;
+    // a dense model has no experts to move (the control is off).
+    void moeExpertsInRamFollowTheFit() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir dir;
+        SynthOptions o;
+        o.preset = "qwen3moe-tiny";
+        o.typeOrMix = "Q8_0";
+        o.vocabPath = test::testDataPath("models/stories260K.gguf");
+        o.outPath = dir.filePath(QStringLiteral("moe.gguf")).toStdString();
+        QVERIFY(synthesizeModel(o).isOk());
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        app::EngineHost engine;
+        ui::SettingsView view(&settings, &engine);
+        view.show();
+        auto file = gguf::File::open(o.outPath);
+        QVERIFY(file.isOk());
+        auto info = readModelInfo(*file);
+        QVERIFY(info.isOk());
+        const uint32_t ctx = std::min<uint32_t>(info->contextLength, 4096);
+        const int seqs = settings.loadSettings().maxParallel;
+        auto gpuBytes = [&](int moe) { return estimateSplit(*file, *info, 4, ctx, quant::Type::F16, seqs, 512, moe).gpuTotal(); };
+        DeviceList list;
+        DeviceDescription cpu;
+        cpu.id = "cpu";
+        cpu.totalMemory = uint64_t(8) << 30;
+        DeviceDescription gpu;
+        gpu.kind = DeviceKind::Vulkan;
+        gpu.id = "vulkan:0";
+        gpu.type = "discrete";
+        gpu.freeMemory = (gpuBytes(1) + gpuBytes(2)) / 2 * 10 / 9 + 1;
+        gpu.totalMemory = gpu.freeMemory;
+        list.devices = {cpu, gpu};
+        view.setDevices(list);
+        view.selectDevice(QStringLiteral("vulkan:0"));
+        view.setGpuLayers(-1);
+        view.setModelPath(QString::fromStdString(o.outPath));
+        auto* experts = view.findChild<QSpinBox*>(QStringLiteral("cpuMoeLayers"));
+        QVERIFY(experts);
+        QVERIFY(experts->isEnabled());
+        QCOMPARE(experts->value(), -1); // automatic
+        QCOMPARE(view.effectiveGpuLayers(), 4);
+        QCOMPARE(view.effectiveCpuMoeLayers(), 2);
+        QVERIFY(!view.estimateOverLimit());
+        QVERIFY2(view.estimateText().contains(QStringLiteral("experts of 2 layers")), qPrintable(view.estimateText()));
+        QCOMPARE(view.fitText(), QStringLiteral("fits (GPU+RAM)"));
+
+        view.setCpuMoeLayers(0);
+        QCOMPARE(settings.loadSettings().cpuMoeLayers, 0);
+        QCOMPARE(view.effectiveCpuMoeLayers(), 0);
+        QVERIFY(view.effectiveGpuLayers() < 4);
+        QVERIFY(!view.estimateText().contains(QStringLiteral("experts of")));
+
+        view.setCpuMoeLayers(4);
+        view.setGpuLayers(4);
+        QCOMPARE(view.effectiveCpuMoeLayers(), 4);
+        QCOMPARE(settings.loadSettings().cpuMoeLayers, 4);
+
+        view.setModelPath(QString::fromStdString(test::testDataPath("models/stories260K.gguf")));
+        QVERIFY(!experts->isEnabled());
+        QCOMPARE(view.effectiveCpuMoeLayers(), 0);
     }
 
     void hybridModelShowsItsState() {

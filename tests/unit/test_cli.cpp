@@ -1,5 +1,5 @@
-// hearth-cli inspect, synth, quantize and split as a user runs them, and the memory estimator
-// against hand-computed numbers.
+// hearth-cli inspect (its GPU placement with experts in RAM too), synth, quantize and split as a
+// user runs them, and the memory estimator against hand-computed numbers.
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
 #include "test_support.h"
@@ -114,6 +114,55 @@ private Q_SLOTS:
         const QJsonObject p = QJsonDocument::fromJson(plain.out.toUtf8()).object();
         QVERIFY(!p.contains(QStringLiteral("hybrid")));
         QCOMPARE(p["memory"]["state_bytes_per_sequence"].toInteger(), qint64(0));
+    }
+
+    // inspect's placement: qwen3moe-tiny in a 20 MiB GPU budget keeps its 4 layers there with the
+    // experts of the first 2 in RAM (what the load would do), within the budget; -ngl with
+    // --cpu-moe puts those layers' experts in RAM; a dense model has none; bad counts exit 2.
+    void inspectPlacesExpertsInRam() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const QString out = m_dir.filePath(QStringLiteral("qwen3moe-tiny.gguf"));
+        Run s = cli({QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("qwen3moe-tiny"),
+                     QStringLiteral("--type"), QStringLiteral("Q8_0"), QStringLiteral("--vocab"), model("stories260K.gguf"),
+                     QStringLiteral("-o"), out});
+        QVERIFY2(s.exitCode == 0, qPrintable(s.err));
+        Run j = cli({QStringLiteral("inspect"), out, QStringLiteral("--json"), QStringLiteral("--gpu-memory"),
+                     QStringLiteral("20M")});
+        QVERIFY2(j.exitCode == 0, qPrintable(j.err));
+        auto placement = [](const Run& r) { return QJsonDocument::fromJson(r.out.toUtf8()).object()["placement"].toObject(); };
+        const QJsonObject p = placement(j);
+        QCOMPARE(p["gpu_layers"].toInt(), 4);
+        QCOMPARE(p["cpu_moe_layers"].toInt(), 2);
+        QVERIFY(p["fitted"].toBool() && p["fits"].toBool());
+        QVERIFY(p["gpu"]["total_bytes"].toInteger() <= qint64(20) << 20);
+        QVERIFY(p["cpu"]["experts_bytes"].toInteger() > 0);
+        QCOMPARE(p["cpu"]["experts_bytes"].toInteger(), p["cpu"]["weights_bytes"].toInteger());
+        Run t = cli({QStringLiteral("inspect"), out, QStringLiteral("--gpu-memory"), QStringLiteral("20M")});
+        QVERIFY2(t.out.contains(QStringLiteral("4 of 4 on the GPU, the experts of the first 2 in RAM (as many as fit)")),
+                 qPrintable(t.out));
+
+        const QJsonObject byHand = placement(cli({QStringLiteral("inspect"), out, QStringLiteral("--json"),
+                                                  QStringLiteral("--gpu-memory"), QStringLiteral("1G"), QStringLiteral("-ngl"),
+                                                  QStringLiteral("3"), QStringLiteral("--cpu-moe")}));
+        QCOMPARE(byHand["gpu_layers"].toInt(), 3);
+        QCOMPARE(byHand["cpu_moe_layers"].toInt(), 3);
+        QVERIFY(!byHand["fitted"].toBool());
+
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/llama-2-tiny-random.gguf"));
+        const QJsonObject dense = placement(cli({QStringLiteral("inspect"), model("llama-2-tiny-random.gguf"),
+                                                 QStringLiteral("--json"), QStringLiteral("--gpu-memory"), QStringLiteral("1G"),
+                                                 QStringLiteral("--cpu-moe")}));
+        QCOMPARE(dense["cpu_moe_layers"].toInt(), 0);
+        QCOMPARE(dense["cpu"]["experts_bytes"].toInteger(), qint64(0));
+
+        for (const QStringList& bad : {QStringList{QStringLiteral("--n-cpu-moe"), QStringLiteral("x")},
+                                       QStringList{QStringLiteral("--n-cpu-moe"), QStringLiteral("-3")},
+                                       QStringList{QStringLiteral("--gpu-memory"), QStringLiteral("lots")},
+                                       QStringList{QStringLiteral("--device"), QStringLiteral("nope:9")}}) {
+            Run r = cli(QStringList{QStringLiteral("inspect"), out} + bad);
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY(!r.err.isEmpty());
+        }
     }
 
     void inspectEveryShippedModel() {

@@ -3,6 +3,8 @@
 // reports the weights it holds, its K/V pools and, after one step of the estimated shape, its
 // step buffers; the estimate must name the same bytes. Plus the device list's CPU entry. A
 // hybrid model (qwen35-tiny, synthesized) adds its recurrent state: the slots the engine takes (live, snapshots, forks).
+// A mixture of experts (qwen3moe-tiny) with the experts of some layers in RAM (--n-cpu-moe), and
+// the fit that chooses how many (fitOnGpu).
 #include "hearth/devices.h"
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
@@ -30,7 +32,7 @@ struct Actual {
 
 // Loads `path` on `device` as the estimate assumes (blocks of 16, kContext per sequence) and runs
 // one step of kBatchTokens tokens from kSequences sequences, each wanting its last logits.
-Actual allocate(const std::string& path, const std::string& device, int gpuLayers, KvType kv) {
+Actual allocate(const std::string& path, const std::string& device, int gpuLayers, KvType kv, int cpuMoeLayers) {
     Actual a;
     auto file = gguf::File::open(path);
     if (!file) return a.error = file.status().toString(), a;
@@ -39,6 +41,7 @@ Actual allocate(const std::string& path, const std::string& device, int gpuLayer
     runtime::RunnerConfig rc;
     rc.device = device;
     rc.gpuLayers = gpuLayers;
+    rc.cpuMoeLayers = cpuMoeLayers;
     rc.kvType = kv;
     rc.blockSize = 16;
     rc.numBlocks = int(kContext / 16) * kSequences;
@@ -100,27 +103,33 @@ private Q_SLOTS:
         QTest::addColumn<QString>("device");
         QTest::addColumn<int>("gpuLayers");
         QTest::addColumn<int>("kv");
-        QTest::newRow("stories260K cpu f32") << QStringLiteral("stories260K.gguf") << QStringLiteral("cpu") << 0 << int(KvType::F32);
-        QTest::newRow("tiny-random cpu f16") << QStringLiteral("llama-2-tiny-random.gguf") << QStringLiteral("cpu") << 0 << int(KvType::F16);
-        QTest::newRow("stories260K vulkan 2 of 5") << QStringLiteral("stories260K.gguf") << QStringLiteral("vulkan:0") << 2 << int(KvType::F16);
-        QTest::newRow("stories260K vulkan all") << QStringLiteral("stories260K.gguf") << QStringLiteral("vulkan:0") << -1 << int(KvType::F32);
+        QTest::addColumn<int>("cpuMoe");
+        QTest::newRow("stories260K cpu f32") << QStringLiteral("stories260K.gguf") << QStringLiteral("cpu") << 0 << int(KvType::F32) << 0;
+        QTest::newRow("tiny-random cpu f16") << QStringLiteral("llama-2-tiny-random.gguf") << QStringLiteral("cpu") << 0 << int(KvType::F16) << 0;
+        QTest::newRow("stories260K vulkan 2 of 5") << QStringLiteral("stories260K.gguf") << QStringLiteral("vulkan:0") << 2 << int(KvType::F16) << 0;
+        QTest::newRow("stories260K vulkan all") << QStringLiteral("stories260K.gguf") << QStringLiteral("vulkan:0") << -1 << int(KvType::F32) << 0;
         // Three delta-net layers with a state per sequence, K/V for the attention layer only.
-        QTest::newRow("qwen35-tiny cpu f32") << QStringLiteral("synth:qwen35-tiny") << QStringLiteral("cpu") << 0 << int(KvType::F32);
-        QTest::newRow("qwen35-tiny cpu f16") << QStringLiteral("synth:qwen35-tiny") << QStringLiteral("cpu") << 0 << int(KvType::F16);
-        QTest::newRow("qwen35-tiny vulkan 2 of 4") << QStringLiteral("synth:qwen35-tiny") << QStringLiteral("vulkan:0") << 2 << int(KvType::F16);
-        QTest::newRow("qwen35-tiny vulkan all") << QStringLiteral("synth:qwen35-tiny") << QStringLiteral("vulkan:0") << -1 << int(KvType::F32);
+        QTest::newRow("qwen35-tiny cpu f32") << QStringLiteral("synth:qwen35-tiny") << QStringLiteral("cpu") << 0 << int(KvType::F32) << 0;
+        QTest::newRow("qwen35-tiny cpu f16") << QStringLiteral("synth:qwen35-tiny") << QStringLiteral("cpu") << 0 << int(KvType::F16) << 0;
+        QTest::newRow("qwen35-tiny vulkan 2 of 4") << QStringLiteral("synth:qwen35-tiny") << QStringLiteral("vulkan:0") << 2 << int(KvType::F16) << 0;
+        QTest::newRow("qwen35-tiny vulkan all") << QStringLiteral("synth:qwen35-tiny") << QStringLiteral("vulkan:0") << -1 << int(KvType::F32) << 0;
+        // Experts of the first layer, then of every layer, in RAM; attention and the router on Vulkan.
+        QTest::newRow("qwen3moe-tiny vulkan all, experts of 1 in RAM") << QStringLiteral("synth:qwen3moe-tiny") << QStringLiteral("vulkan:0") << -1 << int(KvType::F16) << 1;
+        QTest::newRow("qwen3moe-tiny vulkan all, every expert in RAM") << QStringLiteral("synth:qwen3moe-tiny") << QStringLiteral("vulkan:0") << -1 << int(KvType::F16) << -1;
+        QTest::newRow("qwen3moe-tiny vulkan 1 of 4, its experts in RAM") << QStringLiteral("synth:qwen3moe-tiny") << QStringLiteral("vulkan:0") << 1 << int(KvType::F16) << -1;
     }
     void estimateMatchesAllocation() {
         QFETCH(QString, model);
         QFETCH(QString, device);
         QFETCH(int, gpuLayers);
         QFETCH(int, kv);
+        QFETCH(int, cpuMoe);
         QString why;
         const std::string path = modelPath(model, why);
         if (path.empty()) QSKIP(qPrintable(why));
         if (device != QStringLiteral("cpu") && !findDevice(listDevices(), device.toStdString()))
             QSKIP(qPrintable(device + QStringLiteral(" is not available here")));
-        const Actual a = allocate(path, device.toStdString(), gpuLayers, KvType(kv));
+        const Actual a = allocate(path, device.toStdString(), gpuLayers, KvType(kv), cpuMoe);
         QVERIFY2(a.error.empty(), a.error.c_str());
         // The estimate assumes the GPU runs every node: a device that leaves some to the CPU (the
         // delta net's ops on a GPU without them) places memory elsewhere than it says.
@@ -136,7 +145,18 @@ private Q_SLOTS:
         QVERIFY(info.isOk());
         const quant::Type kvType = KvType(kv) == KvType::F32 ? quant::Type::F32 : quant::Type::F16;
         const int layers = device == QStringLiteral("cpu") ? 0 : gpuLayers < 0 ? int(info->blockCount) : gpuLayers;
-        const SplitEstimate e = estimateSplit(*file, *info, layers, kContext, kvType, kSequences, kBatchTokens);
+        const SplitEstimate e = estimateSplit(*file, *info, layers, kContext, kvType, kSequences, kBatchTokens, cpuMoe);
+        if (cpuMoe != 0) {
+            QCOMPARE(e.cpuMoeLayers, cpuMoe < 0 ? layers : cpuMoe);
+            // The CPU holds those layers' experts: exactly their ffn_*_exps tensors.
+            uint64_t experts = 0;
+            for (const gguf::TensorInfo& t : file->tensors())
+                for (int l = 0; l < e.cpuMoeLayers; ++l)
+                    if (t.name.rfind("blk." + std::to_string(l) + ".", 0) == 0 && t.name.find("_exps.") != std::string::npos)
+                        experts += t.bytes;
+            QVERIFY(experts > 0);
+            QCOMPARE(e.expertsCpu, experts);
+        }
         qInfo("estimate gpu %llu/%llu/%llu cpu %llu/%llu/%llu (weights/kv/compute); allocated gpu %llu/%llu/%llu "
               "cpu %llu/%llu/%llu",
               (unsigned long long)e.weightsGpu, (unsigned long long)e.kvGpu, (unsigned long long)e.computeGpu,
@@ -190,6 +210,63 @@ private Q_SLOTS:
         QCOMPARE(estimateSplit(*file, *info, -3, 256, quant::Type::F16, 2).gpuLayers, 0);
         QCOMPARE(estimateSplit(*file, *info, 99, 256, quant::Type::F16, 2).gpuLayers, int(info->blockCount));
         QCOMPARE(estimateSplit(*file, *info, 0, 256, quant::Type::F16, 2).gpuTotal(), uint64_t(0));
+    }
+
+    // Experts moved to RAM take their bytes off the GPU, layer by layer; the fit keeps every layer
+    // on the GPU with as few layers' experts in RAM as the budget needs, then gives up layers
+    // (with their experts in RAM), and a fixed count of experts in RAM is kept as given. A dense
+    // model has none to move.
+    void expertsInRamFit() {
+        QString why;
+        const std::string path = modelPath(QStringLiteral("synth:qwen3moe-tiny"), why);
+        if (path.empty()) QSKIP(qPrintable(why));
+        auto file = gguf::File::open(path);
+        QVERIFY(file.isOk());
+        auto info = readModelInfo(*file);
+        QVERIFY(info.isOk());
+        const int L = int(info->blockCount);
+        QCOMPARE(L, 4);
+        auto est = [&](int n, int moe) { return estimateSplit(*file, *info, n, 256, quant::Type::F16, 2, 512, moe); };
+        auto fit = [&](uint64_t bytes, int moe = kFitExperts) {
+            return fitOnGpu(*file, *info, bytes, 256, quant::Type::F16, 2, 512, moe);
+        };
+        const SplitEstimate all = est(L, 0);
+        QCOMPARE(all.cpuMoeLayers, 0);
+        QCOMPARE(all.expertsCpu, uint64_t(0));
+        uint64_t last = all.gpuTotal();
+        for (int m = 1; m <= L; ++m) {
+            const SplitEstimate e = est(L, m);
+            QCOMPARE(e.cpuMoeLayers, m);
+            QVERIFY(e.gpuTotal() < last);
+            QCOMPARE(e.weightsGpu + e.expertsCpu, all.weightsGpu); // each expert weight moved, nothing else
+            last = e.gpuTotal();
+        }
+        QCOMPARE(est(L, -1).cpuMoeLayers, L);
+        QCOMPARE(est(2, 3).cpuMoeLayers, 2); // no more than the GPU's layers
+        QCOMPARE(fit(all.gpuTotal()), (GpuFit{L, 0}));
+        for (int m = 1; m <= L; ++m) {
+            QCOMPARE(fit(est(L, m).gpuTotal()), (GpuFit{L, m}));
+            QCOMPARE(fit(est(L, m).gpuTotal() + 1), (GpuFit{L, m}));
+        }
+        const uint64_t oneLayer = est(1, -1).gpuTotal();
+        QVERIFY(oneLayer < est(L, L).gpuTotal());
+        QCOMPARE(fit(oneLayer), (GpuFit{1, 1}));
+        QCOMPARE(fit(oneLayer - 1), (GpuFit{0, 0}));
+        // Experts fixed: only the layer count is fitted.
+        const GpuFit none = fit(all.gpuTotal() - 1, 0);
+        QCOMPARE(none.cpuMoeLayers, 0);
+        QVERIFY(none.gpuLayers < L);
+        QCOMPARE(fit(est(L, -1).gpuTotal(), -1), (GpuFit{L, L}));
+
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        auto dense = gguf::File::open(test::testDataPath(QStringLiteral("models/stories260K.gguf")));
+        QVERIFY(dense.isOk());
+        auto denseInfo = readModelInfo(*dense);
+        QVERIFY(denseInfo.isOk());
+        const SplitEstimate d = estimateSplit(*dense, *denseInfo, 5, 256, quant::Type::F16, 2, 512, -1);
+        QCOMPARE(d.cpuMoeLayers, 0);
+        QCOMPARE(d.gpuTotal(), estimateSplit(*dense, *denseInfo, 5, 256, quant::Type::F16, 2).gpuTotal());
+        QCOMPARE(fitOnGpu(*dense, *denseInfo, d.gpuTotal() - 1, 256, quant::Type::F16, 2).cpuMoeLayers, 0);
     }
 
     void deviceListStartsWithTheCpu() {

@@ -56,6 +56,11 @@ struct EngineConfig {
     bool useMmap = true;            // false: read the weights into memory at load (no page faults later)
     std::string device = "cpu";     // "cpu" or a GPU id from listDevices() ("vulkan:0")
     int32_t gpuLayers = -1;         // with a GPU: layers on it, the rest on the CPU (-1: all)
+    // With a GPU: of its layers, the first cpuMoeLayers keep their mixture-of-experts weights in
+    // RAM and run the experts on the CPU, while attention, the router, shared experts and the K/V
+    // cache stay on the GPU (-1: every layer's; llama.cpp's --n-cpu-moe N, --cpu-moe). Dense
+    // models ignore it.
+    int32_t cpuMoeLayers = 0;
     // Told each stage of create() as it starts, on the calling thread ("Reading the model file",
     // "Preparing weights on vulkan:0", ...; fraction 0..1 of the whole load, rising).
     std::function<void(const LoadProgress&)> onLoadProgress;
@@ -167,6 +172,7 @@ struct ModelSummary {
     int32_t kvBlockSize = 0;
     std::string device = "cpu";       // where the first gpuLayers layers run
     int32_t gpuLayers = 0;            // layers on that device (0 with the CPU)
+    int32_t cpuMoeLayers = 0;         // of those, the first N whose experts run on the CPU
     // Why parts of the model run elsewhere than asked: a GPU that failed its check before use
     // (the model then runs on the CPU), or ops of its layers it lacks ("rope@3"), run on the CPU.
     std::vector<std::string> deviceNotes;

@@ -97,10 +97,14 @@ MemoryEstimate estimateMemory(const ModelInfo& info, uint32_t contextLength, qua
 // the runner would allocate.
 // The GPU is assumed to run every op (a node it lacks would run on the CPU instead). A file whose
 // architecture the engine cannot bind is estimated from its tensor names (blk.N.* with layer N).
+// With cpuMoeLayers N, the first N of the GPU's layers keep their mixture-of-experts weights
+// (and expert products) on the CPU, as EngineConfig::cpuMoeLayers does.
 struct SplitEstimate {
     int gpuLayers = 0;           // clamped to [0, blockCount]
+    int cpuMoeLayers = 0;        // clamped to [0, gpuLayers]; 0 for a model without experts
     uint64_t weightsGpu = 0;
     uint64_t weightsCpu = 0;
+    uint64_t expertsCpu = 0;     // of weightsCpu, the experts of GPU layers kept in RAM
     uint64_t kvGpu = 0;
     uint64_t kvCpu = 0;
     uint64_t stateGpu = 0; // recurrent layers' state, every sequence's
@@ -112,7 +116,22 @@ struct SplitEstimate {
 };
 SplitEstimate estimateSplit(const gguf::File& file, const ModelInfo& info, int gpuLayers,
                             uint32_t contextLength, quant::Type kvType, int sequences,
-                            int batchTokens = 512);
+                            int batchTokens = 512, int cpuMoeLayers = 0);
+
+// What "as many as fit" loads: every layer on the GPU when the whole model fits in `gpuBytes`;
+// else, for a model with experts, every layer on the GPU with the experts of the fewest first
+// layers in RAM that makes it fit (what llama.cpp's --n-cpu-moe does by hand); else as many
+// layers as fit with all of their experts in RAM; {0, 0} when not one layer fits.
+// With cpuMoeLayers >= 0 (or -1: every layer's) the experts in RAM are given and only the layer
+// count is fitted.
+inline constexpr int kFitExperts = -2;
+struct GpuFit {
+    int gpuLayers = 0;
+    int cpuMoeLayers = 0;
+    bool operator==(const GpuFit&) const = default;
+};
+GpuFit fitOnGpu(const gguf::File& file, const ModelInfo& info, uint64_t gpuBytes, uint32_t contextLength,
+                quant::Type kvType, int sequences, int batchTokens = 512, int cpuMoeLayers = kFitExperts);
 
 // The most layers whose share (SplitEstimate::gpuTotal) fits in `gpuBytes`; 0 when none does.
 int maxGpuLayersThatFit(const gguf::File& file, const ModelInfo& info, uint64_t gpuBytes,
