@@ -35,11 +35,9 @@ bool gpuRunsWeightType(DeviceKind kind, quant::Type type) {
     switch (type) {
     case T::F32: case T::F16: case T::BF16: case T::Q8_0: case T::Q4_0: case T::Q4_1: case T::Q5_0:
     case T::Q5_1: case T::Q2_K: case T::Q3_K: case T::Q4_K: case T::Q5_K: case T::Q6_K: case T::IQ4_NL:
-    case T::IQ4_XS: case T::MXFP4:
-        return true;
-    case T::Q8_1: case T::Q8_K: case T::TQ1_0: case T::TQ2_0:
+    case T::IQ4_XS: case T::MXFP4: case T::TQ1_0: case T::TQ2_0: case T::Q8_1: case T::Q8_K:
     case T::IQ1_S: case T::IQ1_M: case T::IQ2_XXS: case T::IQ2_XS: case T::IQ2_S: case T::IQ3_XXS: case T::IQ3_S:
-        return kind == DeviceKind::Vulkan || kind == DeviceKind::Cpu;
+        return true;
     default:
         return kind == DeviceKind::Cpu;
     }

@@ -95,20 +95,23 @@ private Q_SLOTS:
         // IQ4_XS and MXFP4: both GPUs have kernels.
         QVERIFY(fallbackReasonFor(on(QStringLiteral("vulkan:0"), QStringLiteral("f16")), list, &info).isEmpty());
         QVERIFY(fallbackReasonFor(on(QStringLiteral("cuda:0"), QStringLiteral("f16")), list, &info).isEmpty());
-        // TQ2_0: Vulkan has kernels, CUDA does not.
-        info.tensorsByType["TQ2_0"] = 3;
-        QVERIFY(fallbackReasonFor(on(QStringLiteral("vulkan:0"), QStringLiteral("f16")), list, &info).isEmpty());
-        const QString cuda = fallbackReasonFor(on(QStringLiteral("cuda:0"), QStringLiteral("f16")), list, &info);
-        QVERIFY2(cuda.contains(QStringLiteral("TQ2_0")) && !cuda.contains(QStringLiteral("Q4_K,")) &&
-                     !cuda.contains(QStringLiteral("IQ4_XS")),
-                 qPrintable(cuda));
-        info.tensorsByType.erase("TQ2_0");
-        // The grid i-quants: Vulkan's shaders take them, CUDA has no kernels for them.
-        info.tensorsByType["IQ2_XXS"] = 4;
-        QVERIFY(fallbackReasonFor(on(QStringLiteral("vulkan:0"), QStringLiteral("f16")), list, &info).isEmpty());
-        QVERIFY(fallbackReasonFor(on(QStringLiteral("cuda:0"), QStringLiteral("f16")), list, &info)
-                    .contains(QStringLiteral("IQ2_XXS")));
-        info.tensorsByType.erase("IQ2_XXS");
+        // F64 (not a weight type either GPU reads): both name it, and only it.
+        info.tensorsByType["F64"] = 3;
+        for (const QString& gpu : {QStringLiteral("vulkan:0"), QStringLiteral("cuda:0")}) {
+            const QString why = fallbackReasonFor(on(gpu, QStringLiteral("f16")), list, &info);
+            QVERIFY2(why.contains(QStringLiteral("F64")) && !why.contains(QStringLiteral("Q4_K,")) &&
+                         !why.contains(QStringLiteral("IQ4_XS")),
+                     qPrintable(why));
+        }
+        info.tensorsByType.erase("F64");
+        // The ternary and grid i-quants, Q8_1 and Q8_K: both GPUs have kernels.
+        for (const char* type : {"TQ1_0", "TQ2_0", "IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S",
+                                 "Q8_1", "Q8_K"}) {
+            info.tensorsByType[type] = 4;
+            QVERIFY(fallbackReasonFor(on(QStringLiteral("vulkan:0"), QStringLiteral("f16")), list, &info).isEmpty());
+            QVERIFY2(fallbackReasonFor(on(QStringLiteral("cuda:0"), QStringLiteral("f16")), list, &info).isEmpty(), type);
+            info.tensorsByType.erase(type);
+        }
         info.keyLength = 512;
         QVERIFY(fallbackReasonFor(on(QStringLiteral("vulkan:0"), QStringLiteral("f16")), list, &info)
                     .contains(QStringLiteral("512")));

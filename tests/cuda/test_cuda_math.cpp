@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -128,6 +129,51 @@ template <typename B> void checkIntType(quant::Type type, int64_t cols) {
                      qPrintable(QStringLiteral("%1 chunk dot %2 vs %3").arg(quant::typeName(type).data())
                                     .arg(got).arg(exact)));
         }
+    }
+}
+
+// Random blocks of a grid i-quant or ternary type (any bits are a valid block: every index names a
+// grid row) with finite scales, `rows` rows of `cols` values.
+HostMatrix randomGridMatrix(quant::Type type, int64_t rows, int64_t cols, uint32_t seed) {
+    HostMatrix h;
+    const uint64_t rowBytes = quant::rowBytes(type, uint64_t(cols)).value();
+    h.bytes.resize(rowBytes * uint64_t(rows));
+    std::mt19937 rng(seed);
+    for (uint8_t& b : h.bytes) b = uint8_t(rng());
+    const size_t blockBytes = size_t(quant::rowBytes(type, uint64_t(quant::kQKK)).value());
+    std::uniform_real_distribution<float> scale(0.01f, 2.0f);
+    for (size_t at = 0; at < h.bytes.size(); at += blockBytes) {
+        uint8_t* b = h.bytes.data() + at;
+        const uint16_t d = quant::floatToHalf(scale(rng) * (rng() % 2 ? 1.0f : -1.0f));
+        if (type == quant::Type::IQ1_M) {
+            // The fp16 scale lives in the top nibbles of the four scale words.
+            auto* blk = reinterpret_cast<quant::BlockIQ1_M*>(b);
+            for (int i = 0; i < 4; ++i) blk->scales[2 * i + 1] = uint8_t((blk->scales[2 * i + 1] & 0x0f) | ((d >> 4 * i) & 15) << 4);
+            if (quant::iq1mScaleBits(*blk) != d) qFatal("IQ1_M scale not placed");
+        } else {
+            const size_t at16 = type == quant::Type::TQ1_0 ? offsetof(quant::BlockTQ1_0, d)
+                                : type == quant::Type::TQ2_0 ? offsetof(quant::BlockTQ2_0, d)
+                                                             : 0;
+            std::memcpy(b + at16, &d, sizeof d);
+        }
+    }
+    h.m = {h.bytes.data(), type, cols, rows, rowBytes};
+    return h;
+}
+
+// dequantRowChunk of a grid/ternary type equals quant's reference row bit for bit.
+template <typename B> void checkGridType(quant::Type type) {
+    const int64_t rows = 6, cols = 4 * quant::kQKK;
+    const HostMatrix h = randomGridMatrix(type, rows, cols, 5u + uint32_t(type));
+    std::vector<float> ref(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+        QVERIFY(cpu::ref::getRow(h.m, r, ref.data()).isOk());
+        const std::vector<float> got = chunkedRow<B>(h, r);
+        for (int64_t i = 0; i < cols; ++i)
+            QVERIFY2(std::memcmp(&got[size_t(i)], &ref[size_t(i)], sizeof(float)) == 0,
+                     qPrintable(QStringLiteral("%1 row %2 elem %3: %4 vs %5")
+                                    .arg(quant::typeName(type).data()).arg(r).arg(i)
+                                    .arg(got[size_t(i)]).arg(ref[size_t(i)])));
     }
 }
 
@@ -437,6 +483,30 @@ private Q_SLOTS:
         checkType<quant::BlockIQ4_NL>(quant::Type::IQ4_NL, 160);
         checkType<quant::BlockIQ4_XS>(quant::Type::IQ4_XS, 768);
         checkType<quant::BlockMXFP4>(quant::Type::MXFP4, 160);
+        checkType<quant::BlockQ8_1>(quant::Type::Q8_1, 160);
+        checkType<quant::BlockQ8_K>(quant::Type::Q8_K, 768);
+    }
+    // The grid i-quants and the ternary types on random blocks (their grids from quant::grids on
+    // the host; on the device from the same codes), bit for bit against the reference rows.
+    void gridAndTernaryChunks() {
+        checkGridType<quant::BlockIQ2_XXS>(quant::Type::IQ2_XXS);
+        checkGridType<quant::BlockIQ2_XS>(quant::Type::IQ2_XS);
+        checkGridType<quant::BlockIQ2_S>(quant::Type::IQ2_S);
+        checkGridType<quant::BlockIQ3_XXS>(quant::Type::IQ3_XXS);
+        checkGridType<quant::BlockIQ3_S>(quant::Type::IQ3_S);
+        checkGridType<quant::BlockIQ1_S>(quant::Type::IQ1_S);
+        checkGridType<quant::BlockIQ1_M>(quant::Type::IQ1_M);
+        checkGridType<quant::BlockTQ1_0>(quant::Type::TQ1_0);
+        checkGridType<quant::BlockTQ2_0>(quant::Type::TQ2_0);
+        // The device's copy of the grids (expanded from the same codes at compile time) holds
+        // quant::grids' bytes.
+        const cm::DeviceGrids g = cm::makeDeviceGrids();
+        QVERIFY(std::memcmp(g.iq2xxs, quant::grids::kIq2xxs.data(), sizeof g.iq2xxs) == 0);
+        QVERIFY(std::memcmp(g.iq2xs, quant::grids::kIq2xs.data(), sizeof g.iq2xs) == 0);
+        QVERIFY(std::memcmp(g.iq2s, quant::grids::kIq2s.data(), sizeof g.iq2s) == 0);
+        QVERIFY(std::memcmp(g.iq3xxs, quant::grids::kIq3xxs.data(), sizeof g.iq3xxs) == 0);
+        QVERIFY(std::memcmp(g.iq3s, quant::grids::kIq3s.data(), sizeof g.iq3s) == 0);
+        QVERIFY(std::memcmp(g.iq1s, quant::grids::kIq1s.data(), sizeof g.iq1s) == 0);
     }
     // dp4a's emulation: four signed byte products plus the accumulator, on random words.
     void dp4a() {

@@ -1,9 +1,10 @@
 // The per-element math of the CUDA kernels as inline __host__ __device__ functions, so the host
 // tests run the exact code the kernels run: fp16 conversion, RMSNorm pieces, RoPE, SiLU/SwiGLU,
 // GELU/GeGLU, soft-capping, the attention window, the online-softmax state, and 32-value chunk
-// dequantization + dot for every weight type.
+// dequantization + dot for every weight type (the grid i-quants and TQ in iq_math.h).
 #pragma once
 
+#include "backend/cuda/iq_math.h"
 #include "quant/blocks.h" // defines: HEARTH_HD, Block*, halfToFloat, floatToHalf, k4ScaleMin
 
 #include <math.h>
@@ -220,6 +221,27 @@ template <> struct ChunkTraits<quant::BlockQ6_K> { static constexpr int kChunks 
 template <> struct ChunkTraits<quant::BlockIQ4_NL> { static constexpr int kChunks = 1; };
 template <> struct ChunkTraits<quant::BlockIQ4_XS> { static constexpr int kChunks = 8; };
 template <> struct ChunkTraits<quant::BlockMXFP4> { static constexpr int kChunks = 1; };
+template <> struct ChunkTraits<quant::BlockIQ2_XXS> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockIQ2_XS> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockIQ2_S> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockIQ3_XXS> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockIQ3_S> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockIQ1_S> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockIQ1_M> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockTQ1_0> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockTQ2_0> { static constexpr int kChunks = 8; };
+template <> struct ChunkTraits<quant::BlockQ8_1> { static constexpr int kChunks = 1; };
+template <> struct ChunkTraits<quant::BlockQ8_K> { static constexpr int kChunks = 8; };
+
+// The grid, ternary and activation (Q8_1, Q8_K) types have no int8 view (IntChunk): their
+// prefill takes the fp16 path.
+template <typename B>
+inline constexpr bool kGridChunk =
+    std::is_same_v<B, quant::BlockIQ2_XXS> || std::is_same_v<B, quant::BlockIQ2_XS> ||
+    std::is_same_v<B, quant::BlockIQ2_S> || std::is_same_v<B, quant::BlockIQ3_XXS> ||
+    std::is_same_v<B, quant::BlockIQ3_S> || std::is_same_v<B, quant::BlockIQ1_S> ||
+    std::is_same_v<B, quant::BlockIQ1_M> || std::is_same_v<B, quant::BlockTQ1_0> ||
+    std::is_same_v<B, quant::BlockTQ2_0> || std::is_same_v<B, quant::BlockQ8_1> || std::is_same_v<B, quant::BlockQ8_K>;
 
 HEARTH_HD inline void dequantChunk(const F32Chunk& b, int, float* y) {
     for (int j = 0; j < kChunk; ++j) y[j] = b.v[j];
@@ -286,6 +308,15 @@ HEARTH_HD inline void dequantChunk(const quant::BlockQ5_1& b, int, float* y) {
 HEARTH_HD inline void dequantChunk(const quant::BlockQ8_0& b, int, float* y) {
     const float d = fp16ToFloat(b.d);
     for (int j = 0; j < kChunk; ++j) y[j] = d * float(b.qs[j]);
+}
+
+// Q8_1 (its sum s unused) and Q8_K chunk c: x = d * q.
+HEARTH_HD inline void dequantChunk(const quant::BlockQ8_1& b, int, float* y) {
+    const float d = fp16ToFloat(b.d);
+    for (int j = 0; j < kChunk; ++j) y[j] = d * float(b.qs[j]);
+}
+HEARTH_HD inline void dequantChunk(const quant::BlockQ8_K& b, int c, float* y) {
+    for (int j = 0; j < kChunk; ++j) y[j] = b.d * float(b.qs[kChunk * c + j]);
 }
 
 // Q2_K chunk c: half h = c / 4 of the super-block, bit pair c % 4 of qs[32h + l]; sub-block

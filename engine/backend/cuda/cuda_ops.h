@@ -17,8 +17,9 @@ struct ActChunk; // int8_math.h: 32 activations as int8 with their scale
 }
 
 // A 2-D weight in device memory as GGUF stores it: W[rows][cols], each row rowBytes long.
-// Supported types: F32, F16, BF16 (any cols), Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4
-// (cols % 32 == 0), Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS (cols % 256 == 0).
+// Supported types: F32, F16, BF16 (any cols), Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, IQ4_NL, MXFP4
+// (cols % 32 == 0), Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_XS, IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS,
+// IQ2_S, IQ3_XXS, IQ3_S, TQ1_0, TQ2_0 (cols % 256 == 0).
 struct DeviceMatrix {
     const void* data = nullptr;
     quant::Type type = quant::Type::F32;

@@ -61,10 +61,14 @@ template <typename B> __device__ inline void loadChunk(const B* row, int64_t c, 
 inline int64_t chunksOf(int64_t cols) { return (cols + math::kChunk - 1) / math::kChunk; }
 
 // Checks a weight's shape (F32/F16/BF16: any cols; legacy quants, IQ4_NL, MXFP4: a multiple of
-// 32; K-quants, IQ4_XS: of 256) and calls fn(B{}) with the chunk type of its quant type.
+// 32; K-quants, Q8_K, IQ4_XS, the grid i-quants, TQ: of 256) and calls fn(B{}) with the chunk type of its quant type.
 template <typename Fn> Status dispatchWeight(const DeviceMatrix& w, const char* op, Fn&& fn) {
-    const bool kQuant = w.type == quant::Type::Q2_K || w.type == quant::Type::Q3_K || w.type == quant::Type::Q4_K ||
-                        w.type == quant::Type::Q5_K || w.type == quant::Type::Q6_K || w.type == quant::Type::IQ4_XS;
+    const bool plainOrLegacy = w.type == quant::Type::F32 || w.type == quant::Type::F16 || w.type == quant::Type::BF16 ||
+                               w.type == quant::Type::Q4_0 || w.type == quant::Type::Q4_1 ||
+                               w.type == quant::Type::Q5_0 || w.type == quant::Type::Q5_1 ||
+                               w.type == quant::Type::Q8_0 || w.type == quant::Type::Q8_1 ||
+                               w.type == quant::Type::IQ4_NL || w.type == quant::Type::MXFP4;
+    const bool kQuant = !plainOrLegacy; // super-blocks of 256: the K-quants, IQ4_XS, the grid types, TQ
     const bool plain = w.type == quant::Type::F32 || w.type == quant::Type::F16 || w.type == quant::Type::BF16;
     const int64_t multiple = kQuant ? quant::kQKK : plain ? 1 : math::kChunk;
     if (!w.data || w.cols <= 0 || w.rows <= 0 || w.cols % multiple != 0)
@@ -87,6 +91,17 @@ template <typename Fn> Status dispatchWeight(const DeviceMatrix& w, const char* 
     case quant::Type::IQ4_NL: return fn(quant::BlockIQ4_NL{});
     case quant::Type::IQ4_XS: return fn(quant::BlockIQ4_XS{});
     case quant::Type::MXFP4: return fn(quant::BlockMXFP4{});
+    case quant::Type::IQ2_XXS: return fn(quant::BlockIQ2_XXS{});
+    case quant::Type::IQ2_XS: return fn(quant::BlockIQ2_XS{});
+    case quant::Type::IQ2_S: return fn(quant::BlockIQ2_S{});
+    case quant::Type::IQ3_XXS: return fn(quant::BlockIQ3_XXS{});
+    case quant::Type::IQ3_S: return fn(quant::BlockIQ3_S{});
+    case quant::Type::IQ1_S: return fn(quant::BlockIQ1_S{});
+    case quant::Type::IQ1_M: return fn(quant::BlockIQ1_M{});
+    case quant::Type::TQ1_0: return fn(quant::BlockTQ1_0{});
+    case quant::Type::TQ2_0: return fn(quant::BlockTQ2_0{});
+    case quant::Type::Q8_1: return fn(quant::BlockQ8_1{});
+    case quant::Type::Q8_K: return fn(quant::BlockQ8_K{});
     default: break;
     }
     return unsupported(std::string(op) + ": weight type " + std::to_string(unsigned(w.type)) +

@@ -108,8 +108,23 @@ matMulInt8Kernel(const uint8_t* __restrict__ w, uint64_t rowBytes, int64_t rows,
 } // namespace
 
 bool int8TypeSupported(quant::Type type) {
-    return weightTypeSupported(type) && type != quant::Type::F32 && type != quant::Type::F16 &&
-           type != quant::Type::BF16;
+    switch (type) {
+    case quant::Type::F32:
+    case quant::Type::F16:
+    case quant::Type::BF16:
+    case quant::Type::IQ2_XXS:
+    case quant::Type::IQ2_XS:
+    case quant::Type::IQ2_S:
+    case quant::Type::IQ3_XXS:
+    case quant::Type::IQ3_S:
+    case quant::Type::IQ1_S:
+    case quant::Type::IQ1_M:
+    case quant::Type::TQ1_0:
+    case quant::Type::TQ2_0:
+    case quant::Type::Q8_1:
+    case quant::Type::Q8_K: return false;
+    default: return weightTypeSupported(type);
+    }
 }
 
 Status quantizeActivations(const float* x, int64_t n, int64_t cols, math::ActChunk* out, StreamHandle stream) {
@@ -130,8 +145,8 @@ Status matMulInt8(const DeviceMatrix& w, const math::ActChunk* xq, float* y, int
                            " has no int8 path (use matMul)");
     return detail::dispatchWeight(w, "cuda matMulInt8", [&](auto block) -> Status {
         using B = decltype(block);
-        if constexpr (math::kPlainChunk<B>) {
-            return unsupported("cuda matMulInt8: plain weights have no int8 path");
+        if constexpr (math::kPlainChunk<B> || math::kGridChunk<B>) {
+            return unsupported("cuda matMulInt8: plain, grid, ternary and Q8_1/Q8_K weights have no int8 path");
         } else {
             const dim3 grid(detail::gridFor(w.rows, kTileR), detail::gridFor(n, kTileT));
             matMulInt8Kernel<B><<<grid, kThreads, 0, stream>>>(static_cast<const uint8_t*>(w.data), w.rowBytes,

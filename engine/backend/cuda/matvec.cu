@@ -69,7 +69,18 @@ bool weightTypeSupported(quant::Type type) {
     case quant::Type::Q6_K:
     case quant::Type::IQ4_NL:
     case quant::Type::IQ4_XS:
-    case quant::Type::MXFP4: return true;
+    case quant::Type::MXFP4:
+    case quant::Type::IQ2_XXS:
+    case quant::Type::IQ2_XS:
+    case quant::Type::IQ2_S:
+    case quant::Type::IQ3_XXS:
+    case quant::Type::IQ3_S:
+    case quant::Type::IQ1_S:
+    case quant::Type::IQ1_M:
+    case quant::Type::TQ1_0:
+    case quant::Type::TQ2_0:
+    case quant::Type::Q8_1:
+    case quant::Type::Q8_K: return true;
     default: return false;
     }
 }
