@@ -8,6 +8,7 @@
 #include "backend/cuda/cuda_math.h"
 #include "backend/cuda/int8_math.h"
 #include "hearth/quant.h"
+#include "random_blocks.h"
 #include "test_support.h"
 
 #include <QtTest>
@@ -132,30 +133,14 @@ template <typename B> void checkIntType(quant::Type type, int64_t cols) {
     }
 }
 
-// Random blocks of a grid i-quant or ternary type (any bits are a valid block: every index names a
-// grid row) with finite scales, `rows` rows of `cols` values.
+// A matrix of random blocks of a grid i-quant or ternary type (test::randomGridBlocks).
 HostMatrix randomGridMatrix(quant::Type type, int64_t rows, int64_t cols, uint32_t seed) {
     HostMatrix h;
+    h.bytes = test::randomGridBlocks(type, rows, cols, seed);
     const uint64_t rowBytes = quant::rowBytes(type, uint64_t(cols)).value();
-    h.bytes.resize(rowBytes * uint64_t(rows));
-    std::mt19937 rng(seed);
-    for (uint8_t& b : h.bytes) b = uint8_t(rng());
-    const size_t blockBytes = size_t(quant::rowBytes(type, uint64_t(quant::kQKK)).value());
-    std::uniform_real_distribution<float> scale(0.01f, 2.0f);
-    for (size_t at = 0; at < h.bytes.size(); at += blockBytes) {
-        uint8_t* b = h.bytes.data() + at;
-        const uint16_t d = quant::floatToHalf(scale(rng) * (rng() % 2 ? 1.0f : -1.0f));
-        if (type == quant::Type::IQ1_M) {
-            // The fp16 scale lives in the top nibbles of the four scale words.
-            auto* blk = reinterpret_cast<quant::BlockIQ1_M*>(b);
-            for (int i = 0; i < 4; ++i) blk->scales[2 * i + 1] = uint8_t((blk->scales[2 * i + 1] & 0x0f) | ((d >> 4 * i) & 15) << 4);
-            if (quant::iq1mScaleBits(*blk) != d) qFatal("IQ1_M scale not placed");
-        } else {
-            const size_t at16 = type == quant::Type::TQ1_0 ? offsetof(quant::BlockTQ1_0, d)
-                                : type == quant::Type::TQ2_0 ? offsetof(quant::BlockTQ2_0, d)
-                                                             : 0;
-            std::memcpy(b + at16, &d, sizeof d);
-        }
+    if (type == quant::Type::IQ1_M) {
+        const auto* first = reinterpret_cast<const quant::BlockIQ1_M*>(h.bytes.data());
+        if (!std::isfinite(quant::halfToFloat(quant::iq1mScaleBits(*first)))) qFatal("IQ1_M scale not placed");
     }
     h.m = {h.bytes.data(), type, cols, rows, rowBytes};
     return h;

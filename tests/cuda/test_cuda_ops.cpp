@@ -1,6 +1,7 @@
 // Every CUDA op against the CPU scalar reference (backend/cpu/ref_ops, cpu::PagedKvStore) on random
 // inputs with odd sizes: matVec (batch 1..8), matMul (WMMA prefill) and matMulInt8 (dp4a prefill,
-// against the host emulation and the unquantized reference) for each weight type, getRows,
+// against the host emulation and the unquantized reference) for each weight type (the grid
+// i-quants and TQ as random blocks), getRows,
 // rmsNorm (also in place), addRows, rope (both pairings, partial rotation, freq factors, linear
 // scaling), swiglu, geglu, scale, softcap, add, softmax, row gathers (also replayed from a CUDA
 // graph), KV writes into paged blocks and paged attention (decode batches of many sequences,
@@ -14,6 +15,7 @@
 #include "backend/cuda/cuda_ops.h"
 #include "backend/cuda/int8_math.h"
 #include "hearth/quant.h"
+#include "random_blocks.h"
 #include "test_support.h"
 
 #include <QtTest>
@@ -77,10 +79,14 @@ TestMatrix makeMatrix(quant::Type type, int64_t rows, int64_t cols, uint32_t see
     TestMatrix m;
     const uint64_t rowBytes = quant::rowBytes(type, uint64_t(cols)).value();
     m.bytes.resize(rowBytes * uint64_t(rows));
-    const auto src = randomFloats(size_t(rows * cols), seed);
-    for (int64_t r = 0; r < rows; ++r)
-        if (!quant::quantizeRow(type, src.data() + r * cols, m.bytes.data() + uint64_t(r) * rowBytes, cols).isOk())
-            qFatal("quantizeRow failed");
+    if (test::isGridOrTernary(type)) {
+        m.bytes = test::randomGridBlocks(type, rows, cols, seed);
+    } else {
+        const auto src = randomFloats(size_t(rows * cols), seed);
+        for (int64_t r = 0; r < rows; ++r)
+            if (!quant::quantizeRow(type, src.data() + r * cols, m.bytes.data() + uint64_t(r) * rowBytes, cols).isOk())
+                qFatal("quantizeRow failed");
+    }
     m.host = {m.bytes.data(), type, cols, rows, rowBytes};
     m.buffer = upload(m.bytes);
     m.dev = {m.buffer.data(), type, cols, rows, rowBytes};
@@ -96,7 +102,12 @@ const TypeCase kTypes[] = {{quant::Type::F32, 96},   {quant::Type::F16, 160},  {
                            {quant::Type::Q6_K, 512}, {quant::Type::F32, 172},  {quant::Type::F16, 45},
                            {quant::Type::F16, 8},    {quant::Type::BF16, 96},  {quant::Type::BF16, 45},
                            {quant::Type::Q4_1, 160}, {quant::Type::Q5_0, 224}, {quant::Type::Q5_1, 160},
-                           {quant::Type::Q2_K, 512}, {quant::Type::Q3_K, 768}};
+                           {quant::Type::Q2_K, 512}, {quant::Type::Q3_K, 768}, {quant::Type::IQ4_NL, 160},
+                           {quant::Type::IQ4_XS, 512}, {quant::Type::MXFP4, 160}, {quant::Type::Q8_1, 160},
+                           {quant::Type::Q8_K, 512}, {quant::Type::IQ2_XXS, 512}, {quant::Type::IQ2_XS, 512},
+                           {quant::Type::IQ2_S, 512}, {quant::Type::IQ3_XXS, 512}, {quant::Type::IQ3_S, 768},
+                           {quant::Type::IQ1_S, 512}, {quant::Type::IQ1_M, 512}, {quant::Type::TQ1_0, 512},
+                           {quant::Type::TQ2_0, 768}};
 
 // Reference y[n][rows] and Σ|w·x| per output (the scale of the rounding error).
 void referenceMatMul(const TestMatrix& m, const std::vector<float>& x, int64_t n, std::vector<float>& y,
@@ -154,6 +165,9 @@ cuda::math::IntChunk hostIntChunk(const TestMatrix& m, int64_t r, int64_t c) {
     case quant::Type::Q4_K: as(quant::BlockQ4_K{}); break;
     case quant::Type::Q5_K: as(quant::BlockQ5_K{}); break;
     case quant::Type::Q6_K: as(quant::BlockQ6_K{}); break;
+    case quant::Type::IQ4_NL: as(quant::BlockIQ4_NL{}); break;
+    case quant::Type::IQ4_XS: as(quant::BlockIQ4_XS{}); break;
+    case quant::Type::MXFP4: as(quant::BlockMXFP4{}); break;
     default: qFatal("no int8 view of this type");
     }
     return w;
