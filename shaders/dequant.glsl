@@ -247,3 +247,92 @@ float dq(uint rowBase, uint i) {
 #error "define one TYPE_*"
 #endif
 }
+
+// Values [32c, 32c + 32) of the row at rowBase into v: what the kernels that walk a row in chunks
+// of 32 read (quantized rows are whole blocks of 32 or 256 values). The common types read their
+// block's scales once per chunk, with the float operations of dq() in its order; the others call
+// dq() per value. F32/F16/BF16 rows (any length) have no chunk reader: DQ_CHUNK stays undefined.
+#if defined(TYPE_Q8_0)
+#define DQ_CHUNK
+void dqChunk(uint rowBase, uint c, out float v[32]) {
+    const uint b = rowBase + c * 34u;
+    const float d = wHalf(b);
+    for (uint j = 0u; j < 32u; ++j) v[j] = d * float(wI8(b + 2u + j));
+}
+#elif defined(TYPE_Q4_0)
+#define DQ_CHUNK
+void dqChunk(uint rowBase, uint c, out float v[32]) {
+    const uint b = rowBase + c * 18u;
+    const float d = wHalf(b);
+    for (uint j = 0u; j < 16u; ++j) {
+        const uint byte = wByte(b + 2u + j);
+        v[j] = d * float(int(byte & 0x0fu) - 8);
+        v[j + 16u] = d * float(int(byte >> 4) - 8);
+    }
+}
+#elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+#define DQ_CHUNK
+void dqChunk(uint rowBase, uint c, out float v[32]) {
+    const uint s = c % 8u, cc = s / 2u, hi = s % 2u;
+#if defined(TYPE_Q4_K)
+    const uint b = rowBase + (c / 8u) * 144u, qs = b + 16u;
+#else
+    const uint b = rowBase + (c / 8u) * 176u, qh = b + 16u, qs = b + 48u;
+#endif
+    float sc, m;
+    k4ScaleMin(b + 4u, s, sc, m);
+    const float dsc = wHalf(b) * sc, dm = wHalf(b + 2u) * m;
+    for (uint l = 0u; l < 32u; ++l) {
+        const uint byte = wByte(qs + 32u * cc + l);
+        uint q = hi == 1u ? (byte >> 4) : (byte & 0x0fu);
+#if defined(TYPE_Q5_K)
+        q |= ((wByte(qh + l) >> s) & 1u) << 4;
+#endif
+        v[l] = dsc * float(q) - dm;
+    }
+}
+#elif defined(TYPE_Q6_K)
+#define DQ_CHUNK
+void dqChunk(uint rowBase, uint c, out float v[32]) {
+    const uint s = c % 8u, h = s / 4u, k = s % 4u;
+    const uint b = rowBase + (c / 8u) * 210u;
+    const float d = wHalf(b + 208u);
+    const float dsc[2] = float[2](d * float(wI8(b + 192u + 8u * h + 2u * k)), d * float(wI8(b + 193u + 8u * h + 2u * k)));
+    for (uint l = 0u; l < 32u; ++l) {
+        const uint lo = wByte(b + 64u * h + l + 32u * (k & 1u));
+        const uint nib = k >= 2u ? (lo >> 4) : (lo & 0x0fu);
+        const uint hb = (wByte(b + 128u + 32u * h + l) >> (2u * k)) & 3u;
+        v[l] = dsc[l / 16u] * float(int(nib | (hb << 4)) - 32);
+    }
+}
+#elif defined(TYPE_IQ4_XS)
+#define DQ_CHUNK
+void dqChunk(uint rowBase, uint c, out float v[32]) {
+    const uint s = c % 8u, b = rowBase + (c / 8u) * 136u;
+    const uint lo = (wByte(b + 4u + s / 2u) >> (4u * (s % 2u))) & 0x0fu;
+    const uint hi = (wByte(b + 2u + s / 4u) >> (2u * (s % 4u))) & 3u;
+    const float dl = wHalf(b) * float(int(lo | (hi << 4)) - 32);
+    const uint qs = b + 8u + 16u * s;
+    for (uint j = 0u; j < 16u; ++j) {
+        const uint byte = wByte(qs + j);
+        v[j] = dl * IQ4_LEVELS[byte & 0x0fu];
+        v[j + 16u] = dl * IQ4_LEVELS[byte >> 4];
+    }
+}
+#elif defined(TYPE_MXFP4)
+#define DQ_CHUNK
+void dqChunk(uint rowBase, uint c, out float v[32]) {
+    const uint b = rowBase + c * 17u;
+    const float d = e8m0Half(wByte(b));
+    for (uint j = 0u; j < 16u; ++j) {
+        const uint byte = wByte(b + 1u + j);
+        v[j] = d * MXFP4_LEVELS[byte & 0x0fu];
+        v[j + 16u] = d * MXFP4_LEVELS[byte >> 4];
+    }
+}
+#elif !defined(TYPE_F32) && !defined(TYPE_F16) && !defined(TYPE_BF16)
+#define DQ_CHUNK
+void dqChunk(uint rowBase, uint c, out float v[32]) {
+    for (uint j = 0u; j < 32u; ++j) v[j] = dq(rowBase, 32u * c + j);
+}
+#endif

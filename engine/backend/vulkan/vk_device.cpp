@@ -520,7 +520,7 @@ Status VulkanDevice::matMul(const DeviceMatrix& w, const Buffer& x, int64_t n, B
                                             uint32_t((n + kTileTokens - 1) / kTileTokens)));
         else if (m_ctx->info.subgroupArithmetic)
             HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_sg_") + suffix, {bw, bx, by, bg}, &p, sizeof p,
-                                            (rr.nRows + kMatvecRows - 1) / kMatvecRows, uint32_t(n)));
+                                            (rr.nRows + kMatvecRows - 1) / kMatvecRows, 1));
         else
             HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_") + suffix, {bw, bx, by, bg}, &p, sizeof p,
                                             rr.nRows, uint32_t(n)));
