@@ -3,7 +3,7 @@
 // experts' rows. The experts are stacked as one matrix of nExp * rows rows, bound one row range at
 // a time: rows outside the bound range are skipped (the host's range loop covers them).
 // With SUBGROUP, a workgroup takes ROWS rows of one (slot, token), each subgroup summing whole rows
-// with subgroupAdd (no barriers; see matvec.comp).
+// with subgroupAdd (no barriers; see matvec.comp), quantized rows a chunk of 32 per lane.
 #version 450
 #ifdef SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
@@ -43,7 +43,18 @@ void main() {
         if (g < p.rowOffset || g >= p.rowOffset + p.nRows) continue;
         const uint rowBase = p.byteBase + (g - p.rowOffset) * p.rowBytes;
         float acc = 0.0;
+#ifdef DQ_CHUNK
+        // A chunk of 32 per lane, the block's scales read once (matvec.comp).
+        for (uint c = lane; c < p.cols / 32u; c += gl_SubgroupSize) {
+            float v[32];
+            dqChunk(rowBase, c, v);
+            float s = 0.0;
+            for (uint jj = 0u; jj < 32u; ++jj) s += v[jj] * x[xBase + 32u * c + jj];
+            acc += s;
+        }
+#else
         for (uint i = lane; i < p.cols; i += gl_SubgroupSize) acc += dq(rowBase, i) * x[xBase + i];
+#endif
         acc = subgroupAdd(acc);
         if (subgroupElect()) y[(t * p.k + e) * p.rows + r] = acc;
     }
