@@ -307,6 +307,22 @@ for p in $presets; do
 done
 
 # ---- speed ----------------------------------------------------------------------------------
+# One table row from the A B pairs on stdin: FILE DEVICE COLUMNS (ours theirs ours theirs ...
+# per line, "-" where a run failed); each cell the medians and the median ratio.
+pairTable() {
+  python3 -c 'import sys, statistics as st
+cols = int(sys.argv[3])
+rows = [l.split() for l in sys.stdin.read().strip().splitlines() if len(l.split()) == cols]
+num = lambda x: float(x) if x != "-" else None
+def cell(a, b):
+    A = [num(r[a]) for r in rows if num(r[a])]
+    B = [num(r[b]) for r in rows if num(r[b])]
+    if not A: return "failed" + (" vs %.1f" % st.median(B) if B else "")
+    if not B: return "%.1f vs failed" % st.median(A)
+    ratios = [num(r[a]) / num(r[b]) for r in rows if num(r[a]) and num(r[b])]
+    return "%.1f vs %.1f = **%.2f×**" % (st.median(A), st.median(B), st.median(ratios))
+print("| %s | %s | %s |" % (sys.argv[1], sys.argv[2], " | ".join(cell(c, c + 1) for c in range(0, cols, 2))))' "$@"
+}
 if [ -n "${BENCH_FILES:-}" ]; then files=$BENCH_FILES
 else
   if [ "$quick" = 1 ]; then specs="llama-tiny:Q4_K_M: qwen3moe-tiny:Q4_K_M: qwen35-tiny:Q4_K_M:"
@@ -348,17 +364,7 @@ for f in $files; do
       done | tee -a "$raw"
       echo | tee -a "$raw"
     done)
-    python3 -c 'import sys, statistics as st
-rows = [l.split() for l in sys.stdin.read().strip().splitlines() if len(l.split()) == 6]
-num = lambda x: float(x) if x != "-" else None
-def cell(a, b):
-    A = [num(r[a]) for r in rows if num(r[a])]
-    B = [num(r[b]) for r in rows if num(r[b])]
-    if not A: return "failed" + (" vs %.1f" % st.median(B) if B else "")
-    if not B: return "%.1f vs failed" % st.median(A)
-    ratios = [num(r[a]) / num(r[b]) for r in rows if num(r[a]) and num(r[b])]
-    return "%.1f vs %.1f = **%.2f×**" % (st.median(A), st.median(B), st.median(ratios))
-print(f"| {sys.argv[1]} | {sys.argv[2]} | {cell(0, 1)} | {cell(2, 3)} | {cell(4, 5)} |")' "$(basename "$f")" "$d" <<<"$rows" | tee -a "$md"
+    pairTable "$(basename "$f")" "$d" 6 <<<"$rows" | tee -a "$md"
   done
 done
 
@@ -391,17 +397,7 @@ if [ -n "$moeFiles" ]; then
         done | tee -a "$raw"
         echo | tee -a "$raw"
       done)
-      python3 -c 'import sys, statistics as st
-rows = [l.split() for l in sys.stdin.read().strip().splitlines() if len(l.split()) == 4]
-num = lambda x: float(x) if x != "-" else None
-def cell(a, b):
-    A = [num(r[a]) for r in rows if num(r[a])]
-    B = [num(r[b]) for r in rows if num(r[b])]
-    if not A: return "failed" + (" vs %.1f" % st.median(B) if B else "")
-    if not B: return "%.1f vs failed" % st.median(A)
-    ratios = [num(r[a]) / num(r[b]) for r in rows if num(r[a]) and num(r[b])]
-    return "%.1f vs %.1f = **%.2f×**" % (st.median(A), st.median(B), st.median(ratios))
-print(f"| {sys.argv[1]} | {sys.argv[2]} | {cell(0, 1)} | {cell(2, 3)} |")' "$(basename "$f")" "$d" <<<"$rows" | tee -a "$md"
+      pairTable "$(basename "$f")" "$d" 4 <<<"$rows" | tee -a "$md"
     done
   done
 fi

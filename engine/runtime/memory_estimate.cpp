@@ -76,7 +76,7 @@ SplitEstimate byTensorNames(const gguf::File& file, const ModelInfo& info, int g
     return e;
 }
 
-// The estimate for an architecture bound once (maxGpuLayersThatFit asks for every layer count).
+// The estimate for an architecture bound once (the fits ask for many layer counts).
 SplitEstimate fromDescription(const model::Architecture& arch, int gpuLayers, uint32_t contextLength, quant::Type kvType,
                               int sequences, int batchTokens, int cpuMoeLayers, bool& ok) {
     const model::ModelDims& dims = arch.dims();
@@ -187,11 +187,7 @@ private:
 
 int maxGpuLayersThatFit(const gguf::File& file, const ModelInfo& info, uint64_t gpuBytes, uint32_t contextLength,
                         quant::Type kvType, int sequences, int batchTokens) {
-    const Estimator estimate(file, info, contextLength, kvType, sequences, batchTokens);
-    int best = 0;
-    for (int n = 1; n <= int(info.blockCount); ++n)
-        if (estimate(n, 0).gpuTotal() <= gpuBytes) best = n;
-    return best;
+    return fitOnGpu(file, info, gpuBytes, contextLength, kvType, sequences, batchTokens, 0).gpuLayers;
 }
 
 GpuFit fitOnGpu(const gguf::File& file, const ModelInfo& info, uint64_t gpuBytes, uint32_t contextLength,

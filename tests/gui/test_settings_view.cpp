@@ -28,6 +28,38 @@
 
 using namespace hearth;
 
+namespace {
+
+// The device list of a machine with a CPU and one discrete Vulkan GPU with `freeBytes` free.
+DeviceList cpuAndGpu(uint64_t freeBytes, uint64_t totalBytes) {
+    DeviceList list;
+    DeviceDescription cpu;
+    cpu.id = "cpu";
+    cpu.name = "Test CPU";
+    cpu.totalMemory = uint64_t(8) << 30;
+    DeviceDescription gpu;
+    gpu.kind = DeviceKind::Vulkan;
+    gpu.id = "vulkan:0";
+    gpu.name = "Test GPU";
+    gpu.type = "discrete";
+    gpu.freeMemory = freeBytes;
+    gpu.totalMemory = totalBytes;
+    list.devices = {cpu, gpu};
+    return list;
+}
+
+// A tiny model of `preset` with stories260K's vocabulary, written into `dir`; empty on failure.
+std::string synthTiny(const QTemporaryDir& dir, const char* preset, const char* type) {
+    SynthOptions o;
+    o.preset = preset;
+    o.typeOrMix = type;
+    o.vocabPath = test::testDataPath("models/stories260K.gguf");
+    o.outPath = dir.filePath(QString::fromLatin1(preset) + QStringLiteral(".gguf")).toStdString();
+    return synthesizeModel(o).isOk() ? o.outPath : std::string();
+}
+
+} // namespace
+
 class TestSettingsView : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -55,19 +87,7 @@ private Q_SLOTS:
 
         // A device whose usable memory (free less a tenth) lies between what 3 and 4 layers need.
         const uint64_t usable = (three + four) / 2;
-        DeviceList list;
-        DeviceDescription cpu;
-        cpu.id = "cpu";
-        cpu.name = "Test CPU";
-        cpu.totalMemory = uint64_t(8) << 30;
-        DeviceDescription gpu;
-        gpu.kind = DeviceKind::Vulkan;
-        gpu.id = "vulkan:0";
-        gpu.name = "Test GPU";
-        gpu.type = "discrete";
-        gpu.freeMemory = usable * 10 / 9 + 1;
-        gpu.totalMemory = gpu.freeMemory * 2;
-        list.devices = {cpu, gpu};
+        DeviceList list = cpuAndGpu(usable * 10 / 9 + 1, (usable * 10 / 9 + 1) * 2);
         list.notes = {"CUDA: no NVIDIA driver"};
         view.setDevices(list);
 
@@ -111,38 +131,24 @@ private Q_SLOTS:
     void moeExpertsInRamFollowTheFit() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
         QTemporaryDir dir;
-        SynthOptions o;
-        o.preset = "qwen3moe-tiny";
-        o.typeOrMix = "Q8_0";
-        o.vocabPath = test::testDataPath("models/stories260K.gguf");
-        o.outPath = dir.filePath(QStringLiteral("moe.gguf")).toStdString();
-        QVERIFY(synthesizeModel(o).isOk());
+        const std::string model = synthTiny(dir, "qwen3moe-tiny", "Q8_0");
+        QVERIFY(!model.empty());
         app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
         app::EngineHost engine;
         ui::SettingsView view(&settings, &engine);
         view.show();
-        auto file = gguf::File::open(o.outPath);
+        auto file = gguf::File::open(model);
         QVERIFY(file.isOk());
         auto info = readModelInfo(*file);
         QVERIFY(info.isOk());
         const uint32_t ctx = std::min<uint32_t>(info->contextLength, 4096);
         const int seqs = settings.loadSettings().maxParallel;
         auto gpuBytes = [&](int moe) { return estimateSplit(*file, *info, 4, ctx, quant::Type::F16, seqs, 512, moe).gpuTotal(); };
-        DeviceList list;
-        DeviceDescription cpu;
-        cpu.id = "cpu";
-        cpu.totalMemory = uint64_t(8) << 30;
-        DeviceDescription gpu;
-        gpu.kind = DeviceKind::Vulkan;
-        gpu.id = "vulkan:0";
-        gpu.type = "discrete";
-        gpu.freeMemory = (gpuBytes(1) + gpuBytes(2)) / 2 * 10 / 9 + 1;
-        gpu.totalMemory = gpu.freeMemory;
-        list.devices = {cpu, gpu};
-        view.setDevices(list);
+        const uint64_t free = (gpuBytes(1) + gpuBytes(2)) / 2 * 10 / 9 + 1;
+        view.setDevices(cpuAndGpu(free, free));
         view.selectDevice(QStringLiteral("vulkan:0"));
         view.setGpuLayers(-1);
-        view.setModelPath(QString::fromStdString(o.outPath));
+        view.setModelPath(QString::fromStdString(model));
         auto* experts = view.findChild<QSpinBox*>(QStringLiteral("cpuMoeLayers"));
         QVERIFY(experts);
         QVERIFY(experts->isEnabled());
@@ -172,17 +178,13 @@ private Q_SLOTS:
     void hybridModelShowsItsState() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
         QTemporaryDir dir;
-        SynthOptions o;
-        o.preset = "qwen35-tiny";
-        o.typeOrMix = "F32";
-        o.vocabPath = test::testDataPath("models/stories260K.gguf");
-        o.outPath = dir.filePath(QStringLiteral("qwen35-tiny.gguf")).toStdString();
-        QVERIFY(synthesizeModel(o).isOk());
+        const std::string model = synthTiny(dir, "qwen35-tiny", "F32");
+        QVERIFY(!model.empty());
         app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
         app::EngineHost engine;
         ui::SettingsView view(&settings, &engine);
         view.show();
-        view.setModelPath(QString::fromStdString(o.outPath));
+        view.setModelPath(QString::fromStdString(model));
         view.selectDevice(QStringLiteral("cpu"));
         const QString text = view.estimateText();
         for (const QString& fact : {QStringLiteral("f16 in 1 of 5 layers"), QStringLiteral("recurrent state: "),

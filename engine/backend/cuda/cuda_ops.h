@@ -42,7 +42,8 @@ Status matVec(const DeviceMatrix& w, const float* x, float* y, int n, StreamHand
 // with fp32 accumulation, weights dequantized into shared memory. Needs compute capability 7.0+.
 Status matMul(const DeviceMatrix& w, const float* x, float* y, int64_t n, StreamHandle stream);
 
-// Whether matMulInt8 handles this type: every quantized type matVec takes (not F32/F16/BF16).
+// Whether matMulInt8 handles this type: the quantized types with an int8 view (not F32/F16/BF16,
+// the grid i-quants, TQ, Q8_1/Q8_K, whose prefill is matMul's).
 bool int8TypeSupported(quant::Type type);
 
 // out[n][cols / 32]: each 32 values of x[n][cols] quantized to int8 with one scale

@@ -107,26 +107,6 @@ matMulInt8Kernel(const uint8_t* __restrict__ w, uint64_t rowBytes, int64_t rows,
 
 } // namespace
 
-bool int8TypeSupported(quant::Type type) {
-    switch (type) {
-    case quant::Type::F32:
-    case quant::Type::F16:
-    case quant::Type::BF16:
-    case quant::Type::IQ2_XXS:
-    case quant::Type::IQ2_XS:
-    case quant::Type::IQ2_S:
-    case quant::Type::IQ3_XXS:
-    case quant::Type::IQ3_S:
-    case quant::Type::IQ1_S:
-    case quant::Type::IQ1_M:
-    case quant::Type::TQ1_0:
-    case quant::Type::TQ2_0:
-    case quant::Type::Q8_1:
-    case quant::Type::Q8_K: return false;
-    default: return weightTypeSupported(type);
-    }
-}
-
 Status quantizeActivations(const float* x, int64_t n, int64_t cols, math::ActChunk* out, StreamHandle stream) {
     if (!x || !out || n < 1 || cols < 1 || cols % math::kChunk != 0)
         return invalidArgument("cuda quantizeActivations: null pointer, empty input or cols (" +

@@ -52,24 +52,11 @@ __global__ void matVecKernel(const uint8_t* __restrict__ w, uint64_t rowBytes, i
 
 } // namespace
 
-bool weightTypeSupported(quant::Type type) {
+namespace {
+
+// The quantized types with no int8 view (math::kGridChunk): the grid i-quants, TQ, Q8_1/Q8_K.
+bool fp16PathOnly(quant::Type type) {
     switch (type) {
-    case quant::Type::F32:
-    case quant::Type::F16:
-    case quant::Type::BF16:
-    case quant::Type::Q4_0:
-    case quant::Type::Q4_1:
-    case quant::Type::Q5_0:
-    case quant::Type::Q5_1:
-    case quant::Type::Q8_0:
-    case quant::Type::Q2_K:
-    case quant::Type::Q3_K:
-    case quant::Type::Q4_K:
-    case quant::Type::Q5_K:
-    case quant::Type::Q6_K:
-    case quant::Type::IQ4_NL:
-    case quant::Type::IQ4_XS:
-    case quant::Type::MXFP4:
     case quant::Type::IQ2_XXS:
     case quant::Type::IQ2_XS:
     case quant::Type::IQ2_S:
@@ -84,6 +71,35 @@ bool weightTypeSupported(quant::Type type) {
     default: return false;
     }
 }
+
+// The quantized types with an int8 view (int8_math.h's intChunk).
+bool int8View(quant::Type type) {
+    switch (type) {
+    case quant::Type::Q4_0:
+    case quant::Type::Q4_1:
+    case quant::Type::Q5_0:
+    case quant::Type::Q5_1:
+    case quant::Type::Q8_0:
+    case quant::Type::Q2_K:
+    case quant::Type::Q3_K:
+    case quant::Type::Q4_K:
+    case quant::Type::Q5_K:
+    case quant::Type::Q6_K:
+    case quant::Type::IQ4_NL:
+    case quant::Type::IQ4_XS:
+    case quant::Type::MXFP4: return true;
+    default: return false;
+    }
+}
+
+} // namespace
+
+bool weightTypeSupported(quant::Type type) {
+    const bool plain = type == quant::Type::F32 || type == quant::Type::F16 || type == quant::Type::BF16;
+    return plain || int8View(type) || fp16PathOnly(type);
+}
+
+bool int8TypeSupported(quant::Type type) { return int8View(type); }
 
 Status matVec(const DeviceMatrix& w, const float* x, float* y, int n, StreamHandle stream) {
     if (n < 1 || n > kMatVecMaxBatch || !x || !y)
