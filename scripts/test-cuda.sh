@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU: builds Hearth's CUDA backend for this GPU's
-# architecture (CMake's "native"), runs the CUDA tests (label cuda: the ops, and step graphs on the
-# CUDA device through the runner, plus the host math and engine tests), lists the devices, checks that the engine's greedy tokens on cuda:0 equal
+# architecture (CMake's "native"), runs the CUDA tests (label cuda: the ops, graph replay, and
+# tests/device's step graphs and engine on cuda:0, plus the host math), lists the devices, checks that the engine's greedy tokens on cuda:0 equal
 # the CPU's on the shared stories260K, and benchmarks `hearth-cli bench --device cuda:0`.
 # Environment: HEARTH_TEST_DATA (default ../shared), HEARTH_JOBS (default: all cores),
 # HEARTH_CUDA_BUILD (default build/cuda-native), HEARTH_BENCH_MODEL (a GGUF for the bench; default:
@@ -28,11 +28,11 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEARTH_CUDA=
   -DHEARTH_TEST_DATA="$HEARTH_TEST_DATA" >/dev/null
 
 stamp "build"
-cmake --build "$build" -j"$jobs" --target tests_cuda hearth-cli
+cmake --build "$build" -j"$jobs" --target tests_cuda tests_device hearth-cli
 
-stamp "tests (label cuda + host math)"
+stamp "tests (label cuda: the ops, graphs, and every device's forward and engine checks; + host math)"
 ctest --test-dir "$build" --output-on-failure -V -L cuda
-ctest --test-dir "$build" --output-on-failure -V -R '^test_(cuda_math|engine_cuda)$'
+ctest --test-dir "$build" --output-on-failure -V -R '^test_cuda_math$'
 
 cli="$build/bin/hearth-cli"
 [[ -x "$cli" ]] || cli=$(find "$build" -name hearth-cli -type f -perm -u+x -print -quit)
