@@ -314,15 +314,17 @@ public:
                                            : c.graph.swiGluOai(gate, up, 1.702f, 7.0f));
     }
 
-    // TopK (k > 0) or ArgSort (k == 0) of rows of distinct values (so the order is unique).
-    void sort(int64_t width, int64_t rows, int32_t k) {
-        Case& c = begin(k ? "top_k" : "argsort", "F32", "x" + dims({width, rows, 1, 1}) + (k ? " k " + std::to_string(k) : ""), 0.0);
+    // TopK (k > 0) or ArgSort (k == 0) of rows of distinct values, or with `ties` of five values
+    // each repeated (equal values come in index order, so the order is unique either way).
+    void sort(int64_t width, int64_t rows, int32_t k, bool ties = false) {
+        Case& c = begin(k ? "top_k" : "argsort", "F32",
+                        "x" + dims({width, rows, 1, 1}) + (k ? " k " + std::to_string(k) : "") + (ties ? " ties" : ""), 0.0);
         std::vector<float> v;
         for (int64_t r = 0; r < rows; ++r) {
             std::vector<int32_t> order(static_cast<size_t>(width));
             std::iota(order.begin(), order.end(), 0);
             m_rng.shuffle(order);
-            for (int32_t o : order) v.push_back(float(o - width / 2) * 0.125f);
+            for (int32_t o : order) v.push_back(ties ? float(o % 5) * 0.25f : float(o - width / 2) * 0.125f);
         }
         const TensorId x = values(c, {width, rows, 1, 1}, std::move(v));
         finish(c, k ? c.graph.topK(x, k) : c.graph.argSort(x));
@@ -404,6 +406,10 @@ void weightCases(Builder& b, const std::vector<Type>& types) {
         b.matMul(t, k2, 64, 3);
         b.matMul(t, k1, 33, 17);
         b.matMul(t, k2, r.range(8, 40), r.range(2, 40));
+        // Either side of the GPUs' decode/prefill boundary (their matrix-vector kernels take up to
+        // 8 tokens).
+        b.matMul(t, k1, 21, 8);
+        b.matMul(t, k2, 23, 9);
         b.matMulId(t, k1, 19, 4, 2, 1, true);
         b.matMulId(t, k2, 24, 6, 3, 5, false);
         // Prefill: GPUs may group many tokens' pairs by expert (Vulkan above 8 tokens).
@@ -594,6 +600,8 @@ void elementCases(Builder& b) {
     b.sort(8, 2, 0);
     b.sort(17, 3, 0);
     b.sort(300, 2, 0);
+    b.sort(37, 5, 4, true);
+    b.sort(23, 2, 0, true);
     b.gather(8, 1, 2);
     b.gather(128, 5, 8);
     b.gather(32, 17, 4);
