@@ -11,6 +11,26 @@ uint wU16(uint b) { return (w[b >> 2] >> ((b & 2u) * 8u)) & 0xffffu; } // b even
 uint wU32(uint b) { return wU16(b) | (wU16(b + 2u) << 16); }          // b even
 float wHalf(uint b) { return unpackHalf2x16(wU16(b)).x; }
 
+// The N bytes at b (any alignment; N = 4 * WORDS) as little-endian words q[k] = bytes 4k..4k+3:
+// WORDS + 1 word loads at most, none past the word holding the last byte. CPU implementations such
+// as lavapipe turn every load whose address differs between invocations into a gather, so reading
+// a chunk's bytes a word at a time rather than one by one saves most of its cost there.
+#define W_BYTES_FN(NAME, WORDS)                                                                     \
+    void NAME(uint b, out uint q[WORDS]) {                                                          \
+        const uint i = b >> 2, sh = (b & 3u) * 8u, step = sh != 0u ? 1u : 0u;                      \
+        uint cur = w[i];                                                                            \
+        for (uint k = 0u; k < WORDS; ++k) {                                                         \
+            const uint nxt = w[i + k + step];                                                       \
+            q[k] = sh == 0u ? nxt : (cur >> sh) | ((nxt << (31u - sh)) << 1u);                     \
+            cur = nxt;                                                                              \
+        }                                                                                           \
+    }
+W_BYTES_FN(wBytes16, 4u)
+W_BYTES_FN(wBytes32, 8u)
+// Byte j of words q (as wBytes16/32 give them), unsigned and sign-extended.
+#define Q_BYTE(q, j) (((q)[(j) >> 2] >> (8u * ((j) & 3u))) & 0xffu)
+#define Q_I8(q, j) (int((q)[(j) >> 2] << (24u - 8u * ((j) & 3u))) >> 24)
+
 #if defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS)
 // The 16 levels a nibble of IQ4_NL / IQ4_XS stands for (quant::iq4Level).
 const float IQ4_LEVELS[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0,
@@ -257,15 +277,19 @@ float dq(uint rowBase, uint i) {
 void dqChunk(uint rowBase, uint c, out float v[32]) {
     const uint b = rowBase + c * 34u;
     const float d = wHalf(b);
-    for (uint j = 0u; j < 32u; ++j) v[j] = d * float(wI8(b + 2u + j));
+    uint q[8];
+    wBytes32(b + 2u, q);
+    for (uint j = 0u; j < 32u; ++j) v[j] = d * float(Q_I8(q, j));
 }
 #elif defined(TYPE_Q4_0)
 #define DQ_CHUNK
 void dqChunk(uint rowBase, uint c, out float v[32]) {
     const uint b = rowBase + c * 18u;
     const float d = wHalf(b);
+    uint q[4];
+    wBytes16(b + 2u, q);
     for (uint j = 0u; j < 16u; ++j) {
-        const uint byte = wByte(b + 2u + j);
+        const uint byte = Q_BYTE(q, j);
         v[j] = d * float(int(byte & 0x0fu) - 8);
         v[j + 16u] = d * float(int(byte >> 4) - 8);
     }
@@ -282,11 +306,17 @@ void dqChunk(uint rowBase, uint c, out float v[32]) {
     float sc, m;
     k4ScaleMin(b + 4u, s, sc, m);
     const float dsc = wHalf(b) * sc, dm = wHalf(b + 2u) * m;
+    uint ql[8];
+    wBytes32(qs + 32u * cc, ql);
+#if defined(TYPE_Q5_K)
+    uint qhw[8];
+    wBytes32(qh, qhw);
+#endif
     for (uint l = 0u; l < 32u; ++l) {
-        const uint byte = wByte(qs + 32u * cc + l);
+        const uint byte = Q_BYTE(ql, l);
         uint q = hi == 1u ? (byte >> 4) : (byte & 0x0fu);
 #if defined(TYPE_Q5_K)
-        q |= ((wByte(qh + l) >> s) & 1u) << 4;
+        q |= ((Q_BYTE(qhw, l) >> s) & 1u) << 4;
 #endif
         v[l] = dsc * float(q) - dm;
     }
@@ -298,10 +328,13 @@ void dqChunk(uint rowBase, uint c, out float v[32]) {
     const uint b = rowBase + (c / 8u) * 210u;
     const float d = wHalf(b + 208u);
     const float dsc[2] = float[2](d * float(wI8(b + 192u + 8u * h + 2u * k)), d * float(wI8(b + 193u + 8u * h + 2u * k)));
+    uint qlw[8], qhw[8];
+    wBytes32(b + 64u * h + 32u * (k & 1u), qlw);
+    wBytes32(b + 128u + 32u * h, qhw);
     for (uint l = 0u; l < 32u; ++l) {
-        const uint lo = wByte(b + 64u * h + l + 32u * (k & 1u));
+        const uint lo = Q_BYTE(qlw, l);
         const uint nib = k >= 2u ? (lo >> 4) : (lo & 0x0fu);
-        const uint hb = (wByte(b + 128u + 32u * h + l) >> (2u * k)) & 3u;
+        const uint hb = (Q_BYTE(qhw, l) >> (2u * k)) & 3u;
         v[l] = dsc[l / 16u] * float(int(nib | (hb << 4)) - 32);
     }
 }
@@ -312,9 +345,10 @@ void dqChunk(uint rowBase, uint c, out float v[32]) {
     const uint lo = (wByte(b + 4u + s / 2u) >> (4u * (s % 2u))) & 0x0fu;
     const uint hi = (wByte(b + 2u + s / 4u) >> (2u * (s % 4u))) & 3u;
     const float dl = wHalf(b) * float(int(lo | (hi << 4)) - 32);
-    const uint qs = b + 8u + 16u * s;
+    uint q[4];
+    wBytes16(b + 8u + 16u * s, q);
     for (uint j = 0u; j < 16u; ++j) {
-        const uint byte = wByte(qs + j);
+        const uint byte = Q_BYTE(q, j);
         v[j] = dl * IQ4_LEVELS[byte & 0x0fu];
         v[j + 16u] = dl * IQ4_LEVELS[byte >> 4];
     }
@@ -324,8 +358,10 @@ void dqChunk(uint rowBase, uint c, out float v[32]) {
 void dqChunk(uint rowBase, uint c, out float v[32]) {
     const uint b = rowBase + c * 17u;
     const float d = e8m0Half(wByte(b));
+    uint q[4];
+    wBytes16(b + 1u, q);
     for (uint j = 0u; j < 16u; ++j) {
-        const uint byte = wByte(b + 1u + j);
+        const uint byte = Q_BYTE(q, j);
         v[j] = d * MXFP4_LEVELS[byte & 0x0fu];
         v[j + 16u] = d * MXFP4_LEVELS[byte >> 4];
     }
