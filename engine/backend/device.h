@@ -35,6 +35,9 @@ struct DeviceInfo {
     uint64_t maxBindRange = 0;    // largest range one kernel argument can address (0: no limit)
     uint32_t subgroupSize = 0;
     bool subgroupArithmetic = false; // subgroupAdd and friends in compute shaders
+    // Quantized matrix products run in their row-per-invocation form (shaders/matmul_rows.comp):
+    // CPU implementations of Vulkan with subgroup broadcasts over at least 8 lanes.
+    bool rowKernels = false;
     bool fp16 = false;            // shader float16 arithmetic
     bool int8 = false;            // shader int8 arithmetic
     bool host = false;            // buffers are host memory (the CPU and the reference)

@@ -112,9 +112,15 @@ void referenceMatMul(const cpu::ref::Matrix& w, const std::vector<float>& x, int
 class TestVulkanOps : public QObject {
     Q_OBJECT
     std::unique_ptr<backend::OpDevice> m_dev;
+    std::unique_ptr<backend::OpDevice> m_other; // m_dev with the other form of the matrix kernels
     std::string m_why;
 
     backend::OpDevice* device() { return m_dev.get(); }
+    // The device whose quantized products take the row form (matmul_rows) or the GPU forms
+    // (matvec / tiled matmul): lavapipe takes the row form by default, GPUs the others.
+    backend::OpDevice* deviceWithRowKernels(bool rows) {
+        return m_dev->info().rowKernels == rows ? m_dev.get() : m_other.get();
+    }
 
     // Runs W.x on `dev` for n tokens and checks against the oracle: |d| <= 1e-4 * sum|w x| + 1e-5
     // (float sums in a different order; the weights are dequantized exactly alike).
@@ -191,8 +197,13 @@ private Q_SLOTS:
         if (dev) {
             m_dev = std::move(*dev);
             const auto& i = m_dev->info();
-            qInfo("Vulkan device: %s (%s), bind limit %llu, subgroup %u, fp16 %d, int8 %d", i.name.c_str(),
-                  i.type.c_str(), static_cast<unsigned long long>(i.maxBindRange), i.subgroupSize, i.fp16, i.int8);
+            qInfo("Vulkan device: %s (%s), bind limit %llu, subgroup %u, fp16 %d, int8 %d, row kernels %d", i.name.c_str(),
+                  i.type.c_str(), static_cast<unsigned long long>(i.maxBindRange), i.subgroupSize, i.fp16, i.int8,
+                  i.rowKernels);
+            vk::VulkanOptions o;
+            o.rowKernels = i.rowKernels ? 0 : 1;
+            if (auto other = vk::createVulkanDevice(o)) m_other = std::move(*other);
+            else qInfo("no row kernels here: %s", other.status().toString().c_str());
         } else {
             m_why = dev.status().toString();
         }
@@ -206,22 +217,30 @@ private Q_SLOTS:
         QTest::addColumn<int>("rows");
         QTest::addColumn<int>("cols");
         QTest::addColumn<int>("n");
-        for (quant::Type t : kTypes) {
-            const bool k = quant::typeInfo(t)->blockElems == 256;
-            const bool block = quant::typeInfo(t)->blockElems == 32;
-            const int cols = k ? 512 : block ? 96 : 75;
-            for (int n : {1, 3, 8, 9, 21}) {
-                const QString name = QString::fromLatin1(quant::typeName(t).data()) + QStringLiteral(" n=%1").arg(n);
-                QTest::newRow(qPrintable(name)) << int(t) << 37 << cols << n;
+        QTest::addColumn<bool>("rowKernels");
+        for (bool rowKernels : {false, true})
+            for (quant::Type t : kTypes) {
+                const bool k = quant::typeInfo(t)->blockElems == 256;
+                const bool block = quant::typeInfo(t)->blockElems == 32;
+                const int cols = k ? 512 : block ? 96 : 75;
+                for (int n : {1, 3, 8, 9, 21, 40}) {
+                    const QString name = QString::fromLatin1(quant::typeName(t).data()) +
+                                         QStringLiteral(" n=%1%2").arg(n).arg(rowKernels ? " rows" : "");
+                    QTest::newRow(qPrintable(name)) << int(t) << 37 << cols << n << rowKernels;
+                }
             }
-        }
     }
+    // Every type in both forms of the kernels: the GPUs' (matrix-vector up to 8 tokens, tiled
+    // beyond) and the row form of CPU implementations (70 rows: a second, partly filled workgroup).
     void matMul() {
         QFETCH(int, type);
         QFETCH(int, rows);
         QFETCH(int, cols);
         QFETCH(int, n);
-        checkMatMul(*device(), quant::Type(type), rows, cols, n);
+        QFETCH(bool, rowKernels);
+        backend::OpDevice* dev = deviceWithRowKernels(rowKernels);
+        if (!dev) QSKIP("this device cannot run the row form");
+        checkMatMul(*dev, quant::Type(type), rowKernels ? 70 : rows, cols, n);
     }
 
     // Weights larger than the binding limit: a device whose limit is forced to 4 KiB binds the
@@ -229,11 +248,18 @@ private Q_SLOTS:
     void matMulInRanges() {
         vk::VulkanOptions o;
         o.maxWeightRange = 4096;
+        for (int rowKernels : {0, 1}) {
+            o.rowKernels = rowKernels;
+            auto form = vk::createVulkanDevice(o);
+            if (!form) continue; // no row form on this device
+            checkMatMul(**form, quant::Type::Q4_K, 301, 512, 1);
+            checkMatMul(**form, quant::Type::Q4_K, 301, 512, 12);
+            checkMatMul(**form, quant::Type::Q8_0, 203, 96, 2); // 102-byte rows, unaligned starts
+            checkMatMul(**form, quant::Type::MXFP4, 203, 96, 37); // 51-byte rows
+        }
+        o.rowKernels = -1;
         auto small = vk::createVulkanDevice(o);
         QVERIFY2(small.isOk(), small.status().toString().c_str());
-        checkMatMul(**small, quant::Type::Q4_K, 301, 512, 1);
-        checkMatMul(**small, quant::Type::Q4_K, 301, 512, 12);
-        checkMatMul(**small, quant::Type::Q8_0, 203, 96, 2); // 102-byte rows, unaligned starts
         // getRows over ranges too.
         auto m = makeMatrix(**small, quant::Type::Q6_K, 97, 256, 5);
         QVERIFY(m.isOk());
@@ -252,20 +278,30 @@ private Q_SLOTS:
         QTest::addColumn<int>("type");
         QTest::addColumn<int>("n");
         QTest::addColumn<bool>("shared");
-        for (quant::Type t : kTypes)
-            for (int n : {1, 4, 13, 40}) // matvec_id up to 8 tokens, then matmul_id
-                for (bool shared : {true, false}) {
-                    const QString name = QString::fromLatin1(quant::typeName(t).data()) +
-                                         QStringLiteral(" n=%1 %2").arg(n).arg(shared ? "shared x" : "x per slot");
-                    QTest::newRow(qPrintable(name)) << int(t) << n << shared;
-                }
+        QTest::addColumn<bool>("rowKernels");
+        for (bool rowKernels : {false, true})
+            for (quant::Type t : kTypes)
+                for (int n : {1, 4, 13, 40}) // one pair per workgroup up to 8 tokens, then routed
+                    for (bool shared : {true, false}) {
+                        const QString name = QString::fromLatin1(quant::typeName(t).data()) +
+                                             QStringLiteral(" n=%1 %2%3")
+                                                 .arg(n)
+                                                 .arg(shared ? "shared x" : "x per slot")
+                                                 .arg(rowKernels ? " rows" : "");
+                        QTest::newRow(qPrintable(name)) << int(t) << n << shared << rowKernels;
+                    }
     }
+    // Both forms, as matMul (the row form with 70 rows per expert: two workgroups, one partly filled).
     void matMulId() {
         QFETCH(int, type);
         QFETCH(int, n);
         QFETCH(bool, shared);
+        QFETCH(bool, rowKernels);
+        backend::OpDevice* dev = deviceWithRowKernels(rowKernels);
+        if (!dev) QSKIP("this device cannot run the row form");
         const uint32_t block = quant::typeInfo(quant::Type(type))->blockElems;
-        checkMatMulId(*device(), quant::Type(type), 23, block == 256 ? 512 : block == 32 ? 96 : 75, 5, 3, n, shared);
+        checkMatMulId(*dev, quant::Type(type), rowKernels ? 70 : 23, block == 256 ? 512 : block == 32 ? 96 : 75, 5, 3, n,
+                      shared);
     }
 
     // The matrix-vector kernels' shared-memory form, which devices without subgroup arithmetic
@@ -291,14 +327,20 @@ private Q_SLOTS:
     void matMulIdInRanges() {
         vk::VulkanOptions o;
         o.maxWeightRange = 4096;
-        auto small = vk::createVulkanDevice(o);
-        QVERIFY2(small.isOk(), small.status().toString().c_str());
-        checkMatMulId(**small, quant::Type::Q4_K, 37, 512, 6, 2, 3, true);    // 288-byte rows
-        checkMatMulId(**small, quant::Type::Q4_K, 37, 512, 6, 2, 20, true);   // tiled
-        checkMatMulId(**small, quant::Type::MXFP4, 29, 96, 8, 4, 2, false);  // 51-byte rows
-        checkMatMulId(**small, quant::Type::MXFP4, 29, 96, 8, 4, 17, false); // tiled
+        for (int rowKernels : {0, 1}) {
+            o.rowKernels = rowKernels;
+            auto small = vk::createVulkanDevice(o);
+            if (!small) continue; // no row form on this device
+            checkMatMulId(**small, quant::Type::Q4_K, 37, 512, 6, 2, 3, true);    // 288-byte rows
+            checkMatMulId(**small, quant::Type::Q4_K, 37, 512, 6, 2, 20, true);   // routed
+            checkMatMulId(**small, quant::Type::MXFP4, 29, 96, 8, 4, 2, false);  // 51-byte rows
+            checkMatMulId(**small, quant::Type::MXFP4, 29, 96, 8, 4, 17, false); // routed
+            checkMatMulId(**small, quant::Type::Q8_0, 70, 96, 3, 2, 45, false);  // two row tiles
+        }
         // 2 experts, 4 slots: each chosen twice per token, 40 pairs of 20 tokens for one expert.
-        checkMatMulId(*device(), quant::Type::Q8_0, 19, 96, 2, 4, 20, false);
+        for (bool rowKernels : {false, true})
+            if (backend::OpDevice* dev = deviceWithRowKernels(rowKernels))
+                checkMatMulId(*dev, quant::Type::Q8_0, 19, 96, 2, 4, 20, false);
     }
 
     // Device buffers that are not mapped (as on a discrete GPU): weights, caches and activations

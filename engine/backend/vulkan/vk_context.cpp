@@ -104,6 +104,10 @@ backend::DeviceInfo describe(const Api& api, VkPhysicalDevice pd) {
         info.subgroupArithmetic = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                                   (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
                                   (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
+        info.rowKernels = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && sub.subgroupSize >= 8 &&
+                          (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                          (sub.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT) &&
+                          (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
         VkPhysicalDeviceShaderFloat16Int8Features f16{
             VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
         VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -147,6 +151,11 @@ Result<std::unique_ptr<Context>> Context::create(const VulkanOptions& options) {
     ctx->physical = devices[size_t(index)];
     ctx->info = describe(api, ctx->physical);
     ctx->info.subgroupArithmetic = ctx->info.subgroupArithmetic && options.subgroups;
+    if (options.rowKernels >= 0) {
+        if (options.rowKernels > 0 && !ctx->info.rowKernels && ctx->info.subgroupSize < 8)
+            return unsupported("Vulkan device '" + ctx->info.name + "': row kernels need subgroups of 8 lanes or more");
+        ctx->info.rowKernels = options.rowKernels > 0;
+    }
     VkPhysicalDeviceProperties props{};
     api.vkGetPhysicalDeviceProperties(ctx->physical, &props);
     if (props.apiVersion < VK_API_VERSION_1_2)

@@ -27,6 +27,9 @@ struct VulkanOptions {
     // Kernels that have a subgroup form use it where the device offers subgroup arithmetic;
     // false keeps them on their shared-memory form (tests check both).
     bool subgroups = true;
+    // Quantized matrix products in their row-per-invocation form (DeviceInfo::rowKernels): -1 where
+    // the device is a CPU implementation, 0 never, 1 always (tests check both forms on lavapipe).
+    int rowKernels = -1;
 };
 
 // The Vulkan devices on this machine, described without creating a logical device.

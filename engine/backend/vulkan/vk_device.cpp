@@ -30,6 +30,11 @@ constexpr uint32_t kMaxGroups = 65535;  // guaranteed maxComputeWorkGroupCount p
 constexpr uint32_t kMatvecRows = 8;     // rows per workgroup of matvec_sg_* (shaders/matvec.comp)
 constexpr uint32_t kTileRows = 64;      // rows x tokens per workgroup of matmul_* (shaders/matmul.comp)
 constexpr uint32_t kTileTokens = 32;
+constexpr uint32_t kRowsTileRows = 64;  // rows x tokens per workgroup of matmul_rows_* (shaders/matmul_rows.comp)
+constexpr uint32_t kRowsTileTokens = 32;
+
+// Whether shaders/matmul_rows.comp has a variant for t: the types with a chunk reader.
+bool hasRowKernel(quant::Type t) { return t != quant::Type::F32 && t != quant::Type::F16 && t != quant::Type::BF16; }
 
 struct Pipeline {
     VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
@@ -503,10 +508,13 @@ Status VulkanDevice::matMul(const DeviceMatrix& w, const Buffer& x, int64_t n, B
     if (uint64_t(x.size()) < uint64_t(n * w.cols) * 4 || uint64_t(y.size()) < uint64_t(n * w.rows) * 4)
         return invalidArgument("Vulkan matMul: activation buffer too small");
     const bool tiled = n > 8;
+    // CPU implementations take every product of a quantized matrix in the row form, decode too.
+    const bool rowForm = m_ctx->info.rowKernels && hasRowKernel(w.type);
     if ((tiled ? (n + kTileTokens - 1) / kTileTokens : n) > kMaxGroups) return invalidArgument("too many tokens");
     HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
     HEARTH_ASSIGN_OR_RETURN(const Binding by, whole(y));
-    HEARTH_ASSIGN_OR_RETURN(auto ranges, rowRanges(w, tiled ? kMaxGroups * kTileRows : kMaxGroups));
+    HEARTH_ASSIGN_OR_RETURN(auto ranges,
+                            rowRanges(w, rowForm ? kMaxGroups * kRowsTileRows : tiled ? kMaxGroups * kTileRows : kMaxGroups));
     HEARTH_ASSIGN_OR_RETURN(const BufferRange wr, bufferRange(*w.buffer, m_ctx.get()));
     const VkBuffer wb = wr.buffer->handle();
     const Binding bg = gridOf(w.type);
@@ -514,7 +522,11 @@ Status VulkanDevice::matMul(const DeviceMatrix& w, const Buffer& x, int64_t n, B
         const MatParams p{uint32_t(w.cols), uint32_t(w.rowBytes), rr.byteBase, rr.rowOffset, rr.nRows,
                           uint32_t(w.rows), uint32_t(n)};
         const Binding bw{wb, rr.bindOffset, rr.bindSize};
-        if (tiled)
+        if (rowForm)
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_rows_") + suffix, {bw, bx, by, bg}, &p, sizeof p,
+                                            (rr.nRows + kRowsTileRows - 1) / kRowsTileRows,
+                                            uint32_t((n + kRowsTileTokens - 1) / kRowsTileTokens)));
+        else if (tiled)
             HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_") + suffix, {bw, bx, by, bg}, &p, sizeof p,
                                             (rr.nRows + kTileRows - 1) / kTileRows,
                                             uint32_t((n + kTileTokens - 1) / kTileTokens)));
@@ -677,6 +689,7 @@ Status VulkanDevice::matMulId(const backend::ops::DeviceExperts& e, const Buffer
         return invalidArgument("Vulkan matMulId: buffer too small");
     const uint64_t scratchBytes = matMulIdScratchBytes(nExp, k, n);
     const bool tiled = scratchBytes > 0 && scratch && scratch->size() >= scratchBytes;
+    const bool rowForm = m_ctx->info.rowKernels && hasRowKernel(w.type);
     HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
     HEARTH_ASSIGN_OR_RETURN(const Binding bi, whole(ids));
     HEARTH_ASSIGN_OR_RETURN(const Binding by, whole(y));
@@ -695,7 +708,15 @@ Status VulkanDevice::matMulId(const backend::ops::DeviceExperts& e, const Buffer
         const uint32_t p[8] = {uint32_t(w.cols), uint32_t(w.rowBytes), rr.byteBase,  rr.rowOffset,
                                rr.nRows,         uint32_t(e.expertRows), uint32_t(k), uint32_t(xSlots)};
         const Binding bw{wb, rr.bindOffset, rr.bindSize};
-        if (tiled)
+        if (rowForm && tiled)
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_id_rows_") + suffix, {bw, bx, route, by, bg}, p, sizeof p,
+                                            uint32_t((e.expertRows + kRowsTileRows - 1) / kRowsTileRows),
+                                            uint32_t((n + kRowsTileTokens - 1) / kRowsTileTokens), uint32_t(nExp)));
+        else if (rowForm)
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_id_rows_") + suffix, {bw, bx, bi, by, bg}, p, sizeof p,
+                                            uint32_t((e.expertRows + kRowsTileRows - 1) / kRowsTileRows), uint32_t(k),
+                                            uint32_t(n)));
+        else if (tiled)
             HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_id_") + suffix, {bw, bx, route, by, bg}, p, sizeof p,
                                             uint32_t((e.expertRows + kTileRows - 1) / kTileRows),
                                             uint32_t((n + kTileTokens - 1) / kTileTokens), uint32_t(nExp)));

@@ -1,0 +1,100 @@
+// Mixture-of-experts products for CPU implementations of Vulkan (lavapipe), in matmul_rows.comp's
+// form: the workgroup (x, y, e) gives each invocation one row of expert e (rows [64x, 64x + 64))
+// and the pairs [32y, 32y + 32), [32(y + numGroups.y), ...) among those that chose e
+// (moe_route.comp's table); the row is read a chunk of 32 at a time and each pair's 32 activations
+// of the chunk reach every lane by subgroupBroadcast from the first 8. The experts are stacked as
+// one matrix bound a row range at a time: rows outside the bound range are left to the host's
+// range loop (lanes on them read a row inside it and store nothing). With DIRECT (decode: up to
+// 8 tokens, no routing table) the workgroup (x, e, t) takes the one pair (token t, slot e) and reads
+// its expert from ids.
+#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_ballot : require
+#define W_BINDING 0
+#define GRID_BINDING 4
+#include "dequant.glsl"
+
+layout(local_size_x = 64) in;
+layout(std430, binding = 1) readonly buffer X { float x[]; };       // [n][xSlots][cols]
+#ifdef DIRECT
+layout(std430, binding = 2) readonly buffer Ids { int ids[]; };      // [n][k]
+#else
+layout(std430, binding = 2) readonly buffer Route { uint route[]; }; // moe_route.comp's table
+#endif
+layout(std430, binding = 3) writeonly buffer Y { float y[]; };      // [n][k][rows]
+layout(push_constant) uniform Params {
+    uint cols, rowBytes, byteBase, rowOffset, nRows; // as matvec_id.comp
+    uint rows;                                       // rows per expert
+    uint k;                                          // experts per token
+    uint xSlots;                                     // x rows per token: 1 or k
+} p;
+
+const uint TR = 64u, TT = 32u; // as matmul_rows.comp
+
+// acc[t] += the row at rowBase . x row xRow[t] for t < count (count the same in every lane).
+void products(uint rowBase, uint xRow[TT], uint count, inout float acc[TT]) {
+    const uint part = gl_SubgroupInvocationID & 7u;
+    for (uint c = 0u; c < p.cols / 32u; ++c) {
+        float v[32];
+        dqChunk(rowBase, c, v);
+        for (uint t = 0u; t < TT; ++t) {
+            if (t >= count) break;
+            const uint xb = xRow[t] * p.cols + 32u * c + 4u * part;
+            const vec4 xq = vec4(x[xb], x[xb + 1u], x[xb + 2u], x[xb + 3u]);
+            float s = 0.0;
+#define HEARTH_STEP(L)                                                                              \
+    {                                                                                               \
+        const vec4 b = subgroupBroadcast(xq, L);                                                    \
+        s += v[4u * L] * b.x + v[4u * L + 1u] * b.y + v[4u * L + 2u] * b.z + v[4u * L + 3u] * b.w;  \
+    }
+            HEARTH_STEP(0u) HEARTH_STEP(1u) HEARTH_STEP(2u) HEARTH_STEP(3u)
+            HEARTH_STEP(4u) HEARTH_STEP(5u) HEARTH_STEP(6u) HEARTH_STEP(7u)
+#undef HEARTH_STEP
+            acc[t] += s;
+        }
+    }
+}
+
+// The x row of pair (token t, slot e) = t * k + e.
+uint xRowOf(uint pair) { return (pair / p.k) * p.xSlots + (p.xSlots == 1u ? 0u : pair % p.k); }
+
+void main() {
+    const uint r = gl_WorkGroupID.x * TR + gl_LocalInvocationID.x;
+#ifdef DIRECT
+    const uint pair = gl_WorkGroupID.z * p.k + gl_WorkGroupID.y;
+    const int id = ids[pair];
+    if (id < 0) return;
+    const uint e = uint(id);
+#else
+    const uint nExp = gl_NumWorkGroups.z, e = gl_WorkGroupID.z;
+#endif
+    // The rows of expert e inside the bound range: [lo, hi) of the stacked matrix.
+    const uint lo = max(e * p.rows, p.rowOffset), hi = min((e + 1u) * p.rows, p.rowOffset + p.nRows);
+    if (lo >= hi) return; // the same for the whole workgroup
+    const uint g = e * p.rows + r;
+    const bool mine = r < p.rows && g >= lo && g < hi;
+    const uint rowBase = p.byteBase + (clamp(g, lo, hi - 1u) - p.rowOffset) * p.rowBytes;
+    uint xRow[TT];
+    float acc[TT];
+    for (uint t = 0u; t < TT; ++t) acc[t] = 0.0, xRow[t] = 0u;
+#ifdef DIRECT
+    xRow[0] = xRowOf(pair);
+    products(rowBase, xRow, 1u, acc);
+    if (mine) y[pair * p.rows + r] = acc[0];
+#else
+    const uint count = route[e], start = 2u * nExp + route[nExp + e];
+    for (uint first = gl_WorkGroupID.y * TT; first < count; first += gl_NumWorkGroups.y * TT) {
+        const uint pairs = min(TT, count - first);
+        for (uint t = 0u; t < TT; ++t) {
+            acc[t] = 0.0;
+            xRow[t] = xRowOf(t < pairs ? route[start + first + t] : 0u);
+        }
+        products(rowBase, xRow, pairs, acc);
+        if (mine)
+            for (uint t = 0u; t < TT; ++t) {
+                if (t >= pairs) break;
+                y[route[start + first + t] * p.rows + r] = acc[t];
+            }
+    }
+#endif
+}
