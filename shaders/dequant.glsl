@@ -32,14 +32,26 @@ W_BYTES_FN(wBytes32, 8u)
 #define Q_I8(q, j) (int((q)[(j) >> 2] << (24u - 8u * ((j) & 3u))) >> 24)
 
 #if defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS)
-// The 16 levels a nibble of IQ4_NL / IQ4_XS stands for (quant::iq4Level).
-const float IQ4_LEVELS[16] = float[16](-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0,
-                                       1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);
+// The 16 levels a nibble of IQ4_NL / IQ4_XS stands for (quant::iq4Level: -127, -104, -83, -65,
+// -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113), without indexing a table per lane (a gather
+// on CPU implementations such as lavapipe): the levels as int8, four to a word, the word chosen
+// by two selects.
+float iq4Value(uint n) {
+    const uint word = (n & 8u) != 0u ? ((n & 4u) != 0u ? 0x71594535u : 0x26190d01u)
+                                     : ((n & 4u) != 0u ? 0xf6eaddcfu : 0xbfad9881u);
+    return float(int(word << (24u - 8u * (n & 3u))) >> 24);
+}
 #endif
 #if defined(TYPE_MXFP4)
-// The FP4 (E2M1) values of a nibble, doubled (quant::mxfp4Level); the block scale is halved.
-const float MXFP4_LEVELS[16] = float[16](0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0,
-                                         0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0, -12.0);
+// The FP4 (E2M1) value of a nibble, doubled (quant::mxfp4Level: 0, 1, 2, 3, 4, 6, 8, 12, then the
+// same negated; the block scale is halved), computed rather than looked up (a table indexed per
+// lane costs a gather on CPU implementations such as lavapipe): magnitudes 2..7 are the floats
+// 2^(m>>1) * (1 + (m&1)/2), 0 and 1 themselves; bit 3 is the sign (n = 8 gives -0.0, which equals 0.0).
+float mxfp4Value(uint n) {
+    const uint m = n & 7u;
+    const uint bits = m < 2u ? floatBitsToUint(float(m)) : ((((m >> 1) + 127u) << 23) | ((m & 1u) << 22));
+    return uintBitsToFloat(bits | ((n & 8u) << 28));
+}
 // 2^(e-128): half the E8M0 scale 2^(e-127) (quant::e8m0Half; e < 2 gives a subnormal float).
 float e8m0Half(uint e) { return uintBitsToFloat(e < 2u ? (0x00200000u << e) : ((e - 1u) << 23)); }
 #endif
@@ -163,7 +175,7 @@ float dq(uint rowBase, uint i) {
     // d at +0, qs[16] at +2 in Q4_0's nibble order.
     const uint b = rowBase + (i / 32u) * 18u, j = i % 32u;
     const uint q = j < 16u ? (wByte(b + 2u + j) & 0x0fu) : (wByte(b + 2u + j - 16u) >> 4);
-    return wHalf(b) * IQ4_LEVELS[q];
+    return wHalf(b) * iq4Value(q);
 #elif defined(TYPE_IQ4_XS)
     // d at +0, scales_h (u16) at +2, scales_l[4] at +4, qs[128] at +8: 8 sub-blocks of 32, each
     // packed like an IQ4_NL block, with a 6-bit scale stored + 32.
@@ -172,12 +184,12 @@ float dq(uint rowBase, uint i) {
     const uint hi = ((wByte(b + 2u + s / 4u) >> (2u * (s % 4u))) & 3u);
     const uint qs = b + 8u + 16u * s;
     const uint q = j < 16u ? (wByte(qs + j) & 0x0fu) : (wByte(qs + j - 16u) >> 4);
-    return wHalf(b) * float(int(lo | (hi << 4)) - 32) * IQ4_LEVELS[q];
+    return wHalf(b) * float(int(lo | (hi << 4)) - 32) * iq4Value(q);
 #elif defined(TYPE_MXFP4)
     // e at +0, qs[16] at +1 in Q4_0's nibble order.
     const uint b = rowBase + (i / 32u) * 17u, j = i % 32u;
     const uint q = j < 16u ? (wByte(b + 1u + j) & 0x0fu) : (wByte(b + 1u + j - 16u) >> 4);
-    return e8m0Half(wByte(b)) * MXFP4_LEVELS[q];
+    return e8m0Half(wByte(b)) * mxfp4Value(q);
 #elif defined(TYPE_TQ1_0)
     // qs[48] at +0, qh[4] at +48, d at +52: ternary digits of base-3 bytes (quant::tq1Trit: digit n
     // of byte q is the top trit of (q · 3^n mod 256), (q' · 3) >> 8). Values 0..159: digit e / 32 of
@@ -349,8 +361,21 @@ void dqChunk(uint rowBase, uint c, out float v[32]) {
     wBytes16(b + 8u + 16u * s, q);
     for (uint j = 0u; j < 16u; ++j) {
         const uint byte = Q_BYTE(q, j);
-        v[j] = dl * IQ4_LEVELS[byte & 0x0fu];
-        v[j + 16u] = dl * IQ4_LEVELS[byte >> 4];
+        v[j] = dl * iq4Value(byte & 0x0fu);
+        v[j + 16u] = dl * iq4Value(byte >> 4);
+    }
+}
+#elif defined(TYPE_IQ4_NL)
+#define DQ_CHUNK
+void dqChunk(uint rowBase, uint c, out float v[32]) {
+    const uint b = rowBase + c * 18u;
+    const float d = wHalf(b);
+    uint q[4];
+    wBytes16(b + 2u, q);
+    for (uint j = 0u; j < 16u; ++j) {
+        const uint byte = Q_BYTE(q, j);
+        v[j] = d * iq4Value(byte & 0x0fu);
+        v[j + 16u] = d * iq4Value(byte >> 4);
     }
 }
 #elif defined(TYPE_MXFP4)
@@ -362,8 +387,8 @@ void dqChunk(uint rowBase, uint c, out float v[32]) {
     wBytes16(b + 1u, q);
     for (uint j = 0u; j < 16u; ++j) {
         const uint byte = Q_BYTE(q, j);
-        v[j] = d * MXFP4_LEVELS[byte & 0x0fu];
-        v[j + 16u] = d * MXFP4_LEVELS[byte >> 4];
+        v[j] = d * mxfp4Value(byte & 0x0fu);
+        v[j + 16u] = d * mxfp4Value(byte >> 4);
     }
 }
 #elif !defined(TYPE_F32) && !defined(TYPE_F16) && !defined(TYPE_BF16)
