@@ -29,31 +29,10 @@ layout(push_constant) uniform Params {
     uint xSlots;                                     // x rows per token: 1 or k
 } p;
 
-const uint TR = 64u, TT = 32u; // as matmul_rows.comp
+#define TT 32u // as matmul_rows.comp
+const uint TR = 64u;
 
-// acc[t] += the row at rowBase . x row xRow[t] for t < count (count the same in every lane).
-void products(uint rowBase, uint xRow[TT], uint count, inout float acc[TT]) {
-    const uint part = gl_SubgroupInvocationID & 7u;
-    for (uint c = 0u; c < p.cols / 32u; ++c) {
-        float v[32];
-        dqChunk(rowBase, c, v);
-        for (uint t = 0u; t < TT; ++t) {
-            if (t >= count) break;
-            const uint xb = xRow[t] * p.cols + 32u * c + 4u * part;
-            const vec4 xq = vec4(x[xb], x[xb + 1u], x[xb + 2u], x[xb + 3u]);
-            float s = 0.0;
-#define HEARTH_STEP(L)                                                                              \
-    {                                                                                               \
-        const vec4 b = subgroupBroadcast(xq, L);                                                    \
-        s += v[4u * L] * b.x + v[4u * L + 1u] * b.y + v[4u * L + 2u] * b.z + v[4u * L + 3u] * b.w;  \
-    }
-            HEARTH_STEP(0u) HEARTH_STEP(1u) HEARTH_STEP(2u) HEARTH_STEP(3u)
-            HEARTH_STEP(4u) HEARTH_STEP(5u) HEARTH_STEP(6u) HEARTH_STEP(7u)
-#undef HEARTH_STEP
-            acc[t] += s;
-        }
-    }
-}
+#include "row_products.glsl"
 
 // The x row of pair (token t, slot e) = t * k + e.
 uint xRowOf(uint pair) { return (pair / p.k) * p.xSlots + (p.xSlots == 1u ? 0u : pair % p.k); }
@@ -79,7 +58,7 @@ void main() {
     for (uint t = 0u; t < TT; ++t) acc[t] = 0.0, xRow[t] = 0u;
 #ifdef DIRECT
     xRow[0] = xRowOf(pair);
-    products(rowBase, xRow, 1u, acc);
+    rowProducts(rowBase, xRow, 1u, acc);
     if (mine) y[pair * p.rows + r] = acc[0];
 #else
     const uint count = route[e], start = 2u * nExp + route[nExp + e];
@@ -89,7 +68,7 @@ void main() {
             acc[t] = 0.0;
             xRow[t] = xRowOf(t < pairs ? route[start + first + t] : 0u);
         }
-        products(rowBase, xRow, pairs, acc);
+        rowProducts(rowBase, xRow, pairs, acc);
         if (mine)
             for (uint t = 0u; t < TT; ++t) {
                 if (t >= pairs) break;
