@@ -71,7 +71,9 @@ bool hasExtension(const Api& api, VkPhysicalDevice pd, const char* name) {
     return false;
 }
 
-backend::DeviceInfo describe(const Api& api, VkPhysicalDevice pd) {
+// *rowCapable (when given): whether the device could run the row kernels (subgroup ballot over 8
+// or more lanes), which info.rowKernels turns on only for CPU implementations.
+backend::DeviceInfo describe(const Api& api, VkPhysicalDevice pd, bool* rowCapable = nullptr) {
     backend::DeviceInfo info;
     info.api = "vulkan";
     VkPhysicalDeviceProperties props{};
@@ -104,10 +106,11 @@ backend::DeviceInfo describe(const Api& api, VkPhysicalDevice pd) {
         info.subgroupArithmetic = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                                   (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
                                   (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
-        info.rowKernels = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && sub.subgroupSize >= 8 &&
-                          (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-                          (sub.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT) &&
-                          (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
+        const bool capable = sub.subgroupSize >= 8 && (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                             (sub.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT) &&
+                             (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
+        info.rowKernels = capable && props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+        if (rowCapable) *rowCapable = capable;
         VkPhysicalDeviceShaderFloat16Int8Features f16{
             VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
         VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -149,13 +152,12 @@ Result<std::unique_ptr<Context>> Context::create(const VulkanOptions& options) {
         return invalidArgument("Vulkan device index " + std::to_string(index) + " out of range (" +
                                std::to_string(devices.size()) + " devices)");
     ctx->physical = devices[size_t(index)];
-    ctx->info = describe(api, ctx->physical);
+    bool rowCapable = false;
+    ctx->info = describe(api, ctx->physical, &rowCapable);
     ctx->info.subgroupArithmetic = ctx->info.subgroupArithmetic && options.subgroups;
-    if (options.rowKernels >= 0) {
-        if (options.rowKernels > 0 && !ctx->info.rowKernels && ctx->info.subgroupSize < 8)
-            return unsupported("Vulkan device '" + ctx->info.name + "': row kernels need subgroups of 8 lanes or more");
-        ctx->info.rowKernels = options.rowKernels > 0;
-    }
+    if (options.rowKernels > 0 && !rowCapable)
+        return unsupported("Vulkan device '" + ctx->info.name + "': row kernels need subgroup ballot over 8 or more lanes");
+    if (options.rowKernels >= 0) ctx->info.rowKernels = options.rowKernels > 0;
     VkPhysicalDeviceProperties props{};
     api.vkGetPhysicalDeviceProperties(ctx->physical, &props);
     if (props.apiVersion < VK_API_VERSION_1_2)
