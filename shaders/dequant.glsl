@@ -30,6 +30,14 @@ W_BYTES_FN(wBytes32, 8u)
 // Byte j of words q (as wBytes16/32 give them), unsigned and sign-extended.
 #define Q_BYTE(q, j) (((q)[(j) >> 2] >> (8u * ((j) & 3u))) & 0xffu)
 #define Q_I8(q, j) (int((q)[(j) >> 2] << (24u - 8u * ((j) & 3u))) >> 24)
+// A chunk of 16 bytes of nibbles in Q4_0's order (words q as wBytes16 gives them): v[j] and
+// v[j + 16] are VALUE(the low and the high nibble of byte j) times d.
+#define NIBBLE_CHUNK(q, d, v, VALUE)                                                                \
+    for (uint j = 0u; j < 16u; ++j) {                                                               \
+        const uint byte_ = Q_BYTE(q, j);                                                            \
+        v[j] = (d) * VALUE(byte_ & 0x0fu);                                                          \
+        v[j + 16u] = (d) * VALUE(byte_ >> 4);                                                       \
+    }
 
 #if defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS)
 // The 16 levels a nibble of IQ4_NL / IQ4_XS stands for (quant::iq4Level: -127, -104, -83, -65,
@@ -295,16 +303,13 @@ void dqChunk(uint rowBase, uint c, out float v[32]) {
 }
 #elif defined(TYPE_Q4_0)
 #define DQ_CHUNK
+#define Q4_0_VALUE(n) float(int(n) - 8)
 void dqChunk(uint rowBase, uint c, out float v[32]) {
     const uint b = rowBase + c * 18u;
     const float d = wHalf(b);
     uint q[4];
     wBytes16(b + 2u, q);
-    for (uint j = 0u; j < 16u; ++j) {
-        const uint byte = Q_BYTE(q, j);
-        v[j] = d * float(int(byte & 0x0fu) - 8);
-        v[j + 16u] = d * float(int(byte >> 4) - 8);
-    }
+    NIBBLE_CHUNK(q, d, v, Q4_0_VALUE)
 }
 #elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
 #define DQ_CHUNK
@@ -359,11 +364,7 @@ void dqChunk(uint rowBase, uint c, out float v[32]) {
     const float dl = wHalf(b) * float(int(lo | (hi << 4)) - 32);
     uint q[4];
     wBytes16(b + 8u + 16u * s, q);
-    for (uint j = 0u; j < 16u; ++j) {
-        const uint byte = Q_BYTE(q, j);
-        v[j] = dl * iq4Value(byte & 0x0fu);
-        v[j + 16u] = dl * iq4Value(byte >> 4);
-    }
+    NIBBLE_CHUNK(q, dl, v, iq4Value)
 }
 #elif defined(TYPE_IQ4_NL)
 #define DQ_CHUNK
@@ -372,11 +373,7 @@ void dqChunk(uint rowBase, uint c, out float v[32]) {
     const float d = wHalf(b);
     uint q[4];
     wBytes16(b + 2u, q);
-    for (uint j = 0u; j < 16u; ++j) {
-        const uint byte = Q_BYTE(q, j);
-        v[j] = d * iq4Value(byte & 0x0fu);
-        v[j + 16u] = d * iq4Value(byte >> 4);
-    }
+    NIBBLE_CHUNK(q, d, v, iq4Value)
 }
 #elif defined(TYPE_MXFP4)
 #define DQ_CHUNK
@@ -385,11 +382,7 @@ void dqChunk(uint rowBase, uint c, out float v[32]) {
     const float d = e8m0Half(wByte(b));
     uint q[4];
     wBytes16(b + 1u, q);
-    for (uint j = 0u; j < 16u; ++j) {
-        const uint byte = Q_BYTE(q, j);
-        v[j] = d * mxfp4Value(byte & 0x0fu);
-        v[j + 16u] = d * mxfp4Value(byte >> 4);
-    }
+    NIBBLE_CHUNK(q, d, v, mxfp4Value)
 }
 #elif !defined(TYPE_F32) && !defined(TYPE_F16) && !defined(TYPE_BF16)
 #define DQ_CHUNK

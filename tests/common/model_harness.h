@@ -1,6 +1,6 @@
 // A model loaded for a forward test: the GGUF file, its architecture, and a ModelRunner on one
-// device ("ref", "cpu", "vulkan:0", "cuda:0", with an optional layer split), plus the two-step,
-// two-sequence batch every backend's forward test compares against the reference device.
+// device ("ref", "cpu", "vulkan:0", "cuda:0", with an optional layer split), plus the steps over
+// two sequences every backend's forward test compares against the reference device.
 #pragma once
 
 #include "backend/cpu/thread_pool.h"
@@ -16,6 +16,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -114,47 +115,64 @@ struct Comparison : LogitDiff {
     std::string error;
 };
 
-// Two steps over two sequences (37 and 21 tokens; the second in blocks 7 and 5), logits for
-// every token or only each sequence's last, on options.device and on the reference device.
-// Between the steps the first sequence's block 0 is copied to block 4, which replaces it in its
-// table (a fork's copy-on-write).
-inline Comparison compareWithReference(const std::string& path, const LoadOptions& options, bool allLogits) {
+inline Status runBoth(runtime::ModelRunner& ours, runtime::ModelRunner& ref, int nVocab, const graph::Batch& batch,
+                      Comparison& c) {
+    std::vector<float> expected, got;
+    HEARTH_RETURN_IF_ERROR(ref.forward(batch, expected).withContext("reference"));
+    HEARTH_RETURN_IF_ERROR(ours.forward(batch, got));
+    return c.add(expected, got, size_t(nVocab)) ? Status::ok() : internalError("logit count differs");
+}
+
+// Steps of 30 + 12 and 7 + 9 tokens of two sequences (the second in blocks 7 and 5; block 0 of the
+// first copied to 4 before the second step, which replaces it in its table: a fork's
+// copy-on-write), then with `decode` three decode steps of one or two tokens; logits of every
+// token (allLogits) or of each sequence's last.
+inline Comparison compareSteps(runtime::ModelRunner& ours, runtime::ModelRunner& ref, int nVocab, bool allLogits,
+                               bool decode = true) {
     Comparison c;
-    auto ours = loadModel(path, options);
-    if (!ours) return c.error = ours.status().toString(), c;
-    LoadOptions refOptions = options;
-    refOptions.device = "ref";
-    refOptions.gpuLayers = -1;
-    refOptions.pool = nullptr;
-    auto ref = loadModel(path, refOptions);
-    if (!ref) return c.error = ref.status().toString(), c;
-    const int nVocab = (*ref)->dims().nVocab;
     std::vector<int32_t> t0{1}, t1{1};
-    for (int i = 0; i < 36; ++i) t0.push_back((i * 7919 + 13) % (nVocab - 300) + 256);
-    for (int i = 0; i < 20; ++i) t1.push_back((i * 104729 + 71) % (nVocab - 300) + 256);
+    for (int i = 0; i < 40; ++i) t0.push_back((i * 7919 + 13) % (nVocab - 300) + 256);
+    for (int i = 0; i < 24; ++i) t1.push_back((i * 104729 + 71) % (nVocab - 300) + 256);
     std::vector<int32_t> table0{0, 1, 2};
     const std::vector<int32_t> table1{7, 5};
-    for (auto [a0, b0, a1, b1] : {std::array<int, 4>{0, 30, 0, 12}, std::array<int, 4>{30, 37, 12, 21}}) {
-        if (a0 > 0) {
-            for (auto* m : {ours->get(), ref->get()}) {
-                const Status s = m->runner->copyBlock(0, 4);
-                if (!s.isOk()) return c.error = s.toString(), c;
-            }
+    const std::array<int, 4> steps[] = {{0, 30, 0, 12}, {30, 37, 12, 21}, {37, 38, 21, 22}, {38, 39, 22, 22}, {39, 40, 22, 23}};
+    for (const auto& [a0, b0, a1, b1] : std::span(steps, decode ? 5 : 2)) {
+        if (a0 == 30) {
+            for (runtime::ModelRunner* r : {&ours, &ref})
+                if (const Status s = r->copyBlock(0, 4); !s.isOk()) return c.error = s.toString(), c;
             table0[0] = 4;
         }
         graph::Batch batch;
         batch.blockTables = {table0, table1};
         for (int p = a0; p < b0; ++p) batch.tokens.push_back({t0[size_t(p)], p, 0, allLogits || p == b0 - 1});
         for (int p = a1; p < b1; ++p) batch.tokens.push_back({t1[size_t(p)], p, 1, allLogits || p == b1 - 1});
-        std::vector<float> expected, got;
-        addStates(batch, *(*ref)->runner);
-        Status s = (*ref)->runner->forward(batch, expected);
-        if (!s.isOk()) return c.error = "reference: " + s.toString(), c;
-        s = (*ours)->runner->forward(batch, got);
-        if (!s.isOk()) return c.error = s.toString(), c;
-        if (!c.add(expected, got, size_t(nVocab))) return c.error = "logit count differs", c;
+        addStates(batch, ref); // recurrent models: sequence s in state slot s
+        if (const Status s = runBoth(ours, ref, nVocab, batch, c); !s.isOk()) return c.error = s.toString(), c;
     }
     return c;
+}
+
+// The model at `path` on options.device and on "ref" (every layer), compared by compareSteps; the
+// device's fallbacks into *fallbacks.
+inline Comparison compareOn(const std::string& path, const LoadOptions& options, bool allLogits,
+                            std::vector<std::string>* fallbacks = nullptr, bool decode = true) {
+    Comparison c;
+    auto ours = loadModel(path, options);
+    if (!ours) return c.error = ours.status().toString(), c;
+    LoadOptions refOptions = options;
+    refOptions.device = "ref";
+    refOptions.gpuLayers = -1;
+    refOptions.cpuMoeLayers = 0;
+    refOptions.pool = nullptr;
+    auto ref = loadModel(path, refOptions);
+    if (!ref) return c.error = "reference: " + ref.status().toString(), c;
+    if (fallbacks) *fallbacks = (*ours)->runner->fallbacks();
+    return compareSteps(*(*ours)->runner, *(*ref)->runner, (*ref)->dims().nVocab, allLogits, decode);
+}
+
+// compareSteps' two prefill steps only (no decode), on options.device and on the reference device.
+inline Comparison compareWithReference(const std::string& path, const LoadOptions& options, bool allLogits) {
+    return compareOn(path, options, allLogits, nullptr, false);
 }
 
 // Greedy generation of `steps` tokens after `prompt` (prefilled in one step), one sequence in

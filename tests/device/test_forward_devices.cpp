@@ -12,7 +12,7 @@
 #include "devices_under_test.h"
 #include "engine_device_checks.h"
 #include "hearth/synth.h"
-#include "step_compare.h"
+#include "model_harness.h"
 #include "test_support.h"
 
 #include <QFile>

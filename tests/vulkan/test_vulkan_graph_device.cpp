@@ -6,7 +6,7 @@
 // (QSKIP) when there is no Vulkan device.
 #include "backend/vulkan/vk_graph_device.h"
 #include "model/binding.h"
-#include "step_compare.h"
+#include "model_harness.h"
 #include "test_support.h"
 
 #include <QtTest>
