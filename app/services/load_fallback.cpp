@@ -1,5 +1,5 @@
-// fallbackReasonFor: the facts below mirror the GPU backends' supportsOp (engine/backend/vulkan/
-// vk_graph_device.cpp, engine/backend/cuda/cuda_graph_device.cpp and matvec.cu); the test
+// fallbackReasonFor: the facts below mirror the GPU backends' placement (engine/backend/
+// op_node_support.cpp over vulkan/vk_capabilities.cpp and cuda/cuda_capabilities.cpp); the test
 // test_app_load_fallback loads a model on a real Vulkan device to check they still agree.
 #include "services/load_fallback.h"
 

@@ -1,8 +1,9 @@
-// The op-level compute interface of the accelerator backends (Vulkan now): an OpDevice allocates
-// buffers (the same backend::Buffer as device.h), records ops on them, and run() executes the
-// recorded ops in order. The graph devices (backend::Device, device.h) are built over it: they
-// translate a step graph's nodes into these ops. supportsOp(op, type) says which ops and weight
-// types a device runs. No backend API types appear here.
+// The op-level compute interface of the accelerator backends (Vulkan and CUDA): an OpDevice
+// allocates buffers (the same backend::Buffer as device.h), records ops on them, and run()
+// executes the recorded ops in order, or record() keeps them as a list that submit() runs again.
+// One graph device (op_graph_device.h) is built over every op device: it translates a step graph's
+// nodes into these ops. OpCapabilities says which ops, weight types and shapes a device runs. No
+// backend API types appear here.
 #pragma once
 
 #include "backend/device.h"
@@ -11,6 +12,7 @@
 #include "hearth/status.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -38,7 +40,15 @@ enum class Op {
     WeightedSum,
     Softmax,
     TopK,
-    SwigluOai
+    SwigluOai,
+    Copy,
+    LayerNorm,
+    Concat,
+    RmsNormGated,
+    SsmConv,
+    DeltaNet,
+    Sigmoid,
+    Softplus
 };
 inline const char* opName(Op op) {
     switch (op) {
@@ -62,6 +72,14 @@ inline const char* opName(Op op) {
     case Op::Softmax: return "softmax";
     case Op::TopK: return "topK";
     case Op::SwigluOai: return "swigluOai";
+    case Op::Copy: return "copy";
+    case Op::LayerNorm: return "layerNorm";
+    case Op::Concat: return "concat";
+    case Op::RmsNormGated: return "rmsNormGated";
+    case Op::SsmConv: return "ssmConv";
+    case Op::DeltaNet: return "deltaNet";
+    case Op::Sigmoid: return "sigmoid";
+    case Op::Softplus: return "softplus";
     }
     return "?";
 }
@@ -122,16 +140,65 @@ enum class Unary { Scale, Silu, Gelu, Softcap, Sigmoid, Softplus };
 // and Geglu take gate = a, up = b of the same length (out = silu(gate) * up, gelu(gate) * up).
 enum class Binary { Add, Mul, Swiglu, Geglu };
 
+// A concatenation as blocks: a [outer][aBlock] and b [outer][bBlock] give out [outer][aBlock + bBlock].
+struct ConcatShape {
+    int64_t outer = 0, aBlock = 0, bBlock = 0;
+};
+
+// The causal convolution of the hybrid models (graph Op::SsmConv): tokens, channels, kernel
+// width, state slots.
+struct ConvShape {
+    int64_t n = 0, C = 0, K = 0, slots = 0;
+};
+
+// The gated delta rule (graph Op::DeltaNet): tokens, head size, q/k heads, v heads, state slots.
+struct DeltaShape {
+    int64_t n = 0, S = 0, Hk = 0, Hv = 0, slots = 0;
+    float eps = 1e-6f;
+};
+
+// What bounds the buffers a device's ops take.
+struct OpLimits {
+    uint64_t maxBindRange = 0;   // bytes one operand may span (0: no limit)
+    uint64_t offsetAlign = 4;    // a view must start at a multiple of this many bytes
+    uint64_t maxWeightRange = 0; // bytes of a weight one op binds at once (0: no limit); a row must fit
+    int64_t maxMatMulTokens = 0; // tokens one matMul call takes (0: no limit)
+};
+
 } // namespace ops
 
-class OpDevice {
+// Which ops, weight types and shapes a device runs: what the graph device asks before it places a
+// node there (op_graph_device.h), known without opening the device.
+class OpCapabilities {
 public:
-    virtual ~OpDevice() = default;
-    virtual const DeviceInfo& info() const = 0;
-    // Whether `op` runs here; `type` is the weight type for MatMul/GetRows (F32 otherwise).
+    virtual ~OpCapabilities() = default;
+    // Whether `op` runs here; `type` is the weight type for MatMul/MatMulId/GetRows (F32 otherwise).
     virtual bool supportsOp(ops::Op op, quant::Type type = quant::Type::F32) const = 0;
+    // The device's own limits on node n beyond its op and weight type (grid sizes, head sizes,
+    // kernel widths); the graph device has checked its operands' kinds, types and shapes.
+    virtual bool nodeFits(const graph::Graph& g, const graph::Node& n) const = 0;
+    // Whether K/V rows of this layer shape can be cached in this type here.
+    virtual bool kvShapeFits(const KvLayerShape& shape, KvType type) const = 0;
+    virtual ops::OpLimits limits() const = 0;
+};
+
+// Ops recorded once (OpDevice::record), run any number of times; the buffers they name must
+// outlive it.
+class OpList {
+public:
+    virtual ~OpList() = default;
+};
+
+class OpDevice : public OpCapabilities {
+public:
+    virtual const DeviceInfo& info() const = 0;
     // `hostVisible`: inputs and outputs the host writes or reads every step.
     virtual Result<std::unique_ptr<Buffer>> allocate(uint64_t bytes, bool hostVisible = false) = 0;
+    // A buffer naming bytes [offset, offset + bytes) of `parent` (a buffer of this device or a view
+    // of one); offset a multiple of limits().offsetAlign. The parent must outlive it.
+    virtual Result<std::unique_ptr<Buffer>> view(const Buffer& parent, uint64_t offset, uint64_t bytes) = 0;
+    // Bytes the device can still give its K/V caches (0: unknown, no bound from memory).
+    virtual uint64_t availableMemory() const { return 0; }
 
     // Ops, recorded into the current step. Activations are F32, row-major.
     // y[n][w.rows] = x[n][w.cols] . W^T
@@ -201,10 +268,35 @@ public:
     // copies when sequences fork).
     virtual Status copy(const Buffer& src, uint64_t srcOffset, Buffer& dst, uint64_t dstOffset, uint64_t bytes) = 0;
 
+    // The encoders' ops. out[rows][dim] = (x - mean) / sqrt(var + eps) (* w) (+ b) per row; w, b
+    // [dim] or null.
+    virtual Status layerNorm(const Buffer& x, const Buffer* w, const Buffer* b, int64_t rows, int64_t dim, float eps,
+                             Buffer& out) = 0;
+    // out [outer][aBlock + bBlock] = a [outer][aBlock] and b [outer][bBlock] side by side.
+    virtual Status concat(const Buffer& a, const Buffer& b, const ops::ConcatShape& s, Buffer& out) = 0;
+
+    // The hybrid models' ops. out[rows][dim] = x / sqrt(mean(x²) + eps) · w · silu(z) per row.
+    virtual Status rmsNormGated(const Buffer& x, const Buffer& w, const Buffer& z, int64_t rows, int64_t dim,
+                                float eps, Buffer& out) = 0;
+    // out [n][C]: graph Op::SsmConv over x [n][C], w [C][K], the state pool [slots][(K-1)·C] and
+    // info int32 [n][3].
+    virtual Status ssmConv(const Buffer& x, const Buffer& w, Buffer& state, const Buffer& info,
+                           const ops::ConvShape& s, Buffer& out) = 0;
+    // out [n][Hv][S]: graph Op::DeltaNet over qkv [n][(2Hk + Hv)·S], g and beta [n][Hv], the state
+    // pool [slots][Hv·S·S] and info int32 [n][3].
+    virtual Status deltaNet(const Buffer& qkv, const Buffer& g, const Buffer& beta, Buffer& state, const Buffer& info,
+                            const ops::DeltaShape& s, Buffer& out) = 0;
+
     // Executes the recorded ops in order and waits for them.
     virtual Status run() = 0;
     // Drops the ops recorded since the last run() (after a failure part-way through a step).
     virtual void discard() = 0;
+    // Records the ops `body` issues into a list of their own instead of the current step.
+    // `repeated`: the list will be submitted many times with new contents in the same buffers
+    // (decode steps), which a device may exploit (CUDA captures it as a graph).
+    virtual Result<std::unique_ptr<OpList>> record(const std::function<Status()>& body, bool repeated) = 0;
+    // Runs a recorded list and waits for it.
+    virtual Status submit(const OpList& list) = 0;
 };
 
 } // namespace hearth::backend

@@ -9,12 +9,12 @@
 namespace hearth {
 #if HEARTH_HAS_VULKAN
 namespace vk {
-Result<std::unique_ptr<backend::Device>> openVulkanDevice(int index); // vulkan/vk_graph_device.cpp
+Result<std::unique_ptr<backend::Device>> openVulkanDevice(int index); // vulkan/vk_graph_device.cpp (the op graph device over Vulkan)
 }
 #endif
 #if HEARTH_HAS_CUDA
 namespace cuda {
-Result<std::unique_ptr<backend::Device>> openCudaDevice(int index); // cuda/cuda_graph_device.cpp
+Result<std::unique_ptr<backend::Device>> openCudaDevice(int index); // cuda/cuda_op_device.cpp
 }
 #endif
 } // namespace hearth

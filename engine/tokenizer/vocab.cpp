@@ -24,7 +24,7 @@ constexpr std::string_view kKeyTypes = "tokenizer.ggml.token_type";
 constexpr std::string_view kKeyMerges = "tokenizer.ggml.merges";
 
 // A short, printable rendering of token text for messages.
-std::string quoted(std::string_view s) {
+std::string inQuotes(std::string_view s) {
     std::string out = "'";
     const size_t limit = 48;
     for (size_t i = 0; i < s.size() && i < limit; ++i) {
@@ -201,7 +201,7 @@ Status loadMerges(Vocab& v, std::span<const std::string> merges) {
         const size_t space = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
         if (space == std::string::npos) {
             return invalidFormat(std::string(kKeyMerges) + "[" + std::to_string(rank) + "] " +
-                                 quoted(m) + " is not two tokens separated by a space");
+                                 inQuotes(m) + " is not two tokens separated by a space");
         }
         const std::string_view left = std::string_view(m).substr(0, space);
         const std::string_view right = std::string_view(m).substr(space + 1);
@@ -210,7 +210,7 @@ Status loadMerges(Vocab& v, std::span<const std::string> merges) {
         if (l == kNoToken || r == kNoToken) {
             return invalidFormat(std::string(kKeyMerges) + "[" + std::to_string(rank) +
                                  "] names a token that is not in the vocabulary: " +
-                                 quoted(l == kNoToken ? left : right));
+                                 inQuotes(l == kNoToken ? left : right));
         }
         joined.assign(left).append(right);
         const MergeEntry entry{static_cast<int32_t>(rank), v.find(joined)};
@@ -258,7 +258,7 @@ void applySpecialId(Vocab& v, std::string_view name, int32_t& id, std::optional<
 // the file typed as normal.
 void forceControl(Vocab& v, int32_t id) {
     if (v.tokenType[id] != TokenType::Control) {
-        v.warnings.push_back("token " + std::to_string(id) + " " + quoted(v.text[id]) +
+        v.warnings.push_back("token " + std::to_string(id) + " " + inQuotes(v.text[id]) +
                              " looks like a control token but is not typed as one; treating it "
                              "as control");
         v.tokenType[id] = TokenType::Control;
@@ -439,7 +439,7 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
         v->type = ModelType::Bpe;
         src.pre = "gemma4";
     } else {
-        return unsupported(std::string(kKeyModel) + " " + quoted(src.model) +
+        return unsupported(std::string(kKeyModel) + " " + inQuotes(src.model) +
                            " is not supported (supported: 'llama' SentencePiece, 'gpt2' and "
                            "'gemma4' BPE, 'bert' WordPiece)");
     }
@@ -494,7 +494,7 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
     }
     int32_t firstId = kNoToken;
     if (const int32_t dup = v->ids.build(v->text, firstId); dup != kNoToken) {
-        return invalidFormat(std::string(kKeyTokens) + " lists " + quoted(v->text[dup]) +
+        return invalidFormat(std::string(kKeyTokens) + " lists " + inQuotes(v->text[dup]) +
                              " twice (ids " + std::to_string(firstId) + " and " +
                              std::to_string(dup) + ")");
     }
@@ -533,7 +533,7 @@ Result<std::shared_ptr<const Vocab>> buildVocab(VocabSource src) {
             v->warnings.push_back("tokenizer.ggml.pre is missing; using the 'default' "
                                   "pre-tokenizer (tokenization may not match the model)");
         } else if (!v->pre.known) {
-            v->warnings.push_back("unknown pre-tokenizer " + quoted(v->preName) +
+            v->warnings.push_back("unknown pre-tokenizer " + inQuotes(v->preName) +
                                   "; using 'default' (tokenization may not match the model)");
         }
         v->addBos = v->pre.forceAddBos;

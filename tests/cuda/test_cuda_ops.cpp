@@ -7,7 +7,7 @@
 // driver/device every test skips (QSKIP) with the runtime's reason.
 #include "backend/cpu/ref_ops.h"
 #include "backend/cuda/cuda_device.h"
-#include "backend/cuda/cuda_ops.h"
+#include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/int8_math.h"
 #include "hearth/quant.h"
 #include "random_blocks.h"
@@ -65,7 +65,7 @@ struct TestMatrix {
     std::vector<uint8_t> bytes;
     cpu::ref::Matrix host;
     cuda::DeviceBuffer buffer;
-    cuda::DeviceMatrix dev;
+    cuda::KernelMatrix dev;
 };
 
 TestMatrix makeMatrix(quant::Type type, int64_t rows, int64_t cols, uint32_t seed) {

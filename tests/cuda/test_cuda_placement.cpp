@@ -1,10 +1,12 @@
-// Which nodes the CUDA device takes, decided on the host (cuda::cudaSupportsNode needs no GPU): the
-// self-test's cases of the ops the kernels cover are all accepted for every weight type the kernels
-// read, and every node of each tiny architecture's steps (decode, a short and a longer prefill)
-// runs on the device, so a model of the weight types the kernels read never leaves the GPU. No
-// self-test case is refused (what would be is printed per op), so a GPU machine's selftest reports
-// none unsupported.
-#include "backend/cuda/cuda_graph_device.h"
+// Which nodes the CUDA device takes, decided on the host (the op graph device's placement over
+// cuda::CudaCapabilities needs no GPU): the self-test's cases of the ops the kernels cover are all
+// accepted for every weight type the kernels read, and every node of each tiny architecture's
+// steps (decode, a short and a longer prefill) runs on the device, so a model of the weight types
+// the kernels read never leaves the GPU. No self-test case is refused (what would be is printed
+// per op), so a GPU machine's selftest reports none unsupported.
+#include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/cuda_op_device.h"
+#include "backend/op_graph_device.h"
 #include "backend/selftest_cases.h"
 #include "hearth/gguf.h"
 #include "hearth/synth.h"
@@ -41,6 +43,10 @@ bool weightsReadable(const graph::Graph& g, const graph::Node& n) {
     return true;
 }
 
+bool runsOnCuda(const graph::Graph& g, const graph::Node& n) {
+    return backend::opDeviceRunsNode(cuda::CudaCapabilities{}, g, n);
+}
+
 // "op xN, ..." of the refused nodes.
 std::string tally(const std::map<std::string, int>& refused) {
     std::string s;
@@ -73,7 +79,7 @@ private Q_SLOTS:
         int covered = 0;
         for (const backend::selftest::Case& c : cases) {
             for (const graph::Node& n : c.graph.nodes()) {
-                if (cuda::cudaSupportsNode(c.graph, n)) continue;
+                if (runsOnCuda(c.graph, n)) continue;
                 refused[std::string(graph::opName(n.op)) + " " + c.type] += 1;
                 const bool mustTake = kCovered.count(n.op) && weightsReadable(c.graph, n);
                 QVERIFY2(!mustTake, (c.op + " " + c.type + " " + c.shape + ": refused").c_str());
@@ -119,7 +125,7 @@ private Q_SLOTS:
             const graph::Graph g = (*arch)->buildGraph(shape, kv);
             QVERIFY2(g.status().isOk(), g.status().toString().c_str());
             for (const graph::Node& n : g.nodes())
-                if (!cuda::cudaSupportsNode(g, n)) refused[graph::opName(n.op)] += 1;
+                if (!runsOnCuda(g, n)) refused[graph::opName(n.op)] += 1;
         }
         qInfo("%s: nodes refused on CUDA: %s", qPrintable(preset), tally(refused).c_str());
         QVERIFY2(refused.empty(), tally(refused).c_str());

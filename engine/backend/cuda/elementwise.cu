@@ -327,7 +327,7 @@ Status softmaxScaled(const float* x, float* out, int64_t nRows, int64_t n, float
     return detail::launchStatus("softmaxScaledKernel");
 }
 
-Status getRows(const DeviceMatrix& table, const int32_t* ids, int64_t nIds, float* out, StreamHandle stream) {
+Status getRows(const KernelMatrix& table, const int32_t* ids, int64_t nIds, float* out, StreamHandle stream) {
     if (!ids || !out || nIds <= 0 || nIds > 0x7fffffff)
         return invalidArgument("cuda getRows: null pointer or bad count");
     return detail::dispatchWeight(table, "cuda getRows", [&](auto block) -> Status {

@@ -187,7 +187,7 @@ unsigned elementGrid(int64_t n) { return detail::strideGrid(n, kThreads); }
 
 } // namespace
 
-Status matMulId(const DeviceExperts& w, const float* x, bool shared, const int32_t* ids, int64_t tokens, int k,
+Status matMulId(const KernelExperts& w, const float* x, bool shared, const int32_t* ids, int64_t tokens, int k,
                 float* y, StreamHandle stream) {
     if (!x || !ids || !y || tokens < 1 || k < 1 || w.nExperts < 1)
         return invalidArgument("cuda matMulId: null pointer, no tokens or no experts");
@@ -210,7 +210,7 @@ uint64_t matMulIdGroupedScratchBytes(int64_t nExperts, int64_t tokens, int k) {
     return uint64_t(2 * nExperts + pairs + 3 * (pairs / kGroupTile + nExperts) + 1) * sizeof(int32_t);
 }
 
-Status matMulIdGrouped(const DeviceExperts& w, const float* x, bool shared, const int32_t* ids, int64_t tokens, int k,
+Status matMulIdGrouped(const KernelExperts& w, const float* x, bool shared, const int32_t* ids, int64_t tokens, int k,
                        float* y, void* scratch, StreamHandle stream) {
     const int64_t pairs = tokens * k;
     const int64_t maxTiles = pairs / kGroupTile + w.nExperts;

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "backend/cuda/cuda_math.h"
-#include "backend/cuda/cuda_ops.h"
+#include "backend/cuda/cuda_kernels.h"
 
 #include <cuda_runtime.h>
 
@@ -62,7 +62,7 @@ inline int64_t chunksOf(int64_t cols) { return (cols + math::kChunk - 1) / math:
 
 // Checks a weight's shape (F32/F16/BF16: any cols; legacy quants, IQ4_NL, MXFP4: a multiple of
 // 32; K-quants, Q8_K, IQ4_XS, the grid i-quants, TQ: of 256) and calls fn(B{}) with the chunk type of its quant type.
-template <typename Fn> Status dispatchWeight(const DeviceMatrix& w, const char* op, Fn&& fn) {
+template <typename Fn> Status dispatchWeight(const KernelMatrix& w, const char* op, Fn&& fn) {
     const bool plainOrLegacy = w.type == quant::Type::F32 || w.type == quant::Type::F16 || w.type == quant::Type::BF16 ||
                                w.type == quant::Type::Q4_0 || w.type == quant::Type::Q4_1 ||
                                w.type == quant::Type::Q5_0 || w.type == quant::Type::Q5_1 ||

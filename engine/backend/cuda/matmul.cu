@@ -76,7 +76,7 @@ matMulKernel(const uint8_t* __restrict__ w, uint64_t rowBytes, int64_t rows, int
 
 } // namespace
 
-Status matMul(const DeviceMatrix& w, const float* x, float* y, int64_t n, StreamHandle stream) {
+Status matMul(const KernelMatrix& w, const float* x, float* y, int64_t n, StreamHandle stream) {
     if (n < 1 || !x || !y) return invalidArgument("cuda matMul: empty batch or null vectors");
     if ((n + kTileT - 1) / kTileT > 65535) return invalidArgument("cuda matMul: batch too large");
     return detail::dispatchWeight(w, "cuda matMul", [&](auto block) -> Status {

@@ -117,7 +117,7 @@ Status quantizeActivations(const float* x, int64_t n, int64_t cols, math::ActChu
     return detail::launchStatus("quantizeActKernel");
 }
 
-Status matMulInt8(const DeviceMatrix& w, const math::ActChunk* xq, float* y, int64_t n, StreamHandle stream) {
+Status matMulInt8(const KernelMatrix& w, const math::ActChunk* xq, float* y, int64_t n, StreamHandle stream) {
     if (n < 1 || !xq || !y) return invalidArgument("cuda matMulInt8: empty batch or null vectors");
     if ((n + kTileT - 1) / kTileT > 65535) return invalidArgument("cuda matMulInt8: batch too large");
     if (!int8TypeSupported(w.type))

@@ -101,7 +101,7 @@ bool weightTypeSupported(quant::Type type) {
 
 bool int8TypeSupported(quant::Type type) { return int8View(type); }
 
-Status matVec(const DeviceMatrix& w, const float* x, float* y, int n, StreamHandle stream) {
+Status matVec(const KernelMatrix& w, const float* x, float* y, int n, StreamHandle stream) {
     if (n < 1 || n > kMatVecMaxBatch || !x || !y)
         return invalidArgument("cuda matVec: batch " + std::to_string(n) + " outside [1, 8] or null vectors");
     return detail::dispatchWeight(w, "cuda matVec", [&](auto block) -> Status {

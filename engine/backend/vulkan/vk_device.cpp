@@ -1,5 +1,5 @@
 // backend::OpDevice on Vulkan: pipelines built lazily from the embedded SPIR-V, descriptor sets
-// from pools reset after every step (or kept by a recorded CommandList), one command buffer per
+// from pools reset after every step (or kept by a recorded backend::OpList), one command buffer per
 // step with a barrier between dispatches, and weights larger than the storage-buffer binding limit
 // bound one row range at a time.
 #include "backend/vulkan/vk_device.h"
@@ -110,7 +110,7 @@ void releaseRecording(Context& ctx, Recording& r) {
     r.cmd = VK_NULL_HANDLE;
 }
 
-class RecordedList final : public CommandList {
+class RecordedList final : public backend::OpList {
 public:
     explicit RecordedList(Context& ctx) : m_ctx(&ctx) {}
     ~RecordedList() override { releaseRecording(*m_ctx, rec); }
@@ -160,9 +160,10 @@ public:
 
     Status dispatchShader(const std::string& name, std::initializer_list<const Buffer*> buffers, const void* push,
                           uint32_t pushBytes, uint32_t gx, uint32_t gy, uint32_t gz) override;
-    Result<std::unique_ptr<CommandList>> record(const std::function<Status()>& body) override;
-    Status submit(const CommandList& list) override;
+    Result<std::unique_ptr<backend::OpList>> record(const std::function<Status()>& body, bool repeated) override;
+    Status submit(const backend::OpList& list) override;
     Context& context() override { return *m_ctx; }
+    const Context& context() const override { return *m_ctx; }
 
 private:
     Result<const Pipeline*> pipeline(const std::string& name);
@@ -477,7 +478,8 @@ Status VulkanDevice::run() {
     return s;
 }
 
-Result<std::unique_ptr<CommandList>> VulkanDevice::record(const std::function<Status()>& body) {
+Result<std::unique_ptr<backend::OpList>> VulkanDevice::record(const std::function<Status()>& body, bool repeated) {
+    (void)repeated; // a recorded command buffer is submitted as it is
     if (m_rec != &m_step) return internalError("a command list is already being recorded");
     auto list = std::make_unique<RecordedList>(*m_ctx);
     HEARTH_RETURN_IF_ERROR(allocateCommandBuffer(list->rec.cmd));
@@ -492,10 +494,10 @@ Result<std::unique_ptr<CommandList>> VulkanDevice::record(const std::function<St
     finalBarrier(list->rec.cmd);
     HEARTH_VK_CHECK("vkEndCommandBuffer", m_ctx->api.vkEndCommandBuffer(list->rec.cmd));
     list->rec.open = false;
-    return std::unique_ptr<CommandList>(std::move(list));
+    return std::unique_ptr<backend::OpList>(std::move(list));
 }
 
-Status VulkanDevice::submit(const CommandList& list) {
+Status VulkanDevice::submit(const backend::OpList& list) {
     const auto* recorded = dynamic_cast<const RecordedList*>(&list);
     if (!recorded || !recorded->rec.cmd) return invalidArgument("command list of another device");
     return m_ctx->submitAndWait(recorded->rec.cmd);

@@ -3,14 +3,17 @@
 // workgroup), and the limits of attention within the sequence.
 #include "backend/vulkan/vk_encoder_ops.h"
 
+#include "backend/op_graph_device.h"
+
 #include <algorithm>
 #include <string>
 
 namespace hearth::vk {
 
+using backend::Buffer;
+
 namespace {
 
-using backend::Buffer;
 using graph::Node;
 using graph::Op;
 using graph::Tensor;
@@ -43,7 +46,7 @@ bool encoderNodeFits(const graph::Graph& g, const Node& n) {
     case Op::Concat: {
         if (n.dim < 0 || n.dim >= graph::kMaxDims) return false;
         const Tensor &A = g.tensor(n.src[0]), &B = g.tensor(n.src[1]);
-        const ConcatShape s = concatShape(g, n);
+        const backend::ops::ConcatShape s = backend::concatShape(g, n);
         return A.contiguous() && B.contiguous() && s.outer * (s.aBlock + s.bBlock) == out.elements() &&
                uint64_t(out.elements()) < kMaxEncoderIndex &&
                encoderGridFits((out.elements() + kConcatLocal - 1) / kConcatLocal);
@@ -62,22 +65,8 @@ bool encoderNodeFits(const graph::Graph& g, const Node& n) {
     }
 }
 
-ConcatShape concatShape(const graph::Graph& g, const Node& n) {
-    const Tensor &A = g.tensor(n.src[0]), &B = g.tensor(n.src[1]);
-    ConcatShape s;
-    if (n.dim < 0 || n.dim >= graph::kMaxDims) return s;
-    const size_t dim = size_t(n.dim);
-    int64_t inner = 1, outer = 1;
-    for (size_t d = 0; d < dim; ++d) inner *= A.ne[d];
-    for (size_t d = dim + 1; d < size_t(graph::kMaxDims); ++d) outer *= A.ne[d];
-    s.outer = outer;
-    s.aBlock = A.ne[dim] * inner;
-    s.bBlock = B.ne[dim] * inner;
-    return s;
-}
-
-Status layerNorm(VulkanOpDevice& d, const Buffer& x, const Buffer* w, const Buffer* b, int64_t rows, int64_t dim,
-                 float eps, Buffer& out) {
+Status VulkanOpDevice::layerNorm(const Buffer& x, const Buffer* w, const Buffer* b, int64_t rows, int64_t dim,
+                                 float eps, Buffer& out) {
     if (rows <= 0 || dim <= 0) return Status::ok();
     if (!(eps > 0.0f)) return invalidArgument("layer_norm: eps must be positive");
     if (uint64_t(rows) * uint64_t(dim) >= kMaxEncoderIndex || !encoderGridFits(rows))
@@ -85,10 +74,10 @@ Status layerNorm(VulkanOpDevice& d, const Buffer& x, const Buffer* w, const Buff
     struct { uint32_t dim, rows; float eps; uint32_t hasWeight, hasBias; } p{
         uint32_t(dim), uint32_t(rows), eps, w ? 1u : 0u, b ? 1u : 0u};
     const EncoderGrid grid = encoderGrid(rows);
-    return d.dispatchShader("layer_norm", {&x, w, b, &out}, &p, sizeof p, grid.x, grid.y);
+    return dispatchShader("layer_norm", {&x, w, b, &out}, &p, sizeof p, grid.x, grid.y);
 }
 
-Status concat(VulkanOpDevice& d, const Buffer& a, const Buffer& b, const ConcatShape& s, Buffer& out) {
+Status VulkanOpDevice::concat(const Buffer& a, const Buffer& b, const backend::ops::ConcatShape& s, Buffer& out) {
     if (s.outer < 0 || s.aBlock < 0 || s.bBlock < 0) return invalidArgument("concat: negative extents");
     const int64_t count = s.outer * (s.aBlock + s.bBlock);
     if (count == 0) return Status::ok();
@@ -97,7 +86,7 @@ Status concat(VulkanOpDevice& d, const Buffer& a, const Buffer& b, const ConcatS
     if (!encoderGridFits(groups)) return unsupported("Vulkan concat: too many values");
     struct { uint32_t aBlock, bBlock, count; } p{uint32_t(s.aBlock), uint32_t(s.bBlock), uint32_t(count)};
     const EncoderGrid grid = encoderGrid(groups);
-    return d.dispatchShader("concat", {&a, &b, &out}, &p, sizeof p, grid.x, grid.y);
+    return dispatchShader("concat", {&a, &b, &out}, &p, sizeof p, grid.x, grid.y);
 }
 
 } // namespace hearth::vk

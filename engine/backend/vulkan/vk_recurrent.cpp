@@ -9,9 +9,10 @@
 
 namespace hearth::vk {
 
+using backend::Buffer;
+
 namespace {
 
-using backend::Buffer;
 using graph::Node;
 using graph::Op;
 using graph::Tensor;
@@ -51,35 +52,35 @@ bool recurrentNodeFits(const graph::Graph& g, const Node& n, uint64_t maxBindRan
     }
 }
 
-Status rmsNormGated(VulkanOpDevice& d, const Buffer& x, const Buffer& w, const Buffer& z, int64_t rows, int64_t dim,
-                    float eps, Buffer& out) {
+Status VulkanOpDevice::rmsNormGated(const Buffer& x, const Buffer& w, const Buffer& z, int64_t rows, int64_t dim,
+                                    float eps, Buffer& out) {
     if (rows <= 0 || dim <= 0) return Status::ok();
     if (!(eps > 0.0f)) return invalidArgument("rms_norm_gated: eps must be positive");
     struct { uint32_t dim, rows; float eps; uint32_t hasWeight; } p{uint32_t(dim), uint32_t(rows), eps, 1u};
     const int64_t gx = std::min<int64_t>(rows, kMaxWorkGroups), gy = (rows + gx - 1) / gx;
-    return d.dispatchShader("rms_norm_gated", {&x, &w, &out, &z}, &p, sizeof p, uint32_t(gx), uint32_t(gy));
+    return dispatchShader("rms_norm_gated", {&x, &w, &out, &z}, &p, sizeof p, uint32_t(gx), uint32_t(gy));
 }
 
-Status ssmConv(VulkanOpDevice& d, const Buffer& x, const Buffer& w, Buffer& state, const Buffer& info, const ConvShape& s,
-               Buffer& out) {
+Status VulkanOpDevice::ssmConv(const Buffer& x, const Buffer& w, Buffer& state, const Buffer& info,
+                               const backend::ops::ConvShape& s, Buffer& out) {
     if (s.n <= 0 || s.C <= 0) return Status::ok();
     if (s.K < 2 || s.K > kMaxConvKernel) return unsupported("Vulkan ssm_conv: kernel width outside [2, 8]");
     if (s.n > kMaxWorkGroups || (s.C + 63) / 64 > kMaxWorkGroups)
         return unsupported("Vulkan ssm_conv: too many tokens or channels");
     struct { uint32_t C, K, n, nSlots; } p{uint32_t(s.C), uint32_t(s.K), uint32_t(s.n), uint32_t(s.slots)};
-    return d.dispatchShader("ssm_conv", {&x, &w, &state, &info, &out}, &p, sizeof p, uint32_t((s.C + 63) / 64),
+    return dispatchShader("ssm_conv", {&x, &w, &state, &info, &out}, &p, sizeof p, uint32_t((s.C + 63) / 64),
                             uint32_t(s.n));
 }
 
-Status deltaNet(VulkanOpDevice& d, const Buffer& qkv, const Buffer& g, const Buffer& beta, Buffer& state,
-                const Buffer& info, const DeltaShape& s, Buffer& out) {
+Status VulkanOpDevice::deltaNet(const Buffer& qkv, const Buffer& g, const Buffer& beta, Buffer& state,
+                                const Buffer& info, const backend::ops::DeltaShape& s, Buffer& out) {
     if (s.n <= 0 || s.Hv <= 0) return Status::ok();
     if (!deltaNetHeadSize(s.S)) return unsupported("Vulkan delta_net: head size " + std::to_string(s.S));
     if (s.Hk <= 0 || s.Hv % s.Hk) return invalidArgument("delta_net: v heads must be a multiple of the k heads");
     if (s.n > kMaxWorkGroups || s.Hv > kMaxWorkGroups) return unsupported("Vulkan delta_net: too many tokens or heads");
     struct { uint32_t Hk, Hv, n, nSlots; float eps; } p{uint32_t(s.Hk), uint32_t(s.Hv), uint32_t(s.n),
                                                         uint32_t(s.slots), s.eps};
-    return d.dispatchShader("delta_net_" + std::to_string(s.S), {&qkv, &g, &beta, &state, &info, &out}, &p, sizeof p,
+    return dispatchShader("delta_net_" + std::to_string(s.S), {&qkv, &g, &beta, &state, &info, &out}, &p, sizeof p,
                             uint32_t(s.Hv), uint32_t(s.n));
 }
 

@@ -1,7 +1,7 @@
-// The CUDA operators of the forward pass: host functions taking device pointers and a stream,
-// enqueueing one kernel each and returning a Status (bad arguments, or the launch's CUDA error).
-// Shapes are row-major with the last index contiguous. backend/cuda/cuda_graph_device.h runs step
-// graphs through these.
+// The CUDA kernels' launchers: host functions taking device pointers and a stream, enqueueing one
+// kernel each and returning a Status (bad arguments, or the launch's CUDA error). Shapes are
+// row-major with the last index contiguous. Only the CUDA op device (cuda_op_device.cpp, the
+// backend::OpDevice every graph runs through) and the kernels' own tests call them.
 #pragma once
 
 #include "backend/cuda/cuda_device.h"
@@ -16,11 +16,12 @@ namespace math {
 struct ActChunk; // int8_math.h: 32 activations as int8 with their scale
 }
 
-// A 2-D weight in device memory as GGUF stores it: W[rows][cols], each row rowBytes long.
+// A 2-D weight in device memory as GGUF stores it: W[rows][cols], each row rowBytes long (the raw
+// address the kernels take; the op device makes it from a backend::ops::DeviceMatrix).
 // Supported types: F32, F16, BF16 (any cols), Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, IQ4_NL, MXFP4
 // (cols % 32 == 0), Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_XS, IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS,
 // IQ2_S, IQ3_XXS, IQ3_S, TQ1_0, TQ2_0 (cols % 256 == 0).
-struct DeviceMatrix {
+struct KernelMatrix {
     const void* data = nullptr;
     quant::Type type = quant::Type::F32;
     int64_t cols = 0; // ne0
@@ -36,11 +37,11 @@ inline constexpr int kMatVecMaxBatch = 8;
 // Decode: y[n][rows] = x[n][cols] · W[rows][cols]ᵀ for 1 <= n <= 8, one warp per output row with
 // shuffle reductions, weights dequantized in registers, fp32 accumulation. x is read as float4
 // when 16-byte aligned with cols a multiple of 32.
-Status matVec(const DeviceMatrix& w, const float* x, float* y, int n, StreamHandle stream);
+Status matVec(const KernelMatrix& w, const float* x, float* y, int n, StreamHandle stream);
 
 // Prefill: y[n][rows] = x[n][cols] · W[rows][cols]ᵀ for any n; tensor-core (WMMA) tiles of fp16
 // with fp32 accumulation, weights dequantized into shared memory. Needs compute capability 7.0+.
-Status matMul(const DeviceMatrix& w, const float* x, float* y, int64_t n, StreamHandle stream);
+Status matMul(const KernelMatrix& w, const float* x, float* y, int64_t n, StreamHandle stream);
 
 // Whether matMulInt8 handles this type: the quantized types with an int8 view (not F32/F16/BF16,
 // the grid i-quants, TQ, Q8_1/Q8_K, whose prefill is matMul's).
@@ -53,7 +54,7 @@ Status quantizeActivations(const float* x, int64_t n, int64_t cols, math::ActChu
 // Prefill with int8 dot products: y[n][rows] = xq[n][cols / 32] · W[rows][cols]ᵀ where xq comes
 // from quantizeActivations; weights unpacked to int8 with per-16/32 scales and offsets
 // (math::intChunk), products summed by dp4a, scales applied in fp32 per 32-value chunk.
-Status matMulInt8(const DeviceMatrix& w, const math::ActChunk* xq, float* y, int64_t n, StreamHandle stream);
+Status matMulInt8(const KernelMatrix& w, const math::ActChunk* xq, float* y, int64_t n, StreamHandle stream);
 
 // out[nRows][n] = x[nRows][n] / sqrt(mean(x²) + eps) * weight[n] (weight null: times 1); in place allowed.
 Status rmsNorm(const float* x, const float* weight, float* out, int64_t nRows, int64_t n, float eps,
@@ -162,8 +163,8 @@ Status deltaNet(const float* qkv, const float* g, const float* beta, float* stat
 // ---- experts (experts.cu) ------------------------------------------------------------------------
 
 // Expert weights [nExperts][rows][cols]: expert e's matrix starts at data + e * expertBytes.
-struct DeviceExperts {
-    DeviceMatrix matrix;     // one expert's shape and type (data: expert 0)
+struct KernelExperts {
+    KernelMatrix matrix;     // one expert's shape and type (data: expert 0)
     int64_t nExperts = 0;
     uint64_t expertBytes = 0;
 };
@@ -172,7 +173,7 @@ struct DeviceExperts {
 // [tokens][shared ? 1 : k][cols] and ids [tokens][k] (device, int32). One warp per output row
 // and (token, slot), launched in runs of 65535 pairs; an id outside [0, nExperts) yields zeros
 // (the reference reports it).
-Status matMulId(const DeviceExperts& w, const float* x, bool shared, const int32_t* ids, int64_t tokens, int k,
+Status matMulId(const KernelExperts& w, const float* x, bool shared, const int32_t* ids, int64_t tokens, int k,
                 float* y, StreamHandle stream);
 
 // The same product with the pairs grouped by expert on the device (counted, scanned and scattered
@@ -180,7 +181,7 @@ Status matMulId(const DeviceExperts& w, const float* x, bool shared, const int32
 // the expert's row once for the whole tile. For prefill, where many tokens share an expert.
 // scratch: matMulIdGroupedScratchBytes of device memory (int32 counts, runs and tiles).
 uint64_t matMulIdGroupedScratchBytes(int64_t nExperts, int64_t tokens, int k);
-Status matMulIdGrouped(const DeviceExperts& w, const float* x, bool shared, const int32_t* ids, int64_t tokens, int k,
+Status matMulIdGrouped(const KernelExperts& w, const float* x, bool shared, const int32_t* ids, int64_t tokens, int k,
                        float* y, void* scratch, StreamHandle stream);
 
 // out[r][0..k) = indices of the k largest of x[r][0..n), largest first, ties to the lower index
@@ -197,7 +198,7 @@ Status weightedSum(const float* y, const float* w, int64_t tokens, int k, int64_
 
 // Embedding lookup: out[nIds][cols] = dequant(table[ids[i]]). ids are device memory; an id outside
 // [0, rows) yields a row of zeros (the host checks ids before upload).
-Status getRows(const DeviceMatrix& table, const int32_t* ids, int64_t nIds, float* out,
+Status getRows(const KernelMatrix& table, const int32_t* ids, int64_t nIds, float* out,
                StreamHandle stream);
 
 // Element type of the CUDA K/V cache: F32, F16, or Q8_0 blocks of 32 along each row (34 bytes:
