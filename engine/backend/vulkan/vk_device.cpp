@@ -7,6 +7,7 @@
 #include "backend/vulkan/embedded_spirv.h"
 #include "backend/vulkan/vk_iq_tables.h"
 #include "backend/vulkan/vk_kv_ops.h"
+#include "backend/vulkan/vk_profile.h"
 
 #include <algorithm>
 #include <array>
@@ -101,12 +102,15 @@ struct Recording {
     std::vector<VkDescriptorPool> pools;
     size_t poolInUse = 0;
     bool open = false;
+    mutable ProfileMarks marks; // HEARTH_VK_PROFILE's timestamps
 };
 
 void releaseRecording(Context& ctx, Recording& r) {
     for (VkDescriptorPool pool : r.pools) ctx.api.vkDestroyDescriptorPool(ctx.device, pool, nullptr);
     r.pools.clear();
     if (r.cmd) ctx.api.vkFreeCommandBuffers(ctx.device, ctx.commandPool, 1, &r.cmd);
+    if (r.marks.pool) ctx.api.vkDestroyQueryPool(ctx.device, r.marks.pool, nullptr);
+    r.marks.pool = VK_NULL_HANDLE;
     r.cmd = VK_NULL_HANDLE;
 }
 
@@ -189,6 +193,7 @@ private:
     Recording* m_rec = &m_step;   // where ops go now (m_step, or a list being recorded)
     std::unique_ptr<VulkanBuffer> m_dummy; // bound where an optional input is absent
     std::unique_ptr<IqTables> m_grids;     // the i-quants' grids (dequant.glsl's GRID_BINDING)
+    std::unique_ptr<Profiler> m_profile;   // HEARTH_VK_PROFILE=1: time per shader
 
     // The grid table weight type t reads, or the dummy buffer for a type without one.
     Binding gridOf(quant::Type t) const {
@@ -200,6 +205,7 @@ private:
 VulkanDevice::~VulkanDevice() {
     const Api& api = m_ctx->api;
     api.vkDeviceWaitIdle(m_ctx->device);
+    m_profile.reset(); // prints its table
     m_dummy.reset();
     m_grids.reset();
     for (auto& [name, p] : m_pipelines) {
@@ -227,6 +233,7 @@ Status VulkanDevice::init() {
     HEARTH_RETURN_IF_ERROR(allocateCommandBuffer(m_step.cmd));
     HEARTH_ASSIGN_OR_RETURN(m_dummy, VulkanBuffer::create(*m_ctx, 16, false));
     HEARTH_ASSIGN_OR_RETURN(m_grids, IqTables::create(*m_ctx));
+    m_profile = Profiler::fromEnv(*m_ctx);
     return Status::ok();
 }
 
@@ -327,6 +334,7 @@ Status VulkanDevice::beginIfNeeded() {
     bi.flags = m_rec == &m_step ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT : 0;
     HEARTH_VK_CHECK("vkBeginCommandBuffer", m_ctx->api.vkBeginCommandBuffer(m_rec->cmd, &bi));
     m_rec->open = true;
+    if (m_profile) m_profile->begin(m_rec->cmd, m_rec->marks);
     return Status::ok();
 }
 
@@ -416,6 +424,7 @@ Status VulkanDevice::dispatch(const std::string& name, const Binding* bindings, 
     barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
     api.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                              0, 1, &barrier, 0, nullptr, 0, nullptr);
+    if (m_profile) m_profile->mark(cmd, m_rec->marks, name);
     return Status::ok();
 }
 
@@ -452,6 +461,7 @@ void VulkanDevice::resetStep() {
     for (VkDescriptorPool pool : m_step.pools) api.vkResetDescriptorPool(m_ctx->device, pool, 0);
     m_step.poolInUse = 0;
     m_step.open = false;
+    m_step.marks.names.clear();
 }
 
 void VulkanDevice::discard() {
@@ -474,6 +484,7 @@ Status VulkanDevice::run() {
     finalBarrier(m_step.cmd);
     const VkResult r = m_ctx->api.vkEndCommandBuffer(m_step.cmd);
     const Status s = r == VK_SUCCESS ? m_ctx->submitAndWait(m_step.cmd) : vkError("vkEndCommandBuffer", r);
+    if (m_profile && s.isOk()) m_profile->collect(m_step.marks, false);
     resetStep();
     return s;
 }
@@ -500,7 +511,9 @@ Result<std::unique_ptr<backend::OpList>> VulkanDevice::record(const std::functio
 Status VulkanDevice::submit(const backend::OpList& list) {
     const auto* recorded = dynamic_cast<const RecordedList*>(&list);
     if (!recorded || !recorded->rec.cmd) return invalidArgument("command list of another device");
-    return m_ctx->submitAndWait(recorded->rec.cmd);
+    const Status s = m_ctx->submitAndWait(recorded->rec.cmd);
+    if (m_profile && s.isOk()) m_profile->collect(recorded->rec.marks, true);
+    return s;
 }
 
 Status VulkanDevice::matMul(const DeviceMatrix& w, const Buffer& x, int64_t n, Buffer& y) {
