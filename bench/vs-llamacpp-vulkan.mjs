@@ -4,8 +4,8 @@
 // on the device, and ours/theirs per figure (median of the pairs). On lavapipe (a CPU Vulkan
 // device) the absolute numbers say little, but the ratio shows how much work our shaders waste.
 // Environment: HEARTH_BIN (folder with hearth-cli), REF_HARNESS (the reference's setup folder),
-// SHARED (the shared folder with tools/reference), MODELS (space-separated GGUF paths),
-// DEVICE (default vulkan:0), PAIRS (2), PP (64), TG (32), JSON_OUT (file for the results).
+// MODELS (space-separated GGUF paths), DEVICE (default vulkan:0), PAIRS (2), PP (64), TG (32),
+// JSON_OUT (file for the results), REF_GPU_BENCH (a built client of llama.cpp; default: built here).
 import {execFileSync} from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -13,7 +13,6 @@ import path from "node:path";
 const env = process.env;
 const bin = env.HEARTH_BIN;
 const harness = env.REF_HARNESS;
-const refScript = path.join(env.SHARED, "tools/reference/ref-llama.mjs");
 const models = (env.MODELS || "").split(/\s+/).filter(Boolean);
 const device = env.DEVICE || "vulkan:0";
 const pairs = Number(env.PAIRS || 2);
@@ -32,22 +31,32 @@ function ours(model) {
     return {pp: j.pp_tok_s, tg: j.tg_tok_s, promptTokens: pp};
 }
 
-// A prompt of about pp tokens for any vocabulary: short common words.
-const words = "the cat sat on a mat and the dog ran in the sun ".repeat(Math.ceil(pp / 12) + 1).split(" ");
-const prompt = words.slice(0, pp - 1).join(" ");
+// llama.cpp through our client of its library (bench/ref_gpu_bench.cpp, as scripts/gpu-check.sh
+// uses it), built here once against the reference's Vulkan build: the same number of prompt
+// tokens as ours (a text prompt would tokenize to another count), one warm-up, then one timed run.
+const vkLibs = path.join(harness, "node_modules/@node-llama-cpp/linux-x64-vulkan/bins/linux-x64-vulkan");
+let refBench = env.REF_GPU_BENCH;
+function buildRefBench() {
+    const out = path.join(fs.mkdtempSync("/tmp/hearth-vk-vs-"), "ref-gpu-bench");
+    const src = path.join(harness, "llama.cpp-src");
+    const libs = fs.readdirSync(vkLibs).filter((f) => /^libllama.*\.so$|^libggml(\..*)?\.so$|^libggml-base\.so$/.test(f))
+        .map((f) => path.join(vkLibs, f));
+    execFileSync("g++", ["-O2", "-std=c++17", `-I${src}/include`, `-I${src}/ggml/include`,
+                         path.join(path.dirname(new URL(import.meta.url).pathname), "ref_gpu_bench.cpp"), "-o", out,
+                         ...libs, `-Wl,-rpath,${vkLibs}`], {stdio: ["ignore", "inherit", "inherit"]});
+    return out;
+}
 
 function theirs(model) {
-    const json = path.join(fs.mkdtempSync("/tmp/hearth-vk-vs-"), "ref.json");
+    refBench ??= buildRefBench();
     // Without GGML_VK_VISIBLE_DEVICES llama.cpp skips CPU-type Vulkan devices (lavapipe).
-    execFileSync("node", [refScript, model, prompt, String(tg), "1", "--gpu", "vulkan", "--ignore-eos",
-                          "--top", "0", "--reps", "1", "--json", json],
-        {encoding: "utf8", stdio: ["ignore", "ignore", "inherit"],
-         env: {...env, REF_HARNESS: harness, GGML_VK_VISIBLE_DEVICES: env.GGML_VK_VISIBLE_DEVICES ?? "0"}});
-    const j = JSON.parse(fs.readFileSync(json, "utf8"));
-    if (j.gpu !== "vulkan") throw new Error(`the reference ran on ${j.gpu}, not vulkan`);
-    const perf = j.timing.llamaPerf;
-    return {pp: perf.promptTokPerSec ?? j.timing.promptTokPerSec, tg: perf.genTokPerSec ?? j.timing.genTokPerSec,
-            promptTokens: j.timing.promptTokens};
+    const out = execFileSync(refBench, ["-m", model, "-p", String(pp), "-n", String(tg), "-r", "1",
+                                        "--backend-dir", vkLibs],
+        {encoding: "utf8", stdio: ["ignore", "pipe", "ignore"],
+         env: {...env, GGML_VK_VISIBLE_DEVICES: env.GGML_VK_VISIBLE_DEVICES ?? device.replace(/^vulkan:/, "")}});
+    const j = JSON.parse(out.trim().split("\n").pop());
+    if (!/Vulkan/.test(j.gpus || "")) throw new Error(`the reference ran on ${j.gpus}, not Vulkan`);
+    return {pp: j.pp, tg: j.tg, promptTokens: pp};
 }
 
 const rows = [];

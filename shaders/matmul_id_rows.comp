@@ -1,5 +1,6 @@
 // Mixture-of-experts products for CPU implementations of Vulkan (lavapipe), in matmul_rows.comp's
-// form: the workgroup (x, y, e) gives each invocation one row of expert e (rows [64x, 64x + 64))
+// form: the workgroup (x, y, e) gives each invocation NR rows of expert e (r, r + 64, ... of rows
+// [64·NR·x, 64·NR·(x + 1)))
 // and the pairs [32y, 32y + 32), [32(y + numGroups.y), ...) among those that chose e
 // (moe_route.comp's table); the row is read a chunk of 32 at a time and each pair's 32 activations
 // of the chunk reach every lane by subgroupBroadcast from the first 8. The experts are stacked as
@@ -29,8 +30,15 @@ layout(push_constant) uniform Params {
     uint xSlots;                                     // x rows per token: 1 or k
 } p;
 
-#define TT 32u // as matmul_rows.comp
-const uint TR = 64u;
+#ifndef TT
+#define TT 32u // pairs per workgroup (DIRECT: 1)
+#endif
+// NR rows per invocation (r, r + 64, ...): 8 for the routed form, 4 for DIRECT (vk_device.cpp's
+// kIdRowsTile and kIdRowsTileDirect).
+#ifndef NR
+#define NR 2u
+#endif
+const uint TR = 64u * NR;
 
 #include "row_products.glsl"
 
@@ -50,30 +58,40 @@ void main() {
     // The rows of expert e inside the bound range: [lo, hi) of the stacked matrix.
     const uint lo = max(e * p.rows, p.rowOffset), hi = min((e + 1u) * p.rows, p.rowOffset + p.nRows);
     if (lo >= hi) return; // the same for the whole workgroup
-    const uint g = e * p.rows + r;
-    const bool mine = r < p.rows && g >= lo && g < hi;
-    const uint rowBase = p.byteBase + (clamp(g, lo, hi - 1u) - p.rowOffset) * p.rowBytes;
+    uint rowBase[NR];
+    bool mine[NR];
+    for (uint i = 0u; i < NR; ++i) {
+        const uint ri = r + 64u * i, g = e * p.rows + ri;
+        mine[i] = ri < p.rows && g >= lo && g < hi;
+        rowBase[i] = p.byteBase + (clamp(g, lo, hi - 1u) - p.rowOffset) * p.rowBytes;
+    }
     uint xRow[TT];
-    float acc[TT];
-    for (uint t = 0u; t < TT; ++t) acc[t] = 0.0, xRow[t] = 0u;
+    float acc[NR][TT];
+    for (uint t = 0u; t < TT; ++t) {
+        xRow[t] = 0u;
+        for (uint i = 0u; i < NR; ++i) acc[i][t] = 0.0;
+    }
 #ifdef DIRECT
     xRow[0] = xRowOf(pair);
-    rowProducts(rowBase, xRow, 1u, acc);
-    if (mine) y[pair * p.rows + r] = acc[0];
+    rowProductsN(rowBase, xRow, 1u, acc);
+    for (uint i = 0u; i < NR; ++i)
+        if (mine[i]) y[pair * p.rows + r + 64u * i] = acc[i][0];
 #else
     const uint count = route[e], start = 2u * nExp + route[nExp + e];
     for (uint first = gl_WorkGroupID.y * TT; first < count; first += gl_NumWorkGroups.y * TT) {
         const uint pairs = min(TT, count - first);
         for (uint t = 0u; t < TT; ++t) {
-            acc[t] = 0.0;
+            for (uint i = 0u; i < NR; ++i) acc[i][t] = 0.0;
             xRow[t] = xRowOf(t < pairs ? route[start + first + t] : 0u);
         }
-        rowProducts(rowBase, xRow, pairs, acc);
-        if (mine)
+        rowProductsN(rowBase, xRow, pairs, acc);
+        for (uint i = 0u; i < NR; ++i) {
+            if (!mine[i]) continue;
             for (uint t = 0u; t < TT; ++t) {
                 if (t >= pairs) break;
-                y[route[start + first + t] * p.rows + r] = acc[t];
+                y[route[start + first + t] * p.rows + r + 64u * i] = acc[i][t];
             }
+        }
     }
 #endif
 }

@@ -12,7 +12,7 @@ namespace hearth::cli {
 namespace {
 const char* kSynthHelp =
     "usage: hearth-cli synth --preset NAME --type TYPE_OR_MIX --vocab VOCAB.gguf -o OUT.gguf\n"
-    "                        [--seed S] [--threads N] [--layers N] [--pooling N]\n"
+    "                        [--seed S] [--threads N] [--layers N] [--experts N] [--pooling N]\n"
     "       hearth-cli synth --list\n"
     "  Weights are normal(0, 0.02) from a generator keyed by (seed, tensor, index): the same seed\n"
     "  gives the same weights in every type. The tokenizer is copied from VOCAB.gguf.\n"
@@ -54,6 +54,8 @@ int runSynth(Args args) {
             ok = number(args[++i], o.threads) && o.threads > 0 && o.threads <= 256;
         } else if (a == "--layers" && hasValue) {
             ok = number(args[++i], o.layers) && o.layers > 0;
+        } else if (a == "--experts" && hasValue) { // fewer (or more) experts of the preset's shape
+            ok = number(args[++i], o.experts) && o.experts > 0;
         } else if (a == "--pooling" && hasValue) { // <arch>.pooling_type: 0 none, 1 mean, 2 cls, 3 last, 4 rank
             ok = number(args[++i], o.pooling) && o.pooling >= 0 && o.pooling <= 4;
         } else {

@@ -561,6 +561,13 @@ Status synthesizeModel(const SynthOptions& o) {
     if (o.layers < 0 || o.layers > 4096) return invalidArgument("--layers must be 1..4096");
     if (o.pooling > 4) return invalidArgument("--pooling must be 0..4 (none, mean, cls, last, rank)");
     if (o.layers > 0) s.nLayer = o.layers;
+    if (o.experts != 0) {
+        if (s.nExpert == 0) return invalidArgument("--experts: preset '" + o.preset + "' has no experts");
+        if (o.experts < s.nUsed || o.experts > 4096)
+            return invalidArgument("--experts must be " + std::to_string(s.nUsed) + "..4096 (" +
+                                   std::to_string(s.nUsed) + " are used per token)");
+        s.nExpert = o.experts;
+    }
     // A cut keeps no shared-KV layers: which layers they read depends on the whole stack.
     if (o.layers > 0 && o.layers != found->nLayer) s.sharedKv = 0;
     const std::optional<quant::Mix> mix = quant::mixFromName(o.typeOrMix);

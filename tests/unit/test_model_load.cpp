@@ -498,6 +498,34 @@ private Q_SLOTS:
     // embedding rows through it (qwen35 and qwen35moe had none, so a tied
     // table packed for the output projection was also read in place, 218 MiB of qwen35-2b's
     // mapping left resident).
+    // synth --experts: a mixture-of-experts preset with fewer experts of the same shape loads with
+    // that count; a dense preset, or fewer experts than are used per token, is a clear error.
+    void synthExpertCount() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        QTemporaryDir dir;
+        SynthOptions o;
+        o.preset = "gpt-oss-tiny"; // 8 experts, 2 per token
+        o.typeOrMix = "F32";
+        o.vocabPath = test::testDataPath(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        o.outPath = dir.filePath(QStringLiteral("six.gguf")).toStdString();
+        o.experts = 6;
+        const Status made = synthesizeModel(o);
+        QVERIFY2(made.isOk(), made.toString().c_str());
+        auto file = gguf::File::open(o.outPath);
+        QVERIFY2(file.isOk(), file.status().toString().c_str());
+        auto arch = model::loadArchitecture(*file);
+        QVERIFY2(arch.isOk(), arch.status().toString().c_str());
+        const gguf::Value* count = file->find("gpt-oss.expert_count");
+        QVERIFY(count && count->asInt() == 6);
+        o.experts = 1;
+        QVERIFY(synthesizeModel(o).code() == ErrorCode::InvalidArgument);
+        o.preset = "llama-tiny";
+        o.experts = 4;
+        const Status dense = synthesizeModel(o);
+        QVERIFY(!dense.isOk());
+        QVERIFY2(dense.message().find("has no experts") != std::string::npos, dense.toString().c_str());
+    }
+
     void everyArchitectureReadsRowsThroughTheFile() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
         QTemporaryDir dir;

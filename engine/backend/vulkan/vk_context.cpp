@@ -155,9 +155,13 @@ Result<std::unique_ptr<Context>> Context::create(const VulkanOptions& options) {
     bool rowCapable = false;
     ctx->info = describe(api, ctx->physical, &rowCapable);
     ctx->info.subgroupArithmetic = ctx->info.subgroupArithmetic && options.subgroups;
-    if (options.rowKernels > 0 && !rowCapable)
+    // The options' choice, else HEARTH_VK_ROW_KERNELS=0|1 (for measuring one form against the other).
+    int rowKernels = options.rowKernels;
+    if (const char* env = std::getenv("HEARTH_VK_ROW_KERNELS"); rowKernels < 0 && env && (*env == '0' || *env == '1'))
+        rowKernels = *env - '0';
+    if (rowKernels > 0 && !rowCapable)
         return unsupported("Vulkan device '" + ctx->info.name + "': row kernels need subgroup ballot over 8 or more lanes");
-    if (options.rowKernels >= 0) ctx->info.rowKernels = options.rowKernels > 0;
+    if (rowKernels >= 0) ctx->info.rowKernels = rowKernels > 0;
     VkPhysicalDeviceProperties props{};
     api.vkGetPhysicalDeviceProperties(ctx->physical, &props);
     if (props.apiVersion < VK_API_VERSION_1_2)

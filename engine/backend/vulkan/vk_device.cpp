@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -31,8 +32,25 @@ constexpr uint32_t kMaxGroups = 65535;  // guaranteed maxComputeWorkGroupCount p
 constexpr uint32_t kMatvecRows = 8;     // rows per workgroup of matvec_sg_* (shaders/matvec.comp)
 constexpr uint32_t kTileRows = 64;      // rows x tokens per workgroup of matmul_* (shaders/matmul.comp)
 constexpr uint32_t kTileTokens = 32;
-constexpr uint32_t kRowsTileRows = 64;  // rows x tokens per workgroup of matmul_rows_* (shaders/matmul_rows.comp)
-constexpr uint32_t kRowsTileTokens = 32;
+// Rows x tokens per workgroup of the row forms (shaders/matmul_rows.comp, matmul_id_rows.comp): 64
+// invocations of NR rows each; shaders/CMakeLists.txt builds each type's four forms with these NR.
+struct RowsTile {
+    uint32_t rows, tokens;
+};
+enum class RowForm { Prefill, Decode, Routed, Direct };
+RowsTile rowsTile(quant::Type t, RowForm f) {
+    // The grid i-quants and TQ keep one row per invocation (their chunk readers are long).
+    const bool oneRow = t == quant::Type::IQ1_S || t == quant::Type::IQ1_M || t == quant::Type::IQ2_XXS ||
+                        t == quant::Type::IQ2_XS || t == quant::Type::IQ2_S || t == quant::Type::IQ3_XXS ||
+                        t == quant::Type::IQ3_S || t == quant::Type::TQ1_0 || t == quant::Type::TQ2_0;
+    switch (f) {
+    case RowForm::Prefill: return {64u * (oneRow ? 1u : 4u), 32};
+    case RowForm::Decode: return {64u * (oneRow ? 1u : 2u), 8};
+    case RowForm::Routed: return {64u, 32};
+    case RowForm::Direct: return {64u * (oneRow ? 1u : 2u), 1};
+    }
+    return {64, 1};
+}
 
 // Whether shaders/matmul_rows.comp has a variant for t: the types with a chunk reader.
 bool hasRowKernel(quant::Type t) { return t != quant::Type::F32 && t != quant::Type::F16 && t != quant::Type::BF16; }
@@ -289,7 +307,9 @@ Result<const Pipeline*> VulkanDevice::pipeline(const std::string& name) {
         cci.stage.module = shader;
         cci.stage.pName = "main";
         cci.layout = p.layout;
+        const auto start = std::chrono::steady_clock::now();
         r = api.vkCreateComputePipelines(dev, m_cache, 1, &cci, nullptr, &p.pipeline);
+        if (m_profile) m_profile->addCompile(name, std::chrono::steady_clock::now() - start);
         api.vkDestroyShaderModule(dev, shader, nullptr);
     }
     if (r != VK_SUCCESS) {
@@ -529,7 +549,7 @@ Status VulkanDevice::matMul(const DeviceMatrix& w, const Buffer& x, int64_t n, B
     HEARTH_ASSIGN_OR_RETURN(const Binding bx, whole(x));
     HEARTH_ASSIGN_OR_RETURN(const Binding by, whole(y));
     HEARTH_ASSIGN_OR_RETURN(auto ranges,
-                            rowRanges(w, rowForm ? kMaxGroups * kRowsTileRows : tiled ? kMaxGroups * kTileRows : kMaxGroups));
+                            rowRanges(w, rowForm ? kMaxGroups * 64 : tiled ? kMaxGroups * kTileRows : kMaxGroups));
     HEARTH_ASSIGN_OR_RETURN(const BufferRange wr, bufferRange(*w.buffer, m_ctx.get()));
     const VkBuffer wb = wr.buffer->handle();
     const Binding bg = gridOf(w.type);
@@ -537,11 +557,14 @@ Status VulkanDevice::matMul(const DeviceMatrix& w, const Buffer& x, int64_t n, B
         const MatParams p{uint32_t(w.cols), uint32_t(w.rowBytes), rr.byteBase, rr.rowOffset, rr.nRows,
                           uint32_t(w.rows), uint32_t(n)};
         const Binding bw{wb, rr.bindOffset, rr.bindSize};
-        if (rowForm)
-            HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_rows_") + suffix, {bw, bx, by, bg}, &p, sizeof p,
-                                            (rr.nRows + kRowsTileRows - 1) / kRowsTileRows,
-                                            uint32_t((n + kRowsTileTokens - 1) / kRowsTileTokens)));
-        else if (tiled)
+        if (rowForm) {
+            // Prefill of matrices that fill a prefill workgroup's rows; decode and the rest.
+            const bool wide = tiled && rr.nRows >= rowsTile(w.type, RowForm::Prefill).rows;
+            const RowsTile tile = rowsTile(w.type, wide ? RowForm::Prefill : RowForm::Decode);
+            HEARTH_RETURN_IF_ERROR(dispatch(std::string(wide ? "matmul_rows_" : "matvec_rows_") + suffix,
+                                            {bw, bx, by, bg}, &p, sizeof p, (rr.nRows + tile.rows - 1) / tile.rows,
+                                            uint32_t((n + tile.tokens - 1) / tile.tokens)));
+        } else if (tiled)
             HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_") + suffix, {bw, bx, by, bg}, &p, sizeof p,
                                             (rr.nRows + kTileRows - 1) / kTileRows,
                                             uint32_t((n + kTileTokens - 1) / kTileTokens)));
@@ -718,6 +741,7 @@ Status VulkanDevice::matMulId(const backend::ops::DeviceExperts& e, const Buffer
         const uint32_t rp[2] = {uint32_t(n * k), uint32_t(nExp)};
         HEARTH_RETURN_IF_ERROR(dispatch("moe_route", {bi, route}, rp, sizeof rp, 1, 1));
     }
+    const RowsTile routed = rowsTile(w.type, RowForm::Routed), direct = rowsTile(w.type, RowForm::Direct);
     // Each range's dispatch covers every row of the chosen experts; rows of other ranges are skipped.
     for (const RowRange& rr : ranges) {
         const uint32_t p[8] = {uint32_t(w.cols), uint32_t(w.rowBytes), rr.byteBase,  rr.rowOffset,
@@ -725,11 +749,11 @@ Status VulkanDevice::matMulId(const backend::ops::DeviceExperts& e, const Buffer
         const Binding bw{wb, rr.bindOffset, rr.bindSize};
         if (rowForm && tiled)
             HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_id_rows_") + suffix, {bw, bx, route, by, bg}, p, sizeof p,
-                                            uint32_t((e.expertRows + kRowsTileRows - 1) / kRowsTileRows),
-                                            uint32_t((n + kRowsTileTokens - 1) / kRowsTileTokens), uint32_t(nExp)));
+                                            uint32_t((e.expertRows + routed.rows - 1) / routed.rows),
+                                            uint32_t((n + routed.tokens - 1) / routed.tokens), uint32_t(nExp)));
         else if (rowForm)
             HEARTH_RETURN_IF_ERROR(dispatch(std::string("matvec_id_rows_") + suffix, {bw, bx, bi, by, bg}, p, sizeof p,
-                                            uint32_t((e.expertRows + kRowsTileRows - 1) / kRowsTileRows), uint32_t(k),
+                                            uint32_t((e.expertRows + direct.rows - 1) / direct.rows), uint32_t(k),
                                             uint32_t(n)));
         else if (tiled)
             HEARTH_RETURN_IF_ERROR(dispatch(std::string("matmul_id_") + suffix, {bw, bx, route, by, bg}, p, sizeof p,

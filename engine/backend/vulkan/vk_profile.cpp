@@ -33,6 +33,14 @@ std::unique_ptr<Profiler> Profiler::fromEnv(Context& ctx) {
 }
 
 Profiler::~Profiler() {
+    if (!m_compiles.empty()) {
+        std::vector<std::pair<std::string, Stat>> rows(m_compiles.begin(), m_compiles.end());
+        std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+        double all = 0;
+        for (const auto& [name, s] : rows) all += s.ns;
+        std::fprintf(stderr, "vulkan pipelines compiled: %zu in %.1f ms\n", rows.size(), all / 1e6);
+        for (const auto& [name, s] : rows) std::fprintf(stderr, "  compile %-28s %11.1f ms\n", name.c_str(), s.ns / 1e6);
+    }
     double total = 0;
     for (const auto& [name, s] : m_stats) total += s.ns;
     std::vector<std::pair<std::string, Stat>> rows(m_stats.begin(), m_stats.end());
@@ -42,6 +50,12 @@ Profiler::~Profiler() {
     for (const auto& [name, s] : rows)
         std::fprintf(stderr, "  %-28s %8llu %11.2f %11.1f %5.1f%%\n", name.c_str(), (unsigned long long)s.calls, s.ns / 1e6,
                      s.ns / 1e3 / double(std::max<uint64_t>(s.calls, 1)), total > 0 ? 100.0 * s.ns / total : 0.0);
+}
+
+void Profiler::addCompile(const std::string& name, std::chrono::steady_clock::duration d) {
+    Stat& s = m_compiles[name];
+    s.calls += 1;
+    s.ns += double(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
 }
 
 void Profiler::begin(VkCommandBuffer cmd, ProfileMarks& m) {

@@ -1,10 +1,12 @@
 // Where a Vulkan device's time goes, for tuning (HEARTH_VK_PROFILE=1): a timestamp after every
-// dispatch of a recorded command buffer, read back after each submit and summed per shader; the
-// table (calls, total, mean, share) goes to stderr when the device closes. Off, it costs nothing.
+// dispatch of a recorded command buffer, read back after each submit and summed per shader, and the
+// time the driver took to compile each pipeline; the tables (calls, total, mean, share) go to
+// stderr when the device closes. Off, it costs nothing.
 #pragma once
 
 #include "backend/vulkan/vk_context.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,6 +33,8 @@ public:
     // After the command buffer ran: adds its dispatches' times; `keep` for a list submitted again.
     void collect(ProfileMarks& m, bool keep);
     void release(ProfileMarks& m);
+    // A pipeline's creation (the driver compiling the shader), listed as "compile <name>".
+    void addCompile(const std::string& name, std::chrono::steady_clock::duration d);
 
 private:
     explicit Profiler(Context& ctx) : m_ctx(ctx) {}
@@ -41,7 +45,7 @@ private:
     Context& m_ctx;
     double m_periodNs = 1.0;
     uint64_t m_mask = ~0ull;
-    std::map<std::string, Stat> m_stats;
+    std::map<std::string, Stat> m_stats, m_compiles;
 };
 
 } // namespace hearth::vk

@@ -19,6 +19,7 @@ struct SynthOptions {
     uint64_t seed = 42;
     int threads = 1;
     int layers = 0;         // override the preset's layer count (0: keep it)
+    int experts = 0;        // override a mixture-of-experts preset's expert count (0: keep it)
     int pooling = -1;       // >= 0: write <arch>.pooling_type (embeddings: 1 mean, 2 cls, 3 last)
     // Called after each tensor: (index, count, name).
     std::function<void(size_t, size_t, const std::string&)> progress;
