@@ -33,8 +33,8 @@ layout(push_constant) uniform Params {
 #ifndef TT
 #define TT 32u // pairs per workgroup (DIRECT: 1)
 #endif
-// NR rows per invocation (r, r + 64, ...): 8 for the routed form, 4 for DIRECT (vk_device.cpp's
-// kIdRowsTile and kIdRowsTileDirect).
+// NR rows per invocation (r, r + 64, ...), per type and form as shaders/CMakeLists.txt builds them
+// (vk_device.cpp's rowsTile()).
 #ifndef NR
 #define NR 2u
 #endif

@@ -17,8 +17,9 @@ layout(local_size_x = 64) in;
 layout(std430, binding = 1) readonly buffer X { float x[]; };  // [n][cols]
 layout(std430, binding = 2) writeonly buffer Y { float y[]; }; // [n][totalRows]
 
-// NR rows per invocation and TT tokens per workgroup: 16 and 32 for prefill (matmul_rows_*), 4 and 8
-// for decode and short matrices (matvec_rows_*); vk_device.cpp's kRowsTile and kRowsTileSmall.
+// NR rows per invocation and TT tokens per workgroup, per type and form as shaders/CMakeLists.txt
+// builds them: prefill (matmul_rows_*, TT 32) and decode or short matrices (matvec_rows_*, TT 8);
+// vk_device.cpp's rowsTile() says the same.
 #ifndef NR
 #define NR 16u
 #endif

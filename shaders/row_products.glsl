@@ -1,39 +1,13 @@
-// The row form's inner product (matmul_rows.comp, matmul_id_rows.comp): an invocation's weight row
-// against up to TT activation rows, its row read a chunk of 32 at a time (dqChunk), each activation
-// row's 32 values of the chunk loaded 4 apiece by the subgroup's first 8 lanes and handed to every
-// lane by subgroupBroadcast (a register shuffle on CPU implementations, where loads whose address
-// differs between lanes are slow). The includer defines TT, binds x[] and includes dequant.glsl
-// (a type with a chunk reader) and matmul_params.glsl or its own push constants with p.cols.
+// The row form's inner product (matmul_rows.comp, matmul_id_rows.comp): an invocation's NR weight
+// rows against up to TT activation rows, each weight row read a chunk of 32 at a time (dqChunk),
+// each activation row's 32 values of the chunk loaded 4 apiece by the subgroup's first 8 lanes and
+// handed to every lane by subgroupBroadcast (a register shuffle on CPU implementations, where loads
+// whose address differs between lanes are slow). The includer defines NR and TT, binds x[] and
+// includes dequant.glsl (a type with a chunk reader) and matmul_params.glsl or its own push
+// constants with p.cols.
 
-// acc[t] += the row at rowBase . x row xRow[t], for t < count (the same in every lane: every lane
-// must take part in the broadcasts).
-void rowProducts(uint rowBase, uint xRow[TT], uint count, inout float acc[TT]) {
-    const uint part = gl_SubgroupInvocationID & 7u;
-    for (uint c = 0u; c < p.cols / 32u; ++c) {
-        float v[32];
-        dqChunk(rowBase, c, v);
-        for (uint t = 0u; t < TT; ++t) {
-            if (t >= count) break;
-            const uint xb = xRow[t] * p.cols + 32u * c + 4u * part;
-            const vec4 xq = vec4(x[xb], x[xb + 1u], x[xb + 2u], x[xb + 3u]);
-            float s = 0.0;
-            // Activations 4L..4L+3 of the chunk come from lane L.
-#define HEARTH_STEP(L)                                                                              \
-    {                                                                                               \
-        const vec4 b = subgroupBroadcast(xq, L);                                                    \
-        s += v[4u * L] * b.x + v[4u * L + 1u] * b.y + v[4u * L + 2u] * b.z + v[4u * L + 3u] * b.w;  \
-    }
-            HEARTH_STEP(0u) HEARTH_STEP(1u) HEARTH_STEP(2u) HEARTH_STEP(3u)
-            HEARTH_STEP(4u) HEARTH_STEP(5u) HEARTH_STEP(6u) HEARTH_STEP(7u)
-#undef HEARTH_STEP
-            acc[t] += s;
-        }
-    }
-}
-
-#ifdef NR
-// As rowProducts for NR rows at once (rowBase[i]): each broadcast activation feeds every row's
-// product, so the broadcasts per product fall NR-fold.
+// acc[i][t] += the row at rowBase[i] . x row xRow[t], for t < count (the same in every lane: every
+// lane must take part in the broadcasts). Each broadcast activation feeds all NR rows' products.
 void rowProductsN(uint rowBase[NR], uint xRow[TT], uint count, inout float acc[NR][TT]) {
     const uint part = gl_SubgroupInvocationID & 7u;
     for (uint c = 0u; c < p.cols / 32u; ++c) {
@@ -59,4 +33,3 @@ void rowProductsN(uint rowBase[NR], uint xRow[TT], uint count, inout float acc[N
         }
     }
 }
-#endif
