@@ -33,6 +33,12 @@ const char* kHelp =
     "  --cpu-moe     with --device: every layer's MoE expert weights stay in RAM, the experts\n"
     "                run on the CPU (attention and the K/V cache on the GPU)\n"
     "  --n-cpu-moe N the same for the first N layers only\n"
+    "  --spec LIST   speculative decoding (ngram): tg also runs with it, alternating with plain\n"
+    "                decoding (A B A B), and the ratio is printed\n"
+    "  --spec-max N --spec-min N   drafts per step at most / fewest worth verifying\n"
+    "  --spec-synth-len L          synthetic acceptance of mean length L (llama-server's option)\n"
+    "  --predict-self              tg with a prediction: the plain run's own output (OpenAI's\n"
+    "                              predicted outputs at full acceptance)\n"
     "  --json        one JSON object: pp_tok_s, tg_tok_s (medians) and the samples\n";
 
 using Clock = std::chrono::steady_clock;
@@ -44,8 +50,12 @@ public:
         std::lock_guard<std::mutex> lock(m_mu);
         last = Clock::now();
         ++count;
+        ids.push_back(t.id);
     }
-    void onFinish(FinishReason, const Usage&) override { done(); }
+    void onFinish(FinishReason, const Usage& u) override {
+        usage = u;
+        done();
+    }
     void onError(const Status& s) override {
         std::lock_guard<std::mutex> lock(m_mu);
         error = s;
@@ -58,6 +68,8 @@ public:
     }
     Clock::time_point last;
     int count = 0;
+    std::vector<int32_t> ids;
+    Usage usage;
     Status error;
 
 private:
@@ -71,21 +83,30 @@ private:
     bool m_done = false;
 };
 
-// Seconds from submission to the last token of one greedy request.
-Result<double> timeRequest(Engine& e, std::vector<int32_t> prompt, int maxTokens) {
+struct Timed {
+    double seconds = 0.0; // submission to the last token
+    std::vector<int32_t> ids;
+    Usage usage;
+};
+
+// One greedy request: speculation per `specMaxDraft` (0: off), drafting from `prediction`.
+Result<Timed> timeRequest(Engine& e, std::vector<int32_t> prompt, int maxTokens, int specMaxDraft = 0,
+                          std::vector<int32_t> prediction = {}) {
     auto sink = std::make_shared<WaitSink>();
     GenerationRequest r;
     r.prompt = std::move(prompt);
     r.sampling.temperature = 0.0f;
     r.maxTokens = maxTokens;
     r.ignoreEos = true;
+    r.specMaxDraft = specMaxDraft;
+    r.prediction = std::move(prediction);
     r.sink = sink;
     const auto t0 = Clock::now();
     HEARTH_ASSIGN_OR_RETURN(RequestId id, e.submit(std::move(r)));
     (void)id;
     sink->wait();
     if (!sink->error.isOk()) return sink->error;
-    return std::chrono::duration<double>(sink->last - t0).count();
+    return Timed{std::chrono::duration<double>(sink->last - t0).count(), std::move(sink->ids), sink->usage};
 }
 
 double median(std::vector<double> v) {
@@ -104,7 +125,7 @@ bool parseInt(std::string_view s, int& out, int lo, int hi) {
 int runBench(Args args) {
     std::string modelPath;
     int pp = 512, tg = 128, reps = 3;
-    bool json = false;
+    bool json = false, spec = false, predictSelf = false;
     EngineConfig config;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
@@ -136,6 +157,29 @@ int runBench(Args args) {
                 ok = t.isOk();
                 if (ok) config.kvType = *t;
             }
+        } else if (a == "--spec") {
+            ok = value();
+            if (ok) {
+                if (Status st = parseSpecTypes(v, config.speculation); !st.isOk()) {
+                    std::fprintf(stderr, "hearth-cli bench: %s\n", st.message().c_str());
+                    return 2;
+                }
+                spec = spec || config.speculation.ngram;
+            }
+        } else if (a == "--spec-max") ok = value() && parseInt(v, config.speculation.maxDraft, 1, 64);
+        else if (a == "--spec-min") ok = value() && parseInt(v, config.speculation.minDraft, 0, 64);
+        else if (a == "--spec-synth-len") {
+            ok = value();
+            if (ok) {
+                try {
+                    config.speculation.synthLength = std::stod(std::string(v));
+                } catch (...) {
+                    ok = false;
+                }
+                spec = true;
+            }
+        } else if (a == "--predict-self") {
+            predictSelf = spec = true;
         } else if (!a.empty() && a[0] == '-') {
             std::fprintf(stderr, "hearth-cli bench: unknown option '%.*s' (see --help)\n", int(a.size()), a.data());
             return 2;
@@ -152,7 +196,7 @@ int runBench(Args args) {
     }
     config.modelPath = modelPath;
     config.maxNumSeqs = 1;
-    config.maxBatchedTokens = std::max(pp, 1); // the whole prompt in one step, like llama-bench
+    config.maxBatchedTokens = std::max(pp, 256); // the whole prompt in one step, like llama-bench
     config.contextLength = std::max(pp + 1, tg + 1) + 16;
     config.prefixCaching = false;              // every repetition computes its prompt
     auto engine = Engine::create(config);
@@ -165,8 +209,15 @@ int runBench(Args args) {
     std::mt19937_64 rng(42);
     const int32_t nVocab = e.model().nVocab;
     std::uniform_int_distribution<int32_t> dist(std::min<int32_t>(300, nVocab / 2), nVocab - 1);
-    std::vector<double> ppSamples, tgSamples;
-    // One warm-up of each, then the repetitions.
+    if (spec && !e.model().speculationUnavailable.empty()) {
+        std::fprintf(stderr, "hearth-cli bench: %s\n", e.model().speculationUnavailable.c_str());
+        return 2;
+    }
+    std::vector<double> ppSamples, tgSamples, specSamples;
+    int64_t drafted = 0, accepted = 0;
+    bool sameTokens = true;
+    // One warm-up of each, then the repetitions; with speculation, plain and speculative tg
+    // alternate (A B A B) from the same first token.
     for (int rep = -1; rep < reps; ++rep) {
         if (pp > 0) {
             std::vector<int32_t> prompt(static_cast<size_t>(pp));
@@ -176,7 +227,7 @@ int runBench(Args args) {
                 std::fprintf(stderr, "hearth-cli bench: %s\n", s.status().toString().c_str());
                 return 1;
             }
-            if (rep >= 0) ppSamples.push_back(pp / *s);
+            if (rep >= 0) ppSamples.push_back(pp / s->seconds);
         }
         if (tg > 0) {
             const int32_t first = e.model().bosToken >= 0 ? e.model().bosToken : dist(rng);
@@ -185,7 +236,20 @@ int runBench(Args args) {
                 std::fprintf(stderr, "hearth-cli bench: %s\n", s.status().toString().c_str());
                 return 1;
             }
-            if (rep >= 0) tgSamples.push_back(tg / *s);
+            if (rep >= 0) tgSamples.push_back(tg / s->seconds);
+            if (spec) {
+                auto t = timeRequest(e, {first}, tg, -1, predictSelf ? s->ids : std::vector<int32_t>{});
+                if (!t) {
+                    std::fprintf(stderr, "hearth-cli bench: %s\n", t.status().toString().c_str());
+                    return 1;
+                }
+                if (rep >= 0) {
+                    specSamples.push_back(tg / t->seconds);
+                    drafted += t->usage.draftTokens;
+                    accepted += t->usage.acceptedDraftTokens;
+                }
+                sameTokens = sameTokens && (config.speculation.synthLength > 0 || t->ids == s->ids);
+            }
         }
     }
     const int threads = config.threads > 0 ? config.threads : int(std::thread::hardware_concurrency());
@@ -206,6 +270,13 @@ int runBench(Args args) {
         j["max_rss_kib"] = ru.ru_maxrss;
         j["pp_samples"] = ppSamples;
         j["tg_samples"] = tgSamples;
+        if (spec) {
+            j["tg_spec_tok_s"] = median(specSamples);
+            j["tg_spec_samples"] = specSamples;
+            j["draft_tokens"] = drafted;
+            j["accepted_draft_tokens"] = accepted;
+            j["same_tokens"] = sameTokens;
+        }
         std::printf("%s\n", j.dump(2).c_str());
     } else {
         std::printf("model %s, %d threads, %d reps (medians)", modelPath.c_str(), threads, reps);
@@ -215,6 +286,14 @@ int runBench(Args args) {
         std::printf("\n");
         if (pp > 0) std::printf("pp%-5d %10.1f tok/s\n", pp, median(ppSamples));
         if (tg > 0) std::printf("tg%-5d %10.1f tok/s\n", tg, median(tgSamples));
+        if (tg > 0 && spec) {
+            const double plain = median(tgSamples), sp = median(specSamples);
+            std::printf("tg%-5d %10.1f tok/s with speculation (%.2fx plain; %lld of %lld drafts accepted%s)\n", tg, sp,
+                        plain > 0 ? sp / plain : 0.0, (long long)accepted, (long long)drafted,
+                        config.speculation.synthLength > 0 ? ", synthetic"
+                        : sameTokens                        ? ", same tokens"
+                                                            : ", TOKENS DIFFER");
+        }
     }
     return 0;
 }

@@ -37,6 +37,11 @@ const char* kRunHelp =
     "  --cpu-moe             with --device: every layer's MoE expert weights stay in RAM and the\n"
     "                        experts run on the CPU (attention and the K/V cache on the GPU)\n"
     "  --n-cpu-moe N         the same for the first N layers only\n"
+    "  --spec LIST           speculative decoding: ngram (drafts from the text so far) or none\n"
+    "  --spec-max N          drafts per step at most (default 8); --spec-min N: fewest worth it\n"
+    "  --spec-synth-len L    synthetic acceptance of mean length L (benchmarks; output not valid)\n"
+    "  --prediction TEXT     the expected output (drafted from; the answer is unchanged)\n"
+    "  --prediction-file F   the same, read from a file\n"
     "  --ignore-eos          keep generating after an end-of-generation token\n"
     "  --print-ids           end with 'prompt ids: ...' and 'generated ids: ...' lines\n"
     "  --logits-out FILE     write float32 logits [steps, n_vocab] of every generated token\n";
@@ -120,6 +125,9 @@ int runRun(Args args) {
     std::vector<std::string> stops;
     KvType kvType = KvType::F16;
     uint64_t kvMemory = 0;
+    SpeculationConfig spec;
+    std::string prediction;
+    bool havePrediction = false;
     SamplingParams sp;
     sp.temperature = 0.8f;
     sp.topK = 40;
@@ -180,6 +188,35 @@ int runRun(Args args) {
             cpuMoeLayers = -1;
         } else if (a == "--n-cpu-moe") {
             ok = value(v) && parseNumber(v, cpuMoeLayers) && cpuMoeLayers >= 0;
+        } else if (a == "--spec") {
+            ok = value(v);
+            if (ok) {
+                if (Status st = parseSpecTypes(v, spec); !st.isOk()) {
+                    std::fprintf(stderr, "hearth-cli run: %s\n", st.message().c_str());
+                    return 2;
+                }
+            }
+        } else if (a == "--spec-max") {
+            ok = value(v) && parseNumber(v, spec.maxDraft);
+        } else if (a == "--spec-min") {
+            ok = value(v) && parseNumber(v, spec.minDraft);
+        } else if (a == "--spec-synth-len") {
+            ok = value(v) && parseNumber(v, spec.synthLength);
+        } else if (a == "--prediction") {
+            ok = value(v);
+            prediction = std::string(v);
+            havePrediction = true;
+        } else if (a == "--prediction-file") {
+            ok = value(v);
+            if (ok) {
+                std::ifstream in{std::string(v), std::ios::binary};
+                if (!in) {
+                    std::fprintf(stderr, "hearth-cli run: cannot read %.*s\n", int(v.size()), v.data());
+                    return 2;
+                }
+                prediction.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+                havePrediction = true;
+            }
         } else if (a == "--print-ids") {
             printIdsFlag = true;
         } else if (a == "--ignore-eos") {
@@ -221,6 +258,7 @@ int runRun(Args args) {
     config.gpuLayers = gpuLayers;
     config.cpuMoeLayers = cpuMoeLayers;
     config.maxNumSeqs = 1;
+    config.speculation = spec;
     auto engine = Engine::create(config);
     if (!engine) return fail(engine.status(), 2);
     for (const std::string& note : (*engine)->model().deviceNotes) std::fprintf(stderr, "hearth-cli: %s\n", note.c_str());
@@ -241,6 +279,13 @@ int runRun(Args args) {
     req.returnLogits = !logitsOut.empty();
     req.stopStrings = stops;
     req.sink = sink;
+    if (havePrediction) {
+        Result<std::vector<int32_t>> ids = (*engine)->tokenizer().encode(prediction, false, false);
+        if (!ids) return fail(ids.status(), 2);
+        req.prediction = std::move(*ids);
+    }
+    if ((spec.ngram || havePrediction || spec.synthLength > 0) && !(*engine)->model().speculationUnavailable.empty())
+        std::fprintf(stderr, "hearth-cli: %s\n", (*engine)->model().speculationUnavailable.c_str());
     auto id = (*engine)->submit(req);
     if (!id) return fail(id.status(), 2);
     sink->wait();
@@ -265,6 +310,9 @@ int runRun(Args args) {
                  u.promptTokens, u.completionTokens, u.timeToFirstTokenMs,
                  u.generationMs > 0 ? 1000.0 * (u.completionTokens - 1) / u.generationMs : 0.0,
                  finishReasonName(sink->reason));
+    if (u.draftTokens > 0)
+        std::fprintf(stderr, "hearth-cli: speculative decoding: %d of %d drafted tokens accepted (%.0f%%)\n",
+                     u.acceptedDraftTokens, u.draftTokens, 100.0 * u.acceptedDraftTokens / u.draftTokens);
     return 0;
 }
 

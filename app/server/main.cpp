@@ -54,6 +54,12 @@ const char* kHelp =
     "  --decode-stall F        while streams decode, a step with prompt tokens may take F times a\n"
     "                          decode-only step (default 2.5: steady inter-token latency; 0: no\n"
     "                          limit, the most throughput)\n"
+    "  --spec LIST             speculative decoding: ngram (drafts from each request's own text)\n"
+    "                          or none (default); a chat request's 'prediction' always drafts\n"
+    "  --spec-max N            drafts per step at most (default 8; it adapts below this)\n"
+    "  --spec-min N            fewest drafts worth verifying (default 1)\n"
+    "  --spec-synth-len L      synthetic acceptance of mean length L, for benchmarks only: the\n"
+    "                          output is then not the model's (llama-server's option)\n"
     "  --max-body BYTES        largest request body accepted (default 8M; larger is 413)\n"
     "  --max-tokens N          default max_tokens when a request sets none (default 4096)\n"
     "  --http-threads N        connections served at once (default 128)\n"
@@ -200,6 +206,26 @@ int main(int argc, char** argv) {
                 ok = end && *end == '\0' && !text.empty() && f >= 0.0f && f <= 1000.0f;
                 if (ok) ec.decodeStallFactor = f;
             }
+        } else if (a == "--spec") {
+            ok = value(v);
+            if (ok) {
+                if (hearth::Status st = hearth::parseSpecTypes(v, ec.speculation); !st.isOk()) {
+                    std::fprintf(stderr, "hearth-server: %s\n", st.message().c_str());
+                    return 2;
+                }
+            }
+        } else if (a == "--spec-max") {
+            ok = value(v) && parseInt(v, ec.speculation.maxDraft);
+        } else if (a == "--spec-min") {
+            ok = value(v) && parseInt(v, ec.speculation.minDraft);
+        } else if (a == "--spec-synth-len") {
+            ok = value(v);
+            if (ok) {
+                const std::string text(v);
+                char* end = nullptr;
+                ec.speculation.synthLength = std::strtod(text.c_str(), &end);
+                ok = end && *end == '\0' && !text.empty();
+            }
         } else if (a == "--state-memory") {
             ok = value(v) && parseBytes(v, ec.stateMemoryBytes);
         } else if (a == "--kv-type") {
@@ -268,6 +294,10 @@ int main(int argc, char** argv) {
                          int(a.size()), a.data());
             return 2;
         }
+    }
+    if (hearth::Status st = ec.speculation.validate(); !st.isOk()) {
+        std::fprintf(stderr, "hearth-server: %s\n", st.message().c_str());
+        return 2;
     }
     if (ec.modelPath.empty() && modelsDir.empty() && sc.upstreams.empty()) {
         std::fputs("hearth-server: --model, --models-dir, --data-dir or --upstream is required\n\n", stderr);

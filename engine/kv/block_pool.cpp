@@ -25,6 +25,20 @@ void BlockPool::pushTail(BlockId id) {
     ++m_numFree;
 }
 
+void BlockPool::pushHead(BlockId id) {
+    Block& b = m_blocks[size_t(id)];
+    assert(!b.inFreeQueue);
+    b.prev = kNoBlock;
+    b.next = m_head;
+    if (m_head != kNoBlock)
+        m_blocks[size_t(m_head)].prev = id;
+    else
+        m_tail = id;
+    m_head = id;
+    b.inFreeQueue = true;
+    ++m_numFree;
+}
+
 void BlockPool::unlink(BlockId id) {
     Block& b = m_blocks[size_t(id)];
     assert(b.inFreeQueue);
@@ -84,6 +98,15 @@ void BlockPool::release(std::span<const BlockId> ids) {
         assert(b.refCount > 0);
         if (b.refCount <= 0) continue;
         if (--b.refCount == 0) pushTail(id);
+    }
+}
+
+void BlockPool::releaseToHead(std::span<const BlockId> ids) {
+    for (BlockId id : ids) {
+        Block& b = m_blocks[size_t(id)];
+        assert(b.refCount > 0);
+        if (b.refCount <= 0) continue;
+        if (--b.refCount == 0) pushHead(id);
     }
 }
 

@@ -37,6 +37,10 @@ public:
     // Drops a reference from each block, in order; blocks reaching 0 join the free queue's tail in
     // that order. Pass a sequence's blocks last-first so its longest prefix is evicted first.
     void release(std::span<const BlockId> ids);
+    // The same, but blocks reaching 0 go to the queue's head, to be allocated next: blocks that
+    // never held anything worth keeping (rejected speculative tokens' K/V), so cached prefixes
+    // further back in the queue live longer.
+    void releaseToHead(std::span<const BlockId> ids);
 
     // The cached block holding exactly these tokens after this parent, if any. Hash collisions are
     // resolved by comparing the stored parent hash and tokens.
@@ -67,6 +71,7 @@ private:
     };
 
     void pushTail(BlockId id);
+    void pushHead(BlockId id);
     void unlink(BlockId id);
     void uncache(BlockId id);
 

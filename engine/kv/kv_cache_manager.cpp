@@ -137,6 +137,19 @@ void KvCacheManager::free(SeqId seq) {
     m_seqs.erase(it);
 }
 
+void KvCacheManager::truncate(SeqId seq, int numTokens) {
+    auto it = m_seqs.find(seq);
+    if (it == m_seqs.end()) return;
+    Sequence& s = it->second;
+    const size_t keep = std::max(size_t(std::max(0, numTokens) + m_config.blockSize - 1) / size_t(m_config.blockSize),
+                                 size_t(s.numHashed));
+    if (s.blocks.size() <= keep) return;
+    // Last first, so the next allocation takes them back in table order.
+    std::vector<BlockId> cut(s.blocks.rbegin(), s.blocks.rend() - std::ptrdiff_t(keep));
+    m_pool.releaseToHead(cut);
+    s.blocks.resize(keep);
+}
+
 std::span<const BlockId> KvCacheManager::blockTable(SeqId seq) const {
     auto it = m_seqs.find(seq);
     if (it == m_seqs.end()) return {};

@@ -72,6 +72,11 @@ public:
     // Fails with OutOfMemory when no block is free for the copy.
     Result<std::optional<BlockCopy>> prepareWrite(SeqId seq, int pos);
 
+    // Keeps only the blocks `seq` needs for its first `numTokens` tokens: the blocks after them
+    // (holding rejected speculative tokens) go back to the pool's head, to be reused first. Blocks
+    // already registered in the prefix cache are never among them (they hold computed tokens).
+    void truncate(SeqId seq, int numTokens);
+
     // Releases the sequence's blocks (last block first, so its longest prefix is evicted first).
     void free(SeqId seq);
 

@@ -37,11 +37,34 @@ Result<KvType> kvTypeFromName(std::string_view name) {
     return invalidArgument("unknown KV cache type '" + std::string(name) + "' (f16, q8_0 or f32)");
 }
 
+Status SpeculationConfig::validate() const {
+    if (maxDraft < 1 || maxDraft > 64) return invalidArgument("spec-max (drafts per step) must be between 1 and 64");
+    if (minDraft < 0 || minDraft > maxDraft)
+        return invalidArgument("spec-min (fewest drafts worth verifying) must be between 0 and spec-max");
+    if (synthLength != 0.0 && !(synthLength >= 1.0 && synthLength <= maxDraft + 1.0))
+        return invalidArgument("spec-synth-len must be between 1 and spec-max + 1 (" + std::to_string(maxDraft + 1) + ")");
+    return Status::ok();
+}
+
+Status parseSpecTypes(std::string_view list, SpeculationConfig& config) {
+    config.ngram = false;
+    size_t from = 0;
+    while (from <= list.size()) {
+        const size_t comma = std::min(list.find(',', from), list.size());
+        const std::string_view name = list.substr(from, comma - from);
+        if (name == "ngram") config.ngram = true;
+        else if (name == "none" || name.empty()) {
+        } else if (name == "draft" || name == "mtp")
+            return unsupported("speculative decoding with '" + std::string(name) +
+                               "' is not available yet (use ngram, or a request's prediction)");
+        else
+            return invalidArgument("unknown speculation type '" + std::string(name) + "' (ngram or none)");
+        from = comma + 1;
+    }
+    return Status::ok();
+}
+
 namespace runtime {
-
-namespace {
-
-} // namespace
 
 EngineImpl::~EngineImpl() {
     {
@@ -53,8 +76,13 @@ EngineImpl::~EngineImpl() {
 }
 
 Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
+    HEARTH_RETURN_IF_ERROR(config.speculation.validate());
     auto e = std::unique_ptr<EngineImpl>(new EngineImpl());
     e->m_config = config;
+    if (config.speculation.synthLength > 0.0) {
+        HEARTH_ASSIGN_OR_RETURN(e->m_synthAccept,
+                                spec::synthAcceptance(config.speculation.synthLength, config.speculation.maxDraft));
+    }
     e->m_config.onLoadProgress = nullptr; // used during create() only
     auto progress = [&config](std::string stage, float fraction) {
         if (config.onLoadProgress) config.onLoadProgress(LoadProgress{std::move(stage), fraction});
@@ -182,6 +210,8 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     s.stateBytes = e->m_runner->stateBytes();
     s.stateSlots = e->m_runner->stateSlots();
     s.kvBlockSize = bs;
+    // Rolling back a rejected draft would need the recurrent state at every draft position.
+    if (e->m_states) s.speculationUnavailable = "speculative decoding does not support hybrid (recurrent) models yet";
     e->m_stats.kvBlocksTotal = numBlocks;
     e->m_numBlocks = numBlocks;
     e->m_thread = std::thread([raw = e.get()] { raw->run(); });
@@ -215,6 +245,16 @@ Result<RequestId> EngineImpl::submit(GenerationRequest request) {
             return invalidArgument("stop token " + std::to_string(t) + " is outside the vocabulary");
     HEARTH_RETURN_IF_ERROR(request.sampling.validate(m_summary.nVocab));
     HEARTH_RETURN_IF_ERROR(validateStopStrings(request.stopStrings));
+    if (request.specMaxDraft < -1 || request.specMaxDraft > 64)
+        return invalidArgument("'speculative.n_max' must be between 0 and 64");
+    if (request.specMinDraft < -1 || request.specMinDraft > 64)
+        return invalidArgument("'speculative.n_min' must be between 0 and 64");
+    if (int64_t(request.prediction.size()) > m_summary.contextLength)
+        return invalidArgument("'prediction' has " + std::to_string(request.prediction.size()) +
+                               " tokens, more than the context length of " + std::to_string(m_summary.contextLength));
+    for (int32_t t : request.prediction)
+        if (t < 0 || t >= m_summary.nVocab)
+            return invalidArgument("prediction token " + std::to_string(t) + " is outside the vocabulary");
     const int64_t total = int64_t(request.prompt.size()) + request.maxTokens;
     if (total > m_summary.contextLength)
         return outOfRange("prompt (" + std::to_string(request.prompt.size()) +
@@ -269,9 +309,33 @@ void EngineImpl::admit(Submitted& s) {
         ch.text = std::make_unique<TextStream>(*m_tokenizer, s.request.stopStrings);
         if (s.request.grammar)
             ch.constraint = std::make_unique<grammar::GrammarConstraint>(s.request.grammar, m_trie, stopTokens);
+        if (auto sc = speculatorFor(s.request, sp.seed)) {
+            ch.spec = std::make_unique<spec::Speculator>(std::move(*sc));
+            live.speculative = true;
+        }
         live.choices.push_back(std::move(ch));
     }
+    if (live.speculative) ++m_specRequests;
     m_live.emplace(s.id, std::move(live));
+}
+
+std::optional<spec::SpeculatorConfig> EngineImpl::speculatorFor(const GenerationRequest& request, uint64_t seed) const {
+    const SpeculationConfig& sc = m_config.speculation;
+    if (!m_summary.speculationUnavailable.empty() || request.specMaxDraft == 0) return std::nullopt;
+    spec::SpeculatorConfig c;
+    c.ngram = sc.ngram;
+    c.adaptive = sc.adaptive;
+    c.prediction = request.prediction;
+    c.maxDraft = request.specMaxDraft > 0 ? request.specMaxDraft : sc.maxDraft;
+    c.minDraft = std::min(c.maxDraft, request.specMinDraft >= 0 ? request.specMinDraft : sc.minDraft);
+    // Synthetic acceptance replaces the grammar's own choice of tokens: not with a grammar.
+    if (!m_synthAccept.empty() && !request.grammar) {
+        c.synthAccept = m_synthAccept;
+        c.synthAccept.resize(size_t(std::min<int>(c.maxDraft, int(m_synthAccept.size()))));
+    }
+    c.seed = seed;
+    if (!c.ngram && c.prediction.empty() && c.synthAccept.empty()) return std::nullopt;
+    return c;
 }
 
 void EngineImpl::finishChoice(RequestId id, int choice, FinishReason reason, bool flushText) {
@@ -300,7 +364,15 @@ void EngineImpl::finishChoice(RequestId id, int choice, FinishReason reason, boo
     Usage u;
     u.promptTokens = live.promptTokens;
     u.cachedPromptTokens = live.cachedPromptTokens;
-    for (const Choice& c : live.choices) u.completionTokens += int32_t(c.generated.size());
+    for (const Choice& c : live.choices) {
+        u.completionTokens += int32_t(c.generated.size());
+        if (!c.spec) continue;
+        u.draftTokens += c.spec->drafted();
+        u.acceptedDraftTokens += c.spec->accepted();
+        u.predictionDraftTokens += c.spec->predictionDrafted();
+        u.acceptedPredictionTokens += c.spec->predictionAccepted();
+    }
+    if (live.speculative) --m_specRequests;
     const auto now = Clock::now();
     if (live.scheduled) u.queueMs = msBetween(live.submitted, live.firstScheduled);
     if (live.produced) {
@@ -333,6 +405,7 @@ void EngineImpl::failAll(const Status& error) {
         live.sink->onError(error);
     }
     m_live.clear();
+    m_specRequests = 0;
 }
 
 void EngineImpl::run() {
@@ -390,6 +463,8 @@ void EngineImpl::publishStats() {
     m_stats.prefillTokensComputed = m_sched->prefillTokensComputed();
     m_stats.prefixQueryTokens = m_cache->prefixQueryTokens();
     m_stats.prefixHitTokens = m_cache->prefixHitTokens();
+    m_stats.draftTokens = m_draftTokens;
+    m_stats.acceptedDraftTokens = m_acceptedDraftTokens;
     if (m_states) {
         m_stats.stateSlotsTotal = m_states->numSlots();
         m_stats.stateSlotsLive = m_states->numLive();

@@ -13,6 +13,7 @@
 #include "sample/grammar_constraint.h"
 #include "sample/sampler.h"
 #include "sched/scheduler.h"
+#include "spec/speculator.h"
 
 #include <atomic>
 #include <chrono>
@@ -45,6 +46,7 @@ struct Choice {
     std::unique_ptr<sample::Sampler> sampler;
     std::unique_ptr<TextStream> text;
     std::unique_ptr<grammar::GrammarConstraint> constraint; // with a grammar
+    std::unique_ptr<spec::Speculator> spec; // speculative decoding, when on for this request
     std::vector<int32_t> generated;
     bool started = false; // has a scheduler sequence (choice 0 from admission, others once forked)
     bool finished = false;
@@ -61,6 +63,7 @@ struct Live {
     int32_t cachedPromptTokens = 0;
     Clock::time_point submitted, firstScheduled, firstToken;
     bool scheduled = false, produced = false;
+    bool speculative = false; // some choice has a speculator
 };
 
 // An embedding request on the engine thread: its inputs go to the scheduler a few at a time, each
@@ -110,6 +113,8 @@ private:
 
     void run();
     void admit(Submitted& s);
+    // The speculation of one choice of `request` (nullopt: none).
+    std::optional<spec::SpeculatorConfig> speculatorFor(const GenerationRequest& request, uint64_t seed) const;
 
     // Embeddings (embed.cpp). Scheduler ids of embedding inputs have the top bit set.
     static bool isEmbedSid(sched::RequestId sid) { return (sid >> 63) != 0; }
@@ -125,6 +130,8 @@ private:
     void cancelEmbed(RequestId id, const Status& why);
     void failEmbeds(const Status& error);
     Status step();
+    // Speculative decoding: asks each decoding choice's speculator for a draft (engine_step.cpp).
+    void proposeDrafts();
     // Emits a sampled token of one choice (text, stop strings); true when the choice ended.
     bool emitToken(RequestId id, int choice, TokenInfo info, bool schedFinished,
                    sched::FinishReason schedReason);
@@ -164,6 +171,9 @@ private:
     std::unordered_map<sched::RequestId, std::pair<RequestId, int>> m_embedSeqs; // sid -> (request, input)
     uint64_t m_nextEmbedSid = 0;
     std::vector<float> m_hidden; // the last step's hidden rows
+    std::vector<double> m_synthAccept; // synthetic acceptance per draft position (benchmarks)
+    int m_specRequests = 0;            // live requests with a speculator
+    uint64_t m_draftTokens = 0, m_acceptedDraftTokens = 0;
     int m_numBlocks = 0;
     mutable std::mutex m_statsMu;
     EngineStats m_stats;

@@ -2,7 +2,10 @@
 // the other choices of an n > 1 request off its first token), update, and streaming the output.
 #include "runtime/engine_impl.h"
 
+#include "spec/speculator.h"
+
 #include <algorithm>
+#include <unordered_map>
 
 namespace hearth::runtime {
 
@@ -22,17 +25,21 @@ struct Emit {
     bool forkedFinished = false; // a forked choice whose first token already ended it
     bool forked = false;
     GrammarEnd grammarEnd = GrammarEnd::None;
+    // The sequence's token count before this step's tokens, and this token's index among them
+    // (a step verifying drafts emits several; the scheduler keeps those up to a finishing one).
+    size_t base = 0;
+    int index = 0;
 };
 
 // Samples one choice's next token under its grammar (if any). At a dead end the token given to
 // the scheduler is a stop token when there is one (it then ends the sequence itself).
 sample::SampleResult sampleChoice(Choice& ch, std::span<const float> logits, const sched::Request& r,
-                                  GrammarEnd& end) {
+                                  GrammarEnd& end, std::span<const int32_t> history) {
     end = GrammarEnd::None;
-    if (!ch.constraint) return ch.sampler->sample(logits, ch.generated);
+    if (!ch.constraint) return ch.sampler->sample(logits, history);
     const std::span<const uint64_t> mask = ch.constraint->allowed();
     sample::SampleResult res;
-    if (!mask.empty()) res = ch.sampler->sample(logits, ch.generated, mask);
+    if (!mask.empty()) res = ch.sampler->sample(logits, history, mask);
     if (mask.empty() || res.token < 0 || !ch.constraint->accept(res.token).isOk()) {
         end = GrammarEnd::DeadEnd;
         res = {};
@@ -54,7 +61,30 @@ TokenInfo tokenInfo(const sample::SampleResult& res, std::span<const float> row,
 
 } // namespace
 
+void EngineImpl::proposeDrafts() {
+    if (!m_specRequests) return;
+    // What drafts cost: a step's time with k more tokens than the running sequences' decode step,
+    // relative to that step (the scheduler's measured step times).
+    const int running = std::max(1, m_sched->numRunning());
+    const double t0 = m_sched->stepTimeMs(running);
+    double cost[65];
+    for (int k = 0; k <= 64; ++k) cost[k] = t0 > 0.0 ? m_sched->stepTimeMs(running + k) / t0 : 1.0 + 0.05 * k;
+    for (auto& [id, live] : m_live) {
+        for (size_t c = 0; c < live.choices.size(); ++c) {
+            Choice& ch = live.choices[c];
+            if (!ch.spec || (c > 0 && !ch.started) || ch.finished) continue;
+            const sched::RequestId sid = schedId(id, int(c));
+            if (!m_sched->decoding(sid)) continue;
+            const sched::Request* r = m_sched->request(sid);
+            std::vector<int32_t> draft =
+                ch.spec->propose(r->tokens, r->promptLength, cost, double(running - 1), r->stopTokens);
+            if (!draft.empty()) m_sched->setDraft(sid, std::move(draft));
+        }
+    }
+}
+
 Status EngineImpl::step() {
+    proposeDrafts();
     sched::SchedulerOutput out = m_sched->schedule();
     if (out.empty()) return Status::ok();
     for (const kv::BlockCopy& c : out.copies) HEARTH_RETURN_IF_ERROR(m_runner->copyBlock(c.src, c.dst));
@@ -78,9 +108,11 @@ Status EngineImpl::step() {
             live.firstScheduled = now;
         }
         tables.emplace_back(table.begin(), table.end());
+        const int own = s.numTokens - int(s.drafts.size()); // tokens of the sequence; drafts follow
         for (int k = 0; k < s.numTokens; ++k) {
             const int pos = s.start + k;
-            batch.tokens.push_back({r->tokens[size_t(pos)], pos, int(i), s.samples && k == s.numTokens - 1});
+            const int32_t token = k < own ? r->tokens[size_t(pos)] : s.drafts[size_t(k - own)];
+            batch.tokens.push_back({token, pos, int(i), s.samples && k >= own - 1});
         }
     }
     for (const auto& t : tables) batch.blockTables.emplace_back(t);
@@ -93,32 +125,77 @@ Status EngineImpl::step() {
 
     const size_t V = size_t(m_summary.nVocab);
     std::vector<int32_t> sampled;
+    std::vector<int> counts;
     std::vector<Emit> emits;
     size_t row = 0;
     for (const sched::ScheduledSeq& s : out.seqs) {
         if (!s.samples) continue;
         if (isEmbedSid(s.id)) { // its prompt is done: the token only ends the sequence
             sampled.push_back(0);
+            counts.push_back(1);
             continue;
         }
         const RequestId id = publicId(s.id);
         const int c = choiceOf(s.id);
         Live& live = m_live.at(id);
         Choice& ch = live.choices[size_t(c)];
-        const std::span<const float> l(&logits[row++ * V], V);
         const sched::Request* req = m_sched->request(s.id);
+        const size_t base = req->tokens.size();
+        if (!s.drafts.empty()) {
+            // Verification: row j follows the first j drafts; each token is drawn as a plain
+            // decode step would draw it, with the accepted drafts in the sampler's history.
+            std::vector<int32_t> history = ch.generated;
+            const size_t firstRow = row;
+            row += s.drafts.size() + 1;
+            const size_t firstEmit = emits.size();
+            int32_t deadEnd = -1;
+            std::vector<int32_t> tokens = spec::verifyDrafts(
+                s.drafts,
+                [&](int j) -> int32_t {
+                    const std::span<const float> l(&logits[(firstRow + size_t(j)) * V], V);
+                    GrammarEnd end;
+                    const sample::SampleResult res = sampleChoice(ch, l, *req, end, history);
+                    Emit e{id, c, tokenInfo(res, l, live.returnLogits)};
+                    e.grammarEnd = end;
+                    e.base = base;
+                    e.index = j;
+                    emits.push_back(std::move(e));
+                    if (end == GrammarEnd::DeadEnd) {
+                        deadEnd = res.token;
+                        return -1;
+                    }
+                    history.push_back(res.token);
+                    return res.token;
+                },
+                [&](int j) { return ch.spec->synthAccept(j); });
+            // A synthetic acceptance emits the draft in place of the token drawn.
+            for (size_t t = 0; t < tokens.size() && firstEmit + t < emits.size(); ++t)
+                emits[firstEmit + t].info.id = tokens[t];
+            const int accepted = deadEnd >= 0 ? int(tokens.size()) : std::max(0, int(tokens.size()) - 1);
+            // A grammar's dead end: the token that ends the sequence follows the accepted drafts.
+            if (deadEnd >= 0) tokens.push_back(deadEnd);
+            sampled.insert(sampled.end(), tokens.begin(), tokens.end());
+            counts.push_back(int(tokens.size()));
+            ch.spec->record(int(s.drafts.size()), accepted);
+            m_draftTokens += s.drafts.size();
+            m_acceptedDraftTokens += uint64_t(accepted);
+            continue;
+        }
+        const std::span<const float> l(&logits[row++ * V], V);
         GrammarEnd end;
-        const sample::SampleResult res = sampleChoice(ch, l, *req, end);
+        const sample::SampleResult res = sampleChoice(ch, l, *req, end, ch.generated);
         sampled.push_back(res.token);
+        counts.push_back(1);
         emits.push_back({id, c, tokenInfo(res, l, live.returnLogits)});
         emits.back().grammarEnd = end;
+        emits.back().base = base;
         // The other choices of an n > 1 request start from the same logits, sharing its blocks.
         if (c != 0 || live.choices.size() < 2 || live.choices[1].started) continue;
         for (size_t k = 1; k < live.choices.size(); ++k) {
             Choice& child = live.choices[k];
             child.started = true;
             GrammarEnd childEnd;
-            const sample::SampleResult cr = sampleChoice(child, l, *req, childEnd);
+            const sample::SampleResult cr = sampleChoice(child, l, *req, childEnd, child.generated);
             Result<bool> done = m_sched->fork(s.id, schedId(id, int(k)), s.start + s.numTokens, cr.token);
             if (!done) return done.status().withContext("forking choice " + std::to_string(k));
             Emit e{id, int(k), tokenInfo(cr, l, live.returnLogits)};
@@ -128,14 +205,26 @@ Status EngineImpl::step() {
             emits.push_back(std::move(e));
         }
     }
-    m_sched->recordStepTime(out.totalTokens, std::chrono::duration<double, std::milli>(Clock::now() - now).count());
-    const std::vector<sched::RequestId> finished = m_sched->update(out, sampled);
+    // A step that built its plan took longer than steps of its size will.
+    if (!m_runner->builtPlan())
+        m_sched->recordStepTime(out.totalTokens, std::chrono::duration<double, std::milli>(Clock::now() - now).count());
+    const std::vector<sched::RequestId> finished = m_sched->update(out, sampled, counts);
     finishEmbeds(out);
+    // Per sequence, how many of the step's tokens the scheduler kept (all up to a finishing one).
+    std::unordered_map<sched::RequestId, size_t> kept;
+    for (const Emit& e : emits) {
+        if (e.forked || kept.count(schedId(e.id, e.choice))) continue;
+        const sched::Request* r = m_sched->request(schedId(e.id, e.choice));
+        kept[schedId(e.id, e.choice)] = r && r->tokens.size() > e.base ? r->tokens.size() - e.base : 1;
+    }
     for (Emit& e : emits) {
         const sched::RequestId sid = schedId(e.id, e.choice);
         const sched::Request* r = m_sched->request(sid);
-        const bool done = e.forked ? e.forkedFinished
-                                   : std::find(finished.begin(), finished.end(), sid) != finished.end();
+        const size_t n = e.forked ? 1 : kept[sid];
+        if (size_t(e.index) >= n) continue; // after a token that ended the sequence
+        const bool sequenceDone = e.forked ? e.forkedFinished
+                                           : std::find(finished.begin(), finished.end(), sid) != finished.end();
+        const bool done = sequenceDone && size_t(e.index) + 1 == n;
         if (e.grammarEnd == GrammarEnd::DeadEnd) {
             finishChoice(e.id, e.choice, FinishReason::Error, true);
             continue;

@@ -20,7 +20,7 @@ using graph::TensorKind;
 
 namespace {
 
-constexpr size_t kMaxPlans = 16;
+constexpr size_t kMaxPlans = 32;
 
 // State slots of layer l's larger state pool one binding of `limit` bytes addresses (limit 0:
 // no limit; a layer without state: none asked). -1 when unlimited.
@@ -338,6 +338,7 @@ Status ModelRunner::forward(const graph::Batch& batch, std::vector<float>& logit
     bool stale = false;
     for (size_t d = 0; d < m_devices.size(); ++d) stale = stale || plan->compiledAt[d] != m_devices[d].generation;
     if (stale) HEARTH_RETURN_IF_ERROR(compilePlan(*plan));
+    m_builtPlan = stale;
 
     const StepPlan& step = plan->step;
     const graph::Graph& g = step.graph;

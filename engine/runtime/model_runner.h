@@ -63,6 +63,8 @@ public:
     // Copies recurrent state slot src to dst in every layer (a fork's state).
     Status copyState(int32_t src, int32_t dst);
 
+    // Whether the last forward() built or compiled its step's plan (its time is not a step's).
+    bool builtPlan() const { return m_builtPlan; }
     int numBlocks() const { return m_kv.numBlocks; }
     int gpuLayers() const { return m_gpuLayers; }
     int cpuMoeLayers() const { return m_cpuMoeLayers; } // resolved: 0..gpuLayers, 0 without experts
@@ -100,6 +102,7 @@ private:
     std::string m_deviceWarning;
     std::list<std::shared_ptr<Plan>> m_plans; // most recently used first
     graph::StepInputs m_inputs;
+    bool m_builtPlan = false;
     std::vector<uint8_t> m_staging; // tensors copied between two devices that are not host memory
 };
 

@@ -84,6 +84,7 @@ void Scheduler::preempt(RequestId id) {
     releaseState(r);
     m_cache.free(id);
     r.numComputed = 0;
+    r.draft.clear();
     r.state = RequestState::Waiting;
     ++r.numPreemptions;
     m_running.erase(std::remove(m_running.begin(), m_running.end(), id), m_running.end());
@@ -99,19 +100,31 @@ SchedulerOutput Scheduler::schedule() {
     int decoding = 0;
     for (RequestId id : m_running) {
         const Request& r = *m_requests.at(id);
-        decoding += int(r.tokens.size()) - r.numComputed == 1 && r.numComputed >= r.promptLength;
+        if (int(r.tokens.size()) - r.numComputed == 1 && r.numComputed >= r.promptLength)
+            decoding += 1 + int(r.draft.size());
     }
     int prefillBudget = decoding > 0 ? prefillAllowance(decoding) : budget;
 
-    // Running sequences first: each gets its decode token or its next prefill chunk.
+    // Running sequences first: each gets its decode token (and its drafts) or its next prefill chunk.
     for (size_t i = 0; i < m_running.size() && budget > 0;) {
         Request& r = *m_requests.at(m_running[i]);
         const int remaining = int(r.tokens.size()) - r.numComputed;
         const bool prefill = r.numComputed < r.promptLength;
         int n = std::min(remaining, prefill ? std::min(budget, prefillBudget) : budget);
+        std::vector<int32_t> drafts = std::move(r.draft);
+        r.draft.clear();
         if (n <= 0) {
             ++i;
             continue;
+        }
+        if (!prefill && remaining == 1 && !drafts.empty() && !m_states) {
+            // Every accepted draft and the token after them must fit max_tokens and the context.
+            const int room = std::min({budget - 1, r.maxTokens - r.numGenerated() - 1,
+                                       m_config.contextLength - int(r.tokens.size()) - 1});
+            drafts.resize(size_t(std::clamp(room, 0, int(drafts.size()))));
+            n += int(drafts.size());
+        } else {
+            drafts.clear();
         }
         bool selfPreempted = false;
         while (!m_cache.allocateSlots(r.id, r.numComputed + n) || !makeWritable(r, out)) {
@@ -124,7 +137,8 @@ SchedulerOutput Scheduler::schedule() {
             }
         }
         if (selfPreempted) break;
-        out.seqs.push_back({r.id, r.numComputed, n, r.numComputed + n == int(r.tokens.size())});
+        out.seqs.push_back({r.id, r.numComputed, n, r.numComputed + n - int(drafts.size()) == int(r.tokens.size())});
+        out.seqs.back().drafts = std::move(drafts);
         assignState(r, out.seqs.back());
         budget -= n;
         if (prefill) prefillBudget -= n;
@@ -241,14 +255,23 @@ void Scheduler::finishRequest(Request& r, FinishReason reason) {
     m_waiting.erase(std::remove(m_waiting.begin(), m_waiting.end(), r.id), m_waiting.end());
 }
 
-std::vector<RequestId> Scheduler::update(const SchedulerOutput& out,
-                                         std::span<const int32_t> sampled) {
+std::vector<RequestId> Scheduler::update(const SchedulerOutput& out, std::span<const int32_t> sampled,
+                                         std::span<const int> counts) {
     std::vector<RequestId> finished;
-    size_t k = 0;
+    size_t k = 0, next = 0; // k: sampling sequences seen; next: their first token in `sampled`
     for (const ScheduledSeq& s : out.seqs) {
-        const bool hasSample = s.samples && k < sampled.size();
-        const int32_t token = hasSample ? sampled[k] : -1;
-        if (s.samples) ++k;
+        size_t first = next, count = 0;
+        if (s.samples) {
+            count = k < counts.size() ? size_t(std::max(0, counts[k])) : 1;
+            count = std::min(count, sampled.size() - std::min(sampled.size(), first));
+            // A draft counts as accepted only where the token given equals it.
+            size_t matched = 0;
+            while (matched < s.drafts.size() && matched + 1 < count && sampled[first + matched] == s.drafts[matched])
+                ++matched;
+            count = std::min(count, matched + 1);
+            next += count;
+            ++k;
+        }
         // The step ran: its snapshots hold their states now.
         if (m_states)
             for (const auto& [p, slot] : s.snapshots) m_states->commitSnapshot(slot);
@@ -262,17 +285,45 @@ std::vector<RequestId> Scheduler::update(const SchedulerOutput& out,
         }
         m_prefillTokens += uint64_t(std::max(0, std::min(s.start + s.numTokens, r.promptLength) -
                                                     std::max(s.start, 0)));
-        r.numComputed = s.start + s.numTokens;
+        // Of the drafts, the accepted ones (all but the last token given) hold valid K/V.
+        const int accepted = count > 0 ? int(count) - 1 : 0;
+        const int rejected = int(s.drafts.size()) - accepted;
+        r.numComputed = s.start + s.numTokens - rejected;
+        for (int d = 0; d < accepted; ++d) r.tokens.push_back(s.drafts[size_t(d)]);
+        if (rejected > 0) m_cache.truncate(r.id, r.numComputed);
         m_cache.cacheComputedBlocks(r.id, r.tokens, r.numComputed);
-        if (!hasSample) continue;
-        r.tokens.push_back(token);
-        const FinishReason reason = finishFor(r, token);
-        if (reason != FinishReason::None) {
-            finishRequest(r, reason);
-            finished.push_back(r.id);
+        if (count == 0) continue;
+        // Accepted drafts equal the tokens sampled at their positions: appended one at a time,
+        // any of them may end the request (the tokens after it are dropped).
+        for (int d = 0; d < accepted; ++d) r.tokens.pop_back();
+        for (size_t t = 0; t < count; ++t) {
+            const int32_t token = sampled[first + t];
+            r.tokens.push_back(token);
+            const FinishReason reason = finishFor(r, token);
+            if (reason != FinishReason::None) {
+                finishRequest(r, reason);
+                finished.push_back(r.id);
+                break;
+            }
         }
     }
     return finished;
+}
+
+bool Scheduler::decoding(RequestId id) const {
+    auto it = m_requests.find(id);
+    if (it == m_requests.end()) return false;
+    const Request& r = *it->second;
+    return r.state == RequestState::Running && r.numComputed >= r.promptLength &&
+           int(r.tokens.size()) - r.numComputed == 1;
+}
+
+bool Scheduler::setDraft(RequestId id, std::vector<int32_t> draft) {
+    if (m_states || !decoding(id)) return false;
+    Request& r = *m_requests.at(id);
+    if (r.maxTokens - r.numGenerated() <= 1) return false;
+    r.draft = std::move(draft);
+    return true;
 }
 
 void Scheduler::abandon(const SchedulerOutput& out) {
@@ -299,6 +350,10 @@ void Scheduler::recordStepTime(int tokens, double ms) {
     m_st = m_st * kDecay + ms;
     m_snn = m_snn * kDecay + n * n;
     m_snt = m_snt * kDecay + n * ms;
+    if (tokens <= kStepTable) {
+        double& t = m_stepMs[size_t(tokens)];
+        t = t > 0.0 ? 0.8 * t + 0.2 * ms : ms;
+    }
 }
 
 int Scheduler::prefillAllowance(int decoding) const {
@@ -318,6 +373,31 @@ int Scheduler::prefillAllowance(int decoding) const {
     // base + p (d + k) <= f (base + p d)  =>  k <= (f - 1) (d + base / p)
     const double k = (f - 1.0) * (double(decoding) + baseOverPerToken);
     return int(std::clamp(std::floor(k + 1e-6), 16.0, double(m_config.maxBatchedTokens)));
+}
+
+double Scheduler::stepTimeMs(int tokens) const {
+    if (tokens <= 0) return 0.0;
+    tokens = std::min(tokens, kStepTable);
+    if (m_stepMs[size_t(tokens)] > 0.0) return m_stepMs[size_t(tokens)];
+    int below = tokens - 1, above = tokens + 1;
+    while (below > 0 && m_stepMs[size_t(below)] <= 0.0) --below;
+    while (above <= kStepTable && m_stepMs[size_t(above)] <= 0.0) ++above;
+    const bool haveBelow = below > 0, haveAbove = above <= kStepTable;
+    if (haveBelow && haveAbove) {
+        const double t = double(tokens - below) / double(above - below);
+        return m_stepMs[size_t(below)] * (1.0 - t) + m_stepMs[size_t(above)] * t;
+    }
+    if (haveAbove) return m_stepMs[size_t(above)]; // a smaller step takes no longer (conservative)
+    if (!haveBelow) return 0.0;
+    // Beyond the largest size seen: the fitted time per token if there is one, else a tenth of
+    // that step's time per token (extra tokens cost far less than a step's fixed part).
+    double perToken = 0.1 * m_stepMs[size_t(below)] / double(below);
+    if (m_w > 0.0) {
+        const double meanN = m_sn / m_w, meanT = m_st / m_w;
+        const double varN = m_snn / m_w - meanN * meanN, cov = m_snt / m_w - meanN * meanT;
+        if (varN > 1e-6 && cov > 0.0) perToken = cov / varN;
+    }
+    return m_stepMs[size_t(below)] + perToken * double(tokens - below);
 }
 
 int64_t Scheduler::tokensHeld() const {

@@ -2,7 +2,9 @@
 // running sequences first (decode or the next prefill chunk), then waiting ones within the token
 // budget — and update() takes the sampled tokens back, finishing and freeing sequences.
 // Blocks come from the KV cache manager; when they run out the newest running request is
-// preempted (its blocks freed) and recomputed later.
+// preempted (its blocks freed) and recomputed later. Speculative decoding: a decoding sequence
+// given a draft (setDraft) computes its last token and the drafted ones in one step; update()
+// takes back how many were accepted, and the K/V of the rest is rolled back (blocks truncated).
 #pragma once
 
 #include "hearth/status.h"
@@ -59,6 +61,8 @@ struct Request {
     // (pinned until then; -1: none), and the hashes of its full blocks as far as known.
     int32_t stateResume = -1;
     std::vector<kv::BlockHash> blockHashes;
+    // Proposed continuation for the next step (speculative decoding); used once, then cleared.
+    std::vector<int32_t> draft;
     RequestState state = RequestState::Waiting;
     FinishReason finish = FinishReason::None;
 
@@ -75,6 +79,9 @@ struct ScheduledSeq {
     // first p tokens, for the prefix cache.
     int32_t stateRead = -1, stateWrite = -1;
     std::vector<std::pair<int32_t, int32_t>> snapshots;
+    // Speculative decoding: the chunk is the sequence's last token followed by these drafted
+    // tokens (at positions start + 1 ...), all of which want logits; numTokens counts them.
+    std::vector<int32_t> drafts;
 };
 
 struct SchedulerOutput {
@@ -99,7 +106,18 @@ public:
 
     // Applies a step's results: `sampled[i]` is the token for the i-th scheduled sequence that
     // has `samples` set (in order). Returns the requests that finished in this step.
-    std::vector<RequestId> update(const SchedulerOutput& out, std::span<const int32_t> sampled);
+    // With drafts, `counts` (one per sampling sequence; empty: all 1) says how many of `sampled`
+    // are that sequence's: its accepted drafts, then the token sampled after them. Tokens are
+    // appended in order until one finishes the request; the rest are dropped.
+    std::vector<RequestId> update(const SchedulerOutput& out, std::span<const int32_t> sampled,
+                                  std::span<const int> counts = {});
+
+    // Proposes `draft` as the continuation of a running, decoding request for the next
+    // schedule() (ignored for others, for hybrid models and beyond max_tokens). Returns false when
+    // the request cannot take a draft now.
+    bool setDraft(RequestId id, std::vector<int32_t> draft);
+    // Whether the request is running and decoding (its prompt computed, one token to compute).
+    bool decoding(RequestId id) const;
 
     // Parallel sampling (n > 1): call when `parent` has just sampled its first token, before
     // update(). `child` starts as a running copy whose prompt K/V (the first `numComputed`
@@ -127,6 +145,12 @@ public:
     void recordStepTime(int tokens, double ms);
     // Prompt tokens a step may add to `decoding` decoding sequences (the stall limit above).
     int prefillAllowance(int decoding) const;
+    // The time a step of `tokens` tokens takes, in ms, for small steps (up to kStepTable tokens):
+    // the recent average of steps of that size where there were some, else interpolated between
+    // the sizes seen, else extrapolated (the fit's time per token, or a tenth of the nearest
+    // smaller step's time per token beyond it); 0 when no step has been seen.
+    double stepTimeMs(int tokens) const;
+    static constexpr int kStepTable = 160;
 
     // Tokens whose K/V the running sequences hold (computed so far).
     int64_t tokensHeld() const;
@@ -151,6 +175,7 @@ private:
     uint64_t m_prefillTokens = 0;
     // Exponentially weighted sums for the least-squares fit of step time against tokens.
     double m_w = 0, m_sn = 0, m_st = 0, m_snn = 0, m_snt = 0;
+    std::vector<double> m_stepMs = std::vector<double>(kStepTable + 1, 0.0); // by tokens; 0: none seen
 };
 
 } // namespace hearth::sched

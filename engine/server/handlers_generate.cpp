@@ -380,6 +380,7 @@ void Server::Impl::handleChat(const httplib::Request& req, httplib::Response& re
                        m_config.defaultMaxTokens};
     auto gen = generationRequest(chat.common, std::move(*prompt), limits);
     if (!gen) return sendError(res, gen.error());
+    if (auto e = applySpeculation(chat.common, job->engine->tokenizer(), limits, *gen)) return sendError(res, *e);
     auto output = outputGrammar(chat.common);
     if (!output) return sendError(res, output.error());
     gen->grammar = *output;
@@ -423,6 +424,7 @@ void Server::Impl::handleCompletions(const httplib::Request& req, httplib::Respo
                        m_config.defaultMaxTokens};
     auto gen = generationRequest(body.common, std::move(prompt), limits);
     if (!gen) return sendError(res, gen.error());
+    if (auto e = applySpeculation(body.common, tok, limits, *gen)) return sendError(res, *e);
     auto output = outputGrammar(body.common);
     if (!output) return sendError(res, output.error());
     gen->grammar = *output;

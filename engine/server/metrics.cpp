@@ -107,6 +107,10 @@ std::string Metrics::render(const EngineStats* stats, bool modelLoaded) const {
               stats->kvBlocksTotal > 0 ? double(stats->kvBlocksUsed) / stats->kvBlocksTotal : 0.0);
         counter("hearth_prefill_tokens_computed_total", "Prompt tokens run through the model.",
                 stats->prefillTokensComputed);
+        counter("hearth_spec_draft_tokens_total", "Speculative decoding: tokens drafted and verified.",
+                stats->draftTokens);
+        counter("hearth_spec_accepted_tokens_total", "Speculative decoding: drafted tokens accepted.",
+                stats->acceptedDraftTokens);
         counter("hearth_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.",
                 stats->prefixQueryTokens);
         counter("hearth_prefix_cache_hits_total", "Prompt tokens found in the prefix cache.",

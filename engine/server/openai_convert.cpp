@@ -36,6 +36,23 @@ tmpl::ChatRequest chatTemplateRequest(const ChatCompletionRequest& request) {
     return chat;
 }
 
+std::optional<ApiError> applySpeculation(const CommonParams& p, const tokenizer::Tokenizer& tokenizer,
+                                         const ModelLimits& limits, GenerationRequest& g) {
+    if (p.specMaxDraft) g.specMaxDraft = *p.specMaxDraft;
+    if (p.specMinDraft) g.specMinDraft = *p.specMinDraft;
+    if (!p.prediction || p.prediction->empty()) return std::nullopt;
+    auto ids = tokenizer.encode(*p.prediction, false, false);
+    if (!ids) return invalidRequest("'prediction.content' cannot be tokenized: " + ids.status().message(),
+                                    "prediction.content");
+    if (limits.contextLength > 0 && int64_t(ids->size()) > limits.contextLength)
+        return invalidRequest("'prediction.content' has " + std::to_string(ids->size()) +
+                                  " tokens, more than this model's context length of " +
+                                  std::to_string(limits.contextLength),
+                              "prediction.content");
+    g.prediction = std::move(*ids);
+    return std::nullopt;
+}
+
 ApiResult<GenerationRequest> generationRequest(const CommonParams& p, std::vector<int32_t> prompt,
                                                const ModelLimits& limits) {
     GenerationRequest g;

@@ -20,6 +20,11 @@ struct ModelLimits {
 // The template request for a chat body (generation prompt added, tools unless tool_choice none).
 tmpl::ChatRequest chatTemplateRequest(const ChatCompletionRequest& request);
 
+// Speculative decoding settings of `params` into `request`: the prediction tokenized (refused
+// when longer than the context) and the per-request draft limits.
+std::optional<ApiError> applySpeculation(const CommonParams& params, const tokenizer::Tokenizer& tokenizer,
+                                         const ModelLimits& limits, GenerationRequest& request);
+
 // Sampling settings, stop strings, n and max tokens for `prompt`, checked against the model:
 // unknown logit-bias ids and prompts that leave no room are 400s.
 ApiResult<GenerationRequest> generationRequest(const CommonParams& params,

@@ -130,6 +130,68 @@ std::optional<ApiError> readResponseFormat(const OJson& body, ResponseFormat& ou
     return std::nullopt;
 }
 
+// prediction: {"type": "content", "content": "..." or [{"type": "text", "text": "..."}, ...]}.
+std::optional<ApiError> readPrediction(const OJson& body, const ParseLimits& limits, std::optional<std::string>& out) {
+    const OJson* pr = field(body, "prediction");
+    if (!pr || pr->is_null()) return std::nullopt;
+    if (!pr->is_object())
+        return invalidRequest(std::string("'prediction' must be an object, got ") + jsonTypeName(*pr), "prediction",
+                              "invalid_type");
+    const OJson* type = field(*pr, "type");
+    if (!type || !type->is_string() || type->get<std::string>() != "content")
+        return invalidRequest("'prediction.type' must be \"content\"", "prediction.type");
+    const OJson* content = field(*pr, "content");
+    if (!content) return invalidRequest("'prediction.content' is missing", "prediction.content");
+    std::string text;
+    if (content->is_string()) {
+        text = content->get<std::string>();
+    } else if (content->is_array()) {
+        for (const OJson& part : *content) {
+            const OJson* t = part.is_object() ? field(part, "text") : nullptr;
+            const OJson* pt = part.is_object() ? field(part, "type") : nullptr;
+            if (!t || !t->is_string() || (pt && (!pt->is_string() || pt->get<std::string>() != "text")))
+                return invalidRequest("each part of 'prediction.content' must be {\"type\": \"text\", \"text\": ...}",
+                                      "prediction.content");
+            text += t->get<std::string>();
+            if (text.size() > limits.maxPredictionBytes) break;
+        }
+    } else {
+        return invalidRequest(std::string("'prediction.content' must be a string or an array of text parts, got ") +
+                                  jsonTypeName(*content),
+                              "prediction.content", "invalid_type");
+    }
+    if (text.size() > limits.maxPredictionBytes)
+        return invalidRequest("'prediction.content' is longer than " + std::to_string(limits.maxPredictionBytes) +
+                                  " bytes",
+                              "prediction.content");
+    out = std::move(text);
+    return std::nullopt;
+}
+
+// "speculative": {"n_max": N, "n_min": M}, or llama.cpp's flat "speculative.n_max" / "speculative.n_min".
+std::optional<ApiError> readSpeculative(const OJson& body, CommonParams& p) {
+    int64_t i = 0;
+    auto read = [&](const OJson& obj, const char* key, const char* name, std::optional<int32_t>& out)
+        -> std::optional<ApiError> {
+        if (!field(obj, key)) return std::nullopt;
+        HEARTH_TRY_READ(readInt(obj, key, 0, 64, i, name));
+        out = int32_t(i);
+        return std::nullopt;
+    };
+    if (const OJson* sp = field(body, "speculative")) {
+        if (!sp->is_object())
+            return invalidRequest(std::string("'speculative' must be an object, got ") + jsonTypeName(*sp),
+                                  "speculative", "invalid_type");
+        HEARTH_TRY_READ(read(*sp, "n_max", "speculative.n_max", p.specMaxDraft));
+        HEARTH_TRY_READ(read(*sp, "n_min", "speculative.n_min", p.specMinDraft));
+    }
+    HEARTH_TRY_READ(read(body, "speculative.n_max", "speculative.n_max", p.specMaxDraft));
+    HEARTH_TRY_READ(read(body, "speculative.n_min", "speculative.n_min", p.specMinDraft));
+    if (p.specMaxDraft && p.specMinDraft && *p.specMinDraft > *p.specMaxDraft)
+        return invalidRequest("'speculative.n_min' must not exceed 'speculative.n_max'", "speculative.n_min");
+    return std::nullopt;
+}
+
 std::optional<ApiError> readCommon(const OJson& body, const ParseLimits& limits, bool chat,
                                    CommonParams& p) {
     if (const OJson* m = field(body, "model"); m && !m->is_string())
@@ -217,6 +279,8 @@ std::optional<ApiError> readCommon(const OJson& body, const ParseLimits& limits,
     HEARTH_TRY_READ(readString(body, "grammar", p.grammar));
     if (!p.grammar.empty() && p.responseFormat.kind != ResponseFormat::Kind::Text)
         return invalidRequest("'grammar' and 'response_format' cannot be used together", "grammar");
+    if (chat) HEARTH_TRY_READ(readPrediction(body, limits, p.prediction));
+    HEARTH_TRY_READ(readSpeculative(body, p));
     return std::nullopt;
 }
 

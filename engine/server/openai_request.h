@@ -27,6 +27,7 @@ struct ParseLimits {
     size_t maxPromptTokens = 1 << 20; // token-array prompts
     int32_t maxTokensCap = 1 << 20;  // max_tokens above this is refused
     int32_t maxN = 128;
+    size_t maxPredictionBytes = size_t(1) << 20; // a `prediction` longer than this is refused
 };
 
 // response_format: free text, any JSON object, or JSON that a schema accepts.
@@ -61,6 +62,11 @@ struct CommonParams {
     bool ignoreEos = false;    // llama.cpp extra
     ResponseFormat responseFormat;
     std::string grammar;       // llama.cpp extra: GBNF the output must match
+    // Speculative decoding: OpenAI's predicted output (`prediction`, chat only), and the drafts per
+    // step at most / fewest worth verifying ("speculative": {"n_max", "n_min"}, or llama.cpp's
+    // "speculative.n_max" / "speculative.n_min"; n_max 0 turns speculation off).
+    std::optional<std::string> prediction;
+    std::optional<int32_t> specMaxDraft, specMinDraft;
 };
 
 struct ToolFunction {

@@ -61,6 +61,13 @@ OJson usageJson(const Usage& usage) {
     u["completion_tokens"] = usage.completionTokens;
     u["total_tokens"] = usage.promptTokens + usage.completionTokens;
     u["prompt_tokens_details"] = {{"cached_tokens", usage.cachedPromptTokens}};
+    // Predicted outputs: prediction tokens drafted and accepted, and drafted and rejected (those
+    // cost compute like generated ones). Speculation's own counts follow, as Hearth's extension.
+    u["completion_tokens_details"] = {
+        {"accepted_prediction_tokens", usage.acceptedPredictionTokens},
+        {"rejected_prediction_tokens", usage.predictionDraftTokens - usage.acceptedPredictionTokens}};
+    if (usage.draftTokens > 0)
+        u["speculative"] = {{"draft_tokens", usage.draftTokens}, {"accepted_draft_tokens", usage.acceptedDraftTokens}};
     return u;
 }
 

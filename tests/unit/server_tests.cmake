@@ -6,6 +6,8 @@ hearth_add_test(test_server_http SOURCES test_server_http.cpp LABELS unit
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
 hearth_add_test(test_server_model SOURCES test_server_model.cpp LABELS model
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 600)
+hearth_add_test(test_server_speculation SOURCES test_server_speculation.cpp LABELS model
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
 hearth_add_test(test_server_structured SOURCES test_server_structured.cpp LABELS unit
                 LIBS hearth_engine_internal)
 hearth_add_test(test_server_ollama SOURCES test_server_ollama.cpp LABELS unit

@@ -32,6 +32,28 @@ struct LoadProgress {
     float fraction = 0.0f;
 };
 
+// Speculative decoding: cheap drafters propose how each sequence continues, and one batched
+// step verifies the proposal; at temperature 0 the output is the same as without it, and at any
+// temperature its distribution is (each token is still drawn by the request's sampler).
+struct SpeculationConfig {
+    bool ngram = false;       // draft from n-grams of each sequence's own prompt and output
+    int32_t maxDraft = 8;     // tokens drafted per step at most (1..64); adapts below this
+    int32_t minDraft = 1;     // fewer worth drafting than this: none
+    // true: each sequence drafts only as far as its measured acceptance and the measured cost of
+    // longer steps say it pays (and not at all where it does not); false: whatever the drafters
+    // propose, up to maxDraft (llama.cpp's behaviour; for tests and comparisons).
+    bool adaptive = true;
+    // > 0: synthetic acceptance for benchmarks (llama-server's --spec-synth-len): every decoding
+    // sequence drafts maxDraft tokens, each accepted at random so that the mean accepted length
+    // (with the token after them) is this. The output is then not the model's.
+    double synthLength = 0.0;
+    Status validate() const;  // ranges; an error names the field
+};
+
+// Sets the drafters of `config` from a list such as "ngram" (the --spec option): "ngram",
+// "none"; "draft" and "mtp" are refused as not yet available. An unknown name is an error.
+Status parseSpecTypes(std::string_view list, SpeculationConfig& config);
+
 struct EngineConfig {
     std::string modelPath;
     int32_t contextLength = 0;      // per sequence; 0: min(model's training context, 4096)
@@ -61,6 +83,7 @@ struct EngineConfig {
     // cache stay on the GPU (-1: every layer's; llama.cpp's --n-cpu-moe N, --cpu-moe). Dense
     // models ignore it.
     int32_t cpuMoeLayers = 0;
+    SpeculationConfig speculation;
     // Told each stage of create() as it starts, on the calling thread ("Reading the model file",
     // "Preparing weights on vulkan:0", ...; fraction 0..1 of the whole load, rising).
     std::function<void(const LoadProgress&)> onLoadProgress;
@@ -89,6 +112,12 @@ struct Usage {
     double queueMs = 0.0;           // submit to first scheduling
     double timeToFirstTokenMs = 0.0;
     double generationMs = 0.0;      // first token to finish
+    // Speculative decoding, all choices together: tokens drafted and verified, and how many of
+    // them were accepted; of those, the ones drafted from the request's prediction.
+    int32_t draftTokens = 0;
+    int32_t acceptedDraftTokens = 0;
+    int32_t predictionDraftTokens = 0;
+    int32_t acceptedPredictionTokens = 0;
 };
 
 // Receives one request's output. Called on the engine thread: return quickly, never block.
@@ -118,6 +147,13 @@ struct GenerationRequest {
     // (reason Stop) when nothing may extend it; a vocabulary that cannot continue the grammar
     // ends the choice with reason Error.
     std::shared_ptr<const grammar::Grammar> grammar;
+    // Predicted output (OpenAI's `prediction`): tokens the answer is expected to largely repeat;
+    // they are drafted from (speculative decoding), which never changes the answer, only its speed.
+    std::vector<int32_t> prediction;
+    // Per-request speculation: drafts per step at most (-1: the engine's; 0: none for this
+    // request, the prediction's included) and the fewest worth verifying (-1: the engine's).
+    int32_t specMaxDraft = -1;
+    int32_t specMinDraft = -1;
     std::shared_ptr<TokenSink> sink;
 };
 
@@ -176,6 +212,8 @@ struct ModelSummary {
     // Why parts of the model run elsewhere than asked: a GPU that failed its check before use
     // (the model then runs on the CPU), or ops of its layers it lacks ("rope@3"), run on the CPU.
     std::vector<std::string> deviceNotes;
+    // Speculative decoding: "" when the model supports it, else why not (hybrid models for now).
+    std::string speculationUnavailable;
 };
 
 struct EngineStats {
@@ -192,6 +230,9 @@ struct EngineStats {
     int32_t stateSlotsTotal = 0;
     int32_t stateSlotsLive = 0;
     int32_t stateSnapshots = 0;
+    // Speculative decoding: tokens drafted and verified, and accepted, since the load.
+    uint64_t draftTokens = 0;
+    uint64_t acceptedDraftTokens = 0;
 };
 
 using RequestId = uint64_t;

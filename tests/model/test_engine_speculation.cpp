@@ -1,0 +1,263 @@
+// Speculative decoding end to end on stories260K (F32, a trained model): with n-gram drafts or a
+// prediction the tokens are exactly those of plain decoding — greedy, sampled with the same seed
+// (each token is still one draw of the request's sampler), with stop strings, end-of-generation
+// tokens, n > 1 forks, grammars and concurrent streams — drafts are accepted where they match,
+// every KV block comes back, and bad speculation settings are refused at submit.
+#include "hearth/devices.h"
+#include "hearth/engine.h"
+#include "hearth/grammar.h"
+#include "engine_device_checks.h"
+#include "test_support.h"
+#include "token_collector.h"
+
+#include <QtTest>
+
+using namespace hearth;
+
+namespace {
+
+using test::kStoriesPrompt;
+using test::testDevice;
+using test::TokenCollector;
+
+struct Outcome {
+    std::vector<std::vector<int32_t>> tokens; // per choice
+    std::string text;
+    FinishReason reason = FinishReason::Error;
+    Usage usage;
+};
+
+// Runs `r` to the end (into a fresh collector) and returns what came out.
+Outcome run(Engine& e, GenerationRequest r) {
+    auto sink = std::make_shared<TokenCollector>();
+    r.sink = sink;
+    Outcome o;
+    auto id = e.submit(std::move(r));
+    if (!id.isOk()) {
+        qWarning("submit: %s", id.status().toString().c_str());
+        return o;
+    }
+    if (!sink->waitDone() || !sink->error.isOk()) {
+        qWarning("request failed: %s", sink->error.toString().c_str());
+        return o;
+    }
+    o.tokens = sink->choiceTokens;
+    o.text = sink->text();
+    o.reason = sink->reason;
+    o.usage = sink->usage;
+    return o;
+}
+
+GenerationRequest request(int maxTokens, float temperature = 0.0f, uint64_t seed = 0) {
+    GenerationRequest r = test::greedyRequest(kStoriesPrompt, nullptr, maxTokens);
+    r.sampling.temperature = temperature;
+    r.sampling.seed = seed;
+    return r;
+}
+
+// The CPU computes a row the same whatever else is in its step (batch invariance), so sampled
+// tokens are identical with and without drafts. A GPU's kernels for a drafted step may round
+// differently from a one-token step's: greedy tokens still agree (no near-ties on this model),
+// but a sampled draw may land on the other side of a boundary, so there only lengths are compared.
+bool batchInvariant() { return testDevice() == "cpu"; }
+
+GenerationRequest plain(GenerationRequest r) {
+    r.specMaxDraft = 0;
+    return r;
+}
+
+GenerationRequest predicted(GenerationRequest r, std::vector<int32_t> prediction) {
+    r.prediction = std::move(prediction);
+    return r;
+}
+
+} // namespace
+
+class TestEngineSpeculation : public QObject {
+    Q_OBJECT
+    std::unique_ptr<Engine> m_engine; // n-gram drafting on for every request
+
+private Q_SLOTS:
+    void initTestCase() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        if (testDevice() != "cpu" && !findDevice(listDevices(), testDevice()))
+            QSKIP(qPrintable(QStringLiteral("no device %1 here").arg(QString::fromStdString(testDevice()))));
+        EngineConfig c;
+        c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
+        c.contextLength = 512;
+        c.kvMemoryBytes = 8ull << 20;
+        c.device = testDevice();
+        c.speculation.ngram = true;
+        // Every proposal verified: on a model this small the adaptive policy would rightly draft
+        // little (each token costs nearly a step), and these tests are about exactness.
+        c.speculation.adaptive = false;
+        auto e = Engine::create(c);
+        QVERIFY2(e.isOk(), e.status().toString().c_str());
+        m_engine = std::move(*e);
+        QVERIFY(m_engine->model().speculationUnavailable.empty());
+    }
+
+    void greedyIsUnchangedByDrafts() {
+        const Outcome base = run(*m_engine, plain(request(300)));
+        QCOMPARE(base.tokens.size(), size_t(1));
+        QCOMPARE(base.tokens[0].size(), size_t(300));
+        QCOMPARE(std::vector<int32_t>(base.tokens[0].begin(), base.tokens[0].begin() + 64), test::kStoriesGreedy);
+        QCOMPARE(base.usage.draftTokens, 0);
+
+        const Outcome ngram = run(*m_engine, request(300));
+        QCOMPARE(ngram.tokens, base.tokens);
+
+        // The prediction is the answer itself: drafts are accepted throughout.
+        const Outcome self = run(*m_engine, predicted(request(300), base.tokens[0]));
+        QCOMPARE(self.tokens, base.tokens);
+        QCOMPARE(self.text, base.text);
+        qInfo("prediction = answer: %d of %d drafts accepted (%d from the prediction)", self.usage.acceptedDraftTokens,
+              self.usage.draftTokens, self.usage.predictionDraftTokens);
+        QVERIFY(self.usage.acceptedPredictionTokens > 200);
+        QCOMPARE(self.usage.acceptedPredictionTokens, self.usage.predictionDraftTokens); // F32: no near-ties here
+
+        // An edited prediction (tokens replaced, inserted and deleted): still the same answer.
+        std::vector<int32_t> edited = base.tokens[0];
+        edited[40] = 5;
+        edited.insert(edited.begin() + 100, {7, 8, 9});
+        edited.erase(edited.begin() + 200, edited.begin() + 210);
+        const Outcome edit = run(*m_engine, predicted(request(300), edited));
+        QCOMPARE(edit.tokens, base.tokens);
+        QVERIFY(edit.usage.acceptedPredictionTokens > 150);
+        QVERIFY(edit.usage.predictionDraftTokens > edit.usage.acceptedPredictionTokens);
+
+        // Short drafts per request, and none at all.
+        GenerationRequest two = predicted(request(300), base.tokens[0]);
+        two.specMaxDraft = 2;
+        QCOMPARE(run(*m_engine, two).tokens, base.tokens);
+        QTRY_COMPARE(m_engine->stats().kvBlocksUsed, 0);
+        QVERIFY(m_engine->stats().draftTokens > 0);
+    }
+
+    void sampledOutputIsTheSameDraws() {
+        // One draw per emitted token either way: with the same seed the tokens are identical,
+        // penalties (which depend on the tokens before) included.
+        GenerationRequest r = request(200, 0.9f, 4242);
+        r.sampling.topK = 40;
+        r.sampling.repetitionPenalty = 1.1f;
+        r.sampling.presencePenalty = 0.3f;
+        const Outcome base = run(*m_engine, plain(r));
+        QCOMPARE(base.tokens.size(), size_t(1));
+        const Outcome spec = run(*m_engine, predicted(r, base.tokens[0]));
+        QCOMPARE(spec.tokens.size(), base.tokens.size());
+        QCOMPARE(spec.tokens[0].size(), base.tokens[0].size());
+        if (!batchInvariant()) return;
+        QCOMPARE(spec.tokens, base.tokens);
+        QVERIFY(spec.usage.acceptedDraftTokens > 100);
+    }
+
+    void stopsEndTheOutputWhereTheyWould() {
+        // An end-of-generation token among the accepted drafts ends the output there (the
+        // newline, 13, stands for one: the greedy text reaches it at token 58).
+        GenerationRequest r = request(200);
+        r.ignoreEos = false;
+        r.stopTokens = {13};
+        const Outcome base = run(*m_engine, plain(r));
+        QCOMPARE(base.reason, FinishReason::Stop);
+        QCOMPARE(base.usage.completionTokens, 58);
+        std::vector<int32_t> longer(test::kStoriesGreedy.begin(), test::kStoriesGreedy.end());
+        const Outcome spec = run(*m_engine, predicted(r, longer));
+        QCOMPARE(spec.tokens, base.tokens);
+        QCOMPARE(spec.reason, FinishReason::Stop);
+        QCOMPARE(spec.usage.completionTokens, base.usage.completionTokens);
+
+        // A stop string inside the text: the output ends before it, as without drafts.
+        GenerationRequest s = request(300);
+        s.stopStrings = {"Lily was sad"};
+        const Outcome stopBase = run(*m_engine, plain(s));
+        const Outcome full = run(*m_engine, plain(request(300)));
+        const Outcome stopSpec = run(*m_engine, predicted(s, full.tokens[0]));
+        QCOMPARE(stopSpec.text, stopBase.text);
+        QCOMPARE(stopSpec.tokens, stopBase.tokens);
+        QCOMPARE(stopSpec.reason, FinishReason::Stop);
+        // max_tokens is never passed, whatever was drafted.
+        const Outcome cut = run(*m_engine, predicted(request(37), full.tokens[0]));
+        QCOMPARE(cut.tokens[0], std::vector<int32_t>(full.tokens[0].begin(), full.tokens[0].begin() + 37));
+        QCOMPARE(cut.reason, FinishReason::Length);
+    }
+
+    void forksGrammarsAndConcurrentStreams() {
+        // n = 3 sampled choices, each with drafts: the same as without.
+        GenerationRequest r = request(80, 1.0f, 77);
+        r.n = 3;
+        const Outcome base = run(*m_engine, plain(r));
+        QCOMPARE(base.tokens.size(), size_t(3));
+        const Outcome spec = run(*m_engine, predicted(r, base.tokens[1]));
+        QCOMPARE(spec.tokens.size(), size_t(3));
+        if (batchInvariant()) {
+            QCOMPARE(spec.tokens, base.tokens);
+            QVERIFY(spec.usage.acceptedDraftTokens > 0);
+        }
+
+        // A grammar: the sampler's mask follows the accepted drafts.
+        auto g = grammar::parseGbnf("root ::= [a-z ]+ \".\"");
+        QVERIFY(g.isOk());
+        GenerationRequest gr = request(60);
+        gr.grammar = *g;
+        const Outcome gBase = run(*m_engine, plain(gr));
+        QVERIFY(!gBase.tokens.empty());
+        const Outcome gSpec = run(*m_engine, predicted(gr, gBase.tokens[0]));
+        QCOMPARE(gSpec.tokens, gBase.tokens);
+        QCOMPARE(gSpec.text, gBase.text);
+
+        // Eight streams at once, half with predictions, half with n-grams only.
+        const Outcome ref = run(*m_engine, plain(request(120)));
+        std::vector<std::shared_ptr<TokenCollector>> sinks;
+        for (int i = 0; i < 8; ++i) {
+            sinks.push_back(std::make_shared<TokenCollector>());
+            GenerationRequest q = i % 2 ? predicted(request(120), ref.tokens[0]) : request(120);
+            q.sink = sinks.back();
+            QVERIFY(m_engine->submit(std::move(q)).isOk());
+        }
+        for (auto& s : sinks) {
+            QVERIFY(s->waitDone());
+            QVERIFY2(s->error.isOk(), s->error.toString().c_str());
+            QCOMPARE(s->tokens(), ref.tokens[0]);
+        }
+        QTRY_COMPARE(m_engine->stats().kvBlocksUsed, 0);
+    }
+
+    void syntheticAcceptanceDraftsEveryStep() {
+        EngineConfig c;
+        c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
+        c.contextLength = 512;
+        c.kvMemoryBytes = 8ull << 20;
+        c.device = testDevice();
+        c.speculation.maxDraft = 4;
+        c.speculation.synthLength = 3.0;
+        auto e = Engine::create(c);
+        QVERIFY2(e.isOk(), e.status().toString().c_str());
+        const Outcome o = run(**e, request(300));
+        QCOMPARE(o.tokens[0].size(), size_t(300));
+        // Mean accepted length 3 of 4 drafts: about 2 accepted per step of 4 drafted.
+        const double rate = double(o.usage.acceptedDraftTokens) / o.usage.draftTokens;
+        qInfo("synthetic: %d of %d drafts accepted", o.usage.acceptedDraftTokens, o.usage.draftTokens);
+        QVERIFY2(rate > 0.35 && rate < 0.65, qPrintable(QString::number(rate)));
+        QTRY_COMPARE((*e)->stats().kvBlocksUsed, 0);
+        c.speculation.synthLength = 9.0;
+        QVERIFY(!Engine::create(c).isOk());
+    }
+
+    void badSettingsAreRefused() {
+        GenerationRequest r = request(10);
+        r.sink = std::make_shared<TokenCollector>();
+        r.prediction = {1, 2, 99999};
+        QCOMPARE(m_engine->submit(r).status().code(), ErrorCode::InvalidArgument);
+        r.prediction.assign(513, 5); // longer than the context
+        QCOMPARE(m_engine->submit(r).status().code(), ErrorCode::InvalidArgument);
+        r.prediction.clear();
+        r.specMaxDraft = 65;
+        QCOMPARE(m_engine->submit(r).status().code(), ErrorCode::InvalidArgument);
+        r.specMaxDraft = -2;
+        QCOMPARE(m_engine->submit(r).status().code(), ErrorCode::InvalidArgument);
+        QTRY_COMPARE(m_engine->stats().kvBlocksUsed, 0);
+    }
+};
+
+QTEST_MAIN(TestEngineSpeculation)
+#include "test_engine_speculation.moc"
