@@ -33,8 +33,10 @@ const char* kHelp =
     "  --cpu-moe     with --device: every layer's MoE expert weights stay in RAM, the experts\n"
     "                run on the CPU (attention and the K/V cache on the GPU)\n"
     "  --n-cpu-moe N the same for the first N layers only\n"
-    "  --spec LIST   speculative decoding (ngram): tg also runs with it, alternating with plain\n"
+    "  --spec LIST   speculative decoding (ngram, draft): tg also runs with it, alternating with plain\n"
     "                decoding (A B A B), and the ratio is printed\n"
+    "  --draft-model FILE          the draft model (--spec draft)\n"
+    "  --spec-fixed                draft spec-max tokens whenever a drafter has them (no adaptation)\n"
     "  --spec-max N --spec-min N   drafts per step at most / fewest worth verifying\n"
     "  --spec-synth-len L          synthetic acceptance of mean length L (llama-server's option)\n"
     "  --predict-self              tg with a prediction: the plain run's own output (OpenAI's\n"
@@ -164,9 +166,14 @@ int runBench(Args args) {
                     std::fprintf(stderr, "hearth-cli bench: %s\n", st.message().c_str());
                     return 2;
                 }
-                spec = spec || config.speculation.ngram;
+                spec = spec || config.speculation.ngram || config.speculation.draft;
             }
-        } else if (a == "--spec-max") ok = value() && parseInt(v, config.speculation.maxDraft, 1, 64);
+        } else if (a == "--draft-model" || a == "-md") {
+            ok = value() && !v.empty();
+            config.speculation.draftModel = std::string(v);
+            spec = true;
+        } else if (a == "--spec-fixed") config.speculation.adaptive = false;
+        else if (a == "--spec-max") ok = value() && parseInt(v, config.speculation.maxDraft, 1, 64);
         else if (a == "--spec-min") ok = value() && parseInt(v, config.speculation.minDraft, 0, 64);
         else if (a == "--spec-synth-len") {
             ok = value();

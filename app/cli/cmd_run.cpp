@@ -37,7 +37,9 @@ const char* kRunHelp =
     "  --cpu-moe             with --device: every layer's MoE expert weights stay in RAM and the\n"
     "                        experts run on the CPU (attention and the K/V cache on the GPU)\n"
     "  --n-cpu-moe N         the same for the first N layers only\n"
-    "  --spec LIST           speculative decoding: ngram (drafts from the text so far) or none\n"
+    "  --spec LIST           speculative decoding: ngram (drafts from the text so far), draft\n"
+    "                        (a draft model) or none; e.g. ngram,draft\n"
+    "  --draft-model FILE    the draft model: a smaller GGUF with the same vocabulary\n"
     "  --spec-max N          drafts per step at most (default 8); --spec-min N: fewest worth it\n"
     "  --spec-synth-len L    synthetic acceptance of mean length L (benchmarks; output not valid)\n"
     "  --prediction TEXT     the expected output (drafted from; the answer is unchanged)\n"
@@ -196,6 +198,9 @@ int runRun(Args args) {
                     return 2;
                 }
             }
+        } else if (a == "--draft-model" || a == "-md") {
+            ok = value(v) && !v.empty();
+            spec.draftModel = std::string(v);
         } else if (a == "--spec-max") {
             ok = value(v) && parseNumber(v, spec.maxDraft);
         } else if (a == "--spec-min") {
@@ -284,7 +289,8 @@ int runRun(Args args) {
         if (!ids) return fail(ids.status(), 2);
         req.prediction = std::move(*ids);
     }
-    if ((spec.ngram || havePrediction || spec.synthLength > 0) && !(*engine)->model().speculationUnavailable.empty())
+    if ((spec.ngram || havePrediction || spec.synthLength > 0 || !spec.draftModel.empty()) &&
+        !(*engine)->model().speculationUnavailable.empty())
         std::fprintf(stderr, "hearth-cli: %s\n", (*engine)->model().speculationUnavailable.c_str());
     auto id = (*engine)->submit(req);
     if (!id) return fail(id.status(), 2);

@@ -54,8 +54,11 @@ const char* kHelp =
     "  --decode-stall F        while streams decode, a step with prompt tokens may take F times a\n"
     "                          decode-only step (default 2.5: steady inter-token latency; 0: no\n"
     "                          limit, the most throughput)\n"
-    "  --spec LIST             speculative decoding: ngram (drafts from each request's own text)\n"
-    "                          or none (default); a chat request's 'prediction' always drafts\n"
+    "  --spec LIST             speculative decoding: ngram (drafts from each request's own text),\n"
+    "                          draft (a draft model), or none (default); e.g. ngram,draft. A chat\n"
+    "                          request's 'prediction' always drafts\n"
+    "  -md, --draft-model FILE a draft model (a smaller GGUF of the same vocabulary) for\n"
+    "                          --spec draft; it drafts where the n-grams and predictions have none\n"
     "  --spec-max N            drafts per step at most (default 8; it adapts below this)\n"
     "  --spec-min N            fewest drafts worth verifying (default 1)\n"
     "  --spec-synth-len L      synthetic acceptance of mean length L, for benchmarks only: the\n"
@@ -214,6 +217,9 @@ int main(int argc, char** argv) {
                     return 2;
                 }
             }
+        } else if (a == "-md" || a == "--draft-model") {
+            ok = value(v) && !v.empty();
+            ec.speculation.draftModel = std::string(v);
         } else if (a == "--spec-max") {
             ok = value(v) && parseInt(v, ec.speculation.maxDraft);
         } else if (a == "--spec-min") {

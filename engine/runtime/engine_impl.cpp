@@ -43,22 +43,24 @@ Status SpeculationConfig::validate() const {
         return invalidArgument("spec-min (fewest drafts worth verifying) must be between 0 and spec-max");
     if (synthLength != 0.0 && !(synthLength >= 1.0 && synthLength <= maxDraft + 1.0))
         return invalidArgument("spec-synth-len must be between 1 and spec-max + 1 (" + std::to_string(maxDraft + 1) + ")");
+    if (draft && draftModel.empty()) return invalidArgument("speculation with 'draft' needs a draft model (--draft-model FILE)");
     return Status::ok();
 }
 
 Status parseSpecTypes(std::string_view list, SpeculationConfig& config) {
-    config.ngram = false;
+    config.ngram = config.draft = false;
     size_t from = 0;
     while (from <= list.size()) {
         const size_t comma = std::min(list.find(',', from), list.size());
         const std::string_view name = list.substr(from, comma - from);
         if (name == "ngram") config.ngram = true;
+        else if (name == "draft") config.draft = true;
         else if (name == "none" || name.empty()) {
-        } else if (name == "draft" || name == "mtp")
+        } else if (name == "mtp")
             return unsupported("speculative decoding with '" + std::string(name) +
                                "' is not available yet (use ngram, or a request's prediction)");
         else
-            return invalidArgument("unknown speculation type '" + std::string(name) + "' (ngram or none)");
+            return invalidArgument("unknown speculation type '" + std::string(name) + "' (ngram, draft or none)");
         from = comma + 1;
     }
     return Status::ok();
@@ -212,6 +214,18 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     s.kvBlockSize = bs;
     // Rolling back a rejected draft would need the recurrent state at every draft position.
     if (e->m_states) s.speculationUnavailable = "speculative decoding does not support hybrid (recurrent) models yet";
+    if (!config.speculation.draftModel.empty() && s.speculationUnavailable.empty()) {
+        progress("Loading the draft model", 0.95f);
+        DraftModelConfig dc;
+        dc.path = config.speculation.draftModel;
+        dc.device = !config.speculation.draftDevice.empty() ? config.speculation.draftDevice : rc.device;
+        dc.kvType = config.kvType;
+        dc.contextLength = s.contextLength;
+        dc.maxNumSeqs = std::max(1, config.maxNumSeqs);
+        dc.pool = e->m_pool.get();
+        HEARTH_ASSIGN_OR_RETURN(e->m_draft, DraftModel::open(dc, *e->m_tokenizer));
+        s.draftModel = e->m_draft->name();
+    }
     e->m_stats.kvBlocksTotal = numBlocks;
     e->m_numBlocks = numBlocks;
     e->m_thread = std::thread([raw = e.get()] { raw->run(); });
@@ -325,6 +339,7 @@ std::optional<spec::SpeculatorConfig> EngineImpl::speculatorFor(const Generation
     spec::SpeculatorConfig c;
     c.ngram = sc.ngram;
     c.adaptive = sc.adaptive;
+    c.draftModel = m_draft != nullptr;
     c.prediction = request.prediction;
     c.maxDraft = request.specMaxDraft > 0 ? request.specMaxDraft : sc.maxDraft;
     c.minDraft = std::min(c.maxDraft, request.specMinDraft >= 0 ? request.specMinDraft : sc.minDraft);
@@ -334,7 +349,7 @@ std::optional<spec::SpeculatorConfig> EngineImpl::speculatorFor(const Generation
         c.synthAccept.resize(size_t(std::min<int>(c.maxDraft, int(m_synthAccept.size()))));
     }
     c.seed = seed;
-    if (!c.ngram && c.prediction.empty() && c.synthAccept.empty()) return std::nullopt;
+    if (!c.ngram && !c.draftModel && c.prediction.empty() && c.synthAccept.empty()) return std::nullopt;
     return c;
 }
 
@@ -353,6 +368,7 @@ void EngineImpl::finishChoice(RequestId id, int choice, FinishReason reason, boo
         if (!tail.text.empty()) live.sink->onToken(tail);
     }
     const sched::RequestId sid = schedId(id, choice);
+    if (m_draft) m_draft->release(sid);
     if (const sched::Request* r = m_sched->request(sid)) {
         if (choice == 0) live.cachedPromptTokens = r->numCachedPrompt;
         if (r->state != sched::RequestState::Finished) m_sched->finish(sid, toSched(reason));
@@ -398,6 +414,7 @@ void EngineImpl::failAll(const Status& error) {
     for (auto& [id, live] : m_live) {
         for (size_t c = 0; c < live.choices.size(); ++c) {
             const sched::RequestId sid = schedId(id, int(c));
+            if (m_draft) m_draft->release(sid);
             m_sched->cancel(sid);
             m_sched->release(sid);
         }
@@ -465,6 +482,7 @@ void EngineImpl::publishStats() {
     m_stats.prefixHitTokens = m_cache->prefixHitTokens();
     m_stats.draftTokens = m_draftTokens;
     m_stats.acceptedDraftTokens = m_acceptedDraftTokens;
+    m_stats.draftKvBlocksUsed = m_draft ? m_draft->numBlocks() - m_draft->numFreeBlocks() : 0;
     if (m_states) {
         m_stats.stateSlotsTotal = m_states->numSlots();
         m_stats.stateSlotsLive = m_states->numLive();

@@ -8,6 +8,7 @@
 #include "hearth/gguf.h"
 #include "kv/kv_cache_manager.h"
 #include "model/arch.h"
+#include "runtime/draft_model.h"
 #include "runtime/model_runner.h"
 #include "runtime/text_stream.h"
 #include "sample/grammar_constraint.h"
@@ -172,6 +173,8 @@ private:
     uint64_t m_nextEmbedSid = 0;
     std::vector<float> m_hidden; // the last step's hidden rows
     std::vector<double> m_synthAccept; // synthetic acceptance per draft position (benchmarks)
+    std::unique_ptr<DraftModel> m_draft; // the draft model (speculation.draftModel), if any
+    Status m_draftError;                 // why it was dropped, if it failed
     int m_specRequests = 0;            // live requests with a speculator
     uint64_t m_draftTokens = 0, m_acceptedDraftTokens = 0;
     int m_numBlocks = 0;

@@ -69,6 +69,8 @@ void EngineImpl::proposeDrafts() {
     const double t0 = m_sched->stepTimeMs(running);
     double cost[65];
     for (int k = 0; k <= 64; ++k) cost[k] = t0 > 0.0 ? m_sched->stepTimeMs(running + k) / t0 : 1.0 + 0.05 * k;
+    std::vector<DraftJob> jobs;
+    std::vector<Choice*> jobChoices;
     for (auto& [id, live] : m_live) {
         for (size_t c = 0; c < live.choices.size(); ++c) {
             Choice& ch = live.choices[c];
@@ -76,10 +78,30 @@ void EngineImpl::proposeDrafts() {
             const sched::RequestId sid = schedId(id, int(c));
             if (!m_sched->decoding(sid)) continue;
             const sched::Request* r = m_sched->request(sid);
-            std::vector<int32_t> draft =
-                ch.spec->propose(r->tokens, r->promptLength, cost, double(running - 1), r->stopTokens);
-            if (!draft.empty()) m_sched->setDraft(sid, std::move(draft));
+            // Never more than could be accepted: max_tokens and the context bound the output.
+            const int room = std::min(r->maxTokens - r->numGenerated(), m_summary.contextLength - int(r->tokens.size())) - 1;
+            const int k = std::min(room, ch.spec->length(cost, double(running - 1)));
+            if (k <= 0) continue;
+            std::vector<int32_t> draft = ch.spec->propose(r->tokens, r->promptLength, k, r->stopTokens);
+            if (!draft.empty()) {
+                m_sched->setDraft(sid, std::move(draft));
+            } else if (m_draft && ch.spec->usesDraftModel()) {
+                jobs.push_back({sid, r->tokens, k, {}});
+                jobChoices.push_back(&ch);
+            }
         }
+    }
+    if (jobs.empty()) return;
+    if (Status st = m_draft->draft(jobs); !st.isOk()) {
+        // The draft model failed (its device, its memory): speculation goes on without it.
+        m_draftError = st;
+        m_draft.reset();
+        return;
+    }
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        if (jobs[i].draft.empty()) continue;
+        jobChoices[i]->spec->proposedByModel();
+        m_sched->setDraft(jobs[i].seq, std::move(jobs[i].draft));
     }
 }
 

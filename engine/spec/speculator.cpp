@@ -12,29 +12,29 @@ Speculator::Speculator(SpeculatorConfig config)
 }
 
 bool Speculator::active() const {
-    return m_config.maxDraft > 0 && (m_prediction || m_ngram || !m_config.synthAccept.empty());
+    return m_config.maxDraft > 0 && (m_prediction || m_ngram || m_config.draftModel || !m_config.synthAccept.empty());
 }
 
-std::vector<int32_t> Speculator::propose(std::span<const int32_t> tokens, int promptLength,
-                                         std::span<const double> cost, double others,
+int Speculator::length(std::span<const double> cost, double others) {
+    if (!active()) return 0;
+    const int k = !m_config.synthAccept.empty() ? std::min<int>(m_config.maxDraft, int(m_config.synthAccept.size()))
+                  : m_config.adaptive       ? m_length.next(cost, others)
+                                            : m_config.maxDraft;
+    if (k <= 0) m_length.idle();
+    return k;
+}
+
+std::vector<int32_t> Speculator::propose(std::span<const int32_t> tokens, int promptLength, int k,
                                          std::span<const int32_t> stopTokens) {
     std::vector<int32_t> draft;
-    if (!active() || tokens.empty()) return draft;
-    const bool synthetic = !m_config.synthAccept.empty();
-    const int k = synthetic ? std::min<int>(m_config.maxDraft, int(m_config.synthAccept.size()))
-                  : m_config.adaptive ? m_length.next(cost, others)
-                                      : m_config.maxDraft;
-    if (k <= 0) {
-        m_length.idle();
-        return draft;
-    }
+    if (k <= 0 || tokens.empty()) return draft;
     m_lastFromPrediction = false;
     if (m_prediction) {
         m_prediction->propose(tokens, promptLength, k, draft);
         m_lastFromPrediction = !draft.empty();
     }
     if (draft.empty() && m_ngram) m_ngram->propose(tokens, promptLength, k, draft);
-    if (synthetic) {
+    if (!m_config.synthAccept.empty()) {
         // Every position is drafted; filler where no drafter had a proposal (never a stop token,
         // which would end the output early when accepted).
         int32_t filler = tokens.back();
@@ -44,7 +44,7 @@ std::vector<int32_t> Speculator::propose(std::span<const int32_t> tokens, int pr
             if (std::find(stopTokens.begin(), stopTokens.end(), t) != stopTokens.end()) t = filler;
     }
     if (int(draft.size()) < std::max(1, m_config.minDraft)) draft.clear();
-    if (draft.empty()) m_length.idle();
+    if (draft.empty() && !m_config.draftModel) m_length.idle();
     return draft;
 }
 

@@ -22,6 +22,7 @@ struct SpeculatorConfig {
     int maxDraft = 8;
     int minDraft = 1;
     bool adaptive = true; // false: always up to maxDraft (DraftLength bypassed)
+    bool draftModel = false; // the engine's draft model drafts where the others do not
     std::vector<double> synthAccept; // per draft position (synthetic acceptance); empty: real
     uint64_t seed = 0;               // synthetic acceptance's draws
 };
@@ -32,10 +33,17 @@ public:
 
     // Whether it can ever draft (some drafter, or synthetic acceptance).
     bool active() const;
-    // The draft for the next step (empty: none): at most the policy's length (DraftLength::next
-    // with `cost` and `others`); every position when synthetic.
-    std::vector<int32_t> propose(std::span<const int32_t> tokens, int promptLength, std::span<const double> cost,
-                                 double others, std::span<const int32_t> stopTokens);
+    // How many tokens to draft for the next step: the policy's length (DraftLength::next with
+    // `cost` and `others`), maxDraft when not adaptive or synthetic; 0: none this step.
+    int length(std::span<const double> cost, double others);
+    // The draft for the next step from the prediction or the n-grams (empty: neither has one; a
+    // draft model, if any, is asked next): at most k tokens, exactly k when synthetic.
+    std::vector<int32_t> propose(std::span<const int32_t> tokens, int promptLength, int k,
+                                 std::span<const int32_t> stopTokens);
+    // Whether a draft model drafts for this sequence where the other drafters have nothing.
+    bool usesDraftModel() const { return m_config.draftModel; }
+    // The draft model's proposal is the one verified next (for the counts by source).
+    void proposedByModel() { m_lastFromPrediction = false; }
     // Synthetic acceptance: whether draft j (0-based) is accepted, drawn at random; nullopt when
     // acceptance is real (the token sampled must equal the draft).
     std::optional<bool> synthAccept(int j);

@@ -243,6 +243,78 @@ private Q_SLOTS:
         QVERIFY(!Engine::create(c).isOk());
     }
 
+    void draftModelDraftingForItselfAcceptsEveryDraft() {
+        // stories260K drafting for itself: every greedy draft is the target's own choice, so all
+        // are accepted (a check of the draft cache's catch-up and rollback and the bookkeeping).
+        EngineConfig c;
+        c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
+        c.contextLength = 512;
+        c.kvMemoryBytes = 8ull << 20;
+        c.device = testDevice();
+        c.speculation.draft = true;
+        c.speculation.draftModel = c.modelPath;
+        c.speculation.adaptive = false;
+        c.speculation.maxDraft = 5;
+        auto e = Engine::create(c);
+        QVERIFY2(e.isOk(), e.status().toString().c_str());
+        Engine& engine = **e;
+        QCOMPARE(engine.model().draftModel, std::string("stories260K.gguf"));
+        const Outcome base = run(*m_engine, plain(request(300)));
+        const Outcome self = run(engine, request(300));
+        QCOMPARE(self.tokens, base.tokens);
+        qInfo("draft model: %d of %d drafts accepted", self.usage.acceptedDraftTokens, self.usage.draftTokens);
+        QVERIFY(self.usage.draftTokens > 200);
+        QCOMPARE(self.usage.acceptedDraftTokens, self.usage.draftTokens);
+        QCOMPARE(self.usage.predictionDraftTokens, 0);
+        // A prediction that departs from the answer: the draft model takes over where it fails.
+        std::vector<int32_t> wrong(base.tokens[0].begin(), base.tokens[0].begin() + 50);
+        wrong.insert(wrong.end(), 30, 7);
+        const Outcome mixed = run(engine, predicted(request(300), wrong));
+        QCOMPARE(mixed.tokens, base.tokens);
+        QVERIFY(mixed.usage.predictionDraftTokens > 0);
+        QVERIFY(mixed.usage.draftTokens > mixed.usage.predictionDraftTokens);
+
+        // Sampled n = 3 choices and concurrent streams, each with its own draft cache.
+        GenerationRequest r = request(80, 1.0f, 77);
+        r.n = 3;
+        const Outcome nBase = run(*m_engine, plain(r));
+        const Outcome nSpec = run(engine, r);
+        QCOMPARE(nSpec.tokens.size(), size_t(3));
+        if (batchInvariant()) QCOMPARE(nSpec.tokens, nBase.tokens);
+        std::vector<std::shared_ptr<TokenCollector>> sinks;
+        for (int i = 0; i < 6; ++i) {
+            sinks.push_back(std::make_shared<TokenCollector>());
+            GenerationRequest q = request(100 + 20 * i);
+            q.sink = sinks.back();
+            QVERIFY(engine.submit(std::move(q)).isOk());
+        }
+        for (int i = 0; i < 6; ++i) {
+            QVERIFY(sinks[size_t(i)]->waitDone());
+            QCOMPARE(sinks[size_t(i)]->tokens(),
+                     std::vector<int32_t>(base.tokens[0].begin(), base.tokens[0].begin() + 100 + 20 * i));
+        }
+        // Every block of both caches is back.
+        QTRY_COMPARE(engine.stats().kvBlocksUsed, 0);
+        QTRY_COMPARE(engine.stats().draftKvBlocksUsed, 0);
+    }
+
+    void incompatibleDraftModelsAreRefused() {
+        EngineConfig c;
+        c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
+        c.contextLength = 512;
+        c.kvMemoryBytes = 8ull << 20;
+        c.speculation.draftModel = hearth::test::testDataPath("models/llama-2-tiny-random.gguf");
+        auto e = Engine::create(c);
+        QVERIFY(!e.isOk());
+        QCOMPARE(e.status().code(), ErrorCode::InvalidArgument);
+        QVERIFY2(e.status().message().find("vocabulary") != std::string::npos, e.status().message().c_str());
+        c.speculation.draftModel = "/nonexistent/draft.gguf";
+        QVERIFY(!Engine::create(c).isOk());
+        c.speculation.draftModel.clear();
+        c.speculation.draft = true; // 'draft' without a file
+        QCOMPARE(Engine::create(c).status().code(), ErrorCode::InvalidArgument);
+    }
+
     void badSettingsAreRefused() {
         GenerationRequest r = request(10);
         r.sink = std::make_shared<TokenCollector>();

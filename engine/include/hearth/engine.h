@@ -37,8 +37,14 @@ struct LoadProgress {
 // temperature its distribution is (each token is still drawn by the request's sampler).
 struct SpeculationConfig {
     bool ngram = false;       // draft from n-grams of each sequence's own prompt and output
+    // A draft model: a smaller GGUF of the same vocabulary, run greedily on its own K/V cache
+    // (on draftDevice, "" = the model's device); it drafts where the n-grams and a request's
+    // prediction have nothing. Checked at load: another vocabulary is refused with the reason.
+    std::string draftModel;
+    std::string draftDevice;
     int32_t maxDraft = 8;     // tokens drafted per step at most (1..64); adapts below this
     int32_t minDraft = 1;     // fewer worth drafting than this: none
+    bool draft = false;       // "--spec draft": a draft model is required
     // true: each sequence drafts only as far as its measured acceptance and the measured cost of
     // longer steps say it pays (and not at all where it does not); false: whatever the drafters
     // propose, up to maxDraft (llama.cpp's behaviour; for tests and comparisons).
@@ -50,8 +56,9 @@ struct SpeculationConfig {
     Status validate() const;  // ranges; an error names the field
 };
 
-// Sets the drafters of `config` from a list such as "ngram" (the --spec option): "ngram",
-// "none"; "draft" and "mtp" are refused as not yet available. An unknown name is an error.
+// Sets the drafters of `config` from a list such as "ngram,draft" (the --spec option): "ngram",
+// "draft" (needs draftModel, checked by validate()), "none"; "mtp" is refused as not yet
+// available. An unknown name is an error.
 Status parseSpecTypes(std::string_view list, SpeculationConfig& config);
 
 struct EngineConfig {
@@ -214,6 +221,7 @@ struct ModelSummary {
     std::vector<std::string> deviceNotes;
     // Speculative decoding: "" when the model supports it, else why not (hybrid models for now).
     std::string speculationUnavailable;
+    std::string draftModel;           // the draft model's file name ("" without one)
 };
 
 struct EngineStats {
@@ -233,6 +241,7 @@ struct EngineStats {
     // Speculative decoding: tokens drafted and verified, and accepted, since the load.
     uint64_t draftTokens = 0;
     uint64_t acceptedDraftTokens = 0;
+    int32_t draftKvBlocksUsed = 0;  // the draft model's K/V blocks held (0 without one)
 };
 
 using RequestId = uint64_t;

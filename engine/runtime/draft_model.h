@@ -1,0 +1,80 @@
+// A draft model for speculative decoding: a smaller model of the same vocabulary, run by the same
+// engine code on its own K/V cache, that proposes each sequence's next tokens greedily. One call
+// drafts for every sequence that wants a draft: it first computes the tokens the sequence gained
+// since its last draft (after a rejection, the cache is cut back to the longest prefix it shares
+// with the sequence), then the drafted tokens one batched step at a time.
+#pragma once
+
+#include "hearth/engine.h"
+#include "hearth/gguf.h"
+#include "hearth/tokenizer.h"
+#include "kv/kv_cache_manager.h"
+#include "model/arch.h"
+#include "runtime/model_runner.h"
+
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+namespace hearth::runtime {
+
+struct DraftModelConfig {
+    std::string path;
+    std::string device = "cpu"; // where it runs (the target's device by default)
+    KvType kvType = KvType::F16;
+    int contextLength = 0;      // the target's per-sequence context
+    int maxNumSeqs = 16;        // sequences drafted for at once
+    uint64_t kvMemoryBytes = 0; // 0: enough for maxNumSeqs full contexts, within the memory available
+    cpu::ThreadPool* pool = nullptr;
+};
+
+// One sequence's request for a draft.
+struct DraftJob {
+    uint64_t seq = 0;
+    std::span<const int32_t> tokens; // the sequence so far (prompt and output)
+    int maxDraft = 0;
+    std::vector<int32_t> draft;      // out: at most maxDraft tokens
+};
+
+class DraftModel {
+public:
+    // Loads the draft and checks it against the target: the same kind of tokenizer, the same
+    // text for every token id both have, the same BOS, at most 128 ids more or fewer, and
+    // positions enough for the target's context. A refusal says which check failed.
+    static Result<std::unique_ptr<DraftModel>> open(const DraftModelConfig& config,
+                                                    const tokenizer::Tokenizer& target);
+    ~DraftModel();
+
+    // Fills each job's draft (left empty for a job that cannot be drafted for now, e.g. the
+    // draft cache is full). Errors only when a step fails.
+    Status draft(std::vector<DraftJob>& jobs);
+    // The sequence ended: its draft cache is released.
+    void release(uint64_t seq);
+
+    const std::string& name() const { return m_name; }
+    int numBlocks() const;
+    int numFreeBlocks() const;
+    size_t numSequences() const { return m_seqs.size(); }
+
+private:
+    DraftModel() = default;
+    struct Seq {
+        std::vector<int32_t> cached; // tokens whose K/V the draft cache holds, in order
+    };
+    // One batched step: rows[i] computes tokens `add[i]` of jobs[i] (from position `from[i]`),
+    // the last of which wants logits; returns the greedy next token per row (-1: none).
+    Status step(const std::vector<DraftJob*>& jobs, const std::vector<std::vector<int32_t>>& add,
+                std::vector<int32_t>& next);
+
+    std::optional<gguf::File> m_file;
+    std::unique_ptr<model::Architecture> m_arch;
+    std::unique_ptr<ModelRunner> m_runner;
+    std::unique_ptr<kv::KvCacheManager> m_cache;
+    std::unordered_map<uint64_t, Seq> m_seqs;
+    std::vector<float> m_logits;
+    int32_t m_targetVocab = 0;
+    int m_maxChunk = 512;
+    std::string m_name;
+};
+
+} // namespace hearth::runtime
