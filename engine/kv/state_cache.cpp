@@ -106,6 +106,21 @@ void StateCache::abandonSnapshot(int32_t slot) {
     m_free.push_back(slot);
 }
 
+int32_t StateCache::acquireScratch() {
+    const int32_t s = takeSlot();
+    if (s < 0) return -1;
+    m_slots[size_t(s)].use = Use::Scratch;
+    ++m_numScratch;
+    return s;
+}
+
+void StateCache::releaseScratch(int32_t slot) {
+    if (slot < 0 || size_t(slot) >= m_slots.size() || m_slots[size_t(slot)].use != Use::Scratch) return;
+    m_slots[size_t(slot)] = Slot{};
+    m_free.push_back(slot);
+    --m_numScratch;
+}
+
 std::vector<int32_t> StateCache::snapshotOrder() const { return {m_lru.begin(), m_lru.end()}; }
 
 } // namespace hearth::kv

@@ -59,11 +59,17 @@ public:
     // Drops a reserved snapshot whose step did not run.
     void abandonSnapshot(int32_t slot);
 
+    // A slot for one step's use (the state at a draft position of speculative decoding): a free
+    // slot, else the least recently used unpinned snapshot evicted; -1 when none.
+    int32_t acquireScratch();
+    void releaseScratch(int32_t slot);
+    int numScratch() const { return m_numScratch; }
+
     // Snapshots in eviction order (least recently used first), for tests.
     std::vector<int32_t> snapshotOrder() const;
 
 private:
-    enum class Use : uint8_t { Free, Live, Reserved, Snapshot };
+    enum class Use : uint8_t { Free, Live, Reserved, Snapshot, Scratch };
     struct Slot {
         Use use = Use::Free;
         BlockHash hash = 0;
@@ -78,6 +84,7 @@ private:
     std::unordered_map<BlockHash, int32_t> m_snapshots; // committed and reserved, by hash
     std::list<int32_t> m_lru;                           // committed snapshots, least recent first
     std::vector<int32_t> m_free;                        // free slots, the next one taken last
+    int m_numScratch = 0;
 };
 
 } // namespace hearth::kv

@@ -212,8 +212,6 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     s.stateBytes = e->m_runner->stateBytes();
     s.stateSlots = e->m_runner->stateSlots();
     s.kvBlockSize = bs;
-    // Rolling back a rejected draft would need the recurrent state at every draft position.
-    if (e->m_states) s.speculationUnavailable = "speculative decoding does not support hybrid (recurrent) models yet";
     if (!config.speculation.draftModel.empty() && s.speculationUnavailable.empty()) {
         progress("Loading the draft model", 0.95f);
         DraftModelConfig dc;

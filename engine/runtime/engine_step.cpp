@@ -118,7 +118,14 @@ Status EngineImpl::step() {
     for (size_t i = 0; i < out.seqs.size(); ++i) {
         const sched::ScheduledSeq& s = out.seqs[i];
         auto table = m_cache->blockTable(s.id);
-        if (m_states) batch.states.push_back({s.stateRead, s.stateWrite, s.snapshots});
+        if (m_states) {
+            batch.states.push_back({s.stateRead, s.stateWrite, s.snapshots});
+            for (size_t a = 0; a < s.draftStates.size(); ++a) { // the state after each draft position
+                const std::pair<int32_t, int32_t> snap{s.start + 1 + int32_t(a), s.draftStates[a]};
+                auto& snaps = batch.states.back().snapshots;
+                if (std::find(snaps.begin(), snaps.end(), snap) == snaps.end()) snaps.push_back(snap);
+            }
+        }
         if (addEmbedTokens(s, int(i), batch, now)) {
             tables.emplace_back(table.begin(), table.end());
             continue;

@@ -72,7 +72,9 @@ void Scheduler::assignState(Request& r, ScheduledSeq& seq) {
     seq.stateRead = seq.start == 0 ? -1 : r.stateResume >= 0 ? r.stateResume : seq.stateWrite;
     const int bs = m_cache.blockSize();
     const int promptLast = r.promptLength / bs * bs;
-    for (int p = (seq.start / bs + 1) * bs; p <= seq.start + seq.numTokens; p += bs) {
+    // Prefix snapshots only where the tokens are the sequence's own (never inside drafts).
+    const int own = seq.start + seq.numTokens - int(seq.drafts.size());
+    for (int p = (seq.start / bs + 1) * bs; p <= own; p += bs) {
         if (p % m_config.snapshotEvery != 0 && p != promptLast) continue;
         const int32_t slot = m_states->reserveSnapshot(blockHash(r, p / bs - 1));
         if (slot >= 0) seq.snapshots.push_back({p, slot});
@@ -117,7 +119,7 @@ SchedulerOutput Scheduler::schedule() {
             ++i;
             continue;
         }
-        if (!prefill && remaining == 1 && !drafts.empty() && !m_states) {
+        if (!prefill && remaining == 1 && !drafts.empty()) {
             // Every accepted draft and the token after them must fit max_tokens and the context.
             const int room = std::min({budget - 1, r.maxTokens - r.numGenerated() - 1,
                                        m_config.contextLength - int(r.tokens.size()) - 1});
@@ -137,9 +139,30 @@ SchedulerOutput Scheduler::schedule() {
             }
         }
         if (selfPreempted) break;
+        std::vector<int32_t> draftStates;
+        if (m_states && !drafts.empty()) {
+            // The state at each draft position, to resume from after a rejection: as many
+            // drafts as slots can be had.
+            for (size_t d = 0; d < drafts.size(); ++d) {
+                const int32_t slot = m_states->acquireScratch();
+                if (slot < 0) break;
+                draftStates.push_back(slot);
+            }
+            n -= int(drafts.size() - draftStates.size());
+            drafts.resize(draftStates.size());
+        }
         out.seqs.push_back({r.id, r.numComputed, n, r.numComputed + n - int(drafts.size()) == int(r.tokens.size())});
         out.seqs.back().drafts = std::move(drafts);
+        out.seqs.back().draftStates = std::move(draftStates);
         assignState(r, out.seqs.back());
+        // A prefix snapshot after the sequence's own last token holds the state a draft rejected
+        // at once resumes from: that slot serves, and the scratch slot goes back.
+        ScheduledSeq& seq = out.seqs.back();
+        for (const auto& [p, slot] : seq.snapshots)
+            if (!seq.draftStates.empty() && p == seq.start + 1) {
+                m_states->releaseScratch(seq.draftStates[0]);
+                seq.draftStates[0] = slot;
+            }
         budget -= n;
         if (prefill) prefillBudget -= n;
         ++i;
@@ -259,6 +282,9 @@ std::vector<RequestId> Scheduler::update(const SchedulerOutput& out, std::span<c
                                          std::span<const int> counts) {
     std::vector<RequestId> finished;
     size_t k = 0, next = 0; // k: sampling sequences seen; next: their first token in `sampled`
+    // Draft-position states are released now: a slot keeps its contents until a later step's
+    // work writes it, and the copy of the one resumed from (below) runs before any such work.
+    for (const ScheduledSeq& s : out.seqs) releaseDraftStates(s);
     for (const ScheduledSeq& s : out.seqs) {
         size_t first = next, count = 0;
         if (s.samples) {
@@ -288,6 +314,10 @@ std::vector<RequestId> Scheduler::update(const SchedulerOutput& out, std::span<c
         // Of the drafts, the accepted ones (all but the last token given) hold valid K/V.
         const int accepted = count > 0 ? int(count) - 1 : 0;
         const int rejected = int(s.drafts.size()) - accepted;
+        // Hybrid models: the recurrent state resumes after the last accepted token (copied into
+        // the live slot before the next step's work).
+        if (m_states && rejected > 0 && size_t(accepted) < s.draftStates.size())
+            m_pendingStateCopies.push_back({s.draftStates[size_t(accepted)], m_states->liveSlot(r.id)});
         r.numComputed = s.start + s.numTokens - rejected;
         for (int d = 0; d < accepted; ++d) r.tokens.push_back(s.drafts[size_t(d)]);
         if (rejected > 0) m_cache.truncate(r.id, r.numComputed);
@@ -319,7 +349,7 @@ bool Scheduler::decoding(RequestId id) const {
 }
 
 bool Scheduler::setDraft(RequestId id, std::vector<int32_t> draft) {
-    if (m_states || !decoding(id)) return false;
+    if (!decoding(id)) return false;
     Request& r = *m_requests.at(id);
     if (r.maxTokens - r.numGenerated() <= 1) return false;
     r.draft = std::move(draft);
@@ -328,8 +358,15 @@ bool Scheduler::setDraft(RequestId id, std::vector<int32_t> draft) {
 
 void Scheduler::abandon(const SchedulerOutput& out) {
     if (!m_states) return;
-    for (const ScheduledSeq& s : out.seqs)
+    for (const ScheduledSeq& s : out.seqs) {
         for (const auto& [p, slot] : s.snapshots) m_states->abandonSnapshot(slot);
+        releaseDraftStates(s);
+    }
+}
+
+void Scheduler::releaseDraftStates(const ScheduledSeq& s) {
+    if (!m_states) return;
+    for (int32_t slot : s.draftStates) m_states->releaseScratch(slot);
 }
 
 bool Scheduler::cancel(RequestId id) { return finish(id, FinishReason::Cancelled); }

@@ -82,6 +82,10 @@ struct ScheduledSeq {
     // Speculative decoding: the chunk is the sequence's last token followed by these drafted
     // tokens (at positions start + 1 ...), all of which want logits; numTokens counts them.
     std::vector<int32_t> drafts;
+    // Hybrid models with drafts: draftStates[a] is the slot that receives the recurrent state
+    // after start + 1 + a tokens (the state to resume from when a drafts are accepted; with all
+    // of them accepted the live slot has it). Released by update().
+    std::vector<int32_t> draftStates;
 };
 
 struct SchedulerOutput {
@@ -113,7 +117,7 @@ public:
                                   std::span<const int> counts = {});
 
     // Proposes `draft` as the continuation of a running, decoding request for the next
-    // schedule() (ignored for others, for hybrid models and beyond max_tokens). Returns false when
+    // schedule() (ignored for others and beyond max_tokens). Returns false when
     // the request cannot take a draft now.
     bool setDraft(RequestId id, std::vector<int32_t> draft);
     // Whether the request is running and decoding (its prompt computed, one token to compute).
@@ -163,6 +167,7 @@ private:
     // Hybrid models: the state slots of a chunk of r starting at `start` (snapshots reserved).
     void assignState(Request& r, ScheduledSeq& seq);
     void releaseState(Request& r);
+    void releaseDraftStates(const ScheduledSeq& s);
     kv::BlockHash blockHash(Request& r, int block);
 
     SchedulerConfig m_config;

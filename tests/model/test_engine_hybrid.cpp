@@ -55,6 +55,9 @@ class TestEngineHybrid : public QObject {
         c.prefixCaching = prefixCaching;
         c.threads = 2;
         c.device = testDevice();
+        // Requests with a prediction verify every proposal (the tests are about the rollback;
+        // the adaptive policy may rightly skip drafting on a model this small).
+        c.speculation.adaptive = false;
         return Engine::create(c);
     }
 
@@ -179,6 +182,47 @@ private Q_SLOTS:
             QVERIFY2(sinks[size_t(i)]->error.isOk(), sinks[size_t(i)]->error.toString().c_str());
             QCOMPARE(sinks[size_t(i)]->tokens(), run(**roomy, makePrompt(48, 40 + i), 24)->tokens());
         }
+    }
+
+    void draftsRollBackTheRecurrentState() {
+        // Speculative decoding on a hybrid model: a rejected draft's recurrent state is replaced
+        // by the state after the last accepted token. An edited prediction forces rejections at
+        // every draft position; the output stays that of plain decoding.
+        auto e = engine(true, 0, 4);
+        QVERIFY2(e.isOk(), e.status().toString().c_str());
+        QVERIFY((*e)->model().speculationUnavailable.empty());
+        const std::vector<int32_t> prompt = makePrompt(40, 5);
+        auto plain = run(**e, prompt, 90);
+        QVERIFY(plain->error.isOk());
+        std::vector<int32_t> edited = plain->tokens();
+        for (size_t i = 7; i < edited.size(); i += 11) edited[i] = 301; // a wrong token every 11
+        for (int maxDraft : {3, 8}) {
+            auto sink = std::make_shared<TokenCollector>();
+            GenerationRequest r = greedyRequest(prompt, sink, 90);
+            r.prediction = edited;
+            r.specMaxDraft = maxDraft;
+            QVERIFY((*e)->submit(std::move(r)).isOk());
+            QVERIFY(sink->waitDone());
+            QVERIFY2(sink->error.isOk(), sink->error.toString().c_str());
+            qInfo("max %d drafts: %d of %d accepted", maxDraft, sink->usage.acceptedDraftTokens, sink->usage.draftTokens);
+            QCOMPARE(sink->tokens(), plain->tokens());
+            QVERIFY(sink->usage.acceptedDraftTokens > 30);
+            QVERIFY(sink->usage.draftTokens > sink->usage.acceptedDraftTokens);
+        }
+        // Four streams at once, each drafting; then every slot and block is back.
+        std::vector<std::shared_ptr<TokenCollector>> sinks;
+        for (int i = 0; i < 4; ++i) {
+            sinks.push_back(std::make_shared<TokenCollector>());
+            GenerationRequest r = greedyRequest(prompt, sinks.back(), 90);
+            r.prediction = edited;
+            QVERIFY((*e)->submit(std::move(r)).isOk());
+        }
+        for (auto& s : sinks) {
+            QVERIFY(s->waitDone());
+            QCOMPARE(s->tokens(), plain->tokens());
+        }
+        QTRY_COMPARE((*e)->stats().stateSlotsLive, 0);
+        QTRY_COMPARE((*e)->stats().kvBlocksUsed, 0);
     }
 
     void stateBeyondMemoryIsRefused() {

@@ -4,6 +4,7 @@
 // distribution (a chi-square test, with accepting every draft as the negative control).
 #include "kv/kv_cache_manager.h"
 #include "sample/sampler.h"
+#include "kv/state_cache.h"
 #include "sched/scheduler.h"
 #include "sched_request.h"
 #include "spec/draft_policy.h"
@@ -103,6 +104,52 @@ private Q_SLOTS:
         QCOMPARE(cache.pool().freeQueue().front(), 2);
         QVERIFY(s.cancel(1));
         QCOMPARE(cache.numFreeBlocks(), 8);
+    }
+
+    void hybridDraftsKeepTheStateOfEachPosition() {
+        // Slots: the live one, then one per draft position; a partial acceptance copies the
+        // state after the last accepted token into the live slot before the next step.
+        KvCacheManager cache({.numBlocks = 8, .blockSize = 4});
+        kv::StateCache states({.numSlots = 8, .prefixCaching = false});
+        Scheduler s({.maxNumSeqs = 4, .maxBatchedTokens = 64, .contextLength = 64}, cache, &states);
+        QVERIFY(s.addRequest(makeRequest(1, 3, 20, 100)).isOk());
+        SchedulerOutput prefill = s.schedule();
+        QCOMPARE(prefill.seqs[0].stateWrite, 0);
+        const int32_t first = 50;
+        s.update(prefill, std::span<const int32_t>(&first, 1));
+        QVERIFY(s.setDraft(1, {51, 52, 53}));
+        SchedulerOutput step = s.schedule();
+        QCOMPARE(step.seqs[0].drafts.size(), size_t(3));
+        QCOMPARE(step.seqs[0].draftStates, (std::vector<int32_t>{1, 2, 3}));
+        QCOMPARE(states.numScratch(), 3);
+        // 51 accepted, then 60: the state after 51 (slot 2: after start + 1 + 1 tokens) resumes.
+        s.update(step, std::vector<int32_t>{51, 60}, std::vector<int>{2});
+        QCOMPARE(states.numScratch(), 0);
+        SchedulerOutput next = s.schedule();
+        QCOMPARE(next.stateCopies, (std::vector<std::pair<int32_t, int32_t>>{{2, 0}}));
+        QCOMPARE(next.seqs[0].start, 5);
+        QCOMPARE(next.seqs[0].stateRead, 0);
+        s.update(next, std::vector<int32_t>{61});
+        // All accepted: the live slot already holds the state; nothing to copy.
+        QVERIFY(s.setDraft(1, {62, 63}));
+        SchedulerOutput all = s.schedule();
+        s.update(all, std::vector<int32_t>{62, 63, 64}, std::vector<int>{3});
+        QVERIFY(s.schedule().stateCopies.empty());
+        QVERIFY(s.cancel(1));
+        QCOMPARE(states.numFree(), 8);
+        // No slot to spare: the drafts are cut to the slots there are.
+        kv::StateCache tight({.numSlots = 2, .prefixCaching = false});
+        KvCacheManager cache2({.numBlocks = 8, .blockSize = 4});
+        Scheduler t({.maxNumSeqs = 4, .maxBatchedTokens = 64, .contextLength = 64}, cache2, &tight);
+        QVERIFY(t.addRequest(makeRequest(1, 3, 20, 100)).isOk());
+        SchedulerOutput p2 = t.schedule();
+        t.update(p2, std::span<const int32_t>(&first, 1));
+        QVERIFY(t.setDraft(1, {51, 52, 53}));
+        SchedulerOutput cut = t.schedule();
+        QCOMPARE(cut.seqs[0].drafts, std::vector<int32_t>{51});
+        QCOMPARE(cut.seqs[0].numTokens, 2);
+        t.abandon(cut);
+        QCOMPARE(tight.numScratch(), 0);
     }
 
     void acceptanceIsCheckedAgainstTheDrafts() {
@@ -274,7 +321,12 @@ private Q_SLOTS:
         QVERIFY(c.ngram);
         QVERIFY(parseSpecTypes("none", c).isOk());
         QVERIFY(!c.ngram);
-        QCOMPARE(parseSpecTypes("draft", c).code(), ErrorCode::Unsupported);
+        QVERIFY(parseSpecTypes("ngram,draft", c).isOk());
+        QVERIFY(c.ngram && c.draft);
+        QVERIFY(!c.validate().isOk()); // draft without a draft model
+        c.draftModel = "small.gguf";
+        QVERIFY(c.validate().isOk());
+        QCOMPARE(parseSpecTypes("mtp", c).code(), ErrorCode::Unsupported);
         QCOMPARE(parseSpecTypes("ngram,bogus", c).code(), ErrorCode::InvalidArgument);
     }
 
