@@ -646,6 +646,8 @@ void ChatView::onFinished(quint64 id, const QString& reason, const app::Generati
     m_streamReasoning.clear();
     QString line = reply.tokens > 0 ? statsLine(reply.tokens, reply.ttftMs, reply.tokensPerSecond) : QString();
     if (usage.cachedPromptTokens > 0) line += tr(" · %1 prompt tokens reused").arg(usage.cachedPromptTokens);
+    if (usage.draftTokens > 0)
+        line += tr(" · %1 of %2 drafted tokens accepted").arg(usage.acceptedDraftTokens).arg(usage.draftTokens);
     if (stopped) line += (line.isEmpty() ? QString() : QStringLiteral(" · ")) + tr("stopped");
     m_stats->setText(line);
     m_stats->setToolTip(tr("Sampled with seed %1").arg(m_lastSeed));

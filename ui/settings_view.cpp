@@ -66,6 +66,12 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
                           "but no pauses later while the system pages weights in"));
     m_mmap->setChecked(ls.useMmap);
     m_mmap->setObjectName(QStringLiteral("useMmap"));
+    m_speculation = new QCheckBox(tr("Speculative decoding (drafts from the reply's own text)"), loadBox);
+    m_speculation->setObjectName(QStringLiteral("speculation"));
+    m_speculation->setToolTip(tr("Proposes the next tokens where the text repeats (code, quotes, lists) and "
+                                 "checks several in one step. Replies are the same; Hearth drafts only as far "
+                                 "as it measures a gain"));
+    m_speculation->setChecked(ls.speculation);
     m_device = new QComboBox(loadBox);
     m_device->addItem(tr("CPU"), QStringLiteral("cpu"));
     m_device->setToolTip(tr("Where the model's layers run; looking for GPUs…"));
@@ -97,6 +103,7 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     form->addRow(tr("Parallel sequences"), m_parallel);
     form->addRow(tr("Batch size"), m_batch);
     form->addRow(tr("Memory map"), m_mmap);
+    form->addRow(tr("Speculation"), m_speculation);
     m_estimate = new QLabel(loadBox);
     m_estimate->setTextFormat(Qt::RichText);
     m_estimate->setWordWrap(true);
@@ -186,6 +193,7 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     connect(m_threads, &QSpinBox::valueChanged, this, changedLoad);
     connect(m_parallel, &QSpinBox::valueChanged, this, changedLoad);
     connect(m_mmap, &QCheckBox::toggled, this, changedLoad);
+    connect(m_speculation, &QCheckBox::toggled, this, changedLoad);
     connect(m_batch, &QSpinBox::valueChanged, this, changedLoad);
     connect(m_device, &QComboBox::currentIndexChanged, this, changedLoad);
     connect(m_gpuAuto, &QCheckBox::toggled, this, changedLoad);
@@ -332,6 +340,7 @@ void SettingsView::save() {
     ls.threads = m_threads->value();
     ls.maxParallel = m_parallel->value();
     ls.useMmap = m_mmap->isChecked();
+    ls.speculation = m_speculation->isChecked();
     ls.batchSize = m_batch->value();
     if (m_pendingDevice.isEmpty()) ls.device = m_device->currentData().toString(); // else: not listed yet
     ls.gpuLayers = m_gpuAuto->isChecked() ? -1 : m_gpuLayers->value();

@@ -80,6 +80,7 @@ private:
     QSpinBox* m_cpuMoe = nullptr;
     bool m_modelHasExperts = false;
     QCheckBox* m_mmap = nullptr;
+    QCheckBox* m_speculation = nullptr;
     QSpinBox* m_batch = nullptr;
     int m_modelLayers = 0;
     int m_effectiveGpuLayers = 0;

@@ -71,6 +71,8 @@ public:
         u.queueMs = usage.queueMs;
         u.timeToFirstTokenMs = usage.timeToFirstTokenMs;
         u.generationMs = usage.generationMs;
+        u.draftTokens = usage.draftTokens;
+        u.acceptedDraftTokens = usage.acceptedDraftTokens;
         const QString why = QString::fromLatin1(finishReasonName(reason));
         m_relay->post([id = m_id, why, u](EngineHost* h) { h->handleFinished(id, why, u); });
     }
@@ -151,6 +153,7 @@ public:
         config.maxNumSeqs = std::max(1, settings.maxParallel);
         config.useMmap = settings.useMmap;
         config.maxBatchedTokens = std::max(16, settings.batchSize);
+        config.speculation.ngram = settings.speculation;
         Result<KvType> kv = kvTypeFromName(settings.kvType.toStdString());
         if (!kv) {
             const QString message = QStringLiteral("unknown KV cache type '%1'").arg(settings.kvType);

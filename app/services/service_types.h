@@ -26,6 +26,9 @@ struct LoadSettings {
     int maxParallel = 4;            // sequences decoded together
     bool useMmap = true;            // false: read the whole file into memory at load
     int batchSize = 512;            // prompt tokens computed per step (long prompts are chunked)
+    // Speculative decoding from each reply's own text (n-grams): drafts verified in one step,
+    // only as far as it pays (the engine measures); the replies are the same either way.
+    bool speculation = true;
 
     bool operator==(const LoadSettings&) const = default;
 };
@@ -86,6 +89,8 @@ struct GenerationUsage {
     double queueMs = 0.0;
     double timeToFirstTokenMs = 0.0;
     double generationMs = 0.0;
+    int draftTokens = 0;         // speculative decoding: tokens drafted and verified
+    int acceptedDraftTokens = 0; //   and accepted
     // Decode speed after the first token (0 when fewer than two tokens).
     double tokensPerSecond() const {
         return generationMs > 0.0 && completionTokens > 1

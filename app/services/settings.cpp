@@ -23,6 +23,7 @@ const QString kServerHost = QStringLiteral("server/host");
 const QString kServerPort = QStringLiteral("server/port");
 const QString kLoadContext = QStringLiteral("load/contextLength");
 const QString kLoadKvType = QStringLiteral("load/kvType");
+const QString kLoadSpeculation = QStringLiteral("load/speculation");
 const QString kLoadThreads = QStringLiteral("load/threads");
 const QString kLoadGpuLayers = QStringLiteral("load/gpuLayers");
 const QString kLoadCpuMoeLayers = QStringLiteral("load/cpuMoeLayers");
@@ -153,6 +154,7 @@ LoadSettings Settings::loadSettings() const {
     s.maxParallel = std::max(1, m_settings->value(kLoadParallel, s.maxParallel).toInt());
     s.useMmap = m_settings->value(kLoadMmap, s.useMmap).toBool();
     s.batchSize = std::clamp(m_settings->value(kLoadBatch, s.batchSize).toInt(), 16, 8192);
+    s.speculation = m_settings->value(kLoadSpeculation, s.speculation).toBool();
     return s;
 }
 
@@ -167,6 +169,7 @@ void Settings::setLoadSettings(const LoadSettings& s) {
     setValue(kLoadParallel, s.maxParallel);
     setValue(kLoadMmap, s.useMmap);
     setValue(kLoadBatch, s.batchSize);
+    setValue(kLoadSpeculation, s.speculation);
 }
 
 int Settings::parallelDownloads() const {

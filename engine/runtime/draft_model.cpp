@@ -115,6 +115,8 @@ Status DraftModel::step(const std::vector<DraftJob*>& jobs, const std::vector<st
     }
     for (const auto& t : tables) batch.blockTables.emplace_back(t);
     HEARTH_RETURN_IF_ERROR(m_runner->forward(batch, m_logits));
+    ++m_lastSteps;
+    m_lastBuiltPlan = m_lastBuiltPlan || m_runner->builtPlan();
     const size_t V = size_t(m_arch->dims().nVocab);
     next.assign(jobs.size(), -1);
     for (size_t i = 0; i < jobs.size(); ++i) {
@@ -128,6 +130,8 @@ Status DraftModel::step(const std::vector<DraftJob*>& jobs, const std::vector<st
 
 Status DraftModel::draft(std::vector<DraftJob>& jobs) {
     // Catch up: each job's tokens not yet in the draft cache (chunked), the last wanting logits.
+    m_lastSteps = 0;
+    m_lastBuiltPlan = false;
     std::vector<DraftJob*> active;
     for (DraftJob& j : jobs) {
         j.draft.clear();

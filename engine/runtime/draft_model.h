@@ -51,6 +51,9 @@ public:
     // The sequence ended: its draft cache is released.
     void release(uint64_t seq);
 
+    // The last draft(): the steps it ran, and whether any built its plan (slower than usual).
+    int lastSteps() const { return m_lastSteps; }
+    bool lastBuiltPlan() const { return m_lastBuiltPlan; }
     const std::string& name() const { return m_name; }
     int numBlocks() const;
     int numFreeBlocks() const;
@@ -74,6 +77,8 @@ private:
     std::vector<float> m_logits;
     int32_t m_targetVocab = 0;
     int m_maxChunk = 512;
+    int m_lastSteps = 0;
+    bool m_lastBuiltPlan = false;
     std::string m_name;
 };
 

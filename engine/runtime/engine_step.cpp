@@ -67,8 +67,12 @@ void EngineImpl::proposeDrafts() {
     // relative to that step (the scheduler's measured step times).
     const int running = std::max(1, m_sched->numRunning());
     const double t0 = m_sched->stepTimeMs(running);
-    double cost[65];
+    double cost[65], modelCost[65];
     for (int k = 0; k <= 64; ++k) cost[k] = t0 > 0.0 ? m_sched->stepTimeMs(running + k) / t0 : 1.0 + 0.05 * k;
+    // A draft model's drafts also cost its own steps: one per drafted token (measured; before
+    // the first, a quarter of the model's step is assumed).
+    const double draftStep = m_draftStepMs > 0.0 ? m_draftStepMs : 0.25 * t0;
+    for (int k = 0; k <= 64; ++k) modelCost[k] = cost[k] + (t0 > 0.0 && k > 0 ? draftStep * k / t0 : 0.25 * k);
     std::vector<DraftJob> jobs;
     std::vector<Choice*> jobChoices;
     for (auto& [id, live] : m_live) {
@@ -86,13 +90,25 @@ void EngineImpl::proposeDrafts() {
             if (!draft.empty()) {
                 m_sched->setDraft(sid, std::move(draft));
             } else if (m_draft && ch.spec->usesDraftModel()) {
-                jobs.push_back({sid, r->tokens, k, {}});
+                const int km = std::min(room, ch.spec->modelLength(modelCost, double(running - 1)));
+                if (km <= 0) {
+                    ch.spec->idle();
+                    continue;
+                }
+                jobs.push_back({sid, r->tokens, km, {}});
                 jobChoices.push_back(&ch);
             }
         }
     }
     if (jobs.empty()) return;
-    if (Status st = m_draft->draft(jobs); !st.isOk()) {
+    const auto started = Clock::now();
+    const Status st = m_draft->draft(jobs);
+    // Its time per step, unless a step built its plan (a first step of that shape is slower).
+    if (st.isOk() && m_draft->lastSteps() > 0 && !m_draft->lastBuiltPlan()) {
+        const double perStep = msBetween(started, Clock::now()) / m_draft->lastSteps();
+        m_draftStepMs = m_draftStepMs > 0.0 ? 0.8 * m_draftStepMs + 0.2 * perStep : perStep;
+    }
+    if (!st.isOk()) {
         // The draft model failed (its device, its memory): speculation goes on without it.
         m_draftError = st;
         m_draft.reset();

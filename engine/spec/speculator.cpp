@@ -24,6 +24,11 @@ int Speculator::length(std::span<const double> cost, double others) {
     return k;
 }
 
+int Speculator::modelLength(std::span<const double> cost, double others) const {
+    if (!m_config.draftModel || m_config.maxDraft <= 0) return 0;
+    return m_config.adaptive ? m_length.next(cost, others) : m_config.maxDraft;
+}
+
 std::vector<int32_t> Speculator::propose(std::span<const int32_t> tokens, int promptLength, int k,
                                          std::span<const int32_t> stopTokens) {
     std::vector<int32_t> draft;

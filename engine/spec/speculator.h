@@ -40,6 +40,11 @@ public:
     // draft model, if any, is asked next): at most k tokens, exactly k when synthetic.
     std::vector<int32_t> propose(std::span<const int32_t> tokens, int promptLength, int k,
                                  std::span<const int32_t> stopTokens);
+    // The length for a draft model's draft, where `cost` includes the draft model's own time
+    // (the policy as length(), without counting a step without drafts twice).
+    int modelLength(std::span<const double> cost, double others) const;
+    // A step without a draft (old evidence fades: DraftLength::idle).
+    void idle() { m_length.idle(); }
     // Whether a draft model drafts for this sequence where the other drafters have nothing.
     bool usesDraftModel() const { return m_config.draftModel; }
     // The draft model's proposal is the one verified next (for the counts by source).

@@ -52,6 +52,7 @@ private Q_SLOTS:
         load.maxParallel = 2;
         load.useMmap = false;
         load.batchSize = 256;
+        load.speculation = false;
         {
             Settings s(ini);
             QSignalSpy changed(&s, &Settings::changed);

@@ -123,6 +123,12 @@ private Q_SLOTS:
                  qPrintable(view.estimateText()));
         QCOMPARE(settings.loadSettings().useMmap, false);
         QCOMPARE(settings.loadSettings().batchSize, 256);
+        // Speculative decoding: on by default, saved as it changes.
+        auto* spec = view.findChild<QCheckBox*>(QStringLiteral("speculation"));
+        QVERIFY(spec && spec->isChecked());
+        QVERIFY(settings.loadSettings().speculation);
+        spec->setChecked(false);
+        QCOMPARE(settings.loadSettings().speculation, false);
     }
 
     // A mixture of experts too big for the GPU: "as many as fit" keeps its 4 layers there with the
