@@ -387,9 +387,16 @@ void Scheduler::recordStepTime(int tokens, double ms) {
     m_st = m_st * kDecay + ms;
     m_snn = m_snn * kDecay + n * n;
     m_snt = m_snt * kDecay + n * ms;
-    if (tokens <= kStepTable) {
+    if (tokens <= kStepTable && ms > 0.0) {
+        // The table holds times at a reference speed; m_speed follows how fast steps run now (a
+        // warming cache, a busier machine), so sizes last seen long ago keep their proportions.
         double& t = m_stepMs[size_t(tokens)];
-        t = t > 0.0 ? 0.8 * t + 0.2 * ms : ms;
+        if (t > 0.0) {
+            m_speed *= std::pow(ms / (t * m_speed), 0.1);
+            t = 0.8 * t + 0.2 * ms / m_speed;
+        } else {
+            t = ms / m_speed;
+        }
     }
 }
 
@@ -415,26 +422,27 @@ int Scheduler::prefillAllowance(int decoding) const {
 double Scheduler::stepTimeMs(int tokens) const {
     if (tokens <= 0) return 0.0;
     tokens = std::min(tokens, kStepTable);
-    if (m_stepMs[size_t(tokens)] > 0.0) return m_stepMs[size_t(tokens)];
+    if (m_stepMs[size_t(tokens)] > 0.0) return m_stepMs[size_t(tokens)] * m_speed;
     int below = tokens - 1, above = tokens + 1;
     while (below > 0 && m_stepMs[size_t(below)] <= 0.0) --below;
     while (above <= kStepTable && m_stepMs[size_t(above)] <= 0.0) ++above;
     const bool haveBelow = below > 0, haveAbove = above <= kStepTable;
     if (haveBelow && haveAbove) {
         const double t = double(tokens - below) / double(above - below);
-        return m_stepMs[size_t(below)] * (1.0 - t) + m_stepMs[size_t(above)] * t;
+        return (m_stepMs[size_t(below)] * (1.0 - t) + m_stepMs[size_t(above)] * t) * m_speed;
     }
-    if (haveAbove) return m_stepMs[size_t(above)]; // a smaller step takes no longer (conservative)
+    if (haveAbove) return m_stepMs[size_t(above)] * m_speed; // a smaller step takes no longer (conservative)
     if (!haveBelow) return 0.0;
     // Beyond the largest size seen: the fitted time per token if there is one, else a tenth of
     // that step's time per token (extra tokens cost far less than a step's fixed part).
-    double perToken = 0.1 * m_stepMs[size_t(below)] / double(below);
+    const double belowMs = m_stepMs[size_t(below)] * m_speed;
+    double perToken = 0.1 * belowMs / double(below);
     if (m_w > 0.0) {
         const double meanN = m_sn / m_w, meanT = m_st / m_w;
         const double varN = m_snn / m_w - meanN * meanN, cov = m_snt / m_w - meanN * meanT;
         if (varN > 1e-6 && cov > 0.0) perToken = cov / varN;
     }
-    return m_stepMs[size_t(below)] + perToken * double(tokens - below);
+    return belowMs + perToken * double(tokens - below);
 }
 
 int64_t Scheduler::tokensHeld() const {

@@ -180,7 +180,8 @@ private:
     uint64_t m_prefillTokens = 0;
     // Exponentially weighted sums for the least-squares fit of step time against tokens.
     double m_w = 0, m_sn = 0, m_st = 0, m_snn = 0, m_snt = 0;
-    std::vector<double> m_stepMs = std::vector<double>(kStepTable + 1, 0.0); // by tokens; 0: none seen
+    std::vector<double> m_stepMs = std::vector<double>(kStepTable + 1, 0.0); // by tokens, at speed 1; 0: none seen
+    double m_speed = 1.0; // how long steps take now relative to the table
 };
 
 } // namespace hearth::sched

@@ -11,16 +11,17 @@ namespace {
 
 constexpr double kForget = 0.9;      // per trial (one draft's outcome)
 constexpr double kIdleForget = 0.95; // per step without drafts
-constexpr double kPriorSuccesses = 1.0, kPriorTrials = 2.0; // prior acceptance 1/2
+constexpr double kPriorTrials = 2.0; // the prior's weight
 constexpr double kMargin = 1.05;     // drafting must beat plain decoding by this factor
 
 } // namespace
 
-DraftLength::DraftLength(int maxDraft, int minDraft)
-    : m_maxDraft(std::max(0, maxDraft)), m_minDraft(std::clamp(minDraft, 0, std::max(0, maxDraft))) {}
+DraftLength::DraftLength(int maxDraft, int minDraft, double prior)
+    : m_maxDraft(std::max(0, maxDraft)), m_minDraft(std::clamp(minDraft, 0, std::max(0, maxDraft))),
+      m_prior(std::clamp(prior, 0.0, 1.0)) {}
 
 double DraftLength::acceptance() const {
-    return (m_successes + kPriorSuccesses) / (m_trials + kPriorTrials);
+    return (m_successes + m_prior * kPriorTrials) / (m_trials + kPriorTrials);
 }
 
 int DraftLength::next(std::span<const double> cost, double others) const {

@@ -12,7 +12,8 @@ namespace hearth::spec {
 
 class DraftLength {
 public:
-    DraftLength(int maxDraft, int minDraft);
+    // prior: the acceptance assumed before any evidence (weighted as two trials).
+    DraftLength(int maxDraft, int minDraft, double prior = 0.5);
 
     // Drafts worth verifying now. `cost[k]` is the time of the step with k drafts added relative
     // to the step without (cost[0] = 1), and `others` the tokens the other sequences of the step
@@ -31,6 +32,7 @@ public:
 
 private:
     int m_maxDraft, m_minDraft;
+    double m_prior = 0.5;
     double m_successes = 0.0, m_trials = 0.0; // exponentially forgotten counts
 };
 

@@ -6,7 +6,10 @@
 namespace hearth::spec {
 
 Speculator::Speculator(SpeculatorConfig config)
-    : m_config(std::move(config)), m_length(m_config.maxDraft, m_config.minDraft), m_rng(m_config.seed ^ 0x5bec) {
+    : m_config(std::move(config)),
+      // A client's prediction is usually close to the answer: it starts trusted.
+      m_length(m_config.maxDraft, m_config.minDraft, m_config.prediction.empty() ? 0.5 : 0.8),
+      m_rng(m_config.seed ^ 0x5bec) {
     if (!m_config.prediction.empty()) m_prediction.emplace(std::move(m_config.prediction));
     if (m_config.ngram) m_ngram.emplace();
 }
