@@ -8,6 +8,10 @@
 #   env: LLAMA_SERVER (llama-server built by shared/tools/reference/server/build.sh), HEARTH_BIN
 #        (default build/release/bin), HEARTH_REF (default ~/.cache/hearth-ref), HEARTH_TEST_DATA
 #        (default ../shared), ISA (native), THREADS (2), R (16), P (128), G (64), PAIRS (1)
+#   Speculative decoding, both servers alike: DRAFT=SMALL.gguf drafts SPEC_MAX tokens (4) every
+#   step (llama.cpp's draft-simple; Hearth's --spec draft --spec-fixed), and SPEC_SYNTH=L accepts
+#   them at random for a mean accepted length L (--spec-synth-len, benchmarking only). CONCURRENT=0
+#   skips the R-at-once run.
 set -euo pipefail
 model=$(realpath "$1")
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +21,14 @@ ref=${HEARTH_REF:-$HOME/.cache/hearth-ref}
 server=${LLAMA_SERVER:?set LLAMA_SERVER to a llama-server built by shared/tools/reference/server/build.sh}
 isa=${ISA:-native}; threads=${THREADS:-2}; reqs=${R:-16}; prompt=${P:-128}; gen=${G:-64}; pairs=${PAIRS:-1}
 bench="node $data/tools/reference/serve-bench.mjs"
+llamaSpec=(); hearthSpec=()
+if [ -n "${DRAFT:-}" ]; then
+  llamaSpec=(--spec-type draft-simple -md "$(realpath "$DRAFT")" --spec-draft-n-max "${SPEC_MAX:-4}")
+  hearthSpec=(--spec draft -md "$(realpath "$DRAFT")" --spec-fixed --spec-max "${SPEC_MAX:-4}")
+fi
+if [ -n "${SPEC_SYNTH:-}" ]; then
+  llamaSpec+=(--spec-synth-len "$SPEC_SYNTH"); hearthSpec+=(--spec-synth-len "$SPEC_SYNTH")
+fi
 work=$(mktemp -d /tmp/hearth-serve-vs-XXXXXX)
 # Servers run in subshells: their pids go to files, so that any exit stops them.
 trap 'for f in "$work"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done; rm -rf "$work"' EXIT
@@ -35,10 +47,10 @@ if [ -n "$variant" ]; then
     case "$(basename "$f")" in libggml-cpu-*) ;; *) ln -sfn "$f" "$lsdir/" ;; esac
   done
 fi
-cp "$(realpath "$server")" "$lsdir/llama-server"
+[ "$(realpath "$server")" -ef "$lsdir/llama-server" ] || cp "$(realpath "$server")" "$lsdir/llama-server"
 hearthEnv=()
 [ "$isa" != native ] && hearthEnv=(HEARTH_CPU_ISA="$isa")
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); ISA mode $isa${variant:+ (llama.cpp: libggml-cpu-$variant.so only)}; $threads threads; $reqs x ($prompt + $gen) tokens"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); ISA mode $isa${variant:+ (llama.cpp: libggml-cpu-$variant.so only)}; $threads threads; $reqs x ($prompt + $gen) tokens${DRAFT:+; draft $(basename "$DRAFT"), $SPEC_MAX drafts}${SPEC_SYNTH:+, synthetic acceptance length $SPEC_SYNTH}"
 
 waitUp() { # port pid
   for _ in $(seq 1 600); do
@@ -53,6 +65,8 @@ drive() {
   local seq con
   seq=$($bench --url "http://127.0.0.1:$1" -c 1 -n "$reqs" -p "$prompt" -g "$gen" --vocab 259:32000 --json "$work/s.json" >/dev/null &&
         node -e "const r=require('$work/s.json');console.log(r.runs[0].agg_gen_tok_s.toFixed(2))")
+  con=0
+  [ "${CONCURRENT:-1}" != 0 ] &&
   con=$($bench --url "http://127.0.0.1:$1" -c "$reqs" -n "$reqs" -p "$prompt" -g "$gen" --vocab 259:32000 --json "$work/c.json" >/dev/null &&
         node -e "const r=require('$work/c.json');console.log(r.runs[0].agg_gen_tok_s.toFixed(2))")
   echo "$seq $con"
@@ -63,14 +77,15 @@ portFree() {
 runLlama() {
   portFree 18091
   "$lsdir/llama-server" -m "$model" --port 18091 -t "$threads" -np "$reqs" -c $((reqs * (prompt + gen + 64))) \
-    --load-mode none >"$work/llama.log" 2>&1 &
+    --load-mode none "${llamaSpec[@]}" >"$work/llama.log" 2>&1 &
   local pid=$!
   echo $pid >"$work/llama.pid"
   waitUp 18091 $pid; drive 18091; kill $pid 2>/dev/null; wait $pid 2>/dev/null || true
 }
 runHearth() {
   portFree 18092
-  env "${hearthEnv[@]}" "$bin/hearth-server" -m "$model" --port 18092 -t "$threads" -np "$reqs" >"$work/hearth.log" 2>&1 &
+  env "${hearthEnv[@]}" "$bin/hearth-server" -m "$model" --port 18092 -t "$threads" -np "$reqs" "${hearthSpec[@]}" \
+    >"$work/hearth.log" 2>&1 &
   local pid=$!
   echo $pid >"$work/hearth.pid"
   waitUp 18092 $pid; drive 18092; kill $pid 2>/dev/null; wait $pid 2>/dev/null || true

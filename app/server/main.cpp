@@ -61,6 +61,8 @@ const char* kHelp =
     "                          --spec draft; it drafts where the n-grams and predictions have none\n"
     "  --spec-max N            drafts per step at most (default 8; it adapts below this)\n"
     "  --spec-min N            fewest drafts worth verifying (default 1)\n"
+    "  --spec-fixed            draft --spec-max tokens whenever a drafter has them, measured\n"
+    "                          gain or not (llama.cpp's behaviour; for comparisons)\n"
     "  --spec-synth-len L      synthetic acceptance of mean length L, for benchmarks only: the\n"
     "                          output is then not the model's (llama-server's option)\n"
     "  --max-body BYTES        largest request body accepted (default 8M; larger is 413)\n"
@@ -222,6 +224,8 @@ int main(int argc, char** argv) {
             ec.speculation.draftModel = std::string(v);
         } else if (a == "--spec-max") {
             ok = value(v) && parseInt(v, ec.speculation.maxDraft);
+        } else if (a == "--spec-fixed") {
+            ec.speculation.adaptive = false;
         } else if (a == "--spec-min") {
             ok = value(v) && parseInt(v, ec.speculation.minDraft);
         } else if (a == "--spec-synth-len") {

@@ -29,6 +29,7 @@ int Speculator::length(std::span<const double> cost, double others) {
 
 int Speculator::modelLength(std::span<const double> cost, double others) const {
     if (!m_config.draftModel || m_config.maxDraft <= 0) return 0;
+    if (!m_config.synthAccept.empty()) return std::min<int>(m_config.maxDraft, int(m_config.synthAccept.size()));
     return m_config.adaptive ? m_length.next(cost, others) : m_config.maxDraft;
 }
 
@@ -42,9 +43,9 @@ std::vector<int32_t> Speculator::propose(std::span<const int32_t> tokens, int pr
         m_lastFromPrediction = !draft.empty();
     }
     if (draft.empty() && m_ngram) m_ngram->propose(tokens, promptLength, k, draft);
-    if (!m_config.synthAccept.empty()) {
+    if (!m_config.synthAccept.empty() && !m_config.draftModel) {
         // Every position is drafted; filler where no drafter had a proposal (never a stop token,
-        // which would end the output early when accepted).
+        // which would end the output early when accepted). With a draft model, it drafts.
         int32_t filler = tokens.back();
         if (std::find(stopTokens.begin(), stopTokens.end(), filler) != stopTokens.end()) filler = 0;
         while (int(draft.size()) < k) draft.push_back(filler);
