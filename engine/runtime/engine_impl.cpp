@@ -212,6 +212,7 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     s.stateBytes = e->m_runner->stateBytes();
     s.stateSlots = e->m_runner->stateSlots();
     s.kvBlockSize = bs;
+    if (config.speculation.ngram) e->m_ngramPool = std::make_unique<spec::NgramPool>();
     if (!config.speculation.draftModel.empty() && s.speculationUnavailable.empty()) {
         progress("Loading the draft model", 0.95f);
         DraftModelConfig dc;
@@ -338,6 +339,7 @@ std::optional<spec::SpeculatorConfig> EngineImpl::speculatorFor(const Generation
     c.ngram = sc.ngram;
     c.adaptive = sc.adaptive;
     c.draftModel = m_draft != nullptr;
+    c.pool = m_ngramPool.get();
     c.prediction = request.prediction;
     c.maxDraft = request.specMaxDraft > 0 ? request.specMaxDraft : sc.maxDraft;
     c.minDraft = std::min(c.maxDraft, request.specMinDraft >= 0 ? request.specMinDraft : sc.minDraft);
@@ -369,6 +371,8 @@ void EngineImpl::finishChoice(RequestId id, int choice, FinishReason reason, boo
     if (m_draft) m_draft->release(sid);
     if (const sched::Request* r = m_sched->request(sid)) {
         if (choice == 0) live.cachedPromptTokens = r->numCachedPrompt;
+        // Its text joins the shared n-grams that later requests draft from.
+        if (m_ngramPool && !ch.generated.empty()) m_ngramPool->add(r->tokens);
         if (r->state != sched::RequestState::Finished) m_sched->finish(sid, toSched(reason));
         m_sched->release(sid);
     }

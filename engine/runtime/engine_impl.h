@@ -174,6 +174,7 @@ private:
     std::vector<float> m_hidden; // the last step's hidden rows
     std::vector<double> m_synthAccept; // synthetic acceptance per draft position (benchmarks)
     std::unique_ptr<DraftModel> m_draft; // the draft model (speculation.draftModel), if any
+    std::unique_ptr<spec::NgramPool> m_ngramPool; // finished sequences' n-grams (speculation.ngram)
     Status m_draftError;                 // why it was dropped, if it failed
     double m_draftStepMs = 0.0;          // the draft model's time per drafted token (recent average)
     int m_specRequests = 0;            // live requests with a speculator

@@ -43,6 +43,7 @@ std::vector<int32_t> Speculator::propose(std::span<const int32_t> tokens, int pr
         m_lastFromPrediction = !draft.empty();
     }
     if (draft.empty() && m_ngram) m_ngram->propose(tokens, promptLength, k, draft);
+    if (draft.empty() && m_config.pool) m_config.pool->propose(tokens, k, draft);
     if (!m_config.synthAccept.empty() && !m_config.draftModel) {
         // Every position is drafted; filler where no drafter had a proposal (never a stop token,
         // which would end the output early when accepted). With a draft model, it drafts.

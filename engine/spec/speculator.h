@@ -8,6 +8,7 @@
 #include "sample/sampler.h"
 #include "spec/draft_policy.h"
 #include "spec/ngram_drafter.h"
+#include "spec/ngram_pool.h"
 #include "spec/prediction_drafter.h"
 
 #include <functional>
@@ -23,6 +24,7 @@ struct SpeculatorConfig {
     int minDraft = 1;
     bool adaptive = true; // false: always up to maxDraft (DraftLength bypassed)
     bool draftModel = false; // the engine's draft model drafts where the others do not
+    const NgramPool* pool = nullptr; // n-grams of earlier requests (with ngram), owned by the engine
     std::vector<double> synthAccept; // per draft position (synthetic acceptance); empty: real
     uint64_t seed = 0;               // synthetic acceptance's draws
 };

@@ -134,6 +134,28 @@ private Q_SLOTS:
         QVERIFY(m_engine->stats().draftTokens > 0);
     }
 
+    void laterRequestsDraftFromEarlierOnes() {
+        // The shared n-gram pool: a request whose answer repeats an earlier one's drafts from the
+        // first tokens on (the sequence's own n-grams have nothing to match yet).
+        EngineConfig c;
+        c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
+        c.contextLength = 512;
+        c.kvMemoryBytes = 8ull << 20;
+        c.device = testDevice();
+        c.speculation.ngram = true;
+        c.speculation.adaptive = false;
+        auto e = Engine::create(c); // a fresh pool
+        QVERIFY2(e.isOk(), e.status().toString().c_str());
+        const GenerationRequest r = request(60);
+        const Outcome first = run(**e, r);
+        const Outcome again = run(**e, r);
+        QCOMPARE(again.tokens, first.tokens);
+        qInfo("first %d of %d drafts accepted, again %d of %d", first.usage.acceptedDraftTokens, first.usage.draftTokens,
+              again.usage.acceptedDraftTokens, again.usage.draftTokens);
+        QVERIFY(again.usage.acceptedDraftTokens >= 40);
+        QVERIFY(again.usage.acceptedDraftTokens > first.usage.acceptedDraftTokens + 20);
+    }
+
     void sampledOutputIsTheSameDraws() {
         // One draw per emitted token either way: with the same seed the tokens are identical,
         // penalties (which depend on the tokens before) included.

@@ -9,6 +9,7 @@
 #include "sched_request.h"
 #include "spec/draft_policy.h"
 #include "spec/ngram_drafter.h"
+#include "spec/ngram_pool.h"
 #include "spec/prediction_drafter.h"
 #include "spec/speculator.h"
 
@@ -226,6 +227,41 @@ private Q_SLOTS:
         QVERIFY(out.empty());
         QCOMPARE(spec::findLast(std::vector<int32_t>{1, 2, 1, 2}, std::vector<int32_t>{1, 2}, 2), int64_t(0));
         QCOMPARE(spec::findLast(std::vector<int32_t>{1, 2, 1, 2}, std::vector<int32_t>{1, 2}, 0), int64_t(-1));
+    }
+
+    void ngramPoolDraftsWhatEarlierTextContinuedWith() {
+        spec::NgramPool pool(4096);
+        std::vector<int32_t> out;
+        pool.propose(std::vector<int32_t>{1, 2, 3, 4}, 4, out);
+        QVERIFY(out.empty()); // nothing seen yet
+        pool.add(std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14});
+        pool.propose(std::vector<int32_t>{9, 9, 1, 2, 3, 4}, 4, out);
+        QCOMPARE(out, (std::vector<int32_t>{5, 6, 7, 8}));
+        out.clear();
+        pool.propose(std::vector<int32_t>{1, 2, 3, 4}, 20, out); // at most the 8 kept
+        QCOMPARE(out, (std::vector<int32_t>{5, 6, 7, 8, 9, 10, 11, 12}));
+        out.clear();
+        pool.propose(std::vector<int32_t>{10, 11, 12, 13}, 4, out); // near the end: what there was
+        QCOMPARE(out, std::vector<int32_t>{14});
+        // A later text with the same key replaces the continuation.
+        pool.add(std::vector<int32_t>{1, 2, 3, 4, 40, 41});
+        out.clear();
+        pool.propose(std::vector<int32_t>{1, 2, 3, 4}, 4, out);
+        QCOMPARE(out, (std::vector<int32_t>{40, 41}));
+        // A key that shares a slot but not its tokens drafts nothing (in a table of 16, every
+        // unseen key below lands on a used slot).
+        spec::NgramPool tiny(16);
+        std::vector<int32_t> text;
+        for (int32_t t = 0; t < 200; ++t) text.push_back(t);
+        tiny.add(text);
+        QVERIFY(tiny.used() == 16);
+        int drafted = 0;
+        for (int32_t t = 1000; t < 1300; ++t) {
+            out.clear();
+            tiny.propose(std::vector<int32_t>{t, t + 1, t + 2, t + 3}, 4, out);
+            drafted += int(out.size());
+        }
+        QCOMPARE(drafted, 0);
     }
 
     void predictionDrafterFollowsAndRejoinsThePrediction() {
