@@ -48,6 +48,25 @@ Outcome run(Engine& e, GenerationRequest r) {
     return o;
 }
 
+// stories260K on the test device, with a small context and KV budget; speculation as given.
+EngineConfig storiesConfig(SpeculationConfig speculation) {
+    EngineConfig c;
+    c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
+    c.contextLength = 512;
+    c.kvMemoryBytes = 8ull << 20;
+    c.device = testDevice();
+    c.speculation = std::move(speculation);
+    return c;
+}
+
+// Every proposal verified: on a model this small the adaptive policy would rightly draft little
+// (each token costs nearly a step), and these tests are about exactness.
+SpeculationConfig fixedDrafts() {
+    SpeculationConfig s;
+    s.adaptive = false;
+    return s;
+}
+
 GenerationRequest request(int maxTokens, float temperature = 0.0f, uint64_t seed = 0) {
     GenerationRequest r = test::greedyRequest(kStoriesPrompt, nullptr, maxTokens);
     r.sampling.temperature = temperature;
@@ -82,16 +101,9 @@ private Q_SLOTS:
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
         if (testDevice() != "cpu" && !findDevice(listDevices(), testDevice()))
             QSKIP(qPrintable(QStringLiteral("no device %1 here").arg(QString::fromStdString(testDevice()))));
-        EngineConfig c;
-        c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
-        c.contextLength = 512;
-        c.kvMemoryBytes = 8ull << 20;
-        c.device = testDevice();
-        c.speculation.ngram = true;
-        // Every proposal verified: on a model this small the adaptive policy would rightly draft
-        // little (each token costs nearly a step), and these tests are about exactness.
-        c.speculation.adaptive = false;
-        auto e = Engine::create(c);
+        SpeculationConfig spec = fixedDrafts();
+        spec.ngram = true;
+        auto e = Engine::create(storiesConfig(spec));
         QVERIFY2(e.isOk(), e.status().toString().c_str());
         m_engine = std::move(*e);
         QVERIFY(m_engine->model().speculationUnavailable.empty());
@@ -137,14 +149,9 @@ private Q_SLOTS:
     void laterRequestsDraftFromEarlierOnes() {
         // The shared n-gram pool: a request whose answer repeats an earlier one's drafts from the
         // first tokens on (the sequence's own n-grams have nothing to match yet).
-        EngineConfig c;
-        c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
-        c.contextLength = 512;
-        c.kvMemoryBytes = 8ull << 20;
-        c.device = testDevice();
-        c.speculation.ngram = true;
-        c.speculation.adaptive = false;
-        auto e = Engine::create(c); // a fresh pool
+        SpeculationConfig spec = fixedDrafts();
+        spec.ngram = true;
+        auto e = Engine::create(storiesConfig(spec)); // a fresh pool
         QVERIFY2(e.isOk(), e.status().toString().c_str());
         const GenerationRequest r = request(60);
         const Outcome first = run(**e, r);
@@ -245,13 +252,10 @@ private Q_SLOTS:
     }
 
     void syntheticAcceptanceDraftsEveryStep() {
-        EngineConfig c;
-        c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
-        c.contextLength = 512;
-        c.kvMemoryBytes = 8ull << 20;
-        c.device = testDevice();
-        c.speculation.maxDraft = 4;
-        c.speculation.synthLength = 3.0;
+        SpeculationConfig spec;
+        spec.maxDraft = 4;
+        spec.synthLength = 3.0;
+        EngineConfig c = storiesConfig(spec);
         auto e = Engine::create(c);
         QVERIFY2(e.isOk(), e.status().toString().c_str());
         const Outcome o = run(**e, request(300));
@@ -268,16 +272,11 @@ private Q_SLOTS:
     void draftModelDraftingForItselfAcceptsEveryDraft() {
         // stories260K drafting for itself: every greedy draft is the target's own choice, so all
         // are accepted (a check of the draft cache's catch-up and rollback and the bookkeeping).
-        EngineConfig c;
-        c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
-        c.contextLength = 512;
-        c.kvMemoryBytes = 8ull << 20;
-        c.device = testDevice();
-        c.speculation.draft = true;
-        c.speculation.draftModel = c.modelPath;
-        c.speculation.adaptive = false;
-        c.speculation.maxDraft = 5;
-        auto e = Engine::create(c);
+        SpeculationConfig spec = fixedDrafts();
+        spec.draft = true;
+        spec.draftModel = hearth::test::testDataPath("models/stories260K.gguf");
+        spec.maxDraft = 5;
+        auto e = Engine::create(storiesConfig(spec));
         QVERIFY2(e.isOk(), e.status().toString().c_str());
         Engine& engine = **e;
         QCOMPARE(engine.model().draftModel, std::string("stories260K.gguf"));
@@ -321,11 +320,9 @@ private Q_SLOTS:
     }
 
     void incompatibleDraftModelsAreRefused() {
-        EngineConfig c;
-        c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
-        c.contextLength = 512;
-        c.kvMemoryBytes = 8ull << 20;
-        c.speculation.draftModel = hearth::test::testDataPath("models/llama-2-tiny-random.gguf");
+        SpeculationConfig spec;
+        spec.draftModel = hearth::test::testDataPath("models/llama-2-tiny-random.gguf");
+        EngineConfig c = storiesConfig(spec);
         auto e = Engine::create(c);
         QVERIFY(!e.isOk());
         QCOMPARE(e.status().code(), ErrorCode::InvalidArgument);
