@@ -57,7 +57,6 @@ public:
     const std::string& name() const { return m_name; }
     int numBlocks() const;
     int numFreeBlocks() const;
-    size_t numSequences() const { return m_seqs.size(); }
 
 private:
     DraftModel() = default;

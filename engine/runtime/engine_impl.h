@@ -175,7 +175,6 @@ private:
     std::vector<double> m_synthAccept; // synthetic acceptance per draft position (benchmarks)
     std::unique_ptr<DraftModel> m_draft; // the draft model (speculation.draftModel), if any
     std::unique_ptr<spec::NgramPool> m_ngramPool; // finished sequences' n-grams (speculation.ngram)
-    Status m_draftError;                 // why it was dropped, if it failed
     double m_draftStepMs = 0.0;          // the draft model's time per drafted token (recent average)
     int m_specRequests = 0;            // live requests with a speculator
     uint64_t m_draftTokens = 0, m_acceptedDraftTokens = 0;

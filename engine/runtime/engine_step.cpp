@@ -64,15 +64,21 @@ TokenInfo tokenInfo(const sample::SampleResult& res, std::span<const float> row,
 void EngineImpl::proposeDrafts() {
     if (!m_specRequests) return;
     // What drafts cost: a step's time with k more tokens than the running sequences' decode step,
-    // relative to that step (the scheduler's measured step times).
+    // relative to that step (the scheduler's measured step times). Built once per step, at the
+    // first sequence that may draft.
     const int running = std::max(1, m_sched->numRunning());
-    const double t0 = m_sched->stepTimeMs(running);
     double cost[65], modelCost[65];
-    for (int k = 0; k <= 64; ++k) cost[k] = t0 > 0.0 ? m_sched->stepTimeMs(running + k) / t0 : 1.0 + 0.05 * k;
-    // A draft model's drafts also cost its own steps: one per drafted token (measured; before
-    // the first, a quarter of the model's step is assumed).
-    const double draftStep = m_draftStepMs > 0.0 ? m_draftStepMs : 0.25 * t0;
-    for (int k = 0; k <= 64; ++k) modelCost[k] = cost[k] + (t0 > 0.0 && k > 0 ? draftStep * k / t0 : 0.25 * k);
+    bool costsKnown = false;
+    auto costs = [&] {
+        if (costsKnown) return;
+        costsKnown = true;
+        const double t0 = m_sched->stepTimeMs(running);
+        for (int k = 0; k <= 64; ++k) cost[k] = t0 > 0.0 ? m_sched->stepTimeMs(running + k) / t0 : 1.0 + 0.05 * k;
+        // A draft model's drafts also cost its own steps: one per drafted token (measured;
+        // before the first, a quarter of the model's step is assumed).
+        const double draftStep = m_draftStepMs > 0.0 ? m_draftStepMs : 0.25 * t0;
+        for (int k = 0; k <= 64; ++k) modelCost[k] = cost[k] + (t0 > 0.0 && k > 0 ? draftStep * k / t0 : 0.25 * k);
+    };
     std::vector<DraftJob> jobs;
     std::vector<Choice*> jobChoices;
     for (auto& [id, live] : m_live) {
@@ -84,6 +90,7 @@ void EngineImpl::proposeDrafts() {
             const sched::Request* r = m_sched->request(sid);
             // Never more than could be accepted: max_tokens and the context bound the output.
             const int room = std::min(r->maxTokens - r->numGenerated(), m_summary.contextLength - int(r->tokens.size())) - 1;
+            costs();
             const int k = std::min(room, ch.spec->length(cost, double(running - 1)));
             if (k <= 0) continue;
             std::vector<int32_t> draft = ch.spec->propose(r->tokens, r->promptLength, k, r->stopTokens);
@@ -110,7 +117,6 @@ void EngineImpl::proposeDrafts() {
     }
     if (!st.isOk()) {
         // The draft model failed (its device, its memory): speculation goes on without it.
-        m_draftError = st;
         m_draft.reset();
         return;
     }

@@ -400,20 +400,21 @@ void Scheduler::recordStepTime(int tokens, double ms) {
     }
 }
 
+std::optional<std::pair<double, double>> Scheduler::stepTimeFit() const {
+    if (m_w <= 0.0) return std::nullopt;
+    const double meanN = m_sn / m_w, meanT = m_st / m_w;
+    const double varN = m_snn / m_w - meanN * meanN, cov = m_snt / m_w - meanN * meanT;
+    if (varN <= 1e-6 || cov <= 0.0) return std::nullopt;
+    const double perToken = cov / varN;
+    return std::pair{meanT - perToken * meanN, perToken};
+}
+
 int Scheduler::prefillAllowance(int decoding) const {
     if (m_config.decodeStallFactor <= 0.0f) return m_config.maxBatchedTokens;
     const double f = m_config.decodeStallFactor;
     // Without a model yet (or a degenerate one) assume time proportional to tokens.
     double baseOverPerToken = 0.0;
-    if (m_w > 0.0) {
-        const double meanN = m_sn / m_w, meanT = m_st / m_w;
-        const double varN = m_snn / m_w - meanN * meanN, cov = m_snt / m_w - meanN * meanT;
-        if (varN > 1e-6 && cov > 0.0) {
-            const double perToken = cov / varN;
-            const double base = meanT - perToken * meanN;
-            if (base > 0.0) baseOverPerToken = base / perToken;
-        }
-    }
+    if (const auto fit = stepTimeFit(); fit && fit->first > 0.0) baseOverPerToken = fit->first / fit->second;
     // base + p (d + k) <= f (base + p d)  =>  k <= (f - 1) (d + base / p)
     const double k = (f - 1.0) * (double(decoding) + baseOverPerToken);
     return int(std::clamp(std::floor(k + 1e-6), 16.0, double(m_config.maxBatchedTokens)));
@@ -436,12 +437,8 @@ double Scheduler::stepTimeMs(int tokens) const {
     // Beyond the largest size seen: the fitted time per token if there is one, else a tenth of
     // that step's time per token (extra tokens cost far less than a step's fixed part).
     const double belowMs = m_stepMs[size_t(below)] * m_speed;
-    double perToken = 0.1 * belowMs / double(below);
-    if (m_w > 0.0) {
-        const double meanN = m_sn / m_w, meanT = m_st / m_w;
-        const double varN = m_snn / m_w - meanN * meanN, cov = m_snt / m_w - meanN * meanT;
-        if (varN > 1e-6 && cov > 0.0) perToken = cov / varN;
-    }
+    const auto fit = stepTimeFit();
+    const double perToken = fit ? fit->second : 0.1 * belowMs / double(below);
     return belowMs + perToken * double(tokens - below);
 }
 

@@ -169,6 +169,9 @@ private:
     void releaseState(Request& r);
     void releaseDraftStates(const ScheduledSeq& s);
     kv::BlockHash blockHash(Request& r, int block);
+    // The least-squares fit of step time against tokens: (base, perToken) ms; nullopt without
+    // enough spread in step sizes or with time not growing with tokens.
+    std::optional<std::pair<double, double>> stepTimeFit() const;
 
     SchedulerConfig m_config;
     kv::KvCacheManager& m_cache;
