@@ -58,7 +58,7 @@ Status parseSpecTypes(std::string_view list, SpeculationConfig& config) {
         else if (name == "none" || name.empty()) {
         } else if (name == "mtp")
             return unsupported("speculative decoding with '" + std::string(name) +
-                               "' is not available yet (use ngram, or a request's prediction)");
+                               "' is not available yet (use ngram, draft, or a request's prediction)");
         else
             return invalidArgument("unknown speculation type '" + std::string(name) + "' (ngram, draft or none)");
         from = comma + 1;
