@@ -5,7 +5,10 @@
 // IQ1_S and TQ1_0 on decode-shaped (one token) products.
 // The "levels" mode times the repacked kernels of each level this CPU runs (avx2, avxvnni, avx512)
 // on every repacked type, one thread, at 1 and 64 tokens, in GMAC/s (levels alternating).
-// Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part | decode | levels]
+// The "rows" mode times decode-sized batches (1-8 tokens, as a step verifying drafts) through
+// matrices of llama-1B's ffn_up shape that together exceed the caches, 2 threads, at each level,
+// as the time per token-count relative to one token (levels and counts alternating).
+// Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part | decode | levels | rows]
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ref_ops.h"
 #include "backend/cpu/repack.h"
@@ -249,6 +252,69 @@ int levelsCompare(double budget) {
     return 0;
 }
 
+// See the file comment: how much a step of n tokens costs against one of 1, per level.
+int rowsCompare(double budget) {
+    std::vector<Isa> levels;
+    for (Isa isa : {Isa::Avx2, Isa::AvxVnni, Isa::Avx512})
+        if (canRepack(Type::Q4_0, isa)) levels.push_back(isa);
+    if (levels.empty()) {
+        std::printf("rows: this CPU has no AVX2, no repacked kernels\n");
+        return 0;
+    }
+    const int64_t rows = 8192, cols = 2048;
+    const int64_t counts[] = {1, 4, 5, 6, 8, 16};
+    std::mt19937 rng(5);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> wf(size_t(rows * cols)), x(size_t(32 * cols)), y(size_t(32 * rows));
+    for (auto& v : wf) v = dist(rng) * 0.02f;
+    for (auto& v : x) v = dist(rng);
+    ThreadPool pool(2);
+    std::printf("decode-sized batches, %lldx%lld matrices cycled past the caches, 2 threads: us per matrix "
+                "(ratio to n=1), medians of 5 alternating samples\n",
+                (long long)rows, (long long)cols);
+    const char* only = std::getenv("HEARTH_BENCH_TYPES"); // e.g. "Q4_0,Q6_K": only these
+    for (Type t : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::IQ4_NL, Type::MXFP4, Type::Q4_K, Type::Q5_K, Type::Q6_K,
+                   Type::IQ4_XS}) {
+        const std::string name(quant::typeName(t));
+        if (only && ("," + std::string(only) + ",").find("," + name + ",") == std::string::npos) continue;
+        const uint64_t rb = *quant::rowBytes(t, uint64_t(cols));
+        std::vector<uint8_t> data(size_t(rb * uint64_t(rows)));
+        if (!quant::typeInfo(t)->canQuantize) {
+            for (auto& b : data) b = uint8_t(rng());
+            for (uint64_t b = 0; b < data.size(); b += quant::typeInfo(t)->blockBytes) data[b] = 120; // small E8M0
+        } else if (!quant::quantizeRows(t, wf.data(), data.data(), rows, cols, 2).isOk()) {
+            return 1;
+        }
+        const ref::Matrix w{data.data(), t, cols, rows, rb};
+        // Enough copies that one pass reads ~160 MB, so every call streams its weights from memory.
+        const int copies = int(std::max<uint64_t>(2, 160'000'000 / data.size()));
+        std::vector<PackedMatrix> packed;
+        for (int c = 0; c < copies; ++c) {
+            auto p = PackedMatrix::pack(w);
+            if (!p.isOk()) return 1;
+            packed.push_back(std::move(*p));
+        }
+        int next = 0;
+        for (Isa isa : levels) {
+            std::vector<std::vector<double>> samples(std::size(counts));
+            for (int rep = 0; rep < 5; ++rep)
+                for (size_t i = 0; i < std::size(counts); ++i)
+                    samples[i].push_back(bestTime([&] {
+                        (void)matMul(w, &packed[size_t(next)], x.data(), counts[i], y.data(), &pool, isa);
+                        next = (next + 1) % copies;
+                    }, budget / 5));
+            std::printf("%-6s %-7s", std::string(quant::typeName(t)).c_str(), isaName(isa));
+            const double one = median(samples[0]);
+            for (size_t i = 0; i < std::size(counts); ++i)
+                std::printf("  n=%lld %6.0f (%.2f)", (long long)counts[i], median(samples[i]) * 1e6,
+                            median(samples[i]) / one);
+            std::printf("\n");
+            std::fflush(stdout);
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -257,6 +323,7 @@ int main(int argc, char** argv) {
     if (argc > 2 && std::strcmp(argv[2], "ab") == 0) return abRepacked(budget);
     if (argc > 2 && std::strcmp(argv[2], "decode") == 0) return decodeCompare(budget);
     if (argc > 2 && std::strcmp(argv[2], "levels") == 0) return levelsCompare(budget);
+    if (argc > 2 && std::strcmp(argv[2], "rows") == 0) return rowsCompare(budget);
     std::printf("bench_matmul: %lldx%lld weights, detected ISA %s\n", (long long)rows,
                 (long long)cols, isaName(detectIsa()));
     std::mt19937 rng(42);

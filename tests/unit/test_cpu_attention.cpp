@@ -128,6 +128,9 @@ private Q_SLOTS:
             row("decode bs16 D48 gqa3", 16, 48, 2, 3, 33, 1);
             row("chunk bs16 D80 gqa2", 16, 80, 2, 2, 70, 3);
             row("prefill bs16 D96 gqa1", 16, 96, 1, 1, 40, 23);
+            // Head sizes that are whole 8-lane vectors but not 16-lane ones (stories260K's D = 8).
+            row("chunk bs16 D8 mha", 16, 8, 8, 1, 120, 9);
+            row("decode bs16 D24 gqa2", 16, 24, 4, 2, 45, 1);
             // Sliding windows (inside a block, across blocks, wider than the history) and soft-capped
             // scores, on the multi-state fold and on the plain one (block size 5).
             row("decode bs16 D64 gqa4 window 20", 16, 64, 2, 4, 77, 1, 20);

@@ -58,8 +58,46 @@ HEARTH_ISA_DISPATCH(void, foldBlock,
 constexpr int64_t kFastBlock = 16; // the block size of the multi-state fold
 constexpr int kStates = 4;         // query states folded together (a GQA group of 4 heads)
 
+// acc[i][d] = acc[i][d] * correction[i] + sum over o < maxLim of w[i][o] * v[o][d] for NQ states, on
+// vectors V (D a multiple of its lanes): two vectors of columns a pass (each weight loaded once
+// for both; 2·NQ accumulators, half the registers at every level), then one.
+template <int NQ, typename V>
+__attribute__((always_inline)) inline void foldValues(const float* v, int64_t D, int64_t maxLim,
+                                                      const float (*w)[kFastBlock], const float* correction,
+                                                      float* const* acc) {
+    constexpr int L = Lanes<V>::n;
+    int64_t d0 = 0;
+    for (; d0 + 2 * L <= D; d0 += 2 * L) {
+        V a[NQ], b[NQ];
+        for (int i = 0; i < NQ; ++i) {
+            a[i] = loadV<V>(acc[i] + d0) * correction[i];
+            b[i] = loadV<V>(acc[i] + d0 + L) * correction[i];
+        }
+        for (int64_t o = 0; o < maxLim; ++o) {
+            const V va = loadV<V>(v + o * D + d0), vb = loadV<V>(v + o * D + d0 + L);
+            for (int i = 0; i < NQ; ++i) {
+                a[i] += w[i][o] * va;
+                b[i] += w[i][o] * vb;
+            }
+        }
+        for (int i = 0; i < NQ; ++i) {
+            storeV(acc[i] + d0, a[i]);
+            storeV(acc[i] + d0 + L, b[i]);
+        }
+    }
+    for (; d0 < D; d0 += L) {
+        V a[NQ];
+        for (int i = 0; i < NQ; ++i) a[i] = loadV<V>(acc[i] + d0) * correction[i];
+        for (int64_t o = 0; o < maxLim; ++o) {
+            const V va = loadV<V>(v + o * D + d0);
+            for (int i = 0; i < NQ; ++i) a[i] += w[i][o] * va;
+        }
+        for (int i = 0; i < NQ; ++i) storeV(acc[i] + d0, a[i]);
+    }
+}
+
 // foldBlock for NQ (token, head) states at once over a block of kFastBlock positions, with D a
-// multiple of 16, on vectors V of the level's width: the states' scores and accumulators stay in
+// multiple of 8, on vectors V of the level's width: the states' scores and accumulators stay in
 // registers and their dependency chains interleave, and the exponentials are vector operations. State i folds positions [from[i], lim[i]); with cap > 0 its
 // scores are soft-capped first. The weights' sum is a fixed tree over the 16 positions and every
 // other sum runs in the written order, so each state's result is the same whatever the level and
@@ -110,37 +148,11 @@ __attribute__((always_inline)) inline void foldStates(const float* const* q, con
         *l[i] = *l[i] * correction[i] + sum;
         maxLim = std::max(maxLim, lim[i]);
     }
-    // acc[i][d] = acc[i][d] * correction[i] + sum over o of w[i][o] * v[o][d], two vectors of
-    // columns a pass (each weight loaded once for both; 2·NQ accumulators, half the registers
-    // at every level), then one.
-    int64_t d0 = 0;
-    for (; d0 + 2 * L <= D; d0 += 2 * L) {
-        V a[NQ], b[NQ];
-        for (int i = 0; i < NQ; ++i) {
-            a[i] = loadV<V>(acc[i] + d0) * correction[i];
-            b[i] = loadV<V>(acc[i] + d0 + L) * correction[i];
-        }
-        for (int64_t o = 0; o < maxLim; ++o) {
-            const V va = loadV<V>(v + o * D + d0), vb = loadV<V>(v + o * D + d0 + L);
-            for (int i = 0; i < NQ; ++i) {
-                a[i] += w[i][o] * va;
-                b[i] += w[i][o] * vb;
-            }
-        }
-        for (int i = 0; i < NQ; ++i) {
-            storeV(acc[i] + d0, a[i]);
-            storeV(acc[i] + d0 + L, b[i]);
-        }
-    }
-    for (; d0 < D; d0 += L) {
-        V a[NQ];
-        for (int i = 0; i < NQ; ++i) a[i] = loadV<V>(acc[i] + d0) * correction[i];
-        for (int64_t o = 0; o < maxLim; ++o) {
-            const V va = loadV<V>(v + o * D + d0);
-            for (int i = 0; i < NQ; ++i) a[i] += w[i][o] * va;
-        }
-        for (int i = 0; i < NQ; ++i) storeV(acc[i] + d0, a[i]);
-    }
+    // A head size that is not a whole number of the level's vectors (D = 8 at AVX-512) takes
+    // vectors of 8 lanes for the values; lanes are independent, so the sums are the same.
+    if constexpr (L > 8)
+        if (D % L != 0) return foldValues<NQ, F8>(v, D, maxLim, w, correction, acc);
+    foldValues<NQ, V>(v, D, maxLim, w, correction, acc);
 }
 
 #define HEARTH_FOLD_STATES(name, nq)                                                                                \
@@ -205,7 +217,7 @@ Status pagedAttention(const PagedAttentionCall& c) {
     // F32/F16 stores hold each head's block as K [D][B] and V [B][D]: read whole, no transposing.
     const bool headMajor = kv.headMajor();
     if (headMajor && kv.headDim() != D) return invalidArgument("pagedAttention: head size differs from the K/V store's");
-    const bool fast = B == kFastBlock && D % 16 == 0;
+    const bool fast = B == kFastBlock && D % 8 == 0;
     for (int64_t b = firstBlock; b < nBlocks; ++b) {
         const int64_t p0 = b * B;
         const int64_t count = std::min(B, maxPos + 1 - p0);

@@ -351,7 +351,7 @@ kernels::PackedJob packedJob(const PackedMatrix& packed, float* y, Isa isa) {
 void runPacked(const kernels::PackedJob& given, int64_t groups, int64_t n, ThreadPool* pool) {
     const int parts = pool ? pool->size() : 1;
     kernels::PackedJob job = given;
-    if (job.type == Type::IQ4_XS && job.run == &kernels::packedGroupsAvx2 && n >= 4 && parts > 1) {
+    if (job.type == Type::IQ4_XS && job.run == &kernels::packedGroupsAvx2 && n >= kIQ4XSWideFrom && parts > 1) {
         // The AVX2 IQ4_XS tiles read 16-bit activations: widened once here, not per chunk.
         thread_local std::vector<int16_t> wide;
         const int64_t tiles = (n + 7) / 8;
@@ -417,7 +417,7 @@ constexpr size_t kMaxShared = 4;
 // Whether matMulShared runs `outs` as one job (given x and the outputs): at decode, with more
 // than one thread, for repacked copies (matching their matrices) of one type and width.
 bool oneSharedJob(std::span<const SharedMatMul> outs, int64_t n, const ThreadPool* pool) {
-    if (!pool || pool->size() <= 1 || n < 1 || n > 4 || outs.size() < 2 || outs.size() > kMaxShared)
+    if (!pool || pool->size() <= 1 || n < 1 || n > kDecodeTokens || outs.size() < 2 || outs.size() > kMaxShared)
         return false;
     const Isa isa = activeIsaLevel();
     for (const SharedMatMul& o : outs) {
@@ -481,7 +481,7 @@ Status matMulShared(std::span<const SharedMatMul> outs, const float* x, int64_t 
         }, groupGrain(total, pool->size()));
         return Status::ok();
     }
-    if (x && outputs && n > 4 && sameActivations(outs)) {
+    if (x && outputs && n > kDecodeTokens && sameActivations(outs)) {
         // Past decode each matrix runs as its own job, but x is quantized once for all of them.
         uint64_t actRowBytes = 0;
         const uint8_t* acts = kernels::quantizeActivations(actKindOf(outs[0].w->type), x, n,
@@ -616,7 +616,7 @@ ChunkStart chunkOf(std::span<const Item> next, const ThreadPool* pool, int who) 
 }
 
 ChunkStart firstChunk(std::span<const SharedMatMul> next, int64_t n, const ThreadPool* pool, int who) {
-    if (!pool || pool->size() <= 1 || n < 1 || n > 4 || next.empty()) return {};
+    if (!pool || pool->size() <= 1 || n < 1 || n > kDecodeTokens || next.empty()) return {};
     // Separate jobs unless matMulShared makes them one: then the first matrix's job comes first.
     if (next.size() > 1 && !oneSharedJob(next, n, pool)) next = next.first(1);
     return chunkOf(next, pool, who);
@@ -626,7 +626,7 @@ ChunkStart firstChunk(std::span<const SharedMatMul> next, int64_t n, const Threa
 ChunkStart firstExpertChunk(std::span<const ExpertMatMul> next, const ThreadPool* pool, int who) {
     if (!pool || pool->size() <= 1 || next.empty()) return {};
     for (const ExpertMatMul& j : next)
-        if (j.n < 1 || j.n > 4) return {};
+        if (j.n < 1 || j.n > kDecodeTokens) return {};
     return chunkOf(next, pool, who);
 }
 

@@ -67,6 +67,15 @@ inline constexpr uint64_t kQ4KBlockBytes = 2368;
 inline constexpr uint64_t kQ5KBlockBytes = 2880;
 inline constexpr uint64_t kQ6KBlockBytes = 3360;
 inline constexpr uint64_t kIQ4XSBlockBytes = 2240;
+// From this many tokens the AVX2 (no VNNI) IQ4_XS kernels take the 16-bit "wide" form
+// (repack_avx2_kernels.h), below it the tiles: bench_matmul rows, 2 threads, Zen 5, the tiles
+// took 0.55-0.65x the wide form's time at 4-6 tokens, 0.9x at 8, and the two met at 12-16.
+inline constexpr int64_t kIQ4XSWideFrom = 16;
+// A decode step's size: one token per stream, or one and its drafts. Up to this many tokens the
+// products sharing an input run as one parallel job and the next job's weights are prefetched
+// (matMulShared, matMulExperts, the prefetch functions below). 8 against 4: steps of 5 tokens
+// (4 drafts) 1-2% faster at avx2 and 1-6% at avx512 (1B Q4_0, 2 threads, A B A B).
+inline constexpr int64_t kDecodeTokens = 8;
 
 class PackedMatrix {
 public:
@@ -117,7 +126,7 @@ struct SharedMatMul {
     float* y = nullptr;
 };
 
-// matMul for matrices that multiply the same x (q, k and v; gate and up). At decode (n <= 4),
+// matMul for matrices that multiply the same x (q, k and v; gate and up). At decode (n <= kDecodeTokens),
 // with repacked copies of one type and width, in one parallel job over all their row groups
 // after one activation quantization; past decode, with repacked copies of one width and
 // activation format, matMul's job for each after one quantization; otherwise matMul for each.
@@ -132,11 +141,11 @@ struct ExpertMatMul {
     int64_t n = 0;
     float* y = nullptr;
 };
-// matMul for each job. At decode (every job n <= 4, repacked copies of one type and width, a
+// matMul for each job. At decode (every job n <= kDecodeTokens, repacked copies of one type and width, a
 // pool of two or more threads) as one parallel job over all their row groups, after quantizing
 // each distinct x once. Same results as matMul.
 Status matMulExperts(std::span<const ExpertMatMul> jobs, ThreadPool* pool);
-// Decode's weight prefetching around its jobs (n <= 4 tokens, a pool of two or more threads,
+// Decode's weight prefetching around its jobs (n <= kDecodeTokens tokens, a pool of two or more threads,
 // repacked copies; otherwise they do nothing). `next` is the job after: one matrix, or
 // matMulShared's, whose groups run through its matrices end to end. ThreadPool's guided split
 // hands the caller the first 1/(2·threads) of the groups and the first worker the next share;
@@ -147,7 +156,7 @@ Status matMulExperts(std::span<const ExpertMatMul> jobs, ThreadPool* pool);
 //   and it waits for the worker, prefetches its own chunk.
 void prefetchWorkerChunk(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool);
 void prefetchCallerChunk(std::span<const SharedMatMul> next, int64_t n, ThreadPool* pool);
-// The same when the next job is matMulExperts' (a decode step's chosen experts, every job n <= 4).
+// The same when the next job is matMulExperts' (a decode step's chosen experts, every job n <= kDecodeTokens).
 void prefetchWorkerChunk(std::span<const ExpertMatMul> next, ThreadPool* pool);
 void prefetchCallerChunk(std::span<const ExpertMatMul> next, ThreadPool* pool);
 

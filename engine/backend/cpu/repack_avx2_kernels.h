@@ -215,8 +215,12 @@ template <int NT, Legacy T> void tile(const PackedJob& job, int64_t g, int half,
     storeHalf<NT>(job, g, half, j0, acc);
 }
 
+// Tokens per tile: 5 where the registers hold them (bench_matmul rows, 2 threads, Zen 5 at the
+// avx2 and avxvnni levels: 5 tokens as one tile took 0.7-0.9x the time of 4 + 1 for Q4_0, Q8_0,
+// Q4_K, Q6_K, MXFP4 and IQ4_XS, and no longer at 8 or 16; 64 tokens in cache, one thread, were
+// as fast or faster); Q5_0, and IQ4_NL without VNNI, spill or gain nothing at 5.
 template <Legacy T> struct LegacyTile {
-    static constexpr int kTokens = 4;
+    static constexpr int kTokens = T == Legacy::Q5_0 || (T == Legacy::IQ4_NL && !kVnni) ? 4 : 5;
     template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tile<NT, T>(j, g, half, t); }
 };
 
@@ -328,7 +332,7 @@ template <int NT, bool kQ5> void tileQ4K(const PackedJob& job, int64_t g, int ha
 }
 
 template <bool kQ5> struct Q4KTile {
-    static constexpr int kTokens = kQ5 && !kVnni ? 3 : 4;
+    static constexpr int kTokens = kQ5 ? (kVnni ? 4 : 3) : 5;
     template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileQ4K<NT, kQ5>(j, g, half, t); }
 };
 
@@ -411,11 +415,11 @@ template <int NT> void tileIQ4XS(const PackedJob& job, int64_t g, int half, int6
 }
 
 struct IQ4XSTile {
-    static constexpr int kTokens = kVnni ? 5 : 4;
+    static constexpr int kTokens = 5;
     template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileIQ4XS<NT>(j, g, half, t); }
 };
 
-// Without VNNI, prompts (4 tokens or more) take IQ4_XS another way: a half-group's levels times
+// Without VNNI, prompts (kIQ4XSWideFrom tokens or more) take IQ4_XS another way: a half-group's levels times
 // their sub-block scales as 16-bit integers (|level · scale| <= 127 · 32), written once per panel
 // of tokens into a buffer, against the activations widened to 16 bits, so that 32 products of a
 // token are two vpmaddwd and two adds (the signed form above needs vpsignb, vpmaddubsw and
@@ -674,7 +678,7 @@ template <int NT> void tileQ6K(const PackedJob& job, int64_t g, int half, int64_
 }
 
 struct Q6KTile {
-    static constexpr int kTokens = 4;
+    static constexpr int kTokens = kVnni ? 4 : 5; // with VNNI, 5 took prompts (64 tokens) 8% longer
     template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileQ6K<NT>(j, g, half, t); }
 };
 
@@ -698,7 +702,9 @@ template <class Tile> void tiles(const PackedJob& job, int64_t g0, int64_t g1, i
                 case 4:
                     if constexpr (kNT > 4) Tile::template run<4>(*jb, g, half, j);
                     break;
-                case 3: Tile::template run<3>(*jb, g, half, j); break;
+                case 3:
+                    if constexpr (kNT > 3) Tile::template run<3>(*jb, g, half, j);
+                    break;
                 case 2: Tile::template run<2>(*jb, g, half, j); break;
                 case 1: Tile::template run<1>(*jb, g, half, j); break;
                 default: break;
@@ -720,7 +726,7 @@ void packedGroups256(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, i
     case quant::Type::Q6_K: return tiles<Q6KTile>(job, g0, g1, j0, j1);
     case quant::Type::IQ4_XS:
         if constexpr (!kVnni)
-            if (j1 - j0 >= 4) return tilesIQ4XSWide(job, g0, g1, j0, j1);
+            if (j1 - j0 >= kIQ4XSWideFrom) return tilesIQ4XSWide(job, g0, g1, j0, j1);
         return tiles<IQ4XSTile>(job, g0, g1, j0, j1);
     default: return tiles<LegacyTile<Legacy::Q4_0>>(job, g0, g1, j0, j1);
     }
