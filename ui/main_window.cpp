@@ -16,6 +16,7 @@
 #include "welcome_view.h"
 
 #include "services/download_manager.h"
+#include "services/draft_finder.h"
 #include "services/engine_host.h"
 #include "services/hub_client.h"
 #include "services/load_fallback.h"
@@ -67,6 +68,7 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_store->open(QDir(dataDir).filePath(QStringLiteral("conversations.sqlite")));
     m_engine = new app::EngineHost(this);
     m_library = new app::ModelLibrary(m_settings->modelsFolder(), this);
+    m_drafts = new app::DraftModelFinder(this);
     m_hub = new app::HubClient(nullptr, this);
     m_hub->setBaseUrl(m_settings->hubBaseUrl());
     m_hub->setAccessToken(m_settings->accessToken());
@@ -110,6 +112,17 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_chat->setSystemPrompt(m_settings->defaultSystemPrompt());
     m_chat->setSampling(m_settingsView->sampling());
     connect(m_settingsView, &SettingsView::samplingChanged, m_chat, &ChatView::setSampling);
+    // Drafts for the settings page's model, checked again when the library changes.
+    auto findDrafts = [this](const QString& model) {
+        if (model.isEmpty()) return;
+        QStringList files;
+        for (const app::ModelEntry& e : m_library->models()) files << e.path;
+        m_drafts->find(model, files);
+    };
+    connect(m_settingsView, &SettingsView::draftCandidatesWanted, this, findDrafts);
+    connect(m_library, &app::ModelLibrary::modelsChanged, this,
+            [this, findDrafts] { findDrafts(m_settingsView->modelPath()); });
+    connect(m_drafts, &app::DraftModelFinder::found, m_settingsView, &SettingsView::setDraftModels);
 
     connect(m_picker, &ModelPicker::loadRequested, this, &MainWindow::loadModel);
     connect(m_picker, &ModelPicker::unloadRequested, m_engine, &app::EngineHost::unloadModel);
@@ -277,11 +290,13 @@ void MainWindow::connectEngine() {
                                    .arg(m.contextLength)
                                    .arg(m.kvType, QLocale().formattedDataSize(qint64(m.kvBytes)),
                                         m.gpuLayers > 0 ? tr("%1/%2 layers on %3").arg(m.gpuLayers).arg(m.layers).arg(m.device)
-                                                        : tr("CPU")));
+                                                        : tr("CPU"))
+                               + (m.draftModel.isEmpty() ? QString() : tr(" · draft %1").arg(m.draftModel)));
         notifyInfo(tr("Loaded %1 in %2 s%3").arg(m.name.isEmpty() ? QFileInfo(m.path).fileName() : m.name)
                        .arg(m.loadSeconds, 0, 'f', 1)
                        .arg(m.builtinChatTemplate ? tr(" (no chat template in the file: using ChatML)") : QString()));
         if (!m.fallbackReason.isEmpty()) notifyWarning(m.fallbackReason);
+        if (!m.draftNote.isEmpty()) notifyWarning(tr("Loaded without the draft model: %1").arg(m.draftNote));
     });
     connect(m_engine, &app::EngineHost::loadFailed, this,
             [this](const QString& message) { notifyError(tr("Could not load the model: %1").arg(message)); });
@@ -364,7 +379,8 @@ void MainWindow::inspectModel(const QString& path) {
 
 void MainWindow::loadModel(const QString& path) {
     m_settingsView->setModelPath(path);
-    const app::LoadSettings settings = m_settings->loadSettings();
+    app::LoadSettings settings = m_settings->loadSettings();
+    settings.draftModel = m_settings->draftModelFor(path);
     // Say before loading when the chosen device will not run it all (the engine says so after too).
     if (settings.device != QStringLiteral("cpu"))
         if (const QString why = app::fallbackReasonFor(settings, app::listDevicesOnce(), path); !why.isEmpty())

@@ -19,6 +19,7 @@ namespace hearth::app {
 class DownloadManager;
 class EngineHost;
 class HubClient;
+class DraftModelFinder;
 class ModelLibrary;
 class ProviderStore;
 class RemoteClient;
@@ -113,6 +114,7 @@ private:
     app::Store* m_store = nullptr;
     app::EngineHost* m_engine = nullptr;
     app::ModelLibrary* m_library = nullptr;
+    app::DraftModelFinder* m_drafts = nullptr; // which library files can draft for a model
     app::HubClient* m_hub = nullptr;
     app::DownloadManager* m_downloads = nullptr;
     QTabWidget* m_pages = nullptr;

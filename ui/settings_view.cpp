@@ -17,6 +17,7 @@
 #include <QComboBox>
 #include <QPointer>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLabel>
@@ -72,6 +73,11 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
                                  "checks several in one step. Replies are the same; Hearth drafts only as far "
                                  "as it measures a gain"));
     m_speculation->setChecked(ls.speculation);
+    m_draftModel = new QComboBox(loadBox);
+    m_draftModel->setObjectName(QStringLiteral("draftModel"));
+    m_draftModel->addItem(tr("None"), QString());
+    m_draftModel->setEnabled(false);
+    m_draftModel->setToolTip(tr("Choose a model to see which library files can draft for it."));
     m_device = new QComboBox(loadBox);
     m_device->addItem(tr("CPU"), QStringLiteral("cpu"));
     m_device->setToolTip(tr("Where the model's layers run; looking for GPUs…"));
@@ -104,6 +110,7 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     form->addRow(tr("Batch size"), m_batch);
     form->addRow(tr("Memory map"), m_mmap);
     form->addRow(tr("Speculation"), m_speculation);
+    form->addRow(tr("Draft model"), m_draftModel);
     m_estimate = new QLabel(loadBox);
     m_estimate->setTextFormat(Qt::RichText);
     m_estimate->setWordWrap(true);
@@ -194,6 +201,9 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     connect(m_parallel, &QSpinBox::valueChanged, this, changedLoad);
     connect(m_mmap, &QCheckBox::toggled, this, changedLoad);
     connect(m_speculation, &QCheckBox::toggled, this, changedLoad);
+    connect(m_draftModel, &QComboBox::activated, this, [this] {
+        m_settings->setDraftModelFor(m_modelPath, m_draftModel->currentData().toString());
+    });
     connect(m_batch, &QSpinBox::valueChanged, this, changedLoad);
     connect(m_device, &QComboBox::currentIndexChanged, this, changedLoad);
     connect(m_gpuAuto, &QCheckBox::toggled, this, changedLoad);
@@ -216,10 +226,7 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
         m_settings->setTheme(theme);
         Q_EMIT themeChanged(theme);
     });
-    connect(m_engine, &app::EngineHost::loaded, this, [this](const app::LoadedModel& m) {
-        m_modelPath = m.path;
-        updateEstimate();
-    });
+    connect(m_engine, &app::EngineHost::loaded, this, [this](const app::LoadedModel& m) { modelChanged(m.path); });
     // GPU drivers can take a while to answer: look for devices off the GUI thread.
     m_pendingDevice = ls.device;
     QPointer<SettingsView> self(this);
@@ -326,9 +333,39 @@ void SettingsView::updateKvChoices() {
     }
 }
 
-void SettingsView::setModelPath(const QString& path) {
+void SettingsView::setModelPath(const QString& path) { modelChanged(path); }
+
+void SettingsView::modelChanged(const QString& path) {
+    const bool other = path != m_modelPath;
     m_modelPath = path;
     updateEstimate();
+    if (!other) return;
+    const QSignalBlocker block(m_draftModel);
+    m_draftModel->clear();
+    m_draftModel->addItem(tr("None"), QString());
+    m_draftModel->setEnabled(false);
+    if (path.isEmpty()) return;
+    m_draftModel->setToolTip(tr("Looking for library files that can draft for this model…"));
+    Q_EMIT draftCandidatesWanted(path);
+}
+
+// Drafts are checked off the GUI thread (DraftModelFinder); a late answer for another model is
+// ignored. The model's saved choice is selected when it is among them; otherwise "None" shows,
+// and the saved choice is kept until the user picks another.
+void SettingsView::setDraftModels(const QString& model, const QStringList& drafts) {
+    if (model != m_modelPath) return;
+    const QSignalBlocker block(m_draftModel);
+    m_draftModel->clear();
+    m_draftModel->addItem(tr("None"), QString());
+    for (const QString& d : drafts) m_draftModel->addItem(QFileInfo(d).fileName(), d);
+    const int saved = m_draftModel->findData(m_settings->draftModelFor(model));
+    m_draftModel->setCurrentIndex(std::max(0, saved));
+    m_draftModel->setEnabled(!drafts.isEmpty());
+    m_draftModel->setToolTip(drafts.isEmpty()
+                                 ? tr("No file in the library can draft for this model: a draft model needs the same "
+                                      "vocabulary and a smaller file")
+                                 : tr("A smaller model of the same vocabulary proposes tokens that this model checks "
+                                      "several at a time; replies are the same. Applies from the next load."));
 }
 
 QString SettingsView::estimateText() const { return m_estimate->text(); }

@@ -1,5 +1,5 @@
 // The settings page: how models load (device, GPU layers, context, KV cache type, threads,
-// parallel sequences) with a live, itemised memory estimate for the chosen model (the shared
+// parallel sequences, speculation and a draft model per model) with a live, itemised memory estimate for the chosen model (the shared
 // planMemory of services/memory_estimate.h), a warning before a load that would fall back to the
 // CPU, the sampling of chats, the idle unload timer and the theme, all saved in Settings.
 #pragma once
@@ -31,6 +31,7 @@ public:
 
     // The model whose memory the estimate describes.
     void setModelPath(const QString& path);
+    QString modelPath() const { return m_modelPath; }
     app::Sampling sampling() const;
     QString estimateText() const;
     // The devices offered in the picker (found in the background at start; tests set them).
@@ -48,6 +49,9 @@ public:
     // "Will run on the CPU because ..." when the chosen combination falls back; empty otherwise.
     QString fallbackWarning() const;
     const DeviceList& devices() const { return m_devices; }
+    // The files that can draft for `model` (a DraftModelFinder's answer to draftCandidatesWanted),
+    // offered in the draft-model picker while `model` is the page's model.
+    void setDraftModels(const QString& model, const QStringList& drafts);
 
 Q_SIGNALS:
     void samplingChanged(const app::Sampling& sampling);
@@ -55,6 +59,8 @@ Q_SIGNALS:
     void idleUnloadMinutesChanged(int minutes);    // 0: never
     // The devices found by the background probe (or set by setDevices), e.g. for ModelsView::setDevices.
     void devicesChanged(const hearth::DeviceList& devices);
+    // The page's model changed: which library files can draft for it (answer: setDraftModels).
+    void draftCandidatesWanted(const QString& model);
 
 private:
     void save();
@@ -62,6 +68,7 @@ private:
     void updateKvChoices();
     void updateEstimate();
     void updateGpuControls();
+    void modelChanged(const QString& path);
     const DeviceDescription* currentDevice() const;
 
     app::Settings* m_settings;
@@ -81,6 +88,7 @@ private:
     bool m_modelHasExperts = false;
     QCheckBox* m_mmap = nullptr;
     QCheckBox* m_speculation = nullptr;
+    QComboBox* m_draftModel = nullptr; // "none", then the files that can draft for m_modelPath
     QSpinBox* m_batch = nullptr;
     int m_modelLayers = 0;
     int m_effectiveGpuLayers = 0;

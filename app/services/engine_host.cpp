@@ -154,6 +154,14 @@ public:
         config.useMmap = settings.useMmap;
         config.maxBatchedTokens = std::max(16, settings.batchSize);
         config.speculation.ngram = settings.speculation;
+        QString draftNote;
+        if (!settings.draftModel.isEmpty()) {
+            // Checked from the files' metadata first: a draft that cannot serve this model is left
+            // out (and said), the model loads without it.
+            const Status st = checkDraftModel(config.modelPath, settings.draftModel.toStdString(), settings.contextLength);
+            if (st.isOk()) config.speculation.draftModel = settings.draftModel.toStdString();
+            else draftNote = QString::fromStdString(st.message());
+        }
         Result<KvType> kv = kvTypeFromName(settings.kvType.toStdString());
         if (!kv) {
             const QString message = QStringLiteral("unknown KV cache type '%1'").arg(settings.kvType);
@@ -187,6 +195,12 @@ public:
             config.device = "cpu";
             engine = Engine::create(config);
         }
+        if (!engine && !config.speculation.draftModel.empty()) {
+            draftNote = QString::fromStdString(engine.status().message());
+            spdlog::warn("engine host: loading without the draft model: {}", draftNote.toStdString());
+            config.speculation.draftModel.clear();
+            engine = Engine::create(config);
+        }
         if (!engine) {
             const QString message = QString::fromStdString(engine.status().toString());
             spdlog::warn("engine host: loading {} failed: {}", config.modelPath, message.toStdString());
@@ -201,6 +215,9 @@ public:
         model.gpuLayers = m_engine->model().gpuLayers;
         model.cpuMoeLayers = m_engine->model().cpuMoeLayers;
         model.fallbackReason = fallbackReason;
+        model.draftModel = QString::fromStdString(m_engine->model().draftModel);
+        model.draftNote = draftNote;
+        if (!draftNote.isEmpty()) spdlog::warn("engine host: no draft model: {}", draftNote.toStdString());
         spdlog::info("engine host: loaded {} ({} layers, context {}) in {:.2f} s",
                      config.modelPath, model.layers, model.contextLength, model.loadSeconds);
         std::shared_ptr<Engine> shared = m_engine;

@@ -29,6 +29,10 @@ struct LoadSettings {
     // Speculative decoding from each reply's own text (n-grams): drafts verified in one step,
     // only as far as it pays (the engine measures); the replies are the same either way.
     bool speculation = true;
+    // A draft model for this load ("" = none): per model (Settings::draftModelFor), filled in by
+    // whoever loads, not saved with the settings above. One that cannot draft for the model is
+    // left out of the load, with the reason in LoadedModel::draftNote.
+    QString draftModel;
 
     bool operator==(const LoadSettings&) const = default;
 };
@@ -50,6 +54,8 @@ struct LoadedModel {
     int gpuLayers = 0;                      // layers on that device; the rest run on the CPU
     int cpuMoeLayers = 0;                   // of those, the first N whose experts run on the CPU
     QString fallbackReason;                 // why it runs on the CPU when another device was asked for
+    QString draftModel;                     // the draft model's file name, when one drafts
+    QString draftNote;                      // why the chosen draft model does not
 };
 
 // Sampling and length limits of one generation.

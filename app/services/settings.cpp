@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QSettings>
+#include <QUrl>
 
 
 #include <algorithm>
@@ -219,5 +220,24 @@ void Settings::setWelcomeDone(bool done) { setValue(kWelcomeDone, done); }
 
 QString Settings::lastModelPath() const { return m_settings->value(kLastModel).toString(); }
 void Settings::setLastModelPath(const QString& path) { setValue(kLastModel, path); }
+
+// Keys under draftModels/ are the model paths percent-encoded (a path's slashes would be groups).
+static QString draftKey(const QString& modelPath) {
+    return QStringLiteral("draftModels/") + QString::fromLatin1(QUrl::toPercentEncoding(modelPath));
+}
+
+QString Settings::draftModelFor(const QString& modelPath) const {
+    return modelPath.isEmpty() ? QString() : m_settings->value(draftKey(modelPath)).toString();
+}
+
+void Settings::setDraftModelFor(const QString& modelPath, const QString& draftPath) {
+    if (modelPath.isEmpty()) return;
+    if (draftPath.isEmpty()) {
+        m_settings->remove(draftKey(modelPath));
+        Q_EMIT changed(draftKey(modelPath));
+        return;
+    }
+    setValue(draftKey(modelPath), draftPath);
+}
 
 } // namespace hearth::app

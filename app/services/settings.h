@@ -83,6 +83,10 @@ public:
     // The model last loaded in the chat (loaded again at start when autoload is on).
     QString lastModelPath() const;
     void setLastModelPath(const QString& path);
+    // The draft model chosen for the model at modelPath ("" = none): kept per model, since a
+    // draft pairs with one vocabulary.
+    QString draftModelFor(const QString& modelPath) const;
+    void setDraftModelFor(const QString& modelPath, const QString& draftPath);
 
     QString lastError() const { return m_lastError; }
     // Writes pending changes to disk now (they are also written on destruction).

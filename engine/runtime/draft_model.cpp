@@ -1,5 +1,8 @@
-// The draft model: vocabulary checks at load, and greedy drafting over its own paged K/V cache.
+// The draft model: its checks (at load, and from metadata alone for checkDraftModel), and greedy
+// drafting over its own paged K/V cache.
 #include "runtime/draft_model.h"
+
+#include "hearth/engine.h"
 
 #include "runtime/memory_budget.h"
 #include "runtime/step_plan.h"
@@ -35,6 +38,20 @@ Status checkVocabulary(const tokenizer::Tokenizer& draft, const tokenizer::Token
     return Status::ok();
 }
 
+// What open() asks of a draft model before loading its weights (see checkDraftModel).
+Status checkDraft(const gguf::File& file, const model::Architecture& arch, const tokenizer::Tokenizer& target,
+                  int32_t contextLength) {
+    const model::ModelDims& dims = arch.dims();
+    if (dims.embeddingsOnly) return invalidArgument("it computes embeddings only");
+    if (dims.stateBytesPerSlot() > 0) return unsupported("hybrid (recurrent) models cannot draft yet");
+    if (dims.maxPositions > 0 && dims.maxPositions < contextLength)
+        return invalidArgument("it has positions for " + std::to_string(dims.maxPositions) +
+                               " tokens, fewer than the context of " + std::to_string(contextLength));
+    Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::fromGguf(file);
+    if (!tok) return tok.status().withContext("its tokenizer");
+    return checkVocabulary(*tok, target);
+}
+
 size_t commonPrefix(std::span<const int32_t> a, std::span<const int32_t> b) {
     const size_t n = std::min(a.size(), b.size());
     size_t i = 0;
@@ -58,15 +75,7 @@ Result<std::unique_ptr<DraftModel>> DraftModel::open(const DraftModelConfig& con
     if (!arch) return fail(arch.status());
     d->m_arch = std::move(*arch);
     const model::ModelDims& dims = d->m_arch->dims();
-    if (dims.embeddingsOnly) return fail(invalidArgument("it computes embeddings only"));
-    if (dims.stateBytesPerSlot() > 0)
-        return fail(unsupported("hybrid (recurrent) models cannot draft yet"));
-    if (dims.maxPositions > 0 && dims.maxPositions < config.contextLength)
-        return fail(invalidArgument("it has positions for " + std::to_string(dims.maxPositions) +
-                                    " tokens, fewer than the context of " + std::to_string(config.contextLength)));
-    Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::fromGguf(*d->m_file);
-    if (!tok) return fail(tok.status().withContext("its tokenizer"));
-    if (Status st = checkVocabulary(*tok, target); !st.isOk()) return fail(st);
+    if (Status st = checkDraft(*d->m_file, *d->m_arch, target, config.contextLength); !st.isOk()) return fail(st);
     d->m_targetVocab = target.vocabSize();
 
     const uint64_t perToken = kvBytesPerToken(dims, config.kvType);
@@ -192,3 +201,22 @@ Status DraftModel::draft(std::vector<DraftJob>& jobs) {
 }
 
 } // namespace hearth::runtime
+
+namespace hearth {
+
+Status checkDraftModel(const std::string& modelPath, const std::string& draftPath, int32_t contextLength) {
+    const std::string name = std::filesystem::path(draftPath).filename().string();
+    Result<gguf::File> target = gguf::File::open(modelPath);
+    if (!target) return target.status().withContext("model " + modelPath);
+    Result<tokenizer::Tokenizer> targetTok = tokenizer::Tokenizer::fromGguf(*target);
+    if (!targetTok) return targetTok.status().withContext("the model's tokenizer");
+    Result<gguf::File> draft = gguf::File::open(draftPath);
+    if (!draft) return draft.status().withContext("draft model " + name);
+    Result<std::unique_ptr<model::Architecture>> arch = model::loadArchitecture(*draft);
+    if (!arch) return arch.status().withContext("draft model " + name);
+    if (Status st = runtime::checkDraft(*draft, **arch, *targetTok, contextLength); !st.isOk())
+        return st.withContext("draft model " + name);
+    return Status::ok();
+}
+
+} // namespace hearth

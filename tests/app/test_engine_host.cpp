@@ -195,6 +195,30 @@ private Q_SLOTS:
         QVERIFY(loadFailed.last().first().toString().contains(QStringLiteral("q3_weird")));
     }
 
+    // A draft model that can draft is loaded beside the model; one of another vocabulary is left
+    // out with the reason, and the model still loads.
+    void draftModelLoadsOrIsLeftOutWithTheReason() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        HEARTH_REQUIRE_TEST_FILE("models/llama-2-tiny-random.gguf");
+        EngineHost host;
+        QSignalSpy loaded(&host, &EngineHost::loaded);
+        LoadSettings s = smallSettings();
+        s.draftModel = storiesPath();
+        host.loadModel(storiesPath(), s);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 20000);
+        LoadedModel m = loaded.last().first().value<LoadedModel>();
+        QCOMPARE(m.draftModel, QStringLiteral("stories260K.gguf"));
+        QVERIFY(m.draftNote.isEmpty());
+
+        s.draftModel = QString::fromStdString(hearth::test::testDataPath("models/llama-2-tiny-random.gguf"));
+        host.loadModel(storiesPath(), s);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 2, 20000);
+        m = loaded.last().first().value<LoadedModel>();
+        QVERIFY(m.draftModel.isEmpty());
+        QVERIFY2(m.draftNote.contains(QStringLiteral("vocabulary")), qPrintable(m.draftNote));
+        QCOMPARE(host.state(), EngineHost::State::Ready);
+    }
+
     void badTokensAndLongPromptsFail() {
         HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
         EngineHost host;

@@ -73,6 +73,29 @@ private Q_SLOTS:
         QCOMPARE(again.parallelDownloads(), 3);
     }
 
+    // A draft model is kept per model (paths with slashes and spaces as keys), survives a restart,
+    // and "" forgets it; the load settings never carry one.
+    void draftModelsPerModel() {
+        QTemporaryDir dir;
+        const QString ini = dir.filePath(QStringLiteral("hearth.ini"));
+        const QString a = dir.filePath(QStringLiteral("my models/a 8B.gguf")), b = dir.filePath(QStringLiteral("b.gguf"));
+        {
+            Settings s(ini);
+            QCOMPARE(s.draftModelFor(a), QString());
+            s.setDraftModelFor(a, dir.filePath(QStringLiteral("my models/a 1B.gguf")));
+            s.setDraftModelFor(b, dir.filePath(QStringLiteral("b-small.gguf")));
+            s.setDraftModelFor(QString(), b); // no model: nothing
+            QCOMPARE(s.loadSettings().draftModel, QString());
+        }
+        Settings again(ini);
+        QCOMPARE(again.draftModelFor(a), dir.filePath(QStringLiteral("my models/a 1B.gguf")));
+        QCOMPARE(again.draftModelFor(b), dir.filePath(QStringLiteral("b-small.gguf")));
+        QCOMPARE(again.draftModelFor(QString()), QString());
+        again.setDraftModelFor(a, QString());
+        QCOMPARE(again.draftModelFor(a), QString());
+        QCOMPARE(again.draftModelFor(b), dir.filePath(QStringLiteral("b-small.gguf")));
+    }
+
     // HEARTH_HUB_URL (an http(s) URL) wins over the stored hub, as it does for hearth-cli pull;
     // anything else there is ignored. New settings carry chat sampling, CORS origins, theme.
     void environmentAndNewKeys() {

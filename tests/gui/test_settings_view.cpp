@@ -131,6 +131,52 @@ private Q_SLOTS:
         QCOMPARE(settings.loadSettings().speculation, false);
     }
 
+    // The draft-model picker: the page asks for its model's drafts, lists the answer (a late one for
+    // another model is ignored), and keeps the choice per model.
+    void draftModelPickerListsWhatTheFinderFound() {
+        QTemporaryDir dir;
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        app::EngineHost engine;
+        ui::SettingsView view(&settings, &engine);
+        auto* picker = view.findChild<QComboBox*>(QStringLiteral("draftModel"));
+        QVERIFY(picker);
+        QVERIFY(!picker->isEnabled());
+        QSignalSpy wanted(&view, &ui::SettingsView::draftCandidatesWanted);
+        const QString big = dir.filePath(QStringLiteral("big.gguf")), other = dir.filePath(QStringLiteral("other.gguf"));
+        const QString small = dir.filePath(QStringLiteral("small.gguf")), tiny = dir.filePath(QStringLiteral("tiny.gguf"));
+        view.setModelPath(big);
+        QCOMPARE(wanted.count(), 1);
+        QCOMPARE(wanted.first().first().toString(), big);
+        view.setModelPath(big); // the same model: no second request
+        QCOMPARE(wanted.count(), 1);
+
+        view.setDraftModels(other, {tiny}); // not the page's model
+        QCOMPARE(picker->count(), 1);
+        view.setDraftModels(big, {small, tiny});
+        QCOMPARE(picker->count(), 3);
+        QVERIFY(picker->isEnabled());
+        QCOMPARE(picker->itemText(1), QStringLiteral("small.gguf"));
+        QCOMPARE(picker->currentIndex(), 0);
+        picker->setCurrentIndex(2);
+        Q_EMIT picker->activated(2);
+        QCOMPARE(settings.draftModelFor(big), tiny);
+
+        // Another model has its own choice; coming back shows the first one's again.
+        view.setModelPath(other);
+        QCOMPARE(picker->count(), 1);
+        view.setDraftModels(other, {});
+        QVERIFY(!picker->isEnabled());
+        view.setModelPath(big);
+        view.setDraftModels(big, {small, tiny});
+        QCOMPARE(picker->currentData().toString(), tiny);
+        // A saved choice no longer found shows "None" and stays saved until another is picked.
+        view.setModelPath(other);
+        view.setModelPath(big);
+        view.setDraftModels(big, {small});
+        QCOMPARE(picker->currentIndex(), 0);
+        QCOMPARE(settings.draftModelFor(big), tiny);
+    }
+
     // A mixture of experts too big for the GPU: "as many as fit" keeps its 4 layers there with the
     // experts of the first 2 in RAM, which the estimate shows; none in RAM by hand gives up layers;
     // a dense model has no experts to move (the control is off).

@@ -334,6 +334,21 @@ private Q_SLOTS:
         QCOMPARE(Engine::create(c).status().code(), ErrorCode::InvalidArgument);
     }
 
+    // checkDraftModel makes the same checks from the files' metadata (what the app's draft picker
+    // lists by), with the same reasons.
+    void draftChecksFromMetadataAgreeWithTheLoad() {
+        const std::string stories = hearth::test::testDataPath("models/stories260K.gguf");
+        const std::string tiny = hearth::test::testDataPath("models/llama-2-tiny-random.gguf");
+        QVERIFY(checkDraftModel(stories, stories).isOk());
+        QVERIFY(checkDraftModel(stories, stories, 256).isOk());
+        const Status other = checkDraftModel(stories, tiny);
+        QCOMPARE(other.code(), ErrorCode::InvalidArgument);
+        QVERIFY2(other.message().find("vocabulary") != std::string::npos, other.message().c_str());
+        QVERIFY2(other.message().find("llama-2-tiny-random.gguf") != std::string::npos, other.message().c_str());
+        QVERIFY(!checkDraftModel(stories, "/nonexistent/draft.gguf").isOk());
+        QVERIFY(!checkDraftModel("/nonexistent/model.gguf", stories).isOk());
+    }
+
     void badSettingsAreRefused() {
         GenerationRequest r = request(10);
         r.sink = std::make_shared<TokenCollector>();

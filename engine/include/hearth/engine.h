@@ -61,6 +61,12 @@ struct SpeculationConfig {
 // available. An unknown name is an error.
 Status parseSpecTypes(std::string_view list, SpeculationConfig& config);
 
+// Whether the GGUF file at draftPath can draft for the model at modelPath, from the two files'
+// metadata only (no weights are read): the checks Engine::create makes of a draft model (the
+// same tokenizer, vocabulary texts and BOS; not an embedding or hybrid model; contextLength > 0:
+// positions for that many tokens). The error says what differs.
+Status checkDraftModel(const std::string& modelPath, const std::string& draftPath, int32_t contextLength = 0);
+
 struct EngineConfig {
     std::string modelPath;
     int32_t contextLength = 0;      // per sequence; 0: min(model's training context, 4096)
