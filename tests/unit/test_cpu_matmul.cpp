@@ -329,6 +329,29 @@ private Q_SLOTS:
         }
     }
 
+    // The float path (F32, F16, BF16) computes several tokens together: each token's outputs are
+    // bit for bit those it gets alone, for column counts with and without vector tails and row
+    // counts that leave a partial group (what keeps speculative decoding's output the same).
+    void floatTokensAreBatchInvariant() {
+        ThreadPool pool(2);
+        for (Type t : {Type::F32, Type::F16, Type::BF16})
+            for (int64_t cols : {8, 64, 72, 100, 512})
+                for (Isa isa : levels()) {
+                    const int64_t rows = 39, n = 9;
+                    const Weights w = makeWeights(t, rows, cols, 500 + uint32_t(cols));
+                    const std::vector<float> x = gaussian(size_t(n * cols), 600 + uint32_t(cols));
+                    std::vector<float> all(size_t(n * rows)), one(static_cast<size_t>(rows));
+                    QVERIFY(matMul(w.m, x.data(), n, all.data(), &pool, isa).isOk());
+                    for (int64_t j = 0; j < n; ++j) {
+                        QVERIFY(matMul(w.m, x.data() + j * cols, 1, one.data(), &pool, isa).isOk());
+                        QVERIFY2(std::memcmp(one.data(), all.data() + j * rows, size_t(rows) * sizeof(float)) == 0,
+                                 qPrintable(QStringLiteral("%1 %2 cols %3 token %4")
+                                                .arg(QLatin1String(quant::typeName(t).data(), int(quant::typeName(t).size())))
+                                                .arg(QLatin1String(isaName(isa))).arg(cols).arg(j)));
+                    }
+                }
+    }
+
     // The tolerance is tight enough to catch a wrong block: replacing one block of one row
     // (with valid data from another row) must push that row out of bounds against the original.
     void corruptedBlockIsDetected() {

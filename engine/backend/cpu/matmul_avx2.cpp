@@ -24,6 +24,13 @@ inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 
 // ---- Float path: F32, F16 and any type dequantized to a float row --------------------------
 
+// s plus the columns [c, cols) that the vector loops leave, one at a time (dot4 and the 4-token
+// form end their sums with this same code).
+inline float tailDot(float s, const float* w, const float* x, int64_t c, int64_t cols) {
+    for (; c < cols; ++c) s += w[c] * x[c];
+    return s;
+}
+
 // Dot products of nr (<= 4) weight rows with one activation row.
 inline void dot4(const float* const* w, int nr, const float* x, int64_t cols, float* out) {
     __m256 acc[4][2];
@@ -42,11 +49,48 @@ inline void dot4(const float* const* w, int nr, const float* x, int64_t cols, fl
         for (int i = 0; i < nr; ++i)
             acc[i][0] = _mm256_fmadd_ps(_mm256_loadu_ps(w[i] + c), x0, acc[i][0]);
     }
-    for (int i = 0; i < nr; ++i) {
-        float s = hsum(_mm256_add_ps(acc[i][0], acc[i][1]));
-        for (int64_t t = c; t < cols; ++t) s += w[i][t] * x[t];
-        out[i] = s;
+    for (int i = 0; i < nr; ++i) out[i] = tailDot(hsum(_mm256_add_ps(acc[i][0], acc[i][1])), w[i], x, c, cols);
+}
+
+// dot4's sums before their reduction for rows w[0], w[1] and tokens x[0], x[1]:
+// v[2t + i] = acc[i][0] + acc[i][1], each lane summed exactly as dot4 sums it.
+inline void sums2x2(const float* const* w, const float* const* x, int64_t cols, __m256* v) {
+    __m256 acc[2][2][2];
+    for (auto& t : acc)
+        for (auto& i : t) i[0] = i[1] = _mm256_setzero_ps();
+    int64_t c = 0;
+    for (; c + 16 <= cols; c += 16) {
+        const __m256 x00 = _mm256_loadu_ps(x[0] + c), x01 = _mm256_loadu_ps(x[0] + c + 8);
+        const __m256 x10 = _mm256_loadu_ps(x[1] + c), x11 = _mm256_loadu_ps(x[1] + c + 8);
+        for (int i = 0; i < 2; ++i) {
+            const __m256 w0 = _mm256_loadu_ps(w[i] + c), w1 = _mm256_loadu_ps(w[i] + c + 8);
+            acc[0][i][0] = _mm256_fmadd_ps(w0, x00, acc[0][i][0]);
+            acc[0][i][1] = _mm256_fmadd_ps(w1, x01, acc[0][i][1]);
+            acc[1][i][0] = _mm256_fmadd_ps(w0, x10, acc[1][i][0]);
+            acc[1][i][1] = _mm256_fmadd_ps(w1, x11, acc[1][i][1]);
+        }
     }
+    for (; c + 8 <= cols; c += 8)
+        for (int i = 0; i < 2; ++i) {
+            const __m256 w0 = _mm256_loadu_ps(w[i] + c);
+            for (int t = 0; t < 2; ++t) acc[t][i][0] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[t] + c), acc[t][i][0]);
+        }
+    for (int t = 0; t < 2; ++t)
+        for (int i = 0; i < 2; ++i) v[2 * t + i] = _mm256_add_ps(acc[t][i][0], acc[t][i][1]);
+}
+
+// hsum of 8 vectors at once, the same additions in the same tree (lanes l and l + 4, then l and
+// l + 2, then l and l + 1), so each result equals hsum's bit for bit. Lane 4q + e of the result
+// holds hsum(v[2e + q]).
+inline __m256 reduce8(const __m256* v) {
+    __m256 t[4], u[2];
+    for (int k = 0; k < 4; ++k) // 128-bit lane q: the 4 partial sums of vector 2k + q
+        t[k] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * k], v[2 * k + 1], 0x20),
+                             _mm256_permute2f128_ps(v[2 * k], v[2 * k + 1], 0x31));
+    for (int k = 0; k < 2; ++k) // lane q: (l0 + l2, l1 + l3) of vector 4k + q, then of 4k + 2 + q
+        u[k] = _mm256_add_ps(_mm256_shuffle_ps(t[2 * k], t[2 * k + 1], 0x44),
+                             _mm256_shuffle_ps(t[2 * k], t[2 * k + 1], 0xee));
+    return _mm256_add_ps(_mm256_shuffle_ps(u[0], u[1], 0x88), _mm256_shuffle_ps(u[0], u[1], 0xdd));
 }
 
 void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
@@ -65,11 +109,32 @@ void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
             else dequantizeWeightRow(job, r + i, buf + i * cols);
             wr[i] = buf + i * cols;
         }
-        float out[4];
-        for (int64_t j = 0; j < job.n; ++j) {
-            dot4(wr, nr, job.x + j * cols, cols, out);
-            for (int i = 0; i < nr; ++i) job.y[j * job.rows + r + i] = out[i];
-        }
+        int64_t j = 0;
+        // Four rows by two tokens at a time: each weight loaded once for both tokens and the 8
+        // sums reduced together; every output is bit for bit dot4's.
+        if (nr == 4)
+            for (; j + 2 <= job.n; j += 2) {
+                const float* x[2] = {job.x + j * cols, job.x + (j + 1) * cols};
+                __m256 v[8];
+                sums2x2(wr, x, cols, v);         // rows 0, 1: v[2t + i]
+                sums2x2(wr + 2, x, cols, v + 4); // rows 2, 3: v[4 + 2t + i]
+                // Rows 0..3 of token 0, then of token 1 (see reduce8's lanes).
+                const __m256 s = _mm256_permutevar8x32_ps(reduce8(v), _mm256_setr_epi32(0, 4, 2, 6, 1, 5, 3, 7));
+                float* y0 = job.y + j * job.rows + r;
+                float* y1 = y0 + job.rows;
+                if (cols % 8 == 0) { // stored from the register: not written and read back at another width
+                    _mm_storeu_ps(y0, _mm256_castps256_ps128(s));
+                    _mm_storeu_ps(y1, _mm256_extractf128_ps(s, 1));
+                    continue;
+                }
+                alignas(32) float sum[8];
+                _mm256_store_ps(sum, s);
+                for (int i = 0; i < 4; ++i) {
+                    y0[i] = tailDot(sum[i], wr[i], x[0], cols / 8 * 8, cols);
+                    y1[i] = tailDot(sum[4 + i], wr[i], x[1], cols / 8 * 8, cols);
+                }
+            }
+        for (; j < job.n; ++j) dot4(wr, nr, job.x + j * cols, cols, job.y + j * job.rows + r);
     }
 }
 

@@ -64,6 +64,67 @@ void f16Row(const uint16_t* src, float* dst, int64_t n) {
     for (; i < n; ++i) dst[i] = fp16(src[i]);
 }
 
+// dot4's sums before their reduction: v[i] = acc[i][0] + acc[i][1] for rows i < nr and NT
+// tokens x[t] (v[4t + i]), each lane summed exactly as dot4 sums it.
+template <int NT>
+inline void sums4(const float* const* w, int nr, const float* const* x, int64_t cols, __m512* v) {
+    __m512 acc[NT][4][2];
+    for (int t = 0; t < NT; ++t)
+        for (int i = 0; i < 4; ++i) acc[t][i][0] = acc[t][i][1] = _mm512_setzero_ps();
+    int64_t c = 0;
+    for (; c + 32 <= cols; c += 32) {
+        __m512 x0[NT], x1[NT];
+        for (int t = 0; t < NT; ++t) {
+            x0[t] = _mm512_loadu_ps(x[t] + c);
+            x1[t] = _mm512_loadu_ps(x[t] + c + 16);
+        }
+        for (int i = 0; i < 4; ++i) {
+            if (i >= nr) break;
+            const __m512 w0 = _mm512_loadu_ps(w[i] + c), w1 = _mm512_loadu_ps(w[i] + c + 16);
+            for (int t = 0; t < NT; ++t) {
+                acc[t][i][0] = _mm512_fmadd_ps(w0, x0[t], acc[t][i][0]);
+                acc[t][i][1] = _mm512_fmadd_ps(w1, x1[t], acc[t][i][1]);
+            }
+        }
+    }
+    for (; c < cols; c += 16) {
+        const int64_t left = cols - c;
+        const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
+        for (int i = 0; i < nr; ++i) {
+            const __m512 w0 = _mm512_maskz_loadu_ps(m, w[i] + c);
+            for (int t = 0; t < NT; ++t) acc[t][i][0] = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(m, x[t] + c), acc[t][i][0]);
+        }
+    }
+    for (int t = 0; t < NT; ++t)
+        for (int i = 0; i < 4; ++i) v[4 * t + i] = _mm512_add_ps(acc[t][i][0], acc[t][i][1]);
+}
+
+// hsum(fold(v[k])) of 16 vectors at once, the same additions in the same tree (lanes l and l + 8,
+// then l and l + 4, l and l + 2, l and l + 1), so each result equals dot4's bit for bit. With
+// v[4t + i] the sums of row i and token t, it stores rows i < nr of token t at y + t·stride
+// (from a register: the outputs are not written and read back at another width).
+inline void reduce16(const __m512* v, float* y, int64_t stride, int nr) {
+    __m512 s[8], t[4], u[2];
+    for (int k = 0; k < 8; ++k) // [fold(v[2k]), fold(v[2k + 1])]
+        s[k] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], 0x44),
+                             _mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], 0xee));
+    for (int k = 0; k < 4; ++k) // 128-bit lane q: the 4 partial sums of vector 4k + q
+        t[k] = _mm512_add_ps(_mm512_shuffle_f32x4(s[2 * k], s[2 * k + 1], 0x88),
+                             _mm512_shuffle_f32x4(s[2 * k], s[2 * k + 1], 0xdd));
+    for (int k = 0; k < 2; ++k) // lane q: (l0 + l2, l1 + l3) of vector 8k + q, then of 8k + 4 + q
+        u[k] = _mm512_add_ps(_mm512_shuffle_ps(t[2 * k], t[2 * k + 1], 0x44),
+                             _mm512_shuffle_ps(t[2 * k], t[2 * k + 1], 0xee));
+    // Lane 4q + e of r holds vector 4e + q, that is row q of token e; reordered token by token.
+    const __m512 r = _mm512_add_ps(_mm512_shuffle_ps(u[0], u[1], 0x88), _mm512_shuffle_ps(u[0], u[1], 0xdd));
+    const __m512 byToken =
+        _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), r);
+    const __mmask8 m = __mmask8((1u << nr) - 1u);
+    _mm_mask_storeu_ps(y, m, _mm512_extractf32x4_ps(byToken, 0));
+    _mm_mask_storeu_ps(y + stride, m, _mm512_extractf32x4_ps(byToken, 1));
+    _mm_mask_storeu_ps(y + 2 * stride, m, _mm512_extractf32x4_ps(byToken, 2));
+    _mm_mask_storeu_ps(y + 3 * stride, m, _mm512_extractf32x4_ps(byToken, 3));
+}
+
 void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
     const int64_t cols = job.cols;
     float* buf = static_cast<float*>(threadScratch(size_t(4 * cols) * sizeof(float)));
@@ -81,11 +142,17 @@ void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
             else dequantizeWeightRow(job, r + i, buf + i * cols);
             wr[i] = buf + i * cols;
         }
-        float out[4];
-        for (int64_t j = 0; j < job.n; ++j) {
-            dot4(wr, nr, job.x + j * cols, cols, out);
-            for (int i = 0; i < nr; ++i) job.y[j * job.rows + r + i] = out[i];
+        int64_t j = 0;
+        // Four tokens at a time: the weights are loaded once for two tokens and the 16 sums
+        // reduced together; every output is bit for bit dot4's.
+        for (; j + 4 <= job.n; j += 4) {
+            __m512 v[16];
+            const float* x[4] = {job.x + j * cols, job.x + (j + 1) * cols, job.x + (j + 2) * cols, job.x + (j + 3) * cols};
+            sums4<2>(wr, nr, x, cols, v);
+            sums4<2>(wr, nr, x + 2, cols, v + 8);
+            reduce16(v, job.y + j * job.rows + r, job.rows, nr);
         }
+        for (; j < job.n; ++j) dot4(wr, nr, job.x + j * cols, cols, job.y + j * job.rows + r);
     }
 }
 
