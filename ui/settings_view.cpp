@@ -1,7 +1,8 @@
 // Settings page: load settings saved through Settings (device, GPU layers, context, KV type,
-// threads, parallel sequences), the memory estimate split between the device and RAM (weights,
-// KV cache, compute buffers, headroom) recomputed as they change, the fallback warning (KV types
-// the chosen GPU refuses are greyed with the reason), chat sampling, idle unload and theme.
+// threads, parallel sequences, speculation; a draft model per model), the memory estimate split
+// between the device and RAM (weights, KV cache, compute buffers, headroom) recomputed as they
+// change, the fallback warning (KV types the chosen GPU refuses are greyed with the reason), chat
+// sampling, idle unload and theme.
 #include "settings_view.h"
 
 #include "services/load_fallback.h"
