@@ -205,11 +205,32 @@ int decodeCompare(double budget) {
     return 0;
 }
 
-// The repacked kernels of each level, side by side (see the file comment).
-int levelsCompare(double budget) {
+// The levels whose repacked kernels this CPU runs (avx2, avxvnni, avx512), lowest first.
+std::vector<Isa> repackedLevels() {
     std::vector<Isa> levels;
     for (Isa isa : {Isa::Avx2, Isa::AvxVnni, Isa::Avx512})
         if (canRepack(Type::Q4_0, isa)) levels.push_back(isa);
+    return levels;
+}
+
+// Every repacked type, in the order the modes print them.
+constexpr Type kRepackedTypes[] = {Type::Q4_0, Type::Q5_0,  Type::Q8_0, Type::IQ4_NL, Type::MXFP4,
+                                   Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_XS};
+
+// rows × cols weights of type t in `data`: wf quantized, or (types without a quantizer) random
+// blocks with a small E8M0 scale. False when quantizing fails.
+bool benchWeights(Type t, const std::vector<float>& wf, int64_t rows, int64_t cols, std::mt19937& rng,
+                  std::vector<uint8_t>& data) {
+    data.assign(size_t(*quant::rowBytes(t, uint64_t(cols)) * uint64_t(rows)), 0);
+    if (quant::typeInfo(t)->canQuantize) return quant::quantizeRows(t, wf.data(), data.data(), rows, cols, 2).isOk();
+    for (auto& b : data) b = uint8_t(rng());
+    for (uint64_t b = 0; b < data.size(); b += quant::typeInfo(t)->blockBytes) data[b] = 120;
+    return true;
+}
+
+// The repacked kernels of each level, side by side (see the file comment).
+int levelsCompare(double budget) {
+    const std::vector<Isa> levels = repackedLevels();
     if (levels.empty()) {
         std::printf("levels: this CPU has no AVX2, no repacked kernels\n");
         return 0;
@@ -223,17 +244,10 @@ int levelsCompare(double budget) {
     ThreadPool pool(1);
     std::printf("repacked kernels, %lldx%lld, 1 thread, GMAC/s (median of 5 alternating samples)\n", (long long)rows,
                 (long long)cols);
-    for (Type t : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::IQ4_NL, Type::MXFP4, Type::Q4_K, Type::Q5_K, Type::Q6_K,
-                   Type::IQ4_XS}) {
-        const uint64_t rb = *quant::rowBytes(t, uint64_t(cols));
-        std::vector<uint8_t> data(size_t(rb * uint64_t(rows)));
-        if (!quant::typeInfo(t)->canQuantize) {
-            for (auto& b : data) b = uint8_t(rng());
-            for (uint64_t b = 0; b < data.size(); b += quant::typeInfo(t)->blockBytes) data[b] = 120; // small E8M0
-        } else if (!quant::quantizeRows(t, wf.data(), data.data(), rows, cols, 2).isOk()) {
-            return 1;
-        }
-        const ref::Matrix w{data.data(), t, cols, rows, rb};
+    for (Type t : kRepackedTypes) {
+        std::vector<uint8_t> data;
+        if (!benchWeights(t, wf, rows, cols, rng, data)) return 1;
+        const ref::Matrix w{data.data(), t, cols, rows, *quant::rowBytes(t, uint64_t(cols))};
         auto packed = PackedMatrix::pack(w);
         if (!packed.isOk()) return 1;
         for (int64_t n : {int64_t(1), int64_t(64)}) {
@@ -254,9 +268,7 @@ int levelsCompare(double budget) {
 
 // See the file comment: how much a step of n tokens costs against one of 1, per level.
 int rowsCompare(double budget) {
-    std::vector<Isa> levels;
-    for (Isa isa : {Isa::Avx2, Isa::AvxVnni, Isa::Avx512})
-        if (canRepack(Type::Q4_0, isa)) levels.push_back(isa);
+    const std::vector<Isa> levels = repackedLevels();
     if (levels.empty()) {
         std::printf("rows: this CPU has no AVX2, no repacked kernels\n");
         return 0;
@@ -273,19 +285,12 @@ int rowsCompare(double budget) {
                 "(ratio to n=1), medians of 5 alternating samples\n",
                 (long long)rows, (long long)cols);
     const char* only = std::getenv("HEARTH_BENCH_TYPES"); // e.g. "Q4_0,Q6_K": only these
-    for (Type t : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::IQ4_NL, Type::MXFP4, Type::Q4_K, Type::Q5_K, Type::Q6_K,
-                   Type::IQ4_XS}) {
+    for (Type t : kRepackedTypes) {
         const std::string name(quant::typeName(t));
         if (only && ("," + std::string(only) + ",").find("," + name + ",") == std::string::npos) continue;
-        const uint64_t rb = *quant::rowBytes(t, uint64_t(cols));
-        std::vector<uint8_t> data(size_t(rb * uint64_t(rows)));
-        if (!quant::typeInfo(t)->canQuantize) {
-            for (auto& b : data) b = uint8_t(rng());
-            for (uint64_t b = 0; b < data.size(); b += quant::typeInfo(t)->blockBytes) data[b] = 120; // small E8M0
-        } else if (!quant::quantizeRows(t, wf.data(), data.data(), rows, cols, 2).isOk()) {
-            return 1;
-        }
-        const ref::Matrix w{data.data(), t, cols, rows, rb};
+        std::vector<uint8_t> data;
+        if (!benchWeights(t, wf, rows, cols, rng, data)) return 1;
+        const ref::Matrix w{data.data(), t, cols, rows, *quant::rowBytes(t, uint64_t(cols))};
         // Enough copies that one pass reads ~160 MB, so every call streams its weights from memory.
         const int copies = int(std::max<uint64_t>(2, 160'000'000 / data.size()));
         std::vector<PackedMatrix> packed;
