@@ -33,7 +33,7 @@ const char* kHelp =
     "  --cpu-moe     with --device: every layer's MoE expert weights stay in RAM, the experts\n"
     "                run on the CPU (attention and the K/V cache on the GPU)\n"
     "  --n-cpu-moe N the same for the first N layers only\n"
-    "  --spec LIST   speculative decoding (ngram, draft): tg also runs with it, alternating with plain\n"
+    "  --spec LIST   speculative decoding (ngram, draft, mtp): tg also runs with it, alternating with plain\n"
     "                decoding (A B A B), and the ratio is printed\n"
     "  --draft-model FILE          the draft model (--spec draft)\n"
     "  --spec-fixed                draft spec-max tokens whenever a drafter has them (no adaptation)\n"

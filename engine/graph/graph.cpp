@@ -18,6 +18,7 @@ const char* stepInputName(StepInput which) {
     case StepInput::WantedRows: return "wanted_rows";
     case StepInput::StateInfo: return "state_info";
     case StepInput::HiddenRows: return "hidden_rows";
+    case StepInput::HiddenIn: return "hidden_in";
     }
     return "?";
 }
@@ -139,13 +140,13 @@ TensorId Graph::weight(int32_t index) {
     return push(std::move(t));
 }
 
-TensorId Graph::input(StepInput which, int64_t n, int64_t n1) {
+TensorId Graph::input(StepInput which, int64_t n, int64_t n1, Type type) {
     if (!m_status.isOk()) return kNone;
     for (size_t i = 0; i < m_tensors.size(); ++i)
         if (m_tensors[i].kind == TensorKind::Input && m_tensors[i].input == which) return TensorId(i);
     Tensor t;
     t.kind = TensorKind::Input;
-    t.type = Type::I32;
+    t.type = type;
     t.input = which;
     t.ne = {n, n1, 1, 1};
     t.name = stepInputName(which);

@@ -46,8 +46,10 @@ enum class StepInput : uint8_t {
     StateInfo,  // I32 [n][3]: each token's recurrent state (read slot, write slot, snapshot slot),
                 // see Op::SsmConv
     HiddenRows, // I32 [h]: the rows whose final normed hidden state is wanted (embeddings), ascending
+    HiddenIn,   // F32 [n][E]: a hidden row per token given with the batch (a multi-token-prediction
+                // head's input: its target model's final normed hidden state)
 };
-inline constexpr int kStepInputs = 8;
+inline constexpr int kStepInputs = 9;
 const char* stepInputName(StepInput which);
 
 struct Tensor {
@@ -207,7 +209,7 @@ public:
 
     // ---- leaves
     TensorId weight(int32_t index);
-    TensorId input(StepInput which, int64_t n, int64_t n1 = 1);
+    TensorId input(StepInput which, int64_t n, int64_t n1 = 1, quant::Type type = quant::Type::I32);
     TensorId kvCache(int32_t layer, bool value, quant::Type type, int64_t slots, int64_t rowSize);
     TensorId state(int32_t layer, bool value, int64_t slots, int64_t rowSize);
 

@@ -118,6 +118,13 @@ Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize,
         if (t.wantHidden) in.hidden.push_back(int32_t(i));
     }
     HEARTH_RETURN_IF_ERROR(fillStateInfo(batch, stateSlots, in));
+    in.hiddenIn.clear();
+    if (batch.hiddenWidth > 0 || !batch.hiddenIn.empty()) {
+        if (batch.hiddenWidth <= 0 || batch.hiddenIn.size() != n * uint64_t(batch.hiddenWidth))
+            return invalidArgument("step: " + std::to_string(batch.hiddenIn.size()) + " hidden input values for " +
+                                   std::to_string(n) + " tokens of width " + std::to_string(batch.hiddenWidth));
+        in.hiddenIn.assign(batch.hiddenIn.begin(), batch.hiddenIn.end());
+    }
     return StepShape{int64_t(n), int64_t(in.wanted.size()), tableLen, int64_t(in.hidden.size())};
 }
 

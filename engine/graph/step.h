@@ -36,6 +36,9 @@ struct Batch {
     // Per sequence, for models with recurrent layers (else empty): then every sequence's tokens
     // are consecutive in the batch and in position order.
     std::vector<SequenceState> states;
+    // Models that read StepInput::HiddenIn: one row of hiddenWidth values per token, in order.
+    std::span<const float> hiddenIn;
+    int64_t hiddenWidth = 0;
 };
 
 // What a step's graph depends on: the token count, how many rows want logits, and the length of
@@ -54,6 +57,7 @@ int64_t roundTableLength(int64_t len);
 struct StepInputs {
     std::vector<int32_t> ids, positions, slots, info, tables, wanted, hidden;
     std::vector<int32_t> stateInfo; // [n][3] (see StepInput::StateInfo); empty without states
+    std::vector<float> hiddenIn;    // [n][hiddenWidth] (see StepInput::HiddenIn); empty without
     std::vector<int32_t> seqOffsets; // scratch: where each sequence's table starts in `tables`
 };
 

@@ -51,6 +51,16 @@ Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file) {
     return unsupported("architecture '" + name + "' is not supported (supported: " + known + ")");
 }
 
+Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file) {
+    HEARTH_ASSIGN_OR_RETURN(std::string name, file.getString("general.architecture"));
+    if (name != "qwen35" && name != "qwen35moe")
+        return unsupported("architecture '" + name + "' has no multi-token-prediction head Hearth runs (qwen35 and qwen35moe do)");
+    auto arch = loadQwen35Mtp(file, name == "qwen35moe");
+    if (!arch) return arch.status().withContext("multi-token-prediction head of '" + name + "'");
+    (*arch)->m_reader = file.dataReader();
+    return arch;
+}
+
 std::vector<std::string> supportedArchitectures() {
     std::vector<std::string> out;
     for (const Entry& e : kArchitectures) out.emplace_back(e.name);

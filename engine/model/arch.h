@@ -95,6 +95,7 @@ public:
 protected:
     // Sets m_reader for every architecture, once it has bound the file.
     friend Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file);
+    friend Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file);
 
     ModelDims m_dims;
     std::vector<graph::Weight> m_weights;
@@ -106,6 +107,11 @@ protected:
 // Binds the file's architecture (general.architecture). Unknown architectures, missing keys or
 // tensors and wrong shapes give one error naming the problem.
 Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file);
+
+// The file's multi-token-prediction head as a model of its own (speculative decoding's drafter):
+// a step reads the target model's final normed hidden rows (StepInput::HiddenIn) beside its
+// tokens, and gives logits and its own normed hidden rows. Unsupported for files without one.
+Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file);
 
 // The general.architecture values loadArchitecture accepts.
 std::vector<std::string> supportedArchitectures();

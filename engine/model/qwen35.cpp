@@ -8,7 +8,8 @@
 // second half of q's projection. Every layer: x += mixer(norm(x)); x += ffn(post_norm(x)), the
 // ffn SwiGLU, or (qwen35moe) softmax-routed experts plus a sigmoid-gated shared expert.
 // Multi-token-prediction layers after block_count - nextn_predict_layers are checked and left
-// out of plain decoding. As llama.cpp reads these files (src/models/qwen35.cpp, qwen35moe.cpp).
+// out of plain decoding; the first is also a model of its own (loadQwen35Mtp), the draft head of
+// speculative decoding. As llama.cpp reads these files (src/models/qwen35.cpp, qwen35moe.cpp).
 #include "model/architectures.h"
 #include "model/binding.h"
 #include "model/moe.h"
@@ -45,7 +46,8 @@ struct Layer {
 
 class Qwen35 final : public Architecture {
 public:
-    explicit Qwen35(bool moe) : m_moeArch(moe) {}
+    // mtp: the file's first multi-token-prediction layer alone (loadQwen35Mtp), not the trunk.
+    Qwen35(bool moe, bool mtp) : m_moeArch(moe), m_mtp(mtp) {}
 
     Status bind(const gguf::File& f) {
         const std::string arch = m_moeArch ? "qwen35moe" : "qwen35";
@@ -73,8 +75,8 @@ public:
         HEARTH_ASSIGN_OR_RETURN(m_spec.rope, readRopeScaling(b, hp, m_spec.rope));
         HEARTH_ASSIGN_OR_RETURN(const int32_t ropeFactors, sectionFactors(b, hp.nRot));
 
-        const int64_t E = hp.nEmbd, nVocab = hp.nVocab, D = hp.headDim;
-        const int64_t qDim = int64_t(hp.nHead) * D, kvDim = int64_t(hp.nHeadKv) * D;
+        if (m_mtp) return bindMtp(b, ropeFactors, nextn);
+        const int64_t E = hp.nEmbd, nVocab = hp.nVocab;
         const int64_t C = m_ssm.channels(), V = int64_t(m_ssm.nHeadV) * m_ssm.headSize, K = m_ssm.convKernel;
         HEARTH_ASSIGN_OR_RETURN(m_tokenEmbedding, b.matrix("token_embd.weight", E, nVocab, -1));
         HEARTH_ASSIGN_OR_RETURN(m_outputNorm, b.vector("output_norm.weight", E, hp.nLayer));
@@ -111,21 +113,7 @@ public:
                 HEARTH_ASSIGN_OR_RETURN(Y.ssmNorm, b.vector(p + "ssm_norm.weight", m_ssm.headSize, l));
                 HEARTH_ASSIGN_OR_RETURN(Y.ssmOut, b.matrix(p + "ssm_out.weight", V, E, l));
             } else {
-                if (b.hasTensor(p + "attn_qkv.weight")) {
-                    HEARTH_ASSIGN_OR_RETURN(const std::vector<int32_t> parts,
-                                            b.matrixParts(p + "attn_qkv.weight", E, {2 * qDim, kvDim, kvDim}, l));
-                    Y.attn.wq = parts[0];
-                    Y.attn.wk = parts[1];
-                    Y.attn.wv = parts[2];
-                } else {
-                    HEARTH_ASSIGN_OR_RETURN(Y.attn.wq, b.matrix(p + "attn_q.weight", E, 2 * qDim, l));
-                    HEARTH_ASSIGN_OR_RETURN(Y.attn.wk, b.matrix(p + "attn_k.weight", E, kvDim, l));
-                    HEARTH_ASSIGN_OR_RETURN(Y.attn.wv, b.matrix(p + "attn_v.weight", E, kvDim, l));
-                }
-                HEARTH_ASSIGN_OR_RETURN(Y.attn.wo, b.matrix(p + "attn_output.weight", qDim, E, l));
-                HEARTH_ASSIGN_OR_RETURN(Y.attn.qNorm, b.vector(p + "attn_q_norm.weight", D, l));
-                HEARTH_ASSIGN_OR_RETURN(Y.attn.kNorm, b.vector(p + "attn_k_norm.weight", D, l));
-                Y.attn.ropeFactors = ropeFactors;
+                HEARTH_RETURN_IF_ERROR(bindAttention(b, p, l, Y, ropeFactors));
             }
             HEARTH_RETURN_IF_ERROR(bindFeedForward(b, p, l, Y));
         }
@@ -148,6 +136,7 @@ public:
     }
 
     void build(graph::Graph& g, const graph::StepShape& shape, const KvSetup& kv) const override {
+        if (m_mtp) return buildMtp(g, shape, kv);
         const StepTensors in = stepTensors(g, shape);
         const graph::TensorId stateInfo = g.input(graph::StepInput::StateInfo, 3, shape.tokens);
         graph::TensorId x = g.getRows(g.weight(m_tokenEmbedding), in.ids); // [n][E]
@@ -165,6 +154,61 @@ public:
     }
 
 private:
+    // The multi-token-prediction head (llama.cpp's graph_mtp): its layer blk.{n}, n the trunk's
+    // layer count, is one full-attention layer with its own K/V, here the graph's layer 0.
+    Status bindMtp(Binder& b, int32_t ropeFactors, int nextn) {
+        if (nextn < 1) return invalidArgument(b.arch() + " file has no multi-token-prediction layer (nextn_predict_layers 0)");
+        const int64_t E = m_hp.nEmbd, nVocab = m_hp.nVocab;
+        const std::string p = "blk." + std::to_string(m_hp.nLayer) + ".";
+        Layer& Y = m_mtpLayer;
+        HEARTH_ASSIGN_OR_RETURN(m_ehProj, b.matrix(p + "nextn.eh_proj.weight", 2 * E, E, 0));
+        HEARTH_ASSIGN_OR_RETURN(m_enorm, b.vector(p + "nextn.enorm.weight", E, 0));
+        HEARTH_ASSIGN_OR_RETURN(m_hnorm, b.vector(p + "nextn.hnorm.weight", E, 0));
+        HEARTH_ASSIGN_OR_RETURN(Y.attnNorm, b.vector(p + "attn_norm.weight", E, 0));
+        HEARTH_ASSIGN_OR_RETURN(Y.postNorm, b.vector(p + "post_attention_norm.weight", E, 0));
+        HEARTH_RETURN_IF_ERROR(bindAttention(b, p, 0, Y, ropeFactors));
+        HEARTH_RETURN_IF_ERROR(bindFeedForward(b, p, 0, Y));
+        // Its own embeddings, head norm and head where the file has them, else the trunk's.
+        const std::string embed = b.hasTensor(p + "nextn.embed_tokens.weight") ? p + "nextn.embed_tokens.weight"
+                                                                                : std::string("token_embd.weight");
+        HEARTH_ASSIGN_OR_RETURN(m_tokenEmbedding, b.matrix(embed, E, nVocab, -1));
+        const std::string norm = b.hasTensor(p + "nextn.shared_head_norm.weight") ? p + "nextn.shared_head_norm.weight"
+                                                                                   : std::string("output_norm.weight");
+        HEARTH_ASSIGN_OR_RETURN(m_outputNorm, b.vector(norm, E, 1));
+        if (b.hasTensor(p + "nextn.shared_head_head.weight")) {
+            HEARTH_ASSIGN_OR_RETURN(m_output, b.matrix(p + "nextn.shared_head_head.weight", E, nVocab, 1));
+        } else if (b.hasTensor("output.weight")) {
+            HEARTH_ASSIGN_OR_RETURN(m_output, b.matrix("output.weight", E, nVocab, 1));
+        } else if (embed == "token_embd.weight") {
+            m_output = m_tokenEmbedding;
+        } else {
+            HEARTH_ASSIGN_OR_RETURN(m_output, b.matrix("token_embd.weight", E, nVocab, 1));
+        }
+        DecoderHParams one = m_hp;
+        one.nLayer = 1;
+        m_dims = decoderDims(b.arch() + "-mtp", one);
+        return Status::ok();
+    }
+
+    // One step of the head: token x_p with the target's hidden row h_{p-1} (HiddenIn) at
+    // position p gives the logits for position p + 1, and its own normed hidden row (what the
+    // next draft position takes as h).
+    void buildMtp(graph::Graph& g, const graph::StepShape& shape, const KvSetup& kv) const {
+        const StepTensors in = stepTensors(g, shape);
+        const int64_t E = m_hp.nEmbd, n = shape.tokens;
+        const graph::TensorId h = g.input(graph::StepInput::HiddenIn, E, n, quant::Type::F32); // [n][E]
+        g.setLayer(0);
+        const graph::TensorId e = g.getRows(g.weight(m_tokenEmbedding), in.ids);                 // [n][E]
+        const graph::TensorId both = g.concat(g.rmsNorm(e, g.weight(m_enorm), m_hp.normEps),
+                                              g.rmsNorm(h, g.weight(m_hnorm), m_hp.normEps), 0); // [n][2E]
+        graph::TensorId x = g.matMul(g.weight(m_ehProj), both);                                 // [n][E]
+        const Layer& Y = m_mtpLayer;
+        x = g.add(x, selfAttention(g, in, kv, 0, g.rmsNorm(x, g.weight(Y.attnNorm), m_hp.normEps), Y.attn, m_spec));
+        x = g.add(x, feedForward(g, Y, g.rmsNorm(x, g.weight(Y.postNorm), m_hp.normEps)));
+        g.setLayer(1);
+        logitsHead(g, in, x, m_outputNorm, m_output, m_hp.normEps);
+    }
+
     Status readSsm(const Binder& b) {
         HEARTH_ASSIGN_OR_RETURN(m_ssm.convKernel, b.integer("ssm.conv_kernel"));
         HEARTH_ASSIGN_OR_RETURN(const int inner, b.integer("ssm.inner_size"));
@@ -242,6 +286,28 @@ private:
         return index;
     }
 
+    // A full-attention layer's weights under prefix p (blk.N.), as layer l of the graph.
+    Status bindAttention(Binder& b, const std::string& p, int l, Layer& Y, int32_t ropeFactors) {
+        const int64_t E = m_hp.nEmbd, D = m_hp.headDim;
+        const int64_t qDim = int64_t(m_hp.nHead) * D, kvDim = int64_t(m_hp.nHeadKv) * D;
+        if (b.hasTensor(p + "attn_qkv.weight")) {
+            HEARTH_ASSIGN_OR_RETURN(const std::vector<int32_t> parts,
+                                    b.matrixParts(p + "attn_qkv.weight", E, {2 * qDim, kvDim, kvDim}, l));
+            Y.attn.wq = parts[0];
+            Y.attn.wk = parts[1];
+            Y.attn.wv = parts[2];
+        } else {
+            HEARTH_ASSIGN_OR_RETURN(Y.attn.wq, b.matrix(p + "attn_q.weight", E, 2 * qDim, l));
+            HEARTH_ASSIGN_OR_RETURN(Y.attn.wk, b.matrix(p + "attn_k.weight", E, kvDim, l));
+            HEARTH_ASSIGN_OR_RETURN(Y.attn.wv, b.matrix(p + "attn_v.weight", E, kvDim, l));
+        }
+        HEARTH_ASSIGN_OR_RETURN(Y.attn.wo, b.matrix(p + "attn_output.weight", qDim, E, l));
+        HEARTH_ASSIGN_OR_RETURN(Y.attn.qNorm, b.vector(p + "attn_q_norm.weight", D, l));
+        HEARTH_ASSIGN_OR_RETURN(Y.attn.kNorm, b.vector(p + "attn_k_norm.weight", D, l));
+        Y.attn.ropeFactors = ropeFactors;
+        return Status::ok();
+    }
+
     Status bindFeedForward(Binder& b, const std::string& p, int l, Layer& Y) {
         const int64_t E = m_hp.nEmbd;
         if (!m_moeArch) {
@@ -292,6 +358,9 @@ private:
     }
 
     bool m_moeArch = false;
+    bool m_mtp = false;
+    Layer m_mtpLayer;
+    int32_t m_ehProj = -1, m_enorm = -1, m_hnorm = -1;
     DecoderHParams m_hp;
     SsmHParams m_ssm;
     MoeHParams m_moe;
@@ -305,7 +374,11 @@ private:
 } // namespace
 
 Result<std::unique_ptr<Architecture>> loadQwen35Family(const gguf::File& file, bool experts) {
-    return bindArchitecture<Qwen35>(file, experts);
+    return bindArchitecture<Qwen35>(file, experts, false);
+}
+
+Result<std::unique_ptr<Architecture>> loadQwen35Mtp(const gguf::File& file, bool experts) {
+    return bindArchitecture<Qwen35>(file, experts, true);
 }
 
 Result<std::unique_ptr<Architecture>> loadQwen35(const gguf::File& file) { return loadQwen35Family(file, false); }

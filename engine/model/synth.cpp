@@ -189,11 +189,12 @@ const Shape kShapes[] = {
      .writeHeadDims = true, .windowPattern = 4, .nRot = 16, .qwen35 = true, .ssmHead = 32, .ssmHeadsK = 2,
      .ssmHeadsV = 4, .nextn = 1},
     {.name = "qwen35moe-tiny", .arch = "qwen35moe",
-     .description = "qwen35moe, 4 layers as qwen35-tiny, 8 experts of 128, 2 per token, and a shared expert of 256",
+     .description = "qwen35moe, 4 layers as qwen35-tiny, 8 experts of 128, 2 per token, a shared expert of 256, "
+                    "and a multi-token-prediction layer",
      .nLayer = 4, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 2, .headDim = 64, .ropeBase = 10000000.0f,
      .rmsEps = 1e-6f, .ctx = 262144, .tied = false, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
      .writeHeadDims = true, .windowPattern = 4, .nExpert = 8, .nUsed = 2, .nFfExpert = 128, .nRot = 16,
-     .qwen35 = true, .ssmHead = 32, .ssmHeadsK = 2, .ssmHeadsV = 4, .nFfShared = 256},
+     .qwen35 = true, .ssmHead = 32, .ssmHeadsK = 2, .ssmHeadsV = 4, .nFfShared = 256, .nextn = 1},
     {.name = "qwen35-2b", .arch = "qwen35",
      .description = "Qwen3.5 2B shape: 24 layers (3:1 delta net / attention), 2048, 8/2 heads of 256 (RoPE on 64), "
                     "delta net 16/16 heads of 128, tied",

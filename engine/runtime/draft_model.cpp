@@ -15,7 +15,6 @@ namespace hearth::runtime {
 
 namespace {
 
-constexpr int kBlock = 16;
 constexpr int32_t kMaxVocabDifference = 128;
 
 Status checkVocabulary(const tokenizer::Tokenizer& draft, const tokenizer::Tokenizer& target) {
@@ -52,14 +51,14 @@ Status checkDraft(const gguf::File& file, const model::Architecture& arch, const
     return checkVocabulary(*tok, target);
 }
 
+} // namespace
+
 size_t commonPrefix(std::span<const int32_t> a, std::span<const int32_t> b) {
     const size_t n = std::min(a.size(), b.size());
     size_t i = 0;
     while (i < n && a[i] == b[i]) ++i;
     return i;
 }
-
-} // namespace
 
 DraftModel::~DraftModel() = default;
 
@@ -74,31 +73,34 @@ Result<std::unique_ptr<DraftModel>> DraftModel::open(const DraftModelConfig& con
     Result<std::unique_ptr<model::Architecture>> arch = model::loadArchitecture(*d->m_file);
     if (!arch) return fail(arch.status());
     d->m_arch = std::move(*arch);
-    const model::ModelDims& dims = d->m_arch->dims();
     if (Status st = checkDraft(*d->m_file, *d->m_arch, target, config.contextLength); !st.isOk()) return fail(st);
     d->m_targetVocab = target.vocabSize();
 
-    const uint64_t perToken = kvBytesPerToken(dims, config.kvType);
-    const int ctx = std::max(1, config.contextLength);
-    const uint64_t budget = config.kvMemoryBytes > 0
-                                ? config.kvMemoryBytes
-                                : autoKvBudget(perToken * kBlock, kBlock, ctx, std::max(1, config.maxNumSeqs));
-    const uint64_t blocks = perToken ? budget / (perToken * kBlock) : uint64_t(ctx / kBlock + 1);
-    if (blocks < uint64_t((ctx + kBlock - 1) / kBlock))
-        return fail(outOfMemory("its K/V budget does not hold one full context"));
-    RunnerConfig rc;
-    rc.device = config.device.empty() ? "cpu" : config.device;
-    rc.kvType = config.kvType;
-    rc.blockSize = kBlock;
-    rc.numBlocks = int(std::min<uint64_t>(blocks, 1u << 20));
-    rc.contextLength = ctx;
-    rc.pool = config.pool;
-    Result<std::unique_ptr<ModelRunner>> runner = ModelRunner::create(*d->m_arch, rc);
+    Result<std::unique_ptr<ModelRunner>> runner = openDraftRunner(*d->m_arch, config);
     if (!runner) return fail(runner.status());
     d->m_runner = std::move(*runner);
     d->m_cache = std::make_unique<kv::KvCacheManager>(
-        kv::KvCacheConfig{.numBlocks = d->m_runner->numBlocks(), .blockSize = kBlock, .prefixCaching = false});
+        kv::KvCacheConfig{.numBlocks = d->m_runner->numBlocks(), .blockSize = kDraftBlock, .prefixCaching = false});
     return d;
+}
+
+Result<std::unique_ptr<ModelRunner>> openDraftRunner(const model::Architecture& arch, const DraftModelConfig& config) {
+    const uint64_t perToken = kvBytesPerToken(arch.dims(), config.kvType);
+    const int ctx = std::max(1, config.contextLength);
+    const uint64_t budget = config.kvMemoryBytes > 0
+                                ? config.kvMemoryBytes
+                                : autoKvBudget(perToken * kDraftBlock, kDraftBlock, ctx, std::max(1, config.maxNumSeqs));
+    const uint64_t blocks = perToken ? budget / (perToken * kDraftBlock) : uint64_t(ctx / kDraftBlock + 1);
+    if (blocks < uint64_t((ctx + kDraftBlock - 1) / kDraftBlock))
+        return outOfMemory("its K/V budget does not hold one full context");
+    RunnerConfig rc;
+    rc.device = config.device.empty() ? "cpu" : config.device;
+    rc.kvType = config.kvType;
+    rc.blockSize = kDraftBlock;
+    rc.numBlocks = int(std::min<uint64_t>(blocks, 1u << 20));
+    rc.contextLength = ctx;
+    rc.pool = config.pool;
+    return ModelRunner::create(arch, rc);
 }
 
 int DraftModel::numBlocks() const { return m_cache->numBlocks(); }

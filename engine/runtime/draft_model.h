@@ -10,6 +10,7 @@
 #include "hearth/tokenizer.h"
 #include "kv/kv_cache_manager.h"
 #include "model/arch.h"
+#include "runtime/model_drafter.h"
 #include "runtime/model_runner.h"
 
 #include <memory>
@@ -28,35 +29,32 @@ struct DraftModelConfig {
     cpu::ThreadPool* pool = nullptr;
 };
 
-// One sequence's request for a draft.
-struct DraftJob {
-    uint64_t seq = 0;
-    std::span<const int32_t> tokens; // the sequence so far (prompt and output)
-    int maxDraft = 0;
-    std::vector<int32_t> draft;      // out: at most maxDraft tokens
-};
+// The block size of a drafter's K/V cache.
+inline constexpr int kDraftBlock = 16;
 
-class DraftModel {
+// A runner for a drafter's model (a draft model, a multi-token-prediction head): its K/V pool
+// sized by config (every sequence's full context within the memory available by default).
+Result<std::unique_ptr<ModelRunner>> openDraftRunner(const model::Architecture& arch, const DraftModelConfig& config);
+
+// The length of the common start of a and b.
+size_t commonPrefix(std::span<const int32_t> a, std::span<const int32_t> b);
+
+class DraftModel final : public ModelDrafter {
 public:
     // Loads the draft and checks it against the target: the same kind of tokenizer, the same
     // text for every token id both have, the same BOS, at most 128 ids more or fewer, and
     // positions enough for the target's context. A refusal says which check failed.
     static Result<std::unique_ptr<DraftModel>> open(const DraftModelConfig& config,
                                                     const tokenizer::Tokenizer& target);
-    ~DraftModel();
+    ~DraftModel() override;
 
-    // Fills each job's draft (left empty for a job that cannot be drafted for now, e.g. the
-    // draft cache is full). Errors only when a step fails.
-    Status draft(std::vector<DraftJob>& jobs);
-    // The sequence ended: its draft cache is released.
-    void release(uint64_t seq);
-
-    // The last draft(): the steps it ran, and whether any built its plan (slower than usual).
-    int lastSteps() const { return m_lastSteps; }
-    bool lastBuiltPlan() const { return m_lastBuiltPlan; }
-    const std::string& name() const { return m_name; }
-    int numBlocks() const;
-    int numFreeBlocks() const;
+    Status draft(std::vector<DraftJob>& jobs) override;
+    void release(uint64_t seq) override;
+    int lastSteps() const override { return m_lastSteps; }
+    bool lastBuiltPlan() const override { return m_lastBuiltPlan; }
+    const std::string& name() const override { return m_name; }
+    int numBlocks() const override;
+    int numFreeBlocks() const override;
 
 private:
     DraftModel() = default;

@@ -185,8 +185,12 @@ bool EngineImpl::addEmbedTokens(const sched::ScheduledSeq& s, int seqIndex, grap
 void EngineImpl::poolHidden(const sched::SchedulerOutput& out, const std::vector<float>& hidden) {
     const size_t E = size_t(m_summary.nEmbd);
     size_t row = 0;
-    for (const sched::ScheduledSeq& s : out.seqs) {
-        if (!isEmbedSid(s.id)) continue;
+    for (size_t i = 0; i < out.seqs.size(); ++i) {
+        const sched::ScheduledSeq& s = out.seqs[i];
+        if (!isEmbedSid(s.id)) { // a generating sequence's rows for the drafter, if any
+            row += size_t(m_mtpRows[i]);
+            continue;
+        }
         const auto& [id, input] = m_embedSeqs.at(s.id);
         EmbedLive& e = m_embeds.at(id);
         const int length = int(e.request.inputs[size_t(input)].size());

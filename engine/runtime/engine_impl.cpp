@@ -44,11 +44,13 @@ Status SpeculationConfig::validate() const {
     if (synthLength != 0.0 && !(synthLength >= 1.0 && synthLength <= maxDraft + 1.0))
         return invalidArgument("spec-synth-len must be between 1 and spec-max + 1 (" + std::to_string(maxDraft + 1) + ")");
     if (draft && draftModel.empty()) return invalidArgument("speculation with 'draft' needs a draft model (--draft-model FILE)");
+    if (mtp && !draftModel.empty())
+        return invalidArgument("speculation takes a draft model or the model's multi-token prediction ('mtp'), not both");
     return Status::ok();
 }
 
 Status parseSpecTypes(std::string_view list, SpeculationConfig& config) {
-    config.ngram = config.draft = false;
+    config.ngram = config.draft = config.mtp = false;
     size_t from = 0;
     while (from <= list.size()) {
         const size_t comma = std::min(list.find(',', from), list.size());
@@ -57,10 +59,9 @@ Status parseSpecTypes(std::string_view list, SpeculationConfig& config) {
         else if (name == "draft") config.draft = true;
         else if (name == "none" || name.empty()) {
         } else if (name == "mtp")
-            return unsupported("speculative decoding with '" + std::string(name) +
-                               "' is not available yet (use ngram, draft, or a request's prediction)");
+            config.mtp = true;
         else
-            return invalidArgument("unknown speculation type '" + std::string(name) + "' (ngram, draft or none)");
+            return invalidArgument("unknown speculation type '" + std::string(name) + "' (ngram, draft, mtp or none)");
         from = comma + 1;
     }
     return Status::ok();
@@ -223,6 +224,17 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
         dc.maxNumSeqs = std::max(1, config.maxNumSeqs);
         dc.pool = e->m_pool.get();
         HEARTH_ASSIGN_OR_RETURN(e->m_draft, DraftModel::open(dc, *e->m_tokenizer));
+        s.draftModel = e->m_draft->name();
+    } else if (config.speculation.mtp && s.speculationUnavailable.empty()) {
+        progress("Loading the multi-token-prediction head", 0.95f);
+        DraftModelConfig dc;
+        dc.path = config.modelPath;
+        dc.device = !config.speculation.draftDevice.empty() ? config.speculation.draftDevice : rc.device;
+        dc.kvType = config.kvType;
+        dc.contextLength = s.contextLength;
+        dc.maxNumSeqs = std::max(1, config.maxNumSeqs);
+        dc.pool = e->m_pool.get();
+        HEARTH_ASSIGN_OR_RETURN(e->m_draft, MtpDrafter::open(dc));
         s.draftModel = e->m_draft->name();
     }
     e->m_stats.kvBlocksTotal = numBlocks;

@@ -10,6 +10,7 @@
 #include "model/arch.h"
 #include "runtime/draft_model.h"
 #include "runtime/model_runner.h"
+#include "runtime/mtp_drafter.h"
 #include "runtime/text_stream.h"
 #include "sample/grammar_constraint.h"
 #include "sample/sampler.h"
@@ -126,6 +127,8 @@ private:
     bool addEmbedTokens(const sched::ScheduledSeq& s, int seqIndex, graph::Batch& batch, Clock::time_point now);
     // Pools this step's hidden rows [h][nEmbd] (in batch order) into their inputs' sums.
     void poolHidden(const sched::SchedulerOutput& out, const std::vector<float>& hidden);
+    // Hands the drafter that follows the target's hidden rows those of its sequences (m_mtpRows).
+    void observeHidden(const sched::SchedulerOutput& out, const std::vector<float>& hidden);
     // Ends the inputs whose last chunk ran, and the requests whose inputs are all done.
     void finishEmbeds(const sched::SchedulerOutput& out);
     void cancelEmbed(RequestId id, const Status& why);
@@ -173,7 +176,10 @@ private:
     uint64_t m_nextEmbedSid = 0;
     std::vector<float> m_hidden; // the last step's hidden rows
     std::vector<double> m_synthAccept; // synthetic acceptance per draft position (benchmarks)
-    std::unique_ptr<DraftModel> m_draft; // the draft model (speculation.draftModel), if any
+    // The draft model (speculation.draftModel) or the multi-token-prediction head, if any.
+    std::unique_ptr<ModelDrafter> m_draft;
+    std::vector<int> m_mtpRows;   // per scheduled sequence of the last step: its hidden rows for m_draft
+    std::vector<int> m_embedRows; // and its hidden rows for an embedding
     std::unique_ptr<spec::NgramPool> m_ngramPool; // finished sequences' n-grams (speculation.ngram)
     double m_draftStepMs = 0.0;          // the draft model's time per drafted token (recent average)
     int m_specRequests = 0;            // live requests with a speculator

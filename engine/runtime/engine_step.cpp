@@ -92,14 +92,27 @@ void EngineImpl::proposeDrafts() {
             const int room = std::min(r->maxTokens - r->numGenerated(), m_summary.contextLength - int(r->tokens.size())) - 1;
             costs();
             const int k = std::min(room, ch.spec->length(cost, double(running - 1)));
-            if (k <= 0) continue;
+            // A drafter that follows the target's hidden rows catches up on them now and then
+            // even while the sequence does not draft from it (what it holds stays bounded).
+            auto catchUp = [&] {
+                if (m_draft && ch.spec->usesDraftModel() && m_draft->pendingRows(sid) > ModelDrafter::kCatchUpRows) {
+                    jobs.push_back({sid, r->tokens, 0, {}});
+                    jobChoices.push_back(&ch);
+                }
+            };
+            if (k <= 0) {
+                catchUp();
+                continue;
+            }
             std::vector<int32_t> draft = ch.spec->propose(r->tokens, r->promptLength, k, r->stopTokens);
             if (!draft.empty()) {
                 m_sched->setDraft(sid, std::move(draft));
+                catchUp();
             } else if (m_draft && ch.spec->usesDraftModel()) {
                 const int km = std::min(room, ch.spec->modelLength(modelCost, double(running - 1)));
                 if (km <= 0) {
                     ch.spec->idle();
+                    catchUp();
                     continue;
                 }
                 jobs.push_back({sid, r->tokens, km, {}});
@@ -127,6 +140,18 @@ void EngineImpl::proposeDrafts() {
     }
 }
 
+void EngineImpl::observeHidden(const sched::SchedulerOutput& out, const std::vector<float>& hidden) {
+    if (!m_draft || !m_draft->wantsHidden()) return;
+    const size_t E = size_t(m_summary.nEmbd);
+    size_t row = 0;
+    for (size_t i = 0; i < out.seqs.size(); ++i) {
+        const size_t n = size_t(m_mtpRows[i]);
+        if (n > 0 && (row + n) * E <= hidden.size())
+            m_draft->observe(out.seqs[i].id, out.seqs[i].start, std::span<const float>(&hidden[row * E], n * E));
+        row += n + size_t(m_embedRows[i]);
+    }
+}
+
 Status EngineImpl::step() {
     proposeDrafts();
     sched::SchedulerOutput out = m_sched->schedule();
@@ -137,6 +162,8 @@ Status EngineImpl::step() {
     graph::Batch batch;
     std::vector<std::vector<int32_t>> tables;
     tables.reserve(out.seqs.size());
+    m_mtpRows.assign(out.seqs.size(), 0);
+    m_embedRows.assign(out.seqs.size(), 0);
     for (size_t i = 0; i < out.seqs.size(); ++i) {
         const sched::ScheduledSeq& s = out.seqs[i];
         auto table = m_cache->blockTable(s.id);
@@ -150,6 +177,8 @@ Status EngineImpl::step() {
         }
         if (addEmbedTokens(s, int(i), batch, now)) {
             tables.emplace_back(table.begin(), table.end());
+            for (size_t t = batch.tokens.size() - size_t(s.numTokens); t < batch.tokens.size(); ++t)
+                m_embedRows[i] += batch.tokens[t].wantHidden ? 1 : 0;
             continue;
         }
         const sched::Request* r = m_sched->request(s.id);
@@ -160,10 +189,16 @@ Status EngineImpl::step() {
         }
         tables.emplace_back(table.begin(), table.end());
         const int own = s.numTokens - int(s.drafts.size()); // tokens of the sequence; drafts follow
+        // The hidden rows of every token for a drafter that follows them (multi-token prediction).
+        const Choice& ch = live.choices[size_t(choiceOf(s.id))];
+        const bool hidden = m_draft && m_draft->wantsHidden() && ch.spec && ch.spec->usesDraftModel();
+        m_mtpRows[i] = hidden ? s.numTokens : 0;
         for (int k = 0; k < s.numTokens; ++k) {
             const int pos = s.start + k;
             const int32_t token = k < own ? r->tokens[size_t(pos)] : s.drafts[size_t(k - own)];
-            batch.tokens.push_back({token, pos, int(i), s.samples && k >= own - 1});
+            graph::BatchToken t{token, pos, int(i), s.samples && k >= own - 1};
+            t.wantHidden = hidden;
+            batch.tokens.push_back(t);
         }
     }
     for (const auto& t : tables) batch.blockTables.emplace_back(t);
@@ -173,6 +208,7 @@ Status EngineImpl::step() {
         return st;
     }
     poolHidden(out, m_hidden);
+    observeHidden(out, m_hidden);
 
     const size_t V = size_t(m_summary.nVocab);
     std::vector<int32_t> sampled;

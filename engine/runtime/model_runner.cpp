@@ -357,9 +357,13 @@ Status ModelRunner::forward(const graph::Batch& batch, std::vector<float>& logit
             case graph::StepInput::WantedRows: v = &m_inputs.wanted; break;
             case graph::StepInput::StateInfo: v = &m_inputs.stateInfo; break;
             case graph::StepInput::HiddenRows: v = &m_inputs.hidden; break;
+            case graph::StepInput::HiddenIn: break;
             }
-            const uint64_t bytes = std::min<uint64_t>(g.tensor(t).bytes(), v->size() * 4);
-            HEARTH_RETURN_IF_ERROR(bufferOf(int(d), t)->write(0, v->data(), bytes));
+            const void* data = v ? static_cast<const void*>(v->data()) : m_inputs.hiddenIn.data();
+            const uint64_t have = (v ? v->size() : m_inputs.hiddenIn.size()) * 4;
+            if (!v && have < g.tensor(t).bytes()) return invalidArgument("the step gives no hidden input rows");
+            const uint64_t bytes = std::min<uint64_t>(g.tensor(t).bytes(), have);
+            HEARTH_RETURN_IF_ERROR(bufferOf(int(d), t)->write(0, data, bytes));
         }
     for (size_t k = 0; k < step.segments.size(); ++k) {
         const StepPlan::Segment& seg = step.segments[k];

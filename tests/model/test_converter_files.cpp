@@ -188,7 +188,7 @@ private Q_SLOTS:
             {"qwen35.attention.recurrent_layers=bool[5]", "qwen35.rope.dimension_sections=i32[4]",
              "qwen35.full_attention_interval=u32"});
         row("qwen35moe-tiny", "",
-            {"qwen35moe.attention.recurrent_layers=bool[4]", "qwen35moe.rope.dimension_sections=i32[4]"});
+            {"qwen35moe.attention.recurrent_layers=bool[5]", "qwen35moe.rope.dimension_sections=i32[4]"});
     }
     void decodersAgreeWithReference() {
         QFETCH(QString, preset);

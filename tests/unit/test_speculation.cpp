@@ -362,7 +362,9 @@ private Q_SLOTS:
         QVERIFY(!c.validate().isOk()); // draft without a draft model
         c.draftModel = "small.gguf";
         QVERIFY(c.validate().isOk());
-        QCOMPARE(parseSpecTypes("mtp", c).code(), ErrorCode::Unsupported);
+        QVERIFY(parseSpecTypes("mtp", c).isOk());
+        QVERIFY(c.mtp && !c.draft && !c.ngram);
+        QVERIFY(!c.validate().isOk()); // the head and a draft model at once
         QCOMPARE(parseSpecTypes("ngram,bogus", c).code(), ErrorCode::InvalidArgument);
     }
 

@@ -45,6 +45,9 @@ struct SpeculationConfig {
     int32_t maxDraft = 8;     // tokens drafted per step at most (1..64); adapts below this
     int32_t minDraft = 1;     // fewer worth drafting than this: none
     bool draft = false;       // "--spec draft": a draft model is required
+    // "--spec mtp": the model file's multi-token-prediction head drafts (qwen35 and qwen35moe
+    // files with nextn layers; a file without one is refused at load). Not with a draft model.
+    bool mtp = false;
     // true: each sequence drafts only as far as its measured acceptance and the measured cost of
     // longer steps say it pays (and not at all where it does not); false: whatever the drafters
     // propose, up to maxDraft (llama.cpp's behaviour; for tests and comparisons).
@@ -57,8 +60,7 @@ struct SpeculationConfig {
 };
 
 // Sets the drafters of `config` from a list such as "ngram,draft" (the --spec option): "ngram",
-// "draft" (needs draftModel, checked by validate()), "none"; "mtp" is refused as not yet
-// available. An unknown name is an error.
+// "draft" (needs draftModel, checked by validate()), "mtp", "none". An unknown name is an error.
 Status parseSpecTypes(std::string_view list, SpeculationConfig& config);
 
 // Whether the GGUF file at draftPath can draft for the model at modelPath, from the two files'

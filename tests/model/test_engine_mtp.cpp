@@ -1,0 +1,246 @@
+// Multi-token prediction (qwen35's nextn layer as the drafter): its drafts against llama.cpp's
+// draft-mtp on the same file, greedy output unchanged by it in the engine (with the prefix cache,
+// concurrent streams, the experts model), and files or settings that cannot have it refused.
+#include "hearth/engine.h"
+#include "hearth/gguf.h"
+#include "hearth/synth.h"
+#include "model/arch.h"
+#include "runtime/model_runner.h"
+#include "runtime/mtp_drafter.h"
+#include "sample/sampler.h"
+#include "test_support.h"
+#include "token_collector.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace hearth;
+
+namespace {
+
+// The prompt, and what llama.cpp v0.5.0 gives on qwen35-tiny (F32, seed 42, the qwen2
+// vocabulary): greedy tokens, and its draft-mtp drafts before each step, from
+//   llama-server -m FILE --spec-type draft-mtp --spec-draft-p-min 0 --spec-draft-n-max 3 --verbose
+// (the "draft candidate 0" lines) with a /completion of these ids, temperature 0.
+const std::vector<int32_t> kPrompt = {9707, 1052, 11, 1246, 525, 498, 3351, 30, 358, 1079};
+const std::vector<int32_t> kGreedy = {42451, 64546,  71969,  27958, 73258,
+                                      12762, 105465, 115034, 114032};
+const std::vector<std::vector<int32_t>> kDrafts = {
+    {88289, 63644, 77688}, {38204, 35254, 112608}, {35603, 125535, 125213},
+    {87705, 93036, 20061}, {3202, 80961, 131485},  {130571, 19038, 62739},
+    {12865, 9272, 140426}, {38555, 35683, 12313},  {4553, 41109, 142881}};
+
+struct Outcome {
+    std::vector<int32_t> tokens;
+    Usage usage;
+    bool ok = false;
+};
+
+Outcome generate(Engine& e, const std::vector<int32_t>& prompt, int n) {
+    auto sink = std::make_shared<test::TokenCollector>();
+    GenerationRequest r;
+    r.prompt = prompt;
+    r.maxTokens = n;
+    r.sampling.temperature = 0.0f;
+    r.sink = sink;
+    Outcome o;
+    auto id = e.submit(std::move(r));
+    if (!id.isOk() || !sink->waitDone() || !sink->error.isOk()) return o;
+    o.tokens = sink->choiceTokens.empty() ? std::vector<int32_t>{} : sink->choiceTokens[0];
+    o.usage = sink->usage;
+    o.ok = true;
+    return o;
+}
+
+} // namespace
+
+class TestEngineMtp : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    std::string m_tiny, m_moe;
+
+    std::string synth(const char* preset, const std::string& vocab) {
+        SynthOptions o;
+        o.preset = preset;
+        o.typeOrMix = "F32";
+        o.vocabPath = vocab;
+        o.outPath =
+            m_dir.filePath(QString::fromLatin1(preset) + QStringLiteral(".gguf")).toStdString();
+        o.threads = 2;
+        const Status s = synthesizeModel(o);
+        if (!s.isOk()) qWarning("synth %s: %s", preset, s.toString().c_str());
+        return s.isOk() ? o.outPath : std::string();
+    }
+
+    EngineConfig config(const std::string& path, bool mtp) {
+        EngineConfig c;
+        c.modelPath = path;
+        c.contextLength = 256;
+        c.kvMemoryBytes = 16ull << 20;
+        c.threads = 2;
+        c.device = test::testDevice();
+        c.speculation.mtp = mtp;
+        c.speculation.adaptive = false; // draft spec-max tokens every step
+        c.speculation.maxDraft = 3;
+        return c;
+    }
+
+    // The engine with the head against plain decoding (see greedyIsUnchangedByTheHead).
+    void checkGreedy(const std::string& path) {
+        const int n = test::testDevice() == "cpu" ? 24 : 8; // lavapipe: fewer tokens
+        auto plainEngine = Engine::create(config(path, false));
+        QVERIFY2(plainEngine.isOk(), plainEngine.status().toString().c_str());
+        const Outcome plain = generate(**plainEngine, kPrompt, n);
+        QVERIFY(plain.ok);
+        QCOMPARE(int(plain.tokens.size()), n);
+
+        auto e = Engine::create(config(path, true));
+        QVERIFY2(e.isOk(), e.status().toString().c_str());
+        QVERIFY((*e)->model().draftModel.find("multi-token prediction") != std::string::npos);
+        const Outcome first = generate(**e, kPrompt, n);
+        QVERIFY(first.ok);
+        QCOMPARE(first.tokens, plain.tokens);
+        QVERIFY2(first.usage.draftTokens >= 3 * (n - 4),
+                 std::to_string(first.usage.draftTokens).c_str());
+        // A prompt of two full K/V blocks and more, twice: the second time its first 32
+        // tokens come from the prefix cache, and the head has no target rows for them.
+        std::vector<int32_t> longPrompt;
+        for (int k = 0; k < 4; ++k)
+            longPrompt.insert(longPrompt.end(), kPrompt.begin(), kPrompt.end());
+        const Outcome longPlain = generate(**plainEngine, longPrompt, n);
+        const Outcome once = generate(**e, longPrompt, n);
+        const Outcome again = generate(**e, longPrompt, n);
+        QCOMPARE(once.tokens, longPlain.tokens);
+        QCOMPARE(again.tokens, longPlain.tokens);
+        QCOMPARE(again.usage.cachedPromptTokens, 32);
+        QVERIFY(again.usage.draftTokens > 0);
+
+        std::vector<std::shared_ptr<test::TokenCollector>> sinks;
+        const int streams = test::testDevice() == "cpu" ? 4 : 2;
+        for (int s = 0; s < streams; ++s) {
+            auto sink = std::make_shared<test::TokenCollector>();
+            GenerationRequest r;
+            r.prompt = kPrompt;
+            r.prompt.push_back(1000 + s);
+            r.maxTokens = n / 2;
+            r.sampling.temperature = 0.0f;
+            r.sink = sink;
+            QVERIFY((*e)->submit(std::move(r)).isOk());
+            sinks.push_back(sink);
+        }
+        for (int s = 0; s < streams; ++s) {
+            QVERIFY(sinks[size_t(s)]->waitDone());
+            std::vector<int32_t> prompt = kPrompt;
+            prompt.push_back(1000 + s);
+            const Outcome alone = generate(**plainEngine, prompt, n / 2);
+            QCOMPARE(sinks[size_t(s)]->choiceTokens.at(0), alone.tokens);
+        }
+        const EngineStats st = (*e)->stats();
+        QCOMPARE(st.draftKvBlocksUsed, 0);
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-qwen2.gguf"));
+        const std::string vocab =
+            test::testDataPath(QStringLiteral("models/ggml-vocab-qwen2.gguf"));
+        m_tiny = synth("qwen35-tiny", vocab);
+        m_moe = synth("qwen35moe-tiny", vocab);
+        QVERIFY(!m_tiny.empty() && !m_moe.empty());
+    }
+
+    // The head itself, step by step as the engine drives it: the target computes the sequence's
+    // new rows (their hidden rows observed), rows of three rejected drafts are observed after
+    // them and replaced by the next step's, and each draft equals llama.cpp's.
+    void draftsAreLlamaCppDrafts() {
+        auto file = gguf::File::open(m_tiny);
+        QVERIFY2(file.isOk(), file.status().toString().c_str());
+        auto arch = model::loadArchitecture(*file);
+        QVERIFY2(arch.isOk(), arch.status().toString().c_str());
+        runtime::RunnerConfig rc;
+        rc.blockSize = 16;
+        rc.numBlocks = 16;
+        rc.contextLength = 256;
+        rc.stateSlots = 1;
+        auto target = runtime::ModelRunner::create(**arch, rc);
+        QVERIFY2(target.isOk(), target.status().toString().c_str());
+        runtime::DraftModelConfig dc;
+        dc.path = m_tiny;
+        dc.contextLength = 256;
+        dc.maxNumSeqs = 1;
+        auto head = runtime::MtpDrafter::open(dc);
+        QVERIFY2(head.isOk(), head.status().toString().c_str());
+        QVERIFY((*head)->wantsHidden());
+
+        std::vector<int32_t> table(16);
+        for (int i = 0; i < 16; ++i) table[size_t(i)] = i;
+        const int64_t E = (*arch)->dims().nEmbd, V = (*arch)->dims().nVocab;
+        std::vector<int32_t> tokens = kPrompt;
+        std::vector<float> logits, hidden;
+        int computed = 0;
+        for (size_t round = 0; round < kDrafts.size(); ++round) {
+            graph::Batch b;
+            b.blockTables.emplace_back(table);
+            b.states.push_back({computed == 0 ? -1 : 0, 0, {}});
+            for (int p = computed; p < int(tokens.size()); ++p) {
+                graph::BatchToken t{tokens[size_t(p)], p, 0, p + 1 == int(tokens.size())};
+                t.wantHidden = true;
+                b.tokens.push_back(t);
+            }
+            QVERIFY(target.value()->forward(b, logits, &hidden).isOk());
+            QCOMPARE(int64_t(hidden.size()), int64_t(b.tokens.size()) * E);
+            (*head)->observe(7, computed, hidden);
+            const int32_t next =
+                sample::argmaxFirst(std::span<const float>(logits.data(), size_t(V)));
+            QCOMPARE(next, kGreedy[round]);
+            computed = int(tokens.size());
+            tokens.push_back(next);
+            // Drafted positions the target computed and rejected (their rows come back later).
+            std::vector<float> junk(size_t(3 * E), 0.5f);
+            (*head)->observe(7, computed, junk);
+            std::vector<runtime::DraftJob> jobs{{7, tokens, 3, {}}};
+            QVERIFY((*head)->draft(jobs).isOk());
+            QCOMPARE(jobs[0].draft, kDrafts[round]);
+            QCOMPARE((*head)->missingRows(), uint64_t(0));
+            // Rows before the newest token are consumed; held are the three rows from it on (the
+            // rejected drafts' rows, which the next step's rows replace).
+            QCOMPARE((*head)->pendingRows(7), 3);
+        }
+        (*head)->release(7);
+        QCOMPARE((*head)->numFreeBlocks(), (*head)->numBlocks());
+    }
+
+    // In the engine: the same tokens as plain decoding with drafts made (and rejected) every
+    // step, again from the prefix cache (its rows not recomputed: drafts from zeros there), and
+    // for four streams at once; every K/V block comes back.
+    void greedyIsUnchangedByTheHead() { checkGreedy(m_tiny); }
+    void greedyIsUnchangedByTheExpertsModelsHead() {
+        if (test::testDevice() != "cpu")
+            QSKIP("on the CPU only (lavapipe: the dense model's function covers the head)");
+        checkGreedy(m_moe);
+    }
+
+    void filesAndSettingsWithoutAHeadAreRefused() {
+        // A model without nextn layers (stories260K: llama).
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const std::string stories = test::testDataPath(QStringLiteral("models/stories260K.gguf"));
+        EngineConfig c = config(stories, true);
+        auto e = Engine::create(c);
+        QVERIFY(!e.isOk());
+        QVERIFY2(e.status().message().find("multi-token-prediction") != std::string::npos,
+                 e.status().toString().c_str());
+        // Both a draft model and the head.
+        SpeculationConfig both;
+        both.mtp = true;
+        both.draftModel = stories;
+        QVERIFY(!both.validate().isOk());
+        SpeculationConfig parsed;
+        QVERIFY(parseSpecTypes("ngram,mtp", parsed).isOk());
+        QVERIFY(parsed.mtp && parsed.ngram && !parsed.draft);
+        QVERIFY(!parseSpecTypes("mtp,bogus", parsed).isOk());
+    }
+};
+
+QTEST_MAIN(TestEngineMtp)
+#include "test_engine_mtp.moc"
