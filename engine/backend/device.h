@@ -152,6 +152,11 @@ public:
     // rows of per step (the CPU's embedding lookups); others ignore it.
     virtual void setFileReader(std::shared_ptr<const gguf::DataReader> reader) { (void)reader; }
 
+    // Another load of the same file mapping (a model's multi-token-prediction head beside the
+    // model) uses what `other`, a device of the same kind, made of the weights both read instead
+    // of making its own copies (the CPU's repacked matrices); others ignore it. Before loadWeights.
+    virtual void shareWeightsWith(const Device& other) { (void)other; }
+
     // Shows every weight matmul's input to `observer` (nullptr: none, the default); only the
     // CPU devices can.
     virtual Status setActivationObserver(ActivationObserver* observer) {

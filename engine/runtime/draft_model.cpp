@@ -100,6 +100,7 @@ Result<std::unique_ptr<ModelRunner>> openDraftRunner(const model::Architecture& 
     rc.numBlocks = int(std::min<uint64_t>(blocks, 1u << 20));
     rc.contextLength = ctx;
     rc.pool = config.pool;
+    rc.shareWeights = config.target;
     return ModelRunner::create(arch, rc);
 }
 

@@ -27,6 +27,10 @@ struct DraftModelConfig {
     int maxNumSeqs = 16;        // sequences drafted for at once
     uint64_t kvMemoryBytes = 0; // 0: enough for maxNumSeqs full contexts, within the memory available
     cpu::ThreadPool* pool = nullptr;
+    // The target's runner and file (a multi-token-prediction head: weights of the same mapping
+    // are shared, not copied); both must outlive the drafter.
+    const ModelRunner* target = nullptr;
+    const gguf::File* targetFile = nullptr;
 };
 
 // The block size of a drafter's K/V cache.

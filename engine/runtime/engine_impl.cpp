@@ -229,6 +229,8 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
         progress("Loading the multi-token-prediction head", 0.95f);
         DraftModelConfig dc;
         dc.path = config.modelPath;
+        dc.targetFile = &*e->m_file;
+        dc.target = e->m_runner.get();
         dc.device = !config.speculation.draftDevice.empty() ? config.speculation.draftDevice : rc.device;
         dc.kvType = config.kvType;
         dc.contextLength = s.contextLength;

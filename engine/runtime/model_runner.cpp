@@ -202,6 +202,9 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
         std::vector<backend::WeightUse> list;
         for (const auto& [index, use] : uses) list.push_back(use);
         Dev& dev = r->m_devices[d];
+        if (config.shareWeights)
+            for (const Dev& other : config.shareWeights->m_devices)
+                if (other.device->info().id == dev.device->info().id) dev.device->shareWeightsWith(*other.device);
         if (config.onWeights) config.onWeights(dev.device->info().id, int(d), int(r->m_devices.size()));
         auto loaded = dev.device->loadWeights(arch.weights(), list);
         if (!loaded) return loaded.status().withContext("weights on " + dev.device->info().id);

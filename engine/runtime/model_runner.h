@@ -23,6 +23,8 @@ class ThreadPool;
 
 namespace hearth::runtime {
 
+class ModelRunner;
+
 struct RunnerConfig {
     std::string device = "cpu";  // "cpu", "ref" or a GPU id ("vulkan:0", "cuda:0")
     int gpuLayers = -1;          // with a GPU: layers on it (-1: all)
@@ -34,6 +36,9 @@ struct RunnerConfig {
     int stateSlots = 0;          // recurrent models: per-sequence state slots (model::KvSetup::stateSlots);
     int minStateSlots = 1;       // fewer than this (a device's binding limit) is an error, else slots are cut
     cpu::ThreadPool* pool = nullptr;
+    // A runner of the same file mapping whose devices' weight copies this load uses instead of
+    // its own where both read a weight (Device::shareWeightsWith); it must outlive this runner.
+    const ModelRunner* shareWeights = nullptr;
     // Told before each device loads its weights (device id, its index, the device count).
     std::function<void(const std::string&, int, int)> onWeights;
     // Opens devices by id (tests substitute one); defaults to backend::openDevice.

@@ -17,10 +17,15 @@ Result<std::unique_ptr<MtpDrafter>> MtpDrafter::open(const DraftModelConfig& con
     d->m_name =
         std::filesystem::path(config.path).filename().string() + " (multi-token prediction)";
     auto fail = [&](const Status& s) { return s.withContext("multi-token prediction"); };
-    Result<gguf::File> file = gguf::File::open(config.path);
-    if (!file) return fail(file.status());
-    d->m_file.emplace(std::move(*file));
-    Result<std::unique_ptr<model::Architecture>> arch = model::loadMtpHead(*d->m_file);
+    // The target's own file when given (its mapping's weights are shared), else a new mapping.
+    const gguf::File* source = config.targetFile;
+    if (!source) {
+        Result<gguf::File> file = gguf::File::open(config.path);
+        if (!file) return fail(file.status());
+        d->m_file.emplace(std::move(*file));
+        source = &*d->m_file;
+    }
+    Result<std::unique_ptr<model::Architecture>> arch = model::loadMtpHead(*source);
     if (!arch) return fail(arch.status());
     d->m_arch = std::move(*arch);
     d->m_width = d->m_arch->dims().nEmbd;
@@ -30,6 +35,12 @@ Result<std::unique_ptr<MtpDrafter>> MtpDrafter::open(const DraftModelConfig& con
     d->m_cache = std::make_unique<kv::KvCacheManager>(kv::KvCacheConfig{
         .numBlocks = d->m_runner->numBlocks(), .blockSize = kDraftBlock, .prefixCaching = false});
     return d;
+}
+
+uint64_t MtpDrafter::weightBytes() const {
+    uint64_t bytes = 0;
+    for (const DeviceMemory& m : m_runner->memory()) bytes += m.weightBytes;
+    return bytes;
 }
 
 int MtpDrafter::numBlocks() const {

@@ -21,8 +21,11 @@ namespace hearth::runtime {
 
 class MtpDrafter final : public ModelDrafter {
 public:
-    // Loads the head of the model file at config.path (an error names why a file has none).
+    // Loads the head of the model file at config.path, or of config.targetFile, sharing the
+    // weight copies of config.target (an error names why a file has none).
     static Result<std::unique_ptr<MtpDrafter>> open(const DraftModelConfig& config);
+    // The bytes its devices hold for its weights beyond the file's mapping.
+    uint64_t weightBytes() const;
     ~MtpDrafter() override;
 
     Status draft(std::vector<DraftJob>& jobs) override;

@@ -211,6 +211,66 @@ private Q_SLOTS:
         QCOMPARE((*head)->numFreeBlocks(), (*head)->numBlocks());
     }
 
+    // Beside its model the head uses the model's repacked output matrix (the same file mapping)
+    // instead of a copy of its own, and drafts the same.
+    void headSharesTheModelsWeightCopies() {
+        QTemporaryDir dir;
+        SynthOptions o;
+        o.preset = "qwen35-tiny";
+        o.typeOrMix = "Q8_0";
+        o.vocabPath = test::testDataPath(QStringLiteral("models/ggml-vocab-qwen2.gguf"));
+        o.outPath = dir.filePath(QStringLiteral("q8.gguf")).toStdString();
+        o.threads = 2;
+        QVERIFY(synthesizeModel(o).isOk());
+        auto file = gguf::File::open(o.outPath);
+        QVERIFY(file.isOk());
+        auto arch = model::loadArchitecture(*file);
+        QVERIFY(arch.isOk());
+        runtime::RunnerConfig rc;
+        rc.numBlocks = 16;
+        rc.contextLength = 256;
+        rc.stateSlots = 1;
+        auto target = runtime::ModelRunner::create(**arch, rc);
+        QVERIFY2(target.isOk(), target.status().toString().c_str());
+        uint64_t targetBytes = 0;
+        for (const runtime::DeviceMemory& m : (*target)->memory()) targetBytes += m.weightBytes;
+        if (targetBytes == 0)
+            QSKIP(
+                "the CPU kernels at this ISA level keep Q8_0 weights in place (nothing to share)");
+
+        runtime::DraftModelConfig dc;
+        dc.path = o.outPath;
+        dc.contextLength = 256;
+        dc.maxNumSeqs = 1;
+        auto alone = runtime::MtpDrafter::open(dc);
+        QVERIFY2(alone.isOk(), alone.status().toString().c_str());
+        dc.target = target->get();
+        dc.targetFile = &*file;
+        auto shared = runtime::MtpDrafter::open(dc);
+        QVERIFY2(shared.isOk(), shared.status().toString().c_str());
+        // The output matrix (151936 x 256) is most of what the head alone copies.
+        const uint64_t output = 151936ull * 256 * 34 / 32;
+        QVERIFY2((*alone)->weightBytes() >= output,
+                 std::to_string((*alone)->weightBytes()).c_str());
+        QVERIFY2((*shared)->weightBytes() + output <= (*alone)->weightBytes(),
+                 std::to_string((*shared)->weightBytes()).c_str());
+
+        const int64_t E = (*arch)->dims().nEmbd;
+        std::vector<float> rows(size_t(11 * E));
+        for (size_t i = 0; i < rows.size(); ++i) rows[i] = float((i * 7919) % 23) / 11.0f - 1.0f;
+        std::vector<int32_t> tokens = kPrompt;
+        tokens.push_back(kGreedy[0]);
+        std::vector<std::vector<int32_t>> drafts;
+        for (auto* head : {alone->get(), shared->get()}) {
+            head->observe(1, 0, rows);
+            std::vector<runtime::DraftJob> jobs{{1, tokens, 4, {}}};
+            QVERIFY(head->draft(jobs).isOk());
+            QCOMPARE(int(jobs[0].draft.size()), 4);
+            drafts.push_back(jobs[0].draft);
+        }
+        QCOMPARE(drafts[1], drafts[0]);
+    }
+
     // In the engine: the same tokens as plain decoding with drafts made (and rejected) every
     // step, again from the prefix cache (its rows not recomputed: drafts from zeros there), and
     // for four streams at once; every K/V block comes back.

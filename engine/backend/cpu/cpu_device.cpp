@@ -93,8 +93,9 @@ Result<uint64_t> CpuDevice::loadWeights(const std::vector<graph::Weight>& all, s
                     matrices.push_back({w.data + uint64_t(e) * w.rowBytes * uint64_t(w.ne[1]), w.type, w.ne[0], w.ne[1], w.rowBytes});
             }
             auto packed = std::make_shared<RepackedWeights>();
+            packed->setBase(m_sharedPacked);
             HEARTH_RETURN_IF_ERROR(packed->addAll(matrices, /*releaseSource=*/true, m_pool));
-            if (packed->count() > 0) W.packed = std::move(packed);
+            if (!packed->empty()) W.packed = std::move(packed);
         }
     }
     // A table looked up a few rows per step is read from the file rather than the mapping (random
@@ -107,6 +108,11 @@ Result<uint64_t> CpuDevice::loadWeights(const std::vector<graph::Weight>& all, s
         W.readRows[size_t(u.index)] = !inPlace;
     }
     return uint64_t(W.packed ? W.packed->bytes() : 0);
+}
+
+void CpuDevice::shareWeightsWith(const backend::Device& other) {
+    const auto* cpu = dynamic_cast<const CpuDevice*>(&other);
+    if (cpu && cpu->m_reference == m_reference) m_sharedPacked = cpu->m_weights->packed;
 }
 
 uint64_t CpuDevice::repackedBytes() const { return m_weights->packed ? m_weights->packed->bytes() : 0; }

@@ -85,6 +85,7 @@ public:
 
     // Embedding rows are then read from the file instead of through its mapping (see CpuWeights).
     void setFileReader(std::shared_ptr<const gguf::DataReader> reader) override { m_weights->reader = std::move(reader); }
+    void shareWeightsWith(const backend::Device& other) override;
     Status setActivationObserver(ActivationObserver* observer) override {
         m_weights->observer = observer;
         return Status::ok();
@@ -98,6 +99,7 @@ private:
     ThreadPool* m_pool = nullptr;
     backend::DeviceInfo m_info;
     std::shared_ptr<CpuWeights> m_weights;
+    std::shared_ptr<const RepackedWeights> m_sharedPacked; // shareWeightsWith's copies
 };
 
 // Storage of every tensor a host program touches: base pointers (views resolved), K/V stores.

@@ -653,7 +653,7 @@ void prefetchCallerChunk(std::span<const ExpertMatMul> next, ThreadPool* pool) {
 }
 
 Status RepackedWeights::add(const ref::Matrix& w, bool releaseSource) {
-    if (!canRepack(w.type, activeIsaLevel()) || !w.data || m_map.count(w.data)) return Status::ok();
+    if (!canRepack(w.type, activeIsaLevel()) || !w.data || has(w.data)) return Status::ok();
     HEARTH_ASSIGN_OR_RETURN(PackedMatrix p, PackedMatrix::pack(w, releaseSource));
     m_bytes += p.bytes();
     m_map.emplace(w.data, std::make_unique<PackedMatrix>(std::move(p)));
@@ -666,7 +666,7 @@ Status RepackedWeights::addAll(const std::vector<ref::Matrix>& ws, bool releaseS
     std::vector<const ref::Matrix*> todo;
     std::unordered_set<const uint8_t*> seen;
     for (const ref::Matrix& w : ws) {
-        if (!canRepack(w.type, activeIsaLevel()) || !w.data || m_map.count(w.data)) continue;
+        if (!canRepack(w.type, activeIsaLevel()) || !w.data || has(w.data)) continue;
         if (seen.insert(w.data).second) todo.push_back(&w);
     }
     // One mapping for all the copies, each at a 4 KiB-aligned offset.
@@ -705,9 +705,8 @@ Status RepackedWeights::addAll(const std::vector<ref::Matrix>& ws, bool releaseS
 }
 
 const PackedMatrix* RepackedWeights::find(const ref::Matrix& w) const {
-    if (m_map.empty()) return nullptr;
     const auto it = m_map.find(w.data);
-    if (it == m_map.end()) return nullptr;
+    if (it == m_map.end()) return m_base ? m_base->find(w) : nullptr;
     const PackedMatrix* p = it->second.get();
     return p->type() == w.type && p->rows() == w.rows && p->cols() == w.cols ? p : nullptr;
 }

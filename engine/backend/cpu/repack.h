@@ -174,13 +174,22 @@ public:
     // keeps small pages on its tail: most of a 2048 x 2048 Q4_0 matrix).
     Status addAll(const std::vector<ref::Matrix>& ws, bool releaseSource, ThreadPool* pool);
 
-    // The repacked copy of w, or nullptr.
+    // The repacked copy of w (its own, or the base's), or nullptr.
     const PackedMatrix* find(const ref::Matrix& w) const;
 
-    size_t bytes() const { return m_bytes; }
+    // Copies another load made of the same file mapping (a multi-token-prediction head shares
+    // its model's embeddings and output): found through find(), never repacked again here. Set
+    // before adding.
+    void setBase(std::shared_ptr<const RepackedWeights> base) { m_base = std::move(base); }
+
+    size_t bytes() const { return m_bytes; } // its own copies only
     size_t count() const { return m_map.size(); }
+    bool empty() const { return m_map.empty() && (!m_base || m_base->empty()); }
 
 private:
+    bool has(const uint8_t* data) const { return m_map.count(data) || (m_base && m_base->has(data)); }
+
+    std::shared_ptr<const RepackedWeights> m_base;
     std::vector<ZeroedMemory> m_arenas; // addAll's shared memory
     std::unordered_map<const uint8_t*, std::unique_ptr<PackedMatrix>> m_map;
     size_t m_bytes = 0;
