@@ -358,15 +358,17 @@ void SettingsView::setDraftModels(const QString& model, const QStringList& draft
     const QSignalBlocker block(m_draftModel);
     m_draftModel->clear();
     m_draftModel->addItem(tr("None"), QString());
-    for (const QString& d : drafts) m_draftModel->addItem(QFileInfo(d).fileName(), d);
+    for (const QString& d : drafts)
+        m_draftModel->addItem(d == model ? tr("Multi-token prediction (built into this model)") : QFileInfo(d).fileName(), d);
     const int saved = m_draftModel->findData(m_settings->draftModelFor(model));
     m_draftModel->setCurrentIndex(std::max(0, saved));
     m_draftModel->setEnabled(!drafts.isEmpty());
     m_draftModel->setToolTip(drafts.isEmpty()
                                  ? tr("No file in the library can draft for this model: a draft model needs the same "
                                       "vocabulary and a smaller file")
-                                 : tr("A smaller model of the same vocabulary proposes tokens that this model checks "
-                                      "several at a time; replies are the same. Applies from the next load."));
+                                 : tr("A smaller model of the same vocabulary (or the model's own multi-token-prediction "
+                                      "layer) proposes tokens that this model checks several at a time; replies are the "
+                                      "same. Applies from the next load."));
 }
 
 QString SettingsView::estimateText() const { return m_estimate->text(); }

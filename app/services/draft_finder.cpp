@@ -29,6 +29,8 @@ QStringList DraftModelFinder::compatible(const QString& model, const QStringList
     const QFileInfo target(model);
     if (!target.isFile()) return out;
     const QString targetPath = target.canonicalFilePath();
+    // The model's own multi-token-prediction head comes first: the model's path stands for it.
+    if (checkMtpHead(model.toStdString()).isOk()) out << model;
     for (const QString& path : candidates) {
         if (generation && generation->load() != mine) return {};
         const QFileInfo info(path);

@@ -23,7 +23,8 @@ public:
     void find(const QString& model, const QStringList& candidates);
 
     // The check itself, blocking: the candidates that can draft for model, in their order. A
-    // draft must be another file, smaller than the model, that passes checkDraftModel.
+    // draft must be another file, smaller than the model, that passes checkDraftModel. A model
+    // with a multi-token-prediction head (checkMtpHead) is listed first itself: its own drafter.
     static QStringList compatible(const QString& model, const QStringList& candidates,
                                   const std::atomic<quint64>* generation = nullptr, quint64 mine = 0);
 

@@ -10,6 +10,7 @@
 #include "hearth/model_info.h"
 
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QMetaObject>
 #include <QMutex>
 #include <QMutexLocker>
@@ -155,7 +156,13 @@ public:
         config.maxBatchedTokens = std::max(16, settings.batchSize);
         config.speculation.ngram = settings.speculation;
         QString draftNote;
-        if (!settings.draftModel.isEmpty()) {
+        // The model's own path stands for its multi-token-prediction head, when it has one.
+        const bool ownHead = !settings.draftModel.isEmpty() &&
+                             QFileInfo(settings.draftModel).canonicalFilePath() == QFileInfo(path).canonicalFilePath() &&
+                             checkMtpHead(config.modelPath).isOk();
+        if (ownHead) {
+            config.speculation.mtp = true;
+        } else if (!settings.draftModel.isEmpty()) {
             // Checked from the files' metadata first: a draft that cannot serve this model is left
             // out (and said), the model loads without it.
             const Status st = checkDraftModel(config.modelPath, settings.draftModel.toStdString(), settings.contextLength);
@@ -195,10 +202,11 @@ public:
             config.device = "cpu";
             engine = Engine::create(config);
         }
-        if (!engine && !config.speculation.draftModel.empty()) {
+        if (!engine && (!config.speculation.draftModel.empty() || config.speculation.mtp)) {
             draftNote = QString::fromStdString(engine.status().message());
             spdlog::warn("engine host: loading without the draft model: {}", draftNote.toStdString());
             config.speculation.draftModel.clear();
+            config.speculation.mtp = false;
             engine = Engine::create(config);
         }
         if (!engine) {

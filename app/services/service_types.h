@@ -31,7 +31,8 @@ struct LoadSettings {
     bool speculation = true;
     // A draft model for this load ("" = none): per model (Settings::draftModelFor), filled in by
     // whoever loads, not saved with the settings above. One that cannot draft for the model is
-    // left out of the load, with the reason in LoadedModel::draftNote.
+    // left out of the load, with the reason in LoadedModel::draftNote. The model's own path: its
+    // multi-token-prediction head drafts (DraftModelFinder lists it so).
     QString draftModel;
 
     bool operator==(const LoadSettings&) const = default;

@@ -222,3 +222,14 @@ Status MtpDrafter::draft(std::vector<DraftJob>& jobs) {
 }
 
 } // namespace hearth::runtime
+
+namespace hearth {
+
+Status checkMtpHead(const std::string& modelPath) {
+    Result<gguf::File> file = gguf::File::open(modelPath);
+    if (!file) return file.status().withContext("model " + modelPath);
+    Result<std::unique_ptr<model::Architecture>> head = model::loadMtpHead(*file);
+    return head.isOk() ? Status::ok() : head.status();
+}
+
+} // namespace hearth

@@ -2,7 +2,10 @@
 // answer arrives on the caller's thread, and a later request supersedes an earlier one.
 #include "services/draft_finder.h"
 
+#include "hearth/engine.h"
+#include "hearth/synth.h"
 #include "test_support.h"
+#include "tiny_vocab.h"
 
 #include <QFile>
 #include <QSignalSpy>
@@ -54,6 +57,27 @@ private Q_SLOTS:
         QCOMPARE(found.count(), 1);
         QCOMPARE(found.first().at(0).toString(), model);
         QCOMPARE(found.first().at(1).toStringList(), QStringList{stories});
+    }
+
+    // A model with a multi-token-prediction head is offered first itself (its own drafter); one
+    // without is not.
+    void offersTheModelsOwnHead() {
+        QTemporaryDir dir;
+        const std::string vocab = dir.filePath(QStringLiteral("vocab.gguf")).toStdString();
+        QVERIFY(hearth::test::writeTinyVocab(vocab).isOk());
+        hearth::SynthOptions o;
+        o.preset = "qwen35-tiny";
+        o.typeOrMix = "Q8_0";
+        o.vocabPath = vocab;
+        o.outPath = dir.filePath(QStringLiteral("qwen35-tiny.gguf")).toStdString();
+        QVERIFY(hearth::synthesizeModel(o).isOk());
+        const QString model = QString::fromStdString(o.outPath);
+        QCOMPARE(DraftModelFinder::compatible(model, {model}), QStringList{model});
+        QVERIFY(hearth::checkMtpHead(o.outPath).isOk());
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        const QString stories = finderDataFile("models/stories260K.gguf");
+        QVERIFY(!hearth::checkMtpHead(stories.toStdString()).isOk());
+        QCOMPARE(DraftModelFinder::compatible(stories, {stories}), QStringList{});
     }
 
     // Destroyed with a check queued or running: it waits for the thread, and nothing is answered.

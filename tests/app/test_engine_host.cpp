@@ -2,6 +2,7 @@
 // every signal delivered on the test's thread, stop, chat, stats, and errors as signals.
 #include "services/engine_host.h"
 
+#include "hearth/synth.h"
 #include "test_support.h"
 
 #include "hearth/devices.h"
@@ -217,6 +218,31 @@ private Q_SLOTS:
         QVERIFY(m.draftModel.isEmpty());
         QVERIFY2(m.draftNote.contains(QStringLiteral("vocabulary")), qPrintable(m.draftNote));
         QCOMPARE(host.state(), EngineHost::State::Ready);
+    }
+
+    // The model's own path as the draft: a model with a multi-token-prediction head loads with it
+    // drafting (named so in LoadedModel::draftModel).
+    void ownHeadDraftsWhenTheModelHasOne() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        QTemporaryDir dir;
+        hearth::SynthOptions o;
+        o.preset = "qwen35-tiny";
+        o.typeOrMix = "Q8_0";
+        o.vocabPath = storiesPath().toStdString(); // its 512-token vocabulary
+        o.outPath = dir.filePath(QStringLiteral("qwen35-tiny.gguf")).toStdString();
+        QVERIFY(hearth::synthesizeModel(o).isOk());
+        const QString model = QString::fromStdString(o.outPath);
+        EngineHost host;
+        QSignalSpy loaded(&host, &EngineHost::loaded);
+        QSignalSpy failed(&host, &EngineHost::loadFailed);
+        LoadSettings s = smallSettings();
+        s.draftModel = model;
+        host.loadModel(model, s);
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() + failed.count() > 0, 20000);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.last().first().toString()));
+        const LoadedModel m = loaded.last().first().value<LoadedModel>();
+        QVERIFY2(m.draftModel.contains(QStringLiteral("multi-token prediction")), qPrintable(m.draftModel));
+        QVERIFY(m.draftNote.isEmpty());
     }
 
     void badTokensAndLongPromptsFail() {

@@ -175,6 +175,10 @@ private Q_SLOTS:
         view.setDraftModels(big, {small});
         QCOMPARE(picker->currentIndex(), 0);
         QCOMPARE(settings.draftModelFor(big), tiny);
+        // The model itself among them: its own multi-token-prediction head, named so.
+        view.setDraftModels(big, {big, small});
+        QCOMPARE(picker->itemText(1), QStringLiteral("Multi-token prediction (built into this model)"));
+        QCOMPARE(picker->itemText(2), QStringLiteral("small.gguf"));
     }
 
     // A mixture of experts too big for the GPU: "as many as fit" keeps its 4 layers there with the

@@ -69,6 +69,10 @@ Status parseSpecTypes(std::string_view list, SpeculationConfig& config);
 // positions for that many tokens). The error says what differs.
 Status checkDraftModel(const std::string& modelPath, const std::string& draftPath, int32_t contextLength = 0);
 
+// Whether the GGUF file at modelPath has a multi-token-prediction head Hearth can draft with
+// (SpeculationConfig::mtp), from its metadata and tensor shapes only; the error says why not.
+Status checkMtpHead(const std::string& modelPath);
+
 struct EngineConfig {
     std::string modelPath;
     int32_t contextLength = 0;      // per sequence; 0: min(model's training context, 4096)
