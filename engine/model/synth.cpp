@@ -197,18 +197,18 @@ const Shape kShapes[] = {
      .qwen35 = true, .ssmHead = 32, .ssmHeadsK = 2, .ssmHeadsV = 4, .nFfShared = 256, .nextn = 1},
     {.name = "qwen35-2b", .arch = "qwen35",
      .description = "Qwen3.5 2B shape: 24 layers (3:1 delta net / attention), 2048, 8/2 heads of 256 (RoPE on 64), "
-                    "delta net 16/16 heads of 128, tied",
+                    "delta net 16/16 heads of 128, tied, and its multi-token-prediction layer",
      .nLayer = 24, .nEmbd = 2048, .nFf = 6144, .nHead = 8, .nHeadKv = 2, .headDim = 256, .ropeBase = 10000000.0f,
      .rmsEps = 1e-6f, .ctx = 262144, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
      .writeHeadDims = true, .windowPattern = 4, .nRot = 64, .qwen35 = true, .ssmHead = 128, .ssmHeadsK = 16,
-     .ssmHeadsV = 16},
+     .ssmHeadsV = 16, .nextn = 1},
     {.name = "qwen35-35b-a3b", .arch = "qwen35moe",
      .description = "Qwen3.5-35B-A3B shape: 40 layers (3:1), 2048, 16/2 heads of 256, delta net 16/32 heads of 128, "
-                    "256 experts of 512, 8 per token, shared expert of 512",
+                    "256 experts of 512, 8 per token, shared expert of 512, and its multi-token-prediction layer",
      .nLayer = 40, .nEmbd = 2048, .nFf = 512, .nHead = 16, .nHeadKv = 2, .headDim = 256, .ropeBase = 10000000.0f,
      .rmsEps = 1e-6f, .ctx = 262144, .tied = false, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
      .writeHeadDims = true, .windowPattern = 4, .nExpert = 256, .nUsed = 8, .nFfExpert = 512, .nRot = 64,
-     .qwen35 = true, .ssmHead = 128, .ssmHeadsK = 16, .ssmHeadsV = 32, .nFfShared = 512},
+     .qwen35 = true, .ssmHead = 128, .ssmHeadsK = 16, .ssmHeadsV = 32, .nFfShared = 512, .nextn = 1},
     {.name = "bert-tiny", .arch = "bert",
      .description = "bert (as BGE files are), 3 layers, 256 wide, 4 heads of 64, feed-forward 512, 512 positions, "
                     "CLS pooling (embeddings only)",
