@@ -10,8 +10,9 @@
 #        (default ../shared), ISA (native), THREADS (2), R (16), P (128), G (64), PAIRS (1)
 #   Speculative decoding, both servers alike: DRAFT=SMALL.gguf drafts SPEC_MAX tokens (4) every
 #   step (llama.cpp's draft-simple; Hearth's --spec draft --spec-fixed), and SPEC_SYNTH=L accepts
-#   them at random for a mean accepted length L (--spec-synth-len, benchmarking only). CONCURRENT=0
-#   skips the R-at-once run.
+#   them at random for a mean accepted length L (--spec-synth-len, benchmarking only). MTP=1
+#   drafts with the model's own multi-token-prediction layer instead (llama.cpp's draft-mtp with
+#   --spec-draft-p-min 0; Hearth's --spec mtp --spec-fixed). CONCURRENT=0 skips the R-at-once run.
 set -euo pipefail
 model=$(realpath "$1")
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,6 +26,10 @@ llamaSpec=(); hearthSpec=()
 if [ -n "${DRAFT:-}" ]; then
   llamaSpec=(--spec-type draft-simple -md "$(realpath "$DRAFT")" --spec-draft-n-max "${SPEC_MAX:-4}")
   hearthSpec=(--spec draft -md "$(realpath "$DRAFT")" --spec-fixed --spec-max "${SPEC_MAX:-4}")
+fi
+if [ "${MTP:-0}" = 1 ]; then
+  llamaSpec=(--spec-type draft-mtp --spec-draft-p-min 0 --spec-draft-n-max "${SPEC_MAX:-4}")
+  hearthSpec=(--spec mtp --spec-fixed --spec-max "${SPEC_MAX:-4}")
 fi
 if [ -n "${SPEC_SYNTH:-}" ]; then
   llamaSpec+=(--spec-synth-len "$SPEC_SYNTH"); hearthSpec+=(--spec-synth-len "$SPEC_SYNTH")
@@ -50,7 +55,7 @@ fi
 [ "$(realpath "$server")" -ef "$lsdir/llama-server" ] || cp "$(realpath "$server")" "$lsdir/llama-server"
 hearthEnv=()
 [ "$isa" != native ] && hearthEnv=(HEARTH_CPU_ISA="$isa")
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); ISA mode $isa${variant:+ (llama.cpp: libggml-cpu-$variant.so only)}; $threads threads; $reqs x ($prompt + $gen) tokens${DRAFT:+; draft $(basename "$DRAFT"), $SPEC_MAX drafts}${SPEC_SYNTH:+, synthetic acceptance length $SPEC_SYNTH}"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); ISA mode $isa${variant:+ (llama.cpp: libggml-cpu-$variant.so only)}; $threads threads; $reqs x ($prompt + $gen) tokens${DRAFT:+; draft $(basename "$DRAFT"), ${SPEC_MAX:-4} drafts}${MTP:+; multi-token prediction (MTP=$MTP), ${SPEC_MAX:-4} drafts}${SPEC_SYNTH:+, synthetic acceptance length $SPEC_SYNTH}"
 
 waitUp() { # port pid
   for _ in $(seq 1 600); do

@@ -166,7 +166,7 @@ int runBench(Args args) {
                     std::fprintf(stderr, "hearth-cli bench: %s\n", st.message().c_str());
                     return 2;
                 }
-                spec = spec || config.speculation.ngram || config.speculation.draft;
+                spec = spec || config.speculation.ngram || config.speculation.draft || config.speculation.mtp;
             }
         } else if (a == "--draft-model" || a == "-md") {
             ok = value() && !v.empty();
