@@ -86,7 +86,17 @@ void EngineImpl::proposeDrafts() {
             Choice& ch = live.choices[c];
             if (!ch.spec || (c > 0 && !ch.started) || ch.finished) continue;
             const sched::RequestId sid = schedId(id, int(c));
-            if (!m_sched->decoding(sid)) continue;
+            if (!m_sched->decoding(sid)) {
+                // A long prompt in chunks: the head catches up on the part computed so far, so
+                // that the target rows it holds stay bounded.
+                const sched::Request* r = m_sched->request(sid);
+                if (r && m_draft && ch.spec->usesDraftModel() && r->numComputed > 0 &&
+                    m_draft->pendingRows(sid) > ModelDrafter::kCatchUpRows) {
+                    jobs.push_back({sid, std::span<const int32_t>(r->tokens).first(size_t(r->numComputed)), 0, {}});
+                    jobChoices.push_back(&ch);
+                }
+                continue;
+            }
             const sched::Request* r = m_sched->request(sid);
             // Never more than could be accepted: max_tokens and the context bound the output.
             const int room = std::min(r->maxTokens - r->numGenerated(), m_summary.contextLength - int(r->tokens.size())) - 1;

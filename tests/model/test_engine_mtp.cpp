@@ -280,6 +280,29 @@ private Q_SLOTS:
         checkGreedy(m_moe);
     }
 
+    // A prompt of 600 tokens computed in chunks of 128 (the head catches up on each part as it
+    // goes, holding a bounded number of the target's rows): the output is unchanged, and the
+    // head drafts after it.
+    void longPromptInChunks() {
+        const std::string path = test::testDevice() == "cpu" ? m_tiny : m_tinyQ8;
+        std::vector<int32_t> prompt;
+        for (int i = 0; i < 600; ++i) prompt.push_back(kPrompt[size_t(i) % kPrompt.size()] + i % 7);
+        EngineConfig c = config(path, false);
+        c.contextLength = 1024;
+        c.maxBatchedTokens = 128;
+        auto plainEngine = Engine::create(c);
+        QVERIFY2(plainEngine.isOk(), plainEngine.status().toString().c_str());
+        const Outcome plain = generate(**plainEngine, prompt, 8);
+        QVERIFY(plain.ok);
+        c.speculation.mtp = true;
+        auto e = Engine::create(c);
+        QVERIFY2(e.isOk(), e.status().toString().c_str());
+        const Outcome spec = generate(**e, prompt, 8);
+        QVERIFY(spec.ok);
+        QCOMPARE(spec.tokens, plain.tokens);
+        QVERIFY(spec.usage.draftTokens > 0);
+    }
+
     void filesAndSettingsWithoutAHeadAreRefused() {
         // A model without nextn layers (stories260K: llama).
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
