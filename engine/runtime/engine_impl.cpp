@@ -214,28 +214,23 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     s.stateSlots = e->m_runner->stateSlots();
     s.kvBlockSize = bs;
     if (config.speculation.ngram) e->m_ngramPool = std::make_unique<spec::NgramPool>();
+    // A draft model, or the model's own multi-token-prediction head, on the same terms.
+    DraftModelConfig dc;
+    dc.device = !config.speculation.draftDevice.empty() ? config.speculation.draftDevice : rc.device;
+    dc.kvType = config.kvType;
+    dc.contextLength = s.contextLength;
+    dc.maxNumSeqs = std::max(1, config.maxNumSeqs);
+    dc.pool = e->m_pool.get();
     if (!config.speculation.draftModel.empty() && s.speculationUnavailable.empty()) {
         progress("Loading the draft model", 0.95f);
-        DraftModelConfig dc;
         dc.path = config.speculation.draftModel;
-        dc.device = !config.speculation.draftDevice.empty() ? config.speculation.draftDevice : rc.device;
-        dc.kvType = config.kvType;
-        dc.contextLength = s.contextLength;
-        dc.maxNumSeqs = std::max(1, config.maxNumSeqs);
-        dc.pool = e->m_pool.get();
         HEARTH_ASSIGN_OR_RETURN(e->m_draft, DraftModel::open(dc, *e->m_tokenizer));
         s.draftModel = e->m_draft->name();
     } else if (config.speculation.mtp && s.speculationUnavailable.empty()) {
         progress("Loading the multi-token-prediction head", 0.95f);
-        DraftModelConfig dc;
         dc.path = config.modelPath;
         dc.targetFile = &*e->m_file;
         dc.target = e->m_runner.get();
-        dc.device = !config.speculation.draftDevice.empty() ? config.speculation.draftDevice : rc.device;
-        dc.kvType = config.kvType;
-        dc.contextLength = s.contextLength;
-        dc.maxNumSeqs = std::max(1, config.maxNumSeqs);
-        dc.pool = e->m_pool.get();
         HEARTH_ASSIGN_OR_RETURN(e->m_draft, MtpDrafter::open(dc));
         s.draftModel = e->m_draft->name();
     }

@@ -81,20 +81,24 @@ void EngineImpl::proposeDrafts() {
     };
     std::vector<DraftJob> jobs;
     std::vector<Choice*> jobChoices;
+    // A drafter that follows the target's hidden rows catches up on them now and then even where
+    // the sequence does not draft from it (prompt chunks, other drafters), so that what it holds
+    // stays bounded: over `tokens`, the part of the sequence computed so far.
+    auto catchUp = [&](sched::RequestId sid, std::span<const int32_t> tokens, Choice& ch) {
+        if (m_draft && ch.spec->usesDraftModel() && !tokens.empty() &&
+            m_draft->pendingRows(sid) > ModelDrafter::kCatchUpRows) {
+            jobs.push_back({sid, tokens, 0, {}});
+            jobChoices.push_back(&ch);
+        }
+    };
     for (auto& [id, live] : m_live) {
         for (size_t c = 0; c < live.choices.size(); ++c) {
             Choice& ch = live.choices[c];
             if (!ch.spec || (c > 0 && !ch.started) || ch.finished) continue;
             const sched::RequestId sid = schedId(id, int(c));
-            if (!m_sched->decoding(sid)) {
-                // A long prompt in chunks: the head catches up on the part computed so far, so
-                // that the target rows it holds stay bounded.
-                const sched::Request* r = m_sched->request(sid);
-                if (r && m_draft && ch.spec->usesDraftModel() && r->numComputed > 0 &&
-                    m_draft->pendingRows(sid) > ModelDrafter::kCatchUpRows) {
-                    jobs.push_back({sid, std::span<const int32_t>(r->tokens).first(size_t(r->numComputed)), 0, {}});
-                    jobChoices.push_back(&ch);
-                }
+            if (!m_sched->decoding(sid)) { // a long prompt in chunks
+                if (const sched::Request* r = m_sched->request(sid))
+                    catchUp(sid, std::span<const int32_t>(r->tokens).first(size_t(r->numComputed)), ch);
                 continue;
             }
             const sched::Request* r = m_sched->request(sid);
@@ -102,27 +106,19 @@ void EngineImpl::proposeDrafts() {
             const int room = std::min(r->maxTokens - r->numGenerated(), m_summary.contextLength - int(r->tokens.size())) - 1;
             costs();
             const int k = std::min(room, ch.spec->length(cost, double(running - 1)));
-            // A drafter that follows the target's hidden rows catches up on them now and then
-            // even while the sequence does not draft from it (what it holds stays bounded).
-            auto catchUp = [&] {
-                if (m_draft && ch.spec->usesDraftModel() && m_draft->pendingRows(sid) > ModelDrafter::kCatchUpRows) {
-                    jobs.push_back({sid, r->tokens, 0, {}});
-                    jobChoices.push_back(&ch);
-                }
-            };
             if (k <= 0) {
-                catchUp();
+                catchUp(sid, r->tokens, ch);
                 continue;
             }
             std::vector<int32_t> draft = ch.spec->propose(r->tokens, r->promptLength, k, r->stopTokens);
             if (!draft.empty()) {
                 m_sched->setDraft(sid, std::move(draft));
-                catchUp();
+                catchUp(sid, r->tokens, ch);
             } else if (m_draft && ch.spec->usesDraftModel()) {
                 const int km = std::min(room, ch.spec->modelLength(modelCost, double(running - 1)));
                 if (km <= 0) {
                     ch.spec->idle();
-                    catchUp();
+                    catchUp(sid, r->tokens, ch);
                     continue;
                 }
                 jobs.push_back({sid, r->tokens, km, {}});

@@ -74,6 +74,26 @@ class TestEngineMtp : public QObject {
         return s.isOk() ? o.outPath : std::string();
     }
 
+    // The model on the CPU for one sequence of 256 positions (blocks 0-15, state slot 0).
+    static Result<std::unique_ptr<runtime::ModelRunner>>
+    cpuTarget(const model::Architecture& arch) {
+        runtime::RunnerConfig rc;
+        rc.blockSize = 16;
+        rc.numBlocks = 16;
+        rc.contextLength = 256;
+        rc.stateSlots = 1;
+        return runtime::ModelRunner::create(arch, rc);
+    }
+
+    // A head of the file at path, alone, for that one sequence.
+    static runtime::DraftModelConfig headConfig(const std::string& path) {
+        runtime::DraftModelConfig dc;
+        dc.path = path;
+        dc.contextLength = 256;
+        dc.maxNumSeqs = 1;
+        return dc;
+    }
+
     EngineConfig config(const std::string& path, bool mtp) {
         EngineConfig c;
         c.modelPath = path;
@@ -161,17 +181,9 @@ private Q_SLOTS:
         QVERIFY2(file.isOk(), file.status().toString().c_str());
         auto arch = model::loadArchitecture(*file);
         QVERIFY2(arch.isOk(), arch.status().toString().c_str());
-        runtime::RunnerConfig rc;
-        rc.blockSize = 16;
-        rc.numBlocks = 16;
-        rc.contextLength = 256;
-        rc.stateSlots = 1;
-        auto target = runtime::ModelRunner::create(**arch, rc);
+        auto target = cpuTarget(**arch);
         QVERIFY2(target.isOk(), target.status().toString().c_str());
-        runtime::DraftModelConfig dc;
-        dc.path = m_tiny;
-        dc.contextLength = 256;
-        dc.maxNumSeqs = 1;
+        runtime::DraftModelConfig dc = headConfig(m_tiny);
         auto head = runtime::MtpDrafter::open(dc);
         QVERIFY2(head.isOk(), head.status().toString().c_str());
         QVERIFY((*head)->wantsHidden());
@@ -221,11 +233,7 @@ private Q_SLOTS:
         QVERIFY(file.isOk());
         auto arch = model::loadArchitecture(*file);
         QVERIFY(arch.isOk());
-        runtime::RunnerConfig rc;
-        rc.numBlocks = 16;
-        rc.contextLength = 256;
-        rc.stateSlots = 1;
-        auto target = runtime::ModelRunner::create(**arch, rc);
+        auto target = cpuTarget(**arch);
         QVERIFY2(target.isOk(), target.status().toString().c_str());
         uint64_t targetBytes = 0;
         for (const runtime::DeviceMemory& m : (*target)->memory()) targetBytes += m.weightBytes;
@@ -233,10 +241,7 @@ private Q_SLOTS:
             QSKIP(
                 "the CPU kernels at this ISA level keep Q8_0 weights in place (nothing to share)");
 
-        runtime::DraftModelConfig dc;
-        dc.path = m_tinyQ8;
-        dc.contextLength = 256;
-        dc.maxNumSeqs = 1;
+        runtime::DraftModelConfig dc = headConfig(m_tinyQ8);
         auto alone = runtime::MtpDrafter::open(dc);
         QVERIFY2(alone.isOk(), alone.status().toString().c_str());
         dc.target = target->get();
