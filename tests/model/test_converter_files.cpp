@@ -21,7 +21,6 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -37,12 +36,14 @@ constexpr int kSteps = 16;        // greedy tokens compared
 // /usr/bin/python3, or the first python3 on PATH; empty when none can.
 QString findPython() {
     QStringList candidates;
-    if (!qEnvironmentVariableIsEmpty("HEARTH_PYTHON")) candidates << qEnvironmentVariable("HEARTH_PYTHON");
+    if (!qEnvironmentVariableIsEmpty("HEARTH_PYTHON"))
+        candidates << qEnvironmentVariable("HEARTH_PYTHON");
     candidates << QStringLiteral("/usr/bin/python3") << QStringLiteral("python3");
     for (const QString& python : candidates) {
         QProcess p;
         p.start(python, {QStringLiteral("-c"), QStringLiteral("import numpy, yaml")});
-        if (p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0) return python;
+        if (p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0)
+            return python;
     }
     return {};
 }
@@ -81,11 +82,19 @@ class TestConverterFiles : public QObject {
     QString m_python;
     std::vector<std::string> m_devices{"cpu"};
 
-    // `hearth-cli synth` of preset (cut to `layers` when given) with `vocab`, F32; empty on failure.
+    // `hearth-cli synth` of preset (cut to `layers` when given) with `vocab`, F32; empty on
+    // failure.
     QString synth(const QString& preset, const QString& layers, const QString& vocab) {
         const QString out = m_dir.filePath(preset + QStringLiteral(".hearth.gguf"));
-        QStringList args{QStringLiteral("synth"), QStringLiteral("--preset"), preset, QStringLiteral("--type"),
-                         QStringLiteral("F32"), QStringLiteral("--vocab"), vocab, QStringLiteral("-o"), out};
+        QStringList args{QStringLiteral("synth"),
+                         QStringLiteral("--preset"),
+                         preset,
+                         QStringLiteral("--type"),
+                         QStringLiteral("F32"),
+                         QStringLiteral("--vocab"),
+                         vocab,
+                         QStringLiteral("-o"),
+                         out};
         if (!layers.isEmpty()) args << QStringLiteral("--layers") << layers;
         QProcess p;
         p.start(test::binDir() + QStringLiteral("/hearth-cli"), args);
@@ -111,7 +120,9 @@ class TestConverterFiles : public QObject {
         for (const QByteArray& line : p.readAllStandardOutput().split('\n')) {
             if (line.trimmed().isEmpty()) continue;
             const QJsonObject o = QJsonDocument::fromJson(line).object();
-            Variant v{o.value(QStringLiteral("file")).toString(), o.value(QStringLiteral("variant")).toString(), {}};
+            Variant v{o.value(QStringLiteral("file")).toString(),
+                      o.value(QStringLiteral("variant")).toString(),
+                      {}};
             for (const auto& k : o.value(QStringLiteral("keys")).toArray()) v.keys << k.toString();
             out.push_back(v);
         }
@@ -119,7 +130,8 @@ class TestConverterFiles : public QObject {
         return out;
     }
 
-    // The keys of `path` as `expected` says ("key=type", e.g. "qwen35.attention.recurrent_layers=bool[5]").
+    // The keys of `path` as `expected` says ("key=type", e.g.
+    // "qwen35.attention.recurrent_layers=bool[5]").
     static void checkTypes(const QString& path, const QStringList& expected) {
         auto f = gguf::File::open(path.toStdString());
         QVERIFY2(f.isOk(), f.status().toString().c_str());
@@ -132,10 +144,10 @@ class TestConverterFiles : public QObject {
         }
     }
 
-    // The preset synthesized, then rewritten by gguf-py as the converter writes it (its keys checked
-    // against `types`): the path, or empty on failure; the variants in `variants`.
-    QString canonical(const QString& preset, const QString& layers, const QString& vocab, const QStringList& types,
-                      std::vector<Variant>& variants) {
+    // The preset synthesized, then rewritten by gguf-py as the converter writes it (its keys
+    // checked against `types`): the path, or empty on failure; the variants in `variants`.
+    QString canonical(const QString& preset, const QString& layers, const QString& vocab,
+                      const QStringList& types, std::vector<Variant>& variants) {
         const QString base = synth(preset, layers, vocab);
         if (base.isEmpty()) return {};
         const QString file = m_dir.filePath(preset + QStringLiteral(".gguf"));
@@ -158,43 +170,70 @@ private Q_SLOTS:
         QVERIFY2(err.isEmpty(), qPrintable(err));
         m_python = findPython();
         if (m_python.isEmpty())
-            QSKIP("no python3 with numpy and PyYAML here (Debian: python3-numpy python3-yaml), which llama.cpp's "
+            QSKIP("no python3 with numpy and PyYAML here (Debian: python3-numpy python3-yaml), "
+                  "which llama.cpp's "
                   "gguf-py needs");
         if (findDevice(listDevices(), "vulkan:0")) m_devices.push_back("vulkan:0");
         qputenv("HEARTH_REF", m_ref.refDir.toUtf8()); // for tests/tools/ref_embed.mjs
     }
 
-    void decodersAgreeWithReference_data() {
-        QTest::addColumn<QString>("preset");
-        QTest::addColumn<QString>("layers"); // empty: the whole preset
-        QTest::addColumn<QStringList>("types");
-        auto row = [](const char* preset, const char* layers, QStringList types) {
-            QTest::newRow(preset) << QString::fromLatin1(preset) << QString::fromLatin1(layers) << types;
-        };
-        row("llama-tiny", "", {"llama.block_count=u32", "llama.attention.head_count=u32", "llama.rope.freq_base=f32"});
-        row("mixtral-tiny", "", {"llama.expert_count=u32", "llama.expert_used_count=u32"});
-        row("qwen2-tiny", "", {"qwen2.feed_forward_length=u32"});
-        row("qwen3-tiny", "", {"qwen3.attention.key_length=u32"});
-        row("qwen3moe-tiny", "", {"qwen3moe.expert_feed_forward_length=u32"});
-        row("gemma3-tiny", "", {"gemma3.attention.sliding_window_pattern=u32"});
-        row("gemma4-tiny", "",
-            {"gemma4.attention.head_count_kv=i32[6]", "gemma4.attention.sliding_window_pattern=bool[6]"});
-        row("gemma4-moe-tiny", "", {"gemma4.attention.head_count_kv=i32[4]", "gemma4.expert_feed_forward_length=u32"});
-        row("gemma4-e-tiny", "", {"gemma4.attention.head_count_kv=i32[4]", "gemma4.feed_forward_length=i32[4]"});
-        row("gpt-oss-tiny", "", {"gpt-oss.attention.sliding_window=u32"});
-        row("phi3-tiny", "", {"phi3.rope.dimension_count=u32"});
-        row("mistral3-tiny", "", {"mistral3.attention.temperature_scale=f32"});
-        row("qwen35-tiny", "",
+    // The decoders in four groups, so that no test function runs long on a slow host.
+    void llamaFamilyAgreesWithReference_data() {
+        decoderColumns();
+        row("llama-tiny", {"llama.block_count=u32", "llama.attention.head_count=u32",
+                           "llama.rope.freq_base=f32"});
+        row("mixtral-tiny", {"llama.expert_count=u32", "llama.expert_used_count=u32"});
+        row("qwen2-tiny", {"qwen2.feed_forward_length=u32"});
+        row("qwen3-tiny", {"qwen3.attention.key_length=u32"});
+        row("qwen3moe-tiny", {"qwen3moe.expert_feed_forward_length=u32"});
+    }
+    void llamaFamilyAgreesWithReference() { decoderAgrees(); }
+
+    void gemmaFamilyAgreesWithReference_data() {
+        decoderColumns();
+        row("gemma3-tiny", {"gemma3.attention.sliding_window_pattern=u32"});
+        row("gemma4-tiny", {"gemma4.attention.head_count_kv=i32[6]",
+                            "gemma4.attention.sliding_window_pattern=bool[6]"});
+        row("gemma4-moe-tiny",
+            {"gemma4.attention.head_count_kv=i32[4]", "gemma4.expert_feed_forward_length=u32"});
+        row("gemma4-e-tiny",
+            {"gemma4.attention.head_count_kv=i32[4]", "gemma4.feed_forward_length=i32[4]"});
+    }
+    void gemmaFamilyAgreesWithReference() { decoderAgrees(); }
+
+    void otherDecodersAgreeWithReference_data() {
+        decoderColumns();
+        row("gpt-oss-tiny", {"gpt-oss.attention.sliding_window=u32"});
+        row("phi3-tiny", {"phi3.rope.dimension_count=u32"});
+        row("mistral3-tiny", {"mistral3.attention.temperature_scale=f32"});
+    }
+    void otherDecodersAgreeWithReference() { decoderAgrees(); }
+
+    void qwen35FamilyAgreesWithReference_data() {
+        decoderColumns();
+        row("qwen35-tiny",
             {"qwen35.attention.recurrent_layers=bool[5]", "qwen35.rope.dimension_sections=i32[4]",
              "qwen35.full_attention_interval=u32"});
-        row("qwen35moe-tiny", "",
-            {"qwen35moe.attention.recurrent_layers=bool[5]", "qwen35moe.rope.dimension_sections=i32[4]"});
+        row("qwen35moe-tiny", {"qwen35moe.attention.recurrent_layers=bool[5]",
+                               "qwen35moe.rope.dimension_sections=i32[4]"});
     }
-    void decodersAgreeWithReference() {
+    void qwen35FamilyAgreesWithReference() { decoderAgrees(); }
+
+private:
+    static void decoderColumns() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<QStringList>("types");
+    }
+    static void row(const char* preset, QStringList types) {
+        QTest::newRow(preset) << QString::fromLatin1(preset) << types;
+    }
+    // A decoder preset, rewritten by gguf-py with `types`, against llama.cpp on every device.
+    void decoderAgrees() {
         QFETCH(QString, preset);
-        QFETCH(QString, layers);
         QFETCH(QStringList, types);
-        const QString stories = QString::fromStdString(test::testDataPath(QStringLiteral("models/stories260K.gguf")));
+        const QString layers; // the whole preset
+        const QString stories =
+            QString::fromStdString(test::testDataPath(QStringLiteral("models/stories260K.gguf")));
         std::vector<Variant> variants;
         const QString file = canonical(preset, layers, stories, types, variants);
         QVERIFY(!file.isEmpty());
@@ -208,24 +247,27 @@ private Q_SLOTS:
         for (const std::string& device : m_devices) {
             const std::vector<float> ours = test::teacherForced(file.toStdString(), ids, device);
             const double d = maxAbsDiff(ours, theirs);
-            qInfo("%s on %s: max |dlogit| %.2e against llama.cpp on gguf-py's file", qPrintable(preset), device.c_str(), d);
+            qInfo("%s on %s: max |dlogit| %.2e against llama.cpp on gguf-py's file",
+                  qPrintable(preset), device.c_str(), d);
             QVERIFY2(d <= kMaxDiff, qPrintable(QString::number(d)));
             if (device == "cpu") cpu = ours;
         }
         // Our own writer's file, which the gguf-py file was made from, gives the same logits.
-        const std::vector<float> fromOurs =
-            test::teacherForced(m_dir.filePath(preset + QStringLiteral(".hearth.gguf")).toStdString(), ids, "cpu");
+        const std::vector<float> fromOurs = test::teacherForced(
+            m_dir.filePath(preset + QStringLiteral(".hearth.gguf")).toStdString(), ids, "cpu");
         QCOMPARE(maxAbsDiff(fromOurs, cpu), 0.0);
 
         // Greedy tokens against llama.cpp's, near-ties accepted.
-        const std::vector<float> rows = m_ref.greedy(file, prompt(), kSteps, file + QStringLiteral(".greedy"));
+        const std::vector<float> rows =
+            m_ref.greedy(file, prompt(), kSteps, file + QStringLiteral(".greedy"));
         QCOMPARE(rows.size(), size_t(kSteps) * vocab);
         for (const std::string& device : m_devices) {
             test::Collector ours;
             const Status s = test::generate(file, prompt(), kSteps, device, ours);
             QVERIFY2(s.isOk(), s.toString().c_str());
             const test::Verdict v = test::judge(rows, vocab, ours);
-            qInfo("%s greedy on %s: %s", qPrintable(preset), device.c_str(), qPrintable(test::describe(v)));
+            qInfo("%s greedy on %s: %s", qPrintable(preset), device.c_str(),
+                  qPrintable(test::describe(v)));
             QVERIFY(v.firstDivergence < 0 || v.tie);
         }
 
@@ -233,28 +275,36 @@ private Q_SLOTS:
         for (const Variant& v : variants) {
             const std::vector<float> ours = test::teacherForced(v.file.toStdString(), ids, "cpu");
             const double d = maxAbsDiff(ours, cpu);
-            QVERIFY2(d == 0.0, qPrintable(QStringLiteral("%1 (%2): max |dlogit| %3 from the canonical file")
-                                              .arg(v.name, v.keys.join(QStringLiteral(", ")))
-                                              .arg(d)));
+            QVERIFY2(d == 0.0,
+                     qPrintable(QStringLiteral("%1 (%2): max |dlogit| %3 from the canonical file")
+                                    .arg(v.name, v.keys.join(QStringLiteral(", ")))
+                                    .arg(d)));
         }
-        qInfo("%s: %zu variants (%s) give the canonical logits", qPrintable(preset), variants.size(),
+        qInfo("%s: %zu variants (%s) give the canonical logits", qPrintable(preset),
+              variants.size(),
               qPrintable(std::accumulate(variants.begin(), variants.end(), QString(),
-                                         [](QString a, const Variant& v) { return a.isEmpty() ? v.name : a + ' ' + v.name; })));
+                                         [](QString a, const Variant& v) {
+                                             return a.isEmpty() ? v.name : a + ' ' + v.name;
+                                         })));
     }
 
+private Q_SLOTS:
     void encodersAgreeWithReference_data() {
         QTest::addColumn<QString>("preset");
         QTest::addColumn<QStringList>("types");
-        QTest::newRow("bert-tiny") << QStringLiteral("bert-tiny")
-                                   << QStringList{"bert.attention.causal=bool", "bert.pooling_type=u32",
-                                                  "bert.attention.layer_norm_epsilon=f32"};
-        QTest::newRow("nomic-bert-tiny") << QStringLiteral("nomic-bert-tiny")
-                                         << QStringList{"nomic-bert.rope.freq_base=f32", "nomic-bert.pooling_type=u32"};
+        QTest::newRow("bert-tiny")
+            << QStringLiteral("bert-tiny")
+            << QStringList{"bert.attention.causal=bool", "bert.pooling_type=u32",
+                           "bert.attention.layer_norm_epsilon=f32"};
+        QTest::newRow("nomic-bert-tiny")
+            << QStringLiteral("nomic-bert-tiny")
+            << QStringList{"nomic-bert.rope.freq_base=f32", "nomic-bert.pooling_type=u32"};
     }
     void encodersAgreeWithReference() {
         QFETCH(QString, preset);
         QFETCH(QStringList, types);
-        const QString bge = m_ref.refDir + QStringLiteral("/llama.cpp-src/models/ggml-vocab-bert-bge.gguf");
+        const QString bge =
+            m_ref.refDir + QStringLiteral("/llama.cpp-src/models/ggml-vocab-bert-bge.gguf");
         QVERIFY2(QFile::exists(bge), qPrintable(bge));
         std::vector<Variant> variants;
         const QString file = canonical(preset, {}, bge, types, variants);
@@ -275,16 +325,17 @@ private Q_SLOTS:
             const std::vector<float> ours = embed(file, device);
             QCOMPARE(ours.size(), theirs.size());
             const double cos = test::cosine(ours, theirs), d = test::maxAbsDiff(ours, theirs);
-            qInfo("%s on %s: cosine %.8f, max |diff| %.2e against llama.cpp on gguf-py's file", qPrintable(preset),
-                  device.c_str(), cos, d);
+            qInfo("%s on %s: cosine %.8f, max |diff| %.2e against llama.cpp on gguf-py's file",
+                  qPrintable(preset), device.c_str(), cos, d);
             QVERIFY(cos >= 0.9999 && d <= kMaxDiff);
             if (device == "cpu") cpu = ours;
         }
         for (const Variant& v : variants) {
             const double d = maxAbsDiff(embed(v.file, "cpu"), cpu);
-            QVERIFY2(d == 0.0, qPrintable(QStringLiteral("%1 (%2): max |diff| %3 from the canonical file")
-                                              .arg(v.name, v.keys.join(QStringLiteral(", ")))
-                                              .arg(d)));
+            QVERIFY2(d == 0.0,
+                     qPrintable(QStringLiteral("%1 (%2): max |diff| %3 from the canonical file")
+                                    .arg(v.name, v.keys.join(QStringLiteral(", ")))
+                                    .arg(d)));
         }
         qInfo("%s: %zu variants give the canonical embedding", qPrintable(preset), variants.size());
     }
