@@ -64,6 +64,8 @@ const char* kHelp =
     "  --spec-min N            fewest drafts worth verifying (default 1)\n"
     "  --spec-fixed            draft --spec-max tokens whenever a drafter has them, measured\n"
     "                          gain or not (llama.cpp's behaviour; for comparisons)\n"
+    "  --mtp-vocab N           the mtp head drafts from the first N token ids, the vocabulary's\n"
+    "                          most frequent (default 32768; 0: all; the output is unchanged)\n"
     "  --spec-synth-len L      synthetic acceptance of mean length L, for benchmarks only: the\n"
     "                          output is then not the model's (llama-server's option)\n"
     "  --max-body BYTES        largest request body accepted (default 8M; larger is 413)\n"
@@ -227,6 +229,8 @@ int main(int argc, char** argv) {
             ok = value(v) && parseInt(v, ec.speculation.maxDraft);
         } else if (a == "--spec-fixed") {
             ec.speculation.adaptive = false;
+        } else if (a == "--mtp-vocab") {
+            ok = value(v) && parseInt(v, ec.speculation.mtpVocab);
         } else if (a == "--spec-min") {
             ok = value(v) && parseInt(v, ec.speculation.minDraft);
         } else if (a == "--spec-synth-len") {

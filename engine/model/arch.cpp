@@ -51,11 +51,11 @@ Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file) {
     return unsupported("architecture '" + name + "' is not supported (supported: " + known + ")");
 }
 
-Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file) {
+Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file, int shortlist) {
     HEARTH_ASSIGN_OR_RETURN(std::string name, file.getString("general.architecture"));
     if (name != "qwen35" && name != "qwen35moe")
         return unsupported("architecture '" + name + "' has no multi-token-prediction head Hearth runs (qwen35 and qwen35moe do)");
-    auto arch = loadQwen35Mtp(file, name == "qwen35moe");
+    auto arch = loadQwen35Mtp(file, name == "qwen35moe", shortlist);
     if (!arch) return arch.status().withContext("multi-token-prediction head of '" + name + "'");
     (*arch)->m_reader = file.dataReader();
     return arch;

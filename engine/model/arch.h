@@ -37,6 +37,9 @@ struct ModelDims {
     int nLayer = 0;
     int nEmbd = 0;
     int nVocab = 0;
+    // > 0: a logits row holds the scores of tokens [0, nLogits) only (a drafting head's shortlist
+    // of the vocabulary's first, most frequent ids); token inputs still take the whole vocabulary.
+    int nLogits = 0;
     int nCtxTrain = 0;
     std::vector<LayerKv> kv; // per layer
     std::vector<LayerState> state; // per layer; empty for models without recurrent layers
@@ -46,6 +49,7 @@ struct ModelDims {
     bool causal = true;
     // > 0: learned absolute positions (bert's position_embd rows), the longest a sequence may be.
     int maxPositions = 0;
+    int logitWidth() const { return nLogits > 0 ? nLogits : nVocab; }
     bool recurrent() const {
         for (const LayerState& s : state)
             if (s.convRow + s.ssmRow > 0) return true;
@@ -95,7 +99,7 @@ public:
 protected:
     // Sets m_reader for every architecture, once it has bound the file.
     friend Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file);
-    friend Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file);
+    friend Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file, int shortlist);
 
     ModelDims m_dims;
     std::vector<graph::Weight> m_weights;
@@ -111,7 +115,11 @@ Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file);
 // The file's multi-token-prediction head as a model of its own (speculative decoding's drafter):
 // a step reads the target model's final normed hidden rows (StepInput::HiddenIn) beside its
 // tokens, and gives logits and its own normed hidden rows. Unsupported for files without one.
-Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file);
+// shortlist > 0: its logits cover only the first `shortlist` token ids (rounded up to a multiple
+// of 64; all of them when that is the whole vocabulary): a draft is the argmax over the ids a
+// byte-pair or unigram vocabulary lists first, its most frequent, for a fraction of the output
+// matrix's bytes per drafted token. Drafts only propose, so the output is unchanged.
+Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file, int shortlist = 0);
 
 // The general.architecture values loadArchitecture accepts.
 std::vector<std::string> supportedArchitectures();

@@ -20,7 +20,8 @@ Result<std::unique_ptr<Architecture>> loadBert(const gguf::File& file);      // 
 Result<std::unique_ptr<Architecture>> loadNomicBert(const gguf::File& file); // nomic_bert.cpp
 // The hybrid decoder both qwen35 files share (qwen35.cpp), with experts or without.
 Result<std::unique_ptr<Architecture>> loadQwen35Family(const gguf::File& file, bool experts);
-// Its multi-token-prediction head alone (qwen35.cpp), the graph reading StepInput::HiddenIn.
-Result<std::unique_ptr<Architecture>> loadQwen35Mtp(const gguf::File& file, bool experts);
+// Its multi-token-prediction head alone (qwen35.cpp), the graph reading StepInput::HiddenIn; its
+// logits over the first `shortlist` token ids when 0 < shortlist < the vocabulary (loadMtpHead).
+Result<std::unique_ptr<Architecture>> loadQwen35Mtp(const gguf::File& file, bool experts, int shortlist);
 
 } // namespace hearth::model

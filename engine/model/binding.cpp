@@ -117,6 +117,17 @@ Result<std::vector<int32_t>> Binder::matrixParts(const std::string& name, int64_
     return out;
 }
 
+Result<int32_t> Binder::matrixRows(const std::string& name, int64_t cols, int64_t rows, int64_t keep,
+                                   int32_t layer) {
+    if (keep < 1 || keep > rows)
+        return invalidArgument("tensor '" + name + "': " + std::to_string(keep) + " of its " + std::to_string(rows) +
+                               " rows");
+    if (keep == rows) return matrix(name, cols, rows, layer);
+    HEARTH_ASSIGN_OR_RETURN(const std::vector<int32_t> parts, matrixParts(name, cols, {keep, rows - keep}, layer));
+    m_weights.pop_back(); // the rows not kept
+    return parts[0];
+}
+
 Result<int32_t> Binder::vector(const std::string& name, int64_t n, int32_t layer) {
     const gguf::TensorInfo* t = m_file.findTensor(name);
     if (!t) return notFound("missing tensor '" + name + "'");

@@ -46,6 +46,8 @@ public:
     // of any type are whole blocks); returns their indices. Shape errors name the whole tensor.
     Result<std::vector<int32_t>> matrixParts(const std::string& name, int64_t cols, const std::vector<int64_t>& rows,
                                              int32_t layer);
+    // The first `keep` rows of a 2-D weight [rows][cols] (its shape checked whole); its index.
+    Result<int32_t> matrixRows(const std::string& name, int64_t cols, int64_t rows, int64_t keep, int32_t layer);
     // An F32 vector of n values, copied out of the file (tiny, read every step, and between the
     // big matrices, whose pages are released once repacked or uploaded).
     Result<int32_t> vector(const std::string& name, int64_t n, int32_t layer);

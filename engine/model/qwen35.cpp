@@ -46,8 +46,9 @@ struct Layer {
 
 class Qwen35 final : public Architecture {
 public:
-    // mtp: the file's first multi-token-prediction layer alone (loadQwen35Mtp), not the trunk.
-    Qwen35(bool moe, bool mtp) : m_moeArch(moe), m_mtp(mtp) {}
+    // mtp: the file's first multi-token-prediction layer alone (loadQwen35Mtp), not the trunk,
+    // its logits over the first `shortlist` ids when that is fewer than the vocabulary.
+    Qwen35(bool moe, bool mtp, int shortlist) : m_moeArch(moe), m_mtp(mtp), m_shortlist(shortlist) {}
 
     Status bind(const gguf::File& f) {
         const std::string arch = m_moeArch ? "qwen35moe" : "qwen35";
@@ -175,18 +176,24 @@ private:
         const std::string norm = b.hasTensor(p + "nextn.shared_head_norm.weight") ? p + "nextn.shared_head_norm.weight"
                                                                                    : std::string("output_norm.weight");
         HEARTH_ASSIGN_OR_RETURN(m_outputNorm, b.vector(norm, E, 1));
-        if (b.hasTensor(p + "nextn.shared_head_head.weight")) {
-            HEARTH_ASSIGN_OR_RETURN(m_output, b.matrix(p + "nextn.shared_head_head.weight", E, nVocab, 1));
-        } else if (b.hasTensor("output.weight")) {
-            HEARTH_ASSIGN_OR_RETURN(m_output, b.matrix("output.weight", E, nVocab, 1));
-        } else if (embed == "token_embd.weight") {
+        // The output's first rows only for a shortlist (a multiple of 64 rows: whole row groups
+        // of the CPU's repacked copies, whose first groups it then reads in place).
+        const int64_t keep =
+            m_shortlist > 0 ? std::min<int64_t>(nVocab, (int64_t(m_shortlist) + 63) / 64 * 64) : nVocab;
+        const std::string out = b.hasTensor(p + "nextn.shared_head_head.weight") ? p + "nextn.shared_head_head.weight"
+                                : b.hasTensor("output.weight")                     ? std::string("output.weight")
+                                                                                   : std::string("token_embd.weight");
+        if (keep < nVocab) {
+            HEARTH_ASSIGN_OR_RETURN(m_output, b.matrixRows(out, E, nVocab, keep, 1));
+        } else if (out == embed) {
             m_output = m_tokenEmbedding;
         } else {
-            HEARTH_ASSIGN_OR_RETURN(m_output, b.matrix("token_embd.weight", E, nVocab, 1));
+            HEARTH_ASSIGN_OR_RETURN(m_output, b.matrix(out, E, nVocab, 1));
         }
         DecoderHParams one = m_hp;
         one.nLayer = 1;
         m_dims = decoderDims(b.arch() + "-mtp", one);
+        if (keep < nVocab) m_dims.nLogits = int(keep);
         return Status::ok();
     }
 
@@ -359,6 +366,7 @@ private:
 
     bool m_moeArch = false;
     bool m_mtp = false;
+    int m_shortlist = 0;
     Layer m_mtpLayer;
     int32_t m_ehProj = -1, m_enorm = -1, m_hnorm = -1;
     DecoderHParams m_hp;
@@ -374,11 +382,11 @@ private:
 } // namespace
 
 Result<std::unique_ptr<Architecture>> loadQwen35Family(const gguf::File& file, bool experts) {
-    return bindArchitecture<Qwen35>(file, experts, false);
+    return bindArchitecture<Qwen35>(file, experts, false, 0);
 }
 
-Result<std::unique_ptr<Architecture>> loadQwen35Mtp(const gguf::File& file, bool experts) {
-    return bindArchitecture<Qwen35>(file, experts, true);
+Result<std::unique_ptr<Architecture>> loadQwen35Mtp(const gguf::File& file, bool experts, int shortlist) {
+    return bindArchitecture<Qwen35>(file, experts, true, shortlist);
 }
 
 Result<std::unique_ptr<Architecture>> loadQwen35(const gguf::File& file) { return loadQwen35Family(file, false); }

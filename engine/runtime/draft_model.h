@@ -31,6 +31,9 @@ struct DraftModelConfig {
     // are shared, not copied); both must outlive the drafter.
     const ModelRunner* target = nullptr;
     const gguf::File* targetFile = nullptr;
+    // A multi-token-prediction head's drafts from the first `shortlist` token ids only (0: all;
+    // model::loadMtpHead).
+    int shortlist = 0;
 };
 
 // The block size of a drafter's K/V cache.

@@ -44,6 +44,8 @@ Status SpeculationConfig::validate() const {
     if (synthLength != 0.0 && !(synthLength >= 1.0 && synthLength <= maxDraft + 1.0))
         return invalidArgument("spec-synth-len must be between 1 and spec-max + 1 (" + std::to_string(maxDraft + 1) + ")");
     if (draft && draftModel.empty()) return invalidArgument("speculation with 'draft' needs a draft model (--draft-model FILE)");
+    if (mtpVocab != 0 && (mtpVocab < 256 || mtpVocab > (1 << 24)))
+        return invalidArgument("mtp-vocab (token ids the head drafts from) must be 0 (all) or between 256 and 16777216");
     if (mtp && !draftModel.empty())
         return invalidArgument("speculation takes a draft model or the model's multi-token prediction ('mtp'), not both");
     return Status::ok();
@@ -231,6 +233,7 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
         dc.path = config.modelPath;
         dc.targetFile = &*e->m_file;
         dc.target = e->m_runner.get();
+        dc.shortlist = config.speculation.mtpVocab;
         HEARTH_ASSIGN_OR_RETURN(e->m_draft, MtpDrafter::open(dc));
         s.draftModel = e->m_draft->name();
     }

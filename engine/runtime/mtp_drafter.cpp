@@ -25,7 +25,7 @@ Result<std::unique_ptr<MtpDrafter>> MtpDrafter::open(const DraftModelConfig& con
         d->m_file.emplace(std::move(*file));
         source = &*d->m_file;
     }
-    Result<std::unique_ptr<model::Architecture>> arch = model::loadMtpHead(*source);
+    Result<std::unique_ptr<model::Architecture>> arch = model::loadMtpHead(*source, config.shortlist);
     if (!arch) return fail(arch.status());
     d->m_arch = std::move(*arch);
     d->m_width = d->m_arch->dims().nEmbd;
@@ -105,7 +105,7 @@ Status MtpDrafter::step(const std::vector<DraftJob*>& jobs, const std::vector<Ro
     HEARTH_RETURN_IF_ERROR(m_runner->forward(batch, m_logits, &m_hiddenOut));
     ++m_lastSteps;
     m_lastBuiltPlan = m_lastBuiltPlan || m_runner->builtPlan();
-    const size_t V = size_t(m_arch->dims().nVocab), E = size_t(m_width);
+    const size_t V = size_t(m_arch->dims().logitWidth()), E = size_t(m_width);
     next.assign(jobs.size(), -1);
     m_out.resize(jobs.size() * E);
     size_t wanted = 0;

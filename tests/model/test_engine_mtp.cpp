@@ -271,6 +271,83 @@ private Q_SLOTS:
         QCOMPARE(drafts[1], drafts[0]);
     }
 
+    // A head drafting from a shortlist (the first ids) gives exactly the first logits of the
+    // whole head, reads its rows of the model's repacked output in place (no copy), and still
+    // takes every token of the vocabulary as input.
+    void shortlistIsTheFirstLogitsOfTheWholeHead() {
+        auto file = gguf::File::open(m_tinyQ8);
+        QVERIFY(file.isOk());
+        auto arch = model::loadArchitecture(*file);
+        QVERIFY(arch.isOk());
+        auto target = cpuTarget(**arch);
+        QVERIFY2(target.isOk(), target.status().toString().c_str());
+        auto whole = model::loadMtpHead(*file, 0);
+        auto shortlist = model::loadMtpHead(*file, 1000); // rounded up to 1024
+        auto everything = model::loadMtpHead(*file, 1 << 20);
+        QVERIFY(whole.isOk() && shortlist.isOk() && everything.isOk());
+        const int V = (*whole)->dims().nVocab, K = 1024;
+        QCOMPARE((*shortlist)->dims().nVocab, V);
+        QCOMPARE((*shortlist)->dims().logitWidth(), K);
+        QCOMPARE((*whole)->dims().logitWidth(), V);
+        QCOMPARE((*everything)->dims().logitWidth(), V);
+
+        auto runner = [&](const model::Architecture& head, bool share) {
+            runtime::RunnerConfig rc;
+            rc.blockSize = 16;
+            rc.numBlocks = 4;
+            rc.contextLength = 64;
+            if (share) rc.shareWeights = target->get();
+            return runtime::ModelRunner::create(head, rc);
+        };
+        auto alone = runner(**whole, false);
+        auto shared = runner(**shortlist, true);
+        QVERIFY2(alone.isOk() && shared.isOk(),
+                 (alone.isOk() ? shared : alone).status().toString().c_str());
+        // Its own copies are the layer's matrices only, as for the whole head beside its model:
+        // the shortlist's rows are read from the model's copy.
+        auto wholeShared = runner(**whole, true);
+        QVERIFY(wholeShared.isOk());
+        auto weightBytes = [](const runtime::ModelRunner& r) {
+            uint64_t bytes = 0;
+            for (const runtime::DeviceMemory& m : r.memory()) bytes += m.weightBytes;
+            return bytes;
+        };
+        QCOMPARE(weightBytes(**shared), weightBytes(**wholeShared));
+        if (weightBytes(**target) > 0) QVERIFY(weightBytes(**alone) > weightBytes(**shared) + uint64_t(V) * 256);
+
+        const int64_t E = (*whole)->dims().nEmbd;
+        const std::vector<int32_t> tokens = {9707, 150000, 11, 151935}; // two beyond the shortlist
+        const std::vector<int32_t> table = {0, 1};
+        std::vector<float> hidden(tokens.size() * size_t(E));
+        for (size_t i = 0; i < hidden.size(); ++i) hidden[i] = float((i * 7919) % 23) / 11.0f - 1.0f;
+        graph::Batch b;
+        b.blockTables.emplace_back(table);
+        for (int p = 0; p < int(tokens.size()); ++p) b.tokens.push_back({tokens[size_t(p)], p, 0, true});
+        b.hiddenIn = hidden;
+        b.hiddenWidth = E;
+        std::vector<float> all, first;
+        QVERIFY((*alone)->forward(b, all).isOk());
+        const Status s = (*shared)->forward(b, first);
+        QVERIFY2(s.isOk(), s.toString().c_str());
+        QCOMPARE(all.size(), tokens.size() * size_t(V));
+        QCOMPARE(first.size(), tokens.size() * size_t(K));
+        for (size_t r = 0; r < tokens.size(); ++r)
+            for (int t = 0; t < K; ++t)
+                QCOMPARE(first[r * size_t(K) + size_t(t)], all[r * size_t(V) + size_t(t)]);
+
+        // As a drafter: every draft is a shortlisted id.
+        runtime::DraftModelConfig dc = headConfig(m_tinyQ8);
+        dc.shortlist = 1000;
+        auto head = runtime::MtpDrafter::open(dc);
+        QVERIFY2(head.isOk(), head.status().toString().c_str());
+        std::vector<int32_t> seq = kPrompt;
+        (*head)->observe(1, 0, std::vector<float>(seq.size() * size_t(E), 0.25f));
+        std::vector<runtime::DraftJob> jobs{{1, seq, 4, {}}};
+        QVERIFY((*head)->draft(jobs).isOk());
+        QCOMPARE(int(jobs[0].draft.size()), 4);
+        for (int32_t t : jobs[0].draft) QVERIFY2(t >= 0 && t < K, std::to_string(t).c_str());
+    }
+
     // In the engine: the same tokens as plain decoding with drafts made (and rejected) every
     // step, again from the prefix cache (its rows not recomputed: drafts from zeros there), and
     // for four streams at once; every K/V block comes back.
@@ -322,6 +399,11 @@ private Q_SLOTS:
         both.mtp = true;
         both.draftModel = stories;
         QVERIFY(!both.validate().isOk());
+        SpeculationConfig shortlist;
+        shortlist.mtpVocab = 100;
+        QVERIFY(shortlist.validate().message().find("mtp-vocab") != std::string::npos);
+        shortlist.mtpVocab = 0;
+        QVERIFY(shortlist.validate().isOk());
         SpeculationConfig parsed;
         QVERIFY(parseSpecTypes("ngram,mtp", parsed).isOk());
         QVERIFY(parsed.mtp && parsed.ngram && !parsed.draft);

@@ -591,6 +591,44 @@ private Q_SLOTS:
         QCOMPARE(set.find(other), static_cast<const PackedMatrix*>(nullptr));
     }
 
+    // A matrix of another's first rows, whole row groups, is a view of that one's copy: in the
+    // same set (the longer one packed, whichever comes first), or through a base set (a drafting
+    // head's shortlist of its model's output); its products are the copy of its own's, bit for
+    // bit. Rows that are not whole groups get no view.
+    void firstRowsAreAViewOfTheLongerCopy() {
+        if (!canRepack(Type::Q6_K, activeIsaLevel())) QSKIP("Q6_K is not repacked at this ISA level");
+        const Weights w = makeWeights(Type::Q6_K, 96, 512, 31);
+        ref::Matrix first = w.m, ragged = w.m;
+        first.rows = 2 * kPackRows;
+        ragged.rows = kPackRows + 3;
+        RepackedWeights one;
+        QVERIFY(one.addAll({first, w.m}, false, nullptr).isOk());
+        QCOMPARE(one.count(), size_t(1));
+        QCOMPARE(one.bytes(), packOrDie(w.m).bytes());
+        const PackedMatrix* whole = one.find(w.m);
+        const PackedMatrix* view = one.find(first);
+        QVERIFY(whole && view);
+        QCOMPARE(view->rows(), first.rows);
+        QCOMPARE(view->group(0), whole->group(0));
+
+        auto base = std::make_shared<RepackedWeights>();
+        QVERIFY(base->add(w.m, false).isOk());
+        RepackedWeights head;
+        head.setBase(base);
+        QVERIFY(head.addAll({first, ragged}, false, nullptr).isOk());
+        QCOMPARE(head.bytes(), size_t(0));
+        QVERIFY(head.find(first) && head.find(first)->group(0) == base->find(w.m)->group(0));
+        QCOMPARE(head.find(ragged), static_cast<const PackedMatrix*>(nullptr));
+
+        const int64_t n = 3;
+        const std::vector<float> x = gaussian(size_t(n * first.cols), 32);
+        const PackedMatrix own = packOrDie(first);
+        std::vector<float> viaView(size_t(n * first.rows)), viaOwn(viaView.size());
+        QVERIFY(matMul(first, head.find(first), x.data(), n, viaView.data(), nullptr).isOk());
+        QVERIFY(matMul(first, &own, x.data(), n, viaOwn.data(), nullptr).isOk());
+        QVERIFY(std::memcmp(viaView.data(), viaOwn.data(), viaOwn.size() * sizeof(float)) == 0);
+    }
+
     // addAll puts the copies side by side in one mapping: each equals the copy pack() makes on
     // its own, none overlaps another, and a set of 2 MiB or more starts on a huge-page boundary.
     void repackedWeightsAddAllSharesOneMapping() {

@@ -17,7 +17,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 namespace hearth::cpu {
@@ -652,22 +651,57 @@ void prefetchCallerChunk(std::span<const ExpertMatMul> next, ThreadPool* pool) {
     if (c.matrix) pool->prefetchWhileWaiting(c.matrix->group(c.group), size_t(c.bytes));
 }
 
+PackedMatrix PackedMatrix::firstRows(int64_t rows) const {
+    PackedMatrix v;
+    v.m_type = m_type;
+    v.m_rows = std::min(rows, m_rows);
+    v.m_cols = m_cols;
+    v.m_groupBytes = m_groupBytes;
+    v.m_payloadBytes = m_payloadBytes;
+    v.m_data = m_data;
+    return v;
+}
+
+const PackedMatrix* RepackedWeights::holder(const uint8_t* data) const {
+    const auto it = m_map.find(data);
+    if (it != m_map.end()) return it->second.get();
+    return m_base ? m_base->holder(data) : nullptr;
+}
+
+bool RepackedWeights::needsCopy(const ref::Matrix& w) const {
+    if (!canRepack(w.type, activeIsaLevel()) || !w.data) return false;
+    const PackedMatrix* h = holder(w.data);
+    return !h || h->rows() < w.rows;
+}
+
+void RepackedWeights::addView(const ref::Matrix& w) {
+    if (!w.data || find(w)) return;
+    const PackedMatrix* h = holder(w.data);
+    if (h && h->type() == w.type && h->cols() == w.cols && h->rows() > w.rows && w.rows % kPackRows == 0)
+        m_views.emplace(std::make_pair(w.data, w.rows), std::make_unique<PackedMatrix>(h->firstRows(w.rows)));
+}
+
 Status RepackedWeights::add(const ref::Matrix& w, bool releaseSource) {
-    if (!canRepack(w.type, activeIsaLevel()) || !w.data || has(w.data)) return Status::ok();
-    HEARTH_ASSIGN_OR_RETURN(PackedMatrix p, PackedMatrix::pack(w, releaseSource));
-    m_bytes += p.bytes();
-    m_map.emplace(w.data, std::make_unique<PackedMatrix>(std::move(p)));
+    if (needsCopy(w)) {
+        HEARTH_ASSIGN_OR_RETURN(PackedMatrix p, PackedMatrix::pack(w, releaseSource));
+        m_bytes += p.bytes();
+        m_map.insert_or_assign(w.data, std::make_unique<PackedMatrix>(std::move(p)));
+    }
+    addView(w);
     return Status::ok();
 }
 
 Status RepackedWeights::addAll(const std::vector<ref::Matrix>& ws, bool releaseSource,
                                ThreadPool* pool) {
-    // The distinct matrices that get a copy (tied embeddings appear twice).
+    // The distinct matrices that get a copy (tied embeddings appear twice; of matrices at the
+    // same data, the one with the most rows: the others' rows are its first ones).
     std::vector<const ref::Matrix*> todo;
-    std::unordered_set<const uint8_t*> seen;
+    std::unordered_map<const uint8_t*, size_t> seen;
     for (const ref::Matrix& w : ws) {
-        if (!canRepack(w.type, activeIsaLevel()) || !w.data || has(w.data)) continue;
-        if (seen.insert(w.data).second) todo.push_back(&w);
+        if (!needsCopy(w)) continue;
+        const auto [it, added] = seen.emplace(w.data, todo.size());
+        if (added) todo.push_back(&w);
+        else if (todo[it->second]->rows < w.rows) todo[it->second] = &w;
     }
     // One mapping for all the copies, each at a 4 KiB-aligned offset.
     std::vector<uint64_t> offsets(todo.size());
@@ -677,7 +711,10 @@ Status RepackedWeights::addAll(const std::vector<ref::Matrix>& ws, bool releaseS
         offsets[i] = total;
         total += (bytes + 4095) / 4096 * 4096;
     }
-    if (total == 0) return Status::ok();
+    if (total == 0) {
+        for (const ref::Matrix& w : ws) addView(w);
+        return Status::ok();
+    }
     ZeroedMemory arena(size_t(total), /*hugePages=*/true);
     if (!arena.ok()) return outOfMemory("repack: " + std::to_string(total) + " bytes");
     std::vector<std::unique_ptr<PackedMatrix>> packed(todo.size());
@@ -698,17 +735,21 @@ Status RepackedWeights::addAll(const std::vector<ref::Matrix>& ws, bool releaseS
     for (size_t i = 0; i < todo.size(); ++i) HEARTH_RETURN_IF_ERROR(status[i]);
     for (size_t i = 0; i < todo.size(); ++i) {
         m_bytes += packed[i]->bytes();
-        m_map.emplace(todo[i]->data, std::move(packed[i]));
+        m_map.insert_or_assign(todo[i]->data, std::move(packed[i]));
     }
     m_arenas.push_back(std::move(arena));
+    for (const ref::Matrix& w : ws) addView(w);
     return Status::ok();
 }
 
 const PackedMatrix* RepackedWeights::find(const ref::Matrix& w) const {
-    const auto it = m_map.find(w.data);
-    if (it == m_map.end()) return m_base ? m_base->find(w) : nullptr;
-    const PackedMatrix* p = it->second.get();
-    return p->type() == w.type && p->rows() == w.rows && p->cols() == w.cols ? p : nullptr;
+    auto same = [&](const PackedMatrix* p) {
+        return p->type() == w.type && p->rows() == w.rows && p->cols() == w.cols;
+    };
+    if (const auto it = m_map.find(w.data); it != m_map.end() && same(it->second.get())) return it->second.get();
+    if (const auto it = m_views.find({w.data, w.rows}); it != m_views.end() && same(it->second.get()))
+        return it->second.get();
+    return m_base ? m_base->find(w) : nullptr;
 }
 
 } // namespace hearth::cpu

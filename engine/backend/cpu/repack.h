@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -97,6 +98,9 @@ public:
     // its own memory. Errors: another type, a bad shape, no memory.
     static Result<PackedMatrix> pack(const ref::Matrix& w, bool releaseSource = false,
                                      uint8_t* into = nullptr);
+    // The copy of the first `rows` rows, a whole number of row groups: a view of this one's
+    // first groups (which must outlive it).
+    PackedMatrix firstRows(int64_t rows) const;
 
 private:
     quant::Type m_type = quant::Type::F32;
@@ -174,7 +178,9 @@ public:
     // keeps small pages on its tail: most of a 2048 x 2048 Q4_0 matrix).
     Status addAll(const std::vector<ref::Matrix>& ws, bool releaseSource, ThreadPool* pool);
 
-    // The repacked copy of w (its own, or the base's), or nullptr.
+    // The repacked copy of w (its own, or the base's), or nullptr. A matrix of the first rows of
+    // another one (a drafting head's shortlist of the output), a whole number of row groups, is
+    // a view of that one's copy.
     const PackedMatrix* find(const ref::Matrix& w) const;
 
     // Copies another load made of the same file mapping (a multi-token-prediction head shares
@@ -187,9 +193,15 @@ public:
     bool empty() const { return m_map.empty() && (!m_base || m_base->empty()); }
 
 private:
-    bool has(const uint8_t* data) const { return m_map.count(data) || (m_base && m_base->has(data)); }
+    // The copy at w's data (its own, else the base's), whatever its rows; nullptr when none.
+    const PackedMatrix* holder(const uint8_t* data) const;
+    // Whether w needs a copy of its own: no copy holds its rows.
+    bool needsCopy(const ref::Matrix& w) const;
+    // A view for w when a copy holds more rows than it and w's are whole row groups.
+    void addView(const ref::Matrix& w);
 
     std::shared_ptr<const RepackedWeights> m_base;
+    std::map<std::pair<const uint8_t*, int64_t>, std::unique_ptr<PackedMatrix>> m_views; // firstRows views
     std::vector<ZeroedMemory> m_arenas; // addAll's shared memory
     std::unordered_map<const uint8_t*, std::unique_ptr<PackedMatrix>> m_map;
     size_t m_bytes = 0;

@@ -48,6 +48,10 @@ struct SpeculationConfig {
     // "--spec mtp": the model file's multi-token-prediction head drafts (qwen35 and qwen35moe
     // files with nextn layers; a file without one is refused at load). Not with a draft model.
     bool mtp = false;
+    // The head drafts from the vocabulary's first mtpVocab token ids, its most frequent in
+    // byte-pair and unigram vocabularies (0: all of them). Its output matrix is most of what a
+    // drafted token reads; drafts only propose, so the output is the model's whatever this is.
+    int32_t mtpVocab = 32768;
     // true: each sequence drafts only as far as its measured acceptance and the measured cost of
     // longer steps say it pays (and not at all where it does not); false: whatever the drafters
     // propose, up to maxDraft (llama.cpp's behaviour; for tests and comparisons).
