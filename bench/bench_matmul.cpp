@@ -8,7 +8,10 @@
 // The "rows" mode times decode-sized batches (1-8 tokens, as a step verifying drafts) through
 // matrices of llama-1B's ffn_up shape that together exceed the caches, 2 threads, at each level,
 // as the time per token-count relative to one token (levels and counts alternating).
-// Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part | decode | levels | rows]
+// The "tiny" mode times F32 products of stories260K's shapes (64 wide, a 512-token vocabulary),
+// where the weights stay in the caches, at 1-16 tokens on one thread: the per-token cost a
+// speculative step of a tiny model pays.
+// Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part | decode | levels | rows | tiny]
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ref_ops.h"
 #include "backend/cpu/repack.h"
@@ -320,6 +323,38 @@ int rowsCompare(double budget) {
     return 0;
 }
 
+int tinyCompare(double budget) {
+    struct Shape {
+        const char* name;
+        int64_t rows, cols;
+    };
+    const Shape shapes[] = {{"attn 64x64", 64, 64}, {"ffn_up 172x64", 172, 64}, {"ffn_down 64x172", 64, 172},
+                            {"output 512x64", 512, 64}};
+    const int64_t counts[] = {1, 2, 4, 5, 8, 9, 16};
+    std::mt19937 rng(7);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::printf("F32, weights in cache, 1 thread: ns per product (per token), medians of 5 alternating samples\n");
+    for (const Shape& sh : shapes) {
+        std::vector<float> w(size_t(sh.rows * sh.cols)), x(size_t(16 * sh.cols)), y(size_t(16 * sh.rows));
+        for (auto& v : w) v = dist(rng);
+        for (auto& v : x) v = dist(rng);
+        const ref::Matrix m{reinterpret_cast<const uint8_t*>(w.data()), Type::F32, sh.cols, sh.rows,
+                            uint64_t(sh.cols) * sizeof(float)};
+        std::vector<std::vector<double>> samples(std::size(counts));
+        for (int rep = 0; rep < 5; ++rep)
+            for (size_t i = 0; i < std::size(counts); ++i)
+                samples[i].push_back(bestTime([&] {
+                    for (int k = 0; k < 100; ++k) (void)matMul(m, nullptr, x.data(), counts[i], y.data(), nullptr);
+                }, budget / 5) / 100);
+        std::printf("%-16s", sh.name);
+        for (size_t i = 0; i < std::size(counts); ++i)
+            std::printf("  n=%lld %5.0f (%3.0f)", (long long)counts[i], median(samples[i]) * 1e9,
+                        median(samples[i]) * 1e9 / double(counts[i]));
+        std::printf("\n");
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -329,6 +364,7 @@ int main(int argc, char** argv) {
     if (argc > 2 && std::strcmp(argv[2], "decode") == 0) return decodeCompare(budget);
     if (argc > 2 && std::strcmp(argv[2], "levels") == 0) return levelsCompare(budget);
     if (argc > 2 && std::strcmp(argv[2], "rows") == 0) return rowsCompare(budget);
+    if (argc > 2 && std::strcmp(argv[2], "tiny") == 0) return tinyCompare(budget);
     std::printf("bench_matmul: %lldx%lld weights, detected ISA %s\n", (long long)rows,
                 (long long)cols, isaName(detectIsa()));
     std::mt19937 rng(42);

@@ -64,13 +64,14 @@ void f16Row(const uint16_t* src, float* dst, int64_t n) {
     for (; i < n; ++i) dst[i] = fp16(src[i]);
 }
 
-// dot4's sums before their reduction: v[i] = acc[i][0] + acc[i][1] for rows i < nr and NT
-// tokens x[t] (v[4t + i]), each lane summed exactly as dot4 sums it.
-template <int NT>
-inline void sums4(const float* const* w, int nr, const float* const* x, int64_t cols, __m512* v) {
-    __m512 acc[NT][4][2];
+// dot4's sums before their reduction: v[i] = acc[i][0] + acc[i][1] for rows i < NR and NT
+// tokens x[t] (v[4t + i]), each lane summed exactly as dot4 sums it. The row count is a template
+// argument so that the accumulators stay in registers.
+template <int NT, int NR>
+__attribute__((always_inline)) inline void sums4(const float* const* w, const float* const* x, int64_t cols, __m512* v) {
+    __m512 acc[NT][NR][2];
     for (int t = 0; t < NT; ++t)
-        for (int i = 0; i < 4; ++i) acc[t][i][0] = acc[t][i][1] = _mm512_setzero_ps();
+        for (int i = 0; i < NR; ++i) acc[t][i][0] = acc[t][i][1] = _mm512_setzero_ps();
     int64_t c = 0;
     for (; c + 32 <= cols; c += 32) {
         __m512 x0[NT], x1[NT];
@@ -78,8 +79,7 @@ inline void sums4(const float* const* w, int nr, const float* const* x, int64_t 
             x0[t] = _mm512_loadu_ps(x[t] + c);
             x1[t] = _mm512_loadu_ps(x[t] + c + 16);
         }
-        for (int i = 0; i < 4; ++i) {
-            if (i >= nr) break;
+        for (int i = 0; i < NR; ++i) {
             const __m512 w0 = _mm512_loadu_ps(w[i] + c), w1 = _mm512_loadu_ps(w[i] + c + 16);
             for (int t = 0; t < NT; ++t) {
                 acc[t][i][0] = _mm512_fmadd_ps(w0, x0[t], acc[t][i][0]);
@@ -90,13 +90,19 @@ inline void sums4(const float* const* w, int nr, const float* const* x, int64_t 
     for (; c < cols; c += 16) {
         const int64_t left = cols - c;
         const __mmask16 m = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
-        for (int i = 0; i < nr; ++i) {
+        for (int i = 0; i < NR; ++i) {
             const __m512 w0 = _mm512_maskz_loadu_ps(m, w[i] + c);
             for (int t = 0; t < NT; ++t) acc[t][i][0] = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(m, x[t] + c), acc[t][i][0]);
         }
     }
     for (int t = 0; t < NT; ++t)
-        for (int i = 0; i < 4; ++i) v[4 * t + i] = _mm512_add_ps(acc[t][i][0], acc[t][i][1]);
+        for (int i = 0; i < 4; ++i) v[4 * t + i] = i < NR ? _mm512_add_ps(acc[t][i][0], acc[t][i][1]) : _mm512_setzero_ps();
+}
+
+template <int NR>
+__attribute__((always_inline)) inline void sums4x4(const float* const* w, const float* const* x, int64_t cols, __m512* v) {
+    sums4<2, NR>(w, x, cols, v);
+    sums4<2, NR>(w, x + 2, cols, v + 8);
 }
 
 // hsum(fold(v[k])) of 16 vectors at once, the same additions in the same tree (lanes l and l + 8,
@@ -148,8 +154,12 @@ void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
         for (; j + 4 <= job.n; j += 4) {
             __m512 v[16];
             const float* x[4] = {job.x + j * cols, job.x + (j + 1) * cols, job.x + (j + 2) * cols, job.x + (j + 3) * cols};
-            sums4<2>(wr, nr, x, cols, v);
-            sums4<2>(wr, nr, x + 2, cols, v + 8);
+            switch (nr) {
+            case 4: sums4x4<4>(wr, x, cols, v); break;
+            case 3: sums4x4<3>(wr, x, cols, v); break;
+            case 2: sums4x4<2>(wr, x, cols, v); break;
+            default: sums4x4<1>(wr, x, cols, v); break;
+            }
             reduce16(v, job.y + j * job.rows + r, job.rows, nr);
         }
         for (; j < job.n; ++j) dot4(wr, nr, job.x + j * cols, cols, job.y + j * job.rows + r);
