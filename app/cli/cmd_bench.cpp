@@ -38,6 +38,7 @@ const char* kHelp =
     "  --draft-model FILE          the draft model (--spec draft)\n"
     "  --spec-fixed                draft spec-max tokens whenever a drafter has them (no adaptation)\n"
     "  --spec-max N --spec-min N   drafts per step at most / fewest worth verifying\n"
+    "  --spec-p-min P              a draft or mtp model stops drafting below probability P (default 0)\n"
     "  --mtp-vocab N               the mtp head drafts from the first N token ids (default 32768; 0: all)\n"
     "  --spec-synth-len L          synthetic acceptance of mean length L (llama-server's option)\n"
     "  --predict-self              tg with a prediction: the plain run's own output (OpenAI's\n"
@@ -176,7 +177,16 @@ int runBench(Args args) {
         } else if (a == "--spec-fixed") config.speculation.adaptive = false;
         else if (a == "--spec-max") ok = value() && parseInt(v, config.speculation.maxDraft, 1, 64);
         else if (a == "--spec-min") ok = value() && parseInt(v, config.speculation.minDraft, 0, 64);
-        else if (a == "--mtp-vocab") ok = value() && parseInt(v, config.speculation.mtpVocab, 0, 1 << 24);
+        else if (a == "--spec-p-min" || a == "--draft-p-min") {
+            ok = value();
+            if (ok) {
+                try {
+                    config.speculation.pMin = std::stof(std::string(v));
+                } catch (...) {
+                    ok = false;
+                }
+            }
+        } else if (a == "--mtp-vocab") ok = value() && parseInt(v, config.speculation.mtpVocab, 0, 1 << 24);
         else if (a == "--spec-synth-len") {
             ok = value();
             if (ok) {

@@ -42,6 +42,7 @@ const char* kRunHelp =
     "                        or none; e.g. ngram,draft\n"
     "  --draft-model FILE    the draft model: a smaller GGUF with the same vocabulary\n"
     "  --spec-max N          drafts per step at most (default 8); --spec-min N: fewest worth it\n"
+    "  --spec-p-min P        a draft or mtp model stops drafting below probability P (default 0)\n"
     "  --mtp-vocab N         the mtp head drafts from the first N token ids (default 32768; 0: all)\n"
     "  --spec-synth-len L    synthetic acceptance of mean length L (benchmarks; output not valid)\n"
     "  --prediction TEXT     the expected output (drafted from; the answer is unchanged)\n"
@@ -207,6 +208,8 @@ int runRun(Args args) {
             ok = value(v) && parseNumber(v, spec.maxDraft);
         } else if (a == "--spec-min") {
             ok = value(v) && parseNumber(v, spec.minDraft);
+        } else if (a == "--spec-p-min" || a == "--draft-p-min") {
+            ok = value(v) && parseNumber(v, spec.pMin);
         } else if (a == "--mtp-vocab") {
             ok = value(v) && parseNumber(v, spec.mtpVocab);
         } else if (a == "--spec-synth-len") {

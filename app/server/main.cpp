@@ -64,6 +64,8 @@ const char* kHelp =
     "  --spec-min N            fewest drafts worth verifying (default 1)\n"
     "  --spec-fixed            draft --spec-max tokens whenever a drafter has them, measured\n"
     "                          gain or not (llama.cpp's behaviour; for comparisons)\n"
+    "  --spec-p-min P          a draft or mtp model stops drafting below probability P\n"
+    "                          (default 0: never; llama.cpp's --spec-draft-p-min)\n"
     "  --mtp-vocab N           the mtp head drafts from the first N token ids, the vocabulary's\n"
     "                          most frequent (default 32768; 0: all; the output is unchanged)\n"
     "  --spec-synth-len L      synthetic acceptance of mean length L, for benchmarks only: the\n"
@@ -229,6 +231,14 @@ int main(int argc, char** argv) {
             ok = value(v) && parseInt(v, ec.speculation.maxDraft);
         } else if (a == "--spec-fixed") {
             ec.speculation.adaptive = false;
+        } else if (a == "--spec-p-min" || a == "--spec-draft-p-min" || a == "--draft-p-min") {
+            ok = value(v);
+            if (ok) {
+                const std::string text(v);
+                char* end = nullptr;
+                ec.speculation.pMin = std::strtof(text.c_str(), &end);
+                ok = end && *end == '\0' && !text.empty();
+            }
         } else if (a == "--mtp-vocab") {
             ok = value(v) && parseInt(v, ec.speculation.mtpVocab);
         } else if (a == "--spec-min") {

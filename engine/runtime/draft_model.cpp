@@ -9,7 +9,9 @@
 #include "sample/sampler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 
 namespace hearth::runtime {
 
@@ -52,6 +54,19 @@ Status checkDraft(const gguf::File& file, const model::Architecture& arch, const
 }
 
 } // namespace
+
+float topProbability(std::span<const float> row, int32_t top, float pMin) {
+    if (top < 0 || size_t(top) >= row.size()) return 0.0f;
+    const float best = row[size_t(top)];
+    const float enough = pMin > 0.0f ? 1.0f / pMin : std::numeric_limits<float>::infinity();
+    float sum = 0.0f;
+    for (size_t i = 0; i < row.size(); i += 1024) {
+        const size_t end = std::min(row.size(), i + 1024);
+        for (size_t k = i; k < end; ++k) sum += std::exp(row[k] - best);
+        if (sum > enough) break; // below pMin already: the rest only lowers it
+    }
+    return 1.0f / sum;
+}
 
 size_t commonPrefix(std::span<const int32_t> a, std::span<const int32_t> b) {
     const size_t n = std::min(a.size(), b.size());
@@ -131,13 +146,24 @@ Status DraftModel::step(const std::vector<DraftJob*>& jobs, const std::vector<st
     m_lastBuiltPlan = m_lastBuiltPlan || m_runner->builtPlan();
     const size_t V = size_t(m_arch->dims().nVocab);
     next.assign(jobs.size(), -1);
+    m_conf.assign(jobs.size(), 1.0f);
     for (size_t i = 0; i < jobs.size(); ++i) {
         Seq& s = m_seqs[jobs[i]->seq];
         s.cached.insert(s.cached.end(), add[i].begin(), add[i].end());
-        const int32_t t = sample::argmaxFirst(std::span<const float>(&m_logits[i * V], V));
+        const std::span<const float> row(&m_logits[i * V], V);
+        const int32_t t = sample::argmaxFirst(row);
         next[i] = t < m_targetVocab ? t : -1;
+        if (jobs[i]->pMin > 0.0f) m_conf[i] = topProbability(row, t, jobs[i]->pMin);
     }
     return Status::ok();
+}
+
+// A drafted token, unless there is none or it is below the job's confidence (drafting stops).
+static bool takeDraft(DraftJob& j, int32_t token, float p) {
+    if (token < 0 || (j.pMin > 0.0f && p < j.pMin)) return false;
+    j.draft.push_back(token);
+    if (j.pMin > 0.0f) j.confidence.push_back(p);
+    return true;
 }
 
 Status DraftModel::draft(std::vector<DraftJob>& jobs) {
@@ -147,6 +173,7 @@ Status DraftModel::draft(std::vector<DraftJob>& jobs) {
     std::vector<DraftJob*> active;
     for (DraftJob& j : jobs) {
         j.draft.clear();
+        j.confidence.clear();
         if (j.tokens.empty() || j.maxDraft <= 0) continue;
         Seq& s = m_seqs[j.seq];
         const size_t keep = std::min(commonPrefix(s.cached, j.tokens), j.tokens.size() - 1);
@@ -181,7 +208,7 @@ Status DraftModel::draft(std::vector<DraftJob>& jobs) {
         }
         HEARTH_RETURN_IF_ERROR(step(stepJobs, add, next));
         for (size_t i = 0; i < stepJobs.size(); ++i)
-            if (complete[i] && next[i] >= 0) stepJobs[i]->draft.push_back(next[i]);
+            if (complete[i]) takeDraft(*stepJobs[i], next[i], m_conf[i]);
         active = std::move(later);
         // The jobs whose catch-up is done draft on, one token per step together.
         std::vector<DraftJob*> drafting;
@@ -193,8 +220,7 @@ Status DraftModel::draft(std::vector<DraftJob>& jobs) {
             HEARTH_RETURN_IF_ERROR(step(drafting, one, next));
             std::vector<DraftJob*> still;
             for (size_t i = 0; i < drafting.size(); ++i) {
-                if (next[i] < 0) continue;
-                drafting[i]->draft.push_back(next[i]);
+                if (!takeDraft(*drafting[i], next[i], m_conf[i])) continue;
                 if (int(drafting[i]->draft.size()) < drafting[i]->maxDraft) still.push_back(drafting[i]);
             }
             drafting = std::move(still);

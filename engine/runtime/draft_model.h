@@ -79,6 +79,7 @@ private:
     std::unique_ptr<kv::KvCacheManager> m_cache;
     std::unordered_map<uint64_t, Seq> m_seqs;
     std::vector<float> m_logits;
+    std::vector<float> m_conf; // [jobs]: the probability of each job's token of the last step (with its pMin)
     int32_t m_targetVocab = 0;
     int m_maxChunk = 512;
     int m_lastSteps = 0;

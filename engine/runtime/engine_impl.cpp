@@ -46,6 +46,7 @@ Status SpeculationConfig::validate() const {
     if (draft && draftModel.empty()) return invalidArgument("speculation with 'draft' needs a draft model (--draft-model FILE)");
     if (mtpVocab != 0 && (mtpVocab < 256 || mtpVocab > (1 << 24)))
         return invalidArgument("mtp-vocab (token ids the head drafts from) must be 0 (all) or between 256 and 16777216");
+    if (!(pMin >= 0.0f && pMin <= 1.0f)) return invalidArgument("spec-p-min (a draft's least probability) must be between 0 and 1");
     if (mtp && !draftModel.empty())
         return invalidArgument("speculation takes a draft model or the model's multi-token prediction ('mtp'), not both");
     return Status::ok();
@@ -274,6 +275,7 @@ Result<RequestId> EngineImpl::submit(GenerationRequest request) {
         return invalidArgument("'speculative.n_max' must be between 0 and 64");
     if (request.specMinDraft < -1 || request.specMinDraft > 64)
         return invalidArgument("'speculative.n_min' must be between 0 and 64");
+    if (!(request.specPMin <= 1.0f)) return invalidArgument("'speculative.p_min' must be between 0 and 1");
     if (int64_t(request.prediction.size()) > m_summary.contextLength)
         return invalidArgument("'prediction' has " + std::to_string(request.prediction.size()) +
                                " tokens, more than the context length of " + std::to_string(m_summary.contextLength));
@@ -355,6 +357,7 @@ std::optional<spec::SpeculatorConfig> EngineImpl::speculatorFor(const Generation
     c.prediction = request.prediction;
     c.maxDraft = request.specMaxDraft > 0 ? request.specMaxDraft : sc.maxDraft;
     c.minDraft = std::min(c.maxDraft, request.specMinDraft >= 0 ? request.specMinDraft : sc.minDraft);
+    c.pMin = request.specPMin >= 0.0f ? request.specPMin : sc.pMin;
     // Synthetic acceptance replaces the grammar's own choice of tokens: not with a grammar.
     if (!m_synthAccept.empty() && !request.grammar) {
         c.synthAccept = m_synthAccept;

@@ -121,7 +121,7 @@ void EngineImpl::proposeDrafts() {
                     catchUp(sid, r->tokens, ch);
                     continue;
                 }
-                jobs.push_back({sid, r->tokens, km, {}});
+                jobs.push_back({sid, r->tokens, km, {}, ch.spec->pMin(), {}});
                 jobChoices.push_back(&ch);
             }
         }

@@ -17,7 +17,15 @@ struct DraftJob {
     std::span<const int32_t> tokens; // the sequence so far (prompt and output)
     int maxDraft = 0;
     std::vector<int32_t> draft; // out: at most maxDraft tokens
+    // > 0: drafting stops at a token whose probability under the drafter is below this (it is
+    // left out); each draft's probability is then also given in `confidence`.
+    float pMin = 0.0f;
+    std::vector<float> confidence; // out, with pMin > 0: one per draft token
 };
+
+// The probability of token `top` (the row's maximum) under softmax(row), exactly as far as it
+// matters against pMin: the sum stops once it shows the probability is below pMin.
+float topProbability(std::span<const float> row, int32_t top, float pMin);
 
 class ModelDrafter {
 public:

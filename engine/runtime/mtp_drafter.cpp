@@ -107,13 +107,17 @@ Status MtpDrafter::step(const std::vector<DraftJob*>& jobs, const std::vector<Ro
     m_lastBuiltPlan = m_lastBuiltPlan || m_runner->builtPlan();
     const size_t V = size_t(m_arch->dims().logitWidth()), E = size_t(m_width);
     next.assign(jobs.size(), -1);
+    m_conf.assign(jobs.size(), 1.0f);
     m_out.resize(jobs.size() * E);
     size_t wanted = 0;
     for (const Row& r : rows) {
         if (!r.last) continue;
         if ((wanted + 1) * V > m_logits.size() || (wanted + 1) * E > m_hiddenOut.size())
             return internalError("the multi-token-prediction step gave fewer rows than wanted");
-        next[size_t(r.job)] = sample::argmaxFirst(std::span<const float>(&m_logits[wanted * V], V));
+        const std::span<const float> row(&m_logits[wanted * V], V);
+        next[size_t(r.job)] = sample::argmaxFirst(row);
+        const float pMin = jobs[size_t(r.job)]->pMin;
+        m_conf[size_t(r.job)] = pMin > 0.0f ? topProbability(row, next[size_t(r.job)], pMin) : 1.0f;
         std::memcpy(&m_out[size_t(r.job) * E], &m_hiddenOut[wanted * E], E * sizeof(float));
         ++wanted;
     }
@@ -127,6 +131,7 @@ Status MtpDrafter::draft(std::vector<DraftJob>& jobs) {
     std::vector<DraftJob*> active;
     for (DraftJob& j : jobs) {
         j.draft.clear();
+        j.confidence.clear();
         if (j.tokens.empty() || j.maxDraft < 0) continue;
         Seq& s = m_seqs[j.seq];
         const size_t keep = std::min(commonPrefix(s.cached, j.tokens), j.tokens.size() - 1);
@@ -142,6 +147,13 @@ Status MtpDrafter::draft(std::vector<DraftJob>& jobs) {
     std::vector<int32_t> next;
     std::vector<float> hin;
     std::vector<DraftJob*> drafting;
+    // A drafted token, unless there is none or it is below the job's confidence (drafting stops).
+    auto take = [](DraftJob& j, int32_t token, float p) {
+        if (token < 0 || (j.pMin > 0.0f && p < j.pMin)) return false;
+        j.draft.push_back(token);
+        if (j.pMin > 0.0f) j.confidence.push_back(p);
+        return true;
+    };
     // The catch-up: positions [cached, N) from the target's rows (x_p with h_{p-1}), at most
     // m_maxChunk per step; the last position of a job that drafts wants its first draft.
     while (!active.empty()) {
@@ -173,8 +185,7 @@ Status MtpDrafter::draft(std::vector<DraftJob>& jobs) {
         HEARTH_RETURN_IF_ERROR(step(stepJobs, rows, hin, next));
         for (size_t i = 0; i < stepJobs.size(); ++i) {
             DraftJob* j = stepJobs[i];
-            if (!complete[i] || j->maxDraft <= 0 || next[i] < 0) continue;
-            j->draft.push_back(next[i]);
+            if (!complete[i] || j->maxDraft <= 0 || !take(*j, next[i], m_conf[i])) continue;
             if (j->maxDraft > 1) {
                 drafting.push_back(j);
                 m_draftH.insert(m_draftH.end(), m_out.begin() + std::ptrdiff_t(i * E),
@@ -195,8 +206,7 @@ Status MtpDrafter::draft(std::vector<DraftJob>& jobs) {
         std::vector<DraftJob*> still;
         m_draftH.clear();
         for (size_t i = 0; i < drafting.size(); ++i) {
-            if (next[i] < 0) continue;
-            drafting[i]->draft.push_back(next[i]);
+            if (!take(*drafting[i], next[i], m_conf[i])) continue;
             if (int(drafting[i]->draft.size()) >= drafting[i]->maxDraft) continue;
             still.push_back(drafting[i]);
             m_draftH.insert(m_draftH.end(), m_out.begin() + std::ptrdiff_t(i * E),

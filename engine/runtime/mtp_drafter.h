@@ -61,7 +61,8 @@ private:
     // The target's row for position p of s into out (zeros when it holds none).
     void targetRow(const Seq& s, int p, float* out);
     // One batched step over rows (hidden rows in hin); per job with a last row: the greedy token
-    // (-1: none) in next, and the head's hidden row in m_out.
+    // (-1: none) in next, its probability in m_conf (with the job's pMin), and the head's hidden
+    // row in m_out.
     Status step(const std::vector<DraftJob*>& jobs, const std::vector<Row>& rows,
                 const std::vector<float>& hin, std::vector<int32_t>& next);
 
@@ -72,6 +73,7 @@ private:
     std::unordered_map<uint64_t, Seq> m_seqs;
     std::vector<float> m_logits, m_hiddenOut;
     std::vector<float> m_out;    // [jobs][E]: each job's last hidden row of the last step
+    std::vector<float> m_conf;   // [jobs]: the probability of each job's token of the last step
     std::vector<float> m_draftH; // [drafting][E]: the hidden rows the next drafting step takes
     int64_t m_width = 0;
     int m_maxChunk = 512;

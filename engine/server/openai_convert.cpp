@@ -40,6 +40,7 @@ std::optional<ApiError> applySpeculation(const CommonParams& p, const tokenizer:
                                          const ModelLimits& limits, GenerationRequest& g) {
     if (p.specMaxDraft) g.specMaxDraft = *p.specMaxDraft;
     if (p.specMinDraft) g.specMinDraft = *p.specMinDraft;
+    if (p.specPMin) g.specPMin = *p.specPMin;
     if (!p.prediction || p.prediction->empty()) return std::nullopt;
     auto ids = tokenizer.encode(*p.prediction, false, false);
     if (!ids) return invalidRequest("'prediction.content' cannot be tokenized: " + ids.status().message(),

@@ -168,7 +168,8 @@ std::optional<ApiError> readPrediction(const OJson& body, const ParseLimits& lim
     return std::nullopt;
 }
 
-// "speculative": {"n_max": N, "n_min": M}, or llama.cpp's flat "speculative.n_max" / "speculative.n_min".
+// "speculative": {"n_max": N, "n_min": M, "p_min": P}, or llama.cpp's flat "speculative.n_max",
+// "speculative.n_min", "speculative.p_min".
 std::optional<ApiError> readSpeculative(const OJson& body, CommonParams& p) {
     int64_t i = 0;
     auto read = [&](const OJson& obj, const char* key, const char* name, std::optional<int32_t>& out)
@@ -178,13 +179,22 @@ std::optional<ApiError> readSpeculative(const OJson& body, CommonParams& p) {
         out = int32_t(i);
         return std::nullopt;
     };
+    auto readP = [&](const OJson& obj, const char* key) -> std::optional<ApiError> {
+        if (!field(obj, key)) return std::nullopt;
+        float v = 0.0f;
+        HEARTH_TRY_READ(readFloat(obj, key, 0.0, 1.0, v, "speculative.p_min"));
+        p.specPMin = v;
+        return std::nullopt;
+    };
     if (const OJson* sp = field(body, "speculative")) {
         if (!sp->is_object())
             return invalidRequest(std::string("'speculative' must be an object, got ") + jsonTypeName(*sp),
                                   "speculative", "invalid_type");
         HEARTH_TRY_READ(read(*sp, "n_max", "speculative.n_max", p.specMaxDraft));
         HEARTH_TRY_READ(read(*sp, "n_min", "speculative.n_min", p.specMinDraft));
+        HEARTH_TRY_READ(readP(*sp, "p_min"));
     }
+    HEARTH_TRY_READ(readP(body, "speculative.p_min"));
     HEARTH_TRY_READ(read(body, "speculative.n_max", "speculative.n_max", p.specMaxDraft));
     HEARTH_TRY_READ(read(body, "speculative.n_min", "speculative.n_min", p.specMinDraft));
     if (p.specMaxDraft && p.specMinDraft && *p.specMinDraft > *p.specMaxDraft)

@@ -67,6 +67,7 @@ struct CommonParams {
     // "speculative.n_max" / "speculative.n_min"; n_max 0 turns speculation off).
     std::optional<std::string> prediction;
     std::optional<int32_t> specMaxDraft, specMinDraft;
+    std::optional<float> specPMin;
 };
 
 struct ToolFunction {

@@ -24,6 +24,7 @@ struct SpeculatorConfig {
     int minDraft = 1;
     bool adaptive = true; // false: always up to maxDraft (DraftLength bypassed)
     bool draftModel = false; // the engine's draft model drafts where the others do not
+    float pMin = 0.0f;       // the draft model stops below this probability (SpeculationConfig::pMin)
     const NgramPool* pool = nullptr; // n-grams of earlier requests (with ngram), owned by the engine
     std::vector<double> synthAccept; // per draft position (synthetic acceptance); empty: real
     uint64_t seed = 0;               // synthetic acceptance's draws
@@ -49,6 +50,9 @@ public:
     void idle() { m_length.idle(); }
     // Whether a draft model drafts for this sequence where the other drafters have nothing.
     bool usesDraftModel() const { return m_config.draftModel; }
+    // The draft model's least probability to go on drafting (0 with synthetic acceptance: its
+    // drafts are then not judged by their tokens).
+    float pMin() const { return m_config.synthAccept.empty() ? m_config.pMin : 0.0f; }
     // The draft model's proposal is the one verified next (for the counts by source).
     void proposedByModel() { m_lastFromPrediction = false; }
     // Synthetic acceptance: whether draft j (0-based) is accepted, drawn at random; nullopt when

@@ -14,6 +14,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+
 using namespace hearth;
 
 namespace {
@@ -346,6 +348,42 @@ private Q_SLOTS:
         QVERIFY((*head)->draft(jobs).isOk());
         QCOMPARE(int(jobs[0].draft.size()), 4);
         for (int32_t t : jobs[0].draft) QVERIFY2(t >= 0 && t < K, std::to_string(t).c_str());
+    }
+
+    // With a least probability the head stops at the first token below it: the drafts are the
+    // first ones it makes without one, up to there, each with its probability.
+    void headStopsBelowItsLeastProbability() {
+        runtime::DraftModelConfig dc = headConfig(m_tiny);
+        auto head = runtime::MtpDrafter::open(dc);
+        QVERIFY2(head.isOk(), head.status().toString().c_str());
+        const int64_t E = 256;
+        std::vector<float> rows(kPrompt.size() * size_t(E));
+        for (size_t i = 0; i < rows.size(); ++i) rows[i] = float((i * 7919) % 23) / 11.0f - 1.0f;
+        uint64_t seq = 1;
+        auto draft = [&](float pMin) {
+            (*head)->observe(seq, 0, rows);
+            std::vector<runtime::DraftJob> jobs{{seq, kPrompt, 4, {}, pMin, {}}};
+            const Status s = (*head)->draft(jobs);
+            if (!s.isOk()) qWarning("%s", s.toString().c_str());
+            (*head)->release(seq++);
+            return jobs[0];
+        };
+        const runtime::DraftJob all = draft(1e-30f);
+        QCOMPARE(int(all.draft.size()), 4);
+        QCOMPARE(all.confidence.size(), all.draft.size());
+        for (float p : all.confidence) QVERIFY2(p > 0.0f && p <= 1.0f, std::to_string(p).c_str());
+        QCOMPARE(draft(0.0f).draft, all.draft);
+        QVERIFY(draft(0.0f).confidence.empty());
+        QVERIFY(draft(1.0f).draft.empty());
+        // A threshold just above the least of drafts 1-3 cuts there (or before).
+        const float cut = *std::min_element(all.confidence.begin() + 1, all.confidence.end()) * 1.0001f;
+        size_t expect = 0;
+        while (expect < all.draft.size() && all.confidence[expect] >= cut) ++expect;
+        QVERIFY(expect < 4);
+        const runtime::DraftJob some = draft(cut);
+        QCOMPARE(some.draft, std::vector<int32_t>(all.draft.begin(), all.draft.begin() + std::ptrdiff_t(expect)));
+        QCOMPARE(some.confidence, std::vector<float>(all.confidence.begin(), all.confidence.begin() + std::ptrdiff_t(expect)));
+        QCOMPARE((*head)->numFreeBlocks(), (*head)->numBlocks());
     }
 
     // In the engine: the same tokens as plain decoding with drafts made (and rejected) every

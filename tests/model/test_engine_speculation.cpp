@@ -12,6 +12,8 @@
 
 #include <QtTest>
 
+#include <limits>
+
 using namespace hearth;
 
 namespace {
@@ -319,6 +321,30 @@ private Q_SLOTS:
         QTRY_COMPARE(engine.stats().draftKvBlocksUsed, 0);
     }
 
+    // With a least probability (llama.cpp's p_min) the draft model stops where it is unsure: the
+    // same answer from fewer drafts, all still accepted; per request, and off with 0.
+    void draftModelStopsWhereItIsUnsure() {
+        SpeculationConfig spec = fixedDrafts();
+        spec.draft = true;
+        spec.draftModel = hearth::test::testDataPath("models/stories260K.gguf");
+        spec.maxDraft = 5;
+        spec.pMin = 0.9f;
+        auto e = Engine::create(storiesConfig(spec));
+        QVERIFY2(e.isOk(), e.status().toString().c_str());
+        const Outcome base = run(*m_engine, plain(request(200)));
+        const Outcome sure = run(**e, request(200));
+        GenerationRequest all = request(200);
+        all.specPMin = 0.0f;
+        const Outcome every = run(**e, all);
+        QCOMPARE(sure.tokens, base.tokens);
+        QCOMPARE(every.tokens, base.tokens);
+        qInfo("p_min 0.9: %d drafts; 0: %d", sure.usage.draftTokens, every.usage.draftTokens);
+        QVERIFY(sure.usage.draftTokens > 0);
+        QVERIFY(sure.usage.draftTokens < every.usage.draftTokens);
+        QCOMPARE(sure.usage.acceptedDraftTokens, sure.usage.draftTokens);
+        QTRY_COMPARE((*e)->stats().draftKvBlocksUsed, 0);
+    }
+
     void incompatibleDraftModelsAreRefused() {
         SpeculationConfig spec;
         spec.draftModel = hearth::test::testDataPath("models/llama-2-tiny-random.gguf");
@@ -360,6 +386,11 @@ private Q_SLOTS:
         r.specMaxDraft = 65;
         QCOMPARE(m_engine->submit(r).status().code(), ErrorCode::InvalidArgument);
         r.specMaxDraft = -2;
+        QCOMPARE(m_engine->submit(r).status().code(), ErrorCode::InvalidArgument);
+        r.specMaxDraft = -1;
+        r.specPMin = 1.5f;
+        QCOMPARE(m_engine->submit(r).status().code(), ErrorCode::InvalidArgument);
+        r.specPMin = std::numeric_limits<float>::quiet_NaN();
         QCOMPARE(m_engine->submit(r).status().code(), ErrorCode::InvalidArgument);
         QTRY_COMPARE(m_engine->stats().kvBlocksUsed, 0);
     }

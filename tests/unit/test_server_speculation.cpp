@@ -113,7 +113,7 @@ private Q_SLOTS:
 
         // llama.cpp's flat fields on /v1/completions.
         auto c = postJson(m_port, "/v1/completions",
-                          R"({"prompt":"Once upon a time","max_tokens":40,"temperature":0,"speculative.n_max":2,"speculative.n_min":1})");
+                          R"({"prompt":"Once upon a time","max_tokens":40,"temperature":0,"speculative.n_max":2,"speculative.n_min":1,"speculative.p_min":0.5})");
         QCOMPARE(c->status, 200);
         auto c0 = postJson(m_port, "/v1/completions",
                            R"({"prompt":"Once upon a time","max_tokens":40,"temperature":0,"speculative.n_max":0})");
@@ -150,6 +150,14 @@ private Q_SLOTS:
         expectBadParam(b, "speculative.n_max");
         b["speculative"] = {{"n_max", 2}, {"n_min", 3}};
         expectBadParam(b, "speculative.n_min");
+        b["speculative"] = {{"p_min", 1.5}};
+        expectBadParam(b, "speculative.p_min");
+        b["speculative"] = {{"p_min", "high"}};
+        expectBadParam(b, "speculative.p_min");
+        b.erase("speculative");
+        b["speculative.p_min"] = -0.1;
+        expectBadParam(b, "speculative.p_min");
+        b.erase("speculative.p_min");
         b["speculative"] = "fast";
         expectBadParam(b, "speculative");
         // Invalid UTF-8 inside the prediction: the body is not JSON.

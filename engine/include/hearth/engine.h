@@ -52,6 +52,10 @@ struct SpeculationConfig {
     // byte-pair and unigram vocabularies (0: all of them). Its output matrix is most of what a
     // drafted token reads; drafts only propose, so the output is the model's whatever this is.
     int32_t mtpVocab = 32768;
+    // A draft or multi-token-prediction model stops drafting at a token whose probability under
+    // it is below this (llama.cpp's --spec-draft-p-min; 0: never): where it is unsure, its next
+    // drafts are seldom accepted and cost a step each. Not with synthetic acceptance.
+    float pMin = 0.0f;
     // true: each sequence drafts only as far as its measured acceptance and the measured cost of
     // longer steps say it pays (and not at all where it does not); false: whatever the drafters
     // propose, up to maxDraft (llama.cpp's behaviour; for tests and comparisons).
@@ -177,6 +181,8 @@ struct GenerationRequest {
     // request, the prediction's included) and the fewest worth verifying (-1: the engine's).
     int32_t specMaxDraft = -1;
     int32_t specMinDraft = -1;
+    // The draft models' confidence to go on drafting (SpeculationConfig::pMin; < 0: the engine's).
+    float specPMin = -1.0f;
     std::shared_ptr<TokenSink> sink;
 };
 
