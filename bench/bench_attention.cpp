@@ -86,6 +86,8 @@ int main(int argc, char** argv) {
         {"tiny prompt chunk: 41 tokens, history 1033, D32 gqa2", 32, 4, 2, 1033, 41},
         {"tiny decode: history 144, D32 gqa2", 32, 4, 2, 144, 1},
         {"qwen0.5B decode: history 1000, D64 gqa7", 64, 2, 7, 1000, 1},
+        {"stories260K decode: history 200, D8 gqa2", 8, 4, 2, 200, 1},
+        {"stories260K 9-token step: history 200, D8 gqa2", 8, 4, 2, 200, 9},
     };
     std::printf("%-56s %10s %10s\n", "shape (one thread)", "f16 ns", "q8_0 ns");
     for (const Shape& s : shapes)

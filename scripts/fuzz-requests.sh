@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes what reads client input in the server (request parsers, grammars, JSON schemas, the
-# streamed-output readers) for SECONDS (default 60) with libFuzzer + ASan + UBSan.
+# streamed-output readers, image decoding) for SECONDS (default 60) with libFuzzer + ASan + UBSan.
 # Exits non-zero on any crash, leak, timeout or out-of-memory.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +42,17 @@ seeds = [
     (8, b'<|channel|>analysis<|message|>x<|end|><|start|>assistant to=functions.f<|channel|>commentary json'
         b'<|message|>{"a":1}'),
 ]
+# Images: a 2 x 2 PNG (zlib from Python), a two-frame GIF, a WebP header.
+import struct, zlib
+def chunk(kind, payload):
+    return struct.pack('>I', len(payload)) + kind + payload + struct.pack('>I', zlib.crc32(kind + payload))
+raw = b''.join(b'\0' + bytes([40 * x + y for x in range(6)]) for y in range(2))
+png = b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 2, 2, 8, 2, 0, 0, 0)) + \
+      chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b'')
+gif = bytes([0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 1, 0, 1, 0, 0x80, 0, 0, 0xff, 0, 0, 0, 0, 0,
+             0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 1, 0, 0x3b])
+webp = b'RIFF' + struct.pack('<I', 26) + b'WEBPVP8L' + struct.pack('<I', 14) + b'\x2f\x01\x00\x00\x00' + b'\0' * 9
+seeds += [(13, png), (13, gif), (13, webp), (13, b'\xff\xd8\xff\xe0' + b'\0' * 16)]
 for i, (sel, body) in enumerate(seeds):
     open(os.path.join(out, 'seed-%d' % i), 'wb').write(bytes([sel]) + body)
 PY

@@ -1,9 +1,11 @@
 // libFuzzer target for everything that reads client input in the server: the OpenAI, Ollama,
 // Anthropic, Responses and embeddings request parsers, GBNF grammars (parse, then match a text),
 // JSON Schema to grammar, and the streaming readers of model output (tool calls, <think>,
-// harmony). The first byte picks the target; the rest is its input.
+// harmony), and the images a request carries (PNG, JPEG, GIF, WebP). The first byte picks the
+// target; the rest is its input.
 #include "hearth/chat_output.h"
 #include "hearth/grammar.h"
+#include "hearth/image.h"
 #include "server/anthropic_request.h"
 #include "server/embeddings_api.h"
 #include "server/ollama_api.h"
@@ -36,7 +38,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
     const std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
     server::ParseLimits limits;
-    switch (data[0] % 13) {
+    switch (data[0] % 14) {
+    case 13: {
+        ImageLimits small; // a smaller budget than a server's, for the fuzzer's memory limit
+        small.maxPixels = 4'000'000;
+        auto img = decodeImage(std::span<const uint8_t>(data + 1, size - 1), small);
+        if (img && img->rgb.size() != size_t(img->width) * size_t(img->height) * 3) __builtin_trap();
+        break;
+    }
     case 0: (void)server::parseChatCompletionRequest(in, limits); break;
     case 1: (void)server::parseCompletionRequest(in, limits); break;
     case 2: (void)server::parseOllamaChatRequest(in, limits); break;
