@@ -31,12 +31,15 @@ QStringList DraftModelFinder::compatible(const QString& model, const QStringList
     const QString targetPath = target.canonicalFilePath();
     // The model's own multi-token-prediction head comes first: the model's path stands for it.
     if (checkMtpHead(model.toStdString()).isOk()) out << model;
+    // The model's tokenizer is read once for all the candidates.
+    const Result<DraftChecker> checker = DraftChecker::open(model.toStdString());
+    if (!checker) return out;
     for (const QString& path : candidates) {
         if (generation && generation->load() != mine) return {};
         const QFileInfo info(path);
         // A draft is another file, and smaller: a larger one costs more per token than it saves.
         if (!info.isFile() || info.canonicalFilePath() == targetPath || info.size() >= target.size()) continue;
-        if (checkDraftModel(model.toStdString(), path.toStdString()).isOk()) out << path;
+        if (checker->check(path.toStdString()).isOk()) out << path;
     }
     return out;
 }

@@ -233,19 +233,40 @@ Status DraftModel::draft(std::vector<DraftJob>& jobs) {
 
 namespace hearth {
 
-Status checkDraftModel(const std::string& modelPath, const std::string& draftPath, int32_t contextLength) {
-    const std::string name = std::filesystem::path(draftPath).filename().string();
+struct DraftChecker::Impl {
+    tokenizer::Tokenizer target;
+};
+
+DraftChecker::DraftChecker() = default;
+DraftChecker::DraftChecker(DraftChecker&&) noexcept = default;
+DraftChecker& DraftChecker::operator=(DraftChecker&&) noexcept = default;
+DraftChecker::~DraftChecker() = default;
+
+Result<DraftChecker> DraftChecker::open(const std::string& modelPath) {
     Result<gguf::File> target = gguf::File::open(modelPath);
     if (!target) return target.status().withContext("model " + modelPath);
-    Result<tokenizer::Tokenizer> targetTok = tokenizer::Tokenizer::fromGguf(*target);
-    if (!targetTok) return targetTok.status().withContext("the model's tokenizer");
+    Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::fromGguf(*target);
+    if (!tok) return tok.status().withContext("the model's tokenizer");
+    DraftChecker c;
+    c.m_impl = std::unique_ptr<Impl>(new Impl{std::move(*tok)});
+    return c;
+}
+
+Status DraftChecker::check(const std::string& draftPath, int32_t contextLength) const {
+    const std::string name = std::filesystem::path(draftPath).filename().string();
     Result<gguf::File> draft = gguf::File::open(draftPath);
     if (!draft) return draft.status().withContext("draft model " + name);
     Result<std::unique_ptr<model::Architecture>> arch = model::loadArchitecture(*draft);
     if (!arch) return arch.status().withContext("draft model " + name);
-    if (Status st = runtime::checkDraft(*draft, **arch, *targetTok, contextLength); !st.isOk())
+    if (Status st = runtime::checkDraft(*draft, **arch, m_impl->target, contextLength); !st.isOk())
         return st.withContext("draft model " + name);
     return Status::ok();
+}
+
+Status checkDraftModel(const std::string& modelPath, const std::string& draftPath, int32_t contextLength) {
+    Result<DraftChecker> checker = DraftChecker::open(modelPath);
+    if (!checker) return checker.status();
+    return checker->check(draftPath, contextLength);
 }
 
 } // namespace hearth

@@ -373,6 +373,13 @@ private Q_SLOTS:
         QVERIFY2(other.message().find("llama-2-tiny-random.gguf") != std::string::npos, other.message().c_str());
         QVERIFY(!checkDraftModel(stories, "/nonexistent/draft.gguf").isOk());
         QVERIFY(!checkDraftModel("/nonexistent/model.gguf", stories).isOk());
+        // One checker for many candidates: the same answers.
+        auto checker = DraftChecker::open(stories);
+        QVERIFY2(checker.isOk(), checker.status().toString().c_str());
+        QVERIFY(checker->check(stories, 256).isOk());
+        QCOMPARE(checker->check(tiny).toString(), other.toString());
+        QVERIFY(!checker->check("/nonexistent/draft.gguf").isOk());
+        QVERIFY(!DraftChecker::open("/nonexistent/model.gguf").isOk());
     }
 
     void badSettingsAreRefused() {

@@ -77,6 +77,23 @@ Status parseSpecTypes(std::string_view list, SpeculationConfig& config);
 // positions for that many tokens). The error says what differs.
 Status checkDraftModel(const std::string& modelPath, const std::string& draftPath, int32_t contextLength = 0);
 
+// checkDraftModel for many candidates of one model: the model's file and tokenizer are read once.
+class DraftChecker {
+public:
+    // Reads the model's metadata and tokenizer (errors name the model).
+    static Result<DraftChecker> open(const std::string& modelPath);
+    DraftChecker(DraftChecker&&) noexcept;
+    DraftChecker& operator=(DraftChecker&&) noexcept;
+    ~DraftChecker();
+    // checkDraftModel(modelPath, draftPath, contextLength), the same answer.
+    Status check(const std::string& draftPath, int32_t contextLength = 0) const;
+
+private:
+    DraftChecker();
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
 // Whether the GGUF file at modelPath has a multi-token-prediction head Hearth can draft with
 // (SpeculationConfig::mtp), from its metadata and tensor shapes only; the error says why not.
 Status checkMtpHead(const std::string& modelPath);
