@@ -5,6 +5,7 @@
 #include "hearth/devices.h"
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
+#include "hearth/projector.h"
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,9 @@ const char* kInspectHelp =
     "  -ngl N              layers on the GPU (default: as many as fit, experts in RAM first)\n"
     "  --cpu-moe           every layer's MoE experts in RAM; --n-cpu-moe N: the first N layers'\n"
     "  --parallel N        sequences of --ctx tokens each (default 1)\n";
+
+// A multimodal projector file (general.architecture "clip"): its vision encoder.
+int inspectProjector(const std::string& path, bool json);
 
 std::string humanBytes(uint64_t b) {
     char buf[32];
@@ -329,6 +333,7 @@ int runInspect(Args args) {
         std::fprintf(stderr, "hearth-cli: %s: %s\n", path.c_str(), file.status().toString().c_str());
         return 2;
     }
+    if (auto arch = file->getString("general.architecture"); arch && *arch == "clip") return inspectProjector(path, json);
     auto info = readModelInfo(*file);
     if (!info) {
         std::fprintf(stderr, "hearth-cli: %s: %s\n", path.c_str(), info.status().toString().c_str());
@@ -357,5 +362,48 @@ int runInspect(Args args) {
     }
     return 0;
 }
+
+namespace {
+
+int inspectProjector(const std::string& path, bool json) {
+    Result<ProjectorInfo> p = readProjector(path);
+    if (!p) {
+        std::fprintf(stderr, "hearth-cli: %s: %s\n", path.c_str(), p.status().toString().c_str());
+        return 2;
+    }
+    if (json) {
+        nlohmann::ordered_json j;
+        j["file"] = path;
+        j["kind"] = "projector";
+        j["projector_type"] = p->type;
+        j["family"] = p->family;
+        j["image_size"] = p->imageSize;
+        j["patch_size"] = p->patchSize;
+        j["embedding_length"] = p->nEmbd;
+        j["feed_forward_length"] = p->nFf;
+        j["block_count"] = p->nLayer;
+        j["head_count"] = p->nHead;
+        j["projection_dim"] = p->projectionDim;
+        j["merge"] = p->merge;
+        j["tokens_per_image"] = p->tokensPerImage;
+        j["image_mean"] = p->mean;
+        j["image_std"] = p->std;
+        j["tensor_bytes"] = p->tensorBytes;
+        std::printf("%s\n", j.dump(2).c_str());
+        return 0;
+    }
+    std::printf("file:           %s\n", path.c_str());
+    std::printf("projector:      %s (%s)\n", p->family.c_str(), p->type.c_str());
+    std::printf("vision encoder: %d layers, %d wide (ffn %d), %d heads, %d x %d pixels in %d-pixel patches\n", p->nLayer,
+                p->nEmbd, p->nFf, p->nHead, p->imageSize, p->imageSize, p->patchSize);
+    std::printf("output:         %lld embeddings per image at that size, %d wide\n", (long long)p->tokensPerImage,
+                p->projectionDim);
+    std::printf("normalisation:  mean %.4g %.4g %.4g, std %.4g %.4g %.4g\n", p->mean[0], p->mean[1], p->mean[2],
+                p->std[0], p->std[1], p->std[2]);
+    std::printf("weights:        %s\n", humanBytes(p->tensorBytes).c_str());
+    return 0;
+}
+
+} // namespace
 
 } // namespace hearth::cli

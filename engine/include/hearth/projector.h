@@ -1,0 +1,39 @@
+// Multimodal projector files (llama.cpp's --mmproj GGUFs, the "clip" layout): what a file's vision
+// encoder is, read from its metadata and checked against the text model it is to serve.
+#pragma once
+
+#include "hearth/status.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace hearth {
+
+struct ProjectorInfo {
+    std::string type; // clip.projector_type (or clip.vision.projector_type): "gemma3", "mlp", ...
+    std::string
+        family; // the encoder it names, e.g. "SigLIP (Gemma 3)"; the type when unknown to Hearth
+    bool vision = false;              // has a vision encoder (clip.has_vision_encoder)
+    int imageSize = 0, patchSize = 0; // the encoder's input side and patch side, in pixels
+    int nEmbd = 0, nFf = 0, nLayer = 0, nHead = 0;
+    int projectionDim =
+        0;            // the width its embeddings are projected to (the text model's), 0: not given
+    float eps = 0.0f; // layer norm epsilon
+    std::array<float, 3> mean{}, std{}; // per-channel normalisation of pixels in [0, 1]
+    int merge = 1; // patches merged along each side into one embedding (Gemma 3's pooling: 4)
+    // Embeddings one image becomes at the encoder's own size (image_size / patch_size / merge,
+    // squared); families of dynamic resolution (Qwen's ViT) give more for larger images.
+    int64_t tokensPerImage = 0;
+    uint64_t tensorBytes = 0; // the weights' bytes in the file
+};
+
+// Reads the projector file at `path`. Errors: not a GGUF file, no vision encoder, a projector type
+// llama.cpp does not define here (named), keys missing or out of range (named).
+Result<ProjectorInfo> readProjector(const std::string& path);
+
+// Whether the projector can serve the text model at modelPath: its embeddings' width is the
+// model's embedding width. The error names both widths.
+Status checkProjectorFor(const ProjectorInfo& projector, const std::string& modelPath);
+
+} // namespace hearth
