@@ -1,6 +1,8 @@
 // `hearth-cli synth`: writes a random-weight model of a real shape with a real tokenizer.
 #include "commands.h"
 
+#include "hearth/gguf.h"
+#include "hearth/projector.h"
 #include "hearth/synth.h"
 
 #include <charconv>
@@ -13,12 +15,40 @@ namespace {
 const char* kSynthHelp =
     "usage: hearth-cli synth --preset NAME --type TYPE_OR_MIX --vocab VOCAB.gguf -o OUT.gguf\n"
     "                        [--seed S] [--threads N] [--layers N] [--experts N] [--pooling N]\n"
+    "                        [--mmproj PROJ.gguf]\n"
     "       hearth-cli synth --list\n"
     "  Weights are normal(0, 0.02) from a generator keyed by (seed, tensor, index): the same seed\n"
     "  gives the same weights in every type. The tokenizer is copied from VOCAB.gguf.\n"
     "  Types llama.cpp only makes with an importance matrix (IQ1_*, IQ2_*, IQ3_XXS) get a flat one\n"
     "  (all ones): random weights have no activations to calibrate, and a flat importance is what\n"
-    "  llama.cpp's own backend tests quantize random tensors with.\n";
+    "  llama.cpp's own backend tests quantize random tensors with.\n"
+    "  --mmproj also writes a random-weight vision projector of the family's real layout beside the\n"
+    "  model (gemma3 presets: SigLIP, Gemma 3's tower for full shapes, a 2-layer 224-pixel one for\n"
+    "  the tiny preset), its embeddings the model's width.\n";
+
+// The projector of the model just written at o.outPath: its family from the architecture, its
+// output the model's width; the tiny preset gets a tiny tower.
+Status writeProjectorFor(const SynthOptions& o, const std::string& path) {
+    HEARTH_ASSIGN_OR_RETURN(gguf::File model, gguf::File::open(o.outPath));
+    HEARTH_ASSIGN_OR_RETURN(const std::string arch, model.getString("general.architecture"));
+    if (arch != "gemma3") return invalidArgument("--mmproj: no projector family for '" + arch + "' models (gemma3 has one)");
+    const gguf::TensorInfo* embd = model.findTensor("token_embd.weight");
+    if (!embd) return invalidFormat("the model has no token_embd.weight");
+    ProjectorSynthOptions p;
+    p.projectionDim = int(embd->ne[0]);
+    p.seed = o.seed;
+    p.outPath = path;
+    if (o.preset.find("tiny") != std::string::npos) {
+        p.imageSize = 224;
+        p.nEmbd = 64;
+        p.nFf = 128;
+        p.nLayer = 2;
+        p.nHead = 4;
+    } else {
+        p.f16 = true; // as the converter writes Gemma 3's projector
+    }
+    return synthesizeProjector(p);
+}
 
 template <typename T> bool number(std::string_view s, T& out) {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -28,6 +58,7 @@ template <typename T> bool number(std::string_view s, T& out) {
 
 int runSynth(Args args) {
     SynthOptions o;
+    std::string mmproj;
     o.threads = 2;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
@@ -56,6 +87,8 @@ int runSynth(Args args) {
             ok = number(args[++i], o.layers) && o.layers > 0;
         } else if (a == "--experts" && hasValue) { // fewer (or more) experts of the preset's shape
             ok = number(args[++i], o.experts) && o.experts > 0;
+        } else if (a == "--mmproj" && hasValue) {
+            mmproj = std::string(args[++i]);
         } else if (a == "--pooling" && hasValue) { // <arch>.pooling_type: 0 none, 1 mean, 2 cls, 3 last, 4 rank
             ok = number(args[++i], o.pooling) && o.pooling >= 0 && o.pooling <= 4;
         } else {
@@ -83,6 +116,13 @@ int runSynth(Args args) {
                        s.code() == ErrorCode::InvalidFormat || s.code() == ErrorCode::IoError
                    ? 2
                    : 1;
+    }
+    if (!mmproj.empty()) {
+        s = writeProjectorFor(o, mmproj);
+        if (!s.isOk()) {
+            std::fprintf(stderr, "hearth-cli: %s: %s\n", mmproj.c_str(), s.toString().c_str());
+            return s.code() == ErrorCode::InvalidArgument ? 2 : 1;
+        }
     }
     return 0;
 }

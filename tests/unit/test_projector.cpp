@@ -8,6 +8,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <array>
 #include <functional>
 
 using namespace hearth;
@@ -144,6 +145,47 @@ private Q_SLOTS:
         QVERIFY(odd.isOk());
         QCOMPARE(odd->family, std::string("cogvlm"));
         QVERIFY(!readProjector("/nonexistent/mmproj.gguf").isOk());
+    }
+
+    // A random-weight projector of Gemma 3's layout: the tensors llama.cpp's converter writes, in
+    // its shapes (llama-server --mmproj loads such a file and encodes images with it), read back.
+    void synthesizedProjectorHasGemma3sLayout() {
+        ProjectorSynthOptions o;
+        o.imageSize = 224;
+        o.nEmbd = 64;
+        o.nFf = 128;
+        o.nLayer = 2;
+        o.nHead = 4;
+        o.projectionDim = 96;
+        o.outPath = m_dir.filePath(QStringLiteral("synth-mmproj.gguf")).toStdString();
+        QVERIFY2(synthesizeProjector(o).isOk(), synthesizeProjector(o).toString().c_str());
+        auto p = readProjector(o.outPath);
+        QVERIFY2(p.isOk(), p.status().toString().c_str());
+        QCOMPARE(p->family, std::string("SigLIP (Gemma 3)"));
+        QCOMPARE(p->tokensPerImage, int64_t(16)); // (224 / 14 / 4)^2
+        QCOMPARE(p->projectionDim, 96);
+        auto file = gguf::File::open(o.outPath);
+        QVERIFY(file.isOk());
+        const std::vector<std::pair<std::string, std::array<uint64_t, 4>>> shapes = {
+            {"v.patch_embd.weight", {14, 14, 3, 64}},
+            {"v.position_embd.weight", {64, 256, 1, 1}},
+            {"v.blk.1.attn_q.weight", {64, 64, 1, 1}},
+            {"v.blk.1.ffn_up.weight", {64, 128, 1, 1}},
+            {"v.blk.1.ffn_down.weight", {128, 64, 1, 1}},
+            {"v.post_ln.bias", {64, 1, 1, 1}},
+            {"mm.soft_emb_norm.weight", {64, 1, 1, 1}},
+            {"mm.input_projection.weight", {96, 64, 1, 1}}};
+        for (const auto& [name, ne] : shapes) {
+            const gguf::TensorInfo* t = file->findTensor(name);
+            QVERIFY2(t, name.c_str());
+            QVERIFY2(t->ne == ne, name.c_str());
+        }
+        QCOMPARE(file->tensors().size(), size_t(3 + 2 * 16 + 4));
+        o.projectionDim = 0;
+        QVERIFY(!synthesizeProjector(o).isOk());
+        o.projectionDim = 96;
+        o.family = "pixtral";
+        QVERIFY(!synthesizeProjector(o).isOk());
     }
 
     void inspectDescribesAProjector() {

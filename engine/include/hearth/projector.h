@@ -32,6 +32,21 @@ struct ProjectorInfo {
 // llama.cpp does not define here (named), keys missing or out of range (named).
 Result<ProjectorInfo> readProjector(const std::string& path);
 
+// A random-weight projector of a family's real layout, for tests and benchmarks: the vision
+// encoder's tensors as llama.cpp's converter names and shapes them, normal(0, 0.02) weights,
+// norms 1. Families: "gemma3" (SigLIP with Gemma 3's pooling and projection).
+struct ProjectorSynthOptions {
+    std::string family = "gemma3";
+    int imageSize = 896, patchSize = 14; // Gemma 3's
+    int nEmbd = 1152, nFf = 4304, nLayer = 27, nHead = 16;
+    int projectionDim = 0; // the text model's width (required)
+    int merge = 4;         // written as clip.vision.projector.scale_factor
+    bool f16 = false;      // F16 matrices (as converted files), else F32
+    uint64_t seed = 42;
+    std::string outPath;
+};
+Status synthesizeProjector(const ProjectorSynthOptions& options);
+
 // Whether the projector can serve the text model at modelPath: its embeddings' width is the
 // model's embedding width. The error names both widths.
 Status checkProjectorFor(const ProjectorInfo& projector, const std::string& modelPath);

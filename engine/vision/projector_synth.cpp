@@ -1,0 +1,104 @@
+// Random-weight projector files of a real family's layout (synthesizeProjector): the tensor
+// names and ggml shapes llama.cpp's converter writes for a Gemma 3 SigLIP tower, so that
+// llama.cpp's mtmd loads them as it loads a real projector.
+#include "hearth/gguf.h"
+#include "hearth/projector.h"
+#include "hearth/quant.h"
+
+#include <cstring>
+#include <optional>
+#include <random>
+
+namespace hearth {
+
+namespace {
+
+// Values of a tensor: normal(0, 0.02), or all `fill` when fill is set (norm weights).
+std::vector<float> values(uint64_t n, std::mt19937_64& rng, std::optional<float> fill = {}) {
+    std::vector<float> v(size_t(n), fill.value_or(0.0f));
+    if (fill) return v;
+    std::normal_distribution<float> d(0.0f, 0.02f);
+    for (float& x : v) x = d(rng);
+    return v;
+}
+
+Status add(gguf::Writer& w, const std::string& name, std::vector<uint64_t> shape, bool f16,
+           std::mt19937_64& rng, std::optional<float> fill = {}) {
+    uint64_t n = 1;
+    for (uint64_t d : shape) n *= d;
+    const std::vector<float> v = values(n, rng, fill);
+    if (!f16) {
+        std::vector<uint8_t> bytes(v.size() * 4);
+        std::memcpy(bytes.data(), v.data(), bytes.size());
+        return w.addTensor(name, quant::Type::F32, std::move(shape), std::move(bytes));
+    }
+    std::vector<uint8_t> bytes(v.size() * 2);
+    HEARTH_RETURN_IF_ERROR(
+        quant::quantizeRow(quant::Type::F16, v.data(), bytes.data(), int64_t(v.size())));
+    return w.addTensor(name, quant::Type::F16, std::move(shape), std::move(bytes));
+}
+
+} // namespace
+
+Status synthesizeProjector(const ProjectorSynthOptions& o) {
+    if (o.family != "gemma3")
+        return invalidArgument("projector family '" + o.family +
+                               "' cannot be synthesized (gemma3 can)");
+    if (o.projectionDim < 1)
+        return invalidArgument("the projector needs the text model's width (projection dim)");
+    if (o.patchSize < 1 || o.imageSize % o.patchSize != 0 || o.nHead < 1 ||
+        o.nEmbd % o.nHead != 0 || o.merge < 1 || (o.imageSize / o.patchSize) % o.merge != 0 ||
+        o.nLayer < 1 || o.nFf < 1)
+        return invalidArgument("projector shape: the image must be whole patches, merged evenly, "
+                               "the width whole heads");
+    const uint64_t E = uint64_t(o.nEmbd), F = uint64_t(o.nFf), P = uint64_t(o.patchSize);
+    const uint64_t side = uint64_t(o.imageSize / o.patchSize);
+    std::mt19937_64 rng(o.seed);
+    gguf::Writer w;
+    w.set("general.architecture", gguf::Value::string("clip"));
+    w.set("general.name", gguf::Value::string("hearth-synth gemma3 projector"));
+    w.set("general.file_type", gguf::Value::u32(o.f16 ? 1 : 0));
+    w.set("clip.has_vision_encoder", gguf::Value::boolean(true));
+    w.set("clip.projector_type", gguf::Value::string("gemma3"));
+    w.set("clip.use_gelu", gguf::Value::boolean(true));
+    w.set("clip.vision.image_size", gguf::Value::u32(uint32_t(o.imageSize)));
+    w.set("clip.vision.patch_size", gguf::Value::u32(uint32_t(o.patchSize)));
+    w.set("clip.vision.embedding_length", gguf::Value::u32(uint32_t(E)));
+    w.set("clip.vision.feed_forward_length", gguf::Value::u32(uint32_t(F)));
+    w.set("clip.vision.block_count", gguf::Value::u32(uint32_t(o.nLayer)));
+    w.set("clip.vision.attention.head_count", gguf::Value::u32(uint32_t(o.nHead)));
+    w.set("clip.vision.attention.layer_norm_epsilon", gguf::Value::f32(1e-6f));
+    w.set("clip.vision.projection_dim", gguf::Value::u32(uint32_t(o.projectionDim)));
+    w.set("clip.vision.projector.scale_factor", gguf::Value::u32(uint32_t(o.merge)));
+    w.set("clip.vision.image_mean", gguf::Value::f32Array({0.5f, 0.5f, 0.5f}));
+    w.set("clip.vision.image_std", gguf::Value::f32Array({0.5f, 0.5f, 0.5f}));
+    // ggml shapes (ne, the row first): the patch convolution [P][P][3][E], positions [E][patches].
+    HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.weight", {P, P, 3, E}, o.f16, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.bias", {E}, false, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.position_embd.weight", {E, side * side}, o.f16, rng));
+    for (int l = 0; l < o.nLayer; ++l) {
+        const std::string b = "v.blk." + std::to_string(l) + ".";
+        for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
+            HEARTH_RETURN_IF_ERROR(add(w, b + m + ".weight", {E, E}, o.f16, rng));
+            HEARTH_RETURN_IF_ERROR(add(w, b + m + ".bias", {E}, false, rng));
+        }
+        for (const char* n : {"ln1", "ln2"}) {
+            HEARTH_RETURN_IF_ERROR(add(w, b + n + ".weight", {E}, false, rng, 1.0f));
+            HEARTH_RETURN_IF_ERROR(add(w, b + n + ".bias", {E}, false, rng));
+        }
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_up.weight", {E, F}, o.f16, rng));
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_up.bias", {F}, false, rng));
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_down.weight", {F, E}, o.f16, rng));
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_down.bias", {E}, false, rng));
+    }
+    HEARTH_RETURN_IF_ERROR(add(w, "v.post_ln.weight", {E}, false, rng, 1.0f));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.post_ln.bias", {E}, false, rng));
+    // Gemma 3's projection: an RMS norm, then [E] -> [text width], stored [text width][E] in ne
+    // order.
+    HEARTH_RETURN_IF_ERROR(add(w, "mm.soft_emb_norm.weight", {E}, false, rng, 1.0f));
+    HEARTH_RETURN_IF_ERROR(
+        add(w, "mm.input_projection.weight", {uint64_t(o.projectionDim), E}, o.f16, rng));
+    return w.writeFile(o.outPath);
+}
+
+} // namespace hearth
