@@ -158,14 +158,6 @@ Status DraftModel::step(const std::vector<DraftJob*>& jobs, const std::vector<st
     return Status::ok();
 }
 
-// A drafted token, unless there is none or it is below the job's confidence (drafting stops).
-static bool takeDraft(DraftJob& j, int32_t token, float p) {
-    if (token < 0 || (j.pMin > 0.0f && p < j.pMin)) return false;
-    j.draft.push_back(token);
-    if (j.pMin > 0.0f) j.confidence.push_back(p);
-    return true;
-}
-
 Status DraftModel::draft(std::vector<DraftJob>& jobs) {
     // Catch up: each job's tokens not yet in the draft cache (chunked), the last wanting logits.
     m_lastSteps = 0;

@@ -27,6 +27,15 @@ struct DraftJob {
 // matters against pMin: the sum stops once it shows the probability is below pMin.
 float topProbability(std::span<const float> row, int32_t top, float pMin);
 
+// Adds a drafted token of probability p to the job's draft, unless there is none (token < 0) or
+// p is below the job's pMin; false: drafting stops for this job.
+inline bool takeDraft(DraftJob& j, int32_t token, float p) {
+    if (token < 0 || (j.pMin > 0.0f && p < j.pMin)) return false;
+    j.draft.push_back(token);
+    if (j.pMin > 0.0f) j.confidence.push_back(p);
+    return true;
+}
+
 class ModelDrafter {
 public:
     virtual ~ModelDrafter() = default;

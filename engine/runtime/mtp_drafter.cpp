@@ -147,13 +147,6 @@ Status MtpDrafter::draft(std::vector<DraftJob>& jobs) {
     std::vector<int32_t> next;
     std::vector<float> hin;
     std::vector<DraftJob*> drafting;
-    // A drafted token, unless there is none or it is below the job's confidence (drafting stops).
-    auto take = [](DraftJob& j, int32_t token, float p) {
-        if (token < 0 || (j.pMin > 0.0f && p < j.pMin)) return false;
-        j.draft.push_back(token);
-        if (j.pMin > 0.0f) j.confidence.push_back(p);
-        return true;
-    };
     // The catch-up: positions [cached, N) from the target's rows (x_p with h_{p-1}), at most
     // m_maxChunk per step; the last position of a job that drafts wants its first draft.
     while (!active.empty()) {
@@ -185,7 +178,7 @@ Status MtpDrafter::draft(std::vector<DraftJob>& jobs) {
         HEARTH_RETURN_IF_ERROR(step(stepJobs, rows, hin, next));
         for (size_t i = 0; i < stepJobs.size(); ++i) {
             DraftJob* j = stepJobs[i];
-            if (!complete[i] || j->maxDraft <= 0 || !take(*j, next[i], m_conf[i])) continue;
+            if (!complete[i] || j->maxDraft <= 0 || !takeDraft(*j, next[i], m_conf[i])) continue;
             if (j->maxDraft > 1) {
                 drafting.push_back(j);
                 m_draftH.insert(m_draftH.end(), m_out.begin() + std::ptrdiff_t(i * E),
@@ -206,7 +199,7 @@ Status MtpDrafter::draft(std::vector<DraftJob>& jobs) {
         std::vector<DraftJob*> still;
         m_draftH.clear();
         for (size_t i = 0; i < drafting.size(); ++i) {
-            if (!take(*drafting[i], next[i], m_conf[i])) continue;
+            if (!takeDraft(*drafting[i], next[i], m_conf[i])) continue;
             if (int(drafting[i]->draft.size()) >= drafting[i]->maxDraft) continue;
             still.push_back(drafting[i]);
             m_draftH.insert(m_draftH.end(), m_out.begin() + std::ptrdiff_t(i * E),
