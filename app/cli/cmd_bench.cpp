@@ -124,6 +124,16 @@ bool parseInt(std::string_view s, int& out, int lo, int hi) {
     return ec == std::errc() && p == s.data() + s.size() && out >= lo && out <= hi;
 }
 
+// A decimal number, the whole of s.
+template <typename T> bool parseReal(std::string_view s, T& out) {
+    const std::string text(s);
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || !end || *end != '\0') return false;
+    out = T(v);
+    return true;
+}
+
 } // namespace
 
 int runBench(Args args) {
@@ -177,26 +187,11 @@ int runBench(Args args) {
         } else if (a == "--spec-fixed") config.speculation.adaptive = false;
         else if (a == "--spec-max") ok = value() && parseInt(v, config.speculation.maxDraft, 1, 64);
         else if (a == "--spec-min") ok = value() && parseInt(v, config.speculation.minDraft, 0, 64);
-        else if (a == "--spec-p-min" || a == "--draft-p-min") {
-            ok = value();
-            if (ok) {
-                try {
-                    config.speculation.pMin = std::stof(std::string(v));
-                } catch (...) {
-                    ok = false;
-                }
-            }
-        } else if (a == "--mtp-vocab") ok = value() && parseInt(v, config.speculation.mtpVocab, 0, 1 << 24);
+        else if (a == "--spec-p-min" || a == "--draft-p-min") ok = value() && parseReal(v, config.speculation.pMin);
+        else if (a == "--mtp-vocab") ok = value() && parseInt(v, config.speculation.mtpVocab, 0, 1 << 24);
         else if (a == "--spec-synth-len") {
-            ok = value();
-            if (ok) {
-                try {
-                    config.speculation.synthLength = std::stod(std::string(v));
-                } catch (...) {
-                    ok = false;
-                }
-                spec = true;
-            }
+            ok = value() && parseReal(v, config.speculation.synthLength);
+            spec = spec || ok;
         } else if (a == "--predict-self") {
             predictSelf = spec = true;
         } else if (!a.empty() && a[0] == '-') {

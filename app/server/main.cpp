@@ -100,6 +100,16 @@ template <typename T> bool parseInt(std::string_view s, T& out) {
     return ec == std::errc() && p == s.data() + s.size();
 }
 
+// A decimal number, the whole of s.
+template <typename T> bool parseReal(std::string_view s, T& out) {
+    const std::string text(s);
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || !end || *end != '\0') return false;
+    out = T(v);
+    return true;
+}
+
 // "2G", "512M", "64K", "1T" or plain bytes (binary units, optional trailing B / iB).
 bool parseBytes(std::string_view s, uint64_t& out) {
     uint64_t unit = 1;
@@ -232,25 +242,13 @@ int main(int argc, char** argv) {
         } else if (a == "--spec-fixed") {
             ec.speculation.adaptive = false;
         } else if (a == "--spec-p-min" || a == "--spec-draft-p-min" || a == "--draft-p-min") {
-            ok = value(v);
-            if (ok) {
-                const std::string text(v);
-                char* end = nullptr;
-                ec.speculation.pMin = std::strtof(text.c_str(), &end);
-                ok = end && *end == '\0' && !text.empty();
-            }
+            ok = value(v) && parseReal(v, ec.speculation.pMin);
         } else if (a == "--mtp-vocab") {
             ok = value(v) && parseInt(v, ec.speculation.mtpVocab);
         } else if (a == "--spec-min") {
             ok = value(v) && parseInt(v, ec.speculation.minDraft);
         } else if (a == "--spec-synth-len") {
-            ok = value(v);
-            if (ok) {
-                const std::string text(v);
-                char* end = nullptr;
-                ec.speculation.synthLength = std::strtod(text.c_str(), &end);
-                ok = end && *end == '\0' && !text.empty();
-            }
+            ok = value(v) && parseReal(v, ec.speculation.synthLength);
         } else if (a == "--state-memory") {
             ok = value(v) && parseBytes(v, ec.stateMemoryBytes);
         } else if (a == "--kv-type") {

@@ -13,7 +13,6 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <algorithm>
 
 using namespace hearth;
@@ -76,6 +75,13 @@ class TestEngineMtp : public QObject {
         return s.isOk() ? o.outPath : std::string();
     }
 
+    // n deterministic values in [-1, 1]: stand-in hidden rows.
+    static std::vector<float> patternRows(size_t n) {
+        std::vector<float> rows(n);
+        for (size_t i = 0; i < n; ++i) rows[i] = float((i * 7919) % 23) / 11.0f - 1.0f;
+        return rows;
+    }
+
     // The model on the CPU for one sequence of 256 positions (blocks 0-15, state slot 0).
     static Result<std::unique_ptr<runtime::ModelRunner>>
     cpuTarget(const model::Architecture& arch) {
@@ -85,6 +91,27 @@ class TestEngineMtp : public QObject {
         rc.contextLength = 256;
         rc.stateSlots = 1;
         return runtime::ModelRunner::create(arch, rc);
+    }
+
+    // A model file, its architecture and its runner on the CPU (cpuTarget).
+    struct CpuModel {
+        gguf::File file;
+        std::unique_ptr<model::Architecture> arch;
+        std::unique_ptr<runtime::ModelRunner> runner;
+    };
+    static Result<CpuModel> openCpuModel(const std::string& path) {
+        HEARTH_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(path));
+        HEARTH_ASSIGN_OR_RETURN(std::unique_ptr<model::Architecture> arch,
+                                model::loadArchitecture(file));
+        HEARTH_ASSIGN_OR_RETURN(std::unique_ptr<runtime::ModelRunner> runner, cpuTarget(*arch));
+        return CpuModel{std::move(file), std::move(arch), std::move(runner)};
+    }
+
+    // The bytes a runner's devices hold for its weights beyond the file's mapping.
+    static uint64_t weightBytes(const runtime::ModelRunner& r) {
+        uint64_t bytes = 0;
+        for (const runtime::DeviceMemory& m : r.memory()) bytes += m.weightBytes;
+        return bytes;
     }
 
     // A head of the file at path, alone, for that one sequence.
@@ -179,12 +206,8 @@ private Q_SLOTS:
     // new rows (their hidden rows observed), rows of three rejected drafts are observed after
     // them and replaced by the next step's, and each draft equals llama.cpp's.
     void draftsAreLlamaCppDrafts() {
-        auto file = gguf::File::open(m_tiny);
-        QVERIFY2(file.isOk(), file.status().toString().c_str());
-        auto arch = model::loadArchitecture(*file);
-        QVERIFY2(arch.isOk(), arch.status().toString().c_str());
-        auto target = cpuTarget(**arch);
-        QVERIFY2(target.isOk(), target.status().toString().c_str());
+        auto tgt = openCpuModel(m_tiny);
+        QVERIFY2(tgt.isOk(), tgt.status().toString().c_str());
         runtime::DraftModelConfig dc = headConfig(m_tiny);
         auto head = runtime::MtpDrafter::open(dc);
         QVERIFY2(head.isOk(), head.status().toString().c_str());
@@ -192,7 +215,7 @@ private Q_SLOTS:
 
         std::vector<int32_t> table(16);
         for (int i = 0; i < 16; ++i) table[size_t(i)] = i;
-        const int64_t E = (*arch)->dims().nEmbd, V = (*arch)->dims().nVocab;
+        const int64_t E = tgt->arch->dims().nEmbd, V = tgt->arch->dims().nVocab;
         std::vector<int32_t> tokens = kPrompt;
         std::vector<float> logits, hidden;
         int computed = 0;
@@ -205,7 +228,7 @@ private Q_SLOTS:
                 t.wantHidden = true;
                 b.tokens.push_back(t);
             }
-            QVERIFY(target.value()->forward(b, logits, &hidden).isOk());
+            QVERIFY(tgt->runner->forward(b, logits, &hidden).isOk());
             QCOMPARE(int64_t(hidden.size()), int64_t(b.tokens.size()) * E);
             (*head)->observe(7, computed, hidden);
             const int32_t next =
@@ -231,23 +254,17 @@ private Q_SLOTS:
     // Beside its model the head uses the model's repacked output matrix (the same file mapping)
     // instead of a copy of its own, and drafts the same.
     void headSharesTheModelsWeightCopies() {
-        auto file = gguf::File::open(m_tinyQ8);
-        QVERIFY(file.isOk());
-        auto arch = model::loadArchitecture(*file);
-        QVERIFY(arch.isOk());
-        auto target = cpuTarget(**arch);
-        QVERIFY2(target.isOk(), target.status().toString().c_str());
-        uint64_t targetBytes = 0;
-        for (const runtime::DeviceMemory& m : (*target)->memory()) targetBytes += m.weightBytes;
-        if (targetBytes == 0)
+        auto tgt = openCpuModel(m_tinyQ8);
+        QVERIFY2(tgt.isOk(), tgt.status().toString().c_str());
+        if (weightBytes(*tgt->runner) == 0)
             QSKIP(
                 "the CPU kernels at this ISA level keep Q8_0 weights in place (nothing to share)");
 
         runtime::DraftModelConfig dc = headConfig(m_tinyQ8);
         auto alone = runtime::MtpDrafter::open(dc);
         QVERIFY2(alone.isOk(), alone.status().toString().c_str());
-        dc.target = target->get();
-        dc.targetFile = &*file;
+        dc.target = tgt->runner.get();
+        dc.targetFile = &tgt->file;
         auto shared = runtime::MtpDrafter::open(dc);
         QVERIFY2(shared.isOk(), shared.status().toString().c_str());
         // The output matrix (151936 x 256) is most of what the head alone copies.
@@ -257,9 +274,8 @@ private Q_SLOTS:
         QVERIFY2((*shared)->weightBytes() + output <= (*alone)->weightBytes(),
                  std::to_string((*shared)->weightBytes()).c_str());
 
-        const int64_t E = (*arch)->dims().nEmbd;
-        std::vector<float> rows(size_t(11 * E));
-        for (size_t i = 0; i < rows.size(); ++i) rows[i] = float((i * 7919) % 23) / 11.0f - 1.0f;
+        const int64_t E = tgt->arch->dims().nEmbd;
+        const std::vector<float> rows = patternRows(size_t(11 * E));
         std::vector<int32_t> tokens = kPrompt;
         tokens.push_back(kGreedy[0]);
         std::vector<std::vector<int32_t>> drafts;
@@ -277,15 +293,11 @@ private Q_SLOTS:
     // whole head, reads its rows of the model's repacked output in place (no copy), and still
     // takes every token of the vocabulary as input.
     void shortlistIsTheFirstLogitsOfTheWholeHead() {
-        auto file = gguf::File::open(m_tinyQ8);
-        QVERIFY(file.isOk());
-        auto arch = model::loadArchitecture(*file);
-        QVERIFY(arch.isOk());
-        auto target = cpuTarget(**arch);
-        QVERIFY2(target.isOk(), target.status().toString().c_str());
-        auto whole = model::loadMtpHead(*file, 0);
-        auto shortlist = model::loadMtpHead(*file, 1000); // rounded up to 1024
-        auto everything = model::loadMtpHead(*file, 1 << 20);
+        auto tgt = openCpuModel(m_tinyQ8);
+        QVERIFY2(tgt.isOk(), tgt.status().toString().c_str());
+        auto whole = model::loadMtpHead(tgt->file, 0);
+        auto shortlist = model::loadMtpHead(tgt->file, 1000); // rounded up to 1024
+        auto everything = model::loadMtpHead(tgt->file, 1 << 20);
         QVERIFY(whole.isOk() && shortlist.isOk() && everything.isOk());
         const int V = (*whole)->dims().nVocab, K = 1024;
         QCOMPARE((*shortlist)->dims().nVocab, V);
@@ -298,7 +310,7 @@ private Q_SLOTS:
             rc.blockSize = 16;
             rc.numBlocks = 4;
             rc.contextLength = 64;
-            if (share) rc.shareWeights = target->get();
+            if (share) rc.shareWeights = tgt->runner.get();
             return runtime::ModelRunner::create(head, rc);
         };
         auto alone = runner(**whole, false);
@@ -309,22 +321,18 @@ private Q_SLOTS:
         // the shortlist's rows are read from the model's copy.
         auto wholeShared = runner(**whole, true);
         QVERIFY(wholeShared.isOk());
-        auto weightBytes = [](const runtime::ModelRunner& r) {
-            uint64_t bytes = 0;
-            for (const runtime::DeviceMemory& m : r.memory()) bytes += m.weightBytes;
-            return bytes;
-        };
         QCOMPARE(weightBytes(**shared), weightBytes(**wholeShared));
-        if (weightBytes(**target) > 0) QVERIFY(weightBytes(**alone) > weightBytes(**shared) + uint64_t(V) * 256);
+        if (weightBytes(*tgt->runner) > 0)
+            QVERIFY(weightBytes(**alone) > weightBytes(**shared) + uint64_t(V) * 256);
 
         const int64_t E = (*whole)->dims().nEmbd;
         const std::vector<int32_t> tokens = {9707, 150000, 11, 151935}; // two beyond the shortlist
         const std::vector<int32_t> table = {0, 1};
-        std::vector<float> hidden(tokens.size() * size_t(E));
-        for (size_t i = 0; i < hidden.size(); ++i) hidden[i] = float((i * 7919) % 23) / 11.0f - 1.0f;
+        const std::vector<float> hidden = patternRows(tokens.size() * size_t(E));
         graph::Batch b;
         b.blockTables.emplace_back(table);
-        for (int p = 0; p < int(tokens.size()); ++p) b.tokens.push_back({tokens[size_t(p)], p, 0, true});
+        for (int p = 0; p < int(tokens.size()); ++p)
+            b.tokens.push_back({tokens[size_t(p)], p, 0, true});
         b.hiddenIn = hidden;
         b.hiddenWidth = E;
         std::vector<float> all, first;
@@ -357,8 +365,7 @@ private Q_SLOTS:
         auto head = runtime::MtpDrafter::open(dc);
         QVERIFY2(head.isOk(), head.status().toString().c_str());
         const int64_t E = 256;
-        std::vector<float> rows(kPrompt.size() * size_t(E));
-        for (size_t i = 0; i < rows.size(); ++i) rows[i] = float((i * 7919) % 23) / 11.0f - 1.0f;
+        const std::vector<float> rows = patternRows(kPrompt.size() * size_t(E));
         uint64_t seq = 1;
         auto draft = [&](float pMin) {
             (*head)->observe(seq, 0, rows);
@@ -376,13 +383,17 @@ private Q_SLOTS:
         QVERIFY(draft(0.0f).confidence.empty());
         QVERIFY(draft(1.0f).draft.empty());
         // A threshold just above the least of drafts 1-3 cuts there (or before).
-        const float cut = *std::min_element(all.confidence.begin() + 1, all.confidence.end()) * 1.0001f;
+        const float cut =
+            *std::min_element(all.confidence.begin() + 1, all.confidence.end()) * 1.0001f;
         size_t expect = 0;
         while (expect < all.draft.size() && all.confidence[expect] >= cut) ++expect;
         QVERIFY(expect < 4);
         const runtime::DraftJob some = draft(cut);
-        QCOMPARE(some.draft, std::vector<int32_t>(all.draft.begin(), all.draft.begin() + std::ptrdiff_t(expect)));
-        QCOMPARE(some.confidence, std::vector<float>(all.confidence.begin(), all.confidence.begin() + std::ptrdiff_t(expect)));
+        QCOMPARE(some.draft, std::vector<int32_t>(all.draft.begin(),
+                                                  all.draft.begin() + std::ptrdiff_t(expect)));
+        QCOMPARE(some.confidence,
+                 std::vector<float>(all.confidence.begin(),
+                                    all.confidence.begin() + std::ptrdiff_t(expect)));
         QCOMPARE((*head)->numFreeBlocks(), (*head)->numBlocks());
     }
 
