@@ -61,6 +61,15 @@ Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file, int sh
     return arch;
 }
 
+Result<std::unique_ptr<Architecture>> loadVisionTower(const gguf::File& file) {
+    HEARTH_ASSIGN_OR_RETURN(std::string name, file.getString("general.architecture"));
+    if (name != "clip") return invalidArgument("not a projector file (general.architecture is '" + name + "', not 'clip')");
+    auto arch = loadSiglip(file);
+    if (!arch) return arch.status().withContext("vision encoder");
+    (*arch)->m_reader = file.dataReader();
+    return arch;
+}
+
 std::vector<std::string> supportedArchitectures() {
     std::vector<std::string> out;
     for (const Entry& e : kArchitectures) out.emplace_back(e.name);

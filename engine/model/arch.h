@@ -100,6 +100,7 @@ protected:
     // Sets m_reader for every architecture, once it has bound the file.
     friend Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file);
     friend Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file, int shortlist);
+    friend Result<std::unique_ptr<Architecture>> loadVisionTower(const gguf::File& file);
 
     ModelDims m_dims;
     std::vector<graph::Weight> m_weights;
@@ -120,6 +121,11 @@ Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file);
 // byte-pair or unigram vocabulary lists first, its most frequent, for a fraction of the output
 // matrix's bytes per drafted token. Drafts only propose, so the output is unchanged.
 Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file, int shortlist = 0);
+
+// A projector file's vision encoder ("clip" GGUFs, llama.cpp's --mmproj) as a model whose step is
+// one image: patches in (StepInput::HiddenIn), the image's embeddings out (HiddenRows). Gemma 3's
+// SigLIP (siglip.cpp); other projector types are unsupported, by name.
+Result<std::unique_ptr<Architecture>> loadVisionTower(const gguf::File& file);
 
 // The general.architecture values loadArchitecture accepts.
 std::vector<std::string> supportedArchitectures();

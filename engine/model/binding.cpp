@@ -156,6 +156,42 @@ int32_t Binder::ownVector(const std::string& name, std::vector<float> values, in
     return int32_t(m_weights.size() - 1);
 }
 
+Result<int32_t> Binder::reshapedMatrix(const std::string& name, std::array<int64_t, 4> fileNe, int nDims,
+                                       int64_t cols, int64_t rows, int32_t layer) {
+    if (cols < 1 || rows < 1 || cols % fileNe[0] != 0 || cols * rows != fileNe[0] * fileNe[1] * fileNe[2] * fileNe[3])
+        return invalidArgument("tensor '" + name + "' cannot be read as a matrix of " + std::to_string(rows) +
+                               " rows of " + std::to_string(cols));
+    HEARTH_ASSIGN_OR_RETURN(const int32_t index, tensor(name, fileNe, nDims, layer));
+    graph::Weight& w = m_weights[size_t(index)];
+    HEARTH_ASSIGN_OR_RETURN(w.rowBytes, quant::rowBytes(w.type, uint64_t(cols)));
+    w.ne = {cols, rows, 1, 1};
+    w.nDims = 2;
+    return index;
+}
+
+Result<int32_t> Binder::transposedMatrix(const std::string& name, int64_t a, int64_t b, int32_t layer) {
+    HEARTH_ASSIGN_OR_RETURN(const int32_t index, tensor(name, {a, b, 1, 1}, 2, layer));
+    const graph::Weight src = m_weights[size_t(index)];
+    m_weights.pop_back();
+    // The file's rows are b rows of a values; the copy's rows are a rows of b values.
+    std::vector<float> row(static_cast<size_t>(a)), t(static_cast<size_t>(a * b));
+    for (int64_t r = 0; r < b; ++r) {
+        HEARTH_RETURN_IF_ERROR(quant::dequantizeRow(src.type, src.data + uint64_t(r) * src.rowBytes, row.data(), a));
+        for (int64_t c = 0; c < a; ++c) t[size_t(c * b + r)] = row[size_t(c)];
+    }
+    m_copies.push_back(std::move(t));
+    graph::Weight w;
+    w.name = name + " (transposed)";
+    w.type = quant::Type::F32;
+    w.ne = {b, a, 1, 1};
+    w.nDims = 2;
+    w.data = reinterpret_cast<const uint8_t*>(m_copies.back().data());
+    w.rowBytes = uint64_t(b) * 4;
+    w.layer = layer;
+    m_weights.push_back(std::move(w));
+    return int32_t(m_weights.size() - 1);
+}
+
 Result<int32_t> Binder::optionalVector(const std::string& name, int64_t n, int32_t layer) {
     if (!hasTensor(name)) return -1;
     return vector(name, n, layer);

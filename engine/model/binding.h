@@ -55,6 +55,14 @@ public:
     Result<int32_t> optionalVector(const std::string& name, int64_t n, int32_t layer);
     // An F32 vector the architecture makes itself (not read from the file), as a weight.
     int32_t ownVector(const std::string& name, std::vector<float> values, int32_t layer = -1);
+    // A tensor of the file's shape `fileNe` (nDims dimensions) read as a matrix [rows][cols] of
+    // the same bytes: a convolution kernel [E][channels][P][P] as [E][channels * P * P]. cols
+    // must be a multiple of ne[0], so that each matrix row is whole rows of the file's.
+    Result<int32_t> reshapedMatrix(const std::string& name, std::array<int64_t, 4> fileNe, int nDims, int64_t cols,
+                                   int64_t rows, int32_t layer);
+    // The transpose of a 2-D tensor of the file: its ne {a, b} becomes an F32 matrix [a][b]
+    // (ne {b, a}), copied (llama.cpp's projections that the graph transposes before use).
+    Result<int32_t> transposedMatrix(const std::string& name, int64_t a, int64_t b, int32_t layer);
 
 private:
     Result<int32_t> tensor(const std::string& name, std::array<int64_t, 4> ne, int nDims, int32_t layer);

@@ -1,8 +1,11 @@
 // Vision against llama.cpp's mtmd (tests/tools/ref_mtmd_embed, built from the reference's source
 // bundle): a random-weight Gemma 3 projector Hearth writes loads there beside its text model, and
-// an image Hearth decodes becomes as many embeddings, as wide, as readProjector says.
+// an image Hearth decodes becomes as many embeddings, as wide, as readProjector says, and Hearth's
+// own encoder (hearth/vision.h) gives the same embeddings on every device.
+#include "hearth/devices.h"
 #include "hearth/image.h"
 #include "hearth/projector.h"
+#include "hearth/vision.h"
 #include "reference_logits.h"
 #include "test_support.h"
 
@@ -22,6 +25,44 @@ class TestVisionReference : public QObject {
     QString m_tool, m_model, m_projector;
 
     QString path(const char* name) const { return m_dir.filePath(QString::fromLatin1(name)); }
+
+    // A width x height picture of gradients and a pattern, through Hearth's PNG decoder.
+    static Image picture(int width, int height) {
+        QImage q(width, height, QImage::Format_RGB888);
+        for (int y = 0; y < height; ++y)
+            for (int x = 0; x < width; ++x)
+                q.setPixelColor(x, y, QColor((2 * x) % 256, (4 * y) % 256, (x * y) % 256));
+        QByteArray png;
+        QBuffer buffer(&png);
+        buffer.open(QIODevice::WriteOnly);
+        q.save(&buffer, "PNG");
+        auto image = decodeImage(std::span<const uint8_t>(
+            reinterpret_cast<const uint8_t*>(png.constData()), size_t(png.size())));
+        return image.isOk() ? std::move(image).value() : Image{};
+    }
+
+    // llama.cpp's embeddings of the image through m_projector: [tokens][width] and the shape it
+    // printed; empty on failure (the reason in `error`).
+    std::vector<float> referenceEmbeddings(const Image& image, QStringList& shape, QString& error) {
+        const QString rgb = path("picture.rgb"), out = path("picture.f32");
+        {
+            std::ofstream f(rgb.toStdString(), std::ios::binary);
+            f.write(reinterpret_cast<const char*>(image.rgb.data()), std::streamsize(image.rgb.size()));
+        }
+        QProcess run;
+        run.start(m_tool, {m_model, m_projector, rgb, QString::number(image.width),
+                           QString::number(image.height), out});
+        if (!run.waitForFinished(300000) || run.exitCode() != 0) {
+            error = QString::fromUtf8(run.readAllStandardError().right(3000));
+            return {};
+        }
+        shape = QString::fromUtf8(run.readAllStandardOutput()).trimmed().split(' ');
+        std::ifstream f(out.toStdString(), std::ios::binary | std::ios::ate);
+        std::vector<float> e(size_t(int64_t(f.tellg()) / 4));
+        f.seekg(0);
+        f.read(reinterpret_cast<char*>(e.data()), std::streamsize(e.size() * 4));
+        return e;
+    }
 
 private Q_SLOTS:
     void initTestCase() {
@@ -57,38 +98,16 @@ private Q_SLOTS:
         QVERIFY2(info.isOk(), info.status().toString().c_str());
         QVERIFY(checkProjectorFor(*info, m_model.toStdString()).isOk());
         // A 100 x 60 picture (not the encoder's square size), through Hearth's decoder.
-        QImage picture(100, 60, QImage::Format_RGB888);
-        for (int y = 0; y < 60; ++y)
-            for (int x = 0; x < 100; ++x)
-                picture.setPixelColor(x, y, QColor(2 * x, 4 * y, (x * y) % 256));
-        QByteArray png;
-        QBuffer buffer(&png);
-        buffer.open(QIODevice::WriteOnly);
-        QVERIFY(picture.save(&buffer, "PNG"));
-        auto image = decodeImage(std::span<const uint8_t>(
-            reinterpret_cast<const uint8_t*>(png.constData()), size_t(png.size())));
-        QVERIFY2(image.isOk(), image.status().toString().c_str());
-        const QString rgb = path("picture.rgb"), out = path("picture.f32");
-        {
-            std::ofstream f(rgb.toStdString(), std::ios::binary);
-            f.write(reinterpret_cast<const char*>(image->rgb.data()),
-                    std::streamsize(image->rgb.size()));
-        }
-        QProcess run;
-        run.start(m_tool, {m_model, m_projector, rgb, QString::number(image->width),
-                           QString::number(image->height), out});
-        QVERIFY(run.waitForFinished(300000));
-        QVERIFY2(run.exitCode() == 0, run.readAllStandardError().right(3000).constData());
-        const QStringList shape =
-            QString::fromUtf8(run.readAllStandardOutput()).trimmed().split(' ');
+        const Image image = picture(100, 60);
+        QCOMPARE(image.width, 100);
+        QStringList shape;
+        QString error;
+        const std::vector<float> e = referenceEmbeddings(image, shape, error);
+        QVERIFY2(!e.empty(), qPrintable(error));
         QCOMPARE(shape.size(), 2);
         QCOMPARE(shape[0].toLongLong(), info->tokensPerImage);
         QCOMPARE(shape[1].toInt(), info->projectionDim);
-        std::ifstream f(out.toStdString(), std::ios::binary | std::ios::ate);
-        QCOMPARE(int64_t(f.tellg()), info->tokensPerImage * info->projectionDim * 4);
-        f.seekg(0);
-        std::vector<float> e(size_t(info->tokensPerImage * info->projectionDim));
-        f.read(reinterpret_cast<char*>(e.data()), std::streamsize(e.size() * 4));
+        QCOMPARE(int64_t(e.size()), info->tokensPerImage * info->projectionDim);
         double energy = 0.0;
         for (float v : e) {
             QVERIFY(std::isfinite(v));
@@ -97,6 +116,46 @@ private Q_SLOTS:
         QVERIFY(energy > 0.0);
         qInfo("llama.cpp's mtmd: %lld embeddings of %d from Hearth's projector",
               (long long)info->tokensPerImage, info->projectionDim);
+    }
+
+    // Hearth's Gemma 3 encoder against mtmd's: pictures wider, taller and of the encoder's own
+    // size (resize and padding), on the reference, the CPU and lavapipe.
+    void gemma3EmbeddingsEqualLlamaCpps() {
+        QStringList devices{QStringLiteral("ref"), QStringLiteral("cpu")};
+        if (findDevice(listDevices(), "vulkan:0")) devices << QStringLiteral("vulkan:0");
+        std::vector<std::unique_ptr<VisionEncoder>> encoders;
+        for (const QString& d : devices) {
+            VisionOptions o;
+            o.device = d.toStdString();
+            o.threads = 2;
+            auto enc = VisionEncoder::open(m_projector.toStdString(), o);
+            QVERIFY2(enc.isOk(), qPrintable(d + ": " + QString::fromStdString(enc.status().toString())));
+            encoders.push_back(std::move(enc).value());
+        }
+        for (auto [w, h] : {std::pair{100, 60}, std::pair{37, 250}, std::pair{224, 224}}) {
+            const Image image = picture(w, h);
+            QStringList shape;
+            QString error;
+            const std::vector<float> want = referenceEmbeddings(image, shape, error);
+            QVERIFY2(!want.empty(), qPrintable(error));
+            float scale = 0.0f;
+            for (float v : want) scale = std::max(scale, std::fabs(v));
+            for (size_t d = 0; d < encoders.size(); ++d) {
+                auto got = encoders[d]->encode(image);
+                QVERIFY2(got.isOk(), got.status().toString().c_str());
+                QCOMPARE(got->values.size(), want.size());
+                float worst = 0.0f;
+                for (size_t i = 0; i < want.size(); ++i)
+                    worst = std::max(worst, std::fabs(got->values[i] - want[i]));
+                qInfo("%dx%d on %s: max |delta| %.3g (values up to %.3g)", w, h,
+                      qPrintable(devices[int(d)]), double(worst), double(scale));
+                // llama.cpp's CPU GELU rounds its input and output to fp16 (a table): its
+                // embeddings are that far from exact ones, ours not.
+                QVERIFY2(worst <= 2e-3f * std::max(1.0f, scale),
+                         qPrintable(QStringLiteral("%1x%2 on %3: max |delta| %4")
+                                        .arg(w).arg(h).arg(devices[int(d)]).arg(double(worst))));
+            }
+        }
     }
 };
 

@@ -1,0 +1,69 @@
+// Images to the embeddings a vision-language model reads in place of tokens: the resizing and
+// normalisation llama.cpp's mtmd applies before a vision encoder, and the encoder of a projector
+// file (hearth/projector.h) run on a device like a text model.
+#pragma once
+
+#include "hearth/image.h"
+#include "hearth/projector.h"
+#include "hearth/status.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hearth {
+
+// Pillow's resampling filters (the resize the models' own preprocessors use).
+enum class ResizeFilter { Bilinear, Bicubic, Lanczos };
+
+// The image resampled to width x height as Pillow does it: a separable filter (horizontal pass,
+// then vertical), widened by the scale when shrinking, with weights in 22-bit fixed point.
+// InvalidArgument for an empty image or a side outside [1, 65536].
+Result<Image> resizeImage(const Image& image, int width, int height, ResizeFilter filter);
+
+// The image scaled to fit width x height with its aspect kept (each side rounded up, at most the
+// target's), centred on a `pad` background: llama.cpp's resize with padding.
+Result<Image> fitImage(const Image& image, int width, int height, ResizeFilter filter,
+                       std::array<uint8_t, 3> pad = {0, 0, 0});
+
+struct VisionOptions {
+    std::string device = "cpu"; // "cpu", "ref", "vulkan:N", "cuda:N"
+    int threads = 0;            // CPU threads (0: one per hardware thread)
+};
+
+// One image's embeddings: [tokens][width] values, width the text model's embedding width.
+struct ImageEmbeddings {
+    int64_t tokens = 0;
+    int width = 0;
+    std::vector<float> values;
+};
+
+class VisionEncoder {
+public:
+    // Loads the vision encoder of the projector file at `path` (Gemma 3's SigLIP). Errors: what
+    // readProjector says, a projector type Hearth does not encode (named), the device's.
+    static Result<std::unique_ptr<VisionEncoder>> open(const std::string& path,
+                                                       const VisionOptions& options = {});
+    ~VisionEncoder();
+
+    const ProjectorInfo& info() const;
+    const std::string& deviceId() const;
+
+    // The encoder's input for an image: resized and padded to the encoder's square, pixels
+    // scaled to [0, 1] and normalised per channel, cut into patches [patches][3 * P * P]
+    // (row-major from the top left; within a patch: channel, row, column).
+    Result<std::vector<float>> patches(const Image& image) const;
+
+    // The image's embeddings.
+    Result<ImageEmbeddings> encode(const Image& image);
+
+    struct Impl;
+
+private:
+    explicit VisionEncoder(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m;
+};
+
+} // namespace hearth
