@@ -10,6 +10,7 @@ namespace hearth::cli {
 int runRun(Args args);
 int runInspect(Args args);
 int runSynth(Args args);
+int runEmbedImage(Args args);
 int runQuantize(Args args);
 int runSplit(Args args);
 int runTokenize(Args args);
@@ -67,6 +68,8 @@ std::span<const Command> commands() {
         {"template", "render a chat template for a request (model or .jinja, --input REQ.json)",
          runTemplate},
         {"run", "generate text from a prompt (streams; --print-ids, --logits-out)", runRun},
+        {"embed-image", "an image's embeddings from a projector's vision encoder, timed (--mmproj P IMAGE)",
+         runEmbedImage},
         {"bench", "prompt and generation throughput, like llama-bench (-p 512 -n 128, --json)", runBench},
         {"bench-serve", "serving benchmark: concurrent vs sequential, TTFT, TPOT, prefix reuse",
          runBenchServe},

@@ -75,7 +75,8 @@ Status synthesizeProjector(const ProjectorSynthOptions& o) {
     // ggml shapes (ne, the row first): the patch convolution [P][P][3][E], positions [E][patches].
     HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.weight", {P, P, 3, E}, o.f16, rng));
     HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.bias", {E}, false, rng));
-    HEARTH_RETURN_IF_ERROR(add(w, "v.position_embd.weight", {E, side * side}, o.f16, rng));
+    // Position rows stay F32 in converted files (llama.cpp adds them to the patches as they are).
+    HEARTH_RETURN_IF_ERROR(add(w, "v.position_embd.weight", {E, side * side}, false, rng));
     for (int l = 0; l < o.nLayer; ++l) {
         const std::string b = "v.blk." + std::to_string(l) + ".";
         for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_out"}) {

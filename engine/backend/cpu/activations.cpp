@@ -1,5 +1,5 @@
 // Vectorized element-wise activations and RMSNorm for each instruction-set level
-// (target_clones.h): SwiGLU and SiLU over the level's vector type (fast_math.h), RMSNorm as
+// (target_clones.h): SwiGLU, SiLU, GELU and GeGLU over the level's vector type (fast_math.h), RMSNorm as
 // plain loops the compiler vectorizes.
 #include "backend/cpu/activations.h"
 
@@ -29,6 +29,31 @@ template <typename V> inline void siluLanes(const float* x, float* out, int64_t 
 
 HEARTH_ISA_DISPATCH3(void, silu, (const float* x, float* out, int64_t n),
                      (x, out, n), siluLanes<F16>, siluLanes<F8>, siluLanes<F4>)
+
+// gelu(x) = 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)), u = √(2/π) (x + 0.044715 x³): the tanh form
+// through one exponential. The clamped exponential keeps both ends finite (x or a denormal-sized
+// fraction of it).
+template <typename T> __attribute__((always_inline)) inline T geluOf(T x) {
+    const T u2 = x * (1.5957691216f + 0.0713548163f * x * x); // 2u
+    return x / (1.0f + expClamped(T{} - u2));
+}
+
+template <typename V> inline void geluLanes(const float* x, float* out, int64_t n) {
+    mapLanes<V>(x, out, n, [](auto v) { return geluOf(v); });
+}
+
+HEARTH_ISA_DISPATCH3(void, gelu, (const float* x, float* out, int64_t n), (x, out, n), geluLanes<F16>, geluLanes<F8>,
+                     geluLanes<F4>)
+
+template <typename V> inline void gegluLanes(const float* gate, const float* up, float* out, int64_t n) {
+    constexpr int L = Lanes<V>::n;
+    int64_t i = 0;
+    for (; i + L <= n; i += L) storeV(out + i, geluOf(loadV<V>(gate + i)) * loadV<V>(up + i));
+    for (; i < n; ++i) out[i] = geluOf(gate[i]) * up[i];
+}
+
+HEARTH_ISA_DISPATCH3(void, geglu, (const float* gate, const float* up, float* out, int64_t n),
+                     (gate, up, out, n), gegluLanes<F16>, gegluLanes<F8>, gegluLanes<F4>)
 
 inline void rmsNormBody(const float* x, const float* weight, float* out, int64_t n, float eps) {
     double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};

@@ -388,7 +388,7 @@ private:
             const float *g = m_h.f(n.src[0]), *u = m_h.f(n.src[1]);
             float* o = m_h.f(n.out);
             parallelRows(rows, width, [&](int64_t b, int64_t e) {
-                for (int64_t r = b; r < e; ++r) ref::geglu(g + r * width, u + r * width, o + r * width, width);
+                for (int64_t r = b; r < e; ++r) geglu(g + r * width, u + r * width, o + r * width, width);
             });
             return Status::ok();
         }
@@ -396,6 +396,12 @@ private:
             const float* x = m_h.f(n.src[0]);
             float* o = m_h.f(n.out);
             parallelRows(rows, width, [&](int64_t b, int64_t e) { silu(x + b * width, o + b * width, (e - b) * width); });
+            return Status::ok();
+        }
+        case Op::Gelu: {
+            const float* x = m_h.f(n.src[0]);
+            float* o = m_h.f(n.out);
+            parallelRows(rows, width, [&](int64_t b, int64_t e) { gelu(x + b * width, o + b * width, (e - b) * width); });
             return Status::ok();
         }
         case Op::Copy: {

@@ -93,7 +93,8 @@ inline __m256 reduce8(const __m256* v) {
     return _mm256_add_ps(_mm256_shuffle_ps(u[0], u[1], 0x88), _mm256_shuffle_ps(u[0], u[1], 0xdd));
 }
 
-void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
+// Tokens [j0, j1) of rows [r0, r1).
+void rowsFloatTokens(const Job& job, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
     const int64_t cols = job.cols;
     float* buf = static_cast<float*>(threadScratch(size_t(4 * cols) * sizeof(float)));
     for (int64_t r = r0; r < r1; r += 4) {
@@ -109,11 +110,11 @@ void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
             else dequantizeWeightRow(job, r + i, buf + i * cols);
             wr[i] = buf + i * cols;
         }
-        int64_t j = 0;
+        int64_t j = j0;
         // Four rows by two tokens at a time: each weight loaded once for both tokens and the 8
         // sums reduced together; every output is bit for bit dot4's.
         if (nr == 4)
-            for (; j + 2 <= job.n; j += 2) {
+            for (; j + 2 <= j1; j += 2) {
                 const float* x[2] = {job.x + j * cols, job.x + (j + 1) * cols};
                 __m256 v[8];
                 sums2x2(wr, x, cols, v);         // rows 0, 1: v[2t + i]
@@ -134,8 +135,13 @@ void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
                     y1[i] = tailDot(sum[4 + i], wr[i], x[1], cols / 8 * 8, cols);
                 }
             }
-        for (; j < job.n; ++j) dot4(wr, nr, job.x + j * cols, cols, job.y + j * job.rows + r);
+        for (; j < j1; ++j) dot4(wr, nr, job.x + j * cols, cols, job.y + j * job.rows + r);
     }
+}
+
+void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
+    const int64_t tb = floatTokenBlock(job.cols);
+    for (int64_t j0 = 0; j0 < job.n; j0 += tb) rowsFloatTokens(job, r0, r1, j0, imin(job.n, j0 + tb));
 }
 
 // ---- Legacy types: blocks of 32 against ActQ8x32 ------------------------------------------

@@ -131,7 +131,8 @@ inline void reduce16(const __m512* v, float* y, int64_t stride, int nr) {
     _mm_mask_storeu_ps(y + 3 * stride, m, _mm512_extractf32x4_ps(byToken, 3));
 }
 
-void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
+// Tokens [j0, j1) of rows [r0, r1).
+void rowsFloatTokens(const Job& job, int64_t r0, int64_t r1, int64_t j0, int64_t j1) {
     const int64_t cols = job.cols;
     float* buf = static_cast<float*>(threadScratch(size_t(4 * cols) * sizeof(float)));
     for (int64_t r = r0; r < r1; r += 4) {
@@ -148,10 +149,10 @@ void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
             else dequantizeWeightRow(job, r + i, buf + i * cols);
             wr[i] = buf + i * cols;
         }
-        int64_t j = 0;
+        int64_t j = j0;
         // Four tokens at a time: the weights are loaded once for two tokens and the 16 sums
         // reduced together; every output is bit for bit dot4's.
-        for (; j + 4 <= job.n; j += 4) {
+        for (; j + 4 <= j1; j += 4) {
             __m512 v[16];
             const float* x[4] = {job.x + j * cols, job.x + (j + 1) * cols, job.x + (j + 2) * cols, job.x + (j + 3) * cols};
             switch (nr) {
@@ -162,8 +163,13 @@ void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
             }
             reduce16(v, job.y + j * job.rows + r, job.rows, nr);
         }
-        for (; j < job.n; ++j) dot4(wr, nr, job.x + j * cols, cols, job.y + j * job.rows + r);
+        for (; j < j1; ++j) dot4(wr, nr, job.x + j * cols, cols, job.y + j * job.rows + r);
     }
+}
+
+void rowsFloat(const Job& job, int64_t r0, int64_t r1) {
+    const int64_t tb = floatTokenBlock(job.cols);
+    for (int64_t j0 = 0; j0 < job.n; j0 += tb) rowsFloatTokens(job, r0, r1, j0, imin(job.n, j0 + tb));
 }
 
 // ---- Legacy types: blocks of 32 against ActQ8x32, VNNI byte dot products -------------------

@@ -77,6 +77,14 @@ struct PackedJob {
     void (*run)(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) = nullptr;
 };
 
+// Tokens per pass of the float kernels (F32, F16 and BF16 weights) over their rows: as many
+// activation rows as stay in a 384 KiB share of the L2 cache (a multiple of 4, 16 to 512), so that a
+// long input (an image's patches) is not streamed from memory once per four weight rows.
+inline int64_t floatTokenBlock(int64_t cols) {
+    const int64_t fit = (384 * 1024) / (4 * (cols > 0 ? cols : 1));
+    return (fit < 16 ? 16 : fit > 512 ? 512 : fit) & ~int64_t(3);
+}
+
 // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, TQ1_0, TQ2_0 against ActQ8x256 with AVX2
 // (matmul_iq_avx2.cpp), for the avx2 and avx512 levels (job.type one of those); only call when
 // the CPU has AVX2.
