@@ -6,9 +6,9 @@
 // softcap > 0. With sinks (gpt-oss), head h's softmax also counts a position of score sinks[h]
 // and no value. Online softmax over chunks of 64 positions; headDim <= 256. K/V as kv.glsl reads
 // them (Q8_0 values d * q in fp32; with heads of whole blocks the scores read a block's scale once
-// and its quants four to a word). WITHIN (encoders, attention within the sequence, no window):
-// token t instead attends to positions [0, last] of its sequence, last the furthest position of
-// any token of the step with t's table offset.
+// and its quants four to a word). WITHIN (encoders, an image's tokens: attention within the
+// sequence): token t instead attends to positions [0, last] of its sequence, last the furthest
+// position of any token of the step with t's table offset (a window still counted back from pos).
 #version 450
 #include "kv.glsl"
 layout(local_size_x = 64) in;
@@ -50,7 +50,8 @@ void main() {
     const int pos = info[t].x;
 #endif
     const uint end = uint(pos) + 1u, tableOffset = uint(info[t].y);
-    const uint first = p.window > 0u ? uint(max(0, pos - int(p.window) + 1)) : 0u;
+    // A window counts back from the token's own position (WITHIN too).
+    const uint first = p.window > 0u ? uint(max(0, info[t].x - int(p.window) + 1)) : 0u;
     for (uint d = tid; d < D; d += 64u) qs[d] = q[(t * p.nHead + h) * D + d] * p.scale;
     barrier();
     // A sink starts the softmax as a first score whose weight adds to l only.

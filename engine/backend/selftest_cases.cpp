@@ -541,6 +541,12 @@ void attentionCases(Builder& b) {
         enc32.causal = false;
         enc32.blockSize = 32;
         b.attention(enc32);
+        // An image's tokens after a prompt, seen at once, in a sliding-window layer: each reaches
+        // the image's end, its window counted back from its own position.
+        AttnSpec image = spec(kv, 64, 4, 2, {40}, 12);
+        image.causal = false;
+        image.window = 8;
+        b.attention(image);
     }
 }
 

@@ -381,7 +381,6 @@ TensorId Graph::attention(TensorId q, TensorId kCache, TensorId vCache, TensorId
                     I.ne[0] == 2 && I.ne[1] == Q.ne[2] && p.blockSize > 0 && p.window >= 0 && p.softcap >= 0.0f;
     HEARTH_GRAPH_CHECK(ok, "attention(" + shapeOf(Q) + ", " + shapeOf(K) + ", " + shapeOf(V) + ", " + shapeOf(I) +
                                ", kv heads " + std::to_string(p.nHeadKv) + ")");
-    HEARTH_GRAPH_CHECK(p.causal || p.window == 0, "attention within the sequence (not causal) with a sliding window");
     if (sinks != kNone)
         HEARTH_GRAPH_CHECK(m_tensors[size_t(sinks)].type == Type::F32 && m_tensors[size_t(sinks)].elements() == nHead,
                            "attention sinks must be F32 [" + std::to_string(nHead) + "]");

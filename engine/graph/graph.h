@@ -157,9 +157,11 @@ struct AttentionParams {
     int32_t window = 0;     // > 0: a token at p attends to positions (p - window, p] only
     float softcap = 0.0f;   // > 0: scores become softcap · tanh(score / softcap)
     int32_t blockSize = 16; // positions per K/V block
-    // false (encoders): every token attends to every position of its sequence that the step
-    // holds, [0, the furthest position of any of its tokens in the step]; a sequence's tokens
-    // (identified by their block table's offset in AttnInfo) must then all be in one step.
+    // false (encoders, and an image's tokens in models that see them at once): every token
+    // attends to every position of its sequence that the step holds, [0, the furthest position
+    // of any of its tokens in the step], a window counted back from its own position; a
+    // sequence's tokens (identified by their block table's offset in AttnInfo) must then all be
+    // in one step.
     bool causal = true;
 };
 

@@ -170,7 +170,7 @@ HEARTH_FOLD_STATES(foldStates1, 1)
 // The first offset of the block starting at p0 that token t's window reaches (0 without a window).
 int64_t windowFrom(const PagedAttentionCall& c, int64_t t, int64_t p0) {
     if (c.window <= 0) return 0;
-    return std::max<int64_t>(0, int64_t(c.positions[t]) - c.window + 1 - p0);
+    return std::max<int64_t>(0, int64_t(c.windowEnds ? c.windowEnds[t] : c.positions[t]) - c.window + 1 - p0);
 }
 
 } // namespace
@@ -188,7 +188,7 @@ Status pagedAttention(const PagedAttentionCall& c) {
     // With a window, blocks before every token's window are never read.
     int64_t minFrom = maxPos;
     for (int64_t t = 0; t < T; ++t)
-        minFrom = std::min<int64_t>(minFrom, c.window > 0 ? std::max<int64_t>(0, c.positions[t] - c.window + 1) : 0);
+        minFrom = std::min<int64_t>(minFrom, windowFrom(c, t, 0));
     const int64_t firstBlock = minFrom / B;
     if (nBlocks > int64_t(c.blockTable.size())) return internalError("pagedAttention: position beyond the block table");
     for (int64_t b = 0; b < nBlocks; ++b)

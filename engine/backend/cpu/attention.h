@@ -33,8 +33,11 @@ struct PagedAttentionCall {
     const int64_t* rows = nullptr;
     const int32_t* positions = nullptr;
     int64_t nTokens = 0;
-    // Sliding window (> 0): token t attends positions (positions[t] - window, positions[t]] only.
+    // Sliding window (> 0): token t attends positions (positions[t] - window, positions[t]] only;
+    // with windowEnds (attention within the sequence) (windowEnds[t] - window, positions[t]]: a
+    // window counted back from the token's own position, reaching as far as the sequence does.
     int64_t window = 0;
+    const int32_t* windowEnds = nullptr;
     // Score soft-capping (> 0): scores (after scale) become softcap * tanh(score / softcap).
     float softcap = 0.0f;
     // Attention sinks (gpt-oss): one logit per query head (all nHead, indexed as q's heads) that

@@ -150,6 +150,7 @@ public:
         // Attention scratch for the step's token count.
         m_rows.resize(size_t(maxTokens));
         m_positions.resize(size_t(maxTokens));
+        m_ownPositions.resize(size_t(maxTokens));
         m_seqOf.resize(size_t(maxTokens));
         m_sequences.reserve(size_t(maxTokens));
         m_items.reserve(size_t(maxTokens) * 64);
@@ -531,6 +532,7 @@ private:
             Sequence& s = m_sequences[size_t(m_seqOf[size_t(t)])];
             m_rows[size_t(s.begin + s.count)] = t;
             m_positions[size_t(s.begin + s.count)] = n.attn.causal ? info[2 * t] : s.maxPos;
+            m_ownPositions[size_t(s.begin + s.count)] = info[2 * t];
             ++s.count;
         }
         m_attentionReady = true;
@@ -581,6 +583,7 @@ private:
                 call.rowStride = nHead * D;
                 call.rows = m_rows.data() + s.begin + it.first;
                 call.positions = m_positions.data() + s.begin + it.first;
+                if (!n.attn.causal) call.windowEnds = m_ownPositions.data() + s.begin + it.first;
                 call.nTokens = it.count;
                 call.window = n.attn.window;
                 call.softcap = n.attn.softcap;
@@ -611,6 +614,7 @@ private:
     int64_t m_itemHeads = 0; // the KV heads m_items were made for
     std::vector<int64_t> m_rows;
     std::vector<int32_t> m_positions;
+    std::vector<int32_t> m_ownPositions; // each token's own position (a window's end without the mask)
     std::vector<int> m_seqOf;
     std::vector<Sequence> m_sequences;
     std::vector<AttentionItem> m_items;

@@ -117,11 +117,13 @@ Status attention(const HostTensors& h, const Node& n) {
     std::vector<double> scores;
     for (int64_t t = 0; t < tokens; ++t) {
         int32_t pos = info[2 * t];
+        const int32_t own = pos;
         const int32_t offset = info[2 * t + 1];
         if (!p.causal) // the sequence (tokens of the same block table) as far as the step reaches
             for (int64_t u = 0; u < tokens; ++u)
                 if (info[2 * u + 1] == offset) pos = std::max(pos, info[2 * u]);
-        const int64_t first = p.window > 0 ? std::max<int64_t>(0, int64_t(pos) - p.window + 1) : 0;
+        // A window counts back from the token's own position (without the mask too).
+        const int64_t first = p.window > 0 ? std::max<int64_t>(0, int64_t(own) - p.window + 1) : 0;
         const int64_t count = int64_t(pos) - first + 1;
         kRows.resize(size_t(count * kRow));
         vRows.resize(size_t(count * vRow));

@@ -105,7 +105,8 @@ attentionKernel(const float* __restrict__ q, float* __restrict__ out, const uint
     if (!causal) // the sequence (tokens of the same table) as far as the step reaches
         for (int64_t u = 0; u < nTokens; ++u)
             if (info[2 * u + 1] == offset && info[2 * u] > last) last = info[2 * u];
-    for (int64_t p = math::attentionFirst(last, window) + warp; p <= last; p += kAttnWarps) {
+    // A window counts back from the token's own position (without the mask too).
+    for (int64_t p = math::attentionFirst(info[2 * t], window) + warp; p <= last; p += kAttnWarps) {
         const int64_t slot = int64_t(blockTable[p / blockSize]) * blockSize + p % blockSize;
         const uint8_t* kr = kc + uint64_t(slot) * rowBytes + head;
         const uint8_t* vr = vc + uint64_t(slot) * rowBytes + head;

@@ -56,7 +56,7 @@ bool encoderNodeFits(const graph::Graph& g, const Node& n) {
         const Tensor &Q = g.tensor(n.src[0]), &K = g.tensor(n.src[1]), &V = g.tensor(n.src[2]);
         const bool kv = (K.type == quant::Type::F32 || K.type == quant::Type::F16 || K.type == quant::Type::Q8_0) &&
                         V.type == K.type;
-        return !n.attn.causal && n.attn.window == 0 && kv && n.attn.nHeadKv > 0 && Q.ne[1] % n.attn.nHeadKv == 0 &&
+        return !n.attn.causal && kv && n.attn.nHeadKv > 0 && Q.ne[1] % n.attn.nHeadKv == 0 &&
                Q.ne[0] >= 1 && Q.ne[0] <= kMaxHeadDim && out.ne[0] == Q.ne[0] && Q.ne[1] <= kMaxWorkGroups &&
                Q.ne[2] <= kMaxWorkGroups && uint64_t(K.elements()) < kMaxEncoderIndex &&
                uint64_t(V.elements()) < kMaxEncoderIndex && uint64_t(Q.elements()) < kMaxEncoderIndex;

@@ -68,7 +68,6 @@ Status recordAttention(VulkanOpDevice& d, const Buffer& q, const Buffer& kCache,
         return invalidArgument(std::string("attention: K/V rows that a ") + kvTypeName(ap.kvType) +
                                " cache cannot hold");
     if (ap.window < 0 || ap.softcap < 0.0f) return invalidArgument("attention: negative window or soft cap");
-    if (!ap.causal && ap.window != 0) return invalidArgument("attention within the sequence with a sliding window");
     if (ap.n > kMaxWorkGroups || ap.nHead > kMaxWorkGroups) return invalidArgument("too many tokens");
     struct {
         uint32_t n, nHead, nHeadKv, headDim, blockSize;
