@@ -19,6 +19,8 @@ const char* stepInputName(StepInput which) {
     case StepInput::StateInfo: return "state_info";
     case StepInput::HiddenRows: return "hidden_rows";
     case StepInput::HiddenIn: return "hidden_in";
+    case StepInput::EmbedRows: return "embed_rows";
+    case StepInput::EmbedIndex: return "embed_index";
     }
     return "?";
 }

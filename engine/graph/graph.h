@@ -48,8 +48,12 @@ enum class StepInput : uint8_t {
     HiddenRows, // I32 [h]: the rows whose final normed hidden state is wanted (embeddings), ascending
     HiddenIn,   // F32 [n][E]: a hidden row per token given with the batch (a multi-token-prediction
                 // head's input: its target model's final normed hidden state)
+    EmbedRows,  // F32 [m][E]: input embeddings given with the batch (an image's), in place of
+                // some tokens' embedding rows
+    EmbedIndex, // I32 [n]: per token, its input row among [token embeddings; EmbedRows]: i for
+                // token i's own, n + k for EmbedRows row k
 };
-inline constexpr int kStepInputs = 9;
+inline constexpr int kStepInputs = 11;
 const char* stepInputName(StepInput which);
 
 struct Tensor {

@@ -72,6 +72,34 @@ Status fillStateInfo(const Batch& batch, int stateSlots, StepInputs& in) {
     return Status::ok();
 }
 
+// The given input embeddings: whole rows, each taken by exactly one token (so that a graph of m
+// rows serves every step of m given rows).
+Status fillEmbeds(const Batch& batch, StepInputs& in) {
+    in.embeds.clear();
+    in.embedIndex.clear();
+    const size_t n = batch.tokens.size();
+    if (batch.embeds.empty()) {
+        for (const BatchToken& t : batch.tokens)
+            if (t.embed >= 0) return invalidArgument("step: a token takes an input embedding the batch does not give");
+        return Status::ok();
+    }
+    if (batch.embedWidth <= 0 || batch.embeds.size() % uint64_t(batch.embedWidth) != 0)
+        return invalidArgument("step: input embeddings are not whole rows of width " + std::to_string(batch.embedWidth));
+    const int64_t rows = int64_t(batch.embeds.size()) / batch.embedWidth;
+    std::vector<uint8_t> used(size_t(rows), 0);
+    in.embedIndex.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        const int32_t e = batch.tokens[i].embed;
+        if (e >= rows) return invalidArgument("step: input embedding row " + std::to_string(e) + " of " + std::to_string(rows));
+        if (e >= 0 && used[size_t(e)]++) return invalidArgument("step: two tokens take input embedding row " + std::to_string(e));
+        in.embedIndex[i] = e >= 0 ? int32_t(n) + e : int32_t(i);
+    }
+    for (uint8_t u : used)
+        if (!u) return invalidArgument("step: an input embedding row no token takes");
+    in.embeds.assign(batch.embeds.begin(), batch.embeds.end());
+    return Status::ok();
+}
+
 } // namespace
 
 Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize, int numBlocks, StepInputs& in,
@@ -125,7 +153,11 @@ Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize,
                                    std::to_string(n) + " tokens of width " + std::to_string(batch.hiddenWidth));
         in.hiddenIn.assign(batch.hiddenIn.begin(), batch.hiddenIn.end());
     }
-    return StepShape{int64_t(n), int64_t(in.wanted.size()), tableLen, int64_t(in.hidden.size())};
+    HEARTH_RETURN_IF_ERROR(fillEmbeds(batch, in));
+    StepShape shape{int64_t(n), int64_t(in.wanted.size()), tableLen, int64_t(in.hidden.size())};
+    shape.embeds = batch.embedWidth > 0 ? int64_t(batch.embeds.size()) / batch.embedWidth : 0;
+    shape.withinSequence = batch.withinSequence;
+    return shape;
 }
 
 } // namespace hearth::graph

@@ -18,6 +18,7 @@ struct BatchToken {
     int seq = 0;            // index into Batch::blockTables
     bool wantLogits = false;
     bool wantHidden = false; // its final normed hidden state (an embedding's rows)
+    int32_t embed = -1;      // >= 0: its input is row `embed` of Batch::embeds, not its token's row
 };
 
 // A sequence's recurrent state for a step (models with recurrent layers): the slot its first
@@ -39,6 +40,13 @@ struct Batch {
     // Models that read StepInput::HiddenIn: one row of hiddenWidth values per token, in order.
     std::span<const float> hiddenIn;
     int64_t hiddenWidth = 0;
+    // Input embeddings (an image's) that tokens with embed >= 0 take in place of their token's
+    // row: rows of embedWidth values (the model's width), each used by at most one token.
+    std::span<const float> embeds;
+    int64_t embedWidth = 0;
+    // The step's tokens attend within their sequences, not causally (an image's tokens seen at
+    // once, graph::AttentionParams::causal false): each sequence's new tokens must all be here.
+    bool withinSequence = false;
 };
 
 // What a step's graph depends on: the token count, how many rows want logits, and the length of
@@ -48,6 +56,8 @@ struct StepShape {
     int64_t wanted = 0;
     int64_t tableLen = 0;
     int64_t hidden = 0; // rows whose final normed hidden state is wanted
+    int64_t embeds = 0; // input embeddings given with the batch (StepInput::EmbedRows rows)
+    bool withinSequence = false; // Batch::withinSequence
     bool operator==(const StepShape&) const = default;
 };
 
@@ -58,6 +68,8 @@ struct StepInputs {
     std::vector<int32_t> ids, positions, slots, info, tables, wanted, hidden;
     std::vector<int32_t> stateInfo; // [n][3] (see StepInput::StateInfo); empty without states
     std::vector<float> hiddenIn;    // [n][hiddenWidth] (see StepInput::HiddenIn); empty without
+    std::vector<float> embeds;      // [m][embedWidth] (StepInput::EmbedRows); empty without
+    std::vector<int32_t> embedIndex; // [n] (StepInput::EmbedIndex); empty without embeds
     std::vector<int32_t> seqOffsets; // scratch: where each sequence's table starts in `tables`
 };
 

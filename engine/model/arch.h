@@ -49,6 +49,9 @@ struct ModelDims {
     bool causal = true;
     // > 0: learned absolute positions (bert's position_embd rows), the longest a sequence may be.
     int maxPositions = 0;
+    // The graph takes input embeddings given with a step in place of some tokens' rows (an
+    // image's: StepInput::EmbedRows, model::withGivenEmbeddings).
+    bool givenEmbeddings = false;
     int logitWidth() const { return nLogits > 0 ? nLogits : nVocab; }
     bool recurrent() const {
         for (const LayerState& s : state)

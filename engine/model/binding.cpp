@@ -300,7 +300,18 @@ StepTensors stepTensors(graph::Graph& g, const graph::StepShape& shape) {
     in.tables = g.input(StepInput::BlockTables, shape.tableLen);
     if (shape.wanted > 0) in.wanted = g.input(StepInput::WantedRows, shape.wanted);
     if (shape.hidden > 0) in.hidden = g.input(StepInput::HiddenRows, shape.hidden);
+    in.embeds = shape.embeds;
+    in.withinSequence = shape.withinSequence;
     return in;
+}
+
+graph::TensorId withGivenEmbeddings(graph::Graph& g, const StepTensors& in, graph::TensorId x) {
+    if (in.embeds <= 0 || x == graph::kNone) return x;
+    const int64_t E = g.tensor(x).ne[0];
+    const graph::TensorId given = g.input(graph::StepInput::EmbedRows, E, in.embeds, quant::Type::F32); // [m][E]
+    const graph::TensorId index = g.input(graph::StepInput::EmbedIndex, in.n);
+    // [n + m][E]: the tokens' rows, then the given ones; each token picks its row.
+    return g.getRows(g.concat(x, given, 1), index);
 }
 
 AttentionSpec attentionSpec(const DecoderHParams& hp) {
@@ -362,7 +373,7 @@ TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv
     ap.window = s.window;
     ap.softcap = s.softcap;
     ap.blockSize = kv.blockSize;
-    ap.causal = s.causal;
+    ap.causal = s.causal && !in.withinSequence;
     TensorId att = g.attention(q, kCache, vCache, in.info, in.tables, opt(w.sinks), Dv, ap); // [n][nHead][Dv]
     att = g.reshape(att, int64_t(s.nHead) * Dv, n);
     if (gate != graph::kNone) att = g.mul(att, g.sigmoid(gate));

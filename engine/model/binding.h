@@ -109,8 +109,15 @@ struct StepTensors {
     graph::TensorId ids = graph::kNone, positions = graph::kNone, slots = graph::kNone, info = graph::kNone,
                     tables = graph::kNone, wanted = graph::kNone, hidden = graph::kNone;
     int64_t n = 0;
+    int64_t embeds = 0;          // rows of input embeddings given with the step (StepShape::embeds)
+    bool withinSequence = false; // StepShape::withinSequence
 };
 StepTensors stepTensors(graph::Graph& g, const graph::StepShape& shape);
+
+// The first layer's input [n][E]: x, the tokens' embedding rows as the architecture makes them,
+// with the rows of tokens given an input embedding (an image's, used as it is) in their place;
+// x itself when the step gives none.
+graph::TensorId withGivenEmbeddings(graph::Graph& g, const StepTensors& in, graph::TensorId x);
 
 // The weights of a self-attention block; -1 where the architecture has none.
 struct AttentionWeights {

@@ -26,6 +26,7 @@ public:
         const DecoderHParams& hp = m_hp;
         if (hp.headDimV != hp.headDim) return unsupported("gemma3 with value length != key length");
         m_dims = decoderDims("gemma3", hp);
+        m_dims.givenEmbeddings = true;
         HEARTH_ASSIGN_OR_RETURN(m_window, b.integer("attention.sliding_window", 0));
         HEARTH_ASSIGN_OR_RETURN(const std::vector<bool> sliding, readSlidingLayers(b, hp.nLayer, m_window, 6));
         HEARTH_ASSIGN_OR_RETURN(m_ropeBaseSliding, b.real("rope.freq_base_swa", 10000.0f));
@@ -73,6 +74,7 @@ public:
         const StepTensors in = stepTensors(g, shape);
         graph::TensorId x = g.getRows(g.weight(m_tokenEmbedding), in.ids); // [n][E]
         x = g.scale(x, std::sqrt(float(hp.nEmbd)));
+        x = withGivenEmbeddings(g, in, x); // an image's embeddings as they are, not scaled
         for (int l = 0; l < hp.nLayer; ++l) {
             const Layer& L = m_layers[size_t(l)];
             g.setLayer(l);

@@ -351,6 +351,7 @@ Status ModelRunner::forward(const graph::Batch& batch, std::vector<float>& logit
     for (size_t d = 0; d < m_devices.size(); ++d)
         for (TensorId t : step.inputs[d]) {
             const std::vector<int32_t>* v = nullptr;
+            const std::vector<float>* f = &m_inputs.hiddenIn;
             switch (g.tensor(t).input) {
             case graph::StepInput::TokenIds: v = &m_inputs.ids; break;
             case graph::StepInput::Positions: v = &m_inputs.positions; break;
@@ -360,11 +361,15 @@ Status ModelRunner::forward(const graph::Batch& batch, std::vector<float>& logit
             case graph::StepInput::WantedRows: v = &m_inputs.wanted; break;
             case graph::StepInput::StateInfo: v = &m_inputs.stateInfo; break;
             case graph::StepInput::HiddenRows: v = &m_inputs.hidden; break;
+            case graph::StepInput::EmbedIndex: v = &m_inputs.embedIndex; break;
+            case graph::StepInput::EmbedRows: f = &m_inputs.embeds; break;
             case graph::StepInput::HiddenIn: break;
             }
-            const void* data = v ? static_cast<const void*>(v->data()) : m_inputs.hiddenIn.data();
-            const uint64_t have = (v ? v->size() : m_inputs.hiddenIn.size()) * 4;
-            if (!v && have < g.tensor(t).bytes()) return invalidArgument("the step gives no hidden input rows");
+            const void* data = v ? static_cast<const void*>(v->data()) : f->data();
+            const uint64_t have = (v ? v->size() : f->size()) * 4;
+            if (!v && have < g.tensor(t).bytes())
+                return invalidArgument(std::string("the step gives too few values for its input ") +
+                                       graph::stepInputName(g.tensor(t).input));
             const uint64_t bytes = std::min<uint64_t>(g.tensor(t).bytes(), have);
             HEARTH_RETURN_IF_ERROR(bufferOf(int(d), t)->write(0, data, bytes));
         }

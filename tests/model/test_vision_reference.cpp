@@ -1,15 +1,21 @@
 // Vision against llama.cpp's mtmd (tests/tools/ref_mtmd_embed, built from the reference's source
 // bundle): a random-weight Gemma 3 projector Hearth writes loads there beside its text model, and
 // an image Hearth decodes becomes as many embeddings, as wide, as readProjector says, and Hearth's
-// own encoder (hearth/vision.h) gives the same embeddings on every device.
+// own encoder (hearth/vision.h) gives the same embeddings on every device, and the text model
+// reading them in place of the image's tokens gives llama.cpp's logits after them.
 #include "hearth/devices.h"
+#include "hearth/gguf.h"
 #include "hearth/image.h"
 #include "hearth/projector.h"
 #include "hearth/vision.h"
+#include "model/arch.h"
+#include "runtime/model_runner.h"
 #include "reference_logits.h"
 #include "test_support.h"
 
 #include <QBuffer>
+#include <QDir>
+#include <QFileInfo>
 #include <QImage>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -116,6 +122,106 @@ private Q_SLOTS:
         QVERIFY(energy > 0.0);
         qInfo("llama.cpp's mtmd: %lld embeddings of %d from Hearth's projector",
               (long long)info->tokensPerImage, info->projectionDim);
+    }
+
+    // A prompt with an image in it, through llama.cpp (ref_mtmd_logits: its chunks' tokens and
+    // the last position's logits) and through Hearth's encoder and text model in three steps:
+    // the text before (causal), the image's embeddings (all at once, as mtmd decodes Gemma 3's),
+    // the text after. The last logits agree on every device (seen one by one, causally, the
+    // image's tokens give logits 0.29 away).
+    void gemma3TextLogitsAfterAnImageEqualLlamaCpps() {
+        const Image image = picture(100, 60);
+        const QString rgb = path("prompt.rgb"), out = path("prompt.f32");
+        {
+            std::ofstream f(rgb.toStdString(), std::ios::binary);
+            f.write(reinterpret_cast<const char*>(image.rgb.data()), std::streamsize(image.rgb.size()));
+        }
+        QProcess run;
+        const QString tool = QFileInfo(m_tool).dir().filePath(QStringLiteral("ref_mtmd_logits"));
+        run.start(tool, {m_model, m_projector, rgb, QString::number(image.width), QString::number(image.height),
+                         QStringLiteral("Look: <__media__> What is it?"), out});
+        QVERIFY(run.waitForFinished(300000));
+        QVERIFY2(run.exitCode() == 0, run.readAllStandardError().right(3000).constData());
+        // Chunks: text ids, image count, text ids; then the vocabulary.
+        std::vector<std::vector<int32_t>> texts;
+        int64_t imageTokens = 0;
+        for (const QString& line : QString::fromUtf8(run.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts)) {
+            const QStringList w = line.split(' ', Qt::SkipEmptyParts);
+            if (w[0] == QStringLiteral("text")) {
+                texts.emplace_back();
+                for (int i = 1; i < w.size(); ++i) texts.back().push_back(w[i].toInt());
+            } else if (w[0] == QStringLiteral("image")) {
+                imageTokens = w[1].toLongLong();
+            }
+        }
+        QCOMPARE(texts.size(), size_t(2));
+        std::vector<float> want;
+        {
+            std::ifstream f(out.toStdString(), std::ios::binary | std::ios::ate);
+            want.resize(size_t(int64_t(f.tellg()) / 4));
+            f.seekg(0);
+            f.read(reinterpret_cast<char*>(want.data()), std::streamsize(want.size() * 4));
+        }
+        auto encoder = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 2});
+        QVERIFY2(encoder.isOk(), encoder.status().toString().c_str());
+        auto embeddings = (*encoder)->encode(image);
+        QVERIFY2(embeddings.isOk(), embeddings.status().toString().c_str());
+        QCOMPARE(embeddings->tokens, imageTokens);
+
+        auto file = gguf::File::open(m_model.toStdString());
+        QVERIFY2(file.isOk(), file.status().toString().c_str());
+        auto arch = model::loadArchitecture(*file);
+        QVERIFY2(arch.isOk(), arch.status().toString().c_str());
+        QVERIFY((*arch)->dims().givenEmbeddings);
+        std::vector<std::string> devices{"ref", "cpu"};
+        if (findDevice(listDevices(), "vulkan:0")) devices.push_back("vulkan:0");
+        for (const std::string& device : devices) {
+            runtime::RunnerConfig rc;
+            rc.device = device;
+            rc.numBlocks = 8;
+            auto runner = runtime::ModelRunner::create(**arch, rc);
+            QVERIFY2(runner.isOk(), runner.status().toString().c_str());
+            const std::vector<int32_t> table{0, 1, 2, 3, 4, 5, 6, 7};
+            int32_t pos = 0;
+            std::vector<float> logits;
+            auto step = [&](const std::vector<int32_t>& ids, const std::vector<float>* embeds, bool last) {
+                graph::Batch b;
+                b.blockTables.push_back(table);
+                for (size_t i = 0; i < ids.size(); ++i) {
+                    graph::BatchToken t;
+                    t.token = ids[i];
+                    t.pos = pos++;
+                    t.wantLogits = last && i + 1 == ids.size();
+                    if (embeds) t.embed = int32_t(i);
+                    b.tokens.push_back(t);
+                }
+                if (embeds) {
+                    b.embeds = *embeds;
+                    b.embedWidth = embeddings->width;
+                    b.withinSequence = true; // Gemma 3 sees an image's tokens at once
+                }
+                return (*runner)->forward(b, logits);
+            };
+            Status s = step(texts[0], nullptr, false);
+            QVERIFY2(s.isOk(), s.toString().c_str());
+            s = step(std::vector<int32_t>(size_t(imageTokens), 0), &embeddings->values, false);
+            QVERIFY2(s.isOk(), s.toString().c_str());
+            s = step(texts[1], nullptr, true);
+            QVERIFY2(s.isOk(), s.toString().c_str());
+            QCOMPARE(logits.size(), want.size());
+            float worst = 0.0f;
+            size_t argmax = 0, wantArgmax = 0;
+            for (size_t i = 0; i < want.size(); ++i) {
+                worst = std::max(worst, std::fabs(logits[i] - want[i]));
+                if (logits[i] > logits[argmax]) argmax = i;
+                if (want[i] > want[wantArgmax]) wantArgmax = i;
+            }
+            qInfo("%s: logits after the image, max |delta| %.3g, argmax %zu (llama.cpp %zu)", device.c_str(),
+                  double(worst), argmax, wantArgmax);
+            QVERIFY2(worst < 2e-2f, qPrintable(QString::fromStdString(device) + QStringLiteral(": max |delta| ") +
+                                               QString::number(double(worst))));
+            QCOMPARE(argmax, wantArgmax);
+        }
     }
 
     // Hearth's Gemma 3 encoder against mtmd's: pictures wider, taller and of the encoder's own
