@@ -66,6 +66,34 @@ kv::BlockHash Scheduler::blockHash(Request& r, int block) {
     return r.blockHashes[size_t(block)];
 }
 
+int Scheduler::imageChunk(const Request& r, int start, int n, int budget, const SchedulerOutput& out,
+                          bool& image) const {
+    image = false;
+    for (const Request::Span& sp : r.images) {
+        const int end = sp.start + sp.length;
+        if (end <= start) continue;
+        if (sp.start >= start + n) break;
+        if (sp.start > start) return sp.start - start; // the text before the image first
+        // The chunk starts inside (or at) the image: all of the rest of it, or nothing.
+        const int rest = end - start;
+        // Over the budget only beside single decode tokens (an image may outgrow a step).
+        if (rest > budget && std::any_of(out.seqs.begin(), out.seqs.end(),
+                                         [](const ScheduledSeq& q) { return q.numTokens != 1; }))
+            return 0;
+        image = r.imagesAtOnce;
+        if (image) {
+            // Seen at once: the step's other sequences decode one token each, and hold no
+            // other image.
+            if (out.withinSequence) return 0;
+            for (const ScheduledSeq& q : out.seqs)
+                if (q.numTokens != 1) return 0;
+        }
+        return rest;
+    }
+    // Text only; with an image seen at once in the step, no prompt chunk joins it.
+    return out.withinSequence ? 0 : n;
+}
+
 void Scheduler::assignState(Request& r, ScheduledSeq& seq) {
     if (!m_states) return;
     seq.stateWrite = m_states->liveSlot(r.id);
@@ -107,6 +135,16 @@ SchedulerOutput Scheduler::schedule() {
     }
     int prefillBudget = decoding > 0 ? prefillAllowance(decoding) : budget;
 
+    // A running sequence whose next chunk is an image seen at once gets its step: the others
+    // decode one token each beside it (no drafts, no prompt chunks) until it has been computed.
+    RequestId dueImage = 0;
+    for (RequestId id : m_running) {
+        const Request& r = *m_requests.at(id);
+        if (!r.imagesAtOnce || r.numComputed >= r.promptLength) continue;
+        for (const Request::Span& sp : r.images)
+            if (sp.start <= r.numComputed && r.numComputed < sp.start + sp.length) dueImage = dueImage ? dueImage : id;
+    }
+
     // Running sequences first: each gets its decode token (and its drafts) or its next prefill chunk.
     for (size_t i = 0; i < m_running.size() && budget > 0;) {
         Request& r = *m_requests.at(m_running[i]);
@@ -115,6 +153,13 @@ SchedulerOutput Scheduler::schedule() {
         int n = std::min(remaining, prefill ? std::min(budget, prefillBudget) : budget);
         std::vector<int32_t> drafts = std::move(r.draft);
         r.draft.clear();
+        bool image = false;
+        if (dueImage && r.id != dueImage) {
+            drafts.clear(); // beside an image seen at once: one token, or nothing
+            if (prefill || n != 1) n = 0;
+        }
+        if (prefill && n > 0) n = imageChunk(r, r.numComputed, n, std::min(budget, prefillBudget), out, image);
+        if (out.withinSequence && !image && n != 1) n = 0;
         if (n <= 0) {
             ++i;
             continue;
@@ -151,6 +196,7 @@ SchedulerOutput Scheduler::schedule() {
             n -= int(drafts.size() - draftStates.size());
             drafts.resize(draftStates.size());
         }
+        out.withinSequence = out.withinSequence || image;
         out.seqs.push_back({r.id, r.numComputed, n, r.numComputed + n - int(drafts.size()) == int(r.tokens.size())});
         out.seqs.back().drafts = std::move(drafts);
         out.seqs.back().draftStates = std::move(draftStates);
@@ -185,6 +231,9 @@ SchedulerOutput Scheduler::schedule() {
         }
         const int start = prefix.numTokens;
         int n = std::min(int(r.tokens.size()) - start, std::min(budget, prefillBudget));
+        bool image = false;
+        n = imageChunk(r, start, n, std::min(budget, prefillBudget), out, image);
+        if (n <= 0) break;
         if (r.wholePrompt && n < int(r.tokens.size()) - start) {
             // Whole or not at all: the whole step's budget when it is the step's only sequence
             // (decoding streams' stall limit aside), else it waits for the next step.
@@ -208,6 +257,7 @@ SchedulerOutput Scheduler::schedule() {
         r.state = RequestState::Running;
         m_waiting.pop_front();
         m_running.push_back(r.id);
+        out.withinSequence = out.withinSequence || image;
         out.seqs.push_back({r.id, start, n, start + n == int(r.tokens.size())});
         assignState(r, out.seqs.back());
         budget -= n;

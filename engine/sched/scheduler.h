@@ -54,6 +54,16 @@ struct Request {
     // The prompt is computed in one step or not at all (an encoder's input: its attention sees
     // the whole input): never chunked. Refused when a step cannot hold it.
     bool wholePrompt = false;
+    // Spans of the prompt that are an image's tokens (their input rows given by the engine), in
+    // order, apart: a chunk never ends inside one, so an image (or what of it the prefix cache
+    // lacks) is computed in one step, over the step's budget when it is alone there. With
+    // imagesAtOnce (the model sees an image's tokens at once: SchedulerOutput::withinSequence)
+    // that step holds no other prompt chunk and no drafts.
+    struct Span {
+        int start = 0, length = 0;
+    };
+    std::vector<Span> images;
+    bool imagesAtOnce = false;
     int numComputed = 0;         // tokens of `tokens` whose K/V are in the cache
     int numCachedPrompt = 0;     // prompt tokens found in the prefix cache at admission
     int numPreemptions = 0;
@@ -94,6 +104,9 @@ struct SchedulerOutput {
     std::vector<RequestId> preempted; // lost their blocks this step; they wait to be recomputed
     std::vector<kv::BlockCopy> copies; // copy-on-write copies the backend must do first
     std::vector<std::pair<int32_t, int32_t>> stateCopies; // (src, dst) state slots to copy first (forks)
+    // The step holds an image seen at once: its tokens attend within their sequence
+    // (graph::Batch::withinSequence); every other sequence in it computes one token.
+    bool withinSequence = false;
     bool empty() const { return seqs.empty(); }
 };
 
@@ -169,6 +182,9 @@ private:
     void releaseState(Request& r);
     void releaseDraftStates(const ScheduledSeq& s);
     kv::BlockHash blockHash(Request& r, int block);
+    // How many of the n tokens from `start` r's chunk may take given its image spans (0: not in
+    // this step); `image` says whether the chunk is (the rest of) an image seen at once.
+    int imageChunk(const Request& r, int start, int n, int budget, const SchedulerOutput& out, bool& image) const;
     // The least-squares fit of step time against tokens: (base, perToken) ms; nullopt without
     // enough spread in step sizes or with time not growing with tokens.
     std::optional<std::pair<double, double>> stepTimeFit() const;
