@@ -4,7 +4,10 @@
 
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
+#include "hearth/image.h"
+#include "hearth/projector.h"
 #include "hearth/tokenizer.h"
+#include "hearth/vision.h"
 
 #include <charconv>
 #include <condition_variable>
@@ -28,6 +31,9 @@ const char* kRunHelp =
     "  --ctx N               context length (default: min(model, 4096))\n"
     "  -t, --threads N       compute threads (default: all cores)\n"
     "  --chat                apply the model's chat template to the prompt as one user message\n"
+    "  --mmproj PROJ.gguf    the model's vision projector (llama.cpp's --mmproj files)\n"
+    "  --image FILE          an image (PNG, JPEG, WebP, GIF; repeatable) where the prompt says\n"
+    "                        <__media__>, else before the prompt; needs --mmproj\n"
     "  --stop TEXT           end generation before TEXT (may be given several times)\n"
     "  --kv-type T           KV cache type: f16 (default), q8_0, f32\n"
     "  --kv-memory SIZE      KV cache budget, e.g. 512M or 2G (default: automatic)\n"
@@ -120,6 +126,33 @@ void printIds(const char* label, const std::vector<int32_t>& ids) {
     std::printf("\n");
 }
 
+// The images' embeddings from the projector's vision encoder, on the engine's device; the
+// projector must serve the model. Errors name the file.
+Result<std::vector<PromptImage>> encodeImages(const std::string& projectorPath, const std::vector<std::string>& paths,
+                                              const std::string& modelPath, const std::string& device, int threads) {
+    if (projectorPath.empty()) return invalidArgument("--image needs --mmproj PROJ.gguf (the model's vision projector)");
+    VisionOptions vo;
+    vo.device = device;
+    vo.threads = threads;
+    Result<std::unique_ptr<VisionEncoder>> encoder = VisionEncoder::open(projectorPath, vo);
+    if (!encoder) return encoder.status();
+    HEARTH_RETURN_IF_ERROR(checkProjectorFor((*encoder)->info(), modelPath));
+    std::vector<PromptImage> images;
+    for (const std::string& path : paths) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) return ioError("cannot read the image " + path);
+        const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        Result<Image> image = decodeImage(bytes);
+        if (!image) return image.status().withContext(path);
+        Result<ImageEmbeddings> e = (*encoder)->encode(*image);
+        if (!e) return e.status().withContext(path);
+        PromptImage p;
+        p.embeddings = std::make_shared<const ImageEmbeddings>(std::move(e).value());
+        images.push_back(std::move(p));
+    }
+    return images;
+}
+
 } // namespace
 
 int runRun(Args args) {
@@ -133,6 +166,8 @@ int runRun(Args args) {
     SpeculationConfig spec;
     std::string prediction;
     bool havePrediction = false;
+    std::string projectorPath;
+    std::vector<std::string> imagePaths;
     SamplingParams sp;
     sp.temperature = 0.8f;
     sp.topK = 40;
@@ -229,6 +264,12 @@ int runRun(Args args) {
                 prediction.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
                 havePrediction = true;
             }
+        } else if (a == "--mmproj") {
+            ok = value(v) && !v.empty();
+            projectorPath = std::string(v);
+        } else if (a == "--image") {
+            ok = value(v) && !v.empty();
+            imagePaths.emplace_back(v);
         } else if (a == "--print-ids") {
             printIdsFlag = true;
         } else if (a == "--ignore-eos") {
@@ -274,9 +315,38 @@ int runRun(Args args) {
     auto engine = Engine::create(config);
     if (!engine) return fail(engine.status(), 2);
     for (const std::string& note : (*engine)->model().deviceNotes) std::fprintf(stderr, "hearth-cli: %s\n", note.c_str());
-    Result<std::vector<int32_t>> promptIds =
-        chat ? (*engine)->encodeChat(tmpl::singleUserMessage(prompt))
-             : (*engine)->tokenizer().encode(prompt, true, true);
+    std::vector<PromptImage> images;
+    Result<std::vector<int32_t>> promptIds = std::vector<int32_t>{};
+    if (!imagePaths.empty()) {
+        Result<std::vector<PromptImage>> encoded = encodeImages(projectorPath, imagePaths, modelPath, device, threads);
+        if (!encoded) return fail(encoded.status(), 2);
+        images = std::move(*encoded);
+        // Without markers the images come first, as llama.cpp's mtmd-cli puts them.
+        if (prompt.find(kImageMarker) == std::string::npos) {
+            std::string marked;
+            for (size_t k = 0; k < images.size(); ++k) marked += kImageMarker;
+            prompt = marked + prompt;
+        }
+        std::string text = prompt;
+        bool addSpecial = true;
+        if (chat) {
+            Result<std::string> rendered = (*engine)->renderChat(tmpl::singleUserMessage(prompt));
+            if (!rendered) return fail(rendered.status(), 2);
+            text = *rendered;
+            const tokenizer::Tokenizer& tok = (*engine)->tokenizer();
+            if (tok.addBos() && tok.bos() != tokenizer::kNoToken && text.rfind(tok.tokenText(tok.bos()), 0) == 0)
+                addSpecial = false; // the template wrote BOS
+        }
+        Result<ProjectorInfo> info = readProjector(projectorPath);
+        if (!info) return fail(info.status(), 2);
+        promptIds = encodeWithImages((*engine)->tokenizer(), text, addSpecial, images, *info,
+                                     (*engine)->model().nVocab);
+    } else if (!projectorPath.empty()) {
+        std::fprintf(stderr, "hearth-cli: --mmproj without --image: no image to encode\n");
+    }
+    if (images.empty())
+        promptIds = chat ? (*engine)->encodeChat(tmpl::singleUserMessage(prompt))
+                         : (*engine)->tokenizer().encode(prompt, true, true);
     if (!promptIds) return fail(promptIds.status(), 2);
     if (chat && (*engine)->model().chatTemplateBuiltin)
         std::fprintf(stderr, "hearth-cli: %s has no chat template; using the built-in ChatML template\n",
@@ -285,6 +355,7 @@ int runRun(Args args) {
     auto sink = std::make_shared<PrintingSink>(!logitsOut.empty());
     GenerationRequest req;
     req.prompt = *promptIds;
+    req.images = std::move(images);
     req.sampling = sp;
     req.maxTokens = nPredict;
     req.ignoreEos = ignoreEos;

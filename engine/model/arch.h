@@ -52,6 +52,9 @@ struct ModelDims {
     // The graph takes input embeddings given with a step in place of some tokens' rows (an
     // image's: StepInput::EmbedRows, model::withGivenEmbeddings).
     bool givenEmbeddings = false;
+    // An image's tokens attend to each other whatever their order (gemma3; llama.cpp's
+    // non-causal image decode): they are computed in a step of their own (Batch::withinSequence).
+    bool imagesAtOnce = false;
     int logitWidth() const { return nLogits > 0 ? nLogits : nVocab; }
     bool recurrent() const {
         for (const LayerState& s : state)

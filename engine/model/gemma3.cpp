@@ -27,6 +27,7 @@ public:
         if (hp.headDimV != hp.headDim) return unsupported("gemma3 with value length != key length");
         m_dims = decoderDims("gemma3", hp);
         m_dims.givenEmbeddings = true;
+        m_dims.imagesAtOnce = true;
         HEARTH_ASSIGN_OR_RETURN(m_window, b.integer("attention.sliding_window", 0));
         HEARTH_ASSIGN_OR_RETURN(const std::vector<bool> sliding, readSlidingLayers(b, hp.nLayer, m_window, 6));
         HEARTH_ASSIGN_OR_RETURN(m_ropeBaseSliding, b.real("rope.freq_base_swa", 10000.0f));

@@ -131,6 +131,8 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
         s.bosToken = int32_t(*bos);
     s.chatTemplateBuiltin = e->m_chat && e->m_chat->builtin;
     s.embeddingsOnly = dims.embeddingsOnly;
+    s.takesImages = dims.givenEmbeddings;
+    e->m_imagesAtOnce = dims.imagesAtOnce;
     // Embedding pooling: <arch>.pooling_type (0 none and absent: mean; 4 rank is not supported).
     if (auto pt = e->m_file->getU32(dims.archName + ".pooling_type"); pt.isOk()) {
         if (*pt == 2) s.pooling = Pooling::Cls;
@@ -256,6 +258,26 @@ Result<std::vector<int32_t>> EngineImpl::encodeChat(const tmpl::ChatRequest& req
     return tmpl::encodeChatPrompt(*m_tokenizer, text);
 }
 
+Status EngineImpl::validateImages(const GenerationRequest& request) const {
+    if (request.images.empty()) return Status::ok();
+    if (!m_summary.takesImages)
+        return invalidArgument("this model (" + m_summary.architecture + ") does not take images");
+    int64_t end = 0;
+    for (size_t i = 0; i < request.images.size(); ++i) {
+        const PromptImage& im = request.images[i];
+        const std::string name = "image " + std::to_string(i + 1);
+        if (!im.embeddings || im.embeddings->tokens < 1) return invalidArgument(name + " has no embeddings");
+        if (im.embeddings->width != m_summary.nEmbd ||
+            int64_t(im.embeddings->values.size()) != im.embeddings->tokens * im.embeddings->width)
+            return invalidArgument(name + "'s embeddings are " + std::to_string(im.embeddings->width) +
+                                   " wide, the model's " + std::to_string(m_summary.nEmbd));
+        if (im.at < end || int64_t(im.at) + im.embeddings->tokens > int64_t(request.prompt.size()))
+            return invalidArgument(name + " overlaps another or lies outside the prompt");
+        end = int64_t(im.at) + im.embeddings->tokens;
+    }
+    return Status::ok();
+}
+
 Result<RequestId> EngineImpl::submit(GenerationRequest request) {
     if (!request.sink) return invalidArgument("request has no sink");
     if (m_summary.embeddingsOnly) return unsupported("this model computes embeddings only");
@@ -282,6 +304,7 @@ Result<RequestId> EngineImpl::submit(GenerationRequest request) {
     for (int32_t t : request.prediction)
         if (t < 0 || t >= m_summary.nVocab)
             return invalidArgument("prediction token " + std::to_string(t) + " is outside the vocabulary");
+    HEARTH_RETURN_IF_ERROR(validateImages(request));
     const int64_t total = int64_t(request.prompt.size()) + request.maxTokens;
     if (total > m_summary.contextLength)
         return outOfRange("prompt (" + std::to_string(request.prompt.size()) +
@@ -313,6 +336,9 @@ void EngineImpl::admit(Submitted& s) {
     r.id = schedId(s.id, 0);
     r.tokens = s.request.prompt;
     r.maxTokens = s.request.maxTokens;
+    for (const PromptImage& im : s.request.images)
+        r.images.push_back({int(im.at), int(im.embeddings->tokens)});
+    r.imagesAtOnce = m_imagesAtOnce;
     if (!s.request.ignoreEos)
         r.stopTokens = s.request.stopTokens.empty() ? m_summary.eogTokens : s.request.stopTokens;
     const std::vector<int32_t> stopTokens = r.stopTokens;
@@ -328,6 +354,7 @@ void EngineImpl::admit(Submitted& s) {
     live.submitted = s.at;
     live.returnLogits = s.request.returnLogits;
     live.promptTokens = int32_t(s.request.prompt.size());
+    live.images = std::move(s.request.images);
     for (int c = 0; c < n; ++c) {
         Choice ch;
         SamplingParams sp = s.request.sampling;

@@ -66,6 +66,7 @@ struct Live {
     Clock::time_point submitted, firstScheduled, firstToken;
     bool scheduled = false, produced = false;
     bool speculative = false; // some choice has a speculator
+    std::vector<PromptImage> images; // the prompt's, kept while a choice may recompute it
 };
 
 // An embedding request on the engine thread: its inputs go to the scheduler a few at a time, each
@@ -89,6 +90,7 @@ public:
     static Result<std::unique_ptr<Engine>> create(const EngineConfig& config);
 
     Result<RequestId> submit(GenerationRequest request) override;
+    Status validateImages(const GenerationRequest& request) const;
     void cancel(RequestId id) override;
     Result<RequestId> embed(EmbeddingRequest request) override;
     const ModelSummary& model() const override { return m_summary; }
@@ -134,6 +136,9 @@ private:
     void cancelEmbed(RequestId id, const Status& why);
     void failEmbeds(const Status& error);
     Status step();
+    // Appends the input row of the token at prompt position pos to the step's given rows when an
+    // image of the request covers it: its index there, else -1.
+    int32_t imageRow(const Live& live, int pos);
     // Speculative decoding: asks each decoding choice's speculator for a draft (engine_step.cpp).
     void proposeDrafts();
     // Emits a sampled token of one choice (text, stop strings); true when the choice ended.
@@ -180,6 +185,8 @@ private:
     std::unique_ptr<ModelDrafter> m_draft;
     std::vector<int> m_mtpRows;   // per scheduled sequence of the last step: its hidden rows for m_draft
     std::vector<int> m_embedRows; // and its hidden rows for an embedding
+    std::vector<float> m_stepEmbeds; // the step's given input rows (images' embeddings)
+    bool m_imagesAtOnce = false;     // the model sees an image's tokens at once (ModelDims)
     std::unique_ptr<spec::NgramPool> m_ngramPool; // finished sequences' n-grams (speculation.ngram)
     double m_draftStepMs = 0.0;          // the draft model's time per drafted token (recent average)
     int m_specRequests = 0;            // live requests with a speculator

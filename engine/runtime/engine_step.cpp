@@ -158,6 +158,18 @@ void EngineImpl::observeHidden(const sched::SchedulerOutput& out, const std::vec
     }
 }
 
+int32_t EngineImpl::imageRow(const Live& live, int pos) {
+    for (const PromptImage& im : live.images) {
+        const int64_t k = int64_t(pos) - im.at;
+        if (k < 0 || k >= im.embeddings->tokens) continue;
+        const size_t E = size_t(im.embeddings->width);
+        const float* row = im.embeddings->values.data() + size_t(k) * E;
+        m_stepEmbeds.insert(m_stepEmbeds.end(), row, row + E);
+        return int32_t(m_stepEmbeds.size() / E) - 1;
+    }
+    return -1;
+}
+
 Status EngineImpl::step() {
     proposeDrafts();
     sched::SchedulerOutput out = m_sched->schedule();
@@ -166,6 +178,7 @@ Status EngineImpl::step() {
     for (const auto& [src, dst] : out.stateCopies) HEARTH_RETURN_IF_ERROR(m_runner->copyState(src, dst));
     const auto now = Clock::now();
     graph::Batch batch;
+    m_stepEmbeds.clear();
     std::vector<std::vector<int32_t>> tables;
     tables.reserve(out.seqs.size());
     m_mtpRows.assign(out.seqs.size(), 0);
@@ -204,10 +217,16 @@ Status EngineImpl::step() {
             const int32_t token = k < own ? r->tokens[size_t(pos)] : s.drafts[size_t(k - own)];
             graph::BatchToken t{token, pos, int(i), s.samples && k >= own - 1};
             t.wantHidden = hidden;
+            if (k < own) t.embed = imageRow(live, pos);
             batch.tokens.push_back(t);
         }
     }
     for (const auto& t : tables) batch.blockTables.emplace_back(t);
+    if (!m_stepEmbeds.empty()) {
+        batch.embeds = m_stepEmbeds;
+        batch.embedWidth = m_summary.nEmbd;
+    }
+    batch.withinSequence = out.withinSequence;
     std::vector<float>& logits = m_logits;
     if (Status st = m_runner->forward(batch, logits, &m_hidden); !st.isOk()) {
         m_sched->abandon(out);

@@ -89,6 +89,8 @@ Result<ProjectorInfo> readProjector(const std::string& path) {
     HEARTH_ASSIGN_OR_RETURN(p.nHead, positive(f, "clip.vision.attention.head_count", true));
     HEARTH_ASSIGN_OR_RETURN(p.projectionDim, positive(f, "clip.vision.projection_dim", false));
     if (p.type == "gemma3") {
+        p.imageBegin = "<start_of_image>";
+        p.imageEnd = "<end_of_image>";
         HEARTH_ASSIGN_OR_RETURN(p.merge,
                                 positive(f, "clip.vision.projector.scale_factor", false, p.merge));
     }

@@ -100,6 +100,7 @@ Result<ImageEmbeddings> VisionEncoder::encode(const Image& image) {
     ImageEmbeddings e;
     HEARTH_RETURN_IF_ERROR(m->runner->forward(batch, logits, &e.values));
     e.width = m->tower->dims().nEmbd;
+    e.hash = imageHash(image);
     e.tokens = e.width > 0 ? int64_t(e.values.size()) / e.width : 0;
     if (e.tokens != p.tokensPerImage)
         return internalError("the vision encoder gave " + std::to_string(e.tokens) + " embeddings, not " +

@@ -3,9 +3,10 @@
 // around one image given as raw RGB bytes, evaluates every chunk into a llama context as its
 // helper does (an image's tokens at once where the model wants that) and writes the last
 // position's logits as float32 [vocab].
-// Usage: ref_mtmd_logits MODEL.gguf MMPROJ.gguf IMAGE.rgb WIDTH HEIGHT PROMPT OUT.f32
+// Usage: ref_mtmd_logits MODEL.gguf MMPROJ.gguf IMAGE.rgb WIDTH HEIGHT PROMPT OUT.f32 [GREEDY]
 // PROMPT holds "<__media__>" where the image goes. Prints one line per chunk: "text ID ID ..."
-// or "image N" (its N positions), then "vocab V".
+// or "image N" (its N positions), then "vocab V", then with GREEDY > 0 "greedy ID ..." (that many
+// tokens decoded greedily after the prompt).
 #include "ggml-backend.h"
 #include "llama.h"
 #include "mtmd-helper.h"
@@ -19,8 +20,8 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-    if (argc != 8) {
-        std::fprintf(stderr, "usage: %s MODEL MMPROJ IMAGE.rgb WIDTH HEIGHT PROMPT OUT.f32\n", argv[0]);
+    if (argc != 8 && argc != 9) {
+        std::fprintf(stderr, "usage: %s MODEL MMPROJ IMAGE.rgb WIDTH HEIGHT PROMPT OUT.f32 [GREEDY]\n", argv[0]);
         return 2;
     }
     const int width = std::atoi(argv[4]), height = std::atoi(argv[5]);
@@ -78,5 +79,20 @@ int main(int argc, char** argv) {
     std::ofstream out(argv[7], std::ios::binary);
     out.write(reinterpret_cast<const char*>(logits), std::streamsize(size_t(vocab) * sizeof(float)));
     std::printf("vocab %d\n", vocab);
+    const int greedy = argc > 8 ? std::atoi(argv[8]) : 0;
+    if (greedy > 0) {
+        std::printf("greedy");
+        const float* row = logits;
+        for (int g = 0; g < greedy; ++g) {
+            llama_token best = 0;
+            for (llama_token t = 1; t < vocab; ++t)
+                if (row[t] > row[best]) best = t;
+            std::printf(" %d", best);
+            llama_batch b = llama_batch_get_one(&best, 1);
+            if (llama_decode(lctx, b) != 0) return 1;
+            row = llama_get_logits_ith(lctx, -1);
+        }
+        std::printf("\n");
+    }
     return out ? 0 : 1;
 }

@@ -7,6 +7,7 @@
 #include "hearth/sampling.h"
 #include "hearth/status.h"
 #include "hearth/tokenizer.h"
+#include "hearth/vision.h"
 
 #include <cstdint>
 #include <functional>
@@ -176,8 +177,35 @@ public:
     virtual void onError(const Status& error) = 0; // the request ends without onFinish
 };
 
+// An image in a prompt: its embeddings (VisionEncoder::encode) take the place of the prompt's
+// tokens [at, at + embeddings->tokens), which hold the image's placeholder ids
+// (imagePlaceholders: drawn from its content, so the prefix cache tells images apart).
+struct PromptImage {
+    int32_t at = 0;
+    std::shared_ptr<const ImageEmbeddings> embeddings;
+};
+
+// The prompt ids standing for an image's tokens: one per embedding, from its content hash, each
+// a token id of a vocabulary of nVocab (its row is never read: the embeddings replace it).
+std::vector<int32_t> imagePlaceholders(const ImageEmbeddings& embeddings, int32_t nVocab);
+
+// The marker of an image's place in prompt text (llama.cpp's mtmd uses the same).
+inline constexpr std::string_view kImageMarker = "<__media__>";
+
+// The ids of `text` with each image marker standing for the next of `images` (their `at` set
+// here): the projector's begin text, the image's placeholder ids, its end text
+// (ProjectorInfo::imageBegin / imageEnd); markers and images must agree in number. Each piece of
+// text is tokenized on its own as llama.cpp's mtmd does (special tokens parsed; BOS first and EOS
+// last when addSpecial and the vocabulary adds them). Without images it is
+// tokenizer.encode(text, addSpecial, true).
+Result<std::vector<int32_t>> encodeWithImages(const tokenizer::Tokenizer& tokenizer, std::string_view text,
+                                              bool addSpecial, std::vector<PromptImage>& images,
+                                              const ProjectorInfo& projector, int32_t nVocab);
+
 struct GenerationRequest {
     std::vector<int32_t> prompt;
+    // Images in the prompt, in order and apart (a model that takes images: ModelSummary::vision).
+    std::vector<PromptImage> images;
     SamplingParams sampling;
     int32_t maxTokens = 256;        // per choice
     int32_t n = 1;                  // completions sampled from the one prompt (1..128); choice i
@@ -247,6 +275,7 @@ struct ModelSummary {
     Pooling pooling = Pooling::Mean;  // how embeddings pool by default (the file's pooling_type)
     bool embeddings = true;           // false: the file's pooling (rank) is not supported
     bool embeddingsOnly = false;      // an encoder (bert): embeddings, no generation
+    bool takesImages = false;         // reads image embeddings in a prompt (GenerationRequest::images)
     std::string kvType;               // "f16", ...
     uint64_t kvBytes = 0;             // memory of the KV cache
     uint64_t stateBytes = 0;          // hybrid models: memory of the recurrent state slots

@@ -26,6 +26,8 @@ struct ProjectorInfo {
     // squared); families of dynamic resolution (Qwen's ViT) give more for larger images.
     int64_t tokensPerImage = 0;
     uint64_t tensorBytes = 0; // the weights' bytes in the file
+    // Text around an image's embeddings in a prompt (Gemma 3: "<start_of_image>", "<end_of_image>").
+    std::string imageBegin, imageEnd;
 };
 
 // Reads the projector file at `path`. Errors: not a GGUF file, no vision encoder, a projector type

@@ -38,7 +38,11 @@ struct ImageEmbeddings {
     int64_t tokens = 0;
     int width = 0;
     std::vector<float> values;
+    uint64_t hash = 0; // of the image's pixels and size (the prefix cache's key for it)
 };
+
+// A 64-bit hash of an image's size and pixels.
+uint64_t imageHash(const Image& image);
 
 class VisionEncoder {
 public:
