@@ -126,17 +126,8 @@ void printIds(const char* label, const std::vector<int32_t>& ids) {
     std::printf("\n");
 }
 
-// The images' embeddings from the projector's vision encoder, on the engine's device; the
-// projector must serve the model. Errors name the file.
-Result<std::vector<PromptImage>> encodeImages(const std::string& projectorPath, const std::vector<std::string>& paths,
-                                              const std::string& modelPath, const std::string& device, int threads) {
-    if (projectorPath.empty()) return invalidArgument("--image needs --mmproj PROJ.gguf (the model's vision projector)");
-    VisionOptions vo;
-    vo.device = device;
-    vo.threads = threads;
-    Result<std::unique_ptr<VisionEncoder>> encoder = VisionEncoder::open(projectorPath, vo);
-    if (!encoder) return encoder.status();
-    HEARTH_RETURN_IF_ERROR(checkProjectorFor((*encoder)->info(), modelPath));
+// The images' embeddings from the engine's vision projector, in order; errors name the file.
+Result<std::vector<PromptImage>> encodeImages(Engine& engine, const std::vector<std::string>& paths) {
     std::vector<PromptImage> images;
     for (const std::string& path : paths) {
         std::ifstream in(path, std::ios::binary);
@@ -144,11 +135,9 @@ Result<std::vector<PromptImage>> encodeImages(const std::string& projectorPath, 
         const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         Result<Image> image = decodeImage(bytes);
         if (!image) return image.status().withContext(path);
-        Result<ImageEmbeddings> e = (*encoder)->encode(*image);
+        Result<std::shared_ptr<const ImageEmbeddings>> e = engine.encodeImage(*image);
         if (!e) return e.status().withContext(path);
-        PromptImage p;
-        p.embeddings = std::make_shared<const ImageEmbeddings>(std::move(e).value());
-        images.push_back(std::move(p));
+        images.push_back(PromptImage{0, std::move(e).value()});
     }
     return images;
 }
@@ -312,13 +301,15 @@ int runRun(Args args) {
     config.cpuMoeLayers = cpuMoeLayers;
     config.maxNumSeqs = 1;
     config.speculation = spec;
+    config.projectorPath = projectorPath;
     auto engine = Engine::create(config);
     if (!engine) return fail(engine.status(), 2);
     for (const std::string& note : (*engine)->model().deviceNotes) std::fprintf(stderr, "hearth-cli: %s\n", note.c_str());
     std::vector<PromptImage> images;
     Result<std::vector<int32_t>> promptIds = std::vector<int32_t>{};
     if (!imagePaths.empty()) {
-        Result<std::vector<PromptImage>> encoded = encodeImages(projectorPath, imagePaths, modelPath, device, threads);
+        if (projectorPath.empty()) return fail(invalidArgument("--image needs --mmproj PROJ.gguf (the model's vision projector)"), 2);
+        Result<std::vector<PromptImage>> encoded = encodeImages(**engine, imagePaths);
         if (!encoded) return fail(encoded.status(), 2);
         images = std::move(*encoded);
         // Without markers the images come first, as llama.cpp's mtmd-cli puts them.
@@ -337,12 +328,8 @@ int runRun(Args args) {
             if (tok.addBos() && tok.bos() != tokenizer::kNoToken && text.rfind(tok.tokenText(tok.bos()), 0) == 0)
                 addSpecial = false; // the template wrote BOS
         }
-        Result<ProjectorInfo> info = readProjector(projectorPath);
-        if (!info) return fail(info.status(), 2);
-        promptIds = encodeWithImages((*engine)->tokenizer(), text, addSpecial, images, *info,
+        promptIds = encodeWithImages((*engine)->tokenizer(), text, addSpecial, images, *(*engine)->projector(),
                                      (*engine)->model().nVocab);
-    } else if (!projectorPath.empty()) {
-        std::fprintf(stderr, "hearth-cli: --mmproj without --image: no image to encode\n");
     }
     if (images.empty())
         promptIds = chat ? (*engine)->encodeChat(tmpl::singleUserMessage(prompt))

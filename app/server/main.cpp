@@ -58,6 +58,8 @@ const char* kHelp =
     "                          draft (a draft model), mtp (the model's multi-token-prediction head:\n"
     "                          qwen35 files with nextn layers), or none (default); e.g. ngram,mtp.\n"
     "                          A chat request's 'prediction' always drafts\n"
+    "  --mmproj FILE           the model's vision projector (llama.cpp's --mmproj files): chat\n"
+    "                          requests may send images (image_url data URIs); with --model only\n"
     "  -md, --draft-model FILE a draft model (a smaller GGUF of the same vocabulary) for\n"
     "                          --spec draft; it drafts where the n-grams and predictions have none\n"
     "  --spec-max N            drafts per step at most (default 8; it adapts below this)\n"
@@ -237,6 +239,9 @@ int main(int argc, char** argv) {
         } else if (a == "-md" || a == "--draft-model") {
             ok = value(v) && !v.empty();
             ec.speculation.draftModel = std::string(v);
+        } else if (a == "--mmproj") {
+            ok = value(v) && !v.empty();
+            ec.projectorPath = std::string(v);
         } else if (a == "--spec-max") {
             ok = value(v) && parseInt(v, ec.speculation.maxDraft);
         } else if (a == "--spec-fixed") {
@@ -320,6 +325,10 @@ int main(int argc, char** argv) {
     }
     if (hearth::Status st = ec.speculation.validate(); !st.isOk()) {
         std::fprintf(stderr, "hearth-server: %s\n", st.message().c_str());
+        return 2;
+    }
+    if (!ec.projectorPath.empty() && ec.modelPath.empty()) {
+        std::fputs("hearth-server: --mmproj is the projector of the --model file; give --model too\n", stderr);
         return 2;
     }
     if (ec.modelPath.empty() && modelsDir.empty() && sc.upstreams.empty()) {

@@ -240,6 +240,20 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
         HEARTH_ASSIGN_OR_RETURN(e->m_draft, MtpDrafter::open(dc));
         s.draftModel = e->m_draft->name();
     }
+    if (!config.projectorPath.empty()) {
+        progress("Loading the vision projector", 0.97f);
+        if (!s.takesImages)
+            return invalidArgument("the model (" + s.architecture + ") does not take images; the projector " +
+                                   config.projectorPath + " cannot serve it");
+        VisionOptions vo;
+        vo.device = config.device;
+        vo.threads = threads;
+        Result<std::unique_ptr<VisionEncoder>> vision = VisionEncoder::open(config.projectorPath, vo);
+        if (!vision) return vision.status();
+        HEARTH_RETURN_IF_ERROR(checkProjectorFor((*vision)->info(), config.modelPath));
+        e->m_vision = std::move(vision).value();
+        s.vision = true;
+    }
     e->m_stats.kvBlocksTotal = numBlocks;
     e->m_numBlocks = numBlocks;
     e->m_thread = std::thread([raw = e.get()] { raw->run(); });
@@ -256,6 +270,20 @@ Result<std::string> EngineImpl::renderChat(const tmpl::ChatRequest& request) con
 Result<std::vector<int32_t>> EngineImpl::encodeChat(const tmpl::ChatRequest& request) const {
     HEARTH_ASSIGN_OR_RETURN(std::string text, renderChat(request));
     return tmpl::encodeChatPrompt(*m_tokenizer, text);
+}
+
+Result<std::shared_ptr<const ImageEmbeddings>> EngineImpl::encodeImage(const Image& image) {
+    if (!m_vision) return unsupported("no vision projector is loaded for this model");
+    const uint64_t hash = imageHash(image);
+    std::lock_guard<std::mutex> lock(m_visionMu);
+    for (const auto& recent : m_recentImages)
+        if (recent->hash == hash) return recent;
+    HEARTH_ASSIGN_OR_RETURN(ImageEmbeddings e, m_vision->encode(image));
+    auto out = std::make_shared<const ImageEmbeddings>(std::move(e));
+    m_recentImages.push_back(out);
+    constexpr size_t kRecentImages = 8;
+    if (m_recentImages.size() > kRecentImages) m_recentImages.pop_front();
+    return out;
 }
 
 Status EngineImpl::validateImages(const GenerationRequest& request) const {

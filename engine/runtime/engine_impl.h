@@ -90,6 +90,8 @@ public:
     static Result<std::unique_ptr<Engine>> create(const EngineConfig& config);
 
     Result<RequestId> submit(GenerationRequest request) override;
+    const ProjectorInfo* projector() const override { return m_vision ? &m_vision->info() : nullptr; }
+    Result<std::shared_ptr<const ImageEmbeddings>> encodeImage(const Image& image) override;
     Status validateImages(const GenerationRequest& request) const;
     void cancel(RequestId id) override;
     Result<RequestId> embed(EmbeddingRequest request) override;
@@ -187,6 +189,11 @@ private:
     std::vector<int> m_embedRows; // and its hidden rows for an embedding
     std::vector<float> m_stepEmbeds; // the step's given input rows (images' embeddings)
     bool m_imagesAtOnce = false;     // the model sees an image's tokens at once (ModelDims)
+    // The vision projector's encoder (EngineConfig::projectorPath), used by encodeImage() on its
+    // callers' threads one at a time, and the last images' embeddings (most recent last).
+    std::unique_ptr<VisionEncoder> m_vision;
+    std::mutex m_visionMu;
+    std::deque<std::shared_ptr<const ImageEmbeddings>> m_recentImages;
     std::unique_ptr<spec::NgramPool> m_ngramPool; // finished sequences' n-grams (speculation.ngram)
     double m_draftStepMs = 0.0;          // the draft model's time per drafted token (recent average)
     int m_specRequests = 0;            // live requests with a speculator

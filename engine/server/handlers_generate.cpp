@@ -1,6 +1,7 @@
 // /v1/chat/completions and /v1/completions: prompt building, submission to the engine, and the
 // response, either whole or streamed as server-sent events (a disconnect cancels the request).
 #include "server/chunked_stream.h"
+#include "server/image_parts.h"
 #include "server/server_impl.h"
 
 #include "server/generation_stream.h"
@@ -361,7 +362,15 @@ void Server::Impl::handleChat(const httplib::Request& req, httplib::Response& re
     for (const ToolFunction& f : chat.tools) job->toolNames.push_back(f.name);
 
     const tmpl::ChatRequest templateRequest = chatTemplateRequest(chat);
-    auto prompt = job->engine->encodeChat(templateRequest);
+    std::vector<PromptImage> images;
+    Result<std::vector<int32_t>> prompt = std::vector<int32_t>{};
+    if (!chat.images.empty()) {
+        auto ids = encodeChatWithImages(*job->engine, templateRequest, chat.images, images);
+        if (!ids) return sendError(res, ids.error());
+        prompt = std::move(ids.value());
+    } else {
+        prompt = job->engine->encodeChat(templateRequest);
+    }
     if (prompt && chat.splitReasoning) {
         auto rendered = job->engine->renderChat(templateRequest);
         job->splitOutput = true;
@@ -380,6 +389,7 @@ void Server::Impl::handleChat(const httplib::Request& req, httplib::Response& re
                        m_config.defaultMaxTokens};
     auto gen = generationRequest(chat.common, std::move(*prompt), limits);
     if (!gen) return sendError(res, gen.error());
+    gen->images = std::move(images);
     if (auto e = applySpeculation(chat.common, job->engine->tokenizer(), limits, *gen)) return sendError(res, *e);
     auto output = outputGrammar(chat.common);
     if (!output) return sendError(res, output.error());

@@ -59,6 +59,7 @@ void Server::Impl::handleModels(const httplib::Request& req, httplib::Response& 
         e["created"] = 0;
         e["owned_by"] = "hearth";
         e["loaded"] = m.loaded;
+        if (m.vision) e["capabilities"] = OJson::array({"vision"});
         return e;
     };
     auto remoteEntry = [](const UpstreamModel& m) {

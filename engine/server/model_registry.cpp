@@ -35,7 +35,10 @@ public:
     std::vector<ModelEntry> list() override {
         std::vector<ModelEntry> out;
         std::lock_guard<std::mutex> lock(m_mu);
-        for (const std::string& id : scan()) out.push_back({id, m_engine && id == m_loadedId});
+        for (const std::string& id : scan()) {
+            const bool loaded = m_engine && id == m_loadedId;
+            out.push_back({id, loaded, loaded && m_engine->model().vision});
+        }
         return out;
     }
 

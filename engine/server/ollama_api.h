@@ -43,6 +43,7 @@ struct OllamaParams {
 struct OllamaChatRequest {
     OllamaParams params;
     OJson messages = OJson::array(); // normalised for chat templates (may be empty: a load)
+    std::vector<std::string> images; // users' images (base64-decoded), each a marker in its message
     std::vector<ToolFunction> tools;
     OJson toolsJson;                 // for templates; null when none
 };

@@ -6,6 +6,7 @@
 #include "server/server_impl.h"
 
 #include "server/generation_stream.h"
+#include "server/image_parts.h"
 #include "server/json_fields.h"
 #include "server/ollama_api.h"
 #include "server/openai_convert.h"
@@ -407,11 +408,20 @@ void Server::Impl::handleOllamaChat(const httplib::Request& req, httplib::Respon
     for (const ToolFunction& f : chat.tools) job->toolNames.push_back(f.name);
     tmpl::ChatRequest tr = templateRequest(std::move(chat.messages), chat.params);
     if (!chat.toolsJson.is_null()) tr.tools = chat.toolsJson;
-    auto prompt = job->engine->encodeChat(tr);
+    std::vector<PromptImage> images;
+    Result<std::vector<int32_t>> prompt = std::vector<int32_t>{};
+    if (!chat.images.empty()) {
+        auto ids = encodeChatWithImages(*job->engine, tr, chat.images, images);
+        if (!ids) return sendOllamaError(m_config, res, ids.error());
+        prompt = std::move(ids.value());
+    } else {
+        prompt = job->engine->encodeChat(tr);
+    }
     if (!prompt) return sendOllamaError(m_config, res, templateError(prompt.status()));
     setUpThinking(*job, chat.params, tr);
     auto gen = ollamaGeneration(*this, chat.params, std::move(*prompt), *job->engine);
     if (!gen) return sendOllamaError(m_config, res, gen.error());
+    gen->images = std::move(images);
     runOllamaJob(*this, job, std::move(*gen), res);
 }
 

@@ -2,6 +2,9 @@
 // format, think, keep_alive, messages (images refused) and tools.
 #include "server/json_fields.h"
 #include "server/ollama_api.h"
+
+#include "hearth/engine.h"
+#include "server/image_parts.h"
 #include "server/openai_messages.h"
 
 #include <cmath>
@@ -173,9 +176,29 @@ MaybeError refuseImages(const OJson& obj, const std::string& param) {
     if (!images) return std::nullopt;
     if (!images->is_array()) return ollamaWrongType(param, "an array of base64 images", *images);
     if (!images->empty())
-        return invalidRequest("'" + param + "': images are not supported (this server runs text "
-                                  "models only)",
+        return invalidRequest("'" + param + "': images are only taken in chat requests' user messages",
                               param, "unsupported_value");
+    return std::nullopt;
+}
+
+// A user message's images: base64 strings whose bytes go to `images`, each an image marker
+// (followed by a newline) before the message's text, as many clients attach them.
+MaybeError readImages(const OJson& obj, const std::string& param, std::vector<std::string>& images,
+                      std::string& markers) {
+    const OJson* list = field(obj, "images");
+    if (!list) return std::nullopt;
+    if (!list->is_array()) return ollamaWrongType(param, "an array of base64 images", *list);
+    for (size_t i = 0; i < list->size(); ++i) {
+        const std::string p = param + "[" + std::to_string(i) + "]";
+        if (!(*list)[i].is_string()) return ollamaWrongType(p, "a base64 string", (*list)[i]);
+        if (images.size() >= kMaxImagesPerRequest)
+            return invalidRequest("a request may hold at most " + std::to_string(kMaxImagesPerRequest) + " images", p,
+                                  "too_many_images");
+        std::optional<std::string> bytes = decodeBase64((*list)[i].get_ref<const std::string&>());
+        if (!bytes || bytes->empty()) return invalidRequest("'" + p + "' is not a base64 image", p);
+        images.push_back(std::move(*bytes));
+        markers += std::string(kImageMarker) + "\n";
+    }
     return std::nullopt;
 }
 
@@ -217,7 +240,8 @@ MaybeError readMessageToolCalls(const OJson& calls, const std::string& param, OJ
     return std::nullopt;
 }
 
-MaybeError readOllamaMessages(const OJson& body, const ParseLimits& limits, OJson& out) {
+MaybeError readOllamaMessages(const OJson& body, const ParseLimits& limits, OJson& out,
+                              std::vector<std::string>& images) {
     out = OJson::array();
     const OJson* messages = field(body, "messages");
     if (!messages) return std::nullopt; // none: a request that only loads the model
@@ -242,7 +266,13 @@ MaybeError readOllamaMessages(const OJson& body, const ParseLimits& limits, OJso
         msg["role"] = r;
         std::string content;
         HEARTH_OLLAMA_TRY(readString(m, "content", content, p + ".content"));
-        HEARTH_OLLAMA_TRY(refuseImages(m, p + ".images"));
+        if (r == "user") {
+            std::string markers;
+            HEARTH_OLLAMA_TRY(readImages(m, p + ".images", images, markers));
+            content = markers + content;
+        } else {
+            HEARTH_OLLAMA_TRY(refuseImages(m, p + ".images"));
+        }
         OJson toolCalls;
         if (const OJson* tc = field(m, "tool_calls")) {
             if (r != "assistant")
@@ -340,7 +370,7 @@ ApiResult<OllamaChatRequest> parseOllamaChatRequest(std::string_view body, const
     if (!json) return json.error();
     OllamaChatRequest r;
     if (auto e = readParams(*json, limits, r.params)) return *e;
-    if (auto e = readOllamaMessages(*json, limits, r.messages)) return *e;
+    if (auto e = readOllamaMessages(*json, limits, r.messages, r.images)) return *e;
     // Ollama's tools are OpenAI's function tools; the OpenAI reader checks them.
     ChatCompletionRequest tools;
     OJson onlyTools = OJson::object();

@@ -176,6 +176,7 @@ OJson ollamaShowJson(const OllamaModelInfo& m, bool verbose) {
     // encoder (bert) only embeds, as Ollama lists its embedding models.
     if (m.summary && m.summary->embeddingsOnly) j["capabilities"] = OJson::array({"embedding"});
     else j["capabilities"] = OJson::array({"completion", "tools"});
+    if (m.summary && m.summary->vision) j["capabilities"].push_back("vision");
     j["modified_at"] = rfc3339(std::chrono::system_clock::now());
     return j;
 }

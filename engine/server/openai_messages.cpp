@@ -1,6 +1,9 @@
 // Validation and normalisation of chat messages and tool definitions for chat templates.
 #include "server/openai_messages.h"
 
+#include "hearth/engine.h"
+#include "server/image_parts.h"
+
 namespace hearth::server {
 
 namespace {
@@ -10,9 +13,10 @@ bool knownRole(const std::string& role) {
            role == "tool" || role == "function";
 }
 
-// String content, or the text of an array of parts joined with newlines.
-std::optional<ApiError> readContent(const OJson& content, const std::string& param,
-                                    std::string& out) {
+// String content, or the text of an array of parts joined with newlines; an image part (given
+// `images`) becomes the image marker there and its bytes the next of `images`.
+std::optional<ApiError> readContent(const OJson& content, const std::string& param, std::string& out,
+                                    std::vector<std::string>* images) {
     if (content.is_string()) {
         out = content.get<std::string>();
         return std::nullopt;
@@ -32,9 +36,25 @@ std::optional<ApiError> readContent(const OJson& content, const std::string& par
             return invalidRequest("'" + pp + ".type' must be a string", pp + ".type",
                                   "invalid_type");
         const std::string& t = type->get_ref<const std::string&>();
+        if (t == "image_url" && images) {
+            const OJson* image = field(part, "image_url");
+            const OJson* url = image && image->is_object() ? field(*image, "url") : image;
+            if (!url || !url->is_string())
+                return invalidRequest("'" + pp + ".image_url.url' must be a string", pp + ".image_url.url",
+                                      "invalid_type");
+            if (images->size() >= kMaxImagesPerRequest)
+                return invalidRequest("a request may hold at most " + std::to_string(kMaxImagesPerRequest) + " images",
+                                      pp, "too_many_images");
+            std::string bytes;
+            if (auto e = readImageUrl(url->get_ref<const std::string&>(), pp + ".image_url.url", bytes)) return e;
+            images->push_back(std::move(bytes));
+            if (!out.empty()) out += "\n";
+            out += kImageMarker;
+            continue;
+        }
         if (t != "text" && t != "refusal")
-            return invalidRequest("content parts of type '" + t.substr(0, 64) +
-                                      "' are not supported (text only)",
+            return invalidRequest("content parts of type '" + t.substr(0, 64) + "' are not supported" +
+                                      (t == "image_url" ? " in this message" : " (text and image_url only)"),
                                   pp + ".type", "unsupported_value");
         const OJson* text = field(part, t.c_str());
         if (!text || !text->is_string())
@@ -88,7 +108,8 @@ std::optional<ApiError> readToolCalls(const OJson& calls, const std::string& par
 
 } // namespace
 
-std::optional<ApiError> readMessages(const OJson& body, const ParseLimits& limits, OJson& out) {
+std::optional<ApiError> readMessages(const OJson& body, const ParseLimits& limits, OJson& out,
+                                     std::vector<std::string>* images) {
     const OJson* messages = field(body, "messages");
     if (!messages)
         return invalidRequest("'messages' is required", "messages", "missing_required_parameter");
@@ -129,7 +150,7 @@ std::optional<ApiError> readMessages(const OJson& body, const ParseLimits& limit
         const OJson* content = field(m, "content");
         if (content) {
             std::string text;
-            if (auto e = readContent(*content, p + ".content", text)) return e;
+            if (auto e = readContent(*content, p + ".content", text, r == "user" ? images : nullptr)) return e;
             msg["content"] = std::move(text);
         } else if (r == "assistant" && !toolCalls.is_null()) {
             msg["content"] = nullptr;

@@ -324,7 +324,7 @@ ApiResult<ChatCompletionRequest> parseChatCompletionRequest(std::string_view bod
     if (!json) return json.error();
     ChatCompletionRequest r;
     if (auto e = readCommon(*json, limits, true, r.common)) return *e;
-    if (auto e = readMessages(*json, limits, r.messages)) return *e;
+    if (auto e = readMessages(*json, limits, r.messages, &r.images)) return *e;
     if (auto e = readTools(*json, limits, r)) return *e;
     if (const OJson* k = field(*json, "chat_template_kwargs")) {
         if (!k->is_object())

@@ -92,6 +92,9 @@ struct ChatCompletionRequest {
     // Normalised for chat templates: text parts joined into one string, tool-call arguments
     // parsed into objects where they are JSON.
     nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+    // The users' images (image_url data URIs) in order, encoded as sent; each is an image marker
+    // (kImageMarker) in its message's text.
+    std::vector<std::string> images;
     std::vector<ToolFunction> tools;
     nlohmann::ordered_json toolsJson; // as given (array), null when none
     ToolChoice toolChoice;

@@ -36,7 +36,7 @@ class SingleModelProvider final : public ModelProvider {
 public:
     SingleModelProvider(std::shared_ptr<Engine> engine, std::string id)
         : m_engine(std::move(engine)), m_id(std::move(id)) {}
-    std::vector<ModelEntry> list() override { return {{m_id, true}}; }
+    std::vector<ModelEntry> list() override { return {{m_id, true, m_engine && m_engine->model().vision}}; }
     Result<std::shared_ptr<Engine>> acquire(const std::string&, std::string& resolvedId) override {
         resolvedId = m_id;
         return m_engine;

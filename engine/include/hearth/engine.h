@@ -129,6 +129,9 @@ struct EngineConfig {
     // models ignore it.
     int32_t cpuMoeLayers = 0;
     SpeculationConfig speculation;
+    // A vision projector for the model (llama.cpp's --mmproj file): images in prompts
+    // (Engine::encodeImage); it must serve the model (checkProjectorFor). Empty: none.
+    std::string projectorPath;
     // Told each stage of create() as it starts, on the calling thread ("Reading the model file",
     // "Preparing weights on vulkan:0", ...; fraction 0..1 of the whole load, rising).
     std::function<void(const LoadProgress&)> onLoadProgress;
@@ -276,6 +279,7 @@ struct ModelSummary {
     bool embeddings = true;           // false: the file's pooling (rank) is not supported
     bool embeddingsOnly = false;      // an encoder (bert): embeddings, no generation
     bool takesImages = false;         // reads image embeddings in a prompt (GenerationRequest::images)
+    bool vision = false;              // a vision projector is loaded: prompts may hold images
     std::string kvType;               // "f16", ...
     uint64_t kvBytes = 0;             // memory of the KV cache
     uint64_t stateBytes = 0;          // hybrid models: memory of the recurrent state slots
@@ -336,6 +340,15 @@ public:
 
     virtual const ModelSummary& model() const = 0;
     virtual EngineStats stats() const = 0;
+
+    // The vision projector loaded beside the model (EngineConfig::projectorPath), else nullptr.
+    virtual const ProjectorInfo* projector() const { return nullptr; }
+    // An image's embeddings from the projector's encoder (any thread; one image at a time), for
+    // GenerationRequest::images. The last few are kept by content, so a follow-up turn about the
+    // same image is not encoded again. Unsupported without a projector.
+    virtual Result<std::shared_ptr<const ImageEmbeddings>> encodeImage(const Image& /*image*/) {
+        return unsupported("no vision projector is loaded for this model");
+    }
 
     // The model's tokenizer (thread-safe, may be used from any thread).
     virtual const tokenizer::Tokenizer& tokenizer() const = 0;

@@ -70,6 +70,7 @@ struct ServerConfig {
 struct ModelEntry {
     std::string id;
     bool loaded = false;
+    bool vision = false; // loaded with a vision projector: its prompts may hold images
 };
 
 // Maps the `model` of a request to an engine. The server's default provider serves the one

@@ -1,0 +1,32 @@
+// Images in API requests: base64 and data URIs to the encoded bytes the engine decodes.
+#pragma once
+
+#include "hearth/engine.h"
+#include "server/api_error.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hearth::server {
+
+// At most this many images in one request (each is hundreds of prompt tokens).
+inline constexpr size_t kMaxImagesPerRequest = 16;
+
+// Standard base64 (the padding optional) to bytes; nullopt when the text is not base64.
+std::optional<std::string> decodeBase64(std::string_view text);
+
+// An OpenAI image_url's url to the image's bytes: a data URI ("data:image/png;base64,...").
+// http(s) URLs are refused, as this server does not fetch them; errors name `param`.
+std::optional<ApiError> readImageUrl(std::string_view url, const std::string& param, std::string& bytes);
+
+// A chat with images (their encoded bytes, in the order of the markers in its messages) to the
+// ids to submit and the images' embeddings: each image decoded and encoded by the engine's
+// projector, the rendered chat tokenized around them. 400 when the model takes no images or has
+// no projector loaded, or an image does not decode (naming it).
+ApiResult<std::vector<int32_t>> encodeChatWithImages(Engine& engine, const tmpl::ChatRequest& chat,
+                                                     const std::vector<std::string>& encoded,
+                                                     std::vector<PromptImage>& images);
+
+} // namespace hearth::server

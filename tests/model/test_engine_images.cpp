@@ -1,0 +1,165 @@
+// Images through the engine (a synthesized Gemma 3 with its projector): a follow-up about the
+// same image reuses its tokens from the prefix cache and answers as a fresh engine does, another
+// image of the same size does not, a text-only model refuses images, and prompts whose markers
+// and images disagree are refused.
+#include "hearth/engine.h"
+#include "hearth/projector.h"
+#include "hearth/vision.h"
+#include "test_support.h"
+#include "token_collector.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace hearth;
+
+namespace {
+
+// A width x height picture whose pixels depend on seed.
+Image picture(int width, int height, int seed) {
+    Image im;
+    im.width = width;
+    im.height = height;
+    im.rgb.resize(size_t(width) * size_t(height) * 3);
+    for (size_t i = 0; i < im.rgb.size(); ++i) im.rgb[i] = uint8_t((i * 7 + size_t(seed) * 131 + i / 97) % 256);
+    return im;
+}
+
+} // namespace
+
+class TestEngineImages : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    std::string m_model, m_projector;
+    std::unique_ptr<VisionEncoder> m_encoder;
+    std::shared_ptr<const ImageEmbeddings> m_first, m_second;
+
+    std::unique_ptr<Engine> engine() {
+        EngineConfig c;
+        c.modelPath = m_model;
+        c.contextLength = 256;
+        c.kvMemoryBytes = 8ull << 20;
+        c.threads = 2;
+        auto e = Engine::create(c);
+        return e.isOk() ? std::move(e).value() : nullptr;
+    }
+
+    // The greedy answer (6 tokens) to `text` with `image` at its marker, and the request's usage.
+    std::pair<std::vector<int32_t>, Usage> ask(Engine& e, const std::string& text,
+                                               std::shared_ptr<const ImageEmbeddings> image) {
+        std::vector<PromptImage> images{PromptImage{0, std::move(image)}};
+        auto info = readProjector(m_projector);
+        if (!info) return {};
+        auto ids = encodeWithImages(e.tokenizer(), text, true, images, *info, e.model().nVocab);
+        if (!ids) return {};
+        auto sink = std::make_shared<test::TokenCollector>();
+        GenerationRequest r = test::greedyRequest(*ids, sink, 6);
+        r.images = images;
+        if (!e.submit(r).isOk() || !sink->waitDone() || !sink->error.isOk()) return {};
+        return {sink->tokens(), sink->usage};
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        m_model = m_dir.filePath(QStringLiteral("gemma3.gguf")).toStdString();
+        m_projector = m_dir.filePath(QStringLiteral("gemma3-mmproj.gguf")).toStdString();
+        QProcess synth;
+        synth.start(test::binDir() + QStringLiteral("/hearth-cli"),
+                    {QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("gemma3-tiny"),
+                     QStringLiteral("--type"), QStringLiteral("F32"), QStringLiteral("--vocab"),
+                     QString::fromStdString(test::testDataPath(QStringLiteral("models/ggml-vocab-llama-spm.gguf"))),
+                     QStringLiteral("-o"), QString::fromStdString(m_model), QStringLiteral("--mmproj"),
+                     QString::fromStdString(m_projector)});
+        QVERIFY(synth.waitForFinished(300000));
+        QVERIFY2(synth.exitCode() == 0, synth.readAllStandardError().right(2000).constData());
+        auto enc = VisionEncoder::open(m_projector, VisionOptions{"cpu", 2});
+        QVERIFY2(enc.isOk(), enc.status().toString().c_str());
+        m_encoder = std::move(enc).value();
+        auto a = m_encoder->encode(picture(80, 50, 1));
+        auto b = m_encoder->encode(picture(80, 50, 2));
+        QVERIFY(a.isOk() && b.isOk());
+        QVERIFY(a->hash != b->hash);
+        QVERIFY(a->values != b->values);
+        m_first = std::make_shared<const ImageEmbeddings>(std::move(a).value());
+        m_second = std::make_shared<const ImageEmbeddings>(std::move(b).value());
+    }
+
+    void aFollowUpAboutTheSameImageReusesIt() {
+        auto e = engine();
+        QVERIFY(e);
+        QVERIFY(e->model().takesImages);
+        const std::string turn = "Look: <__media__> What is it?";
+        const auto [answer, usage] = ask(*e, turn, m_first);
+        QCOMPARE(answer.size(), size_t(6));
+        QCOMPARE(usage.cachedPromptTokens, 0);
+        // The follow-up repeats the first turn: every block through the image comes from the
+        // cache (the image sits at 11..26, blocks of 16: the first two blocks, 32 tokens).
+        const std::string followUp = turn + " It looks like a pattern. And the colours?";
+        const auto [again, reused] = ask(*e, followUp, m_first);
+        QCOMPARE(again.size(), size_t(6));
+        QVERIFY2(reused.cachedPromptTokens >= 32, qPrintable(QString::number(reused.cachedPromptTokens)));
+        // The same answer as an engine that computes everything.
+        auto fresh = engine();
+        const auto [freshAnswer, freshUsage] = ask(*fresh, followUp, m_first);
+        QCOMPARE(freshUsage.cachedPromptTokens, 0);
+        QCOMPARE(again, freshAnswer);
+    }
+
+    void anotherImageOfTheSameSizeIsNotReused() {
+        auto e = engine();
+        QVERIFY(e);
+        const std::string turn = "Look: <__media__> What is it?";
+        QCOMPARE(ask(*e, turn, m_first).first.size(), size_t(6));
+        const auto [answer, usage] = ask(*e, turn, m_second);
+        QCOMPARE(answer.size(), size_t(6));
+        QCOMPARE(usage.cachedPromptTokens, 0); // block 0 already holds image positions
+        auto fresh = engine();
+        QCOMPARE(answer, ask(*fresh, turn, m_second).first);
+    }
+
+    void aTextOnlyModelRefusesImages() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        EngineConfig c;
+        c.modelPath = test::testDataPath(QStringLiteral("models/stories260K.gguf"));
+        c.contextLength = 256;
+        c.kvMemoryBytes = 4ull << 20;
+        auto e = Engine::create(c);
+        QVERIFY2(e.isOk(), e.status().toString().c_str());
+        QVERIFY(!(*e)->model().takesImages);
+        auto sink = std::make_shared<test::TokenCollector>();
+        GenerationRequest r = test::greedyRequest(std::vector<int32_t>(20, 5), sink, 2);
+        r.images.push_back({2, m_first});
+        auto id = (*e)->submit(r);
+        QVERIFY(!id.isOk());
+        QCOMPARE(id.status().code(), ErrorCode::InvalidArgument);
+        QVERIFY2(id.status().message().find("does not take images") != std::string::npos,
+                 id.status().message().c_str());
+    }
+
+    void markersAndImagesMustAgree() {
+        auto e = engine();
+        QVERIFY(e);
+        auto info = readProjector(m_projector);
+        QVERIFY(info.isOk());
+        std::vector<PromptImage> one{PromptImage{0, m_first}};
+        auto twoMarkers = encodeWithImages(e->tokenizer(), "<__media__> and <__media__>", true, one, *info,
+                                           e->model().nVocab);
+        QVERIFY(!twoMarkers.isOk());
+        QCOMPARE(twoMarkers.status().code(), ErrorCode::InvalidArgument);
+        auto noMarker = encodeWithImages(e->tokenizer(), "no marker", true, one, *info, e->model().nVocab);
+        QVERIFY(!noMarker.isOk());
+        // An image placed over the prompt's end, or overlapping another, is refused by submit.
+        auto sink = std::make_shared<test::TokenCollector>();
+        GenerationRequest r = test::greedyRequest(std::vector<int32_t>(20, 5), sink, 2);
+        r.images.push_back({10, m_first}); // 16 tokens from 10: past the 20-token prompt
+        QCOMPARE(e->submit(r).status().code(), ErrorCode::InvalidArgument);
+        r.prompt.assign(60, 5);
+        r.images = {PromptImage{0, m_first}, PromptImage{8, m_second}};
+        QCOMPARE(e->submit(r).status().code(), ErrorCode::InvalidArgument);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEngineImages)
+#include "test_engine_images.moc"
