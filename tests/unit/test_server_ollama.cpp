@@ -150,7 +150,7 @@ private Q_SLOTS:
         QVERIFY(t.error().message.find("template") != std::string::npos);
         auto img = hs::parseOllamaGenerateRequest(R"({"prompt":"x","images":["aGk="]})", {});
         QVERIFY(!img);
-        QVERIFY(img.error().message.find("images are not supported") != std::string::npos);
+        QVERIFY(img.error().message.find("only taken in chat requests") != std::string::npos);
         auto show = hs::parseOllamaShowRequest(R"({"name":"old-client"})", {});
         QVERIFY(show);
         QCOMPARE(show->model, std::string("old-client"));

@@ -128,6 +128,8 @@ private Q_SLOTS:
         QCOMPARE(e.type, std::string("invalid_request_error"));
         QVERIFY(hasErrorShape(errorJson(e)));
         e = chatErr(R"({"messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]})");
+        QCOMPARE(e.param, std::string("messages[0].content[0].image_url.url"));
+        e = chatErr(R"({"messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{}}]}]})");
         QCOMPARE(e.param, std::string("messages[0].content[0].type"));
         e = chatErr("{" + kHi + R"(,"n":0})");
         QCOMPARE(e.param, std::string("n"));
