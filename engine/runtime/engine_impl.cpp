@@ -302,6 +302,11 @@ Status EngineImpl::validateImages(const GenerationRequest& request) const {
         if (im.at < end || int64_t(im.at) + im.embeddings->tokens > int64_t(request.prompt.size()))
             return invalidArgument(name + " overlaps another or lies outside the prompt");
         end = int64_t(im.at) + im.embeddings->tokens;
+        // Its positions must hold its placeholder ids: the prefix cache knows it by them.
+        const std::vector<int32_t> holders = imagePlaceholders(*im.embeddings, m_summary.nVocab);
+        if (!std::equal(holders.begin(), holders.end(), request.prompt.begin() + im.at))
+            return invalidArgument(name + ": the prompt does not hold its placeholder ids (imagePlaceholders) "
+                                          "where it is placed");
     }
     return Status::ok();
 }

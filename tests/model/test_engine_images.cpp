@@ -156,8 +156,20 @@ private Q_SLOTS:
         r.images.push_back({10, m_first}); // 16 tokens from 10: past the 20-token prompt
         QCOMPARE(e->submit(r).status().code(), ErrorCode::InvalidArgument);
         r.prompt.assign(60, 5);
-        r.images = {PromptImage{0, m_first}, PromptImage{8, m_second}};
+        const std::vector<int32_t> first = imagePlaceholders(*m_first, e->model().nVocab);
+        const std::vector<int32_t> second = imagePlaceholders(*m_second, e->model().nVocab);
+        std::copy(first.begin(), first.end(), r.prompt.begin());
+        std::copy(second.begin(), second.end(), r.prompt.begin() + 30);
+        r.images = {PromptImage{0, m_first}, PromptImage{8, m_second}}; // overlapping
         QCOMPARE(e->submit(r).status().code(), ErrorCode::InvalidArgument);
+        r.images = {PromptImage{0, m_second}}; // another image's placeholders
+        auto wrong = e->submit(r);
+        QCOMPARE(wrong.status().code(), ErrorCode::InvalidArgument);
+        QVERIFY2(wrong.status().message().find("placeholder") != std::string::npos, wrong.status().message().c_str());
+        r.images = {PromptImage{0, m_first}, PromptImage{30, m_second}}; // as encodeWithImages places them
+        QVERIFY(e->submit(r).isOk());
+        QVERIFY(sink->waitDone());
+        QVERIFY2(sink->error.isOk(), sink->error.toString().c_str());
     }
 };
 
