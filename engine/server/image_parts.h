@@ -1,4 +1,5 @@
-// Images in API requests: base64 and data URIs to the encoded bytes the engine decodes.
+// Images in API requests: base64 and data URIs to the encoded bytes the engine decodes
+// (image_parts.cpp), and a chat's images to the prompt and embeddings to submit (chat_images.cpp).
 #pragma once
 
 #include "hearth/engine.h"

@@ -6,6 +6,7 @@ target_sources(hearth_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/openai_parse.cpp
   ${CMAKE_CURRENT_LIST_DIR}/openai_messages.cpp
   ${CMAKE_CURRENT_LIST_DIR}/image_parts.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/chat_images.cpp
   ${CMAKE_CURRENT_LIST_DIR}/openai_convert.cpp
   ${CMAKE_CURRENT_LIST_DIR}/openai_response.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tool_calls.cpp
