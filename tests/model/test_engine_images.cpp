@@ -5,10 +5,10 @@
 #include "hearth/engine.h"
 #include "hearth/projector.h"
 #include "hearth/vision.h"
+#include "gemma3_vision_files.h"
 #include "test_support.h"
 #include "token_collector.h"
 
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -63,17 +63,8 @@ class TestEngineImages : public QObject {
 private Q_SLOTS:
     void initTestCase() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
-        m_model = m_dir.filePath(QStringLiteral("gemma3.gguf")).toStdString();
-        m_projector = m_dir.filePath(QStringLiteral("gemma3-mmproj.gguf")).toStdString();
-        QProcess synth;
-        synth.start(test::binDir() + QStringLiteral("/hearth-cli"),
-                    {QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("gemma3-tiny"),
-                     QStringLiteral("--type"), QStringLiteral("F32"), QStringLiteral("--vocab"),
-                     QString::fromStdString(test::testDataPath(QStringLiteral("models/ggml-vocab-llama-spm.gguf"))),
-                     QStringLiteral("-o"), QString::fromStdString(m_model), QStringLiteral("--mmproj"),
-                     QString::fromStdString(m_projector)});
-        QVERIFY(synth.waitForFinished(300000));
-        QVERIFY2(synth.exitCode() == 0, synth.readAllStandardError().right(2000).constData());
+        const QString error = test::synthGemma3WithProjector(m_dir.path(), m_model, m_projector);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
         auto enc = VisionEncoder::open(m_projector, VisionOptions{"cpu", 2});
         QVERIFY2(enc.isOk(), enc.status().toString().c_str());
         m_encoder = std::move(enc).value();

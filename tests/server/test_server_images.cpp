@@ -3,6 +3,7 @@
 // follow-up reuses the image's tokens, /v1/models and /api/show say "vision", and bad images,
 // URLs, too many images and a text-only model get 400s that name the problem.
 #include "http_test_support.h"
+#include "gemma3_vision_files.h"
 #include "test_support.h"
 
 #include "hearth/engine.h"
@@ -64,17 +65,8 @@ class TestServerImages : public QObject {
 private Q_SLOTS:
     void initTestCase() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
-        m_model = m_dir.filePath(QStringLiteral("gemma3.gguf")).toStdString();
-        m_projector = m_dir.filePath(QStringLiteral("gemma3-mmproj.gguf")).toStdString();
-        QProcess synth;
-        synth.start(test::binDir() + QStringLiteral("/hearth-cli"),
-                    {QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("gemma3-tiny"),
-                     QStringLiteral("--type"), QStringLiteral("F32"), QStringLiteral("--vocab"),
-                     QString::fromStdString(test::testDataPath(QStringLiteral("models/ggml-vocab-llama-spm.gguf"))),
-                     QStringLiteral("-o"), QString::fromStdString(m_model), QStringLiteral("--mmproj"),
-                     QString::fromStdString(m_projector)});
-        QVERIFY(synth.waitForFinished(300000));
-        QVERIFY2(synth.exitCode() == 0, synth.readAllStandardError().right(2000).constData());
+        const QString error = test::synthGemma3WithProjector(m_dir.path(), m_model, m_projector);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
         EngineConfig ec;
         ec.modelPath = m_model;
         ec.projectorPath = m_projector;
