@@ -11,6 +11,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace hearth::cli {
@@ -20,11 +21,14 @@ namespace {
 const char* kInspectHelp =
     "usage: hearth-cli inspect MODEL.gguf [--json] [--ctx N] [--kv-type F16|Q8_0|F32]\n"
     "                          [--device ID | --gpu-memory SIZE] [-ngl N] [--cpu-moe | --n-cpu-moe N]\n"
+    "                          [--mmproj FILE | --no-mmproj]\n"
     "  Prints the architecture, hyper-parameters, tokenizer, tensor table, total size, and the\n"
     "  memory for weights and for the KV cache at --ctx tokens (default: min(model's, 4096)).\n"
     "  Hybrid models (qwen35): which layers are gated delta nets, full attention or multi-token\n"
     "  prediction, the delta net's sizes, and the recurrent state each sequence keeps.\n"
     "  A split model is inspected through its first part (NAME-00001-of-0000N.gguf), all parts counted.\n"
+    "  A vision projector beside the model (*mmproj*.gguf that fits it), or --mmproj FILE, is\n"
+    "  named and counted in the memory; --no-mmproj leaves it out.\n"
     "Placement on a GPU, from the estimate a load makes (what runs where, bytes per device):\n"
     "  --device ID         a GPU from 'hearth-cli devices' (its usable memory is the budget)\n"
     "  --gpu-memory SIZE   or a budget of SIZE (e.g. 8G) for a GPU this machine does not have\n"
@@ -127,6 +131,7 @@ nlohmann::ordered_json toJson(const gguf::File& file, const ModelInfo& m, uint32
                    {"kv_cache_bytes", mem.kvBytes},
                    {"kv_bytes_per_token", estimateMemory(m, 1, kvType).kvBytes},
                    {"state_bytes_per_sequence", mem.stateBytes},
+                   {"projector_bytes", mem.projectorBytes},
                    {"total_bytes", mem.totalBytes()}};
     return j;
 }
@@ -188,6 +193,8 @@ void printText(const std::string& path, const gguf::File& file, const ModelInfo&
     if (hybrid(m))
         std::printf("  recurrent state   %s per sequence (%u layer%s)\n", humanBytes(mem.stateBytes).c_str(),
                     m.recurrentLayers, m.recurrentLayers == 1 ? "" : "s");
+    if (mem.projectorBytes > 0)
+        std::printf("  vision projector  %s (weights and one image's encoding)\n", humanBytes(mem.projectorBytes).c_str());
     std::printf("  total             %s\n", humanBytes(mem.totalBytes()).c_str());
 }
 
@@ -263,6 +270,8 @@ int runInspect(Args args) {
     bool json = false;
     uint32_t ctx = 0;
     quant::Type kvType = quant::Type::F16;
+    std::string projectorPath;
+    bool findProjector = true;
     PlacementRequest placement;
     bool placed = false;
     std::string gpuMemory;
@@ -273,6 +282,10 @@ int runInspect(Args args) {
             return 0;
         } else if (a == "--json") {
             json = true;
+        } else if (a == "--mmproj" && i + 1 < args.size()) {
+            projectorPath = std::string(args[++i]);
+        } else if (a == "--no-mmproj") {
+            findProjector = false;
         } else if (a == "--ctx" && i + 1 < args.size()) {
             const std::string_view v = args[++i];
             auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), ctx);
@@ -351,13 +364,39 @@ int runInspect(Args args) {
         }
         placement.budget = usableMemory(*d);
     }
-    const MemoryEstimate mem = estimateMemory(*info, ctx, kvType);
+    MemoryEstimate mem = estimateMemory(*info, ctx, kvType);
+    if (projectorPath.empty() && findProjector) {
+        Result<std::string> found = findProjectorFor(path);
+        if (found) projectorPath = *found;
+    }
+    std::optional<ProjectorInfo> projector;
+    if (!projectorPath.empty()) {
+        Result<ProjectorInfo> p = readProjector(projectorPath);
+        if (!p) {
+            std::fprintf(stderr, "hearth-cli: %s: %s\n", projectorPath.c_str(), p.status().toString().c_str());
+            return 2;
+        }
+        if (Status fits = checkProjectorFor(*p, path); !fits.isOk()) {
+            std::fprintf(stderr, "hearth-cli: %s: %s\n", projectorPath.c_str(), fits.toString().c_str());
+            return 2;
+        }
+        mem.projectorBytes = projectorMemoryBytes(*p);
+        projector = std::move(*p);
+    }
     if (json) {
         nlohmann::ordered_json j = toJson(*file, *info, ctx, kvType, mem);
+        if (projector)
+            j["projector"] = {{"file", projectorPath},
+                              {"family", projector->family},
+                              {"tokens_per_image", projector->tokensPerImage},
+                              {"bytes", mem.projectorBytes}};
         if (placed) j["placement"] = placementJson(placement, place(*file, *info, ctx, kvType, placement));
         std::printf("%s\n", j.dump(2).c_str());
     } else {
         printText(path, *file, *info, ctx, kvType, mem);
+        if (projector)
+            std::printf("vision projector\n  file              %s\n  encoder           %s, %lld embeddings per image\n",
+                        projectorPath.c_str(), projector->family.c_str(), (long long)projector->tokensPerImage);
         if (placed) printPlacement(*info, placement, place(*file, *info, ctx, kvType, placement));
     }
     return 0;

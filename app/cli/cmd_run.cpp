@@ -31,9 +31,10 @@ const char* kRunHelp =
     "  --ctx N               context length (default: min(model, 4096))\n"
     "  -t, --threads N       compute threads (default: all cores)\n"
     "  --chat                apply the model's chat template to the prompt as one user message\n"
-    "  --mmproj PROJ.gguf    the model's vision projector (llama.cpp's --mmproj files)\n"
+    "  --mmproj PROJ.gguf    the model's vision projector (llama.cpp's --mmproj files); with\n"
+    "                        --image and without it, the *mmproj*.gguf beside the model that fits\n"
     "  --image FILE          an image (PNG, JPEG, WebP, GIF; repeatable) where the prompt says\n"
-    "                        <__media__>, else before the prompt; needs --mmproj\n"
+    "                        <__media__>, else before the prompt\n"
     "  --stop TEXT           end generation before TEXT (may be given several times)\n"
     "  --kv-type T           KV cache type: f16 (default), q8_0, f32\n"
     "  --kv-memory SIZE      KV cache budget, e.g. 512M or 2G (default: automatic)\n"
@@ -301,6 +302,13 @@ int runRun(Args args) {
     config.cpuMoeLayers = cpuMoeLayers;
     config.maxNumSeqs = 1;
     config.speculation = spec;
+    if (!imagePaths.empty() && projectorPath.empty()) {
+        Result<std::string> found = findProjectorFor(modelPath);
+        if (found && !found->empty()) {
+            projectorPath = *found;
+            std::fprintf(stderr, "hearth-cli: vision projector %s (found beside the model)\n", projectorPath.c_str());
+        }
+    }
     config.projectorPath = projectorPath;
     auto engine = Engine::create(config);
     if (!engine) return fail(engine.status(), 2);
@@ -308,7 +316,10 @@ int runRun(Args args) {
     std::vector<PromptImage> images;
     Result<std::vector<int32_t>> promptIds = std::vector<int32_t>{};
     if (!imagePaths.empty()) {
-        if (projectorPath.empty()) return fail(invalidArgument("--image needs --mmproj PROJ.gguf (the model's vision projector)"), 2);
+        if (projectorPath.empty())
+            return fail(invalidArgument("--image needs the model's vision projector: --mmproj PROJ.gguf, or an mmproj "
+                                        "file that fits it beside the model"),
+                        2);
         Result<std::vector<PromptImage>> encoded = encodeImages(**engine, imagePaths);
         if (!encoded) return fail(encoded.status(), 2);
         images = std::move(*encoded);

@@ -1,6 +1,7 @@
 // hearth-server: loads a GGUF model into the engine and serves it over the OpenAI-compatible
 // HTTP API on localhost until SIGINT or SIGTERM.
 #include "hearth/engine.h"
+#include "hearth/projector.h"
 #include "hearth/server.h"
 
 #include <charconv>
@@ -59,7 +60,10 @@ const char* kHelp =
     "                          qwen35 files with nextn layers), or none (default); e.g. ngram,mtp.\n"
     "                          A chat request's 'prediction' always drafts\n"
     "  --mmproj FILE           the model's vision projector (llama.cpp's --mmproj files): chat\n"
-    "                          requests may send images (image_url data URIs); with --model only\n"
+    "                          requests may send images; with --model only. Without it a\n"
+    "                          projector beside the model (a *mmproj*.gguf that fits it) is used,\n"
+    "                          for --models-dir too\n"
+    "  --no-mmproj             do not look for projectors beside the models\n"
     "  -md, --draft-model FILE a draft model (a smaller GGUF of the same vocabulary) for\n"
     "                          --spec draft; it drafts where the n-grams and predictions have none\n"
     "  --spec-max N            drafts per step at most (default 8; it adapts below this)\n"
@@ -183,6 +187,7 @@ int main(int argc, char** argv) {
     hearth::EngineConfig ec;
     ServerConfig sc;
     std::string modelId, modelsDir;
+    bool findProjectors = true;
     int ttl = 0;
     bool requestLog = true;
     if (const char* key = std::getenv("HEARTH_API_KEY")) sc.apiKey = key;
@@ -242,6 +247,8 @@ int main(int argc, char** argv) {
         } else if (a == "--mmproj") {
             ok = value(v) && !v.empty();
             ec.projectorPath = std::string(v);
+        } else if (a == "--no-mmproj") {
+            findProjectors = false;
         } else if (a == "--spec-max") {
             ok = value(v) && parseInt(v, ec.speculation.maxDraft);
         } else if (a == "--spec-fixed") {
@@ -327,8 +334,14 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "hearth-server: %s\n", st.message().c_str());
         return 2;
     }
-    if (!ec.projectorPath.empty() && ec.modelPath.empty()) {
-        std::fputs("hearth-server: --mmproj is the projector of the --model file; give --model too\n", stderr);
+    if (!ec.projectorPath.empty() && (ec.modelPath.empty() || !modelsDir.empty())) {
+        std::fputs("hearth-server: --mmproj is the projector of the --model file; give --model without "
+                   "--models-dir (which finds each model's projector beside it)\n",
+                   stderr);
+        return 2;
+    }
+    if (!ec.projectorPath.empty() && !findProjectors) {
+        std::fputs("hearth-server: --mmproj and --no-mmproj contradict each other\n", stderr);
         return 2;
     }
     if (ec.modelPath.empty() && modelsDir.empty() && sc.upstreams.empty()) {
@@ -387,6 +400,7 @@ int main(int argc, char** argv) {
         dc.dir = modelsDir;
         dc.engine = ec;
         dc.ttlSeconds = ttl;
+        dc.findProjectors = findProjectors;
         dc.log = sc.log;
         if (!ec.modelPath.empty())
             dc.defaultModel = std::filesystem::path(ec.modelPath).stem().string();
@@ -404,6 +418,14 @@ int main(int argc, char** argv) {
         server.setModelProvider(provider);
         std::fprintf(stderr, "hearth-server: serving the models in %s\n", modelsDir.c_str());
     } else {
+        if (findProjectors && ec.projectorPath.empty()) {
+            auto projector = hearth::findProjectorFor(ec.modelPath);
+            if (projector && !projector->empty()) {
+                ec.projectorPath = *projector;
+                std::fprintf(stderr, "hearth-server: vision projector %s (found beside the model)\n",
+                             ec.projectorPath.c_str());
+            }
+        }
         std::fprintf(stderr, "hearth-server: loading %s\n", ec.modelPath.c_str());
         auto engine = hearth::Engine::create(ec);
         if (!engine) {

@@ -2,6 +2,7 @@
 // the chat template, generation through the job driver, and the message, either whole or as
 // Anthropic's stream events (message_start, content_block_*, ping, message_delta, message_stop).
 #include "server/anthropic_request.h"
+#include "server/image_parts.h"
 #include "server/job_driver.h"
 #include "server/openai_convert.h"
 #include "server/openai_response.h"
@@ -184,8 +185,9 @@ void Server::Impl::handleAnthropicMessages(const httplib::Request& req, httplib:
     auto ref = engineFor(chat.common.model);
     if (!ref) return sendErrorFor(req, res, ref.error());
     const tmpl::ChatRequest tmplRequest = templateRequest(chat);
-    auto prompt = ref->engine->encodeChat(tmplRequest);
-    if (!prompt) return sendErrorFor(req, res, templateError(prompt.status(), "messages"));
+    std::vector<PromptImage> images;
+    auto prompt = chatPrompt(*ref->engine, tmplRequest, chat.images, images);
+    if (!prompt) return sendErrorFor(req, res, prompt.error());
     MessageMeta meta;
     meta.id = newResponseId("msg_");
     meta.model = ref->modelId;
@@ -197,8 +199,9 @@ void Server::Impl::handleAnthropicMessages(const httplib::Request& req, httplib:
     if (rendered) options.renderedPrompt = std::move(*rendered);
     const ModelLimits limits{ref->engine->model().nVocab, ref->engine->model().contextLength,
                              m_config.defaultMaxTokens};
-    auto gen = generationRequest(chat.common, std::move(*prompt), limits);
+    auto gen = generationRequest(chat.common, std::move(prompt.value()), limits);
     if (!gen) return sendErrorFor(req, res, gen.error());
+    gen->images = std::move(images);
     // tool_choice any / tool: the model must write a call (constrained decoding).
     auto grammar = requestGrammar(*ref->engine, chat, options.tools, "format");
     if (!grammar) return sendErrorFor(req, res, grammar.error());
@@ -217,9 +220,10 @@ void Server::Impl::handleAnthropicCountTokens(const httplib::Request& req, httpl
     ChatCompletionRequest& chat = parsed->chat;
     auto ref = engineFor(chat.common.model);
     if (!ref) return sendErrorFor(req, res, ref.error());
-    auto prompt = ref->engine->encodeChat(templateRequest(chat));
-    if (!prompt) return sendErrorFor(req, res, templateError(prompt.status(), "messages"));
-    sendJson(res, 200, {{"input_tokens", prompt->size()}});
+    std::vector<PromptImage> images; // an image counts as the tokens it becomes
+    auto prompt = chatPrompt(*ref->engine, templateRequest(chat), chat.images, images);
+    if (!prompt) return sendErrorFor(req, res, prompt.error());
+    sendJson(res, 200, {{"input_tokens", prompt.value().size()}});
 }
 
 } // namespace hearth::server

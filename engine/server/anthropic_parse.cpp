@@ -2,6 +2,8 @@
 // templates, tools, sampling), and the small builders of its response pieces and errors.
 #include "server/anthropic_request.h"
 
+#include "hearth/engine.h"
+#include "server/image_parts.h"
 #include "server/json_fields.h"
 #include "server/openai_response.h"
 
@@ -22,9 +24,11 @@ ApiError anthropicWrongType(const std::string& param, const char* want, const OJ
 }
 
 ApiError unsupportedBlock(const std::string& param, const std::string& type) {
-    if (type == "image" || type == "document")
-        return invalidRequest(param + ": content blocks of type '" + type +
-                                  "' are not supported (this server's models read text only)",
+    if (type == "image")
+        return invalidRequest(param + ": image blocks are taken in user messages' content only", param,
+                              "unsupported_value");
+    if (type == "document")
+        return invalidRequest(param + ": content blocks of type 'document' are not supported (send the text)",
                               param, "unsupported_value");
     return invalidRequest(param + ": content blocks of type '" + type.substr(0, 64) +
                               "' are not supported here",
@@ -72,6 +76,33 @@ Err textContent(const OJson& v, const std::string& param, std::string& out) {
     return std::nullopt;
 }
 
+// {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "..."}} -> the
+// image's bytes at the end of `images`. URL sources are refused: this server fetches nothing.
+Err imageOf(const OJson& block, const std::string& param, std::vector<std::string>& images) {
+    const OJson* source = field(block, "source");
+    if (!source) return invalidRequest(param + ".source: field required", param + ".source", "missing_required_parameter");
+    if (!source->is_object()) return anthropicWrongType(param + ".source", "an object", *source);
+    std::string type, mediaType, data;
+    HEARTH_ANTHROPIC_TRY(readString(*source, "type", type, param + ".source.type"));
+    if (type == "url")
+        return invalidRequest(param + ".source: this server does not fetch image URLs; send the image as base64",
+                              param + ".source.type", "unsupported_value");
+    if (type != "base64")
+        return invalidRequest(param + ".source.type: must be \"base64\"", param + ".source.type", "unsupported_value");
+    HEARTH_ANTHROPIC_TRY(readString(*source, "media_type", mediaType, param + ".source.media_type"));
+    if (mediaType != "image/jpeg" && mediaType != "image/png" && mediaType != "image/gif" && mediaType != "image/webp")
+        return invalidRequest(param + ".source.media_type: must be image/jpeg, image/png, image/gif or image/webp",
+                              param + ".source.media_type", "unsupported_value");
+    HEARTH_ANTHROPIC_TRY(readString(*source, "data", data, param + ".source.data"));
+    if (images.size() >= kMaxImagesPerRequest)
+        return invalidRequest("a request may hold at most " + std::to_string(kMaxImagesPerRequest) + " images", param,
+                              "too_many_images");
+    std::optional<std::string> bytes = decodeBase64(data);
+    if (!bytes || bytes->empty()) return invalidRequest(param + ".source.data: not a base64 image", param + ".source.data");
+    images.push_back(std::move(*bytes));
+    return std::nullopt;
+}
+
 OJson textMessage(const char* role, std::string text) {
     OJson m = OJson::object();
     m["role"] = role;
@@ -79,7 +110,7 @@ OJson textMessage(const char* role, std::string text) {
     return m;
 }
 
-Err readUserBlocks(const OJson& blocks, const std::string& param, OJson& out) {
+Err readUserBlocks(const OJson& blocks, const std::string& param, OJson& out, std::vector<std::string>& images) {
     std::string text;
     bool haveText = false;
     auto flush = [&] {
@@ -96,6 +127,11 @@ Err readUserBlocks(const OJson& blocks, const std::string& param, OJson& out) {
             HEARTH_ANTHROPIC_TRY(textOf(blocks[i], p, t));
             if (haveText) text += "\n";
             text += t;
+            haveText = true;
+        } else if (*type == "image") {
+            HEARTH_ANTHROPIC_TRY(imageOf(blocks[i], p, images));
+            if (haveText) text += "\n";
+            text += kImageMarker;
             haveText = true;
         } else if (*type == "tool_result") {
             flush();
@@ -174,7 +210,7 @@ Err readAssistantBlocks(const OJson& blocks, const std::string& param, OJson& ou
     return std::nullopt;
 }
 
-Err readMessagesField(const OJson& body, const ParseLimits& limits, OJson& out) {
+Err readMessagesField(const OJson& body, const ParseLimits& limits, OJson& out, std::vector<std::string>& images) {
     const OJson* messages = field(body, "messages");
     if (!messages)
         return invalidRequest("messages: field required", "messages", "missing_required_parameter");
@@ -209,7 +245,7 @@ Err readMessagesField(const OJson& body, const ParseLimits& limits, OJson& out) 
         }
         if (!content->is_array())
             return anthropicWrongType(p + ".content", "a string or an array of content blocks", *content);
-        if (r == "user") HEARTH_ANTHROPIC_TRY(readUserBlocks(*content, p + ".content", out));
+        if (r == "user") HEARTH_ANTHROPIC_TRY(readUserBlocks(*content, p + ".content", out, images));
         else HEARTH_ANTHROPIC_TRY(readAssistantBlocks(*content, p + ".content", out));
     }
     return std::nullopt;
@@ -352,7 +388,7 @@ ApiResult<AnthropicRequest> parseAnthropicRequest(std::string_view body, const P
         HEARTH_ANTHROPIC_TRY(textContent(*system, "system", text));
         messages.push_back(textMessage("system", std::move(text)));
     }
-    HEARTH_ANTHROPIC_TRY(readMessagesField(b, limits, messages));
+    HEARTH_ANTHROPIC_TRY(readMessagesField(b, limits, messages, r.chat.images));
     HEARTH_ANTHROPIC_TRY(readToolsField(b, limits, r.chat));
     return r;
 }

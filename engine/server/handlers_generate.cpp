@@ -363,31 +363,16 @@ void Server::Impl::handleChat(const httplib::Request& req, httplib::Response& re
 
     const tmpl::ChatRequest templateRequest = chatTemplateRequest(chat);
     std::vector<PromptImage> images;
-    Result<std::vector<int32_t>> prompt = std::vector<int32_t>{};
-    if (!chat.images.empty()) {
-        auto ids = encodeChatWithImages(*job->engine, templateRequest, chat.images, images);
-        if (!ids) return sendError(res, ids.error());
-        prompt = std::move(ids.value());
-    } else {
-        prompt = job->engine->encodeChat(templateRequest);
-    }
-    if (prompt && chat.splitReasoning) {
+    auto prompt = chatPrompt(*job->engine, templateRequest, chat.images, images);
+    if (!prompt) return sendError(res, prompt.error());
+    if (chat.splitReasoning) {
         auto rendered = job->engine->renderChat(templateRequest);
         job->splitOutput = true;
         if (rendered) job->renderedPrompt = std::move(*rendered);
     }
-    if (!prompt) {
-        ApiError e = apiErrorFromStatus(prompt.status(), "messages");
-        if (e.status >= 500) {
-            e.status = 400; // the template refused this conversation
-            e.type = "invalid_request_error";
-            e.code = "invalid_value";
-        }
-        return sendError(res, e);
-    }
     ModelLimits limits{job->engine->model().nVocab, job->engine->model().contextLength,
                        m_config.defaultMaxTokens};
-    auto gen = generationRequest(chat.common, std::move(*prompt), limits);
+    auto gen = generationRequest(chat.common, std::move(prompt.value()), limits);
     if (!gen) return sendError(res, gen.error());
     gen->images = std::move(images);
     if (auto e = applySpeculation(chat.common, job->engine->tokenizer(), limits, *gen)) return sendError(res, *e);

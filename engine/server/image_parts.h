@@ -25,9 +25,22 @@ std::optional<ApiError> readImageUrl(std::string_view url, const std::string& pa
 // A chat with images (their encoded bytes, in the order of the markers in its messages) to the
 // ids to submit and the images' embeddings: each image decoded and encoded by the engine's
 // projector, the rendered chat tokenized around them. 400 when the model takes no images or has
-// no projector loaded, or an image does not decode (naming it).
+// no projector loaded, or an image does not decode (naming it); errors name `param`.
 ApiResult<std::vector<int32_t>> encodeChatWithImages(Engine& engine, const tmpl::ChatRequest& chat,
                                                      const std::vector<std::string>& encoded,
-                                                     std::vector<PromptImage>& images);
+                                                     std::vector<PromptImage>& images,
+                                                     const std::string& param = "messages");
+
+// A raw prompt with image markers (no chat template) to its ids: the images decoded and encoded
+// by the projector, the text tokenized around them (encodeWithImages). Errors name `param`.
+ApiResult<std::vector<int32_t>> encodeTextWithImages(Engine& engine, std::string_view text, bool addSpecial,
+                                                     const std::vector<std::string>& encoded,
+                                                     std::vector<PromptImage>& images, const std::string& param);
+
+// A chat's prompt ids whatever it holds: with images, encodeChatWithImages; without,
+// Engine::encodeChat with a template's refusal as a 400 naming `param`.
+ApiResult<std::vector<int32_t>> chatPrompt(Engine& engine, const tmpl::ChatRequest& chat,
+                                           const std::vector<std::string>& encoded, std::vector<PromptImage>& images,
+                                           const std::string& param = "messages");
 
 } // namespace hearth::server

@@ -1,7 +1,8 @@
 // The --models-dir provider: lists the .gguf files of a folder (a split model once, by its first
-// part), loads the one a request names (one model at a time), and unloads a model left idle longer
-// than the TTL.
+// part; projector files not at all), loads the one a request names (one model at a time, with
+// the vision projector found beside it), and unloads a model left idle longer than the TTL.
 #include "hearth/gguf.h"
+#include "hearth/projector.h"
 #include "hearth/server.h"
 
 #include <algorithm>
@@ -68,6 +69,13 @@ public:
         }
         EngineConfig ec = m_config.engine;
         ec.modelPath = (std::filesystem::path(m_config.dir) / (id + ".gguf")).string();
+        if (m_config.findProjectors && ec.projectorPath.empty()) {
+            Result<std::string> projector = findProjectorFor(ec.modelPath);
+            if (projector && !projector->empty()) {
+                ec.projectorPath = *projector;
+                log("vision projector for '" + id + "': " + ec.projectorPath);
+            }
+        }
         log("loading " + ec.modelPath);
         auto engine = Engine::create(ec);
         if (!engine) {
@@ -96,6 +104,7 @@ private:
         std::error_code ec;
         for (const auto& entry : std::filesystem::directory_iterator(m_config.dir, ec)) {
             if (!entry.is_regular_file(ec) || entry.path().extension() != ".gguf") continue;
+            if (isProjectorFileName(entry.path().filename().string())) continue; // a model's projector
             const auto part = gguf::parseSplitName(entry.path().filename().string());
             if (part && part->index != 0) continue; // loaded with the first part
             ids.push_back(entry.path().stem().string());

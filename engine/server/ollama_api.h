@@ -54,6 +54,7 @@ struct OllamaGenerateRequest {
     std::string system;
     bool raw = false;   // the prompt goes to the model as is, without the chat template
     std::vector<int32_t> context; // tokens of an earlier exchange (ids checked later)
+    std::vector<std::string> images; // base64-decoded; they go before the prompt's text
 };
 
 struct OllamaShowRequest {

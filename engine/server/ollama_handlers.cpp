@@ -326,12 +326,6 @@ ApiResult<GenerationRequest> ollamaGeneration(const Server::Impl& server, const 
     return gen;
 }
 
-ApiError templateError(const Status& status) {
-    ApiError e = apiErrorFromStatus(status, "messages");
-    if (e.status >= 500) e.status = 400; // the template refused this conversation
-    return e;
-}
-
 tmpl::ChatRequest templateRequest(OJson messages, const OllamaParams& p) {
     tmpl::ChatRequest chat;
     chat.messages = std::move(messages);
@@ -409,17 +403,10 @@ void Server::Impl::handleOllamaChat(const httplib::Request& req, httplib::Respon
     tmpl::ChatRequest tr = templateRequest(std::move(chat.messages), chat.params);
     if (!chat.toolsJson.is_null()) tr.tools = chat.toolsJson;
     std::vector<PromptImage> images;
-    Result<std::vector<int32_t>> prompt = std::vector<int32_t>{};
-    if (!chat.images.empty()) {
-        auto ids = encodeChatWithImages(*job->engine, tr, chat.images, images);
-        if (!ids) return sendOllamaError(m_config, res, ids.error());
-        prompt = std::move(ids.value());
-    } else {
-        prompt = job->engine->encodeChat(tr);
-    }
-    if (!prompt) return sendOllamaError(m_config, res, templateError(prompt.status()));
+    auto prompt = chatPrompt(*job->engine, tr, chat.images, images);
+    if (!prompt) return sendOllamaError(m_config, res, prompt.error());
     setUpThinking(*job, chat.params, tr);
-    auto gen = ollamaGeneration(*this, chat.params, std::move(*prompt), *job->engine);
+    auto gen = ollamaGeneration(*this, chat.params, std::move(prompt.value()), *job->engine);
     if (!gen) return sendOllamaError(m_config, res, gen.error());
     gen->images = std::move(images);
     runOllamaJob(*this, job, std::move(*gen), res);
@@ -437,33 +424,47 @@ void Server::Impl::handleOllamaGenerate(const httplib::Request& req, httplib::Re
     job->stream = body.params.common.stream;
     job->engine = ref->engine;
     job->model = body.params.common.model.empty() ? ref->modelId : body.params.common.model;
-    if (body.prompt.empty()) { // a load request
+    if (body.prompt.empty() && body.images.empty()) { // a load request
         OJson j = generateChunk(job->model, "", true);
         j["done_reason"] = "load";
         return sendJson(res, 200, j);
     }
-    const tokenizer::Tokenizer& tok = job->engine->tokenizer();
     std::vector<int32_t> prompt = body.context;
+    std::vector<PromptImage> images;
+    // The images go before the prompt's text, each on its own line, as in a chat's user message.
+    std::string text;
+    for (size_t i = 0; i < body.images.size(); ++i) text += std::string(kImageMarker) + "\n";
+    text += body.prompt;
     if (body.raw) {
-        auto ids = tok.encode(body.prompt, body.context.empty(), true);
-        if (!ids) return sendOllamaError(m_config, res, apiErrorFromStatus(ids.status(), "prompt"));
+        ApiResult<std::vector<int32_t>> ids = std::vector<int32_t>{};
+        if (body.images.empty()) {
+            auto plain = job->engine->tokenizer().encode(text, body.context.empty(), true);
+            if (!plain) return sendOllamaError(m_config, res, apiErrorFromStatus(plain.status(), "prompt"));
+            ids = std::move(*plain);
+        } else {
+            ids = encodeTextWithImages(*job->engine, text, body.context.empty(), body.images, images, "images");
+        }
+        if (!ids) return sendOllamaError(m_config, res, ids.error());
+        for (PromptImage& image : images) image.at += int32_t(prompt.size());
         prompt.insert(prompt.end(), ids->begin(), ids->end());
     } else {
         OJson messages = OJson::array();
         if (!body.system.empty()) messages.push_back({{"role", "system"}, {"content", body.system}});
-        messages.push_back({{"role", "user"}, {"content", body.prompt}});
+        messages.push_back({{"role", "user"}, {"content", std::move(text)}});
         const tmpl::ChatRequest tr = templateRequest(std::move(messages), body.params);
-        auto ids = job->engine->encodeChat(tr);
-        if (!ids) return sendOllamaError(m_config, res, templateError(ids.status()));
+        auto ids = chatPrompt(*job->engine, tr, body.images, images, "prompt");
+        if (!ids) return sendOllamaError(m_config, res, ids.error());
         setUpThinking(*job, body.params, tr);
         size_t from = 0;
         // After an earlier exchange's tokens the template's BOS would be a second one.
         const int32_t bos = job->engine->model().bosToken;
         if (!body.context.empty() && !ids->empty() && bos >= 0 && (*ids)[0] == bos) from = 1;
+        for (PromptImage& image : images) image.at += int32_t(prompt.size()) - int32_t(from);
         prompt.insert(prompt.end(), ids->begin() + long(from), ids->end());
     }
     auto gen = ollamaGeneration(*this, body.params, std::move(prompt), *job->engine);
     if (!gen) return sendOllamaError(m_config, res, gen.error());
+    gen->images = std::move(images);
     runOllamaJob(*this, job, std::move(*gen), res);
 }
 

@@ -1,5 +1,5 @@
 // Parsing and validation of the Ollama /api/chat, /api/generate and /api/show bodies: options,
-// format, think, keep_alive, messages (images refused) and tools.
+// format, think, keep_alive, messages (user messages and generate prompts may carry base64 images) and tools.
 #include "server/json_fields.h"
 #include "server/ollama_api.h"
 
@@ -176,7 +176,7 @@ MaybeError refuseImages(const OJson& obj, const std::string& param) {
     if (!images) return std::nullopt;
     if (!images->is_array()) return ollamaWrongType(param, "an array of base64 images", *images);
     if (!images->empty())
-        return invalidRequest("'" + param + "': images are only taken in chat requests' user messages",
+        return invalidRequest("'" + param + "': images are taken in user messages only",
                               param, "unsupported_value");
     return std::nullopt;
 }
@@ -390,7 +390,8 @@ ApiResult<OllamaGenerateRequest> parseOllamaGenerateRequest(std::string_view bod
     if (auto e = readString(*json, "prompt", r.prompt)) return *e;
     if (auto e = readString(*json, "system", r.system)) return *e;
     if (auto e = readBool(*json, "raw", r.raw)) return *e;
-    if (auto e = refuseImages(*json, "images")) return *e;
+    std::string markers; // placed by the handler, before the prompt's text
+    if (auto e = readImages(*json, "images", r.images, markers)) return *e;
     std::string s;
     if (auto e = readString(*json, "template", s)) return *e;
     if (!s.empty())

@@ -1,6 +1,7 @@
 // /v1/responses (OpenAI Responses API, stateless): prompt building through the chat template,
 // generation through the job driver, and the response object, either whole or as the typed
 // stream events (response.created ... response.completed) the openai clients assemble.
+#include "server/image_parts.h"
 #include "server/job_driver.h"
 #include "server/openai_convert.h"
 #include "server/openai_response.h"
@@ -217,8 +218,9 @@ void Server::Impl::handleResponses(const httplib::Request& req, httplib::Respons
     auto ref = engineFor(chat.common.model);
     if (!ref) return sendError(res, ref.error());
     const tmpl::ChatRequest tmplRequest = chatTemplateRequest(chat);
-    auto prompt = ref->engine->encodeChat(tmplRequest);
-    if (!prompt) return sendError(res, templateError(prompt.status(), "input"));
+    std::vector<PromptImage> images;
+    auto prompt = chatPrompt(*ref->engine, tmplRequest, chat.images, images, "input");
+    if (!prompt) return sendError(res, prompt.error());
     ResponsesMeta meta;
     meta.head = {newResponseId("resp_"), unixNow(), ref->modelId};
     JobOptions options;
@@ -228,13 +230,14 @@ void Server::Impl::handleResponses(const httplib::Request& req, httplib::Respons
     if (rendered) options.renderedPrompt = std::move(*rendered);
     const ModelLimits limits{ref->engine->model().nVocab, ref->engine->model().contextLength,
                              m_config.defaultMaxTokens};
-    auto gen = generationRequest(chat.common, std::move(*prompt), limits);
+    auto gen = generationRequest(chat.common, std::move(prompt.value()), limits);
     if (!gen) {
         ApiError e = gen.error();
         if (e.param == "max_tokens") e.param = "max_output_tokens";
         if (e.param == "messages") e.param = "input";
         return sendError(res, e);
     }
+    gen->images = std::move(images);
     auto grammar = requestGrammar(*ref->engine, chat, options.tools, "text.format");
     if (!grammar) return sendError(res, grammar.error());
     gen->grammar = *grammar;

@@ -3,6 +3,8 @@
 // response objects and output items.
 #include "server/responses_request.h"
 
+#include "hearth/engine.h"
+#include "server/image_parts.h"
 #include "server/json_fields.h"
 
 namespace hearth::server {
@@ -40,8 +42,28 @@ Err needString(const OJson& obj, const char* key, const std::string& param, std:
     return std::nullopt;
 }
 
-// Message content: a string, or parts of type input_text / output_text / refusal joined.
-Err readContent(const OJson& content, const std::string& param, std::string& out) {
+// An input_image part's image_url (a data URI) to its bytes at the end of `images`; file ids
+// (which name files uploaded to OpenAI) are refused.
+Err readInputImage(const OJson& part, const std::string& param, std::vector<std::string>& images) {
+    if (field(part, "file_id"))
+        return invalidRequest("'" + param + ".file_id' is not supported: this server keeps no files; send the image "
+                                  "as a data URI in image_url",
+                              param + ".file_id", "unsupported_parameter");
+    std::string url;
+    HEARTH_RESPONSES_TRY(needString(part, "image_url", param + ".image_url", url));
+    if (images.size() >= kMaxImagesPerRequest)
+        return invalidRequest("a request may hold at most " + std::to_string(kMaxImagesPerRequest) + " images",
+                              param, "too_many_images");
+    std::string bytes;
+    HEARTH_RESPONSES_TRY(readImageUrl(url, param + ".image_url", bytes));
+    images.push_back(std::move(bytes));
+    return std::nullopt;
+}
+
+// Message content: a string, or parts of type input_text / output_text / refusal joined; with
+// `images` (user messages), input_image parts become image markers and their bytes go there.
+Err readContent(const OJson& content, const std::string& param, std::string& out,
+                std::vector<std::string>* images = nullptr) {
     if (content.is_string()) {
         out = content.get<std::string>();
         return std::nullopt;
@@ -59,9 +81,14 @@ Err readContent(const OJson& content, const std::string& param, std::string& out
             HEARTH_RESPONSES_TRY(needString(part, "text", p + ".text", text));
         } else if (type == "refusal") {
             HEARTH_RESPONSES_TRY(needString(part, "refusal", p + ".refusal", text));
-        } else if (type == "input_image" || type == "input_file" || type == "input_audio") {
-            return invalidRequest("content parts of type '" + type +
-                                      "' are not supported (this server's models read text only)",
+        } else if (type == "input_image" && images) {
+            HEARTH_RESPONSES_TRY(readInputImage(part, p, *images));
+            text = kImageMarker;
+        } else if (type == "input_image") {
+            return invalidRequest("input_image parts are taken in user messages only", p + ".type",
+                                  "unsupported_value");
+        } else if (type == "input_file" || type == "input_audio") {
+            return invalidRequest("content parts of type '" + type + "' are not supported (text and images only)",
                                   p + ".type", "unsupported_value");
         } else {
             return invalidRequest("unknown content part type '" + type.substr(0, 64) + "'",
@@ -73,7 +100,7 @@ Err readContent(const OJson& content, const std::string& param, std::string& out
     return std::nullopt;
 }
 
-Err readInputItems(const OJson& input, const ParseLimits& limits, OJson& out) {
+Err readInputItems(const OJson& input, const ParseLimits& limits, OJson& out, std::vector<std::string>& images) {
     if (input.is_string()) {
         out.push_back({{"role", "user"}, {"content", input.get<std::string>()}});
         return std::nullopt;
@@ -100,7 +127,7 @@ Err readInputItems(const OJson& input, const ParseLimits& limits, OJson& out) {
             const OJson* content = field(item, "content");
             if (!content) return missing(p + ".content");
             std::string text;
-            HEARTH_RESPONSES_TRY(readContent(*content, p + ".content", text));
+            HEARTH_RESPONSES_TRY(readContent(*content, p + ".content", text, role == "user" ? &images : nullptr));
             out.push_back({{"role", role}, {"content", std::move(text)}});
         } else if (type == "function_call") {
             std::string callId, name, args;
@@ -344,7 +371,7 @@ ApiResult<ResponsesRequest> parseResponsesRequest(std::string_view body, const P
     if (!instructions.empty()) messages.push_back({{"role", "system"}, {"content", instructions}});
     const OJson* input = field(b, "input");
     if (!input) return missing("input");
-    HEARTH_RESPONSES_TRY(readInputItems(*input, limits, messages));
+    HEARTH_RESPONSES_TRY(readInputItems(*input, limits, messages, r.chat.images));
     HEARTH_RESPONSES_TRY(readTools(b, limits, r));
     HEARTH_RESPONSES_TRY(readTextFormat(b, r));
     return r;

@@ -1,8 +1,10 @@
 // Reading a multimodal projector file's metadata (the keys llama.cpp's clip loader reads) into
-// ProjectorInfo, and the check that it fits a text model.
+// ProjectorInfo, and the check that it fits a text model (its width, an architecture that reads
+// image embeddings).
 #include "hearth/projector.h"
 
 #include "hearth/gguf.h"
+#include "model/arch.h"
 
 #include <algorithm>
 #include <cmath>
@@ -130,6 +132,15 @@ Result<ProjectorInfo> readProjector(const std::string& path) {
     return p;
 }
 
+uint64_t projectorMemoryBytes(const ProjectorInfo& p) {
+    const uint64_t side = p.patchSize > 0 ? uint64_t(p.imageSize / p.patchSize) : 0;
+    const uint64_t patches = side * side;
+    const uint64_t kv = 2 * patches * uint64_t(p.nEmbd) * 4;
+    const uint64_t widest = uint64_t(std::max(p.nFf, 3 * p.nEmbd));
+    const uint64_t activations = 2 * patches * widest * 4; // an op's input and output
+    return p.tensorBytes + kv + activations;
+}
+
 Status checkProjectorFor(const ProjectorInfo& projector, const std::string& modelPath) {
     Result<gguf::File> model = gguf::File::open(modelPath);
     if (!model) return model.status().withContext("model " + modelPath);
@@ -141,6 +152,12 @@ Status checkProjectorFor(const ProjectorInfo& projector, const std::string& mode
         return invalidArgument("the projector's embeddings are " +
                                std::to_string(projector.projectionDim) + " wide, the model's " +
                                std::to_string(width) + ": it belongs to another model");
+    Result<std::unique_ptr<model::Architecture>> arch = model::loadArchitecture(*model);
+    if (!arch) return arch.status().withContext("model " + modelPath);
+    if (!(*arch)->dims().givenEmbeddings) {
+        Result<std::string> name = model->getString("general.architecture");
+        return invalidArgument("the model (" + (name ? *name : std::string("?")) + ") does not take images");
+    }
     return Status::ok();
 }
 

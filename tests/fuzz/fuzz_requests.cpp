@@ -8,6 +8,7 @@
 #include "hearth/image.h"
 #include "server/anthropic_request.h"
 #include "server/embeddings_api.h"
+#include "server/image_parts.h"
 #include "server/ollama_api.h"
 #include "server/openai_request.h"
 #include "server/responses_request.h"
@@ -39,6 +40,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
     server::ParseLimits limits;
     switch (data[0] % 14) {
+    case 8: (void)server::parseAnthropicRequest(in, limits, (size & 1) != 0); break;
+    case 9: (void)server::parseResponsesRequest(in, limits); break;
+    case 10:
+        (void)server::parseOpenAIEmbeddings(in, limits);
+        (void)server::parseOllamaEmbed(in, limits, (size & 1) != 0);
+        break;
+    case 11: {
+        std::string bytes;
+        (void)server::decodeBase64(in);
+        (void)server::readImageUrl(in, "image_url", bytes);
+        break;
+    }
     case 13: {
         ImageLimits small; // a smaller budget than a server's, for the fuzzer's memory limit
         small.maxPixels = 4'000'000;

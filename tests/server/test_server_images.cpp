@@ -1,7 +1,8 @@
-// Images through hearth-server's OpenAI chat endpoint, over loopback HTTP: a synthesized Gemma 3
-// with its projector answers a chat holding an image_url data URI as hearth-cli run does, a
-// follow-up reuses the image's tokens, /v1/models and /api/show say "vision", and bad images,
-// URLs, too many images and a text-only model get 400s that name the problem.
+// Images through hearth-server over loopback HTTP: a synthesized Gemma 3 with its projector
+// answers a chat holding an image_url data URI as hearth-cli run does, a follow-up reuses the
+// image's tokens, Anthropic's image blocks, the Responses API's input_image and Ollama's images
+// (chat and generate) give the same answers, /v1/models and /api/show say "vision", and bad
+// images, URLs, too many images and a text-only model get 400s that name the problem.
 #include "http_test_support.h"
 #include "gemma3_vision_files.h"
 #include "test_support.h"
@@ -124,6 +125,115 @@ private Q_SLOTS:
         QVERIFY2(k["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>() >= 16, again->body.c_str());
     }
 
+    void everyDialectTakesImages() {
+        const QByteArray picture = png(64, 48);
+        const std::string b64 = QString::fromLatin1(picture.toBase64()).toStdString();
+        using A = std::vector<OJson>; // JSON arrays spelled out: a braced list of one is ambiguous
+        auto post = [&](const char* path, const OJson& body) {
+            auto res = postJson(port(), path, body.dump());
+            if (!res || res->status != 200) {
+                qWarning("%s: %s", path, res ? res->body.c_str() : "no answer");
+                return OJson();
+            }
+            return parse(res->body);
+        };
+        auto user = [](OJson content) {
+            OJson m = OJson::object();
+            m["role"] = "user";
+            m["content"] = std::move(content);
+            return m;
+        };
+        auto text = [](const char* type, const char* t) {
+            OJson p = OJson::object();
+            p["type"] = type;
+            p["text"] = t;
+            return p;
+        };
+        // OpenAI's parts "Look:", the image, "What is it?" are joined by newlines; Anthropic's
+        // blocks and the Responses API's parts the same way, so the three prompts are one.
+        const OJson openai = post("/v1/chat/completions", parse(chat({imagePart(dataUri(picture))})));
+        QVERIFY(!openai.is_null());
+        const std::string answer = openai["choices"][0]["message"]["content"].get<std::string>();
+        OJson source = OJson::object();
+        source["type"] = "base64";
+        source["media_type"] = "image/png";
+        source["data"] = b64;
+        OJson imageBlock = OJson::object();
+        imageBlock["type"] = "image";
+        imageBlock["source"] = source;
+        OJson anthropicBody = OJson::object();
+        anthropicBody["model"] = "m";
+        anthropicBody["max_tokens"] = 6;
+        anthropicBody["temperature"] = 0;
+        anthropicBody["messages"] = A{user(A{text("text", "Look:"), imageBlock, text("text", "What is it?")})};
+        const OJson anthropic = post("/v1/messages", anthropicBody);
+        QVERIFY(!anthropic.is_null());
+        QCOMPARE(QString::fromStdString(anthropic["content"][0]["text"].get<std::string>()),
+                 QString::fromStdString(answer));
+        QCOMPARE(anthropic["usage"]["input_tokens"].get<int>() + anthropic["usage"]["cache_read_input_tokens"].get<int>(),
+                 openai["usage"]["prompt_tokens"].get<int>());
+        auto counted = postJson(port(), "/v1/messages/count_tokens", anthropicBody.dump());
+        QVERIFY(counted && counted->status == 200);
+        QCOMPARE(parse(counted->body)["input_tokens"].get<int>(), openai["usage"]["prompt_tokens"].get<int>());
+        OJson inputImage = OJson::object();
+        inputImage["type"] = "input_image";
+        inputImage["image_url"] = dataUri(picture);
+        OJson responsesBody = OJson::object();
+        responsesBody["model"] = "m";
+        responsesBody["max_output_tokens"] = 6;
+        responsesBody["temperature"] = 0;
+        responsesBody["input"] = A{user(A{text("input_text", "Look:"), inputImage, text("input_text", "What is it?")})};
+        const OJson responses = post("/v1/responses", responsesBody);
+        QVERIFY(!responses.is_null());
+        std::string responsesText;
+        for (const OJson& item : responses["output"])
+            if (item["type"] == "message") responsesText = item["content"][0]["text"].get<std::string>();
+        QCOMPARE(QString::fromStdString(responsesText), QString::fromStdString(answer));
+
+        // Ollama puts a message's images before its text; /api/generate does the same with its prompt.
+        OJson firstBody = OJson::object();
+        firstBody["model"] = "m";
+        firstBody["temperature"] = 0;
+        firstBody["max_tokens"] = 6;
+        firstBody["messages"] = A{user(A{imagePart(dataUri(picture)), text("text", "Look:\nWhat is it?")})};
+        const OJson first = post("/v1/chat/completions", firstBody);
+        QVERIFY(!first.is_null());
+        const std::string imageFirst = first["choices"][0]["message"]["content"].get<std::string>();
+        OJson options = OJson::object();
+        options["temperature"] = 0;
+        options["num_predict"] = 6;
+        options["repeat_penalty"] = 1; // Ollama's default 1.1 would change greedy answers
+        OJson ollamaMessage = user("Look:\nWhat is it?");
+        ollamaMessage["images"] = A{b64};
+        OJson chatBody = OJson::object();
+        chatBody["model"] = "m";
+        chatBody["stream"] = false;
+        chatBody["options"] = options;
+        chatBody["messages"] = A{ollamaMessage};
+        const OJson ollamaChat = post("/api/chat", chatBody);
+        QVERIFY(!ollamaChat.is_null());
+        QCOMPARE(QString::fromStdString(ollamaChat["message"]["content"].get<std::string>()),
+                 QString::fromStdString(imageFirst));
+        OJson generateBody = OJson::object();
+        generateBody["model"] = "m";
+        generateBody["stream"] = false;
+        generateBody["options"] = options;
+        generateBody["prompt"] = "Look:\nWhat is it?";
+        generateBody["images"] = A{b64};
+        const OJson generate = post("/api/generate", generateBody);
+        QVERIFY(!generate.is_null());
+        QCOMPARE(QString::fromStdString(generate["response"].get<std::string>()), QString::fromStdString(imageFirst));
+        QCOMPARE(generate["prompt_eval_count"].get<int>(), first["usage"]["prompt_tokens"].get<int>());
+        // Raw: the images before the prompt as given, no template.
+        generateBody["raw"] = true;
+        generateBody["prompt"] = "A picture of";
+        generateBody["images"] = A{b64, b64};
+        const OJson raw = post("/api/generate", generateBody);
+        QVERIFY(!raw.is_null());
+        const int64_t perImage = m_engine->projector()->tokensPerImage;
+        QVERIFY2(raw["prompt_eval_count"].get<int64_t>() > 2 * perImage, raw.dump().c_str());
+    }
+
     void theModelListsSayVision() {
         auto c = client(port());
         auto models = c.Get("/v1/models");
@@ -161,9 +271,93 @@ private Q_SLOTS:
             QVERIFY(isErrorShape(j));
             QVERIFY2(j["error"]["message"].get<std::string>().find(c.mentions) != std::string::npos, res->body.c_str());
         }
+        // The other dialects' bad images.
+        const std::string tiny = QString::fromLatin1(png(8, 8).toBase64()).toStdString();
+        auto anthropicImage = [](const OJson& source) {
+            OJson block = OJson::object();
+            block["type"] = "image";
+            block["source"] = source;
+            OJson m = OJson::object();
+            m["role"] = "user";
+            m["content"] = std::vector<OJson>{block};
+            OJson body = OJson::object();
+            body["model"] = "m";
+            body["max_tokens"] = 4;
+            body["messages"] = std::vector<OJson>{m};
+            return body.dump();
+        };
+        auto base64Source = [](const char* mediaType, const std::string& data) {
+            return OJson{{"type", "base64"}, {"media_type", mediaType}, {"data", data}};
+        };
+        auto responsesImage = [](const char* role, const OJson& part) {
+            OJson m = OJson::object();
+            m["role"] = role;
+            m["content"] = std::vector<OJson>{part};
+            OJson body = OJson::object();
+            body["model"] = "m";
+            body["input"] = std::vector<OJson>{m};
+            return body.dump();
+        };
+        auto generateWith = [](const char* image) {
+            OJson body = OJson::object();
+            body["model"] = "m";
+            body["prompt"] = "x";
+            body["images"] = std::vector<OJson>{OJson(image)};
+            return body.dump();
+        };
+        const struct {
+            const char* path;
+            std::string body, mentions;
+        } others[] = {
+            {"/v1/messages", anthropicImage(OJson{{"type", "url"}, {"url", "https://example.com/a.png"}}),
+             "does not fetch"},
+            {"/v1/messages", anthropicImage(base64Source("image/tiff", tiny)), "media_type"},
+            {"/v1/messages", anthropicImage(base64Source("image/png", "%%%")), "base64"},
+            {"/v1/messages", anthropicImage(base64Source("image/png", "AAAAAAAA")), "image 1"},
+            {"/v1/responses", responsesImage("user", OJson{{"type", "input_image"}, {"file_id", "file-1"}}), "file_id"},
+            {"/v1/responses",
+             responsesImage("assistant", OJson{{"type", "input_image"}, {"image_url", "data:image/png;base64," + tiny}}),
+             "user messages"},
+            {"/api/generate", generateWith("@@"), "images[0]"},
+            {"/api/generate", generateWith("AAAAAAAA"), "image 1"},
+        };
+        for (const auto& c : others) {
+            auto res = postJson(port(), c.path, c.body);
+            QVERIFY(res);
+            QVERIFY2(res->status == 400, (std::string(c.path) + ": " + res->body).c_str());
+            QVERIFY2(res->body.find(c.mentions) != std::string::npos, (std::string(c.path) + ": " + res->body).c_str());
+        }
         // The server still answers.
         auto ok = postJson(port(), "/v1/chat/completions", chat({}));
         QVERIFY(ok && ok->status == 200);
+    }
+
+    void aModelsFolderPairsEachModelWithItsProjector() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir folder;
+        QVERIFY(QFile::copy(QString::fromStdString(m_model), folder.filePath(QStringLiteral("gemma3.gguf"))));
+        QVERIFY(QFile::copy(QString::fromStdString(m_projector), folder.filePath(QStringLiteral("mmproj-gemma3-F16.gguf"))));
+        QVERIFY(QFile::copy(QString::fromStdString(test::testDataPath(QStringLiteral("models/stories260K.gguf"))),
+                            folder.filePath(QStringLiteral("stories.gguf"))));
+        for (const bool find : {true, false}) {
+            server::ModelDirectoryConfig dc;
+            dc.dir = folder.path().toStdString();
+            dc.engine.contextLength = 256;
+            dc.engine.threads = 1;
+            dc.findProjectors = find;
+            auto provider = server::makeDirectoryModelProvider(dc);
+            std::vector<std::string> ids;
+            for (const server::ModelEntry& e : provider->list()) ids.push_back(e.id);
+            QCOMPARE(ids, (std::vector<std::string>{"gemma3", "stories"})); // the projector is no model
+            std::string id;
+            auto gemma = provider->acquire("gemma3", id);
+            QVERIFY2(gemma.isOk(), gemma.status().toString().c_str());
+            QCOMPARE((*gemma)->model().vision, find);
+            auto stories = provider->acquire("stories", id); // the projector does not fit it: none
+            QVERIFY2(stories.isOk(), stories.status().toString().c_str());
+            QVERIFY(!(*stories)->model().vision);
+            QVERIFY(!provider->acquire("mmproj-gemma3-F16", id).isOk());
+        }
     }
 
     void aTextOnlyModelRefusesImages() {

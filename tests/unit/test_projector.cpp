@@ -3,8 +3,12 @@
 // vision projectors, or miss or garble a key, refused naming it; `hearth-cli inspect` on one.
 #include "hearth/gguf.h"
 #include "hearth/projector.h"
+#include "gemma3_vision_files.h"
 #include "test_support.h"
 
+#include <nlohmann/json.hpp>
+
+#include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -48,6 +52,19 @@ std::string writeProjector(const QTemporaryDir& dir, const char* name, int width
 class TestProjector : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
+    std::string m_gemma3, m_gemma3Projector;
+    int m_gemma3Width = 0;
+
+    // A synthesized Gemma 3 (a model that takes images) and its width, written once.
+    QString gemma3() {
+        if (!m_gemma3.empty()) return {};
+        QString error = test::synthGemma3WithProjector(m_dir.path(), m_gemma3, m_gemma3Projector);
+        if (!error.isEmpty()) return error;
+        auto p = readProjector(m_gemma3Projector);
+        if (!p) return QString::fromStdString(p.status().toString());
+        m_gemma3Width = p->projectionDim;
+        return {};
+    }
 
 private Q_SLOTS:
     void gemma3ProjectorIsRead() {
@@ -75,18 +92,62 @@ private Q_SLOTS:
 
     void checkedAgainstTheTextModel() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
-        const std::string stories =
-            test::testDataPath(QStringLiteral("models/stories260K.gguf")); // 64 wide
-        auto fits = readProjector(writeProjector(m_dir, "w64.gguf", 64));
-        auto other = readProjector(writeProjector(m_dir, "w96.gguf", 96));
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        QVERIFY2(gemma3().isEmpty(), qPrintable(gemma3()));
+        const int width = m_gemma3Width;
+        auto fits = readProjector(writeProjector(m_dir, "fits.gguf", width));
+        auto other = readProjector(writeProjector(m_dir, "wider.gguf", width + 32));
         QVERIFY(fits.isOk() && other.isOk());
-        QVERIFY(checkProjectorFor(*fits, stories).isOk());
-        const Status s = checkProjectorFor(*other, stories);
+        QVERIFY2(checkProjectorFor(*fits, m_gemma3).isOk(), checkProjectorFor(*fits, m_gemma3).toString().c_str());
+        const Status s = checkProjectorFor(*other, m_gemma3);
         QCOMPARE(s.code(), ErrorCode::InvalidArgument);
-        QVERIFY2(s.message().find("96") != std::string::npos &&
-                     s.message().find("64") != std::string::npos,
+        QVERIFY2(s.message().find(std::to_string(width + 32)) != std::string::npos &&
+                     s.message().find(std::to_string(width)) != std::string::npos,
                  s.toString().c_str());
+        // A text-only architecture of the projector's width is refused, naming it.
+        const std::string stories = test::testDataPath(QStringLiteral("models/stories260K.gguf")); // 64 wide
+        const Status text = checkProjectorFor(*readProjector(writeProjector(m_dir, "w64.gguf", 64)), stories);
+        QVERIFY2(!text.isOk() && text.message().find("llama") != std::string::npos &&
+                     text.message().find("does not take images") != std::string::npos,
+                 text.toString().c_str());
         QVERIFY(!checkProjectorFor(*fits, "/nonexistent/model.gguf").isOk());
+    }
+
+    void projectorBesideTheModelIsFound() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        QVERIFY2(gemma3().isEmpty(), qPrintable(gemma3()));
+        const int width = m_gemma3Width;
+        QTemporaryDir folder;
+        const QString model = folder.filePath(QStringLiteral("gemma.gguf"));
+        QVERIFY(QFile::copy(QString::fromStdString(m_gemma3), model));
+        // Nothing beside it yet.
+        auto none = findProjectorFor(model.toStdString());
+        QVERIFY2(none.isOk(), none.status().toString().c_str());
+        QCOMPARE(*none, std::string());
+        // A projector of another width, a file named like one that is not, and a fitting one not
+        // named "mmproj": none serves it.
+        QVERIFY(!writeProjector(folder, "mmproj-other-f16.gguf", width + 32).empty());
+        QFile junk(folder.filePath(QStringLiteral("mmproj-broken-F16.gguf")));
+        QVERIFY(junk.open(QIODevice::WriteOnly) && junk.write("GGUF not really") > 0);
+        junk.close();
+        QVERIFY(!writeProjector(folder, "vision-f16.gguf", width).empty());
+        QCOMPARE(*findProjectorFor(model.toStdString()), std::string());
+        // Fitting ones: F32 before a quantized one, F16 before both.
+        const std::string f32 = writeProjector(folder, "mmproj-gemma-F32.gguf", width);
+        QVERIFY(!writeProjector(folder, "mmproj-gemma-Q8_0.gguf", width).empty());
+        QCOMPARE(*findProjectorFor(model.toStdString()), f32);
+        const std::string f16 = writeProjector(folder, "MMPROJ-gemma-f16.gguf", width);
+        QCOMPARE(*findProjectorFor(model.toStdString()), f16);
+        QVERIFY(isProjectorFileName("mmproj-model-f16.gguf") && !isProjectorFileName("gemma-3-4b.gguf"));
+        // A text-only model of that width in the same folder has none.
+        const QString stories = folder.filePath(QStringLiteral("stories.gguf"));
+        QVERIFY(QFile::copy(QString::fromStdString(test::testDataPath(QStringLiteral("models/stories260K.gguf"))),
+                            stories));
+        QVERIFY(!writeProjector(folder, "mmproj-stories-f16.gguf", 64).empty());
+        QCOMPARE(*findProjectorFor(stories.toStdString()), std::string());
+        // A folder that does not exist is an error, not "none".
+        QVERIFY(!findProjectorFor("/nonexistent/folder/model.gguf").isOk());
     }
 
     void badProjectorsAreRefusedNamingTheKey() {
@@ -199,6 +260,34 @@ private Q_SLOTS:
         QVERIFY2(out.contains(QStringLiteral("SigLIP (Gemma 3)")) &&
                      out.contains(QStringLiteral("256 embeddings")),
                  qPrintable(out));
+    }
+
+    void inspectCountsTheProjectorBesideAModel() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        QVERIFY2(gemma3().isEmpty(), qPrintable(gemma3()));
+        QTemporaryDir folder;
+        const QString model = folder.filePath(QStringLiteral("gemma.gguf"));
+        QVERIFY(QFile::copy(QString::fromStdString(m_gemma3), model));
+        auto inspect = [&](const QStringList& extra) {
+            QProcess p;
+            p.start(test::binDir() + QStringLiteral("/hearth-cli"),
+                    QStringList{QStringLiteral("inspect"), model, QStringLiteral("--json")} + extra);
+            if (!p.waitForFinished(60000) || p.exitCode() != 0) return nlohmann::json();
+            return nlohmann::json::parse(p.readAllStandardOutput().toStdString(), nullptr, false);
+        };
+        const nlohmann::json alone = inspect({});
+        QVERIFY(alone.is_object());
+        QCOMPARE(alone["memory"]["projector_bytes"].get<uint64_t>(), uint64_t(0));
+        QVERIFY(!alone.contains("projector"));
+        QVERIFY(QFile::copy(QString::fromStdString(m_gemma3Projector), folder.filePath(QStringLiteral("mmproj-gemma-f16.gguf"))));
+        const nlohmann::json paired = inspect({});
+        QVERIFY(paired.is_object());
+        const uint64_t bytes = paired["memory"]["projector_bytes"].get<uint64_t>();
+        const auto info = readProjector(m_gemma3Projector);
+        QVERIFY(bytes > info->tensorBytes); // the weights and an image's working set
+        QCOMPARE(paired["memory"]["total_bytes"].get<uint64_t>(), alone["memory"]["total_bytes"].get<uint64_t>() + bytes);
+        QVERIFY(paired["projector"]["file"].get<std::string>().find("mmproj-gemma-f16.gguf") != std::string::npos);
+        QCOMPARE(inspect({QStringLiteral("--no-mmproj")})["memory"]["projector_bytes"].get<uint64_t>(), uint64_t(0));
     }
 };
 

@@ -129,7 +129,8 @@ private Q_SLOTS:
             {R"({"max_tokens":"5",)" + kHi + "}", "max_tokens"},
             {R"({"max_tokens":0,)" + kHi + "}", "max_tokens"},
             {R"({"max_tokens":5,"messages":[{"role":"system","content":"x"}]})", "messages.0.role"},
-            {R"({"max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{}}]}]})", "messages.0.content[0].type"},
+            {R"({"max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{}}]}]})", "messages.0.content[0].source.type"},
+            {R"({"max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"image","source":{}}]}]})", "messages.0.content[0].type"},
             {R"({"max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":"{}"}]}]})", "messages.0.content[0].input"},
             {R"({"max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result"}]}]})", "messages.0.content[0].tool_use_id"},
         };
@@ -139,10 +140,17 @@ private Q_SLOTS:
             QCOMPARE(e.param, c.param);
             QVERIFY2(e.message.find(c.param) != std::string::npos, e.message.c_str());
         }
-        // Images get a clear reason.
-        const ApiError img = parsedErr(R"({"max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{}}]}]})");
-        QVERIFY(img.message.find("image") != std::string::npos);
-        QVERIFY(img.message.find("text only") != std::string::npos);
+        // Images get a clear reason: URLs are not fetched; the base64 ones are parsed (the model
+        // decides later whether it takes them).
+        const ApiError img = parsedErr(
+            R"({"max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https:\/\/x\/a.png"}}]}]})");
+        QVERIFY2(img.message.find("does not fetch image URLs") != std::string::npos, img.message.c_str());
+        auto parsed = parseAnthropicRequest(
+            R"({"max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"aGk="}},{"type":"text","text":"What?"}]}]})",
+            {}, false);
+        QVERIFY(parsed.isOk());
+        QCOMPARE(parsed->chat.images, (std::vector<std::string>{"hi"}));
+        QCOMPARE(parsed->chat.messages[0]["content"].get<std::string>(), std::string("<__media__>\nWhat?"));
         // The system role has a hint.
         QVERIFY(parsedErr(R"({"max_tokens":5,"messages":[{"role":"system","content":"x"}]})").message.find("top-level 'system'") != std::string::npos);
     }

@@ -129,7 +129,9 @@ private Q_SLOTS:
             {with(R"("text":{"format":{"type":"yaml"}})"), "text.format.type"},
             {with(R"("text":{"format":{"type":"json_schema","name":"x"}})"), "text.format.schema"},
             {with(R"("tool_choice":"required")"), "tool_choice"},
-            {R"({"input":[{"role":"user","content":[{"type":"input_image","image_url":"x"}]}]})", "input[0].content[0].type"},
+            {R"({"input":[{"role":"user","content":[{"type":"input_image","image_url":"x"}]}]})", "input[0].content[0].image_url"},
+            {R"({"input":[{"role":"user","content":[{"type":"input_image","file_id":"f"}]}]})", "input[0].content[0].file_id"},
+            {R"({"input":[{"role":"assistant","content":[{"type":"input_image","image_url":"x"}]}]})", "input[0].content[0].type"},
             {R"({"input":[{"type":"function_call","call_id":"c","name":"f"}]})", "input[0].arguments"},
             {R"({"input":[{"type":"function_call_output","call_id":"c"}]})", "input[0].output"},
         };

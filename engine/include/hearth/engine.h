@@ -359,6 +359,15 @@ public:
     virtual Result<std::vector<int32_t>> encodeChat(const tmpl::ChatRequest& request) const = 0;
 };
 
+// A chat whose messages hold kImageMarker where its images go, with the images in marker order,
+// to the ids to submit: each image encoded by the engine's projector (Engine::encodeImage), the
+// rendered chat tokenized around them (encodeWithImages; BOS not doubled). `images` receives the
+// PromptImages for GenerationRequest::images. Unsupported when the model takes no images or has
+// no projector; errors about one image name it ("image 2: ...").
+Result<std::vector<int32_t>> encodeChatWithImages(Engine& engine, const tmpl::ChatRequest& chat,
+                                                  const std::vector<Image>& decoded,
+                                                  std::vector<PromptImage>& images);
+
 // Runs an embedding request and waits for its result (never call it on the engine thread, i.e.
 // from a sink). The request's sink is replaced.
 Result<EmbeddingResult> embedAndWait(Engine& engine, EmbeddingRequest request);

@@ -80,7 +80,8 @@ struct MemoryEstimate {
     uint64_t weightBytes = 0;
     uint64_t kvBytes = 0;    // 2 x attention layers x kv_heads x head_dim x ctx x bytes per element
     uint64_t stateBytes = 0; // recurrent layers' state of the one sequence (F32, size fixed)
-    uint64_t totalBytes() const { return weightBytes + kvBytes + stateBytes; }
+    uint64_t projectorBytes = 0; // a vision projector loaded beside it (projectorMemoryBytes)
+    uint64_t totalBytes() const { return weightBytes + kvBytes + stateBytes + projectorBytes; }
 };
 
 // One sequence of `contextLength` tokens. K/V only for attention layers (not the recurrent or

@@ -30,6 +30,10 @@ struct ProjectorInfo {
     std::string imageBegin, imageEnd;
 };
 
+// What a loaded projector holds in memory: its weights, and the working set of encoding one image
+// at its own size (the one reused K/V layer over its patches, F32, and the widest activations).
+uint64_t projectorMemoryBytes(const ProjectorInfo& projector);
+
 // Reads the projector file at `path`. Errors: not a GGUF file, no vision encoder, a projector type
 // llama.cpp does not define here (named), keys missing or out of range (named).
 Result<ProjectorInfo> readProjector(const std::string& path);
@@ -50,7 +54,18 @@ struct ProjectorSynthOptions {
 Status synthesizeProjector(const ProjectorSynthOptions& options);
 
 // Whether the projector can serve the text model at modelPath: its embeddings' width is the
-// model's embedding width. The error names both widths.
+// model's embedding width (the error names both), and the model's architecture reads image
+// embeddings (the error names it).
 Status checkProjectorFor(const ProjectorInfo& projector, const std::string& modelPath);
+
+// The vision projector lying beside the model at modelPath, as Hugging Face repositories and
+// LM Studio's folders keep them: a GGUF file in the same folder whose name holds "mmproj", that
+// readProjector reads and checkProjectorFor accepts. Among several, F16 before BF16 before F32
+// before the others, then by name. An empty path when there is none; errors only for a model
+// path whose folder cannot be listed.
+Result<std::string> findProjectorFor(const std::string& modelPath);
+
+// Whether the file name (not a path) looks like a projector's: it holds "mmproj" in any case.
+bool isProjectorFileName(const std::string& fileName);
 
 } // namespace hearth

@@ -97,6 +97,9 @@ struct ModelDirectoryConfig {
     EngineConfig engine;       // modelPath is set per model
     int ttlSeconds = 0;        // 0: keep the loaded model
     std::string defaultModel;  // for requests naming no model ("": the loaded one, else the first)
+    // A model's vision projector lying beside it (findProjectorFor) loads with it. Projector
+    // files are never listed as models.
+    bool findProjectors = true;
     std::function<void(const std::string&)> log;
 };
 std::shared_ptr<ModelProvider> makeDirectoryModelProvider(ModelDirectoryConfig config);
