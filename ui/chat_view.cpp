@@ -3,14 +3,16 @@
 // prompt and sampling, the reply written to the store as it grows, per-chat statistics and
 // context bar, and the way on when the context is full. The transcript's rendering lives in
 // chat_view_render.cpp, export and import in chat_view_files.cpp, the transcript's links, edit,
-// copy and per-chat settings in chat_view_actions.cpp.
+// copy and per-chat settings in chat_view_actions.cpp, attached images in chat_view_images.cpp.
 #include "chat_view.h"
 
 #include "chat_markdown.h"
 #include "chat_settings_dialog.h"
+#include "image_strip.h"
 #include "services/reply_recorder.h"
 #include "services/sampling_json.h"
 
+#include <QClipboard>
 #include <QGuiApplication>
 #include <QRandomGenerator>
 
@@ -84,7 +86,9 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     m_stop->setToolTip(tr("Stop the reply (Esc)"));
     m_chatSettings = new QPushButton(tr("Chat settings…"), right);
     m_chatSettings->setToolTip(tr("System prompt and sampling of this chat"));
+    setUpImages(right);
     auto* buttons = new QHBoxLayout();
+    buttons->addWidget(m_attach);
     buttons->addWidget(m_stats, 1);
     buttons->addWidget(m_chatSettings);
     buttons->addWidget(m_regenerate);
@@ -92,6 +96,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     buttons->addWidget(m_send);
     rightLayout->addWidget(m_transcript, 1);
     rightLayout->addWidget(m_context);
+    rightLayout->addWidget(m_attached);
     rightLayout->addWidget(m_input);
     rightLayout->addLayout(buttons);
 
@@ -149,6 +154,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     connect(m_engine, &app::EngineHost::stateChanged, this, [this] {
         updateButtons();
         updateContextBar();
+        updateAttach();
     });
     // The empty state's hint depends on whether a model is loaded.
     connect(m_engine, &app::EngineHost::loaded, this, [this] {
@@ -156,13 +162,17 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
         render();
         // Any load ends the idle state; a message that asked for the model to come back goes now.
         m_reloadPath.clear();
-        if (!m_afterLoadText.isEmpty()) {
+        if (!m_afterLoadText.isEmpty() || m_sendAfterLoad) {
             const QString text = m_afterLoadText;
             m_afterLoadText.clear();
+            m_sendAfterLoad = false;
             sendText(text);
         }
     });
-    connect(m_engine, &app::EngineHost::loadFailed, this, [this] { m_afterLoadText.clear(); });
+    connect(m_engine, &app::EngineHost::loadFailed, this, [this] {
+        m_afterLoadText.clear();
+        m_sendAfterLoad = false;
+    });
     connect(m_engine, &app::EngineHost::unloaded, this, [this] {
         updateContextBar();
         render();
@@ -206,6 +216,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
         if (ticket != m_userTicket) return;
         m_userTicket = 0;
         m_messages.append({id, QStringLiteral("user"), m_userText});
+        m_messages.last().images = std::exchange(m_userImages, {});
         m_userText.clear();
         render();
         startReply();
@@ -246,6 +257,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                                 m.reasoning, m.reasoningMs, !m_collapseReasoning};
                     msg.state = m.state;
                     msg.contextTokens = m.contextTokens;
+                    msg.images = m.images;
                     m_messages.append(msg);
                 }
                 showChatState();
@@ -294,8 +306,12 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
 }
 
 bool ChatView::eventFilter(QObject* watched, QEvent* event) {
+    if ((watched == m_input || watched == m_input->viewport()) && handleInputDrop(event)) return true;
     if (watched == m_input && event->type() == QEvent::KeyPress) {
         auto* key = static_cast<QKeyEvent*>(event);
+        // A pasted image (or image file) is attached; pasted text goes in as ever.
+        if (key->matches(QKeySequence::Paste) && attachFromMimeData(QGuiApplication::clipboard()->mimeData()))
+            return true;
         if ((key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) &&
             !(key->modifiers() & Qt::ShiftModifier)) {
             sendText(m_input->toPlainText());
@@ -419,8 +435,12 @@ void ChatView::updateContextBar() {
 
 void ChatView::setModelToReload(const QString& path) {
     m_reloadPath = path;
-    if (path.isEmpty()) m_afterLoadText.clear();
+    if (path.isEmpty()) {
+        m_afterLoadText.clear();
+        m_sendAfterLoad = false;
+    }
     updateButtons();
+    updateAttach();
 }
 
 QString ChatView::inputPlaceholder() const {
@@ -436,18 +456,27 @@ QString ChatView::inputPlaceholder() const {
 
 void ChatView::sendText(const QString& raw) {
     const QString text = raw.trimmed();
-    if (text.isEmpty() || isGenerating() || m_userTicket || m_deleteTicket || !m_pendingText.isEmpty())
+    const QList<QByteArray> images = m_attached->images();
+    if ((text.isEmpty() && images.isEmpty()) || isGenerating() || m_userTicket || m_deleteTicket ||
+        !m_pendingText.isEmpty() || m_createTicket)
         return;
     if (!m_engine->isLoaded()) {
         if (!m_reloadPath.isEmpty() && m_engine->state() == app::EngineHost::State::Empty) {
-            m_afterLoadText = text; // the input keeps it until it is sent
+            m_afterLoadText = text; // the input keeps it (and the images) until it is sent
+            m_sendAfterLoad = true;
             Q_EMIT reloadRequested(m_reloadPath);
             return;
         }
         Q_EMIT statusMessage(tr("Load a model first (the model picker or the Models page)"));
         return;
     }
+    if (!images.isEmpty() && !canAttachImages()) {
+        Q_EMIT statusMessage(attachRefusal()); // the images stay attached: another model may take them
+        return;
+    }
     m_input->clear();
+    m_attached->clear();
+    m_outgoingImages = images;
     m_error.clear();
     m_contextFull = false;
     if (m_editingId != 0 && m_conversationId != 0) {
@@ -475,7 +504,9 @@ void ChatView::appendUserMessage(const QString& text) {
     m.conversationId = m_conversationId;
     m.role = QStringLiteral("user");
     m.content = text;
+    m.images = std::exchange(m_outgoingImages, {});
     m_userText = text;
+    m_userImages = m.images;
     m_userTicket = m_store->appendMessage(m); // shown once committed
     updateButtons();
 }
@@ -487,7 +518,7 @@ void ChatView::startReply() {
     // The last message (the one answered) is always in the model's view.
     m_viewStart = std::clamp(m_viewStart, 0, std::max(0, int(m_messages.size()) - 1));
     for (int i = m_viewStart; i < m_messages.size(); ++i)
-        chat.append({m_messages[i].role, m_messages[i].content, m_messages[i].reasoning});
+        chat.append({m_messages[i].role, m_messages[i].content, m_messages[i].reasoning, m_messages[i].images});
     m_streamText.clear();
     m_streamReasoning.clear();
     m_thinkClock.invalidate();

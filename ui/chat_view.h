@@ -8,12 +8,16 @@
 
 #include <QElapsedTimer>
 #include <QHash>
+#include <QImage>
 #include <QStringList>
 #include <QWidget>
 
 #include <optional>
 
+class QDragEnterEvent;
+class QDropEvent;
 class QLabel;
+class QMimeData;
 class QVBoxLayout;
 class QLineEdit;
 class QListWidget;
@@ -25,10 +29,13 @@ class QTimer;
 class QUrl;
 
 namespace hearth::app {
+class ImageFileReader;
 class ReplyRecorder;
-}
+} // namespace hearth::app
 
 namespace hearth::ui {
+
+class ImageStrip;
 
 class ChatView : public QWidget {
     Q_OBJECT
@@ -121,6 +128,24 @@ public:
     void editLastUserMessage();
     void focusInput();
 
+    // Images for the next message (chat_view_images.cpp): the attach button's file dialog,
+    // pasted and dropped images. Files are read off the GUI thread; each is checked (at most
+    // app::kMaxImageBytes, a PNG, JPEG, WebP or GIF) and at most app::kMaxImagesPerMessage go
+    // with one message; what is refused is said with statusMessage. Only a vision model (or a
+    // remote one) takes them: otherwise attaching is refused with the reason.
+    void attachFiles(const QStringList& paths);
+    void attachImages(const QList<QByteArray>& images);
+    // Images (or image files) in a paste or a drop; false when it holds none.
+    bool attachFromMimeData(const QMimeData* data);
+    void removeAttachment(int index);
+    QList<QByteArray> attachedImages() const;
+    void attachWithDialog();
+    // Whether the model loaded takes images, and if not, why ("" when it does).
+    bool canAttachImages() const { return attachRefusal().isEmpty(); }
+    QString attachRefusal() const;
+    // The images of message `index` of the transcript.
+    QList<QByteArray> messageImages(int index) const;
+
     // The model the idle timer unloaded ("" : none): while nothing is loaded, Send stays on and
     // sending asks for it again (reloadRequested), then sends the message once it is loaded.
     void setModelToReload(const QString& path);
@@ -136,10 +161,13 @@ Q_SIGNALS:
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private:
     QString m_reloadPath;     // see setModelToReload
     QString m_afterLoadText;  // sent once the reloaded model is ready
+    bool m_sendAfterLoad = false; // so is a message of images alone (no text)
 
 protected:
     // A new palette (light/dark theme): the transcript is built again in its colours.
@@ -159,6 +187,7 @@ private:
         QString state = QStringLiteral("complete"); // as stored (see app::StoredMessage)
         int contextTokens = 0;
         quint64 recordKey = 0; // the recorder's key while its row id is unknown
+        QList<QByteArray> images; // a user message's, as attached
     };
     // A finished message's Markdown, kept while nothing it depends on changes.
     struct Rendered {
@@ -168,6 +197,7 @@ private:
         bool editing = false;
         bool viewStart = false;
         bool last = false;
+        qsizetype images = 0;
         QString reasoning;
         qint64 id = 0;
         QString state;
@@ -203,6 +233,11 @@ private:
     void renderDocument(const QStringList& pieces);
     void onChatTrimmed(quint64 id, int dropped);
     void finishExport(const ExportJob& job, const QList<app::StoredMessage>& messages);
+    void setUpImages(QWidget* parent);
+    void updateAttach();
+    QString imagesMarkdown(const QList<QByteArray>& images);
+    void addImageResources();
+    bool handleInputDrop(QEvent* event);
 
     app::EngineHost* m_engine;
     app::Store* m_store;
@@ -268,6 +303,14 @@ private:
     QList<Rendered> m_rendered;          // by message index
     QStringList m_pieces;                // what the document shows, piece by piece (a message each)
     QList<int> m_piecePos;               // where each piece starts in the document
+
+    ImageStrip* m_attached = nullptr;     // images for the next message
+    QPushButton* m_attach = nullptr;
+    app::ImageFileReader* m_imageReader = nullptr;
+    quint64 m_readTicket = 0;
+    QList<QByteArray> m_outgoingImages;   // of the message being sent, until it is appended
+    QList<QByteArray> m_userImages;       // of the message being committed (with m_userText)
+    QHash<QString, QImage> m_thumbs;      // transcript thumbnails by hearth-image: key
 };
 
 } // namespace hearth::ui

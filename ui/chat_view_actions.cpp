@@ -4,6 +4,7 @@
 
 #include "chat_markdown.h"
 #include "chat_settings_dialog.h"
+#include "image_strip.h"
 #include "services/sampling_json.h"
 
 #include <QClipboard>
@@ -23,6 +24,8 @@ void ChatView::editMessage(int index) {
     if (m.role != QStringLiteral("user") || m.id <= 0) return;
     m_editingId = m.id;
     m_input->setPlainText(m.content);
+    m_attached->clear(); // the message's own images go with it again, unless removed
+    m_attached->addImages(m.images);
     m_input->setFocus();
     m_send->setText(tr("Resend"));
     Q_EMIT statusMessage(tr("Editing a message: Enter resends it (the replies after it are replaced), Esc cancels"));
@@ -52,6 +55,7 @@ void ChatView::cancelEdit() {
     if (m_editingId == 0 || m_deleteTicket) return;
     m_editingId = 0;
     m_input->clear();
+    m_attached->clear();
     m_send->setText(tr("Send"));
     render();
 }

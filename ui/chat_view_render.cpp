@@ -42,7 +42,7 @@ QString ChatView::messageMarkdown(int i) {
     const bool last = i + 1 == m_messages.size();
     if (r.firstBlock == int(m_codeBlocks.size()) && r.source == m.content && r.reasoning == m.reasoning &&
         r.reasoningOpen == m.reasoningOpen && r.editing == editing && r.viewStart == viewStart && r.last == last &&
-        r.id == m.id && r.state == m.state) {
+        r.id == m.id && r.state == m.state && r.images == m.images.size()) {
         m_codeBlocks += r.blocks;
         return r.markdown;
     }
@@ -55,6 +55,7 @@ QString ChatView::messageMarkdown(int i) {
     r.last = last;
     r.id = m.id;
     r.state = m.state;
+    r.images = m.images.size();
 
     const QString scheme = QLatin1String(kChatLinkScheme);
     const bool assistant = m.role == QStringLiteral("assistant");
@@ -76,7 +77,8 @@ QString ChatView::messageMarkdown(int i) {
     QString md = viewStart ? tr("*↓ The model's view starts here: the turns above are left out to fit its context.*") +
                                  QStringLiteral("\n\n")
                            : QString();
-    md += section(m.role, who, bodyOf(m.content, thoughts, blocks, r.firstBlock), footer);
+    const QString pictures = m.images.isEmpty() ? QString() : imagesMarkdown(m.images);
+    md += section(m.role, who, pictures + bodyOf(m.content, thoughts, blocks, r.firstBlock), footer);
     r.blocks = blocks;
     r.markdown = md;
     m_codeBlocks += r.blocks;
@@ -91,8 +93,10 @@ void ChatView::render() {
         pieces << section(QStringLiteral("system"), tr("System"), bodyOf(m_systemPrompt, QString(), m_codeBlocks),
                           QString());
     for (int i = 0; i < m_messages.size(); ++i) pieces << messageMarkdown(i);
-    if (!m_userText.isEmpty() || !m_pendingText.isEmpty())
-        pieces << section(QStringLiteral("user"), tr("You"), m_userText.isEmpty() ? m_pendingText : m_userText,
+    if (!m_userText.isEmpty() || !m_pendingText.isEmpty() || !m_userImages.isEmpty())
+        pieces << section(QStringLiteral("user"), tr("You"),
+                          (m_userImages.isEmpty() ? QString() : imagesMarkdown(m_userImages)) +
+                              (m_userText.isEmpty() ? m_pendingText : m_userText),
                           tr("saving…"));
     if (!m_error.isEmpty()) {
         if (m_contextFull)
@@ -131,6 +135,7 @@ void ChatView::renderDocument(const QStringList& pieces) {
     qsizetype k = 0;
     while (k < pieces.size() && k < m_pieces.size() && pieces[k] == m_pieces[k]) ++k;
     if (k == pieces.size() && k == m_pieces.size()) return;
+    addImageResources(); // the thumbnails the pieces show, by their hearth-image: names
     QTextCursor at(doc);
     at.beginEditBlock();
     if (k == 0) {

@@ -291,12 +291,15 @@ void MainWindow::connectEngine() {
                                    .arg(m.kvType, QLocale().formattedDataSize(qint64(m.kvBytes)),
                                         m.gpuLayers > 0 ? tr("%1/%2 layers on %3").arg(m.gpuLayers).arg(m.layers).arg(m.device)
                                                         : tr("CPU"))
-                               + (m.draftModel.isEmpty() ? QString() : tr(" · draft %1").arg(m.draftModel)));
+                               + (m.draftModel.isEmpty() ? QString() : tr(" · draft %1").arg(m.draftModel))
+                               + (m.vision ? tr(" · vision") : QString()));
         notifyInfo(tr("Loaded %1 in %2 s%3").arg(m.name.isEmpty() ? QFileInfo(m.path).fileName() : m.name)
                        .arg(m.loadSeconds, 0, 'f', 1)
                        .arg(m.builtinChatTemplate ? tr(" (no chat template in the file: using ChatML)") : QString()));
         if (!m.fallbackReason.isEmpty()) notifyWarning(m.fallbackReason);
         if (!m.draftNote.isEmpty()) notifyWarning(tr("Loaded without the draft model: %1").arg(m.draftNote));
+        if (!m.visionNote.isEmpty())
+            notifyWarning(tr("Loaded without its vision projector (it takes no images): %1").arg(m.visionNote));
     });
     connect(m_engine, &app::EngineHost::loadFailed, this,
             [this](const QString& message) { notifyError(tr("Could not load the model: %1").arg(message)); });
@@ -381,6 +384,7 @@ void MainWindow::loadModel(const QString& path) {
     m_settingsView->setModelPath(path);
     app::LoadSettings settings = m_settings->loadSettings();
     settings.draftModel = m_settings->draftModelFor(path);
+    if (const app::ModelEntry* entry = m_library->find(path)) settings.projectorPath = entry->projectorPath;
     // Say before loading when the chosen device will not run it all (the engine says so after too).
     if (settings.device != QStringLiteral("cpu"))
         if (const QString why = app::fallbackReasonFor(settings, app::listDevicesOnce(), path); !why.isEmpty())

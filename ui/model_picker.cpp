@@ -22,6 +22,7 @@ QString entryText(const app::ModelEntry& e) {
     if (!e.quantization.isEmpty()) facts << e.quantization;
     if (e.parameterCount > 0) facts << app::ModelLibrary::formatParameters(e.parameterCount);
     facts << QLocale().formattedDataSize(e.sizeBytes, 1);
+    if (e.isVision()) facts << QObject::tr("Vision"); // takes images: a projector lies beside it
     return QStringLiteral("%1  —  %2").arg(e.displayName(), facts.join(QStringLiteral(" · ")));
 }
 
@@ -169,9 +170,13 @@ void ModelPicker::updateState() {
     case State::Ready: {
         const app::LoadedModel& m = m_engine->model();
         m_load->setText(tr("Eject"));
-        m_where->setText(m.gpuLayers > 0 ? tr("%1/%2 layers on %3").arg(m.gpuLayers).arg(m.layers).arg(m.device)
-                                         : tr("CPU"));
-        m_where->setToolTip(m.fallbackReason);
+        m_where->setText((m.gpuLayers > 0 ? tr("%1/%2 layers on %3").arg(m.gpuLayers).arg(m.layers).arg(m.device)
+                                          : tr("CPU")) +
+                         (m.vision ? tr(" · vision") : QString()));
+        QString tip = m.fallbackReason;
+        if (!m.visionNote.isEmpty())
+            tip += (tip.isEmpty() ? QString() : QStringLiteral("\n")) + tr("Takes no images: %1").arg(m.visionNote);
+        m_where->setToolTip(tip);
         m_progress->setVisible(false);
         m_progress->setValue(0);
         break;

@@ -422,7 +422,9 @@ void ModelsView::loadSelected() {
         Q_EMIT statusMessage(error);
         return;
     }
-    m_engine->loadModel(i.data(app::ModelListModel::PathRole).toString(), m_settings->loadSettings());
+    app::LoadSettings settings = m_settings->loadSettings();
+    settings.projectorPath = i.data(app::ModelListModel::ProjectorRole).toString();
+    m_engine->loadModel(i.data(app::ModelListModel::PathRole).toString(), settings);
 }
 
 void ModelsView::showLibraryTab() { m_tabs->setCurrentIndex(0); }

@@ -1,6 +1,8 @@
 // Conversation export to Markdown and JSON and import from that JSON, checked field by field.
 #include "services/chat_export.h"
 
+#include "services/chat_images.h"
+
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -34,6 +36,25 @@ bool typed(const QJsonObject& o, const char* key, QJsonValue::Type type, QJsonVa
     return true;
 }
 
+// A message's "images": [{"mime_type", "data": base64}]; "" or what is wrong with them.
+QString readImages(const QJsonArray& list, QList<QByteArray>& out, const QString& where) {
+    if (list.size() > kMaxImagesPerMessage)
+        return QStringLiteral("%1 more than %2 images").arg(where).arg(kMaxImagesPerMessage);
+    for (qsizetype i = 0; i < list.size(); ++i) {
+        const QString name = QStringLiteral("image %1").arg(i + 1);
+        const QJsonValue data = list[i].toObject().value(QStringLiteral("data"));
+        if (!list[i].isObject() || !data.isString())
+            return QStringLiteral("%1 %2 has no \"data\" text").arg(where, name);
+        const auto decoded = QByteArray::fromBase64Encoding(data.toString().toLatin1(),
+                                                            QByteArray::AbortOnBase64DecodingErrors);
+        if (!decoded) return QStringLiteral("%1 %2 is not base64").arg(where, name);
+        if (const QString why = imageProblem(*decoded, name); !why.isEmpty())
+            return QStringLiteral("%1 %2").arg(where, why);
+        out << *decoded;
+    }
+    return {};
+}
+
 } // namespace
 
 QString chatToMarkdown(const ExportedChat& chat) {
@@ -45,6 +66,9 @@ QString chatToMarkdown(const ExportedChat& chat) {
         md += QStringLiteral("## System\n\n%1\n\n").arg(chat.conversation.systemPrompt);
     for (const StoredMessage& m : chat.messages) {
         md += QStringLiteral("## %1\n\n").arg(roleHeading(m.role));
+        // Images inline as data URIs: the file stays one file that shows them where it is read.
+        for (qsizetype i = 0; i < m.images.size(); ++i)
+            md += QStringLiteral("![image %1](%2)\n\n").arg(i + 1).arg(imageDataUri(m.images[i]));
         if (!m.reasoning.isEmpty()) {
             for (const QString& line : m.reasoning.trimmed().split(QLatin1Char('\n')))
                 md += line.trimmed().isEmpty() ? QStringLiteral(">\n") : QStringLiteral("> ") + line + QLatin1Char('\n');
@@ -75,6 +99,13 @@ QByteArray chatToJson(const ExportedChat& chat) {
         QJsonObject o;
         o.insert(QStringLiteral("role"), m.role);
         o.insert(QStringLiteral("content"), m.content);
+        if (!m.images.isEmpty()) {
+            QJsonArray images;
+            for (const QByteArray& image : m.images)
+                images.append(QJsonObject{{QStringLiteral("mime_type"), imageMimeType(image)},
+                                          {QStringLiteral("data"), QString::fromLatin1(image.toBase64())}});
+            o.insert(QStringLiteral("images"), images);
+        }
         if (!m.reasoning.isEmpty()) {
             o.insert(QStringLiteral("reasoning"), m.reasoning);
             o.insert(QStringLiteral("reasoning_ms"), m.reasoningMs);
@@ -150,6 +181,9 @@ Result<ExportedChat> chatFromJson(const QByteArray& json) {
         const QJsonValue content = o.value(QStringLiteral("content"));
         if (!content.isString()) return bad(QStringLiteral("%1 \"content\" is missing or not text").arg(where));
         m.content = content.toString();
+        v = QJsonValue();
+        if (!typed(o, "images", QJsonValue::Array, v, error, where)) return bad(error);
+        if (const QString why = readImages(v.toArray(), m.images, where); !why.isEmpty()) return bad(why);
         v = QJsonValue();
         if (!typed(o, "reasoning", QJsonValue::String, v, error, where)) return bad(error);
         m.reasoning = v.toString();

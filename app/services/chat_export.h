@@ -22,16 +22,19 @@ struct ExportedChat {
 };
 
 // "# Title", the system prompt, then "## You" / "## Assistant" sections with each message
-// (an assistant's reasoning in a quote before its answer, an unfinished reply marked so).
+// (an assistant's reasoning in a quote before its answer, an unfinished reply marked so, a
+// message's images first, each as "![image N](data:image/png;base64,...)").
 QString chatToMarkdown(const ExportedChat& chat);
 
 // {"format":"hearth-chat","version":1,"title":...,"model":...,"system_prompt":...,
 //  "sampling":{...},"created":ms,"updated":ms,"messages":[{"role","content","reasoning",
-//  "reasoning_ms","tokens","ttft_ms","tokens_per_second","context_tokens","state","created"}]}
+//  "reasoning_ms","tokens","ttft_ms","tokens_per_second","context_tokens","state","created",
+//  "images":[{"mime_type":"image/png","data":base64}] (only when it has any)}]}
 QByteArray chatToJson(const ExportedChat& chat);
 
 // Reads what chatToJson wrote. Malformed JSON, a wrong format or version, a missing or
-// mistyped field, an unknown role or more than kMaxImportMessages messages give an
+// mistyped field, an unknown role, an image that is not base64 of a PNG, JPEG, WebP or GIF (or
+// more than kMaxImagesPerMessage of them) or more than kMaxImportMessages messages give an
 // InvalidFormat status that says what and where; never a crash.
 inline constexpr int kMaxImportMessages = 100000;
 Result<ExportedChat> chatFromJson(const QByteArray& json);

@@ -7,7 +7,9 @@
 #include "hearth/devices.h"
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
+#include "hearth/image.h"
 #include "hearth/model_info.h"
+#include "hearth/projector.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -122,6 +124,25 @@ quant::Type kvQuantType(KvType t) {
     return quant::Type::F16;
 }
 
+int imageCount(const QList<ChatMessage>& messages) {
+    int n = 0;
+    for (const ChatMessage& m : messages) n += int(m.images.size());
+    return n;
+}
+
+// The messages with one image marker (and a line break) per image before each one's text; a
+// marker the text itself holds is dropped, so that markers and images agree.
+QList<ChatMessage> withImageMarkers(QList<ChatMessage> messages) {
+    const QString marker = QString::fromLatin1(kImageMarker.data(), qsizetype(kImageMarker.size()));
+    for (ChatMessage& m : messages) {
+        m.content.remove(marker);
+        QString markers;
+        for (qsizetype i = 0; i < m.images.size(); ++i) markers += marker + QLatin1Char('\n');
+        m.content.prepend(markers);
+    }
+    return messages;
+}
+
 LoadedModel toLoadedModel(const QString& path, const ModelSummary& s) {
     LoadedModel m;
     m.path = path;
@@ -155,6 +176,7 @@ public:
         config.useMmap = settings.useMmap;
         config.maxBatchedTokens = std::max(16, settings.batchSize);
         config.speculation.ngram = settings.speculation;
+        config.projectorPath = settings.projectorPath.toStdString();
         QString draftNote;
         // The model's own path stands for its multi-token-prediction head, when it has one.
         const bool ownHead = !settings.draftModel.isEmpty() &&
@@ -209,6 +231,15 @@ public:
             config.speculation.mtp = false;
             engine = Engine::create(config);
         }
+        QString visionNote;
+        if (!engine && !config.projectorPath.empty()) {
+            // A projector that cannot serve the model costs its images, not the model.
+            visionNote = QString::fromStdString(engine.status().message());
+            spdlog::warn("engine host: loading without the projector {}: {}", config.projectorPath,
+                         visionNote.toStdString());
+            config.projectorPath.clear();
+            engine = Engine::create(config);
+        }
         if (!engine) {
             const QString message = QString::fromStdString(engine.status().toString());
             spdlog::warn("engine host: loading {} failed: {}", config.modelPath, message.toStdString());
@@ -225,6 +256,8 @@ public:
         model.fallbackReason = fallbackReason;
         model.draftModel = QString::fromStdString(m_engine->model().draftModel);
         model.draftNote = draftNote;
+        model.vision = m_engine->model().vision && m_engine->projector() != nullptr;
+        model.visionNote = visionNote;
         if (!draftNote.isEmpty()) spdlog::warn("engine host: no draft model: {}", draftNote.toStdString());
         spdlog::info("engine host: loaded {} ({} layers, context {}) in {:.2f} s",
                      config.modelPath, model.layers, model.contextLength, model.loadSeconds);
@@ -289,11 +322,13 @@ public:
         };
         if (!m_engine) return fail(QStringLiteral("no model is loaded"));
         ReplyFormat format = ReplyFormat::Plain;
+        m_pendingImages.clear();
         Result<std::vector<int32_t>> ids = promptIds(prompt, format);
         if (!ids) return fail(QString::fromStdString(ids.status().toString()));
         if (ids->empty()) return fail(QStringLiteral("the prompt is empty"));
         GenerationRequest request = toRequest(sampling);
         request.prompt = std::move(*ids);
+        request.images = std::exchange(m_pendingImages, {});
         // Keep prompt + reply inside the context: shorten the reply rather than refuse it.
         const int context = m_engine->model().contextLength;
         const int promptLen = int(request.prompt.size());
@@ -334,7 +369,7 @@ public:
 
 private:
     // The prompt's ids; a chat also says how its reply is read (from the rendered prompt).
-    Result<std::vector<int32_t>> promptIds(const EngineHost::Prompt& prompt, ReplyFormat& format) const {
+    Result<std::vector<int32_t>> promptIds(const EngineHost::Prompt& prompt, ReplyFormat& format) {
         using Kind = EngineHost::Prompt::Kind;
         switch (prompt.kind) {
         case Kind::Text:
@@ -348,6 +383,7 @@ private:
             return ids;
         }
         case Kind::Chat: {
+            if (imageCount(prompt.messages) > 0) return chatWithImages(prompt.messages, format);
             const tmpl::ChatRequest chat = chatRequestFor(prompt.messages);
             Result<std::string> rendered = m_engine->renderChat(chat);
             if (!rendered) return rendered.status();
@@ -358,7 +394,36 @@ private:
         return internalError("unknown prompt kind");
     }
 
+    // A chat whose messages carry images: each decoded here, one image marker per image at the
+    // start of its message (as llama.cpp and Ollama place them), encoded by the projector.
+    Result<std::vector<int32_t>> chatWithImages(const QList<ChatMessage>& messages, ReplyFormat& format) {
+        const ModelSummary& m = m_engine->model();
+        if (!m.takesImages)
+            return unsupported("the model (" + m.architecture + ") does not take images; choose a vision model");
+        if (!m_engine->projector())
+            return unsupported("no vision projector is loaded for this model, so it cannot see images (put its "
+                               "mmproj .gguf file beside the model and load it again)");
+        std::vector<Image> decoded;
+        for (const ChatMessage& message : messages)
+            for (const QByteArray& bytes : message.images) {
+                const auto* data = reinterpret_cast<const uint8_t*>(bytes.constData());
+                Result<Image> image = decodeImage(std::span<const uint8_t>(data, size_t(bytes.size())));
+                if (!image)
+                    return image.status().withContext("image " + std::to_string(decoded.size() + 1));
+                decoded.push_back(std::move(image).value());
+            }
+        const tmpl::ChatRequest chat = chatRequestFor(withImageMarkers(messages));
+        Result<std::string> rendered = m_engine->renderChat(chat);
+        if (!rendered) return rendered.status();
+        format = replyFormatFor(*rendered);
+        std::vector<PromptImage> images;
+        Result<std::vector<int32_t>> ids = encodeChatWithImages(*m_engine, chat, decoded, images);
+        if (ids) m_pendingImages = std::move(images);
+        return ids;
+    }
+
     std::shared_ptr<HostRelay> m_relay;
+    std::vector<PromptImage> m_pendingImages; // of the prompt promptIds() encoded last
     std::shared_ptr<Engine> m_engine; // shared with the embedded server while it serves it
     quint64 m_generation = 0;
     std::map<quint64, RequestId> m_ids; // host id -> engine id, while running
@@ -634,9 +699,11 @@ quint64 EngineHost::sendChatFitting(const QList<ChatMessage>& messages, const Sa
             const int room = std::min(std::max(1, sampling.maxTokens), std::max(16, context / 4));
             const qsizetype first = !kept.isEmpty() && kept.first().role == QStringLiteral("system") ? 1 : 0;
             int dropped = 0;
+            // An image costs about its projector's embeddings per image (Gemma 3: 256).
+            const int perImage = engine->projector() ? int(engine->projector()->tokensPerImage) : 0;
             while (context > 0 && kept.size() - first > 1) {
                 Result<std::vector<int32_t>> ids = engine->encodeChat(chatRequestFor(kept));
-                if (!ids || int(ids->size()) + room <= context) break;
+                if (!ids || int(ids->size()) + perImage * detail::imageCount(kept) + room <= context) break;
                 // One turn: the message at `first` and the replies after it, up to the next user
                 // message; the last message stays.
                 qsizetype end = first + 1;

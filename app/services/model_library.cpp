@@ -5,6 +5,7 @@
 
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
+#include "hearth/projector.h"
 
 #include <QDir>
 #include <QDirIterator>
@@ -106,6 +107,11 @@ ModelEntry readEntry(const QString& path) {
         e.error = QString::fromStdString(file.status().toString());
         return e;
     }
+    if (Result<std::string> arch = file->getString("general.architecture"); arch && *arch == "clip") {
+        e.architecture = QStringLiteral("clip");
+        e.error = QStringLiteral("a vision projector (mmproj), not a model: put it beside its model");
+        return e;
+    }
     Result<ModelInfo> info = readModelInfo(*file);
     if (!info) {
         e.error = QString::fromStdString(info.status().toString());
@@ -126,6 +132,18 @@ ModelEntry readEntry(const QString& path) {
     const uint32_t ctx = std::min<uint32_t>(info->contextLength ? info->contextLength : 4096, 4096);
     e.memoryBytes = estimateMemory(*info, ctx, quant::Type::F16).totalBytes();
     return e;
+}
+
+// A vision projector's file, listed as its model's projectorPath rather than as a model.
+bool isProjectorEntry(const ModelEntry& e) {
+    return isProjectorFileName(e.fileName.toStdString()) || e.architecture == QStringLiteral("clip");
+}
+
+// The projector beside a usable model ("" : none or unreadable folder).
+QString projectorBeside(const ModelEntry& e) {
+    if (!e.isUsable()) return {};
+    Result<std::string> found = findProjectorFor(e.path.toStdString());
+    return found ? QString::fromStdString(*found) : QString();
 }
 
 } // namespace
@@ -157,6 +175,7 @@ public:
                 const QString p = QFileInfo(it.next()).absoluteFilePath();
                 const auto split = splitName(p);
                 if (split && split->index != 1) continue; // listed through part 1
+                if (isProjectorFileName(QFileInfo(p).fileName().toStdString())) continue;
                 paths << p;
             }
         }
@@ -173,7 +192,9 @@ public:
                 e = *cached; // unchanged since the last scan
             else
                 e = readEntry(p);
+            if (isProjectorEntry(e)) continue;
             e.external = references.contains(p);
+            e.projectorPath = projectorBeside(e); // again each scan: it may come or go alone
             out << e;
         }
         std::sort(out.begin(), out.end(), [](const ModelEntry& a, const ModelEntry& b) {
@@ -350,6 +371,10 @@ quint64 ModelLibrary::importModel(const QString& sourcePath, ImportMode mode) {
                     this, [this, ticket, message] { Q_EMIT importFailed(ticket, message); }, Qt::QueuedConnection);
             };
             const ModelEntry checked = w->check(source);
+            if (isProjectorEntry(checked))
+                return failed(QStringLiteral("%1 is a vision projector (mmproj), not a model: put it in the "
+                                             "folder of the model it serves")
+                                  .arg(source));
             if (!checked.isUsable())
                 return failed(QStringLiteral("%1 is not a usable GGUF model: %2").arg(source, checked.error));
             if (mode == ImportMode::Reference) {

@@ -29,9 +29,13 @@ struct ModelEntry {
     int layers = 0;
     bool hasChatTemplate = false;
     quint64 memoryBytes = 0; // weights + F16 KV cache for min(context, 4096) tokens
+    // The vision projector (llama.cpp's mmproj file) beside it that serves it ("" : none): a
+    // model with one takes images in chats (hearth::findProjectorFor, found at each scan).
+    QString projectorPath;
     QString error;
 
     bool isUsable() const { return error.isEmpty(); }
+    bool isVision() const { return !projectorPath.isEmpty(); }
     QString displayName() const { return name.isEmpty() ? fileName : name; }
     bool operator==(const ModelEntry&) const = default;
 };
@@ -73,6 +77,8 @@ public:
     QStringList references() const { return m_references; }
 
     // Rescans in the background; modelsChanged() follows. Unchanged files are not read again.
+    // Vision projector files (a name holding "mmproj", or general.architecture "clip") are not
+    // listed as models: each is its model's projectorPath.
     void refresh();
     bool isScanning() const { return m_scanning; }
     const QList<ModelEntry>& models() const { return m_models; }

@@ -1,6 +1,7 @@
 // ModelListModel: mirrors ModelLibrary::models() with minimal row changes.
 #include "services/model_list_model.h"
 
+#include <QFileInfo>
 #include <QLocale>
 #include <QSet>
 
@@ -44,14 +45,18 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
         if (!e.isUsable()) return QStringLiteral("%1\n%2").arg(e.fileName, tr("cannot be used"));
         const QString size = QLocale().formattedDataSize(e.sizeBytes);
         const QString fit = m_fit.value(e.path);
-        return QStringLiteral("%1\n%2 · %3 · %4%5").arg(e.displayName(), e.fileName, e.quantization, size,
-                                                       fit.isEmpty() ? QString() : QStringLiteral(" · ") + fit);
+        return QStringLiteral("%1%6\n%2 · %3 · %4%5")
+            .arg(e.displayName(), e.fileName, e.quantization, size,
+                 fit.isEmpty() ? QString() : QStringLiteral(" · ") + fit,
+                 e.isVision() ? QStringLiteral("  [%1]").arg(tr("Vision")) : QString());
     }
     case Qt::ToolTipRole: {
         if (!e.isUsable()) return QStringLiteral("%1\n%2").arg(e.path, e.error);
-        return QStringLiteral("%1\n%2 · %3 · %4 parameters · context %5")
+        return QStringLiteral("%1\n%2 · %3 · %4 parameters · context %5%6")
             .arg(e.path, e.architecture, e.quantization, ModelLibrary::formatParameters(e.parameterCount))
-            .arg(e.contextLength);
+            .arg(e.contextLength)
+            .arg(e.isVision() ? tr("\nVision: takes images (projector %1)").arg(QFileInfo(e.projectorPath).fileName())
+                              : QString());
     }
     case PathRole: return e.path;
     case FileNameRole: return e.fileName;
@@ -66,6 +71,7 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
     case ChatTemplateRole: return e.hasChatTemplate;
     case ExternalRole: return e.external;
     case ErrorRole: return e.error;
+    case ProjectorRole: return e.projectorPath;
     case EntryRole: return QVariant::fromValue(e);
     case FitRole: return m_fit.value(e.path);
     default: return {};
@@ -89,6 +95,7 @@ QHash<int, QByteArray> ModelListModel::roleNames() const {
     names.insert(ErrorRole, "error");
     names.insert(EntryRole, "entry");
     names.insert(FitRole, "fit");
+    names.insert(ProjectorRole, "projector");
     return names;
 }
 

@@ -29,6 +29,7 @@ public:
         ErrorRole,          // QString, empty when usable
         EntryRole,          // the whole ModelEntry
         FitRole,            // QString: "fits on GPU", ... (see setFitBadges); empty until known
+        ProjectorRole,      // QString: the vision projector beside it ("" : takes no images)
     };
     Q_ENUM(Role)
 

@@ -2,6 +2,7 @@
 // lists models and streams chat completions as server-sent events.
 #include "services/remote_provider.h"
 
+#include "services/chat_images.h"
 #include "services/secret_file.h"
 
 #include <QDir>
@@ -333,8 +334,23 @@ quint64 RemoteClient::sendChat(const RemoteProvider& provider, const QString& mo
         return id;
     }
     QJsonArray list;
-    for (const ChatMessage& m : messages)
-        list.append(QJsonObject{{QStringLiteral("role"), m.role}, {QStringLiteral("content"), m.content}});
+    for (const ChatMessage& m : messages) {
+        if (m.images.isEmpty()) {
+            list.append(QJsonObject{{QStringLiteral("role"), m.role}, {QStringLiteral("content"), m.content}});
+            continue;
+        }
+        // OpenAI's content parts: the images as data URIs, before the text (as the app sends
+        // them to a local model).
+        QJsonArray parts;
+        for (const QByteArray& image : m.images)
+            parts.append(QJsonObject{{QStringLiteral("type"), QStringLiteral("image_url")},
+                                     {QStringLiteral("image_url"),
+                                      QJsonObject{{QStringLiteral("url"), imageDataUri(image)}}}});
+        if (!m.content.isEmpty())
+            parts.append(QJsonObject{{QStringLiteral("type"), QStringLiteral("text")},
+                                     {QStringLiteral("text"), m.content}});
+        list.append(QJsonObject{{QStringLiteral("role"), m.role}, {QStringLiteral("content"), parts}});
+    }
     QJsonObject body{{QStringLiteral("model"), model},
                      {QStringLiteral("messages"), list},
                      {QStringLiteral("stream"), true},

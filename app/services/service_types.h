@@ -2,6 +2,7 @@
 // what a loaded model is, sampling settings, chat messages, usage and engine statistics.
 #pragma once
 
+#include <QByteArray>
 #include <QList>
 #include <QMetaType>
 #include <QString>
@@ -34,6 +35,10 @@ struct LoadSettings {
     // left out of the load, with the reason in LoadedModel::draftNote. The model's own path: its
     // multi-token-prediction head drafts (DraftModelFinder lists it so).
     QString draftModel;
+    // The vision projector (llama.cpp's mmproj file) to load with the model ("" = none): filled
+    // in by whoever loads, from the library's ModelEntry::projectorPath. One that fails to load
+    // is left out (the model loads without images), with the reason in LoadedModel::visionNote.
+    QString projectorPath;
 
     bool operator==(const LoadSettings&) const = default;
 };
@@ -57,6 +62,8 @@ struct LoadedModel {
     QString fallbackReason;                 // why it runs on the CPU when another device was asked for
     QString draftModel;                     // the draft model's file name, when one drafts
     QString draftNote;                      // why the chosen draft model does not
+    bool vision = false;                    // a projector is loaded: chats may carry images
+    QString visionNote;                     // why the chosen projector was left out
 };
 
 // Sampling and length limits of one generation.
@@ -86,6 +93,9 @@ struct ChatMessage {
     QString role; // "system", "user", "assistant"
     QString content;   // an assistant turn's answer only
     QString reasoning; // an assistant turn's reasoning (<think> or harmony analysis), if any
+    // Images the message carries, each an encoded file's bytes as attached (PNG, JPEG, WebP,
+    // GIF); the model sees them before the message's text.
+    QList<QByteArray> images;
 };
 
 // What one finished generation cost.

@@ -2,6 +2,8 @@
 // schema migrations keyed on PRAGMA user_version, full-text search with FTS5 when SQLite has it.
 #include "services/store.h"
 
+#include "services/chat_images.h"
+
 #include <QDateTime>
 #include <QHash>
 #include <QList>
@@ -240,6 +242,10 @@ public:
             return *f;
         }
         const qint64 id = q.lastInsertId().toLongLong();
+        if (auto f = insertImages(id, m.images)) {
+            db.rollback();
+            return *f;
+        }
         QSqlQuery touch(db);
         touch.prepare(QStringLiteral("UPDATE conversations SET updated = ? WHERE id = ?"));
         touch.addBindValue(created);
@@ -322,6 +328,7 @@ public:
             m.contextTokens = q.value(11).toInt();
             out << m;
         }
+        if (auto f = readImages(conversationId, out)) return *f;
         return out;
     }
 
@@ -369,6 +376,40 @@ private:
         return SqlFailure{message};
     }
 
+    // A message's images, in order, each with the MIME type its bytes name (inside the caller's
+    // transaction).
+    std::optional<SqlFailure> insertImages(qint64 messageId, const QList<QByteArray>& images) {
+        QSqlQuery q(database());
+        q.prepare(QStringLiteral(
+            "INSERT INTO message_images(message_id, position, mime_type, data) VALUES (?, ?, ?, ?)"));
+        for (qsizetype i = 0; i < images.size(); ++i) {
+            q.addBindValue(messageId);
+            q.addBindValue(int(i));
+            q.addBindValue(imageMimeType(images[i]));
+            q.addBindValue(images[i]);
+            if (!q.exec()) return fail(q, QStringLiteral("storing image %1 of message %2").arg(i + 1).arg(messageId));
+        }
+        return std::nullopt;
+    }
+
+    // Fills in the images of a conversation's messages.
+    std::optional<SqlFailure> readImages(qint64 conversationId, QList<StoredMessage>& messages) {
+        QSqlQuery q(database());
+        q.setForwardOnly(true);
+        q.prepare(QStringLiteral("SELECT i.message_id, i.data FROM message_images i "
+                                 "JOIN messages m ON m.id = i.message_id "
+                                 "WHERE m.conversation_id = ? ORDER BY i.message_id, i.position"));
+        q.addBindValue(conversationId);
+        if (!q.exec()) return fail(q, QStringLiteral("reading the images of conversation %1").arg(conversationId));
+        QHash<qint64, qsizetype> index;
+        for (qsizetype i = 0; i < messages.size(); ++i) index.insert(messages[i].id, i);
+        while (q.next()) {
+            const auto at = index.constFind(q.value(0).toLongLong());
+            if (at != index.constEnd()) messages[*at].images << q.value(1).toByteArray();
+        }
+        return std::nullopt;
+    }
+
     bool tableExists(const QString& name) const {
         QSqlQuery q(database());
         q.prepare(QStringLiteral("SELECT 1 FROM sqlite_master WHERE name = ?"));
@@ -395,7 +436,8 @@ private:
             std::optional<SqlFailure> f = next == 1   ? migrateTo1()
                                           : next == 2 ? migrateTo2()
                                           : next == 3 ? migrateTo3()
-                                                      : migrateTo4();
+                                          : next == 4 ? migrateTo4()
+                                                      : migrateTo5();
             QSqlQuery set(db);
             if (!f && !set.exec(QStringLiteral("PRAGMA user_version = %1").arg(next)))
                 f = fail(set, QStringLiteral("setting the schema version"));
@@ -480,6 +522,19 @@ private:
         return run({
             QStringLiteral("ALTER TABLE messages ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'"),
             QStringLiteral("ALTER TABLE messages ADD COLUMN context_tokens INTEGER NOT NULL DEFAULT 0"),
+        });
+    }
+
+    // Images of user messages: the encoded bytes as attached and their MIME type, in order,
+    // deleted with their message (and so with its conversation). Older messages have none.
+    std::optional<SqlFailure> migrateTo5() {
+        return run({
+            QStringLiteral("CREATE TABLE message_images ("
+                           " message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,"
+                           " position INTEGER NOT NULL,"
+                           " mime_type TEXT NOT NULL DEFAULT '',"
+                           " data BLOB NOT NULL,"
+                           " PRIMARY KEY (message_id, position))"),
         });
     }
 

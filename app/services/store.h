@@ -2,6 +2,7 @@
 // ticket at once and its result comes back as a signal carrying that ticket.
 #pragma once
 
+#include <QByteArray>
 #include <QList>
 #include <QMetaType>
 #include <QObject>
@@ -36,6 +37,9 @@ struct StoredMessage {
     // load, the app died while writing it) or "stopped" (the user or an unload cut it short).
     QString state = QStringLiteral("complete");
     int contextTokens = 0; // an assistant reply: prompt + reply tokens when it was written
+    // Images a user message carries, each an encoded file's bytes as attached, in order: stored
+    // with it at appendMessage (table message_images), read back with it, deleted with it.
+    QList<QByteArray> images;
 };
 
 struct SearchHit {
@@ -53,7 +57,7 @@ class StoreWorker;
 class Store : public QObject {
     Q_OBJECT
 public:
-    static constexpr int kSchemaVersion = 4;
+    static constexpr int kSchemaVersion = 5;
 
     explicit Store(QObject* parent = nullptr);
     // Finishes every request already made (so appended messages are committed), then closes.

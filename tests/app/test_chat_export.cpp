@@ -1,5 +1,5 @@
-// Conversation export and import: Markdown shape, JSON round trip (every field back), hostile
-// and malformed JSON refused with a message saying what is wrong; and the reply recorder on a
+// Conversation export and import: Markdown shape, JSON round trip (every field back, images
+// too), hostile and malformed JSON refused with a message saying what is wrong; and the reply recorder on a
 // real store: the row is incomplete while written, updated at most once an interval, stopped or
 // complete at the end, and still incomplete after the store goes away mid-reply.
 #include "services/chat_export.h"
@@ -104,6 +104,49 @@ private Q_SLOTS:
         QCOMPARE(chatToJson(*back), json);
     }
 
+    // A message's images: Markdown shows them inline as data URIs, before the text; JSON keeps
+    // their bytes (base64) and type, and a store import keeps them.
+    void imagesAreExportedAndImported() {
+        ExportedChat chat = sampleChat();
+        const QByteArray png = QByteArray("\x89PNG\r\n\x1a\n", 8) + QByteArray("\0\1 pixels", 9);
+        const QByteArray gif = QByteArray("GIF89a") + QByteArray(100, '\7');
+        chat.messages[0].images = {png, gif};
+        const QString md = chatToMarkdown(chat);
+        const QString pngUri = QStringLiteral("data:image/png;base64,") + QString::fromLatin1(png.toBase64());
+        QVERIFY(md.contains(QStringLiteral("## You\n\n![image 1](%1)\n\n![image 2](data:image/gif;base64,").arg(pngUri)));
+        QVERIFY(md.indexOf(QStringLiteral("![image 2]")) < md.indexOf(QStringLiteral("Write code:")));
+        QVERIFY(!md.mid(md.indexOf(QStringLiteral("## Assistant"))).contains(QStringLiteral("![image")));
+
+        const QByteArray json = chatToJson(chat);
+        const QJsonObject first = QJsonDocument::fromJson(json).object()[QStringLiteral("messages")].toArray()[0].toObject();
+        QCOMPARE(first[QStringLiteral("images")].toArray()[0].toObject()[QStringLiteral("mime_type")].toString(),
+                 QStringLiteral("image/png"));
+        QVERIFY(!QJsonDocument::fromJson(json).object()[QStringLiteral("messages")].toArray()[1].toObject().contains(
+            QStringLiteral("images")));
+        hearth::Result<ExportedChat> back = chatFromJson(json);
+        QVERIFY2(back.isOk(), back ? "" : back.status().message().c_str());
+        QCOMPARE(back->messages[0].images, (QList<QByteArray>{png, gif}));
+        QVERIFY(back->messages[1].images.isEmpty());
+        QCOMPARE(chatToJson(*back), json);
+
+        // Through a store: imported messages keep their images.
+        QTemporaryDir dir;
+        Store store;
+        QSignalSpy opened(&store, &Store::opened);
+        store.open(dir.filePath(QStringLiteral("h.db")));
+        QVERIFY(opened.wait(5000));
+        const qint64 id = createConversation(store);
+        QVERIFY(id > 0);
+        QSignalSpy committed(&store, &Store::committed);
+        for (StoredMessage m : back->messages) {
+            m.conversationId = id;
+            store.appendMessage(m);
+        }
+        const QList<StoredMessage> stored = load(store, id);
+        QCOMPARE(stored.size(), 2);
+        QCOMPARE(stored[0].images, (QList<QByteArray>{png, gif}));
+    }
+
     void badJsonIsRefusedWithAReason_data() {
         QTest::addColumn<QByteArray>("json");
         QTest::addColumn<QString>("says");
@@ -133,6 +176,18 @@ private Q_SLOTS:
         QTest::newRow("state") << QByteArray("{\"format\":\"hearth-chat\",\"version\":1,\"messages\":"
                                              "[{\"role\":\"assistant\",\"content\":\"a\",\"state\":\"evil\"}]}")
                                << QStringLiteral("unknown state");
+        QTest::newRow("image not base64")
+            << QByteArray("{\"format\":\"hearth-chat\",\"version\":1,\"messages\":"
+                          "[{\"role\":\"user\",\"content\":\"a\",\"images\":[{\"data\":\"@@@\"}]}]}")
+            << QStringLiteral("message 1: image 1 is not base64");
+        QTest::newRow("image not an image")
+            << QByteArray("{\"format\":\"hearth-chat\",\"version\":1,\"messages\":"
+                          "[{\"role\":\"user\",\"content\":\"a\",\"images\":[{\"data\":\"aGVsbG8=\"}]}]}")
+            << QStringLiteral("not a PNG, JPEG, WebP or GIF image");
+        QTest::newRow("images type")
+            << QByteArray("{\"format\":\"hearth-chat\",\"version\":1,\"messages\":"
+                          "[{\"role\":\"user\",\"content\":\"a\",\"images\":\"x\"}]}")
+            << QStringLiteral("\"images\" has the wrong type");
         QByteArray deep;
         for (int i = 0; i < 5000; ++i) deep += '[';
         QTest::newRow("deep nesting") << deep << QStringLiteral("not JSON");

@@ -1,10 +1,14 @@
 // ModelLibrary on a temporary models folder holding the real stories260K model, a broken file,
 // a split model and a download in progress; import (copy and reference), delete, rescans, the
-// list model under QAbstractItemModelTester, and the starter list resource.
+// list model under QAbstractItemModelTester, the starter list resource, and vision projectors
+// (mmproj files) paired with their models and never listed as models themselves.
 #include "services/model_library.h"
 #include "services/model_list_model.h"
 
+#include "gemma3_vision_files.h"
 #include "test_support.h"
+
+#include "hearth/projector.h"
 
 #include <QAbstractItemModelTester>
 #include <QFile>
@@ -43,6 +47,22 @@ const ModelEntry* byFile(const ModelLibrary& lib, const QString& fileName) {
     for (const ModelEntry& e : lib.models())
         if (e.fileName == fileName) return &e;
     return nullptr;
+}
+
+// A tiny Gemma 3 style projector whose embeddings are `width` wide.
+void writeProjector(const QString& path, int width) {
+    hearth::ProjectorSynthOptions o;
+    o.imageSize = 56;
+    o.patchSize = 14;
+    o.nEmbd = 32;
+    o.nFf = 64;
+    o.nLayer = 1;
+    o.nHead = 2;
+    o.merge = 2;
+    o.projectionDim = width;
+    o.outPath = path.toStdString();
+    const hearth::Status st = hearth::synthesizeProjector(o);
+    QVERIFY2(st.isOk(), st.toString().c_str());
 }
 
 } // namespace
@@ -277,6 +297,67 @@ private Q_SLOTS:
         if (QFile::exists(onDisk)) QCOMPARE(ModelLibrary::starterModels(onDisk).size(), list.size());
         QVERIFY(ModelLibrary::starterModels(QStringLiteral("/nonexistent.json"), &error).isEmpty());
         QVERIFY(error.contains(QStringLiteral("cannot read")));
+    }
+
+    // A projector beside its model makes it a vision model; projectors (by name or by their
+    // "clip" architecture) are never listed; one of another width, or beside a model that takes
+    // no images, pairs with nothing.
+    void projectorsPairWithTheirModels() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        HEARTH_REQUIRE_TEST_FILE("models/ggml-vocab-llama-spm.gguf");
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("models"));
+        QVERIFY(QDir().mkpath(folder + QStringLiteral("/seeing")));
+        std::string gemma, projector;
+        const QString error = hearth::test::synthGemma3WithProjector(folder + QStringLiteral("/seeing"), gemma, projector);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        auto info = hearth::readProjector(projector);
+        QVERIFY(info.isOk());
+        const int width = info->projectionDim;
+        QVERIFY(copyFile(QString::fromStdString(gemma), folder + QStringLiteral("/blind/gemma3.gguf")));
+        writeProjector(folder + QStringLiteral("/blind/mmproj-other.gguf"), width + 32); // wrong width
+        writeProjector(folder + QStringLiteral("/blind/vision-encoder.gguf"), width); // no "mmproj" in its name
+        QVERIFY(copyFile(QString::fromStdString(gemma), folder + QStringLiteral("/late.gguf")));
+        QVERIFY(copyFile(storiesPath(), folder + QStringLiteral("/plain.gguf")));
+
+        ModelLibrary lib(folder);
+        ModelListModel model(&lib);
+        QVERIFY(rescan(lib));
+        QStringList listed;
+        for (const ModelEntry& e : lib.models()) listed << QDir(folder).relativeFilePath(e.path);
+        listed.sort();
+        QCOMPARE(listed, (QStringList{QStringLiteral("blind/gemma3.gguf"), QStringLiteral("late.gguf"),
+                                      QStringLiteral("plain.gguf"), QStringLiteral("seeing/gemma3.gguf")}));
+        const ModelEntry* seeing = lib.find(QDir(folder).filePath(QStringLiteral("seeing/gemma3.gguf")));
+        QVERIFY(seeing);
+        QVERIFY(seeing->isVision());
+        QCOMPARE(seeing->projectorPath, QString::fromStdString(projector));
+        const ModelEntry* blind = lib.find(QDir(folder).filePath(QStringLiteral("blind/gemma3.gguf")));
+        QVERIFY(blind);
+        QVERIFY2(!blind->isVision(), qPrintable(blind->projectorPath));
+        QVERIFY(!byFile(lib, QStringLiteral("late.gguf"))->isVision());
+        // The list shows the tag and hands the projector to whoever loads.
+        for (int row = 0; row < model.rowCount(); ++row) {
+            const QModelIndex i = model.index(row, 0);
+            const bool vision = i.data(ModelListModel::PathRole).toString() == seeing->path;
+            QCOMPARE(i.data(Qt::DisplayRole).toString().contains(QStringLiteral("[Vision]")), vision);
+            QCOMPARE(i.data(ModelListModel::ProjectorRole).toString(), vision ? seeing->projectorPath : QString());
+        }
+
+        // A projector put beside models later is found at the next scan (the models unchanged),
+        // by the one that takes images only.
+        QVERIFY(copyFile(QString::fromStdString(projector), folder + QStringLiteral("/mmproj-late-f16.gguf")));
+        QVERIFY(rescan(lib));
+        QCOMPARE(lib.models().size(), 4);
+        QVERIFY(byFile(lib, QStringLiteral("late.gguf"))->isVision());
+        QVERIFY(!byFile(lib, QStringLiteral("plain.gguf"))->isVision());
+
+        // A projector is not imported as a model.
+        QSignalSpy failed(&lib, &ModelLibrary::importFailed);
+        lib.importModel(folder + QStringLiteral("/blind/vision-encoder.gguf"), ModelLibrary::ImportMode::Reference);
+        QVERIFY(failed.wait(5000));
+        QVERIFY2(failed.first().at(1).toString().contains(QStringLiteral("vision projector")),
+                 qPrintable(failed.first().at(1).toString()));
     }
 
     void parameterText() {

@@ -1,5 +1,6 @@
 // RemoteClient and ProviderStore against a real hearth server on loopback serving stories260K:
-// model lists, a streamed chat equal to the server's own answer, stop mid-stream, clear errors,
+// model lists, a streamed chat equal to the server's own answer, images sent as image_url parts,
+// stop mid-stream, clear errors,
 // keys in an owner-only file or a (stand-in) keyring, and the provider list kept across restarts.
 #include "services/remote_provider.h"
 
@@ -205,6 +206,26 @@ private Q_SLOTS:
         QVERIFY(waitFor([&] { return missing.ended; }));
         // The single-model server serves any name; an error is fine too, a hang or crash is not.
         QVERIFY(missing.error.isEmpty() || missing.error.contains(QLatin1String("loopback")));
+    }
+
+    // A message's images go as OpenAI image_url parts (data URIs) before its text: the server
+    // reads them, and its text-only model refuses them in words.
+    void imagesGoAsImageUrlParts() {
+        RemoteClient client(m_store.get());
+        ChatMessage user{QStringLiteral("user"), QStringLiteral("What is it?"), {},
+                         {QByteArray("\x89PNG\r\n\x1a\n", 8) + QByteArray("pixels")}};
+        ChatRecord r;
+        const quint64 id = client.sendChat(m_provider, QStringLiteral("stories260K"), {user}, Sampling::greedy(4));
+        record(client, id, r);
+        QVERIFY(waitFor([&] { return r.ended; }));
+        QVERIFY2(r.error.contains(QLatin1String("does not take images")), qPrintable(r.error));
+        // Without images the same chat is answered.
+        user.images.clear();
+        ChatRecord plain;
+        const quint64 id2 = client.sendChat(m_provider, QStringLiteral("stories260K"), {user}, Sampling::greedy(4));
+        record(client, id2, plain);
+        QVERIFY(waitFor([&] { return plain.ended; }));
+        QVERIFY2(plain.error.isEmpty(), qPrintable(plain.error));
     }
 
     void readsReasoningUsageAndErrorsFromAStream() {

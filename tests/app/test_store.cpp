@@ -1,5 +1,6 @@
 // Store on a real SQLite file: schema and WAL, conversations and messages round trip, cascade,
-// search, errors as signals, and no committed message lost when the writer is killed with -9.
+// a message's images (stored, read back, deleted with it; a schema 4 database migrated), search,
+// errors as signals, and no committed message lost when the writer is killed with -9.
 // Run with "--store-writer DB" this test is the child that the kill test kills.
 #include "services/store.h"
 
@@ -308,6 +309,107 @@ private Q_SLOTS:
         QCOMPARE(messages[2].state, QStringLiteral("stopped"));
         QCOMPARE(messages[2].contextTokens, 321);
         QCOMPARE(messages[3].state, QStringLiteral("complete"));
+    }
+
+    // A schema 4 database gains the images table and keeps everything; images come back with
+    // their message, byte for byte and in order, and go with it (edit and resend, delete).
+    void imagesRoundTripMigrateAndGoWithTheirMessages() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("v4.db"));
+        auto count = [&path](const char* sql) {
+            int n = -1;
+            {
+                QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("peek"));
+                db.setDatabaseName(path);
+                if (db.open()) {
+                    QSqlQuery q(db);
+                    if (q.exec(QString::fromLatin1(sql)) && q.next()) n = q.value(0).toInt();
+                }
+            }
+            QSqlDatabase::removeDatabase(QStringLiteral("peek"));
+            return n;
+        };
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("v4"));
+            db.setDatabaseName(path);
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            for (const char* sql : {
+                     "CREATE TABLE conversations (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                     " title TEXT NOT NULL DEFAULT '', model TEXT NOT NULL DEFAULT '',"
+                     " system_prompt TEXT NOT NULL DEFAULT '', sampling_json TEXT NOT NULL DEFAULT '{}',"
+                     " created INTEGER NOT NULL, updated INTEGER NOT NULL)",
+                     "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                     " conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+                     " role TEXT NOT NULL, content TEXT NOT NULL DEFAULT '', tokens INTEGER NOT NULL DEFAULT 0,"
+                     " ttft_ms REAL NOT NULL DEFAULT 0, tok_s REAL NOT NULL DEFAULT 0, created INTEGER NOT NULL,"
+                     " reasoning TEXT NOT NULL DEFAULT '', reasoning_ms REAL NOT NULL DEFAULT 0,"
+                     " state TEXT NOT NULL DEFAULT 'complete', context_tokens INTEGER NOT NULL DEFAULT 0)",
+                     "CREATE INDEX messages_by_conversation ON messages(conversation_id, id)",
+                     "INSERT INTO conversations(title, created, updated) VALUES ('v4 chat', 5, 6)",
+                     "INSERT INTO messages(conversation_id, role, content, created, state, context_tokens) "
+                     "VALUES (1, 'user', 'hello', 5, 'complete', 0), (1, 'assistant', 'hi', 6, 'stopped', 42)",
+                     "PRAGMA user_version = 4"})
+                QVERIFY2(q.exec(QString::fromLatin1(sql)), qPrintable(q.lastError().text()));
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("v4"));
+
+        const QByteArray png = QByteArray("\x89PNG\r\n\x1a\n", 8) + QByteArray("\0\1\2 pixels", 10);
+        const QByteArray jpeg = QByteArray("\xff\xd8\xff\xe0", 4) + QByteArray(3000, '\0');
+        {
+            Store store;
+            QSignalSpy opened(&store, &Store::opened);
+            QSignalSpy failed(&store, &Store::failed);
+            QSignalSpy loaded(&store, &Store::messagesLoaded);
+            QSignalSpy committed(&store, &Store::committed);
+            QSignalSpy removed(&store, &Store::messagesDeleted);
+            QVERIFY(waitFor(opened, failed, store.open(path)));
+            quint64 t = store.messages(1);
+            QVERIFY(waitFor(loaded, failed, t));
+            auto messages = argsFor(loaded, t).at(2).value<QList<StoredMessage>>();
+            QCOMPARE(messages.size(), 2); // nothing lost
+            QCOMPARE(messages[0].content, QStringLiteral("hello"));
+            QVERIFY(messages[0].images.isEmpty());
+            QCOMPARE(messages[1].state, QStringLiteral("stopped"));
+            QCOMPARE(messages[1].contextTokens, 42);
+
+            StoredMessage user;
+            user.conversationId = 1;
+            user.role = QStringLiteral("user");
+            user.content = QStringLiteral("What are these?");
+            user.images = {png, jpeg};
+            t = store.appendMessage(user);
+            QVERIFY(waitFor(committed, failed, t));
+            const qint64 withImages = argsFor(committed, t).at(1).toLongLong();
+            StoredMessage later = user;
+            later.images = {jpeg};
+            t = store.appendMessage(later);
+            QVERIFY(waitFor(committed, failed, t));
+            t = store.messages(1);
+            QVERIFY(waitFor(loaded, failed, t));
+            messages = argsFor(loaded, t).at(2).value<QList<StoredMessage>>();
+            QCOMPARE(messages.size(), 4);
+            QCOMPARE(messages[2].images, (QList<QByteArray>{png, jpeg}));
+            QCOMPARE(messages[3].images, QList<QByteArray>{jpeg});
+            QCOMPARE(count("SELECT count(*) FROM message_images WHERE mime_type = 'image/jpeg'"), 2);
+            QCOMPARE(count("SELECT count(*) FROM message_images WHERE mime_type = 'image/png' AND position = 0"), 1);
+
+            // Edit and resend drops the later messages' images with them.
+            t = store.deleteMessagesFrom(1, withImages + 1);
+            QVERIFY(waitFor(removed, failed, t));
+            QCOMPARE(count("SELECT count(*) FROM message_images"), 2);
+        }
+        QCOMPARE(count("PRAGMA user_version"), Store::kSchemaVersion);
+        {
+            Store store;
+            QSignalSpy opened(&store, &Store::opened);
+            QSignalSpy failed(&store, &Store::failed);
+            QSignalSpy deleted(&store, &Store::conversationDeleted);
+            QVERIFY(waitFor(opened, failed, store.open(path)));
+            QVERIFY(waitFor(deleted, failed, store.deleteConversation(1)));
+        }
+        QCOMPARE(count("SELECT count(*) FROM message_images"), 0);
+        QCOMPARE(count("SELECT count(*) FROM messages"), 0);
     }
 
     void conversationsAndMessagesRoundTrip() {
