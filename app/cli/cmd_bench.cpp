@@ -6,7 +6,6 @@
 #include "hearth/engine.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -117,21 +116,6 @@ double median(std::vector<double> v) {
     if (v.empty()) return 0.0;
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-bool parseInt(std::string_view s, int& out, int lo, int hi) {
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    return ec == std::errc() && p == s.data() + s.size() && out >= lo && out <= hi;
-}
-
-// A decimal number, the whole of s.
-template <typename T> bool parseReal(std::string_view s, T& out) {
-    const std::string text(s);
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || !end || *end != '\0') return false;
-    out = T(v);
-    return true;
 }
 
 } // namespace

@@ -54,11 +54,6 @@ bool parseList(std::string_view s, std::vector<int>& out) {
     return !out.empty();
 }
 
-bool parseInt(std::string_view s, int& out, int lo, int hi) {
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    return ec == std::errc() && p == s.data() + s.size() && out >= lo && out <= hi;
-}
-
 } // namespace
 
 int runBenchServe(Args args) {

@@ -5,7 +5,6 @@
 #include "hearth/evaluate.h"
 #include "hearth/imatrix.h"
 
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -33,11 +32,6 @@ struct Options {
     int ctx = 512, chunks = -1, threads = 0;
     bool processOutput = false;
 };
-
-bool parseInt(std::string_view v, int& out, int lo, int hi) {
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-    return ec == std::errc() && p == v.data() + v.size() && out >= lo && out <= hi;
-}
 
 // 0: parsed; otherwise the exit code (help printed: 0 via -1).
 int parse(Args args, Options& o, const char* name, const char* help, bool imatrix) {

@@ -1,8 +1,6 @@
 // The table of hearth-cli subcommands.
 #include "commands.h"
 
-#include <cctype>
-#include <cmath>
 #include <string>
 
 namespace hearth::cli {
@@ -27,32 +25,6 @@ int runPull(Args args);
 int runLs(Args args);
 int runRm(Args args);
 #endif
-
-bool parseByteSize(std::string_view text, uint64_t& bytes) {
-    size_t i = 0;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
-    if (i == 0) return false;
-    double v = 0.0;
-    try {
-        size_t used = 0;
-        v = std::stod(std::string(text.substr(0, i)), &used);
-        if (used != i) return false;
-    } catch (...) {
-        return false;
-    }
-    std::string unit(text.substr(i));
-    for (char& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
-    double scale = 1.0;
-    if (unit.empty() || unit == "B") scale = 1.0;
-    else if (unit == "K" || unit == "KB" || unit == "KIB") scale = 1024.0;
-    else if (unit == "M" || unit == "MB" || unit == "MIB") scale = 1024.0 * 1024.0;
-    else if (unit == "G" || unit == "GB" || unit == "GIB") scale = 1024.0 * 1024.0 * 1024.0;
-    else return false;
-    const double b = v * scale;
-    if (!std::isfinite(b) || b < 1.0 || b > 1e15) return false;
-    bytes = uint64_t(b);
-    return true;
-}
 
 std::span<const Command> commands() {
     static const Command table[] = {

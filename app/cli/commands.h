@@ -2,11 +2,17 @@
 // process exit code: 0 success, 1 failure while working, 2 bad input (usage, unreadable file).
 #pragma once
 
+#include "option_values.h"
+
 #include <cstdint>
 #include <span>
 #include <string_view>
 
 namespace hearth::cli {
+
+using options::parseByteSize;
+using options::parseInt;
+using options::parseReal;
 
 using Args = std::span<const std::string_view>;
 
@@ -15,9 +21,6 @@ struct Command {
     std::string_view summary;
     int (*run)(Args args);
 };
-
-// "512M", "2G", "1.5GiB", "1048576" -> bytes. False for anything else.
-bool parseByteSize(std::string_view text, uint64_t& bytes);
 
 // All subcommands, in the order `hearth-cli --help` lists them.
 std::span<const Command> commands();

@@ -3,6 +3,7 @@
 #include "hearth/engine.h"
 #include "hearth/projector.h"
 #include "hearth/server.h"
+#include "option_values.h"
 
 #include <charconv>
 #include <condition_variable>
@@ -101,50 +102,9 @@ const char* kHelp =
     "\n"
     "Stops cleanly on SIGINT (Ctrl-C) or SIGTERM.\n";
 
-template <typename T> bool parseInt(std::string_view s, T& out) {
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    return ec == std::errc() && p == s.data() + s.size();
-}
-
-// A decimal number, the whole of s.
-template <typename T> bool parseReal(std::string_view s, T& out) {
-    const std::string text(s);
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || !end || *end != '\0') return false;
-    out = T(v);
-    return true;
-}
-
-// "2G", "512M", "64K", "1T" or plain bytes (binary units, optional trailing B / iB).
-bool parseBytes(std::string_view s, uint64_t& out) {
-    uint64_t unit = 1;
-    std::string_view digits = s;
-    auto strip = [&](std::string_view suffix) {
-        if (digits.size() > suffix.size() &&
-            digits.substr(digits.size() - suffix.size()) == suffix) {
-            digits.remove_suffix(suffix.size());
-            return true;
-        }
-        return false;
-    };
-    if (!strip("iB") && !strip("ib")) strip("B") || strip("b");
-    if (!digits.empty()) {
-        switch (digits.back()) {
-        case 'K': case 'k': unit = 1ull << 10; break;
-        case 'M': case 'm': unit = 1ull << 20; break;
-        case 'G': case 'g': unit = 1ull << 30; break;
-        case 'T': case 't': unit = 1ull << 40; break;
-        default: break;
-        }
-        if (unit != 1) digits.remove_suffix(1);
-    }
-    uint64_t v = 0;
-    if (!parseInt(digits, v) || v == 0) return false;
-    if (v > UINT64_MAX / unit) return false;
-    out = v * unit;
-    return true;
-}
+using hearth::options::parseByteSize;
+using hearth::options::parseReal;
+using hearth::options::parseWhole;
 
 // The models folder of a data folder shared with the app and hearth-cli: the [models] folder=
 // key of DIR/hearth.ini (as QSettings writes it), else DIR/models.
@@ -213,7 +173,7 @@ int main(int argc, char** argv) {
             ok = value(v) && !v.empty();
             sc.host = std::string(v);
         } else if (a == "--port") {
-            ok = value(v) && parseInt(v, sc.port) && sc.port >= 0 && sc.port <= 65535;
+            ok = value(v) && parseWhole(v, sc.port) && sc.port >= 0 && sc.port <= 65535;
         } else if (a == "--api-key") {
             ok = value(v);
             sc.apiKey = std::string(v);
@@ -221,9 +181,9 @@ int main(int argc, char** argv) {
             ok = value(v) && !v.empty();
             sc.corsOrigins.emplace_back(v);
         } else if (a == "-c" || a == "--ctx") {
-            ok = value(v) && parseInt(v, ec.contextLength) && ec.contextLength >= 0;
+            ok = value(v) && parseWhole(v, ec.contextLength) && ec.contextLength >= 0;
         } else if (a == "--kv-memory") {
-            ok = value(v) && parseBytes(v, ec.kvMemoryBytes);
+            ok = value(v) && parseByteSize(v, ec.kvMemoryBytes);
         } else if (a == "--decode-stall") {
             ok = value(v);
             if (ok) {
@@ -250,19 +210,19 @@ int main(int argc, char** argv) {
         } else if (a == "--no-mmproj") {
             findProjectors = false;
         } else if (a == "--spec-max") {
-            ok = value(v) && parseInt(v, ec.speculation.maxDraft);
+            ok = value(v) && parseWhole(v, ec.speculation.maxDraft);
         } else if (a == "--spec-fixed") {
             ec.speculation.adaptive = false;
         } else if (a == "--spec-p-min" || a == "--spec-draft-p-min" || a == "--draft-p-min") {
             ok = value(v) && parseReal(v, ec.speculation.pMin);
         } else if (a == "--mtp-vocab") {
-            ok = value(v) && parseInt(v, ec.speculation.mtpVocab);
+            ok = value(v) && parseWhole(v, ec.speculation.mtpVocab);
         } else if (a == "--spec-min") {
-            ok = value(v) && parseInt(v, ec.speculation.minDraft);
+            ok = value(v) && parseWhole(v, ec.speculation.minDraft);
         } else if (a == "--spec-synth-len") {
             ok = value(v) && parseReal(v, ec.speculation.synthLength);
         } else if (a == "--state-memory") {
-            ok = value(v) && parseBytes(v, ec.stateMemoryBytes);
+            ok = value(v) && parseByteSize(v, ec.stateMemoryBytes);
         } else if (a == "--kv-type") {
             ok = value(v);
             if (ok) {
@@ -271,15 +231,15 @@ int main(int argc, char** argv) {
                 if (ok) ec.kvType = *t;
             }
         } else if (a == "-t" || a == "--threads") {
-            ok = value(v) && parseInt(v, ec.threads) && ec.threads >= 0;
+            ok = value(v) && parseWhole(v, ec.threads) && ec.threads >= 0;
         } else if (a == "-np" || a == "--parallel") {
-            ok = value(v) && parseInt(v, ec.maxNumSeqs) && ec.maxNumSeqs >= 1;
+            ok = value(v) && parseWhole(v, ec.maxNumSeqs) && ec.maxNumSeqs >= 1;
         } else if (a == "--max-body") {
             uint64_t b = 0;
-            ok = value(v) && parseBytes(v, b);
+            ok = value(v) && parseByteSize(v, b);
             sc.maxBodyBytes = size_t(b);
         } else if (a == "--max-tokens") {
-            ok = value(v) && parseInt(v, sc.defaultMaxTokens) && sc.defaultMaxTokens >= 1;
+            ok = value(v) && parseWhole(v, sc.defaultMaxTokens) && sc.defaultMaxTokens >= 1;
         } else if (a == "--models-dir") {
             ok = value(v) && !v.empty();
             modelsDir = std::string(v);
@@ -291,18 +251,18 @@ int main(int argc, char** argv) {
                 std::filesystem::create_directories(modelsDir, mkdirError);
             }
         } else if (a == "--ttl") {
-            ok = value(v) && parseInt(v, ttl) && ttl >= 0;
+            ok = value(v) && parseWhole(v, ttl) && ttl >= 0;
         } else if (a == "--no-mmap") {
             ec.useMmap = false;
         } else if (a == "--device") {
             ok = value(v) && !v.empty();
             ec.device = std::string(v);
         } else if (a == "-ngl" || a == "--gpu-layers") {
-            ok = value(v) && parseInt(v, ec.gpuLayers) && ec.gpuLayers >= -1;
+            ok = value(v) && parseWhole(v, ec.gpuLayers) && ec.gpuLayers >= -1;
         } else if (a == "--cpu-moe") {
             ec.cpuMoeLayers = -1;
         } else if (a == "--n-cpu-moe") {
-            ok = value(v) && parseInt(v, ec.cpuMoeLayers) && ec.cpuMoeLayers >= 0;
+            ok = value(v) && parseWhole(v, ec.cpuMoeLayers) && ec.cpuMoeLayers >= 0;
         } else if (a == "--no-request-log") {
             requestLog = false;
         } else if (a == "--upstream") {
@@ -317,9 +277,9 @@ int main(int argc, char** argv) {
             }
             if (ok) sc.upstreams.back().apiKey = std::string(v);
         } else if (a == "--upstream-timeout") {
-            ok = value(v) && parseInt(v, sc.upstreamTimeoutSeconds) && sc.upstreamTimeoutSeconds >= 1;
+            ok = value(v) && parseWhole(v, sc.upstreamTimeoutSeconds) && sc.upstreamTimeoutSeconds >= 1;
         } else if (a == "--http-threads") {
-            ok = value(v) && parseInt(v, sc.maxConnections) && sc.maxConnections >= 1;
+            ok = value(v) && parseWhole(v, sc.maxConnections) && sc.maxConnections >= 1;
         } else {
             std::fprintf(stderr, "hearth-server: unknown argument '%s' (see --help)\n", argv[i]);
             return 2;
