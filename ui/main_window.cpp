@@ -376,15 +376,17 @@ void MainWindow::openModel(const QString& path) {
 
 void MainWindow::inspectModel(const QString& path) {
     m_info->load(path);
-    m_settingsView->setModelPath(path);
+    const app::ModelEntry* entry = m_library->find(path);
+    m_settingsView->setModelPath(path, entry ? entry->projectorPath : QString());
     m_pages->setCurrentWidget(m_info);
 }
 
 void MainWindow::loadModel(const QString& path) {
-    m_settingsView->setModelPath(path);
+    const app::ModelEntry* entry = m_library->find(path);
+    m_settingsView->setModelPath(path, entry ? entry->projectorPath : QString());
     app::LoadSettings settings = m_settings->loadSettings();
     settings.draftModel = m_settings->draftModelFor(path);
-    if (const app::ModelEntry* entry = m_library->find(path)) settings.projectorPath = entry->projectorPath;
+    if (entry) settings.projectorPath = entry->projectorPath;
     // Say before loading when the chosen device will not run it all (the engine says so after too).
     if (settings.device != QStringLiteral("cpu"))
         if (const QString why = app::fallbackReasonFor(settings, app::listDevicesOnce(), path); !why.isEmpty())

@@ -300,7 +300,9 @@ void ModelsView::computeLibraryBadges() {
         QHash<QString, QString> badges;
         for (const app::ModelEntry& e : entries) {
             if (!e.isUsable()) continue;
-            const app::MemoryPlan plan = app::planMemory(e.path, ls, devices, ramBytes);
+            app::LoadSettings withProjector = ls;
+            withProjector.projectorPath = e.projectorPath; // loaded with it, so counted
+            const app::MemoryPlan plan = app::planMemory(e.path, withProjector, devices, ramBytes);
             badges.insert(e.path, app::fitBadge(plan, plan.error.isEmpty() ? app::wontRunReason(plan.info) : QString()));
         }
         QMetaObject::invokeMethod(this, [this, generation, badges] {

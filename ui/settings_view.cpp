@@ -227,7 +227,10 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
         m_settings->setTheme(theme);
         Q_EMIT themeChanged(theme);
     });
-    connect(m_engine, &app::EngineHost::loaded, this, [this](const app::LoadedModel& m) { modelChanged(m.path); });
+    connect(m_engine, &app::EngineHost::loaded, this, [this](const app::LoadedModel& m) {
+        if (m.path != m_modelPath) m_projectorPath.clear(); // loaded elsewhere: not known here
+        modelChanged(m.path);
+    });
     // GPU drivers can take a while to answer: look for devices off the GUI thread.
     m_pendingDevice = ls.device;
     QPointer<SettingsView> self(this);
@@ -334,7 +337,10 @@ void SettingsView::updateKvChoices() {
     }
 }
 
-void SettingsView::setModelPath(const QString& path) { modelChanged(path); }
+void SettingsView::setModelPath(const QString& path, const QString& projectorPath) {
+    m_projectorPath = projectorPath;
+    modelChanged(path);
+}
 
 void SettingsView::modelChanged(const QString& path) {
     const bool other = path != m_modelPath;
@@ -412,7 +418,9 @@ void SettingsView::updateEstimate() {
         return;
     }
     const qint64 available = app::availableRamBytes();
-    const app::MemoryPlan plan = app::planMemory(m_modelPath, ls, m_devices, available);
+    app::LoadSettings withProjector = ls;
+    withProjector.projectorPath = m_projectorPath;
+    const app::MemoryPlan plan = app::planMemory(m_modelPath, withProjector, m_devices, available);
     warn(devicesKnown ? app::fallbackReasonFor(ls, m_devices, plan) : QString());
     if (!plan.error.isEmpty()) {
         m_estimate->setText(plan.error.toHtmlEscaped());
@@ -456,6 +464,9 @@ void SettingsView::updateEstimate() {
                 .arg(m_mmap->isChecked() ? tr("memory-mapped") : tr("read into memory"), ramWeights, size(est.kvCpu),
                      hybrid ? tr(" · recurrent state %1").arg(size(est.stateCpu)) : QString(),
                      size(est.computeCpu), size(est.cpuTotal()), size(uint64_t(std::max<qint64>(0, available))));
+    if (plan.projectorBytes > 0)
+        html += tr("Vision projector %1: %2 (weights and one image's encoding, in the compute above)<br>")
+                    .arg(QFileInfo(m_projectorPath).fileName().toHtmlEscaped(), size(plan.projectorBytes));
     html += tr("KV cache: %1 sequences × %2 tokens, %3").arg(plan.sequences).arg(plan.contextLength).arg(plan.kvName);
     if (hybrid)
         html += tr(" in %1 of %2 layers · recurrent state: %3 per sequence (%4 layers)")

@@ -30,7 +30,8 @@ public:
     ~SettingsView() override; // waits for the device probe if it is still running
 
     // The model whose memory the estimate describes.
-    void setModelPath(const QString& path);
+    // The model the estimate is for, and the vision projector it loads with ("" when none).
+    void setModelPath(const QString& path, const QString& projectorPath = {});
     QString modelPath() const { return m_modelPath; }
     app::Sampling sampling() const;
     QString estimateText() const;
@@ -74,6 +75,7 @@ private:
     app::Settings* m_settings;
     app::EngineHost* m_engine;
     QString m_modelPath;
+    QString m_projectorPath; // of m_modelPath, counted in the estimate
     QSpinBox* m_context = nullptr;
     QComboBox* m_kvType = nullptr;
     QSpinBox* m_threads = nullptr;

@@ -2,7 +2,7 @@
 // process exit code: 0 success, 1 failure while working, 2 bad input (usage, unreadable file).
 #pragma once
 
-#include "option_values.h"
+#include "../common/option_values.h"
 
 #include <cstdint>
 #include <span>

@@ -2,6 +2,8 @@
 // resolved the way EngineHost places layers, and one rule turning it into a fit verdict.
 #include "services/memory_estimate.h"
 
+#include "hearth/projector.h"
+
 #include "services/model_support.h"
 
 #include <QFile>
@@ -97,10 +99,15 @@ MemoryPlan planMemory(const gguf::File& file, const ModelInfo& info, const LoadS
     MemoryPlan p = basePlan(settings, devices, ramAvailable, info.contextLength);
     p.info = info;
     p.blockCount = int(info.blockCount);
+    if (!settings.projectorPath.isEmpty())
+        if (Result<ProjectorInfo> projector = readProjector(settings.projectorPath.toStdString()))
+            p.projectorBytes = projectorMemoryBytes(*projector);
     const int batch = std::max(16, settings.batchSize);
     if (p.gpu) {
         if (settings.gpuLayers < 0) {
-            const GpuFit fit = fitOnGpu(file, info, p.gpuBudget, p.contextLength, p.kvType, p.sequences, batch,
+            // The projector runs on the GPU beside the layers: what is left for them.
+            const uint64_t budget = p.gpuBudget - std::min(p.gpuBudget, p.projectorBytes);
+            const GpuFit fit = fitOnGpu(file, info, budget, p.contextLength, p.kvType, p.sequences, batch,
                                         settings.cpuMoeLayers < 0 ? kFitExperts : settings.cpuMoeLayers);
             p.gpuLayers = fit.gpuLayers;
             p.cpuMoeLayers = fit.cpuMoeLayers;
@@ -111,6 +118,7 @@ MemoryPlan planMemory(const gguf::File& file, const ModelInfo& info, const LoadS
     }
     p.split = estimateSplit(file, info, p.gpuLayers, p.contextLength, p.kvType, p.sequences, batch, p.cpuMoeLayers);
     p.cpuMoeLayers = p.split.cpuMoeLayers;
+    (p.gpu ? p.split.computeGpu : p.split.computeCpu) += p.projectorBytes;
     classify(p);
     return p;
 }

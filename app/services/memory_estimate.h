@@ -59,6 +59,9 @@ struct MemoryPlan {
     qint64 ramAvailable = 0;
     bool gpuOver = false;       // the GPU's share exceeds its budget
     bool ramOver = false;       // RAM need above kMaxRamFraction of what is available
+    // The vision projector of LoadSettings::projectorPath (weights and one image's encoding),
+    // counted in split on the side it runs: the chosen GPU's, else RAM (computeGpu/computeCpu).
+    uint64_t projectorBytes = 0;
     Fit fit = Fit::Unknown;
 
     // What the load takes from RAM: the CPU's share, plus the GPU's when the GPU uses RAM.
@@ -66,7 +69,8 @@ struct MemoryPlan {
     bool overLimit() const { return gpuOver || ramOver; }
 };
 
-// The plan for a model whose header is read: the engine's own split estimate.
+// The plan for a model whose header is read: the engine's own split estimate, and the projector
+// of settings.projectorPath where one is given (a file that does not read counts nothing).
 MemoryPlan planMemory(const gguf::File& file, const ModelInfo& info, const LoadSettings& settings,
                       const DeviceList& devices, qint64 ramAvailable);
 // Opens `path` (header only; every part of a split model).

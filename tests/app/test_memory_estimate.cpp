@@ -7,8 +7,10 @@
 #include "test_support.h"
 
 #include "hearth/gguf.h"
+#include "hearth/projector.h"
 #include "hearth/synth.h"
 
+#include <QTemporaryDir>
 #include <QtTest>
 
 using namespace hearth;
@@ -100,6 +102,46 @@ private Q_SLOTS:
         QVERIFY(!planMemory(QStringLiteral("/nonexistent.gguf"), settingsOn(QStringLiteral("cpu")), machine(0), kGiB).error.isEmpty());
         QCOMPARE(fitBadge(cpu, QStringLiteral("architecture 'mamba' not supported")),
                  QStringLiteral("won't run here: architecture 'mamba' not supported"));
+    }
+
+    // A vision projector loaded with the model is counted where it runs (RAM, or the GPU it shares
+    // with the layers, which then fit fewer), and a projector that does not read counts nothing.
+    void theProjectorIsCounted() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const QString model = QString::fromStdString(test::testDataPath("models/stories260K.gguf"));
+        QTemporaryDir dir;
+        ProjectorSynthOptions o;
+        o.imageSize = 224;
+        o.patchSize = 14;
+        o.nEmbd = 64;
+        o.nFf = 128;
+        o.nLayer = 2;
+        o.nHead = 4;
+        o.projectionDim = 64;
+        o.outPath = dir.filePath(QStringLiteral("mmproj-f16.gguf")).toStdString();
+        QVERIFY2(synthesizeProjector(o).isOk(), synthesizeProjector(o).toString().c_str());
+        const uint64_t bytes = projectorMemoryBytes(*readProjector(o.outPath));
+        QVERIFY(bytes > 0);
+        LoadSettings cpu = settingsOn(QStringLiteral("cpu"));
+        const MemoryPlan plain = planMemory(model, cpu, machine(0), 8 * kGiB);
+        cpu.projectorPath = QString::fromStdString(o.outPath);
+        const MemoryPlan withVision = planMemory(model, cpu, machine(0), 8 * kGiB);
+        QCOMPARE(withVision.projectorBytes, bytes);
+        QCOMPARE(withVision.split.cpuTotal(), plain.split.cpuTotal() + bytes);
+        cpu.projectorPath = dir.filePath(QStringLiteral("missing.gguf"));
+        QCOMPARE(planMemory(model, cpu, machine(0), 8 * kGiB).split.cpuTotal(), plain.split.cpuTotal());
+
+        // A GPU with room for every layer, but not for them and the projector.
+        LoadSettings gpu = settingsOn(QStringLiteral("vulkan:0"));
+        const MemoryPlan all = planMemory(model, gpu, machine(uint64_t(4) << 30), 8 * kGiB);
+        const uint64_t usable = all.split.gpuTotal() + 1024;
+        const DeviceList tight = machine(usable * 10 / 9 + 1);
+        QCOMPARE(planMemory(model, gpu, tight, 8 * kGiB).gpuLayers, all.gpuLayers);
+        gpu.projectorPath = QString::fromStdString(o.outPath);
+        const MemoryPlan shared = planMemory(model, gpu, tight, 8 * kGiB);
+        QVERIFY(shared.gpuLayers < all.gpuLayers);
+        QVERIFY(shared.split.computeGpu >= bytes);
+        QVERIFY(!shared.gpuOver);
     }
 
     // qwen3moe-tiny (4 layers) on a GPU with room for all but the experts of about one and a half

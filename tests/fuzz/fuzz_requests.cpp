@@ -1,13 +1,12 @@
 // libFuzzer target for everything that reads client input in the server: the OpenAI, Ollama,
-// Anthropic, Responses and embeddings request parsers, GBNF grammars (parse, then match a text),
-// JSON Schema to grammar, and the streaming readers of model output (tool calls, <think>,
-// harmony), and the images a request carries (PNG, JPEG, GIF, WebP). The first byte picks the
-// target; the rest is its input.
+// Anthropic and Responses request parsers, base64 and image data URIs, GBNF grammars (parse,
+// then match a text), JSON Schema to grammar, the streaming readers of model output (tool calls,
+// <think>, harmony), and the images a request carries (PNG, JPEG, GIF, WebP). The first byte
+// picks the target; the rest is its input.
 #include "hearth/chat_output.h"
 #include "hearth/grammar.h"
 #include "hearth/image.h"
 #include "server/anthropic_request.h"
-#include "server/embeddings_api.h"
 #include "server/image_parts.h"
 #include "server/ollama_api.h"
 #include "server/openai_request.h"
@@ -42,11 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     switch (data[0] % 14) {
     case 8: (void)server::parseAnthropicRequest(in, limits, (size & 1) != 0); break;
     case 9: (void)server::parseResponsesRequest(in, limits); break;
-    case 10:
-        (void)server::parseOpenAIEmbeddings(in, limits);
-        (void)server::parseOllamaEmbed(in, limits, (size & 1) != 0);
-        break;
-    case 11: {
+    case 10: {
         std::string bytes;
         (void)server::decodeBase64(in);
         (void)server::readImageUrl(in, "image_url", bytes);
