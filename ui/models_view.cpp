@@ -500,8 +500,9 @@ QString ModelsView::optionWontRunReason(int optionRow) const {
 QString ModelsView::optionFitBadge(int optionRow) const {
     if (optionRow < 0 || optionRow >= m_shownOptions.size()) return {};
     const app::QuantOption& o = m_shownOptions[optionRow];
+    // A projector loads with its model (the library pairs them): its weights count too.
     const app::MemoryPlan plan =
-        app::planMemoryFromSize(o.totalSize, quint64(std::max<qint64>(0, m_shownDetails.totalParameters)),
+        app::planMemoryFromSize(o.totalSize + (o.hasProjector() ? o.projector.size : 0), quint64(std::max<qint64>(0, m_shownDetails.totalParameters)),
                                 m_shownDetails.contextLength, currentLoadSettings(), m_devices, ram());
     return app::fitBadge(plan, optionWontRunReason(optionRow));
 }
