@@ -1,13 +1,15 @@
 // Models page: the library list with details, fit badges and Load/Import/Delete, and the hub
 // browser with the starter list, quantization choice, fit badges, "won't run here" marks (the
-// architecture or weight type this build cannot run: Download stays off for those), inline hub
-// errors with Retry and a download list (kept across restarts) with progress, speed and ETA.
+// architecture or weight type this build cannot run: Download stays off for those), "Vision"
+// marks and the projector downloaded with the model (HubDownloads does the downloading), inline
+// hub errors with Retry and a download list (kept across restarts) with progress, speed and ETA.
 #include "models_view.h"
 
 #include "services/memory_estimate.h"
 #include "services/model_support.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QFileInfo>
 #include <QPointer>
 #include <QTimer>
@@ -60,10 +62,16 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     auto* import = new QPushButton(tr("Import..."), local);
     auto* remove = new QPushButton(tr("Delete"), local);
     auto* refresh = new QPushButton(tr("Refresh"), local);
+    m_fetchProjector = new QPushButton(tr("Download vision projector"), local);
+    m_fetchProjector->setObjectName(QStringLiteral("downloadProjector"));
+    m_fetchProjector->setToolTip(tr("Fetch the image projector (mmproj file) from the model's hub repository, "
+                                    "beside the model: the model then takes images in chats"));
+    m_fetchProjector->hide();
     auto* localButtons = new QHBoxLayout();
     localButtons->addWidget(load);
     localButtons->addWidget(import);
     localButtons->addWidget(remove);
+    localButtons->addWidget(m_fetchProjector);
     localButtons->addStretch(1);
     localButtons->addWidget(refresh);
     auto* localSplit = new QSplitter(local);
@@ -101,11 +109,19 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     connect(retry, &QPushButton::clicked, this, &ModelsView::retryHub);
     m_options = new QTreeWidget(hubPage);
     m_options->setObjectName(QStringLiteral("hubOptions"));
-    m_options->setHeaderLabels({tr("Quantization"), tr("Size"), tr("Fit"), tr("File")});
+    m_options->setHeaderLabels({tr("Quantization"), tr("Size"), tr("Fit"), tr("File"), tr("Images")});
     m_options->headerItem()->setToolTip(2, tr("Estimated for the load settings (device, GPU layers, context, KV type) "
                                               "from the file size: the settings page shows the exact estimate once "
                                               "the file is here"));
     m_options->setRootIsDecorated(false);
+    m_projectorNote = new QLabel(hubPage);
+    m_projectorNote->setObjectName(QStringLiteral("hubProjector"));
+    m_projectorNote->setWordWrap(true);
+    m_withProjector = new QCheckBox(tr("Also download the vision projector"), hubPage);
+    m_withProjector->setObjectName(QStringLiteral("withProjector"));
+    m_withProjector->setChecked(true);
+    m_projectorNote->hide();
+    m_withProjector->hide();
     auto* get = new QPushButton(tr("Download"), hubPage);
     m_download = get;
     get->setEnabled(false);
@@ -123,6 +139,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     hubSplit->setSizes({300, 460});
     auto* transferButtons = new QHBoxLayout();
     transferButtons->addWidget(get);
+    transferButtons->addWidget(m_withProjector);
     transferButtons->addStretch(1);
     transferButtons->addWidget(pause);
     transferButtons->addWidget(resume);
@@ -131,6 +148,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     hubLayout->addWidget(m_query);
     hubLayout->addWidget(m_errorRow);
     hubLayout->addWidget(hubSplit, 1);
+    hubLayout->addWidget(m_projectorNote);
     hubLayout->addLayout(transferButtons);
     hubLayout->addWidget(m_transfers);
     tabs->addTab(hubPage, tr("Discover"));
@@ -138,6 +156,11 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     // Starter list until the first search.
     fillStarters();
 
+    m_hubDownloads = new app::HubDownloads(m_hub, m_downloads, m_library, this);
+    connect(m_hubDownloads, &app::HubDownloads::enqueued, this, [this](quint64 id, const QString& name) {
+        if (!m_transferRows.contains(id)) addTransferRow(id, name, app::DownloadState::Queued);
+    });
+    connect(m_fetchProjector, &QPushButton::clicked, this, &ModelsView::fetchProjectorForSelected);
     connect(m_localList->selectionModel(), &QItemSelectionModel::currentChanged, this, &ModelsView::showDetails);
     connect(m_localList, &QListView::doubleClicked, this, &ModelsView::loadSelected);
     connect(load, &QPushButton::clicked, this, &ModelsView::loadSelected);
@@ -223,6 +246,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     connect(m_downloads, &app::DownloadManager::completed, this, [this](quint64, const QString& path) {
         Q_EMIT statusMessage(tr("Downloaded and verified %1").arg(path));
         m_library->refresh();
+        updateProjectorOffer(); // a projector that arrived but pairs with nothing is not offered again
     });
     connect(m_downloads, &app::DownloadManager::failed, this,
             [this](quint64 id, const QString& message) {
@@ -446,6 +470,7 @@ void ModelsView::search(const QString& query) {
 }
 
 void ModelsView::showDetails() {
+    updateProjectorOffer();
     const QModelIndex i = m_localList->currentIndex();
     const app::ModelEntry* e = i.isValid() ? m_model->entry(i.row()) : nullptr;
     if (!e) {
@@ -477,8 +502,9 @@ QString ModelsView::optionWontRunReason(int optionRow) const {
 QString ModelsView::optionFitBadge(int optionRow) const {
     if (optionRow < 0 || optionRow >= m_shownOptions.size()) return {};
     const app::QuantOption& o = m_shownOptions[optionRow];
+    // A projector loads with its model (the library pairs them): its weights count too.
     const app::MemoryPlan plan =
-        app::planMemoryFromSize(o.totalSize, quint64(std::max<qint64>(0, m_shownDetails.totalParameters)),
+        app::planMemoryFromSize(o.totalSize + (o.hasProjector() ? o.projector.size : 0), quint64(std::max<qint64>(0, m_shownDetails.totalParameters)),
                                 m_shownDetails.contextLength, currentLoadSettings(), m_devices, ram());
     return app::fitBadge(plan, optionWontRunReason(optionRow));
 }
@@ -489,6 +515,33 @@ void ModelsView::selectOption(int optionRow) {
 
 bool ModelsView::canDownloadSelected() const { return m_download->isEnabled(); }
 
+bool ModelsView::optionHasVision(int optionRow) const {
+    return optionRow >= 0 && optionRow < m_shownOptions.size() && m_shownOptions[optionRow].hasProjector();
+}
+
+void ModelsView::updateProjectorOffer() {
+    const QModelIndex i = m_localList->currentIndex();
+    const app::ModelEntry* e = i.isValid() ? m_model->entry(i.row()) : nullptr;
+    const app::HubFile offer = e ? m_hubDownloads->projectorOffer(*e) : app::HubFile{};
+    m_fetchProjector->setVisible(!offer.path.isEmpty());
+    if (!offer.path.isEmpty())
+        m_fetchProjector->setText(tr("Download vision projector (%1)").arg(QLocale().formattedDataSize(offer.size)));
+}
+
+bool ModelsView::canFetchProjector() const { return !m_fetchProjector->isHidden(); }
+
+void ModelsView::fetchProjectorForSelected() {
+    const QModelIndex i = m_localList->currentIndex();
+    const app::ModelEntry* e = i.isValid() ? m_model->entry(i.row()) : nullptr;
+    if (!e) return;
+    const app::ModelOrigin origin = m_hubDownloads->originOf(e->path);
+    if (m_hubDownloads->downloadProjectorFor(*e) == 0) {
+        Q_EMIT statusMessage(tr("No vision projector to fetch for %1").arg(e->displayName()));
+        return;
+    }
+    Q_EMIT statusMessage(tr("Downloading the vision projector of %1 from %2").arg(e->displayName(), origin.repo));
+}
+
 void ModelsView::fillOptions() {
     const int current = m_options->indexOfTopLevelItem(m_options->currentItem());
     m_options->clear();
@@ -498,6 +551,17 @@ void ModelsView::fillOptions() {
         item->setText(0, o.quantization);
         item->setText(1, QLocale().formattedDataSize(o.totalSize));
         item->setText(3, o.isSplit() ? tr("%1 (%2 parts)").arg(o.name).arg(o.partCount) : o.name);
+        if (o.hasProjector()) {
+            // The projector's size counted beside the model's.
+            item->setText(1, tr("%1 + %2").arg(QLocale().formattedDataSize(o.totalSize),
+                                               QLocale().formattedDataSize(o.projector.size)));
+            item->setToolTip(1, tr("Model %1, vision projector %2 (%3 together)")
+                                    .arg(QLocale().formattedDataSize(o.totalSize),
+                                         QLocale().formattedDataSize(o.projector.size),
+                                         QLocale().formattedDataSize(o.totalSize + o.projector.size)));
+            item->setText(4, tr("Vision"));
+            item->setToolTip(4, tr("Takes images with the projector %1").arg(o.projector.path));
+        }
         const QString reason = optionWontRunReason(row);
         item->setText(2, optionFitBadge(row));
         if (reason.isEmpty()) continue;
@@ -507,6 +571,17 @@ void ModelsView::fillOptions() {
             item->setForeground(c, palette().brush(QPalette::Disabled, QPalette::Text));
     }
     m_options->header()->resizeSections(QHeaderView::ResizeToContents);
+    // The repository's projector (each option names the same one unless folders differ).
+    const auto withVision = std::find_if(m_shownOptions.begin(), m_shownOptions.end(),
+                                         [](const app::QuantOption& o) { return o.hasProjector(); });
+    if (withVision != m_shownOptions.end()) {
+        m_projectorNote->setText(tr("Vision: this repository has an image projector, %1 (%2), downloaded beside the "
+                                    "model so that it takes images in chats.")
+                                     .arg(withVision->projector.path.section(QLatin1Char('/'), -1),
+                                          QLocale().formattedDataSize(withVision->projector.size)));
+    }
+    m_projectorNote->setVisible(withVision != m_shownOptions.end());
+    m_withProjector->setVisible(withVision != m_shownOptions.end());
     if (current >= 0 && current < m_options->topLevelItemCount()) selectOption(current);
     updateDownloadButton();
 }
@@ -536,17 +611,10 @@ void ModelsView::download(int optionRow) {
         Q_EMIT statusMessage(tr("Won't run here: %1").arg(reason));
         return;
     }
+    // Rows for what is queued come from HubDownloads::enqueued.
     const app::QuantOption& o = m_shownOptions[optionRow];
-    for (const app::HubFile& f : o.files) {
-        app::DownloadRequest r;
-        r.url = m_hub->downloadUrl(m_shownRepo, f.path);
-        r.destination = QDir(m_library->modelsFolder()).filePath(f.path.section(QLatin1Char('/'), -1));
-        r.expectedSha256 = f.sha256;
-        r.expectedSize = f.size;
-        r.displayName = f.path.section(QLatin1Char('/'), -1);
-        const quint64 id = m_downloads->enqueue(r);
-        if (!m_transferRows.contains(id)) addTransferRow(id, r.displayName, app::DownloadState::Queued);
-    }
+    if (m_hubDownloads->downloadOption(m_shownRepo, o, m_withProjector->isChecked()).isEmpty())
+        Q_EMIT statusMessage(tr("%1 is in the models folder or being downloaded already").arg(o.name));
 }
 
 } // namespace hearth::ui

@@ -1,13 +1,15 @@
 // The models page: the local library (load, import, delete, details, a fit badge per model) and
 // the Hugging Face hub browser (the starter list with size, license and notes; search; every GGUF
-// quantization of a repo with a fit badge or a "won't run here" mark; downloads kept across
-// restarts; hub errors shown inline with Retry). Badges come from the shared estimate
+// quantization of a repo with a fit badge or a "won't run here" mark and a "Vision" mark where
+// the repo has a projector, downloaded with the model; downloads kept across restarts; hub errors
+// shown inline with Retry; "Download vision projector" for a hub model that lacks it). Badges come from the shared estimate
 // (services/memory_estimate.h) for the current load settings and devices.
 #pragma once
 
 #include "services/download_manager.h"
 #include "services/engine_host.h"
 #include "services/hub_client.h"
+#include "services/hub_downloads.h"
 #include "services/model_library.h"
 #include "services/model_list_model.h"
 #include "services/settings.h"
@@ -20,6 +22,7 @@
 
 #include <thread>
 
+class QCheckBox;
 class QLabel;
 class QLineEdit;
 class QListView;
@@ -71,6 +74,12 @@ public:
     QString optionFitBadge(int optionRow) const;
     void selectOption(int optionRow);
     bool canDownloadSelected() const;
+    // Whether the shown option comes with a vision projector (its "Vision" mark).
+    bool optionHasVision(int optionRow) const;
+    // Library: whether the selected model is offered its vision projector from the hub (a model
+    // downloaded from a repository with one, without one beside it), and fetching it.
+    bool canFetchProjector() const;
+    void fetchProjectorForSelected();
     // The hub error shown on the Discover page (empty when none) and its Retry.
     QString hubError() const;
     void retryHub();
@@ -87,6 +96,7 @@ private:
     void fillOptions();
     void fillStarters();
     void updateDownloadButton();
+    void updateProjectorOffer();
     void scheduleBadges();
     void computeLibraryBadges();
     void showHubError(const QString& message);
@@ -100,6 +110,7 @@ private:
     app::DownloadManager* m_downloads;
     app::Settings* m_settings;
     app::ModelListModel* m_model = nullptr;
+    app::HubDownloads* m_hubDownloads = nullptr;
 
     QTabWidget* m_tabs = nullptr;
     QListView* m_localList = nullptr;
@@ -109,6 +120,9 @@ private:
     QTreeWidget* m_options = nullptr;
     QTreeWidget* m_transfers = nullptr;
     QPushButton* m_download = nullptr;
+    QPushButton* m_fetchProjector = nullptr; // library: "Download vision projector"
+    QLabel* m_projectorNote = nullptr;       // hub: the repository's projector
+    QCheckBox* m_withProjector = nullptr;    // hub: also download it
     QWidget* m_errorRow = nullptr;
     QLabel* m_hubError = nullptr;
     QList<app::QuantOption> m_shownOptions;

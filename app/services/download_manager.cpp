@@ -644,6 +644,13 @@ QList<quint64> DownloadManager::restoreQueue(QString* error) {
     return ids;
 }
 
+quint64 DownloadManager::unfinishedFor(const QString& destination) const {
+    const QString wanted = QFileInfo(destination).absoluteFilePath();
+    for (auto it = m_requests.begin(); it != m_requests.end(); ++it)
+        if (QFileInfo(it.value().destination).absoluteFilePath() == wanted) return it.key();
+    return 0;
+}
+
 void DownloadManager::writeQueue() {
     if (m_queueFile.isEmpty()) return;
     QList<quint64> ids = m_requests.keys();

@@ -77,6 +77,8 @@ public:
     QList<quint64> restoreQueue(QString* error = nullptr);
     // What `id` downloads (an empty request for unknown ids).
     DownloadRequest request(quint64 id) const { return m_requests.value(id); }
+    // The unfinished download (queued, running, paused or failed) writing `destination`; 0: none.
+    quint64 unfinishedFor(const QString& destination) const;
 
     // The last state reported for `id` (Failed for unknown ids).
     DownloadState state(quint64 id) const { return m_states.value(id, DownloadState::Failed); }

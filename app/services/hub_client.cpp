@@ -335,8 +335,7 @@ QList<QuantOption> HubClient::groupByQuantization(const QList<HubFile>& files) {
     QMap<QString, int> announced;
     for (const HubFile& f : files) {
         if (!f.path.endsWith(QStringLiteral(".gguf"), Qt::CaseInsensitive)) continue;
-        const QString base = f.path.section(QLatin1Char('/'), -1);
-        if (base.startsWith(QStringLiteral("mmproj"), Qt::CaseInsensitive)) continue; // vision projector
+        if (isProjectorFile(f.path)) continue; // paired below
         const QRegularExpressionMatch m = split.match(f.path);
         if (m.hasMatch()) {
             const QString key = m.captured(1) + QStringLiteral(".gguf");
@@ -358,6 +357,7 @@ QList<QuantOption> HubClient::groupByQuantization(const QList<HubFile>& files) {
             o.files << p.file;
             o.totalSize += p.file.size;
         }
+        o.projector = preferredProjector(files, parts.first().file.path);
         o.quantization = quantizationOf(parts.first().file.path);
         if (o.quantization.isEmpty()) {
             o.quantization = o.name.section(QLatin1Char('/'), -1);
@@ -369,6 +369,41 @@ QList<QuantOption> HubClient::groupByQuantization(const QList<HubFile>& files) {
         return a.totalSize != b.totalSize ? a.totalSize < b.totalSize : a.name < b.name;
     });
     return out;
+}
+
+bool HubClient::isProjectorFile(const QString& path) {
+    return path.endsWith(QStringLiteral(".gguf"), Qt::CaseInsensitive) &&
+           path.section(QLatin1Char('/'), -1).contains(QStringLiteral("mmproj"), Qt::CaseInsensitive);
+}
+
+QList<HubFile> HubClient::projectorFiles(const QList<HubFile>& files, const QString& nearPath) {
+    const QString folder = nearPath.contains(QLatin1Char('/')) ? nearPath.section(QLatin1Char('/'), 0, -2) : QString();
+    auto folderRank = [&](const HubFile& f) {
+        const QString own = f.path.contains(QLatin1Char('/')) ? f.path.section(QLatin1Char('/'), 0, -2) : QString();
+        return own == folder ? 0 : 1;
+    };
+    auto typeRank = [](const HubFile& f) {
+        const QString q = quantizationOf(f.path);
+        if (q == QStringLiteral("F16")) return 0;
+        if (q == QStringLiteral("BF16")) return 1;
+        if (q == QStringLiteral("F32")) return 2;
+        return 3;
+    };
+    QList<HubFile> out;
+    for (const HubFile& f : files)
+        if (isProjectorFile(f.path)) out << f;
+    std::stable_sort(out.begin(), out.end(), [&](const HubFile& a, const HubFile& b) {
+        if (folderRank(a) != folderRank(b)) return folderRank(a) < folderRank(b);
+        if (typeRank(a) != typeRank(b)) return typeRank(a) < typeRank(b);
+        if (a.size != b.size) return a.size < b.size;
+        return a.path < b.path;
+    });
+    return out;
+}
+
+HubFile HubClient::preferredProjector(const QList<HubFile>& files, const QString& nearPath) {
+    const QList<HubFile> all = projectorFiles(files, nearPath);
+    return all.isEmpty() ? HubFile{} : all.first();
 }
 
 } // namespace hearth::app

@@ -40,14 +40,17 @@ struct HubModelDetails {
     qint64 totalParameters = 0;
 };
 
-// One downloadable model variant: a single .gguf, or all parts of a split one.
+// One downloadable model variant: a single .gguf, or all parts of a split one, and the vision
+// projector to pair with it when the repository has one.
 struct QuantOption {
     QString quantization; // "Q4_K_M", "IQ4_XS", "F16", ...; the file's stem when not recognised
     QString name;         // file path without the split suffix: "sub/model-Q4_K_M.gguf"
     QList<HubFile> files; // in part order
     qint64 totalSize = 0;
     int partCount = 1;    // what the names announce ("-of-00003"); files.size() when complete
+    HubFile projector;    // llama.cpp's mmproj file for images (empty path: none in the repository)
     bool isSplit() const { return partCount > 1; }
+    bool hasProjector() const { return !projector.path.isEmpty(); }
     bool isComplete() const { return files.size() == partCount; }
 };
 
@@ -84,8 +87,17 @@ public:
     static bool isSafeRepoPath(const QString& path);
     // The quantization named in a GGUF file name ("Q4_K_M", "IQ4_XS", "F16", ...), empty if none.
     static QString quantizationOf(const QString& fileName);
-    // GGUF files (projector files left out) as variants, split parts joined, smallest first.
+    // GGUF files (projector files left out) as variants, split parts joined, smallest first; each
+    // with the projector preferredProjector picks for it.
     static QList<QuantOption> groupByQuantization(const QList<HubFile>& files);
+    // Whether a file is a vision projector (llama.cpp's mmproj GGUF): its name holds "mmproj".
+    static bool isProjectorFile(const QString& path);
+    // The repository's projector files, the first to pair first: those in the folder of
+    // `nearPath` (a model file's path) before the others, then F16, BF16, F32, the rest (the
+    // order hearth::findProjectorFor takes), the smallest among equals, then by path.
+    static QList<HubFile> projectorFiles(const QList<HubFile>& files, const QString& nearPath = QString());
+    // The first of projectorFiles (empty path: none).
+    static HubFile preferredProjector(const QList<HubFile>& files, const QString& nearPath = QString());
 
 Q_SIGNALS:
     void searchFinished(quint64 ticket, const QList<hearth::app::HubModel>& models);

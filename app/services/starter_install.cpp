@@ -2,9 +2,12 @@
 #include "services/starter_install.h"
 
 #include "services/download_manager.h"
+#include "services/model_origins.h"
 
 #include <QDir>
 #include <QFileInfo>
+
+#include <spdlog/spdlog.h>
 
 namespace hearth::app {
 
@@ -63,6 +66,11 @@ void StarterInstall::onFiles(quint64 ticket, const QString& repo, const QList<Hu
         return;
     }
     m_total = option.totalSize > 0 ? option.totalSize : -1;
+    QHash<QString, ModelOrigin> origins; // so that the Models page can offer its projector later
+    for (const HubFile& f : option.files)
+        origins.insert(f.path.section(QLatin1Char('/'), -1), ModelOrigin{repo, f.path, f.sha256, f.size, option.projector});
+    QString originError;
+    if (!recordModelOrigins(m_folder, origins, &originError)) spdlog::warn("starter: {}", originError.toStdString());
     for (const HubFile& f : option.files) {
         DownloadRequest r;
         r.url = m_hub->downloadUrl(repo, f.path);

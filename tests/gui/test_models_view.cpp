@@ -4,7 +4,8 @@
 // dequantizes) keep their fit badge and can be downloaded. Fit badges (library and Discover) come
 // from the settings page's estimate for the load settings and devices; Delete says whether the
 // file goes and does exactly that; hub errors stay on the page with Retry; the starter list shows
-// size, license and notes; a download queue left by an earlier run is listed again.
+// size, license and notes; a download queue left by an earlier run is listed again; a vision
+// repository's projector comes with the model, or later through the library's offer.
 #include "models_view.h"
 #include "settings_view.h"
 #include "test_support.h"
@@ -20,6 +21,7 @@
 #include "services/download_queue_store.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QLabel>
 #include <QListWidget>
 #include <QMessageBox>
@@ -352,6 +354,83 @@ private Q_SLOTS:
         auto* transfers = view.findChild<QTreeWidget*>(QStringLiteral("transfers"));
         QCOMPARE(transfers->topLevelItem(0)->text(0), QStringLiteral("x-Q4_K_M.gguf"));
         QTRY_COMPARE_WITH_TIMEOUT(transfers->topLevelItem(0)->text(1), QStringLiteral("paused"), 5000);
+    }
+
+    // A repository with a projector: its options are marked Vision with the projector's size,
+    // and Download fetches it too unless unticked; a model downloaded without it is offered
+    // "Download vision projector", which fetches it beside the model (then nothing is offered:
+    // this projector is not real, so it pairs with nothing, but it is there); a model the app
+    // did not download is offered nothing; a repository without one shows no mark.
+    void visionProjectorWithTheModel() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        const QString stories = QString::fromStdString(test::testDataPath("models/stories260K.gguf"));
+        QFile storiesFile(stories);
+        QVERIFY(storiesFile.open(QIODevice::ReadOnly));
+        const std::string storiesBytes = storiesFile.readAll().toStdString();
+        TestHub hub;
+        hub.addFile("acme/vision-GGUF", "stories-Q8_0.gguf", {storiesBytes, {}, {}});
+        hub.addFile("acme/vision-GGUF", "mmproj-F16.gguf", {TestHub::makeContent(3 << 20, 5), {}, {}});
+        hub.addFile("acme/vision-GGUF", "mmproj-F32.gguf", {TestHub::makeContent(6 << 20, 6), {}, {}});
+        hub.setArchitecture("acme/vision-GGUF", "llama");
+        hub.addFile("acme/tiny-GGUF", "tiny-Q4_K_M.gguf", {TestHub::makeContent(4096), {}, {}});
+        hub.setArchitecture("acme/tiny-GGUF", "llama");
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("models"));
+        QVERIFY(copyFile(stories, QDir(folder).filePath(QStringLiteral("copied.gguf"))));
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        app::ModelLibrary library(folder);
+        app::EngineHost engine;
+        app::HubClient client;
+        client.setBaseUrl(hub.baseUrl());
+        app::DownloadManager downloads;
+        ui::ModelsView view(&library, &engine, &client, &downloads, &settings);
+        view.setDevices(machineWithGpu(uint64_t(4) << 30));
+        view.show();
+        QSignalSpy completed(&downloads, &app::DownloadManager::completed);
+        auto* options = view.findChild<QTreeWidget*>(QStringLiteral("hubOptions"));
+        auto* note = view.findChild<QLabel*>(QStringLiteral("hubProjector"));
+        auto* withProjector = view.findChild<QCheckBox*>(QStringLiteral("withProjector"));
+        auto* fetch = view.findChild<QPushButton*>(QStringLiteral("downloadProjector"));
+        QVERIFY(options && note && withProjector && fetch);
+
+        view.showRepo(QStringLiteral("acme/tiny-GGUF"));
+        QTRY_COMPARE_WITH_TIMEOUT(view.shownOptionCount(), 1, 5000);
+        QVERIFY(!view.optionHasVision(0));
+        QVERIFY(options->topLevelItem(0)->text(4).isEmpty());
+        QVERIFY(note->isHidden() && withProjector->isHidden());
+
+        view.showRepo(QStringLiteral("acme/vision-GGUF"));
+        QTRY_COMPARE_WITH_TIMEOUT(view.shownOptionCount(), 1, 5000); // projectors are no options
+        QVERIFY(view.optionHasVision(0));
+        QCOMPARE(options->topLevelItem(0)->text(4), QStringLiteral("Vision"));
+        QVERIFY2(options->topLevelItem(0)->text(1).contains(QLocale().formattedDataSize(3 << 20)),
+                 qPrintable(options->topLevelItem(0)->text(1)));
+        QVERIFY(!note->isHidden() && !withProjector->isHidden() && withProjector->isChecked());
+        QVERIFY(note->text().contains(QStringLiteral("mmproj-F16.gguf")));
+
+        // Without the projector first.
+        withProjector->setChecked(false);
+        view.selectOption(0);
+        QTRY_VERIFY_WITH_TIMEOUT(view.canDownloadSelected(), 5000);
+        QPushButton* download = nullptr;
+        for (QPushButton* b : view.findChildren<QPushButton*>())
+            if (b->text() == QStringLiteral("Download")) download = b;
+        QVERIFY(download);
+        download->click();
+        QCOMPARE(view.transferCount(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(completed.size(), 1, 10000);
+        const QString model = QDir(folder).filePath(QStringLiteral("stories-Q8_0.gguf"));
+        QTRY_VERIFY_WITH_TIMEOUT(library.find(model) != nullptr, 10000);
+        QVERIFY(view.selectModel(QDir(folder).filePath(QStringLiteral("copied.gguf"))));
+        QVERIFY(!view.canFetchProjector()); // origin unknown
+        QVERIFY(view.selectModel(model));
+        QVERIFY(view.canFetchProjector());
+        fetch->click();
+        QCOMPARE(view.transferCount(), 2);
+        QTRY_COMPARE_WITH_TIMEOUT(completed.size(), 2, 10000);
+        QCOMPARE(QFileInfo(QDir(folder).filePath(QStringLiteral("mmproj-F16.gguf"))).size(), qint64(3 << 20));
+        QTRY_VERIFY_WITH_TIMEOUT(!view.canFetchProjector(), 5000);
+        for (const auto& r : hub.downloads()) QVERIFY(r.path.find("mmproj-F32") == std::string::npos);
     }
 };
 
