@@ -32,13 +32,15 @@ seeds = [
     (6, b'<tool_call>\n{"name": "f", "arguments": {"a": [1, "}"]}}\n</tool_call>[TOOL_CALLS][{"name":"g"}]'),
     (7, b'<think>plan</think>\n\nanswer'),
     (9, b'{"model":"m","max_tokens":16,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user",'
-        b'"content":[{"type":"text","text":"hi"},{"type":"tool_result","tool_use_id":"t","content":"r"}]}],'
+        b'"content":[{"type":"text","text":"hi"},{"type":"image","source":{"type":"base64","media_type":'
+        b'"image/png","data":"aGk="}},{"type":"tool_result","tool_use_id":"t","content":"r"}]}],'
         b'"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"any"},"stream":true}'),
-    (10, b'{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]},'
+    (10, b'{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"hi"},'
+         b'{"type":"input_image","image_url":"data:image/png;base64,aGk="}]},'
          b'{"type":"function_call_output","call_id":"c","output":"x"}],"instructions":"be brief",'
          b'"text":{"format":{"type":"json_schema","name":"x","schema":{"type":"object"}}}}'),
-    (11, b'{"model":"m","input":["a b",[1,2,3]],"encoding_format":"base64","dimensions":4}'),
-    (12, b'{"model":"m","input":["x","y"],"truncate":false,"dimensions":8}'),
+    (11, b'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='),
+    (12, b'aGVsbG8gd29ybGQ='),
     (8, b'<|channel|>analysis<|message|>x<|end|><|start|>assistant to=functions.f<|channel|>commentary json'
         b'<|message|>{"a":1}'),
 ]

@@ -39,14 +39,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
     server::ParseLimits limits;
     switch (data[0] % 14) {
-    case 8: (void)server::parseAnthropicRequest(in, limits, (size & 1) != 0); break;
-    case 9: (void)server::parseResponsesRequest(in, limits); break;
-    case 10: {
+    case 9: (void)server::parseAnthropicRequest(in, limits, (size & 1) != 0); break;
+    case 10: (void)server::parseResponsesRequest(in, limits); break;
+    case 11: {
         std::string bytes;
-        (void)server::decodeBase64(in);
         (void)server::readImageUrl(in, "image_url", bytes);
         break;
     }
+    case 12: (void)server::decodeBase64(in); break;
     case 13: {
         ImageLimits small; // a smaller budget than a server's, for the fuzzer's memory limit
         small.maxPixels = 4'000'000;
