@@ -80,6 +80,45 @@ private Q_SLOTS:
         m_hub->addFile("acme/split-GGUF", "big-Q4_K_M-00001-of-00002.gguf", {TestHub::makeContent(70000, 1), {}, {}});
         m_hub->addFile("acme/split-GGUF", "big-Q4_K_M-00002-of-00002.gguf", {TestHub::makeContent(50000, 2), {}, {}});
         m_hub->addFile("acme/split-GGUF", "big-Q8_0.gguf", {TestHub::makeContent(90000, 3), {}, {}});
+        m_hub->addFile("acme/see-GGUF", "see-Q4_K_M.gguf", {TestHub::makeContent(40000, 4), {}, {}});
+        m_hub->addFile("acme/see-GGUF", "mmproj-F32.gguf", {TestHub::makeContent(30000, 5), {}, {}});
+        m_hub->addFile("acme/see-GGUF", "mmproj-F16.gguf", {TestHub::makeContent(20000, 6), {}, {}});
+        m_hub->addFile("acme/look-GGUF", "look-Q8_0.gguf", {TestHub::makeContent(40000, 7), {}, {}});
+        m_hub->addFile("acme/look-GGUF", "mmproj-F16.gguf", {TestHub::makeContent(21000, 8), {}, {}});
+    }
+
+    // A vision model comes with its projector (F16 before F32), recorded as the repository's; a
+    // second repository's projector of the same name is kept apart; --no-mmproj leaves it.
+    void pullBringsTheVisionProjector() {
+        const Run r = run({QStringLiteral("pull"), QStringLiteral("acme/see-GGUF")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QCOMPARE(readAll(QDir(models()).filePath(QStringLiteral("see-Q4_K_M.gguf"))), TestHub::makeContent(40000, 4));
+        QCOMPARE(readAll(QDir(models()).filePath(QStringLiteral("mmproj-F16.gguf"))), TestHub::makeContent(20000, 6));
+        QVERIFY(!QFileInfo::exists(QDir(models()).filePath(QStringLiteral("mmproj-F32.gguf"))));
+        const QJsonObject origins =
+            QJsonDocument::fromJson(QByteArray::fromStdString(readAll(QDir(models()).filePath(QStringLiteral(".hearth-origins.json")))))
+                .object();
+        QVERIFY2(QJsonDocument(origins).toJson().contains("acme/see-GGUF"), qPrintable(QJsonDocument(origins).toJson()));
+        // Pulled again: nothing downloaded.
+        const Run again = run({QStringLiteral("pull"), QStringLiteral("acme/see-GGUF")});
+        QVERIFY2(again.code == 0 && again.out.contains(QStringLiteral("(vision projector) is there already")),
+                 qPrintable(again.out + again.err));
+        // Another repository's mmproj-F16.gguf does not replace it.
+        const Run other = run({QStringLiteral("pull"), QStringLiteral("acme/look-GGUF")});
+        QVERIFY2(other.code == 0, qPrintable(other.out + other.err));
+        QCOMPARE(readAll(QDir(models()).filePath(QStringLiteral("mmproj-F16.gguf"))), TestHub::makeContent(20000, 6));
+        QCOMPARE(readAll(QDir(models()).filePath(QStringLiteral("look-GGUF-mmproj-F16.gguf"))),
+                 TestHub::makeContent(21000, 8));
+        // --no-mmproj: the model only.
+        QFile::remove(QDir(models()).filePath(QStringLiteral("look-Q8_0.gguf")));
+        QFile::remove(QDir(models()).filePath(QStringLiteral("look-GGUF-mmproj-F16.gguf")));
+        const Run plain = run({QStringLiteral("pull"), QStringLiteral("acme/look-GGUF"), QStringLiteral("--no-mmproj")});
+        QVERIFY2(plain.code == 0, qPrintable(plain.out + plain.err));
+        QVERIFY(QFileInfo::exists(QDir(models()).filePath(QStringLiteral("look-Q8_0.gguf"))));
+        QVERIFY(!QFileInfo::exists(QDir(models()).filePath(QStringLiteral("look-GGUF-mmproj-F16.gguf"))));
+        // Out of the way of the library tests that follow.
+        for (const char* name : {"see-Q4_K_M.gguf", "mmproj-F16.gguf", "look-Q8_0.gguf", ".hearth-origins.json"})
+            QFile::remove(QDir(models()).filePath(QString::fromLatin1(name)));
     }
 
     // No quantization named: Q4_K_M, from a sub-folder of the repository, verified.

@@ -1,10 +1,12 @@
 // `hearth-cli pull REPO[:QUANT|:FILE]`: lists the repository's GGUF files on the hub, picks one
-// variant (Q4_K_M by default, else the nearest sensible one) and downloads all of its parts into
-// the models folder with the app's DownloadManager (resumed .part files, SHA-256 checked).
+// variant (Q4_K_M by default, else the nearest sensible one) and downloads all of its parts, and
+// the vision projector paired with it, into the models folder with the app's DownloadManager
+// (resumed .part files, SHA-256 checked), recording where each file came from.
 #include "library_context.h"
 
 #include "services/download_manager.h"
 #include "services/hub_client.h"
+#include "services/model_origins.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -20,10 +22,12 @@ namespace hearth::cli {
 namespace {
 
 const char* kPullHelp =
-    "usage: hearth-cli pull REPO[:QUANT|:FILE] [--data-dir DIR]\n"
+    "usage: hearth-cli pull REPO[:QUANT|:FILE] [--data-dir DIR] [--no-mmproj]\n"
     "  Downloads a GGUF model from the hub into the models folder of the data folder (the\n"
     "  library the app shows). QUANT picks a quantization (default Q4_K_M, else the nearest one\n"
-    "  the repository has); FILE an exact .gguf name. A split model comes with all its parts.\n"
+    "  the repository has); FILE an exact .gguf name. A split model comes with all its parts,\n"
+    "  and a vision model with its projector (the repository's mmproj file, F16 first) unless\n"
+    "  --no-mmproj.\n"
     "  An interrupted download resumes; a file whose SHA-256 differs from the hub's is deleted\n"
     "  (exit 1). The hub is $HEARTH_HUB_URL, else the app's hub setting, else huggingface.co;\n"
     "  the data folder --data-dir, else $HEARTH_DATA_DIR, else ~/.local/share/hearth.\n"
@@ -198,12 +202,17 @@ bool download(app::DownloadManager& downloads, const LibraryContext& context, co
 int runPull(Args args) {
     LibraryContext context;
     std::vector<std::string_view> rest;
-    for (std::string_view a : args)
+    std::vector<std::string_view> kept;
+    bool withProjector = true;
+    for (std::string_view a : args) {
         if (a == "-h" || a == "--help") {
             std::fputs(kPullHelp, stdout);
             return 0;
         }
-    if (!loadLibraryContext("pull", args, context, &rest)) return 2;
+        if (a == "--no-mmproj") withProjector = false;
+        else kept.push_back(a);
+    }
+    if (!loadLibraryContext("pull", Args(kept.data(), kept.size()), context, &rest)) return 2;
     if (rest.size() != 1 || (!rest[0].empty() && rest[0][0] == '-')) {
         std::fputs(kPullHelp, stderr);
         return 2;
@@ -240,15 +249,43 @@ int runPull(Args args) {
         if (!context.hubToken.isEmpty()) downloads.setAccessToken(context.hubToken, context.hubUrl.host());
         ProgressPrinter printer(stdoutIsTerminal());
         QString first;
+        QHash<QString, app::ModelOrigin> origins;
+        auto there = [](const QString& destination, const app::HubFile& f) {
+            return QFileInfo(destination).isFile() && (f.size <= 0 || QFileInfo(destination).size() == f.size);
+        };
         for (const app::HubFile& f : chosen->files) {
             const QString destination = QDir(context.modelsFolder).filePath(f.path.section(QLatin1Char('/'), -1));
             if (first.isEmpty()) first = destination;
-            if (QFileInfo(destination).isFile() && (f.size <= 0 || QFileInfo(destination).size() == f.size)) {
+            origins.insert(QFileInfo(destination).fileName(), {repo, f.path, f.sha256, f.size, chosen->projector});
+            if (there(destination, f)) {
                 std::printf("%s is there already\n", qPrintable(QFileInfo(destination).fileName()));
                 continue;
             }
             if (!download(downloads, context, repo, f, destination, printer)) return 1;
         }
+        if (withProjector && chosen->hasProjector()) {
+            // Repositories name their projectors alike ("mmproj-F16.gguf"): another repository's
+            // file of that name stays, and this one takes the repository's name before it.
+            const app::HubFile& p = chosen->projector;
+            const QString name = p.path.section(QLatin1Char('/'), -1);
+            QString destination = QDir(context.modelsFolder).filePath(name);
+            QHash<QString, app::ModelOrigin> known;
+            app::readModelOrigins(context.modelsFolder, &known);
+            const auto mine = known.constFind(name);
+            const bool ours = mine != known.cend() && mine->repo == repo && mine->repoPath == p.path;
+            if (QFileInfo(destination).isFile() && !ours && !there(destination, p))
+                destination = QDir(context.modelsFolder)
+                                  .filePath(repo.section(QLatin1Char('/'), -1) + QLatin1Char('-') + name);
+            origins.insert(QFileInfo(destination).fileName(), {repo, p.path, p.sha256, p.size, {}});
+            if (there(destination, p))
+                std::printf("%s (vision projector) is there already\n", qPrintable(QFileInfo(destination).fileName()));
+            else if (!download(downloads, context, repo, p, destination, printer))
+                return 1;
+        }
+        QString originsError;
+        if (!app::recordModelOrigins(context.modelsFolder, origins, &originsError))
+            std::fprintf(stderr, "hearth-cli pull: could not record where the files came from: %s\n",
+                         qPrintable(originsError));
         std::printf("success: %s\n", qPrintable(first));
         return 0;
     });
