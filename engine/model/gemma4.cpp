@@ -128,6 +128,12 @@ public:
         m_dims.nEmbd = m_nEmbd;
         m_dims.nVocab = int(nVocab);
         m_dims.nCtxTrain = nCtxTrain;
+        // Images (mtmd's gemma4v): their embeddings as they are, not scaled; seen at once except
+        // by the widths of E2B and E4B, which mtmd decodes causally. The per-layer inputs of an
+        // image's tokens are token 0's in llama.cpp, which Hearth's placeholder ids are not: those
+        // models take no images here yet.
+        m_dims.givenEmbeddings = m_perLayer == 0;
+        m_dims.imagesAtOnce = m_nEmbd != 1536 && m_nEmbd != 2560;
         m_layers.resize(size_t(L));
         for (int l = 0; l < L; ++l) {
             Layer& Y = m_layers[size_t(l)];
@@ -202,6 +208,7 @@ public:
         const StepTensors in = stepTensors(g, shape);
         graph::TensorId x = g.getRows(g.weight(m_tokenEmbedding), in.ids); // [n][E]
         x = g.scale(x, std::sqrt(float(m_nEmbd)));
+        if (m_perLayer == 0) x = withGivenEmbeddings(g, in, x); // an image's embeddings, not scaled
         const graph::TensorId perLayer = m_perLayer > 0 ? perLayerInputs(g, in, x) : graph::kNone; // [n][L·Lp]
         for (int l = 0; l < m_nLayer; ++l) {
             const Layer& Y = m_layers[size_t(l)];

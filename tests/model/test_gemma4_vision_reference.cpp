@@ -1,8 +1,8 @@
 // Gemma 4's vision against llama.cpp's mtmd (tests/tools/ref_mtmd_embed and ref_mtmd_logits,
 // built from the reference's source bundle): a random-weight "gemma4v" projector Hearth writes
 // beside a synthesized gemma4 loads there; images of several sizes become as many embeddings as
-// Hearth's patch grid says (mtmd's token budget), and Hearth's encoder gives mtmd's embeddings
-// on every device.
+// Hearth's patch grid says (mtmd's token budget), Hearth's encoder gives mtmd's embeddings on
+// every device, and the text model reading them gives llama.cpp's logits and greedy answer.
 #include "hearth/devices.h"
 #include "hearth/gguf.h"
 #include "hearth/image.h"
@@ -117,6 +117,7 @@ private Q_SLOTS:
         auto info = readProjector(m_projector.toStdString());
         QVERIFY2(info.isOk(), info.status().toString().c_str());
         QCOMPARE(info->type, std::string("gemma4v"));
+        QVERIFY2(checkProjectorFor(*info, m_model.toStdString()).isOk(), "the projector does not fit the model");
         for (auto [w, h] : {std::pair{100, 60}, std::pair{37, 250}, std::pair{640, 480}, std::pair{1000, 700}}) {
             const Image image = picture(w, h);
             QStringList shape;
@@ -174,6 +175,143 @@ private Q_SLOTS:
         }
     }
 
+    // A prompt with an image through llama.cpp (ref_mtmd_logits: its chunks' ids and the last
+    // position's logits) and through Hearth's encoder and gemma4 in three steps: the text before,
+    // the image's embeddings (all at once: mtmd decodes gemma4v's non-causally but for E2B's and
+    // E4B's widths), the text after. The last logits agree on every device.
+    void gemma4TextLogitsAfterAnImageEqualLlamaCpps() {
+        const Image image = picture(100, 60);
+        const QString rgb = writeRgb(image, "prompt.rgb"), out = path("prompt.f32");
+        QProcess run;
+        run.start(m_logitsTool, {m_model, m_projector, rgb, QString::number(image.width),
+                                 QString::number(image.height), QStringLiteral("Look: <__media__> What is it?"), out});
+        QVERIFY(run.waitForFinished(300000));
+        QVERIFY2(run.exitCode() == 0, run.readAllStandardError().right(3000).constData());
+        std::vector<std::vector<int32_t>> texts;
+        int64_t imageTokens = 0;
+        for (const QString& line : QString::fromUtf8(run.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts)) {
+            const QStringList w = line.split(' ', Qt::SkipEmptyParts);
+            if (w[0] == QStringLiteral("text")) {
+                texts.emplace_back();
+                for (int i = 1; i < w.size(); ++i) texts.back().push_back(w[i].toInt());
+            } else if (w[0] == QStringLiteral("image")) {
+                imageTokens = w[1].toLongLong();
+            }
+        }
+        QCOMPARE(texts.size(), size_t(2));
+        const std::vector<float> want = readFloats(out);
+        auto encoder = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 2});
+        QVERIFY2(encoder.isOk(), encoder.status().toString().c_str());
+        auto embeddings = (*encoder)->encode(image);
+        QVERIFY2(embeddings.isOk(), embeddings.status().toString().c_str());
+        QCOMPARE(embeddings->tokens, imageTokens);
+
+        auto file = gguf::File::open(m_model.toStdString());
+        QVERIFY2(file.isOk(), file.status().toString().c_str());
+        auto arch = model::loadArchitecture(*file);
+        QVERIFY2(arch.isOk(), arch.status().toString().c_str());
+        QVERIFY((*arch)->dims().givenEmbeddings);
+        QVERIFY((*arch)->dims().imagesAtOnce);
+        for (const QString& device : devices()) {
+            runtime::RunnerConfig rc;
+            rc.device = device.toStdString();
+            rc.numBlocks = 8;
+            auto runner = runtime::ModelRunner::create(**arch, rc);
+            QVERIFY2(runner.isOk(), runner.status().toString().c_str());
+            const std::vector<int32_t> table{0, 1, 2, 3, 4, 5, 6, 7};
+            int32_t pos = 0;
+            std::vector<float> logits;
+            auto step = [&](const std::vector<int32_t>& ids, const std::vector<float>* embeds, bool last) {
+                graph::Batch b;
+                b.blockTables.push_back(table);
+                for (size_t i = 0; i < ids.size(); ++i) {
+                    graph::BatchToken t;
+                    t.token = ids[i];
+                    t.pos = pos++;
+                    t.wantLogits = last && i + 1 == ids.size();
+                    if (embeds) t.embed = int32_t(i);
+                    b.tokens.push_back(t);
+                }
+                if (embeds) {
+                    b.embeds = *embeds;
+                    b.embedWidth = embeddings->width;
+                    b.withinSequence = true;
+                }
+                return (*runner)->forward(b, logits);
+            };
+            Status s = step(texts[0], nullptr, false);
+            QVERIFY2(s.isOk(), s.toString().c_str());
+            s = step(std::vector<int32_t>(size_t(imageTokens), 0), &embeddings->values, false);
+            QVERIFY2(s.isOk(), s.toString().c_str());
+            s = step(texts[1], nullptr, true);
+            QVERIFY2(s.isOk(), s.toString().c_str());
+            QCOMPARE(logits.size(), want.size());
+            float worst = 0.0f;
+            size_t argmax = 0, wantArgmax = 0;
+            for (size_t i = 0; i < want.size(); ++i) {
+                worst = std::max(worst, std::fabs(logits[i] - want[i]));
+                if (logits[i] > logits[argmax]) argmax = i;
+                if (want[i] > want[wantArgmax]) wantArgmax = i;
+            }
+            qInfo("%s: logits after the image, max |delta| %.3g, argmax %zu (llama.cpp %zu)", qPrintable(device),
+                  double(worst), argmax, wantArgmax);
+            QVERIFY2(worst < 2e-2f, qPrintable(device + QStringLiteral(": max |delta| ") + QString::number(double(worst))));
+            QCOMPARE(argmax, wantArgmax);
+        }
+    }
+
+    // hearth-cli run with --mmproj and --image: the prompt's text ids are mtmd's chunks' (with
+    // Gemma 4's "<|image>" and "<image|>" around the image) and the greedy answer is llama.cpp's,
+    // token for token, on the CPU and lavapipe.
+    void cliRunGivesLlamaCppsGreedyAnswerAboutAnImage() {
+        const Image image = picture(100, 60);
+        const QString rgb = writeRgb(image, "run.rgb"), out = path("run.f32"), png = path("run.png");
+        QImage q(reinterpret_cast<const uchar*>(image.rgb.data()), image.width, image.height, image.width * 3,
+                 QImage::Format_RGB888);
+        QVERIFY(q.save(png, "PNG"));
+        const QString prompt = QStringLiteral("Look: <__media__> What is it?");
+        QProcess ref;
+        ref.start(m_logitsTool, {m_model, m_projector, rgb, QString::number(image.width),
+                                 QString::number(image.height), prompt, out, QStringLiteral("8")});
+        QVERIFY(ref.waitForFinished(300000));
+        QVERIFY2(ref.exitCode() == 0, ref.readAllStandardError().right(3000).constData());
+        QStringList textIds, greedy;
+        int64_t imageTokens = 0, before = -1;
+        for (const QString& line : QString::fromUtf8(ref.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts)) {
+            QStringList w = line.split(' ', Qt::SkipEmptyParts);
+            const QString kind = w.takeFirst();
+            if (kind == QStringLiteral("text")) textIds << w;
+            if (kind == QStringLiteral("image")) {
+                imageTokens = w[0].toLongLong();
+                before = textIds.size();
+            }
+            if (kind == QStringLiteral("greedy")) greedy = w;
+        }
+        QCOMPARE(greedy.size(), 8);
+        QStringList names{QStringLiteral("cpu")};
+        if (findDevice(listDevices(), "vulkan:0")) names << QStringLiteral("vulkan:0");
+        for (const QString& device : names) {
+            QProcess run;
+            run.start(test::binDir() + QStringLiteral("/hearth-cli"),
+                      {QStringLiteral("run"), m_model, QStringLiteral("--mmproj"), m_projector, QStringLiteral("--image"),
+                       png, QStringLiteral("-p"), prompt, QStringLiteral("--temp"), QStringLiteral("0"),
+                       QStringLiteral("-n"), QStringLiteral("8"), QStringLiteral("--print-ids"),
+                       QStringLiteral("--device"), device, QStringLiteral("--threads"), QStringLiteral("2")});
+            QVERIFY(run.waitForFinished(300000));
+            QVERIFY2(run.exitCode() == 0, run.readAllStandardError().right(3000).constData());
+            QStringList promptIds, generated;
+            for (const QString& line : QString::fromUtf8(run.readAllStandardOutput()).split('\n')) {
+                if (line.startsWith(QStringLiteral("prompt ids: "))) promptIds = line.mid(12).split(' ', Qt::SkipEmptyParts);
+                if (line.startsWith(QStringLiteral("generated ids: ")))
+                    generated = line.mid(15).split(' ', Qt::SkipEmptyParts);
+            }
+            QCOMPARE(promptIds.size(), textIds.size() + int(imageTokens));
+            QVERIFY(before > 0);
+            const QStringList text = promptIds.mid(0, int(before)) + promptIds.mid(int(before + imageTokens));
+            QCOMPARE(text, textIds);
+            QCOMPARE(generated, greedy);
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestGemma4VisionReference)
