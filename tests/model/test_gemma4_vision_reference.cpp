@@ -178,7 +178,9 @@ private Q_SLOTS:
     // A prompt with an image through llama.cpp (ref_mtmd_logits: its chunks' ids and the last
     // position's logits) and through Hearth's encoder and gemma4 in three steps: the text before,
     // the image's embeddings (all at once: mtmd decodes gemma4v's non-causally but for E2B's and
-    // E4B's widths), the text after. The last logits agree on every device.
+    // E4B's widths), the text after. The last logits agree on every device (1.8e-3 of the 2.1e-3
+    // is the text model's own: with llama.cpp's embeddings; seen causally, the image's tokens
+    // give logits 0.85 away).
     void gemma4TextLogitsAfterAnImageEqualLlamaCpps() {
         const Image image = picture(100, 60);
         const QString rgb = writeRgb(image, "prompt.rgb"), out = path("prompt.f32");
@@ -212,7 +214,17 @@ private Q_SLOTS:
         QVERIFY2(arch.isOk(), arch.status().toString().c_str());
         QVERIFY((*arch)->dims().givenEmbeddings);
         QVERIFY((*arch)->dims().imagesAtOnce);
-        for (const QString& device : devices()) {
+        // llama.cpp's own embeddings of the picture through Hearth's text model too (on the CPU):
+        // the text side alone, without the encoders' difference.
+        QStringList shape;
+        QString error;
+        const std::vector<float> theirs = referenceEmbeddings(image, shape, error);
+        QVERIFY2(theirs.size() == embeddings->values.size(), qPrintable(error));
+        std::vector<std::pair<QString, const std::vector<float>*>> runs;
+        for (const QString& device : devices()) runs.emplace_back(device, &embeddings->values);
+        runs.emplace_back(QStringLiteral("cpu"), &theirs);
+        for (const auto& [device, values] : runs) {
+            const bool own = values == &embeddings->values;
             runtime::RunnerConfig rc;
             rc.device = device.toStdString();
             rc.numBlocks = 8;
@@ -241,7 +253,7 @@ private Q_SLOTS:
             };
             Status s = step(texts[0], nullptr, false);
             QVERIFY2(s.isOk(), s.toString().c_str());
-            s = step(std::vector<int32_t>(size_t(imageTokens), 0), &embeddings->values, false);
+            s = step(std::vector<int32_t>(size_t(imageTokens), 0), values, false);
             QVERIFY2(s.isOk(), s.toString().c_str());
             s = step(texts[1], nullptr, true);
             QVERIFY2(s.isOk(), s.toString().c_str());
@@ -253,9 +265,10 @@ private Q_SLOTS:
                 if (logits[i] > logits[argmax]) argmax = i;
                 if (want[i] > want[wantArgmax]) wantArgmax = i;
             }
-            qInfo("%s: logits after the image, max |delta| %.3g, argmax %zu (llama.cpp %zu)", qPrintable(device),
-                  double(worst), argmax, wantArgmax);
-            QVERIFY2(worst < 2e-2f, qPrintable(device + QStringLiteral(": max |delta| ") + QString::number(double(worst))));
+            qInfo("%s, %s embeddings: logits after the image, max |delta| %.3g, argmax %zu (llama.cpp %zu)",
+                  qPrintable(device), own ? "Hearth's" : "llama.cpp's", double(worst), argmax, wantArgmax);
+            QVERIFY2(worst < (own ? 1e-2f : 5e-3f),
+                     qPrintable(device + QStringLiteral(": max |delta| ") + QString::number(double(worst))));
             QCOMPARE(argmax, wantArgmax);
         }
     }
