@@ -63,11 +63,12 @@ class TestGemma4VisionReference : public QObject {
     }
 
     // mtmd's embeddings of the image [tokens][width] and the shape it printed; empty on failure.
-    std::vector<float> referenceEmbeddings(const Image& image, QStringList& shape, QString& error) {
+    std::vector<float> referenceEmbeddings(const Image& image, QStringList& shape, QString& error,
+                                           const QString& model = {}, const QString& projector = {}) {
         const QString rgb = writeRgb(image, "picture.rgb"), out = path("picture.f32");
         QProcess run;
-        run.start(m_embedTool, {m_model, m_projector, rgb, QString::number(image.width),
-                                QString::number(image.height), out});
+        run.start(m_embedTool, {model.isEmpty() ? m_model : model, projector.isEmpty() ? m_projector : projector, rgb,
+                                QString::number(image.width), QString::number(image.height), out});
         if (!run.waitForFinished(300000) || run.exitCode() != 0) {
             error = QString::fromUtf8(run.readAllStandardError().right(3000));
             return {};
@@ -80,6 +81,107 @@ class TestGemma4VisionReference : public QObject {
         QStringList d{QStringLiteral("ref"), QStringLiteral("cpu")};
         if (findDevice(listDevices(), "vulkan:0")) d << QStringLiteral("vulkan:0");
         return d;
+    }
+
+    // A prompt with an image through llama.cpp (ref_mtmd_logits: its chunks' ids and the last
+    // position's logits) and through Hearth's encoder and the model in three steps: the text before,
+    // the image's embeddings (all at once: mtmd decodes gemma4v's non-causally but for E2B's and
+    // E4B's widths), the text after. The last logits agree on every device (1.8e-3 of the 2.1e-3
+    // is the text model's own: with llama.cpp's embeddings; seen causally, the image's tokens
+    // give logits 0.85 away).
+    void logitsAfterAnImage(const QString& model, const QString& projector) {
+        const Image image = picture(100, 60);
+        const QString rgb = writeRgb(image, "prompt.rgb"), out = path("prompt.f32");
+        QProcess run;
+        run.start(m_logitsTool, {model, projector, rgb, QString::number(image.width), QString::number(image.height),
+                                 QStringLiteral("Look: <__media__> What is it?"), out});
+        QVERIFY(run.waitForFinished(300000));
+        QVERIFY2(run.exitCode() == 0, run.readAllStandardError().right(3000).constData());
+        std::vector<std::vector<int32_t>> texts;
+        int64_t imageTokens = 0;
+        for (const QString& line : QString::fromUtf8(run.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts)) {
+            const QStringList w = line.split(' ', Qt::SkipEmptyParts);
+            if (w[0] == QStringLiteral("text")) {
+                texts.emplace_back();
+                for (int i = 1; i < w.size(); ++i) texts.back().push_back(w[i].toInt());
+            } else if (w[0] == QStringLiteral("image")) {
+                imageTokens = w[1].toLongLong();
+            }
+        }
+        QCOMPARE(texts.size(), size_t(2));
+        const std::vector<float> want = readFloats(out);
+        auto encoder = VisionEncoder::open(projector.toStdString(), VisionOptions{"cpu", 2});
+        QVERIFY2(encoder.isOk(), encoder.status().toString().c_str());
+        auto embeddings = (*encoder)->encode(image);
+        QVERIFY2(embeddings.isOk(), embeddings.status().toString().c_str());
+        QCOMPARE(embeddings->tokens, imageTokens);
+
+        auto file = gguf::File::open(model.toStdString());
+        QVERIFY2(file.isOk(), file.status().toString().c_str());
+        auto arch = model::loadArchitecture(*file);
+        QVERIFY2(arch.isOk(), arch.status().toString().c_str());
+        QVERIFY((*arch)->dims().givenEmbeddings);
+        QVERIFY((*arch)->dims().imagesAtOnce);
+        // llama.cpp's own embeddings of the picture through Hearth's text model too (on the CPU):
+        // the text side alone, without the encoders' difference.
+        QStringList shape;
+        QString error;
+        const std::vector<float> theirs = referenceEmbeddings(image, shape, error, model, projector);
+        QVERIFY2(theirs.size() == embeddings->values.size(), qPrintable(error));
+        std::vector<std::pair<QString, const std::vector<float>*>> runs;
+        for (const QString& device : devices()) runs.emplace_back(device, &embeddings->values);
+        runs.emplace_back(QStringLiteral("cpu"), &theirs);
+        for (const auto& [device, values] : runs) {
+            const bool own = values == &embeddings->values;
+            runtime::RunnerConfig rc;
+            rc.device = device.toStdString();
+            rc.numBlocks = 8;
+            auto runner = runtime::ModelRunner::create(**arch, rc);
+            QVERIFY2(runner.isOk(), runner.status().toString().c_str());
+            const std::vector<int32_t> table{0, 1, 2, 3, 4, 5, 6, 7};
+            int32_t pos = 0;
+            std::vector<float> logits;
+            auto step = [&](const std::vector<int32_t>& ids, const std::vector<float>* embeds, bool last) {
+                graph::Batch b;
+                b.blockTables.push_back(table);
+                for (size_t i = 0; i < ids.size(); ++i) {
+                    graph::BatchToken t;
+                    t.token = ids[i];
+                    t.pos = pos++;
+                    t.wantLogits = last && i + 1 == ids.size();
+                    if (embeds) t.embed = int32_t(i);
+                    b.tokens.push_back(t);
+                }
+                if (embeds) {
+                    b.embeds = *embeds;
+                    b.embedWidth = embeddings->width;
+                    b.withinSequence = true;
+                }
+                return (*runner)->forward(b, logits);
+            };
+            Status s = step(texts[0], nullptr, false);
+            QVERIFY2(s.isOk(), s.toString().c_str());
+            // Placeholder ids other than 0, as the engine's (a hash of the image's pixels).
+            std::vector<int32_t> holders(static_cast<size_t>(imageTokens));
+            for (size_t i = 0; i < holders.size(); ++i) holders[i] = int32_t(1000 + 7 * i);
+            s = step(holders, values, false);
+            QVERIFY2(s.isOk(), s.toString().c_str());
+            s = step(texts[1], nullptr, true);
+            QVERIFY2(s.isOk(), s.toString().c_str());
+            QCOMPARE(logits.size(), want.size());
+            float worst = 0.0f;
+            size_t argmax = 0, wantArgmax = 0;
+            for (size_t i = 0; i < want.size(); ++i) {
+                worst = std::max(worst, std::fabs(logits[i] - want[i]));
+                if (logits[i] > logits[argmax]) argmax = i;
+                if (want[i] > want[wantArgmax]) wantArgmax = i;
+            }
+            qInfo("%s, %s embeddings: logits after the image, max |delta| %.3g, argmax %zu (llama.cpp %zu)",
+                  qPrintable(device), own ? "Hearth's" : "llama.cpp's", double(worst), argmax, wantArgmax);
+            QVERIFY2(worst < (own ? 1e-2f : 5e-3f),
+                     qPrintable(device + QStringLiteral(": max |delta| ") + QString::number(double(worst))));
+            QCOMPARE(argmax, wantArgmax);
+        }
     }
 
 private Q_SLOTS:
@@ -175,102 +277,21 @@ private Q_SLOTS:
         }
     }
 
-    // A prompt with an image through llama.cpp (ref_mtmd_logits: its chunks' ids and the last
-    // position's logits) and through Hearth's encoder and gemma4 in three steps: the text before,
-    // the image's embeddings (all at once: mtmd decodes gemma4v's non-causally but for E2B's and
-    // E4B's widths), the text after. The last logits agree on every device (1.8e-3 of the 2.1e-3
-    // is the text model's own: with llama.cpp's embeddings; seen causally, the image's tokens
-    // give logits 0.85 away).
-    void gemma4TextLogitsAfterAnImageEqualLlamaCpps() {
-        const Image image = picture(100, 60);
-        const QString rgb = writeRgb(image, "prompt.rgb"), out = path("prompt.f32");
-        QProcess run;
-        run.start(m_logitsTool, {m_model, m_projector, rgb, QString::number(image.width),
-                                 QString::number(image.height), QStringLiteral("Look: <__media__> What is it?"), out});
-        QVERIFY(run.waitForFinished(300000));
-        QVERIFY2(run.exitCode() == 0, run.readAllStandardError().right(3000).constData());
-        std::vector<std::vector<int32_t>> texts;
-        int64_t imageTokens = 0;
-        for (const QString& line : QString::fromUtf8(run.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts)) {
-            const QStringList w = line.split(' ', Qt::SkipEmptyParts);
-            if (w[0] == QStringLiteral("text")) {
-                texts.emplace_back();
-                for (int i = 1; i < w.size(); ++i) texts.back().push_back(w[i].toInt());
-            } else if (w[0] == QStringLiteral("image")) {
-                imageTokens = w[1].toLongLong();
-            }
-        }
-        QCOMPARE(texts.size(), size_t(2));
-        const std::vector<float> want = readFloats(out);
-        auto encoder = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 2});
-        QVERIFY2(encoder.isOk(), encoder.status().toString().c_str());
-        auto embeddings = (*encoder)->encode(image);
-        QVERIFY2(embeddings.isOk(), embeddings.status().toString().c_str());
-        QCOMPARE(embeddings->tokens, imageTokens);
+    void gemma4TextLogitsAfterAnImageEqualLlamaCpps() { logitsAfterAnImage(m_model, m_projector); }
 
-        auto file = gguf::File::open(m_model.toStdString());
-        QVERIFY2(file.isOk(), file.status().toString().c_str());
-        auto arch = model::loadArchitecture(*file);
-        QVERIFY2(arch.isOk(), arch.status().toString().c_str());
-        QVERIFY((*arch)->dims().givenEmbeddings);
-        QVERIFY((*arch)->dims().imagesAtOnce);
-        // llama.cpp's own embeddings of the picture through Hearth's text model too (on the CPU):
-        // the text side alone, without the encoders' difference.
-        QStringList shape;
-        QString error;
-        const std::vector<float> theirs = referenceEmbeddings(image, shape, error);
-        QVERIFY2(theirs.size() == embeddings->values.size(), qPrintable(error));
-        std::vector<std::pair<QString, const std::vector<float>*>> runs;
-        for (const QString& device : devices()) runs.emplace_back(device, &embeddings->values);
-        runs.emplace_back(QStringLiteral("cpu"), &theirs);
-        for (const auto& [device, values] : runs) {
-            const bool own = values == &embeddings->values;
-            runtime::RunnerConfig rc;
-            rc.device = device.toStdString();
-            rc.numBlocks = 8;
-            auto runner = runtime::ModelRunner::create(**arch, rc);
-            QVERIFY2(runner.isOk(), runner.status().toString().c_str());
-            const std::vector<int32_t> table{0, 1, 2, 3, 4, 5, 6, 7};
-            int32_t pos = 0;
-            std::vector<float> logits;
-            auto step = [&](const std::vector<int32_t>& ids, const std::vector<float>* embeds, bool last) {
-                graph::Batch b;
-                b.blockTables.push_back(table);
-                for (size_t i = 0; i < ids.size(); ++i) {
-                    graph::BatchToken t;
-                    t.token = ids[i];
-                    t.pos = pos++;
-                    t.wantLogits = last && i + 1 == ids.size();
-                    if (embeds) t.embed = int32_t(i);
-                    b.tokens.push_back(t);
-                }
-                if (embeds) {
-                    b.embeds = *embeds;
-                    b.embedWidth = embeddings->width;
-                    b.withinSequence = true;
-                }
-                return (*runner)->forward(b, logits);
-            };
-            Status s = step(texts[0], nullptr, false);
-            QVERIFY2(s.isOk(), s.toString().c_str());
-            s = step(std::vector<int32_t>(size_t(imageTokens), 0), values, false);
-            QVERIFY2(s.isOk(), s.toString().c_str());
-            s = step(texts[1], nullptr, true);
-            QVERIFY2(s.isOk(), s.toString().c_str());
-            QCOMPARE(logits.size(), want.size());
-            float worst = 0.0f;
-            size_t argmax = 0, wantArgmax = 0;
-            for (size_t i = 0; i < want.size(); ++i) {
-                worst = std::max(worst, std::fabs(logits[i] - want[i]));
-                if (logits[i] > logits[argmax]) argmax = i;
-                if (want[i] > want[wantArgmax]) wantArgmax = i;
-            }
-            qInfo("%s, %s embeddings: logits after the image, max |delta| %.3g, argmax %zu (llama.cpp %zu)",
-                  qPrintable(device), own ? "Hearth's" : "llama.cpp's", double(worst), argmax, wantArgmax);
-            QVERIFY2(worst < (own ? 1e-2f : 5e-3f),
-                     qPrintable(device + QStringLiteral(": max |delta| ") + QString::number(double(worst))));
-            QCOMPARE(argmax, wantArgmax);
-        }
+    // The same with per-layer embeddings (gemma4-e-tiny, as E2B and E4B; its width, not theirs,
+    // so seen at once): an image's tokens take token 0's rows of the per-layer table.
+    void gemma4PerLayerTextLogitsAfterAnImageEqualLlamaCpps() {
+        const QString model = path("gemma4-e-tiny.gguf"), projector = path("gemma4-e-tiny-mmproj.gguf");
+        QProcess synth;
+        synth.start(test::binDir() + QStringLiteral("/hearth-cli"),
+                    {QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("gemma4-e-tiny"),
+                     QStringLiteral("--type"), QStringLiteral("F32"), QStringLiteral("--vocab"),
+                     QString::fromStdString(test::testDataPath(QStringLiteral("models/ggml-vocab-llama-spm.gguf"))),
+                     QStringLiteral("-o"), model, QStringLiteral("--mmproj"), projector});
+        QVERIFY(synth.waitForFinished(300000));
+        QVERIFY2(synth.exitCode() == 0, synth.readAllStandardError().right(2000).constData());
+        logitsAfterAnImage(model, projector);
     }
 
     // hearth-cli run with --mmproj and --image: the prompt's text ids are mtmd's chunks' (with
