@@ -16,20 +16,28 @@
 // base 100), attention with no scaling, an RMS norm after it, then an RMS-normed gated
 // feed-forward (quick GELU: x·σ(1.702x), mtmd's default without clip.use_gelu) with an RMS norm
 // after it, and the layer's output times its scalar. Then pooling, ×√E, (x - std_bias)·std_scale,
-// a plain RMS norm and the projection to the text width.
+// a plain RMS norm and the projection to the text width. A linear layer whose weight "X.weight"
+// has scalars X.input_min / input_max / output_min / output_max (Gemma 4's clamped linears, any
+// missing one ±FLT_MAX) clamps its input and its output to them.
 #include "model/architectures.h"
 #include "model/binding.h"
 
 #include <cmath>
-#include <cstring>
+#include <limits>
 
 namespace hearth::model {
 
 namespace {
 
+// A linear layer's weight and, for a clamped one, the one-value weights of its bounds.
+struct Linear {
+    int32_t w = -1;
+    int32_t inMin = -1, inMax = -1, outMin = -1, outMax = -1; // all -1: not clamped
+};
+
 struct Layer {
-    int32_t ln1 = -1, wq = -1, wk = -1, wv = -1, wo = -1, qNorm = -1, kNorm = -1, attnPost = -1;
-    int32_t ln2 = -1, gate = -1, up = -1, down = -1, ffnPost = -1;
+    int32_t ln1 = -1, qNorm = -1, kNorm = -1, attnPost = -1, ln2 = -1, ffnPost = -1;
+    Linear wq, wk, wv, wo, gate, up, down;
     float outScale = 1.0f;
 };
 
@@ -43,11 +51,6 @@ public:
                 HEARTH_ASSIGN_OR_RETURN(type, f.getString(key));
             }
         if (type != "gemma4v") return unsupported("vision projector type '" + type + "' (gemma4v expected)");
-        for (const gguf::TensorInfo& t : f.tensors())
-            for (const char* clamp : {".input_max", ".input_min", ".output_max", ".output_min"})
-                if (t.name.size() > std::strlen(clamp) && t.name.ends_with(clamp))
-                    return unsupported("projector tensor '" + t.name +
-                                       "': Gemma 4's clamped linear layers are not supported yet");
         HEARTH_ASSIGN_OR_RETURN(m_patch, b.integer("patch_size"));
         HEARTH_ASSIGN_OR_RETURN(m_embd, b.integer("embedding_length"));
         HEARTH_ASSIGN_OR_RETURN(m_ff, b.integer("feed_forward_length"));
@@ -76,17 +79,17 @@ public:
             Layer& L = m_layers[size_t(l)];
             const std::string p = "v.blk." + std::to_string(l) + ".";
             HEARTH_ASSIGN_OR_RETURN(L.ln1, b.vector(p + "ln1.weight", E, l));
-            HEARTH_ASSIGN_OR_RETURN(L.wq, b.matrix(p + "attn_q.weight", E, E, l));
-            HEARTH_ASSIGN_OR_RETURN(L.wk, b.matrix(p + "attn_k.weight", E, E, l));
-            HEARTH_ASSIGN_OR_RETURN(L.wv, b.matrix(p + "attn_v.weight", E, E, l));
-            HEARTH_ASSIGN_OR_RETURN(L.wo, b.matrix(p + "attn_out.weight", E, E, l));
+            HEARTH_ASSIGN_OR_RETURN(L.wq, linear(b, p + "attn_q", E, E, l));
+            HEARTH_ASSIGN_OR_RETURN(L.wk, linear(b, p + "attn_k", E, E, l));
+            HEARTH_ASSIGN_OR_RETURN(L.wv, linear(b, p + "attn_v", E, E, l));
+            HEARTH_ASSIGN_OR_RETURN(L.wo, linear(b, p + "attn_out", E, E, l));
             HEARTH_ASSIGN_OR_RETURN(L.qNorm, b.vector(p + "attn_q_norm.weight", D, l));
             HEARTH_ASSIGN_OR_RETURN(L.kNorm, b.vector(p + "attn_k_norm.weight", D, l));
             HEARTH_ASSIGN_OR_RETURN(L.attnPost, b.vector(p + "attn_post_norm.weight", E, l));
             HEARTH_ASSIGN_OR_RETURN(L.ln2, b.vector(p + "ln2.weight", E, l));
-            HEARTH_ASSIGN_OR_RETURN(L.gate, b.matrix(p + "ffn_gate.weight", E, F, l));
-            HEARTH_ASSIGN_OR_RETURN(L.up, b.matrix(p + "ffn_up.weight", E, F, l));
-            HEARTH_ASSIGN_OR_RETURN(L.down, b.matrix(p + "ffn_down.weight", F, E, l));
+            HEARTH_ASSIGN_OR_RETURN(L.gate, linear(b, p + "ffn_gate", E, F, l));
+            HEARTH_ASSIGN_OR_RETURN(L.up, linear(b, p + "ffn_up", E, F, l));
+            HEARTH_ASSIGN_OR_RETURN(L.down, linear(b, p + "ffn_down", F, E, l));
             HEARTH_ASSIGN_OR_RETURN(L.ffnPost, b.vector(p + "ffn_post_norm.weight", E, l));
             HEARTH_ASSIGN_OR_RETURN(const int32_t scale, b.optionalVector(p + "out_scale.weight", 1, l));
             if (scale >= 0) L.outScale = *reinterpret_cast<const float*>(m_weights[size_t(scale)].data);
@@ -101,7 +104,7 @@ public:
             for (int64_t i = 0; i < E; ++i) negated[size_t(i)] = -v[i];
             m_stdBiasNeg = b.ownVector("v.std_bias (negated)", std::move(negated), m_nLayer);
         }
-        HEARTH_ASSIGN_OR_RETURN(m_projection, b.matrix("mm.input_projection.weight", E, m_textWidth, m_nLayer));
+        HEARTH_ASSIGN_OR_RETURN(m_projection, linear(b, "mm.input_projection", E, m_textWidth, m_nLayer));
 
         const int maxPatches = 1120 * m_merge * m_merge; // mtmd's most tokens per image, unpooled
         m_dims.archName = "clip-gemma4v";
@@ -141,6 +144,10 @@ public:
             return g.concat(g.rope(a, gx, graph::kNone, rope), g.rope(b, gy, graph::kNone, rope), 0);
         };
         auto norm = [&](graph::TensorId t, int32_t w) { return g.rmsNorm(t, w >= 0 ? g.weight(w) : graph::kNone, m_eps); };
+        auto applyLinear = [&](const Linear& w, graph::TensorId t) {
+            if (w.inMin < 0) return g.matMul(g.weight(w.w), t);
+            return clamp(g, g.matMul(g.weight(w.w), clamp(g, t, w.inMin, w.inMax)), w.outMin, w.outMax);
+        };
 
         graph::AttentionParams ap;
         ap.nHeadKv = int32_t(H);
@@ -151,20 +158,20 @@ public:
             const Layer& L = m_layers[size_t(l)];
             g.setLayer(l);
             graph::TensorId h = norm(x, L.ln1);
-            const graph::TensorId q = rope2d(norm(g.reshape(g.matMul(g.weight(L.wq), h), D, H, n), L.qNorm));
-            const graph::TensorId k = rope2d(norm(g.reshape(g.matMul(g.weight(L.wk), h), D, H, n), L.kNorm));
-            const graph::TensorId v = norm(g.reshape(g.matMul(g.weight(L.wv), h), D, H, n), -1);
+            const graph::TensorId q = rope2d(norm(g.reshape(applyLinear(L.wq, h), D, H, n), L.qNorm));
+            const graph::TensorId k = rope2d(norm(g.reshape(applyLinear(L.wk, h), D, H, n), L.kNorm));
+            const graph::TensorId v = norm(g.reshape(applyLinear(L.wv, h), D, H, n), -1);
             const graph::TensorId kCache = g.kvCache(0, false, kv.type, kv.slots(), E);
             const graph::TensorId vCache = g.kvCache(0, true, kv.type, kv.slots(), E);
             g.kvWrite(kCache, g.reshape(k, E, n), in.slots);
             g.kvWrite(vCache, g.reshape(v, E, n), in.slots);
             graph::TensorId att = g.attention(q, kCache, vCache, in.info, in.tables, graph::kNone, D, ap); // [n][H][D]
-            att = norm(g.matMul(g.weight(L.wo), g.reshape(att, E, n)), L.attnPost);
+            att = norm(applyLinear(L.wo, g.reshape(att, E, n)), L.attnPost);
             x = g.add(x, att);
             h = norm(x, L.ln2);
-            const graph::TensorId gate = g.matMul(g.weight(L.gate), h); // [n][F]
+            const graph::TensorId gate = applyLinear(L.gate, h); // [n][F]
             const graph::TensorId quickGelu = g.mul(gate, g.sigmoid(g.scale(gate, 1.702f)));
-            h = g.matMul(g.weight(L.down), g.mul(quickGelu, g.matMul(g.weight(L.up), h)));
+            h = applyLinear(L.down, g.mul(quickGelu, applyLinear(L.up, h)));
             x = g.add(x, norm(h, L.ffnPost));
             if (L.outScale != 1.0f) x = g.scale(x, L.outScale);
         }
@@ -182,11 +189,45 @@ public:
         x = g.scale(x, std::sqrt(float(E)));
         if (m_stdBiasNeg >= 0) x = g.mul(g.add(x, g.weight(m_stdBiasNeg)), g.weight(m_stdScale));
         x = norm(x, -1);
-        x = g.matMul(g.weight(m_projection), x); // [rows][text width]
+        x = applyLinear(m_projection, x); // [rows][text width]
         if (in.hidden != graph::kNone) g.setHiddenOutput(g.getRows(x, in.hidden));
     }
 
 private:
+    // The weight "<name>.weight" [rows][cols] and its bounds when the file has any of them.
+    Result<Linear> linear(Binder& b, const std::string& name, int64_t cols, int64_t rows, int32_t layer) {
+        Linear out;
+        HEARTH_ASSIGN_OR_RETURN(out.w, b.matrix(name + ".weight", cols, rows, layer));
+        const char* keys[4] = {".input_min", ".input_max", ".output_min", ".output_max"};
+        int32_t* slots[4] = {&out.inMin, &out.inMax, &out.outMin, &out.outMax};
+        bool any = false;
+        for (const char* k : keys) any = any || b.hasTensor(name + k);
+        if (!any) return out;
+        constexpr float kMax = std::numeric_limits<float>::max();
+        for (int i = 0; i < 4; ++i) {
+            HEARTH_ASSIGN_OR_RETURN(const int32_t v, b.optionalVector(name + keys[i], 1, layer));
+            const float bound = v >= 0 ? *reinterpret_cast<const float*>(m_weights[size_t(v)].data) : (i % 2 ? kMax : -kMax);
+            *slots[i] = v >= 0 ? v : b.ownVector(name + keys[i] + " (default)", {bound}, layer);
+        }
+        for (int i = 0; i < 4; i += 2)
+            if (!(*reinterpret_cast<const float*>(m_weights[size_t(*slots[i])].data) <=
+                  *reinterpret_cast<const float*>(m_weights[size_t(*slots[i + 1])].data)))
+                return invalidFormat("projector: " + name + keys[i] + " is above " + name + keys[i + 1]);
+        return out;
+    }
+
+    // t clamped to [lo, hi] (one-value weights, lo <= hi), exactly: each value with its two
+    // bounds as a row of three, sorted (argsort, then gather), its middle one.
+    static graph::TensorId clamp(graph::Graph& g, graph::TensorId t, int32_t lo, int32_t hi) {
+        const graph::Tensor shape = g.tensor(t);
+        const graph::TensorId col = g.reshape(t, 1, shape.elements()); // [N][1]
+        const graph::TensorId zero = g.scale(col, 0.0f);
+        const graph::TensorId three = g.concat(g.concat(col, g.add(zero, g.weight(lo)), 0), g.add(zero, g.weight(hi)), 0);
+        const graph::TensorId sorted = g.gather(three, g.argSort(three)); // descending: [hi', mid, lo']
+        const graph::TensorId mid = g.copy(g.columns(sorted, 1, 1));
+        return g.reshape(mid, shape.ne[0], shape.ne[1], shape.ne[2], shape.ne[3]);
+    }
+
     // The file's [2][positions][E] table as two weights over its bytes: the x table, the y table.
     Status bindPositionTables(Binder& b, int64_t E) {
         const int64_t rows = m_positionRows;
@@ -210,7 +251,8 @@ private:
     float m_eps = 1e-6f;
     std::vector<Layer> m_layers;
     int32_t m_patchEmbd = -1, m_positionsX = -1, m_positionsY = -1;
-    int32_t m_stdBiasNeg = -1, m_stdScale = -1, m_projection = -1;
+    int32_t m_stdBiasNeg = -1, m_stdScale = -1;
+    Linear m_projection;
 };
 
 } // namespace

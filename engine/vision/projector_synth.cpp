@@ -73,10 +73,20 @@ Status synthesizeGemma4(const ProjectorSynthOptions& o) {
     HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.weight", {P, P, 3, E}, o.f16, rng));
     // The x table's rows, then the y table's: ne {E, positions, 2}, kept F32 by the converter.
     HEARTH_RETURN_IF_ERROR(add(w, "v.position_embd.weight", {E, positions, 2}, false, rng));
+    // A clamped linear's bounds: one-value tensors beside its weight (the converter's names).
+    auto bounds = [&](const std::string& linear) -> Status {
+        if (!o.clamps) return Status::ok();
+        const std::pair<const char*, float> b[] = {
+            {".input_min", -1.0f}, {".input_max", 1.5f}, {".output_min", -0.15f}, {".output_max", 0.2f}};
+        for (const auto& [suffix, v] : b) HEARTH_RETURN_IF_ERROR(add(w, linear + suffix, {1}, false, rng, v));
+        return Status::ok();
+    };
     for (int l = 0; l < o.nLayer; ++l) {
         const std::string b = "v.blk." + std::to_string(l) + ".";
-        for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_out"})
+        for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
             HEARTH_RETURN_IF_ERROR(add(w, b + m + ".weight", {E, E}, o.f16, rng));
+            HEARTH_RETURN_IF_ERROR(bounds(b + m));
+        }
         for (const char* n : {"attn_q_norm", "attn_k_norm"})
             HEARTH_RETURN_IF_ERROR(add(w, b + n + ".weight", {D}, false, rng, 1.0f));
         for (const char* n : {"ln1", "attn_post_norm", "ln2", "ffn_post_norm"})
@@ -84,12 +94,14 @@ Status synthesizeGemma4(const ProjectorSynthOptions& o) {
         HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_gate.weight", {E, F}, o.f16, rng));
         HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_up.weight", {E, F}, o.f16, rng));
         HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_down.weight", {F, E}, o.f16, rng));
+        for (const char* m : {"ffn_gate", "ffn_up", "ffn_down"}) HEARTH_RETURN_IF_ERROR(bounds(b + m));
         HEARTH_RETURN_IF_ERROR(add(w, b + "out_scale.weight", {1}, false, rng, 0.75f));
     }
     HEARTH_RETURN_IF_ERROR(add(w, "v.std_bias", {E}, false, rng));
     HEARTH_RETURN_IF_ERROR(add(w, "v.std_scale", {E}, false, rng, 1.0f));
     // [E] -> [text width] as a plain linear layer: ne {E, text width}.
     HEARTH_RETURN_IF_ERROR(add(w, "mm.input_projection.weight", {E, uint64_t(o.projectionDim)}, o.f16, rng));
+    HEARTH_RETURN_IF_ERROR(bounds("mm.input_projection"));
     return w.writeFile(o.outPath);
 }
 

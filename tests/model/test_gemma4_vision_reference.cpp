@@ -277,6 +277,55 @@ private Q_SLOTS:
         }
     }
 
+    // Gemma 4's clamped linears (bounds beside every linear weight, as the converter writes
+    // them): mtmd clamps inputs and outputs, so does Hearth; the bounds bite (the same weights
+    // without them give other embeddings).
+    void gemma4ClampedEmbeddingsEqualLlamaCpps() {
+        auto write = [&](const char* name, bool clamps) {
+            ProjectorSynthOptions o;
+            o.family = "gemma4v";
+            o.patchSize = 16;
+            o.merge = 3;
+            o.nEmbd = 64;
+            o.nFf = 128;
+            o.nLayer = 2;
+            o.nHead = 4;
+            o.positionSize = 256;
+            o.projectionDim = 256; // gemma4-tiny's width
+            o.clamps = clamps;
+            o.outPath = path(name).toStdString();
+            const Status s = synthesizeProjector(o);
+            return s.isOk() ? QString::fromStdString(o.outPath) : QString();
+        };
+        const QString clamped = write("clamped-mmproj.gguf", true), plain = write("plain-mmproj.gguf", false);
+        QVERIFY(!clamped.isEmpty() && !plain.isEmpty());
+        const Image image = picture(100, 60);
+        QStringList shape;
+        QString error;
+        const std::vector<float> want = referenceEmbeddings(image, shape, error, m_model, clamped);
+        QVERIFY2(!want.empty(), qPrintable(error));
+        auto unclamped = VisionEncoder::open(plain.toStdString(), VisionOptions{"cpu", 2});
+        QVERIFY2(unclamped.isOk(), unclamped.status().toString().c_str());
+        auto loose = (*unclamped)->encode(image);
+        QVERIFY2(loose.isOk(), loose.status().toString().c_str());
+        for (const QString& d : devices()) {
+            auto enc = VisionEncoder::open(clamped.toStdString(), VisionOptions{d.toStdString(), 2});
+            QVERIFY2(enc.isOk(), qPrintable(d + ": " + QString::fromStdString(enc.status().toString())));
+            auto got = (*enc)->encode(image);
+            QVERIFY2(got.isOk(), got.status().toString().c_str());
+            QCOMPARE(got->values.size(), want.size());
+            float worst = 0.0f, bite = 0.0f;
+            for (size_t i = 0; i < want.size(); ++i) {
+                worst = std::max(worst, std::fabs(got->values[i] - want[i]));
+                bite = std::max(bite, std::fabs(got->values[i] - loose->values[i]));
+            }
+            qInfo("clamped, %s: max |delta| %.3g (without the clamps: %.3g away)", qPrintable(d), double(worst),
+                  double(bite));
+            QVERIFY2(worst <= 2e-3f, qPrintable(d + QStringLiteral(": max |delta| ") + QString::number(double(worst))));
+            QVERIFY(bite > 5e-2f);
+        }
+    }
+
     void gemma4TextLogitsAfterAnImageEqualLlamaCpps() { logitsAfterAnImage(m_model, m_projector); }
 
     // The same with per-layer embeddings (gemma4-e-tiny, as E2B and E4B; its width, not theirs,

@@ -54,6 +54,7 @@ struct ProjectorSynthOptions {
     int projectionDim = 0; // the text model's width (required)
     int merge = 4;         // written as clip.vision.projector.scale_factor
     int positionSize = 0;  // gemma4v: rows of the x and the y position tables (0: 10240)
+    bool clamps = false;   // gemma4v: clamped linears, bounds that bite (in [-1, 1.5], out [-0.15, 0.2])
     bool f16 = false;      // F16 matrices (as converted files), else F32
     uint64_t seed = 42;
     std::string outPath;
