@@ -22,7 +22,7 @@ const char* kEmbedImageHelp =
     "usage: hearth-cli embed-image --mmproj PROJ.gguf IMAGE [--device ID] [--threads N]\n"
     "                              [--reps N] [-o OUT.f32]\n"
     "  Decodes IMAGE (PNG, JPEG, WebP, GIF), preprocesses it as llama.cpp's mtmd does and runs\n"
-    "  the projector's vision encoder (Gemma 3's SigLIP) on the device (default cpu). Prints\n"
+    "  the projector's vision encoder (Gemma 3's SigLIP, Gemma 4's) on the device (default cpu). Prints\n"
     "  the embeddings' count and width and each run's time in ms; -o writes the embeddings as\n"
     "  float32 [count][width].\n";
 
@@ -94,10 +94,15 @@ int runEmbedImage(Args args) {
     const Clock::time_point load = Clock::now();
     Result<std::unique_ptr<VisionEncoder>> encoder = VisionEncoder::open(projector, options);
     if (!encoder) return fail(projector, encoder.status());
-    std::printf("projector: %s, %d px, %lld embeddings of %d per image, on %s (load %.0f ms)\n",
-                (*encoder)->info().family.c_str(), (*encoder)->info().imageSize,
-                (long long)(*encoder)->info().tokensPerImage, (*encoder)->info().projectionDim,
-                (*encoder)->deviceId().c_str(), msSince(load));
+    const ProjectorInfo& info = (*encoder)->info();
+    if (info.maxTokens > 0)
+        std::printf("projector: %s, %d to %d embeddings of %d per image by its size, on %s (load %.0f ms)\n",
+                    info.family.c_str(), info.minTokens, info.maxTokens, info.projectionDim,
+                    (*encoder)->deviceId().c_str(), msSince(load));
+    else
+        std::printf("projector: %s, %d px, %lld embeddings of %d per image, on %s (load %.0f ms)\n",
+                    info.family.c_str(), info.imageSize, (long long)info.tokensPerImage, info.projectionDim,
+                    (*encoder)->deviceId().c_str(), msSince(load));
     ImageEmbeddings e;
     for (int r = 0; r < reps; ++r) {
         const Clock::time_point t = Clock::now();

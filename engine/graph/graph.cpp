@@ -21,6 +21,8 @@ const char* stepInputName(StepInput which) {
     case StepInput::HiddenIn: return "hidden_in";
     case StepInput::EmbedRows: return "embed_rows";
     case StepInput::EmbedIndex: return "embed_index";
+    case StepInput::GridX: return "grid_x";
+    case StepInput::GridY: return "grid_y";
     }
     return "?";
 }

@@ -52,8 +52,10 @@ enum class StepInput : uint8_t {
                 // some tokens' embedding rows
     EmbedIndex, // I32 [n]: per token, its input row among [token embeddings; EmbedRows]: i for
                 // token i's own, n + k for EmbedRows row k
+    GridX,      // I32 [n]: each token's column in a 2-D grid (an image's patches, for 2-D RoPE)
+    GridY,      // I32 [n]: each token's row in that grid
 };
-inline constexpr int kStepInputs = 11;
+inline constexpr int kStepInputs = 13;
 const char* stepInputName(StepInput which);
 
 struct Tensor {

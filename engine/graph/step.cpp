@@ -108,6 +108,8 @@ Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize,
     const size_t n = batch.tokens.size(), nSeq = batch.blockTables.size();
     in.ids.resize(n);
     in.positions.resize(n);
+    in.gridX.resize(n);
+    in.gridY.resize(n);
     in.slots.resize(n);
     in.info.resize(2 * n);
     in.wanted.clear();
@@ -139,6 +141,8 @@ Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize,
         const int32_t offset = in.seqOffsets[size_t(t.seq)];
         in.ids[i] = t.token;
         in.positions[i] = t.pos;
+        in.gridX[i] = t.gridX;
+        in.gridY[i] = t.gridY;
         in.slots[i] = table[size_t(t.pos / blockSize)] * blockSize + t.pos % blockSize;
         in.info[2 * i] = t.pos;
         in.info[2 * i + 1] = offset;

@@ -19,6 +19,7 @@ struct BatchToken {
     bool wantLogits = false;
     bool wantHidden = false; // its final normed hidden state (an embedding's rows)
     int32_t embed = -1;      // >= 0: its input is row `embed` of Batch::embeds, not its token's row
+    int32_t gridX = 0, gridY = 0; // its column and row in a 2-D grid (StepInput::GridX, GridY)
 };
 
 // A sequence's recurrent state for a step (models with recurrent layers): the slot its first
@@ -66,6 +67,7 @@ int64_t roundTableLength(int64_t len);
 
 struct StepInputs {
     std::vector<int32_t> ids, positions, slots, info, tables, wanted, hidden;
+    std::vector<int32_t> gridX, gridY; // [n] (StepInput::GridX, GridY)
     std::vector<int32_t> stateInfo; // [n][3] (see StepInput::StateInfo); empty without states
     std::vector<float> hiddenIn;    // [n][hiddenWidth] (see StepInput::HiddenIn); empty without
     std::vector<float> embeds;      // [m][embedWidth] (StepInput::EmbedRows); empty without

@@ -64,7 +64,12 @@ Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file, int sh
 Result<std::unique_ptr<Architecture>> loadVisionTower(const gguf::File& file) {
     HEARTH_ASSIGN_OR_RETURN(std::string name, file.getString("general.architecture"));
     if (name != "clip") return invalidArgument("not a projector file (general.architecture is '" + name + "', not 'clip')");
-    auto arch = loadSiglip(file);
+    std::string type;
+    for (const char* key : {"clip.projector_type", "clip.vision.projector_type"})
+        if (type.empty() && file.has(key)) {
+            HEARTH_ASSIGN_OR_RETURN(type, file.getString(key));
+        }
+    auto arch = type == "gemma4v" ? loadGemma4Vision(file) : loadSiglip(file);
     if (!arch) return arch.status().withContext("vision encoder");
     (*arch)->m_reader = file.dataReader();
     return arch;

@@ -128,6 +128,10 @@ public:
         m_dims.nEmbd = m_nEmbd;
         m_dims.nVocab = int(nVocab);
         m_dims.nCtxTrain = nCtxTrain;
+        // Images (mtmd's gemma4v): their embeddings as they are, not scaled; seen at once except
+        // by the widths of E2B and E4B, which mtmd decodes causally.
+        m_dims.givenEmbeddings = true;
+        m_dims.imagesAtOnce = m_nEmbd != 1536 && m_nEmbd != 2560;
         m_layers.resize(size_t(L));
         for (int l = 0; l < L; ++l) {
             Layer& Y = m_layers[size_t(l)];
@@ -202,6 +206,7 @@ public:
         const StepTensors in = stepTensors(g, shape);
         graph::TensorId x = g.getRows(g.weight(m_tokenEmbedding), in.ids); // [n][E]
         x = g.scale(x, std::sqrt(float(m_nEmbd)));
+        x = withGivenEmbeddings(g, in, x); // an image's embeddings, not scaled
         const graph::TensorId perLayer = m_perLayer > 0 ? perLayerInputs(g, in, x) : graph::kNone; // [n][L·Lp]
         for (int l = 0; l < m_nLayer; ++l) {
             const Layer& Y = m_layers[size_t(l)];
@@ -243,10 +248,19 @@ public:
 private:
     // Every layer's per-layer input [n][L·Lp] (layer l's at columns l·Lp..): the token's row of
     // the per-layer table times √Lp, plus the normed projection of the scaled embeddings x [n][E]
-    // (divided by √E), the sum divided by √2.
+    // (divided by √E), the sum divided by √2. A token given an image's embedding takes token 0's
+    // row of the table, as llama.cpp gives an image's tokens.
     graph::TensorId perLayerInputs(graph::Graph& g, const StepTensors& in, graph::TensorId x) const {
         const int64_t Lp = m_perLayer, P = Lp * m_nLayer, n = in.n;
-        const graph::TensorId table = g.scale(g.getRows(g.weight(m_perLayerTokens), in.ids), std::sqrt(float(Lp)));
+        graph::TensorId rows = g.getRows(g.weight(m_perLayerTokens), in.ids); // [n][P]
+        if (in.embeds > 0) {
+            const graph::TensorId given = g.input(graph::StepInput::EmbedRows, m_nEmbd, in.embeds, quant::Type::F32);
+            const graph::TensorId index = g.input(graph::StepInput::EmbedIndex, n);
+            // The ids [m] of token 0: the order of each given row's first value alone (always 0).
+            const graph::TensorId zeros = g.argSort(g.copy(g.columns(given, 0, 1)));
+            rows = g.getRows(g.concat(rows, g.getRows(g.weight(m_perLayerTokens), zeros), 1), index);
+        }
+        const graph::TensorId table = g.scale(rows, std::sqrt(float(Lp)));
         graph::TensorId proj = g.scale(g.matMul(g.weight(m_perLayerModelProj), x), 1.0f / std::sqrt(float(m_nEmbd)));
         proj = g.rmsNorm(g.reshape(proj, Lp, m_nLayer, n), g.weight(m_perLayerProjNorm), m_eps); // [n][L][Lp]
         return g.scale(g.add(g.reshape(proj, P, n), table), 1.0f / std::sqrt(2.0f));

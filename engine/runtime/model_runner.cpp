@@ -362,6 +362,8 @@ Status ModelRunner::forward(const graph::Batch& batch, std::vector<float>& logit
             case graph::StepInput::StateInfo: v = &m_inputs.stateInfo; break;
             case graph::StepInput::HiddenRows: v = &m_inputs.hidden; break;
             case graph::StepInput::EmbedIndex: v = &m_inputs.embedIndex; break;
+            case graph::StepInput::GridX: v = &m_inputs.gridX; break;
+            case graph::StepInput::GridY: v = &m_inputs.gridY; break;
             case graph::StepInput::EmbedRows: f = &m_inputs.embeds; break;
             case graph::StepInput::HiddenIn: break;
             }

@@ -96,11 +96,20 @@ Result<ProjectorInfo> readProjector(const std::string& path) {
         HEARTH_ASSIGN_OR_RETURN(p.merge,
                                 positive(f, "clip.vision.projector.scale_factor", false, p.merge));
     }
+    if (p.type == "gemma4v") {
+        // mtmd's Gemma 4 facts: pooling 3 unless the file says, a budget of 70..1120 tokens.
+        p.imageBegin = "<|image>";
+        p.imageEnd = "<image|>";
+        HEARTH_ASSIGN_OR_RETURN(p.merge,
+                                positive(f, "clip.vision.projector.scale_factor", false, p.merge));
+        p.minTokens = 70;
+        p.maxTokens = 1120;
+    }
     if (f.has("clip.vision.spatial_merge_size")) {
         HEARTH_ASSIGN_OR_RETURN(p.merge,
                                 positive(f, "clip.vision.spatial_merge_size", false, p.merge));
     }
-    if (p.patchSize > p.imageSize)
+    if (p.patchSize > p.imageSize && p.maxTokens == 0)
         return invalidFormat("projector: patch size " + std::to_string(p.patchSize) +
                              " is larger than the image size " + std::to_string(p.imageSize));
     if (p.nEmbd % p.nHead != 0)
@@ -127,14 +136,15 @@ Result<ProjectorInfo> readProjector(const std::string& path) {
     for (float s : p.std)
         if (s == 0.0f) return invalidFormat("projector: clip.vision.image_std has a zero");
     const int side = p.imageSize / p.patchSize / std::max(1, p.merge);
-    p.tokensPerImage = int64_t(side) * side;
+    p.tokensPerImage = p.maxTokens > 0 ? p.maxTokens : int64_t(side) * side;
     for (const gguf::TensorInfo& t : f.tensors()) p.tensorBytes += t.bytes;
     return p;
 }
 
 uint64_t projectorMemoryBytes(const ProjectorInfo& p) {
     const uint64_t side = p.patchSize > 0 ? uint64_t(p.imageSize / p.patchSize) : 0;
-    const uint64_t patches = side * side;
+    const uint64_t patches = p.maxTokens > 0 ? uint64_t(p.maxTokens) * uint64_t(p.merge) * uint64_t(p.merge)
+                                             : side * side;
     const uint64_t kv = 2 * patches * uint64_t(p.nEmbd) * 4;
     const uint64_t widest = uint64_t(std::max(p.nFf, 3 * p.nEmbd));
     const uint64_t activations = 2 * patches * widest * 4; // an op's input and output

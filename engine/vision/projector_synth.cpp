@@ -1,6 +1,6 @@
 // Random-weight projector files of a real family's layout (synthesizeProjector): the tensor
-// names and ggml shapes llama.cpp's converter writes for a Gemma 3 SigLIP tower, so that
-// llama.cpp's mtmd loads them as it loads a real projector.
+// names, ggml shapes and keys llama.cpp's converter writes for Gemma 3's SigLIP tower and Gemma
+// 4's vision tower, so that llama.cpp's mtmd loads them as it loads a real projector.
 #include "hearth/gguf.h"
 #include "hearth/projector.h"
 #include "hearth/quant.h"
@@ -38,12 +38,80 @@ Status add(gguf::Writer& w, const std::string& name, std::vector<uint64_t> shape
     return w.addTensor(name, quant::Type::F16, std::move(shape), std::move(bytes));
 }
 
+// Gemma 4's tower as the converter writes it (Gemma4VisionAudioModel, vision only): no image
+// size of its own (224, unused), pooling 3 unless scale_factor says otherwise, per-head Q/K norms,
+// norms after attention and feed-forward, a gated feed-forward, a scalar per layer, two position
+// tables (x, y) and the standardisation before the projection.
+Status synthesizeGemma4(const ProjectorSynthOptions& o) {
+    if (o.projectionDim < 1)
+        return invalidArgument("the projector needs the text model's width (projection dim)");
+    if (o.patchSize < 1 || o.nHead < 1 || o.nEmbd % o.nHead != 0 || (o.nEmbd / o.nHead) % 4 != 0 ||
+        o.merge < 1 || o.nLayer < 1 || o.nFf < 1 || o.positionSize < 0)
+        return invalidArgument("projector shape: the width must be whole heads of a multiple of 4 "
+                               "(2-D RoPE over halves), pooling and sizes positive");
+    const uint64_t E = uint64_t(o.nEmbd), F = uint64_t(o.nFf), P = uint64_t(o.patchSize);
+    const uint64_t D = E / uint64_t(o.nHead);
+    const uint64_t positions = uint64_t(o.positionSize > 0 ? o.positionSize : 10240);
+    std::mt19937_64 rng(o.seed);
+    gguf::Writer w;
+    w.set("general.architecture", gguf::Value::string("clip"));
+    w.set("general.name", gguf::Value::string("hearth-synth gemma4v projector"));
+    w.set("general.file_type", gguf::Value::u32(o.f16 ? 1 : 0));
+    w.set("clip.has_vision_encoder", gguf::Value::boolean(true));
+    w.set("clip.vision.projector_type", gguf::Value::string("gemma4v"));
+    w.set("clip.vision.projection_dim", gguf::Value::u32(uint32_t(o.projectionDim)));
+    w.set("clip.vision.image_size", gguf::Value::u32(224));
+    w.set("clip.vision.patch_size", gguf::Value::u32(uint32_t(o.patchSize)));
+    w.set("clip.vision.embedding_length", gguf::Value::u32(uint32_t(E)));
+    w.set("clip.vision.feed_forward_length", gguf::Value::u32(uint32_t(F)));
+    w.set("clip.vision.block_count", gguf::Value::u32(uint32_t(o.nLayer)));
+    w.set("clip.vision.attention.head_count", gguf::Value::u32(uint32_t(o.nHead)));
+    w.set("clip.vision.attention.layer_norm_epsilon", gguf::Value::f32(1e-6f));
+    w.set("clip.vision.image_mean", gguf::Value::f32Array({0.0f, 0.0f, 0.0f}));
+    w.set("clip.vision.image_std", gguf::Value::f32Array({1.0f, 1.0f, 1.0f}));
+    if (o.merge != 3) w.set("clip.vision.projector.scale_factor", gguf::Value::u32(uint32_t(o.merge)));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.weight", {P, P, 3, E}, o.f16, rng));
+    // The x table's rows, then the y table's: ne {E, positions, 2}, kept F32 by the converter.
+    HEARTH_RETURN_IF_ERROR(add(w, "v.position_embd.weight", {E, positions, 2}, false, rng));
+    // A clamped linear's bounds: one-value tensors beside its weight (the converter's names).
+    auto bounds = [&](const std::string& linear) -> Status {
+        if (!o.clamps) return Status::ok();
+        const std::pair<const char*, float> b[] = {
+            {".input_min", -1.0f}, {".input_max", 1.5f}, {".output_min", -0.15f}, {".output_max", 0.2f}};
+        for (const auto& [suffix, v] : b) HEARTH_RETURN_IF_ERROR(add(w, linear + suffix, {1}, false, rng, v));
+        return Status::ok();
+    };
+    for (int l = 0; l < o.nLayer; ++l) {
+        const std::string b = "v.blk." + std::to_string(l) + ".";
+        for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
+            HEARTH_RETURN_IF_ERROR(add(w, b + m + ".weight", {E, E}, o.f16, rng));
+            HEARTH_RETURN_IF_ERROR(bounds(b + m));
+        }
+        for (const char* n : {"attn_q_norm", "attn_k_norm"})
+            HEARTH_RETURN_IF_ERROR(add(w, b + n + ".weight", {D}, false, rng, 1.0f));
+        for (const char* n : {"ln1", "attn_post_norm", "ln2", "ffn_post_norm"})
+            HEARTH_RETURN_IF_ERROR(add(w, b + n + ".weight", {E}, false, rng, 1.0f));
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_gate.weight", {E, F}, o.f16, rng));
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_up.weight", {E, F}, o.f16, rng));
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_down.weight", {F, E}, o.f16, rng));
+        for (const char* m : {"ffn_gate", "ffn_up", "ffn_down"}) HEARTH_RETURN_IF_ERROR(bounds(b + m));
+        HEARTH_RETURN_IF_ERROR(add(w, b + "out_scale.weight", {1}, false, rng, 0.75f));
+    }
+    HEARTH_RETURN_IF_ERROR(add(w, "v.std_bias", {E}, false, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.std_scale", {E}, false, rng, 1.0f));
+    // [E] -> [text width] as a plain linear layer: ne {E, text width}.
+    HEARTH_RETURN_IF_ERROR(add(w, "mm.input_projection.weight", {E, uint64_t(o.projectionDim)}, o.f16, rng));
+    HEARTH_RETURN_IF_ERROR(bounds("mm.input_projection"));
+    return w.writeFile(o.outPath);
+}
+
 } // namespace
 
 Status synthesizeProjector(const ProjectorSynthOptions& o) {
+    if (o.family == "gemma4v") return synthesizeGemma4(o);
     if (o.family != "gemma3")
         return invalidArgument("projector family '" + o.family +
-                               "' cannot be synthesized (gemma3 can)");
+                               "' cannot be synthesized (gemma3 and gemma4v can)");
     if (o.projectionDim < 1)
         return invalidArgument("the projector needs the text model's width (projection dim)");
     if (o.patchSize < 1 || o.imageSize % o.patchSize != 0 || o.nHead < 1 ||

@@ -1,5 +1,6 @@
-// VisionEncoder: a projector file's vision tower (model/siglip.cpp) run by a ModelRunner on the
-// chosen device, one image per step, after the preprocessing llama.cpp's mtmd applies to it.
+// VisionEncoder: a projector file's vision tower (model/siglip.cpp, model/gemma4_vision.cpp) run
+// by a ModelRunner on the chosen device, one image per step, after the preprocessing llama.cpp's
+// mtmd applies to it.
 #include "hearth/vision.h"
 
 #include "backend/cpu/thread_pool.h"
@@ -20,6 +21,7 @@ struct VisionEncoder::Impl {
     std::unique_ptr<cpu::ThreadPool> pool;
     std::unique_ptr<runtime::ModelRunner> runner;
     std::vector<int32_t> table; // the image's block table: every block, in order
+    int positionRows = 0;       // Gemma 4: rows of each position table (a grid's longest side at most)
 };
 
 VisionEncoder::VisionEncoder(std::unique_ptr<Impl> impl) : m(std::move(impl)) {}
@@ -31,20 +33,24 @@ const std::string& VisionEncoder::deviceId() const { return m->runner->deviceId(
 Result<std::unique_ptr<VisionEncoder>> VisionEncoder::open(const std::string& path, const VisionOptions& options) {
     auto impl = std::make_unique<Impl>();
     HEARTH_ASSIGN_OR_RETURN(impl->info, readProjector(path));
-    if (impl->info.type != "gemma3")
+    if (impl->info.type != "gemma3" && impl->info.type != "gemma4v")
         return unsupported("projector " + path + ": Hearth does not encode images for " + impl->info.family +
-                           " (projector type '" + impl->info.type + "') yet; Gemma 3's SigLIP is supported");
+                           " (projector type '" + impl->info.type + "') yet; Gemma 3's and Gemma 4's are supported");
     Result<gguf::File> file = gguf::File::open(path);
     if (!file) return file.status().withContext("projector " + path);
     impl->file = std::make_unique<gguf::File>(std::move(file).value());
     Result<std::unique_ptr<model::Architecture>> tower = model::loadVisionTower(*impl->file);
     if (!tower) return tower.status().withContext("projector " + path);
     impl->tower = std::move(tower).value();
+    if (const gguf::TensorInfo* pos = impl->file->findTensor("v.position_embd.weight");
+        pos && impl->info.type == "gemma4v" && pos->nDims == 3)
+        impl->positionRows = int(pos->ne[1]);
 
     const int threads = options.threads > 0 ? options.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     impl->pool = std::make_unique<cpu::ThreadPool>(std::clamp(threads, 1, 256));
     const int side = impl->info.imageSize / impl->info.patchSize;
-    const int patches = side * side;
+    const int64_t merged = int64_t(impl->info.merge) * impl->info.merge;
+    const int patches = impl->info.maxTokens > 0 ? int(impl->info.maxTokens * merged) : side * side;
     runtime::RunnerConfig rc;
     rc.device = options.device;
     rc.gpuLayers = -1;
@@ -66,17 +72,22 @@ Result<std::unique_ptr<VisionEncoder>> VisionEncoder::open(const std::string& pa
 
 Result<std::vector<float>> VisionEncoder::patches(const Image& image) const {
     const ProjectorInfo& p = m->info;
-    HEARTH_ASSIGN_OR_RETURN(const Image square, fitImage(image, p.imageSize, p.imageSize, ResizeFilter::Bilinear));
-    const int P = p.patchSize, S = p.imageSize / P, N = p.imageSize;
-    std::vector<float> out(size_t(S) * size_t(S) * 3 * size_t(P) * size_t(P));
+    const PatchGrid grid = patchGrid(p, image.width, image.height);
+    if (grid.columns < 1 || grid.rows < 1) return invalidArgument("the image is empty");
+    const int P = p.patchSize, W = grid.columns * P, H = grid.rows * P;
+    const bool gemma4 = p.type == "gemma4v";
+    HEARTH_ASSIGN_OR_RETURN(const Image fitted,
+                            fitImage(image, W, H, gemma4 ? ResizeFilter::Bicubic : ResizeFilter::Bilinear));
+    std::vector<float> out(size_t(W) * size_t(H) * 3);
     float* o = out.data();
-    for (int py = 0; py < S; ++py)
-        for (int px = 0; px < S; ++px)
+    for (int py = 0; py < grid.rows; ++py)
+        for (int px = 0; px < grid.columns; ++px)
             for (int c = 0; c < 3; ++c)
                 for (int y = 0; y < P; ++y)
                     for (int x = 0; x < P; ++x) {
-                        const uint8_t v = square.rgb[(size_t(py * P + y) * size_t(N) + size_t(px * P + x)) * 3 + size_t(c)];
-                        *o++ = (float(v) / 255.0f - p.mean[size_t(c)]) / p.std[size_t(c)];
+                        const uint8_t v = fitted.rgb[(size_t(py * P + y) * size_t(W) + size_t(px * P + x)) * 3 + size_t(c)];
+                        const float n = (float(v) / 255.0f - p.mean[size_t(c)]) / p.std[size_t(c)];
+                        *o++ = gemma4 ? n * 2.0f - 1.0f : n;
                     }
     return out;
 }
@@ -84,17 +95,45 @@ Result<std::vector<float>> VisionEncoder::patches(const Image& image) const {
 Result<ImageEmbeddings> VisionEncoder::encode(const Image& image) {
     HEARTH_ASSIGN_OR_RETURN(const std::vector<float> pixels, patches(image));
     const ProjectorInfo& p = m->info;
-    const int S = p.imageSize / p.patchSize;
-    const int64_t n = int64_t(S) * S, rowWidth = 3 * int64_t(p.patchSize) * p.patchSize;
+    const PatchGrid grid = patchGrid(p, image.width, image.height);
+    const int64_t n = int64_t(grid.columns) * grid.rows, rowWidth = 3 * int64_t(p.patchSize) * p.patchSize;
+    const int merge = std::max(1, p.merge);
+    const int64_t tokens = (grid.columns / merge) * int64_t(grid.rows / merge);
+    if (m->positionRows > 0 && std::max(grid.columns, grid.rows) > m->positionRows)
+        return invalidArgument("the image is " + std::to_string(grid.columns) + " x " + std::to_string(grid.rows) +
+                               " patches; the encoder's position tables hold " + std::to_string(m->positionRows));
+    // Which patch (row-major) each token of the step is. Gemma 3's tower pools row-major patches
+    // itself; Gemma 4's takes them by offset within their pooling square, then by square
+    // (model/gemma4_vision.cpp), which its attention, not causal, does not see.
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    const bool bySquare = p.type == "gemma4v";
+    const int64_t squaresX = grid.columns / merge;
+    for (int64_t i = 0; i < n; ++i) {
+        if (!bySquare) {
+            order[size_t(i)] = i;
+            continue;
+        }
+        const int64_t k = i / tokens, s = i % tokens; // offset (dy, dx) in the square, the square
+        const int64_t y = (s / squaresX) * merge + k / merge, x = (s % squaresX) * merge + k % merge;
+        order[size_t(i)] = y * grid.columns + x;
+    }
+    std::vector<float> ordered;
+    if (bySquare) {
+        ordered.resize(pixels.size());
+        for (int64_t i = 0; i < n; ++i)
+            std::copy_n(pixels.begin() + order[size_t(i)] * rowWidth, rowWidth, ordered.begin() + i * rowWidth);
+    }
     graph::Batch batch;
     batch.tokens.resize(size_t(n));
     for (int64_t i = 0; i < n; ++i) {
         graph::BatchToken& t = batch.tokens[size_t(i)];
         t.pos = int32_t(i);
-        t.wantHidden = i < p.tokensPerImage; // the pooled rows are the first tokensPerImage
+        t.gridX = int32_t(order[size_t(i)] % grid.columns);
+        t.gridY = int32_t(order[size_t(i)] / grid.columns);
+        t.wantHidden = i < tokens; // the pooled rows are the first ones
     }
     batch.blockTables.push_back(m->table);
-    batch.hiddenIn = pixels;
+    batch.hiddenIn = bySquare ? std::span<const float>(ordered) : std::span<const float>(pixels);
     batch.hiddenWidth = rowWidth;
     std::vector<float> logits;
     ImageEmbeddings e;
@@ -102,9 +141,9 @@ Result<ImageEmbeddings> VisionEncoder::encode(const Image& image) {
     e.width = m->tower->dims().nEmbd;
     e.hash = imageHash(image);
     e.tokens = e.width > 0 ? int64_t(e.values.size()) / e.width : 0;
-    if (e.tokens != p.tokensPerImage)
+    if (e.tokens != tokens)
         return internalError("the vision encoder gave " + std::to_string(e.tokens) + " embeddings, not " +
-                             std::to_string(p.tokensPerImage));
+                             std::to_string(tokens));
     return e;
 }
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds ref_mtmd_embed and ref_mtmd_logits (tests/tools/): llama.cpp's mtmd compiled from the
+# Builds ref_mtmd_embed, ref_mtmd_logits and ref_mtmd_preprocess (tests/tools/): llama.cpp's mtmd compiled from the
 # reference's source bundle, linked against its prebuilt libraries, into OUT (default
 # $HEARTH_REF/mtmd). Idempotent: objects are kept, so a second run only links if the tool changed.
 # Usage: build_ref_mtmd.sh [REF_DIR] [OUT_DIR]; prints ref_mtmd_embed's path on its last line
-# (ref_mtmd_logits beside it).
+# (the others beside it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ref=${1:-${HEARTH_REF:-$HOME/.cache/hearth-ref}}
@@ -30,7 +30,7 @@ cflags=(-O2 -pthread -fPIC -w -I"$S/vendor/hash")
 [[ -f $out/obj/hash_xxhash.o ]] || gcc "${cflags[@]}" -c "$S/vendor/hash/xxhash/xxhash.c" -o "$out/obj/hash_xxhash.o"
 [[ -f $out/obj/hash_sha256.o ]] || gcc "${cflags[@]}" -c "$S/vendor/hash/sha256/sha256.c" -o "$out/obj/hash_sha256.o"
 [[ -f $out/obj/hash_sha1.o ]] || g++ "${cflags[@]}" -x c++ -c "$S/vendor/hash/sha1/sha1.c" -o "$out/obj/hash_sha1.o"
-for name in ref_mtmd_logits ref_mtmd_embed; do
+for name in ref_mtmd_logits ref_mtmd_preprocess ref_mtmd_embed; do
   tool=$out/$name
   if [[ ! -x $tool || $here/$name.cpp -nt $tool ]]; then
     g++ "${flags[@]}" "$here/$name.cpp" "$out"/obj/*.o -o "$tool" \

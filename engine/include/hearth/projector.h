@@ -23,8 +23,12 @@ struct ProjectorInfo {
     std::array<float, 3> mean{}, std{}; // per-channel normalisation of pixels in [0, 1]
     int merge = 1; // patches merged along each side into one embedding (Gemma 3's pooling: 4)
     // Embeddings one image becomes at the encoder's own size (image_size / patch_size / merge,
-    // squared); families of dynamic resolution (Qwen's ViT) give more for larger images.
+    // squared); families of dynamic resolution (Qwen's ViT) give more for larger images. For a
+    // family that sizes each image within a token budget (Gemma 4: minTokens > 0), the most.
     int64_t tokensPerImage = 0;
+    // A token budget (Gemma 4's, as mtmd sets it: 70..1120): each image is resized, its aspect
+    // kept, to a whole number of merged patches whose count lies within it; 0: a fixed square.
+    int minTokens = 0, maxTokens = 0;
     uint64_t tensorBytes = 0; // the weights' bytes in the file
     // Text around an image's embeddings in a prompt (Gemma 3: "<start_of_image>", "<end_of_image>").
     std::string imageBegin, imageEnd;
@@ -40,13 +44,17 @@ Result<ProjectorInfo> readProjector(const std::string& path);
 
 // A random-weight projector of a family's real layout, for tests and benchmarks: the vision
 // encoder's tensors as llama.cpp's converter names and shapes them, normal(0, 0.02) weights,
-// norms 1. Families: "gemma3" (SigLIP with Gemma 3's pooling and projection).
+// norms 1. Families: "gemma3" (SigLIP with Gemma 3's pooling and projection), "gemma4v" (Gemma 4's
+// vision tower: RMS norms, 2-D RoPE, gated feed-forward, pooling by `merge`, std scaling; its
+// image size is unused, positionSize the rows of each position table).
 struct ProjectorSynthOptions {
     std::string family = "gemma3";
     int imageSize = 896, patchSize = 14; // Gemma 3's
     int nEmbd = 1152, nFf = 4304, nLayer = 27, nHead = 16;
     int projectionDim = 0; // the text model's width (required)
     int merge = 4;         // written as clip.vision.projector.scale_factor
+    int positionSize = 0;  // gemma4v: rows of the x and the y position tables (0: 10240)
+    bool clamps = false;   // gemma4v: clamped linears, bounds that bite (in [-1, 1.5], out [-0.15, 0.2])
     bool f16 = false;      // F16 matrices (as converted files), else F32
     uint64_t seed = 42;
     std::string outPath;

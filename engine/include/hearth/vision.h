@@ -28,6 +28,17 @@ Result<Image> resizeImage(const Image& image, int width, int height, ResizeFilte
 Result<Image> fitImage(const Image& image, int width, int height, ResizeFilter filter,
                        std::array<uint8_t, 3> pad = {0, 0, 0});
 
+// The grid of patches (columns x rows) an image of width x height becomes before an encoder: the
+// encoder's own square for fixed-size families; for a token budget (ProjectorInfo::minTokens > 0)
+// mtmd's choice: each side rounded to whole merged patches (patch · merge pixels), then, when the
+// area exceeds the budget's most (or falls below its least), both sides scaled by one factor and
+// floored (or ceiled) to whole merged patches. Zero for an empty image.
+struct PatchGrid {
+    int columns = 0, rows = 0;
+    bool operator==(const PatchGrid&) const = default;
+};
+PatchGrid patchGrid(const ProjectorInfo& projector, int width, int height);
+
 struct VisionOptions {
     std::string device = "cpu"; // "cpu", "ref", "vulkan:N", "cuda:N"
     int threads = 0;            // CPU threads (0: one per hardware thread)
@@ -46,8 +57,9 @@ uint64_t imageHash(const Image& image);
 
 class VisionEncoder {
 public:
-    // Loads the vision encoder of the projector file at `path` (Gemma 3's SigLIP). Errors: what
-    // readProjector says, a projector type Hearth does not encode (named), the device's.
+    // Loads the vision encoder of the projector file at `path` (Gemma 3's SigLIP, Gemma 4's
+    // tower). Errors: what readProjector says, a projector type Hearth does not encode (named),
+    // the device's.
     static Result<std::unique_ptr<VisionEncoder>> open(const std::string& path,
                                                        const VisionOptions& options = {});
     ~VisionEncoder();
@@ -55,8 +67,9 @@ public:
     const ProjectorInfo& info() const;
     const std::string& deviceId() const;
 
-    // The encoder's input for an image: resized and padded to the encoder's square, pixels
-    // scaled to [0, 1] and normalised per channel, cut into patches [patches][3 * P * P]
+    // The encoder's input for an image: resized and padded to its patch grid's pixels (bilinear
+    // for Gemma 3, bicubic for Gemma 4), pixels scaled to [0, 1] and normalised per channel
+    // (Gemma 4's encoder then maps v to 2v - 1, done here), cut into patches [patches][3 * P * P]
     // (row-major from the top left; within a patch: channel, row, column).
     Result<std::vector<float>> patches(const Image& image) const;
 
