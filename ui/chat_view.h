@@ -41,6 +41,9 @@ class ChatView : public QWidget {
     Q_OBJECT
 public:
     ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent = nullptr);
+    // The service that reads the image files the user attaches (owned by the caller, like the
+    // engine and the store); without one, files cannot be attached (pasted images can).
+    void setImageReader(app::ImageFileReader* reader);
 
     // The default sampling and system prompt (the settings page edits them): used by chats
     // that have no settings of their own.

@@ -1,6 +1,7 @@
 // The chat page's images: the attach button, paste and drop into the composer, the strip of
 // thumbnails above the input, and the thumbnails of a user message's images in the transcript.
-// Files are read by app::ImageFileReader on a pool thread; only small thumbnails are made here.
+// Files are read by the app::ImageFileReader the view is given (on a pool thread); only small
+// thumbnails are made here.
 #include "chat_view.h"
 #include "image_strip.h"
 #include "services/chat_images.h"
@@ -56,8 +57,18 @@ void ChatView::setUpImages(QWidget* parent) {
     m_attached = new ImageStrip(parent);
     m_attach = new QPushButton(tr("Attach image…"), parent);
     m_attach->setObjectName(QStringLiteral("attachImage"));
-    m_imageReader = new app::ImageFileReader(this);
     connect(m_attach, &QPushButton::clicked, this, &ChatView::attachWithDialog);
+    m_input->viewport()->installEventFilter(this);
+    setAcceptDrops(true);
+    connect(m_engine, &app::EngineHost::loaded, this, &ChatView::updateAttach);
+    connect(m_engine, &app::EngineHost::unloaded, this, &ChatView::updateAttach);
+    updateAttach();
+}
+
+void ChatView::setImageReader(app::ImageFileReader* reader) {
+    if (m_imageReader) disconnect(m_imageReader, nullptr, this, nullptr);
+    m_imageReader = reader;
+    if (!reader) return;
     connect(
         m_imageReader, &app::ImageFileReader::filesRead, this,
         [this](quint64, const QList<QByteArray>& images, const QStringList& problems) {
@@ -70,11 +81,6 @@ void ChatView::setUpImages(QWidget* parent) {
                                .arg(app::kMaxImagesPerMessage);
             if (!refused.isEmpty()) Q_EMIT statusMessage(refused.join(QStringLiteral("; ")));
         });
-    m_input->viewport()->installEventFilter(this);
-    setAcceptDrops(true);
-    connect(m_engine, &app::EngineHost::loaded, this, &ChatView::updateAttach);
-    connect(m_engine, &app::EngineHost::unloaded, this, &ChatView::updateAttach);
-    updateAttach();
 }
 
 QString ChatView::attachRefusal() const {
@@ -137,6 +143,10 @@ void ChatView::attachFiles(const QStringList& paths) {
     if (room <= 0) {
         Q_EMIT statusMessage(
             tr("A message holds at most %1 images").arg(app::kMaxImagesPerMessage));
+        return;
+    }
+    if (!m_imageReader) {
+        Q_EMIT statusMessage(tr("Image files cannot be read here; paste the image instead"));
         return;
     }
     m_readTicket = m_imageReader->readFiles(paths, room);

@@ -16,6 +16,7 @@
 #include "welcome_view.h"
 
 #include "services/download_manager.h"
+#include "services/chat_images.h"
 #include "services/draft_finder.h"
 #include "services/engine_host.h"
 #include "services/hub_client.h"
@@ -84,6 +85,7 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_pages->setTabPosition(QTabWidget::West);
     m_pages->setDocumentMode(true);
     m_chat = new ChatView(m_engine, m_store, m_pages);
+    m_chat->setImageReader(new app::ImageFileReader(this));
     m_models = new ModelsView(m_library, m_engine, m_hub, m_downloads, m_settings, m_pages);
     m_settingsView = new SettingsView(m_settings, m_engine, m_pages);
     m_server = new ServerView(m_settings, m_engine, m_pages);

@@ -112,7 +112,9 @@ private Q_SLOTS:
     void attachingNeedsAVisionModel() {
         app::EngineHost engine;
         app::Store store;
+        app::ImageFileReader reader;
         ui::ChatView chat(&engine, &store);
+        chat.setImageReader(&reader);
         auto* attach = chat.findChild<QPushButton*>(QStringLiteral("attachImage"));
         QVERIFY(attach);
         QVERIFY(!attach->isEnabled());
@@ -148,7 +150,9 @@ private Q_SLOTS:
         app::EngineHost engine;
         QVERIFY(
             loadInto(engine, QString::fromStdString(m_model), QString::fromStdString(m_projector)));
+        app::ImageFileReader reader;
         ui::ChatView chat(&engine, &store);
+        chat.setImageReader(&reader);
         chat.resize(900, 640);
         chat.show();
         chat.setSampling(app::Sampling::greedy(6));
@@ -260,7 +264,9 @@ private Q_SLOTS:
         app::EngineHost engine;
         QVERIFY(
             loadInto(engine, QString::fromStdString(m_model), QString::fromStdString(m_projector)));
+        app::ImageFileReader reader;
         ui::ChatView chat(&engine, &store);
+        chat.setImageReader(&reader);
         chat.attachImages({picturePng(20, 20, Qt::red)});
         QCOMPARE(chat.attachedImages().size(), 1);
         QVERIFY(loadInto(engine, QString::fromStdString(m_model), QString()));
@@ -280,7 +286,9 @@ private Q_SLOTS:
         app::Store store;
         store.open(dir.filePath(QStringLiteral("hearth.db")));
         app::EngineHost engine;
+        app::ImageFileReader reader;
         ui::ChatView chat(&engine, &store);
+        chat.setImageReader(&reader);
         chat.setSampling(app::Sampling::greedy(4));
         const QString model = QString::fromStdString(m_model);
         chat.setModelToReload(model);
