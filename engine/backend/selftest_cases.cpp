@@ -404,6 +404,7 @@ void weightCases(Builder& b, const std::vector<Type>& types) {
         b.getRows(t, k2, 33, r.range(2, 40));
         b.matMul(t, k1, 19, 1);
         b.matMul(t, k2, 64, 3);
+        b.matMul(t, k2, 40, 2); // two tokens, whole and half row groups (the CPU's 256-bit decode tiles)
         b.matMul(t, k1, 33, 17);
         b.matMul(t, k2, r.range(8, 40), r.range(2, 40));
         // Either side of the GPUs' decode/prefill boundary (their matrix-vector kernels take up to

@@ -70,6 +70,12 @@ struct PackedJob {
     // > 0: the kernels prefetch the weights this many bytes ahead of the block they read, in the
     // first tile over each group of a panel of tokens (the one that streams it from memory).
     uint64_t prefetchBytes = 0;
+    // 0: the prefetch covers each block read, prefetchBytes ahead. 1 or 2 (the 256-bit kernels,
+    // which read a group in two passes, one per half): that pass prefetches half the group's
+    // bytes, the first or second half of [group + prefetchBytes, + groupBytes), spread evenly
+    // over its blocks, so that memory stays busy through both passes instead of idling through
+    // the second one (which reads the group from cache).
+    int prefetchPart = 0;
     // IQ4_XS at the AVX2 level from 4 tokens on: the job's activations already widened by
     // widenIQ4XSActsAvx2 (token 0 first), or null for the kernels to widen them per call.
     const int16_t* wideActs = nullptr;

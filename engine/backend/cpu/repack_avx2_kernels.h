@@ -33,6 +33,15 @@ inline void prefetchLines(const uint8_t* p, uint64_t bytes) {
     for (uint64_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
 }
 
+// The prefetch for the bytes [at, at + bytes) of group grp, read by this pass (see
+// PackedJob::prefetchPart): the same span prefetchBytes ahead, or half of it in this pass's half.
+inline void prefetchFor(const PackedJob& job, const uint8_t* grp, const uint8_t* at, uint64_t bytes) {
+    if (!job.prefetchBytes) return;
+    if (job.prefetchPart == 0) return prefetchLines(at + job.prefetchBytes, bytes);
+    const uint64_t from = uint64_t(at - grp) / 2 + (job.prefetchPart == 2 ? job.groupBytes / 2 : 0);
+    prefetchLines(grp + job.prefetchBytes + (from & ~uint64_t(63)), (bytes / 2 + 63) & ~uint64_t(63));
+}
+
 // The 4 signed bytes at p in every 32-bit lane.
 inline __m256i bcast4(const int8_t* p) {
     int32_t v;
@@ -140,14 +149,24 @@ inline __m256i fifthBits(const uint8_t* p) {
 
 // y for tokens j0 .. j0 + NT - 1 and the 8 rows of group g's half: Σ w·a = d_a Σ u·q - offset·s_a
 // per block (u = q_w + offset), times the rows' scales.
-template <int NT, Legacy T> void tile(const PackedJob& job, int64_t g, int half, int64_t j0) {
+template <int NT, Legacy T, int NH = 1> void tile(const PackedJob& job, int64_t g, int half0, int64_t j0) {
     const int64_t nb = job.cols / 32;
-    const uint64_t pb = job.payloadBytes, unitBytes = 2 * pb + 64, at = 32 * uint64_t(half);
+    const uint64_t pb = job.payloadBytes, unitBytes = 2 * pb + 64;
     const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
     const ActQ8x32* a[NT];
-    __m256 acc[NT];
+    __m256 accs[NH][NT];
     tokenRows(job, j0, a);
-    for (__m256& v : acc) v = _mm256_setzero_ps();
+    for (auto& r : accs)
+        for (__m256& v : r) v = _mm256_setzero_ps();
+    // The half the lambdas below work on (the tile's halves in turn, per unit of two blocks).
+    int half = half0;
+    uint64_t at = 32 * uint64_t(half);
+    __m256* acc = accs[0];
+    const auto toHalf = [&](int hh) {
+        half = half0 + hh;
+        at = 32 * uint64_t(half);
+        acc = accs[hh];
+    };
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     constexpr bool kLevels = T == Legacy::IQ4_NL || T == Legacy::MXFP4;
     const __m256i levels = kLevels ? levelTable<T>() : _mm256_setzero_si256();
@@ -204,15 +223,21 @@ template <int NT, Legacy T> void tile(const PackedJob& job, int64_t g, int half,
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2) {
         const uint8_t* unit = grp + uint64_t(b / 2) * unitBytes;
-        if (job.prefetchBytes) prefetchLines(unit + job.prefetchBytes, unitBytes);
-        block(unit, unit + 2 * pb, b);
-        block(unit + pb, unit + 2 * pb + 32, b + 1);
+        prefetchFor(job, grp, unit, unitBytes);
+        for (int hh = 0; hh < NH; ++hh) {
+            toHalf(hh);
+            block(unit, unit + 2 * pb, b);
+            block(unit + pb, unit + 2 * pb + 32, b + 1);
+        }
     }
     if (b < nb) { // an odd last block: its payload, then its scales
         const uint8_t* unit = grp + uint64_t(b / 2) * unitBytes;
-        block(unit, unit + pb, b);
+        for (int hh = 0; hh < NH; ++hh) {
+            toHalf(hh);
+            block(unit, unit + pb, b);
+        }
     }
-    storeHalf<NT>(job, g, half, j0, acc);
+    for (int hh = 0; hh < NH; ++hh) storeHalf<NT>(job, g, half0 + hh, j0, accs[hh]);
 }
 
 // Tokens per tile: 5 where the registers hold them (bench_matmul rows, 2 threads, Zen 5 at the
@@ -221,7 +246,7 @@ template <int NT, Legacy T> void tile(const PackedJob& job, int64_t g, int half,
 // as fast or faster); Q5_0, and IQ4_NL without VNNI, spill or gain nothing at 5.
 template <Legacy T> struct LegacyTile {
     static constexpr int kTokens = T == Legacy::Q5_0 || (T == Legacy::IQ4_NL && !kVnni) ? 4 : 5;
-    template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tile<NT, T>(j, g, half, t); }
+    template <int NT, int NH = 1> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tile<NT, T, NH>(j, g, half, t); }
 };
 
 // ---- Q4_K and Q5_K: super-blocks of 256 against ActQ8x256 -------------------------------------
@@ -239,101 +264,106 @@ template <int SB> inline __m256i fifthBit(__m256i hb) {
 // d·d_a·Σ minus dmin·d_a·Σ_j m_j·(Σ q_a over sub-block j), the latter by vpmaddwd on min pairs.
 // kQ5: Q5_K, the same with each weight's fifth bit added (weights 0..31: without VNNI, 16-bit
 // sums of 4 chunks at most, 4 · 2 · 31 · 127 < 2^15).
-template <int NT, bool kQ5> void tileQ4K(const PackedJob& job, int64_t g, int half, int64_t j0) {
+template <int NT, bool kQ5, int NH = 1> void tileQ4K(const PackedJob& job, int64_t g, int half0, int64_t j0) {
     constexpr uint64_t kBlock = kQ5 ? kQ5KBlockBytes : kQ4KBlockBytes;
     constexpr int kIn16 = kQ5 ? 4 : 8; // chunks whose vpmaddubsw sums add up in 16 bits
     const int64_t nb = job.cols / 256;
-    const uint64_t at = 32 * uint64_t(half);
     const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
     const ActQ8x256* a[NT];
-    __m256 acc[NT];
+    __m256 accs[NH][NT];
     tokenRows(job, j0, a);
-    for (__m256& v : acc) v = _mm256_setzero_ps();
+    for (auto& r : accs)
+        for (__m256& v : r) v = _mm256_setzero_ps();
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = grp + uint64_t(b) * kBlock;
-        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kBlock);
-        const uint8_t* scales = blk + kQ4KPayload + 64;
-        const uint8_t* mins = scales + 128;
-        __m256i isum[NT];
-        for (__m256i& v : isum) v = _mm256_setzero_si256();
-        // Sub-block sb: chunks 8c..8c+7 with c = sb / 2, low nibbles (even sb) or high.
-        const auto subBlock = [&]<int sb>() {
-            constexpr int c = sb / 2, hi = sb % 2;
-            const __m256i sc = bytesU32(scales + 16 * sb + 8 * half);
-            __m256i s[NT]; // 16-bit sums of up to kIn16 chunks
-            for (__m256i& v : s) v = _mm256_setzero_si256();
-            for (int k = 0; k < 8; ++k) {
-                const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
-                __m256i w = _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4);
-                if constexpr (kQ5)
-                    w = _mm256_or_si256(w, fifthBit<sb>(_mm256_loadu_si256(
-                                               reinterpret_cast<const __m256i*>(blk + kQ4KBlockBytes + 64 * k + at))));
-                for (int t = 0; t < NT; ++t) {
-                    const __m256i q = bcast4(a[t][b].qs + 64 * c + 32 * hi + 4 * k);
-                    s[t] = keep(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
-                }
-                if (k % kIn16 == kIn16 - 1)
+        prefetchFor(job, grp, blk, kBlock);
+        for (int hh = 0; hh < NH; ++hh) { // the tile's halves, one pass over the blocks
+            const int half = half0 + hh;
+            const uint64_t at = 32 * uint64_t(half);
+            __m256* acc = accs[hh];
+            const uint8_t* scales = blk + kQ4KPayload + 64;
+            const uint8_t* mins = scales + 128;
+            __m256i isum[NT];
+            for (__m256i& v : isum) v = _mm256_setzero_si256();
+            // Sub-block sb: chunks 8c..8c+7 with c = sb / 2, low nibbles (even sb) or high.
+            const auto subBlock = [&]<int sb>() {
+                constexpr int c = sb / 2, hi = sb % 2;
+                const __m256i sc = bytesU32(scales + 16 * sb + 8 * half);
+                __m256i s[NT]; // 16-bit sums of up to kIn16 chunks
+                for (__m256i& v : s) v = _mm256_setzero_si256();
+                for (int k = 0; k < 8; ++k) {
+                    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
+                    __m256i w = _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4);
+                    if constexpr (kQ5)
+                        w = _mm256_or_si256(w, fifthBit<sb>(_mm256_loadu_si256(
+                                                   reinterpret_cast<const __m256i*>(blk + kQ4KBlockBytes + 64 * k + at))));
                     for (int t = 0; t < NT; ++t) {
-                        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s[t], pairOf(sc)));
-                        s[t] = _mm256_setzero_si256();
+                        const __m256i q = bcast4(a[t][b].qs + 64 * c + 32 * hi + 4 * k);
+                        s[t] = keep(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
                     }
-            }
-        };
-        // VNNI: sub-blocks 2c and 2c + 1 side by side (one load, both nibbles, two vpdpbusd
-        // chains per token, so that the chain's latency does not bound the issue rate).
-        const auto subBlockPair = [&]<int c>() {
-            const __m256i sc0 = bytesU32(scales + 16 * (2 * c) + 8 * half);
-            const __m256i sc1 = bytesU32(scales + 16 * (2 * c + 1) + 8 * half);
-            __m256i slo[NT], shi[NT];
-            for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm256_setzero_si256();
-            for (int k = 0; k < 8; ++k) {
-                const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
-                __m256i lo = _mm256_and_si256(raw, low4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
-                if constexpr (kQ5) {
-                    const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kQ4KBlockBytes + 64 * k + at));
-                    lo = _mm256_or_si256(lo, fifthBit<2 * c>(hb));
-                    hi = _mm256_or_si256(hi, fifthBit<2 * c + 1>(hb));
+                    if (k % kIn16 == kIn16 - 1)
+                        for (int t = 0; t < NT; ++t) {
+                            isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s[t], pairOf(sc)));
+                            s[t] = _mm256_setzero_si256();
+                        }
                 }
-                for (int t = 0; t < NT; ++t) {
-                    const int8_t* q = a[t][b].qs + 64 * c + 4 * k;
-                    slo[t] = keep(dot4(slo[t], lo, bcast4(q)));
-                    shi[t] = keep(dot4(shi[t], hi, bcast4(q + 32)));
+            };
+            // VNNI: sub-blocks 2c and 2c + 1 side by side (one load, both nibbles, two vpdpbusd
+            // chains per token, so that the chain's latency does not bound the issue rate).
+            const auto subBlockPair = [&]<int c>() {
+                const __m256i sc0 = bytesU32(scales + 16 * (2 * c) + 8 * half);
+                const __m256i sc1 = bytesU32(scales + 16 * (2 * c + 1) + 8 * half);
+                __m256i slo[NT], shi[NT];
+                for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm256_setzero_si256();
+                for (int k = 0; k < 8; ++k) {
+                    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
+                    __m256i lo = _mm256_and_si256(raw, low4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+                    if constexpr (kQ5) {
+                        const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kQ4KBlockBytes + 64 * k + at));
+                        lo = _mm256_or_si256(lo, fifthBit<2 * c>(hb));
+                        hi = _mm256_or_si256(hi, fifthBit<2 * c + 1>(hb));
+                    }
+                    for (int t = 0; t < NT; ++t) {
+                        const int8_t* q = a[t][b].qs + 64 * c + 4 * k;
+                        slo[t] = keep(dot4(slo[t], lo, bcast4(q)));
+                        shi[t] = keep(dot4(shi[t], hi, bcast4(q + 32)));
+                    }
                 }
+                for (int t = 0; t < NT; ++t)
+                    isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(slo[t], sc0), _mm256_mullo_epi32(shi[t], sc1)));
+            };
+            if constexpr (kVnni)
+                [&]<int... c>(std::integer_sequence<int, c...>) {
+                    (subBlockPair.template operator()<c>(), ...);
+                }(std::make_integer_sequence<int, 4>{});
+            else
+                [&]<int... sb>(std::integer_sequence<int, sb...>) {
+                    (subBlock.template operator()<sb>(), ...);
+                }(std::make_integer_sequence<int, 8>{});
+            const __m256 wd = halfs8(blk + kQ4KPayload + 16 * half);
+            const __m256 wdm = halfs8(blk + kQ4KPayload + 32 + 16 * half);
+            for (int t = 0; t < NT; ++t) {
+                const ActQ8x256& ab = a[t][b];
+                __m256i msum = _mm256_setzero_si256();
+                for (int p = 0; p < 4; ++p) { // rows' (m_2p, m_2p+1) by the sums over sub-blocks 2p, 2p + 1
+                    int32_t pair;
+                    std::memcpy(&pair, ab.sums32 + 2 * p, 4);
+                    const __m256i m = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(mins + 32 * p + 16 * half)));
+                    msum = _mm256_add_epi32(msum, _mm256_madd_epi16(m, _mm256_set1_epi32(pair)));
+                }
+                const __m256 da = _mm256_set1_ps(ab.d);
+                acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(wd, da), acc[t]);
+                acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(wdm, da), acc[t]);
             }
-            for (int t = 0; t < NT; ++t)
-                isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(slo[t], sc0), _mm256_mullo_epi32(shi[t], sc1)));
-        };
-        if constexpr (kVnni)
-            [&]<int... c>(std::integer_sequence<int, c...>) {
-                (subBlockPair.template operator()<c>(), ...);
-            }(std::make_integer_sequence<int, 4>{});
-        else
-            [&]<int... sb>(std::integer_sequence<int, sb...>) {
-                (subBlock.template operator()<sb>(), ...);
-            }(std::make_integer_sequence<int, 8>{});
-        const __m256 wd = halfs8(blk + kQ4KPayload + 16 * half);
-        const __m256 wdm = halfs8(blk + kQ4KPayload + 32 + 16 * half);
-        for (int t = 0; t < NT; ++t) {
-            const ActQ8x256& ab = a[t][b];
-            __m256i msum = _mm256_setzero_si256();
-            for (int p = 0; p < 4; ++p) { // rows' (m_2p, m_2p+1) by the sums over sub-blocks 2p, 2p + 1
-                int32_t pair;
-                std::memcpy(&pair, ab.sums32 + 2 * p, 4);
-                const __m256i m = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(mins + 32 * p + 16 * half)));
-                msum = _mm256_add_epi32(msum, _mm256_madd_epi16(m, _mm256_set1_epi32(pair)));
-            }
-            const __m256 da = _mm256_set1_ps(ab.d);
-            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(wd, da), acc[t]);
-            acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(wdm, da), acc[t]);
         }
     }
-    storeHalf<NT>(job, g, half, j0, acc);
+    for (int hh = 0; hh < NH; ++hh) storeHalf<NT>(job, g, half0 + hh, j0, accs[hh]);
 }
 
 template <bool kQ5> struct Q4KTile {
     static constexpr int kTokens = kQ5 ? (kVnni ? 4 : 3) : 5;
-    template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileQ4K<NT, kQ5>(j, g, half, t); }
+    template <int NT, int NH = 1> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileQ4K<NT, kQ5, NH>(j, g, half, t); }
 };
 
 // ---- IQ4_XS: super-blocks of 256 against ActQ8x256 --------------------------------------------
@@ -341,82 +371,87 @@ template <bool kQ5> struct Q4KTile {
 // As Q4_K with the nibbles looked up in IQ4's levels and signed 6-bit scales, no mins. VNNI: the
 // levels + 128, the offset removed with the activation sums; AVX2: signed levels, their signs
 // moved onto the activations.
-template <int NT> void tileIQ4XS(const PackedJob& job, int64_t g, int half, int64_t j0) {
+template <int NT, int NH = 1> void tileIQ4XS(const PackedJob& job, int64_t g, int half0, int64_t j0) {
     const int64_t nb = job.cols / 256;
-    const uint64_t at = 32 * uint64_t(half);
     const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
     const ActQ8x256* a[NT];
-    __m256 acc[NT];
+    __m256 accs[NH][NT];
     tokenRows(job, j0, a);
-    for (__m256& v : acc) v = _mm256_setzero_ps();
+    for (auto& r : accs)
+        for (__m256& v : r) v = _mm256_setzero_ps();
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     alignas(16) int8_t table[16];
     for (int i = 0; i < 16; ++i) table[i] = int8_t(quant::iq4Level(i) + (kVnni ? 128 : 0));
     const __m256i levels = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(table)));
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = grp + uint64_t(b) * kIQ4XSBlockBytes;
-        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kIQ4XSBlockBytes);
-        __m256i isum[NT];
-        for (__m256i& v : isum) v = _mm256_setzero_si256();
-        if constexpr (kVnni) {
-            // isum starts at -128·Σ_sb sc_sb·(Σ q_a over sub-block sb), the levels' offset: vpmaddwd
-            // of the rows' scale pairs (sc_2p, sc_2p+1) by the activations' sums32 pairs.
-            for (int p = 0; p < 4; ++p) {
-                const uint8_t* sc = blk + kQ4KPayload + 32 + 8 * half;
-                const __m256i pair = _mm256_or_si256(_mm256_and_si256(bytesI32(sc + 32 * p), _mm256_set1_epi32(0xffff)),
-                                                     _mm256_slli_epi32(bytesI32(sc + 32 * p + 16), 16));
-                for (int t = 0; t < NT; ++t) {
-                    int32_t sums;
-                    std::memcpy(&sums, a[t][b].sums32 + 2 * p, 4);
-                    isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(pair, _mm256_set1_epi32(sums)));
-                }
-            }
-            for (__m256i& v : isum) v = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(v, 7));
-            // Sub-blocks 2c and 2c + 1 (a chunk's low and high nibbles) side by side: two chains
-            // of vpdpbusd per token, so that its latency does not bound the issue rate.
-            for (int c = 0; c < 4; ++c) {
-                __m256i slo[NT], shi[NT];
-                for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm256_setzero_si256();
-                for (int k = 0; k < 8; ++k) {
-                    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
-                    const __m256i lo = _mm256_shuffle_epi8(levels, _mm256_and_si256(raw, low4));
-                    const __m256i hi = _mm256_shuffle_epi8(levels, _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4));
+        prefetchFor(job, grp, blk, kIQ4XSBlockBytes);
+        for (int hh = 0; hh < NH; ++hh) { // the tile's halves, one pass over the blocks
+            const int half = half0 + hh;
+            const uint64_t at = 32 * uint64_t(half);
+            __m256* acc = accs[hh];
+            __m256i isum[NT];
+            for (__m256i& v : isum) v = _mm256_setzero_si256();
+            if constexpr (kVnni) {
+                // isum starts at -128·Σ_sb sc_sb·(Σ q_a over sub-block sb), the levels' offset: vpmaddwd
+                // of the rows' scale pairs (sc_2p, sc_2p+1) by the activations' sums32 pairs.
+                for (int p = 0; p < 4; ++p) {
+                    const uint8_t* sc = blk + kQ4KPayload + 32 + 8 * half;
+                    const __m256i pair = _mm256_or_si256(_mm256_and_si256(bytesI32(sc + 32 * p), _mm256_set1_epi32(0xffff)),
+                                                         _mm256_slli_epi32(bytesI32(sc + 32 * p + 16), 16));
                     for (int t = 0; t < NT; ++t) {
-                        const int8_t* q = a[t][b].qs + 64 * c + 4 * k;
-                        slo[t] = dot4(slo[t], lo, bcast4(q));
-                        shi[t] = dot4(shi[t], hi, bcast4(q + 32));
+                        int32_t sums;
+                        std::memcpy(&sums, a[t][b].sums32 + 2 * p, 4);
+                        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(pair, _mm256_set1_epi32(sums)));
                     }
                 }
-                const __m256i sc0 = bytesI32(blk + kQ4KPayload + 32 + 16 * (2 * c) + 8 * half);
-                const __m256i sc1 = bytesI32(blk + kQ4KPayload + 32 + 16 * (2 * c + 1) + 8 * half);
-                for (int t = 0; t < NT; ++t)
-                    isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(slo[t], sc0), _mm256_mullo_epi32(shi[t], sc1)));
-            }
-        } else {
-            for (int sb = 0; sb < 8; ++sb) {
-                const int c = sb / 2, hi = sb % 2;
-                const __m256i sc16 = pairOf(bytesI32(blk + kQ4KPayload + 32 + 16 * sb + 8 * half));
-                for (int k = 0; k < 8; ++k) {
-                    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
-                    const __m256i w = _mm256_shuffle_epi8(levels, _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4));
-                    const __m256i wAbs = _mm256_sign_epi8(w, w);
-                    for (int t = 0; t < NT; ++t) {
-                        const __m256i q = _mm256_sign_epi8(bcast4(a[t][b].qs + 64 * c + 32 * hi + 4 * k), w);
-                        isum[t] = keep(_mm256_add_epi32(isum[t], _mm256_madd_epi16(_mm256_maddubs_epi16(wAbs, q), sc16)));
+                for (__m256i& v : isum) v = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(v, 7));
+                // Sub-blocks 2c and 2c + 1 (a chunk's low and high nibbles) side by side: two chains
+                // of vpdpbusd per token, so that its latency does not bound the issue rate.
+                for (int c = 0; c < 4; ++c) {
+                    __m256i slo[NT], shi[NT];
+                    for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm256_setzero_si256();
+                    for (int k = 0; k < 8; ++k) {
+                        const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
+                        const __m256i lo = _mm256_shuffle_epi8(levels, _mm256_and_si256(raw, low4));
+                        const __m256i hi = _mm256_shuffle_epi8(levels, _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4));
+                        for (int t = 0; t < NT; ++t) {
+                            const int8_t* q = a[t][b].qs + 64 * c + 4 * k;
+                            slo[t] = dot4(slo[t], lo, bcast4(q));
+                            shi[t] = dot4(shi[t], hi, bcast4(q + 32));
+                        }
+                    }
+                    const __m256i sc0 = bytesI32(blk + kQ4KPayload + 32 + 16 * (2 * c) + 8 * half);
+                    const __m256i sc1 = bytesI32(blk + kQ4KPayload + 32 + 16 * (2 * c + 1) + 8 * half);
+                    for (int t = 0; t < NT; ++t)
+                        isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(slo[t], sc0), _mm256_mullo_epi32(shi[t], sc1)));
+                }
+            } else {
+                for (int sb = 0; sb < 8; ++sb) {
+                    const int c = sb / 2, hi = sb % 2;
+                    const __m256i sc16 = pairOf(bytesI32(blk + kQ4KPayload + 32 + 16 * sb + 8 * half));
+                    for (int k = 0; k < 8; ++k) {
+                        const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
+                        const __m256i w = _mm256_shuffle_epi8(levels, _mm256_and_si256(hi ? _mm256_srli_epi16(raw, 4) : raw, low4));
+                        const __m256i wAbs = _mm256_sign_epi8(w, w);
+                        for (int t = 0; t < NT; ++t) {
+                            const __m256i q = _mm256_sign_epi8(bcast4(a[t][b].qs + 64 * c + 32 * hi + 4 * k), w);
+                            isum[t] = keep(_mm256_add_epi32(isum[t], _mm256_madd_epi16(_mm256_maddubs_epi16(wAbs, q), sc16)));
+                        }
                     }
                 }
             }
+            const __m256 wd = halfs8(blk + kQ4KPayload + 16 * half);
+            for (int t = 0; t < NT; ++t)
+                acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(wd, _mm256_set1_ps(a[t][b].d)), acc[t]);
         }
-        const __m256 wd = halfs8(blk + kQ4KPayload + 16 * half);
-        for (int t = 0; t < NT; ++t)
-            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(wd, _mm256_set1_ps(a[t][b].d)), acc[t]);
     }
-    storeHalf<NT>(job, g, half, j0, acc);
+    for (int hh = 0; hh < NH; ++hh) storeHalf<NT>(job, g, half0 + hh, j0, accs[hh]);
 }
 
 struct IQ4XSTile {
     static constexpr int kTokens = 5;
-    template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileIQ4XS<NT>(j, g, half, t); }
+    template <int NT, int NH = 1> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileIQ4XS<NT, NH>(j, g, half, t); }
 };
 
 // Without VNNI, prompts (kIQ4XSWideFrom tokens or more) take IQ4_XS another way: a half-group's levels times
@@ -479,7 +514,7 @@ inline void widenWeights(const PackedJob& job, int64_t g, int half, int16_t* out
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = grp + uint64_t(b) * kIQ4XSBlockBytes;
-        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kIQ4XSBlockBytes);
+        prefetchFor(job, grp, blk, kIQ4XSBlockBytes);
         int16_t* ob = out + b * 64 * 32;
         for (int c = 0; c < 4; ++c) {
             const __m256i sc0 = pairOf(bytesI32(blk + kQ4KPayload + 32 + 16 * (2 * c) + 8 * half));
@@ -592,109 +627,128 @@ template <int P> inline __m256i highBits(__m256i hb) {
 // high ones, chunk c + 32, otherwise) against the activations; Σ u·q_a times the rows' 8-bit
 // scales (VNNI: vpmulld; AVX2: vpmaddwd of two chunks' 16-bit sums, 2 · 2 · 63 · 127 < 2^15),
 // minus 32·Σ_h sc_h·Σ q_a over h (vpmaddwd on scale pairs), then d·d_a in float.
-template <int NT> void tileQ6K(const PackedJob& job, int64_t g, int half, int64_t j0) {
+template <int NT, int NH = 1> void tileQ6K(const PackedJob& job, int64_t g, int half0, int64_t j0) {
     const int64_t nb = job.cols / 256;
-    const uint64_t at = 32 * uint64_t(half);
     const uint8_t* grp = job.w + uint64_t(g) * job.groupBytes;
     const ActQ8x256* a[NT];
-    __m256 acc[NT];
+    __m256 accs[NH][NT];
     tokenRows(job, j0, a);
-    for (__m256& v : acc) v = _mm256_setzero_ps();
+    for (auto& r : accs)
+        for (__m256& v : r) v = _mm256_setzero_ps();
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = grp + uint64_t(b) * kQ6KBlockBytes;
-        if (job.prefetchBytes) prefetchLines(blk + job.prefetchBytes, kQ6KBlockBytes);
-        const uint8_t* hbits = blk + 2048;
-        const uint8_t* scales = blk + 3072;
-        // isum starts at -32·Σ_h sc_h·(Σ q_a over sub-block h): vpmaddwd of the rows' scale pairs
-        // (sc_2p, sc_2p+1) by the activation sums of sub-blocks 2p and 2p + 1.
-        __m256i isum[NT];
-        for (__m256i& v : isum) v = _mm256_setzero_si256();
-        for (int p = 0; p < 8; ++p) {
-            const __m256i pair = _mm256_or_si256(_mm256_and_si256(bytesI32(scales + 32 * p + 8 * half), _mm256_set1_epi32(0xffff)),
-                                                 _mm256_slli_epi32(bytesI32(scales + 32 * p + 16 + 8 * half), 16));
-            for (int t = 0; t < NT; ++t) {
-                int32_t sums;
-                std::memcpy(&sums, a[t][b].bsums + 2 * p, 4);
-                isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(pair, _mm256_set1_epi32(sums)));
-            }
-        }
-        for (__m256i& v : isum) v = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(v, 5));
-        if constexpr (kVnni) {
-            // Sub-blocks j and j + 8 (a load's low and high nibbles, one load of the high bits)
-            // side by side: two vpdpbusd chains per token, so that the chain's latency does not
-            // bound the issue rate.
-            for (int j = 0; j < 8; ++j) {
-                const __m256i sc0 = bytesI32(scales + 16 * j + 8 * half);
-                const __m256i sc1 = bytesI32(scales + 16 * (j + 8) + 8 * half);
-                __m256i slo[NT], shi[NT];
-                for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm256_setzero_si256();
-                for (int e = 0; e < 4; ++e) {
-                    const int c = 4 * j + e;
-                    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
-                    const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
-                    const __m256i lo = _mm256_or_si256(_mm256_and_si256(raw, low4), c < 16 ? highBits<0>(hb) : highBits<1>(hb));
-                    const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
-                                                       c < 16 ? highBits<2>(hb) : highBits<3>(hb));
-                    for (int t = 0; t < NT; ++t) {
-                        const int8_t* q = a[t][b].qs + 4 * c;
-                        slo[t] = keep(dot4(slo[t], lo, bcast4(q)));
-                        shi[t] = keep(dot4(shi[t], hi, bcast4(q + 128)));
-                    }
+        prefetchFor(job, grp, blk, kQ6KBlockBytes);
+        for (int hh = 0; hh < NH; ++hh) { // the tile's halves, one pass over the blocks
+            const int half = half0 + hh;
+            const uint64_t at = 32 * uint64_t(half);
+            __m256* acc = accs[hh];
+            const uint8_t* hbits = blk + 2048;
+            const uint8_t* scales = blk + 3072;
+            // isum starts at -32·Σ_h sc_h·(Σ q_a over sub-block h): vpmaddwd of the rows' scale pairs
+            // (sc_2p, sc_2p+1) by the activation sums of sub-blocks 2p and 2p + 1.
+            __m256i isum[NT];
+            for (__m256i& v : isum) v = _mm256_setzero_si256();
+            for (int p = 0; p < 8; ++p) {
+                const __m256i pair = _mm256_or_si256(_mm256_and_si256(bytesI32(scales + 32 * p + 8 * half), _mm256_set1_epi32(0xffff)),
+                                                     _mm256_slli_epi32(bytesI32(scales + 32 * p + 16 + 8 * half), 16));
+                for (int t = 0; t < NT; ++t) {
+                    int32_t sums;
+                    std::memcpy(&sums, a[t][b].bsums + 2 * p, 4);
+                    isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(pair, _mm256_set1_epi32(sums)));
                 }
-                for (int t = 0; t < NT; ++t)
-                    isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(slo[t], sc0), _mm256_mullo_epi32(shi[t], sc1)));
             }
-        } else {
-            for (int h = 0; h < 16; ++h) {
-                const int j = h % 8;
-                const __m256i sc = bytesI32(scales + 16 * h + 8 * half);
-                __m256i s[NT]; // two chunks' 16-bit sums
-                for (__m256i& v : s) v = _mm256_setzero_si256();
-                for (int e = 0; e < 4; ++e) {
-                    const int c = 4 * j + e;
-                    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
-                    const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
-                    const __m256i w = h < 8 ? _mm256_or_si256(_mm256_and_si256(raw, low4), c < 16 ? highBits<0>(hb) : highBits<1>(hb))
-                                            : _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
-                                                              c < 16 ? highBits<2>(hb) : highBits<3>(hb));
-                    for (int t = 0; t < NT; ++t) {
-                        const __m256i q = bcast4(a[t][b].qs + 4 * c + (h < 8 ? 0 : 128));
-                        s[t] = keep(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
-                    }
-                    if (e % 2 == 1)
+            for (__m256i& v : isum) v = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(v, 5));
+            if constexpr (kVnni) {
+                // Sub-blocks j and j + 8 (a load's low and high nibbles, one load of the high bits)
+                // side by side: two vpdpbusd chains per token, so that the chain's latency does not
+                // bound the issue rate.
+                for (int j = 0; j < 8; ++j) {
+                    const __m256i sc0 = bytesI32(scales + 16 * j + 8 * half);
+                    const __m256i sc1 = bytesI32(scales + 16 * (j + 8) + 8 * half);
+                    __m256i slo[NT], shi[NT];
+                    for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm256_setzero_si256();
+                    for (int e = 0; e < 4; ++e) {
+                        const int c = 4 * j + e;
+                        const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
+                        const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
+                        const __m256i lo = _mm256_or_si256(_mm256_and_si256(raw, low4), c < 16 ? highBits<0>(hb) : highBits<1>(hb));
+                        const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
+                                                           c < 16 ? highBits<2>(hb) : highBits<3>(hb));
                         for (int t = 0; t < NT; ++t) {
-                            isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s[t], pairOf(sc)));
-                            s[t] = _mm256_setzero_si256();
+                            const int8_t* q = a[t][b].qs + 4 * c;
+                            slo[t] = keep(dot4(slo[t], lo, bcast4(q)));
+                            shi[t] = keep(dot4(shi[t], hi, bcast4(q + 128)));
                         }
+                    }
+                    for (int t = 0; t < NT; ++t)
+                        isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(slo[t], sc0), _mm256_mullo_epi32(shi[t], sc1)));
+                }
+            } else {
+                for (int h = 0; h < 16; ++h) {
+                    const int j = h % 8;
+                    const __m256i sc = bytesI32(scales + 16 * h + 8 * half);
+                    __m256i s[NT]; // two chunks' 16-bit sums
+                    for (__m256i& v : s) v = _mm256_setzero_si256();
+                    for (int e = 0; e < 4; ++e) {
+                        const int c = 4 * j + e;
+                        const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
+                        const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
+                        const __m256i w = h < 8 ? _mm256_or_si256(_mm256_and_si256(raw, low4), c < 16 ? highBits<0>(hb) : highBits<1>(hb))
+                                                : _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
+                                                                  c < 16 ? highBits<2>(hb) : highBits<3>(hb));
+                        for (int t = 0; t < NT; ++t) {
+                            const __m256i q = bcast4(a[t][b].qs + 4 * c + (h < 8 ? 0 : 128));
+                            s[t] = keep(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
+                        }
+                        if (e % 2 == 1)
+                            for (int t = 0; t < NT; ++t) {
+                                isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s[t], pairOf(sc)));
+                                s[t] = _mm256_setzero_si256();
+                            }
+                    }
                 }
             }
+            const __m256 wd = halfs8(blk + 3328 + 16 * half);
+            for (int t = 0; t < NT; ++t)
+                acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(wd, _mm256_set1_ps(a[t][b].d)), acc[t]);
         }
-        const __m256 wd = halfs8(blk + 3328 + 16 * half);
-        for (int t = 0; t < NT; ++t)
-            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(wd, _mm256_set1_ps(a[t][b].d)), acc[t]);
     }
-    storeHalf<NT>(job, g, half, j0, acc);
+    for (int hh = 0; hh < NH; ++hh) storeHalf<NT>(job, g, half0 + hh, j0, accs[hh]);
 }
 
 struct Q6KTile {
     static constexpr int kTokens = kVnni ? 4 : 5; // with VNNI, 5 took prompts (64 tokens) 8% longer
-    template <int NT> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileQ6K<NT>(j, g, half, t); }
+    template <int NT, int NH = 1> static void run(const PackedJob& j, int64_t g, int half, int64_t t) { tileQ6K<NT, NH>(j, g, half, t); }
 };
+
+// Up to how many tokens a tile takes both halves of a group in one pass (Tile::run<NT, 2>): a
+// pass over one half reads half of each 64-byte line, and the second half's pass (from cache)
+// leaves memory idle, which a decode step, bound by memory, cannot afford.
+constexpr int64_t kOnePassTokens = 2;
 
 // Tiles over groups [g0, g1) (each as its two halves; a last half of padding rows is skipped)
 // and tokens [j0, j1), in panels of 64 tokens whose activations stay in L2 while the weights
-// stream past. Only a group's first tile prefetches (it streams the group from memory).
+// stream past. Only each half's first tile prefetches: the first streams the group from memory,
+// and both prefetch half of what lies ahead (PackedJob::prefetchPart).
 template <class Tile> void tiles(const PackedJob& job, int64_t g0, int64_t g1, int64_t j0, int64_t j1) {
     constexpr int64_t kPanel = 64;
-    PackedJob again = job;
+    PackedJob again = job, first = job, second = job;
     again.prefetchBytes = 0;
+    first.prefetchPart = 1;
+    second.prefetchPart = 2;
     for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
         const int64_t p1 = p0 + kPanel < j1 ? p0 + kPanel : j1;
         for (int64_t g = g0; g < g1; ++g) {
-            const PackedJob* jb = &job;
+            const bool twoHalves = 16 * g + 8 < job.rows;
+            if (twoHalves && p1 - p0 <= kOnePassTokens) { // decode: the group read once, its halves side by side
+                if (p1 - p0 == 2) Tile::template run<2, 2>(job, g, 0, p0);
+                else Tile::template run<1, 2>(job, g, 0, p0);
+                continue;
+            }
             for (int half = 0; half < 2; ++half) {
-                if (half == 1 && 16 * g + 8 >= job.rows) break;
+                if (half == 1 && !twoHalves) break;
+                const PackedJob* jb = !twoHalves ? &job : half == 0 ? &first : &second;
                 int64_t j = p0;
                 constexpr int kNT = Tile::kTokens;
                 for (; j + kNT <= p1; j += kNT, jb = &again) Tile::template run<kNT>(*jb, g, half, j);
@@ -709,7 +763,6 @@ template <class Tile> void tiles(const PackedJob& job, int64_t g0, int64_t g1, i
                 case 1: Tile::template run<1>(*jb, g, half, j); break;
                 default: break;
                 }
-                jb = &again;
             }
         }
     }
