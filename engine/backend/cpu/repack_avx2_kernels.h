@@ -659,55 +659,66 @@ template <int NT, int NH = 1> void tileQ6K(const PackedJob& job, int64_t g, int 
                 }
             }
             for (__m256i& v : isum) v = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(v, 5));
+            // Chunk c's 6-bit weights of the 8 rows: low nibbles and high-bit pairs P (kHigh: the
+            // high nibbles and pairs P + 2), all chosen at compile time (chunks c < 16 take their
+            // high bits' pairs 0 and 2, the others 1 and 3).
+            const auto weights6 = [&]<int c, bool kHigh>() {
+                const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
+                const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
+                if constexpr (kHigh)
+                    return _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4), highBits<(c < 16 ? 2 : 3)>(hb));
+                else
+                    return _mm256_or_si256(_mm256_and_si256(raw, low4), highBits<(c < 16 ? 0 : 1)>(hb));
+            };
             if constexpr (kVnni) {
                 // Sub-blocks j and j + 8 (a load's low and high nibbles, one load of the high bits)
                 // side by side: two vpdpbusd chains per token, so that the chain's latency does not
                 // bound the issue rate.
-                for (int j = 0; j < 8; ++j) {
+                const auto pairOfSubBlocks = [&]<int j>() {
                     const __m256i sc0 = bytesI32(scales + 16 * j + 8 * half);
                     const __m256i sc1 = bytesI32(scales + 16 * (j + 8) + 8 * half);
                     __m256i slo[NT], shi[NT];
                     for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm256_setzero_si256();
-                    for (int e = 0; e < 4; ++e) {
-                        const int c = 4 * j + e;
-                        const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
-                        const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
-                        const __m256i lo = _mm256_or_si256(_mm256_and_si256(raw, low4), c < 16 ? highBits<0>(hb) : highBits<1>(hb));
-                        const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
-                                                           c < 16 ? highBits<2>(hb) : highBits<3>(hb));
+                    const auto chunk = [&]<int c>() {
+                        const __m256i lo = weights6.template operator()<c, false>();
+                        const __m256i hi = weights6.template operator()<c, true>();
                         for (int t = 0; t < NT; ++t) {
                             const int8_t* q = a[t][b].qs + 4 * c;
                             slo[t] = keep(dot4(slo[t], lo, bcast4(q)));
                             shi[t] = keep(dot4(shi[t], hi, bcast4(q + 128)));
                         }
-                    }
+                    };
+                    chunk.template operator()<4 * j>();
+                    chunk.template operator()<4 * j + 1>();
+                    chunk.template operator()<4 * j + 2>();
+                    chunk.template operator()<4 * j + 3>();
                     for (int t = 0; t < NT; ++t)
                         isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(slo[t], sc0), _mm256_mullo_epi32(shi[t], sc1)));
-                }
+                };
+                [&]<int... j>(std::integer_sequence<int, j...>) {
+                    (pairOfSubBlocks.template operator()<j>(), ...);
+                }(std::make_integer_sequence<int, 8>{});
             } else {
-                for (int h = 0; h < 16; ++h) {
-                    const int j = h % 8;
-                    const __m256i sc = bytesI32(scales + 16 * h + 8 * half);
-                    __m256i s[NT]; // two chunks' 16-bit sums
-                    for (__m256i& v : s) v = _mm256_setzero_si256();
-                    for (int e = 0; e < 4; ++e) {
-                        const int c = 4 * j + e;
-                        const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
-                        const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
-                        const __m256i w = h < 8 ? _mm256_or_si256(_mm256_and_si256(raw, low4), c < 16 ? highBits<0>(hb) : highBits<1>(hb))
-                                                : _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
-                                                                  c < 16 ? highBits<2>(hb) : highBits<3>(hb));
+                // Sub-block h of 16 columns: chunks 4(h % 8) .. + 3, their low nibbles for h < 8.
+                const auto subBlock = [&]<int h>() {
+                    constexpr int j = h % 8;
+                    const __m256i sc = pairOf(bytesI32(scales + 16 * h + 8 * half));
+                    // Two chunks' 16-bit sums at a time, then scaled into isum.
+                    const auto twoChunks = [&]<int c>() {
+                        const __m256i w0 = weights6.template operator()<c, (h >= 8)>();
+                        const __m256i w1 = weights6.template operator()<c + 1, (h >= 8)>();
                         for (int t = 0; t < NT; ++t) {
-                            const __m256i q = bcast4(a[t][b].qs + 4 * c + (h < 8 ? 0 : 128));
-                            s[t] = keep(_mm256_add_epi16(s[t], _mm256_maddubs_epi16(w, q)));
+                            const int8_t* q = a[t][b].qs + 4 * c + (h < 8 ? 0 : 128);
+                            const __m256i s = keep(_mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast4(q)), _mm256_maddubs_epi16(w1, bcast4(q + 4))));
+                            isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s, sc));
                         }
-                        if (e % 2 == 1)
-                            for (int t = 0; t < NT; ++t) {
-                                isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s[t], pairOf(sc)));
-                                s[t] = _mm256_setzero_si256();
-                            }
-                    }
-                }
+                    };
+                    twoChunks.template operator()<4 * j>();
+                    twoChunks.template operator()<4 * j + 2>();
+                };
+                [&]<int... h>(std::integer_sequence<int, h...>) {
+                    (subBlock.template operator()<h>(), ...);
+                }(std::make_integer_sequence<int, 16>{});
             }
             const __m256 wd = halfs8(blk + 3328 + 16 * half);
             for (int t = 0; t < NT; ++t)
