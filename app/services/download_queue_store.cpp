@@ -2,31 +2,18 @@
 // "paused"}, ...]}, written through QSaveFile so a crash leaves the old or the new one.
 #include "services/download_queue_store.h"
 
-#include <QDir>
-#include <QFile>
-#include <QFileInfo>
+#include "services/json_file.h"
+
 #include <QJsonArray>
-#include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 
 namespace hearth::app {
 
 bool readDownloadQueue(const QString& path, QList<QueuedDownload>* out, QString* error) {
     out->clear();
-    QFile f(path);
-    if (!f.exists()) return true;
-    if (!f.open(QIODevice::ReadOnly)) {
-        if (error) *error = QStringLiteral("cannot read %1: %2").arg(path, f.errorString());
-        return false;
-    }
-    QJsonParseError parseError{};
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &parseError);
-    if (!doc.isObject()) {
-        if (error) *error = QStringLiteral("%1 is not a download queue: %2").arg(path, parseError.errorString());
-        return false;
-    }
-    for (const QJsonValue& v : doc.object().value(QStringLiteral("downloads")).toArray()) {
+    QJsonObject root;
+    if (!readJsonObjectFile(path, QStringLiteral("a download queue"), &root, error)) return false;
+    for (const QJsonValue& v : root.value(QStringLiteral("downloads")).toArray()) {
         const QJsonObject o = v.toObject();
         QueuedDownload d;
         d.request.url = QUrl(o.value(QStringLiteral("url")).toString());
@@ -56,13 +43,7 @@ bool writeDownloadQueue(const QString& path, const QList<QueuedDownload>& queue,
     QJsonObject root;
     root.insert(QStringLiteral("version"), 1);
     root.insert(QStringLiteral("downloads"), list);
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(root).toJson()) < 0 || !f.commit()) {
-        if (error) *error = QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
-        return false;
-    }
-    return true;
+    return writeJsonObjectFile(path, root, error);
 }
 
 } // namespace hearth::app

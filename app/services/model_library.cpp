@@ -2,6 +2,7 @@
 #include "services/model_library.h"
 
 #include "services/hub_client.h" // quantizationOf
+#include "services/json_file.h"
 
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
@@ -14,11 +15,9 @@
 #include <QFileInfo>
 #include <QHash>
 #include <QJsonArray>
-#include <QJsonDocument>
 #include <QJsonObject>
 #include <QMetaObject>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QThread>
 
 #include <spdlog/spdlog.h>
@@ -336,26 +335,18 @@ void ModelLibrary::scanFinished(quint64 generation, const QList<ModelEntry>& ent
 
 void ModelLibrary::loadReferences() {
     m_references.clear();
-    QFile f(QDir(m_folder).filePath(kLibraryFile));
-    if (!f.open(QIODevice::ReadOnly)) return;
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll());
-    for (const QJsonValue& v : doc.object().value(QStringLiteral("references")).toArray())
+    QJsonObject root;
+    QString error;
+    if (!readJsonObjectFile(QDir(m_folder).filePath(kLibraryFile), QStringLiteral("a list of model references"), &root, &error))
+        spdlog::warn("model library: {}", error.toStdString());
+    for (const QJsonValue& v : root.value(QStringLiteral("references")).toArray())
         if (!v.toString().isEmpty()) m_references << v.toString();
 }
 
 bool ModelLibrary::saveReferences(QString* error) {
-    if (!QDir().mkpath(m_folder)) {
-        if (error) *error = QStringLiteral("cannot create %1").arg(m_folder);
-        return false;
-    }
-    QSaveFile f(QDir(m_folder).filePath(kLibraryFile));
     QJsonObject root;
     root.insert(QStringLiteral("references"), QJsonArray::fromStringList(m_references));
-    if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(root).toJson()) < 0 || !f.commit()) {
-        if (error) *error = QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString());
-        return false;
-    }
-    return true;
+    return writeJsonObjectFile(QDir(m_folder).filePath(kLibraryFile), root, error);
 }
 
 quint64 ModelLibrary::importModel(const QString& sourcePath, ImportMode mode) {
@@ -449,19 +440,14 @@ bool ModelLibrary::removeModel(const QString& path, QString* error) {
 }
 
 QList<StarterModel> ModelLibrary::starterModels(const QString& jsonPath, QString* error) {
-    QFile f(jsonPath);
-    if (!f.open(QIODevice::ReadOnly)) {
+    QJsonObject root;
+    if (!QFile::exists(jsonPath)) {
         if (error) *error = QStringLiteral("cannot read %1").arg(jsonPath);
         return {};
     }
-    QJsonParseError parseError{};
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &parseError);
-    if (!doc.isObject()) {
-        if (error) *error = QStringLiteral("%1 is not a JSON object: %2").arg(jsonPath, parseError.errorString());
-        return {};
-    }
+    if (!readJsonObjectFile(jsonPath, QStringLiteral("a JSON object"), &root, error)) return {};
     QList<StarterModel> out;
-    for (const QJsonValue& v : doc.object().value(QStringLiteral("models")).toArray()) {
+    for (const QJsonValue& v : root.value(QStringLiteral("models")).toArray()) {
         const QJsonObject o = v.toObject();
         StarterModel m;
         m.repo = o.value(QStringLiteral("repo")).toString();

@@ -2,11 +2,10 @@
 // "projector": {"path", "sha256", "size"}}}}, read whole and rewritten through QSaveFile.
 #include "services/model_origins.h"
 
+#include "services/json_file.h"
+
 #include <QDir>
-#include <QFile>
-#include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 
 namespace hearth::app {
 
@@ -28,20 +27,10 @@ QString modelOriginsFile(const QString& modelsFolder) {
 
 bool readModelOrigins(const QString& modelsFolder, QHash<QString, ModelOrigin>* out, QString* error) {
     out->clear();
-    const QString path = modelOriginsFile(modelsFolder);
-    QFile f(path);
-    if (!f.exists()) return true;
-    if (!f.open(QIODevice::ReadOnly)) {
-        if (error) *error = QStringLiteral("cannot read %1: %2").arg(path, f.errorString());
+    QJsonObject root;
+    if (!readJsonObjectFile(modelOriginsFile(modelsFolder), QStringLiteral("a list of origins"), &root, error))
         return false;
-    }
-    QJsonParseError parseError{};
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &parseError);
-    if (!doc.isObject()) {
-        if (error) *error = QStringLiteral("%1 is not a list of origins: %2").arg(path, parseError.errorString());
-        return false;
-    }
-    const QJsonObject files = doc.object().value(QStringLiteral("files")).toObject();
+    const QJsonObject files = root.value(QStringLiteral("files")).toObject();
     for (auto it = files.begin(); it != files.end(); ++it) {
         const QJsonObject o = it.value().toObject();
         ModelOrigin origin;
@@ -79,14 +68,7 @@ bool recordModelOrigins(const QString& modelsFolder, const QHash<QString, ModelO
     QJsonObject root;
     root.insert(QStringLiteral("version"), 1);
     root.insert(QStringLiteral("files"), list);
-    const QString path = modelOriginsFile(modelsFolder);
-    QDir().mkpath(modelsFolder);
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(root).toJson()) < 0 || !f.commit()) {
-        if (error) *error = QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
-        return false;
-    }
-    return true;
+    return writeJsonObjectFile(modelOriginsFile(modelsFolder), root, error);
 }
 
 } // namespace hearth::app

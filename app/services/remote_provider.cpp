@@ -3,6 +3,7 @@
 #include "services/remote_provider.h"
 
 #include "services/chat_images.h"
+#include "services/json_file.h"
 #include "services/secret_file.h"
 
 #include <QDir>
@@ -17,7 +18,6 @@
 #include <QNetworkRequest>
 #include <QProcess>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QStandardPaths>
 
 #include <limits>
@@ -91,9 +91,9 @@ QString validateProvider(const RemoteProvider& p) {
 ProviderStore::ProviderStore(QString dataDir) : m_dataDir(std::move(dataDir)) {
     if (!qEnvironmentVariableIsSet("HEARTH_NO_KEYRING"))
         m_secretTool = QStandardPaths::findExecutable(QStringLiteral("secret-tool"));
-    QFile f(listPath());
-    if (!f.open(QIODevice::ReadOnly)) return;
-    const QJsonArray list = QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("providers")).toArray();
+    QJsonObject root;
+    if (!readJsonObjectFile(listPath(), QStringLiteral("a list of providers"), &root, &m_lastError)) return;
+    const QJsonArray list = root.value(QStringLiteral("providers")).toArray();
     for (const QJsonValue& v : list) {
         const QJsonObject o = v.toObject();
         RemoteProvider p;
@@ -151,14 +151,7 @@ bool ProviderStore::save() {
         list.append(QJsonObject{{QStringLiteral("name"), p.name},
                                 {QStringLiteral("baseUrl"), p.baseUrl.toString()},
                                 {QStringLiteral("extendedSampling"), p.extendedSampling}});
-    QSaveFile f(listPath());
-    if (!f.open(QIODevice::WriteOnly) ||
-        f.write(QJsonDocument(QJsonObject{{QStringLiteral("providers"), list}}).toJson()) < 0 ||
-        !f.commit()) {
-        m_lastError = QStringLiteral("cannot write %1: %2").arg(listPath(), f.errorString());
-        return false;
-    }
-    return true;
+    return writeJsonObjectFile(listPath(), QJsonObject{{QStringLiteral("providers"), list}}, &m_lastError);
 }
 
 QString ProviderStore::apiKey(const QString& name) const {
