@@ -359,8 +359,11 @@ void ModelsView::deleteSelected() {
                                  .arg(entry.displayName(), QLocale().formattedDataSize(removal.bytes))
                            : tr("Remove %1 from the library? The file stays at %2.")
                                  .arg(entry.displayName(), QDir::toNativeSeparators(entry.path));
-    if (removal.deletesFiles && removal.files.size() > 1)
-        question += tr(" All %1 parts of the split model are deleted.").arg(removal.files.size());
+    const qsizetype parts = removal.files.size() - (removal.projector.isEmpty() ? 0 : 1);
+    if (removal.deletesFiles && parts > 1) question += tr(" All %1 parts of the split model are deleted.").arg(parts);
+    if (!removal.projector.isEmpty())
+        question += tr(" Its vision projector %1 goes too: no other model uses it.")
+                        .arg(QFileInfo(removal.projector).fileName());
     if (loaded) question += tr("\n\nIt is loaded now: it will be unloaded first.");
     QMessageBox box(QMessageBox::Question, removal.deletesFiles ? tr("Delete model") : tr("Remove from library"),
                     question, QMessageBox::Yes | QMessageBox::No, this);

@@ -408,6 +408,18 @@ ModelLibrary::Removal ModelLibrary::removalFor(const QString& path) const {
     if (folder.isEmpty() || canonical.isEmpty() || !canonical.startsWith(folder + QLatin1Char('/'))) return r;
     r.deletesFiles = true;
     r.files = modelFiles(abs);
+    // Its projector goes with it when nothing else would use it (a projector alone is no model).
+    const ModelEntry* e = find(abs);
+    const QString projector = e && !e->projectorPath.isEmpty() ? QFileInfo(e->projectorPath).canonicalFilePath() : QString();
+    bool shared = false;
+    for (const ModelEntry& other : m_models)
+        if (other.path != abs && !other.projectorPath.isEmpty() &&
+            QFileInfo(other.projectorPath).canonicalFilePath() == projector)
+            shared = true;
+    if (!projector.isEmpty() && !shared && projector.startsWith(folder + QLatin1Char('/'))) {
+        r.projector = e->projectorPath;
+        r.files << r.projector;
+    }
     for (const QString& f : r.files) r.bytes += QFileInfo(f).size();
     return r;
 }

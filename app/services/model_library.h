@@ -91,11 +91,13 @@ public:
     // referenced one without touching the file. False with a reason in *error when it cannot.
     bool removeModel(const QString& path, QString* error = nullptr);
     // What removeModel(path) does: delete these files (a model in the models folder, every part
-    // of a split one, even when also referenced) or only forget a reference (deletesFiles false).
+    // of a split one, even when also referenced, and its vision projector when that is in the
+    // models folder and no other model uses it) or only forget a reference (deletesFiles false).
     struct Removal {
         bool deletesFiles = false;
         QStringList files; // what is deleted (empty when only forgotten)
         qint64 bytes = 0;  // their size together
+        QString projector; // the projector among files, or empty
     };
     Removal removalFor(const QString& path) const;
 

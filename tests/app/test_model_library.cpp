@@ -360,6 +360,49 @@ private Q_SLOTS:
                  qPrintable(failed.first().at(1).toString()));
     }
 
+    // Deleting a vision model deletes its projector too, unless another model in the library
+    // still pairs with it.
+    void deletingAModelTakesItsOwnProjector() {
+        HEARTH_REQUIRE_TEST_FILE("models/ggml-vocab-llama-spm.gguf");
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("models"));
+        QVERIFY(QDir().mkpath(folder + QStringLiteral("/seeing")));
+        std::string gemma, projector;
+        const QString error = hearth::test::synthGemma3WithProjector(folder + QStringLiteral("/seeing"), gemma, projector);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const QString pair = folder + QStringLiteral("/pair");
+        QVERIFY(copyFile(QString::fromStdString(gemma), pair + QStringLiteral("/a.gguf")));
+        QVERIFY(copyFile(QString::fromStdString(gemma), pair + QStringLiteral("/b.gguf")));
+        QVERIFY(copyFile(QString::fromStdString(projector), pair + QStringLiteral("/mmproj-f16.gguf")));
+        ModelLibrary lib(folder);
+        QVERIFY(rescan(lib));
+        QCOMPARE(lib.models().size(), 3);
+
+        const QString seeing = QString::fromStdString(gemma);
+        const ModelLibrary::Removal alone = lib.removalFor(seeing);
+        QCOMPARE(alone.projector, QString::fromStdString(projector));
+        QCOMPARE(alone.files, (QStringList{seeing, QString::fromStdString(projector)}));
+        QCOMPARE(alone.bytes, QFileInfo(seeing).size() + QFileInfo(QString::fromStdString(projector)).size());
+        QString why;
+        QVERIFY2(lib.removeModel(seeing, &why), qPrintable(why));
+        QVERIFY(!QFile::exists(seeing));
+        QVERIFY(!QFile::exists(QString::fromStdString(projector)));
+
+        // a and b share one projector: it stays with b, then goes with it.
+        QVERIFY(rescan(lib));
+        const ModelLibrary::Removal first = lib.removalFor(pair + QStringLiteral("/a.gguf"));
+        QVERIFY(first.projector.isEmpty());
+        QCOMPARE(first.files, QStringList{pair + QStringLiteral("/a.gguf")});
+        QVERIFY2(lib.removeModel(pair + QStringLiteral("/a.gguf"), &why), qPrintable(why));
+        QVERIFY(QFile::exists(pair + QStringLiteral("/mmproj-f16.gguf")));
+        QVERIFY(rescan(lib));
+        QCOMPARE(lib.removalFor(pair + QStringLiteral("/b.gguf")).projector, pair + QStringLiteral("/mmproj-f16.gguf"));
+        QVERIFY2(lib.removeModel(pair + QStringLiteral("/b.gguf"), &why), qPrintable(why));
+        QVERIFY(!QFile::exists(pair + QStringLiteral("/mmproj-f16.gguf")));
+        QVERIFY(rescan(lib));
+        QVERIFY(lib.models().isEmpty());
+    }
+
     void parameterText() {
         QCOMPARE(ModelLibrary::formatParameters(0), QString());
         QCOMPARE(ModelLibrary::formatParameters(260'000), QStringLiteral("260K"));
