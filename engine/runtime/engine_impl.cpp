@@ -272,14 +272,42 @@ Result<std::vector<int32_t>> EngineImpl::encodeChat(const tmpl::ChatRequest& req
     return tmpl::encodeChatPrompt(*m_tokenizer, text);
 }
 
+// The encoder runs on the engine thread, between steps, so that it never competes with the
+// decoding streams for the cores (on a CPU both would start a pool of threads on the same ones).
+// The caller waits; a sink calling from the engine thread itself encodes at once.
 Result<std::shared_ptr<const ImageEmbeddings>> EngineImpl::encodeImage(const Image& image) {
     if (!m_vision) return unsupported("no vision projector is loaded for this model");
     const uint64_t hash = imageHash(image);
+    if (auto recent = recentImage(hash)) return recent;
+    if (std::this_thread::get_id() == m_thread.get_id()) return encodeNow(image, hash);
+    EncodeJob job;
+    job.image = &image;
+    job.hash = hash;
+    std::future<Result<std::shared_ptr<const ImageEmbeddings>>> done = job.done.get_future();
+    {
+        std::lock_guard<std::mutex> lock(m_mu);
+        if (m_stop) return Status(ErrorCode::Cancelled, "the engine is shutting down");
+        m_encodeInbox.push_back(&job);
+    }
+    m_cv.notify_all();
+    return done.get();
+}
+
+std::shared_ptr<const ImageEmbeddings> EngineImpl::recentImage(uint64_t hash) {
     std::lock_guard<std::mutex> lock(m_visionMu);
     for (const auto& recent : m_recentImages)
         if (recent->hash == hash) return recent;
+    return nullptr;
+}
+
+Result<std::shared_ptr<const ImageEmbeddings>> EngineImpl::encodeNow(const Image& image, uint64_t hash) {
+    if (auto recent = recentImage(hash)) return recent; // queued twice: encoded once
+    const Clock::time_point start = Clock::now();
     HEARTH_ASSIGN_OR_RETURN(ImageEmbeddings e, m_vision->encode(image));
+    ++m_imagesEncoded;
+    m_imageEncodeSeconds += std::chrono::duration<double>(Clock::now() - start).count();
     auto out = std::make_shared<const ImageEmbeddings>(std::move(e));
+    std::lock_guard<std::mutex> lock(m_visionMu);
     m_recentImages.push_back(out);
     constexpr size_t kRecentImages = 8;
     if (m_recentImages.size() > kRecentImages) m_recentImages.pop_front();
@@ -508,13 +536,18 @@ void EngineImpl::run() {
         std::vector<RequestId> cancels;
         std::deque<std::pair<RequestId, EmbeddingRequest>> embeds;
         std::deque<Clock::time_point> embedsAt;
+        EncodeJob* encode = nullptr;
         {
             std::unique_lock<std::mutex> lock(m_mu);
             m_cv.wait(lock, [&] {
                 return m_stop || !m_inbox.empty() || !m_cancels.empty() || !m_embedInbox.empty() ||
-                       m_sched->hasWork() || embedPending();
+                       !m_encodeInbox.empty() || m_sched->hasWork() || embedPending();
             });
             if (m_stop) break;
+            if (!m_encodeInbox.empty()) {
+                encode = m_encodeInbox.front();
+                m_encodeInbox.pop_front();
+            }
             inbox.swap(m_inbox);
             cancels.swap(m_cancels);
             embeds.swap(m_embedInbox);
@@ -528,6 +561,8 @@ void EngineImpl::run() {
             cancelEmbed(id, Status(ErrorCode::Cancelled, "the embedding request was cancelled"));
         }
         feedEmbeddings();
+        // One image per turn, so that the streams still step between a queue of images.
+        if (encode) encode->done.set_value(encodeNow(*encode->image, encode->hash));
         if (m_sched->hasWork()) {
             Status st = step();
             if (!st.isOk()) failAll(st); // a failed step fails its requests, never the process
@@ -545,6 +580,12 @@ void EngineImpl::run() {
         embeds.swap(m_embedInbox);
     }
     for (auto& [id, r] : embeds) r.sink->onError(closing);
+    std::deque<EncodeJob*> encodes;
+    {
+        std::lock_guard<std::mutex> lock(m_mu);
+        encodes.swap(m_encodeInbox);
+    }
+    for (EncodeJob* job : encodes) job->done.set_value(closing);
 }
 
 void EngineImpl::publishStats() {
@@ -559,6 +600,8 @@ void EngineImpl::publishStats() {
     m_stats.prefixHitTokens = m_cache->prefixHitTokens();
     m_stats.draftTokens = m_draftTokens;
     m_stats.acceptedDraftTokens = m_acceptedDraftTokens;
+    m_stats.imagesEncoded = m_imagesEncoded;
+    m_stats.imageEncodeSeconds = m_imageEncodeSeconds;
     m_stats.draftKvBlocksUsed = m_draft ? m_draft->numBlocks() - m_draft->numFreeBlocks() : 0;
     if (m_states) {
         m_stats.stateSlotsTotal = m_states->numSlots();

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -170,6 +171,13 @@ private:
     std::condition_variable m_cv;
     std::deque<Submitted> m_inbox;
     std::vector<RequestId> m_cancels;
+    // An image waiting to be encoded on the engine thread (encodeImage), its caller blocked on done.
+    struct EncodeJob {
+        const Image* image = nullptr;
+        uint64_t hash = 0;
+        std::promise<Result<std::shared_ptr<const ImageEmbeddings>>> done;
+    };
+    std::deque<EncodeJob*> m_encodeInbox; // one is taken per turn of the loop, between steps
     bool m_stop = false;
     std::atomic<RequestId> m_nextId{1};
     std::atomic<int> m_queued{0}; // submitted and not yet finished
@@ -189,15 +197,19 @@ private:
     std::vector<int> m_embedRows; // and its hidden rows for an embedding
     std::vector<float> m_stepEmbeds; // the step's given input rows (images' embeddings)
     bool m_imagesAtOnce = false;     // the model sees an image's tokens at once (ModelDims)
-    // The vision projector's encoder (EngineConfig::projectorPath), used by encodeImage() on its
-    // callers' threads one at a time, and the last images' embeddings (most recent last).
+    // The vision projector's encoder (EngineConfig::projectorPath), run by encodeImage() on the
+    // engine thread between steps (encodeNow), and the last images' embeddings (most recent last).
     std::unique_ptr<VisionEncoder> m_vision;
-    std::mutex m_visionMu;
+    std::mutex m_visionMu; // guards m_recentImages
+    Result<std::shared_ptr<const ImageEmbeddings>> encodeNow(const Image& image, uint64_t hash);
+    std::shared_ptr<const ImageEmbeddings> recentImage(uint64_t hash);
     std::deque<std::shared_ptr<const ImageEmbeddings>> m_recentImages;
     std::unique_ptr<spec::NgramPool> m_ngramPool; // finished sequences' n-grams (speculation.ngram)
     double m_draftStepMs = 0.0;          // the draft model's time per drafted token (recent average)
     int m_specRequests = 0;            // live requests with a speculator
     uint64_t m_draftTokens = 0, m_acceptedDraftTokens = 0;
+    uint64_t m_imagesEncoded = 0;     // engine thread only (encodeNow), like the time:
+    double m_imageEncodeSeconds = 0.0;
     int m_numBlocks = 0;
     mutable std::mutex m_statsMu;
     EngineStats m_stats;

@@ -120,6 +120,10 @@ std::string Metrics::render(const EngineStats* stats, bool modelLoaded) const {
                   ? double(stats->prefixHitTokens) / double(stats->prefixQueryTokens)
                   : 0.0);
         counter("hearth_engine_steps_total", "Scheduler steps run.", stats->steps);
+        counter("hearth_images_encoded_total", "Images encoded by the vision projector.", stats->imagesEncoded);
+        line(out, "# HELP hearth_image_encode_seconds_total Time spent encoding images.");
+        line(out, "# TYPE hearth_image_encode_seconds_total counter");
+        line(out, "hearth_image_encode_seconds_total %g", stats->imageEncodeSeconds);
     }
     return out;
 }

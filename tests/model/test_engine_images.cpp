@@ -1,7 +1,8 @@
 // Images through the engine (a synthesized Gemma 3 with its projector): a follow-up about the
 // same image reuses its tokens from the prefix cache and answers as a fresh engine does, another
-// image of the same size does not, a text-only model refuses images, and prompts whose markers
-// and images disagree are refused.
+// image of the same size does not, a text-only model refuses images, prompts whose markers and
+// images disagree are refused, and the engine encodes images on its own thread between steps
+// (asked from other threads while a reply streams, or from a sink on that thread).
 #include "hearth/engine.h"
 #include "hearth/projector.h"
 #include "hearth/vision.h"
@@ -11,6 +12,8 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <thread>
 
 using namespace hearth;
 
@@ -26,6 +29,26 @@ Image picture(int width, int height, int seed) {
     return im;
 }
 
+// A collector that asks the engine for an image's embeddings from its first token's callback,
+// that is from the engine thread.
+class EncodingSink : public test::TokenCollector {
+public:
+    EncodingSink(Engine* engine, Image image) : m_engine(engine), m_image(std::move(image)) {}
+    void onToken(const TokenInfo& t) override {
+        if (!m_asked) {
+            m_asked = true;
+            fromSink = m_engine->encodeImage(m_image);
+        }
+        test::TokenCollector::onToken(t);
+    }
+    Result<std::shared_ptr<const ImageEmbeddings>> fromSink = Status(ErrorCode::Internal, "never asked");
+
+private:
+    Engine* m_engine;
+    Image m_image;
+    bool m_asked = false;
+};
+
 } // namespace
 
 class TestEngineImages : public QObject {
@@ -35,9 +58,10 @@ class TestEngineImages : public QObject {
     std::unique_ptr<VisionEncoder> m_encoder;
     std::shared_ptr<const ImageEmbeddings> m_first, m_second;
 
-    std::unique_ptr<Engine> engine() {
+    std::unique_ptr<Engine> engine(const std::string& projector = {}) {
         EngineConfig c;
         c.modelPath = m_model;
+        c.projectorPath = projector;
         c.contextLength = 256;
         c.kvMemoryBytes = 8ull << 20;
         c.threads = 2;
@@ -161,6 +185,38 @@ private Q_SLOTS:
         QVERIFY(e->submit(r).isOk());
         QVERIFY(sink->waitDone());
         QVERIFY2(sink->error.isOk(), sink->error.toString().c_str());
+    }
+
+    // Two threads ask for images while a reply streams, and the reply's own sink asks from the
+    // engine thread: each gets the embeddings the encoder gives alone, nothing waits forever, and
+    // an image asked for again is the one kept.
+    void imagesAreEncodedOnTheEngineThread() {
+        auto e = engine(m_projector);
+        QVERIFY(e);
+        auto third = m_encoder->encode(picture(80, 50, 3));
+        QVERIFY(third.isOk());
+        auto sink = std::make_shared<EncodingSink>(e.get(), picture(80, 50, 3));
+        QVERIFY(e->submit(test::greedyRequest(std::vector<int32_t>(20, 5), sink, 24)).isOk());
+        Result<std::shared_ptr<const ImageEmbeddings>> a = Status(ErrorCode::Internal, "not run");
+        Result<std::shared_ptr<const ImageEmbeddings>> b = a;
+        std::thread ta([&] { a = e->encodeImage(picture(80, 50, 1)); });
+        std::thread tb([&] { b = e->encodeImage(picture(80, 50, 2)); });
+        ta.join();
+        tb.join();
+        QVERIFY(sink->waitDone());
+        QVERIFY2(sink->error.isOk(), sink->error.toString().c_str());
+        QCOMPARE(sink->tokens().size(), size_t(24));
+        QVERIFY2(a.isOk() && b.isOk(), (a.isOk() ? b : a).status().toString().c_str());
+        QVERIFY2(sink->fromSink.isOk(), sink->fromSink.status().toString().c_str());
+        QCOMPARE((*a)->values, m_first->values);
+        QCOMPARE((*b)->values, m_second->values);
+        QCOMPARE((*sink->fromSink)->values, third->values);
+        auto again = e->encodeImage(picture(80, 50, 1));
+        QVERIFY(again.isOk());
+        QCOMPARE(again->get(), a->get());
+        const EngineStats stats = e->stats();
+        QCOMPARE(stats.imagesEncoded, uint64_t(3));
+        QVERIFY(stats.imageEncodeSeconds > 0.0);
     }
 };
 

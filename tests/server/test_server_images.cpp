@@ -126,6 +126,7 @@ private Q_SLOTS:
     }
 
     void everyDialectTakesImages() {
+        const uint64_t encodedBefore = m_engine->stats().imagesEncoded;
         const QByteArray picture = png(64, 48);
         const std::string b64 = QString::fromLatin1(picture.toBase64()).toStdString();
         using A = std::vector<OJson>; // JSON arrays spelled out: a braced list of one is ambiguous
@@ -232,6 +233,12 @@ private Q_SLOTS:
         QVERIFY(!raw.is_null());
         const int64_t perImage = m_engine->projector()->tokensPerImage;
         QVERIFY2(raw["prompt_eval_count"].get<int64_t>() > 2 * perImage, raw.dump().c_str());
+        // One picture through every dialect: encoded once, and /metrics counts it.
+        QCOMPARE(m_engine->stats().imagesEncoded, encodedBefore + 1);
+        auto metrics = client(port()).Get("/metrics");
+        QVERIFY(metrics && metrics->status == 200);
+        QVERIFY2(metrics->body.find("hearth_images_encoded_total " + std::to_string(encodedBefore + 1)) != std::string::npos,
+                 metrics->body.c_str());
     }
 
     void theModelListsSayVision() {

@@ -314,6 +314,10 @@ struct EngineStats {
     uint64_t draftTokens = 0;
     uint64_t acceptedDraftTokens = 0;
     int32_t draftKvBlocksUsed = 0;  // the draft model's K/V blocks held (0 without one)
+    // Images encoded by the projector (Engine::encodeImage, not counting those kept from before)
+    // and the engine thread's time spent on them.
+    uint64_t imagesEncoded = 0;
+    double imageEncodeSeconds = 0.0;
 };
 
 using RequestId = uint64_t;
@@ -343,9 +347,11 @@ public:
 
     // The vision projector loaded beside the model (EngineConfig::projectorPath), else nullptr.
     virtual const ProjectorInfo* projector() const { return nullptr; }
-    // An image's embeddings from the projector's encoder (any thread; one image at a time), for
-    // GenerationRequest::images. The last few are kept by content, so a follow-up turn about the
-    // same image is not encoded again. Unsupported without a projector.
+    // An image's embeddings from the projector's encoder, for GenerationRequest::images: any
+    // thread may ask, and waits while the engine thread encodes it between its steps (one image
+    // per step, so that encoding never competes with the running streams for the device). The
+    // last few are kept by content, so a follow-up turn about the same image is not encoded
+    // again. Unsupported without a projector.
     virtual Result<std::shared_ptr<const ImageEmbeddings>> encodeImage(const Image& /*image*/) {
         return unsupported("no vision projector is loaded for this model");
     }
