@@ -145,6 +145,26 @@ QString projectorBeside(const ModelEntry& e) {
     return found ? QString::fromStdString(*found) : QString();
 }
 
+// The file's name without ".gguf" and, for a split model, without "-00001-of-00003".
+QString fileTitle(const QString& fileName) {
+    static const QRegularExpression ending(QStringLiteral("(-\\d{5}-of-\\d{5})?\\.gguf$"),
+                                           QRegularExpression::CaseInsensitiveOption);
+    QString t = fileName;
+    t.remove(ending);
+    return t.isEmpty() ? fileName : t;
+}
+
+// Sets each entry's title (ModelEntry::title): its metadata name where that tells it apart.
+void nameEntries(QList<ModelEntry>& entries) {
+    QHash<QString, int> uses;
+    for (const ModelEntry& e : entries) ++uses[e.name.toCaseFolded()];
+    for (ModelEntry& e : entries) {
+        const bool says = !e.name.trimmed().isEmpty() && e.name.compare(e.architecture, Qt::CaseInsensitive) != 0 &&
+                          uses.value(e.name.toCaseFolded()) == 1;
+        e.title = says ? e.name : fileTitle(e.fileName);
+    }
+}
+
 } // namespace
 
 bool StarterModel::matches(const QString& fileName) const {
@@ -196,6 +216,7 @@ public:
             e.projectorPath = projectorBeside(e); // again each scan: it may come or go alone
             out << e;
         }
+        nameEntries(out);
         std::sort(out.begin(), out.end(), [](const ModelEntry& a, const ModelEntry& b) {
             const int c = QString::compare(a.displayName(), b.displayName(), Qt::CaseInsensitive);
             return c != 0 ? c < 0 : a.path < b.path;

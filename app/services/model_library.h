@@ -33,10 +33,14 @@ struct ModelEntry {
     // model with one takes images in chats (hearth::findProjectorFor, found at each scan).
     QString projectorPath;
     QString error;
+    // What the library shows (set at each scan): the metadata name, or the file's name without
+    // ".gguf" where that name says nothing (empty, or only the architecture) or another listed
+    // model has it too.
+    QString title;
 
     bool isUsable() const { return error.isEmpty(); }
     bool isVision() const { return !projectorPath.isEmpty(); }
-    QString displayName() const { return name.isEmpty() ? fileName : name; }
+    QString displayName() const { return !title.isEmpty() ? title : name.isEmpty() ? fileName : name; }
     bool operator==(const ModelEntry&) const = default;
 };
 

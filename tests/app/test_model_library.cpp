@@ -113,6 +113,12 @@ private Q_SLOTS:
         QVERIFY(broken);
         QVERIFY(!broken->isUsable());
         QVERIFY(!broken->error.isEmpty());
+        // Shown by file name: stories260K's metadata name is only its architecture's.
+        QCOMPARE(s->name.compare(s->architecture, Qt::CaseInsensitive) == 0 || s->name.isEmpty(), true);
+        QCOMPARE(s->displayName(), QStringLiteral("stories260K"));
+        QCOMPARE(nested->displayName(), QStringLiteral("tiny-Q8_0"));
+        QCOMPARE(split->displayName(), QStringLiteral("split"));
+        QCOMPARE(broken->displayName(), QStringLiteral("broken"));
 
         // The list model mirrors the library.
         QCOMPARE(model.rowCount(), 4);
@@ -388,14 +394,20 @@ private Q_SLOTS:
         QVERIFY(!QFile::exists(seeing));
         QVERIFY(!QFile::exists(QString::fromStdString(projector)));
 
-        // a and b share one projector: it stays with b, then goes with it.
+        // a and b share one projector: it stays with b, then goes with it. They share a metadata
+        // name too, so each is shown by its file's name, until b is left alone.
         QVERIFY(rescan(lib));
+        QCOMPARE(byFile(lib, QStringLiteral("a.gguf"))->displayName(), QStringLiteral("a"));
+        QCOMPARE(byFile(lib, QStringLiteral("b.gguf"))->displayName(), QStringLiteral("b"));
         const ModelLibrary::Removal first = lib.removalFor(pair + QStringLiteral("/a.gguf"));
         QVERIFY(first.projector.isEmpty());
         QCOMPARE(first.files, QStringList{pair + QStringLiteral("/a.gguf")});
         QVERIFY2(lib.removeModel(pair + QStringLiteral("/a.gguf"), &why), qPrintable(why));
         QVERIFY(QFile::exists(pair + QStringLiteral("/mmproj-f16.gguf")));
         QVERIFY(rescan(lib));
+        const ModelEntry* b = byFile(lib, QStringLiteral("b.gguf"));
+        QVERIFY(b && !b->name.isEmpty() && b->name != b->architecture);
+        QCOMPARE(b->displayName(), b->name);
         QCOMPARE(lib.removalFor(pair + QStringLiteral("/b.gguf")).projector, pair + QStringLiteral("/mmproj-f16.gguf"));
         QVERIFY2(lib.removeModel(pair + QStringLiteral("/b.gguf"), &why), qPrintable(why));
         QVERIFY(!QFile::exists(pair + QStringLiteral("/mmproj-f16.gguf")));
