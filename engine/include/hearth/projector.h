@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hearth {
 
@@ -53,7 +54,9 @@ struct ProjectorSynthOptions {
     int nEmbd = 1152, nFf = 4304, nLayer = 27, nHead = 16;
     int projectionDim = 0; // the text model's width (required)
     int merge = 4;         // written as clip.vision.projector.scale_factor
-    int positionSize = 0;  // gemma4v: rows of the x and the y position tables (0: 10240)
+    int positionSize = 0;  // gemma4v: rows of the x and the y position tables (0: 10240);
+                           // qwen3vl_merger: rows of the position table, a square (0: 48 x 48)
+    std::vector<int> deepstack; // qwen3vl_merger: the layers feeding a deepstack merger
     bool clamps = false;   // gemma4v: clamped linears, bounds that bite (in [-1, 1.5], out [-0.15, 0.2])
     bool f16 = false;      // F16 matrices (as converted files), else F32
     uint64_t seed = 42;
@@ -62,8 +65,9 @@ struct ProjectorSynthOptions {
 Status synthesizeProjector(const ProjectorSynthOptions& options);
 
 // Whether the projector can serve the text model at modelPath: its embeddings' width is the
-// model's embedding width (the error names both), and the model's architecture reads image
-// embeddings (the error names it).
+// model's embedding width (the error names both), the model's architecture reads image
+// embeddings (the error names it), and of the projector's type where the architecture reads
+// one type's only (gemma3, gemma4, qwen35: the error names both).
 Status checkProjectorFor(const ProjectorInfo& projector, const std::string& modelPath);
 
 // The vision projector lying beside the model at modelPath, as Hugging Face repositories and
