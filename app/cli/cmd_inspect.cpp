@@ -433,10 +433,17 @@ int inspectProjector(const std::string& path, bool json) {
     }
     std::printf("file:           %s\n", path.c_str());
     std::printf("projector:      %s (%s)\n", p->family.c_str(), p->type.c_str());
-    std::printf("vision encoder: %d layers, %d wide (ffn %d), %d heads, %d x %d pixels in %d-pixel patches\n", p->nLayer,
-                p->nEmbd, p->nFf, p->nHead, p->imageSize, p->imageSize, p->patchSize);
-    std::printf("output:         %lld embeddings per image at that size, %d wide\n", (long long)p->tokensPerImage,
-                p->projectionDim);
+    if (p->maxTokens > 0) { // sized per image within a token budget (Gemma 4, Qwen3-VL)
+        std::printf("vision encoder: %d layers, %d wide (ffn %d), %d heads, %d-pixel patches merged %d x %d\n",
+                    p->nLayer, p->nEmbd, p->nFf, p->nHead, p->patchSize, p->merge, p->merge);
+        std::printf("output:         %d to %d embeddings per image by its size, %d wide\n", p->minTokens, p->maxTokens,
+                    p->projectionDim);
+    } else {
+        std::printf("vision encoder: %d layers, %d wide (ffn %d), %d heads, %d x %d pixels in %d-pixel patches\n",
+                    p->nLayer, p->nEmbd, p->nFf, p->nHead, p->imageSize, p->imageSize, p->patchSize);
+        std::printf("output:         %lld embeddings per image at that size, %d wide\n", (long long)p->tokensPerImage,
+                    p->projectionDim);
+    }
     std::printf("normalisation:  mean %.4g %.4g %.4g, std %.4g %.4g %.4g\n", p->mean[0], p->mean[1], p->mean[2],
                 p->std[0], p->std[1], p->std[2]);
     std::printf("weights:        %s\n", humanBytes(p->tensorBytes).c_str());

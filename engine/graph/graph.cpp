@@ -23,6 +23,9 @@ const char* stepInputName(StepInput which) {
     case StepInput::EmbedIndex: return "embed_index";
     case StepInput::GridX: return "grid_x";
     case StepInput::GridY: return "grid_y";
+    case StepInput::RopeT: return "rope_t";
+    case StepInput::RopeH: return "rope_h";
+    case StepInput::RopeW: return "rope_w";
     }
     return "?";
 }

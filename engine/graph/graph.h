@@ -54,8 +54,11 @@ enum class StepInput : uint8_t {
                 // token i's own, n + k for EmbedRows row k
     GridX,      // I32 [n]: each token's column in a 2-D grid (an image's patches, for 2-D RoPE)
     GridY,      // I32 [n]: each token's row in that grid
+    RopeT,      // I32 [n]: M-RoPE's temporal position (BatchToken::ropePos, else the position)
+    RopeH,      // I32 [n]: M-RoPE's height position (RopeT + the token's grid row)
+    RopeW,      // I32 [n]: M-RoPE's width position (RopeT + the token's grid column)
 };
-inline constexpr int kStepInputs = 13;
+inline constexpr int kStepInputs = 16;
 const char* stepInputName(StepInput which);
 
 struct Tensor {

@@ -110,6 +110,9 @@ Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize,
     in.positions.resize(n);
     in.gridX.resize(n);
     in.gridY.resize(n);
+    in.ropeT.resize(n);
+    in.ropeH.resize(n);
+    in.ropeW.resize(n);
     in.slots.resize(n);
     in.info.resize(2 * n);
     in.wanted.clear();
@@ -143,6 +146,9 @@ Result<StepShape> prepareStep(const Batch& batch, int64_t nVocab, int blockSize,
         in.positions[i] = t.pos;
         in.gridX[i] = t.gridX;
         in.gridY[i] = t.gridY;
+        in.ropeT[i] = t.ropePos >= 0 ? t.ropePos : t.pos;
+        in.ropeH[i] = in.ropeT[i] + t.gridY;
+        in.ropeW[i] = in.ropeT[i] + t.gridX;
         in.slots[i] = table[size_t(t.pos / blockSize)] * blockSize + t.pos % blockSize;
         in.info[2 * i] = t.pos;
         in.info[2 * i + 1] = offset;

@@ -20,6 +20,10 @@ struct BatchToken {
     bool wantHidden = false; // its final normed hidden state (an embedding's rows)
     int32_t embed = -1;      // >= 0: its input is row `embed` of Batch::embeds, not its token's row
     int32_t gridX = 0, gridY = 0; // its column and row in a 2-D grid (StepInput::GridX, GridY)
+    // M-RoPE models (qwen35): the position its rotation takes, which an image's tokens share and
+    // text after an image continues from (-1: pos); an image's token also rotates by
+    // (ropePos + gridY, ropePos + gridX) in M-RoPE's height and width sections.
+    int32_t ropePos = -1;
 };
 
 // A sequence's recurrent state for a step (models with recurrent layers): the slot its first
@@ -68,6 +72,7 @@ int64_t roundTableLength(int64_t len);
 struct StepInputs {
     std::vector<int32_t> ids, positions, slots, info, tables, wanted, hidden;
     std::vector<int32_t> gridX, gridY; // [n] (StepInput::GridX, GridY)
+    std::vector<int32_t> ropeT, ropeH, ropeW; // [n] (StepInput::RopeT, RopeH, RopeW)
     std::vector<int32_t> stateInfo; // [n][3] (see StepInput::StateInfo); empty without states
     std::vector<float> hiddenIn;    // [n][hiddenWidth] (see StepInput::HiddenIn); empty without
     std::vector<float> embeds;      // [m][embedWidth] (StepInput::EmbedRows); empty without

@@ -55,6 +55,10 @@ struct ModelDims {
     // An image's tokens attend to each other whatever their order (gemma3; llama.cpp's
     // non-causal image decode): they are computed in a step of their own (Batch::withinSequence).
     bool imagesAtOnce = false;
+    // An image's tokens rotate by M-RoPE positions (qwen35): all at the temporal position where
+    // the image starts, by their row and column in the height and width sections, the text after
+    // it from that position plus the image's longer side in tokens (graph::BatchToken::ropePos).
+    bool mrope = false;
     int logitWidth() const { return nLogits > 0 ? nLogits : nVocab; }
     bool recurrent() const {
         for (const LayerState& s : state)

@@ -352,12 +352,21 @@ TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv
     if (own && w.kNorm >= 0) k = g.rmsNorm(k, g.weight(w.kNorm), s.normEps);
     if (own && s.vNorm)
         v = g.reshape(g.rmsNorm(g.reshape(v, Dv, s.nHeadKv, n), graph::kNone, s.normEps), int64_t(s.nHeadKv) * Dv, n);
-    q = g.rope(q, in.positions, opt(w.ropeFactors), s.rope);
+    // M-RoPE with an image's tokens: three rotations, each of its section's pairs by its
+    // position (the others' factors +inf leave them as they are).
+    auto rotate = [&](TensorId t, const graph::RopeParams& p) {
+        if (in.ropeH == graph::kNone)
+            return g.rope(t, in.ropeT != graph::kNone ? in.ropeT : in.positions, opt(w.ropeFactors), p);
+        t = g.rope(t, in.ropeT, opt(w.mropeFactors[0]), p);
+        t = g.rope(t, in.ropeH, opt(w.mropeFactors[1]), p);
+        return g.rope(t, in.ropeW, opt(w.mropeFactors[2]), p);
+    };
+    q = rotate(q, s.rope);
     if (own) {
         graph::RopeParams kRope = s.rope;
         kRope.tempScale = 0.0f; // the attention temperature scales q only
         kRope.tempLength = 0;
-        k = g.rope(k, in.positions, opt(w.ropeFactors), kRope);
+        k = rotate(k, kRope);
     }
     if (w.qMagnitude >= 0) q = g.mul(q, g.weight(w.qMagnitude));
     const int cacheLayer = own ? layer : s.kvLayer;

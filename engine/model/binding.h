@@ -109,6 +109,9 @@ struct StepTensors {
     graph::TensorId ids = graph::kNone, positions = graph::kNone, slots = graph::kNone, info = graph::kNone,
                     tables = graph::kNone, wanted = graph::kNone, hidden = graph::kNone;
     int64_t n = 0;
+    // M-RoPE models: the positions rotations take (StepInput::RopeT, and for a step with an
+    // image's tokens RopeH and RopeW); kNone: RoPE by the positions.
+    graph::TensorId ropeT = graph::kNone, ropeH = graph::kNone, ropeW = graph::kNone;
     int64_t embeds = 0;          // rows of input embeddings given with the step (StepShape::embeds)
     bool withinSequence = false; // StepShape::withinSequence
 };
@@ -125,6 +128,9 @@ struct AttentionWeights {
     int32_t bq = -1, bk = -1, bv = -1;      // projection biases (qwen2)
     int32_t qNorm = -1, kNorm = -1;         // per-head RMS norms before RoPE (qwen3, gemma3)
     int32_t ropeFactors = -1;               // per-dimension frequency factors (llama3)
+    // M-RoPE (StepTensors::ropeH set): frequency factors that keep the pairs of the temporal,
+    // height and width sections (1) and leave the others unrotated (+inf).
+    int32_t mropeFactors[3] = {-1, -1, -1};
     int32_t bo = -1;                        // output projection bias (gpt-oss)
     int32_t sinks = -1;                     // per-head attention sink logits [nHead] (gpt-oss)
     int32_t qMagnitude = -1;                // per-dimension multipliers of q after RoPE [headDim] (phi3)

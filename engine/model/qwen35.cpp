@@ -31,6 +31,12 @@ struct SsmHParams {
     int64_t channels() const { return int64_t(2 * nHeadK + nHeadV) * headSize; }
 };
 
+// The frequency factors of rope.dimension_sections (sectionFactors).
+struct RopeSections {
+    int32_t text = -1;
+    int32_t mrope[3] = {-1, -1, -1};
+};
+
 struct Layer {
     bool recurrent = false;
     int32_t attnNorm = -1, postNorm = -1;
@@ -74,7 +80,8 @@ public:
         m_spec.qGate = true;
         m_spec.normEps = hp.normEps;
         HEARTH_ASSIGN_OR_RETURN(m_spec.rope, readRopeScaling(b, hp, m_spec.rope));
-        HEARTH_ASSIGN_OR_RETURN(const int32_t ropeFactors, sectionFactors(b, hp.nRot));
+        HEARTH_ASSIGN_OR_RETURN(const RopeSections ropeFactors, sectionFactors(b, hp.nRot));
+        m_mrope = ropeFactors.mrope[0] >= 0;
 
         if (m_mtp) return bindMtp(b, ropeFactors, nextn);
         const int64_t E = hp.nEmbd, nVocab = hp.nVocab;
@@ -86,6 +93,9 @@ public:
             HEARTH_ASSIGN_OR_RETURN(m_output, b.matrix("output.weight", E, nVocab, hp.nLayer));
         }
         m_dims = decoderDims(arch, hp);
+        // Images (a qwen3vl_merger projector's embeddings) with M-RoPE positions, seen causally.
+        m_dims.givenEmbeddings = m_mrope;
+        m_dims.mrope = m_mrope;
         m_dims.state.assign(size_t(hp.nLayer), LayerState{});
         m_layers.resize(size_t(hp.nLayer));
         for (int l = 0; l < hp.nLayer; ++l) {
@@ -138,9 +148,17 @@ public:
 
     void build(graph::Graph& g, const graph::StepShape& shape, const KvSetup& kv) const override {
         if (m_mtp) return buildMtp(g, shape, kv);
-        const StepTensors in = stepTensors(g, shape);
+        StepTensors in = stepTensors(g, shape);
+        if (m_mrope) {
+            in.ropeT = g.input(graph::StepInput::RopeT, shape.tokens);
+            if (shape.embeds > 0) { // an image's tokens: by (t, h, w) apart
+                in.ropeH = g.input(graph::StepInput::RopeH, shape.tokens);
+                in.ropeW = g.input(graph::StepInput::RopeW, shape.tokens);
+            }
+        }
         const graph::TensorId stateInfo = g.input(graph::StepInput::StateInfo, 3, shape.tokens);
-        graph::TensorId x = g.getRows(g.weight(m_tokenEmbedding), in.ids); // [n][E]
+        // [n][E]: an image's embeddings as they are in place of its tokens' rows.
+        graph::TensorId x = withGivenEmbeddings(g, in, g.getRows(g.weight(m_tokenEmbedding), in.ids));
         for (int l = 0; l < m_hp.nLayer; ++l) {
             g.setLayer(l);
             const Layer& Y = m_layers[size_t(l)];
@@ -157,7 +175,7 @@ public:
 private:
     // The multi-token-prediction head (llama.cpp's graph_mtp): its layer blk.{n}, n the trunk's
     // layer count, is one full-attention layer with its own K/V, here the graph's layer 0.
-    Status bindMtp(Binder& b, int32_t ropeFactors, int nextn) {
+    Status bindMtp(Binder& b, const RopeSections& ropeFactors, int nextn) {
         if (nextn < 1) return invalidArgument(b.arch() + " file has no multi-token-prediction layer (nextn_predict_layers 0)");
         const int64_t E = m_hp.nEmbd, nVocab = m_hp.nVocab;
         const std::string p = "blk." + std::to_string(m_hp.nLayer) + ".";
@@ -253,29 +271,37 @@ private:
         return out;
     }
 
-    // rope.dimension_sections (interleaved M-RoPE): with a text position in the first three
-    // sections and 0 in the fourth, pairs of the fourth stay unrotated: frequency factor +inf.
-    // -1 when every pair rotates.
-    static Result<int32_t> sectionFactors(Binder& b, int nRot) {
+    // rope.dimension_sections (interleaved M-RoPE): pair i's sector i mod (sum of sections)
+    // rotates by the temporal position when sector mod 3 is 0 and sector < 3·s0, by the height
+    // when 1 and < 3·s1, by the width when 2 and < 3·s2, else by the fourth (0: unrotated, its
+    // frequency factor +inf). text: the factors of a text position in the first three (-1 when
+    // every pair rotates); mrope: per section, the factors that rotate its pairs alone (-1
+    // without sections).
+    static Result<RopeSections> sectionFactors(Binder& b, int nRot) {
+        RopeSections out;
         const std::string key = b.arch() + ".rope.dimension_sections";
-        if (!b.file().has(key)) return -1;
+        if (!b.file().has(key)) return out;
         // Four sections, given once for all four or one by one (llama.cpp's get_key_or_arr).
         HEARTH_ASSIGN_OR_RETURN(const std::vector<uint64_t> s, b.file().getCounts(key, 4, 4096));
         const uint64_t total = s[0] + s[1] + s[2] + s[3];
-        if (total == 0) return -1;
-        std::vector<float> factors(size_t(nRot / 2), 1.0f);
+        if (total == 0) return out;
+        constexpr float kOff = std::numeric_limits<float>::infinity();
+        std::vector<float> text(size_t(nRot / 2), 1.0f);
+        std::vector<std::vector<float>> sections(3, std::vector<float>(size_t(nRot / 2), kOff));
         bool any = false;
         for (int i = 0; i < nRot / 2; ++i) {
-            const uint64_t sector = uint64_t(i) % total;
-            const bool text = (sector % 3 == 0 && sector < 3 * s[0]) || (sector % 3 == 1 && sector < 3 * s[1]) ||
-                              (sector % 3 == 2 && sector < 3 * s[2]);
-            if (!text) {
-                factors[size_t(i)] = std::numeric_limits<float>::infinity();
+            const uint64_t sector = uint64_t(i) % total, which = sector % 3;
+            if (sector < 3 * s[which]) {
+                sections[which][size_t(i)] = 1.0f;
+            } else {
+                text[size_t(i)] = kOff;
                 any = true;
             }
         }
-        if (!any) return -1;
-        return b.ownVector("rope_sections.factors", std::move(factors));
+        if (any) out.text = b.ownVector("rope_sections.factors", std::move(text));
+        const char* names[3] = {"rope_sections.temporal", "rope_sections.height", "rope_sections.width"};
+        for (int k = 0; k < 3; ++k) out.mrope[k] = b.ownVector(names[k], std::move(sections[size_t(k)]));
+        return out;
     }
 
     // The convolution kernel [C][K] as F32 (F16 and BF16 files are converted once).
@@ -294,7 +320,7 @@ private:
     }
 
     // A full-attention layer's weights under prefix p (blk.N.), as layer l of the graph.
-    Status bindAttention(Binder& b, const std::string& p, int l, Layer& Y, int32_t ropeFactors) {
+    Status bindAttention(Binder& b, const std::string& p, int l, Layer& Y, const RopeSections& ropeFactors) {
         const int64_t E = m_hp.nEmbd, D = m_hp.headDim;
         const int64_t qDim = int64_t(m_hp.nHead) * D, kvDim = int64_t(m_hp.nHeadKv) * D;
         if (b.hasTensor(p + "attn_qkv.weight")) {
@@ -311,7 +337,8 @@ private:
         HEARTH_ASSIGN_OR_RETURN(Y.attn.wo, b.matrix(p + "attn_output.weight", qDim, E, l));
         HEARTH_ASSIGN_OR_RETURN(Y.attn.qNorm, b.vector(p + "attn_q_norm.weight", D, l));
         HEARTH_ASSIGN_OR_RETURN(Y.attn.kNorm, b.vector(p + "attn_k_norm.weight", D, l));
-        Y.attn.ropeFactors = ropeFactors;
+        Y.attn.ropeFactors = ropeFactors.text;
+        for (int i = 0; i < 3; ++i) Y.attn.mropeFactors[i] = ropeFactors.mrope[i];
         return Status::ok();
     }
 
@@ -366,6 +393,7 @@ private:
 
     bool m_moeArch = false;
     bool m_mtp = false;
+    bool m_mrope = false; // rope.dimension_sections: RoPE by StepInput::RopeT (and RopeH, RopeW)
     int m_shortlist = 0;
     Layer m_mtpLayer;
     int32_t m_ehProj = -1, m_enorm = -1, m_hnorm = -1;

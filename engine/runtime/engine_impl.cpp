@@ -133,6 +133,7 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     s.embeddingsOnly = dims.embeddingsOnly;
     s.takesImages = dims.givenEmbeddings;
     e->m_imagesAtOnce = dims.imagesAtOnce;
+    e->m_mrope = dims.mrope;
     // Embedding pooling: <arch>.pooling_type (0 none and absent: mean; 4 rank is not supported).
     if (auto pt = e->m_file->getU32(dims.archName + ".pooling_type"); pt.isOk()) {
         if (*pt == 2) s.pooling = Pooling::Cls;

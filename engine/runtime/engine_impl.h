@@ -142,6 +142,9 @@ private:
     // Appends the input row of the token at prompt position pos to the step's given rows when an
     // image of the request covers it: its index there, else -1.
     int32_t imageRow(const Live& live, int pos);
+    // M-RoPE models: the rotation's position of the token at pos, and its row and column when
+    // it is an image's (ModelDims::mrope).
+    static void placeRope(const Live& live, int pos, graph::BatchToken& t);
     // Speculative decoding: asks each decoding choice's speculator for a draft (engine_step.cpp).
     void proposeDrafts();
     // Emits a sampled token of one choice (text, stop strings); true when the choice ended.
@@ -197,6 +200,7 @@ private:
     std::vector<int> m_embedRows; // and its hidden rows for an embedding
     std::vector<float> m_stepEmbeds; // the step's given input rows (images' embeddings)
     bool m_imagesAtOnce = false;     // the model sees an image's tokens at once (ModelDims)
+    bool m_mrope = false;            // an image's tokens take M-RoPE positions (ModelDims)
     // The vision projector's encoder (EngineConfig::projectorPath), run by encodeImage() on the
     // engine thread between steps (encodeNow), and the last images' embeddings (most recent last).
     std::unique_ptr<VisionEncoder> m_vision;

@@ -170,6 +170,31 @@ int32_t EngineImpl::imageRow(const Live& live, int pos) {
     return -1;
 }
 
+void EngineImpl::placeRope(const Live& live, int pos, graph::BatchToken& t) {
+    // An image of n tokens in a grid of c columns and r rows advances the rotation's position
+    // by max(c, r), not n: the positions after it come max(c, r) - n earlier than their own.
+    auto side = [](const ImageEmbeddings& e) {
+        const int64_t columns = std::max(1, e.columns), rows = (e.tokens + columns - 1) / columns;
+        return std::max(columns, rows);
+    };
+    auto shiftBefore = [&](int64_t at) {
+        int64_t shift = 0;
+        for (const PromptImage& im : live.images)
+            if (im.at + im.embeddings->tokens <= at) shift += im.embeddings->tokens - side(*im.embeddings);
+        return shift;
+    };
+    for (const PromptImage& im : live.images) {
+        const int64_t k = int64_t(pos) - im.at;
+        if (k < 0 || k >= im.embeddings->tokens) continue;
+        const int columns = std::max(1, im.embeddings->columns);
+        t.ropePos = int32_t(im.at - shiftBefore(im.at));
+        t.gridX = int32_t(k % columns);
+        t.gridY = int32_t(k / columns);
+        return;
+    }
+    t.ropePos = int32_t(pos - shiftBefore(pos));
+}
+
 Status EngineImpl::step() {
     proposeDrafts();
     sched::SchedulerOutput out = m_sched->schedule();
@@ -218,6 +243,7 @@ Status EngineImpl::step() {
             graph::BatchToken t{token, pos, int(i), s.samples && k >= own - 1};
             t.wantHidden = hidden;
             if (k < own) t.embed = imageRow(live, pos);
+            if (m_mrope) placeRope(live, pos, t);
             batch.tokens.push_back(t);
         }
     }

@@ -123,11 +123,15 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
     }
 
     // Where each layer's K/V lives: on the GPU for its layers when it runs their K/V nodes.
-    graph::Graph probeGraph = arch.buildGraph(kProbeShape, r->m_kv);
+    // A model that reads images probes with an image's row in the step: its graph then reads
+    // every weight an image's step may (qwen35's M-RoPE section factors), and each is loaded.
+    graph::StepShape probeShape = kProbeShape;
+    if (dims.givenEmbeddings) probeShape.embeds = 1;
+    graph::Graph probeGraph = arch.buildGraph(probeShape, r->m_kv);
     HEARTH_RETURN_IF_ERROR(probeGraph.status());
     r->m_kvDevice = chooseKvDevices(probeGraph, nLayer, r->devices(), &r->m_fallbacks);
     HEARTH_ASSIGN_OR_RETURN(StepPlan probe,
-                            makeStepPlan(std::move(probeGraph), kProbeShape, nLayer, r->m_kvDevice, r->devices()));
+                            makeStepPlan(std::move(probeGraph), probeShape, nLayer, r->m_kvDevice, r->devices()));
     for (size_t i = 0; i < probe.graph.nodes().size(); ++i) {
         const Node& n = probe.graph.nodes()[i];
         const int layer = std::clamp(n.layer, 0, nLayer - 1);
@@ -364,6 +368,9 @@ Status ModelRunner::forward(const graph::Batch& batch, std::vector<float>& logit
             case graph::StepInput::EmbedIndex: v = &m_inputs.embedIndex; break;
             case graph::StepInput::GridX: v = &m_inputs.gridX; break;
             case graph::StepInput::GridY: v = &m_inputs.gridY; break;
+            case graph::StepInput::RopeT: v = &m_inputs.ropeT; break;
+            case graph::StepInput::RopeH: v = &m_inputs.ropeH; break;
+            case graph::StepInput::RopeW: v = &m_inputs.ropeW; break;
             case graph::StepInput::EmbedRows: f = &m_inputs.embeds; break;
             case graph::StepInput::HiddenIn: break;
             }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace hearth {
 
@@ -105,6 +106,13 @@ Result<ProjectorInfo> readProjector(const std::string& path) {
         p.minTokens = 70;
         p.maxTokens = 1120;
     }
+    if (p.type == "qwen3vl_merger") {
+        // mtmd's Qwen-VL facts: a budget of 8..4096 merged patches, the image between these.
+        p.imageBegin = "<|vision_start|>";
+        p.imageEnd = "<|vision_end|>";
+        p.minTokens = 8;
+        p.maxTokens = 4096;
+    }
     if (f.has("clip.vision.spatial_merge_size")) {
         HEARTH_ASSIGN_OR_RETURN(p.merge,
                                 positive(f, "clip.vision.spatial_merge_size", false, p.merge));
@@ -168,6 +176,15 @@ Status checkProjectorFor(const ProjectorInfo& projector, const std::string& mode
         Result<std::string> name = model->getString("general.architecture");
         return invalidArgument("the model (" + (name ? *name : std::string("?")) + ") does not take images");
     }
+    // The families whose text models read one projector type's embeddings (their positions,
+    // not only their width, are the model's): a projector of another type is another model's.
+    constexpr std::pair<const char*, const char*> kReaders[] = {
+        {"gemma3", "gemma3"}, {"gemma4", "gemma4v"}, {"qwen35", "qwen3vl_merger"}, {"qwen35moe", "qwen3vl_merger"}};
+    if (Result<std::string> name = model->getString("general.architecture"); name)
+        for (const auto& [arch, type] : kReaders)
+            if (*name == arch && projector.type != type)
+                return invalidArgument("the projector (" + projector.family + ") belongs to another model: " + *name +
+                                       " reads " + type + " projectors' embeddings");
     return Status::ok();
 }
 

@@ -1,6 +1,7 @@
 // Random-weight projector files of a real family's layout (synthesizeProjector): the tensor
-// names, ggml shapes and keys llama.cpp's converter writes for Gemma 3's SigLIP tower and Gemma
-// 4's vision tower, so that llama.cpp's mtmd loads them as it loads a real projector.
+// names, ggml shapes and keys llama.cpp's converter writes for Gemma 3's SigLIP tower, Gemma 4's
+// vision tower and Qwen3-VL's (Qwen3.5's), so that llama.cpp's mtmd loads them as it loads a
+// real projector.
 #include "hearth/gguf.h"
 #include "hearth/projector.h"
 #include "hearth/quant.h"
@@ -105,13 +106,94 @@ Status synthesizeGemma4(const ProjectorSynthOptions& o) {
     return w.writeFile(o.outPath);
 }
 
+// Qwen3-VL's tower as the converter writes it (Qwen3VLVisionModel): the 3-D patch convolution
+// split into its two temporal kernels, a square table of learned positions, fused Q/K/V with
+// biases, LayerNorms with biases, a GELU feed-forward, the 2 x 2 merger (its norm written as the
+// post norm, its linears as mm.0 and mm.2) and a merger per deepstack layer.
+Status synthesizeQwen3Vl(const ProjectorSynthOptions& o) {
+    if (o.projectionDim < 1)
+        return invalidArgument("the projector needs the text model's width (projection dim)");
+    const int positions = o.positionSize > 0 ? o.positionSize : 48 * 48;
+    int side = 1;
+    while (side * side < positions) ++side;
+    if (o.patchSize < 1 || o.nHead < 1 || o.nEmbd % o.nHead != 0 || (o.nEmbd / o.nHead) % 4 != 0 || o.merge != 2 ||
+        o.nLayer < 1 || o.nFf < 1 || side * side != positions || side < 2)
+        return invalidArgument("projector shape: the width must be whole heads of a multiple of 4 (2-D RoPE over "
+                               "quarters), merging 2, the positions a square");
+    for (int l : o.deepstack)
+        if (l < 0 || l >= o.nLayer) return invalidArgument("a deepstack layer is outside the tower");
+    const uint64_t E = uint64_t(o.nEmbd), F = uint64_t(o.nFf), P = uint64_t(o.patchSize), E4 = 4 * E;
+    const uint64_t out = uint64_t(o.projectionDim);
+    std::mt19937_64 rng(o.seed);
+    gguf::Writer w;
+    w.set("general.architecture", gguf::Value::string("clip"));
+    w.set("general.name", gguf::Value::string("hearth-synth qwen3vl_merger projector"));
+    w.set("general.file_type", gguf::Value::u32(o.f16 ? 1 : 0));
+    w.set("clip.has_vision_encoder", gguf::Value::boolean(true));
+    w.set("clip.projector_type", gguf::Value::string("qwen3vl_merger"));
+    w.set("clip.use_gelu", gguf::Value::boolean(true));
+    w.set("clip.vision.projection_dim", gguf::Value::u32(uint32_t(o.projectionDim)));
+    w.set("clip.vision.image_size", gguf::Value::u32(uint32_t(side * o.patchSize)));
+    w.set("clip.vision.patch_size", gguf::Value::u32(uint32_t(o.patchSize)));
+    w.set("clip.vision.embedding_length", gguf::Value::u32(uint32_t(E)));
+    w.set("clip.vision.feed_forward_length", gguf::Value::u32(uint32_t(F)));
+    w.set("clip.vision.block_count", gguf::Value::u32(uint32_t(o.nLayer)));
+    w.set("clip.vision.attention.head_count", gguf::Value::u32(uint32_t(o.nHead)));
+    w.set("clip.vision.attention.layer_norm_epsilon", gguf::Value::f32(1e-6f));
+    w.set("clip.vision.spatial_merge_size", gguf::Value::u32(2));
+    w.set("clip.vision.image_mean", gguf::Value::f32Array({0.5f, 0.5f, 0.5f}));
+    w.set("clip.vision.image_std", gguf::Value::f32Array({0.5f, 0.5f, 0.5f}));
+    if (!o.deepstack.empty()) {
+        std::vector<uint8_t> flags(size_t(o.nLayer), 0);
+        for (int l : o.deepstack) flags[size_t(l)] = 1;
+        w.set("clip.vision.is_deepstack_layers", gguf::Value::numericArray(gguf::ValueType::Bool, std::move(flags)));
+    }
+    HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.weight", {P, P, 3, E}, o.f16, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.weight.1", {P, P, 3, E}, o.f16, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.bias", {E}, false, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.position_embd.weight", {E, uint64_t(positions)}, false, rng));
+    // A norm's weight near 1 and its bias near 0, so that a mix-up of the two shows.
+    auto norm = [&](const std::string& name, uint64_t width) -> Status {
+        std::vector<float> v = values(width, rng);
+        for (float& x : v) x += 1.0f;
+        std::vector<uint8_t> bytes(v.size() * 4);
+        std::memcpy(bytes.data(), v.data(), bytes.size());
+        HEARTH_RETURN_IF_ERROR(w.addTensor(name + ".weight", quant::Type::F32, {width}, std::move(bytes)));
+        return add(w, name + ".bias", {width}, false, rng);
+    };
+    auto linear = [&](const std::string& name, uint64_t in, uint64_t outWidth) -> Status {
+        HEARTH_RETURN_IF_ERROR(add(w, name + ".weight", {in, outWidth}, o.f16, rng));
+        return add(w, name + ".bias", {outWidth}, false, rng);
+    };
+    for (int l = 0; l < o.nLayer; ++l) {
+        const std::string b = "v.blk." + std::to_string(l) + ".";
+        HEARTH_RETURN_IF_ERROR(norm(b + "ln1", E));
+        HEARTH_RETURN_IF_ERROR(linear(b + "attn_qkv", E, 3 * E));
+        HEARTH_RETURN_IF_ERROR(linear(b + "attn_out", E, E));
+        HEARTH_RETURN_IF_ERROR(norm(b + "ln2", E));
+        HEARTH_RETURN_IF_ERROR(linear(b + "ffn_up", E, F));
+        HEARTH_RETURN_IF_ERROR(linear(b + "ffn_down", F, E));
+    }
+    for (int l : o.deepstack) {
+        const std::string d = "v.deepstack." + std::to_string(l) + ".";
+        HEARTH_RETURN_IF_ERROR(norm(d + "norm", E4));
+        HEARTH_RETURN_IF_ERROR(linear(d + "fc1", E4, E4));
+        HEARTH_RETURN_IF_ERROR(linear(d + "fc2", E4, out));
+    }
+    HEARTH_RETURN_IF_ERROR(norm("v.post_ln", E));
+    HEARTH_RETURN_IF_ERROR(linear("mm.0", E4, E4));
+    HEARTH_RETURN_IF_ERROR(linear("mm.2", E4, out));
+    return w.writeFile(o.outPath);
+}
+
 } // namespace
 
 Status synthesizeProjector(const ProjectorSynthOptions& o) {
     if (o.family == "gemma4v") return synthesizeGemma4(o);
+    if (o.family == "qwen3vl_merger") return synthesizeQwen3Vl(o);
     if (o.family != "gemma3")
         return invalidArgument("projector family '" + o.family +
-                               "' cannot be synthesized (gemma3 and gemma4v can)");
+                               "' cannot be synthesized (gemma3, gemma4v and qwen3vl_merger can)");
     if (o.projectionDim < 1)
         return invalidArgument("the projector needs the text model's width (projection dim)");
     if (o.patchSize < 1 || o.imageSize % o.patchSize != 0 || o.nHead < 1 ||

@@ -1,6 +1,6 @@
-// VisionEncoder: a projector file's vision tower (model/siglip.cpp, model/gemma4_vision.cpp) run
-// by a ModelRunner on the chosen device, one image per step, after the preprocessing llama.cpp's
-// mtmd applies to it.
+// VisionEncoder: a projector file's vision tower (model/siglip.cpp, model/gemma4_vision.cpp,
+// model/qwen3vl_vision.cpp) run by a ModelRunner on the chosen device, one image per step, after
+// the preprocessing llama.cpp's mtmd applies to it.
 #include "hearth/vision.h"
 
 #include "backend/cpu/thread_pool.h"
@@ -8,6 +8,7 @@
 #include "hearth/gguf.h"
 #include "model/arch.h"
 #include "runtime/model_runner.h"
+#include "vision/qwen_vision_input.h"
 
 #include <algorithm>
 #include <thread>
@@ -22,6 +23,7 @@ struct VisionEncoder::Impl {
     std::unique_ptr<runtime::ModelRunner> runner;
     std::vector<int32_t> table; // the image's block table: every block, in order
     int positionRows = 0;       // Gemma 4: rows of each position table (a grid's longest side at most)
+    vision::PositionTable positions; // Qwen3-VL: the learned positions, resized to each image's grid
 };
 
 VisionEncoder::VisionEncoder(std::unique_ptr<Impl> impl) : m(std::move(impl)) {}
@@ -33,9 +35,10 @@ const std::string& VisionEncoder::deviceId() const { return m->runner->deviceId(
 Result<std::unique_ptr<VisionEncoder>> VisionEncoder::open(const std::string& path, const VisionOptions& options) {
     auto impl = std::make_unique<Impl>();
     HEARTH_ASSIGN_OR_RETURN(impl->info, readProjector(path));
-    if (impl->info.type != "gemma3" && impl->info.type != "gemma4v")
+    if (impl->info.type != "gemma3" && impl->info.type != "gemma4v" && impl->info.type != "qwen3vl_merger")
         return unsupported("projector " + path + ": Hearth does not encode images for " + impl->info.family +
-                           " (projector type '" + impl->info.type + "') yet; Gemma 3's and Gemma 4's are supported");
+                           " (projector type '" + impl->info.type +
+                           "') yet; Gemma 3's, Gemma 4's and Qwen3-VL's are supported");
     Result<gguf::File> file = gguf::File::open(path);
     if (!file) return file.status().withContext("projector " + path);
     impl->file = std::make_unique<gguf::File>(std::move(file).value());
@@ -45,6 +48,11 @@ Result<std::unique_ptr<VisionEncoder>> VisionEncoder::open(const std::string& pa
     if (const gguf::TensorInfo* pos = impl->file->findTensor("v.position_embd.weight");
         pos && impl->info.type == "gemma4v" && pos->nDims == 3)
         impl->positionRows = int(pos->ne[1]);
+    if (impl->info.type == "qwen3vl_merger") {
+        Result<vision::PositionTable> table = vision::readPositionTable(*impl->file);
+        if (!table) return table.status().withContext("projector " + path);
+        impl->positions = std::move(table).value();
+    }
 
     const int threads = options.threads > 0 ? options.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     impl->pool = std::make_unique<cpu::ThreadPool>(std::clamp(threads, 1, 256));
@@ -76,8 +84,9 @@ Result<std::vector<float>> VisionEncoder::patches(const Image& image) const {
     if (grid.columns < 1 || grid.rows < 1) return invalidArgument("the image is empty");
     const int P = p.patchSize, W = grid.columns * P, H = grid.rows * P;
     const bool gemma4 = p.type == "gemma4v";
+    const bool bicubic = gemma4 || p.type == "qwen3vl_merger";
     HEARTH_ASSIGN_OR_RETURN(const Image fitted,
-                            fitImage(image, W, H, gemma4 ? ResizeFilter::Bicubic : ResizeFilter::Bilinear));
+                            fitImage(image, W, H, bicubic ? ResizeFilter::Bicubic : ResizeFilter::Bilinear));
     std::vector<float> out(size_t(W) * size_t(H) * 3);
     float* o = out.data();
     for (int py = 0; py < grid.rows; ++py)
@@ -118,7 +127,15 @@ Result<ImageEmbeddings> VisionEncoder::encode(const Image& image) {
         order[size_t(i)] = y * grid.columns + x;
     }
     std::vector<float> ordered;
-    if (bySquare) {
+    const bool qwen = p.type == "qwen3vl_merger";
+    if (qwen) {
+        // Qwen3-VL: 2 x 2 squares in turn, each patch's position row beside its pixels.
+        if (grid.columns % 2 != 0 || grid.rows % 2 != 0)
+            return internalError("a Qwen3-VL patch grid must have even sides");
+        const std::vector<float> positions = vision::resizePositions(m->positions, grid.columns, grid.rows);
+        ordered = vision::squareOrderRows(pixels, rowWidth, positions, m->positions.width, grid.columns, grid.rows);
+        for (int64_t i = 0; i < n; ++i) order[size_t(i)] = vision::squareOrderPatch(i, grid.columns);
+    } else if (bySquare) {
         ordered.resize(pixels.size());
         for (int64_t i = 0; i < n; ++i)
             std::copy_n(pixels.begin() + order[size_t(i)] * rowWidth, rowWidth, ordered.begin() + i * rowWidth);
@@ -133,12 +150,13 @@ Result<ImageEmbeddings> VisionEncoder::encode(const Image& image) {
         t.wantHidden = i < tokens; // the pooled rows are the first ones
     }
     batch.blockTables.push_back(m->table);
-    batch.hiddenIn = bySquare ? std::span<const float>(ordered) : std::span<const float>(pixels);
-    batch.hiddenWidth = rowWidth;
+    batch.hiddenIn = bySquare || qwen ? std::span<const float>(ordered) : std::span<const float>(pixels);
+    batch.hiddenWidth = qwen ? rowWidth + m->positions.width : rowWidth;
     std::vector<float> logits;
     ImageEmbeddings e;
     HEARTH_RETURN_IF_ERROR(m->runner->forward(batch, logits, &e.values));
     e.width = m->tower->dims().nEmbd;
+    e.columns = grid.columns / merge;
     e.hash = imageHash(image);
     e.tokens = e.width > 0 ? int64_t(e.values.size()) / e.width : 0;
     if (e.tokens != tokens)

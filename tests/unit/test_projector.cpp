@@ -249,6 +249,62 @@ private Q_SLOTS:
         QVERIFY(!synthesizeProjector(o).isOk());
     }
 
+    // A random-weight projector of Qwen3-VL's layout (Qwen3.5's tower, with deepstack mergers
+    // after layers 0 and 1): the tensors and keys llama.cpp's converter writes, read back with
+    // mtmd's facts (2 x 2 merging, 8..4096 tokens, the vision start and end text).
+    void synthesizedProjectorHasQwen3VlsLayout() {
+        ProjectorSynthOptions o;
+        o.family = "qwen3vl_merger";
+        o.patchSize = 16;
+        o.merge = 2;
+        o.nEmbd = 64;
+        o.nFf = 128;
+        o.nLayer = 2;
+        o.nHead = 4;
+        o.positionSize = 64;
+        o.projectionDim = 96;
+        o.deepstack = {0, 1};
+        o.outPath = m_dir.filePath(QStringLiteral("qwen3vl-mmproj.gguf")).toStdString();
+        QVERIFY2(synthesizeProjector(o).isOk(), synthesizeProjector(o).toString().c_str());
+        auto p = readProjector(o.outPath);
+        QVERIFY2(p.isOk(), p.status().toString().c_str());
+        QCOMPARE(p->family, std::string("Qwen3-VL ViT"));
+        QCOMPARE(p->merge, 2);
+        QCOMPARE(p->minTokens, 8);
+        QCOMPARE(p->maxTokens, 4096);
+        QCOMPARE(p->imageBegin, std::string("<|vision_start|>"));
+        QCOMPARE(p->imageEnd, std::string("<|vision_end|>"));
+        QCOMPARE(p->imageSize, 128); // 8 positions per side of 16 pixels
+        auto file = gguf::File::open(o.outPath);
+        QVERIFY(file.isOk());
+        const std::vector<std::pair<std::string, std::array<uint64_t, 4>>> shapes = {
+            {"v.patch_embd.weight", {16, 16, 3, 64}},
+            {"v.patch_embd.weight.1", {16, 16, 3, 64}},
+            {"v.patch_embd.bias", {64, 1, 1, 1}},
+            {"v.position_embd.weight", {64, 64, 1, 1}},
+            {"v.blk.1.attn_qkv.weight", {64, 192, 1, 1}},
+            {"v.blk.1.attn_qkv.bias", {192, 1, 1, 1}},
+            {"v.blk.1.ffn_up.weight", {64, 128, 1, 1}},
+            {"v.blk.1.ffn_down.weight", {128, 64, 1, 1}},
+            {"v.deepstack.1.norm.weight", {256, 1, 1, 1}},
+            {"v.deepstack.1.fc2.weight", {256, 96, 1, 1}},
+            {"v.post_ln.weight", {64, 1, 1, 1}},
+            {"mm.0.weight", {256, 256, 1, 1}},
+            {"mm.2.weight", {256, 96, 1, 1}}};
+        for (const auto& [name, ne] : shapes) {
+            const gguf::TensorInfo* t = file->findTensor(name);
+            QVERIFY2(t, name.c_str());
+            QVERIFY2(t->ne == ne, name.c_str());
+        }
+        // The tower: 4 + 12 per layer + 6 per deepstack merger + the merger's 6.
+        QCOMPARE(file->tensors().size(), size_t(4 + 2 * 12 + 2 * 6 + 6));
+        o.merge = 3;
+        QVERIFY(!synthesizeProjector(o).isOk());
+        o.merge = 2;
+        o.positionSize = 60; // not a square
+        QVERIFY(!synthesizeProjector(o).isOk());
+    }
+
     void inspectDescribesAProjector() {
         const std::string path = writeProjector(m_dir, "inspect.gguf", 64);
         QProcess p;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hearth {
 
@@ -26,8 +27,9 @@ struct ProjectorInfo {
     // squared); families of dynamic resolution (Qwen's ViT) give more for larger images. For a
     // family that sizes each image within a token budget (Gemma 4: minTokens > 0), the most.
     int64_t tokensPerImage = 0;
-    // A token budget (Gemma 4's, as mtmd sets it: 70..1120): each image is resized, its aspect
-    // kept, to a whole number of merged patches whose count lies within it; 0: a fixed square.
+    // A token budget (as mtmd sets it: Gemma 4's 70..1120, Qwen3-VL's 8..4096): each image is
+    // resized, its aspect kept, to a whole number of merged patches whose count lies within it;
+    // 0: a fixed square.
     int minTokens = 0, maxTokens = 0;
     uint64_t tensorBytes = 0; // the weights' bytes in the file
     // Text around an image's embeddings in a prompt (Gemma 3: "<start_of_image>", "<end_of_image>").
@@ -46,14 +48,18 @@ Result<ProjectorInfo> readProjector(const std::string& path);
 // encoder's tensors as llama.cpp's converter names and shapes them, normal(0, 0.02) weights,
 // norms 1. Families: "gemma3" (SigLIP with Gemma 3's pooling and projection), "gemma4v" (Gemma 4's
 // vision tower: RMS norms, 2-D RoPE, gated feed-forward, pooling by `merge`, std scaling; its
-// image size is unused, positionSize the rows of each position table).
+// image size is unused, positionSize the rows of each position table), "qwen3vl_merger"
+// (Qwen3-VL's and Qwen3.5's: two temporal patch kernels, a square position table of
+// positionSize rows, 2-D vision RoPE, the 2 x 2 merger and deepstack mergers; merge must be 2).
 struct ProjectorSynthOptions {
     std::string family = "gemma3";
     int imageSize = 896, patchSize = 14; // Gemma 3's
     int nEmbd = 1152, nFf = 4304, nLayer = 27, nHead = 16;
     int projectionDim = 0; // the text model's width (required)
     int merge = 4;         // written as clip.vision.projector.scale_factor
-    int positionSize = 0;  // gemma4v: rows of the x and the y position tables (0: 10240)
+    int positionSize = 0;  // gemma4v: rows of the x and the y position tables (0: 10240);
+                           // qwen3vl_merger: rows of the position table, a square (0: 48 x 48)
+    std::vector<int> deepstack; // qwen3vl_merger: the layers feeding a deepstack merger
     bool clamps = false;   // gemma4v: clamped linears, bounds that bite (in [-1, 1.5], out [-0.15, 0.2])
     bool f16 = false;      // F16 matrices (as converted files), else F32
     uint64_t seed = 42;
@@ -62,8 +68,9 @@ struct ProjectorSynthOptions {
 Status synthesizeProjector(const ProjectorSynthOptions& options);
 
 // Whether the projector can serve the text model at modelPath: its embeddings' width is the
-// model's embedding width (the error names both), and the model's architecture reads image
-// embeddings (the error names it).
+// model's embedding width (the error names both), the model's architecture reads image
+// embeddings (the error names it), and of the projector's type where the architecture reads
+// one type's only (gemma3, gemma4, qwen35: the error names both).
 Status checkProjectorFor(const ProjectorInfo& projector, const std::string& modelPath);
 
 // The vision projector lying beside the model at modelPath, as Hugging Face repositories and

@@ -48,6 +48,7 @@ struct VisionOptions {
 struct ImageEmbeddings {
     int64_t tokens = 0;
     int width = 0;
+    int columns = 0; // tokens per row of the image's grid of them (row-major; M-RoPE's columns)
     std::vector<float> values;
     uint64_t hash = 0; // of the image's pixels and size (the prefix cache's key for it)
 };
@@ -58,7 +59,7 @@ uint64_t imageHash(const Image& image);
 class VisionEncoder {
 public:
     // Loads the vision encoder of the projector file at `path` (Gemma 3's SigLIP, Gemma 4's
-    // tower). Errors: what readProjector says, a projector type Hearth does not encode (named),
+    // tower, Qwen3-VL's and Qwen3.5's tower). Errors: what readProjector says, a projector type Hearth does not encode (named),
     // the device's.
     static Result<std::unique_ptr<VisionEncoder>> open(const std::string& path,
                                                        const VisionOptions& options = {});
@@ -68,7 +69,7 @@ public:
     const std::string& deviceId() const;
 
     // The encoder's input for an image: resized and padded to its patch grid's pixels (bilinear
-    // for Gemma 3, bicubic for Gemma 4), pixels scaled to [0, 1] and normalised per channel
+    // for Gemma 3, bicubic for Gemma 4 and Qwen3-VL), pixels scaled to [0, 1] and normalised per channel
     // (Gemma 4's encoder then maps v to 2v - 1, done here), cut into patches [patches][3 * P * P]
     // (row-major from the top left; within a patch: channel, row, column).
     Result<std::vector<float>> patches(const Image& image) const;
