@@ -22,7 +22,7 @@ const char* kEmbedImageHelp =
     "usage: hearth-cli embed-image --mmproj PROJ.gguf IMAGE [--device ID] [--threads N]\n"
     "                              [--reps N] [-o OUT.f32]\n"
     "  Decodes IMAGE (PNG, JPEG, WebP, GIF), preprocesses it as llama.cpp's mtmd does and runs\n"
-    "  the projector's vision encoder (Gemma 3's SigLIP, Gemma 4's) on the device (default cpu). Prints\n"
+    "  the projector's vision encoder (Gemma 3's SigLIP, Gemma 4's, Pixtral) on the device (default cpu). Prints\n"
     "  the embeddings' count and width and each run's time in ms; -o writes the embeddings as\n"
     "  float32 [count][width].\n";
 

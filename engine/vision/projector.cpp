@@ -105,6 +105,13 @@ Result<ProjectorInfo> readProjector(const std::string& path) {
         p.minTokens = 70;
         p.maxTokens = 1120;
     }
+    if (p.type == "pixtral") {
+        // mtmd's Pixtral facts: no begin text, "[IMG_END]" after the image (the [IMG_BREAK] rows
+        // are among the embeddings), a budget of 8..1024 merged patches.
+        p.imageEnd = "[IMG_END]";
+        p.minTokens = 8;
+        p.maxTokens = 1024;
+    }
     if (f.has("clip.vision.spatial_merge_size")) {
         HEARTH_ASSIGN_OR_RETURN(p.merge,
                                 positive(f, "clip.vision.spatial_merge_size", false, p.merge));
@@ -137,6 +144,7 @@ Result<ProjectorInfo> readProjector(const std::string& path) {
         if (s == 0.0f) return invalidFormat("projector: clip.vision.image_std has a zero");
     const int side = p.imageSize / p.patchSize / std::max(1, p.merge);
     p.tokensPerImage = p.maxTokens > 0 ? p.maxTokens : int64_t(side) * side;
+    if (p.type == "pixtral") p.tokensPerImage += 32; // about: a square image's [IMG_BREAK] rows
     for (const gguf::TensorInfo& t : f.tensors()) p.tensorBytes += t.bytes;
     return p;
 }

@@ -1,11 +1,13 @@
-// VisionEncoder: a projector file's vision tower (model/siglip.cpp, model/gemma4_vision.cpp) run
-// by a ModelRunner on the chosen device, one image per step, after the preprocessing llama.cpp's
-// mtmd applies to it.
+// VisionEncoder: a projector file's vision tower (model/siglip.cpp, model/gemma4_vision.cpp,
+// model/pixtral.cpp) run by a ModelRunner on the chosen device, one image per step, after the
+// preprocessing llama.cpp's mtmd applies to it; Pixtral's [IMG_BREAK] rows put after each row of
+// its embeddings but the last, as mtmd's graph puts them.
 #include "hearth/vision.h"
 
 #include "backend/cpu/thread_pool.h"
 #include "graph/step.h"
 #include "hearth/gguf.h"
+#include "hearth/quant.h"
 #include "model/arch.h"
 #include "runtime/model_runner.h"
 
@@ -22,7 +24,42 @@ struct VisionEncoder::Impl {
     std::unique_ptr<runtime::ModelRunner> runner;
     std::vector<int32_t> table; // the image's block table: every block, in order
     int positionRows = 0;       // Gemma 4: rows of each position table (a grid's longest side at most)
+    std::vector<float> rowBreak; // Pixtral: the [IMG_BREAK] embedding (v.token_embd.img_break), if any
 };
+
+namespace {
+
+// Pixtral's v.token_embd.img_break as floats, if the file has it (it must be the text's width).
+Result<std::vector<float>> readRowBreak(const gguf::File& file, int width) {
+    const gguf::TensorInfo* t = file.findTensor("v.token_embd.img_break");
+    if (!t) return std::vector<float>{};
+    if (t->elements() != uint64_t(width))
+        return invalidFormat("tensor 'v.token_embd.img_break' must have " + std::to_string(width) + " values (it is " +
+                             t->shapeString() + ")");
+    const uint8_t* data = file.tensorData(*t);
+    if (!data) return invalidFormat("tensor 'v.token_embd.img_break' has no data");
+    std::vector<float> v(static_cast<size_t>(width));
+    HEARTH_RETURN_IF_ERROR(quant::dequantizeRow(t->type, data, v.data(), width));
+    return v;
+}
+
+// Pixtral: e's rows of `perRow` embeddings each followed by the [IMG_BREAK] embedding, but the last.
+void withRowBreaks(ImageEmbeddings& e, int64_t perRow, const std::vector<float>& rowBreak) {
+    const size_t width = size_t(e.width);
+    const int64_t rows = perRow > 0 ? e.tokens / perRow : 0;
+    if (rows < 2) return;
+    std::vector<float> out;
+    out.reserve(size_t(e.tokens + rows - 1) * width);
+    for (int64_t r = 0; r < rows; ++r) {
+        const auto first = e.values.begin() + std::ptrdiff_t(size_t(r * perRow) * width);
+        out.insert(out.end(), first, first + std::ptrdiff_t(size_t(perRow) * width));
+        if (r + 1 < rows) out.insert(out.end(), rowBreak.begin(), rowBreak.end());
+    }
+    e.values = std::move(out);
+    e.tokens += rows - 1;
+}
+
+} // namespace
 
 VisionEncoder::VisionEncoder(std::unique_ptr<Impl> impl) : m(std::move(impl)) {}
 VisionEncoder::~VisionEncoder() = default;
@@ -33,9 +70,10 @@ const std::string& VisionEncoder::deviceId() const { return m->runner->deviceId(
 Result<std::unique_ptr<VisionEncoder>> VisionEncoder::open(const std::string& path, const VisionOptions& options) {
     auto impl = std::make_unique<Impl>();
     HEARTH_ASSIGN_OR_RETURN(impl->info, readProjector(path));
-    if (impl->info.type != "gemma3" && impl->info.type != "gemma4v")
+    if (impl->info.type != "gemma3" && impl->info.type != "gemma4v" && impl->info.type != "pixtral")
         return unsupported("projector " + path + ": Hearth does not encode images for " + impl->info.family +
-                           " (projector type '" + impl->info.type + "') yet; Gemma 3's and Gemma 4's are supported");
+                           " (projector type '" + impl->info.type +
+                           "') yet; Gemma 3's, Gemma 4's and Pixtral (Mistral 3) are supported");
     Result<gguf::File> file = gguf::File::open(path);
     if (!file) return file.status().withContext("projector " + path);
     impl->file = std::make_unique<gguf::File>(std::move(file).value());
@@ -45,6 +83,9 @@ Result<std::unique_ptr<VisionEncoder>> VisionEncoder::open(const std::string& pa
     if (const gguf::TensorInfo* pos = impl->file->findTensor("v.position_embd.weight");
         pos && impl->info.type == "gemma4v" && pos->nDims == 3)
         impl->positionRows = int(pos->ne[1]);
+    if (impl->info.type == "pixtral") {
+        HEARTH_ASSIGN_OR_RETURN(impl->rowBreak, readRowBreak(*impl->file, impl->tower->dims().nEmbd));
+    }
 
     const int threads = options.threads > 0 ? options.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     impl->pool = std::make_unique<cpu::ThreadPool>(std::clamp(threads, 1, 256));
@@ -77,7 +118,7 @@ Result<std::vector<float>> VisionEncoder::patches(const Image& image) const {
     const int P = p.patchSize, W = grid.columns * P, H = grid.rows * P;
     const bool gemma4 = p.type == "gemma4v";
     HEARTH_ASSIGN_OR_RETURN(const Image fitted,
-                            fitImage(image, W, H, gemma4 ? ResizeFilter::Bicubic : ResizeFilter::Bilinear));
+                            fitImage(image, W, H, p.type == "gemma3" ? ResizeFilter::Bilinear : ResizeFilter::Bicubic));
     std::vector<float> out(size_t(W) * size_t(H) * 3);
     float* o = out.data();
     for (int py = 0; py < grid.rows; ++py)
@@ -104,16 +145,19 @@ Result<ImageEmbeddings> VisionEncoder::encode(const Image& image) {
                                " patches; the encoder's position tables hold " + std::to_string(m->positionRows));
     // Which patch (row-major) each token of the step is. Gemma 3's tower pools row-major patches
     // itself; Gemma 4's takes them by offset within their pooling square, then by square
-    // (model/gemma4_vision.cpp), which its attention, not causal, does not see.
+    // (model/gemma4_vision.cpp), Pixtral's merger each square's patches together, by square then
+    // offset (model/pixtral.cpp): their attention, not causal, does not see the order.
     std::vector<int64_t> order(static_cast<size_t>(n));
-    const bool bySquare = p.type == "gemma4v";
-    const int64_t squaresX = grid.columns / merge;
+    const bool pixtral = p.type == "pixtral";
+    const bool bySquare = p.type == "gemma4v" || (pixtral && merge > 1);
+    const int64_t squaresX = grid.columns / merge, mm = int64_t(merge) * merge;
     for (int64_t i = 0; i < n; ++i) {
         if (!bySquare) {
             order[size_t(i)] = i;
             continue;
         }
-        const int64_t k = i / tokens, s = i % tokens; // offset (dy, dx) in the square, the square
+        // offset (dy, dx) in the square, the square
+        const int64_t k = pixtral ? i % mm : i / tokens, s = pixtral ? i / mm : i % tokens;
         const int64_t y = (s / squaresX) * merge + k / merge, x = (s % squaresX) * merge + k % merge;
         order[size_t(i)] = y * grid.columns + x;
     }
@@ -144,6 +188,7 @@ Result<ImageEmbeddings> VisionEncoder::encode(const Image& image) {
     if (e.tokens != tokens)
         return internalError("the vision encoder gave " + std::to_string(e.tokens) + " embeddings, not " +
                              std::to_string(tokens));
+    if (!m->rowBreak.empty()) withRowBreaks(e, grid.columns / merge, m->rowBreak);
     return e;
 }
 

@@ -46,13 +46,15 @@ Result<ProjectorInfo> readProjector(const std::string& path);
 // encoder's tensors as llama.cpp's converter names and shapes them, normal(0, 0.02) weights,
 // norms 1. Families: "gemma3" (SigLIP with Gemma 3's pooling and projection), "gemma4v" (Gemma 4's
 // vision tower: RMS norms, 2-D RoPE, gated feed-forward, pooling by `merge`, std scaling; its
-// image size is unused, positionSize the rows of each position table).
+// image size is unused, positionSize the rows of each position table), "pixtral" (Mistral 3's
+// Pixtral: RMS norms near 1, 2-D RoPE, SiLU-gated feed-forward, the patch merger of `merge` x
+// `merge` squares when merge > 1, the GELU projector, the [IMG_BREAK] row).
 struct ProjectorSynthOptions {
     std::string family = "gemma3";
     int imageSize = 896, patchSize = 14; // Gemma 3's
     int nEmbd = 1152, nFf = 4304, nLayer = 27, nHead = 16;
     int projectionDim = 0; // the text model's width (required)
-    int merge = 4;         // written as clip.vision.projector.scale_factor
+    int merge = 4;         // written as clip.vision.projector.scale_factor (pixtral: spatial_merge_size)
     int positionSize = 0;  // gemma4v: rows of the x and the y position tables (0: 10240)
     bool clamps = false;   // gemma4v: clamped linears, bounds that bite (in [-1, 1.5], out [-0.15, 0.2])
     bool f16 = false;      // F16 matrices (as converted files), else F32
