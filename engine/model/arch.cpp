@@ -69,7 +69,10 @@ Result<std::unique_ptr<Architecture>> loadVisionTower(const gguf::File& file) {
         if (type.empty() && file.has(key)) {
             HEARTH_ASSIGN_OR_RETURN(type, file.getString(key));
         }
-    auto arch = type == "gemma4v" ? loadGemma4Vision(file) : type == "pixtral" ? loadPixtral(file) : loadSiglip(file);
+    auto arch = type == "gemma4v"   ? loadGemma4Vision(file)
+                : type == "pixtral" ? loadPixtral(file)
+                : type == "mlp"     ? loadClipMlp(file)
+                                    : loadSiglip(file);
     if (!arch) return arch.status().withContext("vision encoder");
     (*arch)->m_reader = file.dataReader();
     return arch;

@@ -1,5 +1,5 @@
 // VisionEncoder: a projector file's vision tower (model/siglip.cpp, model/gemma4_vision.cpp,
-// model/pixtral.cpp) run by a ModelRunner on the chosen device, one image per step, after the
+// model/pixtral.cpp, model/clip_mlp.cpp) run by a ModelRunner on the chosen device, one image per step, after the
 // preprocessing llama.cpp's mtmd applies to it; Pixtral's [IMG_BREAK] rows put after each row of
 // its embeddings but the last, as mtmd's graph puts them.
 #include "hearth/vision.h"
@@ -70,10 +70,11 @@ const std::string& VisionEncoder::deviceId() const { return m->runner->deviceId(
 Result<std::unique_ptr<VisionEncoder>> VisionEncoder::open(const std::string& path, const VisionOptions& options) {
     auto impl = std::make_unique<Impl>();
     HEARTH_ASSIGN_OR_RETURN(impl->info, readProjector(path));
-    if (impl->info.type != "gemma3" && impl->info.type != "gemma4v" && impl->info.type != "pixtral")
+    if (impl->info.type != "gemma3" && impl->info.type != "gemma4v" && impl->info.type != "pixtral" &&
+        impl->info.type != "mlp")
         return unsupported("projector " + path + ": Hearth does not encode images for " + impl->info.family +
                            " (projector type '" + impl->info.type +
-                           "') yet; Gemma 3's, Gemma 4's and Pixtral (Mistral 3) are supported");
+                           "') yet; Gemma 3's, Gemma 4's, Pixtral (Mistral 3) and LLaVA's CLIP are supported");
     Result<gguf::File> file = gguf::File::open(path);
     if (!file) return file.status().withContext("projector " + path);
     impl->file = std::make_unique<gguf::File>(std::move(file).value());
@@ -91,7 +92,8 @@ Result<std::unique_ptr<VisionEncoder>> VisionEncoder::open(const std::string& pa
     impl->pool = std::make_unique<cpu::ThreadPool>(std::clamp(threads, 1, 256));
     const int side = impl->info.imageSize / impl->info.patchSize;
     const int64_t merged = int64_t(impl->info.merge) * impl->info.merge;
-    const int patches = impl->info.maxTokens > 0 ? int(impl->info.maxTokens * merged) : side * side;
+    const int patches = (impl->info.maxTokens > 0 ? int(impl->info.maxTokens * merged) : side * side) +
+                        (impl->info.type == "mlp" ? 1 : 0); // LLaVA's class token
     runtime::RunnerConfig rc;
     rc.device = options.device;
     rc.gpuLayers = -1;
@@ -117,8 +119,12 @@ Result<std::vector<float>> VisionEncoder::patches(const Image& image) const {
     if (grid.columns < 1 || grid.rows < 1) return invalidArgument("the image is empty");
     const int P = p.patchSize, W = grid.columns * P, H = grid.rows * P;
     const bool gemma4 = p.type == "gemma4v";
+    // mtmd pads LLaVA's images with its mean colour, the others' with black.
+    const std::array<uint8_t, 3> pad = p.type == "mlp" ? std::array<uint8_t, 3>{122, 116, 104}
+                                                       : std::array<uint8_t, 3>{0, 0, 0};
     HEARTH_ASSIGN_OR_RETURN(const Image fitted,
-                            fitImage(image, W, H, p.type == "gemma3" ? ResizeFilter::Bilinear : ResizeFilter::Bicubic));
+                            fitImage(image, W, H, p.type == "gemma3" ? ResizeFilter::Bilinear : ResizeFilter::Bicubic,
+                                     pad));
     std::vector<float> out(size_t(W) * size_t(H) * 3);
     float* o = out.data();
     for (int py = 0; py < grid.rows; ++py)
@@ -161,23 +167,32 @@ Result<ImageEmbeddings> VisionEncoder::encode(const Image& image) {
         const int64_t y = (s / squaresX) * merge + k / merge, x = (s % squaresX) * merge + k % merge;
         order[size_t(i)] = y * grid.columns + x;
     }
+    // LLaVA's class token follows the patches (model/clip_mlp.cpp); its pixel row is unused.
+    const bool withClass = p.type == "mlp";
     std::vector<float> ordered;
+    if (withClass) {
+        ordered = pixels;
+        ordered.resize(pixels.size() + size_t(rowWidth), 0.0f);
+    }
     if (bySquare) {
         ordered.resize(pixels.size());
         for (int64_t i = 0; i < n; ++i)
             std::copy_n(pixels.begin() + order[size_t(i)] * rowWidth, rowWidth, ordered.begin() + i * rowWidth);
     }
     graph::Batch batch;
-    batch.tokens.resize(size_t(n));
-    for (int64_t i = 0; i < n; ++i) {
+    batch.tokens.resize(size_t(n + (withClass ? 1 : 0)));
+    for (int64_t i = 0; i < int64_t(batch.tokens.size()); ++i) {
         graph::BatchToken& t = batch.tokens[size_t(i)];
         t.pos = int32_t(i);
-        t.gridX = int32_t(order[size_t(i)] % grid.columns);
-        t.gridY = int32_t(order[size_t(i)] / grid.columns);
-        t.wantHidden = i < tokens; // the pooled rows are the first ones
+        if (i < n) {
+            t.gridX = int32_t(order[size_t(i)] % grid.columns);
+            t.gridY = int32_t(order[size_t(i)] / grid.columns);
+        }
+        // The pooled rows are the first ones; mtmd takes LLaVA's rows 1..n (the class token last).
+        t.wantHidden = withClass ? i >= 1 : i < tokens;
     }
     batch.blockTables.push_back(m->table);
-    batch.hiddenIn = bySquare ? std::span<const float>(ordered) : std::span<const float>(pixels);
+    batch.hiddenIn = bySquare || withClass ? std::span<const float>(ordered) : std::span<const float>(pixels);
     batch.hiddenWidth = rowWidth;
     std::vector<float> logits;
     ImageEmbeddings e;

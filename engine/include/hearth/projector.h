@@ -48,7 +48,8 @@ Result<ProjectorInfo> readProjector(const std::string& path);
 // vision tower: RMS norms, 2-D RoPE, gated feed-forward, pooling by `merge`, std scaling; its
 // image size is unused, positionSize the rows of each position table), "pixtral" (Mistral 3's
 // Pixtral: RMS norms near 1, 2-D RoPE, SiLU-gated feed-forward, the patch merger of `merge` x
-// `merge` squares when merge > 1, the GELU projector, the [IMG_BREAK] row).
+// `merge` squares when merge > 1, the GELU projector, the [IMG_BREAK] row), "mlp" (LLaVA's CLIP:
+// layer norms, class token, learned positions, quick GELU, the mm.0 / mm.2 projector).
 struct ProjectorSynthOptions {
     std::string family = "gemma3";
     int imageSize = 896, patchSize = 14; // Gemma 3's
