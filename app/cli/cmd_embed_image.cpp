@@ -22,9 +22,9 @@ const char* kEmbedImageHelp =
     "usage: hearth-cli embed-image --mmproj PROJ.gguf IMAGE [--device ID] [--threads N]\n"
     "                              [--reps N] [-o OUT.f32]\n"
     "  Decodes IMAGE (PNG, JPEG, WebP, GIF), preprocesses it as llama.cpp's mtmd does and runs\n"
-    "  the projector's vision encoder (Gemma 3's SigLIP, Gemma 4's, Qwen3-VL's) on the device\n"
-    "  (default cpu). Prints the embeddings' count and width and each run's time in ms; -o writes\n"
-    "  the embeddings as float32 [count][width].\n";
+    "  the projector's vision encoder (Gemma 3's SigLIP, Gemma 4's, Qwen3-VL's, Pixtral, LLaVA's CLIP)\n"
+    "  on the device (default cpu). Prints the embeddings' count and width and each run's time in\n"
+    "  ms; -o writes the embeddings as float32 [count][width].\n";
 
 using Clock = std::chrono::steady_clock;
 

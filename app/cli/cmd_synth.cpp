@@ -26,17 +26,21 @@ const char* kSynthHelp =
     "  model (gemma3 presets: SigLIP, Gemma 3's tower for full shapes, a 2-layer 224-pixel one for\n"
     "  the tiny preset; gemma4 presets: Gemma 4's vision tower, 16-pixel patches pooled 3 x 3, 2 layers\n"
     "  of 64 for the tiny presets; qwen35 presets: Qwen3.5's (Qwen3-VL's) tower, 16-pixel patches\n"
-    "  merged 2 x 2, 2 layers of 64 over an 8 x 8 position table for the tiny presets), its\n"
-    "  embeddings the model's width.\n";
+    "  merged 2 x 2, 2 layers of 64 over an 8 x 8 position table for the tiny presets; mistral3\n"
+    "  presets: Pixtral, 14-pixel patches merged 2 x 2, Ministral 3's tower for full shapes, 2 layers\n"
+    "  of 64 for the tiny preset; llama presets: LLaVA's CLIP with the MLP projector, LLaVA 1.5's\n"
+    "  tower for full shapes, 3 layers of 64 on 224 pixels for the tiny preset), its embeddings the\n"
+    "  model's width.\n";
 
 // The projector of the model just written at o.outPath: its family from the architecture, its
 // output the model's width; the tiny preset gets a tiny tower.
 Status writeProjectorFor(const SynthOptions& o, const std::string& path) {
     HEARTH_ASSIGN_OR_RETURN(gguf::File model, gguf::File::open(o.outPath));
     HEARTH_ASSIGN_OR_RETURN(const std::string arch, model.getString("general.architecture"));
-    if (arch != "gemma3" && arch != "gemma4" && arch != "qwen35" && arch != "qwen35moe")
+    if (arch != "gemma3" && arch != "gemma4" && arch != "qwen35" && arch != "qwen35moe" && arch != "mistral3" &&
+        arch != "llama")
         return invalidArgument("--mmproj: no projector family for '" + arch +
-                               "' models (gemma3, gemma4, qwen35 and qwen35moe have one)");
+                               "' models (gemma3, gemma4, qwen35, qwen35moe, mistral3 and llama have one)");
     const gguf::TensorInfo* embd = model.findTensor("token_embd.weight");
     if (!embd) return invalidFormat("the model has no token_embd.weight");
     ProjectorSynthOptions p;
@@ -55,6 +59,45 @@ Status writeProjectorFor(const SynthOptions& o, const std::string& path) {
             p.positionSize = 64;
         } else {
             // Qwen3.5's vision config: 24 layers of 1024, 16 heads, 48 x 48 positions.
+            p.nEmbd = 1024;
+            p.nFf = 4096;
+            p.nLayer = 24;
+            p.nHead = 16;
+            p.f16 = true;
+        }
+        return synthesizeProjector(p);
+    }
+    if (arch == "llama") {
+        p.family = "mlp";
+        p.patchSize = 14;
+        if (o.preset.find("tiny") != std::string::npos) {
+            p.imageSize = 224;
+            p.nEmbd = 64;
+            p.nFf = 128;
+            p.nLayer = 3;
+            p.nHead = 4;
+        } else { // LLaVA 1.5's CLIP ViT-L/14 at 336 pixels
+            p.imageSize = 336;
+            p.nEmbd = 1024;
+            p.nFf = 4096;
+            p.nLayer = 24;
+            p.nHead = 16;
+            p.f16 = true;
+        }
+        return synthesizeProjector(p);
+    }
+    if (arch == "mistral3") {
+        p.family = "pixtral";
+        p.patchSize = 14;
+        p.merge = 2;
+        if (o.preset.find("tiny") != std::string::npos) {
+            p.imageSize = 448;
+            p.nEmbd = 64;
+            p.nFf = 128;
+            p.nLayer = 2;
+            p.nHead = 4;
+        } else { // Ministral 3's
+            p.imageSize = 1540;
             p.nEmbd = 1024;
             p.nFf = 4096;
             p.nLayer = 24;

@@ -71,6 +71,8 @@ Result<std::unique_ptr<Architecture>> loadVisionTower(const gguf::File& file) {
         }
     auto arch = type == "gemma4v"          ? loadGemma4Vision(file)
                 : type == "qwen3vl_merger" ? loadQwen3VlVision(file)
+                : type == "pixtral"        ? loadPixtral(file)
+                : type == "mlp"            ? loadClipMlp(file)
                                            : loadSiglip(file);
     if (!arch) return arch.status().withContext("vision encoder");
     (*arch)->m_reader = file.dataReader();

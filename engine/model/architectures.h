@@ -21,6 +21,8 @@ Result<std::unique_ptr<Architecture>> loadNomicBert(const gguf::File& file); // 
 Result<std::unique_ptr<Architecture>> loadSiglip(const gguf::File& file);    // siglip.cpp (vision)
 Result<std::unique_ptr<Architecture>> loadGemma4Vision(const gguf::File& file); // gemma4_vision.cpp (vision)
 Result<std::unique_ptr<Architecture>> loadQwen3VlVision(const gguf::File& file); // qwen3vl_vision.cpp (vision)
+Result<std::unique_ptr<Architecture>> loadPixtral(const gguf::File& file);      // pixtral.cpp (vision)
+Result<std::unique_ptr<Architecture>> loadClipMlp(const gguf::File& file);      // clip_mlp.cpp (vision)
 // The hybrid decoder both qwen35 files share (qwen35.cpp), with experts or without.
 Result<std::unique_ptr<Architecture>> loadQwen35Family(const gguf::File& file, bool experts);
 // Its multi-token-prediction head alone (qwen35.cpp), the graph reading StepInput::HiddenIn; its

@@ -10,6 +10,7 @@ Status DenseDecoder::bind(const gguf::File& f) {
     HEARTH_ASSIGN_OR_RETURN(m_hp, readDecoderHParams(b));
     const DecoderHParams& hp = m_hp;
     m_dims = decoderDims(m_variant.arch, hp);
+    m_dims.givenEmbeddings = m_variant.takesImages;
     // RoPE scaling as the file says (linear or YaRN), as llama.cpp applies it to every architecture.
     HEARTH_ASSIGN_OR_RETURN(m_rope, readRopeScaling(b, hp, attentionSpec(hp).rope));
     if (m_variant.attnTemperature) {
@@ -96,6 +97,7 @@ void DenseDecoder::build(graph::Graph& g, const graph::StepShape& shape, const K
     g.setLayer(-1);
     const StepTensors in = stepTensors(g, shape);
     graph::TensorId x = g.getRows(g.weight(m_tokenEmbedding), in.ids); // [n][E]
+    if (m_variant.takesImages) x = withGivenEmbeddings(g, in, x);
     for (int l = 0; l < hp.nLayer; ++l) {
         const DenseLayer& L = m_layers[size_t(l)];
         g.setLayer(l);

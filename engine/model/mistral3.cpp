@@ -1,6 +1,8 @@
 // Mistral 3 (Ministral 3 and the like): the llama decoder (model/dense_decoder.h) with RoPE on
 // adjacent pairs, YaRN from the file's rope.scaling keys, and llama 4's attention temperature on q
-// past each original context's length of positions; experts when the file counts them.
+// past each original context's length of positions; experts when the file counts them. It reads
+// an image's embeddings (Pixtral's, model/pixtral.cpp) in place of their placeholder tokens, seen
+// causally as llama.cpp's mtmd decodes them.
 #include "model/architectures.h"
 #include "model/dense_decoder.h"
 
@@ -11,6 +13,7 @@ Result<std::unique_ptr<Architecture>> loadMistral3(const gguf::File& file) {
     v.arch = "mistral3";
     v.optionalBiases = true;
     v.attnTemperature = true;
+    v.takesImages = true;
     v.ffn = DenseVariant::Ffn::ExpertsIfCounted;
     return bindArchitecture<DenseDecoder>(file, v);
 }

@@ -113,6 +113,13 @@ Result<ProjectorInfo> readProjector(const std::string& path) {
         p.minTokens = 8;
         p.maxTokens = 4096;
     }
+    if (p.type == "pixtral") {
+        // mtmd's Pixtral facts: no begin text, "[IMG_END]" after the image (the [IMG_BREAK] rows
+        // are among the embeddings), a budget of 8..1024 merged patches.
+        p.imageEnd = "[IMG_END]";
+        p.minTokens = 8;
+        p.maxTokens = 1024;
+    }
     if (f.has("clip.vision.spatial_merge_size")) {
         HEARTH_ASSIGN_OR_RETURN(p.merge,
                                 positive(f, "clip.vision.spatial_merge_size", false, p.merge));
@@ -145,6 +152,7 @@ Result<ProjectorInfo> readProjector(const std::string& path) {
         if (s == 0.0f) return invalidFormat("projector: clip.vision.image_std has a zero");
     const int side = p.imageSize / p.patchSize / std::max(1, p.merge);
     p.tokensPerImage = p.maxTokens > 0 ? p.maxTokens : int64_t(side) * side;
+    if (p.type == "pixtral") p.tokensPerImage += 32; // about: a square image's [IMG_BREAK] rows
     for (const gguf::TensorInfo& t : f.tensors()) p.tensorBytes += t.bytes;
     return p;
 }
@@ -179,7 +187,8 @@ Status checkProjectorFor(const ProjectorInfo& projector, const std::string& mode
     // The families whose text models read one projector type's embeddings (their positions,
     // not only their width, are the model's): a projector of another type is another model's.
     constexpr std::pair<const char*, const char*> kReaders[] = {
-        {"gemma3", "gemma3"}, {"gemma4", "gemma4v"}, {"qwen35", "qwen3vl_merger"}, {"qwen35moe", "qwen3vl_merger"}};
+        {"gemma3", "gemma3"},           {"gemma4", "gemma4v"},  {"qwen35", "qwen3vl_merger"},
+        {"qwen35moe", "qwen3vl_merger"}, {"mistral3", "pixtral"}};
     if (Result<std::string> name = model->getString("general.architecture"); name)
         for (const auto& [arch, type] : kReaders)
             if (*name == arch && projector.type != type)

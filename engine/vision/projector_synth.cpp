@@ -1,7 +1,7 @@
 // Random-weight projector files of a real family's layout (synthesizeProjector): the tensor
 // names, ggml shapes and keys llama.cpp's converter writes for Gemma 3's SigLIP tower, Gemma 4's
-// vision tower and Qwen3-VL's (Qwen3.5's), so that llama.cpp's mtmd loads them as it loads a
-// real projector.
+// vision tower, Qwen3-VL's (Qwen3.5's), Mistral 3's Pixtral and LLaVA's CLIP with its MLP
+// projector, so that llama.cpp's mtmd loads them as it loads a real projector.
 #include "hearth/gguf.h"
 #include "hearth/projector.h"
 #include "hearth/quant.h"
@@ -186,14 +186,137 @@ Status synthesizeQwen3Vl(const ProjectorSynthOptions& o) {
     return w.writeFile(o.outPath);
 }
 
+// Mistral 3's Pixtral as the converter writes it (LlavaVisionModel): RMS norms (weights near
+// one here, so that a norm left out shows), a SiLU-gated feed-forward, no biases in the tower,
+// the patch merger of merge x merge squares with its norm when merge > 1, the two-layer
+// projector with biases, and the [IMG_BREAK] row (the text model's, in a real file).
+Status synthesizePixtral(const ProjectorSynthOptions& o) {
+    if (o.projectionDim < 1)
+        return invalidArgument("the projector needs the text model's width (projection dim)");
+    if (o.patchSize < 1 || o.nHead < 1 || o.nEmbd % o.nHead != 0 || (o.nEmbd / o.nHead) % 4 != 0 ||
+        o.merge < 1 || o.nLayer < 1 || o.nFf < 1 || o.imageSize < o.patchSize)
+        return invalidArgument("projector shape: the width must be whole heads of a multiple of 4 "
+                               "(2-D RoPE over halves), merge and sizes positive");
+    const uint64_t E = uint64_t(o.nEmbd), F = uint64_t(o.nFf), P = uint64_t(o.patchSize);
+    const uint64_t T = uint64_t(o.projectionDim), M = uint64_t(o.merge);
+    std::mt19937_64 rng(o.seed);
+    gguf::Writer w;
+    w.set("general.architecture", gguf::Value::string("clip"));
+    w.set("general.name", gguf::Value::string("hearth-synth pixtral projector"));
+    w.set("general.file_type", gguf::Value::u32(o.f16 ? 1 : 0));
+    w.set("clip.has_vision_encoder", gguf::Value::boolean(true));
+    w.set("clip.projector_type", gguf::Value::string("pixtral"));
+    w.set("clip.use_silu", gguf::Value::boolean(true));
+    w.set("clip.vision.image_size", gguf::Value::u32(uint32_t(o.imageSize)));
+    w.set("clip.vision.patch_size", gguf::Value::u32(uint32_t(o.patchSize)));
+    w.set("clip.vision.embedding_length", gguf::Value::u32(uint32_t(E)));
+    w.set("clip.vision.feed_forward_length", gguf::Value::u32(uint32_t(F)));
+    w.set("clip.vision.block_count", gguf::Value::u32(uint32_t(o.nLayer)));
+    w.set("clip.vision.attention.head_count", gguf::Value::u32(uint32_t(o.nHead)));
+    w.set("clip.vision.attention.layer_norm_epsilon", gguf::Value::f32(1e-5f));
+    w.set("clip.vision.projection_dim", gguf::Value::u32(uint32_t(T)));
+    if (o.merge > 1) w.set("clip.vision.spatial_merge_size", gguf::Value::u32(uint32_t(o.merge)));
+    w.set("clip.vision.image_mean", gguf::Value::f32Array({0.48145466f, 0.4578275f, 0.40821073f}));
+    w.set("clip.vision.image_std", gguf::Value::f32Array({0.26862954f, 0.26130258f, 0.27577711f}));
+    auto norm = [&](const std::string& name, uint64_t n) {
+        std::vector<float> v = values(n, rng);
+        for (float& x : v) x = 1.0f + 5.0f * x;
+        std::vector<uint8_t> bytes(v.size() * 4);
+        std::memcpy(bytes.data(), v.data(), bytes.size());
+        return w.addTensor(name, quant::Type::F32, {n}, std::move(bytes));
+    };
+    HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.weight", {P, P, 3, E}, o.f16, rng));
+    HEARTH_RETURN_IF_ERROR(norm("v.pre_ln.weight", E));
+    for (int l = 0; l < o.nLayer; ++l) {
+        const std::string b = "v.blk." + std::to_string(l) + ".";
+        for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_out"})
+            HEARTH_RETURN_IF_ERROR(add(w, b + m + ".weight", {E, E}, o.f16, rng));
+        HEARTH_RETURN_IF_ERROR(norm(b + "ln1.weight", E));
+        HEARTH_RETURN_IF_ERROR(norm(b + "ln2.weight", E));
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_gate.weight", {E, F}, o.f16, rng));
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_up.weight", {E, F}, o.f16, rng));
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_down.weight", {F, E}, o.f16, rng));
+    }
+    if (o.merge > 1) {
+        HEARTH_RETURN_IF_ERROR(norm("mm.input_norm.weight", E));
+        HEARTH_RETURN_IF_ERROR(add(w, "mm.patch_merger.weight", {E * M * M, E}, o.f16, rng));
+    }
+    HEARTH_RETURN_IF_ERROR(add(w, "mm.1.weight", {E, T}, o.f16, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "mm.1.bias", {T}, false, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "mm.2.weight", {T, T}, o.f16, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "mm.2.bias", {T}, false, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.token_embd.img_break", {T}, false, rng));
+    return w.writeFile(o.outPath);
+}
+
+// LLaVA's CLIP tower with its MLP projector (projector type "mlp"): layer norms with biases,
+// the class embedding, learned positions (patches and the class token), quick GELU (no
+// use_gelu), every linear biased, the projector mm.0 / mm.2; no feature_layer key, so that mtmd
+// takes the second-to-last layer's output.
+Status synthesizeClipMlp(const ProjectorSynthOptions& o) {
+    if (o.projectionDim < 1)
+        return invalidArgument("the projector needs the text model's width (projection dim)");
+    if (o.patchSize < 1 || o.imageSize % o.patchSize != 0 || o.nHead < 1 || o.nEmbd % o.nHead != 0 ||
+        o.nLayer < 2 || o.nFf < 1)
+        return invalidArgument("projector shape: the image must be whole patches, the width whole heads, "
+                               "at least 2 layers");
+    const uint64_t E = uint64_t(o.nEmbd), F = uint64_t(o.nFf), P = uint64_t(o.patchSize);
+    const uint64_t T = uint64_t(o.projectionDim), side = uint64_t(o.imageSize / o.patchSize);
+    std::mt19937_64 rng(o.seed);
+    gguf::Writer w;
+    w.set("general.architecture", gguf::Value::string("clip"));
+    w.set("general.name", gguf::Value::string("hearth-synth llava projector"));
+    w.set("general.file_type", gguf::Value::u32(o.f16 ? 1 : 0));
+    w.set("clip.has_vision_encoder", gguf::Value::boolean(true));
+    w.set("clip.has_llava_projector", gguf::Value::boolean(true));
+    w.set("clip.projector_type", gguf::Value::string("mlp"));
+    w.set("clip.vision.image_size", gguf::Value::u32(uint32_t(o.imageSize)));
+    w.set("clip.vision.patch_size", gguf::Value::u32(uint32_t(o.patchSize)));
+    w.set("clip.vision.embedding_length", gguf::Value::u32(uint32_t(E)));
+    w.set("clip.vision.feed_forward_length", gguf::Value::u32(uint32_t(F)));
+    w.set("clip.vision.block_count", gguf::Value::u32(uint32_t(o.nLayer)));
+    w.set("clip.vision.attention.head_count", gguf::Value::u32(uint32_t(o.nHead)));
+    w.set("clip.vision.attention.layer_norm_epsilon", gguf::Value::f32(1e-5f));
+    w.set("clip.vision.projection_dim", gguf::Value::u32(uint32_t(T)));
+    w.set("clip.vision.image_mean", gguf::Value::f32Array({0.48145466f, 0.4578275f, 0.40821073f}));
+    w.set("clip.vision.image_std", gguf::Value::f32Array({0.26862954f, 0.26130258f, 0.27577711f}));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.weight", {P, P, 3, E}, o.f16, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.class_embd", {E}, false, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.position_embd.weight", {E, side * side + 1}, false, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.pre_ln.weight", {E}, false, rng, 1.0f));
+    HEARTH_RETURN_IF_ERROR(add(w, "v.pre_ln.bias", {E}, false, rng));
+    for (int l = 0; l < o.nLayer; ++l) {
+        const std::string b = "v.blk." + std::to_string(l) + ".";
+        for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
+            HEARTH_RETURN_IF_ERROR(add(w, b + m + ".weight", {E, E}, o.f16, rng));
+            HEARTH_RETURN_IF_ERROR(add(w, b + m + ".bias", {E}, false, rng));
+        }
+        for (const char* n : {"ln1", "ln2"}) {
+            HEARTH_RETURN_IF_ERROR(add(w, b + n + ".weight", {E}, false, rng, 1.0f));
+            HEARTH_RETURN_IF_ERROR(add(w, b + n + ".bias", {E}, false, rng));
+        }
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_up.weight", {E, F}, o.f16, rng));
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_up.bias", {F}, false, rng));
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_down.weight", {F, E}, o.f16, rng));
+        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_down.bias", {E}, false, rng));
+    }
+    HEARTH_RETURN_IF_ERROR(add(w, "mm.0.weight", {E, T}, o.f16, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "mm.0.bias", {T}, false, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "mm.2.weight", {T, T}, o.f16, rng));
+    HEARTH_RETURN_IF_ERROR(add(w, "mm.2.bias", {T}, false, rng));
+    return w.writeFile(o.outPath);
+}
+
 } // namespace
 
 Status synthesizeProjector(const ProjectorSynthOptions& o) {
     if (o.family == "gemma4v") return synthesizeGemma4(o);
     if (o.family == "qwen3vl_merger") return synthesizeQwen3Vl(o);
+    if (o.family == "pixtral") return synthesizePixtral(o);
+    if (o.family == "mlp") return synthesizeClipMlp(o);
     if (o.family != "gemma3")
         return invalidArgument("projector family '" + o.family +
-                               "' cannot be synthesized (gemma3, gemma4v and qwen3vl_merger can)");
+                               "' cannot be synthesized (gemma3, gemma4v, qwen3vl_merger, pixtral and mlp can)");
     if (o.projectionDim < 1)
         return invalidArgument("the projector needs the text model's width (projection dim)");
     if (o.patchSize < 1 || o.imageSize % o.patchSize != 0 || o.nHead < 1 ||

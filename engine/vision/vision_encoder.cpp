@@ -1,11 +1,14 @@
 // VisionEncoder: a projector file's vision tower (model/siglip.cpp, model/gemma4_vision.cpp,
-// model/qwen3vl_vision.cpp) run by a ModelRunner on the chosen device, one image per step, after
-// the preprocessing llama.cpp's mtmd applies to it.
+// model/qwen3vl_vision.cpp, model/pixtral.cpp, model/clip_mlp.cpp) run by a ModelRunner on the
+// chosen device, one image per step, after the preprocessing llama.cpp's mtmd applies to it;
+// Pixtral's [IMG_BREAK] rows put after each row of its embeddings but the last, as mtmd's graph
+// puts them.
 #include "hearth/vision.h"
 
 #include "backend/cpu/thread_pool.h"
 #include "graph/step.h"
 #include "hearth/gguf.h"
+#include "hearth/quant.h"
 #include "model/arch.h"
 #include "runtime/model_runner.h"
 #include "vision/qwen_vision_input.h"
@@ -24,7 +27,42 @@ struct VisionEncoder::Impl {
     std::vector<int32_t> table; // the image's block table: every block, in order
     int positionRows = 0;       // Gemma 4: rows of each position table (a grid's longest side at most)
     vision::PositionTable positions; // Qwen3-VL: the learned positions, resized to each image's grid
+    std::vector<float> rowBreak; // Pixtral: the [IMG_BREAK] embedding (v.token_embd.img_break), if any
 };
+
+namespace {
+
+// Pixtral's v.token_embd.img_break as floats, if the file has it (it must be the text's width).
+Result<std::vector<float>> readRowBreak(const gguf::File& file, int width) {
+    const gguf::TensorInfo* t = file.findTensor("v.token_embd.img_break");
+    if (!t) return std::vector<float>{};
+    if (t->elements() != uint64_t(width))
+        return invalidFormat("tensor 'v.token_embd.img_break' must have " + std::to_string(width) + " values (it is " +
+                             t->shapeString() + ")");
+    const uint8_t* data = file.tensorData(*t);
+    if (!data) return invalidFormat("tensor 'v.token_embd.img_break' has no data");
+    std::vector<float> v(static_cast<size_t>(width));
+    HEARTH_RETURN_IF_ERROR(quant::dequantizeRow(t->type, data, v.data(), width));
+    return v;
+}
+
+// Pixtral: e's rows of `perRow` embeddings each followed by the [IMG_BREAK] embedding, but the last.
+void withRowBreaks(ImageEmbeddings& e, int64_t perRow, const std::vector<float>& rowBreak) {
+    const size_t width = size_t(e.width);
+    const int64_t rows = perRow > 0 ? e.tokens / perRow : 0;
+    if (rows < 2) return;
+    std::vector<float> out;
+    out.reserve(size_t(e.tokens + rows - 1) * width);
+    for (int64_t r = 0; r < rows; ++r) {
+        const auto first = e.values.begin() + std::ptrdiff_t(size_t(r * perRow) * width);
+        out.insert(out.end(), first, first + std::ptrdiff_t(size_t(perRow) * width));
+        if (r + 1 < rows) out.insert(out.end(), rowBreak.begin(), rowBreak.end());
+    }
+    e.values = std::move(out);
+    e.tokens += rows - 1;
+}
+
+} // namespace
 
 VisionEncoder::VisionEncoder(std::unique_ptr<Impl> impl) : m(std::move(impl)) {}
 VisionEncoder::~VisionEncoder() = default;
@@ -35,10 +73,12 @@ const std::string& VisionEncoder::deviceId() const { return m->runner->deviceId(
 Result<std::unique_ptr<VisionEncoder>> VisionEncoder::open(const std::string& path, const VisionOptions& options) {
     auto impl = std::make_unique<Impl>();
     HEARTH_ASSIGN_OR_RETURN(impl->info, readProjector(path));
-    if (impl->info.type != "gemma3" && impl->info.type != "gemma4v" && impl->info.type != "qwen3vl_merger")
+    if (impl->info.type != "gemma3" && impl->info.type != "gemma4v" && impl->info.type != "qwen3vl_merger" &&
+        impl->info.type != "pixtral" && impl->info.type != "mlp")
         return unsupported("projector " + path + ": Hearth does not encode images for " + impl->info.family +
                            " (projector type '" + impl->info.type +
-                           "') yet; Gemma 3's, Gemma 4's and Qwen3-VL's are supported");
+                           "') yet; Gemma 3's, Gemma 4's, Qwen3-VL's, Pixtral (Mistral 3) and LLaVA's CLIP are "
+                           "supported");
     Result<gguf::File> file = gguf::File::open(path);
     if (!file) return file.status().withContext("projector " + path);
     impl->file = std::make_unique<gguf::File>(std::move(file).value());
@@ -53,12 +93,16 @@ Result<std::unique_ptr<VisionEncoder>> VisionEncoder::open(const std::string& pa
         if (!table) return table.status().withContext("projector " + path);
         impl->positions = std::move(table).value();
     }
+    if (impl->info.type == "pixtral") {
+        HEARTH_ASSIGN_OR_RETURN(impl->rowBreak, readRowBreak(*impl->file, impl->tower->dims().nEmbd));
+    }
 
     const int threads = options.threads > 0 ? options.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     impl->pool = std::make_unique<cpu::ThreadPool>(std::clamp(threads, 1, 256));
     const int side = impl->info.imageSize / impl->info.patchSize;
     const int64_t merged = int64_t(impl->info.merge) * impl->info.merge;
-    const int patches = impl->info.maxTokens > 0 ? int(impl->info.maxTokens * merged) : side * side;
+    const int patches = (impl->info.maxTokens > 0 ? int(impl->info.maxTokens * merged) : side * side) +
+                        (impl->info.type == "mlp" ? 1 : 0); // LLaVA's class token
     runtime::RunnerConfig rc;
     rc.device = options.device;
     rc.gpuLayers = -1;
@@ -84,9 +128,12 @@ Result<std::vector<float>> VisionEncoder::patches(const Image& image) const {
     if (grid.columns < 1 || grid.rows < 1) return invalidArgument("the image is empty");
     const int P = p.patchSize, W = grid.columns * P, H = grid.rows * P;
     const bool gemma4 = p.type == "gemma4v";
-    const bool bicubic = gemma4 || p.type == "qwen3vl_merger";
+    // mtmd pads LLaVA's images with its mean colour, the others' with black.
+    const std::array<uint8_t, 3> pad = p.type == "mlp" ? std::array<uint8_t, 3>{122, 116, 104}
+                                                       : std::array<uint8_t, 3>{0, 0, 0};
     HEARTH_ASSIGN_OR_RETURN(const Image fitted,
-                            fitImage(image, W, H, bicubic ? ResizeFilter::Bicubic : ResizeFilter::Bilinear));
+                            fitImage(image, W, H, p.type == "gemma3" ? ResizeFilter::Bilinear : ResizeFilter::Bicubic,
+                                     pad));
     std::vector<float> out(size_t(W) * size_t(H) * 3);
     float* o = out.data();
     for (int py = 0; py < grid.rows; ++py)
@@ -113,19 +160,24 @@ Result<ImageEmbeddings> VisionEncoder::encode(const Image& image) {
                                " patches; the encoder's position tables hold " + std::to_string(m->positionRows));
     // Which patch (row-major) each token of the step is. Gemma 3's tower pools row-major patches
     // itself; Gemma 4's takes them by offset within their pooling square, then by square
-    // (model/gemma4_vision.cpp), which its attention, not causal, does not see.
+    // (model/gemma4_vision.cpp), Pixtral's merger each square's patches together, by square then
+    // offset (model/pixtral.cpp): their attention, not causal, does not see the order.
     std::vector<int64_t> order(static_cast<size_t>(n));
-    const bool bySquare = p.type == "gemma4v";
-    const int64_t squaresX = grid.columns / merge;
+    const bool pixtral = p.type == "pixtral";
+    const bool bySquare = p.type == "gemma4v" || (pixtral && merge > 1);
+    const int64_t squaresX = grid.columns / merge, mm = int64_t(merge) * merge;
     for (int64_t i = 0; i < n; ++i) {
         if (!bySquare) {
             order[size_t(i)] = i;
             continue;
         }
-        const int64_t k = i / tokens, s = i % tokens; // offset (dy, dx) in the square, the square
+        // offset (dy, dx) in the square, the square
+        const int64_t k = pixtral ? i % mm : i / tokens, s = pixtral ? i / mm : i % tokens;
         const int64_t y = (s / squaresX) * merge + k / merge, x = (s % squaresX) * merge + k % merge;
         order[size_t(i)] = y * grid.columns + x;
     }
+    // LLaVA's class token follows the patches (model/clip_mlp.cpp); its pixel row is unused.
+    const bool withClass = p.type == "mlp";
     std::vector<float> ordered;
     const bool qwen = p.type == "qwen3vl_merger";
     if (qwen) {
@@ -135,22 +187,28 @@ Result<ImageEmbeddings> VisionEncoder::encode(const Image& image) {
         const std::vector<float> positions = vision::resizePositions(m->positions, grid.columns, grid.rows);
         ordered = vision::squareOrderRows(pixels, rowWidth, positions, m->positions.width, grid.columns, grid.rows);
         for (int64_t i = 0; i < n; ++i) order[size_t(i)] = vision::squareOrderPatch(i, grid.columns);
+    } else if (withClass) {
+        ordered = pixels;
+        ordered.resize(pixels.size() + size_t(rowWidth), 0.0f);
     } else if (bySquare) {
         ordered.resize(pixels.size());
         for (int64_t i = 0; i < n; ++i)
             std::copy_n(pixels.begin() + order[size_t(i)] * rowWidth, rowWidth, ordered.begin() + i * rowWidth);
     }
     graph::Batch batch;
-    batch.tokens.resize(size_t(n));
-    for (int64_t i = 0; i < n; ++i) {
+    batch.tokens.resize(size_t(n + (withClass ? 1 : 0)));
+    for (int64_t i = 0; i < int64_t(batch.tokens.size()); ++i) {
         graph::BatchToken& t = batch.tokens[size_t(i)];
         t.pos = int32_t(i);
-        t.gridX = int32_t(order[size_t(i)] % grid.columns);
-        t.gridY = int32_t(order[size_t(i)] / grid.columns);
-        t.wantHidden = i < tokens; // the pooled rows are the first ones
+        if (i < n) {
+            t.gridX = int32_t(order[size_t(i)] % grid.columns);
+            t.gridY = int32_t(order[size_t(i)] / grid.columns);
+        }
+        // The pooled rows are the first ones; mtmd takes LLaVA's rows 1..n (the class token last).
+        t.wantHidden = withClass ? i >= 1 : i < tokens;
     }
     batch.blockTables.push_back(m->table);
-    batch.hiddenIn = bySquare || qwen ? std::span<const float>(ordered) : std::span<const float>(pixels);
+    batch.hiddenIn = bySquare || qwen || withClass ? std::span<const float>(ordered) : std::span<const float>(pixels);
     batch.hiddenWidth = qwen ? rowWidth + m->positions.width : rowWidth;
     std::vector<float> logits;
     ImageEmbeddings e;
@@ -162,6 +220,7 @@ Result<ImageEmbeddings> VisionEncoder::encode(const Image& image) {
     if (e.tokens != tokens)
         return internalError("the vision encoder gave " + std::to_string(e.tokens) + " embeddings, not " +
                              std::to_string(tokens));
+    if (!m->rowBreak.empty()) withRowBreaks(e, grid.columns / merge, m->rowBreak);
     return e;
 }
 

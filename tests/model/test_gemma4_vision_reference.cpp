@@ -10,12 +10,12 @@
 #include "hearth/vision.h"
 #include "model/arch.h"
 #include "runtime/model_runner.h"
+#include "cli_image_greedy.h"
 #include "reference_logits.h"
 #include "test_support.h"
 
 #include <QDir>
 #include <QFileInfo>
-#include <QImage>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -386,53 +386,7 @@ private Q_SLOTS:
     // Gemma 4's "<|image>" and "<image|>" around the image) and the greedy answer is llama.cpp's,
     // token for token, on the CPU and lavapipe.
     void cliRunGivesLlamaCppsGreedyAnswerAboutAnImage() {
-        const Image image = picture(100, 60);
-        const QString rgb = writeRgb(image, "run.rgb"), out = path("run.f32"), png = path("run.png");
-        QImage q(reinterpret_cast<const uchar*>(image.rgb.data()), image.width, image.height, image.width * 3,
-                 QImage::Format_RGB888);
-        QVERIFY(q.save(png, "PNG"));
-        const QString prompt = QStringLiteral("Look: <__media__> What is it?");
-        QProcess ref;
-        ref.start(m_logitsTool, {m_model, m_projector, rgb, QString::number(image.width),
-                                 QString::number(image.height), prompt, out, QStringLiteral("8")});
-        QVERIFY(ref.waitForFinished(300000));
-        QVERIFY2(ref.exitCode() == 0, ref.readAllStandardError().right(3000).constData());
-        QStringList textIds, greedy;
-        int64_t imageTokens = 0, before = -1;
-        for (const QString& line : QString::fromUtf8(ref.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts)) {
-            QStringList w = line.split(' ', Qt::SkipEmptyParts);
-            const QString kind = w.takeFirst();
-            if (kind == QStringLiteral("text")) textIds << w;
-            if (kind == QStringLiteral("image")) {
-                imageTokens = w[0].toLongLong();
-                before = textIds.size();
-            }
-            if (kind == QStringLiteral("greedy")) greedy = w;
-        }
-        QCOMPARE(greedy.size(), 8);
-        QStringList names{QStringLiteral("cpu")};
-        if (findDevice(listDevices(), "vulkan:0")) names << QStringLiteral("vulkan:0");
-        for (const QString& device : names) {
-            QProcess run;
-            run.start(test::binDir() + QStringLiteral("/hearth-cli"),
-                      {QStringLiteral("run"), m_model, QStringLiteral("--mmproj"), m_projector, QStringLiteral("--image"),
-                       png, QStringLiteral("-p"), prompt, QStringLiteral("--temp"), QStringLiteral("0"),
-                       QStringLiteral("-n"), QStringLiteral("8"), QStringLiteral("--print-ids"),
-                       QStringLiteral("--device"), device, QStringLiteral("--threads"), QStringLiteral("2")});
-            QVERIFY(run.waitForFinished(300000));
-            QVERIFY2(run.exitCode() == 0, run.readAllStandardError().right(3000).constData());
-            QStringList promptIds, generated;
-            for (const QString& line : QString::fromUtf8(run.readAllStandardOutput()).split('\n')) {
-                if (line.startsWith(QStringLiteral("prompt ids: "))) promptIds = line.mid(12).split(' ', Qt::SkipEmptyParts);
-                if (line.startsWith(QStringLiteral("generated ids: ")))
-                    generated = line.mid(15).split(' ', Qt::SkipEmptyParts);
-            }
-            QCOMPARE(promptIds.size(), textIds.size() + int(imageTokens));
-            QVERIFY(before > 0);
-            const QStringList text = promptIds.mid(0, int(before)) + promptIds.mid(int(before + imageTokens));
-            QCOMPARE(text, textIds);
-            QCOMPARE(generated, greedy);
-        }
+        test::checkCliGreedyAboutAnImage(m_logitsTool, m_model, m_projector, picture(100, 60), m_dir.path());
     }
 };
 

@@ -10,6 +10,7 @@
 #include "hearth/vision.h"
 #include "model/arch.h"
 #include "runtime/model_runner.h"
+#include "cli_image_greedy.h"
 #include "reference_logits.h"
 #include "test_support.h"
 
@@ -227,59 +228,8 @@ private Q_SLOTS:
     // hearth-cli run with --mmproj and --image: the prompt's text ids are mtmd's chunks' and the
     // greedy answer is llama.cpp's, token for token, on the CPU and lavapipe.
     void cliRunGivesLlamaCppsGreedyAnswerAboutAnImage() {
-        const Image image = picture(100, 60);
-        const QString rgb = path("run.rgb"), out = path("run.f32"), png = path("run.png");
-        {
-            std::ofstream f(rgb.toStdString(), std::ios::binary);
-            f.write(reinterpret_cast<const char*>(image.rgb.data()), std::streamsize(image.rgb.size()));
-        }
-        QImage q(reinterpret_cast<const uchar*>(image.rgb.data()), image.width, image.height, image.width * 3,
-                 QImage::Format_RGB888);
-        QVERIFY(q.save(png, "PNG"));
-        const QString prompt = QStringLiteral("Look: <__media__> What is it?");
-        QProcess ref;
-        ref.start(QFileInfo(m_tool).dir().filePath(QStringLiteral("ref_mtmd_logits")),
-                  {m_model, m_projector, rgb, QString::number(image.width), QString::number(image.height), prompt,
-                   out, QStringLiteral("8")});
-        QVERIFY(ref.waitForFinished(300000));
-        QVERIFY2(ref.exitCode() == 0, ref.readAllStandardError().right(3000).constData());
-        QStringList textIds, greedy;
-        int64_t imageTokens = 0, before = -1; // the image's place: text ids before it
-        for (const QString& line : QString::fromUtf8(ref.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts)) {
-            QStringList w = line.split(' ', Qt::SkipEmptyParts);
-            const QString kind = w.takeFirst();
-            if (kind == QStringLiteral("text")) textIds << w;
-            if (kind == QStringLiteral("image")) {
-                imageTokens = w[0].toLongLong();
-                before = textIds.size();
-            }
-            if (kind == QStringLiteral("greedy")) greedy = w;
-        }
-        QCOMPARE(greedy.size(), 8);
-        QStringList devices{QStringLiteral("cpu")};
-        if (findDevice(listDevices(), "vulkan:0")) devices << QStringLiteral("vulkan:0");
-        for (const QString& device : devices) {
-            QProcess run;
-            run.start(test::binDir() + QStringLiteral("/hearth-cli"),
-                      {QStringLiteral("run"), m_model, QStringLiteral("--mmproj"), m_projector, QStringLiteral("--image"),
-                       png, QStringLiteral("-p"), prompt, QStringLiteral("--temp"), QStringLiteral("0"),
-                       QStringLiteral("-n"), QStringLiteral("8"), QStringLiteral("--print-ids"),
-                       QStringLiteral("--device"), device, QStringLiteral("--threads"), QStringLiteral("2")});
-            QVERIFY(run.waitForFinished(300000));
-            QVERIFY2(run.exitCode() == 0, run.readAllStandardError().right(3000).constData());
-            QStringList promptIds, generated;
-            for (const QString& line : QString::fromUtf8(run.readAllStandardOutput()).split('\n')) {
-                if (line.startsWith(QStringLiteral("prompt ids: "))) promptIds = line.mid(12).split(' ', Qt::SkipEmptyParts);
-                if (line.startsWith(QStringLiteral("generated ids: ")))
-                    generated = line.mid(15).split(' ', Qt::SkipEmptyParts);
-            }
-            // The text's ids around the image's placeholders are mtmd's chunks'.
-            QCOMPARE(promptIds.size(), textIds.size() + int(imageTokens));
-            QVERIFY(before > 0);
-            QStringList text = promptIds.mid(0, int(before)) + promptIds.mid(int(before + imageTokens));
-            QCOMPARE(text, textIds);
-            QCOMPARE(generated, greedy);
-        }
+        test::checkCliGreedyAboutAnImage(QFileInfo(m_tool).dir().filePath(QStringLiteral("ref_mtmd_logits")), m_model,
+                                         m_projector, picture(100, 60), m_dir.path());
     }
 
     // Hearth's Gemma 3 encoder against mtmd's: pictures wider, taller and of the encoder's own

@@ -50,13 +50,17 @@ Result<ProjectorInfo> readProjector(const std::string& path);
 // vision tower: RMS norms, 2-D RoPE, gated feed-forward, pooling by `merge`, std scaling; its
 // image size is unused, positionSize the rows of each position table), "qwen3vl_merger"
 // (Qwen3-VL's and Qwen3.5's: two temporal patch kernels, a square position table of
-// positionSize rows, 2-D vision RoPE, the 2 x 2 merger and deepstack mergers; merge must be 2).
+// positionSize rows, 2-D vision RoPE, the 2 x 2 merger and deepstack mergers; merge must be 2),
+// "pixtral" (Mistral 3's Pixtral: RMS norms near 1, 2-D RoPE, SiLU-gated feed-forward, the patch
+// merger of `merge` x `merge` squares when merge > 1, the GELU projector, the [IMG_BREAK] row),
+// "mlp" (LLaVA's CLIP: layer norms, class token, learned positions, quick GELU, the mm.0 / mm.2
+// projector).
 struct ProjectorSynthOptions {
     std::string family = "gemma3";
     int imageSize = 896, patchSize = 14; // Gemma 3's
     int nEmbd = 1152, nFf = 4304, nLayer = 27, nHead = 16;
     int projectionDim = 0; // the text model's width (required)
-    int merge = 4;         // written as clip.vision.projector.scale_factor
+    int merge = 4;         // written as clip.vision.projector.scale_factor (pixtral: spatial_merge_size)
     int positionSize = 0;  // gemma4v: rows of the x and the y position tables (0: 10240);
                            // qwen3vl_merger: rows of the position table, a square (0: 48 x 48)
     std::vector<int> deepstack; // qwen3vl_merger: the layers feeding a deepstack merger

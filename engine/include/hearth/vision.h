@@ -59,8 +59,9 @@ uint64_t imageHash(const Image& image);
 class VisionEncoder {
 public:
     // Loads the vision encoder of the projector file at `path` (Gemma 3's SigLIP, Gemma 4's
-    // tower, Qwen3-VL's and Qwen3.5's tower). Errors: what readProjector says, a projector type Hearth does not encode (named),
-    // the device's.
+    // tower, Qwen3-VL's and Qwen3.5's tower, Mistral 3's Pixtral, LLaVA's CLIP with its MLP
+    // projector). Errors: what readProjector says, a projector type Hearth does not encode
+    // (named), the device's.
     static Result<std::unique_ptr<VisionEncoder>> open(const std::string& path,
                                                        const VisionOptions& options = {});
     ~VisionEncoder();
@@ -69,12 +70,13 @@ public:
     const std::string& deviceId() const;
 
     // The encoder's input for an image: resized and padded to its patch grid's pixels (bilinear
-    // for Gemma 3, bicubic for Gemma 4 and Qwen3-VL), pixels scaled to [0, 1] and normalised per channel
-    // (Gemma 4's encoder then maps v to 2v - 1, done here), cut into patches [patches][3 * P * P]
-    // (row-major from the top left; within a patch: channel, row, column).
+    // for Gemma 3, bicubic for the others; black padding, LLaVA's its mean colour), pixels scaled
+    // to [0, 1] and normalised per channel (Gemma 4's encoder then maps v to 2v - 1, done here),
+    // cut into patches [patches][3 * P * P] (row-major from the top left; within a patch:
+    // channel, row, column).
     Result<std::vector<float>> patches(const Image& image) const;
 
-    // The image's embeddings.
+    // The image's embeddings (Pixtral's with its [IMG_BREAK] rows: after each row but the last).
     Result<ImageEmbeddings> encode(const Image& image);
 
     struct Impl;

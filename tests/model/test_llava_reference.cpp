@@ -1,0 +1,158 @@
+// LLaVA's CLIP vision tower with its MLP projector against llama.cpp's mtmd (tests/tools/
+// ref_mtmd_embed and ref_mtmd_preprocess): a random-weight "mlp" projector Hearth writes beside a
+// synthesized llama-tiny (224 pixels, 14-pixel patches, 3 layers of which the features take
+// two) loads there; every picture becomes the 256 embeddings mtmd gives, and Hearth's encoder
+// gives mtmd's embeddings on every device for pictures padded into the square (so the bicubic
+// resize and LLaVA's mean-colour padding are checked through them: ref_mtmd_preprocess runs only
+// the dynamic-size preprocessor). The llama text model does not read image embeddings in Hearth
+// yet: no logits test.
+#include "hearth/devices.h"
+#include "hearth/image.h"
+#include "hearth/projector.h"
+#include "hearth/vision.h"
+#include "reference_logits.h"
+#include "test_support.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+#include <fstream>
+
+using namespace hearth;
+
+class TestLlavaReference : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    QString m_embedTool, m_model, m_projector;
+
+    QString path(const char* name) const { return m_dir.filePath(QString::fromLatin1(name)); }
+
+    // A width x height picture of gradients and a pattern (raw pixels, as the decoder gives them).
+    static Image picture(int width, int height) {
+        Image im;
+        im.width = width;
+        im.height = height;
+        im.rgb.resize(size_t(width) * size_t(height) * 3);
+        for (int y = 0; y < height; ++y)
+            for (int x = 0; x < width; ++x) {
+                uint8_t* p = &im.rgb[(size_t(y) * size_t(width) + size_t(x)) * 3];
+                p[0] = uint8_t((3 * x) % 256);
+                p[1] = uint8_t((5 * y) % 256);
+                p[2] = uint8_t((x * y + 7 * x) % 256);
+            }
+        return im;
+    }
+
+    QString writeRgb(const Image& image, const char* name) const {
+        const QString rgb = path(name);
+        std::ofstream f(rgb.toStdString(), std::ios::binary);
+        f.write(reinterpret_cast<const char*>(image.rgb.data()), std::streamsize(image.rgb.size()));
+        return rgb;
+    }
+
+    static std::vector<float> readFloats(const QString& file) {
+        std::ifstream f(file.toStdString(), std::ios::binary | std::ios::ate);
+        std::vector<float> v(size_t(int64_t(f.tellg()) / 4));
+        f.seekg(0);
+        f.read(reinterpret_cast<char*>(v.data()), std::streamsize(v.size() * 4));
+        return v;
+    }
+
+    // mtmd's embeddings of the image [tokens][width] and the shape it printed; empty on failure.
+    std::vector<float> referenceEmbeddings(const Image& image, QStringList& shape, QString& error) {
+        const QString rgb = writeRgb(image, "picture.rgb"), out = path("picture.f32");
+        QProcess run;
+        run.start(m_embedTool, {m_model, m_projector, rgb, QString::number(image.width),
+                                QString::number(image.height), out});
+        if (!run.waitForFinished(300000) || run.exitCode() != 0) {
+            error = QString::fromUtf8(run.readAllStandardError().right(3000));
+            return {};
+        }
+        shape = QString::fromUtf8(run.readAllStandardOutput()).trimmed().split(' ');
+        return readFloats(out);
+    }
+
+    static QStringList devices() {
+        QStringList d{QStringLiteral("ref"), QStringLiteral("cpu")};
+        if (findDevice(listDevices(), "vulkan:0")) d << QStringLiteral("vulkan:0");
+        return d;
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        test::ReferenceLogits ref;
+        bool skip = false;
+        const QString err = ref.build(m_dir.path(), skip);
+        if (skip) QSKIP(qPrintable(err));
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QProcess build;
+        build.start(QStringLiteral("bash"),
+                    {test::sourceDir() + QStringLiteral("/tests/tools/build_ref_mtmd.sh"), ref.refDir});
+        QVERIFY(build.waitForFinished(900000));
+        QVERIFY2(build.exitCode() == 0, build.readAllStandardError().right(2000).constData());
+        m_embedTool = QString::fromUtf8(build.readAllStandardOutput()).trimmed().split('\n').last();
+        m_model = path("llama-tiny.gguf");
+        m_projector = path("llama-tiny-mmproj.gguf");
+        QProcess synth;
+        synth.start(test::binDir() + QStringLiteral("/hearth-cli"),
+                    {QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("llama-tiny"),
+                     QStringLiteral("--type"), QStringLiteral("F32"), QStringLiteral("--vocab"),
+                     QString::fromStdString(test::testDataPath(QStringLiteral("models/ggml-vocab-llama-spm.gguf"))),
+                     QStringLiteral("-o"), m_model, QStringLiteral("--mmproj"), m_projector});
+        QVERIFY(synth.waitForFinished(300000));
+        QVERIFY2(synth.exitCode() == 0, synth.readAllStandardError().right(2000).constData());
+    }
+
+    // mtmd loads the projector; every picture is the encoder's square of 16 x 16 patches, 256
+    // embeddings as wide as the model.
+    void llavaTokenCountsEqualLlamaCpps() {
+        auto info = readProjector(m_projector.toStdString());
+        QVERIFY2(info.isOk(), info.status().toString().c_str());
+        QCOMPARE(info->type, std::string("mlp"));
+        QCOMPARE(info->tokensPerImage, int64_t(256));
+        for (auto [w, h] : {std::pair{100, 60}, std::pair{224, 224}}) {
+            QStringList shape;
+            QString error;
+            const std::vector<float> e = referenceEmbeddings(picture(w, h), shape, error);
+            QVERIFY2(!e.empty(), qPrintable(error));
+            QCOMPARE(shape.size(), 2);
+            QCOMPARE(shape[0].toLongLong(), info->tokensPerImage);
+            QCOMPARE(shape[1].toInt(), info->projectionDim);
+        }
+    }
+
+    // Hearth's encoder against mtmd's on the reference, the CPU and lavapipe (mtmd's rows: every
+    // patch but the first, then the class token).
+    void llavaEmbeddingsEqualLlamaCpps() {
+        const QStringList names = devices();
+        for (const QString& d : names) {
+            auto enc = VisionEncoder::open(m_projector.toStdString(), VisionOptions{d.toStdString(), 2});
+            QVERIFY2(enc.isOk(), qPrintable(d + ": " + QString::fromStdString(enc.status().toString())));
+            for (auto [w, h] : {std::pair{100, 60}, std::pair{37, 250}}) {
+                if (d.startsWith(QStringLiteral("vulkan")) && w != 100) continue;
+                const Image image = picture(w, h);
+                QStringList shape;
+                QString error;
+                const std::vector<float> want = referenceEmbeddings(image, shape, error);
+                QVERIFY2(!want.empty(), qPrintable(error));
+                float scale = 0.0f;
+                for (float v : want) scale = std::max(scale, std::fabs(v));
+                auto got = (*enc)->encode(image);
+                QVERIFY2(got.isOk(), got.status().toString().c_str());
+                QCOMPARE(got->values.size(), want.size());
+                float worst = 0.0f;
+                for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(got->values[i] - want[i]));
+                qInfo("%dx%d on %s: max |delta| %.3g (values up to %.3g)", w, h, qPrintable(d), double(worst),
+                      double(scale));
+                // llama.cpp's CPU GELU and quick GELU read tables of fp16 inputs.
+                QVERIFY2(worst <= 2e-3f * std::max(scale, 1e-3f),
+                         qPrintable(QStringLiteral("%1x%2 on %3: max |delta| %4").arg(w).arg(h).arg(d).arg(double(worst))));
+            }
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLlavaReference)
+#include "test_llava_reference.moc"
