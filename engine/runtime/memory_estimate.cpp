@@ -106,6 +106,14 @@ SplitEstimate fromDescription(const model::Architecture& arch, int gpuLayers, ui
     auto plan = runtime::makeStepPlan(arch.buildGraph(shape, kv), shape, dims.nLayer, kvDevice, devices);
     ok = plan.isOk();
     if (!ok) return e;
+    // The weights are those the engine loads: for a model that reads images, what a step with an
+    // image's row reads too (qwen35's M-RoPE section factors), as the engine's probe has it.
+    graph::StepShape imageShape = shape;
+    imageShape.embeds = 1;
+    auto imagePlan = dims.givenEmbeddings
+                         ? runtime::makeStepPlan(arch.buildGraph(imageShape, kv), imageShape, dims.nLayer, kvDevice, devices)
+                         : Result<runtime::StepPlan>(invalidArgument("no image step"));
+    const runtime::StepPlan& weightPlan = imagePlan ? *imagePlan : *plan;
     const auto& nodes = plan->graph.nodes();
     if (std::none_of(nodes.begin(), nodes.end(), [](const graph::Node& n) { return n.experts; })) e.cpuMoeLayers = 0;
     uint64_t* weights[2] = {&e.weightsGpu, &e.weightsCpu};
@@ -116,7 +124,7 @@ SplitEstimate fromDescription(const model::Architecture& arch, int gpuLayers, ui
     for (int l = 0; l < dims.nLayer && size_t(l) < dims.state.size(); ++l)
         *stateBytes[std::clamp(kvDevice[size_t(l)], 0, 1)] += dims.state[size_t(l)].bytes() * uint64_t(kv.stateSlots);
     for (int d = 0; d < 2; ++d) {
-        const runtime::WeightUses u = runtime::weightUses(*plan, d);
+        const runtime::WeightUses u = runtime::weightUses(weightPlan, d);
         std::set<int32_t> all(u.matMul.begin(), u.matMul.end());
         all.insert(u.rows.begin(), u.rows.end());
         all.insert(u.other.begin(), u.other.end());
