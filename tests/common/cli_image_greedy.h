@@ -5,6 +5,7 @@
 
 #include "hearth/devices.h"
 #include "hearth/image.h"
+#include "mtmd_reference.h"
 #include "test_support.h"
 
 #include <QFileInfo>
@@ -22,10 +23,7 @@ inline void checkCliGreedyAboutAnImage(const QString& refTool, const QString& mo
                                        const Image& image, const QString& dir, int tokens = 8) {
     const QString rgb = dir + QStringLiteral("/cli.rgb"), out = dir + QStringLiteral("/cli.f32"),
                   png = dir + QStringLiteral("/cli.png");
-    {
-        std::ofstream f(rgb.toStdString(), std::ios::binary);
-        f.write(reinterpret_cast<const char*>(image.rgb.data()), std::streamsize(image.rgb.size()));
-    }
+    writeRgb(image, rgb);
     QImage q(reinterpret_cast<const uchar*>(image.rgb.data()), image.width, image.height, image.width * 3,
              QImage::Format_RGB888);
     QVERIFY(q.save(png, "PNG"));

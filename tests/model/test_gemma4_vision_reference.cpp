@@ -11,6 +11,7 @@
 #include "model/arch.h"
 #include "runtime/model_runner.h"
 #include "cli_image_greedy.h"
+#include "mtmd_reference.h"
 #include "reference_logits.h"
 #include "test_support.h"
 
@@ -31,57 +32,22 @@ class TestGemma4VisionReference : public QObject {
 
     QString path(const char* name) const { return m_dir.filePath(QString::fromLatin1(name)); }
 
-    // A width x height picture of gradients and a pattern (raw pixels, as the decoder gives them).
-    static Image picture(int width, int height) {
-        Image im;
-        im.width = width;
-        im.height = height;
-        im.rgb.resize(size_t(width) * size_t(height) * 3);
-        for (int y = 0; y < height; ++y)
-            for (int x = 0; x < width; ++x) {
-                uint8_t* p = &im.rgb[(size_t(y) * size_t(width) + size_t(x)) * 3];
-                p[0] = uint8_t((2 * x) % 256);
-                p[1] = uint8_t((4 * y) % 256);
-                p[2] = uint8_t((x * y) % 256);
-            }
-        return im;
-    }
+    static Image picture(int width, int height) { return test::gradientPicture(width, height); }
 
     QString writeRgb(const Image& image, const char* name) const {
-        const QString rgb = path(name);
-        std::ofstream f(rgb.toStdString(), std::ios::binary);
-        f.write(reinterpret_cast<const char*>(image.rgb.data()), std::streamsize(image.rgb.size()));
-        return rgb;
+        const QString file = path(name);
+        test::writeRgb(image, file);
+        return file;
     }
 
-    static std::vector<float> readFloats(const QString& file) {
-        std::ifstream f(file.toStdString(), std::ios::binary | std::ios::ate);
-        std::vector<float> v(size_t(int64_t(f.tellg()) / 4));
-        f.seekg(0);
-        f.read(reinterpret_cast<char*>(v.data()), std::streamsize(v.size() * 4));
-        return v;
-    }
 
     // mtmd's embeddings of the image [tokens][width] and the shape it printed; empty on failure.
     std::vector<float> referenceEmbeddings(const Image& image, QStringList& shape, QString& error,
                                            const QString& model = {}, const QString& projector = {}) {
-        const QString rgb = writeRgb(image, "picture.rgb"), out = path("picture.f32");
-        QProcess run;
-        run.start(m_embedTool, {model.isEmpty() ? m_model : model, projector.isEmpty() ? m_projector : projector, rgb,
-                                QString::number(image.width), QString::number(image.height), out});
-        if (!run.waitForFinished(300000) || run.exitCode() != 0) {
-            error = QString::fromUtf8(run.readAllStandardError().right(3000));
-            return {};
-        }
-        shape = QString::fromUtf8(run.readAllStandardOutput()).trimmed().split(' ');
-        return readFloats(out);
+        return test::mtmdEmbeddings(m_embedTool, model.isEmpty() ? m_model : model,
+                                    projector.isEmpty() ? m_projector : projector, image, m_dir.path(), shape, error);
     }
 
-    static QStringList devices() {
-        QStringList d{QStringLiteral("ref"), QStringLiteral("cpu")};
-        if (findDevice(listDevices(), "vulkan:0")) d << QStringLiteral("vulkan:0");
-        return d;
-    }
 
     // A prompt with an image through llama.cpp (ref_mtmd_logits: its chunks' ids and the last
     // position's logits) and through Hearth's encoder and the model in three steps: the text before,
@@ -109,7 +75,7 @@ class TestGemma4VisionReference : public QObject {
             }
         }
         QCOMPARE(texts.size(), size_t(2));
-        const std::vector<float> want = readFloats(out);
+        const std::vector<float> want = test::readFloats(out);
         auto encoder = VisionEncoder::open(projector.toStdString(), VisionOptions{"cpu", 2});
         QVERIFY2(encoder.isOk(), encoder.status().toString().c_str());
         auto embeddings = (*encoder)->encode(image);
@@ -129,7 +95,7 @@ class TestGemma4VisionReference : public QObject {
         const std::vector<float> theirs = referenceEmbeddings(image, shape, error, model, projector);
         QVERIFY2(theirs.size() == embeddings->values.size(), qPrintable(error));
         std::vector<std::pair<QString, const std::vector<float>*>> runs;
-        for (const QString& device : devices()) runs.emplace_back(device, &embeddings->values);
+        for (const QString& device : test::visionDevices()) runs.emplace_back(device, &embeddings->values);
         runs.emplace_back(QStringLiteral("cpu"), &theirs);
         for (const auto& [device, values] : runs) {
             const bool own = values == &embeddings->values;
@@ -256,7 +222,7 @@ private Q_SLOTS:
             const PatchGrid grid = patchGrid((*enc)->info(), w, h);
             QCOMPARE(W, grid.columns * P);
             QCOMPARE(H, grid.rows * P);
-            const std::vector<float> want = readFloats(out); // [H][W][3]
+            const std::vector<float> want = test::readFloats(out); // [H][W][3]
             QCOMPARE(want.size(), size_t(W) * size_t(H) * 3);
             auto got = (*enc)->patches(image);
             QVERIFY2(got.isOk(), got.status().toString().c_str());
@@ -280,7 +246,7 @@ private Q_SLOTS:
     // takes the first only: its attention over the 693 patches of even the least image takes
     // 15 s on a slow machine.
     void gemma4EmbeddingsEqualLlamaCpps() {
-        const QStringList names = devices();
+        const QStringList names = test::visionDevices();
         std::vector<std::unique_ptr<VisionEncoder>> encoders;
         for (const QString& d : names) {
             VisionOptions o;
@@ -347,7 +313,7 @@ private Q_SLOTS:
         QVERIFY2(unclamped.isOk(), unclamped.status().toString().c_str());
         auto loose = (*unclamped)->encode(image);
         QVERIFY2(loose.isOk(), loose.status().toString().c_str());
-        for (const QString& d : devices()) {
+        for (const QString& d : test::visionDevices()) {
             auto enc = VisionEncoder::open(clamped.toStdString(), VisionOptions{d.toStdString(), 2});
             QVERIFY2(enc.isOk(), qPrintable(d + ": " + QString::fromStdString(enc.status().toString())));
             auto got = (*enc)->encode(image);

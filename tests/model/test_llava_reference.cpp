@@ -10,6 +10,7 @@
 #include "hearth/image.h"
 #include "hearth/projector.h"
 #include "hearth/vision.h"
+#include "mtmd_reference.h"
 #include "reference_logits.h"
 #include "test_support.h"
 
@@ -28,56 +29,20 @@ class TestLlavaReference : public QObject {
 
     QString path(const char* name) const { return m_dir.filePath(QString::fromLatin1(name)); }
 
-    // A width x height picture of gradients and a pattern (raw pixels, as the decoder gives them).
-    static Image picture(int width, int height) {
-        Image im;
-        im.width = width;
-        im.height = height;
-        im.rgb.resize(size_t(width) * size_t(height) * 3);
-        for (int y = 0; y < height; ++y)
-            for (int x = 0; x < width; ++x) {
-                uint8_t* p = &im.rgb[(size_t(y) * size_t(width) + size_t(x)) * 3];
-                p[0] = uint8_t((3 * x) % 256);
-                p[1] = uint8_t((5 * y) % 256);
-                p[2] = uint8_t((x * y + 7 * x) % 256);
-            }
-        return im;
-    }
+    static Image picture(int width, int height) { return test::gradientPicture(width, height, 3, 5, 7); }
 
     QString writeRgb(const Image& image, const char* name) const {
-        const QString rgb = path(name);
-        std::ofstream f(rgb.toStdString(), std::ios::binary);
-        f.write(reinterpret_cast<const char*>(image.rgb.data()), std::streamsize(image.rgb.size()));
-        return rgb;
+        const QString file = path(name);
+        test::writeRgb(image, file);
+        return file;
     }
 
-    static std::vector<float> readFloats(const QString& file) {
-        std::ifstream f(file.toStdString(), std::ios::binary | std::ios::ate);
-        std::vector<float> v(size_t(int64_t(f.tellg()) / 4));
-        f.seekg(0);
-        f.read(reinterpret_cast<char*>(v.data()), std::streamsize(v.size() * 4));
-        return v;
-    }
 
     // mtmd's embeddings of the image [tokens][width] and the shape it printed; empty on failure.
     std::vector<float> referenceEmbeddings(const Image& image, QStringList& shape, QString& error) {
-        const QString rgb = writeRgb(image, "picture.rgb"), out = path("picture.f32");
-        QProcess run;
-        run.start(m_embedTool, {m_model, m_projector, rgb, QString::number(image.width),
-                                QString::number(image.height), out});
-        if (!run.waitForFinished(300000) || run.exitCode() != 0) {
-            error = QString::fromUtf8(run.readAllStandardError().right(3000));
-            return {};
-        }
-        shape = QString::fromUtf8(run.readAllStandardOutput()).trimmed().split(' ');
-        return readFloats(out);
+        return test::mtmdEmbeddings(m_embedTool, m_model, m_projector, image, m_dir.path(), shape, error);
     }
 
-    static QStringList devices() {
-        QStringList d{QStringLiteral("ref"), QStringLiteral("cpu")};
-        if (findDevice(listDevices(), "vulkan:0")) d << QStringLiteral("vulkan:0");
-        return d;
-    }
 
 private Q_SLOTS:
     void initTestCase() {
@@ -126,7 +91,7 @@ private Q_SLOTS:
     // Hearth's encoder against mtmd's on the reference, the CPU and lavapipe (mtmd's rows: every
     // patch but the first, then the class token).
     void llavaEmbeddingsEqualLlamaCpps() {
-        const QStringList names = devices();
+        const QStringList names = test::visionDevices();
         for (const QString& d : names) {
             auto enc = VisionEncoder::open(m_projector.toStdString(), VisionOptions{d.toStdString(), 2});
             QVERIFY2(enc.isOk(), qPrintable(d + ": " + QString::fromStdString(enc.status().toString())));

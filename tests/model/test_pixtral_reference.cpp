@@ -12,6 +12,7 @@
 #include "model/arch.h"
 #include "runtime/model_runner.h"
 #include "cli_image_greedy.h"
+#include "mtmd_reference.h"
 #include "reference_logits.h"
 #include "test_support.h"
 
@@ -32,56 +33,20 @@ class TestPixtralReference : public QObject {
 
     QString path(const char* name) const { return m_dir.filePath(QString::fromLatin1(name)); }
 
-    // A width x height picture of gradients and a pattern (raw pixels, as the decoder gives them).
-    static Image picture(int width, int height) {
-        Image im;
-        im.width = width;
-        im.height = height;
-        im.rgb.resize(size_t(width) * size_t(height) * 3);
-        for (int y = 0; y < height; ++y)
-            for (int x = 0; x < width; ++x) {
-                uint8_t* p = &im.rgb[(size_t(y) * size_t(width) + size_t(x)) * 3];
-                p[0] = uint8_t((3 * x) % 256);
-                p[1] = uint8_t((5 * y) % 256);
-                p[2] = uint8_t((x * y + 7 * x) % 256);
-            }
-        return im;
-    }
+    static Image picture(int width, int height) { return test::gradientPicture(width, height, 3, 5, 7); }
 
     QString writeRgb(const Image& image, const char* name) const {
-        const QString rgb = path(name);
-        std::ofstream f(rgb.toStdString(), std::ios::binary);
-        f.write(reinterpret_cast<const char*>(image.rgb.data()), std::streamsize(image.rgb.size()));
-        return rgb;
+        const QString file = path(name);
+        test::writeRgb(image, file);
+        return file;
     }
 
-    static std::vector<float> readFloats(const QString& file) {
-        std::ifstream f(file.toStdString(), std::ios::binary | std::ios::ate);
-        std::vector<float> v(size_t(int64_t(f.tellg()) / 4));
-        f.seekg(0);
-        f.read(reinterpret_cast<char*>(v.data()), std::streamsize(v.size() * 4));
-        return v;
-    }
 
     // mtmd's embeddings of the image [tokens][width] and the shape it printed; empty on failure.
     std::vector<float> referenceEmbeddings(const Image& image, QStringList& shape, QString& error) {
-        const QString rgb = writeRgb(image, "picture.rgb"), out = path("picture.f32");
-        QProcess run;
-        run.start(m_embedTool, {m_model, m_projector, rgb, QString::number(image.width),
-                                QString::number(image.height), out});
-        if (!run.waitForFinished(300000) || run.exitCode() != 0) {
-            error = QString::fromUtf8(run.readAllStandardError().right(3000));
-            return {};
-        }
-        shape = QString::fromUtf8(run.readAllStandardOutput()).trimmed().split(' ');
-        return readFloats(out);
+        return test::mtmdEmbeddings(m_embedTool, m_model, m_projector, image, m_dir.path(), shape, error);
     }
 
-    static QStringList devices() {
-        QStringList d{QStringLiteral("ref"), QStringLiteral("cpu")};
-        if (findDevice(listDevices(), "vulkan:0")) d << QStringLiteral("vulkan:0");
-        return d;
-    }
 
 private Q_SLOTS:
     void initTestCase() {
@@ -157,7 +122,7 @@ private Q_SLOTS:
             const PatchGrid grid = patchGrid((*enc)->info(), w, h);
             QCOMPARE(W, grid.columns * P);
             QCOMPARE(H, grid.rows * P);
-            const std::vector<float> want = readFloats(out); // [H][W][3]
+            const std::vector<float> want = test::readFloats(out); // [H][W][3]
             QCOMPARE(want.size(), size_t(W) * size_t(H) * 3);
             auto got = (*enc)->patches(image);
             QVERIFY2(got.isOk(), got.status().toString().c_str());
@@ -178,7 +143,7 @@ private Q_SLOTS:
     // Hearth's Pixtral encoder against mtmd's on the reference, the CPU and lavapipe: a wide
     // picture, a tall one (both padded) and a larger one; lavapipe takes the first two.
     void pixtralEmbeddingsEqualLlamaCpps() {
-        const QStringList names = devices();
+        const QStringList names = test::visionDevices();
         std::vector<std::unique_ptr<VisionEncoder>> encoders;
         for (const QString& d : names) {
             auto enc = VisionEncoder::open(m_projector.toStdString(), VisionOptions{d.toStdString(), 2});
@@ -236,7 +201,7 @@ private Q_SLOTS:
             }
         }
         QCOMPARE(texts.size(), size_t(2));
-        const std::vector<float> want = readFloats(out);
+        const std::vector<float> want = test::readFloats(out);
         auto encoder = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 2});
         QVERIFY2(encoder.isOk(), encoder.status().toString().c_str());
         auto embeddings = (*encoder)->encode(image);
@@ -254,7 +219,7 @@ private Q_SLOTS:
         const std::vector<float> theirs = referenceEmbeddings(image, shape, error);
         QVERIFY2(theirs.size() == embeddings->values.size(), qPrintable(error));
         std::vector<std::pair<QString, const std::vector<float>*>> runs;
-        for (const QString& device : devices()) runs.emplace_back(device, &embeddings->values);
+        for (const QString& device : test::visionDevices()) runs.emplace_back(device, &embeddings->values);
         runs.emplace_back(QStringLiteral("cpu"), &theirs);
         for (const auto& [device, values] : runs) {
             const bool own = values == &embeddings->values;

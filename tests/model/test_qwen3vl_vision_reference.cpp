@@ -11,6 +11,8 @@
 #include "hearth/vision.h"
 #include "model/arch.h"
 #include "runtime/model_runner.h"
+#include "cli_image_greedy.h"
+#include "mtmd_reference.h"
 #include "reference_logits.h"
 #include "test_support.h"
 
@@ -32,61 +34,26 @@ class TestQwen3VlVisionReference : public QObject {
 
     QString path(const char* name) const { return m_dir.filePath(QString::fromLatin1(name)); }
 
-    // A width x height picture of gradients and a pattern (raw pixels, as the decoder gives them).
-    static Image picture(int width, int height) {
-        Image im;
-        im.width = width;
-        im.height = height;
-        im.rgb.resize(size_t(width) * size_t(height) * 3);
-        for (int y = 0; y < height; ++y)
-            for (int x = 0; x < width; ++x) {
-                uint8_t* p = &im.rgb[(size_t(y) * size_t(width) + size_t(x)) * 3];
-                p[0] = uint8_t((2 * x) % 256);
-                p[1] = uint8_t((4 * y) % 256);
-                p[2] = uint8_t((x * y) % 256);
-            }
-        return im;
-    }
+    static Image picture(int width, int height) { return test::gradientPicture(width, height); }
 
     QString writeRgb(const Image& image, const char* name) const {
-        const QString rgb = path(name);
-        std::ofstream f(rgb.toStdString(), std::ios::binary);
-        f.write(reinterpret_cast<const char*>(image.rgb.data()), std::streamsize(image.rgb.size()));
-        return rgb;
+        const QString file = path(name);
+        test::writeRgb(image, file);
+        return file;
     }
 
-    static std::vector<float> readFloats(const QString& file) {
-        std::ifstream f(file.toStdString(), std::ios::binary | std::ios::ate);
-        std::vector<float> v(size_t(int64_t(f.tellg()) / 4));
-        f.seekg(0);
-        f.read(reinterpret_cast<char*>(v.data()), std::streamsize(v.size() * 4));
-        return v;
-    }
 
     // mtmd's embeddings of the image [tokens][width] and the shape it printed; empty on failure.
     std::vector<float> referenceEmbeddings(const Image& image, QStringList& shape, QString& error,
                                            const QString& model = {}, const QString& projector = {}) {
-        const QString rgb = writeRgb(image, "picture.rgb"), out = path("picture.f32");
-        QProcess run;
-        run.start(m_embedTool, {model.isEmpty() ? m_model : model, projector.isEmpty() ? m_projector : projector, rgb,
-                                QString::number(image.width), QString::number(image.height), out});
-        if (!run.waitForFinished(300000) || run.exitCode() != 0) {
-            error = QString::fromUtf8(run.readAllStandardError().right(3000));
-            return {};
-        }
-        shape = QString::fromUtf8(run.readAllStandardOutput()).trimmed().split(' ');
-        return readFloats(out);
+        return test::mtmdEmbeddings(m_embedTool, model.isEmpty() ? m_model : model,
+                                    projector.isEmpty() ? m_projector : projector, image, m_dir.path(), shape, error);
     }
 
-    static QStringList devices() {
-        QStringList d{QStringLiteral("ref"), QStringLiteral("cpu")};
-        if (findDevice(listDevices(), "vulkan:0")) d << QStringLiteral("vulkan:0");
-        return d;
-    }
 
     // Hearth's embeddings of each picture against mtmd's on every device; the worst difference.
     void compareEmbeddings(const QString& projector, const std::vector<std::pair<int, int>>& sizes) {
-        const QStringList names = devices();
+        const QStringList names = test::visionDevices();
         for (const QString& d : names) {
             auto enc = VisionEncoder::open(projector.toStdString(), VisionOptions{d.toStdString(), 2});
             QVERIFY2(enc.isOk(), qPrintable(d + ": " + QString::fromStdString(enc.status().toString())));
@@ -207,7 +174,7 @@ private Q_SLOTS:
             const PatchGrid grid = patchGrid((*enc)->info(), w, h);
             QCOMPARE(W, grid.columns * P);
             QCOMPARE(H, grid.rows * P);
-            const std::vector<float> want = readFloats(out); // [H][W][3]
+            const std::vector<float> want = test::readFloats(out); // [H][W][3]
             QCOMPARE(want.size(), size_t(W) * size_t(H) * 3);
             auto got = (*enc)->patches(image);
             QVERIFY2(got.isOk(), got.status().toString().c_str());
@@ -282,7 +249,7 @@ private Q_SLOTS:
             }
         }
         QCOMPARE(texts.size(), size_t(2));
-        const std::vector<float> want = readFloats(out);
+        const std::vector<float> want = test::readFloats(out);
         auto encoder = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 2});
         QVERIFY2(encoder.isOk(), encoder.status().toString().c_str());
         auto embeddings = (*encoder)->encode(image);
@@ -306,7 +273,7 @@ private Q_SLOTS:
             bool mrope;
         };
         std::vector<Run> runs;
-        for (const QString& device : devices()) runs.push_back({device, &embeddings->values, true});
+        for (const QString& device : test::visionDevices()) runs.push_back({device, &embeddings->values, true});
         runs.push_back({QStringLiteral("cpu"), &theirs, true});
         runs.push_back({QStringLiteral("cpu"), &embeddings->values, false});
         for (const Run& r : runs) {
@@ -382,55 +349,7 @@ private Q_SLOTS:
     // answer is llama.cpp's, token for token, on the CPU and lavapipe: the engine places the
     // image's tokens and the text after them at mtmd's M-RoPE positions.
     void cliRunGivesLlamaCppsGreedyAnswerAboutAnImage() {
-        const Image image = picture(128, 96);
-        const QString rgb = writeRgb(image, "run.rgb"), out = path("run.f32"), png = path("run.png");
-        QImage q(reinterpret_cast<const uchar*>(image.rgb.data()), image.width, image.height, image.width * 3,
-                 QImage::Format_RGB888);
-        QVERIFY(q.save(png, "PNG"));
-        const QString prompt = QStringLiteral("Look: <__media__> What is it?");
-        QProcess ref;
-        ref.start(m_logitsTool, {m_model, m_projector, rgb, QString::number(image.width),
-                                 QString::number(image.height), prompt, out, QStringLiteral("8")});
-        QVERIFY(ref.waitForFinished(300000));
-        QVERIFY2(ref.exitCode() == 0, ref.readAllStandardError().right(3000).constData());
-        QStringList textIds, greedy;
-        int64_t imageTokens = 0, before = -1;
-        for (const QString& line : QString::fromUtf8(ref.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts)) {
-            QStringList w = line.split(' ', Qt::SkipEmptyParts);
-            const QString kind = w.takeFirst();
-            if (kind == QStringLiteral("text")) textIds << w;
-            if (kind == QStringLiteral("image")) {
-                imageTokens = w[0].toLongLong();
-                before = textIds.size();
-            }
-            if (kind == QStringLiteral("greedy")) greedy = w;
-        }
-        QCOMPARE(greedy.size(), 8);
-        QStringList names{QStringLiteral("cpu")};
-        if (findDevice(listDevices(), "vulkan:0")) names << QStringLiteral("vulkan:0");
-        for (const QString& device : names) {
-            QProcess run;
-            run.start(test::binDir() + QStringLiteral("/hearth-cli"),
-                      {QStringLiteral("run"), m_model, QStringLiteral("--mmproj"), m_projector, QStringLiteral("--image"),
-                       png, QStringLiteral("-p"), prompt, QStringLiteral("--temp"), QStringLiteral("0"),
-                       QStringLiteral("-n"), QStringLiteral("8"), QStringLiteral("--print-ids"),
-                       QStringLiteral("--device"), device, QStringLiteral("--threads"), QStringLiteral("2")});
-            QVERIFY(run.waitForFinished(300000));
-            QVERIFY2(run.exitCode() == 0, run.readAllStandardError().right(3000).constData());
-            QStringList promptIds, generated;
-            for (const QString& line : QString::fromUtf8(run.readAllStandardOutput()).split('\n')) {
-                if (line.startsWith(QStringLiteral("prompt ids: "))) promptIds = line.mid(12).split(' ', Qt::SkipEmptyParts);
-                if (line.startsWith(QStringLiteral("generated ids: ")))
-                    generated = line.mid(15).split(' ', Qt::SkipEmptyParts);
-            }
-            QCOMPARE(promptIds.size(), textIds.size() + int(imageTokens));
-            QVERIFY(before > 0);
-            const QStringList text = promptIds.mid(0, int(before)) + promptIds.mid(int(before + imageTokens));
-            QCOMPARE(text, textIds);
-            qInfo("%s: greedy %s (llama.cpp %s)", qPrintable(device), qPrintable(generated.join(' ')),
-                  qPrintable(greedy.join(' ')));
-            QCOMPARE(generated, greedy);
-        }
+        test::checkCliGreedyAboutAnImage(m_logitsTool, m_model, m_projector, picture(128, 96), m_dir.path());
     }
 };
 

@@ -11,6 +11,7 @@
 #include "model/arch.h"
 #include "runtime/model_runner.h"
 #include "cli_image_greedy.h"
+#include "mtmd_reference.h"
 #include "reference_logits.h"
 #include "test_support.h"
 
@@ -51,24 +52,7 @@ class TestVisionReference : public QObject {
     // llama.cpp's embeddings of the image through m_projector: [tokens][width] and the shape it
     // printed; empty on failure (the reason in `error`).
     std::vector<float> referenceEmbeddings(const Image& image, QStringList& shape, QString& error) {
-        const QString rgb = path("picture.rgb"), out = path("picture.f32");
-        {
-            std::ofstream f(rgb.toStdString(), std::ios::binary);
-            f.write(reinterpret_cast<const char*>(image.rgb.data()), std::streamsize(image.rgb.size()));
-        }
-        QProcess run;
-        run.start(m_tool, {m_model, m_projector, rgb, QString::number(image.width),
-                           QString::number(image.height), out});
-        if (!run.waitForFinished(300000) || run.exitCode() != 0) {
-            error = QString::fromUtf8(run.readAllStandardError().right(3000));
-            return {};
-        }
-        shape = QString::fromUtf8(run.readAllStandardOutput()).trimmed().split(' ');
-        std::ifstream f(out.toStdString(), std::ios::binary | std::ios::ate);
-        std::vector<float> e(size_t(int64_t(f.tellg()) / 4));
-        f.seekg(0);
-        f.read(reinterpret_cast<char*>(e.data()), std::streamsize(e.size() * 4));
-        return e;
+        return test::mtmdEmbeddings(m_tool, m_model, m_projector, image, m_dir.path(), shape, error);
     }
 
 private Q_SLOTS:

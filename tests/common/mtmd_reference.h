@@ -1,0 +1,78 @@
+// What the vision reference tests share to run llama.cpp's mtmd tools (ref_mtmd_embed and its
+// kin, built by tests/tools/build_ref_mtmd.sh): the test pictures, raw pixels written for the
+// tools, the floats they write read back, the embeddings of one image, and the devices a tower
+// is checked on.
+#pragma once
+
+#include "hearth/devices.h"
+#include "hearth/image.h"
+
+#include <QDir>
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <fstream>
+#include <vector>
+
+namespace hearth::test {
+
+// A width x height picture of gradients and a pattern (raw pixels, as the decoder gives them):
+// red xStep·x, green yStep·y, blue x·y + xTerm·x (each mod 256).
+inline Image gradientPicture(int width, int height, int xStep = 2, int yStep = 4, int xTerm = 0) {
+    Image im;
+    im.width = width;
+    im.height = height;
+    im.rgb.resize(size_t(width) * size_t(height) * 3);
+    for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x) {
+            uint8_t* p = &im.rgb[(size_t(y) * size_t(width) + size_t(x)) * 3];
+            p[0] = uint8_t((xStep * x) % 256);
+            p[1] = uint8_t((yStep * y) % 256);
+            p[2] = uint8_t((x * y + xTerm * x) % 256);
+        }
+    return im;
+}
+
+// The image's pixels as the raw RGB file the tools read.
+inline void writeRgb(const Image& image, const QString& file) {
+    std::ofstream f(file.toStdString(), std::ios::binary);
+    f.write(reinterpret_cast<const char*>(image.rgb.data()), std::streamsize(image.rgb.size()));
+}
+
+// A file of float32 values, whole.
+inline std::vector<float> readFloats(const QString& file) {
+    std::ifstream f(file.toStdString(), std::ios::binary | std::ios::ate);
+    std::vector<float> v(size_t(int64_t(f.tellg()) / 4));
+    f.seekg(0);
+    f.read(reinterpret_cast<char*>(v.data()), std::streamsize(v.size() * 4));
+    return v;
+}
+
+// ref_mtmd_embed's embeddings [tokens][width] of the image through model and projector (its files
+// written in `folder`), and the shape it printed; empty on failure, the reason in `error`.
+inline std::vector<float> mtmdEmbeddings(const QString& tool, const QString& model, const QString& projector,
+                                         const Image& image, const QString& folder, QStringList& shape,
+                                         QString& error) {
+    const QString rgb = QDir(folder).filePath(QStringLiteral("picture.rgb"));
+    const QString out = QDir(folder).filePath(QStringLiteral("picture.f32"));
+    writeRgb(image, rgb);
+    QProcess run;
+    run.start(tool, {model, projector, rgb, QString::number(image.width), QString::number(image.height), out});
+    if (!run.waitForFinished(300000) || run.exitCode() != 0) {
+        error = QString::fromUtf8(run.readAllStandardError().right(3000));
+        return {};
+    }
+    shape = QString::fromUtf8(run.readAllStandardOutput()).trimmed().split(' ');
+    return readFloats(out);
+}
+
+// The devices a tower is checked on: the reference backend, the CPU and vulkan:0 where present.
+inline QStringList visionDevices() {
+    QStringList d{QStringLiteral("ref"), QStringLiteral("cpu")};
+    if (findDevice(listDevices(), "vulkan:0")) d << QStringLiteral("vulkan:0");
+    return d;
+}
+
+} // namespace hearth::test
