@@ -6,11 +6,13 @@
 
 #include "hearth/devices.h"
 #include "hearth/image.h"
+#include "hearth/vision.h"
 
 #include <QDir>
 #include <QProcess>
 #include <QString>
 #include <QStringList>
+#include <QtTest>
 
 #include <cstdint>
 #include <fstream>
@@ -66,6 +68,42 @@ inline std::vector<float> mtmdEmbeddings(const QString& tool, const QString& mod
     }
     shape = QString::fromUtf8(run.readAllStandardOutput()).trimmed().split(' ');
     return readFloats(out);
+}
+
+// Hearth's preprocessing of the image (enc.patches) against ref_mtmd_preprocess's at `tool` (the
+// fitted image [H][W][3], normalised; files written in `dir`), value for value; Gemma 4's values
+// are then mapped to 2v - 1 (twiceLessOne). A difference fails the calling test function.
+inline void checkPreprocessingEqualsMtmd(const QString& tool, const QString& projector, const VisionEncoder& enc,
+                                         const Image& image, const QString& dir, bool twiceLessOne = false) {
+    const int P = enc.info().patchSize;
+    const QString rgb = QDir(dir).filePath(QStringLiteral("pre.rgb")), out = QDir(dir).filePath(QStringLiteral("pre.f32"));
+    writeRgb(image, rgb);
+    QProcess run;
+    run.start(tool, {projector, rgb, QString::number(image.width), QString::number(image.height), out});
+    QVERIFY(run.waitForFinished(300000));
+    QVERIFY2(run.exitCode() == 0, run.readAllStandardError().right(3000).constData());
+    const QStringList size = QString::fromUtf8(run.readAllStandardOutput()).trimmed().split(' ');
+    QCOMPARE(size.size(), 2);
+    const int W = size[0].toInt(), H = size[1].toInt();
+    const PatchGrid grid = patchGrid(enc.info(), image.width, image.height);
+    QCOMPARE(W, grid.columns * P);
+    QCOMPARE(H, grid.rows * P);
+    const std::vector<float> want = readFloats(out); // [H][W][3]
+    QCOMPARE(want.size(), size_t(W) * size_t(H) * 3);
+    auto got = enc.patches(image); // [patch][channel][row][column]
+    QVERIFY2(got.isOk(), got.status().toString().c_str());
+    QCOMPARE(got->size(), want.size());
+    size_t k = 0, differ = 0;
+    for (int py = 0; py < grid.rows; ++py)
+        for (int px = 0; px < grid.columns; ++px)
+            for (int c = 0; c < 3; ++c)
+                for (int y = 0; y < P; ++y)
+                    for (int x = 0; x < P; ++x, ++k) {
+                        const float v = want[(size_t(py * P + y) * size_t(W) + size_t(px * P + x)) * 3 + size_t(c)];
+                        if ((*got)[k] != (twiceLessOne ? v * 2.0f - 1.0f : v)) ++differ;
+                    }
+    qInfo("%dx%d: %d x %d pixels, %zu of %zu values differ", image.width, image.height, W, H, differ, want.size());
+    QCOMPARE(differ, size_t(0));
 }
 
 // The devices a tower is checked on: the reference backend, the CPU and vulkan:0 where present.

@@ -159,36 +159,10 @@ private Q_SLOTS:
     void qwen3vlPreprocessingEqualsLlamaCpps() {
         auto enc = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 1});
         QVERIFY2(enc.isOk(), enc.status().toString().c_str());
-        const int P = (*enc)->info().patchSize;
         const QString tool = QFileInfo(m_embedTool).dir().filePath(QStringLiteral("ref_mtmd_preprocess"));
         for (auto [w, h] : {std::pair{40, 30}, std::pair{37, 250}, std::pair{128, 96}}) {
-            const Image image = picture(w, h);
-            const QString rgb = writeRgb(image, "pre.rgb"), out = path("pre.f32");
-            QProcess run;
-            run.start(tool, {m_projector, rgb, QString::number(w), QString::number(h), out});
-            QVERIFY(run.waitForFinished(300000));
-            QVERIFY2(run.exitCode() == 0, run.readAllStandardError().right(3000).constData());
-            const QStringList size = QString::fromUtf8(run.readAllStandardOutput()).trimmed().split(' ');
-            QCOMPARE(size.size(), 2);
-            const int W = size[0].toInt(), H = size[1].toInt();
-            const PatchGrid grid = patchGrid((*enc)->info(), w, h);
-            QCOMPARE(W, grid.columns * P);
-            QCOMPARE(H, grid.rows * P);
-            const std::vector<float> want = test::readFloats(out); // [H][W][3]
-            QCOMPARE(want.size(), size_t(W) * size_t(H) * 3);
-            auto got = (*enc)->patches(image);
-            QVERIFY2(got.isOk(), got.status().toString().c_str());
-            QCOMPARE(got->size(), want.size());
-            size_t k = 0, differ = 0;
-            for (int py = 0; py < grid.rows; ++py)
-                for (int px = 0; px < grid.columns; ++px)
-                    for (int c = 0; c < 3; ++c)
-                        for (int y = 0; y < P; ++y)
-                            for (int x = 0; x < P; ++x, ++k)
-                                if ((*got)[k] != want[(size_t(py * P + y) * size_t(W) + size_t(px * P + x)) * 3 + size_t(c)])
-                                    ++differ;
-            qInfo("%dx%d: %d x %d pixels, %zu of %zu values differ", w, h, W, H, differ, want.size());
-            QCOMPARE(differ, size_t(0));
+            test::checkPreprocessingEqualsMtmd(tool, m_projector, **enc, picture(w, h), m_dir.path());
+            if (QTest::currentTestFailed()) return;
         }
     }
 
