@@ -7,8 +7,11 @@
 #include "hearth/devices.h"
 #include "hearth/image.h"
 #include "hearth/vision.h"
+#include "reference_logits.h"
+#include "test_support.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QProcess>
 #include <QString>
 #include <QStringList>
@@ -19,6 +22,39 @@
 #include <vector>
 
 namespace hearth::test {
+
+// What a vision reference test runs on: mtmd's tools and a synthesized model with its projector.
+struct MtmdFiles {
+    QString embedTool;  // ref_mtmd_embed
+    QString logitsTool; // ref_mtmd_logits, beside it
+    QString model, projector;
+};
+
+// Builds mtmd's tools (tests/tools/build_ref_mtmd.sh, against the reference ReferenceLogits
+// builds) and synthesizes `preset` in F32 with its projector (hearth-cli synth --mmproj) in dir.
+// "" when ready; else why not, with skip set when the reference is not set up (the caller skips).
+inline QString prepareMtmdReference(const QString& dir, const QString& preset, MtmdFiles& out, bool& skip) {
+    ReferenceLogits ref;
+    skip = false;
+    if (QString err = ref.build(dir, skip); !err.isEmpty()) return err;
+    QProcess build;
+    build.start(QStringLiteral("bash"), {sourceDir() + QStringLiteral("/tests/tools/build_ref_mtmd.sh"), ref.refDir});
+    if (!build.waitForFinished(900000) || build.exitCode() != 0)
+        return QStringLiteral("build_ref_mtmd.sh failed: ") + QString::fromUtf8(build.readAllStandardError().right(2000));
+    out.embedTool = QString::fromUtf8(build.readAllStandardOutput()).trimmed().split('\n').last();
+    out.logitsTool = QFileInfo(out.embedTool).dir().filePath(QStringLiteral("ref_mtmd_logits"));
+    out.model = QDir(dir).filePath(preset + QStringLiteral(".gguf"));
+    out.projector = QDir(dir).filePath(preset + QStringLiteral("-mmproj.gguf"));
+    QProcess synth;
+    synth.start(binDir() + QStringLiteral("/hearth-cli"),
+                {QStringLiteral("synth"), QStringLiteral("--preset"), preset, QStringLiteral("--type"), QStringLiteral("F32"),
+                 QStringLiteral("--vocab"),
+                 QString::fromStdString(testDataPath(QStringLiteral("models/ggml-vocab-llama-spm.gguf"))),
+                 QStringLiteral("-o"), out.model, QStringLiteral("--mmproj"), out.projector});
+    if (!synth.waitForFinished(300000) || synth.exitCode() != 0)
+        return QStringLiteral("synth failed: ") + QString::fromUtf8(synth.readAllStandardError().right(2000));
+    return {};
+}
 
 // A width x height picture of gradients and a pattern (raw pixels, as the decoder gives them):
 // red xStep·x, green yStep·y, blue x·y + xTerm·x (each mod 256).

@@ -84,28 +84,15 @@ class TestQwen3VlVisionReference : public QObject {
 private Q_SLOTS:
     void initTestCase() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
-        test::ReferenceLogits ref;
+        test::MtmdFiles files;
         bool skip = false;
-        const QString err = ref.build(m_dir.path(), skip);
-        if (skip) QSKIP(qPrintable(err));
-        QVERIFY2(err.isEmpty(), qPrintable(err));
-        QProcess build;
-        build.start(QStringLiteral("bash"),
-                    {test::sourceDir() + QStringLiteral("/tests/tools/build_ref_mtmd.sh"), ref.refDir});
-        QVERIFY(build.waitForFinished(900000));
-        QVERIFY2(build.exitCode() == 0, build.readAllStandardError().right(2000).constData());
-        m_embedTool = QString::fromUtf8(build.readAllStandardOutput()).trimmed().split('\n').last();
-        m_logitsTool = QFileInfo(m_embedTool).dir().filePath(QStringLiteral("ref_mtmd_logits"));
-        m_model = path("qwen35-tiny.gguf");
-        m_projector = path("qwen35-tiny-mmproj.gguf");
-        QProcess synth;
-        synth.start(test::binDir() + QStringLiteral("/hearth-cli"),
-                    {QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("qwen35-tiny"),
-                     QStringLiteral("--type"), QStringLiteral("F32"), QStringLiteral("--vocab"),
-                     QString::fromStdString(test::testDataPath(QStringLiteral("models/ggml-vocab-llama-spm.gguf"))),
-                     QStringLiteral("-o"), m_model, QStringLiteral("--mmproj"), m_projector});
-        QVERIFY(synth.waitForFinished(300000));
-        QVERIFY2(synth.exitCode() == 0, synth.readAllStandardError().right(2000).constData());
+        const QString why = test::prepareMtmdReference(m_dir.path(), QStringLiteral("qwen35-tiny"), files, skip);
+        if (skip) QSKIP(qPrintable(why));
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        m_embedTool = files.embedTool;
+        m_logitsTool = files.logitsTool;
+        m_model = files.model;
+        m_projector = files.projector;
     }
 
     // mtmd loads the projector beside the model; each picture's embeddings are as many as the
