@@ -142,6 +142,42 @@ inline void checkPreprocessingEqualsMtmd(const QString& tool, const QString& pro
     QCOMPARE(differ, size_t(0));
 }
 
+// ref_mtmd_logits' reading of a prompt with the image at its marker: its chunks' text ids (before
+// and after the image), the image's token count and the last position's logits; error says why
+// when the tool failed.
+struct MtmdPromptLogits {
+    std::vector<std::vector<int32_t>> texts;
+    int64_t imageTokens = 0;
+    std::vector<float> logits;
+    QString error;
+};
+
+inline MtmdPromptLogits mtmdPromptLogits(const QString& tool, const QString& model, const QString& projector,
+                                         const Image& image, const QString& dir,
+                                         const QString& prompt = QStringLiteral("Look: <__media__> What is it?")) {
+    MtmdPromptLogits r;
+    const QString rgb = QDir(dir).filePath(QStringLiteral("prompt.rgb")), out = QDir(dir).filePath(QStringLiteral("prompt.f32"));
+    writeRgb(image, rgb);
+    QProcess run;
+    run.start(tool, {model, projector, rgb, QString::number(image.width), QString::number(image.height), prompt, out});
+    if (!run.waitForFinished(300000) || run.exitCode() != 0) {
+        r.error = QString::fromUtf8(run.readAllStandardError().right(3000));
+        return r;
+    }
+    // Chunks: text ids, the image's count, text ids; then the vocabulary's logits in `out`.
+    for (const QString& line : QString::fromUtf8(run.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts)) {
+        const QStringList w = line.split(' ', Qt::SkipEmptyParts);
+        if (w[0] == QStringLiteral("text")) {
+            r.texts.emplace_back();
+            for (int i = 1; i < w.size(); ++i) r.texts.back().push_back(w[i].toInt());
+        } else if (w[0] == QStringLiteral("image")) {
+            r.imageTokens = w[1].toLongLong();
+        }
+    }
+    r.logits = readFloats(out);
+    return r;
+}
+
 // The devices a tower is checked on: the reference backend, the CPU and vulkan:0 where present.
 inline QStringList visionDevices() {
     QStringList d{QStringLiteral("ref"), QStringLiteral("cpu")};

@@ -192,25 +192,12 @@ private Q_SLOTS:
     // tokens at plain sequential positions they do not.
     void qwen35TextLogitsAfterAnImageEqualLlamaCpps() {
         const Image image = picture(128, 96);
-        const QString rgb = writeRgb(image, "prompt.rgb"), out = path("prompt.f32");
-        QProcess run;
-        run.start(m_logitsTool, {m_model, m_projector, rgb, QString::number(image.width),
-                                 QString::number(image.height), QStringLiteral("Look: <__media__> What is it?"), out});
-        QVERIFY(run.waitForFinished(300000));
-        QVERIFY2(run.exitCode() == 0, run.readAllStandardError().right(3000).constData());
-        std::vector<std::vector<int32_t>> texts;
-        int64_t imageTokens = 0;
-        for (const QString& line : QString::fromUtf8(run.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts)) {
-            const QStringList w = line.split(' ', Qt::SkipEmptyParts);
-            if (w[0] == QStringLiteral("text")) {
-                texts.emplace_back();
-                for (int i = 1; i < w.size(); ++i) texts.back().push_back(w[i].toInt());
-            } else if (w[0] == QStringLiteral("image")) {
-                imageTokens = w[1].toLongLong();
-            }
-        }
+        const test::MtmdPromptLogits ref = test::mtmdPromptLogits(m_logitsTool, m_model, m_projector, image, m_dir.path());
+        QVERIFY2(ref.error.isEmpty(), qPrintable(ref.error));
+        const std::vector<std::vector<int32_t>>& texts = ref.texts;
+        const int64_t imageTokens = ref.imageTokens;
         QCOMPARE(texts.size(), size_t(2));
-        const std::vector<float> want = test::readFloats(out);
+        const std::vector<float>& want = ref.logits;
         auto encoder = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 2});
         QVERIFY2(encoder.isOk(), encoder.status().toString().c_str());
         auto embeddings = (*encoder)->encode(image);

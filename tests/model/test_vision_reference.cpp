@@ -100,37 +100,12 @@ private Q_SLOTS:
     // image's tokens give logits 0.29 away).
     void gemma3TextLogitsAfterAnImageEqualLlamaCpps() {
         const Image image = picture(100, 60);
-        const QString rgb = path("prompt.rgb"), out = path("prompt.f32");
-        {
-            std::ofstream f(rgb.toStdString(), std::ios::binary);
-            f.write(reinterpret_cast<const char*>(image.rgb.data()), std::streamsize(image.rgb.size()));
-        }
-        QProcess run;
-        const QString tool = QFileInfo(m_tool).dir().filePath(QStringLiteral("ref_mtmd_logits"));
-        run.start(tool, {m_model, m_projector, rgb, QString::number(image.width), QString::number(image.height),
-                         QStringLiteral("Look: <__media__> What is it?"), out});
-        QVERIFY(run.waitForFinished(300000));
-        QVERIFY2(run.exitCode() == 0, run.readAllStandardError().right(3000).constData());
-        // Chunks: text ids, image count, text ids; then the vocabulary.
-        std::vector<std::vector<int32_t>> texts;
-        int64_t imageTokens = 0;
-        for (const QString& line : QString::fromUtf8(run.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts)) {
-            const QStringList w = line.split(' ', Qt::SkipEmptyParts);
-            if (w[0] == QStringLiteral("text")) {
-                texts.emplace_back();
-                for (int i = 1; i < w.size(); ++i) texts.back().push_back(w[i].toInt());
-            } else if (w[0] == QStringLiteral("image")) {
-                imageTokens = w[1].toLongLong();
-            }
-        }
+        const test::MtmdPromptLogits ref = test::mtmdPromptLogits(QFileInfo(m_tool).dir().filePath(QStringLiteral("ref_mtmd_logits")), m_model, m_projector, image, m_dir.path());
+        QVERIFY2(ref.error.isEmpty(), qPrintable(ref.error));
+        const std::vector<std::vector<int32_t>>& texts = ref.texts;
+        const int64_t imageTokens = ref.imageTokens;
         QCOMPARE(texts.size(), size_t(2));
-        std::vector<float> want;
-        {
-            std::ifstream f(out.toStdString(), std::ios::binary | std::ios::ate);
-            want.resize(size_t(int64_t(f.tellg()) / 4));
-            f.seekg(0);
-            f.read(reinterpret_cast<char*>(want.data()), std::streamsize(want.size() * 4));
-        }
+        const std::vector<float>& want = ref.logits;
         auto encoder = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 2});
         QVERIFY2(encoder.isOk(), encoder.status().toString().c_str());
         auto embeddings = (*encoder)->encode(image);
