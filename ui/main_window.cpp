@@ -4,6 +4,7 @@
 #include "main_window.h"
 
 #include "chat_view.h"
+#include "count_text.h"
 #include "model_info_view.h"
 #include "model_picker.h"
 #include "models_view.h"
@@ -307,8 +308,9 @@ void MainWindow::connectEngine() {
             [this](const QString& message) { notifyError(tr("Could not load the model: %1").arg(message)); });
     connect(m_engine, &app::EngineHost::idleUnloaded, this, [this](const QString& path) {
         m_chat->setModelToReload(path); // as Ollama does: the next message loads it again
-        notifyInfo(tr("The model was unloaded after %n minute(s) without use, to free memory; your next "
-                      "message loads it again.", nullptr, m_settings->idleUnloadMinutes()));
+        notifyInfo(tr("The model was unloaded after %1 without use, to free memory; your next message loads it "
+                      "again.")
+                       .arg(countText(m_settings->idleUnloadMinutes(), tr("minute"), tr("minutes"))));
     });
     connect(m_chat, &ChatView::reloadRequested, this, &MainWindow::loadModel);
     // Live statistics go to their own label: they never cover a message.

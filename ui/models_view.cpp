@@ -5,6 +5,7 @@
 // hub errors with Retry and a download list (kept across restarts) with progress, speed and ETA.
 #include "models_view.h"
 
+#include "count_text.h"
 #include "services/memory_estimate.h"
 #include "services/model_support.h"
 
@@ -196,10 +197,10 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
         m_errorRow->hide();
         m_repos->clear();
         for (const app::HubModel& m : models) {
-            auto* item = new QListWidgetItem(tr("%1  (%2 downloads)").arg(m.id).arg(m.downloads), m_repos);
+            auto* item = new QListWidgetItem(tr("%1  (%2)").arg(m.id, countText(m.downloads, tr("download"), tr("downloads"))), m_repos);
             item->setData(Qt::UserRole, m.id);
         }
-        Q_EMIT statusMessage(tr("%1 repositories").arg(models.size()));
+        Q_EMIT statusMessage(countText(models.size(), tr("repository"), tr("repositories")));
     });
     connect(m_hub, &app::HubClient::filesListed, this,
             [this](quint64 ticket, const QString& repo, const QList<app::HubFile>& files) {

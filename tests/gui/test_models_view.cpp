@@ -297,6 +297,28 @@ private Q_SLOTS:
         QVERIFY(view.hubError().isEmpty());
     }
 
+    // One search result is "1 repository" with "1 download", not "1 repositories".
+    void searchCountsAgreeWithTheirNumber() {
+        TestHub hub;
+        hub.searchBody = R"([{"id":"acme/only-GGUF","downloads":1,"likes":0}])";
+        QTemporaryDir dir;
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        app::ModelLibrary library(dir.filePath(QStringLiteral("models")));
+        app::EngineHost engine;
+        app::HubClient client;
+        client.setBaseUrl(hub.baseUrl());
+        app::DownloadManager downloads;
+        ui::ModelsView view(&library, &engine, &client, &downloads, &settings);
+        QSignalSpy status(&view, &ui::ModelsView::statusMessage);
+        view.search(QStringLiteral("only"));
+        auto* repos = view.findChild<QListWidget*>(QStringLiteral("hubRepos"));
+        QTRY_VERIFY_WITH_TIMEOUT(repos->count() == 1 && repos->item(0)->text().contains(QStringLiteral("acme/only-GGUF")),
+                                 5000);
+        QVERIFY2(repos->item(0)->text().endsWith(QStringLiteral("(1 download)")), qPrintable(repos->item(0)->text()));
+        QVERIFY(!status.isEmpty());
+        QCOMPARE(status.last().at(0).toString(), QStringLiteral("1 repository"));
+    }
+
     void startersShowSizeLicenseAndNotes() {
         TestHub hub; // outlives the client, so no connection keeps it waiting
         QTemporaryDir dir;
