@@ -20,6 +20,7 @@
 #include <QClipboard>
 #include <QLabel>
 #include <QShortcut>
+#include <QFileInfo>
 #include <QDir>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -798,6 +799,39 @@ private Q_SLOTS:
         for (QShortcut* s : chat.findChildren<QShortcut*>()) keys << s->key().toString();
         for (const char* k : {"Ctrl+N", "Ctrl+R", "Esc", "Ctrl+Shift+C", "Ctrl+E", "Ctrl+L", "Ctrl+Up"})
             QVERIFY2(keys.contains(QString::fromLatin1(k)), k);
+    }
+
+    // A path typed without the format's ending gets it: "trip" exports as trip.json (JSON) or
+    // trip.md (Markdown); an ending already there, in any case, is kept.
+    void exportAddsTheFormatsEnding() {
+        QTemporaryDir dir;
+        app::Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        app::EngineHost engine;
+        ui::ChatView chat(&engine, &store);
+        QSignalSpy created(&store, &app::Store::conversationCreated);
+        app::Conversation draft;
+        draft.title = QStringLiteral("Trip");
+        draft.samplingJson = QStringLiteral("{}");
+        store.createConversation(draft);
+        QVERIFY(created.wait(5000));
+        const qint64 conv = created.first().at(1).value<app::Conversation>().id;
+        QSignalSpy exported(&chat, &ui::ChatView::exportFinished);
+        const QList<std::pair<QString, QString>> cases = {{QStringLiteral("trip"), QStringLiteral("json")},
+                                                          {QStringLiteral("notes"), QStringLiteral("markdown")},
+                                                          {QStringLiteral("Trip.JSON"), QStringLiteral("json")},
+                                                          {QStringLiteral("more.md"), QStringLiteral("markdown")}};
+        const QStringList written = {QStringLiteral("trip.json"), QStringLiteral("notes.md"), QStringLiteral("Trip.JSON"),
+                                     QStringLiteral("more.md")};
+        for (int i = 0; i < cases.size(); ++i) {
+            chat.exportConversation(conv, dir.filePath(cases[i].first), cases[i].second);
+            QVERIFY(exported.wait(5000));
+            QCOMPARE(exported.last().at(1).toString(), QString());
+            QCOMPARE(exported.last().at(0).toString(), dir.filePath(written[i]));
+            QVERIFY2(QFileInfo(dir.filePath(written[i])).isFile(), qPrintable(written[i]));
+        }
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("trip"))));
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("notes"))));
     }
 };
 
