@@ -131,9 +131,10 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     m_transfers->setHeaderLabels({tr("Download"), tr("State"), tr("Progress"), tr("Speed"), tr("ETA")});
     m_transfers->setRootIsDecorated(false);
     m_transfers->setMaximumHeight(140);
-    auto* pause = new QPushButton(tr("Pause"), hubPage);
-    auto* resume = new QPushButton(tr("Resume"), hubPage);
-    auto* cancel = new QPushButton(tr("Cancel"), hubPage);
+    auto* pause = m_pause = new QPushButton(tr("Pause"), hubPage);
+    auto* resume = m_resume = new QPushButton(tr("Resume"), hubPage);
+    auto* cancel = m_cancel = new QPushButton(tr("Cancel"), hubPage);
+    updateTransferButtons();
     auto* hubSplit = new QSplitter(hubPage);
     hubSplit->addWidget(m_repos);
     hubSplit->addWidget(m_options);
@@ -191,6 +192,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     connect(pause, &QPushButton::clicked, this, [=, this] { if (auto id = selectedTransfer()) m_downloads->pause(id); });
     connect(resume, &QPushButton::clicked, this, [=, this] { if (auto id = selectedTransfer()) m_downloads->resume(id); });
     connect(cancel, &QPushButton::clicked, this, [=, this] { if (auto id = selectedTransfer()) m_downloads->cancel(id); });
+    connect(m_transfers, &QTreeWidget::currentItemChanged, this, &ModelsView::updateTransferButtons);
 
     connect(m_hub, &app::HubClient::searchFinished, this, [this](quint64 ticket, const QList<app::HubModel>& models) {
         if (ticket != m_searchTicket) return;
@@ -233,6 +235,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
         }
         if (QTreeWidgetItem* item = m_transfers->topLevelItem(m_transferRows.value(id)))
             item->setText(1, app::downloadStateName(state));
+        updateTransferButtons();
     });
     connect(m_downloads, &app::DownloadManager::progress, this,
             [this](quint64 id, qint64 received, qint64 total, double speed, int eta) {
@@ -401,6 +404,15 @@ int ModelsView::transferCount() const { return m_transfers->topLevelItemCount();
 quint64 ModelsView::transferId(int row) const {
     QTreeWidgetItem* item = m_transfers->topLevelItem(row);
     return item ? item->data(0, Qt::UserRole).toULongLong() : 0;
+}
+
+void ModelsView::updateTransferButtons() {
+    const QTreeWidgetItem* item = m_transfers->currentItem();
+    const app::DownloadActions can = item ? app::downloadActions(m_downloads->state(item->data(0, Qt::UserRole).toULongLong()))
+                                          : app::DownloadActions{};
+    m_pause->setEnabled(can.pause);
+    m_resume->setEnabled(can.resume);
+    m_cancel->setEnabled(can.cancel);
 }
 
 void ModelsView::addTransferRow(quint64 id, const QString& name, app::DownloadState state) {

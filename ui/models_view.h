@@ -101,6 +101,7 @@ private:
     void computeLibraryBadges();
     void showHubError(const QString& message);
     void addTransferRow(quint64 id, const QString& name, app::DownloadState state);
+    void updateTransferButtons(); // Pause, Resume and Cancel: on where they apply to the selected one
     app::LoadSettings currentLoadSettings() const { return m_settings->loadSettings(); }
     qint64 ram() const;
 
@@ -120,6 +121,9 @@ private:
     QTreeWidget* m_options = nullptr;
     QTreeWidget* m_transfers = nullptr;
     QPushButton* m_download = nullptr;
+    QPushButton* m_pause = nullptr;
+    QPushButton* m_resume = nullptr;
+    QPushButton* m_cancel = nullptr;
     QPushButton* m_fetchProjector = nullptr; // library: "Download vision projector"
     QLabel* m_projectorNote = nullptr;       // hub: the repository's projector
     QCheckBox* m_withProjector = nullptr;    // hub: also download it
