@@ -10,6 +10,7 @@
 #include "chat_highlight.h"
 #include "chat_markdown.h"
 #include "chat_view.h"
+#include "search_hit_delegate.h"
 #include "test_support.h"
 
 #include "services/engine_host.h"
@@ -21,6 +22,8 @@
 #include <QLabel>
 #include <QShortcut>
 #include <QFileInfo>
+#include <QLineEdit>
+#include <QListWidget>
 #include <QDir>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -832,6 +835,42 @@ private Q_SLOTS:
         }
         QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("trip"))));
         QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("notes"))));
+    }
+
+    // Search results are plain text: no "[" "]" around the words found.
+    void searchResultsArePlainText() {
+        QTemporaryDir dir;
+        app::Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        app::EngineHost engine;
+        ui::ChatView chat(&engine, &store);
+        QSignalSpy created(&store, &app::Store::conversationCreated);
+        app::Conversation draft;
+        draft.title = QStringLiteral("Toys");
+        draft.samplingJson = QStringLiteral("{}");
+        store.createConversation(draft);
+        QVERIFY(created.wait(5000));
+        app::StoredMessage m;
+        m.conversationId = created.first().at(1).value<app::Conversation>().id;
+        m.role = QStringLiteral("user");
+        m.content = QStringLiteral("The red ball bounced over the wall.");
+        QSignalSpy committed(&store, &app::Store::committed);
+        store.appendMessage(m);
+        QVERIFY(committed.wait(5000));
+        auto* search = chat.findChild<QLineEdit*>();
+        auto* list = chat.findChild<QListWidget*>();
+        QVERIFY(search && list);
+        search->setText(QStringLiteral("red ball"));
+        QTRY_VERIFY_WITH_TIMEOUT(list->count() == 1 && list->item(0)->text().contains(QStringLiteral("ball")), 5000);
+        const QString text = list->item(0)->text();
+        QVERIFY2(text.contains(QStringLiteral("The red ball bounced")), qPrintable(text));
+        QVERIFY2(!text.contains(QLatin1Char('[')) && !text.contains(QLatin1Char(']')), qPrintable(text));
+        // The words found, for the list to draw highlighted.
+        QStringList found;
+        for (const QVariant& v : list->item(0)->data(ui::SearchHitDelegate::MatchesRole).toList())
+            found << text.mid(v.toPoint().x(), v.toPoint().y());
+        QCOMPARE(found.join(QLatin1Char(' ')), QStringLiteral("red ball")); // each word (FTS5), or the phrase (LIKE)
+        QVERIFY(!list->grab().isNull()); // drawn with the highlight
     }
 };
 
