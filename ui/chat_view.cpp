@@ -281,6 +281,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                 break;
             }
         m_editingId = 0;
+        endEditStatus();
         const QString text = m_editText;
         m_editText.clear();
         m_send->setText(tr("Send"));

@@ -175,6 +175,8 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     for (auto* source : {static_cast<QObject*>(m_chat), static_cast<QObject*>(m_models), static_cast<QObject*>(m_server)})
         connect(source, SIGNAL(statusMessage(QString)), this, SLOT(showStatus(QString)));
     connect(m_info, &ModelInfoView::statusChanged, this, &MainWindow::showStatus);
+    connect(m_chat, &ChatView::statusWithdrawn, this, &MainWindow::withdrawStatus);
+    connect(m_models, &ModelsView::statusWithdrawn, this, &MainWindow::withdrawStatus);
     connect(m_library, &app::ModelLibrary::imported, this, [this](quint64 ticket, const QString& path) {
         if (m_openTickets.contains(ticket)) {
             m_openTickets.remove(ticket);
@@ -418,6 +420,10 @@ void MainWindow::showStatus(const QString& text) {
     // Routine progress ("Listing…", "Code copied"): a passing line in the status bar, which the
     // statistics (a label of their own) never cover.
     statusBar()->showMessage(text, 6000);
+}
+
+void MainWindow::withdrawStatus(const QString& text) {
+    if (!text.isEmpty() && statusBar()->currentMessage() == text) statusBar()->clearMessage();
 }
 
 QString MainWindow::statsText() const { return m_stats->text(); }

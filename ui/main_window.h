@@ -102,6 +102,8 @@ private Q_SLOTS:
     // A view's message, its level told from its words: failures and warnings stay on screen as
     // notifications, routine progress passes in the status bar.
     void showStatus(const QString& text);
+    // Takes a view's line out of the status bar once it no longer holds (when it still shows).
+    void withdrawStatus(const QString& text);
 
 private:
     void chooseModel();

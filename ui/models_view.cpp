@@ -32,6 +32,8 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <utility>
+
 namespace hearth::ui {
 
 ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app::HubClient* hub,
@@ -207,6 +209,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     connect(m_hub, &app::HubClient::filesListed, this,
             [this](quint64 ticket, const QString& repo, const QList<app::HubFile>& files) {
                 if (ticket != m_filesTicket) return;
+                if (!m_listingStatus.isEmpty()) Q_EMIT statusWithdrawn(std::exchange(m_listingStatus, QString()));
                 m_errorRow->hide();
                 m_shownRepo = repo;
                 m_shownOptions = app::HubClient::groupByQuantization(files);
@@ -222,6 +225,8 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
         // Without the hub's metadata the architecture is checked when the file loads.
         if (ticket == m_detailsTicket) return;
         if (ticket != m_searchTicket && ticket != m_filesTicket) return; // an answer nobody waits for
+        if (ticket == m_filesTicket && !m_listingStatus.isEmpty())
+            Q_EMIT statusWithdrawn(std::exchange(m_listingStatus, QString()));
         showHubError(message);
         Q_EMIT statusMessage(tr("Hub: %1").arg(message));
     });
@@ -618,7 +623,8 @@ void ModelsView::showRepo(const QString& repo) {
     updateDownloadButton();
     m_filesTicket = m_hub->listFiles(repo);
     m_detailsTicket = m_hub->fetchDetails(repo);
-    Q_EMIT statusMessage(tr("Listing %1...").arg(repo));
+    m_listingStatus = tr("Listing %1…").arg(repo);
+    Q_EMIT statusMessage(m_listingStatus);
 }
 
 void ModelsView::download(int optionRow) {

@@ -89,6 +89,8 @@ public:
 
 Q_SIGNALS:
     void statusMessage(const QString& text);
+    // A line said with statusMessage no longer holds (the listing it announced ended).
+    void statusWithdrawn(const QString& text);
 
 private:
     void showDetails();
@@ -132,6 +134,7 @@ private:
     QList<app::QuantOption> m_shownOptions;
     QString m_shownRepo;
     app::HubModelDetails m_shownDetails; // from the hub's GGUF metadata; empty until (or unless) known
+    QString m_listingStatus;             // "Listing <repo>…" while the hub is asked
     QString m_lastQuery;                 // what Retry repeats: a search, or m_shownRepo when empty
     quint64 m_searchTicket = 0;
     quint64 m_filesTicket = 0;

@@ -25,6 +25,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QMimeData>
+#include <QStatusBar>
 #include <QUrl>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -220,6 +221,53 @@ private Q_SLOTS:
         QVERIFY(!refused.isAccepted());
         delete mime;
         delete textOnly;
+    }
+
+    // Lines that say work is under way ("Listing …", "Editing a message …") leave the status bar
+    // as soon as the work ends, not seconds later.
+    void progressLinesAreWithdrawn() {
+        QTemporaryDir data, models;
+        qputenv("HEARTH_MODELS_DIR", models.path().toUtf8());
+        hearth::test::TestHub hub;
+        hub.addFile("acme/tiny-GGUF", "tiny-Q4_K_M.gguf", {hearth::test::TestHub::makeContent(4096), {}, {}});
+        MainWindow window(data.path());
+        window.dismissWelcome();
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.hub()->setBaseUrl(hub.baseUrl());
+        window.modelsView()->showRepo(QStringLiteral("acme/tiny-GGUF"));
+        QVERIFY2(window.statusBar()->currentMessage().startsWith(QStringLiteral("Listing")),
+                 qPrintable(window.statusBar()->currentMessage()));
+        QTRY_COMPARE_WITH_TIMEOUT(window.modelsView()->shownOptionCount(), 1, 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.statusBar()->currentMessage(), QString(), 1000);
+
+        // Editing a message: the line goes when the edit is cancelled.
+        QSignalSpy created(window.store(), &hearth::app::Store::conversationCreated);
+        hearth::app::Conversation draft;
+        draft.title = QStringLiteral("Edit me");
+        draft.samplingJson = QStringLiteral("{}");
+        window.store()->createConversation(draft);
+        QVERIFY(created.wait(5000));
+        hearth::app::StoredMessage m;
+        m.conversationId = created.first().at(1).value<hearth::app::Conversation>().id;
+        m.role = QStringLiteral("user");
+        m.content = QStringLiteral("Hello");
+        QSignalSpy committed(window.store(), &hearth::app::Store::committed);
+        window.store()->appendMessage(m);
+        QVERIFY(committed.wait(5000));
+        window.chatView()->openConversation(m.conversationId);
+        QTRY_COMPARE_WITH_TIMEOUT(window.chatView()->messageCount(), 1, 5000);
+        window.chatView()->editMessage(0);
+        QVERIFY(window.chatView()->isEditing());
+        QVERIFY2(window.statusBar()->currentMessage().startsWith(QStringLiteral("Editing")),
+                 qPrintable(window.statusBar()->currentMessage()));
+        window.chatView()->cancelEdit();
+        QCOMPARE(window.statusBar()->currentMessage(), QString());
+        // A line that is not the one withdrawn stays.
+        window.chatView()->editMessage(0);
+        Q_EMIT window.modelsView()->statusMessage(QStringLiteral("Downloaded and verified x.gguf"));
+        window.chatView()->cancelEdit();
+        QCOMPARE(window.statusBar()->currentMessage(), QStringLiteral("Downloaded and verified x.gguf"));
     }
 };
 
