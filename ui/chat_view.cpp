@@ -153,6 +153,12 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     connect(m_engine, &app::EngineHost::finished, this, &ChatView::onFinished);
     connect(m_engine, &app::EngineHost::failed, this, &ChatView::onFailed);
     connect(m_engine, &app::EngineHost::chatTrimmed, this, &ChatView::onChatTrimmed);
+    // The context bar counts the reply as it streams.
+    connect(m_engine, &app::EngineHost::contextUsedChanged, this, [this](quint64 id, int tokens) {
+        if (id != m_activeRequest) return;
+        m_contextUsed = tokens;
+        m_context->setValue(std::min(m_context->maximum(), tokens));
+    });
     connect(m_engine, &app::EngineHost::stateChanged, this, [this] {
         updateButtons();
         updateContextBar();

@@ -24,6 +24,7 @@
 #include <QFileInfo>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QProgressBar>
 #include <QDir>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -835,6 +836,33 @@ private Q_SLOTS:
         }
         QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("trip"))));
         QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("notes"))));
+    }
+
+    // The context bar counts the reply as it streams, not only once it is finished.
+    void contextBarFollowsTheReply() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir dir;
+        app::Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        app::EngineHost engine;
+        QVERIFY(loadStories(engine));
+        ui::ChatView chat(&engine, &store);
+        app::Sampling sampling = app::Sampling::greedy(24);
+        sampling.ignoreEos = true;
+        chat.setSampling(sampling);
+        auto* bar = chat.findChild<QProgressBar*>();
+        QVERIFY(bar);
+        QList<int> used, shown;
+        connect(&engine, &app::EngineHost::tokenReceived, this, [&] {
+            used << chat.contextUsed();
+            shown << bar->value();
+        });
+        QVERIFY(!sendAndWait(chat, QStringLiteral("Once upon a time")).isNull());
+        QVERIFY(used.size() >= 2);
+        QVERIFY2(used.first() > 0, qPrintable(QString::number(used.first())));
+        QVERIFY2(used.last() > used.first(), qPrintable(QStringLiteral("%1 %2").arg(used.first()).arg(used.last())));
+        QCOMPARE(shown.last(), used.last());
+        QVERIFY(chat.contextUsed() >= used.last());
     }
 
     // Search results are plain text: no "[" "]" around the words found.
