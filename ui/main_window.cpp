@@ -46,6 +46,8 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include <utility>
+
 namespace hearth::ui {
 
 namespace {
@@ -198,9 +200,22 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     applyIdleUnload();
     refreshRemoteModels();
     setAcceptDrops(true);
+    // The model used last is loaded again once the library has been listed (its projector with it).
+    m_restoreLast = m_settings->welcomeDone();
+    connect(m_library, &app::ModelLibrary::scanningChanged, this, [this](bool scanning) {
+        if (!scanning && std::exchange(m_restoreLast, false)) restoreLastModel();
+    });
     m_library->refresh();
     if (!m_settings->welcomeDone()) showWelcome();
     else m_pages->setCurrentWidget(m_chat);
+}
+
+void MainWindow::restoreLastModel() {
+    const QString last = m_settings->lastModelPath();
+    // A remote model is chosen again by hand: its provider may be offline.
+    if (last.isEmpty() || last.startsWith(QStringLiteral("remote:")) || !QFileInfo(last).isFile()) return;
+    if (m_engine->state() != app::EngineHost::State::Empty) return; // the user was quicker
+    loadModel(last); // the picker shows it once loaded
 }
 
 void MainWindow::buildMenus() {

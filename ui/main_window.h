@@ -111,6 +111,7 @@ private:
     void buildMenus();
     void connectEngine();
     void applyIdleUnload();
+    void restoreLastModel();
 
     app::Settings* m_settings = nullptr;
     app::Store* m_store = nullptr;
@@ -133,6 +134,7 @@ private:
     QLabel* m_stats = nullptr;
     QProgressBar* m_loadBar = nullptr;
     QHash<quint64, QString> m_openTickets; // imports that load their model when done
+    bool m_restoreLast = false;            // load the last model once the library is listed
     std::unique_ptr<app::ProviderStore> m_providers;
     app::RemoteClient* m_remote = nullptr;
     QHash<quint64, QString> m_remoteLists;  // model list requests -> provider

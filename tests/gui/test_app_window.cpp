@@ -5,6 +5,7 @@
 #include "chat_view.h"
 #include "main_window.h"
 #include "model_info_view.h"
+#include "model_picker.h"
 #include "notification_area.h"
 #include "providers_dialog.h"
 #include "quantize_dialog.h"
@@ -268,6 +269,27 @@ private Q_SLOTS:
         Q_EMIT window.modelsView()->statusMessage(QStringLiteral("Downloaded and verified x.gguf"));
         window.chatView()->cancelEdit();
         QCOMPARE(window.statusBar()->currentMessage(), QStringLiteral("Downloaded and verified x.gguf"));
+    }
+
+    // The model last loaded is loaded again when the app starts again (the same data folder).
+    void lastModelIsRestored() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir data, models;
+        const QString model = models.filePath(QStringLiteral("stories260K.gguf"));
+        QVERIFY(QFile::copy(QString::fromStdString(hearth::test::testDataPath("models/stories260K.gguf")), model));
+        qputenv("HEARTH_MODELS_DIR", models.path().toUtf8());
+        {
+            MainWindow window(data.path());
+            window.dismissWelcome();
+            window.loadModel(model);
+            QTRY_VERIFY_WITH_TIMEOUT(window.engine()->isLoaded(), 30000);
+        }
+        MainWindow again(data.path());
+        QVERIFY(!again.isWelcomeShown());
+        QTRY_VERIFY_WITH_TIMEOUT(again.engine()->isLoaded(), 30000);
+        QCOMPARE(QFileInfo(again.engine()->model().path).canonicalFilePath(), QFileInfo(model).canonicalFilePath());
+        QTRY_COMPARE_WITH_TIMEOUT(QFileInfo(again.modelPicker()->currentChoice()).canonicalFilePath(),
+                                  QFileInfo(model).canonicalFilePath(), 5000);
     }
 };
 
