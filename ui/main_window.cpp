@@ -102,17 +102,16 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_pages->addTab(m_server, tr("Server"));
     m_pages->addTab(m_info, tr("Inspect"));
 
-    // The model picker heads the chat page; notifications run across the top of every page.
+    // The model picker heads the chat page; notifications float over the top right of every page
+    // (outside the layout, so that no control moves when one shows).
     m_picker = new ModelPicker(m_library, m_engine, this);
     m_chat->setHeaderWidget(m_picker);
-    m_notes = new NotificationArea(this);
     auto* central = new QWidget(this);
     auto* column = new QVBoxLayout(central);
     column->setContentsMargins(0, 2, 0, 0);
-    column->setSpacing(2);
-    column->addWidget(m_notes);
     column->addWidget(m_pages, 1);
     setCentralWidget(central);
+    m_notes = new NotificationArea(central);
 
     m_chat->setSystemPrompt(m_settings->defaultSystemPrompt());
     m_chat->setSampling(m_settingsView->sampling());

@@ -1,4 +1,4 @@
-// The application's main window: notifications across the top; Welcome (on first run), Chat (a
+// The application's main window: notifications floating over the pages; Welcome (on first run), Chat (a
 // model picker at its head), Models (library and hub), Settings, Server and Inspect pages over the app's
 // services, which the window owns; a status bar with the engine's state and live statistics.
 #pragma once

@@ -1,6 +1,8 @@
-// NotificationArea: one row per notification (coloured by level, a close button, a repeat count).
+// NotificationArea: one row per notification (coloured by level, a close button, a repeat count),
+// on a panel of its own that floats over its parent.
 #include "notification_area.h"
 
+#include <QEvent>
 #include <QFrame>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -8,6 +10,8 @@
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace hearth::ui {
 
@@ -38,9 +42,30 @@ QString rowStyle(NotificationArea::Level level) {
 
 NotificationArea::NotificationArea(QWidget* parent) : QWidget(parent) {
     m_layout = new QVBoxLayout(this);
-    m_layout->setContentsMargins(6, 4, 6, 0);
+    m_layout->setContentsMargins(4, 4, 4, 4);
     m_layout->setSpacing(3);
+    // Opaque over the page below it.
+    setAutoFillBackground(true);
+    setBackgroundRole(QPalette::Window);
+    if (parent) parent->installEventFilter(this);
     setVisible(false);
+}
+
+bool NotificationArea::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == parentWidget() && (event->type() == QEvent::Resize || event->type() == QEvent::LayoutRequest))
+        place();
+    return QWidget::eventFilter(watched, event);
+}
+
+void NotificationArea::place() {
+    QWidget* over = parentWidget();
+    if (!over || m_layout->count() == 0) return;
+    const int width = std::max(120, std::min(over->width() - 2 * kMargin, kMaxWidth));
+    m_layout->activate();
+    const int height = std::min(m_layout->hasHeightForWidth() ? m_layout->heightForWidth(width) : sizeHint().height(),
+                                std::max(0, over->height() - 2 * kMargin));
+    setGeometry(over->width() - width - kMargin, kMargin, width, height);
+    raise();
 }
 
 void NotificationArea::notify(Level level, const QString& text) {
@@ -94,6 +119,7 @@ void NotificationArea::notify(Level level, const QString& text) {
         });
     }
     setVisible(true);
+    place();
     Q_EMIT changed();
 }
 
@@ -103,6 +129,7 @@ void NotificationArea::remove(QWidget* row) {
     row->hide();
     row->deleteLater();
     setVisible(m_layout->count() > 0);
+    place();
     Q_EMIT changed();
 }
 

@@ -1,5 +1,7 @@
-// Notifications across the top of the window: information fades after a few seconds; warnings
-// and errors stay until the user closes them, so no error is ever overwritten by routine status.
+// Notifications floating over the top right of the parent widget (the window's pages): they take
+// no layout space, so showing one moves no control. Information fades after a few seconds;
+// warnings and errors stay until the user closes them, so no error is ever overwritten by
+// routine status.
 #pragma once
 
 #include <QStringList>
@@ -15,6 +17,7 @@ public:
     enum class Level { Info, Warning, Error };
     Q_ENUM(Level)
 
+    // Floats over `parent`, following its size.
     explicit NotificationArea(QWidget* parent = nullptr);
 
     // The same text as a notification still shown is counted on it (×2) instead of repeated.
@@ -29,13 +32,18 @@ public:
 Q_SIGNALS:
     void changed();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
-    struct Entry;
     void remove(QWidget* row);
+    void place(); // over the parent's top right, as tall as the rows, above its other children
 
     QVBoxLayout* m_layout = nullptr;
     int m_infoTimeoutMs = 8000;
     static constexpr int kMaxShown = 6;
+    static constexpr int kMargin = 8;
+    static constexpr int kMaxWidth = 560;
 };
 
 } // namespace hearth::ui

@@ -26,7 +26,10 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QMimeData>
+#include <QPlainTextEdit>
+#include <QPushButton>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QUrl>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -290,6 +293,45 @@ private Q_SLOTS:
         QCOMPARE(QFileInfo(again.engine()->model().path).canonicalFilePath(), QFileInfo(model).canonicalFilePath());
         QTRY_COMPARE_WITH_TIMEOUT(QFileInfo(again.modelPicker()->currentChoice()).canonicalFilePath(),
                                   QFileInfo(model).canonicalFilePath(), 5000);
+    }
+
+    // Notifications float over the page: showing them moves no control, so a click aimed at one
+    // still lands on it.
+    void notificationsMoveNoControl() {
+        QTemporaryDir data, models;
+        qputenv("HEARTH_MODELS_DIR", models.path().toUtf8());
+        MainWindow window(data.path());
+        window.dismissWelcome();
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QPushButton* newChat = nullptr;
+        for (QPushButton* b : window.chatView()->findChildren<QPushButton*>())
+            if (b->text() == QStringLiteral("New chat")) newChat = b;
+        auto* tabs = window.pages()->findChild<QTabBar*>(QString(), Qt::FindDirectChildrenOnly);
+        auto* input = window.chatView()->findChild<QPlainTextEdit*>();
+        QVERIFY(newChat && tabs && input);
+        const QList<QWidget*> controls = {newChat, tabs, input, window.pages()};
+        auto geometry = [&] {
+            QList<QRect> out;
+            for (QWidget* w : controls) out << QRect(w->mapTo(&window, QPoint(0, 0)), w->size());
+            return out;
+        };
+        QTest::qWait(50);
+        const QList<QRect> before = geometry();
+        window.notifyWarning(QStringLiteral("Something to read before going on"));
+        window.notifyError(QStringLiteral("And something that went wrong"));
+        QTest::qWait(100);
+        QVERIFY(window.notifications()->isVisible());
+        QCOMPARE(window.notifications()->shown().size(), 2);
+        QCOMPARE(geometry(), before);
+        // Shown within the window, above the pages.
+        const QRect notes(window.notifications()->mapTo(&window, QPoint(0, 0)), window.notifications()->size());
+        QVERIFY2(window.rect().contains(notes), qPrintable(QStringLiteral("%1,%2 %3x%4").arg(notes.x()).arg(notes.y())
+                                                               .arg(notes.width()).arg(notes.height())));
+        QVERIFY(notes.height() > 0);
+        window.notifications()->dismissAll();
+        QTest::qWait(100);
+        QCOMPARE(geometry(), before);
     }
 };
 
