@@ -1,5 +1,5 @@
-// SearchHitDelegate: the item's background from the style, then its text line by line with the
-// matched ranges in bold on a tint of the highlight colour.
+// SearchHitDelegate: the item's background from the style, then its text (each line of it) with
+// the matched ranges in bold on a tint of the highlight colour.
 #include "search_hit_delegate.h"
 
 #include <QApplication>
@@ -25,36 +25,31 @@ void SearchHitDelegate::paint(QPainter* painter, const QStyleOptionViewItem& opt
     const bool selected = opt.state & QStyle::State_Selected;
     QColor tint = opt.palette.color(QPalette::Highlight);
     tint.setAlpha(selected ? 0 : 70);
+    QList<QTextLayout::FormatRange> formats;
+    for (const QVariant& v : matches) {
+        const QPoint m = v.toPoint();
+        QTextLayout::FormatRange r;
+        r.start = m.x();
+        r.length = m.y();
+        r.format.setFontWeight(QFont::Bold);
+        r.format.setBackground(tint);
+        formats << r;
+    }
+    // One layout for the whole text: the item's "\n" comes as a line separator, a forced break.
+    QTextLayout layout(text, opt.font);
+    layout.setFormats(formats);
+    layout.beginLayout();
+    qreal height = 0;
+    for (QTextLine line = layout.createLine(); line.isValid(); line = layout.createLine()) {
+        line.setLineWidth(area.width());
+        line.setPosition(QPointF(0, height));
+        height += line.height();
+    }
+    layout.endLayout();
     painter->save();
     painter->setClipRect(area);
     painter->setPen(opt.palette.color(selected ? QPalette::HighlightedText : QPalette::Text));
-    const QFontMetricsF metrics(opt.font);
-    qreal y = area.top() + std::max(0.0, (area.height() - metrics.lineSpacing() * (text.count(QLatin1Char('\n')) + 1)) / 2);
-    qsizetype lineStart = 0;
-    for (const QString& line : text.split(QLatin1Char('\n'))) {
-        QList<QTextLayout::FormatRange> formats;
-        for (const QVariant& v : matches) {
-            const QPoint m = v.toPoint();
-            const qsizetype from = std::max<qsizetype>(m.x(), lineStart);
-            const qsizetype to = std::min<qsizetype>(m.x() + m.y(), lineStart + line.size());
-            if (to <= from) continue;
-            QTextLayout::FormatRange r;
-            r.start = int(from - lineStart);
-            r.length = int(to - from);
-            r.format.setFontWeight(QFont::Bold);
-            r.format.setBackground(tint);
-            formats << r;
-        }
-        QTextLayout layout(line, opt.font);
-        layout.setFormats(formats);
-        layout.beginLayout();
-        QTextLine l = layout.createLine();
-        if (l.isValid()) l.setLineWidth(area.width());
-        layout.endLayout();
-        layout.draw(painter, QPointF(area.left(), y));
-        y += metrics.lineSpacing();
-        lineStart += line.size() + 1;
-    }
+    layout.draw(painter, QPointF(area.left(), area.top() + std::max<qreal>(0, (area.height() - height) / 2)));
     painter->restore();
 }
 

@@ -898,7 +898,17 @@ private Q_SLOTS:
         for (const QVariant& v : list->item(0)->data(ui::SearchHitDelegate::MatchesRole).toList())
             found << text.mid(v.toPoint().x(), v.toPoint().y());
         QCOMPARE(found.join(QLatin1Char(' ')), QStringLiteral("red ball")); // each word (FTS5), or the phrase (LIKE)
-        QVERIFY(!list->grab().isNull()); // drawn with the highlight
+        // Both lines are drawn: the title and, below it, the snippet (many dark pixels in the
+        // row's lower part, where the title has at most a descender).
+        chat.resize(900, 600);
+        chat.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chat));
+        const QRect row = list->visualItemRect(list->item(0));
+        const QImage shot = list->viewport()->grab(row).toImage();
+        int inked = 0;
+        for (int y = shot.height() * 3 / 5; y < shot.height(); ++y)
+            for (int x = 0; x < shot.width(); ++x) inked += qGray(shot.pixel(x, y)) < 128 ? 1 : 0;
+        QVERIFY2(inked > 50, qPrintable(QString::number(inked)));
     }
 };
 
