@@ -112,6 +112,7 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     column->addWidget(m_pages, 1);
     setCentralWidget(central);
     m_notes = new NotificationArea(central);
+    m_notes->setAnchor(m_picker); // on the chat page, below the picker
 
     m_chat->setSystemPrompt(m_settings->defaultSystemPrompt());
     m_chat->setSampling(m_settingsView->sampling());

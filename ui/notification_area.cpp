@@ -51,8 +51,17 @@ NotificationArea::NotificationArea(QWidget* parent) : QWidget(parent) {
     setVisible(false);
 }
 
+void NotificationArea::setAnchor(QWidget* widget) {
+    if (m_anchor) m_anchor->removeEventFilter(this);
+    m_anchor = widget;
+    if (widget) widget->installEventFilter(this);
+    place();
+}
+
 bool NotificationArea::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == parentWidget() && (event->type() == QEvent::Resize || event->type() == QEvent::LayoutRequest))
+    const QEvent::Type t = event->type();
+    const bool geometry = t == QEvent::Resize || t == QEvent::Move || t == QEvent::Show || t == QEvent::Hide;
+    if ((watched == parentWidget() && (geometry || t == QEvent::LayoutRequest)) || (watched == m_anchor && geometry))
         place();
     return QWidget::eventFilter(watched, event);
 }
@@ -61,10 +70,13 @@ void NotificationArea::place() {
     QWidget* over = parentWidget();
     if (!over || m_layout->count() == 0) return;
     const int width = std::max(120, std::min(over->width() - 2 * kMargin, kMaxWidth));
+    int top = kMargin;
+    if (m_anchor && m_anchor->isVisible() && over->isAncestorOf(m_anchor))
+        top = std::max(top, m_anchor->mapTo(over, QPoint(0, m_anchor->height())).y() + kMargin / 2);
     m_layout->activate();
     const int height = std::min(m_layout->hasHeightForWidth() ? m_layout->heightForWidth(width) : sizeHint().height(),
-                                std::max(0, over->height() - 2 * kMargin));
-    setGeometry(over->width() - width - kMargin, kMargin, width, height);
+                                std::max(0, over->height() - top - kMargin));
+    setGeometry(over->width() - width - kMargin, top, width, height);
     raise();
 }
 

@@ -329,6 +329,10 @@ private Q_SLOTS:
         QVERIFY2(window.rect().contains(notes), qPrintable(QStringLiteral("%1,%2 %3x%4").arg(notes.x()).arg(notes.y())
                                                                .arg(notes.width()).arg(notes.height())));
         QVERIFY(notes.height() > 0);
+        // On the chat page it sits below the model picker, which stays clear to click.
+        const QRect picker(window.modelPicker()->mapTo(&window, QPoint(0, 0)), window.modelPicker()->size());
+        QVERIFY2(!notes.intersects(picker), qPrintable(QStringLiteral("notes at y %1, picker at y %2-%3")
+                                                            .arg(notes.y()).arg(picker.y()).arg(picker.bottom())));
         window.notifications()->dismissAll();
         QTest::qWait(100);
         QCOMPARE(geometry(), before);
