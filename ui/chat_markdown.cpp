@@ -3,6 +3,7 @@
 #include "chat_markdown.h"
 
 #include "chat_highlight.h"
+#include "count_text.h"
 
 #include <QPalette>
 #include <QTextFragment>
@@ -143,8 +144,8 @@ QString messageHeader(const QString& role, const QString& label) {
 }
 
 QString statsLine(int tokens, double ttftMs, double tokensPerSecond) {
-    return QObject::tr("%1 tokens · first token %2 ms · %3 tok/s")
-        .arg(tokens)
+    return QObject::tr("%1 · first token %2 ms · %3 tok/s")
+        .arg(countText(tokens, QObject::tr("token"), QObject::tr("tokens")))
         .arg(ttftMs, 0, 'f', 0)
         .arg(tokensPerSecond, 0, 'f', 1);
 }

@@ -9,6 +9,7 @@
 #include "chat_markdown.h"
 #include "chat_settings_dialog.h"
 #include "image_strip.h"
+#include "search_hit_delegate.h"
 #include "services/reply_recorder.h"
 #include "services/sampling_json.h"
 
@@ -59,6 +60,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     m_search->setPlaceholderText(tr("Search messages"));
     m_search->setClearButtonEnabled(true);
     m_list = new QListWidget(left);
+    m_list->setItemDelegate(new SearchHitDelegate(m_list));
     leftLayout->addWidget(newButton);
     leftLayout->addWidget(m_search);
     leftLayout->addWidget(m_list, 1);
@@ -151,6 +153,12 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     connect(m_engine, &app::EngineHost::finished, this, &ChatView::onFinished);
     connect(m_engine, &app::EngineHost::failed, this, &ChatView::onFailed);
     connect(m_engine, &app::EngineHost::chatTrimmed, this, &ChatView::onChatTrimmed);
+    // The context bar counts the reply as it streams.
+    connect(m_engine, &app::EngineHost::contextUsedChanged, this, [this](quint64 id, int tokens) {
+        if (id != m_activeRequest) return;
+        m_contextUsed = tokens;
+        m_context->setValue(std::min(m_context->maximum(), tokens));
+    });
     connect(m_engine, &app::EngineHost::stateChanged, this, [this] {
         updateButtons();
         updateContextBar();
@@ -238,8 +246,13 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                 if (ticket != m_searchTicket) return;
                 m_list->clear();
                 for (const app::SearchHit& h : hits) {
-                    auto* item = new QListWidgetItem(h.conversationTitle + QStringLiteral("\n  ") + h.snippet, m_list);
+                    const QString head = h.conversationTitle + QStringLiteral("\n  ");
+                    auto* item = new QListWidgetItem(head + h.snippet, m_list);
                     item->setData(Qt::UserRole, h.conversationId);
+                    QVariantList matches; // drawn highlighted by SearchHitDelegate
+                    for (const app::SearchMatch& m : h.matches)
+                        matches << QPoint(int(head.size() + m.start), int(m.length));
+                    item->setData(SearchHitDelegate::MatchesRole, matches);
                 }
             });
     connect(m_store, &app::Store::messagesLoaded, this,
@@ -274,6 +287,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                 break;
             }
         m_editingId = 0;
+        endEditStatus();
         const QString text = m_editText;
         m_editText.clear();
         m_send->setText(tr("Send"));

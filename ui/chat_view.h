@@ -157,6 +157,8 @@ public:
 Q_SIGNALS:
     void reloadRequested(const QString& path);
     void statusMessage(const QString& text);
+    // A line said with statusMessage no longer holds (the edit it described ended).
+    void statusWithdrawn(const QString& text);
     void replyFinished(const QString& text);
     // error empty on success.
     void exportFinished(const QString& path, const QString& error);
@@ -241,6 +243,7 @@ private:
     QString imagesMarkdown(const QList<QByteArray>& images);
     void addImageResources();
     bool handleInputDrop(QEvent* event);
+    void endEditStatus();
 
     app::EngineHost* m_engine;
     app::Store* m_store;
@@ -284,6 +287,7 @@ private:
     quint64 m_searchTicket = 0;
     QStringList m_codeBlocks;             // of the last render, by link number
     qint64 m_editingId = 0;               // the stored user message being edited
+    QString m_editingStatus;              // the status line said while editing
     QString m_editText;                   // the edited text, while older messages are deleted
     quint64 m_deleteTicket = 0;
 

@@ -15,6 +15,8 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include <utility>
+
 namespace hearth::ui {
 
 void ChatView::editMessage(int index) {
@@ -28,7 +30,8 @@ void ChatView::editMessage(int index) {
     m_attached->addImages(m.images);
     m_input->setFocus();
     m_send->setText(tr("Resend"));
-    Q_EMIT statusMessage(tr("Editing a message: Enter resends it (the replies after it are replaced), Esc cancels"));
+    m_editingStatus = tr("Editing a message: Enter resends it (the replies after it are replaced), Esc cancels");
+    Q_EMIT statusMessage(m_editingStatus);
     render();
 }
 
@@ -57,7 +60,13 @@ void ChatView::cancelEdit() {
     m_input->clear();
     m_attached->clear();
     m_send->setText(tr("Send"));
+    endEditStatus();
     render();
+}
+
+void ChatView::endEditStatus() {
+    if (m_editingStatus.isEmpty()) return;
+    Q_EMIT statusWithdrawn(std::exchange(m_editingStatus, QString()));
 }
 
 void ChatView::activateLink(const QUrl& url) {

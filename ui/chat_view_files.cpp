@@ -13,7 +13,6 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QTextBrowser>
 
 namespace hearth::ui {
@@ -48,15 +47,12 @@ void ChatView::exportConversation(qint64 id, const QString& path, const QString&
 }
 
 void ChatView::finishExport(const ExportJob& job, const QList<app::StoredMessage>& messages) {
-    app::ExportedChat chat{job.conversation, messages};
-    const QByteArray data =
-        job.format == QStringLiteral("json") ? app::chatToJson(chat) : app::chatToMarkdown(chat).toUtf8();
-    QSaveFile file(job.path);
-    QString error;
-    if (!file.open(QIODevice::WriteOnly) || file.write(data) != data.size() || !file.commit())
-        error = tr("cannot write %1: %2").arg(job.path, file.errorString());
-    Q_EMIT exportFinished(job.path, error);
-    Q_EMIT statusMessage(error.isEmpty() ? tr("Exported to %1").arg(job.path) : tr("Could not export: %1").arg(error));
+    // The file gets the format's ending when the name typed lacks it.
+    const Result<QString> written = app::writeChatExport({job.conversation, messages}, job.path, job.format);
+    const QString path = written ? *written : app::exportPathFor(job.path, job.format);
+    const QString error = written ? QString() : QString::fromStdString(written.status().message());
+    Q_EMIT exportFinished(path, error);
+    Q_EMIT statusMessage(error.isEmpty() ? tr("Exported to %1").arg(path) : tr("Could not export: %1").arg(error));
 }
 
 void ChatView::importConversation(const QString& path) {

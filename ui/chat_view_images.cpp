@@ -3,6 +3,7 @@
 // Files are read by the app::ImageFileReader the view is given (on a pool thread); only small
 // thumbnails are made here.
 #include "chat_view.h"
+#include "count_text.h"
 #include "image_strip.h"
 #include "services/chat_images.h"
 
@@ -75,10 +76,12 @@ void ChatView::setImageReader(app::ImageFileReader* reader) {
             QStringList refused = problems;
             const int room = app::kMaxImagesPerMessage - m_attached->count();
             m_attached->addImages(images.mid(0, std::max(0, room)));
-            if (images.size() > room)
-                refused << tr("%n image(s) were not attached: a message holds at most %1 images",
-                              nullptr, int(images.size()) - std::max(0, room))
+            if (images.size() > room) {
+                const qsizetype left = images.size() - std::max(0, room);
+                refused << tr("%1 %2 not attached: a message holds at most %3 images")
+                               .arg(countText(left, tr("image"), tr("images")), countWord(left, tr("was"), tr("were")))
                                .arg(app::kMaxImagesPerMessage);
+            }
             if (!refused.isEmpty()) Q_EMIT statusMessage(refused.join(QStringLiteral("; ")));
         });
 }

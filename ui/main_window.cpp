@@ -4,6 +4,7 @@
 #include "main_window.h"
 
 #include "chat_view.h"
+#include "count_text.h"
 #include "model_info_view.h"
 #include "model_picker.h"
 #include "models_view.h"
@@ -44,6 +45,8 @@
 #include <QTabWidget>
 #include <QUrl>
 #include <QVBoxLayout>
+
+#include <utility>
 
 namespace hearth::ui {
 
@@ -99,17 +102,17 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_pages->addTab(m_server, tr("Server"));
     m_pages->addTab(m_info, tr("Inspect"));
 
-    // The model picker heads the chat page; notifications run across the top of every page.
+    // The model picker heads the chat page; notifications float over the top right of every page
+    // (outside the layout, so that no control moves when one shows).
     m_picker = new ModelPicker(m_library, m_engine, this);
     m_chat->setHeaderWidget(m_picker);
-    m_notes = new NotificationArea(this);
     auto* central = new QWidget(this);
     auto* column = new QVBoxLayout(central);
     column->setContentsMargins(0, 2, 0, 0);
-    column->setSpacing(2);
-    column->addWidget(m_notes);
     column->addWidget(m_pages, 1);
     setCentralWidget(central);
+    m_notes = new NotificationArea(central);
+    m_notes->setAnchor(m_picker); // on the chat page, below the picker
 
     m_chat->setSystemPrompt(m_settings->defaultSystemPrompt());
     m_chat->setSampling(m_settingsView->sampling());
@@ -174,6 +177,8 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     for (auto* source : {static_cast<QObject*>(m_chat), static_cast<QObject*>(m_models), static_cast<QObject*>(m_server)})
         connect(source, SIGNAL(statusMessage(QString)), this, SLOT(showStatus(QString)));
     connect(m_info, &ModelInfoView::statusChanged, this, &MainWindow::showStatus);
+    connect(m_chat, &ChatView::statusWithdrawn, this, &MainWindow::withdrawStatus);
+    connect(m_models, &ModelsView::statusWithdrawn, this, &MainWindow::withdrawStatus);
     connect(m_library, &app::ModelLibrary::imported, this, [this](quint64 ticket, const QString& path) {
         if (m_openTickets.contains(ticket)) {
             m_openTickets.remove(ticket);
@@ -195,9 +200,22 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     applyIdleUnload();
     refreshRemoteModels();
     setAcceptDrops(true);
+    // The model used last is loaded again once the library has been listed (its projector with it).
+    m_restoreLast = m_settings->welcomeDone();
+    connect(m_library, &app::ModelLibrary::scanningChanged, this, [this](bool scanning) {
+        if (!scanning && std::exchange(m_restoreLast, false)) restoreLastModel();
+    });
     m_library->refresh();
     if (!m_settings->welcomeDone()) showWelcome();
     else m_pages->setCurrentWidget(m_chat);
+}
+
+void MainWindow::restoreLastModel() {
+    const QString last = m_settings->lastModelPath();
+    // A remote model is chosen again by hand: its provider may be offline.
+    if (last.isEmpty() || last.startsWith(QStringLiteral("remote:")) || !QFileInfo(last).isFile()) return;
+    if (m_engine->state() != app::EngineHost::State::Empty) return; // the user was quicker
+    loadModel(last); // the picker shows it once loaded
 }
 
 void MainWindow::buildMenus() {
@@ -307,8 +325,9 @@ void MainWindow::connectEngine() {
             [this](const QString& message) { notifyError(tr("Could not load the model: %1").arg(message)); });
     connect(m_engine, &app::EngineHost::idleUnloaded, this, [this](const QString& path) {
         m_chat->setModelToReload(path); // as Ollama does: the next message loads it again
-        notifyInfo(tr("The model was unloaded after %n minute(s) without use, to free memory; your next "
-                      "message loads it again.", nullptr, m_settings->idleUnloadMinutes()));
+        notifyInfo(tr("The model was unloaded after %1 without use, to free memory; your next message loads it "
+                      "again.")
+                       .arg(countText(m_settings->idleUnloadMinutes(), tr("minute"), tr("minutes"))));
     });
     connect(m_chat, &ChatView::reloadRequested, this, &MainWindow::loadModel);
     // Live statistics go to their own label: they never cover a message.
@@ -416,6 +435,10 @@ void MainWindow::showStatus(const QString& text) {
     // Routine progress ("Listing…", "Code copied"): a passing line in the status bar, which the
     // statistics (a label of their own) never cover.
     statusBar()->showMessage(text, 6000);
+}
+
+void MainWindow::withdrawStatus(const QString& text) {
+    if (!text.isEmpty() && statusBar()->currentMessage() == text) statusBar()->clearMessage();
 }
 
 QString MainWindow::statsText() const { return m_stats->text(); }

@@ -1,4 +1,4 @@
-// The application's main window: notifications across the top; Welcome (on first run), Chat (a
+// The application's main window: notifications floating over the pages; Welcome (on first run), Chat (a
 // model picker at its head), Models (library and hub), Settings, Server and Inspect pages over the app's
 // services, which the window owns; a status bar with the engine's state and live statistics.
 #pragma once
@@ -102,6 +102,8 @@ private Q_SLOTS:
     // A view's message, its level told from its words: failures and warnings stay on screen as
     // notifications, routine progress passes in the status bar.
     void showStatus(const QString& text);
+    // Takes a view's line out of the status bar once it no longer holds (when it still shows).
+    void withdrawStatus(const QString& text);
 
 private:
     void chooseModel();
@@ -109,6 +111,7 @@ private:
     void buildMenus();
     void connectEngine();
     void applyIdleUnload();
+    void restoreLastModel();
 
     app::Settings* m_settings = nullptr;
     app::Store* m_store = nullptr;
@@ -131,6 +134,7 @@ private:
     QLabel* m_stats = nullptr;
     QProgressBar* m_loadBar = nullptr;
     QHash<quint64, QString> m_openTickets; // imports that load their model when done
+    bool m_restoreLast = false;            // load the last model once the library is listed
     std::unique_ptr<app::ProviderStore> m_providers;
     app::RemoteClient* m_remote = nullptr;
     QHash<quint64, QString> m_remoteLists;  // model list requests -> provider

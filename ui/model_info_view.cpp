@@ -1,6 +1,8 @@
 // Model inspector: reads a GGUF with the engine's reader on a std::thread and fills two tables.
 #include "model_info_view.h"
 
+#include "count_text.h"
+
 #include "hearth/gguf.h"
 
 #include <QCoreApplication>
@@ -115,9 +117,9 @@ void ModelInfoView::show(const QString& path, const Summary& s) {
             m_tensors->setItem(i, c, new QTableWidgetItem(s.tensors[i][c]));
     m_metadata->resizeColumnToContents(0);
     m_tensors->resizeColumnsToContents();
-    Q_EMIT statusChanged(tr("%1 metadata keys, %2 tensors, %3 MiB of weights")
-                             .arg(s.metadata.size())
-                             .arg(s.tensors.size())
+    Q_EMIT statusChanged(tr("%1, %2, %3 MiB of weights")
+                             .arg(countText(s.metadata.size(), tr("metadata key"), tr("metadata keys")),
+                                  countText(s.tensors.size(), tr("tensor"), tr("tensors")))
                              .arg(double(s.totalBytes) / (1 << 20), 0, 'f', 1));
     Q_EMIT loaded(true);
 }

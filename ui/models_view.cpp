@@ -5,6 +5,7 @@
 // hub errors with Retry and a download list (kept across restarts) with progress, speed and ETA.
 #include "models_view.h"
 
+#include "count_text.h"
 #include "services/memory_estimate.h"
 #include "services/model_support.h"
 
@@ -30,6 +31,8 @@
 #include <QTabWidget>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+
+#include <utility>
 
 namespace hearth::ui {
 
@@ -130,9 +133,10 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     m_transfers->setHeaderLabels({tr("Download"), tr("State"), tr("Progress"), tr("Speed"), tr("ETA")});
     m_transfers->setRootIsDecorated(false);
     m_transfers->setMaximumHeight(140);
-    auto* pause = new QPushButton(tr("Pause"), hubPage);
-    auto* resume = new QPushButton(tr("Resume"), hubPage);
-    auto* cancel = new QPushButton(tr("Cancel"), hubPage);
+    auto* pause = m_pause = new QPushButton(tr("Pause"), hubPage);
+    auto* resume = m_resume = new QPushButton(tr("Resume"), hubPage);
+    auto* cancel = m_cancel = new QPushButton(tr("Cancel"), hubPage);
+    updateTransferButtons();
     auto* hubSplit = new QSplitter(hubPage);
     hubSplit->addWidget(m_repos);
     hubSplit->addWidget(m_options);
@@ -190,20 +194,22 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     connect(pause, &QPushButton::clicked, this, [=, this] { if (auto id = selectedTransfer()) m_downloads->pause(id); });
     connect(resume, &QPushButton::clicked, this, [=, this] { if (auto id = selectedTransfer()) m_downloads->resume(id); });
     connect(cancel, &QPushButton::clicked, this, [=, this] { if (auto id = selectedTransfer()) m_downloads->cancel(id); });
+    connect(m_transfers, &QTreeWidget::currentItemChanged, this, &ModelsView::updateTransferButtons);
 
     connect(m_hub, &app::HubClient::searchFinished, this, [this](quint64 ticket, const QList<app::HubModel>& models) {
         if (ticket != m_searchTicket) return;
         m_errorRow->hide();
         m_repos->clear();
         for (const app::HubModel& m : models) {
-            auto* item = new QListWidgetItem(tr("%1  (%2 downloads)").arg(m.id).arg(m.downloads), m_repos);
+            auto* item = new QListWidgetItem(tr("%1  (%2)").arg(m.id, countText(m.downloads, tr("download"), tr("downloads"))), m_repos);
             item->setData(Qt::UserRole, m.id);
         }
-        Q_EMIT statusMessage(tr("%1 repositories").arg(models.size()));
+        Q_EMIT statusMessage(countText(models.size(), tr("repository"), tr("repositories")));
     });
     connect(m_hub, &app::HubClient::filesListed, this,
             [this](quint64 ticket, const QString& repo, const QList<app::HubFile>& files) {
                 if (ticket != m_filesTicket) return;
+                if (!m_listingStatus.isEmpty()) Q_EMIT statusWithdrawn(std::exchange(m_listingStatus, QString()));
                 m_errorRow->hide();
                 m_shownRepo = repo;
                 m_shownOptions = app::HubClient::groupByQuantization(files);
@@ -219,6 +225,8 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
         // Without the hub's metadata the architecture is checked when the file loads.
         if (ticket == m_detailsTicket) return;
         if (ticket != m_searchTicket && ticket != m_filesTicket) return; // an answer nobody waits for
+        if (ticket == m_filesTicket && !m_listingStatus.isEmpty())
+            Q_EMIT statusWithdrawn(std::exchange(m_listingStatus, QString()));
         showHubError(message);
         Q_EMIT statusMessage(tr("Hub: %1").arg(message));
     });
@@ -232,6 +240,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
         }
         if (QTreeWidgetItem* item = m_transfers->topLevelItem(m_transferRows.value(id)))
             item->setText(1, app::downloadStateName(state));
+        updateTransferButtons();
     });
     connect(m_downloads, &app::DownloadManager::progress, this,
             [this](quint64 id, qint64 received, qint64 total, double speed, int eta) {
@@ -400,6 +409,15 @@ int ModelsView::transferCount() const { return m_transfers->topLevelItemCount();
 quint64 ModelsView::transferId(int row) const {
     QTreeWidgetItem* item = m_transfers->topLevelItem(row);
     return item ? item->data(0, Qt::UserRole).toULongLong() : 0;
+}
+
+void ModelsView::updateTransferButtons() {
+    const QTreeWidgetItem* item = m_transfers->currentItem();
+    const app::DownloadActions can = item ? app::downloadActions(m_downloads->state(item->data(0, Qt::UserRole).toULongLong()))
+                                          : app::DownloadActions{};
+    m_pause->setEnabled(can.pause);
+    m_resume->setEnabled(can.resume);
+    m_cancel->setEnabled(can.cancel);
 }
 
 void ModelsView::addTransferRow(quint64 id, const QString& name, app::DownloadState state) {
@@ -605,7 +623,8 @@ void ModelsView::showRepo(const QString& repo) {
     updateDownloadButton();
     m_filesTicket = m_hub->listFiles(repo);
     m_detailsTicket = m_hub->fetchDetails(repo);
-    Q_EMIT statusMessage(tr("Listing %1...").arg(repo));
+    m_listingStatus = tr("Listing %1…").arg(repo);
+    Q_EMIT statusMessage(m_listingStatus);
 }
 
 void ModelsView::download(int optionRow) {

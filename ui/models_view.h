@@ -89,6 +89,8 @@ public:
 
 Q_SIGNALS:
     void statusMessage(const QString& text);
+    // A line said with statusMessage no longer holds (the listing it announced ended).
+    void statusWithdrawn(const QString& text);
 
 private:
     void showDetails();
@@ -101,6 +103,7 @@ private:
     void computeLibraryBadges();
     void showHubError(const QString& message);
     void addTransferRow(quint64 id, const QString& name, app::DownloadState state);
+    void updateTransferButtons(); // Pause, Resume and Cancel: on where they apply to the selected one
     app::LoadSettings currentLoadSettings() const { return m_settings->loadSettings(); }
     qint64 ram() const;
 
@@ -120,6 +123,9 @@ private:
     QTreeWidget* m_options = nullptr;
     QTreeWidget* m_transfers = nullptr;
     QPushButton* m_download = nullptr;
+    QPushButton* m_pause = nullptr;
+    QPushButton* m_resume = nullptr;
+    QPushButton* m_cancel = nullptr;
     QPushButton* m_fetchProjector = nullptr; // library: "Download vision projector"
     QLabel* m_projectorNote = nullptr;       // hub: the repository's projector
     QCheckBox* m_withProjector = nullptr;    // hub: also download it
@@ -128,6 +134,7 @@ private:
     QList<app::QuantOption> m_shownOptions;
     QString m_shownRepo;
     app::HubModelDetails m_shownDetails; // from the hub's GGUF metadata; empty until (or unless) known
+    QString m_listingStatus;             // "Listing <repo>…" while the hub is asked
     QString m_lastQuery;                 // what Retry repeats: a search, or m_shownRepo when empty
     quint64 m_searchTicket = 0;
     quint64 m_filesTicket = 0;

@@ -1,6 +1,8 @@
-// NotificationArea: one row per notification (coloured by level, a close button, a repeat count).
+// NotificationArea: one row per notification (coloured by level, a close button, a repeat count),
+// on a panel of its own that floats over its parent.
 #include "notification_area.h"
 
+#include <QEvent>
 #include <QFrame>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -8,6 +10,8 @@
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace hearth::ui {
 
@@ -38,9 +42,42 @@ QString rowStyle(NotificationArea::Level level) {
 
 NotificationArea::NotificationArea(QWidget* parent) : QWidget(parent) {
     m_layout = new QVBoxLayout(this);
-    m_layout->setContentsMargins(6, 4, 6, 0);
+    m_layout->setContentsMargins(4, 4, 4, 4);
     m_layout->setSpacing(3);
+    // Opaque over the page below it.
+    setAutoFillBackground(true);
+    setBackgroundRole(QPalette::Window);
+    if (parent) parent->installEventFilter(this);
     setVisible(false);
+}
+
+void NotificationArea::setAnchor(QWidget* widget) {
+    if (m_anchor) m_anchor->removeEventFilter(this);
+    m_anchor = widget;
+    if (widget) widget->installEventFilter(this);
+    place();
+}
+
+bool NotificationArea::eventFilter(QObject* watched, QEvent* event) {
+    const QEvent::Type t = event->type();
+    const bool geometry = t == QEvent::Resize || t == QEvent::Move || t == QEvent::Show || t == QEvent::Hide;
+    if ((watched == parentWidget() && (geometry || t == QEvent::LayoutRequest)) || (watched == m_anchor && geometry))
+        place();
+    return QWidget::eventFilter(watched, event);
+}
+
+void NotificationArea::place() {
+    QWidget* over = parentWidget();
+    if (!over || m_layout->count() == 0) return;
+    const int width = std::max(120, std::min(over->width() - 2 * kMargin, kMaxWidth));
+    int top = kMargin;
+    if (m_anchor && m_anchor->isVisible() && over->isAncestorOf(m_anchor))
+        top = std::max(top, m_anchor->mapTo(over, QPoint(0, m_anchor->height())).y() + kMargin / 2);
+    m_layout->activate();
+    const int height = std::min(m_layout->hasHeightForWidth() ? m_layout->heightForWidth(width) : sizeHint().height(),
+                                std::max(0, over->height() - top - kMargin));
+    setGeometry(over->width() - width - kMargin, top, width, height);
+    raise();
 }
 
 void NotificationArea::notify(Level level, const QString& text) {
@@ -94,6 +131,7 @@ void NotificationArea::notify(Level level, const QString& text) {
         });
     }
     setVisible(true);
+    place();
     Q_EMIT changed();
 }
 
@@ -103,6 +141,7 @@ void NotificationArea::remove(QWidget* row) {
     row->hide();
     row->deleteLater();
     setVisible(m_layout->count() > 0);
+    place();
     Q_EMIT changed();
 }
 

@@ -1,6 +1,8 @@
 // ProvidersDialog: a list of providers on the left, the chosen one's form on the right.
 #include "providers_dialog.h"
 
+#include "count_text.h"
+
 #include <QCheckBox>
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -82,8 +84,9 @@ ProvidersDialog::ProvidersDialog(app::ProviderStore* store, app::RemoteClient* c
     connect(m_client, &app::RemoteClient::modelsListed, this, [this](quint64 ticket, const QStringList& models) {
         if (ticket != m_testTicket) return;
         m_status->setText(models.isEmpty() ? tr("Connected, but it lists no model.")
-                                           : tr("Connected: %n model(s): %1", nullptr, int(models.size()))
-                                                 .arg(models.mid(0, 8).join(QStringLiteral(", "))));
+                                           : tr("Connected: %1: %2")
+                                                 .arg(countText(models.size(), tr("model"), tr("models")),
+                                                      models.mid(0, 8).join(QStringLiteral(", "))));
     });
     connect(m_client, &app::RemoteClient::listFailed, this, [this](quint64 ticket, const QString& message) {
         if (ticket == m_testTicket) m_status->setText(tr("<b>Failed:</b> %1").arg(message.toHtmlEscaped()));

@@ -163,7 +163,8 @@ void WelcomeView::rebuildCards() {
                                          s.license.toHtmlEscaped(), s.repo.toHtmlEscaped()),
                                 card);
         text->setWordWrap(true);
-        auto* button = new QPushButton(i == 0 ? tr("Download and chat") : tr("Download"), card);
+        // Every card offers the same: its model downloaded, loaded and a chat opened.
+        auto* button = new QPushButton(tr("Download and chat"), card);
         if (i == 0) button->setDefault(true);
         row->addWidget(text, 1);
         row->addWidget(button);

@@ -8,6 +8,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonParseError>
+#include <QSaveFile>
 
 #include <cmath>
 
@@ -214,6 +215,25 @@ Result<ExportedChat> chatFromJson(const QByteArray& json) {
         chat.messages << m;
     }
     return chat;
+}
+
+QString exportPathFor(const QString& path, const QString& format) {
+    const QString suffix = format.compare(QStringLiteral("json"), Qt::CaseInsensitive) == 0 ? QStringLiteral(".json")
+                                                                                             : QStringLiteral(".md");
+    if (path.isEmpty() || path.endsWith(suffix, Qt::CaseInsensitive)) return path;
+    if (suffix == QStringLiteral(".md") && path.endsWith(QStringLiteral(".markdown"), Qt::CaseInsensitive)) return path;
+    return path + suffix;
+}
+
+Result<QString> writeChatExport(const ExportedChat& chat, const QString& path, const QString& format) {
+    const QString target = exportPathFor(path, format);
+    const QByteArray data = format.compare(QStringLiteral("json"), Qt::CaseInsensitive) == 0
+                                ? chatToJson(chat)
+                                : chatToMarkdown(chat).toUtf8();
+    QSaveFile file(target);
+    if (!file.open(QIODevice::WriteOnly) || file.write(data) != data.size() || !file.commit())
+        return ioError(QStringLiteral("cannot write %1: %2").arg(target, file.errorString()).toStdString());
+    return target;
 }
 
 } // namespace hearth::app

@@ -39,4 +39,11 @@ QByteArray chatToJson(const ExportedChat& chat);
 inline constexpr int kMaxImportMessages = 100000;
 Result<ExportedChat> chatFromJson(const QByteArray& json);
 
+// The file an export in `format` ("json", else Markdown) goes to: `path` with ".json" or ".md"
+// appended unless it ends so already (in any case), as a name typed in a save dialog may not.
+QString exportPathFor(const QString& path, const QString& format);
+// Writes `chat` as `format` to exportPathFor(path, format), replacing the file only once all of
+// it is written; returns the path written, or an IoError that names it.
+Result<QString> writeChatExport(const ExportedChat& chat, const QString& path, const QString& format);
+
 } // namespace hearth::app

@@ -46,6 +46,15 @@ QString downloadStateName(DownloadState state) {
     return QStringLiteral("unknown");
 }
 
+// As the worker's pause, resume and cancel accept them.
+DownloadActions downloadActions(DownloadState state) {
+    DownloadActions a;
+    a.pause = state == DownloadState::Queued || state == DownloadState::Running || state == DownloadState::Retrying;
+    a.resume = state == DownloadState::Paused || state == DownloadState::Failed;
+    a.cancel = state != DownloadState::Completed && state != DownloadState::Cancelled;
+    return a;
+}
+
 namespace {
 
 constexpr int kMaxRedirects = 10;

@@ -34,6 +34,15 @@ enum class DownloadState {
 };
 QString downloadStateName(DownloadState state); // "queued", "running", ...
 
+// What a download in `state` can be asked to do: pause one that waits or runs, resume one that
+// is paused or failed, cancel any that has not ended.
+struct DownloadActions {
+    bool pause = false;
+    bool resume = false;
+    bool cancel = false;
+};
+DownloadActions downloadActions(DownloadState state);
+
 struct DownloadRetryPolicy {
     int maxRetries = 6;          // consecutive failures without progress before giving up
     int initialDelayMs = 1000;   // doubled per consecutive failure

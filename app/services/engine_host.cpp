@@ -58,12 +58,20 @@ struct HostRelay {
 // reasoning split from its answer here (so the GUI thread only receives values).
 class RelaySink final : public TokenSink {
 public:
-    RelaySink(std::shared_ptr<HostRelay> relay, quint64 id, ReplyFormat format)
-        : m_relay(std::move(relay)), m_id(id), m_reader(format) {}
+    RelaySink(std::shared_ptr<HostRelay> relay, quint64 id, ReplyFormat format, int promptTokens)
+        : m_relay(std::move(relay)), m_id(id), m_reader(format), m_used(promptTokens) {}
 
+    // Each token counts in the context at once (contextUsedChanged), its text when the reader
+    // lets it out.
     void onToken(const TokenInfo& token) override {
-        if (token.text.empty() || token.choice != 0) return;
-        forward(m_reader.push(token.text));
+        if (token.choice != 0) return;
+        const int used = ++m_used;
+        const ReplyPiece piece = token.text.empty() ? ReplyPiece{} : m_reader.push(token.text);
+        m_relay->post([id = m_id, used, reasoning = QString::fromStdString(piece.reasoning),
+                       answer = QString::fromStdString(piece.answer)](EngineHost* h) {
+            h->handleContextUsed(id, used);
+            if (!reasoning.isEmpty() || !answer.isEmpty()) h->handleReply(id, reasoning, answer);
+        });
     }
     void onFinish(FinishReason reason, const Usage& usage) override {
         forward(m_reader.finish()); // marker-like text held back at the very end
@@ -96,6 +104,7 @@ private:
     std::shared_ptr<HostRelay> m_relay;
     quint64 m_id;
     ReplyReader m_reader; // used on the engine thread only
+    int m_used;           // prompt and reply tokens so far (engine thread)
 };
 
 namespace {
@@ -339,7 +348,7 @@ public:
                                 .arg(context));
             request.maxTokens = std::min(request.maxTokens, context - promptLen);
         }
-        request.sink = std::make_shared<RelaySink>(m_relay, id, format);
+        request.sink = std::make_shared<RelaySink>(m_relay, id, format, promptLen);
         Result<RequestId> engineId = m_engine->submit(std::move(request));
         if (!engineId) return fail(QString::fromStdString(engineId.status().toString()));
         m_ids[id] = *engineId;
@@ -659,7 +668,16 @@ void EngineHost::handleReply(quint64 id, const QString& reasoning, const QString
     if (!answer.isEmpty() && m_live.contains(id)) Q_EMIT tokenReceived(id, answer);
 }
 
+void EngineHost::handleContextUsed(quint64 id, int tokens) {
+    if (!m_live.contains(id)) return;
+    m_contextUsed[id] = tokens;
+    Q_EMIT contextUsedChanged(id, tokens);
+}
+
+int EngineHost::contextUsed(quint64 id) const { return m_contextUsed.value(id, 0); }
+
 void EngineHost::handleFinished(quint64 id, const QString& reason, const GenerationUsage& usage) {
+    m_contextUsed.remove(id);
     if (!m_live.remove(id)) return;
     detail::EngineWorker* w = m_worker;
     QMetaObject::invokeMethod(w, [w, id] { w->forget(id); }, Qt::QueuedConnection);
@@ -668,6 +686,7 @@ void EngineHost::handleFinished(quint64 id, const QString& reason, const Generat
 }
 
 void EngineHost::handleFailed(quint64 id, const QString& message) {
+    m_contextUsed.remove(id);
     if (!m_live.remove(id)) return;
     detail::EngineWorker* w = m_worker;
     QMetaObject::invokeMethod(w, [w, id] { w->forget(id); }, Qt::QueuedConnection);

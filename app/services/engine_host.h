@@ -76,6 +76,9 @@ public:
     void stopAll();
     // Requests sent and not yet finished or failed.
     QList<quint64> activeRequests() const { return m_live.values(); }
+    // The context request `id` fills while its reply streams: its prompt's tokens and the reply's
+    // so far, counted per token (contextUsedChanged); 0 before its first token and once it ended.
+    int contextUsed(quint64 id) const;
 
     // Unloads the model after it has served nothing for this long (ms; 0: never), unless held.
     // Idle means: loaded, no request of this host running, and no hold (the embedded API server
@@ -106,6 +109,8 @@ Q_SIGNALS:
     void finished(quint64 id, const QString& reason, const hearth::app::GenerationUsage& usage);
     void failed(quint64 id, const QString& message);
     void statsUpdated(const hearth::app::EngineStatsSnapshot& stats);
+    // Request `id`'s context use grew with a token (see contextUsed); before that token's text.
+    void contextUsedChanged(quint64 id, int tokens);
 
 public:
     // Context full (the chat page): like sendChat, but while the rendered prompt plus room for
@@ -136,6 +141,7 @@ private:
     void handleLoaded(quint64 generation, const LoadedModel& model);
     void handleLoadFailed(quint64 generation, const QString& message);
     void handleReply(quint64 id, const QString& reasoning, const QString& answer);
+    void handleContextUsed(quint64 id, int tokens);
     void handleFinished(quint64 id, const QString& reason, const GenerationUsage& usage);
     void handleFailed(quint64 id, const QString& message);
     void handleStats(quint64 generation, const EngineStatsSnapshot& stats);
@@ -157,6 +163,7 @@ private:
     quint64 m_generation = 0; // bumped by every load and unload
     quint64 m_nextId = 1;
     QSet<quint64> m_live;
+    QHash<quint64, int> m_contextUsed; // live local requests, by id
 };
 
 } // namespace hearth::app

@@ -71,15 +71,46 @@ QString likePattern(const QString& text) {
     return QLatin1Char('%') + escaped + QLatin1Char('%');
 }
 
-// Some context around the first occurrence of `needle` (case-insensitive).
-QString plainSnippet(const QString& content, const QString& needle) {
+// Some context around the first occurrence of `needle` (case-insensitive), with every
+// occurrence in it as a match.
+void plainSnippet(const QString& content, const QString& needle, SearchHit& hit) {
     const qsizetype at = content.indexOf(needle, 0, Qt::CaseInsensitive);
-    if (at < 0) return content.left(120);
+    if (at < 0) {
+        hit.snippet = content.left(120);
+        return;
+    }
     const qsizetype from = std::max<qsizetype>(0, at - 40);
     QString s = content.mid(from, needle.size() + 80);
-    if (from > 0) s.prepend(QStringLiteral("…"));
-    if (from + s.size() < content.size()) s.append(QStringLiteral("…"));
-    return s;
+    const bool cutBefore = from > 0, cutAfter = from + s.size() < content.size();
+    const qsizetype shift = cutBefore ? 1 : 0; // the "…" put in front
+    for (qsizetype i = s.indexOf(needle, 0, Qt::CaseInsensitive); i >= 0 && !needle.isEmpty();
+         i = s.indexOf(needle, i + needle.size(), Qt::CaseInsensitive))
+        hit.matches << SearchMatch{i + shift, needle.size()};
+    if (cutBefore) s.prepend(QStringLiteral("…"));
+    if (cutAfter) s.append(QStringLiteral("…"));
+    hit.snippet = s;
+}
+
+// FTS5's snippet marks each match with these two characters (never left in the text shown).
+constexpr char16_t kMatchOpen = u'\x02';
+constexpr char16_t kMatchClose = u'\x03';
+
+// The snippet as plain text and where the marked matches lie in it.
+void markedSnippet(const QString& marked, SearchHit& hit) {
+    QString plain;
+    plain.reserve(marked.size());
+    qsizetype open = -1;
+    for (const QChar c : marked) {
+        if (c == QChar(kMatchOpen)) {
+            open = plain.size();
+        } else if (c == QChar(kMatchClose)) {
+            if (open >= 0 && plain.size() > open) hit.matches << SearchMatch{open, plain.size() - open};
+            open = -1;
+        } else {
+            plain += c;
+        }
+    }
+    hit.snippet = plain;
 }
 
 // A message state as stored: one of the three known words, anything else is "complete".
@@ -341,10 +372,12 @@ public:
         if (m_fts) {
             q.prepare(QStringLiteral(
                 "SELECT m.id, m.conversation_id, c.title, m.role, "
-                "snippet(messages_fts, 0, '[', ']', '…', 12) "
+                "snippet(messages_fts, 0, ?, ?, '…', 12) "
                 "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
                 "JOIN conversations c ON c.id = m.conversation_id "
                 "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?"));
+            q.addBindValue(QString(QChar(kMatchOpen)));
+            q.addBindValue(QString(QChar(kMatchClose)));
             q.addBindValue(ftsQuery(trimmed));
         } else {
             q.prepare(QStringLiteral(
@@ -361,7 +394,8 @@ public:
             h.conversationId = q.value(1).toLongLong();
             h.conversationTitle = q.value(2).toString();
             h.role = q.value(3).toString();
-            h.snippet = m_fts ? q.value(4).toString() : plainSnippet(q.value(4).toString(), trimmed);
+            if (m_fts) markedSnippet(q.value(4).toString(), h);
+            else plainSnippet(q.value(4).toString(), trimmed, h);
             out << h;
         }
         return out;

@@ -42,12 +42,20 @@ struct StoredMessage {
     QList<QByteArray> images;
 };
 
+// Where a search term was found in a hit's snippet (in QChars).
+struct SearchMatch {
+    qsizetype start = 0;
+    qsizetype length = 0;
+    bool operator==(const SearchMatch&) const = default;
+};
+
 struct SearchHit {
     qint64 messageId = 0;
     qint64 conversationId = 0;
     QString conversationTitle;
     QString role;
-    QString snippet; // the match with some context; FTS marks it with [ ]
+    QString snippet;             // the match with some context, plain text ("…" where cut)
+    QList<SearchMatch> matches;  // the terms found in it, in order, for the view to highlight
 };
 
 namespace detail {

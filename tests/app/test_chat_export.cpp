@@ -147,6 +147,35 @@ private Q_SLOTS:
         QCOMPARE(stored[0].images, (QList<QByteArray>{png, gif}));
     }
 
+    // A name typed without the format's ending gets it; one that has it (any case) is kept.
+    void exportGetsItsEnding() {
+        QCOMPARE(exportPathFor(QStringLiteral("/tmp/trip"), QStringLiteral("json")), QStringLiteral("/tmp/trip.json"));
+        QCOMPARE(exportPathFor(QStringLiteral("/tmp/trip"), QStringLiteral("markdown")), QStringLiteral("/tmp/trip.md"));
+        QCOMPARE(exportPathFor(QStringLiteral("/tmp/trip.JSON"), QStringLiteral("json")), QStringLiteral("/tmp/trip.JSON"));
+        QCOMPARE(exportPathFor(QStringLiteral("/tmp/trip.md"), QStringLiteral("markdown")), QStringLiteral("/tmp/trip.md"));
+        QCOMPARE(exportPathFor(QStringLiteral("/tmp/trip.markdown"), QStringLiteral("markdown")),
+                 QStringLiteral("/tmp/trip.markdown"));
+        QCOMPARE(exportPathFor(QStringLiteral("/tmp/trip.md"), QStringLiteral("json")), QStringLiteral("/tmp/trip.md.json"));
+
+        QTemporaryDir dir;
+        const Result<QString> json = writeChatExport(sampleChat(), dir.filePath(QStringLiteral("chat")), QStringLiteral("json"));
+        QVERIFY2(json, json ? "" : json.status().message().c_str());
+        QCOMPARE(*json, dir.filePath(QStringLiteral("chat.json")));
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("chat"))));
+        QFile file(*json);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const Result<ExportedChat> back = chatFromJson(file.readAll());
+        QVERIFY(back);
+        QCOMPARE(back->messages.size(), 2);
+        const Result<QString> md = writeChatExport(sampleChat(), dir.filePath(QStringLiteral("chat")), QStringLiteral("markdown"));
+        QVERIFY(md);
+        QCOMPARE(*md, dir.filePath(QStringLiteral("chat.md")));
+        const Result<QString> refused =
+            writeChatExport(sampleChat(), dir.filePath(QStringLiteral("no/such/folder/chat")), QStringLiteral("json"));
+        QVERIFY(!refused);
+        QVERIFY(QString::fromStdString(refused.status().message()).contains(QStringLiteral("chat.json")));
+    }
+
     void badJsonIsRefusedWithAReason_data() {
         QTest::addColumn<QByteArray>("json");
         QTest::addColumn<QString>("says");

@@ -89,6 +89,32 @@ private Q_SLOTS:
         QCOMPARE(again, text);
     }
 
+    // While a reply streams, the context it fills is counted per token: its prompt and the reply
+    // so far, ending where the usage does.
+    void contextUsedGrowsPerToken() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        EngineHost host;
+        QVERIFY(loadStories(host));
+        quint64 id = 0;
+        QList<int> counted, polled;
+        connect(&host, &EngineHost::contextUsedChanged, this, [&](quint64 rid, int tokens) {
+            if (rid != id) return;
+            counted << tokens;
+            polled << host.contextUsed(rid);
+        });
+        QSignalSpy finished(&host, &EngineHost::finished);
+        id = host.sendText(QStringLiteral("Once upon a time"), Sampling::greedy(16));
+        QCOMPARE(host.contextUsed(id), 0); // nothing generated yet
+        QVERIFY(finished.wait(20000));
+        const auto usage = finished.first().at(2).value<GenerationUsage>();
+        QCOMPARE(counted.size(), usage.completionTokens);
+        QCOMPARE(counted.first(), usage.promptTokens + 1);
+        QCOMPARE(counted.last(), usage.promptTokens + usage.completionTokens);
+        for (int i = 1; i < counted.size(); ++i) QCOMPARE(counted[i], counted[i - 1] + 1);
+        QCOMPARE(polled, counted);
+        QCOMPARE(host.contextUsed(id), 0); // ended
+    }
+
     void stopEndsWithCancelled() {
         HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
         EngineHost host;

@@ -292,11 +292,14 @@ private Q_SLOTS:
                 if (m.repo == repo) return m;
             return StarterModel{};
         };
-        const StarterModel qwen7 = find(QStringLiteral("Qwen/Qwen2.5-7B-Instruct-GGUF"));
-        QVERIFY(qwen7.matches(QStringLiteral("qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf")));
-        QVERIFY(qwen7.matches(QStringLiteral("Qwen2.5-7B-Instruct-Q4_K_M-00002-of-00002.gguf")));
-        QVERIFY(!qwen7.matches(QStringLiteral("qwen2.5-7b-instruct-q8_0-00001-of-00003.gguf")));
+        // A pattern with a star takes every part of a split file, and only those of its quantization.
+        StarterModel split;
+        split.filePattern = QStringLiteral("qwen2.5-7b-instruct-q4_k_m*.gguf");
+        QVERIFY(split.matches(QStringLiteral("qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf")));
+        QVERIFY(split.matches(QStringLiteral("Qwen2.5-7B-Instruct-Q4_K_M-00002-of-00002.gguf")));
+        QVERIFY(!split.matches(QStringLiteral("qwen2.5-7b-instruct-q8_0-00001-of-00003.gguf")));
         QVERIFY(find(QStringLiteral("bartowski/Llama-3.2-1B-Instruct-GGUF")).matches(QStringLiteral("Llama-3.2-1B-Instruct-Q4_K_M.gguf")));
+        QVERIFY(find(QStringLiteral("unsloth/Qwen3.5-9B-GGUF")).matches(QStringLiteral("Qwen3.5-9B-Q4_K_M.gguf")));
 
         // The file in the source tree is the one compiled in.
         const QString onDisk = hearth::test::sourceDir() + QStringLiteral("/resources/models/starter.json");

@@ -500,6 +500,12 @@ private Q_SLOTS:
             QCOMPARE(h.conversationId, first.id);
             QCOMPARE(h.conversationTitle, QStringLiteral("Balloons"));
             QVERIFY2(h.snippet.contains(QStringLiteral("balloon"), Qt::CaseInsensitive), qPrintable(h.snippet));
+            // Plain text: no markup around the match, which comes as a range for the view to highlight.
+            QVERIFY2(!h.snippet.contains(QLatin1Char('[')) && !h.snippet.contains(QLatin1Char(']')), qPrintable(h.snippet));
+            QVERIFY(!h.matches.isEmpty());
+            for (const SearchMatch& m : h.matches)
+                QVERIFY2(h.snippet.mid(m.start, m.length).startsWith(QStringLiteral("balloon"), Qt::CaseInsensitive),
+                         qPrintable(h.snippet.mid(m.start, m.length)));
         }
         // Search text with SQL or FTS syntax in it is searched for, not interpreted.
         for (const QString& q : {QStringLiteral("100%"), QStringLiteral("\"cat"), QStringLiteral("fluffy_and"),

@@ -5,6 +5,7 @@
 #include "chat_view.h"
 #include "main_window.h"
 #include "model_info_view.h"
+#include "model_picker.h"
 #include "notification_area.h"
 #include "providers_dialog.h"
 #include "quantize_dialog.h"
@@ -25,6 +26,10 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QMimeData>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QStatusBar>
+#include <QTabBar>
 #include <QUrl>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -220,6 +225,117 @@ private Q_SLOTS:
         QVERIFY(!refused.isAccepted());
         delete mime;
         delete textOnly;
+    }
+
+    // Lines that say work is under way ("Listing …", "Editing a message …") leave the status bar
+    // as soon as the work ends, not seconds later.
+    void progressLinesAreWithdrawn() {
+        QTemporaryDir data, models;
+        qputenv("HEARTH_MODELS_DIR", models.path().toUtf8());
+        hearth::test::TestHub hub;
+        hub.addFile("acme/tiny-GGUF", "tiny-Q4_K_M.gguf", {hearth::test::TestHub::makeContent(4096), {}, {}});
+        MainWindow window(data.path());
+        window.dismissWelcome();
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.hub()->setBaseUrl(hub.baseUrl());
+        window.modelsView()->showRepo(QStringLiteral("acme/tiny-GGUF"));
+        QVERIFY2(window.statusBar()->currentMessage().startsWith(QStringLiteral("Listing")),
+                 qPrintable(window.statusBar()->currentMessage()));
+        QTRY_COMPARE_WITH_TIMEOUT(window.modelsView()->shownOptionCount(), 1, 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.statusBar()->currentMessage(), QString(), 1000);
+
+        // Editing a message: the line goes when the edit is cancelled.
+        QSignalSpy created(window.store(), &hearth::app::Store::conversationCreated);
+        hearth::app::Conversation draft;
+        draft.title = QStringLiteral("Edit me");
+        draft.samplingJson = QStringLiteral("{}");
+        window.store()->createConversation(draft);
+        QVERIFY(created.wait(5000));
+        hearth::app::StoredMessage m;
+        m.conversationId = created.first().at(1).value<hearth::app::Conversation>().id;
+        m.role = QStringLiteral("user");
+        m.content = QStringLiteral("Hello");
+        QSignalSpy committed(window.store(), &hearth::app::Store::committed);
+        window.store()->appendMessage(m);
+        QVERIFY(committed.wait(5000));
+        window.chatView()->openConversation(m.conversationId);
+        QTRY_COMPARE_WITH_TIMEOUT(window.chatView()->messageCount(), 1, 5000);
+        window.chatView()->editMessage(0);
+        QVERIFY(window.chatView()->isEditing());
+        QVERIFY2(window.statusBar()->currentMessage().startsWith(QStringLiteral("Editing")),
+                 qPrintable(window.statusBar()->currentMessage()));
+        window.chatView()->cancelEdit();
+        QCOMPARE(window.statusBar()->currentMessage(), QString());
+        // A line that is not the one withdrawn stays.
+        window.chatView()->editMessage(0);
+        Q_EMIT window.modelsView()->statusMessage(QStringLiteral("Downloaded and verified x.gguf"));
+        window.chatView()->cancelEdit();
+        QCOMPARE(window.statusBar()->currentMessage(), QStringLiteral("Downloaded and verified x.gguf"));
+    }
+
+    // The model last loaded is loaded again when the app starts again (the same data folder).
+    void lastModelIsRestored() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir data, models;
+        const QString model = models.filePath(QStringLiteral("stories260K.gguf"));
+        QVERIFY(QFile::copy(QString::fromStdString(hearth::test::testDataPath("models/stories260K.gguf")), model));
+        qputenv("HEARTH_MODELS_DIR", models.path().toUtf8());
+        {
+            MainWindow window(data.path());
+            window.dismissWelcome();
+            window.loadModel(model);
+            QTRY_VERIFY_WITH_TIMEOUT(window.engine()->isLoaded(), 30000);
+        }
+        MainWindow again(data.path());
+        QVERIFY(!again.isWelcomeShown());
+        QTRY_VERIFY_WITH_TIMEOUT(again.engine()->isLoaded(), 30000);
+        QCOMPARE(QFileInfo(again.engine()->model().path).canonicalFilePath(), QFileInfo(model).canonicalFilePath());
+        QTRY_COMPARE_WITH_TIMEOUT(QFileInfo(again.modelPicker()->currentChoice()).canonicalFilePath(),
+                                  QFileInfo(model).canonicalFilePath(), 5000);
+    }
+
+    // Notifications float over the page: showing them moves no control, so a click aimed at one
+    // still lands on it.
+    void notificationsMoveNoControl() {
+        QTemporaryDir data, models;
+        qputenv("HEARTH_MODELS_DIR", models.path().toUtf8());
+        MainWindow window(data.path());
+        window.dismissWelcome();
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QPushButton* newChat = nullptr;
+        for (QPushButton* b : window.chatView()->findChildren<QPushButton*>())
+            if (b->text() == QStringLiteral("New chat")) newChat = b;
+        auto* tabs = window.pages()->findChild<QTabBar*>(QString(), Qt::FindDirectChildrenOnly);
+        auto* input = window.chatView()->findChild<QPlainTextEdit*>();
+        QVERIFY(newChat && tabs && input);
+        const QList<QWidget*> controls = {newChat, tabs, input, window.pages()};
+        auto geometry = [&] {
+            QList<QRect> out;
+            for (QWidget* w : controls) out << QRect(w->mapTo(&window, QPoint(0, 0)), w->size());
+            return out;
+        };
+        QTest::qWait(50);
+        const QList<QRect> before = geometry();
+        window.notifyWarning(QStringLiteral("Something to read before going on"));
+        window.notifyError(QStringLiteral("And something that went wrong"));
+        QTest::qWait(100);
+        QVERIFY(window.notifications()->isVisible());
+        QCOMPARE(window.notifications()->shown().size(), 2);
+        QCOMPARE(geometry(), before);
+        // Shown within the window, above the pages.
+        const QRect notes(window.notifications()->mapTo(&window, QPoint(0, 0)), window.notifications()->size());
+        QVERIFY2(window.rect().contains(notes), qPrintable(QStringLiteral("%1,%2 %3x%4").arg(notes.x()).arg(notes.y())
+                                                               .arg(notes.width()).arg(notes.height())));
+        QVERIFY(notes.height() > 0);
+        // On the chat page it sits below the model picker, which stays clear to click.
+        const QRect picker(window.modelPicker()->mapTo(&window, QPoint(0, 0)), window.modelPicker()->size());
+        QVERIFY2(!notes.intersects(picker), qPrintable(QStringLiteral("notes at y %1, picker at y %2-%3")
+                                                            .arg(notes.y()).arg(picker.y()).arg(picker.bottom())));
+        window.notifications()->dismissAll();
+        QTest::qWait(100);
+        QCOMPARE(geometry(), before);
     }
 };
 

@@ -10,6 +10,7 @@
 #include "chat_highlight.h"
 #include "chat_markdown.h"
 #include "chat_view.h"
+#include "search_hit_delegate.h"
 #include "test_support.h"
 
 #include "services/engine_host.h"
@@ -20,6 +21,10 @@
 #include <QClipboard>
 #include <QLabel>
 #include <QShortcut>
+#include <QFileInfo>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QProgressBar>
 #include <QDir>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -798,6 +803,112 @@ private Q_SLOTS:
         for (QShortcut* s : chat.findChildren<QShortcut*>()) keys << s->key().toString();
         for (const char* k : {"Ctrl+N", "Ctrl+R", "Esc", "Ctrl+Shift+C", "Ctrl+E", "Ctrl+L", "Ctrl+Up"})
             QVERIFY2(keys.contains(QString::fromLatin1(k)), k);
+    }
+
+    // A path typed without the format's ending gets it: "trip" exports as trip.json (JSON) or
+    // trip.md (Markdown); an ending already there, in any case, is kept.
+    void exportAddsTheFormatsEnding() {
+        QTemporaryDir dir;
+        app::Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        app::EngineHost engine;
+        ui::ChatView chat(&engine, &store);
+        QSignalSpy created(&store, &app::Store::conversationCreated);
+        app::Conversation draft;
+        draft.title = QStringLiteral("Trip");
+        draft.samplingJson = QStringLiteral("{}");
+        store.createConversation(draft);
+        QVERIFY(created.wait(5000));
+        const qint64 conv = created.first().at(1).value<app::Conversation>().id;
+        QSignalSpy exported(&chat, &ui::ChatView::exportFinished);
+        const QList<std::pair<QString, QString>> cases = {{QStringLiteral("trip"), QStringLiteral("json")},
+                                                          {QStringLiteral("notes"), QStringLiteral("markdown")},
+                                                          {QStringLiteral("Trip.JSON"), QStringLiteral("json")},
+                                                          {QStringLiteral("more.md"), QStringLiteral("markdown")}};
+        const QStringList written = {QStringLiteral("trip.json"), QStringLiteral("notes.md"), QStringLiteral("Trip.JSON"),
+                                     QStringLiteral("more.md")};
+        for (int i = 0; i < cases.size(); ++i) {
+            chat.exportConversation(conv, dir.filePath(cases[i].first), cases[i].second);
+            QVERIFY(exported.wait(5000));
+            QCOMPARE(exported.last().at(1).toString(), QString());
+            QCOMPARE(exported.last().at(0).toString(), dir.filePath(written[i]));
+            QVERIFY2(QFileInfo(dir.filePath(written[i])).isFile(), qPrintable(written[i]));
+        }
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("trip"))));
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("notes"))));
+    }
+
+    // The context bar counts the reply as it streams, not only once it is finished.
+    void contextBarFollowsTheReply() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir dir;
+        app::Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        app::EngineHost engine;
+        QVERIFY(loadStories(engine));
+        ui::ChatView chat(&engine, &store);
+        app::Sampling sampling = app::Sampling::greedy(24);
+        sampling.ignoreEos = true;
+        chat.setSampling(sampling);
+        auto* bar = chat.findChild<QProgressBar*>();
+        QVERIFY(bar);
+        QList<int> used, shown;
+        connect(&engine, &app::EngineHost::tokenReceived, this, [&] {
+            used << chat.contextUsed();
+            shown << bar->value();
+        });
+        QVERIFY(!sendAndWait(chat, QStringLiteral("Once upon a time")).isNull());
+        QVERIFY(used.size() >= 2);
+        QVERIFY2(used.first() > 0, qPrintable(QString::number(used.first())));
+        QVERIFY2(used.last() > used.first(), qPrintable(QStringLiteral("%1 %2").arg(used.first()).arg(used.last())));
+        QCOMPARE(shown.last(), used.last());
+        QVERIFY(chat.contextUsed() >= used.last());
+    }
+
+    // Search results are plain text: no "[" "]" around the words found.
+    void searchResultsArePlainText() {
+        QTemporaryDir dir;
+        app::Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        app::EngineHost engine;
+        ui::ChatView chat(&engine, &store);
+        QSignalSpy created(&store, &app::Store::conversationCreated);
+        app::Conversation draft;
+        draft.title = QStringLiteral("Toys");
+        draft.samplingJson = QStringLiteral("{}");
+        store.createConversation(draft);
+        QVERIFY(created.wait(5000));
+        app::StoredMessage m;
+        m.conversationId = created.first().at(1).value<app::Conversation>().id;
+        m.role = QStringLiteral("user");
+        m.content = QStringLiteral("The red ball bounced over the wall.");
+        QSignalSpy committed(&store, &app::Store::committed);
+        store.appendMessage(m);
+        QVERIFY(committed.wait(5000));
+        auto* search = chat.findChild<QLineEdit*>();
+        auto* list = chat.findChild<QListWidget*>();
+        QVERIFY(search && list);
+        search->setText(QStringLiteral("red ball"));
+        QTRY_VERIFY_WITH_TIMEOUT(list->count() == 1 && list->item(0)->text().contains(QStringLiteral("ball")), 5000);
+        const QString text = list->item(0)->text();
+        QVERIFY2(text.contains(QStringLiteral("The red ball bounced")), qPrintable(text));
+        QVERIFY2(!text.contains(QLatin1Char('[')) && !text.contains(QLatin1Char(']')), qPrintable(text));
+        // The words found, for the list to draw highlighted.
+        QStringList found;
+        for (const QVariant& v : list->item(0)->data(ui::SearchHitDelegate::MatchesRole).toList())
+            found << text.mid(v.toPoint().x(), v.toPoint().y());
+        QCOMPARE(found.join(QLatin1Char(' ')), QStringLiteral("red ball")); // each word (FTS5), or the phrase (LIKE)
+        // Both lines are drawn: the title and, below it, the snippet (many dark pixels in the
+        // row's lower part, where the title has at most a descender).
+        chat.resize(900, 600);
+        chat.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chat));
+        const QRect row = list->visualItemRect(list->item(0));
+        const QImage shot = list->viewport()->grab(row).toImage();
+        int inked = 0;
+        for (int y = shot.height() * 3 / 5; y < shot.height(); ++y)
+            for (int x = 0; x < shot.width(); ++x) inked += qGray(shot.pixel(x, y)) < 128 ? 1 : 0;
+        QVERIFY2(inked > 50, qPrintable(QString::number(inked)));
     }
 };
 

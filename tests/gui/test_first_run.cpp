@@ -15,7 +15,9 @@
 
 #include "../app/test_hub.h"
 
+#include "services/download_manager.h"
 #include "services/engine_host.h"
+#include "services/hub_client.h"
 #include "services/model_library.h"
 #include "services/settings.h"
 #include "services/starter_install.h"
@@ -25,6 +27,8 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -86,6 +90,48 @@ class TestFirstRun : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void init() { qunsetenv("HEARTH_MODELS_DIR"); }
+
+    // On a 23.5 GiB machine without a GPU the welcome page recommends this year's models (none of
+    // the older Qwen2.5 ones), every card offers "Download and chat", and no note carries a remark
+    // meant for the people who keep the list.
+    void welcomeRecommendsCurrentModels() {
+        QTemporaryDir data;
+        hearth::app::HubClient hub;
+        hearth::app::DownloadManager downloads;
+        hearth::app::StarterInstall install(&hub, &downloads, data.path());
+        hearth::ui::WelcomeView welcome(&install);
+        const QList<hearth::app::StarterModel> starters = hearth::app::ModelLibrary::starterModels();
+        QVERIFY(!starters.isEmpty());
+        const QStringList internal = {QStringLiteral("by hand"), QStringLiteral("not checked"),
+                                      QStringLiteral("against the hub"), QStringLiteral("synth"), QStringLiteral("TODO")};
+        for (const hearth::app::StarterModel& s : starters)
+            for (const QString& remark : internal)
+                QVERIFY2(!s.notes.contains(remark, Qt::CaseInsensitive), qPrintable(s.title + QStringLiteral(": ") + s.notes));
+        welcome.setStarters(starters);
+        hearth::DeviceList machine;
+        hearth::DeviceDescription cpu;
+        cpu.id = "cpu";
+        cpu.name = "Test CPU";
+        machine.devices = {cpu};
+        welcome.setMachine(machine, qint64(47) << 29); // 23.5 GiB
+        const QList<hearth::app::StarterModel> picked = welcome.recommended();
+        QVERIFY(picked.size() >= 2);
+        QStringList titles;
+        for (const hearth::app::StarterModel& s : picked) titles << s.title;
+        for (const QString& old : {QStringLiteral("Qwen2.5"), QStringLiteral("Qwen3 "), QStringLiteral("Phi-3"),
+                                   QStringLiteral("Gemma 3"), QStringLiteral("Mistral")})
+            QVERIFY2(!titles.join(QStringLiteral(", ")).contains(old), qPrintable(titles.join(QStringLiteral(", "))));
+        QVERIFY2(titles.first().startsWith(QStringLiteral("gpt-oss")) || titles.first().startsWith(QStringLiteral("Qwen3.5")) ||
+                     titles.first().startsWith(QStringLiteral("Gemma 4")),
+                 qPrintable(titles.join(QStringLiteral(", "))));
+        int offers = 0;
+        for (QPushButton* b : welcome.findChildren<QPushButton*>())
+            if (b->text() == QStringLiteral("Download and chat")) ++offers;
+        QCOMPARE(offers, int(picked.size()));
+        for (QLabel* label : welcome.findChildren<QLabel*>())
+            for (const QString& remark : internal)
+                QVERIFY2(!label->text().contains(remark, Qt::CaseInsensitive), qPrintable(label->text()));
+    }
 
     void welcomeDownloadsLoadsAndChats() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));

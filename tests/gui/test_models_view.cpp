@@ -297,6 +297,28 @@ private Q_SLOTS:
         QVERIFY(view.hubError().isEmpty());
     }
 
+    // One search result is "1 repository" with "1 download", not "1 repositories".
+    void searchCountsAgreeWithTheirNumber() {
+        TestHub hub;
+        hub.searchBody = R"([{"id":"acme/only-GGUF","downloads":1,"likes":0}])";
+        QTemporaryDir dir;
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        app::ModelLibrary library(dir.filePath(QStringLiteral("models")));
+        app::EngineHost engine;
+        app::HubClient client;
+        client.setBaseUrl(hub.baseUrl());
+        app::DownloadManager downloads;
+        ui::ModelsView view(&library, &engine, &client, &downloads, &settings);
+        QSignalSpy status(&view, &ui::ModelsView::statusMessage);
+        view.search(QStringLiteral("only"));
+        auto* repos = view.findChild<QListWidget*>(QStringLiteral("hubRepos"));
+        QTRY_VERIFY_WITH_TIMEOUT(repos->count() == 1 && repos->item(0)->text().contains(QStringLiteral("acme/only-GGUF")),
+                                 5000);
+        QVERIFY2(repos->item(0)->text().endsWith(QStringLiteral("(1 download)")), qPrintable(repos->item(0)->text()));
+        QVERIFY(!status.isEmpty());
+        QCOMPARE(status.last().at(0).toString(), QStringLiteral("1 repository"));
+    }
+
     void startersShowSizeLicenseAndNotes() {
         TestHub hub; // outlives the client, so no connection keeps it waiting
         QTemporaryDir dir;
@@ -354,6 +376,61 @@ private Q_SLOTS:
         auto* transfers = view.findChild<QTreeWidget*>(QStringLiteral("transfers"));
         QCOMPARE(transfers->topLevelItem(0)->text(0), QStringLiteral("x-Q4_K_M.gguf"));
         QTRY_COMPARE_WITH_TIMEOUT(transfers->topLevelItem(0)->text(1), QStringLiteral("paused"), 5000);
+    }
+
+    // Pause, Resume and Cancel are on only when they apply to the selected download: none
+    // selected, all off; paused, Resume and Cancel; queued or running, Pause and Cancel;
+    // cancelled, none.
+    void transferButtonsFollowTheState() {
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("models"));
+        app::QueuedDownload d;
+        d.request.url = QUrl(QStringLiteral("http://127.0.0.1:9/acme/x/resolve/main/x-Q4_K_M.gguf"));
+        d.request.destination = QDir(folder).filePath(QStringLiteral("x-Q4_K_M.gguf"));
+        d.request.expectedSize = 1000;
+        d.request.displayName = QStringLiteral("x-Q4_K_M.gguf");
+        d.paused = true;
+        QVERIFY(app::writeDownloadQueue(QDir(folder).filePath(QStringLiteral(".hearth-downloads.json")), {d}));
+        app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
+        app::ModelLibrary library(folder);
+        app::EngineHost engine;
+        app::HubClient client;
+        app::DownloadManager downloads;
+        app::DownloadRetryPolicy slow;
+        slow.initialDelayMs = 60000; // a refused connection waits (Retrying) rather than failing
+        downloads.setRetryPolicy(slow);
+        ui::ModelsView view(&library, &engine, &client, &downloads, &settings);
+        auto button = [&view](const QString& text) {
+            for (QPushButton* b : view.findChildren<QPushButton*>())
+                if (b->text() == text) return b;
+            return static_cast<QPushButton*>(nullptr);
+        };
+        QPushButton* pause = button(QStringLiteral("Pause"));
+        QPushButton* resume = button(QStringLiteral("Resume"));
+        QPushButton* cancel = button(QStringLiteral("Cancel"));
+        QVERIFY(pause && resume && cancel);
+        auto* transfers = view.findChild<QTreeWidget*>(QStringLiteral("transfers"));
+        QCOMPARE(view.transferCount(), 1);
+        const quint64 id = view.transferId(0);
+        QTRY_COMPARE_WITH_TIMEOUT(downloads.state(id), app::DownloadState::Paused, 5000);
+        QVERIFY(!pause->isEnabled() && !resume->isEnabled() && !cancel->isEnabled()); // nothing selected
+
+        transfers->setCurrentItem(transfers->topLevelItem(0));
+        QVERIFY(!pause->isEnabled());
+        QVERIFY(resume->isEnabled());
+        QVERIFY(cancel->isEnabled());
+
+        resume->click();
+        QTRY_VERIFY_WITH_TIMEOUT(downloads.state(id) != app::DownloadState::Paused, 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(pause->isEnabled() && !resume->isEnabled() && cancel->isEnabled(), 5000);
+
+        pause->click();
+        QTRY_COMPARE_WITH_TIMEOUT(downloads.state(id), app::DownloadState::Paused, 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(!pause->isEnabled() && resume->isEnabled() && cancel->isEnabled(), 5000);
+
+        cancel->click();
+        QTRY_VERIFY_WITH_TIMEOUT(transfers->topLevelItem(0)->text(1) == QStringLiteral("cancelled"), 5000);
+        QVERIFY(!pause->isEnabled() && !resume->isEnabled() && !cancel->isEnabled());
     }
 
     // A repository with a projector: its options are marked Vision with the projector's size,
