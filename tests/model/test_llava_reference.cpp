@@ -119,7 +119,8 @@ private Q_SLOTS:
     // projector llama reads no image.
     void llavaTextLogitsAfterAnImageEqualLlamaCpps() {
         const Image image = picture(100, 60);
-        const test::MtmdPromptLogits ref = test::mtmdPromptLogits(m_logitsTool, m_model, m_projector, image, m_dir.path());
+        const test::MtmdPromptLogits ref =
+            test::mtmdPromptLogits(m_logitsTool, m_model, m_projector, image, m_dir.path());
         QVERIFY2(ref.error.isEmpty(), qPrintable(ref.error));
         QCOMPARE(ref.texts.size(), size_t(2));
         auto encoder = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 2});
