@@ -32,108 +32,64 @@ const char* kSynthHelp =
     "  tower for full shapes, 3 layers of 64 on 224 pixels for the tiny preset), its embeddings the\n"
     "  model's width.\n";
 
+// A family's projector: its type, patch side and merge, and its tower for the tiny presets and
+// for full shapes (the real model's, F16 as converted files are).
+struct Tower {
+    int imageSize, nEmbd, nFf, nLayer, nHead;
+    int positionSize; // 0: the family's default
+};
+struct ProjectorPreset {
+    const char* arch;
+    const char* family;
+    int patchSize, merge;
+    Tower tiny, full;
+};
+
+constexpr ProjectorPreset kProjectorPresets[] = {
+    // Gemma 3's SigLIP (a 2-layer 224-pixel one for the tiny preset).
+    {"gemma3", "gemma3", 14, 4, {224, 64, 128, 2, 4, 0}, {896, 1152, 4304, 27, 16, 0}},
+    // Gemma 4's tower (its image size unused), 16-pixel patches pooled 3 x 3.
+    {"gemma4", "gemma4v", 16, 3, {896, 64, 128, 2, 4, 256}, {896, 768, 3072, 16, 12, 0}},
+    // Qwen3.5's vision config (Qwen3-VL's): 24 layers of 1024, 16 heads, 48 x 48 positions.
+    {"qwen35", "qwen3vl_merger", 16, 2, {896, 64, 128, 2, 4, 64}, {896, 1024, 4096, 24, 16, 0}},
+    {"qwen35moe", "qwen3vl_merger", 16, 2, {896, 64, 128, 2, 4, 64}, {896, 1024, 4096, 24, 16, 0}},
+    // Ministral 3's Pixtral, 14-pixel patches merged 2 x 2.
+    {"mistral3", "pixtral", 14, 2, {448, 64, 128, 2, 4, 0}, {1540, 1024, 4096, 24, 16, 0}},
+    // LLaVA 1.5's CLIP ViT-L/14 at 336 pixels with the MLP projector.
+    {"llama", "mlp", 14, 1, {224, 64, 128, 3, 4, 0}, {336, 1024, 4096, 24, 16, 0}},
+};
+
 // The projector of the model just written at o.outPath: its family from the architecture, its
 // output the model's width; the tiny preset gets a tiny tower.
 Status writeProjectorFor(const SynthOptions& o, const std::string& path) {
     HEARTH_ASSIGN_OR_RETURN(gguf::File model, gguf::File::open(o.outPath));
     HEARTH_ASSIGN_OR_RETURN(const std::string arch, model.getString("general.architecture"));
-    if (arch != "gemma3" && arch != "gemma4" && arch != "qwen35" && arch != "qwen35moe" && arch != "mistral3" &&
-        arch != "llama")
-        return invalidArgument("--mmproj: no projector family for '" + arch +
-                               "' models (gemma3, gemma4, qwen35, qwen35moe, mistral3 and llama have one)");
+    const ProjectorPreset* preset = nullptr;
+    std::string known;
+    for (const ProjectorPreset& p : kProjectorPresets) {
+        if (arch == p.arch) preset = &p;
+        known += std::string(known.empty() ? "" : ", ") + p.arch;
+    }
+    if (!preset)
+        return invalidArgument("--mmproj: no projector family for '" + arch + "' models (" + known + " have one)");
     const gguf::TensorInfo* embd = model.findTensor("token_embd.weight");
     if (!embd) return invalidFormat("the model has no token_embd.weight");
+    const bool tiny = o.preset.find("tiny") != std::string::npos;
+    const Tower& t = tiny ? preset->tiny : preset->full;
     ProjectorSynthOptions p;
+    p.family = preset->family;
     p.projectionDim = int(embd->ne[0]);
     p.seed = o.seed;
     p.outPath = path;
-    if (arch == "qwen35" || arch == "qwen35moe") {
-        p.family = "qwen3vl_merger";
-        p.patchSize = 16;
-        p.merge = 2;
-        if (o.preset.find("tiny") != std::string::npos) {
-            p.nEmbd = 64;
-            p.nFf = 128;
-            p.nLayer = 2;
-            p.nHead = 4;
-            p.positionSize = 64;
-        } else {
-            // Qwen3.5's vision config: 24 layers of 1024, 16 heads, 48 x 48 positions.
-            p.nEmbd = 1024;
-            p.nFf = 4096;
-            p.nLayer = 24;
-            p.nHead = 16;
-            p.f16 = true;
-        }
-        return synthesizeProjector(p);
-    }
-    if (arch == "llama") {
-        p.family = "mlp";
-        p.patchSize = 14;
-        if (o.preset.find("tiny") != std::string::npos) {
-            p.imageSize = 224;
-            p.nEmbd = 64;
-            p.nFf = 128;
-            p.nLayer = 3;
-            p.nHead = 4;
-        } else { // LLaVA 1.5's CLIP ViT-L/14 at 336 pixels
-            p.imageSize = 336;
-            p.nEmbd = 1024;
-            p.nFf = 4096;
-            p.nLayer = 24;
-            p.nHead = 16;
-            p.f16 = true;
-        }
-        return synthesizeProjector(p);
-    }
-    if (arch == "mistral3") {
-        p.family = "pixtral";
-        p.patchSize = 14;
-        p.merge = 2;
-        if (o.preset.find("tiny") != std::string::npos) {
-            p.imageSize = 448;
-            p.nEmbd = 64;
-            p.nFf = 128;
-            p.nLayer = 2;
-            p.nHead = 4;
-        } else { // Ministral 3's
-            p.imageSize = 1540;
-            p.nEmbd = 1024;
-            p.nFf = 4096;
-            p.nLayer = 24;
-            p.nHead = 16;
-            p.f16 = true;
-        }
-        return synthesizeProjector(p);
-    }
-    if (arch == "gemma4") {
-        p.family = "gemma4v";
-        p.patchSize = 16;
-        p.merge = 3;
-        if (o.preset.find("tiny") != std::string::npos) {
-            p.nEmbd = 64;
-            p.nFf = 128;
-            p.nLayer = 2;
-            p.nHead = 4;
-            p.positionSize = 256;
-        } else {
-            p.nEmbd = 768;
-            p.nFf = 3072;
-            p.nLayer = 16;
-            p.nHead = 12;
-            p.f16 = true;
-        }
-        return synthesizeProjector(p);
-    }
-    if (o.preset.find("tiny") != std::string::npos) {
-        p.imageSize = 224;
-        p.nEmbd = 64;
-        p.nFf = 128;
-        p.nLayer = 2;
-        p.nHead = 4;
-    } else {
-        p.f16 = true; // as the converter writes Gemma 3's projector
-    }
+    p.patchSize = preset->patchSize;
+    p.merge = preset->merge;
+    p.imageSize = t.imageSize;
+    p.nEmbd = t.nEmbd;
+    p.nFf = t.nFf;
+    p.nLayer = t.nLayer;
+    p.nHead = t.nHead;
+    p.positionSize = t.positionSize;
+    p.f16 = !tiny;
     return synthesizeProjector(p);
 }
 

@@ -11,10 +11,12 @@ namespace {
 struct Entry {
     const char* name;
     Result<std::unique_ptr<Architecture>> (*load)(const gguf::File&);
+    // Instead of load, for the architectures that read the load's options.
+    Result<std::unique_ptr<Architecture>> (*loadWith)(const gguf::File&, const ArchitectureOptions&) = nullptr;
 };
 
 constexpr Entry kArchitectures[] = {
-    {"llama", loadLlama},
+    {"llama", nullptr, loadLlama},
     {"qwen2", loadQwen2},
     {"qwen3", loadQwen3},
     {"qwen3moe", loadQwen3Moe},
@@ -37,11 +39,11 @@ graph::Graph Architecture::buildGraph(const graph::StepShape& shape, const KvSet
     return g;
 }
 
-Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file) {
+Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file, const ArchitectureOptions& options) {
     HEARTH_ASSIGN_OR_RETURN(std::string name, file.getString("general.architecture"));
     for (const Entry& e : kArchitectures)
         if (name == e.name) {
-            auto arch = e.load(file);
+            auto arch = e.loadWith ? e.loadWith(file, options) : e.load(file);
             if (!arch) return arch.status().withContext("architecture '" + name + "'");
             (*arch)->m_reader = file.dataReader();
             return arch;

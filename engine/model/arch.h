@@ -87,6 +87,13 @@ struct KvSetup {
     int64_t sequenceLimit() const { return contextLength > 0 ? contextLength : slots(); }
 };
 
+// How a model is loaded, beside its file: with a vision projector (llama.cpp's --mmproj) given,
+// architectures whose files are also text-only models (llama: LLaVA's text side) read image
+// embeddings; the others take images or not whatever this says.
+struct ArchitectureOptions {
+    bool projector = false;
+};
+
 class Architecture {
 public:
     virtual ~Architecture() = default;
@@ -108,7 +115,8 @@ public:
 
 protected:
     // Sets m_reader for every architecture, once it has bound the file.
-    friend Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file);
+    friend Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file,
+                                                                  const ArchitectureOptions& options);
     friend Result<std::unique_ptr<Architecture>> loadMtpHead(const gguf::File& file, int shortlist);
     friend Result<std::unique_ptr<Architecture>> loadVisionTower(const gguf::File& file);
 
@@ -121,7 +129,7 @@ protected:
 
 // Binds the file's architecture (general.architecture). Unknown architectures, missing keys or
 // tensors and wrong shapes give one error naming the problem.
-Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file);
+Result<std::unique_ptr<Architecture>> loadArchitecture(const gguf::File& file, const ArchitectureOptions& options = {});
 
 // The file's multi-token-prediction head as a model of its own (speculative decoding's drafter):
 // a step reads the target model's final normed hidden rows (StepInput::HiddenIn) beside its

@@ -5,7 +5,8 @@
 
 namespace hearth::model {
 
-Result<std::unique_ptr<Architecture>> loadLlama(const gguf::File& file);  // llama.cpp
+// llama.cpp; images (LLaVA's) only with a projector given.
+Result<std::unique_ptr<Architecture>> loadLlama(const gguf::File& file, const ArchitectureOptions& options);
 Result<std::unique_ptr<Architecture>> loadQwen2(const gguf::File& file);  // qwen2.cpp
 Result<std::unique_ptr<Architecture>> loadQwen3(const gguf::File& file);  // qwen3.cpp
 Result<std::unique_ptr<Architecture>> loadQwen3Moe(const gguf::File& file); // qwen3moe.cpp

@@ -18,6 +18,7 @@
 // patch but the first, then the class token), [S²][text width].
 #include "model/architectures.h"
 #include "model/binding.h"
+#include "model/vision_ffn.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,8 +32,6 @@ struct Layer {
     int32_t wq = -1, wk = -1, wv = -1, wo = -1, bq = -1, bk = -1, bv = -1, bo = -1;
     int32_t up = -1, upB = -1, down = -1, downB = -1;
 };
-
-enum class FfnOp { Gelu, Silu, QuickGelu };
 
 class ClipMlp final : public Architecture {
 public:
@@ -55,7 +54,7 @@ public:
             m_ff < 1 || !(m_eps > 0.0f))
             return invalidFormat("clip.vision: image of whole patches, whole heads, layers or epsilon out of range");
         m_side = imageSize / m_patch;
-        HEARTH_ASSIGN_OR_RETURN(m_ffnOp, ffnOp(f));
+        HEARTH_ASSIGN_OR_RETURN(m_ffnOp, visionFfnOp(f));
         HEARTH_RETURN_IF_ERROR(readFeatureLayers(f, fileLayers));
         const int64_t E = m_embd, F = m_ff, P = m_patch, n = int64_t(m_side) * m_side;
         const gguf::TensorInfo* mm0 = f.findTensor("mm.0.weight");
@@ -181,18 +180,6 @@ public:
     }
 
 private:
-    static Result<FfnOp> ffnOp(const gguf::File& f) {
-        bool gelu = false, silu = false;
-        if (f.has("clip.use_gelu")) {
-            HEARTH_ASSIGN_OR_RETURN(gelu, f.getBool("clip.use_gelu"));
-        }
-        if (f.has("clip.use_silu")) {
-            HEARTH_ASSIGN_OR_RETURN(silu, f.getBool("clip.use_silu"));
-        }
-        if (gelu && silu) return invalidFormat("clip.use_gelu and clip.use_silu are both set");
-        return gelu ? FfnOp::Gelu : silu ? FfnOp::Silu : FfnOp::QuickGelu;
-    }
-
     // clip.vision.feature_layer (layer indices; the state before that layer, n_layer the last
     // output): the layers to run, up to the deepest; without it, all but the last.
     Status readFeatureLayers(const gguf::File& f, int fileLayers) {

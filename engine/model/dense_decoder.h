@@ -29,7 +29,7 @@ struct DenseVariant {
     bool qkNorm = false;         // per-head RMS norms of q and k before RoPE (qwen3)
     bool neox = false;           // RoPE pairs (i, i + nRot/2) instead of (2i, 2i + 1)
     // Reads input embeddings (an image's, used as they are) in place of some tokens' rows
-    // (ModelDims::givenEmbeddings): mistral3 with Pixtral.
+    // (ModelDims::givenEmbeddings): mistral3 with Pixtral, llama with a projector (LLaVA).
     bool takesImages = false;
     // The feed-forward: dense SwiGLU, a mixture of experts, or experts when the file has
     // expert_count (llama files of Mixtral).

@@ -23,6 +23,7 @@
 // here once at load); and the two-layer GELU projector (mm.1, mm.2, biases when given).
 #include "model/architectures.h"
 #include "model/binding.h"
+#include "model/vision_ffn.h"
 
 #include "hearth/quant.h"
 
@@ -37,8 +38,6 @@ struct Layer {
     int32_t wq = -1, wk = -1, wv = -1, wo = -1, bq = -1, bk = -1, bv = -1, bo = -1;
     int32_t gate = -1, up = -1, down = -1, gateB = -1, upB = -1, downB = -1;
 };
-
-enum class FfnOp { Silu, Gelu, QuickGelu };
 
 class Pixtral final : public Architecture {
 public:
@@ -61,7 +60,7 @@ public:
             m_nLayer < 1 || m_ff < 1 || !(m_eps > 0.0f))
             return invalidFormat("clip.vision: patch, merge, heads (whole, a multiple of 4 wide), layers or "
                                  "epsilon out of range");
-        HEARTH_ASSIGN_OR_RETURN(m_ffnOp, ffnOp(f));
+        HEARTH_ASSIGN_OR_RETURN(m_ffnOp, visionFfnOp(f));
         const int64_t E = m_embd, F = m_ff, P = m_patch;
         const gguf::TensorInfo* mm1 = f.findTensor("mm.1.weight");
         const gguf::TensorInfo* mm2 = f.findTensor("mm.2.weight");
@@ -198,18 +197,6 @@ public:
     }
 
 private:
-    static Result<FfnOp> ffnOp(const gguf::File& f) {
-        bool gelu = false, silu = false;
-        if (f.has("clip.use_gelu")) {
-            HEARTH_ASSIGN_OR_RETURN(gelu, f.getBool("clip.use_gelu"));
-        }
-        if (f.has("clip.use_silu")) {
-            HEARTH_ASSIGN_OR_RETURN(silu, f.getBool("clip.use_silu"));
-        }
-        if (gelu && silu) return invalidFormat("clip.use_gelu and clip.use_silu are both set");
-        return silu ? FfnOp::Silu : gelu ? FfnOp::Gelu : FfnOp::QuickGelu;
-    }
-
     // mm.patch_merger.weight [E][E·m²], its columns channel-major (c·m² + dy·m + dx, unfold's
     // order), as an F32 copy whose columns are square-major ((dy·m + dx)·E + c): the order of a
     // square's m² consecutive rows [m²][E] read as one row.

@@ -98,7 +98,9 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     readOptions.useMmap = config.useMmap;
     HEARTH_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(config.modelPath, readOptions));
     e->m_file.emplace(std::move(file));
-    HEARTH_ASSIGN_OR_RETURN(e->m_model, model::loadArchitecture(*e->m_file));
+    model::ArchitectureOptions archOptions;
+    archOptions.projector = !config.projectorPath.empty();
+    HEARTH_ASSIGN_OR_RETURN(e->m_model, model::loadArchitecture(*e->m_file, archOptions));
     progress("Reading the tokenizer and chat template", 0.1f);
     Result<tokenizer::Tokenizer> tok = tokenizer::Tokenizer::fromGguf(*e->m_file);
     if (!tok) return tok.status().withContext("the model's tokenizer");

@@ -178,7 +178,9 @@ Status checkProjectorFor(const ProjectorInfo& projector, const std::string& mode
         return invalidArgument("the projector's embeddings are " +
                                std::to_string(projector.projectionDim) + " wide, the model's " +
                                std::to_string(width) + ": it belongs to another model");
-    Result<std::unique_ptr<model::Architecture>> arch = model::loadArchitecture(*model);
+    model::ArchitectureOptions withProjector;
+    withProjector.projector = true;
+    Result<std::unique_ptr<model::Architecture>> arch = model::loadArchitecture(*model, withProjector);
     if (!arch) return arch.status().withContext("model " + modelPath);
     if (!(*arch)->dims().givenEmbeddings) {
         Result<std::string> name = model->getString("general.architecture");
@@ -188,7 +190,7 @@ Status checkProjectorFor(const ProjectorInfo& projector, const std::string& mode
     // not only their width, are the model's): a projector of another type is another model's.
     constexpr std::pair<const char*, const char*> kReaders[] = {
         {"gemma3", "gemma3"},           {"gemma4", "gemma4v"},  {"qwen35", "qwen3vl_merger"},
-        {"qwen35moe", "qwen3vl_merger"}, {"mistral3", "pixtral"}};
+        {"qwen35moe", "qwen3vl_merger"}, {"mistral3", "pixtral"}, {"llama", "mlp"}};
     if (Result<std::string> name = model->getString("general.architecture"); name)
         for (const auto& [arch, type] : kReaders)
             if (*name == arch && projector.type != type)

@@ -6,6 +6,7 @@
 #include "hearth/projector.h"
 #include "hearth/quant.h"
 
+#include <array>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -39,6 +40,67 @@ Status add(gguf::Writer& w, const std::string& name, std::vector<uint64_t> shape
     return w.addTensor(name, quant::Type::F16, std::move(shape), std::move(bytes));
 }
 
+// The keys every family's file opens with: the clip architecture, the file's name and type, the
+// projector type (under typeKey), and the tower's image and patch sizes, widths, layers, heads,
+// layer norm epsilon, the text model's width and the pixel normalisation.
+struct VisionHeader {
+    const char* typeKey = "clip.projector_type";
+    const char* type = "";
+    int imageSize = 0;
+    float eps = 1e-6f;
+    std::array<float, 3> mean{}, std{};
+};
+
+void writeVisionHeader(gguf::Writer& w, const ProjectorSynthOptions& o, const VisionHeader& h) {
+    w.set("general.architecture", gguf::Value::string("clip"));
+    w.set("general.name", gguf::Value::string(std::string("hearth-synth ") + h.type + " projector"));
+    w.set("general.file_type", gguf::Value::u32(o.f16 ? 1 : 0));
+    w.set("clip.has_vision_encoder", gguf::Value::boolean(true));
+    w.set(h.typeKey, gguf::Value::string(h.type));
+    w.set("clip.vision.image_size", gguf::Value::u32(uint32_t(h.imageSize)));
+    w.set("clip.vision.patch_size", gguf::Value::u32(uint32_t(o.patchSize)));
+    w.set("clip.vision.embedding_length", gguf::Value::u32(uint32_t(o.nEmbd)));
+    w.set("clip.vision.feed_forward_length", gguf::Value::u32(uint32_t(o.nFf)));
+    w.set("clip.vision.block_count", gguf::Value::u32(uint32_t(o.nLayer)));
+    w.set("clip.vision.attention.head_count", gguf::Value::u32(uint32_t(o.nHead)));
+    w.set("clip.vision.attention.layer_norm_epsilon", gguf::Value::f32(h.eps));
+    w.set("clip.vision.projection_dim", gguf::Value::u32(uint32_t(o.projectionDim)));
+    w.set("clip.vision.image_mean", gguf::Value::f32Array({h.mean[0], h.mean[1], h.mean[2]}));
+    w.set("clip.vision.image_std", gguf::Value::f32Array({h.std[0], h.std[1], h.std[2]}));
+}
+
+// CLIP's pixel normalisation (Pixtral's and LLaVA's).
+constexpr std::array<float, 3> kClipMean{0.48145466f, 0.4578275f, 0.40821073f};
+constexpr std::array<float, 3> kClipStd{0.26862954f, 0.26130258f, 0.27577711f};
+
+// A layer norm of `width`: its weight ones, its bias random.
+Status addNorm(gguf::Writer& w, const std::string& name, uint64_t width, std::mt19937_64& rng) {
+    HEARTH_RETURN_IF_ERROR(add(w, name + ".weight", {width}, false, rng, 1.0f));
+    return add(w, name + ".bias", {width}, false, rng);
+}
+
+// A linear layer in -> out: its weight (F16 when f16), its bias F32.
+Status addLinear(gguf::Writer& w, const std::string& name, uint64_t in, uint64_t out, bool f16,
+                 std::mt19937_64& rng) {
+    HEARTH_RETURN_IF_ERROR(add(w, name + ".weight", {in, out}, f16, rng));
+    return add(w, name + ".bias", {out}, false, rng);
+}
+
+// The blocks of a CLIP-like tower (SigLIP's, LLaVA's): layer norms and every linear biased,
+// a feed-forward of up and down.
+Status addClipBlocks(gguf::Writer& w, const ProjectorSynthOptions& o, std::mt19937_64& rng) {
+    const uint64_t E = uint64_t(o.nEmbd), F = uint64_t(o.nFf);
+    for (int l = 0; l < o.nLayer; ++l) {
+        const std::string b = "v.blk." + std::to_string(l) + ".";
+        for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_out"})
+            HEARTH_RETURN_IF_ERROR(addLinear(w, b + m, E, E, o.f16, rng));
+        for (const char* n : {"ln1", "ln2"}) HEARTH_RETURN_IF_ERROR(addNorm(w, b + n, E, rng));
+        HEARTH_RETURN_IF_ERROR(addLinear(w, b + "ffn_up", E, F, o.f16, rng));
+        HEARTH_RETURN_IF_ERROR(addLinear(w, b + "ffn_down", F, E, o.f16, rng));
+    }
+    return Status::ok();
+}
+
 // Gemma 4's tower as the converter writes it (Gemma4VisionAudioModel, vision only): no image
 // size of its own (224, unused), pooling 3 unless scale_factor says otherwise, per-head Q/K norms,
 // norms after attention and feed-forward, a gated feed-forward, a scalar per layer, two position
@@ -55,21 +117,8 @@ Status synthesizeGemma4(const ProjectorSynthOptions& o) {
     const uint64_t positions = uint64_t(o.positionSize > 0 ? o.positionSize : 10240);
     std::mt19937_64 rng(o.seed);
     gguf::Writer w;
-    w.set("general.architecture", gguf::Value::string("clip"));
-    w.set("general.name", gguf::Value::string("hearth-synth gemma4v projector"));
-    w.set("general.file_type", gguf::Value::u32(o.f16 ? 1 : 0));
-    w.set("clip.has_vision_encoder", gguf::Value::boolean(true));
-    w.set("clip.vision.projector_type", gguf::Value::string("gemma4v"));
-    w.set("clip.vision.projection_dim", gguf::Value::u32(uint32_t(o.projectionDim)));
-    w.set("clip.vision.image_size", gguf::Value::u32(224));
-    w.set("clip.vision.patch_size", gguf::Value::u32(uint32_t(o.patchSize)));
-    w.set("clip.vision.embedding_length", gguf::Value::u32(uint32_t(E)));
-    w.set("clip.vision.feed_forward_length", gguf::Value::u32(uint32_t(F)));
-    w.set("clip.vision.block_count", gguf::Value::u32(uint32_t(o.nLayer)));
-    w.set("clip.vision.attention.head_count", gguf::Value::u32(uint32_t(o.nHead)));
-    w.set("clip.vision.attention.layer_norm_epsilon", gguf::Value::f32(1e-6f));
-    w.set("clip.vision.image_mean", gguf::Value::f32Array({0.0f, 0.0f, 0.0f}));
-    w.set("clip.vision.image_std", gguf::Value::f32Array({1.0f, 1.0f, 1.0f}));
+    writeVisionHeader(w, o,
+                      {"clip.vision.projector_type", "gemma4v", 224, 1e-6f, {0.0f, 0.0f, 0.0f}, {1.0f, 1.0f, 1.0f}});
     if (o.merge != 3) w.set("clip.vision.projector.scale_factor", gguf::Value::u32(uint32_t(o.merge)));
     HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.weight", {P, P, 3, E}, o.f16, rng));
     // The x table's rows, then the y table's: ne {E, positions, 2}, kept F32 by the converter.
@@ -126,23 +175,10 @@ Status synthesizeQwen3Vl(const ProjectorSynthOptions& o) {
     const uint64_t out = uint64_t(o.projectionDim);
     std::mt19937_64 rng(o.seed);
     gguf::Writer w;
-    w.set("general.architecture", gguf::Value::string("clip"));
-    w.set("general.name", gguf::Value::string("hearth-synth qwen3vl_merger projector"));
-    w.set("general.file_type", gguf::Value::u32(o.f16 ? 1 : 0));
-    w.set("clip.has_vision_encoder", gguf::Value::boolean(true));
-    w.set("clip.projector_type", gguf::Value::string("qwen3vl_merger"));
+    writeVisionHeader(w, o, {"clip.projector_type", "qwen3vl_merger", side * o.patchSize, 1e-6f, {0.5f, 0.5f, 0.5f},
+                             {0.5f, 0.5f, 0.5f}});
     w.set("clip.use_gelu", gguf::Value::boolean(true));
-    w.set("clip.vision.projection_dim", gguf::Value::u32(uint32_t(o.projectionDim)));
-    w.set("clip.vision.image_size", gguf::Value::u32(uint32_t(side * o.patchSize)));
-    w.set("clip.vision.patch_size", gguf::Value::u32(uint32_t(o.patchSize)));
-    w.set("clip.vision.embedding_length", gguf::Value::u32(uint32_t(E)));
-    w.set("clip.vision.feed_forward_length", gguf::Value::u32(uint32_t(F)));
-    w.set("clip.vision.block_count", gguf::Value::u32(uint32_t(o.nLayer)));
-    w.set("clip.vision.attention.head_count", gguf::Value::u32(uint32_t(o.nHead)));
-    w.set("clip.vision.attention.layer_norm_epsilon", gguf::Value::f32(1e-6f));
     w.set("clip.vision.spatial_merge_size", gguf::Value::u32(2));
-    w.set("clip.vision.image_mean", gguf::Value::f32Array({0.5f, 0.5f, 0.5f}));
-    w.set("clip.vision.image_std", gguf::Value::f32Array({0.5f, 0.5f, 0.5f}));
     if (!o.deepstack.empty()) {
         std::vector<uint8_t> flags(size_t(o.nLayer), 0);
         for (int l : o.deepstack) flags[size_t(l)] = 1;
@@ -161,9 +197,8 @@ Status synthesizeQwen3Vl(const ProjectorSynthOptions& o) {
         HEARTH_RETURN_IF_ERROR(w.addTensor(name + ".weight", quant::Type::F32, {width}, std::move(bytes)));
         return add(w, name + ".bias", {width}, false, rng);
     };
-    auto linear = [&](const std::string& name, uint64_t in, uint64_t outWidth) -> Status {
-        HEARTH_RETURN_IF_ERROR(add(w, name + ".weight", {in, outWidth}, o.f16, rng));
-        return add(w, name + ".bias", {outWidth}, false, rng);
+    auto linear = [&](const std::string& name, uint64_t in, uint64_t outWidth) {
+        return addLinear(w, name, in, outWidth, o.f16, rng);
     };
     for (int l = 0; l < o.nLayer; ++l) {
         const std::string b = "v.blk." + std::to_string(l) + ".";
@@ -201,23 +236,9 @@ Status synthesizePixtral(const ProjectorSynthOptions& o) {
     const uint64_t T = uint64_t(o.projectionDim), M = uint64_t(o.merge);
     std::mt19937_64 rng(o.seed);
     gguf::Writer w;
-    w.set("general.architecture", gguf::Value::string("clip"));
-    w.set("general.name", gguf::Value::string("hearth-synth pixtral projector"));
-    w.set("general.file_type", gguf::Value::u32(o.f16 ? 1 : 0));
-    w.set("clip.has_vision_encoder", gguf::Value::boolean(true));
-    w.set("clip.projector_type", gguf::Value::string("pixtral"));
+    writeVisionHeader(w, o, {"clip.projector_type", "pixtral", o.imageSize, 1e-5f, kClipMean, kClipStd});
     w.set("clip.use_silu", gguf::Value::boolean(true));
-    w.set("clip.vision.image_size", gguf::Value::u32(uint32_t(o.imageSize)));
-    w.set("clip.vision.patch_size", gguf::Value::u32(uint32_t(o.patchSize)));
-    w.set("clip.vision.embedding_length", gguf::Value::u32(uint32_t(E)));
-    w.set("clip.vision.feed_forward_length", gguf::Value::u32(uint32_t(F)));
-    w.set("clip.vision.block_count", gguf::Value::u32(uint32_t(o.nLayer)));
-    w.set("clip.vision.attention.head_count", gguf::Value::u32(uint32_t(o.nHead)));
-    w.set("clip.vision.attention.layer_norm_epsilon", gguf::Value::f32(1e-5f));
-    w.set("clip.vision.projection_dim", gguf::Value::u32(uint32_t(T)));
     if (o.merge > 1) w.set("clip.vision.spatial_merge_size", gguf::Value::u32(uint32_t(o.merge)));
-    w.set("clip.vision.image_mean", gguf::Value::f32Array({0.48145466f, 0.4578275f, 0.40821073f}));
-    w.set("clip.vision.image_std", gguf::Value::f32Array({0.26862954f, 0.26130258f, 0.27577711f}));
     auto norm = [&](const std::string& name, uint64_t n) {
         std::vector<float> v = values(n, rng);
         for (float& x : v) x = 1.0f + 5.0f * x;
@@ -241,10 +262,8 @@ Status synthesizePixtral(const ProjectorSynthOptions& o) {
         HEARTH_RETURN_IF_ERROR(norm("mm.input_norm.weight", E));
         HEARTH_RETURN_IF_ERROR(add(w, "mm.patch_merger.weight", {E * M * M, E}, o.f16, rng));
     }
-    HEARTH_RETURN_IF_ERROR(add(w, "mm.1.weight", {E, T}, o.f16, rng));
-    HEARTH_RETURN_IF_ERROR(add(w, "mm.1.bias", {T}, false, rng));
-    HEARTH_RETURN_IF_ERROR(add(w, "mm.2.weight", {T, T}, o.f16, rng));
-    HEARTH_RETURN_IF_ERROR(add(w, "mm.2.bias", {T}, false, rng));
+    HEARTH_RETURN_IF_ERROR(addLinear(w, "mm.1", E, T, o.f16, rng));
+    HEARTH_RETURN_IF_ERROR(addLinear(w, "mm.2", T, T, o.f16, rng));
     HEARTH_RETURN_IF_ERROR(add(w, "v.token_embd.img_break", {T}, false, rng));
     return w.writeFile(o.outPath);
 }
@@ -260,50 +279,20 @@ Status synthesizeClipMlp(const ProjectorSynthOptions& o) {
         o.nLayer < 2 || o.nFf < 1)
         return invalidArgument("projector shape: the image must be whole patches, the width whole heads, "
                                "at least 2 layers");
-    const uint64_t E = uint64_t(o.nEmbd), F = uint64_t(o.nFf), P = uint64_t(o.patchSize);
+    const uint64_t E = uint64_t(o.nEmbd), P = uint64_t(o.patchSize);
     const uint64_t T = uint64_t(o.projectionDim), side = uint64_t(o.imageSize / o.patchSize);
     std::mt19937_64 rng(o.seed);
     gguf::Writer w;
-    w.set("general.architecture", gguf::Value::string("clip"));
+    writeVisionHeader(w, o, {"clip.projector_type", "mlp", o.imageSize, 1e-5f, kClipMean, kClipStd});
     w.set("general.name", gguf::Value::string("hearth-synth llava projector"));
-    w.set("general.file_type", gguf::Value::u32(o.f16 ? 1 : 0));
-    w.set("clip.has_vision_encoder", gguf::Value::boolean(true));
     w.set("clip.has_llava_projector", gguf::Value::boolean(true));
-    w.set("clip.projector_type", gguf::Value::string("mlp"));
-    w.set("clip.vision.image_size", gguf::Value::u32(uint32_t(o.imageSize)));
-    w.set("clip.vision.patch_size", gguf::Value::u32(uint32_t(o.patchSize)));
-    w.set("clip.vision.embedding_length", gguf::Value::u32(uint32_t(E)));
-    w.set("clip.vision.feed_forward_length", gguf::Value::u32(uint32_t(F)));
-    w.set("clip.vision.block_count", gguf::Value::u32(uint32_t(o.nLayer)));
-    w.set("clip.vision.attention.head_count", gguf::Value::u32(uint32_t(o.nHead)));
-    w.set("clip.vision.attention.layer_norm_epsilon", gguf::Value::f32(1e-5f));
-    w.set("clip.vision.projection_dim", gguf::Value::u32(uint32_t(T)));
-    w.set("clip.vision.image_mean", gguf::Value::f32Array({0.48145466f, 0.4578275f, 0.40821073f}));
-    w.set("clip.vision.image_std", gguf::Value::f32Array({0.26862954f, 0.26130258f, 0.27577711f}));
     HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.weight", {P, P, 3, E}, o.f16, rng));
     HEARTH_RETURN_IF_ERROR(add(w, "v.class_embd", {E}, false, rng));
     HEARTH_RETURN_IF_ERROR(add(w, "v.position_embd.weight", {E, side * side + 1}, false, rng));
-    HEARTH_RETURN_IF_ERROR(add(w, "v.pre_ln.weight", {E}, false, rng, 1.0f));
-    HEARTH_RETURN_IF_ERROR(add(w, "v.pre_ln.bias", {E}, false, rng));
-    for (int l = 0; l < o.nLayer; ++l) {
-        const std::string b = "v.blk." + std::to_string(l) + ".";
-        for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
-            HEARTH_RETURN_IF_ERROR(add(w, b + m + ".weight", {E, E}, o.f16, rng));
-            HEARTH_RETURN_IF_ERROR(add(w, b + m + ".bias", {E}, false, rng));
-        }
-        for (const char* n : {"ln1", "ln2"}) {
-            HEARTH_RETURN_IF_ERROR(add(w, b + n + ".weight", {E}, false, rng, 1.0f));
-            HEARTH_RETURN_IF_ERROR(add(w, b + n + ".bias", {E}, false, rng));
-        }
-        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_up.weight", {E, F}, o.f16, rng));
-        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_up.bias", {F}, false, rng));
-        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_down.weight", {F, E}, o.f16, rng));
-        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_down.bias", {E}, false, rng));
-    }
-    HEARTH_RETURN_IF_ERROR(add(w, "mm.0.weight", {E, T}, o.f16, rng));
-    HEARTH_RETURN_IF_ERROR(add(w, "mm.0.bias", {T}, false, rng));
-    HEARTH_RETURN_IF_ERROR(add(w, "mm.2.weight", {T, T}, o.f16, rng));
-    HEARTH_RETURN_IF_ERROR(add(w, "mm.2.bias", {T}, false, rng));
+    HEARTH_RETURN_IF_ERROR(addNorm(w, "v.pre_ln", E, rng));
+    HEARTH_RETURN_IF_ERROR(addClipBlocks(w, o, rng));
+    HEARTH_RETURN_IF_ERROR(addLinear(w, "mm.0", E, T, o.f16, rng));
+    HEARTH_RETURN_IF_ERROR(addLinear(w, "mm.2", T, T, o.f16, rng));
     return w.writeFile(o.outPath);
 }
 
@@ -324,49 +313,21 @@ Status synthesizeProjector(const ProjectorSynthOptions& o) {
         o.nLayer < 1 || o.nFf < 1)
         return invalidArgument("projector shape: the image must be whole patches, merged evenly, "
                                "the width whole heads");
-    const uint64_t E = uint64_t(o.nEmbd), F = uint64_t(o.nFf), P = uint64_t(o.patchSize);
+    const uint64_t E = uint64_t(o.nEmbd), P = uint64_t(o.patchSize);
     const uint64_t side = uint64_t(o.imageSize / o.patchSize);
     std::mt19937_64 rng(o.seed);
     gguf::Writer w;
-    w.set("general.architecture", gguf::Value::string("clip"));
-    w.set("general.name", gguf::Value::string("hearth-synth gemma3 projector"));
-    w.set("general.file_type", gguf::Value::u32(o.f16 ? 1 : 0));
-    w.set("clip.has_vision_encoder", gguf::Value::boolean(true));
-    w.set("clip.projector_type", gguf::Value::string("gemma3"));
+    writeVisionHeader(w, o,
+                      {"clip.projector_type", "gemma3", o.imageSize, 1e-6f, {0.5f, 0.5f, 0.5f}, {0.5f, 0.5f, 0.5f}});
     w.set("clip.use_gelu", gguf::Value::boolean(true));
-    w.set("clip.vision.image_size", gguf::Value::u32(uint32_t(o.imageSize)));
-    w.set("clip.vision.patch_size", gguf::Value::u32(uint32_t(o.patchSize)));
-    w.set("clip.vision.embedding_length", gguf::Value::u32(uint32_t(E)));
-    w.set("clip.vision.feed_forward_length", gguf::Value::u32(uint32_t(F)));
-    w.set("clip.vision.block_count", gguf::Value::u32(uint32_t(o.nLayer)));
-    w.set("clip.vision.attention.head_count", gguf::Value::u32(uint32_t(o.nHead)));
-    w.set("clip.vision.attention.layer_norm_epsilon", gguf::Value::f32(1e-6f));
-    w.set("clip.vision.projection_dim", gguf::Value::u32(uint32_t(o.projectionDim)));
     w.set("clip.vision.projector.scale_factor", gguf::Value::u32(uint32_t(o.merge)));
-    w.set("clip.vision.image_mean", gguf::Value::f32Array({0.5f, 0.5f, 0.5f}));
-    w.set("clip.vision.image_std", gguf::Value::f32Array({0.5f, 0.5f, 0.5f}));
     // ggml shapes (ne, the row first): the patch convolution [P][P][3][E], positions [E][patches].
     HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.weight", {P, P, 3, E}, o.f16, rng));
     HEARTH_RETURN_IF_ERROR(add(w, "v.patch_embd.bias", {E}, false, rng));
     // Position rows stay F32 in converted files (llama.cpp adds them to the patches as they are).
     HEARTH_RETURN_IF_ERROR(add(w, "v.position_embd.weight", {E, side * side}, false, rng));
-    for (int l = 0; l < o.nLayer; ++l) {
-        const std::string b = "v.blk." + std::to_string(l) + ".";
-        for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
-            HEARTH_RETURN_IF_ERROR(add(w, b + m + ".weight", {E, E}, o.f16, rng));
-            HEARTH_RETURN_IF_ERROR(add(w, b + m + ".bias", {E}, false, rng));
-        }
-        for (const char* n : {"ln1", "ln2"}) {
-            HEARTH_RETURN_IF_ERROR(add(w, b + n + ".weight", {E}, false, rng, 1.0f));
-            HEARTH_RETURN_IF_ERROR(add(w, b + n + ".bias", {E}, false, rng));
-        }
-        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_up.weight", {E, F}, o.f16, rng));
-        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_up.bias", {F}, false, rng));
-        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_down.weight", {F, E}, o.f16, rng));
-        HEARTH_RETURN_IF_ERROR(add(w, b + "ffn_down.bias", {E}, false, rng));
-    }
-    HEARTH_RETURN_IF_ERROR(add(w, "v.post_ln.weight", {E}, false, rng, 1.0f));
-    HEARTH_RETURN_IF_ERROR(add(w, "v.post_ln.bias", {E}, false, rng));
+    HEARTH_RETURN_IF_ERROR(addClipBlocks(w, o, rng));
+    HEARTH_RETURN_IF_ERROR(addNorm(w, "v.post_ln", E, rng));
     // Gemma 3's projection: an RMS norm, then [E] -> [text width], stored [text width][E] in ne
     // order.
     HEARTH_RETURN_IF_ERROR(add(w, "mm.soft_emb_norm.weight", {E}, false, rng, 1.0f));

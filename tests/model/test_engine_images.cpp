@@ -135,9 +135,11 @@ private Q_SLOTS:
     }
 
     void aTextOnlyModelRefusesImages() {
-        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        std::string textOnly;
+        const QString synth = test::synthTextOnlyModel(m_dir.path(), textOnly); // qwen3-tiny
+        QVERIFY2(synth.isEmpty(), qPrintable(synth));
         EngineConfig c;
-        c.modelPath = test::testDataPath(QStringLiteral("models/stories260K.gguf"));
+        c.modelPath = textOnly;
         c.contextLength = 256;
         c.kvMemoryBytes = 4ull << 20;
         auto e = Engine::create(c);

@@ -4,12 +4,16 @@
 // two) loads there; every picture becomes the 256 embeddings mtmd gives, and Hearth's encoder
 // gives mtmd's embeddings on every device for pictures padded into the square (so the bicubic
 // resize and LLaVA's mean-colour padding are checked through them: ref_mtmd_preprocess runs only
-// the dynamic-size preprocessor). The llama text model does not read image embeddings in Hearth
-// yet: no logits test.
+// the dynamic-size preprocessor); and llama, loaded with the projector, reading them gives
+// llama.cpp's logits after the image and its greedy answer (ref_mtmd_logits).
 #include "hearth/devices.h"
+#include "hearth/gguf.h"
 #include "hearth/image.h"
 #include "hearth/projector.h"
 #include "hearth/vision.h"
+#include "model/arch.h"
+#include "cli_image_greedy.h"
+#include "image_prompt_logits.h"
 #include "mtmd_reference.h"
 #include "reference_logits.h"
 #include "test_support.h"
@@ -25,7 +29,7 @@ using namespace hearth;
 class TestLlavaReference : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
-    QString m_embedTool, m_model, m_projector;
+    QString m_embedTool, m_logitsTool, m_model, m_projector;
 
     QString path(const char* name) const { return m_dir.filePath(QString::fromLatin1(name)); }
 
@@ -53,6 +57,7 @@ private Q_SLOTS:
         if (skip) QSKIP(qPrintable(why));
         QVERIFY2(why.isEmpty(), qPrintable(why));
         m_embedTool = files.embedTool;
+        m_logitsTool = files.logitsTool;
         m_model = files.model;
         m_projector = files.projector;
     }
@@ -64,6 +69,8 @@ private Q_SLOTS:
         QVERIFY2(info.isOk(), info.status().toString().c_str());
         QCOMPARE(info->type, std::string("mlp"));
         QCOMPARE(info->tokensPerImage, int64_t(256));
+        const Status fits = checkProjectorFor(*info, m_model.toStdString());
+        QVERIFY2(fits.isOk(), fits.toString().c_str());
         for (auto [w, h] : {std::pair{100, 60}, std::pair{224, 224}}) {
             QStringList shape;
             QString error;
@@ -103,6 +110,68 @@ private Q_SLOTS:
                          qPrintable(QStringLiteral("%1x%2 on %3: max |delta| %4").arg(w).arg(h).arg(d).arg(double(worst))));
             }
         }
+    }
+
+    // A prompt with an image through llama.cpp (ref_mtmd_logits: its chunks' ids and the last
+    // position's logits) and through Hearth's encoder and llama in three steps: the text before,
+    // the image's embeddings (seen causally, as mtmd decodes LLaVA's), the text after. The last
+    // logits agree on every device, with Hearth's embeddings and with llama.cpp's. Without the
+    // projector llama reads no image.
+    void llavaTextLogitsAfterAnImageEqualLlamaCpps() {
+        const Image image = picture(100, 60);
+        const test::MtmdPromptLogits ref =
+            test::mtmdPromptLogits(m_logitsTool, m_model, m_projector, image, m_dir.path());
+        QVERIFY2(ref.error.isEmpty(), qPrintable(ref.error));
+        QCOMPARE(ref.texts.size(), size_t(2));
+        auto encoder = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 2});
+        QVERIFY2(encoder.isOk(), encoder.status().toString().c_str());
+        auto embeddings = (*encoder)->encode(image);
+        QVERIFY2(embeddings.isOk(), embeddings.status().toString().c_str());
+        QCOMPARE(embeddings->tokens, ref.imageTokens);
+
+        auto file = gguf::File::open(m_model.toStdString());
+        QVERIFY2(file.isOk(), file.status().toString().c_str());
+        auto textOnly = model::loadArchitecture(*file);
+        QVERIFY2(textOnly.isOk(), textOnly.status().toString().c_str());
+        QVERIFY(!(*textOnly)->dims().givenEmbeddings);
+        model::ArchitectureOptions withProjector;
+        withProjector.projector = true;
+        auto arch = model::loadArchitecture(*file, withProjector);
+        QVERIFY2(arch.isOk(), arch.status().toString().c_str());
+        QVERIFY((*arch)->dims().givenEmbeddings);
+        QVERIFY(!(*arch)->dims().imagesAtOnce);
+        QStringList shape;
+        QString error;
+        const std::vector<float> theirs = referenceEmbeddings(image, shape, error);
+        QVERIFY2(theirs.size() == embeddings->values.size(), qPrintable(error));
+        std::vector<std::pair<QString, const std::vector<float>*>> runs;
+        for (const QString& device : test::visionDevices()) runs.emplace_back(device, &embeddings->values);
+        runs.emplace_back(QStringLiteral("cpu"), &theirs);
+        for (const auto& [device, values] : runs) {
+            test::ImagePrompt prompt;
+            prompt.before = ref.texts[0];
+            prompt.after = ref.texts[1];
+            prompt.embeds = values;
+            prompt.width = embeddings->width;
+            std::vector<float> logits;
+            const Status s = test::imagePromptLogits(**arch, device.toStdString(), prompt, logits);
+            QVERIFY2(s.isOk(), qPrintable(device + QStringLiteral(": ") + QString::fromStdString(s.toString())));
+            QCOMPARE(logits.size(), ref.logits.size());
+            const test::LogitsDelta d = test::compareLogits(logits, ref.logits);
+            qInfo("%s, %s embeddings: logits after the image, max |delta| %.3g, argmax %zu (llama.cpp %zu)",
+                  qPrintable(device), values == &embeddings->values ? "Hearth's" : "llama.cpp's", double(d.worst),
+                  d.argmax, d.wantArgmax);
+            QVERIFY2(d.worst < 5e-3f,
+                     qPrintable(device + QStringLiteral(": max |delta| ") + QString::number(double(d.worst))));
+            QCOMPARE(d.argmax, d.wantArgmax);
+        }
+    }
+
+    // hearth-cli run with --mmproj and --image: the prompt's text ids are mtmd's chunks' (nothing
+    // around the image) and the greedy answer is llama.cpp's, token for token, on the CPU and
+    // lavapipe.
+    void cliRunGivesLlamaCppsGreedyAnswerAboutAnImage() {
+        test::checkCliGreedyAboutAnImage(m_logitsTool, m_model, m_projector, picture(100, 60), m_dir.path());
     }
 };
 

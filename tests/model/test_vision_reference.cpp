@@ -9,8 +9,8 @@
 #include "hearth/projector.h"
 #include "hearth/vision.h"
 #include "model/arch.h"
-#include "runtime/model_runner.h"
 #include "cli_image_greedy.h"
+#include "image_prompt_logits.h"
 #include "mtmd_reference.h"
 #include "reference_logits.h"
 #include "test_support.h"
@@ -117,54 +117,23 @@ private Q_SLOTS:
         auto arch = model::loadArchitecture(*file);
         QVERIFY2(arch.isOk(), arch.status().toString().c_str());
         QVERIFY((*arch)->dims().givenEmbeddings);
-        std::vector<std::string> devices{"ref", "cpu"};
-        if (findDevice(listDevices(), "vulkan:0")) devices.push_back("vulkan:0");
-        for (const std::string& device : devices) {
-            runtime::RunnerConfig rc;
-            rc.device = device;
-            rc.numBlocks = 8;
-            auto runner = runtime::ModelRunner::create(**arch, rc);
-            QVERIFY2(runner.isOk(), runner.status().toString().c_str());
-            const std::vector<int32_t> table{0, 1, 2, 3, 4, 5, 6, 7};
-            int32_t pos = 0;
+        for (const QString& device : test::visionDevices()) {
+            test::ImagePrompt prompt;
+            prompt.before = texts[0];
+            prompt.after = texts[1];
+            prompt.embeds = &embeddings->values;
+            prompt.width = embeddings->width;
+            prompt.atOnce = true; // Gemma 3 sees an image's tokens at once
             std::vector<float> logits;
-            auto step = [&](const std::vector<int32_t>& ids, const std::vector<float>* embeds, bool last) {
-                graph::Batch b;
-                b.blockTables.push_back(table);
-                for (size_t i = 0; i < ids.size(); ++i) {
-                    graph::BatchToken t;
-                    t.token = ids[i];
-                    t.pos = pos++;
-                    t.wantLogits = last && i + 1 == ids.size();
-                    if (embeds) t.embed = int32_t(i);
-                    b.tokens.push_back(t);
-                }
-                if (embeds) {
-                    b.embeds = *embeds;
-                    b.embedWidth = embeddings->width;
-                    b.withinSequence = true; // Gemma 3 sees an image's tokens at once
-                }
-                return (*runner)->forward(b, logits);
-            };
-            Status s = step(texts[0], nullptr, false);
-            QVERIFY2(s.isOk(), s.toString().c_str());
-            s = step(std::vector<int32_t>(size_t(imageTokens), 0), &embeddings->values, false);
-            QVERIFY2(s.isOk(), s.toString().c_str());
-            s = step(texts[1], nullptr, true);
-            QVERIFY2(s.isOk(), s.toString().c_str());
+            const Status s = test::imagePromptLogits(**arch, device.toStdString(), prompt, logits);
+            QVERIFY2(s.isOk(), qPrintable(device + QStringLiteral(": ") + QString::fromStdString(s.toString())));
             QCOMPARE(logits.size(), want.size());
-            float worst = 0.0f;
-            size_t argmax = 0, wantArgmax = 0;
-            for (size_t i = 0; i < want.size(); ++i) {
-                worst = std::max(worst, std::fabs(logits[i] - want[i]));
-                if (logits[i] > logits[argmax]) argmax = i;
-                if (want[i] > want[wantArgmax]) wantArgmax = i;
-            }
-            qInfo("%s: logits after the image, max |delta| %.3g, argmax %zu (llama.cpp %zu)", device.c_str(),
-                  double(worst), argmax, wantArgmax);
-            QVERIFY2(worst < 2e-2f, qPrintable(QString::fromStdString(device) + QStringLiteral(": max |delta| ") +
-                                               QString::number(double(worst))));
-            QCOMPARE(argmax, wantArgmax);
+            const test::LogitsDelta d = test::compareLogits(logits, want);
+            qInfo("%s: logits after the image, max |delta| %.3g, argmax %zu (llama.cpp %zu)", qPrintable(device),
+                  double(d.worst), d.argmax, d.wantArgmax);
+            QVERIFY2(d.worst < 2e-2f,
+                     qPrintable(device + QStringLiteral(": max |delta| ") + QString::number(double(d.worst))));
+            QCOMPARE(d.argmax, d.wantArgmax);
         }
     }
 

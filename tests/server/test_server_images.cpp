@@ -360,7 +360,7 @@ private Q_SLOTS:
             auto gemma = provider->acquire("gemma3", id);
             QVERIFY2(gemma.isOk(), gemma.status().toString().c_str());
             QCOMPARE((*gemma)->model().vision, find);
-            auto stories = provider->acquire("stories", id); // the projector does not fit it: none
+            auto stories = provider->acquire("stories", id); // a llama: Gemma 3's projector is another model's
             QVERIFY2(stories.isOk(), stories.status().toString().c_str());
             QVERIFY(!(*stories)->model().vision);
             QVERIFY(!provider->acquire("mmproj-gemma3-F16", id).isOk());
@@ -369,8 +369,12 @@ private Q_SLOTS:
 
     void aTextOnlyModelRefusesImages() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir dir;
+        std::string textOnly;
+        const QString synth = test::synthTextOnlyModel(dir.path(), textOnly); // qwen3-tiny
+        QVERIFY2(synth.isEmpty(), qPrintable(synth));
         EngineConfig ec;
-        ec.modelPath = test::testDataPath(QStringLiteral("models/stories260K.gguf"));
+        ec.modelPath = textOnly;
         ec.contextLength = 256;
         ec.threads = 1;
         auto engine = Engine::create(ec);
@@ -392,6 +396,13 @@ private Q_SLOTS:
         QVERIFY(!refused.isOk());
         QVERIFY2(refused.status().message().find("does not take images") != std::string::npos,
                  refused.status().message().c_str());
+        // A llama takes images with LLaVA's projector only: Gemma 3's is another model's.
+        EngineConfig llama = withProjector;
+        llama.modelPath = test::testDataPath(QStringLiteral("models/stories260K.gguf"));
+        auto other = Engine::create(llama);
+        QVERIFY(!other.isOk());
+        QVERIFY2(other.status().message().find("belongs to another model") != std::string::npos,
+                 other.status().message().c_str());
     }
 };
 

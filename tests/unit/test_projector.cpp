@@ -1,5 +1,6 @@
 // Multimodal projector files (hearth/projector.h): a Gemma 3 projector's metadata as llama.cpp's
-// converter writes it, read back; the check against a text model's width; files that are not
+// converter writes it, read back; the check against a text model's width, a text-only model and
+// a llama (which takes LLaVA's projectors, not Gemma 3's); files that are not
 // vision projectors, or miss or garble a key, refused naming it; `hearth-cli inspect` on one.
 #include "hearth/gguf.h"
 #include "hearth/projector.h"
@@ -105,11 +106,20 @@ private Q_SLOTS:
                      s.message().find(std::to_string(width)) != std::string::npos,
                  s.toString().c_str());
         // A text-only architecture of the projector's width is refused, naming it.
-        const std::string stories = test::testDataPath(QStringLiteral("models/stories260K.gguf")); // 64 wide
-        const Status text = checkProjectorFor(*readProjector(writeProjector(m_dir, "w64.gguf", 64)), stories);
-        QVERIFY2(!text.isOk() && text.message().find("llama") != std::string::npos &&
+        std::string textOnly;
+        const QString synth = test::synthTextOnlyModel(m_dir.path(), textOnly); // qwen3-tiny, as wide
+        QVERIFY2(synth.isEmpty(), qPrintable(synth));
+        const Status text = checkProjectorFor(*fits, textOnly);
+        QVERIFY2(!text.isOk() && text.message().find("qwen3") != std::string::npos &&
                      text.message().find("does not take images") != std::string::npos,
                  text.toString().c_str());
+        // llama takes LLaVA's (mlp) projectors only: a Gemma 3 projector of its width is another
+        // model's.
+        const std::string stories = test::testDataPath(QStringLiteral("models/stories260K.gguf")); // 64 wide
+        const Status other64 = checkProjectorFor(*readProjector(writeProjector(m_dir, "w64.gguf", 64)), stories);
+        QVERIFY2(!other64.isOk() && other64.message().find("llama") != std::string::npos &&
+                     other64.message().find("belongs to another model") != std::string::npos,
+                 other64.toString().c_str());
         QVERIFY(!checkProjectorFor(*fits, "/nonexistent/model.gguf").isOk());
     }
 
@@ -141,6 +151,11 @@ private Q_SLOTS:
         QCOMPARE(*findProjectorFor(model.toStdString()), f16);
         QVERIFY(isProjectorFileName("mmproj-model-f16.gguf") && !isProjectorFileName("gemma-3-4b.gguf"));
         // A text-only model of that width in the same folder has none.
+        std::string textOnly;
+        const QString synth = test::synthTextOnlyModel(folder.path(), textOnly);
+        QVERIFY2(synth.isEmpty(), qPrintable(synth));
+        QCOMPARE(*findProjectorFor(textOnly), std::string());
+        // Nor has a llama of a Gemma 3 projector's width: that projector is another model's.
         const QString stories = folder.filePath(QStringLiteral("stories.gguf"));
         QVERIFY(QFile::copy(QString::fromStdString(test::testDataPath(QStringLiteral("models/stories260K.gguf"))),
                             stories));

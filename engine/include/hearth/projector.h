@@ -73,8 +73,9 @@ Status synthesizeProjector(const ProjectorSynthOptions& options);
 
 // Whether the projector can serve the text model at modelPath: its embeddings' width is the
 // model's embedding width (the error names both), the model's architecture reads image
-// embeddings (the error names it), and of the projector's type where the architecture reads
-// one type's only (gemma3, gemma4, qwen35: the error names both).
+// embeddings with a projector (the error names it), and of the projector's type where the
+// architecture reads one type's only (gemma3, gemma4, qwen35, mistral3's pixtral, llama's mlp:
+// the error names both and says the projector belongs to another model).
 Status checkProjectorFor(const ProjectorInfo& projector, const std::string& modelPath);
 
 // The vision projector lying beside the model at modelPath, as Hugging Face repositories and
