@@ -48,6 +48,17 @@ QList<app::StoredMessage> storedMessages(app::Store& store, qint64 conversation)
     return {};
 }
 
+// A new conversation titled `title` in `store`, once the store says it exists: its id (-1 on a timeout).
+qint64 createdConversation(app::Store& store, const QString& title) {
+    QSignalSpy created(&store, &app::Store::conversationCreated);
+    app::Conversation draft;
+    draft.title = title;
+    draft.samplingJson = QStringLiteral("{}");
+    store.createConversation(draft);
+    if (!created.wait(5000)) return -1;
+    return created.first().at(1).value<app::Conversation>().id;
+}
+
 QList<app::Conversation> conversations(app::Store& store) {
     QSignalSpy listed(&store, &app::Store::conversationsListed);
     const quint64 t = store.listConversations();
@@ -813,13 +824,8 @@ private Q_SLOTS:
         store.open(dir.filePath(QStringLiteral("hearth.db")));
         app::EngineHost engine;
         ui::ChatView chat(&engine, &store);
-        QSignalSpy created(&store, &app::Store::conversationCreated);
-        app::Conversation draft;
-        draft.title = QStringLiteral("Trip");
-        draft.samplingJson = QStringLiteral("{}");
-        store.createConversation(draft);
-        QVERIFY(created.wait(5000));
-        const qint64 conv = created.first().at(1).value<app::Conversation>().id;
+        const qint64 conv = createdConversation(store, QStringLiteral("Trip"));
+        QVERIFY(conv >= 0);
         QSignalSpy exported(&chat, &ui::ChatView::exportFinished);
         const QList<std::pair<QString, QString>> cases = {{QStringLiteral("trip"), QStringLiteral("json")},
                                                           {QStringLiteral("notes"), QStringLiteral("markdown")},
@@ -872,14 +878,10 @@ private Q_SLOTS:
         store.open(dir.filePath(QStringLiteral("hearth.db")));
         app::EngineHost engine;
         ui::ChatView chat(&engine, &store);
-        QSignalSpy created(&store, &app::Store::conversationCreated);
-        app::Conversation draft;
-        draft.title = QStringLiteral("Toys");
-        draft.samplingJson = QStringLiteral("{}");
-        store.createConversation(draft);
-        QVERIFY(created.wait(5000));
+        const qint64 conv = createdConversation(store, QStringLiteral("Toys"));
+        QVERIFY(conv >= 0);
         app::StoredMessage m;
-        m.conversationId = created.first().at(1).value<app::Conversation>().id;
+        m.conversationId = conv;
         m.role = QStringLiteral("user");
         m.content = QStringLiteral("The red ball bounced over the wall.");
         QSignalSpy committed(&store, &app::Store::committed);

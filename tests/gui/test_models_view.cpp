@@ -82,6 +82,18 @@ bool copyFile(const QString& from, const QString& to) {
     return QFile::copy(from, to);
 }
 
+// A queue file in `folder` left by an earlier run: one paused download of x-Q4_K_M.gguf from a
+// loopback port nothing listens on.
+bool writePausedDownload(const QString& folder) {
+    app::QueuedDownload d;
+    d.request.url = QUrl(QStringLiteral("http://127.0.0.1:9/acme/x/resolve/main/x-Q4_K_M.gguf"));
+    d.request.destination = QDir(folder).filePath(QStringLiteral("x-Q4_K_M.gguf"));
+    d.request.expectedSize = 1000;
+    d.request.displayName = QStringLiteral("x-Q4_K_M.gguf");
+    d.paused = true;
+    return app::writeDownloadQueue(QDir(folder).filePath(QStringLiteral(".hearth-downloads.json")), {d});
+}
+
 } // namespace
 
 class TestModelsView : public QObject {
@@ -356,13 +368,7 @@ private Q_SLOTS:
     void restoredDownloadsAreListed() {
         QTemporaryDir dir;
         const QString folder = dir.filePath(QStringLiteral("models"));
-        app::QueuedDownload d;
-        d.request.url = QUrl(QStringLiteral("http://127.0.0.1:9/acme/x/resolve/main/x-Q4_K_M.gguf"));
-        d.request.destination = QDir(folder).filePath(QStringLiteral("x-Q4_K_M.gguf"));
-        d.request.expectedSize = 1000;
-        d.request.displayName = QStringLiteral("x-Q4_K_M.gguf");
-        d.paused = true;
-        QVERIFY(app::writeDownloadQueue(QDir(folder).filePath(QStringLiteral(".hearth-downloads.json")), {d}));
+        QVERIFY(writePausedDownload(folder));
         app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
         app::ModelLibrary library(folder);
         app::EngineHost engine;
@@ -384,13 +390,7 @@ private Q_SLOTS:
     void transferButtonsFollowTheState() {
         QTemporaryDir dir;
         const QString folder = dir.filePath(QStringLiteral("models"));
-        app::QueuedDownload d;
-        d.request.url = QUrl(QStringLiteral("http://127.0.0.1:9/acme/x/resolve/main/x-Q4_K_M.gguf"));
-        d.request.destination = QDir(folder).filePath(QStringLiteral("x-Q4_K_M.gguf"));
-        d.request.expectedSize = 1000;
-        d.request.displayName = QStringLiteral("x-Q4_K_M.gguf");
-        d.paused = true;
-        QVERIFY(app::writeDownloadQueue(QDir(folder).filePath(QStringLiteral(".hearth-downloads.json")), {d}));
+        QVERIFY(writePausedDownload(folder));
         app::Settings settings(dir.filePath(QStringLiteral("hearth.ini")));
         app::ModelLibrary library(folder);
         app::EngineHost engine;
