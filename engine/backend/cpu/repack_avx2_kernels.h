@@ -29,13 +29,13 @@ constexpr bool kVnni = false;
 
 // Software prefetch of [p, p + bytes) into L1 (see repack_avx512.cpp: decode streams every weight
 // once per step; one core keeps too few misses in flight without it).
-inline void prefetchLines(const uint8_t* p, uint64_t bytes) {
+[[gnu::always_inline]] inline void prefetchLines(const uint8_t* p, uint64_t bytes) {
     for (uint64_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
 }
 
 // The prefetch for the bytes [at, at + bytes) of group grp, read by this pass (see
 // PackedJob::prefetchPart): the same span prefetchBytes ahead, or half of it in this pass's half.
-inline void prefetchFor(const PackedJob& job, const uint8_t* grp, const uint8_t* at, uint64_t bytes) {
+[[gnu::always_inline]] inline void prefetchFor(const PackedJob& job, const uint8_t* grp, const uint8_t* at, uint64_t bytes) {
     if (!job.prefetchBytes) return;
     if (job.prefetchPart == 0) return prefetchLines(at + job.prefetchBytes, bytes);
     const uint64_t from = uint64_t(at - grp) / 2 + (job.prefetchPart == 2 ? job.groupBytes / 2 : 0);
@@ -278,18 +278,18 @@ template <int NT, bool kQ5, int NH = 1> void tileQ4K(const PackedJob& job, int64
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = grp + uint64_t(b) * kBlock;
         prefetchFor(job, grp, blk, kBlock);
-        for (int hh = 0; hh < NH; ++hh) { // the tile's halves, one pass over the blocks
-            const int half = half0 + hh;
-            const uint64_t at = 32 * uint64_t(half);
-            __m256* acc = accs[hh];
-            const uint8_t* scales = blk + kQ4KPayload + 64;
-            const uint8_t* mins = scales + 128;
-            __m256i isum[NT];
-            for (__m256i& v : isum) v = _mm256_setzero_si256();
-            // Sub-block sb: chunks 8c..8c+7 with c = sb / 2, low nibbles (even sb) or high.
-            const auto subBlock = [&]<int sb>() {
-                constexpr int c = sb / 2, hi = sb % 2;
-                const __m256i sc = bytesU32(scales + 16 * sb + 8 * half);
+        const uint8_t* scales = blk + kQ4KPayload + 64;
+        const uint8_t* mins = scales + 128;
+        // isum[h][t]: half half0 + h, token t, Σ over sub-blocks of scale × integer dot product.
+        __m256i isum[NH][NT];
+        for (auto& r : isum)
+            for (__m256i& v : r) v = _mm256_setzero_si256();
+        // Sub-block sb: chunks 8c..8c+7 with c = sb / 2, low nibbles (even sb) or high.
+        const auto subBlock = [&]<int sb>() {
+            constexpr int c = sb / 2, hi = sb % 2;
+            for (int hh = 0; hh < NH; ++hh) {
+                const uint64_t at = 32 * uint64_t(half0 + hh);
+                const __m256i sc = bytesU32(scales + 16 * sb + 8 * (half0 + hh));
                 __m256i s[NT]; // 16-bit sums of up to kIn16 chunks
                 for (__m256i& v : s) v = _mm256_setzero_si256();
                 for (int k = 0; k < 8; ++k) {
@@ -304,43 +304,79 @@ template <int NT, bool kQ5, int NH = 1> void tileQ4K(const PackedJob& job, int64
                     }
                     if (k % kIn16 == kIn16 - 1)
                         for (int t = 0; t < NT; ++t) {
-                            isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s[t], pairOf(sc)));
+                            isum[hh][t] = _mm256_add_epi32(isum[hh][t], _mm256_madd_epi16(s[t], pairOf(sc)));
                             s[t] = _mm256_setzero_si256();
                         }
                 }
-            };
-            // VNNI: sub-blocks 2c and 2c + 1 side by side (one load, both nibbles, two vpdpbusd
-            // chains per token, so that the chain's latency does not bound the issue rate).
-            const auto subBlockPair = [&]<int c>() {
-                const __m256i sc0 = bytesU32(scales + 16 * (2 * c) + 8 * half);
-                const __m256i sc1 = bytesU32(scales + 16 * (2 * c + 1) + 8 * half);
-                __m256i slo[NT], shi[NT];
-                for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm256_setzero_si256();
-                for (int k = 0; k < 8; ++k) {
+            }
+        };
+        // VNNI: sub-blocks 2c and 2c + 1 side by side (one load, both nibbles), for halves
+        // h0 .. h0 + nh - 1 chunk by chunk, so that each activation broadcast feeds every half's
+        // vpdpbusd. A lone half of one token alternates its chunks between two chains per nibble,
+        // so that the instruction's latency does not bound the issue rate.
+        const auto subBlockPair = [&]<int c, int h0, int nh>() {
+            constexpr int kChains = NT * nh == 1 && !kQ5 ? 2 : 1;
+            __m256i slo[nh][kChains][NT], shi[nh][kChains][NT];
+            for (int hh = 0; hh < nh; ++hh)
+                for (int r = 0; r < kChains; ++r)
+                    for (int t = 0; t < NT; ++t) slo[hh][r][t] = shi[hh][r][t] = _mm256_setzero_si256();
+            for (int k = 0; k < 8; ++k) {
+                __m256i lo[nh], hi[nh];
+                for (int hh = 0; hh < nh; ++hh) {
+                    const uint64_t at = 32 * uint64_t(half0 + h0 + hh);
                     const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * (8 * c + k) + at));
-                    __m256i lo = _mm256_and_si256(raw, low4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+                    lo[hh] = _mm256_and_si256(raw, low4);
+                    hi[hh] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
                     if constexpr (kQ5) {
                         const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + kQ4KBlockBytes + 64 * k + at));
-                        lo = _mm256_or_si256(lo, fifthBit<2 * c>(hb));
-                        hi = _mm256_or_si256(hi, fifthBit<2 * c + 1>(hb));
-                    }
-                    for (int t = 0; t < NT; ++t) {
-                        const int8_t* q = a[t][b].qs + 64 * c + 4 * k;
-                        slo[t] = keep(dot4(slo[t], lo, bcast4(q)));
-                        shi[t] = keep(dot4(shi[t], hi, bcast4(q + 32)));
+                        lo[hh] = _mm256_or_si256(lo[hh], fifthBit<2 * c>(hb));
+                        hi[hh] = _mm256_or_si256(hi[hh], fifthBit<2 * c + 1>(hb));
                     }
                 }
-                for (int t = 0; t < NT; ++t)
-                    isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(slo[t], sc0), _mm256_mullo_epi32(shi[t], sc1)));
-            };
-            if constexpr (kVnni)
-                [&]<int... c>(std::integer_sequence<int, c...>) {
-                    (subBlockPair.template operator()<c>(), ...);
-                }(std::make_integer_sequence<int, 4>{});
-            else
-                [&]<int... sb>(std::integer_sequence<int, sb...>) {
-                    (subBlock.template operator()<sb>(), ...);
-                }(std::make_integer_sequence<int, 8>{});
+                const int chain = k % kChains;
+                for (int t = 0; t < NT; ++t) {
+                    const int8_t* q = a[t][b].qs + 64 * c + 4 * k;
+                    const __m256i qlo = bcast4(q), qhi = bcast4(q + 32);
+                    for (int hh = 0; hh < nh; ++hh) {
+                        slo[hh][chain][t] = keep(dot4(slo[hh][chain][t], lo[hh], qlo));
+                        shi[hh][chain][t] = keep(dot4(shi[hh][chain][t], hi[hh], qhi));
+                    }
+                }
+            }
+            for (int hh = 0; hh < nh; ++hh) {
+                const uint64_t off = 8 * uint64_t(half0 + h0 + hh);
+                const __m256i sc0 = bytesU32(scales + 16 * (2 * c) + off);
+                const __m256i sc1 = bytesU32(scales + 16 * (2 * c + 1) + off);
+                for (int t = 0; t < NT; ++t) {
+                    __m256i l = slo[hh][0][t], h = shi[hh][0][t];
+                    if constexpr (kChains == 2) {
+                        l = _mm256_add_epi32(l, slo[hh][1][t]);
+                        h = _mm256_add_epi32(h, shi[hh][1][t]);
+                    }
+                    isum[h0 + hh][t] = _mm256_add_epi32(isum[h0 + hh][t], _mm256_add_epi32(_mm256_mullo_epi32(l, sc0), _mm256_mullo_epi32(h, sc1)));
+                }
+            }
+        };
+        // Q5_K's halves one after the other: side by side their fifth bits took more registers
+        // than there are (bench_matmul levels, one token: 15-20% slower).
+        const auto pairsOfHalves = [&]<int c>() {
+            if constexpr (!kQ5 || NH == 1) {
+                subBlockPair.template operator()<c, 0, NH>();
+            } else {
+                subBlockPair.template operator()<c, 0, 1>();
+                subBlockPair.template operator()<c, 1, 1>();
+            }
+        };
+        if constexpr (kVnni)
+            [&]<int... c>(std::integer_sequence<int, c...>) {
+                (pairsOfHalves.template operator()<c>(), ...);
+            }(std::make_integer_sequence<int, 4>{});
+        else
+            [&]<int... sb>(std::integer_sequence<int, sb...>) {
+                (subBlock.template operator()<sb>(), ...);
+            }(std::make_integer_sequence<int, 8>{});
+        for (int hh = 0; hh < NH; ++hh) {
+            const int half = half0 + hh;
             const __m256 wd = halfs8(blk + kQ4KPayload + 16 * half);
             const __m256 wdm = halfs8(blk + kQ4KPayload + 32 + 16 * half);
             for (int t = 0; t < NT; ++t) {
@@ -353,8 +389,8 @@ template <int NT, bool kQ5, int NH = 1> void tileQ4K(const PackedJob& job, int64
                     msum = _mm256_add_epi32(msum, _mm256_madd_epi16(m, _mm256_set1_epi32(pair)));
                 }
                 const __m256 da = _mm256_set1_ps(ab.d);
-                acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(wd, da), acc[t]);
-                acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(wdm, da), acc[t]);
+                accs[hh][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[hh][t]), _mm256_mul_ps(wd, da), accs[hh][t]);
+                accs[hh][t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(wdm, da), accs[hh][t]);
             }
         }
     }

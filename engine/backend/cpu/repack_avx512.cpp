@@ -22,7 +22,7 @@ namespace {
 // weight once per step with little arithmetic per byte; without it one core keeps too few
 // cache misses in flight to approach the memory bandwidth (measured: 1-thread decode of a Q4_K_M
 // model 15 -> 27 tok/s).
-inline void prefetchLines(const uint8_t* p, uint64_t bytes) {
+[[gnu::always_inline]] inline void prefetchLines(const uint8_t* p, uint64_t bytes) {
     for (uint64_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
 }
 
