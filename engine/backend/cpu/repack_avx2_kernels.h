@@ -675,78 +675,94 @@ template <int NT, int NH = 1> void tileQ6K(const PackedJob& job, int64_t g, int 
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = grp + uint64_t(b) * kQ6KBlockBytes;
         prefetchFor(job, grp, blk, kQ6KBlockBytes);
-        for (int hh = 0; hh < NH; ++hh) { // the tile's halves, one pass over the blocks
+        const uint8_t* hbits = blk + 2048;
+        const uint8_t* scales = blk + 3072;
+        // isum[h][t] (half half0 + h, token t) starts at -32·Σ_h sc_h·(Σ q_a over sub-block h):
+        // vpmaddwd of the rows' scale pairs (sc_2p, sc_2p+1) by the activation sums of sub-blocks
+        // 2p and 2p + 1.
+        __m256i isum[NH][NT];
+        for (int hh = 0; hh < NH; ++hh) {
             const int half = half0 + hh;
-            const uint64_t at = 32 * uint64_t(half);
-            __m256* acc = accs[hh];
-            const uint8_t* hbits = blk + 2048;
-            const uint8_t* scales = blk + 3072;
-            // isum starts at -32·Σ_h sc_h·(Σ q_a over sub-block h): vpmaddwd of the rows' scale pairs
-            // (sc_2p, sc_2p+1) by the activation sums of sub-blocks 2p and 2p + 1.
-            __m256i isum[NT];
-            for (__m256i& v : isum) v = _mm256_setzero_si256();
+            for (__m256i& v : isum[hh]) v = _mm256_setzero_si256();
             for (int p = 0; p < 8; ++p) {
                 const __m256i pair = _mm256_or_si256(_mm256_and_si256(bytesI32(scales + 32 * p + 8 * half), _mm256_set1_epi32(0xffff)),
                                                      _mm256_slli_epi32(bytesI32(scales + 32 * p + 16 + 8 * half), 16));
                 for (int t = 0; t < NT; ++t) {
                     int32_t sums;
                     std::memcpy(&sums, a[t][b].bsums + 2 * p, 4);
-                    isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(pair, _mm256_set1_epi32(sums)));
+                    isum[hh][t] = _mm256_add_epi32(isum[hh][t], _mm256_madd_epi16(pair, _mm256_set1_epi32(sums)));
                 }
             }
-            for (__m256i& v : isum) v = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(v, 5));
-            // Chunk c's 6-bit weights of the 8 rows: low nibbles and high-bit pairs P (kHigh: the
-            // high nibbles and pairs P + 2), all chosen at compile time (chunks c < 16 take their
-            // high bits' pairs 0 and 2, the others 1 and 3).
-            const auto weights6 = [&]<int c, bool kHigh>() {
-                const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
-                const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
-                if constexpr (kHigh)
-                    return _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4), highBits<(c < 16 ? 2 : 3)>(hb));
-                else
-                    return _mm256_or_si256(_mm256_and_si256(raw, low4), highBits<(c < 16 ? 0 : 1)>(hb));
-            };
-            if constexpr (kVnni) {
-                // Sub-blocks j and j + 8 (a load's low and high nibbles, one load of the high bits)
-                // side by side: two vpdpbusd chains per token, so that the chain's latency does not
-                // bound the issue rate.
-                const auto pairOfSubBlocks = [&]<int j>() {
-                    const __m256i sc0 = bytesI32(scales + 16 * j + 8 * half);
-                    const __m256i sc1 = bytesI32(scales + 16 * (j + 8) + 8 * half);
-                    __m256i slo[NT], shi[NT];
-                    for (int t = 0; t < NT; ++t) slo[t] = shi[t] = _mm256_setzero_si256();
-                    const auto chunk = [&]<int c>() {
-                        const __m256i lo = weights6.template operator()<c, false>();
-                        const __m256i hi = weights6.template operator()<c, true>();
-                        for (int t = 0; t < NT; ++t) {
-                            const int8_t* q = a[t][b].qs + 4 * c;
-                            slo[t] = keep(dot4(slo[t], lo, bcast4(q)));
-                            shi[t] = keep(dot4(shi[t], hi, bcast4(q + 128)));
+            for (__m256i& v : isum[hh]) v = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(v, 5));
+        }
+        // Chunk c's 6-bit weights of the 8 rows at byte offset `at` of each 64-byte line: low
+        // nibbles and high-bit pairs P (kHigh: the high nibbles and pairs P + 2), all chosen at
+        // compile time (chunks c < 16 take their high bits' pairs 0 and 2, the others 1 and 3).
+        const auto weights6 = [&]<int c, bool kHigh>(uint64_t at) {
+            const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + at));
+            const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hbits + 64 * (c % 16) + at));
+            if constexpr (kHigh)
+                return _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4), highBits<(c < 16 ? 2 : 3)>(hb));
+            else
+                return _mm256_or_si256(_mm256_and_si256(raw, low4), highBits<(c < 16 ? 0 : 1)>(hb));
+        };
+        if constexpr (kVnni) {
+            // Sub-blocks j and j + 8 (a load's low and high nibbles, one load of the high bits)
+            // side by side, and the halves chunk by chunk: two vpdpbusd chains per token and
+            // half, so that the chain's latency does not bound the issue rate, and each
+            // activation broadcast feeds both halves.
+            const auto pairOfSubBlocks = [&]<int j>() {
+                __m256i slo[NH][NT], shi[NH][NT];
+                for (int hh = 0; hh < NH; ++hh)
+                    for (int t = 0; t < NT; ++t) slo[hh][t] = shi[hh][t] = _mm256_setzero_si256();
+                const auto chunk = [&]<int c>() {
+                    __m256i lo[NH], hi[NH];
+                    for (int hh = 0; hh < NH; ++hh) {
+                        const uint64_t at = 32 * uint64_t(half0 + hh);
+                        lo[hh] = weights6.template operator()<c, false>(at);
+                        hi[hh] = weights6.template operator()<c, true>(at);
+                    }
+                    for (int t = 0; t < NT; ++t) {
+                        const int8_t* q = a[t][b].qs + 4 * c;
+                        const __m256i qlo = bcast4(q), qhi = bcast4(q + 128);
+                        for (int hh = 0; hh < NH; ++hh) {
+                            slo[hh][t] = keep(dot4(slo[hh][t], lo[hh], qlo));
+                            shi[hh][t] = keep(dot4(shi[hh][t], hi[hh], qhi));
                         }
-                    };
-                    chunk.template operator()<4 * j>();
-                    chunk.template operator()<4 * j + 1>();
-                    chunk.template operator()<4 * j + 2>();
-                    chunk.template operator()<4 * j + 3>();
-                    for (int t = 0; t < NT; ++t)
-                        isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(_mm256_mullo_epi32(slo[t], sc0), _mm256_mullo_epi32(shi[t], sc1)));
+                    }
                 };
-                [&]<int... j>(std::integer_sequence<int, j...>) {
-                    (pairOfSubBlocks.template operator()<j>(), ...);
-                }(std::make_integer_sequence<int, 8>{});
-            } else {
+                chunk.template operator()<4 * j>();
+                chunk.template operator()<4 * j + 1>();
+                chunk.template operator()<4 * j + 2>();
+                chunk.template operator()<4 * j + 3>();
+                for (int hh = 0; hh < NH; ++hh) {
+                    const uint64_t off = 8 * uint64_t(half0 + hh);
+                    const __m256i sc0 = bytesI32(scales + 16 * j + off);
+                    const __m256i sc1 = bytesI32(scales + 16 * (j + 8) + off);
+                    for (int t = 0; t < NT; ++t)
+                        isum[hh][t] = _mm256_add_epi32(isum[hh][t], _mm256_add_epi32(_mm256_mullo_epi32(slo[hh][t], sc0),
+                                                                                     _mm256_mullo_epi32(shi[hh][t], sc1)));
+                }
+            };
+            [&]<int... j>(std::integer_sequence<int, j...>) {
+                (pairOfSubBlocks.template operator()<j>(), ...);
+            }(std::make_integer_sequence<int, 8>{});
+        } else {
+            for (int hh = 0; hh < NH; ++hh) {
+                const int half = half0 + hh;
+                const uint64_t at = 32 * uint64_t(half);
                 // Sub-block h of 16 columns: chunks 4(h % 8) .. + 3, their low nibbles for h < 8.
                 const auto subBlock = [&]<int h>() {
                     constexpr int j = h % 8;
                     const __m256i sc = pairOf(bytesI32(scales + 16 * h + 8 * half));
                     // Two chunks' 16-bit sums at a time, then scaled into isum.
                     const auto twoChunks = [&]<int c>() {
-                        const __m256i w0 = weights6.template operator()<c, (h >= 8)>();
-                        const __m256i w1 = weights6.template operator()<c + 1, (h >= 8)>();
+                        const __m256i w0 = weights6.template operator()<c, (h >= 8)>(at);
+                        const __m256i w1 = weights6.template operator()<c + 1, (h >= 8)>(at);
                         for (int t = 0; t < NT; ++t) {
                             const int8_t* q = a[t][b].qs + 4 * c + (h < 8 ? 0 : 128);
                             const __m256i s = keep(_mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast4(q)), _mm256_maddubs_epi16(w1, bcast4(q + 4))));
-                            isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s, sc));
+                            isum[hh][t] = _mm256_add_epi32(isum[hh][t], _mm256_madd_epi16(s, sc));
                         }
                     };
                     twoChunks.template operator()<4 * j>();
@@ -756,9 +772,11 @@ template <int NT, int NH = 1> void tileQ6K(const PackedJob& job, int64_t g, int 
                     (subBlock.template operator()<h>(), ...);
                 }(std::make_integer_sequence<int, 16>{});
             }
-            const __m256 wd = halfs8(blk + 3328 + 16 * half);
+        }
+        for (int hh = 0; hh < NH; ++hh) {
+            const __m256 wd = halfs8(blk + 3328 + 16 * (half0 + hh));
             for (int t = 0; t < NT; ++t)
-                acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(wd, _mm256_set1_ps(a[t][b].d)), acc[t]);
+                accs[hh][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[hh][t]), _mm256_mul_ps(wd, _mm256_set1_ps(a[t][b].d)), accs[hh][t]);
         }
     }
     for (int hh = 0; hh < NH; ++hh) storeHalf<NT>(job, g, half0 + hh, j0, accs[hh]);
