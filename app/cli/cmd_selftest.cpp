@@ -135,7 +135,7 @@ int runSelftest(Args args) {
             seconds += r.seconds;
             for (const SelftestCase& c : r.cases) {
                 nlohmann::json o{{"op", c.op},      {"type", c.type}, {"shape", c.shape},           {"max_err", c.maxErr},
-                                 {"tol", c.tol},    {"ok", c.ok},     {"supported", c.supported}};
+                                 {"tol", c.tol},    {"ok", c.ok},     {"supported", c.supported}, {"seconds", c.seconds}};
                 if (!std::isfinite(c.maxErr)) o["max_err"] = nullptr;
                 if (!c.error.empty()) o["error"] = c.error;
                 if (!r.cpuIsa.empty()) o["isa"] = r.cpuIsa;

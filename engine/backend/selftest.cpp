@@ -208,6 +208,17 @@ Result<SelftestReport> runSelftest(Device& device, const SelftestOptions& option
     selftest::WeightTable weights;
     std::vector<Case> cases;
     HEARTH_RETURN_IF_ERROR(selftest::buildCases(options, weights, cases, report.notQuantizable));
+    if (options.parts < 1 || options.part < 0 || options.part >= options.parts)
+        return invalidArgument("self-test part " + std::to_string(options.part) + " of " + std::to_string(options.parts));
+    if (options.parts > 1) {
+        std::map<std::string, int> dealt; // type -> its part
+        std::vector<Case> mine;
+        for (Case& c : cases) {
+            const auto [at, added] = dealt.try_emplace(c.type, int(dealt.size() % size_t(options.parts)));
+            if (at->second == options.part) mine.push_back(std::move(c));
+        }
+        cases = std::move(mine);
+    }
 
     cpu::CpuDevice reference(true, nullptr);
     for (const Case& c : cases) {
@@ -216,7 +227,9 @@ Result<SelftestReport> runSelftest(Device& device, const SelftestOptions& option
         r.type = c.type;
         r.shape = c.shape;
         r.tol = c.tol;
+        const auto caseStart = std::chrono::steady_clock::now();
         const Outcome ours = runOn(device, c, weights.list());
+        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - caseStart).count();
         if (!ours.supported) {
             r.supported = false;
             r.error = ours.status.message();

@@ -18,6 +18,7 @@
 #include <QtTest>
 
 #include <cstring>
+#include <map>
 #include <set>
 
 using namespace hearth;
@@ -185,6 +186,41 @@ private Q_SLOTS:
             shapesDiffer = shapesDiffer || (i < c->cases.size() && a->cases[i].shape != c->cases[i].shape);
         }
         QVERIFY(shapesDiffer);
+    }
+
+    // Parts deal every case to exactly one of them, each type whole to one part; a part outside
+    // 0 .. parts - 1 is refused.
+    void partsDealEveryCaseOnce() {
+        auto run = [](int part, int parts) {
+            cpu::CpuDevice device(false, nullptr);
+            backend::SelftestOptions o;
+            o.quick = true;
+            o.part = part;
+            o.parts = parts;
+            return backend::runSelftest(device, o);
+        };
+        auto whole = run(0, 1);
+        QVERIFY2(whole.isOk(), whole.status().toString().c_str());
+        std::multiset<std::string> all, dealt;
+        for (const backend::SelftestCase& c : whole->cases) all.insert(c.op + "|" + c.type + "|" + c.shape);
+        std::map<std::string, int> typePart;
+        for (int part = 0; part < 3; ++part) {
+            auto some = run(part, 3);
+            QVERIFY2(some.isOk(), some.status().toString().c_str());
+            QVERIFY(!some->cases.empty());
+            QVERIFY(some->cases.size() < whole->cases.size());
+            for (const backend::SelftestCase& c : some->cases) {
+                dealt.insert(c.op + "|" + c.type + "|" + c.shape);
+                const auto [at, added] = typePart.try_emplace(c.type, part);
+                QCOMPARE(at->second, part);
+            }
+        }
+        QVERIFY(dealt == all);
+        for (const auto& [part, parts] : {std::pair{3, 3}, std::pair{-1, 3}, std::pair{0, 0}}) {
+            auto bad = run(part, parts);
+            QVERIFY(!bad.isOk());
+            QCOMPARE(int(bad.status().code()), int(ErrorCode::InvalidArgument));
+        }
     }
 
     // A device 1e-2 off on Scale fails exactly the scale cases; the comparison has teeth.

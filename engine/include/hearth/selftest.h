@@ -20,6 +20,11 @@ struct SelftestOptions {
     // Device "cpu": the kernels' instruction-set level for this run ("scalar", "avx2", "avxvnni",
     // "avx512"; see cpuIsaLevels); empty: the active level (HEARTH_CPU_ISA, or the best).
     std::string cpuIsa;
+    // Only part `part` (0 .. parts - 1) of the cases: their distinct types dealt out in turn, in
+    // the order the cases are built, so that each weight type's kernels (a GPU's pipelines, built
+    // on first use) are built in one part only. parts 1: every case.
+    int part = 0;
+    int parts = 1;
 };
 
 struct SelftestCase {
@@ -31,6 +36,7 @@ struct SelftestCase {
     bool supported = true; // false: the device refused a node (or its K/V type, or a weight type)
     bool ok = true;        // within tol (always true when unsupported)
     std::string error;     // why the run failed, or why the device does not run the case
+    double seconds = 0.0;  // the device's run (its kernels built on first use included)
 };
 
 struct SelftestReport {
