@@ -432,9 +432,19 @@ int ChatView::contextCapacity() const { return m_engine->isLoaded() ? m_engine->
 
 QString ChatView::statsText() const { return m_stats->text(); }
 
+QString ChatView::contextText() const { return m_context->text(); }
+
 void ChatView::updateContextBar() {
     const int capacity = contextCapacity();
-    if (capacity <= 0) {
+    if (m_engine->isLoaded() && m_engine->model().isRemote()) {
+        // The provider keeps the context: its size and use are not ours to count.
+        const app::RemoteModelRef remote = app::remoteModelOf(m_engine->model().path);
+        m_context->setRange(0, 1);
+        m_context->setValue(0);
+        m_context->setFormat(tr("%1 (remote) · context managed by %2")
+                                 .arg(remote.model, remote.provider)
+                                 .replace(QLatin1Char('%'), QStringLiteral("%%")));
+    } else if (capacity <= 0) {
         m_context->setRange(0, 1);
         m_context->setValue(0);
         m_context->setFormat(m_engine->state() == app::EngineHost::State::Loading ? tr("context: the model is loading")

@@ -100,6 +100,9 @@ public:
     // The statistics line and the context bar of the chat shown (capacity 0: no model loaded).
     QString statsText() const;
     int contextUsed() const { return m_contextUsed; }
+    // The context bar's text ("context 120 / 4096 tokens", "context: no model loaded", a remote
+    // model's "<model> (remote) · context managed by <provider>").
+    QString contextText() const;
     int contextCapacity() const;
     QString inputPlaceholder() const;
     bool canSend() const;
