@@ -193,6 +193,7 @@ private:
         double reasoningMs = 0.0;
         bool reasoningOpen = false;
         QString state = QStringLiteral("complete"); // as stored (see app::StoredMessage)
+        QString error;         // a failed reply's reason
         int contextTokens = 0;
         quint64 recordKey = 0; // the recorder's key while its row id is unknown
         QList<QByteArray> images; // a user message's, as attached
@@ -209,6 +210,7 @@ private:
         QString reasoning;
         qint64 id = 0;
         QString state;
+        QString error;
         QString markdown;
         QStringList blocks;
     };
