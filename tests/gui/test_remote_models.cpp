@@ -2,13 +2,15 @@
 // loopback plays the cluster) lists its models in the model picker beside the local ones; choosing
 // one sends the chat there and the reply streams into the chat page; the server's API key is kept
 // in an owner-only file; Eject ends the remote use; an unreachable provider is a warning that stays.
-// A remote model in use is shown as one on the settings page, the chat's context bar and the
-// status bar: no file opened, no layer split, context or KV figures of a local model.
+// A remote model in use is shown as one on the settings page, the chat's context bar, the status
+// bar and the server page: no file opened, no layer split, context or KV figures of a local model,
+// and no claim that the embedded server serves it.
 #include "chat_view.h"
 #include "main_window.h"
 #include "model_picker.h"
 #include "notification_area.h"
 #include "providers_dialog.h"
+#include "server_view.h"
 #include "settings_view.h"
 #include "test_support.h"
 
@@ -21,6 +23,7 @@
 
 #include <QFile>
 #include <QSignalSpy>
+#include <QTcpServer>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -154,6 +157,18 @@ private Q_SLOTS:
 
         QCOMPARE(window.engineStateText(), QStringLiteral("big-model on cluster (remote)"));
         QVERIFY(window.statsText().isEmpty());
+
+        // The embedded server has no local model to serve meanwhile, and says so.
+        {
+            QTcpServer probe;
+            QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
+            window.serverView()->setPort(probe.serverPort());
+        }
+        QVERIFY(window.serverView()->start());
+        QVERIFY2(window.serverView()->stateText().contains(QStringLiteral("no local model loaded")) &&
+                     window.serverView()->stateText().contains(QStringLiteral("big-model on cluster")),
+                 qPrintable(window.serverView()->stateText()));
+        window.serverView()->stop();
 
         // Eject: no model again everywhere.
         Q_EMIT window.modelPicker()->unloadRequested();
