@@ -269,6 +269,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                     Message msg{m.id, m.role, m.content, m.tokens, m.ttftMs, m.tokensPerSecond,
                                 m.reasoning, m.reasoningMs, !m_collapseReasoning};
                     msg.state = m.state;
+                    msg.error = m.error;
                     msg.contextTokens = m.contextTokens;
                     msg.images = m.images;
                     m_messages.append(msg);
@@ -432,9 +433,19 @@ int ChatView::contextCapacity() const { return m_engine->isLoaded() ? m_engine->
 
 QString ChatView::statsText() const { return m_stats->text(); }
 
+QString ChatView::contextText() const { return m_context->text(); }
+
 void ChatView::updateContextBar() {
     const int capacity = contextCapacity();
-    if (capacity <= 0) {
+    if (m_engine->isLoaded() && m_engine->model().isRemote()) {
+        // The provider keeps the context: its size and use are not ours to count.
+        const app::RemoteModelRef remote = app::remoteModelOf(m_engine->model().path);
+        m_context->setRange(0, 1);
+        m_context->setValue(0);
+        m_context->setFormat(tr("%1 (remote) · context managed by %2")
+                                 .arg(remote.model, remote.provider)
+                                 .replace(QLatin1Char('%'), QStringLiteral("%%")));
+    } else if (capacity <= 0) {
         m_context->setRange(0, 1);
         m_context->setValue(0);
         m_context->setFormat(m_engine->state() == app::EngineHost::State::Loading ? tr("context: the model is loading")
@@ -531,8 +542,10 @@ void ChatView::startReply() {
     // The reasoning goes apart from the answer (the template decides whether to show it).
     // The last message (the one answered) is always in the model's view.
     m_viewStart = std::clamp(m_viewStart, 0, std::max(0, int(m_messages.size()) - 1));
+    // A failed reply has nothing for the model to read.
     for (int i = m_viewStart; i < m_messages.size(); ++i)
-        chat.append({m_messages[i].role, m_messages[i].content, m_messages[i].reasoning, m_messages[i].images});
+        if (m_messages[i].state != QStringLiteral("failed"))
+            chat.append({m_messages[i].role, m_messages[i].content, m_messages[i].reasoning, m_messages[i].images});
     m_streamText.clear();
     m_streamReasoning.clear();
     m_thinkClock.invalidate();
@@ -572,7 +585,7 @@ void ChatView::continueWithOldestDropped() {
     startReply();
 }
 
-// The reply's row is written from its first piece on (a reply that fails before it has none).
+// The reply's row is written from its first piece on, or when it fails before one ("failed").
 void ChatView::ensureRecording() {
     if (m_replyKey != 0 || m_replyConversation == 0) return;
     m_replyKey = m_recorder->begin(m_replyConversation, m_replaced ? m_replaced->id : 0);
@@ -706,21 +719,32 @@ void ChatView::onFinished(quint64 id, const QString& reason, const app::Generati
 void ChatView::onFailed(quint64 id, const QString& message) {
     if (id != m_activeRequest) return;
     m_activeRequest = 0;
+    // Failed before its first token (the engine died reading the prompt, ...): the question gets
+    // a failed reply, stored, that Regenerate writes again; a failed reply regenerated is
+    // overwritten with the new reason. A chat that no longer fits offers its own way on instead.
+    const bool replacingFailed = m_replaced && m_replaced->state == QStringLiteral("failed");
+    if (m_replyKey == 0 && m_replyConversation != 0 && !fitsNoMore(message) && (!m_replaced || replacingFailed))
+        ensureRecording();
     // A regenerate that failed before it wrote anything: the old reply stays.
     if (m_replaced && m_replyKey == 0) m_messages.append(*std::exchange(m_replaced, std::nullopt));
     m_replaced.reset();
+    bool failedReply = false;
     if (m_replyKey != 0) {
-        // What was written stays, stopped.
-        const app::StoredMessage partial = streamSnapshot();
+        // What was written stays, stopped; nothing written: the reply failed.
+        app::StoredMessage partial = streamSnapshot();
+        failedReply = partial.content.isEmpty() && partial.reasoning.isEmpty();
+        const QString state = failedReply ? QStringLiteral("failed") : QStringLiteral("stopped");
+        if (failedReply) partial.error = message;
         Message reply{m_recorder->messageId(m_replyKey), partial.role, partial.content, 0, 0.0, 0.0,
                       partial.reasoning, partial.reasoningMs, true};
-        reply.state = QStringLiteral("stopped");
+        reply.state = state;
+        reply.error = partial.error;
         reply.recordKey = reply.id == 0 ? m_replyKey : 0;
         m_messages.append(reply);
-        m_recorder->finish(m_replyKey, partial, QStringLiteral("stopped"));
+        m_recorder->finish(m_replyKey, partial, state);
         m_replyKey = 0;
     }
-    m_error = message;
+    m_error = failedReply ? QString() : message; // a failed reply says it itself
     m_contextFull = fitsNoMore(message);
     m_streamText.clear();
     m_streamReasoning.clear();

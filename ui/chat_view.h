@@ -100,6 +100,9 @@ public:
     // The statistics line and the context bar of the chat shown (capacity 0: no model loaded).
     QString statsText() const;
     int contextUsed() const { return m_contextUsed; }
+    // The context bar's text ("context 120 / 4096 tokens", "context: no model loaded", a remote
+    // model's "<model> (remote) · context managed by <provider>").
+    QString contextText() const;
     int contextCapacity() const;
     QString inputPlaceholder() const;
     bool canSend() const;
@@ -190,6 +193,7 @@ private:
         double reasoningMs = 0.0;
         bool reasoningOpen = false;
         QString state = QStringLiteral("complete"); // as stored (see app::StoredMessage)
+        QString error;         // a failed reply's reason
         int contextTokens = 0;
         quint64 recordKey = 0; // the recorder's key while its row id is unknown
         QList<QByteArray> images; // a user message's, as attached
@@ -206,6 +210,7 @@ private:
         QString reasoning;
         qint64 id = 0;
         QString state;
+        QString error;
         QString markdown;
         QStringList blocks;
     };

@@ -42,7 +42,7 @@ QString ChatView::messageMarkdown(int i) {
     const bool last = i + 1 == m_messages.size();
     if (r.firstBlock == int(m_codeBlocks.size()) && r.source == m.content && r.reasoning == m.reasoning &&
         r.reasoningOpen == m.reasoningOpen && r.editing == editing && r.viewStart == viewStart && r.last == last &&
-        r.id == m.id && r.state == m.state && r.images == m.images.size()) {
+        r.id == m.id && r.state == m.state && r.error == m.error && r.images == m.images.size()) {
         m_codeBlocks += r.blocks;
         return r.markdown;
     }
@@ -55,6 +55,7 @@ QString ChatView::messageMarkdown(int i) {
     r.last = last;
     r.id = m.id;
     r.state = m.state;
+    r.error = m.error;
     r.images = m.images.size();
 
     const QString scheme = QLatin1String(kChatLinkScheme);
@@ -64,9 +65,10 @@ QString ChatView::messageMarkdown(int i) {
     auto add = [&footer](const QString& part) { footer = footer.isEmpty() ? part : footer + QStringLiteral(" · ") + part; };
     if (assistant && m.state == QStringLiteral("incomplete")) add(tr("(incomplete — the app closed while writing)"));
     else if (assistant && m.state == QStringLiteral("stopped")) add(tr("stopped"));
+    const bool failed = assistant && m.state == QStringLiteral("failed");
     if (user) add(editing ? tr("editing…") : QStringLiteral("[%1](%2:edit/%3)").arg(tr("Edit"), scheme).arg(i));
     if (assistant) {
-        add(QStringLiteral("[%1](%2:copy-message/%3)").arg(tr("Copy"), scheme).arg(i));
+        if (!failed) add(QStringLiteral("[%1](%2:copy-message/%3)").arg(tr("Copy"), scheme).arg(i));
         if (last) add(QStringLiteral("[%1](%2:regenerate/%3)").arg(tr("Regenerate"), scheme).arg(i));
     }
     const QString thoughts = assistant && !m.reasoning.isEmpty()
@@ -78,7 +80,9 @@ QString ChatView::messageMarkdown(int i) {
                                  QStringLiteral("\n\n")
                            : QString();
     const QString pictures = m.images.isEmpty() ? QString() : imagesMarkdown(m.images);
-    md += section(m.role, who, pictures + bodyOf(m.content, thoughts, blocks, r.firstBlock), footer);
+    const QString body = failed ? tr("**The reply failed:** %1").arg(m.error.isEmpty() ? tr("no reason given") : m.error)
+                                : bodyOf(m.content, thoughts, blocks, r.firstBlock);
+    md += section(m.role, who, pictures + body, footer);
     r.blocks = blocks;
     r.markdown = md;
     m_codeBlocks += r.blocks;

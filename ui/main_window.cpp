@@ -213,7 +213,7 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
 void MainWindow::restoreLastModel() {
     const QString last = m_settings->lastModelPath();
     // A remote model is chosen again by hand: its provider may be offline.
-    if (last.isEmpty() || last.startsWith(QStringLiteral("remote:")) || !QFileInfo(last).isFile()) return;
+    if (last.isEmpty() || app::isRemoteModelPath(last) || !QFileInfo(last).isFile()) return;
     if (m_engine->state() != app::EngineHost::State::Empty) return; // the user was quicker
     loadModel(last); // the picker shows it once loaded
 }
@@ -305,6 +305,14 @@ void MainWindow::connectEngine() {
     });
     connect(m_engine, &app::EngineHost::loaded, this, [this](const app::LoadedModel& m) {
         m_settings->setLastModelPath(m.path);
+        if (m.isRemote()) {
+            // The provider's context, cache and devices are its own: none of ours apply.
+            const app::RemoteModelRef remote = app::remoteModelOf(m.path);
+            m_engineState->setText(tr("%1 on %2 (remote)").arg(remote.model, remote.provider));
+            m_stats->clear();
+            notifyInfo(tr("Chatting with %1 on %2 (remote)").arg(remote.model, remote.provider));
+            return;
+        }
         m_engineState->setText(tr("%1 · %2 · ctx %3 · KV %4 %5 · %6")
                                    .arg(m.name.isEmpty() ? m.path.section(QLatin1Char('/'), -1) : m.name, m.architecture)
                                    .arg(m.contextLength)
@@ -332,7 +340,7 @@ void MainWindow::connectEngine() {
     connect(m_chat, &ChatView::reloadRequested, this, &MainWindow::loadModel);
     // Live statistics go to their own label: they never cover a message.
     connect(m_engine, &app::EngineHost::statsUpdated, this, [this](const app::EngineStatsSnapshot& s) {
-        if (!m_engine->isLoaded()) return;
+        if (!m_engine->isLoaded() || m_engine->isRemote()) return;
         m_stats->setText(tr("running %1 · waiting %2 · KV blocks %3/%4")
                              .arg(s.running).arg(s.waiting).arg(s.kvBlocksUsed).arg(s.kvBlocksTotal));
     });
@@ -442,6 +450,8 @@ void MainWindow::withdrawStatus(const QString& text) {
 }
 
 QString MainWindow::statsText() const { return m_stats->text(); }
+
+QString MainWindow::engineStateText() const { return m_engineState->text(); }
 
 void MainWindow::refreshRemoteModels() {
     m_picker->clearRemoteModels();

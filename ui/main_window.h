@@ -69,6 +69,8 @@ public:
     app::StarterInstall* starterInstall() const { return m_install; }
     app::DownloadManager* downloads() const { return m_downloads; }
     QString statsText() const;
+    // The status bar's model summary ("No model loaded", name · architecture · ctx ..., a remote one's).
+    QString engineStateText() const;
 
     // Remote providers: their models join the picker; choosing one sends chats there.
     app::ProviderStore* providerStore() const { return m_providers.get(); }

@@ -14,7 +14,6 @@ namespace hearth::ui {
 
 namespace {
 
-const QString kRemotePrefix = QStringLiteral("remote:");
 const QString kBrowse = QStringLiteral("browse:");
 
 QString entryText(const app::ModelEntry& e) {
@@ -55,9 +54,9 @@ ModelPicker::ModelPicker(app::ModelLibrary* library, app::EngineHost* engine, QW
             Q_EMIT browseRequested();
             return;
         }
-        if (choice.startsWith(kRemotePrefix)) {
-            const QString id = choice.mid(kRemotePrefix.size());
-            if (choice != m_engine->model().path) Q_EMIT remoteRequested(id.section(QLatin1Char('/'), 0, 0), id.section(QLatin1Char('/'), 1));
+        if (app::isRemoteModelPath(choice)) {
+            const app::RemoteModelRef remote = app::remoteModelOf(choice);
+            if (choice != m_engine->model().path) Q_EMIT remoteRequested(remote.provider, remote.model);
             return;
         }
         if (!choice.isEmpty() && (choice != m_engine->model().path || !m_engine->isLoaded()))
@@ -69,9 +68,9 @@ ModelPicker::ModelPicker(app::ModelLibrary* library, app::EngineHost* engine, QW
             return;
         }
         const QString choice = currentChoice();
-        if (choice.startsWith(kRemotePrefix)) {
-            const QString id = choice.mid(kRemotePrefix.size());
-            Q_EMIT remoteRequested(id.section(QLatin1Char('/'), 0, 0), id.section(QLatin1Char('/'), 1));
+        if (app::isRemoteModelPath(choice)) {
+            const app::RemoteModelRef remote = app::remoteModelOf(choice);
+            Q_EMIT remoteRequested(remote.provider, remote.model);
         } else if (!choice.isEmpty() && choice != kBrowse) {
             Q_EMIT loadRequested(choice);
         } else {
@@ -127,7 +126,7 @@ void ModelPicker::rebuild() {
     for (const auto& [provider, models] : m_remote) {
         if (models.isEmpty()) continue;
         addHeader(tr("Remote: %1").arg(provider));
-        for (const QString& m : models) m_models->addItem(m, kRemotePrefix + provider + QLatin1Char('/') + m);
+        for (const QString& m : models) m_models->addItem(m, app::remoteModelPath(provider, m));
     }
     if (m_models->count() == 0) m_models->addItem(tr("No models yet"), QString());
     m_models->addItem(tr("Get more models…"), kBrowse);
@@ -152,7 +151,7 @@ void ModelPicker::updateState() {
     }
     if (m_engine->isRemote()) {
         m_load->setText(tr("Disconnect"));
-        m_where->setText(tr("remote: %1").arg(m_engine->model().device.section(QLatin1Char(':'), 1)));
+        m_where->setText(tr("remote: %1").arg(app::remoteModelOf(m_engine->model().path).provider));
         m_where->setToolTip(QString());
         m_progress->setVisible(false);
         return;

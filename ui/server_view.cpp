@@ -144,6 +144,8 @@ void ServerView::stop() {
     updateState();
 }
 
+QString ServerView::stateText() const { return m_state->text(); }
+
 QString ServerView::logText() const { return m_log->toPlainText(); }
 
 void ServerView::appendLog(const QString& line) {
@@ -177,6 +179,14 @@ void ServerView::updateState() {
         m_warning->clear();
     if (!isRunning()) m_state->setText(tr("Stopped"));
     else if (!m_engine->isLoaded()) m_state->setText(tr("Running on port %1 — no model loaded (/health answers 503)").arg(port()));
+    else if (m_engine->model().isRemote()) {
+        // The chat goes to the provider; the server has no engine of ours to serve.
+        const app::RemoteModelRef remote = app::remoteModelOf(m_engine->model().path);
+        m_state->setText(tr("Running on port %1 — no local model loaded (the chat uses %2 on %3, remote; /health "
+                            "answers 503)")
+                             .arg(port())
+                             .arg(remote.model, remote.provider));
+    }
     else m_state->setText(tr("Running on port %1 — serving %2").arg(port()).arg(m_engine->model().path.section(QLatin1Char('/'), -1)));
 }
 

@@ -35,6 +35,8 @@ public:
     void setPort(int port); // while stopped
     // The request log as shown (for tests).
     QString logText() const;
+    // "Stopped", "Running on port N — serving <model>", ...
+    QString stateText() const;
 
 Q_SIGNALS:
     void statusMessage(const QString& text);

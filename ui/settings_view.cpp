@@ -352,6 +352,10 @@ void SettingsView::modelChanged(const QString& path) {
     m_draftModel->addItem(tr("None"), QString());
     m_draftModel->setEnabled(false);
     if (path.isEmpty()) return;
+    if (app::isRemoteModelPath(path)) {
+        m_draftModel->setToolTip(tr("A remote model drafts as its provider decides"));
+        return;
+    }
     m_draftModel->setToolTip(tr("Looking for library files that can draft for this model…"));
     Q_EMIT draftCandidatesWanted(path);
 }
@@ -379,6 +383,8 @@ void SettingsView::setDraftModels(const QString& model, const QStringList& draft
 
 QString SettingsView::estimateText() const { return m_estimate->text(); }
 
+QString SettingsView::placementText() const { return m_gpuLabel->text(); }
+
 void SettingsView::save() {
     app::LoadSettings ls = m_settings->loadSettings();
     ls.contextLength = m_context->value();
@@ -401,6 +407,17 @@ void SettingsView::updateEstimate() {
     m_effectiveGpuLayers = 0;
     m_effectiveCpuMoeLayers = 0;
     m_fitText.clear();
+    if (app::isRemoteModelPath(m_modelPath)) {
+        // A remote provider's model: no file to read; where and how it runs is the provider's.
+        const app::RemoteModelRef remote = app::remoteModelOf(m_modelPath);
+        m_fallback->clear();
+        m_fallback->setVisible(false);
+        m_gpuLabel->setText(tr("Does not apply: %1 runs on %2 (remote)").arg(remote.model, remote.provider));
+        m_estimate->setText(tr("<b>%1</b> on <b>%2</b> (remote): its layers, quantization, GPU split and memory are "
+                               "the provider's. The settings above apply to local models.")
+                                .arg(remote.model.toHtmlEscaped(), remote.provider.toHtmlEscaped()));
+        return;
+    }
     const DeviceDescription* device = currentDevice();
     const bool gpu = device && device->kind != DeviceKind::Cpu;
     const app::LoadSettings ls = m_settings->loadSettings();

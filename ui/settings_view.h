@@ -35,6 +35,9 @@ public:
     QString modelPath() const { return m_modelPath; }
     app::Sampling sampling() const;
     QString estimateText() const;
+    // Where the model's layers go ("24 of 24 layers on vulkan:0 ...", "Every layer runs on the
+    // CPU.", or that this does not apply to a remote model).
+    QString placementText() const;
     // The devices offered in the picker (found in the background at start; tests set them).
     void setDevices(const DeviceList& devices);
     void selectDevice(const QString& id);

@@ -79,6 +79,7 @@ QString chatToMarkdown(const ExportedChat& chat) {
         if (!m.content.endsWith(QLatin1Char('\n'))) md += QLatin1Char('\n');
         if (m.state == QStringLiteral("incomplete")) md += QStringLiteral("\n*(incomplete)*\n");
         else if (m.state == QStringLiteral("stopped")) md += QStringLiteral("\n*(stopped)*\n");
+        else if (m.state == QStringLiteral("failed")) md += QStringLiteral("\n*(failed: %1)*\n").arg(m.error);
         md += QLatin1Char('\n');
     }
     return md;
@@ -117,6 +118,7 @@ QByteArray chatToJson(const ExportedChat& chat) {
             o.insert(QStringLiteral("tokens_per_second"), m.tokensPerSecond);
             o.insert(QStringLiteral("context_tokens"), m.contextTokens);
             o.insert(QStringLiteral("state"), m.state);
+            if (!m.error.isEmpty()) o.insert(QStringLiteral("error"), m.error);
         }
         o.insert(QStringLiteral("created"), double(m.created));
         messages.append(o);
@@ -193,9 +195,12 @@ Result<ExportedChat> chatFromJson(const QByteArray& json) {
         if (v.isString()) {
             m.state = v.toString();
             if (m.state != QStringLiteral("complete") && m.state != QStringLiteral("incomplete") &&
-                m.state != QStringLiteral("stopped"))
+                m.state != QStringLiteral("stopped") && m.state != QStringLiteral("failed"))
                 return bad(QStringLiteral("%1 unknown state \"%2\"").arg(where, m.state.left(40)));
         }
+        v = QJsonValue();
+        if (!typed(o, "error", QJsonValue::String, v, error, where)) return bad(error);
+        m.error = v.toString();
         // Numbers: a wrong type fails; out-of-range values read as 0.
         auto number = [&](const char* key, double& out) {
             QJsonValue n;

@@ -504,7 +504,7 @@ void EngineHost::useRemote(const RemoteProvider& provider, const QString& model,
     m_remoteProvider = std::make_unique<RemoteProvider>(provider);
     m_remoteModel = model;
     LoadedModel m;
-    m.path = QStringLiteral("remote:%1/%2").arg(provider.name, model);
+    m.path = remoteModelPath(provider.name, model);
     m.name = model;
     m.architecture = QStringLiteral("remote");
     m.device = QStringLiteral("remote:%1").arg(provider.name);
@@ -644,6 +644,7 @@ void EngineHost::setStatsInterval(int ms) {
 }
 
 void EngineHost::pollStats() {
+    if (isRemote()) return; // the provider's queues and cache are its own
     detail::EngineWorker* w = m_worker;
     QMetaObject::invokeMethod(w, [w] { w->stats(); }, Qt::QueuedConnection);
 }

@@ -1,6 +1,7 @@
 // ReplyRecorder writes a streaming assistant reply to the Store as it grows: one row at the
 // start ("incomplete"), at most one update a second while it streams, and the final text with
-// its state ("complete" or "stopped") at the end; the row stays "incomplete" if the app dies.
+// its state ("complete", "stopped" or "failed") at the end; the row stays "incomplete" if the app
+// dies.
 #pragma once
 
 #include "services/store.h"

@@ -43,6 +43,28 @@ struct LoadSettings {
     bool operator==(const LoadSettings&) const = default;
 };
 
+// A remote provider's model (EngineHost::useRemote) goes by the path "remote:<provider>/<model>"
+// wherever a loaded model's path does; provider names hold no '/', model names may.
+struct RemoteModelRef {
+    QString provider;
+    QString model;
+};
+
+inline QString remoteModelPath(const QString& provider, const QString& model) {
+    return QStringLiteral("remote:%1/%2").arg(provider, model);
+}
+
+inline bool isRemoteModelPath(const QString& path) { return path.startsWith(QLatin1String("remote:")); }
+
+// The provider and model a remote path names (both empty when `path` is a file's).
+inline RemoteModelRef remoteModelOf(const QString& path) {
+    if (!isRemoteModelPath(path)) return {};
+    const QString rest = path.mid(7); // after "remote:"
+    const qsizetype slash = rest.indexOf(QLatin1Char('/'));
+    if (slash < 0) return {rest, QString()};
+    return {rest.left(slash), rest.mid(slash + 1)};
+}
+
 // What the UI shows about the model that is loaded.
 struct LoadedModel {
     QString path;
@@ -64,6 +86,9 @@ struct LoadedModel {
     QString draftNote;                      // why the chosen draft model does not
     bool vision = false;                    // a projector is loaded: chats may carry images
     QString visionNote;                     // why the chosen projector was left out
+
+    // A remote provider's model: no file, layers, quantization or KV cache of ours.
+    bool isRemote() const { return isRemoteModelPath(path); }
 };
 
 // Sampling and length limits of one generation.

@@ -113,9 +113,10 @@ void markedSnippet(const QString& marked, SearchHit& hit) {
     hit.snippet = plain;
 }
 
-// A message state as stored: one of the three known words, anything else is "complete".
+// A message state as stored: one of the four known words, anything else is "complete".
 QString stateText(const QString& state) {
-    if (state == QStringLiteral("incomplete") || state == QStringLiteral("stopped")) return state;
+    if (state == QStringLiteral("incomplete") || state == QStringLiteral("stopped") || state == QStringLiteral("failed"))
+        return state;
     return QStringLiteral("complete");
 }
 
@@ -254,8 +255,8 @@ public:
         const qint64 created = m.created ? m.created : nowMs();
         QSqlQuery q(db);
         q.prepare(QStringLiteral("INSERT INTO messages(conversation_id, role, content, reasoning, "
-                                 "reasoning_ms, tokens, ttft_ms, tok_s, created, state, context_tokens) "
-                                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                                 "reasoning_ms, tokens, ttft_ms, tok_s, created, state, context_tokens, error) "
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
         q.addBindValue(m.conversationId);
         q.addBindValue(text(m.role));
         q.addBindValue(text(m.content));
@@ -267,6 +268,7 @@ public:
         q.addBindValue(created);
         q.addBindValue(stateText(m.state));
         q.addBindValue(m.contextTokens);
+        q.addBindValue(text(m.error));
         if (!q.exec()) {
             auto f = fail(q, QStringLiteral("adding a message to conversation %1").arg(m.conversationId));
             db.rollback();
@@ -307,7 +309,7 @@ public:
         QSqlQuery q(database());
         q.prepare(QStringLiteral(
             "UPDATE messages SET content = ?, reasoning = ?, reasoning_ms = ?, tokens = ?, ttft_ms = ?, "
-            "tok_s = ?, state = ?, context_tokens = ? WHERE id = ?"));
+            "tok_s = ?, state = ?, context_tokens = ?, error = ? WHERE id = ?"));
         q.addBindValue(text(m.content));
         q.addBindValue(text(m.reasoning));
         q.addBindValue(m.reasoningMs);
@@ -316,6 +318,7 @@ public:
         q.addBindValue(m.tokensPerSecond);
         q.addBindValue(stateText(m.state));
         q.addBindValue(m.contextTokens);
+        q.addBindValue(text(m.error));
         q.addBindValue(m.id);
         if (!q.exec()) return fail(q, QStringLiteral("updating message %1").arg(m.id));
         if (q.numRowsAffected() != 1)
@@ -338,7 +341,7 @@ public:
         QSqlQuery q(database());
         q.setForwardOnly(true);
         q.prepare(QStringLiteral("SELECT id, conversation_id, role, content, tokens, ttft_ms, tok_s, "
-                                 "created, reasoning, reasoning_ms, state, context_tokens FROM messages "
+                                 "created, reasoning, reasoning_ms, state, context_tokens, error FROM messages "
                                  "WHERE conversation_id = ? ORDER BY id"));
         q.addBindValue(conversationId);
         if (!q.exec()) return *fail(q, QStringLiteral("reading conversation %1").arg(conversationId));
@@ -357,6 +360,7 @@ public:
             m.reasoningMs = q.value(9).toDouble();
             m.state = q.value(10).toString();
             m.contextTokens = q.value(11).toInt();
+            m.error = q.value(12).toString();
             out << m;
         }
         if (auto f = readImages(conversationId, out)) return *f;
@@ -471,7 +475,8 @@ private:
                                           : next == 2 ? migrateTo2()
                                           : next == 3 ? migrateTo3()
                                           : next == 4 ? migrateTo4()
-                                                      : migrateTo5();
+                                          : next == 5 ? migrateTo5()
+                                                      : migrateTo6();
             QSqlQuery set(db);
             if (!f && !set.exec(QStringLiteral("PRAGMA user_version = %1").arg(next)))
                 f = fail(set, QStringLiteral("setting the schema version"));
@@ -570,6 +575,11 @@ private:
                            " data BLOB NOT NULL,"
                            " PRIMARY KEY (message_id, position))"),
         });
+    }
+
+    // Why a reply failed before its first token (state "failed"). Older messages have "".
+    std::optional<SqlFailure> migrateTo6() {
+        return run({QStringLiteral("ALTER TABLE messages ADD COLUMN error TEXT NOT NULL DEFAULT ''")});
     }
 
     QString m_connectionName;

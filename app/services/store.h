@@ -34,8 +34,10 @@ struct StoredMessage {
     double tokensPerSecond = 0.0;
     qint64 created = 0;   // ms since the epoch; 0: now
     // How an assistant reply ended: "complete", "incomplete" (still being written; found so at
-    // load, the app died while writing it) or "stopped" (the user or an unload cut it short).
+    // load, the app died while writing it), "stopped" (the user or an unload cut it short) or
+    // "failed" (the engine failed before the reply's first token; `error` says why).
     QString state = QStringLiteral("complete");
+    QString error; // a failed reply's reason ("" otherwise)
     int contextTokens = 0; // an assistant reply: prompt + reply tokens when it was written
     // Images a user message carries, each an encoded file's bytes as attached, in order: stored
     // with it at appendMessage (table message_images), read back with it, deleted with it.
@@ -65,7 +67,7 @@ class StoreWorker;
 class Store : public QObject {
     Q_OBJECT
 public:
-    static constexpr int kSchemaVersion = 5;
+    static constexpr int kSchemaVersion = 6;
 
     explicit Store(QObject* parent = nullptr);
     // Finishes every request already made (so appended messages are committed), then closes.

@@ -104,6 +104,21 @@ private Q_SLOTS:
         QCOMPARE(chatToJson(*back), json);
     }
 
+    // A reply that failed before its first token: both formats say so and why; JSON reads it back.
+    void failedReplyKeepsItsReason() {
+        ExportedChat chat = sampleChat();
+        chat.messages[1].content.clear();
+        chat.messages[1].reasoning.clear();
+        chat.messages[1].state = QStringLiteral("failed");
+        chat.messages[1].error = QStringLiteral("the engine stopped");
+        QVERIFY(chatToMarkdown(chat).contains(QStringLiteral("*(failed: the engine stopped)*")));
+        hearth::Result<ExportedChat> back = chatFromJson(chatToJson(chat));
+        QVERIFY2(back.isOk(), back ? "" : back.status().message().c_str());
+        QCOMPARE(back->messages.value(1).state, QStringLiteral("failed"));
+        QCOMPARE(back->messages.value(1).error, QStringLiteral("the engine stopped"));
+        QVERIFY(back->messages.value(0).error.isEmpty());
+    }
+
     // A message's images: Markdown shows them inline as data URIs, before the text; JSON keeps
     // their bytes (base64) and type, and a store import keeps them.
     void imagesAreExportedAndImported() {

@@ -115,7 +115,7 @@ private Q_SLOTS:
             while (q.next()) columns << q.value(1).toString();
             QCOMPARE(columns, (QStringList{"id", "conversation_id", "role", "content", "tokens",
                                             "ttft_ms", "tok_s", "created", "reasoning", "reasoning_ms", "state",
-                                            "context_tokens"}));
+                                            "context_tokens", "error"}));
             columns.clear();
             QVERIFY(q.exec(QStringLiteral("PRAGMA table_info(conversations)")));
             while (q.next()) columns << q.value(1).toString();
@@ -309,6 +309,21 @@ private Q_SLOTS:
         QCOMPARE(messages[2].state, QStringLiteral("stopped"));
         QCOMPARE(messages[2].contextTokens, 321);
         QCOMPARE(messages[3].state, QStringLiteral("complete"));
+
+        // A reply that failed before its first token keeps why.
+        StoredMessage failedReply = other;
+        failedReply.content.clear();
+        failedReply.state = QStringLiteral("failed");
+        failedReply.error = QStringLiteral("the engine stopped");
+        t = store.appendMessage(failedReply);
+        QVERIFY(waitFor(committed, failed, t));
+        t = store.messages(1);
+        QVERIFY(waitFor(loaded, failed, t));
+        messages = argsFor(loaded, t).at(2).value<QList<StoredMessage>>();
+        QCOMPARE(messages.size(), 5);
+        QCOMPARE(messages[4].state, QStringLiteral("failed"));
+        QCOMPARE(messages[4].error, QStringLiteral("the engine stopped"));
+        QVERIFY(messages[3].error.isEmpty());
     }
 
     // A schema 4 database gains the images table and keeps everything; images come back with
