@@ -15,6 +15,7 @@
 #include <QProcess>
 #include <QString>
 #include <QStringList>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cstdint>
@@ -28,6 +29,20 @@ struct MtmdFiles {
     QString embedTool;  // ref_mtmd_embed
     QString logitsTool; // ref_mtmd_logits, beside it
     QString model, projector;
+};
+
+// A vision reference test's working folder and the mtmd reference prepared there for one preset
+// (HEARTH_PREPARE_MTMD in initTestCase): its files, paths in the folder, mtmd's embeddings.
+struct MtmdFixture {
+    QTemporaryDir dir;
+    MtmdFiles files;
+
+    QString path(const char* name) const { return dir.filePath(QString::fromLatin1(name)); }
+
+    // mtmd's embeddings of the image [tokens][width] through `model` and `projector` (empty: the
+    // prepared ones) and the shape it printed; empty on failure (the reason in `error`).
+    std::vector<float> embeddings(const Image& image, QStringList& shape, QString& error, const QString& model = {},
+                                  const QString& projector = {}) const;
 };
 
 // Builds mtmd's tools (tests/tools/build_ref_mtmd.sh, against the reference ReferenceLogits
@@ -104,6 +119,12 @@ inline std::vector<float> mtmdEmbeddings(const QString& tool, const QString& mod
     }
     shape = QString::fromUtf8(run.readAllStandardOutput()).trimmed().split(' ');
     return readFloats(out);
+}
+
+inline std::vector<float> MtmdFixture::embeddings(const Image& image, QStringList& shape, QString& error,
+                                                  const QString& model, const QString& projector) const {
+    return mtmdEmbeddings(files.embedTool, model.isEmpty() ? files.model : model,
+                          projector.isEmpty() ? files.projector : projector, image, dir.path(), shape, error);
 }
 
 // Hearth's preprocessing of the image (enc.patches) against ref_mtmd_preprocess's at `tool` (the
@@ -186,3 +207,15 @@ inline QStringList visionDevices() {
 }
 
 } // namespace hearth::test
+
+// Prepares `fixture` (test::MtmdFixture) for `preset` in an initTestCase: skips the test when the
+// reference is not set up, fails it when preparing fails.
+#define HEARTH_PREPARE_MTMD(fixture, preset)                                                         \
+    do {                                                                                             \
+        QVERIFY((fixture).dir.isValid());                                                            \
+        bool mtmdSkip = false;                                                                       \
+        const QString mtmdWhy = ::hearth::test::prepareMtmdReference((fixture).dir.path(), (preset), \
+                                                                     (fixture).files, mtmdSkip);     \
+        if (mtmdSkip) QSKIP(qPrintable(mtmdWhy));                                                   \
+        QVERIFY2(mtmdWhy.isEmpty(), qPrintable(mtmdWhy));                                            \
+    } while (false)

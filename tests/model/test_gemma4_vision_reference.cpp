@@ -27,27 +27,9 @@ using namespace hearth;
 
 class TestGemma4VisionReference : public QObject {
     Q_OBJECT
-    QTemporaryDir m_dir;
-    QString m_embedTool, m_logitsTool, m_model, m_projector;
-
-    QString path(const char* name) const { return m_dir.filePath(QString::fromLatin1(name)); }
+    test::MtmdFixture m_ref;
 
     static Image picture(int width, int height) { return test::gradientPicture(width, height); }
-
-    QString writeRgb(const Image& image, const char* name) const {
-        const QString file = path(name);
-        test::writeRgb(image, file);
-        return file;
-    }
-
-
-    // mtmd's embeddings of the image [tokens][width] and the shape it printed; empty on failure.
-    std::vector<float> referenceEmbeddings(const Image& image, QStringList& shape, QString& error,
-                                           const QString& model = {}, const QString& projector = {}) {
-        return test::mtmdEmbeddings(m_embedTool, model.isEmpty() ? m_model : model,
-                                    projector.isEmpty() ? m_projector : projector, image, m_dir.path(), shape, error);
-    }
-
 
     // A prompt with an image through llama.cpp (ref_mtmd_logits: its chunks' ids and the last
     // position's logits) and through Hearth's encoder and the model in three steps: the text before,
@@ -57,7 +39,7 @@ class TestGemma4VisionReference : public QObject {
     // give logits 0.85 away).
     void logitsAfterAnImage(const QString& model, const QString& projector) {
         const Image image = picture(100, 60);
-        const test::MtmdPromptLogits ref = test::mtmdPromptLogits(m_logitsTool, model, projector, image, m_dir.path());
+        const test::MtmdPromptLogits ref = test::mtmdPromptLogits(m_ref.files.logitsTool, model, projector, image, m_ref.dir.path());
         QVERIFY2(ref.error.isEmpty(), qPrintable(ref.error));
         const std::vector<std::vector<int32_t>>& texts = ref.texts;
         const int64_t imageTokens = ref.imageTokens;
@@ -79,7 +61,7 @@ class TestGemma4VisionReference : public QObject {
         // the text side alone, without the encoders' difference.
         QStringList shape;
         QString error;
-        const std::vector<float> theirs = referenceEmbeddings(image, shape, error, model, projector);
+        const std::vector<float> theirs = m_ref.embeddings(image, shape, error, model, projector);
         QVERIFY2(theirs.size() == embeddings->values.size(), qPrintable(error));
         std::vector<std::pair<QString, const std::vector<float>*>> runs;
         for (const QString& device : test::visionDevices()) runs.emplace_back(device, &embeddings->values);
@@ -108,15 +90,7 @@ class TestGemma4VisionReference : public QObject {
 private Q_SLOTS:
     void initTestCase() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
-        test::MtmdFiles files;
-        bool skip = false;
-        const QString why = test::prepareMtmdReference(m_dir.path(), QStringLiteral("gemma4-tiny"), files, skip);
-        if (skip) QSKIP(qPrintable(why));
-        QVERIFY2(why.isEmpty(), qPrintable(why));
-        m_embedTool = files.embedTool;
-        m_logitsTool = files.logitsTool;
-        m_model = files.model;
-        m_projector = files.projector;
+        HEARTH_PREPARE_MTMD(m_ref, QStringLiteral("gemma4-tiny"));
     }
 
     // mtmd loads the projector beside the model; each picture's embeddings are as many as the
@@ -124,15 +98,15 @@ private Q_SLOTS:
     // encoding of ~10000 patches takes half a minute, test_gemma4_vision has its numbers), as
     // wide as the model.
     void gemma4TokenCountsEqualLlamaCpps() {
-        auto info = readProjector(m_projector.toStdString());
+        auto info = readProjector(m_ref.files.projector.toStdString());
         QVERIFY2(info.isOk(), info.status().toString().c_str());
         QCOMPARE(info->type, std::string("gemma4v"));
-        QVERIFY2(checkProjectorFor(*info, m_model.toStdString()).isOk(), "the projector does not fit the model");
+        QVERIFY2(checkProjectorFor(*info, m_ref.files.model.toStdString()).isOk(), "the projector does not fit the model");
         for (auto [w, h] : {std::pair{100, 60}, std::pair{37, 250}, std::pair{640, 480}, std::pair{1000, 700}}) {
             const Image image = picture(w, h);
             QStringList shape;
             QString error;
-            const std::vector<float> e = referenceEmbeddings(image, shape, error);
+            const std::vector<float> e = m_ref.embeddings(image, shape, error);
             QVERIFY2(!e.empty(), qPrintable(error));
             QCOMPARE(shape.size(), 2);
             const PatchGrid grid = patchGrid(*info, w, h);
@@ -147,11 +121,11 @@ private Q_SLOTS:
     // Hearth's preprocessing (the grid, Pillow's bicubic resize, the black padding, /255) is
     // mtmd's value for value (ref_mtmd_preprocess), then mapped to 2v - 1: wide, tall, within.
     void gemma4PreprocessingEqualsLlamaCpps() {
-        auto enc = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 1});
+        auto enc = VisionEncoder::open(m_ref.files.projector.toStdString(), VisionOptions{"cpu", 1});
         QVERIFY2(enc.isOk(), enc.status().toString().c_str());
-        const QString tool = QFileInfo(m_embedTool).dir().filePath(QStringLiteral("ref_mtmd_preprocess"));
+        const QString tool = QFileInfo(m_ref.files.embedTool).dir().filePath(QStringLiteral("ref_mtmd_preprocess"));
         for (auto [w, h] : {std::pair{100, 60}, std::pair{37, 250}, std::pair{640, 480}}) {
-            test::checkPreprocessingEqualsMtmd(tool, m_projector, **enc, picture(w, h), m_dir.path(), true);
+            test::checkPreprocessingEqualsMtmd(tool, m_ref.files.projector, **enc, picture(w, h), m_ref.dir.path(), true);
             if (QTest::currentTestFailed()) return;
         }
     }
@@ -167,7 +141,7 @@ private Q_SLOTS:
             VisionOptions o;
             o.device = d.toStdString();
             o.threads = 2;
-            auto enc = VisionEncoder::open(m_projector.toStdString(), o);
+            auto enc = VisionEncoder::open(m_ref.files.projector.toStdString(), o);
             QVERIFY2(enc.isOk(), qPrintable(d + ": " + QString::fromStdString(enc.status().toString())));
             encoders.push_back(std::move(enc).value());
         }
@@ -175,7 +149,7 @@ private Q_SLOTS:
             const Image image = picture(w, h);
             QStringList shape;
             QString error;
-            const std::vector<float> want = referenceEmbeddings(image, shape, error);
+            const std::vector<float> want = m_ref.embeddings(image, shape, error);
             QVERIFY2(!want.empty(), qPrintable(error));
             float scale = 0.0f;
             for (float v : want) scale = std::max(scale, std::fabs(v));
@@ -213,7 +187,7 @@ private Q_SLOTS:
             o.positionSize = 256;
             o.projectionDim = 256; // gemma4-tiny's width
             o.clamps = clamps;
-            o.outPath = path(name).toStdString();
+            o.outPath = m_ref.path(name).toStdString();
             const Status s = synthesizeProjector(o);
             return s.isOk() ? QString::fromStdString(o.outPath) : QString();
         };
@@ -222,7 +196,7 @@ private Q_SLOTS:
         const Image image = picture(100, 60);
         QStringList shape;
         QString error;
-        const std::vector<float> want = referenceEmbeddings(image, shape, error, m_model, clamped);
+        const std::vector<float> want = m_ref.embeddings(image, shape, error, m_ref.files.model, clamped);
         QVERIFY2(!want.empty(), qPrintable(error));
         auto unclamped = VisionEncoder::open(plain.toStdString(), VisionOptions{"cpu", 2});
         QVERIFY2(unclamped.isOk(), unclamped.status().toString().c_str());
@@ -246,12 +220,12 @@ private Q_SLOTS:
         }
     }
 
-    void gemma4TextLogitsAfterAnImageEqualLlamaCpps() { logitsAfterAnImage(m_model, m_projector); }
+    void gemma4TextLogitsAfterAnImageEqualLlamaCpps() { logitsAfterAnImage(m_ref.files.model, m_ref.files.projector); }
 
     // The same with per-layer embeddings (gemma4-e-tiny, as E2B and E4B; its width, not theirs,
     // so seen at once): an image's tokens take token 0's rows of the per-layer table.
     void gemma4PerLayerTextLogitsAfterAnImageEqualLlamaCpps() {
-        const QString model = path("gemma4-e-tiny.gguf"), projector = path("gemma4-e-tiny-mmproj.gguf");
+        const QString model = m_ref.path("gemma4-e-tiny.gguf"), projector = m_ref.path("gemma4-e-tiny-mmproj.gguf");
         QProcess synth;
         synth.start(test::binDir() + QStringLiteral("/hearth-cli"),
                     {QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("gemma4-e-tiny"),
@@ -267,7 +241,7 @@ private Q_SLOTS:
     // Gemma 4's "<|image>" and "<image|>" around the image) and the greedy answer is llama.cpp's,
     // token for token, on the CPU and lavapipe.
     void cliRunGivesLlamaCppsGreedyAnswerAboutAnImage() {
-        test::checkCliGreedyAboutAnImage(m_logitsTool, m_model, m_projector, picture(100, 60), m_dir.path());
+        test::checkCliGreedyAboutAnImage(m_ref.files.logitsTool, m_ref.files.model, m_ref.files.projector, picture(100, 60), m_ref.dir.path());
     }
 };
 

@@ -28,53 +28,29 @@ using namespace hearth;
 
 class TestLlavaReference : public QObject {
     Q_OBJECT
-    QTemporaryDir m_dir;
-    QString m_embedTool, m_logitsTool, m_model, m_projector;
-
-    QString path(const char* name) const { return m_dir.filePath(QString::fromLatin1(name)); }
+    test::MtmdFixture m_ref;
 
     static Image picture(int width, int height) { return test::gradientPicture(width, height, 3, 5, 7); }
-
-    QString writeRgb(const Image& image, const char* name) const {
-        const QString file = path(name);
-        test::writeRgb(image, file);
-        return file;
-    }
-
-
-    // mtmd's embeddings of the image [tokens][width] and the shape it printed; empty on failure.
-    std::vector<float> referenceEmbeddings(const Image& image, QStringList& shape, QString& error) {
-        return test::mtmdEmbeddings(m_embedTool, m_model, m_projector, image, m_dir.path(), shape, error);
-    }
-
 
 private Q_SLOTS:
     void initTestCase() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
-        test::MtmdFiles files;
-        bool skip = false;
-        const QString why = test::prepareMtmdReference(m_dir.path(), QStringLiteral("llama-tiny"), files, skip);
-        if (skip) QSKIP(qPrintable(why));
-        QVERIFY2(why.isEmpty(), qPrintable(why));
-        m_embedTool = files.embedTool;
-        m_logitsTool = files.logitsTool;
-        m_model = files.model;
-        m_projector = files.projector;
+        HEARTH_PREPARE_MTMD(m_ref, QStringLiteral("llama-tiny"));
     }
 
     // mtmd loads the projector; every picture is the encoder's square of 16 x 16 patches, 256
     // embeddings as wide as the model.
     void llavaTokenCountsEqualLlamaCpps() {
-        auto info = readProjector(m_projector.toStdString());
+        auto info = readProjector(m_ref.files.projector.toStdString());
         QVERIFY2(info.isOk(), info.status().toString().c_str());
         QCOMPARE(info->type, std::string("mlp"));
         QCOMPARE(info->tokensPerImage, int64_t(256));
-        const Status fits = checkProjectorFor(*info, m_model.toStdString());
+        const Status fits = checkProjectorFor(*info, m_ref.files.model.toStdString());
         QVERIFY2(fits.isOk(), fits.toString().c_str());
         for (auto [w, h] : {std::pair{100, 60}, std::pair{224, 224}}) {
             QStringList shape;
             QString error;
-            const std::vector<float> e = referenceEmbeddings(picture(w, h), shape, error);
+            const std::vector<float> e = m_ref.embeddings(picture(w, h), shape, error);
             QVERIFY2(!e.empty(), qPrintable(error));
             QCOMPARE(shape.size(), 2);
             QCOMPARE(shape[0].toLongLong(), info->tokensPerImage);
@@ -87,14 +63,14 @@ private Q_SLOTS:
     void llavaEmbeddingsEqualLlamaCpps() {
         const QStringList names = test::visionDevices();
         for (const QString& d : names) {
-            auto enc = VisionEncoder::open(m_projector.toStdString(), VisionOptions{d.toStdString(), 2});
+            auto enc = VisionEncoder::open(m_ref.files.projector.toStdString(), VisionOptions{d.toStdString(), 2});
             QVERIFY2(enc.isOk(), qPrintable(d + ": " + QString::fromStdString(enc.status().toString())));
             for (auto [w, h] : {std::pair{100, 60}, std::pair{37, 250}}) {
                 if (d.startsWith(QStringLiteral("vulkan")) && w != 100) continue;
                 const Image image = picture(w, h);
                 QStringList shape;
                 QString error;
-                const std::vector<float> want = referenceEmbeddings(image, shape, error);
+                const std::vector<float> want = m_ref.embeddings(image, shape, error);
                 QVERIFY2(!want.empty(), qPrintable(error));
                 float scale = 0.0f;
                 for (float v : want) scale = std::max(scale, std::fabs(v));
@@ -120,16 +96,16 @@ private Q_SLOTS:
     void llavaTextLogitsAfterAnImageEqualLlamaCpps() {
         const Image image = picture(100, 60);
         const test::MtmdPromptLogits ref =
-            test::mtmdPromptLogits(m_logitsTool, m_model, m_projector, image, m_dir.path());
+            test::mtmdPromptLogits(m_ref.files.logitsTool, m_ref.files.model, m_ref.files.projector, image, m_ref.dir.path());
         QVERIFY2(ref.error.isEmpty(), qPrintable(ref.error));
         QCOMPARE(ref.texts.size(), size_t(2));
-        auto encoder = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 2});
+        auto encoder = VisionEncoder::open(m_ref.files.projector.toStdString(), VisionOptions{"cpu", 2});
         QVERIFY2(encoder.isOk(), encoder.status().toString().c_str());
         auto embeddings = (*encoder)->encode(image);
         QVERIFY2(embeddings.isOk(), embeddings.status().toString().c_str());
         QCOMPARE(embeddings->tokens, ref.imageTokens);
 
-        auto file = gguf::File::open(m_model.toStdString());
+        auto file = gguf::File::open(m_ref.files.model.toStdString());
         QVERIFY2(file.isOk(), file.status().toString().c_str());
         auto textOnly = model::loadArchitecture(*file);
         QVERIFY2(textOnly.isOk(), textOnly.status().toString().c_str());
@@ -142,7 +118,7 @@ private Q_SLOTS:
         QVERIFY(!(*arch)->dims().imagesAtOnce);
         QStringList shape;
         QString error;
-        const std::vector<float> theirs = referenceEmbeddings(image, shape, error);
+        const std::vector<float> theirs = m_ref.embeddings(image, shape, error);
         QVERIFY2(theirs.size() == embeddings->values.size(), qPrintable(error));
         std::vector<std::pair<QString, const std::vector<float>*>> runs;
         for (const QString& device : test::visionDevices()) runs.emplace_back(device, &embeddings->values);
@@ -171,7 +147,7 @@ private Q_SLOTS:
     // around the image) and the greedy answer is llama.cpp's, token for token, on the CPU and
     // lavapipe.
     void cliRunGivesLlamaCppsGreedyAnswerAboutAnImage() {
-        test::checkCliGreedyAboutAnImage(m_logitsTool, m_model, m_projector, picture(100, 60), m_dir.path());
+        test::checkCliGreedyAboutAnImage(m_ref.files.logitsTool, m_ref.files.model, m_ref.files.projector, picture(100, 60), m_ref.dir.path());
     }
 };
 

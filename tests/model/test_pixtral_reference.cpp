@@ -28,55 +28,31 @@ using namespace hearth;
 
 class TestPixtralReference : public QObject {
     Q_OBJECT
-    QTemporaryDir m_dir;
-    QString m_embedTool, m_logitsTool, m_model, m_projector;
-
-    QString path(const char* name) const { return m_dir.filePath(QString::fromLatin1(name)); }
+    test::MtmdFixture m_ref;
 
     static Image picture(int width, int height) { return test::gradientPicture(width, height, 3, 5, 7); }
-
-    QString writeRgb(const Image& image, const char* name) const {
-        const QString file = path(name);
-        test::writeRgb(image, file);
-        return file;
-    }
-
-
-    // mtmd's embeddings of the image [tokens][width] and the shape it printed; empty on failure.
-    std::vector<float> referenceEmbeddings(const Image& image, QStringList& shape, QString& error) {
-        return test::mtmdEmbeddings(m_embedTool, m_model, m_projector, image, m_dir.path(), shape, error);
-    }
-
 
 private Q_SLOTS:
     void initTestCase() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
-        test::MtmdFiles files;
-        bool skip = false;
-        const QString why = test::prepareMtmdReference(m_dir.path(), QStringLiteral("mistral3-tiny"), files, skip);
-        if (skip) QSKIP(qPrintable(why));
-        QVERIFY2(why.isEmpty(), qPrintable(why));
-        m_embedTool = files.embedTool;
-        m_logitsTool = files.logitsTool;
-        m_model = files.model;
-        m_projector = files.projector;
+        HEARTH_PREPARE_MTMD(m_ref, QStringLiteral("mistral3-tiny"));
     }
 
     // mtmd loads the projector beside the model; each picture's embeddings are as many as the
     // merged patch grid Hearth chooses (within mtmd's budget of 8..1024, aspect kept) plus one
     // [IMG_BREAK] row after each row of them but the last, as wide as the model.
     void pixtralTokenCountsEqualLlamaCpps() {
-        auto info = readProjector(m_projector.toStdString());
+        auto info = readProjector(m_ref.files.projector.toStdString());
         QVERIFY2(info.isOk(), info.status().toString().c_str());
         QCOMPARE(info->type, std::string("pixtral"));
         QCOMPARE(info->merge, 2);
         QCOMPARE(info->imageEnd, std::string("[IMG_END]"));
-        QVERIFY2(checkProjectorFor(*info, m_model.toStdString()).isOk(), "the projector does not fit the model");
+        QVERIFY2(checkProjectorFor(*info, m_ref.files.model.toStdString()).isOk(), "the projector does not fit the model");
         for (auto [w, h] : {std::pair{100, 60}, std::pair{37, 250}, std::pair{20, 20}, std::pair{1200, 900}}) {
             const Image image = picture(w, h);
             QStringList shape;
             QString error;
-            const std::vector<float> e = referenceEmbeddings(image, shape, error);
+            const std::vector<float> e = m_ref.embeddings(image, shape, error);
             QVERIFY2(!e.empty(), qPrintable(error));
             QCOMPARE(shape.size(), 2);
             const PatchGrid grid = patchGrid(*info, w, h);
@@ -92,11 +68,11 @@ private Q_SLOTS:
     // Hearth's preprocessing (the grid, Pillow's bicubic resize, the black padding, the CLIP
     // normalisation) is mtmd's value for value (ref_mtmd_preprocess): wide, tall, small.
     void pixtralPreprocessingEqualsLlamaCpps() {
-        auto enc = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 1});
+        auto enc = VisionEncoder::open(m_ref.files.projector.toStdString(), VisionOptions{"cpu", 1});
         QVERIFY2(enc.isOk(), enc.status().toString().c_str());
-        const QString tool = QFileInfo(m_embedTool).dir().filePath(QStringLiteral("ref_mtmd_preprocess"));
+        const QString tool = QFileInfo(m_ref.files.embedTool).dir().filePath(QStringLiteral("ref_mtmd_preprocess"));
         for (auto [w, h] : {std::pair{100, 60}, std::pair{37, 250}, std::pair{20, 20}}) {
-            test::checkPreprocessingEqualsMtmd(tool, m_projector, **enc, picture(w, h), m_dir.path());
+            test::checkPreprocessingEqualsMtmd(tool, m_ref.files.projector, **enc, picture(w, h), m_ref.dir.path());
             if (QTest::currentTestFailed()) return;
         }
     }
@@ -107,7 +83,7 @@ private Q_SLOTS:
         const QStringList names = test::visionDevices();
         std::vector<std::unique_ptr<VisionEncoder>> encoders;
         for (const QString& d : names) {
-            auto enc = VisionEncoder::open(m_projector.toStdString(), VisionOptions{d.toStdString(), 2});
+            auto enc = VisionEncoder::open(m_ref.files.projector.toStdString(), VisionOptions{d.toStdString(), 2});
             QVERIFY2(enc.isOk(), qPrintable(d + ": " + QString::fromStdString(enc.status().toString())));
             encoders.push_back(std::move(enc).value());
         }
@@ -115,7 +91,7 @@ private Q_SLOTS:
             const Image image = picture(w, h);
             QStringList shape;
             QString error;
-            const std::vector<float> want = referenceEmbeddings(image, shape, error);
+            const std::vector<float> want = m_ref.embeddings(image, shape, error);
             QVERIFY2(!want.empty(), qPrintable(error));
             float scale = 0.0f;
             for (float v : want) scale = std::max(scale, std::fabs(v));
@@ -144,19 +120,19 @@ private Q_SLOTS:
     // 9e-4 here).
     void pixtralTextLogitsAfterAnImageEqualLlamaCpps() {
         const Image image = picture(100, 60);
-        const test::MtmdPromptLogits ref = test::mtmdPromptLogits(m_logitsTool, m_model, m_projector, image, m_dir.path());
+        const test::MtmdPromptLogits ref = test::mtmdPromptLogits(m_ref.files.logitsTool, m_ref.files.model, m_ref.files.projector, image, m_ref.dir.path());
         QVERIFY2(ref.error.isEmpty(), qPrintable(ref.error));
         const std::vector<std::vector<int32_t>>& texts = ref.texts;
         const int64_t imageTokens = ref.imageTokens;
         QCOMPARE(texts.size(), size_t(2));
         const std::vector<float>& want = ref.logits;
-        auto encoder = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 2});
+        auto encoder = VisionEncoder::open(m_ref.files.projector.toStdString(), VisionOptions{"cpu", 2});
         QVERIFY2(encoder.isOk(), encoder.status().toString().c_str());
         auto embeddings = (*encoder)->encode(image);
         QVERIFY2(embeddings.isOk(), embeddings.status().toString().c_str());
         QCOMPARE(embeddings->tokens, imageTokens);
 
-        auto file = gguf::File::open(m_model.toStdString());
+        auto file = gguf::File::open(m_ref.files.model.toStdString());
         QVERIFY2(file.isOk(), file.status().toString().c_str());
         auto arch = model::loadArchitecture(*file);
         QVERIFY2(arch.isOk(), arch.status().toString().c_str());
@@ -164,7 +140,7 @@ private Q_SLOTS:
         QVERIFY(!(*arch)->dims().imagesAtOnce);
         QStringList shape;
         QString error;
-        const std::vector<float> theirs = referenceEmbeddings(image, shape, error);
+        const std::vector<float> theirs = m_ref.embeddings(image, shape, error);
         QVERIFY2(theirs.size() == embeddings->values.size(), qPrintable(error));
         std::vector<std::pair<QString, const std::vector<float>*>> runs;
         for (const QString& device : test::visionDevices()) runs.emplace_back(device, &embeddings->values);
@@ -193,7 +169,7 @@ private Q_SLOTS:
     // after the image, nothing before it) and the greedy answer is llama.cpp's, token for token,
     // on the CPU and lavapipe.
     void cliRunGivesLlamaCppsGreedyAnswerAboutAnImage() {
-        test::checkCliGreedyAboutAnImage(m_logitsTool, m_model, m_projector, picture(100, 60), m_dir.path());
+        test::checkCliGreedyAboutAnImage(m_ref.files.logitsTool, m_ref.files.model, m_ref.files.projector, picture(100, 60), m_ref.dir.path());
     }
 };
 

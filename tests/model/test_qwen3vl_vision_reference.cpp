@@ -29,27 +29,9 @@ using namespace hearth;
 
 class TestQwen3VlVisionReference : public QObject {
     Q_OBJECT
-    QTemporaryDir m_dir;
-    QString m_embedTool, m_logitsTool, m_model, m_projector;
-
-    QString path(const char* name) const { return m_dir.filePath(QString::fromLatin1(name)); }
+    test::MtmdFixture m_ref;
 
     static Image picture(int width, int height) { return test::gradientPicture(width, height); }
-
-    QString writeRgb(const Image& image, const char* name) const {
-        const QString file = path(name);
-        test::writeRgb(image, file);
-        return file;
-    }
-
-
-    // mtmd's embeddings of the image [tokens][width] and the shape it printed; empty on failure.
-    std::vector<float> referenceEmbeddings(const Image& image, QStringList& shape, QString& error,
-                                           const QString& model = {}, const QString& projector = {}) {
-        return test::mtmdEmbeddings(m_embedTool, model.isEmpty() ? m_model : model,
-                                    projector.isEmpty() ? m_projector : projector, image, m_dir.path(), shape, error);
-    }
-
 
     // Hearth's embeddings of each picture against mtmd's on every device; the worst difference.
     void compareEmbeddings(const QString& projector, const std::vector<std::pair<int, int>>& sizes) {
@@ -61,7 +43,7 @@ class TestQwen3VlVisionReference : public QObject {
                 const Image image = picture(w, h);
                 QStringList shape;
                 QString error;
-                const std::vector<float> want = referenceEmbeddings(image, shape, error, m_model, projector);
+                const std::vector<float> want = m_ref.embeddings(image, shape, error, m_ref.files.model, projector);
                 QVERIFY2(!want.empty(), qPrintable(error));
                 float scale = 0.0f;
                 for (float v : want) scale = std::max(scale, std::fabs(v));
@@ -84,31 +66,23 @@ class TestQwen3VlVisionReference : public QObject {
 private Q_SLOTS:
     void initTestCase() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
-        test::MtmdFiles files;
-        bool skip = false;
-        const QString why = test::prepareMtmdReference(m_dir.path(), QStringLiteral("qwen35-tiny"), files, skip);
-        if (skip) QSKIP(qPrintable(why));
-        QVERIFY2(why.isEmpty(), qPrintable(why));
-        m_embedTool = files.embedTool;
-        m_logitsTool = files.logitsTool;
-        m_model = files.model;
-        m_projector = files.projector;
+        HEARTH_PREPARE_MTMD(m_ref, QStringLiteral("qwen35-tiny"));
     }
 
     // mtmd loads the projector beside the model; each picture's embeddings are as many as the
     // patch grid Hearth chooses gives (below the budget's least, within it, square), as wide as
     // the model.
     void qwen3vlTokenCountsEqualLlamaCpps() {
-        auto info = readProjector(m_projector.toStdString());
+        auto info = readProjector(m_ref.files.projector.toStdString());
         QVERIFY2(info.isOk(), info.status().toString().c_str());
         QCOMPARE(info->type, std::string("qwen3vl_merger"));
         QCOMPARE(info->merge, 2);
-        QVERIFY2(checkProjectorFor(*info, m_model.toStdString()).isOk(), "the projector does not fit the model");
+        QVERIFY2(checkProjectorFor(*info, m_ref.files.model.toStdString()).isOk(), "the projector does not fit the model");
         for (auto [w, h] : {std::pair{40, 30}, std::pair{37, 250}, std::pair{128, 96}, std::pair{1024, 768}}) {
             const Image image = picture(w, h);
             QStringList shape;
             QString error;
-            const std::vector<float> e = referenceEmbeddings(image, shape, error);
+            const std::vector<float> e = m_ref.embeddings(image, shape, error);
             QVERIFY2(!e.empty(), qPrintable(error));
             QCOMPARE(shape.size(), 2);
             const PatchGrid grid = patchGrid(*info, w, h);
@@ -130,11 +104,11 @@ private Q_SLOTS:
         o.nLayer = 2;
         o.nHead = 4;
         o.projectionDim = 256; // qwen35-tiny's width
-        o.outPath = path("gemma3-mmproj.gguf").toStdString();
+        o.outPath = m_ref.path("gemma3-mmproj.gguf").toStdString();
         QVERIFY2(synthesizeProjector(o).isOk(), "the Gemma 3 projector was not written");
         auto info = readProjector(o.outPath);
         QVERIFY2(info.isOk(), info.status().toString().c_str());
-        const Status s = checkProjectorFor(*info, m_model.toStdString());
+        const Status s = checkProjectorFor(*info, m_ref.files.model.toStdString());
         QCOMPARE(s.code(), ErrorCode::InvalidArgument);
         QVERIFY2(s.message().find("another model") != std::string::npos &&
                      s.message().find("qwen3vl_merger") != std::string::npos,
@@ -144,11 +118,11 @@ private Q_SLOTS:
     // Hearth's preprocessing (the grid, Pillow's bicubic resize, the black padding, the mean and
     // deviation of 0.5) is mtmd's value for value (ref_mtmd_preprocess).
     void qwen3vlPreprocessingEqualsLlamaCpps() {
-        auto enc = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 1});
+        auto enc = VisionEncoder::open(m_ref.files.projector.toStdString(), VisionOptions{"cpu", 1});
         QVERIFY2(enc.isOk(), enc.status().toString().c_str());
-        const QString tool = QFileInfo(m_embedTool).dir().filePath(QStringLiteral("ref_mtmd_preprocess"));
+        const QString tool = QFileInfo(m_ref.files.embedTool).dir().filePath(QStringLiteral("ref_mtmd_preprocess"));
         for (auto [w, h] : {std::pair{40, 30}, std::pair{37, 250}, std::pair{128, 96}}) {
-            test::checkPreprocessingEqualsMtmd(tool, m_projector, **enc, picture(w, h), m_dir.path());
+            test::checkPreprocessingEqualsMtmd(tool, m_ref.files.projector, **enc, picture(w, h), m_ref.dir.path());
             if (QTest::currentTestFailed()) return;
         }
     }
@@ -157,7 +131,7 @@ private Q_SLOTS:
     // (1024 x 768 scaled down: 16 x 12 patches, the 8 x 8 position table interpolated), a tall
     // one scaled up to the budget's least, and a square one on the table's own grid.
     void qwen3vlEmbeddingsEqualLlamaCpps() {
-        compareEmbeddings(m_projector, {{128, 96}, {37, 250}, {128, 128}});
+        compareEmbeddings(m_ref.files.projector, {{128, 96}, {37, 250}, {128, 128}});
     }
 
     // With deepstack mergers (Qwen3-VL's: the outputs of some layers merged too, side by side
@@ -176,10 +150,10 @@ private Q_SLOTS:
         o.projectionDim = 64; // the main merger's and each deepstack merger's
         o.deepstack = {0, 1, 3};
         o.seed = 7;
-        o.outPath = path("deepstack-mmproj.gguf").toStdString();
+        o.outPath = m_ref.path("deepstack-mmproj.gguf").toStdString();
         const Status s = synthesizeProjector(o);
         QVERIFY2(s.isOk(), s.toString().c_str());
-        compareEmbeddings(path("deepstack-mmproj.gguf"), {{128, 96}});
+        compareEmbeddings(m_ref.path("deepstack-mmproj.gguf"), {{128, 96}});
     }
 
     // A prompt with an image through llama.cpp (ref_mtmd_logits: its chunks' ids and the last
@@ -192,13 +166,13 @@ private Q_SLOTS:
     // tokens at plain sequential positions they do not.
     void qwen35TextLogitsAfterAnImageEqualLlamaCpps() {
         const Image image = picture(128, 96);
-        const test::MtmdPromptLogits ref = test::mtmdPromptLogits(m_logitsTool, m_model, m_projector, image, m_dir.path());
+        const test::MtmdPromptLogits ref = test::mtmdPromptLogits(m_ref.files.logitsTool, m_ref.files.model, m_ref.files.projector, image, m_ref.dir.path());
         QVERIFY2(ref.error.isEmpty(), qPrintable(ref.error));
         const std::vector<std::vector<int32_t>>& texts = ref.texts;
         const int64_t imageTokens = ref.imageTokens;
         QCOMPARE(texts.size(), size_t(2));
         const std::vector<float>& want = ref.logits;
-        auto encoder = VisionEncoder::open(m_projector.toStdString(), VisionOptions{"cpu", 2});
+        auto encoder = VisionEncoder::open(m_ref.files.projector.toStdString(), VisionOptions{"cpu", 2});
         QVERIFY2(encoder.isOk(), encoder.status().toString().c_str());
         auto embeddings = (*encoder)->encode(image);
         QVERIFY2(embeddings.isOk(), embeddings.status().toString().c_str());
@@ -207,13 +181,13 @@ private Q_SLOTS:
         const int columns = grid.columns / 2, rows = grid.rows / 2;
         QCOMPARE(int64_t(columns) * rows, imageTokens);
 
-        auto file = gguf::File::open(m_model.toStdString());
+        auto file = gguf::File::open(m_ref.files.model.toStdString());
         QVERIFY2(file.isOk(), file.status().toString().c_str());
         auto arch = model::loadArchitecture(*file);
         QVERIFY2(arch.isOk(), arch.status().toString().c_str());
         QStringList shape;
         QString error;
-        const std::vector<float> theirs = referenceEmbeddings(image, shape, error);
+        const std::vector<float> theirs = m_ref.embeddings(image, shape, error);
         QVERIFY2(theirs.size() == embeddings->values.size(), qPrintable(error));
         struct Run {
             QString device;
@@ -259,7 +233,7 @@ private Q_SLOTS:
     // answer is llama.cpp's, token for token, on the CPU and lavapipe: the engine places the
     // image's tokens and the text after them at mtmd's M-RoPE positions.
     void cliRunGivesLlamaCppsGreedyAnswerAboutAnImage() {
-        test::checkCliGreedyAboutAnImage(m_logitsTool, m_model, m_projector, picture(128, 96), m_dir.path());
+        test::checkCliGreedyAboutAnImage(m_ref.files.logitsTool, m_ref.files.model, m_ref.files.projector, picture(128, 96), m_ref.dir.path());
     }
 };
 
