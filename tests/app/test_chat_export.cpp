@@ -5,6 +5,7 @@
 #include "services/chat_export.h"
 #include "services/reply_recorder.h"
 #include "services/store.h"
+#include "store_replies.h"
 
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -41,22 +42,11 @@ ExportedChat sampleChat() {
     return chat;
 }
 
-QList<StoredMessage> load(Store& store, qint64 conversation) {
-    QSignalSpy loaded(&store, &Store::messagesLoaded);
-    const quint64 t = store.messages(conversation);
-    for (int i = 0; i < 500; ++i) {
-        for (const auto& args : loaded)
-            if (args.first().toULongLong() == t) return args.at(2).value<QList<StoredMessage>>();
-        loaded.wait(20);
-    }
-    return {};
-}
+QList<StoredMessage> load(Store& store, qint64 conversation) { return hearth::test::storedMessages(store, conversation); }
 
 qint64 createConversation(Store& store) {
-    QSignalSpy created(&store, &Store::conversationCreated);
-    store.createConversation({});
-    if (!created.wait(5000)) return 0;
-    return created.first().at(1).value<Conversation>().id;
+    const qint64 id = hearth::test::createdConversation(store, {});
+    return id < 0 ? 0 : id;
 }
 
 } // namespace

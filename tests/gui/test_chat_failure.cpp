@@ -2,6 +2,8 @@
 // question gets a failed reply that says why, with Regenerate; it is stored, so it is still there
 // after a restart, and Regenerate writes a reply over it.
 #include "chat_view.h"
+#include "chat_steps.h"
+#include "store_replies.h"
 #include "test_support.h"
 
 #include "services/engine_host.h"
@@ -14,17 +16,6 @@
 using namespace hearth;
 
 namespace {
-
-QList<app::StoredMessage> messagesOf(app::Store& store, qint64 conversation) {
-    QSignalSpy loaded(&store, &app::Store::messagesLoaded);
-    const quint64 ticket = store.messages(conversation);
-    for (int i = 0; i < 500; ++i) {
-        for (const auto& args : loaded)
-            if (args.first().toULongLong() == ticket) return args.at(2).value<QList<app::StoredMessage>>();
-        loaded.wait(20);
-    }
-    return {};
-}
 
 // Sends `text` with the engine's signals held back until its request is over, then makes it
 // fail with `why` before any token. An empty `text` regenerates the last reply instead.
@@ -78,13 +69,13 @@ private Q_SLOTS:
             QCOMPARE(chat.messageCount(), 2);
             QVERIFY(chat.transcriptMarkdown().contains(again));
             QTRY_VERIFY_WITH_TIMEOUT(chat.canRegenerate(), 5000);
-            QTRY_COMPARE_WITH_TIMEOUT(messagesOf(store, conv).value(1).error, again, 5000);
+            QTRY_COMPARE_WITH_TIMEOUT(test::storedMessages(store, conv).value(1).error, again, 5000);
         }
 
         // A restart: the failed reply is read back as it was.
         app::Store store;
         store.open(db);
-        const QList<app::StoredMessage> stored = messagesOf(store, conv);
+        const QList<app::StoredMessage> stored = test::storedMessages(store, conv);
         QCOMPARE(stored.size(), 2);
         QCOMPARE(stored[1].role, QStringLiteral("assistant"));
         QCOMPARE(stored[1].state, QStringLiteral("failed"));
@@ -92,9 +83,7 @@ private Q_SLOTS:
         ui::ChatView chat(&engine, &store);
         chat.resize(900, 600);
         chat.show();
-        chat.reloadConversations();
-        QTest::qWait(100);
-        chat.openConversation(conv);
+        test::reopenConversation(chat, store, conv);
         QTRY_COMPARE_WITH_TIMEOUT(chat.messageCount(), 2, 5000);
         QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("The reply failed:")));
         QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("hearth:regenerate/1")));
@@ -106,8 +95,8 @@ private Q_SLOTS:
         chat.regenerate();
         QVERIFY(replies.wait(30000));
         QVERIFY(!replies.last().at(0).toString().isEmpty());
-        QTRY_COMPARE_WITH_TIMEOUT(messagesOf(store, conv).value(1).state, QStringLiteral("complete"), 5000);
-        const QList<app::StoredMessage> after = messagesOf(store, conv);
+        QTRY_COMPARE_WITH_TIMEOUT(test::storedMessages(store, conv).value(1).state, QStringLiteral("complete"), 5000);
+        const QList<app::StoredMessage> after = test::storedMessages(store, conv);
         QCOMPARE(after.size(), 2);
         QVERIFY(after[1].error.isEmpty());
         QCOMPARE(after[1].content, replies.last().at(0).toString());

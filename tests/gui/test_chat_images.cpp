@@ -14,6 +14,7 @@
 #include "services/engine_host.h"
 #include "services/model_library.h"
 #include "services/store.h"
+#include "store_replies.h"
 #include "test_support.h"
 
 #include <QApplication>
@@ -61,18 +62,6 @@ QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArra
     if (!f.open(QIODevice::WriteOnly)) return {};
     f.write(bytes);
     return f.fileName();
-}
-
-QList<app::StoredMessage> storedImagesMessages(app::Store& store, qint64 conversation) {
-    QSignalSpy loaded(&store, &app::Store::messagesLoaded);
-    const quint64 t = store.messages(conversation);
-    for (int i = 0; i < 500; ++i) {
-        for (const auto& args : loaded)
-            if (args.first().toULongLong() == t)
-                return args.at(2).value<QList<app::StoredMessage>>();
-        loaded.wait(20);
-    }
-    return {};
 }
 
 bool loadInto(app::EngineHost& engine, const QString& path, const QString& projector) {
@@ -236,7 +225,7 @@ private Q_SLOTS:
         QVERIFY(!thumb.isNull());
         QCOMPARE(thumb.size(), QSize(64, 48)); // small ones keep their size
         const qint64 conv = chat.conversationId();
-        const auto stored = storedImagesMessages(store, conv);
+        const auto stored = test::storedMessages(store, conv);
         QCOMPARE(stored.size(), 2);
         QCOMPARE(stored[0].images, (QList<QByteArray>{blue, red}));
 

@@ -11,6 +11,8 @@
 #include "chat_markdown.h"
 #include "chat_view.h"
 #include "search_hit_delegate.h"
+#include "chat_steps.h"
+#include "store_replies.h"
 #include "test_support.h"
 
 #include "services/engine_host.h"
@@ -37,38 +39,17 @@ using namespace hearth;
 
 namespace {
 
-QList<app::StoredMessage> storedMessages(app::Store& store, qint64 conversation) {
-    QSignalSpy loaded(&store, &app::Store::messagesLoaded);
-    const quint64 t = store.messages(conversation);
-    for (int i = 0; i < 500; ++i) {
-        for (const auto& args : loaded)
-            if (args.first().toULongLong() == t) return args.at(2).value<QList<app::StoredMessage>>();
-        loaded.wait(20);
-    }
-    return {};
-}
+using test::storedMessages;
 
 // A new conversation titled `title` in `store`, once the store says it exists: its id (-1 on a timeout).
 qint64 createdConversation(app::Store& store, const QString& title) {
-    QSignalSpy created(&store, &app::Store::conversationCreated);
     app::Conversation draft;
     draft.title = title;
     draft.samplingJson = QStringLiteral("{}");
-    store.createConversation(draft);
-    if (!created.wait(5000)) return -1;
-    return created.first().at(1).value<app::Conversation>().id;
+    return test::createdConversation(store, draft);
 }
 
-QList<app::Conversation> conversations(app::Store& store) {
-    QSignalSpy listed(&store, &app::Store::conversationsListed);
-    const quint64 t = store.listConversations();
-    for (int i = 0; i < 500; ++i) {
-        for (const auto& args : listed)
-            if (args.first().toULongLong() == t) return args.at(1).value<QList<app::Conversation>>();
-        listed.wait(20);
-    }
-    return {};
-}
+QList<app::Conversation> conversations(app::Store& store) { return test::storedConversations(store); }
 
 QString screenshotDir() {
     const QString shots = qEnvironmentVariableIsSet("HEARTH_SCREENSHOT_DIR")
@@ -350,9 +331,7 @@ private Q_SLOTS:
         QCOMPARE(app::samplingFromJson(list[0].samplingJson, app::Sampling()).maxTokens, 6);
         chat.newChat();
         QCOMPARE(chat.currentSampling().maxTokens, 24);
-        chat.reloadConversations();
-        QTest::qWait(200);
-        chat.openConversation(conv);
+        test::reopenConversation(chat, store, conv);
         QCOMPARE(chat.currentSampling().maxTokens, 6);
         chat.setChatSettings(QStringLiteral("Be brief."), false, app::Sampling());
         QCOMPARE(chat.currentSampling().maxTokens, 24);
@@ -400,9 +379,7 @@ private Q_SLOTS:
         // Reopened: one reply, and Regenerate offered.
         chat.newChat();
         QVERIFY(!chat.canRegenerate());
-        chat.reloadConversations();
-        QTest::qWait(100);
-        chat.openConversation(conv);
+        test::reopenConversation(chat, store, conv);
         QTRY_COMPARE_WITH_TIMEOUT(chat.messageCount(), 2, 5000);
         QVERIFY(chat.canRegenerate());
         const QList<app::StoredMessage> stored = storedMessages(store, conv);
@@ -562,9 +539,7 @@ private Q_SLOTS:
         ui::ChatView chat(&engine, &store);
         chat.resize(900, 600);
         chat.show();
-        chat.reloadConversations();
-        QTest::qWait(100);
-        chat.openConversation(conv);
+        test::reopenConversation(chat, store, conv);
         QTRY_COMPARE_WITH_TIMEOUT(chat.messageCount(), 2, 5000);
         QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("(incomplete — the app closed while writing)")));
         QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("hearth:regenerate/1")));
