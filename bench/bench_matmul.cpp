@@ -11,12 +11,15 @@
 // The "tiny" mode times F32 products of stories260K's shapes (64 wide, a 512-token vocabulary),
 // where the weights stay in the caches, at 1-16 tokens on one thread: the per-token cost a
 // speculative step of a tiny model pays.
-// Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part | decode | levels | rows | tiny]
+// The "ceiling" mode times each 256-bit product form in register-only loops (int8_ceiling.cpp),
+// then the repacked kernels built on that form at 64 tokens, one thread, as a fraction of it.
+// Usage: bench_matmul [budget seconds per figure, 0.3] [ab: only the A/B part | decode | levels | rows | tiny | ceiling]
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ref_ops.h"
 #include "backend/cpu/repack.h"
 #include "backend/cpu/thread_pool.h"
 #include "hearth/quant.h"
+#include "int8_ceiling.h"
 
 #include <algorithm>
 #include <chrono>
@@ -269,6 +272,53 @@ int levelsCompare(double budget) {
     return 0;
 }
 
+// See the file comment: the product forms' ceilings, and the kernels against them.
+int ceilingCompare(double budget) {
+    const std::vector<bench::CeilingRate> forms = bench::int8Ceilings(budget);
+    if (forms.empty()) {
+        std::printf("ceiling: this CPU has no AVX2\n");
+        return 0;
+    }
+    std::printf("256-bit integer products, register-only loops, 1 thread, GMAC/s\n");
+    auto rateOf = [&](const char* key) {
+        for (const auto& f : forms)
+            if (f.key == key) return f.gmacs;
+        return 0.0;
+    };
+    for (const auto& f : forms) std::printf("  %-11s %7.1f  %s\n", f.key.c_str(), f.gmacs, f.form.c_str());
+    struct Kernel {
+        Type type;
+        Isa isa;
+        const char* form;
+    };
+    const Kernel kernels[] = {{Type::IQ4_XS, Isa::Avx2, "wide-bcast"}, {Type::Q8_0, Isa::Avx2, "sign"},
+                              {Type::Q4_0, Isa::Avx2, "small"},        {Type::Q4_K, Isa::Avx2, "small"},
+                              {Type::IQ4_XS, Isa::AvxVnni, "vnni"},    {Type::Q8_0, Isa::AvxVnni, "vnni"}};
+    const int64_t rows = 2048, cols = 2048, n = 64;
+    std::mt19937 rng(3);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> wf(size_t(rows * cols)), x(size_t(n * cols)), y(size_t(n * rows));
+    for (auto& v : wf) v = dist(rng);
+    for (auto& v : x) v = dist(rng);
+    ThreadPool pool(1);
+    std::printf("repacked kernels, %lldx%lld, %lld tokens, 1 thread, GMAC/s and the fraction of their form's ceiling\n",
+                (long long)rows, (long long)cols, (long long)n);
+    for (const Kernel& k : kernels) {
+        if (!canRepack(k.type, k.isa) || rateOf(k.form) <= 0) continue;
+        std::vector<uint8_t> data;
+        if (!benchWeights(k.type, wf, rows, cols, rng, data)) return 1;
+        const ref::Matrix w{data.data(), k.type, cols, rows, *quant::rowBytes(k.type, uint64_t(cols))};
+        auto packed = PackedMatrix::pack(w);
+        if (!packed.isOk()) return 1;
+        const double s = bestTime([&] { (void)matMul(w, &*packed, x.data(), n, y.data(), &pool, k.isa); }, budget);
+        const double gmacs = double(rows * cols * n) / s * 1e-9;
+        std::printf("  %-6s %-7s %7.1f  %.2f of %s\n", std::string(quant::typeName(k.type)).c_str(), isaName(k.isa), gmacs,
+                    gmacs / rateOf(k.form), k.form);
+        std::fflush(stdout);
+    }
+    return 0;
+}
+
 // See the file comment: how much a step of n tokens costs against one of 1, per level.
 int rowsCompare(double budget) {
     const std::vector<Isa> levels = repackedLevels();
@@ -365,6 +415,7 @@ int main(int argc, char** argv) {
     if (argc > 2 && std::strcmp(argv[2], "levels") == 0) return levelsCompare(budget);
     if (argc > 2 && std::strcmp(argv[2], "rows") == 0) return rowsCompare(budget);
     if (argc > 2 && std::strcmp(argv[2], "tiny") == 0) return tinyCompare(budget);
+    if (argc > 2 && std::strcmp(argv[2], "ceiling") == 0) return ceilingCompare(budget);
     std::printf("bench_matmul: %lldx%lld weights, detected ISA %s\n", (long long)rows,
                 (long long)cols, isaName(detectIsa()));
     std::mt19937 rng(42);

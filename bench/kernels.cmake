@@ -1,5 +1,5 @@
 # CPU kernel benchmark: reference matVec against matMul at each instruction-set level.
-add_executable(bench_matmul ${CMAKE_CURRENT_LIST_DIR}/bench_matmul.cpp)
+add_executable(bench_matmul ${CMAKE_CURRENT_LIST_DIR}/bench_matmul.cpp ${CMAKE_CURRENT_LIST_DIR}/int8_ceiling.cpp)
 target_link_libraries(bench_matmul PRIVATE hearth_engine_internal hearth_warnings)
 
 # CPU paged attention: ns per (query head, position) on prompt-chunk and decode shapes.
