@@ -428,15 +428,17 @@ nlohmann::ordered_json anthropicUsageJson(const AnthropicUsage& usage) {
     return u;
 }
 
+// max_tokens first: a tool_use block cut short still ends the message that way, as Anthropic's.
 const char* anthropicStopReason(bool lengthCut, bool toolUse, bool stopSequence) {
+    if (lengthCut) return "max_tokens";
     if (toolUse) return "tool_use";
     if (stopSequence) return "stop_sequence";
-    if (lengthCut) return "max_tokens";
     return "end_turn";
 }
 
 nlohmann::ordered_json toolUseBlock(const ToolCall& call) {
     OJson input = OJson::parse(call.arguments, nullptr, false);
+    if (input.is_discarded()) input = OJson::parse(closedJsonObject(call.arguments), nullptr, false);
     if (input.is_discarded() || !input.is_object()) input = OJson::object();
     OJson b = OJson::object();
     b["type"] = "tool_use";

@@ -3,6 +3,7 @@
 #include "server/ollama_api.h"
 
 #include "server/api_error.h"
+#include "server/tool_calls.h"
 
 #include <cstdio>
 #include <ctime>
@@ -85,6 +86,7 @@ OJson ollamaToolCalls(const std::vector<ToolCall>& calls) {
     OJson a = OJson::array();
     for (size_t i = 0; i < calls.size(); ++i) {
         OJson args = OJson::parse(calls[i].arguments, nullptr, false);
+        if (args.is_discarded()) args = OJson::parse(closedJsonObject(calls[i].arguments), nullptr, false); // cut short
         if (args.is_discarded() || !args.is_object()) args = OJson::object();
         OJson fn = OJson::object();
         fn["index"] = i;

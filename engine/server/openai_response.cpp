@@ -49,10 +49,12 @@ int64_t unixNow() {
         .count();
 }
 
+// A reply cut by max_tokens says "length" even with tool calls (the last may be cut short), as
+// OpenAI's does.
 const char* finishReasonText(FinishReason reason, bool toolCalls) {
-    if (toolCalls) return "tool_calls";
     if (reason == FinishReason::Error) return "error"; // e.g. a grammar the vocabulary cannot continue
-    return reason == FinishReason::Length ? "length" : "stop";
+    if (reason == FinishReason::Length) return "length";
+    return toolCalls ? "tool_calls" : "stop";
 }
 
 OJson usageJson(const Usage& usage) {

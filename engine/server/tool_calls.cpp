@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <mutex>
 #include <random>
@@ -84,6 +85,70 @@ bool parseJson(std::string_view text, Json& out) {
     return !out.is_discarded();
 }
 
+// The end of the JSON value starting at s[0] (just past it), or npos when the text ends inside it.
+size_t valueEnd(std::string_view s) {
+    if (s.empty()) return std::string_view::npos;
+    if (s[0] == '{' || s[0] == '[') {
+        const size_t n = jsonValueLength(s);
+        return n ? n : std::string_view::npos;
+    }
+    if (s[0] == '"') {
+        for (size_t i = 1; i < s.size(); ++i) {
+            if (s[i] == '\\') ++i;
+            else if (s[i] == '"') return i + 1;
+        }
+        return std::string_view::npos;
+    }
+    const size_t end = s.find_first_of(",}] \t\r\n");
+    return end; // a number or literal: npos when nothing follows it yet
+}
+
+// A call the text ends inside (output cut by max_tokens, or stopped): `body` starts at its '{'.
+// Its name (complete) and its arguments as far as written, as OpenAI returns a call cut short.
+// False when the name is not complete.
+bool partialCallFromObject(std::string_view body, ToolCall& out) {
+    const char* ws = " \t\r\n";
+    std::string name, arguments;
+    size_t i = 1;
+    while (i < body.size()) {
+        i = body.find_first_not_of(ws, i);
+        if (i == std::string_view::npos) break;
+        if (body[i] == ',') {
+            ++i;
+            continue;
+        }
+        if (body[i] != '"') break;
+        const size_t keyLen = valueEnd(body.substr(i));
+        if (keyLen == std::string_view::npos) break;
+        Json key;
+        if (!parseJson(body.substr(i, keyLen), key) || !key.is_string()) break;
+        i = body.find_first_not_of(ws, i + keyLen);
+        if (i == std::string_view::npos || body[i] != ':') break;
+        i = body.find_first_not_of(ws, i + 1);
+        if (i == std::string_view::npos) break;
+        const std::string k = key.get<std::string>();
+        const size_t len = valueEnd(body.substr(i));
+        const std::string_view value = body.substr(i, len);
+        if (k == "function" && body[i] == '{' && len == std::string_view::npos)
+            return partialCallFromObject(value, out);
+        if (k == "name" && len != std::string_view::npos) {
+            Json n;
+            if (parseJson(value, n) && n.is_string()) name = n.get<std::string>();
+        } else if (k == "arguments" || k == "parameters") {
+            Json a;
+            if (len != std::string_view::npos && parseJson(value, a)) arguments = argumentsText(a);
+            else arguments = std::string(value.substr(0, value.find_last_not_of(ws) + 1));
+        }
+        if (len == std::string_view::npos) break;
+        i += len;
+    }
+    if (name.empty()) return false;
+    out.name = std::move(name);
+    out.arguments = std::move(arguments);
+    out.id = newToolCallId();
+    return true;
+}
+
 bool parseHermes(std::string_view text, ToolCallParse& out) {
     size_t pos = text.find(kHermesOpen);
     if (pos == std::string_view::npos) return false;
@@ -97,7 +162,13 @@ bool parseHermes(std::string_view text, ToolCallParse& out) {
                                                             : end - start));
         Json j;
         ToolCall call;
-        if (!parseJson(body, j) || !callFromObject(j, call)) return false;
+        if (!parseJson(body, j) || !callFromObject(j, call)) {
+            // The output ends inside this call: as far as it was written (a call whose name is
+            // not complete yet is left out), never as markup.
+            if (end != std::string_view::npos || body.empty() || body[0] != '{' || jsonValueLength(body)) return false;
+            if (partialCallFromObject(body, call)) calls.push_back(std::move(call));
+            break;
+        }
         calls.push_back(std::move(call));
         if (end == std::string_view::npos) break;
         const size_t after = end + kHermesClose.size();
@@ -115,6 +186,28 @@ bool parseHermes(std::string_view text, ToolCallParse& out) {
     return true;
 }
 
+// [TOOL_CALLS] followed by a list (or one object) the output ends inside: its complete calls,
+// then the one cut short as far as written. False when it holds nothing that reads as a call.
+bool partialMistralList(std::string_view rest, std::vector<ToolCall>& calls) {
+    size_t i = rest[0] == '[' ? 1 : 0;
+    const size_t before = calls.size();
+    while (i < rest.size()) {
+        i = rest.find_first_not_of(" \t\r\n,", i);
+        if (i == std::string_view::npos || rest[i] != '{') break;
+        const size_t len = jsonValueLength(rest.substr(i));
+        ToolCall call;
+        if (!len) {
+            if (partialCallFromObject(rest.substr(i), call)) calls.push_back(std::move(call));
+            break;
+        }
+        Json j;
+        if (!parseJson(rest.substr(i, len), j) || !callFromObject(j, call)) break;
+        calls.push_back(std::move(call));
+        i += len;
+    }
+    return calls.size() > before;
+}
+
 bool parseMistral(std::string_view text, ToolCallParse& out) {
     size_t pos = text.find(kMistral);
     if (pos == std::string_view::npos) return false;
@@ -126,6 +219,7 @@ bool parseMistral(std::string_view text, ToolCallParse& out) {
         if (!rest.empty() && (rest[0] == '[' || rest[0] == '{')) {
             used = jsonValueLength(rest);
             Json j;
+            if (!used && partialMistralList(rest, calls)) break;
             if (!parseJson(rest.substr(0, used ? used : rest.size()), j)) return false;
             if (j.is_object()) j = Json::array({j});
             for (const Json& item : j) {
@@ -142,9 +236,14 @@ bool parseMistral(std::string_view text, ToolCallParse& out) {
             std::string_view argText = trim(rest.substr(args + kMistralArgs.size()));
             const size_t jsonLen = jsonValueLength(argText);
             Json j;
-            if (call.name.empty() ||
-                !parseJson(argText.substr(0, jsonLen ? jsonLen : argText.size()), j))
-                return false;
+            if (call.name.empty()) return false;
+            if (!parseJson(argText.substr(0, jsonLen ? jsonLen : argText.size()), j)) {
+                if (jsonLen || argText.empty() || argText[0] != '{') return false;
+                call.arguments = std::string(argText); // cut inside the arguments: as far as written
+                call.id = newToolCallId();
+                calls.push_back(std::move(call));
+                break;
+            }
             call.arguments = argumentsText(j);
             call.id = newToolCallId();
             calls.push_back(std::move(call));
@@ -168,9 +267,16 @@ bool parseLlama(std::string_view text, const std::vector<std::string>& knownName
     std::vector<ToolCall> calls;
     while (!t.empty()) {
         const size_t len = jsonValueLength(t);
-        if (len == 0) return false;
         Json j;
         ToolCall call;
+        if (len == 0) {
+            // Cut inside a call to a known tool: as far as written.
+            if (knownNames.empty() || !partialCallFromObject(t, call) ||
+                std::find(knownNames.begin(), knownNames.end(), call.name) == knownNames.end())
+                return false;
+            calls.push_back(std::move(call));
+            break;
+        }
         if (!parseJson(t.substr(0, len), j) || !callFromObject(j, call)) return false;
         if (!j.contains("parameters") && !j.contains("arguments")) return false;
         if (!knownNames.empty() &&
@@ -197,6 +303,54 @@ std::string newToolCallId() {
     std::lock_guard<std::mutex> lock(mu);
     for (int i = 0; i < 24; ++i) id += alphabet[rng() % (sizeof alphabet - 1)];
     return id;
+}
+
+std::string closedJsonObject(std::string_view text) {
+    // Forward scan: where a prefix ends a value (or opens a container), and what closes it there.
+    struct Cut {
+        size_t length;
+        std::string closers;
+    };
+    std::vector<Cut> cuts;
+    std::string stack;
+    bool inString = false, escaped = false;
+    auto closers = [&] { return std::string(stack.rbegin(), stack.rend()); };
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (inString) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') {
+                inString = false;
+                cuts.push_back({i + 1, closers()});
+            }
+            continue;
+        }
+        if (c == '"') {
+            inString = true;
+        } else if (c == '{' || c == '[') {
+            stack.push_back(c == '{' ? '}' : ']');
+            cuts.push_back({i + 1, closers()});
+        } else if (c == '}' || c == ']') {
+            if (stack.empty()) break;
+            stack.pop_back();
+            cuts.push_back({i + 1, closers()});
+        } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '.') {
+            cuts.push_back({i + 1, closers()});
+        }
+    }
+    auto objectOf = [](const std::string& candidate, std::string& out) {
+        Json j;
+        if (!parseJson(candidate, j) || !j.is_object()) return false;
+        out = j.dump(-1, ' ', false, Json::error_handler_t::replace);
+        return true;
+    };
+    std::string out;
+    if (inString && objectOf(std::string(text) + "\"" + closers(), out)) return out;
+    int tries = 0;
+    for (auto it = cuts.rbegin(); it != cuts.rend() && tries < 64; ++it, ++tries)
+        if (objectOf(std::string(text.substr(0, it->length)) + it->closers, out)) return out;
+    return "{}";
 }
 
 ToolCallParse parseToolCalls(std::string_view text, const std::vector<std::string>& knownNames) {

@@ -30,4 +30,10 @@ bool mightBeToolCall(std::string_view text);
 
 std::string newToolCallId();
 
+// Arguments as far as written (a call cut short) closed into a JSON object: the longest prefix
+// that ends a value, its open strings and brackets closed, as compact JSON text; "{}" when
+// nothing of it reads as an object. Complete arguments come back as they are (compacted). For
+// dialects whose calls carry objects (Ollama's arguments, Anthropic's input).
+std::string closedJsonObject(std::string_view text);
+
 } // namespace hearth::server

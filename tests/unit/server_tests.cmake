@@ -17,5 +17,8 @@ hearth_add_test(test_server_anthropic SOURCES test_server_anthropic.cpp LABELS u
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
 hearth_add_test(test_server_responses SOURCES test_server_responses.cpp LABELS unit
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
+# A tool call cut by the token limit, in every dialect: a call as far as written, never markup.
+hearth_add_test(test_server_cut_calls SOURCES test_server_cut_calls.cpp LABELS unit
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 120)
 hearth_add_test(test_server_embeddings SOURCES test_server_embeddings.cpp LABELS unit
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)

@@ -211,6 +211,9 @@ private Q_SLOTS:
         QCOMPARE(j["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>(), 2);
         c.toolCalls = {{"call_abc", "f", "{\"a\":1}"}};
         j = chatCompletionJson(meta, {c}, u, false);
+        QCOMPARE(j["choices"][0]["finish_reason"].get<std::string>(), std::string("length")); // cut: as OpenAI
+        c.reason = FinishReason::Stop;
+        j = chatCompletionJson(meta, {c}, u, false);
         QCOMPARE(j["choices"][0]["finish_reason"].get<std::string>(), std::string("tool_calls"));
         QVERIFY(j["choices"][0]["message"]["content"].is_null());
         QCOMPARE(j["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"].get<std::string>(),
@@ -282,6 +285,46 @@ private Q_SLOTS:
         QVERIFY(mightBeToolCall("[TOOL"));
         QVERIFY(mightBeToolCall("{\"na"));
         QVERIFY(!mightBeToolCall("Hello"));
+    }
+
+    // Output that ends inside a call (max_tokens): the call as far as written, never markup; a
+    // call whose name is not complete is left out, and so is its markup.
+    void toolCallsCutShort() {
+        auto h = parseToolCalls("Checking.\n<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n"
+                                "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par",
+                                {"get_weather"});
+        QCOMPARE(h.calls.size(), size_t(2));
+        QCOMPARE(h.calls[1].name, std::string("get_weather"));
+        QCOMPARE(h.calls[1].arguments, std::string("{\"city\": \"Par"));
+        QCOMPARE(h.content, std::string("Checking."));
+        auto noArgs = parseToolCalls("<tool_call>\n{\"name\": \"get_weather\", \"argu", {});
+        QCOMPARE(noArgs.calls.size(), size_t(1));
+        QCOMPARE(noArgs.calls[0].arguments, std::string());
+        auto wrapped = parseToolCalls("<tool_call>{\"function\": {\"name\": \"f\", \"parameters\": {\"q\": [1, 2", {});
+        QCOMPARE(wrapped.calls.size(), size_t(1));
+        QCOMPARE(wrapped.calls[0].name, std::string("f"));
+        QCOMPARE(wrapped.calls[0].arguments, std::string("{\"q\": [1, 2"));
+        auto nameCut = parseToolCalls("Sure.\n<tool_call>\n{\"name\": \"get_wea", {});
+        QVERIFY(nameCut.calls.empty());
+        QCOMPARE(nameCut.content, std::string("Sure."));
+        // Extra properties the schema allows, cut in a key: the arguments up to the cut.
+        auto extra = parseToolCalls("<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1, \"extra_1\": true, \"ext", {});
+        QCOMPARE(extra.calls.size(), size_t(1));
+        QCOMPARE(extra.calls[0].arguments, std::string("{\"a\": 1, \"extra_1\": true, \"ext"));
+        auto mistral = parseToolCalls("[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {}}, {\"name\": \"g\", \"arguments\": {\"x\": \"y", {});
+        QCOMPARE(mistral.calls.size(), size_t(2));
+        QCOMPARE(mistral.calls[1].arguments, std::string("{\"x\": \"y"));
+        auto v11 = parseToolCalls("[TOOL_CALLS]search[ARGS]{\"query\": \"x", {});
+        QCOMPARE(v11.calls.size(), size_t(1));
+        QCOMPARE(v11.calls[0].arguments, std::string("{\"query\": \"x"));
+        auto llama = parseToolCalls("{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Os", {"get_weather"});
+        QCOMPARE(llama.calls.size(), size_t(1));
+        QCOMPARE(llama.calls[0].arguments, std::string("{\"city\": \"Os"));
+        // A cut JSON answer that names no known tool stays content.
+        auto answer = parseToolCalls("{\"name\": \"Bob\", \"age\": 4", {"get_weather"});
+        QVERIFY(answer.calls.empty());
+        QCOMPARE(answer.content, std::string("{\"name\": \"Bob\", \"age\": 4"));
+        QVERIFY(parseToolCalls("{\"name\": \"Bob\", \"age\": 4", {}).calls.empty());
     }
 
     void security() {
