@@ -105,8 +105,8 @@ size_t valueEnd(std::string_view s) {
 
 // A call the text ends inside (output cut by max_tokens, or stopped): `body` starts at its '{'.
 // Its name (complete) and its arguments as far as written, as OpenAI returns a call cut short.
-// False when the name is not complete.
-bool partialCallFromObject(std::string_view body, ToolCall& out) {
+// False when the name is not complete. One {"function": {...}} wrapper is looked into.
+bool partialCallFromObject(std::string_view body, ToolCall& out, bool wrapped = false) {
     const char* ws = " \t\r\n";
     std::string name, arguments;
     size_t i = 1;
@@ -129,8 +129,8 @@ bool partialCallFromObject(std::string_view body, ToolCall& out) {
         const std::string k = key.get<std::string>();
         const size_t len = valueEnd(body.substr(i));
         const std::string_view value = body.substr(i, len);
-        if (k == "function" && body[i] == '{' && len == std::string_view::npos)
-            return partialCallFromObject(value, out);
+        if (k == "function" && body[i] == '{' && len == std::string_view::npos && !wrapped)
+            return partialCallFromObject(value, out, true);
         if (k == "name" && len != std::string_view::npos) {
             Json n;
             if (parseJson(value, n) && n.is_string()) name = n.get<std::string>();
