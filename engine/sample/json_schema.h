@@ -64,6 +64,18 @@ Expr rep(Expr x, int64_t min, int64_t max);
 inline Expr opt(Expr x) { return rep(std::move(x), 0, 1); }
 inline Expr star(Expr x) { return rep(std::move(x), 0, -1); }
 
+// The lengths, in code points, of an expression's strings: [min, max], max -1 when unbounded
+// (a rule other than "char" counts as unbounded).
+struct LengthRange {
+    int64_t min = 0;
+    int64_t max = 0;
+};
+LengthRange lengthRange(const Expr& e);
+// e narrowed to strings of [lo, hi] code points (hi -1: no upper bound): every string it derives
+// is one of e's within the bounds, though not every such string is kept (the budget is split
+// over e's parts up front). Nothing when no split fits.
+Expr withinLength(const Expr& e, int64_t lo, int64_t hi);
+
 // GBNF text of an expression (no rule name).
 std::string render(const Expr& e);
 // UTF-8 encoding of a code point.

@@ -96,10 +96,13 @@ Result<Expr> Converter::walkString(const OJson& s, const std::string& ptr) {
                                                    annotation));
         if (annotation) {
             content = rep(prim("char"), min, max);
+        } else if (hasLengths) {
+            // Both enforced: the format's parts share the length budget (json_schema_lengths.cpp).
+            content = withinLength(f, min, max);
+            if (content.isNothing())
+                return errorAt(ptr + "/format", "no '" + s["format"].get<std::string>() +
+                                                    "' string fits minLength / maxLength");
         } else {
-            if (hasLengths)
-                return errorAt(ptr + "/format",
-                               "minLength / maxLength together with format are not supported");
             content = f;
         }
     } else {

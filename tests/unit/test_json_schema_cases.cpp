@@ -135,6 +135,11 @@ void unsupportedKeywordsNameTheirPointer() {
     QCOMPARE(errorOf(R"({"type":"object","minProperties":1})"), std::string("/minProperties: not supported"));
     QCOMPARE(errorOf(R"({"patternProperties":{"^a":{}}})"), std::string("/patternProperties: not supported"));
     QCOMPARE(errorOf(R"({"not":{"type":"string"}})"), std::string("/not: not supported"));
+    // A format no string of those lengths can take.
+    QCOMPARE(errorOf(R"({"type":"string","format":"date","maxLength":8})"),
+             std::string("/format: no 'date' string fits minLength / maxLength"));
+    QCOMPARE(errorOf(R"({"type":"string","format":"email","maxLength":5})"),
+             std::string("/format: no 'email' string fits minLength / maxLength"));
     QCOMPARE(errorOf(R"({"if":{},"then":{}})"), std::string("/if: not supported"));
     QCOMPARE(errorOf(R"({"$defs":{"a":{"dependentRequired":{}}},"$ref":"#/$defs/a"})"),
              std::string("/$defs/a/dependentRequired: not supported"));
@@ -516,6 +521,24 @@ void stringsLengthsPatternsFormats() {
         {R"({"type":"string","format":"relative-json-pointer"})", {R"("0")", R"("2/a")", R"("1#")"}, {R"("/a")", R"("01")"}},
         {R"({"type":"string","format":"byte"})", {R"("")", R"("aGVsbG8=")", R"("YWJj")"}, {R"("abc")", R"("a===")"}},
         {R"({"type":"string","format":"binary"})", {R"("anything")"}, {"1"}},
+        // A format with lengths (Pydantic's EmailStr with max_length): both hold; the format's parts
+        // share the budget, so a long local part leaves less room to the domain.
+        {R"({"type":"string","format":"email","maxLength":20})",
+         {R"("x@y.io")", R"("johnsmith@ab.io")", R"("a@b.ex.io")"},
+         {R"("john.smith@example.co.uk")", R"("a@b")", R"("abcdefghijklmnopqrstu@b.io")"}},
+        {R"({"type":"string","format":"email","maxLength":64})",
+         {R"("john.smith@mail.example.com")", R"("first.last+tag@sub.domain.org")", R"("a_b-c@example.co.uk")"},
+         {R"("a.very.long.local.part.with.many.words@a.long.domain.example.com")"}},
+        {R"({"type":"string","format":"email","minLength":10,"maxLength":254})",
+         {R"("abcdef@example.com")", R"("alice@mail.example.org")"},
+         {R"("a@b.io")", R"("ab@c.io")"}},
+        {R"({"type":"string","format":"date","minLength":10,"maxLength":10})", {R"("2024-02-29")"}, {R"("2024-2-29")"}},
+        {R"({"type":"string","format":"date-time","maxLength":20})",
+         {R"("2024-01-15T10:30:00Z")"}, {R"("2024-01-15T10:30:00.5Z")", R"("2024-01-15T10:30:00+01:00")"}},
+        {R"({"type":"string","format":"uri","maxLength":2083})", // Pydantic's HttpUrl
+         {R"("https://example.com/a/b?x=1&y=2#frag")", R"("http://localhost:8080/")"}, {R"("example.com")"}},
+        {R"({"type":"string","format":"hostname","minLength":5,"maxLength":12})",
+         {R"("example.com")", R"("hello")"}, {R"("a.bc")", R"("sub.example.com")"}},
     });
 }
 
