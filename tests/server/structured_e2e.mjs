@@ -77,6 +77,17 @@ const schemas = {
     required: ['day', 'at', 'stamp', 'uid', 'code'],
     additionalProperties: false,
   },
+  // Formats with lengths, as Pydantic writes EmailStr / HttpUrl with max_length.
+  contact: {
+    type: 'object',
+    properties: {
+      email: { type: 'string', format: 'email', maxLength: 40 },
+      site: { type: 'string', format: 'uri', minLength: 12, maxLength: 60 },
+      host: { type: 'string', format: 'hostname', maxLength: 16 },
+    },
+    required: ['email', 'site', 'host'],
+    additionalProperties: false,
+  },
   recursive: {
     $defs: {
       node: {
