@@ -209,7 +209,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                     m_conversations.insert(c.id, c);
                     openConversation(c.id); // its messages are read after the appends
                     Q_EMIT importFinished(c.id, QString());
-                    Q_EMIT statusMessage(tr("Imported \"%1\"").arg(c.title));
+                    Q_EMIT statusMessage(tr("Imported \"%1\"").arg(c.title), StatusLevel::Info);
                     return;
                 }
                 if (ticket != m_createTicket) return;
@@ -304,7 +304,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     connect(m_store, &app::Store::failed, this, [this](quint64 ticket, const QString& message) {
         if (m_exports.remove(ticket)) {
             Q_EMIT exportFinished(QString(), message);
-            Q_EMIT statusMessage(tr("Could not export: %1").arg(message));
+            Q_EMIT statusMessage(tr("Could not export: %1").arg(message), StatusLevel::Error);
             return;
         }
         if (ticket == m_importTicket) {
@@ -312,7 +312,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
             m_importMessages.clear();
             Q_EMIT importFinished(0, message);
         }
-        Q_EMIT statusMessage(tr("Could not save: %1").arg(message));
+        Q_EMIT statusMessage(tr("Could not save: %1").arg(message), StatusLevel::Error);
     });
     reloadConversations();
     updateButtons();
@@ -492,11 +492,11 @@ void ChatView::sendText(const QString& raw) {
             Q_EMIT reloadRequested(m_reloadPath);
             return;
         }
-        Q_EMIT statusMessage(tr("Load a model first (the model picker or the Models page)"));
+        Q_EMIT statusMessage(tr("Load a model first (the model picker or the Models page)"), StatusLevel::Warning);
         return;
     }
     if (!images.isEmpty() && !canAttachImages()) {
-        Q_EMIT statusMessage(attachRefusal()); // the images stay attached: another model may take them
+        Q_EMIT statusMessage(attachRefusal(), StatusLevel::Warning); // the images stay attached: another model may take them
         return;
     }
     m_input->clear();
@@ -750,7 +750,7 @@ void ChatView::onFailed(quint64 id, const QString& message) {
     m_streamReasoning.clear();
     render();
     updateButtons();
-    Q_EMIT statusMessage(message);
+    Q_EMIT statusMessage(message, m_contextFull ? StatusLevel::Warning : StatusLevel::Error);
 }
 
 void ChatView::scheduleRender() {

@@ -3,6 +3,7 @@
 // the input box. Sent messages are committed before they are shown.
 #pragma once
 
+#include "status_level.h"
 #include "services/engine_host.h"
 #include "services/store.h"
 
@@ -159,7 +160,7 @@ public:
 
 Q_SIGNALS:
     void reloadRequested(const QString& path);
-    void statusMessage(const QString& text);
+    void statusMessage(const QString& text, hearth::ui::StatusLevel level);
     // A line said with statusMessage no longer holds (the edit it described ended).
     void statusWithdrawn(const QString& text);
     void replyFinished(const QString& text);

@@ -31,7 +31,7 @@ void ChatView::editMessage(int index) {
     m_input->setFocus();
     m_send->setText(tr("Resend"));
     m_editingStatus = tr("Editing a message: Enter resends it (the replies after it are replaced), Esc cancels");
-    Q_EMIT statusMessage(m_editingStatus);
+    Q_EMIT statusMessage(m_editingStatus, StatusLevel::Info);
     render();
 }
 
@@ -47,7 +47,7 @@ void ChatView::copyLastReply() {
     for (auto it = m_messages.crbegin(); it != m_messages.crend(); ++it)
         if (it->role == QStringLiteral("assistant")) {
             QGuiApplication::clipboard()->setText(it->content);
-            Q_EMIT statusMessage(tr("Reply copied"));
+            Q_EMIT statusMessage(tr("Reply copied"), StatusLevel::Info);
             return;
         }
 }
@@ -82,10 +82,10 @@ void ChatView::activateLink(const QUrl& url) {
     if (!ok || index < 0) return;
     if (parts[0] == QStringLiteral("copy") && index < m_codeBlocks.size()) {
         QGuiApplication::clipboard()->setText(m_codeBlocks[index]);
-        Q_EMIT statusMessage(tr("Code copied"));
+        Q_EMIT statusMessage(tr("Code copied"), StatusLevel::Info);
     } else if (parts[0] == QStringLiteral("copy-message") && index < m_messages.size()) {
         QGuiApplication::clipboard()->setText(m_messages[index].content);
-        Q_EMIT statusMessage(tr("Message copied"));
+        Q_EMIT statusMessage(tr("Message copied"), StatusLevel::Info);
     } else if (parts[0] == QStringLiteral("edit")) {
         editMessage(index);
     } else if (parts[0] == QStringLiteral("think")) {

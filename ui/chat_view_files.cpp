@@ -52,13 +52,14 @@ void ChatView::finishExport(const ExportJob& job, const QList<app::StoredMessage
     const QString path = written ? *written : app::exportPathFor(job.path, job.format);
     const QString error = written ? QString() : QString::fromStdString(written.status().message());
     Q_EMIT exportFinished(path, error);
-    Q_EMIT statusMessage(error.isEmpty() ? tr("Exported to %1").arg(path) : tr("Could not export: %1").arg(error));
+    Q_EMIT statusMessage(error.isEmpty() ? tr("Exported to %1").arg(path) : tr("Could not export: %1").arg(error),
+                         error.isEmpty() ? StatusLevel::Info : StatusLevel::Error);
 }
 
 void ChatView::importConversation(const QString& path) {
     auto refuse = [this](const QString& error) {
         Q_EMIT importFinished(0, error);
-        Q_EMIT statusMessage(tr("Could not import: %1").arg(error));
+        Q_EMIT statusMessage(tr("Could not import: %1").arg(error), StatusLevel::Error);
     };
     if (m_importTicket) return refuse(tr("an import is already running"));
     QFile file(path);

@@ -82,7 +82,7 @@ void ChatView::setImageReader(app::ImageFileReader* reader) {
                                .arg(countText(left, tr("image"), tr("images")), countWord(left, tr("was"), tr("were")))
                                .arg(app::kMaxImagesPerMessage);
             }
-            if (!refused.isEmpty()) Q_EMIT statusMessage(refused.join(QStringLiteral("; ")));
+            if (!refused.isEmpty()) Q_EMIT statusMessage(refused.join(QStringLiteral("; ")), StatusLevel::Warning);
         });
 }
 
@@ -128,7 +128,7 @@ QList<QByteArray> ChatView::messageImages(int index) const {
 
 void ChatView::attachWithDialog() {
     if (const QString why = attachRefusal(); !why.isEmpty()) {
-        Q_EMIT statusMessage(why);
+        Q_EMIT statusMessage(why, StatusLevel::Warning);
         return;
     }
     const QStringList paths = QFileDialog::getOpenFileNames(
@@ -139,17 +139,17 @@ void ChatView::attachWithDialog() {
 void ChatView::attachFiles(const QStringList& paths) {
     if (paths.isEmpty()) return;
     if (const QString why = attachRefusal(); !why.isEmpty()) {
-        Q_EMIT statusMessage(why);
+        Q_EMIT statusMessage(why, StatusLevel::Warning);
         return;
     }
     const int room = app::kMaxImagesPerMessage - m_attached->count();
     if (room <= 0) {
         Q_EMIT statusMessage(
-            tr("A message holds at most %1 images").arg(app::kMaxImagesPerMessage));
+            tr("A message holds at most %1 images").arg(app::kMaxImagesPerMessage), StatusLevel::Warning);
         return;
     }
     if (!m_imageReader) {
-        Q_EMIT statusMessage(tr("Image files cannot be read here; paste the image instead"));
+        Q_EMIT statusMessage(tr("Image files cannot be read here; paste the image instead"), StatusLevel::Warning);
         return;
     }
     m_readTicket = m_imageReader->readFiles(paths, room);
@@ -158,7 +158,7 @@ void ChatView::attachFiles(const QStringList& paths) {
 void ChatView::attachImages(const QList<QByteArray>& images) {
     if (images.isEmpty()) return;
     if (const QString why = attachRefusal(); !why.isEmpty()) {
-        Q_EMIT statusMessage(why);
+        Q_EMIT statusMessage(why, StatusLevel::Warning);
         return;
     }
     QStringList refused;
@@ -174,7 +174,7 @@ void ChatView::attachImages(const QList<QByteArray>& images) {
     }
     m_attached->addImages(ok);
     if (!refused.isEmpty())
-        Q_EMIT statusMessage(tr("Not attached: %1").arg(refused.join(QStringLiteral("; "))));
+        Q_EMIT statusMessage(tr("Not attached: %1").arg(refused.join(QStringLiteral("; "))), StatusLevel::Warning);
 }
 
 bool ChatView::attachFromMimeData(const QMimeData* data) {

@@ -174,8 +174,9 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     statusBar()->addWidget(m_stats, 1);
     statusBar()->addPermanentWidget(m_loadBar);
     statusBar()->addPermanentWidget(m_engineState);
-    for (auto* source : {static_cast<QObject*>(m_chat), static_cast<QObject*>(m_models), static_cast<QObject*>(m_server)})
-        connect(source, SIGNAL(statusMessage(QString)), this, SLOT(showStatus(QString)));
+    connect(m_chat, &ChatView::statusMessage, this, &MainWindow::showStatus);
+    connect(m_models, &ModelsView::statusMessage, this, &MainWindow::showStatus);
+    connect(m_server, &ServerView::statusMessage, this, &MainWindow::showStatus);
     connect(m_info, &ModelInfoView::statusChanged, this, &MainWindow::showStatus);
     connect(m_chat, &ChatView::statusWithdrawn, this, &MainWindow::withdrawStatus);
     connect(m_models, &ModelsView::statusWithdrawn, this, &MainWindow::withdrawStatus);
@@ -427,19 +428,9 @@ void MainWindow::notifyInfo(const QString& text) { m_notes->notify(NotificationA
 void MainWindow::notifyWarning(const QString& text) { m_notes->notify(NotificationArea::Level::Warning, text); }
 void MainWindow::notifyError(const QString& text) { m_notes->notify(NotificationArea::Level::Error, text); }
 
-void MainWindow::showStatus(const QString& text) {
-    const QString lower = text.toLower();
-    for (const char* word : {"could not", "cannot", "can't", "failed", "error", "won't", "refused", "unreachable",
-                             "not found", "did not"})
-        if (lower.contains(QLatin1String(word))) {
-            notifyError(text);
-            return;
-        }
-    for (const char* word : {"fell back", "falls back", "runs on the cpu", "warning", "too long", "does not fit"})
-        if (lower.contains(QLatin1String(word))) {
-            notifyWarning(text);
-            return;
-        }
+void MainWindow::showStatus(const QString& text, StatusLevel level) {
+    if (level == StatusLevel::Error) return notifyError(text);
+    if (level == StatusLevel::Warning) return notifyWarning(text);
     // Routine progress ("Listing…", "Code copied"): a passing line in the status bar, which the
     // statistics (a label of their own) never cover.
     statusBar()->showMessage(text, 6000);

@@ -3,6 +3,7 @@
 // services, which the window owns; a status bar with the engine's state and live statistics.
 #pragma once
 
+#include "status_level.h"
 #include <QHash>
 #include <QMainWindow>
 
@@ -101,9 +102,9 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private Q_SLOTS:
-    // A view's message, its level told from its words: failures and warnings stay on screen as
+    // A view's message at the level it gave: failures and warnings stay on screen as
     // notifications, routine progress passes in the status bar.
-    void showStatus(const QString& text);
+    void showStatus(const QString& text, hearth::ui::StatusLevel level);
     // Takes a view's line out of the status bar once it no longer holds (when it still shows).
     void withdrawStatus(const QString& text);
 

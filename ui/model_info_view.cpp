@@ -57,7 +57,7 @@ ModelInfoView::~ModelInfoView() {
 
 void ModelInfoView::load(const QString& path) {
     const quint64 generation = ++m_generation;
-    Q_EMIT statusChanged(tr("Reading %1...").arg(path));
+    Q_EMIT statusChanged(tr("Reading %1...").arg(path), StatusLevel::Info);
     // Earlier readers that have finished are joined; a thread left running would meet the
     // process's exit (a reader was seen aborting inside exit, and the crash handler then hung).
     std::erase_if(m_readers, [](Reader& r) {
@@ -101,7 +101,7 @@ void ModelInfoView::show(const QString& path, const Summary& s) {
         m_title->setText(tr("Cannot open %1").arg(path));
         m_metadata->setRowCount(0);
         m_tensors->setRowCount(0);
-        Q_EMIT statusChanged(s.error);
+        Q_EMIT statusChanged(s.error, StatusLevel::Error);
         Q_EMIT loaded(false);
         return;
     }
@@ -120,7 +120,8 @@ void ModelInfoView::show(const QString& path, const Summary& s) {
     Q_EMIT statusChanged(tr("%1, %2, %3 MiB of weights")
                              .arg(countText(s.metadata.size(), tr("metadata key"), tr("metadata keys")),
                                   countText(s.tensors.size(), tr("tensor"), tr("tensors")))
-                             .arg(double(s.totalBytes) / (1 << 20), 0, 'f', 1));
+                             .arg(double(s.totalBytes) / (1 << 20), 0, 'f', 1),
+                         StatusLevel::Info);
     Q_EMIT loaded(true);
 }
 

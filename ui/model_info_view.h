@@ -2,6 +2,7 @@
 // come back to the GUI thread as values through a queued call.
 #pragma once
 
+#include "status_level.h"
 #include <QWidget>
 
 #include <atomic>
@@ -22,7 +23,7 @@ public:
     void load(const QString& path);
 
 Q_SIGNALS:
-    void statusChanged(const QString& text);
+    void statusChanged(const QString& text, hearth::ui::StatusLevel level);
     // Emitted on the GUI thread once a load has finished; ok is false when the file was refused.
     void loaded(bool ok);
 

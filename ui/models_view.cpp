@@ -177,7 +177,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     remove->setObjectName(QStringLiteral("deleteModel"));
     connect(remove, &QPushButton::clicked, this, &ModelsView::deleteSelected);
     connect(m_library, &app::ModelLibrary::importFailed, this,
-            [this](quint64, const QString& message) { Q_EMIT statusMessage(message); });
+            [this](quint64, const QString& message) { Q_EMIT statusMessage(message, StatusLevel::Error); });
 
     connect(m_query, &QLineEdit::returnPressed, this, [this] { search(m_query->text()); });
     connect(m_repos, &QListWidget::itemClicked, this,
@@ -204,7 +204,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
             auto* item = new QListWidgetItem(tr("%1  (%2)").arg(m.id, countText(m.downloads, tr("download"), tr("downloads"))), m_repos);
             item->setData(Qt::UserRole, m.id);
         }
-        Q_EMIT statusMessage(countText(models.size(), tr("repository"), tr("repositories")));
+        Q_EMIT statusMessage(countText(models.size(), tr("repository"), tr("repositories")), StatusLevel::Info);
     });
     connect(m_hub, &app::HubClient::filesListed, this,
             [this](quint64 ticket, const QString& repo, const QList<app::HubFile>& files) {
@@ -228,7 +228,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
         if (ticket == m_filesTicket && !m_listingStatus.isEmpty())
             Q_EMIT statusWithdrawn(std::exchange(m_listingStatus, QString()));
         showHubError(message);
-        Q_EMIT statusMessage(tr("Hub: %1").arg(message));
+        Q_EMIT statusMessage(tr("Hub: %1").arg(message), StatusLevel::Error);
     });
 
     connect(m_downloads, &app::DownloadManager::stateChanged, this, [this](quint64 id, app::DownloadState state) {
@@ -253,14 +253,14 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
                 item->setText(4, eta >= 0 ? QStringLiteral("%1:%2").arg(eta / 60).arg(eta % 60, 2, 10, QLatin1Char('0')) : QString());
             });
     connect(m_downloads, &app::DownloadManager::completed, this, [this](quint64, const QString& path) {
-        Q_EMIT statusMessage(tr("Downloaded and verified %1").arg(path));
+        Q_EMIT statusMessage(tr("Downloaded and verified %1").arg(path), StatusLevel::Info);
         m_library->refresh();
         updateProjectorOffer(); // a projector that arrived but pairs with nothing is not offered again
     });
     connect(m_downloads, &app::DownloadManager::failed, this,
             [this](quint64 id, const QString& message) {
                 if (QTreeWidgetItem* item = m_transfers->topLevelItem(m_transferRows.value(id, -1))) item->setToolTip(1, message);
-                Q_EMIT statusMessage(tr("Download failed: %1").arg(message));
+                Q_EMIT statusMessage(tr("Download failed: %1").arg(message), StatusLevel::Error);
             });
 
     // Fit badges follow the load settings, the devices and the library.
@@ -296,7 +296,7 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
             addTransferRow(id, r.displayName.isEmpty() ? QFileInfo(r.destination).fileName() : r.displayName,
                            m_downloads->state(id));
     }
-    if (!queueError.isEmpty()) Q_EMIT statusMessage(queueError);
+    if (!queueError.isEmpty()) Q_EMIT statusMessage(queueError, StatusLevel::Error);
 }
 
 ModelsView::~ModelsView() {
@@ -384,11 +384,12 @@ void ModelsView::deleteSelected() {
     if (loaded) m_engine->unloadModel();
     QString error;
     if (!m_library->removeModel(entry.path, &error)) {
-        Q_EMIT statusMessage(error);
+        Q_EMIT statusMessage(error, StatusLevel::Error);
         return;
     }
     Q_EMIT statusMessage(removal.deletesFiles ? tr("Deleted %1").arg(QDir::toNativeSeparators(entry.path))
-                                              : tr("Removed %1 from the library").arg(entry.displayName()));
+                                              : tr("Removed %1 from the library").arg(entry.displayName()),
+                         StatusLevel::Info);
 }
 
 void ModelsView::showHubError(const QString& message) {
@@ -461,12 +462,12 @@ QString ModelsView::selectedPath() const {
 void ModelsView::loadSelected() {
     const QModelIndex i = m_localList->currentIndex();
     if (!i.isValid()) {
-        Q_EMIT statusMessage(tr("Choose a model in the list first"));
+        Q_EMIT statusMessage(tr("Choose a model in the list first"), StatusLevel::Warning);
         return;
     }
     const QString error = i.data(app::ModelListModel::ErrorRole).toString();
     if (!error.isEmpty()) {
-        Q_EMIT statusMessage(error);
+        Q_EMIT statusMessage(error, StatusLevel::Error);
         return;
     }
     app::LoadSettings settings = m_settings->loadSettings();
@@ -557,10 +558,11 @@ void ModelsView::fetchProjectorForSelected() {
     if (!e) return;
     const app::ModelOrigin origin = m_hubDownloads->originOf(e->path);
     if (m_hubDownloads->downloadProjectorFor(*e) == 0) {
-        Q_EMIT statusMessage(tr("No vision projector to fetch for %1").arg(e->displayName()));
+        Q_EMIT statusMessage(tr("No vision projector to fetch for %1").arg(e->displayName()), StatusLevel::Warning);
         return;
     }
-    Q_EMIT statusMessage(tr("Downloading the vision projector of %1 from %2").arg(e->displayName(), origin.repo));
+    Q_EMIT statusMessage(tr("Downloading the vision projector of %1 from %2").arg(e->displayName(), origin.repo),
+                         StatusLevel::Info);
 }
 
 void ModelsView::fillOptions() {
@@ -624,19 +626,19 @@ void ModelsView::showRepo(const QString& repo) {
     m_filesTicket = m_hub->listFiles(repo);
     m_detailsTicket = m_hub->fetchDetails(repo);
     m_listingStatus = tr("Listing %1…").arg(repo);
-    Q_EMIT statusMessage(m_listingStatus);
+    Q_EMIT statusMessage(m_listingStatus, StatusLevel::Info);
 }
 
 void ModelsView::download(int optionRow) {
     if (optionRow < 0 || optionRow >= m_shownOptions.size()) return;
     if (const QString reason = optionWontRunReason(optionRow); !reason.isEmpty()) {
-        Q_EMIT statusMessage(tr("Won't run here: %1").arg(reason));
+        Q_EMIT statusMessage(tr("Won't run here: %1").arg(reason), StatusLevel::Error);
         return;
     }
     // Rows for what is queued come from HubDownloads::enqueued.
     const app::QuantOption& o = m_shownOptions[optionRow];
     if (m_hubDownloads->downloadOption(m_shownRepo, o, m_withProjector->isChecked()).isEmpty())
-        Q_EMIT statusMessage(tr("%1 is in the models folder or being downloaded already").arg(o.name));
+        Q_EMIT statusMessage(tr("%1 is in the models folder or being downloaded already").arg(o.name), StatusLevel::Info);
 }
 
 } // namespace hearth::ui

@@ -6,6 +6,7 @@
 // (services/memory_estimate.h) for the current load settings and devices.
 #pragma once
 
+#include "status_level.h"
 #include "services/download_manager.h"
 #include "services/engine_host.h"
 #include "services/hub_client.h"
@@ -88,7 +89,7 @@ public:
     quint64 transferId(int row) const;
 
 Q_SIGNALS:
-    void statusMessage(const QString& text);
+    void statusMessage(const QString& text, hearth::ui::StatusLevel level);
     // A line said with statusMessage no longer holds (the listing it announced ended).
     void statusWithdrawn(const QString& text);
 

@@ -122,7 +122,7 @@ bool ServerView::start() {
     auto server = std::make_unique<server::Server>(c);
     Status st = server->start();
     if (!st.isOk()) {
-        Q_EMIT statusMessage(tr("Server did not start: %1").arg(QString::fromStdString(st.message())));
+        Q_EMIT statusMessage(tr("Server did not start: %1").arg(QString::fromStdString(st.message())), StatusLevel::Error);
         appendLog(tr("start failed: %1").arg(QString::fromStdString(st.message())));
         return false;
     }

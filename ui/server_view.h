@@ -3,6 +3,7 @@
 // copyable curl and Python examples.
 #pragma once
 
+#include "status_level.h"
 #include "services/engine_host.h"
 #include "services/settings.h"
 
@@ -39,7 +40,7 @@ public:
     QString stateText() const;
 
 Q_SIGNALS:
-    void statusMessage(const QString& text);
+    void statusMessage(const QString& text, hearth::ui::StatusLevel level);
 
 private:
     void appendLog(const QString& line);

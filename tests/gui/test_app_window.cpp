@@ -269,9 +269,19 @@ private Q_SLOTS:
         QCOMPARE(window.statusBar()->currentMessage(), QString());
         // A line that is not the one withdrawn stays.
         window.chatView()->editMessage(0);
-        Q_EMIT window.modelsView()->statusMessage(QStringLiteral("Downloaded and verified x.gguf"));
+        Q_EMIT window.modelsView()->statusMessage(QStringLiteral("Downloaded and verified x.gguf"), hearth::ui::StatusLevel::Info);
         window.chatView()->cancelEdit();
         QCOMPARE(window.statusBar()->currentMessage(), QStringLiteral("Downloaded and verified x.gguf"));
+        // The level the view gives decides, not the words: a failure worded without "error" or
+        // "failed" is a notification, and a routine line that mentions an error is not.
+        window.notifications()->dismissAll();
+        const int shown = int(window.notifications()->shown().size());
+        Q_EMIT window.modelsView()->statusMessage(QStringLiteral("Hub: the connection timed out"), hearth::ui::StatusLevel::Error);
+        QCOMPARE(int(window.notifications()->shown().size()), shown + 1);
+        Q_EMIT window.chatView()->statusMessage(QStringLiteral("Error codes copied"), hearth::ui::StatusLevel::Info);
+        QCOMPARE(int(window.notifications()->shown().size()), shown + 1);
+        QCOMPARE(window.statusBar()->currentMessage(), QStringLiteral("Error codes copied"));
+        window.notifications()->dismissAll();
     }
 
     // The model last loaded is loaded again when the app starts again (the same data folder).

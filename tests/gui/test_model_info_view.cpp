@@ -61,6 +61,7 @@ private Q_SLOTS:
         QCOMPARE(loaded.first().first().toBool(), false);
         QVERIFY(!status.isEmpty());
         QVERIFY(status.last().first().toString().contains(QLatin1String("invalid format")));
+        QCOMPARE(status.last().at(1).value<hearth::ui::StatusLevel>(), hearth::ui::StatusLevel::Error);
         auto* title = view.findChild<QLabel*>(QStringLiteral("titleLabel"));
         QVERIFY(title && title->text().startsWith(QLatin1String("Cannot open")));
     }

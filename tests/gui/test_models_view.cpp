@@ -288,7 +288,9 @@ private Q_SLOTS:
         QVERIFY2(view.hubError().contains(QStringLiteral("500")) || view.hubError().contains(QStringLiteral("down")),
                  qPrintable(view.hubError()));
         bool heard = false;
-        for (const auto& args : status) heard = heard || args.at(0).toString().startsWith(QStringLiteral("Hub:"));
+        for (const auto& args : status)
+            heard = heard || (args.at(0).toString().startsWith(QStringLiteral("Hub:")) &&
+                              args.at(1).value<ui::StatusLevel>() == ui::StatusLevel::Error);
         QVERIFY(heard);
         QTest::qWait(300); // still there after a while
         QVERIFY(!view.hubError().isEmpty());
@@ -329,6 +331,7 @@ private Q_SLOTS:
         QVERIFY2(repos->item(0)->text().endsWith(QStringLiteral("(1 download)")), qPrintable(repos->item(0)->text()));
         QVERIFY(!status.isEmpty());
         QCOMPARE(status.last().at(0).toString(), QStringLiteral("1 repository"));
+        QCOMPARE(status.last().at(1).value<ui::StatusLevel>(), ui::StatusLevel::Info); // the status bar's, no notification
     }
 
     void startersShowSizeLicenseAndNotes() {
