@@ -1,10 +1,7 @@
-// QuantizeDialog: the estimates come from the model's tensor list once (no file is read after
-// the dialog opens); the work runs in app::QuantizeJob off the GUI thread.
+// QuantizeDialog: the estimates come from the model's tensor list, read once by app::QuantizeJob
+// on a worker thread (the dialog reads no file itself); the work runs there too.
 #include "quantize_dialog.h"
 
-#include "hearth/gguf.h"
-#include "hearth/quant.h"
-#include "hearth/quantize_model.h"
 #include "services/model_library.h"
 #include "services/quantize_job.h"
 
@@ -40,39 +37,20 @@ QuantizeDialog::QuantizeDialog(app::ModelLibrary* library, const QString& modelP
     setWindowTitle(tr("Quantize %1").arg(QFileInfo(modelPath).fileName()));
     auto* layout = new QVBoxLayout(this);
 
-    // What the model is now.
-    QString currentType;
-    std::optional<gguf::File> file;
-    if (auto f = gguf::File::open(modelPath.toStdString())) {
-        file.emplace(std::move(*f));
-        for (const gguf::TensorInfo& t : file->tensors()) m_modelBytes += qint64(t.bytes);
-    }
-    if (const app::ModelEntry* e = library ? library->find(modelPath) : nullptr) currentType = e->quantization;
-    auto* header = new QLabel(file ? tr("<b>%1</b><br>now %2%3 of weights")
-                                         .arg(QFileInfo(modelPath).fileName().toHtmlEscaped(),
-                                              currentType.isEmpty() ? QString() : currentType + QStringLiteral(", "),
-                                              formatBytes(m_modelBytes))
-                                   : tr("<b>%1</b> cannot be read as a GGUF model.")
-                                         .arg(QFileInfo(modelPath).fileName().toHtmlEscaped()),
-                                this);
-    header->setWordWrap(true);
-    layout->addWidget(header);
+    // What the model is now: filled in when the job has read its tensor list.
+    m_header = new QLabel(tr("<b>%1</b><br>reading its tensor list\u2026").arg(QFileInfo(modelPath).fileName().toHtmlEscaped()), this);
+    m_header->setObjectName(QStringLiteral("quantizeHeader"));
+    m_header->setWordWrap(true);
+    layout->addWidget(m_header);
 
     auto* form = new QFormLayout;
     m_type = new QComboBox(this);
     m_type->setObjectName(QStringLiteral("quantizeType"));
     for (const app::QuantizeChoice& c : app::QuantizeJob::choices()) {
-        qint64 bytes = -1;
-        if (file) {
-            const auto mix = quant::mixFromName(c.mix.toStdString());
-            if (mix)
-                if (auto b = quant::estimateQuantizedBytes(*file, *mix, c.requiresImportance)) bytes = qint64(*b);
-        }
-        const QString text = bytes >= 0 ? tr("%1 \u2014 about %2").arg(c.mix, formatBytes(bytes)) : c.mix;
-        m_type->addItem(text);
+        m_type->addItem(c.mix);
         const int i = m_type->count() - 1;
         m_type->setItemData(i, c.mix, MixRole);
-        m_type->setItemData(i, bytes, BytesRole);
+        m_type->setItemData(i, qint64(-1), BytesRole);
         m_type->setItemData(i, c.quality, NoteRole);
         m_type->setItemData(i, c.takesImportance, TakesRole);
         m_type->setItemData(i, c.requiresImportance, RequiresRole);
@@ -156,15 +134,42 @@ QuantizeDialog::QuantizeDialog(app::ModelLibrary* library, const QString& modelP
         if (m_closeWhenStopped) QDialog::reject();
     });
 
-    if (!file) {
-        m_start->setEnabled(false);
-        m_type->setEnabled(false);
-    }
+    m_start->setEnabled(false); // until the model has been read
+    connect(m_job, &app::QuantizeJob::estimated, this, [this](quint64 ticket, const app::QuantizeEstimate& e) {
+        if (ticket == m_estimateTicket) showEstimate(e);
+    });
+    m_estimateTicket = m_job->estimate(modelPath);
     if (!selectType(QStringLiteral("Q4_K_M"))) typeChanged();
     resize(560, 520);
 }
 
-QuantizeDialog::~QuantizeDialog() = default; // the job's destructor stops and waits for its worker
+QuantizeDialog::~QuantizeDialog() = default; // the job's destructor stops and waits for its workers
+
+void QuantizeDialog::showEstimate(const app::QuantizeEstimate& e) {
+    const QString name = QFileInfo(m_model).fileName().toHtmlEscaped();
+    m_estimated = true;
+    if (!e.readable) {
+        m_header->setText(tr("<b>%1</b> cannot be read as a GGUF model: %2").arg(name, e.error.toHtmlEscaped()));
+        m_start->setEnabled(false);
+        m_type->setEnabled(false);
+        typeChanged();
+        return;
+    }
+    m_modelBytes = e.modelBytes;
+    QString currentType;
+    if (const app::ModelEntry* entry = m_library ? m_library->find(m_model) : nullptr) currentType = entry->quantization;
+    m_header->setText(tr("<b>%1</b><br>now %2%3 of weights")
+                          .arg(name, currentType.isEmpty() ? QString() : currentType + QStringLiteral(", "),
+                               formatBytes(m_modelBytes)));
+    for (int i = 0; i < m_type->count(); ++i) {
+        const QString mix = m_type->itemData(i, MixRole).toString();
+        const qint64 bytes = e.outputBytes.value(mix, -1);
+        m_type->setItemData(i, bytes, BytesRole);
+        m_type->setItemText(i, bytes >= 0 ? tr("%1 \u2014 about %2").arg(mix, formatBytes(bytes)) : mix);
+    }
+    if (!isRunning()) m_start->setEnabled(true);
+    typeChanged();
+}
 
 bool QuantizeDialog::selectType(const QString& mix) {
     for (int i = 0; i < m_type->count(); ++i) {
@@ -196,7 +201,7 @@ void QuantizeDialog::typeChanged() {
                                 .arg(qRound(100.0 * double(bytes) / double(m_modelBytes)))
                                 .arg(formatBytes(m_modelBytes)));
     else
-        m_estimate->setText(tr("unknown"));
+        m_estimate->setText(m_estimated ? tr("unknown") : tr("working it out\u2026"));
     m_note->setText(m_type->itemData(i, NoteRole).toString());
     m_calibration->setEnabled(takes && !isRunning());
     m_calibrationLabel->setText(required ? tr("Calibration text (required: %1 needs an importance matrix):").arg(mix)
@@ -211,7 +216,7 @@ void QuantizeDialog::typeChanged() {
 void QuantizeDialog::setRunning(bool running) {
     m_type->setEnabled(!running);
     m_output->setEnabled(!running);
-    m_start->setEnabled(!running);
+    m_start->setEnabled(!running && m_estimated && m_modelBytes > 0);
     m_calibration->setEnabled(!running && m_type->currentData(TakesRole).toBool());
     m_cancel->setText(running ? tr("Cancel") : tr("Close"));
 }
@@ -220,10 +225,6 @@ void QuantizeDialog::startJob() {
     const QString out = outputPath();
     if (out.isEmpty()) {
         m_status->setText(tr("Choose where to save the output."));
-        return;
-    }
-    if (!QDir().mkpath(QFileInfo(out).absolutePath())) {
-        m_status->setText(tr("Cannot create %1.").arg(QFileInfo(out).absolutePath()));
         return;
     }
     const bool takes = m_type->currentData(TakesRole).toBool();

@@ -17,6 +17,7 @@ class QPushButton;
 namespace hearth::app {
 class ModelLibrary;
 class QuantizeJob;
+struct QuantizeEstimate;
 }
 
 namespace hearth::ui {
@@ -41,6 +42,7 @@ public:
     QPushButton* cancelButton() const { return m_cancel; }
     QLabel* statusLabel() const { return m_status; }
     QLabel* estimateLabel() const { return m_estimate; }
+    QLabel* headerLabel() const { return m_header; }
 
 Q_SIGNALS:
     // The output was written and handed to the library.
@@ -50,6 +52,7 @@ protected:
     void reject() override;
 
 private:
+    void showEstimate(const app::QuantizeEstimate& estimate);
     void typeChanged();
     void startJob();
     void setRunning(bool running);
@@ -57,6 +60,9 @@ private:
     app::ModelLibrary* m_library;
     QString m_model;
     qint64 m_modelBytes = 0;
+    quint64 m_estimateTicket = 0;
+    bool m_estimated = false; // the job has read the model's tensor list
+    QLabel* m_header;
     app::QuantizeJob* m_job;
     QComboBox* m_type;
     QLabel* m_estimate;

@@ -157,12 +157,48 @@ QString QuantizeJob::suggestedOutputPath(const QString& modelPath, const QString
 QuantizeJob::QuantizeJob(QObject* parent) : QObject(parent) {}
 
 QuantizeJob::~QuantizeJob() {
+    for (QThread* t : m_estimating) {
+        t->wait();
+        delete t;
+    }
     if (m_thread) {
         *m_cancel = true;
         m_thread->wait();
         delete m_thread;
         m_thread = nullptr;
     }
+}
+
+quint64 QuantizeJob::estimate(const QString& modelPath) {
+    const quint64 ticket = ++m_lastTicket;
+    const std::string path = modelPath.toStdString();
+    QPointer<QuantizeJob> self(this);
+    QThread* worker = QThread::create([self, ticket, path] {
+        QuantizeEstimate e;
+        if (auto file = gguf::File::open(path)) {
+            e.readable = true;
+            for (const gguf::TensorInfo& t : file->tensors()) e.modelBytes += qint64(t.bytes);
+            for (const QuantizeChoice& c : choices())
+                if (const auto mix = quant::mixFromName(c.mix.toStdString()))
+                    if (auto b = quant::estimateQuantizedBytes(*file, *mix, c.requiresImportance)) e.outputBytes[c.mix] = qint64(*b);
+        } else {
+            e.error = QString::fromStdString(file.status().message());
+        }
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, ticket, e] {
+                if (self) Q_EMIT self->estimated(ticket, e);
+            },
+            Qt::QueuedConnection);
+    });
+    worker->setObjectName(QStringLiteral("hearth-quantize-estimate"));
+    connect(worker, &QThread::finished, this, [this, worker] {
+        m_estimating.removeOne(worker);
+        worker->deleteLater();
+    });
+    m_estimating.append(worker);
+    worker->start(QThread::LowPriority);
+    return ticket;
 }
 
 bool QuantizeJob::start(const QString& modelPath, const QString& outputPath, const QString& mixName,
@@ -210,6 +246,12 @@ bool QuantizeJob::start(const QString& modelPath, const QString& outputPath, con
                 return;
             }
             importance.emplace(std::move(*data));
+        }
+        // The output's folder is made here, off the caller's thread.
+        if (!QDir().mkpath(QFileInfo(QString::fromStdString(out)).absolutePath())) {
+            const QString why = QStringLiteral("cannot create %1").arg(QFileInfo(QString::fromStdString(out)).absolutePath());
+            post([why](QuantizeJob* j) { j->workerDone(Failed, why); });
+            return;
         }
         quant::QuantizeModelOptions options;
         options.threads = threads;

@@ -3,6 +3,7 @@
 // reports progress, stops promptly on cancel() and never leaves a partial output behind.
 #pragma once
 
+#include <QHash>
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -22,6 +23,14 @@ struct QuantizeChoice {
     bool requiresImportance = false; // it cannot be made without one
 };
 
+// What re-quantizing a model would give, from its tensor list (estimate()).
+struct QuantizeEstimate {
+    bool readable = false;              // the file opened as a GGUF model
+    QString error;                      // why not
+    qint64 modelBytes = 0;              // tensor data now
+    QHash<QString, qint64> outputBytes; // per offered mix ("Q4_K_M"); absent when unknown
+};
+
 class QuantizeJob : public QObject {
     Q_OBJECT
 public:
@@ -32,6 +41,9 @@ public:
     // The types offered, best quality first.
     static QList<QuantizeChoice> choices();
     static QuantizeChoice choice(const QString& mix); // mix empty when not offered
+    // Reads the model's tensor list on a worker thread and sizes every offered type; estimated()
+    // follows with the ticket returned. Nothing is read on the calling thread.
+    quint64 estimate(const QString& modelPath);
     // Bytes of tensor data the output will have; -1 (reason in *error) when the model cannot be read.
     static qint64 estimateOutputBytes(const QString& modelPath, const QString& mix, QString* error = nullptr);
     // "<folder>/<stem>-<MIX>.gguf", the input's own quantization suffix replaced.
@@ -47,6 +59,7 @@ public:
     bool isRunning() const { return m_thread != nullptr; }
 
 Q_SIGNALS:
+    void estimated(quint64 ticket, const hearth::app::QuantizeEstimate& estimate);
     // fraction 0..1 of the whole job; text says which stage and tensor.
     void progress(double fraction, const QString& text);
     void finished(const QString& path);
@@ -57,6 +70,8 @@ private:
     void workerDone(int outcome, const QString& detail);
 
     QThread* m_thread = nullptr;
+    QList<QThread*> m_estimating; // estimate() workers, waited for on destruction
+    quint64 m_lastTicket = 0;
     std::shared_ptr<std::atomic<bool>> m_cancel;
     QString m_output;
 };

@@ -115,6 +115,22 @@ private Q_SLOTS:
         const qint64 estimate = QuantizeJob::estimateOutputBytes(in, QStringLiteral("Q8_0"));
         QVERIFY(estimate > 0 && estimate <= QFileInfo(out).size());
         QVERIFY2(QFileInfo(out).size() - estimate < 600 * 1024, qPrintable(QString::number(QFileInfo(out).size() - estimate)));
+        // estimate(): the same sizes for every offered type, read on a worker thread, by ticket.
+        QSignalSpy estimated(&job, &QuantizeJob::estimated);
+        const quint64 ticket = job.estimate(in);
+        QVERIFY(estimated.isEmpty()); // nothing comes back before the event loop runs
+        QTRY_COMPARE_WITH_TIMEOUT(estimated.size(), 1, 10000);
+        QCOMPARE(estimated.first().at(0).toULongLong(), ticket);
+        const auto e = estimated.first().at(1).value<app::QuantizeEstimate>();
+        QVERIFY(e.readable);
+        QVERIFY(e.modelBytes > 0);
+        QCOMPARE(e.outputBytes.value(QStringLiteral("Q8_0")), estimate);
+        QCOMPARE(e.outputBytes.size(), QuantizeJob::choices().size());
+        const quint64 bad = job.estimate(m_dir.filePath(QStringLiteral("missing.gguf")));
+        QTRY_COMPARE_WITH_TIMEOUT(estimated.size(), 2, 10000);
+        QCOMPARE(estimated.last().at(0).toULongLong(), bad);
+        QVERIFY(!estimated.last().at(1).value<app::QuantizeEstimate>().readable);
+        QVERIFY(!estimated.last().at(1).value<app::QuantizeEstimate>().error.isEmpty());
     }
 
     void llamaToKQuant() {

@@ -1,4 +1,5 @@
-// QuantizeDialog offscreen: every offered type shows a size estimate; the calibration box follows
+// QuantizeDialog offscreen: the model is read off the GUI thread (an unreadable one is said so);
+// every offered type shows a size estimate; the calibration box follows
 // the type (disabled for Q8_0, required for IQ2_XS); Quantize writes the output into the library
 // folder and the library lists it, with the GUI thread kept responsive; Cancel stops a running
 // job and leaves no file.
@@ -43,7 +44,12 @@ private Q_SLOTS:
         app::ModelLibrary library(dir.filePath(QStringLiteral("models")));
         waitForScan(library);
         ui::QuantizeDialog dialog(&library, model);
+        // The dialog reads nothing itself: the tensor list comes from the job's worker thread.
+        QVERIFY2(dialog.headerLabel()->text().contains(QStringLiteral("reading")), qPrintable(dialog.headerLabel()->text()));
+        QVERIFY(!dialog.startButton()->isEnabled());
         dialog.show();
+        QTRY_VERIFY_WITH_TIMEOUT(dialog.startButton()->isEnabled(), 10000);
+        QVERIFY2(dialog.headerLabel()->text().contains(QStringLiteral("of weights")), qPrintable(dialog.headerLabel()->text()));
         QVERIFY(dialog.typeBox()->count() >= 10);
         for (int i = 0; i < dialog.typeBox()->count(); ++i)
             QVERIFY2(dialog.typeBox()->itemText(i).contains(QStringLiteral("about")), qPrintable(dialog.typeBox()->itemText(i)));
@@ -90,6 +96,22 @@ private Q_SLOTS:
         QCOMPARE(dialog.cancelButton()->text(), QStringLiteral("Close"));
     }
 
+    // A file that is not a GGUF model: the dialog says so (the reader's reason) and offers nothing to start.
+    void unreadableModelIsSaid() {
+        QTemporaryDir dir;
+        const QString bogus = dir.filePath(QStringLiteral("notes.gguf"));
+        QFile f(bogus);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("this is not a model");
+        f.close();
+        ui::QuantizeDialog dialog(nullptr, bogus);
+        dialog.show();
+        QTRY_VERIFY_WITH_TIMEOUT(dialog.headerLabel()->text().contains(QStringLiteral("cannot be read")), 10000);
+        QVERIFY(!dialog.startButton()->isEnabled());
+        QVERIFY(!dialog.typeBox()->isEnabled());
+        QCOMPARE(dialog.estimateLabel()->text(), QStringLiteral("unknown"));
+    }
+
     void cancelStopsAndLeavesNothing() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
         QTemporaryDir dir;
@@ -108,6 +130,7 @@ private Q_SLOTS:
         waitForScan(library);
         ui::QuantizeDialog dialog(&library, model);
         dialog.show();
+        QTRY_VERIFY_WITH_TIMEOUT(dialog.startButton()->isEnabled(), 10000);
         QVERIFY(dialog.selectType(QStringLiteral("IQ2_XS")));
         QString text;
         for (int i = 0; i < 40; ++i) text += QStringLiteral("The quick brown fox jumps over the lazy dog near the river bank. ");
