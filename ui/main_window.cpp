@@ -16,6 +16,7 @@
 #include "theme.h"
 #include "welcome_view.h"
 
+#include "services/device_probe.h"
 #include "services/download_manager.h"
 #include "services/chat_images.h"
 #include "services/draft_finder.h"
@@ -71,6 +72,8 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_store = new app::Store(this);
     m_store->open(QDir(dataDir).filePath(QStringLiteral("conversations.sqlite")));
     m_engine = new app::EngineHost(this);
+    m_devices = new app::DeviceProbe(this); // the one lookup of this machine's devices, for every page
+    m_devices->start();
     m_library = new app::ModelLibrary(m_settings->modelsFolder(), this);
     m_drafts = new app::DraftModelFinder(this);
     m_hub = new app::HubClient(nullptr, this);
@@ -89,11 +92,11 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_pages->setDocumentMode(true);
     m_chat = new ChatView(m_engine, m_store, m_pages);
     m_chat->setImageReader(new app::ImageFileReader(this));
-    m_models = new ModelsView(m_library, m_engine, m_hub, m_downloads, m_settings, m_pages);
-    m_settingsView = new SettingsView(m_settings, m_engine, m_pages);
+    m_models = new ModelsView(m_library, m_engine, m_hub, m_downloads, m_settings, m_devices, m_pages);
+    m_settingsView = new SettingsView(m_settings, m_engine, m_devices, m_pages);
     m_server = new ServerView(m_settings, m_engine, m_pages);
     m_info = new ModelInfoView(m_pages);
-    m_welcome = new WelcomeView(m_install, m_pages);
+    m_welcome = new WelcomeView(m_install, m_devices, m_pages);
     m_welcome->setStarters(app::ModelLibrary::starterModels());
     m_welcome->hide();
     m_pages->addTab(m_chat, tr("Chat"));
@@ -418,8 +421,9 @@ void MainWindow::loadModel(const QString& path) {
     settings.draftModel = m_settings->draftModelFor(path);
     if (entry) settings.projectorPath = entry->projectorPath;
     // Say before loading when the chosen device will not run it all (the engine says so after too).
-    if (settings.device != QStringLiteral("cpu"))
-        if (const QString why = app::fallbackReasonFor(settings, app::listDevicesOnce(), path); !why.isEmpty())
+    // The devices as the probe found them (before it has, the engine's own notice says so).
+    if (settings.device != QStringLiteral("cpu") && m_devices->isReady())
+        if (const QString why = app::fallbackReasonFor(settings, m_devices->devices(), path); !why.isEmpty())
             notifyWarning(tr("%1 will run on the CPU: %2").arg(QFileInfo(path).fileName(), why));
     m_engine->loadModel(path, settings);
 }

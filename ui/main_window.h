@@ -17,6 +17,7 @@ class QUrl;
 class QTabWidget;
 
 namespace hearth::app {
+class DeviceProbe;
 class DownloadManager;
 class EngineHost;
 class HubClient;
@@ -119,6 +120,7 @@ private:
     app::Settings* m_settings = nullptr;
     app::Store* m_store = nullptr;
     app::EngineHost* m_engine = nullptr;
+    app::DeviceProbe* m_devices = nullptr;
     app::ModelLibrary* m_library = nullptr;
     app::DraftModelFinder* m_drafts = nullptr; // which library files can draft for a model
     app::HubClient* m_hub = nullptr;

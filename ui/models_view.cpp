@@ -37,7 +37,8 @@
 namespace hearth::ui {
 
 ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app::HubClient* hub,
-                       app::DownloadManager* downloads, app::Settings* settings, QWidget* parent)
+                       app::DownloadManager* downloads, app::Settings* settings, app::DeviceProbe* devices,
+                       QWidget* parent)
     : QWidget(parent), m_library(library), m_engine(engine), m_hub(hub), m_downloads(downloads),
       m_settings(settings) {
     auto* tabs = new QTabWidget(this);
@@ -278,11 +279,10 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     connect(m_settings, &app::Settings::changed, this, [this](const QString& key) {
         if (key.startsWith(QStringLiteral("load/"))) scheduleBadges();
     });
-    QPointer<ModelsView> self(this);
-    m_deviceProbe = std::thread([self] {
-        DeviceList list = app::listDevicesOnce();
-        QMetaObject::invokeMethod(qApp, [self, list] { if (self && !self->m_devicesSet) self->setDevices(list); },
-                                  Qt::QueuedConnection);
+    // The devices come from the probe service (a GPU driver can take a while to answer).
+    if (!devices) devices = new app::DeviceProbe(this);
+    devices->whenReady(this, [this, devices] {
+        if (!m_devicesSet) setDevices(devices->devices());
     });
     scheduleBadges();
 
@@ -300,7 +300,6 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
 }
 
 ModelsView::~ModelsView() {
-    if (m_deviceProbe.joinable()) m_deviceProbe.join();
     m_badgeWork.waitForDone();
 }
 

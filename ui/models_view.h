@@ -7,6 +7,7 @@
 #pragma once
 
 #include "status_level.h"
+#include "services/device_probe.h"
 #include "services/download_manager.h"
 #include "services/engine_host.h"
 #include "services/hub_client.h"
@@ -20,8 +21,6 @@
 #include <QHash>
 #include <QThreadPool>
 #include <QWidget>
-
-#include <thread>
 
 class QCheckBox;
 class QLabel;
@@ -40,9 +39,11 @@ class ModelsView : public QWidget {
 public:
     // Keeps the download queue in <models folder>/.hearth-downloads.json unless `downloads`
     // has a queue file already, and restarts what it holds.
+    // `devices`: the app's probe (null: one of the view's own, for a page shown alone).
     ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app::HubClient* hub,
-               app::DownloadManager* downloads, app::Settings* settings, QWidget* parent = nullptr);
-    ~ModelsView() override; // waits for the device probe and badge work still running
+               app::DownloadManager* downloads, app::Settings* settings, app::DeviceProbe* devices = nullptr,
+               QWidget* parent = nullptr);
+    ~ModelsView() override; // waits for the badge work still running
 
     void loadSelected();
     // The library entry chosen in the list ("" when none).
@@ -145,7 +146,6 @@ private:
     DeviceList m_devices;
     bool m_devicesSet = false;
     qint64 m_ram = 0;
-    std::thread m_deviceProbe;
     QThreadPool m_badgeWork; // one thread: library badges read each file's header
     QTimer* m_badgeTimer = nullptr;
     quint64 m_badgeGeneration = 0;

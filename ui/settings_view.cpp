@@ -30,11 +30,10 @@
 #include <QThread>
 #include <QVBoxLayout>
 
-#include <thread>
 
 namespace hearth::ui {
 
-SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWidget* parent)
+SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, app::DeviceProbe* devices, QWidget* parent)
     : QWidget(parent), m_settings(settings), m_engine(engine) {
     const app::LoadSettings ls = m_settings->loadSettings();
     auto* loadBox = new QGroupBox(tr("Loading models"), this);
@@ -233,19 +232,14 @@ SettingsView::SettingsView(app::Settings* settings, app::EngineHost* engine, QWi
     });
     // GPU drivers can take a while to answer: look for devices off the GUI thread.
     m_pendingDevice = ls.device;
-    QPointer<SettingsView> self(this);
-    m_deviceProbe = std::thread([self] {
-        DeviceList list = app::listDevicesOnce();
-        QMetaObject::invokeMethod(
-            qApp, [self, list] { if (self && self->m_devices.devices.empty()) self->setDevices(list); },
-            Qt::QueuedConnection);
+    if (!devices) devices = new app::DeviceProbe(this);
+    devices->whenReady(this, [this, devices] {
+        if (m_devices.devices.empty()) setDevices(devices->devices());
     });
     updateEstimate();
 }
 
-SettingsView::~SettingsView() {
-    if (m_deviceProbe.joinable()) m_deviceProbe.join();
-}
+SettingsView::~SettingsView() = default;
 
 void SettingsView::setDevices(const DeviceList& devices) {
     const QString wanted = m_pendingDevice.isEmpty() ? m_device->currentData().toString() : m_pendingDevice;

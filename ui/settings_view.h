@@ -4,14 +4,13 @@
 // CPU, the sampling of chats, the idle unload timer and the theme, all saved in Settings.
 #pragma once
 
+#include "services/device_probe.h"
 #include "services/engine_host.h"
 #include "services/settings.h"
 
 #include "hearth/devices.h"
 
 #include <QWidget>
-
-#include <thread>
 
 class QCheckBox;
 class QComboBox;
@@ -26,8 +25,10 @@ namespace hearth::ui {
 class SettingsView : public QWidget {
     Q_OBJECT
 public:
-    SettingsView(app::Settings* settings, app::EngineHost* engine, QWidget* parent = nullptr);
-    ~SettingsView() override; // waits for the device probe if it is still running
+    // `devices`: the app's probe (null: one of the view's own, for a page shown alone).
+    SettingsView(app::Settings* settings, app::EngineHost* engine, app::DeviceProbe* devices = nullptr,
+                 QWidget* parent = nullptr);
+    ~SettingsView() override;
 
     // The model whose memory the estimate describes.
     // The model the estimate is for, and the vision projector it loads with ("" when none).
@@ -86,7 +87,6 @@ private:
     QComboBox* m_device = nullptr;
     DeviceList m_devices;
     QString m_pendingDevice; // the saved device, until the list arrives
-    std::thread m_deviceProbe; // lists devices off the GUI thread; joined, never left to exit
     QCheckBox* m_gpuAuto = nullptr;
     QSlider* m_gpuLayers = nullptr;
     QSpinBox* m_cpuMoe = nullptr;

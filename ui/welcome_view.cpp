@@ -1,6 +1,8 @@
 // WelcomeView: machine facts, recommended starters as cards, and the download's progress.
 #include "welcome_view.h"
 
+#include "services/device_probe.h"
+
 #include "services/memory_estimate.h"
 #include "services/starter_install.h"
 
@@ -21,7 +23,8 @@
 namespace hearth::ui {
 
 
-WelcomeView::WelcomeView(app::StarterInstall* install, QWidget* parent) : QWidget(parent), m_install(install) {
+WelcomeView::WelcomeView(app::StarterInstall* install, app::DeviceProbe* devices, QWidget* parent)
+    : QWidget(parent), m_install(install) {
     auto* inner = new QWidget(this);
     auto* layout = new QVBoxLayout(inner);
     layout->setContentsMargins(32, 24, 32, 24);
@@ -94,19 +97,13 @@ WelcomeView::WelcomeView(app::StarterInstall* install, QWidget* parent) : QWidge
         for (QPushButton* b : m_buttons) b->setEnabled(true);
     });
 
-    QPointer<WelcomeView> self(this);
-    m_probe = std::thread([self] {
-        const DeviceList list = app::listDevicesOnce();
-        const qint64 ram = app::availableRamBytes();
-        QMetaObject::invokeMethod(
-            qApp, [self, list, ram] { if (self && !self->m_haveMachine) self->setMachine(list, ram); },
-            Qt::QueuedConnection);
+    if (!devices) devices = new app::DeviceProbe(this);
+    devices->whenReady(this, [this, devices] {
+        if (!m_haveMachine) setMachine(devices->devices(), devices->availableRamBytes());
     });
 }
 
-WelcomeView::~WelcomeView() {
-    if (m_probe.joinable()) m_probe.join();
-}
+WelcomeView::~WelcomeView() = default;
 
 void WelcomeView::setMachine(const DeviceList& devices, qint64 availableRamBytes) {
     m_devices = devices;

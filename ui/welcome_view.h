@@ -10,7 +10,6 @@
 #include <QList>
 #include <QWidget>
 
-#include <thread>
 
 class QLabel;
 class QProgressBar;
@@ -18,6 +17,7 @@ class QPushButton;
 class QVBoxLayout;
 
 namespace hearth::app {
+class DeviceProbe;
 class StarterInstall;
 }
 
@@ -27,8 +27,9 @@ class WelcomeView : public QWidget {
     Q_OBJECT
 public:
     // `install` fetches a starter; the view only shows its progress.
-    WelcomeView(app::StarterInstall* install, QWidget* parent = nullptr);
-    ~WelcomeView() override; // waits for the device probe
+    // `devices`: the app's probe (null: one of the view's own, for a page shown alone).
+    WelcomeView(app::StarterInstall* install, app::DeviceProbe* devices = nullptr, QWidget* parent = nullptr);
+    ~WelcomeView() override;
 
     // The machine (found in the background at start; tests set it) and the starter list.
     void setMachine(const DeviceList& devices, qint64 availableRamBytes);
@@ -53,7 +54,6 @@ private:
     DeviceList m_devices;
     qint64 m_ram = 0;
     bool m_haveMachine = false;
-    std::thread m_probe;
     QLabel* m_machine = nullptr;
     QVBoxLayout* m_cards = nullptr;
     QLabel* m_status = nullptr;

@@ -26,7 +26,7 @@ StarterModel tinyStarter(const QString& pattern = QStringLiteral("tiny-q4_k_m.gg
     return s;
 }
 
-QByteArray readAll(const QString& path) {
+QByteArray starterFileBytes(const QString& path) {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
@@ -55,7 +55,7 @@ private Q_SLOTS:
         QVERIFY(failed.isEmpty());
         const QString path = done.first().first().toString();
         QCOMPARE(path, folder.filePath(QStringLiteral("tiny-Q4_K_M.gguf")));
-        QCOMPARE(readAll(path), QByteArray::fromStdString(wanted));
+        QCOMPARE(starterFileBytes(path), QByteArray::fromStdString(wanted));
         QVERIFY(!QFile::exists(folder.filePath(QStringLiteral("tiny-Q8_0.gguf"))));
         QVERIFY(progress.count() >= 2);
         QCOMPARE(progress.last().at(2).toLongLong(), qint64(wanted.size()));
