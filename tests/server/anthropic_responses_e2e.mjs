@@ -107,14 +107,16 @@ try {
     check(false, `stop_sequences: no word to stop at in ${JSON.stringify(greedy)}`);
   }
 
-  // tool_choice tool: the model must call it, with input that follows input_schema.
+  // tool_choice tool: the model must call it, with input that follows input_schema. One call
+  // (disable_parallel_tool_use): allowed more, stories260K starts a second that max_tokens cuts,
+  // and a cut turn ends with stop_reason max_tokens, as Anthropic's does.
   const weather = {
     name: 'get_weather', description: 'The weather in a city',
     input_schema: { type: 'object', properties: { city: { type: 'string', maxLength: 12 } }, required: ['city'], additionalProperties: false },
   };
   const forced = await claude.messages.create({
     model: 'stories260K', max_tokens: 120, messages: [{ role: 'user', content: 'Weather in Paris?' }],
-    tools: [weather], tool_choice: { type: 'tool', name: 'get_weather' }, temperature: 0,
+    tools: [weather], tool_choice: { type: 'tool', name: 'get_weather', disable_parallel_tool_use: true }, temperature: 0,
   });
   const use = forced.content.find((b) => b.type === 'tool_use');
   check(forced.stop_reason === 'tool_use' && use?.name === 'get_weather' && use.id.startsWith('toolu_'),
@@ -122,7 +124,7 @@ try {
   check(use && ajv.validate(weather.input_schema, use.input), 'tool_choice tool: input follows input_schema');
   const forcedStream = await claude.messages.stream({
     model: 'stories260K', max_tokens: 120, messages: [{ role: 'user', content: 'Weather in Paris?' }],
-    tools: [weather], tool_choice: { type: 'tool', name: 'get_weather' }, temperature: 0,
+    tools: [weather], tool_choice: { type: 'tool', name: 'get_weather', disable_parallel_tool_use: true }, temperature: 0,
   }).finalMessage();
   const suse = forcedStream.content.find((b) => b.type === 'tool_use');
   check(forcedStream.stop_reason === 'tool_use' && JSON.stringify(suse?.input) === JSON.stringify(use?.input),
