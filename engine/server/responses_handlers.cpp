@@ -39,6 +39,9 @@ OJson wholeResponse(const ResponsesMeta& meta, const SingleJob& job) {
         output.push_back(messageItemJson(newResponseId("msg_"), out.content, "completed"));
     for (const ToolCall& c : out.calls)
         output.push_back(functionCallItemJson(newResponseId("fc_"), c, c.arguments, "completed"));
+    // Cut by max_output_tokens: the item it ended in is incomplete, as the response is.
+    if (job.reason == FinishReason::Length && !output.empty() && output.back().contains("status"))
+        output.back()["status"] = "incomplete";
     return responseObjectJson(meta.head, *meta.request, finalStatus(job),
                               job.reason == FinishReason::Length, std::move(output), responsesUsageOf(job.usage));
 }
@@ -117,8 +120,8 @@ public:
             out += toolCall(job, first);
         }
         if (m_output.empty() && m_open == Item::None) out += openMessage(); // always one item
-        out += close();
         const bool cut = job.reason == FinishReason::Length;
+        out += close(cut);
         OJson done = responseObjectJson(m_meta.head, *m_meta.request, finalStatus(job), cut, m_output,
                                         responsesUsageOf(job.usage));
         out += event(finalEvent(job), {{"response", std::move(done)}});
@@ -161,8 +164,9 @@ private:
         return out;
     }
 
-    // Ends the open item with its done events and adds it to the output.
-    std::string close() {
+    // Ends the open item with its done events and adds it to the output (incomplete when the
+    // response was cut in it).
+    std::string close(bool cut = false) {
         const size_t index = m_output.size();
         std::string out;
         OJson item;
@@ -194,6 +198,7 @@ private:
             break;
         }
         m_open = Item::None;
+        if (cut && item.contains("status")) item["status"] = "incomplete";
         out += event("response.output_item.done", {{"output_index", index}, {"item", item}});
         m_output.push_back(std::move(item));
         return out;

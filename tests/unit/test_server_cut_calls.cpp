@@ -117,6 +117,7 @@ private Q_SLOTS:
             if (item["type"] != "function_call") continue;
             call = true;
             QCOMPARE(item["name"].get<std::string>(), std::string("get_weather"));
+            QCOMPARE(item["status"].get<std::string>(), std::string("incomplete")); // the call it cut
             QVERIFY(std::string(kCutCallReply).find(item["arguments"].get<std::string>()) != std::string::npos);
         }
         QVERIFY2(call, r.dump().c_str());

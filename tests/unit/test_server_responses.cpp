@@ -185,6 +185,7 @@ private Q_SLOTS:
         OJson cut = parse(postJson(f.port, "/v1/responses", with(R"("max_output_tokens":2,"temperature":0.25,"top_p":0.5)"))->body);
         QCOMPARE(cut["status"].get<std::string>(), std::string("incomplete"));
         QCOMPARE(cut["incomplete_details"]["reason"].get<std::string>(), std::string("max_output_tokens"));
+        QCOMPARE(cut["output"].back()["status"].get<std::string>(), std::string("incomplete")); // the message it cut
         QCOMPARE(cut["usage"]["output_tokens"].get<int>(), 2);
         QCOMPARE(f.engine->lastRequest().sampling.temperature, 0.25f);
         QCOMPARE(f.engine->lastRequest().sampling.topP, 0.5f);
@@ -269,6 +270,9 @@ private Q_SLOTS:
         auto cut = namedEvents(postJson(f.port, "/v1/responses", with(R"("stream":true,"max_output_tokens":2)"))->body);
         QCOMPARE(cut.back().name, std::string("response.incomplete"));
         QCOMPARE(cut.back().data["response"]["incomplete_details"]["reason"].get<std::string>(), std::string("max_output_tokens"));
+        QCOMPARE(cut.back().data["response"]["output"].back()["status"].get<std::string>(), std::string("incomplete"));
+        QCOMPARE(cut[cut.size() - 2].name, std::string("response.output_item.done"));
+        QCOMPARE(cut[cut.size() - 2].data["item"]["status"].get<std::string>(), std::string("incomplete"));
     }
 
     void functionCalls() {
