@@ -52,7 +52,7 @@ std::string endText(SingleJob& job, StreamFormatter& fmt) {
     if (job.reader) out += outputText(job, job.reader->finish(), fmt);
     JobOutput rest;
     if (job.holding && job.streamedCalls == 0 && !job.held.empty()) {
-        ToolCallParse p = parseToolCallsLenient(job.held, job.options.toolNames);
+        ToolCallParse p = parseToolCalls(job.held, job.options.toolNames);
         if (p.calls.empty()) {
             rest.content = job.held;
         } else {
@@ -145,7 +145,7 @@ JobOutput SingleJob::split() const {
         }
     }
     if (options.tools) {
-        ToolCallParse p = parseToolCallsLenient(answer, options.toolNames);
+        ToolCallParse p = parseToolCalls(answer, options.toolNames);
         if (!p.calls.empty()) {
             out.content = std::move(p.content);
             out.calls = std::move(p.calls);
@@ -253,27 +253,6 @@ ApiResult<GrammarPtr> requestGrammar(const Engine& engine, const ChatCompletionR
                               "tool_choice");
     if (*calls) grammar = *calls;
     return grammar;
-}
-
-ToolCallParse parseToolCallsLenient(const std::string& text, const std::vector<std::string>& names) {
-    constexpr std::string_view kTag = "<tool_call>";
-    ToolCallParse p = parseToolCalls(text, names);
-    if (p.calls.empty()) {
-        const size_t last = text.rfind(kTag);
-        if (last == std::string::npos || last == 0) return p;
-        ToolCallParse q = parseToolCalls(std::string_view(text).substr(0, last), names);
-        if (q.calls.empty()) return p;
-        p = std::move(q);
-    }
-    // Text cut short inside the next call's opening tag is not content.
-    std::string& c = p.content;
-    for (size_t n = std::min(c.size(), kTag.size() - 1); n > 0; --n)
-        if (c.compare(c.size() - n, n, kTag.substr(0, n)) == 0) {
-            c.erase(c.size() - n);
-            while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
-            break;
-        }
-    return p;
 }
 
 ApiError templateError(const Status& status, const std::string& param) {

@@ -106,10 +106,6 @@ std::string namedSseEvent(const char* name, const OJson& data);
 ApiResult<GrammarPtr> requestGrammar(const Engine& engine, const ChatCompletionRequest& chat,
                                      bool tools, const std::string& formatParam);
 
-// parseToolCalls, and when that finds nothing in Hermes-style output that was cut short inside a
-// later <tool_call> (max tokens), the complete calls before it.
-ToolCallParse parseToolCallsLenient(const std::string& text, const std::vector<std::string>& names);
-
 // The text of a chat template failure as a 400 (the template refused this conversation).
 ApiError templateError(const Status& status, const std::string& param);
 

@@ -353,13 +353,38 @@ std::string closedJsonObject(std::string_view text) {
     return "{}";
 }
 
-ToolCallParse parseToolCalls(std::string_view text, const std::vector<std::string>& knownNames) {
+namespace {
+
+ToolCallParse parseWhole(std::string_view text, const std::vector<std::string>& knownNames) {
     ToolCallParse out;
     if (parseHermes(text, out) || parseMistral(text, out) || parseLlama(text, knownNames, out))
         return out;
     out = ToolCallParse{};
     out.content = std::string(text);
     return out;
+}
+
+} // namespace
+
+ToolCallParse parseToolCalls(std::string_view text, const std::vector<std::string>& knownNames) {
+    ToolCallParse p = parseWhole(text, knownNames);
+    if (p.calls.empty()) {
+        // A last Hermes call that does not read (bad JSON after good calls): the calls before it.
+        const size_t last = text.rfind(kHermesOpen);
+        if (last != std::string_view::npos && last > 0) {
+            ToolCallParse q = parseWhole(text.substr(0, last), knownNames);
+            if (!q.calls.empty()) p = std::move(q);
+        }
+    }
+    // Text cut short inside the next call's opening tag is not content.
+    std::string& c = p.content;
+    for (size_t n = std::min(c.size(), kHermesOpen.size() - 1); n > 0; --n)
+        if (c.compare(c.size() - n, n, kHermesOpen.substr(0, n)) == 0) {
+            c.erase(c.size() - n);
+            while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
+            break;
+        }
+    return p;
 }
 
 bool mightBeToolCall(std::string_view text) {

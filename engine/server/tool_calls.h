@@ -21,7 +21,9 @@ struct ToolCallParse {
 };
 
 // Parses `text`. A bare JSON object (Llama 3.x) counts only when its name is one of
-// `knownNames` (or knownNames is empty), so ordinary JSON answers stay content.
+// `knownNames` (or knownNames is empty), so ordinary JSON answers stay content. A call cut short
+// by the token limit is returned as far as written; a last Hermes call that does not read leaves
+// the calls before it; text ending inside a `<tool_call>` opening tag is not content.
 ToolCallParse parseToolCalls(std::string_view text, const std::vector<std::string>& knownNames);
 
 // While streaming: true when `text` (so far) might still turn into a tool call, so it should be

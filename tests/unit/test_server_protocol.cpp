@@ -307,6 +307,16 @@ private Q_SLOTS:
         auto nameCut = parseToolCalls("Sure.\n<tool_call>\n{\"name\": \"get_wea", {});
         QVERIFY(nameCut.calls.empty());
         QCOMPARE(nameCut.content, std::string("Sure."));
+        // Cut inside or right after the next call's opening tag: the calls before it, no markup.
+        for (const char* tail : {"<tool_", "<tool_call>", "<tool_call>\n"}) {
+            auto next = parseToolCalls(std::string("Sure.\n<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>\n") + tail, {});
+            QCOMPARE(next.calls.size(), size_t(1));
+            QCOMPARE(next.content, std::string("Sure."));
+        }
+        QCOMPARE(parseToolCalls("Let me look.\n<tool_c", {}).content, std::string("Let me look."));
+        // A last call that does not read after good ones: the good ones.
+        auto bad = parseToolCalls("<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call><tool_call>{oops}</tool_call>", {});
+        QCOMPARE(bad.calls.size(), size_t(1));
         // Extra properties the schema allows, cut in a key: the arguments up to the cut.
         auto extra = parseToolCalls("<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1, \"extra_1\": true, \"ext", {});
         QCOMPARE(extra.calls.size(), size_t(1));
