@@ -630,6 +630,10 @@ void EngineHost::stop(quint64 id) {
     }
     detail::EngineWorker* w = m_worker;
     QMetaObject::invokeMethod(w, [w, id] { w->cancel(id); }, Qt::QueuedConnection);
+    // The engine takes the cancel between steps; the reply ends for the user either way.
+    QTimer::singleShot(m_stopGraceMs, this, [this, id] {
+        if (m_live.contains(id)) handleFinished(id, QStringLiteral("cancelled"), {});
+    });
 }
 
 void EngineHost::stopAll() {

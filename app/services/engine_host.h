@@ -11,6 +11,8 @@
 #include <QSet>
 #include <QString>
 
+#include <algorithm>
+
 #include <memory>
 
 class QThread;
@@ -72,8 +74,12 @@ public:
     // message's reasoning goes to the template as reasoning_content, never inside its content.
     quint64 sendChat(const QList<ChatMessage>& messages, const Sampling& sampling);
 
+    // Stop ends the request: the engine's own end (with its usage) when it comes within the stop
+    // grace, else finished(id, "cancelled") without usage at the grace's end, while the engine
+    // drops the request once its step in flight is over (a long prompt step on a slow device).
     void stop(quint64 id);
     void stopAll();
+    void setStopGraceMs(int ms) { m_stopGraceMs = std::max(0, ms); }
     // Requests sent and not yet finished or failed.
     QList<quint64> activeRequests() const { return m_live.values(); }
     // The context request `id` fills while its reply streams: its prompt's tokens and the reply's
@@ -157,6 +163,7 @@ private:
     QString m_remoteModel;                  // empty: local
     bool m_held = false;
     int m_statsIntervalMs = 1000;
+    int m_stopGraceMs = 1500;
     State m_state = State::Empty;
     LoadedModel m_model;
     std::shared_ptr<Engine> m_shared;

@@ -199,6 +199,7 @@ Status EngineImpl::step() {
     proposeDrafts();
     sched::SchedulerOutput out = m_sched->schedule();
     if (out.empty()) return Status::ok();
+    publishStats(); // what runs in this step, while it runs (a prompt step may take long)
     for (const kv::BlockCopy& c : out.copies) HEARTH_RETURN_IF_ERROR(m_runner->copyBlock(c.src, c.dst));
     for (const auto& [src, dst] : out.stateCopies) HEARTH_RETURN_IF_ERROR(m_runner->copyState(src, dst));
     const auto now = Clock::now();

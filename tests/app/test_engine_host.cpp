@@ -7,6 +7,7 @@
 
 #include "hearth/devices.h"
 
+#include <QSemaphore>
 #include <QSignalSpy>
 #include <QThread>
 #include <QtTest>
@@ -133,6 +134,39 @@ private Q_SLOTS:
         QVERIFY2(reason == QStringLiteral("cancelled") || reason == QStringLiteral("length"), qPrintable(reason));
         if (reason == QStringLiteral("cancelled"))
             QVERIFY(finished.first().at(2).value<GenerationUsage>().completionTokens < 200);
+    }
+
+    // Stop works while the worker (or the engine's step) is held up: the reply ends for the
+    // user at the grace's end, and the request is dropped once the worker gets to it.
+    void stopEndsAReplyTheWorkerHoldsUp() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        EngineHost host;
+        QVERIFY(loadStories(host));
+        host.setStopGraceMs(200);
+        auto* worker = host.findChild<QThread*>();
+        QVERIFY(worker);
+        QSemaphore release;
+        auto* blocker = new QObject; // lives on the worker, which deletes it once unblocked
+        blocker->moveToThread(worker);
+        QMetaObject::invokeMethod(
+            blocker, [blocker, &release] { release.acquire(); blocker->deleteLater(); }, Qt::QueuedConnection);
+        Sampling s = Sampling::greedy(200);
+        s.ignoreEos = true;
+        QSignalSpy tokens(&host, &EngineHost::tokenReceived);
+        QSignalSpy finished(&host, &EngineHost::finished);
+        const quint64 id = host.sendText(QStringLiteral("Once upon a time"), s);
+        QTest::qWait(100);
+        host.stop(id);
+        QVERIFY(finished.wait(5000));
+        QCOMPARE(finished.size(), 1);
+        QCOMPARE(finished.first().at(0).toULongLong(), id);
+        QCOMPARE(finished.first().at(1).toString(), QStringLiteral("cancelled"));
+        QVERIFY(host.activeRequests().isEmpty());
+        release.release();
+        // The worker submits and then cancels it: nothing more reaches the user.
+        QTest::qWait(500);
+        QCOMPARE(finished.size(), 1);
+        QVERIFY(tokens.isEmpty());
     }
 
     void chatUsesTheTemplate() {

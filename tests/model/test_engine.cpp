@@ -9,6 +9,9 @@
 
 #include <QtTest>
 
+#include <condition_variable>
+#include <mutex>
+
 using namespace hearth;
 
 namespace {
@@ -82,6 +85,53 @@ private Q_SLOTS:
         QCOMPARE(sink->reason, FinishReason::Cancelled);
         QVERIFY(sink->tokens().size() < 400);
         QTRY_COMPARE(m_engine->stats().kvBlocksUsed, 0);
+    }
+
+    // The stats say what runs while a step is in flight (a long prompt step on a slow device
+    // used to read "running 0 · waiting 0"): here the step is held inside its first token.
+    void statsShowTheStepInFlight() {
+        struct HeldSink : TokenSink {
+            std::mutex mu;
+            std::condition_variable cv;
+            bool held = false, released = false, done = false;
+            void onToken(const TokenInfo&) override {
+                std::unique_lock<std::mutex> lock(mu);
+                held = true;
+                cv.notify_all();
+                cv.wait(lock, [this] { return released; });
+            }
+            void onFinish(FinishReason, const Usage&) override { end(); }
+            void onError(const Status&) override { end(); }
+            void end() {
+                std::lock_guard<std::mutex> lock(mu);
+                done = true;
+                cv.notify_all();
+            }
+        };
+        auto sink = std::make_shared<HeldSink>();
+        GenerationRequest r;
+        r.prompt = kPrompt;
+        r.maxTokens = 2;
+        r.sampling.temperature = 0.0f;
+        r.sink = sink;
+        QVERIFY(m_engine->submit(std::move(r)).isOk());
+        bool held = false;
+        {
+            std::unique_lock<std::mutex> lock(sink->mu);
+            held = sink->cv.wait_for(lock, std::chrono::seconds(20), [&] { return sink->held; });
+        }
+        const int running = m_engine->stats().running;
+        {
+            std::lock_guard<std::mutex> lock(sink->mu);
+            sink->released = true; // before any check, so that a failure does not leave it held
+        }
+        sink->cv.notify_all();
+        {
+            std::unique_lock<std::mutex> lock(sink->mu);
+            QVERIFY(sink->cv.wait_for(lock, std::chrono::seconds(20), [&] { return sink->done; }));
+        }
+        QVERIFY(held);
+        QCOMPARE(running, 1);
     }
 
     void reusesPrefixAcrossRequests() {
