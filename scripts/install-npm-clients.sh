@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the official API clients the server's end-to-end tests drive (openai, ollama,
-# @anthropic-ai/sdk) and a JSON Schema validator (ajv, ajv-formats) into
+# @anthropic-ai/sdk), a JSON Schema validator (ajv, ajv-formats) and the reference MCP servers the
+# app's MCP host is tested against (server-everything, server-filesystem) into
 # ${HEARTH_NPM_DIR:-$HOME/.cache/hearth-npm}. Idempotent, and offline-tolerant: when npm or the
 # registry is unavailable it says so and exits 0 (the tests that need a package then skip).
 set -u
@@ -12,6 +13,8 @@ packages=(
   "@anthropic-ai/sdk@^1"
   "ajv@^8"
   "ajv-formats@^3"
+  "@modelcontextprotocol/server-everything@2026.8.31"
+  "@modelcontextprotocol/server-filesystem@2026.8.31"
 )
 
 missing=()
