@@ -108,7 +108,7 @@ McpConfigParse parseMcpServers(const QByteArray& json) {
     return out;
 }
 
-QByteArray mcpServersJson(const QList<McpServerConfig>& servers) {
+QJsonObject mcpServersObject(const QList<McpServerConfig>& servers) {
     QJsonObject all;
     for (const McpServerConfig& s : servers) {
         QJsonObject o;
@@ -131,7 +131,11 @@ QByteArray mcpServersJson(const QList<McpServerConfig>& servers) {
     }
     QJsonObject root;
     root.insert(QStringLiteral("mcpServers"), all);
-    return QJsonDocument(root).toJson(QJsonDocument::Indented);
+    return root;
+}
+
+QByteArray mcpServersJson(const QList<McpServerConfig>& servers) {
+    return QJsonDocument(mcpServersObject(servers)).toJson(QJsonDocument::Indented);
 }
 
 } // namespace hearth::app

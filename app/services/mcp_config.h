@@ -5,6 +5,7 @@
 
 #include <QByteArray>
 #include <QHash>
+#include <QJsonObject>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -40,6 +41,7 @@ struct McpConfigParse {
 McpConfigParse parseMcpServers(const QByteArray& json);
 
 // The JSON for `servers` in the same layout (what the app saves and what it exports).
+QJsonObject mcpServersObject(const QList<McpServerConfig>& servers);
 QByteArray mcpServersJson(const QList<McpServerConfig>& servers);
 
 } // namespace hearth::app
