@@ -5,6 +5,7 @@
 
 #include "chat_view.h"
 #include "count_text.h"
+#include "mcp_dialog.h"
 #include "model_info_view.h"
 #include "model_picker.h"
 #include "models_view.h"
@@ -86,6 +87,7 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_install = new app::StarterInstall(m_hub, m_downloads, m_settings->modelsFolder(), this);
     m_providers = std::make_unique<app::ProviderStore>(dataDir);
     m_remote = new app::RemoteClient(m_providers.get(), this);
+    m_mcp = new app::McpHost(dataDir, this);
 
     m_pages = new QTabWidget(this);
     m_pages->setTabPosition(QTabWidget::West);
@@ -251,6 +253,10 @@ void MainWindow::buildMenus() {
         refreshRemoteModels();
     });
 
+    QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+    QAction* mcp = tools->addAction(tr("&MCP servers…"));
+    mcp->setToolTip(tr("Programs that give the chat's model tools: files, search, calendars…"));
+    connect(mcp, &QAction::triggered, this, &MainWindow::openMcpServers);
     QMenu* view = menuBar()->addMenu(tr("&View"));
     const QList<QPair<QString, QWidget*>> pages = {{tr("&Chat"), m_chat},
                                                    {tr("&Models"), m_models},
@@ -466,6 +472,11 @@ void MainWindow::useRemoteModel(const QString& provider, const QString& model) {
 void MainWindow::openProviders() {
     ProvidersDialog dialog(m_providers.get(), m_remote, this);
     connect(&dialog, &ProvidersDialog::providersChanged, this, &MainWindow::refreshRemoteModels);
+    dialog.exec();
+}
+
+void MainWindow::openMcpServers() {
+    McpDialog dialog(m_mcp, this);
     dialog.exec();
 }
 

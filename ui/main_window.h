@@ -21,6 +21,7 @@ class DeviceProbe;
 class DownloadManager;
 class EngineHost;
 class HubClient;
+class McpHost;
 class DraftModelFinder;
 class ModelLibrary;
 class ProviderStore;
@@ -78,6 +79,9 @@ public:
     app::ProviderStore* providerStore() const { return m_providers.get(); }
     app::RemoteClient* remoteClient() const { return m_remote; }
     void refreshRemoteModels();
+    // MCP servers (Tools › MCP servers…): their tools for the chat's model.
+    app::McpHost* mcpHost() const { return m_mcp; }
+    void openMcpServers();
     void useRemoteModel(const QString& provider, const QString& model);
     void openProviders();
     void openQuantize();
@@ -142,6 +146,7 @@ private:
     bool m_restoreLast = false;            // load the last model once the library is listed
     std::unique_ptr<app::ProviderStore> m_providers;
     app::RemoteClient* m_remote = nullptr;
+    app::McpHost* m_mcp = nullptr;
     QHash<quint64, QString> m_remoteLists;  // model list requests -> provider
 };
 

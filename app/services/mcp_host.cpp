@@ -135,6 +135,18 @@ McpConfigParse McpHost::importServers(const QByteArray& json, QString* error) {
     return p;
 }
 
+McpConfigParse McpHost::importFile(const QString& path, QString* error) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly) || f.size() > (4 << 20)) {
+        McpConfigParse p;
+        p.errors << (f.isOpen() ? QStringLiteral("%1 is over 4 MiB; not an MCP configuration").arg(path)
+                                : QStringLiteral("%1 cannot be read: %2").arg(path, f.errorString()));
+        if (error) *error = p.errors.first();
+        return p;
+    }
+    return importServers(f.readAll(), error);
+}
+
 void McpHost::rebuildClients() {
     // Clients whose server is gone or changed stop; new ones are made (not started).
     for (auto it = m_clients.begin(); it != m_clients.end();) {

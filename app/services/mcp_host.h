@@ -49,6 +49,8 @@ public:
     // Adds the usable servers of an mcpServers JSON (a Claude Desktop or LM Studio file), replacing
     // those of the same name, and saves; the returned parse says what was left out.
     McpConfigParse importServers(const QByteArray& json, QString* error = nullptr);
+    // The same from a file (claude_desktop_config.json, LM Studio's mcp.json), at most 4 MiB.
+    McpConfigParse importFile(const QString& path, QString* error = nullptr);
 
     // Starts every server not turned off (a running one is left as it is); each ends in the
     // client's ready or failed, reported here as toolsChanged / serverFailed.
