@@ -1,5 +1,8 @@
-// An MCP server over stdio: newline-delimited JSON-RPC 2.0 with a child process (see mcp_client.h).
+// An MCP server over stdio (newline-delimited JSON-RPC 2.0 with a child process) or streamable HTTP
+// (mcp_http.cpp); see mcp_client.h.
 #include "services/mcp_client.h"
+
+#include "services/mcp_http.h"
 
 #include <QJsonDocument>
 #include <QJsonParseError>
@@ -83,13 +86,31 @@ void McpClient::start() {
     m_stdout.clear();
     m_stderr.clear();
     m_tools.clear();
-    if (m_config.disabled || !m_config.isStdio()) {
-        const QString why = m_config.disabled ? QStringLiteral("the server is turned off in its settings")
-                                              : QStringLiteral("streamable HTTP servers are not supported yet; "
-                                                               "run the server over stdio (a command)");
-        QTimer::singleShot(0, this, [this, why] { fail(why); });
+    if (m_config.disabled) {
+        QTimer::singleShot(0, this, [this] { fail(QStringLiteral("the server is turned off in its settings")); });
         return;
     }
+    if (m_config.isStdio()) startProcess();
+    else startHttp();
+    initialize();
+}
+
+void McpClient::startHttp() {
+    m_http = new McpHttpTransport(m_config.url, m_config.headers, m_maxMessageBytes, this);
+    connect(m_http, &McpHttpTransport::received, this, &McpClient::handleMessage);
+    connect(m_http, &McpHttpTransport::broken, this, [this](const QString& why) { fail(why); });
+    connect(m_http, &McpHttpTransport::requestFailed, this, [this](quint64 id, const QString& why) {
+        auto it = m_pending.find(id);
+        if (it == m_pending.end()) return;
+        Pending p = *it;
+        m_pending.erase(it);
+        p.timer->stop();
+        p.timer->deleteLater();
+        p.reply({}, why);
+    });
+}
+
+void McpClient::startProcess() {
     m_process = new QProcess(this);
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (auto it = m_config.env.begin(); it != m_config.env.end(); ++it) env.insert(it.key(), it.value());
@@ -105,7 +126,9 @@ void McpClient::start() {
             fail(QStringLiteral("could not start '%1': %2").arg(m_config.command, p->errorString()));
     });
     p->start(m_config.command, m_config.args);
+}
 
+void McpClient::initialize() {
     QJsonObject params;
     params.insert(QStringLiteral("protocolVersion"), QLatin1String(kProtocolVersion));
     params.insert(QStringLiteral("capabilities"), QJsonObject{});
@@ -117,6 +140,7 @@ void McpClient::start() {
             return fail(QStringLiteral("initialize: the reply names no protocol version"));
         const QJsonObject info = result.value(QStringLiteral("serverInfo")).toObject();
         m_serverTitle = info.value(QStringLiteral("title")).toString(info.value(QStringLiteral("name")).toString());
+        if (m_http) m_http->setProtocolVersion(result.value(QStringLiteral("protocolVersion")).toString());
         notify(QStringLiteral("notifications/initialized"));
         listTools({}, {}, true);
     });
@@ -169,6 +193,7 @@ quint64 McpClient::callTool(const QString& name, const QJsonObject& arguments) {
 void McpClient::stop() {
     m_state = State::Stopped;
     failPending(QStringLiteral("the server was stopped"));
+    closeHttp();
     if (QProcess* p = std::exchange(m_process, nullptr)) {
         p->disconnect(this);
         if (p->state() == QProcess::NotRunning) {
@@ -183,7 +208,20 @@ void McpClient::stop() {
     }
 }
 
+void McpClient::closeHttp() {
+    if (McpHttpTransport* h = std::exchange(m_http, nullptr)) {
+        h->disconnect(this);
+        h->close();
+        h->deleteLater();
+    }
+}
+
 void McpClient::send(const QJsonObject& message) {
+    if (m_http) {
+        const bool isRequest = message.contains(QStringLiteral("method")) && message.contains(QStringLiteral("id"));
+        m_http->post(message, isRequest ? quint64(message.value(QStringLiteral("id")).toInteger()) : 0);
+        return;
+    }
     if (!m_process) return;
     QByteArray line = QJsonDocument(message).toJson(QJsonDocument::Compact);
     line += '\n';
@@ -320,6 +358,7 @@ void McpClient::fail(const QString& why) {
     const bool wasStarting = m_state == State::Starting;
     // Stopped first, so that the pending replies (a failed initialize) do not fail twice.
     m_state = State::Stopped;
+    closeHttp();
     if (QProcess* p = std::exchange(m_process, nullptr)) {
         p->disconnect(this);
         p->kill();

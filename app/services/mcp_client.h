@@ -1,5 +1,5 @@
 // One MCP server seen from the app: started as a child process speaking JSON-RPC over its stdin
-// and stdout, initialized, its tools listed (again when it says they changed) and called. All of
+// and stdout (or reached at a streamable HTTP URL), initialized, its tools listed (again when it says they changed) and called. All of
 // it is asynchronous on the owner's thread (QProcess), with a time limit on every request, a cap
 // on a message's size and on the server's stderr kept, and every misbehaviour (a hang, a flood,
 // malformed JSON-RPC, an exit) reported as a signal with the reason; the process is stopped with
@@ -23,6 +23,8 @@ class QTimer;
 
 namespace hearth::app {
 
+class McpHttpTransport;
+
 struct McpTool {
     QString name;
     QString title;        // the server's display name for it ("" when none)
@@ -45,7 +47,7 @@ public:
     explicit McpClient(McpServerConfig config, QObject* parent = nullptr);
     ~McpClient() override; // stops the server
 
-    // Starts the server (stdio only for now): initialize, initialized, tools/list, then ready()
+    // Starts the server (or opens an HTTP session): initialize, initialized, tools/list, then ready()
     // or failed(). Calling it again while starting or ready does nothing; after a failure or a
     // stop it starts afresh.
     void start();
@@ -87,6 +89,10 @@ private:
         QString method;
     };
 
+    void startProcess();
+    void startHttp();
+    void initialize();
+    void closeHttp();
     void send(const QJsonObject& message);
     quint64 request(const QString& method, const QJsonObject& params, int timeoutMs, Reply reply);
     void notify(const QString& method, const QJsonObject& params = {});
@@ -101,7 +107,8 @@ private:
 
     McpServerConfig m_config;
     State m_state = State::Stopped;
-    QProcess* m_process = nullptr;
+    QProcess* m_process = nullptr;       // a stdio server
+    McpHttpTransport* m_http = nullptr;  // or a streamable HTTP one
     QByteArray m_stdout;        // bytes after the last complete line
     QByteArray m_stderr;        // the tail kept for error messages
     QHash<quint64, Pending> m_pending; // by JSON-RPC id

@@ -1,6 +1,6 @@
 // The MCP host's parts without a display: the mcpServers configuration (Claude Desktop's layout,
 // bad entries refused with the reason), a client against the reference MCP servers from npm
-// (server-everything's echo, server-filesystem's directory listing) over stdio, and servers that
+// (server-everything's echo over stdio and streamable HTTP, server-filesystem's directory listing), and servers that
 // misbehave (hang, flood, write garbage, exit, never answer a call): each reported with the reason,
 // nothing left waiting.
 #include "services/mcp_client.h"
@@ -8,9 +8,12 @@
 
 #include <QDir>
 #include <QFile>
+#include <QProcess>
 #include <QProcessEnvironment>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -197,6 +200,27 @@ private Q_SLOTS:
         QVERIFY2(why.contains(QStringLiteral("not JSON-RPC on stdout: Server starting...")), qPrintable(why));
     }
 
+    // Over HTTP: an answer that is not JSON-RPC breaks the session with the reason.
+    void mcpHttpServerWritingGarbageIsRefused() {
+        QTcpServer http;
+        QVERIFY(http.listen(QHostAddress::LocalHost, 0));
+        connect(&http, &QTcpServer::newConnection, &http, [&http] {
+            while (QTcpSocket* s = http.nextPendingConnection()) {
+                connect(s, &QTcpSocket::readyRead, s, [s] {
+                    s->readAll();
+                    s->write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n<html></html>");
+                    s->disconnectFromHost();
+                });
+            }
+        });
+        McpServerConfig c;
+        c.name = QStringLiteral("garbage");
+        c.url = QUrl(QStringLiteral("http://127.0.0.1:%1/mcp").arg(http.serverPort()));
+        McpClient client(c);
+        const QString why = startAndWait(client, 10000);
+        QVERIFY2(why.contains(QStringLiteral("not JSON-RPC: <html></html>")), qPrintable(why));
+    }
+
     void mcpServerFloodingIsCut() {
         McpClient client(shellServer(QStringLiteral("head -c 3000000 /dev/zero | tr '\\0' x; while read l; do :; done")));
         client.setMaxMessageBytes(1 << 20);
@@ -238,13 +262,47 @@ private Q_SLOTS:
         QVERIFY(failures.last().at(1).toString().contains(QStringLiteral("stopped")));
     }
 
-    // Turned off, or over HTTP (not yet supported): refused with the reason, nothing started.
+    // The everything server over streamable HTTP (its own process on a free port): the same
+    // round trip through a session.
+    void mcpEverythingServerOverHttp() {
+        QString why;
+        const QString script = mcpServerScript(QStringLiteral("server-everything"), why);
+        if (script.isEmpty()) QSKIP(qPrintable(why));
+        QTcpServer probe;
+        QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
+        const quint16 port = probe.serverPort();
+        probe.close();
+        QProcess server;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PORT"), QString::number(port));
+        server.setProcessEnvironment(env);
+        server.setProcessChannelMode(QProcess::MergedChannels);
+        server.start(QStandardPaths::findExecutable(QStringLiteral("node")), {script, QStringLiteral("streamableHttp")});
+        QByteArray said;
+        QVERIFY2(QTest::qWaitFor([&] { return (said += server.readAll()).contains("listening"); }, 20000), said.constData());
+        McpServerConfig c;
+        c.name = QStringLiteral("everything-http");
+        c.url = QUrl(QStringLiteral("http://127.0.0.1:%1/mcp").arg(port));
+        McpClient client(c);
+        QCOMPARE(startAndWait(client), QString());
+        QVERIFY(client.tools().size() > 3);
+        QSignalSpy results(&client, &McpClient::toolResult);
+        client.callTool(QStringLiteral("echo"), {{QStringLiteral("message"), QStringLiteral("over http")}});
+        QVERIFY(results.wait(20000));
+        QCOMPARE(results.first().at(1).value<McpToolResult>().text, QStringLiteral("Echo: over http"));
+        client.stop();
+        server.kill();
+        server.waitForFinished(5000);
+    }
+
+    // Turned off, or nothing listening at the URL: refused with the reason.
     void mcpServerNotStartableSaysWhy() {
         McpServerConfig c;
         c.name = QStringLiteral("web");
         c.url = QUrl(QStringLiteral("http://127.0.0.1:9/mcp"));
         McpClient web(c);
-        QVERIFY(startAndWait(web, 2000).contains(QStringLiteral("streamable HTTP")));
+        const QString why = startAndWait(web, 10000);
+        QVERIFY2(why.startsWith(QStringLiteral("initialize: http://127.0.0.1:9/mcp: Connection refused")), qPrintable(why));
         McpServerConfig off = shellServer(QStringLiteral("exit 0"));
         off.disabled = true;
         McpClient client(off);
