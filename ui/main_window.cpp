@@ -27,6 +27,7 @@
 #include "services/memory_estimate.h"
 #include "services/model_library.h"
 #include "services/remote_provider.h"
+#include "services/server_control.h"
 #include "services/settings.h"
 #include "services/starter_install.h"
 #include "services/store.h"
@@ -96,7 +97,8 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_chat->setImageReader(new app::ImageFileReader(this));
     m_models = new ModelsView(m_library, m_engine, m_hub, m_downloads, m_settings, m_devices, m_pages);
     m_settingsView = new SettingsView(m_settings, m_engine, m_devices, m_pages);
-    m_server = new ServerView(m_settings, m_engine, m_pages);
+    m_serverControl = new app::ServerControl(m_engine, this);
+    m_server = new ServerView(m_settings, m_engine, m_serverControl, m_pages);
     m_info = new ModelInfoView(m_pages);
     m_welcome = new WelcomeView(m_install, m_devices, m_pages);
     m_welcome->setStarters(app::ModelLibrary::starterModels());
@@ -386,7 +388,9 @@ void MainWindow::dropEvent(QDropEvent* event) {
     importModels(paths);
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    m_serverControl->stop(); // before the children go: it holds the engine host
+}
 
 void MainWindow::chooseModel() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), QString(),

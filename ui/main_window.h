@@ -26,6 +26,7 @@ class DraftModelFinder;
 class ModelLibrary;
 class ProviderStore;
 class RemoteClient;
+class ServerControl;
 class Settings;
 class StarterInstall;
 class Store;
@@ -147,6 +148,7 @@ private:
     std::unique_ptr<app::ProviderStore> m_providers;
     app::RemoteClient* m_remote = nullptr;
     app::McpHost* m_mcp = nullptr;
+    app::ServerControl* m_serverControl = nullptr; // the embedded API server, shown by m_server
     QHash<quint64, QString> m_remoteLists;  // model list requests -> provider
 };
 

@@ -1,8 +1,7 @@
-// Server page: the embedded hearth::server::Server on the engine the app has loaded, its
-// settings saved through Settings, a request log fed from the server's threads by queued calls.
+// Server page: the embedded server's options (saved through Settings), its state and its request
+// log, which ServerControl delivers on the GUI thread.
 #include "server_view.h"
 
-#include "hearth/server.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -12,7 +11,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
-#include <QPointer>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTime>
@@ -20,8 +18,8 @@
 
 namespace hearth::ui {
 
-ServerView::ServerView(app::Settings* settings, app::EngineHost* engine, QWidget* parent)
-    : QWidget(parent), m_settings(settings), m_engine(engine) {
+ServerView::ServerView(app::Settings* settings, app::EngineHost* engine, app::ServerControl* control, QWidget* parent)
+    : QWidget(parent), m_settings(settings), m_engine(engine), m_control(control) {
     m_port = new QSpinBox(this);
     m_port->setRange(1, 65535);
     m_port->setValue(m_settings->serverPort());
@@ -86,63 +84,38 @@ ServerView::ServerView(app::Settings* settings, app::EngineHost* engine, QWidget
         for (const QString& o : m_cors->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) origins << o.trimmed();
         m_settings->setCorsOrigins(origins);
     });
-    connect(m_engine, &app::EngineHost::loaded, this, [this] {
-        if (m_server) m_server->setEngine(m_engine->sharedEngine(), m_engine->model().path.section(QLatin1Char('/'), -1).toStdString());
+    connect(m_engine, &app::EngineHost::loaded, this, [this] { updateState(); });
+    connect(m_control, &app::ServerControl::logLine, this, &ServerView::appendLog);
+    connect(m_control, &app::ServerControl::runningChanged, this, [this](bool running) {
+        if (!running) appendLog(tr("stopped"));
+        updateExamples();
         updateState();
     });
     updateExamples();
     updateState();
 }
 
-ServerView::~ServerView() { stop(); }
-
-int ServerView::port() const { return m_server ? m_server->port() : 0; }
-
 void ServerView::setPort(int port) {
-    if (!m_server) m_port->setValue(port);
+    if (!isRunning()) m_port->setValue(port);
 }
 
 bool ServerView::start() {
-    if (m_server) return true;
-    server::ServerConfig c;
-    c.host = m_lan->isChecked() ? "0.0.0.0" : "127.0.0.1";
-    c.port = m_port->value();
-    c.apiKey = m_apiKey->text().toStdString();
-    for (const QString& o : m_cors->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
-        c.corsOrigins.push_back(o.trimmed().toStdString());
-    QPointer<ServerView> self(this);
-    c.log = [self](const std::string& line) {
-        const QString text = QString::fromStdString(line);
-        QMetaObject::invokeMethod(qApp, [self, text] { if (self) self->appendLog(text); }, Qt::QueuedConnection);
-    };
-    c.requestLog = [self](const server::RequestRecord& r) {
-        const QString text = QString::fromStdString(server::formatRequestRecord(r));
-        QMetaObject::invokeMethod(qApp, [self, text] { if (self) self->appendLog(text); }, Qt::QueuedConnection);
-    };
-    auto server = std::make_unique<server::Server>(c);
-    Status st = server->start();
-    if (!st.isOk()) {
-        Q_EMIT statusMessage(tr("Server did not start: %1").arg(QString::fromStdString(st.message())), StatusLevel::Error);
-        appendLog(tr("start failed: %1").arg(QString::fromStdString(st.message())));
+    if (isRunning()) return true;
+    app::ServerOptions o;
+    o.host = m_lan->isChecked() ? QStringLiteral("0.0.0.0") : QStringLiteral("127.0.0.1");
+    o.port = m_port->value();
+    o.apiKey = m_apiKey->text();
+    o.corsOrigins = m_cors->text().split(QLatin1Char(','), Qt::SkipEmptyParts);
+    QString error;
+    if (!m_control->start(o, &error)) {
+        Q_EMIT statusMessage(tr("Server did not start: %1").arg(error), StatusLevel::Error);
+        appendLog(tr("start failed: %1").arg(error));
         return false;
     }
-    if (m_engine->isLoaded())
-        server->setEngine(m_engine->sharedEngine(), m_engine->model().path.section(QLatin1Char('/'), -1).toStdString());
-    m_server = std::move(server);
-    m_engine->setHeld(true); // its requests do not pass through the host: no idle unload
-    updateExamples();
-    updateState();
     return true;
 }
 
-void ServerView::stop() {
-    if (!m_server) return;
-    m_server->stop();
-    m_server.reset();
-    m_engine->setHeld(false);
-    appendLog(tr("stopped"));
-    updateState();
-}
+void ServerView::stop() { m_control->stop(); }
 
 QString ServerView::stateText() const { return m_state->text(); }
 
@@ -153,7 +126,7 @@ void ServerView::appendLog(const QString& line) {
 }
 
 void ServerView::updateExamples() {
-    const int p = m_server ? m_server->port() : m_port->value();
+    const int p = isRunning() ? port() : m_port->value();
     const QString key = m_apiKey->text().isEmpty() ? QStringLiteral("none") : QStringLiteral("YOUR_KEY");
     QString auth = m_apiKey->text().isEmpty() ? QString() : QStringLiteral(" -H 'Authorization: Bearer YOUR_KEY'");
     m_examples->setPlainText(

@@ -1,14 +1,14 @@
-// The server page: start and stop the embedded OpenAI-compatible server on the loaded model,
-// choose port, API key, LAN exposure (with a warning) and CORS origins; live request log and
-// copyable curl and Python examples.
+// The server page: shows the embedded OpenAI-compatible server (app::ServerControl runs it) and
+// starts or stops it with the port, API key, LAN exposure (with a warning) and CORS origins
+// chosen here; live request log and copyable curl and Python examples.
 #pragma once
 
 #include "status_level.h"
 #include "services/engine_host.h"
+#include "services/server_control.h"
 #include "services/settings.h"
 
 #include <QWidget>
-#include <memory>
 
 class QCheckBox;
 class QLabel;
@@ -17,22 +17,18 @@ class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
 
-namespace hearth::server {
-class Server;
-}
-
 namespace hearth::ui {
 
 class ServerView : public QWidget {
     Q_OBJECT
 public:
-    ServerView(app::Settings* settings, app::EngineHost* engine, QWidget* parent = nullptr);
-    ~ServerView() override;
+    ServerView(app::Settings* settings, app::EngineHost* engine, app::ServerControl* control, QWidget* parent = nullptr);
 
+    // As the Start / Stop button does.
     bool start();
     void stop();
-    bool isRunning() const { return m_server != nullptr; }
-    int port() const;
+    bool isRunning() const { return m_control->isRunning(); }
+    int port() const { return m_control->port(); }
     void setPort(int port); // while stopped
     // The request log as shown (for tests).
     QString logText() const;
@@ -49,7 +45,7 @@ private:
 
     app::Settings* m_settings;
     app::EngineHost* m_engine;
-    std::unique_ptr<server::Server> m_server;
+    app::ServerControl* m_control;
     QSpinBox* m_port = nullptr;
     QLineEdit* m_apiKey = nullptr;
     QLineEdit* m_cors = nullptr;
