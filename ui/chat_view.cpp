@@ -8,8 +8,8 @@
 
 #include "chat_markdown.h"
 #include "chat_settings_dialog.h"
+#include "conversation_list.h"
 #include "image_strip.h"
-#include "search_hit_delegate.h"
 #include "services/reply_recorder.h"
 #include "services/sampling_json.h"
 
@@ -20,8 +20,6 @@
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
-#include <QLineEdit>
-#include <QListWidget>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -51,19 +49,8 @@ bool fitsNoMore(const QString& error) { return error.contains(QStringLiteral("do
 
 ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     : QWidget(parent), m_engine(engine), m_store(store) {
-    // Left: search, new chat, conversations.
-    auto* left = new QWidget(this);
-    auto* leftLayout = new QVBoxLayout(left);
-    leftLayout->setContentsMargins(0, 0, 0, 0);
-    auto* newButton = new QPushButton(tr("New chat"), left);
-    m_search = new QLineEdit(left);
-    m_search->setPlaceholderText(tr("Search messages"));
-    m_search->setClearButtonEnabled(true);
-    m_list = new QListWidget(left);
-    m_list->setItemDelegate(new SearchHitDelegate(m_list));
-    leftLayout->addWidget(newButton);
-    leftLayout->addWidget(m_search);
-    leftLayout->addWidget(m_list, 1);
+    // Left: new chat, search, conversations.
+    m_conversationList = new ConversationList(m_store, this);
 
     // Right: transcript, statistics, input.
     auto* right = new QWidget(this);
@@ -103,7 +90,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     rightLayout->addLayout(buttons);
 
     auto* split = new QSplitter(this);
-    split->addWidget(left);
+    split->addWidget(m_conversationList);
     split->addWidget(right);
     split->setStretchFactor(1, 1);
     split->setSizes({220, 700});
@@ -115,7 +102,13 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     m_renderTimer->setInterval(33); // at most ~30 re-renders a second while streaming
     connect(m_renderTimer, &QTimer::timeout, this, &ChatView::render);
 
-    connect(newButton, &QPushButton::clicked, this, &ChatView::newChat);
+    connect(m_conversationList, &ConversationList::newChatClicked, this, &ChatView::newChat);
+    connect(m_conversationList, &ConversationList::chosen, this, &ChatView::openConversation);
+    connect(m_conversationList, &ConversationList::menuRequested, this, &ChatView::showListMenu);
+    connect(m_conversationList, &ConversationList::listed, this, [this](const QList<app::Conversation>& list) {
+        m_conversations.clear();
+        for (const app::Conversation& c : list) m_conversations.insert(c.id, c);
+    });
     connect(m_send, &QPushButton::clicked, this, [this] { sendText(m_input->toPlainText()); });
     connect(m_stop, &QPushButton::clicked, this, &ChatView::stop);
     connect(m_regenerate, &QPushButton::clicked, this, &ChatView::regenerate);
@@ -123,8 +116,6 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     connect(m_transcript, &QTextBrowser::anchorClicked, this, &ChatView::activateLink);
     m_transcript->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_transcript, &QTextBrowser::customContextMenuRequested, this, &ChatView::showTranscriptMenu);
-    m_list->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(m_list, &QListWidget::customContextMenuRequested, this, &ChatView::showListMenu);
     connect(new QShortcut(QKeySequence(QStringLiteral("Ctrl+N")), this), &QShortcut::activated, this,
             &ChatView::newChat);
     connect(new QShortcut(QKeySequence(Qt::Key_Escape), this), &QShortcut::activated, this, [this] {
@@ -141,12 +132,6 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
             &ChatView::focusInput);
     connect(new QShortcut(QKeySequence(QStringLiteral("Ctrl+Up")), this), &QShortcut::activated, this,
             &ChatView::editLastUserMessage);
-    connect(m_list, &QListWidget::itemClicked, this,
-            [this](QListWidgetItem* item) { openConversation(item->data(Qt::UserRole).toLongLong()); });
-    connect(m_search, &QLineEdit::textChanged, this, [this](const QString& q) {
-        if (q.trimmed().isEmpty()) reloadConversations();
-        else m_searchTicket = m_store->searchMessages(q.trimmed());
-    });
 
     connect(m_engine, &app::EngineHost::tokenReceived, this, &ChatView::onToken);
     connect(m_engine, &app::EngineHost::reasoningReceived, this, &ChatView::onReasoning);
@@ -215,6 +200,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                 if (ticket != m_createTicket) return;
                 m_createTicket = 0;
                 m_conversationId = c.id;
+                m_conversationList->setCurrent(c.id);
                 reloadConversations();
                 const QString text = m_pendingText;
                 m_pendingText.clear();
@@ -229,32 +215,6 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
         render();
         startReply();
     });
-    connect(m_store, &app::Store::conversationsListed, this,
-            [this](quint64 ticket, const QList<app::Conversation>& list) {
-                if (ticket != m_listTicket) return;
-                m_list->clear();
-                m_conversations.clear();
-                for (const app::Conversation& c : list) {
-                    m_conversations.insert(c.id, c);
-                    auto* item = new QListWidgetItem(c.title, m_list);
-                    item->setData(Qt::UserRole, c.id);
-                    if (c.id == m_conversationId) m_list->setCurrentItem(item);
-                }
-            });
-    connect(m_store, &app::Store::searchFinished, this,
-            [this](quint64 ticket, const QList<app::SearchHit>& hits) {
-                if (ticket != m_searchTicket) return;
-                m_list->clear();
-                for (const app::SearchHit& h : hits) {
-                    const QString head = h.conversationTitle + QStringLiteral("\n  ");
-                    auto* item = new QListWidgetItem(head + h.snippet, m_list);
-                    item->setData(Qt::UserRole, h.conversationId);
-                    QVariantList matches; // drawn highlighted by SearchHitDelegate
-                    for (const app::SearchMatch& m : h.matches)
-                        matches << QPoint(int(head.size() + m.start), int(m.length));
-                    item->setData(SearchHitDelegate::MatchesRole, matches);
-                }
-            });
     connect(m_store, &app::Store::messagesLoaded, this,
             [this](quint64 ticket, qint64 conversationId, const QList<app::StoredMessage>& list) {
                 if (auto job = m_exports.constFind(ticket); job != m_exports.constEnd()) {
@@ -296,10 +256,6 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     });
     connect(m_store, &app::Store::conversationDeleted, this, [this](quint64, qint64 id) {
         if (id == m_conversationId) newChat();
-        reloadConversations();
-    });
-    connect(m_store, &app::Store::conversationUpdated, this, [this](quint64, qint64) {
-        if (m_search->text().trimmed().isEmpty()) reloadConversations();
     });
     connect(m_store, &app::Store::failed, this, [this](quint64 ticket, const QString& message) {
         if (m_exports.remove(ticket)) {
@@ -344,7 +300,7 @@ void ChatView::changeEvent(QEvent* event) {
     }
 }
 
-void ChatView::reloadConversations() { m_listTicket = m_store->listConversations(); }
+void ChatView::reloadConversations() { m_conversationList->reload(); }
 
 void ChatView::setSampling(const app::Sampling& sampling) {
     m_defaultSampling = sampling;
@@ -381,7 +337,7 @@ void ChatView::newChat() {
     m_contextFull = false;
     m_dropOldest = false;
     m_viewStart = 0;
-    m_list->clearSelection();
+    m_conversationList->setCurrent(0);
     showChatState();
     render();
     updateButtons();
@@ -401,6 +357,7 @@ void ChatView::openConversation(qint64 id) {
     detachReply();
     cancelEdit();
     m_conversationId = id;
+    m_conversationList->setCurrent(id);
     applyConversationSettings(id);
     m_messages.clear();
     m_error.clear();

@@ -20,8 +20,6 @@ class QDropEvent;
 class QLabel;
 class QMimeData;
 class QVBoxLayout;
-class QLineEdit;
-class QListWidget;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
@@ -36,6 +34,7 @@ class ReplyRecorder;
 
 namespace hearth::ui {
 
+class ConversationList;
 class ImageStrip;
 
 class ChatView : public QWidget {
@@ -232,7 +231,7 @@ private:
     double streamReasoningMs() const;
     void onFinished(quint64 id, const QString& reason, const app::GenerationUsage& usage);
     void onFailed(quint64 id, const QString& message);
-    void showListMenu(const QPoint& at);
+    void showListMenu(qint64 id, const QPoint& globalPos);
     void showTranscriptMenu(const QPoint& at);
     void applyConversationSettings(qint64 id);
     void ensureRecording();
@@ -260,8 +259,7 @@ private:
     QString m_defaultSystemPrompt;
     QHash<qint64, app::Conversation> m_conversations; // from the last listing
 
-    QListWidget* m_list = nullptr;
-    QLineEdit* m_search = nullptr;
+    ConversationList* m_conversationList = nullptr;
     QTextBrowser* m_transcript = nullptr;
     QPlainTextEdit* m_input = nullptr;
     QPushButton* m_send = nullptr;
@@ -288,9 +286,7 @@ private:
     quint64 m_createTicket = 0;
     quint64 m_userTicket = 0;
     QString m_userText;
-    quint64 m_listTicket = 0;
     quint64 m_loadTicket = 0;
-    quint64 m_searchTicket = 0;
     QStringList m_codeBlocks;             // of the last render, by link number
     qint64 m_editingId = 0;               // the stored user message being edited
     QString m_editingStatus;              // the status line said while editing

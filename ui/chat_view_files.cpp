@@ -9,7 +9,6 @@
 #include <QFileInfo>
 #include <QInputDialog>
 #include <QLineEdit>
-#include <QListWidget>
 #include <QMenu>
 #include <QMessageBox>
 #include <QRegularExpression>
@@ -94,10 +93,9 @@ void ChatView::importWithDialog() {
     if (!path.isEmpty()) importConversation(path);
 }
 
-void ChatView::showListMenu(const QPoint& at) {
-    QListWidgetItem* item = m_list->itemAt(at);
+void ChatView::showListMenu(qint64 id, const QPoint& globalPos) {
+    const bool item = id != 0;
     QMenu menu(this);
-    const qint64 id = item ? item->data(Qt::UserRole).toLongLong() : 0;
     QAction* rename = nullptr;
     QAction* settings = nullptr;
     QAction* exportMd = nullptr;
@@ -115,7 +113,7 @@ void ChatView::showListMenu(const QPoint& at) {
         menu.addSeparator();
         remove = menu.addAction(tr("Delete"));
     }
-    QAction* chosen = menu.exec(m_list->viewport()->mapToGlobal(at));
+    QAction* chosen = menu.exec(globalPos);
     if (!chosen) return;
     if (chosen == import) {
         importWithDialog();
