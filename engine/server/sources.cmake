@@ -9,7 +9,6 @@ target_sources(hearth_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/chat_images.cpp
   ${CMAKE_CURRENT_LIST_DIR}/openai_convert.cpp
   ${CMAKE_CURRENT_LIST_DIR}/openai_response.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/tool_calls.cpp
   ${CMAKE_CURRENT_LIST_DIR}/structured_output.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tool_call_stream.cpp
   ${CMAKE_CURRENT_LIST_DIR}/security.cpp

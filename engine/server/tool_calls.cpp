@@ -366,27 +366,6 @@ ToolCallParse parseWhole(std::string_view text, const std::vector<std::string>& 
 
 } // namespace
 
-ToolCallParse parseToolCalls(std::string_view text, const std::vector<std::string>& knownNames) {
-    ToolCallParse p = parseWhole(text, knownNames);
-    if (p.calls.empty()) {
-        // A last Hermes call that does not read (bad JSON after good calls): the calls before it.
-        const size_t last = text.rfind(kHermesOpen);
-        if (last != std::string_view::npos && last > 0) {
-            ToolCallParse q = parseWhole(text.substr(0, last), knownNames);
-            if (!q.calls.empty()) p = std::move(q);
-        }
-    }
-    // Text cut short inside the next call's opening tag is not content.
-    std::string& c = p.content;
-    for (size_t n = std::min(c.size(), kHermesOpen.size() - 1); n > 0; --n)
-        if (c.compare(c.size() - n, n, kHermesOpen.substr(0, n)) == 0) {
-            c.erase(c.size() - n);
-            while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
-            break;
-        }
-    return p;
-}
-
 bool mightBeToolCall(std::string_view text) {
     std::string_view t = trim(text);
     if (t.empty()) return true;
@@ -398,3 +377,28 @@ bool mightBeToolCall(std::string_view text) {
 }
 
 } // namespace hearth::server
+
+namespace hearth {
+
+ToolCallParse parseToolCalls(std::string_view text, const std::vector<std::string>& knownNames) {
+    ToolCallParse p = server::parseWhole(text, knownNames);
+    if (p.calls.empty()) {
+        // A last Hermes call that does not read (bad JSON after good calls): the calls before it.
+        const size_t last = text.rfind(server::kHermesOpen);
+        if (last != std::string_view::npos && last > 0) {
+            ToolCallParse q = server::parseWhole(text.substr(0, last), knownNames);
+            if (!q.calls.empty()) p = std::move(q);
+        }
+    }
+    // Text cut short inside the next call's opening tag is not content.
+    std::string& c = p.content;
+    for (size_t n = std::min(c.size(), server::kHermesOpen.size() - 1); n > 0; --n)
+        if (c.compare(c.size() - n, n, server::kHermesOpen.substr(0, n)) == 0) {
+            c.erase(c.size() - n);
+            while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
+            break;
+        }
+    return p;
+}
+
+} // namespace hearth
