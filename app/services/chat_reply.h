@@ -8,6 +8,7 @@
 #include "hearth/chat_output.h"
 #include "hearth/chat_template.h"
 
+#include <QJsonArray>
 #include <QList>
 
 #include <optional>
@@ -31,7 +32,11 @@ ReplyFormat replyFormatFor(std::string_view renderedPrompt);
 // "content"}; an assistant message with reasoning also carries "reasoning_content" (the field
 // Qwen3-style templates read, most of them to drop it from earlier turns); the content never
 // holds the reasoning.
-tmpl::ChatRequest chatRequestFor(const QList<ChatMessage>& messages);
+// With `tools` (OpenAI's [{"type": "function", "function": {...}}], as the API takes them) the
+// template is given them; an assistant turn's calls go as "tool_calls" (the arguments as a
+// mapping where they read as JSON, as templates expect), a tool's result as role "tool" with
+// its "tool_call_id".
+tmpl::ChatRequest chatRequestFor(const QList<ChatMessage>& messages, const QJsonArray& tools = {});
 
 struct ReplyPiece {
     std::string reasoning;

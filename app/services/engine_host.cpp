@@ -31,6 +31,7 @@ struct EngineHost::Prompt {
     QString text;
     QList<int> ids;
     QList<ChatMessage> messages;
+    QJsonArray tools; // a chat's tools for the template (OpenAI's function list)
 };
 
 namespace detail {
@@ -392,8 +393,8 @@ private:
             return ids;
         }
         case Kind::Chat: {
-            if (imageCount(prompt.messages) > 0) return chatWithImages(prompt.messages, format);
-            const tmpl::ChatRequest chat = chatRequestFor(prompt.messages);
+            if (imageCount(prompt.messages) > 0) return chatWithImages(prompt.messages, prompt.tools, format);
+            const tmpl::ChatRequest chat = chatRequestFor(prompt.messages, prompt.tools);
             Result<std::string> rendered = m_engine->renderChat(chat);
             if (!rendered) return rendered.status();
             format = replyFormatFor(*rendered);
@@ -405,7 +406,8 @@ private:
 
     // A chat whose messages carry images: each decoded here, one image marker per image at the
     // start of its message (as llama.cpp and Ollama place them), encoded by the projector.
-    Result<std::vector<int32_t>> chatWithImages(const QList<ChatMessage>& messages, ReplyFormat& format) {
+    Result<std::vector<int32_t>> chatWithImages(const QList<ChatMessage>& messages, const QJsonArray& tools,
+                                                ReplyFormat& format) {
         const ModelSummary& m = m_engine->model();
         if (!m.takesImages)
             return unsupported("the model (" + m.architecture + ") does not take images; choose a vision model");
@@ -421,7 +423,7 @@ private:
                     return image.status().withContext("image " + std::to_string(decoded.size() + 1));
                 decoded.push_back(std::move(image).value());
             }
-        const tmpl::ChatRequest chat = chatRequestFor(withImageMarkers(messages));
+        const tmpl::ChatRequest chat = chatRequestFor(withImageMarkers(messages), tools);
         Result<std::string> rendered = m_engine->renderChat(chat);
         if (!rendered) return rendered.status();
         format = replyFormatFor(*rendered);
@@ -581,10 +583,11 @@ quint64 EngineHost::sendTokens(const QList<int>& promptIds, const Sampling& samp
     return send(std::move(p), sampling);
 }
 
-quint64 EngineHost::sendChat(const QList<ChatMessage>& messages, const Sampling& sampling) {
+quint64 EngineHost::sendChat(const QList<ChatMessage>& messages, const Sampling& sampling, const QJsonArray& tools) {
     Prompt p;
     p.kind = Prompt::Kind::Chat;
     p.messages = messages;
+    p.tools = tools;
     return send(std::move(p), sampling);
 }
 
@@ -705,8 +708,9 @@ void EngineHost::handleStats(quint64 generation, const EngineStatsSnapshot& stat
 
 // Trimming runs on the worker thread with the loaded engine's tokenizer and template; the
 // trimmed chat then goes through the worker's usual submit.
-quint64 EngineHost::sendChatFitting(const QList<ChatMessage>& messages, const Sampling& sampling) {
-    if (isRemote()) return sendChat(messages, sampling); // the remote server manages its context
+quint64 EngineHost::sendChatFitting(const QList<ChatMessage>& messages, const Sampling& sampling,
+                                    const QJsonArray& tools) {
+    if (isRemote()) return sendChat(messages, sampling, tools); // the remote server manages its context
     const quint64 id = m_nextId++;
     m_live.insert(id);
     if (m_state != State::Ready || !m_shared) {
@@ -717,7 +721,7 @@ quint64 EngineHost::sendChatFitting(const QList<ChatMessage>& messages, const Sa
     detail::EngineWorker* w = m_worker;
     QMetaObject::invokeMethod(
         w,
-        [w, id, messages, sampling, engine = m_shared, relay = m_relay] {
+        [w, id, messages, sampling, tools, engine = m_shared, relay = m_relay] {
             QList<ChatMessage> kept = messages;
             const int context = engine->model().contextLength;
             const int room = std::min(std::max(1, sampling.maxTokens), std::max(16, context / 4));
@@ -726,7 +730,7 @@ quint64 EngineHost::sendChatFitting(const QList<ChatMessage>& messages, const Sa
             // An image costs about its projector's embeddings per image (Gemma 3: 256).
             const int perImage = engine->projector() ? int(engine->projector()->tokensPerImage) : 0;
             while (context > 0 && kept.size() - first > 1) {
-                Result<std::vector<int32_t>> ids = engine->encodeChat(chatRequestFor(kept));
+                Result<std::vector<int32_t>> ids = engine->encodeChat(chatRequestFor(kept, tools));
                 if (!ids || int(ids->size()) + perImage * detail::imageCount(kept) + room <= context) break;
                 // One turn: the message at `first` and the replies after it, up to the next user
                 // message; the last message stays.
@@ -741,6 +745,7 @@ quint64 EngineHost::sendChatFitting(const QList<ChatMessage>& messages, const Sa
             Prompt p;
             p.kind = Prompt::Kind::Chat;
             p.messages = std::move(kept);
+            p.tools = tools;
             w->submit(id, p, sampling);
         },
         Qt::QueuedConnection);

@@ -6,6 +6,7 @@
 #include "services/service_types.h"
 
 #include <QHash>
+#include <QJsonArray>
 #include <QList>
 #include <QObject>
 #include <QSet>
@@ -72,7 +73,9 @@ public:
     // reasoning (<think> blocks, harmony's analysis channel; the reader is chosen from the
     // rendered prompt) comes as reasoningReceived, the answer as tokenReceived. An assistant
     // message's reasoning goes to the template as reasoning_content, never inside its content.
-    quint64 sendChat(const QList<ChatMessage>& messages, const Sampling& sampling);
+    // `tools` (OpenAI's function list) are given to the template, with the messages' tool calls
+    // and results (chatRequestFor); a remote provider is not sent them yet.
+    quint64 sendChat(const QList<ChatMessage>& messages, const Sampling& sampling, const QJsonArray& tools = {});
 
     // Stop ends the request: the engine's own end (with its usage) when it comes within the stop
     // grace, else finished(id, "cancelled") without usage at the grace's end, while the engine
@@ -125,7 +128,7 @@ public:
     // message (always kept), a user message and the replies up to the next user message, never
     // the last message. chatTrimmed(id, n) comes before any token with the number of messages
     // left out (0: none). If even the last turn alone does not fit, it fails as sendChat does.
-    quint64 sendChatFitting(const QList<ChatMessage>& messages, const Sampling& sampling);
+    quint64 sendChatFitting(const QList<ChatMessage>& messages, const Sampling& sampling, const QJsonArray& tools = {});
 
 Q_SIGNALS:
     void chatTrimmed(quint64 id, int droppedMessages);

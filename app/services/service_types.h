@@ -114,13 +114,22 @@ struct Sampling {
     }
 };
 
+// A tool call an assistant turn made, as OpenAI writes it (the arguments as JSON text).
+struct ChatToolCall {
+    QString id;
+    QString name;
+    QString arguments;
+};
+
 struct ChatMessage {
-    QString role; // "system", "user", "assistant"
+    QString role; // "system", "user", "assistant", "tool" (a tool's result)
     QString content;   // an assistant turn's answer only
     QString reasoning; // an assistant turn's reasoning (<think> or harmony analysis), if any
     // Images the message carries, each an encoded file's bytes as attached (PNG, JPEG, WebP,
     // GIF); the model sees them before the message's text.
     QList<QByteArray> images;
+    QList<ChatToolCall> toolCalls; // an assistant turn's tool calls, in order
+    QString toolCallId;            // a "tool" message: the id of the call it answers
 };
 
 // What one finished generation cost.

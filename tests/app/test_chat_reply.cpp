@@ -1,12 +1,15 @@
 // The engine host's chat reply handling on its own: the reader chosen from a rendered prompt, a
 // scripted reply split into reasoning and answer however it is cut into pieces (<think> blocks,
 // a prompt that opened <think>, gpt-oss harmony), and the template request that keeps an earlier
-// reply's reasoning out of its content (rendered with the real Qwen3 and DeepSeek-R1 templates).
+// reply's reasoning out of its content and carries tools, tool calls and their results (rendered
+// with the real Qwen3 and DeepSeek-R1 templates).
 #include "services/chat_reply.h"
 
 #include "test_support.h"
 
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QtTest>
 
 #include <string>
@@ -114,6 +117,43 @@ private Q_SLOTS:
                                 {"<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\":1}<|call|>"});
         QVERIFY(call.answer.empty());
         QVERIFY(call.reasoning.empty());
+    }
+
+    // A chat with MCP tools: the tools, the assistant's call (its arguments as a mapping) and
+    // the tool's result reach the template (the real Qwen3 one) as the API server gives them.
+    void toolCallsAndResultsReachTheTemplate() {
+        QList<ChatMessage> chat = {{QStringLiteral("user"), QStringLiteral("Note that milk is out.")},
+                                   {QStringLiteral("assistant"), QString()},
+                                   {QStringLiteral("tool"), QStringLiteral("NOTED-42")}};
+        chat[1].toolCalls = {{QStringLiteral("call_1"), QStringLiteral("notes__add"), QStringLiteral("{\"text\": \"milk is out\"}")}};
+        chat[2].toolCallId = QStringLiteral("call_1");
+        QJsonObject params{{QStringLiteral("type"), QStringLiteral("object")}};
+        QJsonObject fn{{QStringLiteral("name"), QStringLiteral("notes__add")},
+                       {QStringLiteral("description"), QStringLiteral("Adds a note")},
+                       {QStringLiteral("parameters"), params}};
+        const QJsonArray tools{QJsonObject{{QStringLiteral("type"), QStringLiteral("function")}, {QStringLiteral("function"), fn}}};
+        const tmpl::ChatRequest request = chatRequestFor(chat, tools);
+        QCOMPARE(request.tools.size(), size_t(1));
+        QCOMPARE(request.tools[0]["function"]["name"].get<std::string>(), std::string("notes__add"));
+        const auto& call = request.messages[1]["tool_calls"][0];
+        QCOMPARE(call["id"].get<std::string>(), std::string("call_1"));
+        QVERIFY(call["function"]["arguments"].is_object());
+        QCOMPARE(call["function"]["arguments"]["text"].get<std::string>(), std::string("milk is out"));
+        QCOMPARE(request.messages[2]["tool_call_id"].get<std::string>(), std::string("call_1"));
+        // Arguments that are not JSON stay text; no tools: none given.
+        chat[1].toolCalls[0].arguments = QStringLiteral("not json");
+        QVERIFY(chatRequestFor(chat).messages[1]["tool_calls"][0]["function"]["arguments"].is_string());
+        QVERIFY(chatRequestFor(chat).tools.is_null());
+
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("templates/Qwen-Qwen3-0.6B.jinja"));
+        auto qwen = tmpl::ChatTemplate::parse(templateSource("Qwen-Qwen3-0.6B"));
+        QVERIFY(qwen);
+        auto rendered = tmpl::applyChatTemplate(*qwen, request);
+        QVERIFY2(rendered, rendered ? "" : rendered.status().toString().c_str());
+        QVERIFY2(rendered->find("\"name\": \"notes__add\"") != std::string::npos, rendered->c_str());
+        QVERIFY2(rendered->find("<tool_call>") != std::string::npos, rendered->c_str());
+        QVERIFY2(rendered->find("milk is out") != std::string::npos, rendered->c_str());
+        QVERIFY2(rendered->find("<tool_response>\nNOTED-42\n</tool_response>") != std::string::npos, rendered->c_str());
     }
 
     void reasoningTravelsApartFromContent() {
