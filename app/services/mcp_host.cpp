@@ -209,6 +209,22 @@ QList<McpHostTool> McpHost::tools() const {
     return out;
 }
 
+QJsonArray McpHost::chatTools() const {
+    QJsonArray out;
+    for (const McpHostTool& t : tools()) {
+        if (!t.settings.enabled || t.settings.approval == McpApproval::Never) continue;
+        QJsonObject parameters = t.tool.inputSchema;
+        if (parameters.isEmpty()) parameters.insert(QStringLiteral("type"), QStringLiteral("object"));
+        QString description = t.tool.description;
+        if (description.isEmpty()) description = t.tool.title;
+        const QJsonObject function{{QStringLiteral("name"), t.modelName},
+                                   {QStringLiteral("description"), description},
+                                   {QStringLiteral("parameters"), parameters}};
+        out.append(QJsonObject{{QStringLiteral("type"), QStringLiteral("function")}, {QStringLiteral("function"), function}});
+    }
+    return out;
+}
+
 McpToolSettings McpHost::toolSettings(const QString& server, const QString& tool) const {
     return m_toolSettings.value(settingsKey(server, tool));
 }

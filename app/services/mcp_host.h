@@ -10,6 +10,7 @@
 #include "services/mcp_config.h"
 
 #include <QHash>
+#include <QJsonArray>
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -60,6 +61,10 @@ public:
 
     // The tools of the servers that are ready, enabled or not, in server then tool order.
     QList<McpHostTool> tools() const;
+    // The tools a chat offers the model: those of ready servers that are on and not "never", as
+    // OpenAI's function list ({"type": "function", "function": {name, description, parameters}}),
+    // named as call() takes them.
+    QJsonArray chatTools() const;
     McpToolSettings toolSettings(const QString& server, const QString& tool) const;
     bool setToolSettings(const QString& server, const QString& tool, const McpToolSettings& settings,
                          QString* error = nullptr);

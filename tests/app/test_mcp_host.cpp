@@ -6,6 +6,8 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -76,6 +78,12 @@ private Q_SLOTS:
             QVERIFY(QTest::qWaitFor([&] { return host.tools().size() == 2; }, 10000));
             QCOMPARE(host.tools().first().modelName, QStringLiteral("fake__note"));
             QCOMPARE(host.tools().first().settings.approval, McpApproval::Ask);
+            // Offered to the chat's model as OpenAI functions.
+            QJsonArray offered = host.chatTools();
+            QCOMPARE(offered.size(), 2);
+            const QJsonObject fn = offered.at(0).toObject().value(QStringLiteral("function")).toObject();
+            QCOMPARE(fn.value(QStringLiteral("name")).toString(), QStringLiteral("fake__note"));
+            QCOMPARE(fn.value(QStringLiteral("parameters")).toObject().value(QStringLiteral("type")).toString(), QStringLiteral("object"));
 
             // "ask" without the user's yes: refused here, nothing sent.
             QVERIFY(callAndWait(host, QStringLiteral("fake__note"), false).contains(QStringLiteral("did not approve")));
@@ -86,6 +94,8 @@ private Q_SLOTS:
             QVERIFY(host.setToolSettings(QStringLiteral("fake"), QStringLiteral("note"), {true, McpApproval::Always}));
             QCOMPARE(callAndWait(host, QStringLiteral("fake__note"), false), QStringLiteral("done 4"));
             QVERIFY(host.setToolSettings(QStringLiteral("fake"), QStringLiteral("rm"), {true, McpApproval::Never}));
+            offered = host.chatTools(); // "never" is not offered at all
+            QCOMPARE(offered.size(), 1);
             QVERIFY(callAndWait(host, QStringLiteral("fake__rm"), true).contains(QStringLiteral("does not allow")));
             QVERIFY(host.setToolSettings(QStringLiteral("fake"), QStringLiteral("note"), {false, McpApproval::Always}));
             QVERIFY(callAndWait(host, QStringLiteral("fake__note"), true).contains(QStringLiteral("turned off")));
