@@ -100,13 +100,7 @@ void McpClient::startHttp() {
     connect(m_http, &McpHttpTransport::received, this, &McpClient::handleMessage);
     connect(m_http, &McpHttpTransport::broken, this, [this](const QString& why) { fail(why); });
     connect(m_http, &McpHttpTransport::requestFailed, this, [this](quint64 id, const QString& why) {
-        auto it = m_pending.find(id);
-        if (it == m_pending.end()) return;
-        Pending p = *it;
-        m_pending.erase(it);
-        p.timer->stop();
-        p.timer->deleteLater();
-        p.reply({}, why);
+        if (std::optional<Pending> p = takePending(id)) p->reply({}, why);
     });
 }
 
@@ -240,15 +234,12 @@ quint64 McpClient::request(const QString& method, const QJsonObject& params, int
     pending.timer = new QTimer(this);
     pending.timer->setSingleShot(true);
     connect(pending.timer, &QTimer::timeout, this, [this, id, timeoutMs] {
-        auto it = m_pending.find(id);
-        if (it == m_pending.end()) return;
-        Pending p = *it;
-        m_pending.erase(it);
-        p.timer->deleteLater();
+        std::optional<Pending> p = takePending(id);
+        if (!p) return;
         // The server is told to drop it, as the protocol asks.
         notify(QStringLiteral("notifications/cancelled"),
                QJsonObject{{QStringLiteral("requestId"), qint64(id)}, {QStringLiteral("reason"), QStringLiteral("timed out")}});
-        p.reply({}, QStringLiteral("no answer within %1 s").arg(timeoutMs / 1000.0, 0, 'g', 3));
+        p->reply({}, QStringLiteral("no answer within %1 s").arg(timeoutMs / 1000.0, 0, 'g', 3));
     });
     pending.timer->start(timeoutMs);
     m_pending.insert(id, pending);
@@ -313,20 +304,16 @@ void McpClient::handleMessage(const QJsonObject& message) {
         return;
     }
     if (!id.isDouble()) return; // a response to nothing this client sent
-    auto it = m_pending.find(quint64(id.toInteger()));
-    if (it == m_pending.end()) return; // timed out already, or not ours
-    Pending p = *it;
-    m_pending.erase(it);
-    p.timer->stop();
-    p.timer->deleteLater();
+    std::optional<Pending> p = takePending(quint64(id.toInteger()));
+    if (!p) return; // timed out already, or not ours
     if (message.contains(QStringLiteral("error"))) {
         const QJsonObject e = message.value(QStringLiteral("error")).toObject();
         const QString text = e.value(QStringLiteral("message")).toString(QStringLiteral("an error without a message"));
-        p.reply({}, QStringLiteral("%1 (code %2)").arg(text).arg(e.value(QStringLiteral("code")).toInteger()));
+        p->reply({}, QStringLiteral("%1 (code %2)").arg(text).arg(e.value(QStringLiteral("code")).toInteger()));
     } else if (!message.value(QStringLiteral("result")).isObject()) {
-        p.reply({}, QStringLiteral("the reply to %1 has no result object").arg(p.method));
+        p->reply({}, QStringLiteral("the reply to %1 has no result object").arg(p->method));
     } else {
-        p.reply(message.value(QStringLiteral("result")).toObject(), {});
+        p->reply(message.value(QStringLiteral("result")).toObject(), {});
     }
 }
 
@@ -341,6 +328,16 @@ QString McpClient::withStderr(const QString& why) const {
     if (tail.isEmpty()) return why;
     const QStringList lines = tail.split(QLatin1Char('\n'));
     return QStringLiteral("%1; it said: %2").arg(why, lines.mid(std::max<qsizetype>(0, lines.size() - 3)).join(QStringLiteral(" / ")));
+}
+
+std::optional<McpClient::Pending> McpClient::takePending(quint64 id) {
+    auto it = m_pending.find(id);
+    if (it == m_pending.end()) return std::nullopt;
+    Pending p = *it;
+    m_pending.erase(it);
+    p.timer->stop();
+    p.timer->deleteLater();
+    return p;
 }
 
 void McpClient::failPending(const QString& why) {

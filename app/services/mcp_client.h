@@ -17,6 +17,7 @@
 #include <QString>
 
 #include <functional>
+#include <optional>
 
 class QProcess;
 class QTimer;
@@ -102,6 +103,8 @@ private:
     void handleMessage(const QJsonObject& message);
     void listTools(const QString& cursor, QList<McpTool> sofar, bool initial);
     void fail(const QString& why);
+    // The request `id` waits for no more (its timer gone), if it still did.
+    std::optional<Pending> takePending(quint64 id);
     void failPending(const QString& why);
     QString withStderr(const QString& why) const;
 

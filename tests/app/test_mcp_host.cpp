@@ -4,6 +4,8 @@
 // every request it gets), settings kept across restarts.
 #include "services/mcp_host.h"
 
+#include "mcp_fake_server.h"
+
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -16,22 +18,12 @@ using namespace hearth::app;
 
 namespace {
 
-// A stdio server with two tools, "note" and "rm", that appends every request after the listing
-// to `log` and answers each call with "done <id>".
+// The stand-in server (mcp_fake_server.h) as a stdio command.
 McpServerConfig loggingServer(const QString& log) {
-    const QString script = QStringLiteral(
-        "read l; echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-        "\"serverInfo\":{\"name\":\"fake\"}}}'; read l; read l; "
-        "echo '{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"note\",\"inputSchema\":{\"type\":\"object\"}},"
-        "{\"name\":\"rm\",\"inputSchema\":{\"type\":\"object\"}}]}}'; "
-        "while read l; do printf '%s\\n' \"$l\" >> '%1'; "
-        "id=$(printf '%s' \"$l\" | sed -n 's/.*\"id\":\\([0-9]*\\).*/\\1/p'); "
-        "[ -n \"$id\" ] && echo \"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":$id,\\\"result\\\":{\\\"content\\\":"
-        "[{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"done $id\\\"}]}}\"; done").arg(log);
     McpServerConfig c;
     c.name = QStringLiteral("fake");
     c.command = QStringLiteral("/bin/sh");
-    c.args = {QStringLiteral("-c"), script};
+    c.args = {QStringLiteral("-c"), hearth::test::loggingMcpServerScript(log)};
     return c;
 }
 

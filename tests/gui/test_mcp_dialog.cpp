@@ -4,6 +4,8 @@
 // server), stopped; and a screenshot of it (mcp-servers.png).
 #include "mcp_dialog.h"
 
+#include "mcp_fake_server.h"
+
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
@@ -12,19 +14,6 @@
 using namespace hearth;
 
 namespace {
-
-// Two tools, "note" and "rm"; every request after the listing is appended to the file `log`.
-QByteArray loggingServerScript(const QString& log) {
-    return QStringLiteral(
-               "read l; echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-               "\"serverInfo\":{\"name\":\"fake\"}}}'\nread l\nread l\n"
-               "echo '{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"note\",\"title\":\"Take a note\","
-               "\"description\":\"Writes a note\",\"inputSchema\":{\"type\":\"object\"}},"
-               "{\"name\":\"rm\",\"description\":\"Deletes a file\",\"inputSchema\":{\"type\":\"object\"}}]}}'\n"
-               "while read l; do printf '%s\\n' \"$l\" >> '%1'; done\n")
-        .arg(log)
-        .toUtf8();
-}
 
 QString screenshotDir() {
     const QString dir = qEnvironmentVariableIsSet("HEARTH_SCREENSHOT_DIR") ? qEnvironmentVariable("HEARTH_SCREENSHOT_DIR")
@@ -48,7 +37,7 @@ private Q_SLOTS:
         const QString script = dir.filePath(QStringLiteral("server.sh"));
         QFile f(script);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(loggingServerScript(log));
+        f.write(test::loggingMcpServerScript(log).toUtf8());
         f.close();
 
         app::McpHost host(dir.path());
