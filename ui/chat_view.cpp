@@ -10,6 +10,7 @@
 #include "chat_settings_dialog.h"
 #include "conversation_list.h"
 #include "image_strip.h"
+#include "services/chat_tools.h"
 #include "services/reply_recorder.h"
 #include "services/sampling_json.h"
 
@@ -69,6 +70,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     m_input->installEventFilter(this);
     m_send = new QPushButton(tr("Send"), right);
     m_stop = new QPushButton(tr("Stop"), right);
+    m_stop->setObjectName(QStringLiteral("stopReply"));
     m_regenerate = new QPushButton(tr("Regenerate"), right);
     m_regenerate->setToolTip(tr("Write the last reply again (Ctrl+R)"));
     m_send->setToolTip(tr("Send (Enter)"));
@@ -207,6 +209,13 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                 appendUserMessage(text);
             });
     connect(m_store, &app::Store::committed, this, [this](quint64 ticket, qint64 id) {
+        if (const auto tool = m_toolTickets.constFind(ticket); tool != m_toolTickets.constEnd()) {
+            for (Message& m : m_messages)
+                if (m.role == QStringLiteral("tool") && m.id == 0 && m.toolCallId == *tool) m.id = id;
+            m_toolTickets.erase(tool);
+            updateButtons();
+            return;
+        }
         if (ticket != m_userTicket) return;
         m_userTicket = 0;
         m_messages.append({id, QStringLiteral("user"), m_userText});
@@ -232,8 +241,11 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                     msg.error = m.error;
                     msg.contextTokens = m.contextTokens;
                     msg.images = m.images;
+                    msg.toolCalls = m.toolCalls;
+                    msg.toolCallId = m.toolCallId;
                     m_messages.append(msg);
                 }
+                resumeToolCalls();
                 showChatState();
                 render();
                 updateButtons();
@@ -327,6 +339,7 @@ void ChatView::detachReply() {
 
 void ChatView::newChat() {
     detachReply();
+    if (m_tools) m_tools->cancel();
     cancelEdit();
     m_conversationId = 0;
     m_systemPrompt = m_defaultSystemPrompt;
@@ -355,6 +368,7 @@ void ChatView::applyConversationSettings(qint64 id) {
 
 void ChatView::openConversation(qint64 id) {
     detachReply();
+    if (m_tools) m_tools->cancel();
     cancelEdit();
     m_conversationId = id;
     m_conversationList->setCurrent(id);
@@ -433,6 +447,7 @@ QString ChatView::inputPlaceholder() const {
         return m_engine->state() == app::EngineHost::State::Loading
                    ? tr("The model is loading…")
                    : tr("Load a model to start chatting — pick one in the model picker above or on the Models page");
+    if (m_tools && m_tools->isActive()) return tr("The model called a tool: allow or deny it above (Stop ends the calls)");
     return tr("Message (Enter sends, Shift+Enter for a new line)");
 }
 
@@ -442,6 +457,10 @@ void ChatView::sendText(const QString& raw) {
     if ((text.isEmpty() && images.isEmpty()) || isGenerating() || m_userTicket || m_deleteTicket ||
         !m_pendingText.isEmpty() || m_createTicket)
         return;
+    if (m_tools && m_tools->isActive()) {
+        Q_EMIT statusMessage(tr("Allow or deny the tool call above first (or press Stop)"), StatusLevel::Warning);
+        return;
+    }
     if (!m_engine->isLoaded()) {
         if (!m_reloadPath.isEmpty() && m_engine->state() == app::EngineHost::State::Empty) {
             m_afterLoadText = text; // the input keeps it (and the images) until it is sent
@@ -458,6 +477,7 @@ void ChatView::sendText(const QString& raw) {
     }
     m_input->clear();
     m_attached->clear();
+    if (m_tools) m_tools->resetRounds(); // the user spoke: the model may call tools again
     m_outgoingImages = images;
     m_error.clear();
     m_contextFull = false;
@@ -500,9 +520,11 @@ void ChatView::startReply() {
     // The last message (the one answered) is always in the model's view.
     m_viewStart = std::clamp(m_viewStart, 0, std::max(0, int(m_messages.size()) - 1));
     // A failed reply has nothing for the model to read.
-    for (int i = m_viewStart; i < m_messages.size(); ++i)
-        if (m_messages[i].state != QStringLiteral("failed"))
-            chat.append({m_messages[i].role, m_messages[i].content, m_messages[i].reasoning, m_messages[i].images});
+    for (int i = m_viewStart; i < m_messages.size(); ++i) {
+        const Message& m = m_messages[i];
+        if (m.state != QStringLiteral("failed"))
+            chat.append({m.role, m.content, m.reasoning, m.images, m.toolCalls, m.toolCallId});
+    }
     m_streamText.clear();
     m_streamReasoning.clear();
     m_thinkClock.invalidate();
@@ -519,7 +541,9 @@ void ChatView::startReply() {
     m_lastSeed = sampling.seed;
     m_replyKey = 0;
     m_replyConversation = m_conversationId;
-    m_activeRequest = m_dropOldest ? m_engine->sendChatFitting(chat, sampling) : m_engine->sendChat(chat, sampling);
+    m_offeredTools = m_tools ? m_tools->offeredTools() : QJsonArray();
+    m_activeRequest = m_dropOldest ? m_engine->sendChatFitting(chat, sampling, m_offeredTools)
+                                   : m_engine->sendChat(chat, sampling, m_offeredTools);
     updateButtons();
     render();
 }
@@ -561,6 +585,7 @@ app::StoredMessage ChatView::streamSnapshot() const {
 }
 
 void ChatView::stop() {
+    if (!m_activeRequest && m_tools && m_tools->isActive()) m_tools->stopAll();
     if (!m_activeRequest) return;
     m_engine->stop(m_activeRequest);
 }
@@ -574,6 +599,7 @@ bool ChatView::canRegenerate() const {
 void ChatView::regenerate() {
     if (!canRegenerate() || !m_engine->isLoaded()) return;
     // The stored reply is overwritten once the new one starts (kept if it fails first).
+    if (m_tools) m_tools->cancel(); // the calls of the reply replaced go with it
     m_replaced = m_messages.takeLast();
     startReply();
 }
@@ -642,6 +668,12 @@ void ChatView::onFinished(quint64 id, const QString& reason, const app::Generati
                                          : !m_collapseReasoning || m_streamText.trimmed().isEmpty();
     ensureRecording();
     app::StoredMessage stored = streamSnapshot();
+    // The calls the reply made leave its text; they show (and are stored) as calls.
+    const app::ReplyToolCalls called = stopped ? app::ReplyToolCalls{m_streamText, {}}
+                                               : app::readToolCalls(m_streamText, m_offeredTools);
+    m_streamText = called.content;
+    stored.content = called.content;
+    stored.toolCalls = called.calls;
     stored.tokens = usage.completionTokens;
     stored.ttftMs = usage.timeToFirstTokenMs;
     stored.tokensPerSecond = usage.tokensPerSecond();
@@ -654,9 +686,11 @@ void ChatView::onFinished(quint64 id, const QString& reason, const app::Generati
     reply.state = state;
     reply.contextTokens = stored.contextTokens;
     reply.recordKey = reply.id == 0 ? m_replyKey : 0;
+    reply.toolCalls = called.calls;
     m_recorder->finish(m_replyKey, stored, state);
     m_replyKey = 0;
     m_messages.append(reply);
+    startToolRound(called.calls);
     m_streamText.clear();
     m_streamReasoning.clear();
     QString line = reply.tokens > 0 ? statsLine(reply.tokens, reply.ttftMs, reply.tokensPerSecond) : QString();
@@ -715,7 +749,7 @@ void ChatView::scheduleRender() {
 }
 
 bool ChatView::canSend() const {
-    const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0;
+    const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0 || (m_tools && m_tools->isActive());
     return !busy && (m_engine->isLoaded() ||
                      (!m_reloadPath.isEmpty() && m_engine->state() == app::EngineHost::State::Empty));
 }
@@ -723,7 +757,7 @@ bool ChatView::canSend() const {
 void ChatView::updateButtons() {
     const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0;
     m_send->setEnabled(canSend());
-    m_stop->setEnabled(isGenerating());
+    m_stop->setEnabled(isGenerating() || (m_tools && m_tools->isActive()));
     m_regenerate->setEnabled(canRegenerate() && m_engine->isLoaded());
     m_chatSettings->setEnabled(!busy);
     m_input->setPlaceholderText(inputPlaceholder());

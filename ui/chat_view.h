@@ -10,6 +10,7 @@
 #include <QElapsedTimer>
 #include <QHash>
 #include <QImage>
+#include <QJsonArray>
 #include <QStringList>
 #include <QWidget>
 
@@ -28,6 +29,7 @@ class QTimer;
 class QUrl;
 
 namespace hearth::app {
+class ChatToolRunner;
 class ImageFileReader;
 class ReplyRecorder;
 } // namespace hearth::app
@@ -44,6 +46,15 @@ public:
     // The service that reads the image files the user attaches (owned by the caller, like the
     // engine and the store); without one, files cannot be attached (pasted images can).
     void setImageReader(app::ImageFileReader* reader);
+
+    // MCP tools (chat_view_tools.cpp): the runner whose tools replies are offered (owned by the
+    // caller; none: no tools). A reply's calls show in the transcript with Allow once / Always
+    // allow / Deny; each result is stored as a "tool" message and, once every call of the reply
+    // has one, the model answers again (at most ChatToolRunner::kMaxRounds times per message).
+    void setToolRunner(app::ChatToolRunner* runner);
+    // A click on a call's Allow once / Always allow / Deny (callId as the reply wrote it).
+    void decideToolCall(const QString& callId, const QString& decision); // "once", "always", "deny"
+    QStringList waitingToolCalls() const;
 
     // The default sampling and system prompt (the settings page edits them): used by chats
     // that have no settings of their own.
@@ -197,6 +208,8 @@ private:
         int contextTokens = 0;
         quint64 recordKey = 0; // the recorder's key while its row id is unknown
         QList<QByteArray> images; // a user message's, as attached
+        QList<app::ChatToolCall> toolCalls; // an assistant reply's
+        QString toolCallId;                 // a "tool" message's
     };
     // A finished message's Markdown, kept while nothing it depends on changes.
     struct Rendered {
@@ -207,6 +220,7 @@ private:
         bool viewStart = false;
         bool last = false;
         qsizetype images = 0;
+        QString calls;        // the tool calls' Markdown (their state changes it)
         QString reasoning;
         qint64 id = 0;
         QString state;
@@ -249,6 +263,12 @@ private:
     void addImageResources();
     bool handleInputDrop(QEvent* event);
     void endEditStatus();
+    QString toolCallsMarkdown(int index) const;
+    QString toolResultMarkdown(int index) const;
+    void onToolCallFinished(const app::ChatToolCall& call, const QString& result, bool isError);
+    void onToolRoundFinished(bool stopped);
+    void resumeToolCalls();
+    void startToolRound(const QList<app::ChatToolCall>& calls);
 
     app::EngineHost* m_engine;
     app::Store* m_store;
@@ -316,6 +336,9 @@ private:
     ImageStrip* m_attached = nullptr;     // images for the next message
     QPushButton* m_attach = nullptr;
     app::ImageFileReader* m_imageReader = nullptr;
+    app::ChatToolRunner* m_tools = nullptr;
+    QJsonArray m_offeredTools;            // of the reply being written
+    QHash<quint64, QString> m_toolTickets; // a tool message being stored -> its call id
     quint64 m_readTicket = 0;
     QList<QByteArray> m_outgoingImages;   // of the message being sent, until it is appended
     QList<QByteArray> m_userImages;       // of the message being committed (with m_userText)

@@ -77,6 +77,10 @@ void ChatView::activateLink(const QUrl& url) {
     }
     const QStringList parts = url.path().split(QLatin1Char('/'));
     if (parts.size() != 2) return;
+    if (parts[0].startsWith(QStringLiteral("tool-"))) {
+        decideToolCall(parts[1], parts[0].mid(5));
+        return;
+    }
     bool ok = false;
     const int index = parts[1].toInt(&ok);
     if (!ok || index < 0) return;

@@ -5,6 +5,8 @@
 #include "chat_markdown.h"
 #include "chat_view.h"
 
+#include "services/chat_tools.h"
+
 #include <QScrollBar>
 #include <QTextBrowser>
 #include <QTextCursor>
@@ -40,13 +42,15 @@ QString ChatView::messageMarkdown(int i) {
     const bool editing = m.role == QStringLiteral("user") && m.id != 0 && m.id == m_editingId;
     const bool viewStart = m_viewStart > 0 && i == m_viewStart;
     const bool last = i + 1 == m_messages.size();
-    if (r.firstBlock == int(m_codeBlocks.size()) && r.source == m.content && r.reasoning == m.reasoning &&
+    const QString calls = toolCallsMarkdown(i);
+    if (r.calls == calls && r.firstBlock == int(m_codeBlocks.size()) && r.source == m.content && r.reasoning == m.reasoning &&
         r.reasoningOpen == m.reasoningOpen && r.editing == editing && r.viewStart == viewStart && r.last == last &&
         r.id == m.id && r.state == m.state && r.error == m.error && r.images == m.images.size()) {
         m_codeBlocks += r.blocks;
         return r.markdown;
     }
     r.source = m.content;
+    r.calls = calls;
     r.reasoning = m.reasoning;
     r.firstBlock = int(m_codeBlocks.size());
     r.reasoningOpen = m.reasoningOpen;
@@ -75,13 +79,17 @@ QString ChatView::messageMarkdown(int i) {
                                  ? reasoningBlock(m.reasoning, reasoningHeader(false, m.reasoningMs), i, m.reasoningOpen)
                                  : QString();
     QStringList blocks;
-    const QString who = assistant ? tr("Assistant") : user ? tr("You") : tr("System");
+    const bool tool = m.role == QStringLiteral("tool");
+    const QString who = assistant ? tr("Assistant") : user ? tr("You") : tool ? tr("Tool") : tr("System");
     QString md = viewStart ? tr("*↓ The model's view starts here: the turns above are left out to fit its context.*") +
                                  QStringLiteral("\n\n")
                            : QString();
     const QString pictures = m.images.isEmpty() ? QString() : imagesMarkdown(m.images);
     const QString body = failed ? tr("**The reply failed:** %1").arg(m.error.isEmpty() ? tr("no reason given") : m.error)
-                                : bodyOf(m.content, thoughts, blocks, r.firstBlock);
+                         : tool ? toolResultMarkdown(i)
+                         : m.content.isEmpty() && !calls.isEmpty() ? thoughts + calls
+                                                                    : bodyOf(m.content, thoughts, blocks, r.firstBlock) +
+                                                                          (calls.isEmpty() ? QString() : QStringLiteral("\n\n") + calls);
     md += section(m.role, who, pictures + body, footer);
     r.blocks = blocks;
     r.markdown = md;
@@ -118,7 +126,7 @@ void ChatView::render() {
                 ? QString()
                 : reasoningBlock(m_streamReasoning, reasoningHeader(thinking, streamReasoningMs()),
                                  int(m_messages.size()), streamReasoningOpen());
-        pieces << section(QStringLiteral("assistant"), tr("Assistant"), bodyOf(m_streamText, thoughts, m_codeBlocks),
+        pieces << section(QStringLiteral("assistant"), tr("Assistant"), bodyOf(m_offeredTools.isEmpty() ? m_streamText : app::visibleReplyText(m_streamText), thoughts, m_codeBlocks),
                           thinking && !thoughts.isEmpty() ? tr("thinking…") : tr("generating…"));
     }
     if (pieces.isEmpty())

@@ -20,6 +20,7 @@
 #include "services/device_probe.h"
 #include "services/download_manager.h"
 #include "services/chat_images.h"
+#include "services/chat_tools.h"
 #include "services/draft_finder.h"
 #include "services/engine_host.h"
 #include "services/hub_client.h"
@@ -46,6 +47,7 @@
 #include <QShortcut>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QUrl>
 #include <QVBoxLayout>
 
@@ -95,6 +97,7 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_pages->setDocumentMode(true);
     m_chat = new ChatView(m_engine, m_store, m_pages);
     m_chat->setImageReader(new app::ImageFileReader(this));
+    m_chat->setToolRunner(new app::ChatToolRunner(m_mcp, this));
     m_models = new ModelsView(m_library, m_engine, m_hub, m_downloads, m_settings, m_devices, m_pages);
     m_settingsView = new SettingsView(m_settings, m_engine, m_devices, m_pages);
     m_serverControl = new app::ServerControl(m_engine, this);
@@ -182,6 +185,11 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     statusBar()->addPermanentWidget(m_loadBar);
     statusBar()->addPermanentWidget(m_engineState);
     connect(m_chat, &ChatView::statusMessage, this, &MainWindow::showStatus);
+    // The MCP servers start with the window, so a chat's first reply is offered their tools.
+    connect(m_mcp, &app::McpHost::serverFailed, this, [this](const QString& server, const QString& why) {
+        showStatus(tr("MCP server %1 stopped working: %2").arg(server, why), StatusLevel::Error);
+    });
+    if (!m_mcp->servers().isEmpty()) QTimer::singleShot(0, m_mcp, &app::McpHost::startAll);
     connect(m_models, &ModelsView::statusMessage, this, &MainWindow::showStatus);
     connect(m_server, &ServerView::statusMessage, this, &MainWindow::showStatus);
     connect(m_info, &ModelInfoView::statusChanged, this, &MainWindow::showStatus);

@@ -19,6 +19,7 @@ namespace {
 QString roleHeading(const QString& role) {
     if (role == QStringLiteral("user")) return QStringLiteral("You");
     if (role == QStringLiteral("assistant")) return QStringLiteral("Assistant");
+    if (role == QStringLiteral("tool")) return QStringLiteral("Tool");
     return QStringLiteral("System");
 }
 
@@ -77,6 +78,8 @@ QString chatToMarkdown(const ExportedChat& chat) {
         }
         md += m.content;
         if (!m.content.endsWith(QLatin1Char('\n'))) md += QLatin1Char('\n');
+        for (const ChatToolCall& c : m.toolCalls)
+            md += QStringLiteral("\n*Tool call* `%1` `%2`\n").arg(c.name, c.arguments);
         if (m.state == QStringLiteral("incomplete")) md += QStringLiteral("\n*(incomplete)*\n");
         else if (m.state == QStringLiteral("stopped")) md += QStringLiteral("\n*(stopped)*\n");
         else if (m.state == QStringLiteral("failed")) md += QStringLiteral("\n*(failed: %1)*\n").arg(m.error);
@@ -112,6 +115,14 @@ QByteArray chatToJson(const ExportedChat& chat) {
             o.insert(QStringLiteral("reasoning"), m.reasoning);
             o.insert(QStringLiteral("reasoning_ms"), m.reasoningMs);
         }
+        if (!m.toolCalls.isEmpty()) {
+            QJsonArray calls;
+            for (const ChatToolCall& c : m.toolCalls)
+                calls.append(QJsonObject{{QStringLiteral("id"), c.id}, {QStringLiteral("name"), c.name},
+                                         {QStringLiteral("arguments"), c.arguments}});
+            o.insert(QStringLiteral("tool_calls"), calls);
+        }
+        if (!m.toolCallId.isEmpty()) o.insert(QStringLiteral("tool_call_id"), m.toolCallId);
         if (m.role == QStringLiteral("assistant")) {
             o.insert(QStringLiteral("tokens"), m.tokens);
             o.insert(QStringLiteral("ttft_ms"), m.ttftMs);
@@ -179,7 +190,7 @@ Result<ExportedChat> chatFromJson(const QByteArray& json) {
         if (!role.isString()) return bad(QStringLiteral("%1 \"role\" is missing or not text").arg(where));
         m.role = role.toString();
         if (m.role != QStringLiteral("user") && m.role != QStringLiteral("assistant") &&
-            m.role != QStringLiteral("system"))
+            m.role != QStringLiteral("system") && m.role != QStringLiteral("tool"))
             return bad(QStringLiteral("%1 unknown role \"%2\"").arg(where, m.role.left(40)));
         const QJsonValue content = o.value(QStringLiteral("content"));
         if (!content.isString()) return bad(QStringLiteral("%1 \"content\" is missing or not text").arg(where));
@@ -187,6 +198,19 @@ Result<ExportedChat> chatFromJson(const QByteArray& json) {
         v = QJsonValue();
         if (!typed(o, "images", QJsonValue::Array, v, error, where)) return bad(error);
         if (const QString why = readImages(v.toArray(), m.images, where); !why.isEmpty()) return bad(why);
+        v = QJsonValue();
+        if (!typed(o, "tool_calls", QJsonValue::Array, v, error, where)) return bad(error);
+        for (const QJsonValue& call : v.toArray()) {
+            const QJsonObject c = call.toObject();
+            ChatToolCall t{c.value(QStringLiteral("id")).toString(), c.value(QStringLiteral("name")).toString(),
+                           c.value(QStringLiteral("arguments")).toString()};
+            if (t.id.isEmpty() || t.name.isEmpty())
+                return bad(QStringLiteral("%1 a tool call needs an \"id\" and a \"name\"").arg(where));
+            m.toolCalls << t;
+        }
+        v = QJsonValue();
+        if (!typed(o, "tool_call_id", QJsonValue::String, v, error, where)) return bad(error);
+        m.toolCallId = v.toString();
         v = QJsonValue();
         if (!typed(o, "reasoning", QJsonValue::String, v, error, where)) return bad(error);
         m.reasoning = v.toString();

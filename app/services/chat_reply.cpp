@@ -3,6 +3,7 @@
 #include "services/chat_reply.h"
 
 #include <QJsonDocument>
+#include <QJsonObject>
 
 namespace hearth::app {
 
@@ -58,6 +59,7 @@ ReplyPiece ReplyReader::push(std::string_view text) {
     }
     if (m_harmony) {
         tmpl::OutputPiece p = m_harmony->push(text);
+        collect(p.calls);
         return {std::move(p.reasoning), std::move(p.content)};
     }
     return {std::string(), std::string(text)};
@@ -70,9 +72,33 @@ ReplyPiece ReplyReader::finish() {
     }
     if (m_harmony) {
         tmpl::OutputPiece p = m_harmony->finish();
-        return {std::move(p.reasoning), std::move(p.content)};
+        collect(p.calls);
+        ReplyPiece out{std::move(p.reasoning), std::move(p.content)};
+        for (const tmpl::OutputCall& c : m_calls)
+            if (!c.name.empty()) out.answer += toolCallText(c.name, c.arguments);
+        m_calls.clear();
+        return out;
     }
     return {};
+}
+
+void ReplyReader::collect(const std::vector<tmpl::OutputCall>& pieces) {
+    for (const tmpl::OutputCall& piece : pieces) {
+        if (piece.index < 0 || piece.index >= 128) continue;
+        if (m_calls.size() <= size_t(piece.index)) m_calls.resize(size_t(piece.index) + 1);
+        tmpl::OutputCall& call = m_calls[size_t(piece.index)];
+        if (!piece.name.empty()) call.name = piece.name;
+        call.arguments += piece.arguments;
+    }
+}
+
+std::string toolCallText(std::string_view name, std::string_view arguments) {
+    const QJsonDocument args = QJsonDocument::fromJson(QByteArray(arguments.data(), qsizetype(arguments.size())));
+    const QByteArray argsText = args.isObject() ? args.toJson(QJsonDocument::Compact) : QByteArrayLiteral("{}");
+    QByteArray head = QJsonDocument(QJsonObject{{QStringLiteral("name"), QString::fromUtf8(name.data(), qsizetype(name.size()))}})
+                          .toJson(QJsonDocument::Compact);
+    head.chop(1); // the closing brace: the arguments follow inside the same object
+    return "\n<tool_call>\n" + head.toStdString() + ", \"arguments\": " + argsText.toStdString() + "}\n</tool_call>";
 }
 
 } // namespace hearth::app

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hearth::app {
 
@@ -44,9 +45,14 @@ struct ReplyPiece {
     bool empty() const { return reasoning.empty() && answer.empty(); }
 };
 
+// A tool call in the text form the chat reads calls from (a Hermes <tool_call> block, on a line of
+// its own), for calls that come apart from the text: gpt-oss harmony messages, a remote
+// provider's tool_calls. Arguments that are not a JSON object go as {}.
+std::string toolCallText(std::string_view name, std::string_view arguments);
+
 // Splits a reply streamed piece by piece. Marker text cut across pieces is held back until it is
-// whole or cannot be a marker; finish() returns what was held. Harmony tool calls are dropped
-// (the desktop chat offers no tools).
+// whole or cannot be a marker; finish() returns what was held. Harmony tool calls come at the
+// end of the answer as toolCallText blocks.
 class ReplyReader {
 public:
     explicit ReplyReader(ReplyFormat format = ReplyFormat::Plain);
@@ -59,6 +65,8 @@ private:
     ReplyFormat m_format;
     std::optional<tmpl::ReasoningSplitter> m_think;
     std::optional<tmpl::HarmonyParser> m_harmony;
+    std::vector<tmpl::OutputCall> m_calls; // harmony calls, whole, by index
+    void collect(const std::vector<tmpl::OutputCall>& pieces);
 };
 
 } // namespace hearth::app

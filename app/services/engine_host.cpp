@@ -7,6 +7,7 @@
 #include "hearth/devices.h"
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
+#include "hearth/grammar.h"
 #include "hearth/image.h"
 #include "hearth/model_info.h"
 #include "hearth/projector.h"
@@ -337,6 +338,11 @@ public:
         if (!ids) return fail(QString::fromStdString(ids.status().toString()));
         if (ids->empty()) return fail(QStringLiteral("the prompt is empty"));
         GenerationRequest request = toRequest(sampling);
+        if (!sampling.grammar.isEmpty()) {
+            Result<std::shared_ptr<const grammar::Grammar>> g = grammar::parseGbnf(sampling.grammar.toStdString());
+            if (!g) return fail(QStringLiteral("the output grammar: ") + QString::fromStdString(g.status().toString()));
+            request.grammar = std::move(g).value();
+        }
         request.prompt = std::move(*ids);
         request.images = std::exchange(m_pendingImages, {});
         // Keep prompt + reply inside the context: shorten the reply rather than refuse it.
@@ -603,7 +609,7 @@ quint64 EngineHost::send(Prompt prompt, const Sampling& sampling) {
             return id;
         }
         // The client's ids are its own (from 2^48): the request is known by that one.
-        const quint64 remoteId = m_remoteClient->sendChat(*m_remoteProvider, m_remoteModel, prompt.messages, sampling);
+        const quint64 remoteId = m_remoteClient->sendChat(*m_remoteProvider, m_remoteModel, prompt.messages, sampling, prompt.tools);
         m_live.insert(remoteId);
         return remoteId;
     }

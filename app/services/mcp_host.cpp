@@ -225,6 +225,12 @@ QJsonArray McpHost::chatTools() const {
     return out;
 }
 
+std::optional<McpHostTool> McpHost::toolFor(const QString& modelName) const {
+    for (const McpHostTool& t : tools())
+        if (t.modelName == modelName) return t;
+    return std::nullopt;
+}
+
 McpToolSettings McpHost::toolSettings(const QString& server, const QString& tool) const {
     return m_toolSettings.value(settingsKey(server, tool));
 }

@@ -16,6 +16,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <optional>
+
 namespace hearth::app {
 
 enum class McpApproval { Ask, Always, Never };
@@ -65,6 +67,8 @@ public:
     // OpenAI's function list ({"type": "function", "function": {name, description, parameters}}),
     // named as call() takes them.
     QJsonArray chatTools() const;
+    // The tool of a ready server the model knows as `modelName` (nullopt: none).
+    std::optional<McpHostTool> toolFor(const QString& modelName) const;
     McpToolSettings toolSettings(const QString& server, const QString& tool) const;
     bool setToolSettings(const QString& server, const QString& tool, const McpToolSettings& settings,
                          QString* error = nullptr);

@@ -3,6 +3,7 @@
 #include "services/remote_provider.h"
 
 #include "services/chat_images.h"
+#include "services/chat_reply.h"
 #include "services/json_file.h"
 #include "services/secret_file.h"
 
@@ -252,6 +253,7 @@ struct RemoteClient::Chat {
     bool usageFromServer = false;
     int pieces = 0;        // content deltas seen (completion tokens when the server sends no usage)
     bool stopped = false;  // stop() was called: nothing more is delivered
+    QList<ChatToolCall> toolCalls; // streamed tool_calls, by their index
 };
 
 RemoteClient::RemoteClient(const ProviderStore* keys, QObject* parent)
@@ -316,7 +318,7 @@ quint64 RemoteClient::listModels(const RemoteProvider& provider) {
 }
 
 quint64 RemoteClient::sendChat(const RemoteProvider& provider, const QString& model,
-                               const QList<ChatMessage>& messages, const Sampling& s) {
+                               const QList<ChatMessage>& messages, const Sampling& s, const QJsonArray& tools) {
     const quint64 id = m_nextId++;
     if (const QString why = validateProvider(provider); !why.isEmpty()) {
         failSoon(id, why, false);
@@ -328,6 +330,20 @@ quint64 RemoteClient::sendChat(const RemoteProvider& provider, const QString& mo
     }
     QJsonArray list;
     for (const ChatMessage& m : messages) {
+        if (!m.toolCalls.isEmpty() || !m.toolCallId.isEmpty()) {
+            // OpenAI's form: an assistant turn's calls with their ids, a result naming its call.
+            QJsonObject o{{QStringLiteral("role"), m.role}, {QStringLiteral("content"), m.content}};
+            QJsonArray calls;
+            for (const ChatToolCall& c : m.toolCalls)
+                calls.append(QJsonObject{{QStringLiteral("id"), c.id},
+                                         {QStringLiteral("type"), QStringLiteral("function")},
+                                         {QStringLiteral("function"), QJsonObject{{QStringLiteral("name"), c.name},
+                                                                                  {QStringLiteral("arguments"), c.arguments}}}});
+            if (!calls.isEmpty()) o.insert(QStringLiteral("tool_calls"), calls);
+            if (!m.toolCallId.isEmpty()) o.insert(QStringLiteral("tool_call_id"), m.toolCallId);
+            list.append(o);
+            continue;
+        }
         if (m.images.isEmpty()) {
             list.append(QJsonObject{{QStringLiteral("role"), m.role}, {QStringLiteral("content"), m.content}});
             continue;
@@ -348,6 +364,7 @@ quint64 RemoteClient::sendChat(const RemoteProvider& provider, const QString& mo
                      {QStringLiteral("messages"), list},
                      {QStringLiteral("stream"), true},
                      {QStringLiteral("stream_options"), QJsonObject{{QStringLiteral("include_usage"), true}}}};
+    if (!tools.isEmpty()) body.insert(QStringLiteral("tools"), tools);
     const bool greedy = s.temperature <= 0.0f;
     body.insert(QStringLiteral("temperature"), greedy ? 0.0 : double(s.temperature));
     if (s.maxTokens > 0) body.insert(QStringLiteral("max_tokens"), s.maxTokens);
@@ -436,6 +453,19 @@ bool RemoteClient::handleEvent(quint64 id, Chat& chat, const QByteArray& data) {
     QString reasoning = delta.value(QStringLiteral("reasoning_content")).toString();
     if (reasoning.isEmpty()) reasoning = delta.value(QStringLiteral("reasoning")).toString();
     const QString content = delta.value(QStringLiteral("content")).toString();
+    // Tool calls stream as pieces by index: the first names the call, the rest add arguments.
+    for (const QJsonValue& v : delta.value(QStringLiteral("tool_calls")).toArray()) {
+        const QJsonObject piece = v.toObject();
+        const int index = piece.value(QStringLiteral("index")).toInt(int(chat.toolCalls.size()));
+        if (index < 0 || index >= 128) continue;
+        while (chat.toolCalls.size() <= index) chat.toolCalls.append(ChatToolCall{});
+        ChatToolCall& call = chat.toolCalls[index];
+        const QJsonObject fn = piece.value(QStringLiteral("function")).toObject();
+        if (const QString id = piece.value(QStringLiteral("id")).toString(); !id.isEmpty()) call.id = id;
+        call.name += fn.value(QStringLiteral("name")).toString();
+        call.arguments += fn.value(QStringLiteral("arguments")).toString();
+        if (chat.firstTokenMs < 0) chat.firstTokenMs = chat.clock.elapsed();
+    }
     if ((!reasoning.isEmpty() || !content.isEmpty()) && chat.firstTokenMs < 0)
         chat.firstTokenMs = chat.clock.elapsed();
     if (!reasoning.isEmpty()) {
@@ -488,7 +518,14 @@ void RemoteClient::endChat(quint64 id, const QString* failure) {
         usage.generationMs = double(chat->clock.elapsed() - chat->firstTokenMs);
     }
     const QString reason = chat->finishReason.isEmpty() ? QStringLiteral("stop") : chat->finishReason;
+    // The calls reach the chat as the text a local model writes for them (Hermes <tool_call>
+    // blocks), which it reads back with readToolCalls like any other reply.
+    QString calls;
+    if (!failure && !chat->stopped)
+        for (const ChatToolCall& c : chat->toolCalls)
+            if (!c.name.isEmpty()) calls += QString::fromStdString(toolCallText(c.name.toStdString(), c.arguments.toStdString()));
     delete chat;
+    if (!calls.isEmpty()) Q_EMIT tokenReceived(id, calls);
     if (failure) Q_EMIT failed(id, *failure);
     else Q_EMIT finished(id, reason, usage);
 }

@@ -7,6 +7,7 @@
 #include "services/service_types.h"
 
 #include <QHash>
+#include <QJsonArray>
 #include <QList>
 #include <QObject>
 #include <QPointer>
@@ -90,9 +91,12 @@ public:
     // GET <baseUrl>/models; ends with modelsListed(ticket, ids) or listFailed(ticket, message).
     quint64 listModels(const RemoteProvider& provider);
     // POST <baseUrl>/chat/completions streamed. Reasoning deltas (reasoning_content) come as
-    // reasoningReceived, the answer as tokenReceived. Sampling::seed 0 sends no seed.
+    // reasoningReceived, the answer as tokenReceived. Sampling::seed 0 sends no seed. `tools`
+    // (OpenAI's function list) go as "tools"; the calls the reply makes come at its end as
+    // <tool_call> blocks in the answer's text (what readToolCalls reads), messages' calls and
+    // results go in OpenAI's tool_calls / tool_call_id form.
     quint64 sendChat(const RemoteProvider& provider, const QString& model,
-                     const QList<ChatMessage>& messages, const Sampling& sampling);
+                     const QList<ChatMessage>& messages, const Sampling& sampling, const QJsonArray& tools = {});
     // Ends the request: the connection is closed (the remote stops) and it finishes "cancelled".
     void stop(quint64 id);
     void stopAll();

@@ -102,6 +102,9 @@ struct Sampling {
     int maxTokens = 512;
     QStringList stopStrings;
     bool ignoreEos = false;
+    // Constrained output: a GBNF grammar (hearth/grammar.h) every reply must be a sentence of;
+    // "" for free text. One that does not parse fails the request with the reason.
+    QString grammar;
 
     static Sampling greedy(int maxTokens) {
         Sampling s;
@@ -168,5 +171,6 @@ Q_DECLARE_METATYPE(hearth::app::LoadSettings)
 Q_DECLARE_METATYPE(hearth::app::LoadedModel)
 Q_DECLARE_METATYPE(hearth::app::Sampling)
 Q_DECLARE_METATYPE(hearth::app::ChatMessage)
+Q_DECLARE_METATYPE(hearth::app::ChatToolCall)
 Q_DECLARE_METATYPE(hearth::app::GenerationUsage)
 Q_DECLARE_METATYPE(hearth::app::EngineStatsSnapshot)

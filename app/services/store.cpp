@@ -3,6 +3,7 @@
 #include "services/store.h"
 
 #include "services/chat_images.h"
+#include "services/chat_tools.h"
 
 #include <QDateTime>
 #include <QHash>
@@ -255,8 +256,8 @@ public:
         const qint64 created = m.created ? m.created : nowMs();
         QSqlQuery q(db);
         q.prepare(QStringLiteral("INSERT INTO messages(conversation_id, role, content, reasoning, "
-                                 "reasoning_ms, tokens, ttft_ms, tok_s, created, state, context_tokens, error) "
-                                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                                 "reasoning_ms, tokens, ttft_ms, tok_s, created, state, context_tokens, error, "
+                                 "tool_calls, tool_call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
         q.addBindValue(m.conversationId);
         q.addBindValue(text(m.role));
         q.addBindValue(text(m.content));
@@ -269,6 +270,8 @@ public:
         q.addBindValue(stateText(m.state));
         q.addBindValue(m.contextTokens);
         q.addBindValue(text(m.error));
+        q.addBindValue(toolCallsJson(m.toolCalls));
+        q.addBindValue(text(m.toolCallId));
         if (!q.exec()) {
             auto f = fail(q, QStringLiteral("adding a message to conversation %1").arg(m.conversationId));
             db.rollback();
@@ -309,7 +312,7 @@ public:
         QSqlQuery q(database());
         q.prepare(QStringLiteral(
             "UPDATE messages SET content = ?, reasoning = ?, reasoning_ms = ?, tokens = ?, ttft_ms = ?, "
-            "tok_s = ?, state = ?, context_tokens = ?, error = ? WHERE id = ?"));
+            "tok_s = ?, state = ?, context_tokens = ?, error = ?, tool_calls = ? WHERE id = ?"));
         q.addBindValue(text(m.content));
         q.addBindValue(text(m.reasoning));
         q.addBindValue(m.reasoningMs);
@@ -319,6 +322,7 @@ public:
         q.addBindValue(stateText(m.state));
         q.addBindValue(m.contextTokens);
         q.addBindValue(text(m.error));
+        q.addBindValue(toolCallsJson(m.toolCalls));
         q.addBindValue(m.id);
         if (!q.exec()) return fail(q, QStringLiteral("updating message %1").arg(m.id));
         if (q.numRowsAffected() != 1)
@@ -341,7 +345,8 @@ public:
         QSqlQuery q(database());
         q.setForwardOnly(true);
         q.prepare(QStringLiteral("SELECT id, conversation_id, role, content, tokens, ttft_ms, tok_s, "
-                                 "created, reasoning, reasoning_ms, state, context_tokens, error FROM messages "
+                                 "created, reasoning, reasoning_ms, state, context_tokens, error, tool_calls, "
+                                 "tool_call_id FROM messages "
                                  "WHERE conversation_id = ? ORDER BY id"));
         q.addBindValue(conversationId);
         if (!q.exec()) return *fail(q, QStringLiteral("reading conversation %1").arg(conversationId));
@@ -361,6 +366,8 @@ public:
             m.state = q.value(10).toString();
             m.contextTokens = q.value(11).toInt();
             m.error = q.value(12).toString();
+            m.toolCalls = toolCallsFromJson(q.value(13).toString());
+            m.toolCallId = q.value(14).toString();
             out << m;
         }
         if (auto f = readImages(conversationId, out)) return *f;
@@ -476,7 +483,8 @@ private:
                                           : next == 3 ? migrateTo3()
                                           : next == 4 ? migrateTo4()
                                           : next == 5 ? migrateTo5()
-                                                      : migrateTo6();
+                                          : next == 6 ? migrateTo6()
+                                                      : migrateTo7();
             QSqlQuery set(db);
             if (!f && !set.exec(QStringLiteral("PRAGMA user_version = %1").arg(next)))
                 f = fail(set, QStringLiteral("setting the schema version"));
@@ -580,6 +588,12 @@ private:
     // Why a reply failed before its first token (state "failed"). Older messages have "".
     std::optional<SqlFailure> migrateTo6() {
         return run({QStringLiteral("ALTER TABLE messages ADD COLUMN error TEXT NOT NULL DEFAULT ''")});
+    }
+
+    // Tool calls: an assistant turn's calls (a JSON array, "" for none) and a tool result's call id.
+    std::optional<SqlFailure> migrateTo7() {
+        return run({QStringLiteral("ALTER TABLE messages ADD COLUMN tool_calls TEXT NOT NULL DEFAULT ''"),
+                    QStringLiteral("ALTER TABLE messages ADD COLUMN tool_call_id TEXT NOT NULL DEFAULT ''")});
     }
 
     QString m_connectionName;

@@ -2,6 +2,8 @@
 // ticket at once and its result comes back as a signal carrying that ticket.
 #pragma once
 
+#include "services/service_types.h"
+
 #include <QByteArray>
 #include <QList>
 #include <QMetaType>
@@ -25,7 +27,7 @@ struct Conversation {
 struct StoredMessage {
     qint64 id = 0;
     qint64 conversationId = 0;
-    QString role;         // "system", "user", "assistant"
+    QString role;         // "system", "user", "assistant", "tool" (a tool call's result)
     QString content;      // an assistant reply's answer
     QString reasoning;    // an assistant reply's reasoning, apart from the answer ("" if none)
     double reasoningMs = 0.0; // how long the reasoning took to write
@@ -42,6 +44,8 @@ struct StoredMessage {
     // Images a user message carries, each an encoded file's bytes as attached, in order: stored
     // with it at appendMessage (table message_images), read back with it, deleted with it.
     QList<QByteArray> images;
+    QList<ChatToolCall> toolCalls; // an assistant reply's tool calls (updateMessage rewrites them)
+    QString toolCallId;            // a "tool" message: the call it answers (set when appended)
 };
 
 // Where a search term was found in a hit's snippet (in QChars).
@@ -67,7 +71,7 @@ class StoreWorker;
 class Store : public QObject {
     Q_OBJECT
 public:
-    static constexpr int kSchemaVersion = 6;
+    static constexpr int kSchemaVersion = 7;
 
     explicit Store(QObject* parent = nullptr);
     // Finishes every request already made (so appended messages are committed), then closes.

@@ -109,6 +109,34 @@ private Q_SLOTS:
         QVERIFY(back->messages.value(0).error.isEmpty());
     }
 
+    // A reply's tool calls and the tool's result: both formats show them; JSON reads them back.
+    void toolCallsAreExportedAndImported() {
+        ExportedChat chat = sampleChat();
+        chat.messages[1].toolCalls = {ChatToolCall{QStringLiteral("call_x"), QStringLiteral("fs__read"), QStringLiteral("{\"path\":\"a.txt\"}")}};
+        StoredMessage result;
+        result.role = QStringLiteral("tool");
+        result.content = QStringLiteral("the file's text");
+        result.toolCallId = QStringLiteral("call_x");
+        chat.messages << result;
+        const QString md = chatToMarkdown(chat);
+        QVERIFY2(md.contains(QStringLiteral("*Tool call* `fs__read` `{\"path\":\"a.txt\"}`")), qPrintable(md));
+        QVERIFY(md.contains(QStringLiteral("## Tool\n\nthe file's text")));
+        hearth::Result<ExportedChat> back = chatFromJson(chatToJson(chat));
+        QVERIFY2(back.isOk(), back ? "" : back.status().message().c_str());
+        QCOMPARE(back->messages.size(), 3);
+        QCOMPARE(back->messages[1].toolCalls.size(), 1);
+        QCOMPARE(back->messages[1].toolCalls[0].id, QStringLiteral("call_x"));
+        QCOMPARE(back->messages[1].toolCalls[0].arguments, QStringLiteral("{\"path\":\"a.txt\"}"));
+        QCOMPARE(back->messages[2].role, QStringLiteral("tool"));
+        QCOMPARE(back->messages[2].toolCallId, QStringLiteral("call_x"));
+        // A call without its id or name is refused with the reason.
+        const QByteArray broken = chatToJson(chat).replace("\"id\": \"call_x\"", "\"id\": \"\"");
+        hearth::Result<ExportedChat> refused = chatFromJson(broken);
+        QVERIFY(!refused.isOk());
+        QVERIFY2(QString::fromStdString(refused.status().message()).contains(QStringLiteral("tool call needs")),
+                 refused.status().message().c_str());
+    }
+
     // A message's images: Markdown shows them inline as data URIs, before the text; JSON keeps
     // their bytes (base64) and type, and a store import keeps them.
     void imagesAreExportedAndImported() {

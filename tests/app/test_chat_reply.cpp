@@ -4,6 +4,7 @@
 // reply's reasoning out of its content and carries tools, tool calls and their results (rendered
 // with the real Qwen3 and DeepSeek-R1 templates).
 #include "services/chat_reply.h"
+#include "services/chat_tools.h"
 
 #include "test_support.h"
 
@@ -112,11 +113,23 @@ private Q_SLOTS:
             QCOMPARE(s.reasoning, std::string("User asks the time. I cannot know."));
             QCOMPARE(s.answer, std::string("I have no clock."));
         }
-        // A tool call (none is offered here) is dropped rather than shown as text.
-        const Split call = feed(ReplyFormat::Harmony,
-                                {"<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\":1}<|call|>"});
-        QVERIFY(call.answer.empty());
-        QVERIFY(call.reasoning.empty());
+        // A tool call comes at the answer's end as the <tool_call> block the chat reads calls from,
+        // however the text was cut.
+        const std::string harmonyCall = "<|channel|>commentary to=functions.notes__add <|constrain|>json<|message|>"
+                                        "{\"text\": \"milk\"}<|call|>";
+        for (size_t n : {size_t(1), size_t(5), harmonyCall.size()}) {
+            const Split call = feed(ReplyFormat::Harmony, cut(harmonyCall, n));
+            QCOMPARE(call.answer, std::string("\n<tool_call>\n{\"name\":\"notes__add\", \"arguments\": {\"text\":\"milk\"}}\n</tool_call>"));
+            QVERIFY(call.reasoning.empty());
+            const QJsonArray offered{QJsonObject{{QStringLiteral("type"), QStringLiteral("function")},
+                                                 {QStringLiteral("function"), QJsonObject{{QStringLiteral("name"), QStringLiteral("notes__add")}}}}};
+            const ReplyToolCalls read = readToolCalls(QString::fromStdString(call.answer), offered);
+            QCOMPARE(read.calls.size(), 1);
+            QCOMPARE(read.calls[0].name, QStringLiteral("notes__add"));
+            QCOMPARE(read.calls[0].arguments, QStringLiteral("{\"text\":\"milk\"}"));
+            QVERIFY(read.content.isEmpty());
+        }
+        QCOMPARE(toolCallText("f", "not json"), std::string("\n<tool_call>\n{\"name\":\"f\", \"arguments\": {}}\n</tool_call>"));
     }
 
     // A chat with MCP tools: the tools, the assistant's call (its arguments as a mapping) and

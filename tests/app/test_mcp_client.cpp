@@ -6,6 +6,8 @@
 #include "services/mcp_client.h"
 #include "services/mcp_config.h"
 
+#include "mcp_npm_servers.h"
+
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -21,26 +23,7 @@ using namespace hearth::app;
 
 namespace {
 
-// The npm folder scripts/install-npm-clients.sh fills.
-QString mcpNpmDir() {
-    const QString dir = qEnvironmentVariable("HEARTH_NPM_DIR");
-    return dir.isEmpty() ? QDir::homePath() + QStringLiteral("/.cache/hearth-npm") : dir;
-}
-
-// A stdio server run by node from the npm folder, or "" (with `why`) when it is not installed.
-QString mcpServerScript(const QString& package, QString& why) {
-    if (QStandardPaths::findExecutable(QStringLiteral("node")).isEmpty()) {
-        why = QStringLiteral("node is not installed");
-        return {};
-    }
-    const QString script = mcpNpmDir() + QStringLiteral("/node_modules/@modelcontextprotocol/") + package +
-                           QStringLiteral("/dist/index.js");
-    if (!QFile::exists(script)) {
-        why = QStringLiteral("%1 is not installed (scripts/install-npm-clients.sh)").arg(package);
-        return {};
-    }
-    return script;
-}
+using hearth::test::mcpServerScript;
 
 McpServerConfig shellServer(const QString& script) {
     McpServerConfig c;

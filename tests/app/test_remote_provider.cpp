@@ -2,6 +2,7 @@
 // model lists, a streamed chat equal to the server's own answer, images sent as image_url parts,
 // stop mid-stream, clear errors,
 // keys in an owner-only file or a (stand-in) keyring, and the provider list kept across restarts.
+#include "services/chat_tools.h"
 #include "services/remote_provider.h"
 
 #include "../server/http_test_support.h"
@@ -12,6 +13,9 @@
 #include "hearth/server.h"
 
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -291,6 +295,74 @@ private Q_SLOTS:
         QCOMPARE(lastAuth, std::string("Bearer sk-think"));
         QVERIFY2(bad.error.contains(QLatin1String("thinker")) && bad.error.contains(QLatin1String("caught fire")),
                  qPrintable(bad.error));
+    }
+
+    // Tools go as OpenAI's "tools"; streamed tool_calls come back at the reply's end as the
+    // <tool_call> text the chat reads; a turn's calls and results go in OpenAI's form.
+    void toolsGoAndCallsComeBack() {
+        httplib::Server fake;
+        std::string lastBody;
+        fake.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
+            lastBody = req.body;
+            res.set_chunked_content_provider("text/event-stream", [](size_t, httplib::DataSink& sink) {
+                const std::string out =
+                    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Checking.\"}}]}\n\n"
+                    "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_r1\","
+                    "\"type\":\"function\",\"function\":{\"name\":\"fs__read\",\"arguments\":\"{\\\"pa\"}}]}}]}\n\n"
+                    "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+                    "\"function\":{\"arguments\":\"th\\\": \\\"a.txt\\\"}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n"
+                    "data: [DONE]\n\n";
+                sink.write(out.data(), out.size());
+                sink.done();
+                return true;
+            });
+        });
+        fake.set_keep_alive_max_count(1);
+        const int port = fake.bind_to_any_port("127.0.0.1");
+        QVERIFY(port > 0);
+        std::thread thread([&] { fake.listen_after_bind(); });
+        const RemoteProvider provider{QStringLiteral("tooled"), QUrl(QStringLiteral("http://127.0.0.1:%1/v1/").arg(port)), false};
+        RemoteClient client;
+        const QJsonObject fn{{QStringLiteral("name"), QStringLiteral("fs__read")},
+                             {QStringLiteral("parameters"), QJsonObject{{QStringLiteral("type"), QStringLiteral("object")}}}};
+        const QJsonArray tools{QJsonObject{{QStringLiteral("type"), QStringLiteral("function")}, {QStringLiteral("function"), fn}}};
+        ChatRecord r;
+        const quint64 id = client.sendChat(provider, QStringLiteral("m"), {{QStringLiteral("user"), QStringLiteral("read a.txt"), {}}},
+                                           Sampling::greedy(32), tools);
+        record(client, id, r);
+        const bool ended = waitFor([&] { return r.ended; });
+        const std::string firstBody = lastBody;
+        // The next turn: the call and its result go back in OpenAI's form.
+        ChatMessage call{QStringLiteral("assistant"), QStringLiteral("Checking.")};
+        call.toolCalls = {ChatToolCall{QStringLiteral("call_r1"), QStringLiteral("fs__read"), QStringLiteral("{\"path\":\"a.txt\"}")}};
+        ChatMessage result{QStringLiteral("tool"), QStringLiteral("text of a")};
+        result.toolCallId = QStringLiteral("call_r1");
+        ChatRecord r2;
+        const quint64 id2 = client.sendChat(provider, QStringLiteral("m"),
+                                            {{QStringLiteral("user"), QStringLiteral("read a.txt"), {}}, call, result},
+                                            Sampling::greedy(32), tools);
+        record(client, id2, r2);
+        const bool ended2 = waitFor([&] { return r2.ended; });
+        fake.stop();
+        thread.join();
+        QVERIFY(ended && ended2);
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QVERIFY2(firstBody.find("\"tools\":[{\"function\":{\"name\":\"fs__read\"") != std::string::npos, firstBody.c_str());
+        QCOMPARE(r.reason, QStringLiteral("tool_calls"));
+        const ReplyToolCalls read = readToolCalls(r.text, tools);
+        QCOMPARE(read.content, QStringLiteral("Checking."));
+        QCOMPARE(read.calls.size(), 1);
+        QCOMPARE(read.calls[0].name, QStringLiteral("fs__read"));
+        QCOMPARE(read.calls[0].arguments, QStringLiteral("{\"path\":\"a.txt\"}"));
+        const QJsonObject second = QJsonDocument::fromJson(QByteArray::fromStdString(lastBody)).object();
+        const QJsonArray sent = second.value(QStringLiteral("messages")).toArray();
+        QCOMPARE(sent.size(), 3);
+        const QJsonObject sentCall = sent.at(1).toObject().value(QStringLiteral("tool_calls")).toArray().at(0).toObject();
+        QCOMPARE(sentCall.value(QStringLiteral("id")).toString(), QStringLiteral("call_r1"));
+        QCOMPARE(sentCall.value(QStringLiteral("function")).toObject().value(QStringLiteral("arguments")).toString(),
+                 QStringLiteral("{\"path\":\"a.txt\"}"));
+        QCOMPARE(sent.at(2).toObject().value(QStringLiteral("role")).toString(), QStringLiteral("tool"));
+        QCOMPARE(sent.at(2).toObject().value(QStringLiteral("tool_call_id")).toString(), QStringLiteral("call_r1"));
     }
 
     void keysGoToAnOwnerOnlyFileWithoutKeyring() {

@@ -115,7 +115,7 @@ private Q_SLOTS:
             while (q.next()) columns << q.value(1).toString();
             QCOMPARE(columns, (QStringList{"id", "conversation_id", "role", "content", "tokens",
                                             "ttft_ms", "tok_s", "created", "reasoning", "reasoning_ms", "state",
-                                            "context_tokens", "error"}));
+                                            "context_tokens", "error", "tool_calls", "tool_call_id"}));
             columns.clear();
             QVERIFY(q.exec(QStringLiteral("PRAGMA table_info(conversations)")));
             while (q.next()) columns << q.value(1).toString();
@@ -387,6 +387,8 @@ private Q_SLOTS:
             QVERIFY(messages[0].images.isEmpty());
             QCOMPARE(messages[1].state, QStringLiteral("stopped"));
             QCOMPARE(messages[1].contextTokens, 42);
+            QVERIFY(messages[1].toolCalls.isEmpty());
+            QVERIFY(messages[1].toolCallId.isEmpty());
 
             StoredMessage user;
             user.conversationId = 1;
@@ -425,6 +427,54 @@ private Q_SLOTS:
         }
         QCOMPARE(count("SELECT count(*) FROM message_images"), 0);
         QCOMPARE(count("SELECT count(*) FROM messages"), 0);
+    }
+
+    // A reply's tool calls (written when it finishes, by update) and the tool's result message.
+    void toolCallsAndResultsRoundTrip() {
+        QTemporaryDir dir;
+        Store store;
+        QSignalSpy opened(&store, &Store::opened);
+        QSignalSpy failed(&store, &Store::failed);
+        QSignalSpy created(&store, &Store::conversationCreated);
+        QSignalSpy committed(&store, &Store::committed);
+        QSignalSpy updated(&store, &Store::messageUpdated);
+        QSignalSpy loaded(&store, &Store::messagesLoaded);
+        QVERIFY(waitFor(opened, failed, store.open(dir.filePath(QStringLiteral("tools.db")))));
+        quint64 t = store.createConversation({});
+        QVERIFY(waitFor(created, failed, t));
+        const qint64 conversation = argsFor(created, t).at(1).value<Conversation>().id;
+        StoredMessage reply;
+        reply.conversationId = conversation;
+        reply.role = QStringLiteral("assistant");
+        reply.state = QStringLiteral("incomplete");
+        t = store.appendMessage(reply);
+        QVERIFY(waitFor(committed, failed, t));
+        reply.id = argsFor(committed, t).at(1).toLongLong();
+        reply.state = QStringLiteral("complete");
+        reply.content = QStringLiteral("Checking.");
+        reply.toolCalls = {ChatToolCall{QStringLiteral("call_a"), QStringLiteral("fs__read"), QStringLiteral("{\"path\":\"/tmp/x\"}")},
+                           ChatToolCall{QStringLiteral("call_b"), QStringLiteral("fs__list"), QStringLiteral("{}")}};
+        QVERIFY(waitFor(updated, failed, store.updateMessage(reply)));
+        StoredMessage result;
+        result.conversationId = conversation;
+        result.role = QStringLiteral("tool");
+        result.content = QStringLiteral("file text");
+        result.toolCallId = QStringLiteral("call_a");
+        QVERIFY(waitFor(committed, failed, store.appendMessage(result)));
+        t = store.messages(conversation);
+        QVERIFY(waitFor(loaded, failed, t));
+        const auto messages = argsFor(loaded, t).at(2).value<QList<StoredMessage>>();
+        QCOMPARE(messages.size(), 2);
+        QCOMPARE(messages[0].content, QStringLiteral("Checking."));
+        QCOMPARE(messages[0].toolCalls.size(), 2);
+        QCOMPARE(messages[0].toolCalls[0].id, QStringLiteral("call_a"));
+        QCOMPARE(messages[0].toolCalls[0].name, QStringLiteral("fs__read"));
+        QCOMPARE(messages[0].toolCalls[0].arguments, QStringLiteral("{\"path\":\"/tmp/x\"}"));
+        QCOMPARE(messages[0].toolCalls[1].name, QStringLiteral("fs__list"));
+        QVERIFY(messages[0].toolCallId.isEmpty());
+        QCOMPARE(messages[1].role, QStringLiteral("tool"));
+        QCOMPARE(messages[1].toolCallId, QStringLiteral("call_a"));
+        QVERIFY(messages[1].toolCalls.isEmpty());
     }
 
     void conversationsAndMessagesRoundTrip() {

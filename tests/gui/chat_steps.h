@@ -1,11 +1,15 @@
 // Steps the chat page tests share: the page's conversation list read again from the store and a
-// conversation opened from it, as after a restart.
+// conversation opened from it, as after a restart; a transcript link clicked with the mouse.
 #pragma once
 
 #include "chat_view.h"
 #include "services/store.h"
 
 #include <QSignalSpy>
+#include <QTextBlock>
+#include <QTextBrowser>
+#include <QTextCursor>
+#include <QTextDocument>
 #include <QTest>
 
 namespace hearth::test {
@@ -17,6 +21,27 @@ inline void reopenConversation(ui::ChatView& chat, app::Store& store, qint64 con
     chat.reloadConversations();
     QVERIFY(listed.wait(10000));
     chat.openConversation(conversation);
+}
+
+// Clicks the transcript's link to `href` with the mouse, as a user would; false if not shown.
+inline bool clickLink(ui::ChatView& chat, const QString& href) {
+    auto* browser = chat.findChild<QTextBrowser*>();
+    if (!browser) return false;
+    for (QTextBlock b = browser->document()->begin(); b.isValid(); b = b.next())
+        for (auto it = b.begin(); !it.atEnd(); ++it) {
+            const QTextFragment f = it.fragment();
+            if (f.charFormat().anchorHref() != href) continue;
+            QTextCursor c(browser->document());
+            c.setPosition(f.position() + f.length() / 2);
+            browser->ensureCursorVisible();
+            browser->setTextCursor(c);
+            browser->ensureCursorVisible();
+            const QPoint at = browser->cursorRect(c).center();
+            browser->setTextCursor(QTextCursor(browser->document())); // no selection left behind
+            QTest::mouseClick(browser->viewport(), Qt::LeftButton, {}, at);
+            return true;
+        }
+    return false;
 }
 
 } // namespace hearth::test

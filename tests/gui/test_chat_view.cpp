@@ -36,6 +36,7 @@
 #include <QtTest>
 
 using namespace hearth;
+using hearth::test::clickLink;
 
 namespace {
 
@@ -57,27 +58,6 @@ QString screenshotDir() {
                               : QDir::current().filePath(QStringLiteral("screenshots"));
     QDir().mkpath(shots);
     return shots;
-}
-
-// Clicks the transcript's link to `href` with the mouse, as a user would; false if not shown.
-bool clickLink(ui::ChatView& chat, const QString& href) {
-    auto* browser = chat.findChild<QTextBrowser*>();
-    if (!browser) return false;
-    for (QTextBlock b = browser->document()->begin(); b.isValid(); b = b.next())
-        for (auto it = b.begin(); !it.atEnd(); ++it) {
-            const QTextFragment f = it.fragment();
-            if (f.charFormat().anchorHref() != href) continue;
-            QTextCursor c(browser->document());
-            c.setPosition(f.position() + f.length() / 2);
-            browser->ensureCursorVisible();
-            browser->setTextCursor(c);
-            browser->ensureCursorVisible();
-            const QPoint at = browser->cursorRect(c).center();
-            browser->setTextCursor(QTextCursor(browser->document())); // no selection left behind
-            QTest::mouseClick(browser->viewport(), Qt::LeftButton, {}, at);
-            return true;
-        }
-    return false;
 }
 
 // The foreground of the transcript text that starts with `text` (invalid if none, or no colour set).

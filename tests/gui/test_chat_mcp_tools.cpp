@@ -1,0 +1,173 @@
+// An MCP tool round trip in the chat page, against the reference "everything" server from npm
+// over stdio: the chat offers the server's tools to the model (a synthesized Qwen3 with Qwen3's
+// real template, made to write a call of `echo` by an output grammar), the call shows in the
+// transcript with Allow once / Always allow / Deny, a click on Allow once runs it, the result is
+// stored as a tool message and the model answers again; everything is read back from the store
+// after a reopen; a denied call does not run and the model is told. Screenshot: chat-tools.png.
+#include "chat_steps.h"
+#include "chat_view.h"
+#include "gemma3_vision_files.h"
+#include "gguf_rewrite.h"
+#include "mcp_npm_servers.h"
+#include "services/chat_tools.h"
+#include "services/engine_host.h"
+#include "services/mcp_host.h"
+#include "services/store.h"
+#include "test_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace hearth;
+
+namespace {
+
+QString toolScreenshotDir() {
+    const QString dir = qEnvironmentVariableIsSet("HEARTH_SCREENSHOT_DIR") ? qEnvironmentVariable("HEARTH_SCREENSHOT_DIR")
+                                                                           : QDir::current().filePath(QStringLiteral("screenshots"));
+    QDir().mkpath(dir);
+    return dir;
+}
+
+// The model writes this call and nothing else: a GBNF grammar of one sentence.
+const char* const kEchoCallGrammar =
+    "root ::= \"<tool_call>\\n{\\\"name\\\": \\\"everything__echo\\\", \\\"arguments\\\": "
+    "{\\\"message\\\": \\\"hello from hearth\\\"}}\\n</tool_call>\"";
+
+app::Sampling callingSampling() {
+    app::Sampling s = app::Sampling::greedy(96);
+    s.grammar = QString::fromLatin1(kEchoCallGrammar);
+    return s;
+}
+
+} // namespace
+
+class TestChatMcpTools : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    QString m_model;
+
+private Q_SLOTS:
+    void initTestCase() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/ggml-vocab-llama-spm.gguf"));
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("templates/Qwen-Qwen3-0.6B.jinja"));
+        std::string synth;
+        const QString error = test::synthTextOnlyModel(m_dir.path(), synth);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QFile jinja(QString::fromStdString(test::testDataPath("templates/Qwen-Qwen3-0.6B.jinja")));
+        QVERIFY(jinja.open(QIODevice::ReadOnly));
+        const std::string chatTemplate = jinja.readAll().toStdString();
+        m_model = m_dir.filePath(QStringLiteral("qwen3-tools.gguf"));
+        const Status st = test::rewriteGguf(synth, m_model.toStdString(), [&](gguf::Writer& w) {
+            w.set("tokenizer.chat_template", gguf::Value::string(chatTemplate));
+        });
+        QVERIFY2(st.isOk(), st.toString().c_str());
+    }
+
+    void mcpToolRoundTripInTheChat() {
+        QString why;
+        const QString script = test::mcpServerScript(QStringLiteral("server-everything"), why);
+        if (script.isEmpty()) QSKIP(qPrintable(why));
+        QTemporaryDir data;
+        QVERIFY(data.isValid());
+        app::McpHost host(data.path());
+        app::McpServerConfig everything;
+        everything.name = QStringLiteral("everything");
+        everything.command = QStandardPaths::findExecutable(QStringLiteral("node"));
+        everything.args = {script, QStringLiteral("stdio")};
+        QVERIFY(host.setServers({everything}));
+        host.startAll();
+        QVERIFY(QTest::qWaitFor([&] { return host.toolFor(QStringLiteral("everything__echo")).has_value(); }, 30000));
+        app::ChatToolRunner runner(&host);
+
+        app::Store store;
+        store.open(data.filePath(QStringLiteral("hearth.db")));
+        app::EngineHost engine;
+        QSignalSpy loaded(&engine, &app::EngineHost::loaded);
+        app::LoadSettings settings;
+        settings.contextLength = 4096;
+        settings.threads = 2;
+        engine.loadModel(m_model, settings);
+        QVERIFY(loaded.wait(60000));
+        ui::ChatView chat(&engine, &store);
+        chat.setToolRunner(&runner);
+        chat.resize(900, 760);
+        chat.show();
+        chat.setSampling(callingSampling());
+
+        // The reply is a call: shown as one, waiting for the user; nothing more can be sent.
+        chat.sendText(QStringLiteral("Say hello through the echo tool."));
+        QTRY_VERIFY_WITH_TIMEOUT(chat.waitingToolCalls().size() == 1, 60000);
+        QVERIFY(!chat.isGenerating());
+        const QString callId = chat.waitingToolCalls().first();
+        QString md = chat.transcriptMarkdown();
+        QVERIFY2(md.contains(QStringLiteral("**Tool call:** `everything__echo`")), qPrintable(md));
+        QVERIFY2(md.contains(QStringLiteral("{\"message\":\"hello from hearth\"}")), qPrintable(md));
+        QVERIFY2(!md.contains(QStringLiteral("<tool_call>")), qPrintable(md)); // the markup is not shown
+        QVERIFY(md.contains(QStringLiteral("(hearth:tool-once/%1)").arg(callId)));
+        QVERIFY(md.contains(QStringLiteral("(hearth:tool-deny/%1)").arg(callId)));
+        QVERIFY(!chat.canSend());
+        QVERIFY2(chat.inputPlaceholder().contains(QStringLiteral("allow or deny")), qPrintable(chat.inputPlaceholder()));
+        QCOMPARE(chat.messageCount(), 2);
+
+        // Allowed once: it runs, its result is stored, and the model answers (free text now).
+        chat.setSampling(app::Sampling::greedy(6));
+        QSignalSpy replies(&chat, &ui::ChatView::replyFinished);
+        QVERIFY(test::clickLink(chat, QStringLiteral("hearth:tool-once/%1").arg(callId)));
+        QTRY_VERIFY_WITH_TIMEOUT(replies.size() == 1 && !chat.isGenerating(), 60000);
+        QCOMPARE(chat.messageCount(), 4); // question, call, result, answer
+        md = chat.transcriptMarkdown();
+        QVERIFY2(md.contains(QStringLiteral("**Result of `everything__echo`:**")), qPrintable(md));
+        QVERIFY2(md.contains(QStringLiteral("Echo: hello from hearth")), qPrintable(md));
+        QVERIFY(!md.contains(QStringLiteral("hearth:tool-once/")));
+        QVERIFY(chat.canSend());
+        // Asked once: the tool still asks next time.
+        QCOMPARE(host.toolSettings(QStringLiteral("everything"), QStringLiteral("echo")).approval, app::McpApproval::Ask);
+
+        // All of it was stored: reopened, the chat reads the same.
+        const qint64 conversation = chat.conversationId();
+        test::reopenConversation(chat, store, conversation);
+        QTRY_COMPARE_WITH_TIMEOUT(chat.messageCount(), 4, 10000);
+        md = chat.transcriptMarkdown();
+        QVERIFY2(md.contains(QStringLiteral("**Tool call:** `everything__echo`")), qPrintable(md));
+        QVERIFY2(md.contains(QStringLiteral("Echo: hello from hearth")), qPrintable(md));
+        QVERIFY(chat.waitingToolCalls().isEmpty());
+
+        // Another call, denied: the server is not asked, the model is told and answers.
+        chat.setSampling(callingSampling());
+        chat.sendText(QStringLiteral("Once more, please."));
+        QTRY_VERIFY_WITH_TIMEOUT(chat.waitingToolCalls().size() == 1, 60000);
+        QTest::qWait(200);
+        QVERIFY(chat.grab().save(QDir(toolScreenshotDir()).filePath(QStringLiteral("chat-tools.png"))));
+        const QString second = chat.waitingToolCalls().first();
+        chat.setSampling(app::Sampling::greedy(6));
+        QVERIFY(test::clickLink(chat, QStringLiteral("hearth:tool-deny/%1").arg(second)));
+        QTRY_VERIFY_WITH_TIMEOUT(replies.size() == 3 && !chat.isGenerating(), 60000); // the call, the answer
+        QCOMPARE(chat.messageCount(), 8);
+        md = chat.transcriptMarkdown();
+        QVERIFY2(md.contains(QStringLiteral("The user denied this call of everything__echo")), qPrintable(md));
+
+        // Stop while a call waits: the call ends as stopped and the model is not asked again.
+        chat.setSampling(callingSampling());
+        chat.sendText(QStringLiteral("And again."));
+        QTRY_VERIFY_WITH_TIMEOUT(chat.waitingToolCalls().size() == 1, 60000);
+        auto* stop = chat.findChild<QPushButton*>(QStringLiteral("stopReply"));
+        QVERIFY(stop);
+        QVERIFY(stop->isEnabled());
+        QTest::mouseClick(stop, Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(chat.messageCount(), 11, 10000);
+        QTest::qWait(300);
+        QVERIFY(!chat.isGenerating());
+        QCOMPARE(replies.size(), 4); // the call's reply, no answer after it
+        QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("The user stopped this call")));
+        QVERIFY(chat.canSend());
+    }
+};
+
+QTEST_MAIN(TestChatMcpTools)
+#include "test_chat_mcp_tools.moc"
