@@ -3,13 +3,13 @@
 # Idempotent: installs only what is missing. Uses sudo when not root.
 set -euo pipefail
 
-# libstb-dev and libwebp-dev: image decoding (vision requests).
+# libstb-dev and libwebp-dev: image decoding (vision requests). libpoppler-cpp-dev: PDF text in chats.
 # python3-numpy and python3-yaml: llama.cpp's gguf-py (the reference's writer) makes test files with them.
 packages=(
   build-essential cmake ninja-build ccache pkg-config git file
   qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite libgl-dev
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools
-  libcpp-httplib-dev libspdlog-dev libsqlite3-dev nlohmann-json3-dev libstb-dev libwebp-dev
+  libcpp-httplib-dev libspdlog-dev libsqlite3-dev nlohmann-json3-dev libstb-dev libwebp-dev libpoppler-cpp-dev
   clang libclang-rt-14-dev
   xvfb xauth python3 python3-numpy python3-yaml curl desktop-file-utils
 )

@@ -9,6 +9,7 @@
 #include "chat_markdown.h"
 #include "chat_settings_dialog.h"
 #include "conversation_list.h"
+#include "document_strip.h"
 #include "image_strip.h"
 #include "services/chat_tools.h"
 #include "services/reply_recorder.h"
@@ -78,8 +79,10 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     m_chatSettings = new QPushButton(tr("Chat settings…"), right);
     m_chatSettings->setToolTip(tr("System prompt and sampling of this chat"));
     setUpImages(right);
+    setUpDocuments(right);
     auto* buttons = new QHBoxLayout();
     buttons->addWidget(m_attach);
+    buttons->addWidget(m_attachFile);
     buttons->addWidget(m_stats, 1);
     buttons->addWidget(m_chatSettings);
     buttons->addWidget(m_regenerate);
@@ -88,6 +91,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     rightLayout->addWidget(m_transcript, 1);
     rightLayout->addWidget(m_context);
     rightLayout->addWidget(m_attached);
+    rightLayout->addWidget(m_documentStrip);
     rightLayout->addWidget(m_input);
     rightLayout->addLayout(buttons);
 
@@ -220,6 +224,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
         m_userTicket = 0;
         m_messages.append({id, QStringLiteral("user"), m_userText});
         m_messages.last().images = std::exchange(m_userImages, {});
+        m_messages.last().documents = std::exchange(m_userDocuments, {});
         m_userText.clear();
         render();
         startReply();
@@ -243,6 +248,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                     msg.images = m.images;
                     msg.toolCalls = m.toolCalls;
                     msg.toolCallId = m.toolCallId;
+                    msg.documents = m.documents;
                     m_messages.append(msg);
                 }
                 resumeToolCalls();
@@ -454,7 +460,8 @@ QString ChatView::inputPlaceholder() const {
 void ChatView::sendText(const QString& raw) {
     const QString text = raw.trimmed();
     const QList<QByteArray> images = m_attached->images();
-    if ((text.isEmpty() && images.isEmpty()) || isGenerating() || m_userTicket || m_deleteTicket ||
+    const QList<app::ChatDocument> documents = m_documentStrip->documents();
+    if ((text.isEmpty() && images.isEmpty() && documents.isEmpty()) || isGenerating() || m_userTicket || m_deleteTicket ||
         !m_pendingText.isEmpty() || m_createTicket)
         return;
     if (m_tools && m_tools->isActive()) {
@@ -477,6 +484,8 @@ void ChatView::sendText(const QString& raw) {
     }
     m_input->clear();
     m_attached->clear();
+    m_documentStrip->clear();
+    m_outgoingDocuments = documents;
     if (m_tools) m_tools->resetRounds(); // the user spoke: the model may call tools again
     m_outgoingImages = images;
     m_error.clear();
@@ -490,7 +499,7 @@ void ChatView::sendText(const QString& raw) {
     }
     if (m_conversationId == 0) {
         app::Conversation draft;
-        draft.title = titleFor(text);
+        draft.title = titleFor(text.isEmpty() && !documents.isEmpty() ? documents.first().name : text);
         draft.model = m_engine->model().path;
         draft.systemPrompt = m_systemPrompt;
         draft.samplingJson = m_customSampling ? app::samplingToJson(m_sampling) : QStringLiteral("{}");
@@ -507,6 +516,8 @@ void ChatView::appendUserMessage(const QString& text) {
     m.role = QStringLiteral("user");
     m.content = text;
     m.images = std::exchange(m_outgoingImages, {});
+    m.documents = std::exchange(m_outgoingDocuments, {});
+    m_userDocuments = m.documents;
     m_userText = text;
     m_userImages = m.images;
     m_userTicket = m_store->appendMessage(m); // shown once committed
@@ -523,7 +534,7 @@ void ChatView::startReply() {
     for (int i = m_viewStart; i < m_messages.size(); ++i) {
         const Message& m = m_messages[i];
         if (m.state != QStringLiteral("failed"))
-            chat.append({m.role, m.content, m.reasoning, m.images, m.toolCalls, m.toolCallId});
+            chat.append({m.role, m.content, m.reasoning, m.images, m.toolCalls, m.toolCallId, m.documents});
     }
     m_streamText.clear();
     m_streamReasoning.clear();

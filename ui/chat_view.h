@@ -30,6 +30,7 @@ class QUrl;
 
 namespace hearth::app {
 class ChatToolRunner;
+class DocumentReader;
 class ImageFileReader;
 class ReplyRecorder;
 } // namespace hearth::app
@@ -37,6 +38,7 @@ class ReplyRecorder;
 namespace hearth::ui {
 
 class ConversationList;
+class DocumentStrip;
 class ImageStrip;
 
 class ChatView : public QWidget {
@@ -46,6 +48,17 @@ public:
     // The service that reads the image files the user attaches (owned by the caller, like the
     // engine and the store); without one, files cannot be attached (pasted images can).
     void setImageReader(app::ImageFileReader* reader);
+
+    // Files attached as text (chat_view_documents.cpp): text, Markdown, code and PDF files read
+    // off the GUI thread by `reader` (owned by the caller), shown above the input, sent with the
+    // next message (the model reads each before the message's text) and stored with it. What
+    // cannot be attached is said with statusMessage.
+    void setDocumentReader(app::DocumentReader* reader);
+    void attachDocuments(const QStringList& paths);
+    void attachDocumentsWithDialog();
+    QList<app::ChatDocument> attachedDocuments() const;
+    void removeDocument(int index);
+    QList<app::ChatDocument> messageDocuments(int index) const;
 
     // MCP tools (chat_view_tools.cpp): the runner whose tools replies are offered (owned by the
     // caller; none: no tools). A reply's calls show in the transcript with Allow once / Always
@@ -210,6 +223,7 @@ private:
         QList<QByteArray> images; // a user message's, as attached
         QList<app::ChatToolCall> toolCalls; // an assistant reply's
         QString toolCallId;                 // a "tool" message's
+        QList<app::ChatDocument> documents; // a user message's files, as text
     };
     // A finished message's Markdown, kept while nothing it depends on changes.
     struct Rendered {
@@ -263,6 +277,8 @@ private:
     void addImageResources();
     bool handleInputDrop(QEvent* event);
     void endEditStatus();
+    void setUpDocuments(QWidget* parent);
+    QString documentsMarkdown(const QList<app::ChatDocument>& documents) const;
     QString toolCallsMarkdown(int index) const;
     QString toolResultMarkdown(int index) const;
     void onToolCallFinished(const app::ChatToolCall& call, const QString& result, bool isError);
@@ -336,6 +352,11 @@ private:
     ImageStrip* m_attached = nullptr;     // images for the next message
     QPushButton* m_attach = nullptr;
     app::ImageFileReader* m_imageReader = nullptr;
+    DocumentStrip* m_documentStrip = nullptr;   // files for the next message
+    QPushButton* m_attachFile = nullptr;
+    app::DocumentReader* m_documentReader = nullptr;
+    QList<app::ChatDocument> m_outgoingDocuments; // of the message being sent, until it is appended
+    QList<app::ChatDocument> m_userDocuments;     // of the message being committed
     app::ChatToolRunner* m_tools = nullptr;
     QJsonArray m_offeredTools;            // of the reply being written
     QHash<quint64, QString> m_toolTickets; // a tool message being stored -> its call id

@@ -4,6 +4,7 @@
 
 #include "chat_markdown.h"
 #include "chat_settings_dialog.h"
+#include "document_strip.h"
 #include "image_strip.h"
 #include "services/sampling_json.h"
 
@@ -28,6 +29,8 @@ void ChatView::editMessage(int index) {
     m_input->setPlainText(m.content);
     m_attached->clear(); // the message's own images go with it again, unless removed
     m_attached->addImages(m.images);
+    m_documentStrip->clear(); // and so do its files
+    m_documentStrip->addDocuments(m.documents);
     m_input->setFocus();
     m_send->setText(tr("Resend"));
     m_editingStatus = tr("Editing a message: Enter resends it (the replies after it are replaced), Esc cancels");
@@ -59,6 +62,7 @@ void ChatView::cancelEdit() {
     m_editingId = 0;
     m_input->clear();
     m_attached->clear();
+    m_documentStrip->clear();
     m_send->setText(tr("Send"));
     endEditStatus();
     render();

@@ -4,6 +4,7 @@
 // thumbnails are made here.
 #include "chat_view.h"
 #include "count_text.h"
+#include "document_strip.h"
 #include "image_strip.h"
 #include "services/chat_images.h"
 
@@ -178,7 +179,9 @@ void ChatView::attachImages(const QList<QByteArray>& images) {
 }
 
 bool ChatView::attachFromMimeData(const QMimeData* data) {
-    if (!holdsImage(data)) return false;
+    const QStringList documents = droppedDocumentFiles(data);
+    if (!documents.isEmpty()) attachDocuments(documents);
+    if (!holdsImage(data)) return !documents.isEmpty();
     if (const QStringList files = imageFiles(data); !files.isEmpty()) {
         attachFiles(files);
         return true;
@@ -203,7 +206,7 @@ bool ChatView::attachFromMimeData(const QMimeData* data) {
 bool ChatView::handleInputDrop(QEvent* event) {
     if (event->type() == QEvent::DragEnter || event->type() == QEvent::DragMove) {
         auto* drag = static_cast<QDragMoveEvent*>(event);
-        if (!holdsImage(drag->mimeData())) return false;
+        if (!holdsImage(drag->mimeData()) && droppedDocumentFiles(drag->mimeData()).isEmpty()) return false;
         drag->acceptProposedAction();
         return true;
     }
@@ -217,7 +220,7 @@ bool ChatView::handleInputDrop(QEvent* event) {
 }
 
 void ChatView::dragEnterEvent(QDragEnterEvent* event) {
-    if (holdsImage(event->mimeData()))
+    if (holdsImage(event->mimeData()) || !droppedDocumentFiles(event->mimeData()).isEmpty())
         event->acceptProposedAction();
     else
         QWidget::dragEnterEvent(event);

@@ -84,7 +84,7 @@ QString ChatView::messageMarkdown(int i) {
     QString md = viewStart ? tr("*↓ The model's view starts here: the turns above are left out to fit its context.*") +
                                  QStringLiteral("\n\n")
                            : QString();
-    const QString pictures = m.images.isEmpty() ? QString() : imagesMarkdown(m.images);
+    const QString pictures = (m.images.isEmpty() ? QString() : imagesMarkdown(m.images)) + documentsMarkdown(m.documents);
     const QString body = failed ? tr("**The reply failed:** %1").arg(m.error.isEmpty() ? tr("no reason given") : m.error)
                          : tool ? toolResultMarkdown(i)
                          : m.content.isEmpty() && !calls.isEmpty() ? thoughts + calls
@@ -105,9 +105,10 @@ void ChatView::render() {
         pieces << section(QStringLiteral("system"), tr("System"), bodyOf(m_systemPrompt, QString(), m_codeBlocks),
                           QString());
     for (int i = 0; i < m_messages.size(); ++i) pieces << messageMarkdown(i);
-    if (!m_userText.isEmpty() || !m_pendingText.isEmpty() || !m_userImages.isEmpty())
+    if (!m_userText.isEmpty() || !m_pendingText.isEmpty() || !m_userImages.isEmpty() || !m_userDocuments.isEmpty())
         pieces << section(QStringLiteral("user"), tr("You"),
                           (m_userImages.isEmpty() ? QString() : imagesMarkdown(m_userImages)) +
+                              documentsMarkdown(m_userDocuments) +
                               (m_userText.isEmpty() ? m_pendingText : m_userText),
                           tr("saving…"));
     if (!m_error.isEmpty()) {

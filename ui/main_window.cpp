@@ -19,6 +19,7 @@
 
 #include "services/device_probe.h"
 #include "services/download_manager.h"
+#include "services/chat_documents.h"
 #include "services/chat_images.h"
 #include "services/chat_tools.h"
 #include "services/draft_finder.h"
@@ -97,6 +98,7 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_pages->setDocumentMode(true);
     m_chat = new ChatView(m_engine, m_store, m_pages);
     m_chat->setImageReader(new app::ImageFileReader(this));
+    m_chat->setDocumentReader(new app::DocumentReader(this));
     m_chat->setToolRunner(new app::ChatToolRunner(m_mcp, this));
     m_models = new ModelsView(m_library, m_engine, m_hub, m_downloads, m_settings, m_devices, m_pages);
     m_settingsView = new SettingsView(m_settings, m_engine, m_devices, m_pages);

@@ -10,6 +10,7 @@
 #include <QJsonParseError>
 #include <QSaveFile>
 
+#include <algorithm>
 #include <cmath>
 
 namespace hearth::app {
@@ -76,6 +77,13 @@ QString chatToMarkdown(const ExportedChat& chat) {
                 md += line.trimmed().isEmpty() ? QStringLiteral(">\n") : QStringLiteral("> ") + line + QLatin1Char('\n');
             md += QLatin1Char('\n');
         }
+        // Attached files in full, each in a fence longer than any backtick run it holds.
+        for (const ChatDocument& d : m.documents) {
+            int longest = 0, run = 0;
+            for (QChar c : d.text) longest = std::max(longest, run = c == QLatin1Char('`') ? run + 1 : 0);
+            const QString fence(std::max(3, longest + 1), QLatin1Char('`'));
+            md += QStringLiteral("*Attached file: %1*\n\n%2\n%3\n%2\n\n").arg(d.name, fence, d.text.trimmed());
+        }
         md += m.content;
         if (!m.content.endsWith(QLatin1Char('\n'))) md += QLatin1Char('\n');
         for (const ChatToolCall& c : m.toolCalls)
@@ -123,6 +131,12 @@ QByteArray chatToJson(const ExportedChat& chat) {
             o.insert(QStringLiteral("tool_calls"), calls);
         }
         if (!m.toolCallId.isEmpty()) o.insert(QStringLiteral("tool_call_id"), m.toolCallId);
+        if (!m.documents.isEmpty()) {
+            QJsonArray documents;
+            for (const ChatDocument& d : m.documents)
+                documents.append(QJsonObject{{QStringLiteral("name"), d.name}, {QStringLiteral("text"), d.text}});
+            o.insert(QStringLiteral("documents"), documents);
+        }
         if (m.role == QStringLiteral("assistant")) {
             o.insert(QStringLiteral("tokens"), m.tokens);
             o.insert(QStringLiteral("ttft_ms"), m.ttftMs);
@@ -207,6 +221,14 @@ Result<ExportedChat> chatFromJson(const QByteArray& json) {
             if (t.id.isEmpty() || t.name.isEmpty())
                 return bad(QStringLiteral("%1 a tool call needs an \"id\" and a \"name\"").arg(where));
             m.toolCalls << t;
+        }
+        v = QJsonValue();
+        if (!typed(o, "documents", QJsonValue::Array, v, error, where)) return bad(error);
+        for (const QJsonValue& doc : v.toArray()) {
+            const QJsonObject d = doc.toObject();
+            if (!d.value(QStringLiteral("name")).isString() || !d.value(QStringLiteral("text")).isString())
+                return bad(QStringLiteral("%1 an attached file needs a \"name\" and a \"text\"").arg(where));
+            m.documents << ChatDocument{d.value(QStringLiteral("name")).toString(), d.value(QStringLiteral("text")).toString()};
         }
         v = QJsonValue();
         if (!typed(o, "tool_call_id", QJsonValue::String, v, error, where)) return bad(error);

@@ -2,6 +2,8 @@
 // engine's public readers (hearth/chat_output.h), the same ones the API server uses.
 #include "services/chat_reply.h"
 
+#include "services/chat_documents.h"
+
 #include <QJsonDocument>
 #include <QJsonObject>
 
@@ -16,7 +18,8 @@ ReplyFormat replyFormatFor(std::string_view renderedPrompt) {
 tmpl::ChatRequest chatRequestFor(const QList<ChatMessage>& messages, const QJsonArray& tools) {
     tmpl::ChatRequest chat;
     for (const ChatMessage& m : messages) {
-        nlohmann::ordered_json message = {{"role", m.role.toStdString()}, {"content", m.content.toStdString()}};
+        const QString content = messageTextForModel(m.content, m.documents);
+        nlohmann::ordered_json message = {{"role", m.role.toStdString()}, {"content", content.toStdString()}};
         if (m.role == QStringLiteral("assistant") && !m.reasoning.isEmpty())
             message["reasoning_content"] = m.reasoning.toStdString();
         if (!m.toolCalls.isEmpty()) {

@@ -2,6 +2,7 @@
 // lists models and streams chat completions as server-sent events.
 #include "services/remote_provider.h"
 
+#include "services/chat_documents.h"
 #include "services/chat_images.h"
 #include "services/chat_reply.h"
 #include "services/json_file.h"
@@ -344,8 +345,9 @@ quint64 RemoteClient::sendChat(const RemoteProvider& provider, const QString& mo
             list.append(o);
             continue;
         }
+        const QString text = messageTextForModel(m.content, m.documents);
         if (m.images.isEmpty()) {
-            list.append(QJsonObject{{QStringLiteral("role"), m.role}, {QStringLiteral("content"), m.content}});
+            list.append(QJsonObject{{QStringLiteral("role"), m.role}, {QStringLiteral("content"), text}});
             continue;
         }
         // OpenAI's content parts: the images as data URIs, before the text (as the app sends
@@ -355,9 +357,9 @@ quint64 RemoteClient::sendChat(const RemoteProvider& provider, const QString& mo
             parts.append(QJsonObject{{QStringLiteral("type"), QStringLiteral("image_url")},
                                      {QStringLiteral("image_url"),
                                       QJsonObject{{QStringLiteral("url"), imageDataUri(image)}}}});
-        if (!m.content.isEmpty())
+        if (!text.isEmpty())
             parts.append(QJsonObject{{QStringLiteral("type"), QStringLiteral("text")},
-                                     {QStringLiteral("text"), m.content}});
+                                     {QStringLiteral("text"), text}});
         list.append(QJsonObject{{QStringLiteral("role"), m.role}, {QStringLiteral("content"), parts}});
     }
     QJsonObject body{{QStringLiteral("model"), model},

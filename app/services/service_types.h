@@ -124,6 +124,13 @@ struct ChatToolCall {
     QString arguments;
 };
 
+// A file attached to a message as text (a text, Markdown or code file, or a PDF's text).
+struct ChatDocument {
+    QString name; // the file's name, as the model and the transcript see it
+    QString text;
+    bool operator==(const ChatDocument&) const = default;
+};
+
 struct ChatMessage {
     QString role; // "system", "user", "assistant", "tool" (a tool's result)
     QString content;   // an assistant turn's answer only
@@ -133,6 +140,8 @@ struct ChatMessage {
     QList<QByteArray> images;
     QList<ChatToolCall> toolCalls; // an assistant turn's tool calls, in order
     QString toolCallId;            // a "tool" message: the id of the call it answers
+    // Files attached as text: the model reads each before the message's text (chatRequestFor).
+    QList<ChatDocument> documents;
 };
 
 // What one finished generation cost.
@@ -172,5 +181,6 @@ Q_DECLARE_METATYPE(hearth::app::LoadedModel)
 Q_DECLARE_METATYPE(hearth::app::Sampling)
 Q_DECLARE_METATYPE(hearth::app::ChatMessage)
 Q_DECLARE_METATYPE(hearth::app::ChatToolCall)
+Q_DECLARE_METATYPE(hearth::app::ChatDocument)
 Q_DECLARE_METATYPE(hearth::app::GenerationUsage)
 Q_DECLARE_METATYPE(hearth::app::EngineStatsSnapshot)

@@ -2,6 +2,7 @@
 // schema migrations keyed on PRAGMA user_version, full-text search with FTS5 when SQLite has it.
 #include "services/store.h"
 
+#include "services/chat_documents.h"
 #include "services/chat_images.h"
 #include "services/chat_tools.h"
 
@@ -257,7 +258,7 @@ public:
         QSqlQuery q(db);
         q.prepare(QStringLiteral("INSERT INTO messages(conversation_id, role, content, reasoning, "
                                  "reasoning_ms, tokens, ttft_ms, tok_s, created, state, context_tokens, error, "
-                                 "tool_calls, tool_call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                                 "tool_calls, tool_call_id, documents) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
         q.addBindValue(m.conversationId);
         q.addBindValue(text(m.role));
         q.addBindValue(text(m.content));
@@ -272,6 +273,7 @@ public:
         q.addBindValue(text(m.error));
         q.addBindValue(toolCallsJson(m.toolCalls));
         q.addBindValue(text(m.toolCallId));
+        q.addBindValue(documentsJson(m.documents));
         if (!q.exec()) {
             auto f = fail(q, QStringLiteral("adding a message to conversation %1").arg(m.conversationId));
             db.rollback();
@@ -346,7 +348,7 @@ public:
         q.setForwardOnly(true);
         q.prepare(QStringLiteral("SELECT id, conversation_id, role, content, tokens, ttft_ms, tok_s, "
                                  "created, reasoning, reasoning_ms, state, context_tokens, error, tool_calls, "
-                                 "tool_call_id FROM messages "
+                                 "tool_call_id, documents FROM messages "
                                  "WHERE conversation_id = ? ORDER BY id"));
         q.addBindValue(conversationId);
         if (!q.exec()) return *fail(q, QStringLiteral("reading conversation %1").arg(conversationId));
@@ -368,6 +370,7 @@ public:
             m.error = q.value(12).toString();
             m.toolCalls = toolCallsFromJson(q.value(13).toString());
             m.toolCallId = q.value(14).toString();
+            m.documents = documentsFromJson(q.value(15).toString());
             out << m;
         }
         if (auto f = readImages(conversationId, out)) return *f;
@@ -484,7 +487,8 @@ private:
                                           : next == 4 ? migrateTo4()
                                           : next == 5 ? migrateTo5()
                                           : next == 6 ? migrateTo6()
-                                                      : migrateTo7();
+                                          : next == 7 ? migrateTo7()
+                                                      : migrateTo8();
             QSqlQuery set(db);
             if (!f && !set.exec(QStringLiteral("PRAGMA user_version = %1").arg(next)))
                 f = fail(set, QStringLiteral("setting the schema version"));
@@ -594,6 +598,11 @@ private:
     std::optional<SqlFailure> migrateTo7() {
         return run({QStringLiteral("ALTER TABLE messages ADD COLUMN tool_calls TEXT NOT NULL DEFAULT ''"),
                     QStringLiteral("ALTER TABLE messages ADD COLUMN tool_call_id TEXT NOT NULL DEFAULT ''")});
+    }
+
+    // Files attached as text to a message: a JSON array of {"name", "text"} ("" for none).
+    std::optional<SqlFailure> migrateTo8() {
+        return run({QStringLiteral("ALTER TABLE messages ADD COLUMN documents TEXT NOT NULL DEFAULT ''")});
     }
 
     QString m_connectionName;

@@ -46,6 +46,7 @@ struct StoredMessage {
     QList<QByteArray> images;
     QList<ChatToolCall> toolCalls; // an assistant reply's tool calls (updateMessage rewrites them)
     QString toolCallId;            // a "tool" message: the call it answers (set when appended)
+    QList<ChatDocument> documents; // files a user message carries as text (set when appended)
 };
 
 // Where a search term was found in a hit's snippet (in QChars).
@@ -71,7 +72,7 @@ class StoreWorker;
 class Store : public QObject {
     Q_OBJECT
 public:
-    static constexpr int kSchemaVersion = 7;
+    static constexpr int kSchemaVersion = 8;
 
     explicit Store(QObject* parent = nullptr);
     // Finishes every request already made (so appended messages are committed), then closes.

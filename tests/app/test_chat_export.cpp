@@ -109,8 +109,9 @@ private Q_SLOTS:
         QVERIFY(back->messages.value(0).error.isEmpty());
     }
 
-    // A reply's tool calls and the tool's result: both formats show them; JSON reads them back.
-    void toolCallsAreExportedAndImported() {
+    // A question's attached files, a reply's tool calls and the tool's result: both formats show
+    // them; JSON reads them back.
+    void documentsAndToolCallsAreExportedAndImported() {
         ExportedChat chat = sampleChat();
         chat.messages[1].toolCalls = {ChatToolCall{QStringLiteral("call_x"), QStringLiteral("fs__read"), QStringLiteral("{\"path\":\"a.txt\"}")}};
         StoredMessage result;
@@ -118,12 +119,15 @@ private Q_SLOTS:
         result.content = QStringLiteral("the file's text");
         result.toolCallId = QStringLiteral("call_x");
         chat.messages << result;
+        chat.messages[0].documents = {ChatDocument{QStringLiteral("notes.md"), QStringLiteral("use ``` fences")}};
         const QString md = chatToMarkdown(chat);
+        QVERIFY2(md.contains(QStringLiteral("*Attached file: notes.md*\n\n````\nuse ``` fences\n````")), qPrintable(md));
         QVERIFY2(md.contains(QStringLiteral("*Tool call* `fs__read` `{\"path\":\"a.txt\"}`")), qPrintable(md));
         QVERIFY(md.contains(QStringLiteral("## Tool\n\nthe file's text")));
         hearth::Result<ExportedChat> back = chatFromJson(chatToJson(chat));
         QVERIFY2(back.isOk(), back ? "" : back.status().message().c_str());
         QCOMPARE(back->messages.size(), 3);
+        QCOMPARE(back->messages[0].documents, chat.messages[0].documents);
         QCOMPARE(back->messages[1].toolCalls.size(), 1);
         QCOMPARE(back->messages[1].toolCalls[0].id, QStringLiteral("call_x"));
         QCOMPARE(back->messages[1].toolCalls[0].arguments, QStringLiteral("{\"path\":\"a.txt\"}"));

@@ -115,7 +115,7 @@ private Q_SLOTS:
             while (q.next()) columns << q.value(1).toString();
             QCOMPARE(columns, (QStringList{"id", "conversation_id", "role", "content", "tokens",
                                             "ttft_ms", "tok_s", "created", "reasoning", "reasoning_ms", "state",
-                                            "context_tokens", "error", "tool_calls", "tool_call_id"}));
+                                            "context_tokens", "error", "tool_calls", "tool_call_id", "documents"}));
             columns.clear();
             QVERIFY(q.exec(QStringLiteral("PRAGMA table_info(conversations)")));
             while (q.next()) columns << q.value(1).toString();
@@ -429,8 +429,9 @@ private Q_SLOTS:
         QCOMPARE(count("SELECT count(*) FROM messages"), 0);
     }
 
-    // A reply's tool calls (written when it finishes, by update) and the tool's result message.
-    void toolCallsAndResultsRoundTrip() {
+    // A question's attached files, a reply's tool calls (written when it finishes, by update) and
+    // the tool's result message.
+    void documentsToolCallsAndResultsRoundTrip() {
         QTemporaryDir dir;
         Store store;
         QSignalSpy opened(&store, &Store::opened);
@@ -443,6 +444,13 @@ private Q_SLOTS:
         quint64 t = store.createConversation({});
         QVERIFY(waitFor(created, failed, t));
         const qint64 conversation = argsFor(created, t).at(1).value<Conversation>().id;
+        StoredMessage question;
+        question.conversationId = conversation;
+        question.role = QStringLiteral("user");
+        question.content = QStringLiteral("Summarise these.");
+        question.documents = {ChatDocument{QStringLiteral("notes.md"), QStringLiteral("# Notes\n\nmilk, eggs")},
+                              ChatDocument{QStringLiteral("a \"b\".txt"), QStringLiteral("üñí 🐉")}};
+        QVERIFY(waitFor(committed, failed, store.appendMessage(question)));
         StoredMessage reply;
         reply.conversationId = conversation;
         reply.role = QStringLiteral("assistant");
@@ -463,8 +471,9 @@ private Q_SLOTS:
         QVERIFY(waitFor(committed, failed, store.appendMessage(result)));
         t = store.messages(conversation);
         QVERIFY(waitFor(loaded, failed, t));
-        const auto messages = argsFor(loaded, t).at(2).value<QList<StoredMessage>>();
-        QCOMPARE(messages.size(), 2);
+        auto messages = argsFor(loaded, t).at(2).value<QList<StoredMessage>>();
+        QCOMPARE(messages.size(), 3);
+        QCOMPARE(messages.takeFirst().documents, question.documents);
         QCOMPARE(messages[0].content, QStringLiteral("Checking."));
         QCOMPARE(messages[0].toolCalls.size(), 2);
         QCOMPARE(messages[0].toolCalls[0].id, QStringLiteral("call_a"));
@@ -475,6 +484,7 @@ private Q_SLOTS:
         QCOMPARE(messages[1].role, QStringLiteral("tool"));
         QCOMPARE(messages[1].toolCallId, QStringLiteral("call_a"));
         QVERIFY(messages[1].toolCalls.isEmpty());
+        QVERIFY(messages[1].documents.isEmpty());
     }
 
     void conversationsAndMessagesRoundTrip() {

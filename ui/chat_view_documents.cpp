@@ -1,0 +1,102 @@
+// The chat page's attached files: the Attach file… button, the reader's results into the strip
+// above the input (refusals said with the reason), and the files shown with their message.
+#include "chat_view.h"
+#include "document_strip.h"
+
+#include "services/chat_documents.h"
+
+#include <QFileDialog>
+#include <QLocale>
+#include <QPushButton>
+
+namespace hearth::ui {
+
+void ChatView::setUpDocuments(QWidget* parent) {
+    m_documentStrip = new DocumentStrip(parent);
+    m_attachFile = new QPushButton(tr("Attach file…"), parent);
+    m_attachFile->setObjectName(QStringLiteral("attachFile"));
+    m_attachFile->setToolTip(tr("Attach text, Markdown, code or PDF files: the model reads them with your message "
+                                "(or drop them here)"));
+    m_attachFile->setEnabled(false);
+    connect(m_attachFile, &QPushButton::clicked, this, &ChatView::attachDocumentsWithDialog);
+}
+
+void ChatView::setDocumentReader(app::DocumentReader* reader) {
+    if (m_documentReader) disconnect(m_documentReader, nullptr, this, nullptr);
+    m_documentReader = reader;
+    m_attachFile->setEnabled(reader != nullptr);
+    if (!reader) return;
+    connect(m_documentReader, &app::DocumentReader::filesRead, this,
+            [this](quint64, const QList<app::ChatDocument>& documents, const QStringList& problems) {
+                // Checked again here: other files may have been attached while these were read.
+                QStringList refused = problems;
+                QList<app::ChatDocument> ok;
+                qsizetype chars = m_documentStrip->characters();
+                for (const app::ChatDocument& d : documents) {
+                    if (m_documentStrip->count() + ok.size() >= app::kMaxDocumentsPerMessage)
+                        refused << tr("%1 was not attached: a message holds at most %2 files")
+                                       .arg(d.name)
+                                       .arg(app::kMaxDocumentsPerMessage);
+                    else if (chars + d.text.size() > app::kMaxDocumentChars)
+                        refused << tr("%1 was not attached: the files of a message hold at most %2 characters")
+                                       .arg(d.name, QLocale().toString(app::kMaxDocumentChars));
+                    else {
+                        chars += d.text.size();
+                        ok << d;
+                    }
+                }
+                m_documentStrip->addDocuments(ok);
+                if (!refused.isEmpty())
+                    Q_EMIT statusMessage(tr("Not attached: %1").arg(refused.join(QStringLiteral("; "))),
+                                         StatusLevel::Warning);
+            });
+}
+
+void ChatView::attachDocuments(const QStringList& paths) {
+    if (paths.isEmpty()) return;
+    if (!m_documentReader) {
+        Q_EMIT statusMessage(tr("Files cannot be attached here"), StatusLevel::Warning);
+        return;
+    }
+    const int room = app::kMaxDocumentsPerMessage - m_documentStrip->count();
+    if (room <= 0) {
+        Q_EMIT statusMessage(tr("A message holds at most %1 files").arg(app::kMaxDocumentsPerMessage),
+                             StatusLevel::Warning);
+        return;
+    }
+    m_documentReader->readFiles(paths, room, app::kMaxDocumentChars - m_documentStrip->characters());
+}
+
+void ChatView::attachDocumentsWithDialog() {
+    const QStringList paths = QFileDialog::getOpenFileNames(
+        this, tr("Attach files"), QString(),
+        tr("Documents (*.txt *.md *.markdown *.pdf *.csv *.json *.xml *.html *.log *.c *.cc *.cpp *.h *.hpp *.py "
+           "*.js *.ts *.rs *.go *.java *.kt *.swift *.rb *.php *.sh *.sql *.yaml *.yml *.toml *.ini);;All files (*)"));
+    if (!paths.isEmpty()) attachDocuments(paths);
+}
+
+QList<app::ChatDocument> ChatView::attachedDocuments() const { return m_documentStrip->documents(); }
+
+void ChatView::removeDocument(int index) { m_documentStrip->removeAt(index); }
+
+QList<app::ChatDocument> ChatView::messageDocuments(int index) const {
+    return index >= 0 && index < m_messages.size() ? m_messages[index].documents : QList<app::ChatDocument>();
+}
+
+// A line per file above the message's text: its name and length (the text itself is the model's).
+QString ChatView::documentsMarkdown(const QList<app::ChatDocument>& documents) const {
+    QString md;
+    for (const app::ChatDocument& d : documents) {
+        QString name = d.name;
+        name.replace(QLatin1Char('\\'), QStringLiteral("\\\\"))
+            .replace(QLatin1Char('*'), QStringLiteral("\\*"))
+            .replace(QLatin1Char('_'), QStringLiteral("\\_"))
+            .replace(QLatin1Char('`'), QStringLiteral("\\`"))
+            .replace(QLatin1Char('['), QStringLiteral("\\["))
+            .replace(QLatin1Char('<'), QStringLiteral("&lt;"));
+        md += tr("Attached file: **%1** · %2 characters").arg(name, QLocale().toString(d.text.size())) + QStringLiteral("\n\n");
+    }
+    return md;
+}
+
+} // namespace hearth::ui
