@@ -195,19 +195,19 @@ private Q_SLOTS:
         QCOMPARE(exportPathFor(QStringLiteral("/tmp/trip.md"), QStringLiteral("json")), QStringLiteral("/tmp/trip.md.json"));
 
         QTemporaryDir dir;
-        const Result<QString> json = writeChatExport(sampleChat(), dir.filePath(QStringLiteral("chat")), QStringLiteral("json"));
+        const hearth::Result<QString> json = writeChatExport(sampleChat(), dir.filePath(QStringLiteral("chat")), QStringLiteral("json"));
         QVERIFY2(json, json ? "" : json.status().message().c_str());
         QCOMPARE(*json, dir.filePath(QStringLiteral("chat.json")));
         QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("chat"))));
         QFile file(*json);
         QVERIFY(file.open(QIODevice::ReadOnly));
-        const Result<ExportedChat> back = chatFromJson(file.readAll());
+        const hearth::Result<ExportedChat> back = chatFromJson(file.readAll());
         QVERIFY(back);
         QCOMPARE(back->messages.size(), 2);
-        const Result<QString> md = writeChatExport(sampleChat(), dir.filePath(QStringLiteral("chat")), QStringLiteral("markdown"));
+        const hearth::Result<QString> md = writeChatExport(sampleChat(), dir.filePath(QStringLiteral("chat")), QStringLiteral("markdown"));
         QVERIFY(md);
         QCOMPARE(*md, dir.filePath(QStringLiteral("chat.md")));
-        const Result<QString> refused =
+        const hearth::Result<QString> refused =
             writeChatExport(sampleChat(), dir.filePath(QStringLiteral("no/such/folder/chat")), QStringLiteral("json"));
         QVERIFY(!refused);
         QVERIFY(QString::fromStdString(refused.status().message()).contains(QStringLiteral("chat.json")));

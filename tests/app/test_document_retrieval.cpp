@@ -1,0 +1,203 @@
+// Retrieval over long attached files: chunk boundaries exactly (paragraph, sentence, word, hard
+// cut; the overlap from a sentence start; every character covered), the embedding service on a
+// synthesized BGE-shaped bert (vectors normalized, one per text, errors said), and ranking: a
+// question quoting a sentence of one of 200 synthetic documents finds that document's chunk
+// first, by words alone and fused with the embedding model's vectors.
+#include "services/document_retrieval.h"
+#include "services/embedding_service.h"
+
+#include "encoder_test_support.h"
+#include "test_support.h"
+
+#include <QRandomGenerator>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+
+using namespace hearth::app;
+
+namespace {
+
+QStringList chunkTexts(const QList<DocumentChunk>& chunks) {
+    QStringList out;
+    for (const DocumentChunk& c : chunks) out << c.text;
+    return out;
+}
+
+// Invariants of any chunking: each chunk is the document's text at its start, within the limit,
+// trimmed, numbered in order; together they cover every non-space character.
+void checkCover(const ChatDocument& doc, const QList<DocumentChunk>& chunks, int maxChars) {
+    QList<bool> covered(doc.text.size(), false);
+    for (int i = 0; i < chunks.size(); ++i) {
+        const DocumentChunk& c = chunks[i];
+        QCOMPARE(c.index, i);
+        QCOMPARE(c.document, doc.name);
+        QCOMPARE(doc.text.mid(c.start, c.text.size()), c.text);
+        QVERIFY(c.text.size() <= maxChars);
+        QVERIFY(!c.text.isEmpty() && !c.text.front().isSpace() && !c.text.back().isSpace());
+        if (i > 0) QVERIFY(c.start > chunks[i - 1].start);
+        for (qsizetype k = c.start; k < c.start + c.text.size(); ++k) covered[k] = true;
+    }
+    for (qsizetype k = 0; k < doc.text.size(); ++k)
+        if (!doc.text[k].isSpace()) QVERIFY2(covered[k], qPrintable(QStringLiteral("character %1 not in any chunk").arg(k)));
+}
+
+// 200 documents of made-up words (seeded), each a few sentences; a sentence of each to quote.
+struct Corpus {
+    QList<ChatDocument> documents;
+    QStringList quotes; // quotes[i] is a sentence of documents[i]
+};
+
+Corpus syntheticCorpus() {
+    QRandomGenerator rng(20261202);
+    static const char* const syllables[] = {"ka", "lo", "mi", "ter", "van", "os", "pul", "dri", "zen", "ba",
+                                            "qui", "ro", "sel", "tam", "nu", "gor", "fi", "lex", "wa", "pe"};
+    QStringList words;
+    for (int i = 0; i < 400; ++i) {
+        QString w;
+        const int n = 2 + int(rng.bounded(2));
+        for (int k = 0; k < n; ++k) w += QLatin1String(syllables[rng.bounded(20)]);
+        words << w;
+    }
+    Corpus c;
+    for (int d = 0; d < 200; ++d) {
+        QStringList sentences;
+        const int count = 4 + int(rng.bounded(4));
+        for (int s = 0; s < count; ++s) {
+            QStringList sentence;
+            const int length = 8 + int(rng.bounded(8));
+            for (int w = 0; w < length; ++w) sentence << words[rng.bounded(words.size())];
+            sentence.front()[0] = sentence.front()[0].toUpper();
+            sentences << sentence.join(QLatin1Char(' ')) + QLatin1Char('.');
+        }
+        c.documents << ChatDocument{QStringLiteral("doc%1.txt").arg(d), sentences.join(QLatin1Char(' '))};
+        c.quotes << sentences[rng.bounded(sentences.size())];
+    }
+    return c;
+}
+
+} // namespace
+
+class TestDocumentRetrieval : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void documentChunksEndAtBoundaries() {
+        // Paragraphs first: the blank line within the limit ends the chunk.
+        const ChatDocument paragraphs{QStringLiteral("p.md"),
+                                      QStringLiteral("First part. It has two sentences.\n\nSecond part is here.\n\nThird.")};
+        QList<DocumentChunk> chunks = chunkDocument(paragraphs, {40, 0});
+        QCOMPARE(chunkTexts(chunks), (QStringList{QStringLiteral("First part. It has two sentences."),
+                                                  QStringLiteral("Second part is here.\n\nThird.")}));
+        QCOMPARE(chunks[1].start, qsizetype(35));
+        checkCover(paragraphs, chunks, 40);
+
+        // No blank line: the last sentence end; the overlap starts at a sentence start.
+        const ChatDocument sentences{QStringLiteral("s.txt"), QStringLiteral("One two three. Four five six. Seven eight nine. Ten.")};
+        chunks = chunkDocument(sentences, {32, 16});
+        QCOMPARE(chunkTexts(chunks), (QStringList{QStringLiteral("One two three. Four five six."),
+                                                  QStringLiteral("Four five six. Seven eight nine."),
+                                                  QStringLiteral("eight nine. Ten.")})); // from a word: no sentence starts late enough
+        checkCover(sentences, chunks, 32);
+
+        // No sentence end: the last space; a word longer than the limit is cut hard.
+        const ChatDocument words{QStringLiteral("w.txt"), QStringLiteral("alpha beta gamma delta epsilon zeta")};
+        chunks = chunkDocument(words, {16, 0});
+        QCOMPARE(chunkTexts(chunks), (QStringList{QStringLiteral("alpha beta"), QStringLiteral("gamma delta"),
+                                                  QStringLiteral("epsilon zeta")}));
+        checkCover(words, chunks, 16);
+        const ChatDocument solid{QStringLiteral("x.txt"), QString(40, QLatin1Char('x'))};
+        chunks = chunkDocument(solid, {16, 4});
+        QCOMPARE(chunkTexts(chunks), (QStringList{QString(16, QLatin1Char('x')), QString(16, QLatin1Char('x')),
+                                                  QString(8, QLatin1Char('x'))}));
+        checkCover(solid, chunks, 16);
+
+        QVERIFY(chunkDocument({QStringLiteral("e.txt"), QStringLiteral(" \n\n \t")}).isEmpty());
+        QCOMPARE(chunkDocument({QStringLiteral("short.txt"), QStringLiteral("  Just this.  ")}).size(), 1);
+        // A long real-looking document: the invariants hold with the default limits.
+        const Corpus corpus = syntheticCorpus();
+        ChatDocument joined{QStringLiteral("all.txt"), QString()};
+        for (const ChatDocument& d : corpus.documents.mid(0, 40)) joined.text += d.text + QStringLiteral("\n\n");
+        chunks = chunkDocument(joined);
+        QVERIFY(chunks.size() > 10);
+        checkCover(joined, chunks, ChunkLimits{}.maxChars);
+    }
+
+    void documentWordsRankAQuotedSentenceFirst() {
+        const Corpus corpus = syntheticCorpus();
+        QList<DocumentChunk> chunks;
+        for (const ChatDocument& d : corpus.documents) chunks += chunkDocument(d, {400, 80});
+        QVERIFY(chunks.size() > 200);
+        for (int d : {0, 17, 99, 150, 199}) {
+            const QList<RankedChunk> top = rankChunks(corpus.quotes[d], chunks, {}, {}, 3);
+            QCOMPARE(top.size(), 3);
+            QCOMPARE(chunks[top[0].chunk].document, corpus.documents[d].name);
+            QVERIFY(chunks[top[0].chunk].text.contains(corpus.quotes[d]));
+            QVERIFY(top[0].score > top[1].score || chunks[top[1].chunk].document == corpus.documents[d].name);
+        }
+        QVERIFY(rankChunks(QStringLiteral("anything"), {}, {}, {}, 3).isEmpty());
+        QCOMPARE(retrievalWords(QStringLiteral("Hello, wörld-2 x")), (QStringList{QStringLiteral("hello"), QStringLiteral("wörld"),
+                                                                                QStringLiteral("2"), QStringLiteral("x")}));
+    }
+
+    void documentEmbeddingsRankWithTheWords() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString vocab = hearth::test::bgeVocabPath();
+        if (!QFile::exists(vocab)) QSKIP("the reference's BGE vocabulary is not here (HEARTH_REF)");
+        const std::string model = dir.filePath(QStringLiteral("bert-tiny.gguf")).toStdString();
+        const QString error = hearth::test::synthPreset(QStringLiteral("bert-tiny"), QStringLiteral("F32"), vocab, model);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+
+        EmbeddingService service;
+        QSignalSpy failedEmbed(&service, &EmbeddingService::failed);
+        const quint64 early = service.embed({QStringLiteral("no model yet")});
+        QVERIFY(failedEmbed.wait(10000));
+        QCOMPARE(failedEmbed.first().at(0).toULongLong(), early);
+        QVERIFY(failedEmbed.first().at(1).toString().contains(QStringLiteral("no embedding model")));
+
+        QSignalSpy loaded(&service, &EmbeddingService::loaded);
+        QSignalSpy loadFailed(&service, &EmbeddingService::loadFailed);
+        service.load(dir.filePath(QStringLiteral("missing.gguf")), 2);
+        QVERIFY(loadFailed.wait(30000));
+        service.load(QString::fromStdString(model), 2);
+        QVERIFY(loaded.wait(60000));
+        QCOMPARE(service.dimensions(), 256);
+        QVERIFY(service.isLoaded());
+
+        const Corpus corpus = syntheticCorpus();
+        QList<DocumentChunk> chunks;
+        for (const ChatDocument& d : corpus.documents) chunks += chunkDocument(d, {400, 80});
+        QSignalSpy embedded(&service, &EmbeddingService::embedded);
+        const quint64 ticket = service.embed(chunkTexts(chunks));
+        QVERIFY(embedded.wait(120000));
+        QCOMPARE(embedded.first().at(0).toULongLong(), ticket);
+        const auto vectors = embedded.first().at(1).value<QList<QList<float>>>();
+        QCOMPARE(vectors.size(), chunks.size());
+        double norm = 0;
+        for (float x : vectors[0]) norm += double(x) * x;
+        QVERIFY(std::abs(norm - 1.0) < 1e-3);
+
+        const QList<int> quoted{3, 42, 128, 177};
+        QStringList questions;
+        for (int d : quoted) questions << corpus.quotes[d];
+        service.embed(questions);
+        QVERIFY(embedded.wait(60000));
+        const auto questionVectors = embedded.last().at(1).value<QList<QList<float>>>();
+        QCOMPARE(questionVectors.size(), quoted.size());
+        for (int i = 0; i < quoted.size(); ++i) {
+            const QList<RankedChunk> top = rankChunks(questions[i], chunks, vectors, questionVectors[i], 5);
+            QCOMPARE(chunks[top[0].chunk].document, corpus.documents[quoted[i]].name);
+        }
+        // Words no chunk holds: the vectors alone decide (a chunk's own vector finds it first).
+        for (int c : {5, 250}) {
+            const QList<RankedChunk> top = rankChunks(QStringLiteral("zzqx wwvy"), chunks, vectors, vectors[c], 3);
+            QCOMPARE(top[0].chunk, c);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDocumentRetrieval)
+#include "test_document_retrieval.moc"
