@@ -13,6 +13,7 @@
 #include "conversation_list.h"
 #include "document_strip.h"
 #include "image_strip.h"
+#include "services/chat_documents.h"
 #include "services/chat_tools.h"
 #include "services/reply_recorder.h"
 #include "services/sampling_json.h"
@@ -462,6 +463,7 @@ void ChatView::sendText(const QString& raw) {
     const QList<QByteArray> images = m_attached->images();
     const QList<app::ChatDocument> documents = m_documentStrip->documents();
     if ((text.isEmpty() && images.isEmpty() && documents.isEmpty()) || isGenerating() || m_userTicket || m_deleteTicket ||
+        m_retrieveTicket ||
         !m_pendingText.isEmpty() || m_createTicket)
         return;
     if (m_tools && m_tools->isActive()) {
@@ -486,6 +488,8 @@ void ChatView::sendText(const QString& raw) {
     m_attached->clear();
     m_documentStrip->clear();
     m_outgoingDocuments = documents;
+    for (app::ChatDocument& d : m_outgoingDocuments) // searched per question rather than given whole
+        d.indexed = m_retrieval && d.part == 0 && d.text.size() > app::kInlineDocumentChars;
     if (m_tools) m_tools->resetRounds(); // the user spoke: the model may call tools again
     m_outgoingImages = images;
     m_error.clear();
@@ -520,7 +524,28 @@ void ChatView::appendUserMessage(const QString& text) {
     m_userDocuments = m.documents;
     m_userText = text;
     m_userImages = m.images;
-    m_userTicket = m_store->appendMessage(m); // shown once committed
+    // The chat's long files (this message's and earlier ones') are searched for the question
+    // first; the parts found are stored with it.
+    QList<app::ChatDocument> indexed;
+    for (const Message& earlier : std::as_const(m_messages))
+        for (const app::ChatDocument& d : earlier.documents)
+            if (d.indexed) indexed << d;
+    for (const app::ChatDocument& d : std::as_const(m.documents))
+        if (d.indexed) indexed << d;
+    if (m_retrieval && !indexed.isEmpty()) {
+        m_searching = m;
+        m_retrieveTicket = m_retrieval->retrieve(text, indexed);
+        render();
+        updateButtons();
+        return;
+    }
+    storeUserMessage(m);
+}
+
+void ChatView::storeUserMessage(app::StoredMessage message) {
+    m_userDocuments = message.documents;
+    m_userTicket = m_store->appendMessage(message); // shown once committed
+    render();
     updateButtons();
 }
 
@@ -584,7 +609,7 @@ void ChatView::stop() {
 }
 
 bool ChatView::canRegenerate() const {
-    const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0;
+    const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0 || m_retrieveTicket != 0;
     return !busy && !m_messages.isEmpty() && m_messages.last().role == QStringLiteral("assistant") &&
            m_messages.last().id > 0;
 }
@@ -602,13 +627,14 @@ void ChatView::scheduleRender() {
 }
 
 bool ChatView::canSend() const {
-    const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0 || (m_tools && m_tools->isActive());
+    const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0 || m_retrieveTicket != 0 ||
+                      (m_tools && m_tools->isActive());
     return !busy && (m_engine->isLoaded() ||
                      (!m_reloadPath.isEmpty() && m_engine->state() == app::EngineHost::State::Empty));
 }
 
 void ChatView::updateButtons() {
-    const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0;
+    const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0 || m_retrieveTicket != 0;
     m_send->setEnabled(canSend());
     m_stop->setEnabled(isGenerating() || (m_tools && m_tools->isActive()));
     m_regenerate->setEnabled(canRegenerate() && m_engine->isLoaded());

@@ -29,6 +29,7 @@ class QTimer;
 class QUrl;
 
 namespace hearth::app {
+class ChatRetrieval;
 class ChatToolRunner;
 class DocumentReader;
 class ImageFileReader;
@@ -54,6 +55,11 @@ public:
     // next message (the model reads each before the message's text) and stored with it. What
     // cannot be attached is said with statusMessage.
     void setDocumentReader(app::DocumentReader* reader);
+    // Files longer than app::kInlineDocumentChars are searched for each question instead of given
+    // whole, by `retrieval` (owned by the caller); the parts found go with the question and are
+    // cited under the answer. Without it, every file is given whole.
+    void setRetrieval(app::ChatRetrieval* retrieval);
+    bool isSearchingFiles() const { return m_retrieveTicket != 0; }
     void attachDocuments(const QStringList& paths);
     void attachDocumentsWithDialog();
     QList<app::ChatDocument> attachedDocuments() const;
@@ -278,6 +284,8 @@ private:
     bool handleInputDrop(QEvent* event);
     void endEditStatus();
     void setUpDocuments(QWidget* parent);
+    void storeUserMessage(app::StoredMessage message);
+    QString sourcesMarkdown(int replyIndex) const;
     QString documentsMarkdown(const QList<app::ChatDocument>& documents) const;
     QString toolCallsMarkdown(int index) const;
     QString toolResultMarkdown(int index) const;
@@ -355,6 +363,9 @@ private:
     DocumentStrip* m_documentStrip = nullptr;   // files for the next message
     QPushButton* m_attachFile = nullptr;
     app::DocumentReader* m_documentReader = nullptr;
+    app::ChatRetrieval* m_retrieval = nullptr;
+    quint64 m_retrieveTicket = 0;                 // searching the chat's files for the question
+    app::StoredMessage m_searching;               // the question waiting for that search
     QList<app::ChatDocument> m_outgoingDocuments; // of the message being sent, until it is appended
     QList<app::ChatDocument> m_userDocuments;     // of the message being committed
     app::ChatToolRunner* m_tools = nullptr;

@@ -4,6 +4,7 @@
 #include "document_strip.h"
 
 #include "services/chat_documents.h"
+#include "services/chat_retrieval.h"
 
 #include <QFileDialog>
 #include <QLocale>
@@ -75,6 +76,32 @@ void ChatView::attachDocumentsWithDialog() {
     if (!paths.isEmpty()) attachDocuments(paths);
 }
 
+void ChatView::setRetrieval(app::ChatRetrieval* retrieval) {
+    if (m_retrieval) disconnect(m_retrieval, nullptr, this, nullptr);
+    m_retrieval = retrieval;
+    if (!m_retrieval) return;
+    connect(m_retrieval, &app::ChatRetrieval::retrieved, this,
+            [this](quint64 ticket, const QList<app::ChatDocument>& excerpts) {
+                if (ticket != m_retrieveTicket) return;
+                m_retrieveTicket = 0;
+                app::StoredMessage question = std::exchange(m_searching, {});
+                question.documents += excerpts;
+                storeUserMessage(question);
+            });
+}
+
+// Under a reply: the parts of the chat's long files that went with its question.
+QString ChatView::sourcesMarkdown(int replyIndex) const {
+    int question = replyIndex - 1;
+    while (question >= 0 && m_messages[question].role != QStringLiteral("user")) --question;
+    if (question < 0) return {};
+    QStringList parts;
+    for (const app::ChatDocument& d : m_messages[question].documents)
+        if (d.part > 0) parts << tr("%1 (part %2)").arg(d.name).arg(d.part);
+    if (parts.isEmpty()) return {};
+    return tr("*Sources: %1*").arg(parts.join(QStringLiteral(" · "))) + QStringLiteral("\n\n");
+}
+
 QList<app::ChatDocument> ChatView::attachedDocuments() const { return m_documentStrip->documents(); }
 
 void ChatView::removeDocument(int index) { m_documentStrip->removeAt(index); }
@@ -87,6 +114,7 @@ QList<app::ChatDocument> ChatView::messageDocuments(int index) const {
 QString ChatView::documentsMarkdown(const QList<app::ChatDocument>& documents) const {
     QString md;
     for (const app::ChatDocument& d : documents) {
+        if (d.part > 0) continue; // an excerpt: cited under the answer
         QString name = d.name;
         name.replace(QLatin1Char('\\'), QStringLiteral("\\\\"))
             .replace(QLatin1Char('*'), QStringLiteral("\\*"))
@@ -94,7 +122,8 @@ QString ChatView::documentsMarkdown(const QList<app::ChatDocument>& documents) c
             .replace(QLatin1Char('`'), QStringLiteral("\\`"))
             .replace(QLatin1Char('['), QStringLiteral("\\["))
             .replace(QLatin1Char('<'), QStringLiteral("&lt;"));
-        md += tr("Attached file: **%1** · %2 characters").arg(name, QLocale().toString(d.text.size())) + QStringLiteral("\n\n");
+        md += tr("Attached file: **%1** · %2 characters").arg(name, QLocale().toString(d.text.size())) +
+              (d.indexed ? tr(" · searched for each question") : QString()) + QStringLiteral("\n\n");
     }
     return md;
 }

@@ -85,11 +85,18 @@ QString ChatView::messageMarkdown(int i) {
                                  QStringLiteral("\n\n")
                            : QString();
     const QString pictures = (m.images.isEmpty() ? QString() : imagesMarkdown(m.images)) + documentsMarkdown(m.documents);
-    const QString body = failed ? tr("**The reply failed:** %1").arg(m.error.isEmpty() ? tr("no reason given") : m.error)
-                         : tool ? toolResultMarkdown(i)
-                         : m.content.isEmpty() && !calls.isEmpty() ? thoughts + calls
-                                                                    : bodyOf(m.content, thoughts, blocks, r.firstBlock) +
-                                                                          (calls.isEmpty() ? QString() : QStringLiteral("\n\n") + calls);
+    QString body;
+    if (failed) {
+        body = tr("**The reply failed:** %1").arg(m.error.isEmpty() ? tr("no reason given") : m.error);
+    } else if (tool) {
+        body = toolResultMarkdown(i);
+    } else {
+        // A reply that only called tools has no text to show ("…" is for one still empty).
+        body = m.content.isEmpty() && !calls.isEmpty() ? thoughts : bodyOf(m.content, thoughts, blocks, r.firstBlock);
+        if (const QString sources = assistant ? sourcesMarkdown(i) : QString(); !sources.isEmpty())
+            body += QStringLiteral("\n\n") + sources;
+        if (!calls.isEmpty()) body += (body.isEmpty() ? QString() : QStringLiteral("\n\n")) + calls;
+    }
     md += section(m.role, who, pictures + body, footer);
     r.blocks = blocks;
     r.markdown = md;
@@ -110,7 +117,7 @@ void ChatView::render() {
                           (m_userImages.isEmpty() ? QString() : imagesMarkdown(m_userImages)) +
                               documentsMarkdown(m_userDocuments) +
                               (m_userText.isEmpty() ? m_pendingText : m_userText),
-                          tr("saving…"));
+                          m_retrieveTicket ? tr("searching your files…") : tr("saving…"));
     if (!m_error.isEmpty()) {
         if (m_contextFull)
             pieces << tr("**The conversation no longer fits the model's context.** %1\n\n"

@@ -21,6 +21,7 @@
 #include "services/download_manager.h"
 #include "services/chat_documents.h"
 #include "services/chat_images.h"
+#include "services/chat_retrieval.h"
 #include "services/chat_tools.h"
 #include "services/draft_finder.h"
 #include "services/engine_host.h"
@@ -99,6 +100,8 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_chat = new ChatView(m_engine, m_store, m_pages);
     m_chat->setImageReader(new app::ImageFileReader(this));
     m_chat->setDocumentReader(new app::DocumentReader(this));
+    // Long files are searched by their words (no embedding model is chosen in the app yet).
+    m_chat->setRetrieval(new app::ChatRetrieval(nullptr, this));
     m_chat->setToolRunner(new app::ChatToolRunner(m_mcp, this));
     m_models = new ModelsView(m_library, m_engine, m_hub, m_downloads, m_settings, m_devices, m_pages);
     m_settingsView = new SettingsView(m_settings, m_engine, m_devices, m_pages);

@@ -103,12 +103,15 @@ QString messageTextForModel(const QString& content, const QList<ChatDocument>& d
     if (documents.isEmpty()) return content;
     QString out;
     for (const ChatDocument& d : documents) {
+        if (d.indexed) continue; // its excerpts stand for it
         QString name = d.name;
         name.replace(QLatin1Char('&'), QStringLiteral("&amp;"))
             .replace(QLatin1Char('"'), QStringLiteral("&quot;"))
             .replace(QLatin1Char('<'), QStringLiteral("&lt;"))
             .replace(QLatin1Char('>'), QStringLiteral("&gt;"));
-        out += QStringLiteral("<document name=\"%1\">\n").arg(name) + d.text;
+        out += (d.part > 0 ? QStringLiteral("<document name=\"%1\" part=\"%2\">\n").arg(name).arg(d.part)
+                           : QStringLiteral("<document name=\"%1\">\n").arg(name)) +
+               d.text;
         if (!d.text.endsWith(QLatin1Char('\n'))) out += QLatin1Char('\n');
         out += QStringLiteral("</document>\n\n");
     }
@@ -118,8 +121,12 @@ QString messageTextForModel(const QString& content, const QList<ChatDocument>& d
 QString documentsJson(const QList<ChatDocument>& documents) {
     if (documents.isEmpty()) return QStringLiteral("");
     QJsonArray array;
-    for (const ChatDocument& d : documents)
-        array.append(QJsonObject{{QStringLiteral("name"), d.name}, {QStringLiteral("text"), d.text}});
+    for (const ChatDocument& d : documents) {
+        QJsonObject o{{QStringLiteral("name"), d.name}, {QStringLiteral("text"), d.text}};
+        if (d.indexed) o.insert(QStringLiteral("indexed"), true);
+        if (d.part > 0) o.insert(QStringLiteral("part"), d.part);
+        array.append(o);
+    }
     return QString::fromUtf8(QJsonDocument(array).toJson(QJsonDocument::Compact));
 }
 
@@ -128,7 +135,8 @@ QList<ChatDocument> documentsFromJson(const QString& json) {
     if (json.isEmpty()) return out;
     for (const QJsonValue& v : QJsonDocument::fromJson(json.toUtf8()).array()) {
         const QJsonObject o = v.toObject();
-        out << ChatDocument{o.value(QStringLiteral("name")).toString(), o.value(QStringLiteral("text")).toString()};
+        out << ChatDocument{o.value(QStringLiteral("name")).toString(), o.value(QStringLiteral("text")).toString(),
+                            o.value(QStringLiteral("indexed")).toBool(), std::max(0, o.value(QStringLiteral("part")).toInt())};
     }
     return out;
 }

@@ -21,6 +21,9 @@ namespace hearth::app {
 inline constexpr qint64 kMaxDocumentFileBytes = 64ll << 20;
 inline constexpr qsizetype kMaxDocumentChars = 400000;
 inline constexpr int kMaxDocumentsPerMessage = 16;
+// A file longer than this is not given to the model whole: it is indexed, and the parts that
+// match each question go with it (ChatRetrieval).
+inline constexpr qsizetype kInlineDocumentChars = 12000;
 
 // The file's text, or why it cannot be attached (one line naming the file): larger than
 // kMaxDocumentFileBytes, unreadable, not text (binary, not UTF-8), a PDF that is encrypted,
@@ -30,7 +33,8 @@ std::variant<ChatDocument, QString> readDocument(const QString& path);
 std::variant<ChatDocument, QString> documentFromBytes(const QByteArray& bytes, const QString& name);
 
 // What the model reads for a message with files: each file as <document name="...">…</document>
-// (the name's quotes and angle brackets escaped), then the message's own text.
+// (the name's quotes and angle brackets escaped; an excerpt's part="N" added; an indexed file left
+// out, its excerpts standing for it), then the message's own text.
 QString messageTextForModel(const QString& content, const QList<ChatDocument>& documents);
 
 // A message's files as stored: [{"name", "text"}] ("" for none), and back (a value that does not

@@ -82,7 +82,9 @@ QString chatToMarkdown(const ExportedChat& chat) {
             int longest = 0, run = 0;
             for (QChar c : d.text) longest = std::max(longest, run = c == QLatin1Char('`') ? run + 1 : 0);
             const QString fence(std::max(3, longest + 1), QLatin1Char('`'));
-            md += QStringLiteral("*Attached file: %1*\n\n%2\n%3\n%2\n\n").arg(d.name, fence, d.text.trimmed());
+            const QString label = d.part > 0 ? QStringLiteral("*Found in %1 (part %2):*").arg(d.name).arg(d.part)
+                                             : QStringLiteral("*Attached file: %1*").arg(d.name);
+            md += QStringLiteral("%1\n\n%2\n%3\n%2\n\n").arg(label, fence, d.text.trimmed());
         }
         md += m.content;
         if (!m.content.endsWith(QLatin1Char('\n'))) md += QLatin1Char('\n');
@@ -133,8 +135,12 @@ QByteArray chatToJson(const ExportedChat& chat) {
         if (!m.toolCallId.isEmpty()) o.insert(QStringLiteral("tool_call_id"), m.toolCallId);
         if (!m.documents.isEmpty()) {
             QJsonArray documents;
-            for (const ChatDocument& d : m.documents)
-                documents.append(QJsonObject{{QStringLiteral("name"), d.name}, {QStringLiteral("text"), d.text}});
+            for (const ChatDocument& d : m.documents) {
+                QJsonObject o{{QStringLiteral("name"), d.name}, {QStringLiteral("text"), d.text}};
+                if (d.indexed) o.insert(QStringLiteral("indexed"), true);
+                if (d.part > 0) o.insert(QStringLiteral("part"), d.part);
+                documents.append(o);
+            }
             o.insert(QStringLiteral("documents"), documents);
         }
         if (m.role == QStringLiteral("assistant")) {
@@ -228,7 +234,9 @@ Result<ExportedChat> chatFromJson(const QByteArray& json) {
             const QJsonObject d = doc.toObject();
             if (!d.value(QStringLiteral("name")).isString() || !d.value(QStringLiteral("text")).isString())
                 return bad(QStringLiteral("%1 an attached file needs a \"name\" and a \"text\"").arg(where));
-            m.documents << ChatDocument{d.value(QStringLiteral("name")).toString(), d.value(QStringLiteral("text")).toString()};
+            m.documents << ChatDocument{d.value(QStringLiteral("name")).toString(), d.value(QStringLiteral("text")).toString(),
+                                        d.value(QStringLiteral("indexed")).toBool(),
+                                        std::clamp(d.value(QStringLiteral("part")).toInt(), 0, 1 << 20)};
         }
         v = QJsonValue();
         if (!typed(o, "tool_call_id", QJsonValue::String, v, error, where)) return bad(error);

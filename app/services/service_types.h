@@ -124,10 +124,15 @@ struct ChatToolCall {
     QString arguments;
 };
 
-// A file attached to a message as text (a text, Markdown or code file, or a PDF's text).
+// A file attached to a message as text (a text, Markdown or code file, or a PDF's text), or a
+// part of one that retrieval found for the message's question (part > 0).
 struct ChatDocument {
     QString name; // the file's name, as the model and the transcript see it
     QString text;
+    // Too long to give the model whole: its parts are searched for each question instead, and
+    // the parts found go with that question as excerpts.
+    bool indexed = false;
+    int part = 0; // an excerpt: the part's number in its file (from 1); 0: a whole file
     bool operator==(const ChatDocument&) const = default;
 };
 

@@ -168,6 +168,12 @@ private Q_SLOTS:
                  QStringLiteral("<document name=\"a &quot;&lt;b&gt;&quot;.md\">\nalpha\n</document>\n\n"
                                 "<document name=\"c.txt\">\ngamma\n</document>\n\nCompare them."));
         QCOMPARE(messageTextForModel(QStringLiteral("plain"), {}), QStringLiteral("plain"));
+        // An indexed file is left out; its excerpts stand for it, numbered.
+        const QList<ChatDocument> searched{{QStringLiteral("big.txt"), QStringLiteral("all of it"), true, 0},
+                                           {QStringLiteral("big.txt"), QStringLiteral("the part found"), false, 7}};
+        QCOMPARE(messageTextForModel(QStringLiteral("Q?"), searched),
+                 QStringLiteral("<document name=\"big.txt\" part=\"7\">\nthe part found\n</document>\n\nQ?"));
+        QCOMPARE(documentsFromJson(documentsJson(searched)), searched);
         ChatMessage m{QStringLiteral("user"), QStringLiteral("Compare them.")};
         m.documents = docs;
         const auto request = chatRequestFor({m});

@@ -3,6 +3,7 @@
 // synthesized BGE-shaped bert (vectors normalized, one per text, errors said), and ranking: a
 // question quoting a sentence of one of 200 synthetic documents finds that document's chunk
 // first, by words alone and fused with the embedding model's vectors.
+#include "services/chat_retrieval.h"
 #include "services/document_retrieval.h"
 #include "services/embedding_service.h"
 
@@ -142,6 +143,35 @@ private Q_SLOTS:
                                                                                 QStringLiteral("2"), QStringLiteral("x")}));
     }
 
+    // The chat's retrieval by words: only indexed files are searched, the parts come as numbered
+    // excerpts, best first; no indexed file gives none.
+    void documentRetrievalForAChatByWords() {
+        const Corpus corpus = syntheticCorpus();
+        ChatDocument big{QStringLiteral("big.txt"), QString(), true, 0};
+        for (const ChatDocument& d : corpus.documents.mid(0, 60)) big.text += d.text + QStringLiteral("\n\n");
+        const ChatDocument small{QStringLiteral("small.txt"), corpus.documents[100].text};
+        ChatRetrieval retrieval;
+        QCOMPARE(retrieval.parts(), ChatRetrieval::kDefaultParts);
+        retrieval.setChunking({400, 80}, 3);
+        QSignalSpy retrieved(&retrieval, &ChatRetrieval::retrieved);
+        const quint64 ticket = retrieval.retrieve(corpus.quotes[33], {small, big});
+        QVERIFY(retrieved.isEmpty()); // never before retrieve returns
+        QVERIFY(retrieved.wait(10000));
+        QCOMPARE(retrieved.first().at(0).toULongLong(), ticket);
+        const auto excerpts = retrieved.first().at(1).value<QList<ChatDocument>>();
+        QCOMPARE(excerpts.size(), 3);
+        QCOMPARE(excerpts[0].name, QStringLiteral("big.txt"));
+        QVERIFY(excerpts[0].part > 0);
+        QVERIFY(excerpts[0].text.contains(corpus.quotes[33]));
+        QVERIFY(!excerpts[0].indexed);
+        const QList<DocumentChunk> chunks = chunkDocument(big, {400, 80});
+        QCOMPARE(chunks[excerpts[0].part - 1].text, excerpts[0].text);
+        // The small file is not searched (it went whole), even for its own sentence.
+        retrieval.retrieve(corpus.quotes[100], {small});
+        QVERIFY(retrieved.wait(10000));
+        QVERIFY(retrieved.last().at(1).value<QList<ChatDocument>>().isEmpty());
+    }
+
     void documentEmbeddingsRankWithTheWords() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
@@ -191,6 +221,22 @@ private Q_SLOTS:
             const QList<RankedChunk> top = rankChunks(questions[i], chunks, vectors, questionVectors[i], 5);
             QCOMPARE(chunks[top[0].chunk].document, corpus.documents[quoted[i]].name);
         }
+        // The chat's retrieval with the model: the file's chunks embedded once, then only questions.
+        ChatRetrieval retrieval(&service);
+        retrieval.setChunking({400, 80}, 2);
+        ChatDocument big{QStringLiteral("big.txt"), QString(), true, 0};
+        for (const ChatDocument& d : corpus.documents.mid(100, 30)) big.text += d.text + QStringLiteral("\n\n");
+        QSignalSpy retrieved(&retrieval, &ChatRetrieval::retrieved);
+        const int before = int(embedded.size());
+        retrieval.retrieve(corpus.quotes[110], {big});
+        QVERIFY(retrieved.wait(60000));
+        QCOMPARE(int(embedded.size()), before + 2); // the chunks, then the question
+        QVERIFY(retrieved.last().at(1).value<QList<ChatDocument>>().first().text.contains(corpus.quotes[110]));
+        retrieval.retrieve(corpus.quotes[120], {big});
+        QVERIFY(retrieved.wait(60000));
+        QCOMPARE(int(embedded.size()), before + 3); // the question only
+        QVERIFY(retrieved.last().at(1).value<QList<ChatDocument>>().first().text.contains(corpus.quotes[120]));
+
         // Words no chunk holds: the vectors alone decide (a chunk's own vector finds it first).
         for (int c : {5, 250}) {
             const QList<RankedChunk> top = rankChunks(QStringLiteral("zzqx wwvy"), chunks, vectors, vectors[c], 3);

@@ -6,6 +6,7 @@
 #include "chat_steps.h"
 #include "chat_view.h"
 #include "services/chat_documents.h"
+#include "services/chat_retrieval.h"
 #include "services/engine_host.h"
 #include "services/store.h"
 #include "test_support.h"
@@ -13,6 +14,7 @@
 #include <QDir>
 #include <QFile>
 #include <QPushButton>
+#include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QToolButton>
@@ -34,6 +36,30 @@ QString writeChatFile(const QTemporaryDir& dir, const QString& name, const QByte
     if (!f.open(QIODevice::WriteOnly)) return {};
     f.write(bytes);
     return f.fileName();
+}
+
+// A long file of numbered paragraphs of made-up words (seeded), and a sentence of each to quote.
+QByteArray longFile(QStringList& quotes) {
+    QRandomGenerator rng(41);
+    static const char* const syllables[] = {"ka", "lo", "mi", "ter", "van", "os", "pul", "dri", "zen", "ba",
+                                            "qui", "ro", "sel", "tam", "nu", "gor", "fi", "lex", "wa", "pe"};
+    auto word = [&rng] {
+        QString w;
+        for (int k = 0, n = 2 + int(rng.bounded(2)); k < n; ++k) w += QLatin1String(syllables[rng.bounded(20)]);
+        return w;
+    };
+    QString text;
+    for (int p = 1; p <= 120; ++p) {
+        QStringList sentences;
+        for (int s = 0; s < 3; ++s) {
+            QStringList words;
+            for (int w = 0; w < 10; ++w) words << word();
+            sentences << words.join(QLatin1Char(' ')) + QLatin1Char('.');
+        }
+        quotes << sentences[1];
+        text += QStringLiteral("Paragraph %1. ").arg(p) + sentences.join(QLatin1Char(' ')) + QStringLiteral("\n\n");
+    }
+    return text.toUtf8();
 }
 
 } // namespace
@@ -115,6 +141,62 @@ private Q_SLOTS:
         chat.editMessage(0);
         QCOMPARE(chat.attachedDocuments().size(), 1);
         chat.cancelEdit();
+    }
+
+    // A file too long to give whole is searched for each question: the parts found go with the
+    // question (stored with it) and are cited under the answer; a later question searches again.
+    void longDocumentsAreSearchedPerQuestion() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        app::Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        app::EngineHost engine;
+        QSignalSpy loaded(&engine, &app::EngineHost::loaded);
+        engine.loadModel(QString::fromStdString(test::testDataPath("models/stories260K.gguf")), app::LoadSettings());
+        QVERIFY(loaded.wait(30000));
+        app::DocumentReader reader;
+        app::ChatRetrieval retrieval;
+        retrieval.setChunking({300, 60}, 2); // what stories260K's small context holds
+        ui::ChatView chat(&engine, &store);
+        chat.setDocumentReader(&reader);
+        chat.setRetrieval(&retrieval);
+        chat.resize(900, 640);
+        chat.show();
+        chat.setSampling(app::Sampling::greedy(4));
+        QSignalSpy replies(&chat, &ui::ChatView::replyFinished);
+
+        QStringList quotes;
+        const QByteArray text = longFile(quotes);
+        QVERIFY(text.size() > app::kInlineDocumentChars);
+        chat.attachDocuments({writeChatFile(dir, QStringLiteral("long.md"), text)});
+        QTRY_COMPARE_WITH_TIMEOUT(chat.attachedDocuments().size(), 1, 10000);
+        chat.sendText(quotes[76]);
+        QTRY_VERIFY_WITH_TIMEOUT(replies.size() == 1 && !chat.isGenerating(), 30000);
+        QList<app::ChatDocument> docs = chat.messageDocuments(0);
+        QCOMPARE(docs.size(), 1 + retrieval.parts());
+        QVERIFY(docs[0].indexed);
+        QCOMPARE(docs[0].text.toUtf8(), text); // the whole file is kept with the chat
+        QVERIFY2(docs[1].part > 0 && docs[1].text.contains(quotes[76]), qPrintable(docs[1].text.left(200)));
+        // The model read the parts, not the file: the file alone is more than the whole context.
+        QVERIFY2(chat.contextUsed() > 0 && chat.contextUsed() < 1000, qPrintable(QString::number(chat.contextUsed())));
+        const QString md = chat.transcriptMarkdown();
+        QVERIFY2(md.contains(QStringLiteral("· searched for each question")), qPrintable(md));
+        QVERIFY2(md.contains(QStringLiteral("*Sources: long.md (part %1)").arg(docs[1].part)), qPrintable(md));
+
+        // A later question, no file attached: the chat's file is searched again.
+        chat.sendText(quotes[10]);
+        QTRY_VERIFY_WITH_TIMEOUT(replies.size() == 2 && !chat.isGenerating(), 30000);
+        docs = chat.messageDocuments(2);
+        QCOMPARE(docs.size(), retrieval.parts());
+        QVERIFY(docs[0].text.contains(quotes[10]));
+        // Kept in the store: reopened, the parts and the citations are there.
+        const qint64 conversation = chat.conversationId();
+        chat.newChat();
+        test::reopenConversation(chat, store, conversation);
+        QTRY_COMPARE_WITH_TIMEOUT(chat.messageCount(), 4, 10000);
+        QCOMPARE(chat.messageDocuments(2).size(), retrieval.parts());
+        QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("*Sources: long.md (part %1)").arg(docs[0].part)));
     }
 };
 

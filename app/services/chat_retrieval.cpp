@@ -1,0 +1,146 @@
+// The chat's retrieval over indexed files (see chat_retrieval.h): chunks kept per file's text,
+// vectors computed once per file and model, the question embedded, the parts ranked.
+#include "services/chat_retrieval.h"
+
+#include "services/embedding_service.h"
+
+#include <QCryptographicHash>
+#include <QTimer>
+
+namespace hearth::app {
+
+namespace {
+
+QByteArray indexKey(const ChatDocument& d) {
+    QCryptographicHash h(QCryptographicHash::Sha1);
+    h.addData(d.name.toUtf8());
+    h.addData(QByteArrayView("\0", 1));
+    h.addData(d.text.toUtf8());
+    return h.result();
+}
+
+} // namespace
+
+ChatRetrieval::ChatRetrieval(EmbeddingService* embeddings, QObject* parent) : QObject(parent), m_embeddings(embeddings) {
+    qRegisterMetaType<QList<ChatDocument>>();
+    if (!m_embeddings) return;
+    connect(m_embeddings, &EmbeddingService::embedded, this, &ChatRetrieval::onEmbedded);
+    connect(m_embeddings, &EmbeddingService::failed, this, &ChatRetrieval::onEmbedFailed);
+}
+
+bool ChatRetrieval::modelReady() const { return m_embeddings && m_embeddings->isLoaded(); }
+
+void ChatRetrieval::setChunking(const ChunkLimits& limits, int parts) {
+    m_limits = limits;
+    m_parts = std::max(1, parts);
+    m_index.clear(); // cut anew
+}
+
+quint64 ChatRetrieval::retrieve(const QString& question, const QList<ChatDocument>& documents) {
+    const quint64 ticket = m_nextTicket++;
+    Pending p;
+    p.ticket = ticket;
+    p.question = question;
+    p.parts = m_parts;
+    for (const ChatDocument& d : documents) {
+        if (!d.indexed || d.part > 0) continue;
+        const QByteArray key = indexKey(d);
+        if (p.keys.contains(key)) continue;
+        if (!m_index.contains(key)) m_index.insert(key, Indexed{chunkDocument(d, m_limits), {}, {}});
+        p.keys << key;
+    }
+    m_pending.insert(ticket, p);
+    QTimer::singleShot(0, this, [this, ticket] { step(ticket); });
+    return ticket;
+}
+
+// The next thing a request waits for: its files' vectors, then the question's; then the answer.
+void ChatRetrieval::step(quint64 ticket) {
+    auto it = m_pending.find(ticket);
+    if (it == m_pending.end()) return;
+    Pending& p = *it;
+    if (p.keys.isEmpty() || !modelReady() || p.wordsOnly) return finish(ticket);
+    const QString model = m_embeddings->modelPath();
+    QStringList texts;
+    p.embedding.clear();
+    for (const QByteArray& key : std::as_const(p.keys)) {
+        const Indexed& entry = m_index[key];
+        if (entry.model == model && entry.vectors.size() == entry.chunks.size()) continue;
+        p.embedding << key;
+        for (const DocumentChunk& c : entry.chunks) texts << c.text;
+    }
+    if (!p.embedding.isEmpty()) {
+        p.chunkTicket = m_embeddings->embed(texts);
+        return;
+    }
+    if (!p.questionDone) {
+        p.questionTicket = m_embeddings->embed({p.question.isEmpty() ? QStringLiteral(" ") : p.question});
+        return;
+    }
+    finish(ticket);
+}
+
+void ChatRetrieval::finish(quint64 ticket) {
+    const Pending p = m_pending.take(ticket);
+    QList<DocumentChunk> chunks;
+    QList<QList<float>> vectors;
+    bool allVectors = !p.wordsOnly && !p.questionVector.isEmpty();
+    for (const QByteArray& key : p.keys) {
+        const Indexed& entry = m_index[key];
+        chunks += entry.chunks;
+        if (entry.vectors.size() == entry.chunks.size()) vectors += entry.vectors;
+        else allVectors = false;
+    }
+    QList<ChatDocument> excerpts;
+    const QList<RankedChunk> top = rankChunks(p.question, chunks, allVectors ? vectors : QList<QList<float>>(),
+                                              allVectors ? p.questionVector : QList<float>(), p.parts);
+    for (const RankedChunk& r : top) {
+        const DocumentChunk& c = chunks[r.chunk];
+        excerpts << ChatDocument{c.document, c.text, false, c.index + 1};
+    }
+    Q_EMIT retrieved(ticket, excerpts);
+}
+
+void ChatRetrieval::onEmbedded(quint64 embedTicket, const QList<QList<float>>& vectors) {
+    for (auto it = m_pending.begin(); it != m_pending.end(); ++it) {
+        Pending& p = *it;
+        if (embedTicket == p.chunkTicket) {
+            p.chunkTicket = 0;
+            qsizetype expected = 0;
+            for (const QByteArray& key : std::as_const(p.embedding)) expected += m_index[key].chunks.size();
+            if (expected != vectors.size()) p.wordsOnly = true; // not what was asked: rank by the words
+            qsizetype at = 0;
+            const QString model = m_embeddings->modelPath();
+            for (const QByteArray& key : std::as_const(p.embedding)) {
+                Indexed& entry = m_index[key];
+                const qsizetype n = entry.chunks.size();
+                if (p.wordsOnly) break;
+                entry.vectors = vectors.mid(at, n);
+                entry.model = model;
+                at += n;
+            }
+            p.embedding.clear();
+        } else if (embedTicket == p.questionTicket) {
+            p.questionTicket = 0;
+            p.questionVector = vectors.value(0);
+            p.questionDone = true;
+        } else {
+            continue;
+        }
+        const quint64 ticket = p.ticket;
+        step(ticket);
+        return;
+    }
+}
+
+void ChatRetrieval::onEmbedFailed(quint64 embedTicket, const QString&) {
+    for (auto it = m_pending.begin(); it != m_pending.end(); ++it)
+        if (embedTicket == it->chunkTicket || embedTicket == it->questionTicket) {
+            it->wordsOnly = true; // the words still find what they can
+            const quint64 ticket = it->ticket;
+            finish(ticket);
+            return;
+        }
+}
+
+} // namespace hearth::app

@@ -1,0 +1,72 @@
+// The chat's retrieval over files too long to give the model whole: each indexed file cut into
+// chunks (and, with an embedding model loaded, their vectors computed once per file's text),
+// and for a question the parts that match it best, by words and, with the model, by meaning
+// (document_retrieval.h). Results come as signals carrying the request's ticket.
+#pragma once
+
+#include "services/document_retrieval.h"
+#include "services/service_types.h"
+
+#include <QByteArray>
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QString>
+
+namespace hearth::app {
+
+class EmbeddingService;
+
+class ChatRetrieval : public QObject {
+    Q_OBJECT
+public:
+    static constexpr int kDefaultParts = 4;
+
+    // `embeddings` may be null or not loaded: then the words alone rank.
+    explicit ChatRetrieval(EmbeddingService* embeddings = nullptr, QObject* parent = nullptr);
+
+    // How files are cut and how many parts a question gets (kDefaultParts of ChunkLimits{}).
+    void setChunking(const ChunkLimits& limits, int parts);
+    int parts() const { return m_parts; }
+
+    // The parts of `documents` (those marked indexed) that best match `question`, as excerpts
+    // (name, text, part = chunk number + 1), best first: retrieved(ticket, excerpts), never before
+    // this returns. No indexed file: an empty list.
+    quint64 retrieve(const QString& question, const QList<ChatDocument>& documents);
+
+Q_SIGNALS:
+    void retrieved(quint64 ticket, const QList<hearth::app::ChatDocument>& excerpts);
+
+private:
+    struct Indexed {
+        QList<DocumentChunk> chunks;
+        QList<QList<float>> vectors; // empty until embedded (or without a model)
+        QString model;               // the embedding model the vectors are from
+    };
+    struct Pending {
+        quint64 ticket = 0;
+        QString question;
+        QList<QByteArray> keys; // the files' index entries
+        int parts = 0;
+        quint64 chunkTicket = 0;     // embedding the files' chunks not embedded yet
+        QList<QByteArray> embedding; // which files those chunks belong to, in order
+        quint64 questionTicket = 0;
+        QList<float> questionVector;
+        bool questionDone = false;
+        bool wordsOnly = false;      // the model failed: rank by the words
+    };
+    void step(quint64 ticket);
+    void finish(quint64 ticket);
+    void onEmbedded(quint64 embedTicket, const QList<QList<float>>& vectors);
+    void onEmbedFailed(quint64 embedTicket, const QString& why);
+    bool modelReady() const;
+
+    EmbeddingService* m_embeddings;
+    ChunkLimits m_limits;
+    int m_parts = kDefaultParts;
+    QHash<QByteArray, Indexed> m_index; // by the file's name and text hash
+    QHash<quint64, Pending> m_pending;   // by ticket
+    quint64 m_nextTicket = 1;
+};
+
+} // namespace hearth::app
