@@ -5,6 +5,7 @@
 
 #include "chat_view.h"
 #include "count_text.h"
+#include "embedding_model_dialog.h"
 #include "mcp_dialog.h"
 #include "model_info_view.h"
 #include "model_picker.h"
@@ -22,6 +23,7 @@
 #include "services/chat_documents.h"
 #include "services/chat_images.h"
 #include "services/chat_retrieval.h"
+#include "services/embedding_service.h"
 #include "services/chat_tools.h"
 #include "services/draft_finder.h"
 #include "services/engine_host.h"
@@ -100,8 +102,13 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_chat = new ChatView(m_engine, m_store, m_pages);
     m_chat->setImageReader(new app::ImageFileReader(this));
     m_chat->setDocumentReader(new app::DocumentReader(this));
-    // Long files are searched by their words (no embedding model is chosen in the app yet).
-    m_chat->setRetrieval(new app::ChatRetrieval(nullptr, this));
+    // Long files are searched by their words, and by meaning with the embedding model chosen.
+    m_embeddings = new app::EmbeddingService(this);
+    m_chat->setRetrieval(new app::ChatRetrieval(m_embeddings, this));
+    connect(m_embeddings, &app::EmbeddingService::loadFailed, this, [this](const QString& path, const QString& why) {
+        showStatus(tr("The file search model %1 did not load: %2").arg(QFileInfo(path).fileName(), why), StatusLevel::Error);
+    });
+    if (const QString embedding = m_settings->embeddingModelPath(); !embedding.isEmpty()) m_embeddings->load(embedding);
     m_chat->setToolRunner(new app::ChatToolRunner(m_mcp, this));
     m_models = new ModelsView(m_library, m_engine, m_hub, m_downloads, m_settings, m_devices, m_pages);
     m_settingsView = new SettingsView(m_settings, m_engine, m_devices, m_pages);
@@ -272,6 +279,9 @@ void MainWindow::buildMenus() {
     QAction* mcp = tools->addAction(tr("&MCP servers…"));
     mcp->setToolTip(tr("Programs that give the chat's model tools: files, search, calendars…"));
     connect(mcp, &QAction::triggered, this, &MainWindow::openMcpServers);
+    QAction* fileSearch = tools->addAction(tr("&File search model…"));
+    fileSearch->setToolTip(tr("The embedding model that searches long files in chats by meaning"));
+    connect(fileSearch, &QAction::triggered, this, &MainWindow::chooseEmbeddingModel);
     QMenu* view = menuBar()->addMenu(tr("&View"));
     const QList<QPair<QString, QWidget*>> pages = {{tr("&Chat"), m_chat},
                                                    {tr("&Models"), m_models},
@@ -495,6 +505,24 @@ void MainWindow::openProviders() {
 void MainWindow::openMcpServers() {
     McpDialog dialog(m_mcp, this);
     dialog.exec();
+}
+
+void MainWindow::chooseEmbeddingModel() {
+    EmbeddingModelDialog dialog(m_library->models(), m_settings->embeddingModelPath(), this);
+    if (dialog.exec() != QDialog::Accepted) return;
+    setEmbeddingModel(dialog.chosenPath());
+}
+
+void MainWindow::setEmbeddingModel(const QString& path) {
+    if (path == m_settings->embeddingModelPath() && (path.isEmpty() || m_embeddings->modelPath() == path)) return;
+    m_settings->setEmbeddingModelPath(path);
+    if (path.isEmpty()) {
+        m_embeddings->unload();
+        showStatus(tr("Long files are searched by their words"), StatusLevel::Info);
+        return;
+    }
+    m_embeddings->load(path);
+    showStatus(tr("Loading %1 to search long files by meaning").arg(QFileInfo(path).fileName()), StatusLevel::Info);
 }
 
 void MainWindow::openQuantize() {

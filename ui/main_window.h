@@ -19,6 +19,7 @@ class QTabWidget;
 namespace hearth::app {
 class DeviceProbe;
 class DownloadManager;
+class EmbeddingService;
 class EngineHost;
 class HubClient;
 class McpHost;
@@ -83,6 +84,11 @@ public:
     // MCP servers (Tools › MCP servers…): their tools for the chat's model.
     app::McpHost* mcpHost() const { return m_mcp; }
     void openMcpServers();
+    // Tools › File search model…, and what it sets: the embedding model for long chat files
+    // ("": by words only), saved and loaded (or let go).
+    void chooseEmbeddingModel();
+    void setEmbeddingModel(const QString& path);
+    app::EmbeddingService* embeddingService() const { return m_embeddings; }
     void useRemoteModel(const QString& provider, const QString& model);
     void openProviders();
     void openQuantize();
@@ -148,6 +154,7 @@ private:
     std::unique_ptr<app::ProviderStore> m_providers;
     app::RemoteClient* m_remote = nullptr;
     app::McpHost* m_mcp = nullptr;
+    app::EmbeddingService* m_embeddings = nullptr; // the file search model (Tools › File search model…)
     app::ServerControl* m_serverControl = nullptr; // the embedded API server, shown by m_server
     QHash<quint64, QString> m_remoteLists;  // model list requests -> provider
 };

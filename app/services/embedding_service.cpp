@@ -106,6 +106,19 @@ void EmbeddingService::load(const QString& path, int threads) {
     });
 }
 
+void EmbeddingService::unload() {
+    ++m_loadGeneration;
+    m_path.clear();
+    m_dimensions = 0;
+    std::shared_ptr<Engine> old;
+    {
+        QMutexLocker lock(&m_state->mutex);
+        m_state->generation = m_loadGeneration;
+        old = std::exchange(m_state->engine, nullptr);
+    }
+    if (old) QThreadPool::globalInstance()->start([old = std::move(old)]() mutable { old.reset(); });
+}
+
 quint64 EmbeddingService::embed(const QStringList& texts) {
     const quint64 ticket = m_nextTicket++;
     std::shared_ptr<Engine> engine;

@@ -21,6 +21,8 @@ public:
     // Loads a GGUF that gives embeddings (bert, nomic-bert, or a decoder with a pooling type):
     // loaded(path, dimensions) or loadFailed(path, why). A model loaded before is let go.
     void load(const QString& path, int threads = 0);
+    // Lets the model go (searches rank by words again).
+    void unload();
     bool isLoaded() const { return m_dimensions > 0; }
     QString modelPath() const { return m_path; }
     int dimensions() const { return m_dimensions; }

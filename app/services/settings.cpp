@@ -41,6 +41,7 @@ const QString kIdleUnload = QStringLiteral("load/idleUnloadMinutes");
 const QString kTheme = QStringLiteral("ui/theme");
 const QString kWelcomeDone = QStringLiteral("ui/welcomeDone");
 const QString kLastModel = QStringLiteral("load/lastModel");
+const QString kEmbeddingModel = QStringLiteral("files/embeddingModel");
 
 const QString kTokenFile = QStringLiteral("hub-token");
 const QString kApiKeyFile = QStringLiteral("server-api-key");
@@ -220,6 +221,9 @@ void Settings::setWelcomeDone(bool done) { setValue(kWelcomeDone, done); }
 
 QString Settings::lastModelPath() const { return m_settings->value(kLastModel).toString(); }
 void Settings::setLastModelPath(const QString& path) { setValue(kLastModel, path); }
+
+QString Settings::embeddingModelPath() const { return m_settings->value(kEmbeddingModel).toString(); }
+void Settings::setEmbeddingModelPath(const QString& path) { setValue(kEmbeddingModel, path); }
 
 // Keys under draftModels/ are the model paths percent-encoded (a path's slashes would be groups).
 static QString draftKey(const QString& modelPath) {

@@ -83,6 +83,9 @@ public:
     // The model last loaded in the chat (loaded again at start when autoload is on).
     QString lastModelPath() const;
     void setLastModelPath(const QString& path);
+    // The embedding model that searches long files in chats by meaning ("": by words only).
+    QString embeddingModelPath() const;
+    void setEmbeddingModelPath(const QString& path);
     // The draft model chosen for the model at modelPath ("" = none): kept per model, since a
     // draft pairs with one vocabulary.
     QString draftModelFor(const QString& modelPath) const;
