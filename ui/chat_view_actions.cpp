@@ -29,8 +29,11 @@ void ChatView::editMessage(int index) {
     m_input->setPlainText(m.content);
     m_attached->clear(); // the message's own images go with it again, unless removed
     m_attached->addImages(m.images);
-    m_documentStrip->clear(); // and so do its files
-    m_documentStrip->addDocuments(m.documents);
+    m_documentStrip->clear(); // and so do its files (the parts found for it are searched anew)
+    QList<app::ChatDocument> files;
+    for (const app::ChatDocument& d : m.documents)
+        if (d.part == 0) files << app::ChatDocument{d.name, d.text};
+    m_documentStrip->addDocuments(files);
     m_input->setFocus();
     m_send->setText(tr("Resend"));
     m_editingStatus = tr("Editing a message: Enter resends it (the replies after it are replaced), Esc cancels");

@@ -197,6 +197,12 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(chat.messageCount(), 4, 10000);
         QCOMPARE(chat.messageDocuments(2).size(), retrieval.parts());
         QVERIFY(chat.transcriptMarkdown().contains(QStringLiteral("*Sources: long.md (part %1)").arg(docs[0].part)));
+        // Edited, the first question brings back its file, not the parts found for it.
+        chat.editMessage(0);
+        QCOMPARE(chat.attachedDocuments().size(), 1);
+        QCOMPARE(chat.attachedDocuments().first().part, 0);
+        QCOMPARE(chat.attachedDocuments().first().text.toUtf8(), text);
+        chat.cancelEdit();
     }
 };
 
