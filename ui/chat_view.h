@@ -63,6 +63,9 @@ public:
     void attachDocuments(const QStringList& paths);
     void attachDocumentsWithDialog();
     QList<app::ChatDocument> attachedDocuments() const;
+    // Files read elsewhere (an MCP server's resources) for the next message, checked against the
+    // same limits; `problems` (what could not be read) are said with statusMessage.
+    void addDocuments(const QList<app::ChatDocument>& documents, const QStringList& problems = {});
     void removeDocument(int index);
     QList<app::ChatDocument> messageDocuments(int index) const;
 

@@ -29,28 +29,31 @@ void ChatView::setDocumentReader(app::DocumentReader* reader) {
     if (!reader) return;
     connect(m_documentReader, &app::DocumentReader::filesRead, this,
             [this](quint64, const QList<app::ChatDocument>& documents, const QStringList& problems) {
-                // Checked again here: other files may have been attached while these were read.
-                QStringList refused = problems;
-                QList<app::ChatDocument> ok;
-                qsizetype chars = m_documentStrip->characters();
-                for (const app::ChatDocument& d : documents) {
-                    if (m_documentStrip->count() + ok.size() >= app::kMaxDocumentsPerMessage)
-                        refused << tr("%1 was not attached: a message holds at most %2 files")
-                                       .arg(d.name)
-                                       .arg(app::kMaxDocumentsPerMessage);
-                    else if (chars + d.text.size() > app::kMaxDocumentChars)
-                        refused << tr("%1 was not attached: the files of a message hold at most %2 characters")
-                                       .arg(d.name, QLocale().toString(app::kMaxDocumentChars));
-                    else {
-                        chars += d.text.size();
-                        ok << d;
-                    }
-                }
-                m_documentStrip->addDocuments(ok);
-                if (!refused.isEmpty())
-                    Q_EMIT statusMessage(tr("Not attached: %1").arg(refused.join(QStringLiteral("; "))),
-                                         StatusLevel::Warning);
+                addDocuments(documents, problems);
             });
+}
+
+void ChatView::addDocuments(const QList<app::ChatDocument>& documents, const QStringList& problems) {
+    // Checked here: other files may have been attached since these were read.
+    QStringList refused = problems;
+    QList<app::ChatDocument> ok;
+    qsizetype chars = m_documentStrip->characters();
+    for (const app::ChatDocument& d : documents) {
+        if (m_documentStrip->count() + ok.size() >= app::kMaxDocumentsPerMessage)
+            refused << tr("%1 was not attached: a message holds at most %2 files").arg(d.name).arg(app::kMaxDocumentsPerMessage);
+        else if (chars + d.text.size() > app::kMaxDocumentChars)
+            refused << tr("%1 was not attached: the files of a message hold at most %2 characters")
+                           .arg(d.name, QLocale().toString(app::kMaxDocumentChars));
+        else if (d.text.trimmed().isEmpty())
+            refused << tr("%1 is empty").arg(d.name);
+        else {
+            chars += d.text.size();
+            ok << app::ChatDocument{d.name, d.text};
+        }
+    }
+    m_documentStrip->addDocuments(ok);
+    if (!refused.isEmpty())
+        Q_EMIT statusMessage(tr("Not attached: %1").arg(refused.join(QStringLiteral("; "))), StatusLevel::Warning);
 }
 
 void ChatView::attachDocuments(const QStringList& paths) {

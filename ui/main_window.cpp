@@ -7,6 +7,7 @@
 #include "count_text.h"
 #include "embedding_model_dialog.h"
 #include "mcp_dialog.h"
+#include "mcp_resource_dialog.h"
 #include "model_info_view.h"
 #include "model_picker.h"
 #include "models_view.h"
@@ -279,6 +280,9 @@ void MainWindow::buildMenus() {
     QAction* mcp = tools->addAction(tr("&MCP servers…"));
     mcp->setToolTip(tr("Programs that give the chat's model tools: files, search, calendars…"));
     connect(mcp, &QAction::triggered, this, &MainWindow::openMcpServers);
+    QAction* resources = tools->addAction(tr("&Attach from MCP servers…"));
+    resources->setToolTip(tr("Files, pages and records your MCP servers offer, for the next message"));
+    connect(resources, &QAction::triggered, this, &MainWindow::attachMcpResources);
     QAction* fileSearch = tools->addAction(tr("&File search model…"));
     fileSearch->setToolTip(tr("The embedding model that searches long files in chats by meaning"));
     connect(fileSearch, &QAction::triggered, this, &MainWindow::chooseEmbeddingModel);
@@ -505,6 +509,13 @@ void MainWindow::openProviders() {
 void MainWindow::openMcpServers() {
     McpDialog dialog(m_mcp, this);
     dialog.exec();
+}
+
+void MainWindow::attachMcpResources() {
+    McpResourceDialog dialog(m_mcp, this);
+    if (dialog.exec() != QDialog::Accepted) return;
+    m_chat->addDocuments(dialog.documents(), dialog.problems());
+    m_pages->setCurrentWidget(m_chat);
 }
 
 void MainWindow::chooseEmbeddingModel() {

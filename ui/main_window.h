@@ -87,6 +87,8 @@ public:
     // Tools › File search model…, and what it sets: the embedding model for long chat files
     // ("": by words only), saved and loaded (or let go).
     void chooseEmbeddingModel();
+    // Tools › Attach from MCP servers…: resources the servers offer, read into the chat's next message.
+    void attachMcpResources();
     void setEmbeddingModel(const QString& path);
     app::EmbeddingService* embeddingService() const { return m_embeddings; }
     void useRemoteModel(const QString& provider, const QString& model);

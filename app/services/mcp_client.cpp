@@ -66,6 +66,7 @@ McpToolResult resultFrom(const QJsonObject& result) {
 McpClient::McpClient(McpServerConfig config, QObject* parent) : QObject(parent), m_config(std::move(config)) {
     qRegisterMetaType<hearth::app::McpToolResult>();
     qRegisterMetaType<QList<hearth::app::McpTool>>();
+    qRegisterMetaType<QList<hearth::app::McpResource>>();
 }
 
 McpClient::~McpClient() {
@@ -134,6 +135,7 @@ void McpClient::initialize() {
             return fail(QStringLiteral("initialize: the reply names no protocol version"));
         const QJsonObject info = result.value(QStringLiteral("serverInfo")).toObject();
         m_serverTitle = info.value(QStringLiteral("title")).toString(info.value(QStringLiteral("name")).toString());
+        m_offersResources = result.value(QStringLiteral("capabilities")).toObject().contains(QStringLiteral("resources"));
         if (m_http) m_http->setProtocolVersion(result.value(QStringLiteral("protocolVersion")).toString());
         notify(QStringLiteral("notifications/initialized"));
         listTools({}, {}, true);

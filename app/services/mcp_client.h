@@ -34,6 +34,15 @@ struct McpTool {
     bool readOnly = false;   // annotations.readOnlyHint
 };
 
+// A resource a server offers (resources/list): a file, a page, a record it can hand over.
+struct McpResource {
+    QString uri;
+    QString name;
+    QString title;
+    QString description;
+    QString mimeType;
+};
+
 struct McpToolResult {
     QString text;         // the text parts joined by blank lines (other parts named, e.g. "[image]")
     QJsonArray content;   // the parts as the server sent them
@@ -60,6 +69,14 @@ public:
     // (never before this returns). Refused (toolFailed) unless ready.
     quint64 callTool(const QString& name, const QJsonObject& arguments);
 
+    // Resources (mcp_client_resources.cpp): listed with paging (at most 1000), and read as text
+    // (text parts joined; binary parts named, not decoded): resourcesListed / resourceRead, or
+    // resourceFailed, with the returned ticket (never before this returns). Refused unless ready
+    // and the server said it offers resources.
+    bool offersResources() const { return m_offersResources; }
+    quint64 listResources();
+    quint64 readResource(const QString& uri);
+
     State state() const { return m_state; }
     const McpServerConfig& config() const { return m_config; }
     QList<McpTool> tools() const { return m_tools; }
@@ -81,6 +98,9 @@ Q_SIGNALS:
     void failed(const QString& why);
     void toolResult(quint64 ticket, const hearth::app::McpToolResult& result);
     void toolFailed(quint64 ticket, const QString& why);
+    void resourcesListed(quint64 ticket, const QList<hearth::app::McpResource>& resources);
+    void resourceRead(quint64 ticket, const QString& uri, const QString& text);
+    void resourceFailed(quint64 ticket, const QString& why);
 
 private:
     using Reply = std::function<void(const QJsonObject& result, const QString& error)>;
@@ -102,6 +122,9 @@ private:
     void onExited(int code, bool crashed);
     void handleMessage(const QJsonObject& message);
     void listTools(const QString& cursor, QList<McpTool> sofar, bool initial);
+    void listResourcePage(quint64 ticket, const QString& cursor, QList<McpResource> sofar);
+    // Refuses a request the client cannot make now (resourceFailed soon, with the ticket).
+    quint64 refuseResources(const QString& why);
     void fail(const QString& why);
     // The request `id` waits for no more (its timer gone), if it still did.
     std::optional<Pending> takePending(quint64 id);
@@ -118,6 +141,7 @@ private:
     quint64 m_nextId = 1;
     QList<McpTool> m_tools;
     QString m_serverTitle;
+    bool m_offersResources = false;
     QString m_lastError;
     int m_startTimeoutMs = 60000;
     int m_callTimeoutMs = 120000;
@@ -127,3 +151,4 @@ private:
 } // namespace hearth::app
 
 Q_DECLARE_METATYPE(hearth::app::McpToolResult)
+Q_DECLARE_METATYPE(hearth::app::McpResource)

@@ -105,6 +105,51 @@ private Q_SLOTS:
     }
 
     // The reference "everything" server: initialized, tools listed, echo called and answered.
+    // The everything server's resources: listed (its documents among them), one read as text, an
+    // unknown one refused; a server that offers none is refused before anything is sent.
+    void mcpEverythingResources() {
+        QString why;
+        const QString script = mcpServerScript(QStringLiteral("server-everything"), why);
+        if (script.isEmpty()) QSKIP(qPrintable(why));
+        McpServerConfig c;
+        c.name = QStringLiteral("everything");
+        c.command = QStandardPaths::findExecutable(QStringLiteral("node"));
+        c.args = {script, QStringLiteral("stdio")};
+        McpClient client(c);
+        QSignalSpy failedEarly(&client, &McpClient::resourceFailed);
+        client.listResources(); // not started: refused
+        QVERIFY(failedEarly.wait(5000));
+        QCOMPARE(startAndWait(client), QString());
+        QVERIFY(client.offersResources());
+        QSignalSpy listed(&client, &McpClient::resourcesListed);
+        QSignalSpy read(&client, &McpClient::resourceRead);
+        QSignalSpy failed(&client, &McpClient::resourceFailed);
+        const quint64 ticket = client.listResources();
+        QVERIFY(listed.wait(20000));
+        QCOMPARE(listed.first().at(0).toULongLong(), ticket);
+        const auto resources = listed.first().at(1).value<QList<McpResource>>();
+        QString uri;
+        for (const McpResource& r : resources)
+            if (r.name == QStringLiteral("architecture.md")) uri = r.uri;
+        QVERIFY2(!uri.isEmpty(), "architecture.md is among the resources");
+        const quint64 reading = client.readResource(uri);
+        QVERIFY(read.wait(20000));
+        QCOMPARE(read.first().at(0).toULongLong(), reading);
+        QCOMPARE(read.first().at(1).toString(), uri);
+        QVERIFY(read.first().at(2).toString().size() > 100);
+        client.readResource(QStringLiteral("demo://no/such/thing"));
+        QVERIFY(failed.wait(20000));
+        QCOMPARE(client.state(), McpClient::State::Ready);
+
+        McpClient plain(shellServer(QString::fromLatin1(kSilentAfterListing)));
+        QCOMPARE(startAndWait(plain), QString());
+        QVERIFY(!plain.offersResources());
+        QSignalSpy refused(&plain, &McpClient::resourceFailed);
+        plain.readResource(QStringLiteral("file:///etc/passwd"));
+        QVERIFY(refused.wait(5000));
+        QVERIFY(refused.first().at(1).toString().contains(QStringLiteral("offers no resources")));
+    }
+
     void mcpEverythingServerRoundTrip() {
         QString why;
         const QString script = mcpServerScript(QStringLiteral("server-everything"), why);

@@ -6,6 +6,7 @@
 // after a reopen; a denied call does not run and the model is told. Screenshot: chat-tools.png.
 #include "chat_steps.h"
 #include "chat_view.h"
+#include "mcp_resource_dialog.h"
 #include "gemma3_vision_files.h"
 #include "gguf_rewrite.h"
 #include "mcp_npm_servers.h"
@@ -17,6 +18,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QListWidget>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -68,6 +70,8 @@ private Q_SLOTS:
         });
         QVERIFY2(st.isOk(), st.toString().c_str());
     }
+
+    void mcpResourcesAttachToTheNextMessage();
 
     void mcpToolRoundTripInTheChat() {
         QString why;
@@ -168,6 +172,47 @@ private Q_SLOTS:
         QVERIFY(chat.canSend());
     }
 };
+
+// (continued) Resources the server offers, attached to the next message through the picker.
+void TestChatMcpTools::mcpResourcesAttachToTheNextMessage() {
+    QString why;
+    const QString script = test::mcpServerScript(QStringLiteral("server-everything"), why);
+    if (script.isEmpty()) QSKIP(qPrintable(why));
+    QTemporaryDir data;
+    QVERIFY(data.isValid());
+    app::McpHost host(data.path());
+    {
+        ui::McpResourceDialog none(&host); // no server running: says so, nothing to attach
+        QVERIFY(!none.isListing());
+        QCOMPARE(none.list()->count(), 0);
+    }
+    app::McpServerConfig everything;
+    everything.name = QStringLiteral("everything");
+    everything.command = QStandardPaths::findExecutable(QStringLiteral("node"));
+    everything.args = {script, QStringLiteral("stdio")};
+    QVERIFY(host.setServers({everything}));
+    host.startAll();
+    QVERIFY(QTest::qWaitFor([&] { return host.client(QStringLiteral("everything"))->state() == app::McpClient::State::Ready; }, 30000));
+    ui::McpResourceDialog dialog(&host);
+    QVERIFY(dialog.isListing());
+    QTRY_VERIFY_WITH_TIMEOUT(!dialog.isListing(), 20000);
+    QListWidgetItem* chosen = nullptr;
+    for (int i = 0; i < dialog.list()->count(); ++i)
+        if (dialog.list()->item(i)->text() == QStringLiteral("everything · architecture.md")) chosen = dialog.list()->item(i);
+    QVERIFY(chosen);
+    chosen->setSelected(true);
+    dialog.readChosen();
+    QTRY_COMPARE_WITH_TIMEOUT(dialog.result(), int(QDialog::Accepted), 20000);
+    QCOMPARE(dialog.documents().size(), 1);
+    QCOMPARE(dialog.documents().first().name, QStringLiteral("architecture.md"));
+    QVERIFY(dialog.documents().first().text.size() > 100);
+
+    app::EngineHost engine;
+    app::Store store;
+    ui::ChatView chat(&engine, &store);
+    chat.addDocuments(dialog.documents(), dialog.problems());
+    QCOMPARE(chat.attachedDocuments(), dialog.documents());
+}
 
 QTEST_MAIN(TestChatMcpTools)
 #include "test_chat_mcp_tools.moc"
