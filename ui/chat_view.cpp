@@ -223,6 +223,15 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
         }
         if (ticket != m_userTicket) return;
         m_userTicket = 0;
+        if (m_userConversation != m_conversationId) {
+            // Another chat is shown now: the question is stored in its own, which shows it there.
+            m_userText.clear();
+            m_userImages.clear();
+            m_userDocuments.clear();
+            render();
+            updateButtons();
+            return;
+        }
         m_messages.append({id, QStringLiteral("user"), m_userText});
         m_messages.last().images = std::exchange(m_userImages, {});
         m_messages.last().documents = std::exchange(m_userDocuments, {});
@@ -524,6 +533,7 @@ void ChatView::appendUserMessage(const QString& text) {
     m_userDocuments = m.documents;
     m_userText = text;
     m_userImages = m.images;
+    m_userConversation = m_conversationId;
     // The chat's long files (this message's and earlier ones') are searched for the question
     // first; the parts found are stored with it.
     QList<app::ChatDocument> indexed;

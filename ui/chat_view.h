@@ -369,6 +369,7 @@ private:
     app::ChatRetrieval* m_retrieval = nullptr;
     quint64 m_retrieveTicket = 0;                 // searching the chat's files for the question
     app::StoredMessage m_searching;               // the question waiting for that search
+    qint64 m_userConversation = 0;                // the chat the question being stored belongs to
     QList<app::ChatDocument> m_outgoingDocuments; // of the message being sent, until it is appended
     QList<app::ChatDocument> m_userDocuments;     // of the message being committed
     app::ChatToolRunner* m_tools = nullptr;

@@ -112,7 +112,9 @@ void ChatView::render() {
         pieces << section(QStringLiteral("system"), tr("System"), bodyOf(m_systemPrompt, QString(), m_codeBlocks),
                           QString());
     for (int i = 0; i < m_messages.size(); ++i) pieces << messageMarkdown(i);
-    if (!m_userText.isEmpty() || !m_pendingText.isEmpty() || !m_userImages.isEmpty() || !m_userDocuments.isEmpty())
+    const bool questionHere = m_userConversation == m_conversationId &&
+                              (!m_userText.isEmpty() || !m_userImages.isEmpty() || !m_userDocuments.isEmpty());
+    if (questionHere || !m_pendingText.isEmpty())
         pieces << section(QStringLiteral("user"), tr("You"),
                           (m_userImages.isEmpty() ? QString() : imagesMarkdown(m_userImages)) +
                               documentsMarkdown(m_userDocuments) +

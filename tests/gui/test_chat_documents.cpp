@@ -144,7 +144,8 @@ private Q_SLOTS:
     }
 
     // A file too long to give whole is searched for each question: the parts found go with the
-    // question (stored with it) and are cited under the answer; a later question searches again.
+    // question (stored with it) and are cited under the answer; a later question searches again; a
+// question whose chat is left while its files are searched stays in its own chat.
     void longDocumentsAreSearchedPerQuestion() {
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
         QTemporaryDir dir;
@@ -203,6 +204,20 @@ private Q_SLOTS:
         QCOMPARE(chat.attachedDocuments().first().part, 0);
         QCOMPARE(chat.attachedDocuments().first().text.toUtf8(), text);
         chat.cancelEdit();
+
+        // Another chat opened while a question's files are searched: the question is stored in
+        // its own chat, and neither shown nor answered in the other.
+        chat.sendText(quotes[50]);
+        QVERIFY(chat.isSearchingFiles());
+        chat.newChat();
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.isSearchingFiles(), 10000);
+        QTest::qWait(300);
+        QCOMPARE(chat.messageCount(), 0);
+        QVERIFY(!chat.isGenerating());
+        QVERIFY(!chat.transcriptMarkdown().contains(quotes[50]));
+        test::reopenConversation(chat, store, conversation);
+        QTRY_COMPARE_WITH_TIMEOUT(chat.messageCount(), 5, 10000);
+        QVERIFY(chat.transcriptMarkdown().contains(quotes[50]));
     }
 };
 
