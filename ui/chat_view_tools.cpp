@@ -3,6 +3,7 @@
 #include "chat_markdown.h"
 #include "chat_view.h"
 
+#include "services/chat_export.h"
 #include "services/chat_tools.h"
 
 #include <QJsonDocument>
@@ -13,16 +14,6 @@ namespace hearth::ui {
 namespace {
 
 constexpr qsizetype kShownResultChars = 4000; // the transcript shows this much of a result
-
-// A fence longer than any run of backticks in `text`, so the text cannot close it.
-QString fenceFor(const QString& text) {
-    int longest = 0, run = 0;
-    for (QChar c : text) {
-        run = c == QLatin1Char('`') ? run + 1 : 0;
-        longest = std::max(longest, run);
-    }
-    return QString(std::max(3, longest + 1), QLatin1Char('`'));
-}
 
 // The arguments as the user reads them: compact JSON, or the text as the model wrote it.
 QString argumentsText(const QString& arguments) {
@@ -63,7 +54,10 @@ QString ChatView::toolCallsMarkdown(int index) const {
     for (const app::ChatToolCall& c : m.toolCalls) {
         const QString args = argumentsText(c.arguments);
         md += tr("**Tool call:** `%1`").arg(c.name) + QStringLiteral("\n\n");
-        if (!args.isEmpty()) md += fenceFor(args) + QStringLiteral("json\n") + args + QLatin1Char('\n') + fenceFor(args) + QStringLiteral("\n\n");
+        if (!args.isEmpty()) {
+            const QString fence = app::markdownFence(args);
+            md += fence + QStringLiteral("json\n") + args + QLatin1Char('\n') + fence + QStringLiteral("\n\n");
+        }
         const app::ChatToolRunner::Phase phase = m_tools ? m_tools->phase(c.id) : app::ChatToolRunner::Phase::None;
         if (phase == app::ChatToolRunner::Phase::Waiting)
             md += tr("Run this tool? [Allow once](%1:tool-once/%2) · [Always allow](%1:tool-always/%2) · "
@@ -91,8 +85,9 @@ QString ChatView::toolResultMarkdown(int index) const {
     QString text = m.content;
     const bool cut = text.size() > kShownResultChars;
     if (cut) text = text.left(kShownResultChars);
-    QString md = tr("**Result of %1:**").arg(name) + QStringLiteral("\n\n") + fenceFor(text) + QLatin1Char('\n') + text +
-                 QLatin1Char('\n') + fenceFor(text) + QStringLiteral("\n\n");
+    const QString fence = app::markdownFence(text);
+    QString md = tr("**Result of %1:**").arg(name) + QStringLiteral("\n\n") + fence + QLatin1Char('\n') + text +
+                 QLatin1Char('\n') + fence + QStringLiteral("\n\n");
     if (cut) md += tr("*(%1 characters; the model reads them all)*").arg(m.content.size()) + QStringLiteral("\n\n");
     return md;
 }

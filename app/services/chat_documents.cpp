@@ -118,8 +118,7 @@ QString messageTextForModel(const QString& content, const QList<ChatDocument>& d
     return out + content;
 }
 
-QString documentsJson(const QList<ChatDocument>& documents) {
-    if (documents.isEmpty()) return QStringLiteral("");
+QJsonArray documentsArray(const QList<ChatDocument>& documents) {
     QJsonArray array;
     for (const ChatDocument& d : documents) {
         QJsonObject o{{QStringLiteral("name"), d.name}, {QStringLiteral("text"), d.text}};
@@ -127,17 +126,24 @@ QString documentsJson(const QList<ChatDocument>& documents) {
         if (d.part > 0) o.insert(QStringLiteral("part"), d.part);
         array.append(o);
     }
-    return QString::fromUtf8(QJsonDocument(array).toJson(QJsonDocument::Compact));
+    return array;
+}
+
+ChatDocument documentFrom(const QJsonObject& o) {
+    return ChatDocument{o.value(QStringLiteral("name")).toString(), o.value(QStringLiteral("text")).toString(),
+                        o.value(QStringLiteral("indexed")).toBool(),
+                        std::clamp(o.value(QStringLiteral("part")).toInt(), 0, 1 << 20)};
+}
+
+QString documentsJson(const QList<ChatDocument>& documents) {
+    if (documents.isEmpty()) return QStringLiteral("");
+    return QString::fromUtf8(QJsonDocument(documentsArray(documents)).toJson(QJsonDocument::Compact));
 }
 
 QList<ChatDocument> documentsFromJson(const QString& json) {
     QList<ChatDocument> out;
     if (json.isEmpty()) return out;
-    for (const QJsonValue& v : QJsonDocument::fromJson(json.toUtf8()).array()) {
-        const QJsonObject o = v.toObject();
-        out << ChatDocument{o.value(QStringLiteral("name")).toString(), o.value(QStringLiteral("text")).toString(),
-                            o.value(QStringLiteral("indexed")).toBool(), std::max(0, o.value(QStringLiteral("part")).toInt())};
-    }
+    for (const QJsonValue& v : QJsonDocument::fromJson(json.toUtf8()).array()) out << documentFrom(v.toObject());
     return out;
 }
 

@@ -6,6 +6,8 @@
 #include "services/service_types.h"
 
 #include <QByteArray>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -41,6 +43,9 @@ QString messageTextForModel(const QString& content, const QList<ChatDocument>& d
 // read gives none).
 QString documentsJson(const QList<ChatDocument>& documents);
 QList<ChatDocument> documentsFromJson(const QString& json);
+// The same array as a value (chat exports), and one file read back from its object.
+QJsonArray documentsArray(const QList<ChatDocument>& documents);
+ChatDocument documentFrom(const QJsonObject& object);
 
 // Reads files on a pool thread: each is checked (size first, then its contents) and the ones that
 // can be attached come back in order, with a line per file that could not be.

@@ -1,7 +1,9 @@
 // Conversation export to Markdown and JSON and import from that JSON, checked field by field.
 #include "services/chat_export.h"
 
+#include "services/chat_documents.h"
 #include "services/chat_images.h"
+#include "services/chat_tools.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -60,6 +62,12 @@ QString readImages(const QJsonArray& list, QList<QByteArray>& out, const QString
 
 } // namespace
 
+QString markdownFence(const QString& text) {
+    int longest = 0, run = 0;
+    for (QChar c : text) longest = std::max(longest, run = c == QLatin1Char('`') ? run + 1 : 0);
+    return QString(std::max(3, longest + 1), QLatin1Char('`'));
+}
+
 QString chatToMarkdown(const ExportedChat& chat) {
     QString md = QStringLiteral("# %1\n\n").arg(chat.conversation.title.isEmpty() ? QStringLiteral("Chat")
                                                                                  : chat.conversation.title);
@@ -79,9 +87,7 @@ QString chatToMarkdown(const ExportedChat& chat) {
         }
         // Attached files in full, each in a fence longer than any backtick run it holds.
         for (const ChatDocument& d : m.documents) {
-            int longest = 0, run = 0;
-            for (QChar c : d.text) longest = std::max(longest, run = c == QLatin1Char('`') ? run + 1 : 0);
-            const QString fence(std::max(3, longest + 1), QLatin1Char('`'));
+            const QString fence = markdownFence(d.text);
             const QString label = d.part > 0 ? QStringLiteral("*Found in %1 (part %2):*").arg(d.name).arg(d.part)
                                              : QStringLiteral("*Attached file: %1*").arg(d.name);
             md += QStringLiteral("%1\n\n%2\n%3\n%2\n\n").arg(label, fence, d.text.trimmed());
@@ -125,24 +131,9 @@ QByteArray chatToJson(const ExportedChat& chat) {
             o.insert(QStringLiteral("reasoning"), m.reasoning);
             o.insert(QStringLiteral("reasoning_ms"), m.reasoningMs);
         }
-        if (!m.toolCalls.isEmpty()) {
-            QJsonArray calls;
-            for (const ChatToolCall& c : m.toolCalls)
-                calls.append(QJsonObject{{QStringLiteral("id"), c.id}, {QStringLiteral("name"), c.name},
-                                         {QStringLiteral("arguments"), c.arguments}});
-            o.insert(QStringLiteral("tool_calls"), calls);
-        }
+        if (!m.toolCalls.isEmpty()) o.insert(QStringLiteral("tool_calls"), toolCallsArray(m.toolCalls));
         if (!m.toolCallId.isEmpty()) o.insert(QStringLiteral("tool_call_id"), m.toolCallId);
-        if (!m.documents.isEmpty()) {
-            QJsonArray documents;
-            for (const ChatDocument& d : m.documents) {
-                QJsonObject o{{QStringLiteral("name"), d.name}, {QStringLiteral("text"), d.text}};
-                if (d.indexed) o.insert(QStringLiteral("indexed"), true);
-                if (d.part > 0) o.insert(QStringLiteral("part"), d.part);
-                documents.append(o);
-            }
-            o.insert(QStringLiteral("documents"), documents);
-        }
+        if (!m.documents.isEmpty()) o.insert(QStringLiteral("documents"), documentsArray(m.documents));
         if (m.role == QStringLiteral("assistant")) {
             o.insert(QStringLiteral("tokens"), m.tokens);
             o.insert(QStringLiteral("ttft_ms"), m.ttftMs);
@@ -221,9 +212,7 @@ Result<ExportedChat> chatFromJson(const QByteArray& json) {
         v = QJsonValue();
         if (!typed(o, "tool_calls", QJsonValue::Array, v, error, where)) return bad(error);
         for (const QJsonValue& call : v.toArray()) {
-            const QJsonObject c = call.toObject();
-            ChatToolCall t{c.value(QStringLiteral("id")).toString(), c.value(QStringLiteral("name")).toString(),
-                           c.value(QStringLiteral("arguments")).toString()};
+            const ChatToolCall t = toolCallFrom(call.toObject());
             if (t.id.isEmpty() || t.name.isEmpty())
                 return bad(QStringLiteral("%1 a tool call needs an \"id\" and a \"name\"").arg(where));
             m.toolCalls << t;
@@ -234,9 +223,7 @@ Result<ExportedChat> chatFromJson(const QByteArray& json) {
             const QJsonObject d = doc.toObject();
             if (!d.value(QStringLiteral("name")).isString() || !d.value(QStringLiteral("text")).isString())
                 return bad(QStringLiteral("%1 an attached file needs a \"name\" and a \"text\"").arg(where));
-            m.documents << ChatDocument{d.value(QStringLiteral("name")).toString(), d.value(QStringLiteral("text")).toString(),
-                                        d.value(QStringLiteral("indexed")).toBool(),
-                                        std::clamp(d.value(QStringLiteral("part")).toInt(), 0, 1 << 20)};
+            m.documents << documentFrom(d);
         }
         v = QJsonValue();
         if (!typed(o, "tool_call_id", QJsonValue::String, v, error, where)) return bad(error);

@@ -25,6 +25,8 @@ struct ExportedChat {
 // (an assistant's reasoning in a quote before its answer, an unfinished reply marked so, a
 // message's images first, each as "![image N](data:image/png;base64,...)").
 QString chatToMarkdown(const ExportedChat& chat);
+// A code fence of backticks longer than any run of them in `text`, so that the text cannot close it.
+QString markdownFence(const QString& text);
 
 // {"format":"hearth-chat","version":1,"title":...,"model":...,"system_prompt":...,
 //  "sampling":{...},"created":ms,"updated":ms,"messages":[{"role","content","reasoning",

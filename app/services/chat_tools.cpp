@@ -64,14 +64,23 @@ QString visibleReplyText(const QString& streamed) {
     return start < 0 ? streamed : streamed.left(start).trimmed();
 }
 
-QString toolCallsJson(const QList<ChatToolCall>& calls) {
-    if (calls.isEmpty()) return QStringLiteral("");
+QJsonArray toolCallsArray(const QList<ChatToolCall>& calls) {
     QJsonArray array;
     for (const ChatToolCall& c : calls)
         array.append(QJsonObject{{QStringLiteral("id"), c.id},
                                  {QStringLiteral("name"), c.name},
                                  {QStringLiteral("arguments"), c.arguments}});
-    return QString::fromUtf8(QJsonDocument(array).toJson(QJsonDocument::Compact));
+    return array;
+}
+
+ChatToolCall toolCallFrom(const QJsonObject& o) {
+    return ChatToolCall{o.value(QStringLiteral("id")).toString(), o.value(QStringLiteral("name")).toString(),
+                        o.value(QStringLiteral("arguments")).toString()};
+}
+
+QString toolCallsJson(const QList<ChatToolCall>& calls) {
+    if (calls.isEmpty()) return QStringLiteral("");
+    return QString::fromUtf8(QJsonDocument(toolCallsArray(calls)).toJson(QJsonDocument::Compact));
 }
 
 QList<ChatToolCall> toolCallsFromJson(const QString& json) {
@@ -79,9 +88,7 @@ QList<ChatToolCall> toolCallsFromJson(const QString& json) {
     if (json.isEmpty()) return out;
     const QJsonDocument doc = QJsonDocument::fromJson(json.toUtf8());
     for (const QJsonValue& v : doc.array()) {
-        const QJsonObject o = v.toObject();
-        ChatToolCall c{o.value(QStringLiteral("id")).toString(), o.value(QStringLiteral("name")).toString(),
-                       o.value(QStringLiteral("arguments")).toString()};
+        const ChatToolCall c = toolCallFrom(v.toObject());
         if (!c.id.isEmpty() && !c.name.isEmpty()) out << c;
     }
     return out;

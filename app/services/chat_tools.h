@@ -10,6 +10,7 @@
 
 #include <QHash>
 #include <QJsonArray>
+#include <QJsonObject>
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -34,6 +35,9 @@ QString visibleReplyText(const QString& streamed);
 // that does not read gives none).
 QString toolCallsJson(const QList<ChatToolCall>& calls);
 QList<ChatToolCall> toolCallsFromJson(const QString& json);
+// The same array as a value (chat exports), and one call read back from its object.
+QJsonArray toolCallsArray(const QList<ChatToolCall>& calls);
+ChatToolCall toolCallFrom(const QJsonObject& object);
 
 class ChatToolRunner : public QObject {
     Q_OBJECT

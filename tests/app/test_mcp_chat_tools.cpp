@@ -14,22 +14,21 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <memory>
+
 using namespace hearth::app;
 
 namespace {
 
-McpServerConfig chatToolServer(const QString& log) {
-    McpServerConfig c;
-    c.name = QStringLiteral("fake");
-    c.command = QStringLiteral("/bin/sh");
-    c.args = {QStringLiteral("-c"), hearth::test::loggingMcpServerScript(log)};
-    return c;
-}
+using hearth::test::mcpCallsLogged;
 
-int chatToolCallsLogged(const QString& log) {
-    QFile f(log);
-    if (!f.open(QIODevice::ReadOnly)) return 0;
-    return int(f.readAll().count("\"tools/call\""));
+// A host in `dir` running the logging stand-in server (its log in `log`), its tools listed.
+std::unique_ptr<McpHost> startedHost(const QTemporaryDir& dir, const QString& log) {
+    auto host = std::make_unique<McpHost>(dir.path());
+    if (!host->setServers({hearth::test::loggingMcpServer(log)})) return nullptr;
+    host->startAll();
+    if (!QTest::qWaitFor([&] { return host->tools().size() == 2; }, 10000)) return nullptr;
+    return host;
 }
 
 QJsonArray offeredFunction(const QString& name) {
@@ -90,10 +89,9 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         const QString log = dir.filePath(QStringLiteral("calls.log"));
-        McpHost host(dir.path());
-        QVERIFY(host.setServers({chatToolServer(log)}));
-        host.startAll();
-        QVERIFY(QTest::qWaitFor([&] { return host.tools().size() == 2; }, 10000));
+        const std::unique_ptr<McpHost> started = startedHost(dir, log);
+        QVERIFY(started);
+        McpHost& host = *started;
         ChatToolRunner runner(&host);
         QCOMPARE(runner.offeredTools().size(), 2);
         QSignalSpy finished(&runner, &ChatToolRunner::callFinished);
@@ -108,7 +106,7 @@ private Q_SLOTS:
         QCOMPARE(outcomes(finished), QStringList{QStringLiteral("c3: !Error: no tool named other__x is available in this chat.")});
         QCOMPARE(runner.waitingCalls(), (QStringList{QStringLiteral("c1"), QStringLiteral("c2")}));
         QTest::qWait(200);
-        QCOMPARE(chatToolCallsLogged(log), 0); // nothing ran without the user
+        QCOMPARE(mcpCallsLogged(log), 0); // nothing ran without the user
 
         runner.deny(QStringLiteral("c2"));
         QCOMPARE(runner.phase(QStringLiteral("c2")), ChatToolRunner::Phase::Done);
@@ -118,7 +116,7 @@ private Q_SLOTS:
         QCOMPARE(rounds.first().at(0).toBool(), false);
         QCOMPARE(outcomes(finished).mid(1), (QStringList{QStringLiteral("c2: !The user denied this call of fake__rm; it did not run."),
                                                           QStringLiteral("c1: done 3")}));
-        QCOMPARE(chatToolCallsLogged(log), 1); // the denied one never reached the server
+        QCOMPARE(mcpCallsLogged(log), 1); // the denied one never reached the server
         QVERIFY(!runner.isActive());
         QCOMPARE(host.toolSettings(QStringLiteral("fake"), QStringLiteral("note")).approval, McpApproval::Ask);
 
@@ -132,7 +130,7 @@ private Q_SLOTS:
         QCOMPARE(runner.waitingCalls(), QStringList{QStringLiteral("c5")}); // until the event loop runs it
         QVERIFY(QTest::qWaitFor([&] { return rounds.size() == 3; }, 10000));
         QCOMPARE(outcomes(finished), (QStringList{QStringLiteral("c4: done 4"), QStringLiteral("c5: done 5")}));
-        QCOMPARE(chatToolCallsLogged(log), 3);
+        QCOMPARE(mcpCallsLogged(log), 3);
         // Calls found unanswered in a reopened chat wait for the user even for "always" tools.
         runner.begin({chatCall(QStringLiteral("c6"), QStringLiteral("fake__note"))}, true);
         QTest::qWait(100);
@@ -146,10 +144,9 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         const QString log = dir.filePath(QStringLiteral("calls.log"));
-        McpHost host(dir.path());
-        QVERIFY(host.setServers({chatToolServer(log)}));
-        host.startAll();
-        QVERIFY(QTest::qWaitFor([&] { return host.tools().size() == 2; }, 10000));
+        const std::unique_ptr<McpHost> started = startedHost(dir, log);
+        QVERIFY(started);
+        McpHost& host = *started;
         ChatToolRunner runner(&host);
         QSignalSpy finished(&runner, &ChatToolRunner::callFinished);
         QSignalSpy rounds(&runner, &ChatToolRunner::roundFinished);
@@ -159,7 +156,7 @@ private Q_SLOTS:
         runner.allowOnce(QStringLiteral("b1"));
         QCOMPARE(rounds.size(), 1);
         QVERIFY(outcomes(finished).first().startsWith(QStringLiteral("b1: !Error: the arguments of this call are not a JSON object")));
-        QCOMPARE(chatToolCallsLogged(log), 0);
+        QCOMPARE(mcpCallsLogged(log), 0);
 
         // Stop: every open call ends as stopped, and the round says so.
         finished.clear();
@@ -172,7 +169,7 @@ private Q_SLOTS:
         QVERIFY(outcomes(finished).first().contains(QStringLiteral("stopped")));
         QTest::qWait(100);
         QCOMPARE(finished.size(), 2);
-        QCOMPARE(chatToolCallsLogged(log), 0);
+        QCOMPARE(mcpCallsLogged(log), 0);
 
         // Bounded: after kMaxRounds rounds the chat may not ask the model again until reset.
         for (int i = runner.rounds(); i < ChatToolRunner::kMaxRounds; ++i) {

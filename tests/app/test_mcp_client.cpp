@@ -104,18 +104,13 @@ private Q_SLOTS:
         QCOMPARE(parseMcpServers(kBareConfig).servers.size(), 1);
     }
 
-    // The reference "everything" server: initialized, tools listed, echo called and answered.
     // The everything server's resources: listed (its documents among them), one read as text, an
     // unknown one refused; a server that offers none is refused before anything is sent.
     void mcpEverythingResources() {
         QString why;
         const QString script = mcpServerScript(QStringLiteral("server-everything"), why);
         if (script.isEmpty()) QSKIP(qPrintable(why));
-        McpServerConfig c;
-        c.name = QStringLiteral("everything");
-        c.command = QStandardPaths::findExecutable(QStringLiteral("node"));
-        c.args = {script, QStringLiteral("stdio")};
-        McpClient client(c);
+        McpClient client(hearth::test::everythingServer(script));
         QSignalSpy failedEarly(&client, &McpClient::resourceFailed);
         client.listResources(); // not started: refused
         QVERIFY(failedEarly.wait(5000));
@@ -150,15 +145,12 @@ private Q_SLOTS:
         QVERIFY(refused.first().at(1).toString().contains(QStringLiteral("offers no resources")));
     }
 
+    // The reference "everything" server: initialized, tools listed, echo called and answered.
     void mcpEverythingServerRoundTrip() {
         QString why;
         const QString script = mcpServerScript(QStringLiteral("server-everything"), why);
         if (script.isEmpty()) QSKIP(qPrintable(why));
-        McpServerConfig c;
-        c.name = QStringLiteral("everything");
-        c.command = QStandardPaths::findExecutable(QStringLiteral("node"));
-        c.args = {script, QStringLiteral("stdio")};
-        McpClient client(c);
+        McpClient client(hearth::test::everythingServer(script));
         QCOMPARE(startAndWait(client), QString());
         QCOMPARE(client.state(), McpClient::State::Ready);
         QVERIFY(!client.serverTitle().isEmpty());

@@ -18,20 +18,8 @@ using namespace hearth::app;
 
 namespace {
 
-// The stand-in server (mcp_fake_server.h) as a stdio command.
-McpServerConfig loggingServer(const QString& log) {
-    McpServerConfig c;
-    c.name = QStringLiteral("fake");
-    c.command = QStringLiteral("/bin/sh");
-    c.args = {QStringLiteral("-c"), hearth::test::loggingMcpServerScript(log)};
-    return c;
-}
-
-int callsLogged(const QString& log) {
-    QFile f(log);
-    if (!f.open(QIODevice::ReadOnly)) return 0;
-    return int(f.readAll().count("\"tools/call\""));
-}
+using hearth::test::loggingMcpServer;
+using hearth::test::mcpCallsLogged;
 
 // The outcome of one host call: the result's text, or "failed: why".
 QString callAndWait(McpHost& host, const QString& name, bool approved) {
@@ -64,7 +52,7 @@ private Q_SLOTS:
             McpHost host(dir.path());
             QVERIFY(host.servers().isEmpty());
             QString error;
-            QVERIFY2(host.setServers({loggingServer(log)}, &error), qPrintable(error));
+            QVERIFY2(host.setServers({loggingMcpServer(log)}, &error), qPrintable(error));
             QSignalSpy changed(&host, &McpHost::toolsChanged);
             host.startAll();
             QVERIFY(QTest::qWaitFor([&] { return host.tools().size() == 2; }, 10000));
@@ -79,9 +67,9 @@ private Q_SLOTS:
 
             // "ask" without the user's yes: refused here, nothing sent.
             QVERIFY(callAndWait(host, QStringLiteral("fake__note"), false).contains(QStringLiteral("did not approve")));
-            QCOMPARE(callsLogged(log), 0);
+            QCOMPARE(mcpCallsLogged(log), 0);
             QCOMPARE(callAndWait(host, QStringLiteral("fake__note"), true), QStringLiteral("done 3"));
-            QCOMPARE(callsLogged(log), 1);
+            QCOMPARE(mcpCallsLogged(log), 1);
 
             QVERIFY(host.setToolSettings(QStringLiteral("fake"), QStringLiteral("note"), {true, McpApproval::Always}));
             QCOMPARE(callAndWait(host, QStringLiteral("fake__note"), false), QStringLiteral("done 4"));
@@ -92,7 +80,7 @@ private Q_SLOTS:
             QVERIFY(host.setToolSettings(QStringLiteral("fake"), QStringLiteral("note"), {false, McpApproval::Always}));
             QVERIFY(callAndWait(host, QStringLiteral("fake__note"), true).contains(QStringLiteral("turned off")));
             QVERIFY(callAndWait(host, QStringLiteral("other__x"), true).contains(QStringLiteral("no running MCP server")));
-            QCOMPARE(callsLogged(log), 2);
+            QCOMPARE(mcpCallsLogged(log), 2);
         }
         // Settings survive a restart.
         McpHost again(dir.path());

@@ -4,6 +4,9 @@
 // reached it.
 #pragma once
 
+#include "services/mcp_config.h"
+
+#include <QFile>
 #include <QString>
 
 namespace hearth::test {
@@ -20,6 +23,22 @@ inline QString loggingMcpServerScript(const QString& log) {
                "[ -n \"$id\" ] && echo \"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":$id,\\\"result\\\":{\\\"content\\\":"
                "[{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"done $id\\\"}]}}\"; done\n")
         .arg(log);
+}
+
+// The stand-in server as a stdio command named "fake".
+inline app::McpServerConfig loggingMcpServer(const QString& log) {
+    app::McpServerConfig c;
+    c.name = QStringLiteral("fake");
+    c.command = QStringLiteral("/bin/sh");
+    c.args = {QStringLiteral("-c"), loggingMcpServerScript(log)};
+    return c;
+}
+
+// How many tools/call requests reached the stand-in server.
+inline int mcpCallsLogged(const QString& log) {
+    QFile f(log);
+    if (!f.open(QIODevice::ReadOnly)) return 0;
+    return int(f.readAll().count("\"tools/call\""));
 }
 
 } // namespace hearth::test

@@ -2,6 +2,8 @@
 // the app's tests start them: node and the package's script, or why they cannot run here.
 #pragma once
 
+#include "services/mcp_config.h"
+
 #include <QDir>
 #include <QFile>
 #include <QStandardPaths>
@@ -28,6 +30,15 @@ inline QString mcpServerScript(const QString& package, QString& why) {
         return {};
     }
     return script;
+}
+
+// The reference "everything" server over stdio, run by node from `script` (mcpServerScript).
+inline app::McpServerConfig everythingServer(const QString& script, const QString& name = QStringLiteral("everything")) {
+    app::McpServerConfig c;
+    c.name = name;
+    c.command = QStandardPaths::findExecutable(QStringLiteral("node"));
+    c.args = {script, QStringLiteral("stdio")};
+    return c;
 }
 
 } // namespace hearth::test

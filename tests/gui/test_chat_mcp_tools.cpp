@@ -21,7 +21,6 @@
 #include <QListWidget>
 #include <QPushButton>
 #include <QSignalSpy>
-#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -80,11 +79,7 @@ private Q_SLOTS:
         QTemporaryDir data;
         QVERIFY(data.isValid());
         app::McpHost host(data.path());
-        app::McpServerConfig everything;
-        everything.name = QStringLiteral("everything");
-        everything.command = QStandardPaths::findExecutable(QStringLiteral("node"));
-        everything.args = {script, QStringLiteral("stdio")};
-        QVERIFY(host.setServers({everything}));
+        QVERIFY(host.setServers({test::everythingServer(script)}));
         host.startAll();
         QVERIFY(QTest::qWaitFor([&] { return host.toolFor(QStringLiteral("everything__echo")).has_value(); }, 30000));
         app::ChatToolRunner runner(&host);
@@ -186,11 +181,7 @@ void TestChatMcpTools::mcpResourcesAttachToTheNextMessage() {
         QVERIFY(!none.isListing());
         QCOMPARE(none.list()->count(), 0);
     }
-    app::McpServerConfig everything;
-    everything.name = QStringLiteral("everything");
-    everything.command = QStandardPaths::findExecutable(QStringLiteral("node"));
-    everything.args = {script, QStringLiteral("stdio")};
-    QVERIFY(host.setServers({everything}));
+    QVERIFY(host.setServers({test::everythingServer(script)}));
     host.startAll();
     QVERIFY(QTest::qWaitFor([&] { return host.client(QStringLiteral("everything"))->state() == app::McpClient::State::Ready; }, 30000));
     ui::McpResourceDialog dialog(&host);
