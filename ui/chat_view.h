@@ -68,6 +68,9 @@ public:
     void addDocuments(const QList<app::ChatDocument>& documents, const QStringList& problems = {});
     void removeDocument(int index);
     QList<app::ChatDocument> messageDocuments(int index) const;
+    // Text put into the input at its cursor (an MCP prompt filled in), to be read and sent.
+    void insertDraft(const QString& text);
+    QString draftText() const;
 
     // MCP tools (chat_view_tools.cpp): the runner whose tools replies are offered (owned by the
     // caller; none: no tools). A reply's calls show in the transcript with Allow once / Always

@@ -1,5 +1,6 @@
 // The chat page's attached files: the Attach file… button, the reader's results into the strip
-// above the input (refusals said with the reason), and the files shown with their message.
+// above the input (refusals said with the reason), and the files shown with their message; and
+// text put into the input from elsewhere (an MCP prompt).
 #include "chat_view.h"
 #include "document_strip.h"
 
@@ -7,6 +8,7 @@
 #include "services/chat_retrieval.h"
 
 #include <QFileDialog>
+#include <QPlainTextEdit>
 #include <QLocale>
 #include <QPushButton>
 
@@ -32,6 +34,13 @@ void ChatView::setDocumentReader(app::DocumentReader* reader) {
                 addDocuments(documents, problems);
             });
 }
+
+void ChatView::insertDraft(const QString& text) {
+    m_input->insertPlainText(text);
+    m_input->setFocus();
+}
+
+QString ChatView::draftText() const { return m_input->toPlainText(); }
 
 void ChatView::addDocuments(const QList<app::ChatDocument>& documents, const QStringList& problems) {
     // Checked here: other files may have been attached since these were read.

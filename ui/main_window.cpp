@@ -7,6 +7,7 @@
 #include "count_text.h"
 #include "embedding_model_dialog.h"
 #include "mcp_dialog.h"
+#include "mcp_prompt_dialog.h"
 #include "mcp_resource_dialog.h"
 #include "model_info_view.h"
 #include "model_picker.h"
@@ -283,6 +284,9 @@ void MainWindow::buildMenus() {
     QAction* resources = tools->addAction(tr("&Attach from MCP servers…"));
     resources->setToolTip(tr("Files, pages and records your MCP servers offer, for the next message"));
     connect(resources, &QAction::triggered, this, &MainWindow::attachMcpResources);
+    QAction* prompts = tools->addAction(tr("Insert &prompt from MCP servers…"));
+    prompts->setToolTip(tr("Prompt templates your MCP servers offer, filled in and put into the message box"));
+    connect(prompts, &QAction::triggered, this, &MainWindow::insertMcpPrompt);
     QAction* fileSearch = tools->addAction(tr("&File search model…"));
     fileSearch->setToolTip(tr("The embedding model that searches long files in chats by meaning"));
     connect(fileSearch, &QAction::triggered, this, &MainWindow::chooseEmbeddingModel);
@@ -515,6 +519,13 @@ void MainWindow::attachMcpResources() {
     McpResourceDialog dialog(m_mcp, this);
     if (dialog.exec() != QDialog::Accepted) return;
     m_chat->addDocuments(dialog.documents(), dialog.problems());
+    m_pages->setCurrentWidget(m_chat);
+}
+
+void MainWindow::insertMcpPrompt() {
+    McpPromptDialog dialog(m_mcp, this);
+    if (dialog.exec() != QDialog::Accepted) return;
+    m_chat->insertDraft(dialog.text());
     m_pages->setCurrentWidget(m_chat);
 }
 

@@ -89,6 +89,8 @@ public:
     void chooseEmbeddingModel();
     // Tools › Attach from MCP servers…: resources the servers offer, read into the chat's next message.
     void attachMcpResources();
+    // Tools › Insert prompt from MCP servers…: a prompt template filled in, into the message box.
+    void insertMcpPrompt();
     void setEmbeddingModel(const QString& path);
     app::EmbeddingService* embeddingService() const { return m_embeddings; }
     void useRemoteModel(const QString& provider, const QString& model);

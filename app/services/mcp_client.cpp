@@ -67,6 +67,8 @@ McpClient::McpClient(McpServerConfig config, QObject* parent) : QObject(parent),
     qRegisterMetaType<hearth::app::McpToolResult>();
     qRegisterMetaType<QList<hearth::app::McpTool>>();
     qRegisterMetaType<QList<hearth::app::McpResource>>();
+    qRegisterMetaType<QList<hearth::app::McpPrompt>>();
+    qRegisterMetaType<QList<hearth::app::McpPromptMessage>>();
 }
 
 McpClient::~McpClient() {
@@ -136,6 +138,7 @@ void McpClient::initialize() {
         const QJsonObject info = result.value(QStringLiteral("serverInfo")).toObject();
         m_serverTitle = info.value(QStringLiteral("title")).toString(info.value(QStringLiteral("name")).toString());
         m_offersResources = result.value(QStringLiteral("capabilities")).toObject().contains(QStringLiteral("resources"));
+        m_offersPrompts = result.value(QStringLiteral("capabilities")).toObject().contains(QStringLiteral("prompts"));
         if (m_http) m_http->setProtocolVersion(result.value(QStringLiteral("protocolVersion")).toString());
         notify(QStringLiteral("notifications/initialized"));
         listTools({}, {}, true);

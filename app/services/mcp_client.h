@@ -43,6 +43,27 @@ struct McpResource {
     QString mimeType;
 };
 
+// A prompt template a server offers (prompts/list), filled in with its arguments by prompts/get.
+struct McpPromptArgument {
+    QString name;
+    QString description;
+    bool required = false;
+};
+
+struct McpPrompt {
+    QString name;
+    QString title;
+    QString description;
+    QList<McpPromptArgument> arguments;
+};
+
+// One message of a filled-in prompt: its role ("user" or "assistant") and its text (embedded
+// resources' text included; images and audio named, not decoded).
+struct McpPromptMessage {
+    QString role;
+    QString text;
+};
+
 struct McpToolResult {
     QString text;         // the text parts joined by blank lines (other parts named, e.g. "[image]")
     QJsonArray content;   // the parts as the server sent them
@@ -77,6 +98,13 @@ public:
     quint64 listResources();
     quint64 readResource(const QString& uri);
 
+    // Prompts (mcp_client_prompts.cpp): listed with paging (at most 1000), and filled in with
+    // string arguments: promptsListed / promptGot, or promptFailed, with the returned ticket (never
+    // before this returns). Refused unless ready and the server said it offers prompts.
+    bool offersPrompts() const { return m_offersPrompts; }
+    quint64 listPrompts();
+    quint64 getPrompt(const QString& name, const QJsonObject& arguments);
+
     State state() const { return m_state; }
     const McpServerConfig& config() const { return m_config; }
     QList<McpTool> tools() const { return m_tools; }
@@ -101,6 +129,9 @@ Q_SIGNALS:
     void resourcesListed(quint64 ticket, const QList<hearth::app::McpResource>& resources);
     void resourceRead(quint64 ticket, const QString& uri, const QString& text);
     void resourceFailed(quint64 ticket, const QString& why);
+    void promptsListed(quint64 ticket, const QList<hearth::app::McpPrompt>& prompts);
+    void promptGot(quint64 ticket, const QString& name, const QList<hearth::app::McpPromptMessage>& messages);
+    void promptFailed(quint64 ticket, const QString& why);
 
 private:
     using Reply = std::function<void(const QJsonObject& result, const QString& error)>;
@@ -125,6 +156,8 @@ private:
     void listResourcePage(quint64 ticket, const QString& cursor, QList<McpResource> sofar);
     // Refuses a request the client cannot make now (resourceFailed soon, with the ticket).
     quint64 refuseResources(const QString& why);
+    void listPromptPage(quint64 ticket, const QString& cursor, QList<McpPrompt> sofar);
+    quint64 refusePrompts(const QString& why); // promptFailed soon, with the ticket
     void fail(const QString& why);
     // The request `id` waits for no more (its timer gone), if it still did.
     std::optional<Pending> takePending(quint64 id);
@@ -142,6 +175,7 @@ private:
     QList<McpTool> m_tools;
     QString m_serverTitle;
     bool m_offersResources = false;
+    bool m_offersPrompts = false;
     QString m_lastError;
     int m_startTimeoutMs = 60000;
     int m_callTimeoutMs = 120000;
@@ -152,3 +186,5 @@ private:
 
 Q_DECLARE_METATYPE(hearth::app::McpToolResult)
 Q_DECLARE_METATYPE(hearth::app::McpResource)
+Q_DECLARE_METATYPE(hearth::app::McpPrompt)
+Q_DECLARE_METATYPE(hearth::app::McpPromptMessage)

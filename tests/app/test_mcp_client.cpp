@@ -19,6 +19,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <optional>
+
 using namespace hearth::app;
 
 namespace {
@@ -143,6 +145,68 @@ private Q_SLOTS:
         plain.readResource(QStringLiteral("file:///etc/passwd"));
         QVERIFY(refused.wait(5000));
         QVERIFY(refused.first().at(1).toString().contains(QStringLiteral("offers no resources")));
+    }
+
+    // The everything server's prompts: listed with their arguments, filled in (a required and an
+    // optional argument), a missing required one refused by the server, an unknown prompt refused;
+    // a server without prompts refused before anything is sent.
+    void mcpEverythingPrompts() {
+        QString why;
+        const QString script = mcpServerScript(QStringLiteral("server-everything"), why);
+        if (script.isEmpty()) QSKIP(qPrintable(why));
+        McpClient client(hearth::test::everythingServer(script));
+        QSignalSpy failedEarly(&client, &McpClient::promptFailed);
+        client.listPrompts(); // not started: refused
+        QVERIFY(failedEarly.wait(5000));
+        QCOMPARE(startAndWait(client), QString());
+        QVERIFY(client.offersPrompts());
+        QSignalSpy listed(&client, &McpClient::promptsListed);
+        QSignalSpy got(&client, &McpClient::promptGot);
+        QSignalSpy failed(&client, &McpClient::promptFailed);
+        const quint64 ticket = client.listPrompts();
+        QVERIFY(listed.wait(20000));
+        QCOMPARE(listed.first().at(0).toULongLong(), ticket);
+        const auto prompts = listed.first().at(1).value<QList<McpPrompt>>();
+        std::optional<McpPrompt> args;
+        QStringList names;
+        for (const McpPrompt& p : prompts) {
+            names << p.name;
+            if (p.name == QStringLiteral("args-prompt")) args = p;
+        }
+        QVERIFY2(args.has_value() && names.contains(QStringLiteral("simple-prompt")), qPrintable(names.join(QLatin1Char(' '))));
+        QCOMPARE(args->arguments.size(), 2);
+        QCOMPARE(args->arguments.at(0).name, QStringLiteral("city"));
+        QVERIFY(args->arguments.at(0).required);
+        QVERIFY(!args->arguments.at(1).required);
+
+        const quint64 filling = client.getPrompt(QStringLiteral("args-prompt"),
+                                                 QJsonObject{{QStringLiteral("city"), QStringLiteral("Lyon")},
+                                                             {QStringLiteral("state"), QStringLiteral("Rhône")}});
+        QVERIFY(got.wait(20000));
+        QCOMPARE(got.first().at(0).toULongLong(), filling);
+        const auto messages = got.first().at(2).value<QList<McpPromptMessage>>();
+        QCOMPARE(messages.size(), 1);
+        QCOMPARE(messages.first().role, QStringLiteral("user"));
+        QCOMPARE(messages.first().text, QStringLiteral("What's weather in Lyon, Rhône?"));
+
+        const quint64 missing = client.getPrompt(QStringLiteral("args-prompt"), {}); // city is required
+        QVERIFY(failed.wait(20000));
+        QCOMPARE(failed.last().at(0).toULongLong(), missing);
+        client.getPrompt(QStringLiteral("no-such-prompt"), {});
+        QVERIFY(failed.wait(20000));
+        client.getPrompt(QStringLiteral("args-prompt"), QJsonObject{{QStringLiteral("city"), 3}}); // not a string
+        QVERIFY(failed.wait(5000));
+        QVERIFY(failed.last().at(1).toString().contains(QStringLiteral("not a string")));
+        QCOMPARE(got.size(), 1);
+        QCOMPARE(client.state(), McpClient::State::Ready);
+
+        McpClient plain(shellServer(QString::fromLatin1(kSilentAfterListing)));
+        QCOMPARE(startAndWait(plain), QString());
+        QVERIFY(!plain.offersPrompts());
+        QSignalSpy refused(&plain, &McpClient::promptFailed);
+        plain.listPrompts();
+        QVERIFY(refused.wait(5000));
+        QVERIFY(refused.first().at(1).toString().contains(QStringLiteral("offers no prompts")));
     }
 
     // The reference "everything" server: initialized, tools listed, echo called and answered.

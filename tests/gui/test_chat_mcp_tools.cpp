@@ -6,6 +6,7 @@
 // after a reopen; a denied call does not run and the model is told. Screenshot: chat-tools.png.
 #include "chat_steps.h"
 #include "chat_view.h"
+#include "mcp_prompt_dialog.h"
 #include "mcp_resource_dialog.h"
 #include "gemma3_vision_files.h"
 #include "gguf_rewrite.h"
@@ -16,8 +17,10 @@
 #include "services/store.h"
 #include "test_support.h"
 
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QFile>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -71,6 +74,7 @@ private Q_SLOTS:
     }
 
     void mcpResourcesAttachToTheNextMessage();
+    void mcpPromptGoesIntoTheMessageBox();
 
     void mcpToolRoundTripInTheChat() {
         QString why;
@@ -203,6 +207,54 @@ void TestChatMcpTools::mcpResourcesAttachToTheNextMessage() {
     ui::ChatView chat(&engine, &store);
     chat.addDocuments(dialog.documents(), dialog.problems());
     QCOMPARE(chat.attachedDocuments(), dialog.documents());
+}
+
+// Tools › Insert prompt…: the everything server's prompts listed, the chosen one's arguments
+// asked for (Insert waits for the required one), a refusal shown with the dialog left open, the
+// filled-in text put into the chat's message box.
+void TestChatMcpTools::mcpPromptGoesIntoTheMessageBox() {
+    QString why;
+    const QString script = test::mcpServerScript(QStringLiteral("server-everything"), why);
+    if (script.isEmpty()) QSKIP(qPrintable(why));
+    QTemporaryDir data;
+    QVERIFY(data.isValid());
+    app::McpHost host(data.path());
+    {
+        ui::McpPromptDialog none(&host); // no server running: says so
+        QVERIFY(!none.isListing());
+        QCOMPARE(none.list()->count(), 0);
+        QVERIFY(none.statusText().contains(QStringLiteral("No running MCP server")));
+    }
+    QVERIFY(host.setServers({test::everythingServer(script)}));
+    host.startAll();
+    QVERIFY(QTest::qWaitFor([&] { return host.client(QStringLiteral("everything"))->state() == app::McpClient::State::Ready; }, 30000));
+    ui::McpPromptDialog dialog(&host);
+    QVERIFY(dialog.isListing());
+    QTRY_VERIFY_WITH_TIMEOUT(!dialog.isListing(), 20000);
+    int row = -1;
+    for (int i = 0; i < dialog.list()->count(); ++i)
+        if (dialog.list()->item(i)->text() == QStringLiteral("everything · Arguments Prompt")) row = i;
+    QVERIFY(row >= 0);
+    dialog.list()->setCurrentRow(row);
+    QLineEdit* city = dialog.argumentField(QStringLiteral("city"));
+    QVERIFY(city);
+    QVERIFY(dialog.argumentField(QStringLiteral("state")));
+    auto* insert = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+    QVERIFY(!insert->isEnabled()); // city is required
+    dialog.insertChosen();         // refused here, nothing asked
+    QVERIFY(dialog.statusText().contains(QStringLiteral("city needs a value")));
+    QCOMPARE(dialog.result(), int(QDialog::Rejected));
+    city->setText(QStringLiteral("Oslo"));
+    QVERIFY(insert->isEnabled());
+    dialog.insertChosen();
+    QTRY_COMPARE_WITH_TIMEOUT(dialog.result(), int(QDialog::Accepted), 20000);
+    QCOMPARE(dialog.text(), QStringLiteral("What's weather in Oslo?"));
+
+    app::EngineHost engine;
+    app::Store store;
+    ui::ChatView chat(&engine, &store);
+    chat.insertDraft(dialog.text());
+    QCOMPARE(chat.draftText(), QStringLiteral("What's weather in Oslo?"));
 }
 
 QTEST_MAIN(TestChatMcpTools)
