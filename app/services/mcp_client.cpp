@@ -171,6 +171,12 @@ void McpClient::listTools(const QString& cursor, QList<McpTool> sofar, bool init
             });
 }
 
+quint64 McpClient::refuseLater(void (McpClient::*failed)(quint64, const QString&), const QString& why) {
+    const quint64 ticket = m_nextId++;
+    QTimer::singleShot(0, this, [this, failed, ticket, why] { (this->*failed)(ticket, why); });
+    return ticket;
+}
+
 quint64 McpClient::callTool(const QString& name, const QJsonObject& arguments) {
     if (m_state != State::Ready) {
         const quint64 ticket = m_nextId++;

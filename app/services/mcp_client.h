@@ -154,10 +154,10 @@ private:
     void handleMessage(const QJsonObject& message);
     void listTools(const QString& cursor, QList<McpTool> sofar, bool initial);
     void listResourcePage(quint64 ticket, const QString& cursor, QList<McpResource> sofar);
-    // Refuses a request the client cannot make now (resourceFailed soon, with the ticket).
-    quint64 refuseResources(const QString& why);
+    // Refuses a request the client cannot make now: `failed` (resourceFailed or promptFailed) is
+    // emitted soon, with the ticket returned.
+    quint64 refuseLater(void (McpClient::*failed)(quint64, const QString&), const QString& why);
     void listPromptPage(quint64 ticket, const QString& cursor, QList<McpPrompt> sofar);
-    quint64 refusePrompts(const QString& why); // promptFailed soon, with the ticket
     void fail(const QString& why);
     // The request `id` waits for no more (its timer gone), if it still did.
     std::optional<Pending> takePending(quint64 id);

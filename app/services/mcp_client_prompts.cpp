@@ -41,15 +41,9 @@ QString contentText(const QJsonObject& content) {
 
 } // namespace
 
-quint64 McpClient::refusePrompts(const QString& why) {
-    const quint64 ticket = m_nextId++;
-    QTimer::singleShot(0, this, [this, ticket, why] { Q_EMIT promptFailed(ticket, why); });
-    return ticket;
-}
-
 quint64 McpClient::listPrompts() {
-    if (m_state != State::Ready) return refusePrompts(QStringLiteral("the server is not running"));
-    if (!m_offersPrompts) return refusePrompts(QStringLiteral("the server offers no prompts"));
+    if (m_state != State::Ready) return refuseLater(&McpClient::promptFailed, QStringLiteral("the server is not running"));
+    if (!m_offersPrompts) return refuseLater(&McpClient::promptFailed, QStringLiteral("the server offers no prompts"));
     const quint64 ticket = m_nextId++; // the caller's; each page's request has an id of its own
     listPromptPage(ticket, {}, {});
     return ticket;
@@ -73,10 +67,11 @@ void McpClient::listPromptPage(quint64 ticket, const QString& cursor, QList<McpP
 }
 
 quint64 McpClient::getPrompt(const QString& name, const QJsonObject& arguments) {
-    if (m_state != State::Ready) return refusePrompts(QStringLiteral("the server is not running"));
-    if (!m_offersPrompts) return refusePrompts(QStringLiteral("the server offers no prompts"));
+    if (m_state != State::Ready) return refuseLater(&McpClient::promptFailed, QStringLiteral("the server is not running"));
+    if (!m_offersPrompts) return refuseLater(&McpClient::promptFailed, QStringLiteral("the server offers no prompts"));
     for (auto it = arguments.begin(); it != arguments.end(); ++it)
-        if (!it.value().isString()) return refusePrompts(QStringLiteral("argument %1 is not a string").arg(it.key()));
+        if (!it.value().isString())
+            return refuseLater(&McpClient::promptFailed, QStringLiteral("argument %1 is not a string").arg(it.key()));
     QJsonObject params{{QStringLiteral("name"), name}};
     if (!arguments.isEmpty()) params.insert(QStringLiteral("arguments"), arguments);
     const quint64 ticket = m_nextId; // the id request() gives it

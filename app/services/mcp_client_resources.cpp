@@ -19,15 +19,9 @@ McpResource resourceFrom(const QJsonObject& o) {
 
 } // namespace
 
-quint64 McpClient::refuseResources(const QString& why) {
-    const quint64 ticket = m_nextId++;
-    QTimer::singleShot(0, this, [this, ticket, why] { Q_EMIT resourceFailed(ticket, why); });
-    return ticket;
-}
-
 quint64 McpClient::listResources() {
-    if (m_state != State::Ready) return refuseResources(QStringLiteral("the server is not running"));
-    if (!m_offersResources) return refuseResources(QStringLiteral("the server offers no resources"));
+    if (m_state != State::Ready) return refuseLater(&McpClient::resourceFailed, QStringLiteral("the server is not running"));
+    if (!m_offersResources) return refuseLater(&McpClient::resourceFailed, QStringLiteral("the server offers no resources"));
     const quint64 ticket = m_nextId++; // the caller's; each page's request has an id of its own
     listResourcePage(ticket, {}, {});
     return ticket;
@@ -51,8 +45,8 @@ void McpClient::listResourcePage(quint64 ticket, const QString& cursor, QList<Mc
 }
 
 quint64 McpClient::readResource(const QString& uri) {
-    if (m_state != State::Ready) return refuseResources(QStringLiteral("the server is not running"));
-    if (!m_offersResources) return refuseResources(QStringLiteral("the server offers no resources"));
+    if (m_state != State::Ready) return refuseLater(&McpClient::resourceFailed, QStringLiteral("the server is not running"));
+    if (!m_offersResources) return refuseLater(&McpClient::resourceFailed, QStringLiteral("the server offers no resources"));
     const quint64 ticket = m_nextId; // the id request() gives it
     request(QStringLiteral("resources/read"), QJsonObject{{QStringLiteral("uri"), uri}}, m_callTimeoutMs,
             [this, ticket, uri](const QJsonObject& result, const QString& error) {
