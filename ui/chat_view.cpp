@@ -544,7 +544,7 @@ void ChatView::appendUserMessage(const QString& text) {
         if (d.indexed) indexed << d;
     if (m_retrieval && !indexed.isEmpty()) {
         m_searching = m;
-        m_retrieveTicket = m_retrieval->retrieve(text, indexed);
+        m_retrieveTicket = m_retrieval->retrieve(text, indexed, m_conversationId);
         render();
         updateButtons();
         return;

@@ -106,7 +106,9 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     m_chat->setDocumentReader(new app::DocumentReader(this));
     // Long files are searched by their words, and by meaning with the embedding model chosen.
     m_embeddings = new app::EmbeddingService(this);
-    m_chat->setRetrieval(new app::ChatRetrieval(m_embeddings, this));
+    auto* retrieval = new app::ChatRetrieval(m_embeddings, this);
+    retrieval->setStore(m_store); // files' vectors kept with their chat
+    m_chat->setRetrieval(retrieval);
     connect(m_embeddings, &app::EmbeddingService::loadFailed, this, [this](const QString& path, const QString& why) {
         showStatus(tr("The file search model %1 did not load: %2").arg(QFileInfo(path).fileName(), why), StatusLevel::Error);
     });

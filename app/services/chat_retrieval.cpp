@@ -1,11 +1,16 @@
 // The chat's retrieval over indexed files (see chat_retrieval.h): chunks kept per file's text,
-// vectors computed once per file and model, the question embedded, the parts ranked.
+// vectors computed once per file and model (or read back from the store), the question embedded,
+// the parts ranked.
 #include "services/chat_retrieval.h"
 
 #include "services/embedding_service.h"
+#include "services/store.h"
 
 #include <QCryptographicHash>
+#include <QPair>
 #include <QTimer>
+
+#include <algorithm>
 
 namespace hearth::app {
 
@@ -19,6 +24,13 @@ QByteArray indexKey(const ChatDocument& d) {
     return h.result();
 }
 
+QList<QPair<int, int>> spansOf(const QList<DocumentChunk>& chunks) {
+    QList<QPair<int, int>> spans;
+    spans.reserve(chunks.size());
+    for (const DocumentChunk& c : chunks) spans.append({int(c.start), int(c.text.size())});
+    return spans;
+}
+
 } // namespace
 
 ChatRetrieval::ChatRetrieval(EmbeddingService* embeddings, QObject* parent) : QObject(parent), m_embeddings(embeddings) {
@@ -26,6 +38,18 @@ ChatRetrieval::ChatRetrieval(EmbeddingService* embeddings, QObject* parent) : QO
     if (!m_embeddings) return;
     connect(m_embeddings, &EmbeddingService::embedded, this, &ChatRetrieval::onEmbedded);
     connect(m_embeddings, &EmbeddingService::failed, this, &ChatRetrieval::onEmbedFailed);
+}
+
+void ChatRetrieval::setStore(Store* store) {
+    if (m_store) disconnect(m_store, nullptr, this, nullptr);
+    m_store = store;
+    if (!m_store) return;
+    connect(m_store, &Store::documentIndexLoaded, this, &ChatRetrieval::onIndexLoaded);
+    connect(m_store, &Store::failed, this, [this](quint64 ticket, const QString&) { onStoreFailed(ticket); });
+}
+
+QString ChatRetrieval::chunkingTag() const {
+    return QStringLiteral("chunks-1 %1/%2").arg(m_limits.maxChars).arg(m_limits.overlap);
 }
 
 bool ChatRetrieval::modelReady() const { return m_embeddings && m_embeddings->isLoaded(); }
@@ -36,10 +60,12 @@ void ChatRetrieval::setChunking(const ChunkLimits& limits, int parts) {
     m_index.clear(); // cut anew
 }
 
-quint64 ChatRetrieval::retrieve(const QString& question, const QList<ChatDocument>& documents) {
+quint64 ChatRetrieval::retrieve(const QString& question, const QList<ChatDocument>& documents,
+                                qint64 conversationId) {
     const quint64 ticket = m_nextTicket++;
     Pending p;
     p.ticket = ticket;
+    p.conversationId = conversationId;
     p.question = question;
     p.parts = m_parts;
     for (const ChatDocument& d : documents) {
@@ -61,6 +87,21 @@ void ChatRetrieval::step(quint64 ticket) {
     Pending& p = *it;
     if (p.keys.isEmpty() || !modelReady() || p.wordsOnly) return finish(ticket);
     const QString model = m_embeddings->modelPath();
+    if (m_store && !p.storeAsked) {
+        // Files not embedded in this run: the store may keep their vectors from an earlier one.
+        p.storeAsked = true;
+        QList<QByteArray> unknown;
+        for (const QByteArray& key : std::as_const(p.keys)) {
+            Indexed& entry = m_index[key];
+            if (entry.model == model || entry.lookedUp == model) continue;
+            entry.lookedUp = model;
+            unknown << key;
+        }
+        if (!unknown.isEmpty()) {
+            p.loadTicket = m_store->loadDocumentIndex(unknown, model, chunkingTag());
+            return;
+        }
+    }
     QStringList texts;
     p.embedding.clear();
     for (const QByteArray& key : std::as_const(p.keys)) {
@@ -118,6 +159,9 @@ void ChatRetrieval::onEmbedded(quint64 embedTicket, const QList<QList<float>>& v
                 entry.vectors = vectors.mid(at, n);
                 entry.model = model;
                 at += n;
+                if (m_store && p.conversationId != 0)
+                    m_store->saveDocumentIndex(
+                        p.conversationId, DocumentIndexEntry{key, model, chunkingTag(), spansOf(entry.chunks), entry.vectors});
             }
             p.embedding.clear();
         } else if (embedTicket == p.questionTicket) {
@@ -139,6 +183,39 @@ void ChatRetrieval::onEmbedFailed(quint64 embedTicket, const QString&) {
             it->wordsOnly = true; // the words still find what they can
             const quint64 ticket = it->ticket;
             finish(ticket);
+            return;
+        }
+}
+
+void ChatRetrieval::onIndexLoaded(quint64 loadTicket, const QList<DocumentIndexEntry>& entries) {
+    for (auto it = m_pending.begin(); it != m_pending.end(); ++it) {
+        if (it->loadTicket != loadTicket) continue;
+        it->loadTicket = 0;
+        const QString model = modelReady() ? m_embeddings->modelPath() : QString();
+        for (const DocumentIndexEntry& kept : entries) {
+            auto at = m_index.find(kept.key);
+            if (at == m_index.end() || kept.model != model || kept.chunking != chunkingTag()) continue;
+            // Only vectors of these very chunks and of the model's width are used.
+            const bool fits = kept.spans == spansOf(at->chunks) &&
+                              std::all_of(kept.vectors.begin(), kept.vectors.end(), [this](const QList<float>& v) {
+                                  return v.size() == m_embeddings->dimensions();
+                              });
+            if (!fits) continue;
+            at->vectors = kept.vectors;
+            at->model = kept.model;
+        }
+        const quint64 ticket = it->ticket;
+        step(ticket);
+        return;
+    }
+}
+
+void ChatRetrieval::onStoreFailed(quint64 storeTicket) {
+    for (auto it = m_pending.begin(); it != m_pending.end(); ++it)
+        if (it->loadTicket == storeTicket) {
+            it->loadTicket = 0; // nothing kept can be read: the files are embedded again
+            const quint64 ticket = it->ticket;
+            step(ticket);
             return;
         }
 }

@@ -1,7 +1,9 @@
 // The chat's retrieval over files too long to give the model whole: each indexed file cut into
 // chunks (and, with an embedding model loaded, their vectors computed once per file's text),
 // and for a question the parts that match it best, by words and, with the model, by meaning
-// (document_retrieval.h). Results come as signals carrying the request's ticket.
+// (document_retrieval.h). With a store, a file's vectors are kept with the conversation and read
+// back after a restart instead of embedded again. Results come as signals carrying the request's
+// ticket.
 #pragma once
 
 #include "services/document_retrieval.h"
@@ -16,6 +18,8 @@
 namespace hearth::app {
 
 class EmbeddingService;
+class Store;
+struct DocumentIndexEntry;
 
 class ChatRetrieval : public QObject {
     Q_OBJECT
@@ -25,14 +29,21 @@ public:
     // `embeddings` may be null or not loaded: then the words alone rank.
     explicit ChatRetrieval(EmbeddingService* embeddings = nullptr, QObject* parent = nullptr);
 
+    // Where files' vectors are kept between runs (may be null: kept in memory only).
+    void setStore(Store* store);
+
     // How files are cut and how many parts a question gets (kDefaultParts of ChunkLimits{}).
     void setChunking(const ChunkLimits& limits, int parts);
     int parts() const { return m_parts; }
 
     // The parts of `documents` (those marked indexed) that best match `question`, as excerpts
     // (name, text, part = chunk number + 1), best first: retrieved(ticket, excerpts), never before
-    // this returns. No indexed file: an empty list.
-    quint64 retrieve(const QString& question, const QList<ChatDocument>& documents);
+    // this returns. No indexed file: an empty list. Vectors computed for the files are kept with
+    // `conversationId` (when a store is set and the id is not 0).
+    quint64 retrieve(const QString& question, const QList<ChatDocument>& documents, qint64 conversationId = 0);
+
+    // How the chunks are named in the store: the limits and the chunker's version.
+    QString chunkingTag() const;
 
 Q_SIGNALS:
     void retrieved(quint64 ticket, const QList<hearth::app::ChatDocument>& excerpts);
@@ -42,11 +53,15 @@ private:
         QList<DocumentChunk> chunks;
         QList<QList<float>> vectors; // empty until embedded (or without a model)
         QString model;               // the embedding model the vectors are from
+        QString lookedUp;            // the model the store was asked about for this file
     };
     struct Pending {
         quint64 ticket = 0;
         QString question;
         QList<QByteArray> keys; // the files' index entries
+        qint64 conversationId = 0;
+        bool storeAsked = false;
+        quint64 loadTicket = 0;      // reading kept vectors from the store
         int parts = 0;
         quint64 chunkTicket = 0;     // embedding the files' chunks not embedded yet
         QList<QByteArray> embedding; // which files those chunks belong to, in order
@@ -59,9 +74,12 @@ private:
     void finish(quint64 ticket);
     void onEmbedded(quint64 embedTicket, const QList<QList<float>>& vectors);
     void onEmbedFailed(quint64 embedTicket, const QString& why);
+    void onIndexLoaded(quint64 loadTicket, const QList<hearth::app::DocumentIndexEntry>& entries);
+    void onStoreFailed(quint64 storeTicket);
     bool modelReady() const;
 
     EmbeddingService* m_embeddings;
+    Store* m_store = nullptr;
     ChunkLimits m_limits;
     int m_parts = kDefaultParts;
     QHash<QByteArray, Indexed> m_index; // by the file's name and text hash

@@ -5,6 +5,8 @@
 #include "services/chat_documents.h"
 #include "services/chat_images.h"
 #include "services/chat_tools.h"
+#include "services/store_document_index.h"
+#include "services/store_sql.h"
 
 #include <QDateTime>
 #include <QHash>
@@ -28,14 +30,7 @@ namespace hearth::app {
 
 namespace {
 
-// A failed statement or transaction, with the text SQLite gave.
-struct SqlFailure {
-    QString message;
-};
-
-QString describe(const QSqlQuery& q, const QString& what) {
-    return QStringLiteral("%1: %2").arg(what, q.lastError().text());
-}
+using detail::SqlFailure;
 
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
 
@@ -152,7 +147,8 @@ public:
             close();
             return f;
         }
-        m_fts = tableExists(QStringLiteral("messages_fts"));
+        QSqlQuery fts(database());
+        m_fts = fts.exec(QStringLiteral("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts'")) && fts.next();
         spdlog::info("store: opened {} (schema {}, full-text search {})", path.toStdString(),
                      Store::kSchemaVersion, m_fts ? "fts5" : "off");
         return std::nullopt;
@@ -170,7 +166,7 @@ public:
                          q.value(0).toString().toStdString());
         for (const char* pragma : {"PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"})
             if (!q.exec(QString::fromLatin1(pragma))) return fail(q, QString::fromLatin1(pragma));
-        if (auto f = migrate()) return f;
+        if (auto f = detail::migrateSchema(database(), Store::kSchemaVersion)) return f;
         return std::nullopt;
     }
 
@@ -415,14 +411,10 @@ public:
         return out;
     }
 
-private:
     QSqlDatabase database() const { return QSqlDatabase::database(m_connectionName, false); }
 
-    std::optional<SqlFailure> fail(const QSqlQuery& q, const QString& what) const {
-        const QString message = describe(q, what);
-        spdlog::warn("store: {}", message.toStdString());
-        return SqlFailure{message};
-    }
+private:
+    std::optional<SqlFailure> fail(const QSqlQuery& q, const QString& what) const { return detail::sqlFailure(q, what); }
 
     // A message's images, in order, each with the MIME type its bytes name (inside the caller's
     // transaction).
@@ -458,153 +450,6 @@ private:
         return std::nullopt;
     }
 
-    bool tableExists(const QString& name) const {
-        QSqlQuery q(database());
-        q.prepare(QStringLiteral("SELECT 1 FROM sqlite_master WHERE name = ?"));
-        q.addBindValue(name);
-        return q.exec() && q.next();
-    }
-
-    // Brings the schema from PRAGMA user_version up to kSchemaVersion, one version per transaction.
-    std::optional<SqlFailure> migrate() {
-        QSqlDatabase db = database();
-        QSqlQuery q(db);
-        if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next())
-            return fail(q, QStringLiteral("reading the schema version"));
-        int version = q.value(0).toInt();
-        q.finish();
-        if (version > Store::kSchemaVersion)
-            return SqlFailure{QStringLiteral("the database was written by a newer Hearth (schema %1, "
-                                             "this one knows %2)")
-                                  .arg(version)
-                                  .arg(Store::kSchemaVersion)};
-        while (version < Store::kSchemaVersion) {
-            const int next = version + 1;
-            if (!db.transaction()) return SqlFailure{db.lastError().text()};
-            std::optional<SqlFailure> f = next == 1   ? migrateTo1()
-                                          : next == 2 ? migrateTo2()
-                                          : next == 3 ? migrateTo3()
-                                          : next == 4 ? migrateTo4()
-                                          : next == 5 ? migrateTo5()
-                                          : next == 6 ? migrateTo6()
-                                          : next == 7 ? migrateTo7()
-                                                      : migrateTo8();
-            QSqlQuery set(db);
-            if (!f && !set.exec(QStringLiteral("PRAGMA user_version = %1").arg(next)))
-                f = fail(set, QStringLiteral("setting the schema version"));
-            if (f || !db.commit()) {
-                db.rollback();
-                return f ? f : SqlFailure{db.lastError().text()};
-            }
-            version = next;
-        }
-        return std::nullopt;
-    }
-
-    std::optional<SqlFailure> run(const QStringList& statements) {
-        QSqlQuery q(database());
-        for (const QString& s : statements)
-            if (!q.exec(s)) return fail(q, QStringLiteral("schema"));
-        return std::nullopt;
-    }
-
-    std::optional<SqlFailure> migrateTo1() {
-        return run({
-            QStringLiteral("CREATE TABLE conversations ("
-                           " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-                           " title TEXT NOT NULL DEFAULT '',"
-                           " model TEXT NOT NULL DEFAULT '',"
-                           " system_prompt TEXT NOT NULL DEFAULT '',"
-                           " sampling_json TEXT NOT NULL DEFAULT '{}',"
-                           " created INTEGER NOT NULL,"
-                           " updated INTEGER NOT NULL)"),
-            QStringLiteral("CREATE TABLE messages ("
-                           " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-                           " conversation_id INTEGER NOT NULL"
-                           "  REFERENCES conversations(id) ON DELETE CASCADE,"
-                           " role TEXT NOT NULL,"
-                           " content TEXT NOT NULL DEFAULT '',"
-                           " tokens INTEGER NOT NULL DEFAULT 0,"
-                           " ttft_ms REAL NOT NULL DEFAULT 0,"
-                           " tok_s REAL NOT NULL DEFAULT 0,"
-                           " created INTEGER NOT NULL)"),
-            QStringLiteral("CREATE INDEX messages_by_conversation ON messages(conversation_id, id)"),
-            QStringLiteral("CREATE INDEX conversations_by_update ON conversations(updated)"),
-        });
-    }
-
-    // Full-text index over message content, kept in step by triggers. SQLite builds without
-    // FTS5 keep schema 2 with no index; search then falls back to LIKE.
-    std::optional<SqlFailure> migrateTo2() {
-        QSqlQuery probe(database());
-        if (!probe.exec(QStringLiteral(
-                "CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', "
-                "content_rowid='id', tokenize='unicode61 remove_diacritics 2')"))) {
-            spdlog::info("store: no FTS5 in this SQLite ({}); search uses LIKE",
-                         probe.lastError().text().toStdString());
-            return std::nullopt;
-        }
-        return run({
-            QStringLiteral("CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN "
-                           "INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content); END"),
-            QStringLiteral("CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN "
-                           "INSERT INTO messages_fts(messages_fts, rowid, content) "
-                           "VALUES ('delete', old.id, old.content); END"),
-            QStringLiteral("CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN "
-                           "INSERT INTO messages_fts(messages_fts, rowid, content) "
-                           "VALUES ('delete', old.id, old.content); "
-                           "INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content); END"),
-            QStringLiteral("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')"),
-        });
-    }
-
-    // A reply's reasoning, kept apart from its answer (content), and how long it took. Older
-    // messages get "" and 0.
-    std::optional<SqlFailure> migrateTo3() {
-        return run({
-            QStringLiteral("ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT ''"),
-            QStringLiteral("ALTER TABLE messages ADD COLUMN reasoning_ms REAL NOT NULL DEFAULT 0"),
-        });
-    }
-
-    // How each assistant reply ended (a streaming reply is written as it grows, "incomplete"
-    // until it ends) and the context it filled. Older messages are complete, 0 tokens.
-    std::optional<SqlFailure> migrateTo4() {
-        return run({
-            QStringLiteral("ALTER TABLE messages ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'"),
-            QStringLiteral("ALTER TABLE messages ADD COLUMN context_tokens INTEGER NOT NULL DEFAULT 0"),
-        });
-    }
-
-    // Images of user messages: the encoded bytes as attached and their MIME type, in order,
-    // deleted with their message (and so with its conversation). Older messages have none.
-    std::optional<SqlFailure> migrateTo5() {
-        return run({
-            QStringLiteral("CREATE TABLE message_images ("
-                           " message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,"
-                           " position INTEGER NOT NULL,"
-                           " mime_type TEXT NOT NULL DEFAULT '',"
-                           " data BLOB NOT NULL,"
-                           " PRIMARY KEY (message_id, position))"),
-        });
-    }
-
-    // Why a reply failed before its first token (state "failed"). Older messages have "".
-    std::optional<SqlFailure> migrateTo6() {
-        return run({QStringLiteral("ALTER TABLE messages ADD COLUMN error TEXT NOT NULL DEFAULT ''")});
-    }
-
-    // Tool calls: an assistant turn's calls (a JSON array, "" for none) and a tool result's call id.
-    std::optional<SqlFailure> migrateTo7() {
-        return run({QStringLiteral("ALTER TABLE messages ADD COLUMN tool_calls TEXT NOT NULL DEFAULT ''"),
-                    QStringLiteral("ALTER TABLE messages ADD COLUMN tool_call_id TEXT NOT NULL DEFAULT ''")});
-    }
-
-    // Files attached as text to a message: a JSON array of {"name", "text"} ("" for none).
-    std::optional<SqlFailure> migrateTo8() {
-        return run({QStringLiteral("ALTER TABLE messages ADD COLUMN documents TEXT NOT NULL DEFAULT ''")});
-    }
-
     QString m_connectionName;
     QHash<quint64, qint64> m_appended;
     QList<quint64> m_appendOrder;
@@ -621,6 +466,8 @@ Store::Store(QObject* parent) : QObject(parent) {
     qRegisterMetaType<QList<Conversation>>();
     qRegisterMetaType<QList<StoredMessage>>();
     qRegisterMetaType<QList<SearchHit>>();
+    qRegisterMetaType<DocumentIndexEntry>();
+    qRegisterMetaType<QList<DocumentIndexEntry>>();
     m_thread = new QThread(this);
     m_thread->setObjectName(QStringLiteral("hearth-store"));
     m_worker = new detail::StoreWorker;
@@ -784,6 +631,25 @@ quint64 Store::messages(qint64 conversationId) {
         reply(this, [this, ticket, conversationId, list] {
             Q_EMIT messagesLoaded(ticket, conversationId, list);
         });
+    });
+}
+
+quint64 Store::saveDocumentIndex(qint64 conversationId, const DocumentIndexEntry& entry) {
+    return post([this, conversationId, entry](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        if (auto f = detail::saveDocumentIndex(w->database(), conversationId, entry))
+            return replyFailure(this, ticket, f->message);
+        reply(this, [this, ticket] { Q_EMIT documentIndexSaved(ticket); });
+    });
+}
+
+quint64 Store::loadDocumentIndex(const QList<QByteArray>& keys, const QString& model, const QString& chunking) {
+    return post([this, keys, model, chunking](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        auto r = detail::loadDocumentIndex(w->database(), keys, model, chunking);
+        if (auto* f = std::get_if<SqlFailure>(&r)) return replyFailure(this, ticket, f->message);
+        QList<DocumentIndexEntry> entries = std::get<QList<DocumentIndexEntry>>(std::move(r));
+        reply(this, [this, ticket, entries] { Q_EMIT documentIndexLoaded(ticket, entries); });
     });
 }
 

@@ -8,6 +8,7 @@
 #include <QList>
 #include <QMetaType>
 #include <QObject>
+#include <QPair>
 #include <QString>
 
 class QThread;
@@ -65,6 +66,15 @@ struct SearchHit {
     QList<SearchMatch> matches;  // the terms found in it, in order, for the view to highlight
 };
 
+// One file's chunks and their vectors, as retrieval (ChatRetrieval) keeps them between runs.
+struct DocumentIndexEntry {
+    QByteArray key;   // the file's name-and-text hash: changed text, another entry
+    QString model;    // the embedding model the vectors are from
+    QString chunking; // how the file was cut (limits and the chunker's version)
+    QList<QPair<int, int>> spans; // each chunk's start and length in the file's text, in order
+    QList<QList<float>> vectors;  // one per span, all of one dimension
+};
+
 namespace detail {
 class StoreWorker;
 }
@@ -72,7 +82,7 @@ class StoreWorker;
 class Store : public QObject {
     Q_OBJECT
 public:
-    static constexpr int kSchemaVersion = 8;
+    static constexpr int kSchemaVersion = 9;
 
     explicit Store(QObject* parent = nullptr);
     // Finishes every request already made (so appended messages are committed), then closes.
@@ -102,6 +112,12 @@ public:
     // -> messagesDeleted with the number removed.
     quint64 deleteMessagesFrom(qint64 conversationId, qint64 fromMessageId);
     quint64 messages(qint64 conversationId); // oldest first -> messagesLoaded
+    // Keeps a file's index for the conversation (replacing the one it had for the same key, model
+    // and chunking); deleted with the conversation -> documentIndexSaved.
+    quint64 saveDocumentIndex(qint64 conversationId, const DocumentIndexEntry& entry);
+    // The entries kept for `keys` with this model and chunking, in any conversation, each key at
+    // most once (a row whose sizes disagree is skipped) -> documentIndexLoaded.
+    quint64 loadDocumentIndex(const QList<QByteArray>& keys, const QString& model, const QString& chunking);
 
 Q_SIGNALS:
     void opened(quint64 ticket, const QString& path, bool fullTextSearch);
@@ -115,6 +131,8 @@ Q_SIGNALS:
     void messagesLoaded(quint64 ticket, qint64 conversationId,
                         const QList<hearth::app::StoredMessage>& messages);
     void messagesDeleted(quint64 ticket, qint64 conversationId, int count);
+    void documentIndexSaved(quint64 ticket);
+    void documentIndexLoaded(quint64 ticket, const QList<hearth::app::DocumentIndexEntry>& entries);
     void failed(quint64 ticket, const QString& message);
 
 private:
@@ -130,3 +148,4 @@ private:
 Q_DECLARE_METATYPE(hearth::app::Conversation)
 Q_DECLARE_METATYPE(hearth::app::StoredMessage)
 Q_DECLARE_METATYPE(hearth::app::SearchHit)
+Q_DECLARE_METATYPE(hearth::app::DocumentIndexEntry)

@@ -2,12 +2,15 @@
 // cut; the overlap from a sentence start; every character covered), the embedding service on a
 // synthesized BGE-shaped bert (vectors normalized, one per text, errors said), and ranking: a
 // question quoting a sentence of one of 200 synthetic documents finds that document's chunk
-// first, by words alone and fused with the embedding model's vectors.
+// first, by words alone and fused with the embedding model's vectors; a chat's file vectors kept
+// in its SQLite store and read back instead of embedded again.
 #include "services/chat_retrieval.h"
 #include "services/document_retrieval.h"
 #include "services/embedding_service.h"
+#include "services/store.h"
 
 #include "encoder_test_support.h"
+#include "store_replies.h"
 #include "test_support.h"
 
 #include <QRandomGenerator>
@@ -242,6 +245,78 @@ private Q_SLOTS:
             const QList<RankedChunk> top = rankChunks(QStringLiteral("zzqx wwvy"), chunks, vectors, vectors[c], 3);
             QCOMPARE(top[0].chunk, c);
         }
+    }
+
+    // A chat's file vectors live in its store: a new ChatRetrieval on the same store (the app
+    // restarted) embeds only the question and finds the same parts; a changed file is embedded
+    // anew; a deleted chat takes its vectors with it.
+    void documentVectorsKeptInTheChatStore() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString vocab = hearth::test::bgeVocabPath();
+        if (!QFile::exists(vocab)) QSKIP("the reference's BGE vocabulary is not here (HEARTH_REF)");
+        const std::string model = dir.filePath(QStringLiteral("bert-tiny.gguf")).toStdString();
+        const QString error = hearth::test::synthPreset(QStringLiteral("bert-tiny"), QStringLiteral("F32"), vocab, model);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        EmbeddingService service;
+        QSignalSpy loaded(&service, &EmbeddingService::loaded);
+        service.load(QString::fromStdString(model), 2);
+        QVERIFY(loaded.wait(60000));
+
+        Store store;
+        QSignalSpy opened(&store, &Store::opened);
+        QSignalSpy saved(&store, &Store::documentIndexSaved);
+        QSignalSpy deleted(&store, &Store::conversationDeleted);
+        QVERIFY(!hearth::test::replyFor(opened, store.open(dir.filePath(QStringLiteral("chats.db")))).isEmpty());
+        const qint64 chat = hearth::test::createdConversation(store, {});
+        QVERIFY(chat > 0);
+
+        const Corpus corpus = syntheticCorpus();
+        ChatDocument big{QStringLiteral("big.txt"), QString(), true, 0};
+        for (const ChatDocument& d : corpus.documents.mid(60, 20)) big.text += d.text + QStringLiteral("\n\n");
+        QSignalSpy embedded(&service, &EmbeddingService::embedded);
+        // Asks a fresh retrieval (as after a restart) and returns the excerpts; `texts` gets how
+        // many texts each embedding request carried.
+        auto ask = [&](const QString& question, const ChatDocument& file, QList<qsizetype>& texts) {
+            ChatRetrieval retrieval(&service);
+            retrieval.setStore(&store);
+            retrieval.setChunking({400, 80}, 2);
+            QSignalSpy retrieved(&retrieval, &ChatRetrieval::retrieved);
+            const qsizetype before = embedded.size();
+            retrieval.retrieve(question, {file}, chat);
+            if (!retrieved.wait(60000)) return QList<ChatDocument>();
+            texts.clear();
+            for (qsizetype i = before; i < embedded.size(); ++i)
+                texts << embedded[i].at(1).value<QList<QList<float>>>().size();
+            return retrieved.last().at(1).value<QList<ChatDocument>>();
+        };
+        const qsizetype chunks = chunkDocument(big, {400, 80}).size();
+        QVERIFY(chunks > 20);
+        QList<qsizetype> texts;
+        QList<ChatDocument> parts = ask(corpus.quotes[65], big, texts);
+        QCOMPARE(texts, (QList<qsizetype>{chunks, 1})); // the file's chunks, then the question
+        QVERIFY(!parts.isEmpty() && parts.first().text.contains(corpus.quotes[65]));
+        QCOMPARE(saved.size(), 1);
+
+        parts = ask(corpus.quotes[65], big, texts);
+        QCOMPARE(texts, QList<qsizetype>{1}); // the question only: the chunks' vectors were read back
+        QVERIFY(!parts.isEmpty() && parts.first().text.contains(corpus.quotes[65]));
+        const QList<ChatDocument> first = parts;
+        parts = ask(corpus.quotes[65], big, texts);
+        QCOMPARE(parts, first); // read back bit for bit: the same parts, the same order
+        QCOMPARE(saved.size(), 1);
+
+        ChatDocument changed = big;
+        changed.text.prepend(QStringLiteral("A new first paragraph about something else entirely.\n\n"));
+        parts = ask(corpus.quotes[72], changed, texts);
+        QCOMPARE(texts, (QList<qsizetype>{chunkDocument(changed, {400, 80}).size(), 1}));
+        QVERIFY(!parts.isEmpty() && parts.first().text.contains(corpus.quotes[72]));
+        QCOMPARE(saved.size(), 2);
+
+        QVERIFY(!hearth::test::replyFor(deleted, store.deleteConversation(chat)).isEmpty());
+        parts = ask(corpus.quotes[65], big, texts);
+        QCOMPARE(texts, (QList<qsizetype>{chunks, 1})); // gone with the chat: embedded again
+        QCOMPARE(saved.size(), 2); // and not kept for a chat that no longer exists (the save failed)
     }
 };
 

@@ -1,0 +1,19 @@
+// The store's document index rows (schema 9), run on the store's thread with its connection;
+// Store::saveDocumentIndex and Store::loadDocumentIndex post them there.
+#pragma once
+
+#include "services/store.h"
+#include "services/store_sql.h"
+
+#include <variant>
+
+namespace hearth::app::detail {
+
+std::optional<SqlFailure> saveDocumentIndex(const QSqlDatabase& db, qint64 conversationId,
+                                            const DocumentIndexEntry& entry);
+
+std::variant<QList<DocumentIndexEntry>, SqlFailure> loadDocumentIndex(const QSqlDatabase& db,
+                                                                      const QList<QByteArray>& keys,
+                                                                      const QString& model, const QString& chunking);
+
+} // namespace hearth::app::detail
