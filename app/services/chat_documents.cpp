@@ -147,31 +147,13 @@ QList<ChatDocument> documentsFromJson(const QString& json) {
     return out;
 }
 
-// Results are posted under the lock; the reader's destructor clears it under the same lock.
-struct DocumentReader::Relay {
-    QMutex mutex;
-    DocumentReader* reader = nullptr;
-
-    void post(quint64 ticket, const QList<ChatDocument>& documents, const QStringList& problems) {
-        QMutexLocker lock(&mutex);
-        if (!reader) return;
-        DocumentReader* r = reader;
-        QMetaObject::invokeMethod(
-            r, [r, ticket, documents, problems] { Q_EMIT r->filesRead(ticket, documents, problems); },
-            Qt::QueuedConnection);
-    }
-};
-
-DocumentReader::DocumentReader(QObject* parent) : QObject(parent), m_relay(std::make_shared<Relay>()) {
+DocumentReader::DocumentReader(QObject* parent)
+    : QObject(parent), m_relay(std::make_shared<PoolRelay<DocumentReader>>(this)) {
     qRegisterMetaType<ChatDocument>();
     qRegisterMetaType<QList<ChatDocument>>();
-    m_relay->reader = this;
 }
 
-DocumentReader::~DocumentReader() {
-    QMutexLocker lock(&m_relay->mutex);
-    m_relay->reader = nullptr;
-}
+DocumentReader::~DocumentReader() { m_relay->detach(); }
 
 quint64 DocumentReader::readFiles(const QStringList& paths, int room, qsizetype roomChars) {
     const quint64 ticket = m_nextTicket++;
@@ -202,7 +184,9 @@ quint64 DocumentReader::readFiles(const QStringList& paths, int room, qsizetype 
             chars += d.text.size();
             documents << std::move(d);
         }
-        relay->post(ticket, documents, problems); // nowhere when the reader is gone
+        relay->post([ticket, documents, problems](DocumentReader* r) { // nowhere when the reader is gone
+            Q_EMIT r->filesRead(ticket, documents, problems);
+        });
     });
     return ticket;
 }

@@ -3,6 +3,7 @@
 // DocumentReader, which reads the files a user picks off the GUI thread.
 #pragma once
 
+#include "services/pool_relay.h"
 #include "services/service_types.h"
 
 #include <QByteArray>
@@ -63,8 +64,7 @@ Q_SIGNALS:
     void filesRead(quint64 ticket, const QList<hearth::app::ChatDocument>& documents, const QStringList& problems);
 
 private:
-    struct Relay; // how pool threads reach the reader, while it lives
-    std::shared_ptr<Relay> m_relay;
+    std::shared_ptr<PoolRelay<DocumentReader>> m_relay; // how pool threads reach the reader, while it lives
     quint64 m_nextTicket = 1;
 };
 

@@ -3,26 +3,29 @@
 // the parts ranked.
 #include "services/chat_retrieval.h"
 
+#include "services/document_folders.h"
 #include "services/embedding_service.h"
 #include "services/store.h"
 
 #include <QCryptographicHash>
 #include <QPair>
+#include <QSet>
+#include <QThreadPool>
 #include <QTimer>
 
 #include <algorithm>
 
 namespace hearth::app {
 
-namespace {
-
-QByteArray indexKey(const ChatDocument& d) {
+QByteArray documentIndexKey(const ChatDocument& d) {
     QCryptographicHash h(QCryptographicHash::Sha1);
     h.addData(d.name.toUtf8());
     h.addData(QByteArrayView("\0", 1));
     h.addData(d.text.toUtf8());
     return h.result();
 }
+
+namespace {
 
 QList<QPair<int, int>> spansOf(const QList<DocumentChunk>& chunks) {
     QList<QPair<int, int>> spans;
@@ -33,7 +36,8 @@ QList<QPair<int, int>> spansOf(const QList<DocumentChunk>& chunks) {
 
 } // namespace
 
-ChatRetrieval::ChatRetrieval(EmbeddingService* embeddings, QObject* parent) : QObject(parent), m_embeddings(embeddings) {
+ChatRetrieval::ChatRetrieval(EmbeddingService* embeddings, QObject* parent)
+    : QObject(parent), m_embeddings(embeddings), m_relay(std::make_shared<PoolRelay<ChatRetrieval>>(this)) {
     qRegisterMetaType<QList<ChatDocument>>();
     if (!m_embeddings) return;
     connect(m_embeddings, &EmbeddingService::embedded, this, &ChatRetrieval::onEmbedded);
@@ -52,6 +56,8 @@ QString ChatRetrieval::chunkingTag() const {
     return QStringLiteral("chunks-1 %1/%2").arg(m_limits.maxChars).arg(m_limits.overlap);
 }
 
+ChatRetrieval::~ChatRetrieval() { m_relay->detach(); }
+
 bool ChatRetrieval::modelReady() const { return m_embeddings && m_embeddings->isLoaded(); }
 
 void ChatRetrieval::setChunking(const ChunkLimits& limits, int parts) {
@@ -61,19 +67,27 @@ void ChatRetrieval::setChunking(const ChunkLimits& limits, int parts) {
 }
 
 quint64 ChatRetrieval::retrieve(const QString& question, const QList<ChatDocument>& documents,
-                                qint64 conversationId) {
+                                qint64 conversationId, const QList<FolderFile>& folderFiles) {
     const quint64 ticket = m_nextTicket++;
     Pending p;
     p.ticket = ticket;
     p.conversationId = conversationId;
     p.question = question;
     p.parts = m_parts;
+    QSet<QByteArray> seen;
     for (const ChatDocument& d : documents) {
         if (!d.indexed || d.part > 0) continue;
-        const QByteArray key = indexKey(d);
-        if (p.keys.contains(key)) continue;
-        if (!m_index.contains(key)) m_index.insert(key, Indexed{chunkDocument(d, m_limits), {}, {}});
+        const QByteArray key = documentIndexKey(d);
+        if (seen.contains(key)) continue;
+        seen.insert(key);
+        if (!m_index.contains(key)) m_index.insert(key, Indexed{chunkDocument(d, m_limits), {}, {}, {}});
         p.keys << key;
+    }
+    for (const FolderFile& f : folderFiles) { // chunked already, off this thread
+        if (seen.contains(f.key)) continue;
+        seen.insert(f.key);
+        if (!m_index.contains(f.key)) m_index.insert(f.key, Indexed{f.chunks, {}, {}, {}});
+        p.keys << f.key;
     }
     m_pending.insert(ticket, p);
     QTimer::singleShot(0, this, [this, ticket] { step(ticket); });
@@ -132,14 +146,18 @@ void ChatRetrieval::finish(quint64 ticket) {
         if (entry.vectors.size() == entry.chunks.size()) vectors += entry.vectors;
         else allVectors = false;
     }
-    QList<ChatDocument> excerpts;
-    const QList<RankedChunk> top = rankChunks(p.question, chunks, allVectors ? vectors : QList<QList<float>>(),
-                                              allVectors ? p.questionVector : QList<float>(), p.parts);
-    for (const RankedChunk& r : top) {
-        const DocumentChunk& c = chunks[r.chunk];
-        excerpts << ChatDocument{c.document, c.text, false, c.index + 1};
-    }
-    Q_EMIT retrieved(ticket, excerpts);
+    if (!allVectors) vectors.clear();
+    const QList<float> questionVector = allVectors ? p.questionVector : QList<float>();
+    // Ranked on a pool thread: a folder's thousands of chunks would hold up this one.
+    QThreadPool::globalInstance()->start([relay = m_relay, ticket, question = p.question, parts = p.parts, chunks,
+                                          vectors, questionVector] {
+        QList<ChatDocument> excerpts;
+        for (const RankedChunk& r : rankChunks(question, chunks, vectors, questionVector, parts)) {
+            const DocumentChunk& c = chunks[r.chunk];
+            excerpts << ChatDocument{c.document, c.text, false, c.index + 1};
+        }
+        relay->post([ticket, excerpts](ChatRetrieval* self) { Q_EMIT self->retrieved(ticket, excerpts); });
+    });
 }
 
 void ChatRetrieval::onEmbedded(quint64 embedTicket, const QList<QList<float>>& vectors) {

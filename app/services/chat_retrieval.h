@@ -6,7 +6,9 @@
 // ticket.
 #pragma once
 
+#include "services/document_folders.h"
 #include "services/document_retrieval.h"
+#include "services/pool_relay.h"
 #include "services/service_types.h"
 
 #include <QByteArray>
@@ -15,11 +17,16 @@
 #include <QObject>
 #include <QString>
 
+#include <memory>
+
 namespace hearth::app {
 
 class EmbeddingService;
 class Store;
 struct DocumentIndexEntry;
+
+// The key a file's index is kept under: a hash of its name and text (changed text, another key).
+QByteArray documentIndexKey(const ChatDocument& document);
 
 class ChatRetrieval : public QObject {
     Q_OBJECT
@@ -28,19 +35,23 @@ public:
 
     // `embeddings` may be null or not loaded: then the words alone rank.
     explicit ChatRetrieval(EmbeddingService* embeddings = nullptr, QObject* parent = nullptr);
+    ~ChatRetrieval() override;
 
     // Where files' vectors are kept between runs (may be null: kept in memory only).
     void setStore(Store* store);
 
     // How files are cut and how many parts a question gets (kDefaultParts of ChunkLimits{}).
     void setChunking(const ChunkLimits& limits, int parts);
+    const ChunkLimits& chunking() const { return m_limits; }
     int parts() const { return m_parts; }
 
     // The parts of `documents` (those marked indexed) that best match `question`, as excerpts
     // (name, text, part = chunk number + 1), best first: retrieved(ticket, excerpts), never before
     // this returns. No indexed file: an empty list. Vectors computed for the files are kept with
-    // `conversationId` (when a store is set and the id is not 0).
-    quint64 retrieve(const QString& question, const QList<ChatDocument>& documents, qint64 conversationId = 0);
+    // `conversationId` (when a store is set and the id is not 0). The files of attached folders
+    // (FolderScanner, chunked with chunking()) are searched with them.
+    quint64 retrieve(const QString& question, const QList<ChatDocument>& documents, qint64 conversationId = 0,
+                     const QList<FolderFile>& folderFiles = {});
 
     // How the chunks are named in the store: the limits and the chunker's version.
     QString chunkingTag() const;
@@ -79,6 +90,7 @@ private:
     bool modelReady() const;
 
     EmbeddingService* m_embeddings;
+    std::shared_ptr<PoolRelay<ChatRetrieval>> m_relay; // the ranking's way back from the pool
     Store* m_store = nullptr;
     ChunkLimits m_limits;
     int m_parts = kDefaultParts;
