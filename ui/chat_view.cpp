@@ -12,8 +12,11 @@
 #include "chat_settings_dialog.h"
 #include "conversation_list.h"
 #include "document_strip.h"
+#include "folder_strip.h"
 #include "image_strip.h"
 #include "services/chat_documents.h"
+#include "services/chat_folders.h"
+#include "services/chat_retrieval.h"
 #include "services/chat_tools.h"
 #include "services/reply_recorder.h"
 #include "services/sampling_json.h"
@@ -81,9 +84,11 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     m_chatSettings->setToolTip(tr("System prompt and sampling of this chat"));
     setUpImages(right);
     setUpDocuments(right);
+    setUpFolders(right);
     auto* buttons = new QHBoxLayout();
     buttons->addWidget(m_attach);
     buttons->addWidget(m_attachFile);
+    buttons->addWidget(m_attachFolder);
     buttons->addWidget(m_stats, 1);
     buttons->addWidget(m_chatSettings);
     buttons->addWidget(m_regenerate);
@@ -93,6 +98,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     rightLayout->addWidget(m_context);
     rightLayout->addWidget(m_attached);
     rightLayout->addWidget(m_documentStrip);
+    rightLayout->addWidget(m_folderStrip);
     rightLayout->addWidget(m_input);
     rightLayout->addLayout(buttons);
 
@@ -207,6 +213,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
                 if (ticket != m_createTicket) return;
                 m_createTicket = 0;
                 m_conversationId = c.id;
+                if (m_folders) m_folders->setConversationId(c.id); // created with its folders
                 m_conversationList->setCurrent(c.id);
                 reloadConversations();
                 const QString text = m_pendingText;
@@ -367,6 +374,7 @@ void ChatView::newChat() {
     m_dropOldest = false;
     m_viewStart = 0;
     m_conversationList->setCurrent(0);
+    if (m_folders) m_folders->show(0, {});
     showChatState();
     render();
     updateButtons();
@@ -389,6 +397,7 @@ void ChatView::openConversation(qint64 id) {
     m_conversationId = id;
     m_conversationList->setCurrent(id);
     applyConversationSettings(id);
+    if (m_folders) m_folders->show(id, m_conversations.value(id).folders);
     m_messages.clear();
     m_error.clear();
     m_contextFull = false;
@@ -516,6 +525,7 @@ void ChatView::sendText(const QString& raw) {
         draft.model = m_engine->model().path;
         draft.systemPrompt = m_systemPrompt;
         draft.samplingJson = m_customSampling ? app::samplingToJson(m_sampling) : QStringLiteral("{}");
+        if (m_folders) draft.folders = m_folders->paths();
         m_pendingText = text;
         m_createTicket = m_store->createConversation(draft);
         return;
@@ -542,9 +552,10 @@ void ChatView::appendUserMessage(const QString& text) {
             if (d.indexed) indexed << d;
     for (const app::ChatDocument& d : std::as_const(m.documents))
         if (d.indexed) indexed << d;
-    if (m_retrieval && !indexed.isEmpty()) {
+    const QList<app::FolderFile> folderFiles = m_folders ? m_folders->files() : QList<app::FolderFile>();
+    if (m_retrieval && (!indexed.isEmpty() || !folderFiles.isEmpty())) {
         m_searching = m;
-        m_retrieveTicket = m_retrieval->retrieve(text, indexed, m_conversationId);
+        m_retrieveTicket = m_retrieval->retrieve(text, indexed, m_conversationId, folderFiles);
         render();
         updateButtons();
         return;

@@ -29,6 +29,7 @@ class QTimer;
 class QUrl;
 
 namespace hearth::app {
+class ChatFolders;
 class ChatRetrieval;
 class ChatToolRunner;
 class DocumentReader;
@@ -40,6 +41,7 @@ namespace hearth::ui {
 
 class ConversationList;
 class DocumentStrip;
+class FolderStrip;
 class ImageStrip;
 
 class ChatView : public QWidget {
@@ -59,6 +61,12 @@ public:
     // whole, by `retrieval` (owned by the caller); the parts found go with the question and are
     // cited under the answer. Without it, every file is given whole.
     void setRetrieval(app::ChatRetrieval* retrieval);
+    // Folders of documents searched for each question of the chat shown (chat_view_folders.cpp):
+    // `folders` (owned by the caller) reads them and keeps them with the chat; needs a retrieval.
+    void setFolders(app::ChatFolders* folders);
+    bool attachFolder(const QString& path);
+    void attachFolderWithDialog();
+    QString folderLine(int index) const; // as the strip shows it
     bool isSearchingFiles() const { return m_retrieveTicket != 0; }
     void attachDocuments(const QStringList& paths);
     void attachDocumentsWithDialog();
@@ -290,6 +298,7 @@ private:
     bool handleInputDrop(QEvent* event);
     void endEditStatus();
     void setUpDocuments(QWidget* parent);
+    void setUpFolders(QWidget* parent);
     void storeUserMessage(app::StoredMessage message);
     QString sourcesMarkdown(int replyIndex) const;
     QString documentsMarkdown(const QList<app::ChatDocument>& documents) const;
@@ -370,6 +379,9 @@ private:
     QPushButton* m_attachFile = nullptr;
     app::DocumentReader* m_documentReader = nullptr;
     app::ChatRetrieval* m_retrieval = nullptr;
+    FolderStrip* m_folderStrip = nullptr;          // the chat's folders of documents
+    QPushButton* m_attachFolder = nullptr;
+    app::ChatFolders* m_folders = nullptr;
     quint64 m_retrieveTicket = 0;                 // searching the chat's files for the question
     app::StoredMessage m_searching;               // the question waiting for that search
     qint64 m_userConversation = 0;                // the chat the question being stored belongs to

@@ -5,6 +5,7 @@
 #include "document_strip.h"
 
 #include "services/chat_documents.h"
+#include "services/chat_folders.h"
 #include "services/chat_retrieval.h"
 
 #include <QFileDialog>
@@ -91,7 +92,9 @@ void ChatView::attachDocumentsWithDialog() {
 void ChatView::setRetrieval(app::ChatRetrieval* retrieval) {
     if (m_retrieval) disconnect(m_retrieval, nullptr, this, nullptr);
     m_retrieval = retrieval;
+    m_attachFolder->setEnabled(m_folders != nullptr && m_retrieval != nullptr);
     if (!m_retrieval) return;
+    if (m_folders) m_folders->setChunking(m_retrieval->chunking());
     connect(m_retrieval, &app::ChatRetrieval::retrieved, this,
             [this](quint64 ticket, const QList<app::ChatDocument>& excerpts) {
                 if (ticket != m_retrieveTicket) return;

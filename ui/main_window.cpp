@@ -24,6 +24,7 @@
 #include "services/download_manager.h"
 #include "services/chat_documents.h"
 #include "services/chat_images.h"
+#include "services/chat_folders.h"
 #include "services/chat_retrieval.h"
 #include "services/embedding_service.h"
 #include "services/chat_tools.h"
@@ -109,6 +110,7 @@ MainWindow::MainWindow(const QString& dataDir, QWidget* parent) : QMainWindow(pa
     auto* retrieval = new app::ChatRetrieval(m_embeddings, this);
     retrieval->setStore(m_store); // files' vectors kept with their chat
     m_chat->setRetrieval(retrieval);
+    m_chat->setFolders(new app::ChatFolders(m_store, this)); // folders of documents, read per chat
     connect(m_embeddings, &app::EmbeddingService::loadFailed, this, [this](const QString& path, const QString& why) {
         showStatus(tr("The file search model %1 did not load: %2").arg(QFileInfo(path).fileName(), why), StatusLevel::Error);
     });

@@ -10,6 +10,8 @@
 
 #include <QDateTime>
 #include <QHash>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QList>
 #include <QMetaObject>
 #include <QRegularExpression>
@@ -37,6 +39,19 @@ qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
 // A null QString binds as SQL NULL; the text columns are NOT NULL, so bind "" instead.
 QString text(const QString& s) { return s.isNull() ? QStringLiteral("") : s; }
 
+// A conversation's folders as stored: a JSON array of paths ("" for none), and back.
+QString foldersJson(const QStringList& folders) {
+    if (folders.isEmpty()) return QStringLiteral("");
+    return QString::fromUtf8(QJsonDocument(QJsonArray::fromStringList(folders)).toJson(QJsonDocument::Compact));
+}
+
+QStringList foldersFromJson(const QString& json) {
+    QStringList out;
+    for (const QJsonValue& v : QJsonDocument::fromJson(json.toUtf8()).array())
+        if (v.isString() && !v.toString().isEmpty()) out << v.toString();
+    return out;
+}
+
 Conversation readConversation(const QSqlQuery& q) {
     Conversation c;
     c.id = q.value(0).toLongLong();
@@ -46,6 +61,7 @@ Conversation readConversation(const QSqlQuery& q) {
     c.samplingJson = q.value(4).toString();
     c.created = q.value(5).toLongLong();
     c.updated = q.value(6).toLongLong();
+    c.folders = foldersFromJson(q.value(7).toString());
     return c;
 }
 
@@ -192,14 +208,15 @@ public:
         c.updated = c.created;
         QSqlQuery q(database());
         q.prepare(QStringLiteral(
-            "INSERT INTO conversations(title, model, system_prompt, sampling_json, created, updated) "
-            "VALUES (?, ?, ?, ?, ?, ?)"));
+            "INSERT INTO conversations(title, model, system_prompt, sampling_json, created, updated, folders) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)"));
         q.addBindValue(text(c.title));
         q.addBindValue(text(c.model));
         q.addBindValue(text(c.systemPrompt));
         q.addBindValue(c.samplingJson.isEmpty() ? QStringLiteral("{}") : c.samplingJson);
         q.addBindValue(c.created);
         q.addBindValue(c.updated);
+        q.addBindValue(foldersJson(c.folders));
         if (!q.exec()) return *fail(q, QStringLiteral("creating a conversation"));
         c.id = q.lastInsertId().toLongLong();
         return c;
@@ -236,11 +253,22 @@ public:
         return std::nullopt;
     }
 
+    std::optional<SqlFailure> setFolders(qint64 id, const QStringList& folders) {
+        QSqlQuery q(database());
+        q.prepare(QStringLiteral("UPDATE conversations SET folders = ? WHERE id = ?"));
+        q.addBindValue(foldersJson(folders));
+        q.addBindValue(id);
+        if (!q.exec()) return fail(q, QStringLiteral("keeping the folders of conversation %1").arg(id));
+        if (q.numRowsAffected() != 1)
+            return SqlFailure{QStringLiteral("conversation %1 does not exist").arg(id)};
+        return std::nullopt;
+    }
+
     std::variant<QList<Conversation>, SqlFailure> listConversations() {
         QSqlQuery q(database());
         q.setForwardOnly(true);
         if (!q.exec(QStringLiteral("SELECT id, title, model, system_prompt, sampling_json, created, "
-                                   "updated FROM conversations ORDER BY updated DESC, id DESC")))
+                                   "updated, folders FROM conversations ORDER BY updated DESC, id DESC")))
             return *fail(q, QStringLiteral("listing conversations"));
         QList<Conversation> out;
         while (q.next()) out << readConversation(q);
@@ -555,6 +583,14 @@ quint64 Store::deleteConversation(qint64 id) {
         if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
         if (auto f = w->deleteConversation(id)) return replyFailure(this, ticket, f->message);
         reply(this, [this, ticket, id] { Q_EMIT conversationDeleted(ticket, id); });
+    });
+}
+
+quint64 Store::setConversationFolders(qint64 id, const QStringList& folders) {
+    return post([this, id, folders](detail::StoreWorker* w, quint64 ticket) {
+        if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
+        if (auto f = w->setFolders(id, folders)) return replyFailure(this, ticket, f->message);
+        reply(this, [this, ticket, id] { Q_EMIT conversationUpdated(ticket, id); });
     });
 }
 

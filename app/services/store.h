@@ -10,6 +10,7 @@
 #include <QObject>
 #include <QPair>
 #include <QString>
+#include <QStringList>
 
 class QThread;
 
@@ -23,6 +24,7 @@ struct Conversation {
     QString samplingJson = QStringLiteral("{}");
     qint64 created = 0;   // ms since the epoch (UTC)
     qint64 updated = 0;
+    QStringList folders;  // folders of documents searched for its questions (FolderScanner)
 };
 
 struct StoredMessage {
@@ -82,7 +84,7 @@ class StoreWorker;
 class Store : public QObject {
     Q_OBJECT
 public:
-    static constexpr int kSchemaVersion = 9;
+    static constexpr int kSchemaVersion = 10;
 
     explicit Store(QObject* parent = nullptr);
     // Finishes every request already made (so appended messages are committed), then closes.
@@ -97,6 +99,8 @@ public:
     // Title, model, system prompt and sampling of an existing conversation.
     quint64 updateConversation(const Conversation& conversation); // -> conversationUpdated
     quint64 deleteConversation(qint64 id); // its messages too -> conversationDeleted
+    // The folders attached to a conversation (its other fields untouched) -> conversationUpdated.
+    quint64 setConversationFolders(qint64 id, const QStringList& folders);
     quint64 listConversations();           // most recently updated first -> conversationsListed
     quint64 searchMessages(const QString& query, int limit = 50); // -> searchFinished
     // Commits the message (and the conversation's updated time) in one durable transaction;

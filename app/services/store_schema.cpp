@@ -144,9 +144,14 @@ std::optional<SqlFailure> migrateTo9(const QSqlDatabase& db) {
     });
 }
 
+// Folders of documents attached to a conversation: a JSON array of paths ("" for none).
+std::optional<SqlFailure> migrateTo10(const QSqlDatabase& db) {
+    return runStatements(db, {QStringLiteral("ALTER TABLE conversations ADD COLUMN folders TEXT NOT NULL DEFAULT ''")});
+}
+
 using Migration = std::optional<SqlFailure> (*)(const QSqlDatabase&);
-constexpr std::array<Migration, 9> kMigrations{migrateTo1, migrateTo2, migrateTo3, migrateTo4, migrateTo5,
-                                               migrateTo6, migrateTo7, migrateTo8, migrateTo9};
+constexpr std::array<Migration, 10> kMigrations{migrateTo1, migrateTo2, migrateTo3, migrateTo4, migrateTo5,
+                                                migrateTo6, migrateTo7, migrateTo8, migrateTo9, migrateTo10};
 
 } // namespace
 

@@ -23,7 +23,7 @@ SqlFailure sqlFailure(const QSqlQuery& q, const QString& what);
 std::optional<SqlFailure> runStatements(const QSqlDatabase& db, const QStringList& statements);
 
 // Brings the schema from PRAGMA user_version up to `target`, one version per transaction (a
-// database written by a newer Hearth is refused). `fullTextSearch` says whether messages_fts exists.
+// database written by a newer Hearth is refused).
 std::optional<SqlFailure> migrateSchema(QSqlDatabase db, int target);
 
 } // namespace hearth::app::detail

@@ -120,7 +120,7 @@ private Q_SLOTS:
             QVERIFY(q.exec(QStringLiteral("PRAGMA table_info(conversations)")));
             while (q.next()) columns << q.value(1).toString();
             QCOMPARE(columns, (QStringList{"id", "title", "model", "system_prompt", "sampling_json",
-                                            "created", "updated"}));
+                                            "created", "updated", "folders"}));
             // A database from a newer Hearth is refused, not damaged.
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version = 99")));
         }

@@ -1,7 +1,7 @@
 // The store's document index on a real SQLite file: a file's chunk spans and vectors kept per
 // conversation and read back bit for bit, found only for the same model and chunking, replaced
 // when saved again, a damaged row skipped, an entry that does not add up refused, and every row
-// of a conversation deleted with it.
+// of a conversation deleted with it; the folders of documents kept with a conversation.
 #include "services/store.h"
 
 #include "store_replies.h"
@@ -126,6 +126,36 @@ private Q_SLOTS:
         QVERIFY(load({key1}, first.model, first.chunking).isEmpty()); // only the damaged row is left
         QVERIFY(!replyFor(deleted, store.deleteConversation(b)).isEmpty());
         QCOMPARE(rows(), 0);
+    }
+
+    // A conversation's folders: stored when it is created, changed on their own (its other fields
+    // untouched), read back with the list; a conversation that does not exist is said so.
+    void documentFoldersKeptWithTheConversation() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        Store store;
+        QSignalSpy opened(&store, &Store::opened);
+        QSignalSpy failed(&store, &Store::failed);
+        QSignalSpy updated(&store, &Store::conversationUpdated);
+        QVERIFY(!replyFor(opened, store.open(dir.filePath(QStringLiteral("folders.db")))).isEmpty());
+        Conversation draft;
+        draft.title = QStringLiteral("notes");
+        draft.systemPrompt = QStringLiteral("be brief");
+        draft.folders = {QStringLiteral("/home/me/notes"), QStringLiteral("/srv/docs \"quoted\"")};
+        const qint64 id = hearth::test::createdConversation(store, draft);
+        QVERIFY(id > 0);
+        QList<Conversation> list = hearth::test::storedConversations(store);
+        QCOMPARE(list.size(), 1);
+        QCOMPARE(list[0].folders, draft.folders);
+        QVERIFY(!replyFor(updated, store.setConversationFolders(id, {QStringLiteral("/home/me/papers")})).isEmpty());
+        list = hearth::test::storedConversations(store);
+        QCOMPARE(list[0].folders, QStringList{QStringLiteral("/home/me/papers")});
+        QCOMPARE(list[0].title, draft.title);
+        QCOMPARE(list[0].systemPrompt, draft.systemPrompt);
+        QVERIFY(!replyFor(updated, store.setConversationFolders(id, {})).isEmpty());
+        QVERIFY(hearth::test::storedConversations(store).value(0).folders.isEmpty());
+        const quint64 t = store.setConversationFolders(id + 1, {QStringLiteral("/x")});
+        QVERIFY(replyFor(failed, t).value(1).toString().contains(QStringLiteral("does not exist")));
     }
 };
 

@@ -1,10 +1,12 @@
 // Steps the chat page tests share: the page's conversation list read again from the store and a
-// conversation opened from it, as after a restart; a transcript link clicked with the mouse.
+// conversation opened from it, as after a restart; a transcript link clicked with the mouse; where
+// screenshots go.
 #pragma once
 
 #include "chat_view.h"
 #include "services/store.h"
 
+#include <QDir>
 #include <QSignalSpy>
 #include <QTextBlock>
 #include <QTextBrowser>
@@ -13,6 +15,15 @@
 #include <QTest>
 
 namespace hearth::test {
+
+// Where a test's screenshots go: $HEARTH_SCREENSHOT_DIR, else screenshots/ here (made if missing).
+inline QString chatScreenshotDir() {
+    const QString dir = qEnvironmentVariableIsSet("HEARTH_SCREENSHOT_DIR")
+                            ? qEnvironmentVariable("HEARTH_SCREENSHOT_DIR")
+                            : QDir::current().filePath(QStringLiteral("screenshots"));
+    QDir().mkpath(dir);
+    return dir;
+}
 
 // Lists the store's conversations into `chat` (waiting for the list to arrive: the page connected
 // first, so it has the list when the spy does) and opens `conversation`.

@@ -24,13 +24,6 @@ using namespace hearth;
 
 namespace {
 
-QString documentScreenshotDir() {
-    const QString dir = qEnvironmentVariableIsSet("HEARTH_SCREENSHOT_DIR") ? qEnvironmentVariable("HEARTH_SCREENSHOT_DIR")
-                                                                           : QDir::current().filePath(QStringLiteral("screenshots"));
-    QDir().mkpath(dir);
-    return dir;
-}
-
 QString writeChatFile(const QTemporaryDir& dir, const QString& name, const QByteArray& bytes) {
     QFile f(dir.filePath(name));
     if (!f.open(QIODevice::WriteOnly)) return {};
@@ -132,7 +125,7 @@ private Q_SLOTS:
         chat.attachDocuments({notesFile});
         QTRY_COMPARE_WITH_TIMEOUT(chat.attachedDocuments().size(), 1, 10000);
         QTest::qWait(50);
-        QVERIFY(chat.grab().save(QDir(documentScreenshotDir()).filePath(QStringLiteral("chat-documents.png"))));
+        QVERIFY(chat.grab().save(QDir(test::chatScreenshotDir()).filePath(QStringLiteral("chat-documents.png"))));
 
         // Kept in the store.
         const qint64 conversation = chat.conversationId();

@@ -1,0 +1,126 @@
+// The chat's folders of documents (see chat_folders.h): scans started and stopped as chats are
+// shown, their progress and results kept per folder, the list written to the store.
+#include "services/chat_folders.h"
+
+#include "services/store.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+namespace hearth::app {
+
+namespace {
+
+QString folderName(const QString& path) {
+    const QString name = QDir(path).dirName();
+    return name.isEmpty() ? path : name;
+}
+
+} // namespace
+
+ChatFolders::ChatFolders(Store* store, QObject* parent)
+    : QObject(parent), m_store(store), m_scanner(new FolderScanner(this)) {
+    connect(m_scanner, &FolderScanner::progress, this, &ChatFolders::onProgress);
+    connect(m_scanner, &FolderScanner::scanned, this, &ChatFolders::onScanned);
+}
+
+void ChatFolders::setChunking(const ChunkLimits& limits) { m_chunking = limits; }
+
+void ChatFolders::show(qint64 conversationId, const QStringList& folders) {
+    for (auto it = m_scans.cbegin(); it != m_scans.cend(); ++it) m_scanner->cancel(it.key());
+    m_scans.clear();
+    m_conversationId = conversationId;
+    m_folders.clear();
+    for (const QString& path : folders) {
+        if (paths().contains(path)) continue;
+        m_folders.append(Folder{path, folderName(path)});
+        read(m_folders.last());
+    }
+    Q_EMIT changed();
+}
+
+bool ChatFolders::attach(const QString& folder) {
+    const QString path = QDir::cleanPath(QFileInfo(folder).absoluteFilePath());
+    if (paths().contains(path) || !QFileInfo(path).isDir()) return false;
+    m_folders.append(Folder{path, folderName(path)});
+    read(m_folders.last());
+    keep();
+    Q_EMIT changed();
+    return true;
+}
+
+void ChatFolders::remove(const QString& folder) {
+    for (qsizetype i = 0; i < m_folders.size(); ++i) {
+        if (m_folders[i].path != folder) continue;
+        for (auto it = m_scans.begin(); it != m_scans.end();) {
+            if (it.value() == folder) {
+                m_scanner->cancel(it.key());
+                it = m_scans.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        m_folders.removeAt(i);
+        keep();
+        Q_EMIT changed();
+        return;
+    }
+}
+
+QStringList ChatFolders::paths() const {
+    QStringList out;
+    for (const Folder& f : m_folders) out << f.path;
+    return out;
+}
+
+QList<FolderFile> ChatFolders::files() const {
+    QList<FolderFile> out;
+    for (const Folder& f : m_folders) out += f.files;
+    return out;
+}
+
+bool ChatFolders::reading() const {
+    for (const Folder& f : m_folders)
+        if (f.reading) return true;
+    return false;
+}
+
+void ChatFolders::read(Folder& folder) {
+    folder.reading = true;
+    FolderLimits limits;
+    limits.chunking = m_chunking;
+    m_scans.insert(m_scanner->scan(folder.path, limits), folder.path);
+}
+
+void ChatFolders::keep() {
+    if (m_store && m_conversationId != 0) m_store->setConversationFolders(m_conversationId, paths());
+}
+
+void ChatFolders::onProgress(quint64 ticket, int done, int total) {
+    const QString path = m_scans.value(ticket);
+    for (Folder& f : m_folders)
+        if (!path.isEmpty() && f.path == path) {
+            f.done = done;
+            f.total = total;
+            Q_EMIT changed();
+            return;
+        }
+}
+
+void ChatFolders::onScanned(quint64 ticket, const FolderContents& contents) {
+    const QString path = m_scans.take(ticket);
+    if (path.isEmpty() || contents.cancelled) return; // a chat no longer shown, or a folder removed
+    for (Folder& f : m_folders) {
+        if (f.path != path) continue;
+        f.reading = false;
+        f.files = contents.files;
+        f.problems = contents.problems;
+        f.cut = contents.cut;
+        f.done = f.total;
+        if (!f.problems.isEmpty()) Q_EMIT readWithProblems(f.path, f.problems);
+        Q_EMIT changed();
+        return;
+    }
+}
+
+} // namespace hearth::app

@@ -1,0 +1,55 @@
+// The chat page's folders of documents: the Attach folder… button, the strip that shows them, and
+// the folders following the chat shown (app::ChatFolders reads them and keeps the list).
+#include "chat_view.h"
+#include "folder_strip.h"
+
+#include "services/chat_folders.h"
+#include "services/chat_retrieval.h"
+
+#include <QFileDialog>
+#include <QPushButton>
+
+namespace hearth::ui {
+
+void ChatView::setUpFolders(QWidget* parent) {
+    m_folderStrip = new FolderStrip(parent);
+    m_attachFolder = new QPushButton(tr("Attach folder…"), parent);
+    m_attachFolder->setObjectName(QStringLiteral("attachFolder"));
+    m_attachFolder->setToolTip(tr("Search a folder's text, Markdown, code and PDF files for each question in this chat"));
+    m_attachFolder->setEnabled(false);
+    connect(m_attachFolder, &QPushButton::clicked, this, &ChatView::attachFolderWithDialog);
+}
+
+void ChatView::setFolders(app::ChatFolders* folders) {
+    if (m_folders) disconnect(m_folders, nullptr, this, nullptr);
+    m_folders = folders;
+    m_folderStrip->setFolders(folders);
+    m_attachFolder->setEnabled(folders != nullptr && m_retrieval != nullptr);
+    if (!m_folders) return;
+    if (m_retrieval) m_folders->setChunking(m_retrieval->chunking());
+    m_folders->show(m_conversationId, m_conversations.value(m_conversationId).folders);
+    connect(m_folders, &app::ChatFolders::readWithProblems, this, [this](const QString& folder, const QStringList& problems) {
+        Q_EMIT statusMessage(tr("%1: %2").arg(folder, problems.mid(0, 3).join(QStringLiteral("; "))), StatusLevel::Warning);
+    });
+}
+
+bool ChatView::attachFolder(const QString& path) {
+    if (!m_folders || !m_retrieval) {
+        Q_EMIT statusMessage(tr("Folders cannot be attached here"), StatusLevel::Warning);
+        return false;
+    }
+    if (!m_folders->attach(path)) {
+        Q_EMIT statusMessage(tr("%1 is attached already or is not a folder").arg(path), StatusLevel::Warning);
+        return false;
+    }
+    return true;
+}
+
+void ChatView::attachFolderWithDialog() {
+    const QString path = QFileDialog::getExistingDirectory(this, tr("Attach a folder"));
+    if (!path.isEmpty()) attachFolder(path);
+}
+
+QString ChatView::folderLine(int index) const { return m_folderStrip->textAt(index); }
+
+} // namespace hearth::ui
