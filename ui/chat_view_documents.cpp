@@ -93,8 +93,8 @@ void ChatView::setRetrieval(app::ChatRetrieval* retrieval) {
     if (m_retrieval) disconnect(m_retrieval, nullptr, this, nullptr);
     m_retrieval = retrieval;
     m_attachFolder->setEnabled(m_folders != nullptr && m_retrieval != nullptr);
+    if (m_folders) m_folders->setRetrieval(m_retrieval);
     if (!m_retrieval) return;
-    if (m_folders) m_folders->setChunking(m_retrieval->chunking());
     connect(m_retrieval, &app::ChatRetrieval::retrieved, this,
             [this](quint64 ticket, const QList<app::ChatDocument>& excerpts) {
                 if (ticket != m_retrieveTicket) return;

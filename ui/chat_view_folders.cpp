@@ -26,7 +26,7 @@ void ChatView::setFolders(app::ChatFolders* folders) {
     m_folderStrip->setFolders(folders);
     m_attachFolder->setEnabled(folders != nullptr && m_retrieval != nullptr);
     if (!m_folders) return;
-    if (m_retrieval) m_folders->setChunking(m_retrieval->chunking());
+    m_folders->setRetrieval(m_retrieval);
     m_folders->show(m_conversationId, m_conversations.value(m_conversationId).folders);
     connect(m_folders, &app::ChatFolders::readWithProblems, this, [this](const QString& folder, const QStringList& problems) {
         Q_EMIT statusMessage(tr("%1: %2").arg(folder, problems.mid(0, 3).join(QStringLiteral("; "))), StatusLevel::Warning);

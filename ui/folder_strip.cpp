@@ -21,6 +21,8 @@ QString folderLine(const app::ChatFolders::Folder& f) {
                                  .arg(f.name, locale.toString(f.done), locale.toString(f.total))
                            : FolderStrip::tr("%1 · listing files…").arg(f.name);
     if (f.files.isEmpty()) return FolderStrip::tr("%1 · no files to search").arg(f.name);
+    if (f.indexing)
+        return FolderStrip::tr("%1 · %2 files · indexing for search…").arg(f.name, locale.toString(f.files.size()));
     return FolderStrip::tr("%1 · %2 files searched for each question%3")
         .arg(f.name, locale.toString(f.files.size()), f.cut ? FolderStrip::tr(" (cut short)") : QString());
 }

@@ -2,6 +2,7 @@
 // shown, their progress and results kept per folder, the list written to the store.
 #include "services/chat_folders.h"
 
+#include "services/chat_retrieval.h"
 #include "services/store.h"
 
 #include <QDir>
@@ -24,11 +25,16 @@ ChatFolders::ChatFolders(Store* store, QObject* parent)
     connect(m_scanner, &FolderScanner::scanned, this, &ChatFolders::onScanned);
 }
 
-void ChatFolders::setChunking(const ChunkLimits& limits) { m_chunking = limits; }
+void ChatFolders::setRetrieval(ChatRetrieval* retrieval) {
+    if (m_retrieval) disconnect(m_retrieval, nullptr, this, nullptr);
+    m_retrieval = retrieval;
+    if (m_retrieval) connect(m_retrieval, &ChatRetrieval::prepared, this, &ChatFolders::onPrepared);
+}
 
 void ChatFolders::show(qint64 conversationId, const QStringList& folders) {
     for (auto it = m_scans.cbegin(); it != m_scans.cend(); ++it) m_scanner->cancel(it.key());
     m_scans.clear();
+    m_prepares.clear(); // what it computes is kept all the same
     m_conversationId = conversationId;
     m_folders.clear();
     for (const QString& path : folders) {
@@ -79,6 +85,12 @@ QList<FolderFile> ChatFolders::files() const {
     return out;
 }
 
+bool ChatFolders::indexing() const {
+    for (const Folder& f : m_folders)
+        if (f.indexing) return true;
+    return false;
+}
+
 bool ChatFolders::reading() const {
     for (const Folder& f : m_folders)
         if (f.reading) return true;
@@ -88,7 +100,7 @@ bool ChatFolders::reading() const {
 void ChatFolders::read(Folder& folder) {
     folder.reading = true;
     FolderLimits limits;
-    limits.chunking = m_chunking;
+    if (m_retrieval) limits.chunking = m_retrieval->chunking();
     m_scans.insert(m_scanner->scan(folder.path, limits), folder.path);
 }
 
@@ -117,10 +129,24 @@ void ChatFolders::onScanned(quint64 ticket, const FolderContents& contents) {
         f.problems = contents.problems;
         f.cut = contents.cut;
         f.done = f.total;
+        if (m_retrieval && !f.files.isEmpty()) {
+            f.indexing = true;
+            m_prepares.insert(m_retrieval->prepare(f.files, m_conversationId), f.path);
+        }
         if (!f.problems.isEmpty()) Q_EMIT readWithProblems(f.path, f.problems);
         Q_EMIT changed();
         return;
     }
+}
+
+void ChatFolders::onPrepared(quint64 ticket) {
+    const QString path = m_prepares.take(ticket);
+    for (Folder& f : m_folders)
+        if (!path.isEmpty() && f.path == path) {
+            f.indexing = false;
+            Q_EMIT changed();
+            return;
+        }
 }
 
 } // namespace hearth::app

@@ -14,6 +14,7 @@
 
 namespace hearth::app {
 
+class ChatRetrieval;
 class Store;
 
 class ChatFolders : public QObject {
@@ -23,6 +24,7 @@ public:
         QString path;
         QString name;          // the folder's own name, as its files are named
         bool reading = true;   // still being read
+        bool indexing = false; // read; its files' vectors being computed or read back
         int done = 0;          // files read so far, of `total`
         int total = 0;
         QList<FolderFile> files;
@@ -33,8 +35,9 @@ public:
     // `store` may be null (nothing kept).
     explicit ChatFolders(Store* store, QObject* parent = nullptr);
 
-    // How the folders' files are cut (the retrieval's chunking).
-    void setChunking(const ChunkLimits& limits);
+    // The chat's retrieval (may be null): the folders' files are cut as it cuts files, and their
+    // vectors are computed (or read back) by it as soon as a folder is read.
+    void setRetrieval(ChatRetrieval* retrieval);
     // The chat shown (0: a new one) and its folders, each read anew; reading for the chat shown
     // before stops.
     void show(qint64 conversationId, const QStringList& folders);
@@ -50,6 +53,7 @@ public:
     // The files of the folders read so far, for the chat's retrieval.
     QList<FolderFile> files() const;
     bool reading() const;
+    bool indexing() const;
 
 Q_SIGNALS:
     void changed();
@@ -61,13 +65,15 @@ private:
     void keep();
     void onProgress(quint64 ticket, int done, int total);
     void onScanned(quint64 ticket, const FolderContents& contents);
+    void onPrepared(quint64 ticket);
 
     Store* m_store;
     FolderScanner* m_scanner;
-    ChunkLimits m_chunking;
+    ChatRetrieval* m_retrieval = nullptr;
     qint64 m_conversationId = 0;
     QList<Folder> m_folders;
-    QHash<quint64, QString> m_scans; // running scans of the chat shown: ticket -> folder path
+    QHash<quint64, QString> m_scans;    // running scans of the chat shown: ticket -> folder path
+    QHash<quint64, QString> m_prepares; // the retrieval's work on them: ticket -> folder path
 };
 
 } // namespace hearth::app

@@ -94,6 +94,12 @@ quint64 ChatRetrieval::retrieve(const QString& question, const QList<ChatDocumen
     return ticket;
 }
 
+quint64 ChatRetrieval::prepare(const QList<FolderFile>& files, qint64 conversationId) {
+    const quint64 ticket = retrieve(QString(), {}, conversationId, files);
+    m_pending[ticket].prepareOnly = true;
+    return ticket;
+}
+
 // The next thing a request waits for: its files' vectors, then the question's; then the answer.
 void ChatRetrieval::step(quint64 ticket) {
     auto it = m_pending.find(ticket);
@@ -112,7 +118,7 @@ void ChatRetrieval::step(quint64 ticket) {
             unknown << key;
         }
         if (!unknown.isEmpty()) {
-            p.loadTicket = m_store->loadDocumentIndex(unknown, model, chunkingTag());
+            p.loadTicket = m_store->loadDocumentIndex(unknown, model, chunkingTag(), p.conversationId);
             return;
         }
     }
@@ -128,6 +134,8 @@ void ChatRetrieval::step(quint64 ticket) {
         p.chunkTicket = m_embeddings->embed(texts);
         return;
     }
+    keep(p, model);
+    if (p.prepareOnly) return finish(ticket);
     if (!p.questionDone) {
         p.questionTicket = m_embeddings->embed({p.question.isEmpty() ? QStringLiteral(" ") : p.question});
         return;
@@ -135,8 +143,25 @@ void ChatRetrieval::step(quint64 ticket) {
     finish(ticket);
 }
 
+// The files' vectors (all of them by now) kept with the request's chat where they are not yet.
+void ChatRetrieval::keep(const Pending& p, const QString& model) {
+    if (!m_store || p.conversationId == 0) return;
+    for (const QByteArray& key : p.keys) {
+        Indexed& entry = m_index[key];
+        if (entry.model != model || entry.vectors.size() != entry.chunks.size() || entry.keptIn.contains(p.conversationId))
+            continue;
+        m_store->saveDocumentIndex(p.conversationId,
+                                   DocumentIndexEntry{key, model, chunkingTag(), spansOf(entry.chunks), entry.vectors});
+        entry.keptIn.insert(p.conversationId);
+    }
+}
+
 void ChatRetrieval::finish(quint64 ticket) {
     const Pending p = m_pending.take(ticket);
+    if (p.prepareOnly) {
+        QTimer::singleShot(0, this, [this, ticket] { Q_EMIT prepared(ticket); });
+        return;
+    }
     QList<DocumentChunk> chunks;
     QList<QList<float>> vectors;
     bool allVectors = !p.wordsOnly && !p.questionVector.isEmpty();
@@ -177,9 +202,6 @@ void ChatRetrieval::onEmbedded(quint64 embedTicket, const QList<QList<float>>& v
                 entry.vectors = vectors.mid(at, n);
                 entry.model = model;
                 at += n;
-                if (m_store && p.conversationId != 0)
-                    m_store->saveDocumentIndex(
-                        p.conversationId, DocumentIndexEntry{key, model, chunkingTag(), spansOf(entry.chunks), entry.vectors});
             }
             p.embedding.clear();
         } else if (embedTicket == p.questionTicket) {
@@ -221,6 +243,7 @@ void ChatRetrieval::onIndexLoaded(quint64 loadTicket, const QList<DocumentIndexE
             if (!fits) continue;
             at->vectors = kept.vectors;
             at->model = kept.model;
+            if (kept.conversationId != 0) at->keptIn.insert(kept.conversationId);
         }
         const quint64 ticket = it->ticket;
         step(ticket);

@@ -15,6 +15,7 @@
 #include <QHash>
 #include <QList>
 #include <QObject>
+#include <QSet>
 #include <QString>
 
 #include <memory>
@@ -53,11 +54,17 @@ public:
     quint64 retrieve(const QString& question, const QList<ChatDocument>& documents, qint64 conversationId = 0,
                      const QList<FolderFile>& folderFiles = {});
 
+    // Computes (or reads back from the store) the vectors of `files` ahead of any question, and
+    // keeps them with `conversationId` (not 0): prepared(ticket) when done (at once without an
+    // embedding model). A question about them then waits only for its own vector.
+    quint64 prepare(const QList<FolderFile>& files, qint64 conversationId);
+
     // How the chunks are named in the store: the limits and the chunker's version.
     QString chunkingTag() const;
 
 Q_SIGNALS:
     void retrieved(quint64 ticket, const QList<hearth::app::ChatDocument>& excerpts);
+    void prepared(quint64 ticket);
 
 private:
     struct Indexed {
@@ -65,6 +72,7 @@ private:
         QList<QList<float>> vectors; // empty until embedded (or without a model)
         QString model;               // the embedding model the vectors are from
         QString lookedUp;            // the model the store was asked about for this file
+        QSet<qint64> keptIn;         // the chats the store keeps these vectors with
     };
     struct Pending {
         quint64 ticket = 0;
@@ -80,8 +88,10 @@ private:
         QList<float> questionVector;
         bool questionDone = false;
         bool wordsOnly = false;      // the model failed: rank by the words
+        bool prepareOnly = false;    // no question: the vectors only (prepare)
     };
     void step(quint64 ticket);
+    void keep(const Pending& p, const QString& model);
     void finish(quint64 ticket);
     void onEmbedded(quint64 embedTicket, const QList<QList<float>>& vectors);
     void onEmbedFailed(quint64 embedTicket, const QString& why);

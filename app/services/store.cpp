@@ -679,10 +679,11 @@ quint64 Store::saveDocumentIndex(qint64 conversationId, const DocumentIndexEntry
     });
 }
 
-quint64 Store::loadDocumentIndex(const QList<QByteArray>& keys, const QString& model, const QString& chunking) {
-    return post([this, keys, model, chunking](detail::StoreWorker* w, quint64 ticket) {
+quint64 Store::loadDocumentIndex(const QList<QByteArray>& keys, const QString& model, const QString& chunking,
+                                 qint64 preferred) {
+    return post([this, keys, model, chunking, preferred](detail::StoreWorker* w, quint64 ticket) {
         if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
-        auto r = detail::loadDocumentIndex(w->database(), keys, model, chunking);
+        auto r = detail::loadDocumentIndex(w->database(), keys, model, chunking, preferred);
         if (auto* f = std::get_if<SqlFailure>(&r)) return replyFailure(this, ticket, f->message);
         QList<DocumentIndexEntry> entries = std::get<QList<DocumentIndexEntry>>(std::move(r));
         reply(this, [this, ticket, entries] { Q_EMIT documentIndexLoaded(ticket, entries); });

@@ -75,6 +75,7 @@ struct DocumentIndexEntry {
     QString chunking; // how the file was cut (limits and the chunker's version)
     QList<QPair<int, int>> spans; // each chunk's start and length in the file's text, in order
     QList<QList<float>> vectors;  // one per span, all of one dimension
+    qint64 conversationId = 0;    // read back: the conversation the entry is kept with
 };
 
 namespace detail {
@@ -119,9 +120,11 @@ public:
     // Keeps a file's index for the conversation (replacing the one it had for the same key, model
     // and chunking); deleted with the conversation -> documentIndexSaved.
     quint64 saveDocumentIndex(qint64 conversationId, const DocumentIndexEntry& entry);
-    // The entries kept for `keys` with this model and chunking, in any conversation, each key at
-    // most once (a row whose sizes disagree is skipped) -> documentIndexLoaded.
-    quint64 loadDocumentIndex(const QList<QByteArray>& keys, const QString& model, const QString& chunking);
+    // The entries kept for `keys` with this model and chunking, in any conversation (`preferred`
+    // one's first, then the newest), each key at most once (a row whose sizes disagree is
+    // skipped) -> documentIndexLoaded.
+    quint64 loadDocumentIndex(const QList<QByteArray>& keys, const QString& model, const QString& chunking,
+                              qint64 preferred = 0);
 
 Q_SIGNALS:
     void opened(quint64 ticket, const QString& path, bool fullTextSearch);

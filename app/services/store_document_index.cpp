@@ -67,12 +67,14 @@ std::optional<SqlFailure> saveDocumentIndex(const QSqlDatabase& db, qint64 conve
 
 std::variant<QList<DocumentIndexEntry>, SqlFailure> loadDocumentIndex(const QSqlDatabase& db,
                                                                       const QList<QByteArray>& keys,
-                                                                      const QString& model, const QString& chunking) {
+                                                                      const QString& model, const QString& chunking,
+                                                                      qint64 preferred) {
     QList<DocumentIndexEntry> out;
     QSqlQuery q(db);
     q.setForwardOnly(true);
-    q.prepare(QStringLiteral("SELECT chunks, dimensions, spans, vectors FROM document_index "
-                             "WHERE document_key = ? AND model = ? AND chunking = ? ORDER BY created DESC"));
+    q.prepare(QStringLiteral("SELECT chunks, dimensions, spans, vectors, conversation_id FROM document_index "
+                             "WHERE document_key = ? AND model = ? AND chunking = ? "
+                             "ORDER BY conversation_id = ? DESC, created DESC"));
     for (const QByteArray& key : keys) {
         bool seen = false;
         for (const DocumentIndexEntry& e : std::as_const(out)) seen = seen || e.key == key;
@@ -80,6 +82,7 @@ std::variant<QList<DocumentIndexEntry>, SqlFailure> loadDocumentIndex(const QSql
         q.bindValue(0, key);
         q.bindValue(1, model);
         q.bindValue(2, chunking);
+        q.bindValue(3, preferred);
         if (!q.exec()) return sqlFailure(q, QStringLiteral("reading a file's index"));
         while (q.next()) {
             const qint64 chunks = q.value(0).toLongLong();
@@ -93,7 +96,7 @@ std::variant<QList<DocumentIndexEntry>, SqlFailure> loadDocumentIndex(const QSql
                 spdlog::warn("store: a file's index row is damaged (sizes disagree); it is not used");
                 continue;
             }
-            DocumentIndexEntry e{key, model, chunking, unpackSpans(spans, chunks), {}};
+            DocumentIndexEntry e{key, model, chunking, unpackSpans(spans, chunks), {}, q.value(4).toLongLong()};
             e.vectors.reserve(chunks);
             for (qint64 c = 0; c < chunks; ++c) {
                 QList<float> v(dims);

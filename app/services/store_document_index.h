@@ -14,6 +14,7 @@ std::optional<SqlFailure> saveDocumentIndex(const QSqlDatabase& db, qint64 conve
 
 std::variant<QList<DocumentIndexEntry>, SqlFailure> loadDocumentIndex(const QSqlDatabase& db,
                                                                       const QList<QByteArray>& keys,
-                                                                      const QString& model, const QString& chunking);
+                                                                      const QString& model, const QString& chunking,
+                                                                      qint64 preferred);
 
 } // namespace hearth::app::detail

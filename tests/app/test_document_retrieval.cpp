@@ -314,11 +314,59 @@ private Q_SLOTS:
         QVERIFY(!parts.isEmpty() && parts.first().text.contains(corpus.quotes[72]));
         QTRY_COMPARE(saved.size(), 2);
 
+        // A folder's file prepared ahead of any question (as a folder is once read): its chunks
+        // embedded and kept with the chat; a question then waits only for its own vector.
+        const QList<ChatDocument>& corpusDocuments = corpus.documents;
+        auto folderFile = [&corpusDocuments](const QString& name, int from) {
+            ChatDocument d{name, QString(), true, 0};
+            for (const ChatDocument& c : corpusDocuments.mid(from, 6)) d.text += c.text + QStringLiteral("\n\n");
+            return FolderFile{d.name, documentIndexKey(d), d.text.size(), chunkDocument(d, {400, 80})};
+        };
+        const FolderFile shelf = folderFile(QStringLiteral("docs/shelf.md"), 150);
+        {
+            ChatRetrieval retrieval(&service);
+            retrieval.setStore(&store);
+            retrieval.setChunking({400, 80}, 2);
+            QSignalSpy prepared(&retrieval, &ChatRetrieval::prepared);
+            const qsizetype before = embedded.size();
+            const quint64 ticket = retrieval.prepare({shelf}, chat);
+            QVERIFY(prepared.wait(60000));
+            QCOMPARE(prepared.first().at(0).toULongLong(), ticket);
+            QCOMPARE(embedded.size(), before + 1);
+            QCOMPARE(embedded.last().at(1).value<QList<QList<float>>>().size(), shelf.chunks.size());
+            QTRY_COMPARE(saved.size(), 3);
+        }
+        { // a new retrieval: the vectors read back from the store
+            ChatRetrieval retrieval(&service);
+            retrieval.setStore(&store);
+            retrieval.setChunking({400, 80}, 2);
+            QSignalSpy retrieved(&retrieval, &ChatRetrieval::retrieved);
+            const qsizetype before = embedded.size();
+            retrieval.retrieve(corpus.quotes[152], {}, chat, {shelf});
+            QVERIFY(retrieved.wait(60000));
+            QCOMPARE(embedded.size(), before + 1); // the question only
+            QVERIFY(retrieved.last().at(1).value<QList<ChatDocument>>().first().text.contains(corpus.quotes[152]));
+            QCOMPARE(retrieved.last().at(1).value<QList<ChatDocument>>().first().name, shelf.name);
+
+            // Prepared for a chat not yet created: kept with the chat at its first question.
+            const FolderFile drawer = folderFile(QStringLiteral("docs/drawer.md"), 170);
+            QSignalSpy prepared(&retrieval, &ChatRetrieval::prepared);
+            retrieval.prepare({drawer}, 0);
+            QVERIFY(prepared.wait(60000));
+            QTest::qWait(50);
+            QCOMPARE(saved.size(), 3);
+            const qsizetype atQuestion = embedded.size();
+            retrieval.retrieve(corpus.quotes[171], {}, chat, {drawer});
+            QVERIFY(retrieved.wait(60000));
+            QCOMPARE(embedded.size(), atQuestion + 1);
+            QTRY_COMPARE(saved.size(), 4);
+        }
+
         QVERIFY(!hearth::test::replyFor(deleted, store.deleteConversation(chat)).isEmpty());
         parts = ask(corpus.quotes[65], big, texts);
         QCOMPARE(texts, (QList<qsizetype>{chunks, 1})); // gone with the chat: embedded again
         QTRY_COMPARE(storeFailed.size(), 1); // not kept for a chat that no longer exists
-        QCOMPARE(saved.size(), 2);
+        QCOMPARE(saved.size(), 4);
     }
 };
 

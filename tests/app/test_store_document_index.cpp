@@ -91,6 +91,15 @@ private Q_SLOTS:
         found = load({key1, key1}, first.model, first.chunking);
         QCOMPARE(found.size(), 1);
         QCOMPARE(found[0].vectors, other.vectors);
+        QCOMPARE(found[0].conversationId, b);
+        {
+            const QList<QVariant> args = replyFor(loaded, store.loadDocumentIndex({key1}, first.model, first.chunking, a));
+            QVERIFY(args.size() > 1);
+            const auto preferred = args.at(1).value<QList<DocumentIndexEntry>>();
+            QCOMPARE(preferred.size(), 1);
+            QCOMPARE(preferred[0].conversationId, a); // the chat asked for first, though older
+            QCOMPARE(preferred[0].vectors, again.vectors);
+        }
 
         // An entry that does not add up is refused, and nothing is written.
         DocumentIndexEntry uneven = entry(key2, 1.0f);
