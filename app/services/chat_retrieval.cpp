@@ -89,9 +89,32 @@ quint64 ChatRetrieval::retrieve(const QString& question, const QList<ChatDocumen
         if (!m_index.contains(f.key)) m_index.insert(f.key, Indexed{f.chunks, {}, {}, {}});
         p.keys << f.key;
     }
+    ++m_clock;
+    for (const QByteArray& key : std::as_const(p.keys)) m_index[key].used = m_clock;
     m_pending.insert(ticket, p);
+    evict();
     QTimer::singleShot(0, this, [this, ticket] { step(ticket); });
     return ticket;
+}
+
+// Files no request waits for are let go, least recently asked first, while more than
+// m_maxKept chunks are held (they are cut again, or read back from the store, when asked).
+void ChatRetrieval::evict() {
+    qsizetype held = 0;
+    for (const Indexed& entry : std::as_const(m_index)) held += entry.chunks.size();
+    if (held <= m_maxKept) return;
+    QSet<QByteArray> busy;
+    for (const Pending& p : std::as_const(m_pending))
+        for (const QByteArray& key : p.keys) busy.insert(key);
+    QList<QPair<quint64, QByteArray>> idle;
+    for (auto it = m_index.cbegin(); it != m_index.cend(); ++it)
+        if (!busy.contains(it.key())) idle.append({it->used, it.key()});
+    std::sort(idle.begin(), idle.end());
+    for (const auto& [used, key] : std::as_const(idle)) {
+        if (held <= m_maxKept) break;
+        held -= m_index[key].chunks.size();
+        m_index.remove(key);
+    }
 }
 
 quint64 ChatRetrieval::prepare(const QList<FolderFile>& files, qint64 conversationId) {
@@ -146,14 +169,15 @@ void ChatRetrieval::step(quint64 ticket) {
 // The files' vectors (all of them by now) kept with the request's chat where they are not yet.
 void ChatRetrieval::keep(const Pending& p, const QString& model) {
     if (!m_store || p.conversationId == 0) return;
+    QList<DocumentIndexEntry> entries;
     for (const QByteArray& key : p.keys) {
         Indexed& entry = m_index[key];
         if (entry.model != model || entry.vectors.size() != entry.chunks.size() || entry.keptIn.contains(p.conversationId))
             continue;
-        m_store->saveDocumentIndex(p.conversationId,
-                                   DocumentIndexEntry{key, model, chunkingTag(), spansOf(entry.chunks), entry.vectors});
+        entries.append(DocumentIndexEntry{key, model, chunkingTag(), spansOf(entry.chunks), entry.vectors});
         entry.keptIn.insert(p.conversationId);
     }
+    if (!entries.isEmpty()) m_store->saveDocumentIndex(p.conversationId, entries); // one transaction
 }
 
 void ChatRetrieval::finish(quint64 ticket) {

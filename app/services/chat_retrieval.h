@@ -33,6 +33,8 @@ class ChatRetrieval : public QObject {
     Q_OBJECT
 public:
     static constexpr int kDefaultParts = 4;
+    // Chunks (with their vectors) held in memory at most, beyond those of requests in progress.
+    static constexpr qsizetype kMaxKeptChunks = 60000;
 
     // `embeddings` may be null or not loaded: then the words alone rank.
     explicit ChatRetrieval(EmbeddingService* embeddings = nullptr, QObject* parent = nullptr);
@@ -44,6 +46,8 @@ public:
     // How files are cut and how many parts a question gets (kDefaultParts of ChunkLimits{}).
     void setChunking(const ChunkLimits& limits, int parts);
     const ChunkLimits& chunking() const { return m_limits; }
+    // How many chunks it holds in memory at most (kMaxKeptChunks unless set).
+    void setKeptChunks(qsizetype chunks) { m_maxKept = chunks; }
     int parts() const { return m_parts; }
 
     // The parts of `documents` (those marked indexed) that best match `question`, as excerpts
@@ -73,6 +77,7 @@ private:
         QString model;               // the embedding model the vectors are from
         QString lookedUp;            // the model the store was asked about for this file
         QSet<qint64> keptIn;         // the chats the store keeps these vectors with
+        quint64 used = 0;            // when a request last asked for it (m_clock)
     };
     struct Pending {
         quint64 ticket = 0;
@@ -92,6 +97,7 @@ private:
     };
     void step(quint64 ticket);
     void keep(const Pending& p, const QString& model);
+    void evict();
     void finish(quint64 ticket);
     void onEmbedded(quint64 embedTicket, const QList<QList<float>>& vectors);
     void onEmbedFailed(quint64 embedTicket, const QString& why);
@@ -107,6 +113,8 @@ private:
     QHash<QByteArray, Indexed> m_index; // by the file's name and text hash
     QHash<quint64, Pending> m_pending;   // by ticket
     quint64 m_nextTicket = 1;
+    quint64 m_clock = 0;
+    qsizetype m_maxKept = kMaxKeptChunks;
 };
 
 } // namespace hearth::app

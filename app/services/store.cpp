@@ -670,10 +670,10 @@ quint64 Store::messages(qint64 conversationId) {
     });
 }
 
-quint64 Store::saveDocumentIndex(qint64 conversationId, const DocumentIndexEntry& entry) {
-    return post([this, conversationId, entry](detail::StoreWorker* w, quint64 ticket) {
+quint64 Store::saveDocumentIndex(qint64 conversationId, const QList<DocumentIndexEntry>& entries) {
+    return post([this, conversationId, entries](detail::StoreWorker* w, quint64 ticket) {
         if (auto f = w->ensureOpen()) return replyFailure(this, ticket, f->message);
-        if (auto f = detail::saveDocumentIndex(w->database(), conversationId, entry))
+        if (auto f = detail::saveDocumentIndex(w->database(), conversationId, entries))
             return replyFailure(this, ticket, f->message);
         reply(this, [this, ticket] { Q_EMIT documentIndexSaved(ticket); });
     });

@@ -117,9 +117,10 @@ public:
     // -> messagesDeleted with the number removed.
     quint64 deleteMessagesFrom(qint64 conversationId, qint64 fromMessageId);
     quint64 messages(qint64 conversationId); // oldest first -> messagesLoaded
-    // Keeps a file's index for the conversation (replacing the one it had for the same key, model
-    // and chunking); deleted with the conversation -> documentIndexSaved.
-    quint64 saveDocumentIndex(qint64 conversationId, const DocumentIndexEntry& entry);
+    // Keeps files' indexes for the conversation, all or none in one transaction (each replacing the
+    // one it had for the same key, model and chunking); deleted with the conversation
+    // -> documentIndexSaved.
+    quint64 saveDocumentIndex(qint64 conversationId, const QList<DocumentIndexEntry>& entries);
     // The entries kept for `keys` with this model and chunking, in any conversation (`preferred`
     // one's first, then the newest), each key at most once (a row whose sizes disagree is
     // skipped) -> documentIndexLoaded.

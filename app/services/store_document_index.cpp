@@ -38,8 +38,9 @@ QList<QPair<int, int>> unpackSpans(const QByteArray& bytes, qsizetype count) {
 
 } // namespace
 
-std::optional<SqlFailure> saveDocumentIndex(const QSqlDatabase& db, qint64 conversationId,
-                                            const DocumentIndexEntry& entry) {
+namespace {
+
+std::optional<SqlFailure> insertEntry(const QSqlDatabase& db, qint64 conversationId, const DocumentIndexEntry& entry) {
     const qsizetype dims = entry.vectors.isEmpty() ? 0 : entry.vectors.first().size();
     if (entry.vectors.size() != entry.spans.size())
         return SqlFailure{QStringLiteral("%1 vectors for %2 chunks").arg(entry.vectors.size()).arg(entry.spans.size())};
@@ -62,6 +63,24 @@ std::optional<SqlFailure> saveDocumentIndex(const QSqlDatabase& db, qint64 conve
     q.addBindValue(vectors);
     q.addBindValue(QDateTime::currentMSecsSinceEpoch());
     if (!q.exec()) return sqlFailure(q, QStringLiteral("keeping the index of a file of conversation %1").arg(conversationId));
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<SqlFailure> saveDocumentIndex(QSqlDatabase db, qint64 conversationId,
+                                            const QList<DocumentIndexEntry>& entries) {
+    if (!db.transaction()) return SqlFailure{db.lastError().text()};
+    for (const DocumentIndexEntry& entry : entries)
+        if (auto f = insertEntry(db, conversationId, entry)) {
+            db.rollback();
+            return f;
+        }
+    if (!db.commit()) {
+        const SqlFailure f{db.lastError().text()};
+        db.rollback();
+        return f;
+    }
     return std::nullopt;
 }
 

@@ -9,8 +9,9 @@
 
 namespace hearth::app::detail {
 
-std::optional<SqlFailure> saveDocumentIndex(const QSqlDatabase& db, qint64 conversationId,
-                                            const DocumentIndexEntry& entry);
+// All of `entries` in one transaction (one sync for a folder's thousand files), or none.
+std::optional<SqlFailure> saveDocumentIndex(QSqlDatabase db, qint64 conversationId,
+                                            const QList<DocumentIndexEntry>& entries);
 
 std::variant<QList<DocumentIndexEntry>, SqlFailure> loadDocumentIndex(const QSqlDatabase& db,
                                                                       const QList<QByteArray>& keys,

@@ -240,6 +240,19 @@ private Q_SLOTS:
         QCOMPARE(int(embedded.size()), before + 3); // the question only
         QVERIFY(retrieved.last().at(1).value<QList<ChatDocument>>().first().text.contains(corpus.quotes[120]));
 
+        // Memory held is bounded: with room for one file's chunks, a file asked for after another
+        // is cut and embedded again (the store, when there is one, would give its vectors back).
+        ChatDocument other{QStringLiteral("other.txt"), QString(), true, 0};
+        for (const ChatDocument& d : corpus.documents.mid(140, 10)) other.text += d.text + QStringLiteral("\n\n");
+        retrieval.setKeptChunks(chunkDocument(big, {400, 80}).size() + 1);
+        retrieval.retrieve(corpus.quotes[142], {other});
+        QVERIFY(retrieved.wait(60000));
+        QCOMPARE(int(embedded.size()), before + 5); // the other file's chunks, the question
+        retrieval.retrieve(corpus.quotes[120], {big});
+        QVERIFY(retrieved.wait(60000));
+        QCOMPARE(int(embedded.size()), before + 7); // let go: embedded again, then the question
+        QVERIFY(retrieved.last().at(1).value<QList<ChatDocument>>().first().text.contains(corpus.quotes[120]));
+
         // Words no chunk holds: the vectors alone decide (a chunk's own vector finds it first).
         for (int c : {5, 250}) {
             const QList<RankedChunk> top = rankChunks(QStringLiteral("zzqx wwvy"), chunks, vectors, vectors[c], 3);

@@ -67,7 +67,7 @@ private Q_SLOTS:
         };
 
         const DocumentIndexEntry first = entry(key1, 0.5f);
-        QVERIFY(!replyFor(saved, store.saveDocumentIndex(a, first)).isEmpty());
+        QVERIFY(!replyFor(saved, store.saveDocumentIndex(a, {first})).isEmpty());
         QList<DocumentIndexEntry> found = load({key2, key1}, first.model, first.chunking);
         QCOMPARE(found.size(), 1);
         QCOMPARE(found[0].key, key1);
@@ -82,11 +82,11 @@ private Q_SLOTS:
 
         // Saved again for the same chat: replaced. For another chat: a row of its own, the newest found.
         const DocumentIndexEntry again = entry(key1, 2.0f);
-        QVERIFY(!replyFor(saved, store.saveDocumentIndex(a, again)).isEmpty());
+        QVERIFY(!replyFor(saved, store.saveDocumentIndex(a, {again})).isEmpty());
         QCOMPARE(rows(), 1);
         QTest::qWait(5); // a later creation time
         const DocumentIndexEntry other = entry(key1, 9.0f);
-        QVERIFY(!replyFor(saved, store.saveDocumentIndex(b, other)).isEmpty());
+        QVERIFY(!replyFor(saved, store.saveDocumentIndex(b, {other})).isEmpty());
         QCOMPARE(rows(), 2);
         found = load({key1, key1}, first.model, first.chunking);
         QCOMPARE(found.size(), 1);
@@ -104,13 +104,15 @@ private Q_SLOTS:
         // An entry that does not add up is refused, and nothing is written.
         DocumentIndexEntry uneven = entry(key2, 1.0f);
         uneven.vectors.removeLast();
-        quint64 t = store.saveDocumentIndex(a, uneven);
+        quint64 t = store.saveDocumentIndex(a, {uneven});
         QVERIFY(replyFor(failed, t).value(1).toString().contains(QStringLiteral("2 vectors for 3 chunks")));
         uneven = entry(key2, 1.0f);
         uneven.vectors[1].append(0.0f);
-        t = store.saveDocumentIndex(a, uneven);
+        t = store.saveDocumentIndex(a, {uneven});
         QVERIFY(replyFor(failed, t).value(1).toString().contains(QStringLiteral("different lengths")));
-        t = store.saveDocumentIndex(9999, entry(key2, 1.0f)); // no such conversation
+        t = store.saveDocumentIndex(9999, {entry(key2, 1.0f)}); // no such conversation
+        QVERIFY(!replyFor(failed, t).isEmpty());
+        t = store.saveDocumentIndex(a, {entry(key2, 1.0f), uneven}); // all or none: the first is not kept
         QVERIFY(!replyFor(failed, t).isEmpty());
         QCOMPARE(rows(), 2);
 
