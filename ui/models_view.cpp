@@ -5,6 +5,8 @@
 // hub errors with Retry and a download list (kept across restarts) with progress, speed and ETA.
 #include "models_view.h"
 
+#include "model_card_delegate.h"
+
 #include "count_text.h"
 #include "services/memory_estimate.h"
 #include "services/model_support.h"
@@ -51,6 +53,8 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     m_model = new app::ModelListModel(m_library, this);
     m_localList = new QListView(local);
     m_localList->setModel(m_model);
+    m_localList->setItemDelegate(new ModelCardDelegate(m_localList)); // a card per model
+    m_localList->setMouseTracking(true);
     // Something is always selected when the library has models, so its details show.
     auto selectFirst = [this] {
         if (!m_localList->currentIndex().isValid() && m_model->rowCount() > 0)

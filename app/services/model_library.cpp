@@ -30,6 +30,17 @@
 
 namespace hearth::app {
 
+TemplateSkills templateSkills(const std::string& chatTemplate) {
+    auto has = [&chatTemplate](const char* needle) { return chatTemplate.find(needle) != std::string::npos; };
+    TemplateSkills skills;
+    // The tool list reaches a template as `tools` ("if tools", "tools | length", "for tool in tools").
+    skills.tools = has("if tools") || has("tools is not none") || has("tools|") || has("tools |") || has("in tools") ||
+                   has("tools is defined");
+    skills.thinking = has("<think>") || has("enable_thinking") || has("reasoning_content") ||
+                      has("<|channel|>analysis") || has("[THINK]");
+    return skills;
+}
+
 namespace {
 
 const QString kLibraryFile = QStringLiteral(".hearth-library.json");
@@ -122,6 +133,11 @@ ModelEntry readEntry(const QString& path) {
     e.contextLength = int(info->contextLength);
     e.layers = int(info->blockCount);
     e.hasChatTemplate = info->tokenizer.hasChatTemplate;
+    if (Result<std::string> tmpl = file->getString("tokenizer.chat_template"); tmpl) {
+        const TemplateSkills skills = templateSkills(*tmpl);
+        e.tools = skills.tools;
+        e.thinking = skills.thinking;
+    }
     if (info->fileType) {
         const std::string t = fileTypeName(*info->fileType);
         if (t != "unknown") e.quantization = QString::fromStdString(t);

@@ -13,6 +13,15 @@ class QThread;
 
 namespace hearth::app {
 
+// What a chat template shows it can do: `tools` when it renders a tool list (it reads a `tools`
+// variable), `thinking` when it writes or switches reasoning (<think>, enable_thinking,
+// reasoning_content, [THINK], or gpt-oss's analysis channel).
+struct TemplateSkills {
+    bool tools = false;
+    bool thinking = false;
+};
+TemplateSkills templateSkills(const std::string& chatTemplate);
+
 struct ModelEntry {
     QString path;
     QString fileName;
@@ -28,6 +37,10 @@ struct ModelEntry {
     int contextLength = 0;  // training context
     int layers = 0;
     bool hasChatTemplate = false;
+    // What its chat template can do (templateSkills): take a tool list and write calls; reason
+    // before it answers (a thinking block or channel, or a switch for it).
+    bool tools = false;
+    bool thinking = false;
     quint64 memoryBytes = 0; // weights + F16 KV cache for min(context, 4096) tokens
     // The vision projector (llama.cpp's mmproj file) beside it that serves it ("" : none): a
     // model with one takes images in chats (hearth::findProjectorFor, found at each scan).

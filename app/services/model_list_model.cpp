@@ -72,6 +72,13 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
     case ExternalRole: return e.external;
     case ErrorRole: return e.error;
     case ProjectorRole: return e.projectorPath;
+    case BadgesRole: {
+        QStringList badges;
+        if (e.isVision()) badges << tr("Vision");
+        if (e.tools) badges << tr("Tools");
+        if (e.thinking) badges << tr("Thinking");
+        return badges;
+    }
     case EntryRole: return QVariant::fromValue(e);
     case FitRole: return m_fit.value(e.path);
     default: return {};
@@ -96,6 +103,7 @@ QHash<int, QByteArray> ModelListModel::roleNames() const {
     names.insert(EntryRole, "entry");
     names.insert(FitRole, "fit");
     names.insert(ProjectorRole, "projector");
+    names.insert(BadgesRole, "badges");
     return names;
 }
 

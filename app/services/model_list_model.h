@@ -30,6 +30,7 @@ public:
         EntryRole,          // the whole ModelEntry
         FitRole,            // QString: "fits on GPU", ... (see setFitBadges); empty until known
         ProjectorRole,      // QString: the vision projector beside it ("" : takes no images)
+        BadgesRole,         // QStringList: what it can do, for its card ("Vision", "Tools", "Thinking")
     };
     Q_ENUM(Role)
 

@@ -11,10 +11,13 @@
 #include "hearth/projector.h"
 
 #include <QAbstractItemModelTester>
+#include <QDir>
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <tuple>
 
 using namespace hearth::app;
 
@@ -425,6 +428,36 @@ private Q_SLOTS:
         QCOMPARE(ModelLibrary::formatParameters(7'000'000'000), QStringLiteral("7B"));
         QCOMPARE(ModelLibrary::formatParameters(70'600'000'000), QStringLiteral("71B"));
         QCOMPARE(ModelLibrary::formatParameters(999), QStringLiteral("999"));
+    }
+
+    // The badges a model card shows, read off real chat templates (../shared/templates), and the
+    // list model's badges role.
+    void templateSkillsOfRealTemplates() {
+        const QString dir = QString::fromStdString(hearth::test::testDataPath("templates"));
+        if (!QDir(dir).exists()) QSKIP("no templates in the test data");
+        const QList<std::tuple<const char*, bool, bool>> expected{
+            {"Qwen-Qwen3-0.6B", true, true},
+            {"Qwen-Qwen2.5-7B-Instruct", true, false},
+            {"meta-llama-Llama-3.1-8B-Instruct", true, false},
+            {"meta-llama-Llama-3.2-3B-Instruct", true, false},
+            {"mistralai-Mistral-Nemo-Instruct-2407", true, false},
+            {"ibm-granite-granite-3.3-2B-Instruct", true, true},
+            {"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", false, true},
+            {"HuggingFaceTB-SmolLM3-3B", false, true},
+            {"google-gemma-2-2b-it", false, false},
+            {"microsoft-Phi-3.5-mini-instruct", false, false},
+        };
+        for (const auto& [name, tools, thinking] : expected) {
+            QFile f(QDir(dir).filePath(QString::fromLatin1(name) + QStringLiteral(".jinja")));
+            QVERIFY2(f.open(QIODevice::ReadOnly), name);
+            const TemplateSkills skills = templateSkills(f.readAll().toStdString());
+            QVERIFY2(skills.tools == tools, name);
+            QVERIFY2(skills.thinking == thinking, name);
+        }
+        QVERIFY(!templateSkills("").tools && !templateSkills("").thinking);
+        // gpt-oss's harmony template: tools in a namespace, reasoning in the analysis channel.
+        const TemplateSkills harmony = templateSkills("{%- if tools %}namespace functions{% endif %}<|channel|>analysis");
+        QVERIFY(harmony.tools && harmony.thinking);
     }
 };
 
