@@ -39,8 +39,14 @@ QFont badgeFont(const QFont& base) {
 
 ModelCardDelegate::ModelCardDelegate(QObject* parent) : QStyledItemDelegate(parent) {}
 
+QString ModelCardDelegate::titleLine(const QModelIndex& index) {
+    if (const QVariant title = index.data(TitleRole); title.isValid()) return title.toString();
+    return index.data(app::ModelListModel::EntryRole).value<app::ModelEntry>().displayName();
+}
+
 QString ModelCardDelegate::detailLine(const QModelIndex& index) {
     using M = app::ModelListModel;
+    if (const QVariant detail = index.data(DetailRole); detail.isValid()) return detail.toString();
     if (!index.data(M::ErrorRole).toString().isEmpty()) return tr("cannot be used: %1").arg(index.data(M::ErrorRole).toString());
     QStringList parts;
     for (const QString& p : {index.data(M::ArchitectureRole).toString(), index.data(M::ParametersTextRole).toString(),
@@ -85,7 +91,7 @@ void ModelCardDelegate::paint(QPainter* painter, const QStyleOptionViewItem& opt
     painter->setFont(tf);
     painter->setPen(text);
     const QFontMetrics tm(tf);
-    const QString name = index.data(M::EntryRole).value<app::ModelEntry>().displayName();
+    const QString name = titleLine(index);
     painter->drawText(QRect(inner.left(), y, inner.width(), tm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                       tm.elidedText(name, Qt::ElideRight, inner.width()));
     y += tm.height() + kLineGap;
@@ -104,10 +110,12 @@ void ModelCardDelegate::paint(QPainter* painter, const QStyleOptionViewItem& opt
     int x = inner.left();
     const QString fit = index.data(M::FitRole).toString();
     if (!fit.isEmpty()) {
-        const bool fits = !fit.contains(QStringLiteral("won't"));
+        const bool wontFit = fit.contains(QStringLiteral("won't"));
+        const bool tight = fit.contains(QStringLiteral("tight"));
         painter->setFont(option.font);
-        painter->setPen(fits ? (dark ? QColor(0x7f, 0xd8, 0xbe) : QColor(0x0b, 0x6e, 0x4f))
-                             : (dark ? QColor(0xff, 0x8a, 0x80) : QColor(0xb3, 0x26, 0x1e)));
+        painter->setPen(wontFit ? (dark ? QColor(0xff, 0x8a, 0x80) : QColor(0xb3, 0x26, 0x1e))
+                        : tight ? (dark ? QColor(0xf2, 0xc0, 0x6b) : QColor(0x9a, 0x5b, 0x00))
+                                : (dark ? QColor(0x7f, 0xd8, 0xbe) : QColor(0x0b, 0x6e, 0x4f)));
         const int w = fm.horizontalAdvance(fit);
         painter->drawText(QRect(x, y, w + 2, bm.height() + 4), Qt::AlignLeft | Qt::AlignVCenter, fit);
         x += w + 10;
@@ -123,6 +131,12 @@ void ModelCardDelegate::paint(QPainter* painter, const QStyleOptionViewItem& opt
         painter->setPen(dark ? mixed(accent, Qt::white, 0.6) : mixed(accent, Qt::black, 0.45));
         painter->drawText(pill, Qt::AlignCenter, badge);
         x += w + 6;
+    }
+    if (const QString note = index.data(NoteRole).toString(); !note.isEmpty() && x < inner.right() - 40) {
+        painter->setFont(option.font);
+        painter->setPen(mixed(text, base, 0.35));
+        const QRect room(x, y, inner.right() - x, bm.height() + 4);
+        painter->drawText(room, Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(note, Qt::ElideRight, room.width()));
     }
     if (option.state & QStyle::State_HasFocus) {
         painter->setPen(QPen(accent, 1, Qt::DotLine));

@@ -5,10 +5,10 @@
 // hub errors with Retry and a download list (kept across restarts) with progress, speed and ETA.
 #include "models_view.h"
 
-#include "model_card_delegate.h"
-
 #include "count_text.h"
+#include "model_card_delegate.h"
 #include "services/memory_estimate.h"
+#include "services/model_list_model.h"
 #include "services/model_support.h"
 
 #include <QApplication>
@@ -37,6 +37,20 @@
 #include <utility>
 
 namespace hearth::ui {
+
+namespace {
+
+// A hub repository's card badges, from what the hub says of it: takes images (its pipeline or
+// tags say image-text-to-text), gated (its files need an accepted license).
+QStringList hubBadges(const app::HubModel& m) {
+    QStringList badges;
+    if (m.pipelineTag == QStringLiteral("image-text-to-text") || m.tags.contains(QStringLiteral("image-text-to-text")))
+        badges << ModelsView::tr("Vision");
+    if (m.gated) badges << ModelsView::tr("Gated");
+    return badges;
+}
+
+} // namespace
 
 ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app::HubClient* hub,
                        app::DownloadManager* downloads, app::Settings* settings, app::DeviceProbe* devices,
@@ -99,6 +113,8 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
     m_repos = new QListWidget(hubPage);
     m_repos->setObjectName(QStringLiteral("hubRepos"));
     m_repos->setWordWrap(true);
+    m_repos->setItemDelegate(new ModelCardDelegate(m_repos)); // repositories and starters as cards
+    m_repos->setMouseTracking(true);
     // Hub errors (offline, 401, no such repository) stay here until the next success or Retry.
     m_errorRow = new QWidget(hubPage);
     m_errorRow->setObjectName(QStringLiteral("hubErrorRow"));
@@ -208,6 +224,11 @@ ModelsView::ModelsView(app::ModelLibrary* library, app::EngineHost* engine, app:
         for (const app::HubModel& m : models) {
             auto* item = new QListWidgetItem(tr("%1  (%2)").arg(m.id, countText(m.downloads, tr("download"), tr("downloads"))), m_repos);
             item->setData(Qt::UserRole, m.id);
+            QStringList detail{countText(m.downloads, tr("download"), tr("downloads")), countText(m.likes, tr("like"), tr("likes"))};
+            if (m.lastModified.isValid()) detail << tr("updated %1").arg(QLocale().toString(m.lastModified.date(), QLocale::ShortFormat));
+            item->setData(ModelCardDelegate::TitleRole, m.id);
+            item->setData(ModelCardDelegate::DetailRole, detail.join(QStringLiteral(" · ")));
+            item->setData(app::ModelListModel::BadgesRole, hubBadges(m));
         }
         Q_EMIT statusMessage(countText(models.size(), tr("repository"), tr("repositories")), StatusLevel::Info);
     });
@@ -453,6 +474,13 @@ void ModelsView::fillStarters() {
             m_repos);
         item->setData(Qt::UserRole, s.repo);
         item->setToolTip(tr("%1\nLicense: %2\n%3").arg(s.repo, s.license, s.notes));
+        item->setData(ModelCardDelegate::TitleRole, s.title);
+        item->setData(ModelCardDelegate::DetailRole,
+                      QStringList{s.parameters, s.quantization, size,
+                                  s.license.isEmpty() ? tr("license: see the repository") : s.license}
+                          .join(QStringLiteral(" · ")));
+        item->setData(app::ModelListModel::FitRole, app::fitBadge(plan, reason));
+        item->setData(ModelCardDelegate::NoteRole, s.notes);
     }
     if (current >= 0 && current < m_repos->count()) m_repos->setCurrentRow(current);
 }

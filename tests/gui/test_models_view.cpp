@@ -6,6 +6,8 @@
 // file goes and does exactly that; hub errors stay on the page with Retry; the starter list shows
 // size, license and notes; a download queue left by an earlier run is listed again; a vision
 // repository's projector comes with the model, or later through the library's offer.
+#include "chat_steps.h"
+#include "model_card_delegate.h"
 #include "models_view.h"
 #include "settings_view.h"
 #include "test_support.h"
@@ -16,6 +18,7 @@
 #include "services/engine_host.h"
 #include "services/hub_client.h"
 #include "services/model_library.h"
+#include "services/model_list_model.h"
 #include "services/settings.h"
 
 #include "services/download_queue_store.h"
@@ -357,7 +360,21 @@ private Q_SLOTS:
                          text.contains(QStringLiteral("won't")) || text.contains(QStringLiteral("unknown")),
                      qPrintable(text));
             QCOMPARE(repos->item(i)->data(Qt::UserRole).toString(), s.repo);
+            // What its card shows: the title, then parameters, quantization, size and license,
+            // then the fit and the notes.
+            const QModelIndex at = repos->model()->index(i, 0);
+            QCOMPARE(ui::ModelCardDelegate::titleLine(at), s.title);
+            const QString detail = ui::ModelCardDelegate::detailLine(at);
+            QVERIFY2(detail.contains(s.quantization) && detail.contains(s.license) &&
+                         detail.contains(QLocale().formattedDataSize(s.approxSizeBytes)),
+                     qPrintable(detail));
+            QVERIFY(!at.data(app::ModelListModel::FitRole).toString().isEmpty());
+            QCOMPARE(at.data(ui::ModelCardDelegate::NoteRole).toString(), s.notes);
         }
+        view.resize(1100, 700);
+        view.show();
+        view.showDiscoverTab();
+        QVERIFY(view.grab().save(QDir(test::chatScreenshotDir()).filePath(QStringLiteral("starters.png"))));
         // After a search, an empty one brings them back.
         client.setBaseUrl(hub.baseUrl());
         view.search(QStringLiteral("tiny"));
