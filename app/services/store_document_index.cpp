@@ -36,10 +36,6 @@ QList<QPair<int, int>> unpackSpans(const QByteArray& bytes, qsizetype count) {
     return spans;
 }
 
-} // namespace
-
-namespace {
-
 std::optional<SqlFailure> insertEntry(const QSqlDatabase& db, qint64 conversationId, const DocumentIndexEntry& entry) {
     const qsizetype dims = entry.vectors.isEmpty() ? 0 : entry.vectors.first().size();
     if (entry.vectors.size() != entry.spans.size())
