@@ -49,6 +49,8 @@ void ChatRetrieval::setStore(Store* store) {
     m_store = store;
     if (!m_store) return;
     connect(m_store, &Store::documentIndexLoaded, this, &ChatRetrieval::onIndexLoaded);
+    // A chat deleted while its files are embedded: nothing is kept for it afterwards.
+    connect(m_store, &Store::conversationDeleted, this, [this](quint64, qint64 id) { m_deleted.insert(id); });
     connect(m_store, &Store::failed, this, [this](quint64 ticket, const QString&) { onStoreFailed(ticket); });
 }
 
@@ -168,7 +170,7 @@ void ChatRetrieval::step(quint64 ticket) {
 
 // The files' vectors (all of them by now) kept with the request's chat where they are not yet.
 void ChatRetrieval::keep(const Pending& p, const QString& model) {
-    if (!m_store || p.conversationId == 0) return;
+    if (!m_store || p.conversationId == 0 || m_deleted.contains(p.conversationId)) return;
     QList<DocumentIndexEntry> entries;
     for (const QByteArray& key : p.keys) {
         Indexed& entry = m_index[key];

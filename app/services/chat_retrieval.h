@@ -114,6 +114,7 @@ private:
     QHash<quint64, Pending> m_pending;   // by ticket
     quint64 m_nextTicket = 1;
     quint64 m_clock = 0;
+    QSet<qint64> m_deleted; // chats deleted since the store was set: nothing is kept for them
     qsizetype m_maxKept = kMaxKeptChunks;
 };
 

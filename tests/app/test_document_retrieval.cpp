@@ -375,10 +375,24 @@ private Q_SLOTS:
             QTRY_COMPARE(saved.size(), 4);
         }
 
+        // The chat deleted (while the app runs): its vectors go with it, and the retrieval does not
+        // try to keep new ones for it (no "could not save" for a chat the user deleted).
+        ChatRetrieval live(&service);
+        live.setStore(&store);
+        live.setChunking({400, 80}, 2);
+        QSignalSpy liveRetrieved(&live, &ChatRetrieval::retrieved);
         QVERIFY(!hearth::test::replyFor(deleted, store.deleteConversation(chat)).isEmpty());
+        const qsizetype beforeDeleted = embedded.size();
+        live.retrieve(corpus.quotes[65], {big}, chat);
+        QVERIFY(liveRetrieved.wait(60000));
+        QCOMPARE(embedded.size(), beforeDeleted + 2); // gone with the chat: embedded again
+        QTest::qWait(100);
+        QCOMPARE(saved.size(), 4);
+        QCOMPARE(storeFailed.size(), 0);
+        // A retrieval made before any deletion it saw would try, and the store refuses it.
         parts = ask(corpus.quotes[65], big, texts);
-        QCOMPARE(texts, (QList<qsizetype>{chunks, 1})); // gone with the chat: embedded again
-        QTRY_COMPARE(storeFailed.size(), 1); // not kept for a chat that no longer exists
+        QCOMPARE(texts, (QList<qsizetype>{chunks, 1}));
+        QTRY_COMPARE(storeFailed.size(), 1);
         QCOMPARE(saved.size(), 4);
     }
 };
