@@ -1,6 +1,8 @@
 // The attached files' labels above the chat's input (see document_strip.h).
 #include "document_strip.h"
 
+#include "layout_rows.h"
+
 #include <QFileInfo>
 #include <QFrame>
 #include <QHBoxLayout>
@@ -58,14 +60,7 @@ void DocumentStrip::clear() {
 }
 
 void DocumentStrip::rebuild() {
-    // Later: a × button's click is what got here.
-    while (QLayoutItem* item = m_row->takeAt(0)) {
-        if (QWidget* w = item->widget()) {
-            w->hide();
-            w->deleteLater();
-        }
-        delete item;
-    }
+    clearRow(m_row);
     for (int i = 0; i < m_documents.size(); ++i) {
         const app::ChatDocument& d = m_documents[i];
         auto* frame = new QFrame(this);

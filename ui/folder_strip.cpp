@@ -1,6 +1,8 @@
 // The attached folders' labels above the chat's input (see folder_strip.h).
 #include "folder_strip.h"
 
+#include "layout_rows.h"
+
 #include "services/chat_folders.h"
 
 #include <QFrame>
@@ -49,14 +51,7 @@ QString FolderStrip::textAt(int index) const {
 }
 
 void FolderStrip::rebuild() {
-    // Later: a × button's click is what got here.
-    while (QLayoutItem* item = m_row->takeAt(0)) {
-        if (QWidget* w = item->widget()) {
-            w->hide();
-            w->deleteLater();
-        }
-        delete item;
-    }
+    clearRow(m_row);
     const qsizetype count = m_folders ? m_folders->folders().size() : 0;
     for (qsizetype i = 0; i < count; ++i) {
         const app::ChatFolders::Folder& f = m_folders->folders()[i];

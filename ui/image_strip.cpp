@@ -1,6 +1,8 @@
 // ImageStrip: one framed thumbnail per attached image, a × button on each, rebuilt on change.
 #include "image_strip.h"
 
+#include "layout_rows.h"
+
 #include <QBuffer>
 #include <QFrame>
 #include <QHBoxLayout>
@@ -61,14 +63,7 @@ void ImageStrip::clear() {
 }
 
 void ImageStrip::rebuild() {
-    // Later: a × button's click is what got here.
-    while (QLayoutItem* item = m_row->takeAt(0)) {
-        if (QWidget* w = item->widget()) {
-            w->hide();
-            w->deleteLater();
-        }
-        delete item;
-    }
+    clearRow(m_row);
     for (int i = 0; i < m_images.size(); ++i) {
         auto* frame = new QFrame(this);
         frame->setObjectName(QStringLiteral("attachedImage"));

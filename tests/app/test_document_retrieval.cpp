@@ -24,6 +24,14 @@ using namespace hearth::app;
 
 namespace {
 
+// A BGE-shaped bert (hearth-cli's bert-tiny, F32, the reference's BGE vocabulary) written into
+// `dir`: its path; `error` says why it could not be made.
+std::string synthBert(const QTemporaryDir& dir, const QString& vocab, QString& error) {
+    const std::string model = dir.filePath(QStringLiteral("bert-tiny.gguf")).toStdString();
+    error = hearth::test::synthPreset(QStringLiteral("bert-tiny"), QStringLiteral("F32"), vocab, model);
+    return model;
+}
+
 QStringList chunkTexts(const QList<DocumentChunk>& chunks) {
     QStringList out;
     for (const DocumentChunk& c : chunks) out << c.text;
@@ -180,8 +188,8 @@ private Q_SLOTS:
         QVERIFY(dir.isValid());
         const QString vocab = hearth::test::bgeVocabPath();
         if (!QFile::exists(vocab)) QSKIP("the reference's BGE vocabulary is not here (HEARTH_REF)");
-        const std::string model = dir.filePath(QStringLiteral("bert-tiny.gguf")).toStdString();
-        const QString error = hearth::test::synthPreset(QStringLiteral("bert-tiny"), QStringLiteral("F32"), vocab, model);
+        QString error;
+        const std::string model = synthBert(dir, vocab, error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
 
         EmbeddingService service;
@@ -268,8 +276,8 @@ private Q_SLOTS:
         QVERIFY(dir.isValid());
         const QString vocab = hearth::test::bgeVocabPath();
         if (!QFile::exists(vocab)) QSKIP("the reference's BGE vocabulary is not here (HEARTH_REF)");
-        const std::string model = dir.filePath(QStringLiteral("bert-tiny.gguf")).toStdString();
-        const QString error = hearth::test::synthPreset(QStringLiteral("bert-tiny"), QStringLiteral("F32"), vocab, model);
+        QString error;
+        const std::string model = synthBert(dir, vocab, error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         EmbeddingService service;
         QSignalSpy loaded(&service, &EmbeddingService::loaded);

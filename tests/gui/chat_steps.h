@@ -1,10 +1,12 @@
 // Steps the chat page tests share: the page's conversation list read again from the store and a
 // conversation opened from it, as after a restart; a transcript link clicked with the mouse; where
-// screenshots go.
+// screenshots go; stories260K loaded.
 #pragma once
 
 #include "chat_view.h"
+#include "services/engine_host.h"
 #include "services/store.h"
+#include "test_support.h"
 
 #include <QDir>
 #include <QSignalSpy>
@@ -15,6 +17,13 @@
 #include <QTest>
 
 namespace hearth::test {
+
+// Loads stories260K into `engine`; false when it did not load in time.
+inline bool loadStories(app::EngineHost& engine) {
+    QSignalSpy loaded(&engine, &app::EngineHost::loaded);
+    engine.loadModel(QString::fromStdString(testDataPath("models/stories260K.gguf")), app::LoadSettings());
+    return loaded.wait(30000);
+}
 
 // Where a test's screenshots go: $HEARTH_SCREENSHOT_DIR, else screenshots/ here (made if missing).
 inline QString chatScreenshotDir() {

@@ -55,11 +55,7 @@ private Q_SLOTS:
         app::Store store;
         store.open(dir.filePath(QStringLiteral("hearth.db")));
         app::EngineHost engine;
-        {
-            QSignalSpy loaded(&engine, &app::EngineHost::loaded);
-            engine.loadModel(QString::fromStdString(test::testDataPath("models/stories260K.gguf")), app::LoadSettings());
-            QVERIFY(loaded.wait(30000));
-        }
+        QVERIFY(test::loadStories(engine));
         app::ChatRetrieval retrieval;
         retrieval.setChunking({300, 60}, 2); // what stories260K's small context holds
         app::ChatFolders folders(&store);

@@ -31,13 +31,6 @@ QString writeChatFile(const QTemporaryDir& dir, const QString& name, const QByte
     return f.fileName();
 }
 
-// Loads stories260K into `engine`; false when it did not load in time.
-bool loadStories(app::EngineHost& engine) {
-    QSignalSpy loaded(&engine, &app::EngineHost::loaded);
-    engine.loadModel(QString::fromStdString(test::testDataPath("models/stories260K.gguf")), app::LoadSettings());
-    return loaded.wait(30000);
-}
-
 // A long file of numbered paragraphs of made-up words (seeded), and a sentence of each to quote.
 QByteArray longFile(QStringList& quotes) {
     QRandomGenerator rng(41);
@@ -75,7 +68,7 @@ private Q_SLOTS:
         app::Store store;
         store.open(dir.filePath(QStringLiteral("hearth.db")));
         app::EngineHost engine;
-        QVERIFY(loadStories(engine));
+        QVERIFY(test::loadStories(engine));
         app::DocumentReader reader;
         ui::ChatView chat(&engine, &store);
         chat.setDocumentReader(&reader);
@@ -151,7 +144,7 @@ private Q_SLOTS:
         app::Store store;
         store.open(dir.filePath(QStringLiteral("hearth.db")));
         app::EngineHost engine;
-        QVERIFY(loadStories(engine));
+        QVERIFY(test::loadStories(engine));
         app::DocumentReader reader;
         app::ChatRetrieval retrieval;
         retrieval.setChunking({300, 60}, 2); // what stories260K's small context holds
