@@ -39,9 +39,6 @@ QColor mix(const QColor& a, const QColor& b, double t) {
 // Roughly how bright a colour looks (Rec. 709 weights, no gamma): blue reads dark.
 double luminance(const QColor& c) { return 0.2126 * c.redF() + 0.7152 * c.greenF() + 0.0722 * c.blueF(); }
 
-// The user's messages stand in from the left, apart from the replies.
-constexpr qreal kUserIndent = 36.0;
-
 bool isCodeBlock(const QTextBlock& b) {
     const QTextBlockFormat f = b.blockFormat();
     return f.hasProperty(QTextFormat::BlockCodeFence) || f.hasProperty(QTextFormat::BlockCodeLanguage);
@@ -156,7 +153,6 @@ void decorateTranscript(QTextDocument* document, int from, const QPalette& palet
     const QColor accent = palette.color(QPalette::Highlight);
     const bool dark = base.lightnessF() < 0.5;
     const QColor reasoning = mix(text, base, 0.4);
-    const QColor userBox = mix(base, accent, dark ? 0.22 : 0.12);
     const QColor codeBox = mix(base, text, dark ? 0.10 : 0.06);
     const QColor userHead = dark ? mix(accent, Qt::white, 0.35) : mix(accent, Qt::black, 0.25);
     const QColor assistantHead = dark ? QColor(0x7f, 0xd8, 0xbe) : QColor(0x0b, 0x6e, 0x4f);
@@ -175,7 +171,6 @@ void decorateTranscript(QTextDocument* document, int from, const QPalette& palet
     QTextCharFormat tint;
     tint.setForeground(reasoning);
     bool inReasoning = false; // after a reasoning header, until the block quote ends
-    bool inUser = false;      // inside a user's message, until its rule
     int codeState = 0;
     QTextCursor c(document);
     // One edit block: the layout runs once at its end, not after every format change.
@@ -207,24 +202,20 @@ void decorateTranscript(QTextDocument* document, int from, const QPalette& palet
                 continue;
             }
             const QString role = href.mid(whoLink.size());
-            inUser = role == QStringLiteral("user");
+            const bool user = role == QStringLiteral("user");
             QTextCharFormat head;
             head.setFontUnderline(false);
             head.setFontWeight(QFont::Bold);
-            head.setForeground(inUser ? userHead : role == QStringLiteral("assistant") ? assistantHead : systemHead);
+            head.setForeground(user ? userHead : role == QStringLiteral("assistant") ? assistantHead : systemHead);
             c.setPosition(fr.position());
             c.setPosition(fr.position() + fr.length(), QTextCursor::KeepAnchor);
             c.mergeCharFormat(head);
         }
-        if (rule) {
-            inUser = false;
-            continue;
-        }
+        if (rule) continue;
         const bool code = isCodeBlock(b);
         if (code) {
             QTextBlockFormat box;
             box.setBackground(codeBox);
-            if (inUser) box.setLeftMargin(bf.leftMargin() + kUserIndent);
             c.setPosition(b.position());
             c.mergeBlockFormat(box);
             const QString language = bf.stringProperty(QTextFormat::BlockCodeLanguage);
@@ -238,13 +229,6 @@ void decorateTranscript(QTextDocument* document, int from, const QPalette& palet
             }
         } else {
             codeState = 0;
-            if (inUser) {
-                QTextBlockFormat box;
-                box.setBackground(userBox);
-                box.setLeftMargin(bf.leftMargin() + kUserIndent);
-                c.setPosition(b.position());
-                c.mergeBlockFormat(box);
-            }
         }
     }
     c.endEditBlock();

@@ -43,7 +43,7 @@ void tintReasoning(QTextDocument* document, const QColor& color);
 QString messageHeader(const QString& role, const QString& label);
 
 // Dresses the document's blocks from position `from` on for the palette: coloured headers,
-// the user's messages in a tinted box (up to the rule that ends them), code blocks on a shaded
+// code blocks on a shaded
 // background with their keywords, strings, comments and numbers coloured, and open reasoning
 // blocks tinted between the text's colour and the background's.
 void decorateTranscript(QTextDocument* document, int from, const QPalette& palette);

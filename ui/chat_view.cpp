@@ -33,7 +33,6 @@
 #include <QPushButton>
 #include <QShortcut>
 #include <QSplitter>
-#include <QTextBrowser>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -65,9 +64,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     m_headerLayout = new QVBoxLayout();
     m_headerLayout->setContentsMargins(0, 0, 0, 0);
     rightLayout->addLayout(m_headerLayout);
-    m_transcript = new QTextBrowser(right);
-    m_transcript->setOpenLinks(false); // activateLink handles every link
-    m_transcript->setUndoRedoEnabled(false); // decorating it would fill an undo stack
+    m_transcript = new ChatTranscript(right);
     m_stats = new QLabel(right);
     m_context = new QProgressBar(right);
     m_input = new QPlainTextEdit(right);
@@ -327,12 +324,12 @@ bool ChatView::eventFilter(QObject* watched, QEvent* event) {
     return QWidget::eventFilter(watched, event);
 }
 
-void ChatView::changeEvent(QEvent* event) {
-    QWidget::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange && m_transcript) {
-        m_pieces.clear();
-        render();
-    }
+QString ChatView::transcriptMarkdown() const { return m_transcript->markdown(); }
+
+// Another chat is shown: the kept Markdown and the thumbnails were the last one's.
+void ChatView::forgetRendered() {
+    m_rendered.clear();
+    m_transcript->clearImages();
 }
 
 void ChatView::reloadConversations() { m_conversationList->reload(); }
@@ -365,6 +362,7 @@ void ChatView::newChat() {
     if (m_tools) m_tools->cancel();
     cancelEdit();
     m_conversationId = 0;
+    forgetRendered();
     m_systemPrompt = m_defaultSystemPrompt;
     m_customSampling = false;
     m_sampling = m_defaultSampling;
@@ -395,6 +393,7 @@ void ChatView::openConversation(qint64 id) {
     if (m_tools) m_tools->cancel();
     cancelEdit();
     m_conversationId = id;
+    forgetRendered();
     m_conversationList->setCurrent(id);
     applyConversationSettings(id);
     if (m_folders) m_folders->show(id, m_conversations.value(id).folders);

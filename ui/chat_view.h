@@ -3,13 +3,13 @@
 // the input box. Sent messages are committed before they are shown.
 #pragma once
 
+#include "chat_transcript.h"
 #include "status_level.h"
 #include "services/engine_host.h"
 #include "services/store.h"
 
 #include <QElapsedTimer>
 #include <QHash>
-#include <QImage>
 #include <QJsonArray>
 #include <QStringList>
 #include <QWidget>
@@ -24,7 +24,6 @@ class QVBoxLayout;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
-class QTextBrowser;
 class QTimer;
 class QUrl;
 
@@ -123,7 +122,7 @@ public:
     int messageCount() const { return int(m_messages.size()); }
 
     // What the transcript shows (for tests): the Markdown source.
-    QString transcriptMarkdown() const { return m_markdown; }
+    QString transcriptMarkdown() const;
     bool isGenerating() const { return m_activeRequest != 0; }
     quint64 activeRequest() const { return m_activeRequest; }
     qint64 conversationId() const { return m_conversationId; }
@@ -221,10 +220,6 @@ private:
     QString m_afterLoadText;  // sent once the reloaded model is ready
     bool m_sendAfterLoad = false; // so is a message of images alone (no text)
 
-protected:
-    // A new palette (light/dark theme): the transcript is built again in its colours.
-    void changeEvent(QEvent* event) override;
-
 private:
     struct Message {
         qint64 id = 0;
@@ -259,7 +254,7 @@ private:
         qint64 id = 0;
         QString state;
         QString error;
-        QString markdown;
+        TranscriptPiece piece;
         QStringList blocks;
     };
     struct ExportJob {
@@ -287,14 +282,13 @@ private:
     app::StoredMessage streamSnapshot() const;
     void showChatState();
     void updateContextBar();
-    QString messageMarkdown(int index);
-    void renderDocument(const QStringList& pieces);
+    TranscriptPiece messagePiece(int index);
+    void forgetRendered();
     void onChatTrimmed(quint64 id, int dropped);
     void finishExport(const ExportJob& job, const QList<app::StoredMessage>& messages);
     void setUpImages(QWidget* parent);
     void updateAttach();
     QString imagesMarkdown(const QList<QByteArray>& images);
-    void addImageResources();
     bool handleInputDrop(QEvent* event);
     void endEditStatus();
     void setUpDocuments(QWidget* parent);
@@ -319,7 +313,7 @@ private:
     QHash<qint64, app::Conversation> m_conversations; // from the last listing
 
     ConversationList* m_conversationList = nullptr;
-    QTextBrowser* m_transcript = nullptr;
+    ChatTranscript* m_transcript = nullptr;
     QPlainTextEdit* m_input = nullptr;
     QPushButton* m_send = nullptr;
     QPushButton* m_stop = nullptr;
@@ -331,7 +325,6 @@ private:
 
     qint64 m_conversationId = 0;
     QList<Message> m_messages;
-    QString m_markdown;
     QString m_streamText;
     QString m_streamReasoning;
     QElapsedTimer m_thinkClock;            // from the reply's first reasoning piece
@@ -369,8 +362,6 @@ private:
     quint64 m_importTicket = 0;
     QList<app::StoredMessage> m_importMessages;
     QList<Rendered> m_rendered;          // by message index
-    QStringList m_pieces;                // what the document shows, piece by piece (a message each)
-    QList<int> m_piecePos;               // where each piece starts in the document
 
     ImageStrip* m_attached = nullptr;     // images for the next message
     QPushButton* m_attach = nullptr;
@@ -393,7 +384,6 @@ private:
     quint64 m_readTicket = 0;
     QList<QByteArray> m_outgoingImages;   // of the message being sent, until it is appended
     QList<QByteArray> m_userImages;       // of the message being committed (with m_userText)
-    QHash<QString, QImage> m_thumbs;      // transcript thumbnails by hearth-image: key
 };
 
 } // namespace hearth::ui

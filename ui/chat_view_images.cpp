@@ -2,6 +2,7 @@
 // thumbnails above the input, and the thumbnails of a user message's images in the transcript.
 // Files are read by the app::ImageFileReader the view is given (on a pool thread); only small
 // thumbnails are made here.
+#include "chat_transcript.h"
 #include "chat_view.h"
 #include "count_text.h"
 #include "document_strip.h"
@@ -17,8 +18,6 @@
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QTextBrowser>
-#include <QTextDocument>
 #include <QUrl>
 
 namespace hearth::ui {
@@ -26,8 +25,6 @@ namespace hearth::ui {
 namespace {
 
 constexpr int kTranscriptThumbSide = 160;
-constexpr qsizetype kMaxThumbs = 256; // transcript thumbnails kept before the cache starts over
-const QString kImageScheme = QStringLiteral("hearth-image");
 
 bool isImageFileName(const QString& path) {
     static const QStringList suffixes{QStringLiteral("png"), QStringLiteral("jpg"),
@@ -233,28 +230,17 @@ void ChatView::dropEvent(QDropEvent* event) {
         QWidget::dropEvent(event);
 }
 
-// A user message's images as Markdown images named hearth-image:<sha1>, their thumbnails kept
-// here and handed to the document as resources (addImageResources) before it is built.
+// A user message's images as Markdown images named hearth-image:<sha1>, their thumbnails handed
+// to the transcript, which gives them to its document.
 QString ChatView::imagesMarkdown(const QList<QByteArray>& images) {
-    if (m_thumbs.size() > kMaxThumbs) m_thumbs.clear();
     QString md;
     for (qsizetype i = 0; i < images.size(); ++i) {
         const QString key = QString::fromLatin1(
             QCryptographicHash::hash(images[i], QCryptographicHash::Sha1).toHex());
-        if (!m_thumbs.contains(key))
-            m_thumbs.insert(key, imageThumbnail(images[i], kTranscriptThumbSide));
-        md += QStringLiteral("![image %1](%2:%3) ").arg(i + 1).arg(kImageScheme, key);
+        if (!m_transcript->hasImage(key)) m_transcript->addImage(key, imageThumbnail(images[i], kTranscriptThumbSide));
+        md += QStringLiteral("![image %1](%2:%3) ").arg(i + 1).arg(QLatin1String(kImageScheme), key);
     }
     return md + QStringLiteral("\n\n");
-}
-
-void ChatView::addImageResources() {
-    QTextDocument* doc = m_transcript->document();
-    for (auto it = m_thumbs.cbegin(); it != m_thumbs.cend(); ++it)
-        if (!it.value().isNull())
-            doc->addResource(QTextDocument::ImageResource,
-                             QUrl(kImageScheme + QLatin1Char(':') + it.key()),
-                             QVariant(it.value()));
 }
 
 } // namespace hearth::ui

@@ -1,16 +1,11 @@
-// The chat transcript's rendering: Markdown per message (a finished message's kept until it
-// changes) and a document built of the same pieces, each appended at its end, so that a render
-// rebuilds only the pieces from the first one that changed: while a reply streams (~30 renders a
-// second) that is the reply alone, when it ends the finished reply; then those are decorated.
+// What the chat transcript shows: a piece of Markdown per message (a finished message's kept
+// until it changes), the user's as bubbles; ChatTranscript rebuilds only the pieces from the first
+// one that changed (while a reply streams, ~30 renders a second, that is the reply alone).
 #include "chat_markdown.h"
+#include "chat_transcript.h"
 #include "chat_view.h"
 
 #include "services/chat_tools.h"
-
-#include <QScrollBar>
-#include <QTextBrowser>
-#include <QTextCursor>
-#include <QTextDocument>
 
 namespace hearth::ui {
 
@@ -21,6 +16,13 @@ QString section(const QString& role, const QString& who, const QString& body, co
     QString md = messageHeader(role, who) + QStringLiteral("\n\n") + body + QStringLiteral("\n\n");
     if (!footer.isEmpty()) md += QStringLiteral("*%1*\n\n").arg(footer);
     return md + QStringLiteral("---\n\n");
+}
+
+// A user's message: its body and footer, shown in a bubble (no header, no rule).
+TranscriptPiece bubble(const QString& body, const QString& footer, const QString& note = QString()) {
+    QString md = body + QStringLiteral("\n\n");
+    if (!footer.isEmpty()) md += QStringLiteral("*%1*\n\n").arg(footer);
+    return {md, true, note};
 }
 
 // Code blocks are numbered on from `firstNumber`; theirs are appended to codeBlocks.
@@ -36,7 +38,7 @@ QString bodyOf(const QString& text, const QString& thoughts, QStringList& codeBl
 
 } // namespace
 
-QString ChatView::messageMarkdown(int i) {
+TranscriptPiece ChatView::messagePiece(int i) {
     const Message& m = m_messages[i];
     Rendered& r = m_rendered[i];
     const bool editing = m.role == QStringLiteral("user") && m.id != 0 && m.id == m_editingId;
@@ -47,7 +49,7 @@ QString ChatView::messageMarkdown(int i) {
         r.reasoningOpen == m.reasoningOpen && r.editing == editing && r.viewStart == viewStart && r.last == last &&
         r.id == m.id && r.state == m.state && r.error == m.error && r.images == m.images.size()) {
         m_codeBlocks += r.blocks;
-        return r.markdown;
+        return r.piece;
     }
     r.source = m.content;
     r.calls = calls;
@@ -81,9 +83,10 @@ QString ChatView::messageMarkdown(int i) {
     QStringList blocks;
     const bool tool = m.role == QStringLiteral("tool");
     const QString who = assistant ? tr("Assistant") : user ? tr("You") : tool ? tr("Tool") : tr("System");
-    QString md = viewStart ? tr("*↓ The model's view starts here: the turns above are left out to fit its context.*") +
-                                 QStringLiteral("\n\n")
-                           : QString();
+    const QString note = viewStart ? tr("*↓ The model's view starts here: the turns above are left out to fit its "
+                                        "context.*") +
+                                         QStringLiteral("\n\n")
+                                   : QString();
     const QString pictures = (m.images.isEmpty() ? QString() : imagesMarkdown(m.images)) + documentsMarkdown(m.documents);
     QString body;
     if (failed) {
@@ -97,37 +100,34 @@ QString ChatView::messageMarkdown(int i) {
             body += QStringLiteral("\n\n") + sources;
         if (!calls.isEmpty()) body += (body.isEmpty() ? QString() : QStringLiteral("\n\n")) + calls;
     }
-    md += section(m.role, who, pictures + body, footer);
+    r.piece = user ? bubble(pictures + body, footer, note) : TranscriptPiece{section(m.role, who, pictures + body, footer), false, note};
     r.blocks = blocks;
-    r.markdown = md;
     m_codeBlocks += r.blocks;
-    return md;
+    return r.piece;
 }
 
 void ChatView::render() {
     m_codeBlocks.clear();
     m_rendered.resize(m_messages.size());
-    QStringList pieces;
+    QList<TranscriptPiece> pieces;
+    auto add = [&pieces](const QString& markdown) { pieces.append({markdown}); };
     if (!m_systemPrompt.isEmpty())
-        pieces << section(QStringLiteral("system"), tr("System"), bodyOf(m_systemPrompt, QString(), m_codeBlocks),
-                          QString());
-    for (int i = 0; i < m_messages.size(); ++i) pieces << messageMarkdown(i);
+        add(section(QStringLiteral("system"), tr("System"), bodyOf(m_systemPrompt, QString(), m_codeBlocks), QString()));
+    for (int i = 0; i < m_messages.size(); ++i) pieces << messagePiece(i);
     const bool questionHere = m_userConversation == m_conversationId &&
                               (!m_userText.isEmpty() || !m_userImages.isEmpty() || !m_userDocuments.isEmpty());
     if (questionHere || !m_pendingText.isEmpty())
-        pieces << section(QStringLiteral("user"), tr("You"),
-                          (m_userImages.isEmpty() ? QString() : imagesMarkdown(m_userImages)) +
-                              documentsMarkdown(m_userDocuments) +
-                              (m_userText.isEmpty() ? m_pendingText : m_userText),
-                          m_retrieveTicket ? tr("searching your files…") : tr("saving…"));
+        pieces << bubble((m_userImages.isEmpty() ? QString() : imagesMarkdown(m_userImages)) +
+                             documentsMarkdown(m_userDocuments) + (m_userText.isEmpty() ? m_pendingText : m_userText),
+                         m_retrieveTicket ? tr("searching your files…") : tr("saving…"));
     if (!m_error.isEmpty()) {
         if (m_contextFull)
-            pieces << tr("**The conversation no longer fits the model's context.** %1\n\n"
+            add(tr("**The conversation no longer fits the model's context.** %1\n\n"
                          "[Continue with the oldest turns dropped](%2:drop-oldest/0) — the system prompt stays, "
                          "the chat keeps every message, only the request leaves the oldest ones out.\n\n")
-                          .arg(m_error, QLatin1String(kChatLinkScheme));
+                    .arg(m_error, QLatin1String(kChatLinkScheme)));
         else
-            pieces << QStringLiteral("**Error:** %1\n\n").arg(m_error);
+            add(QStringLiteral("**Error:** %1\n\n").arg(m_error));
     }
     if (isGenerating()) {
         const bool thinking = m_thoughtMs < 0.0;
@@ -136,49 +136,15 @@ void ChatView::render() {
                 ? QString()
                 : reasoningBlock(m_streamReasoning, reasoningHeader(thinking, streamReasoningMs()),
                                  int(m_messages.size()), streamReasoningOpen());
-        pieces << section(QStringLiteral("assistant"), tr("Assistant"), bodyOf(m_offeredTools.isEmpty() ? m_streamText : app::visibleReplyText(m_streamText), thoughts, m_codeBlocks),
-                          thinking && !thoughts.isEmpty() ? tr("thinking…") : tr("generating…"));
+        const QString text = m_offeredTools.isEmpty() ? m_streamText : app::visibleReplyText(m_streamText);
+        add(section(QStringLiteral("assistant"), tr("Assistant"), bodyOf(text, thoughts, m_codeBlocks),
+                    thinking && !thoughts.isEmpty() ? tr("thinking…") : tr("generating…")));
     }
     if (pieces.isEmpty())
-        pieces << (m_engine->isLoaded()
-                       ? tr("*Start a conversation: type below and press Enter.*")
-                       : tr("*Load a model to start chatting — pick one in the model picker above or on the Models "
-                            "page.*"));
-    m_markdown = pieces.join(QString());
-    renderDocument(pieces);
-}
-
-// Pieces equal to the shown ones stay; from the first that differs on, the document is cut and
-// the new pieces are appended, each as Markdown in blocks of its own.
-void ChatView::renderDocument(const QStringList& pieces) {
-    QScrollBar* bar = m_transcript->verticalScrollBar();
-    const bool atEnd = bar->value() >= bar->maximum() - 4;
-    QTextDocument* doc = m_transcript->document();
-    qsizetype k = 0;
-    while (k < pieces.size() && k < m_pieces.size() && pieces[k] == m_pieces[k]) ++k;
-    if (k == pieces.size() && k == m_pieces.size()) return;
-    addImageResources(); // the thumbnails the pieces show, by their hearth-image: names
-    QTextCursor at(doc);
-    at.beginEditBlock();
-    if (k == 0) {
-        doc->clear();
-        m_piecePos.clear();
-    } else if (k < m_piecePos.size()) {
-        at.setPosition(m_piecePos[k] - 1); // the end of the piece before
-        at.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
-        at.removeSelectedText();
-        m_piecePos.resize(k);
-    }
-    for (qsizetype j = k; j < pieces.size(); ++j) {
-        at.movePosition(QTextCursor::End);
-        if (j > 0) at.insertBlock(QTextBlockFormat(), QTextCharFormat());
-        m_piecePos.append(at.position());
-        at.insertMarkdown(pieces[j]);
-    }
-    at.endEditBlock();
-    m_pieces = pieces;
-    decorateTranscript(doc, m_piecePos[k], palette()); // the transcript inherits it (and gets it later)
-    if (atEnd) bar->setValue(bar->maximum());
+        add(m_engine->isLoaded() ? tr("*Start a conversation: type below and press Enter.*")
+                                 : tr("*Load a model to start chatting — pick one in the model picker above or on "
+                                      "the Models page.*"));
+    m_transcript->setPieces(pieces);
 }
 
 } // namespace hearth::ui

@@ -738,13 +738,16 @@ private Q_SLOTS:
             bool sawUserBox = false, sawKeyword = false, sawComment = false, sawHeader = false;
             for (QTextBlock b = browser->document()->begin(); b.isValid(); b = b.next()) {
                 if (b.text() == QStringLiteral("How do I print in Python?")) {
-                    sawUserBox = b.blockFormat().hasProperty(QTextFormat::BackgroundBrush) &&
-                                 b.blockFormat().background().color() != base && b.blockFormat().leftMargin() > 0;
+                    // The user's message is a bubble on the right in the palette's tint.
+                    const QTextTable* table = QTextCursor(b).currentTable();
+                    sawUserBox = table && table->format().alignment() == Qt::AlignRight &&
+                                 table->format().background().color() == ui::ChatTranscript::bubbleColour(browser->palette()) &&
+                                 table->format().background().color() != base && table->format().leftMargin() > 0;
                 }
                 for (auto it = b.begin(); !it.atEnd(); ++it) {
                     const QTextFragment f = it.fragment();
                     const QTextCharFormat cf = f.charFormat();
-                    if (cf.anchorHref() == QStringLiteral("hearth:who/user")) sawHeader = !cf.fontUnderline();
+                    if (cf.anchorHref() == QStringLiteral("hearth:who/assistant")) sawHeader = !cf.fontUnderline();
                     const QColor bg = b.blockFormat().background().color();
                     if (f.text() == QStringLiteral("def"))
                         sawKeyword = cf.foreground().color() == ui::codeColour(ui::CodeToken::Keyword, bg);
