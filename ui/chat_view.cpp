@@ -8,6 +8,8 @@
 // chat_view_documents.cpp, MCP tool calls in chat_view_tools.cpp.
 #include "chat_view.h"
 
+#include "chat_composer.h"
+
 #include "chat_markdown.h"
 #include "chat_settings_dialog.h"
 #include "conversation_list.h"
@@ -26,11 +28,7 @@
 #include <QRandomGenerator>
 
 #include <QHBoxLayout>
-#include <QKeyEvent>
-#include <QLabel>
-#include <QPlainTextEdit>
 #include <QProgressBar>
-#include <QPushButton>
 #include <QShortcut>
 #include <QSplitter>
 #include <QTimer>
@@ -57,7 +55,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     // Left: new chat, search, conversations.
     m_conversationList = new ConversationList(m_store, this);
 
-    // Right: transcript, statistics, input.
+    // Right: the header (model picker), transcript, context bar, composer.
     auto* right = new QWidget(this);
     auto* rightLayout = new QVBoxLayout(right);
     rightLayout->setContentsMargins(0, 0, 0, 0);
@@ -65,39 +63,14 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     m_headerLayout->setContentsMargins(0, 0, 0, 0);
     rightLayout->addLayout(m_headerLayout);
     m_transcript = new ChatTranscript(right);
-    m_stats = new QLabel(right);
     m_context = new QProgressBar(right);
-    m_input = new QPlainTextEdit(right);
-    m_input->setMaximumHeight(110);
-    m_input->installEventFilter(this);
-    m_send = new QPushButton(tr("Send"), right);
-    m_stop = new QPushButton(tr("Stop"), right);
-    m_stop->setObjectName(QStringLiteral("stopReply"));
-    m_regenerate = new QPushButton(tr("Regenerate"), right);
-    m_regenerate->setToolTip(tr("Write the last reply again (Ctrl+R)"));
-    m_send->setToolTip(tr("Send (Enter)"));
-    m_stop->setToolTip(tr("Stop the reply (Esc)"));
-    m_chatSettings = new QPushButton(tr("Chat settings…"), right);
-    m_chatSettings->setToolTip(tr("System prompt and sampling of this chat"));
-    setUpImages(right);
-    setUpDocuments(right);
-    setUpFolders(right);
-    auto* buttons = new QHBoxLayout();
-    buttons->addWidget(m_attach);
-    buttons->addWidget(m_attachFile);
-    buttons->addWidget(m_attachFolder);
-    buttons->addWidget(m_stats, 1);
-    buttons->addWidget(m_chatSettings);
-    buttons->addWidget(m_regenerate);
-    buttons->addWidget(m_stop);
-    buttons->addWidget(m_send);
+    m_composer = new ChatComposer(right);
     rightLayout->addWidget(m_transcript, 1);
     rightLayout->addWidget(m_context);
-    rightLayout->addWidget(m_attached);
-    rightLayout->addWidget(m_documentStrip);
-    rightLayout->addWidget(m_folderStrip);
-    rightLayout->addWidget(m_input);
-    rightLayout->addLayout(buttons);
+    rightLayout->addWidget(m_composer);
+    setUpImages();
+    setUpDocuments();
+    setUpFolders();
 
     auto* split = new QSplitter(this);
     split->addWidget(m_conversationList);
@@ -119,10 +92,10 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
         m_conversations.clear();
         for (const app::Conversation& c : list) m_conversations.insert(c.id, c);
     });
-    connect(m_send, &QPushButton::clicked, this, [this] { sendText(m_input->toPlainText()); });
-    connect(m_stop, &QPushButton::clicked, this, &ChatView::stop);
-    connect(m_regenerate, &QPushButton::clicked, this, &ChatView::regenerate);
-    connect(m_chatSettings, &QPushButton::clicked, this, &ChatView::openChatSettings);
+    connect(m_composer, &ChatComposer::sendRequested, this, &ChatView::sendText);
+    connect(m_composer, &ChatComposer::stopRequested, this, &ChatView::stop);
+    connect(m_composer, &ChatComposer::regenerateRequested, this, &ChatView::regenerate);
+    connect(m_composer, &ChatComposer::settingsRequested, this, &ChatView::openChatSettings);
     connect(m_transcript, &QTextBrowser::anchorClicked, this, &ChatView::activateLink);
     m_transcript->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_transcript, &QTextBrowser::customContextMenuRequested, this, &ChatView::showTranscriptMenu);
@@ -283,7 +256,7 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
         endEditStatus();
         const QString text = m_editText;
         m_editText.clear();
-        m_send->setText(tr("Send"));
+        m_composer->setEditing(false);
         appendUserMessage(text);
     });
     connect(m_store, &app::Store::conversationDeleted, this, [this](quint64, qint64 id) {
@@ -306,22 +279,6 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
     updateButtons();
     updateContextBar();
     render();
-}
-
-bool ChatView::eventFilter(QObject* watched, QEvent* event) {
-    if ((watched == m_input || watched == m_input->viewport()) && handleInputDrop(event)) return true;
-    if (watched == m_input && event->type() == QEvent::KeyPress) {
-        auto* key = static_cast<QKeyEvent*>(event);
-        // A pasted image (or image file) is attached; pasted text goes in as ever.
-        if (key->matches(QKeySequence::Paste) && attachFromMimeData(QGuiApplication::clipboard()->mimeData()))
-            return true;
-        if ((key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) &&
-            !(key->modifiers() & Qt::ShiftModifier)) {
-            sendText(m_input->toPlainText());
-            return true;
-        }
-    }
-    return QWidget::eventFilter(watched, event);
 }
 
 QString ChatView::transcriptMarkdown() const { return m_transcript->markdown(); }
@@ -376,7 +333,7 @@ void ChatView::newChat() {
     showChatState();
     render();
     updateButtons();
-    m_input->setFocus();
+    m_composer->focusInput();
 }
 
 void ChatView::applyConversationSettings(qint64 id) {
@@ -420,13 +377,13 @@ void ChatView::showChatState() {
         m_contextUsed = it->contextTokens;
         break;
     }
-    m_stats->setText(m_statsText);
+    m_composer->setStats(m_statsText);
     updateContextBar();
 }
 
 int ChatView::contextCapacity() const { return m_engine->isLoaded() ? m_engine->model().contextLength : 0; }
 
-QString ChatView::statsText() const { return m_stats->text(); }
+QString ChatView::statsText() const { return m_composer->stats(); }
 
 QString ChatView::contextText() const { return m_context->text(); }
 
@@ -450,7 +407,7 @@ void ChatView::updateContextBar() {
         m_context->setValue(std::min(capacity, m_contextUsed));
         m_context->setFormat(tr("context %v / %m tokens"));
     }
-    m_input->setPlaceholderText(inputPlaceholder());
+    m_composer->setPlaceholder(inputPlaceholder());
 }
 
 void ChatView::setModelToReload(const QString& path) {
@@ -477,8 +434,8 @@ QString ChatView::inputPlaceholder() const {
 
 void ChatView::sendText(const QString& raw) {
     const QString text = raw.trimmed();
-    const QList<QByteArray> images = m_attached->images();
-    const QList<app::ChatDocument> documents = m_documentStrip->documents();
+    const QList<QByteArray> images = m_composer->images()->images();
+    const QList<app::ChatDocument> documents = m_composer->documents()->documents();
     if ((text.isEmpty() && images.isEmpty() && documents.isEmpty()) || isGenerating() || m_userTicket || m_deleteTicket ||
         m_retrieveTicket ||
         !m_pendingText.isEmpty() || m_createTicket)
@@ -501,9 +458,7 @@ void ChatView::sendText(const QString& raw) {
         Q_EMIT statusMessage(attachRefusal(), StatusLevel::Warning); // the images stay attached: another model may take them
         return;
     }
-    m_input->clear();
-    m_attached->clear();
-    m_documentStrip->clear();
+    m_composer->clear();
     m_outgoingDocuments = documents;
     for (app::ChatDocument& d : m_outgoingDocuments) // searched per question rather than given whole
         d.indexed = m_retrieval && d.part == 0 && d.text.size() > app::kInlineDocumentChars;
@@ -655,11 +610,9 @@ bool ChatView::canSend() const {
 
 void ChatView::updateButtons() {
     const bool busy = isGenerating() || m_userTicket != 0 || m_deleteTicket != 0 || m_retrieveTicket != 0;
-    m_send->setEnabled(canSend());
-    m_stop->setEnabled(isGenerating() || (m_tools && m_tools->isActive()));
-    m_regenerate->setEnabled(canRegenerate() && m_engine->isLoaded());
-    m_chatSettings->setEnabled(!busy);
-    m_input->setPlaceholderText(inputPlaceholder());
+    m_composer->setActions(canSend(), isGenerating() || (m_tools && m_tools->isActive()),
+                           canRegenerate() && m_engine->isLoaded(), !busy);
+    m_composer->setPlaceholder(inputPlaceholder());
 }
 
 } // namespace hearth::ui

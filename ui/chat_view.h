@@ -18,12 +18,9 @@
 
 class QDragEnterEvent;
 class QDropEvent;
-class QLabel;
 class QMimeData;
 class QVBoxLayout;
-class QPlainTextEdit;
 class QProgressBar;
-class QPushButton;
 class QTimer;
 class QUrl;
 
@@ -38,10 +35,8 @@ class ReplyRecorder;
 
 namespace hearth::ui {
 
+class ChatComposer;
 class ConversationList;
-class DocumentStrip;
-class FolderStrip;
-class ImageStrip;
 
 class ChatView : public QWidget {
     Q_OBJECT
@@ -211,7 +206,6 @@ Q_SIGNALS:
     void importFinished(qint64 conversationId, const QString& error);
 
 protected:
-    bool eventFilter(QObject* watched, QEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
@@ -286,13 +280,13 @@ private:
     void forgetRendered();
     void onChatTrimmed(quint64 id, int dropped);
     void finishExport(const ExportJob& job, const QList<app::StoredMessage>& messages);
-    void setUpImages(QWidget* parent);
+    void setUpImages();
     void updateAttach();
     QString imagesMarkdown(const QList<QByteArray>& images);
-    bool handleInputDrop(QEvent* event);
+    bool wantsDrop(const QMimeData* data) const;
     void endEditStatus();
-    void setUpDocuments(QWidget* parent);
-    void setUpFolders(QWidget* parent);
+    void setUpDocuments();
+    void setUpFolders();
     void storeUserMessage(app::StoredMessage message);
     QString sourcesMarkdown(int replyIndex) const;
     QString documentsMarkdown(const QList<app::ChatDocument>& documents) const;
@@ -314,12 +308,7 @@ private:
 
     ConversationList* m_conversationList = nullptr;
     ChatTranscript* m_transcript = nullptr;
-    QPlainTextEdit* m_input = nullptr;
-    QPushButton* m_send = nullptr;
-    QPushButton* m_stop = nullptr;
-    QPushButton* m_regenerate = nullptr;
-    QPushButton* m_chatSettings = nullptr;
-    QLabel* m_stats = nullptr;
+    ChatComposer* m_composer = nullptr;
     QProgressBar* m_context = nullptr;
     QTimer* m_renderTimer = nullptr;
 
@@ -363,15 +352,9 @@ private:
     QList<app::StoredMessage> m_importMessages;
     QList<Rendered> m_rendered;          // by message index
 
-    ImageStrip* m_attached = nullptr;     // images for the next message
-    QPushButton* m_attach = nullptr;
     app::ImageFileReader* m_imageReader = nullptr;
-    DocumentStrip* m_documentStrip = nullptr;   // files for the next message
-    QPushButton* m_attachFile = nullptr;
     app::DocumentReader* m_documentReader = nullptr;
     app::ChatRetrieval* m_retrieval = nullptr;
-    FolderStrip* m_folderStrip = nullptr;          // the chat's folders of documents
-    QPushButton* m_attachFolder = nullptr;
     app::ChatFolders* m_folders = nullptr;
     quint64 m_retrieveTicket = 0;                 // searching the chat's files for the question
     app::StoredMessage m_searching;               // the question waiting for that search

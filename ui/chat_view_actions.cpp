@@ -11,7 +11,6 @@
 #include <QClipboard>
 #include <QDesktopServices>
 #include <QGuiApplication>
-#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -26,16 +25,15 @@ void ChatView::editMessage(int index) {
     const Message& m = m_messages[index];
     if (m.role != QStringLiteral("user") || m.id <= 0) return;
     m_editingId = m.id;
-    m_input->setPlainText(m.content);
-    m_attached->clear(); // the message's own images go with it again, unless removed
-    m_attached->addImages(m.images);
-    m_documentStrip->clear(); // and so do its files (the parts found for it are searched anew)
+    m_composer->clear();
+    m_composer->setText(m.content);
+    m_composer->images()->addImages(m.images); // the message's own images go with it again, unless removed
     QList<app::ChatDocument> files;
     for (const app::ChatDocument& d : m.documents)
         if (d.part == 0) files << app::ChatDocument{d.name, d.text};
-    m_documentStrip->addDocuments(files);
-    m_input->setFocus();
-    m_send->setText(tr("Resend"));
+    m_composer->documents()->addDocuments(files); // and so do its files (the parts found are searched anew)
+    m_composer->focusInput();
+    m_composer->setEditing(true);
     m_editingStatus = tr("Editing a message: Enter resends it (the replies after it are replaced), Esc cancels");
     Q_EMIT statusMessage(m_editingStatus, StatusLevel::Info);
     render();
@@ -58,15 +56,13 @@ void ChatView::copyLastReply() {
         }
 }
 
-void ChatView::focusInput() { m_input->setFocus(); }
+void ChatView::focusInput() { m_composer->focusInput(); }
 
 void ChatView::cancelEdit() {
     if (m_editingId == 0 || m_deleteTicket) return;
     m_editingId = 0;
-    m_input->clear();
-    m_attached->clear();
-    m_documentStrip->clear();
-    m_send->setText(tr("Send"));
+    m_composer->clear();
+    m_composer->setEditing(false);
     endEditStatus();
     render();
 }

@@ -1,6 +1,7 @@
 // The chat page's attached files: the Attach file… button, the reader's results into the strip
 // above the input (refusals said with the reason), and the files shown with their message; and
 // text put into the input from elsewhere (an MCP prompt).
+#include "chat_composer.h"
 #include "chat_view.h"
 #include "document_strip.h"
 
@@ -9,26 +10,19 @@
 #include "services/chat_retrieval.h"
 
 #include <QFileDialog>
-#include <QPlainTextEdit>
 #include <QLocale>
 #include <QPushButton>
 
 namespace hearth::ui {
 
-void ChatView::setUpDocuments(QWidget* parent) {
-    m_documentStrip = new DocumentStrip(parent);
-    m_attachFile = new QPushButton(tr("Attach file…"), parent);
-    m_attachFile->setObjectName(QStringLiteral("attachFile"));
-    m_attachFile->setToolTip(tr("Attach text, Markdown, code or PDF files: the model reads them with your message "
-                                "(or drop them here)"));
-    m_attachFile->setEnabled(false);
-    connect(m_attachFile, &QPushButton::clicked, this, &ChatView::attachDocumentsWithDialog);
+void ChatView::setUpDocuments() {
+    connect(m_composer, &ChatComposer::attachFileRequested, this, &ChatView::attachDocumentsWithDialog);
 }
 
 void ChatView::setDocumentReader(app::DocumentReader* reader) {
     if (m_documentReader) disconnect(m_documentReader, nullptr, this, nullptr);
     m_documentReader = reader;
-    m_attachFile->setEnabled(reader != nullptr);
+    m_composer->attachFileButton()->setEnabled(reader != nullptr);
     if (!reader) return;
     connect(m_documentReader, &app::DocumentReader::filesRead, this,
             [this](quint64, const QList<app::ChatDocument>& documents, const QStringList& problems) {
@@ -37,19 +31,19 @@ void ChatView::setDocumentReader(app::DocumentReader* reader) {
 }
 
 void ChatView::insertDraft(const QString& text) {
-    m_input->insertPlainText(text);
-    m_input->setFocus();
+    m_composer->insertText(text);
 }
 
-QString ChatView::draftText() const { return m_input->toPlainText(); }
+QString ChatView::draftText() const { return m_composer->text(); }
 
 void ChatView::addDocuments(const QList<app::ChatDocument>& documents, const QStringList& problems) {
     // Checked here: other files may have been attached since these were read.
     QStringList refused = problems;
     QList<app::ChatDocument> ok;
-    qsizetype chars = m_documentStrip->characters();
+    DocumentStrip* strip = m_composer->documents();
+    qsizetype chars = strip->characters();
     for (const app::ChatDocument& d : documents) {
-        if (m_documentStrip->count() + ok.size() >= app::kMaxDocumentsPerMessage)
+        if (strip->count() + ok.size() >= app::kMaxDocumentsPerMessage)
             refused << tr("%1 was not attached: a message holds at most %2 files").arg(d.name).arg(app::kMaxDocumentsPerMessage);
         else if (chars + d.text.size() > app::kMaxDocumentChars)
             refused << tr("%1 was not attached: the files of a message hold at most %2 characters")
@@ -61,7 +55,7 @@ void ChatView::addDocuments(const QList<app::ChatDocument>& documents, const QSt
             ok << app::ChatDocument{d.name, d.text};
         }
     }
-    m_documentStrip->addDocuments(ok);
+    strip->addDocuments(ok);
     if (!refused.isEmpty())
         Q_EMIT statusMessage(tr("Not attached: %1").arg(refused.join(QStringLiteral("; "))), StatusLevel::Warning);
 }
@@ -72,13 +66,13 @@ void ChatView::attachDocuments(const QStringList& paths) {
         Q_EMIT statusMessage(tr("Files cannot be attached here"), StatusLevel::Warning);
         return;
     }
-    const int room = app::kMaxDocumentsPerMessage - m_documentStrip->count();
+    const int room = app::kMaxDocumentsPerMessage - m_composer->documents()->count();
     if (room <= 0) {
         Q_EMIT statusMessage(tr("A message holds at most %1 files").arg(app::kMaxDocumentsPerMessage),
                              StatusLevel::Warning);
         return;
     }
-    m_documentReader->readFiles(paths, room, app::kMaxDocumentChars - m_documentStrip->characters());
+    m_documentReader->readFiles(paths, room, app::kMaxDocumentChars - m_composer->documents()->characters());
 }
 
 void ChatView::attachDocumentsWithDialog() {
@@ -92,7 +86,7 @@ void ChatView::attachDocumentsWithDialog() {
 void ChatView::setRetrieval(app::ChatRetrieval* retrieval) {
     if (m_retrieval) disconnect(m_retrieval, nullptr, this, nullptr);
     m_retrieval = retrieval;
-    m_attachFolder->setEnabled(m_folders != nullptr && m_retrieval != nullptr);
+    m_composer->attachFolderButton()->setEnabled(m_folders != nullptr && m_retrieval != nullptr);
     if (m_folders) m_folders->setRetrieval(m_retrieval);
     if (!m_retrieval) return;
     connect(m_retrieval, &app::ChatRetrieval::retrieved, this,
@@ -117,9 +111,9 @@ QString ChatView::sourcesMarkdown(int replyIndex) const {
     return tr("*Sources: %1*").arg(parts.join(QStringLiteral(" · "))) + QStringLiteral("\n\n");
 }
 
-QList<app::ChatDocument> ChatView::attachedDocuments() const { return m_documentStrip->documents(); }
+QList<app::ChatDocument> ChatView::attachedDocuments() const { return m_composer->documents()->documents(); }
 
-void ChatView::removeDocument(int index) { m_documentStrip->removeAt(index); }
+void ChatView::removeDocument(int index) { m_composer->documents()->removeAt(index); }
 
 QList<app::ChatDocument> ChatView::messageDocuments(int index) const {
     return index >= 0 && index < m_messages.size() ? m_messages[index].documents : QList<app::ChatDocument>();

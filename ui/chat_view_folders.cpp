@@ -1,5 +1,6 @@
 // The chat page's folders of documents: the Attach folder… button, the strip that shows them, and
 // the folders following the chat shown (app::ChatFolders reads them and keeps the list).
+#include "chat_composer.h"
 #include "chat_view.h"
 #include "folder_strip.h"
 
@@ -11,20 +12,15 @@
 
 namespace hearth::ui {
 
-void ChatView::setUpFolders(QWidget* parent) {
-    m_folderStrip = new FolderStrip(parent);
-    m_attachFolder = new QPushButton(tr("Attach folder…"), parent);
-    m_attachFolder->setObjectName(QStringLiteral("attachFolder"));
-    m_attachFolder->setToolTip(tr("Search a folder's text, Markdown, code and PDF files for each question in this chat"));
-    m_attachFolder->setEnabled(false);
-    connect(m_attachFolder, &QPushButton::clicked, this, &ChatView::attachFolderWithDialog);
+void ChatView::setUpFolders() {
+    connect(m_composer, &ChatComposer::attachFolderRequested, this, &ChatView::attachFolderWithDialog);
 }
 
 void ChatView::setFolders(app::ChatFolders* folders) {
     if (m_folders) disconnect(m_folders, nullptr, this, nullptr);
     m_folders = folders;
-    m_folderStrip->setFolders(folders);
-    m_attachFolder->setEnabled(folders != nullptr && m_retrieval != nullptr);
+    m_composer->folders()->setFolders(folders);
+    m_composer->attachFolderButton()->setEnabled(folders != nullptr && m_retrieval != nullptr);
     if (!m_folders) return;
     m_folders->setRetrieval(m_retrieval);
     m_folders->show(m_conversationId, m_conversations.value(m_conversationId).folders);
@@ -50,6 +46,6 @@ void ChatView::attachFolderWithDialog() {
     if (!path.isEmpty()) attachFolder(path);
 }
 
-QString ChatView::folderLine(int index) const { return m_folderStrip->textAt(index); }
+QString ChatView::folderLine(int index) const { return m_composer->folders()->textAt(index); }
 
 } // namespace hearth::ui

@@ -3,6 +3,7 @@
 // Files are read by the app::ImageFileReader the view is given (on a pool thread); only small
 // thumbnails are made here.
 #include "chat_transcript.h"
+#include "chat_composer.h"
 #include "chat_view.h"
 #include "count_text.h"
 #include "document_strip.h"
@@ -16,7 +17,6 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMimeData>
-#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QUrl>
 
@@ -52,12 +52,10 @@ bool holdsImage(const QMimeData* data) {
 
 } // namespace
 
-void ChatView::setUpImages(QWidget* parent) {
-    m_attached = new ImageStrip(parent);
-    m_attach = new QPushButton(tr("Attach image…"), parent);
-    m_attach->setObjectName(QStringLiteral("attachImage"));
-    connect(m_attach, &QPushButton::clicked, this, &ChatView::attachWithDialog);
-    m_input->viewport()->installEventFilter(this);
+void ChatView::setUpImages() {
+    connect(m_composer, &ChatComposer::attachImageRequested, this, &ChatView::attachWithDialog);
+    m_composer->setAttachmentTaker([this](const QMimeData* data) { return wantsDrop(data); },
+                                   [this](const QMimeData* data) { return attachFromMimeData(data); });
     setAcceptDrops(true);
     connect(m_engine, &app::EngineHost::loaded, this, &ChatView::updateAttach);
     connect(m_engine, &app::EngineHost::unloaded, this, &ChatView::updateAttach);
@@ -72,8 +70,8 @@ void ChatView::setImageReader(app::ImageFileReader* reader) {
         m_imageReader, &app::ImageFileReader::filesRead, this,
         [this](quint64, const QList<QByteArray>& images, const QStringList& problems) {
             QStringList refused = problems;
-            const int room = app::kMaxImagesPerMessage - m_attached->count();
-            m_attached->addImages(images.mid(0, std::max(0, room)));
+            const int room = app::kMaxImagesPerMessage - m_composer->images()->count();
+            m_composer->images()->addImages(images.mid(0, std::max(0, room)));
             if (images.size() > room) {
                 const qsizetype left = images.size() - std::max(0, room);
                 refused << tr("%1 %2 not attached: a message holds at most %3 images")
@@ -106,18 +104,18 @@ QString ChatView::attachRefusal() const {
 
 void ChatView::updateAttach() {
     const QString refusal = attachRefusal();
-    m_attach->setEnabled(refusal.isEmpty());
-    m_attach->setToolTip(
+    m_composer->attachImageButton()->setEnabled(refusal.isEmpty());
+    m_composer->attachImageButton()->setToolTip(
         refusal.isEmpty() ? tr("Attach images (PNG, JPEG, WebP, GIF; or paste or drop them here)")
                           : refusal);
 }
 
 QList<QByteArray> ChatView::attachedImages() const {
-    return m_attached->images();
+    return m_composer->images()->images();
 }
 
 void ChatView::removeAttachment(int index) {
-    m_attached->removeAt(index);
+    m_composer->images()->removeAt(index);
 }
 
 QList<QByteArray> ChatView::messageImages(int index) const {
@@ -140,7 +138,7 @@ void ChatView::attachFiles(const QStringList& paths) {
         Q_EMIT statusMessage(why, StatusLevel::Warning);
         return;
     }
-    const int room = app::kMaxImagesPerMessage - m_attached->count();
+    const int room = app::kMaxImagesPerMessage - m_composer->images()->count();
     if (room <= 0) {
         Q_EMIT statusMessage(
             tr("A message holds at most %1 images").arg(app::kMaxImagesPerMessage), StatusLevel::Warning);
@@ -165,12 +163,12 @@ void ChatView::attachImages(const QList<QByteArray>& images) {
         const QString name = tr("the image");
         if (const QString why = app::imageProblem(images[i], name); !why.isEmpty())
             refused << why;
-        else if (m_attached->count() + ok.size() >= app::kMaxImagesPerMessage)
+        else if (m_composer->images()->count() + ok.size() >= app::kMaxImagesPerMessage)
             refused << tr("a message holds at most %1 images").arg(app::kMaxImagesPerMessage);
         else
             ok << images[i];
     }
-    m_attached->addImages(ok);
+    m_composer->images()->addImages(ok);
     if (!refused.isEmpty())
         Q_EMIT statusMessage(tr("Not attached: %1").arg(refused.join(QStringLiteral("; "))), StatusLevel::Warning);
 }
@@ -199,25 +197,13 @@ bool ChatView::attachFromMimeData(const QMimeData* data) {
     return true;
 }
 
-// Drops of images onto the input are attached (anything else is the text box's own).
-bool ChatView::handleInputDrop(QEvent* event) {
-    if (event->type() == QEvent::DragEnter || event->type() == QEvent::DragMove) {
-        auto* drag = static_cast<QDragMoveEvent*>(event);
-        if (!holdsImage(drag->mimeData()) && droppedDocumentFiles(drag->mimeData()).isEmpty()) return false;
-        drag->acceptProposedAction();
-        return true;
-    }
-    if (event->type() == QEvent::Drop) {
-        auto* drop = static_cast<QDropEvent*>(event);
-        if (!attachFromMimeData(drop->mimeData())) return false;
-        drop->acceptProposedAction();
-        return true;
-    }
-    return false;
+// Images and files (dropped onto the input or anywhere on the page) are attached.
+bool ChatView::wantsDrop(const QMimeData* data) const {
+    return holdsImage(data) || !droppedDocumentFiles(data).isEmpty();
 }
 
 void ChatView::dragEnterEvent(QDragEnterEvent* event) {
-    if (holdsImage(event->mimeData()) || !droppedDocumentFiles(event->mimeData()).isEmpty())
+    if (wantsDrop(event->mimeData()))
         event->acceptProposedAction();
     else
         QWidget::dragEnterEvent(event);

@@ -7,7 +7,7 @@
 #include "services/chat_tools.h"
 #include "services/reply_recorder.h"
 
-#include <QLabel>
+#include "chat_composer.h"
 
 #include <utility>
 
@@ -131,8 +131,7 @@ void ChatView::onFinished(quint64 id, const QString& reason, const app::Generati
     if (usage.draftTokens > 0)
         line += tr(" · %1 of %2 drafted tokens accepted").arg(usage.acceptedDraftTokens).arg(usage.draftTokens);
     if (stopped) line += (line.isEmpty() ? QString() : QStringLiteral(" · ")) + tr("stopped");
-    m_stats->setText(line);
-    m_stats->setToolTip(tr("Sampled with seed %1").arg(m_lastSeed));
+    m_composer->setStats(line, tr("Sampled with seed %1").arg(m_lastSeed));
     m_contextUsed = stored.contextTokens;
     updateContextBar();
     render();
