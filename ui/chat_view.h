@@ -277,6 +277,7 @@ private:
     void showChatState();
     void updateContextBar();
     TranscriptPiece messagePiece(int index);
+    void followStore(); // chat_view_store.cpp
     void forgetRendered();
     void onChatTrimmed(quint64 id, int dropped);
     void finishExport(const ExportJob& job, const QList<app::StoredMessage>& messages);

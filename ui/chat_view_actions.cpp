@@ -2,6 +2,7 @@
 // own settings, rename and delete, and the header widget slot.
 #include "chat_view.h"
 
+#include "chat_composer.h"
 #include "chat_markdown.h"
 #include "chat_settings_dialog.h"
 #include "document_strip.h"
