@@ -23,6 +23,10 @@ QString folderLine(const app::ChatFolders::Folder& f) {
                                  .arg(f.name, locale.toString(f.done), locale.toString(f.total))
                            : FolderStrip::tr("%1 · listing files…").arg(f.name);
     if (f.files.isEmpty()) return FolderStrip::tr("%1 · no files to search").arg(f.name);
+    if (f.indexing && f.partsToIndex > 0)
+        return FolderStrip::tr("%1 · %2 files · indexing for search: %3 of %4 parts…")
+            .arg(f.name, locale.toString(f.files.size()), locale.toString(f.partsIndexed),
+                 locale.toString(f.partsToIndex));
     if (f.indexing)
         return FolderStrip::tr("%1 · %2 files · indexing for search…").arg(f.name, locale.toString(f.files.size()));
     return FolderStrip::tr("%1 · %2 files searched for each question%3")

@@ -28,7 +28,9 @@ ChatFolders::ChatFolders(Store* store, QObject* parent)
 void ChatFolders::setRetrieval(ChatRetrieval* retrieval) {
     if (m_retrieval) disconnect(m_retrieval, nullptr, this, nullptr);
     m_retrieval = retrieval;
-    if (m_retrieval) connect(m_retrieval, &ChatRetrieval::prepared, this, &ChatFolders::onPrepared);
+    if (!m_retrieval) return;
+    connect(m_retrieval, &ChatRetrieval::prepared, this, &ChatFolders::onPrepared);
+    connect(m_retrieval, &ChatRetrieval::progress, this, &ChatFolders::onIndexProgress);
 }
 
 void ChatFolders::show(qint64 conversationId, const QStringList& folders) {
@@ -108,45 +110,54 @@ void ChatFolders::keep() {
     if (m_store && m_conversationId != 0) m_store->setConversationFolders(m_conversationId, paths());
 }
 
-void ChatFolders::onProgress(quint64 ticket, int done, int total) {
-    const QString path = m_scans.value(ticket);
+ChatFolders::Folder* ChatFolders::find(const QString& path) {
+    if (path.isEmpty()) return nullptr;
     for (Folder& f : m_folders)
-        if (!path.isEmpty() && f.path == path) {
-            f.done = done;
-            f.total = total;
-            Q_EMIT changed();
-            return;
-        }
+        if (f.path == path) return &f;
+    return nullptr;
+}
+
+void ChatFolders::onProgress(quint64 ticket, int done, int total) {
+    Folder* f = find(m_scans.value(ticket));
+    if (!f) return;
+    f->done = done;
+    f->total = total;
+    Q_EMIT changed();
 }
 
 void ChatFolders::onScanned(quint64 ticket, const FolderContents& contents) {
-    const QString path = m_scans.take(ticket);
-    if (path.isEmpty() || contents.cancelled) return; // a chat no longer shown, or a folder removed
-    for (Folder& f : m_folders) {
-        if (f.path != path) continue;
-        f.reading = false;
-        f.files = contents.files;
-        f.problems = contents.problems;
-        f.cut = contents.cut;
-        f.done = f.total;
-        if (m_retrieval && !f.files.isEmpty()) {
-            f.indexing = true;
-            m_prepares.insert(m_retrieval->prepare(f.files, m_conversationId), f.path);
-        }
-        if (!f.problems.isEmpty()) Q_EMIT readWithProblems(f.path, f.problems);
-        Q_EMIT changed();
-        return;
+    Folder* f = find(m_scans.take(ticket));
+    if (!f || contents.cancelled) return; // a chat no longer shown, or a folder removed
+    f->reading = false;
+    f->files = contents.files;
+    f->problems = contents.problems;
+    f->cut = contents.cut;
+    f->done = f->total;
+    f->partsIndexed = f->partsToIndex = 0;
+    const QString path = f->path;
+    const QStringList problems = f->problems;
+    if (m_retrieval && !f->files.isEmpty()) {
+        f->indexing = true;
+        const quint64 prepare = m_retrieval->prepare(f->files, m_conversationId); // (signals only later)
+        m_prepares.insert(prepare, path);
     }
+    if (!problems.isEmpty()) Q_EMIT readWithProblems(path, problems);
+    Q_EMIT changed();
 }
 
 void ChatFolders::onPrepared(quint64 ticket) {
-    const QString path = m_prepares.take(ticket);
-    for (Folder& f : m_folders)
-        if (!path.isEmpty() && f.path == path) {
-            f.indexing = false;
-            Q_EMIT changed();
-            return;
-        }
+    Folder* f = find(m_prepares.take(ticket));
+    if (!f) return;
+    f->indexing = false;
+    Q_EMIT changed();
+}
+
+void ChatFolders::onIndexProgress(quint64 ticket, qint64 embedded, qint64 total) {
+    Folder* f = find(m_prepares.value(ticket));
+    if (!f) return;
+    f->partsIndexed = embedded;
+    f->partsToIndex = total;
+    Q_EMIT changed();
 }
 
 } // namespace hearth::app

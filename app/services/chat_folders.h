@@ -27,6 +27,8 @@ public:
         bool indexing = false; // read; its files' vectors being computed or read back
         int done = 0;          // files read so far, of `total`
         int total = 0;
+        qint64 partsIndexed = 0; // while indexing: chunks embedded so far, of partsToIndex
+        qint64 partsToIndex = 0; // (0: not known yet, or all read back from the store)
         QList<FolderFile> files;
         QStringList problems;  // files not read, the folder cut short, or the folder not there
         bool cut = false;
@@ -66,6 +68,8 @@ private:
     void onProgress(quint64 ticket, int done, int total);
     void onScanned(quint64 ticket, const FolderContents& contents);
     void onPrepared(quint64 ticket);
+    void onIndexProgress(quint64 ticket, qint64 embedded, qint64 total);
+    Folder* find(const QString& path); // among the chat shown's (null: not there, or path empty)
 
     Store* m_store;
     FolderScanner* m_scanner;

@@ -147,14 +147,19 @@ void ChatRetrieval::step(quint64 ticket) {
             return;
         }
     }
+    // The next files to embed, whole, up to a batch of chunks (at least one file).
     QStringList texts;
     p.embedding.clear();
+    qsizetype waiting = 0;
     for (const QByteArray& key : std::as_const(p.keys)) {
         const Indexed& entry = m_index[key];
         if (entry.model == model && entry.vectors.size() == entry.chunks.size()) continue;
+        waiting += entry.chunks.size();
+        if (!p.embedding.isEmpty() && texts.size() + entry.chunks.size() > m_batch) continue;
         p.embedding << key;
         for (const DocumentChunk& c : entry.chunks) texts << c.text;
     }
+    if (p.toEmbed < 0) p.toEmbed = waiting;
     if (!p.embedding.isEmpty()) {
         p.chunkTicket = m_embeddings->embed(texts);
         return;
@@ -230,6 +235,17 @@ void ChatRetrieval::onEmbedded(quint64 embedTicket, const QList<QList<float>>& v
                 at += n;
             }
             p.embedding.clear();
+            const bool batched = p.embedded > 0 || at < p.toEmbed;
+            p.embedded += at;
+            if (!p.wordsOnly && batched) {
+                // A batch of a larger request: what is done is kept now (an app closed half way
+                // keeps it), and said; a listener may ask for more, so `p` is not used after.
+                keep(p, model);
+                const quint64 ticket = p.ticket;
+                Q_EMIT progress(ticket, p.embedded, p.toEmbed);
+                step(ticket);
+                return;
+            }
         } else if (embedTicket == p.questionTicket) {
             p.questionTicket = 0;
             p.questionVector = vectors.value(0);

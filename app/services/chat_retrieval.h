@@ -18,6 +18,7 @@
 #include <QSet>
 #include <QString>
 
+#include <algorithm>
 #include <memory>
 
 namespace hearth::app {
@@ -35,6 +36,9 @@ public:
     static constexpr int kDefaultParts = 4;
     // Chunks (with their vectors) held in memory at most, beyond those of requests in progress.
     static constexpr qsizetype kMaxKeptChunks = 60000;
+    // Chunks asked of the embedding model at once (whole files: a file longer than this is one
+    // request); after each request the files done are kept and progress() says how far it is.
+    static constexpr qsizetype kEmbedBatchChunks = 256;
 
     // `embeddings` may be null or not loaded: then the words alone rank.
     explicit ChatRetrieval(EmbeddingService* embeddings = nullptr, QObject* parent = nullptr);
@@ -48,6 +52,8 @@ public:
     const ChunkLimits& chunking() const { return m_limits; }
     // How many chunks it holds in memory at most (kMaxKeptChunks unless set).
     void setKeptChunks(qsizetype chunks) { m_maxKept = chunks; }
+    // How many chunks one embedding request carries at most (kEmbedBatchChunks unless set).
+    void setEmbedBatch(qsizetype chunks) { m_batch = std::max<qsizetype>(1, chunks); }
     int parts() const { return m_parts; }
 
     // The parts of `documents` (those marked indexed) that best match `question`, as excerpts
@@ -69,6 +75,9 @@ public:
 Q_SIGNALS:
     void retrieved(quint64 ticket, const QList<hearth::app::ChatDocument>& excerpts);
     void prepared(quint64 ticket);
+    // A request's files embedded so far: `embedded` of the `total` chunks it had to embed (those
+    // read back from the store not counted), after each embedding request of more than one.
+    void progress(quint64 ticket, qint64 embedded, qint64 total);
 
 private:
     struct Indexed {
@@ -89,6 +98,8 @@ private:
         int parts = 0;
         quint64 chunkTicket = 0;     // embedding the files' chunks not embedded yet
         QList<QByteArray> embedding; // which files those chunks belong to, in order
+        qsizetype toEmbed = -1;      // chunks to embed for this request (-1: not counted yet)
+        qsizetype embedded = 0;      // of those, done
         quint64 questionTicket = 0;
         QList<float> questionVector;
         bool questionDone = false;
@@ -116,6 +127,7 @@ private:
     quint64 m_clock = 0;
     QSet<qint64> m_deleted; // chats deleted since the store was set: nothing is kept for them
     qsizetype m_maxKept = kMaxKeptChunks;
+    qsizetype m_batch = kEmbedBatchChunks;
 };
 
 } // namespace hearth::app

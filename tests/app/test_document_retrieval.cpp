@@ -4,6 +4,7 @@
 // question quoting a sentence of one of 200 synthetic documents finds that document's chunk
 // first, by words alone and fused with the embedding model's vectors; a chat's file vectors kept
 // in its SQLite store and read back instead of embedded again.
+#include "services/chat_folders.h"
 #include "services/chat_retrieval.h"
 #include "services/document_retrieval.h"
 #include "services/embedding_service.h"
@@ -402,6 +403,155 @@ private Q_SLOTS:
         QCOMPARE(texts, (QList<qsizetype>{chunks, 1}));
         QTRY_COMPARE(storeFailed.size(), 1);
         QCOMPARE(saved.size(), 4);
+    }
+
+    // A folder larger than one embedding request is embedded a batch of whole files at a time:
+    // each batch kept in the store at once and said with progress(); a retrieval closed half way
+    // (the app quit) leaves its batches kept, and the next one embeds only the rest.
+    void documentFolderIndexedInBatches() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString vocab = hearth::test::bgeVocabPath();
+        if (!QFile::exists(vocab)) QSKIP("the reference's BGE vocabulary is not here (HEARTH_REF)");
+        QString error;
+        const std::string model = synthBert(dir, vocab, error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        EmbeddingService service;
+        QSignalSpy loaded(&service, &EmbeddingService::loaded);
+        service.load(QString::fromStdString(model), 2);
+        QVERIFY(loaded.wait(60000));
+        Store store;
+        QSignalSpy opened(&store, &Store::opened);
+        QSignalSpy saved(&store, &Store::documentIndexSaved);
+        QVERIFY(!hearth::test::replyFor(opened, store.open(dir.filePath(QStringLiteral("chats.db")))).isEmpty());
+        const qint64 chat = hearth::test::createdConversation(store, {});
+        QVERIFY(chat > 0);
+
+        // 12 files of 2 documents each (3-5 chunks a file at 400 characters).
+        const Corpus corpus = syntheticCorpus();
+        QList<FolderFile> files;
+        qsizetype total = 0;
+        for (int i = 0; i < 12; ++i) {
+            ChatDocument d{QStringLiteral("notes/file%1.md").arg(i), QString(), true, 0};
+            for (const ChatDocument& c : corpus.documents.mid(20 + 2 * i, 2)) d.text += c.text + QStringLiteral("\n\n");
+            files << FolderFile{d.name, documentIndexKey(d), d.text.size(), chunkDocument(d, {400, 80})};
+            total += files.last().chunks.size();
+        }
+        constexpr qsizetype kBatch = 10;
+        QSignalSpy embedded(&service, &EmbeddingService::embedded);
+        {
+            ChatRetrieval retrieval(&service);
+            retrieval.setStore(&store);
+            retrieval.setChunking({400, 80}, 2);
+            retrieval.setEmbedBatch(kBatch);
+            QSignalSpy progress(&retrieval, &ChatRetrieval::progress);
+            QSignalSpy prepared(&retrieval, &ChatRetrieval::prepared);
+            const quint64 ticket = retrieval.prepare(files, chat);
+            QVERIFY(prepared.wait(60000));
+            // Requests of whole files, none over the batch unless one file is, in the files' order.
+            qsizetype sum = 0;
+            QList<qsizetype> sizes;
+            for (const QList<QVariant>& e : embedded) sizes << e.at(1).value<QList<QList<float>>>().size();
+            for (qsizetype n : sizes) {
+                QVERIFY2(n <= kBatch, qPrintable(QString::number(n)));
+                sum += n;
+            }
+            QCOMPARE(sum, total);
+            QVERIFY(sizes.size() >= 3);
+            // progress after each: cumulative, ending at the total; one save per batch.
+            QCOMPARE(progress.size(), sizes.size());
+            qsizetype done = 0;
+            for (int i = 0; i < progress.size(); ++i) {
+                done += sizes[i];
+                QCOMPARE(progress[i].at(0).toULongLong(), ticket);
+                QCOMPARE(progress[i].at(1).toLongLong(), qint64(done));
+                QCOMPARE(progress[i].at(2).toLongLong(), qint64(total));
+            }
+            QTRY_COMPARE(saved.size(), sizes.size());
+        }
+        { // everything kept: nothing embedded again
+            ChatRetrieval retrieval(&service);
+            retrieval.setStore(&store);
+            retrieval.setChunking({400, 80}, 2);
+            QSignalSpy prepared(&retrieval, &ChatRetrieval::prepared);
+            const qsizetype before = embedded.size();
+            retrieval.prepare(files, chat);
+            QVERIFY(prepared.wait(60000));
+            QCOMPARE(embedded.size(), before);
+        }
+
+        // Another chat: a retrieval closed after its first batch; the next one embeds the rest.
+        const qint64 other = hearth::test::createdConversation(store, {});
+        QVERIFY(other > 0);
+        QList<FolderFile> changed = files;
+        for (FolderFile& f : changed) { // other texts: other keys
+            ChatDocument d{f.name, QString(), true, 0};
+            for (const DocumentChunk& c : f.chunks) d.text += c.text + QStringLiteral(" Changed.\n\n");
+            f = FolderFile{d.name, documentIndexKey(d), d.text.size(), chunkDocument(d, {400, 80})};
+        }
+        qsizetype changedTotal = 0;
+        for (const FolderFile& f : changed) changedTotal += f.chunks.size();
+        const qsizetype savedBefore = saved.size();
+        qint64 keptFirst = 0;
+        qsizetype atClose = 0;
+        {
+            ChatRetrieval retrieval(&service);
+            retrieval.setStore(&store);
+            retrieval.setChunking({400, 80}, 2);
+            retrieval.setEmbedBatch(kBatch);
+            QSignalSpy progress(&retrieval, &ChatRetrieval::progress);
+            retrieval.prepare(changed, other);
+            QVERIFY(progress.wait(60000));
+            keptFirst = progress.last().at(1).toLongLong();
+            QTRY_COMPARE(saved.size(), savedBefore + progress.size());
+            atClose = embedded.size();
+        } // closed here, with batches left and the next one asked
+        QTRY_COMPARE_WITH_TIMEOUT(embedded.size(), atClose + 1, 60000); // that one ends unheard
+        {
+            ChatRetrieval retrieval(&service);
+            retrieval.setStore(&store);
+            retrieval.setChunking({400, 80}, 2);
+            retrieval.setEmbedBatch(1000);
+            QSignalSpy prepared(&retrieval, &ChatRetrieval::prepared);
+            const qsizetype before = embedded.size();
+            retrieval.prepare(changed, other);
+            QVERIFY(prepared.wait(60000));
+            qsizetype again = 0;
+            for (qsizetype i = before; i < embedded.size(); ++i) again += embedded[i].at(1).value<QList<QList<float>>>().size();
+            QVERIFY(keptFirst > 0 && keptFirst < changedTotal);
+            QCOMPARE(again, changedTotal - keptFirst); // the batch kept is read back, not embedded
+        }
+
+        // A folder attached to a chat: ChatFolders shows the batches' progress while it indexes.
+        QDir folder(dir.filePath(QStringLiteral("notes")));
+        QVERIFY(folder.mkpath(QStringLiteral(".")));
+        for (int i = 0; i < 12; ++i) {
+            QFile f(folder.filePath(QStringLiteral("page%1.md").arg(i)));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            for (const ChatDocument& c : corpus.documents.mid(100 + 2 * i, 2)) f.write((c.text + QStringLiteral("\n\n")).toUtf8());
+        }
+        ChatRetrieval retrieval(&service);
+        retrieval.setStore(&store);
+        retrieval.setChunking({400, 80}, 2);
+        retrieval.setEmbedBatch(kBatch);
+        ChatFolders folders(&store);
+        folders.setRetrieval(&retrieval);
+        folders.show(chat, {});
+        QList<std::pair<qint64, qint64>> seen;
+        connect(&folders, &ChatFolders::changed, this, [&folders, &seen] {
+            const ChatFolders::Folder& f = folders.folders().constFirst();
+            if (f.indexing && f.partsToIndex > 0) seen.append({f.partsIndexed, f.partsToIndex});
+        });
+        QVERIFY(folders.attach(folder.path()));
+        QTRY_VERIFY_WITH_TIMEOUT(!folders.reading() && !folders.indexing(), 60000);
+        qsizetype folderChunks = 0;
+        for (const FolderFile& f : folders.files()) folderChunks += f.chunks.size();
+        QVERIFY2(seen.size() >= 2, qPrintable(QString::number(seen.size())));
+        for (int i = 0; i < seen.size(); ++i) {
+            QCOMPARE(seen[i].second, qint64(folderChunks));
+            QVERIFY(seen[i].first > (i ? seen[i - 1].first : 0));
+        }
+        QCOMPARE(seen.last().first, qint64(folderChunks));
     }
 };
 
