@@ -107,6 +107,12 @@ ChatView::ChatView(app::EngineHost* engine, app::Store* store, QWidget* parent)
         m_contextUsed = tokens;
         m_context->setValue(std::min(m_context->maximum(), tokens));
     });
+    // A long prompt read over several steps: the reply being written says how far it is.
+    connect(m_engine, &app::EngineHost::promptProgress, this, [this](quint64 id, int done, int total) {
+        if (id != m_activeRequest) return;
+        m_promptRead = {done, total};
+        scheduleRender();
+    });
     connect(m_engine, &app::EngineHost::stateChanged, this, [this] {
         updateButtons();
         updateContextBar();

@@ -15,6 +15,7 @@
 #include <QWidget>
 
 #include <optional>
+#include <utility>
 
 class QDragEnterEvent;
 class QDropEvent;
@@ -317,6 +318,7 @@ private:
     QList<Message> m_messages;
     QString m_streamText;
     QString m_streamReasoning;
+    std::pair<int, int> m_promptRead{0, 0}; // the reply's prompt read so far: done, total
     QElapsedTimer m_thinkClock;            // from the reply's first reasoning piece
     double m_thoughtMs = -1.0;             // set when its answer starts (-1: still thinking)
     std::optional<bool> m_streamOpenChoice; // the user's click on the block being written

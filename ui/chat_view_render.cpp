@@ -7,6 +7,8 @@
 
 #include "services/chat_tools.h"
 
+#include <QLocale>
+
 namespace hearth::ui {
 
 namespace {
@@ -137,8 +139,14 @@ void ChatView::render() {
                 : reasoningBlock(m_streamReasoning, reasoningHeader(thinking, streamReasoningMs()),
                                  int(m_messages.size()), streamReasoningOpen());
         const QString text = m_offeredTools.isEmpty() ? m_streamText : app::visibleReplyText(m_streamText);
-        add(section(QStringLiteral("assistant"), tr("Assistant"), bodyOf(text, thoughts, m_codeBlocks),
-                    thinking && !thoughts.isEmpty() ? tr("thinking…") : tr("generating…")));
+        QString footer = thinking && !thoughts.isEmpty() ? tr("thinking…") : tr("generating…");
+        if (m_streamText.isEmpty() && m_streamReasoning.isEmpty() && m_promptRead.second > 0) {
+            const QLocale locale;
+            footer = tr("reading the conversation: %1% (%2 of %3 tokens)…")
+                         .arg(100 * qint64(m_promptRead.first) / m_promptRead.second)
+                         .arg(locale.toString(m_promptRead.first), locale.toString(m_promptRead.second));
+        }
+        add(section(QStringLiteral("assistant"), tr("Assistant"), bodyOf(text, thoughts, m_codeBlocks), footer));
     }
     if (pieces.isEmpty())
         add(m_engine->isLoaded() ? tr("*Start a conversation: type below and press Enter.*")

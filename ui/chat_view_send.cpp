@@ -136,6 +136,7 @@ void ChatView::startReply() {
     }
     m_streamText.clear();
     m_streamReasoning.clear();
+    m_promptRead = {0, 0};
     m_thinkClock.invalidate();
     m_thoughtMs = -1.0;
     m_streamOpenChoice.reset();

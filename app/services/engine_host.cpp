@@ -93,6 +93,9 @@ public:
         const QString message = QString::fromStdString(error.toString());
         m_relay->post([id = m_id, message](EngineHost* h) { h->handleFailed(id, message); });
     }
+    void onPromptProgress(int32_t done, int32_t total) override {
+        m_relay->post([id = m_id, done, total](EngineHost* h) { h->handlePromptProgress(id, done, total); });
+    }
 
 private:
     void forward(const ReplyPiece& piece) {
@@ -686,6 +689,10 @@ void EngineHost::handleContextUsed(quint64 id, int tokens) {
     if (!m_live.contains(id)) return;
     m_contextUsed[id] = tokens;
     Q_EMIT contextUsedChanged(id, tokens);
+}
+
+void EngineHost::handlePromptProgress(quint64 id, int done, int total) {
+    if (m_live.contains(id)) Q_EMIT promptProgress(id, done, total);
 }
 
 int EngineHost::contextUsed(quint64 id) const { return m_contextUsed.value(id, 0); }

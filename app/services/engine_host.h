@@ -120,6 +120,9 @@ Q_SIGNALS:
     void statsUpdated(const hearth::app::EngineStatsSnapshot& stats);
     // Request `id`'s context use grew with a token (see contextUsed); before that token's text.
     void contextUsedChanged(quint64 id, int tokens);
+    // Request `id`'s prompt is being read over several steps: `done` of `total` tokens so far
+    // (a prompt read in one step, or taken from the prefix cache, says nothing).
+    void promptProgress(quint64 id, int done, int total);
 
 public:
     // Context full (the chat page): like sendChat, but while the rendered prompt plus room for
@@ -151,6 +154,7 @@ private:
     void handleLoadFailed(quint64 generation, const QString& message);
     void handleReply(quint64 id, const QString& reasoning, const QString& answer);
     void handleContextUsed(quint64 id, int tokens);
+    void handlePromptProgress(quint64 id, int done, int total);
     void handleFinished(quint64 id, const QString& reason, const GenerationUsage& usage);
     void handleFailed(quint64 id, const QString& message);
     void handleStats(quint64 generation, const EngineStatsSnapshot& stats);

@@ -261,6 +261,12 @@ Status EngineImpl::step() {
     }
     poolHidden(out, m_hidden);
     observeHidden(out, m_hidden);
+    // A prompt read over several steps: how far it is (choice 0's, for the request).
+    for (const sched::ScheduledSeq& s : out.seqs) {
+        if (s.samples || isEmbedSid(s.id) || choiceOf(s.id) != 0) continue;
+        const auto it = m_live.find(publicId(s.id));
+        if (it != m_live.end()) it->second.sink->onPromptProgress(s.start + s.numTokens, it->second.promptTokens);
+    }
 
     const size_t V = size_t(m_summary.nVocab);
     std::vector<int32_t> sampled;

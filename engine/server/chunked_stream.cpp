@@ -1,6 +1,8 @@
 // The streamed-generation body loop behind every API's streaming responses.
 #include "server/chunked_stream.h"
 
+#include "server/progress_log.h"
+
 #include <chrono>
 
 namespace hearth::server {
@@ -12,6 +14,7 @@ struct StreamState {
     ChunkedStream stream;
     bool started = false;
     Clock::time_point lastWrite = Clock::now();
+    ProgressLog progress = requestProgressLog(); // made on the thread that routed the request
 };
 } // namespace
 
@@ -45,6 +48,8 @@ void streamChunked(Server::Impl& server, httplib::Response& res, const char* con
                 if (!sink.write(out.data(), out.size())) return fail();
                 state->lastWrite = now;
             }
+            if (const std::string line = state->progress.due(s.events->progress(), now); !line.empty())
+                srv->log(line);
             if (s.ended()) sink.done();
             return true;
         },

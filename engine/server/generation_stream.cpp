@@ -7,6 +7,7 @@ void GenerationStream::push(StreamEvent event, bool last) {
     {
         std::lock_guard<std::mutex> lock(m_mu);
         if (m_ended) return; // nothing is delivered after the end
+        if (event.kind == StreamEvent::Kind::Token) ++m_progress.tokens;
         m_events.push_back(std::move(event));
         if (last) m_ended = true;
     }
@@ -45,6 +46,17 @@ void GenerationStream::onError(const Status& error) {
     e.kind = StreamEvent::Kind::Error;
     e.error = error;
     push(std::move(e), true);
+}
+
+void GenerationStream::onPromptProgress(int32_t done, int32_t total) {
+    std::lock_guard<std::mutex> lock(m_mu);
+    m_progress.promptDone = done;
+    m_progress.promptTotal = total;
+}
+
+StreamProgress GenerationStream::progress() const {
+    std::lock_guard<std::mutex> lock(m_mu);
+    return m_progress;
 }
 
 bool GenerationStream::take(std::vector<StreamEvent>& out, std::chrono::milliseconds timeout) {

@@ -25,12 +25,22 @@ struct StreamEvent {
     Status error;
 };
 
+// How far a request is: its prompt read so far (0 of 0 until the engine says; a prompt read in
+// one step never says) and the tokens written, all choices together.
+struct StreamProgress {
+    int32_t promptDone = 0;
+    int32_t promptTotal = 0;
+    int64_t tokens = 0;
+};
+
 class GenerationStream final : public TokenSink {
 public:
     void onToken(const TokenInfo& token) override;
     void onChoiceFinish(int32_t choice, FinishReason reason) override;
     void onFinish(FinishReason reason, const Usage& usage) override;
     void onError(const Status& error) override;
+    void onPromptProgress(int32_t done, int32_t total) override;
+    StreamProgress progress() const;
 
     // Moves queued events into `out` (appending); waits up to `timeout` when none are queued.
     // Returns whether any were moved.
@@ -45,6 +55,7 @@ private:
     std::condition_variable m_cv;
     std::deque<StreamEvent> m_events;
     bool m_ended = false;
+    StreamProgress m_progress;
 };
 
 } // namespace hearth::server

@@ -5,6 +5,7 @@
 #include "server/server_impl.h"
 
 #include "server/generation_stream.h"
+#include "server/progress_log.h"
 #include "server/openai_convert.h"
 #include "server/openai_response.h"
 #include "hearth/chat_output.h"
@@ -314,7 +315,9 @@ static void runJob(Server::Impl& server, std::shared_ptr<Job> job, GenerationReq
 
     if (!job->params.stream) {
         std::vector<StreamEvent> events;
+        ProgressLog progress = requestProgressLog();
         while (!job->finished && !job->failed) {
+            if (const std::string line = progress.due(job->stream->progress()); !line.empty()) server.log(line);
             if (server.m_stopping) {
                 job->cancel();
                 ApiError e;

@@ -3,6 +3,7 @@
 #include "server/anthropic_request.h"
 #include "server/ollama_api.h"
 #include "server/security.h"
+#include "server/progress_log.h"
 #include "server/server_impl.h"
 #include "server/upstream.h"
 
@@ -91,7 +92,14 @@ Server::Impl::Impl(ServerConfig config) : m_config(std::move(config)) {
 namespace {
 // When the request this worker thread serves was routed (the request log's clock).
 thread_local std::chrono::steady_clock::time_point t_requestStart{};
+thread_local std::string t_requestLabel; // "POST /v1/chat/completions"
 } // namespace
+
+ProgressLog requestProgressLog() {
+    return ProgressLog(t_requestLabel, t_requestStart == std::chrono::steady_clock::time_point{}
+                                           ? std::chrono::steady_clock::now()
+                                           : t_requestStart);
+}
 
 std::string formatRequestRecord(const RequestRecord& r) {
     char ms[32];
@@ -107,6 +115,7 @@ std::string formatRequestRecord(const RequestRecord& r) {
 void Server::Impl::logRequest(const httplib::Request& req, const httplib::Response& res) const {
     const auto start = t_requestStart;
     t_requestStart = {};
+    t_requestLabel.clear();
     if (!m_config.requestLog) return;
     RequestRecord r;
     r.method = req.method;
@@ -284,8 +293,9 @@ void Server::Impl::installRoutes() {
     }
 
     // CORS preflight: allowed origins get the headers, others a bare 204 the browser refuses.
-    m_http.set_pre_routing_handler([](const Request&, Response&) {
+    m_http.set_pre_routing_handler([](const Request& req, Response&) {
         t_requestStart = std::chrono::steady_clock::now();
+        t_requestLabel = req.method + " " + req.path;
         return httplib::Server::HandlerResponse::Unhandled;
     });
     m_http.Options(R"(.*)", [this](const Request& req, Response& res) {

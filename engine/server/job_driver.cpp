@@ -4,6 +4,7 @@
 #include "server/job_driver.h"
 
 #include "server/chunked_stream.h"
+#include "server/progress_log.h"
 
 #include "server/tool_calls.h"
 
@@ -186,7 +187,9 @@ ApiResult<std::shared_ptr<SingleJob>> submitJob(std::shared_ptr<Engine> engine,
 
 std::optional<ApiError> waitForJob(Server::Impl& server, SingleJob& job) {
     std::vector<StreamEvent> events;
+    ProgressLog progress = requestProgressLog();
     while (!job.finished && !job.failed) {
+        if (const std::string line = progress.due(job.stream->progress()); !line.empty()) server.log(line);
         if (server.m_stopping) {
             job.cancel();
             ApiError e;

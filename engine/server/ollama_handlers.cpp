@@ -3,6 +3,7 @@
 // out), /api/tags, /api/show, /api/ps, /api/version, the "Ollama is running" probe at /, and clear
 // errors for what this server does not do.
 #include "server/chunked_stream.h"
+#include "server/progress_log.h"
 #include "server/server_impl.h"
 
 #include "server/generation_stream.h"
@@ -226,7 +227,9 @@ static void runOllamaJob(Server::Impl& server, std::shared_ptr<OllamaJob> job,
 
     if (!job->stream) {
         std::vector<StreamEvent> events;
+        ProgressLog progress = requestProgressLog();
         while (!job->finished && !job->failed) {
+            if (const std::string line = progress.due(job->events->progress()); !line.empty()) server.log(line);
             if (server.m_stopping) {
                 job->cancel();
                 return sendOllamaError(server.m_config, res,

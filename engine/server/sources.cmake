@@ -15,6 +15,7 @@ target_sources(hearth_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/generation_stream.cpp
   ${CMAKE_CURRENT_LIST_DIR}/chunked_stream.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/progress_log.cpp
   ${CMAKE_CURRENT_LIST_DIR}/http_server.cpp
   ${CMAKE_CURRENT_LIST_DIR}/handlers_generate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/handlers_misc.cpp

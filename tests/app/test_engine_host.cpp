@@ -116,6 +116,39 @@ private Q_SLOTS:
         QCOMPARE(host.contextUsed(id), 0); // ended
     }
 
+    // A prompt longer than a step (batch 16 here) is read over several: promptProgress says how
+    // far, for that request, on the caller's thread, before its first token.
+    void promptProgressComesBeforeTheFirstToken() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        EngineHost host;
+        QSignalSpy loaded(&host, &EngineHost::loaded);
+        LoadSettings settings;
+        settings.batchSize = 16;
+        host.loadModel(QString::fromStdString(hearth::test::testDataPath("models/stories260K.gguf")), settings);
+        QVERIFY(loaded.wait(30000));
+        quint64 id = 0;
+        QList<std::pair<int, int>> progress;
+        int tokensBefore = -1; // tokens seen when the last progress came
+        int tokens = 0;
+        connect(&host, &EngineHost::promptProgress, this, [&](quint64 rid, int done, int total) {
+            QVERIFY(QThread::currentThread() == thread());
+            if (rid != id) return;
+            progress << std::pair{done, total};
+            tokensBefore = tokens;
+        });
+        connect(&host, &EngineHost::tokenReceived, this, [&](quint64 rid, const QString&) {
+            if (rid == id) ++tokens;
+        });
+        QSignalSpy finished(&host, &EngineHost::finished);
+        QList<int> prompt;
+        for (int i = 0; i < 40; ++i) prompt << 100 + i; // 40 tokens: 16 + 16 + 8
+        id = host.sendTokens(prompt, Sampling::greedy(4));
+        QVERIFY(finished.wait(20000));
+        QCOMPARE(progress, (QList<std::pair<int, int>>{{16, 40}, {32, 40}}));
+        QCOMPARE(tokensBefore, 0);
+        QVERIFY(tokens > 0);
+    }
+
     void stopEndsWithCancelled() {
         HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
         EngineHost host;

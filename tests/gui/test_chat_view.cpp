@@ -221,6 +221,37 @@ private Q_SLOTS:
         QVERIFY(!chat.isReasoningExpanded(0)); // the user's message has none
     }
 
+    // While a long prompt is read, the reply being written says how far (until its first word).
+    void promptProgressShowsUntilTheFirstWord() {
+        HEARTH_REQUIRE_TEST_FILE(QStringLiteral("models/stories260K.gguf"));
+        QTemporaryDir dir;
+        app::Store store;
+        store.open(dir.filePath(QStringLiteral("hearth.db")));
+        app::EngineHost engine;
+        QVERIFY(test::loadStories(engine));
+        ui::ChatView chat(&engine, &store);
+        chat.resize(900, 600);
+        chat.show();
+        chat.setSampling(app::Sampling::greedy(4));
+        // The real request runs with the host's signals held back; then it is scripted.
+        engine.blockSignals(true);
+        chat.sendText(QStringLiteral("Once upon a time"));
+        QTRY_VERIFY_WITH_TIMEOUT(chat.isGenerating(), 10000);
+        const quint64 id = chat.activeRequest();
+        QTRY_VERIFY_WITH_TIMEOUT(engine.activeRequests().isEmpty(), 20000);
+        engine.blockSignals(false);
+        QTRY_VERIFY(chat.transcriptMarkdown().contains(QStringLiteral("*generating…*")));
+        Q_EMIT engine.promptProgress(id + 1, 5, 10); // another request's: not this reply's
+        Q_EMIT engine.promptProgress(id, 1024, 2560);
+        QTRY_VERIFY(chat.transcriptMarkdown().contains(QStringLiteral("*reading the conversation: 40% (1,024 of 2,560 tokens)…*")));
+        QVERIFY(chat.grab().save(QDir(screenshotDir()).filePath(QStringLiteral("chat_reading_prompt.png"))));
+        Q_EMIT engine.tokenReceived(id, QStringLiteral("Once"));
+        QTRY_VERIFY(chat.transcriptMarkdown().contains(QStringLiteral("*generating…*")));
+        QVERIFY(!chat.transcriptMarkdown().contains(QStringLiteral("reading the conversation")));
+        Q_EMIT engine.finished(id, QStringLiteral("stop"), app::GenerationUsage());
+        QTRY_VERIFY(!chat.isGenerating());
+    }
+
     void samplingJsonRoundTrip() {
         app::Sampling s;
         s.temperature = 0.3f;

@@ -153,6 +153,40 @@ private Q_SLOTS:
         QCOMPARE(second->tokens(), first->tokens());
     }
 
+    // A prompt read over several steps says how far it is after each step but the last (which
+    // samples the first token); one read in one step, or from the prefix cache, says nothing.
+    void promptProgressIsSaid() {
+        struct ProgressSink final : TokenCollector {
+            void onPromptProgress(int32_t done, int32_t total) override {
+                std::lock_guard<std::mutex> lock(mu);
+                seen.emplace_back(done, total);
+            }
+            std::mutex mu;
+            std::vector<std::pair<int32_t, int32_t>> seen;
+        };
+        EngineConfig c;
+        c.modelPath = hearth::test::testDataPath("models/stories260K.gguf");
+        c.contextLength = 256;
+        c.kvMemoryBytes = 4ull << 20;
+        c.maxBatchedTokens = 16;
+        c.device = testDevice();
+        auto e = Engine::create(c);
+        QVERIFY2(e.isOk(), e.status().toString().c_str());
+        std::vector<int32_t> prompt = kPrompt; // 69 tokens: 16 + 16 + 16 + 16 + 5
+        for (auto it = kReference.rbegin(); it != kReference.rend(); ++it) prompt.push_back(*it);
+        auto sink = std::make_shared<ProgressSink>();
+        QVERIFY((*e)->submit(test::greedyRequest(prompt, sink, 4)).isOk());
+        QVERIFY(sink->waitDone());
+        using Seen = std::vector<std::pair<int32_t, int32_t>>;
+        QCOMPARE(sink->seen, (Seen{{16, 69}, {32, 69}, {48, 69}, {64, 69}}));
+        auto again = std::make_shared<ProgressSink>();
+        QVERIFY((*e)->submit(test::greedyRequest(prompt, again, 4)).isOk());
+        QVERIFY(again->waitDone());
+        QCOMPARE(again->usage.cachedPromptTokens, 64);
+        QCOMPARE(again->seen, Seen{});
+        QCOMPARE(again->tokens(), sink->tokens());
+    }
+
     void refusesBadRequests() {
         auto sink = std::make_shared<TokenCollector>();
         GenerationRequest tooLong = greedy(sink, 600);

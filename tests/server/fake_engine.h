@@ -47,6 +47,9 @@ public:
         m_repeat = repeat;
     }
     void setTokenDelay(std::chrono::microseconds d) { m_delayUs = d.count(); }
+    // Requests submitted from now on read their prompt over `steps` steps before their first
+    // token, saying onPromptProgress after each but the last (as the engine does).
+    void setPromptSteps(int steps) { m_promptSteps = steps; }
     // What renderChat appends for a generation prompt ("assistant:" by default).
     void setGenerationPrompt(std::string text) {
         std::lock_guard<std::mutex> lock(m_mu);
@@ -91,6 +94,7 @@ public:
         l.choices.resize(size_t(request.n));
         l.script = m_tokenizer.encode(m_reply, false, false).value();
         l.repeat = m_repeat;
+        l.promptSteps = m_promptSteps;
         l.failWith = m_failNext;
         m_failNext = Status::ok();
         request.sink.reset();
@@ -198,6 +202,7 @@ private:
         std::vector<int32_t> script;
         bool repeat = false, cancel = false;
         Status failWith;
+        int promptSteps = 1, promptStep = 0;
     };
 
     FakeEngine(tokenizer::Tokenizer tok, int32_t context) : m_tokenizer(std::move(tok)) {
@@ -251,6 +256,11 @@ private:
             for (const Choice& c : l.choices) usage.completionTokens += c.produced;
             l.sink->onFinish(FinishReason::Cancelled, usage);
             return true;
+        }
+        if (l.promptStep + 1 < l.promptSteps) { // a step reading the prompt
+            ++l.promptStep;
+            l.sink->onPromptProgress(l.promptTokens * l.promptStep / l.promptSteps, l.promptTokens);
+            return false;
         }
         bool all = true;
         for (size_t c = 0; c < l.choices.size(); ++c) {
@@ -316,6 +326,7 @@ private:
     std::atomic<int> m_submitted{0};
     std::atomic<int> m_maxWaiting{1 << 20};
     std::atomic<int64_t> m_delayUs{0};
+    std::atomic<int> m_promptSteps{1};
     std::thread m_thread;
     bool m_stop = false;
 };

@@ -24,7 +24,7 @@ inline FakeServer startFakeServer(server::ServerConfig config = {}, int32_t cont
     FakeServer f;
     f.engine = FakeEngine::create(testDataPath("models/stories260K.gguf"), context);
     config.port = 0;
-    config.log = [](const std::string&) {};
+    if (!config.log) config.log = [](const std::string&) {};
     f.server = std::make_unique<server::Server>(config);
     if (!f.server->start().isOk()) return f;
     f.server->setEngine(f.engine, "fake-model");

@@ -7,6 +7,7 @@
 #include "test_support.h"
 
 #include "hearth/server.h"
+#include "server/progress_log.h"
 
 #include <QtTest>
 
@@ -486,6 +487,57 @@ private Q_SLOTS:
         const std::string line = hearth::server::formatRequestRecord(*chat);
         QVERIFY2(line.rfind("POST /v1/chat/completions 200 ", 0) == 0 && line.find(" ms stream 127.0.0.1") != std::string::npos,
                  line.c_str());
+    }
+
+    // A long request is not silent: the log says how far it is after 5 s and every 10 s after
+    // (the prompt read so far, then the tokens written), whole responses and streams alike; and
+    // the lines themselves, timed by hand.
+    void longRequestsLogTheirProgress() {
+        using hearth::server::ProgressLog;
+        using Clock = ProgressLog::Clock;
+        const Clock::time_point t0{};
+        ProgressLog timed("POST /api/chat", t0);
+        hearth::server::StreamProgress p;
+        QCOMPARE(timed.due(p, t0 + std::chrono::seconds(4)), std::string());
+        QCOMPARE(timed.due(p, t0 + std::chrono::seconds(5)), std::string("POST /api/chat · 5 s · waiting for the engine"));
+        p.promptDone = 1024;
+        p.promptTotal = 3210;
+        QCOMPARE(timed.due(p, t0 + std::chrono::seconds(14)), std::string());
+        QCOMPARE(timed.due(p, t0 + std::chrono::seconds(15)),
+                 std::string("POST /api/chat · 15 s · reading the prompt: 1024 of 3210 tokens"));
+        p.tokens = 1;
+        QCOMPARE(timed.due(p, t0 + std::chrono::milliseconds(25500)), std::string("POST /api/chat · 25 s · 1 token written"));
+        p.tokens = 87;
+        QCOMPARE(timed.due(p, t0 + std::chrono::seconds(36)), std::string("POST /api/chat · 36 s · 87 tokens written"));
+
+        auto lines = std::make_shared<std::vector<std::string>>();
+        auto mu = std::make_shared<std::mutex>();
+        ServerConfig c;
+        c.log = [lines, mu](const std::string& line) {
+            std::lock_guard<std::mutex> lock(*mu);
+            lines->push_back(line);
+        };
+        START_FAKE_SERVER(f, c);
+        f.engine->setReply("one two three");
+        f.engine->setPromptSteps(60); // ~6 s of reading the prompt, then three tokens
+        f.engine->setTokenDelay(std::chrono::milliseconds(100));
+        auto said = [&](const std::string& start) {
+            std::lock_guard<std::mutex> lock(*mu);
+            for (const std::string& l : *lines)
+                if (l.rfind(start, 0) == 0) return l;
+            return std::string();
+        };
+        auto whole = postJson(f.port, "/v1/chat/completions", kChat);
+        QVERIFY(whole);
+        QCOMPARE(whole->status, 200);
+        const std::string line = said("POST /v1/chat/completions · ");
+        QVERIFY2(line.find(" s · reading the prompt: ") != std::string::npos && line.find(" tokens") != std::string::npos,
+                 line.c_str());
+        auto streamed = postJson(f.port, "/api/chat",
+                                 R"({"model":"fake","messages":[{"role":"user","content":"hi"}],"stream":true})");
+        QVERIFY(streamed);
+        QCOMPARE(streamed->status, 200);
+        QVERIFY2(said("POST /api/chat · ").find("reading the prompt") != std::string::npos, said("POST /api/chat").c_str());
     }
 
     void stopEndsOpenStreams() {

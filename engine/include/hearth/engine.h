@@ -178,6 +178,10 @@ public:
     // The whole request ended; `reason` is choice 0's.
     virtual void onFinish(FinishReason reason, const Usage& usage) = 0;
     virtual void onError(const Status& error) = 0; // the request ends without onFinish
+    // The prompt read so far: `done` of its `total` tokens (those reused from the prefix cache
+    // counted as read), after each step that read part of it and did not finish it. A prompt read
+    // in one step says nothing; a request preempted and read again counts again from the start.
+    virtual void onPromptProgress(int32_t /*done*/, int32_t /*total*/) {}
 };
 
 // An image in a prompt: its embeddings (VisionEncoder::encode) take the place of the prompt's
