@@ -127,8 +127,10 @@ private Q_SLOTS:
 private:
     void chooseModel();
     void chooseInspect();
-    void buildMenus();
-    void connectEngine();
+    void wirePages();      // the pages, the picker and the welcome page to each other (main_window_pages.cpp)
+    void buildMenus();     // main_window_menus.cpp
+    void connectEngine();  // the engine's state to the status bar and notifications (main_window_status.cpp)
+    void buildStatusBar(); // its labels, and the pages' messages to it (main_window_status.cpp)
     void applyIdleUnload();
     void restoreLastModel();
 

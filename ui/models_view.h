@@ -34,6 +34,8 @@ class QTreeWidget;
 
 namespace hearth::ui {
 
+class TransferList;
+
 class ModelsView : public QWidget {
     Q_OBJECT
 public:
@@ -95,6 +97,10 @@ Q_SIGNALS:
     void statusWithdrawn(const QString& text);
 
 private:
+    // The tabs, built with their widgets and their connections (models_view_library.cpp,
+    // models_view_hub.cpp).
+    QWidget* buildLibraryTab(QWidget* parent);
+    QWidget* buildDiscoverTab(QWidget* parent);
     void showDetails();
     void download(int optionRow);
     void fillOptions();
@@ -104,8 +110,6 @@ private:
     void scheduleBadges();
     void computeLibraryBadges();
     void showHubError(const QString& message);
-    void addTransferRow(quint64 id, const QString& name, app::DownloadState state);
-    void updateTransferButtons(); // Pause, Resume and Cancel: on where they apply to the selected one
     app::LoadSettings currentLoadSettings() const { return m_settings->loadSettings(); }
     qint64 ram() const;
 
@@ -123,11 +127,8 @@ private:
     QLineEdit* m_query = nullptr;
     QListWidget* m_repos = nullptr;
     QTreeWidget* m_options = nullptr;
-    QTreeWidget* m_transfers = nullptr;
+    TransferList* m_transfers = nullptr; // the download list with Pause, Resume and Cancel
     QPushButton* m_download = nullptr;
-    QPushButton* m_pause = nullptr;
-    QPushButton* m_resume = nullptr;
-    QPushButton* m_cancel = nullptr;
     QPushButton* m_fetchProjector = nullptr; // library: "Download vision projector"
     QLabel* m_projectorNote = nullptr;       // hub: the repository's projector
     QCheckBox* m_withProjector = nullptr;    // hub: also download it
@@ -141,7 +142,6 @@ private:
     quint64 m_searchTicket = 0;
     quint64 m_filesTicket = 0;
     quint64 m_detailsTicket = 0;
-    QHash<quint64, int> m_transferRows;
 
     DeviceList m_devices;
     bool m_devicesSet = false;

@@ -15,6 +15,7 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QGroupBox;
 class QLabel;
 class QSlider;
 class QPlainTextEdit;
@@ -68,6 +69,11 @@ Q_SIGNALS:
     void draftCandidatesWanted(const QString& model);
 
 private:
+    // The page's sections, built with their widgets and their connections (settings_view_load.cpp,
+    // settings_view_sampling.cpp, settings_view.cpp).
+    QGroupBox* buildLoadSection(const app::LoadSettings& ls);
+    QGroupBox* buildSamplingSection();
+    QGroupBox* buildApplicationSection();
     void save();
     void saveSampling();
     void updateKvChoices();
