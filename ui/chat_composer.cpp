@@ -40,6 +40,10 @@ ChatComposer::ChatComposer(QWidget* parent) : QWidget(parent) {
     m_attachFolder->setToolTip(tr("Search a folder's text, Markdown, code and PDF files for each question in this chat"));
     m_attachFolder->setEnabled(false);
     m_stats = new QLabel(this);
+    // A long statistics line is cut at the row's end rather than widening the window (its
+    // tooltip has all of it).
+    m_stats->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_stats->setMinimumWidth(0);
     m_settings = new QPushButton(tr("Chat settings…"), this);
     m_settings->setToolTip(tr("System prompt and sampling of this chat"));
     m_regenerate = new QPushButton(tr("Regenerate"), this);
@@ -114,7 +118,7 @@ void ChatComposer::setActions(bool send, bool stop, bool regenerate, bool settin
 
 void ChatComposer::setStats(const QString& text, const QString& toolTip) {
     m_stats->setText(text);
-    m_stats->setToolTip(toolTip);
+    m_stats->setToolTip(toolTip.isEmpty() ? text : text + QLatin1Char('\n') + toolTip);
 }
 
 QString ChatComposer::stats() const { return m_stats->text(); }

@@ -124,6 +124,11 @@ private Q_SLOTS:
         QVERIFY(button(c, QStringLiteral("Send")));
         c.setStats(QStringLiteral("12 tokens"), QStringLiteral("Sampled with seed 7"));
         QCOMPARE(c.stats(), QStringLiteral("12 tokens"));
+        // However long the statistics line, the row asks no more width for it.
+        const int before = c.minimumSizeHint().width();
+        c.setStats(QStringLiteral("48 tokens · first token 1 ms · 3390.7 tok/s · 2 of 4 drafted tokens accepted · "
+                                  "128 prompt tokens reused · and a great deal more"));
+        QCOMPARE(c.minimumSizeHint().width(), before);
         c.setPlaceholder(QStringLiteral("Load a model"));
         QCOMPARE(c.placeholder(), QStringLiteral("Load a model"));
     }
