@@ -1,6 +1,7 @@
-// The chat page: conversations (stored in SQLite), the transcript rendered as Markdown with the
-// reply streaming in (its reasoning in a block of its own, written to the store as it grows), and
-// the input box. Sent messages are committed before they are shown.
+// The chat page: the conversation list, the transcript and the composer (classes of their own)
+// put together, and the chat shown kept here: its messages (stored in SQLite; a sent message is
+// committed before it is shown), the reply streaming in (its reasoning apart, written to the
+// store as it grows), its settings, files, folders, images and tool calls.
 #pragma once
 
 #include "chat_transcript.h"
