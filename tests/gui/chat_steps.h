@@ -18,6 +18,20 @@
 
 namespace hearth::test {
 
+// Runs `start` (a send or a regenerate on `chat`) with the host's signals held back until its
+// real request is over, so that the test scripts the reply through the same signals: the reply's
+// request id, 0 when it did not start, or did not end, in time.
+template <class Start>
+quint64 heldReply(app::EngineHost& engine, ui::ChatView& chat, Start start) {
+    engine.blockSignals(true);
+    start();
+    const bool started = QTest::qWaitFor([&] { return chat.isGenerating(); }, 10000);
+    const quint64 id = chat.activeRequest();
+    const bool ended = QTest::qWaitFor([&] { return engine.activeRequests().isEmpty(); }, 20000);
+    engine.blockSignals(false);
+    return started && ended ? id : 0;
+}
+
 // Loads stories260K into `engine`; false when it did not load in time.
 inline bool loadStories(app::EngineHost& engine) {
     QSignalSpy loaded(&engine, &app::EngineHost::loaded);

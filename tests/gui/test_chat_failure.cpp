@@ -20,13 +20,12 @@ namespace {
 // Sends `text` with the engine's signals held back until its request is over, then makes it
 // fail with `why` before any token. An empty `text` regenerates the last reply instead.
 void sendFailing(app::EngineHost& engine, ui::ChatView& chat, const QString& text, const QString& why) {
-    engine.blockSignals(true);
-    if (text.isEmpty()) chat.regenerate();
-    else chat.sendText(text);
-    QTRY_VERIFY_WITH_TIMEOUT(chat.isGenerating(), 10000);
-    QTRY_VERIFY_WITH_TIMEOUT(engine.activeRequests().isEmpty(), 20000);
-    engine.blockSignals(false);
-    Q_EMIT engine.failed(chat.activeRequest(), why);
+    const quint64 id = test::heldReply(engine, chat, [&] {
+        if (text.isEmpty()) chat.regenerate();
+        else chat.sendText(text);
+    });
+    QVERIFY(id != 0);
+    Q_EMIT engine.failed(id, why);
 }
 
 } // namespace

@@ -147,12 +147,8 @@ private Q_SLOTS:
 
         // stories260K writes no reasoning: the real request runs with the host's signals held
         // back, then the reply is scripted through the same signals a reasoning model's would take.
-        engine.blockSignals(true);
-        chat.sendText(QStringLiteral("What is 2 + 2?"));
-        QTRY_VERIFY_WITH_TIMEOUT(chat.isGenerating(), 10000);
-        const quint64 id = chat.activeRequest();
-        QTRY_VERIFY_WITH_TIMEOUT(engine.activeRequests().isEmpty(), 20000);
-        engine.blockSignals(false);
+        const quint64 id = test::heldReply(engine, chat, [&] { chat.sendText(QStringLiteral("What is 2 + 2?")); });
+        QVERIFY(id != 0);
         QVERIFY(chat.isGenerating());
         const int live = chat.messageCount(); // the reply being written
         QCOMPARE(live, 1);
@@ -234,12 +230,8 @@ private Q_SLOTS:
         chat.show();
         chat.setSampling(app::Sampling::greedy(4));
         // The real request runs with the host's signals held back; then it is scripted.
-        engine.blockSignals(true);
-        chat.sendText(QStringLiteral("Once upon a time"));
-        QTRY_VERIFY_WITH_TIMEOUT(chat.isGenerating(), 10000);
-        const quint64 id = chat.activeRequest();
-        QTRY_VERIFY_WITH_TIMEOUT(engine.activeRequests().isEmpty(), 20000);
-        engine.blockSignals(false);
+        const quint64 id = test::heldReply(engine, chat, [&] { chat.sendText(QStringLiteral("Once upon a time")); });
+        QVERIFY(id != 0);
         QTRY_VERIFY(chat.transcriptMarkdown().contains(QStringLiteral("*generating…*")));
         Q_EMIT engine.promptProgress(id + 1, 5, 10); // another request's: not this reply's
         Q_EMIT engine.promptProgress(id, 1024, 2560);
@@ -528,12 +520,9 @@ private Q_SLOTS:
             store.open(db);
             auto chat = std::make_unique<ui::ChatView>(&engine, &store);
             chat->setSampling(app::Sampling::greedy(4));
-            engine.blockSignals(true); // the reply is scripted below
-            chat->sendText(QStringLiteral("Tell me about the dragon"));
-            QTRY_VERIFY_WITH_TIMEOUT(chat->isGenerating(), 10000);
-            QTRY_VERIFY_WITH_TIMEOUT(engine.activeRequests().isEmpty(), 20000);
-            engine.blockSignals(false);
-            const quint64 id = chat->activeRequest();
+            // The reply is scripted below.
+            const quint64 id = test::heldReply(engine, *chat, [&] { chat->sendText(QStringLiteral("Tell me about the dragon")); });
+            QVERIFY(id != 0);
             conv = chat->conversationId();
             Q_EMIT engine.tokenReceived(id, QStringLiteral("The dragon"));
             QTest::qWait(1100);
@@ -693,12 +682,8 @@ private Q_SLOTS:
         }
         const double fullMs = double(t.nsecsElapsed()) / 1e6 / 10;
         chat.setSampling(app::Sampling::greedy(4));
-        engine.blockSignals(true);
-        chat.sendText(QStringLiteral("And now?"));
-        QTRY_VERIFY_WITH_TIMEOUT(chat.isGenerating(), 10000);
-        QTRY_VERIFY_WITH_TIMEOUT(engine.activeRequests().isEmpty(), 20000);
-        engine.blockSignals(false);
-        const quint64 id = chat.activeRequest();
+        const quint64 id = test::heldReply(engine, chat, [&] { chat.sendText(QStringLiteral("And now?")); });
+        QVERIFY(id != 0);
         t.restart();
         constexpr int kRenders = 30;
         for (int i = 0; i < kRenders; ++i) {
