@@ -1,4 +1,4 @@
-// The streamed-generation body loop behind every API's streaming responses.
+// The generation loops behind every API's responses: the streamed body, and the wait for a whole one.
 #include "server/chunked_stream.h"
 
 #include "server/progress_log.h"
@@ -54,6 +54,32 @@ void streamChunked(Server::Impl& server, httplib::Response& res, const char* con
             return true;
         },
         [state](bool) { state->stream.cancel(); });
+}
+
+bool awaitWhole(Server::Impl& server, GenerationStream& events, const std::function<bool()>& ended,
+                const std::function<void(const StreamEvent&)>& apply, const std::function<void()>& cancel) {
+    std::vector<StreamEvent> batch;
+    ProgressLog progress = requestProgressLog();
+    while (!ended()) {
+        if (const std::string line = progress.due(events.progress()); !line.empty()) server.log(line);
+        if (server.m_stopping) {
+            cancel();
+            return false;
+        }
+        batch.clear();
+        events.take(batch, kPoll);
+        for (const StreamEvent& e : batch) apply(e);
+    }
+    return true;
+}
+
+ApiError shuttingDownError() {
+    ApiError e;
+    e.status = 503;
+    e.type = "server_error";
+    e.code = "shutting_down";
+    e.message = "the server is shutting down";
+    return e;
 }
 
 } // namespace hearth::server

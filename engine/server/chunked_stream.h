@@ -27,4 +27,13 @@ struct ChunkedStream {
 // Sets `res` up to stream (200, no caching or proxy buffering) with `contentType`.
 void streamChunked(Server::Impl& server, httplib::Response& res, const char* contentType, ChunkedStream stream);
 
+// The wait behind every API's whole (not streamed) responses: each queued event given to `apply`
+// until `ended`, the request's progress logged as it goes (ProgressLog). False, with the request
+// cancelled, when the server began stopping first (the caller answers 503).
+bool awaitWhole(Server::Impl& server, GenerationStream& events, const std::function<bool()>& ended,
+                const std::function<void(const StreamEvent&)>& apply, const std::function<void()>& cancel);
+
+// The OpenAI-shaped 503 a request gets when the server stops under it.
+ApiError shuttingDownError();
+
 } // namespace hearth::server

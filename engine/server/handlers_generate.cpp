@@ -5,7 +5,6 @@
 #include "server/server_impl.h"
 
 #include "server/generation_stream.h"
-#include "server/progress_log.h"
 #include "server/openai_convert.h"
 #include "server/openai_response.h"
 #include "hearth/chat_output.h"
@@ -314,23 +313,10 @@ static void runJob(Server::Impl& server, std::shared_ptr<Job> job, GenerationReq
     job->id = *id;
 
     if (!job->params.stream) {
-        std::vector<StreamEvent> events;
-        ProgressLog progress = requestProgressLog();
-        while (!job->finished && !job->failed) {
-            if (const std::string line = progress.due(job->stream->progress()); !line.empty()) server.log(line);
-            if (server.m_stopping) {
-                job->cancel();
-                ApiError e;
-                e.status = 503;
-                e.type = "server_error";
-                e.code = "shutting_down";
-                e.message = "the server is shutting down";
-                return server.sendError(res, e);
-            }
-            events.clear();
-            job->stream->take(events, kPoll);
-            for (const StreamEvent& e : events) record(*job, e, server.m_metrics);
-        }
+        const bool ended = awaitWhole(
+            server, *job->stream, [&] { return job->finished || job->failed; },
+            [&](const StreamEvent& e) { record(*job, e, server.m_metrics); }, [&] { job->cancel(); });
+        if (!ended) return server.sendError(res, shuttingDownError());
         if (job->failed) return server.sendError(res, apiErrorFromStatus(job->error));
         std::vector<ChoiceOutput> out = outputs(*job);
         if (job->chat)

@@ -4,7 +4,6 @@
 #include "server/job_driver.h"
 
 #include "server/chunked_stream.h"
-#include "server/progress_log.h"
 
 #include "server/tool_calls.h"
 
@@ -186,23 +185,10 @@ ApiResult<std::shared_ptr<SingleJob>> submitJob(std::shared_ptr<Engine> engine,
 }
 
 std::optional<ApiError> waitForJob(Server::Impl& server, SingleJob& job) {
-    std::vector<StreamEvent> events;
-    ProgressLog progress = requestProgressLog();
-    while (!job.finished && !job.failed) {
-        if (const std::string line = progress.due(job.stream->progress()); !line.empty()) server.log(line);
-        if (server.m_stopping) {
-            job.cancel();
-            ApiError e;
-            e.status = 503;
-            e.type = "server_error";
-            e.code = "shutting_down";
-            e.message = "the server is shutting down";
-            return e;
-        }
-        events.clear();
-        job.stream->take(events, kPoll);
-        for (const StreamEvent& e : events) apply(job, e, server.m_metrics, nullptr);
-    }
+    const bool ended = awaitWhole(
+        server, *job.stream, [&] { return job.finished || job.failed; },
+        [&](const StreamEvent& e) { apply(job, e, server.m_metrics, nullptr); }, [&] { job.cancel(); });
+    if (!ended) return shuttingDownError();
     if (job.failed) return apiErrorFromStatus(job.error);
     return std::nullopt;
 }

@@ -3,7 +3,6 @@
 // out), /api/tags, /api/show, /api/ps, /api/version, the "Ollama is running" probe at /, and clear
 // errors for what this server does not do.
 #include "server/chunked_stream.h"
-#include "server/progress_log.h"
 #include "server/server_impl.h"
 
 #include "server/generation_stream.h"
@@ -226,19 +225,10 @@ static void runOllamaJob(Server::Impl& server, std::shared_ptr<OllamaJob> job,
     job->id = *id;
 
     if (!job->stream) {
-        std::vector<StreamEvent> events;
-        ProgressLog progress = requestProgressLog();
-        while (!job->finished && !job->failed) {
-            if (const std::string line = progress.due(job->events->progress()); !line.empty()) server.log(line);
-            if (server.m_stopping) {
-                job->cancel();
-                return sendOllamaError(server.m_config, res,
-                                       simpleError(503, "the server is shutting down"));
-            }
-            events.clear();
-            job->events->take(events, kPoll);
-            for (const StreamEvent& e : events) record(*job, e, server.m_metrics);
-        }
+        const bool ended = awaitWhole(
+            server, *job->events, [&] { return job->finished || job->failed; },
+            [&](const StreamEvent& e) { record(*job, e, server.m_metrics); }, [&] { job->cancel(); });
+        if (!ended) return sendOllamaError(server.m_config, res, simpleError(503, "the server is shutting down"));
         if (job->failed)
             return sendOllamaError(server.m_config, res, apiErrorFromStatus(job->error));
         std::string content = job->text;

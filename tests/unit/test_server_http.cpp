@@ -548,10 +548,28 @@ private Q_SLOTS:
             postJson(f.port, "/v1/chat/completions",
                      R"({"messages":[{"role":"user","content":"hi"}],"stream":true,"max_tokens":500000})");
         });
-        QTRY_COMPARE_WITH_TIMEOUT(f.engine->live(), 1, 5000);
+        // A whole (not streamed) response waiting at the same time: cancelled too, and answered
+        // 503 shutting_down if its connection is still there to answer on.
+        int wholeStatus = 0;
+        std::string wholeCode;
+        std::thread w([&] {
+            auto r = postJson(f.port, "/v1/chat/completions",
+                              R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":500000})");
+            if (!r) return;
+            wholeStatus = r->status;
+            wholeCode = parse(r->body)["error"].value("code", "");
+        });
+        QTRY_COMPARE_WITH_TIMEOUT(f.engine->live(), 2, 5000);
         f.server->stop();
         t.join();
+        w.join();
         QTRY_COMPARE_WITH_TIMEOUT(f.engine->live(), 0, 5000);
+        QCOMPARE(int(f.engine->cancelled().size()), 2);
+        qInfo("whole response at the stop: %d", wholeStatus);
+        if (wholeStatus != 0) {
+            QCOMPARE(wholeStatus, 503);
+            QCOMPARE(wholeCode, std::string("shutting_down"));
+        }
     }
 };
 
