@@ -81,12 +81,18 @@ const char* kHelp =
     "  --max-tokens N          default max_tokens when a request sets none (default 4096)\n"
     "  --http-threads N        connections served at once (default 128)\n"
     "  --models-dir DIR        serve every .gguf in DIR (ids: file names without .gguf); a\n"
-    "                          request naming another model loads it in place of the current\n"
-    "                          one (one at a time). --model, if given, is loaded first\n"
+    "                          request naming a model loads it beside the loaded ones while\n"
+    "                          they fit (--models-max, --models-memory), else in place of the\n"
+    "                          least recently used idle one. --model, if given, is loaded first\n"
+    "  --models-max N          with --models-dir: models loaded at once (default 3)\n"
+    "  --models-memory BYTES   with --models-dir: memory loaded models may take together, e.g.\n"
+    "                          12G (default: 80% of the memory available at start)\n"
     "  --data-dir DIR          serve the library of the app's data folder DIR (the folder the\n"
     "                          models/folder key of DIR/hearth.ini names, else DIR/models;\n"
     "                          created when missing), as --models-dir does\n"
-    "  --ttl SECONDS           with --models-dir: unload a model idle this long (default 0: never)\n"
+    "  --ttl SECONDS           with --models-dir: unload a model idle this long (default 0:\n"
+    "                          only when room is needed); an Ollama request's keep_alive\n"
+    "                          sets it for its model (0: unload once idle, -1: never)\n"
     "  --upstream URL          also serve the models of an OpenAI-compatible server, e.g.\n"
     "                          http://gpu-box:8000/v1 (repeatable): /v1/models lists them beside\n"
     "                          the local ones (owned_by: the upstream's host) and requests naming\n"
@@ -149,6 +155,8 @@ int main(int argc, char** argv) {
     std::string modelId, modelsDir;
     bool findProjectors = true;
     int ttl = 0;
+    int modelsMax = 3;
+    uint64_t modelsMemory = 0;
     bool requestLog = true;
     if (const char* key = std::getenv("HEARTH_API_KEY")) sc.apiKey = key;
     for (int i = 1; i < argc; ++i) {
@@ -250,6 +258,10 @@ int main(int argc, char** argv) {
                 std::error_code mkdirError;
                 std::filesystem::create_directories(modelsDir, mkdirError);
             }
+        } else if (a == "--models-max") {
+            ok = value(v) && parseWhole(v, modelsMax) && modelsMax >= 1;
+        } else if (a == "--models-memory") {
+            ok = value(v) && parseByteSize(v, modelsMemory) && modelsMemory > 0;
         } else if (a == "--ttl") {
             ok = value(v) && parseWhole(v, ttl) && ttl >= 0;
         } else if (a == "--no-mmap") {
@@ -360,6 +372,8 @@ int main(int argc, char** argv) {
         dc.dir = modelsDir;
         dc.engine = ec;
         dc.ttlSeconds = ttl;
+        dc.maxLoaded = modelsMax;
+        dc.memoryBudgetBytes = modelsMemory;
         dc.findProjectors = findProjectors;
         dc.log = sc.log;
         if (!ec.modelPath.empty())

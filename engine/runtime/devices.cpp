@@ -89,4 +89,6 @@ uint64_t usableMemory(const DeviceDescription& device) {
     return bytes - bytes / 10;
 }
 
+uint64_t availableSystemMemory() { return runtime::availableMemoryBytes(); }
+
 } // namespace hearth

@@ -59,6 +59,9 @@ void Server::Impl::handleModels(const httplib::Request& req, httplib::Response& 
         e["created"] = 0;
         e["owned_by"] = "hearth";
         e["loaded"] = m.loaded;
+        // As llama-server's router reports its models: loaded, loading or unloaded.
+        e["status"] = {{"value", m.loaded ? "loaded" : m.loading ? "loading" : "unloaded"}};
+        if (m.loaded && m.memoryBytes) e["memory_bytes"] = m.memoryBytes;
         if (m.vision) e["capabilities"] = OJson::array({"vision"});
         return e;
     };

@@ -226,6 +226,11 @@ ApiResult<EngineRef> Server::Impl::engineFor(const std::string& model) {
     if (!engine) {
         ApiError e = apiErrorFromStatus(engine.status(), "model");
         if (engine.status().code() == ErrorCode::NotFound) e.code = "model_not_found";
+        if (engine.status().code() == ErrorCode::OutOfMemory) {
+            e.type = "server_error";
+            e.code = "model_too_large";
+        }
+        if (engine.status().code() == ErrorCode::Busy) e.code = "models_busy";
         return e;
     }
     ref.engine = std::move(*engine);
@@ -420,6 +425,7 @@ void Server::stop() {
     Impl& s = *m_impl;
     if (!s.m_running.exchange(false)) return;
     s.m_stopping = true;
+    if (std::shared_ptr<ModelProvider> provider = s.currentProvider()) provider->stopWaiting();
     s.m_http.stop();
     if (s.m_thread.joinable()) s.m_thread.join();
     if (s.m_gateway) s.m_gateway->stop();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "hearth/engine.h"
+#include "hearth/server.h"
 #include "server/api_error.h"
 #include "server/openai_request.h"
 #include "server/tool_calls.h"
@@ -120,7 +121,8 @@ struct OllamaModelInfo {
 OJson ollamaDetails(const OllamaModelInfo& m);
 OJson ollamaTagEntry(const OllamaModelInfo& m);
 OJson ollamaShowJson(const OllamaModelInfo& m, bool verbose);
-OJson ollamaPsEntry(const OllamaModelInfo& m);
+// A loaded model in /api/ps: its size and expiry as the provider reports them.
+OJson ollamaPsEntry(const OllamaModelInfo& m, const ModelEntry& loaded);
 
 // ---- routes (ollama_handlers.cpp) ----
 

@@ -265,15 +265,36 @@ static void runOllamaJob(Server::Impl& server, std::shared_ptr<OllamaJob> job,
 
 namespace {
 
-// The engine for `model`, with Ollama's not-found message; `load` gets the time it took.
-ApiResult<EngineRef> ollamaEngine(Server::Impl& server, const std::string& model,
-                                  Clock::duration& load) {
+// The engine for the request's model, with Ollama's not-found message; `load` gets the time it
+// took. The request's keep_alive applies to the model from this request on.
+ApiResult<EngineRef> ollamaEngine(Server::Impl& server, const OllamaParams& p, Clock::duration& load) {
+    const std::string& model = p.common.model;
     const auto t0 = Clock::now();
     auto ref = server.engineFor(untagged(model));
     load = Clock::now() - t0;
     if (!ref && ref.error().status == 404)
         return simpleError(404, "model \"" + model.substr(0, 200) + "\" not found");
+    if (ref && p.keepAliveSeconds)
+        if (std::shared_ptr<ModelProvider> provider = server.currentProvider())
+            provider->setKeepAlive(ref->modelId, *p.keepAliveSeconds);
     return ref;
+}
+
+// Ollama's way to unload a model: no prompt and keep_alive 0. The model is unloaded once no
+// request holds it, and is not loaded to be unloaded. False when the request is not one.
+bool answeredUnload(Server::Impl& server, const OllamaParams& p, bool chat, httplib::Response& res) {
+    if (!p.keepAliveSeconds || *p.keepAliveSeconds != 0.0) return false;
+    std::shared_ptr<ModelProvider> provider = server.currentProvider();
+    if (!provider) return false;
+    const std::string id = untagged(p.common.model);
+    bool known = false;
+    for (const ModelEntry& m : provider->list()) known = known || m.id == id;
+    if (!known) return false; // answered as a load would be: not found, or the one model
+    provider->unload(id);
+    OJson j = chat ? chatChunk(p.common.model, "", nullptr, true) : generateChunk(p.common.model, "", true);
+    j["done_reason"] = "unload";
+    server.sendJson(res, 200, j);
+    return true;
 }
 
 // The grammar `format` asks for: any JSON object for "json", the schema's for a schema; null
@@ -337,19 +358,13 @@ void setUpThinking(OllamaJob& job, const OllamaParams& p, const tmpl::ChatReques
     job.splitThinking = (p.think && *p.think) || tmpl::promptIsHarmony(job.renderedPrompt);
 }
 
-OllamaModelInfo infoFor(const std::string& id, const std::shared_ptr<Engine>& loaded,
-                        const std::string& loadedId) {
+// The facts of `id`: the summary of its engine when it is one of `loaded`.
+OllamaModelInfo infoFor(const std::string& id, const std::vector<LoadedModel>& loaded) {
     OllamaModelInfo m;
     m.id = id;
-    if (loaded && id == loadedId) m.summary = &loaded->model();
+    for (const LoadedModel& l : loaded)
+        if (l.entry.id == id) m.summary = &l.engine->model();
     return m;
-}
-
-// The id of the model loaded now (the provider's loaded entry), or "".
-std::string loadedId(const std::vector<ModelEntry>& models) {
-    for (const ModelEntry& m : models)
-        if (m.loaded) return m.id;
-    return {};
 }
 
 } // namespace
@@ -380,7 +395,8 @@ void Server::Impl::handleOllamaChat(const httplib::Request& req, httplib::Respon
     OllamaChatRequest& chat = *parsed;
     auto job = std::make_shared<OllamaJob>();
     job->start = start;
-    auto ref = ollamaEngine(*this, chat.params.common.model, job->load);
+    if (chat.messages.empty() && answeredUnload(*this, chat.params, true, res)) return;
+    auto ref = ollamaEngine(*this, chat.params, job->load);
     if (!ref) return sendOllamaError(m_config, res, ref.error());
     job->chat = true;
     job->stream = chat.params.common.stream;
@@ -412,7 +428,8 @@ void Server::Impl::handleOllamaGenerate(const httplib::Request& req, httplib::Re
     OllamaGenerateRequest& body = *parsed;
     auto job = std::make_shared<OllamaJob>();
     job->start = start;
-    auto ref = ollamaEngine(*this, body.params.common.model, job->load);
+    if (body.prompt.empty() && body.images.empty() && answeredUnload(*this, body.params, false, res)) return;
+    auto ref = ollamaEngine(*this, body.params, job->load);
     if (!ref) return sendOllamaError(m_config, res, ref.error());
     job->stream = body.params.common.stream;
     job->engine = ref->engine;
@@ -465,10 +482,8 @@ void Server::Impl::handleOllamaTags(const httplib::Request&, httplib::Response& 
     std::shared_ptr<ModelProvider> provider = currentProvider();
     OJson models = OJson::array();
     if (provider) {
-        const std::vector<ModelEntry> list = provider->list();
-        const std::string current = loadedId(list);
-        std::shared_ptr<Engine> engine = provider->loaded();
-        for (const ModelEntry& m : list) models.push_back(ollamaTagEntry(infoFor(m.id, engine, current)));
+        const std::vector<LoadedModel> loaded = provider->loadedModels();
+        for (const ModelEntry& m : provider->list()) models.push_back(ollamaTagEntry(infoFor(m.id, loaded)));
     }
     sendJson(res, 200, {{"models", std::move(models)}});
 }
@@ -480,7 +495,6 @@ void Server::Impl::handleOllamaShow(const httplib::Request& req, httplib::Respon
     if (!provider || !provider->ready())
         return sendOllamaError(m_config, res, simpleError(503, "the model is still loading"));
     const std::vector<ModelEntry> list = provider->list();
-    const std::string current = loadedId(list);
     std::string id = untagged(parsed->model);
     bool known = false;
     for (const ModelEntry& m : list) known = known || m.id == id;
@@ -494,18 +508,17 @@ void Server::Impl::handleOllamaShow(const httplib::Request& req, httplib::Respon
                                simpleError(404, "model \"" + parsed->model.substr(0, 200) +
                                                     "\" not found"));
     // A model that is not loaded is described without loading it.
-    sendJson(res, 200, ollamaShowJson(infoFor(id, provider->loaded(), current), parsed->verbose));
+    sendJson(res, 200, ollamaShowJson(infoFor(id, provider->loadedModels()), parsed->verbose));
 }
 
 void Server::Impl::handleOllamaPs(const httplib::Request&, httplib::Response& res) {
     std::shared_ptr<ModelProvider> provider = currentProvider();
     OJson models = OJson::array();
-    if (provider && provider->ready()) {
-        const std::vector<ModelEntry> list = provider->list();
-        const std::string current = loadedId(list);
-        if (std::shared_ptr<Engine> engine = provider->loaded(); engine && !current.empty())
-            models.push_back(ollamaPsEntry(infoFor(current, engine, current)));
-    }
+    if (provider && provider->ready())
+        for (const LoadedModel& m : provider->loadedModels()) {
+            OllamaModelInfo info{m.entry.id, &m.engine->model()};
+            models.push_back(ollamaPsEntry(info, m.entry));
+        }
     sendJson(res, 200, {{"models", std::move(models)}});
 }
 

@@ -183,15 +183,16 @@ OJson ollamaShowJson(const OllamaModelInfo& m, bool verbose) {
     return j;
 }
 
-OJson ollamaPsEntry(const OllamaModelInfo& m) {
+OJson ollamaPsEntry(const OllamaModelInfo& m, const ModelEntry& loaded) {
     OJson e = OJson::object();
     e["name"] = m.id;
     e["model"] = m.id;
-    e["size"] = m.summary ? m.summary->kvBytes + m.summary->stateBytes : 0;
+    const uint64_t cache = m.summary ? m.summary->kvBytes + m.summary->stateBytes : 0;
+    e["size"] = loaded.memoryBytes ? loaded.memoryBytes : cache;
     e["digest"] = idDigest(m.id);
     e["details"] = ollamaDetails(m);
-    // hearth-server keeps its model loaded (or unloads it by its own --ttl): no expiry known here.
-    e["expires_at"] = "9999-12-31T23:59:59Z";
+    // In use, or kept until room is needed: no time set (Ollama shows a far date for "forever").
+    e["expires_at"] = loaded.expiresAt ? rfc3339(*loaded.expiresAt) : std::string("9999-12-31T23:59:59Z");
     e["size_vram"] = 0;
     e["context_length"] = m.summary ? m.summary->contextLength : 0;
     return e;

@@ -6,6 +6,9 @@ hearth_add_test(test_server_http SOURCES test_server_http.cpp LABELS unit
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
 hearth_add_test(test_server_model SOURCES test_server_model.cpp LABELS model
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 600)
+# --models-dir: several models loaded within a count and a memory budget, LRU, keep-alive.
+hearth_add_test(test_model_router SOURCES test_model_router.cpp LABELS model
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
 hearth_add_test(test_server_speculation SOURCES test_server_speculation.cpp LABELS model
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
 hearth_add_test(test_server_structured SOURCES test_server_structured.cpp LABELS unit

@@ -170,6 +170,7 @@ private Q_SLOTS:
         dc.dir = dir.path().toStdString();
         dc.engine.contextLength = 128;
         dc.ttlSeconds = 1;
+        dc.maxLoaded = 1; // each model in place of the last
         ServerConfig c;
         c.port = 0;
         c.log = [](const std::string&) {};
@@ -200,8 +201,9 @@ private Q_SLOTS:
         auto missing = postJson(port, "/v1/completions", R"({"model":"../alpha","prompt":"x"})");
         QCOMPARE(missing->status, 404);
         QCOMPARE(parse(missing->body)["error"]["code"].get<std::string>(), std::string("model_not_found"));
+        QVERIFY(list()[2]["loaded"].get<bool>());
         // Idle past the TTL: unloaded.
-        QTRY_VERIFY_WITH_TIMEOUT(!list()[1]["loaded"].get<bool>(), 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(!list()[2]["loaded"].get<bool>(), 5000);
         server.stop();
     }
 

@@ -39,4 +39,8 @@ const DeviceDescription* findDevice(const DeviceList& list, const std::string& i
 // the driver and other programs.
 uint64_t usableMemory(const DeviceDescription& device);
 
+// Memory the OS says can be allocated now without swapping (Linux: MemAvailable), 0 when unknown.
+// Cheap: no device is probed.
+uint64_t availableSystemMemory();
+
 } // namespace hearth

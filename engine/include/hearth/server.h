@@ -10,10 +10,12 @@
 #include "hearth/engine.h"
 #include "hearth/status.h"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,32 +72,78 @@ struct ServerConfig {
 struct ModelEntry {
     std::string id;
     bool loaded = false;
-    bool vision = false; // loaded with a vision projector: its prompts may hold images
+    bool vision = false;  // loaded with a vision projector: its prompts may hold images
+    bool loading = false; // being loaded now
+    // Loaded: the memory it holds as the provider counts it against its budget (its files'
+    // bytes, K/V cache and recurrent state); 0 when not known.
+    uint64_t memoryBytes = 0;
+    int activeRequests = 0; // loaded: requests holding it now
+    // Loaded and idle with a keep-alive: when it will be unloaded if no request comes (Ollama's
+    // /api/ps expires_at); nullopt: not scheduled (in use, or kept until evicted).
+    std::optional<std::chrono::system_clock::time_point> expiresAt;
+};
+
+// A loaded model and its engine (for /api/ps and /metrics).
+struct LoadedModel {
+    ModelEntry entry;
+    std::shared_ptr<Engine> engine;
 };
 
 // Maps the `model` of a request to an engine. The server's default provider serves the one
-// engine given to Server::setEngine(); hearth-server's --models-dir uses another.
+// engine given to Server::setEngine(); hearth-server's --models-dir uses a router over a folder.
 class ModelProvider {
 public:
     virtual ~ModelProvider() = default;
     virtual std::vector<ModelEntry> list() = 0;
     // The engine for `model` (empty: the default model), loading it when needed, and the id
-    // to report. NotFound when no such model exists; Busy/Unavailable while loading fails.
+    // to report. The model counts as in use while the returned pointer (or a copy) lives.
+    // NotFound when no such model exists; OutOfMemory when it cannot fit the memory budget;
+    // Busy when room does not come free in time; Internal when its load fails.
     virtual Result<std::shared_ptr<Engine>> acquire(const std::string& model,
                                                     std::string& resolvedId) = 0;
     // Whether requests can be served now (/health).
     virtual bool ready() const = 0;
-    // The engine loaded now, if any, without loading or counting as a use (for /metrics).
+    // The engine loaded now (the most recently used one), without loading or counting as a use
+    // (for /metrics).
     virtual std::shared_ptr<Engine> loaded() const { return nullptr; }
+    // Every loaded model, most recently used first.
+    virtual std::vector<LoadedModel> loadedModels() {
+        std::vector<LoadedModel> out;
+        std::shared_ptr<Engine> engine = loaded();
+        if (!engine) return out;
+        for (ModelEntry& m : list())
+            if (m.loaded) {
+                out.push_back({std::move(m), engine});
+                break;
+            }
+        return out;
+    }
+    // Ollama's keep_alive for the model `id` (as acquire resolved it): once no request holds it,
+    // unload it after `seconds` idle (0: at once; < 0: never). Each acquire resets it to the
+    // provider's default, so the latest request decides.
+    virtual void setKeepAlive(const std::string& /*id*/, double /*seconds*/) {}
+    // Unloads `id` as soon as no request holds it, without loading it; false when it is not loaded.
+    virtual bool unload(const std::string& /*id*/) { return false; }
+    // The server is stopping: requests waiting for room to load a model give up (Busy).
+    virtual void stopWaiting() {}
 };
 
-// Serves every .gguf in a folder (ids: file names without .gguf). A request naming another
-// model loads it in place of the current one (one model at a time; requests still running on
-// the old one finish first). With ttlSeconds > 0 a model idle that long is unloaded.
+// Serves every .gguf in a folder (ids: file names without .gguf; a split model by its first
+// part). A request naming a model that is not loaded loads it beside the others while they fit:
+// at most maxLoaded models and memoryBudgetBytes together (estimated from the files and the
+// K/V cache before loading, counted exactly once loaded). To make room the least recently used
+// idle model is unloaded first; a model some request holds is never unloaded under it (the
+// load waits up to waitSeconds for one to come free). Loads run one at a time, so concurrent
+// first requests for one model load it once.
 struct ModelDirectoryConfig {
     std::string dir;
     EngineConfig engine;       // modelPath is set per model
-    int ttlSeconds = 0;        // 0: keep the loaded model
+    int ttlSeconds = 0;        // unload a model idle this long; 0: keep it until room is needed
+    int maxLoaded = 3;         // models loaded at once (>= 1)
+    // Memory all loaded models may take together; 0: 80% of the memory available when the
+    // provider is made (availableSystemMemory), or no limit when that is unknown.
+    uint64_t memoryBudgetBytes = 0;
+    int waitSeconds = 300;     // how long a load waits for a model in use to come free
     std::string defaultModel;  // for requests naming no model ("": the loaded one, else the first)
     // A model's vision projector lying beside it (findProjectorFor) loads with it. Projector
     // files are never listed as models.

@@ -1,0 +1,388 @@
+// The --models-dir provider: a router over the .gguf files of a folder (a split model once, by
+// its first part; projector files not at all) that keeps several models loaded within a count
+// and a memory budget, loads the one a request names on first use (one load at a time),
+// unloads the least recently used idle model to make room, and unloads idle models after their
+// keep-alive. A model is "in use" while a request holds the engine pointer acquire() returned.
+#include "hearth/devices.h"
+#include "hearth/gguf.h"
+#include "hearth/model_info.h"
+#include "hearth/projector.h"
+#include "hearth/server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+namespace hearth::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One loaded model.
+struct Resident {
+    std::string id;
+    std::shared_ptr<Engine> engine;
+    uint64_t bytes = 0;
+    int active = 0;           // requests holding it (leases alive)
+    Clock::time_point lastUsed;
+    double keepAliveSeconds;  // once idle: < 0 never unloaded by time, 0 at once
+};
+
+// What the router and its leases share, so that a request outliving the router is harmless.
+struct RouterState {
+    std::mutex mu;
+    std::condition_variable cv; // a lease ended, a keep-alive changed, or stopping
+    std::map<std::string, std::shared_ptr<Resident>> resident;
+    std::string loading; // the id being loaded now, "" when none
+    bool stopping = false;
+};
+
+// A request's hold on a resident model: its end makes the model idle (and may let a waiting
+// load evict it, or the reaper unload it).
+struct Lease {
+    std::weak_ptr<RouterState> state;
+    std::shared_ptr<Resident> resident; // keeps the engine alive while held
+    ~Lease() {
+        if (std::shared_ptr<RouterState> s = state.lock()) {
+            {
+                std::lock_guard<std::mutex> lock(s->mu);
+                --resident->active;
+                resident->lastUsed = Clock::now();
+            }
+            s->cv.notify_all();
+        }
+    }
+};
+
+std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+
+// Bytes of a model's files: every part of a split model.
+uint64_t fileBytes(const std::string& path) {
+    std::error_code ec;
+    const auto split = gguf::parseSplitName(path);
+    if (!split) {
+        const auto n = std::filesystem::file_size(path, ec);
+        return ec ? 0 : uint64_t(n);
+    }
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < split->count; ++i) {
+        const auto n = std::filesystem::file_size(gguf::splitPartPath(split->prefix, i, split->count), ec);
+        if (!ec) total += uint64_t(n);
+    }
+    return total;
+}
+
+quant::Type kvQuantType(KvType t) {
+    switch (t) {
+    case KvType::F32: return quant::Type::F32;
+    case KvType::Q8_0: return quant::Type::Q8_0;
+    case KvType::F16: break;
+    }
+    return quant::Type::F16;
+}
+
+// The K/V cache and recurrent state a load of `path` with `ec` will allocate, from the file's
+// metadata, sized as the engine sizes them (EngineConfig::kvMemoryBytes, else maxNumSeqs full
+// contexts up to a quarter of the available memory, at least one); 0 when the file cannot be read
+// (its load will say why).
+uint64_t cacheEstimate(const std::string& path, const EngineConfig& ec) {
+    auto file = gguf::File::open(path);
+    if (!file) return 0;
+    auto info = readModelInfo(*file);
+    if (!info) return 0;
+    const uint32_t trained = info->contextLength ? info->contextLength : 4096;
+    const uint32_t ctx = ec.contextLength > 0 ? uint32_t(ec.contextLength) : std::min<uint32_t>(trained, 4096);
+    const MemoryEstimate one = estimateMemory(*info, ctx, kvQuantType(ec.kvType));
+    if (ec.kvMemoryBytes) return ec.kvMemoryBytes + one.stateBytes;
+    const uint64_t all = one.kvBytes * uint64_t(std::max(1, ec.maxNumSeqs));
+    const uint64_t available = availableSystemMemory();
+    const uint64_t kv = available ? std::min(all, std::max(one.kvBytes, available / 4)) : all;
+    return kv + one.stateBytes;
+}
+
+class ModelRouter final : public ModelProvider {
+public:
+    explicit ModelRouter(ModelDirectoryConfig config)
+        : m_config(std::move(config)), m_state(std::make_shared<RouterState>()) {
+        m_config.maxLoaded = std::max(1, m_config.maxLoaded);
+        if (m_config.memoryBudgetBytes == 0) {
+            const uint64_t available = availableSystemMemory();
+            m_budget = available ? available / 5 * 4 : UINT64_MAX;
+        } else {
+            m_budget = m_config.memoryBudgetBytes;
+        }
+        m_reaper = std::thread([this] { reap(); });
+    }
+    ~ModelRouter() override {
+        stopWaiting();
+        if (m_reaper.joinable()) m_reaper.join();
+        std::map<std::string, std::shared_ptr<Resident>> gone;
+        {
+            std::lock_guard<std::mutex> lock(m_state->mu);
+            gone.swap(m_state->resident);
+        }
+    }
+
+    std::vector<ModelEntry> list() override {
+        const std::vector<std::string> ids = scan();
+        std::vector<ModelEntry> out;
+        std::lock_guard<std::mutex> lock(m_state->mu);
+        for (const std::string& id : ids) {
+            auto it = m_state->resident.find(id);
+            out.push_back(it == m_state->resident.end() ? ModelEntry{id} : entryOf(*it->second));
+            out.back().loading = m_state->loading == id;
+        }
+        return out;
+    }
+
+    std::vector<LoadedModel> loadedModels() override {
+        std::vector<LoadedModel> out;
+        std::lock_guard<std::mutex> lock(m_state->mu);
+        for (const auto& [id, r] : m_state->resident) out.push_back({entryOf(*r), r->engine});
+        std::sort(out.begin(), out.end(), [&](const LoadedModel& a, const LoadedModel& b) {
+            return m_state->resident.at(a.entry.id)->lastUsed > m_state->resident.at(b.entry.id)->lastUsed;
+        });
+        return out;
+    }
+
+    Result<std::shared_ptr<Engine>> acquire(const std::string& model, std::string& resolvedId) override {
+        std::string id = model;
+        {
+            std::lock_guard<std::mutex> lock(m_state->mu);
+            if (id.empty()) id = mostRecentLocked().empty() ? m_config.defaultModel : mostRecentLocked();
+            if (auto held = leaseLocked(id)) {
+                resolvedId = id;
+                return held;
+            }
+        }
+        const std::vector<std::string> ids = scan();
+        if (id.empty() && !ids.empty()) id = ids.front();
+        // Only names found in the folder are loaded, so a request cannot reach other paths.
+        if (std::find(ids.begin(), ids.end(), id) == ids.end())
+            return notFound("the model '" + id.substr(0, 200) + "' does not exist");
+
+        // One load at a time: a request for a model another request is loading waits for that
+        // load and then finds it resident.
+        std::lock_guard<std::mutex> loadLock(m_loadMu);
+        {
+            std::lock_guard<std::mutex> lock(m_state->mu);
+            if (auto held = leaseLocked(id)) {
+                resolvedId = id;
+                return held;
+            }
+        }
+        EngineConfig ec = m_config.engine;
+        ec.modelPath = (std::filesystem::path(m_config.dir) / (id + ".gguf")).string();
+        if (m_config.findProjectors && ec.projectorPath.empty()) {
+            Result<std::string> projector = findProjectorFor(ec.modelPath);
+            if (projector && !projector->empty()) {
+                ec.projectorPath = *projector;
+                log("vision projector for '" + id + "': " + ec.projectorPath);
+            }
+        }
+        const uint64_t files = fileBytes(ec.modelPath) + (ec.projectorPath.empty() ? 0 : fileBytes(ec.projectorPath));
+        const uint64_t need = files + cacheEstimate(ec.modelPath, ec);
+        if (need > m_budget)
+            return Status(ErrorCode::OutOfMemory, "the model '" + id + "' needs about " + mib(need) +
+                                                      ", more than the memory budget for loaded models (" +
+                                                      mib(m_budget) + ")");
+        if (Status room = makeRoom(id, need); !room.isOk()) return room;
+
+        log("loading " + ec.modelPath);
+        auto engine = Engine::create(ec);
+        std::unique_lock<std::mutex> lock(m_state->mu);
+        m_state->loading.clear();
+        if (!engine) {
+            lock.unlock();
+            log("cannot load " + ec.modelPath + ": " + engine.status().toString());
+            return Status(ErrorCode::Internal, "cannot load model '" + id + "': " + engine.status().message());
+        }
+        auto r = std::make_shared<Resident>();
+        r->id = id;
+        r->engine = std::move(*engine);
+        const ModelSummary& s = r->engine->model();
+        r->bytes = files + s.kvBytes + s.stateBytes;
+        r->lastUsed = Clock::now();
+        r->keepAliveSeconds = defaultKeepAlive();
+        m_state->resident[id] = r;
+        resolvedId = id;
+        return leaseLocked(id);
+    }
+
+    bool ready() const override { return true; }
+
+    std::shared_ptr<Engine> loaded() const override {
+        std::lock_guard<std::mutex> lock(m_state->mu);
+        const std::string id = mostRecentLocked();
+        return id.empty() ? nullptr : m_state->resident.at(id)->engine;
+    }
+
+    void setKeepAlive(const std::string& id, double seconds) override {
+        {
+            std::lock_guard<std::mutex> lock(m_state->mu);
+            auto it = m_state->resident.find(id);
+            if (it == m_state->resident.end()) return;
+            it->second->keepAliveSeconds = seconds;
+        }
+        m_state->cv.notify_all();
+    }
+
+    bool unload(const std::string& id) override {
+        {
+            std::lock_guard<std::mutex> lock(m_state->mu);
+            auto it = m_state->resident.find(id);
+            if (it == m_state->resident.end()) return false;
+            it->second->keepAliveSeconds = 0;
+        }
+        m_state->cv.notify_all();
+        return true;
+    }
+
+    void stopWaiting() override {
+        {
+            std::lock_guard<std::mutex> lock(m_state->mu);
+            m_state->stopping = true;
+        }
+        m_state->cv.notify_all();
+    }
+
+private:
+    double defaultKeepAlive() const { return m_config.ttlSeconds > 0 ? double(m_config.ttlSeconds) : -1.0; }
+
+    ModelEntry entryOf(const Resident& r) const {
+        ModelEntry e{r.id, true, r.engine->model().vision};
+        e.memoryBytes = r.bytes;
+        e.activeRequests = r.active;
+        if (r.active == 0 && r.keepAliveSeconds >= 0) {
+            const auto left = std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                r.lastUsed + std::chrono::duration<double>(r.keepAliveSeconds) - Clock::now());
+            e.expiresAt = std::chrono::system_clock::now() + left;
+        }
+        return e;
+    }
+
+    std::string mostRecentLocked() const {
+        const Resident* best = nullptr;
+        for (const auto& [id, r] : m_state->resident)
+            if (!best || r->lastUsed > best->lastUsed) best = r.get();
+        return best ? best->id : std::string();
+    }
+
+    // A new hold on the resident `id` (the keep-alive back to the default), or null.
+    std::shared_ptr<Engine> leaseLocked(const std::string& id) {
+        auto it = m_state->resident.find(id);
+        if (it == m_state->resident.end()) return nullptr;
+        Resident& r = *it->second;
+        ++r.active;
+        r.lastUsed = Clock::now();
+        r.keepAliveSeconds = defaultKeepAlive();
+        auto lease = std::make_shared<Lease>();
+        lease->state = m_state;
+        lease->resident = it->second;
+        Engine* engine = r.engine.get();
+        return std::shared_ptr<Engine>(std::move(lease), engine); // shares the lease's count
+    }
+
+    // Unloads idle models, least recently used first, until `need` more bytes and one more model
+    // fit; waits for models in use to come free when that is not enough. On success `id` is
+    // marked as loading.
+    Status makeRoom(const std::string& id, uint64_t need) {
+        const auto deadline = Clock::now() + std::chrono::seconds(std::max(0, m_config.waitSeconds));
+        std::unique_lock<std::mutex> lock(m_state->mu);
+        for (;;) {
+            if (m_state->stopping) return Status(ErrorCode::Busy, "the server is stopping");
+            std::vector<std::shared_ptr<Resident>> evicted;
+            for (;;) {
+                uint64_t used = 0;
+                for (const auto& [rid, r] : m_state->resident) used += r->bytes;
+                const bool fits = int(m_state->resident.size()) < m_config.maxLoaded && used + need <= m_budget;
+                if (fits) {
+                    m_state->loading = id;
+                    break;
+                }
+                std::shared_ptr<Resident> oldest;
+                for (const auto& [rid, r] : m_state->resident)
+                    if (r->active == 0 && (!oldest || r->lastUsed < oldest->lastUsed)) oldest = r;
+                if (!oldest) break;
+                log("unloading '" + oldest->id + "' (least recently used) to load '" + id + "'");
+                m_state->resident.erase(oldest->id);
+                evicted.push_back(std::move(oldest));
+            }
+            const bool ready = m_state->loading == id;
+            if (!evicted.empty()) { // engines are destroyed outside the lock
+                lock.unlock();
+                evicted.clear();
+                lock.lock();
+            }
+            if (ready) return Status::ok();
+            if (m_state->cv.wait_until(lock, deadline) == std::cv_status::timeout && Clock::now() >= deadline)
+                return Status(ErrorCode::Busy, "cannot load the model '" + id +
+                                                   "': every loaded model is in use and no room came free");
+        }
+    }
+
+    std::vector<std::string> scan() const {
+        std::vector<std::string> ids;
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(m_config.dir, ec)) {
+            if (!entry.is_regular_file(ec) || entry.path().extension() != ".gguf") continue;
+            if (isProjectorFileName(entry.path().filename().string())) continue; // a model's projector
+            const auto part = gguf::parseSplitName(entry.path().filename().string());
+            if (part && part->index != 0) continue; // loaded with the first part
+            ids.push_back(entry.path().stem().string());
+        }
+        std::sort(ids.begin(), ids.end());
+        return ids;
+    }
+
+    void log(const std::string& line) const {
+        if (m_config.log) m_config.log(line);
+    }
+
+    // Unloads each idle model whose keep-alive has run out.
+    void reap() {
+        std::unique_lock<std::mutex> lock(m_state->mu);
+        while (!m_state->stopping) {
+            m_state->cv.wait_for(lock, std::chrono::milliseconds(250));
+            std::vector<std::shared_ptr<Resident>> expired;
+            const auto now = Clock::now();
+            for (auto it = m_state->resident.begin(); it != m_state->resident.end();) {
+                const Resident& r = *it->second;
+                if (r.active == 0 && r.keepAliveSeconds >= 0 &&
+                    now - r.lastUsed >= std::chrono::duration<double>(r.keepAliveSeconds)) {
+                    log("unloading idle model '" + r.id + "'");
+                    expired.push_back(it->second);
+                    it = m_state->resident.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+            if (!expired.empty()) {
+                lock.unlock();
+                expired.clear();
+                lock.lock();
+                m_state->cv.notify_all(); // a load waiting for room may go on
+            }
+        }
+    }
+
+    ModelDirectoryConfig m_config;
+    uint64_t m_budget = UINT64_MAX;
+    std::shared_ptr<RouterState> m_state;
+    std::mutex m_loadMu;
+    std::thread m_reaper;
+};
+
+} // namespace
+
+std::shared_ptr<ModelProvider> makeDirectoryModelProvider(ModelDirectoryConfig config) {
+    return std::make_shared<ModelRouter>(std::move(config));
+}
+
+} // namespace hearth::server
