@@ -30,6 +30,7 @@ struct Resident {
     std::shared_ptr<Engine> engine;
     uint64_t bytes = 0;
     int active = 0;           // requests holding it (leases alive)
+    bool draining = false;    // chosen to make room: new requests wait for the load instead
     Clock::time_point lastUsed;
     double keepAliveSeconds;  // once idle: < 0 never unloaded by time, 0 at once
 };
@@ -172,6 +173,8 @@ public:
         std::lock_guard<std::mutex> loadLock(m_loadMu);
         {
             std::lock_guard<std::mutex> lock(m_state->mu);
+            // No other load is making room now: a model it set draining serves again.
+            for (auto& [rid, r] : m_state->resident) r->draining = false;
             if (auto held = leaseLocked(id)) {
                 resolvedId = id;
                 return held;
@@ -277,7 +280,7 @@ private:
     // A new hold on the resident `id` (the keep-alive back to the default), or null.
     std::shared_ptr<Engine> leaseLocked(const std::string& id) {
         auto it = m_state->resident.find(id);
-        if (it == m_state->resident.end()) return nullptr;
+        if (it == m_state->resident.end() || it->second->draining) return nullptr;
         Resident& r = *it->second;
         ++r.active;
         r.lastUsed = Clock::now();
@@ -296,7 +299,6 @@ private:
         const auto deadline = Clock::now() + std::chrono::seconds(std::max(0, m_config.waitSeconds));
         std::unique_lock<std::mutex> lock(m_state->mu);
         for (;;) {
-            if (m_state->stopping) return Status(ErrorCode::Busy, "the server is stopping");
             std::vector<std::shared_ptr<Resident>> evicted;
             for (;;) {
                 uint64_t used = 0;
@@ -309,7 +311,20 @@ private:
                 std::shared_ptr<Resident> oldest;
                 for (const auto& [rid, r] : m_state->resident)
                     if (r->active == 0 && (!oldest || r->lastUsed < oldest->lastUsed)) oldest = r;
-                if (!oldest) break;
+                if (!oldest) {
+                    // Every model is in use: the least recently used takes no new requests, so
+                    // that it comes free however busy the others keep it.
+                    std::shared_ptr<Resident> victim;
+                    for (const auto& [rid, r] : m_state->resident)
+                        if (!victim || r->draining > victim->draining ||
+                            (r->draining == victim->draining && r->lastUsed < victim->lastUsed))
+                            victim = r;
+                    if (victim && !victim->draining) {
+                        log("'" + victim->id + "' takes no new requests until it can be unloaded for '" + id + "'");
+                        victim->draining = true;
+                    }
+                    break;
+                }
                 log("unloading '" + oldest->id + "' (least recently used) to load '" + id + "'");
                 m_state->resident.erase(oldest->id);
                 evicted.push_back(std::move(oldest));
@@ -321,9 +336,13 @@ private:
                 lock.lock();
             }
             if (ready) return Status::ok();
-            if (m_state->cv.wait_until(lock, deadline) == std::cv_status::timeout && Clock::now() >= deadline)
+            if (m_state->stopping ||
+                (m_state->cv.wait_until(lock, deadline) == std::cv_status::timeout && Clock::now() >= deadline)) {
+                for (auto& [rid, r] : m_state->resident) r->draining = false;
+                if (m_state->stopping) return Status(ErrorCode::Busy, "the server is stopping");
                 return Status(ErrorCode::Busy, "cannot load the model '" + id +
                                                    "': every loaded model is in use and no room came free");
+            }
         }
     }
 

@@ -306,6 +306,66 @@ private Q_SLOTS:
         srv.stop();
     }
 
+    // Four models where two fit, 200 requests for them at random from 8 clients: every one is
+    // answered, and never more than two are loaded (the router's count, sampled throughout).
+    void mixedRequestsStayWithinTheBudget() {
+        RouterLibrary lib;
+        QVERIFY(lib.make({"m1", "m2", "m3", "m4"}));
+        ModelDirectoryConfig c = lib.config();
+        c.maxLoaded = 2;
+        auto router = server::makeDirectoryModelProvider(c);
+        server::ServerConfig sc;
+        sc.port = 0;
+        sc.log = [](const std::string&) {};
+        server::Server srv(sc);
+        QVERIFY(srv.start().isOk());
+        srv.setModelProvider(router);
+        const int port = srv.port();
+        std::atomic<bool> done{false};
+        std::atomic<int> mostLoaded{0}, samples{0};
+        std::thread sampler([&] {
+            while (!done) {
+                int n = 0;
+                for (const ModelEntry& m : router->list()) n += m.loaded;
+                mostLoaded = std::max(mostLoaded.load(), n);
+                ++samples;
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            }
+        });
+        std::atomic<int> ok{0};
+        std::vector<std::string> failures;
+        std::mutex failMu;
+        const auto t0 = std::chrono::steady_clock::now();
+        std::vector<std::thread> clients;
+        for (int k = 0; k < 8; ++k)
+            clients.emplace_back([&, k] {
+                uint32_t x = 2463534242u + uint32_t(k) * 977u;
+                for (int i = 0; i < 25; ++i) {
+                    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+                    const std::string model = "m" + std::to_string(1 + x % 4);
+                    auto r = postJson(port, "/v1/completions",
+                                      R"({"model":")" + model + R"(","prompt":"Once","max_tokens":2})");
+                    if (r && r->status == 200 && parse(r->body)["model"] == model) {
+                        ++ok;
+                    } else {
+                        std::lock_guard<std::mutex> lock(failMu);
+                        failures.push_back(r ? std::to_string(r->status) + " " + r->body : "no answer");
+                    }
+                }
+            });
+        for (std::thread& t : clients) t.join();
+        done = true;
+        sampler.join();
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        qInfo("200 requests over 4 models, 2 loaded at most: %zu loads, %.1f s, %d samples",
+              lib.loadOrder().size(), seconds, samples.load());
+        QVERIFY2(failures.empty(), failures.empty() ? "" : failures.front().c_str());
+        QCOMPARE(ok.load(), 200);
+        QVERIFY2(mostLoaded <= 2, std::to_string(mostLoaded).c_str());
+        QVERIFY(lib.loadOrder().size() >= 4);
+        srv.stop();
+    }
+
     void modelOverTheBudgetIsAClearError() {
         RouterLibrary lib;
         QVERIFY(lib.make({"alpha"}));
