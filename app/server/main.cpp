@@ -90,6 +90,8 @@ const char* kHelp =
     "  --data-dir DIR          serve the library of the app's data folder DIR (the folder the\n"
     "                          models/folder key of DIR/hearth.ini names, else DIR/models;\n"
     "                          created when missing), as --models-dir does\n"
+    "  --no-library-changes    with --models-dir: refuse Ollama's /api/delete and /api/copy\n"
+    "                          (501); by default they delete and copy models in the folder\n"
     "  --ttl SECONDS           with --models-dir: unload a model idle this long (default 0:\n"
     "                          only when room is needed); an Ollama request's keep_alive\n"
     "                          sets it for its model (0: unload once idle, -1: never)\n"
@@ -156,6 +158,7 @@ int main(int argc, char** argv) {
     bool findProjectors = true;
     int ttl = 0;
     int modelsMax = 3;
+    bool libraryChanges = true;
     uint64_t modelsMemory = 0;
     bool requestLog = true;
     if (const char* key = std::getenv("HEARTH_API_KEY")) sc.apiKey = key;
@@ -262,6 +265,8 @@ int main(int argc, char** argv) {
             ok = value(v) && parseWhole(v, modelsMax) && modelsMax >= 1;
         } else if (a == "--models-memory") {
             ok = value(v) && parseByteSize(v, modelsMemory) && modelsMemory > 0;
+        } else if (a == "--no-library-changes") {
+            libraryChanges = false;
         } else if (a == "--ttl") {
             ok = value(v) && parseWhole(v, ttl) && ttl >= 0;
         } else if (a == "--no-mmap") {
@@ -373,6 +378,7 @@ int main(int argc, char** argv) {
         dc.engine = ec;
         dc.ttlSeconds = ttl;
         dc.maxLoaded = modelsMax;
+        dc.allowChanges = libraryChanges;
         dc.memoryBudgetBytes = modelsMemory;
         dc.findProjectors = findProjectors;
         dc.log = sc.log;

@@ -10,6 +10,7 @@
 #include "hearth/server.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -31,6 +32,7 @@ struct Resident {
     uint64_t bytes = 0;
     int active = 0;           // requests holding it (leases alive)
     bool draining = false;    // chosen to make room: new requests wait for the load instead
+    bool deleted = false;     // its files are gone: no new requests, unloaded once idle
     Clock::time_point lastUsed;
     double keepAliveSeconds;  // once idle: < 0 never unloaded by time, 0 at once
 };
@@ -138,6 +140,7 @@ public:
             auto it = m_state->resident.find(id);
             out.push_back(it == m_state->resident.end() ? ModelEntry{id} : entryOf(*it->second));
             out.back().loading = m_state->loading == id;
+            out.back().fileBytes = fileBytes(pathOf(id));
         }
         return out;
     }
@@ -181,7 +184,7 @@ public:
             }
         }
         EngineConfig ec = m_config.engine;
-        ec.modelPath = (std::filesystem::path(m_config.dir) / (id + ".gguf")).string();
+        ec.modelPath = pathOf(id);
         if (m_config.findProjectors && ec.projectorPath.empty()) {
             Result<std::string> projector = findProjectorFor(ec.modelPath);
             if (projector && !projector->empty()) {
@@ -247,6 +250,79 @@ public:
         return true;
     }
 
+    Status removeModel(const std::string& id) override {
+        if (!m_config.allowChanges) return readOnly();
+        const std::vector<std::string> ids = scan();
+        if (std::find(ids.begin(), ids.end(), id) == ids.end())
+            return notFound("the model '" + id.substr(0, 200) + "' does not exist");
+        std::shared_ptr<Resident> gone;
+        {
+            std::lock_guard<std::mutex> lock(m_state->mu);
+            auto it = m_state->resident.find(id);
+            if (it != m_state->resident.end()) {
+                if (it->second->active == 0) { // idle: unloaded now; else when its requests end
+                    gone = it->second;
+                    m_state->resident.erase(it);
+                } else {
+                    it->second->deleted = true;
+                    it->second->keepAliveSeconds = 0;
+                }
+            }
+        }
+        gone.reset();
+        // A loaded model keeps its mapped pages; the files go now.
+        for (const std::string& file : partsOf(id)) {
+            std::error_code ec;
+            std::filesystem::remove(file, ec);
+            if (ec) return Status(ErrorCode::IoError, "cannot delete " + file + ": " + ec.message());
+        }
+        log("deleted the model '" + id + "'");
+        return Status::ok();
+    }
+
+    Status copyModel(const std::string& from, const std::string& to) override {
+        if (!m_config.allowChanges) return readOnly();
+        const std::vector<std::string> ids = scan();
+        if (std::find(ids.begin(), ids.end(), from) == ids.end())
+            return notFound("the model '" + from.substr(0, 200) + "' does not exist");
+        if (Status name = checkNewName(to); !name.isOk()) return name;
+        const std::vector<std::string> sources = partsOf(from);
+        std::vector<std::string> targets;
+        if (const auto split = gguf::parseSplitName(sources.front())) {
+            const auto toSplit = gguf::parseSplitName(to + ".gguf");
+            if (!toSplit || toSplit->index != 0 || toSplit->count != split->count)
+                return invalidArgument("a copy of a split model needs a name like '" +
+                                       std::filesystem::path(gguf::splitPartPath("NAME", 0, split->count)).stem().string() +
+                                       "'");
+            const std::string prefix = (std::filesystem::path(m_config.dir) / toSplit->prefix).string();
+            for (uint32_t i = 0; i < split->count; ++i) targets.push_back(gguf::splitPartPath(prefix, i, split->count));
+        } else {
+            if (gguf::parseSplitName(to + ".gguf"))
+                return invalidArgument("the new name '" + to + "' is a split model's part name");
+            targets.push_back(pathOf(to));
+        }
+        std::error_code ec;
+        for (const std::string& t : targets)
+            if (std::filesystem::exists(t, ec)) return invalidArgument("the model '" + to + "' already exists");
+        for (size_t i = 0; i < sources.size(); ++i) {
+            // A second name for the same bytes where the file system allows it; else a copy made
+            // under a temporary name, so a cut copy never lists as a model.
+            std::filesystem::create_hard_link(sources[i], targets[i], ec);
+            if (!ec) continue;
+            const std::string part = targets[i] + ".part";
+            std::filesystem::copy_file(sources[i], part, std::filesystem::copy_options::overwrite_existing, ec);
+            if (!ec) std::filesystem::rename(part, targets[i], ec);
+            if (ec) {
+                std::error_code ignored;
+                std::filesystem::remove(part, ignored);
+                for (size_t j = 0; j < i; ++j) std::filesystem::remove(targets[j], ignored);
+                return Status(ErrorCode::IoError, "cannot copy " + sources[i] + ": " + ec.message());
+            }
+        }
+        log("copied the model '" + from + "' to '" + to + "'");
+        return Status::ok();
+    }
+
     void stopWaiting() override {
         {
             std::lock_guard<std::mutex> lock(m_state->mu);
@@ -256,6 +332,35 @@ public:
     }
 
 private:
+    static Status readOnly() {
+        return Status(ErrorCode::Unsupported, "the model library of this server is read-only");
+    }
+
+    std::string pathOf(const std::string& id) const {
+        return (std::filesystem::path(m_config.dir) / (id + ".gguf")).string();
+    }
+
+    // The files of the model `id`: every part of a split model.
+    std::vector<std::string> partsOf(const std::string& id) const {
+        const std::string first = pathOf(id);
+        const auto split = gguf::parseSplitName(first);
+        if (!split) return {first};
+        std::vector<std::string> parts;
+        for (uint32_t i = 0; i < split->count; ++i) parts.push_back(gguf::splitPartPath(split->prefix, i, split->count));
+        return parts;
+    }
+
+    // A name a copy may take: a plain file name (letters, digits, '.', '_', '-'), no projector's.
+    static Status checkNewName(const std::string& to) {
+        if (to.empty() || to.size() > 200) return invalidArgument("the new name must have 1 to 200 characters");
+        for (char ch : to)
+            if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-'))
+                return invalidArgument("the new name may hold letters, digits, '.', '_' and '-' only");
+        if (to.front() == '.' || to.front() == '-') return invalidArgument("the new name must start with a letter or digit");
+        if (isProjectorFileName(to + ".gguf")) return invalidArgument("the new name is a vision projector's");
+        return Status::ok();
+    }
+
     double defaultKeepAlive() const { return m_config.ttlSeconds > 0 ? double(m_config.ttlSeconds) : -1.0; }
 
     ModelEntry entryOf(const Resident& r) const {
@@ -280,7 +385,7 @@ private:
     // A new hold on the resident `id` (the keep-alive back to the default), or null.
     std::shared_ptr<Engine> leaseLocked(const std::string& id) {
         auto it = m_state->resident.find(id);
-        if (it == m_state->resident.end() || it->second->draining) return nullptr;
+        if (it == m_state->resident.end() || it->second->draining || it->second->deleted) return nullptr;
         Resident& r = *it->second;
         ++r.active;
         r.lastUsed = Clock::now();

@@ -117,6 +117,7 @@ OJson chatChunk(const std::string& model, const std::string& content, const OJso
 struct OllamaModelInfo {
     std::string id;
     const ModelSummary* summary = nullptr;
+    uint64_t fileBytes = 0; // the model's files (/api/tags' size)
 };
 OJson ollamaDetails(const OllamaModelInfo& m);
 OJson ollamaTagEntry(const OllamaModelInfo& m);

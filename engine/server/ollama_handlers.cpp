@@ -483,7 +483,11 @@ void Server::Impl::handleOllamaTags(const httplib::Request&, httplib::Response& 
     OJson models = OJson::array();
     if (provider) {
         const std::vector<LoadedModel> loaded = provider->loadedModels();
-        for (const ModelEntry& m : provider->list()) models.push_back(ollamaTagEntry(infoFor(m.id, loaded)));
+        for (const ModelEntry& m : provider->list()) {
+            OllamaModelInfo info = infoFor(m.id, loaded);
+            info.fileBytes = m.fileBytes;
+            models.push_back(ollamaTagEntry(info));
+        }
     }
     sendJson(res, 200, {{"models", std::move(models)}});
 }
@@ -564,12 +568,12 @@ void Server::Impl::installOllamaRoutes() {
         sendOllamaError(m_config, res,
                         simpleError(501, req.path + " is not supported: hearth-server serves GGUF "
                                                     "files given by --model or --models-dir and "
-                                                    "does not pull, push, create, copy or delete "
-                                                    "models"));
+                                                    "does not pull, push or create models"));
     };
-    for (const char* p : {"/api/pull", "/api/push", "/api/create", "/api/copy"})
+    for (const char* p : {"/api/pull", "/api/push", "/api/create"})
         m_http.Post(p, unmanaged);
-    m_http.Delete("/api/delete", unmanaged);
+    m_http.Post("/api/copy", route(&Impl::handleOllamaCopy));
+    m_http.Delete("/api/delete", route(&Impl::handleOllamaDelete));
 
     // Known paths with the wrong method: 405 naming the right one.
     auto notAllowed = [this](const char* allow) {

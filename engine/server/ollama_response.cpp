@@ -145,7 +145,7 @@ OJson ollamaTagEntry(const OllamaModelInfo& m) {
     e["name"] = m.id;
     e["model"] = m.id;
     e["modified_at"] = rfc3339(std::chrono::system_clock::now());
-    e["size"] = 0; // not known without reading the file
+    e["size"] = m.fileBytes;
     e["digest"] = idDigest(m.id);
     e["details"] = ollamaDetails(m);
     return e;

@@ -5,6 +5,7 @@
 #include "../server/http_test_support.h"
 #include "test_support.h"
 
+#include "hearth/gguf.h"
 #include "hearth/server.h"
 
 #include <QFile>
@@ -363,6 +364,111 @@ private Q_SLOTS:
         QCOMPARE(ok.load(), 200);
         QVERIFY2(mostLoaded <= 2, std::to_string(mostLoaded).c_str());
         QVERIFY(lib.loadOrder().size() >= 4);
+        srv.stop();
+    }
+
+    // Ollama's /api/copy and /api/delete change the folder; nothing outside it, nothing in use.
+    void ollamaCopiesAndDeletesModels() {
+        RouterLibrary lib;
+        QVERIFY(lib.make({"alpha"}));
+        { // a split model of two parts
+            auto whole = gguf::File::open(testDataPath(kRouterModel));
+            QVERIFY(whole.isOk());
+            gguf::Writer w(whole->version());
+            for (const auto& kv : whole->metadata()) w.set(kv.key, kv.value);
+            for (const auto& t : whole->tensors()) {
+                const uint8_t* d = whole->tensorData(t);
+                QVERIFY(w.addTensor(t.name, t.type, std::vector<uint64_t>(t.ne.begin(), t.ne.begin() + t.nDims),
+                                    std::vector<uint8_t>(d, d + t.bytes))
+                            .isOk());
+            }
+            gguf::Writer::SplitOptions o;
+            o.maxTensors = 30;
+            QVERIFY(w.writeSplit(lib.dir.filePath("story").toStdString(), o).isOk());
+        }
+        ModelDirectoryConfig c = lib.config();
+        server::ServerConfig sc;
+        sc.port = 0;
+        sc.log = [](const std::string&) {};
+        server::Server srv(sc);
+        QVERIFY(srv.start().isOk());
+        auto router = server::makeDirectoryModelProvider(c);
+        srv.setModelProvider(router);
+        const int port = srv.port();
+        auto del = [&](const std::string& body) {
+            return client(port).Delete("/api/delete", body, "application/json");
+        };
+        auto tags = [&] {
+            RouterIds names;
+            const OJson body = parse(client(port).Get("/api/tags")->body);
+            for (const auto& m : body["models"]) {
+                names.push_back(m["name"]);
+                if (m["size"].get<uint64_t>() < 1000000) names.push_back("(no size)");
+            }
+            return names;
+        };
+        { // the names as listed
+            std::string all;
+            for (const std::string& n : tags()) all += n + " ";
+            QVERIFY2((tags() == RouterIds{"alpha", "story-00001-of-00002"}), all.c_str());
+        }
+
+        QCOMPARE(postJson(port, "/api/copy", R"({"source":"alpha:latest","destination":"beta"})")->status, 200);
+        QCOMPARE(tags(), (RouterIds{"alpha", "beta", "story-00001-of-00002"}));
+        auto g = postJson(port, "/api/generate", R"({"model":"beta","prompt":"Once","stream":false,"options":{"num_predict":2}})");
+        QCOMPARE(g->status, 200);
+        // Refused: an existing name, a path, a split name for a whole file, a missing source.
+        for (const char* bad : {R"({"source":"alpha","destination":"beta"})", R"({"source":"alpha","destination":"../x"})",
+                                R"({"source":"alpha","destination":"sub/x"})", R"({"source":"alpha","destination":".hidden"})",
+                                R"({"source":"alpha","destination":"x-00001-of-00002"})",
+                                R"({"source":"alpha","destination":"mmproj-x"})", R"({"source":"alpha"})"}) {
+            auto r = postJson(port, "/api/copy", bad);
+            QVERIFY2(r->status == 400 && parse(r->body)["error"].is_string(), (std::string(bad) + " " + r->body).c_str());
+        }
+        QCOMPARE(postJson(port, "/api/copy", R"({"source":"nothing","destination":"y"})")->status, 404);
+        QVERIFY(!QFile::exists(lib.dir.path() + QStringLiteral("/../x.gguf")));
+        // A split model copies part for part, under a split name of the same count.
+        QCOMPARE(postJson(port, "/api/copy", R"({"source":"story-00001-of-00002","destination":"tale"})")->status, 400);
+        QCOMPARE(postJson(port, "/api/copy", R"({"source":"story-00001-of-00002","destination":"tale-00001-of-00002"})")->status,
+                 200);
+        QVERIFY(QFile::exists(lib.dir.filePath("tale-00002-of-00002.gguf")));
+        QCOMPARE(postJson(port, "/api/generate", R"({"model":"tale-00001-of-00002","prompt":"Once","stream":false,"options":{"num_predict":2}})")
+                     ->status,
+                 200);
+
+        // Deleting: the loaded beta goes from /api/ps and from the folder; alpha (same bytes) stays.
+        QCOMPARE(parse(client(port).Get("/api/ps")->body)["models"].size(), size_t(2));
+        QCOMPARE(del(R"({"model":"beta"})")->status, 200);
+        QVERIFY(!QFile::exists(lib.dir.filePath("beta.gguf")));
+        QVERIFY(QFile::exists(lib.dir.filePath("alpha.gguf")));
+        QCOMPARE(parse(client(port).Get("/api/ps")->body)["models"].size(), size_t(1));
+        QCOMPARE(del(R"({"name":"tale-00001-of-00002"})")->status, 200);
+        QVERIFY(!QFile::exists(lib.dir.filePath("tale-00002-of-00002.gguf")));
+        QCOMPARE(tags(), (RouterIds{"alpha", "story-00001-of-00002"}));
+        auto missing = del(R"({"model":"beta"})");
+        QCOMPARE(missing->status, 404);
+        QVERIFY(parse(missing->body)["error"].get<std::string>().find("not found") != std::string::npos);
+        QCOMPARE(del(R"({"model":"../alpha"})")->status, 404);
+        QCOMPARE(del("[1]")->status, 400);
+
+        // A model in use: its files go, no new request gets it, and it unloads when the request ends.
+        std::string id;
+        auto held = router->acquire("alpha", id);
+        QVERIFY(held.isOk());
+        QCOMPARE(del(R"({"model":"alpha"})")->status, 200);
+        QVERIFY(!QFile::exists(lib.dir.filePath("alpha.gguf")));
+        QCOMPARE(postJson(port, "/api/generate", R"({"model":"alpha","prompt":"Once","stream":false})")->status, 404);
+        QCOMPARE(router->loadedModels().size(), size_t(1)); // still loaded, though no longer listed
+        QCOMPARE(router->loadedModels()[0].entry.id, std::string("alpha"));
+        held = Status(ErrorCode::Cancelled, "released");
+        QTRY_VERIFY_WITH_TIMEOUT(router->loadedModels().empty(), 5000);
+
+        // A read-only library refuses both (501), and changes nothing.
+        c.allowChanges = false;
+        srv.setModelProvider(server::makeDirectoryModelProvider(c));
+        QCOMPARE(postJson(port, "/api/copy", R"({"source":"story-00001-of-00002","destination":"z"})")->status, 501);
+        QCOMPARE(del(R"({"model":"story-00001-of-00002"})")->status, 501);
+        QCOMPARE(tags(), RouterIds{"story-00001-of-00002"});
         srv.stop();
     }
 

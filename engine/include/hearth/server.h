@@ -74,6 +74,7 @@ struct ModelEntry {
     bool loaded = false;
     bool vision = false;  // loaded with a vision projector: its prompts may hold images
     bool loading = false; // being loaded now
+    uint64_t fileBytes = 0; // its files' bytes (every part of a split model); 0 when not known
     // Loaded: the memory it holds as the provider counts it against its budget (its files'
     // bytes, K/V cache and recurrent state); 0 when not known.
     uint64_t memoryBytes = 0;
@@ -126,6 +127,17 @@ public:
     virtual bool unload(const std::string& /*id*/) { return false; }
     // The server is stopping: requests waiting for room to load a model give up (Busy).
     virtual void stopWaiting() {}
+    // Library changes (Ollama's /api/delete and /api/copy). Deleting removes the model's files
+    // (every part) and unloads it once no request holds it; copying makes `to` a second name of
+    // `from` (its files linked, else copied), refusing a name that exists or is not a plain file
+    // name (InvalidArgument with the reason). Unsupported where the provider serves no folder
+    // or its library is read-only.
+    virtual Status removeModel(const std::string& /*id*/) {
+        return Status(ErrorCode::Unsupported, "this server serves one model and has no library to change");
+    }
+    virtual Status copyModel(const std::string& /*from*/, const std::string& /*to*/) {
+        return Status(ErrorCode::Unsupported, "this server serves one model and has no library to change");
+    }
 };
 
 // Serves every .gguf in a folder (ids: file names without .gguf; a split model by its first
@@ -148,6 +160,7 @@ struct ModelDirectoryConfig {
     // A model's vision projector lying beside it (findProjectorFor) loads with it. Projector
     // files are never listed as models.
     bool findProjectors = true;
+    bool allowChanges = true;  // false: removeModel and copyModel refuse (a read-only library)
     std::function<void(const std::string&)> log;
 };
 std::shared_ptr<ModelProvider> makeDirectoryModelProvider(ModelDirectoryConfig config);

@@ -1,0 +1,70 @@
+// Ollama's library routes: DELETE /api/delete and POST /api/copy, carried out by the model
+// provider (hearth-server --models-dir / --data-dir); a server of one model answers 501.
+#include "server/ollama_api.h"
+#include "server/server_impl.h"
+
+#include "server/json_fields.h"
+
+namespace hearth::server {
+
+namespace {
+
+void sendLibraryError(httplib::Response& res, const ApiError& e) {
+    Server::Impl::sendJson(res, e.status, ollamaErrorJson(e.message));
+}
+
+// The provider's refusal as Ollama answers it: 404 for a missing model, 501 where the library
+// cannot change, 400 for a bad name, 500 for the file system.
+ApiError libraryError(const Status& status) {
+    ApiError e = apiErrorFromStatus(status, "model");
+    if (status.code() == ErrorCode::Unsupported) e.status = 501;
+    return e;
+}
+
+// The model named by `key` (older clients send "name"), without Ollama's ":latest" tag.
+ApiResult<std::string> modelField(const OJson& body, const char* key) {
+    std::string name;
+    if (auto e = readString(body, key, name)) return *e;
+    if (name.empty())
+        return invalidRequest(std::string(key) + " is required", key, "missing_required_parameter");
+    static const std::string latest = ":latest";
+    if (name.size() > latest.size() && name.compare(name.size() - latest.size(), latest.size(), latest) == 0)
+        name.resize(name.size() - latest.size());
+    return name;
+}
+
+} // namespace
+
+void Server::Impl::handleOllamaDelete(const httplib::Request& req, httplib::Response& res) {
+    auto body = parseJsonObject(req.body, m_limits);
+    if (!body) return sendLibraryError(res, body.error());
+    auto model = modelField(*body, field(*body, "model") ? "model" : "name");
+    if (!model) return sendLibraryError(res, model.error());
+    std::shared_ptr<ModelProvider> provider = currentProvider();
+    if (!provider) return sendLibraryError(res, libraryError(Status(ErrorCode::Unsupported, "no model library")));
+    if (Status s = provider->removeModel(*model); !s.isOk()) {
+        if (s.code() == ErrorCode::NotFound)
+            return sendLibraryError(res, libraryError(notFound("model \"" + model->substr(0, 200) + "\" not found")));
+        return sendLibraryError(res, libraryError(s));
+    }
+    res.status = 200;
+}
+
+void Server::Impl::handleOllamaCopy(const httplib::Request& req, httplib::Response& res) {
+    auto body = parseJsonObject(req.body, m_limits);
+    if (!body) return sendLibraryError(res, body.error());
+    auto source = modelField(*body, "source");
+    if (!source) return sendLibraryError(res, source.error());
+    auto destination = modelField(*body, "destination");
+    if (!destination) return sendLibraryError(res, destination.error());
+    std::shared_ptr<ModelProvider> provider = currentProvider();
+    if (!provider) return sendLibraryError(res, libraryError(Status(ErrorCode::Unsupported, "no model library")));
+    if (Status s = provider->copyModel(*source, *destination); !s.isOk()) {
+        if (s.code() == ErrorCode::NotFound)
+            return sendLibraryError(res, libraryError(notFound("model \"" + source->substr(0, 200) + "\" not found")));
+        return sendLibraryError(res, libraryError(s));
+    }
+    res.status = 200;
+}
+
+} // namespace hearth::server
