@@ -3,11 +3,13 @@
 // and a memory budget, loads the one a request names on first use (one load at a time),
 // unloads the least recently used idle model to make room, and unloads idle models after their
 // keep-alive. A model is "in use" while a request holds the engine pointer acquire() returned.
+// Requests name a model by its file name without .gguf, or as a hub model (library_names.h).
 #include "hearth/devices.h"
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
 #include "hearth/projector.h"
 #include "hearth/server.h"
+#include "server/library_names.h"
 
 #include <algorithm>
 #include <cctype>
@@ -168,8 +170,16 @@ public:
         const std::vector<std::string> ids = scan();
         if (id.empty() && !ids.empty()) id = ids.front();
         // Only names found in the folder are loaded, so a request cannot reach other paths.
-        if (std::find(ids.begin(), ids.end(), id) == ids.end())
-            return notFound("the model '" + id.substr(0, 200) + "' does not exist");
+        const std::string found = resolveLibraryName(m_config.dir, id, ids);
+        if (found.empty()) return notFound("the model '" + id.substr(0, 200) + "' does not exist");
+        if (found != id) {
+            id = found;
+            std::lock_guard<std::mutex> lock(m_state->mu);
+            if (auto held = leaseLocked(id)) {
+                resolvedId = id;
+                return held;
+            }
+        }
 
         // One load at a time: a request for a model another request is loading waits for that
         // load and then finds it resident.
@@ -239,7 +249,8 @@ public:
         m_state->cv.notify_all();
     }
 
-    bool unload(const std::string& id) override {
+    bool unload(const std::string& name) override {
+        const std::string id = resolveLibraryName(m_config.dir, name, scan());
         {
             std::lock_guard<std::mutex> lock(m_state->mu);
             auto it = m_state->resident.find(id);
@@ -250,11 +261,10 @@ public:
         return true;
     }
 
-    Status removeModel(const std::string& id) override {
+    Status removeModel(const std::string& name) override {
         if (!m_config.allowChanges) return readOnly();
-        const std::vector<std::string> ids = scan();
-        if (std::find(ids.begin(), ids.end(), id) == ids.end())
-            return notFound("the model '" + id.substr(0, 200) + "' does not exist");
+        const std::string id = resolveLibraryName(m_config.dir, name, scan());
+        if (id.empty()) return notFound("the model '" + name.substr(0, 200) + "' does not exist");
         std::shared_ptr<Resident> gone;
         {
             std::lock_guard<std::mutex> lock(m_state->mu);
@@ -280,11 +290,10 @@ public:
         return Status::ok();
     }
 
-    Status copyModel(const std::string& from, const std::string& to) override {
+    Status copyModel(const std::string& name, const std::string& to) override {
         if (!m_config.allowChanges) return readOnly();
-        const std::vector<std::string> ids = scan();
-        if (std::find(ids.begin(), ids.end(), from) == ids.end())
-            return notFound("the model '" + from.substr(0, 200) + "' does not exist");
+        const std::string from = resolveLibraryName(m_config.dir, name, scan());
+        if (from.empty()) return notFound("the model '" + name.substr(0, 200) + "' does not exist");
         if (Status name = checkNewName(to); !name.isOk()) return name;
         const std::vector<std::string> sources = partsOf(from);
         std::vector<std::string> targets;

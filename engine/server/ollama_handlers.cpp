@@ -287,10 +287,9 @@ bool answeredUnload(Server::Impl& server, const OllamaParams& p, bool chat, http
     std::shared_ptr<ModelProvider> provider = server.currentProvider();
     if (!provider) return false;
     const std::string id = untagged(p.common.model);
-    bool known = false;
+    bool known = provider->unload(id); // a loaded model, by any name the provider takes
     for (const ModelEntry& m : provider->list()) known = known || m.id == id;
     if (!known) return false; // answered as a load would be: not found, or the one model
-    provider->unload(id);
     OJson j = chat ? chatChunk(p.common.model, "", nullptr, true) : generateChunk(p.common.model, "", true);
     j["done_reason"] = "unload";
     server.sendJson(res, 200, j);

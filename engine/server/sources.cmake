@@ -19,6 +19,7 @@ target_sources(hearth_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/http_server.cpp
   ${CMAKE_CURRENT_LIST_DIR}/handlers_generate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/handlers_misc.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/library_names.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_router.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ollama_parse.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ollama_response.cpp

@@ -472,6 +472,46 @@ private Q_SLOTS:
         srv.stop();
     }
 
+    // A model named as `hearth-cli pull` and Ollama name hub models finds its file through the
+    // origins the app recorded for the folder.
+    void hubNamesFindTheirFiles() {
+        RouterLibrary lib;
+        QVERIFY(lib.make({"tiny-q8_0", "tiny-Q4_K_M", "tiny-Q4_K", "other-Q8_0", "mmproj-tiny-F16"}));
+        QFile origins(lib.dir.filePath(QStringLiteral(".hearth-origins.json")));
+        QVERIFY(origins.open(QIODevice::WriteOnly));
+        origins.write(R"({"version":1,"files":{
+            "tiny-q8_0.gguf":{"repo":"Owner/Tiny-GGUF","path":"tiny-q8_0.gguf"},
+            "tiny-Q4_K_M.gguf":{"repo":"Owner/Tiny-GGUF","path":"tiny-Q4_K_M.gguf"},
+            "tiny-Q4_K.gguf":{"repo":"Owner/Tiny-GGUF","path":"tiny-Q4_K.gguf"},
+            "mmproj-tiny-F16.gguf":{"repo":"Owner/Tiny-GGUF","path":"mmproj-tiny-F16.gguf"},
+            "gone-Q8_0.gguf":{"repo":"Owner/Gone-GGUF","path":"gone-Q8_0.gguf"},
+            "other-Q8_0.gguf":{"repo":"Someone/Other-GGUF","path":"other-Q8_0.gguf"}}})");
+        origins.close();
+        auto router = server::makeDirectoryModelProvider(lib.config());
+        auto resolve = [&](const std::string& name) {
+            std::string id;
+            auto e = router->acquire(name, id);
+            return e ? id : std::string("(") + errorCodeName(e.status().code()).data() + ")";
+        };
+        QCOMPARE(resolve("Owner/Tiny-GGUF:Q8_0"), std::string("tiny-q8_0"));
+        QCOMPARE(resolve("hf.co/owner/tiny-gguf:q8_0"), std::string("tiny-q8_0"));
+        QCOMPARE(resolve("Owner/Tiny-GGUF:Q4_K"), std::string("tiny-Q4_K")); // not Q4_K_M
+        QCOMPARE(resolve("Owner/Tiny-GGUF"), std::string("tiny-Q4_K_M"));   // pull's default
+        QCOMPARE(resolve("Owner/Tiny-GGUF:latest"), std::string("tiny-Q4_K_M"));
+        QCOMPARE(resolve("huggingface.co/Someone/Other-GGUF"), std::string("other-Q8_0"));
+        QCOMPARE(resolve("tiny-Q4_K"), std::string("tiny-Q4_K")); // ids as before
+        for (const char* missing : {"Owner/Tiny-GGUF:Q5_K_M", "Owner/Gone-GGUF:Q8_0", "Owner/Tiny-GGUF:F16",
+                                    "Nobody/Else:Q8_0", "Owner/Tiny-GGUF:../tiny-q8_0", "tiny"})
+            QCOMPARE(resolve(missing), std::string("(not found)"));
+        // Each file loaded once: hub names and ids share the loaded model.
+        QCOMPARE(lib.loadOrder(), (RouterIds{"tiny-q8_0", "tiny-Q4_K", "tiny-Q4_K_M", "other-Q8_0"}));
+        // The library routes take the same names.
+        QVERIFY(router->copyModel("Owner/Tiny-GGUF:Q8_0", "mine").isOk());
+        QVERIFY(QFile::exists(lib.dir.filePath("mine.gguf")));
+        QVERIFY(router->removeModel("Someone/Other-GGUF:Q8_0").isOk());
+        QVERIFY(!QFile::exists(lib.dir.filePath("other-Q8_0.gguf")));
+    }
+
     void modelOverTheBudgetIsAClearError() {
         RouterLibrary lib;
         QVERIFY(lib.make({"alpha"}));
