@@ -89,9 +89,11 @@ const char* kHelp =
     "                          12G (default: 80% of the memory available at start)\n"
     "  --data-dir DIR          serve the library of the app's data folder DIR (the folder the\n"
     "                          models/folder key of DIR/hearth.ini names, else DIR/models;\n"
-    "                          created when missing), as --models-dir does\n"
-    "  --no-library-changes    with --models-dir: refuse Ollama's /api/delete and /api/copy\n"
-    "                          (501); by default they delete and copy models in the folder\n"
+    "                          created when missing), as --models-dir does; Ollama's /api/pull\n"
+    "                          downloads into it as hearth-cli pull does (from $HEARTH_HUB_URL,\n"
+    "                          else the app's hub setting, else huggingface.co)\n"
+    "  --no-library-changes    with --models-dir: refuse Ollama's /api/delete, /api/copy and\n"
+    "                          /api/pull (501); by default they change the folder\n"
     "  --ttl SECONDS           with --models-dir: unload a model idle this long (default 0:\n"
     "                          only when room is needed); an Ollama request's keep_alive\n"
     "                          sets it for its model (0: unload once idle, -1: never)\n"
@@ -158,6 +160,7 @@ int main(int argc, char** argv) {
     bool findProjectors = true;
     int ttl = 0;
     int modelsMax = 3;
+    std::string dataDir; // --data-dir: the library pulls go into
     bool libraryChanges = true;
     uint64_t modelsMemory = 0;
     bool requestLog = true;
@@ -257,7 +260,8 @@ int main(int argc, char** argv) {
         } else if (a == "--data-dir") {
             ok = value(v) && !v.empty();
             if (ok) {
-                modelsDir = modelsFolderOfDataDir(std::string(v));
+                dataDir = std::string(v);
+                modelsDir = modelsFolderOfDataDir(dataDir);
                 std::error_code mkdirError;
                 std::filesystem::create_directories(modelsDir, mkdirError);
             }
@@ -379,6 +383,16 @@ int main(int argc, char** argv) {
         dc.ttlSeconds = ttl;
         dc.maxLoaded = modelsMax;
         dc.allowChanges = libraryChanges;
+        if (!dataDir.empty()) {
+            // Pulls run hearth-cli beside this program, which has the hub and download code.
+            std::error_code exeError;
+            const auto exe = std::filesystem::read_symlink("/proc/self/exe", exeError);
+            const auto cli = exe.parent_path() / "hearth-cli";
+            if (!exeError && std::filesystem::exists(cli))
+                dc.puller = hearth::server::commandPuller({cli.string(), "pull", "--data-dir", dataDir});
+            else
+                std::fprintf(stderr, "hearth-server: no hearth-cli beside this program: /api/pull is off\n");
+        }
         dc.memoryBudgetBytes = modelsMemory;
         dc.findProjectors = findProjectors;
         dc.log = sc.log;

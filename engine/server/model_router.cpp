@@ -332,6 +332,19 @@ public:
         return Status::ok();
     }
 
+    bool canPull() const override { return m_config.allowChanges && m_config.puller; }
+
+    Status pullModel(const std::string& name, const std::function<bool(const PullProgress&)>& progress) override {
+        if (!m_config.allowChanges) return readOnly();
+        if (!m_config.puller)
+            return Status(ErrorCode::Unsupported, "this server does not pull models (hearth-server pulls into the "
+                                                  "library of --data-dir, with hearth-cli beside it)");
+        log("pulling " + name.substr(0, 200));
+        Status s = m_config.puller(name, progress);
+        log(s.isOk() ? "pulled " + name.substr(0, 200) : "pull of " + name.substr(0, 200) + " failed: " + s.toString());
+        return s;
+    }
+
     void stopWaiting() override {
         {
             std::lock_guard<std::mutex> lock(m_state->mu);

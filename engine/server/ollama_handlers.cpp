@@ -567,10 +567,11 @@ void Server::Impl::installOllamaRoutes() {
         sendOllamaError(m_config, res,
                         simpleError(501, req.path + " is not supported: hearth-server serves GGUF "
                                                     "files given by --model or --models-dir and "
-                                                    "does not pull, push or create models"));
+                                                    "does not push or create models"));
     };
-    for (const char* p : {"/api/pull", "/api/push", "/api/create"})
+    for (const char* p : {"/api/push", "/api/create"})
         m_http.Post(p, unmanaged);
+    m_http.Post("/api/pull", route(&Impl::handleOllamaPull));
     m_http.Post("/api/copy", route(&Impl::handleOllamaCopy));
     m_http.Delete("/api/delete", route(&Impl::handleOllamaDelete));
 

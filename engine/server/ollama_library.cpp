@@ -1,5 +1,6 @@
-// Ollama's library routes: DELETE /api/delete and POST /api/copy, carried out by the model
-// provider (hearth-server --models-dir / --data-dir); a server of one model answers 501.
+// Ollama's library routes: POST /api/pull (progress streamed as NDJSON), DELETE /api/delete and
+// POST /api/copy, carried out by the model provider (hearth-server --models-dir / --data-dir); a
+// server of one model answers 501.
 #include "server/ollama_api.h"
 #include "server/server_impl.h"
 
@@ -33,7 +34,53 @@ ApiResult<std::string> modelField(const OJson& body, const char* key) {
     return name;
 }
 
+OJson progressJson(const PullProgress& p) {
+    OJson j = {{"status", p.status}};
+    if (!p.digest.empty()) j["digest"] = p.digest;
+    if (p.total) {
+        j["total"] = p.total;
+        j["completed"] = p.completed;
+    }
+    return j;
+}
+
 } // namespace
+
+void Server::Impl::handleOllamaPull(const httplib::Request& req, httplib::Response& res) {
+    auto body = parseJsonObject(req.body, m_limits);
+    if (!body) return sendLibraryError(res, body.error());
+    auto model = modelField(*body, field(*body, "model") ? "model" : "name");
+    if (!model) return sendLibraryError(res, model.error());
+    bool stream = true;
+    if (auto e = readBool(*body, "stream", stream)) return sendLibraryError(res, *e);
+    bool insecure = false; // accepted: the hub address is the server's to choose
+    if (auto e = readBool(*body, "insecure", insecure)) return sendLibraryError(res, *e);
+    std::shared_ptr<ModelProvider> provider = currentProvider();
+    if (!provider) return sendLibraryError(res, libraryError(Status(ErrorCode::Unsupported, "no model library")));
+    const std::string name = *model;
+    auto keepGoing = [this](const PullProgress&) { return !m_stopping.load(); };
+    if (!provider->canPull()) return sendLibraryError(res, libraryError(provider->pullModel(name, keepGoing)));
+    if (!stream) {
+        Status s = provider->pullModel(name, keepGoing);
+        if (!s.isOk()) return sendLibraryError(res, libraryError(s));
+        return sendJson(res, 200, {{"status", "success"}});
+    }
+    res.status = 200;
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "application/x-ndjson", [this, provider, name](size_t, httplib::DataSink& sink) {
+            auto send = [&](const OJson& j) {
+                const std::string line = j.dump() + "\n";
+                return !m_stopping && sink.is_writable() && sink.write(line.data(), line.size());
+            };
+            Status s = provider->pullModel(name, [&](const PullProgress& p) { return send(progressJson(p)); });
+            // Once the stream has begun, a failure is its last line, as Ollama sends it.
+            if (s.isOk()) send({{"status", "success"}});
+            else if (s.code() != ErrorCode::Cancelled) send(ollamaErrorJson(s.message()));
+            sink.done();
+            return true;
+        });
+}
 
 void Server::Impl::handleOllamaDelete(const httplib::Request& req, httplib::Response& res) {
     auto body = parseJsonObject(req.body, m_limits);

@@ -93,7 +93,8 @@ public:
     void handleOllamaPs(const httplib::Request& req, httplib::Response& res);
     void handleOllamaVersion(const httplib::Request& req, httplib::Response& res);
     void handleOllamaEmbed(const httplib::Request& req, httplib::Response& res);
-    void handleOllamaDelete(const httplib::Request& req, httplib::Response& res); // ollama_library.cpp
+    void handleOllamaPull(const httplib::Request& req, httplib::Response& res); // ollama_library.cpp
+    void handleOllamaDelete(const httplib::Request& req, httplib::Response& res);
     void handleOllamaCopy(const httplib::Request& req, httplib::Response& res);
 
     // POST /v1/embeddings and /embeddings (embeddings_handlers.cpp).

@@ -84,6 +84,23 @@ struct ModelEntry {
     std::optional<std::chrono::system_clock::time_point> expiresAt;
 };
 
+// One step of pulling a model from the hub, as Ollama's /api/pull streams it.
+struct PullProgress {
+    std::string status;     // "pulling manifest", "pulling FILE", "verifying sha256 digest", "success", ...
+    std::string digest;     // "sha256:..." of the file being downloaded, when the hub publishes one
+    uint64_t total = 0;     // bytes of that file (0: not a download step)
+    uint64_t completed = 0; // of which on disk
+};
+// Pulls the hub model `name` ("owner/repo:QUANT") into a library; `progress` is told each step
+// and returns false to stop (the client went away: Cancelled, the partial file kept for a
+// resume). InvalidArgument for a name that is no repository, NotFound for a missing repository
+// or quantization, IoError when the hub or the disk fails.
+using ModelPuller =
+    std::function<Status(const std::string& name, const std::function<bool(const PullProgress&)>& progress)>;
+// A puller that runs `argv` with the name and "--json" appended (hearth-cli pull --data-dir DIR)
+// and reads its progress lines.
+ModelPuller commandPuller(std::vector<std::string> argv);
+
 // A loaded model and its engine (for /api/ps and /metrics).
 struct LoadedModel {
     ModelEntry entry;
@@ -138,6 +155,11 @@ public:
     virtual Status copyModel(const std::string& /*from*/, const std::string& /*to*/) {
         return Status(ErrorCode::Unsupported, "this server serves one model and has no library to change");
     }
+    // Ollama's /api/pull: Unsupported where no puller was given (canPull false).
+    virtual bool canPull() const { return false; }
+    virtual Status pullModel(const std::string& /*name*/, const std::function<bool(const PullProgress&)>& /*progress*/) {
+        return Status(ErrorCode::Unsupported, "this server serves one model and does not pull models");
+    }
 };
 
 // Serves every .gguf in a folder (ids: file names without .gguf; a split model by its first
@@ -160,7 +182,8 @@ struct ModelDirectoryConfig {
     // A model's vision projector lying beside it (findProjectorFor) loads with it. Projector
     // files are never listed as models.
     bool findProjectors = true;
-    bool allowChanges = true;  // false: removeModel and copyModel refuse (a read-only library)
+    bool allowChanges = true;  // false: removeModel, copyModel and pullModel refuse (a read-only library)
+    ModelPuller puller;        // pulls into `dir` (hearth-server --data-dir); empty: pulls are refused
     std::function<void(const std::string&)> log;
 };
 std::shared_ptr<ModelProvider> makeDirectoryModelProvider(ModelDirectoryConfig config);
