@@ -47,6 +47,9 @@ struct ModelDims {
     // causal mask (causal false), so that each input is computed in one step.
     bool embeddingsOnly = false;
     bool causal = true;
+    // > 0: a reranker (rank pooling): the hidden rows are its classification head's outputs, this
+    // many per pooled (first) token, the first being the relevance score.
+    int rankOutputs = 0;
     // > 0: learned absolute positions (bert's position_embd rows), the longest a sequence may be.
     int maxPositions = 0;
     // The graph takes input embeddings given with a step in place of some tokens' rows (an

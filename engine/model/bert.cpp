@@ -1,9 +1,11 @@
-// BERT encoders as llama.cpp converts them ("bert": BGE, all-MiniLM, e5): token, absolute position
+// BERT encoders as llama.cpp converts them ("bert": BGE, all-MiniLM, e5, bge-reranker): token, absolute position
 // and token-type (type 0) embeddings summed and layer-normed, then post-norm layers (self-attention
 // with q/k/v/output biases over the whole input, residual add and LayerNorm; a GELU feed-forward
 // with biases, residual add and LayerNorm). No LM head: the embeddings pool the last layer's
-// output as it is (no final norm). The facts follow llama.cpp's bert graph, which the tests hold
-// this file to.
+// output as it is (no final norm). A reranker (pooling_type 4, rank) has a classification head
+// on the first token's row: cls (dense, tanh) then cls.output, whose first output is the
+// relevance score; either part may be missing, as in llama.cpp. The facts follow llama.cpp's bert
+// graph, which the tests hold this file to.
 //
 // Attention is not causal when the file says bert.attention.causal = false (what the converter
 // writes); llama.cpp takes an absent key as causal, and so do we. Without the causal mask each
@@ -43,6 +45,24 @@ public:
         m_dims.embeddingsOnly = true;
         m_dims.causal = m_in.causal;
         m_dims.maxPositions = hp.nCtxTrain;
+
+        if (auto pooling = f.getU32("bert.pooling_type"); pooling.isOk() && *pooling == 4) {
+            const gguf::TensorInfo* out = f.findTensor("cls.output.weight");
+            const gguf::TensorInfo* dense = f.findTensor("cls.weight");
+            if (!out && !dense) return unsupported("a rank-pooling (reranker) file without its classification head (cls.weight, cls.output.weight)");
+            if (dense) {
+                HEARTH_ASSIGN_OR_RETURN(m_cls, b.matrix("cls.weight", E, E, hp.nLayer)); // with the last layer
+                HEARTH_ASSIGN_OR_RETURN(m_clsB, b.optionalVector("cls.bias", E, hp.nLayer));
+            }
+            int64_t outputs = E;
+            if (out) {
+                outputs = int64_t(out->ne[1]);
+                if (out->nDims != 2 || outputs < 1 || outputs > E) return invalidFormat("cls.output.weight has a bad shape");
+                HEARTH_ASSIGN_OR_RETURN(m_clsOut, b.matrix("cls.output.weight", E, outputs, hp.nLayer));
+                HEARTH_ASSIGN_OR_RETURN(m_clsOutB, b.optionalVector("cls.output.bias", outputs, hp.nLayer));
+            }
+            m_dims.rankOutputs = int(outputs);
+        }
 
         m_layers.resize(size_t(hp.nLayer));
         for (int l = 0; l < hp.nLayer; ++l) {
@@ -105,7 +125,13 @@ public:
         }
         g.setLayer(hp.nLayer);
         // The pooled rows are the last layer's output as it is; there are no logits.
-        if (in.hidden != graph::kNone) g.setHiddenOutput(g.getRows(x, in.hidden)); // [h][E]
+        if (in.hidden == graph::kNone) return;
+        graph::TensorId rows = g.getRows(x, in.hidden); // [h][E]
+        if (m_dims.rankOutputs > 0) { // a reranker's head on the pooled first tokens
+            if (m_cls >= 0) rows = g.softcap(bias(g.matMul(g.weight(m_cls), rows), m_clsB), 1.0f); // tanh, [h][E]
+            if (m_clsOut >= 0) rows = bias(g.matMul(g.weight(m_clsOut), rows), m_clsOutB);      // [h][outputs]
+        }
+        g.setHiddenOutput(rows);
     }
 
 private:
@@ -113,6 +139,7 @@ private:
     std::vector<Layer> m_layers;
     EncoderInput m_in;
     int32_t m_positions = -1;
+    int32_t m_cls = -1, m_clsB = -1, m_clsOut = -1, m_clsOutB = -1; // a reranker's head
 };
 
 } // namespace

@@ -66,6 +66,9 @@ struct Shape {
     // matrix and the output projection without biases, a SwiGLU feed-forward without biases;
     // mean pooling unless --pooling says otherwise.
     bool nomic = false;
+    // rank (with bert): a reranker's classification head (cls: dense with tanh, then one output
+    // row: the relevance score) and rank pooling, as bge-reranker files are.
+    bool rank = false;
 };
 
 const Shape kShapes[] = {
@@ -215,6 +218,11 @@ const Shape kShapes[] = {
      .nLayer = 3, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 4, .headDim = 64, .ropeBase = 10000.0f,
      .rmsEps = 1e-12f, .ctx = 512, .tied = true, .qkvBias = true, .qkNorm = false, .llama3Rope = false,
      .writeHeadDims = false, .bert = true},
+    {.name = "bert-rerank-tiny", .arch = "bert",
+     .description = "bert reranker (as bge-reranker files are): bert-tiny with a classification head and rank pooling",
+     .nLayer = 3, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 4, .headDim = 64, .ropeBase = 10000.0f,
+     .rmsEps = 1e-12f, .ctx = 512, .tied = true, .qkvBias = true, .qkNorm = false, .llama3Rope = false,
+     .writeHeadDims = false, .bert = true, .rank = true},
     {.name = "nomic-bert-tiny", .arch = "nomic-bert",
      .description = "nomic-bert (as nomic-embed-text files are), 3 layers, 256 wide, 4 heads of 64, SwiGLU 512, "
                     "RoPE base 1000, 2048 context, mean pooling (embeddings only)",
@@ -468,6 +476,12 @@ std::vector<TensorPlan> planBert(const Shape& s, int nVocab) {
         t.push_back({p + "ffn_down.bias", {E}, TensorPlan::Random, {}, 0.05f});
         norm(p + "layer_output_norm");
     }
+    if (s.rank) { // the classification head; spreads that keep tanh off its flat ends
+        t.push_back({"cls.weight", {E, E}, TensorPlan::Random, {}, 0.06f});
+        t.push_back({"cls.bias", {E}, TensorPlan::Random, {}, 0.05f});
+        t.push_back({"cls.output.weight", {E, 1}, TensorPlan::Random, {}, 0.15f});
+        t.push_back({"cls.output.bias", {1}, TensorPlan::Random, {}, 0.05f});
+    }
     return t;
 }
 
@@ -599,6 +613,7 @@ Status synthesizeModel(const SynthOptions& o) {
     if (s.nextn > 0) w.set(a + "nextn_predict_layers", gguf::Value::u32(uint32_t(s.nextn)));
     if (o.pooling >= 0) w.set(a + "pooling_type", gguf::Value::u32(uint32_t(o.pooling)));
     else if (s.nomic) w.set(a + "pooling_type", gguf::Value::u32(1)); // mean, as nomic-embed-text files say
+    else if (s.rank) w.set(a + "pooling_type", gguf::Value::u32(4)); // rank, as reranker files say
     else if (s.bert) w.set(a + "pooling_type", gguf::Value::u32(2)); // CLS, as BGE files say
     w.set(a + "feed_forward_length", gguf::Value::u32(uint32_t(s.nFf)));
     w.set(a + "attention.head_count", gguf::Value::u32(uint32_t(s.nHead)));

@@ -1,7 +1,8 @@
 // Embeddings on the engine thread: each input of a request becomes a scheduler sequence that only
 // computes its prompt (batched with generation like any prefill), the step returns the final
 // normed hidden rows its pooling wants, and those are pooled (mean, first or last token), cut to
-// the wanted dimensions and L2-normalized when every input is done.
+// the wanted dimensions and L2-normalized when every input is done. A reranker's rows are its
+// classification head's outputs for the first token, returned as they are.
 #include "runtime/engine_impl.h"
 
 #include <cmath>
@@ -16,6 +17,7 @@ const char* poolingName(Pooling p) {
     case Pooling::Mean: return "mean";
     case Pooling::Cls: return "cls";
     case Pooling::Last: return "last";
+    case Pooling::Rank: return "rank";
     }
     return "model";
 }
@@ -61,6 +63,21 @@ Result<EmbeddingResult> embedAndWait(Engine& engine, EmbeddingRequest request) {
     return sink->wait();
 }
 
+std::vector<int32_t> rankingInput(const tokenizer::Tokenizer& tokenizer, const std::vector<int32_t>& query,
+                                  const std::vector<int32_t>& document) {
+    std::vector<int32_t> ids;
+    auto special = [&](int32_t id) {
+        if (id != tokenizer::kNoToken) ids.push_back(id);
+    };
+    special(tokenizer.bos());
+    ids.insert(ids.end(), query.begin(), query.end());
+    special(tokenizer.eos());
+    special(tokenizer.sep());
+    ids.insert(ids.end(), document.begin(), document.end());
+    special(tokenizer.eos());
+    return ids;
+}
+
 namespace runtime {
 
 namespace {
@@ -72,7 +89,8 @@ constexpr size_t kMaxEmbedInputs = 1u << 16;
 // Whether the token at `pos` of an input of `length` tokens is pooled.
 bool pooledRow(Pooling p, int pos, int length) {
     switch (p) {
-    case Pooling::Cls: return pos == 0;
+    case Pooling::Cls:
+    case Pooling::Rank: return pos == 0;
     case Pooling::Last: return pos == length - 1;
     default: return true;
     }
@@ -82,8 +100,12 @@ bool pooledRow(Pooling p, int pos, int length) {
 
 Result<RequestId> EngineImpl::embed(EmbeddingRequest request) {
     if (!request.sink) return invalidArgument("request has no sink");
-    if (!m_summary.embeddings)
-        return unsupported("this model's pooling (rank: a reranker's classifier head) is not supported");
+    if (!m_summary.embeddings) return unsupported("this model's pooling is not supported");
+    const bool ranker = m_summary.rankOutputs > 0;
+    if (ranker != (request.pooling == Pooling::Rank || (ranker && request.pooling == Pooling::Model)))
+        return invalidArgument(ranker ? "this model is a reranker: it scores inputs (rank pooling) and pools no other way"
+                                      : "rank pooling needs a reranker (a model with a classification head)");
+    if (ranker && request.dimensions > 0) return invalidArgument("a reranker's scores are not cut to dimensions");
     if (request.inputs.empty()) return invalidArgument("the embedding request has no input");
     if (request.inputs.size() > kMaxEmbedInputs)
         return invalidArgument("at most " + std::to_string(kMaxEmbedInputs) + " inputs per embedding request");
@@ -183,7 +205,8 @@ bool EngineImpl::addEmbedTokens(const sched::ScheduledSeq& s, int seqIndex, grap
 }
 
 void EngineImpl::poolHidden(const sched::SchedulerOutput& out, const std::vector<float>& hidden) {
-    const size_t E = size_t(m_summary.nEmbd);
+    // A reranker's rows are its head's outputs (every row of the step: its graph adds the head).
+    const size_t E = size_t(m_summary.rankOutputs > 0 ? m_summary.rankOutputs : m_summary.nEmbd);
     size_t row = 0;
     for (size_t i = 0; i < out.seqs.size(); ++i) {
         const sched::ScheduledSeq& s = out.seqs[i];
@@ -226,7 +249,8 @@ void EngineImpl::finishEmbeds(const sched::SchedulerOutput& out) {
         if (++e.numDone < int(e.request.inputs.size())) continue;
 
         EmbeddingResult result;
-        const size_t E = size_t(m_summary.nEmbd);
+        const bool scores = m_summary.rankOutputs > 0; // as they are: no cut, no normalizing
+        const size_t E = size_t(scores ? m_summary.rankOutputs : m_summary.nEmbd);
         const size_t keep = e.request.dimensions > 0 ? size_t(e.request.dimensions) : E;
         for (size_t i = 0; i < e.sums.size(); ++i) {
             const double div = std::max(1, e.rows[i]);
@@ -237,7 +261,7 @@ void EngineImpl::finishEmbeds(const sched::SchedulerOutput& out) {
                 norm += x * x;
                 v[j] = float(x);
             }
-            if (e.request.normalize && norm > 0.0) {
+            if (e.request.normalize && !scores && norm > 0.0) {
                 const double inv = 1.0 / std::sqrt(norm);
                 for (size_t j = 0; j < keep; ++j) v[j] = float(double(e.sums[i][j]) / div * inv);
             }

@@ -136,12 +136,15 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
     s.takesImages = dims.givenEmbeddings;
     e->m_imagesAtOnce = dims.imagesAtOnce;
     e->m_mrope = dims.mrope;
-    // Embedding pooling: <arch>.pooling_type (0 none and absent: mean; 4 rank is not supported).
+    // Embedding pooling: <arch>.pooling_type (0 none and absent: mean; 4 rank where the
+    // architecture has the classification head).
     if (auto pt = e->m_file->getU32(dims.archName + ".pooling_type"); pt.isOk()) {
         if (*pt == 2) s.pooling = Pooling::Cls;
         else if (*pt == 3) s.pooling = Pooling::Last;
+        else if (*pt == 4 && dims.rankOutputs > 0) s.pooling = Pooling::Rank;
         else if (*pt != 0 && *pt != 1) s.embeddings = false;
     }
+    s.rankOutputs = s.pooling == Pooling::Rank ? dims.rankOutputs : 0;
 
     // The KV cache: a pool of blocks sized from the budget.
     const int bs = std::clamp(config.blockSize, 1, 1024);

@@ -127,6 +127,7 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Architectu
     // every weight an image's step may (qwen35's M-RoPE section factors), and each is loaded.
     graph::StepShape probeShape = kProbeShape;
     if (dims.givenEmbeddings) probeShape.embeds = 1;
+    if (dims.rankOutputs > 0) probeShape.hidden = 1; // a reranker's head reads its weights on pooled rows only
     graph::Graph probeGraph = arch.buildGraph(probeShape, r->m_kv);
     HEARTH_RETURN_IF_ERROR(probeGraph.status());
     r->m_kvDevice = chooseKvDevices(probeGraph, nLayer, r->devices(), &r->m_fallbacks);

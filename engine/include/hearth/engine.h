@@ -240,9 +240,11 @@ struct GenerationRequest {
 
 // How an embedding pools its tokens' final normed hidden states into one vector: the values of
 // a GGUF's <arch>.pooling_type (llama.cpp's enum). Model: what the file says, mean when it says
-// nothing or "none" (0); a file asking for rank (4, a reranker's classifier head) is refused.
-enum class Pooling : int32_t { Model = -1, Mean = 1, Cls = 2, Last = 3 };
-const char* poolingName(Pooling p); // "model", "mean", "cls", "last"
+// nothing or "none" (0). Rank (4): a reranker's classification head on the first token; its
+// "vector" is the head's outputs (ModelSummary::rankOutputs, the first the relevance score as a
+// logit), neither cut nor normalized, and it is the only pooling such a model has.
+enum class Pooling : int32_t { Model = -1, Mean = 1, Cls = 2, Last = 3, Rank = 4 };
+const char* poolingName(Pooling p); // "model", "mean", "cls", "last", "rank"
 
 // One embedding request: several inputs computed together (each its own sequence, batched with
 // whatever else the engine runs), each pooled, cut to `dimensions` and L2-normalized.
@@ -269,6 +271,12 @@ struct EmbeddingRequest {
     std::shared_ptr<EmbeddingSink> sink;
 };
 
+// A reranker's input for one (query, document) pair, as llama.cpp builds it: BOS, the query,
+// EOS, SEP, the document, EOS, each special token where the vocabulary has one. The query and
+// document are token ids without special tokens.
+std::vector<int32_t> rankingInput(const tokenizer::Tokenizer& tokenizer, const std::vector<int32_t>& query,
+                                  const std::vector<int32_t>& document);
+
 struct ModelSummary {
     std::string architecture;
     std::string name;
@@ -280,7 +288,8 @@ struct ModelSummary {
     int32_t nEmbd = 0;
     bool chatTemplateBuiltin = false; // the file has no template; ChatML is used
     Pooling pooling = Pooling::Mean;  // how embeddings pool by default (the file's pooling_type)
-    bool embeddings = true;           // false: the file's pooling (rank) is not supported
+    bool embeddings = true;           // false: the file's pooling is not supported
+    int32_t rankOutputs = 0;          // > 0: a reranker (pooling Rank): its head's outputs per input
     bool embeddingsOnly = false;      // an encoder (bert): embeddings, no generation
     bool takesImages = false;         // reads image embeddings in a prompt (GenerationRequest::images)
     bool vision = false;              // a vision projector is loaded: prompts may hold images

@@ -1,0 +1,169 @@
+// A bert reranker (a synthesized bert-rerank-tiny: bert-tiny with bge-reranker's classification
+// head and rank pooling, the BGE WordPiece vocabulary) against llama.cpp's ranking scores
+// (tests/tools/ref_rank.mjs, node-llama-cpp's ranking context): the same input ids for each
+// (query, document) pair, the same scores, in F32 and Q8_0, on every device; and what a
+// reranker refuses.
+#include "encoder_test_support.h"
+#include "hearth/devices.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+
+using namespace hearth;
+
+namespace {
+
+const char* const kQuery = "what is a panda?";
+const char* const kDocs[] = {"hi", "The giant panda is a bear species endemic to China.",
+                             "Pandas eat bamboo for most of the day, and they sleep in between meals.",
+                             "paris is the capital of france"};
+
+struct ReferenceRanking {
+    std::vector<double> scores;                 // probabilities (sigmoid of the head's first output)
+    std::vector<std::vector<int32_t>> tokens;   // the ids each pair evaluated
+};
+
+ReferenceRanking referenceRanking(const std::string& model, QString& err) {
+    QStringList args{QDir(test::sourceDir()).filePath(QStringLiteral("tests/tools/ref_rank.mjs")),
+                     QString::fromStdString(model), QStringLiteral("--query"), QString::fromUtf8(kQuery)};
+    for (const char* d : kDocs) args << QStringLiteral("--doc") << QString::fromUtf8(d);
+    QProcess p;
+    p.start(QStringLiteral("node"), args);
+    ReferenceRanking r;
+    if (!p.waitForFinished(120000) || p.exitCode() != 0) {
+        err = QString::fromUtf8(p.readAllStandardError());
+        return r;
+    }
+    const QJsonObject o = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+    for (const auto& v : o.value(QStringLiteral("scores")).toArray()) r.scores.push_back(v.toDouble());
+    for (const auto& list : o.value(QStringLiteral("tokens")).toArray()) {
+        r.tokens.emplace_back();
+        for (const auto& v : list.toArray()) r.tokens.back().push_back(v.toInt());
+    }
+    return r;
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// Our inputs for the pairs and the relevance probabilities the engine gives them.
+std::vector<std::vector<int32_t>> ourInputs(const Engine& e) {
+    std::vector<std::vector<int32_t>> inputs;
+    const auto q = e.tokenizer().encode(kQuery, false, false).value();
+    for (const char* d : kDocs) inputs.push_back(rankingInput(e.tokenizer(), q, e.tokenizer().encode(d, false, false).value()));
+    return inputs;
+}
+
+std::vector<double> ourScores(Engine& e, const std::vector<std::vector<int32_t>>& inputs) {
+    auto got = embedAndWait(e, test::request(inputs));
+    if (!got) qWarning("%s", got.status().toString().c_str());
+    std::vector<double> out;
+    if (got)
+        for (const auto& v : got->vectors) out.push_back(v.empty() ? NAN : sigmoid(v[0]));
+    return out;
+}
+
+} // namespace
+
+class TestReranker : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+    std::string path(const char* name) const { return m_dir.filePath(QString::fromUtf8(name)).toStdString(); }
+
+    void agreesWithLlamaCpp(const char* type, double tolerance) {
+        const std::string model = path((std::string("rerank-") + type + ".gguf").c_str());
+        const QString err = test::synthPreset(QStringLiteral("bert-rerank-tiny"), QString::fromLatin1(type),
+                                              test::bgeVocabPath(), model);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QString refErr;
+        const ReferenceRanking ref = referenceRanking(model, refErr);
+        QVERIFY2(ref.scores.size() == std::size(kDocs), qPrintable(QStringLiteral("ref_rank.mjs failed: ") + refErr));
+        auto engine = test::openEngine(model);
+        QVERIFY2(engine.isOk(), engine.status().toString().c_str());
+        QCOMPARE((*engine)->model().pooling, Pooling::Rank);
+        QCOMPARE((*engine)->model().rankOutputs, 1);
+        const auto inputs = ourInputs(**engine);
+        QCOMPARE(inputs, ref.tokens); // [CLS] query [SEP] document, as llama.cpp evaluates
+        const std::vector<double> mine = ourScores(**engine, inputs);
+        QCOMPARE(mine.size(), ref.scores.size());
+        double worst = 0.0;
+        for (size_t i = 0; i < mine.size(); ++i) {
+            qInfo("%s, document %zu: %.6f (llama.cpp %.6f)", type, i, mine[i], ref.scores[i]);
+            worst = std::max(worst, std::abs(mine[i] - ref.scores[i]));
+        }
+        QVERIFY2(worst <= tolerance, qPrintable(QStringLiteral("max |diff| %1").arg(worst)));
+        // The synthesized head is not flat: the scores differ between documents, so a head not
+        // run (or run on the wrong row) would show.
+        QVERIFY(std::abs(ref.scores[0] - ref.scores[1]) > 1e-3);
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        if (!test::referenceEmbeddingsMissing().isEmpty()) QSKIP(qPrintable(test::referenceEmbeddingsMissing()));
+        if (!QFile::exists(test::bgeVocabPath())) QSKIP("no BGE vocabulary in the reference folder");
+        QVERIFY(m_dir.isValid());
+    }
+
+    void scoresMatchLlamaCppF32() { agreesWithLlamaCpp("F32", 1e-4); }
+    void scoresMatchLlamaCppQ8_0() { agreesWithLlamaCpp("Q8_0", 5e-3); } // both quantize activations
+
+    void gpuDevicesAgree() {
+        std::vector<std::string> gpus;
+        for (const DeviceDescription& d : listDevices().devices)
+            if (d.kind != DeviceKind::Cpu) gpus.push_back(d.id);
+        if (gpus.empty()) QSKIP("no GPU device on this machine");
+        const std::string model = path("rerank-F32.gguf");
+        if (!QFile::exists(QString::fromStdString(model)))
+            QVERIFY(test::synthPreset(QStringLiteral("bert-rerank-tiny"), QStringLiteral("F32"), test::bgeVocabPath(), model)
+                        .isEmpty());
+        auto cpu = test::openEngine(model);
+        QVERIFY(cpu.isOk());
+        const auto inputs = ourInputs(**cpu);
+        const std::vector<double> want = ourScores(**cpu, inputs);
+        for (const std::string& id : gpus) {
+            auto gpu = test::openEngine(model, 512, id);
+            QVERIFY2(gpu.isOk(), gpu.status().toString().c_str());
+            const std::vector<double> got = ourScores(**gpu, inputs);
+            QCOMPARE(got.size(), want.size());
+            for (size_t i = 0; i < got.size(); ++i) {
+                qInfo("%s, document %zu: %.6f (CPU %.6f)", id.c_str(), i, got[i], want[i]);
+                QVERIFY(std::abs(got[i] - want[i]) < 1e-3);
+            }
+        }
+    }
+
+    void otherPoolingIsRefused() {
+        const std::string model = path("rerank-F32.gguf");
+        if (!QFile::exists(QString::fromStdString(model)))
+            QVERIFY(test::synthPreset(QStringLiteral("bert-rerank-tiny"), QStringLiteral("F32"), test::bgeVocabPath(), model)
+                        .isEmpty());
+        auto engine = test::openEngine(model);
+        QVERIFY(engine.isOk());
+        const auto inputs = ourInputs(**engine);
+        for (Pooling p : {Pooling::Mean, Pooling::Cls, Pooling::Last}) {
+            auto got = embedAndWait(**engine, test::request(inputs, p));
+            QVERIFY(!got.isOk());
+            QVERIFY2(got.status().message().find("reranker") != std::string::npos, got.status().toString().c_str());
+        }
+        EmbeddingRequest cut = test::request(inputs);
+        cut.dimensions = 1;
+        QVERIFY(!embedAndWait(**engine, cut).isOk());
+        // Rank pooling on a model without the head is refused too.
+        const std::string plain = path("bert-F32.gguf");
+        QVERIFY(test::synthPreset(QStringLiteral("bert-tiny"), QStringLiteral("F32"), test::bgeVocabPath(), plain).isEmpty());
+        auto bert = test::openEngine(plain);
+        QVERIFY(bert.isOk());
+        auto refused = embedAndWait(**bert, test::request(inputs, Pooling::Rank));
+        QVERIFY(!refused.isOk());
+        QVERIFY2(refused.status().message().find("reranker") != std::string::npos, refused.status().toString().c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestReranker)
+#include "test_reranker.moc"
