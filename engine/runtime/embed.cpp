@@ -66,15 +66,17 @@ Result<EmbeddingResult> embedAndWait(Engine& engine, EmbeddingRequest request) {
 std::vector<int32_t> rankingInput(const tokenizer::Tokenizer& tokenizer, const std::vector<int32_t>& query,
                                   const std::vector<int32_t>& document) {
     std::vector<int32_t> ids;
-    auto special = [&](int32_t id) {
-        if (id != tokenizer::kNoToken) ids.push_back(id);
+    auto special = [&](bool add, int32_t id) {
+        if (add && id != tokenizer::kNoToken) ids.push_back(id);
     };
-    special(tokenizer.bos());
+    // EOS, or SEP where the vocabulary has no EOS.
+    const int32_t eos = tokenizer.eos() != tokenizer::kNoToken ? tokenizer.eos() : tokenizer.sep();
+    special(tokenizer.addBos(), tokenizer.bos());
     ids.insert(ids.end(), query.begin(), query.end());
-    special(tokenizer.eos());
-    special(tokenizer.sep());
+    special(tokenizer.addEos(), eos);
+    special(tokenizer.addSep(), tokenizer.sep());
     ids.insert(ids.end(), document.begin(), document.end());
-    special(tokenizer.eos());
+    special(tokenizer.addEos(), eos);
     return ids;
 }
 

@@ -19,7 +19,8 @@ const char* const kGenerationPaths[] = {"/v1/chat/completions", "/chat/completio
                                         "/v1/completions", "/completions", "/tokenize",
                                         "/detokenize", "/v1/messages",
                                         "/v1/messages/count_tokens", "/v1/responses",
-                                        "/v1/embeddings", "/embeddings"};
+                                        "/v1/embeddings", "/embeddings", "/v1/rerank",
+                                        "/rerank", "/v1/reranking", "/reranking"};
 const char* const kReadPaths[] = {"/health", "/metrics", "/v1/models", "/models"};
 
 // A bounded label for metrics: our routes by name, everything else "other".
@@ -274,6 +275,8 @@ void Server::Impl::installRoutes() {
     m_http.Get(R"(/v1/models/(.+))", route(&Impl::handleModels));
     m_http.Post("/v1/embeddings", gated(&Impl::handleEmbeddings));
     m_http.Post("/embeddings", gated(&Impl::handleEmbeddings));
+    for (const char* path : {"/v1/rerank", "/rerank", "/v1/reranking", "/reranking"})
+        m_http.Post(path, route(&Impl::handleRerank));
     installOllamaRoutes();
 
     // Known paths with the wrong method: 405 naming the right one.

@@ -99,6 +99,7 @@ public:
 
     // POST /v1/embeddings and /embeddings (embeddings_handlers.cpp).
     void handleEmbeddings(const httplib::Request& req, httplib::Response& res);
+    void handleRerank(const httplib::Request& req, httplib::Response& res); // rerank.cpp
 
     ServerConfig m_config;
     ParseLimits m_limits;

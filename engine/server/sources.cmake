@@ -26,6 +26,7 @@ target_sources(hearth_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/ollama_handlers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ollama_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pull_command.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/rerank.cpp
   ${CMAKE_CURRENT_LIST_DIR}/embeddings_parse.cpp
   ${CMAKE_CURRENT_LIST_DIR}/embeddings_handlers.cpp)
 

@@ -1,10 +1,12 @@
 // A bert reranker (a synthesized bert-rerank-tiny: bert-tiny with bge-reranker's classification
 // head and rank pooling, the BGE WordPiece vocabulary) against llama.cpp's ranking scores
 // (tests/tools/ref_rank.mjs, node-llama-cpp's ranking context): the same input ids for each
-// (query, document) pair, the same scores, in F32 and Q8_0, on every device; and what a
-// reranker refuses.
+// (query, document) pair, the same scores, in F32 and Q8_0, on every device; /v1/rerank in
+// llama-server's, Jina's and TEI's shapes; and what a reranker refuses.
+#include "../server/http_test_support.h"
 #include "encoder_test_support.h"
 #include "hearth/devices.h"
+#include "hearth/server.h"
 
 #include <QDir>
 #include <QJsonArray>
@@ -16,6 +18,7 @@
 #include <cmath>
 
 using namespace hearth;
+using hearth::test::OJson;
 
 namespace {
 
@@ -136,6 +139,94 @@ private Q_SLOTS:
                 QVERIFY(std::abs(got[i] - want[i]) < 1e-3);
             }
         }
+    }
+
+    void rerankEndpoint() {
+        const std::string model = path("rerank-F32.gguf");
+        if (!QFile::exists(QString::fromStdString(model)))
+            QVERIFY(test::synthPreset(QStringLiteral("bert-rerank-tiny"), QStringLiteral("F32"), test::bgeVocabPath(), model)
+                        .isEmpty());
+        auto opened = test::openEngine(model);
+        QVERIFY(opened.isOk());
+        std::shared_ptr<Engine> engine = std::move(*opened);
+        const std::vector<double> want = ourScores(*engine, ourInputs(*engine));
+        server::ServerConfig sc;
+        sc.port = 0;
+        sc.log = [](const std::string&) {};
+        server::Server srv(sc);
+        QVERIFY(srv.start().isOk());
+        srv.setEngine(engine, "rerank-tiny");
+        const int port = srv.port();
+        OJson docs = OJson::array();
+        for (const char* d : kDocs) docs.push_back(d);
+        OJson body = {{"model", "rerank-tiny"}, {"query", kQuery}, {"documents", docs}};
+        auto r = test::postJson(port, "/v1/rerank", body.dump());
+        QVERIFY2(r && r->status == 200, r ? r->body.c_str() : "no answer");
+        OJson j = test::parse(r->body);
+        QCOMPARE(j["object"].get<std::string>(), std::string("list"));
+        QVERIFY(j["usage"]["prompt_tokens"].get<int>() > 20);
+        const OJson& results = j["results"];
+        QCOMPARE(results.size(), std::size(kDocs));
+        double last = INFINITY;
+        for (const OJson& e : results) { // most relevant first; the score is the head's logit
+            const size_t i = e["index"].get<size_t>();
+            const double s = e["relevance_score"].get<double>();
+            QVERIFY(s <= last);
+            last = s;
+            QVERIFY2(std::abs(sigmoid(s) - want[i]) < 1e-6, e.dump().c_str());
+            QVERIFY(!e.contains("document"));
+        }
+        QCOMPARE(results[0]["index"].get<int>(), 0); // "hi" scores highest on these random weights
+        // top_n and the documents returned, on another path, documents given as objects.
+        body["top_n"] = 2;
+        body["return_documents"] = true;
+        body["documents"][1] = {{"text", kDocs[1]}};
+        r = test::postJson(port, "/rerank", body.dump());
+        QCOMPARE(r->status, 200);
+        j = test::parse(r->body);
+        QCOMPARE(j["results"].size(), size_t(2));
+        QCOMPARE(j["results"][0]["document"]["text"].get<std::string>(), std::string(kDocs[j["results"][0]["index"].get<size_t>()]));
+        // TEI's shape: texts in, a bare array of {index, score, text} out.
+        r = test::postJson(port, "/reranking", OJson({{"query", kQuery}, {"texts", docs}, {"return_text", true}}).dump());
+        QCOMPARE(r->status, 200);
+        j = test::parse(r->body);
+        QVERIFY2(j.is_array() && j.size() == std::size(kDocs) && j[0].contains("score") && j[0].contains("text"), r->body.c_str());
+
+        // Bad requests: 400 naming the field.
+        OJson many = OJson::array();
+        for (int i = 0; i < 10000; ++i) many.push_back("doc");
+        const std::pair<OJson, const char*> bad[] = {
+            {{{"documents", docs}}, "query"},
+            {{{"query", ""}, {"documents", docs}}, "query"},
+            {{{"query", 3}, {"documents", docs}}, "query"},
+            {{{"query", "q"}}, "documents"},
+            {{{"query", "q"}, {"documents", OJson::array()}}, "documents"},
+            {{{"query", "q"}, {"documents", OJson::array({"a", 7})}}, "documents[1]"},
+            {{{"query", "q"}, {"documents", many}}, "documents"},
+            {{{"query", "q"}, {"documents", docs}, {"top_n", 0}}, "top_n"},
+            {{{"query", "q"}, {"documents", OJson::array({std::string(4000, 'x') + " word"})}}, "documents[0]"},
+        };
+        for (const auto& [b, param] : bad) {
+            auto e = test::postJson(port, "/v1/rerank", b.dump());
+            QVERIFY2(e->status == 400, (b.dump().substr(0, 200) + " -> " + e->body).c_str());
+            QVERIFY2(test::parse(e->body)["error"]["param"] == param, e->body.c_str());
+        }
+        QCOMPARE(test::client(port).Get("/v1/rerank")->status, 405);
+        srv.stop();
+
+        // A model that is no reranker: 400.
+        const std::string plain = path("bert-F32.gguf");
+        if (!QFile::exists(QString::fromStdString(plain)))
+            QVERIFY(test::synthPreset(QStringLiteral("bert-tiny"), QStringLiteral("F32"), test::bgeVocabPath(), plain).isEmpty());
+        auto bert = test::openEngine(plain);
+        QVERIFY(bert.isOk());
+        server::Server other(sc);
+        QVERIFY(other.start().isOk());
+        other.setEngine(std::shared_ptr<Engine>(std::move(*bert)), "bert");
+        auto no = test::postJson(other.port(), "/v1/rerank", OJson({{"query", "q"}, {"documents", docs}}).dump());
+        QCOMPARE(no->status, 400);
+        QCOMPARE(test::parse(no->body)["error"]["code"].get<std::string>(), std::string("model_not_supported"));
+        other.stop();
     }
 
     void otherPoolingIsRefused() {

@@ -271,9 +271,9 @@ struct EmbeddingRequest {
     std::shared_ptr<EmbeddingSink> sink;
 };
 
-// A reranker's input for one (query, document) pair, as llama.cpp builds it: BOS, the query,
-// EOS, SEP, the document, EOS, each special token where the vocabulary has one. The query and
-// document are token ids without special tokens.
+// A reranker's input for one (query, document) pair, as llama-server builds it: BOS, the query,
+// EOS, SEP, the document, EOS, each where the vocabulary adds that token (add_bos_token, ...;
+// SEP in place of a missing EOS). The query and document are token ids without special tokens.
 std::vector<int32_t> rankingInput(const tokenizer::Tokenizer& tokenizer, const std::vector<int32_t>& query,
                                   const std::vector<int32_t>& document);
 
