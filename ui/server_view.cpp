@@ -106,6 +106,7 @@ bool ServerView::start() {
     o.port = m_port->value();
     o.apiKey = m_apiKey->text();
     o.corsOrigins = m_cors->text().split(QLatin1Char(','), Qt::SkipEmptyParts);
+    o.modelsFolder = m_settings->modelsFolder(); // every library model by name, loaded on first use
     QString error;
     if (!m_control->start(o, &error)) {
         Q_EMIT statusMessage(tr("Server did not start: %1").arg(error), StatusLevel::Error);

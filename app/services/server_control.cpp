@@ -19,7 +19,15 @@ int ServerControl::port() const { return m_server ? m_server->port() : 0; }
 
 void ServerControl::serveLoaded() {
     if (!m_server || !m_engine || !m_engine->isLoaded()) return;
-    m_server->setEngine(m_engine->sharedEngine(), m_engine->model().path.section(QLatin1Char('/'), -1).toStdString());
+    const QString file = m_engine->model().path.section(QLatin1Char('/'), -1);
+    if (m_library) {
+        // Under the router's id for the file (its name without .gguf, which requests may add).
+        QString id = file;
+        if (id.endsWith(QStringLiteral(".gguf"), Qt::CaseInsensitive)) id.chop(5);
+        m_library->setPinned(id.toStdString(), m_engine->sharedEngine());
+        return;
+    }
+    m_server->setEngine(m_engine->sharedEngine(), file.toStdString());
 }
 
 bool ServerControl::start(const ServerOptions& options, QString* error) {
@@ -45,6 +53,14 @@ bool ServerControl::start(const ServerOptions& options, QString* error) {
         return false;
     }
     m_server = std::move(server);
+    if (!options.modelsFolder.isEmpty()) {
+        server::ModelDirectoryConfig library;
+        library.dir = options.modelsFolder.toStdString();
+        library.allowChanges = false;
+        library.log = c.log;
+        m_library = server::makeDirectoryModelProvider(library);
+        m_server->setModelProvider(m_library);
+    }
     serveLoaded();
     if (m_engine) m_engine->setHeld(true);
     Q_EMIT runningChanged(true);
@@ -55,6 +71,7 @@ void ServerControl::stop() {
     if (!m_server) return;
     m_server->stop();
     m_server.reset();
+    m_library.reset();
     if (m_engine) m_engine->setHeld(false);
     Q_EMIT runningChanged(false);
 }

@@ -1,8 +1,10 @@
 // The embedded API server's lifetime, apart from the page that shows it: started and stopped
 // here with the options the page gives, fed the engine the app has loaded (and each one loaded
 // after), holding that engine while it runs (its requests do not pass through EngineHost, so the
-// idle unload waits), and stopped with the app. Its log lines, written on the server's threads,
-// arrive as signals on this object's thread.
+// idle unload waits), and stopped with the app. With a models folder it serves the library as
+// hearth-server --models-dir does (the same router): the loaded model under its file's name and
+// any other model a request names, loaded beside it. Its log lines, written on the server's
+// threads, arrive as signals on this object's thread.
 #pragma once
 
 #include <QObject>
@@ -13,6 +15,7 @@
 #include <memory>
 
 namespace hearth::server {
+class ModelProvider;
 class Server;
 }
 
@@ -25,6 +28,9 @@ struct ServerOptions {
     int port = 8080;                            // 0: any free port
     QString apiKey;                             // "" : no key needed
     QStringList corsOrigins;
+    // The library to serve beside the loaded model ("": the loaded model only). The library is
+    // read-only through the API (no copy, delete or pull: the app manages it).
+    QString modelsFolder;
 };
 
 class ServerControl : public QObject {
@@ -49,6 +55,7 @@ private:
 
     QPointer<EngineHost> m_engine; // may go first when both are children of one window
     std::unique_ptr<server::Server> m_server;
+    std::shared_ptr<server::ModelProvider> m_library; // with a models folder: the router
 };
 
 } // namespace hearth::app

@@ -135,10 +135,16 @@ public:
     }
 
     std::vector<ModelEntry> list() override {
-        const std::vector<std::string> ids = scan();
+        std::vector<std::string> ids = scan();
         std::vector<ModelEntry> out;
         std::lock_guard<std::mutex> lock(m_state->mu);
+        if (m_pinned && std::find(ids.begin(), ids.end(), m_pinnedId) == ids.end()) ids.insert(ids.begin(), m_pinnedId);
         for (const std::string& id : ids) {
+            if (m_pinned && id == m_pinnedId) {
+                out.push_back({id, true, m_pinned->model().vision});
+                out.back().fileBytes = fileBytes(pathOf(id));
+                continue;
+            }
             auto it = m_state->resident.find(id);
             out.push_back(it == m_state->resident.end() ? ModelEntry{id} : entryOf(*it->second));
             out.back().loading = m_state->loading == id;
@@ -154,13 +160,19 @@ public:
         std::sort(out.begin(), out.end(), [&](const LoadedModel& a, const LoadedModel& b) {
             return m_state->resident.at(a.entry.id)->lastUsed > m_state->resident.at(b.entry.id)->lastUsed;
         });
+        if (m_pinned) out.insert(out.begin(), LoadedModel{ModelEntry{m_pinnedId, true, m_pinned->model().vision}, m_pinned});
         return out;
     }
 
     Result<std::shared_ptr<Engine>> acquire(const std::string& model, std::string& resolvedId) override {
         std::string id = model;
+        if (id.size() > 5 && id.compare(id.size() - 5, 5, ".gguf") == 0) id.resize(id.size() - 5);
         {
             std::lock_guard<std::mutex> lock(m_state->mu);
+            if (m_pinned && (id.empty() || id == m_pinnedId)) {
+                resolvedId = m_pinnedId;
+                return m_pinned;
+            }
             if (id.empty()) id = mostRecentLocked().empty() ? m_config.defaultModel : mostRecentLocked();
             if (auto held = leaseLocked(id)) {
                 resolvedId = id;
@@ -175,6 +187,10 @@ public:
         if (found != id) {
             id = found;
             std::lock_guard<std::mutex> lock(m_state->mu);
+            if (m_pinned && id == m_pinnedId) {
+                resolvedId = m_pinnedId;
+                return m_pinned;
+            }
             if (auto held = leaseLocked(id)) {
                 resolvedId = id;
                 return held;
@@ -235,6 +251,7 @@ public:
 
     std::shared_ptr<Engine> loaded() const override {
         std::lock_guard<std::mutex> lock(m_state->mu);
+        if (m_pinned) return m_pinned;
         const std::string id = mostRecentLocked();
         return id.empty() ? nullptr : m_state->resident.at(id)->engine;
     }
@@ -253,6 +270,7 @@ public:
         const std::string id = resolveLibraryName(m_config.dir, name, scan());
         {
             std::lock_guard<std::mutex> lock(m_state->mu);
+            if (m_pinned && id == m_pinnedId) return true; // its owner keeps it: nothing to do
             auto it = m_state->resident.find(id);
             if (it == m_state->resident.end()) return false;
             it->second->keepAliveSeconds = 0;
@@ -343,6 +361,29 @@ public:
         Status s = m_config.puller(name, progress);
         log(s.isOk() ? "pulled " + name.substr(0, 200) : "pull of " + name.substr(0, 200) + " failed: " + s.toString());
         return s;
+    }
+
+    void setPinned(const std::string& id, std::shared_ptr<Engine> engine) override {
+        std::shared_ptr<Resident> twin;
+        std::shared_ptr<Engine> previous;
+        {
+            std::lock_guard<std::mutex> lock(m_state->mu);
+            previous = std::move(m_pinned);
+            m_pinned = std::move(engine);
+            m_pinnedId = m_pinned ? id : std::string();
+            // A copy of the same model loaded here before is let go: the pinned one serves it now.
+            auto it = m_pinned ? m_state->resident.find(id) : m_state->resident.end();
+            if (it != m_state->resident.end()) {
+                if (it->second->active == 0) {
+                    twin = it->second;
+                    m_state->resident.erase(it);
+                } else {
+                    it->second->deleted = true; // no new requests; unloaded when idle
+                    it->second->keepAliveSeconds = 0;
+                }
+            }
+        }
+        m_state->cv.notify_all();
     }
 
     void stopWaiting() override {
@@ -521,6 +562,8 @@ private:
     ModelDirectoryConfig m_config;
     uint64_t m_budget = UINT64_MAX;
     std::shared_ptr<RouterState> m_state;
+    std::shared_ptr<Engine> m_pinned; // setPinned's (guarded by m_state->mu)
+    std::string m_pinnedId;
     std::mutex m_loadMu;
     std::thread m_reaper;
 };

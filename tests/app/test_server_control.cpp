@@ -1,15 +1,18 @@
 // The embedded API server's lifetime without a page (ServerControl): it serves the model the
 // host loaded on a real loopback port, its request log arrives as signals on the test's thread,
 // it holds the engine against the idle unload while it runs, a taken port is refused with the
-// reason, and after stop nothing listens.
+// reason, and after stop nothing listens; with a models folder it serves the library too.
 #include "services/engine_host.h"
 #include "services/server_control.h"
 
 #include "test_support.h"
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
+#include <QFile>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTcpServer>
 #include <QtTest>
 
@@ -85,6 +88,68 @@ private Q_SLOTS:
         QVERIFY(!after.Get("/v1/models"));
         // No longer held: the idle unload goes ahead.
         QTRY_VERIFY_WITH_TIMEOUT(!host.isLoaded(), 5000);
+    }
+
+    // With the models folder: the loaded model under its file's name (no second copy), any other
+    // library model by name loaded beside it, the library read-only through the API.
+    void servesTheLibraryBesideTheLoadedModel() {
+        HEARTH_REQUIRE_TEST_FILE("models/stories260K.gguf");
+        QTemporaryDir folder;
+        QVERIFY(folder.isValid());
+        const QString src = QString::fromStdString(hearth::test::testDataPath("models/stories260K.gguf"));
+        QVERIFY(QFile::copy(src, folder.filePath(QStringLiteral("alpha.gguf"))));
+        QVERIFY(QFile::copy(src, folder.filePath(QStringLiteral("beta.gguf"))));
+        EngineHost host;
+        LoadSettings s;
+        s.contextLength = 256;
+        s.threads = 1;
+        QSignalSpy loaded(&host, &EngineHost::loaded);
+        host.loadModel(folder.filePath(QStringLiteral("alpha.gguf")), s);
+        QVERIFY(loaded.wait(20000));
+        ServerControl control(&host);
+        QSignalSpy log(&control, &ServerControl::logLine);
+        ServerOptions options;
+        options.port = 0;
+        options.modelsFolder = folder.path();
+        QString error;
+        QVERIFY2(control.start(options, &error), qPrintable(error));
+        httplib::Client client("127.0.0.1", control.port());
+        auto models = [&] { return nlohmann::json::parse(client.Get("/v1/models")->body)["data"]; };
+        auto complete = [&](const std::string& model) {
+            auto r = client.Post("/v1/completions", R"({"model":")" + model + R"(","prompt":"Once","max_tokens":2})",
+                                 "application/json");
+            return r ? std::make_pair(r->status, nlohmann::json::parse(r->body, nullptr, false)) : std::make_pair(0, nlohmann::json());
+        };
+        auto loads = [&] {
+            int n = 0;
+            for (const auto& l : log) n += l.at(0).toString().startsWith(QStringLiteral("loading "));
+            return n;
+        };
+        nlohmann::json list = models();
+        QCOMPARE(list.size(), size_t(2));
+        QCOMPARE(list[0]["id"], "alpha");
+        QVERIFY(list[0]["loaded"].get<bool>());
+        QVERIFY(!list[1]["loaded"].get<bool>());
+        // The loaded model answers by its name, with or without .gguf, and for no name at all.
+        for (const char* name : {"alpha", "alpha.gguf", ""}) {
+            const auto [status, body] = complete(name);
+            QVERIFY2(status == 200, body.dump().c_str());
+            QCOMPARE(body["model"], "alpha");
+        }
+        QCOMPARE(loads(), 0);
+        // Another library model loads beside it.
+        const auto [status, body] = complete("beta");
+        QVERIFY2(status == 200, body.dump().c_str());
+        QCOMPARE(body["model"], "beta");
+        QTRY_COMPARE_WITH_TIMEOUT(loads(), 1, 5000);
+        list = models();
+        QVERIFY(list[0]["loaded"].get<bool>() && list[1]["loaded"].get<bool>());
+        QVERIFY(host.isLoaded());
+        // Read-only: the app manages the library.
+        auto del = client.Delete("/api/delete", R"({"model":"beta"})", "application/json");
+        QCOMPARE(del->status, 501);
+        QVERIFY(QFile::exists(folder.filePath(QStringLiteral("beta.gguf"))));
+        control.stop();
     }
 };
 

@@ -144,6 +144,10 @@ public:
     virtual bool unload(const std::string& /*id*/) { return false; }
     // The server is stopping: requests waiting for room to load a model give up (Busy).
     virtual void stopWaiting() {}
+    // A model loaded by someone else (the app's chat model) served as `id`: always loaded, the
+    // default for requests naming no model, never unloaded here nor counted against the limits.
+    // Replaces the previous one; a null engine ends it.
+    virtual void setPinned(const std::string& /*id*/, std::shared_ptr<Engine> /*engine*/) {}
     // Library changes (Ollama's /api/delete and /api/copy). Deleting removes the model's files
     // (every part) and unloads it once no request holds it; copying makes `to` a second name of
     // `from` (its files linked, else copied), refusing a name that exists or is not a plain file
@@ -162,8 +166,8 @@ public:
     }
 };
 
-// Serves every .gguf in a folder (ids: file names without .gguf; a split model by its first
-// part). A request naming a model that is not loaded loads it beside the others while they fit:
+// Serves every .gguf in a folder (ids: file names without .gguf, which a request may also add;
+// a split model by its first part). A request naming a model that is not loaded loads it beside the others while they fit:
 // at most maxLoaded models and memoryBudgetBytes together (estimated from the files and the
 // K/V cache before loading, counted exactly once loaded). To make room the least recently used
 // idle model is unloaded first; a model some request holds is never unloaded under it (the
