@@ -512,6 +512,43 @@ private Q_SLOTS:
         QVERIFY(!QFile::exists(lib.dir.filePath("other-Q8_0.gguf")));
     }
 
+    // A model loaded by someone else (the app's chat model) is served as pinned: the default,
+    // never unloaded or counted here; a copy the router had loaded of it is let go.
+    void pinnedModelServesItsName() {
+        RouterLibrary lib;
+        QVERIFY(lib.make({"alpha", "beta"}));
+        ModelDirectoryConfig c = lib.config();
+        c.maxLoaded = 1;
+        auto router = server::makeDirectoryModelProvider(c);
+        QVERIFY(useModel(*router, "alpha")); // the router's own copy
+        EngineConfig ec;
+        ec.modelPath = lib.dir.filePath(QStringLiteral("alpha.gguf")).toStdString();
+        ec.contextLength = 64;
+        auto owned = Engine::create(ec);
+        QVERIFY(owned.isOk());
+        std::shared_ptr<Engine> app = std::move(*owned);
+        router->setPinned("alpha", app);
+        auto loaded = router->loadedModels();
+        QCOMPARE(loaded.size(), size_t(1));
+        QCOMPARE(loaded[0].engine.get(), app.get());
+        std::string id;
+        for (const char* name : {"alpha", "alpha.gguf", ""}) {
+            auto e = router->acquire(name, id);
+            QVERIFY(e.isOk());
+            QCOMPARE(e->get(), app.get());
+            QCOMPARE(id, std::string("alpha"));
+        }
+        // beta loads beside it although maxLoaded is 1: the pinned model is not counted.
+        QVERIFY(useModel(*router, "beta"));
+        QCOMPARE(routerLoadedIds(*router), (RouterIds{"alpha", "beta"}));
+        QVERIFY(router->unload("alpha")); // known, but its owner keeps it
+        QTest::qWait(400);
+        QCOMPARE(router->loadedModels()[0].engine.get(), app.get());
+        router->setPinned("alpha", nullptr);
+        QCOMPARE(routerLoadedIds(*router), RouterIds{"beta"});
+        QCOMPARE(lib.loadOrder(), (RouterIds{"alpha", "beta"}));
+    }
+
     void modelOverTheBudgetIsAClearError() {
         RouterLibrary lib;
         QVERIFY(lib.make({"alpha"}));
