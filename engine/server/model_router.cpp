@@ -65,6 +65,11 @@ struct Lease {
     }
 };
 
+// A request may name a file with its extension: "model.gguf" is the model "model".
+std::string withoutExtension(const std::string& name) {
+    return name.size() > 5 && name.compare(name.size() - 5, 5, ".gguf") == 0 ? name.substr(0, name.size() - 5) : name;
+}
+
 std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
 
 // Bytes of a model's files: every part of a split model.
@@ -165,19 +170,11 @@ public:
     }
 
     Result<std::shared_ptr<Engine>> acquire(const std::string& model, std::string& resolvedId) override {
-        std::string id = model;
-        if (id.size() > 5 && id.compare(id.size() - 5, 5, ".gguf") == 0) id.resize(id.size() - 5);
+        std::string id = withoutExtension(model);
         {
             std::lock_guard<std::mutex> lock(m_state->mu);
-            if (m_pinned && (id.empty() || id == m_pinnedId)) {
-                resolvedId = m_pinnedId;
-                return m_pinned;
-            }
-            if (id.empty()) id = mostRecentLocked().empty() ? m_config.defaultModel : mostRecentLocked();
-            if (auto held = leaseLocked(id)) {
-                resolvedId = id;
-                return held;
-            }
+            if (id.empty()) id = m_pinned ? m_pinnedId : mostRecentLocked().empty() ? m_config.defaultModel : mostRecentLocked();
+            if (auto held = servingLocked(id, resolvedId)) return held;
         }
         const std::vector<std::string> ids = scan();
         if (id.empty() && !ids.empty()) id = ids.front();
@@ -187,14 +184,7 @@ public:
         if (found != id) {
             id = found;
             std::lock_guard<std::mutex> lock(m_state->mu);
-            if (m_pinned && id == m_pinnedId) {
-                resolvedId = m_pinnedId;
-                return m_pinned;
-            }
-            if (auto held = leaseLocked(id)) {
-                resolvedId = id;
-                return held;
-            }
+            if (auto held = servingLocked(id, resolvedId)) return held;
         }
 
         // One load at a time: a request for a model another request is loading waits for that
@@ -204,10 +194,7 @@ public:
             std::lock_guard<std::mutex> lock(m_state->mu);
             // No other load is making room now: a model it set draining serves again.
             for (auto& [rid, r] : m_state->resident) r->draining = false;
-            if (auto held = leaseLocked(id)) {
-                resolvedId = id;
-                return held;
-            }
+            if (auto held = servingLocked(id, resolvedId)) return held;
         }
         EngineConfig ec = m_config.engine;
         ec.modelPath = pathOf(id);
@@ -245,6 +232,15 @@ public:
         m_state->resident[id] = r;
         resolvedId = id;
         return leaseLocked(id);
+    }
+
+    std::string resolve(const std::string& model) override {
+        const std::string name = withoutExtension(model);
+        {
+            std::lock_guard<std::mutex> lock(m_state->mu);
+            if (m_pinned && name == m_pinnedId) return name;
+        }
+        return resolveLibraryName(m_config.dir, name, scan());
     }
 
     bool ready() const override { return true; }
@@ -443,6 +439,14 @@ private:
         for (const auto& [id, r] : m_state->resident)
             if (!best || r->lastUsed > best->lastUsed) best = r.get();
         return best ? best->id : std::string();
+    }
+
+    // The pinned engine when `id` names it, else a new hold on the resident `id`, with resolvedId
+    // set; null when neither.
+    std::shared_ptr<Engine> servingLocked(const std::string& id, std::string& resolvedId) {
+        std::shared_ptr<Engine> e = m_pinned && id == m_pinnedId ? m_pinned : leaseLocked(id);
+        if (e) resolvedId = id;
+        return e;
     }
 
     // A new hold on the resident `id` (the keep-alive back to the default), or null.

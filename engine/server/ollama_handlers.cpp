@@ -498,9 +498,8 @@ void Server::Impl::handleOllamaShow(const httplib::Request& req, httplib::Respon
     if (!provider || !provider->ready())
         return sendOllamaError(m_config, res, simpleError(503, "the model is still loading"));
     const std::vector<ModelEntry> list = provider->list();
-    std::string id = untagged(parsed->model);
-    bool known = false;
-    for (const ModelEntry& m : list) known = known || m.id == id;
+    std::string id = provider->resolve(untagged(parsed->model)); // a file's id, or a hub name
+    bool known = !id.empty();
     // One model served under one id takes any name, as the generation endpoints do.
     if (!known && list.size() == 1 && dynamic_cast<SingleModelProvider*>(provider.get())) {
         id = list[0].id;

@@ -505,6 +505,9 @@ private Q_SLOTS:
             QCOMPARE(resolve(missing), std::string("(not found)"));
         // Each file loaded once: hub names and ids share the loaded model.
         QCOMPARE(lib.loadOrder(), (RouterIds{"tiny-q8_0", "tiny-Q4_K", "tiny-Q4_K_M", "other-Q8_0"}));
+        QCOMPARE(router->resolve("hf.co/Owner/Tiny-GGUF:Q4_K"), std::string("tiny-Q4_K")); // without loading
+        QCOMPARE(router->resolve("tiny-q8_0.gguf"), std::string("tiny-q8_0"));
+        QCOMPARE(router->resolve("Owner/Tiny-GGUF:Q6_K"), std::string());
         // The library routes take the same names.
         QVERIFY(router->copyModel("Owner/Tiny-GGUF:Q8_0", "mine").isOk());
         QVERIFY(QFile::exists(lib.dir.filePath("mine.gguf")));

@@ -119,6 +119,12 @@ public:
     // Busy when room does not come free in time; Internal when its load fails.
     virtual Result<std::shared_ptr<Engine>> acquire(const std::string& model,
                                                     std::string& resolvedId) = 0;
+    // The id a request's `model` names, without loading anything; "" when it names none.
+    virtual std::string resolve(const std::string& model) {
+        for (const ModelEntry& m : list())
+            if (m.id == model) return m.id;
+        return {};
+    }
     // Whether requests can be served now (/health).
     virtual bool ready() const = 0;
     // The engine loaded now (the most recently used one), without loading or counting as a use
