@@ -265,8 +265,8 @@ void Server::Impl::installRoutes() {
     m_http.Post("/completions", gated(&Impl::handleCompletions));
     m_http.Post("/tokenize", route(&Impl::handleTokenize));
     m_http.Post("/detokenize", route(&Impl::handleDetokenize));
-    m_http.Post("/v1/messages", route(&Impl::handleAnthropicMessages));
-    m_http.Post("/v1/messages/count_tokens", route(&Impl::handleAnthropicCountTokens));
+    m_http.Post("/v1/messages", gated(&Impl::handleAnthropicMessages));
+    m_http.Post("/v1/messages/count_tokens", gated(&Impl::handleAnthropicCountTokens));
     m_http.Post("/v1/responses", gated(&Impl::handleResponses));
     m_http.Get("/health", route(&Impl::handleHealth));
     m_http.Get("/metrics", route(&Impl::handleMetrics));

@@ -4,6 +4,7 @@
 // errors for what this server does not do.
 #include "server/chunked_stream.h"
 #include "server/server_impl.h"
+#include "server/upstream.h"
 
 #include "server/generation_stream.h"
 #include "server/image_parts.h"
@@ -488,6 +489,13 @@ void Server::Impl::handleOllamaTags(const httplib::Request&, httplib::Response& 
             models.push_back(ollamaTagEntry(info));
         }
     }
+    // An upstream's models (the gateway's), with the upstream named as Ollama names remote hosts.
+    if (m_gateway)
+        for (const UpstreamModel& m : m_gateway->models()) {
+            OJson e = ollamaTagEntry(OllamaModelInfo{m.id});
+            e["remote_host"] = m.owner;
+            models.push_back(std::move(e));
+        }
     sendJson(res, 200, {{"models", std::move(models)}});
 }
 
@@ -553,10 +561,25 @@ void Server::Impl::installOllamaRoutes() {
     m_http.Get("/api/tags", route(&Impl::handleOllamaTags));
     m_http.Get("/api/ps", route(&Impl::handleOllamaPs));
     m_http.Post("/api/show", route(&Impl::handleOllamaShow));
-    m_http.Post("/api/chat", route(&Impl::handleOllamaChat));
-    m_http.Post("/api/generate", route(&Impl::handleOllamaGenerate));
-    m_http.Post("/api/embed", route(&Impl::handleOllamaEmbed));
-    m_http.Post("/api/embeddings", route(&Impl::handleOllamaEmbed));
+    // Requests naming an upstream's model go there as they are (its Ollama routes).
+    auto gated = [this](void (Impl::*handler)(const Request&, Response&)) {
+        return [this, handler](const Request& req, Response& res) {
+            if (!admit(req, res)) {
+                res.set_content(toOllamaErrorBody(res.body), "application/json");
+                return;
+            }
+            if (m_gateway && forwardToUpstream(*this, req, res)) {
+                // The gateway's own failures (502, 504) in Ollama's shape; an upstream's kept.
+                if (res.status >= 400 && !res.body.empty()) res.body = toOllamaErrorBody(res.body);
+                return;
+            }
+            (this->*handler)(req, res);
+        };
+    };
+    m_http.Post("/api/chat", gated(&Impl::handleOllamaChat));
+    m_http.Post("/api/generate", gated(&Impl::handleOllamaGenerate));
+    m_http.Post("/api/embed", gated(&Impl::handleOllamaEmbed));
+    m_http.Post("/api/embeddings", gated(&Impl::handleOllamaEmbed));
     // Model management is the user's files and flags here, not the API's.
     auto unmanaged = [this](const Request& req, Response& res) {
         if (!admit(req, res)) {

@@ -64,8 +64,11 @@ public:
     // Relays the request to upstream `index` at basePath + `suffix` (e.g. "/chat/completions"):
     // the body as given, the upstream's key as Bearer, the answer's status and body back (a
     // stream chunk by chunk). Unreachable: 502; silent past the timeout: 504.
+    // With fromRoot the request's own path is taken from the server's root (the base URL
+    // without its "/v1"): Ollama's /api/... routes.
     void forward(int index, const std::string& suffix, const httplib::Request& req,
-                 httplib::Response& res, bool stream, const std::atomic<bool>& stopping);
+                 httplib::Response& res, bool stream, const std::atomic<bool>& stopping,
+                 bool fromRoot = false);
     std::string label(int index) const;
 
 private:

@@ -2,6 +2,7 @@
 // worker thread reading the upstream's body while the client's chunked response writes what has
 // arrived (a client that goes away stops the upstream request). Also the server's hook that picks
 // the requests to forward.
+#include "server/ollama_api.h"
 #include "server/server_impl.h"
 #include "server/upstream.h"
 
@@ -74,13 +75,16 @@ bool isEventStream(const std::string& contentType) {
 } // namespace
 
 void UpstreamGateway::forward(int index, const std::string& suffix, const httplib::Request& req,
-                              httplib::Response& res, bool stream, const std::atomic<bool>& stopping) {
+                              httplib::Response& res, bool stream, const std::atomic<bool>& stopping,
+                              bool fromRoot) {
     Upstream u;
     {
         std::lock_guard<std::mutex> lock(m_mu);
         u = m_upstreams[size_t(index)];
     }
-    const std::string path = u.url.basePath + suffix;
+    std::string root = u.url.basePath; // the server's root: the base without its "/v1"
+    if (root.size() >= 3 && root.compare(root.size() - 3, 3, "/v1") == 0) root.resize(root.size() - 3);
+    const std::string path = fromRoot ? root + req.path : u.url.basePath + suffix;
     const int timeout = std::max(1, m_config.upstreamTimeoutSeconds);
     const int connect = std::max(1, m_config.upstreamConnectTimeoutSeconds);
     httplib::Headers headers = headersFor(u);
@@ -217,8 +221,11 @@ bool forwardToUpstream(Server::Impl& server, const httplib::Request& req, httpli
         for (const ModelEntry& m : provider->list())
             if (m.id == id) return false; // local wins
     const int index = gateway->find(id);
+    // Ollama's routes go to the upstream's own /api/... (a Hearth or Ollama server), streamed
+    // unless the request says otherwise, as Ollama's default is.
+    const bool ollama = isOllamaPath(req.path);
     if (index < 0) {
-        if (provider) return false; // the local handler answers as it always has
+        if (provider || ollama) return false; // the local handler answers as it always has
         ApiError e;
         e.status = 404;
         e.message = "the model '" + id.substr(0, 200) + "' does not exist";
@@ -230,9 +237,9 @@ bool forwardToUpstream(Server::Impl& server, const httplib::Request& req, httpli
     std::string suffix = req.path;
     if (suffix.rfind("/v1/", 0) == 0) suffix = suffix.substr(3);
     const auto stream = body.find("stream");
-    const bool streamed = stream != body.end() && stream->is_boolean() && stream->get<bool>();
+    const bool streamed = stream != body.end() && stream->is_boolean() ? stream->get<bool>() : ollama;
     res.set_header("X-Hearth-Upstream", gateway->label(index));
-    gateway->forward(index, suffix, req, res, streamed, server.m_stopping);
+    gateway->forward(index, suffix, req, res, streamed, server.m_stopping, ollama);
     return true;
 }
 

@@ -91,7 +91,8 @@ private Q_SLOTS:
         m_model = fileBytes(QString::fromStdString(hearth::test::testDataPath(QStringLiteral("models/stories260K.gguf"))));
         QVERIFY(m_model.size() > 100000);
         m_hub = std::make_unique<TestHub>();
-        m_hub->chunkBytes = 100000; // several progress lines per file
+        m_hub->chunkBytes = 100000; // several progress lines per file, even when the CPU is busy
+        m_hub->chunkDelayMs = 60; // ~0.7 s a file: progress comes every 200 ms
         m_hub->addFile("acme/tiny-GGUF", "stories-Q8_0.gguf", {m_model, {}, {}});
         m_hub->addFile("acme/tiny-GGUF", "stories-Q4_K_M.gguf", {m_model, {}, {}});
         std::string corrupt = m_model;

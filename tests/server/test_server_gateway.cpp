@@ -120,7 +120,8 @@ class TestServerGateway : public QObject {
             res.status = 418; // passed back as it is
             res.set_content("{\"echo\":" + req.body + "}", "application/json");
         });
-        m_spy.http.Post(R"(/v1/(embeddings|responses))", [](const httplib::Request& req, httplib::Response& res) {
+        m_spy.http.Post(R"(/(v1/(embeddings|responses|messages)|api/(chat|generate|embed)))",
+                        [](const httplib::Request& req, httplib::Response& res) {
             res.set_content("{\"path\":\"" + req.path + "\"}", "application/json");
         });
     }
@@ -360,6 +361,57 @@ private Q_SLOTS:
             const std::string expected = std::string(path).rfind("/v1/", 0) == 0 ? path : std::string("/v1") + path;
             QCOMPARE(parse(r->body).value("path", ""), expected);
         }
+    }
+
+    // Anthropic's and Ollama's routes reach an upstream too: /v1/messages under its base URL,
+    // /api/... from its root; upstream models are in /api/tags.
+    void everyDialectIsForwarded() {
+        const std::string messages =
+            R"({"model":"stories260K","max_tokens":16,"temperature":0,"messages":[{"role":"user","content":"Once upon"}]})";
+        auto direct = postJson(m_remotePort, "/v1/messages", messages, {{"Authorization", bearer("remote-key")}});
+        auto via = postJson(m_gatewayPort, "/v1/messages", messages, gwAuth());
+        QVERIFY(direct && via);
+        QCOMPARE(via->status, 200);
+        QCOMPARE(parse(via->body)["content"], parse(direct->body)["content"]);
+        QCOMPARE(via->get_header_value("X-Hearth-Upstream"), "127.0.0.1:" + std::to_string(m_remotePort));
+
+        const std::string chat = R"({"model":"stories260K","stream":false,"options":{"temperature":0,"num_predict":16},)"
+                                 R"("messages":[{"role":"user","content":"Once upon"}]})";
+        direct = postJson(m_remotePort, "/api/chat", chat, {{"Authorization", bearer("remote-key")}});
+        via = postJson(m_gatewayPort, "/api/chat", chat, gwAuth());
+        QVERIFY(direct && via);
+        QCOMPARE(via->status, 200);
+        QVERIFY(!parse(direct->body)["message"]["content"].get<std::string>().empty());
+        QCOMPARE(parse(via->body)["message"]["content"], parse(direct->body)["message"]["content"]);
+        // Streamed by default, as Ollama's routes are: NDJSON lines relayed, ending done.
+        via = postJson(m_gatewayPort, "/api/generate", R"({"model":"stories260K","prompt":"Once","options":{"num_predict":8}})",
+                       gwAuth());
+        QVERIFY(via);
+        QCOMPARE(via->status, 200);
+        std::vector<OJson> lines;
+        for (size_t at = 0, nl; (nl = via->body.find('\n', at)) != std::string::npos; at = nl + 1)
+            lines.push_back(parse(via->body.substr(at, nl - at)));
+        QVERIFY2(lines.size() > 2 && lines.back()["done"] == true, via->body.c_str());
+        // From the upstream's root, not its /v1 base.
+        for (const char* path : {"/api/embed", "/v1/messages"}) {
+            auto r = postJson(m_gatewayPort, path, R"({"model":"spy-model","input":"hi","stream":false})", gwAuth());
+            QVERIFY(r);
+            QCOMPARE(r->status, 200);
+            QCOMPARE(parse(r->body).value("path", ""), std::string(path));
+        }
+        // Listed beside the local ones, naming the upstream.
+        const OJson tags = getJson(m_gatewayPort, "/api/tags", gwAuth());
+        bool remote = false, spy = false;
+        for (const OJson& m : tags["models"]) {
+            remote = remote || (m["name"] == "stories260K" && m["remote_host"] == "127.0.0.1:" + std::to_string(m_remotePort));
+            spy = spy || m["name"] == "spy-model";
+        }
+        QVERIFY2(remote && spy, tags.dump().c_str());
+        // A model nobody serves: Ollama's 404, not forwarded.
+        auto missing = postJson(m_gatewayPort, "/api/chat", R"({"model":"nothing","messages":[]})", gwAuth());
+        QVERIFY(missing);
+        QVERIFY2(missing->status == 404 || missing->status == 503, missing->body.c_str());
+        QVERIFY(parse(missing->body)["error"].is_string());
     }
 
     void stopDoesNotWaitForAnUpstream() {
