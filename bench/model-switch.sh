@@ -27,11 +27,14 @@ for _ in $(seq 1 600); do
 done
 prompt=$(for i in $(seq 1 "$words"); do printf 'word%d ' "$i"; done)
 
-# Seconds to the first streamed byte of a completion on `model`.
+# Seconds to the first token of a completion on `model`: a whole one-token completion (its
+# prompt and one step; a stream's first bytes leave before the prompt is read). Each prompt
+# starts with a new word, so that no cached prefix shortens it.
 ttft() {
-  curl -s -o /dev/null -w '%{time_starttransfer}' http://127.0.0.1:18094/v1/completions \
+  local n="$RANDOM$RANDOM$RANDOM" # each call runs in its own subshell: no counter survives
+  curl -s -o /dev/null -w '%{time_total}' http://127.0.0.1:18094/v1/completions \
     -H 'Content-Type: application/json' \
-    -d "{\"model\":\"$1\",\"prompt\":\"$prompt\",\"max_tokens\":4,\"stream\":true}"
+    -d "{\"model\":\"$1\",\"prompt\":\"request$n $prompt\",\"max_tokens\":1}"
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
@@ -47,4 +50,4 @@ done
 c=$(median <"$work/cold"); w=$(median <"$work/warm")
 printf 'median time to first token: not loaded %.3f s, loaded %.3f s (the load and switch: %.3f s)\n' \
   "$c" "$w" "$(echo "$c - $w" | bc -l)"
-grep -c '^loading\|loading ' "$work/server.log" | xargs printf 'loads in the server log: %s\n'
+grep -c 'loading /' "$work/server.log" | xargs printf 'loads in the server log: %s\n'
