@@ -129,15 +129,6 @@ GenerationRequest toRequest(const Sampling& s) {
     return r;
 }
 
-quant::Type kvQuantType(KvType t) {
-    switch (t) {
-    case KvType::F32: return quant::Type::F32;
-    case KvType::Q8_0: return quant::Type::Q8_0;
-    case KvType::F16: break;
-    }
-    return quant::Type::F16;
-}
-
 int imageCount(const QList<ChatMessage>& messages) {
     int n = 0;
     for (const ChatMessage& m : messages) n += int(m.images.size());
@@ -308,7 +299,7 @@ public:
             if (!info) return; // the load itself will report what is wrong with the file
             const uint32_t ctx = config.contextLength > 0 ? uint32_t(config.contextLength)
                                                           : std::min<uint32_t>(info->contextLength, 4096);
-            const GpuFit fit = fitOnGpu(*file, *info, usableMemory(*device), ctx, kvQuantType(config.kvType),
+            const GpuFit fit = fitOnGpu(*file, *info, usableMemory(*device), ctx, kvElementType(config.kvType),
                                         config.maxNumSeqs, config.maxBatchedTokens,
                                         settings.cpuMoeLayers < 0 ? kFitExperts : settings.cpuMoeLayers);
             layers = fit.gpuLayers;

@@ -20,6 +20,15 @@ const char* finishReasonName(FinishReason r) {
     return "error";
 }
 
+quant::Type kvElementType(KvType t) {
+    switch (t) {
+    case KvType::F32: return quant::Type::F32;
+    case KvType::F16: return quant::Type::F16;
+    case KvType::Q8_0: return quant::Type::Q8_0;
+    }
+    return quant::Type::F16;
+}
+
 const char* kvTypeName(KvType t) {
     switch (t) {
     case KvType::F16: return "f16";

@@ -87,7 +87,7 @@ SplitEstimate fromDescription(const model::Architecture& arch, int gpuLayers, ui
     const int blocksPerSeq = int((uint64_t(std::max<uint32_t>(1, contextLength)) + kBlockSize - 1) / kBlockSize);
     const KvType kvStored = kvTypeOf(kvType);
     model::KvSetup kv;
-    kv.type = runtime::kvElementType(kvStored);
+    kv.type = kvElementType(kvStored);
     kv.blockSize = kBlockSize;
     kv.numBlocks = blocksPerSeq * seqs;
     kv.contextLength = int64_t(std::max<uint32_t>(1, contextLength));

@@ -232,15 +232,6 @@ uint64_t kvBytesPerToken(const model::ModelDims& dims, KvType type) {
     return bytes;
 }
 
-quant::Type kvElementType(KvType type) {
-    switch (type) {
-    case KvType::F32: return quant::Type::F32;
-    case KvType::F16: return quant::Type::F16;
-    case KvType::Q8_0: return quant::Type::Q8_0;
-    }
-    return quant::Type::F16;
-}
-
 uint64_t kvPoolBytes(const backend::KvPoolSpec& spec) {
     const uint64_t rows = uint64_t(spec.numBlocks) * uint64_t(spec.blockSize);
     uint64_t bytes = 0;

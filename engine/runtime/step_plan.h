@@ -71,9 +71,6 @@ WeightUses weightUses(const StepPlan& plan, int device);
 // Errors when those layers' K/V rows differ in shape.
 Result<backend::KvPoolSpec> kvPoolSpec(const model::ModelDims& dims, const std::vector<int>& kvDevice, int device,
                                        KvType type, int blockSize, int numBlocks);
-// The element type of a K/V cache as graph tensors see it (F32, F16, Q8_0).
-quant::Type kvElementType(KvType type);
-
 // Bytes of such a pool: K and V rows of every block of every layer.
 uint64_t kvPoolBytes(const backend::KvPoolSpec& spec);
 

@@ -21,13 +21,6 @@ ApiError embedError(const Status& st) {
     return apiErrorFromStatus(st, "input");
 }
 
-std::string untaggedModel(const std::string& model) {
-    static const std::string latest = ":latest";
-    if (model.size() > latest.size() && model.compare(model.size() - latest.size(), latest.size(), latest) == 0)
-        return model.substr(0, model.size() - latest.size());
-    return model;
-}
-
 } // namespace
 
 void Server::Impl::handleEmbeddings(const httplib::Request& req, httplib::Response& res) {

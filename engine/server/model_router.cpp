@@ -88,15 +88,6 @@ uint64_t fileBytes(const std::string& path) {
     return total;
 }
 
-quant::Type kvQuantType(KvType t) {
-    switch (t) {
-    case KvType::F32: return quant::Type::F32;
-    case KvType::Q8_0: return quant::Type::Q8_0;
-    case KvType::F16: break;
-    }
-    return quant::Type::F16;
-}
-
 // The K/V cache and recurrent state a load of `path` with `ec` will allocate, from the file's
 // metadata, sized as the engine sizes them (EngineConfig::kvMemoryBytes, else maxNumSeqs full
 // contexts up to a quarter of the available memory, at least one); 0 when the file cannot be read
@@ -108,7 +99,7 @@ uint64_t cacheEstimate(const std::string& path, const EngineConfig& ec) {
     if (!info) return 0;
     const uint32_t trained = info->contextLength ? info->contextLength : 4096;
     const uint32_t ctx = ec.contextLength > 0 ? uint32_t(ec.contextLength) : std::min<uint32_t>(trained, 4096);
-    const MemoryEstimate one = estimateMemory(*info, ctx, kvQuantType(ec.kvType));
+    const MemoryEstimate one = estimateMemory(*info, ctx, kvElementType(ec.kvType));
     if (ec.kvMemoryBytes) return ec.kvMemoryBytes + one.stateBytes;
     const uint64_t all = one.kvBytes * uint64_t(std::max(1, ec.maxNumSeqs));
     const uint64_t available = availableSystemMemory();
@@ -174,7 +165,9 @@ public:
         {
             std::lock_guard<std::mutex> lock(m_state->mu);
             if (id.empty()) id = m_pinned ? m_pinnedId : mostRecentLocked().empty() ? m_config.defaultModel : mostRecentLocked();
-            if (auto held = servingLocked(id, resolvedId)) return held;
+            // A hub name resolved before goes straight to its model (no folder scan per request).
+            const auto known = m_resolved.find(id);
+            if (auto held = servingLocked(known == m_resolved.end() ? id : known->second, resolvedId)) return held;
         }
         const std::vector<std::string> ids = scan();
         if (id.empty() && !ids.empty()) id = ids.front();
@@ -182,8 +175,10 @@ public:
         const std::string found = resolveLibraryName(m_config.dir, id, ids);
         if (found.empty()) return notFound("the model '" + id.substr(0, 200) + "' does not exist");
         if (found != id) {
-            id = found;
             std::lock_guard<std::mutex> lock(m_state->mu);
+            if (m_resolved.size() >= 1024) m_resolved.clear(); // names come from requests: bounded
+            m_resolved[id] = found;
+            id = found;
             if (auto held = servingLocked(id, resolvedId)) return held;
         }
 
@@ -568,6 +563,7 @@ private:
     std::shared_ptr<RouterState> m_state;
     std::shared_ptr<Engine> m_pinned; // setPinned's (guarded by m_state->mu)
     std::string m_pinnedId;
+    std::map<std::string, std::string> m_resolved; // hub names to ids, as last resolved (m_state->mu)
     std::mutex m_loadMu;
     std::thread m_reaper;
 };

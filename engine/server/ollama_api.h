@@ -122,6 +122,9 @@ struct OllamaModelInfo {
 OJson ollamaDetails(const OllamaModelInfo& m);
 OJson ollamaTagEntry(const OllamaModelInfo& m);
 OJson ollamaShowJson(const OllamaModelInfo& m, bool verbose);
+// Ollama names carry a tag: "name:latest" is the model "name" here (other tags are kept).
+std::string untaggedModel(const std::string& model);
+
 // A loaded model in /api/ps: its size and expiry as the provider reports them.
 OJson ollamaPsEntry(const OllamaModelInfo& m, const ModelEntry& loaded);
 

@@ -45,15 +45,6 @@ ApiError simpleError(int status, std::string message) {
     return e;
 }
 
-// Ollama names carry a tag; "name:latest" is the model "name" here.
-std::string untagged(const std::string& model) {
-    static const std::string latest = ":latest";
-    if (model.size() > latest.size() &&
-        model.compare(model.size() - latest.size(), latest.size(), latest) == 0)
-        return model.substr(0, model.size() - latest.size());
-    return model;
-}
-
 // One generation request from submission to the end of its response.
 struct OllamaJob {
     bool chat = false;
@@ -271,7 +262,7 @@ namespace {
 ApiResult<EngineRef> ollamaEngine(Server::Impl& server, const OllamaParams& p, Clock::duration& load) {
     const std::string& model = p.common.model;
     const auto t0 = Clock::now();
-    auto ref = server.engineFor(untagged(model));
+    auto ref = server.engineFor(untaggedModel(model));
     load = Clock::now() - t0;
     if (!ref && ref.error().status == 404)
         return simpleError(404, "model \"" + model.substr(0, 200) + "\" not found");
@@ -287,7 +278,7 @@ bool answeredUnload(Server::Impl& server, const OllamaParams& p, bool chat, http
     if (!p.keepAliveSeconds || *p.keepAliveSeconds != 0.0) return false;
     std::shared_ptr<ModelProvider> provider = server.currentProvider();
     if (!provider) return false;
-    const std::string id = untagged(p.common.model);
+    const std::string id = untaggedModel(p.common.model);
     bool known = provider->unload(id); // a loaded model, by any name the provider takes
     for (const ModelEntry& m : provider->list()) known = known || m.id == id;
     if (!known) return false; // answered as a load would be: not found, or the one model
@@ -506,7 +497,7 @@ void Server::Impl::handleOllamaShow(const httplib::Request& req, httplib::Respon
     if (!provider || !provider->ready())
         return sendOllamaError(m_config, res, simpleError(503, "the model is still loading"));
     const std::vector<ModelEntry> list = provider->list();
-    std::string id = provider->resolve(untagged(parsed->model)); // a file's id, or a hub name
+    std::string id = provider->resolve(untaggedModel(parsed->model)); // a file's id, or a hub name
     bool known = !id.empty();
     // One model served under one id takes any name, as the generation endpoints do.
     if (!known && list.size() == 1 && dynamic_cast<SingleModelProvider*>(provider.get())) {

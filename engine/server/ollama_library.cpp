@@ -28,10 +28,7 @@ ApiResult<std::string> modelField(const OJson& body, const char* key) {
     if (auto e = readString(body, key, name)) return *e;
     if (name.empty())
         return invalidRequest(std::string(key) + " is required", key, "missing_required_parameter");
-    static const std::string latest = ":latest";
-    if (name.size() > latest.size() && name.compare(name.size() - latest.size(), latest.size(), latest) == 0)
-        name.resize(name.size() - latest.size());
-    return name;
+    return untaggedModel(name);
 }
 
 OJson progressJson(const PullProgress& p) {

@@ -433,4 +433,11 @@ ApiResult<OllamaShowRequest> parseOllamaShowRequest(std::string_view body, const
     return r;
 }
 
+std::string untaggedModel(const std::string& model) {
+    static const std::string latest = ":latest";
+    if (model.size() > latest.size() && model.compare(model.size() - latest.size(), latest.size(), latest) == 0)
+        return model.substr(0, model.size() - latest.size());
+    return model;
+}
+
 } // namespace hearth::server

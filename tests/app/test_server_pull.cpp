@@ -6,8 +6,7 @@
 #include "test_hub.h"
 #include "test_support.h"
 
-#include <httplib.h>
-#include <nlohmann/json.hpp>
+#include "../server/http_test_support.h"
 
 #include <QDir>
 #include <QFile>
@@ -17,7 +16,8 @@
 #include <QtTest>
 
 using hearth::test::TestHub;
-using PullJson = nlohmann::json;
+using PullJson = hearth::test::OJson;
+using hearth::test::ndjson;
 
 namespace {
 
@@ -25,19 +25,6 @@ std::string fileBytes(const QString& path) {
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly)) return {};
     return f.readAll().toStdString();
-}
-
-// One JSON object per line.
-std::vector<PullJson> ndjsonLines(const std::string& body) {
-    std::vector<PullJson> out;
-    size_t at = 0;
-    while (at < body.size()) {
-        size_t nl = body.find('\n', at);
-        if (nl == std::string::npos) nl = body.size();
-        if (nl > at) out.push_back(PullJson::parse(body.substr(at, nl - at), nullptr, false));
-        at = nl + 1;
-    }
-    return out;
 }
 
 } // namespace
@@ -114,7 +101,7 @@ private Q_SLOTS:
         auto r = post("/api/pull", R"({"model":"acme/tiny-GGUF:Q8_0"})");
         QVERIFY(r);
         QCOMPARE(r->status, 200);
-        const std::vector<PullJson> lines = ndjsonLines(r->body);
+        const std::vector<PullJson> lines = ndjson(r->body);
         QVERIFY2(lines.size() >= 5, r->body.c_str());
         QCOMPARE(lines.front()["status"], PullJson("pulling manifest"));
         QCOMPARE(lines.back()["status"], PullJson("success"));
@@ -164,12 +151,12 @@ private Q_SLOTS:
         // Streamed: the last line is the error, as Ollama sends it.
         auto quant = post("/api/pull", R"({"model":"acme/tiny-GGUF:Q5_K_M"})");
         QCOMPARE(quant->status, 200);
-        auto lines = ndjsonLines(quant->body);
+        auto lines = ndjson(quant->body);
         QVERIFY2(!lines.empty() && lines.back()["error"].get<std::string>().find("Q5_K_M") != std::string::npos,
                  quant->body.c_str());
         // A download whose SHA-256 differs: an error, and nothing left in the library.
         auto corrupt = post("/api/pull", R"({"model":"acme/bad-GGUF"})");
-        lines = ndjsonLines(corrupt->body);
+        lines = ndjson(corrupt->body);
         QVERIFY2(!lines.empty() && lines.back().contains("error"), corrupt->body.c_str());
         QVERIFY(!QFileInfo::exists(QDir(models()).filePath(QStringLiteral("bad-Q8_0.gguf"))));
         httplib::Client c("127.0.0.1", m_port);

@@ -1,5 +1,5 @@
 // Writing a changed copy of a GGUF file for the tests: metadata set or left out, tensors
-// reshaped, rewritten or dropped (malformed-file checks and negative controls).
+// reshaped, rewritten or dropped (malformed-file checks and negative controls), or split in parts.
 #pragma once
 
 #include "hearth/gguf.h"
@@ -31,6 +31,22 @@ inline Status rewriteGguf(const std::string& from, const std::string& to, const 
         HEARTH_RETURN_IF_ERROR(w.addTensor(t.name, t.type, shape, std::move(bytes)));
     }
     return w.writeFile(to);
+}
+
+// `from` written again as a split model, parts of at most `maxTensors` tensors, at
+// prefix-0000N-of-0000M.gguf.
+inline Status writeSplitCopy(const std::string& from, const std::string& prefix, uint32_t maxTensors) {
+    HEARTH_ASSIGN_OR_RETURN(gguf::File f, gguf::File::open(from));
+    gguf::Writer w(f.version());
+    for (const gguf::KeyValue& kv : f.metadata()) w.set(kv.key, kv.value);
+    for (const gguf::TensorInfo& t : f.tensors()) {
+        const uint8_t* p = f.tensorData(t);
+        HEARTH_RETURN_IF_ERROR(w.addTensor(t.name, t.type, std::vector<uint64_t>(t.ne.begin(), t.ne.begin() + t.nDims),
+                                           std::vector<uint8_t>(p, p + t.bytes)));
+    }
+    gguf::Writer::SplitOptions o;
+    o.maxTensors = maxTensors;
+    return w.writeSplit(prefix, o).status();
 }
 
 } // namespace hearth::test

@@ -79,11 +79,22 @@ class TestReranker : public QObject {
 
     std::string path(const char* name) const { return m_dir.filePath(QString::fromUtf8(name)).toStdString(); }
 
+    // The synthesized `preset` (BGE vocabulary) of `type`, made on first use; "" (after a failed
+    // check) when synth fails.
+    std::string synthesized(const char* preset, const char* type) {
+        const std::string file = path((std::string(preset) + "-" + type + ".gguf").c_str());
+        if (QFile::exists(QString::fromStdString(file))) return file;
+        const QString err = test::synthPreset(QString::fromLatin1(preset), QString::fromLatin1(type), test::bgeVocabPath(), file);
+        if (!err.isEmpty()) {
+            qWarning("synth %s %s: %s", preset, type, qPrintable(err));
+            return {};
+        }
+        return file;
+    }
+
     void agreesWithLlamaCpp(const char* type, double tolerance) {
-        const std::string model = path((std::string("rerank-") + type + ".gguf").c_str());
-        const QString err = test::synthPreset(QStringLiteral("bert-rerank-tiny"), QString::fromLatin1(type),
-                                              test::bgeVocabPath(), model);
-        QVERIFY2(err.isEmpty(), qPrintable(err));
+        const std::string model = synthesized("bert-rerank-tiny", type);
+        QVERIFY(!model.empty());
         QString refErr;
         const ReferenceRanking ref = referenceRanking(model, refErr);
         QVERIFY2(ref.scores.size() == std::size(kDocs), qPrintable(QStringLiteral("ref_rank.mjs failed: ") + refErr));
@@ -121,10 +132,8 @@ private Q_SLOTS:
         for (const DeviceDescription& d : listDevices().devices)
             if (d.kind != DeviceKind::Cpu) gpus.push_back(d.id);
         if (gpus.empty()) QSKIP("no GPU device on this machine");
-        const std::string model = path("rerank-F32.gguf");
-        if (!QFile::exists(QString::fromStdString(model)))
-            QVERIFY(test::synthPreset(QStringLiteral("bert-rerank-tiny"), QStringLiteral("F32"), test::bgeVocabPath(), model)
-                        .isEmpty());
+        const std::string model = synthesized("bert-rerank-tiny", "F32");
+        QVERIFY(!model.empty());
         auto cpu = test::openEngine(model);
         QVERIFY(cpu.isOk());
         const auto inputs = ourInputs(**cpu);
@@ -142,10 +151,8 @@ private Q_SLOTS:
     }
 
     void rerankEndpoint() {
-        const std::string model = path("rerank-F32.gguf");
-        if (!QFile::exists(QString::fromStdString(model)))
-            QVERIFY(test::synthPreset(QStringLiteral("bert-rerank-tiny"), QStringLiteral("F32"), test::bgeVocabPath(), model)
-                        .isEmpty());
+        const std::string model = synthesized("bert-rerank-tiny", "F32");
+        QVERIFY(!model.empty());
         auto opened = test::openEngine(model);
         QVERIFY(opened.isOk());
         std::shared_ptr<Engine> engine = std::move(*opened);
@@ -215,9 +222,8 @@ private Q_SLOTS:
         srv.stop();
 
         // A model that is no reranker: 400.
-        const std::string plain = path("bert-F32.gguf");
-        if (!QFile::exists(QString::fromStdString(plain)))
-            QVERIFY(test::synthPreset(QStringLiteral("bert-tiny"), QStringLiteral("F32"), test::bgeVocabPath(), plain).isEmpty());
+        const std::string plain = synthesized("bert-tiny", "F32");
+        QVERIFY(!plain.empty());
         auto bert = test::openEngine(plain);
         QVERIFY(bert.isOk());
         server::Server other(sc);
@@ -230,10 +236,8 @@ private Q_SLOTS:
     }
 
     void otherPoolingIsRefused() {
-        const std::string model = path("rerank-F32.gguf");
-        if (!QFile::exists(QString::fromStdString(model)))
-            QVERIFY(test::synthPreset(QStringLiteral("bert-rerank-tiny"), QStringLiteral("F32"), test::bgeVocabPath(), model)
-                        .isEmpty());
+        const std::string model = synthesized("bert-rerank-tiny", "F32");
+        QVERIFY(!model.empty());
         auto engine = test::openEngine(model);
         QVERIFY(engine.isOk());
         const auto inputs = ourInputs(**engine);
@@ -246,8 +250,8 @@ private Q_SLOTS:
         cut.dimensions = 1;
         QVERIFY(!embedAndWait(**engine, cut).isOk());
         // Rank pooling on a model without the head is refused too.
-        const std::string plain = path("bert-F32.gguf");
-        QVERIFY(test::synthPreset(QStringLiteral("bert-tiny"), QStringLiteral("F32"), test::bgeVocabPath(), plain).isEmpty());
+        const std::string plain = synthesized("bert-tiny", "F32");
+        QVERIFY(!plain.empty());
         auto bert = test::openEngine(plain);
         QVERIFY(bert.isOk());
         auto refused = embedAndWait(**bert, test::request(inputs, Pooling::Rank));

@@ -29,6 +29,18 @@ export function requireFiles(...files) {
 // require() for the npm packages in $HEARTH_NPM_DIR.
 export const npmRequire = createRequire(path.join(npmDir, 'package.json'));
 
+// The official ollama client's class from $HEARTH_NPM_DIR; skips when it is not installed.
+export function ollamaClass() {
+  try {
+    const mod = npmRequire('ollama');
+    const Ollama = mod.Ollama ?? mod.default?.Ollama;
+    if (!Ollama) throw new Error('no Ollama class in the package');
+    return Ollama;
+  } catch (e) {
+    skip(`the ollama package is not installed in ${npmDir} (run scripts/install-npm-clients.sh): ${e.message}`);
+  }
+}
+
 // The npm packages from $HEARTH_NPM_DIR (installed by scripts/install-npm-clients.sh); skips
 // when one is missing.
 export function requirePackages(...names) {

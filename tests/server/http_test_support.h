@@ -1,5 +1,5 @@
 // Helpers for server tests over real HTTP: a client for the started server, JSON posting, and
-// splitting a server-sent-event body into its data payloads.
+// splitting a server-sent-event body into its data payloads or an NDJSON body into its objects.
 #pragma once
 
 #include <httplib.h>
@@ -27,6 +27,20 @@ inline httplib::Result postJson(int port, const std::string& path, const std::st
 }
 
 inline OJson parse(const std::string& text) { return OJson::parse(text, nullptr, false); }
+
+// The objects of an NDJSON body (Ollama's streams), one per line; a line that is not JSON
+// becomes a discarded value.
+inline std::vector<OJson> ndjson(const std::string& body) {
+    std::vector<OJson> out;
+    size_t pos = 0;
+    while (pos < body.size()) {
+        size_t end = body.find('\n', pos);
+        if (end == std::string::npos) end = body.size();
+        if (end > pos) out.push_back(parse(body.substr(pos, end - pos)));
+        pos = end + 1;
+    }
+    return out;
+}
 
 // The payloads of "data: ..." events, in order ("[DONE]" included).
 inline std::vector<std::string> sseData(const std::string& body) {

@@ -6,20 +6,13 @@
 // when the package or the model is missing.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { skip, check, startServer, requireFiles, npmRequire, storiesModel, serverBin, cliBin,
-  npmDir, fail, finish, stopServer } from './e2e_support.mjs';
+import { check, startServer, requireFiles, npmRequire, ollamaClass, storiesModel, serverBin, cliBin,
+  fail, finish, stopServer } from './e2e_support.mjs';
 
 const model = storiesModel;
 const apiKey = 'e2e-key';
 
-let Ollama;
-try {
-  const mod = npmRequire('ollama');
-  Ollama = mod.Ollama ?? mod.default?.Ollama;
-  if (!Ollama) throw new Error('no Ollama class in the package');
-} catch (e) {
-  skip(`the ollama package is not installed in ${npmDir} (run scripts/install-npm-clients.sh): ${e.message}`);
-}
+const Ollama = ollamaClass();
 requireFiles(model, serverBin);
 
 async function expectError(promise, status, what, messagePart) {

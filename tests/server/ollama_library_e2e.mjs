@@ -5,17 +5,10 @@
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { skip, check, startServer, requireFiles, npmRequire, storiesModel, serverBin, npmDir, fail, finish,
+import { check, startServer, requireFiles, ollamaClass, storiesModel, serverBin, fail, finish,
   stopServer } from './e2e_support.mjs';
 
-let Ollama;
-try {
-  const mod = npmRequire('ollama');
-  Ollama = mod.Ollama ?? mod.default?.Ollama;
-  if (!Ollama) throw new Error('no Ollama class in the package');
-} catch (e) {
-  skip(`the ollama package is not installed in ${npmDir} (run scripts/install-npm-clients.sh): ${e.message}`);
-}
+const Ollama = ollamaClass();
 requireFiles(storiesModel, serverBin);
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'hearth-library-'));

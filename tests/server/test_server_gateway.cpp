@@ -388,9 +388,7 @@ private Q_SLOTS:
                        gwAuth());
         QVERIFY(via);
         QCOMPARE(via->status, 200);
-        std::vector<OJson> lines;
-        for (size_t at = 0, nl; (nl = via->body.find('\n', at)) != std::string::npos; at = nl + 1)
-            lines.push_back(parse(via->body.substr(at, nl - at)));
+        const std::vector<OJson> lines = ndjson(via->body);
         QVERIFY2(lines.size() > 2 && lines.back()["done"] == true, via->body.c_str());
         // From the upstream's root, not its /v1 base.
         for (const char* path : {"/api/embed", "/v1/messages"}) {

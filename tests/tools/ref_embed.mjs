@@ -9,19 +9,7 @@
 //   node tests/tools/ref_embed.mjs MODEL.gguf --text "Hello world"
 //   node tests/tools/ref_embed.mjs MODEL.gguf --tokens 1,403,407
 // node-llama-cpp is imported from $HEARTH_REF (or $REF_HARNESS), the folder setup.sh made.
-import {createRequire} from "node:module";
-import {pathToFileURL} from "node:url";
-import path from "node:path";
-
-async function importNodeLlamaCpp() {
-    for (const d of [process.env.HEARTH_REF, process.env.REF_HARNESS].filter(Boolean)) {
-        try {
-            const req = createRequire(path.join(path.resolve(d), "package.json"));
-            return await import(pathToFileURL(req.resolve("node-llama-cpp")).href);
-        } catch { /* next */ }
-    }
-    throw new Error("node-llama-cpp not found: set HEARTH_REF to the reference folder");
-}
+import {importNodeLlamaCpp} from "./node_llama_cpp.mjs";
 
 const args = process.argv.slice(2);
 const model = args[0];

@@ -3,6 +3,7 @@
 // first, one in use never is, concurrent first requests load once, keep-alive (the server's and
 // Ollama's per request) unloads idle ones, and /api/ps and /v1/models report it all.
 #include "../server/http_test_support.h"
+#include "gguf_rewrite.h"
 #include "test_support.h"
 
 #include "hearth/gguf.h"
@@ -87,6 +88,14 @@ bool useModel(ModelProvider& p, const std::string& id) {
 }
 
 using RouterIds = std::vector<std::string>;
+
+// A server on a free loopback port that logs nothing.
+server::ServerConfig quietServer() {
+    server::ServerConfig c;
+    c.port = 0;
+    c.log = [](const std::string&) {};
+    return c;
+}
 
 } // namespace
 
@@ -262,10 +271,7 @@ private Q_SLOTS:
         RouterLibrary lib;
         QVERIFY(lib.make({"alpha", "beta"}));
         ModelDirectoryConfig c = lib.config();
-        server::ServerConfig sc;
-        sc.port = 0;
-        sc.log = [](const std::string&) {};
-        server::Server srv(sc);
+        server::Server srv(quietServer());
         QVERIFY(srv.start().isOk());
         srv.setModelProvider(server::makeDirectoryModelProvider(c));
         const int port = srv.port();
@@ -315,10 +321,7 @@ private Q_SLOTS:
         ModelDirectoryConfig c = lib.config();
         c.maxLoaded = 2;
         auto router = server::makeDirectoryModelProvider(c);
-        server::ServerConfig sc;
-        sc.port = 0;
-        sc.log = [](const std::string&) {};
-        server::Server srv(sc);
+        server::Server srv(quietServer());
         QVERIFY(srv.start().isOk());
         srv.setModelProvider(router);
         const int port = srv.port();
@@ -371,26 +374,10 @@ private Q_SLOTS:
     void ollamaCopiesAndDeletesModels() {
         RouterLibrary lib;
         QVERIFY(lib.make({"alpha"}));
-        { // a split model of two parts
-            auto whole = gguf::File::open(testDataPath(kRouterModel));
-            QVERIFY(whole.isOk());
-            gguf::Writer w(whole->version());
-            for (const auto& kv : whole->metadata()) w.set(kv.key, kv.value);
-            for (const auto& t : whole->tensors()) {
-                const uint8_t* d = whole->tensorData(t);
-                QVERIFY(w.addTensor(t.name, t.type, std::vector<uint64_t>(t.ne.begin(), t.ne.begin() + t.nDims),
-                                    std::vector<uint8_t>(d, d + t.bytes))
-                            .isOk());
-            }
-            gguf::Writer::SplitOptions o;
-            o.maxTensors = 30;
-            QVERIFY(w.writeSplit(lib.dir.filePath("story").toStdString(), o).isOk());
-        }
+        // a split model of two parts
+        QVERIFY(writeSplitCopy(testDataPath(kRouterModel), lib.dir.filePath("story").toStdString(), 30).isOk());
         ModelDirectoryConfig c = lib.config();
-        server::ServerConfig sc;
-        sc.port = 0;
-        sc.log = [](const std::string&) {};
-        server::Server srv(sc);
+        server::Server srv(quietServer());
         QVERIFY(srv.start().isOk());
         auto router = server::makeDirectoryModelProvider(c);
         srv.setModelProvider(router);
@@ -557,10 +544,7 @@ private Q_SLOTS:
         QVERIFY(lib.make({"alpha"}));
         ModelDirectoryConfig c = lib.config();
         c.memoryBudgetBytes = 4096;
-        server::ServerConfig sc;
-        sc.port = 0;
-        sc.log = [](const std::string&) {};
-        server::Server srv(sc);
+        server::Server srv(quietServer());
         QVERIFY(srv.start().isOk());
         srv.setModelProvider(server::makeDirectoryModelProvider(c));
         auto r = postJson(srv.port(), "/v1/completions", R"({"model":"alpha","prompt":"Once","max_tokens":2})");

@@ -1,6 +1,7 @@
 // The server on the real engine and model (stories260K): greedy completions equal the engine's
 // own output and llama.cpp's reference text, chat, streaming, n > 1, stop strings and usage.
 #include "../server/http_test_support.h"
+#include "gguf_rewrite.h"
 #include "test_support.h"
 
 #include "hearth/engine.h"
@@ -151,21 +152,8 @@ private Q_SLOTS:
         QFile notModel(dir.filePath("notes.txt"));
         QVERIFY(notModel.open(QIODevice::WriteOnly));
         notModel.close();
-        { // A split model is listed once, by its first part, and loads with all its parts.
-            auto whole = hearth::gguf::File::open(testDataPath(kModel));
-            QVERIFY(whole.isOk());
-            hearth::gguf::Writer w(whole->version());
-            for (const auto& kv : whole->metadata()) w.set(kv.key, kv.value);
-            for (const auto& t : whole->tensors()) {
-                const uint8_t* d = whole->tensorData(t);
-                QVERIFY(w.addTensor(t.name, t.type, std::vector<uint64_t>(t.ne.begin(), t.ne.begin() + t.nDims),
-                                    std::vector<uint8_t>(d, d + t.bytes))
-                            .isOk());
-            }
-            hearth::gguf::Writer::SplitOptions o;
-            o.maxTensors = 20;
-            QVERIFY(w.writeSplit(dir.filePath("gamma").toStdString(), o).isOk());
-        }
+        // A split model is listed once, by its first part, and loads with all its parts.
+        QVERIFY(writeSplitCopy(testDataPath(kModel), dir.filePath("gamma").toStdString(), 20).isOk());
         hearth::server::ModelDirectoryConfig dc;
         dc.dir = dir.path().toStdString();
         dc.engine.contextLength = 128;

@@ -25,20 +25,6 @@ namespace hs = hearth::server;
 namespace {
 
 
-// The objects of an NDJSON body, one per line; a line that is not JSON becomes null.
-std::vector<OJson> ndjson(const std::string& body) {
-    std::vector<OJson> out;
-    size_t pos = 0;
-    while (pos < body.size()) {
-        size_t end = body.find('\n', pos);
-        if (end == std::string::npos) end = body.size();
-        const std::string line = body.substr(pos, end - pos);
-        if (!line.empty()) out.push_back(parse(line));
-        pos = end + 1;
-    }
-    return out;
-}
-
 bool isOllamaError(const OJson& j) {
     return j.is_object() && j.size() == 1 && j.contains("error") && j["error"].is_string() &&
            !j["error"].get<std::string>().empty();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "hearth/model_chat.h"
+#include "hearth/quant.h"
 #include "hearth/sampling.h"
 #include "hearth/status.h"
 #include "hearth/tokenizer.h"
@@ -26,6 +27,7 @@ class Grammar; // hearth/grammar.h
 enum class KvType { F16, Q8_0, F32 };
 const char* kvTypeName(KvType t);                       // "f16", "q8_0", "f32"
 Result<KvType> kvTypeFromName(std::string_view name);   // the same names, any case
+quant::Type kvElementType(KvType t);                     // the cache's element type (graph tensors, estimateMemory)
 
 // One stage of a model load, for a progress bar.
 struct LoadProgress {
