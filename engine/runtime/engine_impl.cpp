@@ -494,7 +494,7 @@ void EngineImpl::finishChoice(RequestId id, int choice, FinishReason reason, boo
         if (r->state != sched::RequestState::Finished) m_sched->finish(sid, toSched(reason));
         m_sched->release(sid);
     }
-    live.sink->onChoiceFinish(choice, reason);
+    live.sink->onChoiceFinish(choice, reason, ch.text ? ch.text->matchedStop() : std::string());
     if (++live.numFinished < int(live.choices.size())) return;
 
     Usage u;

@@ -48,7 +48,11 @@ TextStream::Piece TextStream::release(bool final) {
     Piece out;
     // The earliest complete match ends the stream.
     size_t first = std::string::npos;
-    for (const std::string& s : m_stops) first = std::min(first, m_pending.find(s));
+    for (const std::string& s : m_stops)
+        if (const size_t at = m_pending.find(s); at < first) {
+            first = at;
+            m_matched = s;
+        }
     if (first != std::string::npos) {
         out.text = m_pending.substr(0, first);
         out.stopped = true;

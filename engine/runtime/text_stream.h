@@ -27,6 +27,9 @@ public:
     std::string finish();
 
     bool stopped() const { return m_stopped; }
+    // The stop string that matched (the earliest in the text; of those starting there, the first
+    // listed), else empty.
+    const std::string& matchedStop() const { return m_matched; }
 
 private:
     Piece release(bool final);
@@ -35,6 +38,7 @@ private:
     std::vector<std::string> m_stops;
     std::string m_pending; // decoded text not yet handed out
     bool m_stopped = false;
+    std::string m_matched;
 };
 
 // Checks stop strings from a request: non-empty, valid UTF-8, at most 16 of at most 1000 bytes.

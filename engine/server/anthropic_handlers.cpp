@@ -1,9 +1,9 @@
-// /v1/messages and /v1/messages/count_tokens (Anthropic Messages API): prompt building through
-// the chat template, generation through the job driver, and the message, either whole or as
-// Anthropic's stream events (message_start, content_block_*, ping, message_delta, message_stop).
+// /v1/messages and /v1/messages/count_tokens (Anthropic Messages API): the request prepared for
+// the generation driver, and the message, either whole or as Anthropic's stream events
+// (message_start, content_block_*, ping, message_delta, message_stop).
 #include "server/anthropic_request.h"
+#include "server/generation_setup.h"
 #include "server/image_parts.h"
-#include "server/job_driver.h"
 #include "server/openai_convert.h"
 #include "server/openai_response.h"
 #include "server/tool_calls.h"
@@ -46,22 +46,22 @@ OJson thinkingBlock(const std::string& text) {
     return {{"type", "thinking"}, {"thinking", text}, {"signature", ""}};
 }
 
-OJson messageJson(const MessageMeta& meta, const SingleJob& job) {
-    const JobOutput out = job.split();
+OJson messageJson(const MessageMeta& meta, const GenerationJob& job) {
+    const ChoiceOutput out = job.output(0);
     const bool toolUse = !out.calls.empty();
     OJson content = OJson::array();
     if (!out.reasoning.empty()) content.push_back(thinkingBlock(out.reasoning));
     if (!out.content.empty() || !toolUse) content.push_back(textBlock(out.content));
     for (const ToolCall& c : out.calls) content.push_back(toolUseBlock(c));
-    const std::optional<std::string> stop = toolUse ? std::nullopt : job.matchedStop();
+    const bool stop = !toolUse && !out.stopString.empty();
     OJson m = OJson::object();
     m["id"] = meta.id;
     m["type"] = "message";
     m["role"] = "assistant";
     m["model"] = meta.model;
     m["content"] = std::move(content);
-    m["stop_reason"] = anthropicStopReason(job.reason == FinishReason::Length, toolUse, stop.has_value());
-    m["stop_sequence"] = stop ? OJson(*stop) : OJson(nullptr);
+    m["stop_reason"] = anthropicStopReason(out.reason == FinishReason::Length, toolUse, stop);
+    m["stop_sequence"] = stop ? OJson(out.stopString) : OJson(nullptr);
     m["usage"] = anthropicUsageJson(anthropicUsageOf(job.usage));
     return m;
 }
@@ -73,7 +73,7 @@ class AnthropicFormatter final : public StreamFormatter {
 public:
     explicit AnthropicFormatter(MessageMeta meta) : m_meta(std::move(meta)) {}
 
-    std::string begin(SingleJob&) override {
+    std::string begin(const GenerationJob&) override {
         OJson msg = OJson::object();
         msg["id"] = m_meta.id;
         msg["type"] = "message";
@@ -88,18 +88,19 @@ public:
         return namedSseEvent("message_start", {{"type", "message_start"}, {"message", msg}}) + keepAlive();
     }
 
-    std::string reasoning(SingleJob&, const std::string& piece) override {
+    std::string reasoning(const GenerationJob&, int32_t, const std::string& piece) override {
         std::string out = open(Block::Thinking, thinkingBlock(""));
         return out + delta({{"type", "thinking_delta"}, {"thinking", piece}});
     }
 
-    std::string text(SingleJob&, const std::string& piece) override {
+    std::string text(const GenerationJob&, int32_t, const std::string& piece,
+                     const std::vector<TokenLogprob>&) override {
         if (piece.empty()) return {};
         std::string out = open(Block::Text, textBlock(""));
         return out + delta({{"type", "text_delta"}, {"text", piece}});
     }
 
-    std::string toolCall(SingleJob&, const ToolCallDelta& d) override {
+    std::string toolCall(const GenerationJob&, int32_t, const ToolCallDelta& d) override {
         std::string out;
         if (!d.name.empty()) { // a new call
             out += close();
@@ -113,8 +114,8 @@ public:
         return out;
     }
 
-    std::string end(SingleJob& job, const JobOutput& rest) override {
-        std::string out = text(job, rest.content);
+    std::string choiceEnd(const GenerationJob& job, int32_t choice, const ChoiceOutput& rest, bool) override {
+        std::string out = text(job, choice, rest.content, {});
         for (const ToolCall& c : rest.calls) {
             OJson block = toolUseBlock(c);
             const std::string input = dumpJson(block["input"]);
@@ -125,11 +126,18 @@ public:
         }
         if (m_next == 0 && m_open == Block::None) out += open(Block::Text, textBlock(""));
         out += close();
+        m_reason = rest.reason;
+        m_stop = rest.stopString;
+        return out;
+    }
+
+    std::string end(const GenerationJob& job) override {
+        std::string out;
         const bool toolUse = m_toolBlocks > 0;
-        const std::optional<std::string> stop = toolUse ? std::nullopt : job.matchedStop();
+        const bool stop = !toolUse && !m_stop.empty();
         OJson d = OJson::object();
-        d["stop_reason"] = anthropicStopReason(job.reason == FinishReason::Length, toolUse, stop.has_value());
-        d["stop_sequence"] = stop ? OJson(*stop) : OJson(nullptr);
+        d["stop_reason"] = anthropicStopReason(m_reason == FinishReason::Length, toolUse, stop);
+        d["stop_sequence"] = stop ? OJson(m_stop) : OJson(nullptr);
         const AnthropicUsage u = anthropicUsageOf(job.usage);
         OJson usage = OJson::object();
         usage["input_tokens"] = u.inputTokens;
@@ -141,7 +149,7 @@ public:
         return out;
     }
 
-    std::string fail(SingleJob&, const Status& error) override {
+    std::string fail(const GenerationJob&, const Status& error) override {
         return namedSseEvent("error", anthropicErrorJson(apiErrorFromStatus(error)));
     }
 
@@ -174,6 +182,8 @@ private:
     Block m_open = Block::None;
     int m_next = 0; // index of the open block, or of the next one
     int m_toolBlocks = 0;
+    FinishReason m_reason = FinishReason::Stop;
+    std::string m_stop; // the stop string that ended the message
 };
 
 } // namespace
@@ -182,35 +192,20 @@ void Server::Impl::handleAnthropicMessages(const httplib::Request& req, httplib:
     auto parsed = parseAnthropicRequest(req.body, m_limits, false);
     if (!parsed) return sendErrorFor(req, res, parsed.error());
     ChatCompletionRequest& chat = parsed->chat;
-    auto ref = engineFor(chat.common.model);
-    if (!ref) return sendErrorFor(req, res, ref.error());
-    const tmpl::ChatRequest tmplRequest = templateRequest(chat);
-    std::vector<PromptImage> images;
-    auto prompt = chatPrompt(*ref->engine, tmplRequest, chat.images, images);
-    if (!prompt) return sendErrorFor(req, res, prompt.error());
+    // tool_choice any / tool: the model must write a call (constrained decoding).
+    auto prepared = prepareChat(*this, chat, templateRequest(chat), ChatFieldNames{"messages", "format"});
+    if (!prepared) return sendErrorFor(req, res, prepared.error());
     MessageMeta meta;
     meta.id = newResponseId("msg_");
-    meta.model = ref->modelId;
-    meta.promptTokens = int32_t(prompt->size());
-    JobOptions options;
-    options.tools = !chat.tools.empty() && chat.toolChoice.mode != ToolChoiceMode::None;
-    for (const ToolFunction& f : chat.tools) options.toolNames.push_back(f.name);
-    auto rendered = ref->engine->renderChat(tmplRequest);
-    if (rendered) options.renderedPrompt = std::move(*rendered);
-    const ModelLimits limits{ref->engine->model().nVocab, ref->engine->model().contextLength,
-                             m_config.defaultMaxTokens};
-    auto gen = generationRequest(chat.common, std::move(prompt.value()), limits);
-    if (!gen) return sendErrorFor(req, res, gen.error());
-    gen->images = std::move(images);
-    // tool_choice any / tool: the model must write a call (constrained decoding).
-    auto grammar = requestGrammar(*ref->engine, chat, options.tools, "format");
-    if (!grammar) return sendErrorFor(req, res, grammar.error());
-    gen->grammar = *grammar;
+    meta.model = prepared->model.modelId;
+    meta.promptTokens = int32_t(prepared->request.prompt.size());
     const bool stream = chat.common.stream;
-    auto job = submitJob(ref->engine, std::move(gen.value()), std::move(options), stream, "max_tokens");
+    auto job = submitGeneration(prepared->model.engine, std::move(prepared->request), std::move(prepared->options),
+                                stream, "max_tokens");
     if (!job) return sendErrorFor(req, res, job.error());
-    if (stream) return streamJob(*this, *job, std::make_shared<AnthropicFormatter>(std::move(meta)), res);
-    if (auto e = waitForJob(*this, **job)) return sendErrorFor(req, res, *e);
+    if (stream)
+        return streamGeneration(*this, *job, std::make_shared<AnthropicFormatter>(std::move(meta)), res);
+    if (auto e = waitForGeneration(*this, **job)) return sendErrorFor(req, res, *e);
     sendJson(res, 200, messageJson(meta, **job));
 }
 

@@ -3,7 +3,7 @@
 // engine's refusals as the API's 400s. chatPrompt is what every chat dialect calls.
 #include "hearth/image.h"
 #include "server/image_parts.h"
-#include "server/job_driver.h"
+#include "server/generation_setup.h"
 
 namespace hearth::server {
 

@@ -25,11 +25,12 @@ void GenerationStream::onToken(const TokenInfo& token) {
     push(std::move(e), false);
 }
 
-void GenerationStream::onChoiceFinish(int32_t choice, FinishReason reason) {
+void GenerationStream::onChoiceFinish(int32_t choice, FinishReason reason, const std::string& stopString) {
     StreamEvent e;
     e.kind = StreamEvent::Kind::ChoiceFinish;
     e.choice = choice;
     e.reason = reason;
+    e.stopString = stopString;
     push(std::move(e), false);
 }
 

@@ -21,6 +21,7 @@ struct StreamEvent {
     float logprob = 0.0f;
     std::vector<std::pair<int32_t, float>> topLogprobs;
     FinishReason reason = FinishReason::Stop;
+    std::string stopString; // ChoiceFinish: the stop string that ended the choice, else empty
     Usage usage;
     Status error;
 };
@@ -36,7 +37,7 @@ struct StreamProgress {
 class GenerationStream final : public TokenSink {
 public:
     void onToken(const TokenInfo& token) override;
-    void onChoiceFinish(int32_t choice, FinishReason reason) override;
+    void onChoiceFinish(int32_t choice, FinishReason reason, const std::string& stopString) override;
     void onFinish(FinishReason reason, const Usage& usage) override;
     void onError(const Status& error) override;
     void onPromptProgress(int32_t done, int32_t total) override;

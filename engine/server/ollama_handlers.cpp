@@ -2,11 +2,9 @@
 // with "stream": false; a disconnect cancels; format as a grammar; think splitting the reasoning
 // out), /api/tags, /api/show, /api/ps, /api/version, the "Ollama is running" probe at /, and clear
 // errors for what this server does not do.
-#include "server/chunked_stream.h"
-#include "server/server_impl.h"
+#include "server/generation_driver.h"
 #include "server/upstream.h"
 
-#include "server/generation_stream.h"
 #include "server/image_parts.h"
 #include "server/json_fields.h"
 #include "server/ollama_api.h"
@@ -45,217 +43,93 @@ ApiError simpleError(int status, std::string message) {
     return e;
 }
 
-// One generation request from submission to the end of its response.
-struct OllamaJob {
+// The shape of an Ollama reply: /api/chat's message or /api/generate's response, with timings.
+struct OllamaReply {
     bool chat = false;
-    bool stream = true;
     std::string model; // as the response reports it
-    std::shared_ptr<Engine> engine;
-    std::shared_ptr<GenerationStream> events;
-    RequestId id = 0;
-    bool parseTools = false;
-    std::vector<std::string> toolNames;
-    std::vector<int32_t> prompt; // /api/generate's context
-    std::vector<int32_t> generated;
-    std::string text;            // everything generated (not streamed)
-    bool holding = false;        // streaming with tools: text held while it may be a call
-    std::string held;
-    // think set (or a harmony model): reasoning goes to "thinking", read as the rendered prompt
-    // calls for (hearth/chat_output.h); harmony's tool calls are gathered.
-    bool splitThinking = false;
-    std::string renderedPrompt;
-    std::unique_ptr<tmpl::ChatOutputReader> reader;
-    std::vector<ToolCall> readCalls;
-    bool finished = false;
-    bool failed = false;
-    bool cancelled = false;
-    Status error;
-    FinishReason reason = FinishReason::Stop;
-    Usage usage;
     Clock::time_point start;
     Clock::duration load{};
 
-    void cancel() {
-        if (!cancelled && !finished && !failed) engine->cancel(id);
-        cancelled = true;
+    OJson part(const std::string& piece, const OJson& toolCalls = nullptr, const std::string& thinking = {}) const {
+        return chat ? chatChunk(model, piece, toolCalls, false, thinking) : generateChunk(model, piece, false, thinking);
     }
 
-    OJson partChunk(const std::string& piece, const OJson& toolCalls = nullptr,
-                    const std::string& thinking = {}) const {
-        return chat ? chatChunk(model, piece, toolCalls, false, thinking)
-                    : generateChunk(model, piece, false, thinking);
-    }
-
-    // The last object: done, done_reason, timings (and /api/generate's context).
-    OJson finalObject(const std::string& body, const OJson& toolCalls,
-                      const std::string& thinking = {}) const {
-        OJson j = chat ? chatChunk(model, body, toolCalls, true, thinking)
-                       : generateChunk(model, body, true, thinking);
-        j["done_reason"] = ollamaDoneReason(reason);
+    // The last object: done, done_reason, timings (and /api/generate's context: the prompt and
+    // the generated ids).
+    OJson last(const GenerationJob& job, const std::string& body, const OJson& toolCalls,
+               const std::string& thinking = {}) const {
+        OJson j = chat ? chatChunk(model, body, toolCalls, true, thinking) : generateChunk(model, body, true, thinking);
+        j["done_reason"] = ollamaDoneReason(job.reason);
         if (!chat) {
             OJson ctx = OJson::array();
-            for (int32_t t : prompt) ctx.push_back(t);
-            for (int32_t t : generated) ctx.push_back(t);
+            for (int32_t t : job.prompt) ctx.push_back(t);
+            for (int32_t t : job.choices.at(0).ids) ctx.push_back(t);
             j["context"] = std::move(ctx);
         }
-        addTimings(j, ollamaTimings(usage, Clock::now() - start, load));
+        addTimings(j, ollamaTimings(job.usage, Clock::now() - start, load));
         return j;
     }
 };
 
-void noteEnd(OllamaJob& job, const StreamEvent& e, Metrics& metrics) {
-    job.finished = true;
-    job.usage = e.usage;
-    job.reason = e.reason;
-    metrics.observeGeneration(e.usage);
-}
+// Ollama's stream: an NDJSON line per piece (thinking apart), tool calls whole in one line at the
+// end of the answer (Ollama's clients take them whole), then the last object.
+class OllamaFormatter final : public StreamFormatter {
+public:
+    explicit OllamaFormatter(OllamaReply reply) : m_reply(std::move(reply)) {}
 
-// Non-streaming bookkeeping of one event.
-void record(OllamaJob& job, const StreamEvent& e, Metrics& metrics) {
-    switch (e.kind) {
-    case StreamEvent::Kind::Token:
-        if (e.choice != 0) break;
-        job.text += e.text;
-        if (e.id >= 0) job.generated.push_back(e.id);
-        break;
-    case StreamEvent::Kind::ChoiceFinish:
-        break;
-    case StreamEvent::Kind::Finish:
-        noteEnd(job, e, metrics);
-        break;
-    case StreamEvent::Kind::Error:
-        job.failed = true;
-        job.error = e.error;
-        break;
+    const char* contentType() const override { return "application/x-ndjson"; }
+    std::string begin(const GenerationJob&) override { return {}; }
+
+    std::string reasoning(const GenerationJob&, int32_t, const std::string& piece) override {
+        return ndjsonLine(m_reply.part("", nullptr, piece));
     }
-}
 
-// Streaming: answer text, held back while it may still become a tool call.
-void streamContent(OllamaJob& job, const std::string& text, std::string& out) {
-    if (job.holding) {
-        job.held += text;
-        if (!mightBeToolCall(job.held)) {
-            job.holding = false;
-            out += ndjsonLine(job.partChunk(job.held));
-            job.held.clear();
-        }
-        return;
+    std::string text(const GenerationJob&, int32_t, const std::string& piece,
+                     const std::vector<TokenLogprob>&) override {
+        return piece.empty() ? std::string() : ndjsonLine(m_reply.part(piece));
     }
-    if (!text.empty()) out += ndjsonLine(job.partChunk(text));
-}
 
-// Gathers harmony's call pieces into whole calls.
-void gatherCalls(OllamaJob& job, const std::vector<tmpl::OutputCall>& calls) {
-    for (const tmpl::OutputCall& c : calls) {
-        if (!c.name.empty()) job.readCalls.push_back({newToolCallId(), c.name, ""});
-        if (!job.readCalls.empty()) job.readCalls.back().arguments += c.arguments;
+    std::string toolCall(const GenerationJob&, int32_t, const ToolCallDelta& d) override {
+        if (!d.name.empty()) m_calls.push_back({d.id.empty() ? newToolCallId() : d.id, d.name, ""});
+        if (!m_calls.empty()) m_calls.back().arguments += d.arguments;
+        return {};
     }
-}
 
-// Streaming: the lines for a piece of read output.
-std::string readPiece(OllamaJob& job, const tmpl::OutputPiece& piece) {
-    std::string out;
-    if (!piece.reasoning.empty()) out += ndjsonLine(job.partChunk("", nullptr, piece.reasoning));
-    streamContent(job, piece.content, out);
-    gatherCalls(job, piece.calls);
-    return out;
-}
-
-// Streaming: the NDJSON lines for a batch of events.
-std::string streamLines(OllamaJob& job, std::vector<StreamEvent>& events, Metrics& metrics) {
-    std::string out;
-    for (StreamEvent& e : events) {
-        switch (e.kind) {
-        case StreamEvent::Kind::Token:
-            if (e.choice != 0 || job.finished) break;
-            if (e.id >= 0) job.generated.push_back(e.id);
-            if (job.reader) {
-                out += readPiece(job, job.reader->push(e.text));
-            } else {
-                streamContent(job, e.text, out);
-            }
-            break;
-        case StreamEvent::Kind::ChoiceFinish:
-            break;
-        case StreamEvent::Kind::Finish:
-            if (job.reader) out += readPiece(job, job.reader->finish());
-            if (!job.readCalls.empty()) out += ndjsonLine(job.partChunk("", ollamaToolCalls(job.readCalls)));
-            if (job.holding) {
-                job.holding = false;
-                ToolCallParse p = parseToolCalls(job.held, job.toolNames);
-                if (!p.calls.empty())
-                    out += ndjsonLine(job.partChunk(p.content, ollamaToolCalls(p.calls)));
-                else if (!job.held.empty())
-                    out += ndjsonLine(job.partChunk(job.held));
-                job.held.clear();
-            }
-            noteEnd(job, e, metrics);
-            out += ndjsonLine(job.finalObject("", nullptr));
-            break;
-        case StreamEvent::Kind::Error:
-            job.failed = true;
-            out += ndjsonLine(ollamaErrorJson(apiErrorFromStatus(e.error).message));
-            break;
-        }
+    std::string choiceEnd(const GenerationJob&, int32_t, const ChoiceOutput& rest, bool) override {
+        for (const ToolCall& c : rest.calls) m_calls.push_back(c);
+        if (!m_calls.empty()) return ndjsonLine(m_reply.part(rest.content, ollamaToolCalls(m_calls)));
+        return rest.content.empty() ? std::string() : ndjsonLine(m_reply.part(rest.content));
     }
-    return out;
-}
 
-} // namespace
+    std::string end(const GenerationJob& job) override { return ndjsonLine(m_reply.last(job, "", nullptr)); }
+
+    std::string fail(const GenerationJob&, const Status& error) override {
+        return ndjsonLine(ollamaErrorJson(apiErrorFromStatus(error).message));
+    }
+
+    // An idle stream (a long prompt, a queue) writes a space, which the next JSON line absorbs.
+    std::string keepAlive() override { return " "; }
+
+private:
+    OllamaReply m_reply;
+    std::vector<ToolCall> m_calls;
+};
 
 // Submits and answers, whole or as an NDJSON stream.
-static void runOllamaJob(Server::Impl& server, std::shared_ptr<OllamaJob> job,
-                         GenerationRequest request, httplib::Response& res) {
-    job->events = std::make_shared<GenerationStream>();
-    request.sink = job->events;
+void answerOllama(Server::Impl& server, OllamaReply reply, std::shared_ptr<Engine> engine,
+                  GenerationRequest request, DriveOptions options, bool stream, httplib::Response& res) {
     request.n = 1;
-    job->prompt = request.prompt;
-    if (job->splitThinking) job->reader = std::make_unique<tmpl::ChatOutputReader>(job->renderedPrompt);
-    job->holding = job->parseTools && job->stream && !(job->reader && job->reader->harmony());
-    auto id = job->engine->submit(std::move(request));
-    if (!id) return sendOllamaError(server.m_config, res, apiErrorFromStatus(id.status()));
-    job->id = *id;
-
-    if (!job->stream) {
-        const bool ended = awaitWhole(
-            server, *job->events, [&] { return job->finished || job->failed; },
-            [&](const StreamEvent& e) { record(*job, e, server.m_metrics); }, [&] { job->cancel(); });
-        if (!ended) return sendOllamaError(server.m_config, res, simpleError(503, "the server is shutting down"));
-        if (job->failed)
-            return sendOllamaError(server.m_config, res, apiErrorFromStatus(job->error));
-        std::string content = job->text;
-        std::string thinking;
-        OJson calls;
-        if (job->reader) {
-            tmpl::OutputPiece a = job->reader->push(job->text), b = job->reader->finish();
-            thinking = a.reasoning + b.reasoning;
-            content = a.content + b.content;
-            gatherCalls(*job, a.calls);
-            gatherCalls(*job, b.calls);
-            if (!job->readCalls.empty()) calls = ollamaToolCalls(job->readCalls);
-        }
-        if (job->parseTools && !(job->reader && job->reader->harmony())) {
-            ToolCallParse p = parseToolCalls(content, job->toolNames);
-            if (!p.calls.empty()) {
-                content = std::move(p.content);
-                calls = ollamaToolCalls(p.calls);
-            }
-        }
-        return Server::Impl::sendJson(res, 200, job->finalObject(content, calls, thinking));
+    auto job = submitGeneration(std::move(engine), std::move(request), std::move(options), stream, "num_predict");
+    if (!job) return sendOllamaError(server.m_config, res, job.error());
+    if (stream) return streamGeneration(server, *job, std::make_shared<OllamaFormatter>(std::move(reply)), res);
+    if (auto e = waitForGeneration(server, **job)) {
+        if (!(*job)->failed) *e = simpleError(503, "the server is shutting down");
+        return sendOllamaError(server.m_config, res, *e);
     }
-
-    Metrics* metrics = &server.m_metrics;
-    ChunkedStream stream;
-    stream.events = job->events;
-    stream.text = [job, metrics](std::vector<StreamEvent>& events) { return streamLines(*job, events, *metrics); };
-    stream.ended = [job] { return job->finished || job->failed; };
-    stream.cancel = [job] { job->cancel(); };
-    // An idle stream (a long prompt, a queue) writes a space, which the next JSON line absorbs.
-    stream.keepAlive = " ";
-    streamChunked(server, res, "application/x-ndjson", std::move(stream));
+    const ChoiceOutput out = (*job)->output(0);
+    const OJson calls = out.calls.empty() ? OJson(nullptr) : ollamaToolCalls(out.calls);
+    Server::Impl::sendJson(res, 200, reply.last(**job, out.content, calls, out.reasoning));
 }
-
-namespace {
 
 // The engine for the request's model, with Ollama's not-found message; `load` gets the time it
 // took. The request's keep_alive applies to the model from this request on.
@@ -343,10 +217,10 @@ tmpl::ChatRequest templateRequest(OJson messages, const OllamaParams& p) {
 
 // think: true (or a level) splits the reasoning out, as a harmony model's output always is (its
 // channels are not text for the user); the rendered prompt says how to read the output.
-void setUpThinking(OllamaJob& job, const OllamaParams& p, const tmpl::ChatRequest& request) {
-    auto rendered = job.engine->renderChat(request);
-    if (rendered) job.renderedPrompt = std::move(*rendered);
-    job.splitThinking = (p.think && *p.think) || tmpl::promptIsHarmony(job.renderedPrompt);
+void setUpThinking(DriveOptions& options, Engine& engine, const OllamaParams& p, const tmpl::ChatRequest& request) {
+    auto rendered = engine.renderChat(request);
+    if (rendered) options.renderedPrompt = std::move(*rendered);
+    options.splitReasoning = (p.think && *p.think) || tmpl::promptIsHarmony(options.renderedPrompt);
 }
 
 // The facts of `id`: the summary of its engine when it is one of `loaded`.
@@ -384,32 +258,33 @@ void Server::Impl::handleOllamaChat(const httplib::Request& req, httplib::Respon
     auto parsed = parseOllamaChatRequest(req.body, m_limits);
     if (!parsed) return sendOllamaError(m_config, res, parsed.error());
     OllamaChatRequest& chat = *parsed;
-    auto job = std::make_shared<OllamaJob>();
-    job->start = start;
+    OllamaReply reply;
+    reply.start = start;
     if (chat.messages.empty() && answeredUnload(*this, chat.params, true, res)) return;
-    auto ref = ollamaEngine(*this, chat.params, job->load);
+    auto ref = ollamaEngine(*this, chat.params, reply.load);
     if (!ref) return sendOllamaError(m_config, res, ref.error());
-    job->chat = true;
-    job->stream = chat.params.common.stream;
-    job->engine = ref->engine;
-    job->model = chat.params.common.model.empty() ? ref->modelId : chat.params.common.model;
+    reply.chat = true;
+    reply.model = chat.params.common.model.empty() ? ref->modelId : chat.params.common.model;
     if (chat.messages.empty()) { // Ollama's way to load a model: answered at once
-        OJson j = chatChunk(job->model, "", nullptr, true);
+        OJson j = chatChunk(reply.model, "", nullptr, true);
         j["done_reason"] = "load";
         return sendJson(res, 200, j);
     }
-    job->parseTools = !chat.tools.empty();
-    for (const ToolFunction& f : chat.tools) job->toolNames.push_back(f.name);
+    Engine& engine = *ref->engine;
+    DriveOptions options;
+    options.tools = !chat.tools.empty();
+    for (const ToolFunction& f : chat.tools) options.toolNames.push_back(f.name);
     tmpl::ChatRequest tr = templateRequest(std::move(chat.messages), chat.params);
     if (!chat.toolsJson.is_null()) tr.tools = chat.toolsJson;
     std::vector<PromptImage> images;
-    auto prompt = chatPrompt(*job->engine, tr, chat.images, images);
+    auto prompt = chatPrompt(engine, tr, chat.images, images);
     if (!prompt) return sendOllamaError(m_config, res, prompt.error());
-    setUpThinking(*job, chat.params, tr);
-    auto gen = ollamaGeneration(*this, chat.params, std::move(prompt.value()), *job->engine);
+    setUpThinking(options, engine, chat.params, tr);
+    auto gen = ollamaGeneration(*this, chat.params, std::move(prompt.value()), engine);
     if (!gen) return sendOllamaError(m_config, res, gen.error());
     gen->images = std::move(images);
-    runOllamaJob(*this, job, std::move(*gen), res);
+    answerOllama(*this, std::move(reply), ref->engine, std::move(*gen), std::move(options), chat.params.common.stream,
+                 res);
 }
 
 void Server::Impl::handleOllamaGenerate(const httplib::Request& req, httplib::Response& res) {
@@ -417,16 +292,17 @@ void Server::Impl::handleOllamaGenerate(const httplib::Request& req, httplib::Re
     auto parsed = parseOllamaGenerateRequest(req.body, m_limits);
     if (!parsed) return sendOllamaError(m_config, res, parsed.error());
     OllamaGenerateRequest& body = *parsed;
-    auto job = std::make_shared<OllamaJob>();
-    job->start = start;
+    OllamaReply reply;
+    reply.start = start;
     if (body.prompt.empty() && body.images.empty() && answeredUnload(*this, body.params, false, res)) return;
-    auto ref = ollamaEngine(*this, body.params, job->load);
+    auto ref = ollamaEngine(*this, body.params, reply.load);
     if (!ref) return sendOllamaError(m_config, res, ref.error());
-    job->stream = body.params.common.stream;
-    job->engine = ref->engine;
-    job->model = body.params.common.model.empty() ? ref->modelId : body.params.common.model;
+    reply.model = body.params.common.model.empty() ? ref->modelId : body.params.common.model;
+    Engine& engine = *ref->engine;
+    DriveOptions options;
+    options.splitReasoning = false; // a raw prompt's output is read as written
     if (body.prompt.empty() && body.images.empty()) { // a load request
-        OJson j = generateChunk(job->model, "", true);
+        OJson j = generateChunk(reply.model, "", true);
         j["done_reason"] = "load";
         return sendJson(res, 200, j);
     }
@@ -439,11 +315,11 @@ void Server::Impl::handleOllamaGenerate(const httplib::Request& req, httplib::Re
     if (body.raw) {
         ApiResult<std::vector<int32_t>> ids = std::vector<int32_t>{};
         if (body.images.empty()) {
-            auto plain = job->engine->tokenizer().encode(text, body.context.empty(), true);
+            auto plain = engine.tokenizer().encode(text, body.context.empty(), true);
             if (!plain) return sendOllamaError(m_config, res, apiErrorFromStatus(plain.status(), "prompt"));
             ids = std::move(*plain);
         } else {
-            ids = encodeTextWithImages(*job->engine, text, body.context.empty(), body.images, images, "images");
+            ids = encodeTextWithImages(engine, text, body.context.empty(), body.images, images, "images");
         }
         if (!ids) return sendOllamaError(m_config, res, ids.error());
         for (PromptImage& image : images) image.at += int32_t(prompt.size());
@@ -453,20 +329,21 @@ void Server::Impl::handleOllamaGenerate(const httplib::Request& req, httplib::Re
         if (!body.system.empty()) messages.push_back({{"role", "system"}, {"content", body.system}});
         messages.push_back({{"role", "user"}, {"content", std::move(text)}});
         const tmpl::ChatRequest tr = templateRequest(std::move(messages), body.params);
-        auto ids = chatPrompt(*job->engine, tr, body.images, images, "prompt");
+        auto ids = chatPrompt(engine, tr, body.images, images, "prompt");
         if (!ids) return sendOllamaError(m_config, res, ids.error());
-        setUpThinking(*job, body.params, tr);
+        setUpThinking(options, engine, body.params, tr);
         size_t from = 0;
         // After an earlier exchange's tokens the template's BOS would be a second one.
-        const int32_t bos = job->engine->model().bosToken;
+        const int32_t bos = engine.model().bosToken;
         if (!body.context.empty() && !ids->empty() && bos >= 0 && (*ids)[0] == bos) from = 1;
         for (PromptImage& image : images) image.at += int32_t(prompt.size()) - int32_t(from);
         prompt.insert(prompt.end(), ids->begin() + long(from), ids->end());
     }
-    auto gen = ollamaGeneration(*this, body.params, std::move(prompt), *job->engine);
+    auto gen = ollamaGeneration(*this, body.params, std::move(prompt), engine);
     if (!gen) return sendOllamaError(m_config, res, gen.error());
     gen->images = std::move(images);
-    runOllamaJob(*this, job, std::move(*gen), res);
+    answerOllama(*this, std::move(reply), ref->engine, std::move(*gen), std::move(options), body.params.common.stream,
+                 res);
 }
 
 void Server::Impl::handleOllamaTags(const httplib::Request&, httplib::Response& res) {

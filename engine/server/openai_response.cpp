@@ -120,14 +120,14 @@ OJson chatCompletionJson(const ResponseMeta& meta, const std::vector<ChoiceOutpu
     OJson list = OJson::array();
     for (size_t i = 0; i < choices.size(); ++i) {
         const ChoiceOutput& c = choices[i];
-        const bool calls = !c.toolCalls.empty();
+        const bool calls = !c.calls.empty();
         OJson msg = OJson::object();
         msg["role"] = "assistant";
         if (calls) {
             msg["content"] = c.content.empty() ? OJson(nullptr) : OJson(c.content);
-            msg["tool_calls"] = toolCallsJson(c.toolCalls, false);
+            msg["tool_calls"] = toolCallsJson(c.calls, false);
         } else {
-            msg["content"] = c.contentOnly ? c.content : c.text;
+            msg["content"] = c.content;
         }
         if (!c.reasoning.empty()) msg["reasoning_content"] = c.reasoning;
         msg["refusal"] = nullptr;

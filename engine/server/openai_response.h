@@ -3,6 +3,7 @@
 #pragma once
 
 #include "hearth/engine.h"
+#include "server/generation_output.h"
 #include "server/tool_call_stream.h"
 #include "server/tool_calls.h"
 
@@ -16,24 +17,6 @@
 namespace hearth::server {
 
 using OJson = nlohmann::ordered_json;
-
-struct TokenLogprob {
-    std::string token; // the token's text (bytes as the vocabulary has them, UTF-8 repaired)
-    float logprob = 0.0f;
-    std::vector<std::pair<std::string, float>> top;
-};
-
-struct ChoiceOutput {
-    std::string text;                 // all generated text
-    FinishReason reason = FinishReason::Stop;
-    std::vector<TokenLogprob> logprobs;
-    // Chat with tools: the parsed calls and the content left outside them.
-    std::vector<ToolCall> toolCalls;
-    std::string content;
-    // Chat with the reasoning split off: `content` is the answer (set even without calls).
-    bool contentOnly = false;
-    std::string reasoning; // reasoning_content
-};
 
 struct ResponseMeta {
     std::string id;   // "chatcmpl-..." or "cmpl-..."

@@ -1,8 +1,7 @@
-// /v1/responses (OpenAI Responses API, stateless): prompt building through the chat template,
-// generation through the job driver, and the response object, either whole or as the typed
-// stream events (response.created ... response.completed) the openai clients assemble.
-#include "server/image_parts.h"
-#include "server/job_driver.h"
+// /v1/responses (OpenAI Responses API, stateless): the request prepared for the generation
+// driver, and the response object, either whole or as the typed stream events
+// (response.created ... response.completed) the openai clients assemble.
+#include "server/generation_setup.h"
 #include "server/openai_convert.h"
 #include "server/openai_response.h"
 #include "server/responses_request.h"
@@ -21,18 +20,18 @@ OJson responsesUsageOf(const Usage& u) {
     return responsesUsageJson(u.promptTokens, u.cachedPromptTokens, u.completionTokens);
 }
 
-const char* finalStatus(const SingleJob& job) {
-    if (job.reason == FinishReason::Error) return "failed"; // a dead end of the grammar
-    return job.reason == FinishReason::Length ? "incomplete" : "completed";
+const char* finalStatus(FinishReason reason) {
+    if (reason == FinishReason::Error) return "failed"; // a dead end of the grammar
+    return reason == FinishReason::Length ? "incomplete" : "completed";
 }
 
-const char* finalEvent(const SingleJob& job) {
-    if (job.reason == FinishReason::Error) return "response.failed";
-    return job.reason == FinishReason::Length ? "response.incomplete" : "response.completed";
+const char* finalEvent(FinishReason reason) {
+    if (reason == FinishReason::Error) return "response.failed";
+    return reason == FinishReason::Length ? "response.incomplete" : "response.completed";
 }
 
-OJson wholeResponse(const ResponsesMeta& meta, const SingleJob& job) {
-    const JobOutput out = job.split();
+OJson wholeResponse(const ResponsesMeta& meta, const GenerationJob& job) {
+    const ChoiceOutput out = job.output(0);
     OJson output = OJson::array();
     if (!out.reasoning.empty()) output.push_back(reasoningItemJson(newResponseId("rs_"), out.reasoning));
     if (!out.content.empty() || out.calls.empty())
@@ -40,10 +39,10 @@ OJson wholeResponse(const ResponsesMeta& meta, const SingleJob& job) {
     for (const ToolCall& c : out.calls)
         output.push_back(functionCallItemJson(newResponseId("fc_"), c, c.arguments, "completed"));
     // Cut by max_output_tokens: the item it ended in is incomplete, as the response is.
-    if (job.reason == FinishReason::Length && !output.empty() && output.back().contains("status"))
+    if (out.reason == FinishReason::Length && !output.empty() && output.back().contains("status"))
         output.back()["status"] = "incomplete";
-    return responseObjectJson(meta.head, *meta.request, finalStatus(job),
-                              job.reason == FinishReason::Length, std::move(output), responsesUsageOf(job.usage));
+    return responseObjectJson(meta.head, *meta.request, finalStatus(out.reason),
+                              out.reason == FinishReason::Length, std::move(output), responsesUsageOf(job.usage));
 }
 
 // The Responses stream: response.created and response.in_progress, then one output item at a
@@ -53,7 +52,7 @@ class ResponsesFormatter final : public StreamFormatter {
 public:
     explicit ResponsesFormatter(ResponsesMeta meta) : m_meta(std::move(meta)) {}
 
-    std::string begin(SingleJob&) override {
+    std::string begin(const GenerationJob&) override {
         const OJson running = responseObjectJson(m_meta.head, *m_meta.request, "in_progress", false,
                                                  OJson::array(), nullptr);
         std::string out = event("response.created", {{"response", running}});
@@ -61,7 +60,7 @@ public:
         return out;
     }
 
-    std::string reasoning(SingleJob&, const std::string& piece) override {
+    std::string reasoning(const GenerationJob&, int32_t, const std::string& piece) override {
         std::string out;
         if (m_open != Item::Reasoning) {
             out += close();
@@ -79,7 +78,8 @@ public:
                                                              {"delta", piece}});
     }
 
-    std::string text(SingleJob&, const std::string& piece) override {
+    std::string text(const GenerationJob&, int32_t, const std::string& piece,
+                     const std::vector<TokenLogprob>&) override {
         if (piece.empty()) return {};
         std::string out;
         if (m_open != Item::Message) out += openMessage();
@@ -91,7 +91,7 @@ public:
                                                           {"logprobs", OJson::array()}});
     }
 
-    std::string toolCall(SingleJob&, const ToolCallDelta& d) override {
+    std::string toolCall(const GenerationJob&, int32_t, const ToolCallDelta& d) override {
         std::string out;
         if (!d.name.empty()) { // a new call
             out += close();
@@ -110,25 +110,27 @@ public:
         return out;
     }
 
-    std::string end(SingleJob& job, const JobOutput& rest) override {
-        std::string out = text(job, rest.content);
+    std::string choiceEnd(const GenerationJob& job, int32_t choice, const ChoiceOutput& rest, bool) override {
+        std::string out = text(job, choice, rest.content, {});
         for (const ToolCall& c : rest.calls) {
             ToolCallDelta first;
             first.id = c.id;
             first.name = c.name;
             first.arguments = c.arguments;
-            out += toolCall(job, first);
+            out += toolCall(job, choice, first);
         }
         if (m_output.empty() && m_open == Item::None) out += openMessage(); // always one item
-        const bool cut = job.reason == FinishReason::Length;
-        out += close(cut);
-        OJson done = responseObjectJson(m_meta.head, *m_meta.request, finalStatus(job), cut, m_output,
-                                        responsesUsageOf(job.usage));
-        out += event(finalEvent(job), {{"response", std::move(done)}});
-        return out;
+        m_reason = rest.reason;
+        return out + close(m_reason == FinishReason::Length);
     }
 
-    std::string fail(SingleJob&, const Status& error) override {
+    std::string end(const GenerationJob& job) override {
+        OJson done = responseObjectJson(m_meta.head, *m_meta.request, finalStatus(m_reason),
+                                        m_reason == FinishReason::Length, m_output, responsesUsageOf(job.usage));
+        return event(finalEvent(m_reason), {{"response", std::move(done)}});
+    }
+
+    std::string fail(const GenerationJob&, const Status& error) override {
         const ApiError e = apiErrorFromStatus(error);
         OJson data = OJson::object();
         data["code"] = e.code.empty() ? OJson(nullptr) : OJson(e.code);
@@ -211,6 +213,7 @@ private:
     std::string m_itemId;
     std::string m_text; // the open reasoning or message item's text
     ToolCall m_call;    // the open function call
+    FinishReason m_reason = FinishReason::Stop;
 };
 
 } // namespace
@@ -220,39 +223,23 @@ void Server::Impl::handleResponses(const httplib::Request& req, httplib::Respons
     if (!parsed) return sendError(res, parsed.error());
     auto request = std::make_shared<ResponsesRequest>(std::move(parsed.value()));
     ChatCompletionRequest& chat = request->chat;
-    auto ref = engineFor(chat.common.model);
-    if (!ref) return sendError(res, ref.error());
-    const tmpl::ChatRequest tmplRequest = chatTemplateRequest(chat);
-    std::vector<PromptImage> images;
-    auto prompt = chatPrompt(*ref->engine, tmplRequest, chat.images, images, "input");
-    if (!prompt) return sendError(res, prompt.error());
-    ResponsesMeta meta;
-    meta.head = {newResponseId("resp_"), unixNow(), ref->modelId};
-    JobOptions options;
-    options.tools = !chat.tools.empty() && chat.toolChoice.mode != ToolChoiceMode::None;
-    for (const ToolFunction& f : chat.tools) options.toolNames.push_back(f.name);
-    auto rendered = ref->engine->renderChat(tmplRequest);
-    if (rendered) options.renderedPrompt = std::move(*rendered);
-    const ModelLimits limits{ref->engine->model().nVocab, ref->engine->model().contextLength,
-                             m_config.defaultMaxTokens};
-    auto gen = generationRequest(chat.common, std::move(prompt.value()), limits);
-    if (!gen) {
-        ApiError e = gen.error();
+    auto prepared = prepareChat(*this, chat, chatTemplateRequest(chat), ChatFieldNames{"input", "text.format"});
+    if (!prepared) {
+        ApiError e = prepared.error();
         if (e.param == "max_tokens") e.param = "max_output_tokens";
         if (e.param == "messages") e.param = "input";
         return sendError(res, e);
     }
-    gen->images = std::move(images);
-    auto grammar = requestGrammar(*ref->engine, chat, options.tools, "text.format");
-    if (!grammar) return sendError(res, grammar.error());
-    gen->grammar = *grammar;
-    const bool stream = chat.common.stream;
+    ResponsesMeta meta;
+    meta.head = {newResponseId("resp_"), unixNow(), prepared->model.modelId};
     meta.request = request;
-    auto job = submitJob(ref->engine, std::move(gen.value()), std::move(options), stream,
-                         "max_output_tokens");
+    const bool stream = chat.common.stream;
+    auto job = submitGeneration(prepared->model.engine, std::move(prepared->request), std::move(prepared->options),
+                                stream, "max_output_tokens");
     if (!job) return sendError(res, job.error());
-    if (stream) return streamJob(*this, *job, std::make_shared<ResponsesFormatter>(std::move(meta)), res);
-    if (auto e = waitForJob(*this, **job)) return sendError(res, *e);
+    if (stream)
+        return streamGeneration(*this, *job, std::make_shared<ResponsesFormatter>(std::move(meta)), res);
+    if (auto e = waitForGeneration(*this, **job)) return sendError(res, *e);
     sendJson(res, 200, wholeResponse(meta, **job));
 }
 

@@ -17,6 +17,8 @@ target_sources(hearth_engine PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/chunked_stream.cpp
   ${CMAKE_CURRENT_LIST_DIR}/progress_log.cpp
   ${CMAKE_CURRENT_LIST_DIR}/http_server.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/generation_driver.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/generation_setup.cpp
   ${CMAKE_CURRENT_LIST_DIR}/handlers_generate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/handlers_misc.cpp
   ${CMAKE_CURRENT_LIST_DIR}/library_names.cpp
@@ -56,9 +58,8 @@ if(NOT TARGET hearth_httplib)
 endif()
 target_link_libraries(hearth_engine PRIVATE hearth_httplib)
 
-# The Anthropic Messages API and the stateless OpenAI Responses API, over one job driver.
+# The Anthropic Messages API and the stateless OpenAI Responses API (over the generation driver).
 target_sources(hearth_engine PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/job_driver.cpp
   ${CMAKE_CURRENT_LIST_DIR}/anthropic_parse.cpp
   ${CMAKE_CURRENT_LIST_DIR}/anthropic_handlers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/responses_parse.cpp

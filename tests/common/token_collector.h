@@ -28,9 +28,11 @@ public:
         if (t.id >= 0) choiceTokens[size_t(t.choice)].push_back(t.id);
         m_cv.notify_all();
     }
-    void onChoiceFinish(int32_t choice, FinishReason r) override {
+    void onChoiceFinish(int32_t choice, FinishReason r, const std::string& stop) override {
         std::lock_guard<std::mutex> lock(m_mu);
         choiceReasons.push_back({choice, r});
+        if (size_t(choice) >= choiceStops.size()) choiceStops.resize(size_t(choice) + 1);
+        choiceStops[size_t(choice)] = stop;
     }
     void onFinish(FinishReason r, const Usage& u) override {
         std::lock_guard<std::mutex> lock(m_mu);
@@ -70,6 +72,7 @@ public:
     std::vector<std::vector<int32_t>> choiceTokens;
     std::vector<std::string> choiceText;
     std::vector<std::pair<int32_t, FinishReason>> choiceReasons;
+    std::vector<std::string> choiceStops; // per choice: the stop string that ended it, else empty
     FinishReason reason = FinishReason::Error;
     Usage usage;
     Status error; // ok unless onError came (or submit failed, where a test sets it)

@@ -232,6 +232,19 @@ private Q_SLOTS:
         QCOMPARE(sink->text(), full->text().substr(0, first));
         QVERIFY(sink->tokens().size() < kReference.size());
         QTRY_COMPARE(m_engine->stats().kvBlocksUsed, 0);
+        // The engine says which stop string ended the text: the one found first in it, whatever
+        // the order of the list; none when the text ended otherwise.
+        QCOMPARE(sink->choiceStops.at(0), stop);
+        QCOMPARE(full->choiceStops.at(0), std::string());
+        const std::string later = full->text().substr(at + 12, 6);
+        QVERIFY(full->text().find(later) > first);
+        auto both = std::make_shared<TokenCollector>();
+        GenerationRequest r2 = greedy(both);
+        r2.stopStrings = {later, stop};
+        QVERIFY(m_engine->submit(r2).isOk());
+        QVERIFY(both->waitDone());
+        QCOMPARE(both->choiceStops.at(0), stop);
+        QCOMPARE(both->text(), full->text().substr(0, first));
 
         GenerationRequest bad = greedy(sink);
         bad.stopStrings = {""};

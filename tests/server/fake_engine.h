@@ -192,6 +192,7 @@ private:
         std::string text;
         bool done = false;
         FinishReason why = FinishReason::Stop;
+        std::string stop; // the stop string that ended it
     };
     struct Live {
         RequestId id = 0;
@@ -252,7 +253,7 @@ private:
         }
         if (l.cancel) {
             for (size_t c = 0; c < l.choices.size(); ++c)
-                if (!l.choices[c].done) l.sink->onChoiceFinish(int32_t(c), FinishReason::Cancelled);
+                if (!l.choices[c].done) l.sink->onChoiceFinish(int32_t(c), FinishReason::Cancelled, {});
             for (const Choice& c : l.choices) usage.completionTokens += c.produced;
             l.sink->onFinish(FinishReason::Cancelled, usage);
             return true;
@@ -286,19 +287,21 @@ private:
                 for (int32_t k = 0; k < l.topLogprobs; ++k) t.topLogprobs.emplace_back(k + 3, -1.0f - k);
                 const std::string before = ch.text;
                 ch.text += t.text;
-                for (const std::string& s : l.stops) {
-                    const size_t at = ch.text.find(s);
-                    if (at != std::string::npos) {
-                        t.text = at > before.size() ? ch.text.substr(before.size(), at - before.size()) : "";
-                        ch.done = true;
-                        break;
+                size_t first = std::string::npos;
+                for (const std::string& s : l.stops)
+                    if (const size_t at = ch.text.find(s); at < first) {
+                        first = at;
+                        ch.stop = s;
                     }
+                if (first != std::string::npos) {
+                    t.text = first > before.size() ? ch.text.substr(before.size(), first - before.size()) : "";
+                    ch.done = true;
                 }
                 l.sink->onToken(t);
             }
             if (ch.done) {
                 ch.why = why;
-                l.sink->onChoiceFinish(int32_t(c), why);
+                l.sink->onChoiceFinish(int32_t(c), why, ch.stop);
             }
             all = all && ch.done;
         }

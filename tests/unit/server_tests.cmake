@@ -25,3 +25,6 @@ hearth_add_test(test_server_cut_calls SOURCES test_server_cut_calls.cpp LABELS u
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 120)
 hearth_add_test(test_server_embeddings SOURCES test_server_embeddings.cpp LABELS unit
                 LIBS hearth_engine_internal hearth_httplib TIMEOUT 300)
+# One request through every dialect: the same tokens, finish reason, stop string and tool call.
+hearth_add_test(test_server_dialects SOURCES test_server_dialects.cpp LABELS model
+                LIBS hearth_engine_internal hearth_httplib TIMEOUT 120)

@@ -201,7 +201,7 @@ private Q_SLOTS:
         u.cachedPromptTokens = 2;
         u.completionTokens = 3;
         ChoiceOutput c;
-        c.text = "hello";
+        c.text = c.content = "hello";
         c.reason = FinishReason::Length;
         OJson j = chatCompletionJson(meta, {c}, u, false);
         QCOMPARE(j["object"].get<std::string>(), std::string("chat.completion"));
@@ -209,7 +209,8 @@ private Q_SLOTS:
         QCOMPARE(j["choices"][0]["finish_reason"].get<std::string>(), std::string("length"));
         QCOMPARE(j["usage"]["total_tokens"].get<int>(), 8);
         QCOMPARE(j["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>(), 2);
-        c.toolCalls = {{"call_abc", "f", "{\"a\":1}"}};
+        c.content.clear();
+        c.calls = {{"call_abc", "f", "{\"a\":1}"}};
         j = chatCompletionJson(meta, {c}, u, false);
         QCOMPARE(j["choices"][0]["finish_reason"].get<std::string>(), std::string("length")); // cut: as OpenAI
         c.reason = FinishReason::Stop;

@@ -175,8 +175,9 @@ class TokenSink {
 public:
     virtual ~TokenSink() = default;
     virtual void onToken(const TokenInfo& token) = 0;
-    // One of the n completions ended (called for every choice, before onFinish).
-    virtual void onChoiceFinish(int32_t /*choice*/, FinishReason /*reason*/) {}
+    // One of the n completions ended (called for every choice, before onFinish). `stopString`:
+    // the request's stop string that ended it (the text stops right before it), else empty.
+    virtual void onChoiceFinish(int32_t /*choice*/, FinishReason /*reason*/, const std::string& /*stopString*/) {}
     // The whole request ended; `reason` is choice 0's.
     virtual void onFinish(FinishReason reason, const Usage& usage) = 0;
     virtual void onError(const Status& error) = 0; // the request ends without onFinish
