@@ -410,6 +410,7 @@ Result<std::string> jsonSchemaToGbnf(std::string_view schemaJson, const SchemaLi
         if (schema::nestingDepth(doc) > maxNesting)
             return invalidArgument("the schema nests arrays and objects deeper than " +
                                    std::to_string(maxNesting));
+        if (!limits.strict) doc = schema::withoutUnenforcedKeywords(doc);
         schema::Converter converter(doc, limits);
         return converter.run();
     } catch (const nlohmann::json::parse_error& e) {

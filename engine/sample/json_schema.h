@@ -177,6 +177,9 @@ using OJson = nlohmann::ordered_json;
 // does not support (an error names them).
 bool isAnnotationKeyword(const std::string& key);
 bool isUnsupportedKeyword(const std::string& key, const OJson& value);
+// The schema with the unsupported keywords a grammar can do without left out, at every place a
+// schema can hold schemas ($dynamicRef / $recursiveRef stay, to be refused).
+OJson withoutUnenforcedKeywords(const OJson& schema);
 // Whether a schema object has keywords other than annotations (and $defs / definitions).
 bool hasConstraints(const OJson& schema);
 // An InvalidArgument error "<pointer>: <what>" ("(root)" for the root; a very long pointer is

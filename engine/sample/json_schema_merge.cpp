@@ -65,6 +65,35 @@ bool isUnsupportedKeyword(const std::string& key, const OJson& value) {
     return kUnsupported.count(key) > 0;
 }
 
+OJson withoutUnenforcedKeywords(const OJson& schema) {
+    if (!schema.is_object()) return schema;
+    OJson out = OJson::object();
+    for (auto& [k, v] : schema.items()) {
+        if (isUnsupportedKeyword(k, v) && k != "$dynamicRef" && k != "$recursiveRef") continue;
+        if (k == "properties" || k == "$defs" || k == "definitions") { // maps of schemas
+            if (!v.is_object()) {
+                out[k] = v;
+                continue;
+            }
+            OJson map = OJson::object();
+            for (auto& [name, sub] : v.items()) map[name] = withoutUnenforcedKeywords(sub);
+            out[k] = std::move(map);
+        } else if (k == "items" || k == "prefixItems" || k == "anyOf" || k == "oneOf" || k == "allOf" ||
+                   k == "additionalProperties" || k == "additionalItems") { // a schema or a list of them
+            if (v.is_array()) {
+                OJson list = OJson::array();
+                for (const OJson& sub : v) list.push_back(withoutUnenforcedKeywords(sub));
+                out[k] = std::move(list);
+            } else {
+                out[k] = withoutUnenforcedKeywords(v);
+            }
+        } else {
+            out[k] = v; // a value (enum, const, required...) or an annotation
+        }
+    }
+    return out;
+}
+
 bool hasConstraints(const OJson& schema) {
     if (!schema.is_object()) return schema.is_boolean() && !schema.get<bool>();
     for (auto& [k, v] : schema.items())

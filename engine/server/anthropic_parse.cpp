@@ -283,6 +283,7 @@ Err readToolsField(const OJson& body, const ParseLimits& limits, ChatCompletionR
                                                p + ".input_schema", "missing_required_parameter");
             if (!schema->is_object()) return anthropicWrongType(p + ".input_schema", "an object", *schema);
             f.parameters = *schema;
+            HEARTH_ANTHROPIC_TRY(readBool(t, "strict", f.strict, p + ".strict"));
             OJson fn = OJson::object();
             fn["name"] = f.name;
             if (!f.description.empty()) fn["description"] = f.description;

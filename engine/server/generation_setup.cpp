@@ -42,7 +42,7 @@ ApiResult<GrammarPtr> requestGrammar(const Engine& engine, const ChatCompletionR
     GrammarPtr grammar;
     const ResponseFormat& format = chat.common.responseFormat;
     if (format.kind == ResponseFormat::Kind::JsonSchema && !formatParam.empty()) {
-        auto g = schemaGrammar(format.schema, formatParam + ".schema");
+        auto g = schemaGrammar(format.schema, formatParam + ".schema", format.strict);
         if (!g) return g.error();
         grammar = *g;
     } else {

@@ -209,6 +209,7 @@ std::optional<ApiError> readTools(const OJson& body, const ParseLimits& limits,
                                           p + ".function.parameters", "invalid_type");
                 f.parameters = *params;
             }
+            if (auto e = readBool(*fn, "strict", f.strict, p + ".function.strict")) return e;
             request.tools.push_back(std::move(f));
             OJson tool = OJson::object();
             tool["type"] = "function";

@@ -108,8 +108,7 @@ std::optional<ApiError> readResponseFormat(const OJson& body, ResponseFormat& ou
                 return invalidRequest("'response_format.json_schema.schema' must be an object",
                                       "response_format.json_schema.schema", "invalid_type");
             HEARTH_TRY_READ(readString(*js, "name", out.name, "response_format.json_schema.name"));
-            bool strict = false;
-            HEARTH_TRY_READ(readBool(*js, "strict", strict, "response_format.json_schema.strict"));
+            HEARTH_TRY_READ(readBool(*js, "strict", out.strict, "response_format.json_schema.strict"));
             out.kind = ResponseFormat::Kind::JsonSchema;
             out.schema = *schema;
         } else if (type != "text") {

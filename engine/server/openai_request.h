@@ -36,6 +36,7 @@ struct ResponseFormat {
     Kind kind = Kind::Text;
     nlohmann::ordered_json schema; // JsonSchema
     std::string name;              // json_schema.name
+    bool strict = false;           // json_schema.strict: keywords no grammar enforces are refused
 };
 
 // Settings shared by both endpoints.
@@ -74,6 +75,7 @@ struct ToolFunction {
     std::string name;
     std::string description;
     nlohmann::ordered_json parameters; // JSON schema object, or null
+    bool strict = false;               // as ResponseFormat::strict, for the arguments
 };
 
 enum class ToolChoiceMode { Auto, None, Required, Named };

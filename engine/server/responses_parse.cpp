@@ -203,6 +203,7 @@ Err readTools(const OJson& body, const ParseLimits& limits, ResponsesRequest& r)
             HEARTH_RESPONSES_TRY(readString(t, "description", f.description, p + ".description"));
             bool strict = false;
             HEARTH_RESPONSES_TRY(readBool(t, "strict", strict, p + ".strict"));
+            f.strict = strict;
             OJson params = OJson::object();
             if (const OJson* ps = field(t, "parameters")) {
                 if (!ps->is_object()) return responsesWrongType(p + ".parameters", "an object", *ps);
@@ -283,8 +284,7 @@ Err readTextFormat(const OJson& body, ResponsesRequest& r) {
         if (!schema) return missing("text.format.schema");
         if (!schema->is_object()) return responsesWrongType("text.format.schema", "an object", *schema);
         f.schema = *schema;
-        bool strict = false;
-        HEARTH_RESPONSES_TRY(readBool(*format, "strict", strict, "text.format.strict"));
+        HEARTH_RESPONSES_TRY(readBool(*format, "strict", f.strict, "text.format.strict"));
     } else {
         return invalidRequest("'text.format.type' must be text, json_object or json_schema",
                               "text.format.type");

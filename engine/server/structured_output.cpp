@@ -60,8 +60,10 @@ ToolCallStyle detectToolCallStyle(const Engine& engine) {
     return ToolCallStyle::Hermes;
 }
 
-ApiResult<GrammarPtr> schemaGrammar(const OJson& schema, const std::string& param) {
-    auto gbnf = grammar::jsonSchemaToGbnf(dumpJson(schema));
+ApiResult<GrammarPtr> schemaGrammar(const OJson& schema, const std::string& param, bool strict) {
+    grammar::SchemaLimits limits;
+    limits.strict = strict;
+    auto gbnf = grammar::jsonSchemaToGbnf(dumpJson(schema), limits);
     if (!gbnf) return invalidRequest("cannot use this JSON schema: " + gbnf.status().message(), param);
     return compile(*gbnf, param);
 }
@@ -71,7 +73,8 @@ ApiResult<GrammarPtr> outputGrammar(const CommonParams& p) {
     switch (p.responseFormat.kind) {
     case ResponseFormat::Kind::Text: return GrammarPtr();
     case ResponseFormat::Kind::JsonObject: return compile(grammar::anyJsonObjectGbnf(), "response_format");
-    case ResponseFormat::Kind::JsonSchema: return schemaGrammar(p.responseFormat.schema, "response_format");
+    case ResponseFormat::Kind::JsonSchema:
+        return schemaGrammar(p.responseFormat.schema, "response_format", p.responseFormat.strict);
     }
     return GrammarPtr();
 }
@@ -85,7 +88,9 @@ ApiResult<GrammarPtr> toolCallGrammar(const std::vector<ToolFunction>& tools, co
         const ToolFunction& f = tools[i];
         if (choice.mode == ToolChoiceMode::Named && f.name != choice.name) continue;
         const OJson schema = f.parameters.is_null() ? OJson{{"type", "object"}} : f.parameters;
-        auto gbnf = grammar::jsonSchemaToGbnf(dumpJson(schema));
+        grammar::SchemaLimits limits;
+        limits.strict = f.strict;
+        auto gbnf = grammar::jsonSchemaToGbnf(dumpJson(schema), limits);
         if (!gbnf)
             return invalidRequest("cannot use the parameters of tool '" + f.name + "': " + gbnf.status().message(),
                                   "tools[" + std::to_string(i) + "].function.parameters");

@@ -26,7 +26,9 @@ enum class ToolCallStyle {
 ToolCallStyle detectToolCallStyle(const Engine& engine);
 
 // The grammar of a JSON Schema; errors are 400s on `param` naming the part of the schema.
-ApiResult<GrammarPtr> schemaGrammar(const nlohmann::ordered_json& schema, const std::string& param);
+// strict: keywords no grammar here enforces (multipleOf, not...) are refused rather than left out.
+ApiResult<GrammarPtr> schemaGrammar(const nlohmann::ordered_json& schema, const std::string& param,
+                                    bool strict = false);
 // The grammar `response_format` / `grammar` ask for; null for free text.
 ApiResult<GrammarPtr> outputGrammar(const CommonParams& params);
 // With tool_choice "required" or a named function: a call (up to kMaxForcedCalls with

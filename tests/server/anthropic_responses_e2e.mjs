@@ -199,8 +199,8 @@ try {
         'text.format json_schema: streamed, the same text');
   const badSchema = await expectStatus(openai.responses.create({
     model: 'stories260K', input: 'x',
-    text: { format: { type: 'json_schema', name: 'n', schema: { type: 'object', properties: { n: { type: 'number', multipleOf: 3 } } } } },
-  }), 400, 'text.format json_schema: a schema the server cannot honour');
+    text: { format: { type: 'json_schema', name: 'n', strict: true, schema: { type: 'object', properties: { n: { type: 'number', multipleOf: 3 } } } } },
+  }), 400, 'text.format json_schema: with strict, a keyword the server cannot enforce is refused');
   check(/multipleOf/.test(badSchema?.message ?? ''), 'text.format json_schema: the refusal names the keyword');
 
   const prev = await expectStatus(openai.responses.create({

@@ -77,7 +77,7 @@ inline std::vector<HostileOllamaBody> hostileOllamaBodies() {
         "\"keep_alive\":\"m5\"", "\"keep_alive\":\"5d\"", "\"keep_alive\":\"\"",
         "\"keep_alive\":[]", "\"keep_alive\":true", "\"keep_alive\":\"1.2.3s\"",
         // Schemas the grammar compiler refuses.
-        "\"format\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\",\"multipleOf\":3}}}",
+        "\"format\":{\"type\":\"object\",\"properties\":{\"a\":{\"$dynamicRef\":\"meta\"}}}",
         "\"format\":{\"type\":\"strange\"}", "\"format\":{\"$ref\":\"#/$defs/nowhere\"}",
         "\"format\":{\"type\":\"string\",\"pattern\":\"(\"}",
         "\"format\":{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/a\"}},\"$ref\":\"#/$defs/a\"}",

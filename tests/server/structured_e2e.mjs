@@ -231,7 +231,7 @@ async function exercise(label, model, seeds, skipSchemas = []) {
 
     // Schemas we cannot honour, and broken grammars, are 400s saying which part.
     for (const [what, body] of [
-      ['multipleOf', { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'integer', multipleOf: 3 } } } }],
+      ['multipleOf with strict', { response_format: { type: 'json_schema', json_schema: { name: 'x', strict: true, schema: { type: 'integer', multipleOf: 3 } } } }],
       ['a $ref cycle that cannot end', { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {
         $defs: { a: { type: 'object', properties: { a: { $ref: '#/$defs/a' } }, required: ['a'] } }, $ref: '#/$defs/a' } } } }],
       ['an undefined rule', { grammar: 'root ::= nothing' }],

@@ -128,22 +128,46 @@ void textOfRangesAndPatterns() {
 }
 
 void unsupportedKeywordsNameTheirPointer() {
-    QCOMPARE(errorOf(R"({"type":"object","properties":{"age":{"type":"integer","multipleOf":2}}})"),
+    SchemaLimits strict;
+    strict.strict = true;
+    QCOMPARE(errorOf(R"({"type":"object","properties":{"age":{"type":"integer","multipleOf":2}}})", strict),
              std::string("/properties/age/multipleOf: not supported"));
-    QCOMPARE(errorOf(R"({"type":"array","uniqueItems":true})"), std::string("/uniqueItems: not supported"));
-    QCOMPARE(errorOf(R"({"type":"array","uniqueItems":false})"), std::string("ok"));
-    QCOMPARE(errorOf(R"({"type":"object","minProperties":1})"), std::string("/minProperties: not supported"));
-    QCOMPARE(errorOf(R"({"patternProperties":{"^a":{}}})"), std::string("/patternProperties: not supported"));
-    QCOMPARE(errorOf(R"({"not":{"type":"string"}})"), std::string("/not: not supported"));
+    QCOMPARE(errorOf(R"({"type":"array","uniqueItems":true})", strict), std::string("/uniqueItems: not supported"));
+    QCOMPARE(errorOf(R"({"type":"array","uniqueItems":false})", strict), std::string("ok"));
+    QCOMPARE(errorOf(R"({"type":"object","minProperties":1})", strict), std::string("/minProperties: not supported"));
+    QCOMPARE(errorOf(R"({"patternProperties":{"^a":{}}})", strict), std::string("/patternProperties: not supported"));
+    QCOMPARE(errorOf(R"({"not":{"type":"string"}})", strict), std::string("/not: not supported"));
+    // Not strict (the default, as llama.cpp's converter): those keywords are left out, wherever a
+    // schema holds schemas, and the rest of the schema is what the grammar follows. A property
+    // named like a keyword stays.
+    const std::pair<const char*, const char*> loose[] = {
+        {R"({"type":"object","properties":{"age":{"type":"integer","multipleOf":2}},"required":["age"]})",
+         R"({"type":"object","properties":{"age":{"type":"integer"}},"required":["age"]})"},
+        {R"({"type":"array","items":{"type":"string","not":{"const":"x"}},"uniqueItems":true,"contains":{"const":"a"}})",
+         R"({"type":"array","items":{"type":"string"}})"},
+        {R"({"type":"object","minProperties":1,"maxProperties":3,"propertyNames":{"maxLength":3},"additionalProperties":{"type":"integer"}})",
+         R"({"type":"object","additionalProperties":{"type":"integer"}})"},
+        {R"({"$defs":{"p":{"type":"object","properties":{"not":{"type":"integer","multipleOf":5}},"required":["not"],"dependentRequired":{"not":["x"]}}},"anyOf":[{"$ref":"#/$defs/p"},{"type":"null","if":{"type":"null"},"then":{}}]})",
+         R"({"$defs":{"p":{"type":"object","properties":{"not":{"type":"integer"}},"required":["not"]}},"anyOf":[{"$ref":"#/$defs/p"},{"type":"null"}]})"},
+    };
+    for (const auto& [with, without] : loose) {
+        auto a = jsonSchemaToGbnf(with), b = jsonSchemaToGbnf(without);
+        QVERIFY2(a, a ? "" : a.status().message().c_str());
+        QVERIFY(b);
+        QCOMPARE(*a, *b);
+    }
+    // A reference that cannot be followed is refused either way.
+    QCOMPARE(errorOf(R"({"type":"object","properties":{"a":{"$dynamicRef":"#node"}}})"),
+             std::string("/properties/a/$dynamicRef: not supported"));
     // A format no string of those lengths can take.
     QCOMPARE(errorOf(R"({"type":"string","format":"date","maxLength":8})"),
              std::string("/format: no 'date' string fits minLength / maxLength"));
     QCOMPARE(errorOf(R"({"type":"string","format":"email","maxLength":5})"),
              std::string("/format: no 'email' string fits minLength / maxLength"));
-    QCOMPARE(errorOf(R"({"if":{},"then":{}})"), std::string("/if: not supported"));
-    QCOMPARE(errorOf(R"({"$defs":{"a":{"dependentRequired":{}}},"$ref":"#/$defs/a"})"),
+    QCOMPARE(errorOf(R"({"if":{},"then":{}})", strict), std::string("/if: not supported"));
+    QCOMPARE(errorOf(R"({"$defs":{"a":{"dependentRequired":{}}},"$ref":"#/$defs/a"})", strict),
              std::string("/$defs/a/dependentRequired: not supported"));
-    QCOMPARE(errorOf(R"({"properties":{"a/b":{"contains":{}}}})"),
+    QCOMPARE(errorOf(R"({"properties":{"a/b":{"contains":{}}}})", strict),
              std::string("/properties/a~1b/contains: not supported"));
     // Annotations and unknown (non-constraining) keywords are ignored.
     QCOMPARE(errorOf(R"({"title":"t","description":"d","default":1,"examples":[1],"$schema":"x",)"

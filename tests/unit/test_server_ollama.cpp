@@ -379,14 +379,20 @@ private Q_SLOTS:
         QVERIFY(grammar::matchText(*g, R"({"name":"Ada","age":"old"})") == TextMatch::Rejected);
         QVERIFY(grammar::matchText(*g, R"({"age":36})") == TextMatch::Rejected);
 
+        // A keyword no grammar enforces is left out (as llama.cpp does): the rest still holds.
+        auto loose = postJson(f.port, "/api/chat", R"({"stream":false,"messages":[{"role":"user","content":"hi"}],
+            "format":{"type":"object","properties":{"age":{"type":"integer","multipleOf":3}},"required":["age"]}})");
+        QCOMPARE(loose->status, 200);
+        QVERIFY(grammar::matchText(*f.engine->lastRequest().grammar, R"({"age":4})") == TextMatch::Complete);
+        QVERIFY(grammar::matchText(*f.engine->lastRequest().grammar, R"({"age":"4"})") == TextMatch::Rejected);
         // A schema the compiler cannot honour: 400 naming the part, nothing submitted.
         const int before = f.engine->submitted();
         auto bad = postJson(f.port, "/api/chat", R"({"messages":[{"role":"user","content":"hi"}],
-            "format":{"type":"object","properties":{"age":{"type":"integer","multipleOf":3}}}})");
+            "format":{"type":"object","properties":{"age":{"$dynamicRef":"meta"}}}})");
         QCOMPARE(bad->status, 400);
         OJson j = parse(bad->body);
         QVERIFY(isOllamaError(j));
-        QVERIFY2(j["error"].get<std::string>().find("/properties/age/multipleOf") != std::string::npos,
+        QVERIFY2(j["error"].get<std::string>().find("/properties/age/$dynamicRef") != std::string::npos,
                  j["error"].get<std::string>().c_str());
         QVERIFY(j["error"].get<std::string>().rfind("'format'", 0) == 0);
         QCOMPARE(f.engine->submitted(), before);

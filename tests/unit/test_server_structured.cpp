@@ -142,6 +142,10 @@ private Q_SLOTS:
                 grammar::matchText(**sch, "{\"n\": 42}") == TextMatch::Complete);
         QCOMPARE(grammar::matchText(**sch, "{\"n\":\"x\"}"), TextMatch::Rejected);
         p.responseFormat.schema = OJson::parse("{\"type\":\"integer\",\"multipleOf\":3}");
+        auto loose = outputGrammar(p); // multipleOf left out: any integer
+        QVERIFY(loose.isOk() && *loose);
+        QCOMPARE(grammar::matchText(**loose, "4"), TextMatch::Complete);
+        p.responseFormat.strict = true; // the client wants every keyword enforced: refused
         auto unsupported = outputGrammar(p);
         QVERIFY(!unsupported.isOk());
         QCOMPARE(unsupported.error().param, std::string("response_format"));
@@ -261,6 +265,9 @@ private Q_SLOTS:
         QVERIFY(none.isOk() && !*none);
         std::vector<ToolFunction> bad = tools;
         bad[1].parameters = OJson::parse("{\"type\":\"object\",\"not\":{}}");
+        auto loose = toolCallGrammar(bad, required, ToolCallStyle::Hermes); // "not" left out
+        QVERIFY(loose.isOk() && *loose);
+        bad[1].strict = true; // the function's "strict": every keyword enforced, else refused
         auto refused = toolCallGrammar(bad, required, ToolCallStyle::Hermes);
         QVERIFY(!refused.isOk());
         QCOMPARE(refused.error().param, std::string("tools[1].function.parameters"));

@@ -48,6 +48,10 @@ struct SchemaLimits {
     size_t maxPatternBytes = 4096;  // a `pattern`'s regex text
     size_t maxRules = 5000;         // rules in the grammar produced
     size_t maxGrammarBytes = size_t(1) << 20;
+    // Keywords the grammar cannot enforce (multipleOf, not, uniqueItems, minProperties...): left
+    // out (the output follows the rest of the schema, as llama.cpp's converter does), or, when
+    // strict (a client's "strict": true), refused with an error naming them.
+    bool strict = false;
 };
 
 // Compiles a JSON Schema (JSON text) into GBNF whose sentences are JSON texts the schema accepts,
@@ -70,8 +74,12 @@ struct SchemaLimits {
 // are any string; others are errors; formats on non-strings are ignored), and minimum / maximum
 // / exclusive bounds, exact for integers and decimals (|bound| <= 1e18, at most 20 decimals).
 // Annotations (title, description, default, examples, $schema, $id, x-*...) and unknown
-// keywords are ignored; a keyword that constrains values in a way not supported is an error
-// naming its JSON pointer ("/properties/age/multipleOf: not supported"). Counts: a lower bound
+// keywords are ignored. Keywords that constrain values in a way a grammar here cannot follow
+// (multipleOf, min/maxProperties, patternProperties, propertyNames, dependent*, dependencies,
+// not, if / then / else, contains, min/maxContains, uniqueItems: true, unevaluated*,
+// contentSchema) are left out, or with SchemaLimits::strict are an error naming their JSON
+// pointer ("/properties/age/multipleOf: not supported"); $dynamicRef and $recursiveRef are
+// always an error. Counts: a lower bound
 // above GrammarLimits::maxRepeat is an error, an upper bound above it is dropped (unbounded),
 // and the grammar's size once repetitions are expanded must fit GrammarLimits; so that the
 // matcher can follow every parse, enum values and first properties are factored by prefix, and
