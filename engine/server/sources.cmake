@@ -1,6 +1,21 @@
 # Sources of the OpenAI-compatible server, and cpp-httplib (Debian ships it as a shared library
 # whose header must be compiled with the same feature macros as the library).
-target_sources(hearth_engine PRIVATE
+# hearth_server is a library of its own over the engine's public headers: its files include only
+# "hearth/..." and their own "server/..." headers (checked here, at configure time).
+add_library(hearth_server STATIC)
+target_include_directories(hearth_server PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)
+target_link_libraries(hearth_server PUBLIC hearth_engine PRIVATE hearth_warnings)
+file(GLOB HEARTH_SERVER_FILES ${CMAKE_CURRENT_LIST_DIR}/*.cpp ${CMAKE_CURRENT_LIST_DIR}/*.h)
+foreach(file ${HEARTH_SERVER_FILES})
+  file(STRINGS ${file} includes REGEX "^#include \"")
+  foreach(line ${includes})
+    if(NOT line MATCHES "^#include \"(hearth|server)/")
+      message(FATAL_ERROR "${file}: '${line}': engine/server may include only the engine's public "
+                          "headers (hearth/...) and its own (server/...)")
+    endif()
+  endforeach()
+endforeach()
+target_sources(hearth_server PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/api_error.cpp
   ${CMAKE_CURRENT_LIST_DIR}/json_fields.cpp
   ${CMAKE_CURRENT_LIST_DIR}/openai_parse.cpp
@@ -56,16 +71,16 @@ if(NOT TARGET hearth_httplib)
     target_link_libraries(hearth_httplib INTERFACE OpenSSL::SSL OpenSSL::Crypto)
   endif()
 endif()
-target_link_libraries(hearth_engine PRIVATE hearth_httplib)
+target_link_libraries(hearth_server PRIVATE hearth_httplib)
 
 # The Anthropic Messages API and the stateless OpenAI Responses API (over the generation driver).
-target_sources(hearth_engine PRIVATE
+target_sources(hearth_server PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/anthropic_parse.cpp
   ${CMAKE_CURRENT_LIST_DIR}/anthropic_handlers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/responses_parse.cpp
   ${CMAKE_CURRENT_LIST_DIR}/responses_handlers.cpp)
 
 # The gateway: upstream OpenAI-compatible servers' models listed and their requests relayed.
-target_sources(hearth_engine PRIVATE
+target_sources(hearth_server PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/upstream.cpp
   ${CMAKE_CURRENT_LIST_DIR}/upstream_forward.cpp)
