@@ -48,7 +48,8 @@ struct ModelDims {
     bool embeddingsOnly = false;
     bool causal = true;
     // > 0: a reranker (rank pooling): the hidden rows are its classification head's outputs, this
-    // many per pooled (first) token, the first being the relevance score.
+    // many per pooled token (the first of an encoder's input, the last of a decoder's: causal),
+    // the first being the relevance score.
     int rankOutputs = 0;
     // > 0: learned absolute positions (bert's position_embd rows), the longest a sequence may be.
     int maxPositions = 0;

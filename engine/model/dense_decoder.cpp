@@ -32,6 +32,16 @@ Status DenseDecoder::bind(const gguf::File& f) {
     if (b.hasTensor("output.weight")) {
         HEARTH_ASSIGN_OR_RETURN(m_output, b.matrix("output.weight", E, hp.nVocab, hp.nLayer));
     }
+    if (auto pooling = f.getU32(std::string(m_variant.arch) + ".pooling_type");
+        m_variant.rankHead && pooling.isOk() && *pooling == 4) {
+        const gguf::TensorInfo* out = f.findTensor("cls.output.weight");
+        if (!out) return unsupported("a rank-pooling (reranker) file without its classification head (cls.output.weight)");
+        const int64_t outputs = int64_t(out->ne[1]);
+        if (out->nDims != 2 || outputs < 1 || outputs > E) return invalidFormat("cls.output.weight has a bad shape");
+        HEARTH_ASSIGN_OR_RETURN(m_clsOut, b.matrix("cls.output.weight", E, outputs, hp.nLayer));
+        HEARTH_ASSIGN_OR_RETURN(m_clsOutB, b.optionalVector("cls.output.bias", outputs, hp.nLayer));
+        m_dims.rankOutputs = int(outputs);
+    }
     using Ffn = DenseVariant::Ffn;
     m_experts = m_variant.ffn == Ffn::Experts;
     if (m_variant.ffn == Ffn::ExpertsIfCounted) {
@@ -115,6 +125,16 @@ void DenseDecoder::build(graph::Graph& g, const graph::StepShape& shape, const K
         x = g.add(x, biased(g.matMul(g.weight(L.down), h), L.downBias));
     }
     g.setLayer(hp.nLayer);
+    if (m_clsOut >= 0 && in.hidden != graph::kNone) { // a reranker's head on the pooled last tokens
+        graph::TensorId rows = g.rmsNorm(g.getRows(x, in.hidden), g.weight(m_outputNorm), hp.normEps); // [h][E]
+        rows = g.matMul(g.weight(m_clsOut), rows);                                                      // [h][outputs]
+        if (m_clsOutB >= 0) rows = g.add(rows, g.weight(m_clsOutB));
+        g.setHiddenOutput(g.softmax(rows));
+        StepTensors rest = in;
+        rest.hidden = graph::kNone;
+        logitsHead(g, rest, x, m_outputNorm, m_output, hp.normEps);
+        return;
+    }
     logitsHead(g, in, x, m_outputNorm, m_output, hp.normEps);
 }
 

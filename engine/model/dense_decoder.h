@@ -34,6 +34,10 @@ struct DenseVariant {
     // The feed-forward: dense SwiGLU, a mixture of experts, or experts when the file has
     // expert_count (llama files of Mixtral).
     enum class Ffn : uint8_t { Dense, Experts, ExpertsIfCounted } ffn = Ffn::Dense;
+    // A reranker when the file says pooling_type 4 (Qwen3-Reranker as llama.cpp converts it): the
+    // last token's normed row through cls.output (the "yes" and "no" rows of the LM head), then
+    // a softmax, whose first output is the relevance probability.
+    bool rankHead = false;
     MoeGating gating = MoeGating::SoftmaxNormalized;
 };
 
@@ -52,6 +56,7 @@ private:
     MoeHParams m_moe;
     std::vector<DenseLayer> m_layers;
     int32_t m_outputNorm = -1;
+    int32_t m_clsOut = -1, m_clsOutB = -1; // a reranker's head
 };
 
 } // namespace hearth::model

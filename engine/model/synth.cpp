@@ -66,8 +66,9 @@ struct Shape {
     // matrix and the output projection without biases, a SwiGLU feed-forward without biases;
     // mean pooling unless --pooling says otherwise.
     bool nomic = false;
-    // rank (with bert): a reranker's classification head (cls: dense with tanh, then one output
-    // row: the relevance score) and rank pooling, as bge-reranker files are.
+    // rank: a reranker and rank pooling. With bert, a classification head (cls: dense with tanh,
+    // then one output row: the relevance score), as bge-reranker files are; with qwen3, the two
+    // rows cls.output ("yes" and "no") and the rerank prompt, as Qwen3-Reranker files are.
     bool rank = false;
 };
 
@@ -223,6 +224,12 @@ const Shape kShapes[] = {
      .nLayer = 3, .nEmbd = 256, .nFf = 512, .nHead = 4, .nHeadKv = 4, .headDim = 64, .ropeBase = 10000.0f,
      .rmsEps = 1e-12f, .ctx = 512, .tied = true, .qkvBias = true, .qkNorm = false, .llama3Rope = false,
      .writeHeadDims = false, .bert = true, .rank = true},
+    {.name = "qwen3-rerank-tiny", .arch = "qwen3",
+     .description = "qwen3 reranker (as Qwen3-Reranker files are): qwen3-tiny with the yes / no head (cls.output), "
+                    "rank pooling and the rerank prompt (tokenizer.chat_template.rerank)",
+     .nLayer = 2, .nEmbd = 256, .nFf = 768, .nHead = 4, .nHeadKv = 2, .headDim = 64, .ropeBase = 1000000.0f,
+     .rmsEps = 1e-6f, .ctx = 4096, .tied = true, .qkvBias = false, .qkNorm = true, .llama3Rope = false,
+     .writeHeadDims = true, .rank = true},
     {.name = "nomic-bert-tiny", .arch = "nomic-bert",
      .description = "nomic-bert (as nomic-embed-text files are), 3 layers, 256 wide, 4 heads of 64, SwiGLU 512, "
                     "RoPE base 1000, 2048 context, mean pooling (embeddings only)",
@@ -493,6 +500,7 @@ std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
     t.push_back({"token_embd.weight", {E, uint64_t(nVocab)}});
     t.push_back({"output_norm.weight", {E}, TensorPlan::Ones});
     if (!s.tied) t.push_back({"output.weight", {E, uint64_t(nVocab)}});
+    if (s.rank) t.push_back({"cls.output.weight", {E, 2}}); // a decoder reranker's yes / no rows
     if (s.llama3Rope)
         t.push_back({"rope_freqs.weight", {uint64_t(s.headDim / 2)}, TensorPlan::Fixed,
                      llama3RopeFactors(s.headDim, s.ropeBase)});
@@ -719,6 +727,16 @@ Status synthesizeModel(const SynthOptions& o) {
     }
     for (const gguf::KeyValue& kv : vocab.metadata())
         if (kv.key.rfind("tokenizer.", 0) == 0) w.set(kv.key, kv.value);
+    if (s.rank && !s.bert) { // the prompt llama.cpp's converter gives Qwen3-Reranker files
+        w.set("tokenizer.chat_template.rerank",
+              gguf::Value::string(
+                  "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the "
+                  "Instruct provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n<|im_start|>user\n"
+                  "<Instruct>: Given a web search query, retrieve relevant passages that answer the query\n"
+                  "<Query>: {query}\n<Document>: {document}<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"));
+        w.set("tokenizer.chat_templates", gguf::Value::stringArray({"rerank"}));
+        w.set(a + "classifier.output_labels", gguf::Value::stringArray({"yes", "no"}));
+    }
 
     const std::vector<TensorPlan> plan = planTensors(s, nVocab);
     const int threads = std::max(1, o.threads);

@@ -88,11 +88,12 @@ namespace {
 constexpr int kMaxEmbedWaiting = 64;
 constexpr size_t kMaxEmbedInputs = 1u << 16;
 
-// Whether the token at `pos` of an input of `length` tokens is pooled.
-bool pooledRow(Pooling p, int pos, int length) {
+// Whether the token at `pos` of an input of `length` tokens is pooled. A reranker pools its
+// first token, or its last when it is a decoder (causal: Qwen3-Reranker), as llama.cpp does.
+bool pooledRow(Pooling p, int pos, int length, bool causal) {
     switch (p) {
-    case Pooling::Cls:
-    case Pooling::Rank: return pos == 0;
+    case Pooling::Rank: return causal ? pos == length - 1 : pos == 0;
+    case Pooling::Cls: return pos == 0;
     case Pooling::Last: return pos == length - 1;
     default: return true;
     }
@@ -200,7 +201,7 @@ bool EngineImpl::addEmbedTokens(const sched::ScheduledSeq& s, int seqIndex, grap
     for (int k = 0; k < s.numTokens; ++k) {
         const int pos = s.start + k;
         graph::BatchToken t{tokens[size_t(pos)], pos, seqIndex, false};
-        t.wantHidden = pooledRow(e.pooling, pos, length);
+        t.wantHidden = pooledRow(e.pooling, pos, length, m_model->dims().causal);
         batch.tokens.push_back(t);
     }
     return true;
@@ -225,7 +226,7 @@ void EngineImpl::poolHidden(const sched::SchedulerOutput& out, const std::vector
             e.rows[size_t(input)] = 0;
         }
         for (int k = 0; k < s.numTokens; ++k) {
-            if (!pooledRow(e.pooling, s.start + k, length)) continue;
+            if (!pooledRow(e.pooling, s.start + k, length, m_model->dims().causal)) continue;
             if ((row + 1) * E > hidden.size()) return; // cannot happen: one row per wanted token
             const float* h = &hidden[row++ * E];
             for (size_t j = 0; j < E; ++j) sum[j] += double(h[j]);

@@ -154,6 +154,8 @@ Result<std::unique_ptr<Engine>> EngineImpl::create(const EngineConfig& config) {
         else if (*pt != 0 && *pt != 1) s.embeddings = false;
     }
     s.rankOutputs = s.pooling == Pooling::Rank ? dims.rankOutputs : 0;
+    if (s.rankOutputs > 0)
+        if (auto t = e->m_file->getString("tokenizer.chat_template.rerank"); t.isOk()) s.rankTemplate = *t;
 
     // The KV cache: a pool of blocks sized from the budget.
     const int bs = std::clamp(config.blockSize, 1, 1024);

@@ -12,6 +12,14 @@ namespace hearth::server {
 
 namespace {
 
+// `text` with every `from` replaced by `to` (the replacements are not searched again).
+std::string replaceAll(std::string text, const std::string& from, const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    return text;
+}
+
+
 constexpr size_t kMaxRerankDocuments = 1000;
 
 struct RerankBody {
@@ -78,13 +86,22 @@ void Server::Impl::handleRerank(const httplib::Request& req, httplib::Response& 
     };
     auto query = encode(parsed->query, "query");
     if (!query) return sendError(res, query.error());
+    const std::string& rankTemplate = engine.model().rankTemplate;
     EmbeddingRequest r;
     const char* key = parsed->tei ? "texts" : "documents";
     for (size_t i = 0; i < parsed->documents.size(); ++i) {
         const std::string param = std::string(key) + "[" + std::to_string(i) + "]";
-        auto doc = encode(parsed->documents[i], param);
-        if (!doc) return sendError(res, doc.error());
-        r.inputs.push_back(rankingInput(tok, *query, *doc));
+        if (!rankTemplate.empty()) { // the file's prompt for a pair (Qwen3-Reranker), as llama-server fills it
+            std::string prompt = replaceAll(replaceAll(rankTemplate, "{query}", parsed->query), "{document}",
+                                            parsed->documents[i]);
+            auto ids = tok.encode(prompt, false, true);
+            if (!ids) return sendError(res, invalidRequest("'" + param + "': " + ids.status().message(), param));
+            r.inputs.push_back(std::move(*ids));
+        } else {
+            auto doc = encode(parsed->documents[i], param);
+            if (!doc) return sendError(res, doc.error());
+            r.inputs.push_back(rankingInput(tok, *query, *doc));
+        }
         if (int64_t(r.inputs.back().size()) > engine.model().contextLength)
             return sendError(res, invalidRequest("'" + param + "' with the query is " +
                                                      std::to_string(r.inputs.back().size()) +

@@ -1,8 +1,10 @@
-// A bert reranker (a synthesized bert-rerank-tiny: bert-tiny with bge-reranker's classification
-// head and rank pooling, the BGE WordPiece vocabulary) against llama.cpp's ranking scores
-// (tests/tools/ref_rank.mjs, node-llama-cpp's ranking context): the same input ids for each
-// (query, document) pair, the same scores, in F32 and Q8_0, on every device; /v1/rerank in
-// llama-server's, Jina's and TEI's shapes; and what a reranker refuses.
+// Rerankers against llama.cpp's ranking scores (tests/tools/ref_rank.mjs, node-llama-cpp's ranking
+// context). A bert reranker (a synthesized bert-rerank-tiny: bert-tiny with bge-reranker's
+// classification head and rank pooling, the BGE WordPiece vocabulary): the same input ids for
+// each (query, document) pair, the same scores, in F32 and Q8_0, on every device; /v1/rerank in
+// llama-server's, Jina's and TEI's shapes; and what a reranker refuses. A Qwen3 reranker
+// (qwen3-rerank-tiny: the yes / no head on the last token, softmaxed, and the rerank prompt, the
+// Qwen2 vocabulary): the same scores for the same ids, and /v1/rerank filling the file's prompt.
 #include "../server/http_test_support.h"
 #include "encoder_test_support.h"
 #include "hearth/devices.h"
@@ -35,6 +37,7 @@ struct ReferenceRanking {
 ReferenceRanking referenceRanking(const std::string& model, QString& err) {
     QStringList args{QDir(test::sourceDir()).filePath(QStringLiteral("tests/tools/ref_rank.mjs")),
                      QString::fromStdString(model), QStringLiteral("--query"), QString::fromUtf8(kQuery)};
+    // (the scores: a bert head's sigmoid; for qwen3, already the softmax's "yes")
     for (const char* d : kDocs) args << QStringLiteral("--doc") << QString::fromUtf8(d);
     QProcess p;
     p.start(QStringLiteral("node"), args);
@@ -79,12 +82,15 @@ class TestReranker : public QObject {
 
     std::string path(const char* name) const { return m_dir.filePath(QString::fromUtf8(name)).toStdString(); }
 
-    // The synthesized `preset` (BGE vocabulary) of `type`, made on first use; "" (after a failed
-    // check) when synth fails.
+    // The synthesized `preset` of `type` (the BGE vocabulary; Qwen2's for a qwen3 preset), made on
+    // first use; "" (after a failed check) when synth fails.
     std::string synthesized(const char* preset, const char* type) {
         const std::string file = path((std::string(preset) + "-" + type + ".gguf").c_str());
         if (QFile::exists(QString::fromStdString(file))) return file;
-        const QString err = test::synthPreset(QString::fromLatin1(preset), QString::fromLatin1(type), test::bgeVocabPath(), file);
+        const bool qwen = std::string(preset).rfind("qwen3", 0) == 0;
+        const QString vocab = qwen ? QString::fromStdString(test::testDataPath(QStringLiteral("models/ggml-vocab-qwen2.gguf")))
+                                  : test::bgeVocabPath();
+        const QString err = test::synthPreset(QString::fromLatin1(preset), QString::fromLatin1(type), vocab, file);
         if (!err.isEmpty()) {
             qWarning("synth %s %s: %s", preset, type, qPrintable(err));
             return {};
@@ -132,20 +138,24 @@ private Q_SLOTS:
         for (const DeviceDescription& d : listDevices().devices)
             if (d.kind != DeviceKind::Cpu) gpus.push_back(d.id);
         if (gpus.empty()) QSKIP("no GPU device on this machine");
-        const std::string model = synthesized("bert-rerank-tiny", "F32");
-        QVERIFY(!model.empty());
-        auto cpu = test::openEngine(model);
-        QVERIFY(cpu.isOk());
-        const auto inputs = ourInputs(**cpu);
-        const std::vector<double> want = ourScores(**cpu, inputs);
-        for (const std::string& id : gpus) {
-            auto gpu = test::openEngine(model, 512, id);
-            QVERIFY2(gpu.isOk(), gpu.status().toString().c_str());
-            const std::vector<double> got = ourScores(**gpu, inputs);
-            QCOMPARE(got.size(), want.size());
-            for (size_t i = 0; i < got.size(); ++i) {
-                qInfo("%s, document %zu: %.6f (CPU %.6f)", id.c_str(), i, got[i], want[i]);
-                QVERIFY(std::abs(got[i] - want[i]) < 1e-3);
+        const bool qwen = QFile::exists(QString::fromStdString(test::testDataPath(QStringLiteral("models/ggml-vocab-qwen2.gguf"))));
+        for (const char* preset : {"bert-rerank-tiny", "qwen3-rerank-tiny"}) {
+            if (!qwen && std::string(preset) == "qwen3-rerank-tiny") continue;
+            const std::string model = synthesized(preset, std::string(preset) == "bert-rerank-tiny" ? "F32" : "Q8_0");
+            QVERIFY(!model.empty());
+            auto cpu = test::openEngine(model);
+            QVERIFY(cpu.isOk());
+            const auto inputs = ourInputs(**cpu);
+            const std::vector<double> want = ourScores(**cpu, inputs);
+            for (const std::string& id : gpus) {
+                auto gpu = test::openEngine(model, 512, id);
+                QVERIFY2(gpu.isOk(), gpu.status().toString().c_str());
+                const std::vector<double> got = ourScores(**gpu, inputs);
+                QCOMPARE(got.size(), want.size());
+                for (size_t i = 0; i < got.size(); ++i) {
+                    qInfo("%s %s, document %zu: %.6f (CPU %.6f)", preset, id.c_str(), i, got[i], want[i]);
+                    QVERIFY(std::abs(got[i] - want[i]) < 1e-3);
+                }
             }
         }
     }
@@ -257,6 +267,67 @@ private Q_SLOTS:
         auto refused = embedAndWait(**bert, test::request(inputs, Pooling::Rank));
         QVERIFY(!refused.isOk());
         QVERIFY2(refused.status().message().find("reranker") != std::string::npos, refused.status().toString().c_str());
+    }
+
+    // Qwen3-Reranker's way: the last token's normed row through the yes / no rows, softmaxed; the
+    // score is the probability of "yes", as llama.cpp gives it, for the ids llama.cpp evaluated.
+    void qwen3ScoresMatchLlamaCpp() {
+        if (!QFile::exists(QString::fromStdString(test::testDataPath(QStringLiteral("models/ggml-vocab-qwen2.gguf")))))
+            QSKIP("no Qwen2 vocabulary in the test data");
+        std::shared_ptr<Engine> engine;
+        ReferenceRanking ref;
+        for (const auto& [type, tolerance] : {std::pair{"Q8_0", 5e-3}, std::pair{"F16", 2e-4}}) {
+            const std::string model = synthesized("qwen3-rerank-tiny", type);
+            QVERIFY(!model.empty());
+            QString refErr;
+            ref = referenceRanking(model, refErr);
+            QVERIFY2(ref.scores.size() == std::size(kDocs), qPrintable(QStringLiteral("ref_rank.mjs failed: ") + refErr));
+            auto opened = test::openEngine(model);
+            QVERIFY2(opened.isOk(), opened.status().toString().c_str());
+            engine = std::move(*opened);
+            QCOMPARE(engine->model().pooling, Pooling::Rank);
+            QCOMPARE(engine->model().rankOutputs, 2);
+            QVERIFY(engine->model().rankTemplate.find("{document}") != std::string::npos);
+            auto got = embedAndWait(*engine, test::request(ref.tokens));
+            QVERIFY2(got.isOk(), got.status().toString().c_str());
+            double worst = 0.0;
+            for (size_t i = 0; i < ref.scores.size(); ++i) {
+                const std::vector<float>& v = got->vectors[i];
+                QCOMPARE(v.size(), size_t(2));
+                QVERIFY(std::abs(v[0] + v[1] - 1.0f) < 1e-5); // a softmax over yes and no
+                qInfo("qwen3 %s, document %zu: %.6f (llama.cpp %.6f)", type, i, double(v[0]), ref.scores[i]);
+                worst = std::max(worst, std::abs(double(v[0]) - ref.scores[i]));
+            }
+            QVERIFY2(worst <= tolerance, qPrintable(QStringLiteral("max |diff| %1").arg(worst)));
+            QVERIFY(std::abs(ref.scores[0] - ref.scores[1]) > 1e-3); // the last row, not another
+        }
+
+        // /v1/rerank fills the file's prompt with the query and each document (llama-server's
+        // way: the whole text tokenized, its special tokens read); it reads as llama.cpp's ids do.
+        server::ServerConfig sc;
+        sc.port = 0;
+        sc.log = [](const std::string&) {};
+        server::Server srv(sc);
+        QVERIFY(srv.start().isOk());
+        srv.setEngine(engine, "qwen3-rerank");
+        OJson docs = OJson::array();
+        for (const char* d : kDocs) docs.push_back(d);
+        auto r = test::postJson(srv.port(), "/v1/rerank", OJson({{"query", kQuery}, {"documents", docs}}).dump());
+        QVERIFY2(r && r->status == 200, r ? r->body.c_str() : "no answer");
+        const OJson results = test::parse(r->body)["results"];
+        QCOMPARE(results.size(), std::size(kDocs));
+        const tokenizer::Tokenizer& tok = engine->tokenizer();
+        for (const OJson& e : results) {
+            const size_t i = e["index"].get<size_t>();
+            std::string prompt = engine->model().rankTemplate;
+            prompt.replace(prompt.find("{query}"), 7, kQuery);
+            prompt.replace(prompt.find("{document}"), 10, kDocs[i]);
+            const std::vector<int32_t> ids = tok.encode(prompt, false, true).value();
+            QCOMPARE(tok.decode(ids).value(), tok.decode(ref.tokens[i]).value()); // the same text
+            const std::vector<float> mine = test::embedOne(*engine, ids);
+            QVERIFY2(std::abs(e["relevance_score"].get<double>() - double(mine.at(0))) < 1e-6, e.dump().c_str());
+        }
+        srv.stop();
     }
 };
 

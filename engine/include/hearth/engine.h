@@ -243,9 +243,10 @@ struct GenerationRequest {
 
 // How an embedding pools its tokens' final normed hidden states into one vector: the values of
 // a GGUF's <arch>.pooling_type (llama.cpp's enum). Model: what the file says, mean when it says
-// nothing or "none" (0). Rank (4): a reranker's classification head on the first token; its
-// "vector" is the head's outputs (ModelSummary::rankOutputs, the first the relevance score as a
-// logit), neither cut nor normalized, and it is the only pooling such a model has.
+// nothing or "none" (0). Rank (4): a reranker's classification head on the first token (an
+// encoder's) or the last (a decoder's: Qwen3-Reranker); its "vector" is the head's outputs
+// (ModelSummary::rankOutputs, the first the relevance score: a logit, or for Qwen3 the
+// probability of "yes"), neither cut nor normalized, and it is the only pooling such a model has.
 enum class Pooling : int32_t { Model = -1, Mean = 1, Cls = 2, Last = 3, Rank = 4 };
 const char* poolingName(Pooling p); // "model", "mean", "cls", "last", "rank"
 
@@ -293,6 +294,9 @@ struct ModelSummary {
     Pooling pooling = Pooling::Mean;  // how embeddings pool by default (the file's pooling_type)
     bool embeddings = true;           // false: the file's pooling is not supported
     int32_t rankOutputs = 0;          // > 0: a reranker (pooling Rank): its head's outputs per input
+    // A reranker's prompt for a pair (tokenizer.chat_template.rerank: {query} and {document} in
+    // it), empty when the file has none (pairs are then built by rankingInput).
+    std::string rankTemplate;
     bool embeddingsOnly = false;      // an encoder (bert): embeddings, no generation
     bool takesImages = false;         // reads image embeddings in a prompt (GenerationRequest::images)
     bool vision = false;              // a vision projector is loaded: prompts may hold images
