@@ -3,6 +3,10 @@
 // request's sink. It alone owns the model, the KV cache and the scheduler.
 #include "runtime/engine_impl.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "runtime/memory_budget.h"
 
 #include <algorithm>
@@ -80,6 +84,12 @@ Status parseSpecTypes(std::string_view list, SpeculationConfig& config) {
 }
 
 namespace runtime {
+
+EngineImpl::HeapRelease::~HeapRelease() {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
 
 EngineImpl::~EngineImpl() {
     {
@@ -620,6 +630,7 @@ void EngineImpl::publishStats() {
     m_stats.imagesEncoded = m_imagesEncoded;
     m_stats.imageEncodeSeconds = m_imageEncodeSeconds;
     m_stats.draftKvBlocksUsed = m_draft ? m_draft->numBlocks() - m_draft->numFreeBlocks() : 0;
+    m_stats.stepBufferBytes = m_runner ? m_runner->hostActivationBytes() : 0;
     if (m_states) {
         m_stats.stateSlotsTotal = m_states->numSlots();
         m_stats.stateSlotsLive = m_states->numLive();

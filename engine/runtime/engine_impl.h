@@ -155,6 +155,13 @@ private:
     void failAll(const Status& error);
     void publishStats();
 
+    // Declared first, so destroyed last: once every other member has been freed, the C library
+    // gives the freed heap back to the system. Without it, a model's mid-sized buffers stay in
+    // the allocator's per-thread arenas after it unloads and the next model's threads use others,
+    // so a server switching models (the router) grew well past its memory budget.
+    struct HeapRelease {
+        ~HeapRelease();
+    } m_heapRelease;
     EngineConfig m_config;
     std::optional<gguf::File> m_file;
     std::unique_ptr<model::Architecture> m_model;

@@ -273,6 +273,13 @@ std::vector<DeviceMemory> ModelRunner::memory() const {
     return out;
 }
 
+uint64_t ModelRunner::hostActivationBytes() const {
+    uint64_t total = 0;
+    if (!m_devices.empty())
+        for (const auto& b : m_devices.back().scratch) total += b ? b->size() : 0; // the last: the CPU
+    return total;
+}
+
 Result<std::shared_ptr<ModelRunner::Plan>> ModelRunner::planFor(const graph::StepShape& shape) {
     for (auto it = m_plans.begin(); it != m_plans.end(); ++it)
         if ((*it)->step.shape == shape) {

@@ -78,6 +78,8 @@ public:
     int stateSlots() const { return m_kv.stateSlots; }
     uint64_t stateBytes() const;
     std::vector<DeviceMemory> memory() const;
+    // Host memory of the CPU's step buffers (activations), grown to the largest step so far.
+    uint64_t hostActivationBytes() const;
     // "op@layer" of the nodes the GPU does not run and the CPU does instead.
     const std::vector<std::string>& fallbacks() const { return m_fallbacks; }
     // Why the configured GPU is not used (it failed the quick self-test run before a GPU is

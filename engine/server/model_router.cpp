@@ -12,6 +12,7 @@
 #include "server/library_names.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
@@ -27,8 +28,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+struct RouterState;
+
 // One loaded model.
 struct Resident {
+    std::weak_ptr<RouterState> state;
     std::string id;
     std::shared_ptr<Engine> engine;
     uint64_t bytes = 0;
@@ -37,6 +41,7 @@ struct Resident {
     bool deleted = false;     // its files are gone: no new requests, unloaded once idle
     Clock::time_point lastUsed;
     double keepAliveSeconds;  // once idle: < 0 never unloaded by time, 0 at once
+    ~Resident();
 };
 
 // What the router and its leases share, so that a request outliving the router is harmless.
@@ -46,7 +51,18 @@ struct RouterState {
     std::map<std::string, std::shared_ptr<Resident>> resident;
     std::string loading; // the id being loaded now, "" when none
     bool stopping = false;
+    // Engines loaded and not yet destroyed: one unloaded may still be going away on the thread
+    // of the request that held it last, and its memory is free only once it is gone.
+    std::atomic<int> engines{0};
 };
+
+Resident::~Resident() {
+    engine.reset(); // the model's memory goes here
+    if (std::shared_ptr<RouterState> s = state.lock()) {
+        --s->engines;
+        s->cv.notify_all();
+    }
+}
 
 // A request's hold on a resident model: its end makes the model idle (and may let a waiting
 // load evict it, or the reaper unload it).
@@ -218,6 +234,8 @@ public:
             return Status(ErrorCode::Internal, "cannot load model '" + id + "': " + engine.status().message());
         }
         auto r = std::make_shared<Resident>();
+        r->state = m_state;
+        ++m_state->engines;
         r->id = id;
         r->engine = std::move(*engine);
         const ModelSummary& s = r->engine->model();
@@ -444,6 +462,14 @@ private:
         return e;
     }
 
+    // The step buffers `r` holds now, remembered for its next load.
+    uint64_t stepBytesLocked(const Resident& r) {
+        const uint64_t bytes = r.engine ? r.engine->stats().stepBufferBytes : 0;
+        uint64_t& seen = m_stepBytes[r.id];
+        seen = std::max(seen, bytes);
+        return bytes;
+    }
+
     // A new hold on the resident `id` (the keep-alive back to the default), or null.
     std::shared_ptr<Engine> leaseLocked(const std::string& id) {
         auto it = m_state->resident.find(id);
@@ -468,9 +494,14 @@ private:
         for (;;) {
             std::vector<std::shared_ptr<Resident>> evicted;
             for (;;) {
+                // Besides its files and caches, each model holds step buffers as large as its
+                // largest step so far; the one to load, those it held when last loaded.
                 uint64_t used = 0;
-                for (const auto& [rid, r] : m_state->resident) used += r->bytes;
-                const bool fits = int(m_state->resident.size()) < m_config.maxLoaded && used + need <= m_budget;
+                for (const auto& [rid, r] : m_state->resident) used += r->bytes + stepBytesLocked(*r);
+                const auto learned = m_stepBytes.find(id);
+                const uint64_t steps = learned == m_stepBytes.end() ? 0 : learned->second;
+                const bool fits =
+                    int(m_state->resident.size()) < m_config.maxLoaded && used + need + steps <= m_budget;
                 if (fits) {
                     m_state->loading = id;
                     break;
@@ -502,6 +533,10 @@ private:
                 evicted.clear();
                 lock.lock();
             }
+            // Before loading, every unloaded engine must be gone (its last request's thread may
+            // still hold it for a moment): within the budget means within it in memory too.
+            while (ready && m_state->engines.load() > int(m_state->resident.size()) && !m_state->stopping)
+                m_state->cv.wait_for(lock, std::chrono::milliseconds(20));
             if (ready) return Status::ok();
             if (m_state->stopping ||
                 (m_state->cv.wait_until(lock, deadline) == std::cv_status::timeout && Clock::now() >= deadline)) {
@@ -564,6 +599,7 @@ private:
     std::shared_ptr<Engine> m_pinned; // setPinned's (guarded by m_state->mu)
     std::string m_pinnedId;
     std::map<std::string, std::string> m_resolved; // hub names to ids, as last resolved (m_state->mu)
+    std::map<std::string, uint64_t> m_stepBytes;  // per model: the most step-buffer memory seen (m_state->mu)
     std::mutex m_loadMu;
     std::thread m_reaper;
 };

@@ -4,6 +4,7 @@
 // reply holding a tool call, the same call, since one generation driver serves them all.
 #include "../server/fake_server.h"
 #include "../server/http_test_support.h"
+#include "../server/model_server.h"
 #include "../server/new_api_test_support.h"
 #include "test_support.h"
 
@@ -14,8 +15,6 @@
 
 using namespace hearth;
 using namespace hearth::test;
-using hearth::server::Server;
-using hearth::server::ServerConfig;
 
 namespace {
 
@@ -189,8 +188,7 @@ const std::vector<std::string> kDialects = {"openai", "ollama", "anthropic", "re
 
 class TestServerDialects : public QObject {
     Q_OBJECT
-    std::shared_ptr<Engine> m_engine;
-    std::unique_ptr<Server> m_server;
+    ModelServer m_model;
     int m_port = 0;
 
 private Q_SLOTS:
@@ -199,19 +197,12 @@ private Q_SLOTS:
         EngineConfig ec;
         ec.modelPath = testDataPath("models/stories260K.gguf");
         ec.contextLength = 256;
-        auto e = Engine::create(ec);
-        QVERIFY2(e, e ? "" : e.status().toString().c_str());
-        m_engine = std::move(*e);
-        ServerConfig c;
-        c.port = 0;
-        c.log = [](const std::string&) {};
-        m_server = std::make_unique<Server>(c);
-        QVERIFY(m_server->start().isOk());
-        m_server->setEngine(m_engine, "stories260K");
-        m_port = m_server->port();
+        m_model = startModelServer(ec, "stories260K");
+        QVERIFY2(m_model.error.empty(), m_model.error.c_str());
+        m_port = m_model.port;
     }
     void cleanupTestCase() {
-        if (m_server) m_server->stop();
+        if (m_model.server) m_model.server->stop();
     }
 
     // Greedy on the real model: every dialect, whole and streamed, writes the same text from the

@@ -1,6 +1,7 @@
 // The server on the real engine and model (stories260K): greedy completions equal the engine's
 // own output and llama.cpp's reference text, chat, streaming, n > 1, stop strings and usage.
 #include "../server/http_test_support.h"
+#include "../server/model_server.h"
 #include "gguf_rewrite.h"
 #include "test_support.h"
 
@@ -70,16 +71,11 @@ private Q_SLOTS:
         EngineConfig ec;
         ec.modelPath = testDataPath(kModel);
         ec.contextLength = 256;
-        auto e = Engine::create(ec);
-        QVERIFY2(e, e ? "" : e.status().toString().c_str());
-        m_engine = std::move(*e);
-        ServerConfig c;
-        c.port = 0;
-        c.log = [](const std::string&) {};
-        m_server = std::make_unique<Server>(c);
-        QVERIFY(m_server->start().isOk());
-        m_server->setEngine(m_engine, "stories260K");
-        m_port = m_server->port();
+        test::ModelServer m = test::startModelServer(ec, "stories260K");
+        QVERIFY2(m.error.empty(), m.error.c_str());
+        m_engine = m.engine;
+        m_server = std::move(m.server);
+        m_port = m.port;
     }
     void cleanupTestCase() {
         if (m_server) m_server->stop();

@@ -3,6 +3,7 @@
 // and rejected prediction tokens in usage; per-request draft limits; /metrics counts drafts; and
 // hostile prediction and speculation fields are 400s naming the field, leaving no KV block held.
 #include "../server/http_test_support.h"
+#include "../server/model_server.h"
 #include "test_support.h"
 
 #include "hearth/engine.h"
@@ -53,16 +54,11 @@ private Q_SLOTS:
         ec.contextLength = 256;
         ec.speculation.ngram = true;
         ec.speculation.adaptive = false; // every proposal verified (the policy would draft little here)
-        auto e = Engine::create(ec);
-        QVERIFY2(e, e ? "" : e.status().toString().c_str());
-        m_engine = std::move(*e);
-        ServerConfig c;
-        c.port = 0;
-        c.log = [](const std::string&) {};
-        m_server = std::make_unique<Server>(c);
-        QVERIFY(m_server->start().isOk());
-        m_server->setEngine(m_engine, "stories260K");
-        m_port = m_server->port();
+        test::ModelServer m = test::startModelServer(ec, "stories260K");
+        QVERIFY2(m.error.empty(), m.error.c_str());
+        m_engine = m.engine;
+        m_server = std::move(m.server);
+        m_port = m.port;
     }
     void cleanupTestCase() {
         if (m_server) m_server->stop();

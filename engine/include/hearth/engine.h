@@ -338,6 +338,9 @@ struct EngineStats {
     // and the engine thread's time spent on them.
     uint64_t imagesEncoded = 0;
     double imageEncodeSeconds = 0.0;
+    // Host memory of the step buffers (activations), grown to the largest step so far: memory
+    // the model uses beyond its weights and caches.
+    uint64_t stepBufferBytes = 0;
 };
 
 using RequestId = uint64_t;
