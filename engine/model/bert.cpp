@@ -54,14 +54,13 @@ public:
                 HEARTH_ASSIGN_OR_RETURN(m_cls, b.matrix("cls.weight", E, E, hp.nLayer)); // with the last layer
                 HEARTH_ASSIGN_OR_RETURN(m_clsB, b.optionalVector("cls.bias", E, hp.nLayer));
             }
-            int64_t outputs = E;
+            m_dims.rankOutputs = int(E);
             if (out) {
-                outputs = int64_t(out->ne[1]);
-                if (out->nDims != 2 || outputs < 1 || outputs > E) return invalidFormat("cls.output.weight has a bad shape");
-                HEARTH_ASSIGN_OR_RETURN(m_clsOut, b.matrix("cls.output.weight", E, outputs, hp.nLayer));
-                HEARTH_ASSIGN_OR_RETURN(m_clsOutB, b.optionalVector("cls.output.bias", outputs, hp.nLayer));
+                HEARTH_ASSIGN_OR_RETURN(const ClsOutput head, bindClsOutput(b, *out, E, hp.nLayer));
+                m_clsOut = head.weight;
+                m_clsOutB = head.bias;
+                m_dims.rankOutputs = head.outputs;
             }
-            m_dims.rankOutputs = int(outputs);
         }
 
         m_layers.resize(size_t(hp.nLayer));

@@ -243,6 +243,16 @@ Result<std::vector<bool>> readSlidingLayers(const Binder& b, int nLayer, int win
     return sliding;
 }
 
+Result<ClsOutput> bindClsOutput(Binder& b, const gguf::TensorInfo& weight, int64_t E, int32_t layer) {
+    ClsOutput out;
+    const int64_t outputs = int64_t(weight.ne[1]);
+    if (weight.nDims != 2 || outputs < 1 || outputs > E) return invalidFormat("cls.output.weight has a bad shape");
+    HEARTH_ASSIGN_OR_RETURN(out.weight, b.matrix("cls.output.weight", E, outputs, layer));
+    HEARTH_ASSIGN_OR_RETURN(out.bias, b.optionalVector("cls.output.bias", outputs, layer));
+    out.outputs = int(outputs);
+    return out;
+}
+
 Result<graph::RopeParams> readRopeScaling(const Binder& b, const DecoderHParams& hp, graph::RopeParams p) {
     std::string type = "linear";
     if (b.file().has(b.arch() + ".rope.scaling.type")) {

@@ -101,6 +101,13 @@ Result<std::vector<bool>> readSlidingLayers(const Binder& b, int nLayer, int win
 // RoPE scaling from rope.scaling.{type,factor,original_context_length,attn_factor}: linear
 // (positions divided by the factor) or YaRN (as llama.cpp applies it), on top of `base`.
 Result<graph::RopeParams> readRopeScaling(const Binder& b, const DecoderHParams& hp, graph::RopeParams base);
+// A reranker's output rows: cls.output.weight [outputs][E] (1 <= outputs <= E) and its optional
+// bias, bound with `layer`; returns the number of outputs.
+struct ClsOutput {
+    int32_t weight = -1, bias = -1;
+    int outputs = 0;
+};
+Result<ClsOutput> bindClsOutput(Binder& b, const gguf::TensorInfo& weight, int64_t E, int32_t layer);
 // The dimensions the runtime sees, every layer with the same K/V shape.
 ModelDims decoderDims(const std::string& arch, const DecoderHParams& hp);
 

@@ -36,11 +36,10 @@ Status DenseDecoder::bind(const gguf::File& f) {
         m_variant.rankHead && pooling.isOk() && *pooling == 4) {
         const gguf::TensorInfo* out = f.findTensor("cls.output.weight");
         if (!out) return unsupported("a rank-pooling (reranker) file without its classification head (cls.output.weight)");
-        const int64_t outputs = int64_t(out->ne[1]);
-        if (out->nDims != 2 || outputs < 1 || outputs > E) return invalidFormat("cls.output.weight has a bad shape");
-        HEARTH_ASSIGN_OR_RETURN(m_clsOut, b.matrix("cls.output.weight", E, outputs, hp.nLayer));
-        HEARTH_ASSIGN_OR_RETURN(m_clsOutB, b.optionalVector("cls.output.bias", outputs, hp.nLayer));
-        m_dims.rankOutputs = int(outputs);
+        HEARTH_ASSIGN_OR_RETURN(const ClsOutput head, bindClsOutput(b, *out, E, hp.nLayer));
+        m_clsOut = head.weight;
+        m_clsOutB = head.bias;
+        m_dims.rankOutputs = head.outputs;
     }
     using Ffn = DenseVariant::Ffn;
     m_experts = m_variant.ffn == Ffn::Experts;

@@ -267,17 +267,20 @@ std::vector<DeviceMemory> ModelRunner::memory() const {
         m.mappedBytes = d.mappedBytes;
         m.kvBytes = d.pool ? d.pool->bytes() : 0;
         for (const auto& [key, buffer] : d.states) m.stateBytes += buffer->size();
-        for (const auto& b : d.scratch) m.activationBytes += b ? b->size() : 0;
+        m.activationBytes = scratchBytes(d);
         out.push_back(m);
     }
     return out;
 }
 
-uint64_t ModelRunner::hostActivationBytes() const {
+uint64_t ModelRunner::scratchBytes(const Dev& d) {
     uint64_t total = 0;
-    if (!m_devices.empty())
-        for (const auto& b : m_devices.back().scratch) total += b ? b->size() : 0; // the last: the CPU
+    for (const auto& b : d.scratch) total += b ? b->size() : 0;
     return total;
+}
+
+uint64_t ModelRunner::hostActivationBytes() const {
+    return m_devices.empty() ? 0 : scratchBytes(m_devices.back()); // the last: the CPU
 }
 
 Result<std::shared_ptr<ModelRunner::Plan>> ModelRunner::planFor(const graph::StepShape& shape) {

@@ -96,6 +96,7 @@ private:
     ModelRunner() = default;
     Devices devices() const;
     Result<std::shared_ptr<Plan>> planFor(const graph::StepShape& shape);
+    static uint64_t scratchBytes(const Dev& d); // a device's step buffers
     Status compilePlan(Plan& plan);
 
     const model::Architecture* m_arch = nullptr;
