@@ -246,6 +246,28 @@ private Q_SLOTS:
         QCOMPARE(downloads[1].range, std::string("bytes=100000-"));
     }
 
+    // A connection closed mid-body, after a 200 and its Content-Length, is retried from where it
+    // ended, like a stall.
+    void cutConnectionIsResumed() {
+        TestHub hub;
+        const std::string content = TestHub::makeContent(300 * 1024, 8);
+        hub.addFile(kRepo, "m-IQ4_XS.gguf", {content});
+        hub.cutRequests = 1;
+        hub.cutAfter = 100000;
+        QTemporaryDir dir;
+        const DownloadRequest r = requestFor(hub, dir.path(), "m-IQ4_XS.gguf", content);
+        DownloadManager manager;
+        manager.setRetryPolicy(fastPolicy());
+        Watch w(manager);
+        manager.enqueue(r);
+        QVERIFY(w.waitDone());
+        QCOMPARE(readAll(r.destination), QByteArray::fromStdString(content));
+        QCOMPARE(w.retrying.size(), 1);
+        const auto downloads = hub.downloads();
+        QCOMPARE(downloads.size(), size_t(2));
+        QCOMPARE(downloads[1].range, std::string("bytes=100000-"));
+    }
+
     void serverErrorsAreRetriedClientErrorsAreNot() {
         TestHub hub;
         const std::string content = TestHub::makeContent(50 * 1024, 8);

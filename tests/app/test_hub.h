@@ -43,6 +43,8 @@ public:
     std::atomic<bool> ignoreRange{false};
     std::atomic<int> stallRequests{0};      // this many downloads stop sending after stallAfter
     std::atomic<size_t> stallAfter{0};
+    std::atomic<int> cutRequests{0};        // this many downloads close the connection after cutAfter
+    std::atomic<size_t> cutAfter{0};
     std::atomic<int> failRequests{0};       // this many downloads answer 503 first
     std::atomic<bool> requireToken{false};  // downloads and trees need "Bearer secret"
     std::atomic<int> searchStatus{200};
@@ -251,9 +253,16 @@ private:
             stall = true;
         }
         const size_t stallAt = stallAfter;
+        bool cut = false;
+        if (cutRequests > 0) {
+            --cutRequests;
+            cut = true;
+        }
+        const size_t cutAt = cutAfter;
         res.set_content_provider(
             data->size() - start, "application/octet-stream",
-            [this, data, start, stall, stallAt](size_t offset, size_t length, httplib::DataSink& sink) {
+            [this, data, start, stall, stallAt, cut, cutAt](size_t offset, size_t length, httplib::DataSink& sink) {
+                if (cut && offset >= cutAt) return false; // the connection closes mid-body
                 if (stall && offset >= stallAt) {
                     // Keep the connection open and send nothing, until the hub stops or 5 s pass.
                     for (int i = 0; i < 250 && !m_stopping; ++i)
@@ -262,6 +271,7 @@ private:
                 }
                 size_t n = std::min(length, chunkBytes.load());
                 if (stall && offset < stallAt) n = std::min(n, stallAt - offset);
+                if (cut && offset < cutAt) n = std::min(n, cutAt - offset);
                 if (chunkDelayMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(chunkDelayMs));
                 if (m_stopping) return false;
                 return sink.write(data->data() + start + offset, n);

@@ -70,9 +70,10 @@ export function finish() {
 }
 
 // hearth-server on `model` (port 0: it prints the one it bound), then /health polled until 200.
-export async function startServer(model, extraArgs = []) {
-  const server = spawn(serverBin, ['--model', model, '--port', '0', ...extraArgs],
-                       { stdio: ['ignore', 'inherit', 'pipe'] });
+// A null model leaves --model out (a library given in extraArgs); env is added to this process's.
+export async function startServer(model, extraArgs = [], env = {}) {
+  const server = spawn(serverBin, [...(model === null ? [] : ['--model', model]), '--port', '0', ...extraArgs],
+                       { stdio: ['ignore', 'inherit', 'pipe'], env: { ...process.env, ...env } });
   let log = '';
   const port = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('no listening line from hearth-server')), 60000);

@@ -17,6 +17,7 @@
 #include <QJsonObject>
 
 #include <cstdio>
+#include <cstring>
 #include <optional>
 
 namespace hearth::cli {
@@ -35,6 +36,7 @@ const char* kPullHelp =
     "  the data folder --data-dir, else $HEARTH_DATA_DIR, else ~/.local/share/hearth.\n"
     "  --json prints the progress as Ollama's pull does, one JSON object per line, ending in\n"
     "  {\"status\":\"success\"} or {\"error\":...,\"status\":HTTP status}.\n"
+    "  REPO may carry Ollama's hf.co/ prefix (or huggingface.co/, or the repository's URL).\n"
     "  e.g. hearth-cli pull Qwen/Qwen2.5-0.5B-Instruct-GGUF:Q8_0\n";
 
 // Nearest first when the asked-for Q4_K_M is missing: similar size and quality, then larger
@@ -260,7 +262,13 @@ int runPull(Args args) {
         std::fputs(kPullHelp, stderr);
         return 2;
     }
-    const QString spec = QString::fromUtf8(rest[0].data(), qsizetype(rest[0].size()));
+    QString spec = QString::fromUtf8(rest[0].data(), qsizetype(rest[0].size()));
+    // Ollama's way of naming a hub model ("hf.co/owner/repo:Q4_K_M"), and the repository's URL.
+    for (const char* host : {"https://huggingface.co/", "https://hf.co/", "huggingface.co/", "hf.co/"})
+        if (spec.startsWith(QLatin1String(host), Qt::CaseInsensitive)) {
+            spec.remove(0, qsizetype(std::strlen(host)));
+            break;
+        }
     const QString repo = spec.section(QLatin1Char(':'), 0, 0);
     const QString selector = spec.section(QLatin1Char(':'), 1);
     return withQtCore([&]() -> int {
