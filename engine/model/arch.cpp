@@ -27,6 +27,7 @@ constexpr Entry kArchitectures[] = {
     {"gpt-oss", loadGptOss},
     {"phi3", loadPhi3},
     {"mistral3", loadMistral3},
+    {"smollm3", loadSmolLm3},
     {"bert", loadBert},
     {"nomic-bert", loadNomicBert},
 };

@@ -371,8 +371,8 @@ TensorId selfAttention(graph::Graph& g, const StepTensors& in, const KvSetup& kv
         t = g.rope(t, in.ropeH, opt(w.mropeFactors[1]), p);
         return g.rope(t, in.ropeW, opt(w.mropeFactors[2]), p);
     };
-    q = rotate(q, s.rope);
-    if (own) {
+    if (s.rotate) q = rotate(q, s.rope);
+    if (own && s.rotate) {
         graph::RopeParams kRope = s.rope;
         kRope.tempScale = 0.0f; // the attention temperature scales q only
         kRope.tempLength = 0;

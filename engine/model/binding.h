@@ -146,6 +146,7 @@ struct AttentionWeights {
 struct AttentionSpec {
     int nHead = 0, nHeadKv = 0, headDim = 0, headDimV = 0;
     graph::RopeParams rope;
+    bool rotate = true;     // false: q and k keep no position (NoPE layers: smollm3's every fourth)
     float normEps = 1e-6f;  // of the q/k norms
     float scale = 1.0f;     // on q · k
     int window = 0;         // sliding window (0: every earlier position)

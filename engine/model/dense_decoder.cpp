@@ -1,4 +1,4 @@
-// Binding and step description of the dense decoder shared by llama, qwen2, qwen3 and mistral3.
+// Binding and step description of the dense decoder shared by llama, qwen2, qwen3, mistral3 and smollm3.
 #include "model/dense_decoder.h"
 
 #include <cmath>
@@ -110,8 +110,10 @@ void DenseDecoder::build(graph::Graph& g, const graph::StepShape& shape, const K
     for (int l = 0; l < hp.nLayer; ++l) {
         const DenseLayer& L = m_layers[size_t(l)];
         g.setLayer(l);
+        AttentionSpec layerSpec = spec;
+        layerSpec.rotate = m_variant.noRopeEvery <= 0 || (l + 1) % m_variant.noRopeEvery != 0;
         graph::TensorId cur = g.rmsNorm(x, g.weight(L.attnNorm), hp.normEps);
-        x = g.add(x, selfAttention(g, in, kv, l, cur, L.attn, spec));
+        x = g.add(x, selfAttention(g, in, kv, l, cur, L.attn, layerSpec));
         cur = g.rmsNorm(x, g.weight(L.ffnNorm), hp.normEps);
         if (m_experts) {
             x = g.add(x, moeFeedForward(g, cur, L.experts, m_moe, m_variant.gating));

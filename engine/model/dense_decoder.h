@@ -1,4 +1,4 @@
-// The pre-norm dense decoder that llama, qwen2, qwen3 and mistral3 share: per layer RMSNorm, grouped-query
+// The pre-norm dense decoder that llama, qwen2, qwen3, mistral3 and smollm3 share: per layer RMSNorm, grouped-query
 // self-attention (with the variant's biases, q/k norms and RoPE pairing), a residual add, RMSNorm,
 // a SwiGLU feed-forward (or a mixture of SwiGLU experts: qwen3moe, Mixtral) and another residual
 // add; then the final norm and the logits. Each of those
@@ -28,6 +28,9 @@ struct DenseVariant {
     bool attnTemperature = false;
     bool qkNorm = false;         // per-head RMS norms of q and k before RoPE (qwen3)
     bool neox = false;           // RoPE pairs (i, i + nRot/2) instead of (2i, 2i + 1)
+    // Every noRopeEvery-th layer (layers noRopeEvery - 1, 2 * noRopeEvery - 1, ...) attends
+    // without RoPE (smollm3: 4); 0: every layer rotates.
+    int noRopeEvery = 0;
     // Reads input embeddings (an image's, used as they are) in place of some tokens' rows
     // (ModelDims::givenEmbeddings): mistral3 with Pixtral, llama with a projector (LLaVA).
     bool takesImages = false;

@@ -40,10 +40,12 @@ std::vector<int32_t> topK(const float* v, size_t n, int k) {
     return idx;
 }
 
-// The layers a row keeps: 2, but all 4 of gemma4-e-tiny (a cut has no shared-KV layers) and of
-// the qwen35 presets (three delta-net layers, then the full-attention one).
+// The layers a row keeps: 2, but all 4 of gemma4-e-tiny (a cut has no shared-KV layers), of
+// the qwen35 presets (three delta-net layers, then the full-attention one) and of smollm3 (the
+// fourth without RoPE).
 QString layersOf(const QString& preset) {
-    return preset == QStringLiteral("gemma4-e-tiny") || preset.startsWith(QStringLiteral("qwen35"))
+    return preset == QStringLiteral("gemma4-e-tiny") || preset.startsWith(QStringLiteral("qwen35")) ||
+                   preset.startsWith(QStringLiteral("smollm3"))
                ? QStringLiteral("4")
                : QStringLiteral("2");
 }
@@ -184,6 +186,20 @@ private Q_SLOTS:
         row("mistral3-tiny", "Q4_K_M");
     }
     void phi3AndMistral3() { agreesWithReference(); }
+
+    // smollm3: RoPE on three layers, none on the fourth (a model that rotated it, or left every
+    // layer unrotated, fails).
+    void smolLm3_data() {
+        columns();
+        row("smollm3-tiny", "F32");
+        row("smollm3-tiny", "Q8_0");
+    }
+    void smolLm3() { agreesWithReference(); }
+    void smolLm3Shape_data() {
+        columns();
+        row("smollm3-3b", "Q4_K_M", kStories);
+    }
+    void smolLm3Shape() { agreesWithReference(); }
 
     void gemma4_data() {
         columns();
