@@ -10,6 +10,10 @@
 #include <cstring>
 #include <thread>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace hearth {
 
 namespace {
@@ -90,5 +94,13 @@ uint64_t usableMemory(const DeviceDescription& device) {
 }
 
 uint64_t availableSystemMemory() { return runtime::availableMemoryBytes(); }
+
+void releaseLargeFreesPromptly() {
+#if defined(__GLIBC__)
+    // Setting the threshold also stops glibc from raising it (and the trim threshold with it).
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+#endif
+}
 
 } // namespace hearth

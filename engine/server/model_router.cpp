@@ -128,6 +128,9 @@ public:
     explicit ModelRouter(ModelDirectoryConfig config)
         : m_config(std::move(config)), m_state(std::make_shared<RouterState>()) {
         m_config.maxLoaded = std::max(1, m_config.maxLoaded);
+        // The budget holds for resident memory only if an unloaded model's buffers leave the
+        // process: kept in the allocator's per-thread heaps, they went 20% over it.
+        releaseLargeFreesPromptly();
         if (m_config.memoryBudgetBytes == 0) {
             const uint64_t available = availableSystemMemory();
             m_budget = available ? available / 5 * 4 : UINT64_MAX;

@@ -102,6 +102,13 @@ private Q_SLOTS:
     }
     void dense() { greedyMatchesReference(); }
 
+    // smollm3: its fourth layer attends without RoPE.
+    void smolLm3_data() {
+        columns();
+        row("smollm3-tiny", "F32", kSpm);
+    }
+    void smolLm3() { greedyMatchesReference(); }
+
     void experts_data() {
         columns();
         row("qwen3moe-tiny", "F32", kSpm);

@@ -43,4 +43,10 @@ uint64_t usableMemory(const DeviceDescription& device);
 // Cheap: no device is probed.
 uint64_t availableSystemMemory();
 
+// Has the C library give a freed block of 128 KiB or more back to the system at once (glibc: a
+// fixed mmap threshold, where by default it rises with each large block freed and later blocks of
+// that size stay in the heap of the thread that freed them). A process that loads and unloads
+// models then stays near what its loaded models use. Process-wide; nothing elsewhere; idempotent.
+void releaseLargeFreesPromptly();
+
 } // namespace hearth
