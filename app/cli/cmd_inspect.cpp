@@ -161,15 +161,22 @@ void printText(const std::string& path, const gguf::File& file, const ModelInfo&
     std::printf("  vocabulary        %u%s\n", m.vocabSize, m.tiedEmbeddings ? " (tied output)" : "");
     if (hybrid(m)) {
         std::printf("hybrid layout\n");
-        std::printf("  layers            %u gated delta-net, %u full attention, %u multi-token prediction (not run)\n",
-                    m.recurrentLayers, m.attentionLayers(), m.nextnLayers);
-        std::printf("  layer kinds       %s (R delta net, A attention, M prediction)\n", layerKinds(m).c_str());
-        std::printf("  delta net         conv kernel %u, state size %u, %u q/k heads, %u v heads, inner %u\n",
-                    m.ssmConvKernel, m.ssmStateSize, m.ssmGroupCount, m.ssmTimeStepRank, m.ssmInnerSize);
-        std::printf("  state per layer   %llu conv window + %llu delta-net values (%s F32)\n",
-                    static_cast<unsigned long long>(m.ssmConvValues),
-                    static_cast<unsigned long long>(m.ssmMatrixValues),
-                    humanBytes((m.ssmConvValues + m.ssmMatrixValues) * 4).c_str());
+        if (m.architecture == "lfm2") {
+            std::printf("  layers            %u short convolution, %u attention\n", m.recurrentLayers, m.attentionLayers());
+            std::printf("  layer kinds       %s (R convolution, A attention)\n", layerKinds(m).c_str());
+            std::printf("  convolution       %u taps; state per layer %llu values (%s F32)\n", m.ssmConvKernel,
+                        static_cast<unsigned long long>(m.ssmConvValues), humanBytes(m.ssmConvValues * 4).c_str());
+        } else {
+            std::printf("  layers            %u gated delta-net, %u full attention, %u multi-token prediction (not run)\n",
+                        m.recurrentLayers, m.attentionLayers(), m.nextnLayers);
+            std::printf("  layer kinds       %s (R delta net, A attention, M prediction)\n", layerKinds(m).c_str());
+            std::printf("  delta net         conv kernel %u, state size %u, %u q/k heads, %u v heads, inner %u\n",
+                        m.ssmConvKernel, m.ssmStateSize, m.ssmGroupCount, m.ssmTimeStepRank, m.ssmInnerSize);
+            std::printf("  state per layer   %llu conv window + %llu delta-net values (%s F32)\n",
+                        static_cast<unsigned long long>(m.ssmConvValues),
+                        static_cast<unsigned long long>(m.ssmMatrixValues),
+                        humanBytes((m.ssmConvValues + m.ssmMatrixValues) * 4).c_str());
+        }
     }
     const TokenizerSummary& t = m.tokenizer;
     std::printf("tokenizer\n");

@@ -28,6 +28,7 @@ constexpr Entry kArchitectures[] = {
     {"phi3", loadPhi3},
     {"mistral3", loadMistral3},
     {"smollm3", loadSmolLm3},
+    {"lfm2", loadLfm2},
     {"bert", loadBert},
     {"nomic-bert", loadNomicBert},
 };

@@ -16,6 +16,7 @@ Result<std::unique_ptr<Architecture>> loadGptOss(const gguf::File& file); // gpt
 Result<std::unique_ptr<Architecture>> loadPhi3(const gguf::File& file);   // phi3.cpp
 Result<std::unique_ptr<Architecture>> loadMistral3(const gguf::File& file); // mistral3.cpp
 Result<std::unique_ptr<Architecture>> loadSmolLm3(const gguf::File& file);  // smollm3.cpp
+Result<std::unique_ptr<Architecture>> loadLfm2(const gguf::File& file);     // lfm2.cpp
 Result<std::unique_ptr<Architecture>> loadQwen35(const gguf::File& file);    // qwen35.cpp
 Result<std::unique_ptr<Architecture>> loadQwen35Moe(const gguf::File& file); // qwen35moe.cpp
 Result<std::unique_ptr<Architecture>> loadBert(const gguf::File& file);      // bert.cpp

@@ -192,12 +192,26 @@ Result<int32_t> Binder::transposedMatrix(const std::string& name, int64_t a, int
     return int32_t(m_weights.size() - 1);
 }
 
+Result<int32_t> Binder::f32Matrix(const std::string& name, int64_t cols, int64_t rows, int32_t layer) {
+    HEARTH_ASSIGN_OR_RETURN(const int32_t index, matrix(name, cols, rows, layer));
+    graph::Weight& w = m_weights[size_t(index)];
+    if (w.type == quant::Type::F32) return index;
+    std::vector<float> values(size_t(cols * rows));
+    for (int64_t r = 0; r < rows; ++r)
+        HEARTH_RETURN_IF_ERROR(quant::dequantizeRow(w.type, w.data + uint64_t(r) * w.rowBytes, values.data() + r * cols, cols));
+    m_copies.push_back(std::move(values));
+    w.type = quant::Type::F32;
+    w.data = reinterpret_cast<const uint8_t*>(m_copies.back().data());
+    w.rowBytes = uint64_t(cols) * 4;
+    return index;
+}
+
 Result<int32_t> Binder::optionalVector(const std::string& name, int64_t n, int32_t layer) {
     if (!hasTensor(name)) return -1;
     return vector(name, n, layer);
 }
 
-Result<DecoderHParams> readDecoderHParams(const Binder& b, bool feedForward) {
+Result<DecoderHParams> readDecoderHParams(const Binder& b, bool feedForward, std::vector<bool>* withoutKv) {
     DecoderHParams hp;
     HEARTH_ASSIGN_OR_RETURN(hp.nLayer, b.layerCount());
     HEARTH_ASSIGN_OR_RETURN(hp.nEmbd, b.integer("embedding_length"));
@@ -207,7 +221,20 @@ Result<DecoderHParams> readDecoderHParams(const Binder& b, bool feedForward) {
         HEARTH_ASSIGN_OR_RETURN(hp.nFf, b.sameCount("feed_forward_length", 1));
     }
     HEARTH_ASSIGN_OR_RETURN(hp.nHead, b.sameCount("attention.head_count"));
-    HEARTH_ASSIGN_OR_RETURN(hp.nHeadKv, b.sameCount("attention.head_count_kv", hp.nHead));
+    if (withoutKv) {
+        HEARTH_ASSIGN_OR_RETURN(const std::vector<int> kv, b.counts("attention.head_count_kv", hp.nHead));
+        withoutKv->assign(kv.size(), false);
+        for (size_t l = 0; l < kv.size(); ++l) {
+            (*withoutKv)[l] = kv[l] == 0;
+            if (kv[l] == 0) continue;
+            if (hp.nHeadKv != 0 && kv[l] != hp.nHeadKv)
+                return unsupported(b.arch() + ".attention.head_count_kv differs between attention layers");
+            hp.nHeadKv = kv[l];
+        }
+        if (hp.nHeadKv == 0) return invalidFormat(b.arch() + ".attention.head_count_kv is 0 on every layer");
+    } else {
+        HEARTH_ASSIGN_OR_RETURN(hp.nHeadKv, b.sameCount("attention.head_count_kv", hp.nHead));
+    }
     HEARTH_ASSIGN_OR_RETURN(hp.nCtxTrain, b.integer("context_length", 2048));
     if (hp.nEmbd < 1 || hp.nFf < 1) return invalidFormat("embedding/feed-forward length is zero");
     if (hp.nHead < 1 || hp.nHeadKv < 1 || hp.nHead % hp.nHeadKv != 0)

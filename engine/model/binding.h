@@ -63,6 +63,9 @@ public:
     // The transpose of a 2-D tensor of the file: its ne {a, b} becomes an F32 matrix [a][b]
     // (ne {b, a}), copied (llama.cpp's projections that the graph transposes before use).
     Result<int32_t> transposedMatrix(const std::string& name, int64_t a, int64_t b, int32_t layer);
+    // matrix() as F32, converted once where the file stores another type (small tensors that ops
+    // read as floats, such as convolution kernels [C][K]).
+    Result<int32_t> f32Matrix(const std::string& name, int64_t cols, int64_t rows, int32_t layer);
 
 private:
     Result<int32_t> tensor(const std::string& name, std::array<int64_t, 4> ne, int nDims, int32_t layer);
@@ -93,7 +96,10 @@ struct DecoderHParams {
     int nCtxTrain = 0;
 };
 // feedForward: whether feed_forward_length is required (MoE files may give only the experts').
-Result<DecoderHParams> readDecoderHParams(const Binder& b, bool feedForward = true);
+// withoutKv: when given, attention.head_count_kv may be 0 on some layers (those without
+// attention: lfm2's convolutions), which it marks; the other layers must agree.
+Result<DecoderHParams> readDecoderHParams(const Binder& b, bool feedForward = true,
+                                          std::vector<bool>* withoutKv = nullptr);
 // Which layers use sliding-window attention: attention.sliding_window_pattern as an array of one
 // flag per layer (bool or integer), or as n (all but every n-th layer slide; 0: all), else every
 // layer but each `defaultEvery`-th. All false when window is 0.

@@ -27,12 +27,29 @@ std::optional<uint32_t> tokenId(const gguf::File& f, const std::string& key, uin
     return *v;
 }
 
+// lfm2's layout (model/lfm2.cpp): layers with attention.head_count_kv 0 are short convolutions
+// whose state is the last shortconv.l_cache - 1 inputs of embedding_length values.
+Status readShortConvLayout(const gguf::File& f, ModelInfo& info) {
+    const std::string a = info.architecture + ".";
+    HEARTH_ASSIGN_OR_RETURN(const std::vector<uint64_t> kv, f.getCounts(a + "attention.head_count_kv", info.blockCount, 65536));
+    HEARTH_ASSIGN_OR_RETURN(info.ssmConvKernel, optionalU32(f, a + "shortconv.l_cache", 0));
+    if (info.ssmConvKernel < 2 || info.ssmConvKernel > 16)
+        return invalidFormat(a + "shortconv.l_cache " + std::to_string(info.ssmConvKernel) + " must be 2..16");
+    info.recurrentLayer.assign(info.blockCount, false);
+    for (uint32_t l = 0; l < info.blockCount; ++l) info.recurrentLayer[l] = kv[l] == 0;
+    info.recurrentLayers = uint32_t(std::count(info.recurrentLayer.begin(), info.recurrentLayer.end(), true));
+    info.ssmConvValues = uint64_t(info.ssmConvKernel - 1) * info.embeddingLength;
+    info.ssmMatrixValues = 0;
+    return Status::ok();
+}
+
 // The hybrid layout of qwen35 / qwen35moe files, read as the loader reads it (model/qwen35.cpp):
 // the delta net's sizes, which layers are recurrent, and the multi-token-prediction layers. The
 // sizes' consistency with each other and with the tensors is the loader's to check; here only
 // what the estimate needs, within bounds that keep its products exact.
 Status readHybridLayout(const gguf::File& f, ModelInfo& info) {
     const std::string a = info.architecture + ".";
+    if (info.architecture == "lfm2") return readShortConvLayout(f, info);
     if (info.architecture != "qwen35" && info.architecture != "qwen35moe") return Status::ok();
     HEARTH_ASSIGN_OR_RETURN(info.nextnLayers, optionalU32(f, a + "nextn_predict_layers", 0));
     if (info.nextnLayers >= info.blockCount)

@@ -116,7 +116,7 @@ public:
                 const int64_t Hv = m_ssm.nHeadV;
                 HEARTH_ASSIGN_OR_RETURN(Y.qkv, b.matrix(p + "attn_qkv.weight", E, C, l));
                 HEARTH_ASSIGN_OR_RETURN(Y.z, b.matrix(p + "attn_gate.weight", E, V, l));
-                HEARTH_ASSIGN_OR_RETURN(Y.conv, convWeight(b, p + "ssm_conv1d.weight", K, C, l));
+                HEARTH_ASSIGN_OR_RETURN(Y.conv, b.f32Matrix(p + "ssm_conv1d.weight", K, C, l));
                 HEARTH_ASSIGN_OR_RETURN(Y.dtBias, b.vector(p + "ssm_dt.bias", Hv, l));
                 HEARTH_ASSIGN_OR_RETURN(Y.a, b.vector(p + "ssm_a", Hv, l));
                 HEARTH_ASSIGN_OR_RETURN(Y.beta, b.matrix(p + "ssm_beta.weight", E, Hv, l));
@@ -302,21 +302,6 @@ private:
         const char* names[3] = {"rope_sections.temporal", "rope_sections.height", "rope_sections.width"};
         for (int k = 0; k < 3; ++k) out.mrope[k] = b.ownVector(names[k], std::move(sections[size_t(k)]));
         return out;
-    }
-
-    // The convolution kernel [C][K] as F32 (F16 and BF16 files are converted once).
-    Result<int32_t> convWeight(Binder& b, const std::string& name, int64_t K, int64_t C, int32_t layer) {
-        HEARTH_ASSIGN_OR_RETURN(const int32_t index, b.matrix(name, K, C, layer));
-        graph::Weight& w = m_weights[size_t(index)];
-        if (w.type == quant::Type::F32) return index;
-        std::vector<float> values(size_t(K * C));
-        for (int64_t c = 0; c < C; ++c)
-            HEARTH_RETURN_IF_ERROR(quant::dequantizeRow(w.type, w.data + uint64_t(c) * w.rowBytes, values.data() + c * K, K));
-        m_copies.push_back(std::move(values));
-        w.type = quant::Type::F32;
-        w.data = reinterpret_cast<const uint8_t*>(m_copies.back().data());
-        w.rowBytes = uint64_t(K) * 4;
-        return index;
     }
 
     // A full-attention layer's weights under prefix p (blk.N.), as layer l of the graph.

@@ -152,8 +152,9 @@ Type chooseType(const Mix& mix, const TensorRole& role) {
     // Norms, biases (the experts' are 2-D), and the experts' routers (small, and their order
     // decides which experts run) stay F32.
     if (role.nDims < 2 || contains(n, "ffn_gate_inp.weight") || !n.ends_with(".weight")) return Type::F32;
-    // The delta net's convolution kernels ([C][4]) stay as they are, as llama.cpp keeps them.
-    if (contains(n, "ssm_conv1d")) return Type::F32;
+    // Convolution kernels (the delta net's [C][4], lfm2's short [E][3]) stay F32, as llama.cpp
+    // keeps them (its convolution reads only F32 kernels).
+    if (contains(n, "ssm_conv1d") || contains(n, "shortconv.conv")) return Type::F32;
     // bert's position and token-type embeddings stay F32, as llama.cpp keeps them (it adds the
     // token-type row to F32 activations directly).
     if (n == "position_embd.weight" || n == "token_types.weight") return Type::F32;

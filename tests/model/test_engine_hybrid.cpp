@@ -3,7 +3,8 @@
 // through the public API: 16 concurrent streams equal to the same requests served one at a time,
 // prefix reuse through recurrent-state snapshots (a shared 200-token prefix, a chat turn that
 // continues the previous one) giving the tokens a cold engine gives, n > 1 forks copying the
-// state, cancel freeing it within a step, preemption recomputing it, and the memory check.
+// state, cancel freeing it within a step, preemption recomputing it, and the memory check; and
+// the concurrency and prefix checks again on lfm2-tiny (short convolutions around attention).
 #include "hearth/devices.h"
 #include "hearth/engine.h"
 #include "test_support.h"
@@ -45,10 +46,12 @@ class TestEngineHybrid : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
     std::string m_model;
+    std::string m_lfm2;
+    std::string m_using; // the model engine() loads
 
     Result<std::unique_ptr<Engine>> engine(bool prefixCaching, uint64_t kvBytes = 0, int maxNumSeqs = 16) {
         EngineConfig c;
-        c.modelPath = m_model;
+        c.modelPath = m_using.empty() ? m_model : m_using;
         c.contextLength = 2048;
         c.kvMemoryBytes = kvBytes;
         c.maxNumSeqs = maxNumSeqs;
@@ -68,15 +71,20 @@ private Q_SLOTS:
             QSKIP(qPrintable(QStringLiteral("no device %1 here").arg(QString::fromStdString(testDevice()))));
         qInfo("engine on %s", testDevice().c_str());
         m_model = m_dir.filePath(QStringLiteral("qwen35-tiny.gguf")).toStdString();
-        QProcess synth;
-        synth.start(test::binDir() + QStringLiteral("/hearth-cli"),
-                    {QStringLiteral("synth"), QStringLiteral("--preset"), QStringLiteral("qwen35-tiny"),
-                     QStringLiteral("--type"), QStringLiteral("F32"), QStringLiteral("--vocab"),
-                     QString::fromStdString(test::testDataPath(QStringLiteral("models/stories260K.gguf"))),
-                     QStringLiteral("-o"), QString::fromStdString(m_model)});
-        QVERIFY(synth.waitForFinished(300000));
-        QVERIFY2(synth.exitCode() == 0, synth.readAllStandardError().constData());
+        m_lfm2 = m_dir.filePath(QStringLiteral("lfm2-tiny.gguf")).toStdString();
+        for (const auto& [preset, path] : {std::pair{QStringLiteral("qwen35-tiny"), m_model},
+                                           std::pair{QStringLiteral("lfm2-tiny"), m_lfm2}}) {
+            QProcess synth;
+            synth.start(test::binDir() + QStringLiteral("/hearth-cli"),
+                        {QStringLiteral("synth"), QStringLiteral("--preset"), preset, QStringLiteral("--type"),
+                         QStringLiteral("F32"), QStringLiteral("--vocab"),
+                         QString::fromStdString(test::testDataPath(QStringLiteral("models/stories260K.gguf"))),
+                         QStringLiteral("-o"), QString::fromStdString(path)});
+            QVERIFY(synth.waitForFinished(300000));
+            QVERIFY2(synth.exitCode() == 0, synth.readAllStandardError().constData());
+        }
     }
+    void cleanup() { m_using.clear(); }
 
     void concurrentStreamsEqualSequential() {
         auto e = engine(false);
@@ -101,6 +109,16 @@ private Q_SLOTS:
         QTRY_COMPARE((*e)->stats().stateSlotsLive, 0);
         // The outputs depend on the prompt (a negative control for the comparison above).
         QVERIFY(alone[0] != alone[1]);
+    }
+
+    // lfm2: the convolution window as the state of every convolution layer.
+    void lfm2ConcurrentStreamsEqualSequential() {
+        m_using = m_lfm2;
+        concurrentStreamsEqualSequential();
+    }
+    void lfm2SharedPrefixComputesOnlyTheRest() {
+        m_using = m_lfm2;
+        sharedPrefixComputesOnlyTheRest();
     }
 
     void sharedPrefixComputesOnlyTheRest() {

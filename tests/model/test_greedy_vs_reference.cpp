@@ -102,12 +102,13 @@ private Q_SLOTS:
     }
     void dense() { greedyMatchesReference(); }
 
-    // smollm3: its fourth layer attends without RoPE.
-    void smolLm3_data() {
+    // smollm3: its fourth layer attends without RoPE; lfm2: short convolutions and attention.
+    void smolLm3AndLfm2_data() {
         columns();
         row("smollm3-tiny", "F32", kSpm);
+        row("lfm2-tiny", "F32", kSpm);
     }
-    void smolLm3() { greedyMatchesReference(); }
+    void smolLm3AndLfm2() { greedyMatchesReference(); }
 
     void experts_data() {
         columns();

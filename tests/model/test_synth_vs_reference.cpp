@@ -41,11 +41,11 @@ std::vector<int32_t> topK(const float* v, size_t n, int k) {
 }
 
 // The layers a row keeps: 2, but all 4 of gemma4-e-tiny (a cut has no shared-KV layers), of
-// the qwen35 presets (three delta-net layers, then the full-attention one) and of smollm3 (the
-// fourth without RoPE).
+// the qwen35 presets (three delta-net layers, then the full-attention one), of smollm3 (the
+// fourth without RoPE) and of lfm2 (convolutions around an attention layer).
 QString layersOf(const QString& preset) {
     return preset == QStringLiteral("gemma4-e-tiny") || preset.startsWith(QStringLiteral("qwen35")) ||
-                   preset.startsWith(QStringLiteral("smollm3"))
+                   preset.startsWith(QStringLiteral("smollm3")) || preset.startsWith(QStringLiteral("lfm2"))
                ? QStringLiteral("4")
                : QStringLiteral("2");
 }
@@ -200,6 +200,20 @@ private Q_SLOTS:
         row("smollm3-3b", "Q4_K_M", kStories);
     }
     void smolLm3Shape() { agreesWithReference(); }
+
+    // lfm2: gated short convolutions (their window carried between steps as recurrent state)
+    // around an attention layer with q/k norms.
+    void lfm2_data() {
+        columns();
+        row("lfm2-tiny", "F32");
+        row("lfm2-tiny", "Q8_0");
+    }
+    void lfm2() { agreesWithReference(); }
+    void lfm2Shape_data() {
+        columns();
+        row("lfm2-1.2b", "Q8_0", kStories);
+    }
+    void lfm2Shape() { agreesWithReference(); }
 
     void gemma4_data() {
         columns();

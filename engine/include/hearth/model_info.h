@@ -42,7 +42,7 @@ struct ModelInfo {
     float rmsEpsilon = 0.0f;
     uint32_t vocabSize = 0;
     bool tiedEmbeddings = false; // no output.weight: the output reuses token_embd
-    // Hybrid models (qwen35, qwen35moe): gated delta-net layers keep a per-sequence recurrent
+    // Hybrid models (qwen35, qwen35moe; lfm2): delta-net (short convolution) layers keep a per-sequence recurrent
     // state instead of K/V; multi-token-prediction layers at the end of block_count are not run
     // in plain decoding. Zero / empty for other models.
     uint32_t recurrentLayers = 0;
