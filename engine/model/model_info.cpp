@@ -32,6 +32,7 @@ std::optional<uint32_t> tokenId(const gguf::File& f, const std::string& key, uin
 Status readShortConvLayout(const gguf::File& f, ModelInfo& info) {
     const std::string a = info.architecture + ".";
     HEARTH_ASSIGN_OR_RETURN(const std::vector<uint64_t> kv, f.getCounts(a + "attention.head_count_kv", info.blockCount, 65536));
+    if (!f.has(a + "shortconv.l_cache")) return invalidFormat(a + "shortconv.l_cache is missing (the convolution's taps)");
     HEARTH_ASSIGN_OR_RETURN(info.ssmConvKernel, optionalU32(f, a + "shortconv.l_cache", 0));
     if (info.ssmConvKernel < 2 || info.ssmConvKernel > 16)
         return invalidFormat(a + "shortconv.l_cache " + std::to_string(info.ssmConvKernel) + " must be 2..16");

@@ -5,7 +5,9 @@
 // delta-net layers and K/V for its attention layers only, and the memory estimate (ModelInfo,
 // estimateMemory, estimateSplit) counts K/V for the attention layers and the state for the others.
 // The files are qwen35-tiny / qwen35moe-tiny synthesized with a 64-token vocabulary made here, then
-// rewritten with one change each.
+// rewritten with one change each. The other hybrid, lfm2-tiny (short convolutions on layers 0, 1
+// and 3, attention on 2), likewise: broken layer maps and convolution tensors are named, and its
+// state is bound and estimated for the convolution layers alone.
 #include "hearth/gguf.h"
 #include "hearth/model_info.h"
 #include "hearth/synth.h"
@@ -178,12 +180,35 @@ std::vector<BadCase> badCases() {
     };
 }
 
+// lfm2-tiny's broken files (the `moe` field unused).
+std::vector<BadCase> lfm2BadCases() {
+    const std::string a = "lfm2.";
+    auto kvHeads = [a](std::vector<int32_t> v) { return setKey(a + "attention.head_count_kv", gguf::Value::i32Array(v)); };
+    return {
+        {"no attention layer", false, kvHeads({0, 0, 0, 0}), {"head_count_kv is 0 on every layer"}, true},
+        {"layer map against the tensors", false, kvHeads({4, 0, 4, 0}),
+         {"layer 0 is attention", "holds 'blk.0.shortconv.in_proj.weight'"}},
+        {"a convolution layer with attention tensors", false, kvHeads({0, 0, 0, 4}),
+         {"layer 2 is a convolution", "holds 'blk.2.attn_q.weight'"}},
+        {"attention layers of different K/V heads", false, kvHeads({0, 0, 4, 2}),
+         {"head_count_kv differs between attention layers"}},
+        {"l_cache missing", false, {[a](gguf::Writer& w) { (void)w.remove(a + "shortconv.l_cache"); }, nullptr},
+         {"lfm2.shortconv.l_cache"}, true},
+        {"l_cache 1", false, setKey(a + "shortconv.l_cache", u32(1)), {"lfm2.shortconv.l_cache 1 must be 2..16"}, true},
+        {"kernel of the wrong taps", false, reshapeTensor("blk.0.shortconv.conv.weight", {4, 256}),
+         {"blk.0.shortconv.conv.weight", "has shape", "expected"}},
+        {"in_proj missing", false, dropTensor("blk.1.shortconv.in_proj.weight"),
+         {"missing tensor", "blk.1.shortconv.in_proj.weight"}},
+        {"final norm missing", false, dropTensor("token_embd_norm.weight"), {"missing tensor", "token_embd_norm.weight"}},
+    };
+}
+
 } // namespace
 
 class TestQwen35Load : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
-    std::string m_tiny, m_moe;
+    std::string m_tiny, m_moe, m_lfm2;
 
     std::string synth(const char* preset) {
         SynthOptions o;
@@ -201,12 +226,13 @@ private Q_SLOTS:
         QVERIFY(test::writeTinyVocab(m_dir.filePath(QStringLiteral("vocab.gguf")).toStdString()).isOk());
         m_tiny = synth("qwen35-tiny");
         m_moe = synth("qwen35moe-tiny");
-        QVERIFY(!m_tiny.empty() && !m_moe.empty());
+        m_lfm2 = synth("lfm2-tiny");
+        QVERIFY(!m_tiny.empty() && !m_moe.empty() && !m_lfm2.empty());
     }
 
     // The rewrite itself keeps a file loadable (the control for every bad case below).
     void unchangedRewriteLoads() {
-        for (const std::string& path : {m_tiny, m_moe}) {
+        for (const std::string& path : {m_tiny, m_moe, m_lfm2}) {
             std::vector<uint8_t> bytes;
             auto file = rewrite(path, {}, bytes);
             QVERIFY2(file.isOk(), file.status().toString().c_str());
@@ -223,9 +249,42 @@ private Q_SLOTS:
     }
     void badFileNamesTheProblem() {
         QFETCH(int, index);
-        const BadCase c = badCases()[size_t(index)];
+        checkBadCase(badCases()[size_t(index)], m_tiny);
+    }
+    void lfm2BadFileNamesTheProblem_data() {
+        QTest::addColumn<int>("index");
+        const std::vector<BadCase> cases = lfm2BadCases();
+        for (size_t i = 0; i < cases.size(); ++i) QTest::newRow(cases[i].name) << int(i);
+    }
+    void lfm2BadFileNamesTheProblem() {
+        QFETCH(int, index);
+        checkBadCase(lfm2BadCases()[size_t(index)], m_lfm2);
+    }
+
+    // lfm2-tiny: a convolution window (2 × 256 values) for layers 0, 1 and 3; K/V for layer 2.
+    void lfm2BindsStateForTheConvolutionLayers() {
+        auto file = gguf::File::open(m_lfm2);
+        QVERIFY(file.isOk());
+        auto arch = model::loadArchitecture(*file);
+        QVERIFY2(arch.isOk(), arch.status().toString().c_str());
+        const model::ModelDims& d = (*arch)->dims();
+        QVERIFY(d.recurrent());
+        for (int l = 0; l < 4; ++l) {
+            QCOMPARE(d.state[size_t(l)].convRow, l == 2 ? int64_t(0) : int64_t(2 * 256));
+            QCOMPARE(d.state[size_t(l)].ssmRow, int64_t(0));
+            QCOMPARE(d.kv[size_t(l)].nHeadKv, l == 2 ? 4 : 0);
+        }
+        auto info = readModelInfo(*file);
+        QVERIFY2(info.isOk(), info.status().toString().c_str());
+        QCOMPARE(info->recurrentLayers, 3u);
+        QCOMPARE(info->attentionLayers(), 1u);
+        QCOMPARE(info->stateBytesPerSequence(), uint64_t(3 * 2 * 256 * 4));
+    }
+
+private:
+    void checkBadCase(const BadCase& c, const std::string& good) {
         std::vector<uint8_t> bytes;
-        auto file = rewrite(c.moe ? m_moe : m_tiny, c.change, bytes);
+        auto file = rewrite(c.moe ? m_moe : good, c.change, bytes);
         QVERIFY2(file.isOk(), file.status().toString().c_str());
         auto arch = model::loadArchitecture(*file);
         QVERIFY2(!arch.isOk(), "a broken file bound");
@@ -240,6 +299,7 @@ private Q_SLOTS:
         if (!info.isOk()) qInfo("model info: %s", info.status().toString().c_str());
     }
 
+private Q_SLOTS:
     void tinyBindsStateForTheDeltaNetLayers() {
         auto file = gguf::File::open(m_tiny);
         QVERIFY(file.isOk());
