@@ -5,6 +5,8 @@
 #include "hearth/gguf.h"
 #include "hearth/model_chat.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -132,12 +134,11 @@ int runTemplateStreams(Args args, std::FILE* out, std::FILE* err) {
         std::fprintf(err, "hearth-cli template: cannot read %s\n", inputPath.c_str());
         return 2;
     }
-    nlohmann::ordered_json requestJson = nlohmann::ordered_json::parse(requestText, nullptr, false);
-    if (requestJson.is_discarded()) {
+    if (!nlohmann::ordered_json::accept(requestText)) {
         std::fprintf(err, "hearth-cli template: %s is not valid JSON\n", inputPath.c_str());
         return 2;
     }
-    Result<tmpl::ChatRequest> request = tmpl::chatRequestFromJson(requestJson);
+    Result<tmpl::ChatRequest> request = tmpl::chatRequestFromJson(requestText);
     if (!request) {
         std::fprintf(err, "hearth-cli template: %s: %s\n", inputPath.c_str(), request.status().message().c_str());
         return 2;

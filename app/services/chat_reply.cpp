@@ -4,6 +4,7 @@
 
 #include "services/chat_documents.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 
@@ -15,33 +16,33 @@ ReplyFormat replyFormatFor(std::string_view renderedPrompt) {
     return ReplyFormat::Think;
 }
 
+namespace {
+
+// A call's arguments as the template request carries them (JSON text): an object as written, any
+// other text as a JSON string, nothing as an empty mapping.
+std::string templateArguments(const QString& arguments) {
+    if (arguments.isEmpty()) return std::string();
+    const QByteArray utf8 = arguments.toUtf8();
+    if (QJsonDocument::fromJson(utf8).isObject()) return utf8.toStdString();
+    QByteArray quoted = QJsonDocument(QJsonArray{arguments}).toJson(QJsonDocument::Compact);
+    return quoted.mid(1, quoted.size() - 2).toStdString(); // ["..."] without the brackets
+}
+
+} // namespace
+
 tmpl::ChatRequest chatRequestFor(const QList<ChatMessage>& messages, const QJsonArray& tools) {
     tmpl::ChatRequest chat;
     for (const ChatMessage& m : messages) {
-        const QString content = messageTextForModel(m.content, m.documents);
-        nlohmann::ordered_json message = {{"role", m.role.toStdString()}, {"content", content.toStdString()}};
-        if (m.role == QStringLiteral("assistant") && !m.reasoning.isEmpty())
-            message["reasoning_content"] = m.reasoning.toStdString();
-        if (!m.toolCalls.isEmpty()) {
-            nlohmann::ordered_json calls = nlohmann::ordered_json::array();
-            for (const ChatToolCall& c : m.toolCalls) {
-                const std::string text = c.arguments.toStdString();
-                nlohmann::ordered_json args = nlohmann::ordered_json::parse(text, nullptr, false);
-                if (args.is_discarded() || !args.is_object()) args = text.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json(text);
-                calls.push_back({{"id", c.id.toStdString()},
-                                 {"type", "function"},
-                                 {"function", {{"name", c.name.toStdString()}, {"arguments", std::move(args)}}}});
-            }
-            message["tool_calls"] = std::move(calls);
-        }
-        if (m.role == QStringLiteral("tool") && !m.toolCallId.isEmpty()) message["tool_call_id"] = m.toolCallId.toStdString();
+        tmpl::ChatMessage message;
+        message.role = m.role.toStdString();
+        message.content = messageTextForModel(m.content, m.documents).toStdString();
+        if (m.role == QStringLiteral("assistant")) message.reasoning = m.reasoning.toStdString();
+        for (const ChatToolCall& c : m.toolCalls)
+            message.toolCalls.push_back({c.id.toStdString(), c.name.toStdString(), templateArguments(c.arguments)});
+        if (m.role == QStringLiteral("tool")) message.toolCallId = m.toolCallId.toStdString();
         chat.messages.push_back(std::move(message));
     }
-    if (!tools.isEmpty()) {
-        chat.tools = nlohmann::ordered_json::parse(QJsonDocument(tools).toJson(QJsonDocument::Compact).toStdString(),
-                                                   nullptr, false);
-        if (chat.tools.is_discarded()) chat.tools = nullptr;
-    }
+    if (!tools.isEmpty()) chat.toolsJson = QJsonDocument(tools).toJson(QJsonDocument::Compact).toStdString();
     chat.addGenerationPrompt = true;
     return chat;
 }

@@ -207,11 +207,12 @@ ApiResult<GenerationRequest> ollamaGeneration(const Server::Impl& server, const 
 
 tmpl::ChatRequest templateRequest(OJson messages, const OllamaParams& p) {
     tmpl::ChatRequest chat;
-    chat.messages = std::move(messages);
+    chat.messages = templateMessages(messages);
     chat.addGenerationPrompt = true;
-    chat.templateKwargs = OJson::object();
-    if (p.think) chat.templateKwargs["enable_thinking"] = *p.think;
-    if (!p.thinkLevel.empty()) chat.templateKwargs["reasoning_effort"] = p.thinkLevel;
+    OJson kwargs = OJson::object();
+    if (p.think) kwargs["enable_thinking"] = *p.think;
+    if (!p.thinkLevel.empty()) kwargs["reasoning_effort"] = p.thinkLevel;
+    chat.templateKwargsJson = templateKwargsText(kwargs);
     return chat;
 }
 
@@ -275,7 +276,7 @@ void Server::Impl::handleOllamaChat(const httplib::Request& req, httplib::Respon
     options.tools = !chat.tools.empty();
     for (const ToolFunction& f : chat.tools) options.toolNames.push_back(f.name);
     tmpl::ChatRequest tr = templateRequest(std::move(chat.messages), chat.params);
-    if (!chat.toolsJson.is_null()) tr.tools = chat.toolsJson;
+    if (!chat.toolsJson.is_null()) tr.toolsJson = dumpJson(chat.toolsJson);
     std::vector<PromptImage> images;
     auto prompt = chatPrompt(engine, tr, chat.images, images);
     if (!prompt) return sendOllamaError(m_config, res, prompt.error());

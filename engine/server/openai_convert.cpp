@@ -26,13 +26,34 @@ uint64_t freshSeed() {
 
 } // namespace
 
+std::vector<tmpl::ChatMessage> templateMessages(const OJson& messages) {
+    std::vector<tmpl::ChatMessage> out;
+    out.reserve(messages.size());
+    for (const OJson& m : messages) {
+        const std::string text = dumpJson(m);
+        Result<tmpl::ChatMessage> message = tmpl::chatMessageFromJson(text);
+        if (message) {
+            out.push_back(std::move(*message));
+        } else { // not an object: the engine renders it as it is (or reports it)
+            tmpl::ChatMessage raw;
+            raw.rawJson = text;
+            out.push_back(std::move(raw));
+        }
+    }
+    return out;
+}
+
+std::string templateKwargsText(const OJson& kwargs) {
+    return kwargs.is_object() && !kwargs.empty() ? dumpJson(kwargs) : std::string();
+}
+
 tmpl::ChatRequest chatTemplateRequest(const ChatCompletionRequest& request) {
     tmpl::ChatRequest chat;
-    chat.messages = request.messages;
+    chat.messages = templateMessages(request.messages);
     if (request.toolChoice.mode != ToolChoiceMode::None && !request.toolsJson.is_null())
-        chat.tools = request.toolsJson;
+        chat.toolsJson = dumpJson(request.toolsJson);
     chat.addGenerationPrompt = true;
-    chat.templateKwargs = request.templateKwargs;
+    chat.templateKwargsJson = templateKwargsText(request.templateKwargs);
     return chat;
 }
 

@@ -7,6 +7,7 @@
 #include "server/openai_request.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace hearth::server {
@@ -16,6 +17,13 @@ struct ModelLimits {
     int32_t contextLength = 0;
     int32_t defaultMaxTokens = 4096; // used when the request sets none (and context allows)
 };
+
+// Messages in the server's normalised JSON form as the engine's chat messages; the template sees
+// each one unchanged (typed where it has their form, its JSON text otherwise).
+std::vector<tmpl::ChatMessage> templateMessages(const nlohmann::ordered_json& messages);
+
+// Template kwargs as the request carries them: the object's text, empty when there are none.
+std::string templateKwargsText(const nlohmann::ordered_json& kwargs);
 
 // The template request for a chat body (generation prompt added, tools unless tool_choice none).
 tmpl::ChatRequest chatTemplateRequest(const ChatCompletionRequest& request);

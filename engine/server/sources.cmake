@@ -4,7 +4,7 @@
 # "hearth/..." and their own "server/..." headers (checked here, at configure time).
 add_library(hearth_server STATIC)
 target_include_directories(hearth_server PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)
-target_link_libraries(hearth_server PUBLIC hearth_engine PRIVATE hearth_warnings)
+target_link_libraries(hearth_server PUBLIC hearth_engine nlohmann_json::nlohmann_json PRIVATE hearth_warnings)
 file(GLOB HEARTH_SERVER_FILES ${CMAKE_CURRENT_LIST_DIR}/*.cpp ${CMAKE_CURRENT_LIST_DIR}/*.h)
 foreach(file ${HEARTH_SERVER_FILES})
   file(STRINGS ${file} includes REGEX "^#include \"")

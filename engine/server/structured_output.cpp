@@ -41,15 +41,14 @@ std::string jsonString(const std::string& s) { return OJson(s).dump(-1, ' ', fal
 
 ToolCallStyle detectToolCallStyle(const Engine& engine) {
     tmpl::ChatRequest probe;
-    probe.messages = OJson::array(
-        {{{"role", "user"}, {"content", "probe"}},
-         {{"role", "assistant"},
-          {"content", ""},
-          {"tool_calls", OJson::array({{{"id", "call_probe"},
-                                        {"type", "function"},
-                                        {"function", {{"name", "probe_fn"}, {"arguments", OJson::object()}}}}})}}});
-    probe.tools = OJson::array({{{"type", "function"},
-                                 {"function", {{"name", "probe_fn"}, {"parameters", {{"type", "object"}}}}}}});
+    tmpl::ChatMessage user;
+    user.role = "user";
+    user.content = "probe";
+    tmpl::ChatMessage call;
+    call.role = "assistant";
+    call.toolCalls.push_back({"call_probe", "probe_fn", "{}"});
+    probe.messages = {std::move(user), std::move(call)};
+    probe.toolsJson = R"([{"type":"function","function":{"name":"probe_fn","parameters":{"type":"object"}}}])";
     auto text = engine.renderChat(probe);
     if (!text) return ToolCallStyle::Hermes;
     if (text->find("to=functions.") != std::string::npos) return ToolCallStyle::Harmony;

@@ -177,7 +177,7 @@ private Q_SLOTS:
         ChatMessage m{QStringLiteral("user"), QStringLiteral("Compare them.")};
         m.documents = docs;
         const auto request = chatRequestFor({m});
-        const std::string content = request.messages.at(0)["content"].get<std::string>();
+        const std::string content = request.messages.at(0).content.value_or("");
         QVERIFY2(content.find("<document name=\"c.txt\">\ngamma\n</document>") != std::string::npos, content.c_str());
         QVERIFY(content.ends_with("Compare them."));
         // Stored as JSON and read back.

@@ -10,6 +10,7 @@
 
 #include <QFile>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
 
@@ -146,17 +147,18 @@ private Q_SLOTS:
                        {QStringLiteral("parameters"), params}};
         const QJsonArray tools{QJsonObject{{QStringLiteral("type"), QStringLiteral("function")}, {QStringLiteral("function"), fn}}};
         const tmpl::ChatRequest request = chatRequestFor(chat, tools);
-        QCOMPARE(request.tools.size(), size_t(1));
-        QCOMPARE(request.tools[0]["function"]["name"].get<std::string>(), std::string("notes__add"));
-        const auto& call = request.messages[1]["tool_calls"][0];
-        QCOMPARE(call["id"].get<std::string>(), std::string("call_1"));
-        QVERIFY(call["function"]["arguments"].is_object());
-        QCOMPARE(call["function"]["arguments"]["text"].get<std::string>(), std::string("milk is out"));
-        QCOMPARE(request.messages[2]["tool_call_id"].get<std::string>(), std::string("call_1"));
-        // Arguments that are not JSON stay text; no tools: none given.
+        const QJsonArray sent = QJsonDocument::fromJson(QByteArray::fromStdString(request.toolsJson)).array();
+        QCOMPARE(sent.size(), 1);
+        QCOMPARE(sent[0].toObject()[QStringLiteral("function")].toObject()[QStringLiteral("name")].toString(),
+                 QStringLiteral("notes__add"));
+        const tmpl::ChatToolCall& call = request.messages[1].toolCalls[0];
+        QCOMPARE(call.id, std::string("call_1"));
+        QCOMPARE(call.arguments, std::string("{\"text\": \"milk is out\"}")); // an object: the template gets a mapping
+        QCOMPARE(request.messages[2].toolCallId, std::string("call_1"));
+        // Arguments that are not JSON stay text (a JSON string for the template); no tools: none given.
         chat[1].toolCalls[0].arguments = QStringLiteral("not json");
-        QVERIFY(chatRequestFor(chat).messages[1]["tool_calls"][0]["function"]["arguments"].is_string());
-        QVERIFY(chatRequestFor(chat).tools.is_null());
+        QCOMPARE(chatRequestFor(chat).messages[1].toolCalls[0].arguments, std::string("\"not json\""));
+        QVERIFY(chatRequestFor(chat).toolsJson.empty());
 
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("templates/Qwen-Qwen3-0.6B.jinja"));
         auto qwen = tmpl::ChatTemplate::parse(templateSource("Qwen-Qwen3-0.6B"));
@@ -179,9 +181,9 @@ private Q_SLOTS:
         QVERIFY(request.addGenerationPrompt);
         QCOMPARE(request.messages.size(), size_t(4));
         const auto& assistant = request.messages[2];
-        QCOMPARE(assistant["content"].get<std::string>(), std::string("60."));
-        QCOMPARE(assistant["reasoning_content"].get<std::string>(), std::string("15 * 4 = 60, SECRET-STEP."));
-        QVERIFY(!request.messages[1].contains("reasoning_content"));
+        QCOMPARE(assistant.content.value_or(""), std::string("60."));
+        QCOMPARE(assistant.reasoning, std::string("15 * 4 = 60, SECRET-STEP."));
+        QVERIFY(request.messages[1].reasoning.empty());
 
         // Qwen3 drops the reasoning of turns before the last question; the answer stays.
         HEARTH_REQUIRE_TEST_FILE(QStringLiteral("templates/Qwen-Qwen3-0.6B.jinja"));
@@ -210,7 +212,7 @@ private Q_SLOTS:
         QVERIFY(r1);
         tmpl::ChatRequest thinking = request;
         thinking.specialTokens = {{"bos_token", "<｜begin▁of▁sentence｜>"}};
-        thinking.templateKwargs = {{"enable_thinking", true}};
+        thinking.templateKwargsJson = R"({"enable_thinking": true})";
         auto opened = tmpl::applyChatTemplate(*r1, thinking);
         QVERIFY2(opened, opened ? "" : opened.status().toString().c_str());
         QVERIFY(opened->find("SECRET-STEP") == std::string::npos);

@@ -6,6 +6,8 @@
 #include "hearth/engine.h"
 #include "hearth/gguf.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -168,12 +170,18 @@ public:
     // A message whose content is "RAISE" fails like a template's raise_exception.
     Result<std::string> renderChat(const tmpl::ChatRequest& request) const override {
         std::string out;
-        for (const auto& m : request.messages) {
-            const std::string content = m["content"].is_string() ? m["content"].get<std::string>() : "";
+        for (const tmpl::ChatMessage& message : request.messages) {
+            std::string role = message.role, content = message.content.value_or("");
+            if (!message.rawJson.empty()) { // a message the typed fields cannot express
+                const nlohmann::ordered_json m = nlohmann::ordered_json::parse(message.rawJson);
+                role = m["role"].get<std::string>();
+                content = m["content"].is_string() ? m["content"].get<std::string>() : "";
+            }
             if (content == "RAISE") return invalidArgument("Conversation roles must alternate");
-            out += m["role"].get<std::string>() + ": " + content + "\n";
+            out += role + ": " + content + "\n";
         }
-        if (!request.tools.is_null()) out += "tools: " + std::to_string(request.tools.size()) + "\n";
+        if (!request.toolsJson.empty())
+            out += "tools: " + std::to_string(nlohmann::ordered_json::parse(request.toolsJson).size()) + "\n";
         if (request.addGenerationPrompt) {
             std::lock_guard<std::mutex> lock(m_mu);
             out += m_generationPrompt;

@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "hearth/chat_template.h"
 #include "hearth/gguf.h"
+#include "tokenizer/chat_template/chat_json.h"
 #include "test_support.h"
 
 #include <QTemporaryDir>
@@ -28,9 +29,15 @@ Result<std::string> renderRequest(const std::string& source, const tmpl::ChatReq
     return tmpl::applyChatTemplate(*t, req);
 }
 
-tmpl::ChatRequest request(ordered_json messages, bool generationPrompt = false) {
+std::vector<tmpl::ChatMessage> messagesOf(const ordered_json& messages) {
+    std::vector<tmpl::ChatMessage> out;
+    for (const ordered_json& m : messages) out.push_back(tmpl::chatMessageFromValue(m));
+    return out;
+}
+
+tmpl::ChatRequest request(const ordered_json& messages, bool generationPrompt = false) {
     tmpl::ChatRequest r;
-    r.messages = std::move(messages);
+    r.messages = messagesOf(messages);
     r.addGenerationPrompt = generationPrompt;
     return r;
 }
@@ -74,36 +81,90 @@ class TestChatTemplate : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void requestFromJson() {
-        const ordered_json j = ordered_json::parse(R"({
+        const std::string j = R"({
             "messages": [{"role": "user", "content": "Hi"}],
             "tools": [{"type": "function", "function": {"name": "f"}}],
             "add_generation_prompt": true,
             "continue_final_message": false,
             "template_kwargs": {"enable_thinking": false},
-            "bos_token": "<s>", "eos_token": "</s>", "note": "ignored", "count_token": 3})");
+            "bos_token": "<s>", "eos_token": "</s>", "note": "ignored", "count_token": 3})";
         Result<tmpl::ChatRequest> r = tmpl::chatRequestFromJson(j);
         QVERIFY2(r.isOk(), r.status().toString().c_str());
         QCOMPARE(r->messages.size(), size_t(1));
-        QVERIFY(r->tools.is_array());
-        QVERIFY(r->documents.is_null());
+        QCOMPARE(r->messages[0].role, std::string("user"));
+        QCOMPARE(r->messages[0].content.value_or("-"), std::string("Hi"));
+        QVERIFY(r->messages[0].rawJson.empty());
+        QCOMPARE(r->toolsJson, std::string(R"([{"type":"function","function":{"name":"f"}}])"));
+        QVERIFY(r->documentsJson.empty());
         QVERIFY(r->addGenerationPrompt);
         QVERIFY(!r->continueFinalMessage);
-        QCOMPARE(r->templateKwargs.dump(), std::string(R"({"enable_thinking":false})"));
-        QCOMPARE(r->specialTokens.dump(), std::string(R"({"bos_token":"<s>","eos_token":"</s>"})"));
+        QCOMPARE(r->templateKwargsJson, std::string(R"({"enable_thinking":false})"));
+        const tmpl::SpecialTokens tokens{{"bos_token", "<s>"}, {"eos_token", "</s>"}};
+        QVERIFY(r->specialTokens == tokens);
 
-        QVERIFY(!tmpl::chatRequestFromJson(ordered_json::array()).isOk());
-        QVERIFY(!tmpl::chatRequestFromJson(ordered_json::parse(R"({"tools": []})")).isOk());
-        QVERIFY(!tmpl::chatRequestFromJson(ordered_json::parse(R"({"messages": {}})")).isOk());
-        QVERIFY(!tmpl::chatRequestFromJson(ordered_json::parse(R"({"messages": [], "tools": 5})")).isOk());
-        QVERIFY(!tmpl::chatRequestFromJson(ordered_json::parse(R"({"messages": [], "add_generation_prompt": "yes"})")).isOk());
-        QVERIFY(!tmpl::chatRequestFromJson(ordered_json::parse(R"({"messages": [], "template_kwargs": []})")).isOk());
+        QVERIFY(!tmpl::chatRequestFromJson("[]").isOk());
+        QVERIFY(!tmpl::chatRequestFromJson("{").isOk());
+        QVERIFY(!tmpl::chatRequestFromJson(R"({"tools": []})").isOk());
+        QVERIFY(!tmpl::chatRequestFromJson(R"({"messages": {}})").isOk());
+        QVERIFY(!tmpl::chatRequestFromJson(R"({"messages": [], "tools": 5})").isOk());
+        QVERIFY(!tmpl::chatRequestFromJson(R"({"messages": [], "add_generation_prompt": "yes"})").isOk());
+        QVERIFY(!tmpl::chatRequestFromJson(R"({"messages": [], "template_kwargs": []})").isOk());
+    }
+
+    void messagesAsTemplatesSeeThem() {
+        // Typed messages become transformers' mappings, keys in a fixed order, optional ones only
+        // when set; tool-call arguments are parsed (text that is not JSON stays a string).
+        tmpl::ChatMessage call;
+        call.role = "assistant";
+        call.content = std::nullopt;
+        call.reasoning = "think";
+        call.toolCalls = {{"c1", "f", R"({"b": 1, "a": [2]})"}, {"", "g", "not json"}, {"c3", "h", ""}};
+        tmpl::ChatMessage result;
+        result.role = "tool";
+        result.content = "42";
+        result.name = "f";
+        result.toolCallId = "c1";
+        QCOMPARE(tmpl::chatMessageJson(call).dump(),
+                 std::string(R"({"role":"assistant","content":null,"reasoning_content":"think","tool_calls":[)"
+                             R"({"id":"c1","type":"function","function":{"name":"f","arguments":{"b":1,"a":[2]}}},)"
+                             R"({"type":"function","function":{"name":"g","arguments":"not json"}},)"
+                             R"({"id":"c3","type":"function","function":{"name":"h","arguments":{}}}]})"));
+        QCOMPARE(tmpl::chatMessageJson(result).dump(),
+                 std::string(R"({"role":"tool","content":"42","name":"f","tool_call_id":"c1"})"));
+
+        // Read back: the same typed message; anything else is kept whole, so templates see it unchanged.
+        Result<tmpl::ChatMessage> typed = tmpl::chatMessageFromJson(tmpl::chatMessageJson(call).dump());
+        QVERIFY(typed.isOk() && typed->rawJson.empty());
+        QCOMPARE(tmpl::chatMessageJson(*typed).dump(), tmpl::chatMessageJson(call).dump());
+        for (const char* other : {R"({"role":"tool","tool_call_id":"c1","content":"42"})",
+                                  R"({"role":"user","content":[{"type":"text","text":"a"}]})",
+                                  R"({"role":"user"})", R"({"content":"x","role":"user"})",
+                                  R"({"role":"user","content":"x","extra":1})",
+                                  R"({"role":"assistant","content":"","tool_calls":[]})",
+                                  R"({"role":"assistant","content":"","tool_calls":[{"type":"function","function":{"name":"f"}}]})"}) {
+            Result<tmpl::ChatMessage> m = tmpl::chatMessageFromJson(other);
+            QVERIFY(m.isOk());
+            QVERIFY2(!m->rawJson.empty(), other);
+            QCOMPARE(tmpl::chatMessageJson(*m).dump(), ordered_json::parse(other).dump());
+        }
+        QVERIFY(!tmpl::chatMessageFromJson("[1]").isOk());
+        QVERIFY(!tmpl::chatMessageFromJson("nope").isOk());
+
+        // JSON text that does not parse is an error when rendering, not a crash.
+        tmpl::ChatRequest bad = request(ordered_json::array());
+        bad.toolsJson = "[";
+        QVERIFY(!renderRequest("x", bad).isOk());
+        Result<tmpl::ChatTemplate> t = tmpl::ChatTemplate::parse("{{ a }}");
+        QVERIFY(t.isOk());
+        QCOMPARE(*t->render(R"({"a": [1, "b"]})"), std::string("[1, 'b']"));
+        QVERIFY(!t->render("{").isOk());
     }
 
     void variablesFollowTransformers() {
         tmpl::ChatRequest r = request(ordered_json::array(), true);
         r.specialTokens = {{"bos_token", "<s>"}};
-        r.templateKwargs = {{"bos_token", "<override>"}, {"enable_thinking", false}};
-        const ordered_json vars = tmpl::chatRequestVariables(r);
+        r.templateKwargsJson = R"({"bos_token": "<override>", "enable_thinking": false})";
+        const ordered_json vars = *tmpl::chatRequestVariables(r);
         std::string keys;
         for (auto it = vars.begin(); it != vars.end(); ++it) keys += it.key() + ",";
         QCOMPARE(keys, std::string("messages,tools,documents,add_generation_prompt,bos_token,enable_thinking,"));
@@ -127,13 +188,13 @@ private Q_SLOTS:
         const std::string trimming = "{% for m in messages %}[{{ m.role }}]{{ m.content|trim }}<eot>{% endfor %}";
         QCOMPARE(*renderRequest(trimming, r), std::string("[user]Hi<eot>[assistant]Hello"));
         // Leading whitespace in the message: cut after the stripped text.
-        r.messages[1]["content"] = "  Hello";
+        r.messages[1].content = "  Hello";
         QCOMPARE(*renderRequest(chatml, r), std::string("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n  Hello"));
         // The last occurrence is used.
-        r.messages = {{{"role", "user"}, {"content", "same"}}, {{"role", "assistant"}, {"content", "same"}}};
+        r.messages = messagesOf({{{"role", "user"}, {"content", "same"}}, {{"role", "assistant"}, {"content", "same"}}});
         QCOMPARE(*renderRequest(chatml, r), std::string("<|im_start|>user\nsame<|im_end|>\n<|im_start|>assistant\nsame"));
         // Content parts: the last text part is continued.
-        r.messages = {{{"role", "assistant"}, {"content", {{{"type", "text"}, {"text", "part one"}}}}}};
+        r.messages = messagesOf({{{"role", "assistant"}, {"content", {{{"type", "text"}, {"text", "part one"}}}}}});
         QCOMPARE(*renderRequest(chatml, r), std::string("<|im_start|>assistant\npart one"));
         // A template that drops the message: error.
         Result<std::string> dropped = renderRequest("{{ 'nothing' }}", request({{{"role", "assistant"}, {"content", "abc"}}}));

@@ -8,6 +8,8 @@
 #include <QElapsedTimer>
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -101,13 +103,13 @@ private Q_SLOTS:
             if (t.isOk()) {
                 ++parsed;
                 const ordered_json& c = cases["cases"][rng() % cases["cases"].size()];
-                tmpl::ChatRequest req;
-                req.messages = c["messages"];
-                req.tools = c.contains("tools") ? c["tools"] : ordered_json();
-                req.addGenerationPrompt = c["add_generation_prompt"].get<bool>();
-                req.specialTokens = tokenSets[which];
-                if (c.contains("template_kwargs")) req.templateKwargs = c["template_kwargs"];
-                Result<std::string> out = tmpl::applyChatTemplate(*t, req, options);
+                ordered_json withTokens = c;
+                withTokens.erase("continue_final_message");
+                for (auto it = tokenSets[which].begin(); it != tokenSets[which].end(); ++it)
+                    withTokens[it.key()] = it.value();
+                Result<tmpl::ChatRequest> req = tmpl::chatRequestFromJson(withTokens.dump());
+                QVERIFY2(req.isOk(), req.status().toString().c_str());
+                Result<std::string> out = tmpl::applyChatTemplate(*t, *req, options);
                 if (out.isOk()) {
                     ++rendered;
                 } else {

@@ -6,6 +6,8 @@
 
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
 #include <fstream>
 #include <sstream>
 
@@ -77,15 +79,13 @@ private Q_SLOTS:
             ++total;
             const ordered_json& want = expected[id];
 
-            tmpl::ChatRequest req;
-            req.messages = c["messages"];
-            req.tools = c.contains("tools") ? c["tools"] : ordered_json();
-            req.addGenerationPrompt = c["add_generation_prompt"].get<bool>();
-            req.continueFinalMessage = c.value("continue_final_message", false);
-            req.specialTokens = vars;
-            if (c.contains("template_kwargs")) req.templateKwargs = c["template_kwargs"];
+            // The case with the template's special tokens, read as hearth-cli template reads a request.
+            ordered_json withTokens = c;
+            for (auto it = vars.begin(); it != vars.end(); ++it) withTokens[it.key()] = it.value();
+            Result<tmpl::ChatRequest> req = tmpl::chatRequestFromJson(withTokens.dump());
+            QVERIFY2(req.isOk(), req.status().toString().c_str());
 
-            Result<std::string> got = tmpl::applyChatTemplate(*parsed, req, frozenClock());
+            Result<std::string> got = tmpl::applyChatTemplate(*parsed, *req, frozenClock());
             if (want.contains("output")) {
                 ++outputs;
                 const std::string w = want["output"].get<std::string>();

@@ -2,6 +2,7 @@
 // with line numbers, the immutable sandbox, every render limit (nesting, loops, output and string
 // size, steps, macro recursion), hostile data, and strftime_now on an injected clock.
 #include "hearth/chat_template.h"
+#include "tokenizer/chat_template/chat_json.h"
 
 #include <QElapsedTimer>
 #include <QtTest>
@@ -17,7 +18,7 @@ Result<std::string> renderSource(const std::string& source, const ordered_json& 
                                  const tmpl::RenderOptions& options = {}) {
     Result<tmpl::ChatTemplate> t = tmpl::ChatTemplate::parse(source);
     if (!t) return t.status();
-    return t->render(vars, options);
+    return tmpl::renderJson(*t, vars, options);
 }
 
 std::string repeat(const std::string& s, size_t n) {
@@ -268,8 +269,8 @@ private Q_SLOTS:
 
     void variablesMustBeAnObject() {
         Result<tmpl::ChatTemplate> t = tmpl::ChatTemplate::parse("x");
-        QVERIFY(!t->render(ordered_json::array()).isOk());
-        QCOMPARE(*t->render(ordered_json()), std::string("x"));
+        QVERIFY(!tmpl::renderJson(*t, ordered_json::array()).isOk());
+        QCOMPARE(*tmpl::renderJson(*t, ordered_json()), std::string("x"));
     }
 
     // ---- strftime_now ----

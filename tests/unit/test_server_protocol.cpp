@@ -8,6 +8,7 @@
 #include "server/openai_response.h"
 #include "server/security.h"
 #include "server/tool_calls.h"
+#include "tokenizer/chat_template/chat_json.h"
 
 #include <QtTest>
 
@@ -144,9 +145,45 @@ private Q_SLOTS:
         QVERIFY(r.toolsJson.is_array());
         tmpl::ChatRequest t = chatTemplateRequest(r);
         QVERIFY(t.addGenerationPrompt);
-        QCOMPARE(t.tools[0]["function"]["name"].get<std::string>(), std::string("get_weather"));
+        QCOMPARE(OJson::parse(t.toolsJson)[0]["function"]["name"].get<std::string>(), std::string("get_weather"));
         r.toolChoice.mode = ToolChoiceMode::None;
-        QVERIFY(chatTemplateRequest(r).tools.is_null());
+        QVERIFY(chatTemplateRequest(r).toolsJson.empty());
+    }
+
+    // The server's messages reach templates unchanged as the engine's chat messages: typed where
+    // they have that form, whole otherwise (the key orders of Ollama's and the Responses API's).
+    void templateMessagesKeepTheMessages() {
+        auto call = [](const char* id, const char* name, const OJson& arguments) {
+            OJson c = OJson::object();
+            if (*id) c["id"] = id;
+            c["type"] = "function";
+            c["function"] = {{"name", name}};
+            if (!arguments.is_null()) c["function"]["arguments"] = arguments;
+            return c;
+        };
+        OJson body = OJson::object();
+        body["messages"] = OJson::array(
+            {{{"role", "system"}, {"content", "s"}},
+             {{"role", "user"}, {"content", OJson::array({{{"type", "text"}, {"text", "a"}}, {{"type", "text"}, {"text", "b"}}})}, {"name", "n"}},
+             {{"role", "assistant"},
+              {"tool_calls", OJson::array({call("c1", "f", "{\"x\": [1, 2.5]}"), call("", "g", "oops"),
+                                           call("c3", "h", "\"{}\""), call("c4", "k", nullptr)})}},
+             {{"role", "tool"}, {"content", "42"}, {"tool_call_id", "c1"}}});
+        auto r = parseChatCompletionRequest(body.dump());
+        QVERIFY(bool(r));
+        OJson messages = r->messages;
+        messages.push_back({{"role", "assistant"}, {"content", ""}, {"tool_calls", messages[2]["tool_calls"]},
+                            {"reasoning_content", "r"}});                                  // Ollama's order
+        messages.push_back({{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "42"}}); // the Responses API's
+        const std::vector<tmpl::ChatMessage> typed = templateMessages(messages);
+        QCOMPARE(typed.size(), messages.size());
+        for (size_t i = 0; i < typed.size(); ++i) {
+            QCOMPARE(tmpl::chatMessageJson(typed[i]).dump(), messages[i].dump());
+            QCOMPARE(typed[i].rawJson.empty(), i < 4);
+        }
+        QCOMPARE(typed[2].toolCalls.size(), size_t(4));
+        QCOMPARE(typed[2].toolCalls[0].arguments, std::string(R"({"x":[1,2.5]})"));
+        QVERIFY(!typed[2].content.has_value());
     }
 
     void completionPrompts() {

@@ -21,20 +21,22 @@
 // reproduced. Rendering at the default limits needs about 1 MiB of stack.
 #pragma once
 
+#include "hearth/chat_message.h"
 #include "hearth/status.h"
-
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace hearth::tmpl {
 
 namespace detail {
-struct Program; // the parsed template (private to the engine)
+struct Program;        // the parsed template (private to the engine)
+struct TemplateAccess; // the engine's own way in (rendering from its JSON values)
 }
 
 // A wall-clock reading as Python's datetime.now() gives it (local time, no zone).
@@ -75,43 +77,47 @@ public:
     // Parses Jinja source (UTF-8). A syntax error is invalidFormat with "line N: ..." in its message.
     static Result<ChatTemplate> parse(std::string_view source, const ParseOptions& options = {});
 
-    // Renders with the given variables (a JSON object; keys become template variables, JSON
-    // objects keep their key order). Variables not given are undefined.
-    Result<std::string> render(const nlohmann::ordered_json& variables,
-                               const RenderOptions& options = {}) const;
+    // Renders with the given variables (the text of a JSON object; keys become template
+    // variables, JSON objects keep their key order). Variables not given are undefined. Text that
+    // is not JSON is InvalidArgument.
+    Result<std::string> render(std::string_view variablesJson, const RenderOptions& options = {}) const;
 
     const std::string& source() const;
 
 private:
+    friend struct detail::TemplateAccess;
     explicit ChatTemplate(std::shared_ptr<const detail::Program> program);
     std::shared_ptr<const detail::Program> m_program;
 };
 
-// One chat request as transformers' apply_chat_template sees it.
+// Special tokens of a tokenizer as templates see them, in order: {"bos_token", "<s>"}, ...
+using SpecialTokens = std::vector<std::pair<std::string, std::string>>;
+
+// One chat request as transformers' apply_chat_template sees it. Open-ended values (the tools'
+// JSON schemas, documents, template kwargs) travel as JSON text, parsed when rendering.
 struct ChatRequest {
-    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
-    nlohmann::ordered_json tools;     // null: no tools (the template still sees `tools` = none)
-    nlohmann::ordered_json documents; // null: no documents
+    std::vector<ChatMessage> messages;
+    std::string toolsJson;     // JSON text (an array); empty: no tools (the template sees `tools` = none)
+    std::string documentsJson; // JSON text; empty: no documents
     bool addGenerationPrompt = false;
     bool continueFinalMessage = false;
-    // Special tokens of the tokenizer: {"bos_token": "<s>", "eos_token": "</s>", ...}. Only the
-    // ones present are defined in the template.
-    nlohmann::ordered_json specialTokens = nlohmann::ordered_json::object();
-    // Extra caller variables (e.g. {"enable_thinking": false}); they override everything above.
-    nlohmann::ordered_json templateKwargs = nlohmann::ordered_json::object();
+    // Special tokens of the tokenizer. Only the ones present are defined in the template.
+    SpecialTokens specialTokens;
+    // Extra caller variables as a JSON object's text (e.g. {"enable_thinking": false}); they
+    // override everything above. Empty: none.
+    std::string templateKwargsJson;
 };
 
-// Reads a request from JSON: "messages", optional "tools", "documents", "add_generation_prompt",
+// Reads a request from JSON text: "messages", optional "tools", "documents", "add_generation_prompt",
 // "continue_final_message", "template_kwargs", and special-token strings (keys ending in
-// "_token", e.g. "bos_token"). Unknown keys are ignored.
-Result<ChatRequest> chatRequestFromJson(const nlohmann::ordered_json& json);
-
-// The variables a request renders with, in transformers' order: messages, tools, documents,
-// add_generation_prompt, the special tokens, then template_kwargs (later keys override).
-nlohmann::ordered_json chatRequestVariables(const ChatRequest& request);
+// "_token", e.g. "bos_token"). Unknown keys are ignored. Each message is read as
+// chatMessageFromJson reads it, so the template sees it unchanged.
+Result<ChatRequest> chatRequestFromJson(std::string_view json);
 
 // Renders the request and applies transformers' continue_final_message post-processing (the
-// output is cut right after the final message's text). continue_final_message together with
+// output is cut right after the final message's text). The variables are in transformers' order:
+// messages, tools, documents, add_generation_prompt, the special tokens, then the template kwargs
+// (later keys override); JSON text that does not parse is InvalidArgument. continue_final_message together with
 // add_generation_prompt is refused, as transformers does.
 Result<std::string> applyChatTemplate(const ChatTemplate& chatTemplate, const ChatRequest& request,
                                       const RenderOptions& options = {});

@@ -19,9 +19,9 @@ namespace hearth::tmpl {
 struct ModelChat {
     ChatTemplate chatTemplate;
     bool builtin = false; // the file has no tokenizer.chat_template; ChatML is used instead
-    // {"bos_token": "<s>", "eos_token": "</s>", ...}: the vocabulary strings of the file's
+    // {"bos_token", "<s>"}, {"eos_token", "</s>"}, ...: the vocabulary strings of the file's
     // special-token ids (bos, eos, unk, sep, pad), those that exist.
-    nlohmann::ordered_json specialTokens = nlohmann::ordered_json::object();
+    SpecialTokens specialTokens;
 
     // Renders `request` with the model's special tokens filled in where the request sets none.
     Result<std::string> render(ChatRequest request, const RenderOptions& options = {}) const;

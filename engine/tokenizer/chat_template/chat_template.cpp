@@ -2,6 +2,7 @@
 // (variables in transformers' order, continue_final_message) and the ChatML fallback.
 #include "hearth/chat_template.h"
 
+#include "tokenizer/chat_template/chat_json.h"
 #include "tokenizer/chat_template/interp.h"
 #include "tokenizer/chat_template/parser.h"
 #include "tokenizer/chat_template/text_util.h"
@@ -44,6 +45,12 @@ template <typename F> auto guarded(F&& f) -> decltype(f()) {
 
 } // namespace
 
+namespace detail {
+struct TemplateAccess {
+    static const Program& program(const ChatTemplate& t) { return *t.m_program; }
+};
+} // namespace detail
+
 ChatTemplate::ChatTemplate(std::shared_ptr<const detail::Program> program) : m_program(std::move(program)) {}
 
 Result<ChatTemplate> ChatTemplate::parse(std::string_view source, const ParseOptions& options) {
@@ -57,61 +64,23 @@ Result<ChatTemplate> ChatTemplate::parse(std::string_view source, const ParseOpt
     });
 }
 
-Result<std::string> ChatTemplate::render(const nlohmann::ordered_json& variables, const RenderOptions& options) const {
+Result<std::string> renderJson(const ChatTemplate& chatTemplate, const nlohmann::ordered_json& variables,
+                               const RenderOptions& options) {
     return guarded([&]() -> Result<std::string> {
         Interp interp(options);
-        return interp.render(*m_program, variables);
+        return interp.render(detail::TemplateAccess::program(chatTemplate), variables);
+    });
+}
+
+Result<std::string> ChatTemplate::render(std::string_view variablesJson, const RenderOptions& options) const {
+    return guarded([&]() -> Result<std::string> {
+        const nlohmann::ordered_json variables = nlohmann::ordered_json::parse(variablesJson, nullptr, false);
+        if (variables.is_discarded()) return invalidArgument("chat template variables are not valid JSON");
+        return renderJson(*this, variables, options);
     });
 }
 
 const std::string& ChatTemplate::source() const { return m_program->source; }
-
-Result<ChatRequest> chatRequestFromJson(const nlohmann::ordered_json& json) {
-    return guarded([&]() -> Result<ChatRequest> {
-        if (!json.is_object()) return invalidArgument("chat request must be a JSON object");
-        ChatRequest req;
-        auto it = json.find("messages");
-        if (it == json.end() || !it->is_array()) return invalidArgument("chat request needs a \"messages\" array");
-        req.messages = *it;
-        if (auto t = json.find("tools"); t != json.end()) {
-            if (!t->is_null() && !t->is_array()) return invalidArgument("\"tools\" must be an array or null");
-            req.tools = *t;
-        }
-        if (auto d = json.find("documents"); d != json.end()) req.documents = *d;
-        auto readBool = [&](const char* key, bool& out) -> Status {
-            auto b = json.find(key);
-            if (b == json.end() || b->is_null()) return Status::ok();
-            if (!b->is_boolean()) return invalidArgument(std::string("\"") + key + "\" must be true or false");
-            out = b->get<bool>();
-            return Status::ok();
-        };
-        HEARTH_RETURN_IF_ERROR(readBool("add_generation_prompt", req.addGenerationPrompt));
-        HEARTH_RETURN_IF_ERROR(readBool("continue_final_message", req.continueFinalMessage));
-        if (auto k = json.find("template_kwargs"); k != json.end() && !k->is_null()) {
-            if (!k->is_object()) return invalidArgument("\"template_kwargs\" must be an object");
-            req.templateKwargs = *k;
-        }
-        for (auto e = json.begin(); e != json.end(); ++e) {
-            const std::string& key = e.key();
-            if (key.size() > 6 && key.compare(key.size() - 6, 6, "_token") == 0 && e->is_string())
-                req.specialTokens[key] = *e;
-        }
-        return req;
-    });
-}
-
-nlohmann::ordered_json chatRequestVariables(const ChatRequest& request) {
-    nlohmann::ordered_json vars = nlohmann::ordered_json::object();
-    vars["messages"] = request.messages;
-    vars["tools"] = request.tools;
-    vars["documents"] = request.documents;
-    vars["add_generation_prompt"] = request.addGenerationPrompt;
-    if (request.specialTokens.is_object())
-        for (auto it = request.specialTokens.begin(); it != request.specialTokens.end(); ++it) vars[it.key()] = it.value();
-    if (request.templateKwargs.is_object())
-        for (auto it = request.templateKwargs.begin(); it != request.templateKwargs.end(); ++it) vars[it.key()] = it.value();
-    return vars;
-}
 
 Result<std::string> applyChatTemplate(const ChatTemplate& chatTemplate, const ChatRequest& request,
                                       const RenderOptions& options) {
@@ -120,12 +89,13 @@ Result<std::string> applyChatTemplate(const ChatTemplate& chatTemplate, const Ch
             return invalidArgument("continue_final_message and add_generation_prompt are not compatible: use "
                                    "continue_final_message to continue the final message, or add_generation_prompt "
                                    "to start a new assistant turn");
-        if (!request.messages.is_array()) return invalidArgument("messages must be an array");
-        HEARTH_ASSIGN_OR_RETURN(std::string out, chatTemplate.render(chatRequestVariables(request), options));
+        HEARTH_ASSIGN_OR_RETURN(const nlohmann::ordered_json vars, chatRequestVariables(request));
+        HEARTH_ASSIGN_OR_RETURN(std::string out, renderJson(chatTemplate, vars, options));
         if (!request.continueFinalMessage) return out;
 
-        if (request.messages.empty()) return invalidArgument("continue_final_message is set but there are no messages");
-        const auto& last = request.messages.back();
+        const nlohmann::ordered_json& messages = vars["messages"];
+        if (messages.empty()) return invalidArgument("continue_final_message is set but there are no messages");
+        const auto& last = messages.back();
         if (!last.is_object() || !last.contains("content"))
             return invalidArgument("continue_final_message is set but the final message has no content");
         const auto& content = last["content"];

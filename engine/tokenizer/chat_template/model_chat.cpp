@@ -6,8 +6,11 @@
 namespace hearth::tmpl {
 
 Result<std::string> ModelChat::render(ChatRequest request, const RenderOptions& options) const {
-    for (auto it = specialTokens.begin(); it != specialTokens.end(); ++it)
-        if (!request.specialTokens.contains(it.key())) request.specialTokens[it.key()] = it.value();
+    for (const auto& [name, text] : specialTokens) {
+        bool set = false;
+        for (const auto& token : request.specialTokens) set = set || token.first == name;
+        if (!set) request.specialTokens.emplace_back(name, text);
+    }
     return applyChatTemplate(chatTemplate, request, options);
 }
 
@@ -35,15 +38,17 @@ Result<ModelChat> modelChatFromGguf(const gguf::File& file) {
     };
     for (const auto& [key, name] : kSpecial) {
         Result<uint32_t> id = file.getU32(key);
-        if (id.isOk() && *id < strings->size()) chat.specialTokens[name] = (*strings)[*id];
+        if (id.isOk() && *id < strings->size()) chat.specialTokens.emplace_back(name, (*strings)[*id]);
     }
     return chat;
 }
 
 ChatRequest singleUserMessage(std::string_view text) {
     ChatRequest request;
-    request.messages = nlohmann::ordered_json::array(
-        {nlohmann::ordered_json{{"role", "user"}, {"content", std::string(text)}}});
+    ChatMessage message;
+    message.role = "user";
+    message.content = std::string(text);
+    request.messages.push_back(std::move(message));
     request.addGenerationPrompt = true;
     return request;
 }
