@@ -6,15 +6,9 @@ add_library(hearth_server STATIC)
 target_include_directories(hearth_server PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)
 target_link_libraries(hearth_server PUBLIC hearth_engine nlohmann_json::nlohmann_json PRIVATE hearth_warnings)
 file(GLOB HEARTH_SERVER_FILES ${CMAKE_CURRENT_LIST_DIR}/*.cpp ${CMAKE_CURRENT_LIST_DIR}/*.h)
-foreach(file ${HEARTH_SERVER_FILES})
-  file(STRINGS ${file} includes REGEX "^#include \"")
-  foreach(line ${includes})
-    if(NOT line MATCHES "^#include \"(hearth|server)/")
-      message(FATAL_ERROR "${file}: '${line}': engine/server may include only the engine's public "
-                          "headers (hearth/...) and its own (server/...)")
-    endif()
-  endforeach()
-endforeach()
+include(HearthLayering)
+hearth_check_includes(FILES ${HEARTH_SERVER_FILES} ALLOWED "^#include (\"(hearth|server)/|<)"
+                      WHY "engine/server may include only the engine's public headers (hearth/...) and its own (server/...)")
 target_sources(hearth_server PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/api_error.cpp
   ${CMAKE_CURRENT_LIST_DIR}/json_fields.cpp

@@ -1,0 +1,20 @@
+# Layering rules checked at configure time: hearth_check_includes(FILES ... ALLOWED <regex>
+# [FORBIDDEN <regex>] WHY <text>) stops the configure when an #include line of one of FILES does
+# not match ALLOWED, or when a line of one matches FORBIDDEN, naming the file, the line and WHY.
+function(hearth_check_includes)
+  cmake_parse_arguments(ARG "" "ALLOWED;FORBIDDEN;WHY" "FILES" ${ARGN})
+  foreach(file ${ARG_FILES})
+    if(ARG_FORBIDDEN)
+      file(STRINGS ${file} mentions REGEX "${ARG_FORBIDDEN}")
+      if(mentions)
+        message(FATAL_ERROR "${file}: names '${ARG_FORBIDDEN}': ${ARG_WHY}")
+      endif()
+    endif()
+    file(STRINGS ${file} includes REGEX "^[ \t]*#[ \t]*include")
+    foreach(line ${includes})
+      if(NOT line MATCHES "${ARG_ALLOWED}")
+        message(FATAL_ERROR "${file}: '${line}': ${ARG_WHY}")
+      endif()
+    endforeach()
+  endforeach()
+endfunction()
