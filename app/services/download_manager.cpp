@@ -470,14 +470,13 @@ private:
             truncate(t);
             return retryLater(t, QStringLiteral("the server refused the range; starting over"));
         }
-        const QString error = describeReplyError(reply, QStringLiteral("downloading %1").arg(t.name()));
-        const bool cutMidBody = status >= 200 && status < 300 && reply->error() != QNetworkReply::NoError &&
-                                isRetryableNetworkError(reply->error());
-        if (cutMidBody) // the file was coming and the connection broke: go on from where it ended
+        // The file was coming (a 2xx) and the connection broke: go on from where it ended.
+        if (status >= 200 && status < 300 && isRetryableNetworkError(reply->error()))
             return retryLater(t, QStringLiteral("the connection ended after %1 of %2 bytes (%3)")
                                      .arg(t.received)
                                      .arg(t.total)
                                      .arg(reply->errorString()));
+        const QString error = describeReplyError(reply, QStringLiteral("downloading %1").arg(t.name()));
         if (!error.isEmpty()) {
             const bool retryable = status > 0 ? isRetryableStatus(status) : isRetryableNetworkError(reply->error());
             if (retryable) return retryLater(t, error);

@@ -32,7 +32,6 @@ public:
         if (hp.headDimV != hp.headDim) return invalidFormat("lfm2: key and value heads must be the same size");
         m_spec = attentionSpec(hp);
         m_spec.rope.neox = true;
-        m_spec.normEps = hp.normEps;
         HEARTH_ASSIGN_OR_RETURN(m_spec.rope, readRopeScaling(b, hp, m_spec.rope));
 
         const int64_t E = hp.nEmbd, D = hp.headDim, qDim = int64_t(hp.nHead) * D, kvDim = int64_t(hp.nHeadKv) * D;

@@ -217,14 +217,11 @@ std::vector<TensorPlan> planQwen35(const Shape& s, std::vector<TensorPlan> t) {
     return t;
 }
 
-// lfm2's layers (after the embeddings, already in t): the final norm under the converter's name,
-// then each layer's convolution or attention and its feed-forward.
+// lfm2's layers (after the embeddings and final norm already in t): each layer's convolution or
+// attention and its feed-forward.
 std::vector<TensorPlan> planLfm2(const Shape& s, std::vector<TensorPlan> t) {
     const uint64_t E = uint64_t(s.nEmbd), D = uint64_t(s.headDim), q = uint64_t(s.nHead) * D,
                    kv = uint64_t(s.nHeadKv) * D, F = uint64_t(s.nFf);
-    t.erase(std::remove_if(t.begin(), t.end(), [](const TensorPlan& p) { return p.name == "output_norm.weight"; }),
-            t.end());
-    t.push_back({"token_embd_norm.weight", {E}, TensorPlan::Ones});
     for (int l = 0; l < s.nLayer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
         t.push_back({p + "attn_norm.weight", {E}, TensorPlan::Ones});
@@ -311,7 +308,8 @@ std::vector<TensorPlan> planTensors(const Shape& s, int nVocab) {
     const uint64_t E = uint64_t(s.nEmbd), q = uint64_t(s.nHead) * s.headDim,
                    kv = uint64_t(s.nHeadKv) * s.headDim;
     t.push_back({"token_embd.weight", {E, uint64_t(nVocab)}});
-    t.push_back({"output_norm.weight", {E}, TensorPlan::Ones});
+    // lfm2's converter names the final norm token_embd_norm.
+    t.push_back({s.lfm2 ? "token_embd_norm.weight" : "output_norm.weight", {E}, TensorPlan::Ones});
     if (!s.tied) t.push_back({"output.weight", {E, uint64_t(nVocab)}});
     if (s.rank) t.push_back({"cls.output.weight", {E, 2}}); // a decoder reranker's yes / no rows
     if (s.llama3Rope)
